@@ -1,0 +1,10 @@
+//! streamcap: a storage benchmark and capacity planner for media and content servers.
+//!
+//! The crate is layered so that data flows one way (see docs/architecture.md): `units` at the bottom;
+//! `engine`, `workload`, `metrics` and `sysinfo` above it, never importing each other; `spec` and `plan`;
+//! `run`; `results`; `report`; and `app`/`cli` on top. Unsafe code is denied everywhere except the io_uring
+//! engine and the aligned buffer pool, where each block carries a `// SAFETY:` line.
+
+#![deny(unsafe_code)]
+
+pub mod units;

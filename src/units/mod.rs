@@ -1,0 +1,26 @@
+//! Units as types: sizes ([`Bytes`]), rates ([`ByteRate`], [`Bitrate`]) and durations, with the one set of
+//! parsing and display rules the whole tool uses. Layer 0: imports nothing from streamcap.
+
+mod bytes;
+mod duration;
+mod rate;
+
+pub use bytes::{Bytes, GIB, KIB, MIB, TIB};
+pub use duration::{
+    deserialize_duration, deserialize_opt_duration, format_duration, format_latency, format_latency_ns, parse_duration,
+};
+pub use rate::{Bitrate, ByteRate, format_mbps, format_rate};
+
+/// A value that could not be read, with what was expected instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{input}' is not understood: expected {expected}")]
+pub struct UnitError {
+    pub input: String,
+    pub expected: &'static str,
+}
+
+impl UnitError {
+    pub fn new(input: &str, expected: &'static str) -> UnitError {
+        UnitError { input: input.to_string(), expected }
+    }
+}
