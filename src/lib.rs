@@ -7,4 +7,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod engine;
+pub mod metrics;
 pub mod units;
+pub mod workload;

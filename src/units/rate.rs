@@ -100,7 +100,7 @@ impl Bitrate {
             _ => return Err(UnitError::new(text, expected)),
         };
         let bits = value * multiplier;
-        if !bits.is_finite() || bits < 1.0 || bits > 1e13 {
+        if !bits.is_finite() || !(1.0..=1e13).contains(&bits) {
             return Err(UnitError::new(text, expected));
         }
         Ok(Bitrate(bits.round() as u64))

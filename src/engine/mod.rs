@@ -1,0 +1,190 @@
+//! I/O engines: the only code that issues reads, writes and flushes to the storage under test.
+//!
+//! The contract (docs/architecture.md, "Engine contract"):
+//! - `submit(batch) -> accepted` queues requests; `reap(min, wait, out)` hands back completions.
+//!   A synchronous engine does the I/O inside `submit` and returns the completions on the next `reap`.
+//! - Engines never read clocks, never touch metrics and never see the job: the worker stamps times and keeps
+//!   the accounting. A request names a *slot* of a fixed in-flight table sized to the queue depth; the slot owns
+//!   one buffer of the engine's [`BufferPool`], so there is no allocation per I/O.
+//! - Dispatch happens once per worker through [`AnyEngine`] (an enum), then a generic loop runs on the concrete
+//!   engine type: no dynamic call per I/O.
+//!
+//! Files are opened by the caller and handed over at construction, so that an engine can register them with the
+//! kernel (io_uring fixed files) and the caller keeps the knowledge of paths for error messages.
+
+mod buffers;
+mod null;
+mod sync;
+mod uring;
+
+use std::fs::File;
+use std::io;
+use std::time::Duration;
+
+pub use buffers::BufferPool;
+pub use null::{NullEngine, NullFault};
+pub use sync::SyncEngine;
+pub use uring::{UringEngine, io_uring_available};
+
+/// What a request does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    Read,
+    Write,
+    /// Flush the file's data and metadata (fsync). Ordered after every request submitted before it.
+    Fsync,
+}
+
+/// One I/O to perform. `slot` selects both the in-flight entry and the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub slot: u32,
+    pub kind: OpKind,
+    /// Index into the files the engine was built with.
+    pub file: u32,
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Bytes to transfer (ignored for `Fsync`).
+    pub len: u32,
+}
+
+/// The end of one request: the bytes transferred, or the OS error number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub slot: u32,
+    pub result: Result<u32, i32>,
+}
+
+/// How long `reap` may block when fewer than `min` completions are ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Until `min` completions are ready.
+    Forever,
+    /// At most this long; then return what is ready (possibly nothing).
+    AtMost(Duration),
+}
+
+/// The engines a user can choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    /// pread/pwrite/fsync from the worker thread; queue depth 1.
+    Sync,
+    /// Linux io_uring with registered buffers and files.
+    IoUring,
+    /// Performs no I/O; completes every request at once (or after a set delay). Measures streamcap's own cost.
+    Null,
+}
+
+impl EngineKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Sync => "sync",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Null => "null",
+        }
+    }
+
+    /// The deepest queue this engine can keep in flight per worker.
+    pub fn max_queue_depth(self) -> u32 {
+        match self {
+            EngineKind::Sync => 1,
+            EngineKind::IoUring | EngineKind::Null => 4096,
+        }
+    }
+}
+
+/// What an engine supports, for the result's record of how the I/O was issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    pub kind: EngineKind,
+    pub queue_depth: u32,
+    /// io_uring: buffers registered with the kernel (READ_FIXED / WRITE_FIXED).
+    pub registered_buffers: bool,
+    /// io_uring: files registered with the kernel (fixed file table).
+    pub registered_files: bool,
+}
+
+/// A failure of the engine itself (not of one I/O, which is reported in its [`Completion`]).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot set up io_uring: {0}")]
+    Setup(#[source] io::Error),
+    #[error("cannot allocate {bytes} bytes of aligned I/O buffers: {source}")]
+    Buffers { bytes: usize, source: io::Error },
+    #[error("io_uring_enter failed: {0}")]
+    Enter(#[source] io::Error),
+}
+
+/// The operations every engine offers. Implementations keep this cheap: it is called per batch.
+pub trait Engine {
+    fn caps(&self) -> Caps;
+
+    /// Queues `requests`; returns how many were accepted (the rest must be offered again later).
+    /// The caller must not reuse a slot until its completion has been reaped.
+    fn submit(&mut self, requests: &[Request]) -> Result<usize, EngineError>;
+
+    /// Appends completions to `out`, waiting (per `wait`) until at least `min` are ready. Returns how many were
+    /// appended.
+    fn reap(&mut self, min: usize, wait: Wait, out: &mut Vec<Completion>) -> Result<usize, EngineError>;
+
+    /// The buffer of `slot`, to fill before a write or to inspect after a read.
+    fn buffer_mut(&mut self, slot: u32) -> &mut [u8];
+
+    /// Requests submitted and not yet reaped.
+    fn in_flight(&self) -> usize;
+}
+
+/// The engine a worker runs, chosen once. Workers `match` on it and call a generic loop.
+// One per worker, built once and never moved in the hot loop: boxing the ring would only add an indirection.
+#[allow(clippy::large_enum_variant)]
+pub enum AnyEngine {
+    Sync(SyncEngine),
+    IoUring(UringEngine),
+    Null(NullEngine),
+}
+
+/// Everything needed to build an engine for one worker.
+pub struct EngineSetup {
+    pub kind: EngineKind,
+    pub queue_depth: u32,
+    /// Size of each slot's buffer: the largest block size, rounded up to the page size.
+    pub buffer_size: usize,
+    pub files: Vec<File>,
+    /// Only for the null engine: a delay and faults to inject (tests and overhead measurement).
+    pub null_latency: Duration,
+    pub null_faults: Vec<NullFault>,
+}
+
+impl AnyEngine {
+    /// Builds the engine. For io_uring this must run on the thread that will submit (the ring is created
+    /// single-issuer).
+    pub fn build(setup: EngineSetup) -> Result<AnyEngine, EngineError> {
+        let queue_depth = setup.queue_depth.clamp(1, setup.kind.max_queue_depth());
+        let buffers = BufferPool::new(queue_depth as usize, setup.buffer_size)?;
+        Ok(match setup.kind {
+            EngineKind::Sync => AnyEngine::Sync(SyncEngine::new(setup.files, buffers)),
+            EngineKind::IoUring => AnyEngine::IoUring(UringEngine::new(setup.files, buffers)?),
+            EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers, setup.null_latency, setup.null_faults)),
+        })
+    }
+}
+
+/// Rounds `n` up to a multiple of the page size (4096), the alignment O_DIRECT needs on every filesystem
+/// seen so far (statx DIOALIGN reports 512 or 4096).
+pub const fn page_round_up(n: usize) -> usize {
+    n.div_ceil(4096) * 4096
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sync_engine_is_depth_one() {
+        assert_eq!(EngineKind::Sync.max_queue_depth(), 1);
+        assert_eq!(page_round_up(1), 4096);
+        assert_eq!(page_round_up(4096), 4096);
+        assert_eq!(page_round_up(4097), 8192);
+    }
+}

@@ -1,0 +1,85 @@
+//! The synchronous engine: pread(2), pwrite(2) and fsync(2) issued from the worker thread.
+//!
+//! The I/O happens inside `submit`; completions wait in a small fixed queue until `reap`. Its queue depth is 1,
+//! like fio's psync: with a blocking call there is never more than one request in flight per thread, and
+//! pretending otherwise would report queueing inside streamcap as device latency.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+
+use super::{BufferPool, Caps, Completion, Engine, EngineError, EngineKind, OpKind, Request, Wait};
+
+pub struct SyncEngine {
+    files: Vec<File>,
+    buffers: BufferPool,
+    ready: Vec<Completion>,
+}
+
+impl SyncEngine {
+    pub fn new(files: Vec<File>, buffers: BufferPool) -> SyncEngine {
+        let ready = Vec::with_capacity(buffers.slots());
+        SyncEngine { files, buffers, ready }
+    }
+
+    fn perform(&mut self, request: &Request) -> Result<u32, i32> {
+        let file = &self.files[request.file as usize];
+        let result = match request.kind {
+            OpKind::Read => {
+                let buffer = &mut self.buffers.slot_mut(request.slot)[..request.len as usize];
+                transfer_all(buffer.len(), |done| file.read_at(&mut buffer[done..], request.offset + done as u64))
+            }
+            OpKind::Write => {
+                let buffer = &self.buffers.slot(request.slot)[..request.len as usize];
+                transfer_all(buffer.len(), |done| file.write_at(&buffer[done..], request.offset + done as u64))
+            }
+            OpKind::Fsync => file.sync_all().map(|()| 0),
+        };
+        result.map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
+    }
+}
+
+/// Repeats a positional transfer until `len` bytes are done or the file ends (a short count is returned then).
+/// Short transfers happen on regular files only at end of file, but signals can interrupt a large one.
+fn transfer_all(len: usize, mut step: impl FnMut(usize) -> io::Result<usize>) -> io::Result<u32> {
+    let mut done = 0;
+    while done < len {
+        match step(done) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done as u32)
+}
+
+impl Engine for SyncEngine {
+    fn caps(&self) -> Caps {
+        Caps { kind: EngineKind::Sync, queue_depth: 1, registered_buffers: false, registered_files: false }
+    }
+
+    fn submit(&mut self, requests: &[Request]) -> Result<usize, EngineError> {
+        let room = self.buffers.slots() - self.ready.len();
+        let accepted = requests.len().min(room);
+        for request in &requests[..accepted] {
+            let result = self.perform(request);
+            self.ready.push(Completion { slot: request.slot, result });
+        }
+        Ok(accepted)
+    }
+
+    fn reap(&mut self, _min: usize, _wait: Wait, out: &mut Vec<Completion>) -> Result<usize, EngineError> {
+        let n = self.ready.len();
+        out.append(&mut self.ready);
+        Ok(n)
+    }
+
+    fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
+        self.buffers.slot_mut(slot)
+    }
+
+    fn in_flight(&self) -> usize {
+        self.ready.len()
+    }
+}

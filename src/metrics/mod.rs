@@ -1,0 +1,10 @@
+//! Measurement: latency histograms, per-worker recorders, the `Snapshot` that crosses threads, error records and
+//! bounded interval series. Knows nothing about engines, files or the job; it only counts what it is told.
+
+mod histogram;
+mod recorder;
+mod series;
+
+pub use histogram::{DEFAULT_PERCENTILES, Histogram, LatencySummary, Percentile};
+pub use recorder::{ErrorRecord, OpClass, OpStats, Recorder, Snapshot};
+pub use series::{BoundedSeries, ClassPoint, Mergeable};

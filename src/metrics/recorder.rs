@@ -1,0 +1,203 @@
+//! The per-worker recorder and the `Snapshot` it ships once per interval.
+//!
+//! A worker records every completion into its own `Recorder` (no locks, no atomics, no allocation). At each
+//! interval boundary it swaps in an empty recorder and sends the full one inside a `Snapshot`: the only thing
+//! that crosses threads during a run. The coordinator merges snapshots and hands the emptied recorders back, so
+//! histograms are allocated once per worker, not per interval.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::histogram::Histogram;
+
+/// The classes of operation reported separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpClass {
+    Read,
+    Write,
+    /// fsync / fdatasync.
+    Sync,
+}
+
+impl OpClass {
+    pub const ALL: [OpClass; 3] = [OpClass::Read, OpClass::Write, OpClass::Sync];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpClass::Read => "read",
+            OpClass::Write => "write",
+            OpClass::Sync => "sync",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Counters and latency distributions of one operation class.
+#[derive(Debug, Clone)]
+pub struct OpStats {
+    /// Completed operations (successful ones; failures are in `errors`).
+    pub ops: u64,
+    /// Bytes transferred by successful operations.
+    pub bytes: u64,
+    /// Operations that failed.
+    pub errors: u64,
+    /// Completion time minus submission time.
+    pub latency: Histogram,
+    /// Completion time minus the time the operation was due (paced runs only): includes any wait caused by
+    /// the storage falling behind the schedule, so coordinated omission cannot hide it.
+    pub due_latency: Option<Histogram>,
+}
+
+impl OpStats {
+    fn new(paced: bool) -> OpStats {
+        OpStats { ops: 0, bytes: 0, errors: 0, latency: Histogram::new(), due_latency: paced.then(Histogram::new) }
+    }
+
+    fn merge(&mut self, other: &OpStats) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        self.errors += other.errors;
+        self.latency.merge(&other.latency);
+        match (&mut self.due_latency, &other.due_latency) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.due_latency = Some(theirs.clone()),
+            _ => {}
+        }
+    }
+
+    fn reset(&mut self) {
+        self.ops = 0;
+        self.bytes = 0;
+        self.errors = 0;
+        self.latency.reset();
+        if let Some(h) = &mut self.due_latency {
+            h.reset();
+        }
+    }
+}
+
+/// Everything one worker measured over some span of time.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    classes: [OpStats; 3],
+}
+
+impl Recorder {
+    /// `paced`: also keep latency from the due time.
+    pub fn new(paced: bool) -> Recorder {
+        Recorder { classes: [OpStats::new(paced), OpStats::new(paced), OpStats::new(paced)] }
+    }
+
+    #[inline]
+    pub fn record(&mut self, class: OpClass, bytes: u64, latency_ns: u64) {
+        let stats = &mut self.classes[class.index()];
+        stats.ops += 1;
+        stats.bytes += bytes;
+        stats.latency.record(latency_ns);
+    }
+
+    #[inline]
+    pub fn record_due(&mut self, class: OpClass, latency_ns: u64) {
+        if let Some(h) = &mut self.classes[class.index()].due_latency {
+            h.record(latency_ns);
+        }
+    }
+
+    #[inline]
+    pub fn record_error(&mut self, class: OpClass) {
+        self.classes[class.index()].errors += 1;
+    }
+
+    pub fn stats(&self, class: OpClass) -> &OpStats {
+        &self.classes[class.index()]
+    }
+
+    pub fn merge(&mut self, other: &Recorder) {
+        for (mine, theirs) in self.classes.iter_mut().zip(other.classes.iter()) {
+            mine.merge(theirs);
+        }
+    }
+
+    pub fn reset(&mut self) {
+        for stats in &mut self.classes {
+            stats.reset();
+        }
+    }
+
+    /// Operations of all classes, successful and failed.
+    pub fn total_ops(&self) -> u64 {
+        self.classes.iter().map(|s| s.ops + s.errors).sum()
+    }
+
+    pub fn total_bytes(&self) -> u64 {
+        self.classes.iter().map(|s| s.bytes).sum()
+    }
+}
+
+/// One failed operation, with what a person needs to find it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    /// "read", "write" or "fsync".
+    pub op: String,
+    pub path: String,
+    /// Byte offset in the file or device.
+    pub offset: u64,
+    /// Bytes the operation asked for.
+    pub len: u64,
+    /// The OS error number (errno).
+    pub errno: i32,
+    /// The OS error text, e.g. "No space left on device".
+    pub message: String,
+    /// Seconds since the phase started.
+    pub at_s: f64,
+}
+
+/// One worker's measurements over one interval: the only thing that crosses threads during a run.
+#[derive(Debug)]
+pub struct Snapshot {
+    pub worker: u32,
+    /// Index of the interval this snapshot belongs to (0 = the first interval after the ramp).
+    pub interval: u64,
+    /// The worker's final snapshot of the phase.
+    pub last: bool,
+    /// Time from the start of measurement (after the ramp) to the end of this snapshot.
+    pub elapsed: Duration,
+    pub recorder: Recorder,
+    /// Errors that happened in this interval (at most a few are kept per worker; all are counted).
+    pub errors: Vec<ErrorRecord>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_counts_and_due_latency() {
+        let mut a = Recorder::new(true);
+        a.record(OpClass::Read, 4096, 100);
+        a.record_due(OpClass::Read, 150);
+        let mut b = Recorder::new(true);
+        b.record(OpClass::Read, 4096, 300);
+        b.record_error(OpClass::Write);
+        a.merge(&b);
+        assert_eq!(a.stats(OpClass::Read).ops, 2);
+        assert_eq!(a.stats(OpClass::Read).bytes, 8192);
+        assert_eq!(a.stats(OpClass::Write).errors, 1);
+        assert_eq!(a.stats(OpClass::Read).due_latency.as_ref().unwrap().count(), 1);
+        assert_eq!(a.total_ops(), 3);
+        a.reset();
+        assert_eq!(a.total_ops(), 0);
+    }
+
+    #[test]
+    fn unpaced_recorders_keep_no_due_histogram() {
+        let mut r = Recorder::new(false);
+        r.record_due(OpClass::Read, 5);
+        assert!(r.stats(OpClass::Read).due_latency.is_none());
+    }
+}

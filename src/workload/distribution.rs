@@ -1,0 +1,226 @@
+//! Where random I/O lands: uniform, or skewed (zipf, pareto, normal) the way fio's `random_distribution` is.
+//!
+//! A skewed distribution picks a *rank* (0 = hottest) and then scatters ranks over the data set with a fixed
+//! bijection, as fio does with its hash: the skew is in how popular blocks are, not in where they sit, so the hot
+//! set is not simply the first megabytes of the file (which a drive's cache or a filesystem's layout would
+//! flatter).
+//!
+//! - zipf:θ — P(rank k) ∝ 1/k^θ, sampled exactly for any set size with Hörmann and Derflinger's rejection
+//!   inversion (O(1) per sample, no table), where fio sums a table of up to 10 million terms.
+//! - pareto:h — fio's formula: rank = (n−1)·u^(ln h / ln(1−h)) for uniform u.
+//! - normal:σ — a Gaussian centred on the middle of the rank space with a standard deviation of σ % of it.
+
+use serde::{Deserialize, Serialize};
+
+use super::rng::Rng;
+
+/// The shape of a random access pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Distribution {
+    Uniform,
+    Zipf { theta: f64 },
+    Pareto { h: f64 },
+    Normal { sigma_percent: f64 },
+}
+
+/// A sampler over `n` units, built once per worker.
+#[derive(Debug, Clone)]
+pub enum Sampler {
+    Uniform { n: u64 },
+    Zipf { zipf: Zipf, scatter: Scatter },
+    Pareto { n: u64, power: f64, scatter: Scatter },
+    Normal { n: u64, sigma: f64, scatter: Scatter },
+}
+
+impl Sampler {
+    pub fn new(distribution: Distribution, n: u64) -> Sampler {
+        let n = n.max(1);
+        match distribution {
+            Distribution::Uniform => Sampler::Uniform { n },
+            Distribution::Zipf { theta } => Sampler::Zipf { zipf: Zipf::new(n, theta), scatter: Scatter::new(n) },
+            Distribution::Pareto { h } => {
+                Sampler::Pareto { n, power: h.ln() / (1.0 - h).ln(), scatter: Scatter::new(n) }
+            }
+            Distribution::Normal { sigma_percent } => {
+                Sampler::Normal { n, sigma: sigma_percent / 100.0 * n as f64, scatter: Scatter::new(n) }
+            }
+        }
+    }
+
+    /// A unit index in [0, n).
+    #[inline]
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        match self {
+            Sampler::Uniform { n } => rng.below(*n),
+            Sampler::Zipf { zipf, scatter } => scatter.apply(zipf.sample(rng) - 1),
+            Sampler::Pareto { n, power, scatter } => {
+                let rank = ((n - 1) as f64 * rng.unit().powf(*power)) as u64;
+                scatter.apply(rank.min(n - 1))
+            }
+            Sampler::Normal { n, sigma, scatter } => loop {
+                // Box–Muller; redraw the rare values that fall outside the set instead of piling them at the ends.
+                let (u1, u2) = (1.0 - rng.unit(), rng.unit());
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                let x = *n as f64 / 2.0 + z * sigma;
+                if x >= 0.0 && x < *n as f64 {
+                    break scatter.apply(x as u64);
+                }
+            },
+        }
+    }
+}
+
+/// A bijection of [0, n): r ↦ (a·r + b) mod n with gcd(a, n) = 1, a near n/φ so neighbours land far apart.
+#[derive(Debug, Clone, Copy)]
+pub struct Scatter {
+    n: u64,
+    a: u64,
+    b: u64,
+}
+
+impl Scatter {
+    pub fn new(n: u64) -> Scatter {
+        let n = n.max(1);
+        let mut a = ((n as f64 * 0.618_033_988_749_895) as u64) | 1;
+        while gcd(a, n) != 1 {
+            a += 2;
+        }
+        Scatter { n, a: a % n.max(2), b: n / 3 }
+    }
+
+    #[inline]
+    pub fn apply(&self, rank: u64) -> u64 {
+        if self.n <= 1 {
+            return 0;
+        }
+        ((u128::from(rank) * u128::from(self.a) + u128::from(self.b)) % u128::from(self.n)) as u64
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Zipf over ranks 1..=n with exponent θ > 0, by rejection inversion (Hörmann & Derflinger, 1996).
+#[derive(Debug, Clone)]
+pub struct Zipf {
+    n: f64,
+    theta: f64,
+    h_integral_x1: f64,
+    h_integral_n: f64,
+    s: f64,
+}
+
+impl Zipf {
+    pub fn new(n: u64, theta: f64) -> Zipf {
+        let mut z = Zipf { n: n as f64, theta, h_integral_x1: 0.0, h_integral_n: 0.0, s: 0.0 };
+        z.h_integral_x1 = z.h_integral(1.5) - 1.0;
+        z.h_integral_n = z.h_integral(z.n + 0.5);
+        z.s = 2.0 - z.h_integral_inverse(z.h_integral(2.5) - z.h(2.0));
+        z
+    }
+
+    /// A rank in 1..=n.
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        loop {
+            let u = self.h_integral_n + rng.unit() * (self.h_integral_x1 - self.h_integral_n);
+            let x = self.h_integral_inverse(u);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.s || u >= self.h_integral(k + 0.5) - self.h(k) {
+                return k as u64;
+            }
+        }
+    }
+
+    fn h(&self, x: f64) -> f64 {
+        (-self.theta * x.ln()).exp()
+    }
+
+    fn h_integral(&self, x: f64) -> f64 {
+        let log_x = x.ln();
+        helper2((1.0 - self.theta) * log_x) * log_x
+    }
+
+    fn h_integral_inverse(&self, x: f64) -> f64 {
+        let t = (x * (1.0 - self.theta)).max(-1.0);
+        (helper1(t) * x).exp()
+    }
+}
+
+/// ln(1+x)/x, accurate near 0.
+fn helper1(x: f64) -> f64 {
+    if x.abs() > 1e-8 { x.ln_1p() / x } else { 1.0 - x * (0.5 - x * (1.0 / 3.0 - 0.25 * x)) }
+}
+
+/// (e^x − 1)/x, accurate near 0.
+fn helper2(x: f64) -> f64 {
+    if x.abs() > 1e-8 { x.exp_m1() / x } else { 1.0 + x * 0.5 * (1.0 + x / 3.0 * (1.0 + 0.25 * x)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scatter_is_a_bijection() {
+        for n in [1u64, 2, 3, 10, 64, 97, 1000, 4096] {
+            let s = Scatter::new(n);
+            let mut seen = vec![false; n as usize];
+            for r in 0..n {
+                let x = s.apply(r) as usize;
+                assert!(!seen[x], "n={n}: {x} twice");
+                seen[x] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn zipf_matches_its_probabilities() {
+        let (n, theta) = (50u64, 1.2);
+        let zipf = Zipf::new(n, theta);
+        let mut rng = Rng::new(3);
+        let draws = 200_000;
+        let mut counts = vec![0u64; n as usize + 1];
+        for _ in 0..draws {
+            counts[zipf.sample(&mut rng) as usize] += 1;
+        }
+        let norm: f64 = (1..=n).map(|k| (k as f64).powf(-theta)).sum();
+        for k in [1u64, 2, 5, 20] {
+            let expected = (k as f64).powf(-theta) / norm;
+            let got = counts[k as usize] as f64 / draws as f64;
+            assert!((got - expected).abs() < 0.01 + expected * 0.05, "k={k}: {got} vs {expected}");
+        }
+    }
+
+    #[test]
+    fn zipf_with_theta_one_works() {
+        let zipf = Zipf::new(1000, 1.0);
+        let mut rng = Rng::new(9);
+        assert!((0..10_000).all(|_| (1..=1000).contains(&zipf.sample(&mut rng))));
+    }
+
+    #[test]
+    fn skewed_samplers_stay_in_range_and_are_skewed() {
+        let n = 10_000;
+        for dist in [
+            Distribution::Zipf { theta: 1.2 },
+            Distribution::Pareto { h: 0.9 },
+            Distribution::Normal { sigma_percent: 5.0 },
+        ] {
+            let sampler = Sampler::new(dist, n);
+            let mut rng = Rng::new(11);
+            let mut counts = vec![0u32; n as usize];
+            for _ in 0..100_000 {
+                counts[sampler.sample(&mut rng) as usize] += 1;
+            }
+            counts.sort_unstable_by(|a, b| b.cmp(a));
+            let top_percent: u32 = counts[..100].iter().sum();
+            // Uniform would put ~1 % of draws on the 1 % hottest units.
+            assert!(top_percent > 5_000, "{dist:?}: hottest 1 % got {top_percent} of 100000");
+        }
+    }
+}

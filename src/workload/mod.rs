@@ -1,0 +1,13 @@
+//! What to do next: the operations a worker issues (direction, file, offset, size), from a seedable generator.
+//! Knows nothing about engines, clocks or measurement; the same configuration and seed always give the same
+//! sequence of operations.
+
+mod blocksize;
+mod distribution;
+mod rng;
+mod source;
+
+pub use blocksize::{BlockSizes, SizePicker};
+pub use distribution::{Distribution, Sampler, Scatter, Zipf};
+pub use rng::Rng;
+pub use source::{Access, Direction, Op, OpSource, Region, WorkloadConfig, WorkloadError};

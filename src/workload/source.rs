@@ -1,0 +1,252 @@
+//! `OpSource`: the endless stream of operations one worker issues — direction, file, offset, length.
+//!
+//! A worker's address space is a list of regions (a file and a byte range in it) laid end to end. Sequential
+//! access walks it with a cursor and wraps at the end; random access picks a unit of `unit` bytes (the smallest
+//! block size) with the configured distribution and maps it back to a region. An operation never crosses the end
+//! of a region: near the end, its offset is pulled back so that it fits.
+
+use serde::{Deserialize, Serialize};
+
+use super::blocksize::{BlockSizes, SizePicker};
+use super::distribution::{Distribution, Sampler};
+use super::rng::Rng;
+
+/// A byte range of one file that a worker may touch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Region {
+    /// Index into the run's file table.
+    pub file: u32,
+    /// First byte.
+    pub start: u64,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+/// Order of accesses.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Access {
+    Sequential,
+    Random { distribution: Distribution },
+}
+
+/// Everything that decides one worker's operations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadConfig {
+    pub regions: Vec<Region>,
+    pub access: Access,
+    /// Percentage of operations that are reads (0–100).
+    pub read_percent: u8,
+    pub block_sizes: BlockSizes,
+    /// Offsets are multiples of this (bytes); 4096 for direct I/O.
+    pub align: u32,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Read,
+    Write,
+}
+
+/// One operation to issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Op {
+    pub dir: Direction,
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum WorkloadError {
+    #[error("the workload has no data to work on (no regions)")]
+    NoRegions,
+    #[error("a block size of {block} bytes does not fit in a region of {region} bytes; use a larger --size")]
+    RegionTooSmall { block: u32, region: u64 },
+    #[error("block size {0} is not a multiple of the alignment {1}")]
+    Misaligned(u32, u32),
+    #[error("read percentage {0} is above 100")]
+    BadReadPercent(u8),
+}
+
+pub struct OpSource {
+    regions: Vec<Region>,
+    /// Start of each region in the concatenated address space, for mapping a random position back.
+    region_starts: Vec<u64>,
+    total: u64,
+    mode: Mode,
+    sizes: SizePicker,
+    read_percent: u8,
+    align: u64,
+    rng: Rng,
+}
+
+enum Mode {
+    Sequential { region: usize, offset: u64 },
+    Random { sampler: Sampler, unit: u64 },
+}
+
+impl OpSource {
+    pub fn new(config: &WorkloadConfig) -> Result<OpSource, WorkloadError> {
+        if config.regions.is_empty() {
+            return Err(WorkloadError::NoRegions);
+        }
+        if config.read_percent > 100 {
+            return Err(WorkloadError::BadReadPercent(config.read_percent));
+        }
+        let align = config.align.max(1);
+        for size in config.block_sizes.sizes() {
+            if size == 0 || size % align != 0 {
+                return Err(WorkloadError::Misaligned(size, align));
+            }
+        }
+        let max_block = config.block_sizes.max();
+        if let Some(small) = config.regions.iter().find(|r| r.len < u64::from(max_block)) {
+            return Err(WorkloadError::RegionTooSmall { block: max_block, region: small.len });
+        }
+        let mut region_starts = Vec::with_capacity(config.regions.len());
+        let mut total = 0;
+        for region in &config.regions {
+            region_starts.push(total);
+            total += region.len;
+        }
+        let mode = match config.access {
+            Access::Sequential => Mode::Sequential { region: 0, offset: 0 },
+            Access::Random { distribution } => {
+                let unit = u64::from(config.block_sizes.min());
+                Mode::Random { sampler: Sampler::new(distribution, total / unit), unit }
+            }
+        };
+        Ok(OpSource {
+            regions: config.regions.clone(),
+            region_starts,
+            total,
+            mode,
+            sizes: SizePicker::new(&config.block_sizes),
+            read_percent: config.read_percent,
+            align: u64::from(align),
+            rng: Rng::new(config.seed),
+        })
+    }
+
+    /// Bytes in this worker's address space.
+    pub fn total_bytes(&self) -> u64 {
+        self.total
+    }
+
+    #[inline]
+    pub fn next_op(&mut self) -> Op {
+        let dir = match self.read_percent {
+            100 => Direction::Read,
+            0 => Direction::Write,
+            pct => {
+                if self.rng.below(100) < u64::from(pct) {
+                    Direction::Read
+                } else {
+                    Direction::Write
+                }
+            }
+        };
+        let len = self.sizes.pick(&mut self.rng);
+        let (file, offset) = match &mut self.mode {
+            Mode::Sequential { region, offset } => {
+                if *offset + u64::from(len) > self.regions[*region].len {
+                    *region = (*region + 1) % self.regions.len();
+                    *offset = 0;
+                }
+                let r = self.regions[*region];
+                let at = r.start + *offset;
+                *offset += u64::from(len);
+                (r.file, at)
+            }
+            Mode::Random { sampler, unit } => {
+                let position = sampler.sample(&mut self.rng) * *unit;
+                let index = if self.regions.len() == 1 {
+                    0
+                } else {
+                    self.region_starts.partition_point(|&s| s <= position) - 1
+                };
+                let r = self.regions[index];
+                let within = (position - self.region_starts[index]).min(r.len - u64::from(len));
+                (r.file, r.start + within / self.align * self.align)
+            }
+        };
+        Op { dir, file, offset, len }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(access: Access, regions: Vec<Region>, sizes: BlockSizes) -> WorkloadConfig {
+        WorkloadConfig { regions, access, read_percent: 100, block_sizes: sizes, align: 4096, seed: 5 }
+    }
+
+    #[test]
+    fn sequential_walks_every_region_in_order_and_wraps() {
+        let regions = vec![Region { file: 0, start: 0, len: 16384 }, Region { file: 1, start: 8192, len: 8192 }];
+        let mut src = OpSource::new(&config(Access::Sequential, regions, BlockSizes::Fixed { size: 4096 })).unwrap();
+        let got: Vec<(u32, u64)> = (0..7).map(|_| src.next_op()).map(|op| (op.file, op.offset)).collect();
+        assert_eq!(got, vec![(0, 0), (0, 4096), (0, 8192), (0, 12288), (1, 8192), (1, 12288), (0, 0)]);
+    }
+
+    #[test]
+    fn random_ops_stay_inside_regions_and_aligned() {
+        let regions =
+            vec![Region { file: 0, start: 0, len: 1 << 20 }, Region { file: 3, start: 1 << 20, len: 1 << 20 }];
+        let sizes = BlockSizes::Range { min: 4096, max: 65536, step: 4096 };
+        for distribution in [Distribution::Uniform, Distribution::Zipf { theta: 1.1 }] {
+            let mut src =
+                OpSource::new(&config(Access::Random { distribution }, regions.clone(), sizes.clone())).unwrap();
+            let mut files = std::collections::BTreeSet::new();
+            for _ in 0..20_000 {
+                let op = src.next_op();
+                let r = regions.iter().find(|r| r.file == op.file).unwrap();
+                assert!(op.offset >= r.start && op.offset + u64::from(op.len) <= r.start + r.len, "{op:?}");
+                assert_eq!(op.offset % 4096, 0);
+                files.insert(op.file);
+            }
+            assert_eq!(files.len(), 2, "{distribution:?} reaches both files");
+        }
+    }
+
+    #[test]
+    fn read_percentage_is_honoured() {
+        let mut cfg = config(
+            Access::Sequential,
+            vec![Region { file: 0, start: 0, len: 1 << 20 }],
+            BlockSizes::Fixed { size: 4096 },
+        );
+        cfg.read_percent = 70;
+        let mut src = OpSource::new(&cfg).unwrap();
+        let reads = (0..100_000).filter(|_| src.next_op().dir == Direction::Read).count();
+        assert!((69_000..71_000).contains(&reads), "{reads}");
+    }
+
+    #[test]
+    fn same_seed_gives_the_same_offsets() {
+        let cfg = config(
+            Access::Random { distribution: Distribution::Uniform },
+            vec![Region { file: 0, start: 0, len: 1 << 30 }],
+            BlockSizes::Fixed { size: 4096 },
+        );
+        let a: Vec<u64> = {
+            let mut s = OpSource::new(&cfg).unwrap();
+            (0..100).map(|_| s.next_op().offset).collect()
+        };
+        let b: Vec<u64> = {
+            let mut s = OpSource::new(&cfg).unwrap();
+            (0..100).map(|_| s.next_op().offset).collect()
+        };
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn rejects_blocks_larger_than_a_region() {
+        let cfg =
+            config(Access::Sequential, vec![Region { file: 0, start: 0, len: 4096 }], BlockSizes::Fixed { size: 8192 });
+        assert_eq!(OpSource::new(&cfg).err(), Some(WorkloadError::RegionTooSmall { block: 8192, region: 4096 }));
+    }
+}
