@@ -9,5 +9,7 @@
 
 pub mod engine;
 pub mod metrics;
+pub mod plan;
+pub mod spec;
 pub mod units;
 pub mod workload;

@@ -1,0 +1,431 @@
+//! Building a `Plan` from a `JobSpec` and the facts: defaults, engine choice, alignment, the split of the data
+//! set between workers, and the stop conditions of every phase.
+//!
+//! How the data set is shared (documented in docs/architecture.md):
+//! - sequential phases give each worker its own contiguous slice, so `--jobs 4 --rw read` reads the data set
+//!   once, in four streams, and no two workers read the same blocks;
+//! - random phases let every worker address the whole data set;
+//! - without `--runtime` or `--io-size`, a phase does one data set's worth of I/O (fio's default).
+
+use super::defaults;
+use super::facts::{Facts, TargetFacts};
+use super::target::plan_target;
+use super::{DirectMode, Pacing, PhasePlan, Plan, PlanError, TargetPlan, WorkerPlan};
+use crate::engine::EngineKind;
+use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, JobSpec, PhaseSpec};
+use crate::units::{Bytes, format_duration};
+use crate::workload::{Access, BlockSizes, Distribution, Region, WorkloadConfig};
+
+/// Choices that are about the run, not the workload.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Name of this run's work directory under `TARGET/.streamcap/`.
+    pub run_id: String,
+    pub allow_device_writes: bool,
+    /// Write to a device even though it carries a signature.
+    pub force: bool,
+}
+
+pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
+    job.check().map_err(PlanError)?;
+    for (i, phase) in job.phases.iter().enumerate() {
+        if phase.rw.is_none() {
+            return Err(PlanError(format!(
+                "phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, randwrite, \
+                 readwrite, randrw)",
+                i + 1
+            )));
+        }
+    }
+    let target = plan_target(job, &facts.target, &options.run_id, options.allow_device_writes, options.force)?;
+    let mut notices = Vec::new();
+    let phases = job
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| plan_phase(i, spec, &target, facts, &mut notices))
+        .collect::<Result<Vec<_>, _>>()?;
+    notices.dedup();
+    Ok(Plan {
+        origin: job.origin.clone(),
+        target,
+        phases,
+        interval: job.interval.unwrap_or(defaults::INTERVAL),
+        notices,
+    })
+}
+
+fn plan_phase(
+    index: usize,
+    spec: &PhaseSpec,
+    target: &TargetPlan,
+    facts: &Facts,
+    notices: &mut Vec<String>,
+) -> Result<PhasePlan, PlanError> {
+    let rw = spec.rw.expect("checked by build_plan");
+    let label = || spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
+    let fail = |message: String| PlanError(format!("{}: {message}", label()));
+
+    let engine = choose_engine(spec.engine, facts, notices).map_err(fail)?;
+    let mut iodepth = spec.iodepth.unwrap_or(defaults::IODEPTH);
+    if iodepth > engine.max_queue_depth() {
+        notices.push(format!(
+            "the {} engine keeps one I/O in flight per job, so --iodepth {iodepth} becomes 1; use --jobs for \
+             concurrency, or --engine io_uring",
+            engine.name()
+        ));
+        iodepth = engine.max_queue_depth();
+    }
+    let jobs = spec.jobs.unwrap_or(defaults::JOBS);
+    let direct = match spec.direct {
+        Some(true) => DirectMode::Required,
+        Some(false) => DirectMode::Off,
+        None => DirectMode::Preferred,
+    };
+    let align = alignment(direct, &facts.target);
+    let bs_spec = spec.bs.clone().unwrap_or(BlockSizeSpec::Fixed(defaults::BLOCK_SIZE));
+    let block_sizes = block_sizes(&bs_spec, align, direct).map_err(fail)?;
+    let access = if rw.is_random() {
+        Access::Random { distribution: distribution(spec.distribution.unwrap_or(DistributionSpec::Uniform)) }
+    } else {
+        if spec.distribution.is_some_and(|d| d != DistributionSpec::Uniform) {
+            notices.push(format!("{}: the distribution applies to random modes only; it is not used", label()));
+        }
+        Access::Sequential
+    };
+    let read_percent = rw.read_percent(spec.rdpct);
+
+    // The part of the data set this phase uses: its first `files_used` files, up to `per_file` bytes of each.
+    let files_used = spec.files.unwrap_or(target.files.len() as u32).min(target.files.len() as u32);
+    let file_size = target.files[0].size.0;
+    let per_file = spec.size.map_or(file_size, |s| (s.0 / u64::from(files_used)).min(file_size));
+    let per_file = per_file / u64::from(align) * u64::from(align);
+    let regions: Vec<Region> = (0..files_used).map(|file| Region { file, start: 0, len: per_file }).collect();
+    let data_set = Bytes(per_file * u64::from(files_used));
+    let max_block = u64::from(block_sizes.max());
+    if per_file < max_block {
+        return Err(fail(format!(
+            "the block size {} is larger than the data per file ({}); use a larger --size or a smaller --bs",
+            Bytes(max_block),
+            Bytes(per_file)
+        )));
+    }
+
+    let seed = spec.seed.unwrap_or(defaults::SEED);
+    let io_size = spec.io_size;
+    let worker_regions = split_regions(&regions, jobs, rw.is_random(), max_block).map_err(fail)?;
+    let workers = worker_regions
+        .into_iter()
+        .enumerate()
+        .map(|(w, regions)| {
+            let slice: u64 = regions.iter().map(|r| r.len).sum();
+            let io_bytes = match (io_size, spec.runtime) {
+                (Some(total), _) => Some(total.0 / u64::from(jobs)),
+                (None, None) if rw.is_random() => Some(data_set.0 / u64::from(jobs)),
+                (None, None) => Some(slice),
+                (None, Some(_)) => None,
+            };
+            let workload = WorkloadConfig {
+                regions,
+                access,
+                read_percent,
+                block_sizes: block_sizes.clone(),
+                align,
+                seed: worker_seed(seed, index, w),
+            };
+            WorkerPlan { workload, io_bytes: io_bytes.map(|b| b.max(max_block)) }
+        })
+        .collect();
+
+    let pacing = pacing(spec, &block_sizes);
+    let needs_data = target.kind == super::TargetKind::Directory && (read_percent > 0 || rw.is_random());
+    Ok(PhasePlan {
+        name: spec.name.clone().unwrap_or_else(|| default_name(spec, &bs_spec, iodepth, jobs)),
+        rw,
+        read_percent,
+        access,
+        block_sizes,
+        engine,
+        iodepth,
+        jobs,
+        direct,
+        align,
+        data_set,
+        files_used,
+        runtime: spec.runtime,
+        ramp: spec.ramp.unwrap_or(defaults::RAMP),
+        io_size,
+        pacing,
+        fsync_every: spec.fsync_every,
+        end_fsync: spec.end_fsync.unwrap_or(false),
+        continue_on_error: spec.continue_on_error.unwrap_or(false),
+        needs_data,
+        seed,
+        workers,
+    })
+}
+
+fn choose_engine(choice: Option<EngineChoice>, facts: &Facts, notices: &mut Vec<String>) -> Result<EngineKind, String> {
+    match (choice, &facts.io_uring) {
+        (Some(EngineChoice::Sync), _) => Ok(EngineKind::Sync),
+        (Some(EngineChoice::Null), _) => Ok(EngineKind::Null),
+        (Some(EngineChoice::IoUring), Ok(())) | (None, Ok(())) => Ok(EngineKind::IoUring),
+        (Some(EngineChoice::IoUring), Err(why)) => {
+            Err(format!("io_uring is not available on this system ({why}); use --engine sync"))
+        }
+        (None, Err(why)) => {
+            notices.push(format!("io_uring is not available ({why}); using the sync engine (queue depth 1)"));
+            Ok(EngineKind::Sync)
+        }
+    }
+}
+
+/// Offsets must be multiples of this. Direct I/O needs the filesystem's (or device's) alignment; 4 KiB suits
+/// every filesystem and device seen so far and is what fio assumes for O_DIRECT.
+fn alignment(direct: DirectMode, target: &TargetFacts) -> u32 {
+    if direct == DirectMode::Off {
+        return defaults::BUFFERED_ALIGN;
+    }
+    let reported = match target {
+        TargetFacts::Directory { dio_align, .. } => *dio_align,
+        TargetFacts::BlockDevice { logical_block, .. } => Some(*logical_block),
+        TargetFacts::File { .. } => None,
+    };
+    reported.unwrap_or(defaults::DIRECT_ALIGN).max(defaults::DIRECT_ALIGN)
+}
+
+fn block_sizes(spec: &BlockSizeSpec, align: u32, direct: DirectMode) -> Result<BlockSizes, String> {
+    let sizes = match spec {
+        BlockSizeSpec::Fixed(b) => BlockSizes::Fixed { size: to_u32(*b)? },
+        BlockSizeSpec::Range(low, high) => BlockSizes::Range { min: to_u32(*low)?, max: to_u32(*high)?, step: align },
+        BlockSizeSpec::Split(entries) => BlockSizes::Split {
+            entries: BlockSizeSpec::split_weights(entries)?
+                .into_iter()
+                .map(|(b, w)| Ok((to_u32(b)?, w)))
+                .collect::<Result<_, String>>()?,
+        },
+    };
+    if let Some(bad) = sizes.sizes().into_iter().find(|s| s % align != 0) {
+        let why = if direct == DirectMode::Off { "" } else { " with direct I/O" };
+        return Err(format!(
+            "block size {} is not a multiple of {}, which this target needs{why}; use multiples of {}{}",
+            Bytes(u64::from(bad)),
+            Bytes(u64::from(align)),
+            Bytes(u64::from(align)),
+            if why.is_empty() { "" } else { " or --buffered" }
+        ));
+    }
+    Ok(sizes)
+}
+
+fn to_u32(b: Bytes) -> Result<u32, String> {
+    const LIMIT: u64 = 256 << 20;
+    if b.0 == 0 || b.0 > LIMIT {
+        return Err(format!("block size {b} is out of range: use 512 bytes to 256 MiB"));
+    }
+    Ok(b.0 as u32)
+}
+
+fn distribution(spec: DistributionSpec) -> Distribution {
+    match spec {
+        DistributionSpec::Uniform => Distribution::Uniform,
+        DistributionSpec::Zipf(theta) => Distribution::Zipf { theta },
+        DistributionSpec::Pareto(h) => Distribution::Pareto { h },
+        DistributionSpec::Normal(sigma_percent) => Distribution::Normal { sigma_percent },
+    }
+}
+
+/// Random phases: every worker gets every region. Sequential: the regions, laid end to end, are cut into
+/// `jobs` contiguous slices of whole blocks.
+fn split_regions(regions: &[Region], jobs: u32, random: bool, block: u64) -> Result<Vec<Vec<Region>>, String> {
+    if random || jobs == 1 {
+        return Ok(vec![regions.to_vec(); jobs as usize]);
+    }
+    let total: u64 = regions.iter().map(|r| r.len).sum();
+    let slice = total / u64::from(jobs) / block * block;
+    if slice == 0 {
+        return Err(format!(
+            "the data set ({}) is too small to give each of {jobs} jobs a block of {}; use fewer --jobs or a larger --size",
+            Bytes(total),
+            Bytes(block)
+        ));
+    }
+    let mut slices = Vec::with_capacity(jobs as usize);
+    let (mut region, mut offset) = (0, 0);
+    for _ in 0..jobs {
+        let mut need = slice;
+        let mut mine = Vec::new();
+        while need > 0 {
+            let r = regions[region];
+            let take = need.min(r.len - offset);
+            // Keep pieces whole blocks: a piece smaller than a block cannot hold an operation.
+            if take >= block {
+                mine.push(Region { file: r.file, start: r.start + offset, len: take / block * block });
+            }
+            need -= take;
+            offset += take;
+            if offset == r.len {
+                region += 1;
+                offset = 0;
+                if region == regions.len() {
+                    break;
+                }
+            }
+        }
+        if mine.is_empty() {
+            return Err(format!("the data set is too fragmented for {jobs} sequential jobs; use fewer --jobs"));
+        }
+        slices.push(mine);
+    }
+    Ok(slices)
+}
+
+fn worker_seed(seed: u64, phase: usize, worker: usize) -> u64 {
+    seed ^ ((phase as u64) << 48) ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn pacing(spec: &PhaseSpec, sizes: &BlockSizes) -> Option<Pacing> {
+    let arrivals = spec.rate_process.unwrap_or(ArrivalSpec::Linear);
+    if let Some(ops) = spec.rate_iops {
+        return Some(Pacing { ops_per_sec: ops as f64, bytes_per_sec: None, arrivals });
+    }
+    spec.rate.map(|rate| Pacing {
+        ops_per_sec: rate.bytes_per_sec() / sizes.mean(),
+        bytes_per_sec: Some(rate.bytes_per_sec()),
+        arrivals,
+    })
+}
+
+fn default_name(spec: &PhaseSpec, bs: &BlockSizeSpec, iodepth: u32, jobs: u32) -> String {
+    let rw = spec.rw.expect("checked by build_plan");
+    let mut name = format!("{rw} {bs} qd{iodepth}");
+    if jobs > 1 {
+        name.push_str(&format!(" ×{jobs}"));
+    }
+    if let Some(runtime) = spec.runtime {
+        name.push_str(&format!(" {}", format_duration(runtime).replace(' ', "")));
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{RwMode, SpecOrigin};
+    use std::path::PathBuf;
+
+    fn facts() -> Facts {
+        Facts {
+            target: TargetFacts::Directory { path: PathBuf::from("/srv"), free: Bytes::gib(50), dio_align: Some(512) },
+            ram: Bytes::gib(16),
+            io_uring: Ok(()),
+        }
+    }
+
+    fn one_phase(phase: PhaseSpec) -> JobSpec {
+        JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases: vec![phase] }
+    }
+
+    fn options() -> RunOptions {
+        RunOptions { run_id: "run-test".into(), ..Default::default() }
+    }
+
+    #[test]
+    fn sequential_jobs_get_disjoint_slices_that_cover_the_data_set() {
+        let spec = PhaseSpec {
+            rw: Some(RwMode::Read),
+            bs: Some(BlockSizeSpec::Fixed(Bytes::mib(1))),
+            size: Some(Bytes::gib(1)),
+            files: Some(3),
+            jobs: Some(4),
+            ..Default::default()
+        };
+        let plan = build_plan(&one_phase(spec), &facts(), &options()).unwrap();
+        let phase = &plan.phases[0];
+        let mut covered: Vec<(u32, u64, u64)> =
+            phase.workers.iter().flat_map(|w| w.workload.regions.iter().map(|r| (r.file, r.start, r.len))).collect();
+        covered.sort();
+        for pair in covered.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            assert!(a.0 != b.0 || a.1 + a.2 <= b.1, "overlap {a:?} {b:?}");
+        }
+        let total: u64 = covered.iter().map(|c| c.2).sum();
+        assert!(total > phase.data_set.0 - 4 * (1 << 20), "{total} of {}", phase.data_set.0);
+        // No runtime: each worker reads its slice once.
+        for w in &phase.workers {
+            assert_eq!(w.io_bytes, Some(w.workload.regions.iter().map(|r| r.len).sum()));
+        }
+    }
+
+    #[test]
+    fn random_jobs_share_the_data_set_and_the_io_bound() {
+        let spec =
+            PhaseSpec { rw: Some(RwMode::RandRead), jobs: Some(2), size: Some(Bytes::mib(64)), ..Default::default() };
+        let plan = build_plan(&one_phase(spec), &facts(), &options()).unwrap();
+        let phase = &plan.phases[0];
+        assert_eq!(phase.workers[0].workload.regions, phase.workers[1].workload.regions);
+        assert_ne!(phase.workers[0].workload.seed, phase.workers[1].workload.seed);
+        assert_eq!(phase.workers[0].io_bytes, Some(32 << 20));
+        assert_eq!(phase.engine, EngineKind::IoUring);
+        assert!(phase.needs_data);
+    }
+
+    #[test]
+    fn sync_engine_clamps_depth_with_a_notice() {
+        let spec = PhaseSpec {
+            rw: Some(RwMode::RandRead),
+            engine: Some(EngineChoice::Sync),
+            iodepth: Some(32),
+            size: Some(Bytes::mib(64)),
+            ..Default::default()
+        };
+        let plan = build_plan(&one_phase(spec), &facts(), &options()).unwrap();
+        assert_eq!(plan.phases[0].iodepth, 1);
+        assert!(plan.notices.iter().any(|n| n.contains("--iodepth 32")));
+    }
+
+    #[test]
+    fn missing_io_uring_falls_back_unless_asked_for() {
+        let mut f = facts();
+        f.io_uring = Err("disabled by sysctl".into());
+        let spec = PhaseSpec { rw: Some(RwMode::RandRead), size: Some(Bytes::mib(64)), ..Default::default() };
+        let plan = build_plan(&one_phase(spec.clone()), &f, &options()).unwrap();
+        assert_eq!(plan.phases[0].engine, EngineKind::Sync);
+        assert!(plan.notices[0].contains("disabled by sysctl"));
+        let asked = PhaseSpec { engine: Some(EngineChoice::IoUring), ..spec };
+        assert!(build_plan(&one_phase(asked), &f, &options()).unwrap_err().0.contains("--engine sync"));
+    }
+
+    #[test]
+    fn direct_io_needs_aligned_block_sizes() {
+        let spec = PhaseSpec {
+            rw: Some(RwMode::RandRead),
+            bs: Some(BlockSizeSpec::Fixed(Bytes(6000))),
+            size: Some(Bytes::mib(64)),
+            ..Default::default()
+        };
+        let err = build_plan(&one_phase(spec.clone()), &facts(), &options()).unwrap_err();
+        assert!(err.0.contains("multiple of 4 KiB") && err.0.contains("--buffered"), "{err}");
+        let buffered = PhaseSpec { direct: Some(false), bs: Some(BlockSizeSpec::Fixed(Bytes(6144))), ..spec };
+        assert!(build_plan(&one_phase(buffered), &facts(), &options()).is_ok());
+    }
+
+    #[test]
+    fn a_phase_without_rw_is_explained() {
+        let err = build_plan(&one_phase(PhaseSpec::default()), &facts(), &options()).unwrap_err();
+        assert!(err.0.contains("rw = \"randread\""), "{err}");
+    }
+
+    #[test]
+    fn rate_becomes_operations_per_second() {
+        let spec = PhaseSpec {
+            rw: Some(RwMode::Read),
+            bs: Some(BlockSizeSpec::Fixed(Bytes::mib(1))),
+            rate: Some(crate::units::ByteRate(8.0 * 1048576.0)),
+            size: Some(Bytes::mib(64)),
+            ..Default::default()
+        };
+        let plan = build_plan(&one_phase(spec), &facts(), &options()).unwrap();
+        assert_eq!(plan.phases[0].pacing.unwrap().ops_per_sec, 8.0);
+    }
+}

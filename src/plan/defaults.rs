@@ -1,0 +1,34 @@
+//! The one table of defaults for everything a phase leaves unsaid. Change a default here and nowhere else.
+
+use std::time::Duration;
+
+use crate::units::{Bytes, MIB};
+
+/// Data-set size when none is given (files in a directory target).
+pub const SIZE: Bytes = Bytes::gib(1);
+/// Number of files the data set is spread over.
+pub const FILES: u32 = 1;
+/// Block size.
+pub const BLOCK_SIZE: Bytes = Bytes::kib(4);
+/// Worker threads.
+pub const JOBS: u32 = 1;
+/// Operations in flight per worker (io_uring).
+pub const IODEPTH: u32 = 1;
+/// Warm-up excluded from results.
+pub const RAMP: Duration = Duration::ZERO;
+/// Reporting interval for progress and series.
+pub const INTERVAL: Duration = Duration::from_secs(1);
+/// Seed of the random generators (fixed, like fio's `randrepeat=1`, so runs repeat the same offsets).
+pub const SEED: u64 = 0x5EED_CAFE;
+/// Offset alignment when neither direct I/O nor the block sizes demand more.
+pub const BUFFERED_ALIGN: u32 = 512;
+/// Offset and size alignment for direct I/O when the filesystem does not report its own (statx DIOALIGN).
+pub const DIRECT_ALIGN: u32 = 4096;
+/// Files are sized in whole multiples of this, so that prefill and sequential phases use full blocks.
+pub const FILE_GRANULE: u64 = MIB;
+/// Free space left untouched on the target filesystem, over and above the data set.
+pub const FREE_SPACE_RESERVE: Bytes = Bytes::mib(64);
+/// Points kept in a phase's interval series before neighbours are merged.
+pub const SERIES_POINTS: usize = 2048;
+/// Error records kept per phase (all errors are counted).
+pub const ERRORS_KEPT: usize = 100;

@@ -1,0 +1,117 @@
+//! The human-readable form of a plan, printed by `--dry-run`: what will be created, and per phase what runs, how
+//! long, and how the work is split.
+
+use std::fmt;
+
+use super::{DirectMode, PhasePlan, Plan, TargetKind};
+use crate::units::{Bytes, format_duration};
+use crate::workload::{Access, BlockSizes, Distribution};
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = &self.target;
+        let kind = match t.kind {
+            TargetKind::Directory => "directory",
+            TargetKind::File => "existing file (read only)",
+            TargetKind::BlockDevice => "block device",
+        };
+        writeln!(f, "target: {} ({kind})", t.path.display())?;
+        if let Some(dir) = &t.work_dir {
+            let total: u64 = t.files.iter().map(|f| f.size.0).sum();
+            writeln!(
+                f,
+                "data files: {} × {} = {} in {} (created for the run, removed after it)",
+                t.files.len(),
+                t.files[0].size,
+                Bytes(total),
+                dir.display()
+            )?;
+        } else {
+            writeln!(f, "data: {} of {}", t.files[0].size, t.files[0].path.display())?;
+        }
+        writeln!(f, "interval: {}", format_duration(self.interval))?;
+        for notice in &self.notices {
+            writeln!(f, "note: {notice}")?;
+        }
+        for (i, phase) in self.phases.iter().enumerate() {
+            writeln!(f)?;
+            write_phase(f, i, phase)?;
+        }
+        Ok(())
+    }
+}
+
+fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::Result {
+    writeln!(f, "phase {}: {}", index + 1, p.name)?;
+    let access = match p.access {
+        Access::Sequential => "sequential".to_string(),
+        Access::Random { distribution } => format!("random, {}", describe_distribution(distribution)),
+    };
+    writeln!(f, "  rw {} ({access}), reads {}%", p.rw, p.read_percent)?;
+    writeln!(f, "  block size {}", describe_sizes(&p.block_sizes))?;
+    let direct = match p.direct {
+        DirectMode::Required => "direct I/O (required)",
+        DirectMode::Preferred => "direct I/O (buffered if the filesystem refuses it)",
+        DirectMode::Off => "buffered I/O",
+    };
+    writeln!(f, "  engine {}, iodepth {}, jobs {}, {direct}", p.engine.name(), p.iodepth, p.jobs)?;
+    writeln!(
+        f,
+        "  data set {} over {} file(s), offsets aligned to {}",
+        p.data_set,
+        p.files_used,
+        Bytes(u64::from(p.align))
+    )?;
+    let mut bounds = Vec::new();
+    if let Some(runtime) = p.runtime {
+        bounds.push(format!("runtime {}", format_duration(runtime)));
+    }
+    if let Some(bytes) = p.workers.iter().map(|w| w.io_bytes).sum::<Option<u64>>() {
+        bounds.push(format!("{} of I/O", Bytes(bytes)));
+    }
+    if !p.ramp.is_zero() {
+        bounds.push(format!("after a {} ramp (not measured)", format_duration(p.ramp)));
+    }
+    writeln!(f, "  stops at {}", bounds.join(" or "))?;
+    if let Some(pacing) = p.pacing {
+        let rate = match pacing.bytes_per_sec {
+            Some(b) => format!("{:.1} MB/s ({:.1} ops/s)", b / 1e6, pacing.ops_per_sec),
+            None => format!("{:.1} ops/s", pacing.ops_per_sec),
+        };
+        writeln!(f, "  paced at {rate} per job, {} arrivals", pacing.arrivals)?;
+    }
+    if let Some(n) = p.fsync_every {
+        writeln!(f, "  fsync after every {n} writes")?;
+    }
+    if p.end_fsync {
+        writeln!(f, "  fsync every written file at the end")?;
+    }
+    if p.needs_data {
+        writeln!(f, "  files are filled with data first (not measured)")?;
+    }
+    writeln!(f, "  on error: {}", if p.continue_on_error { "record and continue" } else { "stop the phase" })?;
+    writeln!(f, "  seed {:#x}", p.seed)
+}
+
+fn describe_sizes(sizes: &BlockSizes) -> String {
+    match sizes {
+        BlockSizes::Fixed { size } => Bytes(u64::from(*size)).to_string(),
+        BlockSizes::Range { min, max, step } => {
+            format!("{} to {} in steps of {}", Bytes(u64::from(*min)), Bytes(u64::from(*max)), Bytes(u64::from(*step)))
+        }
+        BlockSizes::Split { entries } => entries
+            .iter()
+            .map(|(size, weight)| format!("{} {weight}%", Bytes(u64::from(*size))))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+fn describe_distribution(d: Distribution) -> String {
+    match d {
+        Distribution::Uniform => "uniform".into(),
+        Distribution::Zipf { theta } => format!("zipf θ={theta}"),
+        Distribution::Pareto { h } => format!("pareto h={h}"),
+        Distribution::Normal { sigma_percent } => format!("normal σ={sigma_percent}%"),
+    }
+}

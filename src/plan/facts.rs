@@ -1,0 +1,41 @@
+//! Facts about the machine and the target that a plan depends on, gathered by the caller (from `sysinfo`) so
+//! that building a plan stays pure and testable with made-up facts.
+
+use std::path::PathBuf;
+
+use crate::units::Bytes;
+
+#[derive(Debug, Clone)]
+pub struct Facts {
+    pub target: TargetFacts,
+    /// Installed memory, to judge whether a buffered data set fits in the page cache.
+    pub ram: Bytes,
+    /// Whether an io_uring ring can be created here; the error text otherwise.
+    pub io_uring: Result<(), String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum TargetFacts {
+    Directory {
+        path: PathBuf,
+        /// Space an unprivileged writer can still use.
+        free: Bytes,
+        /// Direct-I/O offset alignment reported by the filesystem (statx DIOALIGN), if any.
+        dio_align: Option<u32>,
+    },
+    File {
+        path: PathBuf,
+        size: Bytes,
+    },
+    BlockDevice {
+        path: PathBuf,
+        size: Bytes,
+        logical_block: u32,
+        /// Where the device or one of its partitions is mounted.
+        mounted_at: Vec<PathBuf>,
+        /// Pools, holders or swap that use the device.
+        in_use_by: Vec<String>,
+        /// A filesystem or partition-table signature found on the device.
+        signature: Option<String>,
+    },
+}

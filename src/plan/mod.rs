@@ -1,0 +1,154 @@
+//! The `Plan`: concrete, fully expanded work — which files, which phases, which worker touches which bytes, with
+//! every default filled in and every safety rule checked. Pure data: building it does no I/O (the facts about
+//! the target are gathered beforehand and passed in), so `--dry-run` can print it and tests can build it from
+//! made-up facts.
+
+mod build;
+pub mod defaults;
+mod display;
+mod facts;
+mod target;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::engine::EngineKind;
+use crate::spec::{ArrivalSpec, RwMode, SpecOrigin};
+use crate::units::Bytes;
+use crate::workload::{Access, BlockSizes, WorkloadConfig};
+
+pub use build::{RunOptions, build_plan};
+pub use facts::{Facts, TargetFacts};
+
+/// A plan the user cannot run as asked, with what to do instead. Exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+/// Everything a run will do.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub origin: SpecOrigin,
+    pub target: TargetPlan,
+    pub phases: Vec<PhasePlan>,
+    /// Reporting interval.
+    #[serde(serialize_with = "ser_secs")]
+    pub interval: Duration,
+    /// Things the user should know (fallbacks, ignored values), printed before the run and kept in the result.
+    pub notices: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// streamcap creates its data files in a work directory it owns under the target.
+    Directory,
+    /// An existing regular file, read only.
+    File,
+    /// A raw block device.
+    BlockDevice,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetPlan {
+    pub kind: TargetKind,
+    pub path: PathBuf,
+    /// Directory targets: `TARGET/.streamcap/<run id>`, created for this run and removed after it.
+    pub work_dir: Option<PathBuf>,
+    pub files: Vec<FilePlan>,
+    /// Whether any phase may write.
+    pub writes_allowed: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FilePlan {
+    pub path: PathBuf,
+    /// Bytes of the file (or device range) in use.
+    pub size: Bytes,
+    /// streamcap creates this file and removes it afterwards.
+    pub created: bool,
+}
+
+/// Whether to bypass the page cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DirectMode {
+    /// The user asked for direct I/O: fail if the filesystem refuses it.
+    Required,
+    /// Direct I/O by default: fall back to buffered with a notice if the filesystem refuses it.
+    Preferred,
+    /// Buffered I/O (`--buffered`).
+    Off,
+}
+
+/// Operation pacing per worker.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Pacing {
+    /// Target operations per second per worker (from `rate-iops`, or `rate` divided by the mean block size).
+    pub ops_per_sec: f64,
+    /// Target bytes per second per worker when the user gave a byte rate.
+    pub bytes_per_sec: Option<f64>,
+    pub arrivals: ArrivalSpec,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PhasePlan {
+    pub name: String,
+    pub rw: RwMode,
+    /// Percentage of operations that are reads.
+    pub read_percent: u8,
+    pub access: Access,
+    pub block_sizes: BlockSizes,
+    pub engine: EngineKind,
+    pub iodepth: u32,
+    pub jobs: u32,
+    pub direct: DirectMode,
+    /// Offset alignment in bytes.
+    pub align: u32,
+    /// Bytes of the data set this phase works on.
+    pub data_set: Bytes,
+    /// Files of the data set this phase uses (the first N).
+    pub files_used: u32,
+    #[serde(serialize_with = "ser_opt_secs")]
+    pub runtime: Option<Duration>,
+    #[serde(serialize_with = "ser_secs")]
+    pub ramp: Duration,
+    /// Bytes of I/O after which the phase ends (all workers together).
+    pub io_size: Option<Bytes>,
+    pub pacing: Option<Pacing>,
+    pub fsync_every: Option<u64>,
+    pub end_fsync: bool,
+    pub continue_on_error: bool,
+    /// The files must hold written data before this phase (it reads, or writes at random).
+    pub needs_data: bool,
+    pub seed: u64,
+    /// Per-worker work; derived deterministically from the fields above, so not repeated in results.
+    #[serde(skip)]
+    pub workers: Vec<WorkerPlan>,
+}
+
+impl PhasePlan {
+    pub fn writes(&self) -> bool {
+        self.read_percent < 100
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct WorkerPlan {
+    pub workload: WorkloadConfig,
+    /// Bytes this worker issues before it stops (None: time-bound only).
+    pub io_bytes: Option<u64>,
+}
+
+fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+fn ser_opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}

@@ -1,0 +1,233 @@
+//! The target half of planning: which files the run uses, how large, and whether writing to them is safe.
+//!
+//! The safety rules live here (DESIGN.md, "data of users is sacred"):
+//! - in a directory, streamcap writes only files it creates in its own work directory `TARGET/.streamcap/<run>`;
+//! - an existing regular file is only ever read;
+//! - a block device is written only with `--allow-device-writes`, and only when it is not mounted, not part of a
+//!   pool or holder, and carries no filesystem or partition signature (`--force` overrides the signature check
+//!   and nothing else).
+
+use std::path::Path;
+
+use super::defaults;
+use super::facts::TargetFacts;
+use super::{FilePlan, PlanError, TargetKind, TargetPlan};
+use crate::spec::{JobSpec, PhaseSpec};
+use crate::units::{Bytes, GIB};
+
+/// Decides the data files: count and size per file.
+pub(super) fn plan_target(
+    job: &JobSpec,
+    facts: &TargetFacts,
+    run_id: &str,
+    allow_device_writes: bool,
+    force: bool,
+) -> Result<TargetPlan, PlanError> {
+    let any_writes = job.phases.iter().any(phase_writes);
+    match facts {
+        TargetFacts::Directory { path, free, .. } => {
+            let files = job.phases.iter().map(|p| p.files.unwrap_or(defaults::FILES)).max().unwrap_or(1);
+            let per_file = job
+                .phases
+                .iter()
+                .map(|p| p.size.unwrap_or(defaults::SIZE).0 / u64::from(p.files.unwrap_or(defaults::FILES)))
+                .max()
+                .unwrap_or(0);
+            let granule = if per_file >= defaults::FILE_GRANULE { defaults::FILE_GRANULE } else { 4096 };
+            let file_size = per_file / granule * granule;
+            if file_size == 0 {
+                return Err(PlanError(format!(
+                    "the data set leaves less than 4 KiB per file ({files} files): use a larger --size or fewer --files"
+                )));
+            }
+            let needed = Bytes(file_size * u64::from(files));
+            check_free_space(path, needed, *free)?;
+            let work_dir = path.join(".streamcap").join(run_id);
+            let files = (0..files)
+                .map(|i| FilePlan { path: work_dir.join(format!("data.{i}")), size: Bytes(file_size), created: true })
+                .collect();
+            Ok(TargetPlan {
+                kind: TargetKind::Directory,
+                path: path.clone(),
+                work_dir: Some(work_dir),
+                files,
+                writes_allowed: true,
+            })
+        }
+        TargetFacts::File { path, size } => {
+            if any_writes {
+                return Err(PlanError(format!(
+                    "{} is an existing file, and streamcap never writes to files it did not create. To test \
+                     writes, point TARGET at a directory (streamcap creates and removes its own files there); to \
+                     test reads of this file, use a read mode (--rw read or randread)",
+                    path.display()
+                )));
+            }
+            let used = largest_size(job).map_or(*size, |s| s.min(*size));
+            Ok(single_file_target(TargetKind::File, path, used, false))
+        }
+        TargetFacts::BlockDevice { path, size, mounted_at, in_use_by, signature, .. } => {
+            if let Some(asked) = largest_size(job).filter(|s| s > size) {
+                return Err(PlanError(format!(
+                    "--size {asked} is larger than the device {} ({size}): use a size of at most {size}",
+                    path.display()
+                )));
+            }
+            if any_writes {
+                check_device_writable(path, allow_device_writes, force, mounted_at, in_use_by, signature.as_deref())?;
+            }
+            let used = largest_size(job).unwrap_or(*size);
+            Ok(single_file_target(TargetKind::BlockDevice, path, used, any_writes))
+        }
+    }
+}
+
+fn phase_writes(phase: &PhaseSpec) -> bool {
+    phase.rw.is_some_and(|rw| rw.read_percent(phase.rdpct) < 100)
+}
+
+fn largest_size(job: &JobSpec) -> Option<Bytes> {
+    job.phases.iter().filter_map(|p| p.size).max()
+}
+
+fn single_file_target(kind: TargetKind, path: &Path, size: Bytes, writes_allowed: bool) -> TargetPlan {
+    TargetPlan {
+        kind,
+        path: path.to_path_buf(),
+        work_dir: None,
+        files: vec![FilePlan { path: path.to_path_buf(), size, created: false }],
+        writes_allowed,
+    }
+}
+
+fn check_free_space(path: &Path, needed: Bytes, free: Bytes) -> Result<(), PlanError> {
+    let reserve = defaults::FREE_SPACE_RESERVE;
+    if needed.0 + reserve.0 > free.0 {
+        let suggestion = Bytes(free.0.saturating_sub(reserve.0) / GIB * GIB);
+        let hint = if suggestion.0 > 0 {
+            format!("use --size {suggestion} or less, or free some space")
+        } else {
+            "free some space or choose another target".to_string()
+        };
+        return Err(PlanError(format!(
+            "not enough free space in {}: the data set needs {needed} plus {reserve} of headroom, but only {free} \
+             is free; {hint}",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+fn check_device_writable(
+    path: &Path,
+    allowed: bool,
+    force: bool,
+    mounted_at: &[std::path::PathBuf],
+    in_use_by: &[String],
+    signature: Option<&str>,
+) -> Result<(), PlanError> {
+    let device = path.display();
+    if !allowed {
+        return Err(PlanError(format!(
+            "the job writes to the block device {device}, which destroys its contents. If that is what you \
+             want, add --allow-device-writes; to measure without writing, use a read mode (--rw read or randread)"
+        )));
+    }
+    if !mounted_at.is_empty() {
+        let places: Vec<String> = mounted_at.iter().map(|p| p.display().to_string()).collect();
+        return Err(PlanError(format!(
+            "{device} is mounted at {}: streamcap will not write to a mounted device. Unmount it first, or test \
+             the filesystem by giving the mount point as TARGET",
+            places.join(", ")
+        )));
+    }
+    if !in_use_by.is_empty() {
+        return Err(PlanError(format!(
+            "{device} is in use by {}: streamcap will not write to a device that belongs to a pool, array or \
+             swap. Remove it from there first",
+            in_use_by.join(", ")
+        )));
+    }
+    if let Some(found) = signature
+        && !force
+    {
+        return Err(PlanError(format!(
+            "{device} holds a {found}; writing would destroy it. If the data there is expendable, add --force \
+             (or wipe the signature with wipefs)"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{RwMode, SpecOrigin};
+    use std::path::PathBuf;
+
+    fn job(rw: RwMode, size: Option<Bytes>) -> JobSpec {
+        JobSpec {
+            origin: SpecOrigin::Flags,
+            target: None,
+            interval: None,
+            phases: vec![PhaseSpec { rw: Some(rw), size, ..Default::default() }],
+        }
+    }
+
+    fn device(signature: Option<&str>, mounted: bool) -> TargetFacts {
+        TargetFacts::BlockDevice {
+            path: PathBuf::from("/dev/loop9"),
+            size: Bytes::gib(1),
+            logical_block: 512,
+            mounted_at: if mounted { vec![PathBuf::from("/mnt/x")] } else { vec![] },
+            in_use_by: vec![],
+            signature: signature.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn oversized_data_set_is_refused_with_the_numbers() {
+        let facts = TargetFacts::Directory { path: PathBuf::from("/srv"), free: Bytes::gib(3), dio_align: None };
+        let err = plan_target(&job(RwMode::Read, Some(Bytes::gib(10))), &facts, "r", false, false).unwrap_err();
+        assert!(err.0.contains("10 GiB") && err.0.contains("3 GiB") && err.0.contains("--size 2 GiB"), "{err}");
+    }
+
+    #[test]
+    fn device_writes_need_the_flag_a_blank_device_and_no_mount() {
+        let write = job(RwMode::Write, None);
+        let err = plan_target(&write, &device(None, false), "r", false, false).unwrap_err();
+        assert!(err.0.contains("--allow-device-writes"));
+        assert!(plan_target(&write, &device(None, false), "r", true, false).is_ok());
+        let err = plan_target(&write, &device(Some("ext4 filesystem"), false), "r", true, false).unwrap_err();
+        assert!(err.0.contains("ext4") && err.0.contains("--force"));
+        assert!(plan_target(&write, &device(Some("ext4 filesystem"), false), "r", true, true).is_ok());
+        // --force never overrides a mount.
+        let err = plan_target(&write, &device(None, true), "r", true, true).unwrap_err();
+        assert!(err.0.contains("mounted"));
+        // Reading needs no flag at all.
+        assert!(
+            plan_target(&job(RwMode::RandRead, None), &device(Some("ext4 filesystem"), true), "r", false, false)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn existing_files_are_read_only() {
+        let facts = TargetFacts::File { path: PathBuf::from("/media/movie.mkv"), size: Bytes::gib(2) };
+        assert!(plan_target(&job(RwMode::RandWrite, None), &facts, "r", true, true).is_err());
+        let plan = plan_target(&job(RwMode::Read, None), &facts, "r", false, false).unwrap();
+        assert_eq!(plan.files[0].size, Bytes::gib(2));
+        assert!(!plan.files[0].created);
+    }
+
+    #[test]
+    fn directory_files_live_in_the_work_directory() {
+        let facts = TargetFacts::Directory { path: PathBuf::from("/srv"), free: Bytes::gib(100), dio_align: None };
+        let mut spec = job(RwMode::Read, Some(Bytes::gib(1)));
+        spec.phases[0].files = Some(4);
+        let plan = plan_target(&spec, &facts, "run-1", false, false).unwrap();
+        assert_eq!(plan.files.len(), 4);
+        assert_eq!(plan.files[0].size, Bytes::mib(256));
+        assert!(plan.files.iter().all(|f| f.path.starts_with("/srv/.streamcap/run-1") && f.created));
+    }
+}

@@ -1,0 +1,258 @@
+//! `JobSpec` and `PhaseSpec`: what the user asked for, in whatever dialect, before any defaults are applied.
+//!
+//! Every field is optional: `None` means "not said". Layers are combined with [`PhaseSpec::overlay`] in one
+//! order — built-in defaults, then a job file's `[global]`, then the phase, then command-line flags — and
+//! `plan` fills whatever is still unsaid from its single table of defaults.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::values::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, RwMode};
+use crate::units::{ByteRate, Bytes};
+
+/// One phase of work, as asked. Keys match the command-line flags (kebab-case in TOML).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PhaseSpec {
+    /// A label shown in progress, summaries and results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rw: Option<RwMode>,
+    /// Percentage of reads in mixed modes (0–100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdpct: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bs: Option<BlockSizeSpec>,
+    /// Size of the data set the phase works on (all files together).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<Bytes>,
+    /// Number of files the data set is spread over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<DistributionSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// Worker threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<u32>,
+    /// Operations in flight per worker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iodepth: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineChoice>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::units::deserialize_opt_duration",
+        serialize_with = "ser_opt_duration"
+    )]
+    pub runtime: Option<Duration>,
+    /// Warm-up time at the start of the phase, excluded from results.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::units::deserialize_opt_duration",
+        serialize_with = "ser_opt_duration"
+    )]
+    pub ramp: Option<Duration>,
+    /// Stop after this many bytes of I/O (all workers together).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_size: Option<Bytes>,
+    /// Pace each worker at this many bytes per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<ByteRate>,
+    /// Pace each worker at this many operations per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<u64>,
+    /// Arrival process of paced operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_process: Option<ArrivalSpec>,
+    /// Direct I/O (bypass the page cache). `Some(false)` is `--buffered`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direct: Option<bool>,
+    /// Issue an fsync after every N writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fsync_every: Option<u64>,
+    /// fsync every written file at the end of the phase (timed, reported as sync operations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_fsync: Option<bool>,
+    /// Record I/O errors and go on instead of stopping the phase.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continue_on_error: Option<bool>,
+}
+
+fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_str(&format!("{}s", d.as_secs_f64())),
+        None => s.serialize_none(),
+    }
+}
+
+/// Overlays field by field: a field said in `over` wins.
+macro_rules! overlay_fields {
+    ($base:expr, $over:expr, [$($field:ident),* $(,)?]) => {
+        PhaseSpec { $($field: $over.$field.clone().or_else(|| $base.$field.clone()),)* }
+    };
+}
+
+impl PhaseSpec {
+    /// A copy of `self` with every field that `over` says replaced by `over`'s value.
+    pub fn overlay(&self, over: &PhaseSpec) -> PhaseSpec {
+        overlay_fields!(
+            self,
+            over,
+            [
+                name,
+                rw,
+                rdpct,
+                bs,
+                size,
+                files,
+                distribution,
+                seed,
+                jobs,
+                iodepth,
+                engine,
+                runtime,
+                ramp,
+                io_size,
+                rate,
+                rate_iops,
+                rate_process,
+                direct,
+                fsync_every,
+                end_fsync,
+                continue_on_error,
+            ]
+        )
+    }
+
+    /// Checks values that are wrong whatever the target: ranges and combinations. Returns the first problem as a
+    /// sentence that names the key and the fix.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(p) = self.rdpct
+            && p > 100
+        {
+            return Err(format!("rdpct {p} is above 100: give a percentage of reads from 0 to 100"));
+        }
+        if self.rdpct.is_some() && self.rw.is_some_and(|rw| !rw.is_mixed()) {
+            return Err(format!(
+                "rdpct only applies to mixed modes, but rw is {}: use rw readwrite or randrw",
+                self.rw.expect("checked above")
+            ));
+        }
+        for (key, value) in [("jobs", self.jobs), ("iodepth", self.iodepth), ("files", self.files)] {
+            if value == Some(0) {
+                return Err(format!("{key} must be at least 1"));
+            }
+        }
+        if self.jobs.is_some_and(|j| j > 4096) {
+            return Err("jobs above 4096 is not supported: use fewer worker threads with a deeper iodepth".into());
+        }
+        if self.iodepth.is_some_and(|d| d > 4096) {
+            return Err("iodepth above 4096 is not supported".into());
+        }
+        if self.size == Some(Bytes(0)) {
+            return Err("size must be above zero".into());
+        }
+        if self.io_size == Some(Bytes(0)) {
+            return Err("io-size must be above zero".into());
+        }
+        if self.runtime == Some(Duration::ZERO) {
+            return Err("runtime must be above zero".into());
+        }
+        if self.rate.is_some() && self.rate_iops.is_some() {
+            return Err("give either rate (bytes per second) or rate-iops (operations per second), not both".into());
+        }
+        if self.rate_iops == Some(0) {
+            return Err("rate-iops must be above zero".into());
+        }
+        if self.rate_process.is_some() && self.rate.is_none() && self.rate_iops.is_none() {
+            return Err("rate-process needs a rate: add rate or rate-iops".into());
+        }
+        if self.fsync_every == Some(0) {
+            return Err("fsync-every must be at least 1 (it counts writes between flushes)".into());
+        }
+        if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
+            return Err("bs must be above zero".into());
+        }
+        Ok(())
+    }
+}
+
+/// Where a job came from, for messages and the result's record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SpecOrigin {
+    /// The built-in first-look job (`streamcap run` without workload flags).
+    Default,
+    /// Command-line flags only.
+    Flags,
+    /// A native TOML job file.
+    Toml { path: PathBuf },
+}
+
+/// A whole job: phases run in order against one target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub origin: SpecOrigin,
+    /// Directory, file or block device to test; `None` means the current directory.
+    pub target: Option<PathBuf>,
+    /// Reporting interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
+    pub phases: Vec<PhaseSpec>,
+}
+
+impl JobSpec {
+    /// Applies command-line overrides to every phase.
+    pub fn with_overrides(mut self, overrides: &PhaseSpec) -> JobSpec {
+        for phase in &mut self.phases {
+            *phase = phase.overlay(overrides);
+        }
+        self
+    }
+
+    /// Checks every phase; the error names the phase.
+    pub fn check(&self) -> Result<(), String> {
+        if self.phases.is_empty() {
+            return Err("the job has no phases: add at least one [[phase]] with an rw key".into());
+        }
+        for (i, phase) in self.phases.iter().enumerate() {
+            phase.check().map_err(|e| match &phase.name {
+                Some(name) => format!("phase {} ('{name}'): {e}", i + 1),
+                None => format!("phase {}: {e}", i + 1),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlay_prefers_the_upper_layer_field_by_field() {
+        let base = PhaseSpec { rw: Some(RwMode::Read), iodepth: Some(8), ..Default::default() };
+        let over = PhaseSpec { iodepth: Some(32), runtime: Some(Duration::from_secs(5)), ..Default::default() };
+        let merged = base.overlay(&over);
+        assert_eq!(merged.rw, Some(RwMode::Read));
+        assert_eq!(merged.iodepth, Some(32));
+        assert_eq!(merged.runtime, Some(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn check_names_the_problem() {
+        let bad = PhaseSpec { rw: Some(RwMode::Read), rdpct: Some(70), ..Default::default() };
+        assert!(bad.check().unwrap_err().contains("mixed"));
+        let bad = PhaseSpec { rate: Some(ByteRate(1e6)), rate_iops: Some(10), ..Default::default() };
+        assert!(bad.check().unwrap_err().contains("not both"));
+        let bad = PhaseSpec { jobs: Some(0), ..Default::default() };
+        assert!(bad.check().unwrap_err().contains("jobs"));
+    }
+}

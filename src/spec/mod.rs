@@ -1,0 +1,61 @@
+//! What the user asked for: the `JobSpec` boundary type and the readers that produce it (command-line values,
+//! native TOML job files; fio and vdbench files are detected). Imports only `units`.
+
+mod detect;
+mod job;
+mod toml;
+mod values;
+
+use std::path::{Path, PathBuf};
+
+pub use detect::{Dialect, detect_dialect};
+pub use job::{JobSpec, PhaseSpec, SpecOrigin};
+pub use toml::parse_toml_job;
+pub use values::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, RwMode, ValueError};
+
+/// The built-in first look that `streamcap run` performs with no workload flags.
+pub const DEFAULT_JOB_TOML: &str = include_str!("../../examples/jobs/default.toml");
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("cannot read job file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {message}")]
+    Syntax { path: PathBuf, message: String },
+    #[error(
+        "{path} looks like a {dialect}; streamcap does not read that dialect yet. Write the job as a \
+         streamcap TOML job (see examples/jobs/) or, if the file is TOML, give it a .toml extension"
+    )]
+    Unsupported { path: PathBuf, dialect: &'static str },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Reads a job file in any supported dialect.
+pub fn read_job_file(path: &Path) -> Result<JobSpec, SpecError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read { path: path.to_path_buf(), source })?;
+    match detect_dialect(path, &text) {
+        Dialect::Toml => parse_toml_job(path, &text),
+        other => Err(SpecError::Unsupported { path: path.to_path_buf(), dialect: other.name() }),
+    }
+}
+
+/// The built-in default job.
+pub fn default_job() -> JobSpec {
+    let mut job = parse_toml_job(Path::new("<built-in default>"), DEFAULT_JOB_TOML)
+        .expect("the embedded default job is valid TOML (checked by a test)");
+    job.origin = SpecOrigin::Default;
+    job
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_job_parses_and_checks() {
+        let job = default_job();
+        assert!(job.phases.len() >= 6);
+        job.check().unwrap();
+    }
+}

@@ -1,0 +1,121 @@
+//! The native job file: TOML with optional top-level `target` and `interval`, a `[global]` table of phase
+//! defaults and any number of `[[phase]]` tables, each with the same keys as the command-line flags.
+//!
+//! ```toml
+//! interval = "1s"
+//! [global]
+//! size = "1G"
+//! runtime = "10s"
+//! [[phase]]
+//! name = "write the data set"
+//! rw = "write"
+//! bs = "1M"
+//! [[phase]]
+//! rw = "randread"
+//! bs = "4k"
+//! iodepth = 32
+//! ```
+//!
+//! Unknown keys are errors (with the line), never silently ignored.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::SpecError;
+use super::job::{JobSpec, PhaseSpec, SpecOrigin};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JobFile {
+    target: Option<PathBuf>,
+    #[serde(default, deserialize_with = "crate::units::deserialize_opt_duration")]
+    interval: Option<Duration>,
+    global: Option<PhaseSpec>,
+    #[serde(default)]
+    phase: Vec<PhaseSpec>,
+}
+
+/// Reads a native job from `text`; `path` is used in messages and recorded as the origin.
+pub fn parse_toml_job(path: &Path, text: &str) -> Result<JobSpec, SpecError> {
+    let file: JobFile = toml::from_str(text)
+        .map_err(|e| SpecError::Syntax { path: path.to_path_buf(), message: describe_toml_error(text, &e) })?;
+    let global = file.global.unwrap_or_default();
+    let mut phases: Vec<PhaseSpec> = file.phase.iter().map(|p| global.overlay(p)).collect();
+    if phases.is_empty() && global.rw.is_some() {
+        // A file with only [global] and an rw is a one-phase job.
+        phases.push(global);
+    }
+    Ok(JobSpec {
+        origin: SpecOrigin::Toml { path: path.to_path_buf() },
+        target: file.target,
+        interval: file.interval,
+        phases,
+    })
+}
+
+/// "line 7, column 1: unknown field `bz`, expected one of …" — the position first, as compilers do.
+fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim().to_string();
+    match error.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            let source_line = text.lines().nth(line - 1).unwrap_or("").trim();
+            format!("line {line}, column {column}: {message}\n    {source_line}")
+        }
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::values::{BlockSizeSpec, RwMode};
+    use crate::units::Bytes;
+
+    #[test]
+    fn global_values_flow_into_phases() {
+        let text = r#"
+interval = "2s"
+[global]
+size = "64M"
+runtime = "3s"
+[[phase]]
+name = "fill"
+rw = "write"
+bs = "1M"
+[[phase]]
+rw = "randread"
+bs = "4k"
+iodepth = 32
+runtime = 5
+"#;
+        let job = parse_toml_job(Path::new("j.toml"), text).unwrap();
+        assert_eq!(job.interval, Some(Duration::from_secs(2)));
+        assert_eq!(job.phases.len(), 2);
+        assert_eq!(job.phases[0].size, Some(Bytes(64 << 20)));
+        assert_eq!(job.phases[0].bs, Some(BlockSizeSpec::Fixed(Bytes(1 << 20))));
+        assert_eq!(job.phases[1].rw, Some(RwMode::RandRead));
+        assert_eq!(job.phases[1].runtime, Some(Duration::from_secs(5)));
+        assert_eq!(job.phases[0].runtime, Some(Duration::from_secs(3)));
+    }
+
+    #[test]
+    fn unknown_keys_are_reported_with_their_line() {
+        let text = "[[phase]]\nrw = \"read\"\nbz = \"4k\"\n";
+        let err = parse_toml_job(Path::new("bad.toml"), text).unwrap_err().to_string();
+        assert!(err.contains("bad.toml"), "{err}");
+        assert!(err.contains("line 3"), "{err}");
+        assert!(err.contains("bz"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_are_reported_with_what_is_expected() {
+        let text = "[[phase]]\nrw = \"sideways\"\n";
+        let err = parse_toml_job(Path::new("bad.toml"), text).unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("randread"), "{err}");
+    }
+}

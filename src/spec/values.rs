@@ -1,0 +1,345 @@
+//! The values a user writes for a workload key, parsed once whatever the dialect: `rw` modes, block-size
+//! specifications (`4k`, `4k-64k`, `4k/60:64k/40`), distributions (`zipf:1.2`), engines and arrival processes.
+//!
+//! These are the user's words, not the machinery: `plan` turns them into the concrete workload and engine
+//! configuration.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::units::Bytes;
+
+/// A value that is not one of the accepted forms.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{input}' is not a valid {what}: expected {expected}")]
+pub struct ValueError {
+    pub input: String,
+    pub what: &'static str,
+    pub expected: String,
+}
+
+fn value_error(input: &str, what: &'static str, expected: impl Into<String>) -> ValueError {
+    ValueError { input: input.to_string(), what, expected: expected.into() }
+}
+
+/// Implements Display/FromStr-based serde for a type, so job files and JSON results use the same words as flags.
+macro_rules! serde_via_str {
+    ($t:ty) => {
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+/// Access pattern and direction, with fio's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// Sequential, mixed reads and writes (`rdpct` decides the mix).
+    ReadWrite,
+    /// Random, mixed reads and writes.
+    RandRw,
+}
+
+impl RwMode {
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+    }
+
+    pub fn is_mixed(self) -> bool {
+        matches!(self, RwMode::ReadWrite | RwMode::RandRw)
+    }
+
+    /// Percentage of reads implied by the mode, given `rdpct` for mixed modes (default 50, as fio's rwmixread).
+    pub fn read_percent(self, rdpct: Option<u8>) -> u8 {
+        match self {
+            RwMode::Read | RwMode::RandRead => 100,
+            RwMode::Write | RwMode::RandWrite => 0,
+            RwMode::ReadWrite | RwMode::RandRw => rdpct.unwrap_or(50),
+        }
+    }
+}
+
+impl FromStr for RwMode {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "readwrite" | "rw" => RwMode::ReadWrite,
+            "randrw" => RwMode::RandRw,
+            _ => return Err(value_error(s, "rw mode", "read, write, randread, randwrite, readwrite or randrw")),
+        })
+    }
+}
+
+impl fmt::Display for RwMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "readwrite",
+            RwMode::RandRw => "randrw",
+        })
+    }
+}
+serde_via_str!(RwMode);
+
+/// Block sizes as the user wrote them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockSizeSpec {
+    Fixed(Bytes),
+    /// `4k-64k`: sizes between the two, in steps of the smaller alignment.
+    Range(Bytes, Bytes),
+    /// `4k/60:64k/40`: weighted sizes. An entry without a weight shares what the others leave of 100.
+    Split(Vec<(Bytes, Option<u32>)>),
+}
+
+impl BlockSizeSpec {
+    /// The weighted entries with every weight filled in (entries without one share the remainder of 100).
+    pub fn split_weights(entries: &[(Bytes, Option<u32>)]) -> Result<Vec<(Bytes, u32)>, String> {
+        let given: u32 = entries.iter().filter_map(|e| e.1).sum();
+        let unweighted = entries.iter().filter(|e| e.1.is_none()).count() as u32;
+        if given > 100 {
+            return Err(format!("the weights add up to {given}, more than 100"));
+        }
+        if unweighted == 0 && given == 0 {
+            return Err("every weight is zero".into());
+        }
+        let share = if unweighted > 0 { (100 - given) / unweighted } else { 0 };
+        if unweighted > 0 && share == 0 {
+            return Err("the sizes without a weight get nothing: the others already add up to 100".into());
+        }
+        Ok(entries.iter().map(|&(size, w)| (size, w.unwrap_or(share))).collect())
+    }
+}
+
+impl FromStr for BlockSizeSpec {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let expected = "a size (4k), a range (4k-64k) or a weighted split (4k/60:64k/40)";
+        let text = s.trim();
+        let size = |t: &str| Bytes::parse(t).map_err(|_| value_error(s, "block size", expected));
+        if text.contains('/') || text.contains(':') {
+            let mut entries = Vec::new();
+            for part in text.split(':').filter(|p| !p.trim().is_empty()) {
+                let (bytes, weight) = match part.split_once('/') {
+                    Some((b, w)) if w.trim().is_empty() => (size(b)?, None),
+                    Some((b, w)) => {
+                        let weight = w.trim().parse().map_err(|_| value_error(s, "block size", expected))?;
+                        (size(b)?, Some(weight))
+                    }
+                    None => (size(part)?, None),
+                };
+                entries.push((bytes, weight));
+            }
+            BlockSizeSpec::split_weights(&entries).map_err(|why| value_error(s, "block size split", why))?;
+            return Ok(BlockSizeSpec::Split(entries));
+        }
+        if let Some((low, high)) = text.split_once('-') {
+            let (low, high) = (size(low)?, size(high)?);
+            if low > high {
+                return Err(value_error(s, "block size range", "the smaller size first, as in 4k-64k"));
+            }
+            return Ok(BlockSizeSpec::Range(low, high));
+        }
+        Ok(BlockSizeSpec::Fixed(size(text)?))
+    }
+}
+
+impl fmt::Display for BlockSizeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let short = |b: &Bytes| b.to_string().replace(' ', "").replace("iB", "");
+        match self {
+            BlockSizeSpec::Fixed(b) => write!(f, "{}", short(b)),
+            BlockSizeSpec::Range(a, b) => write!(f, "{}-{}", short(a), short(b)),
+            BlockSizeSpec::Split(entries) => {
+                let parts: Vec<String> = entries
+                    .iter()
+                    .map(|(b, w)| match w {
+                        Some(w) => format!("{}/{w}", short(b)),
+                        None => format!("{}/", short(b)),
+                    })
+                    .collect();
+                f.write_str(&parts.join(":"))
+            }
+        }
+    }
+}
+serde_via_str!(BlockSizeSpec);
+
+/// Random-offset distribution as the user wrote it, fio style: `uniform`, `zipf:1.2`, `pareto:0.9`, `normal:5`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DistributionSpec {
+    Uniform,
+    Zipf(f64),
+    Pareto(f64),
+    /// Standard deviation as a percentage of the data set.
+    Normal(f64),
+}
+
+impl FromStr for DistributionSpec {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let expected =
+            "uniform, zipf:θ (θ > 0, e.g. zipf:1.2), pareto:h (0 < h < 1) or normal:σ (σ in % of the data set)";
+        let text = s.trim().to_ascii_lowercase();
+        let (name, arg) = text.split_once(':').map_or((text.as_str(), None), |(n, a)| (n, Some(a)));
+        let number = |a: Option<&str>| -> Result<f64, ValueError> {
+            a.and_then(|a| a.trim().parse::<f64>().ok())
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| value_error(s, "distribution", expected))
+        };
+        let spec = match name {
+            "uniform" | "random" if arg.is_none() => DistributionSpec::Uniform,
+            "zipf" => DistributionSpec::Zipf(number(arg)?),
+            "pareto" => DistributionSpec::Pareto(number(arg)?),
+            "normal" | "gauss" => DistributionSpec::Normal(number(arg)?),
+            _ => return Err(value_error(s, "distribution", expected)),
+        };
+        let ok = match spec {
+            DistributionSpec::Uniform => true,
+            DistributionSpec::Zipf(theta) => theta > 0.0,
+            DistributionSpec::Pareto(h) => h > 0.0 && h < 1.0,
+            DistributionSpec::Normal(sigma) => sigma > 0.0 && sigma <= 100.0,
+        };
+        if !ok {
+            return Err(value_error(s, "distribution", expected));
+        }
+        Ok(spec)
+    }
+}
+
+impl fmt::Display for DistributionSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DistributionSpec::Uniform => f.write_str("uniform"),
+            DistributionSpec::Zipf(v) => write!(f, "zipf:{v}"),
+            DistributionSpec::Pareto(v) => write!(f, "pareto:{v}"),
+            DistributionSpec::Normal(v) => write!(f, "normal:{v}"),
+        }
+    }
+}
+serde_via_str!(DistributionSpec);
+
+/// The engine the user asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineChoice {
+    Sync,
+    IoUring,
+    /// No I/O at all: measures streamcap's own overhead.
+    Null,
+}
+
+impl FromStr for EngineChoice {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(match s.trim().to_ascii_lowercase().as_str() {
+            "sync" | "psync" => EngineChoice::Sync,
+            "io_uring" | "iouring" | "uring" => EngineChoice::IoUring,
+            "null" => EngineChoice::Null,
+            _ => return Err(value_error(s, "engine", "sync or io_uring (or null, which does no I/O)")),
+        })
+    }
+}
+
+impl fmt::Display for EngineChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            EngineChoice::Sync => "sync",
+            EngineChoice::IoUring => "io_uring",
+            EngineChoice::Null => "null",
+        })
+    }
+}
+serde_via_str!(EngineChoice);
+
+/// When paced operations arrive: evenly spaced, or as a Poisson process with the same mean rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArrivalSpec {
+    Linear,
+    Poisson,
+}
+
+impl FromStr for ArrivalSpec {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "linear" => Ok(ArrivalSpec::Linear),
+            "poisson" => Ok(ArrivalSpec::Poisson),
+            _ => Err(value_error(s, "arrival process", "linear or poisson")),
+        }
+    }
+}
+
+impl fmt::Display for ArrivalSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ArrivalSpec::Linear => "linear",
+            ArrivalSpec::Poisson => "poisson",
+        })
+    }
+}
+serde_via_str!(ArrivalSpec);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_size_forms() {
+        assert_eq!("4k".parse::<BlockSizeSpec>().unwrap(), BlockSizeSpec::Fixed(Bytes(4096)));
+        assert_eq!("4k-64k".parse::<BlockSizeSpec>().unwrap(), BlockSizeSpec::Range(Bytes(4096), Bytes(65536)));
+        let split = "4k/60:64k/40".parse::<BlockSizeSpec>().unwrap();
+        assert_eq!(split, BlockSizeSpec::Split(vec![(Bytes(4096), Some(60)), (Bytes(65536), Some(40))]));
+        assert_eq!(split.to_string(), "4K/60:64K/40");
+        let open = "4k/50:8k/:16k/".parse::<BlockSizeSpec>().unwrap();
+        let BlockSizeSpec::Split(entries) = open else { panic!() };
+        assert_eq!(
+            BlockSizeSpec::split_weights(&entries).unwrap().iter().map(|e| e.1).collect::<Vec<_>>(),
+            [50, 25, 25]
+        );
+    }
+
+    #[test]
+    fn block_size_errors_say_what_is_expected() {
+        for bad in ["64k-4k", "4k/70:8k/40", "lots", "4k/x"] {
+            let err = bad.parse::<BlockSizeSpec>().unwrap_err().to_string();
+            assert!(err.contains(bad), "{err}");
+        }
+    }
+
+    #[test]
+    fn distributions() {
+        assert_eq!("zipf:1.2".parse::<DistributionSpec>().unwrap(), DistributionSpec::Zipf(1.2));
+        assert_eq!("uniform".parse::<DistributionSpec>().unwrap(), DistributionSpec::Uniform);
+        assert_eq!("pareto:0.9".parse::<DistributionSpec>().unwrap(), DistributionSpec::Pareto(0.9));
+        assert!("pareto:1.5".parse::<DistributionSpec>().is_err());
+        assert!("zipf".parse::<DistributionSpec>().is_err());
+        assert!("zipf:0".parse::<DistributionSpec>().is_err());
+    }
+
+    #[test]
+    fn rw_modes_and_mixes() {
+        assert_eq!("randrw".parse::<RwMode>().unwrap().read_percent(Some(70)), 70);
+        assert_eq!("read".parse::<RwMode>().unwrap().read_percent(Some(70)), 100);
+        assert!("sideways".parse::<RwMode>().is_err());
+    }
+}
