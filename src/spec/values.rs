@@ -123,7 +123,7 @@ impl BlockSizeSpec {
         if unweighted == 0 && given == 0 {
             return Err("every weight is zero".into());
         }
-        let share = if unweighted > 0 { (100 - given) / unweighted } else { 0 };
+        let share = (100 - given).checked_div(unweighted).unwrap_or(0);
         if unweighted > 0 && share == 0 {
             return Err("the sizes without a weight get nothing: the others already add up to 100".into());
         }
