@@ -11,5 +11,6 @@ pub mod engine;
 pub mod metrics;
 pub mod plan;
 pub mod spec;
+pub mod sysinfo;
 pub mod units;
 pub mod workload;

@@ -184,7 +184,7 @@ mod tests {
         let points = series.points();
         assert_eq!(points.first().unwrap().first, 0);
         assert_eq!(points.last().unwrap().last, 999);
-        assert_eq!(points.iter().map(|p| p.total).sum::<u64>(), (0..1000u64).sum());
+        assert_eq!(points.iter().map(|p| p.total).sum::<u64>(), (0..1000u64).sum::<u64>());
         assert!(series.stride() >= 128);
     }
 
