@@ -7,9 +7,14 @@
 
 #![deny(unsafe_code)]
 
+pub mod app;
+pub mod cli;
 pub mod engine;
 pub mod metrics;
 pub mod plan;
+pub mod report;
+pub mod results;
+pub mod run;
 pub mod spec;
 pub mod sysinfo;
 pub mod units;

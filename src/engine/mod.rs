@@ -151,6 +151,8 @@ pub struct EngineSetup {
     /// Size of each slot's buffer: the largest block size, rounded up to the page size.
     pub buffer_size: usize,
     pub files: Vec<File>,
+    /// io_uring: pass requests to the kernel in groups of this many (1 = each as soon as it is queued).
+    pub submit_batch: u32,
     /// Only for the null engine: a delay and faults to inject (tests and overhead measurement).
     pub null_latency: Duration,
     pub null_faults: Vec<NullFault>,
@@ -164,7 +166,7 @@ impl AnyEngine {
         let buffers = BufferPool::new(queue_depth as usize, setup.buffer_size)?;
         Ok(match setup.kind {
             EngineKind::Sync => AnyEngine::Sync(SyncEngine::new(setup.files, buffers)),
-            EngineKind::IoUring => AnyEngine::IoUring(UringEngine::new(setup.files, buffers)?),
+            EngineKind::IoUring => AnyEngine::IoUring(UringEngine::new(setup.files, buffers, setup.submit_batch)?),
             EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers, setup.null_latency, setup.null_faults)),
         })
     }

@@ -147,6 +147,7 @@ fn plan_phase(
         block_sizes,
         engine,
         iodepth,
+        iodepth_batch: spec.iodepth_batch.unwrap_or(defaults::IODEPTH_BATCH).min(iodepth),
         jobs,
         direct,
         align,

@@ -14,6 +14,8 @@ pub const BLOCK_SIZE: Bytes = Bytes::kib(4);
 pub const JOBS: u32 = 1;
 /// Operations in flight per worker (io_uring).
 pub const IODEPTH: u32 = 1;
+/// io_uring requests passed to the kernel per system call (fio's `iodepth_batch_submit` default).
+pub const IODEPTH_BATCH: u32 = 1;
 /// Warm-up excluded from results.
 pub const RAMP: Duration = Duration::ZERO;
 /// Reporting interval for progress and series.

@@ -103,6 +103,8 @@ pub struct PhasePlan {
     pub block_sizes: BlockSizes,
     pub engine: EngineKind,
     pub iodepth: u32,
+    /// io_uring: requests passed to the kernel per system call.
+    pub iodepth_batch: u32,
     pub jobs: u32,
     pub direct: DirectMode,
     /// Offset alignment in bytes.

@@ -42,6 +42,9 @@ pub struct PhaseSpec {
     /// Operations in flight per worker.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iodepth: Option<u32>,
+    /// io_uring: pass requests to the kernel in groups of this many (fio's iodepth_batch_submit; default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iodepth_batch: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub engine: Option<EngineChoice>,
     #[serde(
@@ -116,6 +119,7 @@ impl PhaseSpec {
                 seed,
                 jobs,
                 iodepth,
+                iodepth_batch,
                 engine,
                 runtime,
                 ramp,
@@ -145,7 +149,12 @@ impl PhaseSpec {
                 self.rw.expect("checked above")
             ));
         }
-        for (key, value) in [("jobs", self.jobs), ("iodepth", self.iodepth), ("files", self.files)] {
+        for (key, value) in [
+            ("jobs", self.jobs),
+            ("iodepth", self.iodepth),
+            ("iodepth-batch", self.iodepth_batch),
+            ("files", self.files),
+        ] {
             if value == Some(0) {
                 return Err(format!("{key} must be at least 1"));
             }

@@ -112,7 +112,7 @@ impl fmt::Display for Bytes {
         const UNITS: [(u64, &str); 5] = [(TIB * 1024, "PiB"), (TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")];
         for (size, name) in UNITS {
             if self.0 >= size {
-                return if self.0 % size == 0 {
+                return if self.0.is_multiple_of(size) {
                     write!(f, "{} {name}", self.0 / size)
                 } else {
                     write!(f, "{:.2} {name}", self.0 as f64 / size as f64)

@@ -118,7 +118,7 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for _ in 0..10_000 {
             let s = picker.pick(&mut rng);
-            assert!((4096..=65536).contains(&s) && s % 4096 == 0);
+            assert!((4096..=65536).contains(&s) && s.is_multiple_of(4096));
             seen.insert(s);
         }
         assert_eq!(seen.len(), 16);

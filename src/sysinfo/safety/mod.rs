@@ -84,10 +84,10 @@ pub fn inspect_device(path: &Path) -> Result<DeviceSafety, SysinfoError> {
         None => probe_signature(&head).map(str::to_string).or_else(|| blkid_opinion(path)),
     };
     // A btrfs member of a pool that is not mounted has no sysfs entry; its superblock still names the pool.
-    if !in_use_by.iter().any(|u| u.starts_with("btrfs pool")) {
-        if let Some(uuid) = btrfs_fsid(&head) {
-            in_use_by.push(format!("btrfs pool {uuid} (not mounted)"));
-        }
+    if !in_use_by.iter().any(|u| u.starts_with("btrfs pool"))
+        && let Some(uuid) = btrfs_fsid(&head)
+    {
+        in_use_by.push(format!("btrfs pool {uuid} (not mounted)"));
     }
     Ok(DeviceSafety { device, mounted_at, in_use_by, signature })
 }

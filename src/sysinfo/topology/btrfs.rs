@@ -59,10 +59,10 @@ pub fn pool_with_device(pools: &[BtrfsPool], major: u32, minor: u32) -> Option<&
 /// is a device node here; otherwise (a container without /dev entries) its last path component is matched
 /// against member names.
 pub fn pool_of_source<'a>(pools: &'a [BtrfsPool], source: &str) -> Option<&'a BtrfsPool> {
-    if let Ok((major, minor)) = block_numbers(Path::new(source)) {
-        if let Some(pool) = pool_with_device(pools, major, minor) {
-            return Some(pool);
-        }
+    if let Ok((major, minor)) = block_numbers(Path::new(source))
+        && let Some(pool) = pool_with_device(pools, major, minor)
+    {
+        return Some(pool);
     }
     let name = Path::new(source).file_name()?.to_string_lossy().into_owned();
     pools.iter().find(|p| p.members.iter().any(|(n, _, _)| *n == name))

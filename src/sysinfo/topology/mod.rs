@@ -96,28 +96,28 @@ impl Walk {
             return;
         }
         // Anonymous st_dev: btrfs (any number of devices), or a filesystem with no device at all.
-        if mount.fs_type == "btrfs" {
-            if let Some(pool) = pool_of_source(&self.pools, &mount.source).cloned() {
-                let role = match context {
-                    None => ROLE_BTRFS_MEMBER.to_string(),
-                    Some(context) => format!("{context} ({ROLE_BTRFS_MEMBER})"),
-                };
-                for (name, _, _) in pool.members {
-                    if let Ok(dev) = BlockDevice::from_name(&name) {
-                        self.enqueue(dev.with_role(role.clone()), depth);
-                    }
+        if mount.fs_type == "btrfs"
+            && let Some(pool) = pool_of_source(&self.pools, &mount.source).cloned()
+        {
+            let role = match context {
+                None => ROLE_BTRFS_MEMBER.to_string(),
+                Some(context) => format!("{context} ({ROLE_BTRFS_MEMBER})"),
+            };
+            for (name, _, _) in pool.members {
+                if let Ok(dev) = BlockDevice::from_name(&name) {
+                    self.enqueue(dev.with_role(role.clone()), depth);
                 }
-                return;
             }
+            return;
         }
         // btrfs whose pool could not be matched in sysfs, and multi-device filesystems that name their devices
         // in the source ("/dev/sda:/dev/sdb" for bcachefs): take every part that is a block device node. For
         // tmpfs, overlay, proc or NFS no part is, and the list stays empty.
         for part in mount.source.split(':').filter(|p| p.starts_with('/')) {
-            if let Ok((major, minor)) = block_numbers(Path::new(part)) {
-                if let Ok(dev) = BlockDevice::from_dev(major, minor) {
-                    self.enqueue(dev.with_role(role), depth);
-                }
+            if let Ok((major, minor)) = block_numbers(Path::new(part))
+                && let Ok(dev) = BlockDevice::from_dev(major, minor)
+            {
+                self.enqueue(dev.with_role(role), depth);
             }
         }
     }

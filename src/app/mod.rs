@@ -1,0 +1,30 @@
+//! The top of the crate: wires the stages together for each subcommand. Errors become `anyhow` errors with
+//! context here and only here; `main` prints them and picks the exit code.
+
+mod facts;
+mod observer;
+mod run_cmd;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::{Cli, Command, ReportArgs};
+use crate::report::write_summary;
+use crate::results::read_result;
+
+/// Runs a parsed command line. An `Err` means bad input or a set-up failure: exit code 2.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => run_cmd::run(*args),
+        Command::Report(args) => report(&args),
+    }
+}
+
+fn report(args: &ReportArgs) -> Result<ExitCode> {
+    let result = read_result(&args.result)?;
+    let mut text = Vec::new();
+    write_summary(&mut text, &result).expect("writing to a Vec cannot fail");
+    run_cmd::print_quietly(&String::from_utf8_lossy(&text));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,216 @@
+//! The app's `RunObserver`: samples the system around each phase and interval (device counters, CPU, memory),
+//! keeps the interval series, draws the progress line, streams CSV rows and rewrites the JSON result after
+//! every phase, so that an interrupted or crashed run still leaves what it measured.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::metrics::BoundedSeries;
+use crate::plan::{PhasePlan, Plan, defaults};
+use crate::report::CsvSink;
+use crate::results::{
+    EngineDetail, IntervalPoint, PhaseMeasurements, PhaseSamples, RunResult, RunStatus, build_phase, interval_point,
+    rfc3339, write_result_atomically,
+};
+use crate::run::{IntervalReport, PhaseOutcome, ProgressLine, RunObserver, StopReason};
+use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, read_diskstats};
+
+/// Counters taken at one moment.
+struct Sample {
+    at: Instant,
+    disks: Vec<DiskStat>,
+    cpu: ProcessCpu,
+    system: SystemCpu,
+    memory: MemInfo,
+}
+
+impl Sample {
+    fn now() -> Sample {
+        Sample {
+            at: Instant::now(),
+            disks: read_diskstats().unwrap_or_default(),
+            cpu: ProcessCpu::read(),
+            system: SystemCpu::read().unwrap_or_default(),
+            memory: MemInfo::read().unwrap_or_default(),
+        }
+    }
+}
+
+pub struct ResultRecorder<'a> {
+    plan: &'a Plan,
+    pub result: RunResult,
+    json: Option<PathBuf>,
+    csv: Option<CsvSink>,
+    pub progress: ProgressLine,
+    /// (device name, role) of every device beneath the target.
+    devices: Vec<(String, String)>,
+    phase_start: Option<Sample>,
+    last_interval: Option<Sample>,
+    series: BoundedSeries<IntervalPoint>,
+    /// Bytes done so far in the phase (for the progress fraction of byte-bounded phases).
+    bytes_done: u64,
+    measured: Duration,
+    /// The first failure to write an output file; reported at the end, the run goes on.
+    pub output_error: Option<String>,
+}
+
+impl<'a> ResultRecorder<'a> {
+    pub fn new(
+        plan: &'a Plan,
+        result: RunResult,
+        json: Option<PathBuf>,
+        csv: Option<CsvSink>,
+        progress: ProgressLine,
+    ) -> Self {
+        let devices = result.target.devices.iter().map(|d| (d.name.clone(), d.role.clone())).collect();
+        let mut recorder = ResultRecorder {
+            plan,
+            result,
+            json,
+            csv,
+            progress,
+            devices,
+            phase_start: None,
+            last_interval: None,
+            series: BoundedSeries::new(defaults::SERIES_POINTS),
+            bytes_done: 0,
+            measured: Duration::ZERO,
+            output_error: None,
+        };
+        recorder.save();
+        recorder
+    }
+
+    /// Rewrites the JSON result (if one was asked for).
+    pub fn save(&mut self) {
+        if let Some(path) = &self.json
+            && let Err(e) = write_result_atomically(&self.result, path)
+        {
+            self.output_error.get_or_insert(e.to_string());
+        }
+    }
+
+    fn device_activity(
+        &self,
+        before: &[DiskStat],
+        after: &[DiskStat],
+        elapsed: Duration,
+    ) -> Vec<(String, DiskActivity)> {
+        self.devices
+            .iter()
+            .filter_map(|(name, _)| {
+                let a = before.iter().find(|d| &d.name == name)?;
+                let b = after.iter().find(|d| &d.name == name)?;
+                Some((name.clone(), DiskActivity::between(a, b, elapsed)))
+            })
+            .collect()
+    }
+}
+
+impl RunObserver for ResultRecorder<'_> {
+    fn notice(&mut self, text: &str) {
+        self.progress.println(&format!("note: {text}"));
+        self.result.notices.push(text.to_string());
+    }
+
+    fn prefill(&mut self, _phase: usize, done: u64, total: u64) {
+        self.progress.prefill(done, total);
+    }
+
+    fn phase_started(&mut self, index: usize, phase: &PhasePlan) {
+        self.progress.start_phase(index, self.plan.phases.len(), &phase.name);
+        self.series = BoundedSeries::new(defaults::SERIES_POINTS);
+        self.bytes_done = 0;
+        self.measured = Duration::ZERO;
+        self.phase_start = Some(Sample::now());
+        if !phase.ramp.is_zero() {
+            self.progress.ramp();
+        }
+    }
+
+    fn measuring(&mut self, _index: usize) {
+        // Counters restart here so that the ramp's activity is excluded, like its I/O.
+        self.phase_start = Some(Sample::now());
+        self.last_interval = Some(Sample::now());
+    }
+
+    fn interval(&mut self, report: &IntervalReport<'_>) {
+        let now = Sample::now();
+        let previous = self.last_interval.take().unwrap_or_else(Sample::now);
+        let elapsed = now.at.saturating_duration_since(previous.at);
+        let devices = self.device_activity(&previous.disks, &now.disks, elapsed);
+        let cpu = now.cpu.cpu_since(&previous.cpu).as_secs_f64() * report.length.as_secs_f64()
+            / elapsed.as_secs_f64().max(1e-9);
+        let point = interval_point(report.start, report.length, report.recorder, cpu, &devices);
+        let phase = &self.plan.phases[report.phase];
+        if let Some(csv) = &mut self.csv
+            && let Err(e) = csv.write(report.phase, &phase.name, &point)
+        {
+            self.output_error.get_or_insert(format!("cannot write the CSV file: {e}"));
+            self.csv = None;
+        }
+        self.series.push(point);
+        self.bytes_done += report.recorder.total_bytes();
+        self.measured = report.start + report.length;
+        let (fraction, remaining) = match (phase.runtime, phase.io_size.or_else(|| planned_bytes(phase))) {
+            (Some(runtime), _) => {
+                (Some(self.measured.as_secs_f64() / runtime.as_secs_f64()), Some(runtime.saturating_sub(self.measured)))
+            }
+            (None, Some(total)) => (Some(self.bytes_done as f64 / total.0 as f64), None),
+            (None, None) => (None, None),
+        };
+        self.progress.interval(report, self.measured, fraction, remaining);
+        self.last_interval = Some(now);
+    }
+
+    fn phase_finished(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
+        let end = Sample::now();
+        let start = self.phase_start.take().unwrap_or_else(Sample::now);
+        let (status, failure) = phase_status(&outcome.stop);
+        let engine = EngineDetail {
+            name: phase.engine.name().to_string(),
+            queue_depth: outcome.caps.map_or(phase.iodepth, |c| c.queue_depth),
+            registered_buffers: outcome.caps.is_some_and(|c| c.registered_buffers),
+            registered_files: outcome.caps.is_some_and(|c| c.registered_files),
+        };
+        let measurements = PhaseMeasurements {
+            totals: &outcome.totals,
+            measured: outcome.measured,
+            status,
+            failure,
+            errors: &outcome.errors,
+            direct: outcome.direct,
+            engine,
+            started_at: rfc3339(outcome.started),
+        };
+        let samples = PhaseSamples {
+            disks_before: start.disks,
+            disks_after: end.disks,
+            cpu_before: start.cpu,
+            cpu_after: end.cpu,
+            system_before: start.system,
+            system_after: end.system,
+            memory_before: start.memory,
+            memory_after: end.memory,
+            devices: self.devices.clone(),
+        };
+        let series = std::mem::replace(&mut self.series, BoundedSeries::new(defaults::SERIES_POINTS));
+        let intervals = (series.points(), series.stride());
+        let result = build_phase(index, phase, &measurements, &samples, intervals);
+        self.result.phases.push(result);
+        self.save();
+    }
+}
+
+fn planned_bytes(phase: &PhasePlan) -> Option<crate::units::Bytes> {
+    phase.workers.iter().map(|w| w.io_bytes).sum::<Option<u64>>().map(crate::units::Bytes)
+}
+
+pub fn phase_status(stop: &StopReason) -> (RunStatus, Option<String>) {
+    match stop {
+        StopReason::Completed => (RunStatus::Completed, None),
+        StopReason::Interrupted => (RunStatus::Interrupted, None),
+        StopReason::IoError => (RunStatus::IoError, None),
+        StopReason::Failed(why) => (RunStatus::Failed, Some(why.clone())),
+    }
+}

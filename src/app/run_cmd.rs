@@ -1,0 +1,148 @@
+//! `streamcap run`: flags and job file → JobSpec → facts → Plan → run → RunResult → summary, JSON, CSV.
+//!
+//! Exit codes: 0 when every phase completed; 1 when the run finished but an I/O error stopped a phase; 2 for bad
+//! input or a set-up failure (nothing has been written then); 130 after Ctrl-C (the partial result is kept).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use super::facts::{Gathered, gather};
+use super::observer::ResultRecorder;
+use crate::cli::RunArgs;
+use crate::plan::{Plan, RunOptions, TargetKind, build_plan};
+use crate::report::{CsvSink, write_summary};
+use crate::results::{RunResult, RunStatus, SCHEMA, SCHEMA_VERSION, TargetInfo, ToolInfo, rfc3339};
+use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
+use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
+
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let job = build_job(&args)?;
+    let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
+    let gathered = gather(&target)?;
+    let options = RunOptions { run_id: run_id(), allow_device_writes: args.allow_device_writes, force: args.force };
+    let plan = build_plan(&job, &gathered.facts, &options)?;
+
+    if args.dry_run {
+        print_quietly(&plan.to_string());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let csv = match &args.csv {
+        Some(path) => Some(CsvSink::create(path).with_context(|| format!("cannot create {}", path.display()))?),
+        None => None,
+    };
+    if let Some(path) = &args.json {
+        check_writable_parent(path)?;
+    }
+    let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let progress = ProgressLine::new(!args.quiet);
+    for notice in &plan.notices {
+        progress.println(&format!("note: {notice}"));
+    }
+    let skeleton = result_skeleton(&plan, &gathered);
+    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), csv, progress);
+
+    let outcome = execute(&plan, &interrupt, args.keep, &mut recorder);
+    recorder.progress.clear();
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            recorder.result.status = RunStatus::Failed;
+            recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
+            recorder.save();
+            return Err(error.into());
+        }
+    };
+    let status = if outcome.interrupted {
+        RunStatus::Interrupted
+    } else {
+        recorder
+            .result
+            .phases
+            .iter()
+            .map(|p| p.status)
+            .find(|s| *s != RunStatus::Completed)
+            .unwrap_or(RunStatus::Completed)
+    };
+    recorder.result.status = status;
+    recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
+    recorder.save();
+
+    if !args.quiet {
+        let mut text = Vec::new();
+        write_summary(&mut text, &recorder.result).expect("writing to a Vec cannot fail");
+        print_quietly(&String::from_utf8_lossy(&text));
+    }
+    if let Some(problem) = &recorder.output_error {
+        eprintln!("warning: {problem}");
+    }
+    Ok(match status {
+        RunStatus::Completed | RunStatus::Running => ExitCode::SUCCESS,
+        RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),
+        RunStatus::IoError => ExitCode::from(1),
+        RunStatus::Failed => ExitCode::from(2),
+    })
+}
+
+/// The job: a job file, the flags alone (when they name an rw), or the built-in first look; flags override.
+fn build_job(args: &RunArgs) -> Result<JobSpec> {
+    let overrides = args.workload.to_phase_spec();
+    let mut job = match &args.job {
+        Some(path) => read_job_file(path)?,
+        None if overrides.rw.is_some() => {
+            JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases: vec![Default::default()] }
+        }
+        None => default_job(),
+    };
+    job = job.with_overrides(&overrides);
+    if let Some(interval) = args.interval {
+        job.interval = Some(interval);
+    }
+    Ok(job)
+}
+
+fn check_writable_parent(path: &std::path::Path) -> Result<()> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    anyhow::ensure!(
+        parent.is_dir(),
+        "cannot write the result to {}: the directory {} does not exist",
+        path.display(),
+        parent.display()
+    );
+    Ok(())
+}
+
+fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
+    let kind = match plan.target.kind {
+        TargetKind::Directory => "directory",
+        TargetKind::File => "file",
+        TargetKind::BlockDevice => "block_device",
+    };
+    RunResult {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo::current(),
+        command: std::env::args().collect(),
+        status: RunStatus::Running,
+        started_at: rfc3339(std::time::SystemTime::now()),
+        finished_at: None,
+        host: gathered.host.clone(),
+        target: TargetInfo {
+            path: gathered.canonical.display().to_string(),
+            kind: kind.into(),
+            filesystem: gathered.filesystem.clone(),
+            devices: gathered.devices.clone(),
+        },
+        config: serde_json::to_value(plan).unwrap_or_default(),
+        notices: plan.notices.clone(),
+        phases: Vec::new(),
+    }
+}
+
+/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly.
+pub fn print_quietly(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}

@@ -1,0 +1,244 @@
+//! The command line: subcommands and flags (clap derive), with every value parsed by the same parsers job files
+//! use, so `--bs 4k/60:64k/40` and `bs = "4k/60:64k/40"` mean the same thing. Flag names follow fio where
+//! natural. Turning flags into a `PhaseSpec` happens here too; nothing else in the crate sees clap.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, RwMode};
+use crate::units::{ByteRate, Bytes, parse_duration};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "streamcap",
+    version,
+    about = "Storage benchmark and capacity planner for media and content servers",
+    long_about = "Storage benchmark and capacity planner for media and content servers.\n\n\
+                  `streamcap run` with no arguments gives an honest first look at the storage under the current \
+                  directory: sequential and random reads and writes with direct I/O, in about 40 seconds."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a workload against a directory, file or block device.
+    Run(Box<RunArgs>),
+    /// Print the summary of a saved result (a JSON file written with --json).
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result file written by `streamcap run --json FILE`.
+    pub result: PathBuf,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    streamcap run                                   first look at the current directory\n  \
+    streamcap run /srv/media --rw randread --bs 4k --size 8G --iodepth 32 --runtime 30s --json r.json\n  \
+    streamcap run /srv/media --job examples/jobs/seq-write-then-random-read.toml\n  \
+    streamcap run /dev/sdb --rw read --bs 1M --iodepth 8          (reads only; writes need --allow-device-writes)")]
+pub struct RunArgs {
+    /// Directory (data files are created in TARGET/.streamcap and removed after), existing file (read only) or
+    /// block device. Default: the current directory.
+    pub target: Option<PathBuf>,
+
+    /// A job file with several phases (streamcap TOML; see examples/jobs/). Flags given as well override every
+    /// phase.
+    #[arg(long, value_name = "FILE")]
+    pub job: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub workload: WorkloadFlags,
+
+    /// Reporting interval for the progress line, the interval series and the CSV.
+    #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Output")]
+    pub interval: Option<Duration>,
+    /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV row per interval, as the run goes.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub csv: Option<PathBuf>,
+    /// No progress line and no summary (errors are still printed).
+    #[arg(long, short, help_heading = "Output")]
+    pub quiet: bool,
+    /// Print the expanded plan and do nothing.
+    #[arg(long, help_heading = "Output")]
+    pub dry_run: bool,
+
+    /// Keep the data files after the run.
+    #[arg(long, help_heading = "Safety")]
+    pub keep: bool,
+    /// Allow writing to a block device (destroys its contents). The device must not be mounted or in use.
+    #[arg(long, help_heading = "Safety")]
+    pub allow_device_writes: bool,
+    /// With --allow-device-writes: write even though the device carries a filesystem or partition signature.
+    #[arg(long, help_heading = "Safety")]
+    pub force: bool,
+}
+
+/// Workload flags: each one overrides the same key in every phase.
+#[derive(Debug, Args, Default)]
+pub struct WorkloadFlags {
+    /// Access pattern: read, write, randread, randwrite, readwrite, randrw.
+    #[arg(long, value_parser = parse_rw, help_heading = "Workload")]
+    pub rw: Option<RwMode>,
+    /// Percentage of reads in readwrite/randrw (default 50).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100), help_heading = "Workload")]
+    pub rdpct: Option<u8>,
+    /// Block size: 4k, a range 4k-64k, or a weighted split 4k/60:64k/40.
+    #[arg(long, value_parser = parse_bs, help_heading = "Workload")]
+    pub bs: Option<BlockSizeSpec>,
+    /// Size of the data set (k, M, G, T are powers of 1024; kB, MB, GB powers of 1000). Default 1G.
+    #[arg(long, value_parser = parse_bytes, help_heading = "Workload")]
+    pub size: Option<Bytes>,
+    /// Number of files the data set is spread over.
+    #[arg(long, help_heading = "Workload")]
+    pub files: Option<u32>,
+    /// Random offsets: uniform, zipf:1.2, pareto:0.9, normal:5.
+    #[arg(long, value_parser = parse_distribution, help_heading = "Workload")]
+    pub distribution: Option<DistributionSpec>,
+    /// Seed of the random generators (the same seed repeats the same offsets).
+    #[arg(long, help_heading = "Workload")]
+    pub seed: Option<u64>,
+
+    /// Worker threads.
+    #[arg(long, help_heading = "Concurrency")]
+    pub jobs: Option<u32>,
+    /// Operations in flight per worker.
+    #[arg(long, help_heading = "Concurrency")]
+    pub iodepth: Option<u32>,
+    /// io_uring: pass requests to the kernel in groups of N (default 1: each at once, like fio).
+    #[arg(long, value_name = "N", help_heading = "Concurrency")]
+    pub iodepth_batch: Option<u32>,
+    /// I/O engine: io_uring (default where available) or sync.
+    #[arg(long, value_parser = parse_engine, help_heading = "Concurrency")]
+    pub engine: Option<EngineChoice>,
+
+    /// Measured time per phase.
+    #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Time")]
+    pub runtime: Option<Duration>,
+    /// Warm-up before measuring (excluded from results).
+    #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Time")]
+    pub ramp: Option<Duration>,
+    /// Stop after this many bytes of I/O (all workers together).
+    #[arg(long, value_parser = parse_bytes, value_name = "SIZE", help_heading = "Time")]
+    pub io_size: Option<Bytes>,
+
+    /// Pace each worker at this many bytes per second (e.g. 200MB/s).
+    #[arg(long, value_parser = parse_rate, help_heading = "Pacing")]
+    pub rate: Option<ByteRate>,
+    /// Pace each worker at this many operations per second.
+    #[arg(long, help_heading = "Pacing")]
+    pub rate_iops: Option<u64>,
+    /// Arrival process of paced operations: linear or poisson.
+    #[arg(long, value_parser = parse_arrival, help_heading = "Pacing")]
+    pub rate_process: Option<ArrivalSpec>,
+
+    /// Direct I/O, bypassing the page cache (the default; without this flag streamcap falls back to buffered
+    /// I/O with a notice where the filesystem refuses it).
+    #[arg(long, conflicts_with = "buffered", help_heading = "Durability")]
+    pub direct: bool,
+    /// Buffered I/O through the page cache.
+    #[arg(long, help_heading = "Durability")]
+    pub buffered: bool,
+    /// fsync after every N writes.
+    #[arg(long, value_name = "N", help_heading = "Durability")]
+    pub fsync_every: Option<u64>,
+    /// fsync every written file at the end of each phase (timed).
+    #[arg(long, help_heading = "Durability")]
+    pub end_fsync: bool,
+    /// Record I/O errors and go on instead of stopping the phase.
+    #[arg(long, help_heading = "Durability")]
+    pub continue_on_error: bool,
+}
+
+impl WorkloadFlags {
+    /// The flags as a phase layer: only what was said.
+    pub fn to_phase_spec(&self) -> PhaseSpec {
+        PhaseSpec {
+            name: None,
+            rw: self.rw,
+            rdpct: self.rdpct,
+            bs: self.bs.clone(),
+            size: self.size,
+            files: self.files,
+            distribution: self.distribution,
+            seed: self.seed,
+            jobs: self.jobs,
+            iodepth: self.iodepth,
+            iodepth_batch: self.iodepth_batch,
+            engine: self.engine,
+            runtime: self.runtime,
+            ramp: self.ramp,
+            io_size: self.io_size,
+            rate: self.rate,
+            rate_iops: self.rate_iops,
+            rate_process: self.rate_process,
+            direct: match (self.direct, self.buffered) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            fsync_every: self.fsync_every,
+            end_fsync: self.end_fsync.then_some(true),
+            continue_on_error: self.continue_on_error.then_some(true),
+        }
+    }
+}
+
+fn parse_rw(s: &str) -> Result<RwMode, String> {
+    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
+}
+
+fn parse_bs(s: &str) -> Result<BlockSizeSpec, String> {
+    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
+}
+
+fn parse_distribution(s: &str) -> Result<DistributionSpec, String> {
+    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
+}
+
+fn parse_engine(s: &str) -> Result<EngineChoice, String> {
+    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
+}
+
+fn parse_arrival(s: &str) -> Result<ArrivalSpec, String> {
+    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
+}
+
+fn parse_bytes(s: &str) -> Result<Bytes, String> {
+    Bytes::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_rate(s: &str) -> Result<ByteRate, String> {
+    ByteRate::parse(s).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn flags_become_a_phase_layer() {
+        let cli = Cli::parse_from(["streamcap", "run", "/tmp", "--rw", "randread", "--bs", "4k", "--buffered"]);
+        let Command::Run(args) = cli.command else { panic!() };
+        let spec = args.workload.to_phase_spec();
+        assert_eq!(spec.rw, Some(RwMode::RandRead));
+        assert_eq!(spec.direct, Some(false));
+        assert_eq!(spec.iodepth, None);
+    }
+}

@@ -1,0 +1,159 @@
+//! The terminal summary of a `RunResult`: one table of the numbers a person needs (IOPS, MB/s, latency
+//! percentiles, CPU per operation), one of what each device beneath the target did, then warnings in words.
+//! Reads only the result, so a saved JSON renders exactly like a live run (`streamcap report r.json`).
+
+use std::io::{self, Write};
+
+use comfy_table::{CellAlignment, Table, presets};
+
+use crate::results::{OpResult, PhaseResult, RunResult, RunStatus};
+use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
+
+pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+    let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
+    writeln!(out, "streamcap {} · {}{fs}", result.tool.version, result.target.path)?;
+    writeln!(
+        out,
+        "host: {} · {} × {} · {} RAM · Linux {}",
+        result.host.hostname, result.host.cpu_count, result.host.cpu_model, result.host.ram, result.host.kernel
+    )?;
+    writeln!(out)?;
+    writeln!(out, "{}", performance_table(&result.phases))?;
+    let devices = device_table(&result.phases);
+    if let Some(table) = devices {
+        writeln!(out)?;
+        writeln!(out, "device activity during each phase:")?;
+        writeln!(out, "{table}")?;
+    }
+    write_warnings(out, result)
+}
+
+fn performance_table(phases: &[PhaseResult]) -> Table {
+    let mut table = Table::new();
+    table.load_style(presets::UTF8_HORIZONTAL_ONLY);
+    table.set_header(["phase", "op", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "CPU/op", "CPU"]);
+    for phase in phases {
+        let mut first = true;
+        for (name, op) in [("read", &phase.read), ("write", &phase.write), ("sync", &phase.sync)] {
+            let Some(op) = op else { continue };
+            let label = if first { phase_label(phase) } else { String::new() };
+            let (cpu_op, cpu) = if first {
+                (format!("{:.1} µs", phase.cpu.per_op_us), format!("{:.0}%", phase.cpu.process_pct))
+            } else {
+                (String::new(), String::new())
+            };
+            first = false;
+            table.add_row(row(label, name, op, cpu_op, cpu));
+        }
+        if first {
+            table.add_row(vec![phase_label(phase), "—".into(), "no operations completed".into()]);
+        }
+    }
+    for column in 2..=10 {
+        if let Some(c) = table.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+fn row(label: String, name: &str, op: &OpResult, cpu_op: String, cpu: String) -> Vec<String> {
+    let lat = |p: f64| op.latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64));
+    vec![
+        label,
+        if op.errors > 0 { format!("{name} ({} err)", op.errors) } else { name.to_string() },
+        format_rate(op.iops),
+        format_mbps(op.mbps),
+        format_latency_ns(op.latency.mean_ns),
+        lat(50.0),
+        lat(99.0),
+        lat(99.9),
+        format_latency_ns(op.latency.max_ns as f64),
+        cpu_op,
+        cpu,
+    ]
+}
+
+fn phase_label(phase: &PhaseResult) -> String {
+    let mut label = phase.name.clone();
+    match phase.status {
+        RunStatus::Interrupted => label.push_str(" (interrupted)"),
+        RunStatus::IoError => label.push_str(" (stopped: I/O error)"),
+        RunStatus::Failed => label.push_str(" (failed)"),
+        RunStatus::Running | RunStatus::Completed => {}
+    }
+    if phase.cache_affected {
+        label.push_str(" [cache]");
+    }
+    label
+}
+
+fn device_table(phases: &[PhaseResult]) -> Option<Table> {
+    if phases.iter().all(|p| p.devices.is_empty()) {
+        return None;
+    }
+    let mut table = Table::new();
+    table.load_style(presets::UTF8_HORIZONTAL_ONLY);
+    table.set_header(["phase", "device", "role", "read MB/s", "write MB/s", "r/s", "w/s", "busy", "queue"]);
+    for phase in phases {
+        for (i, device) in phase.devices.iter().enumerate() {
+            let a = &device.activity;
+            table.add_row(vec![
+                if i == 0 { phase.name.clone() } else { String::new() },
+                a.name.clone(),
+                device.role.clone(),
+                format_mbps(a.read_mbps),
+                format_mbps(a.write_mbps),
+                format_rate(a.read_iops),
+                format_rate(a.write_iops),
+                format!("{:.0}%", a.busy_pct),
+                format!("{:.1}", a.avg_queue),
+            ]);
+        }
+    }
+    for column in 3..=8 {
+        if let Some(c) = table.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    Some(table)
+}
+
+fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+    let mut lines = Vec::new();
+    for notice in &result.notices {
+        lines.push(format!("note: {notice}"));
+    }
+    for phase in &result.phases {
+        if phase.cache_affected {
+            lines.push(format!(
+                "cache: '{}' used buffered I/O on a data set of {} with {} of RAM; the page cache may have served \
+                 part of it, so treat its figures as an upper bound (use a data set over twice the RAM, or direct I/O)",
+                phase.name,
+                Bytes(phase.data_set_bytes),
+                Bytes(phase.memory.ram_bytes)
+            ));
+        }
+        if phase.errors.count > 0 {
+            lines.push(format!("errors: '{}' had {} failed operations:", phase.name, phase.errors.count));
+            for e in phase.errors.records.iter().take(5) {
+                lines.push(format!("  {} {} at offset {} ({} bytes): {}", e.op, e.path, e.offset, e.len, e.message));
+            }
+        }
+        if let Some(failure) = &phase.failure {
+            lines.push(format!("failed: '{}': {failure}", phase.name));
+        }
+    }
+    match result.status {
+        RunStatus::Interrupted => lines.push("interrupted: the figures above cover the part that ran".into()),
+        RunStatus::IoError => lines.push("stopped by an I/O error (use --continue-on-error to go on)".into()),
+        _ => {}
+    }
+    if !lines.is_empty() {
+        writeln!(out)?;
+        for line in lines {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! Turning what a phase measured (metrics), what the system reported (sysinfo samples) and what was planned
+//! into a `PhaseResult`. The app gathers the pieces; this file only does arithmetic and naming.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    CpuResult, DevicePoint, DeviceResult, ErrorSummary, IntervalPoint, MemoryResult, OpResult, PhaseResult, RunStatus,
+};
+use crate::metrics::{ClassPoint, DEFAULT_PERCENTILES, ErrorRecord, OpClass, Recorder};
+use crate::plan::PhasePlan;
+use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage};
+
+/// How the I/O was issued.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EngineDetail {
+    pub name: String,
+    pub queue_depth: u32,
+    pub registered_buffers: bool,
+    pub registered_files: bool,
+}
+
+/// What the run layer measured for a phase.
+pub struct PhaseMeasurements<'a> {
+    pub totals: &'a Recorder,
+    pub measured: Duration,
+    pub status: RunStatus,
+    pub failure: Option<String>,
+    pub errors: &'a [ErrorRecord],
+    pub direct: bool,
+    pub engine: EngineDetail,
+    pub started_at: String,
+}
+
+/// System samples at the start and end of the measured period.
+pub struct PhaseSamples {
+    pub disks_before: Vec<DiskStat>,
+    pub disks_after: Vec<DiskStat>,
+    pub cpu_before: ProcessCpu,
+    pub cpu_after: ProcessCpu,
+    pub system_before: SystemCpu,
+    pub system_after: SystemCpu,
+    pub memory_before: MemInfo,
+    pub memory_after: MemInfo,
+    /// Devices to report, with their roles, in order.
+    pub devices: Vec<(String, String)>,
+}
+
+pub fn build_phase(
+    index: usize,
+    plan: &PhasePlan,
+    measured: &PhaseMeasurements<'_>,
+    samples: &PhaseSamples,
+    intervals: (Vec<IntervalPoint>, u32),
+) -> PhaseResult {
+    let seconds = measured.measured.as_secs_f64();
+    let op = |class| op_result(measured.totals, class, seconds);
+    let total_ops = measured.totals.total_ops();
+    let cpu_time = samples.cpu_after.cpu_since(&samples.cpu_before).as_secs_f64();
+    let ram = samples.memory_after.total.0;
+    PhaseResult {
+        index,
+        name: plan.name.clone(),
+        status: measured.status,
+        failure: measured.failure.clone(),
+        started_at: measured.started_at.clone(),
+        rw: plan.rw.to_string(),
+        bs: block_size_text(plan),
+        iodepth: plan.iodepth,
+        jobs: plan.jobs,
+        engine: measured.engine.clone(),
+        direct: measured.direct,
+        cache_affected: !measured.direct && plan.data_set.0 < 2 * ram,
+        data_set_bytes: plan.data_set.0,
+        duration_s: seconds,
+        ramp_s: plan.ramp.as_secs_f64(),
+        read: op(OpClass::Read),
+        write: op(OpClass::Write),
+        sync: op(OpClass::Sync),
+        cpu: CpuResult {
+            user_s: samples.cpu_after.user.saturating_sub(samples.cpu_before.user).as_secs_f64(),
+            system_s: samples.cpu_after.system.saturating_sub(samples.cpu_before.system).as_secs_f64(),
+            process_pct: if seconds > 0.0 { cpu_time / seconds * 100.0 } else { 0.0 },
+            per_op_us: if total_ops > 0 { cpu_time / total_ops as f64 * 1e6 } else { 0.0 },
+            system: SystemCpuUsage::between(&samples.system_before, &samples.system_after),
+        },
+        memory: MemoryResult {
+            ram_bytes: ram,
+            page_cache_before_bytes: samples.memory_before.cached.0,
+            page_cache_after_bytes: samples.memory_after.cached.0,
+            dirty_after_bytes: samples.memory_after.dirty.0,
+            peak_rss_bytes: samples.cpu_after.max_rss.0,
+        },
+        devices: device_results(samples, measured.measured),
+        errors: ErrorSummary {
+            count: OpClass::ALL.iter().map(|&c| measured.totals.stats(c).errors).sum(),
+            records: measured.errors.to_vec(),
+        },
+        intervals: intervals.0,
+        interval_stride: intervals.1,
+    }
+}
+
+fn op_result(totals: &Recorder, class: OpClass, seconds: f64) -> Option<OpResult> {
+    let stats = totals.stats(class);
+    if stats.ops == 0 && stats.errors == 0 {
+        return None;
+    }
+    let per_sec = |n: f64| if seconds > 0.0 { n / seconds } else { 0.0 };
+    Some(OpResult {
+        ops: stats.ops,
+        bytes: stats.bytes,
+        errors: stats.errors,
+        iops: per_sec(stats.ops as f64),
+        mbps: per_sec(stats.bytes as f64) / 1e6,
+        latency: stats.latency.summary(&DEFAULT_PERCENTILES),
+        due_latency: stats.due_latency.as_ref().filter(|h| !h.is_empty()).map(|h| h.summary(&DEFAULT_PERCENTILES)),
+    })
+}
+
+fn device_results(samples: &PhaseSamples, elapsed: Duration) -> Vec<DeviceResult> {
+    samples
+        .devices
+        .iter()
+        .filter_map(|(name, role)| {
+            let before = samples.disks_before.iter().find(|d| &d.name == name)?;
+            let after = samples.disks_after.iter().find(|d| &d.name == name)?;
+            Some(DeviceResult { role: role.clone(), activity: DiskActivity::between(before, after, elapsed) })
+        })
+        .collect()
+}
+
+fn block_size_text(plan: &PhasePlan) -> String {
+    use crate::workload::BlockSizes;
+    let short = |n: u32| crate::units::Bytes(u64::from(n)).to_string().replace(' ', "").replace("iB", "");
+    match &plan.block_sizes {
+        BlockSizes::Fixed { size } => short(*size),
+        BlockSizes::Range { min, max, .. } => format!("{}-{}", short(*min), short(*max)),
+        BlockSizes::Split { entries } => {
+            entries.iter().map(|(s, w)| format!("{}/{w}", short(*s))).collect::<Vec<_>>().join(":")
+        }
+    }
+}
+
+/// One interval's point: I/O figures from the merged recorder, CPU and device activity from samples taken at
+/// the interval's end.
+pub fn interval_point(
+    start: Duration,
+    length: Duration,
+    recorder: &Recorder,
+    cpu_seconds: f64,
+    devices: &[(String, DiskActivity)],
+) -> IntervalPoint {
+    let seconds = length.as_secs_f64();
+    let class = |c| {
+        let stats = recorder.stats(c);
+        (stats.ops > 0 || stats.errors > 0).then(|| ClassPoint::from_stats(recorder, c, seconds))
+    };
+    IntervalPoint {
+        start_s: start.as_secs_f64(),
+        length_s: seconds,
+        read: class(OpClass::Read),
+        write: class(OpClass::Write),
+        cpu_pct: if seconds > 0.0 { cpu_seconds / seconds * 100.0 } else { 0.0 },
+        devices: devices
+            .iter()
+            .map(|(name, a)| DevicePoint {
+                name: name.clone(),
+                busy_pct: a.busy_pct,
+                read_mbps: a.read_mbps,
+                write_mbps: a.write_mbps,
+                avg_queue: a.avg_queue,
+            })
+            .collect(),
+    }
+}

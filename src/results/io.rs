@@ -1,0 +1,55 @@
+//! Reading and writing result files. Writes go to a temporary file in the same directory and are renamed into
+//! place, so a reader (or a crash mid-write) never sees half a result.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::{RunResult, SCHEMA, SCHEMA_VERSION};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResultIoError {
+    #[error("cannot write the result to {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: io::Error },
+    #[error("{path} is not a streamcap result: {detail}")]
+    Format { path: PathBuf, detail: String },
+}
+
+pub fn write_result_atomically(result: &RunResult, path: &Path) -> Result<(), ResultIoError> {
+    let err = |source| ResultIoError::Write { path: path.to_path_buf(), source };
+    let name = path.file_name().map_or("result.json".into(), |n| n.to_string_lossy().to_string());
+    let temp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let mut text = serde_json::to_vec_pretty(result).map_err(|e| err(io::Error::other(e)))?;
+    text.push(b'\n');
+    let mut file = fs::File::create(&temp).map_err(err)?;
+    let written = file.write_all(&text).and_then(|()| file.sync_data());
+    if let Err(e) = written {
+        let _ = fs::remove_file(&temp);
+        return Err(err(e));
+    }
+    fs::rename(&temp, path).map_err(|e| {
+        let _ = fs::remove_file(&temp);
+        err(e)
+    })
+}
+
+pub fn read_result(path: &Path) -> Result<RunResult, ResultIoError> {
+    let text = fs::read_to_string(path).map_err(|source| ResultIoError::Read { path: path.to_path_buf(), source })?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| ResultIoError::Format { path: path.to_path_buf(), detail: e.to_string() })?;
+    if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
+        return Err(ResultIoError::Format { path: path.to_path_buf(), detail: format!("no \"schema\": \"{SCHEMA}\"") });
+    }
+    let version = value.get("schema_version").and_then(|v| v.as_u64()).unwrap_or(0);
+    if version > u64::from(SCHEMA_VERSION) {
+        return Err(ResultIoError::Format {
+            path: path.to_path_buf(),
+            detail: format!(
+                "schema version {version} is newer than this streamcap understands ({SCHEMA_VERSION}); upgrade streamcap"
+            ),
+        });
+    }
+    serde_json::from_value(value).map_err(|e| ResultIoError::Format { path: path.to_path_buf(), detail: e.to_string() })
+}

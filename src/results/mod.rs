@@ -1,0 +1,238 @@
+//! `RunResult`: the one versioned model of a finished (or interrupted) run that every renderer reads and that
+//! users' scripts parse. The schema is documented in docs/results-schema.md; bump `SCHEMA_VERSION` on any change
+//! that removes or renames a field (adding a field does not need a bump).
+//!
+//! Units are in the field names (`_ns`, `_s`, `_bytes`, `_mbps` = 10^6 bytes/s, `_pct` = 0–100) so that nobody
+//! has to guess.
+
+mod build;
+mod io;
+mod time;
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::{ClassPoint, ErrorRecord, LatencySummary, Mergeable};
+use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, HostFacts, SystemCpuUsage};
+
+pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, interval_point};
+pub use io::{ResultIoError, read_result, write_result_atomically};
+pub use time::rfc3339;
+
+pub const SCHEMA: &str = "streamcap.run";
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Always "streamcap.run".
+    pub schema: String,
+    /// Incremented when a field is removed or changes meaning.
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    /// The command line that produced this result.
+    pub command: Vec<String>,
+    pub status: RunStatus,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    /// RFC 3339, UTC; absent while the run is still going (results are written after every phase).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    pub host: HostFacts,
+    pub target: TargetInfo,
+    /// The effective configuration: the plan with every default filled in.
+    pub config: serde_json::Value,
+    /// Fallbacks and other things the user was told.
+    pub notices: Vec<String>,
+    pub phases: Vec<PhaseResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl ToolInfo {
+    pub fn current() -> ToolInfo {
+        ToolInfo { name: env!("CARGO_PKG_NAME").into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+}
+
+/// How a run, or a phase, ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Still running (a result written between phases).
+    Running,
+    Completed,
+    /// Stopped by Ctrl-C or SIGTERM: the figures cover what ran.
+    Interrupted,
+    /// An I/O error stopped it; see `errors`.
+    IoError,
+    /// Set-up or an engine failed; see `failure`.
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub path: String,
+    /// "directory", "file" or "block_device".
+    pub kind: String,
+    /// The filesystem holding the target (absent for raw devices).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filesystem: Option<FilesystemFacts>,
+    /// Every block device beneath the target: pool members, loop backing stores, partition disks.
+    pub devices: Vec<BlockDevice>,
+}
+
+/// One phase.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PhaseResult {
+    pub index: usize,
+    pub name: String,
+    pub status: RunStatus,
+    /// The reason a phase failed, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    pub started_at: String,
+    pub rw: String,
+    /// Block size as configured ("4K", "4K-64K", "4K/60:64K/40").
+    pub bs: String,
+    pub iodepth: u32,
+    pub jobs: u32,
+    pub engine: EngineDetail,
+    /// Direct I/O was in effect (false: buffered, either asked for or because the filesystem refused O_DIRECT).
+    pub direct: bool,
+    /// Buffered I/O on a data set smaller than twice the RAM: the page cache may have served part of it, so the
+    /// figures may describe memory rather than storage.
+    pub cache_affected: bool,
+    pub data_set_bytes: u64,
+    /// Measured time, after the ramp.
+    pub duration_s: f64,
+    pub ramp_s: f64,
+    /// Per operation class; absent when the phase did none of that class.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read: Option<OpResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write: Option<OpResult>,
+    /// fsync operations (from `fsync-every` or `end-fsync`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<OpResult>,
+    pub cpu: CpuResult,
+    pub memory: MemoryResult,
+    /// Activity of each device beneath the target over the measured time.
+    pub devices: Vec<DeviceResult>,
+    pub errors: ErrorSummary,
+    /// Interval series (merged pairwise when a phase is very long: see `interval_stride`).
+    pub intervals: Vec<IntervalPoint>,
+    /// How many reporting intervals each point covers.
+    pub interval_stride: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpResult {
+    pub ops: u64,
+    pub bytes: u64,
+    pub errors: u64,
+    pub iops: f64,
+    pub mbps: f64,
+    /// Latency from submission to completion.
+    pub latency: LatencySummary,
+    /// Paced phases: latency from the time each operation was due (includes waiting behind a slow device).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub due_latency: Option<LatencySummary>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CpuResult {
+    /// streamcap's user time during the measured period.
+    pub user_s: f64,
+    /// streamcap's system time (I/O submission and completion in the kernel).
+    pub system_s: f64,
+    /// streamcap's CPU use in percent of one core.
+    pub process_pct: f64,
+    /// streamcap's CPU time per operation, microseconds.
+    pub per_op_us: f64,
+    /// The whole machine.
+    pub system: SystemCpuUsage,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MemoryResult {
+    pub ram_bytes: u64,
+    pub page_cache_before_bytes: u64,
+    pub page_cache_after_bytes: u64,
+    pub dirty_after_bytes: u64,
+    /// streamcap's peak resident memory so far.
+    pub peak_rss_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeviceResult {
+    /// Why the device is listed ("filesystem device", "btrfs pool member", "loop backing store").
+    pub role: String,
+    pub activity: DiskActivity,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ErrorSummary {
+    /// All failed operations.
+    pub count: u64,
+    /// The first failures, each with operation, path, offset and OS error.
+    pub records: Vec<ErrorRecord>,
+}
+
+/// One reporting interval.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IntervalPoint {
+    /// Start, seconds after measurement began.
+    pub start_s: f64,
+    pub length_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read: Option<ClassPoint>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write: Option<ClassPoint>,
+    /// streamcap's CPU use, percent of one core.
+    pub cpu_pct: f64,
+    /// Busy percentage and throughput of each device (same order as the phase's `devices`).
+    pub devices: Vec<DevicePoint>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DevicePoint {
+    pub name: String,
+    pub busy_pct: f64,
+    pub read_mbps: f64,
+    pub write_mbps: f64,
+    pub avg_queue: f64,
+}
+
+impl Mergeable for IntervalPoint {
+    fn absorb(&mut self, next: &Self) {
+        let (mine, theirs) = (self.length_s, next.length_s);
+        let total = (mine + theirs).max(1e-9);
+        let weigh = |a: f64, b: f64| (a * mine + b * theirs) / total;
+        for (slot, other) in [(&mut self.read, &next.read), (&mut self.write, &next.write)] {
+            match (slot.as_mut(), other) {
+                (Some(a), Some(b)) => a.absorb(b, mine, theirs),
+                (None, Some(b)) => *slot = Some(b.clone()),
+                _ => {}
+            }
+        }
+        self.cpu_pct = weigh(self.cpu_pct, next.cpu_pct);
+        for (a, b) in self.devices.iter_mut().zip(&next.devices) {
+            a.busy_pct = weigh(a.busy_pct, b.busy_pct);
+            a.read_mbps = weigh(a.read_mbps, b.read_mbps);
+            a.write_mbps = weigh(a.write_mbps, b.write_mbps);
+            a.avg_queue = weigh(a.avg_queue, b.avg_queue);
+        }
+        self.length_s += next.length_s;
+    }
+}
+
+impl RunResult {
+    /// The figures of a phase's main operation class (reads when it read, else writes).
+    pub fn main_ops(phase: &PhaseResult) -> Option<&OpResult> {
+        phase.read.as_ref().filter(|r| r.ops > 0).or(phase.write.as_ref())
+    }
+}

@@ -1,0 +1,167 @@
+//! Running a plan: the work directory, data layout, phases in order, workers, pacing, signals and the live
+//! progress line. Reports what happens through a [`RunObserver`] so that the caller (the app) can sample the
+//! system, draw progress and write results without this layer knowing about any of them.
+
+mod layout;
+mod pacer;
+mod pattern;
+mod phase;
+mod progress;
+mod signals;
+mod workdir;
+mod worker;
+
+use std::path::PathBuf;
+
+pub use layout::direct_io_supported;
+pub use pacer::Pacer;
+pub use phase::{IntervalReport, PhaseOutcome, StopReason};
+pub use progress::ProgressLine;
+pub use signals::{INTERRUPTED_EXIT, Interrupt};
+pub use workdir::{WorkDir, remove_stale, run_id};
+
+use crate::plan::{DirectMode, FilePlan, PhasePlan, Plan, TargetKind};
+use layout::LayoutError;
+use phase::{PhaseInputs, run_phase};
+
+/// What the run tells its caller as it goes. Every method has an empty default.
+pub trait RunObserver {
+    /// Something the user should know (a fallback, a removed leftover).
+    fn notice(&mut self, _text: &str) {}
+    /// Progress of filling the data files before phase `phase`.
+    fn prefill(&mut self, _phase: usize, _done: u64, _total: u64) {}
+    fn phase_started(&mut self, _index: usize, _phase: &PhasePlan) {}
+    /// The ramp is over: measurement starts now.
+    fn measuring(&mut self, _index: usize) {}
+    fn interval(&mut self, _report: &IntervalReport<'_>) {}
+    fn phase_finished(&mut self, _index: usize, _phase: &PhasePlan, _outcome: &PhaseOutcome) {}
+}
+
+/// How the run went as a whole.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub phases: Vec<PhaseOutcome>,
+    pub interrupted: bool,
+    /// The data files were removed (false with `--keep`, or for targets streamcap did not create files in).
+    pub cleaned_up: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    WorkDir(#[from] workdir::WorkDirError),
+    #[error(
+        "cannot open {path} with O_DIRECT (EINVAL): the filesystem does not support direct I/O; pass --buffered \
+         and use a data set at least twice the RAM"
+    )]
+    DirectUnsupported { path: PathBuf },
+    #[error("{0}")]
+    Layout(LayoutError),
+    #[error("cannot remove the data files in {path}: {source}")]
+    Cleanup { path: PathBuf, source: std::io::Error },
+}
+
+/// Runs every phase of `plan` in order. Stops early on Ctrl-C (after writing what was measured) and after a
+/// phase that ended in an I/O error or a failure.
+pub fn execute(
+    plan: &Plan,
+    interrupt: &Interrupt,
+    keep: bool,
+    observer: &mut dyn RunObserver,
+) -> Result<RunOutcome, RunError> {
+    let mut work_dir = match plan.target.kind {
+        TargetKind::Directory => {
+            for stale in remove_stale(&plan.target.path) {
+                observer.notice(&format!("removed the data of an earlier, killed run: {}", stale.display()));
+            }
+            Some(WorkDir::create(&plan.target, keep)?)
+        }
+        TargetKind::File | TargetKind::BlockDevice => None,
+    };
+    let files: Vec<PathBuf> = plan.target.files.iter().map(|f| f.path.clone()).collect();
+    // Files streamcap creates start empty; existing files and devices hold whatever they hold.
+    let mut filled: Vec<bool> = plan.target.files.iter().map(|f| !f.created).collect();
+    let direct_ok = direct_io_supported(&files[0]);
+    let mut told_buffered = false;
+    let mut outcomes = Vec::new();
+
+    for (index, phase) in plan.phases.iter().enumerate() {
+        if interrupt.is_set() {
+            break;
+        }
+        let direct = match phase.direct {
+            DirectMode::Off => false,
+            DirectMode::Required if !direct_ok => return Err(RunError::DirectUnsupported { path: files[0].clone() }),
+            DirectMode::Required => true,
+            DirectMode::Preferred => {
+                if !direct_ok && !told_buffered {
+                    told_buffered = true;
+                    observer.notice(&format!(
+                        "{} does not support direct I/O (O_DIRECT): using buffered I/O; results for data sets \
+                         smaller than twice the RAM are marked cache-affected",
+                        plan.target.path.display()
+                    ));
+                }
+                direct_ok
+            }
+        };
+        observer.phase_started(index, phase);
+        let used = &plan.target.files[..phase.files_used as usize];
+        if phase.needs_data {
+            let missing: Vec<&FilePlan> = used.iter().zip(&filled).filter(|(_, f)| !**f).map(|(p, _)| p).collect();
+            if !missing.is_empty() {
+                let flag = interrupt.flag();
+                let result =
+                    layout::fill(&missing, direct, &flag, &mut |done, total| observer.prefill(index, done, total));
+                match result {
+                    Ok(()) => filled[..used.len()].iter_mut().for_each(|f| *f = true),
+                    Err(LayoutError::Interrupted) => break,
+                    Err(e) => return Err(RunError::Layout(e)),
+                }
+            }
+        }
+        if !direct {
+            for file in used {
+                layout::invalidate(&file.path, plan.target.writes_allowed && file.created);
+            }
+        }
+        let inputs = PhaseInputs {
+            index,
+            phase,
+            files: &files,
+            direct,
+            writable: plan.target.writes_allowed,
+            interval: plan.interval,
+            interrupted: interrupt.flag(),
+        };
+        let outcome = run_phase(inputs, observer);
+        if covers_whole_files(phase, &outcome, used) {
+            filled[..used.len()].iter_mut().for_each(|f| *f = true);
+        }
+        observer.phase_finished(index, phase, &outcome);
+        let stop = outcome.stop.clone();
+        outcomes.push(outcome);
+        if stop != StopReason::Completed {
+            break;
+        }
+    }
+
+    let cleaned_up = match &mut work_dir {
+        Some(dir) if !keep => {
+            dir.remove().map_err(|source| RunError::Cleanup { path: dir.path().to_path_buf(), source })?;
+            true
+        }
+        _ => false,
+    };
+    Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleaned_up })
+}
+
+/// A sequential write phase that ran to completion over whole files leaves them fully written.
+fn covers_whole_files(phase: &PhasePlan, outcome: &PhaseOutcome, used: &[FilePlan]) -> bool {
+    let whole = used.iter().all(|f| f.size.0 * u64::from(phase.files_used) == phase.data_set.0);
+    phase.read_percent == 0
+        && !phase.rw.is_random()
+        && outcome.stop == StopReason::Completed
+        && whole
+        && outcome.issued >= phase.data_set.0
+}

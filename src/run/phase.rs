@@ -1,0 +1,286 @@
+//! One phase: start the workers together, gather their snapshots into interval reports and phase totals, and
+//! decide how the phase ended.
+//!
+//! Workers open their files and build their engines first and say so (`Ready`); only when all are ready does the
+//! coordinator hand every worker the same start instant, so that set-up cost never counts as I/O time. An
+//! interval is reported once every worker has either sent its snapshot for it or finished; recorders go back to
+//! their worker for reuse.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant, SystemTime};
+
+use super::RunObserver;
+use super::worker::{WorkerChannels, WorkerMsg, worker_thread};
+use crate::engine::Caps;
+use crate::metrics::{ErrorRecord, Recorder, Snapshot};
+use crate::plan::{PhasePlan, defaults};
+
+/// Stop flags a worker checks on every loop iteration (two relaxed loads).
+pub struct PhaseControl {
+    /// Set by SIGINT/SIGTERM for the whole run.
+    pub interrupted: Arc<AtomicBool>,
+    /// Set when an I/O error stops the phase (without `--continue-on-error`) or an engine fails.
+    pub abort: AtomicBool,
+}
+
+impl PhaseControl {
+    #[inline]
+    pub fn stop_requested(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
+    }
+}
+
+/// Why a phase ended.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+pub enum StopReason {
+    /// Its runtime or I/O amount was reached.
+    Completed,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+    /// An I/O error stopped it (see the error records).
+    IoError,
+    /// Set-up or the engine failed; the text says how.
+    Failed(String),
+}
+
+/// What a phase measured.
+#[derive(Debug)]
+pub struct PhaseOutcome {
+    pub totals: Recorder,
+    /// Measured time (after the ramp) until the last worker finished.
+    pub measured: Duration,
+    pub stop: StopReason,
+    /// The first error records (at most `defaults::ERRORS_KEPT` per worker); `totals` counts them all.
+    pub errors: Vec<ErrorRecord>,
+    /// Direct I/O was in effect.
+    pub direct: bool,
+    pub caps: Option<Caps>,
+    /// Bytes issued after the ramp, all workers.
+    pub issued: u64,
+    pub started: SystemTime,
+}
+
+/// One interval of a phase, all workers merged.
+pub struct IntervalReport<'a> {
+    pub phase: usize,
+    pub index: u64,
+    /// Start of the interval, from the start of measurement.
+    pub start: Duration,
+    pub length: Duration,
+    pub recorder: &'a Recorder,
+}
+
+pub(super) struct PhaseInputs<'a> {
+    pub index: usize,
+    pub phase: &'a PhasePlan,
+    /// Paths of the run's file table (global indices).
+    pub files: &'a [PathBuf],
+    pub direct: bool,
+    pub writable: bool,
+    pub interval: Duration,
+    pub interrupted: Arc<AtomicBool>,
+}
+
+pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver) -> PhaseOutcome {
+    let phase = inputs.phase;
+    let control = PhaseControl { interrupted: inputs.interrupted.clone(), abort: AtomicBool::new(false) };
+    let started = SystemTime::now();
+    let (tx, rx) = mpsc::channel();
+
+    std::thread::scope(|scope| {
+        let mut go = Vec::new();
+        let mut spares = Vec::new();
+        let mut handles = Vec::new();
+        for (id, worker) in phase.workers.iter().enumerate() {
+            let (go_tx, go_rx) = mpsc::channel::<Option<Instant>>();
+            let (spare_tx, spare_rx) = mpsc::channel::<Recorder>();
+            go.push(go_tx);
+            spares.push(spare_tx);
+            let tx = tx.clone();
+            let channels = WorkerChannels { tx, spares: spare_rx, go: go_rx };
+            let (control, inputs) = (&control, &inputs);
+            handles.push(scope.spawn(move || worker_thread(id as u32, inputs, worker, control, channels)));
+        }
+        drop(tx);
+
+        let (caps, setup_error) = wait_ready(&rx, phase.workers.len());
+        if let Some(error) = setup_error {
+            for g in &go {
+                let _ = g.send(None);
+            }
+            handles.into_iter().for_each(|h| drop(h.join()));
+            return failed(started, inputs.direct, error);
+        }
+        let start = Instant::now();
+        for g in &go {
+            let _ = g.send(Some(start));
+        }
+
+        let mut gather = Gatherer::new(phase.workers.len(), inputs.interval, spares);
+        let measure_start = start + phase.ramp;
+        let mut measuring_announced = phase.ramp.is_zero();
+        if measuring_announced {
+            observer.measuring(inputs.index);
+        }
+        loop {
+            let timeout = if measuring_announced {
+                Duration::from_millis(500)
+            } else {
+                measure_start.saturating_duration_since(Instant::now())
+            };
+            match rx.recv_timeout(timeout) {
+                Ok(WorkerMsg::Snapshot(snapshot)) => gather.add(*snapshot, inputs.index, observer),
+                Ok(WorkerMsg::Ready { .. }) => {}
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if !measuring_announced && Instant::now() >= measure_start {
+                measuring_announced = true;
+                observer.measuring(inputs.index);
+            }
+        }
+        let ends: Vec<_> = handles.into_iter().map(|h| h.join().unwrap_or_default()).collect();
+        gather.flush(inputs.index, observer);
+
+        let failure = ends.iter().find_map(|e| e.failure.clone());
+        let stop = if let Some(failure) = failure {
+            StopReason::Failed(failure)
+        } else if control.interrupted.load(Ordering::Relaxed) {
+            StopReason::Interrupted
+        } else if control.abort.load(Ordering::Relaxed) {
+            StopReason::IoError
+        } else {
+            StopReason::Completed
+        };
+        PhaseOutcome {
+            totals: gather.totals,
+            measured: gather.measured,
+            stop,
+            errors: gather.errors,
+            direct: inputs.direct,
+            caps,
+            issued: ends.iter().map(|e| e.issued).sum(),
+            started,
+        }
+    })
+}
+
+fn wait_ready(rx: &Receiver<WorkerMsg>, workers: usize) -> (Option<Caps>, Option<String>) {
+    let (mut caps, mut error) = (None, None);
+    for _ in 0..workers {
+        match rx.recv() {
+            Ok(WorkerMsg::Ready { result: Ok(c), .. }) => caps = Some(c),
+            Ok(WorkerMsg::Ready { worker, result: Err(e) }) => {
+                error.get_or_insert(format!("worker {worker}: {e}"));
+            }
+            Ok(WorkerMsg::Snapshot(_)) => {}
+            Err(_) => {
+                error.get_or_insert("a worker thread ended before it was ready".to_string());
+                break;
+            }
+        }
+    }
+    (caps, error)
+}
+
+fn failed(started: SystemTime, direct: bool, error: String) -> PhaseOutcome {
+    PhaseOutcome {
+        totals: Recorder::new(false),
+        measured: Duration::ZERO,
+        stop: StopReason::Failed(error),
+        errors: Vec::new(),
+        direct,
+        caps: None,
+        issued: 0,
+        started,
+    }
+}
+
+/// Merges snapshots into intervals and totals.
+struct Gatherer {
+    interval: Duration,
+    /// Highest interval index each worker has reported, and whether it has finished.
+    reported: Vec<Option<u64>>,
+    finished: Vec<bool>,
+    /// Intervals still waiting for some worker: merged recorder, its owner (for recycling), latest elapsed.
+    pending: BTreeMap<u64, (Recorder, u32, Duration)>,
+    spares: Vec<Sender<Recorder>>,
+    totals: Recorder,
+    errors: Vec<ErrorRecord>,
+    measured: Duration,
+}
+
+impl Gatherer {
+    fn new(workers: usize, interval: Duration, spares: Vec<Sender<Recorder>>) -> Gatherer {
+        Gatherer {
+            interval,
+            reported: vec![None; workers],
+            finished: vec![false; workers],
+            pending: BTreeMap::new(),
+            spares,
+            totals: Recorder::new(false),
+            errors: Vec::new(),
+            measured: Duration::ZERO,
+        }
+    }
+
+    fn add(&mut self, snapshot: Snapshot, phase: usize, observer: &mut dyn RunObserver) {
+        let worker = snapshot.worker as usize;
+        self.reported[worker] = Some(snapshot.interval);
+        self.finished[worker] |= snapshot.last;
+        if snapshot.last {
+            self.measured = self.measured.max(snapshot.elapsed);
+        }
+        if self.errors.len() < defaults::ERRORS_KEPT * 4 {
+            self.errors.extend(snapshot.errors);
+        }
+        match self.pending.get_mut(&snapshot.interval) {
+            Some((merged, _, elapsed)) => {
+                merged.merge(&snapshot.recorder);
+                *elapsed = (*elapsed).max(snapshot.elapsed);
+                self.recycle(snapshot.worker, snapshot.recorder);
+            }
+            None => {
+                self.pending.insert(snapshot.interval, (snapshot.recorder, snapshot.worker, snapshot.elapsed));
+            }
+        }
+        self.emit_ready(phase, observer, false);
+    }
+
+    /// Reports every interval that no worker can still add to (or all of them, at the end).
+    fn emit_ready(&mut self, phase: usize, observer: &mut dyn RunObserver, all: bool) {
+        while let Some((&index, _)) = self.pending.first_key_value() {
+            let complete = self
+                .reported
+                .iter()
+                .zip(&self.finished)
+                .all(|(reported, &finished)| finished || reported.is_some_and(|r| r >= index));
+            if !complete && !all {
+                return;
+            }
+            let (recorder, owner, elapsed) = self.pending.remove(&index).expect("key just seen");
+            let start = self.interval * index as u32;
+            let length = elapsed.saturating_sub(start).min(self.interval);
+            self.totals.merge(&recorder);
+            if !length.is_zero() || recorder.total_ops() > 0 {
+                observer.interval(&IntervalReport { phase, index, start, length, recorder: &recorder });
+            }
+            self.recycle(owner, recorder);
+        }
+    }
+
+    fn flush(&mut self, phase: usize, observer: &mut dyn RunObserver) {
+        self.emit_ready(phase, observer, true);
+    }
+
+    fn recycle(&self, worker: u32, mut recorder: Recorder) {
+        recorder.reset();
+        // The worker may have finished; then the recorder is simply dropped.
+        let _ = self.spares[worker as usize].send(recorder);
+    }
+}

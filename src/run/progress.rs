@@ -1,0 +1,87 @@
+//! The live progress line on stderr: phase, elapsed and remaining time, current MB/s, IOPS and p99 latency.
+//! Drawn only when stderr is a terminal (indicatif hides itself otherwise), so logs and pipes stay clean.
+
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::phase::IntervalReport;
+use crate::metrics::OpClass;
+use crate::units::{Bytes, format_duration, format_latency_ns, format_mbps, format_rate};
+
+pub struct ProgressLine {
+    bar: ProgressBar,
+}
+
+impl ProgressLine {
+    /// `enabled` false (for `--quiet`) draws nothing at all.
+    pub fn new(enabled: bool) -> ProgressLine {
+        let target = if enabled { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+        let bar = ProgressBar::with_draw_target(Some(1000), target);
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:.bold} [{bar:24}] {msg}")
+                .expect("the template is valid")
+                .progress_chars("=> "),
+        );
+        ProgressLine { bar }
+    }
+
+    pub fn start_phase(&self, index: usize, phases: usize, name: &str) {
+        self.bar.reset();
+        self.bar.set_prefix(format!("[{}/{phases}] {name}", index + 1));
+        self.bar.set_message("starting");
+    }
+
+    pub fn prefill(&self, done: u64, total: u64) {
+        self.bar.set_position(done * 1000 / total.max(1));
+        self.bar.set_message(format!("filling data files: {} of {}", Bytes(done), Bytes(total)));
+    }
+
+    pub fn ramp(&self) {
+        self.bar.set_message("warming up (not measured)");
+    }
+
+    /// Updates from an interval. `elapsed`: measured time so far; `fraction`: how far the phase is.
+    pub fn interval(
+        &self,
+        report: &IntervalReport<'_>,
+        elapsed: Duration,
+        fraction: Option<f64>,
+        remaining: Option<Duration>,
+    ) {
+        if let Some(f) = fraction {
+            self.bar.set_position((f.clamp(0.0, 1.0) * 1000.0) as u64);
+        }
+        let mut text = format_duration(elapsed);
+        if let Some(left) = remaining {
+            text.push_str(&format!(", {} left", format_duration(left)));
+        }
+        let seconds = report.length.as_secs_f64().max(1e-9);
+        for class in [OpClass::Read, OpClass::Write] {
+            let stats = report.recorder.stats(class);
+            if stats.ops == 0 && stats.errors == 0 {
+                continue;
+            }
+            text.push_str(&format!(
+                " · {} {} MB/s {} IOPS p99 {}",
+                class.name(),
+                format_mbps(stats.bytes as f64 / seconds / 1e6),
+                format_rate(stats.ops as f64 / seconds),
+                format_latency_ns(stats.latency.percentile(99.0) as f64)
+            ));
+            if stats.errors > 0 {
+                text.push_str(&format!(" ({} errors)", stats.errors));
+            }
+        }
+        self.bar.set_message(text);
+    }
+
+    /// Prints a line above the progress line.
+    pub fn println(&self, text: &str) {
+        self.bar.suspend(|| eprintln!("{text}"));
+    }
+
+    pub fn clear(&self) {
+        self.bar.finish_and_clear();
+    }
+}

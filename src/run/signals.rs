@@ -1,0 +1,48 @@
+//! Ctrl-C and SIGTERM: the first asks the run to stop cleanly (workers drain what is in flight, the partial
+//! result is written, data files are removed); the second exits at once with status 130.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::flag;
+
+/// Exit status after an interruption (128 + SIGINT), as shells report it.
+pub const INTERRUPTED_EXIT: i32 = 130;
+
+/// The run-wide stop flag.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt {
+    flag: Arc<AtomicBool>,
+}
+
+impl Interrupt {
+    /// Installs the handlers. Order matters: the conditional exit is registered first, so it sees the flag as it
+    /// was before this signal set it — false the first time (stop cleanly), true the second (exit now).
+    pub fn install() -> io::Result<Interrupt> {
+        let interrupt = Interrupt::default();
+        for signal in [SIGINT, SIGTERM] {
+            flag::register_conditional_shutdown(signal, INTERRUPTED_EXIT, interrupt.flag.clone())?;
+            flag::register(signal, interrupt.flag.clone())?;
+        }
+        Ok(interrupt)
+    }
+
+    /// A flag without handlers, for tests and library callers.
+    pub fn manual() -> Interrupt {
+        Interrupt::default()
+    }
+
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        self.flag.clone()
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    pub fn set(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,458 @@
+//! One worker thread: the hot loop that keeps `iodepth` operations in flight, stamps times, and records every
+//! completion.
+//!
+//! Per iteration: one clock read, then fill free slots (pacing permitting), submit the batch, reap at least one
+//! completion, record. Nothing is allocated per I/O: the in-flight table and the batch vectors are sized to the
+//! queue depth up front, buffers belong to the engine, and histograms are recorded in place. The engine is a
+//! concrete type here (`Worker::drive<E>` is monomorphised per engine), so no call in the loop is dynamic.
+//!
+//! Timing rules: latency is completion time minus submission time; when paced, also completion time minus due
+//! time. Completions reaped in one batch share one clock read (they were all found at that moment).
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use super::pacer::Pacer;
+use super::pattern::{fill_random, stamp};
+use super::phase::{PhaseControl, PhaseInputs};
+use crate::engine::{AnyEngine, Caps, Completion, Engine, EngineError, EngineSetup, OpKind, Request, Wait};
+use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot};
+use crate::plan::{PhasePlan, WorkerPlan, defaults};
+use crate::workload::{Direction, OpSource, Rng, WorkloadConfig};
+
+/// Messages from a worker to the phase coordinator.
+pub(super) enum WorkerMsg {
+    /// Files opened and engine built (or why not).
+    Ready { worker: u32, result: Result<Caps, String> },
+    /// Boxed: a snapshot is a few hundred bytes and travels once per interval, not per I/O.
+    Snapshot(Box<Snapshot>),
+}
+
+/// The channels between one worker and the coordinator.
+pub(super) struct WorkerChannels {
+    pub tx: Sender<WorkerMsg>,
+    /// Emptied recorders coming back for reuse.
+    pub spares: Receiver<Recorder>,
+    /// The common start instant, or `None` to give up (another worker failed to set up).
+    pub go: Receiver<Option<Instant>>,
+}
+
+/// The body of a worker thread: open this worker's files, build its engine on this thread (io_uring rings are
+/// single-issuer), report ready, wait for the start, then run the loop on the concrete engine type.
+pub(super) fn worker_thread(
+    id: u32,
+    inputs: &PhaseInputs<'_>,
+    plan: &WorkerPlan,
+    control: &PhaseControl,
+    channels: WorkerChannels,
+) -> WorkerEnd {
+    let phase = inputs.phase;
+    let ready = |result| channels.tx.send(WorkerMsg::Ready { worker: id, result });
+    let (paths, workload) = localize_files(plan, inputs.files);
+    let setup = (|| {
+        let source = OpSource::new(&workload).map_err(|e| e.to_string())?;
+        let files = paths
+            .iter()
+            .map(|p| open_data_file(p, inputs.direct, inputs.writable && phase.writes()))
+            .collect::<Result<Vec<_>, _>>()?;
+        let engine = AnyEngine::build(EngineSetup {
+            kind: phase.engine,
+            queue_depth: phase.iodepth,
+            buffer_size: phase.block_sizes.max() as usize,
+            files,
+            submit_batch: phase.iodepth_batch,
+            null_latency: Duration::ZERO,
+            null_faults: Vec::new(),
+        })
+        .map_err(|e| e.to_string())?;
+        Ok::<_, String>((source, engine))
+    })();
+    let (source, mut engine) = match setup {
+        Ok(built) => built,
+        Err(e) => {
+            let _ = ready(Err(e));
+            return WorkerEnd::default();
+        }
+    };
+    let caps = match &engine {
+        AnyEngine::Sync(e) => e.caps(),
+        AnyEngine::IoUring(e) => e.caps(),
+        AnyEngine::Null(e) => e.caps(),
+    };
+    if ready(Ok(caps)).is_err() {
+        return WorkerEnd::default();
+    }
+    let Ok(Some(start)) = channels.go.recv() else { return WorkerEnd::default() };
+    let pacer = phase.pacing.map(|p| Pacer::new(&p, workload.seed));
+    let worker = Worker {
+        id,
+        phase,
+        paths,
+        budget: plan.io_bytes,
+        interval: inputs.interval,
+        control,
+        tx: channels.tx.clone(),
+        spares: channels.spares,
+    };
+    // Dispatch once; the loop below is monomorphised per engine.
+    match &mut engine {
+        AnyEngine::Sync(e) => worker.drive(e, source, pacer, start),
+        AnyEngine::IoUring(e) => worker.drive(e, source, pacer, start),
+        AnyEngine::Null(e) => worker.drive(e, source, pacer, start),
+    }
+}
+
+/// A worker opens only the files its regions touch; regions are renumbered to that local table.
+fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, WorkloadConfig) {
+    let mut local_of = std::collections::HashMap::new();
+    let mut paths = Vec::new();
+    let mut workload = plan.workload.clone();
+    for region in &mut workload.regions {
+        let local = *local_of.entry(region.file).or_insert_with(|| {
+            paths.push(files[region.file as usize].clone());
+            paths.len() as u32 - 1
+        });
+        region.file = local;
+    }
+    (paths, workload)
+}
+
+/// Opens a data file or device for the phase: read-only unless the phase writes, O_DIRECT when direct.
+pub(super) fn open_data_file(path: &Path, direct: bool, write: bool) -> Result<File, String> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(write);
+    if direct {
+        options.custom_flags(libc::O_DIRECT);
+    }
+    options.open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
+}
+
+/// What a worker reports when its thread ends.
+#[derive(Debug, Default)]
+pub(super) struct WorkerEnd {
+    /// Bytes issued after the ramp.
+    pub issued: u64,
+    /// The engine itself failed (not one I/O); the text says how.
+    pub failure: Option<String>,
+}
+
+#[derive(Clone, Copy)]
+struct InFlight {
+    kind: OpKind,
+    file: u32,
+    offset: u64,
+    len: u32,
+    submitted: Instant,
+    due: Option<Instant>,
+}
+
+pub(super) struct Worker<'a> {
+    pub id: u32,
+    pub phase: &'a PhasePlan,
+    /// Global paths of this worker's files, indexed by the worker's local file index.
+    pub paths: Vec<PathBuf>,
+    pub budget: Option<u64>,
+    pub interval: Duration,
+    pub control: &'a PhaseControl,
+    pub tx: Sender<WorkerMsg>,
+    pub spares: Receiver<Recorder>,
+}
+
+/// The loop's mutable state, separate from the configuration so that borrows stay simple.
+struct LoopState {
+    source: OpSource,
+    pacer: Option<Pacer>,
+    table: Vec<InFlight>,
+    free: Vec<u32>,
+    batch: Vec<Request>,
+    done: Vec<Completion>,
+    recorder: Recorder,
+    errors: Vec<ErrorRecord>,
+    errors_kept: usize,
+    pending: Option<(crate::workload::Op, Option<Instant>)>,
+    start: Instant,
+    measure_start: Instant,
+    deadline: Option<Instant>,
+    next_boundary: Instant,
+    interval_index: u64,
+    in_ramp: bool,
+    issued: u64,
+    writes_since_sync: u64,
+    write_counter: u64,
+    written: Vec<bool>,
+    failure: Option<String>,
+}
+
+impl Worker<'_> {
+    /// Runs the phase on `engine` from `start` (the common start instant) and returns when the phase ends.
+    pub fn drive<E: Engine>(self, engine: &mut E, source: OpSource, pacer: Option<Pacer>, start: Instant) -> WorkerEnd {
+        let depth = engine.caps().queue_depth as usize;
+        let paced = pacer.is_some();
+        if self.phase.writes() {
+            let mut rng = Rng::new(self.phase.seed ^ u64::from(self.id));
+            for slot in 0..depth as u32 {
+                fill_random(engine.buffer_mut(slot), &mut rng);
+            }
+        }
+        let measure_start = start + self.phase.ramp;
+        let mut st = LoopState {
+            source,
+            pacer,
+            table: vec![
+                InFlight { kind: OpKind::Read, file: 0, offset: 0, len: 0, submitted: start, due: None };
+                depth
+            ],
+            free: (0..depth as u32).rev().collect(),
+            batch: Vec::with_capacity(depth),
+            done: Vec::with_capacity(depth),
+            recorder: Recorder::new(paced),
+            errors: Vec::new(),
+            errors_kept: 0,
+            pending: None,
+            start,
+            measure_start,
+            deadline: self.phase.runtime.map(|r| measure_start + r),
+            next_boundary: measure_start + self.interval,
+            interval_index: 0,
+            in_ramp: !self.phase.ramp.is_zero(),
+            issued: 0,
+            writes_since_sync: 0,
+            write_counter: 0,
+            written: vec![false; self.paths.len()],
+            failure: None,
+        };
+
+        let mut now = Instant::now();
+        loop {
+            self.tick(&mut st, now);
+            let stopping = self.should_stop(&st, now);
+            if !stopping {
+                self.fill(&mut st, engine, now);
+            }
+            if !st.batch.is_empty() {
+                match engine.submit(&st.batch) {
+                    Ok(n) => drop(st.batch.drain(..n)),
+                    Err(e) => {
+                        self.engine_failed(&mut st, e);
+                        break;
+                    }
+                }
+            }
+            if engine.in_flight() == 0 {
+                if stopping {
+                    break;
+                }
+                // Nothing in flight and nothing due yet: sleep until the next paced operation is due.
+                if let Some((_, Some(due))) = st.pending {
+                    let until = st.deadline.map_or(due, |d| d.min(due));
+                    std::thread::sleep(until.saturating_duration_since(now));
+                }
+                now = Instant::now();
+                continue;
+            }
+            let wait = match st.pending {
+                Some((_, Some(due))) if !stopping => Wait::AtMost(due.saturating_duration_since(now)),
+                _ => Wait::Forever,
+            };
+            if let Err(e) = engine.reap(1, wait, &mut st.done) {
+                self.engine_failed(&mut st, e);
+                break;
+            }
+            now = Instant::now();
+            self.account(&mut st, now);
+        }
+        if self.phase.end_fsync && st.failure.is_none() {
+            self.end_fsync(&mut st, engine);
+        }
+        if st.in_ramp {
+            // The phase ended inside the ramp: nothing it did counts.
+            st.recorder.reset();
+        }
+        let end = Instant::now();
+        self.ship(&mut st, end, true);
+        WorkerEnd { issued: st.issued, failure: st.failure }
+    }
+
+    /// Ends the ramp and ships a snapshot at each interval boundary.
+    fn tick(&self, st: &mut LoopState, now: Instant) {
+        if st.in_ramp {
+            if now < st.measure_start {
+                return;
+            }
+            st.recorder.reset();
+            st.in_ramp = false;
+        }
+        if now >= st.next_boundary {
+            let boundary = st.next_boundary;
+            self.ship(st, boundary, false);
+            st.interval_index += 1;
+            st.next_boundary += self.interval;
+        }
+    }
+
+    fn should_stop(&self, st: &LoopState, now: Instant) -> bool {
+        self.control.stop_requested()
+            || st.failure.is_some()
+            || st.deadline.is_some_and(|d| now >= d)
+            || self.budget.is_some_and(|b| st.issued >= b)
+    }
+
+    fn fill<E: Engine>(&self, st: &mut LoopState, engine: &mut E, now: Instant) {
+        while let Some(&slot) = st.free.last() {
+            if self.budget.is_some_and(|b| st.issued >= b) {
+                return;
+            }
+            let (op, due) = match st.pending.take() {
+                Some(pending) => pending,
+                None => {
+                    let op = st.source.next_op();
+                    let start = st.start;
+                    (op, st.pacer.as_mut().map(|p| start + p.next_due(op.len)))
+                }
+            };
+            if let Some(d) = due
+                && d > now
+            {
+                st.pending = Some((op, Some(d)));
+                return;
+            }
+            st.free.pop();
+            let kind = match op.dir {
+                Direction::Read => OpKind::Read,
+                Direction::Write => OpKind::Write,
+            };
+            if kind == OpKind::Write {
+                stamp(&mut engine.buffer_mut(slot)[..op.len as usize], op.offset, st.write_counter);
+                st.write_counter += 1;
+                st.written[op.file as usize] = true;
+            }
+            st.table[slot as usize] =
+                InFlight { kind, file: op.file, offset: op.offset, len: op.len, submitted: now, due };
+            st.batch.push(Request { slot, kind, file: op.file, offset: op.offset, len: op.len });
+            if !st.in_ramp {
+                st.issued += u64::from(op.len);
+            }
+            if kind == OpKind::Write
+                && let Some(every) = self.phase.fsync_every
+            {
+                st.writes_since_sync += 1;
+                if st.writes_since_sync >= every
+                    && let Some(sync_slot) = st.free.pop()
+                {
+                    st.writes_since_sync = 0;
+                    let entry = InFlight { kind: OpKind::Fsync, len: 0, due: None, ..st.table[slot as usize] };
+                    st.table[sync_slot as usize] = entry;
+                    st.batch.push(Request { slot: sync_slot, kind: OpKind::Fsync, file: op.file, offset: 0, len: 0 });
+                }
+            }
+        }
+    }
+
+    fn account(&self, st: &mut LoopState, now: Instant) {
+        let mut done = std::mem::take(&mut st.done);
+        for completion in done.drain(..) {
+            let entry = st.table[completion.slot as usize];
+            st.free.push(completion.slot);
+            let class = class_of(entry.kind);
+            let latency = nanos(now.saturating_duration_since(entry.submitted));
+            match completion.result {
+                Ok(n) if n == entry.len || entry.kind == OpKind::Fsync => {
+                    st.recorder.record(class, u64::from(n), latency);
+                    if let Some(due) = entry.due {
+                        st.recorder.record_due(class, nanos(now.saturating_duration_since(due)));
+                    }
+                }
+                Ok(n) => self.io_error(st, &entry, 0, &format!("short transfer: {n} of {} bytes", entry.len), now),
+                Err(errno) => {
+                    let text = std::io::Error::from_raw_os_error(errno).to_string();
+                    self.io_error(st, &entry, errno, &text, now);
+                }
+            }
+        }
+        st.done = done;
+    }
+
+    fn io_error(&self, st: &mut LoopState, entry: &InFlight, errno: i32, message: &str, now: Instant) {
+        st.recorder.record_error(class_of(entry.kind));
+        if st.errors_kept < defaults::ERRORS_KEPT {
+            st.errors_kept += 1;
+            st.errors.push(ErrorRecord {
+                op: class_name(entry.kind).to_string(),
+                path: self.paths[entry.file as usize].display().to_string(),
+                offset: entry.offset,
+                len: u64::from(entry.len),
+                errno,
+                message: message.to_string(),
+                at_s: now.saturating_duration_since(st.start).as_secs_f64(),
+            });
+        }
+        if !self.phase.continue_on_error {
+            self.control.abort.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn engine_failed(&self, st: &mut LoopState, error: EngineError) {
+        st.failure = Some(error.to_string());
+        self.control.abort.store(true, Ordering::Relaxed);
+    }
+
+    /// fsync every file this worker wrote, timed as sync operations.
+    fn end_fsync<E: Engine>(&self, st: &mut LoopState, engine: &mut E) {
+        for file in 0..st.written.len() {
+            if !st.written[file] {
+                continue;
+            }
+            let submitted = Instant::now();
+            st.table[0] = InFlight { kind: OpKind::Fsync, file: file as u32, offset: 0, len: 0, submitted, due: None };
+            let request = Request { slot: 0, kind: OpKind::Fsync, file: file as u32, offset: 0, len: 0 };
+            let result = engine.submit(&[request]).and_then(|_| engine.reap(1, Wait::Forever, &mut st.done));
+            if let Err(e) = result {
+                self.engine_failed(st, e);
+                return;
+            }
+            st.free.retain(|&s| s != 0);
+            self.account(st, Instant::now());
+        }
+    }
+
+    /// Sends the current recorder as the snapshot of the current interval and takes a fresh one.
+    fn ship(&self, st: &mut LoopState, at: Instant, last: bool) {
+        let paced = st.pacer.is_some();
+        let fresh = self.spares.try_recv().unwrap_or_else(|_| Recorder::new(paced));
+        let recorder = std::mem::replace(&mut st.recorder, fresh);
+        let snapshot = Snapshot {
+            worker: self.id,
+            interval: st.interval_index,
+            last,
+            elapsed: at.saturating_duration_since(st.measure_start),
+            recorder,
+            errors: std::mem::take(&mut st.errors),
+        };
+        // The coordinator outlives every worker; a failed send means it is gone and nobody is listening.
+        let _ = self.tx.send(WorkerMsg::Snapshot(Box::new(snapshot)));
+    }
+}
+
+fn class_of(kind: OpKind) -> OpClass {
+    match kind {
+        OpKind::Read => OpClass::Read,
+        OpKind::Write => OpClass::Write,
+        OpKind::Fsync => OpClass::Sync,
+    }
+}
+
+fn class_name(kind: OpKind) -> &'static str {
+    match kind {
+        OpKind::Read => "read",
+        OpKind::Write => "write",
+        OpKind::Fsync => "fsync",
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
