@@ -1,7 +1,8 @@
 //! `streamcap run`: flags and job file → JobSpec → facts → Plan → run → RunResult → summary, JSON, CSV.
 //!
-//! Exit codes: 0 when every phase completed; 1 when the run finished but an I/O error stopped a phase; 2 for bad
-//! input or a set-up failure (nothing has been written then); 130 after Ctrl-C (the partial result is kept).
+//! Exit codes: 0 when every phase completed without a failed operation; 1 when the run finished but operations
+//! failed (an I/O error stopped a phase, or was recorded under --continue-on-error); 2 for bad input or a set-up
+//! failure (nothing has been written then); 130 after Ctrl-C (the partial result is kept).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -78,7 +79,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(problem) = &recorder.output_error {
         eprintln!("warning: {problem}");
     }
+    let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0);
     Ok(match status {
+        // With --continue-on-error a phase completes despite failed operations; the exit code still says so.
+        RunStatus::Completed | RunStatus::Running if had_errors => ExitCode::from(1),
         RunStatus::Completed | RunStatus::Running => ExitCode::SUCCESS,
         RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),
         RunStatus::IoError => ExitCode::from(1),

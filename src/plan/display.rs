@@ -64,15 +64,17 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::
     )?;
     let mut bounds = Vec::new();
     if let Some(runtime) = p.runtime {
-        bounds.push(format!("runtime {}", format_duration(runtime)));
+        bounds.push(format!("for {}", format_duration(runtime)));
     }
     if let Some(bytes) = p.workers.iter().map(|w| w.io_bytes).sum::<Option<u64>>() {
-        bounds.push(format!("{} of I/O", Bytes(bytes)));
+        bounds.push(format!("until {} of I/O", Bytes(bytes)));
     }
-    if !p.ramp.is_zero() {
-        bounds.push(format!("after a {} ramp (not measured)", format_duration(p.ramp)));
-    }
-    writeln!(f, "  stops at {}", bounds.join(" or "))?;
+    let ramp = if p.ramp.is_zero() {
+        String::new()
+    } else {
+        format!(", after a {} warm-up that is not measured", format_duration(p.ramp))
+    };
+    writeln!(f, "  measures {}{ramp}", bounds.join(" or "))?;
     if let Some(pacing) = p.pacing {
         let rate = match pacing.bytes_per_sec {
             Some(b) => format!("{:.1} MB/s ({:.1} ops/s)", b / 1e6, pacing.ops_per_sec),
@@ -87,7 +89,7 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::
         writeln!(f, "  fsync every written file at the end")?;
     }
     if p.needs_data {
-        writeln!(f, "  files are filled with data first (not measured)")?;
+        writeln!(f, "  reads written data: files not yet written are filled first (not measured)")?;
     }
     writeln!(f, "  on error: {}", if p.continue_on_error { "record and continue" } else { "stop the phase" })?;
     writeln!(f, "  seed {:#x}", p.seed)

@@ -4,10 +4,13 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Table, presets};
+use comfy_table::{CellAlignment, LineStyle, Table, TableStyle};
 
 use crate::results::{OpResult, PhaseResult, RunResult, RunStatus};
 use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
+
+/// A rule under the header and nothing else: the figures are the point, not the grid.
+const STYLE: TableStyle = TableStyle::new().header_separator(LineStyle::none().fill('─').junction('─'));
 
 pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
@@ -30,7 +33,7 @@ pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
 
 fn performance_table(phases: &[PhaseResult]) -> Table {
     let mut table = Table::new();
-    table.load_style(presets::UTF8_HORIZONTAL_ONLY);
+    table.load_style(STYLE);
     table.set_header(["phase", "op", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "CPU/op", "CPU"]);
     for phase in phases {
         let mut first = true;
@@ -93,7 +96,7 @@ fn device_table(phases: &[PhaseResult]) -> Option<Table> {
         return None;
     }
     let mut table = Table::new();
-    table.load_style(presets::UTF8_HORIZONTAL_ONLY);
+    table.load_style(STYLE);
     table.set_header(["phase", "device", "role", "read MB/s", "write MB/s", "r/s", "w/s", "busy", "queue"]);
     for phase in phases {
         for (i, device) in phase.devices.iter().enumerate() {

@@ -53,7 +53,7 @@ impl ProgressLine {
             self.bar.set_position((f.clamp(0.0, 1.0) * 1000.0) as u64);
         }
         let mut text = format_duration(elapsed);
-        if let Some(left) = remaining {
+        if let Some(left) = remaining.filter(|r| !r.is_zero()) {
             text.push_str(&format!(", {} left", format_duration(left)));
         }
         let seconds = report.length.as_secs_f64().max(1e-9);

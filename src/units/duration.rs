@@ -34,6 +34,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
 /// Prints a duration the way a person says it: "90 ms", "10 s", "2 min 30 s", "1 h 5 min".
 pub fn format_duration(d: Duration) -> String {
     let secs = d.as_secs_f64();
+    if d.is_zero() {
+        return "0 s".into();
+    }
     if secs < 1.0 {
         return format_latency(d);
     }

@@ -1,0 +1,125 @@
+//! Bad input: every mistake gets one clear message that names the problem and the fix, exit code 2, and
+//! nothing is created on disk.
+
+mod common;
+
+use common::{entries, streamcap};
+use predicates::prelude::*;
+
+fn refused(args: &[&str], expect: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = streamcap();
+    cmd.arg("run").arg(dir.path()).args(args);
+    let mut assert = cmd.assert().code(2);
+    for text in expect {
+        assert = assert.stderr(predicate::str::contains(*text));
+    }
+    assert!(entries(dir.path()).is_empty(), "{args:?} left {:?} behind", entries(dir.path()));
+}
+
+#[test]
+fn unknown_flags_and_values_are_usage_errors() {
+    refused(&["--bogus"], &["--bogus"]);
+    refused(&["--rw", "sideways"], &["sideways", "randread"]);
+    refused(&["--rw", "read", "--bs", "4q"], &["4q", "4k-64k"]);
+    refused(&["--rw", "read", "--bs", "64k-4k"], &["smaller size first"]);
+    refused(&["--rw", "randread", "--distribution", "zipf"], &["zipf:θ"]);
+    refused(&["--rw", "read", "--runtime", "10 fortnights"], &["duration"]);
+    refused(&["--rw", "randrw", "--rdpct", "150"], &["150"]);
+    refused(&["--direct", "--buffered", "--rw", "read"], &["cannot be used with"]);
+}
+
+#[test]
+fn contradictions_name_the_fix() {
+    refused(&["--rw", "read", "--rdpct", "70"], &["rdpct only applies to mixed modes", "randrw"]);
+    refused(&["--rw", "read", "--rate", "10MB/s", "--rate-iops", "100"], &["not both"]);
+    refused(&["--rw", "read", "--jobs", "0"], &["jobs must be at least 1"]);
+    refused(&["--rw", "randread", "--bs", "6000", "--size", "16M"], &["multiple of 4 KiB", "--buffered"]);
+    refused(&["--rw", "read", "--engine", "warp"], &["engine", "io_uring"]);
+}
+
+#[test]
+fn an_oversized_data_set_is_refused_with_the_numbers_before_anything_is_written() {
+    refused(&["--rw", "randread", "--size", "100T"], &["not enough free space", "100 TiB", "free"]);
+}
+
+#[test]
+fn a_missing_target_says_what_to_give() {
+    streamcap()
+        .args(["run", "/nonexistent/streamcap-target", "--rw", "read"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist").and(predicate::str::contains("directory")));
+}
+
+#[test]
+fn existing_files_are_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let movie = dir.path().join("movie.mkv");
+    std::fs::write(&movie, vec![7u8; 1 << 20]).unwrap();
+    streamcap()
+        .arg("run")
+        .arg(&movie)
+        .args(["--rw", "write"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("never writes to files it did not create"));
+    assert_eq!(std::fs::read(&movie).unwrap(), vec![7u8; 1 << 20], "the file is untouched");
+}
+
+#[test]
+fn bad_job_files_point_at_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("bad.toml");
+    std::fs::write(&job, "[global]\nsize = \"64M\"\n\n[[phase]]\nrw = \"randread\"\nbz = \"4k\"\n").unwrap();
+    let target = tempfile::tempdir().unwrap();
+    streamcap().arg("run").arg(target.path()).arg("--job").arg(&job).assert().code(2).stderr(
+        predicate::str::contains("bad.toml")
+            .and(predicate::str::contains("line 6"))
+            .and(predicate::str::contains("bz")),
+    );
+    assert!(entries(target.path()).is_empty());
+}
+
+#[test]
+fn job_files_in_other_dialects_are_recognised_and_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("random.fio");
+    std::fs::write(&job, "[global]\nioengine=libaio\n[job1]\nrw=randread\n").unwrap();
+    streamcap()
+        .arg("run")
+        .arg(dir.path())
+        .arg("--job")
+        .arg(&job)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("fio job file").and(predicate::str::contains("TOML")));
+}
+
+#[test]
+fn a_job_without_rw_explains_what_to_add() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("empty.toml");
+    std::fs::write(&job, "[[phase]]\nbs = \"4k\"\n").unwrap();
+    streamcap()
+        .arg("run")
+        .arg(dir.path())
+        .arg("--job")
+        .arg(&job)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("rw = \"randread\""));
+}
+
+#[test]
+fn a_result_path_in_a_missing_directory_is_refused_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    streamcap()
+        .arg("run")
+        .arg(dir.path())
+        .args(["--rw", "read", "--size", "16M", "--json", "/nonexistent/dir/r.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/dir"));
+    assert!(entries(dir.path()).is_empty());
+}

@@ -1,0 +1,110 @@
+//! Helpers shared by the integration tests: the binary under test, and guards for loop devices, mounts and
+//! cgroups that undo themselves in every outcome (a panicking test still detaches and unmounts).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The streamcap binary, with an environment that does not change its output.
+pub fn streamcap() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("streamcap").expect("the binary is built by cargo test");
+    cmd.env_remove("RUST_BACKTRACE").env_remove("RUST_LOG");
+    cmd
+}
+
+pub fn streamcap_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("streamcap")
+}
+
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().is_ok_and(|o| o.status.success())
+}
+
+/// Returns false (after saying so loudly) when the test cannot run here.
+pub fn can_use_loop_devices(test: &str) -> bool {
+    if !is_root() {
+        eprintln!("SKIPPED {test}: needs root for loop devices");
+        return false;
+    }
+    for tool in ["losetup", "mkfs.ext4", "mount", "umount"] {
+        if !have(tool) {
+            eprintln!("SKIPPED {test}: {tool} is not installed");
+            return false;
+        }
+    }
+    true
+}
+
+fn run(cmd: &mut Command) -> String {
+    let output = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(output.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// A loop device over a sparse file; detached on drop.
+pub struct LoopDevice {
+    pub device: PathBuf,
+    pub backing: PathBuf,
+}
+
+impl LoopDevice {
+    pub fn new(backing: &Path, size: u64) -> LoopDevice {
+        std::fs::File::create(backing).and_then(|f| f.set_len(size)).expect("create the backing file");
+        let device = run(Command::new("losetup").args(["-f", "--show"]).arg(backing));
+        LoopDevice { device: PathBuf::from(device), backing: backing.to_path_buf() }
+    }
+
+    pub fn name(&self) -> String {
+        self.device.file_name().unwrap().to_string_lossy().to_string()
+    }
+
+    pub fn mkfs_ext4(&self) {
+        run(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&self.device));
+    }
+}
+
+impl Drop for LoopDevice {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.device).status();
+    }
+}
+
+/// A mount; unmounted on drop (lazily if busy, so a failing test never leaves it behind).
+pub struct Mount {
+    pub point: PathBuf,
+}
+
+impl Mount {
+    pub fn new(source: &str, point: &Path, args: &[&str]) -> Mount {
+        std::fs::create_dir_all(point).expect("create the mount point");
+        run(Command::new("mount").args(args).arg(source).arg(point));
+        Mount { point: point.to_path_buf() }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let ok = Command::new("umount").arg(&self.point).status().is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount").arg("-l").arg(&self.point).status();
+        }
+    }
+}
+
+/// Everything under `dir`, for "nothing left behind" checks.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    names.sort();
+    names
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    serde_json::from_str(&text).expect("valid JSON")
+}

@@ -1,0 +1,84 @@
+//! Device activity in results, on real stacks built from loop devices (root only; skipped loudly otherwise):
+//! a run on a filesystem on a loop device shows that loop device's activity and the disk under its backing
+//! file; a run on a btrfs raid1 shows both members.
+
+mod common;
+
+use common::{LoopDevice, Mount, can_use_loop_devices, read_json, streamcap};
+
+fn device<'a>(phase: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
+    phase["devices"].as_array().unwrap().iter().find(|d| d["activity"]["name"] == name)
+}
+
+#[test]
+fn a_filesystem_on_a_loop_device_shows_that_devices_activity() {
+    if !can_use_loop_devices("device stats") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let disk = LoopDevice::new(&dir.path().join("disk.img"), 256 << 20);
+    disk.mkfs_ext4();
+    let mount = Mount::new(&disk.device.to_string_lossy(), &dir.path().join("mnt"), &[]);
+    let json = dir.path().join("stats.json");
+    streamcap()
+        .arg("run")
+        .arg(&mount.point)
+        .args(["--rw", "randread", "--size", "64M", "--iodepth", "8", "--runtime", "1s", "--quiet", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let r = read_json(&json);
+    let listed: Vec<&str> =
+        r["target"]["devices"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(listed[0], disk.name(), "the filesystem's device comes first: {listed:?}");
+    assert!(listed.len() >= 2, "the disk under the backing file is listed too: {listed:?}");
+
+    let phase = &r["phases"][0];
+    let activity = device(phase, &disk.name()).expect("the loop device's activity is in the result");
+    assert_eq!(activity["role"], "filesystem device");
+    let reads = activity["activity"]["reads"].as_u64().unwrap();
+    let ops = phase["read"]["ops"].as_u64().unwrap();
+    // Direct I/O: every 4 KiB read reaches the device (a few more may come from the filesystem itself).
+    assert!(reads >= ops * 9 / 10, "device reads {reads} for {ops} operations");
+    assert!(activity["activity"]["busy_pct"].as_f64().unwrap() > 0.0);
+    let intervals = phase["intervals"].as_array().unwrap();
+    assert!(intervals[0]["devices"].as_array().unwrap().iter().any(|d| d["name"] == disk.name().as_str()));
+}
+
+#[test]
+fn a_btrfs_raid1_shows_both_members() {
+    if !can_use_loop_devices("btrfs members") {
+        return;
+    }
+    if std::process::Command::new("mkfs.btrfs").arg("--version").output().is_err() {
+        eprintln!("SKIPPED btrfs members: mkfs.btrfs is not installed (apt-get install btrfs-progs)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let a = LoopDevice::new(&dir.path().join("a.img"), 512 << 20);
+    let b = LoopDevice::new(&dir.path().join("b.img"), 512 << 20);
+    let status = std::process::Command::new("mkfs.btrfs")
+        .args(["-q", "-f", "-d", "raid1", "-m", "raid1"])
+        .arg(&a.device)
+        .arg(&b.device)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mount = Mount::new(&a.device.to_string_lossy(), &dir.path().join("pool"), &[]);
+    let json = dir.path().join("pool.json");
+    streamcap()
+        .arg("run")
+        .arg(&mount.point)
+        .args(["--rw", "randread", "--size", "64M", "--jobs", "4", "--iodepth", "4", "--runtime", "1s"])
+        .args(["--quiet", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let r = read_json(&json);
+    let phase = &r["phases"][0];
+    let (da, db) = (device(phase, &a.name()).expect("member a"), device(phase, &b.name()).expect("member b"));
+    assert_eq!(da["role"], "btrfs pool member");
+    assert_eq!(db["role"], "btrfs pool member");
+    let served = da["activity"]["reads"].as_u64().unwrap() + db["activity"]["reads"].as_u64().unwrap();
+    assert!(served > 0, "the members served the reads");
+}
