@@ -3,7 +3,8 @@
 //! The crate is layered so that data flows one way (see docs/architecture.md): `units` at the bottom;
 //! `engine`, `workload`, `metrics` and `sysinfo` above it, never importing each other; `spec` and `plan`;
 //! `run`; `results`; `report`; and `app`/`cli` on top. Unsafe code is denied everywhere except the io_uring
-//! engine and the aligned buffer pool, where each block carries a `// SAFETY:` line.
+//! engine (pushing entries, registering buffers) and `getrusage` in `sysinfo`, where each block carries a
+//! `// SAFETY:` line.
 
 #![deny(unsafe_code)]
 

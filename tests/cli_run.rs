@@ -75,7 +75,12 @@ fn a_random_read_run_writes_a_complete_result_and_leaves_nothing_behind() {
     assert_eq!(phase["direct"], true);
     assert_eq!(phase["cache_affected"], false);
     let intervals = phase["intervals"].as_array().unwrap();
-    assert!(intervals.len() >= 4, "2 s at 500 ms intervals: {}", intervals.len());
+    assert_eq!(intervals.len(), 4, "2 s at 500 ms intervals");
+    // Regression: the drain after the deadline used to be reported as an interval of a few microseconds with an
+    // absurd rate; it belongs to the last full interval.
+    for interval in intervals {
+        assert!(interval["length_s"].as_f64().unwrap() >= 0.45, "{interval}");
+    }
     let interval_ops: u64 = intervals.iter().map(|i| i["read"]["ops"].as_u64().unwrap_or(0)).sum();
     assert_eq!(interval_ops, read["ops"].as_u64().unwrap(), "intervals add up to the total");
 
@@ -159,6 +164,28 @@ fn without_a_runtime_a_phase_does_one_pass_over_the_data_set() {
         .success();
     let r = read_json(&json);
     assert_eq!(r["phases"][0]["write"]["bytes"].as_u64().unwrap(), 24 << 20);
+}
+
+#[test]
+fn fsync_every_flushes_after_every_nth_write_even_at_queue_depth_one() {
+    // Regression: the flush needed a second free slot, so at queue depth 1 (and with the sync engine) it never
+    // happened.
+    for engine in ["sync", "io_uring"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let json = out.path().join("fsync.json");
+        streamcap()
+            .arg("run")
+            .arg(dir.path())
+            .args(["--rw", "write", "--bs", "4k", "--size", "1M", "--fsync-every", "4", "--engine", engine])
+            .args(["--quiet", "--json"])
+            .arg(&json)
+            .assert()
+            .success();
+        let phase = &read_json(&json)["phases"][0];
+        assert_eq!(phase["write"]["ops"], 256, "{engine}");
+        assert_eq!(phase["sync"]["ops"], 64, "{engine}: one fsync per 4 writes");
+    }
 }
 
 #[test]

@@ -37,7 +37,10 @@ pub fn gather(target: &Path) -> Result<Gathered> {
         let fs = filesystem_of(&canonical)
             .with_context(|| format!("cannot find the filesystem holding {}", canonical.display()))?;
         let dio_align = direct_io_alignment(&canonical).map(|a| a.offset);
-        (TargetFacts::Directory { path: canonical.clone(), free: fs.free, dio_align }, Some(fs))
+        // A filesystem that reports no blocks at all (ramfs, some FUSE filesystems) keeps no accounts: its free
+        // space is unknown, not zero.
+        let free = (fs.total.0 > 0).then_some(fs.free);
+        (TargetFacts::Directory { path: canonical.clone(), free, dio_align }, Some(fs))
     } else if file_type.is_file() {
         let fs = filesystem_of(&canonical).ok();
         (TargetFacts::File { path: canonical.clone(), size: Bytes(metadata.len()) }, fs)

@@ -193,6 +193,7 @@ impl RunObserver for ResultRecorder<'_> {
             memory_before: start.memory,
             memory_after: end.memory,
             devices: self.devices.clone(),
+            span: end.at.saturating_duration_since(start.at),
         };
         let series = std::mem::replace(&mut self.series, BoundedSeries::new(defaults::SERIES_POINTS));
         let intervals = (series.points(), series.stride());

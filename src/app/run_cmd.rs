@@ -2,7 +2,8 @@
 //!
 //! Exit codes: 0 when every phase completed without a failed operation; 1 when the run finished but operations
 //! failed (an I/O error stopped a phase, or was recorded under --continue-on-error); 2 for bad input or a set-up
-//! failure (nothing has been written then); 130 after Ctrl-C (the partial result is kept).
+//! failure (bad input is refused before anything is written; a failure during the run keeps the partial result);
+//! 130 after Ctrl-C (the partial result is kept).
 
 use std::io::Write;
 use std::path::PathBuf;

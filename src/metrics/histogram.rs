@@ -142,24 +142,34 @@ impl Histogram {
     /// The value below which `percent` % of samples fall (nearest rank), as the midpoint of its bucket, clamped
     /// to the exact min and max. 0 when empty.
     pub fn percentile(&self, percent: f64) -> u64 {
+        self.percentiles(&[percent])[0].1
+    }
+
+    /// Several percentiles in one pass over the buckets; `percents` must be ascending.
+    pub fn percentiles(&self, percents: &[f64]) -> Vec<(f64, u64)> {
+        debug_assert!(percents.windows(2).all(|w| w[0] <= w[1]), "percentiles must be ascending");
         if self.count == 0 {
-            return 0;
+            return percents.iter().map(|&p| (p, 0)).collect();
         }
-        let rank = ((percent / 100.0) * self.count as f64).ceil().clamp(1.0, self.count as f64) as u64;
+        let rank = |p: f64| ((p / 100.0) * self.count as f64).ceil().clamp(1.0, self.count as f64) as u64;
+        let mut out = Vec::with_capacity(percents.len());
+        let mut wanted = percents.iter().copied().peekable();
         let mut seen = 0;
         for (index, &n) in self.counts.iter().enumerate() {
             seen += n;
-            if seen >= rank {
+            while let Some(&p) = wanted.peek()
+                && seen >= rank(p)
+            {
                 let (low, width) = bucket_range(index);
-                return (low + width / 2).clamp(self.min, self.max);
+                out.push((p, (low + width / 2).clamp(self.min, self.max)));
+                wanted.next();
+            }
+            if wanted.peek().is_none() {
+                break;
             }
         }
-        self.max
-    }
-
-    /// Several percentiles in one pass; `percents` must be ascending.
-    pub fn percentiles(&self, percents: &[f64]) -> Vec<(f64, u64)> {
-        percents.iter().map(|&p| (p, self.percentile(p))).collect()
+        out.extend(wanted.map(|p| (p, self.max)));
+        out
     }
 
     /// The non-empty buckets as (lowest value, count), for export.

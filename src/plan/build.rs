@@ -10,7 +10,7 @@
 use super::defaults;
 use super::facts::{Facts, TargetFacts};
 use super::target::plan_target;
-use super::{DirectMode, Pacing, PhasePlan, Plan, PlanError, TargetPlan, WorkerPlan};
+use super::{Arrivals, DirectMode, Pacing, PhasePlan, Plan, PlanError, TargetPlan, WorkerPlan};
 use crate::engine::EngineKind;
 use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, JobSpec, PhaseSpec};
 use crate::units::{Bytes, format_duration};
@@ -37,8 +37,9 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
             )));
         }
     }
-    let target = plan_target(job, &facts.target, &options.run_id, options.allow_device_writes, options.force)?;
     let mut notices = Vec::new();
+    let target =
+        plan_target(job, &facts.target, &options.run_id, options.allow_device_writes, options.force, &mut notices)?;
     let phases = job
         .phases
         .iter()
@@ -145,6 +146,7 @@ fn plan_phase(
         read_percent,
         access,
         block_sizes,
+        bs_label: bs_spec.to_string(),
         engine,
         iodepth,
         iodepth_batch: spec.iodepth_batch.unwrap_or(defaults::IODEPTH_BATCH).min(iodepth),
@@ -286,7 +288,10 @@ fn worker_seed(seed: u64, phase: usize, worker: usize) -> u64 {
 }
 
 fn pacing(spec: &PhaseSpec, sizes: &BlockSizes) -> Option<Pacing> {
-    let arrivals = spec.rate_process.unwrap_or(ArrivalSpec::Linear);
+    let arrivals = match spec.rate_process.unwrap_or(ArrivalSpec::Linear) {
+        ArrivalSpec::Linear => Arrivals::Linear,
+        ArrivalSpec::Poisson => Arrivals::Poisson,
+    };
     if let Some(ops) = spec.rate_iops {
         return Some(Pacing { ops_per_sec: ops as f64, bytes_per_sec: None, arrivals });
     }
@@ -317,7 +322,11 @@ mod tests {
 
     fn facts() -> Facts {
         Facts {
-            target: TargetFacts::Directory { path: PathBuf::from("/srv"), free: Bytes::gib(50), dio_align: Some(512) },
+            target: TargetFacts::Directory {
+                path: PathBuf::from("/srv"),
+                free: Some(Bytes::gib(50)),
+                dio_align: Some(512),
+            },
             ram: Bytes::gib(16),
             io_uring: Ok(()),
         }

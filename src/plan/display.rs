@@ -80,7 +80,11 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::
             Some(b) => format!("{:.1} MB/s ({:.1} ops/s)", b / 1e6, pacing.ops_per_sec),
             None => format!("{:.1} ops/s", pacing.ops_per_sec),
         };
-        writeln!(f, "  paced at {rate} per job, {} arrivals", pacing.arrivals)?;
+        let arrivals = match pacing.arrivals {
+            super::Arrivals::Linear => "evenly spaced",
+            super::Arrivals::Poisson => "Poisson",
+        };
+        writeln!(f, "  paced at {rate} per job, {arrivals} arrivals")?;
     }
     if let Some(n) = p.fsync_every {
         writeln!(f, "  fsync after every {n} writes")?;

@@ -18,8 +18,9 @@ pub struct Facts {
 pub enum TargetFacts {
     Directory {
         path: PathBuf,
-        /// Space an unprivileged writer can still use.
-        free: Bytes,
+        /// Space an unprivileged writer can still use; `None` when the filesystem reports no capacity at all
+        /// (ramfs, some FUSE filesystems), so free space cannot be known.
+        free: Option<Bytes>,
         /// Direct-I/O offset alignment reported by the filesystem (statx DIOALIGN), if any.
         dio_align: Option<u32>,
     },

@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::engine::EngineKind;
-use crate::spec::{ArrivalSpec, RwMode, SpecOrigin};
+use crate::spec::{RwMode, SpecOrigin};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes, WorkloadConfig};
 
@@ -90,7 +90,17 @@ pub struct Pacing {
     pub ops_per_sec: f64,
     /// Target bytes per second per worker when the user gave a byte rate.
     pub bytes_per_sec: Option<f64>,
-    pub arrivals: ArrivalSpec,
+    pub arrivals: Arrivals,
+}
+
+/// When paced operations arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    /// Evenly spaced.
+    Linear,
+    /// Exponential gaps with the same mean (a Poisson process): bursts and lulls, as from independent clients.
+    Poisson,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -101,6 +111,8 @@ pub struct PhasePlan {
     pub read_percent: u8,
     pub access: Access,
     pub block_sizes: BlockSizes,
+    /// The block sizes as the user wrote them ("4K", "4K-64K", "4K/60:64K/40"), for labels.
+    pub bs_label: String,
     pub engine: EngineKind,
     pub iodepth: u32,
     /// io_uring: requests passed to the kernel per system call.

@@ -22,6 +22,7 @@ pub(super) fn plan_target(
     run_id: &str,
     allow_device_writes: bool,
     force: bool,
+    notices: &mut Vec<String>,
 ) -> Result<TargetPlan, PlanError> {
     let any_writes = job.phases.iter().any(phase_writes);
     match facts {
@@ -41,7 +42,13 @@ pub(super) fn plan_target(
                 )));
             }
             let needed = Bytes(file_size * u64::from(files));
-            check_free_space(path, needed, *free)?;
+            match free {
+                Some(free) => check_free_space(path, needed, *free)?,
+                None => notices.push(format!(
+                    "the filesystem at {} reports no capacity, so streamcap cannot check that {needed} fits",
+                    path.display()
+                )),
+            }
             let work_dir = path.join(".streamcap").join(run_id);
             let files = (0..files)
                 .map(|i| FilePlan { path: work_dir.join(format!("data.{i}")), size: Bytes(file_size), created: true })
@@ -187,45 +194,64 @@ mod tests {
 
     #[test]
     fn oversized_data_set_is_refused_with_the_numbers() {
-        let facts = TargetFacts::Directory { path: PathBuf::from("/srv"), free: Bytes::gib(3), dio_align: None };
-        let err = plan_target(&job(RwMode::Read, Some(Bytes::gib(10))), &facts, "r", false, false).unwrap_err();
+        let facts = TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(3)), dio_align: None };
+        let err =
+            plan_target(&job(RwMode::Read, Some(Bytes::gib(10))), &facts, "r", false, false, &mut vec![]).unwrap_err();
         assert!(err.0.contains("10 GiB") && err.0.contains("3 GiB") && err.0.contains("--size 2 GiB"), "{err}");
+    }
+
+    #[test]
+    fn a_filesystem_without_capacity_accounting_is_not_refused_but_noted() {
+        // ramfs and some FUSE filesystems report zero blocks: their free space is unknown, not zero.
+        let facts = TargetFacts::Directory { path: PathBuf::from("/mnt/ram"), free: None, dio_align: None };
+        let mut notices = Vec::new();
+        assert!(plan_target(&job(RwMode::Read, Some(Bytes::gib(1))), &facts, "r", false, false, &mut notices).is_ok());
+        assert!(notices[0].contains("cannot check"), "{notices:?}");
     }
 
     #[test]
     fn device_writes_need_the_flag_a_blank_device_and_no_mount() {
         let write = job(RwMode::Write, None);
-        let err = plan_target(&write, &device(None, false), "r", false, false).unwrap_err();
+        let err = plan_target(&write, &device(None, false), "r", false, false, &mut vec![]).unwrap_err();
         assert!(err.0.contains("--allow-device-writes"));
-        assert!(plan_target(&write, &device(None, false), "r", true, false).is_ok());
-        let err = plan_target(&write, &device(Some("ext4 filesystem"), false), "r", true, false).unwrap_err();
+        assert!(plan_target(&write, &device(None, false), "r", true, false, &mut vec![]).is_ok());
+        let err =
+            plan_target(&write, &device(Some("ext4 filesystem"), false), "r", true, false, &mut vec![]).unwrap_err();
         assert!(err.0.contains("ext4") && err.0.contains("--force"));
-        assert!(plan_target(&write, &device(Some("ext4 filesystem"), false), "r", true, true).is_ok());
+        assert!(plan_target(&write, &device(Some("ext4 filesystem"), false), "r", true, true, &mut vec![]).is_ok());
         // --force never overrides a mount.
-        let err = plan_target(&write, &device(None, true), "r", true, true).unwrap_err();
+        let err = plan_target(&write, &device(None, true), "r", true, true, &mut vec![]).unwrap_err();
         assert!(err.0.contains("mounted"));
         // Reading needs no flag at all.
         assert!(
-            plan_target(&job(RwMode::RandRead, None), &device(Some("ext4 filesystem"), true), "r", false, false)
-                .is_ok()
+            plan_target(
+                &job(RwMode::RandRead, None),
+                &device(Some("ext4 filesystem"), true),
+                "r",
+                false,
+                false,
+                &mut vec![]
+            )
+            .is_ok()
         );
     }
 
     #[test]
     fn existing_files_are_read_only() {
         let facts = TargetFacts::File { path: PathBuf::from("/media/movie.mkv"), size: Bytes::gib(2) };
-        assert!(plan_target(&job(RwMode::RandWrite, None), &facts, "r", true, true).is_err());
-        let plan = plan_target(&job(RwMode::Read, None), &facts, "r", false, false).unwrap();
+        assert!(plan_target(&job(RwMode::RandWrite, None), &facts, "r", true, true, &mut vec![]).is_err());
+        let plan = plan_target(&job(RwMode::Read, None), &facts, "r", false, false, &mut vec![]).unwrap();
         assert_eq!(plan.files[0].size, Bytes::gib(2));
         assert!(!plan.files[0].created);
     }
 
     #[test]
     fn directory_files_live_in_the_work_directory() {
-        let facts = TargetFacts::Directory { path: PathBuf::from("/srv"), free: Bytes::gib(100), dio_align: None };
+        let facts =
+            TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(100)), dio_align: None };
         let mut spec = job(RwMode::Read, Some(Bytes::gib(1)));
         spec.phases[0].files = Some(4);
-        let plan = plan_target(&spec, &facts, "run-1", false, false).unwrap();
+        let plan = plan_target(&spec, &facts, "run-1", false, false, &mut vec![]).unwrap();
         assert_eq!(plan.files.len(), 4);
         assert_eq!(plan.files[0].size, Bytes::mib(256));
         assert!(plan.files.iter().all(|f| f.path.starts_with("/srv/.streamcap/run-1") && f.created));

@@ -45,6 +45,9 @@ pub struct PhaseSamples {
     pub memory_after: MemInfo,
     /// Devices to report, with their roles, in order.
     pub devices: Vec<(String, String)>,
+    /// Time between the two samples: the span device activity and CPU percentages are rates over (it covers
+    /// the measured time plus the moments to start and join the workers).
+    pub span: Duration,
 }
 
 pub fn build_phase(
@@ -58,6 +61,7 @@ pub fn build_phase(
     let op = |class| op_result(measured.totals, class, seconds);
     let total_ops = measured.totals.total_ops();
     let cpu_time = samples.cpu_after.cpu_since(&samples.cpu_before).as_secs_f64();
+    let span = samples.span.as_secs_f64();
     let ram = samples.memory_after.total.0;
     PhaseResult {
         index,
@@ -66,12 +70,13 @@ pub fn build_phase(
         failure: measured.failure.clone(),
         started_at: measured.started_at.clone(),
         rw: plan.rw.to_string(),
-        bs: block_size_text(plan),
+        bs: plan.bs_label.clone(),
         iodepth: plan.iodepth,
         jobs: plan.jobs,
         engine: measured.engine.clone(),
         direct: measured.direct,
-        cache_affected: !measured.direct && plan.data_set.0 < 2 * ram,
+        // Unknown RAM (meminfo unreadable) cannot prove the data set outgrew the cache: flag it.
+        cache_affected: !measured.direct && (ram == 0 || plan.data_set.0 < 2 * ram),
         data_set_bytes: plan.data_set.0,
         duration_s: seconds,
         ramp_s: plan.ramp.as_secs_f64(),
@@ -81,7 +86,7 @@ pub fn build_phase(
         cpu: CpuResult {
             user_s: samples.cpu_after.user.saturating_sub(samples.cpu_before.user).as_secs_f64(),
             system_s: samples.cpu_after.system.saturating_sub(samples.cpu_before.system).as_secs_f64(),
-            process_pct: if seconds > 0.0 { cpu_time / seconds * 100.0 } else { 0.0 },
+            process_pct: if span > 0.0 { cpu_time / span * 100.0 } else { 0.0 },
             per_op_us: if total_ops > 0 { cpu_time / total_ops as f64 * 1e6 } else { 0.0 },
             system: SystemCpuUsage::between(&samples.system_before, &samples.system_after),
         },
@@ -92,7 +97,7 @@ pub fn build_phase(
             dirty_after_bytes: samples.memory_after.dirty.0,
             peak_rss_bytes: samples.cpu_after.max_rss.0,
         },
-        devices: device_results(samples, measured.measured),
+        devices: device_results(samples, samples.span),
         errors: ErrorSummary {
             count: OpClass::ALL.iter().map(|&c| measured.totals.stats(c).errors).sum(),
             records: measured.errors.to_vec(),
@@ -129,18 +134,6 @@ fn device_results(samples: &PhaseSamples, elapsed: Duration) -> Vec<DeviceResult
             Some(DeviceResult { role: role.clone(), activity: DiskActivity::between(before, after, elapsed) })
         })
         .collect()
-}
-
-fn block_size_text(plan: &PhasePlan) -> String {
-    use crate::workload::BlockSizes;
-    let short = |n: u32| crate::units::Bytes(u64::from(n)).to_string().replace(' ', "").replace("iB", "");
-    match &plan.block_sizes {
-        BlockSizes::Fixed { size } => short(*size),
-        BlockSizes::Range { min, max, .. } => format!("{}-{}", short(*min), short(*max)),
-        BlockSizes::Split { entries } => {
-            entries.iter().map(|(s, w)| format!("{}/{w}", short(*s))).collect::<Vec<_>>().join(":")
-        }
-    }
 }
 
 /// One interval's point: I/O figures from the merged recorder, CPU and device activity from samples taken at

@@ -21,6 +21,7 @@ pub use signals::{INTERRUPTED_EXIT, Interrupt};
 pub use workdir::{WorkDir, remove_stale, run_id};
 
 use crate::plan::{DirectMode, FilePlan, PhasePlan, Plan, TargetKind};
+use crate::workload::Access;
 use layout::LayoutError;
 use phase::{PhaseInputs, run_phase};
 
@@ -160,7 +161,7 @@ pub fn execute(
 fn covers_whole_files(phase: &PhasePlan, outcome: &PhaseOutcome, used: &[FilePlan]) -> bool {
     let whole = used.iter().all(|f| f.size.0 * u64::from(phase.files_used) == phase.data_set.0);
     phase.read_percent == 0
-        && !phase.rw.is_random()
+        && phase.access == Access::Sequential
         && outcome.stop == StopReason::Completed
         && whole
         && outcome.issued >= phase.data_set.0

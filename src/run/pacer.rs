@@ -10,8 +10,7 @@
 
 use std::time::Duration;
 
-use crate::plan::Pacing;
-use crate::spec::ArrivalSpec;
+use crate::plan::{Arrivals, Pacing};
 use crate::workload::Rng;
 
 pub struct Pacer {
@@ -30,7 +29,7 @@ impl Pacer {
             next_due_ns: 0.0,
             gap_ns: 1e9 / pacing.ops_per_sec,
             ns_per_byte: pacing.bytes_per_sec.map(|b| 1e9 / b),
-            poisson: (pacing.arrivals == ArrivalSpec::Poisson).then(|| Rng::new(seed ^ 0xA11_1CE)),
+            poisson: (pacing.arrivals == Arrivals::Poisson).then(|| Rng::new(seed ^ 0xA11_1CE)),
         }
     }
 
@@ -57,13 +56,13 @@ impl Pacer {
 mod tests {
     use super::*;
 
-    fn pacing(ops: f64, bytes: Option<f64>, arrivals: ArrivalSpec) -> Pacing {
+    fn pacing(ops: f64, bytes: Option<f64>, arrivals: Arrivals) -> Pacing {
         Pacing { ops_per_sec: ops, bytes_per_sec: bytes, arrivals }
     }
 
     #[test]
     fn linear_operations_are_evenly_spaced() {
-        let mut pacer = Pacer::new(&pacing(100.0, None, ArrivalSpec::Linear), 1);
+        let mut pacer = Pacer::new(&pacing(100.0, None, Arrivals::Linear), 1);
         let dues: Vec<Duration> = (0..4).map(|_| pacer.next_due(4096)).collect();
         assert_eq!(dues, [0, 10, 20, 30].map(Duration::from_millis));
     }
@@ -71,7 +70,7 @@ mod tests {
     #[test]
     fn byte_pacing_spaces_by_size() {
         // 1 MB/s: a 1 MB operation takes a second of budget, a 500 kB one half.
-        let mut pacer = Pacer::new(&pacing(1.0, Some(1e6), ArrivalSpec::Linear), 1);
+        let mut pacer = Pacer::new(&pacing(1.0, Some(1e6), Arrivals::Linear), 1);
         assert_eq!(pacer.next_due(1_000_000), Duration::ZERO);
         assert_eq!(pacer.next_due(500_000), Duration::from_secs(1));
         assert_eq!(pacer.next_due(4096), Duration::from_millis(1500));
@@ -79,7 +78,7 @@ mod tests {
 
     #[test]
     fn poisson_keeps_the_mean_rate() {
-        let mut pacer = Pacer::new(&pacing(1000.0, None, ArrivalSpec::Poisson), 7);
+        let mut pacer = Pacer::new(&pacing(1000.0, None, Arrivals::Poisson), 7);
         let n = 100_000;
         let mut last = Duration::ZERO;
         let mut gaps_below_half_mean = 0;

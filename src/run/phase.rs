@@ -55,7 +55,7 @@ pub struct PhaseOutcome {
     /// Measured time (after the ramp) until the last worker finished.
     pub measured: Duration,
     pub stop: StopReason,
-    /// The first error records (at most `defaults::ERRORS_KEPT` per worker); `totals` counts them all.
+    /// The first error records (at most `defaults::ERRORS_KEPT` per phase); `totals` counts them all.
     pub errors: Vec<ErrorRecord>,
     /// Direct I/O was in effect.
     pub direct: bool,
@@ -236,9 +236,8 @@ impl Gatherer {
         if snapshot.last {
             self.measured = self.measured.max(snapshot.elapsed);
         }
-        if self.errors.len() < defaults::ERRORS_KEPT * 4 {
-            self.errors.extend(snapshot.errors);
-        }
+        let room = defaults::ERRORS_KEPT.saturating_sub(self.errors.len());
+        self.errors.extend(snapshot.errors.into_iter().take(room));
         match self.pending.get_mut(&snapshot.interval) {
             Some((merged, _, elapsed)) => {
                 merged.merge(&snapshot.recorder);
@@ -265,7 +264,8 @@ impl Gatherer {
             }
             let (recorder, owner, elapsed) = self.pending.remove(&index).expect("key just seen");
             let start = self.interval * index as u32;
-            let length = elapsed.saturating_sub(start).min(self.interval);
+            // Full intervals end exactly at their boundary; the last one ends when the last worker stopped.
+            let length = elapsed.saturating_sub(start);
             self.totals.merge(&recorder);
             if !length.is_zero() || recorder.total_ops() > 0 {
                 observer.interval(&IntervalReport { phase, index, start, length, recorder: &recorder });

@@ -2,8 +2,10 @@
 //!
 //! streamcap creates the directory and every file in it (O_EXCL: never an existing file), and removes them when
 //! the run ends — also on error, panic or Ctrl-C, through `Drop` — unless `--keep` was given. Work directories
-//! left by a run that was killed outright (a second Ctrl-C, SIGKILL) are recognised by their dead process id
-//! and removed by the next run, with a notice.
+//! left by a run that was killed outright (a second Ctrl-C, SIGKILL) are recognised by their host name and dead
+//! process id and removed by the next run on the same host, with a notice. The host name matters: on a share
+//! (NFS, SMB, a volume mounted in several containers) another machine's process ids mean nothing here, so
+//! another host's directories are never touched.
 
 use std::fs::{self, OpenOptions};
 use std::io;
@@ -26,10 +28,26 @@ pub struct WorkDirError {
     pub source: io::Error,
 }
 
-/// The name of this process's work directory.
+/// The name of this process's work directory: `run-<host>-<pid>-<unix seconds>`.
 pub fn run_id() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    format!("run-{}-{secs}", std::process::id())
+    format!("run-{}-{}-{secs}", host_label(), std::process::id())
+}
+
+/// The host name with anything but letters, digits and dots replaced, so it is safe in a file name and cannot
+/// contain the `-` that separates the fields.
+fn host_label() -> String {
+    let name = rustix::system::uname().nodename().to_string_lossy().to_string();
+    let label: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+    if label.is_empty() { "unknown".into() } else { label }
+}
+
+/// (host, pid) of a work directory name made by [`run_id`].
+fn parse_run_id(name: &str) -> Option<(&str, u32)> {
+    let mut fields = name.strip_prefix("run-")?.split('-');
+    let host = fields.next()?;
+    let pid = fields.next()?.parse().ok()?;
+    Some((host, pid))
 }
 
 impl WorkDir {
@@ -94,11 +112,8 @@ pub fn remove_stale(target: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        let Some(pid) = name.strip_prefix("run-").and_then(|r| r.split('-').next()).and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() || process_is_streamcap(pid) {
+        let Some((host, pid)) = parse_run_id(&name) else { continue };
+        if host != host_label() || pid == std::process::id() || process_is_streamcap(pid) {
             continue;
         }
         if fs::remove_dir_all(entry.path()).is_ok() {
@@ -142,6 +157,13 @@ mod tests {
     }
 
     #[test]
+    fn run_ids_name_the_host_and_the_process() {
+        let id = run_id();
+        let (host, pid) = parse_run_id(&id).unwrap();
+        assert_eq!((host, pid), (host_label().as_str(), std::process::id()));
+    }
+
+    #[test]
     fn never_reuses_an_existing_directory() {
         let root = tempfile::tempdir().unwrap();
         let _first = WorkDir::create(&target(root.path()), true).unwrap();
@@ -151,12 +173,15 @@ mod tests {
     #[test]
     fn stale_directories_of_dead_processes_are_removed() {
         let root = tempfile::tempdir().unwrap();
-        let stale = root.path().join(".streamcap").join("run-999999999-1");
+        let base = root.path().join(".streamcap");
+        let stale = base.join(format!("run-{}-999999999-1", host_label()));
         fs::create_dir_all(&stale).unwrap();
         fs::write(stale.join("data.0"), b"x").unwrap();
-        let mine = root.path().join(".streamcap").join(format!("run-{}-1", std::process::id()));
+        let mine = base.join(format!("run-{}-{}-1", host_label(), std::process::id()));
         fs::create_dir_all(&mine).unwrap();
+        let other_host = base.join("run-elsewhere.example-999999999-1");
+        fs::create_dir_all(&other_host).unwrap();
         assert_eq!(remove_stale(root.path()), vec![stale.clone()]);
-        assert!(!stale.exists() && mine.exists());
+        assert!(!stale.exists() && mine.exists() && other_host.exists(), "only this host's dead runs go");
     }
 }

@@ -182,6 +182,8 @@ struct LoopState {
     in_ramp: bool,
     issued: u64,
     writes_since_sync: u64,
+    /// A flush owed after `fsync-every` writes: the file to flush, issued at the next free slot.
+    sync_due: Option<u32>,
     write_counter: u64,
     written: Vec<bool>,
     failure: Option<String>,
@@ -221,6 +223,7 @@ impl Worker<'_> {
             in_ramp: !self.phase.ramp.is_zero(),
             issued: 0,
             writes_since_sync: 0,
+            sync_due: None,
             write_counter: 0,
             written: vec![false; self.paths.len()],
             failure: None,
@@ -230,8 +233,10 @@ impl Worker<'_> {
         loop {
             self.tick(&mut st, now);
             let stopping = self.should_stop(&st, now);
-            if !stopping {
-                self.fill(&mut st, engine, now);
+            // A flush owed for writes already issued is still issued when the phase ends (but not after an
+            // interruption or an error, which stop at once).
+            if !stopping || (st.sync_due.is_some() && !self.control.stop_requested()) {
+                self.fill(&mut st, engine, now, stopping);
             }
             if !st.batch.is_empty() {
                 match engine.submit(&st.batch) {
@@ -246,10 +251,11 @@ impl Worker<'_> {
                 if stopping {
                     break;
                 }
-                // Nothing in flight and nothing due yet: sleep until the next paced operation is due.
+                // Nothing in flight and nothing due yet: sleep until the next paced operation is due, in steps
+                // short enough that Ctrl-C is noticed promptly even at very low rates.
                 if let Some((_, Some(due))) = st.pending {
                     let until = st.deadline.map_or(due, |d| d.min(due));
-                    std::thread::sleep(until.saturating_duration_since(now));
+                    std::thread::sleep(until.saturating_duration_since(now).min(Duration::from_millis(100)));
                 }
                 now = Instant::now();
                 continue;
@@ -286,7 +292,9 @@ impl Worker<'_> {
             st.recorder.reset();
             st.in_ramp = false;
         }
-        if now >= st.next_boundary {
+        // A boundary at or after the deadline is not shipped separately: the drain of in-flight operations after
+        // the deadline belongs to the last full interval, not to an interval of a few microseconds.
+        if now >= st.next_boundary && st.deadline.is_none_or(|d| st.next_boundary < d) {
             let boundary = st.next_boundary;
             self.ship(st, boundary, false);
             st.interval_index += 1;
@@ -301,9 +309,17 @@ impl Worker<'_> {
             || self.budget.is_some_and(|b| st.issued >= b)
     }
 
-    fn fill<E: Engine>(&self, st: &mut LoopState, engine: &mut E, now: Instant) {
+    /// Queues operations into free slots; when `stopping`, only a flush that is still owed.
+    fn fill<E: Engine>(&self, st: &mut LoopState, engine: &mut E, now: Instant, stopping: bool) {
         while let Some(&slot) = st.free.last() {
-            if self.budget.is_some_and(|b| st.issued >= b) {
+            if let Some(file) = st.sync_due.take() {
+                st.free.pop();
+                st.table[slot as usize] =
+                    InFlight { kind: OpKind::Fsync, file, offset: 0, len: 0, submitted: now, due: None };
+                st.batch.push(Request { slot, kind: OpKind::Fsync, file, offset: 0, len: 0 });
+                continue;
+            }
+            if stopping || self.budget.is_some_and(|b| st.issued >= b) {
                 return;
             }
             let (op, due) = match st.pending.take() {
@@ -340,13 +356,11 @@ impl Worker<'_> {
                 && let Some(every) = self.phase.fsync_every
             {
                 st.writes_since_sync += 1;
-                if st.writes_since_sync >= every
-                    && let Some(sync_slot) = st.free.pop()
-                {
+                if st.writes_since_sync >= every {
+                    // Issued at the next free slot (the very next one at queue depth 1): the sync engine runs it
+                    // after the write, io_uring orders it after every earlier request with IO_DRAIN.
                     st.writes_since_sync = 0;
-                    let entry = InFlight { kind: OpKind::Fsync, len: 0, due: None, ..st.table[slot as usize] };
-                    st.table[sync_slot as usize] = entry;
-                    st.batch.push(Request { slot: sync_slot, kind: OpKind::Fsync, file: op.file, offset: 0, len: 0 });
+                    st.sync_due = Some(op.file);
                 }
             }
         }

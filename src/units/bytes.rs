@@ -1,6 +1,6 @@
 //! `Bytes`: a count of bytes, with the parsing and display rules every size in streamcap follows.
 //!
-//! Rules (documented for users in docs/units.md):
+//! Rules (documented for users in docs/architecture.md, "Units"):
 //! - a bare number is bytes;
 //! - `k`, `m`, `g`, `t`, `p` (either case) are powers of 1024, as in fio's default `kb_base=1024`:
 //!   `4k` = 4096, `1G` = 1 073 741 824;
