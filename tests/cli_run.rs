@@ -294,3 +294,54 @@ fn report_renders_a_saved_result() {
         .code(2)
         .stderr(predicate::str::contains("not a streamcap result"));
 }
+
+#[test]
+fn sequential_writes_cover_every_byte_whatever_the_jobs_and_block_sizes() {
+    // Regression: the split between jobs dropped the remainder, and block-size ranges skipped region tails, so a
+    // later read phase read holes as if they were data. Every 4 KiB block streamcap writes carries its offset.
+    let dir = tempfile::tempdir().unwrap();
+    streamcap()
+        .arg("run")
+        .arg(dir.path())
+        .args(["--rw", "write", "--bs", "4k-64k", "--size", "10M", "--files", "4", "--jobs", "3", "--keep", "--quiet"])
+        .assert()
+        .success();
+    let base = dir.path().join(".streamcap");
+    let run = std::fs::read_dir(&base).unwrap().next().unwrap().unwrap().path();
+    let mut files = 0;
+    for entry in std::fs::read_dir(&run).unwrap() {
+        let path = entry.unwrap().path();
+        if !path.file_name().unwrap().to_string_lossy().starts_with("data.") {
+            continue;
+        }
+        files += 1;
+        let data = std::fs::read(&path).unwrap();
+        for (i, block) in data.chunks(4096).enumerate() {
+            assert_eq!(block[..8], ((i * 4096) as u64).to_le_bytes(), "{} block {i} was never written", path.display());
+        }
+    }
+    assert_eq!(files, 4);
+    // --keep marks the directory, so a later run does not remove it as a killed run's leftovers.
+    streamcap().arg("run").arg(dir.path()).args(["--rw", "read", "--size", "4M", "--quiet"]).assert().success();
+    assert!(run.exists());
+}
+
+#[test]
+fn io_size_is_exact_and_the_ramp_is_not_counted() {
+    // Regression: operations submitted during the ramp were counted when they completed after it (+48 % bytes
+    // with a deep queue), and --io-size was split between jobs with truncation.
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("exact.json");
+    streamcap()
+        .arg("run")
+        .arg(dir.path())
+        .args(["--rw", "randread", "--bs", "4k", "--size", "16M", "--iodepth", "16", "--jobs", "3"])
+        .args(["--io-size", "40M", "--ramp", "300ms", "--quiet", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let read = &read_json(&json)["phases"][0]["read"];
+    assert_eq!(read["ops"], 10240, "40 MiB of 4 KiB reads, shared by 3 jobs, ramp excluded");
+    assert_eq!(read["bytes"], 40 << 20);
+}

@@ -42,3 +42,26 @@ fn without_direct_io_streamcap_falls_back_says_so_and_flags_the_cache() {
         .stderr(predicate::str::contains("O_DIRECT").and(predicate::str::contains("--buffered")));
     assert!(entries(&ram.point).is_empty(), "left behind: {:?}", entries(&ram.point));
 }
+
+#[test]
+fn a_tmpfs_target_is_flagged_even_though_it_accepts_direct_io() {
+    // Regression: tmpfs accepts O_DIRECT on recent kernels, so its RAM-speed figures passed as device I/O.
+    if !is_root() {
+        eprintln!("SKIPPED tmpfs flag: needs root to mount a tmpfs");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = Mount::new("tmpfs", &dir.path().join("tmp"), &["-t", "tmpfs", "-o", "size=256m"]);
+    let json = dir.path().join("tmpfs.json");
+    streamcap()
+        .arg("run")
+        .arg(&tmp.point)
+        .args(["--rw", "randread", "--size", "16M", "--runtime", "200ms", "--json"])
+        .arg(&json)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("keeps files in RAM"));
+    let phase = &read_json(&json)["phases"][0];
+    assert_eq!(phase["direct"], true);
+    assert_eq!(phase["cache_affected"], true);
+}

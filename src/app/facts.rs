@@ -10,8 +10,20 @@ use crate::engine::io_uring_available;
 use crate::plan::{Facts, TargetFacts};
 use crate::sysinfo::{
     BlockDevice, FilesystemFacts, HostFacts, devices_beneath, direct_io_alignment, filesystem_of, inspect_device,
+    inspect_device_usage,
 };
 use crate::units::Bytes;
+
+/// Why the target's data lives in RAM, if it does: a memory filesystem, or the first memory-backed device beneath
+/// (tmpfs accepts O_DIRECT on recent kernels, so direct I/O alone does not keep the page cache out).
+fn memory_backed(filesystem: Option<&FilesystemFacts>, devices: &[BlockDevice]) -> Option<String> {
+    if let Some(fs) = filesystem
+        && matches!(fs.fs_type.as_str(), "tmpfs" | "ramfs" | "hugetlbfs" | "devtmpfs")
+    {
+        return Some(format!("{} is a {}, which keeps files in RAM", fs.mount_point.display(), fs.fs_type));
+    }
+    devices.iter().find_map(BlockDevice::memory_backed)
+}
 
 pub struct Gathered {
     pub facts: Facts,
@@ -21,7 +33,8 @@ pub struct Gathered {
     pub devices: Vec<BlockDevice>,
 }
 
-pub fn gather(target: &Path) -> Result<Gathered> {
+/// `writes`: whether the job writes; only then is a block device's content probed for signatures.
+pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
     let metadata = std::fs::metadata(target).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => anyhow::anyhow!(
             "{} does not exist: give an existing directory (streamcap creates its data files inside it), a file \
@@ -45,7 +58,7 @@ pub fn gather(target: &Path) -> Result<Gathered> {
         let fs = filesystem_of(&canonical).ok();
         (TargetFacts::File { path: canonical.clone(), size: Bytes(metadata.len()) }, fs)
     } else if file_type.is_block_device() {
-        let safety = inspect_device(&canonical)?;
+        let safety = if writes { inspect_device(&canonical)? } else { inspect_device_usage(&canonical)? };
         let facts = TargetFacts::BlockDevice {
             path: canonical.clone(),
             size: safety.device.size,
@@ -63,7 +76,12 @@ pub fn gather(target: &Path) -> Result<Gathered> {
         );
     };
     let devices = devices_beneath(&canonical);
-    let facts =
-        Facts { target: target_facts, ram: host.ram, io_uring: io_uring_available().map_err(|e| e.to_string()) };
+    let memory_backed = memory_backed(filesystem.as_ref(), &devices);
+    let facts = Facts {
+        target: target_facts,
+        ram: host.ram,
+        io_uring: io_uring_available().map_err(|e| e.to_string()),
+        memory_backed,
+    };
     Ok(Gathered { facts, canonical, host, filesystem, devices })
 }

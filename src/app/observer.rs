@@ -16,6 +16,7 @@ use crate::run::{IntervalReport, PhaseOutcome, ProgressLine, RunObserver, StopRe
 use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, read_diskstats};
 
 /// Counters taken at one moment.
+#[derive(Clone)]
 struct Sample {
     at: Instant,
     disks: Vec<DiskStat>,
@@ -122,16 +123,19 @@ impl RunObserver for ResultRecorder<'_> {
         self.series = BoundedSeries::new(defaults::SERIES_POINTS);
         self.bytes_done = 0;
         self.measured = Duration::ZERO;
-        self.phase_start = Some(Sample::now());
+        // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are
+        // not the phase's.
+        self.phase_start = None;
+        self.last_interval = None;
         if !phase.ramp.is_zero() {
             self.progress.ramp();
         }
     }
 
     fn measuring(&mut self, _index: usize) {
-        // Counters restart here so that the ramp's activity is excluded, like its I/O.
-        self.phase_start = Some(Sample::now());
-        self.last_interval = Some(Sample::now());
+        let now = Sample::now();
+        self.last_interval = Some(now.clone());
+        self.phase_start = Some(now);
     }
 
     fn interval(&mut self, report: &IntervalReport<'_>) {
@@ -165,7 +169,8 @@ impl RunObserver for ResultRecorder<'_> {
 
     fn phase_finished(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
         let end = Sample::now();
-        let start = self.phase_start.take().unwrap_or_else(Sample::now);
+        // A phase that ended before measuring began (Ctrl-C in the prefill or the ramp) reports no activity.
+        let start = self.phase_start.take().unwrap_or_else(|| end.clone());
         let (status, failure) = phase_status(&outcome.stop);
         let engine = EngineDetail {
             name: phase.engine.name().to_string(),
@@ -180,6 +185,7 @@ impl RunObserver for ResultRecorder<'_> {
             failure,
             errors: &outcome.errors,
             direct: outcome.direct,
+            memory_backed: self.plan.target.memory_backed.is_some(),
             engine,
             started_at: rfc3339(outcome.started),
         };

@@ -23,7 +23,7 @@ use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let job = build_job(&args)?;
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
-    let gathered = gather(&target)?;
+    let gathered = gather(&target, job.writes())?;
     let options = RunOptions { run_id: run_id(), allow_device_writes: args.allow_device_writes, force: args.force };
     let plan = build_plan(&job, &gathered.facts, &options)?;
 
@@ -79,6 +79,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     if let Some(problem) = &recorder.output_error {
         eprintln!("warning: {problem}");
+    }
+    if let Some(problem) = &outcome.cleanup_error {
+        // The measurements stand, but something was left behind: say what, and do not report success.
+        eprintln!("Error: {problem}; remove it by hand");
+        return Ok(ExitCode::from(2));
     }
     let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0);
     Ok(match status {

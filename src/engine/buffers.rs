@@ -19,7 +19,7 @@ impl BufferPool {
     pub fn new(slots: usize, size: usize) -> Result<BufferPool, EngineError> {
         let slot_size = page_round_up(size.max(1));
         let bytes = slot_size * slots.max(1);
-        let map = MmapMut::map_anon(bytes).map_err(|source| EngineError::Buffers { bytes, source })?;
+        let map = MmapMut::map_anon(bytes).map_err(|cause| EngineError::Buffers { bytes, cause })?;
         Ok(BufferPool { map, slot_size, slots: slots.max(1) })
     }
 

@@ -105,15 +105,16 @@ pub struct Caps {
     pub registered_files: bool,
 }
 
-/// A failure of the engine itself (not of one I/O, which is reported in its [`Completion`]).
+/// A failure of the engine itself (not of one I/O, which is reported in its [`Completion`]). The message
+/// includes the OS error, because it often travels as text (from a worker thread to the coordinator).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("cannot set up io_uring: {0}")]
-    Setup(#[source] io::Error),
-    #[error("cannot allocate {bytes} bytes of aligned I/O buffers: {source}")]
-    Buffers { bytes: usize, source: io::Error },
+    Setup(io::Error),
+    #[error("cannot allocate {bytes} bytes of aligned I/O buffers: {cause}")]
+    Buffers { bytes: usize, cause: io::Error },
     #[error("io_uring_enter failed: {0}")]
-    Enter(#[source] io::Error),
+    Enter(io::Error),
 }
 
 /// The operations every engine offers. Implementations keep this cheap: it is called per batch.

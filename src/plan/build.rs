@@ -38,8 +38,12 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         }
     }
     let mut notices = Vec::new();
-    let target =
+    let mut target =
         plan_target(job, &facts.target, &options.run_id, options.allow_device_writes, options.force, &mut notices)?;
+    if let Some(why) = &facts.memory_backed {
+        notices.push(format!("{why}: the figures describe memory, not storage, and are marked cache-affected"));
+        target.memory_backed = Some(why.clone());
+    }
     let phases = job
         .phases
         .iter()
@@ -113,16 +117,18 @@ fn plan_phase(
     }
 
     let seed = spec.seed.unwrap_or(defaults::SEED);
-    let io_size = spec.io_size;
-    let worker_regions = split_regions(&regions, jobs, rw.is_random(), max_block).map_err(fail)?;
+    // --io-size counts whole operations of the smallest block size, shared as evenly as whole operations allow.
+    let unit = u64::from(block_sizes.min());
+    let io_size = spec.io_size.map(|b| Bytes(b.0 / unit * unit));
+    let worker_regions = split_regions(&regions, jobs, rw.is_random(), u64::from(align), max_block).map_err(fail)?;
     let workers = worker_regions
         .into_iter()
         .enumerate()
         .map(|(w, regions)| {
             let slice: u64 = regions.iter().map(|r| r.len).sum();
             let io_bytes = match (io_size, spec.runtime) {
-                (Some(total), _) => Some(total.0 / u64::from(jobs)),
-                (None, None) if rw.is_random() => Some(data_set.0 / u64::from(jobs)),
+                (Some(total), _) => Some(share(total.0 / unit, jobs, w) * unit),
+                (None, None) if rw.is_random() => Some(share(data_set.0 / unit, jobs, w) * unit),
                 (None, None) => Some(slice),
                 (None, Some(_)) => None,
             };
@@ -134,7 +140,7 @@ fn plan_phase(
                 align,
                 seed: worker_seed(seed, index, w),
             };
-            WorkerPlan { workload, io_bytes: io_bytes.map(|b| b.max(max_block)) }
+            WorkerPlan { workload, io_bytes }
         })
         .collect();
 
@@ -239,48 +245,51 @@ fn distribution(spec: DistributionSpec) -> Distribution {
 }
 
 /// Random phases: every worker gets every region. Sequential: the regions, laid end to end, are cut into
-/// `jobs` contiguous slices of whole blocks.
-fn split_regions(regions: &[Region], jobs: u32, random: bool, block: u64) -> Result<Vec<Vec<Region>>, String> {
+/// `jobs` contiguous slices of whole `align` units, as equal as that allows, covering every byte — so a
+/// sequential write phase leaves no hole for a later read to find.
+fn split_regions(
+    regions: &[Region],
+    jobs: u32,
+    random: bool,
+    align: u64,
+    block: u64,
+) -> Result<Vec<Vec<Region>>, String> {
     if random || jobs == 1 {
         return Ok(vec![regions.to_vec(); jobs as usize]);
     }
     let total: u64 = regions.iter().map(|r| r.len).sum();
-    let slice = total / u64::from(jobs) / block * block;
-    if slice == 0 {
+    if total / u64::from(jobs) < block {
         return Err(format!(
             "the data set ({}) is too small to give each of {jobs} jobs a block of {}; use fewer --jobs or a larger --size",
             Bytes(total),
             Bytes(block)
         ));
     }
+    let units = total / align;
     let mut slices = Vec::with_capacity(jobs as usize);
     let (mut region, mut offset) = (0, 0);
-    for _ in 0..jobs {
-        let mut need = slice;
+    for w in 0..jobs as usize {
+        let mut need = share(units, jobs, w) * align;
         let mut mine = Vec::new();
-        while need > 0 {
+        while need > 0 && region < regions.len() {
             let r = regions[region];
             let take = need.min(r.len - offset);
-            // Keep pieces whole blocks: a piece smaller than a block cannot hold an operation.
-            if take >= block {
-                mine.push(Region { file: r.file, start: r.start + offset, len: take / block * block });
-            }
+            mine.push(Region { file: r.file, start: r.start + offset, len: take });
             need -= take;
             offset += take;
             if offset == r.len {
                 region += 1;
                 offset = 0;
-                if region == regions.len() {
-                    break;
-                }
             }
-        }
-        if mine.is_empty() {
-            return Err(format!("the data set is too fragmented for {jobs} sequential jobs; use fewer --jobs"));
         }
         slices.push(mine);
     }
     Ok(slices)
+}
+
+/// Worker `w`'s part of `units` shared between `jobs`: the remainder goes one each to the first workers.
+fn share(units: u64, jobs: u32, w: usize) -> u64 {
+    units / u64::from(jobs) + u64::from((w as u64) < units % u64::from(jobs))
 }
 
 fn worker_seed(seed: u64, phase: usize, worker: usize) -> u64 {
@@ -329,6 +338,7 @@ mod tests {
             },
             ram: Bytes::gib(16),
             io_uring: Ok(()),
+            memory_backed: None,
         }
     }
 

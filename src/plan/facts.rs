@@ -12,6 +12,9 @@ pub struct Facts {
     pub ram: Bytes,
     /// Whether an io_uring ring can be created here; the error text otherwise.
     pub io_uring: Result<(), String>,
+    /// Why the target's data lives in RAM (tmpfs, zram, a loop device over a cached file), if it does: then
+    /// even direct I/O measures memory, and every result is marked cache-affected.
+    pub memory_backed: Option<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -60,6 +60,8 @@ pub struct TargetPlan {
     pub files: Vec<FilePlan>,
     /// Whether any phase may write.
     pub writes_allowed: bool,
+    /// Why the target's data lives in RAM, if it does (every result is then marked cache-affected).
+    pub memory_backed: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -12,7 +12,7 @@ use std::path::Path;
 use super::defaults;
 use super::facts::TargetFacts;
 use super::{FilePlan, PlanError, TargetKind, TargetPlan};
-use crate::spec::{JobSpec, PhaseSpec};
+use crate::spec::JobSpec;
 use crate::units::{Bytes, GIB};
 
 /// Decides the data files: count and size per file.
@@ -24,14 +24,16 @@ pub(super) fn plan_target(
     force: bool,
     notices: &mut Vec<String>,
 ) -> Result<TargetPlan, PlanError> {
-    let any_writes = job.phases.iter().any(phase_writes);
+    let any_writes = job.writes();
     match facts {
         TargetFacts::Directory { path, free, .. } => {
-            let files = job.phases.iter().map(|p| p.files.unwrap_or(defaults::FILES)).max().unwrap_or(1);
+            // A phase that does not say how many files it uses works on all of them (as `plan_phase` does), so
+            // its data set is spread over all of them too.
+            let files = job.phases.iter().filter_map(|p| p.files).max().unwrap_or(defaults::FILES);
             let per_file = job
                 .phases
                 .iter()
-                .map(|p| p.size.unwrap_or(defaults::SIZE).0 / u64::from(p.files.unwrap_or(defaults::FILES)))
+                .map(|p| p.size.unwrap_or(defaults::SIZE).0 / u64::from(p.files.unwrap_or(files)))
                 .max()
                 .unwrap_or(0);
             let granule = if per_file >= defaults::FILE_GRANULE { defaults::FILE_GRANULE } else { 4096 };
@@ -59,6 +61,7 @@ pub(super) fn plan_target(
                 work_dir: Some(work_dir),
                 files,
                 writes_allowed: true,
+                memory_backed: None,
             })
         }
         TargetFacts::File { path, size } => {
@@ -89,10 +92,6 @@ pub(super) fn plan_target(
     }
 }
 
-fn phase_writes(phase: &PhaseSpec) -> bool {
-    phase.rw.is_some_and(|rw| rw.read_percent(phase.rdpct) < 100)
-}
-
 fn largest_size(job: &JobSpec) -> Option<Bytes> {
     job.phases.iter().filter_map(|p| p.size).max()
 }
@@ -104,6 +103,7 @@ fn single_file_target(kind: TargetKind, path: &Path, size: Bytes, writes_allowed
         work_dir: None,
         files: vec![FilePlan { path: path.to_path_buf(), size, created: false }],
         writes_allowed,
+        memory_backed: None,
     }
 }
 
@@ -169,7 +169,7 @@ fn check_device_writable(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{RwMode, SpecOrigin};
+    use crate::spec::{PhaseSpec, RwMode, SpecOrigin};
     use std::path::PathBuf;
 
     fn job(rw: RwMode, size: Option<Bytes>) -> JobSpec {
@@ -207,6 +207,19 @@ mod tests {
         let mut notices = Vec::new();
         assert!(plan_target(&job(RwMode::Read, Some(Bytes::gib(1))), &facts, "r", false, false, &mut notices).is_ok());
         assert!(notices[0].contains("cannot check"), "{notices:?}");
+    }
+
+    #[test]
+    fn phases_without_a_file_count_spread_over_all_files() {
+        // Regression: a phase without `files` counted as one file, which sized every file for the whole data set.
+        let facts =
+            TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(100)), dio_align: None };
+        let mut spec = job(RwMode::Write, Some(Bytes::mib(256)));
+        spec.phases[0].files = Some(4);
+        spec.phases.push(PhaseSpec { rw: Some(RwMode::Read), size: Some(Bytes::mib(256)), ..Default::default() });
+        let plan = plan_target(&spec, &facts, "r", false, false, &mut vec![]).unwrap();
+        assert_eq!(plan.files.len(), 4);
+        assert_eq!(plan.files[0].size, Bytes::mib(64));
     }
 
     #[test]

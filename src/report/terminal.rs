@@ -128,7 +128,8 @@ fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         lines.push(format!("note: {notice}"));
     }
     for phase in &result.phases {
-        if phase.cache_affected {
+        // A memory-backed target is explained by its notice; this is the buffered case.
+        if phase.cache_affected && !phase.direct {
             lines.push(format!(
                 "cache: '{}' used buffered I/O on a data set of {} with {} of RAM; the page cache may have served \
                  part of it, so treat its figures as an upper bound (use a data set over twice the RAM, or direct I/O)",

@@ -29,6 +29,8 @@ pub struct PhaseMeasurements<'a> {
     pub failure: Option<String>,
     pub errors: &'a [ErrorRecord],
     pub direct: bool,
+    /// The target keeps its data in RAM (tmpfs, zram, a loop device over a cached file).
+    pub memory_backed: bool,
     pub engine: EngineDetail,
     pub started_at: String,
 }
@@ -76,7 +78,7 @@ pub fn build_phase(
         engine: measured.engine.clone(),
         direct: measured.direct,
         // Unknown RAM (meminfo unreadable) cannot prove the data set outgrew the cache: flag it.
-        cache_affected: !measured.direct && (ram == 0 || plan.data_set.0 < 2 * ram),
+        cache_affected: measured.memory_backed || (!measured.direct && (ram == 0 || plan.data_set.0 < 2 * ram)),
         data_set_bytes: plan.data_set.0,
         duration_s: seconds,
         ramp_s: plan.ramp.as_secs_f64(),

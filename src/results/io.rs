@@ -9,16 +9,16 @@ use super::{RunResult, SCHEMA, SCHEMA_VERSION};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResultIoError {
-    #[error("cannot write the result to {path}: {source}")]
-    Write { path: PathBuf, source: io::Error },
-    #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: io::Error },
+    #[error("cannot write the result to {path}: {cause}")]
+    Write { path: PathBuf, cause: io::Error },
+    #[error("cannot read {path}: {cause}")]
+    Read { path: PathBuf, cause: io::Error },
     #[error("{path} is not a streamcap result: {detail}")]
     Format { path: PathBuf, detail: String },
 }
 
 pub fn write_result_atomically(result: &RunResult, path: &Path) -> Result<(), ResultIoError> {
-    let err = |source| ResultIoError::Write { path: path.to_path_buf(), source };
+    let err = |cause| ResultIoError::Write { path: path.to_path_buf(), cause };
     let name = path.file_name().map_or("result.json".into(), |n| n.to_string_lossy().to_string());
     let temp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
     let mut text = serde_json::to_vec_pretty(result).map_err(|e| err(io::Error::other(e)))?;
@@ -36,7 +36,7 @@ pub fn write_result_atomically(result: &RunResult, path: &Path) -> Result<(), Re
 }
 
 pub fn read_result(path: &Path) -> Result<RunResult, ResultIoError> {
-    let text = fs::read_to_string(path).map_err(|source| ResultIoError::Read { path: path.to_path_buf(), source })?;
+    let text = fs::read_to_string(path).map_err(|cause| ResultIoError::Read { path: path.to_path_buf(), cause })?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| ResultIoError::Format { path: path.to_path_buf(), detail: e.to_string() })?;
     if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {

@@ -103,8 +103,9 @@ pub struct PhaseResult {
     pub engine: EngineDetail,
     /// Direct I/O was in effect (false: buffered, either asked for or because the filesystem refused O_DIRECT).
     pub direct: bool,
-    /// Buffered I/O on a data set smaller than twice the RAM: the page cache may have served part of it, so the
-    /// figures may describe memory rather than storage.
+    /// The figures may describe memory rather than storage: buffered I/O on a data set smaller than twice the
+    /// RAM (the page cache may have served part of it), or a target that keeps its data in RAM (tmpfs, zram, a
+    /// loop device over a cached file; the notices say which).
     pub cache_affected: bool,
     pub data_set_bytes: u64,
     /// Measured time, after the ramp.

@@ -24,8 +24,8 @@ const CHUNK: usize = 4 << 20;
 pub enum LayoutError {
     #[error("{0}")]
     Open(String),
-    #[error("cannot write data into {path} at offset {offset}: {source}")]
-    Write { path: PathBuf, offset: u64, source: io::Error },
+    #[error("cannot write data into {path} at offset {offset}: {cause}")]
+    Write { path: PathBuf, offset: u64, cause: io::Error },
     #[error("cannot allocate a write buffer: {0}")]
     Buffer(String),
     #[error("interrupted while filling the data files")]
@@ -55,19 +55,19 @@ pub fn fill(
             let buffer = &mut pool.slot_mut(0)[..len];
             stamp(buffer, offset, counter);
             counter += 1;
-            write_all_at(&handle, buffer, offset).map_err(|source| LayoutError::Write {
+            write_all_at(&handle, buffer, offset).map_err(|cause| LayoutError::Write {
                 path: file.path.clone(),
                 offset,
-                source,
+                cause,
             })?;
             offset += len as u64;
             done += len as u64;
             progress(done, total);
         }
-        handle.sync_data().map_err(|source| LayoutError::Write {
+        handle.sync_data().map_err(|cause| LayoutError::Write {
             path: file.path.clone(),
             offset: file.size.0,
-            source,
+            cause,
         })?;
         if !direct {
             drop_cached_pages(&handle);

@@ -45,11 +45,13 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// The data files were removed (false with `--keep`, or for targets streamcap did not create files in).
     pub cleaned_up: bool,
+    /// Removing the data files failed: what is left and why (the measurements above are still valid).
+    pub cleanup_error: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{0}")]
+    #[error(transparent)]
     WorkDir(#[from] workdir::WorkDirError),
     #[error(
         "cannot open {path} with O_DIRECT (EINVAL): the filesystem does not support direct I/O; pass --buffered \
@@ -58,8 +60,13 @@ pub enum RunError {
     DirectUnsupported { path: PathBuf },
     #[error("{0}")]
     Layout(LayoutError),
-    #[error("cannot remove the data files in {path}: {source}")]
-    Cleanup { path: PathBuf, source: std::io::Error },
+    #[error(
+        "{path} is in use (mounted, or held by another program) since streamcap checked it: it will not write to \
+         it; find the user with `lsblk` or `fuser -vm {path}`"
+    )]
+    DeviceBusy { path: PathBuf },
+    #[error("cannot open {path}: {cause}")]
+    Open { path: PathBuf, cause: std::io::Error },
 }
 
 /// Runs every phase of `plan` in order. Stops early on Ctrl-C (after writing what was measured) and after a
@@ -78,6 +85,12 @@ pub fn execute(
             Some(WorkDir::create(&plan.target, keep)?)
         }
         TargetKind::File | TargetKind::BlockDevice => None,
+    };
+    // While streamcap writes to a device, it holds it exclusively (O_EXCL on a block device): the kernel then
+    // refuses to mount it, and the open fails if it was mounted or claimed since the plan checked it.
+    let _exclusive = match plan.target.kind {
+        TargetKind::BlockDevice if plan.target.writes_allowed => Some(hold_exclusively(&plan.target.path)?),
+        _ => None,
     };
     let files: Vec<PathBuf> = plan.target.files.iter().map(|f| f.path.clone()).collect();
     // Files streamcap creates start empty; existing files and devices hold whatever they hold.
@@ -147,22 +160,41 @@ pub fn execute(
         }
     }
 
-    let cleaned_up = match &mut work_dir {
-        Some(dir) if !keep => {
-            dir.remove().map_err(|source| RunError::Cleanup { path: dir.path().to_path_buf(), source })?;
-            true
-        }
-        _ => false,
+    let (cleaned_up, cleanup_error) = match &mut work_dir {
+        Some(dir) => match dir.remove() {
+            Ok(()) => (!keep, None),
+            Err(e) => (false, Some(format!("cannot remove the data files in {}: {e}", dir.path().display()))),
+        },
+        None => (false, None),
     };
-    Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleaned_up })
+    Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleaned_up, cleanup_error })
 }
 
-/// A sequential write phase that ran to completion over whole files leaves them fully written.
+fn hold_exclusively(device: &std::path::Path) -> Result<std::fs::File, RunError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(device).map_err(|cause| {
+        if cause.raw_os_error() == Some(libc::EBUSY) {
+            RunError::DeviceBusy { path: device.to_path_buf() }
+        } else {
+            RunError::Open { path: device.to_path_buf(), cause }
+        }
+    })
+}
+
+/// A sequential write phase leaves its files fully written when it completed, its regions are the whole files,
+/// and every worker issued at least one pass over its own slice (one pass covers every byte of a slice, and the
+/// slices together cover the regions: see `plan::build` and `workload::source`).
 fn covers_whole_files(phase: &PhasePlan, outcome: &PhaseOutcome, used: &[FilePlan]) -> bool {
     let whole = used.iter().all(|f| f.size.0 * u64::from(phase.files_used) == phase.data_set.0);
+    let every_slice = phase
+        .workers
+        .iter()
+        .zip(&outcome.issued_by_worker)
+        .all(|(worker, &issued)| issued >= worker.workload.regions.iter().map(|r| r.len).sum::<u64>());
     phase.read_percent == 0
         && phase.access == Access::Sequential
         && outcome.stop == StopReason::Completed
         && whole
-        && outcome.issued >= phase.data_set.0
+        && outcome.issued_by_worker.len() == phase.workers.len()
+        && every_slice
 }

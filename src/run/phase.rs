@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::RunObserver;
@@ -62,6 +63,8 @@ pub struct PhaseOutcome {
     pub caps: Option<Caps>,
     /// Bytes issued after the ramp, all workers.
     pub issued: u64,
+    /// Bytes issued after the ramp by each worker, in worker order.
+    pub issued_by_worker: Vec<u64>,
     pub started: SystemTime,
 }
 
@@ -108,7 +111,7 @@ pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver)
         }
         drop(tx);
 
-        let (caps, setup_error) = wait_ready(&rx, phase.workers.len());
+        let (caps, setup_error) = wait_ready(&rx, &handles);
         if let Some(error) = setup_error {
             for g in &go {
                 let _ = g.send(None);
@@ -165,22 +168,37 @@ pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver)
             direct: inputs.direct,
             caps,
             issued: ends.iter().map(|e| e.issued).sum(),
+            issued_by_worker: ends.iter().map(|e| e.issued).collect(),
             started,
         }
     })
 }
 
-fn wait_ready(rx: &Receiver<WorkerMsg>, workers: usize) -> (Option<Caps>, Option<String>) {
+/// Waits until every worker has said whether it is ready. A worker thread that ends without saying so (a panic
+/// during set-up) would otherwise leave this waiting forever, since the other workers keep the channel open.
+fn wait_ready<T>(rx: &Receiver<WorkerMsg>, handles: &[ScopedJoinHandle<'_, T>]) -> (Option<Caps>, Option<String>) {
     let (mut caps, mut error) = (None, None);
-    for _ in 0..workers {
-        match rx.recv() {
-            Ok(WorkerMsg::Ready { result: Ok(c), .. }) => caps = Some(c),
-            Ok(WorkerMsg::Ready { worker, result: Err(e) }) => {
-                error.get_or_insert(format!("worker {worker}: {e}"));
+    let mut ready = vec![false; handles.len()];
+    while ready.iter().any(|r| !r) {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(WorkerMsg::Ready { worker, result }) => {
+                ready[worker as usize] = true;
+                match result {
+                    Ok(c) => caps = Some(c),
+                    Err(e) => {
+                        error.get_or_insert(format!("worker {worker}: {e}"));
+                    }
+                }
             }
             Ok(WorkerMsg::Snapshot(_)) => {}
-            Err(_) => {
-                error.get_or_insert("a worker thread ended before it was ready".to_string());
+            Err(RecvTimeoutError::Timeout) => {
+                if handles.iter().zip(&ready).any(|(h, &r)| !r && h.is_finished()) {
+                    error.get_or_insert("a worker thread ended before it was ready".to_string());
+                    break;
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                error.get_or_insert("every worker thread ended before it was ready".to_string());
                 break;
             }
         }
@@ -197,6 +215,7 @@ fn failed(started: SystemTime, direct: bool, error: String) -> PhaseOutcome {
         direct,
         caps: None,
         issued: 0,
+        issued_by_worker: Vec::new(),
         started,
     }
 }

@@ -6,12 +6,22 @@
 //! process id and removed by the next run on the same host, with a notice. The host name matters: on a share
 //! (NFS, SMB, a volume mounted in several containers) another machine's process ids mean nothing here, so
 //! another host's directories are never touched.
+//!
+//! What streamcap will not do, because each would put data or deletions somewhere the user did not choose:
+//! follow `.streamcap` when it is a symlink (the data files would land on another device, and every figure would
+//! describe the wrong disk), use it when it lives on another filesystem than TARGET, delete a directory that
+//! lacks its marker file or was kept with `--keep`, or delete anything but its own marker and `data.N` files.
 
 use std::fs::{self, OpenOptions};
-use std::io;
+use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::plan::TargetPlan;
+
+/// The file in every work directory that says who made it (and, with `--keep`, that it is to be kept).
+const MARKER: &str = ".streamcap-run";
+const KEPT_LINE: &str = "kept";
 
 pub struct WorkDir {
     dir: PathBuf,
@@ -21,11 +31,13 @@ pub struct WorkDir {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("cannot create {path}: {source}")]
-pub struct WorkDirError {
-    pub path: PathBuf,
-    #[source]
-    pub source: io::Error,
+pub enum WorkDirError {
+    #[error("cannot create {path}: {cause}")]
+    Create { path: PathBuf, cause: io::Error },
+    #[error(
+        "{path} {why}; streamcap keeps its data in a directory of its own there: remove it, or choose another target"
+    )]
+    Unsafe { path: PathBuf, why: &'static str },
 }
 
 /// The name of this process's work directory: `run-<host>-<pid>-<unix seconds>`.
@@ -50,19 +62,49 @@ fn parse_run_id(name: &str) -> Option<(&str, u32)> {
     Some((host, pid))
 }
 
+/// Makes sure `TARGET/.streamcap` is a real directory on TARGET's filesystem, creating it if needed.
+fn prepare_base(target: &Path, base: &Path) -> Result<(), WorkDirError> {
+    let unsafe_base = |why| WorkDirError::Unsafe { path: base.to_path_buf(), why };
+    let create = |cause| WorkDirError::Create { path: base.to_path_buf(), cause };
+    let meta = match fs::symlink_metadata(base) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(base) {
+            Ok(()) => return Ok(()),
+            // Another streamcap run created it a moment ago: check what is there now.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::symlink_metadata(base).map_err(create)?,
+            Err(e) => return Err(create(e)),
+        },
+        Err(e) => return Err(create(e)),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(unsafe_base("is a symbolic link"));
+    }
+    if !meta.is_dir() {
+        return Err(unsafe_base("exists and is not a directory"));
+    }
+    let target_dev = fs::metadata(target).map_err(create)?.dev();
+    if meta.dev() != target_dev {
+        return Err(unsafe_base("is on another filesystem than the target (a mount point?)"));
+    }
+    Ok(())
+}
+
 impl WorkDir {
-    /// Creates the work directory and its (empty, sparse) data files.
+    /// Creates the work directory, its marker and its (empty, sparse) data files.
     pub fn create(target: &TargetPlan, keep: bool) -> Result<WorkDir, WorkDirError> {
         let dir = target.work_dir.clone().expect("directory targets have a work directory");
         let err = |path: &Path| {
             let path = path.to_path_buf();
-            move |source| WorkDirError { path, source }
+            move |cause| WorkDirError::Create { path, cause }
         };
-        if let Some(parent) = dir.parent() {
-            fs::create_dir_all(parent).map_err(err(parent))?;
-        }
+        let base = dir.parent().expect("the work directory sits in TARGET/.streamcap");
+        prepare_base(&target.path, base)?;
         fs::create_dir(&dir).map_err(err(&dir))?;
         let mut work = WorkDir { dir, files: Vec::new(), keep, removed: false };
+        let marker = work.dir.join(MARKER);
+        let mut handle = OpenOptions::new().write(true).create_new(true).open(&marker).map_err(err(&marker))?;
+        writeln!(handle, "streamcap work directory\nhost {}\npid {}", host_label(), std::process::id())
+            .map_err(err(&marker))?;
         for file in &target.files {
             let handle = OpenOptions::new().write(true).create_new(true).open(&file.path).map_err(err(&file.path))?;
             work.files.push(file.path.clone());
@@ -75,12 +117,19 @@ impl WorkDir {
         &self.dir
     }
 
-    /// Removes the data files and the directory (and `.streamcap` when it is left empty). Idempotent.
+    /// Removes the data files, the marker and the directory (and `.streamcap` when it is left empty); with
+    /// `--keep`, marks the directory as kept instead, so no later run removes it. Idempotent.
     pub fn remove(&mut self) -> io::Result<()> {
-        if self.removed || self.keep {
+        if self.removed {
             return Ok(());
         }
-        for file in &self.files {
+        if self.keep {
+            let mut marker = OpenOptions::new().append(true).open(self.dir.join(MARKER))?;
+            writeln!(marker, "{KEPT_LINE}")?;
+            self.removed = true;
+            return Ok(());
+        }
+        for file in self.files.iter().chain([&self.dir.join(MARKER)]) {
             match fs::remove_file(file) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
                 _ => {}
@@ -105,9 +154,13 @@ impl Drop for WorkDir {
     }
 }
 
-/// Removes work directories of streamcap runs whose process is gone. Returns what was removed.
+/// Removes work directories of this host's streamcap runs whose process is gone (not kept ones, not other
+/// hosts', not anything without a marker). Returns what was removed.
 pub fn remove_stale(target: &Path) -> Vec<PathBuf> {
     let base = target.join(".streamcap");
+    if base_is_usable(target, &base).is_none() {
+        return Vec::new();
+    }
     let Ok(entries) = fs::read_dir(&base) else { return Vec::new() };
     let mut removed = Vec::new();
     for entry in entries.flatten() {
@@ -116,12 +169,42 @@ pub fn remove_stale(target: &Path) -> Vec<PathBuf> {
         if host != host_label() || pid == std::process::id() || process_is_streamcap(pid) {
             continue;
         }
-        if fs::remove_dir_all(entry.path()).is_ok() {
-            removed.push(entry.path());
+        let dir = entry.path();
+        if is_abandoned_work_dir(&dir) && remove_own_files(&dir).is_ok() {
+            removed.push(dir);
         }
     }
     let _ = fs::remove_dir(&base);
     removed
+}
+
+/// `Some(())` when `base` exists as a real directory on the target's filesystem.
+fn base_is_usable(target: &Path, base: &Path) -> Option<()> {
+    let meta = fs::symlink_metadata(base).ok()?;
+    let same_fs = fs::metadata(target).ok()?.dev() == meta.dev();
+    (meta.is_dir() && !meta.file_type().is_symlink() && same_fs).then_some(())
+}
+
+/// A real directory (not a symlink) with a marker that does not say "kept".
+fn is_abandoned_work_dir(dir: &Path) -> bool {
+    let is_dir = fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && !m.file_type().is_symlink());
+    let marker = fs::read_to_string(dir.join(MARKER));
+    is_dir
+        && marker
+            .is_ok_and(|text| text.starts_with("streamcap work directory") && !text.lines().any(|l| l == KEPT_LINE))
+}
+
+/// Removes the marker and `data.N` files, then the directory itself, which fails (leaving it) if anything else
+/// is in there: streamcap never deletes a file it does not recognise as its own.
+fn remove_own_files(dir: &Path) -> io::Result<()> {
+    for entry in fs::read_dir(dir)?.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let ours = name == MARKER || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok());
+        if ours {
+            fs::remove_file(entry.path())?;
+        }
+    }
+    fs::remove_dir(dir)
 }
 
 fn process_is_streamcap(pid: u32) -> bool {
@@ -144,6 +227,7 @@ mod tests {
                 .map(|i| FilePlan { path: dir.join(format!("data.{i}")), size: Bytes::mib(1), created: true })
                 .collect(),
             writes_allowed: true,
+            memory_backed: None,
         }
     }
 
@@ -170,18 +254,72 @@ mod tests {
         assert!(WorkDir::create(&target(root.path()), false).is_err());
     }
 
+    /// A work directory as a killed run leaves it.
+    fn abandoned(base: &Path, name: &str, kept: bool) -> PathBuf {
+        let dir = base.join(name);
+        fs::create_dir_all(&dir).unwrap();
+        let marker =
+            if kept { "streamcap work directory\nhost h\npid 1\nkept\n" } else { "streamcap work directory\n" };
+        fs::write(dir.join(MARKER), marker).unwrap();
+        fs::write(dir.join("data.0"), b"x").unwrap();
+        dir
+    }
+
     #[test]
     fn stale_directories_of_dead_processes_are_removed() {
         let root = tempfile::tempdir().unwrap();
         let base = root.path().join(".streamcap");
-        let stale = base.join(format!("run-{}-999999999-1", host_label()));
-        fs::create_dir_all(&stale).unwrap();
-        fs::write(stale.join("data.0"), b"x").unwrap();
-        let mine = base.join(format!("run-{}-{}-1", host_label(), std::process::id()));
-        fs::create_dir_all(&mine).unwrap();
-        let other_host = base.join("run-elsewhere.example-999999999-1");
-        fs::create_dir_all(&other_host).unwrap();
+        let stale = abandoned(&base, &format!("run-{}-999999999-1", host_label()), false);
+        let mine = abandoned(&base, &format!("run-{}-{}-1", host_label(), std::process::id()), false);
+        let other_host = abandoned(&base, "run-elsewhere.example-999999999-1", false);
         assert_eq!(remove_stale(root.path()), vec![stale.clone()]);
         assert!(!stale.exists() && mine.exists() && other_host.exists(), "only this host's dead runs go");
+    }
+
+    #[test]
+    fn kept_and_unmarked_directories_and_foreign_files_survive() {
+        // Regression: --keep data was deleted by the next run as "an earlier, killed run".
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().join(".streamcap");
+        let kept = abandoned(&base, &format!("run-{}-999999991-1", host_label()), true);
+        let unmarked = base.join(format!("run-{}-999999992-1", host_label()));
+        fs::create_dir_all(&unmarked).unwrap();
+        let with_user_file = abandoned(&base, &format!("run-{}-999999993-1", host_label()), false);
+        fs::write(with_user_file.join("notes.txt"), b"mine").unwrap();
+        assert!(remove_stale(root.path()).is_empty());
+        assert!(kept.join("data.0").exists() && unmarked.exists());
+        assert!(with_user_file.join("notes.txt").exists(), "a file streamcap does not know is never deleted");
+    }
+
+    #[test]
+    fn keep_marks_the_directory_so_no_later_run_removes_it() {
+        let root = tempfile::tempdir().unwrap();
+        let mut work = WorkDir::create(&target(root.path()), true).unwrap();
+        work.remove().unwrap();
+        let marker = fs::read_to_string(work.path().join(MARKER)).unwrap();
+        assert!(marker.lines().any(|l| l == KEPT_LINE));
+        assert!(!is_abandoned_work_dir(work.path()));
+    }
+
+    #[test]
+    fn a_symlinked_streamcap_directory_is_neither_used_nor_cleaned() {
+        // Regression: `.streamcap -> /elsewhere` put the data files (and stale-directory deletions) outside the
+        // target, on another device, while every figure described the target's device.
+        let root = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let victim = abandoned(elsewhere.path(), &format!("run-{}-999999999-1", host_label()), false);
+        std::os::unix::fs::symlink(elsewhere.path(), root.path().join(".streamcap")).unwrap();
+        let err = WorkDir::create(&target(root.path()), false).err().expect("refused");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(remove_stale(root.path()).is_empty());
+        assert!(victim.join("data.0").exists());
+    }
+
+    #[test]
+    fn a_file_named_streamcap_is_refused() {
+        let root = tempfile::tempdir().unwrap();
+        fs::write(root.path().join(".streamcap"), b"not a directory").unwrap();
+        let err = WorkDir::create(&target(root.path()), false).err().expect("refused");
+        assert!(err.to_string().contains("not a directory"), "{err}");
     }
 }

@@ -87,6 +87,9 @@ pub(super) fn worker_thread(
         return WorkerEnd::default();
     }
     let Ok(Some(start)) = channels.go.recv() else { return WorkerEnd::default() };
+    // Timed waits (paced operations, interval boundaries) wake within the default 50 µs slack otherwise; for
+    // latency measured from a due time, that slack would be ours, not the device's.
+    let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
     let pacer = phase.pacing.map(|p| Pacer::new(&p, workload.seed));
     let worker = Worker {
         id,
@@ -253,22 +256,23 @@ impl Worker<'_> {
                 }
                 // Nothing in flight and nothing due yet: sleep until the next paced operation is due, in steps
                 // short enough that Ctrl-C is noticed promptly even at very low rates.
-                if let Some((_, Some(due))) = st.pending {
-                    let until = st.deadline.map_or(due, |d| d.min(due));
-                    std::thread::sleep(until.saturating_duration_since(now).min(Duration::from_millis(100)));
+                if let Some(wake) = self.wake_time(&st, stopping) {
+                    wait_until(wake, now);
                 }
                 now = Instant::now();
                 continue;
             }
-            let wait = match st.pending {
-                Some((_, Some(due))) if !stopping => Wait::AtMost(due.saturating_duration_since(now)),
-                _ => Wait::Forever,
+            let wait = match self.wake_time(&st, stopping) {
+                Some(wake) => Wait::AtMost(wake.saturating_duration_since(now)),
+                None => Wait::Forever,
             };
             if let Err(e) = engine.reap(1, wait, &mut st.done) {
                 self.engine_failed(&mut st, e);
                 break;
             }
             now = Instant::now();
+            // Intervals that ended while we waited are shipped first: these completions happened after them.
+            self.tick(&mut st, now);
             self.account(&mut st, now);
         }
         if self.phase.end_fsync && st.failure.is_none() {
@@ -283,7 +287,22 @@ impl Worker<'_> {
         WorkerEnd { issued: st.issued, failure: st.failure }
     }
 
-    /// Ends the ramp and ships a snapshot at each interval boundary.
+    /// When the loop must wake even if nothing completes: the next paced operation's due time, and the next
+    /// interval boundary, so that a stalled device shows up as empty intervals at the right time (and the
+    /// progress line and CSV keep moving) instead of as late completions filed under an earlier interval.
+    fn wake_time(&self, st: &LoopState, stopping: bool) -> Option<Instant> {
+        let due = match st.pending {
+            Some((_, Some(due))) if !stopping => Some(due),
+            _ => None,
+        };
+        let boundary = st.deadline.is_none_or(|d| st.next_boundary < d).then_some(st.next_boundary);
+        match (due, boundary) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Ends the ramp and ships a snapshot for every interval boundary that has passed (empty ones too).
     fn tick(&self, st: &mut LoopState, now: Instant) {
         if st.in_ramp {
             if now < st.measure_start {
@@ -294,7 +313,7 @@ impl Worker<'_> {
         }
         // A boundary at or after the deadline is not shipped separately: the drain of in-flight operations after
         // the deadline belongs to the last full interval, not to an interval of a few microseconds.
-        if now >= st.next_boundary && st.deadline.is_none_or(|d| st.next_boundary < d) {
+        while now >= st.next_boundary && st.deadline.is_none_or(|d| st.next_boundary < d) {
             let boundary = st.next_boundary;
             self.ship(st, boundary, false);
             st.interval_index += 1;
@@ -371,6 +390,12 @@ impl Worker<'_> {
         for completion in done.drain(..) {
             let entry = st.table[completion.slot as usize];
             st.free.push(completion.slot);
+            // Operations submitted during the ramp are not measured, even when they complete after it: the ramp
+            // would otherwise leak into the results (and past an --io-size budget, which counts only measured
+            // operations). Their errors still count.
+            if entry.submitted < st.measure_start && completion.result.is_ok() {
+                continue;
+            }
             let class = class_of(entry.kind);
             let latency = nanos(now.saturating_duration_since(entry.submitted));
             match completion.result {
@@ -448,6 +473,23 @@ impl Worker<'_> {
         };
         // The coordinator outlives every worker; a failed send means it is gone and nobody is listening.
         let _ = self.tx.send(WorkerMsg::Snapshot(Box::new(snapshot)));
+    }
+}
+
+/// The last stretch before a due time is spun rather than slept: even with a 1 ns timer slack, waking from a
+/// sleep takes tens of microseconds, which would show up as latency from the due time that is streamcap's, not
+/// the device's. Bounded CPU cost: at most this much spinning per paced operation.
+const SPIN_BEFORE_DUE: Duration = Duration::from_micros(20);
+
+/// Sleeps (in steps of at most 100 ms, so Ctrl-C is noticed promptly) or spins until `wake`.
+fn wait_until(wake: Instant, now: Instant) {
+    let left = wake.saturating_duration_since(now);
+    if left > SPIN_BEFORE_DUE {
+        std::thread::sleep((left - SPIN_BEFORE_DUE).min(Duration::from_millis(100)));
+    } else {
+        while Instant::now() < wake {
+            std::hint::spin_loop();
+        }
     }
 }
 

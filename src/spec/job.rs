@@ -226,6 +226,11 @@ impl JobSpec {
         self
     }
 
+    /// Whether any phase writes (judged from what was said; a phase without `rw` writes nothing).
+    pub fn writes(&self) -> bool {
+        self.phases.iter().any(|p| p.rw.is_some_and(|rw| rw.read_percent(p.rdpct) < 100))
+    }
+
     /// Checks every phase; the error names the phase.
     pub fn check(&self) -> Result<(), String> {
         if self.phases.is_empty() {

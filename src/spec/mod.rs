@@ -18,8 +18,8 @@ pub const DEFAULT_JOB_TOML: &str = include_str!("../../examples/jobs/default.tom
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
-    #[error("cannot read job file {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot read job file {path}: {cause}")]
+    Read { path: PathBuf, cause: std::io::Error },
     #[error("{path}: {message}")]
     Syntax { path: PathBuf, message: String },
     #[error(
@@ -33,7 +33,7 @@ pub enum SpecError {
 
 /// Reads a job file in any supported dialect.
 pub fn read_job_file(path: &Path) -> Result<JobSpec, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|cause| SpecError::Read { path: path.to_path_buf(), cause })?;
     match detect_dialect(path, &text) {
         Dialect::Toml => parse_toml_job(path, &text),
         other => Err(SpecError::Unsupported { path: path.to_path_buf(), dialect: other.name() }),

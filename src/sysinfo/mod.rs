@@ -23,7 +23,7 @@ pub use proc::{
     DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, parse_diskstats, parse_meminfo,
     parse_proc_stat, read_diskstats,
 };
-pub use safety::{DeviceSafety, inspect_device, probe_signature};
+pub use safety::{DeviceSafety, inspect_device, inspect_device_usage, probe_signature};
 pub use topology::{
     BlockDevice, DeviceKind, DioAlign, FilesystemFacts, MountEntry, devices_beneath, direct_io_alignment,
     filesystem_of, parse_mountinfo, read_mountinfo,

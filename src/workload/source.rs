@@ -3,7 +3,8 @@
 //! A worker's address space is a list of regions (a file and a byte range in it) laid end to end. Sequential
 //! access walks it with a cursor and wraps at the end; random access picks a unit of `unit` bytes (the smallest
 //! block size) with the configured distribution and maps it back to a region. An operation never crosses the end
-//! of a region: near the end, its offset is pulled back so that it fits.
+//! of a region: a random one is pulled back so that it fits; a sequential one is shortened to the bytes left, so
+//! that one pass writes (or reads) every byte of the regions, whatever the mix of block sizes.
 
 use serde::{Deserialize, Serialize};
 
@@ -64,6 +65,8 @@ pub enum WorkloadError {
     NoRegions,
     #[error("a block size of {block} bytes does not fit in a region of {region} bytes; use a larger --size")]
     RegionTooSmall { block: u32, region: u64 },
+    #[error("a region of {region} bytes is not a whole number of {align}-byte units")]
+    RegionMisaligned { region: u64, align: u32 },
     #[error("block size {0} is not a multiple of the alignment {1}")]
     Misaligned(u32, u32),
     #[error("read percentage {0} is above 100")]
@@ -101,8 +104,14 @@ impl OpSource {
                 return Err(WorkloadError::Misaligned(size, align));
             }
         }
+        if let Some(odd) = config.regions.iter().find(|r| r.len == 0 || r.len % u64::from(align) != 0) {
+            return Err(WorkloadError::RegionMisaligned { region: odd.len, align });
+        }
+        // Random operations must fit anywhere in a region; sequential ones are shortened at a region's end.
         let max_block = config.block_sizes.max();
-        if let Some(small) = config.regions.iter().find(|r| r.len < u64::from(max_block)) {
+        if matches!(config.access, Access::Random { .. })
+            && let Some(small) = config.regions.iter().find(|r| r.len < u64::from(max_block))
+        {
             return Err(WorkloadError::RegionTooSmall { block: max_block, region: small.len });
         }
         let mut region_starts = Vec::with_capacity(config.regions.len());
@@ -148,14 +157,16 @@ impl OpSource {
                 }
             }
         };
-        let len = self.sizes.pick(&mut self.rng);
+        let mut len = self.sizes.pick(&mut self.rng);
         let (file, offset) = match &mut self.mode {
             Mode::Sequential { region, offset } => {
-                if *offset + u64::from(len) > self.regions[*region].len {
+                if *offset == self.regions[*region].len {
                     *region = (*region + 1) % self.regions.len();
                     *offset = 0;
                 }
                 let r = self.regions[*region];
+                // Region lengths and block sizes are whole alignment units, so what is left is too.
+                len = len.min((r.len - *offset) as u32);
                 let at = r.start + *offset;
                 *offset += u64::from(len);
                 (r.file, at)
@@ -244,9 +255,35 @@ mod tests {
     }
 
     #[test]
-    fn rejects_blocks_larger_than_a_region() {
-        let cfg =
-            config(Access::Sequential, vec![Region { file: 0, start: 0, len: 4096 }], BlockSizes::Fixed { size: 8192 });
+    fn rejects_random_blocks_larger_than_a_region() {
+        let cfg = config(
+            Access::Random { distribution: Distribution::Uniform },
+            vec![Region { file: 0, start: 0, len: 4096 }],
+            BlockSizes::Fixed { size: 8192 },
+        );
         assert_eq!(OpSource::new(&cfg).err(), Some(WorkloadError::RegionTooSmall { block: 8192, region: 4096 }));
+    }
+
+    #[test]
+    fn one_sequential_pass_covers_every_byte_whatever_the_block_sizes() {
+        // Regression: with a block-size range the tail of each region was skipped, leaving holes that a later
+        // read phase read as if they were data.
+        let regions =
+            vec![Region { file: 0, start: 0, len: 100 * 4096 }, Region { file: 1, start: 4096, len: 7 * 4096 }];
+        let sizes = BlockSizes::Range { min: 4096, max: 65536, step: 4096 };
+        let mut src = OpSource::new(&config(Access::Sequential, regions, sizes)).unwrap();
+        let mut covered = 0;
+        let mut expected = (0u32, 0u64);
+        while covered < 107 * 4096 {
+            let op = src.next_op();
+            if (op.file, op.offset) != expected {
+                assert_eq!((op.file, op.offset), (1, 4096), "the only jump is to the next region");
+            }
+            covered += u64::from(op.len);
+            expected = (op.file, op.offset + u64::from(op.len));
+        }
+        assert_eq!(covered, 107 * 4096, "exactly one pass, no byte skipped or repeated");
+        let wrapped = src.next_op();
+        assert_eq!((wrapped.file, wrapped.offset), (0, 0), "the second pass starts over");
     }
 }

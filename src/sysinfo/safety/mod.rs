@@ -49,6 +49,17 @@ impl DeviceSafety {
 /// Inspects the block device at `path` (symlinks such as /dev/disk/by-id/… are followed). Fails when the path
 /// is not a block device, and when its start cannot be read: an unreadable device cannot be declared blank.
 pub fn inspect_device(path: &Path) -> Result<DeviceSafety, SysinfoError> {
+    inspect(path, true)
+}
+
+/// As [`inspect_device`], but without reading the device: mounts, pools, holders and swap only, `signature`
+/// always `None`. For read-only work, where what the device holds does not matter and reading it (256 KiB and a
+/// `blkid` probe) would cost real time on a slow or throttled device.
+pub fn inspect_device_usage(path: &Path) -> Result<DeviceSafety, SysinfoError> {
+    inspect(path, false)
+}
+
+fn inspect(path: &Path, read_contents: bool) -> Result<DeviceSafety, SysinfoError> {
     let device = BlockDevice::from_path(path)?;
     let mounts = read_mountinfo()?;
     let pools = btrfs_pools();
@@ -77,6 +88,9 @@ pub fn inspect_device(path: &Path) -> Result<DeviceSafety, SysinfoError> {
         }
     }
 
+    if !read_contents {
+        return Ok(DeviceSafety { device, mounted_at, in_use_by, signature: None });
+    }
     let file = File::open(path).map_err(|e| SysinfoError::Probe { path: path.to_path_buf(), source: e })?;
     let head = read_at(&file, 0, PROBE_LEN).map_err(|e| SysinfoError::Probe { path: path.to_path_buf(), source: e })?;
     let signature = match md_at_end(&file, device.size.get()) {

@@ -151,6 +151,29 @@ impl BlockDevice {
         dir_names(self.sysfs_dir().join("holders"))
     }
 
+    /// Why data on this device lives in RAM rather than on storage, if it does: a zram device, a RAM disk
+    /// (brd), or a loop device that reaches its backing file through the page cache (no `--direct-io`), where
+    /// reads can be served from memory.
+    pub fn memory_backed(&self) -> Option<String> {
+        match self.kind {
+            DeviceKind::Zram => Some(format!("{} is a compressed RAM disk (zram)", self.name)),
+            DeviceKind::Loop if self.backing_file.is_some() => {
+                let dio = std::fs::read_to_string(self.sysfs_dir().join("loop/dio")).ok();
+                (dio.as_deref().map(str::trim) == Some("0")).then(|| {
+                    format!(
+                        "{} reaches its backing file through the page cache (losetup --direct-io=off), so reads \
+                         can come from memory",
+                        self.name
+                    )
+                })
+            }
+            _ if self.name.starts_with("ram") && self.name[3..].parse::<u32>().is_ok() => {
+                Some(format!("{} is a RAM disk", self.name))
+            }
+            _ => None,
+        }
+    }
+
     /// Kernel names of this disk's partitions (subdirectories that carry a `partition` attribute).
     pub fn partitions(&self) -> Vec<String> {
         let dir = self.sysfs_dir();
