@@ -13,6 +13,7 @@
 //! kernel (io_uring fixed files) and the caller keeps the knowledge of paths for error messages.
 
 mod buffers;
+mod finished;
 mod null;
 mod sync;
 mod uring;

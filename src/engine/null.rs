@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use super::finished::Finished;
 use super::{BufferPool, Caps, Completion, Engine, EngineError, EngineKind, OpKind, Request, Wait};
 
 /// A fault to inject: requests of `kind` (any kind when None) on `file` that overlap `[from, to)` fail with
@@ -33,13 +34,13 @@ pub struct NullEngine {
     buffers: BufferPool,
     latency: Duration,
     faults: Vec<NullFault>,
-    ready: Vec<Completion>,
+    finished: Finished,
 }
 
 impl NullEngine {
     pub fn new(buffers: BufferPool, latency: Duration, faults: Vec<NullFault>) -> NullEngine {
-        let ready = Vec::with_capacity(buffers.slots());
-        NullEngine { buffers, latency, faults, ready }
+        let finished = Finished::new(buffers.slots());
+        NullEngine { buffers, latency, faults, finished }
     }
 }
 
@@ -54,26 +55,19 @@ impl Engine for NullEngine {
     }
 
     fn submit(&mut self, requests: &[Request]) -> Result<usize, EngineError> {
-        let room = self.buffers.slots() - self.ready.len();
-        let accepted = requests.len().min(room);
-        for request in &requests[..accepted] {
-            let result = match self.faults.iter().find(|f| f.hits(request)) {
-                Some(fault) => Err(fault.errno),
-                None if request.kind == OpKind::Fsync => Ok(0),
-                None => Ok(request.len),
-            };
-            self.ready.push(Completion { slot: request.slot, result });
-        }
-        Ok(accepted)
+        let faults = &self.faults;
+        Ok(self.finished.complete_each(requests, |request| match faults.iter().find(|f| f.hits(request)) {
+            Some(fault) => Err(fault.errno),
+            None if request.kind == OpKind::Fsync => Ok(0),
+            None => Ok(request.len),
+        }))
     }
 
     fn reap(&mut self, _min: usize, _wait: Wait, out: &mut Vec<Completion>) -> Result<usize, EngineError> {
-        if !self.latency.is_zero() && !self.ready.is_empty() {
+        if !self.latency.is_zero() && !self.finished.is_empty() {
             std::thread::sleep(self.latency);
         }
-        let n = self.ready.len();
-        out.append(&mut self.ready);
-        Ok(n)
+        Ok(self.finished.hand_over(out))
     }
 
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
@@ -81,7 +75,7 @@ impl Engine for NullEngine {
     }
 
     fn in_flight(&self) -> usize {
-        self.ready.len()
+        self.finished.len()
     }
 }
 

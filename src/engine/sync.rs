@@ -8,35 +8,36 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
+use super::finished::Finished;
 use super::{BufferPool, Caps, Completion, Engine, EngineError, EngineKind, OpKind, Request, Wait};
 
 pub struct SyncEngine {
     files: Vec<File>,
     buffers: BufferPool,
-    ready: Vec<Completion>,
+    finished: Finished,
 }
 
 impl SyncEngine {
     pub fn new(files: Vec<File>, buffers: BufferPool) -> SyncEngine {
-        let ready = Vec::with_capacity(buffers.slots());
-        SyncEngine { files, buffers, ready }
+        let finished = Finished::new(buffers.slots());
+        SyncEngine { files, buffers, finished }
     }
+}
 
-    fn perform(&mut self, request: &Request) -> Result<u32, i32> {
-        let file = &self.files[request.file as usize];
-        let result = match request.kind {
-            OpKind::Read => {
-                let buffer = &mut self.buffers.slot_mut(request.slot)[..request.len as usize];
-                transfer_all(buffer.len(), |done| file.read_at(&mut buffer[done..], request.offset + done as u64))
-            }
-            OpKind::Write => {
-                let buffer = &self.buffers.slot(request.slot)[..request.len as usize];
-                transfer_all(buffer.len(), |done| file.write_at(&buffer[done..], request.offset + done as u64))
-            }
-            OpKind::Fsync => file.sync_all().map(|()| 0),
-        };
-        result.map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
-    }
+fn perform(files: &[File], buffers: &mut BufferPool, request: &Request) -> Result<u32, i32> {
+    let file = &files[request.file as usize];
+    let result = match request.kind {
+        OpKind::Read => {
+            let buffer = &mut buffers.slot_mut(request.slot)[..request.len as usize];
+            transfer_all(buffer.len(), |done| file.read_at(&mut buffer[done..], request.offset + done as u64))
+        }
+        OpKind::Write => {
+            let buffer = &buffers.slot(request.slot)[..request.len as usize];
+            transfer_all(buffer.len(), |done| file.write_at(&buffer[done..], request.offset + done as u64))
+        }
+        OpKind::Fsync => file.sync_all().map(|()| 0),
+    };
+    result.map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
 }
 
 /// Repeats a positional transfer until `len` bytes are done or the file ends (a short count is returned then).
@@ -60,19 +61,12 @@ impl Engine for SyncEngine {
     }
 
     fn submit(&mut self, requests: &[Request]) -> Result<usize, EngineError> {
-        let room = self.buffers.slots() - self.ready.len();
-        let accepted = requests.len().min(room);
-        for request in &requests[..accepted] {
-            let result = self.perform(request);
-            self.ready.push(Completion { slot: request.slot, result });
-        }
-        Ok(accepted)
+        let (files, buffers) = (&self.files, &mut self.buffers);
+        Ok(self.finished.complete_each(requests, |request| perform(files, buffers, request)))
     }
 
     fn reap(&mut self, _min: usize, _wait: Wait, out: &mut Vec<Completion>) -> Result<usize, EngineError> {
-        let n = self.ready.len();
-        out.append(&mut self.ready);
-        Ok(n)
+        Ok(self.finished.hand_over(out))
     }
 
     fn buffer_mut(&mut self, slot: u32) -> &mut [u8] {
@@ -80,6 +74,6 @@ impl Engine for SyncEngine {
     }
 
     fn in_flight(&self) -> usize {
-        self.ready.len()
+        self.finished.len()
     }
 }

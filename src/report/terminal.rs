@@ -139,7 +139,8 @@ fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
             ));
         }
         if phase.errors.count > 0 {
-            lines.push(format!("errors: '{}' had {} failed operations:", phase.name, phase.errors.count));
+            let plural = if phase.errors.count == 1 { "" } else { "s" };
+            lines.push(format!("errors: '{}' had {} failed operation{plural}:", phase.name, phase.errors.count));
             for e in phase.errors.records.iter().take(5) {
                 lines.push(format!("  {} {} at offset {} ({} bytes): {}", e.op, e.path, e.offset, e.len, e.message));
             }

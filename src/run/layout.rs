@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::pattern::{fill_random, stamp};
-use super::worker::open_data_file;
+use super::worker_setup::open_data_file;
 use crate::engine::BufferPool;
 use crate::plan::FilePlan;
 use crate::workload::Rng;

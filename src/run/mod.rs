@@ -10,6 +10,7 @@ mod progress;
 mod signals;
 mod workdir;
 mod worker;
+mod worker_setup;
 
 use std::path::PathBuf;
 

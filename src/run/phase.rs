@@ -15,7 +15,7 @@ use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::RunObserver;
-use super::worker::{WorkerChannels, WorkerMsg, worker_thread};
+use super::worker_setup::{WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
 use crate::metrics::{ErrorRecord, Recorder, Snapshot};
 use crate::plan::{PhasePlan, defaults};
