@@ -132,7 +132,7 @@ pub struct WorkloadFlags {
     #[arg(long, value_parser = parse_bytes, value_name = "SIZE", help_heading = "Time")]
     pub io_size: Option<Bytes>,
 
-    /// Pace each worker at this many bytes per second (e.g. 200MB/s).
+    /// Pace each worker at this many bytes per second (e.g. 200MB/s), or at a bitrate (25Mbit/s).
     #[arg(long, value_parser = parse_rate, help_heading = "Pacing")]
     pub rate: Option<ByteRate>,
     /// Pace each worker at this many operations per second.

@@ -30,6 +30,12 @@ fn unknown_flags_and_values_are_usage_errors() {
 }
 
 #[test]
+fn a_zero_interval_is_refused() {
+    // Regression: --interval 0s shipped empty snapshots in a loop until the kernel killed the process.
+    refused(&["--rw", "read", "--interval", "0s"], &["interval must be at least 10ms"]);
+}
+
+#[test]
 fn contradictions_name_the_fix() {
     refused(&["--rw", "read", "--rdpct", "70"], &["rdpct only applies to mixed modes", "randrw"]);
     refused(&["--rw", "read", "--rate", "10MB/s", "--rate-iops", "100"], &["not both"]);

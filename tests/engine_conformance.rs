@@ -36,7 +36,6 @@ fn build(kind: EngineKind, files: Vec<File>) -> AnyEngine {
         queue_depth: DEPTH,
         buffer_size: BLOCK,
         files,
-        submit_batch: 1,
         null_latency: std::time::Duration::ZERO,
         null_faults: Vec::new(),
     })

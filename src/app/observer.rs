@@ -9,11 +9,11 @@ use crate::metrics::BoundedSeries;
 use crate::plan::{PhasePlan, Plan, defaults};
 use crate::report::CsvSink;
 use crate::results::{
-    EngineDetail, IntervalPoint, PhaseMeasurements, PhaseSamples, RunResult, RunStatus, build_phase, interval_point,
-    rfc3339, write_result_atomically,
+    EngineDetail, IntervalPoint, PhaseMeasurements, PhaseSamples, RunResult, RunStatus, build_phase, device_activity,
+    interval_point, rfc3339, write_result_atomically,
 };
 use crate::run::{IntervalReport, PhaseOutcome, ProgressLine, RunObserver, StopReason};
-use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, read_diskstats};
+use crate::sysinfo::{DiskStat, MemInfo, ProcessCpu, SystemCpu, read_diskstats};
 
 /// Counters taken at one moment.
 #[derive(Clone)]
@@ -90,22 +90,6 @@ impl<'a> ResultRecorder<'a> {
             self.output_error.get_or_insert(e.to_string());
         }
     }
-
-    fn device_activity(
-        &self,
-        before: &[DiskStat],
-        after: &[DiskStat],
-        elapsed: Duration,
-    ) -> Vec<(String, DiskActivity)> {
-        self.devices
-            .iter()
-            .filter_map(|(name, _)| {
-                let a = before.iter().find(|d| &d.name == name)?;
-                let b = after.iter().find(|d| &d.name == name)?;
-                Some((name.clone(), DiskActivity::between(a, b, elapsed)))
-            })
-            .collect()
-    }
 }
 
 impl RunObserver for ResultRecorder<'_> {
@@ -142,7 +126,7 @@ impl RunObserver for ResultRecorder<'_> {
         let now = Sample::now();
         let previous = self.last_interval.take().unwrap_or_else(Sample::now);
         let elapsed = now.at.saturating_duration_since(previous.at);
-        let devices = self.device_activity(&previous.disks, &now.disks, elapsed);
+        let devices = device_activity(&self.devices, &previous.disks, &now.disks, elapsed);
         let cpu = now.cpu.cpu_since(&previous.cpu).as_secs_f64() * report.length.as_secs_f64()
             / elapsed.as_secs_f64().max(1e-9);
         let point = interval_point(report.start, report.length, report.recorder, cpu, &devices);
@@ -156,7 +140,7 @@ impl RunObserver for ResultRecorder<'_> {
         self.series.push(point);
         self.bytes_done += report.recorder.total_bytes();
         self.measured = report.start + report.length;
-        let (fraction, remaining) = match (phase.runtime, phase.io_size.or_else(|| planned_bytes(phase))) {
+        let (fraction, remaining) = match (phase.runtime, phase.io_size.or_else(|| phase.planned_bytes())) {
             (Some(runtime), _) => {
                 (Some(self.measured.as_secs_f64() / runtime.as_secs_f64()), Some(runtime.saturating_sub(self.measured)))
             }
@@ -207,10 +191,6 @@ impl RunObserver for ResultRecorder<'_> {
         self.result.phases.push(result);
         self.save();
     }
-}
-
-fn planned_bytes(phase: &PhasePlan) -> Option<crate::units::Bytes> {
-    phase.workers.iter().map(|w| w.io_bytes).sum::<Option<u64>>().map(crate::units::Bytes)
 }
 
 pub fn phase_status(stop: &StopReason) -> (RunStatus, Option<String>) {

@@ -72,7 +72,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
 
-    if !args.quiet {
+    if args.quiet {
+        // No summary, but why a run failed is never kept quiet.
+        for phase in &recorder.result.phases {
+            if let Some(failure) = &phase.failure {
+                eprintln!("Error: phase '{}' failed: {failure}", phase.name);
+            }
+            if let Some(first) = phase.errors.records.first() {
+                eprintln!(
+                    "Error: phase '{}' had {} failed operations; the first: {} {} at offset {}: {}",
+                    phase.name, phase.errors.count, first.op, first.path, first.offset, first.message
+                );
+            }
+        }
+    } else {
         let mut text = Vec::new();
         write_summary(&mut text, &recorder.result).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));

@@ -52,27 +52,6 @@ impl BufferPool {
             .map(|slot| libc::iovec { iov_base: self.slot_ptr(slot).cast(), iov_len: self.slot_size })
             .collect()
     }
-
-    /// Fills every buffer with pseudo-random bytes (xorshift64*), so written data does not compress or
-    /// deduplicate into nothing. Done once, before the run: the per-write cost is only a small stamp.
-    pub fn fill_random(&mut self, seed: u64) {
-        let mut state = seed | 1;
-        for chunk in self.map.chunks_exact_mut(8) {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            chunk.copy_from_slice(&state.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
-        }
-    }
-
-    /// Total bytes mapped.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
 }
 
 impl std::fmt::Debug for BufferPool {
@@ -96,14 +75,5 @@ mod tests {
         assert!(pool.slot(0).iter().all(|&b| b == 0));
         assert!(pool.slot(1).iter().all(|&b| b == 7));
         assert!(pool.slot(2).iter().all(|&b| b == 0));
-    }
-
-    #[test]
-    fn random_fill_is_not_constant() {
-        let mut pool = BufferPool::new(2, 4096).unwrap();
-        pool.fill_random(42);
-        let distinct: std::collections::HashSet<u8> = pool.slot(0).iter().copied().collect();
-        assert!(distinct.len() > 200);
-        assert_ne!(pool.slot(0), pool.slot(1));
     }
 }

@@ -1,8 +1,11 @@
 //! I/O engines: the only code that issues reads, writes and flushes to the storage under test.
 //!
 //! The contract (docs/architecture.md, "Engine contract"):
-//! - `submit(batch) -> accepted` queues requests; `reap(min, wait, out)` hands back completions.
-//!   A synchronous engine does the I/O inside `submit` and returns the completions on the next `reap`.
+//! - `submit(batch) -> accepted` passes requests to the kernel now (one system call per batch); `queue(batch)`
+//!   only queues them, and the next `reap(min, wait, out)` passes them to the kernel and waits for completions
+//!   in the same system call. A synchronous engine does the I/O inside `submit`/`queue` and returns the
+//!   completions on the next `reap`. How requests are grouped into batches is the caller's choice (it stamps
+//!   each batch's submission time just before handing it over).
 //! - Engines never read clocks, never touch metrics and never see the job: the worker stamps times and keeps
 //!   the accounting. A request names a *slot* of a fixed in-flight table sized to the queue depth; the slot owns
 //!   one buffer of the engine's [`BufferPool`], so there is no allocation per I/O.
@@ -122,9 +125,15 @@ pub enum EngineError {
 pub trait Engine {
     fn caps(&self) -> Caps;
 
-    /// Queues `requests`; returns how many were accepted (the rest must be offered again later).
-    /// The caller must not reuse a slot until its completion has been reaped.
+    /// Passes `requests` to the kernel now, in one system call; returns how many were accepted (the rest must
+    /// be offered again later). The caller must not reuse a slot until its completion has been reaped.
     fn submit(&mut self, requests: &[Request]) -> Result<usize, EngineError>;
+
+    /// As `submit`, but the requests reach the kernel with the next `reap`, in the same system call as the
+    /// wait. The caller must call `reap` next. Engines without a submission queue perform them at once.
+    fn queue(&mut self, requests: &[Request]) -> Result<usize, EngineError> {
+        self.submit(requests)
+    }
 
     /// Appends completions to `out`, waiting (per `wait`) until at least `min` are ready. Returns how many were
     /// appended.
@@ -146,6 +155,16 @@ pub enum AnyEngine {
     Null(NullEngine),
 }
 
+impl AnyEngine {
+    pub fn caps(&self) -> Caps {
+        match self {
+            AnyEngine::Sync(e) => e.caps(),
+            AnyEngine::IoUring(e) => e.caps(),
+            AnyEngine::Null(e) => e.caps(),
+        }
+    }
+}
+
 /// Everything needed to build an engine for one worker.
 pub struct EngineSetup {
     pub kind: EngineKind,
@@ -153,8 +172,6 @@ pub struct EngineSetup {
     /// Size of each slot's buffer: the largest block size, rounded up to the page size.
     pub buffer_size: usize,
     pub files: Vec<File>,
-    /// io_uring: pass requests to the kernel in groups of this many (1 = each as soon as it is queued).
-    pub submit_batch: u32,
     /// Only for the null engine: a delay and faults to inject (tests and overhead measurement).
     pub null_latency: Duration,
     pub null_faults: Vec<NullFault>,
@@ -168,7 +185,7 @@ impl AnyEngine {
         let buffers = BufferPool::new(queue_depth as usize, setup.buffer_size)?;
         Ok(match setup.kind {
             EngineKind::Sync => AnyEngine::Sync(SyncEngine::new(setup.files, buffers)),
-            EngineKind::IoUring => AnyEngine::IoUring(UringEngine::new(setup.files, buffers, setup.submit_batch)?),
+            EngineKind::IoUring => AnyEngine::IoUring(UringEngine::new(setup.files, buffers)?),
             EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers, setup.null_latency, setup.null_faults)),
         })
     }

@@ -66,8 +66,8 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::
     if let Some(runtime) = p.runtime {
         bounds.push(format!("for {}", format_duration(runtime)));
     }
-    if let Some(bytes) = p.workers.iter().map(|w| w.io_bytes).sum::<Option<u64>>() {
-        bounds.push(format!("until {} of I/O", Bytes(bytes)));
+    if let Some(bytes) = p.planned_bytes() {
+        bounds.push(format!("until {bytes} of I/O"));
     }
     let ramp = if p.ramp.is_zero() {
         String::new()

@@ -149,6 +149,11 @@ impl PhasePlan {
     pub fn writes(&self) -> bool {
         self.read_percent < 100
     }
+
+    /// Bytes of I/O the phase will issue, when it is bounded by an amount rather than only by time.
+    pub fn planned_bytes(&self) -> Option<Bytes> {
+        self.workers.iter().map(|w| w.io_bytes).sum::<Option<u64>>().map(Bytes)
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -99,7 +99,7 @@ pub fn build_phase(
             dirty_after_bytes: samples.memory_after.dirty.0,
             peak_rss_bytes: samples.cpu_after.max_rss.0,
         },
-        devices: device_results(samples, samples.span),
+        devices: device_activity(&samples.devices, &samples.disks_before, &samples.disks_after, samples.span),
         errors: ErrorSummary {
             count: OpClass::ALL.iter().map(|&c| measured.totals.stats(c).errors).sum(),
             records: measured.errors.to_vec(),
@@ -126,14 +126,20 @@ fn op_result(totals: &Recorder, class: OpClass, seconds: f64) -> Option<OpResult
     })
 }
 
-fn device_results(samples: &PhaseSamples, elapsed: Duration) -> Vec<DeviceResult> {
-    samples
-        .devices
+/// The activity of each listed (name, role) device between two samples taken `elapsed` apart; devices missing
+/// from either sample (detached mid-run) are left out.
+pub fn device_activity(
+    devices: &[(String, String)],
+    before: &[DiskStat],
+    after: &[DiskStat],
+    elapsed: Duration,
+) -> Vec<DeviceResult> {
+    devices
         .iter()
         .filter_map(|(name, role)| {
-            let before = samples.disks_before.iter().find(|d| &d.name == name)?;
-            let after = samples.disks_after.iter().find(|d| &d.name == name)?;
-            Some(DeviceResult { role: role.clone(), activity: DiskActivity::between(before, after, elapsed) })
+            let a = before.iter().find(|d| &d.name == name)?;
+            let b = after.iter().find(|d| &d.name == name)?;
+            Some(DeviceResult { role: role.clone(), activity: DiskActivity::between(a, b, elapsed) })
         })
         .collect()
 }
@@ -145,7 +151,7 @@ pub fn interval_point(
     length: Duration,
     recorder: &Recorder,
     cpu_seconds: f64,
-    devices: &[(String, DiskActivity)],
+    devices: &[DeviceResult],
 ) -> IntervalPoint {
     let seconds = length.as_secs_f64();
     let class = |c| {
@@ -160,8 +166,8 @@ pub fn interval_point(
         cpu_pct: if seconds > 0.0 { cpu_seconds / seconds * 100.0 } else { 0.0 },
         devices: devices
             .iter()
-            .map(|(name, a)| DevicePoint {
-                name: name.clone(),
+            .map(|DeviceResult { activity: a, .. }| DevicePoint {
+                name: a.name.clone(),
                 busy_pct: a.busy_pct,
                 read_mbps: a.read_mbps,
                 write_mbps: a.write_mbps,

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::metrics::{ClassPoint, ErrorRecord, LatencySummary, Mergeable};
 use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, HostFacts, SystemCpuUsage};
 
-pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, interval_point};
+pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use io::{ResultIoError, read_result, write_result_atomically};
 pub use time::rfc3339;
 

@@ -8,13 +8,12 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::pattern::{fill_random, stamp};
 use super::worker_setup::open_data_file;
-use crate::engine::BufferPool;
+use crate::engine::{BufferPool, Completion, Engine, OpKind, Request, SyncEngine, Wait};
 use crate::plan::FilePlan;
 use crate::workload::Rng;
 
@@ -32,7 +31,8 @@ pub enum LayoutError {
     Interrupted,
 }
 
-/// Writes every file in `files` from start to end. `progress(done, total)` is called after each chunk.
+/// Writes every file in `files` from start to end through the sync engine (the engine layer is the only code
+/// that writes data), and flushes each. `progress(done, total)` is called after each chunk.
 pub fn fill(
     files: &[&FilePlan],
     direct: bool,
@@ -40,55 +40,57 @@ pub fn fill(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), LayoutError> {
     let total: u64 = files.iter().map(|f| f.size.0).sum();
-    let mut pool = BufferPool::new(1, CHUNK).map_err(|e| LayoutError::Buffer(e.to_string()))?;
-    fill_random(pool.slot_mut(0), &mut Rng::new(0xF111));
-    let mut done = 0;
-    let mut counter = 0;
-    for file in files {
-        let handle = open_data_file(&file.path, direct, true).map_err(LayoutError::Open)?;
+    let handles = files
+        .iter()
+        .map(|f| open_data_file(&f.path, direct, true))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(LayoutError::Open)?;
+    let pool = BufferPool::new(1, CHUNK).map_err(|e| LayoutError::Buffer(e.to_string()))?;
+    let mut engine = SyncEngine::new(handles, pool);
+    fill_random(engine.buffer_mut(0), &mut Rng::new(0xF111));
+    let mut completions = Vec::with_capacity(1);
+    let (mut done, mut counter) = (0, 0);
+    for (index, file) in files.iter().enumerate() {
+        let write_error = |offset| move |cause| LayoutError::Write { path: file.path.clone(), offset, cause };
         let mut offset = 0;
         while offset < file.size.0 {
             if interrupted.load(Ordering::Relaxed) {
                 return Err(LayoutError::Interrupted);
             }
-            let len = (file.size.0 - offset).min(CHUNK as u64) as usize;
-            let buffer = &mut pool.slot_mut(0)[..len];
-            stamp(buffer, offset, counter);
+            let len = (file.size.0 - offset).min(CHUNK as u64) as u32;
+            stamp(&mut engine.buffer_mut(0)[..len as usize], offset, counter);
             counter += 1;
-            write_all_at(&handle, buffer, offset).map_err(|cause| LayoutError::Write {
-                path: file.path.clone(),
-                offset,
-                cause,
-            })?;
-            offset += len as u64;
-            done += len as u64;
+            let request = Request { slot: 0, kind: OpKind::Write, file: index as u32, offset, len };
+            perform(&mut engine, request, &mut completions).map_err(write_error(offset))?;
+            offset += u64::from(len);
+            done += u64::from(len);
             progress(done, total);
         }
-        handle.sync_data().map_err(|cause| LayoutError::Write {
-            path: file.path.clone(),
-            offset: file.size.0,
-            cause,
-        })?;
-        if !direct {
-            drop_cached_pages(&handle);
+        let flush = Request { slot: 0, kind: OpKind::Fsync, file: index as u32, offset: 0, len: 0 };
+        perform(&mut engine, flush, &mut completions).map_err(write_error(file.size.0))?;
+    }
+    drop(engine);
+    if !direct {
+        for file in files {
+            invalidate(&file.path, true);
         }
     }
     Ok(())
 }
 
-fn write_all_at(file: &File, mut buffer: &[u8], mut offset: u64) -> io::Result<()> {
-    while !buffer.is_empty() {
-        match file.write_at(buffer, offset) {
-            Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "the write made no progress")),
-            Ok(n) => {
-                buffer = &buffer[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+/// Runs one request to completion; a short write is an error here (prefill writes whole chunks within the file).
+fn perform(engine: &mut SyncEngine, request: Request, out: &mut Vec<Completion>) -> io::Result<()> {
+    out.clear();
+    engine.submit(&[request]).map_err(io::Error::other)?;
+    engine.reap(1, Wait::Forever, out).map_err(io::Error::other)?;
+    match out.first().map(|c| c.result) {
+        Some(Ok(n)) if n == request.len || request.kind == OpKind::Fsync => Ok(()),
+        Some(Ok(n)) => {
+            Err(io::Error::new(io::ErrorKind::WriteZero, format!("short write: {n} of {} bytes", request.len)))
         }
+        Some(Err(errno)) => Err(io::Error::from_raw_os_error(errno)),
+        None => Err(io::Error::other("the engine returned no completion")),
     }
-    Ok(())
 }
 
 /// Flushes dirty pages and asks the kernel to drop the file's cached pages (best effort: the kernel may keep
@@ -106,9 +108,15 @@ fn drop_cached_pages(file: &File) {
     let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed);
 }
 
-/// Whether the filesystem under `path` accepts O_DIRECT (opening with it fails with EINVAL where it does not).
-pub fn direct_io_supported(path: &Path) -> bool {
-    open_data_file(path, true, false).is_ok()
+/// Whether the filesystem under `path` accepts O_DIRECT: opening with it fails with EINVAL where it does not.
+/// Any other failure (permissions, a missing file) is an error of its own, not a lack of direct I/O.
+pub fn direct_io_supported(path: &Path) -> io::Result<bool> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]

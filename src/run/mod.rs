@@ -44,8 +44,6 @@ pub trait RunObserver {
 pub struct RunOutcome {
     pub phases: Vec<PhaseOutcome>,
     pub interrupted: bool,
-    /// The data files were removed (false with `--keep`, or for targets streamcap did not create files in).
-    pub cleaned_up: bool,
     /// Removing the data files failed: what is left and why (the measurements above are still valid).
     pub cleanup_error: Option<String>,
 }
@@ -96,7 +94,7 @@ pub fn execute(
     let files: Vec<PathBuf> = plan.target.files.iter().map(|f| f.path.clone()).collect();
     // Files streamcap creates start empty; existing files and devices hold whatever they hold.
     let mut filled: Vec<bool> = plan.target.files.iter().map(|f| !f.created).collect();
-    let direct_ok = direct_io_supported(&files[0]);
+    let direct_ok = direct_io_supported(&files[0]).map_err(|cause| RunError::Open { path: files[0].clone(), cause })?;
     let mut told_buffered = false;
     let mut outcomes = Vec::new();
 
@@ -161,14 +159,10 @@ pub fn execute(
         }
     }
 
-    let (cleaned_up, cleanup_error) = match &mut work_dir {
-        Some(dir) => match dir.remove() {
-            Ok(()) => (!keep, None),
-            Err(e) => (false, Some(format!("cannot remove the data files in {}: {e}", dir.path().display()))),
-        },
-        None => (false, None),
-    };
-    Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleaned_up, cleanup_error })
+    let cleanup_error = work_dir.as_mut().and_then(|dir| {
+        dir.remove().err().map(|e| format!("cannot remove the data files in {}: {e}", dir.path().display()))
+    });
+    Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleanup_error })
 }
 
 fn hold_exclusively(device: &std::path::Path) -> Result<std::fs::File, RunError> {

@@ -15,6 +15,7 @@ use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::RunObserver;
+use super::worker::WorkerEnd;
 use super::worker_setup::{WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
 use crate::metrics::{ErrorRecord, Recorder, Snapshot};
@@ -61,8 +62,6 @@ pub struct PhaseOutcome {
     /// Direct I/O was in effect.
     pub direct: bool,
     pub caps: Option<Caps>,
-    /// Bytes issued after the ramp, all workers.
-    pub issued: u64,
     /// Bytes issued after the ramp by each worker, in worker order.
     pub issued_by_worker: Vec<u64>,
     pub started: SystemTime,
@@ -147,7 +146,17 @@ pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver)
                 observer.measuring(inputs.index);
             }
         }
-        let ends: Vec<_> = handles.into_iter().map(|h| h.join().unwrap_or_default()).collect();
+        // A worker that panicked did not finish its share: the phase failed, whatever the others did.
+        let ends: Vec<WorkerEnd> = handles
+            .into_iter()
+            .enumerate()
+            .map(|(id, h)| {
+                h.join().unwrap_or_else(|_| WorkerEnd {
+                    failure: Some(format!("worker {id} stopped unexpectedly (a bug in streamcap; please report it)")),
+                    ..WorkerEnd::default()
+                })
+            })
+            .collect();
         gather.flush(inputs.index, observer);
 
         let failure = ends.iter().find_map(|e| e.failure.clone());
@@ -167,7 +176,6 @@ pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver)
             errors: gather.errors,
             direct: inputs.direct,
             caps,
-            issued: ends.iter().map(|e| e.issued).sum(),
             issued_by_worker: ends.iter().map(|e| e.issued).collect(),
             started,
         }
@@ -214,7 +222,6 @@ fn failed(started: SystemTime, direct: bool, error: String) -> PhaseOutcome {
         errors: Vec::new(),
         direct,
         caps: None,
-        issued: 0,
         issued_by_worker: Vec::new(),
         started,
     }

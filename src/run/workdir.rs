@@ -2,10 +2,12 @@
 //!
 //! streamcap creates the directory and every file in it (O_EXCL: never an existing file), and removes them when
 //! the run ends — also on error, panic or Ctrl-C, through `Drop` — unless `--keep` was given. Work directories
-//! left by a run that was killed outright (a second Ctrl-C, SIGKILL) are recognised by their host name and dead
-//! process id and removed by the next run on the same host, with a notice. The host name matters: on a share
-//! (NFS, SMB, a volume mounted in several containers) another machine's process ids mean nothing here, so
-//! another host's directories are never touched.
+//! left by a run that was killed outright (a second Ctrl-C, SIGKILL) are removed by the next run on the same
+//! host, with a notice. A run holds an exclusive `flock` on its marker file for as long as it lives, and the
+//! kernel drops the lock when the process dies however it dies: a directory is abandoned exactly when its lock
+//! can be taken. (Process ids would not do: a renamed binary, or a run in another pid namespace sharing the
+//! volume, would look dead.) Other hosts' directories are never touched, since their locks may not be visible
+//! over a network filesystem.
 //!
 //! What streamcap will not do, because each would put data or deletions somewhere the user did not choose:
 //! follow `.streamcap` when it is a symlink (the data files would land on another device, and every figure would
@@ -28,16 +30,29 @@ pub struct WorkDir {
     files: Vec<PathBuf>,
     keep: bool,
     removed: bool,
+    /// The marker, open and exclusively locked for the life of the run.
+    marker: std::fs::File,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkDirError {
-    #[error("cannot create {path}: {cause}")]
+    #[error("cannot create {path}: {cause}{}", create_hint(cause))]
     Create { path: PathBuf, cause: io::Error },
     #[error(
         "{path} {why}; streamcap keeps its data in a directory of its own there: remove it, or choose another target"
     )]
     Unsafe { path: PathBuf, why: &'static str },
+}
+
+fn create_hint(cause: &io::Error) -> &'static str {
+    match cause.kind() {
+        io::ErrorKind::PermissionDenied => {
+            "; streamcap creates its data files under TARGET/.streamcap, so it needs write permission in the \
+             target directory: choose one you can write to, or run as a user who can"
+        }
+        io::ErrorKind::ReadOnlyFilesystem => "; the filesystem is read-only: test it with a read mode on a file or device",
+        _ => "",
+    }
 }
 
 /// The name of this process's work directory: `run-<host>-<pid>-<unix seconds>`.
@@ -100,11 +115,19 @@ impl WorkDir {
         let base = dir.parent().expect("the work directory sits in TARGET/.streamcap");
         prepare_base(&target.path, base)?;
         fs::create_dir(&dir).map_err(err(&dir))?;
-        let mut work = WorkDir { dir, files: Vec::new(), keep, removed: false };
-        let marker = work.dir.join(MARKER);
-        let mut handle = OpenOptions::new().write(true).create_new(true).open(&marker).map_err(err(&marker))?;
-        writeln!(handle, "streamcap work directory\nhost {}\npid {}", host_label(), std::process::id())
-            .map_err(err(&marker))?;
+        let marker_path = dir.join(MARKER);
+        let marker = match OpenOptions::new().write(true).create_new(true).open(&marker_path) {
+            Ok(marker) => marker,
+            Err(e) => {
+                let _ = fs::remove_dir(&dir);
+                return Err(err(&marker_path)(e));
+            }
+        };
+        let mut work = WorkDir { dir, files: Vec::new(), keep, removed: false, marker };
+        rustix::fs::flock(&work.marker, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| err(&marker_path)(e.into()))?;
+        writeln!(work.marker, "streamcap work directory\nhost {}\npid {}", host_label(), std::process::id())
+            .map_err(err(&marker_path))?;
         for file in &target.files {
             let handle = OpenOptions::new().write(true).create_new(true).open(&file.path).map_err(err(&file.path))?;
             work.files.push(file.path.clone());
@@ -124,8 +147,7 @@ impl WorkDir {
             return Ok(());
         }
         if self.keep {
-            let mut marker = OpenOptions::new().append(true).open(self.dir.join(MARKER))?;
-            writeln!(marker, "{KEPT_LINE}")?;
+            writeln!(self.marker, "{KEPT_LINE}")?;
             self.removed = true;
             return Ok(());
         }
@@ -165,8 +187,8 @@ pub fn remove_stale(target: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        let Some((host, pid)) = parse_run_id(&name) else { continue };
-        if host != host_label() || pid == std::process::id() || process_is_streamcap(pid) {
+        let Some((host, _pid)) = parse_run_id(&name) else { continue };
+        if host != host_label() {
             continue;
         }
         let dir = entry.path();
@@ -185,13 +207,16 @@ fn base_is_usable(target: &Path, base: &Path) -> Option<()> {
     (meta.is_dir() && !meta.file_type().is_symlink() && same_fs).then_some(())
 }
 
-/// A real directory (not a symlink) with a marker that does not say "kept".
+/// A real directory (not a symlink) whose marker nobody holds locked and does not say "kept".
 fn is_abandoned_work_dir(dir: &Path) -> bool {
     let is_dir = fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && !m.file_type().is_symlink());
-    let marker = fs::read_to_string(dir.join(MARKER));
+    let marker = dir.join(MARKER);
+    let unlocked = fs::File::open(&marker)
+        .is_ok_and(|file| rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok());
+    let text = fs::read_to_string(&marker);
     is_dir
-        && marker
-            .is_ok_and(|text| text.starts_with("streamcap work directory") && !text.lines().any(|l| l == KEPT_LINE))
+        && unlocked
+        && text.is_ok_and(|t| t.starts_with("streamcap work directory") && !t.lines().any(|l| l == KEPT_LINE))
 }
 
 /// Removes the marker and `data.N` files, then the directory itself, which fails (leaving it) if anything else
@@ -205,10 +230,6 @@ fn remove_own_files(dir: &Path) -> io::Result<()> {
         }
     }
     fs::remove_dir(dir)
-}
-
-fn process_is_streamcap(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.trim().starts_with("streamcap"))
 }
 
 #[cfg(test)]
@@ -270,10 +291,21 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let base = root.path().join(".streamcap");
         let stale = abandoned(&base, &format!("run-{}-999999999-1", host_label()), false);
-        let mine = abandoned(&base, &format!("run-{}-{}-1", host_label(), std::process::id()), false);
         let other_host = abandoned(&base, "run-elsewhere.example-999999999-1", false);
         assert_eq!(remove_stale(root.path()), vec![stale.clone()]);
-        assert!(!stale.exists() && mine.exists() && other_host.exists(), "only this host's dead runs go");
+        assert!(!stale.exists() && other_host.exists(), "only this host's dead runs go");
+    }
+
+    #[test]
+    fn a_live_run_is_never_taken_for_a_dead_one() {
+        // Regression: liveness was judged by process id and name, so a renamed binary (or a run in another pid
+        // namespace) looked dead and its directory was deleted under it. The marker's lock decides now.
+        let root = tempfile::tempdir().unwrap();
+        let live = WorkDir::create(&target(root.path()), false).unwrap();
+        let renamed = root.path().join(".streamcap").join(format!("run-{}-999999998-1", host_label()));
+        fs::rename(live.path(), &renamed).unwrap();
+        assert!(remove_stale(root.path()).is_empty());
+        assert!(renamed.join("data.0").exists());
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::pacer::Pacer;
 use super::phase::{PhaseControl, PhaseInputs};
 use super::worker::{Worker, WorkerEnd};
-use crate::engine::{AnyEngine, Caps, Engine, EngineSetup};
+use crate::engine::{AnyEngine, Caps, EngineSetup};
 use crate::metrics::{Recorder, Snapshot};
 use crate::plan::WorkerPlan;
 use crate::workload::{OpSource, WorkloadConfig};
@@ -57,7 +57,6 @@ pub(super) fn worker_thread(
             queue_depth: phase.iodepth,
             buffer_size: phase.block_sizes.max() as usize,
             files,
-            submit_batch: phase.iodepth_batch,
             null_latency: Duration::ZERO,
             null_faults: Vec::new(),
         })
@@ -71,11 +70,7 @@ pub(super) fn worker_thread(
             return WorkerEnd::default();
         }
     };
-    let caps = match &engine {
-        AnyEngine::Sync(e) => e.caps(),
-        AnyEngine::IoUring(e) => e.caps(),
-        AnyEngine::Null(e) => e.caps(),
-    };
+    let caps = engine.caps();
     if ready(Ok(caps)).is_err() {
         return WorkerEnd::default();
     }

@@ -163,7 +163,9 @@ impl PhaseSpec {
             return Err("jobs above 4096 is not supported: use fewer worker threads with a deeper iodepth".into());
         }
         if self.iodepth.is_some_and(|d| d > 4096) {
-            return Err("iodepth above 4096 is not supported".into());
+            return Err(
+                "iodepth above 4096 is not supported: use at most 4096, and more jobs for more in flight".into()
+            );
         }
         if self.size == Some(Bytes(0)) {
             return Err("size must be above zero".into());
@@ -235,6 +237,9 @@ impl JobSpec {
     pub fn check(&self) -> Result<(), String> {
         if self.phases.is_empty() {
             return Err("the job has no phases: add at least one [[phase]] with an rw key".into());
+        }
+        if self.interval.is_some_and(|i| i < std::time::Duration::from_millis(10)) {
+            return Err("interval must be at least 10ms: use --interval 1s (the default) or longer".into());
         }
         for (i, phase) in self.phases.iter().enumerate() {
             phase.check().map_err(|e| match &phase.name {

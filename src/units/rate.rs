@@ -23,9 +23,14 @@ impl ByteRate {
         self.0
     }
 
-    /// Parses "200MB/s", "200M", "1.5GiB/s", "50000" (bytes per second).
+    /// Parses "200MB/s", "200M", "1.5GiB/s", "50000" (bytes per second), or a bitrate such as "25Mbit/s" or
+    /// "8Mbps" (converted: 25 Mbit/s is 3.125 MB/s), since media people think in bitrates.
     pub fn parse(text: &str) -> Result<ByteRate, UnitError> {
         let trimmed = text.trim();
+        let lower = trimmed.to_ascii_lowercase();
+        if lower.contains("bit") || lower.ends_with("bps") {
+            return Bitrate::parse(trimmed).map(Bitrate::byte_rate);
+        }
         let size = trimmed.strip_suffix("/s").or_else(|| trimmed.strip_suffix("ps")).unwrap_or(trimmed);
         let bytes = Bytes::parse(size).map_err(|_| UnitError::new(text, "a rate such as 200MB/s, 50M or 1GiB/s"))?;
         if bytes.0 == 0 {
@@ -177,6 +182,8 @@ mod tests {
         assert_eq!(ByteRate::parse("1GiB/s").unwrap().0, 1073741824.0);
         assert!(ByteRate::parse("0").is_err());
         assert!(ByteRate::parse("fast").is_err());
+        assert_eq!(ByteRate::parse("25Mbit/s").unwrap().0, 3_125_000.0);
+        assert_eq!(ByteRate::parse("8Mbps").unwrap().0, 1_000_000.0);
     }
 
     #[test]

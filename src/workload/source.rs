@@ -77,7 +77,6 @@ pub struct OpSource {
     regions: Vec<Region>,
     /// Start of each region in the concatenated address space, for mapping a random position back.
     region_starts: Vec<u64>,
-    total: u64,
     mode: Mode,
     sizes: SizePicker,
     read_percent: u8,
@@ -130,18 +129,12 @@ impl OpSource {
         Ok(OpSource {
             regions: config.regions.clone(),
             region_starts,
-            total,
             mode,
             sizes: SizePicker::new(&config.block_sizes),
             read_percent: config.read_percent,
             align: u64::from(align),
             rng: Rng::new(config.seed),
         })
-    }
-
-    /// Bytes in this worker's address space.
-    pub fn total_bytes(&self) -> u64 {
-        self.total
     }
 
     #[inline]
