@@ -50,7 +50,9 @@ fn create_hint(cause: &io::Error) -> &'static str {
             "; streamcap creates its data files under TARGET/.streamcap, so it needs write permission in the \
              target directory: choose one you can write to, or run as a user who can"
         }
-        io::ErrorKind::ReadOnlyFilesystem => "; the filesystem is read-only: test it with a read mode on a file or device",
+        io::ErrorKind::ReadOnlyFilesystem => {
+            "; the filesystem is read-only: test it with a read mode on a file or device"
+        }
         _ => "",
     }
 }
