@@ -88,13 +88,13 @@ pub struct RunArgs {
 #[derive(Debug, Args, Default)]
 pub struct WorkloadFlags {
     /// Access pattern: read, write, randread, randwrite, readwrite, randrw.
-    #[arg(long, value_parser = parse_rw, help_heading = "Workload")]
+    #[arg(long, value_parser = parse_value::<RwMode>, help_heading = "Workload")]
     pub rw: Option<RwMode>,
     /// Percentage of reads in readwrite/randrw (default 50).
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100), help_heading = "Workload")]
     pub rdpct: Option<u8>,
     /// Block size: 4k, a range 4k-64k, or a weighted split 4k/60:64k/40.
-    #[arg(long, value_parser = parse_bs, help_heading = "Workload")]
+    #[arg(long, value_parser = parse_value::<BlockSizeSpec>, help_heading = "Workload")]
     pub bs: Option<BlockSizeSpec>,
     /// Size of the data set (k, M, G, T are powers of 1024; kB, MB, GB powers of 1000). Default 1G.
     #[arg(long, value_parser = parse_bytes, help_heading = "Workload")]
@@ -103,7 +103,7 @@ pub struct WorkloadFlags {
     #[arg(long, help_heading = "Workload")]
     pub files: Option<u32>,
     /// Random offsets: uniform, zipf:1.2, pareto:0.9, normal:5.
-    #[arg(long, value_parser = parse_distribution, help_heading = "Workload")]
+    #[arg(long, value_parser = parse_value::<DistributionSpec>, help_heading = "Workload")]
     pub distribution: Option<DistributionSpec>,
     /// Seed of the random generators (the same seed repeats the same offsets).
     #[arg(long, help_heading = "Workload")]
@@ -119,7 +119,7 @@ pub struct WorkloadFlags {
     #[arg(long, value_name = "N", help_heading = "Concurrency")]
     pub iodepth_batch: Option<u32>,
     /// I/O engine: io_uring (default where available) or sync.
-    #[arg(long, value_parser = parse_engine, help_heading = "Concurrency")]
+    #[arg(long, value_parser = parse_value::<EngineChoice>, help_heading = "Concurrency")]
     pub engine: Option<EngineChoice>,
 
     /// Measured time per phase.
@@ -139,7 +139,7 @@ pub struct WorkloadFlags {
     #[arg(long, help_heading = "Pacing")]
     pub rate_iops: Option<u64>,
     /// Arrival process of paced operations: linear or poisson.
-    #[arg(long, value_parser = parse_arrival, help_heading = "Pacing")]
+    #[arg(long, value_parser = parse_value::<ArrivalSpec>, help_heading = "Pacing")]
     pub rate_process: Option<ArrivalSpec>,
 
     /// Direct I/O, bypassing the page cache (the default; without this flag streamcap falls back to buffered
@@ -194,23 +194,8 @@ impl WorkloadFlags {
     }
 }
 
-fn parse_rw(s: &str) -> Result<RwMode, String> {
-    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
-}
-
-fn parse_bs(s: &str) -> Result<BlockSizeSpec, String> {
-    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
-}
-
-fn parse_distribution(s: &str) -> Result<DistributionSpec, String> {
-    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
-}
-
-fn parse_engine(s: &str) -> Result<EngineChoice, String> {
-    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
-}
-
-fn parse_arrival(s: &str) -> Result<ArrivalSpec, String> {
+/// The spec's value types parse from text with one error type; clap wants a function per flag.
+fn parse_value<T: std::str::FromStr<Err = crate::spec::ValueError>>(s: &str) -> Result<T, String> {
     s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
 }
 

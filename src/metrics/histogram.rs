@@ -172,11 +172,6 @@ impl Histogram {
         out
     }
 
-    /// The non-empty buckets as (lowest value, count), for export.
-    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.counts.iter().enumerate().filter(|&(_, &n)| n > 0).map(|(i, &n)| (bucket_range(i).0, n))
-    }
-
     /// A compact summary for results: count, min, mean, stddev, max and the given percentiles.
     pub fn summary(&self, percents: &[f64]) -> LatencySummary {
         LatencySummary {

@@ -15,7 +15,6 @@ mod worker_setup;
 use std::path::PathBuf;
 
 pub use layout::direct_io_supported;
-pub use pacer::Pacer;
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
 pub use signals::{INTERRUPTED_EXIT, Interrupt};

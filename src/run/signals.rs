@@ -29,11 +29,6 @@ impl Interrupt {
         Ok(interrupt)
     }
 
-    /// A flag without handlers, for tests and library callers.
-    pub fn manual() -> Interrupt {
-        Interrupt::default()
-    }
-
     pub fn flag(&self) -> Arc<AtomicBool> {
         self.flag.clone()
     }

@@ -61,11 +61,6 @@ impl Bytes {
         }
         Ok(Bytes(bytes as u64))
     }
-
-    /// Rounds down to a multiple of `align` (which must be non-zero).
-    pub const fn align_down(self, align: u64) -> Bytes {
-        Bytes(self.0 / align * align)
-    }
 }
 
 /// Splits "1.5GiB" into (1.5, "GiB"). Returns None when there is no leading number.
