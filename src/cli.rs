@@ -190,6 +190,7 @@ impl WorkloadFlags {
             fsync_every: self.fsync_every,
             end_fsync: self.end_fsync.then_some(true),
             continue_on_error: self.continue_on_error.then_some(true),
+            ..PhaseSpec::default()
         }
     }
 }

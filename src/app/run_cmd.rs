@@ -114,9 +114,13 @@ fn build_job(args: &RunArgs) -> Result<JobSpec> {
     let overrides = args.workload.to_phase_spec();
     let mut job = match &args.job {
         Some(path) => read_job_file(path)?,
-        None if overrides.rw.is_some() => {
-            JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases: vec![Default::default()] }
-        }
+        None if overrides.rw.is_some() => JobSpec {
+            origin: SpecOrigin::Flags,
+            target: None,
+            interval: None,
+            phases: vec![Default::default()],
+            notices: Vec::new(),
+        },
         None => default_job(),
     };
     job = job.with_overrides(&overrides);

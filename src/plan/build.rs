@@ -37,7 +37,12 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
             )));
         }
     }
-    let mut notices = Vec::new();
+    let mut notices = job.notices.clone();
+    for (i, phase) in job.phases.iter().enumerate() {
+        if let Some(key) = not_yet_planned(phase) {
+            return Err(PlanError(format!("phase {}: {key} is not supported yet", i + 1)));
+        }
+    }
     let mut target =
         plan_target(job, &facts.target, &options.run_id, options.allow_device_writes, options.force, &mut notices)?;
     if let Some(why) = &facts.memory_backed {
@@ -58,6 +63,36 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         interval: job.interval.unwrap_or(defaults::INTERVAL),
         notices,
     })
+}
+
+/// Keys the spec can express that planning does not carry out yet: refused, never silently ignored.
+fn not_yet_planned(phase: &PhaseSpec) -> Option<&'static str> {
+    let said = [
+        ("percentage-random", phase.percentage_random.is_some()),
+        ("align", phase.align.is_some()),
+        ("size-percent", phase.size_percent.is_some()),
+        ("offset", phase.offset.is_some()),
+        ("offset-increment", phase.offset_increment.is_some()),
+        ("sharing", phase.sharing.is_some()),
+        ("number-ios", phase.number_ios.is_some()),
+        ("file-names", phase.file_names.is_some()),
+        ("file-service", phase.file_service.is_some()),
+        ("fdatasync-every", phase.fdatasync_every.is_some()),
+        ("sync-writes", phase.sync_writes.is_some()),
+        ("invalidate", phase.invalidate.is_some()),
+        ("pre-read", phase.pre_read.is_some()),
+        ("start-delay", phase.start_delay.is_some()),
+        ("rate-min", phase.rate_min.is_some()),
+        ("rate-min-iops", phase.rate_min_iops.is_some()),
+        ("rate-percent-of-max", phase.rate_percent_of_max.is_some()),
+        ("thinktime", phase.thinktime.is_some()),
+        ("thinktime-blocks", phase.thinktime_blocks.is_some()),
+        ("concurrent", phase.concurrent.is_some()),
+        ("group", phase.group.is_some()),
+        ("percentiles", phase.percentiles.is_some()),
+        ("fileset", phase.fileset.is_some()),
+    ];
+    said.into_iter().find(|(_, s)| *s).map(|(key, _)| key)
 }
 
 fn plan_phase(
@@ -343,7 +378,7 @@ mod tests {
     }
 
     fn one_phase(phase: PhaseSpec) -> JobSpec {
-        JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases: vec![phase] }
+        JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases: vec![phase], notices: Vec::new() }
     }
 
     fn options() -> RunOptions {

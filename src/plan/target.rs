@@ -178,6 +178,7 @@ mod tests {
             target: None,
             interval: None,
             phases: vec![PhaseSpec { rw: Some(rw), size, ..Default::default() }],
+            notices: Vec::new(),
         }
     }
 

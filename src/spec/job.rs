@@ -9,7 +9,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::values::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, RwMode};
+use super::fileset::FileSetPhaseSpec;
+use super::values::{
+    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent,
+};
 use crate::units::{ByteRate, Bytes};
 
 /// One phase of work, as asked. Keys match the command-line flags (kebab-case in TOML).
@@ -86,6 +89,90 @@ pub struct PhaseSpec {
     /// Record I/O errors and go on instead of stopping the phase.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub continue_on_error: Option<bool>,
+
+    // ---- Finer control, mostly reached through fio and vdbench files (each has a TOML key too). ----
+    /// In rw modes: percentage of operations at a random offset; the rest continue sequentially (fio
+    /// percentage_random, vdbench seekpct).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percentage_random: Option<u8>,
+    /// Offsets are multiples of this (fio blockalign). Default: the block size for random I/O, at least the
+    /// direct-I/O alignment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub align: Option<Bytes>,
+    /// `size` as a percentage of the file or device (fio size=50%).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_percent: Option<f64>,
+    /// Start of the region in each file (fio offset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<SizeOrPercent>,
+    /// Worker N starts at offset + N × this (fio offset_increment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_increment: Option<SizeOrPercent>,
+    /// How workers share the data set. Default: split (sequential workers each take a slice).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<Sharing>,
+    /// Stop each worker after this many operations (fio number_ios).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number_ios: Option<u64>,
+    /// Names of the phase's files inside the work directory. `{worker}` in a name gives each worker its own
+    /// file; phases naming the same file share it. Default: the run's shared data files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_names: Option<Vec<String>>,
+    /// How a worker with several files moves between them (fio file_service_type). Default: random.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_service: Option<FileService>,
+    /// fdatasync after every N writes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fdatasync_every: Option<u64>,
+    /// Open files with O_SYNC (fio sync=1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_writes: Option<bool>,
+    /// Drop the files' pages from the page cache before the phase (fio invalidate; default yes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invalidate: Option<bool>,
+    /// Read the files once into the page cache before the phase (fio pre_read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pre_read: Option<bool>,
+    /// Wait this long before starting the phase's workers (fio startdelay).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::units::deserialize_opt_duration",
+        serialize_with = "ser_opt_duration"
+    )]
+    pub start_delay: Option<Duration>,
+    /// End the phase as failed when a worker's bandwidth over an interval falls below this (fio rate_min).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_min: Option<ByteRate>,
+    /// End the phase as failed when a worker's IOPS over an interval fall below this (fio rate_iops_min).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_min_iops: Option<u64>,
+    /// Pace at this percentage of the rate the nearest earlier unpaced phase achieved (vdbench iorate=curve).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_percent_of_max: Option<f64>,
+    /// Pause this long after every `thinktime-blocks` operations (fio thinktime).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::units::deserialize_opt_duration",
+        serialize_with = "ser_opt_duration"
+    )]
+    pub thinktime: Option<Duration>,
+    /// Operations between pauses (fio thinktime_blocks; default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinktime_blocks: Option<u32>,
+    /// Run at the same time as the phase before it instead of after it (fio jobs without stonewall).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrent: Option<bool>,
+    /// Reporting group: phases with the same group are also reported together (fio group_reporting).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// Latency percentiles to report (fio percentile_list). Default: fio's list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percentiles: Option<Vec<f64>>,
+    /// A file-set workload (many files in a directory tree: vdbench fsd/fwd) instead of raw I/O.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fileset: Option<Box<FileSetPhaseSpec>>,
 }
 
 fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -131,6 +218,29 @@ impl PhaseSpec {
                 fsync_every,
                 end_fsync,
                 continue_on_error,
+                percentage_random,
+                align,
+                size_percent,
+                offset,
+                offset_increment,
+                sharing,
+                number_ios,
+                file_names,
+                file_service,
+                fdatasync_every,
+                sync_writes,
+                invalidate,
+                pre_read,
+                start_delay,
+                rate_min,
+                rate_min_iops,
+                rate_percent_of_max,
+                thinktime,
+                thinktime_blocks,
+                concurrent,
+                group,
+                percentiles,
+                fileset,
             ]
         )
     }
@@ -205,6 +315,10 @@ pub enum SpecOrigin {
     Flags,
     /// A native TOML job file.
     Toml { path: PathBuf },
+    /// A fio job file.
+    Fio { path: PathBuf },
+    /// A vdbench parameter file.
+    Vdbench { path: PathBuf },
 }
 
 /// A whole job: phases run in order against one target.
@@ -217,6 +331,10 @@ pub struct JobSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interval: Option<Duration>,
     pub phases: Vec<PhaseSpec>,
+    /// What the reader wants the user to know (a fio option with no effect in streamcap, a mapped anchor);
+    /// printed before the run and kept in the result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 impl JobSpec {

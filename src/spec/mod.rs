@@ -2,6 +2,7 @@
 //! native TOML job files; fio and vdbench files are detected). Imports only `units`.
 
 mod detect;
+mod fileset;
 mod job;
 mod toml;
 mod values;
@@ -9,9 +10,15 @@ mod values;
 use std::path::{Path, PathBuf};
 
 pub use detect::{Dialect, detect_dialect};
+pub use fileset::{
+    FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
+    FormatMode, OpRateSpec,
+};
 pub use job::{JobSpec, PhaseSpec, SpecOrigin};
 pub use toml::parse_toml_job;
-pub use values::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, RwMode, ValueError};
+pub use values::{
+    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent, ValueError,
+};
 
 /// The built-in first look that `streamcap run` performs with no workload flags.
 pub const DEFAULT_JOB_TOML: &str = include_str!("../../examples/jobs/default.toml");

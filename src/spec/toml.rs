@@ -52,6 +52,7 @@ pub fn parse_toml_job(path: &Path, text: &str) -> Result<JobSpec, SpecError> {
         target: file.target,
         interval: file.interval,
         phases,
+        notices: Vec::new(),
     })
 }
 

@@ -20,7 +20,7 @@ pub struct ValueError {
     pub expected: String,
 }
 
-fn value_error(input: &str, what: &'static str, expected: impl Into<String>) -> ValueError {
+pub(crate) fn value_error(input: &str, what: &'static str, expected: impl Into<String>) -> ValueError {
     ValueError { input: input.to_string(), what, expected: expected.into() }
 }
 
@@ -298,6 +298,106 @@ impl fmt::Display for ArrivalSpec {
     }
 }
 serde_via_str!(ArrivalSpec);
+
+/// A byte amount or a percentage of the file or device (fio's `offset=25%`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SizeOrPercent {
+    Bytes(Bytes),
+    Percent(f64),
+}
+
+impl FromStr for SizeOrPercent {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let expected = "a size (1G) or a percentage of the file or device (25%)";
+        let text = s.trim();
+        match text.strip_suffix('%') {
+            Some(p) => p
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| p.is_finite() && (0.0..=100.0).contains(p))
+                .map(SizeOrPercent::Percent)
+                .ok_or_else(|| value_error(s, "size or percentage", expected)),
+            None => {
+                Bytes::parse(text).map(SizeOrPercent::Bytes).map_err(|_| value_error(s, "size or percentage", expected))
+            }
+        }
+    }
+}
+
+impl fmt::Display for SizeOrPercent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeOrPercent::Bytes(b) => write!(f, "{b}"),
+            SizeOrPercent::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+serde_via_str!(SizeOrPercent);
+
+/// How the workers of a phase share its data set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// Sequential workers each take their own slice; random workers address the whole data set.
+    Split,
+    /// Every worker addresses the whole data set (fio's clones of one job on one file).
+    Whole,
+}
+
+impl FromStr for Sharing {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "split" => Ok(Sharing::Split),
+            "whole" => Ok(Sharing::Whole),
+            _ => Err(value_error(s, "sharing", "split or whole")),
+        }
+    }
+}
+
+impl fmt::Display for Sharing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Sharing::Split => "split",
+            Sharing::Whole => "whole",
+        })
+    }
+}
+serde_via_str!(Sharing);
+
+/// How a worker with several files picks the file of its next operation (fio file_service_type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileService {
+    Random,
+    /// One operation per file in turn.
+    RoundRobin,
+    /// All of one file, then the next.
+    Sequential,
+}
+
+impl FromStr for FileService {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "random" => Ok(FileService::Random),
+            "roundrobin" => Ok(FileService::RoundRobin),
+            "sequential" => Ok(FileService::Sequential),
+            _ => Err(value_error(s, "file service", "random, roundrobin or sequential")),
+        }
+    }
+}
+
+impl fmt::Display for FileService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FileService::Random => "random",
+            FileService::RoundRobin => "roundrobin",
+            FileService::Sequential => "sequential",
+        })
+    }
+}
+serde_via_str!(FileService);
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,435 @@
+//! File-set workloads as asked (vdbench's fsd / fwd / rd for file systems): a directory tree of many files and
+//! the operations threads perform on it. A phase with a `fileset` table is a file-set phase; its raw-I/O keys
+//! (rw, bs, iodepth …) do not apply.
+//!
+//! ```toml
+//! [[phase]]
+//! name = "thumbnails"
+//! runtime = "20s"
+//! [phase.fileset]
+//! format = "yes"
+//! rate = "max"
+//! [[phase.fileset.tree]]
+//! name = "fsd1"
+//! depth = 1
+//! width = 64
+//! files = 25600
+//! size = "16k"
+//! [[phase.fileset.workload]]
+//! operation = "read"
+//! rdpct = 90
+//! xfersize = "1k"
+//! fileselect = "random"
+//! fileio = "random"
+//! threads = 64
+//! ```
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::values::{BlockSizeSpec, ValueError, value_error};
+use crate::units::Bytes;
+
+/// One file-set phase: the trees it works on, the workloads that run on them together, the operation rate and
+/// what to do about creating the files first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FileSetPhaseSpec {
+    /// The directory trees (vdbench fsd). Usually one.
+    #[serde(rename = "tree")]
+    pub trees: Vec<FileTreeSpec>,
+    /// The workloads (vdbench fwd), run at the same time; `skew` shares the operations between them.
+    #[serde(rename = "workload")]
+    pub workloads: Vec<FileWorkloadSpec>,
+    /// Operations per second for all workloads together (vdbench fwdrate). Default: max.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<OpRateSpec>,
+    /// Create the tree and fill the files before the workload (vdbench format=). Default: yes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<FormatMode>,
+}
+
+/// A directory tree of files (vdbench fsd).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FileTreeSpec {
+    /// Name the workloads refer to (vdbench's fsd name).
+    pub name: String,
+    /// Directory under which streamcap builds the tree (inside its own `.streamcap` directory there). `None`: the
+    /// run's target directory. vdbench anchors such as `H:` arrive here already mapped by `--anchor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<PathBuf>,
+    /// Levels of directories below the anchor (0: files directly in the tree's root).
+    pub depth: u32,
+    /// Directories per directory.
+    pub width: u32,
+    /// Files per directory that holds files.
+    pub files: u64,
+    /// Sizes of the files.
+    pub size: FileSizeSpec,
+    /// Files only in the deepest directories (vdbench's default), or in every directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<FilePlacement>,
+    /// Stop creating files once they hold this much in all (vdbench totalsize).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_size: Option<Bytes>,
+    /// Open files with O_DIRECT (vdbench openflags=o_direct). Default: buffered, as vdbench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct: Option<bool>,
+}
+
+/// A workload on a tree (vdbench fwd).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FileWorkloadSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The tree this workload works on; may be left out when there is only one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
+    /// Default: read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<FileOp>,
+    /// With operation read or write: percentage of the transfers that are reads (vdbench rdpct).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rdpct: Option<u8>,
+    /// Transfer sizes: fixed, or a weighted split (`4k/60:64k/40`). Default 4k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xfersize: Option<BlockSizeSpec>,
+    /// Which file a thread takes next. Default random.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fileselect: Option<FileSelect>,
+    /// I/O within a file. Default sequential.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fileio: Option<FileIo>,
+    /// Threads, each working one file at a time. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// Percentage of all operations that this workload gets when several run together (vdbench skew).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew: Option<f64>,
+}
+
+/// File sizes of a tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileSizeSpec {
+    Fixed(Bytes),
+    /// Sizes with weights in percent (`16k/80:1m/20`; vdbench `size=(16k,80,1m,20)`).
+    Weighted(Vec<(Bytes, f64)>),
+    /// Sizes spread evenly between two bounds (`4k-1m`; vdbench `size=(4k,1m,0)`).
+    Range(Bytes, Bytes),
+}
+
+/// Where a tree's files live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilePlacement {
+    /// Only in the deepest directories.
+    Bottom,
+    /// In every directory.
+    All,
+}
+
+/// File-system operations, with vdbench's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileOp {
+    Read,
+    Write,
+    Create,
+    Delete,
+    Mkdir,
+    Rmdir,
+    Open,
+    Close,
+    Getattr,
+    Setattr,
+    Access,
+    Copy,
+    Move,
+}
+
+/// How a thread picks its next file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FileSelect {
+    Random,
+    Sequential,
+    /// Each file once, then the workload ends.
+    Once,
+    /// Random with Zipf popularity of exponent θ (a few files get most of the operations).
+    Skewed(f64),
+}
+
+/// How I/O moves within a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileIo {
+    Sequential,
+    Random,
+}
+
+/// Operation rate of a file-set phase.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OpRateSpec {
+    /// As fast as it goes.
+    Max,
+    /// Operations per second.
+    PerSecond(f64),
+    /// A percentage of the rate measured by the nearest earlier `max` phase (vdbench's curve).
+    PercentOfMax(f64),
+}
+
+/// Creating the tree before the workload (vdbench format=).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormatMode {
+    /// Use the tree as it is (it must exist: from an earlier phase, or kept by an earlier run with --keep).
+    No,
+    /// Delete any existing tree, then create and fill it.
+    Yes,
+    /// Create only what is missing (after an interrupted format).
+    Restart,
+    /// Create and fill it, then end the phase without a workload.
+    Only,
+    /// Like yes, but only the first time the tree is used in this run.
+    Once,
+    /// Delete the tree and end the phase.
+    Clean,
+}
+
+macro_rules! serde_via_str {
+    ($t:ty) => {
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+/// Implements FromStr and Display for a plain word enum.
+macro_rules! word_enum {
+    ($t:ident, $what:literal, [$($variant:ident => $word:literal $(| $alias:literal)*),* $(,)?]) => {
+        impl FromStr for $t {
+            type Err = ValueError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s.trim().to_ascii_lowercase().as_str() {
+                    $($word $(| $alias)* => Ok($t::$variant),)*
+                    _ => Err(value_error(s, $what, [$($word),*].join(", "))),
+                }
+            }
+        }
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self { $($t::$variant => $word,)* })
+            }
+        }
+        serde_via_str!($t);
+    };
+}
+
+word_enum!(FilePlacement, "file placement", [Bottom => "bottom", All => "all"]);
+word_enum!(FileIo, "fileio", [Sequential => "sequential" | "seq", Random => "random"]);
+word_enum!(FormatMode, "format", [
+    No => "no", Yes => "yes", Restart => "restart", Only => "only", Once => "once", Clean => "clean",
+]);
+word_enum!(FileOp, "file operation", [
+    Read => "read", Write => "write", Create => "create", Delete => "delete", Mkdir => "mkdir",
+    Rmdir => "rmdir", Open => "open", Close => "close", Getattr => "getattr", Setattr => "setattr",
+    Access => "access", Copy => "copy", Move => "move",
+]);
+
+impl FileOp {
+    pub const ALL: [FileOp; 13] = [
+        FileOp::Read,
+        FileOp::Write,
+        FileOp::Create,
+        FileOp::Delete,
+        FileOp::Mkdir,
+        FileOp::Rmdir,
+        FileOp::Open,
+        FileOp::Close,
+        FileOp::Getattr,
+        FileOp::Setattr,
+        FileOp::Access,
+        FileOp::Copy,
+        FileOp::Move,
+    ];
+}
+
+impl FromStr for FileSelect {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let expected = "random, sequential, once or skewed:θ (Zipf exponent, e.g. skewed:1.1)";
+        let text = s.trim().to_ascii_lowercase();
+        match text.split_once(':') {
+            None => match text.as_str() {
+                "random" => Ok(FileSelect::Random),
+                "sequential" | "seq" => Ok(FileSelect::Sequential),
+                "once" => Ok(FileSelect::Once),
+                "skewed" => Ok(FileSelect::Skewed(1.1)),
+                _ => Err(value_error(s, "fileselect", expected)),
+            },
+            Some(("skewed" | "zipf", theta)) => match theta.trim().parse::<f64>() {
+                Ok(t) if t.is_finite() && t > 0.0 => Ok(FileSelect::Skewed(t)),
+                _ => Err(value_error(s, "fileselect", expected)),
+            },
+            Some(_) => Err(value_error(s, "fileselect", expected)),
+        }
+    }
+}
+
+impl fmt::Display for FileSelect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FileSelect::Random => f.write_str("random"),
+            FileSelect::Sequential => f.write_str("sequential"),
+            FileSelect::Once => f.write_str("once"),
+            FileSelect::Skewed(theta) => write!(f, "skewed:{theta}"),
+        }
+    }
+}
+serde_via_str!(FileSelect);
+
+impl FromStr for OpRateSpec {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let expected = "max, operations per second (e.g. 500) or a percentage of the measured maximum (e.g. 70%)";
+        let text = s.trim().to_ascii_lowercase();
+        if text == "max" {
+            return Ok(OpRateSpec::Max);
+        }
+        let number = |t: &str| t.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0);
+        match text.strip_suffix('%') {
+            Some(pct) => number(pct).filter(|p| *p <= 100.0).map(OpRateSpec::PercentOfMax),
+            None => number(&text).map(OpRateSpec::PerSecond),
+        }
+        .ok_or_else(|| value_error(s, "operation rate", expected))
+    }
+}
+
+impl fmt::Display for OpRateSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpRateSpec::Max => f.write_str("max"),
+            OpRateSpec::PerSecond(r) => write!(f, "{r}"),
+            OpRateSpec::PercentOfMax(p) => write!(f, "{p}%"),
+        }
+    }
+}
+serde_via_str!(OpRateSpec);
+
+impl FromStr for FileSizeSpec {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let expected = "a size (16k), a range (4k-1m) or weighted sizes (16k/80:1m/20)";
+        let text = s.trim();
+        let size = |t: &str| Bytes::parse(t.trim()).map_err(|_| value_error(s, "file size", expected));
+        if text.contains('/') || text.contains(':') {
+            let mut entries = Vec::new();
+            for part in text.split(':') {
+                let (bytes, weight) = part.split_once('/').ok_or_else(|| value_error(s, "file size", expected))?;
+                let weight = weight
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|w| w.is_finite() && *w >= 0.0)
+                    .ok_or_else(|| value_error(s, "file size", expected))?;
+                entries.push((size(bytes)?, weight));
+            }
+            let total: f64 = entries.iter().map(|e| e.1).sum();
+            if (total - 100.0).abs() > 0.01 {
+                return Err(value_error(
+                    s,
+                    "file size",
+                    format!("weights that add up to 100 (these add up to {total})"),
+                ));
+            }
+            return Ok(FileSizeSpec::Weighted(entries));
+        }
+        if let Some((low, high)) = text.split_once('-') {
+            let (low, high) = (size(low)?, size(high)?);
+            if low > high {
+                return Err(value_error(s, "file size", "a range from the smaller size to the larger"));
+            }
+            return Ok(FileSizeSpec::Range(low, high));
+        }
+        Ok(FileSizeSpec::Fixed(size(text)?))
+    }
+}
+
+impl fmt::Display for FileSizeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FileSizeSpec::Fixed(b) => write!(f, "{b}"),
+            FileSizeSpec::Range(a, b) => write!(f, "{a}-{b}"),
+            FileSizeSpec::Weighted(entries) => {
+                let parts: Vec<String> = entries.iter().map(|(b, w)| format!("{b}/{w}")).collect();
+                f.write_str(&parts.join(":"))
+            }
+        }
+    }
+}
+serde_via_str!(FileSizeSpec);
+
+impl FileSetPhaseSpec {
+    /// Checks what is wrong whatever the target; the message names the key and the fix.
+    pub fn check(&self) -> Result<(), String> {
+        if self.trees.is_empty() {
+            return Err("a file-set phase needs at least one [[phase.fileset.tree]]".into());
+        }
+        if self.workloads.is_empty() && !matches!(self.format, Some(FormatMode::Only | FormatMode::Clean)) {
+            return Err("a file-set phase needs at least one [[phase.fileset.workload]]".into());
+        }
+        for tree in &self.trees {
+            if tree.width == 0 && tree.depth > 0 {
+                return Err(format!("tree {}: width must be at least 1", tree.name));
+            }
+            if tree.files == 0 {
+                return Err(format!("tree {}: files must be at least 1", tree.name));
+            }
+        }
+        for (i, w) in self.workloads.iter().enumerate() {
+            let label = w.name.clone().unwrap_or_else(|| format!("workload {}", i + 1));
+            match &w.tree {
+                Some(name) if !self.trees.iter().any(|t| &t.name == name) => {
+                    return Err(format!("{label}: there is no tree named {name}"));
+                }
+                None if self.trees.len() > 1 => {
+                    return Err(format!("{label}: several trees are defined; say which one with tree = \"…\""));
+                }
+                _ => {}
+            }
+            if w.rdpct.is_some_and(|p| p > 100) {
+                return Err(format!("{label}: rdpct must be from 0 to 100"));
+            }
+            if w.threads == Some(0) {
+                return Err(format!("{label}: threads must be at least 1"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_and_sizes_parse_and_print_back() {
+        assert_eq!("getattr".parse::<FileOp>().unwrap(), FileOp::Getattr);
+        assert!("chmod".parse::<FileOp>().unwrap_err().to_string().contains("getattr"));
+        assert_eq!("skewed:1.2".parse::<FileSelect>().unwrap(), FileSelect::Skewed(1.2));
+        assert_eq!("70%".parse::<OpRateSpec>().unwrap(), OpRateSpec::PercentOfMax(70.0));
+        assert_eq!("max".parse::<OpRateSpec>().unwrap(), OpRateSpec::Max);
+        let sizes: FileSizeSpec = "16k/80:1m/20".parse().unwrap();
+        assert_eq!(sizes, FileSizeSpec::Weighted(vec![(Bytes(16384), 80.0), (Bytes(1 << 20), 20.0)]));
+        assert!("16k/80:1m/30".parse::<FileSizeSpec>().is_err());
+        assert_eq!("4k-1m".parse::<FileSizeSpec>().unwrap(), FileSizeSpec::Range(Bytes(4096), Bytes(1 << 20)));
+    }
+}
