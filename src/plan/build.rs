@@ -9,12 +9,13 @@
 
 use super::defaults;
 use super::facts::{Facts, TargetFacts};
-use super::target::plan_target;
-use super::{Arrivals, DirectMode, Pacing, PhasePlan, Plan, PlanError, TargetPlan, WorkerPlan};
+use super::files::{directory_use, share, single_target_use, worker_regions};
+use super::target::{default_shared_files, plan_target};
+use super::{Arrivals, DirectMode, Pacing, PhasePlan, Plan, PlanError, TargetKind, TargetPlan, WorkerPlan};
 use crate::engine::EngineKind;
-use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, JobSpec, PhaseSpec};
+use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, JobSpec, PhaseSpec, Sharing};
 use crate::units::{Bytes, format_duration};
-use crate::workload::{Access, BlockSizes, Distribution, Region, WorkloadConfig};
+use crate::workload::{Access, BlockSizes, Distribution, WorkloadConfig};
 
 /// Choices that are about the run, not the workload.
 #[derive(Debug, Clone, Default)]
@@ -53,7 +54,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         .phases
         .iter()
         .enumerate()
-        .map(|(i, spec)| plan_phase(i, spec, &target, facts, &mut notices))
+        .map(|(i, spec)| plan_phase(job, i, spec, &target, facts, &mut notices))
         .collect::<Result<Vec<_>, _>>()?;
     notices.dedup();
     Ok(Plan {
@@ -69,13 +70,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
 fn not_yet_planned(phase: &PhaseSpec) -> Option<&'static str> {
     let said = [
         ("percentage-random", phase.percentage_random.is_some()),
-        ("align", phase.align.is_some()),
-        ("size-percent", phase.size_percent.is_some()),
-        ("offset", phase.offset.is_some()),
-        ("offset-increment", phase.offset_increment.is_some()),
-        ("sharing", phase.sharing.is_some()),
         ("number-ios", phase.number_ios.is_some()),
-        ("file-names", phase.file_names.is_some()),
         ("file-service", phase.file_service.is_some()),
         ("fdatasync-every", phase.fdatasync_every.is_some()),
         ("sync-writes", phase.sync_writes.is_some()),
@@ -96,6 +91,7 @@ fn not_yet_planned(phase: &PhaseSpec) -> Option<&'static str> {
 }
 
 fn plan_phase(
+    job: &JobSpec,
     index: usize,
     spec: &PhaseSpec,
     target: &TargetPlan,
@@ -135,27 +131,43 @@ fn plan_phase(
     };
     let read_percent = rw.read_percent(spec.rdpct);
 
-    // The part of the data set this phase uses: its first `files_used` files, up to `per_file` bytes of each.
-    let files_used = spec.files.unwrap_or(target.files.len() as u32).min(target.files.len() as u32);
-    let file_size = target.files[0].size.0;
-    let per_file = spec.size.map_or(file_size, |s| (s.0 / u64::from(files_used)).min(file_size));
-    let per_file = per_file / u64::from(align) * u64::from(align);
-    let regions: Vec<Region> = (0..files_used).map(|file| Region { file, start: 0, len: per_file }).collect();
-    let data_set = Bytes(per_file * u64::from(files_used));
+    // The files this phase uses and the bytes of them it addresses (see `files`).
+    let usage = match target.kind {
+        TargetKind::Directory => directory_use(spec, default_shared_files(job), u64::from(align)),
+        TargetKind::File | TargetKind::BlockDevice => single_target_use(spec, target.files[0].size.0, u64::from(align)),
+    }
+    .map_err(fail)?;
+    let index_of = |name: &str| -> u32 {
+        match target.kind {
+            TargetKind::Directory => target
+                .files
+                .iter()
+                .position(|f| f.path.file_name().is_some_and(|n| n == name))
+                .expect("the file table holds every name a phase uses") as u32,
+            TargetKind::File | TargetKind::BlockDevice => 0,
+        }
+    };
+    let files: Vec<u32> = usage.distinct_names().iter().map(|n| index_of(n)).collect();
     let max_block = u64::from(block_sizes.max());
-    if per_file < max_block {
+    let sharing = spec.sharing.unwrap_or(Sharing::Split);
+    let worker_regions =
+        worker_regions(&usage, &index_of, rw.is_random(), sharing, u64::from(align), max_block).map_err(fail)?;
+    if let Some(small) = worker_regions.iter().flatten().find(|r| r.len < max_block) {
         return Err(fail(format!(
             "the block size {} is larger than the data per file ({}); use a larger --size or a smaller --bs",
             Bytes(max_block),
-            Bytes(per_file)
+            Bytes(small.len)
         )));
     }
+    let data_set = Bytes(match (usage.own_files, usage.increment) {
+        (false, None) => usage.len * files.len() as u64,
+        _ => worker_regions.iter().flatten().map(|r| r.len).sum(),
+    });
 
     let seed = spec.seed.unwrap_or(defaults::SEED);
     // --io-size counts whole operations of the smallest block size, shared as evenly as whole operations allow.
     let unit = u64::from(block_sizes.min());
     let io_size = spec.io_size.map(|b| Bytes(b.0 / unit * unit));
-    let worker_regions = split_regions(&regions, jobs, rw.is_random(), u64::from(align), max_block).map_err(fail)?;
     let workers = worker_regions
         .into_iter()
         .enumerate()
@@ -163,7 +175,13 @@ fn plan_phase(
             let slice: u64 = regions.iter().map(|r| r.len).sum();
             let io_bytes = match (io_size, spec.runtime) {
                 (Some(total), _) => Some(share(total.0 / unit, jobs, w) * unit),
-                (None, None) if rw.is_random() => Some(share(data_set.0 / unit, jobs, w) * unit),
+                // Random workers that share the data set do one data set's worth of I/O between them; workers
+                // with files (or a whole data set) of their own each do their own share, as fio's clones do.
+                (None, None)
+                    if rw.is_random() && !usage.own_files && sharing == Sharing::Split && usage.increment.is_none() =>
+                {
+                    Some(share(data_set.0 / unit, jobs, w) * unit)
+                }
                 (None, None) => Some(slice),
                 (None, Some(_)) => None,
             };
@@ -195,7 +213,7 @@ fn plan_phase(
         direct,
         align,
         data_set,
-        files_used,
+        files,
         runtime: spec.runtime,
         ramp: spec.ramp.unwrap_or(defaults::RAMP),
         io_size,
@@ -277,54 +295,6 @@ fn distribution(spec: DistributionSpec) -> Distribution {
         DistributionSpec::Pareto(h) => Distribution::Pareto { h },
         DistributionSpec::Normal(sigma_percent) => Distribution::Normal { sigma_percent },
     }
-}
-
-/// Random phases: every worker gets every region. Sequential: the regions, laid end to end, are cut into
-/// `jobs` contiguous slices of whole `align` units, as equal as that allows, covering every byte — so a
-/// sequential write phase leaves no hole for a later read to find.
-fn split_regions(
-    regions: &[Region],
-    jobs: u32,
-    random: bool,
-    align: u64,
-    block: u64,
-) -> Result<Vec<Vec<Region>>, String> {
-    if random || jobs == 1 {
-        return Ok(vec![regions.to_vec(); jobs as usize]);
-    }
-    let total: u64 = regions.iter().map(|r| r.len).sum();
-    if total / u64::from(jobs) < block {
-        return Err(format!(
-            "the data set ({}) is too small to give each of {jobs} jobs a block of {}; use fewer --jobs or a larger --size",
-            Bytes(total),
-            Bytes(block)
-        ));
-    }
-    let units = total / align;
-    let mut slices = Vec::with_capacity(jobs as usize);
-    let (mut region, mut offset) = (0, 0);
-    for w in 0..jobs as usize {
-        let mut need = share(units, jobs, w) * align;
-        let mut mine = Vec::new();
-        while need > 0 && region < regions.len() {
-            let r = regions[region];
-            let take = need.min(r.len - offset);
-            mine.push(Region { file: r.file, start: r.start + offset, len: take });
-            need -= take;
-            offset += take;
-            if offset == r.len {
-                region += 1;
-                offset = 0;
-            }
-        }
-        slices.push(mine);
-    }
-    Ok(slices)
-}
-
-/// Worker `w`'s part of `units` shared between `jobs`: the remainder goes one each to the first workers.
-fn share(units: u64, jobs: u32, w: usize) -> u64 {
-    units / u64::from(jobs) + u64::from((w as u64) < units % u64::from(jobs))
 }
 
 fn worker_seed(seed: u64, phase: usize, worker: usize) -> u64 {

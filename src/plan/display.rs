@@ -59,7 +59,7 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::
         f,
         "  data set {} over {} file(s), offsets aligned to {}",
         p.data_set,
-        p.files_used,
+        p.files.len(),
         Bytes(u64::from(p.align))
     )?;
     let mut bounds = Vec::new();

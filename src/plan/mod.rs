@@ -7,6 +7,7 @@ mod build;
 pub mod defaults;
 mod display;
 mod facts;
+mod files;
 mod target;
 
 use std::path::PathBuf;
@@ -125,8 +126,8 @@ pub struct PhasePlan {
     pub align: u32,
     /// Bytes of the data set this phase works on.
     pub data_set: Bytes,
-    /// Files of the data set this phase uses (the first N).
-    pub files_used: u32,
+    /// The files this phase uses (indices into the target's file table).
+    pub files: Vec<u32>,
     #[serde(serialize_with = "ser_opt_secs")]
     pub runtime: Option<Duration>,
     #[serde(serialize_with = "ser_secs")]

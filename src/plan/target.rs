@@ -11,6 +11,7 @@ use std::path::Path;
 
 use super::defaults;
 use super::facts::TargetFacts;
+use super::files::{directory_use, file_table};
 use super::{FilePlan, PlanError, TargetKind, TargetPlan};
 use crate::spec::JobSpec;
 use crate::units::{Bytes, GIB};
@@ -27,23 +28,8 @@ pub(super) fn plan_target(
     let any_writes = job.writes();
     match facts {
         TargetFacts::Directory { path, free, .. } => {
-            // A phase that does not say how many files it uses works on all of them (as `plan_phase` does), so
-            // its data set is spread over all of them too.
-            let files = job.phases.iter().filter_map(|p| p.files).max().unwrap_or(defaults::FILES);
-            let per_file = job
-                .phases
-                .iter()
-                .map(|p| p.size.unwrap_or(defaults::SIZE).0 / u64::from(p.files.unwrap_or(files)))
-                .max()
-                .unwrap_or(0);
-            let granule = if per_file >= defaults::FILE_GRANULE { defaults::FILE_GRANULE } else { 4096 };
-            let file_size = per_file / granule * granule;
-            if file_size == 0 {
-                return Err(PlanError(format!(
-                    "the data set leaves less than 4 KiB per file ({files} files): use a larger --size or fewer --files"
-                )));
-            }
-            let needed = Bytes(file_size * u64::from(files));
+            let table = directory_file_table(job)?;
+            let needed = Bytes(table.values().sum());
             match free {
                 Some(free) => check_free_space(path, needed, *free)?,
                 None => notices.push(format!(
@@ -52,8 +38,9 @@ pub(super) fn plan_target(
                 )),
             }
             let work_dir = path.join(".streamcap").join(run_id);
-            let files = (0..files)
-                .map(|i| FilePlan { path: work_dir.join(format!("data.{i}")), size: Bytes(file_size), created: true })
+            let files = table
+                .into_iter()
+                .map(|(name, size)| FilePlan { path: work_dir.join(name), size: Bytes(size), created: true })
                 .collect();
             Ok(TargetPlan {
                 kind: TargetKind::Directory,
@@ -73,8 +60,7 @@ pub(super) fn plan_target(
                     path.display()
                 )));
             }
-            let used = largest_size(job).map_or(*size, |s| s.min(*size));
-            Ok(single_file_target(TargetKind::File, path, used, false))
+            Ok(single_file_target(TargetKind::File, path, *size, false))
         }
         TargetFacts::BlockDevice { path, size, mounted_at, in_use_by, signature, .. } => {
             if let Some(asked) = largest_size(job).filter(|s| s > size) {
@@ -86,9 +72,39 @@ pub(super) fn plan_target(
             if any_writes {
                 check_device_writable(path, allow_device_writes, force, mounted_at, in_use_by, signature.as_deref())?;
             }
-            let used = largest_size(job).unwrap_or(*size);
-            Ok(single_file_target(TargetKind::BlockDevice, path, used, any_writes))
+            Ok(single_file_target(TargetKind::BlockDevice, path, *size, any_writes))
         }
+    }
+}
+
+/// The data files of a directory target: name → size, the largest any raw phase needs.
+fn directory_file_table(job: &JobSpec) -> Result<std::collections::BTreeMap<String, u64>, PlanError> {
+    let default_files = default_shared_files(job);
+    let uses = job
+        .phases
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.fileset.is_none())
+        .map(|(i, p)| {
+            directory_use(p, default_files, u64::from(defaults::BUFFERED_ALIGN))
+                .map(|usage| (usage, p.jobs.unwrap_or(defaults::JOBS)))
+                .map_err(|e| PlanError(format!("{}: {e}", phase_label(p, i))))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(file_table(&uses))
+}
+
+/// How many shared `data.N` files there are. A phase that does not say how many files it uses works on all of
+/// them, so its data set is spread over all of them too.
+pub(super) fn default_shared_files(job: &JobSpec) -> u32 {
+    job.phases.iter().filter(|p| p.file_names.is_none()).filter_map(|p| p.files).max().unwrap_or(defaults::FILES)
+}
+
+/// "phase 2 ('warm-up')" — how messages name a phase.
+pub(super) fn phase_label(phase: &crate::spec::PhaseSpec, index: usize) -> String {
+    match &phase.name {
+        Some(name) => format!("phase {} ('{name}')", index + 1),
+        None => format!("phase {}", index + 1),
     }
 }
 

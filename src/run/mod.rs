@@ -118,22 +118,23 @@ pub fn execute(
             }
         };
         observer.phase_started(index, phase);
-        let used = &plan.target.files[..phase.files_used as usize];
+        let used: Vec<&FilePlan> = phase.files.iter().map(|&i| &plan.target.files[i as usize]).collect();
         if phase.needs_data {
-            let missing: Vec<&FilePlan> = used.iter().zip(&filled).filter(|(_, f)| !**f).map(|(p, _)| p).collect();
+            let missing: Vec<&FilePlan> =
+                phase.files.iter().filter(|&&i| !filled[i as usize]).map(|&i| &plan.target.files[i as usize]).collect();
             if !missing.is_empty() {
                 let flag = interrupt.flag();
                 let result =
                     layout::fill(&missing, direct, &flag, &mut |done, total| observer.prefill(index, done, total));
                 match result {
-                    Ok(()) => filled[..used.len()].iter_mut().for_each(|f| *f = true),
+                    Ok(()) => phase.files.iter().for_each(|&i| filled[i as usize] = true),
                     Err(LayoutError::Interrupted) => break,
                     Err(e) => return Err(RunError::Layout(e)),
                 }
             }
         }
         if !direct {
-            for file in used {
+            for file in &used {
                 layout::invalidate(&file.path, plan.target.writes_allowed && file.created);
             }
         }
@@ -147,8 +148,8 @@ pub fn execute(
             interrupted: interrupt.flag(),
         };
         let outcome = run_phase(inputs, observer);
-        if covers_whole_files(phase, &outcome, used) {
-            filled[..used.len()].iter_mut().for_each(|f| *f = true);
+        if covers_whole_files(phase, &outcome, &plan.target.files) {
+            phase.files.iter().for_each(|&i| filled[i as usize] = true);
         }
         observer.phase_finished(index, phase, &outcome);
         let stop = outcome.stop.clone();
@@ -175,12 +176,29 @@ fn hold_exclusively(device: &std::path::Path) -> Result<std::fs::File, RunError>
     })
 }
 
-/// A sequential write phase leaves its files fully written when it completed, its regions are the whole files,
-/// and every worker issued at least one pass over its own slice (one pass covers every byte of a slice, and the
-/// slices together cover the regions: see `plan::build` and `workload::source`).
-fn covers_whole_files(phase: &PhasePlan, outcome: &PhaseOutcome, used: &[FilePlan]) -> bool {
-    let whole = used.iter().all(|f| f.size.0 * u64::from(phase.files_used) == phase.data_set.0);
-    let every_slice = phase
+/// A sequential write phase leaves its files fully written when it completed, its regions together cover every
+/// byte of every file it used, and every worker issued at least one pass over its own regions (one pass covers
+/// every byte of a worker's regions: see `plan::files` and `workload::source`).
+fn covers_whole_files(phase: &PhasePlan, outcome: &PhaseOutcome, table: &[FilePlan]) -> bool {
+    let every_file_covered = phase.files.iter().all(|&file| {
+        let mut spans: Vec<(u64, u64)> = phase
+            .workers
+            .iter()
+            .flat_map(|w| w.workload.regions.iter())
+            .filter(|r| r.file == file)
+            .map(|r| (r.start, r.start + r.len))
+            .collect();
+        spans.sort_unstable();
+        let mut reached = 0;
+        for (start, end) in spans {
+            if start > reached {
+                return false;
+            }
+            reached = reached.max(end);
+        }
+        reached >= table[file as usize].size.0
+    });
+    let every_pass_done = phase
         .workers
         .iter()
         .zip(&outcome.issued_by_worker)
@@ -188,7 +206,7 @@ fn covers_whole_files(phase: &PhasePlan, outcome: &PhaseOutcome, used: &[FilePla
     phase.read_percent == 0
         && phase.access == Access::Sequential
         && outcome.stop == StopReason::Completed
-        && whole
         && outcome.issued_by_worker.len() == phase.workers.len()
-        && every_slice
+        && every_file_covered
+        && every_pass_done
 }
