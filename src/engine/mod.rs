@@ -37,6 +37,8 @@ pub enum OpKind {
     Write,
     /// Flush the file's data and metadata (fsync). Ordered after every request submitted before it.
     Fsync,
+    /// Flush the file's data and only the metadata needed to read it back (fdatasync). Ordered likewise.
+    Fdatasync,
 }
 
 /// One I/O to perform. `slot` selects both the in-flight entry and the buffer.

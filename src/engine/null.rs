@@ -58,7 +58,7 @@ impl Engine for NullEngine {
         let faults = &self.faults;
         Ok(self.finished.complete_each(requests, |request| match faults.iter().find(|f| f.hits(request)) {
             Some(fault) => Err(fault.errno),
-            None if request.kind == OpKind::Fsync => Ok(0),
+            None if matches!(request.kind, OpKind::Fsync | OpKind::Fdatasync) => Ok(0),
             None => Ok(request.len),
         }))
     }

@@ -36,6 +36,7 @@ fn perform(files: &[File], buffers: &mut BufferPool, request: &Request) -> Resul
             transfer_all(buffer.len(), |done| file.write_at(&buffer[done..], request.offset + done as u64))
         }
         OpKind::Fsync => file.sync_all().map(|()| 0),
+        OpKind::Fdatasync => file.sync_data().map(|()| 0),
     };
     result.map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
 }

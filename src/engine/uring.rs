@@ -78,6 +78,10 @@ impl UringEngine {
                     (OpKind::Write, true) => opcode::WriteFixed::new($fd, ptr, len, slot as u16).offset(offset).build(),
                     (OpKind::Write, false) => opcode::Write::new($fd, ptr, len).offset(offset).build(),
                     (OpKind::Fsync, _) => opcode::Fsync::new($fd).build().flags(squeue::Flags::IO_DRAIN),
+                    (OpKind::Fdatasync, _) => opcode::Fsync::new($fd)
+                        .flags(types::FsyncFlags::DATASYNC)
+                        .build()
+                        .flags(squeue::Flags::IO_DRAIN),
                 }
             };
         }

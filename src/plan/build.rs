@@ -11,11 +11,16 @@ use super::defaults;
 use super::facts::{Facts, TargetFacts};
 use super::files::{directory_use, share, single_target_use, worker_regions};
 use super::target::{default_shared_files, plan_target};
-use super::{Arrivals, DirectMode, Pacing, PhasePlan, Plan, PlanError, TargetKind, TargetPlan, WorkerPlan};
+use super::{
+    Arrivals, DirectMode, Pacing, PhasePlan, Plan, PlanError, RateFloor, TargetKind, TargetPlan, Thinktime, WorkerPlan,
+};
 use crate::engine::EngineKind;
-use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, JobSpec, PhaseSpec, Sharing};
+use crate::spec::{
+    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, JobSpec, PhaseSpec, Sharing,
+};
 use crate::units::{Bytes, format_duration};
-use crate::workload::{Access, BlockSizes, Distribution, WorkloadConfig};
+use crate::workload::{Access, BlockSizes, Distribution, FileService as WorkloadFileService, WorkloadConfig};
+use std::time::Duration;
 
 /// Choices that are about the run, not the workload.
 #[derive(Debug, Clone, Default)]
@@ -56,6 +61,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         .enumerate()
         .map(|(i, spec)| plan_phase(job, i, spec, &target, facts, &mut notices))
         .collect::<Result<Vec<_>, _>>()?;
+    check_curves(&phases)?;
     notices.dedup();
     Ok(Plan {
         origin: job.origin.clone(),
@@ -68,25 +74,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
 
 /// Keys the spec can express that planning does not carry out yet: refused, never silently ignored.
 fn not_yet_planned(phase: &PhaseSpec) -> Option<&'static str> {
-    let said = [
-        ("percentage-random", phase.percentage_random.is_some()),
-        ("number-ios", phase.number_ios.is_some()),
-        ("file-service", phase.file_service.is_some()),
-        ("fdatasync-every", phase.fdatasync_every.is_some()),
-        ("sync-writes", phase.sync_writes.is_some()),
-        ("invalidate", phase.invalidate.is_some()),
-        ("pre-read", phase.pre_read.is_some()),
-        ("start-delay", phase.start_delay.is_some()),
-        ("rate-min", phase.rate_min.is_some()),
-        ("rate-min-iops", phase.rate_min_iops.is_some()),
-        ("rate-percent-of-max", phase.rate_percent_of_max.is_some()),
-        ("thinktime", phase.thinktime.is_some()),
-        ("thinktime-blocks", phase.thinktime_blocks.is_some()),
-        ("concurrent", phase.concurrent.is_some()),
-        ("group", phase.group.is_some()),
-        ("percentiles", phase.percentiles.is_some()),
-        ("fileset", phase.fileset.is_some()),
-    ];
+    let said = [("fileset", phase.fileset.is_some())];
     said.into_iter().find(|(_, s)| *s).map(|(key, _)| key)
 }
 
@@ -164,6 +152,45 @@ fn plan_phase(
         _ => worker_regions.iter().flatten().map(|r| r.len).sum(),
     });
 
+    let random_percent = match spec.percentage_random {
+        Some(p) if p > 100 => return Err(fail(format!("percentage-random {p} is above 100"))),
+        Some(p) if !rw.is_random() => {
+            return Err(fail(format!(
+                "percentage-random {p} applies to random modes (randread, randwrite, randrw): rw is {rw}"
+            )));
+        }
+        Some(p) => p,
+        None => 100,
+    };
+    let file_service = match spec.file_service {
+        Some(FileService::Sequential) => WorkloadFileService::Sequential,
+        Some(FileService::RoundRobin) => WorkloadFileService::RoundRobin,
+        Some(FileService::Random) => WorkloadFileService::Random,
+        None if rw.is_random() => WorkloadFileService::Random,
+        None => WorkloadFileService::Sequential,
+    };
+    // Offsets are multiples of `align` (the direct-I/O alignment) or of a larger `align` the user asked for,
+    // which every block size must then be a multiple of.
+    let offset_align = match spec.align {
+        None => align,
+        Some(asked) => {
+            let asked = u32::try_from(asked.0).unwrap_or(u32::MAX);
+            if !asked.is_multiple_of(align) && !align.is_multiple_of(asked)
+                || !block_sizes.min().is_multiple_of(asked.max(align))
+            {
+                return Err(fail(format!(
+                    "align {} must divide the smallest block size ({}) and be a multiple or divisor of {}: use                      the block size itself",
+                    Bytes(u64::from(asked)),
+                    Bytes(u64::from(block_sizes.min())),
+                    Bytes(u64::from(align))
+                )));
+            }
+            asked.max(align)
+        }
+    };
+    if spec.number_ios == Some(0) {
+        return Err(fail("number-ios must be at least 1".into()));
+    }
     let seed = spec.seed.unwrap_or(defaults::SEED);
     // --io-size counts whole operations of the smallest block size, shared as evenly as whole operations allow.
     let unit = u64::from(block_sizes.min());
@@ -190,10 +217,12 @@ fn plan_phase(
                 access,
                 read_percent,
                 block_sizes: block_sizes.clone(),
-                align,
+                align: offset_align,
                 seed: worker_seed(seed, index, w),
+                random_percent,
+                file_service,
             };
-            WorkerPlan { workload, io_bytes }
+            WorkerPlan { workload, io_bytes, io_ops: spec.number_ios }
         })
         .collect();
 
@@ -219,12 +248,68 @@ fn plan_phase(
         io_size,
         pacing,
         fsync_every: spec.fsync_every,
+        fdatasync_every: spec.fdatasync_every,
+        sync_writes: spec.sync_writes.unwrap_or(false),
         end_fsync: spec.end_fsync.unwrap_or(false),
+        invalidate: spec.invalidate.unwrap_or(true),
+        pre_read: spec.pre_read.unwrap_or(false),
+        start_delay: spec.start_delay.unwrap_or(Duration::ZERO),
+        thinktime: spec
+            .thinktime
+            .filter(|t| !t.is_zero())
+            .map(|pause| Thinktime { pause, every: spec.thinktime_blocks.unwrap_or(1).max(1) }),
+        rate_floor: (spec.rate_min.is_some() || spec.rate_min_iops.is_some()).then(|| RateFloor {
+            bytes_per_sec: spec.rate_min.map(|r| r.bytes_per_sec()),
+            ops_per_sec: spec.rate_min_iops.map(|r| r as f64),
+        }),
+        rate_percent_of_max: spec.rate_percent_of_max,
+        concurrent: spec.concurrent.unwrap_or(false) && index > 0,
+        group: spec.group.clone(),
+        percentiles: percentiles(spec).map_err(fail)?,
         continue_on_error: spec.continue_on_error.unwrap_or(false),
         needs_data,
         seed,
         workers,
     })
+}
+
+/// A phase paced at a percentage of the maximum needs an earlier, unpaced phase to take the maximum from.
+fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
+    for (i, phase) in phases.iter().enumerate() {
+        let Some(percent) = phase.rate_percent_of_max else { continue };
+        if phase.pacing.is_some() {
+            return Err(PlanError(format!(
+                "{}: give either a rate or a percentage of the maximum rate, not both",
+                phase.name
+            )));
+        }
+        if !(percent > 0.0 && percent <= 100.0) {
+            return Err(PlanError(format!(
+                "{}: the percentage of the maximum rate must be above 0 and at most 100",
+                phase.name
+            )));
+        }
+        let earlier = phases[..i].iter().rev().skip_while(|p| p.concurrent && phase.concurrent);
+        if !earlier.clone().any(|p| p.pacing.is_none() && p.rate_percent_of_max.is_none()) {
+            return Err(PlanError(format!(
+                "{}: a rate as a percentage of the maximum needs an earlier phase that runs unpaced to measure \
+                 the maximum (vdbench's curve starts with iorate=max)",
+                phase.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The latency percentiles asked for, ascending and without repeats.
+fn percentiles(spec: &PhaseSpec) -> Result<Vec<f64>, String> {
+    let mut list = spec.percentiles.clone().unwrap_or_default();
+    if let Some(bad) = list.iter().find(|p| !(p.is_finite() && **p > 0.0 && **p <= 100.0)) {
+        return Err(format!("percentile {bad} is out of range: give percentiles above 0 and at most 100"));
+    }
+    list.sort_by(f64::total_cmp);
+    list.dedup();
+    Ok(list)
 }
 
 fn choose_engine(choice: Option<EngineChoice>, facts: &Facts, notices: &mut Vec<String>) -> Result<EngineKind, String> {

@@ -144,7 +144,7 @@ pub(super) fn single_target_use(spec: &PhaseSpec, size: u64, align: u64) -> Resu
 }
 
 fn aligned(key: &str, value: u64, align: u64) -> Result<u64, String> {
-    if value % align != 0 {
+    if !value.is_multiple_of(align) {
         return Err(format!(
             "{key} {} is not a multiple of {}, which direct I/O needs here: round it",
             crate::units::Bytes(value),

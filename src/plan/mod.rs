@@ -96,6 +96,21 @@ pub struct Pacing {
     pub arrivals: Arrivals,
 }
 
+/// A pause after every `every` operations (fio thinktime and thinktime_blocks).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Thinktime {
+    #[serde(serialize_with = "ser_secs")]
+    pub pause: Duration,
+    pub every: u32,
+}
+
+/// The lowest rate a worker may fall to over an interval before the phase fails.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RateFloor {
+    pub bytes_per_sec: Option<f64>,
+    pub ops_per_sec: Option<f64>,
+}
+
 /// When paced operations arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -136,7 +151,31 @@ pub struct PhasePlan {
     pub io_size: Option<Bytes>,
     pub pacing: Option<Pacing>,
     pub fsync_every: Option<u64>,
+    /// fdatasync after every N writes.
+    pub fdatasync_every: Option<u64>,
+    /// Files opened with O_SYNC: every write is durable when it completes.
+    pub sync_writes: bool,
     pub end_fsync: bool,
+    /// Drop the files' cached pages before the phase (buffered phases always do; direct ones need not).
+    pub invalidate: bool,
+    /// Read the files into the page cache before the phase (fio pre_read; makes sense with buffered I/O).
+    pub pre_read: bool,
+    /// Workers start this long after the phase (fio startdelay).
+    #[serde(serialize_with = "ser_secs")]
+    pub start_delay: Duration,
+    /// Pause for this long after every N operations, once those in flight have completed (fio thinktime).
+    pub thinktime: Option<Thinktime>,
+    /// The phase fails when a worker's rate over an interval falls below this (fio rate_min / rate_iops_min).
+    pub rate_floor: Option<RateFloor>,
+    /// Pace at this percentage of what the nearest earlier unpaced phase achieved (vdbench's curve); the pacing
+    /// is filled in when that phase has run.
+    pub rate_percent_of_max: Option<f64>,
+    /// Runs at the same time as the phase before it (fio jobs without stonewall).
+    pub concurrent: bool,
+    /// Reporting group (fio group_reporting): phases with the same group are also reported together.
+    pub group: Option<String>,
+    /// Latency percentiles to report; empty: the default list.
+    pub percentiles: Vec<f64>,
     pub continue_on_error: bool,
     /// The files must hold written data before this phase (it reads, or writes at random).
     pub needs_data: bool,
@@ -162,6 +201,8 @@ pub struct WorkerPlan {
     pub workload: WorkloadConfig,
     /// Bytes this worker issues before it stops (None: time-bound only).
     pub io_bytes: Option<u64>,
+    /// Operations this worker issues before it stops (fio number_ios).
+    pub io_ops: Option<u64>,
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

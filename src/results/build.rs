@@ -60,7 +60,8 @@ pub fn build_phase(
     intervals: (Vec<IntervalPoint>, u32),
 ) -> PhaseResult {
     let seconds = measured.measured.as_secs_f64();
-    let op = |class| op_result(measured.totals, class, seconds);
+    let percentiles: &[f64] = if plan.percentiles.is_empty() { &DEFAULT_PERCENTILES } else { &plan.percentiles };
+    let op = |class| op_result(measured.totals, class, seconds, percentiles);
     let total_ops = measured.totals.total_ops();
     let cpu_time = samples.cpu_after.cpu_since(&samples.cpu_before).as_secs_f64();
     let span = samples.span.as_secs_f64();
@@ -68,6 +69,7 @@ pub fn build_phase(
     PhaseResult {
         index,
         name: plan.name.clone(),
+        group: plan.group.clone(),
         status: measured.status,
         failure: measured.failure.clone(),
         started_at: measured.started_at.clone(),
@@ -109,7 +111,7 @@ pub fn build_phase(
     }
 }
 
-fn op_result(totals: &Recorder, class: OpClass, seconds: f64) -> Option<OpResult> {
+fn op_result(totals: &Recorder, class: OpClass, seconds: f64, percentiles: &[f64]) -> Option<OpResult> {
     let stats = totals.stats(class);
     if stats.ops == 0 && stats.errors == 0 {
         return None;
@@ -121,8 +123,8 @@ fn op_result(totals: &Recorder, class: OpClass, seconds: f64) -> Option<OpResult
         errors: stats.errors,
         iops: per_sec(stats.ops as f64),
         mbps: per_sec(stats.bytes as f64) / 1e6,
-        latency: stats.latency.summary(&DEFAULT_PERCENTILES),
-        due_latency: stats.due_latency.as_ref().filter(|h| !h.is_empty()).map(|h| h.summary(&DEFAULT_PERCENTILES)),
+        latency: stats.latency.summary(percentiles),
+        due_latency: stats.due_latency.as_ref().filter(|h| !h.is_empty()).map(|h| h.summary(percentiles)),
     })
 }
 

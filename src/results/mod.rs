@@ -90,6 +90,9 @@ pub struct TargetInfo {
 pub struct PhaseResult {
     pub index: usize,
     pub name: String,
+    /// Reporting group (fio group_reporting): phases with the same group are also reported together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     pub status: RunStatus,
     /// The reason a phase failed, in words.
     #[serde(skip_serializing_if = "Option::is_none")]

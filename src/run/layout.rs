@@ -25,6 +25,8 @@ pub enum LayoutError {
     Open(String),
     #[error("cannot write data into {path} at offset {offset}: {cause}")]
     Write { path: PathBuf, offset: u64, cause: io::Error },
+    #[error("cannot read {path} into the page cache: {cause}")]
+    Read { path: PathBuf, cause: io::Error },
     #[error("cannot allocate a write buffer: {0}")]
     Buffer(String),
     #[error("interrupted while filling the data files")]
@@ -42,7 +44,7 @@ pub fn fill(
     let total: u64 = files.iter().map(|f| f.size.0).sum();
     let handles = files
         .iter()
-        .map(|f| open_data_file(&f.path, direct, true))
+        .map(|f| open_data_file(&f.path, direct, true, false))
         .collect::<Result<Vec<_>, _>>()
         .map_err(LayoutError::Open)?;
     let pool = BufferPool::new(1, CHUNK).map_err(|e| LayoutError::Buffer(e.to_string()))?;
@@ -84,7 +86,7 @@ fn perform(engine: &mut SyncEngine, request: Request, out: &mut Vec<Completion>)
     engine.submit(&[request]).map_err(io::Error::other)?;
     engine.reap(1, Wait::Forever, out).map_err(io::Error::other)?;
     match out.first().map(|c| c.result) {
-        Some(Ok(n)) if n == request.len || request.kind == OpKind::Fsync => Ok(()),
+        Some(Ok(n)) if n == request.len || matches!(request.kind, OpKind::Fsync | OpKind::Fdatasync) => Ok(()),
         Some(Ok(n)) => {
             Err(io::Error::new(io::ErrorKind::WriteZero, format!("short write: {n} of {} bytes", request.len)))
         }
@@ -96,12 +98,34 @@ fn perform(engine: &mut SyncEngine, request: Request, out: &mut Vec<Completion>)
 /// Flushes dirty pages and asks the kernel to drop the file's cached pages (best effort: the kernel may keep
 /// pages that are mapped or still under writeback).
 pub fn invalidate(path: &Path, writable: bool) {
-    if let Ok(file) = open_data_file(path, false, writable) {
+    if let Ok(file) = open_data_file(path, false, writable, false) {
         if writable {
             let _ = file.sync_data();
         }
         drop_cached_pages(&file);
     }
+}
+
+/// Reads every file once through the page cache (fio pre_read), so that a buffered phase starts warm. Not
+/// measured.
+pub fn pre_read(files: &[&FilePlan], interrupted: &AtomicBool) -> Result<(), LayoutError> {
+    use std::io::Read;
+    let mut buffer = vec![0u8; CHUNK];
+    for file in files {
+        let mut handle = open_data_file(&file.path, false, false, false).map_err(LayoutError::Open)?;
+        loop {
+            if interrupted.load(Ordering::Relaxed) {
+                return Err(LayoutError::Interrupted);
+            }
+            match handle.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(cause) => return Err(LayoutError::Read { path: file.path.clone(), cause }),
+            }
+        }
+    }
+    Ok(())
 }
 
 fn drop_cached_pages(file: &File) {

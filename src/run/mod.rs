@@ -12,7 +12,9 @@ mod workdir;
 mod worker;
 mod worker_setup;
 
+use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 pub use layout::direct_io_supported;
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
@@ -20,13 +22,13 @@ pub use progress::ProgressLine;
 pub use signals::{INTERRUPTED_EXIT, Interrupt};
 pub use workdir::{WorkDir, remove_stale, run_id};
 
-use crate::plan::{DirectMode, FilePlan, PhasePlan, Plan, TargetKind};
+use crate::plan::{Arrivals, DirectMode, FilePlan, Pacing, PhasePlan, Plan, TargetKind};
 use crate::workload::Access;
 use layout::LayoutError;
 use phase::{PhaseInputs, run_phase};
 
 /// What the run tells its caller as it goes. Every method has an empty default.
-pub trait RunObserver {
+pub trait RunObserver: Send {
     /// Something the user should know (a fallback, a removed leftover).
     fn notice(&mut self, _text: &str) {}
     /// Progress of filling the data files before phase `phase`.
@@ -97,72 +99,172 @@ pub fn execute(
     let mut told_buffered = false;
     let mut outcomes = Vec::new();
 
-    for (index, phase) in plan.phases.iter().enumerate() {
-        if interrupt.is_set() {
-            break;
-        }
-        let direct = match phase.direct {
-            DirectMode::Off => false,
-            DirectMode::Required if !direct_ok => return Err(RunError::DirectUnsupported { path: files[0].clone() }),
-            DirectMode::Required => true,
-            DirectMode::Preferred => {
-                if !direct_ok && !told_buffered {
-                    told_buffered = true;
-                    observer.notice(&format!(
-                        "{} does not support direct I/O (O_DIRECT): using buffered I/O; results for data sets \
-                         smaller than twice the RAM are marked cache-affected",
-                        plan.target.path.display()
-                    ));
-                }
-                direct_ok
+    let mut index = 0;
+    'stages: while index < plan.phases.len() {
+        // A stage is a phase and the phases after it that run at the same time (fio jobs without stonewall).
+        let stage_end = index + 1 + plan.phases[index + 1..].iter().take_while(|p| p.concurrent).count();
+        let mut prepared: Vec<(usize, Cow<'_, PhasePlan>, bool)> = Vec::new();
+        for (index, phase) in plan.phases.iter().enumerate().take(stage_end).skip(index) {
+            if interrupt.is_set() {
+                break 'stages;
             }
-        };
-        observer.phase_started(index, phase);
-        let used: Vec<&FilePlan> = phase.files.iter().map(|&i| &plan.target.files[i as usize]).collect();
-        if phase.needs_data {
-            let missing: Vec<&FilePlan> =
-                phase.files.iter().filter(|&&i| !filled[i as usize]).map(|&i| &plan.target.files[i as usize]).collect();
-            if !missing.is_empty() {
+            let direct = match phase.direct {
+                DirectMode::Off => false,
+                DirectMode::Required if !direct_ok => {
+                    return Err(RunError::DirectUnsupported { path: files[0].clone() });
+                }
+                DirectMode::Required => true,
+                DirectMode::Preferred => {
+                    if !direct_ok && !told_buffered {
+                        told_buffered = true;
+                        observer.notice(&format!(
+                            "{} does not support direct I/O (O_DIRECT): using buffered I/O; results for data sets \
+                             smaller than twice the RAM are marked cache-affected",
+                            plan.target.path.display()
+                        ));
+                    }
+                    direct_ok
+                }
+            };
+            let phase = with_curve_rate(phase, &plan.phases, &outcomes);
+            observer.phase_started(index, &phase);
+            if phase.needs_data {
+                let missing: Vec<&FilePlan> = phase
+                    .files
+                    .iter()
+                    .filter(|&&i| !filled[i as usize])
+                    .map(|&i| &plan.target.files[i as usize])
+                    .collect();
+                if !missing.is_empty() {
+                    let flag = interrupt.flag();
+                    let result =
+                        layout::fill(&missing, direct, &flag, &mut |done, total| observer.prefill(index, done, total));
+                    match result {
+                        Ok(()) => phase.files.iter().for_each(|&i| filled[i as usize] = true),
+                        Err(LayoutError::Interrupted) => break 'stages,
+                        Err(e) => return Err(RunError::Layout(e)),
+                    }
+                }
+            }
+            let used: Vec<&FilePlan> = phase.files.iter().map(|&i| &plan.target.files[i as usize]).collect();
+            // Phases start from an empty cache, so that one phase's writes do not become the next phase's cache
+            // hits; `invalidate = false` keeps the cache on purpose (fio invalidate=0).
+            if phase.invalidate {
+                for file in &used {
+                    layout::invalidate(&file.path, plan.target.writes_allowed && file.created);
+                }
+            }
+            if phase.pre_read {
                 let flag = interrupt.flag();
-                let result =
-                    layout::fill(&missing, direct, &flag, &mut |done, total| observer.prefill(index, done, total));
-                match result {
-                    Ok(()) => phase.files.iter().for_each(|&i| filled[i as usize] = true),
-                    Err(LayoutError::Interrupted) => break,
+                match layout::pre_read(&used, &flag) {
+                    Ok(()) => {}
+                    Err(LayoutError::Interrupted) => break 'stages,
                     Err(e) => return Err(RunError::Layout(e)),
                 }
             }
+            prepared.push((index, phase, direct));
         }
-        if !direct {
-            for file in &used {
-                layout::invalidate(&file.path, plan.target.writes_allowed && file.created);
-            }
-        }
-        let inputs = PhaseInputs {
-            index,
-            phase,
-            files: &files,
-            direct,
-            writable: plan.target.writes_allowed,
-            interval: plan.interval,
-            interrupted: interrupt.flag(),
+
+        let run_one = |(index, phase, direct): &(usize, Cow<'_, PhasePlan>, bool), observer: &mut dyn RunObserver| {
+            let inputs = PhaseInputs {
+                index: *index,
+                phase,
+                files: &files,
+                direct: *direct,
+                writable: plan.target.writes_allowed,
+                interval: plan.interval,
+                interrupted: interrupt.flag(),
+            };
+            run_phase(inputs, observer)
         };
-        let outcome = run_phase(inputs, observer);
-        if covers_whole_files(phase, &outcome, &plan.target.files) {
-            phase.files.iter().for_each(|&i| filled[i as usize] = true);
+        let stage_outcomes: Vec<PhaseOutcome> = if prepared.len() == 1 {
+            vec![run_one(&prepared[0], observer)]
+        } else {
+            // Each phase of the stage has its own coordinator thread; they take turns with the observer.
+            let shared = Mutex::new(&mut *observer);
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = prepared
+                    .iter()
+                    .map(|prepared| {
+                        let (shared, run_one) = (&shared, &run_one);
+                        scope.spawn(move || run_one(prepared, &mut SharedObserver(shared)))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|_| panic!("a phase coordinator panicked")))
+                    .collect()
+            })
+        };
+
+        let mut stop = false;
+        for ((index, phase, _), outcome) in prepared.iter().zip(stage_outcomes) {
+            if covers_whole_files(phase, &outcome, &plan.target.files) {
+                phase.files.iter().for_each(|&i| filled[i as usize] = true);
+            }
+            observer.phase_finished(*index, phase, &outcome);
+            stop |= outcome.stop != StopReason::Completed;
+            outcomes.push(outcome);
         }
-        observer.phase_finished(index, phase, &outcome);
-        let stop = outcome.stop.clone();
-        outcomes.push(outcome);
-        if stop != StopReason::Completed {
+        if stop {
             break;
         }
+        index = stage_end;
     }
 
     let cleanup_error = work_dir.as_mut().and_then(|dir| {
         dir.remove().err().map(|e| format!("cannot remove the data files in {}: {e}", dir.path().display()))
     });
     Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleanup_error })
+}
+
+/// A phase paced at a percentage of an earlier maximum (vdbench's curve) gets its rate from the nearest earlier
+/// unpaced phase's measured rate, shared between its workers.
+fn with_curve_rate<'a>(phase: &'a PhasePlan, phases: &[PhasePlan], outcomes: &[PhaseOutcome]) -> Cow<'a, PhasePlan> {
+    let Some(percent) = phase.rate_percent_of_max else { return Cow::Borrowed(phase) };
+    let max_rate = phases
+        .iter()
+        .zip(outcomes)
+        .rev()
+        .find(|(p, _)| p.pacing.is_none() && p.rate_percent_of_max.is_none())
+        .map(|(_, o)| o.totals.total_ops() as f64 / o.measured.as_secs_f64().max(1e-9));
+    let mut paced = phase.clone();
+    // Planning made sure an unpaced phase comes first; if it measured nothing, pace at one operation a second.
+    let total = (max_rate.unwrap_or(0.0) * percent / 100.0).max(1.0);
+    paced.pacing =
+        Some(Pacing { ops_per_sec: total / f64::from(phase.jobs), bytes_per_sec: None, arrivals: Arrivals::Linear });
+    Cow::Owned(paced)
+}
+
+/// Forwards a concurrent phase's reports to the run's observer, one at a time.
+struct SharedObserver<'a, 'b, 'c>(&'a Mutex<&'b mut (dyn RunObserver + 'c)>);
+
+impl RunObserver for SharedObserver<'_, '_, '_> {
+    fn notice(&mut self, text: &str) {
+        self.lock().notice(text);
+    }
+    fn prefill(&mut self, phase: usize, done: u64, total: u64) {
+        self.lock().prefill(phase, done, total);
+    }
+    fn phase_started(&mut self, index: usize, phase: &PhasePlan) {
+        self.lock().phase_started(index, phase);
+    }
+    fn measuring(&mut self, index: usize) {
+        self.lock().measuring(index);
+    }
+    fn interval(&mut self, report: &IntervalReport<'_>) {
+        self.lock().interval(report);
+    }
+    fn phase_finished(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
+        self.lock().phase_finished(index, phase, outcome);
+    }
+}
+
+impl<'b, 'c> SharedObserver<'_, 'b, 'c> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, &'b mut (dyn RunObserver + 'c)> {
+        // A panic while reporting leaves the observer usable: it holds no invariant across calls.
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 fn hold_exclusively(device: &std::path::Path) -> Result<std::fs::File, RunError> {

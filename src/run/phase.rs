@@ -19,7 +19,7 @@ use super::worker::WorkerEnd;
 use super::worker_setup::{WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
 use crate::metrics::{ErrorRecord, Recorder, Snapshot};
-use crate::plan::{PhasePlan, defaults};
+use crate::plan::{PhasePlan, RateFloor, defaults};
 
 /// Stop flags a worker checks on every loop iteration (two relaxed loads).
 pub struct PhaseControl {
@@ -124,6 +124,7 @@ pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver)
         }
 
         let mut gather = Gatherer::new(phase.workers.len(), inputs.interval, spares);
+        gather.floor = phase.rate_floor;
         let measure_start = start + phase.ramp;
         let mut measuring_announced = phase.ramp.is_zero();
         if measuring_announced {
@@ -136,7 +137,12 @@ pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver)
                 measure_start.saturating_duration_since(Instant::now())
             };
             match rx.recv_timeout(timeout) {
-                Ok(WorkerMsg::Snapshot(snapshot)) => gather.add(*snapshot, inputs.index, observer),
+                Ok(WorkerMsg::Snapshot(snapshot)) => {
+                    gather.add(*snapshot, inputs.index, observer);
+                    if gather.floor_breach.is_some() {
+                        control.abort.store(true, Ordering::Relaxed);
+                    }
+                }
                 Ok(WorkerMsg::Ready { .. }) => {}
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => break,
@@ -159,7 +165,7 @@ pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver)
             .collect();
         gather.flush(inputs.index, observer);
 
-        let failure = ends.iter().find_map(|e| e.failure.clone());
+        let failure = ends.iter().find_map(|e| e.failure.clone()).or(gather.floor_breach.take());
         let stop = if let Some(failure) = failure {
             StopReason::Failed(failure)
         } else if control.interrupted.load(Ordering::Relaxed) {
@@ -239,6 +245,10 @@ struct Gatherer {
     totals: Recorder,
     errors: Vec<ErrorRecord>,
     measured: Duration,
+    /// The lowest rate a worker may fall to over a full interval (fio rate_min).
+    floor: Option<RateFloor>,
+    /// Why the phase fell below its floor, once it has.
+    floor_breach: Option<String>,
 }
 
 impl Gatherer {
@@ -252,11 +262,16 @@ impl Gatherer {
             totals: Recorder::new(false),
             errors: Vec::new(),
             measured: Duration::ZERO,
+            floor: None,
+            floor_breach: None,
         }
     }
 
     fn add(&mut self, snapshot: Snapshot, phase: usize, observer: &mut dyn RunObserver) {
         let worker = snapshot.worker as usize;
+        if !snapshot.last {
+            self.check_floor(&snapshot);
+        }
         self.reported[worker] = Some(snapshot.interval);
         self.finished[worker] |= snapshot.last;
         if snapshot.last {
@@ -298,6 +313,24 @@ impl Gatherer {
             }
             self.recycle(owner, recorder);
         }
+    }
+
+    /// A worker's full interval below the floor ends the phase as failed, as fio's rate_min does.
+    fn check_floor(&mut self, snapshot: &Snapshot) {
+        let (Some(floor), None) = (self.floor, &self.floor_breach) else { return };
+        let seconds = self.interval.as_secs_f64();
+        let bytes = snapshot.recorder.total_bytes() as f64 / seconds;
+        let ops = snapshot.recorder.total_ops() as f64 / seconds;
+        let breach = match (floor.bytes_per_sec, floor.ops_per_sec) {
+            (Some(min), _) if bytes < min => {
+                Some(format!("{:.1} MB/s, below rate-min {:.1} MB/s", bytes / 1e6, min / 1e6))
+            }
+            (_, Some(min)) if ops < min => Some(format!("{ops:.0} IOPS, below rate-min-iops {min:.0}")),
+            _ => None,
+        };
+        self.floor_breach = breach.map(|b| {
+            format!("worker {} did {b} in interval {}; the phase was stopped", snapshot.worker, snapshot.interval + 1)
+        });
     }
 
     fn flush(&mut self, phase: usize, observer: &mut dyn RunObserver) {

@@ -53,6 +53,8 @@ pub(super) struct Worker<'a> {
     /// Global paths of this worker's files, indexed by the worker's local file index.
     pub paths: Vec<PathBuf>,
     pub budget: Option<u64>,
+    /// Operations issued after the ramp before the worker stops (fio number_ios).
+    pub op_budget: Option<u64>,
     pub interval: Duration,
     pub control: &'a PhaseControl,
     pub tx: Sender<WorkerMsg>,
@@ -78,10 +80,20 @@ struct LoopState {
     interval_index: u64,
     in_ramp: bool,
     issued: u64,
+    /// Operations issued after the ramp.
+    issued_ops: u64,
     writes_since_sync: u64,
-    /// Flushes owed (files to fsync), issued at the next free slots before any new operation: after every
-    /// `fsync-every` writes, and for every written file when the phase ends with `end-fsync`.
-    sync_owed: Vec<u32>,
+    writes_since_datasync: u64,
+    /// Flushes owed (file and fsync or fdatasync), issued at the next free slots before any new operation: after
+    /// every `fsync-every` (`fdatasync-every`) writes, and for every written file when the phase ends with
+    /// `end-fsync`.
+    sync_owed: Vec<(u32, OpKind)>,
+    /// Operations issued since the last think-time pause.
+    since_pause: u32,
+    /// Think time is due: no new operations until those in flight have completed and the pause is over.
+    thinking: bool,
+    /// End of the current pause, once it has begun.
+    pause_until: Option<Instant>,
     /// The end-of-phase flushes have been queued.
     end_sync_queued: bool,
     write_counter: u64,
@@ -99,6 +111,11 @@ impl Worker<'_> {
             for slot in 0..depth as u32 {
                 fill_random(engine.buffer_mut(slot), &mut rng);
             }
+        }
+        // fio's startdelay: this phase's workers begin later than the common start (Ctrl-C still noticed).
+        let start = start + self.phase.start_delay;
+        while Instant::now() < start && !self.control.stop_requested() {
+            wait_until(start, Instant::now());
         }
         let measure_start = start + self.phase.ramp;
         let mut st = LoopState {
@@ -130,7 +147,12 @@ impl Worker<'_> {
             interval_index: 0,
             in_ramp: !self.phase.ramp.is_zero(),
             issued: 0,
+            issued_ops: 0,
             writes_since_sync: 0,
+            writes_since_datasync: 0,
+            since_pause: 0,
+            thinking: false,
+            pause_until: None,
             sync_owed: Vec::with_capacity(self.paths.len()),
             end_sync_queued: false,
             write_counter: 0,
@@ -147,8 +169,8 @@ impl Worker<'_> {
             if flushing && self.phase.end_fsync && !st.end_sync_queued {
                 st.end_sync_queued = true;
                 for file in (0..st.written.len() as u32).filter(|&f| st.written[f as usize]) {
-                    if !st.sync_owed.contains(&file) {
-                        st.sync_owed.push(file);
+                    if !st.sync_owed.contains(&(file, OpKind::Fsync)) {
+                        st.sync_owed.push((file, OpKind::Fsync));
                     }
                 }
             }
@@ -164,6 +186,12 @@ impl Worker<'_> {
             if engine.in_flight() == 0 {
                 if stopping && (!flushing || st.sync_owed.is_empty()) {
                     break;
+                }
+                if st.thinking && !stopping {
+                    self.think(&mut st, now);
+                    if !st.thinking {
+                        continue;
+                    }
                 }
                 // Nothing in flight and nothing due yet: sleep until the next paced operation is due, in steps
                 // short enough that Ctrl-C is noticed promptly even at very low rates.
@@ -196,8 +224,9 @@ impl Worker<'_> {
     /// interval boundary, so that a stalled device shows up as empty intervals at the right time (and the
     /// progress line and CSV keep moving) instead of as late completions filed under an earlier interval.
     fn wake_time(&self, st: &LoopState, stopping: bool) -> Option<Instant> {
-        let due = match st.pending {
-            Some((_, Some(due))) if !stopping => Some(due),
+        let due = match (st.pending, st.pause_until) {
+            (_, Some(pause)) if !stopping => Some(pause),
+            (Some((_, Some(due))), _) if !stopping => Some(due),
             _ => None,
         };
         let boundary = st.deadline.is_none_or(|d| st.next_boundary < d).then_some(st.next_boundary);
@@ -231,27 +260,38 @@ impl Worker<'_> {
         self.control.stop_requested()
             || st.failure.is_some()
             || st.deadline.is_some_and(|d| now >= d)
-            || self.budget.is_some_and(|b| st.issued >= b)
+            || self.budget_spent(st)
+    }
+
+    #[inline]
+    fn budget_spent(&self, st: &LoopState) -> bool {
+        self.budget.is_some_and(|b| st.issued >= b) || self.op_budget.is_some_and(|b| st.issued_ops >= b)
+    }
+
+    /// Think time (fio thinktime): once nothing is in flight, pause; when the pause is over, go on.
+    fn think(&self, st: &mut LoopState, now: Instant) {
+        let Some(think) = self.phase.thinktime else { return };
+        match st.pause_until {
+            None => st.pause_until = Some(now + think.pause),
+            Some(end) if now >= end => {
+                st.pause_until = None;
+                st.thinking = false;
+            }
+            Some(_) => {}
+        }
     }
 
     /// Queues operations into free slots; when `stopping`, only a flush that is still owed.
     fn fill<E: Engine>(&self, st: &mut LoopState, engine: &mut E, now: Instant, stopping: bool) {
         while let Some(&slot) = st.free.last() {
-            if let Some(file) = st.sync_owed.pop() {
+            if let Some((file, kind)) = st.sync_owed.pop() {
                 st.free.pop();
-                st.table[slot as usize] = InFlight {
-                    kind: OpKind::Fsync,
-                    file,
-                    offset: 0,
-                    len: 0,
-                    submitted: now,
-                    due: None,
-                    measured: !st.in_ramp,
-                };
-                st.batch.push(Request { slot, kind: OpKind::Fsync, file, offset: 0, len: 0 });
+                st.table[slot as usize] =
+                    InFlight { kind, file, offset: 0, len: 0, submitted: now, due: None, measured: !st.in_ramp };
+                st.batch.push(Request { slot, kind, file, offset: 0, len: 0 });
                 continue;
             }
-            if stopping || self.budget.is_some_and(|b| st.issued >= b) {
+            if stopping || st.thinking || self.budget_spent(st) {
                 return;
             }
             let (op, due) = match st.pending.take() {
@@ -290,19 +330,39 @@ impl Worker<'_> {
             st.batch.push(Request { slot, kind, file: op.file, offset: op.offset, len: op.len });
             if !st.in_ramp {
                 st.issued += u64::from(op.len);
+                st.issued_ops += 1;
             }
-            if kind == OpKind::Write
-                && let Some(every) = self.phase.fsync_every
-            {
-                st.writes_since_sync += 1;
-                if st.writes_since_sync >= every {
-                    // Issued at the next free slot (the very next one at queue depth 1): the sync engine runs it
-                    // after the write, io_uring orders it after every earlier request with IO_DRAIN.
-                    st.writes_since_sync = 0;
-                    if !st.sync_owed.contains(&op.file) {
-                        st.sync_owed.push(op.file);
+            if let Some(think) = self.phase.thinktime {
+                st.since_pause += 1;
+                if st.since_pause >= think.every {
+                    st.since_pause = 0;
+                    st.thinking = true;
+                }
+            }
+            if kind == OpKind::Write {
+                // Flushes are issued at the next free slot (the very next one at queue depth 1): the sync engine
+                // runs them after the write, io_uring orders them after every earlier request with IO_DRAIN.
+                if let Some(every) = self.phase.fsync_every {
+                    st.writes_since_sync += 1;
+                    if st.writes_since_sync >= every {
+                        st.writes_since_sync = 0;
+                        if !st.sync_owed.contains(&(op.file, OpKind::Fsync)) {
+                            st.sync_owed.push((op.file, OpKind::Fsync));
+                        }
                     }
                 }
+                if let Some(every) = self.phase.fdatasync_every {
+                    st.writes_since_datasync += 1;
+                    if st.writes_since_datasync >= every {
+                        st.writes_since_datasync = 0;
+                        if !st.sync_owed.contains(&(op.file, OpKind::Fdatasync)) {
+                            st.sync_owed.push((op.file, OpKind::Fdatasync));
+                        }
+                    }
+                }
+            }
+            if st.thinking {
+                return;
             }
         }
     }
@@ -321,7 +381,7 @@ impl Worker<'_> {
             let class = class_of(entry.kind);
             let latency = nanos(now.saturating_duration_since(entry.submitted));
             match completion.result {
-                Ok(n) if n == entry.len || entry.kind == OpKind::Fsync => {
+                Ok(n) if n == entry.len || matches!(entry.kind, OpKind::Fsync | OpKind::Fdatasync) => {
                     st.recorder.record(class, u64::from(n), latency);
                     if let Some(due) = entry.due {
                         st.recorder.record_due(class, nanos(now.saturating_duration_since(due)));
@@ -424,7 +484,7 @@ fn class_of(kind: OpKind) -> OpClass {
     match kind {
         OpKind::Read => OpClass::Read,
         OpKind::Write => OpClass::Write,
-        OpKind::Fsync => OpClass::Sync,
+        OpKind::Fsync | OpKind::Fdatasync => OpClass::Sync,
     }
 }
 
@@ -433,6 +493,7 @@ fn class_name(kind: OpKind) -> &'static str {
         OpKind::Read => "read",
         OpKind::Write => "write",
         OpKind::Fsync => "fsync",
+        OpKind::Fdatasync => "fdatasync",
     }
 }
 

@@ -50,7 +50,7 @@ pub(super) fn worker_thread(
         let source = OpSource::new(&workload).map_err(|e| e.to_string())?;
         let files = paths
             .iter()
-            .map(|p| open_data_file(p, inputs.direct, inputs.writable && phase.writes()))
+            .map(|p| open_data_file(p, inputs.direct, inputs.writable && phase.writes(), phase.sync_writes))
             .collect::<Result<Vec<_>, _>>()?;
         let engine = AnyEngine::build(EngineSetup {
             kind: phase.engine,
@@ -84,6 +84,7 @@ pub(super) fn worker_thread(
         phase,
         paths,
         budget: plan.io_bytes,
+        op_budget: plan.io_ops,
         interval: inputs.interval,
         control,
         tx: channels.tx.clone(),
@@ -113,11 +114,13 @@ fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, Worklo
 }
 
 /// Opens a data file or device for the phase: read-only unless the phase writes, O_DIRECT when direct.
-pub(super) fn open_data_file(path: &Path, direct: bool, write: bool) -> Result<File, String> {
+/// `sync_writes`: O_SYNC, so that each write is durable when it completes (fio sync=1).
+pub(super) fn open_data_file(path: &Path, direct: bool, write: bool, sync_writes: bool) -> Result<File, String> {
     let mut options = OpenOptions::new();
     options.read(true).write(write);
-    if direct {
-        options.custom_flags(libc::O_DIRECT);
+    let flags = if direct { libc::O_DIRECT } else { 0 } | if sync_writes && write { libc::O_SYNC } else { 0 };
+    if flags != 0 {
+        options.custom_flags(flags);
     }
     options.open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
 }

@@ -10,4 +10,4 @@ mod source;
 pub use blocksize::{BlockSizes, SizePicker};
 pub use distribution::{Distribution, Sampler, Scatter, Zipf};
 pub use rng::Rng;
-pub use source::{Access, Direction, Op, OpSource, Region, WorkloadConfig, WorkloadError};
+pub use source::{Access, Direction, FileService, Op, OpSource, Region, WorkloadConfig, WorkloadError};

@@ -1,10 +1,13 @@
 //! `OpSource`: the endless stream of operations one worker issues — direction, file, offset, length.
 //!
 //! A worker's address space is a list of regions (a file and a byte range in it) laid end to end. Sequential
-//! access walks it with a cursor and wraps at the end; random access picks a unit of `unit` bytes (the smallest
-//! block size) with the configured distribution and maps it back to a region. An operation never crosses the end
-//! of a region: a random one is pulled back so that it fits; a sequential one is shortened to the bytes left, so
-//! that one pass writes (or reads) every byte of the regions, whatever the mix of block sizes.
+//! access keeps a cursor per region and moves between regions as the file service says (all of one, then the
+//! next; one operation each in turn; or a random one each time), wrapping at the end; random access picks a unit
+//! of `unit` bytes (the smallest block size) with the configured distribution and maps it back to a region. A mix
+//! (`random_percent`) draws each operation random or sequential; a sequential one continues where the last
+//! operation in that region ended, as fio's percentage_random does. An operation never crosses the end of a
+//! region: a random one is pulled back so that it fits; a sequential one is shortened to the bytes left, so that
+//! one pass writes (or reads) every byte of the regions, whatever the mix of block sizes.
 
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +45,22 @@ pub struct WorkloadConfig {
     /// Offsets are multiples of this (bytes); 4096 for direct I/O.
     pub align: u32,
     pub seed: u64,
+    /// With random access: percentage of operations at a random offset, the rest sequential (100: all random).
+    pub random_percent: u8,
+    /// How sequential access moves between regions.
+    pub file_service: FileService,
+}
+
+/// How a worker with several regions (files) moves between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileService {
+    /// All of one region, then the next.
+    Sequential,
+    /// One operation per region in turn.
+    RoundRobin,
+    /// A random region for each operation.
+    Random,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,16 +96,19 @@ pub struct OpSource {
     regions: Vec<Region>,
     /// Start of each region in the concatenated address space, for mapping a random position back.
     region_starts: Vec<u64>,
-    mode: Mode,
+    /// Sequential cursor of each region (bytes from its start).
+    cursors: Vec<u64>,
+    /// The region sequential operations are in.
+    current: usize,
+    /// Random operations in the current region so far (random access under sequential file service).
+    ops_in_region: u64,
+    file_service: FileService,
+    random: Option<(Sampler, u64)>,
+    random_percent: u8,
     sizes: SizePicker,
     read_percent: u8,
     align: u64,
     rng: Rng,
-}
-
-enum Mode {
-    Sequential { region: usize, offset: u64 },
-    Random { sampler: Sampler, unit: u64 },
 }
 
 impl OpSource {
@@ -119,17 +141,22 @@ impl OpSource {
             region_starts.push(total);
             total += region.len;
         }
-        let mode = match config.access {
-            Access::Sequential => Mode::Sequential { region: 0, offset: 0 },
+        let (random, random_percent) = match config.access {
+            Access::Sequential => (None, 0),
             Access::Random { distribution } => {
                 let unit = u64::from(config.block_sizes.min());
-                Mode::Random { sampler: Sampler::new(distribution, total / unit), unit }
+                (Some((Sampler::new(distribution, total / unit), unit)), config.random_percent.min(100))
             }
         };
         Ok(OpSource {
             regions: config.regions.clone(),
             region_starts,
-            mode,
+            cursors: vec![0; config.regions.len()],
+            current: 0,
+            ops_in_region: 0,
+            file_service: config.file_service,
+            random,
+            random_percent,
             sizes: SizePicker::new(&config.block_sizes),
             read_percent: config.read_percent,
             align: u64::from(align),
@@ -150,33 +177,72 @@ impl OpSource {
                 }
             }
         };
-        let mut len = self.sizes.pick(&mut self.rng);
-        let (file, offset) = match &mut self.mode {
-            Mode::Sequential { region, offset } => {
-                if *offset == self.regions[*region].len {
-                    *region = (*region + 1) % self.regions.len();
-                    *offset = 0;
-                }
-                let r = self.regions[*region];
-                // Region lengths and block sizes are whole alignment units, so what is left is too.
-                len = len.min((r.len - *offset) as u32);
-                let at = r.start + *offset;
-                *offset += u64::from(len);
-                (r.file, at)
-            }
-            Mode::Random { sampler, unit } => {
-                let position = sampler.sample(&mut self.rng) * *unit;
-                let index = if self.regions.len() == 1 {
-                    0
-                } else {
-                    self.region_starts.partition_point(|&s| s <= position) - 1
-                };
-                let r = self.regions[index];
-                let within = (position - self.region_starts[index]).min(r.len - u64::from(len));
-                (r.file, r.start + within / self.align * self.align)
-            }
+        let len = self.sizes.pick(&mut self.rng);
+        let at_random = match self.random_percent {
+            0 => false,
+            100 => true,
+            pct => self.rng.below(100) < u64::from(pct),
         };
+        let (file, offset, len) = if at_random { self.random_op(len) } else { self.sequential_op(len) };
         Op { dir, file, offset, len }
+    }
+
+    #[inline]
+    fn random_op(&mut self, len: u32) -> (u32, u64, u32) {
+        let (sampler, unit) = self.random.as_mut().expect("random operations have a sampler");
+        let position = sampler.sample(&mut self.rng) * *unit;
+        let index = match self.file_service {
+            _ if self.regions.len() == 1 => 0,
+            FileService::Random => self.region_starts.partition_point(|&s| s <= position) - 1,
+            // In turn, or all of one before the next: the distribution picks the place, the service the file.
+            FileService::RoundRobin | FileService::Sequential => self.next_region(),
+        };
+        let r = self.regions[index];
+        let within = (position.saturating_sub(self.region_starts[index]) % r.len).min(r.len - u64::from(len));
+        let offset = within / self.align * self.align;
+        // A sequential operation after this one continues from here (fio's percentage_random).
+        self.current = index;
+        self.cursors[index] = offset + u64::from(len);
+        (r.file, r.start + offset, len)
+    }
+
+    #[inline]
+    fn sequential_op(&mut self, len: u32) -> (u32, u64, u32) {
+        let mut index = self.current;
+        if self.file_service != FileService::Sequential && self.regions.len() > 1 {
+            index = self.next_region();
+        } else if self.cursors[index] >= self.regions[index].len {
+            index = (index + 1) % self.regions.len();
+        }
+        if self.cursors[index] >= self.regions[index].len {
+            self.cursors[index] = 0;
+        }
+        self.current = index;
+        let r = self.regions[index];
+        // Region lengths and block sizes are whole alignment units, so what is left is too.
+        let len = len.min((r.len - self.cursors[index]) as u32);
+        let at = r.start + self.cursors[index];
+        self.cursors[index] += u64::from(len);
+        (r.file, at, len)
+    }
+
+    /// The region of the next operation under round-robin or random file service; under sequential service
+    /// (random access only), the current one for as many operations as it has units, then the next.
+    #[inline]
+    fn next_region(&mut self) -> usize {
+        match self.file_service {
+            FileService::RoundRobin => (self.current + 1) % self.regions.len(),
+            FileService::Random => self.rng.below(self.regions.len() as u64) as usize,
+            FileService::Sequential => {
+                self.ops_in_region += 1;
+                if self.ops_in_region > self.regions[self.current].len / self.align {
+                    self.ops_in_region = 1;
+                    (self.current + 1) % self.regions.len()
+                } else {
+                    self.current
+                }
+            }
+        }
     }
 }
 
@@ -185,7 +251,16 @@ mod tests {
     use super::*;
 
     fn config(access: Access, regions: Vec<Region>, sizes: BlockSizes) -> WorkloadConfig {
-        WorkloadConfig { regions, access, read_percent: 100, block_sizes: sizes, align: 4096, seed: 5 }
+        WorkloadConfig {
+            regions,
+            access,
+            read_percent: 100,
+            block_sizes: sizes,
+            align: 4096,
+            seed: 5,
+            random_percent: 100,
+            file_service: FileService::Sequential,
+        }
     }
 
     #[test]
@@ -245,6 +320,35 @@ mod tests {
             (0..100).map(|_| s.next_op().offset).collect()
         };
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn round_robin_takes_one_operation_per_file_in_turn_and_still_covers_every_byte() {
+        let regions = vec![Region { file: 0, start: 0, len: 3 * 4096 }, Region { file: 1, start: 0, len: 3 * 4096 }];
+        let mut cfg = config(Access::Sequential, regions, BlockSizes::Fixed { size: 4096 });
+        cfg.file_service = FileService::RoundRobin;
+        let mut src = OpSource::new(&cfg).unwrap();
+        let got: Vec<(u32, u64)> = (0..7).map(|_| src.next_op()).map(|op| (op.file, op.offset)).collect();
+        assert_eq!(got, vec![(1, 0), (0, 0), (1, 4096), (0, 4096), (1, 8192), (0, 8192), (1, 0)]);
+    }
+
+    #[test]
+    fn a_random_percentage_mixes_jumps_with_sequential_runs() {
+        let regions = vec![Region { file: 0, start: 0, len: 1 << 30 }];
+        let mut cfg =
+            config(Access::Random { distribution: Distribution::Uniform }, regions, BlockSizes::Fixed { size: 4096 });
+        cfg.random_percent = 25;
+        let mut src = OpSource::new(&cfg).unwrap();
+        let mut last_end = 0;
+        let mut sequential = 0;
+        for _ in 0..10_000 {
+            let op = src.next_op();
+            if op.offset == last_end {
+                sequential += 1;
+            }
+            last_end = op.offset + u64::from(op.len);
+        }
+        assert!((7_000..8_000).contains(&sequential), "{sequential} of 10000 continued sequentially");
     }
 
     #[test]
