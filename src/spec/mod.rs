@@ -3,6 +3,7 @@
 
 mod detect;
 mod fileset;
+mod fio;
 mod job;
 mod toml;
 mod values;
@@ -14,6 +15,7 @@ pub use fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     FormatMode, OpRateSpec,
 };
+pub use fio::parse_fio_job;
 pub use job::{JobSpec, PhaseSpec, SpecOrigin};
 pub use toml::parse_toml_job;
 pub use values::{
@@ -43,6 +45,7 @@ pub fn read_job_file(path: &Path) -> Result<JobSpec, SpecError> {
     let text = std::fs::read_to_string(path).map_err(|cause| SpecError::Read { path: path.to_path_buf(), cause })?;
     match detect_dialect(path, &text) {
         Dialect::Toml => parse_toml_job(path, &text),
+        Dialect::Fio => parse_fio_job(path, &text),
         other => Err(SpecError::Unsupported { path: path.to_path_buf(), dialect: other.name() }),
     }
 }
