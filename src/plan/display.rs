@@ -43,6 +43,12 @@ impl fmt::Display for Plan {
 
 fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::Result {
     writeln!(f, "phase {}: {}", index + 1, p.name)?;
+    if p.concurrent {
+        writeln!(f, "  runs at the same time as the phase before it")?;
+    }
+    if let Some(group) = &p.group {
+        writeln!(f, "  reporting group {group}")?;
+    }
     let access = match p.access {
         Access::Sequential => "sequential".to_string(),
         Access::Random { distribution } => format!("random, {}", describe_distribution(distribution)),
@@ -85,6 +91,40 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::
             super::Arrivals::Poisson => "Poisson",
         };
         writeln!(f, "  paced at {rate} per job, {arrivals} arrivals")?;
+    }
+    if let Some(percent) = p.rate_percent_of_max {
+        writeln!(f, "  paced at {percent}% of the rate the last unpaced phase reached")?;
+    }
+    if let Some(ops) = p.workers.first().and_then(|w| w.io_ops) {
+        writeln!(f, "  each job stops after {ops} operations")?;
+    }
+    if let Some(think) = p.thinktime {
+        writeln!(f, "  pauses {} after every {} operations", format_duration(think.pause), think.every)?;
+    }
+    if !p.start_delay.is_zero() {
+        writeln!(f, "  starts {} late", format_duration(p.start_delay))?;
+    }
+    if let Some(floor) = p.rate_floor {
+        let mut limits = Vec::new();
+        if let Some(b) = floor.bytes_per_sec {
+            limits.push(format!("{:.1} MB/s", b / 1e6));
+        }
+        if let Some(o) = floor.ops_per_sec {
+            limits.push(format!("{o:.0} IOPS"));
+        }
+        writeln!(f, "  fails if a job falls below {} over an interval", limits.join(" or "))?;
+    }
+    if let Some(n) = p.fdatasync_every {
+        writeln!(f, "  fdatasync after every {n} writes")?;
+    }
+    if p.sync_writes {
+        writeln!(f, "  writes are synchronous (O_SYNC)")?;
+    }
+    if p.pre_read {
+        writeln!(f, "  files are read into the page cache first")?;
+    }
+    if !p.invalidate {
+        writeln!(f, "  the page cache is not dropped before the phase")?;
     }
     if let Some(n) = p.fsync_every {
         writeln!(f, "  fsync after every {n} writes")?;
