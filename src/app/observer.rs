@@ -2,17 +2,19 @@
 //! keeps the interval series, draws the progress line, streams CSV rows and rewrites the JSON result after
 //! every phase, so that an interrupted or crashed run still leaves what it measured.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::metrics::BoundedSeries;
 use crate::plan::{PhasePlan, Plan, defaults};
-use crate::report::CsvSink;
+use crate::report::{CsvSink, vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
 use crate::results::{
     EngineDetail, IntervalPoint, PhaseMeasurements, PhaseSamples, RunResult, RunStatus, build_phase, device_activity,
     interval_point, rfc3339, write_result_atomically,
 };
 use crate::run::{IntervalReport, PhaseOutcome, ProgressLine, RunObserver, StopReason};
+use crate::spec::SpecOrigin;
 use crate::sysinfo::{DiskStat, MemInfo, ProcessCpu, SystemCpu, read_diskstats};
 
 /// Counters taken at one moment.
@@ -45,14 +47,34 @@ pub struct ResultRecorder<'a> {
     pub progress: ProgressLine,
     /// (device name, role) of every device beneath the target.
     devices: Vec<(String, String)>,
-    phase_start: Option<Sample>,
+    /// State of each phase that is running (several at once when phases run concurrently).
+    running: BTreeMap<usize, PhaseState>,
+    /// The first failure to write an output file; reported at the end, the run goes on.
+    pub output_error: Option<String>,
+    /// Print vdbench's interval lines (the job came from a vdbench parameter file).
+    vdbench_lines: bool,
+}
+
+/// What the recorder keeps about one running phase.
+struct PhaseState {
+    start: Option<Sample>,
     last_interval: Option<Sample>,
     series: BoundedSeries<IntervalPoint>,
     /// Bytes done so far in the phase (for the progress fraction of byte-bounded phases).
     bytes_done: u64,
     measured: Duration,
-    /// The first failure to write an output file; reported at the end, the run goes on.
-    pub output_error: Option<String>,
+}
+
+impl PhaseState {
+    fn new() -> PhaseState {
+        PhaseState {
+            start: None,
+            last_interval: None,
+            series: BoundedSeries::new(defaults::SERIES_POINTS),
+            bytes_done: 0,
+            measured: Duration::ZERO,
+        }
+    }
 }
 
 impl<'a> ResultRecorder<'a> {
@@ -71,12 +93,9 @@ impl<'a> ResultRecorder<'a> {
             csv,
             progress,
             devices,
-            phase_start: None,
-            last_interval: None,
-            series: BoundedSeries::new(defaults::SERIES_POINTS),
-            bytes_done: 0,
-            measured: Duration::ZERO,
+            running: BTreeMap::new(),
             output_error: None,
+            vdbench_lines: matches!(plan.origin, SpecOrigin::Vdbench { .. }),
         };
         recorder.save();
         recorder
@@ -104,27 +123,28 @@ impl RunObserver for ResultRecorder<'_> {
 
     fn phase_started(&mut self, index: usize, phase: &PhasePlan) {
         self.progress.start_phase(index, self.plan.phases.len(), &phase.name);
-        self.series = BoundedSeries::new(defaults::SERIES_POINTS);
-        self.bytes_done = 0;
-        self.measured = Duration::ZERO;
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are
         // not the phase's.
-        self.phase_start = None;
-        self.last_interval = None;
+        self.running.insert(index, PhaseState::new());
+        if self.vdbench_lines {
+            self.progress.println(&format!("\n{} (times are UTC)\n{}", phase.name, vdbench_raw_header()));
+        }
         if !phase.ramp.is_zero() {
             self.progress.ramp();
         }
     }
 
-    fn measuring(&mut self, _index: usize) {
+    fn measuring(&mut self, index: usize) {
         let now = Sample::now();
-        self.last_interval = Some(now.clone());
-        self.phase_start = Some(now);
+        let state = self.running.entry(index).or_insert_with(PhaseState::new);
+        state.last_interval = Some(now.clone());
+        state.start = Some(now);
     }
 
     fn interval(&mut self, report: &IntervalReport<'_>) {
         let now = Sample::now();
-        let previous = self.last_interval.take().unwrap_or_else(Sample::now);
+        let state = self.running.entry(report.phase).or_insert_with(PhaseState::new);
+        let previous = state.last_interval.take().unwrap_or_else(Sample::now);
         let elapsed = now.at.saturating_duration_since(previous.at);
         let devices = device_activity(&self.devices, &previous.disks, &now.disks, elapsed);
         let cpu = now.cpu.cpu_since(&previous.cpu).as_secs_f64() * report.length.as_secs_f64()
@@ -137,24 +157,30 @@ impl RunObserver for ResultRecorder<'_> {
             self.output_error.get_or_insert(format!("cannot write the CSV file: {e}"));
             self.csv = None;
         }
-        self.series.push(point);
-        self.bytes_done += report.recorder.total_bytes();
-        self.measured = report.start + report.length;
+        if self.vdbench_lines {
+            self.progress.println(&vdbench_raw_line(&clock_time(), report.index + 1, &point));
+        }
+        let state = self.running.get_mut(&report.phase).expect("inserted above");
+        state.series.push(point);
+        state.bytes_done += report.recorder.total_bytes();
+        state.measured = report.start + report.length;
+        let measured = state.measured;
         let (fraction, remaining) = match (phase.runtime, phase.io_size.or_else(|| phase.planned_bytes())) {
             (Some(runtime), _) => {
-                (Some(self.measured.as_secs_f64() / runtime.as_secs_f64()), Some(runtime.saturating_sub(self.measured)))
+                (Some(measured.as_secs_f64() / runtime.as_secs_f64()), Some(runtime.saturating_sub(measured)))
             }
-            (None, Some(total)) => (Some(self.bytes_done as f64 / total.0 as f64), None),
+            (None, Some(total)) => (Some(state.bytes_done as f64 / total.0 as f64), None),
             (None, None) => (None, None),
         };
-        self.progress.interval(report, self.measured, fraction, remaining);
-        self.last_interval = Some(now);
+        state.last_interval = Some(now);
+        self.progress.interval(report, measured, fraction, remaining);
     }
 
     fn phase_finished(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
         let end = Sample::now();
+        let state = self.running.remove(&index).unwrap_or_else(PhaseState::new);
         // A phase that ended before measuring began (Ctrl-C in the prefill or the ramp) reports no activity.
-        let start = self.phase_start.take().unwrap_or_else(|| end.clone());
+        let start = state.start.unwrap_or_else(|| end.clone());
         let (status, failure) = phase_status(&outcome.stop);
         let engine = EngineDetail {
             name: phase.engine.name().to_string(),
@@ -185,12 +211,23 @@ impl RunObserver for ResultRecorder<'_> {
             devices: self.devices.clone(),
             span: end.at.saturating_duration_since(start.at),
         };
-        let series = std::mem::replace(&mut self.series, BoundedSeries::new(defaults::SERIES_POINTS));
-        let intervals = (series.points(), series.stride());
+        let intervals = (state.series.points(), state.series.stride());
         let result = build_phase(index, phase, &measurements, &samples, intervals);
-        self.result.phases.push(result);
+        // Concurrent phases may finish out of order; the result lists phases in plan order.
+        let at = self.result.phases.partition_point(|p| p.index < index);
+        if self.vdbench_lines {
+            self.progress.println(&vdbench_raw_average(&clock_time(), &result));
+        }
+        self.result.phases.insert(at, result);
         self.save();
     }
+}
+
+/// The time of day, UTC, as vdbench prints it (hh:mm:ss.mmm).
+fn clock_time() -> String {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let (secs, millis) = (since.as_secs() % 86_400, since.subsec_millis());
+    format!("{:02}:{:02}:{:02}.{millis:03}", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
 pub fn phase_status(stop: &StopReason) -> (RunStatus, Option<String>) {

@@ -3,6 +3,8 @@
 
 mod csv;
 mod terminal;
+mod vdbench_raw;
 
 pub use csv::CsvSink;
 pub use terminal::write_summary;
+pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
