@@ -68,6 +68,7 @@ pub fn build_phase(
     PhaseResult {
         index,
         name: plan.name.clone(),
+        group: plan.group.clone(),
         status: measured.status,
         failure: measured.failure.clone(),
         started_at: measured.started_at.clone(),

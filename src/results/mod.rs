@@ -11,7 +11,9 @@ mod time;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{ClassPoint, ErrorRecord, LatencySummary, Mergeable};
+// The metric types that appear in results' fields are re-exported, so renderers need not reach below `results`.
+pub use crate::metrics::{ClassPoint, LatencySummary, Percentile};
+use crate::metrics::{ErrorRecord, Mergeable};
 use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, HostFacts, SystemCpuUsage};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
@@ -90,6 +92,9 @@ pub struct TargetInfo {
 pub struct PhaseResult {
     pub index: usize,
     pub name: String,
+    /// Reporting group (fio group_reporting): phases with the same group are also reported together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     pub status: RunStatus,
     /// The reason a phase failed, in words.
     #[serde(skip_serializing_if = "Option::is_none")]
