@@ -36,6 +36,19 @@ pub enum Command {
 pub struct ReportArgs {
     /// A result file written by `streamcap run --json FILE`.
     pub result: PathBuf,
+    /// What to print: the summary table, or fio's JSON (as `fio --output-format=json`).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Summary)]
+    pub format: OutputFormat,
+}
+
+/// What `run` and `report` print on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// The terminal summary.
+    #[default]
+    Summary,
+    /// fio's JSON output (`fio --output-format=json`), for scripts written for fio.
+    FioJson,
 }
 
 #[derive(Debug, Args)]
@@ -63,6 +76,10 @@ pub struct RunArgs {
     /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// What to print at the end: the summary, or fio's JSON (as `fio --output-format=json`; printed even with
+    /// --quiet).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Summary, help_heading = "Output")]
+    pub format: OutputFormat,
     /// Write one CSV row per interval, as the run goes.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub csv: Option<PathBuf>,
@@ -226,5 +243,16 @@ mod tests {
         assert_eq!(spec.rw, Some(RwMode::RandRead));
         assert_eq!(spec.direct, Some(false));
         assert_eq!(spec.iodepth, None);
+        assert_eq!(args.format, OutputFormat::Summary);
+    }
+
+    #[test]
+    fn fio_json_is_a_format_of_run_and_report() {
+        let cli = Cli::parse_from(["streamcap", "run", "--format", "fio-json"]);
+        let Command::Run(args) = cli.command else { panic!() };
+        assert_eq!(args.format, OutputFormat::FioJson);
+        let cli = Cli::parse_from(["streamcap", "report", "r.json", "--format", "fio-json"]);
+        let Command::Report(args) = cli.command else { panic!() };
+        assert_eq!(args.format, OutputFormat::FioJson);
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use streamcap::report::{CsvSink, write_summary};
+use streamcap::report::{CsvSink, fio_json, write_fio_json, write_summary};
 use streamcap::results::read_result;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json");
@@ -50,4 +50,50 @@ fn interval_csv_of_a_fixed_result() {
     }
     drop(sink);
     check_snapshot("result-v1.intervals.csv", &std::fs::read_to_string(&path).unwrap());
+}
+
+#[test]
+fn fio_json_of_a_fixed_result() {
+    let result = read_result(Path::new(FIXTURE)).unwrap();
+    let mut out = Vec::new();
+    write_fio_json(&mut out, &result).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    check_snapshot("result-v1.fio.json", &text);
+    // fio's field names, where scripts written for fio look for them.
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for key in ["fio version", "timestamp", "jobs", "disk_util"] {
+        assert!(json.get(key).is_some(), "{key}");
+    }
+    let job = &json["jobs"][1];
+    assert_eq!(job["jobname"], "random 4k reads");
+    assert_eq!(job["groupid"], 1);
+    for key in ["usr_cpu", "sys_cpu", "job_runtime", "read", "write", "trim", "sync"] {
+        assert!(job.get(key).is_some(), "{key}");
+    }
+    let read = &job["read"];
+    for key in ["io_bytes", "io_kbytes", "bw_bytes", "bw", "iops", "runtime", "total_ios", "clat_ns", "lat_ns"] {
+        assert!(read.get(key).is_some(), "read.{key}");
+    }
+    let phase = result.phases[1].read.as_ref().unwrap();
+    assert_eq!(read["total_ios"], phase.ops);
+    assert_eq!(read["io_kbytes"], phase.bytes / 1024);
+    assert_eq!(read["bw"], ((phase.bytes as f64 / result.phases[1].duration_s) / 1024.0).round() as u64);
+    assert_eq!(read["clat_ns"]["percentile"]["99.000000"], phase.latency.at(99.0).unwrap());
+    assert_eq!(json["disk_util"][0]["name"], "vda");
+}
+
+#[test]
+fn fio_json_merges_a_reporting_group() {
+    let mut result = read_result(Path::new(FIXTURE)).unwrap();
+    for phase in &mut result.phases {
+        phase.group = Some("together".into());
+    }
+    let json = fio_json(&result);
+    let jobs = json["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "group_reporting: one entry for the group");
+    assert_eq!(jobs[0]["jobname"], result.phases[0].name);
+    let total: u64 = result.phases.iter().map(|p| p.read.as_ref().map_or(0, |r| r.ops)).sum();
+    assert_eq!(jobs[0]["read"]["total_ios"], total);
+    let writes: u64 = result.phases.iter().map(|p| p.write.as_ref().map_or(0, |w| w.bytes)).sum();
+    assert_eq!(jobs[0]["write"]["io_bytes"], writes);
 }

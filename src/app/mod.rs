@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::{Cli, Command, ReportArgs};
-use crate::report::write_summary;
+use crate::cli::{Cli, Command, OutputFormat, ReportArgs};
+use crate::report::{write_fio_json, write_summary};
 use crate::results::read_result;
 
 /// Runs a parsed command line. An `Err` means bad input or a set-up failure: exit code 2.
@@ -24,7 +24,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 fn report(args: &ReportArgs) -> Result<ExitCode> {
     let result = read_result(&args.result)?;
     let mut text = Vec::new();
-    write_summary(&mut text, &result).expect("writing to a Vec cannot fail");
+    match args.format {
+        OutputFormat::Summary => write_summary(&mut text, &result),
+        OutputFormat::FioJson => write_fio_json(&mut text, &result),
+    }
+    .expect("writing to a Vec cannot fail");
     run_cmd::print_quietly(&String::from_utf8_lossy(&text));
     Ok(ExitCode::SUCCESS)
 }

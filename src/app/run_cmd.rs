@@ -13,9 +13,9 @@ use anyhow::{Context, Result};
 
 use super::facts::{Gathered, gather};
 use super::observer::ResultRecorder;
-use crate::cli::RunArgs;
+use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, TargetKind, build_plan};
-use crate::report::{CsvSink, write_summary};
+use crate::report::{CsvSink, write_fio_json, write_summary};
 use crate::results::{RunResult, RunStatus, SCHEMA, SCHEMA_VERSION, TargetInfo, ToolInfo, rfc3339};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
@@ -72,7 +72,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
 
-    if args.quiet {
+    if args.format == OutputFormat::FioJson {
+        // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.
+        let mut text = Vec::new();
+        write_fio_json(&mut text, &recorder.result).expect("writing to a Vec cannot fail");
+        print_quietly(&String::from_utf8_lossy(&text));
+    }
+    if args.quiet || args.format == OutputFormat::FioJson {
         // No summary, but why a run failed is never kept quiet.
         for phase in &recorder.result.phases {
             if let Some(failure) = &phase.failure {

@@ -230,6 +230,7 @@ fn plan_phase(
     let needs_data = target.kind == super::TargetKind::Directory && (read_percent > 0 || rw.is_random());
     Ok(PhasePlan {
         name: spec.name.clone().unwrap_or_else(|| default_name(spec, &bs_spec, iodepth, jobs)),
+        group: spec.group.clone(),
         rw,
         read_percent,
         access,

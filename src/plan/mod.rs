@@ -124,6 +124,9 @@ pub enum Arrivals {
 #[derive(Debug, Clone, Serialize)]
 pub struct PhasePlan {
     pub name: String,
+    /// Reporting group (fio group_reporting): phases with the same group are also reported together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     pub rw: RwMode,
     /// Percentage of operations that are reads.
     pub read_percent: u8,

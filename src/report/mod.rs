@@ -1,10 +1,12 @@
-//! Rendering results for people and for other programs: the terminal summary and the interval CSV. Reads only
+//! Rendering results for people and for other programs: the terminal summary, the interval CSV and fio's JSON. Reads only
 //! `results` types.
 
 mod csv;
+mod fio_json;
 mod terminal;
 mod vdbench_raw;
 
 pub use csv::CsvSink;
+pub use fio_json::{fio_json, write_fio_json};
 pub use terminal::write_summary;
 pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};

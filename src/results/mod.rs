@@ -11,7 +11,9 @@ mod time;
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{ClassPoint, ErrorRecord, LatencySummary, Mergeable};
+// The metric types that appear in results' fields are re-exported, so renderers need not reach below `results`.
+pub use crate::metrics::{ClassPoint, LatencySummary, Percentile};
+use crate::metrics::{ErrorRecord, Mergeable};
 use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, HostFacts, SystemCpuUsage};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};

@@ -174,11 +174,11 @@ fn map_job(job: &Job, single: bool, notices: &mut Vec<String>) -> Result<Mapped,
     }
     if let Some(said) = o.get("percentage_random") {
         phase.percentage_random =
-            Some(one_direction(o.per_direction("percentage_random"), rw, said, "percentage_random")? as u8);
+            one_direction(o.per_direction("percentage_random"), rw, said, "percentage_random")?.map(|p| p as u8);
     }
     phase.bs = map_block_sizes(o, rw)?;
     if let Some(said) = o.get("blockalign") {
-        phase.align = Some(Bytes(one_direction(o.per_direction("blockalign"), rw, said, "blockalign")?));
+        phase.align = one_direction(o.per_direction("blockalign"), rw, said, "blockalign")?.map(Bytes);
     }
 
     let jobs = o.int("numjobs").unwrap_or(1);
@@ -313,27 +313,21 @@ fn one_direction(
     rw: RwMode,
     said: &Said,
     option: &str,
-) -> Result<u64, OptionError> {
+) -> Result<Option<u64>, OptionError> {
     let values = values.expect("the option was said with a per-direction value");
-    let read_percent = rw.read_percent(Some(50));
-    let pick = match (read_percent, values.read, values.write) {
-        (100, r, _) => r,
-        (0, _, w) => w,
-        (_, Some(r), Some(w)) if r == w => Some(r),
-        (_, r, None) => r,
-        (_, None, w) => w,
-        _ => {
-            return Err(fail(
-                said,
-                option,
-                format!(
-                    "'{}': different values for reads and writes in a mixed job are not supported yet; give one value",
-                    said.raw
-                ),
-            ));
-        }
-    };
-    pick.ok_or_else(|| fail(said, option, format!("'{}' gives no value for the direction this job uses", said.raw)))
+    match (rw.read_percent(Some(50)), values.read, values.write) {
+        (100, r, _) => Ok(r),
+        (0, _, w) => Ok(w),
+        (_, r, w) if r == w => Ok(r),
+        _ => Err(fail(
+            said,
+            option,
+            format!(
+                "'{}': different values for reads and writes in a mixed job are not supported yet; give one value",
+                said.raw
+            ),
+        )),
+    }
 }
 
 /// bssplit, else bsrange, else bs (fio's order of precedence).
@@ -343,7 +337,8 @@ fn map_block_sizes(o: &JobOptions, rw: RwMode) -> Result<Option<BlockSizeSpec>, 
         match (read_percent, read, write) {
             (100, r, _) => Ok(r),
             (0, _, w) => Ok(w),
-            (_, Some(r), Some(w)) if r != w => Err(fail(
+            (_, r, w) if r == w => Ok(r),
+            _ => Err(fail(
                 said,
                 option,
                 format!(
@@ -351,7 +346,6 @@ fn map_block_sizes(o: &JobOptions, rw: RwMode) -> Result<Option<BlockSizeSpec>, 
                     said.raw
                 ),
             )),
-            (_, r, w) => Ok(r.or(w)),
         }
     };
     if let Some(said) = o.get("bssplit") {
@@ -631,7 +625,7 @@ fn map_pacing(job: &Job, phase: &mut PhaseSpec, rw: RwMode) -> Result<(), Option
     let o = &job.options;
     let value = |name: &str| -> Result<Option<u64>, OptionError> {
         match o.get(name) {
-            Some(said) => Ok(Some(one_direction(o.per_direction(name), rw, said, name)?).filter(|v| *v > 0)),
+            Some(said) => Ok(one_direction(o.per_direction(name), rw, said, name)?.filter(|v| *v > 0)),
             None => Ok(None),
         }
     };

@@ -174,6 +174,10 @@ fn mixed_jobs_refuse_different_read_and_write_sizes() {
     let p = &parse("[j]\nrw=write\nbs=4k,64k\n").unwrap().phases[0];
     assert_eq!(p.bs, Some(BlockSizeSpec::Fixed(Bytes(65536))));
     assert!(error("[j]\nrw=randrw\nbs=4k,64k\n").contains("not supported yet"));
+    // An empty read entry leaves reads at fio's default, which differs from the writes' 8k.
+    assert!(error("[j]\nrw=randrw\nbs=,8k\n").contains("not supported yet"));
+    assert_eq!(parse("[j]\nrw=read\nrate=,1m\n").unwrap().phases[0].rate, None);
+    assert!(error("[j]\nrw=randrw\nrate=1m,\n").contains("not supported yet"));
     let p = &parse("[j]\nrw=randrw\nbsrange=4k-64k\nrwmixwrite=20\n").unwrap().phases[0];
     assert_eq!((p.bs.clone(), p.rdpct), (Some(BlockSizeSpec::Range(Bytes(4096), Bytes(65536))), Some(80)));
     // rwmixread in [global] does not bother a read-only job.
