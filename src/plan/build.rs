@@ -265,7 +265,6 @@ fn plan_phase(
         }),
         rate_percent_of_max: spec.rate_percent_of_max,
         concurrent: spec.concurrent.unwrap_or(false) && index > 0,
-        group: spec.group.clone(),
         percentiles: percentiles(spec).map_err(fail)?,
         continue_on_error: spec.continue_on_error.unwrap_or(false),
         needs_data,

@@ -175,8 +175,6 @@ pub struct PhasePlan {
     pub rate_percent_of_max: Option<f64>,
     /// Runs at the same time as the phase before it (fio jobs without stonewall).
     pub concurrent: bool,
-    /// Reporting group (fio group_reporting): phases with the same group are also reported together.
-    pub group: Option<String>,
     /// Latency percentiles to report; empty: the default list.
     pub percentiles: Vec<f64>,
     pub continue_on_error: bool,
