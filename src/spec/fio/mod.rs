@@ -5,6 +5,7 @@
 //! Every problem is a `SpecError::Syntax` naming the file, the line, the option and what is expected; nothing
 //! is silently ignored.
 
+mod files;
 mod ini;
 mod mapping;
 mod options;
