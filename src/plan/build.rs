@@ -125,13 +125,13 @@ fn plan_phase(
         TargetKind::File | TargetKind::BlockDevice => single_target_use(spec, target.files[0].size.0, u64::from(align)),
     }
     .map_err(fail)?;
+    let by_name: std::collections::HashMap<&std::ffi::OsStr, u32> =
+        target.files.iter().enumerate().filter_map(|(i, f)| f.path.file_name().map(|n| (n, i as u32))).collect();
     let index_of = |name: &str| -> u32 {
         match target.kind {
-            TargetKind::Directory => target
-                .files
-                .iter()
-                .position(|f| f.path.file_name().is_some_and(|n| n == name))
-                .expect("the file table holds every name a phase uses") as u32,
+            TargetKind::Directory => {
+                *by_name.get(std::ffi::OsStr::new(name)).expect("the file table holds every name a phase uses")
+            }
             TargetKind::File | TargetKind::BlockDevice => 0,
         }
     };

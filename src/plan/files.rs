@@ -30,13 +30,8 @@ pub(super) struct FileUse {
 impl FileUse {
     /// Distinct file names, in first-use order.
     pub fn distinct_names(&self) -> Vec<&str> {
-        let mut seen = Vec::new();
-        for name in self.names_per_worker.iter().flatten() {
-            if !seen.contains(&name.as_str()) {
-                seen.push(name.as_str());
-            }
-        }
-        seen
+        let mut seen = std::collections::HashSet::new();
+        self.names_per_worker.iter().flatten().map(String::as_str).filter(|n| seen.insert(*n)).collect()
     }
 
     /// Bytes a file must hold for this phase.
@@ -66,6 +61,16 @@ pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) ->
         }
         None => (0..spec.files.unwrap_or(default_files)).map(|i| format!("data.{i}")).collect(),
     };
+    // Every worker keeps its files open for the whole phase (no open/close in the measured loop).
+    if names.len() > defaults::MAX_FILES_PER_WORKER {
+        return Err(format!(
+            "{} files per job is more than the {} a job keeps open: for many small files use a file-set \
+             workload (a [phase.fileset] table, or a vdbench fsd/fwd file), which opens and closes files as it \
+             goes",
+            names.len(),
+            defaults::MAX_FILES_PER_WORKER
+        ));
+    }
     let own_files = names.iter().any(|n| n.contains("{worker}"));
     let names_per_worker: Vec<Vec<String>> =
         (0..jobs).map(|w| names.iter().map(|n| n.replace("{worker}", &w.to_string())).collect()).collect();
