@@ -85,6 +85,7 @@ fn not_yet_planned(phase: &PhaseSpec) -> Option<&'static str> {
         ("rate-min", phase.rate_min.is_some()),
         ("rate-min-iops", phase.rate_min_iops.is_some()),
         ("rate-percent-of-max", phase.rate_percent_of_max.is_some()),
+        ("curve-stop-latency", phase.curve_stop_latency.is_some()),
         ("thinktime", phase.thinktime.is_some()),
         ("thinktime-blocks", phase.thinktime_blocks.is_some()),
         ("concurrent", phase.concurrent.is_some()),
