@@ -440,8 +440,11 @@ pub(super) fn apply_set(model: &mut Model, key: &str, value: &str) -> bool {
                 None => continue,
             },
         };
-        if canonical == record.kind.keyword() {
-            continue; // --set never renames a record
+        // --set never renames a record, and skips keywords a kind only has for setups streamcap refuses (a
+        // wd's own threads= and iorate=), so that `--set threads=16` reaches the sd and `--set iorate=500` the rd.
+        let refused = record.kind == Kind::Wd && matches!(canonical, "threads" | "iorate");
+        if canonical == record.kind.keyword() || refused {
+            continue;
         }
         if take {
             record.params.push((canonical, Param { key: key.clone(), value: value.to_string(), at: at.clone() }));

@@ -123,7 +123,12 @@ fn set_defines_variables() {
     let options = ReadOptions { sets: vec![("disk".into(), "/dev/loop7".into())], ..ReadOptions::default() };
     let job = parse(text, &options).unwrap();
     assert_eq!(job.target, Some(PathBuf::from("/dev/loop7")));
+    // threads= reaches the sd, not the wd's own (refused) threads=; iorate= reaches the rd.
+    let sets = vec![("disk".into(), "/a".into()), ("threads".into(), "16".into()), ("iorate".into(), "50".into())];
+    let over = parse(text, &ReadOptions { sets, ..ReadOptions::default() }).unwrap();
+    assert_eq!((over.phases[0].iodepth, over.phases[0].rate_iops), (Some(16), Some(50)));
     let p = &job.phases[0];
+    assert_eq!(p.iodepth, Some(4));
     assert_eq!(p.rw, Some(RwMode::Write));
     assert_eq!(p.direct, Some(false), "vdbench is buffered without openflags=o_direct");
     assert_eq!(p.rate_iops, Some(500));
