@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, RwMode};
+use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, ReadOptions, RwMode};
 use crate::units::{ByteRate, Bytes, parse_duration};
 
 #[derive(Debug, Parser)]
@@ -56,16 +56,31 @@ pub enum OutputFormat {
     streamcap run                                   first look at the current directory\n  \
     streamcap run /srv/media --rw randread --bs 4k --size 8G --iodepth 32 --runtime 30s --json r.json\n  \
     streamcap run /srv/media --job examples/jobs/seq-write-then-random-read.toml\n  \
+    streamcap run --job examples/jobs/vdbench-small-files.vdb --anchor H:=/srv/pool --elapsed 60s\n  \
     streamcap run /dev/sdb --rw read --bs 1M --iodepth 8          (reads only; writes need --allow-device-writes)")]
 pub struct RunArgs {
     /// Directory (data files are created in TARGET/.streamcap and removed after), existing file (read only) or
     /// block device. Default: the current directory.
     pub target: Option<PathBuf>,
 
-    /// A job file with several phases (streamcap TOML; see examples/jobs/). Flags given as well override every
-    /// phase.
+    /// A job file with several phases: streamcap TOML or a vdbench parameter file (see examples/jobs/). Flags
+    /// given as well override every phase.
     #[arg(long, value_name = "FILE")]
     pub job: Option<PathBuf>,
+    /// vdbench files: the local directory for an anchor or drive the file names, e.g. --anchor H:=/srv/pool.
+    /// Repeatable.
+    #[arg(long, value_name = "NAME=DIR", value_parser = parse_anchor, help_heading = "Job files")]
+    pub anchor: Vec<(String, PathBuf)>,
+    /// vdbench files: set KEY to VALUE wherever the file can say it (e.g. --set files=200 --set size=64m on the
+    /// fsd) and define $KEY. Repeatable.
+    #[arg(long, value_name = "KEY=VALUE", value_parser = parse_set, help_heading = "Job files")]
+    pub set: Vec<(String, String)>,
+    /// vdbench files: length of every run, warm-up included (vdbench -e).
+    #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Job files")]
+    pub elapsed: Option<Duration>,
+    /// vdbench files: warm-up of every run, left out of the results (vdbench -w). Default: one interval.
+    #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Job files")]
+    pub warmup: Option<Duration>,
 
     #[command(flatten)]
     pub workload: WorkloadFlags,
@@ -99,6 +114,19 @@ pub struct RunArgs {
     /// With --allow-device-writes: write even though the device carries a filesystem or partition signature.
     #[arg(long, help_heading = "Safety")]
     pub force: bool,
+}
+
+impl RunArgs {
+    /// What reading the job file needs from the command line.
+    pub fn read_options(&self) -> ReadOptions {
+        ReadOptions {
+            anchors: self.anchor.clone(),
+            sets: self.set.clone(),
+            elapsed: self.elapsed,
+            interval: self.interval,
+            warmup: self.warmup,
+        }
+    }
 }
 
 /// Workload flags: each one overrides the same key in every phase.
@@ -217,6 +245,24 @@ fn parse_value<T: std::str::FromStr<Err = crate::spec::ValueError>>(s: &str) -> 
     s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
 }
 
+fn parse_anchor(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, dir)) if !name.trim().is_empty() && !dir.trim().is_empty() => {
+            Ok((name.trim().to_string(), PathBuf::from(dir.trim())))
+        }
+        _ => Err("expected NAME=DIR, e.g. H:=/srv/pool".into()),
+    }
+}
+
+fn parse_set(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() && !value.is_empty() => {
+            Ok((key.trim().to_string(), value.to_string()))
+        }
+        _ => Err("expected KEY=VALUE, e.g. files=200".into()),
+    }
+}
+
 fn parse_bytes(s: &str) -> Result<Bytes, String> {
     Bytes::parse(s).map_err(|e| e.to_string())
 }
@@ -254,5 +300,35 @@ mod tests {
         let cli = Cli::parse_from(["streamcap", "report", "r.json", "--format", "fio-json"]);
         let Command::Report(args) = cli.command else { panic!() };
         assert_eq!(args.format, OutputFormat::FioJson);
+    }
+
+    #[test]
+    fn job_file_options_become_read_options() {
+        let cli = Cli::parse_from([
+            "streamcap",
+            "run",
+            "--job",
+            "x.vdb",
+            "--anchor",
+            "H:=/srv/pool",
+            "--set",
+            "files=200",
+            "--set",
+            "size=64m",
+            "--elapsed",
+            "2m",
+            "--warmup",
+            "10s",
+            "--interval",
+            "5s",
+        ]);
+        let Command::Run(args) = cli.command else { panic!() };
+        let options = args.read_options();
+        assert_eq!(options.anchors, [("H:".to_string(), PathBuf::from("/srv/pool"))]);
+        assert_eq!(options.sets.len(), 2);
+        assert_eq!(options.elapsed, Some(Duration::from_secs(120)));
+        assert_eq!(options.warmup, Some(Duration::from_secs(10)));
+        assert_eq!(options.interval, Some(Duration::from_secs(5)));
+        assert!(Cli::try_parse_from(["streamcap", "run", "--anchor", "H:"]).is_err());
     }
 }

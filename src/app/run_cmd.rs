@@ -119,7 +119,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
 fn build_job(args: &RunArgs) -> Result<JobSpec> {
     let overrides = args.workload.to_phase_spec();
     let mut job = match &args.job {
-        Some(path) => read_job_file(path)?,
+        Some(path) => read_job_file(path, &args.read_options())?,
         None if overrides.rw.is_some() => JobSpec {
             origin: SpecOrigin::Flags,
             target: None,

@@ -74,7 +74,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
 
 /// Keys the spec can express that planning does not carry out yet: refused, never silently ignored.
 fn not_yet_planned(phase: &PhaseSpec) -> Option<&'static str> {
-    let said = [("fileset", phase.fileset.is_some())];
+    let said = [("curve-stop-latency", phase.curve_stop_latency.is_some()), ("fileset", phase.fileset.is_some())];
     said.into_iter().find(|(_, s)| *s).map(|(key, _)| key)
 }
 

@@ -150,6 +150,15 @@ pub struct PhaseSpec {
     /// Pace at this percentage of the rate the nearest earlier unpaced phase achieved (vdbench iorate=curve).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_percent_of_max: Option<f64>,
+    /// With `rate-percent-of-max`: skip this phase, and the later ones of the same curve, once an earlier curve
+    /// phase's mean response time went above this (vdbench stopcurve).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::units::deserialize_opt_duration",
+        serialize_with = "ser_opt_duration"
+    )]
+    pub curve_stop_latency: Option<Duration>,
     /// Pause this long after every `thinktime-blocks` operations (fio thinktime).
     #[serde(
         default,
@@ -235,6 +244,7 @@ impl PhaseSpec {
                 rate_min,
                 rate_min_iops,
                 rate_percent_of_max,
+                curve_stop_latency,
                 thinktime,
                 thinktime_blocks,
                 concurrent,

@@ -7,8 +7,10 @@ mod fio;
 mod job;
 mod toml;
 mod values;
+mod vdbench;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub use detect::{Dialect, detect_dialect};
 pub use fileset::{
@@ -21,6 +23,7 @@ pub use toml::parse_toml_job;
 pub use values::{
     ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent, ValueError,
 };
+pub use vdbench::parse_vdbench_job;
 
 /// The built-in first look that `streamcap run` performs with no workload flags.
 pub const DEFAULT_JOB_TOML: &str = include_str!("../../examples/jobs/default.toml");
@@ -40,13 +43,29 @@ pub enum SpecError {
     Invalid(String),
 }
 
+/// What the command line adds to reading a job file (vdbench's anchors, `--set` and `-e/-i/-w` overrides).
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// vdbench anchors and drive names mapped to local directories: `("H:", "/srv/pool")` from
+    /// `--anchor H:=/srv/pool`.
+    pub anchors: Vec<(String, PathBuf)>,
+    /// `--set key=value`: overrides that keyword wherever the file can say it, and defines `$key`.
+    pub sets: Vec<(String, String)>,
+    /// Overrides every run's length (vdbench `-e`; for vdbench files, warm-up included).
+    pub elapsed: Option<Duration>,
+    /// Overrides every run's reporting interval (vdbench `-i`).
+    pub interval: Option<Duration>,
+    /// Overrides every run's warm-up (vdbench `-w`).
+    pub warmup: Option<Duration>,
+}
+
 /// Reads a job file in any supported dialect.
-pub fn read_job_file(path: &Path) -> Result<JobSpec, SpecError> {
+pub fn read_job_file(path: &Path, options: &ReadOptions) -> Result<JobSpec, SpecError> {
     let text = std::fs::read_to_string(path).map_err(|cause| SpecError::Read { path: path.to_path_buf(), cause })?;
     match detect_dialect(path, &text) {
         Dialect::Toml => parse_toml_job(path, &text),
         Dialect::Fio => parse_fio_job(path, &text),
-        other => Err(SpecError::Unsupported { path: path.to_path_buf(), dialect: other.name() }),
+        Dialect::Vdbench => parse_vdbench_job(path, &text, options),
     }
 }
 

@@ -1,0 +1,303 @@
+//! File-system workloads (fsd/fwd/rd) → file-set phases: trees from the fsds, workloads from the fwds, the
+//! rd's fwdrate, format, loops and curve.
+
+use super::raw::rated;
+use super::words::*;
+use super::*;
+impl<'a> Mapper<'a> {
+    pub(super) fn tree(&mut self, fsd: &Record) -> Result<FileTreeSpec, VdbError> {
+        for (k, why) in [
+            ("journal", "journaling (journal=)"),
+            ("host", "hosts on an fsd (vdbench refuses it too; put host= on the fwd)"),
+            ("wss", "working sets (workingsetsize=)"),
+            ("cleanup", "cleanup= (obsolete in vdbench too)"),
+            ("log", "read/write logs (log=)"),
+            ("count", "repeated fsds (count=)"),
+        ] {
+            unsupported(fsd, k, why)?;
+        }
+        if let Some((w, p)) = words(fsd, "shared")?
+            && w.iter().any(|w| w.to_ascii_lowercase().starts_with('y'))
+        {
+            return Err(fail(fsd, p, "fsds shared between hosts (shared=yes) are not supported yet".into()));
+        }
+        let anchor = fsd.get("anchor").ok_or_else(|| {
+            VdbError::at(&fsd.at, format!("{}: anchor= is missing: name the directory the files go in", fsd.label()))
+        })?;
+        let written = crate::spec::vdbench::lexer::unprotect(&anchor.value);
+        let dir = match self.map_path(&written) {
+            Some(dir) => dir,
+            None if Path::new(&written).is_absolute() && Path::new(&written).is_dir() => PathBuf::from(&written),
+            None => {
+                let name = written.split(['\\', '/']).next().filter(|n| !n.is_empty()).unwrap_or(&written);
+                return Err(fail(
+                    fsd,
+                    anchor,
+                    format!(
+                        "anchor '{written}' is not a directory on this machine: map it with --anchor {name}=DIR \
+                         (e.g. --anchor {name}=/srv/pool)"
+                    ),
+                ));
+            }
+        };
+        if self.target.is_none() {
+            self.target = Some((dir.clone(), anchor.at.clone()));
+        }
+        let count = |k: &str, default: u64| -> Result<u64, VdbError> {
+            Ok(whole(fsd, k, "a whole number")?.unwrap_or(default))
+        };
+        let size = match items(fsd, "sizes", Units::Size)? {
+            None => FileSizeSpec::Fixed(Bytes::kib(4)),
+            Some((items, p)) => file_sizes(&items).map_err(|m| fail(fsd, p, m))?,
+        };
+        let placement = match words(fsd, "distribution")? {
+            None => None,
+            Some((w, p)) => Some(match w.first().map(|w| w.to_ascii_lowercase()).as_deref() {
+                Some("bottom") if w.len() == 1 => FilePlacement::Bottom,
+                Some("all") if w.len() == 1 => FilePlacement::All,
+                _ => return Err(fail(fsd, p, "expected bottom or all".into())),
+            }),
+        };
+        let total_size = match items(fsd, "totalsize", Units::Size)? {
+            None => None,
+            Some((items, p)) => match items.as_slice() {
+                [Item::Num(v)] => Some(bytes(*v).map_err(|m| fail(fsd, p, m))?),
+                _ => return Err(fail(fsd, p, "expected one size such as 100g".into())),
+            },
+        };
+        let mut flags = OpenFlags::default();
+        openflags(fsd, &mut flags)?;
+        Ok(FileTreeSpec {
+            name: fsd.name.clone(),
+            anchor: Some(dir),
+            depth: count("depth", 1)? as u32,
+            width: count("width", 1)? as u32,
+            files: count("files", 10)?,
+            size,
+            placement,
+            total_size,
+            direct: flags.direct.then_some(true),
+        })
+    }
+
+    pub(super) fn workload(
+        &mut self,
+        fwd: &Record,
+        trees: &mut Vec<FileTreeSpec>,
+    ) -> Result<FileWorkloadSpec, VdbError> {
+        for (k, why) in [
+            ("stopafter", "stopping a file after some operations (stopafter=)"),
+            ("target", "copy/move targets (target=)"),
+        ] {
+            unsupported(fwd, k, why)?;
+        }
+        self.local_host(fwd)?;
+        let fsds = self.named(fwd, "fsd", Kind::Fsd)?;
+        if fsds.len() > 1 {
+            let p = fwd.get("fsd").expect("named() read it");
+            return Err(fail(fwd, p, "an fwd on several fsds is not supported yet; give each fsd its own fwd".into()));
+        }
+        let fsd = fsds[0];
+        if !trees.iter().any(|t| t.name == fsd.name) {
+            let tree = self.tree(fsd)?;
+            trees.push(tree);
+        }
+        let mut flags = OpenFlags::default();
+        openflags(fwd, &mut flags)?;
+        if flags.direct {
+            trees.iter_mut().filter(|t| t.name == fsd.name).for_each(|t| t.direct = Some(true));
+        }
+        let operation = match words(fwd, "operation")? {
+            None => None,
+            Some((w, p)) => match w.as_slice() {
+                [one] => Some(one.parse::<FileOp>().map_err(|e| fail(fwd, p, e.to_string()))?),
+                _ => return Err(fail(fwd, p, "an fwd takes one operation; use one fwd per operation".into())),
+            },
+        };
+        let xfersize = match items(fwd, "xfersize", Units::Size)? {
+            None => None,
+            Some((items, p)) => Some(xfersize(&items, false).map_err(|m| fail(fwd, p, m))?.0),
+        };
+        let fileselect = match words(fwd, "fileselect")? {
+            // vdbench picks files sequentially unless told otherwise; streamcap's default is random.
+            None => FileSelect::Sequential,
+            Some((w, p)) => file_select(&w).map_err(|m| fail(fwd, p, m))?,
+        };
+        let fileio = match words(fwd, "fileio")? {
+            None => None,
+            Some((w, p)) => Some(file_io(&w).map_err(|m| fail(fwd, p, m))?),
+        };
+        let threads = whole(fwd, "threads", "a number of threads")?;
+        if threads.is_some_and(|t| t == 0 || t > 4096) {
+            let p = fwd.get("threads").expect("just read");
+            return Err(fail(fwd, p, "expected a thread count from 1 to 4096".into()));
+        }
+        let skew = one_number(fwd, "skew", Units::Size, "a percentage")?.filter(|s| *s != 0.0);
+        Ok(FileWorkloadSpec {
+            name: Some(fwd.name.clone()),
+            tree: Some(fsd.name.clone()),
+            operation,
+            rdpct: percentage(fwd, "rdpct")?,
+            xfersize,
+            fileselect: Some(fileselect),
+            fileio,
+            threads: threads.map(|t| t as u32),
+            skew,
+        })
+    }
+
+    pub(super) fn fileset_phases(&mut self, rd: &Record, timing: Timing) -> Result<Vec<PhaseSpec>, VdbError> {
+        Self::refuse_keywords(rd, &["wd", "sd", "iorate"], "this is a raw-I/O keyword, but this rd runs fwds")?;
+        for (k, why) in [
+            ("fsd", "choosing fsds per rd (rd fsd=)"),
+            ("maxdata", "stopping after an amount of data (maxdata=) in file-system runs"),
+            ("maxdataread", "maxdataread="),
+            ("maxdatawritten", "maxdatawritten="),
+            ("operations", "overriding the fwds' operations (rd operations=); use foroperations="),
+            ("distribution", "arrival distributions in file-system runs"),
+            ("replay", "replay="),
+            ("pause", "pausing after a run (pause=)"),
+            ("startcmd", "running commands (startcmd=)"),
+            ("endcmd", "running commands (endcmd=)"),
+            ("mount", "mounting (mount=)"),
+        ] {
+            unsupported(rd, k, why)?;
+        }
+        if let Some(format) = self.model.of(Kind::Fwd).find(|f| f.name == "format") {
+            return Err(VdbError::at(
+                &format.at,
+                "fwd=format (settings for the format step) is not supported yet".into(),
+            ));
+        }
+        let fwds = self.named(rd, "fwd", Kind::Fwd)?;
+        let mut trees = Vec::new();
+        let mut workloads = Vec::new();
+        for fwd in fwds {
+            workloads.push(self.workload(fwd, &mut trees)?);
+        }
+        let mut flags = OpenFlags::default();
+        openflags(rd, &mut flags)?;
+        if flags.direct {
+            trees.iter_mut().for_each(|t| t.direct = Some(true));
+        }
+        let format = match words(rd, "format")? {
+            // vdbench does not create the files unless asked; streamcap's default is to create them.
+            None => FormatMode::No,
+            Some((w, p)) => match w.as_slice() {
+                [one] => one.parse::<FormatMode>().map_err(|e| fail(rd, p, e.to_string()))?,
+                _ => return Err(fail(rd, p, "format takes one of yes, no, restart, only, once, clean".into())),
+            },
+        };
+        let rate = rd_rate(rd, "fwdrate")?;
+        let (points, stop) = (curve(rd)?, stopcurve(rd)?);
+        let loops = expand::loops(rd)?;
+        let mut phases = Vec::new();
+        for combination in expand::combinations(&loops, rd)? {
+            let (mut trees, mut workloads, mut rate) = (trees.clone(), workloads.clone(), rate);
+            for (l, item) in loops.iter().zip(&combination) {
+                let num = || loop_num(l, item, rd);
+                let word = || item.display();
+                let count = |v: f64| -> Result<u64, VdbError> {
+                    if v.fract() != 0.0 || v > u32::MAX as f64 {
+                        return Err(loop_err(l, rd, format!("{v} is not a whole number")));
+                    }
+                    Ok(v as u64)
+                };
+                match l.keyword {
+                    "forxfersize" => {
+                        let b = bytes(num()?).map_err(|m| loop_err(l, rd, m))?;
+                        workloads.iter_mut().for_each(|w| w.xfersize = Some(BlockSizeSpec::Fixed(b)));
+                    }
+                    "forthreads" => {
+                        let t = count(num()?)?;
+                        if t == 0 || t > 4096 {
+                            return Err(loop_err(l, rd, format!("{t} is not a thread count from 1 to 4096")));
+                        }
+                        workloads.iter_mut().for_each(|w| w.threads = Some(t as u32));
+                    }
+                    "forrdpct" => {
+                        let v = num()?;
+                        if !(0.0..=100.0).contains(&v) {
+                            return Err(loop_err(l, rd, format!("{v} is not a percentage")));
+                        }
+                        workloads.iter_mut().for_each(|w| w.rdpct = Some(v.round() as u8));
+                    }
+                    "foroperations" => {
+                        let op = word().parse::<FileOp>().map_err(|e| loop_err(l, rd, e.to_string()))?;
+                        workloads.iter_mut().for_each(|w| w.operation = Some(op));
+                    }
+                    "forfileio" => {
+                        let io = file_io(&[word()]).map_err(|m| loop_err(l, rd, m))?;
+                        workloads.iter_mut().for_each(|w| w.fileio = Some(io));
+                    }
+                    "forfileselect" => {
+                        let select = file_select(&[word()]).map_err(|m| loop_err(l, rd, m))?;
+                        workloads.iter_mut().for_each(|w| w.fileselect = Some(select));
+                    }
+                    "fordepth" => {
+                        let v = count(num()?)? as u32;
+                        trees.iter_mut().for_each(|t| t.depth = v);
+                    }
+                    "forwidth" => {
+                        let v = count(num()?)? as u32;
+                        trees.iter_mut().for_each(|t| t.width = v);
+                    }
+                    "forfiles" => {
+                        let v = count(num()?)?;
+                        trees.iter_mut().for_each(|t| t.files = v);
+                    }
+                    "forsizes" => {
+                        let b = bytes(num()?).map_err(|m| loop_err(l, rd, m))?;
+                        trees.iter_mut().for_each(|t| t.size = FileSizeSpec::Fixed(b));
+                    }
+                    "fortotalsize" => {
+                        let b = bytes(num()?).map_err(|m| loop_err(l, rd, m))?;
+                        trees.iter_mut().for_each(|t| t.total_size = Some(b));
+                    }
+                    "foriorate" => {
+                        rate = Some(rate_of(item).ok_or_else(|| {
+                            loop_err(l, rd, format!("'{}': expected max, curve or a rate", item.display()))
+                        })?)
+                    }
+                    other => {
+                        return Err(loop_err(
+                            l,
+                            rd,
+                            format!("{other} does not apply to a file-system workload or is not supported yet"),
+                        ));
+                    }
+                }
+            }
+            let name = expand::phase_name(rd, &loops, &combination, true);
+            let rate = rate.expect("a single rate or a rate loop, checked by rd_rate");
+            phases.extend(rated(
+                name,
+                rate,
+                &points,
+                stop,
+                "fwdrate",
+                |name, rate, pct| {
+                    let rate = match (rate, pct) {
+                        (_, Some(pct)) => OpRateSpec::PercentOfMax(pct),
+                        (Some(Rate::PerSecond(v)), None) => OpRateSpec::PerSecond(v),
+                        _ => OpRateSpec::Max,
+                    };
+                    PhaseSpec {
+                        name: Some(name),
+                        runtime: Some(timing.runtime),
+                        ramp: Some(timing.ramp),
+                        fileset: Some(Box::new(FileSetPhaseSpec {
+                            trees: trees.clone(),
+                            workloads: workloads.clone(),
+                            rate: Some(rate),
+                            format: Some(format),
+                        })),
+                        ..PhaseSpec::default()
+                    }
+                },
+                |phase, stop| phase.curve_stop_latency = stop,
+            ));
+        }
+        Ok(phases)
+    }
+}

@@ -1,0 +1,154 @@
+//! Values of single vdbench keywords, parsed into streamcap's words: `seekpct`, `xfersize`, fsd `sizes`,
+//! `fileio`, `fileselect`, name wildcards. Pure functions returning a sentence on error; the caller adds the
+//! file, line and keyword.
+
+use super::*;
+/// vdbench's simple wildcard: `*` matches any run of characters.
+pub(super) fn wildcard(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, rest)) => {
+            let Some(after) = name.strip_prefix(head) else { return false };
+            (0..=after.len()).filter(|&i| after.is_char_boundary(i)).any(|i| wildcard(rest, &after[i..]))
+        }
+    }
+}
+
+/// vdbench's `seekpct`: 0/`sequential` → 0, 100/`random` → 100, between: the percentage of random seeks.
+pub(super) fn seekpct(item: &Item) -> Result<u8, String> {
+    let expected = "expected 0 or sequential, 100 or random, or a percentage of random seeks";
+    match item {
+        Item::Num(v) if (0.0..=100.0).contains(v) => Ok(v.round() as u8),
+        Item::Word(w) if w.eq_ignore_ascii_case("eof") => {
+            Err("seekpct=eof (sequential until the end, then stop) is not supported yet".into())
+        }
+        Item::Word(w) if !w.is_empty() && "sequential".starts_with(&w.to_ascii_lowercase()) => Ok(0),
+        Item::Word(w) if !w.is_empty() && "random".starts_with(&w.to_ascii_lowercase()) => Ok(100),
+        _ => Err(format!("'{}': {expected}", item.display())),
+    }
+}
+
+pub(super) fn bytes(v: f64) -> Result<Bytes, String> {
+    if v.fract() != 0.0 || v <= 0.0 || v > u64::MAX as f64 {
+        return Err(format!("{v} is not a whole number of bytes above zero"));
+    }
+    Ok(Bytes(v as u64))
+}
+
+/// `xfersize=4k`, weighted `(4k,50,8k,50)` or `(min,max,align)`.
+pub(super) fn xfersize(items: &[Item], raw: bool) -> Result<(BlockSizeSpec, Option<Bytes>), String> {
+    let nums: Vec<f64> = items
+        .iter()
+        .map(|i| match i {
+            Item::Num(v) => Ok(*v),
+            other => Err(format!("'{}' is not a transfer size", other.display())),
+        })
+        .collect::<Result<_, _>>()?;
+    match nums.as_slice() {
+        [one] => Ok((BlockSizeSpec::Fixed(bytes(*one)?), None)),
+        [min, max, align] if raw && *align > 0.0 => {
+            if min >= max || align % 512.0 != 0.0 {
+                return Err("(min,max,align) needs min below max and align a multiple of 512".into());
+            }
+            Ok((BlockSizeSpec::Range(bytes(*min)?, bytes(*max)?), Some(bytes(*align)?)))
+        }
+        pairs if pairs.len() % 2 == 0 => {
+            let mut entries = Vec::new();
+            for pair in pairs.chunks(2) {
+                if pair[1].fract() != 0.0 {
+                    return Err(format!("weight {} is not a whole percentage", pair[1]));
+                }
+                entries.push((bytes(pair[0])?, Some(pair[1] as u32)));
+            }
+            let total: u32 = entries.iter().filter_map(|e| e.1).sum();
+            if total != 100 {
+                return Err(format!("the weights add up to {total}; they must add up to 100, as in (4k,50,8k,50)"));
+            }
+            Ok((BlockSizeSpec::Split(entries), None))
+        }
+        _ => Err("expected a size (4k), sizes with weights (4k,50,8k,50) or (min,max,align)".into()),
+    }
+}
+
+/// fsd `sizes=16k`, weighted `(16k,80,1m,20)` or a range `(min,max,0)`.
+pub(super) fn file_sizes(items: &[Item]) -> Result<FileSizeSpec, String> {
+    let nums: Vec<f64> = items
+        .iter()
+        .map(|i| match i {
+            Item::Num(v) => Ok(*v),
+            other => Err(format!("'{}' is not a file size", other.display())),
+        })
+        .collect::<Result<_, _>>()?;
+    match nums.as_slice() {
+        [one] => Ok(FileSizeSpec::Fixed(bytes(*one)?)),
+        [_, zero] if *zero == 0.0 => {
+            Err("sizes=(n,0) (random sizes around an average) is not supported yet; use (min,max,0)".into())
+        }
+        [min, max, zero] if *zero == 0.0 => {
+            if min > max {
+                return Err("(min,max,0) needs min below max".into());
+            }
+            Ok(FileSizeSpec::Range(bytes(*min)?, bytes(*max)?))
+        }
+        pairs if pairs.len() % 2 == 0 => {
+            let entries: Vec<(Bytes, f64)> =
+                pairs.chunks(2).map(|p| Ok((bytes(p[0])?, p[1]))).collect::<Result<_, String>>()?;
+            let total: f64 = entries.iter().map(|e| e.1).sum();
+            if (total - 100.0).abs() > 0.01 {
+                return Err(format!("the weights add up to {total}; they must add up to 100, as in (16k,80,1m,20)"));
+            }
+            Ok(FileSizeSpec::Weighted(entries))
+        }
+        _ => Err("expected a size (16k), sizes with weights (16k,80,1m,20) or a range (min,max,0)".into()),
+    }
+}
+
+pub(super) fn file_io(words: &[String]) -> Result<FileIo, String> {
+    match words {
+        [one] if !one.is_empty() && "random".starts_with(&one.to_ascii_lowercase()) => Ok(FileIo::Random),
+        [one] if !one.is_empty() && "sequential".starts_with(&one.to_ascii_lowercase()) => Ok(FileIo::Sequential),
+        [_, second] => Err(format!("fileio with '{second}' (shared files, delete before write) is not supported yet")),
+        _ => Err("expected random or sequential".into()),
+    }
+}
+
+pub(super) fn file_select(words: &[String]) -> Result<FileSelect, String> {
+    let (mut random, mut once) = (false, false);
+    for w in words {
+        let w = w.to_ascii_lowercase();
+        match w.as_str() {
+            "once" => once = true,
+            "skewed" | "poisson" => {
+                return Err(format!(
+                    "fileselect={w} (vdbench's Poisson-skewed choice) is not supported yet: streamcap's skew is a \
+                     Zipf distribution, which would change the result"
+                ));
+            }
+            _ if !w.is_empty() && "random".starts_with(&w) => random = true,
+            _ if !w.is_empty() && "sequential".starts_with(&w) => random = false,
+            _ => return Err(format!("'{w}': expected random, sequential or (sequential,once)")),
+        }
+    }
+    match (random, once) {
+        (true, true) => Err("fileselect=(random,once) is not supported yet; use (sequential,once)".into()),
+        (_, true) => Ok(FileSelect::Once),
+        (true, false) => Ok(FileSelect::Random),
+        (false, false) => Ok(FileSelect::Sequential),
+    }
+}
+
+pub(super) fn loop_num(l: &Loop, item: &Item, rd: &Record) -> Result<f64, VdbError> {
+    match item {
+        Item::Num(v) => Ok(*v),
+        other => Err(VdbError::keyword(
+            &l.at,
+            &l.written,
+            Some(rd.label()),
+            format!("'{}' is not a number", other.display()),
+        )),
+    }
+}
+
+pub(super) fn loop_err(l: &Loop, rd: &Record, message: String) -> VdbError {
+    VdbError::keyword(&l.at, &l.written, Some(rd.label()), message)
+}
