@@ -74,7 +74,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
 
 /// Keys the spec can express that planning does not carry out yet: refused, never silently ignored.
 fn not_yet_planned(phase: &PhaseSpec) -> Option<&'static str> {
-    let said = [("curve-stop-latency", phase.curve_stop_latency.is_some()), ("fileset", phase.fileset.is_some())];
+    let said = [("fileset", phase.fileset.is_some())];
     said.into_iter().find(|(_, s)| *s).map(|(key, _)| key)
 }
 
@@ -264,6 +264,7 @@ fn plan_phase(
             ops_per_sec: spec.rate_min_iops.map(|r| r as f64),
         }),
         rate_percent_of_max: spec.rate_percent_of_max,
+        curve_stop_latency: spec.curve_stop_latency,
         concurrent: spec.concurrent.unwrap_or(false) && index > 0,
         percentiles: percentiles(spec).map_err(fail)?,
         continue_on_error: spec.continue_on_error.unwrap_or(false),

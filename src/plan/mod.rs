@@ -173,6 +173,10 @@ pub struct PhasePlan {
     /// Pace at this percentage of what the nearest earlier unpaced phase achieved (vdbench's curve); the pacing
     /// is filled in when that phase has run.
     pub rate_percent_of_max: Option<f64>,
+    /// Curve phases: skip this one once an earlier phase of the curve averaged a response time above this
+    /// (vdbench stopcurve).
+    #[serde(serialize_with = "ser_opt_secs")]
+    pub curve_stop_latency: Option<Duration>,
     /// Runs at the same time as the phase before it (fio jobs without stonewall).
     pub concurrent: bool,
     /// Latency percentiles to report; empty: the default list.

@@ -98,6 +98,8 @@ pub fn execute(
     let direct_ok = direct_io_supported(&files[0]).map_err(|cause| RunError::Open { path: files[0].clone(), cause })?;
     let mut told_buffered = false;
     let mut outcomes = Vec::new();
+    // What each phase measured, by plan index, for curves: (operations per second, mean latency in ns).
+    let mut measured: Vec<Option<(f64, f64)>> = vec![None; plan.phases.len()];
 
     let mut index = 0;
     'stages: while index < plan.phases.len() {
@@ -126,7 +128,11 @@ pub fn execute(
                     direct_ok
                 }
             };
-            let phase = with_curve_rate(phase, &plan.phases, &outcomes);
+            if let Some(why) = curve_stopped(index, &plan.phases, &measured) {
+                observer.notice(&format!("{}: skipped, {why}", phase.name));
+                continue;
+            }
+            let phase = with_curve_rate(phase, &plan.phases, &measured);
             observer.phase_started(index, &phase);
             if phase.needs_data {
                 let missing: Vec<&FilePlan> = phase
@@ -199,6 +205,7 @@ pub fn execute(
 
         let mut stop = false;
         for ((index, phase, _), outcome) in prepared.iter().zip(stage_outcomes) {
+            measured[*index] = Some(rate_and_latency(&outcome));
             if covers_whole_files(phase, &outcome, &plan.target.files) {
                 phase.files.iter().for_each(|&i| filled[i as usize] = true);
             }
@@ -220,20 +227,56 @@ pub fn execute(
 
 /// A phase paced at a percentage of an earlier maximum (vdbench's curve) gets its rate from the nearest earlier
 /// unpaced phase's measured rate, shared between its workers.
-fn with_curve_rate<'a>(phase: &'a PhasePlan, phases: &[PhasePlan], outcomes: &[PhaseOutcome]) -> Cow<'a, PhasePlan> {
+fn with_curve_rate<'a>(
+    phase: &'a PhasePlan,
+    phases: &[PhasePlan],
+    measured: &[Option<(f64, f64)>],
+) -> Cow<'a, PhasePlan> {
     let Some(percent) = phase.rate_percent_of_max else { return Cow::Borrowed(phase) };
     let max_rate = phases
         .iter()
-        .zip(outcomes)
+        .zip(measured)
         .rev()
-        .find(|(p, _)| p.pacing.is_none() && p.rate_percent_of_max.is_none())
-        .map(|(_, o)| o.totals.total_ops() as f64 / o.measured.as_secs_f64().max(1e-9));
+        .find(|(p, m)| p.pacing.is_none() && p.rate_percent_of_max.is_none() && m.is_some())
+        .and_then(|(_, m)| m.map(|(rate, _)| rate));
     let mut paced = phase.clone();
     // Planning made sure an unpaced phase comes first; if it measured nothing, pace at one operation a second.
     let total = (max_rate.unwrap_or(0.0) * percent / 100.0).max(1.0);
     paced.pacing =
         Some(Pacing { ops_per_sec: total / f64::from(phase.jobs), bytes_per_sec: None, arrivals: Arrivals::Linear });
     Cow::Owned(paced)
+}
+
+/// vdbench's stopcurve: a curve phase is skipped once an earlier phase of the same curve (the run of curve phases
+/// it belongs to) had a mean response time above its limit.
+fn curve_stopped(index: usize, phases: &[PhasePlan], measured: &[Option<(f64, f64)>]) -> Option<String> {
+    let limit = phases[index].curve_stop_latency?;
+    phases[..index].iter().zip(measured).rev().take_while(|(p, _)| p.rate_percent_of_max.is_some()).find_map(
+        |(p, m)| {
+            let (_, mean_ns) = (*m)?;
+            (mean_ns > limit.as_nanos() as f64).then(|| {
+                format!(
+                    "'{}' already averaged {:.3} ms, above the curve's limit of {:.3} ms",
+                    p.name,
+                    mean_ns / 1e6,
+                    limit.as_secs_f64() * 1e3
+                )
+            })
+        },
+    )
+}
+
+/// Operations per second and mean latency (ns) over all classes of a finished phase.
+fn rate_and_latency(outcome: &PhaseOutcome) -> (f64, f64) {
+    let totals = &outcome.totals;
+    let ops = totals.total_ops() as f64;
+    let weighted: f64 = crate::metrics::OpClass::ALL
+        .iter()
+        .map(|&c| totals.stats(c))
+        .filter(|s| s.ops > 0)
+        .map(|s| s.latency.mean() * s.ops as f64)
+        .sum();
+    (ops / outcome.measured.as_secs_f64().max(1e-9), if ops > 0.0 { weighted / ops } else { 0.0 })
 }
 
 /// Forwards a concurrent phase's reports to the run's observer, one at a time.

@@ -34,11 +34,6 @@ pub enum SpecError {
     Read { path: PathBuf, cause: std::io::Error },
     #[error("{path}: {message}")]
     Syntax { path: PathBuf, message: String },
-    #[error(
-        "{path} looks like a {dialect}; streamcap does not read that dialect yet. Write the job as a \
-         streamcap TOML job (see examples/jobs/) or, if the file is TOML, give it a .toml extension"
-    )]
-    Unsupported { path: PathBuf, dialect: &'static str },
     #[error("{0}")]
     Invalid(String),
 }
