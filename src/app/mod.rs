@@ -4,6 +4,7 @@
 mod facts;
 mod observer;
 mod run_cmd;
+pub mod streams_cmd;
 
 use std::process::ExitCode;
 
@@ -18,13 +19,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run_cmd::run(*args),
         Command::Report(args) => report(&args),
+        Command::Streams(args) => streams_cmd::run(*args),
     }
 }
 
 fn report(args: &ReportArgs) -> Result<ExitCode> {
     let result = read_result(&args.result)?;
     let mut text = Vec::new();
-    write_summary(&mut text, &result).expect("writing to a Vec cannot fail");
+    match &result.streams {
+        Some(streams) => crate::report::write_streams_summary(&mut text, &result, streams),
+        None => write_summary(&mut text, &result),
+    }
+    .expect("writing to a Vec cannot fail");
     run_cmd::print_quietly(&String::from_utf8_lossy(&text));
     Ok(ExitCode::SUCCESS)
 }

@@ -2,7 +2,9 @@
 //! `results` types.
 
 mod csv;
+mod streams;
 mod terminal;
 
 pub use csv::CsvSink;
+pub use streams::write_streams_summary;
 pub use terminal::write_summary;

@@ -14,7 +14,7 @@ mod worker_setup;
 
 use std::path::PathBuf;
 
-pub use layout::direct_io_supported;
+pub use layout::{direct_io_supported, fill};
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
 pub use signals::{INTERRUPTED_EXIT, Interrupt};
@@ -22,7 +22,7 @@ pub use workdir::{WorkDir, remove_stale, run_id};
 
 use crate::plan::{DirectMode, FilePlan, PhasePlan, Plan, TargetKind};
 use crate::workload::Access;
-use layout::LayoutError;
+pub use layout::LayoutError;
 use phase::{PhaseInputs, run_phase};
 
 /// What the run tells its caller as it goes. Every method has an empty default.
