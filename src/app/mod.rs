@@ -5,6 +5,7 @@ mod facts;
 mod observer;
 mod run_cmd;
 pub mod streams_cmd;
+pub mod streams_estimate;
 
 use std::process::ExitCode;
 

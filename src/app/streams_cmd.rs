@@ -18,6 +18,7 @@ use clap::Args;
 
 use super::facts::gather;
 use super::run_cmd::print_quietly;
+use super::streams_estimate::{compare, estimate, measure_raw};
 use crate::engine::EngineKind;
 use crate::plan::{FilePlan, TargetKind, TargetPlan};
 use crate::report::write_streams_summary;
@@ -118,6 +119,16 @@ pub struct StreamsArgs {
     /// I/O engine: io_uring or sync.
     #[arg(long, value_parser = parse_engine, default_value = "io_uring", help_heading = "Engine")]
     pub engine: EngineKind,
+
+    /// Measure the raw rates and print the estimate beside the measurement (default with --max).
+    #[arg(long, conflicts_with = "no_estimate", help_heading = "Estimate")]
+    pub estimate: bool,
+    /// Skip the raw-rate measurement with --max.
+    #[arg(long, help_heading = "Estimate")]
+    pub no_estimate: bool,
+    /// Time of each raw-rate measurement (random reads at the chunk size, then sequential reads).
+    #[arg(long, value_parser = parse_duration, default_value = "5s", help_heading = "Estimate")]
+    pub estimate_time: Duration,
 
     /// Write the result as JSON (rewritten after every step).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
@@ -436,6 +447,13 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     };
     save(&result);
     let mut exit = ExitCode::SUCCESS;
+    let memory_backed = gathered.facts.memory_backed.is_some();
+    if (args.max && !args.no_estimate) || args.estimate {
+        say(&format!("measuring raw read rates for the estimate ({:?} each)…", args.estimate_time));
+        let chunk = config.chunk_bytes(0);
+        let rates = measure_raw(&media.files[0].path, chunk, media.direct, &interrupt, args.estimate_time)?;
+        streams_mut(&mut result).estimate = Some(estimate(rates, &config));
+    }
     if let Some(count) = args.count {
         say(&format!("{count} viewers of {} for {:?}…", config.mix.label(), args.duration));
         let step = runner.measure(count)?;
@@ -449,7 +467,9 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         }
         streams_mut(&mut result).steps.push(step);
     } else {
-        let settings = SearchSettings { start: 4, limit: args.limit.max(1), precision: 0.03 };
+        // Start the ramp at half the estimate: it usually passes, and the next doubling brackets the answer.
+        let start = result.streams.as_ref().and_then(|s| s.estimate.as_ref()).map_or(4, |e| (e.streams / 2).max(1));
+        let settings = SearchSettings { start, limit: args.limit.max(1), precision: 0.03 };
         let mut partial = result.clone();
         let (answer, steps) = find_capacity(&runner, settings, &mut |step| {
             say(&format!(
@@ -469,6 +489,17 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         let streams = streams_mut(&mut result);
         streams.steps = steps;
         streams.capacity = Some(answer);
+    }
+    let measured = {
+        let streams = streams_mut(&mut result);
+        streams
+            .capacity
+            .as_ref()
+            .map(|c| c.streams)
+            .or(args.count.filter(|_| streams.steps.iter().all(|s| s.meets_target)))
+    };
+    if let (Some(e), Some(n)) = (streams_mut(&mut result).estimate.as_mut(), measured) {
+        compare(e, n, memory_backed);
     }
     let interrupted = interrupt.is_set();
     result.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
