@@ -26,7 +26,8 @@ pub mod defaults {
     pub const MEDIA_LENGTH: Duration = Duration::from_secs(120);
     /// Quality target: no stall, and start-up within this.
     pub const MAX_STARTUP: Duration = Duration::from_secs(2);
-    pub const SLOTS_PER_WORKER: u32 = 256;
+    /// Each slot holds one chunk buffer, registered with io_uring (pinned): 32 × 1 MiB × 2 workers = 64 MiB.
+    pub const SLOTS_PER_WORKER: u32 = 32;
     pub const SEED: u64 = 0x5EED_57EA;
 }
 
