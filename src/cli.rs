@@ -30,6 +30,8 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Print the summary of a saved result (a JSON file written with --json).
     Report(ReportArgs),
+    /// Paced stream viewers: how many concurrent streams of a bitrate this storage serves without a stall.
+    Streams(Box<crate::app::streams_cmd::StreamsArgs>),
 }
 
 #[derive(Debug, Args)]

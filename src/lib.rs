@@ -17,6 +17,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod spec;
+pub mod streams;
 pub mod sysinfo;
 pub mod units;
 pub mod workload;

@@ -4,6 +4,8 @@
 mod facts;
 mod observer;
 mod run_cmd;
+pub mod streams_cmd;
+pub mod streams_estimate;
 
 use std::process::ExitCode;
 
@@ -18,15 +20,17 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run_cmd::run(*args),
         Command::Report(args) => report(&args),
+        Command::Streams(args) => streams_cmd::run(*args),
     }
 }
 
 fn report(args: &ReportArgs) -> Result<ExitCode> {
     let result = read_result(&args.result)?;
     let mut text = Vec::new();
-    match args.format {
-        OutputFormat::Summary => write_summary(&mut text, &result),
-        OutputFormat::FioJson => write_fio_json(&mut text, &result),
+    match (args.format, &result.streams) {
+        (OutputFormat::FioJson, _) => write_fio_json(&mut text, &result),
+        (OutputFormat::Summary, Some(streams)) => crate::report::write_streams_summary(&mut text, &result, streams),
+        (OutputFormat::Summary, None) => write_summary(&mut text, &result),
     }
     .expect("writing to a Vec cannot fail");
     run_cmd::print_quietly(&String::from_utf8_lossy(&text));

@@ -171,6 +171,7 @@ fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
         config: serde_json::to_value(plan).unwrap_or_default(),
         notices: plan.notices.clone(),
         phases: Vec::new(),
+        streams: None,
     }
 }
 

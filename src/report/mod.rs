@@ -3,10 +3,12 @@
 
 mod csv;
 mod fio_json;
+mod streams;
 mod terminal;
 mod vdbench_raw;
 
 pub use csv::CsvSink;
 pub use fio_json::{fio_json, write_fio_json};
+pub use streams::write_streams_summary;
 pub use terminal::write_summary;
 pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};

@@ -7,6 +7,7 @@
 
 mod build;
 mod io;
+mod streams;
 mod time;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,10 @@ use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, HostFacts, Syst
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use io::{ResultIoError, read_result, write_result_atomically};
+pub use streams::{
+    CapacityAnswer, CapacityEstimate, FormatShare, QualityTarget, StepContext, StreamFigures, StreamsResult,
+    StreamsStep, build_step,
+};
 pub use time::rfc3339;
 
 pub const SCHEMA: &str = "streamcap.run";
@@ -46,6 +51,9 @@ pub struct RunResult {
     /// Fallbacks and other things the user was told.
     pub notices: Vec<String>,
     pub phases: Vec<PhaseResult>,
+    /// `streamcap streams`: viewers, stalls, lateness, the capacity curve and answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<StreamsResult>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

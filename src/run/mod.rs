@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-pub use layout::direct_io_supported;
+pub use layout::{direct_io_supported, fill};
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
 pub use signals::{INTERRUPTED_EXIT, Interrupt};
@@ -24,7 +24,7 @@ pub use workdir::{WorkDir, remove_stale, run_id};
 
 use crate::plan::{Arrivals, DirectMode, FilePlan, Pacing, PhasePlan, Plan, TargetKind};
 use crate::workload::Access;
-use layout::LayoutError;
+pub use layout::LayoutError;
 use phase::{PhaseInputs, run_phase};
 
 /// What the run tells its caller as it goes. Every method has an empty default.

@@ -1,0 +1,597 @@
+//! `streamcap streams`: flags → `StreamsConfig` → test media (or the user's) → one drive per count (`--count`)
+//! or the capacity search (`--max`) → `RunResult` with `streams` → summary and JSON.
+//!
+//! Exit codes: 0 when the run completed (and `--expect` was met); 1 when a stated target was not met (`--expect`
+//! above the answer, or `--count` streams that missed the quality target while `--expect` was given) or reads
+//! failed; 2 for bad input or a set-up failure; 130 after Ctrl-C.
+//!
+//! `find_capacity` is the library entry point for `streamcap check`: it runs the search on prepared media and
+//! returns the answer with the curve.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+
+use super::facts::gather;
+use super::run_cmd::print_quietly;
+use super::streams_estimate::{compare, estimate, measure_raw};
+use crate::engine::EngineKind;
+use crate::plan::{FilePlan, TargetKind, TargetPlan};
+use crate::report::write_streams_summary;
+use crate::results::{
+    CapacityAnswer, DeviceResult, FormatShare, QualityTarget, RunResult, RunStatus, SCHEMA, SCHEMA_VERSION,
+    StepContext, StreamsResult, StreamsStep, TargetInfo, ToolInfo, build_step, device_activity, rfc3339,
+    write_result_atomically,
+};
+use crate::run::{INTERRUPTED_EXIT, Interrupt, WorkDir, direct_io_supported, fill, run_id};
+use crate::streams::{
+    Assignment, ChunkSize, DrivePlan, Format, MediaFile, MediaKey, Mix, SearchSettings, StreamsConfig, defaults, drive,
+    search,
+};
+use crate::sysinfo::{ProcessCpu, read_diskstats};
+use crate::units::{Bytes, parse_duration};
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    streamcap streams /srv/media --bitrate 2160p-hevc --count 20 --duration 60s\n  \
+    streamcap streams /srv/media --bitrate 25Mbit --max --expect 30\n  \
+    streamcap streams /srv/media --mix 1080p:70,2160p:30 --max --files library:200:zipf=1.1\n  \
+    streamcap streams /srv/media --use-existing /srv/media/movies --bitrate 1080p --count 8")]
+pub struct StreamsArgs {
+    /// Directory to test (streamcap writes its test media in TARGET/.streamcap and removes it afterwards).
+    pub target: PathBuf,
+
+    /// Stream bitrate (25Mbit, 8Mbps) or a named format (720p, 1080p, 1080p-remux, 2160p-hevc, 2160p-remux,
+    /// prores-1080p, prores-2160p; see docs/streams.md).
+    #[arg(long, value_parser = Format::parse, required_unless_present = "mix", conflicts_with = "mix")]
+    pub bitrate: Option<Format>,
+    /// A mix of formats with weights: 1080p:70,2160p:30.
+    #[arg(long, value_parser = parse_mix)]
+    pub mix: Option<Mix>,
+    /// Number of concurrent viewers.
+    #[arg(long, required_unless_present = "max", conflicts_with = "max")]
+    pub count: Option<u32>,
+    /// Find the largest count that meets the quality target (ramp, then bisect).
+    #[arg(long)]
+    pub max: bool,
+    /// With --max: exit with code 1 when the answer is below N. With --count: when the count missed the target.
+    #[arg(long, value_name = "N")]
+    pub expect: Option<u32>,
+
+    /// Wall time each viewer watches (each step of --max too).
+    #[arg(long, value_parser = parse_duration, default_value = "60s", help_heading = "Viewers")]
+    pub duration: Duration,
+    /// Chunk per request: a size (1M) or seconds of media (2s).
+    #[arg(long, value_parser = parse_chunk, default_value = "1M", help_heading = "Viewers")]
+    pub chunk: ChunkSize,
+    /// Player buffer (media kept ahead of the playhead).
+    #[arg(long, value_parser = parse_duration, default_value = "10s", help_heading = "Viewers")]
+    pub buffer: Duration,
+    /// Media needed before playback starts (and after a stall or a seek).
+    #[arg(long, value_parser = parse_duration, default_value = "2s", help_heading = "Viewers")]
+    pub prebuffer: Duration,
+    /// Spread the viewers' starts over this time (default: 50 ms per viewer, at most 5 s).
+    #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
+    pub ramp: Option<Duration>,
+    /// Each viewer seeks to a random position every TIME on average.
+    #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Viewers")]
+    pub seek_every: Option<Duration>,
+    /// Which file each viewer reads: one, each, library:N or library:N:zipf=S.
+    #[arg(long, default_value = "one", help_heading = "Viewers")]
+    pub files: Assignment,
+    /// Seed of starts, positions and seeks.
+    #[arg(long, default_value_t = defaults::SEED, help_heading = "Viewers")]
+    pub seed: u64,
+
+    /// Quality target: start-up within this for every stream.
+    #[arg(long, value_parser = parse_duration, default_value = "2s", help_heading = "Target")]
+    pub max_startup: Duration,
+    /// Quality target: at most this many streams may stall.
+    #[arg(long, default_value_t = 0, help_heading = "Target")]
+    pub max_stalled: u32,
+    /// --max never tries more streams than this.
+    #[arg(long, default_value_t = 10_000, help_heading = "Target")]
+    pub limit: u32,
+
+    /// Read the user's media files in DIR (never written) instead of writing test media.
+    #[arg(long, value_name = "DIR", help_heading = "Media")]
+    pub use_existing: Option<PathBuf>,
+    /// Length of each test media file (its size is bitrate × length).
+    #[arg(long, value_parser = parse_duration, default_value = "120s", help_heading = "Media")]
+    pub media_length: Duration,
+    /// Keep the test media after the run.
+    #[arg(long, help_heading = "Media")]
+    pub keep: bool,
+    /// Buffered reads through the page cache (default: direct I/O where the filesystem allows it).
+    #[arg(long, help_heading = "Media")]
+    pub buffered: bool,
+
+    /// Scheduler threads (default: one per CPU).
+    #[arg(long, help_heading = "Engine")]
+    pub workers: Option<usize>,
+    /// Reads in flight per scheduler thread at most.
+    #[arg(long, default_value_t = defaults::SLOTS_PER_WORKER, help_heading = "Engine")]
+    pub inflight: u32,
+    /// I/O engine: io_uring or sync.
+    #[arg(long, value_parser = parse_engine, default_value = "io_uring", help_heading = "Engine")]
+    pub engine: EngineKind,
+
+    /// Measure the raw rates and print the estimate beside the measurement (default with --max).
+    #[arg(long, conflicts_with = "no_estimate", help_heading = "Estimate")]
+    pub estimate: bool,
+    /// Skip the raw-rate measurement with --max.
+    #[arg(long, help_heading = "Estimate")]
+    pub no_estimate: bool,
+    /// Time of each raw-rate measurement (random reads at the chunk size, then sequential reads).
+    #[arg(long, value_parser = parse_duration, default_value = "5s", help_heading = "Estimate")]
+    pub estimate_time: Duration,
+
+    /// Write the result as JSON (rewritten after every step).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub json: Option<PathBuf>,
+    /// No progress and no summary.
+    #[arg(long, short, help_heading = "Output")]
+    pub quiet: bool,
+}
+
+fn parse_mix(s: &str) -> Result<Mix, String> {
+    s.parse()
+}
+
+fn parse_chunk(s: &str) -> Result<ChunkSize, String> {
+    let t = s.trim();
+    if t.ends_with("ms") || (t.ends_with('s') && !t.ends_with("/s")) {
+        let d = parse_duration(t).map_err(|e| e.to_string())?;
+        if d.is_zero() {
+            return Err("a chunk of 0 s of media fetches nothing".into());
+        }
+        return Ok(ChunkSize::Media(d));
+    }
+    let bytes = Bytes::parse(t).map_err(|e| e.to_string())?;
+    if bytes.0 == 0 || bytes.0 > 64 << 20 {
+        return Err(format!("a chunk of {bytes} is out of range: give 4k to 64M, or seconds of media (2s)"));
+    }
+    Ok(ChunkSize::Bytes(bytes.0))
+}
+
+fn parse_engine(s: &str) -> Result<EngineKind, String> {
+    match s {
+        "io_uring" | "uring" => Ok(EngineKind::IoUring),
+        "sync" => Ok(EngineKind::Sync),
+        _ => Err(format!("'{s}' is not an engine for streams: io_uring or sync")),
+    }
+}
+
+impl StreamsArgs {
+    pub fn config(&self) -> StreamsConfig {
+        let mix = match (&self.mix, &self.bitrate) {
+            (Some(mix), _) => mix.clone(),
+            (None, Some(format)) => Mix(vec![(format.clone(), 1)]),
+            (None, None) => unreachable!("clap requires --bitrate or --mix"),
+        };
+        StreamsConfig {
+            mix,
+            chunk: self.chunk,
+            buffer: self.buffer,
+            prebuffer: self.prebuffer,
+            watch: self.duration,
+            ramp: self.ramp,
+            seek_every: self.seek_every,
+            assignment: self.files,
+            media_length: self.media_length,
+            seed: self.seed,
+        }
+    }
+
+    fn target(&self) -> QualityTarget {
+        QualityTarget { max_stalled_streams: self.max_stalled, max_startup_s: self.max_startup.as_secs_f64() }
+    }
+}
+
+/// Media ready to be read: the files and how a viewer's key maps to one.
+pub struct Media {
+    pub files: Vec<MediaFile>,
+    keys: Vec<MediaKey>,
+    /// The user's files are read in turn, whatever the key.
+    existing: bool,
+    pub direct: bool,
+    pub own: bool,
+    _work: Option<WorkDir>,
+}
+
+impl Media {
+    fn index_of(&self, key: MediaKey) -> u32 {
+        if self.existing {
+            let n = self.files.len() as u32;
+            return (key.number.wrapping_add(key.format as u32 * 7919)) % n;
+        }
+        self.keys.binary_search(&key).map(|i| i as u32).unwrap_or(0)
+    }
+
+    /// Removes streamcap's own test media now (also done on drop).
+    pub fn remove(&mut self) -> Result<()> {
+        if let Some(work) = self._work.as_mut() {
+            work.remove().context("cannot remove the test media")?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes the test media a run needs into TARGET/.streamcap/<run id>/ (removed when `Media` is dropped), or
+/// lists the user's files in `existing` (never written).
+pub fn prepare_media(
+    target: &Path,
+    config: &StreamsConfig,
+    keys: Vec<MediaKey>,
+    existing: Option<&Path>,
+    buffered: bool,
+    keep: bool,
+    interrupted: &AtomicBool,
+) -> Result<Media> {
+    if let Some(dir) = existing {
+        let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+            let entry = entry?;
+            let meta = entry.metadata()?;
+            let hidden = entry.file_name().to_string_lossy().starts_with('.');
+            if meta.is_file() && !hidden && meta.len() >= min {
+                files.push(MediaFile { path: entry.path(), size: meta.len() / 4096 * 4096 });
+            }
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        if files.is_empty() {
+            bail!("{} holds no file of at least one chunk ({min} bytes) to read", dir.display());
+        }
+        let direct = !buffered && direct_io_supported(&files[0].path).unwrap_or(false);
+        return Ok(Media { files, keys, existing: true, direct, own: false, _work: None });
+    }
+    let fs = crate::sysinfo::filesystem_of(target).ok();
+    let total: u64 = keys.iter().map(|k| config.media_bytes(k.format)).sum();
+    if let Some(fs) = &fs
+        && fs.total.0 > 0
+        && total + (64 << 20) > fs.free.0
+    {
+        bail!(
+            "the test media needs {} but {} has {} free: shorten --media-length, use --files one or a smaller \
+             library, or read existing files with --use-existing DIR",
+            Bytes(total),
+            target.display(),
+            fs.free
+        );
+    }
+    let work_dir = target.join(".streamcap").join(run_id());
+    let plans: Vec<FilePlan> = keys
+        .iter()
+        .map(|k| FilePlan {
+            path: work_dir.join(format!("media-{}-{}.{}", k.format, k.number, "bin")),
+            size: Bytes(config.media_bytes(k.format)),
+            created: true,
+        })
+        .collect();
+    let target_plan = TargetPlan {
+        kind: TargetKind::Directory,
+        path: target.to_path_buf(),
+        work_dir: Some(work_dir),
+        files: plans.clone(),
+        writes_allowed: true,
+        memory_backed: None,
+    };
+    let work = WorkDir::create(&target_plan, keep)?;
+    let direct = !buffered && direct_io_supported(&plans[0].path).unwrap_or(false);
+    let refs: Vec<&FilePlan> = plans.iter().collect();
+    fill(&refs, direct, interrupted, &mut |_, _| {})?;
+    let files = plans.iter().map(|p| MediaFile { path: p.path.clone(), size: p.size.0 }).collect();
+    Ok(Media { files, keys, existing: false, direct, own: true, _work: Some(work) })
+}
+
+/// How to run each step.
+pub struct StepRunner<'a> {
+    pub config: &'a StreamsConfig,
+    pub media: &'a Media,
+    pub engine: EngineKind,
+    pub workers: usize,
+    pub inflight: u32,
+    pub target: QualityTarget,
+    /// (kernel name, role) of the devices beneath the target.
+    pub devices: Vec<(String, String)>,
+    pub interrupted: &'a AtomicBool,
+}
+
+impl StepRunner<'_> {
+    /// Runs `count` viewers to the end of their watch and summarises them.
+    pub fn measure(&self, count: u32) -> Result<StreamsStep> {
+        let viewers = self.config.viewers(count, &mut |key| self.media.index_of(key));
+        let bitrates: Vec<u64> = {
+            let formats = self.config.mix.assign(count);
+            formats.iter().map(|&f| self.config.mix.0[f].0.bitrate.bits_per_sec()).collect()
+        };
+        let plan = DrivePlan {
+            files: self.media.files.clone(),
+            viewers,
+            engine: self.engine,
+            direct: self.media.direct,
+            workers: self.workers,
+            slots_per_worker: self.inflight,
+        };
+        let mut before = None;
+        let outcome = drive(&plan, self.interrupted, &mut || {
+            before = Some((read_diskstats().unwrap_or_default(), ProcessCpu::read(), std::time::Instant::now()));
+        })?;
+        let (disks_before, cpu_before, started) = before.expect("on_start runs before the drive");
+        let cpu_after = ProcessCpu::read();
+        let devices: Vec<DeviceResult> =
+            device_activity(&self.devices, &disks_before, &read_diskstats().unwrap_or_default(), started.elapsed());
+        Ok(build_step(
+            &outcome,
+            StepContext {
+                count,
+                bitrates: &bitrates,
+                target: self.target,
+                cpu: cpu_after.cpu_since(&cpu_before),
+                peak_rss_bytes: cpu_after.max_rss.0,
+                devices,
+            },
+        ))
+    }
+}
+
+/// The capacity search as a library call (for `streamcap check`): the answer, with every step measured.
+/// `on_step` sees each step as it finishes (progress, saving partial results).
+pub fn find_capacity(
+    runner: &StepRunner<'_>,
+    settings: SearchSettings,
+    on_step: &mut dyn FnMut(&StreamsStep),
+) -> Result<(CapacityAnswer, Vec<StreamsStep>)> {
+    let mut steps: Vec<StreamsStep> = Vec::new();
+    let outcome = search(settings, &mut |count| {
+        let step = runner.measure(count)?;
+        on_step(&step);
+        let passed = step.meets_target;
+        steps.push(step);
+        Ok::<_, anyhow::Error>(if runner.interrupted.load(std::sync::atomic::Ordering::Relaxed) {
+            None
+        } else {
+            Some(passed)
+        })
+    })?;
+    let label = runner.config.mix.label();
+    let failing = outcome.first_failing.and_then(|n| steps.iter().rev().find(|s| s.count == n));
+    let failing_reason = failing.and_then(|s| s.failure_reason(&runner.target));
+    let quality = if runner.target.max_stalled_streams == 0 {
+        "with no stall".to_string()
+    } else {
+        format!("with at most {} stalled", runner.target.max_stalled_streams)
+    };
+    let mut words = format!("sustains {} × {label} {quality}", outcome.best);
+    match (outcome.first_failing, &failing_reason) {
+        (Some(n), Some(why)) => words.push_str(&format!("; at {n}, {why}")),
+        _ if outcome.at_limit => words.push_str(" (the search limit; it may sustain more)"),
+        _ => {}
+    }
+    if outcome.stopped {
+        words.push_str(" (search interrupted)");
+    }
+    let answer = CapacityAnswer {
+        streams: outcome.best,
+        first_failing: outcome.first_failing,
+        failing_reason,
+        at_limit: outcome.at_limit,
+        words,
+    };
+    Ok((answer, steps))
+}
+
+pub fn run(args: StreamsArgs) -> Result<ExitCode> {
+    let config = args.config();
+    if args.prebuffer > args.buffer {
+        bail!(
+            "--prebuffer ({:?}) is larger than --buffer ({:?}): the player could never start",
+            args.prebuffer,
+            args.buffer
+        );
+    }
+    if args.max && matches!(config.assignment, Assignment::Each) {
+        bail!("--files each with --max would need a file per viewer at every count: use --files library:N");
+    }
+    if args.count == Some(0) {
+        bail!("--count must be at least 1");
+    }
+    let existing = args.use_existing.as_deref();
+    let gathered = gather(&args.target, existing.is_none())?;
+    if !args.target.is_dir() {
+        bail!("{} is not a directory: streams reads media under a directory", args.target.display());
+    }
+    let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let flag = interrupt.flag();
+    let keys = config.media_needed(args.count.unwrap_or(args.limit));
+    let say = |text: &str| {
+        if !args.quiet {
+            eprintln!("{text}");
+        }
+    };
+    if existing.is_none() {
+        let total: u64 = keys.iter().map(|k| config.media_bytes(k.format)).sum();
+        say(&format!("writing {} of test media in {} file(s)…", Bytes(total), keys.len()));
+    }
+    let mut media = prepare_media(&gathered.canonical, &config, keys, existing, args.buffered, args.keep, &flag)?;
+    let mut notices = Vec::new();
+    if !media.direct && !args.buffered {
+        notices.push("direct I/O is not available here: reads go through the page cache".to_string());
+    }
+    if gathered.facts.memory_backed.is_some() {
+        notices.push(format!("the media lives in RAM: {}", gathered.facts.memory_backed.clone().unwrap_or_default()));
+    }
+    let devices: Vec<(String, String)> = gathered.devices.iter().map(|d| (d.name.clone(), d.role.clone())).collect();
+    let runner = StepRunner {
+        config: &config,
+        media: &media,
+        engine: args.engine,
+        workers: args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        inflight: args.inflight,
+        target: args.target(),
+        devices,
+        interrupted: &flag,
+    };
+    let mut result = skeleton(&gathered, &args, &config, &media, notices);
+    let save = |result: &RunResult| {
+        if let Some(path) = &args.json
+            && let Err(e) = write_result_atomically(result, path)
+        {
+            eprintln!("warning: cannot write {}: {e}", path.display());
+        }
+    };
+    save(&result);
+    let mut exit = ExitCode::SUCCESS;
+    let memory_backed = gathered.facts.memory_backed.is_some();
+    if (args.max && !args.no_estimate) || args.estimate {
+        say(&format!("measuring raw read rates for the estimate ({:?} each)…", args.estimate_time));
+        let chunk = config.chunk_bytes(0);
+        let rates = measure_raw(&media.files[0].path, chunk, media.direct, &interrupt, args.estimate_time)?;
+        streams_mut(&mut result).estimate = Some(estimate(rates, &config));
+    }
+    if let Some(count) = args.count {
+        say(&format!("{count} viewers of {} for {:?}…", config.mix.label(), args.duration));
+        let step = runner.measure(count)?;
+        if let Some(n) = args.expect
+            && (!step.meets_target || count < n)
+        {
+            exit = ExitCode::from(1);
+        }
+        if step.errors > 0 {
+            exit = ExitCode::from(1);
+        }
+        streams_mut(&mut result).steps.push(step);
+    } else {
+        // Start the ramp at half the estimate: it usually passes, and the next doubling brackets the answer.
+        let start = result.streams.as_ref().and_then(|s| s.estimate.as_ref()).map_or(4, |e| (e.streams / 2).max(1));
+        let settings = SearchSettings { start, limit: args.limit.max(1), precision: 0.03 };
+        let mut partial = result.clone();
+        let (answer, steps) = find_capacity(&runner, settings, &mut |step| {
+            say(&format!(
+                "  {:>6} streams: {} stalled, stall ratio {:.4}, lateness p99 {:.1} ms{}",
+                step.count,
+                step.streams_stalled,
+                step.stall_ratio,
+                step.lateness.at(99.0).unwrap_or(0) as f64 / 1e6,
+                if step.meets_target { "  ok" } else { "  missed" }
+            ));
+            streams_mut(&mut partial).steps.push(step.clone());
+            save(&partial);
+        })?;
+        if args.expect.is_some_and(|n| answer.streams < n) {
+            exit = ExitCode::from(1);
+        }
+        let streams = streams_mut(&mut result);
+        streams.steps = steps;
+        streams.capacity = Some(answer);
+    }
+    let measured = {
+        let streams = streams_mut(&mut result);
+        streams
+            .capacity
+            .as_ref()
+            .map(|c| c.streams)
+            .or(args.count.filter(|_| streams.steps.iter().all(|s| s.meets_target)))
+    };
+    if let (Some(e), Some(n)) = (streams_mut(&mut result).estimate.as_mut(), measured) {
+        compare(e, n, memory_backed);
+    }
+    let interrupted = interrupt.is_set();
+    result.status = if interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
+    result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
+    let cleanup = media.remove();
+    save(&result);
+    if !args.quiet {
+        let mut text = Vec::new();
+        let streams = result.streams.as_ref().expect("set above");
+        write_streams_summary(&mut text, &result, streams).expect("writing to a Vec cannot fail");
+        print_quietly(&String::from_utf8_lossy(&text));
+    }
+    if let Err(e) = cleanup {
+        eprintln!("Error: {e:#}; remove it by hand");
+        return Ok(ExitCode::from(2));
+    }
+    if interrupted {
+        return Ok(ExitCode::from(INTERRUPTED_EXIT as u8));
+    }
+    Ok(exit)
+}
+
+fn streams_mut(result: &mut RunResult) -> &mut StreamsResult {
+    result.streams.as_mut().expect("a streams result has its streams part")
+}
+
+fn skeleton(
+    gathered: &super::facts::Gathered,
+    args: &StreamsArgs,
+    config: &StreamsConfig,
+    media: &Media,
+    notices: Vec<String>,
+) -> RunResult {
+    let total_weight: u32 = config.mix.0.iter().map(|(_, w)| w).sum();
+    let assignment = match config.assignment {
+        Assignment::One => "one".to_string(),
+        Assignment::Each => "each".to_string(),
+        Assignment::Library { files, theta } => format!("library:{files}:zipf={theta}"),
+    };
+    let streams = StreamsResult {
+        label: config.mix.label(),
+        formats: config
+            .mix
+            .0
+            .iter()
+            .map(|(f, w)| FormatShare {
+                name: f.name.clone(),
+                bitrate_bps: f.bitrate.bits_per_sec(),
+                share_pct: f64::from(*w) * 100.0 / f64::from(total_weight),
+            })
+            .collect(),
+        chunk_bytes: config.chunk_bytes(0),
+        buffer_s: config.buffer.as_secs_f64(),
+        prebuffer_s: config.prebuffer.as_secs_f64(),
+        watch_s: config.watch.as_secs_f64(),
+        assignment,
+        seek_every_s: config.seek_every.map(|d| d.as_secs_f64()),
+        own_media: media.own,
+        media_files: media.files.len(),
+        media_bytes: media.files.iter().map(|f| f.size).sum(),
+        direct: media.direct,
+        target: args.target(),
+        steps: Vec::new(),
+        capacity: None,
+        estimate: None,
+    };
+    RunResult {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo::current(),
+        command: std::env::args().collect(),
+        status: RunStatus::Running,
+        started_at: rfc3339(std::time::SystemTime::now()),
+        finished_at: None,
+        host: gathered.host.clone(),
+        target: TargetInfo {
+            path: gathered.canonical.display().to_string(),
+            kind: "directory".into(),
+            filesystem: gathered.filesystem.clone(),
+            devices: gathered.devices.clone(),
+        },
+        config: serde_json::json!({
+            "command": "streams",
+            "engine": args.engine.name(),
+            "inflight_per_worker": args.inflight,
+            "media_length_s": config.media_length.as_secs_f64(),
+            "ramp_s": args.ramp.map(|d| d.as_secs_f64()),
+            "seed": config.seed,
+            "limit": args.limit,
+        }),
+        notices,
+        phases: Vec::new(),
+        streams: Some(streams),
+    }
+}

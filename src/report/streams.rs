@@ -1,0 +1,111 @@
+//! The terminal summary of a `streams` result: the steps (one for `--count`, the curve for `--max`), the
+//! answer in plain words, and the estimate beside it. Reads only `results` types.
+
+use std::io::{self, Write};
+
+use comfy_table::Table;
+
+use crate::results::{RunResult, StreamsResult, StreamsStep};
+
+fn ms(ns: Option<u64>) -> String {
+    ns.map_or("-".into(), |n| format!("{:.2} ms", n as f64 / 1e6))
+}
+
+fn busiest(step: &StreamsStep) -> String {
+    step.devices
+        .iter()
+        .max_by(|a, b| a.activity.busy_pct.total_cmp(&b.activity.busy_pct))
+        .map_or("-".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
+}
+
+pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
+    let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
+    writeln!(out, "streamcap {} · streams · {}{fs}", result.tool.version, result.target.path)?;
+    writeln!(
+        out,
+        "{} · chunk {} B · buffer {} s, prebuffer {} s · watch {} s · files: {} · {}",
+        streams.label,
+        streams.chunk_bytes,
+        streams.buffer_s,
+        streams.prebuffer_s,
+        streams.watch_s,
+        streams.assignment,
+        if streams.direct { "direct I/O" } else { "buffered" }
+    )?;
+    let mut table = Table::new();
+    table.load_style(comfy_table::presets::NOTHING);
+    table.set_header([
+        "streams",
+        "stalled",
+        "stall ratio",
+        "startup p99",
+        "lateness p50",
+        "lateness p99",
+        "own lag p99",
+        "MB/s",
+        "busiest device",
+        "CPU",
+        "",
+    ]);
+    for step in &streams.steps {
+        table.add_row([
+            step.count.to_string(),
+            step.streams_stalled.to_string(),
+            format!("{:.4}", step.stall_ratio),
+            ms(step.startup.at(99.0)),
+            ms(step.lateness.at(50.0)),
+            ms(step.lateness.at(99.0)),
+            ms(step.issue_lag.at(99.0)),
+            format!("{:.1}", step.delivered_mbps),
+            busiest(step),
+            format!("{:.0}%", step.cpu_pct),
+            if step.meets_target { "ok".into() } else { "missed".into() },
+        ]);
+    }
+    writeln!(out, "{table}")?;
+    if let [step] = streams.steps.as_slice() {
+        writeln!(
+            out,
+            "{} of {} streams played without a stall; {} stalls, {:.1} s stalled of {:.1} s watched; peak RSS {} MB",
+            step.streams_without_stall,
+            step.count,
+            step.stalls,
+            step.stalled_s,
+            step.watched_s,
+            step.peak_rss_bytes / 1_000_000
+        )?;
+        if let Some(why) = step.failure_reason(&streams.target) {
+            writeln!(out, "missed the quality target: {why}")?;
+        }
+    }
+    if let Some(answer) = &streams.capacity {
+        writeln!(out, "answer: {}", answer.words)?;
+    }
+    if let Some(e) = &streams.estimate {
+        writeln!(
+            out,
+            "estimate: {} streams ({}-bound): random {}-byte reads {:.0}/s ÷ {:.2} chunks/s per stream = {:.1}; \
+             sequential {:.1} MB/s ÷ stream rate = {:.1}",
+            e.streams,
+            e.limited_by,
+            streams.chunk_bytes,
+            e.random_chunk_iops,
+            e.chunks_per_stream_s,
+            e.iops_bound,
+            e.sequential_mbps,
+            e.bandwidth_bound
+        )?;
+        if let Some(c) = &e.comparison {
+            writeln!(out, "  {c}")?;
+        }
+    }
+    for step in &streams.steps {
+        if let Some(e) = &step.first_error {
+            writeln!(out, "warning: {} read errors at {} streams; the first: {e}", step.errors, step.count)?;
+        }
+    }
+    for notice in &result.notices {
+        writeln!(out, "note: {notice}")?;
+    }
+    Ok(())
+}

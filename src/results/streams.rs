@@ -1,0 +1,290 @@
+//! The part of a result that `streamcap streams` fills: the stream settings, one step per stream count measured
+//! (one for `--count`, the curve for `--max`), the capacity answer and the estimate beside it. Additive to
+//! schema version 1 (`RunResult::streams`, absent for other commands). Units are in the field names.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::DeviceResult;
+use crate::metrics::{DEFAULT_PERCENTILES, Histogram, LatencySummary};
+use crate::streams::{DriveOutcome, StreamStats};
+
+/// What `streams` measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StreamsResult {
+    /// The formats and their shares, in words ("2160p HEVC (25 Mbit/s)").
+    pub label: String,
+    pub formats: Vec<FormatShare>,
+    /// Bytes per chunk of the first format (others scale with their bitrate when the chunk is given in seconds).
+    pub chunk_bytes: u64,
+    pub buffer_s: f64,
+    pub prebuffer_s: f64,
+    /// Wall time each viewer watched.
+    pub watch_s: f64,
+    /// "one", "each", "library:N:zipf=S".
+    pub assignment: String,
+    /// Mean seconds between a viewer's seeks, when viewers skip around.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seek_every_s: Option<f64>,
+    /// streamcap wrote its own test media (removed afterwards), or read the user's (`--use-existing`).
+    pub own_media: bool,
+    pub media_files: usize,
+    pub media_bytes: u64,
+    /// Reads bypassed the page cache.
+    pub direct: bool,
+    /// The quality target a count must meet.
+    pub target: QualityTarget,
+    /// One entry per stream count measured, in the order measured.
+    pub steps: Vec<StreamsStep>,
+    /// `--max`: the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityAnswer>,
+    /// The count the storage should sustain, from measured random-read and sequential rates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<CapacityEstimate>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FormatShare {
+    pub name: String,
+    pub bitrate_bps: u64,
+    /// Share of the viewers, 0–100.
+    pub share_pct: f64,
+}
+
+/// A count meets the target when at most `max_stalled_streams` streams stalled and every stream started
+/// within `max_startup_s`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct QualityTarget {
+    pub max_stalled_streams: u32,
+    pub max_startup_s: f64,
+}
+
+/// One stream count, measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StreamsStep {
+    pub count: u32,
+    /// From the first start to the end of the last watch.
+    pub duration_s: f64,
+    pub meets_target: bool,
+    /// Streams that played to the end without a buffer underrun.
+    pub streams_without_stall: u32,
+    /// Streams with at least one stall.
+    pub streams_stalled: u32,
+    /// Streams that never started playing (counted as stalled too).
+    pub streams_not_started: u32,
+    /// Streams whose start-up took longer than the target.
+    pub streams_slow_start: u32,
+    pub stalls: u64,
+    /// Total stalled time over total watched time, 0–1.
+    pub stall_ratio: f64,
+    pub stalled_s: f64,
+    pub watched_s: f64,
+    /// Start-up time (stream start to playback), over the streams that started.
+    pub startup: LatencySummary,
+    /// Chunk lateness: completion minus due time.
+    pub lateness: LatencySummary,
+    /// streamcap's own delay: issue minus due time.
+    pub issue_lag: LatencySummary,
+    /// All streams together, decimal MB/s.
+    pub delivered_mbps: f64,
+    /// Mean over the streams of delivered media bitrate over nominal bitrate, while watching (1 = on time).
+    pub achieved_bitrate_ratio: f64,
+    pub seeks: u64,
+    pub wasted_chunks: u64,
+    pub errors: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+    /// streamcap's CPU use, percent of one core.
+    pub cpu_pct: f64,
+    /// streamcap's peak resident memory so far.
+    pub peak_rss_bytes: u64,
+    /// The engine that issued the reads.
+    pub engine: String,
+    pub devices: Vec<DeviceResult>,
+    /// Per stream (kept for runs of at most 256 streams).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_stream: Vec<StreamFigures>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StreamFigures {
+    pub bitrate_bps: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startup_s: Option<f64>,
+    pub stalls: u32,
+    pub stalled_s: f64,
+    pub watched_s: f64,
+    pub seeks: u32,
+    pub bytes: u64,
+    /// Delivered bytes × 8 over watched seconds, bit/s.
+    pub achieved_bps: f64,
+}
+
+/// The answer of `--max`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CapacityAnswer {
+    /// The largest count that met the target (0: not even one stream).
+    pub streams: u32,
+    /// The smallest count measured that failed it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_failing: Option<u32>,
+    /// Why that count failed, in words ("3 streams stalled").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failing_reason: Option<String>,
+    /// The search hit its upper limit without a failure: the capacity is at least `streams`.
+    pub at_limit: bool,
+    /// The answer in a sentence.
+    pub words: String,
+}
+
+/// The count the storage should sustain from its raw rates (the lower bound wins).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CapacityEstimate {
+    /// Random reads per second measured at the chunk size.
+    pub random_chunk_iops: f64,
+    /// Chunks per second one stream needs (bitrate ÷ chunk size).
+    pub chunks_per_stream_s: f64,
+    /// random_chunk_iops ÷ chunks_per_stream_s.
+    pub iops_bound: f64,
+    /// Sequential read throughput, decimal MB/s.
+    pub sequential_mbps: f64,
+    /// Sequential MB/s ÷ stream MB/s.
+    pub bandwidth_bound: f64,
+    /// The lower of the two, rounded down.
+    pub streams: u32,
+    /// "iops" or "bandwidth".
+    pub limited_by: String,
+    /// Why the measured count may differ from this, in words (filled when both are known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<String>,
+}
+
+/// What a step needs besides the drive's outcome.
+pub struct StepContext<'a> {
+    pub count: u32,
+    pub bitrates: &'a [u64],
+    pub target: QualityTarget,
+    pub cpu: Duration,
+    pub peak_rss_bytes: u64,
+    pub devices: Vec<DeviceResult>,
+}
+
+fn seconds(h: &Histogram) -> LatencySummary {
+    h.summary(&DEFAULT_PERCENTILES)
+}
+
+fn stalled(s: &StreamStats) -> bool {
+    s.stalls > 0 || s.startup.is_none()
+}
+
+/// Summarises one drive into a step.
+pub fn build_step(outcome: &DriveOutcome, context: StepContext<'_>) -> StreamsStep {
+    let streams = &outcome.streams;
+    let max_startup = Duration::from_secs_f64(context.target.max_startup_s);
+    let mut startup = Histogram::new();
+    let (mut watched, mut stalled_time, mut bytes, mut ratio_sum, mut ratio_n) = (0.0, 0.0, 0u64, 0.0, 0u32);
+    for (s, &bps) in streams.iter().zip(context.bitrates) {
+        if let Some(up) = s.startup {
+            startup.record(up.as_nanos() as u64);
+        }
+        watched += s.watched.as_secs_f64();
+        stalled_time += s.stalled.as_secs_f64();
+        bytes += s.bytes;
+        if s.watched > Duration::ZERO {
+            ratio_sum += achieved_bps(s) / bps as f64;
+            ratio_n += 1;
+        }
+    }
+    let streams_stalled = streams.iter().filter(|s| stalled(s)).count() as u32;
+    let streams_slow_start = streams.iter().filter(|s| s.startup.is_some_and(|u| u > max_startup)).count() as u32;
+    let elapsed = outcome.elapsed.as_secs_f64();
+    let meets_target = streams_stalled <= context.target.max_stalled_streams
+        && streams_slow_start == 0
+        && outcome.errors == 0
+        && !outcome.interrupted;
+    StreamsStep {
+        count: context.count,
+        duration_s: elapsed,
+        meets_target,
+        streams_without_stall: streams.len() as u32 - streams_stalled,
+        streams_stalled,
+        streams_not_started: streams.iter().filter(|s| s.startup.is_none()).count() as u32,
+        streams_slow_start,
+        stalls: streams.iter().map(|s| u64::from(s.stalls)).sum(),
+        stall_ratio: if watched > 0.0 { stalled_time / watched } else { 0.0 },
+        stalled_s: stalled_time,
+        watched_s: watched,
+        startup: seconds(&startup),
+        lateness: seconds(&outcome.lateness),
+        issue_lag: seconds(&outcome.issue_lag),
+        delivered_mbps: if elapsed > 0.0 { bytes as f64 / elapsed / 1e6 } else { 0.0 },
+        achieved_bitrate_ratio: if ratio_n > 0 { ratio_sum / f64::from(ratio_n) } else { 0.0 },
+        seeks: streams.iter().map(|s| u64::from(s.seeks)).sum(),
+        wasted_chunks: streams.iter().map(|s| s.wasted_chunks).sum(),
+        errors: outcome.errors,
+        first_error: outcome.first_error.clone(),
+        cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
+        peak_rss_bytes: context.peak_rss_bytes,
+        engine: outcome.engine.name().into(),
+        devices: context.devices,
+        per_stream: if streams.len() <= 256 {
+            streams
+                .iter()
+                .zip(context.bitrates)
+                .map(|(s, &bps)| StreamFigures {
+                    bitrate_bps: bps,
+                    startup_s: s.startup.map(|d| d.as_secs_f64()),
+                    stalls: s.stalls,
+                    stalled_s: s.stalled.as_secs_f64(),
+                    watched_s: s.watched.as_secs_f64(),
+                    seeks: s.seeks,
+                    bytes: s.bytes,
+                    achieved_bps: achieved_bps(s),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// Media delivered per second watched. Playback consumes the nominal bitrate, so a stream that kept up
+/// delivers at least that (plus what sits in its buffer at the end).
+fn achieved_bps(s: &StreamStats) -> f64 {
+    let watched = s.watched.as_secs_f64();
+    if watched > 0.0 { s.bytes as f64 * 8.0 / watched } else { 0.0 }
+}
+
+impl StreamsStep {
+    /// Why a step failed the target, in words ("3 streams stalled", "2 streams took over 2 s to start").
+    pub fn failure_reason(&self, target: &QualityTarget) -> Option<String> {
+        if self.meets_target {
+            return None;
+        }
+        let mut why = Vec::new();
+        if self.streams_stalled > target.max_stalled_streams {
+            why.push(format!("{} stream{} stalled", self.streams_stalled, plural(self.streams_stalled)));
+        }
+        if self.streams_slow_start > 0 {
+            why.push(format!("{} took over {} s to start", self.streams_slow_start, trim(target.max_startup_s)));
+        }
+        if self.errors > 0 {
+            why.push(format!("{} read error{}", self.errors, plural(self.errors as u32)));
+        }
+        if why.is_empty() {
+            why.push("interrupted".into());
+        }
+        Some(why.join(", "))
+    }
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}

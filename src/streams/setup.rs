@@ -1,0 +1,230 @@
+//! From what the user asked (`StreamsConfig`) to the concrete viewers of one run at a given count: which file
+//! each viewer reads, where it starts, when it starts, its chunk size and player settings. Pure: no I/O, no
+//! clock; the same seed gives the same viewers. Defaults live in [`defaults`].
+
+use std::time::Duration;
+
+use super::driver::ViewerPlan;
+use super::formats::Mix;
+use super::model::PlayerConfig;
+use crate::units::Bitrate;
+use crate::workload::{Rng, Zipf};
+
+/// The one place for the defaults of `streamcap streams`.
+pub mod defaults {
+    use std::time::Duration;
+
+    pub const CHUNK_BYTES: u64 = 1 << 20;
+    pub const BUFFER: Duration = Duration::from_secs(10);
+    pub const PREBUFFER: Duration = Duration::from_secs(2);
+    pub const WATCH: Duration = Duration::from_secs(60);
+    /// Starts are spread over this much per viewer, up to `RAMP_MAX` in all (a crowd does not press play in
+    /// the same millisecond, and a thundering herd of prebuffers would measure start-up, not streaming).
+    pub const RAMP_PER_VIEWER: Duration = Duration::from_millis(50);
+    pub const RAMP_MAX: Duration = Duration::from_secs(5);
+    /// Length of each test media file.
+    pub const MEDIA_LENGTH: Duration = Duration::from_secs(120);
+    /// Quality target: no stall, and start-up within this.
+    pub const MAX_STARTUP: Duration = Duration::from_secs(2);
+    /// Each slot holds one chunk buffer, registered with io_uring (pinned): 32 × 1 MiB × 2 workers = 64 MiB.
+    pub const SLOTS_PER_WORKER: u32 = 32;
+    pub const SEED: u64 = 0x5EED_57EA;
+}
+
+/// How many bytes a chunk holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ChunkSize {
+    Bytes(u64),
+    /// Seconds of media: bytes depend on each format's bitrate.
+    Media(Duration),
+}
+
+impl ChunkSize {
+    /// Bytes per chunk at `bitrate`, rounded up to a multiple of 4096 (direct I/O alignment).
+    pub fn bytes_at(self, bitrate: Bitrate) -> u64 {
+        let bytes = match self {
+            ChunkSize::Bytes(b) => b,
+            ChunkSize::Media(d) => (bitrate.byte_rate().bytes_per_sec() * d.as_secs_f64()).ceil() as u64,
+        };
+        bytes.max(1).div_ceil(4096) * 4096
+    }
+}
+
+/// Which file each viewer reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Assignment {
+    /// Every viewer of a format reads the same file, each from its own random position.
+    One,
+    /// A file per viewer.
+    Each,
+    /// `files` files per format; a viewer picks one by Zipf popularity with exponent `theta` (0: uniform).
+    Library { files: u32, theta: f64 },
+}
+
+impl std::str::FromStr for Assignment {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Assignment, String> {
+        let bad = || format!("'{s}' is not a file assignment: one, each, library:N or library:N:zipf=S");
+        match s {
+            "one" => Ok(Assignment::One),
+            "each" => Ok(Assignment::Each),
+            _ => {
+                let rest = s.strip_prefix("library:").ok_or_else(bad)?;
+                let (n, theta) = match rest.split_once(':') {
+                    Some((n, z)) => (n, z.strip_prefix("zipf=").ok_or_else(bad)?.parse().map_err(|_| bad())?),
+                    None => (rest, 1.0),
+                };
+                let files: u32 = n.parse().map_err(|_| bad())?;
+                if files == 0 || !(0.0..=10.0).contains(&theta) {
+                    return Err(bad());
+                }
+                Ok(Assignment::Library { files, theta })
+            }
+        }
+    }
+}
+
+/// Everything `streams` was asked, with defaults filled in.
+#[derive(Debug, Clone)]
+pub struct StreamsConfig {
+    pub mix: Mix,
+    pub chunk: ChunkSize,
+    pub buffer: Duration,
+    pub prebuffer: Duration,
+    /// Wall time each viewer watches.
+    pub watch: Duration,
+    /// Starts spread over this (None: the default per-viewer spread).
+    pub ramp: Option<Duration>,
+    pub seek_every: Option<Duration>,
+    pub assignment: Assignment,
+    pub media_length: Duration,
+    pub seed: u64,
+}
+
+/// A test media file: format index in the mix and its number within that format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MediaKey {
+    pub format: usize,
+    pub number: u32,
+}
+
+impl StreamsConfig {
+    pub fn ramp_for(&self, count: u32) -> Duration {
+        self.ramp.unwrap_or_else(|| (defaults::RAMP_PER_VIEWER * count).min(defaults::RAMP_MAX))
+    }
+
+    pub fn chunk_bytes(&self, format: usize) -> u64 {
+        self.chunk.bytes_at(self.mix.0[format].0.bitrate)
+    }
+
+    /// Size of a test media file of `format`: bitrate × media length, in whole chunks.
+    pub fn media_bytes(&self, format: usize) -> u64 {
+        let chunk = self.chunk_bytes(format);
+        let raw = self.mix.0[format].0.bitrate.byte_rate().bytes_per_sec() * self.media_length.as_secs_f64();
+        ((raw as u64).div_ceil(chunk)).max(1) * chunk
+    }
+
+    fn player(&self, format: usize) -> PlayerConfig {
+        let bitrate = self.mix.0[format].0.bitrate;
+        let chunk_media =
+            Duration::from_secs_f64(self.chunk_bytes(format) as f64 / bitrate.byte_rate().bytes_per_sec());
+        PlayerConfig { chunk_media, buffer: self.buffer, prebuffer: self.prebuffer }.normalized()
+    }
+
+    /// The viewers of a run at `count`, each with the media file it reads (keys into the caller's file list,
+    /// which `files` maps to indices).
+    pub fn viewers(&self, count: u32, file_index: &mut dyn FnMut(MediaKey) -> u32) -> Vec<ViewerPlan> {
+        let formats = self.mix.assign(count);
+        let ramp = self.ramp_for(count);
+        let mut rng = Rng::new(self.seed);
+        let zipf = match self.assignment {
+            Assignment::Library { files, theta } if theta > 0.0 && files > 1 => {
+                Some(Zipf::new(u64::from(files), theta))
+            }
+            _ => None,
+        };
+        let mut per_format = vec![0u32; self.mix.0.len()];
+        formats
+            .iter()
+            .enumerate()
+            .map(|(i, &format)| {
+                let number = match self.assignment {
+                    Assignment::One => 0,
+                    Assignment::Each => per_format[format],
+                    Assignment::Library { files, .. } => match &zipf {
+                        Some(z) => z.sample(&mut rng) as u32,
+                        None => rng.below(u64::from(files)) as u32,
+                    },
+                };
+                per_format[format] += 1;
+                let chunks = self.media_bytes(format) / self.chunk_bytes(format);
+                ViewerPlan {
+                    start: if count > 1 { ramp * i as u32 / count } else { Duration::ZERO },
+                    watch: self.watch,
+                    file: file_index(MediaKey { format, number }),
+                    first_chunk: rng.below(chunks.max(1)),
+                    chunk_bytes: self.chunk_bytes(format) as u32,
+                    player: self.player(format),
+                    seek_every: self.seek_every,
+                    seed: rng.next_u64(),
+                }
+            })
+            .collect()
+    }
+
+    /// The media files a run at `count` reads, in a stable order.
+    pub fn media_needed(&self, count: u32) -> Vec<MediaKey> {
+        let mut keys: Vec<MediaKey> = Vec::new();
+        let _ = self.viewers(count, &mut |key| {
+            keys.push(key);
+            0
+        });
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(assignment: &str) -> StreamsConfig {
+        StreamsConfig {
+            mix: "1080p:70,2160p:30".parse().unwrap(),
+            chunk: ChunkSize::Bytes(1 << 20),
+            buffer: defaults::BUFFER,
+            prebuffer: defaults::PREBUFFER,
+            watch: Duration::from_secs(10),
+            ramp: Some(Duration::from_secs(1)),
+            seek_every: None,
+            assignment: assignment.parse().unwrap(),
+            media_length: Duration::from_secs(60),
+            seed: 7,
+        }
+    }
+
+    #[test]
+    fn viewers_are_staggered_over_the_ramp_and_read_whole_chunks() {
+        let c = config("one");
+        let viewers = c.viewers(10, &mut |k| k.format as u32);
+        assert_eq!(viewers[5].start, Duration::from_millis(500));
+        assert_eq!(viewers.iter().filter(|v| v.file == 1).count(), 3);
+        // 8 Mbit/s for 60 s = 60 MB, in whole MiB chunks.
+        assert_eq!(c.media_bytes(0), 58 << 20);
+        assert_eq!(c.media_needed(10).len(), 2);
+    }
+
+    #[test]
+    fn each_and_library_assign_files() {
+        assert_eq!(config("each").media_needed(10).len(), 10);
+        let lib = config("library:20:zipf=1.2").media_needed(200);
+        assert!(lib.len() > 5 && lib.len() <= 40, "{}", lib.len());
+        assert!("library:0".parse::<Assignment>().is_err());
+    }
+
+    #[test]
+    fn a_chunk_in_seconds_depends_on_the_bitrate() {
+        assert_eq!(ChunkSize::Media(Duration::from_secs(2)).bytes_at(Bitrate(8_000_000)), 2_002_944, "489 pages");
+    }
+}

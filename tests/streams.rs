@@ -1,0 +1,59 @@
+//! `streamcap streams` end to end on real files in a temp directory: the result's shape, the test media
+//! removed afterwards, `--max` with `--expect`, and bad input refused. No assertion depends on the machine's
+//! speed: the loads are a few 1 Mbit/s viewers.
+
+mod common;
+
+use assert_cmd::Command;
+use common::read_json;
+
+fn streamcap() -> Command {
+    let mut cmd = Command::cargo_bin("streamcap").unwrap();
+    cmd.env_remove("RUST_BACKTRACE");
+    cmd
+}
+
+#[test]
+fn a_count_run_records_every_stream_and_removes_its_media() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    streamcap()
+        .args(["streams", dir.path().to_str().unwrap(), "--bitrate", "1Mbit", "--count", "3"])
+        .args(["--duration", "2s", "--chunk", "64k", "--buffer", "2s", "--prebuffer", "500ms", "--quiet"])
+        .args(["--media-length", "10s", "--json", json.to_str().unwrap()])
+        .assert()
+        .success();
+    let result = read_json(&json);
+    assert_eq!(result["status"], "completed");
+    let step = &result["streams"]["steps"][0];
+    assert_eq!(step["count"], 3);
+    assert_eq!(step["per_stream"].as_array().unwrap().len(), 3);
+    assert!(step["watched_s"].as_f64().unwrap() > 3.0, "three viewers watched about 2 s each: {step}");
+    assert!(step["lateness"]["samples"].as_u64().unwrap() >= 3);
+    assert!(!dir.path().join(".streamcap").exists(), "the test media is removed");
+}
+
+#[test]
+fn max_reports_the_limit_as_a_lower_bound_and_expect_sets_the_exit_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    streamcap()
+        .args(["streams", dir.path().to_str().unwrap(), "--bitrate", "1Mbit", "--max", "--limit", "2"])
+        .args(["--duration", "1s", "--chunk", "64k", "--buffer", "1s", "--prebuffer", "250ms", "--quiet"])
+        .args(["--media-length", "10s", "--expect", "3", "--json", json.to_str().unwrap()])
+        .assert()
+        .code(1);
+    let capacity = &read_json(&json)["streams"]["capacity"];
+    assert_eq!(capacity["streams"], 2);
+    assert_eq!(capacity["at_limit"], true);
+    assert!(capacity["words"].as_str().unwrap().starts_with("sustains 2 × 1 Mbit/s"));
+}
+
+#[test]
+fn bad_stream_settings_are_refused_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().to_str().unwrap();
+    streamcap().args(["streams", target, "--bitrate", "4k-dolby", "--count", "1"]).assert().code(2);
+    streamcap().args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--prebuffer", "20s"]).assert().code(2);
+    assert!(!dir.path().join(".streamcap").exists());
+}
