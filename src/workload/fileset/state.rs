@@ -16,7 +16,7 @@ impl BitSet {
         let fill = if value { u64::MAX } else { 0 };
         let words = (0..len.div_ceil(64)).map(|_| AtomicU64::new(fill)).collect();
         let set = BitSet { words, len };
-        if value && len % 64 != 0 {
+        if value && !len.is_multiple_of(64) {
             // Bits past the end stay clear, so searches never find them.
             set.words[set.words.len() - 1].store((1u64 << (len % 64)) - 1, Ordering::Relaxed);
         }
@@ -74,7 +74,7 @@ impl BitSet {
             if step == 0 {
                 bits &= u64::MAX << (start % 64);
             }
-            if w == words - 1 && self.len % 64 != 0 {
+            if w == words - 1 && !self.len.is_multiple_of(64) {
                 bits &= (1u64 << (self.len % 64)) - 1;
             }
             if bits != 0 {
