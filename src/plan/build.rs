@@ -28,6 +28,10 @@ pub struct RunOptions {
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
     job.check().map_err(PlanError)?;
+    // File-set phases (many files in a directory tree) are planned in their own module.
+    if job.phases.iter().any(|p| p.fileset.is_some()) {
+        return super::fileset::build_fileset_plan(job, facts);
+    }
     for (i, phase) in job.phases.iter().enumerate() {
         if phase.rw.is_none() {
             return Err(PlanError(format!(
@@ -90,7 +94,6 @@ fn not_yet_planned(phase: &PhaseSpec) -> Option<&'static str> {
         ("concurrent", phase.concurrent.is_some()),
         ("group", phase.group.is_some()),
         ("percentiles", phase.percentiles.is_some()),
-        ("fileset", phase.fileset.is_some()),
     ];
     said.into_iter().find(|(_, s)| *s).map(|(key, _)| key)
 }
@@ -206,6 +209,7 @@ fn plan_phase(
         needs_data,
         seed,
         workers,
+        fileset: None,
     })
 }
 
@@ -374,6 +378,7 @@ mod tests {
             ram: Bytes::gib(16),
             io_uring: Ok(()),
             memory_backed: None,
+            anchors: Vec::new(),
         }
     }
 

@@ -34,3 +34,7 @@ pub const FREE_SPACE_RESERVE: Bytes = Bytes::mib(64);
 pub const SERIES_POINTS: usize = 2048;
 /// Error records kept per phase (all errors are counted).
 pub const ERRORS_KEPT: usize = 100;
+/// How long a file-set phase runs its workloads when it does not say (vdbench's `elapsed` default).
+pub const FILESET_RUNTIME: Duration = Duration::from_secs(30);
+/// Bytes per write when the format step fills files.
+pub const FORMAT_CHUNK: Bytes = Bytes::mib(1);
