@@ -2,6 +2,7 @@
 //! progress line. Reports what happens through a [`RunObserver`] so that the caller (the app) can sample the
 //! system, draw progress and write results without this layer knowing about any of them.
 
+mod fileset;
 mod layout;
 mod pacer;
 mod pattern;
@@ -14,6 +15,7 @@ mod worker_setup;
 
 use std::path::PathBuf;
 
+pub use fileset::FormatReport;
 pub use layout::direct_io_supported;
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
@@ -36,6 +38,8 @@ pub trait RunObserver {
     fn measuring(&mut self, _index: usize) {}
     fn interval(&mut self, _report: &IntervalReport<'_>) {}
     fn phase_finished(&mut self, _index: usize, _phase: &PhasePlan, _outcome: &PhaseOutcome) {}
+    /// The format step of file-set phase `phase` is done (called before its workloads start).
+    fn fileset_formatted(&mut self, _phase: usize, _report: &FormatReport) {}
 }
 
 /// How the run went as a whole.
@@ -75,6 +79,10 @@ pub fn execute(
     keep: bool,
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, RunError> {
+    // File-set phases (directory trees of many files) run in their own module; plans never mix the two kinds.
+    if plan.phases.iter().any(|p| p.fileset.is_some()) {
+        return fileset::execute(plan, interrupt, keep, observer);
+    }
     let mut work_dir = match plan.target.kind {
         TargetKind::Directory => {
             for stale in remove_stale(&plan.target.path) {
