@@ -15,6 +15,7 @@ use super::defaults;
 use super::facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
 use super::{PhasePlan, Plan, PlanError, TargetKind, TargetPlan};
 use crate::engine::EngineKind;
+use crate::metrics::OpClass;
 use crate::spec::{
     BlockSizeSpec, FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FormatMode, JobSpec,
     OpRateSpec, PhaseSpec, RwMode,
@@ -392,6 +393,30 @@ impl FileSetPlan {
     /// Threads of all workloads.
     pub fn threads(&self) -> u32 {
         self.workloads.iter().map(|w| w.threads).sum()
+    }
+
+    /// The operation classes a rate counts (vdbench's ReqstdOps): transfers, plus each workload's own
+    /// operation; the opens and closes around transfers are not requested operations.
+    pub fn requested_classes(&self) -> Vec<OpClass> {
+        let mut classes = Vec::new();
+        for w in &self.workloads {
+            match w.operation {
+                FileOp::Read | FileOp::Write => classes.extend([OpClass::Read, OpClass::Write]),
+                FileOp::Create => classes.extend([OpClass::Create, OpClass::Write]),
+                FileOp::Open | FileOp::Close => classes.push(OpClass::Open),
+                FileOp::Delete => classes.push(OpClass::Delete),
+                FileOp::Mkdir => classes.push(OpClass::Mkdir),
+                FileOp::Rmdir => classes.push(OpClass::Rmdir),
+                FileOp::Getattr => classes.push(OpClass::Getattr),
+                FileOp::Setattr => classes.push(OpClass::Setattr),
+                FileOp::Access => classes.push(OpClass::Access),
+                FileOp::Copy => classes.push(OpClass::Copy),
+                FileOp::Move => classes.push(OpClass::Move),
+            }
+        }
+        classes.sort_by_key(|c| *c as usize);
+        classes.dedup();
+        classes
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod csv;
 mod terminal;
+pub mod vdbench_fs;
 
 pub use csv::CsvSink;
 pub use terminal::write_summary;

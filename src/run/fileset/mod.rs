@@ -13,8 +13,8 @@ use std::time::Duration;
 pub use format::FormatStats;
 
 use super::{Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason};
-use crate::metrics::{OpClass, Recorder};
-use crate::plan::{FileOp, FileRate, FormatMode, Plan, TreePlan};
+use crate::metrics::Recorder;
+use crate::plan::{FileRate, FormatMode, Plan, TreePlan};
 use format::{FormatError, format};
 use tree::TreeState;
 
@@ -142,10 +142,8 @@ pub fn execute(
                 runner::run_workloads(inputs, observer)
             }
         };
-        rates.push(
-            requested_ops(&outcome.totals, fs.workloads.iter().map(|w| w.operation)) as f64
-                / outcome.measured.as_secs_f64().max(1e-9),
-        );
+        let requested: u64 = fs.requested_classes().iter().map(|&c| outcome.totals.stats(c).ops).sum();
+        rates.push(requested as f64 / outcome.measured.as_secs_f64().max(1e-9));
         observer.phase_finished(index, phase, &outcome);
         let stop = outcome.stop.clone();
         outcomes.push(outcome);
@@ -226,35 +224,4 @@ fn idle_outcome(stop: StopReason, started: std::time::SystemTime) -> PhaseOutcom
         issued_by_worker: Vec::new(),
         started,
     }
-}
-
-/// The operations a rate counts (vdbench's ReqstdOps): transfers, plus each workload's own metadata operation;
-/// the opens and closes around transfers are not requested operations.
-pub fn requested_ops(totals: &Recorder, ops: impl Iterator<Item = FileOp>) -> u64 {
-    let mut classes = vec![];
-    for op in ops {
-        let class = match op {
-            FileOp::Read | FileOp::Write => {
-                classes.extend([OpClass::Read, OpClass::Write]);
-                continue;
-            }
-            FileOp::Create => {
-                classes.extend([OpClass::Create, OpClass::Write]);
-                continue;
-            }
-            FileOp::Open | FileOp::Close => OpClass::Open,
-            FileOp::Delete => OpClass::Delete,
-            FileOp::Mkdir => OpClass::Mkdir,
-            FileOp::Rmdir => OpClass::Rmdir,
-            FileOp::Getattr => OpClass::Getattr,
-            FileOp::Setattr => OpClass::Setattr,
-            FileOp::Access => OpClass::Access,
-            FileOp::Copy => OpClass::Copy,
-            FileOp::Move => OpClass::Move,
-        };
-        classes.push(class);
-    }
-    classes.sort_by_key(|c| *c as usize);
-    classes.dedup();
-    classes.iter().map(|&c| totals.stats(c).ops).sum()
 }
