@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::engine::io_uring_available;
-use crate::plan::{Facts, TargetFacts};
+use crate::plan::{AnchorFacts, AnchorState, Facts, TargetFacts};
+use crate::spec::JobSpec;
 use crate::sysinfo::{
     BlockDevice, FilesystemFacts, HostFacts, devices_beneath, direct_io_alignment, filesystem_of, inspect_device,
     inspect_device_usage,
@@ -82,6 +83,33 @@ pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
         ram: host.ram,
         io_uring: io_uring_available().map_err(|e| e.to_string()),
         memory_backed,
+        anchors: Vec::new(),
     };
     Ok(Gathered { facts, canonical, host, filesystem, devices })
+}
+
+/// What is at each anchor the job's file-set trees name: missing, not a directory, or a directory with its free
+/// space. Looks only; creates nothing.
+pub fn anchor_facts(job: &JobSpec) -> Vec<AnchorFacts> {
+    let mut anchors: Vec<AnchorFacts> = Vec::new();
+    let named =
+        job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees).filter_map(|t| t.anchor.as_ref());
+    for path in named {
+        if anchors.iter().any(|a| &a.path == path) {
+            continue;
+        }
+        let state = match std::fs::metadata(path) {
+            Err(_) => AnchorState::Missing,
+            Ok(m) if !m.is_dir() => AnchorState::NotDirectory,
+            Ok(_) => match std::fs::canonicalize(path) {
+                Err(_) => AnchorState::Missing,
+                Ok(canonical) => {
+                    let free = filesystem_of(&canonical).ok().filter(|fs| fs.total.0 > 0).map(|fs| fs.free);
+                    AnchorState::Directory { canonical, free }
+                }
+            },
+        };
+        anchors.push(AnchorFacts { path: path.clone(), state });
+    }
+    anchors
 }

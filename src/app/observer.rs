@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use crate::metrics::BoundedSeries;
 use crate::plan::{PhasePlan, Plan, defaults};
-use crate::report::{CsvSink, vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
+use crate::report::{CsvSink, vdbench_fs, vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
 use crate::results::{
     EngineDetail, IntervalPoint, PhaseMeasurements, PhaseSamples, RunResult, RunStatus, build_phase, device_activity,
-    interval_point, rfc3339, write_result_atomically,
+    file_op_points, file_ops_result, interval_point, rfc3339, write_result_atomically,
 };
-use crate::run::{IntervalReport, PhaseOutcome, ProgressLine, RunObserver, StopReason};
+use crate::run::{FormatReport, IntervalReport, PhaseOutcome, ProgressLine, RunObserver, StopReason};
 use crate::spec::SpecOrigin;
 use crate::sysinfo::{DiskStat, MemInfo, ProcessCpu, SystemCpu, read_diskstats};
 
@@ -53,6 +53,8 @@ pub struct ResultRecorder<'a> {
     pub output_error: Option<String>,
     /// Print vdbench's interval lines (the job came from a vdbench parameter file).
     vdbench_lines: bool,
+    /// What the format step of the current file-set phase did.
+    formatted: FormatReport,
 }
 
 /// What the recorder keeps about one running phase.
@@ -96,6 +98,7 @@ impl<'a> ResultRecorder<'a> {
             running: BTreeMap::new(),
             output_error: None,
             vdbench_lines: matches!(plan.origin, SpecOrigin::Vdbench { .. }),
+            formatted: FormatReport::default(),
         };
         recorder.save();
         recorder
@@ -132,6 +135,23 @@ impl RunObserver for ResultRecorder<'_> {
         if !phase.ramp.is_zero() {
             self.progress.ramp();
         }
+        self.formatted = FormatReport::default();
+    }
+
+    fn fileset_formatted(&mut self, _phase: usize, report: &FormatReport) {
+        self.formatted = *report;
+        let took = report.took.as_secs_f64();
+        if report.files + report.dirs > 0 {
+            self.progress.println(&format!(
+                "format: {} files and {} directories created in {took:.1} s ({:.0} files/s)",
+                report.files,
+                report.dirs,
+                report.files as f64 / took.max(1e-9)
+            ));
+        }
+        if self.progress.visible() {
+            self.progress.println(&vdbench_fs::interval_header());
+        }
     }
 
     fn measuring(&mut self, index: usize) {
@@ -149,8 +169,15 @@ impl RunObserver for ResultRecorder<'_> {
         let devices = device_activity(&self.devices, &previous.disks, &now.disks, elapsed);
         let cpu = now.cpu.cpu_since(&previous.cpu).as_secs_f64() * report.length.as_secs_f64()
             / elapsed.as_secs_f64().max(1e-9);
-        let point = interval_point(report.start, report.length, report.recorder, cpu, &devices);
+        let mut point = interval_point(report.start, report.length, report.recorder, cpu, &devices);
         let phase = &self.plan.phases[report.phase];
+        if let Some(fs) = &phase.fileset {
+            point.file_ops = file_op_points(report.recorder, report.length);
+            if self.progress.visible() {
+                let requested: Vec<&str> = fs.requested_classes().iter().map(|c| c.name()).collect();
+                self.progress.println(&vdbench_fs::interval_line(report.index + 1, &point, &requested));
+            }
+        }
         if let Some(csv) = &mut self.csv
             && let Err(e) = csv.write(report.phase, &phase.name, &point)
         {
@@ -212,7 +239,16 @@ impl RunObserver for ResultRecorder<'_> {
             span: end.at.saturating_duration_since(start.at),
         };
         let intervals = (state.series.points(), state.series.stride());
-        let result = build_phase(index, phase, &measurements, &samples, intervals);
+        let mut result = build_phase(index, phase, &measurements, &samples, intervals);
+        if let Some(fs) = &phase.fileset {
+            let f = &self.formatted;
+            result.file_ops = Some(file_ops_result(
+                &outcome.totals,
+                outcome.measured,
+                &fs.requested_classes(),
+                (f.files, f.dirs, f.took),
+            ));
+        }
         // Concurrent phases may finish out of order; the result lists phases in plan order.
         let at = self.result.phases.partition_point(|p| p.index < index);
         if self.vdbench_lines {

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::facts::{Gathered, gather};
+use super::facts::{Gathered, anchor_facts, gather};
 use super::observer::ResultRecorder;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, TargetKind, build_plan};
@@ -23,7 +23,8 @@ use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     let job = build_job(&args)?;
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
-    let gathered = gather(&target, job.writes())?;
+    let mut gathered = gather(&target, job.writes())?;
+    gathered.facts.anchors = anchor_facts(&job);
     let options = RunOptions { run_id: run_id(), allow_device_writes: args.allow_device_writes, force: args.force };
     let plan = build_plan(&job, &gathered.facts, &options)?;
 

@@ -21,7 +21,8 @@ const LINEAR: usize = 1 << LINEAR_BITS;
 const PER_OCTAVE: usize = 1 << SUB_BITS;
 const BUCKETS: usize = LINEAR + (MAX_OCTAVE - LINEAR_BITS) as usize * PER_OCTAVE;
 
-/// Latency distribution in nanoseconds.
+/// Latency distribution in nanoseconds. The buckets are allocated by the first `record` or `merge`, so a
+/// histogram that is never used (a file-system class in a raw phase, a spare recorder) costs a few words.
 #[derive(Clone)]
 pub struct Histogram {
     counts: Box<[u64]>,
@@ -63,18 +64,14 @@ impl Default for Histogram {
 
 impl Histogram {
     pub fn new() -> Histogram {
-        Histogram {
-            counts: vec![0; BUCKETS].into_boxed_slice(),
-            count: 0,
-            min: u64::MAX,
-            max: 0,
-            sum: 0,
-            sum_squares: 0,
-        }
+        Histogram { counts: Box::default(), count: 0, min: u64::MAX, max: 0, sum: 0, sum_squares: 0 }
     }
 
     #[inline]
     pub fn record(&mut self, nanos: u64) {
+        if self.counts.is_empty() {
+            self.allocate();
+        }
         self.counts[bucket_of(nanos)] += 1;
         self.count += 1;
         self.min = self.min.min(nanos);
@@ -88,6 +85,9 @@ impl Histogram {
         if other.count == 0 {
             return;
         }
+        if self.counts.is_empty() {
+            self.allocate();
+        }
         for (mine, theirs) in self.counts.iter_mut().zip(other.counts.iter()) {
             *mine += theirs;
         }
@@ -96,6 +96,11 @@ impl Histogram {
         self.max = self.max.max(other.max);
         self.sum += other.sum;
         self.sum_squares = self.sum_squares.saturating_add(other.sum_squares);
+    }
+
+    #[cold]
+    fn allocate(&mut self) {
+        self.counts = vec![0; BUCKETS].into_boxed_slice();
     }
 
     pub fn reset(&mut self) {

@@ -19,16 +19,72 @@ pub enum OpClass {
     Write,
     /// fsync / fdatasync.
     Sync,
+    // File-system operations of file-set phases (vdbench's names).
+    Mkdir,
+    Rmdir,
+    Create,
+    Delete,
+    Open,
+    Close,
+    Getattr,
+    Setattr,
+    Access,
+    Copy,
+    Move,
 }
 
+/// Number of operation classes.
+const CLASSES: usize = 14;
+
 impl OpClass {
-    pub const ALL: [OpClass; 3] = [OpClass::Read, OpClass::Write, OpClass::Sync];
+    pub const ALL: [OpClass; CLASSES] = [
+        OpClass::Read,
+        OpClass::Write,
+        OpClass::Sync,
+        OpClass::Mkdir,
+        OpClass::Rmdir,
+        OpClass::Create,
+        OpClass::Delete,
+        OpClass::Open,
+        OpClass::Close,
+        OpClass::Getattr,
+        OpClass::Setattr,
+        OpClass::Access,
+        OpClass::Copy,
+        OpClass::Move,
+    ];
+
+    /// The file-system classes, in vdbench's column order.
+    pub const FILE_SYSTEM: [OpClass; 11] = [
+        OpClass::Mkdir,
+        OpClass::Rmdir,
+        OpClass::Create,
+        OpClass::Open,
+        OpClass::Close,
+        OpClass::Delete,
+        OpClass::Getattr,
+        OpClass::Setattr,
+        OpClass::Access,
+        OpClass::Copy,
+        OpClass::Move,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             OpClass::Read => "read",
             OpClass::Write => "write",
             OpClass::Sync => "sync",
+            OpClass::Mkdir => "mkdir",
+            OpClass::Rmdir => "rmdir",
+            OpClass::Create => "create",
+            OpClass::Delete => "delete",
+            OpClass::Open => "open",
+            OpClass::Close => "close",
+            OpClass::Getattr => "getattr",
+            OpClass::Setattr => "setattr",
+            OpClass::Access => "access",
+            OpClass::Copy => "copy",
+            OpClass::Move => "move",
         }
     }
 
@@ -84,13 +140,13 @@ impl OpStats {
 /// Everything one worker measured over some span of time.
 #[derive(Debug, Clone)]
 pub struct Recorder {
-    classes: [OpStats; 3],
+    classes: [OpStats; CLASSES],
 }
 
 impl Recorder {
     /// `paced`: also keep latency from the due time.
     pub fn new(paced: bool) -> Recorder {
-        Recorder { classes: [OpStats::new(paced), OpStats::new(paced), OpStats::new(paced)] }
+        Recorder { classes: std::array::from_fn(|_| OpStats::new(paced)) }
     }
 
     #[inline]
@@ -192,6 +248,17 @@ mod tests {
         assert_eq!(a.total_ops(), 3);
         a.reset();
         assert_eq!(a.total_ops(), 0);
+    }
+
+    #[test]
+    fn file_system_classes_are_counted_apart() {
+        let mut r = Recorder::new(false);
+        r.record(OpClass::Getattr, 0, 900);
+        r.record(OpClass::Move, 0, 1200);
+        assert_eq!(r.stats(OpClass::Getattr).ops, 1);
+        assert_eq!(r.stats(OpClass::Read).ops, 0);
+        assert_eq!(r.total_ops(), 2);
+        assert_eq!(OpClass::ALL.iter().map(|c| c.index()).collect::<Vec<_>>(), (0..CLASSES).collect::<Vec<_>>());
     }
 
     #[test]

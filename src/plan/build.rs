@@ -34,6 +34,10 @@ pub struct RunOptions {
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
     job.check().map_err(PlanError)?;
+    // File-set phases (many files in a directory tree) are planned in their own module.
+    if job.phases.iter().any(|p| p.fileset.is_some()) {
+        return super::fileset::build_fileset_plan(job, facts);
+    }
     for (i, phase) in job.phases.iter().enumerate() {
         if phase.rw.is_none() {
             return Err(PlanError(format!(
@@ -44,11 +48,6 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         }
     }
     let mut notices = job.notices.clone();
-    for (i, phase) in job.phases.iter().enumerate() {
-        if let Some(key) = not_yet_planned(phase) {
-            return Err(PlanError(format!("phase {}: {key} is not supported yet", i + 1)));
-        }
-    }
     let mut target =
         plan_target(job, &facts.target, &options.run_id, options.allow_device_writes, options.force, &mut notices)?;
     if let Some(why) = &facts.memory_backed {
@@ -70,12 +69,6 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         interval: job.interval.unwrap_or(defaults::INTERVAL),
         notices,
     })
-}
-
-/// Keys the spec can express that planning does not carry out yet: refused, never silently ignored.
-fn not_yet_planned(phase: &PhaseSpec) -> Option<&'static str> {
-    let said = [("fileset", phase.fileset.is_some())];
-    said.into_iter().find(|(_, s)| *s).map(|(key, _)| key)
 }
 
 fn plan_phase(
@@ -271,6 +264,7 @@ fn plan_phase(
         needs_data,
         seed,
         workers,
+        fileset: None,
     })
 }
 
@@ -430,6 +424,7 @@ mod tests {
             ram: Bytes::gib(16),
             io_uring: Ok(()),
             memory_backed: None,
+            anchors: Vec::new(),
         }
     }
 

@@ -36,3 +36,7 @@ pub const SERIES_POINTS: usize = 2048;
 pub const ERRORS_KEPT: usize = 100;
 /// Files one raw-I/O worker may use (it keeps them all open; many small files are a file-set workload's job).
 pub const MAX_FILES_PER_WORKER: usize = 1024;
+/// How long a file-set phase runs its workloads when it does not say (vdbench's `elapsed` default).
+pub const FILESET_RUNTIME: Duration = Duration::from_secs(30);
+/// Bytes per write when the format step fills files.
+pub const FORMAT_CHUNK: Bytes = Bytes::mib(1);

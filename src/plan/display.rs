@@ -26,8 +26,8 @@ impl fmt::Display for Plan {
                 Bytes(total),
                 dir.display()
             )?;
-        } else {
-            writeln!(f, "data: {} of {}", t.files[0].size, t.files[0].path.display())?;
+        } else if let Some(file) = t.files.first() {
+            writeln!(f, "data: {} of {}", file.size, file.path.display())?;
         }
         writeln!(f, "interval: {}", format_duration(self.interval))?;
         for notice in &self.notices {
@@ -43,6 +43,9 @@ impl fmt::Display for Plan {
 
 fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::Result {
     writeln!(f, "phase {}: {}", index + 1, p.name)?;
+    if let Some(fs) = &p.fileset {
+        return write_fileset(f, p, fs);
+    }
     if p.concurrent {
         writeln!(f, "  runs at the same time as the phase before it")?;
     }
@@ -136,6 +139,36 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::
         writeln!(f, "  reads written data: files not yet written are filled first (not measured)")?;
     }
     writeln!(f, "  on error: {}", if p.continue_on_error { "record and continue" } else { "stop the phase" })?;
+    writeln!(f, "  seed {:#x}", p.seed)
+}
+
+fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetPlan) -> fmt::Result {
+    writeln!(f, "  file set, format {}, rate {:?}", fs.format, fs.rate)?;
+    for t in &fs.trees {
+        writeln!(
+            f,
+            "  tree {}: depth {}, width {}, {} files per directory → {} directories, {} files, {} in {}{}",
+            t.name,
+            t.shape.depth,
+            t.shape.width,
+            t.shape.files_per_dir,
+            t.dirs,
+            t.files,
+            t.bytes,
+            t.root.display(),
+            if t.direct { " (direct I/O)" } else { "" }
+        )?;
+    }
+    for w in &fs.workloads {
+        writeln!(
+            f,
+            "  workload {}: {} on {}, rdpct {}, xfersize {}, fileselect {:?}, fileio {}, {} threads",
+            w.name, w.operation, fs.trees[w.tree].name, w.read_percent, w.xfer_label, w.select, w.fileio, w.threads
+        )?;
+    }
+    if let Some(runtime) = p.runtime {
+        writeln!(f, "  measures for {}", format_duration(runtime))?;
+    }
     writeln!(f, "  seed {:#x}", p.seed)
 }
 

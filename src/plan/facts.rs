@@ -15,6 +15,27 @@ pub struct Facts {
     /// Why the target's data lives in RAM (tmpfs, zram, a loop device over a cached file), if it does: then
     /// even direct I/O measures memory, and every result is marked cache-affected.
     pub memory_backed: Option<String>,
+    /// The anchors file-set trees name (other than the target), as found.
+    pub anchors: Vec<AnchorFacts>,
+}
+
+/// A directory a file-set tree is anchored in.
+#[derive(Debug, Clone)]
+pub struct AnchorFacts {
+    /// As the job gave it.
+    pub path: PathBuf,
+    pub state: AnchorState,
+}
+
+#[derive(Debug, Clone)]
+pub enum AnchorState {
+    Missing,
+    NotDirectory,
+    Directory {
+        canonical: PathBuf,
+        /// Space an unprivileged writer can still use; `None` when the filesystem reports no capacity.
+        free: Option<Bytes>,
+    },
 }
 
 #[derive(Debug, Clone)]

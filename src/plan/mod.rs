@@ -8,6 +8,7 @@ pub mod defaults;
 mod display;
 mod facts;
 mod files;
+mod fileset;
 mod target;
 
 use std::path::PathBuf;
@@ -20,8 +21,10 @@ use crate::spec::{RwMode, SpecOrigin};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes, WorkloadConfig};
 
+pub use crate::spec::{FileIo, FileOp, FormatMode};
 pub use build::{RunOptions, build_plan};
-pub use facts::{Facts, TargetFacts};
+pub use facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
+pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -188,6 +191,10 @@ pub struct PhasePlan {
     /// Per-worker work; derived deterministically from the fields above, so not repeated in results.
     #[serde(skip)]
     pub workers: Vec<WorkerPlan>,
+    /// A file-set phase (trees and file-system operations) instead of raw I/O; the raw fields above then hold
+    /// neutral values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fileset: Option<FileSetPlan>,
 }
 
 impl PhasePlan {

@@ -5,6 +5,7 @@ mod csv;
 mod fio_json;
 mod streams;
 mod terminal;
+pub mod vdbench_fs;
 mod vdbench_raw;
 
 pub use csv::CsvSink;

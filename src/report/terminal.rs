@@ -10,7 +10,7 @@ use crate::results::{OpResult, PhaseResult, RunResult, RunStatus};
 use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
 /// A rule under the header and nothing else: the figures are the point, not the grid.
-const STYLE: TableStyle = TableStyle::new().header_separator(LineStyle::none().fill('─').junction('─'));
+pub(super) const STYLE: TableStyle = TableStyle::new().header_separator(LineStyle::none().fill('─').junction('─'));
 
 pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
@@ -22,6 +22,10 @@ pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
     )?;
     writeln!(out)?;
     writeln!(out, "{}", performance_table(&result.phases))?;
+    if let Some(file_sets) = super::vdbench_fs::summary(&result.phases) {
+        writeln!(out)?;
+        writeln!(out, "{file_sets}")?;
+    }
     let devices = device_table(&result.phases);
     if let Some(table) = devices {
         writeln!(out)?;

@@ -106,6 +106,7 @@ pub fn build_phase(
             count: OpClass::ALL.iter().map(|&c| measured.totals.stats(c).errors).sum(),
             records: measured.errors.to_vec(),
         },
+        file_ops: None,
         intervals: intervals.0,
         interval_stride: intervals.1,
     }
@@ -176,5 +177,6 @@ pub fn interval_point(
                 avg_queue: a.avg_queue,
             })
             .collect(),
+        file_ops: Vec::new(),
     }
 }

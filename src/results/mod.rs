@@ -6,6 +6,7 @@
 //! has to guess.
 
 mod build;
+mod fileset;
 mod io;
 mod streams;
 mod time;
@@ -18,6 +19,7 @@ use crate::metrics::{ErrorRecord, Mergeable};
 use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, HostFacts, SystemCpuUsage};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
+pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, read_result, write_result_atomically};
 pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, QualityTarget, StepContext, StreamFigures, StreamsResult,
@@ -137,6 +139,9 @@ pub struct PhaseResult {
     /// Activity of each device beneath the target over the measured time.
     pub devices: Vec<DeviceResult>,
     pub errors: ErrorSummary,
+    /// File-set phases: per-operation rates and response times, MB/s and the format step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_ops: Option<FileOpsResult>,
     /// Interval series (merged pairwise when a phase is very long: see `interval_stride`).
     pub intervals: Vec<IntervalPoint>,
     /// How many reporting intervals each point covers.
@@ -210,6 +215,9 @@ pub struct IntervalPoint {
     pub cpu_pct: f64,
     /// Busy percentage and throughput of each device (same order as the phase's `devices`).
     pub devices: Vec<DevicePoint>,
+    /// File-set phases: rate and mean response time of each operation class that ran in the interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_ops: Vec<FileOpPoint>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -233,6 +241,7 @@ impl Mergeable for IntervalPoint {
                 _ => {}
             }
         }
+        fileset::absorb_points(&mut self.file_ops, &next.file_ops, mine, theirs);
         self.cpu_pct = weigh(self.cpu_pct, next.cpu_pct);
         for (a, b) in self.devices.iter_mut().zip(&next.devices) {
             a.busy_pct = weigh(a.busy_pct, b.busy_pct);

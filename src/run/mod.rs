@@ -2,6 +2,7 @@
 //! progress line. Reports what happens through a [`RunObserver`] so that the caller (the app) can sample the
 //! system, draw progress and write results without this layer knowing about any of them.
 
+mod fileset;
 mod layout;
 mod pacer;
 mod pattern;
@@ -16,6 +17,7 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+pub use fileset::FormatReport;
 pub use layout::{direct_io_supported, fill};
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
@@ -38,6 +40,8 @@ pub trait RunObserver: Send {
     fn measuring(&mut self, _index: usize) {}
     fn interval(&mut self, _report: &IntervalReport<'_>) {}
     fn phase_finished(&mut self, _index: usize, _phase: &PhasePlan, _outcome: &PhaseOutcome) {}
+    /// The format step of file-set phase `phase` is done (called before its workloads start).
+    fn fileset_formatted(&mut self, _phase: usize, _report: &FormatReport) {}
 }
 
 /// How the run went as a whole.
@@ -77,6 +81,10 @@ pub fn execute(
     keep: bool,
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, RunError> {
+    // File-set phases (directory trees of many files) run in their own module; plans never mix the two kinds.
+    if plan.phases.iter().any(|p| p.fileset.is_some()) {
+        return fileset::execute(plan, interrupt, keep, observer);
+    }
     let mut work_dir = match plan.target.kind {
         TargetKind::Directory => {
             for stale in remove_stale(&plan.target.path) {

@@ -81,6 +81,11 @@ impl ProgressLine {
         self.bar.suspend(|| eprintln!("{text}"));
     }
 
+    /// Whether the line is drawn (stderr is a terminal and not --quiet).
+    pub fn visible(&self) -> bool {
+        !self.bar.is_hidden()
+    }
+
     pub fn clear(&self) {
         self.bar.finish_and_clear();
     }

@@ -80,7 +80,7 @@ fn parse_run_id(name: &str) -> Option<(&str, u32)> {
 }
 
 /// Makes sure `TARGET/.streamcap` is a real directory on TARGET's filesystem, creating it if needed.
-fn prepare_base(target: &Path, base: &Path) -> Result<(), WorkDirError> {
+pub(super) fn prepare_base(target: &Path, base: &Path) -> Result<(), WorkDirError> {
     let unsafe_base = |why| WorkDirError::Unsafe { path: base.to_path_buf(), why };
     let create = |cause| WorkDirError::Create { path: base.to_path_buf(), cause };
     let meta = match fs::symlink_metadata(base) {

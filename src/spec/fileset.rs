@@ -42,7 +42,7 @@ pub struct FileSetPhaseSpec {
     #[serde(rename = "tree")]
     pub trees: Vec<FileTreeSpec>,
     /// The workloads (vdbench fwd), run at the same time; `skew` shares the operations between them.
-    #[serde(rename = "workload")]
+    #[serde(rename = "workload", default)]
     pub workloads: Vec<FileWorkloadSpec>,
     /// Operations per second for all workloads together (vdbench fwdrate). Default: max.
     #[serde(default, skip_serializing_if = "Option::is_none")]

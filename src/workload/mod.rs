@@ -4,6 +4,7 @@
 
 mod blocksize;
 mod distribution;
+pub mod fileset;
 mod rng;
 mod source;
 

@@ -1,0 +1,519 @@
+//! Planning file-set phases (vdbench fsd/fwd/rd for file systems): trees with absolute roots inside a directory
+//! streamcap owns, workloads with their threads, transfer sizes and seeds, the operation rate and the format
+//! step, all checked before anything is created.
+//!
+//! Where a tree lives: `ANCHOR/.streamcap/fileset-<name>/`, with a marker file, so that later phases of the same
+//! run (format = no, restart, once) find it again by name. ANCHOR is the tree's `anchor`, or the run's target
+//! directory. Nothing is ever written outside that directory. A job is either all file-set phases or all raw
+//! phases; mixing them is refused for now.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::defaults;
+use super::facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
+use super::{PhasePlan, Plan, PlanError, TargetKind, TargetPlan};
+use crate::engine::EngineKind;
+use crate::metrics::OpClass;
+use crate::spec::{
+    BlockSizeSpec, FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FormatMode, JobSpec,
+    OpRateSpec, PhaseSpec, RwMode,
+};
+use crate::units::Bytes;
+use crate::workload::fileset::{FileSizes, Placement, Selection, TreeShape};
+use crate::workload::{Access, BlockSizes};
+
+/// Directory name prefix of a tree under `ANCHOR/.streamcap/`.
+pub const TREE_DIR_PREFIX: &str = "fileset-";
+
+/// A file-set phase, fully expanded.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileSetPlan {
+    pub trees: Vec<TreePlan>,
+    pub workloads: Vec<FileWorkloadPlan>,
+    /// Operations per second for all workloads together.
+    pub rate: FileRate,
+    pub format: FormatMode,
+}
+
+/// The operation rate of a file-set phase.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum FileRate {
+    Max,
+    /// Operations per second, all workloads together.
+    PerSecond(f64),
+    /// Percent of the rate measured by phase `of_phase` (the nearest earlier file-set phase at max rate).
+    PercentOfMax {
+        percent: f64,
+        of_phase: usize,
+    },
+}
+
+/// One tree, as it will be on disk.
+#[derive(Debug, Clone, Serialize)]
+pub struct TreePlan {
+    pub name: String,
+    /// The directory the user named (or the target).
+    pub anchor: PathBuf,
+    /// `anchor/.streamcap/fileset-<name>`: the tree's root, created and removed by streamcap.
+    pub root: PathBuf,
+    pub shape: TreeShape,
+    pub sizes: FileSizes,
+    /// Files in use (the shape's count, or fewer under a total-size cap).
+    pub files: u64,
+    /// Directories below the root.
+    pub dirs: u64,
+    /// Bytes of all files.
+    pub bytes: Bytes,
+    pub direct: bool,
+    /// Seed of the per-file sizes (the same for every phase, so a reused tree keeps its sizes).
+    pub seed: u64,
+}
+
+/// One workload (vdbench fwd).
+#[derive(Debug, Clone, Serialize)]
+pub struct FileWorkloadPlan {
+    pub name: String,
+    /// Index into `FileSetPlan::trees`.
+    pub tree: usize,
+    pub operation: FileOp,
+    /// Read and write workloads: percentage of transfers that are reads.
+    pub read_percent: u8,
+    pub xfer: BlockSizes,
+    /// As written ("1k", "4k/60:64k/40").
+    pub xfer_label: String,
+    pub select: Selection,
+    pub fileio: FileIo,
+    pub threads: u32,
+    /// Share of a fixed operation rate, percent.
+    pub skew: f64,
+    pub seed: u64,
+}
+
+/// Builds the plan of a job whose phases are all file-set phases.
+pub(super) fn build_fileset_plan(job: &JobSpec, facts: &Facts) -> Result<Plan, PlanError> {
+    if let Some(i) = job.phases.iter().position(|p| p.fileset.is_none()) {
+        return Err(PlanError(format!(
+            "phase {} is a raw-I/O phase in a job with file-set phases; streamcap cannot mix them in one job yet: \
+             put the file-set phases in a job of their own",
+            i + 1
+        )));
+    }
+    let TargetFacts::Directory { path: target, free, .. } = &facts.target else {
+        return Err(PlanError(
+            "file-set phases build a directory tree, so the target must be a directory (streamcap creates the \
+             tree in its own .streamcap directory there)"
+                .into(),
+        ));
+    };
+    let mut notices = job.notices.clone();
+    let mut phases = Vec::new();
+    for (index, spec) in job.phases.iter().enumerate() {
+        let fileset = spec.fileset.as_deref().expect("checked above");
+        let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
+        let fail = |m: String| PlanError(format!("{label}: {m}"));
+        fileset.check().map_err(fail)?;
+        if spec.rw.is_some() || spec.bs.is_some() || spec.iodepth.is_some() || spec.jobs.is_some() {
+            notices.push(format!(
+                "{label}: rw, bs, iodepth and jobs do not apply to a file-set phase; its workloads say what it does"
+            ));
+        }
+        let plan = plan_phase(index, spec, fileset, target, facts, &phases).map_err(fail)?;
+        phases.push(neutral_phase(label, spec, plan));
+    }
+    check_space(&phases, target, *free, &facts.anchors, &mut notices)?;
+    Ok(Plan {
+        origin: job.origin.clone(),
+        target: TargetPlan {
+            kind: TargetKind::Directory,
+            path: target.clone(),
+            work_dir: None,
+            files: Vec::new(),
+            writes_allowed: true,
+            memory_backed: facts.memory_backed.clone(),
+        },
+        phases,
+        interval: job.interval.unwrap_or(defaults::INTERVAL),
+        notices,
+    })
+}
+
+fn plan_phase(
+    index: usize,
+    spec: &PhaseSpec,
+    fileset: &FileSetPhaseSpec,
+    target: &Path,
+    facts: &Facts,
+    earlier: &[PhasePlan],
+) -> Result<FileSetPlan, String> {
+    let seed = spec.seed.unwrap_or(defaults::SEED);
+    let mut trees = Vec::new();
+    for tree in &fileset.trees {
+        if tree.name.is_empty() || !tree.name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+            return Err(format!(
+                "tree name '{}' must be letters, digits, '.', '_' or '-' (it becomes a directory name)",
+                tree.name
+            ));
+        }
+        let anchor = match &tree.anchor {
+            None => target.to_path_buf(),
+            Some(asked) => anchor_dir(asked, &facts.anchors)?,
+        };
+        let placement = match tree.placement.unwrap_or(FilePlacement::Bottom) {
+            FilePlacement::Bottom => Placement::Bottom,
+            FilePlacement::All => Placement::All,
+        };
+        let shape = TreeShape::new(tree.depth, tree.width, tree.files, placement)
+            .map_err(|e| format!("tree {}: {e}; use a smaller width, depth or files", tree.name))?;
+        let sizes = match &tree.size {
+            FileSizeSpec::Fixed(b) => FileSizes::Fixed { bytes: b.0 },
+            FileSizeSpec::Weighted(entries) => {
+                FileSizes::weighted(&entries.iter().map(|(b, w)| (b.0, *w)).collect::<Vec<_>>())
+            }
+            FileSizeSpec::Range(low, high) => FileSizes::range(low.0, high.0),
+        };
+        let tree_seed = defaults::SEED ^ fnv(&tree.name);
+        let (files, bytes) = sizes.fit(shape.files(), tree.total_size.map(|b| b.0), tree_seed);
+        if files == 0 {
+            return Err(format!(
+                "tree {}: total-size {} leaves room for no file",
+                tree.name,
+                tree.total_size.unwrap_or_default()
+            ));
+        }
+        trees.push(TreePlan {
+            name: tree.name.clone(),
+            root: anchor.join(".streamcap").join(format!("{TREE_DIR_PREFIX}{}", tree.name)),
+            anchor,
+            shape,
+            sizes,
+            files,
+            dirs: shape.dirs(),
+            bytes: Bytes(bytes),
+            direct: tree.direct.unwrap_or(false),
+            seed: tree_seed,
+        });
+    }
+    let format = fileset.format.unwrap_or(FormatMode::Yes);
+    let mut workloads = Vec::new();
+    let count = fileset.workloads.len().max(1) as f64;
+    for (w, spec_w) in fileset.workloads.iter().enumerate() {
+        let name = spec_w.name.clone().unwrap_or_else(|| format!("fwd{}", w + 1));
+        let tree = match &spec_w.tree {
+            Some(t) => fileset.trees.iter().position(|x| &x.name == t).expect("checked by FileSetPhaseSpec::check"),
+            None => 0,
+        };
+        let operation = spec_w.operation.unwrap_or(FileOp::Read);
+        let read_percent = match (operation, spec_w.rdpct) {
+            (FileOp::Read | FileOp::Write, Some(p)) => p,
+            (FileOp::Write, None) => 0,
+            _ => 100,
+        };
+        let xfer_spec = spec_w.xfersize.clone().unwrap_or(BlockSizeSpec::Fixed(defaults::BLOCK_SIZE));
+        let direct = trees[tree].direct;
+        let xfer = xfer_sizes(&xfer_spec, direct).map_err(|e| format!("{name}: {e}"))?;
+        let select = match spec_w.fileselect.unwrap_or(FileSelect::Random) {
+            FileSelect::Random => Selection::Random,
+            FileSelect::Sequential => Selection::Sequential,
+            FileSelect::Once => Selection::Once,
+            FileSelect::Skewed(theta) => Selection::Skewed { theta },
+        };
+        workloads.push(FileWorkloadPlan {
+            name,
+            tree,
+            operation,
+            read_percent,
+            xfer,
+            xfer_label: xfer_spec.to_string(),
+            select,
+            fileio: spec_w.fileio.unwrap_or(FileIo::Sequential),
+            threads: spec_w.threads.unwrap_or(1),
+            skew: spec_w.skew.unwrap_or(100.0 / count),
+            seed: seed ^ ((index as u64) << 48) ^ ((w as u64) << 32),
+        });
+    }
+    let threads: u32 = workloads.iter().map(|w| w.threads).sum();
+    if threads > 4096 {
+        return Err(format!("{threads} threads in all is too many: use at most 4096"));
+    }
+    let rate = match fileset.rate.unwrap_or(OpRateSpec::Max) {
+        OpRateSpec::Max => FileRate::Max,
+        OpRateSpec::PerSecond(r) => FileRate::PerSecond(r),
+        OpRateSpec::PercentOfMax(percent) => {
+            let of_phase = earlier
+                .iter()
+                .rposition(|p| p.fileset.as_ref().is_some_and(|f| f.rate == FileRate::Max && !f.workloads.is_empty()))
+                .ok_or_else(|| {
+                    format!(
+                        "rate {percent}% is a percentage of the maximum measured by an earlier phase with rate = \
+                         \"max\", and there is none: add such a phase before this one"
+                    )
+                })?;
+            FileRate::PercentOfMax { percent, of_phase }
+        }
+    };
+    Ok(FileSetPlan { trees, workloads, rate, format })
+}
+
+/// The anchor directory as the facts found it, or why it cannot be used.
+fn anchor_dir(asked: &Path, anchors: &[AnchorFacts]) -> Result<PathBuf, String> {
+    let found = anchors.iter().find(|a| a.path == asked);
+    match found.map(|a| &a.state) {
+        Some(AnchorState::Directory { canonical, .. }) => Ok(canonical.clone()),
+        Some(AnchorState::NotDirectory) => Err(format!(
+            "anchor {} is not a directory: give a directory (streamcap builds the tree inside it)",
+            asked.display()
+        )),
+        Some(AnchorState::Missing) | None => {
+            Err(format!("anchor {} does not exist: create the directory first, or choose another", asked.display()))
+        }
+    }
+}
+
+/// The trees of every phase, counted once per root, must fit in the free space of their filesystems.
+fn check_space(
+    phases: &[PhasePlan],
+    target: &Path,
+    target_free: Option<Bytes>,
+    anchors: &[AnchorFacts],
+    notices: &mut Vec<String>,
+) -> Result<(), PlanError> {
+    let mut roots: Vec<(&TreePlan, u64)> = Vec::new();
+    for tree in phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees) {
+        match roots.iter_mut().find(|(t, _)| t.root == tree.root) {
+            Some((_, bytes)) => *bytes = (*bytes).max(tree.bytes.0),
+            None => roots.push((tree, tree.bytes.0)),
+        }
+    }
+    let mut anchors_seen: Vec<(&Path, u64, Option<Bytes>)> = Vec::new();
+    for (tree, bytes) in roots {
+        let free = if tree.anchor == target {
+            target_free
+        } else {
+            anchors.iter().find_map(|a| match &a.state {
+                AnchorState::Directory { canonical, free } if canonical == &tree.anchor => *free,
+                _ => None,
+            })
+        };
+        match anchors_seen.iter_mut().find(|(p, _, _)| *p == tree.anchor.as_path()) {
+            Some((_, total, _)) => *total += bytes,
+            None => anchors_seen.push((&tree.anchor, bytes, free)),
+        }
+    }
+    for (anchor, needed, free) in anchors_seen {
+        let reserve = defaults::FREE_SPACE_RESERVE;
+        match free {
+            Some(free) if needed + reserve.0 > free.0 => {
+                return Err(PlanError(format!(
+                    "not enough free space in {}: the file-set trees need {} plus {reserve} of headroom, but only \
+                     {free} is free; use fewer or smaller files (files, size, total-size), or free some space",
+                    anchor.display(),
+                    Bytes(needed)
+                )));
+            }
+            Some(_) => {}
+            None => notices.push(format!(
+                "the filesystem at {} reports no capacity, so streamcap cannot check that {} fits",
+                anchor.display(),
+                Bytes(needed)
+            )),
+        }
+    }
+    Ok(())
+}
+
+/// Transfer sizes: 1 byte to 256 MiB; multiples of 4 KiB with direct I/O.
+fn xfer_sizes(spec: &BlockSizeSpec, direct: bool) -> Result<BlockSizes, String> {
+    let size = |b: Bytes| -> Result<u32, String> {
+        if b.0 == 0 || b.0 > 256 << 20 {
+            return Err(format!("xfersize {b} is out of range: use 1 byte to 256 MiB"));
+        }
+        if direct && !b.0.is_multiple_of(u64::from(defaults::DIRECT_ALIGN)) {
+            return Err(format!("xfersize {b} is not a multiple of 4 KiB, which direct I/O needs"));
+        }
+        Ok(b.0 as u32)
+    };
+    Ok(match spec {
+        BlockSizeSpec::Fixed(b) => BlockSizes::Fixed { size: size(*b)? },
+        BlockSizeSpec::Range(low, high) => {
+            BlockSizes::Range { min: size(*low)?, max: size(*high)?, step: if direct { 4096 } else { 512 } }
+        }
+        BlockSizeSpec::Split(entries) => BlockSizes::Split {
+            entries: BlockSizeSpec::split_weights(entries)?
+                .into_iter()
+                .map(|(b, w)| Ok((size(b)?, w)))
+                .collect::<Result<_, String>>()?,
+        },
+    })
+}
+
+/// The raw fields of a file-set phase get neutral values; what it does is in `fileset`.
+fn neutral_phase(name: String, spec: &PhaseSpec, plan: FileSetPlan) -> PhasePlan {
+    let threads: u32 = plan.workloads.iter().map(|w| w.threads).sum();
+    let data_set = Bytes(plan.trees.iter().map(|t| t.bytes.0).sum());
+    let xfer = plan.workloads.first().map(|w| w.xfer.clone()).unwrap_or(BlockSizes::Fixed { size: 4096 });
+    let runs_workload = !matches!(plan.format, FormatMode::Only | FormatMode::Clean) && !plan.workloads.is_empty();
+    PhasePlan {
+        name,
+        rw: RwMode::Read,
+        read_percent: plan.workloads.first().map_or(100, |w| w.read_percent),
+        access: Access::Sequential,
+        bs_label: plan.workloads.first().map_or_else(String::new, |w| w.xfer_label.clone()),
+        block_sizes: xfer,
+        engine: EngineKind::Sync,
+        iodepth: 1,
+        iodepth_batch: 1,
+        jobs: threads,
+        direct: if plan.trees.iter().any(|t| t.direct) { super::DirectMode::Required } else { super::DirectMode::Off },
+        align: 1,
+        data_set,
+        files: Vec::new(),
+        runtime: runs_workload.then(|| spec.runtime.unwrap_or(defaults::FILESET_RUNTIME)),
+        ramp: spec.ramp.unwrap_or(defaults::RAMP),
+        io_size: None,
+        pacing: None,
+        fsync_every: None,
+        fdatasync_every: None,
+        sync_writes: false,
+        end_fsync: false,
+        invalidate: false,
+        pre_read: false,
+        start_delay: std::time::Duration::ZERO,
+        thinktime: None,
+        rate_floor: None,
+        rate_percent_of_max: None,
+        curve_stop_latency: None,
+        concurrent: false,
+        group: spec.group.clone(),
+        percentiles: Vec::new(),
+        continue_on_error: spec.continue_on_error.unwrap_or(false),
+        needs_data: false,
+        seed: spec.seed.unwrap_or(defaults::SEED),
+        workers: Vec::new(),
+        fileset: Some(plan),
+    }
+}
+
+/// A stable hash of a tree name (FNV-1a), so that a tree's file sizes depend on its name, not on the phase.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+impl FileSetPlan {
+    /// Threads of all workloads.
+    pub fn threads(&self) -> u32 {
+        self.workloads.iter().map(|w| w.threads).sum()
+    }
+
+    /// The operation classes a rate counts (vdbench's ReqstdOps): transfers, plus each workload's own
+    /// operation; the opens and closes around transfers are not requested operations.
+    pub fn requested_classes(&self) -> Vec<OpClass> {
+        let mut classes = Vec::new();
+        for w in &self.workloads {
+            match w.operation {
+                FileOp::Read | FileOp::Write => classes.extend([OpClass::Read, OpClass::Write]),
+                FileOp::Create => classes.extend([OpClass::Create, OpClass::Write]),
+                FileOp::Open | FileOp::Close => classes.push(OpClass::Open),
+                FileOp::Delete => classes.push(OpClass::Delete),
+                FileOp::Mkdir => classes.push(OpClass::Mkdir),
+                FileOp::Rmdir => classes.push(OpClass::Rmdir),
+                FileOp::Getattr => classes.push(OpClass::Getattr),
+                FileOp::Setattr => classes.push(OpClass::Setattr),
+                FileOp::Access => classes.push(OpClass::Access),
+                FileOp::Copy => classes.push(OpClass::Copy),
+                FileOp::Move => classes.push(OpClass::Move),
+            }
+        }
+        classes.sort_by_key(|c| *c as usize);
+        classes.dedup();
+        classes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{FileTreeSpec, FileWorkloadSpec, SpecOrigin};
+
+    fn facts(free: u64) -> Facts {
+        Facts {
+            target: TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes(free)), dio_align: None },
+            ram: Bytes::gib(16),
+            io_uring: Ok(()),
+            memory_backed: None,
+            anchors: vec![
+                AnchorFacts { path: PathBuf::from("/etc/passwd"), state: AnchorState::NotDirectory },
+                AnchorFacts { path: PathBuf::from("/nope"), state: AnchorState::Missing },
+            ],
+        }
+    }
+
+    fn tree(depth: u32, width: u32, files: u64, size: &str) -> FileTreeSpec {
+        FileTreeSpec {
+            name: "fsd1".into(),
+            anchor: None,
+            depth,
+            width,
+            files,
+            size: size.parse().unwrap(),
+            placement: None,
+            total_size: None,
+            direct: None,
+        }
+    }
+
+    fn workload() -> FileWorkloadSpec {
+        FileWorkloadSpec {
+            name: None,
+            tree: None,
+            operation: None,
+            rdpct: Some(90),
+            xfersize: Some(BlockSizeSpec::Fixed(Bytes(1024))),
+            fileselect: None,
+            fileio: Some(FileIo::Random),
+            threads: Some(64),
+            skew: None,
+        }
+    }
+
+    fn job(tree: FileTreeSpec, rate: Option<OpRateSpec>) -> JobSpec {
+        let fileset = FileSetPhaseSpec { trees: vec![tree], workloads: vec![workload()], rate, format: None };
+        JobSpec {
+            origin: SpecOrigin::Flags,
+            target: None,
+            interval: None,
+            phases: vec![PhaseSpec { fileset: Some(Box::new(fileset)), ..Default::default() }],
+            notices: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_small_files_workload_plans_inside_the_target() {
+        let plan = build_fileset_plan(&job(tree(1, 64, 200, "16k"), None), &facts(1 << 40)).unwrap();
+        let fs = plan.phases[0].fileset.as_ref().unwrap();
+        assert_eq!(fs.trees[0].files, 64 * 200);
+        assert_eq!(fs.trees[0].bytes, Bytes(64 * 200 * 16384));
+        assert_eq!(fs.trees[0].root, PathBuf::from("/srv/.streamcap/fileset-fsd1"));
+        assert_eq!(fs.workloads[0].read_percent, 90);
+        assert_eq!(plan.phases[0].jobs, 64);
+        assert_eq!(plan.phases[0].runtime, Some(defaults::FILESET_RUNTIME));
+        assert!(plan.target.files.is_empty());
+    }
+
+    #[test]
+    fn bad_input_is_refused_with_the_reason() {
+        let err = |job: JobSpec, free| build_fileset_plan(&job, &facts(free)).unwrap_err().0;
+        assert!(err(job(tree(1, 64, 25600, "16k"), None), 1 << 30).contains("not enough free space"));
+        let mut t = tree(1, 4, 1, "4k");
+        t.anchor = Some(PathBuf::from("/etc/passwd"));
+        assert!(err(job(t.clone(), None), 1 << 40).contains("not a directory"));
+        t.anchor = Some(PathBuf::from("/nope"));
+        assert!(err(job(t, None), 1 << 40).contains("does not exist"));
+        assert!(err(job(tree(1, 4, 1, "4k"), Some(OpRateSpec::PercentOfMax(50.0))), 1 << 40).contains("earlier"));
+        let mut t = tree(1, 4, 1, "4k");
+        t.name = "../x".into();
+        assert!(err(job(t, None), 1 << 40).contains("tree name"));
+    }
+}

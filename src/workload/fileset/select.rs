@@ -1,0 +1,97 @@
+//! Which file a thread takes next (vdbench fileselect): random, sequential, each file once, or skewed with Zipf
+//! popularity. Sequential and once give thread `t` of `T` the files `t, t+T, t+2T, …`, so threads walk the tree
+//! side by side without taking the same file.
+
+use super::super::distribution::{Distribution, Sampler};
+use super::super::rng::Rng;
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Selection {
+    Random,
+    Sequential,
+    Once,
+    Skewed { theta: f64 },
+}
+
+/// One thread's file chooser over `n` files.
+#[derive(Debug, Clone)]
+pub struct FileSelector {
+    kind: Kind,
+    n: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Sample(Sampler),
+    Walk { next: u64, step: u64, wrap: bool },
+}
+
+impl FileSelector {
+    pub fn new(selection: Selection, n: u64, thread: u32, threads: u32) -> FileSelector {
+        let walk = |wrap| Kind::Walk { next: u64::from(thread), step: u64::from(threads.max(1)), wrap };
+        let kind = match selection {
+            Selection::Random => Kind::Sample(Sampler::new(Distribution::Uniform, n)),
+            Selection::Skewed { theta } => Kind::Sample(Sampler::new(Distribution::Zipf { theta }, n)),
+            Selection::Sequential => walk(true),
+            Selection::Once => walk(false),
+        };
+        FileSelector { kind, n }
+    }
+
+    /// The next file, or `None` when a `once` walk has passed the last file.
+    #[inline]
+    pub fn next(&mut self, rng: &mut Rng) -> Option<u64> {
+        if self.n == 0 {
+            return None;
+        }
+        match &mut self.kind {
+            Kind::Sample(sampler) => Some(sampler.sample(rng)),
+            Kind::Walk { next, step, wrap } => {
+                if *next >= self.n {
+                    if !*wrap {
+                        return None;
+                    }
+                    *next %= self.n;
+                }
+                let file = *next;
+                *next += *step;
+                Some(file)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn once_covers_every_file_exactly_once_across_threads() {
+        let mut seen = vec![0; 10];
+        for t in 0..3 {
+            let mut s = FileSelector::new(Selection::Once, 10, t, 3);
+            let mut rng = Rng::new(1);
+            while let Some(f) = s.next(&mut rng) {
+                seen[f as usize] += 1;
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1), "{seen:?}");
+    }
+
+    #[test]
+    fn sequential_wraps_and_skewed_prefers_a_few_files() {
+        let mut s = FileSelector::new(Selection::Sequential, 3, 0, 1);
+        let mut rng = Rng::new(2);
+        let walk: Vec<u64> = (0..5).filter_map(|_| s.next(&mut rng)).collect();
+        assert_eq!(walk, [0, 1, 2, 0, 1]);
+        let mut z = FileSelector::new(Selection::Skewed { theta: 1.2 }, 1000, 0, 1);
+        let mut counts = vec![0u32; 1000];
+        for _ in 0..20_000 {
+            counts[z.next(&mut rng).unwrap() as usize] += 1;
+        }
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let top10: u32 = counts[..10].iter().sum();
+        assert!(top10 > 20_000 / 3, "the 10 hottest files got {top10} of 20000");
+    }
+}
