@@ -141,6 +141,7 @@ mod tests {
             write: Some(write),
             cpu_pct: 12.5,
             devices: vec![],
+            file_ops: Default::default(),
         };
         let text = vdbench_raw_line("06:20:01.051", 1, &point);
         let cols: Vec<&str> = text.split_whitespace().collect();
