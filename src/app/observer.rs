@@ -51,8 +51,9 @@ pub struct ResultRecorder<'a> {
     running: BTreeMap<usize, PhaseState>,
     /// The first failure to write an output file; reported at the end, the run goes on.
     pub output_error: Option<String>,
-    /// Print vdbench's interval lines (the job came from a vdbench parameter file).
-    vdbench_lines: bool,
+    /// Print vdbench's interval lines even when stderr is not a terminal (the job came from a vdbench parameter
+    /// file; `--quiet` turns this off).
+    pub vdbench_lines: bool,
     /// What the format step of the current file-set phase did.
     formatted: FormatReport,
 }
@@ -129,7 +130,7 @@ impl RunObserver for ResultRecorder<'_> {
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are
         // not the phase's.
         self.running.insert(index, PhaseState::new());
-        if self.vdbench_lines {
+        if self.vdbench_lines && phase.fileset.is_none() {
             self.progress.println(&format!("\n{} (times are UTC)\n{}", phase.name, vdbench_raw_header()));
         }
         if !phase.ramp.is_zero() {
@@ -149,7 +150,7 @@ impl RunObserver for ResultRecorder<'_> {
                 report.files as f64 / took.max(1e-9)
             ));
         }
-        if self.progress.visible() {
+        if self.vdbench_lines || self.progress.visible() {
             self.progress.println(&vdbench_fs::interval_header());
         }
     }
@@ -173,7 +174,7 @@ impl RunObserver for ResultRecorder<'_> {
         let phase = &self.plan.phases[report.phase];
         if let Some(fs) = &phase.fileset {
             point.file_ops = file_op_points(report.recorder, report.length);
-            if self.progress.visible() {
+            if self.vdbench_lines || self.progress.visible() {
                 let requested: Vec<&str> = fs.requested_classes().iter().map(|c| c.name()).collect();
                 self.progress.println(&vdbench_fs::interval_line(report.index + 1, &point, &requested));
             }
@@ -184,7 +185,7 @@ impl RunObserver for ResultRecorder<'_> {
             self.output_error.get_or_insert(format!("cannot write the CSV file: {e}"));
             self.csv = None;
         }
-        if self.vdbench_lines {
+        if self.vdbench_lines && phase.fileset.is_none() {
             self.progress.println(&vdbench_raw_line(&clock_time(), report.index + 1, &point));
         }
         let state = self.running.get_mut(&report.phase).expect("inserted above");
@@ -251,7 +252,7 @@ impl RunObserver for ResultRecorder<'_> {
         }
         // Concurrent phases may finish out of order; the result lists phases in plan order.
         let at = self.result.phases.partition_point(|p| p.index < index);
-        if self.vdbench_lines {
+        if self.vdbench_lines && phase.fileset.is_none() {
             self.progress.println(&vdbench_raw_average(&clock_time(), &result));
         }
         self.result.phases.insert(at, result);

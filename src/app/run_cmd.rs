@@ -46,6 +46,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let skeleton = result_skeleton(&plan, &gathered);
     let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), csv, progress);
+    recorder.vdbench_lines &= !args.quiet;
 
     let outcome = execute(&plan, &interrupt, args.keep, &mut recorder);
     recorder.progress.clear();

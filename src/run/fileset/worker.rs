@@ -129,7 +129,9 @@ impl Worker<'_> {
             if self.s.control.stop() || self.s.deadline.is_some_and(|d| now >= d) {
                 break;
             }
-            if now >= self.next_ship {
+            // A boundary at or after the deadline is not shipped separately: what completes after the last full
+            // interval belongs to it, not to an interval of a few microseconds (as the raw workers do).
+            if now >= self.next_ship && self.s.deadline.is_none_or(|d| self.next_ship < d) {
                 self.ship(now, false);
             }
             if let Step::Done = self.step() {
@@ -511,8 +513,18 @@ impl Worker<'_> {
         // The interval this snapshot closes: the one that just ended (or, for the last, the one under way). A
         // thread held up by a slow operation attributes its operations to the interval in which it shipped.
         let elapsed = at.saturating_duration_since(self.s.measure_start);
-        let whole = (elapsed.as_nanos() / self.s.interval.as_nanos().max(1)) as u64;
-        let k = if last { whole } else { whole.saturating_sub(1) }.max(self.interval_index);
+        let step = self.s.interval.as_nanos().max(1);
+        let k = if last {
+            // The interval under way, counting time past the deadline as part of the last full interval.
+            let counted = match self.s.deadline {
+                Some(d) => elapsed.min(d.saturating_duration_since(self.s.measure_start)),
+                None => elapsed,
+            };
+            (counted.as_nanos().div_ceil(step) as u64).saturating_sub(1)
+        } else {
+            ((elapsed.as_nanos() / step) as u64).saturating_sub(1)
+        }
+        .max(self.interval_index);
         let fresh = Recorder::new(self.s.gap.is_some());
         let recorder = std::mem::replace(&mut self.recorder, fresh);
         let snapshot = Snapshot {
