@@ -117,6 +117,8 @@ pub static OPTIONS: &[Opt] = &[
     opt("randrepeat", Kind::Bool),
     opt("randseed", Kind::Int),
     opt("norandommap", Kind::NoEffect("streamcap keeps no random map (random offsets may repeat, as with it)")),
+    opt("fixedbufs", Kind::NoEffect("streamcap's io_uring engine always registers its buffers")),
+    opt("registerfiles", Kind::NoEffect("streamcap's io_uring engine always registers its files")),
     opt("random_distribution", Kind::Text),
     opt("rate", Kind::Sizes),
     opt("rate_iops", Kind::Ints),
