@@ -6,6 +6,7 @@ mod observer;
 mod run_cmd;
 pub mod streams_cmd;
 pub mod streams_estimate;
+pub mod streams_http;
 
 use std::process::ExitCode;
 

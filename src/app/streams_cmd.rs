@@ -19,6 +19,7 @@ use clap::Args;
 use super::facts::gather;
 use super::run_cmd::print_quietly;
 use super::streams_estimate::{compare, estimate, measure_raw};
+use super::streams_http::{NO_DEVICES, remote_media, remote_target};
 use crate::engine::EngineKind;
 use crate::plan::{FilePlan, TargetKind, TargetPlan};
 use crate::report::write_streams_summary;
@@ -32,7 +33,7 @@ use crate::streams::{
     Assignment, ChunkSize, DrivePlan, Format, MediaFile, MediaKey, Mix, SearchSettings, StreamsConfig, defaults, drive,
     search,
 };
-use crate::sysinfo::{ProcessCpu, read_diskstats};
+use crate::sysinfo::{HostFacts, ProcessCpu, read_diskstats};
 use crate::units::{Bytes, parse_duration};
 
 #[derive(Debug, Args)]
@@ -42,7 +43,8 @@ use crate::units::{Bytes, parse_duration};
     streamcap streams /srv/media --mix 1080p:70,2160p:30 --max --files library:200:zipf=1.1\n  \
     streamcap streams /srv/media --use-existing /srv/media/movies --bitrate 1080p --count 8")]
 pub struct StreamsArgs {
-    /// Directory to test (streamcap writes its test media in TARGET/.streamcap and removes it afterwards).
+    /// Directory to test (streamcap writes its test media in TARGET/.streamcap and removes it afterwards), an
+    /// http:// URL of a media file (fetched in paced byte ranges), or a file listing such URLs one per line.
     pub target: PathBuf,
 
     /// Stream bitrate (25Mbit, 8Mbps) or a named format (720p, 1080p, 1080p-remux, 2160p-hevc, 2160p-remux,
@@ -221,6 +223,36 @@ impl Media {
     }
 }
 
+/// Where the run happens, as the result records it.
+struct Site {
+    host: HostFacts,
+    target: TargetInfo,
+    /// Why the target's data lives in RAM, if it does.
+    memory_backed: Option<String>,
+}
+
+impl Site {
+    fn local(gathered: &super::facts::Gathered) -> Site {
+        Site {
+            host: gathered.host.clone(),
+            target: TargetInfo {
+                path: gathered.canonical.display().to_string(),
+                kind: "directory".into(),
+                filesystem: gathered.filesystem.clone(),
+                devices: gathered.devices.clone(),
+            },
+            memory_backed: gathered.facts.memory_backed.clone(),
+        }
+    }
+}
+
+impl Media {
+    /// Remote media: the probed URLs, assigned to viewers as the user's own files are.
+    pub fn remote(files: Vec<MediaFile>, keys: Vec<MediaKey>) -> Media {
+        Media { files, keys, existing: true, direct: false, own: false, _work: None }
+    }
+}
+
 /// Writes the test media a run needs into TARGET/.streamcap/<run id>/ (removed when `Media` is dropped), or
 /// lists the user's files in `existing` (never written).
 pub fn prepare_media(
@@ -240,7 +272,7 @@ pub fn prepare_media(
             let meta = entry.metadata()?;
             let hidden = entry.file_name().to_string_lossy().starts_with('.');
             if meta.is_file() && !hidden && meta.len() >= min {
-                files.push(MediaFile { path: entry.path(), size: meta.len() / 4096 * 4096 });
+                files.push(MediaFile { path: entry.path(), size: meta.len() / 4096 * 4096, url: None });
             }
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -285,7 +317,7 @@ pub fn prepare_media(
     let direct = !buffered && direct_io_supported(&plans[0].path).unwrap_or(false);
     let refs: Vec<&FilePlan> = plans.iter().collect();
     fill(&refs, direct, interrupted, &mut |_, _| {})?;
-    let files = plans.iter().map(|p| MediaFile { path: p.path.clone(), size: p.size.0 }).collect();
+    let files = plans.iter().map(|p| MediaFile { path: p.path.clone(), size: p.size.0, url: None }).collect();
     Ok(Media { files, keys, existing: false, direct, own: true, _work: Some(work) })
 }
 
@@ -402,10 +434,20 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         bail!("--count must be at least 1");
     }
     let existing = args.use_existing.as_deref();
-    let gathered = gather(&args.target, existing.is_none())?;
-    if !args.target.is_dir() {
-        bail!("{} is not a directory: streams reads media under a directory", args.target.display());
+    let remote = remote_target(&args.target)?;
+    if remote.is_some() && (existing.is_some() || args.estimate) {
+        bail!("--use-existing and --estimate need a local target; an http target is the media itself");
     }
+    let gathered = match remote {
+        Some(_) => None,
+        None => {
+            let gathered = gather(&args.target, existing.is_none())?;
+            if !args.target.is_dir() {
+                bail!("{} is not a directory: streams reads media under a directory", args.target.display());
+            }
+            Some(gathered)
+        }
+    };
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let flag = interrupt.flag();
     let keys = config.media_needed(args.count.unwrap_or(args.limit));
@@ -414,19 +456,42 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
             eprintln!("{text}");
         }
     };
-    if existing.is_none() {
-        let total: u64 = keys.iter().map(|k| config.media_bytes(k.format)).sum();
-        say(&format!("writing {} of test media in {} file(s)…", Bytes(total), keys.len()));
-    }
-    let mut media = prepare_media(&gathered.canonical, &config, keys, existing, args.buffered, args.keep, &flag)?;
     let mut notices = Vec::new();
-    if !media.direct && !args.buffered {
-        notices.push("direct I/O is not available here: reads go through the page cache".to_string());
-    }
-    if gathered.facts.memory_backed.is_some() {
-        notices.push(format!("the media lives in RAM: {}", gathered.facts.memory_backed.clone().unwrap_or_default()));
-    }
-    let devices: Vec<(String, String)> = gathered.devices.iter().map(|d| (d.name.clone(), d.role.clone())).collect();
+    let (mut media, site) = match (&remote, &gathered) {
+        (Some(urls), _) => {
+            say(&format!("probing {} URL(s)…", urls.len()));
+            let media = Media::remote(remote_media(urls, &config)?, keys);
+            notices.push(NO_DEVICES.to_string());
+            say(&format!("note: {NO_DEVICES}"));
+            let site = Site {
+                host: HostFacts::gather(),
+                target: TargetInfo {
+                    path: args.target.display().to_string(),
+                    kind: "http".into(),
+                    filesystem: None,
+                    devices: Vec::new(),
+                },
+                memory_backed: None,
+            };
+            (media, site)
+        }
+        (None, Some(gathered)) => {
+            if existing.is_none() {
+                let total: u64 = keys.iter().map(|k| config.media_bytes(k.format)).sum();
+                say(&format!("writing {} of test media in {} file(s)…", Bytes(total), keys.len()));
+            }
+            let media = prepare_media(&gathered.canonical, &config, keys, existing, args.buffered, args.keep, &flag)?;
+            if !media.direct && !args.buffered {
+                notices.push("direct I/O is not available here: reads go through the page cache".to_string());
+            }
+            if let Some(why) = &gathered.facts.memory_backed {
+                notices.push(format!("the media lives in RAM: {why}"));
+            }
+            (media, Site::local(gathered))
+        }
+        (None, None) => unreachable!("a local target is gathered above"),
+    };
+    let devices: Vec<(String, String)> = site.target.devices.iter().map(|d| (d.name.clone(), d.role.clone())).collect();
     let runner = StepRunner {
         config: &config,
         media: &media,
@@ -437,7 +502,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         devices,
         interrupted: &flag,
     };
-    let mut result = skeleton(&gathered, &args, &config, &media, notices);
+    let mut result = skeleton(&site, &args, &config, &media, notices);
     let save = |result: &RunResult| {
         if let Some(path) = &args.json
             && let Err(e) = write_result_atomically(result, path)
@@ -447,8 +512,8 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     };
     save(&result);
     let mut exit = ExitCode::SUCCESS;
-    let memory_backed = gathered.facts.memory_backed.is_some();
-    if (args.max && !args.no_estimate) || args.estimate {
+    let memory_backed = site.memory_backed.is_some();
+    if ((args.max && !args.no_estimate) || args.estimate) && remote.is_none() {
         say(&format!("measuring raw read rates for the estimate ({:?} each)…", args.estimate_time));
         let chunk = config.chunk_bytes(0);
         let rates = measure_raw(&media.files[0].path, chunk, media.direct, &interrupt, args.estimate_time)?;
@@ -526,13 +591,7 @@ fn streams_mut(result: &mut RunResult) -> &mut StreamsResult {
     result.streams.as_mut().expect("a streams result has its streams part")
 }
 
-fn skeleton(
-    gathered: &super::facts::Gathered,
-    args: &StreamsArgs,
-    config: &StreamsConfig,
-    media: &Media,
-    notices: Vec<String>,
-) -> RunResult {
+fn skeleton(site: &Site, args: &StreamsArgs, config: &StreamsConfig, media: &Media, notices: Vec<String>) -> RunResult {
     let total_weight: u32 = config.mix.0.iter().map(|(_, w)| w).sum();
     let assignment = match config.assignment {
         Assignment::One => "one".to_string(),
@@ -574,13 +633,8 @@ fn skeleton(
         status: RunStatus::Running,
         started_at: rfc3339(std::time::SystemTime::now()),
         finished_at: None,
-        host: gathered.host.clone(),
-        target: TargetInfo {
-            path: gathered.canonical.display().to_string(),
-            kind: "directory".into(),
-            filesystem: gathered.filesystem.clone(),
-            devices: gathered.devices.clone(),
-        },
+        host: site.host.clone(),
+        target: site.target.clone(),
         config: serde_json::json!({
             "command": "streams",
             "engine": args.engine.name(),

@@ -30,7 +30,11 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
         streams.prebuffer_s,
         streams.watch_s,
         streams.assignment,
-        if streams.direct { "direct I/O" } else { "buffered" }
+        match (result.target.kind.as_str(), streams.direct) {
+            ("http", _) => "http range requests",
+            (_, true) => "direct I/O",
+            (_, false) => "buffered",
+        }
     )?;
     let mut table = Table::new();
     table.load_style(comfy_table::presets::NOTHING);

@@ -227,7 +227,7 @@ pub fn build_step(outcome: &DriveOutcome, context: StepContext<'_>) -> StreamsSt
         first_error: outcome.first_error.clone(),
         cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
         peak_rss_bytes: context.peak_rss_bytes,
-        engine: outcome.engine.name().into(),
+        engine: outcome.engine.into(),
         devices: context.devices,
         per_stream: if streams.len() <= 256 {
             streams
