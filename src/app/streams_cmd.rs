@@ -85,7 +85,11 @@ pub struct StreamsArgs {
     /// Which file each viewer reads: one, each, library:N or library:N:zipf=S.
     #[arg(long, default_value = "one", help_heading = "Viewers")]
     pub files: Assignment,
-    /// Seed of starts, positions and seeks.
+    /// Variable bitrate: each group of pictures (2 s of media) runs at up to ±PCT % of the mean bitrate, so
+    /// its chunks cover less (or more) media. 0 to 90.
+    #[arg(long, value_name = "PCT", value_parser = parse_vbr, help_heading = "Viewers")]
+    pub vbr: Option<f64>,
+    /// Seed of starts, positions, seeks and bitrate bursts.
     #[arg(long, default_value_t = defaults::SEED, help_heading = "Viewers")]
     pub seed: u64,
 
@@ -160,6 +164,14 @@ fn parse_chunk(s: &str) -> Result<ChunkSize, String> {
     Ok(ChunkSize::Bytes(bytes.0))
 }
 
+fn parse_vbr(s: &str) -> Result<f64, String> {
+    let pct: f64 = s.trim().trim_end_matches('%').parse().map_err(|_| format!("'{s}' is not a percentage"))?;
+    if !(0.0..=90.0).contains(&pct) {
+        return Err(format!("--vbr {pct} is out of range: give 0 to 90 (percent of the mean bitrate)"));
+    }
+    Ok(pct)
+}
+
 fn parse_engine(s: &str) -> Result<EngineKind, String> {
     match s {
         "io_uring" | "uring" => Ok(EngineKind::IoUring),
@@ -186,6 +198,7 @@ impl StreamsArgs {
             assignment: self.files,
             media_length: self.media_length,
             seed: self.seed,
+            vbr: self.vbr.map(|pct| pct / 100.0),
         }
     }
 
@@ -616,6 +629,7 @@ fn skeleton(site: &Site, args: &StreamsArgs, config: &StreamsConfig, media: &Med
         watch_s: config.watch.as_secs_f64(),
         assignment,
         seek_every_s: config.seek_every.map(|d| d.as_secs_f64()),
+        vbr_pct: config.vbr.map(|x| x * 100.0),
         own_media: media.own,
         media_files: media.files.len(),
         media_bytes: media.files.iter().map(|f| f.size).sum(),

@@ -36,6 +36,9 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
             (_, false) => "buffered",
         }
     )?;
+    if let Some(pct) = streams.vbr_pct {
+        writeln!(out, "variable bitrate: ±{pct} % per GOP of 2 s")?;
+    }
     let mut table = Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header([

@@ -27,6 +27,9 @@ pub struct StreamsResult {
     /// Mean seconds between a viewer's seeks, when viewers skip around.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seek_every_s: Option<f64>,
+    /// `--vbr`: each GOP's bitrate within ± this percentage of the mean (absent: constant bitrate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vbr_pct: Option<f64>,
     /// streamcap wrote its own test media (removed afterwards), or read the user's (`--use-existing`).
     pub own_media: bool,
     pub media_files: usize,
