@@ -59,3 +59,22 @@ fn bad_stream_settings_are_refused_with_exit_code_2() {
     streamcap().args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--vbr", "95"]).assert().code(2);
     assert!(!dir.path().join(".streamcap").exists());
 }
+
+#[test]
+fn ingest_writers_run_beside_the_viewers_and_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    streamcap()
+        .args(["streams", dir.path().to_str().unwrap(), "--bitrate", "1Mbit", "--count", "2", "--ingest", "4MB/s:2"])
+        .args(["--duration", "2s", "--chunk", "64k", "--buffer", "2s", "--prebuffer", "500ms", "--quiet"])
+        .args(["--media-length", "10s", "--json", json.to_str().unwrap()])
+        .assert()
+        .success();
+    let ingest = &read_json(&json)["streams"]["steps"][0]["ingest"];
+    assert_eq!(ingest["writers"], 2);
+    assert!(ingest["bytes"].as_u64().unwrap() >= 2 << 20, "{ingest}");
+    assert!(ingest["write_latency"]["samples"].as_u64().unwrap() >= 2, "{ingest}");
+    assert!(!dir.path().join(".streamcap").exists(), "media and ingest files are removed");
+    let url = "http://127.0.0.1:9/m.bin";
+    streamcap().args(["streams", url, "--bitrate", "1Mbit", "--count", "1", "--ingest", "4MB/s"]).assert().code(2);
+}

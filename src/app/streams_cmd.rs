@@ -20,6 +20,7 @@ use super::facts::gather;
 use super::run_cmd::print_quietly;
 use super::streams_estimate::{compare, estimate, measure_raw};
 use super::streams_http::{NO_DEVICES, remote_media, remote_target};
+use super::streams_ingest::{IngestSpec, run_writers};
 use crate::engine::EngineKind;
 use crate::plan::{FilePlan, TargetKind, TargetPlan};
 use crate::report::write_streams_summary;
@@ -109,6 +110,10 @@ pub struct StreamsArgs {
     /// Length of each test media file (its size is bitrate × length).
     #[arg(long, value_parser = parse_duration, default_value = "120s", help_heading = "Media")]
     pub media_length: Duration,
+    /// Background writers while the viewers watch: RATE in all (50MB/s), over N writers (default 1), each
+    /// writing a new file in the work directory (removed after each step). Local targets with test media only.
+    #[arg(long, value_name = "RATE[:N]", help_heading = "Media")]
+    pub ingest: Option<IngestSpec>,
     /// Keep the test media after the run.
     #[arg(long, help_heading = "Media")]
     pub keep: bool,
@@ -260,6 +265,11 @@ impl Site {
 }
 
 impl Media {
+    /// The work directory holding streamcap's own test media, if it wrote any.
+    pub fn work_dir(&self) -> Option<&Path> {
+        self._work.as_ref().map(|w| w.path())
+    }
+
     /// Remote media: the probed URLs, assigned to viewers as the user's own files are.
     pub fn remote(files: Vec<MediaFile>, keys: Vec<MediaKey>) -> Media {
         Media { files, keys, existing: true, direct: false, own: false, _work: None }
@@ -345,6 +355,8 @@ pub struct StepRunner<'a> {
     /// (kernel name, role) of the devices beneath the target.
     pub devices: Vec<(String, String)>,
     pub interrupted: &'a AtomicBool,
+    /// Background writers in the work directory beside each step's viewers.
+    pub ingest: Option<IngestSpec>,
 }
 
 impl StepRunner<'_> {
@@ -364,14 +376,23 @@ impl StepRunner<'_> {
             slots_per_worker: self.inflight,
         };
         let mut before = None;
-        let outcome = drive(&plan, self.interrupted, &mut || {
-            before = Some((read_diskstats().unwrap_or_default(), ProcessCpu::read(), std::time::Instant::now()));
-        })?;
+        let writers_dir = self.media.work_dir().filter(|_| self.ingest.is_some());
+        let (outcome, ingest) = std::thread::scope(|scope| {
+            let writers = self.ingest.zip(writers_dir).map(|(spec, dir)| {
+                let (watch, direct) = (self.config.watch + self.config.ramp_for(count), self.media.direct);
+                scope.spawn(move || run_writers(spec, dir, count, watch, direct, self.interrupted))
+            });
+            let outcome = drive(&plan, self.interrupted, &mut || {
+                before = Some((read_diskstats().unwrap_or_default(), ProcessCpu::read(), std::time::Instant::now()));
+            });
+            (outcome, writers.and_then(|w| w.join().ok()))
+        });
+        let outcome = outcome?;
         let (disks_before, cpu_before, started) = before.expect("on_start runs before the drive");
         let cpu_after = ProcessCpu::read();
         let devices: Vec<DeviceResult> =
             device_activity(&self.devices, &disks_before, &read_diskstats().unwrap_or_default(), started.elapsed());
-        Ok(build_step(
+        let mut step = build_step(
             &outcome,
             StepContext {
                 count,
@@ -381,7 +402,9 @@ impl StepRunner<'_> {
                 peak_rss_bytes: cpu_after.max_rss.0,
                 devices,
             },
-        ))
+        );
+        step.ingest = ingest;
+        Ok(step)
     }
 }
 
@@ -448,6 +471,11 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     }
     let existing = args.use_existing.as_deref();
     let remote = remote_target(&args.target)?;
+    if args.ingest.is_some() && (remote.is_some() || existing.is_some()) {
+        bail!(
+            "--ingest writes in streamcap's work directory on a local target: not with an http target or --use-existing"
+        );
+    }
     if remote.is_some() && (existing.is_some() || args.estimate) {
         bail!("--use-existing and --estimate need a local target; an http target is the media itself");
     }
@@ -514,6 +542,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         target: args.target(),
         devices,
         interrupted: &flag,
+        ingest: args.ingest,
     };
     let mut result = skeleton(&site, &args, &config, &media, notices);
     let save = |result: &RunResult| {

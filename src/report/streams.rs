@@ -107,6 +107,22 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
         }
     }
     for step in &streams.steps {
+        if let Some(i) = &step.ingest {
+            writeln!(
+                out,
+                "ingest at {} streams: {} writer(s) wrote {:.1} of {:.1} MB/s asked; write latency p50 {}, p99 {} \
+                 (from due){}",
+                step.count,
+                i.writers,
+                i.achieved_mbps,
+                i.target_mbps,
+                ms(i.write_latency.at(50.0)),
+                ms(i.write_latency.at(99.0)),
+                i.first_error.as_ref().map_or(String::new(), |e| format!("; stopped: {e}"))
+            )?;
+        }
+    }
+    for step in &streams.steps {
         if let Some(e) = &step.first_error {
             writeln!(out, "warning: {} read errors at {} streams; the first: {e}", step.errors, step.count)?;
         }

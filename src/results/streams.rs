@@ -106,6 +106,9 @@ pub struct StreamsStep {
     /// The engine that issued the reads.
     pub engine: String,
     pub devices: Vec<DeviceResult>,
+    /// `--ingest`: the background writers that ran during this step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingest: Option<IngestFigures>,
     /// Per stream (kept for runs of at most 256 streams).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_stream: Vec<StreamFigures>,
@@ -123,6 +126,21 @@ pub struct StreamFigures {
     pub bytes: u64,
     /// Delivered bytes × 8 over watched seconds, bit/s.
     pub achieved_bps: f64,
+}
+
+/// Background writers during a step (`--ingest RATE[:N]`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IngestFigures {
+    pub writers: u32,
+    /// Asked rate of all writers together, decimal MB/s.
+    pub target_mbps: f64,
+    /// Written over the step's wall time, decimal MB/s.
+    pub achieved_mbps: f64,
+    pub bytes: u64,
+    /// Per 1 MiB write, from its due time to its completion.
+    pub write_latency: LatencySummary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
 }
 
 /// The answer of `--max`.
@@ -232,6 +250,7 @@ pub fn build_step(outcome: &DriveOutcome, context: StepContext<'_>) -> StreamsSt
         peak_rss_bytes: context.peak_rss_bytes,
         engine: outcome.engine.into(),
         devices: context.devices,
+        ingest: None,
         per_stream: if streams.len() <= 256 {
             streams
                 .iter()
