@@ -20,11 +20,12 @@ fn a_count_run_records_every_stream_and_removes_its_media() {
     streamcap()
         .args(["streams", dir.path().to_str().unwrap(), "--bitrate", "1Mbit", "--count", "3"])
         .args(["--duration", "2s", "--chunk", "64k", "--buffer", "2s", "--prebuffer", "500ms", "--quiet"])
-        .args(["--media-length", "10s", "--json", json.to_str().unwrap()])
+        .args(["--media-length", "10s", "--vbr", "30", "--json", json.to_str().unwrap()])
         .assert()
         .success();
     let result = read_json(&json);
     assert_eq!(result["status"], "completed");
+    assert_eq!(result["streams"]["vbr_pct"], 30.0);
     let step = &result["streams"]["steps"][0];
     assert_eq!(step["count"], 3);
     assert_eq!(step["per_stream"].as_array().unwrap().len(), 3);
@@ -55,5 +56,25 @@ fn bad_stream_settings_are_refused_with_exit_code_2() {
     let target = dir.path().to_str().unwrap();
     streamcap().args(["streams", target, "--bitrate", "4k-dolby", "--count", "1"]).assert().code(2);
     streamcap().args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--prebuffer", "20s"]).assert().code(2);
+    streamcap().args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--vbr", "95"]).assert().code(2);
     assert!(!dir.path().join(".streamcap").exists());
+}
+
+#[test]
+fn ingest_writers_run_beside_the_viewers_and_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    streamcap()
+        .args(["streams", dir.path().to_str().unwrap(), "--bitrate", "1Mbit", "--count", "2", "--ingest", "4MB/s:2"])
+        .args(["--duration", "2s", "--chunk", "64k", "--buffer", "2s", "--prebuffer", "500ms", "--quiet"])
+        .args(["--media-length", "10s", "--json", json.to_str().unwrap()])
+        .assert()
+        .success();
+    let ingest = &read_json(&json)["streams"]["steps"][0]["ingest"];
+    assert_eq!(ingest["writers"], 2);
+    assert!(ingest["bytes"].as_u64().unwrap() >= 2 << 20, "{ingest}");
+    assert!(ingest["write_latency"]["samples"].as_u64().unwrap() >= 2, "{ingest}");
+    assert!(!dir.path().join(".streamcap").exists(), "media and ingest files are removed");
+    let url = "http://127.0.0.1:9/m.bin";
+    streamcap().args(["streams", url, "--bitrate", "1Mbit", "--count", "1", "--ingest", "4MB/s"]).assert().code(2);
 }

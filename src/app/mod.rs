@@ -6,6 +6,8 @@ mod observer;
 mod run_cmd;
 pub mod streams_cmd;
 pub mod streams_estimate;
+pub mod streams_http;
+pub mod streams_ingest;
 
 use std::process::ExitCode;
 

@@ -19,6 +19,8 @@ use clap::Args;
 use super::facts::gather;
 use super::run_cmd::print_quietly;
 use super::streams_estimate::{compare, estimate, measure_raw};
+use super::streams_http::{NO_DEVICES, remote_media, remote_target};
+use super::streams_ingest::{IngestSpec, run_writers};
 use crate::engine::EngineKind;
 use crate::plan::{FilePlan, TargetKind, TargetPlan};
 use crate::report::write_streams_summary;
@@ -32,7 +34,7 @@ use crate::streams::{
     Assignment, ChunkSize, DrivePlan, Format, MediaFile, MediaKey, Mix, SearchSettings, StreamsConfig, defaults, drive,
     search,
 };
-use crate::sysinfo::{ProcessCpu, read_diskstats};
+use crate::sysinfo::{HostFacts, ProcessCpu, read_diskstats};
 use crate::units::{Bytes, parse_duration};
 
 #[derive(Debug, Args)]
@@ -42,7 +44,8 @@ use crate::units::{Bytes, parse_duration};
     streamcap streams /srv/media --mix 1080p:70,2160p:30 --max --files library:200:zipf=1.1\n  \
     streamcap streams /srv/media --use-existing /srv/media/movies --bitrate 1080p --count 8")]
 pub struct StreamsArgs {
-    /// Directory to test (streamcap writes its test media in TARGET/.streamcap and removes it afterwards).
+    /// Directory to test (streamcap writes its test media in TARGET/.streamcap and removes it afterwards), an
+    /// http:// URL of a media file (fetched in paced byte ranges), or a file listing such URLs one per line.
     pub target: PathBuf,
 
     /// Stream bitrate (25Mbit, 8Mbps) or a named format (720p, 1080p, 1080p-remux, 2160p-hevc, 2160p-remux,
@@ -83,7 +86,11 @@ pub struct StreamsArgs {
     /// Which file each viewer reads: one, each, library:N or library:N:zipf=S.
     #[arg(long, default_value = "one", help_heading = "Viewers")]
     pub files: Assignment,
-    /// Seed of starts, positions and seeks.
+    /// Variable bitrate: each group of pictures (2 s of media) runs at up to ±PCT % of the mean bitrate, so
+    /// its chunks cover less (or more) media. 0 to 90.
+    #[arg(long, value_name = "PCT", value_parser = parse_vbr, help_heading = "Viewers")]
+    pub vbr: Option<f64>,
+    /// Seed of starts, positions, seeks and bitrate bursts.
     #[arg(long, default_value_t = defaults::SEED, help_heading = "Viewers")]
     pub seed: u64,
 
@@ -103,6 +110,10 @@ pub struct StreamsArgs {
     /// Length of each test media file (its size is bitrate × length).
     #[arg(long, value_parser = parse_duration, default_value = "120s", help_heading = "Media")]
     pub media_length: Duration,
+    /// Background writers while the viewers watch: RATE in all (50MB/s), over N writers (default 1), each
+    /// writing a new file in the work directory (removed after each step). Local targets with test media only.
+    #[arg(long, value_name = "RATE[:N]", help_heading = "Media")]
+    pub ingest: Option<IngestSpec>,
     /// Keep the test media after the run.
     #[arg(long, help_heading = "Media")]
     pub keep: bool,
@@ -158,6 +169,14 @@ fn parse_chunk(s: &str) -> Result<ChunkSize, String> {
     Ok(ChunkSize::Bytes(bytes.0))
 }
 
+fn parse_vbr(s: &str) -> Result<f64, String> {
+    let pct: f64 = s.trim().trim_end_matches('%').parse().map_err(|_| format!("'{s}' is not a percentage"))?;
+    if !(0.0..=90.0).contains(&pct) {
+        return Err(format!("--vbr {pct} is out of range: give 0 to 90 (percent of the mean bitrate)"));
+    }
+    Ok(pct)
+}
+
 fn parse_engine(s: &str) -> Result<EngineKind, String> {
     match s {
         "io_uring" | "uring" => Ok(EngineKind::IoUring),
@@ -184,6 +203,7 @@ impl StreamsArgs {
             assignment: self.files,
             media_length: self.media_length,
             seed: self.seed,
+            vbr: self.vbr.map(|pct| pct / 100.0),
         }
     }
 
@@ -221,6 +241,41 @@ impl Media {
     }
 }
 
+/// Where the run happens, as the result records it.
+struct Site {
+    host: HostFacts,
+    target: TargetInfo,
+    /// Why the target's data lives in RAM, if it does.
+    memory_backed: Option<String>,
+}
+
+impl Site {
+    fn local(gathered: &super::facts::Gathered) -> Site {
+        Site {
+            host: gathered.host.clone(),
+            target: TargetInfo {
+                path: gathered.canonical.display().to_string(),
+                kind: "directory".into(),
+                filesystem: gathered.filesystem.clone(),
+                devices: gathered.devices.clone(),
+            },
+            memory_backed: gathered.facts.memory_backed.clone(),
+        }
+    }
+}
+
+impl Media {
+    /// The work directory holding streamcap's own test media, if it wrote any.
+    pub fn work_dir(&self) -> Option<&Path> {
+        self._work.as_ref().map(|w| w.path())
+    }
+
+    /// Remote media: the probed URLs, assigned to viewers as the user's own files are.
+    pub fn remote(files: Vec<MediaFile>, keys: Vec<MediaKey>) -> Media {
+        Media { files, keys, existing: true, direct: false, own: false, _work: None }
+    }
+}
+
 /// Writes the test media a run needs into TARGET/.streamcap/<run id>/ (removed when `Media` is dropped), or
 /// lists the user's files in `existing` (never written).
 pub fn prepare_media(
@@ -240,7 +295,7 @@ pub fn prepare_media(
             let meta = entry.metadata()?;
             let hidden = entry.file_name().to_string_lossy().starts_with('.');
             if meta.is_file() && !hidden && meta.len() >= min {
-                files.push(MediaFile { path: entry.path(), size: meta.len() / 4096 * 4096 });
+                files.push(MediaFile { path: entry.path(), size: meta.len() / 4096 * 4096, url: None });
             }
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
@@ -285,7 +340,7 @@ pub fn prepare_media(
     let direct = !buffered && direct_io_supported(&plans[0].path).unwrap_or(false);
     let refs: Vec<&FilePlan> = plans.iter().collect();
     fill(&refs, direct, interrupted, &mut |_, _| {})?;
-    let files = plans.iter().map(|p| MediaFile { path: p.path.clone(), size: p.size.0 }).collect();
+    let files = plans.iter().map(|p| MediaFile { path: p.path.clone(), size: p.size.0, url: None }).collect();
     Ok(Media { files, keys, existing: false, direct, own: true, _work: Some(work) })
 }
 
@@ -300,6 +355,8 @@ pub struct StepRunner<'a> {
     /// (kernel name, role) of the devices beneath the target.
     pub devices: Vec<(String, String)>,
     pub interrupted: &'a AtomicBool,
+    /// Background writers in the work directory beside each step's viewers.
+    pub ingest: Option<IngestSpec>,
 }
 
 impl StepRunner<'_> {
@@ -319,14 +376,23 @@ impl StepRunner<'_> {
             slots_per_worker: self.inflight,
         };
         let mut before = None;
-        let outcome = drive(&plan, self.interrupted, &mut || {
-            before = Some((read_diskstats().unwrap_or_default(), ProcessCpu::read(), std::time::Instant::now()));
-        })?;
+        let writers_dir = self.media.work_dir().filter(|_| self.ingest.is_some());
+        let (outcome, ingest) = std::thread::scope(|scope| {
+            let writers = self.ingest.zip(writers_dir).map(|(spec, dir)| {
+                let (watch, direct) = (self.config.watch + self.config.ramp_for(count), self.media.direct);
+                scope.spawn(move || run_writers(spec, dir, count, watch, direct, self.interrupted))
+            });
+            let outcome = drive(&plan, self.interrupted, &mut || {
+                before = Some((read_diskstats().unwrap_or_default(), ProcessCpu::read(), std::time::Instant::now()));
+            });
+            (outcome, writers.and_then(|w| w.join().ok()))
+        });
+        let outcome = outcome?;
         let (disks_before, cpu_before, started) = before.expect("on_start runs before the drive");
         let cpu_after = ProcessCpu::read();
         let devices: Vec<DeviceResult> =
             device_activity(&self.devices, &disks_before, &read_diskstats().unwrap_or_default(), started.elapsed());
-        Ok(build_step(
+        let mut step = build_step(
             &outcome,
             StepContext {
                 count,
@@ -336,7 +402,9 @@ impl StepRunner<'_> {
                 peak_rss_bytes: cpu_after.max_rss.0,
                 devices,
             },
-        ))
+        );
+        step.ingest = ingest;
+        Ok(step)
     }
 }
 
@@ -402,10 +470,25 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         bail!("--count must be at least 1");
     }
     let existing = args.use_existing.as_deref();
-    let gathered = gather(&args.target, existing.is_none())?;
-    if !args.target.is_dir() {
-        bail!("{} is not a directory: streams reads media under a directory", args.target.display());
+    let remote = remote_target(&args.target)?;
+    if args.ingest.is_some() && (remote.is_some() || existing.is_some()) {
+        bail!(
+            "--ingest writes in streamcap's work directory on a local target: not with an http target or --use-existing"
+        );
     }
+    if remote.is_some() && (existing.is_some() || args.estimate) {
+        bail!("--use-existing and --estimate need a local target; an http target is the media itself");
+    }
+    let gathered = match remote {
+        Some(_) => None,
+        None => {
+            let gathered = gather(&args.target, existing.is_none())?;
+            if !args.target.is_dir() {
+                bail!("{} is not a directory: streams reads media under a directory", args.target.display());
+            }
+            Some(gathered)
+        }
+    };
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let flag = interrupt.flag();
     let keys = config.media_needed(args.count.unwrap_or(args.limit));
@@ -414,19 +497,42 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
             eprintln!("{text}");
         }
     };
-    if existing.is_none() {
-        let total: u64 = keys.iter().map(|k| config.media_bytes(k.format)).sum();
-        say(&format!("writing {} of test media in {} file(s)…", Bytes(total), keys.len()));
-    }
-    let mut media = prepare_media(&gathered.canonical, &config, keys, existing, args.buffered, args.keep, &flag)?;
     let mut notices = Vec::new();
-    if !media.direct && !args.buffered {
-        notices.push("direct I/O is not available here: reads go through the page cache".to_string());
-    }
-    if gathered.facts.memory_backed.is_some() {
-        notices.push(format!("the media lives in RAM: {}", gathered.facts.memory_backed.clone().unwrap_or_default()));
-    }
-    let devices: Vec<(String, String)> = gathered.devices.iter().map(|d| (d.name.clone(), d.role.clone())).collect();
+    let (mut media, site) = match (&remote, &gathered) {
+        (Some(urls), _) => {
+            say(&format!("probing {} URL(s)…", urls.len()));
+            let media = Media::remote(remote_media(urls, &config)?, keys);
+            notices.push(NO_DEVICES.to_string());
+            say(&format!("note: {NO_DEVICES}"));
+            let site = Site {
+                host: HostFacts::gather(),
+                target: TargetInfo {
+                    path: args.target.display().to_string(),
+                    kind: "http".into(),
+                    filesystem: None,
+                    devices: Vec::new(),
+                },
+                memory_backed: None,
+            };
+            (media, site)
+        }
+        (None, Some(gathered)) => {
+            if existing.is_none() {
+                let total: u64 = keys.iter().map(|k| config.media_bytes(k.format)).sum();
+                say(&format!("writing {} of test media in {} file(s)…", Bytes(total), keys.len()));
+            }
+            let media = prepare_media(&gathered.canonical, &config, keys, existing, args.buffered, args.keep, &flag)?;
+            if !media.direct && !args.buffered {
+                notices.push("direct I/O is not available here: reads go through the page cache".to_string());
+            }
+            if let Some(why) = &gathered.facts.memory_backed {
+                notices.push(format!("the media lives in RAM: {why}"));
+            }
+            (media, Site::local(gathered))
+        }
+        (None, None) => unreachable!("a local target is gathered above"),
+    };
+    let devices: Vec<(String, String)> = site.target.devices.iter().map(|d| (d.name.clone(), d.role.clone())).collect();
     let runner = StepRunner {
         config: &config,
         media: &media,
@@ -436,8 +542,9 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         target: args.target(),
         devices,
         interrupted: &flag,
+        ingest: args.ingest,
     };
-    let mut result = skeleton(&gathered, &args, &config, &media, notices);
+    let mut result = skeleton(&site, &args, &config, &media, notices);
     let save = |result: &RunResult| {
         if let Some(path) = &args.json
             && let Err(e) = write_result_atomically(result, path)
@@ -447,8 +554,8 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     };
     save(&result);
     let mut exit = ExitCode::SUCCESS;
-    let memory_backed = gathered.facts.memory_backed.is_some();
-    if (args.max && !args.no_estimate) || args.estimate {
+    let memory_backed = site.memory_backed.is_some();
+    if ((args.max && !args.no_estimate) || args.estimate) && remote.is_none() {
         say(&format!("measuring raw read rates for the estimate ({:?} each)…", args.estimate_time));
         let chunk = config.chunk_bytes(0);
         let rates = measure_raw(&media.files[0].path, chunk, media.direct, &interrupt, args.estimate_time)?;
@@ -526,13 +633,7 @@ fn streams_mut(result: &mut RunResult) -> &mut StreamsResult {
     result.streams.as_mut().expect("a streams result has its streams part")
 }
 
-fn skeleton(
-    gathered: &super::facts::Gathered,
-    args: &StreamsArgs,
-    config: &StreamsConfig,
-    media: &Media,
-    notices: Vec<String>,
-) -> RunResult {
+fn skeleton(site: &Site, args: &StreamsArgs, config: &StreamsConfig, media: &Media, notices: Vec<String>) -> RunResult {
     let total_weight: u32 = config.mix.0.iter().map(|(_, w)| w).sum();
     let assignment = match config.assignment {
         Assignment::One => "one".to_string(),
@@ -557,6 +658,7 @@ fn skeleton(
         watch_s: config.watch.as_secs_f64(),
         assignment,
         seek_every_s: config.seek_every.map(|d| d.as_secs_f64()),
+        vbr_pct: config.vbr.map(|x| x * 100.0),
         own_media: media.own,
         media_files: media.files.len(),
         media_bytes: media.files.iter().map(|f| f.size).sum(),
@@ -574,13 +676,8 @@ fn skeleton(
         status: RunStatus::Running,
         started_at: rfc3339(std::time::SystemTime::now()),
         finished_at: None,
-        host: gathered.host.clone(),
-        target: TargetInfo {
-            path: gathered.canonical.display().to_string(),
-            kind: "directory".into(),
-            filesystem: gathered.filesystem.clone(),
-            devices: gathered.devices.clone(),
-        },
+        host: site.host.clone(),
+        target: site.target.clone(),
         config: serde_json::json!({
             "command": "streams",
             "engine": args.engine.name(),

@@ -144,6 +144,7 @@ mod tests {
             assignment: Assignment::One,
             media_length: Duration::from_secs(60),
             seed: 1,
+            vbr: None,
         };
         // 25 Mbit/s = 3.125 MB/s = 2.98 chunks of 1 MiB per second.
         let e = estimate(RawRates { random_chunk_iops: 150.0, sequential_mbps: 500.0 }, &config);

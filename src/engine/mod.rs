@@ -121,6 +121,9 @@ pub enum EngineError {
     Buffers { bytes: usize, cause: io::Error },
     #[error("io_uring_enter failed: {0}")]
     Enter(io::Error),
+    /// Waiting for sockets (the HTTP source of `streams`) failed.
+    #[error("epoll_wait failed: {0}")]
+    Poll(io::Error),
 }
 
 /// The operations every engine offers. Implementations keep this cheap: it is called per batch.
@@ -146,6 +149,12 @@ pub trait Engine {
 
     /// Requests submitted and not yet reaped.
     fn in_flight(&self) -> usize;
+
+    /// For a completion that failed: what happened, in words, when an errno says too little (an HTTP status).
+    /// Taken once; local engines have nothing to add.
+    fn error_detail(&mut self, _slot: u32) -> Option<String> {
+        None
+    }
 }
 
 /// The engine a worker runs, chosen once. Workers `match` on it and call a generic loop.

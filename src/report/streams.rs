@@ -30,8 +30,15 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
         streams.prebuffer_s,
         streams.watch_s,
         streams.assignment,
-        if streams.direct { "direct I/O" } else { "buffered" }
+        match (result.target.kind.as_str(), streams.direct) {
+            ("http", _) => "http range requests",
+            (_, true) => "direct I/O",
+            (_, false) => "buffered",
+        }
     )?;
+    if let Some(pct) = streams.vbr_pct {
+        writeln!(out, "variable bitrate: ±{pct} % per GOP of 2 s")?;
+    }
     let mut table = Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header([
@@ -97,6 +104,22 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
         )?;
         if let Some(c) = &e.comparison {
             writeln!(out, "  {c}")?;
+        }
+    }
+    for step in &streams.steps {
+        if let Some(i) = &step.ingest {
+            writeln!(
+                out,
+                "ingest at {} streams: {} writer(s) wrote {:.1} of {:.1} MB/s asked; write latency p50 {}, p99 {} \
+                 (from due){}",
+                step.count,
+                i.writers,
+                i.achieved_mbps,
+                i.target_mbps,
+                ms(i.write_latency.at(50.0)),
+                ms(i.write_latency.at(99.0)),
+                i.first_error.as_ref().map_or(String::new(), |e| format!("; stopped: {e}"))
+            )?;
         }
     }
     for step in &streams.steps {

@@ -22,8 +22,8 @@ pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, devi
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, read_result, write_result_atomically};
 pub use streams::{
-    CapacityAnswer, CapacityEstimate, FormatShare, QualityTarget, StepContext, StreamFigures, StreamsResult,
-    StreamsStep, build_step,
+    CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
+    StreamsResult, StreamsStep, build_step,
 };
 pub use time::rfc3339;
 

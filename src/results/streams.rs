@@ -27,6 +27,9 @@ pub struct StreamsResult {
     /// Mean seconds between a viewer's seeks, when viewers skip around.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seek_every_s: Option<f64>,
+    /// `--vbr`: each GOP's bitrate within ± this percentage of the mean (absent: constant bitrate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vbr_pct: Option<f64>,
     /// streamcap wrote its own test media (removed afterwards), or read the user's (`--use-existing`).
     pub own_media: bool,
     pub media_files: usize,
@@ -103,6 +106,9 @@ pub struct StreamsStep {
     /// The engine that issued the reads.
     pub engine: String,
     pub devices: Vec<DeviceResult>,
+    /// `--ingest`: the background writers that ran during this step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingest: Option<IngestFigures>,
     /// Per stream (kept for runs of at most 256 streams).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_stream: Vec<StreamFigures>,
@@ -120,6 +126,21 @@ pub struct StreamFigures {
     pub bytes: u64,
     /// Delivered bytes × 8 over watched seconds, bit/s.
     pub achieved_bps: f64,
+}
+
+/// Background writers during a step (`--ingest RATE[:N]`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IngestFigures {
+    pub writers: u32,
+    /// Asked rate of all writers together, decimal MB/s.
+    pub target_mbps: f64,
+    /// Written over the step's wall time, decimal MB/s.
+    pub achieved_mbps: f64,
+    pub bytes: u64,
+    /// Per 1 MiB write, from its due time to its completion.
+    pub write_latency: LatencySummary,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
 }
 
 /// The answer of `--max`.
@@ -227,8 +248,9 @@ pub fn build_step(outcome: &DriveOutcome, context: StepContext<'_>) -> StreamsSt
         first_error: outcome.first_error.clone(),
         cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
         peak_rss_bytes: context.peak_rss_bytes,
-        engine: outcome.engine.name().into(),
+        engine: outcome.engine.into(),
         devices: context.devices,
+        ingest: None,
         per_stream: if streams.len() <= 256 {
             streams
                 .iter()

@@ -22,6 +22,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::http::HttpEngine;
+use super::http_wire::HttpUrl;
 use super::model::{ChunkWant, Player, PlayerConfig, StreamStats};
 use crate::engine::{AnyEngine, Completion, Engine, EngineKind, EngineSetup, OpKind, Request, Wait, page_round_up};
 use crate::metrics::Histogram;
@@ -30,12 +32,15 @@ use crate::workload::Rng;
 const SPIN_BEFORE_DUE: Duration = Duration::from_micros(20);
 const MAX_SLEEP: Duration = Duration::from_millis(100);
 
-/// A media file the viewers read.
+/// A media file the viewers read: a local file, or a URL fetched in byte ranges.
 #[derive(Debug, Clone)]
 pub struct MediaFile {
+    /// The local path, or the URL's text (for messages).
     pub path: PathBuf,
     /// Bytes of the file in use (whole chunks are read from `[0, size)`).
     pub size: u64,
+    /// Set for remote media: every viewer then holds its own keep-alive connection.
+    pub url: Option<HttpUrl>,
 }
 
 /// One viewer, fully decided before the run.
@@ -84,8 +89,8 @@ pub struct DriveOutcome {
     /// From the common origin to the end of the last watch.
     pub elapsed: Duration,
     pub interrupted: bool,
-    /// The engine the workers ran (io_uring may have fallen back to sync).
-    pub engine: EngineKind,
+    /// The engine the workers ran (io_uring may have fallen back to sync; "http" for remote media).
+    pub engine: &'static str,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +108,7 @@ pub fn drive(
 ) -> Result<DriveOutcome, DriveError> {
     let workers = plan.workers.clamp(1, plan.viewers.len().max(1));
     let shares: Vec<Vec<usize>> = (0..workers).map(|w| (w..plan.viewers.len()).step_by(workers).collect()).collect();
-    let (ready_tx, ready_rx) = mpsc::channel::<Result<EngineKind, String>>();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<&'static str, String>>();
     std::thread::scope(|scope| {
         let mut gos = Vec::new();
         let mut handles = Vec::new();
@@ -115,7 +120,7 @@ pub fn drive(
         }
         drop(ready_tx);
         let mut failure = None;
-        let mut engine = plan.engine;
+        let mut engine = plan.engine.name();
         for _ in 0..workers {
             match ready_rx.recv() {
                 Ok(Ok(kind)) => engine = kind,
@@ -181,10 +186,13 @@ fn open_media(path: &std::path::Path, direct: bool) -> Result<File, String> {
 fn worker(
     plan: &DrivePlan,
     share: &[usize],
-    ready: mpsc::Sender<Result<EngineKind, String>>,
+    ready: mpsc::Sender<Result<&'static str, String>>,
     go: mpsc::Receiver<Option<Instant>>,
     interrupted: &AtomicBool,
 ) -> WorkerEnd {
+    if plan.files.iter().any(|f| f.url.is_some()) {
+        return http_worker(plan, share, ready, go, interrupted);
+    }
     // Open only the files this worker's viewers read, and number them locally.
     let mut local_of = vec![u32::MAX; plan.files.len()];
     let mut files = Vec::new();
@@ -220,15 +228,57 @@ fn worker(
             return WorkerEnd::default();
         }
     };
-    let _ = ready.send(Ok(engine.caps().kind));
+    let _ = ready.send(Ok(engine.caps().kind.name()));
     let Ok(Some(origin)) = go.recv() else { return WorkerEnd::default() };
     let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
-    let state = Loop::new(plan, share, &local_of, origin, slots, interrupted);
+    let state = Loop::new(plan, share, Files::Shared(&local_of), origin, slots, interrupted);
     match engine {
         AnyEngine::IoUring(e) => state.run(e),
         AnyEngine::Sync(e) => state.run(e),
         AnyEngine::Null(e) => state.run(e),
     }
+}
+
+/// A worker over remote media: one keep-alive connection per viewer, opened before the start, and as many
+/// requests in flight as viewers (one each; no buffer is pinned, so no slot limit is needed).
+fn http_worker(
+    plan: &DrivePlan,
+    share: &[usize],
+    ready: mpsc::Sender<Result<&'static str, String>>,
+    go: mpsc::Receiver<Option<Instant>>,
+    interrupted: &AtomicBool,
+) -> WorkerEnd {
+    let mut urls = Vec::with_capacity(share.len());
+    for &v in share {
+        match &plan.files[plan.viewers[v].file as usize].url {
+            Some(url) => urls.push(url.clone()),
+            None => {
+                let _ = ready.send(Err("local and remote media cannot be mixed in one run".into()));
+                return WorkerEnd::default();
+            }
+        }
+    }
+    let slots = (share.len() as u32).max(1);
+    let engine = match HttpEngine::connect(urls, slots) {
+        Ok(engine) => engine,
+        Err(e) => {
+            let _ = ready.send(Err(e.to_string()));
+            return WorkerEnd::default();
+        }
+    };
+    let _ = ready.send(Ok("http"));
+    let Ok(Some(origin)) = go.recv() else { return WorkerEnd::default() };
+    let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
+    Loop::new(plan, share, Files::PerViewer, origin, slots, interrupted).run(engine)
+}
+
+/// How a viewer's requests name their "file" to the engine.
+#[derive(Clone, Copy)]
+enum Files<'a> {
+    /// The worker's local number of each media file the worker opened (by global file index).
+    Shared(&'a [u32]),
+    /// The viewer's own connection: its local index.
+    PerViewer,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -269,7 +319,7 @@ impl<'a> Loop<'a> {
     fn new(
         plan: &'a DrivePlan,
         share: &[usize],
-        local_of: &[u32],
+        files: Files<'_>,
         origin: Instant,
         slots: u32,
         interrupted: &'a AtomicBool,
@@ -294,7 +344,10 @@ impl<'a> Loop<'a> {
                     global,
                     player,
                     plan: p,
-                    file: local_of[p.file as usize],
+                    file: match files {
+                        Files::Shared(local_of) => local_of[p.file as usize],
+                        Files::PerViewer => local as u32,
+                    },
                     chunks_in_file,
                     pending: first,
                     generation: 0,
@@ -358,7 +411,7 @@ impl<'a> Loop<'a> {
                     return self.finish(now);
                 }
                 let now = self.origin.elapsed();
-                self.complete(now, &done);
+                self.complete(now, &done, &mut engine);
                 continue;
             }
             let next = self.heap.peek().map_or(now + MAX_SLEEP, |Reverse((due, ..))| *due);
@@ -370,7 +423,7 @@ impl<'a> Loop<'a> {
                     return self.finish(now);
                 }
                 let now = self.origin.elapsed();
-                self.complete(now, &done);
+                self.complete(now, &done, &mut engine);
             } else if wait > SPIN_BEFORE_DUE {
                 std::thread::sleep(wait - SPIN_BEFORE_DUE);
             } else {
@@ -448,7 +501,7 @@ impl<'a> Loop<'a> {
         }
     }
 
-    fn complete(&mut self, now: Duration, done: &[Completion]) {
+    fn complete<E: Engine>(&mut self, now: Duration, done: &[Completion], engine: &mut E) {
         for c in done {
             let v = self.slot_viewer[c.slot as usize] as usize;
             self.free.push(c.slot);
@@ -465,6 +518,7 @@ impl<'a> Loop<'a> {
                     let viewer = &self.viewers[v];
                     let path = &self.files[viewer.plan.file as usize].path;
                     let message = match other {
+                        Err(_) if let Some(detail) = engine.error_detail(c.slot) => detail,
                         Ok(n) => format!("short read of {}: {n} of {expected} bytes", path.display()),
                         Err(errno) => {
                             format!("read of {} failed: {}", path.display(), std::io::Error::from_raw_os_error(errno))

@@ -15,6 +15,13 @@
 //! chunk k−1. While buffering (start, stall, seek) the player wants media at once. Lateness is completion minus
 //! due, so a device that falls behind shows as late chunks and, once the buffer runs dry, as stalls; the
 //! schedule never slides to hide it. How long the driver itself took to issue a due chunk is measured apart.
+//!
+//! Variable bitrate ([`Vbr`]): chunks hold the same bytes, so when a group of pictures (GOP) is encoded above
+//! the mean bitrate its chunks cover less media, and the player needs them sooner. Chunk k covers
+//! c ÷ f(GOP of k) of media, where f, the GOP's bitrate over the mean, is uniform in [1 − x, 1 + x] and a pure
+//! function of the seed and the GOP (the same media bursts at the same places for every viewer). Only media
+//! differences matter to the model (buffered end − playhead), so positions after a start or a seek keep the
+//! nominal c·k and the durations of the chunks fetched are added from there.
 
 use std::time::Duration;
 
@@ -27,13 +34,52 @@ pub struct PlayerConfig {
     pub buffer: Duration,
     /// Media needed before playback starts (also after a stall or a seek). At most `buffer`.
     pub prebuffer: Duration,
+    /// Variable bitrate: how much media each chunk covers varies by GOP. `None`: constant bitrate.
+    pub vbr: Option<Vbr>,
+}
+
+/// Variable bitrate: bursts of ±`swing` per group of pictures. See the module documentation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Vbr {
+    /// Largest deviation of a GOP's bitrate from the mean, as a fraction (0.3: ±30 %). In [0, 0.9].
+    pub swing: f64,
+    /// Consecutive chunks that share one GOP's bitrate (at least 1).
+    pub chunks_per_gop: u32,
+    /// Seed of the media's bursts.
+    pub seed: u64,
+}
+
+impl Vbr {
+    /// The bitrate of the GOP holding `chunk` over the mean: uniform in [1 − swing, 1 + swing].
+    pub fn factor(&self, chunk: u64) -> f64 {
+        let gop = chunk / u64::from(self.chunks_per_gop.max(1));
+        // splitmix64 of (seed, gop): a pure function, so every viewer and every run sees the same bursts.
+        let mut z = self.seed ^ gop.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let u = (z >> 11) as f64 / (1u64 << 53) as f64;
+        1.0 + self.swing.clamp(0.0, 0.9) * (2.0 * u - 1.0)
+    }
 }
 
 impl PlayerConfig {
-    /// Keeps the settings coherent: the buffer holds at least one chunk, the prebuffer fits in the buffer.
+    /// Keeps the settings coherent: the buffer holds at least the longest chunk, the prebuffer fits in it.
     pub fn normalized(self) -> PlayerConfig {
-        let buffer = self.buffer.max(self.chunk_media);
-        PlayerConfig { chunk_media: self.chunk_media, buffer, prebuffer: self.prebuffer.min(buffer) }
+        let longest = match self.vbr {
+            Some(v) => self.chunk_media.div_f64(1.0 - v.swing.clamp(0.0, 0.9)),
+            None => self.chunk_media,
+        };
+        let buffer = self.buffer.max(longest);
+        PlayerConfig { buffer, prebuffer: self.prebuffer.min(buffer), ..self }
+    }
+
+    /// Media that chunk `chunk` covers.
+    pub fn media_of(&self, chunk: u64) -> Duration {
+        match self.vbr {
+            Some(v) => self.chunk_media.div_f64(v.factor(chunk)),
+            None => self.chunk_media,
+        }
     }
 }
 
@@ -162,14 +208,14 @@ impl Player {
 
     /// The chunk in flight arrived at `now` with `bytes` of media.
     pub fn arrived(&mut self, now: Duration, bytes: u64) -> Arrival {
-        let (_, due, used) = self.in_flight.take().expect("arrived() only follows issued()");
+        let (chunk, due, used) = self.in_flight.take().expect("arrived() only follows issued()");
         let lateness = now.saturating_sub(due);
         if !used || self.state == State::Done {
             self.stats.wasted_chunks += 1;
             return Arrival { lateness, used: false };
         }
         self.advance(now);
-        self.buffered_end += self.config.chunk_media;
+        self.buffered_end += self.config.media_of(chunk);
         self.stats.chunks += 1;
         self.stats.bytes += bytes;
         if let State::Buffering { since, cause } = self.state
@@ -252,7 +298,8 @@ impl Player {
         match self.state {
             State::Playing { anchor, media } => {
                 // Room for one more chunk once the playhead passes buffered_end + chunk − buffer.
-                let threshold = (self.buffered_end + self.config.chunk_media).saturating_sub(self.config.buffer);
+                let next = self.config.media_of(self.next_chunk);
+                let threshold = (self.buffered_end + next).saturating_sub(self.config.buffer);
                 let room = anchor + threshold.saturating_sub(media);
                 room.max(now)
             }
@@ -271,7 +318,7 @@ mod tests {
 
     /// Chunks of 1 s of media, a 4 s buffer, a 2 s prebuffer.
     fn config() -> PlayerConfig {
-        PlayerConfig { chunk_media: ms(1000), buffer: ms(4000), prebuffer: ms(2000) }
+        PlayerConfig { chunk_media: ms(1000), buffer: ms(4000), prebuffer: ms(2000), vbr: None }
     }
 
     /// Fetches the next chunk at `issue` and lets it arrive at `arrive`; returns its lateness.
@@ -383,7 +430,78 @@ mod tests {
 
     #[test]
     fn a_chunk_longer_than_the_buffer_still_fits_one() {
-        let c = PlayerConfig { chunk_media: ms(8000), buffer: ms(4000), prebuffer: ms(9000) }.normalized();
+        let c = PlayerConfig { chunk_media: ms(8000), buffer: ms(4000), prebuffer: ms(9000), vbr: None }.normalized();
         assert_eq!((c.buffer, c.prebuffer), (ms(8000), ms(8000)));
+        let vbr = Some(Vbr { swing: 0.5, chunks_per_gop: 1, seed: 1 });
+        let c = PlayerConfig { chunk_media: ms(1000), buffer: ms(1000), prebuffer: ms(500), vbr }.normalized();
+        assert_eq!(c.buffer, ms(2000), "the longest chunk, at half the mean bitrate, covers 2 s");
+    }
+
+    #[test]
+    fn vbr_factors_stay_within_the_swing_are_shared_per_gop_and_average_out() {
+        let v = Vbr { swing: 0.3, chunks_per_gop: 4, seed: 42 };
+        let factors: Vec<f64> = (0..4000).map(|k| v.factor(k)).collect();
+        assert!(factors.iter().all(|f| (0.7..=1.3).contains(f)));
+        assert!(factors.chunks(4).all(|gop| gop.iter().all(|&f| f == gop[0])), "one bitrate per GOP");
+        let mean = factors.iter().step_by(4).sum::<f64>() / 1000.0;
+        assert!((mean - 1.0).abs() < 0.03, "mean GOP bitrate {mean}");
+        assert!(factors.iter().any(|&f| f > 1.2) && factors.iter().any(|&f| f < 0.8), "bursts both ways");
+        assert_eq!(Vbr { seed: 42, ..v }.factor(17), v.factor(17), "deterministic per seed");
+        assert_ne!(Vbr { seed: 43, ..v }.factor(17), v.factor(17));
+    }
+
+    /// Plays chunks fetched instantly whenever due; returns (due times, stats at `end`).
+    fn play_instantly(config: PlayerConfig, end: Duration) -> (Vec<Duration>, StreamStats) {
+        let mut p = Player::new(config, ms(0), 0);
+        let mut dues = Vec::new();
+        while let Some(want) = p.want(ms(0)) {
+            if want.due >= end {
+                break;
+            }
+            dues.push(want.due);
+            p.issued(want);
+            p.arrived(want.due, 100);
+        }
+        (dues, p.finish(end))
+    }
+
+    #[test]
+    fn uneven_chunks_come_due_as_their_media_is_played() {
+        let vbr = Vbr { swing: 0.3, chunks_per_gop: 2, seed: 9 };
+        let c = PlayerConfig { vbr: Some(vbr), ..config() }.normalized();
+        let (dues, stats) = play_instantly(c, ms(60_000));
+        assert_eq!(stats.stalls, 0, "chunks that arrive when due never stall");
+        // Once the 4 s buffer is full, chunk k is due when the playhead passes end(k−1) + media(k) − buffer, so
+        // the gap between two due times is the media of chunk k itself, not the nominal 1 s.
+        for k in 8..dues.len() {
+            let gap = dues[k] - dues[k - 1];
+            assert!(gap.abs_diff(c.media_of(k as u64)) < Duration::from_micros(1), "chunk {k}: gap {gap:?}");
+        }
+        assert!((8..dues.len()).any(|k| c.media_of(k as u64) < ms(800)), "some GOP ran above 1.25 × the mean");
+        let constant = play_instantly(config(), ms(60_000)).0;
+        assert_ne!(dues.len(), constant.len(), "bursts change how many chunks a minute needs");
+    }
+
+    #[test]
+    fn a_burst_drains_the_buffer_faster_and_stalls_where_constant_bitrate_would_not() {
+        // Every chunk arrives 0.95 s after it is asked for: fine at 1 s of media per chunk, a stall when chunks
+        // cover less (a GOP above the mean bitrate).
+        let slow = |config: PlayerConfig| {
+            let mut p = Player::new(config, ms(0), 0);
+            let mut now = ms(0);
+            for _ in 0..40 {
+                let want = p.want(now).unwrap();
+                let issue = want.due.max(now);
+                p.issued(want);
+                now = issue + ms(950);
+                p.arrived(now, 100);
+            }
+            p.finish(now)
+        };
+        assert_eq!(slow(config()).stalls, 0);
+        // A seed whose first GOP (1000 chunks: the whole test) runs above 1.15 × the mean.
+        let burst = Vbr { swing: 0.3, chunks_per_gop: 1000, seed: 0 };
+        let vbr = (0..1000).map(|s| Vbr { seed: s, ..burst }).find(|v| v.factor(0) > 1.15).unwrap();
+        assert!(slow(PlayerConfig { vbr: Some(vbr), ..config() }).stalls > 0);
     }
 }

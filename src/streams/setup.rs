@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::driver::ViewerPlan;
 use super::formats::Mix;
-use super::model::PlayerConfig;
+use super::model::{PlayerConfig, Vbr};
 use crate::units::Bitrate;
 use crate::workload::{Rng, Zipf};
 
@@ -29,6 +29,8 @@ pub mod defaults {
     /// Each slot holds one chunk buffer, registered with io_uring (pinned): 32 × 1 MiB × 2 workers = 64 MiB.
     pub const SLOTS_PER_WORKER: u32 = 32;
     pub const SEED: u64 = 0x5EED_57EA;
+    /// With `--vbr`, the media one bitrate holds for (a group of pictures, as encoders commonly cut them).
+    pub const GOP: Duration = Duration::from_secs(2);
 }
 
 /// How many bytes a chunk holds.
@@ -99,6 +101,8 @@ pub struct StreamsConfig {
     pub assignment: Assignment,
     pub media_length: Duration,
     pub seed: u64,
+    /// Variable bitrate: each GOP's bitrate within ± this fraction of the mean (`--vbr 30` → 0.3).
+    pub vbr: Option<f64>,
 }
 
 /// A test media file: format index in the mix and its number within that format.
@@ -128,7 +132,12 @@ impl StreamsConfig {
         let bitrate = self.mix.0[format].0.bitrate;
         let chunk_media =
             Duration::from_secs_f64(self.chunk_bytes(format) as f64 / bitrate.byte_rate().bytes_per_sec());
-        PlayerConfig { chunk_media, buffer: self.buffer, prebuffer: self.prebuffer }.normalized()
+        let vbr = self.vbr.filter(|&x| x > 0.0).map(|swing| Vbr {
+            swing,
+            chunks_per_gop: (defaults::GOP.as_secs_f64() / chunk_media.as_secs_f64()).round().max(1.0) as u32,
+            seed: 0,
+        });
+        PlayerConfig { chunk_media, buffer: self.buffer, prebuffer: self.prebuffer, vbr }.normalized()
     }
 
     /// The viewers of a run at `count`, each with the media file it reads (keys into the caller's file list,
@@ -158,13 +167,19 @@ impl StreamsConfig {
                 };
                 per_format[format] += 1;
                 let chunks = self.media_bytes(format) / self.chunk_bytes(format);
+                let mut player = self.player(format);
+                if let Some(vbr) = player.vbr.as_mut() {
+                    // The bursts belong to the media file: every viewer of it sees them at the same places.
+                    vbr.seed =
+                        self.seed ^ ((format as u64) << 32 | u64::from(number)).wrapping_mul(0xA24B_AED4_963E_E407);
+                }
                 ViewerPlan {
                     start: if count > 1 { ramp * i as u32 / count } else { Duration::ZERO },
                     watch: self.watch,
                     file: file_index(MediaKey { format, number }),
                     first_chunk: rng.below(chunks.max(1)),
                     chunk_bytes: self.chunk_bytes(format) as u32,
-                    player: self.player(format),
+                    player,
                     seek_every: self.seek_every,
                     seed: rng.next_u64(),
                 }
@@ -201,6 +216,7 @@ mod tests {
             assignment: assignment.parse().unwrap(),
             media_length: Duration::from_secs(60),
             seed: 7,
+            vbr: None,
         }
     }
 
@@ -221,6 +237,17 @@ mod tests {
         let lib = config("library:20:zipf=1.2").media_needed(200);
         assert!(lib.len() > 5 && lib.len() <= 40, "{}", lib.len());
         assert!("library:0".parse::<Assignment>().is_err());
+    }
+
+    #[test]
+    fn vbr_gops_span_two_seconds_of_media_and_belong_to_the_file() {
+        let c = StreamsConfig { vbr: Some(0.3), chunk: ChunkSize::Media(Duration::from_millis(500)), ..config("one") };
+        let viewers = c.viewers(6, &mut |k| k.format as u32);
+        let vbr = viewers[0].player.vbr.expect("--vbr gives each player a Vbr");
+        assert_eq!((vbr.swing, vbr.chunks_per_gop), (0.3, 4));
+        let same_file: Vec<_> = viewers.iter().filter(|v| v.file == viewers[0].file).collect();
+        assert!(same_file.len() > 1 && same_file.iter().all(|v| v.player.vbr.unwrap().seed == vbr.seed));
+        assert!(config("one").viewers(1, &mut |_| 0)[0].player.vbr.is_none());
     }
 
     #[test]

@@ -1,0 +1,347 @@
+//! The HTTP source of the stream driver: an [`Engine`] whose "files" are viewers' keep-alive connections.
+//!
+//! A read request `{file: viewer, offset, len}` becomes `GET path` with `Range: bytes=offset-(offset+len-1)` on
+//! that viewer's connection; its completion comes when the last body byte has been read. The driver's loop is
+//! the same as for files, so due times, lateness, own lag and stalls are measured by the same code.
+//!
+//! Event-driven: every socket is non-blocking and registered (level-triggered) with one epoll per scheduler
+//! thread; `reap` waits on it with the scheduler's timeout. No thread per viewer, no allocation per chunk
+//! (request and head buffers are per connection and reused; bodies are read into one scratch buffer and only
+//! counted). Like every engine it reads no clock and keeps no figures.
+//!
+//! A connection the server closed while idle (keep-alive timeout, `Connection: close`, request limit) is opened
+//! again (a blocking connect on the scheduler thread, shown as the chunk's lateness) and the request sent once
+//! more. Any other failure fails that chunk with a message naming the URL ([`Engine::error_detail`]).
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+
+use rustix::buffer::spare_capacity;
+use rustix::event::{Timespec, epoll};
+use rustix::fd::OwnedFd;
+
+use super::http_wire::{HttpError, HttpUrl, MAX_HEAD, head_end, parse_head, write_request};
+use crate::engine::{Caps, Completion, Engine, EngineError, EngineKind, Request, Wait};
+
+/// Body bytes are read in pieces of this size and dropped.
+const SCRATCH: usize = 256 * 1024;
+/// While the head is awaited, read at most this much at once, so a connection's head buffer stays small.
+const HEAD_READ: usize = 1024;
+/// The errno a failed HTTP exchange reports (the text comes from `error_detail`).
+const EPROTO: i32 = 71;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Head,
+    Body,
+}
+
+struct Conn {
+    url: HttpUrl,
+    host_header: String,
+    stream: Option<TcpStream>,
+    phase: Phase,
+    slot: u32,
+    offset: u64,
+    expected: u32,
+    request: Vec<u8>,
+    sent: usize,
+    /// Registered for writability too (a request did not fit the socket buffer).
+    watching_out: bool,
+    head: Vec<u8>,
+    body_left: u64,
+    /// Responses received on this connection (a close before the first one is not a keep-alive timeout).
+    served: u32,
+    /// The request was already sent again on a fresh connection.
+    retried: bool,
+    close_after: bool,
+}
+
+/// See the module documentation.
+pub struct HttpEngine {
+    epoll: OwnedFd,
+    conns: Vec<Conn>,
+    ready: Vec<Completion>,
+    /// The message of each slot's last failure, taken by `error_detail`.
+    failures: Vec<Option<String>>,
+    scratch: Vec<u8>,
+    events: Vec<epoll::Event>,
+    in_flight: usize,
+    slots: u32,
+}
+
+impl HttpEngine {
+    /// One keep-alive connection per entry of `urls` (a viewer each), opened now so the run measures streaming,
+    /// not connection set-up. `slots` is the most requests in flight at once.
+    pub fn connect(urls: Vec<HttpUrl>, slots: u32) -> Result<HttpEngine, HttpError> {
+        let epoll = epoll::create(epoll::CreateFlags::CLOEXEC)
+            .map_err(|e| HttpError::Io { url: "epoll".into(), cause: e.into() })?;
+        let mut conns = Vec::with_capacity(urls.len());
+        for (index, url) in urls.into_iter().enumerate() {
+            let stream = open(&epoll, &url, index)?;
+            conns.push(Conn {
+                host_header: url.host_header(),
+                url,
+                stream: Some(stream),
+                phase: Phase::Idle,
+                slot: 0,
+                offset: 0,
+                expected: 0,
+                request: Vec::with_capacity(256),
+                sent: 0,
+                watching_out: false,
+                head: Vec::new(),
+                body_left: 0,
+                served: 0,
+                retried: false,
+                close_after: false,
+            });
+        }
+        Ok(HttpEngine {
+            epoll,
+            ready: Vec::with_capacity(slots as usize),
+            failures: (0..slots).map(|_| None).collect(),
+            scratch: vec![0; SCRATCH],
+            events: Vec::with_capacity(conns.len().clamp(1, 1024)),
+            conns,
+            in_flight: 0,
+            slots,
+        })
+    }
+
+    /// Sends (the rest of) connection `c`'s request; watches for writability while the socket is full.
+    fn send(&mut self, c: usize) -> Result<(), String> {
+        let conn = &mut self.conns[c];
+        let stream = conn.stream.as_mut().expect("a request in flight has a connection");
+        while conn.sent < conn.request.len() {
+            match stream.write(&conn.request[conn.sent..]) {
+                Ok(n) => conn.sent += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        let want_out = conn.sent < conn.request.len();
+        if want_out != conn.watching_out {
+            let flags = if want_out { epoll::EventFlags::IN | epoll::EventFlags::OUT } else { epoll::EventFlags::IN };
+            epoll::modify(&self.epoll, &*stream, epoll::EventData::new_u64(c as u64), flags)
+                .map_err(|e| e.to_string())?;
+            conn.watching_out = want_out;
+        }
+        Ok(())
+    }
+
+    /// Starts connection `c`'s current request (again, after a reconnect when `fresh`).
+    fn start(&mut self, c: usize, fresh: bool) -> Result<(), String> {
+        let conn = &mut self.conns[c];
+        if fresh || conn.stream.is_none() || conn.close_after {
+            if let Some(old) = conn.stream.take() {
+                let _ = epoll::delete(&self.epoll, &old);
+            }
+            conn.stream = Some(open(&self.epoll, &conn.url, c).map_err(|e| e.to_string())?);
+            conn.watching_out = false;
+            conn.served = 0;
+            conn.close_after = false;
+        }
+        let last = conn.offset + u64::from(conn.expected) - 1;
+        write_request(&mut conn.request, &conn.url, &conn.host_header, Some((conn.offset, last)));
+        conn.sent = 0;
+        conn.head.clear();
+        conn.phase = Phase::Head;
+        self.send(c)
+    }
+
+    /// Makes progress on connection `c` after epoll said it is ready.
+    fn progress(&mut self, c: usize) {
+        if self.conns[c].phase == Phase::Idle {
+            // An idle keep-alive connection became readable: the server closed it (or sent junk). Drop it; the
+            // next request opens a new one.
+            let conn = &mut self.conns[c];
+            if let Some(old) = conn.stream.take() {
+                let _ = epoll::delete(&self.epoll, &old);
+            }
+            return;
+        }
+        if let Err(e) = self.send(c) {
+            return self.closed_or_failed(c, Some(e));
+        }
+        loop {
+            let conn = &mut self.conns[c];
+            let limit = if conn.phase == Phase::Head { HEAD_READ } else { SCRATCH };
+            let stream = conn.stream.as_mut().expect("a request in flight has a connection");
+            match stream.read(&mut self.scratch[..limit]) {
+                Ok(0) => return self.closed_or_failed(c, None),
+                Ok(n) => {
+                    if let Err(e) = self.take(c, n) {
+                        return self.fail(c, e);
+                    }
+                    if self.conns[c].phase == Phase::Idle {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return self.closed_or_failed(c, Some(e.to_string())),
+            }
+        }
+    }
+
+    /// Accounts `n` bytes just read into the scratch buffer.
+    fn take(&mut self, c: usize, n: usize) -> Result<(), String> {
+        let conn = &mut self.conns[c];
+        let mut body = n as u64;
+        if conn.phase == Phase::Head {
+            conn.head.extend_from_slice(&self.scratch[..n]);
+            let Some(end) = head_end(&conn.head) else {
+                if conn.head.len() > MAX_HEAD {
+                    return Err(format!("the response head is larger than {MAX_HEAD} bytes"));
+                }
+                return Ok(());
+            };
+            let head = parse_head(&conn.head[..end])?;
+            let last = conn.offset + u64::from(conn.expected) - 1;
+            match head.status {
+                206 => {}
+                200 => return Err("the server ignored the Range header (200 OK with the whole file)".into()),
+                s => return Err(format!("the server answered HTTP {s} {}", head.reason)),
+            }
+            if head.content_range.is_some_and(|(first, l, _)| (first, l) != (conn.offset, last)) {
+                return Err(format!("asked for bytes {}-{last}, got {:?}", conn.offset, head.content_range));
+            }
+            conn.body_left = head.content_length.ok_or("a 206 response without Content-Length")?;
+            if conn.body_left != u64::from(conn.expected) {
+                return Err(format!("asked for {} bytes, the response holds {}", conn.expected, conn.body_left));
+            }
+            conn.close_after = head.close;
+            body = (conn.head.len() - end) as u64;
+            conn.head.clear();
+            conn.phase = Phase::Body;
+        }
+        if body > conn.body_left {
+            return Err("the server sent more bytes than the response holds".into());
+        }
+        conn.body_left -= body;
+        if conn.body_left == 0 {
+            conn.phase = Phase::Idle;
+            conn.served += 1;
+            conn.retried = false;
+            let (slot, expected) = (conn.slot, conn.expected);
+            if conn.close_after
+                && let Some(old) = conn.stream.take()
+            {
+                let _ = epoll::delete(&self.epoll, &old);
+            }
+            self.finish(slot, Ok(expected));
+        }
+        Ok(())
+    }
+
+    /// The connection ended (EOF, or `error`). A keep-alive connection that the server closed before answering
+    /// a request is opened again once; anything else fails the chunk.
+    fn closed_or_failed(&mut self, c: usize, error: Option<String>) {
+        let conn = &self.conns[c];
+        let stale = conn.phase == Phase::Head && conn.head.is_empty() && conn.served > 0 && !conn.retried;
+        if stale {
+            self.conns[c].retried = true;
+            if let Err(e) = self.start(c, true) {
+                self.fail(c, e);
+            }
+            return;
+        }
+        let what = error.unwrap_or_else(|| match conn.phase {
+            Phase::Body => format!("the server closed the connection with {} body bytes missing", conn.body_left),
+            _ => "the server closed the connection before answering".into(),
+        });
+        self.fail(c, what);
+    }
+
+    fn fail(&mut self, c: usize, what: String) {
+        let conn = &mut self.conns[c];
+        if let Some(old) = conn.stream.take() {
+            let _ = epoll::delete(&self.epoll, &old);
+        }
+        conn.phase = Phase::Idle;
+        let last = conn.offset + u64::from(conn.expected).max(1) - 1;
+        let slot = conn.slot;
+        self.failures[slot as usize] = Some(format!("GET {} (bytes {}-{last}): {what}", conn.url, conn.offset));
+        self.finish(slot, Err(EPROTO));
+    }
+
+    fn finish(&mut self, slot: u32, result: Result<u32, i32>) {
+        self.in_flight -= 1;
+        self.ready.push(Completion { slot, result });
+    }
+}
+
+/// Connects to `url`, makes the socket non-blocking and registers it with `epoll` under `index`.
+fn open(epoll: &OwnedFd, url: &HttpUrl, index: usize) -> Result<TcpStream, HttpError> {
+    let io = |cause: std::io::Error| HttpError::Io { url: url.text.clone(), cause };
+    let stream = url.connect()?;
+    stream.set_nonblocking(true).map_err(io)?;
+    epoll::add(epoll, &stream, epoll::EventData::new_u64(index as u64), epoll::EventFlags::IN)
+        .map_err(|e| io(e.into()))?;
+    Ok(stream)
+}
+
+impl Engine for HttpEngine {
+    fn caps(&self) -> Caps {
+        // The engine kind names local engines; the driver reports this one as "http".
+        Caps { kind: EngineKind::Sync, queue_depth: self.slots, registered_buffers: false, registered_files: false }
+    }
+
+    fn submit(&mut self, requests: &[Request]) -> Result<usize, EngineError> {
+        for r in requests {
+            let c = r.file as usize;
+            let conn = &mut self.conns[c];
+            debug_assert_eq!(conn.phase, Phase::Idle, "one request per connection");
+            (conn.slot, conn.offset, conn.expected, conn.retried) = (r.slot, r.offset, r.len.max(1), false);
+            self.in_flight += 1;
+            if let Err(e) = self.start(c, false) {
+                self.fail(c, e);
+            }
+        }
+        Ok(requests.len())
+    }
+
+    fn reap(&mut self, min: usize, wait: Wait, out: &mut Vec<Completion>) -> Result<usize, EngineError> {
+        loop {
+            if self.ready.len() >= min.max(1) || self.in_flight == 0 {
+                break;
+            }
+            let timeout = match wait {
+                Wait::Forever => None,
+                Wait::AtMost(d) => Some(Timespec::try_from(d).unwrap_or(Timespec { tv_sec: 1, tv_nsec: 0 })),
+            };
+            self.events.clear();
+            match epoll::wait(&self.epoll, spare_capacity(&mut self.events), timeout.as_ref()) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(EngineError::Poll(e.into())),
+            }
+            for i in 0..self.events.len() {
+                let c = self.events[i].data.u64() as usize;
+                self.progress(c);
+            }
+            if matches!(wait, Wait::AtMost(_)) {
+                break;
+            }
+        }
+        let n = self.ready.len();
+        out.append(&mut self.ready);
+        Ok(n)
+    }
+
+    fn buffer_mut(&mut self, _slot: u32) -> &mut [u8] {
+        // Bodies are counted, not kept: every slot shares the scratch buffer.
+        &mut self.scratch
+    }
+
+    fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    fn error_detail(&mut self, slot: u32) -> Option<String> {
+        self.failures.get_mut(slot as usize).and_then(Option::take)
+    }
+}
