@@ -35,6 +35,8 @@ fn build(kind: EngineKind, files: Vec<File>) -> AnyEngine {
         kind,
         queue_depth: DEPTH,
         buffer_size: BLOCK,
+        max_transfer: BLOCK,
+        pin_buffers: true,
         files,
         null_latency: std::time::Duration::ZERO,
         null_faults: Vec::new(),
@@ -155,5 +157,38 @@ fn every_engine_reports_a_bad_descriptor_per_request() {
             AnyEngine::Null(_) => unreachable!(),
         };
         assert_eq!(result, Err(libc::EBADF), "{kind:?}");
+    }
+}
+
+#[test]
+fn every_engine_reads_a_request_longer_than_its_buffer_through_the_buffer() {
+    // The stream driver reads 1 MiB chunks through 256 KiB slot buffers (unpinned): one request, the whole
+    // length transferred, the buffer holding the last piece.
+    const PIECE: usize = 16 * 1024;
+    for kind in engines_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("through.dat");
+        let data: Vec<u8> = (0..BLOCK).map(|i| pattern(3, i)).collect();
+        std::fs::write(&path, &data).unwrap();
+        let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&path).unwrap();
+        let setup = EngineSetup {
+            kind,
+            queue_depth: 2,
+            buffer_size: PIECE,
+            max_transfer: BLOCK,
+            pin_buffers: false,
+            files: vec![file],
+            null_latency: std::time::Duration::ZERO,
+            null_faults: Vec::new(),
+        };
+        let read = [Request { slot: 0, kind: OpKind::Read, file: 0, offset: 0, len: BLOCK as u32 }];
+        let (result, last) = match AnyEngine::build(setup).expect("engine builds") {
+            AnyEngine::Sync(mut e) => (run_all(&mut e, &read)[0].result, e.buffer_mut(0).to_vec()),
+            AnyEngine::IoUring(mut e) => (run_all(&mut e, &read)[0].result, e.buffer_mut(0).to_vec()),
+            AnyEngine::Null(_) => unreachable!(),
+        };
+        assert_eq!(result, Ok(BLOCK as u32), "{kind:?}: the whole request is transferred");
+        assert_eq!(last.len(), PIECE, "{kind:?}: the slot's buffer stays small");
+        assert!(last == data[BLOCK - PIECE..], "{kind:?}: the buffer holds the last piece");
     }
 }

@@ -103,6 +103,10 @@ pub struct StreamsArgs {
     /// --max never tries more streams than this.
     #[arg(long, default_value_t = 10_000, help_heading = "Target")]
     pub limit: u32,
+    /// --max stops bisecting when the gap between a passing and a failing count is within this percentage of
+    /// the passing count (fewer steps with a larger figure).
+    #[arg(long, value_name = "PERCENT", default_value_t = 3.0, value_parser = parse_precision, help_heading = "Target")]
+    pub precision: f64,
 
     /// Read the user's media files in DIR (never written) instead of writing test media.
     #[arg(long, value_name = "DIR", help_heading = "Media")]
@@ -151,6 +155,13 @@ pub struct StreamsArgs {
 
 fn parse_mix(s: &str) -> Result<Mix, String> {
     s.parse()
+}
+
+fn parse_precision(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..=50.0).contains(&p) => Ok(p),
+        _ => Err(format!("a precision of {s} is out of range: give a percentage from 0 to 50")),
+    }
 }
 
 fn parse_chunk(s: &str) -> Result<ChunkSize, String> {
@@ -374,6 +385,7 @@ impl StepRunner<'_> {
             direct: self.media.direct,
             workers: self.workers,
             slots_per_worker: self.inflight,
+            slot_buffer_max: defaults::SLOT_BUFFER_MAX,
         };
         let mut before = None;
         let writers_dir = self.media.work_dir().filter(|_| self.ingest.is_some());
@@ -576,7 +588,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     } else {
         // Start the ramp at half the estimate: it usually passes, and the next doubling brackets the answer.
         let start = result.streams.as_ref().and_then(|s| s.estimate.as_ref()).map_or(4, |e| (e.streams / 2).max(1));
-        let settings = SearchSettings { start, limit: args.limit.max(1), precision: 0.03 };
+        let settings = SearchSettings { start, limit: args.limit.max(1), precision: args.precision / 100.0 };
         let mut partial = result.clone();
         let (answer, steps) = find_capacity(&runner, settings, &mut |step| {
             say(&format!(
@@ -682,10 +694,16 @@ fn skeleton(site: &Site, args: &StreamsArgs, config: &StreamsConfig, media: &Med
             "command": "streams",
             "engine": args.engine.name(),
             "inflight_per_worker": args.inflight,
+            "slot_buffer_bytes": (0..config.mix.0.len())
+                .map(|f| config.chunk_bytes(f))
+                .max()
+                .unwrap_or(0)
+                .min(defaults::SLOT_BUFFER_MAX as u64),
             "media_length_s": config.media_length.as_secs_f64(),
             "ramp_s": args.ramp.map(|d| d.as_secs_f64()),
             "seed": config.seed,
             "limit": args.limit,
+            "precision_pct": args.precision,
         }),
         notices,
         phases: Vec::new(),

@@ -102,6 +102,8 @@ fn writer(
         kind: EngineKind::Sync,
         queue_depth: 1,
         buffer_size: WRITE as usize,
+        max_transfer: WRITE as usize,
+        pin_buffers: true,
         files: vec![file],
         null_latency: Duration::ZERO,
         null_faults: Vec::new(),

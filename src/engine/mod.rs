@@ -41,7 +41,8 @@ pub enum OpKind {
     Fdatasync,
 }
 
-/// One I/O to perform. `slot` selects both the in-flight entry and the buffer.
+/// One I/O to perform. `slot` selects both the in-flight entry and the buffer. A read or write longer than the
+/// slot's buffer passes through the buffer piece after piece (see `EngineSetup::max_transfer`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
     pub slot: u32,
@@ -180,8 +181,15 @@ impl AnyEngine {
 pub struct EngineSetup {
     pub kind: EngineKind,
     pub queue_depth: u32,
-    /// Size of each slot's buffer: the largest block size, rounded up to the page size.
+    /// Size of each slot's buffer in bytes: the largest block size, rounded up to the page size.
     pub buffer_size: usize,
+    /// The longest request in bytes. When it exceeds `buffer_size`, a request longer than its slot's buffer is
+    /// transferred *through* that buffer, piece after piece (a vectored transfer whose pieces all point at the
+    /// slot), so its data is not kept whole: for readers that discard what they read (stream viewers).
+    pub max_transfer: usize,
+    /// Register (and so pin) the buffers with io_uring. Pinning makes every slot resident at once; unpinned,
+    /// only the slots ever used take memory (the caller reuses the most recently freed slot first).
+    pub pin_buffers: bool,
     pub files: Vec<File>,
     /// Only for the null engine: a delay and faults to inject (tests and overhead measurement).
     pub null_latency: Duration,
@@ -196,7 +204,9 @@ impl AnyEngine {
         let buffers = BufferPool::new(queue_depth as usize, setup.buffer_size)?;
         Ok(match setup.kind {
             EngineKind::Sync => AnyEngine::Sync(SyncEngine::new(setup.files, buffers)),
-            EngineKind::IoUring => AnyEngine::IoUring(UringEngine::new(setup.files, buffers)?),
+            EngineKind::IoUring => {
+                AnyEngine::IoUring(UringEngine::new(setup.files, buffers, setup.max_transfer, setup.pin_buffers)?)
+            }
             EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers, setup.null_latency, setup.null_faults)),
         })
     }

@@ -27,13 +27,22 @@ impl SyncEngine {
 fn perform(files: &[File], buffers: &mut BufferPool, request: &Request) -> Result<u32, i32> {
     let file = &files[request.file as usize];
     let result = match request.kind {
+        // A request longer than the slot's buffer passes through it piece after piece (EngineSetup::max_transfer).
         OpKind::Read => {
-            let buffer = &mut buffers.slot_mut(request.slot)[..request.len as usize];
-            transfer_all(buffer.len(), |done| file.read_at(&mut buffer[done..], request.offset + done as u64))
+            let buffer = buffers.slot_mut(request.slot);
+            let size = buffer.len();
+            transfer_all(request.len as usize, |done| {
+                let piece = (request.len as usize - done).min(size - done % size);
+                file.read_at(&mut buffer[done % size..][..piece], request.offset + done as u64)
+            })
         }
         OpKind::Write => {
-            let buffer = &buffers.slot(request.slot)[..request.len as usize];
-            transfer_all(buffer.len(), |done| file.write_at(&buffer[done..], request.offset + done as u64))
+            let buffer = buffers.slot(request.slot);
+            let size = buffer.len();
+            transfer_all(request.len as usize, |done| {
+                let piece = (request.len as usize - done).min(size - done % size);
+                file.write_at(&buffer[done % size..][..piece], request.offset + done as u64)
+            })
         }
         OpKind::Fsync => file.sync_all().map(|()| 0),
         OpKind::Fdatasync => file.sync_data().map(|()| 0),

@@ -56,6 +56,8 @@ pub(super) fn worker_thread(
             kind: phase.engine,
             queue_depth: phase.iodepth,
             buffer_size: phase.block_sizes.max() as usize,
+            max_transfer: phase.block_sizes.max() as usize,
+            pin_buffers: true,
             files,
             null_latency: Duration::ZERO,
             null_faults: Vec::new(),

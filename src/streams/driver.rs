@@ -71,8 +71,10 @@ pub struct DrivePlan {
     pub engine: EngineKind,
     pub direct: bool,
     pub workers: usize,
-    /// In-flight reads per worker at most (each holds one chunk buffer).
+    /// In-flight reads per worker at most (each holds one buffer).
     pub slots_per_worker: u32,
+    /// Bytes of each slot's buffer at most; a longer chunk is read through it.
+    pub slot_buffer_max: usize,
 }
 
 /// What a drive measured.
@@ -211,12 +213,16 @@ fn worker(
             paths.push(global);
         }
     }
-    let buffer_size = page_round_up(share.iter().map(|&v| plan.viewers[v].chunk_bytes as usize).max().unwrap_or(4096));
+    let largest_chunk = share.iter().map(|&v| plan.viewers[v].chunk_bytes as usize).max().unwrap_or(4096);
     let slots = plan.slots_per_worker.clamp(1, (share.len() as u32).max(1));
+    // Viewers discard what they read, so a chunk is read through a smaller buffer (one vectored read), and the
+    // buffers are not pinned: memory is what the busiest moment used, not slots × chunk.
     let setup = |kind, files| EngineSetup {
         kind,
         queue_depth: slots,
-        buffer_size,
+        buffer_size: page_round_up(largest_chunk.min(plan.slot_buffer_max)),
+        max_transfer: largest_chunk,
+        pin_buffers: false,
         files,
         null_latency: Duration::ZERO,
         null_faults: Vec::new(),
@@ -416,9 +422,10 @@ impl<'a> Loop<'a> {
             }
             let next = self.heap.peek().map_or(now + MAX_SLEEP, |Reverse((due, ..))| *due);
             let wait = next.saturating_sub(now).min(MAX_SLEEP);
-            if engine.in_flight() > 0 {
+            if engine.in_flight() > 0 && wait > SPIN_BEFORE_DUE {
+                // Wake for a completion, or a little before the next due time (waking takes tens of µs).
                 done.clear();
-                if let Err(e) = engine.reap(1, Wait::AtMost(wait), &mut done) {
+                if let Err(e) = engine.reap(1, Wait::AtMost(wait - SPIN_BEFORE_DUE), &mut done) {
                     self.error(e.to_string());
                     return self.finish(now);
                 }

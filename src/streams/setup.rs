@@ -26,8 +26,12 @@ pub mod defaults {
     pub const MEDIA_LENGTH: Duration = Duration::from_secs(120);
     /// Quality target: no stall, and start-up within this.
     pub const MAX_STARTUP: Duration = Duration::from_secs(2);
-    /// Each slot holds one chunk buffer, registered with io_uring (pinned): 32 × 1 MiB × 2 workers = 64 MiB.
-    pub const SLOTS_PER_WORKER: u32 = 32;
+    /// In-flight reads per scheduler thread. Each slot owns a buffer of at most `SLOT_BUFFER_MAX` (a larger
+    /// chunk is read through it), not pinned: at most 256 × 256 KiB × 2 threads = 128 MiB, and only the slots
+    /// ever in use at once become resident (free slots are reused most recent first).
+    pub const SLOTS_PER_WORKER: u32 = 256;
+    /// Largest buffer per in-flight slot, bytes.
+    pub const SLOT_BUFFER_MAX: usize = 256 * 1024;
     pub const SEED: u64 = 0x5EED_57EA;
     /// With `--vbr`, the media one bitrate holds for (a group of pictures, as encoders commonly cut them).
     pub const GOP: Duration = Duration::from_secs(2);

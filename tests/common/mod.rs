@@ -70,6 +70,8 @@ impl LoopDevice {
 
 impl Drop for LoopDevice {
     fn drop(&mut self) {
+        // btrfs remembers scanned members; forget this one so a later user of the same loop number starts clean.
+        let _ = Command::new("btrfs").args(["device", "scan", "--forget"]).arg(&self.device).output();
         let _ = Command::new("losetup").arg("-d").arg(&self.device).status();
     }
 }
@@ -107,4 +109,53 @@ pub fn entries(dir: &Path) -> Vec<String> {
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     serde_json::from_str(&text).expect("valid JSON")
+}
+
+/// The cgroup v1 blkio hierarchy, where loop devices are throttled into emulated drives (../shared/CRATES.md).
+pub const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
+/// Returns false (after saying so loudly) when cgroup v1 blkio throttling is missing.
+pub fn can_throttle(test: &str) -> bool {
+    let ok = Path::new(BLKIO).join("blkio.throttle.read_iops_device").exists();
+    if !ok {
+        eprintln!("SKIPPED {test}: cgroup v1 blkio throttling is not available");
+    }
+    ok
+}
+
+/// A blkio cgroup with read limits on some devices; removed on drop (its processes have exited by then).
+pub struct Cgroup(pub PathBuf);
+
+impl Cgroup {
+    /// A fresh group; tests of one binary run in parallel, so each group also gets a number of its own.
+    pub fn new(name: &str) -> Cgroup {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = Path::new(BLKIO).join(format!("{name}-{}-{n}", std::process::id()));
+        std::fs::create_dir(&path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
+        Cgroup(path)
+    }
+
+    /// Limits reads from `device` issued by the group's processes: `file` is `read_iops_device` or
+    /// `read_bps_device`.
+    pub fn limit(&self, device: &LoopDevice, file: &str, value: u64) {
+        let numbers = std::fs::read_to_string(format!("/sys/block/{}/dev", device.name())).unwrap();
+        let path = self.0.join(format!("blkio.throttle.{file}"));
+        std::fs::write(&path, format!("{} {value}", numbers.trim()))
+            .unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    }
+
+    /// Runs streamcap with `args` inside the group; asserts it succeeded.
+    pub fn run_streamcap(&self, args: &str) {
+        let script =
+            format!("echo $$ > {}/cgroup.procs && exec {} {args}", self.0.display(), streamcap_path().display());
+        let status = Command::new("sh").arg("-c").arg(&script).env_remove("RUST_BACKTRACE").status().unwrap();
+        assert!(status.success(), "{script} failed: {status}");
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
 }

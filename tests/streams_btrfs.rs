@@ -1,0 +1,85 @@
+//! Which member of a btrfs raid1 serves a stream's reads. Two loop devices, each throttled in read IOPS with
+//! cgroup v1 blkio (emulated drives, ../shared/CRATES.md), form a raid1 (data and metadata); `streams --count 1`
+//! and `--count 8` run on it, and the result's per-device activity (from /proc/diskstats) must show one member
+//! serving the single viewer and both serving the eight.
+//!
+//! Why: btrfs raid1 picks the mirror of a read by the reading task's pid (read_policy "pid": pid modulo the
+//! number of copies). streamcap's reads are issued from its scheduler threads (one io_uring each; direct reads
+//! are issued in the submitting thread, not in an io-wq worker), so what decides is the scheduler threads, not
+//! the viewers: one viewer gets one thread and so one mirror, and eight viewers dealt to four threads get four
+//! consecutive thread ids, which land on both mirrors (all four would need the same parity). Root only; skipped
+//! loudly without loop devices, cgroup v1 blkio or btrfs. The group, the mount and the loop devices are removed
+//! in every outcome.
+
+mod common;
+
+use common::{Cgroup, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json};
+
+fn have_btrfs() -> bool {
+    let tools = std::process::Command::new("sh").arg("-c").arg("command -v mkfs.btrfs && command -v btrfs").output();
+    let module = std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.contains("btrfs"));
+    tools.is_ok_and(|o| o.status.success()) && module
+}
+
+/// Reads per pool member during the step, by device name.
+fn member_reads(json: &std::path::Path) -> Vec<(String, u64)> {
+    let result = read_json(json);
+    let step = &result["streams"]["steps"][0];
+    assert_eq!(step["errors"].as_u64(), Some(0), "no read failed: {}", step["first_error"]);
+    step["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["role"] == "btrfs pool member")
+        .map(|d| (d["activity"]["name"].as_str().unwrap().to_string(), d["activity"]["reads"].as_u64().unwrap()))
+        .collect()
+}
+
+#[test]
+fn raid1_activity_shows_one_member_for_one_viewer_and_both_for_many() {
+    let test = "streams on a btrfs raid1";
+    if !can_use_loop_devices(test) || !can_throttle(test) {
+        return;
+    }
+    if !have_btrfs() {
+        eprintln!("SKIPPED {test}: btrfs (kernel module or btrfs-progs) is not available");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let first = LoopDevice::new(&dir.path().join("m1.img"), 512 << 20);
+    let second = LoopDevice::new(&dir.path().join("m2.img"), 512 << 20);
+    let mkfs = std::process::Command::new("mkfs.btrfs")
+        .args(["-f", "-q", "-d", "raid1", "-m", "raid1"])
+        .arg(&first.device)
+        .arg(&second.device)
+        .output()
+        .unwrap();
+    assert!(mkfs.status.success(), "mkfs.btrfs: {}", String::from_utf8_lossy(&mkfs.stderr));
+    let mount = Mount::new(first.device.to_str().unwrap(), &dir.path().join("pool"), &[]);
+    let group = Cgroup::new("streamcap-raid1");
+    for member in [&first, &second] {
+        group.limit(member, "read_iops_device", 200);
+    }
+
+    let mut shares = Vec::new();
+    for (count, workers) in [(1, 4), (8, 4)] {
+        let json = dir.path().join(format!("raid1-{count}.json"));
+        group.run_streamcap(&format!(
+            "streams {} --bitrate 8Mbit --chunk 256k --count {count} --workers {workers} --duration 4s --ramp 500ms \
+             --buffer 3s --prebuffer 1s --media-length 30s --quiet --json {}",
+            mount.point.display(),
+            json.display()
+        ));
+        let reads = member_reads(&json);
+        assert_eq!(reads.len(), 2, "both members are listed: {reads:?}");
+        let total: u64 = reads.iter().map(|(_, n)| n).sum();
+        assert!(total >= 10, "the viewers read from the pool's members: {reads:?}");
+        let busiest = reads.iter().map(|(_, n)| *n).max().unwrap();
+        eprintln!("{count} viewer(s): reads per member {reads:?}");
+        shares.push((count, busiest as f64 / total as f64, reads));
+    }
+    let (_, one, reads) = &shares[0];
+    assert!(*one >= 0.9, "one viewer is served by one member: {reads:?}");
+    let (_, many, reads) = &shares[1];
+    assert!(*many <= 0.85, "eight viewers on four threads are served by both members: {reads:?}");
+}
