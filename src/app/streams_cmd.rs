@@ -593,5 +593,6 @@ fn skeleton(
         notices,
         phases: Vec::new(),
         streams: Some(streams),
+        check: None,
     }
 }
