@@ -110,7 +110,8 @@ fn verdict_table(verdict: &[FormatVerdict]) -> Table {
     table.set_header(["format", "bitrate", "streams sustained", "limited by", "headroom"]);
     for v in verdict {
         let sustained = if v.capacity.at_limit { format!("≥ {}", v.streams) } else { v.streams.to_string() };
-        let headroom = if v.bandwidth_ceiling == 0 {
+        // An interrupted search measured no answer to compare with the ceiling.
+        let headroom = if v.bandwidth_ceiling == 0 || v.limited_by.starts_with("interrupted") {
             "—".to_string()
         } else {
             format!("{:.0} % of {}", v.headroom_pct, v.bandwidth_ceiling)
