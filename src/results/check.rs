@@ -77,7 +77,8 @@ pub struct FormatVerdict {
     /// down.
     pub bandwidth_ceiling: u32,
     /// Share of that ceiling left unused at the sustained count, percent: (ceiling − streams) ÷ ceiling × 100.
-    /// Negative when more streams played than the sequential bandwidth allows (served from a cache).
+    /// Negative when the viewers drew more than that measurement (more reads in flight than its queue depth of 4,
+    /// or a cache served them).
     pub headroom_pct: f64,
     pub capacity: CapacityAnswer,
     /// From raw rates on the same media (random chunk reads, sequential reads).
