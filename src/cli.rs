@@ -26,6 +26,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The main job: a short media-server check of the storage under DIR (default: the current directory),
+    /// ending in a verdict table of concurrent streams per video format.
+    Check(Box<crate::app::check::CheckArgs>),
     /// Run a workload against a directory, file or block device.
     Run(Box<RunArgs>),
     /// Print the summary of a saved result (a JSON file written with --json).

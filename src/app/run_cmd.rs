@@ -138,7 +138,7 @@ fn build_job(args: &RunArgs) -> Result<JobSpec> {
     Ok(job)
 }
 
-fn check_writable_parent(path: &std::path::Path) -> Result<()> {
+pub(super) fn check_writable_parent(path: &std::path::Path) -> Result<()> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     anyhow::ensure!(
         parent.is_dir(),
@@ -149,7 +149,7 @@ fn check_writable_parent(path: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
+pub(super) fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
     let kind = match plan.target.kind {
         TargetKind::Directory => "directory",
         TargetKind::File => "file",
@@ -174,6 +174,7 @@ fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
         notices: plan.notices.clone(),
         phases: Vec::new(),
         streams: None,
+        check: None,
     }
 }
 

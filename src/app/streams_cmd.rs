@@ -708,5 +708,6 @@ fn skeleton(site: &Site, args: &StreamsArgs, config: &StreamsConfig, media: &Med
         notices,
         phases: Vec::new(),
         streams: Some(streams),
+        check: None,
     }
 }

@@ -1,6 +1,7 @@
 //! Rendering results for people and for other programs: the terminal summary, the interval CSV and fio's JSON. Reads only
 //! `results` types.
 
+mod check;
 mod csv;
 mod fio_json;
 mod streams;
@@ -8,6 +9,7 @@ mod terminal;
 pub mod vdbench_fs;
 mod vdbench_raw;
 
+pub use check::write_check_summary;
 pub use csv::CsvSink;
 pub use fio_json::{fio_json, write_fio_json};
 pub use streams::write_streams_summary;

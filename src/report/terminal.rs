@@ -126,7 +126,7 @@ fn device_table(phases: &[PhaseResult]) -> Option<Table> {
     Some(table)
 }
 
-fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+pub(super) fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let mut lines = Vec::new();
     for notice in &result.notices {
         lines.push(format!("note: {notice}"));

@@ -6,6 +6,7 @@
 //! has to guess.
 
 mod build;
+mod check;
 mod fileset;
 mod io;
 mod streams;
@@ -19,6 +20,7 @@ use crate::metrics::{ErrorRecord, Mergeable};
 use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, HostFacts, SystemCpuUsage};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
+pub use check::{CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, read_result, write_result_atomically};
 pub use streams::{
@@ -56,6 +58,9 @@ pub struct RunResult {
     /// `streamcap streams`: viewers, stalls, lateness, the capacity curve and answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<StreamsResult>,
+    /// `streamcap check`: the headline figures and the verdict per video format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<CheckSummary>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

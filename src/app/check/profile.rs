@@ -1,0 +1,250 @@
+//! How long `streamcap check` looks, in one table: the three profiles (`--quick`, default, `--thorough`) and
+//! the jobs they give. Every size and duration of a check lives here and nowhere else.
+//!
+//! The default is sized for about two minutes on a small VM: a 1 GiB data set (less when free space is short),
+//! 5 s per raw phase, a tree of 2 000 small files, and per video format a capacity search of about five steps of
+//! 3 s viewing each, bisected to 15 %. `--quick` (≈30–40 s) and `--thorough` (≈10 min) scale all of it.
+
+use std::time::Duration;
+
+use crate::spec::{
+    FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec, FormatMode, JobSpec,
+    OpRateSpec, PhaseSpec, RwMode, SpecOrigin,
+};
+use crate::units::Bytes;
+
+/// The video formats of the verdict table, in the order shown (names from `streams::FORMATS`).
+pub const FORMATS: [&str; 3] = ["1080p", "2160p-hevc", "2160p-remux"];
+
+/// The smallest raw data set worth measuring; below it the check refuses to start.
+pub const MIN_DATA_SET: u64 = 32 << 20;
+
+/// Size of each small file.
+pub const SMALL_FILE: u64 = 4096;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    Quick,
+    Default,
+    Thorough,
+}
+
+/// Everything a profile decides.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    pub data_set: Bytes,
+    pub raw_runtime: Duration,
+    pub raw_ramp: Duration,
+    /// Directories of the small-file tree, and files in each.
+    pub dirs: u32,
+    pub files_per_dir: u64,
+    /// Time of the stat and read phases (and the cap of the create phase, which ends when every file exists).
+    pub files_runtime: Duration,
+    /// Each step of the capacity search: viewers start over `stream_ramp`, then each watches `watch`.
+    pub watch: Duration,
+    pub stream_ramp: Duration,
+    /// Length of each format's test media file (its size is bitrate × length).
+    pub media_length: Duration,
+    /// Each of the two raw-rate measurements behind the estimate.
+    pub estimate_time: Duration,
+    /// Bisect until the gap is within this fraction of the passing count.
+    pub precision: f64,
+    /// The search starts at this fraction of the estimate and stops at `limit_factor` times it.
+    pub start_factor: f64,
+    pub limit_factor: f64,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Quick => "quick",
+            Profile::Default => "default",
+            Profile::Thorough => "thorough",
+        }
+    }
+
+    pub fn settings(self) -> Settings {
+        let s = Duration::from_secs;
+        let ms = Duration::from_millis;
+        match self {
+            Profile::Quick => Settings {
+                data_set: Bytes(256 << 20),
+                raw_runtime: s(1),
+                raw_ramp: ms(500),
+                dirs: 2,
+                files_per_dir: 250,
+                files_runtime: s(1),
+                watch: s(2),
+                stream_ramp: ms(250),
+                media_length: s(10),
+                estimate_time: s(1),
+                precision: 0.3,
+                start_factor: 0.75,
+                limit_factor: 1.0,
+            },
+            Profile::Default => Settings {
+                data_set: Bytes(1 << 30),
+                raw_runtime: s(5),
+                raw_ramp: s(1),
+                dirs: 4,
+                files_per_dir: 500,
+                files_runtime: s(3),
+                watch: s(3),
+                stream_ramp: s(1),
+                media_length: s(30),
+                estimate_time: s(2),
+                precision: 0.15,
+                start_factor: 0.5,
+                limit_factor: 2.0,
+            },
+            Profile::Thorough => Settings {
+                data_set: Bytes(4 << 30),
+                raw_runtime: s(20),
+                raw_ramp: s(2),
+                dirs: 16,
+                files_per_dir: 500,
+                files_runtime: s(15),
+                watch: s(30),
+                stream_ramp: s(5),
+                media_length: s(120),
+                estimate_time: s(5),
+                precision: 0.03,
+                start_factor: 0.5,
+                limit_factor: 4.0,
+            },
+        }
+    }
+}
+
+impl Settings {
+    /// A rough forecast of the check's wall time, for the progress lines (the search's step count varies).
+    pub fn forecast(&self) -> Duration {
+        let raw = (self.raw_runtime + self.raw_ramp) * 4 + Duration::from_secs(2);
+        let files = self.files_runtime * 3;
+        let steps = if self.limit_factor <= 1.0 { 3 } else { 5 };
+        let streams = (self.watch + self.stream_ramp) * (3 * steps) + self.estimate_time * 2 + self.media_length / 4;
+        raw + files + streams
+    }
+}
+
+/// The raw phases: sequential 1 MiB writes and reads at queue depth 8, then 4 KiB random reads at queue depth
+/// 32 and 1, all with direct I/O where the filesystem allows it (the planner's default).
+pub fn raw_job(settings: &Settings, data_set: Bytes) -> JobSpec {
+    let phase = |name: &str, rw, bs: &str, iodepth| PhaseSpec {
+        name: Some(name.into()),
+        rw: Some(rw),
+        bs: Some(bs.parse().expect("a fixed block size parses")),
+        iodepth: Some(iodepth),
+        size: Some(data_set),
+        runtime: Some(settings.raw_runtime),
+        ramp: Some(settings.raw_ramp),
+        ..PhaseSpec::default()
+    };
+    JobSpec {
+        origin: SpecOrigin::Default,
+        target: None,
+        interval: None,
+        phases: vec![
+            phase(RAW_PHASES[0], RwMode::Write, "1M", 8),
+            phase(RAW_PHASES[1], RwMode::Read, "1M", 8),
+            phase(RAW_PHASES[2], RwMode::RandRead, "4k", 1),
+            phase(RAW_PHASES[3], RwMode::RandRead, "4k", 32),
+        ],
+        notices: Vec::new(),
+    }
+}
+
+/// Names of the raw phases, in order (the summary finds them by name).
+pub const RAW_PHASES: [&str; 4] = ["seq-write 1M qd8", "seq-read 1M qd8", "rand-read 4k qd1", "rand-read 4k qd32"];
+
+/// Names of the small-file phases that are measured: create, stat, read.
+pub const FILE_PHASES: [&str; 3] = ["files create", "files stat", "files read"];
+
+/// The small-file phases on one tree of `dirs` × `files_per_dir` files of 4 KiB: create the tree (the format
+/// step: create and write every file, in several threads; measured as files per second), stat at random, then
+/// read whole files at random. `direct`: open the files with O_DIRECT, so that creating a file reaches the
+/// device and reads come from it (the files were just written and would otherwise sit in the page cache).
+pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
+    let tree = FileTreeSpec {
+        name: "check".into(),
+        anchor: None,
+        depth: 1,
+        width: settings.dirs,
+        files: settings.files_per_dir,
+        size: FileSizeSpec::Fixed(Bytes(SMALL_FILE)),
+        placement: None,
+        total_size: None,
+        direct: Some(direct),
+    };
+    let phase = |name: &str, format, op: Option<FileOp>| PhaseSpec {
+        name: Some(name.into()),
+        runtime: Some(settings.files_runtime),
+        fileset: Some(Box::new(FileSetPhaseSpec {
+            trees: vec![tree.clone()],
+            workloads: op
+                .map(|operation| FileWorkloadSpec {
+                    name: None,
+                    tree: None,
+                    operation: Some(operation),
+                    rdpct: None,
+                    xfersize: Some("4k".parse().expect("a fixed block size parses")),
+                    fileselect: Some(FileSelect::Random),
+                    fileio: Some(FileIo::Sequential),
+                    threads: Some(4),
+                    skew: None,
+                })
+                .into_iter()
+                .collect(),
+            rate: Some(OpRateSpec::Max),
+            format: Some(format),
+        })),
+        ..PhaseSpec::default()
+    };
+    JobSpec {
+        origin: SpecOrigin::Default,
+        target: None,
+        interval: None,
+        phases: vec![
+            phase(FILE_PHASES[0], FormatMode::Only, None),
+            phase(FILE_PHASES[1], FormatMode::No, Some(FileOp::Getattr)),
+            phase(FILE_PHASES[2], FormatMode::No, Some(FileOp::Read)),
+        ],
+        notices: Vec::new(),
+    }
+}
+
+/// The raw data set: the profile's, or a quarter of the free space when that is smaller (in whole MiB).
+pub fn data_set(settings: &Settings, free: Option<Bytes>) -> Bytes {
+    match free {
+        Some(free) => Bytes(settings.data_set.0.min(free.0 / 4 / (1 << 20) * (1 << 20))),
+        None => settings.data_set,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_profile_gives_jobs_that_check() {
+        for profile in [Profile::Quick, Profile::Default, Profile::Thorough] {
+            let s = profile.settings();
+            raw_job(&s, s.data_set).check().unwrap();
+            files_job(&s, true).check().unwrap();
+        }
+    }
+
+    #[test]
+    fn the_data_set_shrinks_to_a_quarter_of_the_free_space() {
+        let s = Profile::Default.settings();
+        assert_eq!(data_set(&s, Some(Bytes(100 << 30))), Bytes(1 << 30));
+        assert_eq!(data_set(&s, Some(Bytes(1 << 30))), Bytes(256 << 20));
+        assert_eq!(data_set(&s, None), Bytes(1 << 30));
+    }
+
+    #[test]
+    fn the_default_forecast_is_about_two_minutes() {
+        let t = Profile::Default.settings().forecast().as_secs();
+        assert!((90..=150).contains(&t), "{t} s");
+    }
+}

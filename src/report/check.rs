@@ -1,0 +1,133 @@
+//! The terminal summary of a `check` result, in sections: host and devices; sequential MB/s; 4 KiB random
+//! reads at queue depth 1 and 32 with p99 latency; small-file rates; the verdict table (format | bitrate |
+//! streams sustained | limited by | headroom). Reads only `results` types, so `streamcap report r.json` prints
+//! the same thing again.
+
+use std::io::{self, Write};
+
+use comfy_table::{CellAlignment, Table};
+
+use super::terminal::{STYLE, write_warnings};
+use crate::results::{CheckSummary, FormatVerdict, RunResult};
+use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
+
+pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> io::Result<()> {
+    writeln!(
+        out,
+        "streamcap {} · check ({}, {:.0} s) · {}",
+        result.tool.version, check.profile, check.elapsed_s, result.target.path
+    )?;
+    writeln!(out)?;
+    writeln!(out, "Host & devices")?;
+    let h = &result.host;
+    writeln!(out, "  {} · {} × {} · {} RAM · Linux {}", h.hostname, h.cpu_count, h.cpu_model, h.ram, h.kernel)?;
+    if let Some(fs) = &result.target.filesystem {
+        writeln!(
+            out,
+            "  {} on {} at {} · {} free of {}",
+            fs.fs_type,
+            fs.source,
+            fs.mount_point.display(),
+            fs.free,
+            fs.total
+        )?;
+    }
+    for d in &result.target.devices {
+        writeln!(
+            out,
+            "  {} ({}): {} · {} · {} · scheduler {}",
+            d.name,
+            d.role,
+            d.model.as_deref().unwrap_or("unknown model"),
+            d.size,
+            if d.rotational { "rotational" } else { "non-rotational" },
+            d.scheduler.as_deref().unwrap_or("none")
+        )?;
+    }
+    writeln!(out, "  data set {} · direct I/O where the filesystem allows it", Bytes(check.data_set_bytes))?;
+
+    if let Some(s) = &check.sequential {
+        writeln!(out)?;
+        writeln!(out, "Sequential 1 MiB, queue depth 8")?;
+        writeln!(out, "  write {} MB/s · read {} MB/s", format_mbps(s.write_mbps), format_mbps(s.read_mbps))?;
+    }
+    if !check.random_reads.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "Random 4 KiB reads")?;
+        for r in &check.random_reads {
+            writeln!(
+                out,
+                "  queue depth {:>2}: {} IOPS · p99 {}",
+                r.queue_depth,
+                format_rate(r.iops),
+                format_latency_ns(r.p99_ns as f64)
+            )?;
+        }
+    }
+    if let Some(f) = &check.small_files {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "Small files ({} files of {}{})",
+            f.files,
+            Bytes(f.file_bytes),
+            if f.direct { ", direct I/O" } else { ", buffered" }
+        )?;
+        writeln!(
+            out,
+            "  create {}/s · stat {}/s · read {}/s",
+            format_rate(f.create_per_s),
+            format_rate(f.stat_per_s),
+            format_rate(f.read_per_s)
+        )?;
+    }
+    if !check.verdict.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "Verdict: concurrent streams with no stall and start-up within 2 s")?;
+        writeln!(out, "{}", verdict_table(&check.verdict))?;
+        writeln!(out, "headroom: share of the sequential-read ceiling (streams it would carry at 100 %) left unused")?;
+        for v in &check.verdict {
+            writeln!(out, "  {}: {}", v.name, v.capacity.words)?;
+        }
+    }
+    if check.partial {
+        writeln!(out)?;
+        writeln!(out, "partial: the check stopped before the end; the sections above are what it measured")?;
+    }
+    // A phase that only built the small-file tree measured no operations, so its cache flag says nothing.
+    let mut measured = result.clone();
+    measured.phases.retain(|p| {
+        let ops = p.read.as_ref().map_or(0, |r| r.ops) + p.write.as_ref().map_or(0, |w| w.ops);
+        let file_ops = p.file_ops.as_ref().map_or(0, |f| f.requested.ops);
+        ops + file_ops + p.errors.count > 0 || p.failure.is_some()
+    });
+    write_warnings(out, &measured)
+}
+
+fn verdict_table(verdict: &[FormatVerdict]) -> Table {
+    let mut table = Table::new();
+    table.load_style(STYLE);
+    table.set_header(["format", "bitrate", "streams sustained", "limited by", "headroom"]);
+    for v in verdict {
+        let sustained = if v.capacity.at_limit { format!("≥ {}", v.streams) } else { v.streams.to_string() };
+        // An interrupted search measured no answer to compare with the ceiling.
+        let headroom = if v.bandwidth_ceiling == 0 || v.limited_by.starts_with("interrupted") {
+            "—".to_string()
+        } else {
+            format!("{:.0} % of {}", v.headroom_pct, v.bandwidth_ceiling)
+        };
+        table.add_row([
+            v.label.clone(),
+            format!("{} Mbit/s", v.bitrate_bps as f64 / 1e6),
+            sustained,
+            v.limited_by.clone(),
+            headroom,
+        ]);
+    }
+    for column in [1, 2, 4] {
+        if let Some(c) = table.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}

@@ -1,0 +1,90 @@
+//! `streamcap check` end to end: the quick profile on a real temp directory prints every section and the
+//! verdict table, writes one JSON result with all sections, `report` prints it again, and the directory is left
+//! as it was. Bad directories are refused with exit code 2 before anything is written.
+
+mod common;
+
+use common::{entries, streamcap};
+use predicates::prelude::*;
+use serde_json::Value;
+
+const FORMATS: [&str; 3] = ["1080p H.264", "2160p HEVC", "2160p remux"];
+
+#[test]
+fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let assert = streamcap().arg("check").arg(dir.path()).arg("--quick").arg("--json").arg(&json).assert().success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    for section in ["Host & devices", "Sequential 1 MiB", "Random 4 KiB reads", "Small files", "Verdict"] {
+        assert!(stdout.contains(section), "no '{section}' in:\n{stdout}");
+    }
+    for header in ["format", "bitrate", "streams sustained", "limited by", "headroom"] {
+        assert!(stdout.contains(header), "no '{header}' column in:\n{stdout}");
+    }
+    for format in FORMATS {
+        assert!(stdout.contains(format), "no {format} row in:\n{stdout}");
+    }
+    assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
+
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["status"], "completed");
+    let check = &r["check"];
+    assert_eq!(check["profile"], "quick");
+    assert_eq!(check["partial"], false);
+    assert!(check["sequential"]["write_mbps"].as_f64().unwrap() > 0.0);
+    assert!(check["sequential"]["read_mbps"].as_f64().unwrap() > 0.0);
+    let depths: Vec<u64> =
+        check["random_reads"].as_array().unwrap().iter().map(|r| r["queue_depth"].as_u64().unwrap()).collect();
+    assert_eq!(depths, [1, 32]);
+    assert!(check["random_reads"][1]["p99_ns"].as_u64().unwrap() > 0);
+    assert_eq!(check["small_files"]["files"], 500);
+    for rate in ["create_per_s", "stat_per_s", "read_per_s"] {
+        assert!(check["small_files"][rate].as_f64().unwrap() > 0.0, "{rate}");
+    }
+    let verdict = check["verdict"].as_array().unwrap();
+    let names: Vec<&str> = verdict.iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["1080p", "2160p-hevc", "2160p-remux"]);
+    for v in verdict {
+        assert!(!v["steps"].as_array().unwrap().is_empty(), "{v}");
+        assert!(v["limited_by"].as_str().is_some_and(|s| !s.is_empty()));
+        assert!(v["estimate"]["streams"].as_u64().is_some(), "{v}");
+    }
+    // The raw phases and the small-file phases, merged into one result and numbered in order.
+    let phases = r["phases"].as_array().unwrap();
+    let indices: Vec<u64> = phases.iter().map(|p| p["index"].as_u64().unwrap()).collect();
+    assert_eq!(indices, (0..phases.len() as u64).collect::<Vec<_>>());
+    assert_eq!(phases.len(), 7);
+    assert!(phases[6]["file_ops"].is_object());
+
+    // `report` prints the check summary again.
+    streamcap()
+        .arg("report")
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("streams sustained").and(predicate::str::contains("2160p remux")));
+}
+
+#[test]
+fn a_missing_directory_or_a_file_is_refused_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    streamcap()
+        .arg("check")
+        .arg(dir.path().join("nope"))
+        .arg("--quick")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist"));
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    streamcap()
+        .arg("check")
+        .arg(&file)
+        .arg("--quick")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a directory"));
+    assert_eq!(entries(dir.path()), ["a-file"]);
+}
