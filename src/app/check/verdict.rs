@@ -47,6 +47,7 @@ pub fn config(format: &Format, settings: &Settings) -> StreamsConfig {
         assignment: Assignment::One,
         media_length: settings.media_length,
         seed: defaults::SEED,
+        vbr: None,
     }
 }
 
@@ -85,6 +86,7 @@ pub fn search_format(
         target: TARGET,
         devices: setup.devices.clone(),
         interrupted: setup.flag,
+        ingest: None,
     };
     let settings = SearchSettings { start, limit, precision: s.precision };
     let (answer, steps) = find_capacity(&runner, settings, on_step)?;
