@@ -67,3 +67,37 @@ fn a_saved_result_converts_to_fio_json() {
     assert_eq!(json["jobs"][1]["jobname"], "random 4k reads");
     assert!(json["jobs"][1]["read"]["iops"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn a_fio_job_runs_and_writes_fio_logs_in_the_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let job = dir.path().join("logs.fio");
+    std::fs::write(
+        &job,
+        "[global]\nioengine=io_uring\ndirect=1\nsize=8m\nruntime=1\ntime_based\nlog_avg_msec=250\n\n\
+         [reader]\nrw=randread\nbs=4k\nwrite_bw_log\nwrite_lat_log=lat\n",
+    )
+    .unwrap();
+    streamcap()
+        .current_dir(dir.path())
+        .arg("run")
+        .arg(&target)
+        .arg("--job")
+        .arg(&job)
+        .arg("--quiet")
+        .assert()
+        .success();
+    assert!(entries(&target).is_empty(), "the data files are gone");
+    for name in ["reader_bw.1.log", "lat_lat.1.log", "lat_clat.1.log"] {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() >= 3, "{name}: one line per 250 ms interval: {text}");
+        for line in lines {
+            let fields: Vec<u64> = line.split(", ").map(|f| f.parse().unwrap()).collect();
+            assert_eq!(fields.len(), 5, "{line}");
+            assert!(fields[1] > 0 && fields[2] == 0, "{line}: a positive read value");
+        }
+    }
+}

@@ -178,3 +178,22 @@ fn offsets_and_bad_names_are_checked_before_anything_is_written() {
         .stderr(predicate::str::contains("earlier phase that runs unpaced"));
     assert_eq!(entries(dir.path()), vec!["job.toml".to_string()]);
 }
+
+#[test]
+fn reads_and_writes_of_a_mixed_phase_can_have_their_own_block_sizes() {
+    let (r, output) = run_job(
+        r#"
+        [[phase]]
+        rw = "randrw"
+        size = "16M"
+        bs = "4k"
+        bs-write = "64k"
+        number-ios = 400
+        "#,
+    );
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let phase = &r["phases"][0];
+    assert_eq!(phase["bs"], "4K,64K");
+    let size = |class: &str| phase[class]["bytes"].as_u64().unwrap() / phase[class]["ops"].as_u64().unwrap();
+    assert_eq!((size("read"), size("write")), (4096, 65536));
+}

@@ -15,7 +15,7 @@ use super::facts::{Gathered, anchor_facts, gather};
 use super::observer::ResultRecorder;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, TargetKind, build_plan};
-use crate::report::{CsvSink, write_fio_json, write_summary};
+use crate::report::{CsvSink, LogPrefixes, write_fio_json, write_fio_logs, write_summary};
 use crate::results::{RunResult, RunStatus, SCHEMA, SCHEMA_VERSION, TargetInfo, ToolInfo, rfc3339};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
@@ -73,6 +73,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     recorder.result.status = status;
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
+    write_logs(&plan, &recorder.result);
 
     if args.format == OutputFormat::FioJson {
         // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.
@@ -136,6 +137,25 @@ fn build_job(args: &RunArgs) -> Result<JobSpec> {
         job.interval = Some(interval);
     }
     Ok(job)
+}
+
+/// fio-format logs asked for by the job (write_bw_log …), written in the working directory as fio does. A log
+/// that cannot be written is a warning: the measurements stand.
+fn write_logs(plan: &Plan, result: &RunResult) {
+    for phase in &result.phases {
+        let logs = &plan.phases[phase.index].logs;
+        let prefixes = LogPrefixes { bw: logs.bw.as_deref(), iops: logs.iops.as_deref(), lat: logs.lat.as_deref() };
+        if prefixes.bw.is_none() && prefixes.iops.is_none() && prefixes.lat.is_none() {
+            continue;
+        }
+        match write_fio_logs(std::path::Path::new("."), phase, phase.index + 1, prefixes) {
+            Ok(files) => {
+                let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+                eprintln!("note: wrote fio logs {}", names.join(", "));
+            }
+            Err(e) => eprintln!("warning: cannot write the fio logs of phase '{}': {e}", phase.name),
+        }
+    }
 }
 
 pub(super) fn check_writable_parent(path: &std::path::Path) -> Result<()> {

@@ -12,7 +12,8 @@ use super::facts::{Facts, TargetFacts};
 use super::files::{directory_use, share, single_target_use, worker_regions};
 use super::target::{default_shared_files, plan_target};
 use super::{
-    Arrivals, DirectMode, Pacing, PhasePlan, Plan, PlanError, RateFloor, TargetKind, TargetPlan, Thinktime, WorkerPlan,
+    Arrivals, DirectMode, FioLogs, Pacing, PhasePlan, Plan, PlanError, RateFloor, TargetKind, TargetPlan, Thinktime,
+    WorkerPlan,
 };
 use crate::engine::EngineKind;
 use crate::spec::{
@@ -101,7 +102,16 @@ fn plan_phase(
     };
     let align = alignment(direct, &facts.target);
     let bs_spec = spec.bs.clone().unwrap_or(BlockSizeSpec::Fixed(defaults::BLOCK_SIZE));
+    let write_block_sizes = match &spec.bs_write {
+        Some(writes) if rw.is_mixed() => Some(block_sizes(writes, align, direct).map_err(fail)?),
+        Some(_) => return Err(fail(format!("bs-write applies to mixed modes (readwrite, randrw), but rw is {rw}"))),
+        None => None,
+    };
     let block_sizes = block_sizes(&bs_spec, align, direct).map_err(fail)?;
+    let (smallest, largest) = (
+        block_sizes.min().min(write_block_sizes.as_ref().map_or(u32::MAX, BlockSizes::min)),
+        block_sizes.max().max(write_block_sizes.as_ref().map_or(0, BlockSizes::max)),
+    );
     let access = if rw.is_random() {
         Access::Random { distribution: distribution(spec.distribution.unwrap_or(DistributionSpec::Uniform)) }
     } else {
@@ -129,7 +139,7 @@ fn plan_phase(
         }
     };
     let files: Vec<u32> = usage.distinct_names().iter().map(|n| index_of(n)).collect();
-    let max_block = u64::from(block_sizes.max());
+    let max_block = u64::from(largest);
     let sharing = spec.sharing.unwrap_or(Sharing::Split);
     let worker_regions =
         worker_regions(&usage, &index_of, rw.is_random(), sharing, u64::from(align), max_block).map_err(fail)?;
@@ -169,12 +179,12 @@ fn plan_phase(
         Some(asked) => {
             let asked = u32::try_from(asked.0).unwrap_or(u32::MAX);
             if !asked.is_multiple_of(align) && !align.is_multiple_of(asked)
-                || !block_sizes.min().is_multiple_of(asked.max(align))
+                || !smallest.is_multiple_of(asked.max(align))
             {
                 return Err(fail(format!(
                     "align {} must divide the smallest block size ({}) and be a multiple or divisor of {}: use                      the block size itself",
                     Bytes(u64::from(asked)),
-                    Bytes(u64::from(block_sizes.min())),
+                    Bytes(u64::from(smallest)),
                     Bytes(u64::from(align))
                 )));
             }
@@ -186,7 +196,7 @@ fn plan_phase(
     }
     let seed = spec.seed.unwrap_or(defaults::SEED);
     // --io-size counts whole operations of the smallest block size, shared as evenly as whole operations allow.
-    let unit = u64::from(block_sizes.min());
+    let unit = u64::from(smallest);
     let io_size = spec.io_size.map(|b| Bytes(b.0 / unit * unit));
     let workers = worker_regions
         .into_iter()
@@ -210,6 +220,7 @@ fn plan_phase(
                 access,
                 read_percent,
                 block_sizes: block_sizes.clone(),
+                write_sizes: write_block_sizes.clone(),
                 align: offset_align,
                 seed: worker_seed(seed, index, w),
                 random_percent,
@@ -228,7 +239,11 @@ fn plan_phase(
         read_percent,
         access,
         block_sizes,
-        bs_label: bs_spec.to_string(),
+        write_block_sizes,
+        bs_label: match &spec.bs_write {
+            Some(writes) if rw.is_mixed() => format!("{bs_spec},{writes}"),
+            _ => bs_spec.to_string(),
+        },
         engine,
         iodepth,
         iodepth_batch: spec.iodepth_batch.unwrap_or(defaults::IODEPTH_BATCH).min(iodepth),
@@ -260,6 +275,7 @@ fn plan_phase(
         curve_stop_latency: spec.curve_stop_latency,
         concurrent: spec.concurrent.unwrap_or(false) && index > 0,
         percentiles: percentiles(spec).map_err(fail)?,
+        logs: FioLogs { bw: spec.bw_log.clone(), iops: spec.iops_log.clone(), lat: spec.lat_log.clone() },
         continue_on_error: spec.continue_on_error.unwrap_or(false),
         needs_data,
         seed,

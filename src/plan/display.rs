@@ -57,7 +57,15 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::
         Access::Random { distribution } => format!("random, {}", describe_distribution(distribution)),
     };
     writeln!(f, "  rw {} ({access}), reads {}%", p.rw, p.read_percent)?;
-    writeln!(f, "  block size {}", describe_sizes(&p.block_sizes))?;
+    match &p.write_block_sizes {
+        Some(writes) => writeln!(
+            f,
+            "  block size {} for reads, {} for writes",
+            describe_sizes(&p.block_sizes),
+            describe_sizes(writes)
+        )?,
+        None => writeln!(f, "  block size {}", describe_sizes(&p.block_sizes))?,
+    }
     let direct = match p.direct {
         DirectMode::Required => "direct I/O (required)",
         DirectMode::Preferred => "direct I/O (buffered if the filesystem refuses it)",

@@ -99,6 +99,17 @@ pub struct Pacing {
     pub arrivals: Arrivals,
 }
 
+/// fio-format log files asked for (fio write_bw_log, write_iops_log, write_lat_log): file-name prefixes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FioLogs {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bw: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iops: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lat: Option<String>,
+}
+
 /// A pause after every `every` operations (fio thinktime and thinktime_blocks).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Thinktime {
@@ -135,6 +146,9 @@ pub struct PhasePlan {
     pub read_percent: u8,
     pub access: Access,
     pub block_sizes: BlockSizes,
+    /// Block sizes of writes when they differ from `block_sizes` (which then are those of reads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_block_sizes: Option<BlockSizes>,
     /// The block sizes as the user wrote them ("4K", "4K-64K", "4K/60:64K/40"), for labels.
     pub bs_label: String,
     pub engine: EngineKind,
@@ -182,6 +196,8 @@ pub struct PhasePlan {
     pub curve_stop_latency: Option<Duration>,
     /// Runs at the same time as the phase before it (fio jobs without stonewall).
     pub concurrent: bool,
+    /// fio-format logs to write after the phase (file-name prefixes).
+    pub logs: FioLogs,
     /// Latency percentiles to report; empty: the default list.
     pub percentiles: Vec<f64>,
     pub continue_on_error: bool,
@@ -200,6 +216,16 @@ pub struct PhasePlan {
 impl PhasePlan {
     pub fn writes(&self) -> bool {
         self.read_percent < 100
+    }
+
+    /// The largest transfer of the phase, reads and writes (what a worker's buffers must hold).
+    pub fn largest_block(&self) -> u32 {
+        self.block_sizes.max().max(self.write_block_sizes.as_ref().map_or(0, BlockSizes::max))
+    }
+
+    /// The smallest transfer of the phase, reads and writes.
+    pub fn smallest_block(&self) -> u32 {
+        self.block_sizes.min().min(self.write_block_sizes.as_ref().map_or(u32::MAX, BlockSizes::min))
     }
 
     /// Bytes of I/O the phase will issue, when it is bounded by an amount rather than only by time.

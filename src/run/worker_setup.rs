@@ -55,8 +55,8 @@ pub(super) fn worker_thread(
         let engine = AnyEngine::build(EngineSetup {
             kind: phase.engine,
             queue_depth: phase.iodepth,
-            buffer_size: phase.block_sizes.max() as usize,
-            max_transfer: phase.block_sizes.max() as usize,
+            buffer_size: phase.largest_block() as usize,
+            max_transfer: phase.largest_block() as usize,
             pin_buffers: true,
             files,
             null_latency: Duration::ZERO,

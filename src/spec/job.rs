@@ -29,6 +29,9 @@ pub struct PhaseSpec {
     pub rdpct: Option<u8>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bs: Option<BlockSizeSpec>,
+    /// Block sizes of writes when they differ from those of reads in a mixed phase (fio `bs=4k,64k`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bs_write: Option<BlockSizeSpec>,
     /// Size of the data set the phase works on (all files together).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<Bytes>,
@@ -179,6 +182,14 @@ pub struct PhaseSpec {
     /// Latency percentiles to report (fio percentile_list). Default: fio's list.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub percentiles: Option<Vec<f64>>,
+    /// Write fio-format bandwidth, IOPS and latency logs with this file-name prefix, one line per interval (fio
+    /// write_bw_log, write_iops_log, write_lat_log; the interval is `log_avg_msec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bw_log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iops_log: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lat_log: Option<String>,
     /// A file-set workload (many files in a directory tree: vdbench fsd/fwd) instead of raw I/O.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fileset: Option<Box<FileSetPhaseSpec>>,
@@ -209,6 +220,7 @@ impl PhaseSpec {
                 rw,
                 rdpct,
                 bs,
+                bs_write,
                 size,
                 files,
                 distribution,
@@ -250,6 +262,9 @@ impl PhaseSpec {
                 concurrent,
                 group,
                 percentiles,
+                bw_log,
+                iops_log,
+                lat_log,
                 fileset,
             ]
         )

@@ -42,6 +42,8 @@ pub struct WorkloadConfig {
     /// Percentage of operations that are reads (0–100).
     pub read_percent: u8,
     pub block_sizes: BlockSizes,
+    /// Block sizes of writes when they differ from `block_sizes` (which then apply to reads).
+    pub write_sizes: Option<BlockSizes>,
     /// Offsets are multiples of this (bytes); 4096 for direct I/O.
     pub align: u32,
     pub seed: u64,
@@ -106,6 +108,7 @@ pub struct OpSource {
     random: Option<(Sampler, u64)>,
     random_percent: u8,
     sizes: SizePicker,
+    write_sizes: Option<SizePicker>,
     read_percent: u8,
     align: u64,
     rng: Rng,
@@ -120,7 +123,9 @@ impl OpSource {
             return Err(WorkloadError::BadReadPercent(config.read_percent));
         }
         let align = config.align.max(1);
-        for size in config.block_sizes.sizes() {
+        let mut all_sizes = config.block_sizes.sizes();
+        all_sizes.extend(config.write_sizes.iter().flat_map(|w| w.sizes()));
+        for &size in &all_sizes {
             if size == 0 || size % align != 0 {
                 return Err(WorkloadError::Misaligned(size, align));
             }
@@ -129,7 +134,7 @@ impl OpSource {
             return Err(WorkloadError::RegionMisaligned { region: odd.len, align });
         }
         // Random operations must fit anywhere in a region; sequential ones are shortened at a region's end.
-        let max_block = config.block_sizes.max();
+        let max_block = all_sizes.iter().copied().max().unwrap_or(0);
         if matches!(config.access, Access::Random { .. })
             && let Some(small) = config.regions.iter().find(|r| r.len < u64::from(max_block))
         {
@@ -144,7 +149,7 @@ impl OpSource {
         let (random, random_percent) = match config.access {
             Access::Sequential => (None, 0),
             Access::Random { distribution } => {
-                let unit = u64::from(config.block_sizes.min());
+                let unit = u64::from(all_sizes.iter().copied().min().unwrap_or(1));
                 (Some((Sampler::new(distribution, total / unit), unit)), config.random_percent.min(100))
             }
         };
@@ -158,6 +163,7 @@ impl OpSource {
             random,
             random_percent,
             sizes: SizePicker::new(&config.block_sizes),
+            write_sizes: config.write_sizes.as_ref().map(SizePicker::new),
             read_percent: config.read_percent,
             align: u64::from(align),
             rng: Rng::new(config.seed),
@@ -177,7 +183,10 @@ impl OpSource {
                 }
             }
         };
-        let len = self.sizes.pick(&mut self.rng);
+        let len = match (&mut self.write_sizes, dir) {
+            (Some(writes), Direction::Write) => writes.pick(&mut self.rng),
+            _ => self.sizes.pick(&mut self.rng),
+        };
         let at_random = match self.random_percent {
             0 => false,
             100 => true,
@@ -258,6 +267,7 @@ mod tests {
             block_sizes: sizes,
             align: 4096,
             seed: 5,
+            write_sizes: None,
             random_percent: 100,
             file_service: FileService::Sequential,
         }
@@ -349,6 +359,21 @@ mod tests {
             last_end = op.offset + u64::from(op.len);
         }
         assert!((7_000..8_000).contains(&sequential), "{sequential} of 10000 continued sequentially");
+    }
+
+    #[test]
+    fn writes_take_their_own_block_sizes() {
+        let regions = vec![Region { file: 0, start: 0, len: 1 << 30 }];
+        let mut cfg =
+            config(Access::Random { distribution: Distribution::Uniform }, regions, BlockSizes::Fixed { size: 4096 });
+        cfg.read_percent = 50;
+        cfg.write_sizes = Some(BlockSizes::Fixed { size: 65536 });
+        let mut src = OpSource::new(&cfg).unwrap();
+        for _ in 0..1000 {
+            let op = src.next_op();
+            let expected = if op.dir == Direction::Read { 4096 } else { 65536 };
+            assert_eq!(op.len, expected, "{op:?}");
+        }
     }
 
     #[test]

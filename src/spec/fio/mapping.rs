@@ -177,7 +177,7 @@ fn map_job(job: &Job, single: bool, notices: &mut Vec<String>) -> Result<Mapped,
         phase.percentage_random =
             one_direction(o.per_direction("percentage_random"), rw, said, "percentage_random")?.map(|p| p as u8);
     }
-    phase.bs = map_block_sizes(o, rw)?;
+    (phase.bs, phase.bs_write) = map_block_sizes(o, rw)?;
     if let Some(said) = o.get("blockalign") {
         phase.align = one_direction(o.per_direction("blockalign"), rw, said, "blockalign")?.map(Bytes);
     }
@@ -250,6 +250,11 @@ fn map_job(job: &Job, single: bool, notices: &mut Vec<String>) -> Result<Mapped,
             }
         };
     }
+    // fio's logs: the bare option names them after the job.
+    let log = |option: &str| o.text(option).map(|t| if t.is_empty() { job.name.clone() } else { t.to_string() });
+    phase.bw_log = log("write_bw_log");
+    phase.iops_log = log("write_iops_log");
+    phase.lat_log = log("write_lat_log");
     let interval = o.time("log_avg_msec").filter(|t| !t.is_zero());
     Ok(Mapped { phase, target: files.target, interval })
 }
@@ -332,20 +337,27 @@ fn one_direction(
 }
 
 /// bssplit, else bsrange, else bs (fio's order of precedence).
-fn map_block_sizes(o: &JobOptions, rw: RwMode) -> Result<Option<BlockSizeSpec>, OptionError> {
+/// fio's block size when a job gives none for a direction.
+const FIO_DEFAULT_BS: u64 = 4096;
+
+/// Block sizes of reads, and of writes when a mixed job gives them apart (`bs=4k,64k`).
+type DirectedSizes = (Option<BlockSizeSpec>, Option<BlockSizeSpec>);
+
+fn map_block_sizes(o: &JobOptions, rw: RwMode) -> Result<DirectedSizes, OptionError> {
     let pick = |read: Option<BlockSizeSpec>, write: Option<BlockSizeSpec>, said: &Said, option: &str| {
         let read_percent = rw.read_percent(Some(50));
         match (read_percent, read, write) {
-            (100, r, _) => Ok(r),
-            (0, _, w) => Ok(w),
-            (_, r, w) if r == w => Ok(r),
+            (100, r, _) => Ok((r, None)),
+            (0, _, w) => Ok((w, None)),
+            (_, r, w) if r == w => Ok((r, None)),
+            (_, Some(r), Some(w)) => Ok((Some(r), Some(w))),
+            // An empty entry is fio's default block size for that direction.
+            (_, None, Some(w)) => Ok((Some(BlockSizeSpec::Fixed(Bytes(FIO_DEFAULT_BS))), Some(w))),
+            (_, Some(r), None) => Ok((Some(r), Some(BlockSizeSpec::Fixed(Bytes(FIO_DEFAULT_BS))))),
             _ => Err(fail(
                 said,
                 option,
-                format!(
-                    "'{}': different block sizes for reads and writes in a mixed job are not supported yet; give one",
-                    said.raw
-                ),
+                format!("'{}': give the block size of both directions (e.g. 4k,64k) or one for both", said.raw),
             )),
         }
     };
@@ -355,9 +367,11 @@ fn map_block_sizes(o: &JobOptions, rw: RwMode) -> Result<Option<BlockSizeSpec>, 
             s.as_ref().map(|e| BlockSizeSpec::Split(e.iter().map(|(b, w)| (Bytes(*b), *w)).collect()))
         };
         let spec = pick(convert(&v.read), convert(&v.write), said, "bssplit")?;
-        if let Some(BlockSizeSpec::Split(entries)) = &spec {
-            BlockSizeSpec::split_weights(entries)
-                .map_err(|why| fail(said, "bssplit", format!("'{}': {why}", said.raw)))?;
+        for side in [&spec.0, &spec.1] {
+            if let Some(BlockSizeSpec::Split(entries)) = side {
+                BlockSizeSpec::split_weights(entries)
+                    .map_err(|why| fail(said, "bssplit", format!("'{}': {why}", said.raw)))?;
+            }
         }
         return Ok(spec);
     }
@@ -382,7 +396,7 @@ fn map_block_sizes(o: &JobOptions, rw: RwMode) -> Result<Option<BlockSizeSpec>, 
             "bs",
         );
     }
-    Ok(None)
+    Ok((None, None))
 }
 
 fn map_time(

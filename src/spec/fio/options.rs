@@ -2,8 +2,8 @@
 //! the typed values of one job once its `[global]` and section entries are parsed.
 //!
 //! An option missing from the table is an error that names it, never silently ignored. Options that exist in
-//! fio but change nothing in streamcap are in the table with the notice the user gets; options streamcap will
-//! read later are in it with the reason they are refused. What the values *mean* for a phase is `mapping.rs`.
+//! fio but change nothing in streamcap are in the table with the notice the user gets. What the values *mean*
+//! for a phase is `mapping.rs`; values it cannot reproduce (trims, zoned distributions …) are refused there.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -36,10 +36,10 @@ pub enum Kind {
     Time(TimeUnit),
     /// Words read by the mapping (rw, ioengine, filename …).
     Text,
+    /// A log-file prefix; the bare name means the job's name (given as an empty text).
+    LogName,
     /// Accepted; the notice tells the user it has no effect in streamcap.
     NoEffect(&'static str),
-    /// Refused with this reason and what to use instead.
-    NotYet(&'static str),
 }
 
 /// One entry of the table.
@@ -56,9 +56,6 @@ const fn opt(name: &'static str, kind: Kind) -> Opt {
 const fn alias(name: &'static str, aliases: &'static [&'static str], kind: Kind) -> Opt {
     Opt { name, aliases, kind }
 }
-
-const LOGS: &str = "is not supported yet: streamcap does not write fio's log files; use --csv FILE (one row per \
-                    interval, log_avg_msec sets the interval) or --json FILE for the interval series";
 
 /// Every option streamcap reads from a fio job file.
 pub static OPTIONS: &[Opt] = &[
@@ -134,9 +131,9 @@ pub static OPTIONS: &[Opt] = &[
     opt("clat_percentiles", Kind::Bool),
     opt("lat_percentiles", Kind::Bool),
     opt("percentile_list", Kind::Text),
-    opt("write_bw_log", Kind::NotYet(LOGS)),
-    opt("write_iops_log", Kind::NotYet(LOGS)),
-    opt("write_lat_log", Kind::NotYet(LOGS)),
+    opt("write_bw_log", Kind::LogName),
+    opt("write_iops_log", Kind::LogName),
+    opt("write_lat_log", Kind::LogName),
     opt("log_avg_msec", Kind::Time(TimeUnit::Millis)),
     opt("continue_on_error", Kind::Text),
 ];
@@ -207,17 +204,11 @@ impl JobOptions {
             let Some(opt) = find(&entry.key) else {
                 return Err(unknown(entry));
             };
-            match opt.kind {
-                Kind::NoEffect(why) => {
-                    if !options.no_effect.iter().any(|(n, _)| *n == opt.name) {
-                        options.no_effect.push((opt.name, why));
-                    }
-                    continue;
+            if let Kind::NoEffect(why) = opt.kind {
+                if !options.no_effect.iter().any(|(n, _)| *n == opt.name) {
+                    options.no_effect.push((opt.name, why));
                 }
-                Kind::NotYet(why) => {
-                    return Err(OptionError { at: entry.at.clone(), message: format!("option '{}' {why}", entry.key) });
-                }
-                _ => {}
+                continue;
             }
             let value = parse_value(opt, entry, base)?;
             let raw = entry.value.clone().unwrap_or_default();
@@ -284,6 +275,7 @@ fn parse_value(opt: &Opt, entry: &Entry, base: KbBase) -> Result<Value, OptionEr
     let Some(raw) = entry.value.as_deref() else {
         return match opt.kind {
             Kind::Bool => Ok(Value::Bool(true)),
+            Kind::LogName => Ok(Value::Text(String::new())),
             _ => Err(OptionError {
                 at: entry.at.clone(),
                 message: format!("option '{name}' needs a value: write {name}=…"),
@@ -305,8 +297,8 @@ fn parse_value(opt: &Opt, entry: &Entry, base: KbBase) -> Result<Value, OptionEr
         Kind::Ranges => Value::Ranges(PerDirection::parse(raw, |t| parse_range(t, base)).map_err(fail)?),
         Kind::Splits => Value::Splits(PerDirection::parse(raw, |t| parse_split(t, base)).map_err(fail)?),
         Kind::Time(unit) => Value::Time(parse_time(raw, unit).map_err(fail)?),
-        Kind::Text => Value::Text(raw.to_string()),
-        Kind::NoEffect(_) | Kind::NotYet(_) => unreachable!("handled by the caller"),
+        Kind::Text | Kind::LogName => Value::Text(raw.to_string()),
+        Kind::NoEffect(_) => unreachable!("handled by the caller"),
     })
 }
 
@@ -395,8 +387,6 @@ mod tests {
         assert!(err.message.contains("unknown option 'blocksiz'") && err.message.contains("'blocksize'"), "{err:?}");
         let err = JobOptions::parse(entries(&[("size", None)]).iter()).unwrap_err();
         assert!(err.message.contains("needs a value"), "{err:?}");
-        let err = JobOptions::parse(entries(&[("write_bw_log", Some("x"))]).iter()).unwrap_err();
-        assert!(err.message.contains("not supported yet"), "{err:?}");
         let err = JobOptions::parse(entries(&[("runtime", Some("ten"))]).iter()).unwrap_err();
         assert!(err.message.contains("is not a time; expected"), "{err:?}");
     }

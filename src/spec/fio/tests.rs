@@ -170,12 +170,17 @@ fn engines_and_their_errors() {
 }
 
 #[test]
-fn mixed_jobs_refuse_different_read_and_write_sizes() {
+fn mixed_jobs_take_read_and_write_sizes_apart() {
     let p = &parse("[j]\nrw=write\nbs=4k,64k\n").unwrap().phases[0];
-    assert_eq!(p.bs, Some(BlockSizeSpec::Fixed(Bytes(65536))));
-    assert!(error("[j]\nrw=randrw\nbs=4k,64k\n").contains("not supported yet"));
-    // An empty read entry leaves reads at fio's default, which differs from the writes' 8k.
-    assert!(error("[j]\nrw=randrw\nbs=,8k\n").contains("not supported yet"));
+    assert_eq!((p.bs.clone(), p.bs_write.clone()), (Some(BlockSizeSpec::Fixed(Bytes(65536))), None));
+    let p = &parse("[j]\nrw=randrw\nbs=4k,64k\n").unwrap().phases[0];
+    assert_eq!(p.bs_write, Some(BlockSizeSpec::Fixed(Bytes(65536))));
+    // An empty read entry leaves reads at fio's default (4k).
+    let p = &parse("[j]\nrw=randrw\nbs=,8k\n").unwrap().phases[0];
+    assert_eq!(
+        (p.bs.clone(), p.bs_write.clone()),
+        (Some(BlockSizeSpec::Fixed(Bytes(4096))), Some(BlockSizeSpec::Fixed(Bytes(8192))))
+    );
     assert_eq!(parse("[j]\nrw=read\nrate=,1m\n").unwrap().phases[0].rate, None);
     assert!(error("[j]\nrw=randrw\nrate=1m,\n").contains("not supported yet"));
     let p = &parse("[j]\nrw=randrw\nbsrange=4k-64k\nrwmixwrite=20\n").unwrap().phases[0];
@@ -212,8 +217,6 @@ fn errors_name_file_line_option_and_expectation() {
     assert!(err.contains("line 2") && err.contains("'rw'") && err.contains("randread"), "{err}");
     let err = error("[j]\nverify=crc32c\n");
     assert!(err.contains("line 2") && err.contains("unknown option 'verify'"), "{err}");
-    let err = error("[j]\nwrite_lat_log=lat\n");
-    assert!(err.contains("not supported yet") && err.contains("--csv"), "{err}");
     assert!(error("[global]\nbs=4k\n").contains("no job section"));
     assert!(error("[j]\nrandom_distribution=zoned:60/10:40/90\n").contains("not supported yet"));
     assert!(error("[j]\nnumjobs=0\n").contains("numjobs"));
