@@ -50,22 +50,17 @@ pub struct FileOpPoint {
     pub mean_ns: f64,
 }
 
-/// Classes in vdbench's column order.
-const ORDER: [OpClass; 13] = [
-    OpClass::Read,
-    OpClass::Write,
-    OpClass::Mkdir,
-    OpClass::Rmdir,
-    OpClass::Create,
-    OpClass::Open,
-    OpClass::Close,
-    OpClass::Delete,
-    OpClass::Getattr,
-    OpClass::Setattr,
-    OpClass::Access,
-    OpClass::Copy,
-    OpClass::Move,
-];
+/// Classes in vdbench's column order: reads and writes, then the file-system classes.
+const ORDER: [OpClass; 13] = {
+    let mut order = [OpClass::Read; 13];
+    order[1] = OpClass::Write;
+    let mut i = 0;
+    while i < OpClass::FILE_SYSTEM.len() {
+        order[i + 2] = OpClass::FILE_SYSTEM[i];
+        i += 1;
+    }
+    order
+};
 
 /// `requested`: the classes that count as requested operations.
 pub fn file_ops_result(

@@ -34,6 +34,19 @@ impl PhaseControl {
     pub fn stop_requested(&self) -> bool {
         self.interrupted.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
     }
+
+    /// How the phase ended, once its threads have: a failure first, then Ctrl-C, then an I/O error.
+    pub fn stop_reason(&self, failure: Option<String>) -> StopReason {
+        if let Some(failure) = failure {
+            StopReason::Failed(failure)
+        } else if self.interrupted.load(Ordering::Relaxed) {
+            StopReason::Interrupted
+        } else if self.abort.load(Ordering::Relaxed) {
+            StopReason::IoError
+        } else {
+            StopReason::Completed
+        }
+    }
 }
 
 /// Why a phase ended.
@@ -166,15 +179,7 @@ pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver)
         gather.flush(inputs.index, observer);
 
         let failure = ends.iter().find_map(|e| e.failure.clone()).or(gather.floor_breach.take());
-        let stop = if let Some(failure) = failure {
-            StopReason::Failed(failure)
-        } else if control.interrupted.load(Ordering::Relaxed) {
-            StopReason::Interrupted
-        } else if control.abort.load(Ordering::Relaxed) {
-            StopReason::IoError
-        } else {
-            StopReason::Completed
-        };
+        let stop = control.stop_reason(failure);
         PhaseOutcome {
             totals: gather.totals,
             measured: gather.measured,

@@ -30,7 +30,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::values::{BlockSizeSpec, ValueError, value_error};
+use super::values::{BlockSizeSpec, ValueError, serde_via_str, value_error};
 use crate::units::Bytes;
 
 /// One file-set phase: the trees it works on, the workloads that run on them together, the operation rate and
@@ -194,22 +194,6 @@ pub enum FormatMode {
     Once,
     /// Delete the tree and end the phase.
     Clean,
-}
-
-macro_rules! serde_via_str {
-    ($t:ty) => {
-        impl Serialize for $t {
-            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.collect_str(self)
-            }
-        }
-        impl<'de> Deserialize<'de> for $t {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let text = String::deserialize(d)?;
-                text.parse().map_err(serde::de::Error::custom)
-            }
-        }
-    };
 }
 
 /// Implements FromStr and Display for a plain word enum.

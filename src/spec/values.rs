@@ -40,6 +40,7 @@ macro_rules! serde_via_str {
         }
     };
 }
+pub(crate) use serde_via_str;
 
 /// Access pattern and direction, with fio's names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

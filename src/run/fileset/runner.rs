@@ -4,15 +4,16 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::tree::TreeState;
-use super::worker::{Control, ThreadEnd, ThreadSetup, run_thread};
+use super::worker::{ThreadEnd, ThreadSetup, run_thread};
 use crate::metrics::{ErrorRecord, Recorder, Snapshot};
 use crate::plan::{FileSetPlan, PhasePlan, defaults};
-use crate::run::{IntervalReport, PhaseOutcome, RunObserver, StopReason};
+use crate::run::phase::PhaseControl;
+use crate::run::{IntervalReport, PhaseOutcome, RunObserver};
 use crate::workload::fileset::BitSet;
 
 pub struct Inputs<'a> {
@@ -29,7 +30,7 @@ pub struct Inputs<'a> {
 
 pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> PhaseOutcome {
     let Inputs { index, phase, fileset, states, rate, interval, interrupted } = inputs;
-    let control = Control { interrupted, abort: AtomicBool::new(false) };
+    let control = PhaseControl { interrupted, abort: AtomicBool::new(false) };
     let started = SystemTime::now();
     let busy: Vec<(BitSet, BitSet)> =
         fileset.trees.iter().map(|t| (BitSet::new(t.files, false), BitSet::new(t.dirs, false))).collect();
@@ -95,15 +96,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
     });
 
     let failure = ends.iter().find_map(|e| e.as_ref().err().cloned());
-    let stop = if let Some(failure) = failure {
-        StopReason::Failed(failure)
-    } else if control.interrupted.load(Ordering::Relaxed) {
-        StopReason::Interrupted
-    } else if control.abort.load(Ordering::Relaxed) {
-        StopReason::IoError
-    } else {
-        StopReason::Completed
-    };
+    let stop = control.stop_reason(failure);
     PhaseOutcome {
         totals: gather.totals,
         measured: gather.measured,

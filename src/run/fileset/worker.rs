@@ -10,7 +10,7 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -18,21 +18,9 @@ use super::tree::TreeState;
 use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot};
 use crate::plan::{FileIo, FileOp, FileWorkloadPlan, TreePlan, defaults};
 use crate::run::pattern::fill_random;
+use crate::run::phase::PhaseControl;
 use crate::workload::fileset::{BitSet, FileSelector, Selection};
 use crate::workload::{Rng, SizePicker};
-
-/// Stop flags shared by the threads of a phase.
-pub struct Control {
-    pub interrupted: std::sync::Arc<AtomicBool>,
-    pub abort: AtomicBool,
-}
-
-impl Control {
-    #[inline]
-    pub fn stop(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
-    }
-}
 
 /// Everything one thread needs.
 pub struct ThreadSetup<'a> {
@@ -46,7 +34,7 @@ pub struct ThreadSetup<'a> {
     /// Files and directories some thread is working on.
     pub files_busy: &'a BitSet,
     pub dirs_busy: &'a BitSet,
-    pub control: &'a Control,
+    pub control: &'a PhaseControl,
     pub start: Instant,
     pub measure_start: Instant,
     pub deadline: Option<Instant>,
@@ -126,7 +114,7 @@ impl Worker<'_> {
     fn run(&mut self) {
         loop {
             let now = Instant::now();
-            if self.s.control.stop() || self.s.deadline.is_some_and(|d| now >= d) {
+            if self.s.control.stop_requested() || self.s.deadline.is_some_and(|d| now >= d) {
                 break;
             }
             // A boundary at or after the deadline is not shipped separately: what completes after the last full
@@ -148,7 +136,7 @@ impl Worker<'_> {
         self.ops_issued += 1;
         loop {
             let now = Instant::now();
-            if now >= due || self.s.control.stop() {
+            if now >= due || self.s.control.stop_requested() {
                 return Some(due);
             }
             std::thread::sleep((due - now).min(Duration::from_millis(100)));
@@ -257,7 +245,7 @@ impl Worker<'_> {
             FileIo::Random => (size / u64::from(self.xfer.pick(&mut self.rng)).max(1)).max(1),
         };
         for _ in 0..count {
-            if self.s.control.stop() || self.s.deadline.is_some_and(|d| Instant::now() >= d) {
+            if self.s.control.stop_requested() || self.s.deadline.is_some_and(|d| Instant::now() >= d) {
                 return;
             }
             let len = u64::from(self.xfer.pick(&mut self.rng));
@@ -323,7 +311,7 @@ impl Worker<'_> {
     /// Writes a new file from start to end (part of `create`).
     fn fill(&mut self, handle: &File, file: u64, size: u64) {
         let mut at = 0;
-        while at < size && !self.s.control.stop() {
+        while at < size && !self.s.control.stop_requested() {
             let len = u64::from(self.xfer.pick(&mut self.rng)).min(size - at) as usize;
             let t0 = Instant::now();
             let result = handle.write_at(&self.buffer[..len], at);
