@@ -238,18 +238,19 @@ fn failed(started: SystemTime, direct: bool, error: String) -> PhaseOutcome {
     }
 }
 
-/// Merges snapshots into intervals and totals.
-struct Gatherer {
+/// Merges snapshots into intervals and totals (raw and file-set phases alike).
+pub(super) struct Gatherer {
     interval: Duration,
     /// Highest interval index each worker has reported, and whether it has finished.
     reported: Vec<Option<u64>>,
     finished: Vec<bool>,
     /// Intervals still waiting for some worker: merged recorder, its owner (for recycling), latest elapsed.
     pending: BTreeMap<u64, (Recorder, u32, Duration)>,
+    /// Where emptied recorders go back for reuse, by worker (empty: they are dropped).
     spares: Vec<Sender<Recorder>>,
-    totals: Recorder,
-    errors: Vec<ErrorRecord>,
-    measured: Duration,
+    pub totals: Recorder,
+    pub errors: Vec<ErrorRecord>,
+    pub measured: Duration,
     /// The lowest rate a worker may fall to over a full interval (fio rate_min).
     floor: Option<RateFloor>,
     /// Why the phase fell below its floor, once it has.
@@ -257,7 +258,7 @@ struct Gatherer {
 }
 
 impl Gatherer {
-    fn new(workers: usize, interval: Duration, spares: Vec<Sender<Recorder>>) -> Gatherer {
+    pub fn new(workers: usize, interval: Duration, spares: Vec<Sender<Recorder>>) -> Gatherer {
         Gatherer {
             interval,
             reported: vec![None; workers],
@@ -272,7 +273,7 @@ impl Gatherer {
         }
     }
 
-    fn add(&mut self, snapshot: Snapshot, phase: usize, observer: &mut dyn RunObserver) {
+    pub fn add(&mut self, snapshot: Snapshot, phase: usize, observer: &mut dyn RunObserver) {
         let worker = snapshot.worker as usize;
         if !snapshot.last {
             self.check_floor(&snapshot);
@@ -338,13 +339,15 @@ impl Gatherer {
         });
     }
 
-    fn flush(&mut self, phase: usize, observer: &mut dyn RunObserver) {
+    pub fn flush(&mut self, phase: usize, observer: &mut dyn RunObserver) {
         self.emit_ready(phase, observer, true);
     }
 
     fn recycle(&self, worker: u32, mut recorder: Recorder) {
         recorder.reset();
-        // The worker may have finished; then the recorder is simply dropped.
-        let _ = self.spares[worker as usize].send(recorder);
+        // The worker may have finished (or takes no spares); then the recorder is simply dropped.
+        if let Some(spares) = self.spares.get(worker as usize) {
+            let _ = spares.send(recorder);
+        }
     }
 }

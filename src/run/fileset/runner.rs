@@ -1,8 +1,7 @@
 //! Runs the workloads of one file-set phase: a thread per workload thread, all started together, snapshots
-//! merged into interval reports (an interval is reported once every thread has passed it or finished) and into
-//! the phase totals, and the same `PhaseOutcome` a raw phase returns.
+//! merged by the raw phases' `Gatherer` into interval reports and phase totals, and the same `PhaseOutcome` a raw
+//! phase returns.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -10,10 +9,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::tree::TreeState;
 use super::worker::{ThreadEnd, ThreadSetup, run_thread};
-use crate::metrics::{ErrorRecord, Recorder, Snapshot};
-use crate::plan::{FileSetPlan, PhasePlan, defaults};
-use crate::run::phase::PhaseControl;
-use crate::run::{IntervalReport, PhaseOutcome, RunObserver};
+use crate::metrics::Snapshot;
+use crate::plan::{FileSetPlan, PhasePlan};
+use crate::run::phase::{Gatherer, PhaseControl};
+use crate::run::{PhaseOutcome, RunObserver};
 use crate::workload::fileset::BitSet;
 
 pub struct Inputs<'a> {
@@ -71,7 +70,8 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
             }
         }
         drop(tx);
-        let mut gather = Gather::new(id as usize, interval);
+        // File-set threads make their own recorders, so there are no spares to hand back.
+        let mut gather = Gatherer::new(id as usize, interval, Vec::new());
         let mut measuring = phase.ramp.is_zero();
         if measuring {
             observer.measuring(index);
@@ -91,7 +91,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err("a file-set thread stopped unexpectedly (a bug)".into())))
             .collect();
-        gather.emit(index, observer, true);
+        gather.flush(index, observer);
         (ends, gather)
     });
 
@@ -106,69 +106,5 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
         caps: None,
         issued_by_worker: ends.iter().map(|e| e.as_ref().map_or(0, |e| e.bytes)).collect(),
         started,
-    }
-}
-
-/// Merges snapshots into intervals and totals.
-struct Gather {
-    interval: Duration,
-    reported: Vec<Option<u64>>,
-    finished: Vec<bool>,
-    pending: BTreeMap<u64, (Recorder, Duration)>,
-    totals: Recorder,
-    errors: Vec<ErrorRecord>,
-    measured: Duration,
-}
-
-impl Gather {
-    fn new(threads: usize, interval: Duration) -> Gather {
-        Gather {
-            interval,
-            reported: vec![None; threads],
-            finished: vec![false; threads],
-            pending: BTreeMap::new(),
-            totals: Recorder::new(false),
-            errors: Vec::new(),
-            measured: Duration::ZERO,
-        }
-    }
-
-    fn add(&mut self, snapshot: Snapshot, phase: usize, observer: &mut dyn RunObserver) {
-        let thread = snapshot.worker as usize;
-        self.reported[thread] = Some(snapshot.interval);
-        self.finished[thread] |= snapshot.last;
-        if snapshot.last {
-            self.measured = self.measured.max(snapshot.elapsed);
-        }
-        let room = defaults::ERRORS_KEPT.saturating_sub(self.errors.len());
-        self.errors.extend(snapshot.errors.into_iter().take(room));
-        match self.pending.get_mut(&snapshot.interval) {
-            Some((merged, elapsed)) => {
-                merged.merge(&snapshot.recorder);
-                *elapsed = (*elapsed).max(snapshot.elapsed);
-            }
-            None => {
-                self.pending.insert(snapshot.interval, (snapshot.recorder, snapshot.elapsed));
-            }
-        }
-        self.emit(phase, observer, false);
-    }
-
-    fn emit(&mut self, phase: usize, observer: &mut dyn RunObserver, all: bool) {
-        while let Some((&index, _)) = self.pending.first_key_value() {
-            let complete = self
-                .reported
-                .iter()
-                .zip(&self.finished)
-                .all(|(reported, &finished)| finished || reported.is_some_and(|r| r >= index));
-            if !complete && !all {
-                return;
-            }
-            let (recorder, elapsed) = self.pending.remove(&index).expect("key just seen");
-            let start = self.interval * index as u32;
-            let length = elapsed.saturating_sub(start).min(self.interval).max(Duration::from_nanos(1));
-            self.totals.merge(&recorder);
-            observer.interval(&IntervalReport { phase, index, start, length, recorder: &recorder });
-        }
     }
 }
