@@ -9,6 +9,8 @@ pub mod streams_cmd;
 pub mod streams_estimate;
 pub mod streams_http;
 pub mod streams_ingest;
+pub mod streams_media;
+pub mod streams_steps;
 
 use std::process::ExitCode;
 

@@ -16,7 +16,7 @@ use super::observer::ResultRecorder;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, TargetKind, build_plan};
 use crate::report::{CsvSink, LogPrefixes, write_fio_json, write_fio_logs, write_summary};
-use crate::results::{RunResult, RunStatus, SCHEMA, SCHEMA_VERSION, TargetInfo, ToolInfo, rfc3339};
+use crate::results::{RunResult, RunStatus, TargetInfo, rfc3339};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 
@@ -175,27 +175,18 @@ pub(super) fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
         TargetKind::File => "file",
         TargetKind::BlockDevice => "block_device",
     };
-    RunResult {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo::current(),
-        command: std::env::args().collect(),
-        status: RunStatus::Running,
-        started_at: rfc3339(std::time::SystemTime::now()),
-        finished_at: None,
-        host: gathered.host.clone(),
-        target: TargetInfo {
-            path: gathered.canonical.display().to_string(),
-            kind: kind.into(),
-            filesystem: gathered.filesystem.clone(),
-            devices: gathered.devices.clone(),
-        },
-        config: serde_json::to_value(plan).unwrap_or_default(),
-        notices: plan.notices.clone(),
-        phases: Vec::new(),
-        streams: None,
-        check: None,
-    }
+    let target = TargetInfo {
+        path: gathered.canonical.display().to_string(),
+        kind: kind.into(),
+        filesystem: gathered.filesystem.clone(),
+        devices: gathered.devices.clone(),
+    };
+    RunResult::started(
+        gathered.host.clone(),
+        target,
+        serde_json::to_value(plan).unwrap_or_default(),
+        plan.notices.clone(),
+    )
 }
 
 /// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly.

@@ -5,12 +5,11 @@
 //! above the answer, or `--count` streams that missed the quality target while `--expect` was given) or reads
 //! failed; 2 for bad input or a set-up failure; 130 after Ctrl-C.
 //!
-//! `find_capacity` is the library entry point for `streamcap check`: it runs the search on prepared media and
-//! returns the answer with the curve.
+//! The media are prepared in `streams_media`; steps and the capacity search (also used by `streamcap check`) are
+//! in `streams_steps`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -20,21 +19,17 @@ use super::facts::gather;
 use super::run_cmd::print_quietly;
 use super::streams_estimate::{compare, estimate, measure_raw};
 use super::streams_http::{NO_DEVICES, remote_media, remote_target};
-use super::streams_ingest::{IngestSpec, run_writers};
+use super::streams_ingest::IngestSpec;
+use super::streams_media::{Media, Site, prepare_media};
+use super::streams_steps::{StepRunner, find_capacity};
 use crate::engine::EngineKind;
-use crate::plan::{FilePlan, TargetKind, TargetPlan};
 use crate::report::write_streams_summary;
 use crate::results::{
-    CapacityAnswer, DeviceResult, FormatShare, QualityTarget, RunResult, RunStatus, SCHEMA, SCHEMA_VERSION,
-    StepContext, StreamsResult, StreamsStep, TargetInfo, ToolInfo, build_step, device_activity, rfc3339,
-    write_result_atomically,
+    FormatShare, QualityTarget, RunResult, RunStatus, StreamsResult, TargetInfo, rfc3339, write_result_atomically,
 };
-use crate::run::{INTERRUPTED_EXIT, Interrupt, WorkDir, direct_io_supported, fill, run_id};
-use crate::streams::{
-    Assignment, ChunkSize, DrivePlan, Format, MediaFile, MediaKey, Mix, SearchSettings, StreamsConfig, defaults, drive,
-    search,
-};
-use crate::sysinfo::{HostFacts, ProcessCpu, read_diskstats};
+use crate::run::{INTERRUPTED_EXIT, Interrupt};
+use crate::streams::{Assignment, ChunkSize, Format, Mix, SearchSettings, StreamsConfig, defaults};
+use crate::sysinfo::HostFacts;
 use crate::units::{Bytes, parse_duration};
 
 #[derive(Debug, Args)]
@@ -221,249 +216,6 @@ impl StreamsArgs {
     fn target(&self) -> QualityTarget {
         QualityTarget { max_stalled_streams: self.max_stalled, max_startup_s: self.max_startup.as_secs_f64() }
     }
-}
-
-/// Media ready to be read: the files and how a viewer's key maps to one.
-pub struct Media {
-    pub files: Vec<MediaFile>,
-    keys: Vec<MediaKey>,
-    /// The user's files are read in turn, whatever the key.
-    existing: bool,
-    pub direct: bool,
-    pub own: bool,
-    _work: Option<WorkDir>,
-}
-
-impl Media {
-    fn index_of(&self, key: MediaKey) -> u32 {
-        if self.existing {
-            let n = self.files.len() as u32;
-            return (key.number.wrapping_add(key.format as u32 * 7919)) % n;
-        }
-        self.keys.binary_search(&key).map(|i| i as u32).unwrap_or(0)
-    }
-
-    /// Removes streamcap's own test media now (also done on drop).
-    pub fn remove(&mut self) -> Result<()> {
-        if let Some(work) = self._work.as_mut() {
-            work.remove().context("cannot remove the test media")?;
-        }
-        Ok(())
-    }
-}
-
-/// Where the run happens, as the result records it.
-struct Site {
-    host: HostFacts,
-    target: TargetInfo,
-    /// Why the target's data lives in RAM, if it does.
-    memory_backed: Option<String>,
-}
-
-impl Site {
-    fn local(gathered: &super::facts::Gathered) -> Site {
-        Site {
-            host: gathered.host.clone(),
-            target: TargetInfo {
-                path: gathered.canonical.display().to_string(),
-                kind: "directory".into(),
-                filesystem: gathered.filesystem.clone(),
-                devices: gathered.devices.clone(),
-            },
-            memory_backed: gathered.facts.memory_backed.clone(),
-        }
-    }
-}
-
-impl Media {
-    /// The work directory holding streamcap's own test media, if it wrote any.
-    pub fn work_dir(&self) -> Option<&Path> {
-        self._work.as_ref().map(|w| w.path())
-    }
-
-    /// Remote media: the probed URLs, assigned to viewers as the user's own files are.
-    pub fn remote(files: Vec<MediaFile>, keys: Vec<MediaKey>) -> Media {
-        Media { files, keys, existing: true, direct: false, own: false, _work: None }
-    }
-}
-
-/// Writes the test media a run needs into TARGET/.streamcap/<run id>/ (removed when `Media` is dropped), or
-/// lists the user's files in `existing` (never written).
-pub fn prepare_media(
-    target: &Path,
-    config: &StreamsConfig,
-    keys: Vec<MediaKey>,
-    existing: Option<&Path>,
-    buffered: bool,
-    keep: bool,
-    interrupted: &AtomicBool,
-) -> Result<Media> {
-    if let Some(dir) = existing {
-        let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
-        let mut files = Vec::new();
-        for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
-            let entry = entry?;
-            let meta = entry.metadata()?;
-            let hidden = entry.file_name().to_string_lossy().starts_with('.');
-            if meta.is_file() && !hidden && meta.len() >= min {
-                files.push(MediaFile { path: entry.path(), size: meta.len() / 4096 * 4096, url: None });
-            }
-        }
-        files.sort_by(|a, b| a.path.cmp(&b.path));
-        if files.is_empty() {
-            bail!("{} holds no file of at least one chunk ({min} bytes) to read", dir.display());
-        }
-        let direct = !buffered && direct_io_supported(&files[0].path).unwrap_or(false);
-        return Ok(Media { files, keys, existing: true, direct, own: false, _work: None });
-    }
-    let fs = crate::sysinfo::filesystem_of(target).ok();
-    let total: u64 = keys.iter().map(|k| config.media_bytes(k.format)).sum();
-    if let Some(fs) = &fs
-        && fs.total.0 > 0
-        && total + (64 << 20) > fs.free.0
-    {
-        bail!(
-            "the test media needs {} but {} has {} free: shorten --media-length, use --files one or a smaller \
-             library, or read existing files with --use-existing DIR",
-            Bytes(total),
-            target.display(),
-            fs.free
-        );
-    }
-    let work_dir = target.join(".streamcap").join(run_id());
-    let plans: Vec<FilePlan> = keys
-        .iter()
-        .map(|k| FilePlan {
-            path: work_dir.join(format!("media-{}-{}.{}", k.format, k.number, "bin")),
-            size: Bytes(config.media_bytes(k.format)),
-            created: true,
-        })
-        .collect();
-    let target_plan = TargetPlan {
-        kind: TargetKind::Directory,
-        path: target.to_path_buf(),
-        work_dir: Some(work_dir),
-        files: plans.clone(),
-        writes_allowed: true,
-        memory_backed: None,
-    };
-    let work = WorkDir::create(&target_plan, keep)?;
-    let direct = !buffered && direct_io_supported(&plans[0].path).unwrap_or(false);
-    let refs: Vec<&FilePlan> = plans.iter().collect();
-    fill(&refs, direct, interrupted, &mut |_, _| {})?;
-    let files = plans.iter().map(|p| MediaFile { path: p.path.clone(), size: p.size.0, url: None }).collect();
-    Ok(Media { files, keys, existing: false, direct, own: true, _work: Some(work) })
-}
-
-/// How to run each step.
-pub struct StepRunner<'a> {
-    pub config: &'a StreamsConfig,
-    pub media: &'a Media,
-    pub engine: EngineKind,
-    pub workers: usize,
-    pub inflight: u32,
-    pub target: QualityTarget,
-    /// (kernel name, role) of the devices beneath the target.
-    pub devices: Vec<(String, String)>,
-    pub interrupted: &'a AtomicBool,
-    /// Background writers in the work directory beside each step's viewers.
-    pub ingest: Option<IngestSpec>,
-}
-
-impl StepRunner<'_> {
-    /// Runs `count` viewers to the end of their watch and summarises them.
-    pub fn measure(&self, count: u32) -> Result<StreamsStep> {
-        let viewers = self.config.viewers(count, &mut |key| self.media.index_of(key));
-        let bitrates: Vec<u64> = {
-            let formats = self.config.mix.assign(count);
-            formats.iter().map(|&f| self.config.mix.0[f].0.bitrate.bits_per_sec()).collect()
-        };
-        let plan = DrivePlan {
-            files: self.media.files.clone(),
-            viewers,
-            engine: self.engine,
-            direct: self.media.direct,
-            workers: self.workers,
-            slots_per_worker: self.inflight,
-            slot_buffer_max: defaults::SLOT_BUFFER_MAX,
-        };
-        let mut before = None;
-        let writers_dir = self.media.work_dir().filter(|_| self.ingest.is_some());
-        let (outcome, ingest) = std::thread::scope(|scope| {
-            let writers = self.ingest.zip(writers_dir).map(|(spec, dir)| {
-                let (watch, direct) = (self.config.watch + self.config.ramp_for(count), self.media.direct);
-                scope.spawn(move || run_writers(spec, dir, count, watch, direct, self.interrupted))
-            });
-            let outcome = drive(&plan, self.interrupted, &mut || {
-                before = Some((read_diskstats().unwrap_or_default(), ProcessCpu::read(), std::time::Instant::now()));
-            });
-            (outcome, writers.and_then(|w| w.join().ok()))
-        });
-        let outcome = outcome?;
-        let (disks_before, cpu_before, started) = before.expect("on_start runs before the drive");
-        let cpu_after = ProcessCpu::read();
-        let devices: Vec<DeviceResult> =
-            device_activity(&self.devices, &disks_before, &read_diskstats().unwrap_or_default(), started.elapsed());
-        let mut step = build_step(
-            &outcome,
-            StepContext {
-                count,
-                bitrates: &bitrates,
-                target: self.target,
-                cpu: cpu_after.cpu_since(&cpu_before),
-                peak_rss_bytes: cpu_after.max_rss.0,
-                devices,
-            },
-        );
-        step.ingest = ingest;
-        Ok(step)
-    }
-}
-
-/// The capacity search as a library call (for `streamcap check`): the answer, with every step measured.
-/// `on_step` sees each step as it finishes (progress, saving partial results).
-pub fn find_capacity(
-    runner: &StepRunner<'_>,
-    settings: SearchSettings,
-    on_step: &mut dyn FnMut(&StreamsStep),
-) -> Result<(CapacityAnswer, Vec<StreamsStep>)> {
-    let mut steps: Vec<StreamsStep> = Vec::new();
-    let outcome = search(settings, &mut |count| {
-        let step = runner.measure(count)?;
-        on_step(&step);
-        let passed = step.meets_target;
-        steps.push(step);
-        Ok::<_, anyhow::Error>(if runner.interrupted.load(std::sync::atomic::Ordering::Relaxed) {
-            None
-        } else {
-            Some(passed)
-        })
-    })?;
-    let label = runner.config.mix.label();
-    let failing = outcome.first_failing.and_then(|n| steps.iter().rev().find(|s| s.count == n));
-    let failing_reason = failing.and_then(|s| s.failure_reason(&runner.target));
-    let quality = if runner.target.max_stalled_streams == 0 {
-        "with no stall".to_string()
-    } else {
-        format!("with at most {} stalled", runner.target.max_stalled_streams)
-    };
-    let mut words = format!("sustains {} × {label} {quality}", outcome.best);
-    match (outcome.first_failing, &failing_reason) {
-        (Some(n), Some(why)) => words.push_str(&format!("; at {n}, {why}")),
-        _ if outcome.at_limit => words.push_str(" (the search limit; it may sustain more)"),
-        _ => {}
-    }
-    if outcome.stopped {
-        words.push_str(" (search interrupted)");
-    }
-    let answer = CapacityAnswer {
-        streams: outcome.best,
-        first_failing: outcome.first_failing,
-        failing_reason,
-        at_limit: outcome.at_limit,
-        words,
-    };
-    Ok((answer, steps))
 }
 
 pub fn run(args: StreamsArgs) -> Result<ExitCode> {
@@ -680,34 +432,22 @@ fn skeleton(site: &Site, args: &StreamsArgs, config: &StreamsConfig, media: &Med
         capacity: None,
         estimate: None,
     };
-    RunResult {
-        schema: SCHEMA.into(),
-        schema_version: SCHEMA_VERSION,
-        tool: ToolInfo::current(),
-        command: std::env::args().collect(),
-        status: RunStatus::Running,
-        started_at: rfc3339(std::time::SystemTime::now()),
-        finished_at: None,
-        host: site.host.clone(),
-        target: site.target.clone(),
-        config: serde_json::json!({
-            "command": "streams",
-            "engine": args.engine.name(),
-            "inflight_per_worker": args.inflight,
-            "slot_buffer_bytes": (0..config.mix.0.len())
-                .map(|f| config.chunk_bytes(f))
-                .max()
-                .unwrap_or(0)
-                .min(defaults::SLOT_BUFFER_MAX as u64),
-            "media_length_s": config.media_length.as_secs_f64(),
-            "ramp_s": args.ramp.map(|d| d.as_secs_f64()),
-            "seed": config.seed,
-            "limit": args.limit,
-            "precision_pct": args.precision,
-        }),
-        notices,
-        phases: Vec::new(),
-        streams: Some(streams),
-        check: None,
-    }
+    let config = serde_json::json!({
+        "command": "streams",
+        "engine": args.engine.name(),
+        "inflight_per_worker": args.inflight,
+        "slot_buffer_bytes": (0..config.mix.0.len())
+            .map(|f| config.chunk_bytes(f))
+            .max()
+            .unwrap_or(0)
+            .min(defaults::SLOT_BUFFER_MAX as u64),
+        "media_length_s": config.media_length.as_secs_f64(),
+        "ramp_s": args.ramp.map(|d| d.as_secs_f64()),
+        "seed": config.seed,
+        "limit": args.limit,
+        "precision_pct": args.precision,
+    });
+    let mut result = RunResult::started(site.host.clone(), site.target.clone(), config, notices);
+    result.streams = Some(streams);
+    result
 }

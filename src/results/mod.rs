@@ -259,6 +259,26 @@ impl Mergeable for IntervalPoint {
 }
 
 impl RunResult {
+    /// A result for a run starting now (status `running`, no phases yet), as every command writes it first.
+    pub fn started(host: HostFacts, target: TargetInfo, config: serde_json::Value, notices: Vec<String>) -> RunResult {
+        RunResult {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo::current(),
+            command: std::env::args().collect(),
+            status: RunStatus::Running,
+            started_at: rfc3339(std::time::SystemTime::now()),
+            finished_at: None,
+            host,
+            target,
+            config,
+            notices,
+            phases: Vec::new(),
+            streams: None,
+            check: None,
+        }
+    }
+
     /// The figures of a phase's main operation class (reads when it read, else writes).
     pub fn main_ops(phase: &PhaseResult) -> Option<&OpResult> {
         phase.read.as_ref().filter(|r| r.ops > 0).or(phase.write.as_ref())

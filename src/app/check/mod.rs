@@ -4,7 +4,7 @@
 //!
 //! It composes what exists: the raw phases and the small-file phases are two plans (the planner refuses to mix
 //! them) run with `run::execute` and the app's `ResultRecorder`, and their phases are merged into ONE
-//! `RunResult`; the stream part uses `streams_cmd::find_capacity` and the estimate (see `verdict`). Everything
+//! `RunResult`; the stream part uses `streams_steps::find_capacity` and the estimate (see `verdict`). Everything
 //! is written under DIR/.streamcap/ and removed afterwards, also on error and after Ctrl-C (exit 130 with the
 //! partial result). Profiles and every size and duration: `profile`.
 

@@ -1,5 +1,5 @@
 //! The stream-capacity part of a check: for each video format, write its test media, run the capacity search
-//! (`streams_cmd::find_capacity`) from the estimate's hint, and turn the answer into a line of the verdict table.
+//! (`streams_steps::find_capacity`) from the estimate's hint, and turn the answer into a line of the verdict table.
 //!
 //! "Limited by" names what stopped more streams in the search (stalls, start-up time, read errors, or the
 //! search's upper limit), followed by the estimate's binding bound (IOPS or bandwidth). "Headroom" compares the
@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::{Context, Result};
 
 use super::profile::Settings;
-use crate::app::streams_cmd::{Media, StepRunner, find_capacity, prepare_media};
 use crate::app::streams_estimate::{RawRates, compare, estimate, measure_raw};
+use crate::app::streams_media::{Media, prepare_media};
+use crate::app::streams_steps::{StepRunner, find_capacity};
 use crate::engine::EngineKind;
 use crate::results::{CapacityAnswer, CapacityEstimate, FormatVerdict, QualityTarget, StreamsStep};
 use crate::run::Interrupt;
