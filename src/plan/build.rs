@@ -8,19 +8,18 @@
 //! - without `--runtime` or `--io-size`, a phase does one data set's worth of I/O (fio's default).
 
 use super::defaults;
-use super::facts::{Facts, TargetFacts};
+use super::facts::Facts;
 use super::files::{directory_use, share, single_target_use, worker_regions};
 use super::target::{default_shared_files, plan_target};
+use super::values::{
+    alignment, block_sizes, choose_engine, default_name, distribution, pacing, percentiles, worker_seed,
+};
 use super::{
-    Arrivals, DirectMode, FioLogs, Pacing, PhasePlan, Plan, PlanError, RateFloor, TargetKind, TargetPlan, Thinktime,
-    WorkerPlan,
+    DirectMode, FioLogs, PhasePlan, Plan, PlanError, RateFloor, TargetKind, TargetPlan, Thinktime, WorkerPlan,
 };
-use crate::engine::EngineKind;
-use crate::spec::{
-    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, JobSpec, PhaseSpec, Sharing,
-};
-use crate::units::{Bytes, format_duration};
-use crate::workload::{Access, BlockSizes, Distribution, FileService as WorkloadFileService, WorkloadConfig};
+use crate::spec::{BlockSizeSpec, DistributionSpec, FileService, JobSpec, PhaseSpec, Sharing};
+use crate::units::Bytes;
+use crate::workload::{Access, BlockSizes, FileService as WorkloadFileService, WorkloadConfig};
 use std::time::Duration;
 
 /// Choices that are about the run, not the workload.
@@ -312,122 +311,12 @@ fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// The latency percentiles asked for, ascending and without repeats.
-fn percentiles(spec: &PhaseSpec) -> Result<Vec<f64>, String> {
-    let mut list = spec.percentiles.clone().unwrap_or_default();
-    if let Some(bad) = list.iter().find(|p| !(p.is_finite() && **p > 0.0 && **p <= 100.0)) {
-        return Err(format!("percentile {bad} is out of range: give percentiles above 0 and at most 100"));
-    }
-    list.sort_by(f64::total_cmp);
-    list.dedup();
-    Ok(list)
-}
-
-fn choose_engine(choice: Option<EngineChoice>, facts: &Facts, notices: &mut Vec<String>) -> Result<EngineKind, String> {
-    match (choice, &facts.io_uring) {
-        (Some(EngineChoice::Sync), _) => Ok(EngineKind::Sync),
-        (Some(EngineChoice::Null), _) => Ok(EngineKind::Null),
-        (Some(EngineChoice::IoUring), Ok(())) | (None, Ok(())) => Ok(EngineKind::IoUring),
-        (Some(EngineChoice::IoUring), Err(why)) => {
-            Err(format!("io_uring is not available on this system ({why}); use --engine sync"))
-        }
-        (None, Err(why)) => {
-            notices.push(format!("io_uring is not available ({why}); using the sync engine (queue depth 1)"));
-            Ok(EngineKind::Sync)
-        }
-    }
-}
-
-/// Offsets must be multiples of this. Direct I/O needs the filesystem's (or device's) alignment; 4 KiB suits
-/// every filesystem and device seen so far and is what fio assumes for O_DIRECT.
-fn alignment(direct: DirectMode, target: &TargetFacts) -> u32 {
-    if direct == DirectMode::Off {
-        return defaults::BUFFERED_ALIGN;
-    }
-    let reported = match target {
-        TargetFacts::Directory { dio_align, .. } => *dio_align,
-        TargetFacts::BlockDevice { logical_block, .. } => Some(*logical_block),
-        TargetFacts::File { .. } => None,
-    };
-    reported.unwrap_or(defaults::DIRECT_ALIGN).max(defaults::DIRECT_ALIGN)
-}
-
-fn block_sizes(spec: &BlockSizeSpec, align: u32, direct: DirectMode) -> Result<BlockSizes, String> {
-    let sizes = match spec {
-        BlockSizeSpec::Fixed(b) => BlockSizes::Fixed { size: to_u32(*b)? },
-        BlockSizeSpec::Range(low, high) => BlockSizes::Range { min: to_u32(*low)?, max: to_u32(*high)?, step: align },
-        BlockSizeSpec::Split(entries) => BlockSizes::Split {
-            entries: BlockSizeSpec::split_weights(entries)?
-                .into_iter()
-                .map(|(b, w)| Ok((to_u32(b)?, w)))
-                .collect::<Result<_, String>>()?,
-        },
-    };
-    if let Some(bad) = sizes.sizes().into_iter().find(|s| s % align != 0) {
-        let why = if direct == DirectMode::Off { "" } else { " with direct I/O" };
-        return Err(format!(
-            "block size {} is not a multiple of {}, which this target needs{why}; use multiples of {}{}",
-            Bytes(u64::from(bad)),
-            Bytes(u64::from(align)),
-            Bytes(u64::from(align)),
-            if why.is_empty() { "" } else { " or --buffered" }
-        ));
-    }
-    Ok(sizes)
-}
-
-fn to_u32(b: Bytes) -> Result<u32, String> {
-    const LIMIT: u64 = 256 << 20;
-    if b.0 == 0 || b.0 > LIMIT {
-        return Err(format!("block size {b} is out of range: use 512 bytes to 256 MiB"));
-    }
-    Ok(b.0 as u32)
-}
-
-fn distribution(spec: DistributionSpec) -> Distribution {
-    match spec {
-        DistributionSpec::Uniform => Distribution::Uniform,
-        DistributionSpec::Zipf(theta) => Distribution::Zipf { theta },
-        DistributionSpec::Pareto(h) => Distribution::Pareto { h },
-        DistributionSpec::Normal(sigma_percent) => Distribution::Normal { sigma_percent },
-    }
-}
-
-fn worker_seed(seed: u64, phase: usize, worker: usize) -> u64 {
-    seed ^ ((phase as u64) << 48) ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-fn pacing(spec: &PhaseSpec, sizes: &BlockSizes) -> Option<Pacing> {
-    let arrivals = match spec.rate_process.unwrap_or(ArrivalSpec::Linear) {
-        ArrivalSpec::Linear => Arrivals::Linear,
-        ArrivalSpec::Poisson => Arrivals::Poisson,
-    };
-    if let Some(ops) = spec.rate_iops {
-        return Some(Pacing { ops_per_sec: ops as f64, bytes_per_sec: None, arrivals });
-    }
-    spec.rate.map(|rate| Pacing {
-        ops_per_sec: rate.bytes_per_sec() / sizes.mean(),
-        bytes_per_sec: Some(rate.bytes_per_sec()),
-        arrivals,
-    })
-}
-
-fn default_name(spec: &PhaseSpec, bs: &BlockSizeSpec, iodepth: u32, jobs: u32) -> String {
-    let rw = spec.rw.expect("checked by build_plan");
-    let mut name = format!("{rw} {bs} qd{iodepth}");
-    if jobs > 1 {
-        name.push_str(&format!(" ×{jobs}"));
-    }
-    if let Some(runtime) = spec.runtime {
-        name.push_str(&format!(" {}", format_duration(runtime).replace(' ', "")));
-    }
-    name
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{RwMode, SpecOrigin};
+    use crate::engine::EngineKind;
+    use crate::plan::TargetFacts;
+    use crate::spec::{EngineChoice, RwMode, SpecOrigin};
     use std::path::PathBuf;
 
     fn facts() -> Facts {

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::defaults;
 use super::facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
+use super::values::convert_sizes;
 use super::{PhasePlan, Plan, PlanError, TargetKind, TargetPlan};
 use crate::engine::EngineKind;
 use crate::metrics::OpClass;
@@ -326,27 +327,12 @@ fn check_space(
 
 /// Transfer sizes: 1 byte to 256 MiB; multiples of 4 KiB with direct I/O.
 fn xfer_sizes(spec: &BlockSizeSpec, direct: bool) -> Result<BlockSizes, String> {
-    let size = |b: Bytes| -> Result<u32, String> {
-        if b.0 == 0 || b.0 > 256 << 20 {
-            return Err(format!("xfersize {b} is out of range: use 1 byte to 256 MiB"));
-        }
-        if direct && !b.0.is_multiple_of(u64::from(defaults::DIRECT_ALIGN)) {
-            return Err(format!("xfersize {b} is not a multiple of 4 KiB, which direct I/O needs"));
-        }
-        Ok(b.0 as u32)
-    };
-    Ok(match spec {
-        BlockSizeSpec::Fixed(b) => BlockSizes::Fixed { size: size(*b)? },
-        BlockSizeSpec::Range(low, high) => {
-            BlockSizes::Range { min: size(*low)?, max: size(*high)?, step: if direct { 4096 } else { 512 } }
-        }
-        BlockSizeSpec::Split(entries) => BlockSizes::Split {
-            entries: BlockSizeSpec::split_weights(entries)?
-                .into_iter()
-                .map(|(b, w)| Ok((size(b)?, w)))
-                .collect::<Result<_, String>>()?,
-        },
-    })
+    let sizes =
+        convert_sizes(spec, if direct { defaults::DIRECT_ALIGN } else { defaults::BUFFERED_ALIGN }, "xfersize")?;
+    if direct && let Some(bad) = sizes.sizes().into_iter().find(|s| !s.is_multiple_of(defaults::DIRECT_ALIGN)) {
+        return Err(format!("xfersize {} is not a multiple of 4 KiB, which direct I/O needs", Bytes(u64::from(bad))));
+    }
+    Ok(sizes)
 }
 
 /// The raw fields of a file-set phase get neutral values; what it does is in `fileset`.

@@ -10,6 +10,7 @@ mod facts;
 mod files;
 mod fileset;
 mod target;
+mod values;
 
 use std::path::PathBuf;
 use std::time::Duration;
