@@ -105,6 +105,8 @@ fn writer(
         max_transfer: WRITE as usize,
         pin_buffers: true,
         files: vec![file],
+        spare_file_slots: 0,
+        urls: Vec::new(),
         null_latency: Duration::ZERO,
         null_faults: Vec::new(),
     };

@@ -11,8 +11,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::open::{OpenFor, open_data_file};
 use super::pattern::{fill_random, stamp};
-use super::worker_setup::open_data_file;
 use crate::engine::{BufferPool, Completion, Engine, OpKind, Request, SyncEngine, Wait};
 use crate::plan::FilePlan;
 use crate::workload::Rng;
@@ -44,11 +44,14 @@ pub fn fill(
     let total: u64 = files.iter().map(|f| f.size.0).sum();
     let handles = files
         .iter()
-        .map(|f| open_data_file(&f.path, direct, true, false))
+        .map(|f| {
+            open_data_file(&f.path, OpenFor::write(direct))
+                .map_err(|e| format!("cannot open {}: {e}", f.path.display()))
+        })
         .collect::<Result<Vec<_>, _>>()
         .map_err(LayoutError::Open)?;
     let pool = BufferPool::new(1, CHUNK).map_err(|e| LayoutError::Buffer(e.to_string()))?;
-    let mut engine = SyncEngine::new(handles, pool);
+    let mut engine = SyncEngine::new(handles.into_iter().map(Some).collect(), pool);
     fill_random(engine.buffer_mut(0), &mut Rng::new(0xF111));
     let mut completions = Vec::with_capacity(1);
     let (mut done, mut counter) = (0, 0);
@@ -98,7 +101,7 @@ fn perform(engine: &mut SyncEngine, request: Request, out: &mut Vec<Completion>)
 /// Flushes dirty pages and asks the kernel to drop the file's cached pages (best effort: the kernel may keep
 /// pages that are mapped or still under writeback).
 pub fn invalidate(path: &Path, writable: bool) {
-    if let Ok(file) = open_data_file(path, false, writable, false) {
+    if let Ok(file) = open_data_file(path, if writable { OpenFor::write(false) } else { OpenFor::read(false) }) {
         if writable {
             let _ = file.sync_data();
         }
@@ -112,7 +115,8 @@ pub fn pre_read(files: &[&FilePlan], interrupted: &AtomicBool) -> Result<(), Lay
     use std::io::Read;
     let mut buffer = vec![0u8; CHUNK];
     for file in files {
-        let mut handle = open_data_file(&file.path, false, false, false).map_err(LayoutError::Open)?;
+        let mut handle = open_data_file(&file.path, OpenFor::read(false))
+            .map_err(|e| LayoutError::Open(format!("cannot open {}: {e}", file.path.display())))?;
         loop {
             if interrupted.load(Ordering::Relaxed) {
                 return Err(LayoutError::Interrupted);

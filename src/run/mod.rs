@@ -2,15 +2,19 @@
 //! progress line. Reports what happens through a [`RunObserver`] so that the caller (the app) can sample the
 //! system, draw progress and write results without this layer knowing about any of them.
 
+mod clock;
+mod core;
 mod fileset;
 mod layout;
+mod open;
 mod pacer;
 mod pattern;
 mod phase;
 mod progress;
+mod raw;
 mod signals;
+mod tally;
 mod workdir;
-mod worker;
 mod worker_setup;
 
 use std::borrow::Cow;
@@ -27,7 +31,7 @@ pub use workdir::{WorkDir, remove_stale, run_id};
 use crate::plan::{Arrivals, DirectMode, FilePlan, Pacing, PhasePlan, Plan, TargetKind};
 use crate::workload::Access;
 pub use layout::LayoutError;
-use phase::{PhaseInputs, run_phase};
+use phase::{PhaseRun, run_workers};
 
 /// What the run tells its caller as it goes. Every method has an empty default.
 pub trait RunObserver: Send {
@@ -180,16 +184,16 @@ pub fn execute(
         }
 
         let run_one = |(index, phase, direct): &(usize, Cow<'_, PhasePlan>, bool), observer: &mut dyn RunObserver| {
-            let inputs = PhaseInputs {
+            let run = PhaseRun {
                 index: *index,
-                phase,
-                files: &files,
-                direct: *direct,
-                writable: plan.target.writes_allowed,
                 interval: plan.interval,
+                ramp: phase.ramp,
+                floor: phase.rate_floor,
+                direct: *direct,
                 interrupted: interrupt.flag(),
+                setups: raw::setups(phase, &files, *direct, plan.target.writes_allowed),
             };
-            run_phase(inputs, observer)
+            run_workers(run, observer).outcome
         };
         let stage_outcomes: Vec<PhaseOutcome> = if prepared.len() == 1 {
             vec![run_one(&prepared[0], observer)]

@@ -22,10 +22,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::http::HttpEngine;
-use super::http_wire::HttpUrl;
 use super::model::{ChunkWant, Player, PlayerConfig, StreamStats};
 use crate::engine::{AnyEngine, Completion, Engine, EngineKind, EngineSetup, OpKind, Request, Wait, page_round_up};
+use crate::engine::{HttpEngine, HttpUrl};
 use crate::metrics::Histogram;
 use crate::workload::Rng;
 
@@ -224,6 +223,8 @@ fn worker(
         max_transfer: largest_chunk,
         pin_buffers: false,
         files,
+        spare_file_slots: 0,
+        urls: Vec::new(),
         null_latency: Duration::ZERO,
         null_faults: Vec::new(),
     };
@@ -242,6 +243,7 @@ fn worker(
         AnyEngine::IoUring(e) => state.run(e),
         AnyEngine::Sync(e) => state.run(e),
         AnyEngine::Null(e) => state.run(e),
+        AnyEngine::Http(e) => state.run(e),
     }
 }
 

@@ -8,14 +8,12 @@
 pub mod capacity;
 pub mod driver;
 pub mod formats;
-pub mod http;
-pub mod http_wire;
 pub mod model;
 pub mod setup;
 
+pub use crate::engine::{HttpError, HttpUrl, probe_size};
 pub use capacity::{SearchOutcome, SearchSettings, search};
 pub use driver::{DriveError, DriveOutcome, DrivePlan, MediaFile, ViewerPlan, drive};
 pub use formats::{FORMATS, Format, Mix};
-pub use http_wire::{HttpError, HttpUrl, probe_size};
 pub use model::{Arrival, ChunkWant, Player, PlayerConfig, StreamStats};
 pub use setup::{Assignment, ChunkSize, MediaKey, StreamsConfig, defaults};
