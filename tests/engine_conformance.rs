@@ -31,8 +31,7 @@ fn engines_here() -> Vec<EngineKind> {
 }
 
 fn build(kind: EngineKind, files: Vec<File>) -> AnyEngine {
-    AnyEngine::build(EngineSetup { files, ..EngineSetup::new(kind, DEPTH, BLOCK) })
-    .expect("engine builds")
+    AnyEngine::build(EngineSetup { files, ..EngineSetup::new(kind, DEPTH, BLOCK) }).expect("engine builds")
 }
 
 /// Pattern byte for (block, position): differs per block so a read from the wrong offset is caught.

@@ -1,16 +1,12 @@
 //! The top of the crate: wires the stages together for each subcommand. Errors become `anyhow` errors with
 //! context here and only here; `main` prints them and picks the exit code.
 
-pub mod check;
+mod check;
 mod facts;
 mod observer;
-mod run_cmd;
-pub mod streams_cmd;
-pub mod streams_estimate;
-pub mod streams_http;
-pub mod streams_ingest;
-pub mod streams_media;
-pub mod streams_steps;
+mod output;
+mod run;
+mod streams;
 
 use std::process::ExitCode;
 
@@ -23,9 +19,9 @@ use crate::results::read_result;
 /// Runs a parsed command line. An `Err` means bad input or a set-up failure: exit code 2.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Run(args) => run_cmd::run(*args),
+        Command::Run(args) => run::run(*args),
         Command::Report(args) => report(&args),
-        Command::Streams(args) => streams_cmd::run(*args),
+        Command::Streams(args) => streams::run(*args),
         Command::Check(args) => check::run(*args),
     }
 }
@@ -40,6 +36,6 @@ fn report(args: &ReportArgs) -> Result<ExitCode> {
         (OutputFormat::Summary, None) => write_summary(&mut text, &result),
     }
     .expect("writing to a Vec cannot fail");
-    run_cmd::print_quietly(&String::from_utf8_lossy(&text));
+    output::print_quietly(&String::from_utf8_lossy(&text));
     Ok(ExitCode::SUCCESS)
 }

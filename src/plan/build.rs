@@ -10,6 +10,7 @@
 use super::defaults;
 use super::facts::Facts;
 use super::files::{directory_use, share, single_target_use, worker_regions};
+use super::streams::plan_streams_phases;
 use super::target::{default_shared_files, plan_target};
 use super::values::{
     alignment, block_sizes, choose_engine, default_name, distribution, pacing, percentiles, worker_seed,
@@ -34,12 +35,8 @@ pub struct RunOptions {
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
     job.check().map_err(PlanError)?;
-    // File-set phases (many files in a directory tree) are planned in their own module.
-    if job.phases.iter().any(|p| p.fileset.is_some()) {
-        return super::fileset::build_fileset_plan(job, facts);
-    }
     for (i, phase) in job.phases.iter().enumerate() {
-        if phase.rw.is_none() {
+        if phase.rw.is_none() && phase.fileset.is_none() && phase.streams.is_none() {
             return Err(PlanError(format!(
                 "phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, randwrite, \
                  readwrite, randrw)",
@@ -48,18 +45,26 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         }
     }
     let mut notices = job.notices.clone();
-    let mut target =
-        plan_target(job, &facts.target, &options.run_id, options.allow_device_writes, options.force, &mut notices)?;
+    let mut target = plan_target(job, facts, options, &mut notices)?;
     if let Some(why) = &facts.memory_backed {
         notices.push(format!("{why}: the figures describe memory, not storage, and are marked cache-affected"));
         target.memory_backed = Some(why.clone());
     }
-    let phases = job
-        .phases
-        .iter()
-        .enumerate()
-        .map(|(i, spec)| plan_phase(job, i, spec, &target, facts, &mut notices))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut phases: Vec<PhasePlan> = Vec::new();
+    let mut estimates = Vec::new();
+    for (i, spec) in job.phases.iter().enumerate() {
+        if spec.fileset.is_some() {
+            let phase = super::fileset::plan_fileset_phase(i, spec, facts, &phases, &mut notices)?;
+            phases.push(phase);
+        } else if spec.streams.is_some() {
+            let next = phases.len();
+            let planned = plan_streams_phases(job, i, spec, &mut target, facts, &mut notices, next, &mut estimates)?;
+            phases.extend(planned);
+        } else {
+            phases.push(plan_raw_phase(job, i, spec, &target, facts, &mut notices)?);
+        }
+    }
+    super::fileset::check_space(&phases, facts, &mut notices)?;
     check_curves(&phases)?;
     notices.dedup();
     Ok(Plan {
@@ -71,7 +76,8 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     })
 }
 
-fn plan_phase(
+/// Plans one raw-I/O phase against the target's file table.
+pub(super) fn plan_raw_phase(
     job: &JobSpec,
     index: usize,
     spec: &PhaseSpec,
@@ -125,6 +131,7 @@ fn plan_phase(
     let usage = match target.kind {
         TargetKind::Directory => directory_use(spec, default_shared_files(job), u64::from(align)),
         TargetKind::File | TargetKind::BlockDevice => single_target_use(spec, target.files[0].size.0, u64::from(align)),
+        TargetKind::Remote => Err("raw I/O needs a local directory, file or block device, not a URL".to_string()),
     }
     .map_err(fail)?;
     let by_name: std::collections::HashMap<&std::ffi::OsStr, u32> =
@@ -134,7 +141,7 @@ fn plan_phase(
             TargetKind::Directory => {
                 *by_name.get(std::ffi::OsStr::new(name)).expect("the file table holds every name a phase uses")
             }
-            TargetKind::File | TargetKind::BlockDevice => 0,
+            TargetKind::File | TargetKind::BlockDevice | TargetKind::Remote => 0,
         }
     };
     let files: Vec<u32> = usage.distinct_names().iter().map(|n| index_of(n)).collect();
@@ -280,6 +287,7 @@ fn plan_phase(
         seed,
         workers,
         fileset: None,
+        streams: None,
     })
 }
 
@@ -330,6 +338,8 @@ mod tests {
             io_uring: Ok(()),
             memory_backed: None,
             anchors: Vec::new(),
+            cpus: 2,
+            media_libraries: Vec::new(),
         }
     }
 

@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 
 use super::clock::wait_until;
 use super::phase::PhaseControl;
-use super::tally::{Failure, Tally};
+pub use super::tally::Failure;
+use super::tally::Tally;
 use super::worker_setup::WorkerMsg;
 use crate::engine::{Completion, Engine, EngineError, OpKind, Request, Wait};
 use crate::metrics::{OpClass, Recorder};
@@ -64,9 +65,28 @@ pub struct Ctx<'a> {
     /// From the worker's origin.
     pub now: Duration,
     pub in_flight: usize,
-    pub tally: &'a mut Tally,
     /// The engine's file table, for schedules that open files as they go.
     pub files: &'a mut dyn crate::engine::FileTable,
+    origin: Instant,
+    tally: &'a mut Tally,
+    control: &'a PhaseControl,
+    continue_on_error: bool,
+}
+
+impl Ctx<'_> {
+    /// Records an operation the schedule did itself, timed from `started` to `ended`; `due` from the origin.
+    pub fn record(&mut self, class: OpClass, bytes: u64, started: Instant, ended: Instant, due: Option<Duration>) {
+        self.tally.record_timed(class, bytes, started, ended, due.map(|d| self.origin + d));
+    }
+
+    /// Records an operation of the schedule's own that failed; it stops the phase unless errors are tolerated.
+    #[cold]
+    pub fn failed(&mut self, failure: Failure<'_>) {
+        self.tally.error(failure, Instant::now());
+        if !self.continue_on_error {
+            self.control.abort.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// A source of I/O driven by the core. Implementations do no I/O through engines themselves.
@@ -295,8 +315,11 @@ impl Core {
                 let mut ctx = Ctx {
                     now: now.saturating_duration_since(cfg.origin),
                     in_flight: engine.in_flight() + self.batch.len(),
-                    tally: &mut self.tally,
                     files: engine.file_table(),
+                    origin: cfg.origin,
+                    tally: &mut self.tally,
+                    control: cfg.control,
+                    continue_on_error: cfg.continue_on_error,
                 };
                 schedule.next(&mut ctx)
             };

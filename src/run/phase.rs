@@ -77,6 +77,18 @@ pub struct PhaseOutcome {
     /// Bytes issued after the ramp by each worker, in worker order.
     pub issued_by_worker: Vec<u64>,
     pub started: SystemTime,
+    /// Interval reports made (the next phase-internal run continues the series after them).
+    pub intervals: u64,
+}
+
+/// Where a run of workers' intervals fall in their phase's series: a stream phase runs one set of workers per
+/// step, and its series goes on from step to step.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SeriesStart {
+    /// Index of the first interval.
+    pub index: u64,
+    /// Its start, from the start of the phase's measurement.
+    pub start: Duration,
 }
 
 /// One interval of a phase, all workers merged.
@@ -101,6 +113,8 @@ pub(super) struct PhaseRun<'a> {
     /// Direct I/O is in effect (recorded in the outcome).
     pub direct: bool,
     pub interrupted: Arc<AtomicBool>,
+    /// Where this run's intervals fall in the phase's series.
+    pub series: SeriesStart,
     /// One per worker, run on the worker's own thread.
     pub setups: Vec<SetUp<'a>>,
 }
@@ -137,7 +151,8 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
                 let _ = g.send(None);
             });
             handles.into_iter().for_each(|h| drop(h.join()));
-            return Ran { outcome: failed(started, direct, error), schedules: (0..workers).map(|_| None).collect() };
+            let outcome = PhaseOutcome { started, ..failed_outcome(direct, StopReason::Failed(error)) };
+            return Ran { outcome, schedules: (0..workers).map(|_| None).collect() };
         }
         let start = Instant::now();
         go.iter().for_each(|g| {
@@ -145,6 +160,7 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
         });
         let mut gather = Gatherer::new(workers, interval, spares);
         gather.floor = floor;
+        gather.series = run.series;
         gather.follow(&rx, &control, index, start + ramp, observer);
         // A worker that panicked did not finish its share: the phase failed, whatever the others did.
         let (ends, schedules): (Vec<WorkerEnd>, Vec<_>) = handles
@@ -168,6 +184,7 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
             caps,
             issued_by_worker: ends.iter().map(|e| e.issued).collect(),
             started,
+            intervals: gather.reported_intervals,
         };
         Ran { outcome, schedules }
     })
@@ -205,16 +222,18 @@ fn wait_ready<T>(rx: &Receiver<WorkerMsg>, handles: &[ScopedJoinHandle<'_, T>]) 
     (caps, error)
 }
 
-fn failed(started: SystemTime, direct: bool, error: String) -> PhaseOutcome {
+/// The outcome of a phase that measured nothing (it failed to set up, or was stopped before it began).
+pub(super) fn failed_outcome(direct: bool, stop: StopReason) -> PhaseOutcome {
     PhaseOutcome {
         totals: Recorder::new(false),
         measured: Duration::ZERO,
-        stop: StopReason::Failed(error),
+        stop,
         errors: Vec::new(),
         direct,
         caps: None,
         issued_by_worker: Vec::new(),
-        started,
+        started: SystemTime::now(),
+        intervals: 0,
     }
 }
 
@@ -235,6 +254,10 @@ pub(super) struct Gatherer {
     floor: Option<RateFloor>,
     /// Why the phase fell below its floor, once it has.
     floor_breach: Option<String>,
+    /// Where this run's intervals fall in the phase's series.
+    series: SeriesStart,
+    /// Interval reports made so far.
+    reported_intervals: u64,
 }
 
 impl Gatherer {
@@ -250,6 +273,8 @@ impl Gatherer {
             measured: Duration::ZERO,
             floor: None,
             floor_breach: None,
+            series: SeriesStart::default(),
+            reported_intervals: 0,
         }
     }
 
@@ -332,7 +357,9 @@ impl Gatherer {
             let length = elapsed.saturating_sub(start);
             self.totals.merge(&recorder);
             if !length.is_zero() || recorder.total_ops() > 0 {
+                let (index, start) = (self.series.index + index, self.series.start + start);
                 observer.interval(&IntervalReport { phase, index, start, length, recorder: &recorder });
+                self.reported_intervals += 1;
             }
             self.recycle(owner, recorder);
         }

@@ -7,8 +7,11 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use super::core::{CoreConfig, WorkerEnd, drive};
+use super::fileset::FileSetSchedule;
 use super::phase::PhaseControl;
+use super::prepare::PassSchedule;
 use super::raw::RawSchedule;
+use super::streams::{IngestSchedule, ViewerSchedule};
 use crate::engine::{AnyEngine, Caps};
 use crate::metrics::{Recorder, Snapshot};
 
@@ -32,8 +35,10 @@ pub(super) struct WorkerChannels {
 /// The schedules a worker can run; matched once per worker.
 pub(super) enum AnySchedule<'a> {
     Raw(RawSchedule),
-    #[allow(dead_code)]
-    Phantom(std::marker::PhantomData<&'a ()>),
+    Viewers(ViewerSchedule),
+    Ingest(IngestSchedule),
+    Pass(PassSchedule),
+    FileSet(FileSetSchedule<'a>),
 }
 
 /// How a worker runs, apart from its engine and schedule (see `CoreConfig`).
@@ -111,7 +116,10 @@ pub(super) fn worker_thread<'a>(
     }
     let end = match &mut schedule {
         AnySchedule::Raw(s) => on_engine!(s),
-        AnySchedule::Phantom(_) => unreachable!(),
+        AnySchedule::Viewers(s) => on_engine!(s),
+        AnySchedule::Ingest(s) => on_engine!(s),
+        AnySchedule::Pass(s) => on_engine!(s),
+        AnySchedule::FileSet(s) => on_engine!(s),
     };
     drop(engine);
     (end, Some(schedule))

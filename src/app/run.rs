@@ -5,18 +5,18 @@
 //! failure (bad input is refused before anything is written; a failure during the run keeps the partial result);
 //! 130 after Ctrl-C (the partial result is kept).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::facts::{Gathered, anchor_facts, gather};
+use super::facts::{anchor_facts, gather};
 use super::observer::ResultRecorder;
+use super::output::{check_writable_parent, print_quietly, result_skeleton};
 use crate::cli::{OutputFormat, RunArgs};
-use crate::plan::{Plan, RunOptions, TargetKind, build_plan};
+use crate::plan::{Plan, RunOptions, build_plan};
 use crate::report::{CsvSink, LogPrefixes, write_fio_json, write_fio_logs, write_summary};
-use crate::results::{RunResult, RunStatus, TargetInfo, rfc3339};
+use crate::results::{RunResult, RunStatus, rfc3339};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 
@@ -156,41 +156,4 @@ fn write_logs(plan: &Plan, result: &RunResult) {
             Err(e) => eprintln!("warning: cannot write the fio logs of phase '{}': {e}", phase.name),
         }
     }
-}
-
-pub(super) fn check_writable_parent(path: &std::path::Path) -> Result<()> {
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    anyhow::ensure!(
-        parent.is_dir(),
-        "cannot write the result to {}: the directory {} does not exist",
-        path.display(),
-        parent.display()
-    );
-    Ok(())
-}
-
-pub(super) fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
-    let kind = match plan.target.kind {
-        TargetKind::Directory => "directory",
-        TargetKind::File => "file",
-        TargetKind::BlockDevice => "block_device",
-    };
-    let target = TargetInfo {
-        path: gathered.canonical.display().to_string(),
-        kind: kind.into(),
-        filesystem: gathered.filesystem.clone(),
-        devices: gathered.devices.clone(),
-    };
-    RunResult::started(
-        gathered.host.clone(),
-        target,
-        serde_json::to_value(plan).unwrap_or_default(),
-        plan.notices.clone(),
-    )
-}
-
-/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly.
-pub fn print_quietly(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
