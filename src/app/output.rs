@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::facts::Gathered;
 use crate::plan::{Plan, TargetKind};
-use crate::results::{RunResult, TargetInfo};
+use crate::results::RunResult;
 
 pub fn check_writable_parent(path: &std::path::Path) -> Result<()> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
@@ -27,15 +27,9 @@ pub fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
         TargetKind::BlockDevice => "block_device",
         TargetKind::Remote => "http",
     };
-    let target = TargetInfo {
-        path: gathered.canonical.display().to_string(),
-        kind: kind.into(),
-        filesystem: gathered.filesystem.clone(),
-        devices: gathered.devices.clone(),
-    };
     RunResult::started(
         gathered.host.clone(),
-        target,
+        gathered.target_info(kind),
         serde_json::to_value(plan).unwrap_or_default(),
         plan.notices.clone(),
     )

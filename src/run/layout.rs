@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -22,8 +22,23 @@ pub enum LayoutError {
     /// Opening, writing or reading a file failed; the text names the file, the offset and the error.
     #[error("{0}")]
     Open(String),
+    /// One write of `len` bytes at `offset` failed somewhere in its range (the kernel may have split it; what
+    /// was stored before the failing part is not reported back).
+    #[error("cannot write {len} bytes of data into {path} at offset {offset}: {cause}{}", full_hint(cause))]
+    Write { path: PathBuf, offset: u64, len: u64, cause: io::Error },
+    #[error("cannot read {path} into the page cache: {cause}")]
+    Read { path: PathBuf, cause: io::Error },
     #[error("interrupted while filling the data files")]
     Interrupted,
+}
+
+/// What a full filesystem means for the user, after the OS error text.
+fn full_hint(cause: &io::Error) -> &'static str {
+    if cause.raw_os_error() == Some(libc::ENOSPC) {
+        "; the filesystem is full: free space on it, or use a smaller --size"
+    } else {
+        ""
+    }
 }
 
 /// Writes every file in `files` from start to end on the I/O core (`prepare::pass`), flushing each; then, for
@@ -49,6 +64,12 @@ impl From<PassError> for LayoutError {
         match e {
             PassError::Interrupted => LayoutError::Interrupted,
             PassError::Failed(why) => LayoutError::Open(why),
+            PassError::Io { write: true, path, offset, len, errno } => {
+                LayoutError::Write { path, offset, len, cause: io::Error::from_raw_os_error(errno) }
+            }
+            PassError::Io { write: false, path, errno, .. } => {
+                LayoutError::Read { path, cause: io::Error::from_raw_os_error(errno) }
+            }
         }
     }
 }

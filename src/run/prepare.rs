@@ -86,6 +86,9 @@ impl Schedule for PassSchedule {
 pub enum PassError {
     #[error("{0}")]
     Failed(String),
+    /// The first read or write that failed: where, how long, and the OS error number.
+    #[error("{} {len} bytes of {} at offset {offset} failed (errno {errno})", if *write { "writing" } else { "reading" }, path.display())]
+    Io { write: bool, path: PathBuf, offset: u64, len: u64, errno: i32 },
     #[error("interrupted")]
     Interrupted,
 }
@@ -123,8 +126,7 @@ pub fn pass(
         StopReason::Failed(why) => Err(PassError::Failed(why)),
         _ if !outcome.errors.is_empty() => {
             let e = &outcome.errors[0];
-            let verb = if write { "write data into" } else { "read" };
-            Err(PassError::Failed(format!("cannot {verb} {} at offset {}: {}", e.path, e.offset, e.message)))
+            Err(PassError::Io { write, path: e.path.clone().into(), offset: e.offset, len: e.len, errno: e.errno })
         }
         _ => Ok(()),
     }

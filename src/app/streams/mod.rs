@@ -154,8 +154,14 @@ impl Site {
         match &self.gathered {
             Some(gathered) => result_skeleton(plan, gathered),
             None => {
-                let target =
-                    TargetInfo { path: self.text.clone(), kind: "http".into(), filesystem: None, devices: Vec::new() };
+                let target = TargetInfo {
+                    path: self.text.clone(),
+                    kind: "http".into(),
+                    filesystem: None,
+                    devices: Vec::new(),
+                    pool: None,
+                    memory_backed: None,
+                };
                 let config = serde_json::to_value(plan).unwrap_or_default();
                 RunResult::started(self.host.clone(), target, config, plan.notices.clone())
             }
