@@ -41,9 +41,31 @@ pub enum Command {
 pub struct ReportArgs {
     /// A result file written by `streamcap run --json FILE`.
     pub result: PathBuf,
-    /// What to print: the summary table, or fio's JSON (as `fio --output-format=json`).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Summary)]
-    pub format: OutputFormat,
+    /// What to print: the summary table, fio's JSON (as `fio --output-format=json`) or Markdown tables.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Summary)]
+    pub format: ReportFormat,
+}
+
+/// What `report` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// The terminal summary (run, streams or check, by what the result holds).
+    #[default]
+    Summary,
+    /// fio's JSON output (`fio --output-format=json`), for scripts written for fio.
+    FioJson,
+    /// Markdown tables, for a forum post or an issue.
+    Markdown,
+}
+
+impl From<ReportFormat> for crate::report::Format {
+    fn from(format: ReportFormat) -> Self {
+        match format {
+            ReportFormat::Summary => crate::report::Format::Summary,
+            ReportFormat::FioJson => crate::report::Format::FioJson,
+            ReportFormat::Markdown => crate::report::Format::Markdown,
+        }
+    }
 }
 
 /// What `run` and `report` print on stdout.
@@ -304,7 +326,10 @@ mod tests {
         assert_eq!(args.format, OutputFormat::FioJson);
         let cli = Cli::parse_from(["streamcap", "report", "r.json", "--format", "fio-json"]);
         let Command::Report(args) = cli.command else { panic!() };
-        assert_eq!(args.format, OutputFormat::FioJson);
+        assert_eq!(args.format, ReportFormat::FioJson);
+        let cli = Cli::parse_from(["streamcap", "report", "r.json", "--format", "markdown"]);
+        let Command::Report(args) = cli.command else { panic!() };
+        assert_eq!(crate::report::Format::from(args.format), crate::report::Format::Markdown);
     }
 
     #[test]
