@@ -44,6 +44,9 @@ pub struct ReportArgs {
     /// What to print: the summary table, fio's JSON (as `fio --output-format=json`) or Markdown tables.
     #[arg(long, value_enum, default_value_t = ReportFormat::Summary)]
     pub format: ReportFormat,
+    /// Also write the self-contained HTML report (charts, facts, configuration) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// What `report` prints on stdout.
@@ -56,6 +59,8 @@ pub enum ReportFormat {
     FioJson,
     /// Markdown tables, for a forum post or an issue.
     Markdown,
+    /// The self-contained HTML page (better written to a file with --html FILE).
+    Html,
 }
 
 impl From<ReportFormat> for crate::report::Format {
@@ -64,6 +69,7 @@ impl From<ReportFormat> for crate::report::Format {
             ReportFormat::Summary => crate::report::Format::Summary,
             ReportFormat::FioJson => crate::report::Format::FioJson,
             ReportFormat::Markdown => crate::report::Format::Markdown,
+            ReportFormat::Html => crate::report::Format::Html,
         }
     }
 }
@@ -118,6 +124,9 @@ pub struct RunArgs {
     /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Write the self-contained HTML report (charts, facts, configuration) to FILE at the end.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
     /// What to print at the end: the summary, or fio's JSON (as `fio --output-format=json`; printed even with
     /// --quiet).
     #[arg(long, value_enum, default_value_t = OutputFormat::Summary, help_heading = "Output")]

@@ -143,6 +143,9 @@ pub struct StreamsArgs {
     /// Write the result as JSON (rewritten after every step).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Write the self-contained HTML report (capacity charts, facts, configuration) to FILE at the end.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
     /// No progress and no summary.
     #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,
@@ -220,6 +223,9 @@ impl StreamsArgs {
 
 pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     let config = args.config();
+    if let Some(path) = &args.html {
+        super::run_cmd::check_writable_parent(path)?;
+    }
     if args.prebuffer > args.buffer {
         bail!(
             "--prebuffer ({:?}) is larger than --buffer ({:?}): the player could never start",
@@ -377,6 +383,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     let cleanup = media.remove();
     save(&result);
+    super::report::html_after_run(&result, args.html.as_deref());
     if !args.quiet {
         let mut text = Vec::new();
         let streams = result.streams.as_ref().expect("set above");

@@ -10,6 +10,7 @@ mod check;
 mod csv;
 mod fio_json;
 mod fio_logs;
+pub mod html;
 mod markdown;
 mod streams;
 mod summary;
@@ -25,6 +26,7 @@ pub use check::write_check_summary;
 pub use csv::CsvSink;
 pub use fio_json::{FioJson, fio_json, write_fio_json};
 pub use fio_logs::{LogPrefixes, write_fio_logs};
+pub use html::Html;
 pub use markdown::Markdown;
 pub use streams::write_streams_summary;
 pub use summary::Summary;
@@ -46,6 +48,8 @@ pub enum Format {
     FioJson,
     /// Markdown tables for a forum post or an issue.
     Markdown,
+    /// One self-contained HTML page with SVG charts.
+    Html,
 }
 
 impl Format {
@@ -55,6 +59,7 @@ impl Format {
             Format::Summary => &Summary,
             Format::FioJson => &FioJson,
             Format::Markdown => &Markdown,
+            Format::Html => &Html,
         }
     }
 }
