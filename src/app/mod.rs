@@ -3,6 +3,7 @@
 
 pub mod check;
 mod facts;
+mod inspect;
 mod observer;
 mod report;
 mod run_cmd;
@@ -26,5 +27,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => report::run(&args),
         Command::Streams(args) => streams_cmd::run(*args),
         Command::Check(args) => check::run(*args),
+        Command::Inspect(args) => inspect::run(&args),
     }
 }

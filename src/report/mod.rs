@@ -4,13 +4,14 @@
 //! types and writes bytes; it never opens files, never decides where output goes and never looks at the command
 //! line — the app picks a `Format` and hands it a writer. The interval CSV and the fio logs are written as a run
 //! goes, so they are sinks rather than renderers. `compare` renders several results side by side through the
-//! same trait.
+//! same trait. The terminal summary also shows what `inspect` found beneath a target (`inspect`).
 
 mod check;
 mod csv;
 mod fio_json;
 mod fio_logs;
 pub mod html;
+mod inspect;
 mod markdown;
 mod streams;
 mod summary;
@@ -27,6 +28,7 @@ pub use csv::CsvSink;
 pub use fio_json::{FioJson, fio_json, write_fio_json};
 pub use fio_logs::{LogPrefixes, write_fio_logs};
 pub use html::Html;
+pub use inspect::write_inspect;
 pub use markdown::Markdown;
 pub use streams::write_streams_summary;
 pub use summary::Summary;
