@@ -22,7 +22,7 @@ use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, HostFacts, Syst
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use check::{CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
-pub use io::{ResultIoError, read_result, write_result_atomically};
+pub use io::{ResultIoError, parse_result, read_result, write_result_atomically};
 pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
     StreamsResult, StreamsStep, build_step,

@@ -9,6 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 pub mod host;
+pub mod limits;
 pub mod proc;
 pub mod safety;
 pub mod topology;
@@ -19,6 +20,7 @@ mod sysfs;
 mod loop_tests;
 
 pub use host::HostFacts;
+pub use limits::ProcessLimits;
 pub use proc::{
     DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, parse_diskstats, parse_meminfo,
     parse_proc_stat, read_diskstats,
