@@ -148,6 +148,9 @@ pub(super) fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Res
             for e in phase.errors.records.iter().take(5) {
                 lines.push(format!("  {} {} at offset {} ({} bytes): {}", e.op, e.path, e.offset, e.len, e.message));
             }
+            if phase.errors.records.iter().any(|e| e.errno == libc::ENOSPC) {
+                lines.push("  the filesystem is full (ENOSPC): free space on it, or use a smaller --size".into());
+            }
         }
         if let Some(failure) = &phase.failure {
             lines.push(format!("failed: '{}': {failure}", phase.name));
