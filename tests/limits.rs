@@ -188,7 +188,7 @@ fn jobs_beyond_the_pids_limit_are_refused_before_any_thread_starts() {
     let output = group.run(dir.path(), "run . --rw read --jobs 300 --size 8M --runtime 1s");
     refused_with(&output, &["needs 300 threads", "may start only"]);
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
-    let output = group.run(dir.path(), "streams . --bitrate 8Mbit --count 2 --duration 1s --workers 300");
+    let output = group.run(dir.path(), "streams . --bitrate 8Mbit --count 2 --duration 1s --workers 300 --inflight 1");
     refused_with(&output, &["300 threads", "--workers"]);
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
     // Within the limit the same run works.

@@ -43,6 +43,17 @@ pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &
             Bytes(media)
         ));
     }
+    let threads = (request.workers as u64).saturating_add(u64::from(request.ingest_writers));
+    if let Some(available) = limits.threads
+        && threads.saturating_add(THREAD_HEADROOM) > available
+    {
+        return Err(format!(
+            "{threads} threads ({} scheduler threads and {} ingest writers) is more than this process may start \
+             ({available}, under the pids cgroup limit, threads-max or ulimit -u, less {THREAD_HEADROOM} kept \
+             free): use fewer --workers or ingest writers",
+            request.workers, request.ingest_writers
+        ));
+    }
     let slot = config.mix.0.iter().enumerate().map(|(f, _)| config.chunk_bytes(f)).max().unwrap_or(0);
     let slot = slot.min(defaults::SLOT_BUFFER_MAX as u64);
     let buffers = (request.workers as u64).saturating_mul(u64::from(request.inflight)).saturating_mul(slot);
@@ -53,24 +64,14 @@ pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &
         let flag = if request.search { "--limit" } else { "--count" };
         return Err(format!(
             "{} viewers need at least {} of memory ({} each, plus {} of read buffers for {} threads × {} in \
-             flight), but only {available} is available here: use a smaller {flag}",
+             flight), but only {available} is available here: use a smaller {flag}, or fewer --workers and a \
+             smaller --inflight",
             request.viewers,
             Bytes(memory),
             Bytes(VIEWER_STATE_BYTES),
             Bytes(buffers),
             request.workers,
             request.inflight
-        ));
-    }
-    let threads = (request.workers as u64).saturating_add(u64::from(request.ingest_writers));
-    if let Some(available) = limits.threads
-        && threads.saturating_add(THREAD_HEADROOM) > available
-    {
-        return Err(format!(
-            "{threads} threads ({} scheduler threads and {} ingest writers) is more than this process may start \
-             ({available}, under the pids cgroup limit, threads-max or ulimit -u, less {THREAD_HEADROOM} kept \
-             free): use fewer --workers or ingest writers",
-            request.workers, request.ingest_writers
         ));
     }
     Ok(())
