@@ -284,6 +284,8 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
                     kind: "http".into(),
                     filesystem: None,
                     devices: Vec::new(),
+                    pool: None,
+                    memory_backed: None,
                 },
                 memory_backed: None,
             };

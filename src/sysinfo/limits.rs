@@ -120,11 +120,8 @@ fn cgroup_dir(mounts: &[MountEntry], proc_cgroup: &str, controller: Controller) 
                 m.fs_type == "cgroup" && m.super_options.split(',').any(|o| o == controller.v1_name())
             }
         })?;
-        // A container may see its own cgroup mounted as the root: strip the mount's root from the path.
-        let relative = Path::new(path).strip_prefix(&mount.root).unwrap_or(Path::new(path));
-        let relative = relative.strip_prefix("/").unwrap_or(relative);
         // Under v2 a controller not enabled in a subtree has no files there: the walk up skips those levels.
-        return Some((mount.mount_point.join(relative), mount.mount_point.clone(), v2));
+        return super::cgroup::cgroup_dir(mount, path).map(|dir| (dir, mount.mount_point.clone(), v2));
     }
     None
 }
