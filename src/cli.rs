@@ -163,7 +163,8 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Safety")]
     pub allow_device_writes: bool,
     /// With --allow-device-writes: write even though the device carries a filesystem or partition signature.
-    #[arg(long, help_heading = "Safety")]
+    /// Alone it is an error (it would do nothing, and a user who typed it believed it did something).
+    #[arg(long, requires = "allow_device_writes", help_heading = "Safety")]
     pub force: bool,
 }
 

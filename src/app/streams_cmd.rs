@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use super::facts::gather;
+use super::facts::{gather, resource_limits};
 use super::run_cmd::print_quietly;
 use super::streams_estimate::{compare, estimate, measure_raw};
 use super::streams_http::{NO_DEVICES, remote_media, remote_target};
@@ -28,6 +28,7 @@ use crate::results::{
     FormatShare, QualityTarget, RunResult, RunStatus, StreamsResult, TargetInfo, rfc3339, write_result_atomically,
 };
 use crate::run::{INTERRUPTED_EXIT, Interrupt};
+use crate::streams::limits::{StreamsRequest, check_request};
 use crate::streams::{Assignment, ChunkSize, Format, Mix, SearchSettings, StreamsConfig, defaults};
 use crate::sysinfo::HostFacts;
 use crate::units::{Bytes, parse_duration};
@@ -226,6 +227,14 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     if let Some(path) = &args.html {
         super::run_cmd::check_writable_parent(path)?;
     }
+    let request = StreamsRequest {
+        viewers: args.count.unwrap_or(args.limit),
+        search: args.count.is_none(),
+        workers: args.workers.unwrap_or_else(default_workers),
+        inflight: args.inflight,
+        ingest_writers: args.ingest.map_or(0, |i| i.writers),
+    };
+    check_request(&config, &request, &resource_limits()).map_err(anyhow::Error::msg)?;
     if args.prebuffer > args.buffer {
         bail!(
             "--prebuffer ({:?}) is larger than --buffer ({:?}): the player could never start",
@@ -309,7 +318,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         config: &config,
         media: &media,
         engine: args.engine,
-        workers: args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        workers: request.workers,
         inflight: args.inflight,
         target: args.target(),
         devices,
@@ -400,6 +409,11 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(INTERRUPTED_EXIT as u8));
     }
     Ok(exit)
+}
+
+/// One scheduler thread per CPU.
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn streams_mut(result: &mut RunResult) -> &mut StreamsResult {
