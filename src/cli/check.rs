@@ -23,6 +23,13 @@ pub struct CheckArgs {
     /// Write the result as JSON (rewritten after every phase and stream step).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the HTML report to FILE (default: beside the JSON as NAME.html, or
+    /// streamcap-check-HOST-TIME.html in the current directory).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_html")]
+    pub html: Option<PathBuf>,
+    /// Write no HTML report.
+    #[arg(long)]
+    pub no_html: bool,
     /// No progress and no summary.
     #[arg(long, short)]
     pub quiet: bool,

@@ -122,6 +122,9 @@ pub struct StreamsArgs {
     /// Write the result as JSON (rewritten after every step).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Write the self-contained HTML report (capacity charts, facts, configuration) to FILE at the end.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
     /// No progress and no summary.
     #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,

@@ -44,28 +44,38 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
             )));
         }
     }
+    super::streams::check_stream_requests(job, facts)?;
     let mut notices = job.notices.clone();
     let mut target = plan_target(job, facts, options, &mut notices)?;
     if let Some(why) = &facts.memory_backed {
         notices.push(format!("{why}: the figures describe memory, not storage, and are marked cache-affected"));
         target.memory_backed = Some(why.clone());
     }
+    // Worked out once for the whole job, so planning stays linear in the number of phases (a job of 200,000
+    // phases used to take minutes because every phase recounted the shared files).
+    let context = JobContext::new(job, &target);
     let mut phases: Vec<PhasePlan> = Vec::new();
     let mut estimates = Vec::new();
+    // The nearest earlier file-set phase at max rate, which a percentage-of-max rate refers to (by plan index).
+    let mut last_max = None;
     for (i, spec) in job.phases.iter().enumerate() {
         if spec.fileset.is_some() {
-            let phase = super::fileset::plan_fileset_phase(i, spec, facts, &phases, &mut notices)?;
+            let phase = super::fileset::plan_fileset_phase(i, spec, facts, last_max, &mut notices)?;
+            if phase.fileset.as_ref().is_some_and(|f| f.rate == super::FileRate::Max && !f.workloads.is_empty()) {
+                last_max = Some(phases.len());
+            }
             phases.push(phase);
         } else if spec.streams.is_some() {
             let next = phases.len();
             let planned = plan_streams_phases(job, i, spec, &mut target, facts, &mut notices, next, &mut estimates)?;
             phases.extend(planned);
         } else {
-            phases.push(plan_raw_phase(job, i, spec, &target, facts, &mut notices)?);
+            phases.push(plan_raw_phase(&context, i, spec, &target, facts, &mut notices)?);
         }
     }
     super::fileset::check_space(&phases, facts, &mut notices)?;
     check_curves(&phases)?;
+    super::resources::check_resources(&phases, &facts.limits)?;
     notices.dedup();
     Ok(Plan {
         origin: job.origin.clone(),
@@ -76,9 +86,29 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     })
 }
 
+/// What every phase of a job shares: the number of shared `data.N` files and the file table by name.
+pub(super) struct JobContext {
+    default_files: u32,
+    by_name: std::collections::HashMap<std::ffi::OsString, u32>,
+}
+
+impl JobContext {
+    pub(super) fn new(job: &JobSpec, target: &TargetPlan) -> JobContext {
+        JobContext {
+            default_files: default_shared_files(job),
+            by_name: target
+                .files
+                .iter()
+                .enumerate()
+                .filter_map(|(i, f)| f.path.file_name().map(|n| (n.to_os_string(), i as u32)))
+                .collect(),
+        }
+    }
+}
+
 /// Plans one raw-I/O phase against the target's file table.
 pub(super) fn plan_raw_phase(
-    job: &JobSpec,
+    context: &JobContext,
     index: usize,
     spec: &PhaseSpec,
     target: &TargetPlan,
@@ -129,17 +159,15 @@ pub(super) fn plan_raw_phase(
 
     // The files this phase uses and the bytes of them it addresses (see `files`).
     let usage = match target.kind {
-        TargetKind::Directory => directory_use(spec, default_shared_files(job), u64::from(align)),
+        TargetKind::Directory => directory_use(spec, context.default_files, u64::from(align)),
         TargetKind::File | TargetKind::BlockDevice => single_target_use(spec, target.files[0].size.0, u64::from(align)),
         TargetKind::Remote => Err("raw I/O needs a local directory, file or block device, not a URL".to_string()),
     }
     .map_err(fail)?;
-    let by_name: std::collections::HashMap<&std::ffi::OsStr, u32> =
-        target.files.iter().enumerate().filter_map(|(i, f)| f.path.file_name().map(|n| (n, i as u32))).collect();
     let index_of = |name: &str| -> u32 {
         match target.kind {
             TargetKind::Directory => {
-                *by_name.get(std::ffi::OsStr::new(name)).expect("the file table holds every name a phase uses")
+                *context.by_name.get(std::ffi::OsStr::new(name)).expect("the file table holds every name a phase uses")
             }
             TargetKind::File | TargetKind::BlockDevice | TargetKind::Remote => 0,
         }
@@ -292,8 +320,18 @@ pub(super) fn plan_raw_phase(
 }
 
 /// A phase paced at a percentage of the maximum needs an earlier, unpaced phase to take the maximum from.
+/// Curve phases (a percentage of the maximum rate) need an earlier unpaced phase; a concurrent one needs it in
+/// an earlier stage. One pass, so that checking stays linear in the number of phases.
 fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
-    for (i, phase) in phases.iter().enumerate() {
+    let unpaced = |p: &PhasePlan| p.pacing.is_none() && p.rate_percent_of_max.is_none();
+    // Whether an unpaced phase came before this one; and before (or at) the last phase that started a stage.
+    let (mut any_before, mut any_before_stage) = (false, false);
+    for phase in phases {
+        let seen = if phase.concurrent { any_before_stage } else { any_before };
+        any_before |= unpaced(phase);
+        if !phase.concurrent {
+            any_before_stage = any_before;
+        }
         let Some(percent) = phase.rate_percent_of_max else { continue };
         if phase.pacing.is_some() {
             return Err(PlanError(format!(
@@ -307,8 +345,7 @@ fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
                 phase.name
             )));
         }
-        let earlier = phases[..i].iter().rev().skip_while(|p| p.concurrent && phase.concurrent);
-        if !earlier.clone().any(|p| p.pacing.is_none() && p.rate_percent_of_max.is_none()) {
+        if !seen {
             return Err(PlanError(format!(
                 "{}: a rate as a percentage of the maximum needs an earlier phase that runs unpaced to measure \
                  the maximum (vdbench's curve starts with iorate=max)",
@@ -340,6 +377,7 @@ mod tests {
             anchors: Vec::new(),
             cpus: 2,
             media_libraries: Vec::new(),
+            limits: Default::default(),
         }
     }
 

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::build::plan_raw_phase;
+use super::build::{JobContext, plan_raw_phase};
 use super::facts::{Facts, TargetFacts};
+use super::streams_limits::{StreamsRequest, check_request};
 use super::values::choose_engine;
 use super::{DirectMode, FilePlan, PhasePlan, PlanError, TargetKind, TargetPlan};
 use crate::engine::{EngineKind, HttpUrl};
-use crate::spec::{BlockSizeSpec, EngineChoice, JobSpec, PhaseSpec, RwMode, StreamsSpec};
+use crate::spec::{BlockSizeSpec, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, RwMode, StreamsSpec};
 use crate::streams::{MediaKey, StreamsConfig, defaults};
 use crate::units::{Bytes, format_duration, serialize_secs};
 
@@ -133,6 +134,31 @@ pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
         seed: seed.unwrap_or(defaults::SEED),
         vbr: spec.vbr.filter(|&v| v > 0.0).map(|pct| pct / 100.0),
     }
+}
+
+/// Checks every stream phase's numbers against what the machine allows, before anything is sized from them.
+pub(super) fn check_stream_requests(job: &JobSpec, facts: &Facts) -> Result<(), PlanError> {
+    for (index, phase) in job.phases.iter().enumerate() {
+        let Some(spec) = phase.streams.as_deref() else { continue };
+        let config = streams_config(spec, phase.seed);
+        let request = StreamsRequest {
+            viewers: most_viewers(spec),
+            search: spec.count.is_none(),
+            workers: spec.workers.unwrap_or(facts.cpus.max(1)) as usize,
+            inflight: spec.inflight.unwrap_or(defaults::SLOTS_PER_WORKER),
+            ingest_writers: spec.ingest.map_or(0, |i| i.writers),
+        };
+        let label = phase.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
+        check_request(&config, &request, &facts.limits).map_err(|e| PlanError(format!("{label}: {e}")))?;
+        if request.viewers > MAX_VIEWERS {
+            return Err(PlanError(format!(
+                "{label}: {} viewers is above the most one run supports ({MAX_VIEWERS}): use a smaller --count or \
+                 --limit",
+                request.viewers
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The most viewers a phase can run at once (its count, or the search's limit): the media must serve them.
@@ -368,7 +394,8 @@ fn estimate_phases(
     for (name, rw, bs, depth) in
         [("estimate: random chunks", RwMode::RandRead, chunk, 16), ("estimate: sequential", RwMode::Read, 1 << 20, 4)]
     {
-        let mut phase = plan_raw_phase(job, 0, &read(name, rw, bs, depth), &single, facts, notices)?;
+        let context = JobContext::new(job, &single);
+        let mut phase = plan_raw_phase(&context, 0, &read(name, rw, bs, depth), &single, facts, notices)?;
         // Planned against the media file alone; now it reads that file of the whole table.
         phase.files = vec![file];
         for worker in &mut phase.workers {

@@ -52,7 +52,14 @@ pub(super) fn plan_target(
                 let entry = table.entry(name).or_insert(0);
                 *entry = (*entry).max(size);
             }
-            let needed = Bytes(table.values().sum());
+            let needed =
+                table.values().try_fold(Bytes::ZERO, |sum, &size| sum.checked_add(Bytes(size))).ok_or_else(|| {
+                    PlanError(format!(
+                        "the data set ({} files) adds up to more than 16 EiB, the most any filesystem holds: use a \
+                         smaller --size",
+                        table.len()
+                    ))
+                })?;
             match free {
                 Some(free) => check_free_space(path, needed, *free)?,
                 None => notices.push(format!(
@@ -154,7 +161,7 @@ fn single_file_target(kind: TargetKind, path: &Path, size: Bytes, writes_allowed
 
 fn check_free_space(path: &Path, needed: Bytes, free: Bytes) -> Result<(), PlanError> {
     let reserve = defaults::FREE_SPACE_RESERVE;
-    if needed.0 + reserve.0 > free.0 {
+    if needed.0.saturating_add(reserve.0) > free.0 {
         let suggestion = Bytes(free.0.saturating_sub(reserve.0) / GIB * GIB);
         let hint = if suggestion.0 > 0 {
             format!("use --size {suggestion} or less, or free some space")
@@ -230,6 +237,7 @@ mod tests {
             anchors: Vec::new(),
             cpus: 2,
             media_libraries: Vec::new(),
+            limits: Default::default(),
         };
         let options = RunOptions { run_id: run_id.into(), allow_device_writes, force };
         super::plan_target(job, &facts, &options, notices)

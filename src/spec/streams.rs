@@ -118,12 +118,8 @@ impl StreamsSpec {
         for (key, value) in
             [("count", self.count), ("limit", self.limit), ("workers", self.workers), ("inflight", self.inflight)]
         {
-            match value {
-                Some(0) => return Err(format!("{key} must be at least 1")),
-                Some(n) if n > MAX_VIEWERS => {
-                    return Err(format!("{key} {n} is above the most one run supports ({MAX_VIEWERS})"));
-                }
-                _ => {}
+            if value == Some(0) {
+                return Err(format!("--{key} must be at least 1"));
             }
         }
         for (key, value) in [
@@ -133,7 +129,7 @@ impl StreamsSpec {
             ("estimate-time", self.estimate_time),
         ] {
             if value == Some(Duration::ZERO) {
-                return Err(format!("{key} must be above zero"));
+                return Err(format!("--{key} must be above zero: give a time such as 60s"));
             }
         }
         if let (Some(pre), Some(buffer)) = (self.prebuffer, self.buffer)
@@ -353,10 +349,8 @@ mod tests {
         base.check().unwrap();
         let none = StreamsSpec { count: Some(8), ..Default::default() };
         assert!(none.check().unwrap_err().contains("format"));
-        let huge = StreamsSpec { count: Some(u32::MAX), ..base.clone() };
-        assert!(huge.check().unwrap_err().contains("1000000"));
         let zero_limit = StreamsSpec { count: None, max: Some(true), limit: Some(0), ..base.clone() };
-        assert!(zero_limit.check().unwrap_err().contains("limit must be at least 1"));
+        assert!(zero_limit.check().unwrap_err().contains("--limit must be at least 1"));
         let pre = StreamsSpec {
             buffer: Some(Duration::from_secs(1)),
             prebuffer: Some(Duration::from_secs(2)),

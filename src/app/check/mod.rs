@@ -72,7 +72,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         print_quietly(&plan.to_string());
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(path) = &args.json {
+    for path in args.json.iter().chain(&args.html) {
         check_writable_parent(path)?;
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
@@ -131,6 +131,7 @@ fn finish(
     result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
     let result = &recorder.result;
+    super::report::html_after_run(result, super::report::check_html_path(args).as_deref());
     if !args.quiet {
         let mut text = Vec::new();
         let summary = result.check.as_ref().expect("set at the start");

@@ -49,7 +49,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         print_quietly(&plan.to_string());
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(path) = &args.json {
+    for path in args.json.iter().chain(&args.html) {
         check_writable_parent(path)?;
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
@@ -76,6 +76,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
     let result = &recorder.result;
+    super::report::html_after_run(result, args.html.as_deref());
     if !args.quiet
         && let Some(streams) = &result.streams
     {
@@ -133,6 +134,7 @@ fn site(target: &Path) -> Result<Site> {
             anchors: Vec::new(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             media_libraries: Vec::new(),
+            limits: super::facts::resource_limits(),
         };
         return Ok(Site { facts, gathered: None, host: HostFacts::gather(), text });
     }
