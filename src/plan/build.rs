@@ -36,6 +36,12 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     job.check().map_err(PlanError)?;
     // File-set phases (many files in a directory tree) are planned in their own module.
     if job.phases.iter().any(|p| p.fileset.is_some()) {
+        if job.phases.iter().any(|p| p.verify.is_some()) {
+            return Err(PlanError(
+                "--verify checks raw phases (rw and bs); a file-set phase's files are not verified: leave verify out"
+                    .into(),
+            ));
+        }
         return super::fileset::build_fileset_plan(job, facts);
     }
     for (i, phase) in job.phases.iter().enumerate() {
@@ -54,11 +60,12 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         notices.push(format!("{why}: the figures describe memory, not storage, and are marked cache-affected"));
         target.memory_backed = Some(why.clone());
     }
+    let verify = super::verify::verify_plan(job, target.kind == TargetKind::Directory, &options.run_id)?;
     let phases = job
         .phases
         .iter()
         .enumerate()
-        .map(|(i, spec)| plan_phase(job, i, spec, &target, facts, &mut notices))
+        .map(|(i, spec)| plan_phase(job, i, spec, &target, facts, verify.map(|v| v.block), &mut notices))
         .collect::<Result<Vec<_>, _>>()?;
     check_curves(&phases)?;
     notices.dedup();
@@ -68,6 +75,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         phases,
         interval: job.interval.unwrap_or(defaults::INTERVAL),
         notices,
+        verify,
     })
 }
 
@@ -77,6 +85,7 @@ fn plan_phase(
     spec: &PhaseSpec,
     target: &TargetPlan,
     facts: &Facts,
+    verify_block: Option<u32>,
     notices: &mut Vec<String>,
 ) -> Result<PhasePlan, PlanError> {
     let rw = spec.rw.expect("checked by build_plan");
@@ -99,7 +108,13 @@ fn plan_phase(
         Some(false) => DirectMode::Off,
         None => DirectMode::Preferred,
     };
-    let align = alignment(direct, &facts.target);
+    let mut align = alignment(direct, &facts.target);
+    // A verified write covers whole verified blocks: its offsets (and the workers' slices) are whole blocks.
+    if let Some(block) = verify_block
+        && rw.read_percent(spec.rdpct) < 100
+    {
+        align = align.max(block);
+    }
     let bs_spec = spec.bs.clone().unwrap_or(BlockSizeSpec::Fixed(defaults::BLOCK_SIZE));
     let write_block_sizes = match &spec.bs_write {
         Some(writes) if rw.is_mixed() => Some(block_sizes(writes, align, direct).map_err(fail)?),

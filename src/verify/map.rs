@@ -145,28 +145,44 @@ impl Verifier {
         }
     }
 
-    /// Before a write of `buf` at `offset`: claims its blocks, gives each the next generation and stamps it in
-    /// the buffer. `false` (nothing claimed, nothing stamped) when a block is in flight: do not issue it now.
+    /// Before a write of `buf` at `offset`: claims its blocks and stamps them with their next generation
+    /// ([`claim_write`](Self::claim_write), then [`stamp_write`](Self::stamp_write)). `false` (nothing claimed,
+    /// nothing stamped) when a block is in flight: do not issue it now.
     pub fn begin_write(&self, file: u32, offset: u64, buf: &mut [u8]) -> bool {
-        let range = self.touched(file, offset, buf.len());
+        if !self.claim_write(file, offset, buf.len()) {
+            return false;
+        }
+        self.stamp_write(file, offset, buf);
+        true
+    }
+
+    /// Claims the blocks of a write of `len` bytes at `offset` and moves each whole one to its next generation
+    /// (a block only partly written becomes unknown). `false`, with nothing claimed, when one is in flight.
+    pub fn claim_write(&self, file: u32, offset: u64, len: usize) -> bool {
+        let range = self.touched(file, offset, len);
         let keys = &self.files[file as usize].keys;
         if !Self::claim(keys, range.clone()) {
             return false;
         }
-        let end = offset + buf.len() as u64;
         for i in range {
-            let (start, len) = self.span(file, i);
-            if start < offset || start + len as u64 > end {
-                // Only part of the block is written: what it will hold is not known.
-                keys[i].store(BUSY, Ordering::Relaxed);
-                continue;
-            }
-            let generation = next_generation(keys[i].load(Ordering::Relaxed) & GENERATION);
+            let (start, block_len) = self.span(file, i);
+            let whole = start >= offset && start + block_len as u64 <= offset + len as u64;
+            let generation = if whole { next_generation(keys[i].load(Ordering::Relaxed) & GENERATION) } else { 0 };
             keys[i].store(BUSY | generation, Ordering::Relaxed);
-            let id = BlockId { file, offset: start, len: len as u32, generation, seed: self.seed };
-            stamp(&mut buf[(start - offset) as usize..][..len], &id, self.algorithm);
         }
         true
+    }
+
+    /// Stamps every whole block of a claimed write in `buf` (the write's buffer, `offset` its place in the file)
+    /// with the block's generation.
+    pub fn stamp_write(&self, file: u32, offset: u64, buf: &mut [u8]) {
+        let keys = &self.files[file as usize].keys;
+        for (i, at, len) in self.blocks_within(file, offset, buf.len()) {
+            let generation = keys[i].load(Ordering::Relaxed) & GENERATION;
+            let (start, _) = self.span(file, i);
+            let id = BlockId { file, offset: start, len: len as u32, generation, seed: self.seed };
+            stamp(&mut buf[at..at + len], &id, self.algorithm);
+        }
     }
 
     /// After a write claimed with [`begin_write`](Self::begin_write) completed: releases its blocks. A write
@@ -199,6 +215,26 @@ impl Verifier {
             }
         }
         Self::release(&self.files[file as usize].keys, range);
+    }
+
+    /// Before an I/O of `buf.len()` bytes at `offset` of `file`: claims its blocks, and for a write stamps them
+    /// in `buf`. `false`: a block is in flight; do not issue this I/O now.
+    #[inline]
+    pub fn begin(&self, write: bool, file: u32, offset: u64, buf: &mut [u8]) -> bool {
+        if write { self.begin_write(file, offset, buf) } else { self.begin_read(file, offset, buf.len()) }
+    }
+
+    /// After an I/O begun with [`begin`](Self::begin) completed with `result` (bytes or errno); `buf` holds what a
+    /// read read. A read checks the blocks it read whole; a write that did not transfer everything leaves its
+    /// blocks unknown.
+    #[inline]
+    pub fn end(&self, write: bool, file: u32, offset: u64, len: u32, result: Result<u32, i32>, buf: &[u8]) {
+        if write {
+            self.end_write(file, offset, len as usize, result == Ok(len));
+        } else {
+            let data = result.ok().map(|n| &buf[..(n as usize).min(buf.len())]);
+            self.end_read(file, offset, len as usize, data);
+        }
     }
 
     /// Checks block `index` of `file`, which holds `bytes` (exactly the block), against its expected

@@ -13,6 +13,7 @@
 //! This module is pure: it never opens a file or issues I/O (the run layer reads and writes, through engines),
 //! never reads a clock, and allocates nothing on the path of a good block.
 
+mod backlog;
 mod block;
 mod checksum;
 mod manifest;
@@ -20,6 +21,7 @@ mod map;
 
 use serde::{Deserialize, Serialize};
 
+pub use backlog::{Backlog, Written};
 pub use block::{HEADER_LEN, PIECE, diagnose, stamp, verify_block};
 pub use manifest::{MANIFEST_FILE, MAP_FILE, Manifest, ManifestError, ManifestFile};
 pub use map::{BadLog, Verifier, VerifyCounts};
