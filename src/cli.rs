@@ -37,6 +37,21 @@ pub enum Command {
     Report(ReportArgs),
     /// Paced stream viewers: how many concurrent streams of a bitrate this storage serves without a stall.
     Streams(Box<crate::app::streams_cmd::StreamsArgs>),
+    /// What is beneath a target, without any I/O: filesystem, pool profile, members, raw and usable capacity,
+    /// read policy, device facts, free space and the RAM this process may use.
+    Inspect(InspectArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    streamcap inspect /srv/media\n  \
+    streamcap inspect /dev/sdb --json sdb.json")]
+pub struct InspectArgs {
+    /// A directory, a file or a block device.
+    pub target: PathBuf,
+    /// Also write what was found to FILE as a result JSON with no phases (`streamcap report FILE` prints it again).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

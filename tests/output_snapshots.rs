@@ -5,10 +5,14 @@
 
 use std::path::Path;
 
-use streamcap::report::{CsvSink, fio_json, write_fio_json, write_summary};
-use streamcap::results::read_result;
+use streamcap::report::{CsvSink, fio_json, write_fio_json, write_inspect, write_summary};
+use streamcap::results::{flag_implausible_devices, read_result};
+use streamcap::units::Bytes;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json");
+/// A real `streamcap inspect --json` of a btrfs raid5 (data) / raid1 (metadata) pool of three 1 GiB loop
+/// devices, with the paths and host name edited.
+const INSPECT_FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/inspect-raid5.json");
 
 fn check_snapshot(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
@@ -96,4 +100,40 @@ fn fio_json_merges_a_reporting_group() {
     assert_eq!(jobs[0]["read"]["total_ios"], total);
     let writes: u64 = result.phases.iter().map(|p| p.write.as_ref().map_or(0, |w| w.bytes)).sum();
     assert_eq!(jobs[0]["write"]["io_bytes"], writes);
+}
+
+#[test]
+fn inspect_view_of_a_fixed_raid5_pool() {
+    let result = read_result(Path::new(INSPECT_FIXTURE)).expect("an inspect result reads as a result");
+    let mut out = Vec::new();
+    write_inspect(&mut out, &result).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    check_snapshot("inspect-raid5.txt", &text);
+    assert!(text.contains("pool       btrfs raid5 (metadata raid1) over 3 members: loop0, loop1, loop2"), "{text}");
+    assert!(text.contains("counts raid5 parity as space"), "{text}");
+}
+
+#[test]
+fn run_summary_with_a_pool_a_memory_limit_and_an_implausible_device() {
+    // The fixed run, as if it had run on the raid5 pool inside a 1 GiB memory cgroup: the pool line, the
+    // effective RAM and the flag on vda (rotational, yet 1.9 GB/s sequential) must all be shown.
+    let mut result = read_result(Path::new(FIXTURE)).unwrap();
+    let inspected = read_result(Path::new(INSPECT_FIXTURE)).unwrap();
+    result.host.memory_limit = Some(Bytes::gib(1));
+    result.host.memory_limit_file = Some("/sys/fs/cgroup/memory/box/memory.limit_in_bytes".into());
+    result.host.effective_ram = Bytes::gib(1);
+    result.phases[1].memory.effective_ram_bytes = Bytes::gib(1).0;
+    result.target.pool = inspected.target.pool;
+    let target = result.target.clone();
+    for phase in &mut result.phases {
+        flag_implausible_devices(phase, &target);
+    }
+    let mut out = Vec::new();
+    write_summary(&mut out, &result).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    check_snapshot("result-v1-pool.summary.txt", &text);
+    assert!(text.contains("pool: btrfs raid5 (metadata raid1) over 3 members"), "{text}");
+    assert!(text.contains("23.54 GiB RAM, 1 GiB effective (memory cgroup limit"), "{text}");
+    assert!(text.contains("with 1 GiB of RAM (the memory cgroup's limit)"), "{text}");
+    assert!(text.contains("cache beneath: 'write the data set': vda says it is rotational"), "{text}");
 }

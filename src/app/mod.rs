@@ -3,6 +3,7 @@
 
 pub mod check;
 mod facts;
+mod inspect;
 mod observer;
 mod run_cmd;
 pub mod streams_cmd;
@@ -27,6 +28,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => report(&args),
         Command::Streams(args) => streams_cmd::run(*args),
         Command::Check(args) => check::run(*args),
+        Command::Inspect(args) => inspect::run(&args),
     }
 }
 
@@ -35,6 +37,7 @@ fn report(args: &ReportArgs) -> Result<ExitCode> {
     let mut text = Vec::new();
     match (args.format, &result.streams) {
         (OutputFormat::FioJson, _) => write_fio_json(&mut text, &result),
+        (OutputFormat::Summary, _) if inspect::is_inspect(&result) => crate::report::write_inspect(&mut text, &result),
         (OutputFormat::Summary, _) if let Some(check) = &result.check => write_check_summary(&mut text, &result, check),
         (OutputFormat::Summary, Some(streams)) => crate::report::write_streams_summary(&mut text, &result, streams),
         (OutputFormat::Summary, None) => write_summary(&mut text, &result),

@@ -16,7 +16,7 @@ use super::observer::ResultRecorder;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, TargetKind, build_plan};
 use crate::report::{CsvSink, LogPrefixes, write_fio_json, write_fio_logs, write_summary};
-use crate::results::{RunResult, RunStatus, TargetInfo, rfc3339};
+use crate::results::{RunResult, RunStatus, rfc3339};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 
@@ -175,15 +175,9 @@ pub(super) fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
         TargetKind::File => "file",
         TargetKind::BlockDevice => "block_device",
     };
-    let target = TargetInfo {
-        path: gathered.canonical.display().to_string(),
-        kind: kind.into(),
-        filesystem: gathered.filesystem.clone(),
-        devices: gathered.devices.clone(),
-    };
     RunResult::started(
         gathered.host.clone(),
-        target,
+        gathered.target_info(kind),
         serde_json::to_value(plan).unwrap_or_default(),
         plan.notices.clone(),
     )

@@ -275,6 +275,8 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
                     kind: "http".into(),
                     filesystem: None,
                     devices: Vec::new(),
+                    pool: None,
+                    memory_backed: None,
                 },
                 memory_backed: None,
             };

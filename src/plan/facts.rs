@@ -8,7 +8,8 @@ use crate::units::Bytes;
 #[derive(Debug, Clone)]
 pub struct Facts {
     pub target: TargetFacts,
-    /// Installed memory, to judge whether a buffered data set fits in the page cache.
+    /// The RAM this process may fill with page cache (the smaller of MemTotal and its memory cgroup's limit),
+    /// to judge whether a buffered data set fits in it.
     pub ram: Bytes,
     /// Whether an io_uring ring can be created here; the error text otherwise.
     pub io_uring: Result<(), String>,
