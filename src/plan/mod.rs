@@ -27,7 +27,7 @@ pub use crate::spec::{FileIo, FileOp, FormatMode};
 pub use build::{RunOptions, build_plan};
 pub use facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
-pub use verify::VerifyPlan;
+pub use verify::{VerifyPlan, algorithm as verify_algorithm};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

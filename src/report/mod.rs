@@ -11,6 +11,7 @@ mod streams;
 mod terminal;
 pub mod vdbench_fs;
 mod vdbench_raw;
+mod verify;
 
 pub use check::write_check_summary;
 pub use csv::CsvSink;
@@ -20,3 +21,4 @@ pub use inspect::write_inspect;
 pub use streams::write_streams_summary;
 pub use terminal::write_summary;
 pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
+pub use verify::write_verify_summary;

@@ -15,7 +15,7 @@ use super::worker_setup::open_data_file;
 use crate::engine::{BufferPool, Completion, Engine, OpKind, Request, SyncEngine, Wait};
 use crate::metrics::ErrorRecord;
 use crate::plan::defaults;
-use crate::verify::{BadLog, Verifier, VerifyCounts};
+use crate::verify::{Algorithm, BadLog, Verifier, VerifyCounts};
 
 /// Bytes read per request (rounded down to whole blocks, at least one block).
 const PIECE: u64 = 4 << 20;
@@ -23,6 +23,9 @@ const PIECE: u64 = 4 << 20;
 /// What verification found over a run, or over a kept run for `--verify-only`.
 #[derive(Debug, Clone)]
 pub struct VerifyOutcome {
+    pub algorithm: Algorithm,
+    /// Bytes per verified block.
+    pub block: u32,
     /// Blocks checked, by reads during the phases and by the pass.
     pub counts: VerifyCounts,
     pub bad: BadLog,
@@ -46,6 +49,8 @@ pub fn read_back(
 ) -> VerifyOutcome {
     let started = Instant::now();
     let mut outcome = VerifyOutcome {
+        algorithm: verifier.algorithm(),
+        block: verifier.block_size(),
         counts: VerifyCounts::default(),
         bad: BadLog::default(),
         read_errors: Vec::new(),
@@ -139,6 +144,8 @@ pub(super) fn finish(
 ) -> VerifyOutcome {
     let mut outcome = if interrupt.is_set() {
         VerifyOutcome {
+            algorithm: verifier.algorithm(),
+            block: verifier.block_size(),
             counts: verifier.counts(),
             bad: verifier.bad_blocks(),
             read_errors: Vec::new(),
@@ -147,11 +154,6 @@ pub(super) fn finish(
             manifest: None,
         }
     } else {
-        observer.notice(&format!(
-            "verify: reading back everything the run wrote ({} over blocks of {} bytes)",
-            verifier.algorithm(),
-            verifier.block_size()
-        ));
         read_back(verifier, paths, direct, &interrupt.flag(), &mut |_, _| {})
     };
     if let Some(dir) = kept_dir {

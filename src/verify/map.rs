@@ -28,7 +28,8 @@ struct FileKeys {
     keys: Box<[AtomicU8]>,
 }
 
-/// The bad blocks found: all counted, the first few kept.
+/// The bad blocks found: all counted (a block found bad again, by the read-back pass after a read during a
+/// phase, counts once while its first finding is among those kept), the first few kept with their details.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BadLog {
     pub count: u64,
@@ -259,6 +260,10 @@ impl Verifier {
             |file: u32| self.files.get(file as usize).map_or_else(|| format!("file #{file}"), |f| f.name.clone());
         let diagnosis = diagnose(bytes, id, self.algorithm, &name);
         let mut log = self.bad.lock().unwrap_or_else(|p| p.into_inner());
+        // A block found bad by a read during a phase is found bad again by the read-back pass: once is enough.
+        if log.blocks.iter().any(|b| b.offset == id.offset && b.file == name(id.file)) {
+            return;
+        }
         log.count += 1;
         if log.blocks.len() < self.keep {
             log.blocks.push(BadBlock {
@@ -325,6 +330,7 @@ mod tests {
         assert!(v.begin_write(0, 8192, &mut buf));
         v.end_write(0, 8192, buf.len(), true);
         assert_eq!(v.generations(0), vec![0, 2, 2, 0, 0]);
+        v.check(0, 1, &old[..8192]);
         v.check(0, 1, &old[..8192]);
         let bad = v.bad_blocks();
         assert_eq!((bad.count, bad.blocks[0].kind, bad.blocks[0].offset), (1, BadKind::Stale, 8192));
