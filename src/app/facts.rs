@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::engine::io_uring_available;
-use crate::plan::{AnchorFacts, AnchorState, Facts, TargetFacts};
+use crate::plan::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 use crate::results::TargetInfo;
 use crate::spec::JobSpec;
 use crate::sysinfo::{
-    BlockDevice, FilesystemFacts, HostFacts, PoolFacts, devices_beneath, direct_io_alignment, filesystem_of,
-    inspect_device, inspect_device_usage, pool_of,
+    BlockDevice, FilesystemFacts, HostFacts, PoolFacts, ProcessLimits, devices_beneath, direct_io_alignment,
+    filesystem_of, inspect_device, inspect_device_usage, pool_of,
 };
 use crate::units::Bytes;
 
@@ -102,8 +102,15 @@ pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
         io_uring: io_uring_available().map_err(|e| e.to_string()),
         memory_backed,
         anchors: Vec::new(),
+        limits: resource_limits(),
     };
     Ok(Gathered { facts, canonical, host, filesystem, devices, pool })
+}
+
+/// The memory and threads this process may still take, for the plan's resource check.
+pub fn resource_limits() -> ResourceLimits {
+    let limits = ProcessLimits::gather();
+    ResourceLimits { memory: limits.memory, threads: limits.threads }
 }
 
 /// What is at each anchor the job's file-set trees name: missing, not a directory, or a directory with its free

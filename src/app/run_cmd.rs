@@ -39,7 +39,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Some(path) => Some(CsvSink::create(path).with_context(|| format!("cannot create {}", path.display()))?),
         None => None,
     };
-    if let Some(path) = &args.json {
+    for path in args.json.iter().chain(&args.html) {
         check_writable_parent(path)?;
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
@@ -78,6 +78,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
     write_logs(&plan, &recorder.result);
+    super::report::html_after_run(&recorder.result, args.html.as_deref());
 
     if args.format == OutputFormat::FioJson {
         // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.

@@ -9,8 +9,8 @@
 
 use serde::Serialize;
 
-use super::PlanError;
 use super::values::convert_sizes;
+use super::{PlanError, ResourceLimits, TargetPlan};
 use crate::spec::{BlockSizeSpec, JobSpec, VerifyChoice};
 use crate::units::Bytes;
 use crate::verify::{Algorithm, HEADER_LEN};
@@ -90,6 +90,26 @@ pub(super) fn verify_plan(job: &JobSpec, directory: bool, run_id: &str) -> Resul
     Ok(Some(VerifyPlan { algorithm: algorithm(choice), block, seed: fnv1a(run_id.as_bytes()), backlog }))
 }
 
+/// Refuses a verification map (one byte per block of the data set) larger than the memory this process may take.
+pub(super) fn check_map_memory(
+    verify: &VerifyPlan,
+    target: &TargetPlan,
+    limits: &ResourceLimits,
+) -> Result<(), PlanError> {
+    let blocks: u64 = target.files.iter().map(|f| f.size.0.div_ceil(u64::from(verify.block))).sum();
+    match limits.memory {
+        Some(available) if blocks.saturating_add(super::resources::PROCESS_RESERVE.0) > available.0 => {
+            Err(PlanError(format!(
+                "--verify keeps one byte per verified block in memory: {blocks} blocks of {} need {}, but only {available} \
+             is available here: use larger blocks or a smaller --size",
+                Bytes(u64::from(verify.block)),
+                Bytes(blocks)
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// FNV-1a, 64 bits: a stable, well-spread seed from the run id.
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
@@ -116,6 +136,24 @@ mod tests {
         assert_eq!((plan.algorithm, plan.block), (Algorithm::Crc32c, 65536));
         assert_ne!(plan.seed, verify_plan(&j, true, "run-b").unwrap().unwrap().seed);
         assert_eq!(verify_plan(&job(vec![phase(RwMode::Write, "64k", None)]), true, "r").unwrap(), None);
+    }
+
+    #[test]
+    fn a_map_larger_than_the_memory_left_is_refused() {
+        use crate::plan::{FilePlan, TargetKind};
+        let target = TargetPlan {
+            kind: TargetKind::Directory,
+            path: "/t".into(),
+            work_dir: None,
+            files: vec![FilePlan { path: "/t/d".into(), size: Bytes::gib(10 * 1024), created: true }],
+            writes_allowed: true,
+            memory_backed: None,
+        };
+        let v = VerifyPlan { algorithm: Algorithm::Crc32c, block: 4096, seed: 1, backlog: None };
+        let limits = |gib| ResourceLimits { memory: Some(Bytes::gib(gib)), threads: None };
+        let err = check_map_memory(&v, &target, &limits(1)).unwrap_err().to_string();
+        assert!(err.contains("2684354560 blocks of 4 KiB need 2.50 GiB"), "{err}");
+        assert!(check_map_memory(&v, &target, &limits(4)).is_ok());
     }
 
     #[test]

@@ -87,9 +87,9 @@ pub fn load_kept_run(dir: &Path, keep_bad: usize) -> Result<(Manifest, Verifier,
         return Err(KeptError::NotKept { dir: dir.to_path_buf(), why });
     }
     let manifest_path = dir.join(MANIFEST_FILE);
-    let text = read_capped(&manifest_path, MANIFEST_CAP)?;
-    let manifest = Manifest::from_json(&String::from_utf8_lossy(&text))
-        .map_err(|cause| KeptError::Manifest { dir: dir.to_path_buf(), cause })?;
+    let text = crate::limits::read_text_file(&manifest_path, MANIFEST_CAP)
+        .map_err(|e| KeptError::NotKept { dir: dir.to_path_buf(), why: format!("{MANIFEST_FILE}: {e}") })?;
+    let manifest = Manifest::from_json(&text).map_err(|cause| KeptError::Manifest { dir: dir.to_path_buf(), cause })?;
     let blocks: u64 = manifest.files.iter().map(|f| f.size.div_ceil(u64::from(manifest.block_size))).sum();
     let map = read_capped(&dir.join(MAP_FILE), blocks.saturating_add(1))?;
     let paths: Vec<PathBuf> = manifest.files.iter().map(|f| dir.join(&f.name)).collect();

@@ -71,7 +71,7 @@ fn has_option(options: &str, wanted: &str) -> bool {
 /// Where a cgroup path (as /proc/self/cgroup names it) lies under a mount of its hierarchy. A mount of a
 /// subtree (a container's view without a cgroup namespace) has that subtree as its root; paths outside it are
 /// not visible through this mount.
-fn cgroup_dir(mount: &MountEntry, path: &str) -> Option<PathBuf> {
+pub(super) fn cgroup_dir(mount: &MountEntry, path: &str) -> Option<PathBuf> {
     let relative = Path::new(path).strip_prefix(&mount.root).ok()?;
     Some(mount.mount_point.join(relative))
 }

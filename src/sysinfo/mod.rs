@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 pub mod cgroup;
 pub mod host;
+pub mod limits;
 pub mod proc;
 pub mod safety;
 pub mod topology;
@@ -21,6 +22,7 @@ mod loop_tests;
 
 pub use cgroup::{MemoryLimit, memory_limit};
 pub use host::{HostFacts, effective_ram};
+pub use limits::ProcessLimits;
 pub use proc::{
     DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, parse_diskstats, parse_meminfo,
     parse_proc_stat, read_diskstats,
