@@ -5,6 +5,7 @@ pub mod check;
 mod facts;
 mod inspect;
 mod observer;
+mod outputs;
 mod run_cmd;
 pub mod streams_cmd;
 pub mod streams_estimate;

@@ -220,6 +220,9 @@ impl StreamsArgs {
 }
 
 pub fn run(args: StreamsArgs) -> Result<ExitCode> {
+    if let Some(path) = &args.json {
+        super::run_cmd::check_writable_parent(path)?;
+    }
     let config = args.config();
     let request = StreamsRequest {
         viewers: args.count.unwrap_or(args.limit),
