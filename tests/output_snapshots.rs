@@ -103,6 +103,53 @@ fn fio_json_merges_a_reporting_group() {
 }
 
 #[test]
+fn markdown_of_a_fixed_result() {
+    use streamcap::report::{Format, render_to_string};
+    let result = read_result(Path::new(FIXTURE)).unwrap();
+    let text = render_to_string(Format::Markdown.renderer(), &result);
+    check_snapshot("result-v1.markdown.md", &text);
+    // A table a forum renders: header, alignment rule, one row per operation class.
+    assert!(text.contains("| phase | op | IOPS | MB/s | p50 | p99 | p99.9 | max |\n|---|---|--:|"));
+    assert!(text.contains("| random 4k reads [cache] | read (1 err) |"));
+}
+
+#[test]
+fn the_summary_renderer_is_the_terminal_summary() {
+    use streamcap::report::{Format, render_to_string};
+    let result = read_result(Path::new(FIXTURE)).unwrap();
+    let expected = std::fs::read_to_string(Path::new(FIXTURE).with_file_name("result-v1.summary.txt")).unwrap();
+    assert_eq!(render_to_string(Format::Summary.renderer(), &result), expected);
+    let fio = std::fs::read_to_string(Path::new(FIXTURE).with_file_name("result-v1.fio.json")).unwrap();
+    assert_eq!(render_to_string(Format::FioJson.renderer(), &result), fio);
+}
+
+/// The streams and check fixtures: real results of `streams --max` on a throttled loop device and `check
+/// --quick` (per-stream figures of the check dropped to keep the file small).
+fn other_fixture(name: &str) -> streamcap::results::RunResult {
+    read_result(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)).unwrap()
+}
+
+#[test]
+fn summary_and_markdown_of_a_streams_and_a_check_result() {
+    use streamcap::report::{Format, render_to_string};
+    let streams = other_fixture("streams-v1.json");
+    let summary = render_to_string(Format::Summary.renderer(), &streams);
+    check_snapshot("streams-v1.summary.txt", &summary);
+    assert!(summary.contains("answer: sustains 11 × 1080p"));
+    let markdown = render_to_string(Format::Markdown.renderer(), &streams);
+    check_snapshot("streams-v1.markdown.md", &markdown);
+    assert!(markdown.contains("| 12 | 0 |") && markdown.contains("**sustains 11 × 1080p"));
+
+    let check = other_fixture("check-v1.json");
+    let summary = render_to_string(Format::Summary.renderer(), &check);
+    check_snapshot("check-v1.summary.txt", &summary);
+    assert!(summary.contains("Verdict: concurrent streams"));
+    let markdown = render_to_string(Format::Markdown.renderer(), &check);
+    check_snapshot("check-v1.markdown.md", &markdown);
+    assert!(markdown.contains("| 2160p HEVC | 25 Mbit/s | 107 | stalls (bandwidth) |"));
+}
+
+#[test]
 fn inspect_view_of_a_fixed_raid5_pool() {
     let result = read_result(Path::new(INSPECT_FIXTURE)).expect("an inspect result reads as a result");
     let mut out = Vec::new();

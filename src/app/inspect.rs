@@ -14,6 +14,7 @@ use crate::report::write_inspect;
 use crate::results::{RunResult, RunStatus, rfc3339, write_result_atomically};
 
 /// The `config` of an inspect result: there is no plan, only the command.
+/// The configuration's command of an inspect result; `report::Summary` recognises inspect results by it.
 const CONFIG_COMMAND: &str = "inspect";
 
 pub fn run(args: &InspectArgs) -> Result<ExitCode> {
@@ -41,9 +42,4 @@ pub fn run(args: &InspectArgs) -> Result<ExitCode> {
     write_inspect(&mut text, &result).expect("writing to a Vec cannot fail");
     print_quietly(&String::from_utf8_lossy(&text));
     Ok(ExitCode::SUCCESS)
-}
-
-/// Whether a saved result came from `inspect` (for `streamcap report`).
-pub fn is_inspect(result: &RunResult) -> bool {
-    result.phases.is_empty() && result.config.get("command").and_then(|c| c.as_str()) == Some(CONFIG_COMMAND)
 }

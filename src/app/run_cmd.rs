@@ -22,7 +22,7 @@ use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
-    let outputs = [("--json", &args.json, false), ("--csv", &args.csv, true)];
+    let outputs = [("--json", &args.json, false), ("--csv", &args.csv, true), ("--html", &args.html, true)];
     let outputs: Vec<Output<'_>> = outputs
         .iter()
         .filter_map(|(flag, path, in_place)| Some(Output { flag, path: path.as_deref()?, in_place: *in_place }))
@@ -80,6 +80,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
     write_logs(&plan, &recorder.result);
+    super::report::html_after_run(&recorder.result, args.html.as_deref());
 
     if args.format == OutputFormat::FioJson {
         // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.
@@ -166,7 +167,12 @@ fn write_logs(plan: &Plan, result: &RunResult) {
 
 /// A `--json` file must be writable and a plain file (see `outputs`).
 pub(super) fn check_writable_parent(path: &std::path::Path) -> Result<()> {
-    check_outputs(&[Output { flag: "--json", path, in_place: false }], &[])
+    check_output("--json", path)
+}
+
+/// One output file named by `flag` must be writable (see `outputs`); only the JSON is renamed into place.
+pub(super) fn check_output(flag: &'static str, path: &std::path::Path) -> Result<()> {
+    check_outputs(&[Output { flag, path, in_place: flag != "--json" }], &[])
 }
 
 pub(super) fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {

@@ -144,6 +144,9 @@ pub struct StreamsArgs {
     /// Write the result as JSON (rewritten after every step).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Write the self-contained HTML report (capacity charts, facts, configuration) to FILE at the end.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
     /// No progress and no summary.
     #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,
@@ -224,6 +227,9 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         super::run_cmd::check_writable_parent(path)?;
     }
     let config = args.config();
+    if let Some(path) = &args.html {
+        super::run_cmd::check_output("--html", path)?;
+    }
     let request = StreamsRequest {
         viewers: args.count.unwrap_or(args.limit),
         search: args.count.is_none(),
@@ -391,6 +397,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     let cleanup = media.remove();
     save(&result);
+    super::report::html_after_run(&result, args.html.as_deref());
     if !args.quiet {
         let mut text = Vec::new();
         let streams = result.streams.as_ref().expect("set above");
