@@ -175,7 +175,7 @@ pub struct RunArgs {
         long,
         value_name = "ALGO",
         value_parser = parse_value::<VerifyChoice>,
-        conflicts_with_all = ["job", "verify", "rw", "keep", "dry_run"],
+        conflicts_with_all = ["job", "verify", "rw", "keep", "dry_run", "csv", "html"],
         help_heading = "Verification"
     )]
     pub verify_only: Option<VerifyChoice>,

@@ -5,6 +5,7 @@ pub mod check;
 mod facts;
 mod inspect;
 mod observer;
+mod outputs;
 mod report;
 mod run_cmd;
 pub mod streams_cmd;

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use super::facts::gather;
-use super::run_cmd::{check_writable_parent, print_quietly};
+use super::run_cmd::{print_quietly, say};
 use crate::cli::RunArgs;
 use crate::plan::defaults;
 use crate::report::write_verify_summary;
@@ -34,9 +34,6 @@ pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
         manifest.algorithm,
         manifest.algorithm
     );
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
     let gathered = gather(&target, false)?;
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let config = serde_json::json!({ "verify_only": { "from": run_dir.display().to_string(), "manifest": manifest } });
@@ -44,7 +41,7 @@ pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
 
     let direct = paths.first().is_some_and(|p| direct_io_supported(p).unwrap_or(false));
     if !args.quiet {
-        eprintln!("verifying what {} wrote ({asked}, blocks of {} bytes)…", run_dir.display(), manifest.block_size);
+        say(&format!("verifying what {} wrote ({asked}, blocks of {} bytes)…", run_dir.display(), manifest.block_size));
     }
     let outcome = crate::run::read_back(&verifier, &paths, direct, &interrupt.flag(), &mut |_, _| {});
     let verify = verify_result(&outcome, Some(&run_dir));
@@ -57,13 +54,13 @@ pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
     write_verify_summary(&mut text, &verify).expect("writing to a Vec cannot fail");
     if args.quiet {
         if verify.failed() {
-            eprint!("{}", String::from_utf8_lossy(&text));
+            say(String::from_utf8_lossy(&text).trim_end());
         }
     } else {
         print_quietly(&String::from_utf8_lossy(&text));
     }
     if let Some(Err(e)) = saved {
-        eprintln!("warning: {e}");
+        say(&format!("warning: {e}"));
     }
     Ok(if interrupt.is_set() {
         ExitCode::from(INTERRUPTED_EXIT as u8)
