@@ -6,9 +6,11 @@ mod facts;
 mod inspect;
 mod observer;
 mod output;
+mod outputs;
 mod report;
 mod run;
 mod streams;
+mod verify_only;
 
 use std::process::ExitCode;
 

@@ -5,19 +5,20 @@ use std::io::Write;
 
 use anyhow::Result;
 
+use super::outputs::{Output, check_outputs};
+
 use super::facts::Gathered;
 use crate::plan::{Plan, TargetKind};
 use crate::results::RunResult;
 
+/// A `--json` file must be writable and a plain file (see `outputs`).
 pub fn check_writable_parent(path: &std::path::Path) -> Result<()> {
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    anyhow::ensure!(
-        parent.is_dir(),
-        "cannot write the result to {}: the directory {} does not exist",
-        path.display(),
-        parent.display()
-    );
-    Ok(())
+    check_output("--json", path)
+}
+
+/// One output file named by `flag` must be writable (see `outputs`); only the JSON is renamed into place.
+pub fn check_output(flag: &'static str, path: &std::path::Path) -> Result<()> {
+    check_outputs(&[Output { flag, path, in_place: flag != "--json" }], &[])
 }
 
 pub fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
@@ -35,8 +36,14 @@ pub fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
     )
 }
 
-/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly.
+/// Prints a line to stderr with control characters (from job files and results) escaped.
+pub fn say(text: &str) {
+    eprintln!("{}", crate::escape::for_terminal(text));
+}
+
+/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Control characters (from job
+/// files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON.
 pub fn print_quietly(text: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    let _ = out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush());
 }

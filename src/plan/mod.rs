@@ -16,6 +16,7 @@ mod streams;
 mod streams_limits;
 mod target;
 mod values;
+mod verify;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -35,6 +36,7 @@ pub use streams::{
     EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, media_name,
     streams_config,
 };
+pub use verify::{VerifyPlan, algorithm as verify_algorithm};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,6 +54,9 @@ pub struct Plan {
     pub interval: Duration,
     /// Things the user should know (fallbacks, ignored values), printed before the run and kept in the result.
     pub notices: Vec<String>,
+    /// Data verification (`--verify`), for the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyPlan>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

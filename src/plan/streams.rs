@@ -395,7 +395,7 @@ fn estimate_phases(
         [("estimate: random chunks", RwMode::RandRead, chunk, 16), ("estimate: sequential", RwMode::Read, 1 << 20, 4)]
     {
         let context = JobContext::new(job, &single);
-        let mut phase = plan_raw_phase(&context, 0, &read(name, rw, bs, depth), &single, facts, notices)?;
+        let mut phase = plan_raw_phase(&context, 0, &read(name, rw, bs, depth), &single, facts, None, notices)?;
         // Planned against the media file alone; now it reads that file of the whole table.
         phase.files = vec![file];
         for worker in &mut phase.workers {

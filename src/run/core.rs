@@ -44,6 +44,15 @@ pub struct Io {
     pub due: Option<Duration>,
     /// The schedule's own mark (a viewer's number), handed back on completion.
     pub tag: u32,
+    /// Not part of the work's amount (a verification read-back): not counted against the I/O budget.
+    pub extra: bool,
+}
+
+impl Io {
+    /// A read or write of the work itself.
+    pub const fn transfer(kind: OpKind, file: u32, offset: u64, len: u32, due: Option<Duration>) -> Io {
+        Io { kind, file, offset, len, due, tag: 0, extra: false }
+    }
 }
 
 /// What a schedule wants next.
@@ -94,12 +103,16 @@ pub trait Schedule {
     /// Called only when the core has a free slot; an `Io` returned is issued at once.
     fn next(&mut self, ctx: &mut Ctx<'_>) -> Next;
 
-    /// Fills a write buffer before the write is issued (`buf` is the slot's buffer, `io.len` long).
-    fn fill_write(&mut self, _io: &Io, _buf: &mut [u8]) {}
+    /// Right before `io` is issued, with its slot's buffer (`io.len` long at most): fill a write's data, claim
+    /// what must not be touched twice at once. `false`: do not issue it (it is dropped, and the core asks again).
+    fn prepare(&mut self, _io: &Io, _buf: &mut [u8]) -> bool {
+        true
+    }
 
-    /// An I/O completed: bytes transferred or the errno, `now` from the worker's origin. Returns whether its
-    /// lateness counts (a viewer's chunk thrown away after a seek does not).
-    fn completed(&mut self, _io: &Io, _result: Result<u32, i32>, _now: Duration) -> bool {
+    /// An I/O completed: bytes transferred or the errno, `now` from the worker's origin, and the slot's buffer
+    /// (what a read brought, or its last piece when it was longer than the buffer). Returns whether its lateness
+    /// counts (a viewer's chunk thrown away after a seek does not).
+    fn completed(&mut self, _io: &Io, _result: Result<u32, i32>, _now: Duration, _buf: &[u8]) -> bool {
         true
     }
 
@@ -185,7 +198,7 @@ struct Core {
 pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedule: &mut S) -> WorkerEnd {
     let depth = engine.caps().queue_depth.max(1) as usize;
     let measure_start = cfg.origin + cfg.ramp;
-    let blank = Io { kind: OpKind::Read, file: 0, offset: 0, len: 0, due: None, tag: 0 };
+    let blank = Io::transfer(OpKind::Read, 0, 0, 0, None);
     let mut core = Core {
         table: vec![InFlight { io: blank, submitted: cfg.origin, measured: false }; depth],
         free: (0..depth as u32).rev().collect(),
@@ -305,6 +318,7 @@ impl Core {
         graceful: bool,
     ) {
         self.wake = None;
+        let mut refused = 0;
         while let Some(&slot) = self.free.last() {
             let next = if stopping {
                 match schedule.owed_flush().filter(|_| graceful) {
@@ -335,16 +349,21 @@ impl Core {
                     return;
                 }
             };
-            self.free.pop();
-            if io.kind == OpKind::Write {
-                let buf = engine.buffer_mut(slot);
-                let len = (io.len as usize).min(buf.len());
-                schedule.fill_write(&io, &mut buf[..len]);
+            let buf = engine.buffer_mut(slot);
+            let len = (io.len as usize).min(buf.len());
+            if !schedule.prepare(&io, &mut buf[..len]) {
+                // Refused (its blocks are in flight): ask again, but not more than a queue's worth of times.
+                refused += 1;
+                if refused > self.table.len() {
+                    return;
+                }
+                continue;
             }
+            self.free.pop();
             let measured = !self.in_ramp;
             self.table[slot as usize] = InFlight { io, submitted: now, measured };
             self.batch.push(Request { slot, kind: io.kind, file: io.file, offset: io.offset, len: io.len });
-            if measured && matches!(io.kind, OpKind::Read | OpKind::Write) {
+            if measured && !io.extra && matches!(io.kind, OpKind::Read | OpKind::Write) {
                 self.issued += u64::from(io.len);
                 self.issued_ops += 1;
             }
@@ -394,7 +413,9 @@ impl Core {
             let short = matches!(completion.result, Ok(n) if n != io.len && transfer);
             // A short transfer has no errno of its own; it is reported as EIO with what happened in words.
             let result = if short { Err(libc::EIO) } else { completion.result };
-            let counts = schedule.completed(&io, result, since_origin);
+            let buf = engine.buffer_mut(completion.slot);
+            let len = (io.len as usize).min(buf.len());
+            let counts = schedule.completed(&io, result, since_origin, &buf[..len]);
             // I/O issued during the ramp is not measured, even when it completes after it; its errors count.
             if !entry.measured && completion.result.is_ok() {
                 continue;

@@ -15,12 +15,15 @@ use super::curves::{Measured, covers_whole_files, curve_stopped, with_curve_rate
 use super::fileset::{Trees, run_fileset_phase};
 use super::layout::{self, LayoutError};
 use super::phase::{PhaseRun, SeriesStart, run_workers};
+use super::raw::{RawInputs, Verification};
 use super::streams::run_stream_phase;
 use super::{
     Interrupt, IntervalReport, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale,
+    verify_pass,
 };
-use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, TargetKind};
+use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, TargetKind, defaults};
 use crate::streams::RawRates;
+use crate::verify::Verifier;
 
 /// Runs every phase of `plan` in order. Stops early on Ctrl-C (after writing what was measured) and after a
 /// phase that ended in an I/O error or a failure.
@@ -43,7 +46,7 @@ pub fn execute(
         }
         index += 1 + together;
     }
-    Ok(run.finish())
+    Ok(run.finish(observer))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +71,9 @@ struct Executor<'p> {
     measured: Vec<Option<Measured>>,
     outcomes: Vec<PhaseOutcome>,
     trees: Trees,
+    /// Data verification (`--verify`), shared by every worker of the run.
+    verifier: Option<Verifier>,
+    keep: bool,
 }
 
 impl<'p> Executor<'p> {
@@ -105,6 +111,11 @@ impl<'p> Executor<'p> {
             measured: vec![None; plan.phases.len()],
             outcomes: Vec::new(),
             trees: Trees::new(keep),
+            verifier: plan.verify.map(|v| {
+                let files = plan.target.files.iter().map(|f| (f.path.display().to_string(), f.size.0)).collect();
+                Verifier::new(v.algorithm, v.block, v.seed, files, defaults::BAD_BLOCKS_KEPT)
+            }),
+            keep,
         })
     }
 
@@ -167,6 +178,15 @@ impl<'p> Executor<'p> {
         observer: &mut dyn RunObserver,
     ) -> Vec<PhaseOutcome> {
         let run_one = |(index, phase, direct): &(usize, Cow<'_, PhasePlan>, bool), observer: &mut dyn RunObserver| {
+            let inputs = RawInputs {
+                files: &self.paths,
+                direct: *direct,
+                writable: self.plan.target.writes_allowed,
+                verification: Verification {
+                    verifier: self.verifier.as_ref(),
+                    backlog: self.plan.verify.and_then(|v| v.backlog),
+                },
+            };
             let run = PhaseRun {
                 index: *index,
                 interval: self.plan.interval,
@@ -175,7 +195,7 @@ impl<'p> Executor<'p> {
                 direct: *direct,
                 interrupted: self.interrupt.flag(),
                 series: SeriesStart::default(),
-                setups: raw::setups(phase, &self.paths, *direct, self.plan.target.writes_allowed),
+                setups: raw::setups(phase, &inputs),
             };
             run_workers(run, observer).outcome
         };
@@ -302,14 +322,22 @@ impl<'p> Executor<'p> {
         flow
     }
 
-    fn finish(mut self) -> RunOutcome {
+    fn finish(mut self, observer: &mut dyn RunObserver) -> RunOutcome {
+        // After the last phase of a `--verify` run: the read-back pass over everything written, and for a kept
+        // run the manifest `--verify-only` needs.
+        let kept_dir = self.work_dir.as_ref().filter(|_| self.keep).map(|d| d.path().to_path_buf());
+        let direct = self.direct_ok.first().copied().flatten().unwrap_or(false);
+        let verify = self
+            .verifier
+            .as_ref()
+            .map(|v| verify_pass::finish(v, &self.paths, direct, self.interrupt, kept_dir.as_deref(), observer));
         let mut cleanup_error = self.work_dir.as_mut().and_then(|dir| {
             dir.remove().err().map(|e| format!("cannot remove the data files in {}: {e}", dir.path().display()))
         });
         if let Err(e) = self.trees.clean_up() {
             cleanup_error.get_or_insert(format!("cannot remove the file-set tree: {e}"));
         }
-        RunOutcome { phases: self.outcomes, interrupted: self.interrupt.is_set(), cleanup_error }
+        RunOutcome { phases: self.outcomes, interrupted: self.interrupt.is_set(), cleanup_error, verify }
     }
 }
 

@@ -7,6 +7,7 @@ mod core;
 mod curves;
 mod execute;
 mod fileset;
+mod kept;
 mod layout;
 mod open;
 mod pacer;
@@ -18,16 +19,19 @@ mod raw;
 mod signals;
 mod streams;
 mod tally;
+mod verify_pass;
 mod workdir;
 mod worker_setup;
 
 use std::path::PathBuf;
 
 pub use fileset::FormatReport;
+pub use kept::{KeptError, latest_kept_run, load_kept_run};
 pub use layout::{direct_io_supported, fill};
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
 pub use signals::{INTERRUPTED_EXIT, Interrupt};
+pub use verify_pass::{VerifyOutcome, read_back};
 pub use workdir::{WorkDir, remove_stale, run_id};
 
 pub use execute::execute;
@@ -67,6 +71,8 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// Removing the data files failed: what is left and why (the measurements above are still valid).
     pub cleanup_error: Option<String>,
+    /// `--verify`: the blocks checked and the bad ones.
+    pub verify: Option<VerifyOutcome>,
 }
 
 #[derive(Debug, thiserror::Error)]

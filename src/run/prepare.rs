@@ -44,7 +44,7 @@ impl Schedule for PassSchedule {
             if self.offset < size {
                 let len = u64::from(CHUNK).min(size - self.offset) as u32;
                 let kind = if self.write { OpKind::Write } else { OpKind::Read };
-                let io = Io { kind, file: self.file as u32, offset: self.offset, len, due: None, tag: 0 };
+                let io = Io::transfer(kind, self.file as u32, self.offset, len, None);
                 self.offset += u64::from(len);
                 return Next::Io(io);
             }
@@ -53,25 +53,21 @@ impl Schedule for PassSchedule {
                     return Next::AfterCompletion;
                 }
                 self.flushed = true;
-                return Next::Io(Io {
-                    kind: OpKind::Fsync,
-                    file: self.file as u32,
-                    offset: 0,
-                    len: 0,
-                    due: None,
-                    tag: 0,
-                });
+                return Next::Io(Io::transfer(OpKind::Fsync, self.file as u32, 0, 0, None));
             }
             (self.file, self.offset, self.flushed) = (self.file + 1, 0, false);
         }
     }
 
-    fn fill_write(&mut self, io: &Io, buf: &mut [u8]) {
-        stamp(buf, io.offset, self.counter);
-        self.counter += 1;
+    fn prepare(&mut self, io: &Io, buf: &mut [u8]) -> bool {
+        if io.kind == OpKind::Write {
+            stamp(buf, io.offset, self.counter);
+            self.counter += 1;
+        }
+        true
     }
 
-    fn completed(&mut self, _io: &Io, result: Result<u32, i32>, _now: Duration) -> bool {
+    fn completed(&mut self, _io: &Io, result: Result<u32, i32>, _now: Duration, _buf: &[u8]) -> bool {
         self.failed |= result.is_err();
         true
     }

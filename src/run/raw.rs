@@ -1,6 +1,7 @@
 //! The schedule of a raw-I/O worker: operations from its `OpSource`, due times from its `Pacer`, flushes owed
-//! (fsync-every, fdatasync-every, end-fsync), think time, and the stamp on every written block. The core issues
-//! what this decides; this never touches an engine or a clock.
+//! (fsync-every, fdatasync-every, end-fsync), think time, and the stamp on every written block — or, with
+//! `--verify`, the verified block headers, the check of every block read and the read-back of recent writes
+//! (`crate::verify`). The core issues what this decides; this never touches an engine or a clock.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,10 +13,17 @@ use super::pattern::{fill_random, stamp};
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineSetup, OpKind};
 use crate::plan::{PhasePlan, Thinktime, WorkerPlan};
+use crate::verify::{Backlog, Verifier};
 use crate::workload::{Direction, Op, OpSource, Rng, WorkloadConfig};
 
-pub struct RawSchedule {
+pub struct RawSchedule<'a> {
     source: OpSource,
+    /// Data verification (`--verify`): writes carry verified blocks, reads are checked.
+    verify: Option<&'a Verifier>,
+    /// The run-wide index of each of this worker's files (the verifier's file numbers).
+    globals: Vec<u32>,
+    /// With `verify`: writes waiting to be read back (`--verify-backlog`).
+    backlog: Option<Backlog>,
     pacer: Option<Pacer>,
     /// Paths of this worker's files, by local file index (for error messages).
     paths: Vec<PathBuf>,
@@ -40,10 +48,27 @@ pub struct RawSchedule {
     pause_until: Option<Duration>,
 }
 
-impl RawSchedule {
-    pub fn new(phase: &PhasePlan, source: OpSource, pacer: Option<Pacer>, paths: Vec<PathBuf>) -> RawSchedule {
+/// What verification a raw worker does, and over which files.
+pub(super) struct Verification<'a> {
+    pub verifier: Option<&'a Verifier>,
+    /// Read back every N completed writes.
+    pub backlog: Option<u64>,
+}
+
+impl<'a> RawSchedule<'a> {
+    pub fn new(
+        phase: &PhasePlan,
+        source: OpSource,
+        pacer: Option<Pacer>,
+        (paths, globals): (Vec<PathBuf>, Vec<u32>),
+        verification: &Verification<'a>,
+    ) -> RawSchedule<'a> {
+        let depth = phase.iodepth as usize;
         RawSchedule {
             source,
+            verify: verification.verifier,
+            globals,
+            backlog: verification.verifier.and(verification.backlog).map(|n| Backlog::new(n, depth)),
             pacer,
             fsync_every: phase.fsync_every,
             fdatasync_every: phase.fdatasync_every,
@@ -109,10 +134,10 @@ impl RawSchedule {
 }
 
 fn flush(file: u32, kind: OpKind) -> Io {
-    Io { kind, file, offset: 0, len: 0, due: None, tag: 0 }
+    Io::transfer(kind, file, 0, 0, None)
 }
 
-impl Schedule for RawSchedule {
+impl Schedule for RawSchedule<'_> {
     #[inline]
     fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
         if let Some((file, kind)) = self.sync_owed.pop() {
@@ -120,6 +145,12 @@ impl Schedule for RawSchedule {
         }
         if let Some(instead) = self.think(ctx) {
             return instead;
+        }
+        // A read-back of recent writes (--verify-backlog) goes before any new operation.
+        if self.pending.is_none()
+            && let Some((file, offset, len)) = self.backlog.as_mut().and_then(Backlog::next_read)
+        {
+            return Next::Io(Io { extra: true, ..Io::transfer(OpKind::Read, file, offset, len, None) });
         }
         let (op, due) = match self.pending.take() {
             Some(pending) => pending,
@@ -138,8 +169,28 @@ impl Schedule for RawSchedule {
             Direction::Read => OpKind::Read,
             Direction::Write => OpKind::Write,
         };
-        if kind == OpKind::Write {
-            self.count_write(op.file);
+        Next::Io(Io::transfer(kind, op.file, op.offset, op.len, due))
+    }
+
+    #[inline]
+    fn prepare(&mut self, io: &Io, buf: &mut [u8]) -> bool {
+        if !matches!(io.kind, OpKind::Read | OpKind::Write) {
+            return true;
+        }
+        let write = io.kind == OpKind::Write;
+        match self.verify {
+            // Claims the blocks (refused while one of them is in flight) and writes their headers.
+            Some(v) if !v.begin(write, self.globals[io.file as usize], io.offset, buf) => return false,
+            Some(_) => {}
+            None if write => stamp(buf, io.offset, self.write_counter),
+            None => {}
+        }
+        if io.extra {
+            return true;
+        }
+        if write {
+            self.write_counter += 1;
+            self.count_write(io.file);
         }
         if let Some(think) = self.thinktime {
             self.since_pause += 1;
@@ -148,13 +199,26 @@ impl Schedule for RawSchedule {
                 self.thinking = true;
             }
         }
-        Next::Io(Io { kind, file: op.file, offset: op.offset, len: op.len, due, tag: 0 })
+        true
     }
 
+    /// With `--verify`: a read checks the blocks it brought; a write releases its blocks and joins the
+    /// read-back backlog.
     #[inline]
-    fn fill_write(&mut self, io: &Io, buf: &mut [u8]) {
-        stamp(buf, io.offset, self.write_counter);
-        self.write_counter += 1;
+    fn completed(&mut self, io: &Io, result: Result<u32, i32>, _now: Duration, buf: &[u8]) -> bool {
+        let Some(v) = self.verify else { return true };
+        if !matches!(io.kind, OpKind::Read | OpKind::Write) {
+            return true;
+        }
+        let write = io.kind == OpKind::Write;
+        v.end(write, self.globals[io.file as usize], io.offset, io.len, result, buf);
+        if write
+            && result == Ok(io.len)
+            && let Some(backlog) = self.backlog.as_mut()
+        {
+            backlog.written((io.file, io.offset, io.len));
+        }
+        true
     }
 
     fn owed_flush(&mut self) -> Option<Io> {
@@ -174,23 +238,24 @@ impl Schedule for RawSchedule {
     }
 }
 
+/// What every worker of a raw phase opens its files from.
+pub(super) struct RawInputs<'a> {
+    pub files: &'a [PathBuf],
+    pub direct: bool,
+    pub writable: bool,
+    pub verification: Verification<'a>,
+}
+
 /// The set-up of each worker of a raw phase, run on the worker's own thread.
-pub(super) fn setups<'a>(phase: &'a PhasePlan, files: &'a [PathBuf], direct: bool, writable: bool) -> Vec<SetUp<'a>> {
-    (0..phase.workers.len())
-        .map(|id| Box::new(move || build(phase, id, files, direct, writable)) as SetUp<'a>)
-        .collect()
+pub(super) fn setups<'a>(phase: &'a PhasePlan, inputs: &'a RawInputs<'a>) -> Vec<SetUp<'a>> {
+    (0..phase.workers.len()).map(|id| Box::new(move || build(phase, id, inputs)) as SetUp<'a>).collect()
 }
 
 /// Opens the files this worker's regions touch (renumbered locally), builds its engine and its schedule.
-fn build<'a>(
-    phase: &PhasePlan,
-    id: usize,
-    files: &[PathBuf],
-    direct: bool,
-    writable: bool,
-) -> Result<Built<'a>, String> {
+fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Built<'a>, String> {
+    let (direct, writable) = (inputs.direct, inputs.writable);
     let worker = &phase.workers[id];
-    let (paths, workload) = localize_files(worker, files);
+    let (paths, globals, workload) = localize_files(worker, inputs.files);
     let source = OpSource::new(&workload).map_err(|e| e.to_string())?;
     let how = OpenFor { write: writable && phase.writes(), create: Create::No, direct, sync: phase.sync_writes };
     let handles = paths
@@ -216,20 +281,23 @@ fn build<'a>(
         paced: pacer.is_some(),
         continue_on_error: phase.continue_on_error,
     };
-    Ok(Built { engine, schedule: AnySchedule::Raw(RawSchedule::new(phase, source, pacer, paths)), settings })
+    let schedule = RawSchedule::new(phase, source, pacer, (paths, globals), &inputs.verification);
+    Ok(Built { engine, schedule: AnySchedule::Raw(schedule), settings })
 }
 
-/// A worker opens only the files its regions touch; regions are renumbered to that local table.
-fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, WorkloadConfig) {
+/// A worker opens only the files its regions touch; regions are renumbered to that local table. Returns the
+/// local table's paths and run-wide indices, and the renumbered workload.
+fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<u32>, WorkloadConfig) {
     let mut local_of = std::collections::HashMap::new();
-    let mut paths = Vec::new();
+    let (mut paths, mut globals) = (Vec::new(), Vec::new());
     let mut workload = plan.workload.clone();
     for region in &mut workload.regions {
         let local = *local_of.entry(region.file).or_insert_with(|| {
             paths.push(files[region.file as usize].clone());
+            globals.push(region.file);
             paths.len() as u32 - 1
         });
         region.file = local;
     }
-    (paths, workload)
+    (paths, globals, workload)
 }

@@ -34,7 +34,7 @@ pub(super) struct WorkerChannels {
 
 /// The schedules a worker can run; matched once per worker.
 pub(super) enum AnySchedule<'a> {
-    Raw(RawSchedule),
+    Raw(RawSchedule<'a>),
     Viewers(ViewerSchedule),
     Ingest(IngestSchedule),
     Pass(PassSchedule),

@@ -25,7 +25,8 @@ pub use job::{JobSpec, PhaseSpec, SpecOrigin};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
 pub use toml::parse_toml_job;
 pub use values::{
-    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent, ValueError,
+    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent,
+    ValueError, VerifyChoice,
 };
 pub use vdbench::parse_vdbench_job;
 

@@ -52,6 +52,12 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             dir.display()
         );
     };
+    if let Some(path) = &args.json {
+        check_writable_parent(path)?;
+    }
+    if let Some(path) = &args.html {
+        super::output::check_output("--html", path)?;
+    }
     let data_set = profile::data_set(&settings, *free);
     if data_set.0 < MIN_DATA_SET {
         bail!(
@@ -71,9 +77,6 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     if args.dry_run {
         print_quietly(&plan.to_string());
         return Ok(ExitCode::SUCCESS);
-    }
-    for path in args.json.iter().chain(&args.html) {
-        check_writable_parent(path)?;
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let progress = ProgressLine::new(!args.quiet);

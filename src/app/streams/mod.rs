@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather, media_library};
 use super::observer::ResultRecorder;
-use super::output::{check_writable_parent, print_quietly, result_skeleton};
+use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
 use crate::cli::StreamsArgs;
 use crate::plan::{Facts, RunOptions, StreamCount, TargetFacts, build_plan};
 use crate::report::write_streams_summary;
@@ -49,8 +49,11 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         print_quietly(&plan.to_string());
         return Ok(ExitCode::SUCCESS);
     }
-    for path in args.json.iter().chain(&args.html) {
+    if let Some(path) = &args.json {
         check_writable_parent(path)?;
+    }
+    if let Some(path) = &args.html {
+        check_output("--html", path)?;
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let progress = ProgressLine::new(!args.quiet);

@@ -128,7 +128,7 @@ impl<'a> FileSetSchedule<'a> {
         let read = !open.filling
             && (read_percent == 100 || (read_percent > 0 && self.rng.below(100) < u64::from(read_percent)));
         let kind = if read { OpKind::Read } else { OpKind::Write };
-        Ok(Some(Io { kind, file: 0, offset: at, len: len as u32, due, tag: 0 }))
+        Ok(Some(Io::transfer(kind, 0, at, len as u32, due)))
     }
 
     /// Takes the open file back from the engine and closes it (timed, as vdbench's close).

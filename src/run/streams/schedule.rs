@@ -19,20 +19,15 @@ pub struct ViewerSchedule {
 impl Schedule for ViewerSchedule {
     fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
         match self.viewers.next(ctx.now) {
-            ViewerNext::Chunk(c) => Next::Io(Io {
-                kind: OpKind::Read,
-                file: c.file,
-                offset: c.offset,
-                len: c.len,
-                due: Some(c.due),
-                tag: c.viewer,
-            }),
+            ViewerNext::Chunk(c) => {
+                Next::Io(Io { tag: c.viewer, ..Io::transfer(OpKind::Read, c.file, c.offset, c.len, Some(c.due)) })
+            }
             ViewerNext::At(at) => Next::At(at),
             ViewerNext::Done => Next::Done,
         }
     }
 
-    fn completed(&mut self, io: &Io, result: Result<u32, i32>, now: Duration) -> bool {
+    fn completed(&mut self, io: &Io, result: Result<u32, i32>, now: Duration, _buf: &[u8]) -> bool {
         self.viewers.arrived(io.tag, result, now)
     }
 
@@ -77,10 +72,10 @@ impl Schedule for IngestSchedule {
         }
         let offset = self.written * u64::from(INGEST_WRITE);
         self.written += 1;
-        Next::Io(Io { kind: OpKind::Write, file: 0, offset, len: INGEST_WRITE, due: Some(due), tag: 0 })
+        Next::Io(Io::transfer(OpKind::Write, 0, offset, INGEST_WRITE, Some(due)))
     }
 
-    fn completed(&mut self, _io: &Io, result: Result<u32, i32>, _now: Duration) -> bool {
+    fn completed(&mut self, _io: &Io, result: Result<u32, i32>, _now: Duration, _buf: &[u8]) -> bool {
         self.failed |= result.is_err();
         true
     }
