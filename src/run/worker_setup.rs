@@ -33,6 +33,8 @@ pub(super) struct WorkerChannels {
 }
 
 /// The schedules a worker can run; matched once per worker.
+// One per worker, built once and never moved in the hot loop: boxing would only add an indirection.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum AnySchedule<'a> {
     Raw(RawSchedule<'a>),
     Viewers(ViewerSchedule),
