@@ -70,8 +70,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            recorder.result.status = RunStatus::Failed;
-            recorder.save();
+            recorder.failed();
             return Err(error.into());
         }
     };
@@ -87,12 +86,8 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         write_streams_summary(&mut text, result, streams).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
-    if let Some(problem) = &recorder.output_error {
-        eprintln!("warning: {problem}");
-    }
-    if let Some(problem) = &outcome.cleanup_error {
-        eprintln!("Error: {problem}; remove it by hand");
-        return Ok(ExitCode::from(2));
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
     }
     if outcome.interrupted {
         return Ok(ExitCode::from(INTERRUPTED_EXIT as u8));
