@@ -8,6 +8,7 @@ mod observer;
 mod outputs;
 mod report;
 mod run_cmd;
+mod stale;
 pub mod streams_cmd;
 pub mod streams_estimate;
 pub mod streams_http;

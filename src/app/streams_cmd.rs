@@ -264,6 +264,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     let gathered = match remote {
         Some(_) => None,
         None => {
+            super::stale::clear(&[args.target.as_path()], args.quiet);
             let gathered = gather(&args.target, existing.is_none())?;
             if !args.target.is_dir() {
                 bail!("{} is not a directory: streams reads media under a directory", args.target.display());

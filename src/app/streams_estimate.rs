@@ -66,7 +66,7 @@ pub fn measure_raw(
         notices: Vec::new(),
     };
     let gathered = gather(file, false)?;
-    let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
+    let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&job, &gathered.facts, &options).context("cannot plan the raw-rate measurement")?;
     let mut grab = Grab::default();
     execute(&plan, interrupt, false, &mut grab).context("the raw-rate measurement failed")?;

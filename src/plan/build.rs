@@ -30,13 +30,15 @@ pub struct RunOptions {
     pub allow_device_writes: bool,
     /// Write to a device even though it carries a signature.
     pub force: bool,
+    /// Wait for a file-set tree another run is using instead of refusing.
+    pub wait: bool,
 }
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
     job.check().map_err(PlanError)?;
     // File-set phases (many files in a directory tree) are planned in their own module.
     if job.phases.iter().any(|p| p.fileset.is_some()) {
-        return super::fileset::build_fileset_plan(job, facts);
+        return super::fileset::build_fileset_plan(job, facts).map(|plan| Plan { wait: options.wait, ..plan });
     }
     for (i, phase) in job.phases.iter().enumerate() {
         if phase.rw.is_none() {
@@ -80,6 +82,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         phases,
         interval: job.interval.unwrap_or(defaults::INTERVAL),
         notices,
+        wait: options.wait,
     })
 }
 

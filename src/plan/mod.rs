@@ -44,6 +44,9 @@ pub struct Plan {
     pub interval: Duration,
     /// Things the user should know (fallbacks, ignored values), printed before the run and kept in the result.
     pub notices: Vec<String>,
+    /// When a file-set tree is in use by another run, wait for it instead of refusing (`--wait`).
+    #[serde(skip)]
+    pub wait: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

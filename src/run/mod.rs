@@ -4,6 +4,7 @@
 
 mod fileset;
 mod layout;
+mod owned;
 mod pacer;
 mod pattern;
 mod phase;
@@ -22,7 +23,7 @@ pub use layout::{direct_io_supported, fill};
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
 pub use signals::{INTERRUPTED_EXIT, Interrupt};
-pub use workdir::{WorkDir, remove_stale, run_id};
+pub use workdir::{Stale, WorkDir, remove_stale, run_id};
 
 use crate::plan::{Arrivals, DirectMode, FilePlan, Pacing, PhasePlan, Plan, TargetKind};
 use crate::workload::Access;
@@ -86,12 +87,8 @@ pub fn execute(
         return fileset::execute(plan, interrupt, keep, observer);
     }
     let mut work_dir = match plan.target.kind {
-        TargetKind::Directory => {
-            for stale in remove_stale(&plan.target.path) {
-                observer.notice(&format!("removed the data of an earlier, killed run: {}", stale.display()));
-            }
-            Some(WorkDir::create(&plan.target, keep)?)
-        }
+        // What killed runs left behind was removed by the command before it measured free space (`remove_stale`).
+        TargetKind::Directory => Some(WorkDir::create(&plan.target, keep)?),
         TargetKind::File | TargetKind::BlockDevice => None,
     };
     // While streamcap writes to a device, it holds it exclusively (O_EXCL on a block device): the kernel then

@@ -3,6 +3,7 @@
 //! `worker.rs` with the engine's concrete type. Also the messages and channels between a worker and the phase
 //! coordinator. Nothing here runs per I/O.
 
+use rustix::fs::OFlags;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -117,7 +118,15 @@ fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, Worklo
 
 /// Opens a data file or device for the phase: read-only unless the phase writes, O_DIRECT when direct.
 /// `sync_writes`: O_SYNC, so that each write is durable when it completes (fio sync=1).
+/// A file in a directory streamcap owns is opened through that directory's handle (`owned`): never through a
+/// symlink, never outside it, never a file that replaced the one streamcap created.
 pub(super) fn open_data_file(path: &Path, direct: bool, write: bool, sync_writes: bool) -> Result<File, String> {
+    let flags = if write { OFlags::RDWR } else { OFlags::RDONLY }
+        | if direct { OFlags::DIRECT } else { OFlags::empty() }
+        | if sync_writes && write { OFlags::SYNC } else { OFlags::empty() };
+    if let Some(opened) = super::owned::open_registered(path, flags) {
+        return opened.map_err(|e| format!("cannot open {}: {e}", path.display()));
+    }
     let mut options = OpenOptions::new();
     options.read(true).write(write);
     let flags = if direct { libc::O_DIRECT } else { 0 } | if sync_writes && write { libc::O_SYNC } else { 0 };

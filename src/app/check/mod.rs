@@ -109,6 +109,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let profile = args.profile();
     let settings = profile.settings();
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    super::stale::clear(&[dir.as_path()], args.quiet);
     let gathered = gather(&dir, true)?;
     let TargetFacts::Directory { free, .. } = &gathered.facts.target else {
         bail!(
@@ -134,7 +135,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             Bytes(MIN_DATA_SET)
         );
     }
-    let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
+    let options = RunOptions { run_id: run_id(), ..Default::default() };
     let raw_plan = build_plan(&profile::raw_job(&settings, data_set), &gathered.facts, &options)
         .context("cannot plan the check")?;
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;

@@ -17,6 +17,7 @@ use crate::metrics::Recorder;
 use crate::plan::{FileRate, FormatMode, Plan, TreePlan};
 use format::{FormatError, format};
 use tree::TreeState;
+pub(super) use tree::{remove_abandoned_tree, remove_orphan_lock};
 
 /// What the format step of a phase did, over all its trees.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,6 +37,8 @@ pub struct FormatReport {
 struct Trees {
     states: Vec<TreeState>,
     keep: bool,
+    /// The lock of each tree root the run uses, held until the end (`tree::TreeLock`).
+    locks: Vec<(std::path::PathBuf, tree::TreeLock)>,
 }
 
 impl Trees {
@@ -57,6 +60,17 @@ impl Trees {
         }
     }
 
+    /// Takes the lock of `plan`'s tree for the rest of the run, once: another run using it is refused (or
+    /// waited for, with `wait`).
+    fn lock(&mut self, plan: &TreePlan, wait: bool, stop: &std::sync::atomic::AtomicBool) -> Result<(), String> {
+        if self.locks.iter().any(|(root, _)| *root == plan.root) {
+            return Ok(());
+        }
+        let lock = tree::TreeLock::take(&plan.anchor, &plan.root, wait, stop).map_err(|e| e.to_string())?;
+        self.locks.push((plan.root.clone(), lock));
+        Ok(())
+    }
+
     fn clean_up(&mut self) -> Result<(), String> {
         let mut first = None;
         for state in self.states.drain(..) {
@@ -65,6 +79,9 @@ impl Trees {
             } else if let Err(e) = tree::remove(&state.root) {
                 first.get_or_insert(e.to_string());
             }
+        }
+        for (_, lock) in self.locks.drain(..) {
+            lock.release();
         }
         first.map_or(Ok(()), Err)
     }
@@ -83,7 +100,7 @@ pub fn execute(
     keep: bool,
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, RunError> {
-    let mut trees = Trees { states: Vec::new(), keep };
+    let mut trees = Trees { states: Vec::new(), keep, locks: Vec::new() };
     let mut outcomes: Vec<PhaseOutcome> = Vec::new();
     // Operations per second measured by each phase, for rates given as a percentage of an earlier maximum.
     let mut rates: Vec<f64> = Vec::new();
@@ -99,11 +116,16 @@ pub fn execute(
         let mut slots = Vec::new();
         let mut problem: Option<StopReason> = None;
         for tree_plan in &fs.trees {
-            let slot = trees.slot(tree_plan);
-            slots.push(slot);
             if problem.is_some() {
                 continue;
             }
+            // Locked before the run knows the tree at all: a tree another run holds is never cleaned up by this one.
+            if let Err(e) = trees.lock(tree_plan, plan.wait, &flag) {
+                problem = Some(if interrupt.is_set() { StopReason::Interrupted } else { StopReason::Failed(e) });
+                continue;
+            }
+            let slot = trees.slot(tree_plan);
+            slots.push(slot);
             let state = &mut trees.states[slot];
             let result = prepare(tree_plan, state, fs.format, &flag, &mut report, &mut |done, total| {
                 observer.prefill(index, done, total)
