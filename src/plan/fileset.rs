@@ -149,6 +149,7 @@ pub(super) fn build_fileset_plan(job: &JobSpec, facts: &Facts) -> Result<Plan, P
         interval: job.interval.unwrap_or(defaults::INTERVAL),
         notices,
         wait: false,
+        verify: None,
     })
 }
 

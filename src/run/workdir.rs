@@ -12,7 +12,8 @@
 //! What streamcap will not do, because each would put data or deletions somewhere the user did not choose:
 //! follow `.streamcap` when it is a symlink (the data files would land on another device, and every figure would
 //! describe the wrong disk), use it when it lives on another filesystem than TARGET, delete a directory that
-//! lacks its marker file or was kept with `--keep`, or delete anything but its own marker and `data.N` files.
+//! lacks its marker file or was kept with `--keep`, or delete anything but its own marker, `data.N` and
+//! verification manifest files.
 
 use std::fs;
 use std::io::{self, Read, Write};
@@ -24,8 +25,8 @@ use super::owned::{OwnedDir, OwnedError, Registration, register};
 use crate::plan::TargetPlan;
 
 /// The file in every work directory that says who made it (and, with `--keep`, that it is to be kept).
-const MARKER: &str = ".streamcap-run";
-const KEPT_LINE: &str = "kept";
+pub(super) const MARKER: &str = ".streamcap-run";
+pub(super) const KEPT_LINE: &str = "kept";
 
 pub struct WorkDir {
     dir: PathBuf,
@@ -192,9 +193,12 @@ fn listed_files(marker: &str) -> Vec<String> {
         .collect()
 }
 
-/// Names streamcap gave its files before markers listed them: `data.N`, `media-…​.bin`, `ingest-…​.bin`.
+/// Names streamcap gave its files before markers listed them: `data.N`, `media-…​.bin`, `ingest-…​.bin`; and the
+/// verification manifest of a `--keep --verify` run killed between writing it and marking the directory kept.
 fn is_own_name(name: &str) -> bool {
-    name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok())
+    name == crate::verify::MANIFEST_FILE
+        || name == crate::verify::MAP_FILE
+        || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok())
         || ((name.starts_with("media-") || name.starts_with("ingest-")) && name.ends_with(".bin"))
 }
 
@@ -345,6 +349,8 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let base = root.path().join(".streamcap");
         let stale = abandoned(&base, &format!("run-{}-999999999-1", host_label()), false);
+        fs::write(stale.join(crate::verify::MANIFEST_FILE), b"{}").unwrap();
+        fs::write(stale.join(crate::verify::MAP_FILE), b"\x01").unwrap();
         let other_host = abandoned(&base, "run-elsewhere.example-999999999-1", false);
         let removed = remove_stale(root.path());
         assert_eq!(removed.removed, vec![stale.clone()]);
