@@ -18,7 +18,7 @@ pub fn clear(dirs: &[&Path], quiet: bool) {
         let stale = remove_stale(dir);
         if !stale.removed.is_empty() && !quiet {
             let names: Vec<String> = stale.removed.iter().map(|p| p.display().to_string()).collect();
-            super::run_cmd::say(&format!(
+            super::output::say(&format!(
                 "note: removed what {} killed earlier run(s) left in {} ({} freed): {}",
                 stale.removed.len(),
                 dir.display(),

@@ -130,7 +130,9 @@ impl WorkDir {
             owned: register(handle, Some(listing)),
             base,
         };
-        for file in &target.files {
+        // Only the files of the target's table that streamcap creates (the user's own media files are elsewhere
+        // and only read).
+        for file in target.files.iter().filter(|f| f.created) {
             let file_name = file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
             let handle = work.owned.open(Path::new(&file_name), create).map_err(err(&file.path))?;
             work.files.push(file_name);
