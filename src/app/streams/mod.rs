@@ -38,12 +38,15 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         phases: vec![phase],
         notices: Vec::new(),
     };
+    if !args.dry_run && args.target.is_dir() {
+        super::stale::clear(&[args.target.as_path()], args.quiet);
+    }
     let site = site(&args.target)?;
     let mut facts = site.facts.clone();
     if let Some(dir) = use_existing {
         facts.media_libraries.push((dir.clone(), media_library(&dir)?));
     }
-    let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
+    let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&job, &facts, &options)?;
     if args.dry_run {
         print_quietly(&plan.to_string());
