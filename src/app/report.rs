@@ -27,7 +27,11 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
 
 /// Writes the HTML report of `result` to `path` (replacing it: the user named it).
 pub fn write_html(result: &RunResult, path: &Path) -> Result<()> {
-    let page = render_to_string(&Html, result);
+    write_page(&render_to_string(&Html, result), path)
+}
+
+/// Writes a rendered page to `path`.
+pub fn write_page(page: &str, path: &Path) -> Result<()> {
     std::fs::write(path, page).with_context(|| format!("cannot write the HTML report to {}", path.display()))
 }
 

@@ -150,6 +150,8 @@ pub struct StreamsArgs {
     /// No progress and no summary.
     #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,
+    #[command(flatten)]
+    pub history: crate::cli::HistoryOptions,
 }
 
 fn parse_mix(s: &str) -> Result<Mix, String> {
@@ -395,6 +397,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     let cleanup = media.remove();
     save(&result);
     super::report::html_after_run(&result, args.html.as_deref());
+    super::history::record(&result, &args.history);
     if !args.quiet {
         let mut text = Vec::new();
         let streams = result.streams.as_ref().expect("set above");

@@ -61,6 +61,8 @@ pub struct CheckArgs {
     /// No progress and no summary.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub history: crate::cli::HistoryOptions,
 }
 
 impl CheckArgs {
@@ -148,6 +150,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let outcome = check.stages(&settings, &raw_plan, &gathered, &options, &interrupt, &say);
     check.finish(started, &interrupt);
     super::report::html_after_run(&check.result, super::report::check_html_path(&args).as_deref());
+    super::history::record(&check.result, &args.history);
     let cleanup_error = match outcome {
         Ok(cleanup) => cleanup,
         Err(error) => {
