@@ -61,3 +61,29 @@ pub fn check_html_path(args: &super::check::CheckArgs) -> Option<PathBuf> {
         .map(|n| if n == 1 { PathBuf::from(format!("{stem}.html")) } else { PathBuf::from(format!("{stem}-{n}.html")) })
         .find(|p| !p.exists())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn check_args(args: &[&str]) -> super::super::check::CheckArgs {
+        let cli = Cli::parse_from(["streamcap", "check"].iter().chain(args));
+        let Command::Check(args) = cli.command else { panic!() };
+        *args
+    }
+
+    #[test]
+    fn check_writes_its_report_beside_the_json_or_as_a_new_file_here() {
+        assert_eq!(check_html_path(&check_args(&["--json", "out/r.json"])), Some(PathBuf::from("out/r.html")));
+        assert_eq!(
+            check_html_path(&check_args(&["--json", "r.json", "--html", "x.html"])),
+            Some(PathBuf::from("x.html"))
+        );
+        assert_eq!(check_html_path(&check_args(&["--json", "r.json", "--no-html"])), None);
+        let here = check_html_path(&check_args(&[])).unwrap();
+        let name = here.to_str().unwrap();
+        assert!(name.starts_with("streamcap-check-") && name.ends_with(".html") && !here.exists(), "{name}");
+    }
+}
