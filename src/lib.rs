@@ -11,6 +11,7 @@
 pub mod app;
 pub mod cli;
 pub mod engine;
+pub mod escape;
 pub mod history;
 pub mod limits;
 pub mod metrics;

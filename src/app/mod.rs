@@ -7,6 +7,7 @@ mod facts;
 mod history;
 mod inspect;
 mod observer;
+mod outputs;
 mod report;
 mod run_cmd;
 pub mod streams_cmd;
