@@ -16,6 +16,7 @@ pub mod streams_http;
 pub mod streams_ingest;
 pub mod streams_media;
 pub mod streams_steps;
+mod verify_only;
 
 use std::process::ExitCode;
 

@@ -28,6 +28,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         .filter_map(|(flag, path, in_place)| Some(Output { flag, path: path.as_deref()?, in_place: *in_place }))
         .collect();
     check_outputs(&outputs, &args.job.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
+    if let Some(algorithm) = args.verify_only {
+        return super::verify_only::run(&args, algorithm);
+    }
     let job = build_job(&args)?;
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
     let mut gathered = gather(&target, job.writes())?;
@@ -77,6 +80,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .unwrap_or(RunStatus::Completed)
     };
     recorder.result.status = status;
+    recorder.result.verify = outcome.verify.as_ref().map(|v| super::verify_only::verify_result(v, None));
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
     write_logs(&plan, &recorder.result);
@@ -102,6 +106,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
                 ));
             }
         }
+        if let Some(v) = recorder.result.verify.as_ref().filter(|v| v.failed()) {
+            let mut text = Vec::new();
+            crate::report::write_verify_summary(&mut text, v).expect("writing to a Vec cannot fail");
+            say(String::from_utf8_lossy(&text).trim_end());
+        }
     } else {
         let mut text = Vec::new();
         write_summary(&mut text, &recorder.result).expect("writing to a Vec cannot fail");
@@ -115,7 +124,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         say(&format!("Error: {problem}; remove it by hand"));
         return Ok(ExitCode::from(2));
     }
-    let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0);
+    // A bad block (or one that could not be read back) is a failed operation too.
+    let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0)
+        || recorder.result.verify.as_ref().is_some_and(|v| v.failed());
     Ok(match status {
         // With --continue-on-error a phase completes despite failed operations; the exit code still says so.
         RunStatus::Completed | RunStatus::Running if had_errors => ExitCode::from(1),

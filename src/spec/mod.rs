@@ -21,7 +21,8 @@ pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
 pub use job::{JobSpec, PhaseSpec, SpecOrigin};
 pub use toml::parse_toml_job;
 pub use values::{
-    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent, ValueError,
+    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent,
+    ValueError, VerifyChoice,
 };
 pub use vdbench::parse_vdbench_job;
 
