@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
+use super::output::{check_writable_parent, print_quietly};
 use super::report::write_page;
-use super::run_cmd::{check_writable_parent, print_quietly};
 use crate::cli::{CompareArgs, parse_run_id};
 use crate::report::compare::{Comparison, Run, run_key};
 use crate::report::{Format, Html, render_to_string};

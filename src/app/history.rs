@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::run_cmd::print_quietly;
+use super::output::print_quietly;
 use crate::cli::{HistoryAction, HistoryArgs, HistoryOptions};
 use crate::history::{Entry, Filter, History, default_path};
 use crate::report::{Format, render_to_string};

@@ -176,7 +176,12 @@ fn phase_rows(phases: &[&PhaseResult], rows: &mut Vec<Row>) {
 /// A capacity answer as a figure: its noise is the search's step.
 fn capacity(answer: &CapacityAnswer) -> Measured {
     let step = answer.first_failing.map_or(1, |f| f.saturating_sub(answer.streams).max(1));
-    Measured { value: f64::from(answer.streams), noise: Some(f64::from(step)), at_least: answer.at_limit }
+    // A search stopped by its limit or by Ctrl-C found only a lower bound.
+    Measured {
+        value: f64::from(answer.streams),
+        noise: Some(f64::from(step)),
+        at_least: answer.at_limit || answer.interrupted,
+    }
 }
 
 fn count(v: f64) -> String {
@@ -272,6 +277,7 @@ mod tests {
             first_failing: None,
             failing_reason: None,
             at_limit: true,
+            interrupted: false,
             words: String::new(),
         };
         let found = CapacityAnswer {
@@ -279,6 +285,7 @@ mod tests {
             first_failing: Some(22),
             failing_reason: None,
             at_limit: false,
+            interrupted: false,
             words: String::new(),
         };
         let (a, b) = (capacity(&limit), capacity(&found));
