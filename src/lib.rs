@@ -12,6 +12,7 @@ pub mod app;
 pub mod cli;
 pub mod engine;
 pub mod escape;
+pub mod history;
 pub mod limits;
 pub mod metrics;
 pub mod plan;

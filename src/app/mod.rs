@@ -2,7 +2,9 @@
 //! context here and only here; `main` prints them and picks the exit code.
 
 mod check;
+mod compare;
 mod facts;
+mod history;
 mod inspect;
 mod observer;
 mod output;
@@ -24,6 +26,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::History(args) => history::run(&args),
         Command::Streams(args) => streams::run(*args),
         Command::Check(args) => check::run(*args),
         Command::Inspect(args) => inspect::run(&args),

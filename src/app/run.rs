@@ -90,6 +90,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     recorder.save();
     write_logs(&plan, &recorder.result);
     super::report::html_after_run(&recorder.result, args.html.as_deref());
+    super::history::record(&recorder.result, &args.history);
 
     if args.format == OutputFormat::FioJson {
         // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.

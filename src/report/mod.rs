@@ -7,6 +7,7 @@
 //! same trait. The terminal summary also shows what `inspect` found beneath a target (`inspect`).
 
 mod check;
+pub mod compare;
 mod csv;
 mod fio_json;
 mod fio_logs;
@@ -25,6 +26,7 @@ use std::io::{self, Write};
 use crate::results::RunResult;
 
 pub use check::write_check_summary;
+pub use compare::Comparison;
 pub use csv::CsvSink;
 pub use fio_json::{FioJson, fio_json, write_fio_json};
 pub use fio_logs::{LogPrefixes, write_fio_logs};
@@ -64,6 +66,16 @@ impl Format {
             Format::FioJson => &FioJson,
             Format::Markdown => &Markdown,
             Format::Html => &Html,
+        }
+    }
+
+    /// The renderer of a comparison in this format; fio's JSON has no way to say "side by side".
+    pub fn comparison_renderer(self) -> Option<&'static dyn Renderer<Comparison>> {
+        match self {
+            Format::Summary => Some(&Summary),
+            Format::FioJson => None,
+            Format::Markdown => Some(&Markdown),
+            Format::Html => Some(&Html),
         }
     }
 }

@@ -140,6 +140,7 @@ fn finish(
     recorder.save();
     let result = &recorder.result;
     super::report::html_after_run(result, super::report::check_html_path(args).as_deref());
+    super::history::record(result, &args.history);
     if !args.quiet {
         let mut text = Vec::new();
         let summary = result.check.as_ref().expect("set at the start");

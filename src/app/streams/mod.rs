@@ -82,6 +82,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     recorder.save();
     let result = &recorder.result;
     super::report::html_after_run(result, args.html.as_deref());
+    super::history::record(result, &args.history);
     if !args.quiet
         && let Some(streams) = &result.streams
     {
