@@ -13,6 +13,7 @@ pub mod cli;
 pub mod engine;
 pub mod metrics;
 pub mod plan;
+pub mod planning;
 pub mod report;
 pub mod results;
 pub mod run;

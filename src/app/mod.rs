@@ -4,6 +4,7 @@
 pub mod check;
 mod facts;
 mod observer;
+mod plan_cmd;
 mod run_cmd;
 pub mod streams_cmd;
 pub mod streams_estimate;
@@ -27,6 +28,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => report(&args),
         Command::Streams(args) => streams_cmd::run(*args),
         Command::Check(args) => check::run(*args),
+        Command::Plan(args) => plan_cmd::run(*args),
     }
 }
 

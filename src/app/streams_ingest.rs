@@ -14,7 +14,8 @@ use crate::metrics::{DEFAULT_PERCENTILES, Histogram};
 use crate::results::IngestFigures;
 use crate::units::ByteRate;
 
-const WRITE: u32 = 1 << 20;
+/// Bytes per ingest write (the planner models ingest with the same requests).
+pub const WRITE: u32 = 1 << 20;
 
 /// What `--ingest` asked for.
 #[derive(Debug, Clone, Copy, PartialEq)]

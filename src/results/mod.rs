@@ -9,6 +9,7 @@ mod build;
 mod check;
 mod fileset;
 mod io;
+mod planning;
 mod streams;
 mod time;
 
@@ -22,7 +23,11 @@ use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, HostFacts, Syst
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use check::{CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
-pub use io::{ResultIoError, read_result, write_result_atomically};
+pub use io::{ResultIoError, read_result, write_json_atomically, write_result_atomically};
+pub use planning::{
+    FormatStreams, LayoutAnswer, PLANNING_SCHEMA, PLANNING_SCHEMA_VERSION, PlannedDrive, PlannedFileWorkload,
+    PlannedFormat, PlannedWorkload, PlanningResult, RebuildFigures, Refusal, ServiceFigures,
+};
 pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
     StreamsResult, StreamsStep, build_step,
