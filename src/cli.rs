@@ -83,8 +83,8 @@ pub struct PlanArgs {
     /// Background writers while the streams play: RATE in all, over N writers (50MB/s:2).
     #[arg(long, value_name = "RATE[:N]", help_heading = "Workload")]
     pub ingest: Option<crate::app::streams_ingest::IngestSpec>,
-    /// A file workload in vdbench's words: rdpct=70,xfersize=64k,threads=16,size=1g,fileio=random (vdbench's
-    /// defaults for what is not said: 100 % reads of 4 KiB, 8 threads, random).
+    /// A file workload in vdbench's words: rdpct=70,xfersize=64k,threads=16,size=1g,fileio=random (what is not
+    /// said: 100 % random reads of 4 KiB from 8 threads).
     #[arg(long, value_name = "KEY=VALUE,…", value_parser = parse_value_str::<crate::planning::FileWorkload>, help_heading = "Workload")]
     pub file_workload: Option<crate::planning::FileWorkload>,
     /// Share of each involved member's time a rebuild takes, percent.

@@ -4,8 +4,8 @@
 //!
 //! Two cost models, chosen by `rotational` (docs/planning.md, "Drives"):
 //! - a rotating disk does one thing at a time: a random operation positions the head (average seek plus half a
-//!   turn, the access time) and then transfers, so its busy time is `access + bytes ÷ rate` (Ruemmler and Wilkes'
-//!   first-order model); sequential transfers cost `bytes ÷ rate` only;
+//!   turn, the access time) and then transfers, so its busy time is `access + bytes ÷ rate` (the first-order model
+//!   of disk service time); sequential transfers cost `bytes ÷ rate` only;
 //! - flash, or a cgroup-throttled device, has two separate limits, operations per second and bytes per second,
 //!   and an operation costs a share of each: `1 ÷ IOPS` and `bytes ÷ rate` (the larger share binds).
 //!

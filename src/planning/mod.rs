@@ -14,6 +14,7 @@ pub mod evaluate;
 pub mod from_result;
 pub mod layout;
 pub mod members;
+pub mod readers;
 pub mod service;
 pub mod workload;
 

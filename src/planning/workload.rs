@@ -8,7 +8,8 @@ use crate::units::{Bitrate, ByteRate, Bytes};
 
 /// The planner's defaults.
 pub mod defaults {
-    /// vdbench's defaults for a workload definition: 4 KiB transfers, 100 % reads, 8 threads, random.
+    /// The file workload when none is given: random 4 KiB reads from 8 threads (vdbench's raw-I/O defaults,
+    /// xfersize=4k and 8 threads per storage definition; its file-system defaults differ).
     pub const FILE_TRANSFER: u64 = 4096;
     pub const FILE_READ_PCT: f64 = 100.0;
     pub const FILE_THREADS: u32 = 8;
@@ -93,7 +94,8 @@ impl FileWorkload {
     }
 }
 
-/// `rdpct=70,xfersize=64k,threads=16,size=1g,fileio=random`: vdbench's keys (its defaults for the rest).
+/// `rdpct=70,xfersize=64k,threads=16,size=1g,fileio=random`: vdbench's keys; what is not said keeps the
+/// planner's default (`defaults::FILE_*`).
 impl FromStr for FileWorkload {
     type Err = String;
     fn from_str(s: &str) -> Result<FileWorkload, String> {
