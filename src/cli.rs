@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, ReadOptions, RwMode};
+use crate::spec::{
+    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, ReadOptions, RwMode, VerifyChoice,
+};
 use crate::units::{ByteRate, Bytes, parse_duration};
 
 #[derive(Debug, Parser)]
@@ -38,6 +40,21 @@ pub enum Command {
     /// Capacity planning: layouts × drives × workload → usable capacity, streams, reads/s and cost per stream, per
     /// usable TB and per 1,000 reads/s, healthy, degraded and rebuilding, ranked. A model: nothing is measured.
     Plan(Box<PlanArgs>),
+    /// What is beneath a target, without any I/O: filesystem, pool profile, members, raw and usable capacity,
+    /// read policy, device facts, free space and the RAM this process may use.
+    Inspect(InspectArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    streamcap inspect /srv/media\n  \
+    streamcap inspect /dev/sdb --json sdb.json")]
+pub struct InspectArgs {
+    /// A directory, a file or a block device.
+    pub target: PathBuf,
+    /// Also write what was found to FILE as a result JSON with no phases (`streamcap report FILE` prints it again).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// `streamcap plan`: the model's inputs.
@@ -127,9 +144,37 @@ pub enum PlanFormat {
 pub struct ReportArgs {
     /// A result file written by `streamcap run --json FILE`.
     pub result: PathBuf,
-    /// What to print: the summary table, or fio's JSON (as `fio --output-format=json`).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Summary)]
-    pub format: OutputFormat,
+    /// What to print: the summary table, fio's JSON (as `fio --output-format=json`) or Markdown tables.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Summary)]
+    pub format: ReportFormat,
+    /// Also write the self-contained HTML report (charts, facts, configuration) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// What `report` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// The terminal summary (run, streams or check, by what the result holds).
+    #[default]
+    Summary,
+    /// fio's JSON output (`fio --output-format=json`), for scripts written for fio.
+    FioJson,
+    /// Markdown tables, for a forum post or an issue.
+    Markdown,
+    /// The self-contained HTML page (better written to a file with --html FILE).
+    Html,
+}
+
+impl From<ReportFormat> for crate::report::Format {
+    fn from(format: ReportFormat) -> Self {
+        match format {
+            ReportFormat::Summary => crate::report::Format::Summary,
+            ReportFormat::FioJson => crate::report::Format::FioJson,
+            ReportFormat::Markdown => crate::report::Format::Markdown,
+            ReportFormat::Html => crate::report::Format::Html,
+        }
+    }
 }
 
 /// What `run` and `report` print on stdout.
@@ -182,6 +227,9 @@ pub struct RunArgs {
     /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Write the self-contained HTML report (charts, facts, configuration) to FILE at the end.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
     /// What to print at the end: the summary, or fio's JSON (as `fio --output-format=json`; printed even with
     /// --quiet).
     #[arg(long, value_enum, default_value_t = OutputFormat::Summary, help_heading = "Output")]
@@ -203,8 +251,24 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Safety")]
     pub allow_device_writes: bool,
     /// With --allow-device-writes: write even though the device carries a filesystem or partition signature.
-    #[arg(long, help_heading = "Safety")]
+    /// Alone it is an error (it would do nothing, and a user who typed it believed it did something).
+    #[arg(long, requires = "allow_device_writes", help_heading = "Safety")]
     pub force: bool,
+
+    /// Write nothing: re-read what the most recent run kept under TARGET (--keep) wrote with --verify, and check
+    /// every block with ALGO (the algorithm it was written with). Bad blocks make the exit code 1.
+    #[arg(
+        long,
+        value_name = "ALGO",
+        value_parser = parse_value::<VerifyChoice>,
+        conflicts_with_all = ["job", "verify", "rw", "keep", "dry_run", "csv", "html"],
+        help_heading = "Verification"
+    )]
+    pub verify_only: Option<VerifyChoice>,
+    /// With --verify-only: the kept run's work directory to check (TARGET/.streamcap/run-…) instead of the most
+    /// recent one.
+    #[arg(long, value_name = "RUNDIR", requires = "verify_only", help_heading = "Verification")]
+    pub from: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -294,6 +358,15 @@ pub struct WorkloadFlags {
     /// Record I/O errors and go on instead of stopping the phase.
     #[arg(long, help_heading = "Durability")]
     pub continue_on_error: bool,
+
+    /// Verify written data: crc32c, xxhash, sha256 (a checksum in every block's header) or pattern (a seeded
+    /// byte pattern, compared byte for byte). Reads check what they read; the run ends by reading back
+    /// everything it wrote. Bad blocks make the exit code 1.
+    #[arg(long, value_name = "ALGO", value_parser = parse_value::<VerifyChoice>, help_heading = "Verification")]
+    pub verify: Option<VerifyChoice>,
+    /// With --verify: after every N writes, each worker reads those N blocks back and checks them.
+    #[arg(long, value_name = "N", requires = "verify", help_heading = "Verification")]
+    pub verify_backlog: Option<u64>,
 }
 
 impl WorkloadFlags {
@@ -326,6 +399,8 @@ impl WorkloadFlags {
             fsync_every: self.fsync_every,
             end_fsync: self.end_fsync.then_some(true),
             continue_on_error: self.continue_on_error.then_some(true),
+            verify: self.verify,
+            verify_backlog: self.verify_backlog,
             ..PhaseSpec::default()
         }
     }
@@ -401,7 +476,10 @@ mod tests {
         assert_eq!(args.format, OutputFormat::FioJson);
         let cli = Cli::parse_from(["streamcap", "report", "r.json", "--format", "fio-json"]);
         let Command::Report(args) = cli.command else { panic!() };
-        assert_eq!(args.format, OutputFormat::FioJson);
+        assert_eq!(args.format, ReportFormat::FioJson);
+        let cli = Cli::parse_from(["streamcap", "report", "r.json", "--format", "markdown"]);
+        let Command::Report(args) = cli.command else { panic!() };
+        assert_eq!(crate::report::Format::from(args.format), crate::report::Format::Markdown);
     }
 
     #[test]

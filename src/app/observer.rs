@@ -11,7 +11,7 @@ use crate::plan::{PhasePlan, Plan, defaults};
 use crate::report::{CsvSink, vdbench_fs, vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
 use crate::results::{
     EngineDetail, IntervalPoint, PhaseMeasurements, PhaseSamples, RunResult, RunStatus, build_phase, device_activity,
-    file_op_points, file_ops_result, interval_point, rfc3339, write_result_atomically,
+    file_op_points, file_ops_result, flag_implausible_devices, interval_point, rfc3339, write_result_atomically,
 };
 use crate::run::{FormatReport, IntervalReport, PhaseOutcome, ProgressLine, RunObserver, StopReason};
 use crate::spec::SpecOrigin;
@@ -51,6 +51,8 @@ pub struct ResultRecorder<'a> {
     running: BTreeMap<usize, PhaseState>,
     /// The first failure to write an output file; reported at the end, the run goes on.
     pub output_error: Option<String>,
+    /// A phase has started (the JSON exists from then on).
+    started: bool,
     /// Print vdbench's interval lines even when stderr is not a terminal (the job came from a vdbench parameter
     /// file; `--quiet` turns this off).
     pub vdbench_lines: bool,
@@ -89,7 +91,7 @@ impl<'a> ResultRecorder<'a> {
         progress: ProgressLine,
     ) -> Self {
         let devices = result.target.devices.iter().map(|d| (d.name.clone(), d.role.clone())).collect();
-        let mut recorder = ResultRecorder {
+        let recorder = ResultRecorder {
             plan,
             result,
             json,
@@ -100,9 +102,15 @@ impl<'a> ResultRecorder<'a> {
             output_error: None,
             vdbench_lines: matches!(plan.origin, SpecOrigin::Vdbench { .. }),
             formatted: FormatReport::default(),
+            started: false,
         };
-        recorder.save();
+        // The JSON is first written when a phase starts, so a set-up failure leaves no file behind.
         recorder
+    }
+
+    /// Whether a phase has started (and the JSON been written).
+    pub fn started(&self) -> bool {
+        self.started
     }
 
     /// Rewrites the JSON result (if one was asked for).
@@ -126,6 +134,10 @@ impl RunObserver for ResultRecorder<'_> {
     }
 
     fn phase_started(&mut self, index: usize, phase: &PhasePlan) {
+        if !self.started {
+            self.started = true;
+            self.save();
+        }
         self.progress.start_phase(index, self.plan.phases.len(), &phase.name);
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are
         // not the phase's.
@@ -224,6 +236,7 @@ impl RunObserver for ResultRecorder<'_> {
             errors: &outcome.errors,
             direct: outcome.direct,
             memory_backed: self.plan.target.memory_backed.is_some(),
+            memory_limit: self.result.host.memory_limit,
             engine,
             started_at: rfc3339(outcome.started),
         };
@@ -241,6 +254,7 @@ impl RunObserver for ResultRecorder<'_> {
         };
         let intervals = (state.series.points(), state.series.stride());
         let mut result = build_phase(index, phase, &measurements, &samples, intervals);
+        flag_implausible_devices(&mut result, &self.result.target);
         if let Some(fs) = &phase.fileset {
             let f = &self.formatted;
             result.file_ops = Some(file_ops_result(

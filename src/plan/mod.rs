@@ -9,8 +9,10 @@ mod display;
 mod facts;
 mod files;
 mod fileset;
+mod resources;
 mod target;
 mod values;
+mod verify;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,8 +26,9 @@ use crate::workload::{Access, BlockSizes, WorkloadConfig};
 
 pub use crate::spec::{FileIo, FileOp, FormatMode};
 pub use build::{RunOptions, build_plan};
-pub use facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
+pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
+pub use verify::{VerifyPlan, algorithm as verify_algorithm};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,6 +46,9 @@ pub struct Plan {
     pub interval: Duration,
     /// Things the user should know (fallbacks, ignored values), printed before the run and kept in the result.
     pub notices: Vec<String>,
+    /// Data verification (`--verify`), for the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyPlan>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -231,7 +237,8 @@ impl PhasePlan {
 
     /// Bytes of I/O the phase will issue, when it is bounded by an amount rather than only by time.
     pub fn planned_bytes(&self) -> Option<Bytes> {
-        self.workers.iter().map(|w| w.io_bytes).sum::<Option<u64>>().map(Bytes)
+        // Saturating: workers that each address the whole data set can add up past 16 EiB.
+        self.workers.iter().map(|w| w.io_bytes).try_fold(0u64, |sum, b| Some(sum.saturating_add(b?))).map(Bytes)
     }
 }
 

@@ -29,7 +29,14 @@ pub(super) fn plan_target(
     match facts {
         TargetFacts::Directory { path, free, .. } => {
             let table = directory_file_table(job)?;
-            let needed = Bytes(table.values().sum());
+            let needed =
+                table.values().try_fold(Bytes::ZERO, |sum, &size| sum.checked_add(Bytes(size))).ok_or_else(|| {
+                    PlanError(format!(
+                        "the data set ({} files) adds up to more than 16 EiB, the most any filesystem holds: use a \
+                         smaller --size",
+                        table.len()
+                    ))
+                })?;
             match free {
                 Some(free) => check_free_space(path, needed, *free)?,
                 None => notices.push(format!(
@@ -125,7 +132,7 @@ fn single_file_target(kind: TargetKind, path: &Path, size: Bytes, writes_allowed
 
 fn check_free_space(path: &Path, needed: Bytes, free: Bytes) -> Result<(), PlanError> {
     let reserve = defaults::FREE_SPACE_RESERVE;
-    if needed.0 + reserve.0 > free.0 {
+    if needed.0.saturating_add(reserve.0) > free.0 {
         let suggestion = Bytes(free.0.saturating_sub(reserve.0) / GIB * GIB);
         let hint = if suggestion.0 > 0 {
             format!("use --size {suggestion} or less, or free some space")

@@ -71,27 +71,36 @@ impl Host for SystemHost {
         rustix::param::page_size() as u64
     }
     fn read(&self, path: &Path) -> std::io::Result<String> {
-        std::fs::read_to_string(path)
+        crate::limits::read_text_file(path, crate::limits::MAX_INPUT_FILE_BYTES).map_err(|e| match e {
+            crate::limits::ReadLimitError::Io(e) => e,
+            other => std::io::Error::other(other),
+        })
     }
 }
 
-/// Includes nested deeper than this are taken for a loop.
-const MAX_INCLUDE_DEPTH: usize = 16;
-
-/// Reads `text` (the contents of `path`) into sections, following includes.
+/// Reads `text` (the contents of `path`) into sections, following includes (within the depth, count and size
+/// caps of `crate::limits`).
 pub fn read_sections(path: &Path, text: &str, host: &dyn Host) -> Result<Vec<Section>, IniError> {
     let mut sections = Vec::new();
-    read_into(path, text, host, 0, &mut sections)?;
+    let mut reading = Reading { host, budget: crate::limits::IncludeBudget::default() };
+    read_into(path, text, &mut reading, 0, &mut sections)?;
     Ok(sections)
+}
+
+/// The host and what the includes read so far have cost.
+struct Reading<'a> {
+    host: &'a dyn Host,
+    budget: crate::limits::IncludeBudget,
 }
 
 fn read_into(
     path: &Path,
     text: &str,
-    host: &dyn Host,
+    reading: &mut Reading<'_>,
     depth: usize,
     sections: &mut Vec<Section>,
 ) -> Result<(), IniError> {
+    let host = reading.host;
     for (i, raw) in text.lines().enumerate() {
         let at = Location { file: path.to_path_buf(), line: i + 1 };
         let fail = |message: String| IniError { at: at.clone(), message };
@@ -101,8 +110,11 @@ fn read_into(
         }
         if let Some(rest) = line.strip_prefix("include").filter(|r| r.starts_with([' ', '\t'])) {
             let name = substitute(rest.trim(), host).map_err(fail)?;
-            if depth >= MAX_INCLUDE_DEPTH {
-                return Err(fail(format!("include '{name}' is nested more than {MAX_INCLUDE_DEPTH} deep (a loop?)")));
+            if depth >= crate::limits::MAX_INCLUDE_DEPTH {
+                return Err(fail(format!(
+                    "include '{name}' is nested more than {} deep (a loop?)",
+                    crate::limits::MAX_INCLUDE_DEPTH
+                )));
             }
             let included = match path.parent() {
                 Some(dir) if Path::new(&name).is_relative() => dir.join(&name),
@@ -114,7 +126,8 @@ fn read_into(
                     included.display()
                 ))
             })?;
-            read_into(&included, &body, host, depth + 1, sections)?;
+            reading.budget.charge(depth + 1, body.len() as u64).map_err(fail)?;
+            read_into(&included, &body, reading, depth + 1, sections)?;
             continue;
         }
         if let Some(header) = line.strip_prefix('[') {
@@ -306,6 +319,20 @@ pub(crate) mod tests {
         host.files.insert(PathBuf::from("/jobs/loop.fio"), "include loop.fio\n".into());
         let err = read_sections(Path::new("/jobs/loop.fio"), "include loop.fio\n", &host).unwrap_err();
         assert!(err.message.contains("nested"), "{err:?}");
+    }
+
+    #[test]
+    fn include_fan_out_is_capped() {
+        // Guards issue 9: 10 includes per file over 9 levels ran on (10^9 reads); now at most 64 are read, and
+        // even a chain within the depth cap (7 levels, 10^7 reads) stops there.
+        let mut host = FakeHost::default();
+        for level in 0..7 {
+            let body = format!("include l{}.fio\n", level + 1).repeat(10);
+            host.files.insert(PathBuf::from(format!("/jobs/l{level}.fio")), body);
+        }
+        host.files.insert(PathBuf::from("/jobs/l7.fio"), "[j]\nrw=read\n".into());
+        let err = read_sections(Path::new("/jobs/t.fio"), &"include l0.fio\n".repeat(10), &host).unwrap_err();
+        assert!(err.message.contains("more than 64 files"), "{err:?}");
     }
 
     #[test]
