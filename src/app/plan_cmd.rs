@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::run_cmd::print_quietly;
+use super::output::print_quietly;
 use crate::cli::{PlanArgs, PlanFormat};
 use crate::planning::{
     self, Drive, Ingest, PlanRequest, Price, StreamDemand, StreamFormat, drive_from_result, parse_catalogue,
@@ -41,7 +41,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
             ingest: args.ingest.map(|i| Ingest {
                 rate: i.rate,
                 writers: i.writers,
-                request: Bytes(u64::from(crate::app::streams_ingest::WRITE)),
+                request: Bytes(u64::from(crate::run::INGEST_WRITE)),
             }),
         },
         file: args.file_workload.clone().unwrap_or_default(),

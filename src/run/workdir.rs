@@ -12,7 +12,8 @@
 //! What streamcap will not do, because each would put data or deletions somewhere the user did not choose:
 //! follow `.streamcap` when it is a symlink (the data files would land on another device, and every figure would
 //! describe the wrong disk), use it when it lives on another filesystem than TARGET, delete a directory that
-//! lacks its marker file or was kept with `--keep`, or delete anything but its own marker and `data.N` files.
+//! lacks its marker file or was kept with `--keep`, or delete anything but its own marker, `data.N` and
+//! verification manifest files.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -107,7 +108,8 @@ pub(super) fn prepare_base(target: &Path, base: &Path) -> Result<(), WorkDirErro
 }
 
 impl WorkDir {
-    /// Creates the work directory, its marker and its (empty, sparse) data files.
+    /// Creates the work directory, its marker and its (empty, sparse) data files — the files of the target's
+    /// table that streamcap creates (the user's own media files are elsewhere and only read).
     pub fn create(target: &TargetPlan, keep: bool) -> Result<WorkDir, WorkDirError> {
         let dir = target.work_dir.clone().expect("directory targets have a work directory");
         let err = |path: &Path| {
@@ -130,7 +132,7 @@ impl WorkDir {
             .map_err(|e| err(&marker_path)(e.into()))?;
         writeln!(work.marker, "streamcap work directory\nhost {}\npid {}", host_label(), std::process::id())
             .map_err(err(&marker_path))?;
-        for file in &target.files {
+        for file in target.files.iter().filter(|f| f.created) {
             let handle = OpenOptions::new().write(true).create_new(true).open(&file.path).map_err(err(&file.path))?;
             work.files.push(file.path.clone());
             handle.set_len(file.size.0).map_err(err(&file.path))?;
@@ -226,7 +228,10 @@ fn is_abandoned_work_dir(dir: &Path) -> bool {
 fn remove_own_files(dir: &Path) -> io::Result<()> {
     for entry in fs::read_dir(dir)?.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        let ours = name == MARKER || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok());
+        // The verification manifest of a `--keep --verify` run killed between writing it and marking the
+        // directory kept is streamcap's too.
+        let verify = name == crate::verify::MANIFEST_FILE || name == crate::verify::MAP_FILE;
+        let ours = name == MARKER || verify || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok());
         if ours {
             fs::remove_file(entry.path())?;
         }
@@ -293,6 +298,8 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let base = root.path().join(".streamcap");
         let stale = abandoned(&base, &format!("run-{}-999999999-1", host_label()), false);
+        fs::write(stale.join(crate::verify::MANIFEST_FILE), b"{}").unwrap();
+        fs::write(stale.join(crate::verify::MAP_FILE), b"\x01").unwrap();
         let other_host = abandoned(&base, "run-elsewhere.example-999999999-1", false);
         assert_eq!(remove_stale(root.path()), vec![stale.clone()]);
         assert!(!stale.exists() && other_host.exists(), "only this host's dead runs go");

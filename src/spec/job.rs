@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::fileset::FileSetPhaseSpec;
+use super::streams::StreamsSpec;
 use super::values::{
     ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent,
     VerifyChoice,
@@ -202,6 +203,9 @@ pub struct PhaseSpec {
     /// A file-set workload (many files in a directory tree: vdbench fsd/fwd) instead of raw I/O.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fileset: Option<Box<FileSetPhaseSpec>>,
+    /// Paced stream viewers (a count, or the capacity search) instead of raw I/O.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Box<StreamsSpec>>,
 }
 
 fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -277,6 +281,7 @@ impl PhaseSpec {
                 iops_log,
                 lat_log,
                 fileset,
+                streams,
             ]
         )
     }
@@ -345,6 +350,12 @@ impl PhaseSpec {
         }
         if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
             return Err("bs must be above zero".into());
+        }
+        if let Some(streams) = &self.streams {
+            if self.fileset.is_some() {
+                return Err("a phase is either a file-set phase or a streams phase, not both".into());
+            }
+            streams.check()?;
         }
         Ok(())
     }
