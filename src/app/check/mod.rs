@@ -72,8 +72,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
     let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
-    let plan = build_plan(&profile::check_job(&settings, data_set, direct), &gathered.facts, &options)
-        .context("cannot plan the check")?;
+    let mut job = profile::check_job(&settings, data_set, direct);
+    if args.engine.is_some() {
+        job.phases.iter_mut().for_each(|p| p.engine = args.engine);
+    }
+    let plan = build_plan(&job, &gathered.facts, &options).context("cannot plan the check")?;
     if args.dry_run {
         print_quietly(&plan.to_string());
         return Ok(ExitCode::SUCCESS);
