@@ -8,9 +8,11 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 mod check;
+mod plan;
 mod streams;
 
 pub use check::CheckArgs;
+pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use streams::StreamsArgs;
 
 use crate::spec::{
@@ -48,6 +50,9 @@ pub enum Command {
     History(HistoryArgs),
     /// Paced stream viewers: how many concurrent streams of a bitrate this storage serves without a stall.
     Streams(Box<StreamsArgs>),
+    /// Capacity planning: layouts × drives × workload → usable capacity, streams, reads/s and cost per stream, per
+    /// usable TB and per 1,000 reads/s, healthy, degraded and rebuilding, ranked. A model: nothing is measured.
+    Plan(Box<PlanArgs>),
     /// What is beneath a target, without any I/O: filesystem, pool profile, members, raw and usable capacity,
     /// read policy, device facts, free space and the RAM this process may use.
     Inspect(InspectArgs),

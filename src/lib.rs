@@ -16,6 +16,7 @@ pub mod history;
 pub mod limits;
 pub mod metrics;
 pub mod plan;
+pub mod planning;
 pub mod report;
 pub mod results;
 pub mod run;

@@ -9,6 +9,7 @@ mod inspect;
 mod observer;
 mod output;
 mod outputs;
+mod plan_cmd;
 mod report;
 mod run;
 mod stale;
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::History(args) => history::run(&args),
         Command::Streams(args) => streams::run(*args),
         Command::Check(args) => check::run(*args),
+        Command::Plan(args) => plan_cmd::run(*args),
         Command::Inspect(args) => inspect::run(&args),
     }
 }

@@ -9,6 +9,7 @@ mod build;
 mod check;
 mod fileset;
 mod io;
+mod planning;
 mod plausibility;
 mod streams;
 mod time;
@@ -25,7 +26,11 @@ pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use check::{CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
-pub use io::{ResultIoError, parse_result, read_result, write_result_atomically};
+pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
+pub use planning::{
+    FormatStreams, LayoutAnswer, PLANNING_SCHEMA, PLANNING_SCHEMA_VERSION, PlannedDrive, PlannedFileWorkload,
+    PlannedFormat, PlannedWorkload, PlanningResult, RebuildFigures, Refusal, ServiceFigures,
+};
 pub use plausibility::{
     CACHE_BENEATH, ROTATIONAL_MAX_MBPS, ROTATIONAL_MAX_RANDOM_READS_QD1, flag_implausible_devices,
     rotational_implausibility,
