@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+mod cache;
 mod check;
 mod streams;
 
+pub use cache::{CacheArgs, Load};
 pub use check::CheckArgs;
 pub use streams::StreamsArgs;
 
@@ -46,6 +48,9 @@ pub enum Command {
     /// What is beneath a target, without any I/O: filesystem, pool profile, members, raw and usable capacity,
     /// read policy, device facts, free space and the RAM this process may use.
     Inspect(InspectArgs),
+    /// Cache versus device, measured and labelled: page cache, drive or controller cache (and where it ends),
+    /// sustained media and access time, each also under a concurrent load, with what each means for serving.
+    Cache(Box<CacheArgs>),
 }
 
 #[derive(Debug, Args)]

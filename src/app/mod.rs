@@ -1,6 +1,7 @@
 //! The top of the crate: wires the stages together for each subcommand. Errors become `anyhow` errors with
 //! context here and only here; `main` prints them and picks the exit code.
 
+mod cache;
 mod check;
 mod facts;
 mod inspect;
@@ -26,5 +27,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Streams(args) => streams::run(*args),
         Command::Check(args) => check::run(*args),
         Command::Inspect(args) => inspect::run(&args),
+        Command::Cache(args) => cache::run(*args),
     }
 }

@@ -6,6 +6,7 @@
 //! goes, so they are sinks rather than renderers. `compare` renders several results side by side through the
 //! same trait. The terminal summary also shows what `inspect` found beneath a target (`inspect`).
 
+mod cache;
 mod check;
 mod csv;
 mod fio_json;
@@ -24,6 +25,7 @@ use std::io::{self, Write};
 
 use crate::results::RunResult;
 
+pub use cache::write_cache_summary;
 pub use check::write_check_summary;
 pub use csv::CsvSink;
 pub use fio_json::{FioJson, fio_json, write_fio_json};

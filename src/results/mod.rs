@@ -6,6 +6,7 @@
 //! has to guess.
 
 mod build;
+mod cache;
 mod check;
 mod fileset;
 mod io;
@@ -23,6 +24,7 @@ use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, SystemCpuUsage}
 pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
+pub use cache::{CacheEnd, CacheStep, CacheSummary, Plateau, PlateauKind};
 pub use check::{CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, parse_result, read_result, write_result_atomically};
@@ -69,6 +71,9 @@ pub struct RunResult {
     /// `streamcap check`: the headline figures and the verdict per video format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<CheckSummary>,
+    /// `streamcap cache`: the plateaus (page cache, device cache, media, access time), alone and under load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheSummary>,
     /// `--verify` and `--verify-only`: the blocks checked and every bad one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
@@ -322,6 +327,7 @@ impl RunResult {
             phases: Vec::new(),
             streams: None,
             check: None,
+            cache: None,
             verify: None,
         }
     }
