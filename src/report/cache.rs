@@ -93,7 +93,7 @@ pub fn write_cache_summary(out: &mut dyn Write, result: &RunResult, cache: &Cach
 /// The result as its warnings should see it: the page-cache plateau is buffered on purpose (no cache warning),
 /// and only the media and access-time plateaus measured alone speak for the media (a fast device cache is what it
 /// is, and the same flag under load would only repeat itself).
-fn judged(result: &RunResult, cache: &CacheSummary) -> RunResult {
+pub(super) fn judged(result: &RunResult, cache: &CacheSummary) -> RunResult {
     let mut judged = result.clone();
     let speaks = |name: &str| {
         cache

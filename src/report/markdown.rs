@@ -17,6 +17,8 @@ impl Renderer for Markdown {
         heading(out, result)?;
         if let Some(cache) = &result.cache {
             super::cache::cache_markdown(out, cache)?;
+            // The page-cache plateaus are buffered on purpose: no cache warning for them.
+            return notes(out, &super::cache::judged(result, cache));
         } else if let Some(check) = &result.check {
             check_tables(out, check)?;
         } else if let Some(streams) = &result.streams {

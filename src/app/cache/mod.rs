@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::facts::gather;
+use super::facts::{Gathered, gather};
 use super::observer::ResultRecorder;
 use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
 use crate::cli::{CacheArgs, Load};
@@ -25,7 +25,42 @@ use crate::units::{Bytes, format_duration};
 use profile::{MIN_REGION, Settings};
 
 pub fn run(args: CacheArgs) -> Result<ExitCode> {
+    if !args.dry_run {
+        super::stale::clear(&[args.target.as_path()], args.quiet);
+    }
     let gathered = gather(&args.target, false)?;
+    let (settings, load) = settings(&args, &gathered)?;
+    let options = RunOptions { run_id: run_id(), ..Default::default() };
+    let plan = build_plan(&profile::cache_job(&settings), &gathered.facts, &options).context("cannot plan the run")?;
+    if args.dry_run {
+        print_quietly(&plan.to_string());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let progress = ProgressLine::new(!args.quiet);
+    progress.println(&format!(
+        "streamcap cache of {}: {} phases, about {} plus filling and warming",
+        gathered.canonical.display(),
+        plan.phases.len(),
+        format_duration(settings.forecast())
+    ));
+    for notice in &plan.notices {
+        progress.println(&format!("note: {notice}"));
+    }
+    let mut skeleton = result_skeleton(&plan, &gathered);
+    skeleton.config = serde_json::json!({ "command": "cache", "plan": skeleton.config });
+    skeleton.cache = Some(empty_summary(&args, &settings, load));
+    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
+    let planned = plan.phases.len();
+    recorder.on_save = Some(Box::new(move |result| summary::summarize(result, planned)));
+    let outcome = execute(&plan, &interrupt, false, &mut recorder);
+    recorder.progress.clear();
+    finish(recorder, outcome, &args)
+}
+
+/// The command's settings from its flags and the target, or exit 2 with what to do: the region, the load
+/// (reads only on a file or a device) and the output paths.
+fn settings(args: &CacheArgs, gathered: &Gathered) -> Result<(Settings, Load)> {
     let (region, directory) = match &gathered.facts.target {
         TargetFacts::Directory { free, .. } => (args.size.unwrap_or_else(|| profile::directory_region(*free)), true),
         TargetFacts::File { size, .. } | TargetFacts::BlockDevice { size, .. } => {
@@ -51,34 +86,21 @@ pub fn run(args: CacheArgs) -> Result<ExitCode> {
              (give a larger --size, a larger file, or free some space)"
         );
     }
-    for (flag, path) in [("--json", &args.json), ("--html", &args.html)] {
-        if let Some(path) = path {
-            if flag == "--json" { check_writable_parent(path)? } else { check_output(flag, path)? }
-        }
+    if let Some(path) = &args.json {
+        check_writable_parent(path)?;
+    }
+    if let Some(path) = &args.html {
+        check_output("--html", path)?;
     }
     let timing = (args.runtime, args.bs);
     let settings = Settings::new(region, gathered.host.usable_ram(), timing, load.to_phase_spec(), directory);
-    let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
-    let plan = build_plan(&profile::cache_job(&settings), &gathered.facts, &options).context("cannot plan the run")?;
-    if args.dry_run {
-        print_quietly(&plan.to_string());
-        return Ok(ExitCode::SUCCESS);
-    }
-    let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let progress = ProgressLine::new(!args.quiet);
-    progress.println(&format!(
-        "streamcap cache of {}: {} phases, about {} plus filling and warming",
-        gathered.canonical.display(),
-        plan.phases.len(),
-        format_duration(settings.forecast())
-    ));
-    for notice in &plan.notices {
-        progress.println(&format!("note: {notice}"));
-    }
+    Ok((settings, load))
+}
+
+/// The cache section before any phase ran: what will be read and the stream the bounds are for.
+fn empty_summary(args: &CacheArgs, settings: &Settings, load: Load) -> CacheSummary {
     let format = args.bitrate.clone().unwrap_or_else(profile::default_format);
-    let mut skeleton = result_skeleton(&plan, &gathered);
-    skeleton.config = serde_json::json!({ "command": "cache", "plan": skeleton.config });
-    skeleton.cache = Some(CacheSummary {
+    CacheSummary {
         region_bytes: settings.region.0,
         page_cache_region_bytes: settings.page_region.0,
         load: (load != Load::None).then(|| profile::load_words(&load)),
@@ -88,13 +110,7 @@ pub fn run(args: CacheArgs) -> Result<ExitCode> {
         device_cache_steps: Vec::new(),
         device_cache_end: None,
         partial: true,
-    });
-    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
-    let planned = plan.phases.len();
-    recorder.on_save = Some(Box::new(move |result| summary::summarize(result, planned)));
-    let outcome = execute(&plan, &interrupt, false, &mut recorder);
-    recorder.progress.clear();
-    finish(recorder, outcome, &args)
+    }
 }
 
 /// Saves the final result, prints the summary and picks the exit code.

@@ -16,9 +16,9 @@ pub fn summarize(result: &mut RunResult, planned: usize) {
     let find = |name: &str| phases.iter().find(|p| p.name == name);
     let media = find(MEDIA).and_then(|p| p.read.as_ref()).map(|r| r.mbps);
     summary.device_cache_steps = device_cache_steps(phases, media);
-    summary.device_cache_end = cache_end(&summary.device_cache_steps, media);
     // When the media's own figures are beyond a spinning disk, the cache beneath is larger than any region tried.
     let beneath = find(MEDIA).is_some_and(|p| p.devices.iter().any(|d| d.implausible.is_some()));
+    summary.device_cache_end = cache_end(&summary.device_cache_steps, media, beneath);
     let kinds = [PlateauKind::PageCache, PlateauKind::DeviceCache, PlateauKind::Media, PlateauKind::AccessTime];
     let mut plateaus = Vec::new();
     for under_load in [false, true] {
@@ -52,7 +52,11 @@ fn fastest_cached(summary: &CacheSummary) -> Option<&CacheStep> {
     summary.device_cache_steps.iter().filter(|s| s.cached).max_by(|a, b| a.mbps.total_cmp(&b.mbps))
 }
 
+/// The device-cache steps measured alone, smallest first. A step counts as cached only when every smaller one
+/// did too: a cache that holds 4 MiB holds 1 MiB, so a larger region that came out fast after a slow smaller one
+/// is noise (a busy host, a media figure measured low), not a cache.
 fn device_cache_steps(phases: &[PhaseResult], media: Option<f64>) -> Vec<CacheStep> {
+    let mut still_cached = true;
     phases
         .iter()
         .filter_map(|p| {
@@ -63,18 +67,36 @@ fn device_cache_steps(phases: &[PhaseResult], media: Option<f64>) -> Vec<CacheSt
                 region_bytes: Bytes::parse(&size.replace(' ', "")).ok()?.0,
                 mbps: read.mbps,
                 latency_p50_ns: read.latency.at(50.0).unwrap_or(0),
-                cached: media.is_some_and(|m| read.mbps > CACHED_FACTOR * m),
+                cached: false,
             })
+        })
+        .map(|mut step| {
+            still_cached &= media.is_some_and(|m| step.mbps > CACHED_FACTOR * m);
+            step.cached = still_cached;
+            step
         })
         .collect()
 }
 
-/// Where repeated reads stop being faster than the media.
-fn cache_end(steps: &[CacheStep], media: Option<f64>) -> Option<CacheEnd> {
+/// Where repeated reads stop being faster than the media. `beneath`: the media's own figures are beyond what its
+/// device can do, so a cache beneath the OS serves even the media plateau (no step down can show then).
+fn cache_end(steps: &[CacheStep], media: Option<f64>, beneath: bool) -> Option<CacheEnd> {
     let (first, last) = (steps.first()?, steps.last()?);
     let media = media?;
     let size = |b: u64| Bytes(b).to_string();
     Some(match steps.iter().position(|s| !s.cached) {
+        Some(0) if beneath => CacheEnd {
+            cached_up_to_bytes: None,
+            uncached_from_bytes: None,
+            words: format!(
+                "repeated direct reads of {} are no faster than the media ({} against {} MB/s), but the media's \
+                 own figures come from a cache beneath the OS (see below): that cache holds the media's region too, \
+                 so no step down shows here",
+                size(first.region_bytes),
+                format_mbps(first.mbps),
+                format_mbps(media),
+            ),
+        },
         Some(0) => CacheEnd {
             cached_up_to_bytes: None,
             uncached_from_bytes: Some(first.region_bytes),
@@ -197,18 +219,23 @@ mod tests {
 
     #[test]
     fn the_cache_ends_where_repeated_reads_fall_to_the_media() {
-        let end = cache_end(&steps(&[2000.0, 1900.0, 180.0, 175.0], 170.0), Some(170.0)).unwrap();
+        let end = cache_end(&steps(&[2000.0, 1900.0, 180.0, 175.0], 170.0), Some(170.0), false).unwrap();
         assert_eq!((end.cached_up_to_bytes, end.uncached_from_bytes), (Some(4 << 20), Some(16 << 20)));
         assert!(end.words.contains("ends between 4 MiB and 16 MiB"), "{}", end.words);
 
-        let none = cache_end(&steps(&[180.0, 175.0], 170.0), Some(170.0)).unwrap();
+        let none = cache_end(&steps(&[180.0, 175.0], 170.0), Some(170.0), false).unwrap();
         assert_eq!(none.cached_up_to_bytes, None);
         assert!(none.words.contains("no drive or controller cache shows"), "{}", none.words);
 
-        let all = cache_end(&steps(&[2000.0, 1900.0, 1800.0], 170.0), Some(170.0)).unwrap();
+        // A virtual disk backed by its host's RAM: the media plateau itself is cached, so "no cache" would be wrong.
+        let hidden = cache_end(&steps(&[540.0, 600.0], 560.0), Some(560.0), true).unwrap();
+        assert_eq!((hidden.cached_up_to_bytes, hidden.uncached_from_bytes), (None, None));
+        assert!(hidden.words.contains("holds the media's region too"), "{}", hidden.words);
+
+        let all = cache_end(&steps(&[2000.0, 1900.0, 1800.0], 170.0), Some(170.0), false).unwrap();
         assert_eq!((all.cached_up_to_bytes, all.uncached_from_bytes), (Some(16 << 20), None));
         assert!(all.words.contains("at least 16 MiB"), "{}", all.words);
 
-        assert!(cache_end(&steps(&[2000.0], 170.0), None).is_none(), "no media figure: no judgement");
+        assert!(cache_end(&steps(&[2000.0], 170.0), None, false).is_none(), "no media figure: no judgement");
     }
 }
