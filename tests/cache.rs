@@ -66,7 +66,11 @@ fn a_directory_gets_every_plateau_alone_and_under_load() {
         .filter(|p| p["name"].as_str().unwrap().starts_with("load beside"))
         .collect();
     assert_eq!(loads.len(), 4);
-    assert!(loads.iter().all(|l| l["write"]["ops"].as_u64().unwrap() > 0), "randrw:70 writes too");
+    // randrw:70 writes too. Summed over the loads: beside the 1 MiB media reads a busy machine managed 14
+    // operations in 300 ms, and a single load without a write is then no sign of anything.
+    let writes: u64 = loads.iter().map(|l| l["write"]["ops"].as_u64().unwrap_or(0)).sum();
+    let reads: u64 = loads.iter().map(|l| l["read"]["ops"].as_u64().unwrap_or(0)).sum();
+    assert!(writes > 0 && reads > writes, "randrw:70 reads and writes: {reads} reads, {writes} writes");
 
     let again = streamcap().arg("report").arg(&json).output().unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("what it means for serving"));

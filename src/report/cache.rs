@@ -92,21 +92,28 @@ pub fn write_cache_summary(out: &mut dyn Write, result: &RunResult, cache: &Cach
 
 /// The result as its warnings should see it: the page-cache plateau is buffered on purpose (no cache warning),
 /// and only the media and access-time plateaus measured alone speak for the media (a fast device cache is what it
-/// is, and the same flag under load would only repeat itself).
+/// is, and the same flag under load would only repeat itself), through the flag the summary kept for them.
 pub(super) fn judged(result: &RunResult, cache: &CacheSummary) -> RunResult {
     let mut judged = result.clone();
-    let speaks = |name: &str| {
+    let flag = |name: &str| {
         cache
             .plateaus
             .iter()
-            .any(|p| p.phase == name && !p.under_load && matches!(p.kind, PlateauKind::Media | PlateauKind::AccessTime))
+            .find(|p| {
+                p.phase == name && !p.under_load && matches!(p.kind, PlateauKind::Media | PlateauKind::AccessTime)
+            })
+            .and_then(|p| p.implausible.clone())
     };
     for phase in &mut judged.phases {
         if !phase.direct && phase.name.starts_with("page cache") {
             phase.cache_affected = false;
         }
-        if !speaks(&phase.name) {
-            phase.devices.iter_mut().for_each(|d| d.implausible = None);
+        // Only the flag the plateau kept (a device that speaks for the target) is shown.
+        let kept = flag(&phase.name);
+        for device in &mut phase.devices {
+            if device.implausible != kept {
+                device.implausible = None;
+            }
         }
     }
     judged

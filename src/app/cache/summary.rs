@@ -4,6 +4,7 @@
 
 use super::profile::{ACCESS, MEDIA, PAGE_CACHE, UNDER_LOAD, step_name};
 use crate::results::{CacheEnd, CacheStep, CacheSummary, PhaseResult, Plateau, PlateauKind, RunResult, RunStatus};
+use crate::sysinfo::topology::ROLE_LOOP_BACKING;
 use crate::units::{Bytes, format_mbps};
 
 /// A step faster than this many times the media's MB/s is served by a cache.
@@ -17,7 +18,7 @@ pub fn summarize(result: &mut RunResult, planned: usize) {
     let media = find(MEDIA).and_then(|p| p.read.as_ref()).map(|r| r.mbps);
     summary.device_cache_steps = device_cache_steps(phases, media);
     // When the media's own figures are beyond a spinning disk, the cache beneath is larger than any region tried.
-    let beneath = find(MEDIA).is_some_and(|p| p.devices.iter().any(|d| d.implausible.is_some()));
+    let beneath = find(MEDIA).is_some_and(|p| flag_of(p).is_some());
     summary.device_cache_end = cache_end(&summary.device_cache_steps, media, beneath);
     let kinds = [PlateauKind::PageCache, PlateauKind::DeviceCache, PlateauKind::Media, PlateauKind::AccessTime];
     let mut plateaus = Vec::new();
@@ -139,6 +140,13 @@ fn cache_end(steps: &[CacheStep], media: Option<f64>, beneath: bool) -> Option<C
     })
 }
 
+/// The implausibility flag of a device that speaks for the target: not a loop device's backing disk, whose
+/// activity is the whole host's (a test suite running beside a loop device made the backing virtio disk look
+/// like a cache beneath a 20 MB/s throttled loop device).
+fn flag_of(phase: &PhaseResult) -> Option<String> {
+    phase.devices.iter().filter(|d| d.role != ROLE_LOOP_BACKING).find_map(|d| d.implausible.clone())
+}
+
 /// The plateau a phase measured, or `None` when it read nothing.
 fn plateau(
     kind: PlateauKind,
@@ -170,7 +178,7 @@ fn plateau(
         change_pct,
         streams_bound,
         meaning: String::new(),
-        implausible: judged.then(|| phase.devices.iter().find_map(|d| d.implausible.clone())).flatten(),
+        implausible: judged.then(|| flag_of(phase)).flatten(),
     };
     p.meaning = meaning(&p, summary, beneath);
     Some(p)
