@@ -12,6 +12,7 @@ mod report;
 mod run;
 mod stale;
 mod streams;
+mod sweep;
 mod verify_only;
 
 use std::process::ExitCode;
@@ -29,5 +30,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check(args) => check::run(*args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Cache(args) => cache::run(*args),
+        Command::Sweep(args) => sweep::run(*args),
     }
 }

@@ -12,6 +12,7 @@ mod fileset;
 mod io;
 mod plausibility;
 mod streams;
+mod sweep;
 mod time;
 mod verify;
 
@@ -36,6 +37,7 @@ pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
     StreamsResult, StreamsStep, build_step, capacity_answer,
 };
+pub use sweep::{SweepCliff, SweepPoint, SweepSummary};
 pub use time::rfc3339;
 pub use verify::{BadBlock, BadKind, VerifyResult};
 
@@ -74,6 +76,9 @@ pub struct RunResult {
     /// `streamcap cache`: the plateaus (page cache, device cache, media, access time), alone and under load.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheSummary>,
+    /// `streamcap sweep`: file size × record size figures and the cache cliff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSummary>,
     /// `--verify` and `--verify-only`: the blocks checked and every bad one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
@@ -328,6 +333,7 @@ impl RunResult {
             streams: None,
             check: None,
             cache: None,
+            sweep: None,
             verify: None,
         }
     }
