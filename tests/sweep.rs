@@ -179,7 +179,7 @@ fn ctrl_c_during_a_memory_capped_sweep_removes_the_group() {
         .args([
             "sweep",
             "--sizes",
-            "512M",
+            "128M",
             "--records",
             "4k",
             "--io",

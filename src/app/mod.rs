@@ -3,11 +3,14 @@
 
 mod cache;
 mod check;
+mod compare;
 mod facts;
+mod history;
 mod inspect;
 mod observer;
 mod output;
 mod outputs;
+mod plan_cmd;
 mod report;
 mod run;
 mod stale;
@@ -26,8 +29,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::History(args) => history::run(&args),
         Command::Streams(args) => streams::run(*args),
         Command::Check(args) => check::run(*args),
+        Command::Plan(args) => plan_cmd::run(*args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Cache(args) => cache::run(*args),
         Command::Sweep(args) => sweep::run(*args),

@@ -122,10 +122,8 @@ fn finish(
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            if recorder.started() {
-                recorder.result.status = RunStatus::Failed;
-                recorder.save();
-            }
+            // A set-up failure before any phase started leaves no result file behind.
+            recorder.failed();
             if let RunError::DirectUnsupported { path } = &error {
                 bail!(
                     "{} does not accept direct I/O (O_DIRECT), so streamcap cannot read past the page cache there \
@@ -153,12 +151,8 @@ fn finish(
         write_cache_summary(&mut text, result, cache).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
-    if let Some(problem) = &recorder.output_error {
-        eprintln!("warning: {problem}");
-    }
-    if let Some(problem) = &outcome.cleanup_error {
-        eprintln!("Error: {problem}; remove it by hand");
-        return Ok(ExitCode::from(2));
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
     }
     Ok(match result.status {
         RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),

@@ -128,10 +128,8 @@ fn finish(
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            recorder.result.status = RunStatus::Failed;
-            if recorder.started() {
-                recorder.save();
-            }
+            // A set-up failure before any phase started leaves no result file behind.
+            recorder.failed();
             return Err(error.into());
         }
     };
@@ -151,12 +149,8 @@ fn finish(
         write_sweep_summary(&mut text, result, sweep).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
-    if let Some(problem) = &recorder.output_error {
-        eprintln!("warning: {problem}");
-    }
-    if let Some(problem) = &outcome.cleanup_error {
-        eprintln!("Error: {problem}; remove it by hand");
-        return Ok(ExitCode::from(2));
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
     }
     Ok(match result.status {
         RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),

@@ -8,6 +8,7 @@
 mod cache;
 mod capacity;
 mod charts;
+mod compare;
 mod svg;
 mod tables;
 
