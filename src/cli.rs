@@ -14,7 +14,7 @@ mod streams;
 mod sweep;
 
 pub use cache::{CacheArgs, Load};
-pub use check::CheckArgs;
+pub use check::{CheckArgs, CheckFormat};
 pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use streams::StreamsArgs;
 pub use sweep::{SweepArgs, SweepIo};
