@@ -162,8 +162,11 @@ mod tests {
         let limit = memory_limit_in(cgroups, &mounts(t, "/")).expect("the parent's limit binds");
         assert_eq!(limit.limit, Bytes::gib(1));
         assert_eq!(limit.file, t.join("memory/box/memory.limit_in_bytes"));
+        // Both hierarchies of a hybrid host; `own_memory_cgroup` prefers v1 and takes v2 only when it offers memory.
         let groups = memory_groups(cgroups, &mounts(t, "/"));
-        assert_eq!(groups, [MemoryCgroupDir { dir: t.join("memory/box/inner"), top: t.join("memory"), v2: false }]);
+        let v1 = MemoryCgroupDir { dir: t.join("memory/box/inner"), top: t.join("memory"), v2: false };
+        let v2 = MemoryCgroupDir { dir: t.join("unified"), top: t.join("unified"), v2: true };
+        assert_eq!(groups, [v1, v2]);
     }
 
     #[test]
