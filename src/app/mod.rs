@@ -1,6 +1,7 @@
 //! The top of the crate: wires the stages together for each subcommand. Errors become `anyhow` errors with
 //! context here and only here; `main` prints them and picks the exit code.
 
+mod cache;
 mod check;
 mod compare;
 mod facts;
@@ -14,6 +15,7 @@ mod report;
 mod run;
 mod stale;
 mod streams;
+mod sweep;
 mod verify_only;
 
 use std::process::ExitCode;
@@ -33,5 +35,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check(args) => check::run(*args),
         Command::Plan(args) => plan_cmd::run(*args),
         Command::Inspect(args) => inspect::run(&args),
+        Command::Cache(args) => cache::run(*args),
+        Command::Sweep(args) => sweep::run(*args),
     }
 }
