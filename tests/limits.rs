@@ -195,3 +195,27 @@ fn jobs_beyond_the_pids_limit_are_refused_before_any_thread_starts() {
     let output = group.run(dir.path(), "run . --rw read --jobs 4 --size 8M --runtime 1s --quiet");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
 }
+
+#[test]
+fn times_beyond_what_a_duration_holds_are_refused_in_vdbench_files() {
+    // Found by the vdbench_job fuzz target: `interval=` with 27 digits panicked turning float seconds into a
+    // Duration ("value is either too big or NaN") instead of naming the value.
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("huge.vdb");
+    let text = "sd=sd1,lun=/tmp/x,size=1m\nwd=wd1,sd=sd1,xfersize=4k,rdpct=100\n\
+                rd=rd1,wd=wd1,iorate=max,elapsed=40,interval=111111111111111111111111111\n";
+    std::fs::write(&job, text).unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let output = streamcap()
+        .arg("run")
+        .arg(target.path())
+        .arg("--job")
+        .arg(&job)
+        .arg("--anchor")
+        .arg(format!("/tmp/x={}", target.path().join("x").display()))
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    refused_with(&output, &["interval"]);
+    assert!(entries(target.path()).is_empty());
+}

@@ -135,6 +135,7 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
     let (index, interval, ramp, floor, direct) = (run.index, run.interval, run.ramp, run.floor, run.direct);
     std::thread::scope(|scope| {
         let (mut go, mut spares, mut handles) = (Vec::new(), Vec::new(), Vec::new());
+        let mut spawn_error = None;
         for (id, setup) in run.setups.into_iter().enumerate() {
             let (go_tx, go_rx) = mpsc::channel::<Option<Instant>>();
             let (spare_tx, spare_rx) = mpsc::channel::<Recorder>();
@@ -142,10 +143,24 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
             spares.push(spare_tx);
             let channels = WorkerChannels { tx: tx.clone(), spares: spare_rx, go: go_rx };
             let control = &control;
-            handles.push(scope.spawn(move || worker_thread(id as u32, setup, interval, control, channels)));
+            // The plan checked the thread limits, but another process may have taken threads since: a refused
+            // spawn fails the phase with the reason instead of panicking.
+            let spawned = std::thread::Builder::new()
+                .spawn_scoped(scope, move || worker_thread(id as u32, setup, interval, control, channels));
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(e) => {
+                    spawn_error = Some(format!("cannot start worker thread {id}: {e} (the pids limit?)"));
+                    go.pop();
+                    break;
+                }
+            }
         }
         drop(tx);
-        let (caps, setup_error) = wait_ready(&rx, &handles);
+        let (caps, setup_error) = match spawn_error {
+            Some(error) => (None, Some(error)),
+            None => wait_ready(&rx, &handles),
+        };
         if let Some(error) = setup_error {
             go.iter().for_each(|g| {
                 let _ = g.send(None);

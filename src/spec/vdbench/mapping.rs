@@ -86,6 +86,22 @@ fn whole(rec: &Record, canonical: &str, expected: &str) -> Result<Option<u64>, V
     }
 }
 
+/// A time in seconds (`scale` 1e-3 for milliseconds), refused with the value when no Duration holds it: a float
+/// past about 584 billion years, or below zero, would panic in `Duration::from_secs_f64`.
+fn seconds(
+    rec: &Record,
+    canonical: &str,
+    units: Units,
+    scale: f64,
+    expected: &str,
+) -> Result<Option<Duration>, VdbError> {
+    let Some(value) = one_number(rec, canonical, units, expected)? else { return Ok(None) };
+    Duration::try_from_secs_f64(value * scale).map(Some).map_err(|_| {
+        let p = rec.get(canonical).expect("just read");
+        fail(rec, p, format!("'{}' is out of range: expected {expected}", p.value))
+    })
+}
+
 fn percentage(rec: &Record, canonical: &str) -> Result<Option<u8>, VdbError> {
     match one_number(rec, canonical, Units::Size, "a percentage from 0 to 100")? {
         Some(v) if !(0.0..=100.0).contains(&v) => {
@@ -110,9 +126,7 @@ fn duration(
         return Ok(d);
     }
     let Some(rec) = rec else { return Ok(default) };
-    Ok(one_number(rec, canonical, Units::Time, "a time such as 60, 90s, 10m or 2h")?
-        .map(Duration::from_secs_f64)
-        .unwrap_or(default))
+    Ok(seconds(rec, canonical, Units::Time, 1.0, "a time such as 60, 90s, 10m or 2h")?.unwrap_or(default))
 }
 
 /// Run length of an rd, after the command line's overrides.
@@ -216,8 +230,7 @@ fn curve(rd: &Record) -> Result<Vec<f64>, VdbError> {
 }
 
 fn stopcurve(rd: &Record) -> Result<Option<Duration>, VdbError> {
-    Ok(one_number(rd, "stopcurve", Units::Size, "a response time in milliseconds (e.g. 5.0)")?
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0)))
+    seconds(rd, "stopcurve", Units::Size, 1e-3, "a response time in milliseconds (e.g. 5.0)")
 }
 
 struct Mapper<'a> {

@@ -1,0 +1,51 @@
+//! What every fuzz target does with a job once a reader accepted it: check it and build its plan against a few
+//! made-up targets (a directory, an existing file, a block device), print the plan as `--dry-run` does, and turn
+//! it into JSON as the result skeleton does. Any panic on the way is a bug: bad input must be an error.
+
+use std::path::PathBuf;
+
+use streamcap::plan::{Facts, ResourceLimits, RunOptions, TargetFacts, build_plan};
+use streamcap::spec::JobSpec;
+use streamcap::units::Bytes;
+
+fn facts(target: TargetFacts) -> Facts {
+    Facts {
+        target,
+        ram: Bytes::gib(16),
+        io_uring: Ok(()),
+        memory_backed: None,
+        anchors: Vec::new(),
+        cpus: 4,
+        media_libraries: Vec::new(),
+        // A machine like the one the tests run on, so that the resource checks are exercised too.
+        limits: ResourceLimits { memory: Some(Bytes::gib(16)), threads: Some(10_000) },
+    }
+}
+
+/// The targets a plan is built for.
+fn targets() -> [TargetFacts; 3] {
+    [
+        TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(1 << 12)), dio_align: Some(512) },
+        TargetFacts::File { path: PathBuf::from("/srv/movie.mkv"), size: Bytes::gib(4) },
+        TargetFacts::BlockDevice {
+            path: PathBuf::from("/dev/sdz"),
+            size: Bytes::gib(1 << 10),
+            logical_block: 4096,
+            mounted_at: Vec::new(),
+            in_use_by: Vec::new(),
+            signature: None,
+        },
+    ]
+}
+
+/// Checks and plans `job` for every made-up target; errors are fine, panics are not.
+pub fn plan_job(job: &JobSpec) {
+    let _ = job.check();
+    let options = RunOptions { run_id: "run-fuzz".into(), allow_device_writes: true, ..Default::default() };
+    for target in targets() {
+        if let Ok(plan) = build_plan(job, &facts(target), &options) {
+            let _ = plan.to_string();
+            let _ = serde_json::to_value(&plan);
+        }
+    }
+}
