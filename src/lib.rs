@@ -14,6 +14,8 @@ pub mod engine;
 pub mod escape;
 pub mod limits;
 pub mod metrics;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod plan;
 pub mod report;
 pub mod results;

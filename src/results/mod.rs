@@ -7,6 +7,7 @@
 
 mod build;
 mod check;
+mod cluster;
 mod fileset;
 mod io;
 mod plausibility;
@@ -23,6 +24,10 @@ use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, SystemCpuUsage}
 pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
+pub use cluster::{
+    CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
+    RankHost, RankPhase, client_verdict, done_figures,
+};
 pub use check::{CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, parse_result, read_result, write_result_atomically};
@@ -72,6 +77,10 @@ pub struct RunResult {
     /// `--verify` and `--verify-only`: the blocks checked and every bad one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
+    /// Multi-host runs (under mpirun): every rank's host, and each rank's share of every phase. The phases'
+    /// figures above are then every rank's operations together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterResult>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -323,6 +332,7 @@ impl RunResult {
             streams: None,
             check: None,
             verify: None,
+            cluster: None,
         }
     }
 

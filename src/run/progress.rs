@@ -11,6 +11,8 @@ use crate::units::{Bytes, format_duration, format_latency_ns, format_mbps, forma
 
 pub struct ProgressLine {
     bar: ProgressBar,
+    /// Prints no lines either (a rank of a multi-host run other than rank 0, which speaks for all).
+    silent: bool,
 }
 
 impl ProgressLine {
@@ -23,7 +25,12 @@ impl ProgressLine {
                 .expect("the template is valid")
                 .progress_chars("=> "),
         );
-        ProgressLine { bar }
+        ProgressLine { bar, silent: false }
+    }
+
+    /// Draws nothing and prints no line.
+    pub fn silent() -> ProgressLine {
+        ProgressLine { silent: true, ..ProgressLine::new(false) }
     }
 
     pub fn start_phase(&self, index: usize, phases: usize, name: &str) {
@@ -78,6 +85,9 @@ impl ProgressLine {
 
     /// Prints a line above the progress line.
     pub fn println(&self, text: &str) {
+        if self.silent {
+            return;
+        }
         // Notices and phase names come from job files: no control character reaches the terminal.
         self.bar.suspend(|| eprintln!("{}", crate::escape::for_terminal(text)));
     }

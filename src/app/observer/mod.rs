@@ -125,6 +125,11 @@ impl<'a> ResultRecorder<'a> {
         recorder
     }
 
+    /// The plan being run.
+    pub fn plan(&self) -> &'a Plan {
+        self.plan
+    }
+
     /// Whether a phase has started (and the JSON been written).
     pub fn started(&self) -> bool {
         self.started
