@@ -224,7 +224,7 @@ fn a_transfer_cut_short_is_a_failed_operation_with_its_offset() {
         assert_eq!(records[0]["op"], "read");
         assert_eq!(records[0]["offset"], 7 * 65536);
         assert!(records[0]["message"].as_str().unwrap().contains("short transfer: 0 of 65536"), "{records:#?}");
-        // The errno of a short transfer is 0 today; the new I/O core reports EIO (docs/reliability.md).
+        assert_eq!(records[0]["errno"], libc::EIO, "a short transfer is reported as EIO, with the words kept");
         assert_nothing_left(&fs, &run);
     }
 }

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::spec::EngineChoice;
+
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     streamcap check                         the storage under the current directory, about two minutes\n  \
@@ -36,4 +38,12 @@ pub struct CheckArgs {
     /// Print the expanded plan and do nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// I/O engine for every phase: io_uring (the default where available), sync (one I/O in flight per thread,
+    /// for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own cost).
+    #[arg(long, value_parser = parse_engine)]
+    pub engine: Option<EngineChoice>,
+}
+
+fn parse_engine(s: &str) -> Result<EngineChoice, String> {
+    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
 }

@@ -105,7 +105,7 @@ pub struct StreamsArgs {
     /// Reads in flight per scheduler thread at most (default 256; the sync engine keeps 1).
     #[arg(long, help_heading = "Engine")]
     pub inflight: Option<u32>,
-    /// I/O engine: io_uring (the default where available) or sync.
+    /// I/O engine: io_uring (the default where available), sync, or null (reads nothing: streamcap's own cost).
     #[arg(long, value_parser = parse_engine, help_heading = "Engine")]
     pub engine: Option<EngineChoice>,
 
@@ -190,6 +190,7 @@ fn parse_engine(s: &str) -> Result<EngineChoice, String> {
     match s {
         "io_uring" | "uring" => Ok(EngineChoice::IoUring),
         "sync" => Ok(EngineChoice::Sync),
-        _ => Err(format!("'{s}' is not an engine for streams: io_uring or sync")),
+        "null" => Ok(EngineChoice::Null),
+        _ => Err(format!("'{s}' is not an engine for streams: io_uring, sync or null")),
     }
 }

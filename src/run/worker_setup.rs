@@ -40,6 +40,9 @@ pub(super) enum AnySchedule<'a> {
     Viewers(ViewerSchedule),
     Ingest(IngestSchedule),
     Pass(PassSchedule),
+    /// A schedule of the core's own unit tests.
+    #[cfg(test)]
+    Test(super::core::tests::Steady),
     FileSet(FileSetSchedule<'a>),
 }
 
@@ -121,6 +124,8 @@ pub(super) fn worker_thread<'a>(
         AnySchedule::Viewers(s) => on_engine!(s),
         AnySchedule::Ingest(s) => on_engine!(s),
         AnySchedule::Pass(s) => on_engine!(s),
+        #[cfg(test)]
+        AnySchedule::Test(s) => on_engine!(s),
         AnySchedule::FileSet(s) => on_engine!(s),
     };
     drop(engine);
