@@ -2,7 +2,7 @@
 //! context here and only here; `main` prints them and picks the exit code.
 
 mod check;
-pub mod cluster;
+mod cluster;
 mod facts;
 mod inspect;
 mod observer;

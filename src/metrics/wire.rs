@@ -163,7 +163,10 @@ mod tests {
             let (m, a) = (merged.stats(class), all.stats(class));
             assert_eq!((m.ops, m.bytes), (a.ops, a.bytes));
             assert_eq!(m.latency.percentiles(&DEFAULT_PERCENTILES), a.latency.percentiles(&DEFAULT_PERCENTILES));
-            assert_eq!((m.latency.min(), m.latency.max(), m.latency.mean()), (a.latency.min(), a.latency.max(), a.latency.mean()));
+            assert_eq!(
+                (m.latency.min(), m.latency.max(), m.latency.mean()),
+                (a.latency.min(), a.latency.max(), a.latency.mean())
+            );
             assert_eq!(m.latency.stddev(), a.latency.stddev());
             let (md, ad) = (m.due_latency.as_ref().expect("paced"), a.due_latency.as_ref().expect("paced"));
             assert_eq!(md.percentiles(&DEFAULT_PERCENTILES), ad.percentiles(&DEFAULT_PERCENTILES));

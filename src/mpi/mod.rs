@@ -1,5 +1,5 @@
-//! Multi-host runs on MPI (cargo feature `mpi`): whether this process was started by mpirun or srun, and the
-//! [`Transport`] that carries the run layer's messages between ranks over MPI.
+//! Multi-host runs on MPI (cargo feature `mpi`): the [`Transport`] that carries the run layer's messages between
+//! ranks over MPI. (Whether a process is a rank at all is `app::cluster::launched_by`.)
 //!
 //! One service thread per process owns MPI: it initialises it (so it is MPI's "main thread", and MPI needs no
 //! more than `MPI_THREAD_FUNNELED`), sends what the run asks to send with non-blocking sends, and while any send
@@ -21,15 +21,6 @@ use ::mpi::topology::{Communicator, SimpleCommunicator};
 
 use crate::run::Transport;
 use crate::run::cluster::{Key, Mailbox};
-
-/// Environment variables that MPI launchers set in every process they start: Open MPI's mpirun, PMI (MPICH's
-/// hydra, Slurm's srun --mpi=pmi2) and PMIx (srun --mpi=pmix, Open MPI 5).
-const LAUNCHER_VARIABLES: [&str; 4] = ["OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"];
-
-/// The launcher variable that says this process is one rank of an MPI job, if one does.
-pub fn launched_by() -> Option<&'static str> {
-    LAUNCHER_VARIABLES.into_iter().find(|v| std::env::var_os(v).is_some())
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum MpiError {

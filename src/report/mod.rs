@@ -7,6 +7,7 @@
 //! same trait. The terminal summary also shows what `inspect` found beneath a target (`inspect`).
 
 mod check;
+mod cluster;
 mod csv;
 mod fio_json;
 mod fio_logs;

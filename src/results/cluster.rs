@@ -112,9 +112,10 @@ impl RankPhase {
         let weighted: f64 = classes.iter().filter_map(|c| c.as_ref()).map(|c| c.latency.mean_ns * c.ops as f64).sum();
         let bytes = classes.iter().filter_map(|c| c.as_ref()).map(|c| c.bytes).sum();
         // File-set phases count their metadata operations too (transfers are in `read` and `write` already).
-        let file_ops = phase.file_ops.as_ref().map_or(0, |f| {
-            f.ops.iter().filter(|o| o.op != "read" && o.op != "write").map(|o| o.ops).sum::<u64>()
-        });
+        let file_ops = phase
+            .file_ops
+            .as_ref()
+            .map_or(0, |f| f.ops.iter().filter(|o| o.op != "read" && o.op != "write").map(|o| o.ops).sum::<u64>());
         let seconds = phase.duration_s.max(1e-9);
         let p99 = phase.read.as_ref().or(phase.write.as_ref()).and_then(|c| c.latency.at(99.0)).unwrap_or(0);
         RankPhase {

@@ -70,8 +70,11 @@ pub fn with_curve_rate<'a>(
     let mut paced = phase.clone();
     // Planning made sure an unpaced phase comes first; if it measured nothing, pace at one operation a second.
     let total = (max_rate.unwrap_or(0.0) * percent / 100.0).max(1.0);
-    paced.pacing =
-        Some(Pacing { ops_per_sec: total / f64::from(phase.jobs * ranks.max(1)), bytes_per_sec: None, arrivals: Arrivals::Linear });
+    paced.pacing = Some(Pacing {
+        ops_per_sec: total / f64::from(phase.jobs * ranks.max(1)),
+        bytes_per_sec: None,
+        arrivals: Arrivals::Linear,
+    });
     Cow::Owned(paced)
 }
 

@@ -11,12 +11,12 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use super::cluster::{self, Cluster, Key, PhaseSync, Ready};
 use super::curves::{Measured, covers_whole_files, curve_stopped, with_curve_rate};
 use super::fileset::{Trees, run_fileset_phase};
 use super::layout::{self, LayoutError};
 use super::phase::{PhaseRun, SeriesStart, run_workers};
 use super::raw::{RawInputs, Verification};
-use super::cluster::{self, Cluster, Key, PhaseSync, Ready};
 use super::streams::{StreamInputs, run_stream_phase};
 use super::{
     Interrupt, IntervalReport, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale,

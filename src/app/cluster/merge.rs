@@ -29,7 +29,8 @@ impl RankInterval {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<RankInterval, WireError> {
-        let word = |i: usize| -> Option<u64> { Some(u64::from_le_bytes(bytes.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
+        let word =
+            |i: usize| -> Option<u64> { Some(u64::from_le_bytes(bytes.get(i * 8..i * 8 + 8)?.try_into().ok()?)) };
         let (Some(index), Some(start), Some(length)) = (word(0), word(1), word(2)) else {
             return Err(WireError("cut short"));
         };
@@ -72,9 +73,10 @@ impl PhaseMerge {
             return;
         }
         self.reported[rank] = self.reported[rank].max(Some(interval.index));
-        let entry = self.pending.entry(interval.index).or_insert_with(|| {
-            (Recorder::new(false), interval.start, interval.length)
-        });
+        let entry = self
+            .pending
+            .entry(interval.index)
+            .or_insert_with(|| (Recorder::new(false), interval.start, interval.length));
         entry.0.merge(&interval.recorder);
         entry.1 = entry.1.min(interval.start);
         entry.2 = entry.2.max(interval.length);

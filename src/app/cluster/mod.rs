@@ -13,8 +13,14 @@
 //! The transport is given (`mpi::MpiTransport` with the `mpi` feature; an in-process one in tests); nothing
 //! here knows MPI.
 
+// Without the `mpi` feature nothing starts a rank, yet the ranks' protocol is still built and its unit tests run
+// over the in-process transport, so the default build's `cargo test` covers it.
+#![cfg_attr(not(feature = "mpi"), allow(dead_code))]
+
+mod launch;
 mod merge;
 mod observer;
+mod run;
 
 use std::process::ExitCode;
 
@@ -22,6 +28,7 @@ use anyhow::{Result, anyhow};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use launch::{launched_by, run_ranks};
 pub use observer::ClusterObserver;
 
 use crate::plan::Plan;
@@ -85,9 +92,7 @@ impl Session {
         let all = self.cluster.exchange(Key::new(kind::PLAN, what, 0), &mine);
         match all.iter().enumerate().find(|(_, said)| !said.is_empty()) {
             None => local,
-            Some((rank, said)) => {
-                Err(anyhow!("{}: {}", self.cluster.name(rank as u32), String::from_utf8_lossy(said)))
-            }
+            Some((rank, said)) => Err(anyhow!("{}: {}", self.cluster.name(rank as u32), String::from_utf8_lossy(said))),
         }
     }
 
@@ -113,8 +118,8 @@ impl Session {
     /// Every rank's host and target, for rank 0's result (empty elsewhere).
     pub fn hosts(&self, host: &HostFacts, target: &TargetInfo) -> ClusterResult {
         let rank = self.cluster.rank();
-        let mine = serde_json::to_vec(&RankHost { rank, host: host.clone(), target: target.clone() })
-            .expect("plain data");
+        let mine =
+            serde_json::to_vec(&RankHost { rank, host: host.clone(), target: target.clone() }).expect("plain data");
         let all = self.cluster.exchange(Key::new(kind::HOSTS, 0, 0), &mine);
         let hosts = all.iter().filter_map(|b| serde_json::from_slice(b).ok()).collect();
         ClusterResult { ranks: self.cluster.size(), hosts, ..ClusterResult::default() }

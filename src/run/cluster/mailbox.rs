@@ -67,10 +67,13 @@ impl Key {
     }
 }
 
+/// Messages under one key, oldest first: (sender's rank, payload).
+type Queue = VecDeque<(u32, Vec<u8>)>;
+
 /// Messages that have arrived and not yet been taken, by key.
 #[derive(Default)]
 pub struct Mailbox {
-    queues: Mutex<HashMap<Key, VecDeque<(u32, Vec<u8>)>>>,
+    queues: Mutex<HashMap<Key, Queue>>,
     arrived: Condvar,
 }
 

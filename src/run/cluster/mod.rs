@@ -23,9 +23,9 @@ pub(crate) mod local;
 
 use std::time::Duration;
 
-pub use mailbox::{Key, Mailbox};
 pub use gate::Ready;
 pub(super) use gate::{agree_measured, agree_ready};
+pub use mailbox::{Key, Mailbox};
 pub use phase::{PhaseSync, RankEnd};
 pub(super) use phase::{agree_end, agree_start, link, say_done};
 pub(super) use step::{merge_step, viewers_of};

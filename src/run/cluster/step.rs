@@ -102,7 +102,8 @@ pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome
             && merged.ingest.is_none()
         {
             let write_latency = ingest_latency;
-            merged.ingest = Some(IngestOutcome { writers, target_bytes_per_sec, bytes, write_latency, errors, first_error });
+            merged.ingest =
+                Some(IngestOutcome { writers, target_bytes_per_sec, bytes, write_latency, errors, first_error });
         }
         clients.push((rank as u32, sent, issue_lag, lateness));
     }

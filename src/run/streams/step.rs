@@ -11,9 +11,9 @@ use super::schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
 use crate::metrics::OpClass;
 use crate::plan::{MediaSource, StreamsPlan};
+use crate::run::cluster::{Cluster, PhaseSync, merge_step, viewers_of};
 use crate::run::open::{OpenFor, open_data_file};
 use crate::run::pattern::fill_random;
-use crate::run::cluster::{Cluster, PhaseSync, merge_step, viewers_of};
 use crate::run::phase::{PhaseRun, Ran, SeriesStart, run_workers};
 use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::run::{PhaseOutcome, RunObserver};
@@ -81,7 +81,12 @@ pub fn run_step(
         interrupted: inputs.interrupted.clone(),
         series,
         setups,
-        sync: inputs.cluster.map(|cluster| PhaseSync { cluster, phase: inputs.index, step: step.into(), stonewall: false }),
+        sync: inputs.cluster.map(|cluster| PhaseSync {
+            cluster,
+            phase: inputs.index,
+            step: step.into(),
+            stonewall: false,
+        }),
     };
     let Ran { outcome, schedules } = run_workers(run, observer);
     for path in &ingest_paths {
