@@ -54,6 +54,21 @@ fn a_build_without_the_feature_runs_as_the_only_rank() {
         .success();
 }
 
+/// `streams` and `check` do not run across ranks yet: as one of several ranks they refuse (in either build)
+/// rather than each run alone and write over one another's result.
+#[test]
+fn streams_and_check_refuse_to_run_as_one_of_several_ranks() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for command in ["streams", "check"] {
+        let out =
+            common::streamcap().arg(command).arg(dir.path()).env("OMPI_COMM_WORLD_SIZE", "3").output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(&format!("`streamcap {command}` does not run across ranks yet")), "{stderr}");
+        assert!(nothing_left(dir.path()));
+    }
+}
+
 /// `mpirun` with the flags a root user on one host needs; `None` (after saying SKIPPED) when it is missing.
 #[cfg(feature = "mpi")]
 fn mpirun(test: &str, ranks: u32) -> Option<Command> {

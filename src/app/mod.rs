@@ -25,8 +25,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report::run(&args),
-        Command::Streams(args) => streams::run(*args),
-        Command::Check(args) => check::run(*args),
+        Command::Streams(args) => cluster::alone("streams").and_then(|()| streams::run(*args)),
+        Command::Check(args) => cluster::alone("check").and_then(|()| check::run(*args)),
         Command::Inspect(args) => inspect::run(&args),
     }
 }

@@ -38,7 +38,9 @@ pub struct ClusterResult {
 /// One rank: where it ran and what it ran on.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RankHost {
+    /// The rank, 0-based (rank 0 planned first, printed and wrote this result).
     pub rank: u32,
+    /// The host the rank ran on: name, CPUs, RAM, kernel.
     pub host: HostFacts,
     /// The target on this host (its own filesystem and devices, or the shared one).
     pub target: TargetInfo,
@@ -49,6 +51,7 @@ pub struct RankHost {
 pub struct ClusterPhase {
     /// Index of the phase in `RunResult::phases`.
     pub index: usize,
+    /// The phase's name, as in `RunResult::phases`.
     pub name: String,
     /// When the first rank finished its share (the stonewall: the others were then told to stop), and what every
     /// rank had done by then. Absent for stream phases, whose steps end together.
@@ -66,10 +69,13 @@ pub struct ClusterPhase {
 pub struct DoneFigures {
     /// The rank that finished at that moment.
     pub rank: u32,
+    /// That rank's host name.
     pub host: String,
     /// Seconds after measurement began.
     pub elapsed_s: f64,
+    /// Operations every rank had completed by then (the interval it fell in counted in proportion).
     pub ops: u64,
+    /// Bytes every rank had moved by then.
     pub bytes: u64,
     /// `ops` over `elapsed_s`.
     pub iops: f64,
@@ -80,13 +86,19 @@ pub struct DoneFigures {
 /// One rank's share of a phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RankPhase {
+    /// The rank, 0-based.
     pub rank: u32,
+    /// Its host name.
     pub host: String,
+    /// How this rank's share ended (`completed` also when the stonewall stopped it).
     pub status: RunStatus,
     /// Measured time until this rank's last worker finished, seconds.
     pub duration_s: f64,
+    /// Operations this rank completed (file-set metadata operations included).
     pub ops: u64,
+    /// Bytes this rank moved.
     pub bytes: u64,
+    /// `ops` over `duration_s`, operations per second.
     pub iops: f64,
     /// 10^6 bytes/s.
     pub mbps: f64,
@@ -185,18 +197,24 @@ pub struct ClusterStep {
     pub phase: usize,
     /// Viewers of all clients together.
     pub count: u32,
+    /// Whether the step met the quality target, over every client's viewers.
     pub meets_target: bool,
+    /// Each client's share, in rank order.
     pub clients: Vec<ClientFigures>,
 }
 
 /// What one client saw of a step.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ClientFigures {
+    /// The client's rank.
     pub rank: u32,
+    /// Its host name.
     pub host: String,
+    /// Viewers this client ran.
     pub viewers: u32,
     /// Streams that stalled or never started, of this client's.
     pub stalled: u32,
+    /// Reads that failed on this client.
     pub errors: u64,
     /// This client's own delay in issuing due reads, 99th percentile, milliseconds.
     pub issue_lag_p99_ms: f64,

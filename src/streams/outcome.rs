@@ -36,7 +36,9 @@ pub struct StepOutcome {
 /// held the streams back.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClientStep {
+    /// The client's rank.
     pub rank: u32,
+    /// Its host name.
     pub host: String,
     /// Viewers this client ran.
     pub viewers: u32,

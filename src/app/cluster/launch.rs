@@ -28,6 +28,19 @@ fn ranks_said() -> u32 {
     SIZE_VARIABLES.into_iter().find_map(|v| std::env::var(v).ok()?.trim().parse().ok()).unwrap_or(1)
 }
 
+/// A command that does not run across ranks yet refuses to be one of several, rather than have each rank run
+/// alone and write over the others' result.
+pub fn alone(command: &str) -> Result<()> {
+    let ranks = ranks_said();
+    if ranks > 1 {
+        anyhow::bail!(
+            "`streamcap {command}` does not run across ranks yet (only `streamcap run` does; docs/multi-host.md): \
+             run it without mpirun, or with one rank (`mpirun -np 1`)"
+        );
+    }
+    Ok(())
+}
+
 /// `streamcap run` as one rank of the job that `launcher` (a variable's name) revealed.
 pub fn run_ranks(args: &RunArgs, launcher: &str) -> Result<ExitCode> {
     #[cfg(feature = "mpi")]

@@ -28,7 +28,7 @@ use anyhow::{Result, anyhow};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub use launch::{launched_by, run_ranks};
+pub use launch::{alone, launched_by, run_ranks};
 pub use observer::ClusterObserver;
 
 use crate::plan::Plan;

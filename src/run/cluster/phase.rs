@@ -32,7 +32,9 @@ impl PhaseSync<'_> {
 /// How one rank's share of a phase ended.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RankEnd {
+    /// The rank, 0-based.
     pub rank: u32,
+    /// Its host name.
     pub host: String,
     /// How this rank's workers ended (`Completed` also when another rank stopped them).
     pub stop: StopReason,
