@@ -12,11 +12,13 @@ pub mod app;
 pub mod cli;
 pub mod engine;
 pub mod escape;
+pub mod history;
 pub mod limits;
 pub mod metrics;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod plan;
+pub mod planning;
 pub mod report;
 pub mod results;
 pub mod run;

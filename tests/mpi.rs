@@ -59,9 +59,10 @@ fn a_build_without_the_feature_runs_as_the_only_rank() {
 #[test]
 fn streams_and_check_refuse_to_run_as_one_of_several_ranks() {
     let dir = tempfile::tempdir().expect("temp dir");
-    for command in ["streams", "check"] {
-        let out =
-            common::streamcap().arg(command).arg(dir.path()).env("OMPI_COMM_WORLD_SIZE", "3").output().expect("runs");
+    for (command, args) in [("streams", &["--bitrate", "3Mbit", "--count", "2"][..]), ("check", &[][..])] {
+        let mut cmd = common::streamcap();
+        cmd.arg(command).args(args).arg(dir.path()).env("OMPI_COMM_WORLD_SIZE", "3");
+        let out = cmd.output().expect("runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(&format!("`streamcap {command}` does not run across ranks yet")), "{stderr}");

@@ -3,11 +3,14 @@
 
 mod check;
 mod cluster;
+mod compare;
 mod facts;
+mod history;
 mod inspect;
 mod observer;
 mod output;
 mod outputs;
+mod plan_cmd;
 mod report;
 mod run;
 mod stale;
@@ -25,8 +28,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::History(args) => history::run(&args),
         Command::Streams(args) => cluster::alone("streams").and_then(|()| streams::run(*args)),
         Command::Check(args) => cluster::alone("check").and_then(|()| check::run(*args)),
+        Command::Plan(args) => plan_cmd::run(*args),
         Command::Inspect(args) => inspect::run(&args),
     }
 }

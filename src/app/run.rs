@@ -52,8 +52,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     conclude(&args, &plan, &mut recorder, outcome)
 }
 
-/// After the run: the final status, the JSON, logs and HTML, the summary (or fio JSON), and the exit code. A
-/// multi-host run's rank 0 ends this way too, with the merged result.
+/// After the run: the final status, the JSON, logs, HTML and history, the summary (or fio JSON), and the exit
+/// code. A multi-host run's rank 0 ends this way too, with the merged result.
 pub(super) fn conclude(
     args: &RunArgs,
     plan: &Plan,
@@ -64,13 +64,7 @@ pub(super) fn conclude(
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            // A set-up failure before any phase started writes nothing (an existing file stays as it was);
-            // after one started, the partial result is kept.
-            if recorder.started() {
-                recorder.result.status = RunStatus::Failed;
-                recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-                recorder.save();
-            }
+            recorder.failed();
             return Err(error.into());
         }
     };
@@ -91,11 +85,11 @@ pub(super) fn conclude(
     recorder.save();
     write_logs(plan, &recorder.result);
     super::report::html_after_run(&recorder.result, args.html.as_deref());
+    super::history::record(&recorder.result, &args.history);
     print_outputs(args, recorder);
-    if let Some(problem) = &outcome.cleanup_error {
-        // The measurements stand, but something was left behind: say what, and do not report success.
-        say(&format!("Error: {problem}; remove it by hand"));
-        return Ok(ExitCode::from(2));
+    // The measurements stand, but something left behind is not a success.
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
     }
     // A bad block (or one that could not be read back) is a failed operation too.
     let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0)
@@ -140,9 +134,6 @@ fn print_outputs(args: &RunArgs, recorder: &ResultRecorder<'_>) {
         let mut text = Vec::new();
         write_summary(&mut text, &recorder.result).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
-    }
-    if let Some(problem) = &recorder.output_error {
-        say(&format!("warning: {problem}"));
     }
 }
 

@@ -39,6 +39,8 @@ pub use workdir::{Stale, WorkDir, remove_stale, run_id};
 pub use cluster::{Cluster, Transport};
 pub use execute::{execute, execute_in_cluster};
 pub use layout::LayoutError;
+/// Bytes per ingest write (the planner models ingest with the same requests).
+pub use streams::INGEST_WRITE;
 pub use streams::media_files;
 
 use crate::plan::PhasePlan;
