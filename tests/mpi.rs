@@ -12,12 +12,13 @@ use std::process::{Command, Output};
 #[cfg(not(feature = "mpi"))]
 use common::streamcap;
 
-/// No work directory or data file is left in `dir`.
+/// No work directory or data file is left in `dir` (work directories live in `dir/.streamcap/`).
 fn nothing_left(dir: &Path) -> bool {
-    std::fs::read_dir(dir)
-        .expect("the temp dir")
-        .flatten()
-        .all(|e| !e.file_name().to_string_lossy().starts_with("run-"))
+    let no_runs = |d: &Path| {
+        std::fs::read_dir(d)
+            .map_or(true, |entries| entries.flatten().all(|e| !e.file_name().to_string_lossy().starts_with("run-")))
+    };
+    no_runs(dir) && no_runs(&dir.join(".streamcap"))
 }
 
 /// Without the `mpi` feature, a process that a launcher started as one of several ranks would run alone and
@@ -170,4 +171,66 @@ fn a_failing_rank_is_named_and_stops_all() {
     assert_eq!(errors.len(), 1, "rank 0 alone says it:\n{stderr}");
     assert!(errors[0].starts_with("Error: rank 1 (") && errors[0].contains("missing does not exist"), "{stderr}");
     assert!(!json.exists() && nothing_left(dir.path()));
+}
+
+/// mpirun itself, killed if a test ends before it does.
+#[cfg(feature = "mpi")]
+struct Running(std::process::Child);
+
+#[cfg(feature = "mpi")]
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Ctrl-C on mpirun (SIGINT; mpirun sends SIGTERM to every rank) stops every rank cleanly: one partial result
+/// with the part that ran (its totals still the sum of the ranks), exit code non-zero, and no data file left.
+/// mpirun kills the ranks soon after SIGTERM by default (1 s, too short here); `odls_base_sigkill_timeout` gives
+/// them time to finish (docs/multi-host.md).
+#[cfg(feature = "mpi")]
+#[test]
+fn ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data() {
+    use std::time::{Duration, Instant};
+    let Some(mut cmd) = mpirun("ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data", 2) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("r.json");
+    cmd.args(["--mca", "odls_base_sigkill_timeout", "5"])
+        .arg(common::streamcap_path())
+        .args(["run", "--rw", "randread", "--bs", "4k", "--size", "8M", "--runtime", "60s", "--json"])
+        .arg(&json)
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut running = Running(cmd.spawn().expect("mpirun starts"));
+    // The JSON is first written when the phase starts; let it run a little after that.
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while !json.exists() {
+        assert!(running.0.try_wait().expect("mpirun").is_none(), "mpirun ended before the phase started");
+        assert!(Instant::now() < give_up, "the phase never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = rustix::process::Pid::from_raw(running.0.id() as i32).expect("a child has a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("send SIGINT to mpirun");
+    let give_up = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = running.0.try_wait().expect("mpirun") {
+            break status;
+        }
+        assert!(Instant::now() < give_up, "mpirun did not stop after Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    assert_eq!(result["status"], "interrupted", "{result}");
+    let phase = &result["phases"][0];
+    assert_eq!(phase["status"], "interrupted");
+    let total = phase["read"]["ops"].as_u64().expect("merged ops");
+    let ranks = result["cluster"]["phases"][0]["ranks"].as_array().expect("per-rank rows");
+    assert_eq!(ranks.len(), 2);
+    assert!(total > 0);
+    assert_eq!(total, ranks.iter().map(|r| r["ops"].as_u64().expect("ops")).sum::<u64>());
+    assert!(nothing_left(dir.path()), "every rank removed its data files");
 }
