@@ -11,7 +11,7 @@ mod check;
 mod plan;
 mod streams;
 
-pub use check::CheckArgs;
+pub use check::{CheckArgs, CheckFormat};
 pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use streams::StreamsArgs;
 

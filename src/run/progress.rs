@@ -11,7 +11,10 @@ use crate::units::{Bytes, format_duration, format_latency_ns, format_mbps, forma
 
 pub struct ProgressLine {
     bar: ProgressBar,
-    /// Prints no lines either (a rank of a multi-host run other than rank 0, which speaks for all).
+    /// `--quiet`: only notices and problems are printed.
+    quiet: bool,
+    /// Prints no lines at all, notices neither (a rank of a multi-host run other than rank 0, which speaks for
+    /// all).
     silent: bool,
 }
 
@@ -25,7 +28,7 @@ impl ProgressLine {
                 .expect("the template is valid")
                 .progress_chars("=> "),
         );
-        ProgressLine { bar, silent: false }
+        ProgressLine { bar, quiet: !enabled, silent: false }
     }
 
     /// Draws nothing and prints no line.
@@ -83,8 +86,16 @@ impl ProgressLine {
         self.bar.set_message(text);
     }
 
-    /// Prints a line above the progress line.
+    /// Prints a line of progress above the progress line (phase headers, stream steps, interval lines); nothing
+    /// with `--quiet`.
     pub fn println(&self, text: &str) {
+        if !self.quiet {
+            self.notice(text);
+        }
+    }
+
+    /// Prints a line the user must see even with `--quiet`: a notice or a problem.
+    pub fn notice(&self, text: &str) {
         if self.silent {
             return;
         }

@@ -61,7 +61,7 @@ fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> {
         let csv = args.csv.as_deref().map(CsvSink::new);
         let progress = ProgressLine::new(!args.quiet);
         for notice in &plan.notices {
-            progress.println(&format!("note: {notice}"));
+            progress.notice(&format!("note: {notice}"));
         }
         let mut result = skeleton;
         result.cluster = Some(hosts);
