@@ -234,3 +234,39 @@ fn ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data() {
     assert_eq!(total, ranks.iter().map(|r| r["ops"].as_u64().expect("ops")).sum::<u64>());
     assert!(nothing_left(dir.path()), "every rank removed its data files");
 }
+
+/// Stonewalling: each rank's budget is 24 MiB of reads; the first rank to finish it stops the other, which is no
+/// failure (exit 0, every rank `completed`), no rank reads past its budget, and the result gives both the "first
+/// done" and the "last done" figures (whether the other rank was stopped short depends on timing).
+#[cfg(feature = "mpi")]
+#[test]
+fn the_first_rank_done_ends_the_phase_for_all_and_both_figures_are_given() {
+    let Some(mut cmd) = mpirun("the_first_rank_done_ends_the_phase_for_all_and_both_figures_are_given", 2) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("r.json");
+    let out = cmd
+        .arg(common::streamcap_path())
+        .args(["run", "--rw", "randread", "--bs", "4k", "--size", "8M", "--io-size", "24M", "--runtime", "60s"])
+        .arg("--json")
+        .arg(&json)
+        .arg(dir.path())
+        .output()
+        .expect("mpirun runs");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    assert_eq!(result["phases"][0]["status"], "completed");
+    let cluster = &result["cluster"]["phases"][0];
+    let budget = 24 * 1024 * 1024 / 4096;
+    let ops: Vec<u64> =
+        cluster["ranks"].as_array().expect("rows").iter().map(|r| r["ops"].as_u64().expect("ops")).collect();
+    assert!(ops.iter().all(|&n| n <= budget) && ops.contains(&budget), "{ops:?}");
+    assert!(cluster["ranks"].as_array().expect("rows").iter().all(|r| r["status"] == "completed"));
+    let (first, last) = (&cluster["first_done"], &cluster["last_done"]);
+    assert_eq!(last["ops"].as_u64(), Some(ops.iter().sum::<u64>()));
+    assert!(first["ops"].as_u64() <= last["ops"].as_u64());
+    assert!(first["elapsed_s"].as_f64() <= last["elapsed_s"].as_f64());
+    assert!(nothing_left(dir.path()));
+}
