@@ -1,6 +1,7 @@
 //! The top of the crate: wires the stages together for each subcommand. Errors become `anyhow` errors with
 //! context here and only here; `main` prints them and picks the exit code.
 
+mod cache;
 mod check;
 mod cluster;
 mod compare;
@@ -15,6 +16,7 @@ mod report;
 mod run;
 mod stale;
 mod streams;
+mod sweep;
 mod verify_only;
 
 use std::process::ExitCode;
@@ -34,5 +36,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check(args) => cluster::alone("check").and_then(|()| check::run(*args)),
         Command::Plan(args) => plan_cmd::run(*args),
         Command::Inspect(args) => inspect::run(&args),
+        Command::Cache(args) => cache::run(*args),
+        Command::Sweep(args) => sweep::run(*args),
     }
 }

@@ -359,7 +359,7 @@ impl<'p> Executor<'p> {
             }
         }
         if phase.pre_read
-            && let Err(e) = layout::pre_read(&used, phase.engine, self.interrupt.flag())
+            && let Err(e) = layout::pre_read(&read_extents(phase, &used), phase.engine, self.interrupt.flag())
         {
             return stopped(e);
         }
@@ -434,6 +434,21 @@ impl<'p> Executor<'p> {
         }
         RunOutcome { phases: self.outcomes, interrupted: self.interrupt.is_set(), cleanup_error, verify }
     }
+}
+
+/// What fio's pre_read reads of each file: from its start to the end of the last byte the phase addresses (a
+/// phase over the first 64 MiB of a disk warms those, not the whole disk).
+fn read_extents(phase: &PhasePlan, used: &[&FilePlan]) -> Vec<FilePlan> {
+    let regions = || phase.workers.iter().flat_map(|w| w.workload.regions.iter());
+    phase
+        .files
+        .iter()
+        .zip(used)
+        .map(|(&index, file)| {
+            let end = regions().filter(|r| r.file == index).map(|r| r.start + r.len).max().unwrap_or(file.size.0);
+            FilePlan { size: crate::units::Bytes(end.min(file.size.0)), ..(*file).clone() }
+        })
+        .collect()
 }
 
 /// Forwards a concurrent phase's reports to the run's observer, one at a time.
