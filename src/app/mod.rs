@@ -36,7 +36,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check(args) => cluster::alone("check").and_then(|()| check::run(*args)),
         Command::Plan(args) => plan_cmd::run(*args),
         Command::Inspect(args) => inspect::run(&args),
-        Command::Cache(args) => cache::run(*args),
-        Command::Sweep(args) => sweep::run(*args),
+        Command::Cache(args) => cluster::alone("cache").and_then(|()| cache::run(*args)),
+        Command::Sweep(args) => cluster::alone("sweep").and_then(|()| sweep::run(*args)),
     }
 }
