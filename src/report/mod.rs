@@ -8,6 +8,7 @@
 
 mod cache;
 mod check;
+mod cluster;
 pub mod compare;
 mod csv;
 mod fio_json;

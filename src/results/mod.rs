@@ -8,6 +8,7 @@
 mod build;
 mod cache;
 mod check;
+mod cluster;
 mod fileset;
 mod io;
 mod planning;
@@ -28,6 +29,10 @@ pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use cache::{CacheEnd, CacheStep, CacheSummary, Plateau, PlateauKind};
 pub use check::{CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
+pub use cluster::{
+    CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
+    RankHost, RankPhase, client_verdict, done_figures,
+};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
 pub use planning::{
@@ -93,6 +98,10 @@ pub struct RunResult {
     /// `--verify` and `--verify-only`: the blocks checked and every bad one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
+    /// Multi-host runs (under mpirun): every rank's host, and each rank's share of every phase. The phases'
+    /// figures above are then every rank's operations together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterResult>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -383,6 +392,7 @@ impl RunResult {
             cache: None,
             sweep: None,
             verify: None,
+            cluster: None,
         }
     }
 
