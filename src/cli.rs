@@ -220,7 +220,7 @@ impl WorkloadFlags {
             bs: self.bs.clone(),
             size: self.size,
             files: self.files,
-            distribution: self.distribution,
+            distribution: self.distribution.clone(),
             seed: self.seed,
             jobs: self.jobs,
             iodepth: self.iodepth,

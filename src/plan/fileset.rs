@@ -91,6 +91,8 @@ pub struct FileWorkloadPlan {
     /// Share of a fixed operation rate, percent.
     pub skew: f64,
     pub seed: u64,
+    /// getattr, delete and rmdir work on directories (fio dirstat), not files.
+    pub dirs: bool,
 }
 
 /// Builds the plan of a job whose phases are all file-set phases.
@@ -233,6 +235,7 @@ fn plan_phase(
             threads: spec_w.threads.unwrap_or(1),
             skew: spec_w.skew.unwrap_or(100.0 / count),
             seed: seed ^ ((index as u64) << 48) ^ ((w as u64) << 32),
+            dirs: spec_w.dirs.unwrap_or(false),
         });
     }
     let threads: u32 = workloads.iter().map(|w| w.threads).sum();
@@ -463,6 +466,7 @@ mod tests {
             fileio: Some(FileIo::Random),
             threads: Some(64),
             skew: None,
+            dirs: None,
         }
     }
 

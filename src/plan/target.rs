@@ -13,7 +13,7 @@ use super::defaults;
 use super::facts::TargetFacts;
 use super::files::{directory_use, file_table};
 use super::{FilePlan, PlanError, TargetKind, TargetPlan};
-use crate::spec::JobSpec;
+use crate::spec::{EngineChoice, JobSpec};
 use crate::units::{Bytes, GIB};
 
 /// Decides the data files: count and size per file.
@@ -28,8 +28,10 @@ pub(super) fn plan_target(
     let any_writes = job.writes();
     match facts {
         TargetFacts::Directory { path, free, .. } => {
-            let table = directory_file_table(job)?;
-            let needed = Bytes(table.values().sum());
+            let table = directory_file_table(job, |_| true)?;
+            // Phases on the null engine never touch their files (created sparse), so they need no space.
+            let stored = directory_file_table(job, |p| p.engine != Some(EngineChoice::Null))?;
+            let needed = Bytes(stored.values().sum());
             match free {
                 Some(free) => check_free_space(path, needed, *free)?,
                 None => notices.push(format!(
@@ -78,13 +80,16 @@ pub(super) fn plan_target(
 }
 
 /// The data files of a directory target: name → size, the largest any raw phase needs.
-fn directory_file_table(job: &JobSpec) -> Result<std::collections::BTreeMap<String, u64>, PlanError> {
+fn directory_file_table(
+    job: &JobSpec,
+    counts: impl Fn(&crate::spec::PhaseSpec) -> bool,
+) -> Result<std::collections::BTreeMap<String, u64>, PlanError> {
     let default_files = default_shared_files(job);
     let uses = job
         .phases
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.fileset.is_none())
+        .filter(|(_, p)| p.fileset.is_none() && counts(p))
         .map(|(i, p)| {
             directory_use(p, default_files, u64::from(defaults::BUFFERED_ALIGN))
                 .map(|usage| (usage, p.jobs.unwrap_or(defaults::JOBS)))

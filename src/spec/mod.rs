@@ -2,6 +2,7 @@
 //! native TOML job files; fio and vdbench files are detected). Imports only `units`.
 
 mod detect;
+mod distribution;
 mod fileset;
 mod fio;
 mod job;
@@ -13,15 +14,17 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use detect::{Dialect, detect_dialect};
+pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
 pub use fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     FormatMode, OpRateSpec,
 };
 pub use fio::parse_fio_job;
-pub use job::{JobSpec, PhaseSpec, SpecOrigin};
+pub use job::{FioJobInfo, JobSpec, PhaseSpec, SpecOrigin};
 pub use toml::parse_toml_job;
 pub use values::{
-    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent, ValueError,
+    ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
+    ValueError,
 };
 pub use vdbench::parse_vdbench_job;
 

@@ -26,7 +26,7 @@ pub use proc::{
 pub use safety::{DeviceSafety, inspect_device, inspect_device_usage, probe_signature};
 pub use topology::{
     BlockDevice, DeviceKind, DioAlign, FilesystemFacts, MountEntry, devices_beneath, direct_io_alignment,
-    filesystem_of, parse_mountinfo, read_mountinfo,
+    direct_io_alignment_in_dir, filesystem_of, parse_mountinfo, read_mountinfo,
 };
 
 /// Everything that can go wrong while gathering system facts. Messages say what happened and what to do.

@@ -37,6 +37,17 @@ pub struct FormatStats {
     pub took: Duration,
 }
 
+/// How much of a tree the format step makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// The directories and every file, filled.
+    All,
+    /// The directories only (vdbench format=directories; fio dirstat and dirdelete find them there).
+    Directories,
+    /// The root only (fio filecreate and dircreate make the rest).
+    Root,
+}
+
 /// Threads that create files at the same time: enough to keep a device's queue busy with small files.
 const FORMAT_THREADS: u32 = 8;
 
@@ -45,6 +56,7 @@ const FORMAT_THREADS: u32 = 8;
 pub fn format(
     plan: &TreePlan,
     state: &TreeState,
+    layout: Layout,
     restart: bool,
     stop: &AtomicBool,
     progress: &mut dyn FnMut(u64, u64),
@@ -55,7 +67,8 @@ pub fn format(
     let shape = &plan.shape;
     let mut stats = FormatStats::default();
     let mut path = String::with_capacity(root.len() + 64);
-    for dir in 0..plan.dirs {
+    let dirs = if layout == Layout::Root { 0 } else { plan.dirs };
+    for dir in 0..dirs {
         if stop.load(Ordering::Relaxed) {
             return Err(FormatError::Interrupted);
         }
@@ -70,6 +83,10 @@ pub fn format(
             Err(cause) => return Err(FormatError::Write { path: path.into(), cause }),
         }
         state.dirs.set(dir, true);
+    }
+    if layout != Layout::All {
+        stats.took = started.elapsed();
+        return Ok(stats);
     }
 
     let total: u64 = (0..plan.files).map(|f| plan.sizes.size_of(f, plan.seed).max(1)).sum();

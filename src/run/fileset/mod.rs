@@ -15,7 +15,7 @@ pub use format::FormatStats;
 use super::{Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason};
 use crate::metrics::Recorder;
 use crate::plan::{FileRate, FormatMode, Plan, TreePlan};
-use format::{FormatError, format};
+use format::{FormatError, Layout, format};
 use tree::TreeState;
 
 /// What the format step of a phase did, over all its trees.
@@ -181,18 +181,23 @@ fn prepare(
         report.took += stats.took;
     };
     match mode {
-        FormatMode::Yes | FormatMode::Only => {
+        FormatMode::Yes | FormatMode::Only | FormatMode::Directories | FormatMode::Empty => {
+            let layout = match mode {
+                FormatMode::Directories => Layout::Directories,
+                FormatMode::Empty => Layout::Root,
+                _ => Layout::All,
+            };
             fresh(state, report)?;
-            add(report, format(plan, state, false, stop, progress)?);
+            add(report, format(plan, state, layout, false, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Once if !state.formatted => {
             fresh(state, report)?;
-            add(report, format(plan, state, false, stop, progress)?);
+            add(report, format(plan, state, Layout::All, false, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Restart => {
-            add(report, format(plan, state, true, stop, progress)?);
+            add(report, format(plan, state, Layout::All, true, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Clean => {

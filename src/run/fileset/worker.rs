@@ -14,6 +14,8 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
+mod dirs;
+
 use super::tree::TreeState;
 use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot};
 use crate::plan::{FileIo, FileOp, FileWorkloadPlan, TreePlan, defaults};
@@ -149,6 +151,7 @@ impl Worker<'_> {
             FileOp::Create => self.create(),
             FileOp::Mkdir => self.mkdir(),
             FileOp::Rmdir => self.rmdir(),
+            FileOp::Getattr if self.s.workload.dirs => self.stat_dir(),
             op => self.on_existing(op),
         }
     }
@@ -322,59 +325,6 @@ impl Worker<'_> {
             }
             at += len as u64;
         }
-    }
-
-    fn mkdir(&mut self) -> Step {
-        let dir = match self.pick(false, true) {
-            Ok(d) => d,
-            Err(step) => return step,
-        };
-        let parent_ok = self.s.tree.shape.parent(dir).is_none_or(|p| self.s.state.dirs.get(p));
-        if parent_ok {
-            self.dir_path(dir);
-            let due = self.pace();
-            let t0 = Instant::now();
-            let result = std::fs::create_dir(&self.path);
-            let t1 = Instant::now();
-            match result {
-                Ok(()) => {
-                    self.record(OpClass::Mkdir, 0, t0, t1, due);
-                    self.s.state.dirs.set(dir, true);
-                }
-                Err(e) => self.fail(OpClass::Mkdir, dir, 0, &e, t1),
-            }
-        }
-        self.s.dirs_busy.set(dir, false);
-        Step::Again
-    }
-
-    fn rmdir(&mut self) -> Step {
-        let dir = match self.pick(true, true) {
-            Ok(d) => d,
-            Err(step) => return step,
-        };
-        self.dir_path(dir);
-        let due = self.pace();
-        let t0 = Instant::now();
-        let result = std::fs::remove_dir(&self.path);
-        let t1 = Instant::now();
-        self.s.dirs_busy.set(dir, false);
-        match result {
-            Ok(()) => {
-                self.not_empty = 0;
-                self.record(OpClass::Rmdir, 0, t0, t1, due);
-                self.s.state.dirs.set(dir, false);
-            }
-            // A directory that still holds files is not a candidate: not an error, and not an operation.
-            Err(e) if e.kind() == io::ErrorKind::DirectoryNotEmpty => {
-                self.not_empty += 1;
-                if self.not_empty > 2 * self.s.tree.dirs + 16 {
-                    return Step::Done;
-                }
-            }
-            Err(e) => self.fail(OpClass::Rmdir, dir, 0, &e, t1),
-        }
-        Step::Again
     }
 
     /// delete, open, close, getattr, setattr, access, copy, move: operations on an existing file.

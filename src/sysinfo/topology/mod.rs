@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 pub use blockdev::{BlockDevice, DeviceKind, ROLE_TARGET, block_numbers, parse_scheduler};
 pub use btrfs::{BtrfsPool, btrfs_pools, pool_of_source, pool_with_device, pools_in};
 pub use mounts::{
-    DioAlign, FilesystemFacts, MountEntry, direct_io_alignment, filesystem_of, longest_prefix_mount, mount_containing,
-    parse_mountinfo, read_mountinfo,
+    DioAlign, FilesystemFacts, MountEntry, direct_io_alignment, direct_io_alignment_in_dir, filesystem_of,
+    longest_prefix_mount, mount_containing, parse_mountinfo, read_mountinfo,
 };
 
 /// Role of the device a filesystem is mounted from.
