@@ -142,8 +142,11 @@ fn plan_phase(
     let files: Vec<u32> = usage.distinct_names().iter().map(|n| index_of(n)).collect();
     let max_block = u64::from(largest);
     let sharing = spec.sharing.unwrap_or(Sharing::Split);
+    // Workers' slices are cut in whole 4 KiB units even where direct I/O allows 512 bytes, so that every 4 KiB
+    // block written starts where a stamp is (run/pattern.rs) and slices stay page-sized.
+    let slice_unit = u64::from(align.max(defaults::DIRECT_ALIGN));
     let worker_regions =
-        worker_regions(&usage, &index_of, rw.is_random(), sharing, u64::from(align), max_block).map_err(fail)?;
+        worker_regions(&usage, &index_of, rw.is_random(), sharing, slice_unit, max_block).map_err(fail)?;
     let smallest_region = worker_regions.iter().flatten().map(|r| r.len).min().unwrap_or(0);
     check_zones(spec.distribution.as_ref(), smallest_region).map_err(fail)?;
     let offsets = offsets(spec, rw.is_random(), align).map_err(fail)?;

@@ -55,8 +55,15 @@ pub(super) fn alignment(direct: DirectMode, target: &TargetFacts) -> u32 {
     reported.filter(|a| a.is_power_of_two()).unwrap_or(defaults::DIRECT_ALIGN)
 }
 
+/// Block sizes in the plan's terms. A range steps by its smaller size when that is a multiple of the alignment
+/// (fio's rule: sizes in a bsrange are multiples of the smallest, so `4k-64k` gives 4k, 8k, … 64k whatever the
+/// alignment), else by the alignment.
 pub(super) fn block_sizes(spec: &BlockSizeSpec, align: u32, direct: DirectMode) -> Result<BlockSizes, String> {
-    let sizes = convert_sizes(spec, align, "block size")?;
+    let step = match spec {
+        BlockSizeSpec::Range(low, _) => u32::try_from(low.0).ok().filter(|l| *l > 0 && l.is_multiple_of(align)),
+        _ => None,
+    };
+    let sizes = convert_sizes(spec, step.unwrap_or(align), "block size")?;
     if let Some(bad) = sizes.sizes().into_iter().find(|s| s % align != 0) {
         let why = if direct == DirectMode::Off { "" } else { " with direct I/O" };
         return Err(format!(

@@ -108,7 +108,8 @@ serde_via_str!(RwMode);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockSizeSpec {
     Fixed(Bytes),
-    /// `4k-64k`: sizes between the two, in steps of the smaller alignment.
+    /// `4k-64k`: sizes between the two, in steps of the smaller size (fio's rule), or of the alignment when the
+    /// smaller size is not a multiple of it.
     Range(Bytes, Bytes),
     /// `4k/60:64k/40`: weighted sizes. An entry without a weight shares what the others leave of 100.
     Split(Vec<(Bytes, Option<u32>)>),
