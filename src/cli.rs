@@ -35,15 +35,58 @@ pub enum Command {
     Report(ReportArgs),
     /// Paced stream viewers: how many concurrent streams of a bitrate this storage serves without a stall.
     Streams(Box<crate::app::streams_cmd::StreamsArgs>),
+    /// What is beneath a target, without any I/O: filesystem, pool profile, members, raw and usable capacity,
+    /// read policy, device facts, free space and the RAM this process may use.
+    Inspect(InspectArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    streamcap inspect /srv/media\n  \
+    streamcap inspect /dev/sdb --json sdb.json")]
+pub struct InspectArgs {
+    /// A directory, a file or a block device.
+    pub target: PathBuf,
+    /// Also write what was found to FILE as a result JSON with no phases (`streamcap report FILE` prints it again).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A result file written by `streamcap run --json FILE`.
     pub result: PathBuf,
-    /// What to print: the summary table, or fio's JSON (as `fio --output-format=json`).
-    #[arg(long, value_enum, default_value_t = OutputFormat::Summary)]
-    pub format: OutputFormat,
+    /// What to print: the summary table, fio's JSON (as `fio --output-format=json`) or Markdown tables.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Summary)]
+    pub format: ReportFormat,
+    /// Also write the self-contained HTML report (charts, facts, configuration) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// What `report` prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// The terminal summary (run, streams or check, by what the result holds).
+    #[default]
+    Summary,
+    /// fio's JSON output (`fio --output-format=json`), for scripts written for fio.
+    FioJson,
+    /// Markdown tables, for a forum post or an issue.
+    Markdown,
+    /// The self-contained HTML page (better written to a file with --html FILE).
+    Html,
+}
+
+impl From<ReportFormat> for crate::report::Format {
+    fn from(format: ReportFormat) -> Self {
+        match format {
+            ReportFormat::Summary => crate::report::Format::Summary,
+            ReportFormat::FioJson => crate::report::Format::FioJson,
+            ReportFormat::Markdown => crate::report::Format::Markdown,
+            ReportFormat::Html => crate::report::Format::Html,
+        }
+    }
 }
 
 /// What `run` and `report` print on stdout.
@@ -96,6 +139,9 @@ pub struct RunArgs {
     /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Write the self-contained HTML report (charts, facts, configuration) to FILE at the end.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
     /// What to print at the end: the summary, or fio's JSON (as `fio --output-format=json`; printed even with
     /// --quiet).
     #[arg(long, value_enum, default_value_t = OutputFormat::Summary, help_heading = "Output")]
@@ -117,7 +163,8 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Safety")]
     pub allow_device_writes: bool,
     /// With --allow-device-writes: write even though the device carries a filesystem or partition signature.
-    #[arg(long, help_heading = "Safety")]
+    /// Alone it is an error (it would do nothing, and a user who typed it believed it did something).
+    #[arg(long, requires = "allow_device_writes", help_heading = "Safety")]
     pub force: bool,
 }
 
@@ -304,7 +351,10 @@ mod tests {
         assert_eq!(args.format, OutputFormat::FioJson);
         let cli = Cli::parse_from(["streamcap", "report", "r.json", "--format", "fio-json"]);
         let Command::Report(args) = cli.command else { panic!() };
-        assert_eq!(args.format, OutputFormat::FioJson);
+        assert_eq!(args.format, ReportFormat::FioJson);
+        let cli = Cli::parse_from(["streamcap", "report", "r.json", "--format", "markdown"]);
+        let Command::Report(args) = cli.command else { panic!() };
+        assert_eq!(crate::report::Format::from(args.format), crate::report::Format::Markdown);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 pub mod app;
 pub mod cli;
 pub mod engine;
+pub mod limits;
 pub mod metrics;
 pub mod plan;
 pub mod report;

@@ -27,6 +27,11 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
         assert!(stdout.contains(format), "no {format} row in:\n{stdout}");
     }
     assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
+    // The HTML report goes beside the JSON by default, and check says where.
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let page = out.path().join("r.html");
+    assert!(stderr.contains(&format!("HTML report: {}", page.display())), "{stderr}");
+    assert!(std::fs::read_to_string(&page).unwrap().contains("id=\"verdict\""));
 
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["status"], "completed");

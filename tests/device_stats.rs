@@ -43,6 +43,17 @@ fn a_filesystem_on_a_loop_device_shows_that_devices_activity() {
     assert!(activity["activity"]["busy_pct"].as_f64().unwrap() > 0.0);
     let intervals = phase["intervals"].as_array().unwrap();
     assert!(intervals[0]["devices"].as_array().unwrap().iter().any(|d| d["name"] == disk.name().as_str()));
+    // The per-device series counts reads and bytes per interval; together they are the phase's device activity
+    // (the phase's samples also cover starting and joining the workers, so they may hold a few more).
+    let points: Vec<&serde_json::Value> = intervals
+        .iter()
+        .flat_map(|i| i["devices"].as_array().unwrap())
+        .filter(|d| d["name"] == disk.name().as_str())
+        .collect();
+    let series_reads: u64 = points.iter().map(|d| d["reads"].as_u64().unwrap()).sum();
+    let series_bytes: u64 = points.iter().map(|d| d["read_bytes"].as_u64().unwrap()).sum();
+    assert!(series_reads > 0 && series_reads <= reads, "series {series_reads} reads, phase {reads}");
+    assert!(series_bytes >= series_reads * 4096, "4 KiB per read at least: {series_bytes} bytes");
 }
 
 #[test]

@@ -5,10 +5,14 @@
 
 use std::path::Path;
 
-use streamcap::report::{CsvSink, fio_json, write_fio_json, write_summary};
-use streamcap::results::read_result;
+use streamcap::report::{CsvSink, fio_json, write_fio_json, write_inspect, write_summary};
+use streamcap::results::{flag_implausible_devices, read_result};
+use streamcap::units::Bytes;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json");
+/// A real `streamcap inspect --json` of a btrfs raid5 (data) / raid1 (metadata) pool of three 1 GiB loop
+/// devices, with the paths and host name edited.
+const INSPECT_FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/inspect-raid5.json");
 
 fn check_snapshot(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
@@ -96,4 +100,87 @@ fn fio_json_merges_a_reporting_group() {
     assert_eq!(jobs[0]["read"]["total_ios"], total);
     let writes: u64 = result.phases.iter().map(|p| p.write.as_ref().map_or(0, |w| w.bytes)).sum();
     assert_eq!(jobs[0]["write"]["io_bytes"], writes);
+}
+
+#[test]
+fn markdown_of_a_fixed_result() {
+    use streamcap::report::{Format, render_to_string};
+    let result = read_result(Path::new(FIXTURE)).unwrap();
+    let text = render_to_string(Format::Markdown.renderer(), &result);
+    check_snapshot("result-v1.markdown.md", &text);
+    // A table a forum renders: header, alignment rule, one row per operation class.
+    assert!(text.contains("| phase | op | IOPS | MB/s | p50 | p99 | p99.9 | max |\n|---|---|--:|"));
+    assert!(text.contains("| random 4k reads [cache] | read (1 err) |"));
+}
+
+#[test]
+fn the_summary_renderer_is_the_terminal_summary() {
+    use streamcap::report::{Format, render_to_string};
+    let result = read_result(Path::new(FIXTURE)).unwrap();
+    let expected = std::fs::read_to_string(Path::new(FIXTURE).with_file_name("result-v1.summary.txt")).unwrap();
+    assert_eq!(render_to_string(Format::Summary.renderer(), &result), expected);
+    let fio = std::fs::read_to_string(Path::new(FIXTURE).with_file_name("result-v1.fio.json")).unwrap();
+    assert_eq!(render_to_string(Format::FioJson.renderer(), &result), fio);
+}
+
+/// The streams and check fixtures: real results of `streams --max` on a throttled loop device and `check
+/// --quick` (per-stream figures of the check dropped to keep the file small).
+fn other_fixture(name: &str) -> streamcap::results::RunResult {
+    read_result(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)).unwrap()
+}
+
+#[test]
+fn summary_and_markdown_of_a_streams_and_a_check_result() {
+    use streamcap::report::{Format, render_to_string};
+    let streams = other_fixture("streams-v1.json");
+    let summary = render_to_string(Format::Summary.renderer(), &streams);
+    check_snapshot("streams-v1.summary.txt", &summary);
+    assert!(summary.contains("answer: sustains 11 × 1080p"));
+    let markdown = render_to_string(Format::Markdown.renderer(), &streams);
+    check_snapshot("streams-v1.markdown.md", &markdown);
+    assert!(markdown.contains("| 12 | 0 |") && markdown.contains("**sustains 11 × 1080p"));
+
+    let check = other_fixture("check-v1.json");
+    let summary = render_to_string(Format::Summary.renderer(), &check);
+    check_snapshot("check-v1.summary.txt", &summary);
+    assert!(summary.contains("Verdict: concurrent streams"));
+    let markdown = render_to_string(Format::Markdown.renderer(), &check);
+    check_snapshot("check-v1.markdown.md", &markdown);
+    assert!(markdown.contains("| 2160p HEVC | 25 Mbit/s | 107 | stalls (bandwidth) |"));
+}
+
+#[test]
+fn inspect_view_of_a_fixed_raid5_pool() {
+    let result = read_result(Path::new(INSPECT_FIXTURE)).expect("an inspect result reads as a result");
+    let mut out = Vec::new();
+    write_inspect(&mut out, &result).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    check_snapshot("inspect-raid5.txt", &text);
+    assert!(text.contains("pool       btrfs raid5 (metadata raid1) over 3 members: loop0, loop1, loop2"), "{text}");
+    assert!(text.contains("counts raid5 parity as space"), "{text}");
+}
+
+#[test]
+fn run_summary_with_a_pool_a_memory_limit_and_an_implausible_device() {
+    // The fixed run, as if it had run on the raid5 pool inside a 1 GiB memory cgroup: the pool line, the
+    // effective RAM and the flag on vda (rotational, yet 1.9 GB/s sequential) must all be shown.
+    let mut result = read_result(Path::new(FIXTURE)).unwrap();
+    let inspected = read_result(Path::new(INSPECT_FIXTURE)).unwrap();
+    result.host.memory_limit = Some(Bytes::gib(1));
+    result.host.memory_limit_file = Some("/sys/fs/cgroup/memory/box/memory.limit_in_bytes".into());
+    result.host.effective_ram = Bytes::gib(1);
+    result.phases[1].memory.effective_ram_bytes = Bytes::gib(1).0;
+    result.target.pool = inspected.target.pool;
+    let target = result.target.clone();
+    for phase in &mut result.phases {
+        flag_implausible_devices(phase, &target);
+    }
+    let mut out = Vec::new();
+    write_summary(&mut out, &result).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    check_snapshot("result-v1-pool.summary.txt", &text);
+    assert!(text.contains("pool: btrfs raid5 (metadata raid1) over 3 members"), "{text}");
+    assert!(text.contains("23.54 GiB RAM, 1 GiB effective (memory cgroup limit"), "{text}");
+    assert!(text.contains("with 1 GiB of RAM (the memory cgroup's limit)"), "{text}");
+    assert!(text.contains("cache beneath: 'write the data set': vda says it is rotational"), "{text}");
 }

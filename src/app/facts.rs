@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::engine::io_uring_available;
-use crate::plan::{AnchorFacts, AnchorState, Facts, TargetFacts};
+use crate::plan::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
+use crate::results::TargetInfo;
 use crate::spec::JobSpec;
 use crate::sysinfo::{
-    BlockDevice, FilesystemFacts, HostFacts, devices_beneath, direct_io_alignment_in_dir, filesystem_of,
-    inspect_device, inspect_device_usage,
+    BlockDevice, FilesystemFacts, HostFacts, PoolFacts, ProcessLimits, devices_beneath, direct_io_alignment_in_dir,
+    filesystem_of, inspect_device, inspect_device_usage, pool_of,
 };
 use crate::units::Bytes;
 
@@ -26,12 +27,28 @@ fn memory_backed(filesystem: Option<&FilesystemFacts>, devices: &[BlockDevice]) 
     devices.iter().find_map(BlockDevice::memory_backed)
 }
 
+impl Gathered {
+    /// The target as a result records it; `kind` is "directory", "file" or "block_device".
+    pub fn target_info(&self, kind: &str) -> TargetInfo {
+        TargetInfo {
+            path: self.canonical.display().to_string(),
+            kind: kind.into(),
+            filesystem: self.filesystem.clone(),
+            devices: self.devices.clone(),
+            pool: self.pool.clone(),
+            memory_backed: self.facts.memory_backed.clone(),
+        }
+    }
+}
+
 pub struct Gathered {
     pub facts: Facts,
     pub canonical: PathBuf,
     pub host: HostFacts,
     pub filesystem: Option<FilesystemFacts>,
     pub devices: Vec<BlockDevice>,
+    /// The pool beneath the target (btrfs, md or one device), if a block device is beneath.
+    pub pool: Option<PoolFacts>,
 }
 
 /// `writes`: whether the job writes; only then is a block device's content probed for signatures.
@@ -77,15 +94,23 @@ pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
         );
     };
     let devices = devices_beneath(&canonical);
+    let pool = pool_of(&canonical);
     let memory_backed = memory_backed(filesystem.as_ref(), &devices);
     let facts = Facts {
         target: target_facts,
-        ram: host.ram,
+        ram: host.usable_ram(),
         io_uring: io_uring_available().map_err(|e| e.to_string()),
         memory_backed,
         anchors: Vec::new(),
+        limits: resource_limits(),
     };
-    Ok(Gathered { facts, canonical, host, filesystem, devices })
+    Ok(Gathered { facts, canonical, host, filesystem, devices, pool })
+}
+
+/// The memory and threads this process may still take, for the plan's resource check.
+pub fn resource_limits() -> ResourceLimits {
+    let limits = ProcessLimits::gather();
+    ResourceLimits { memory: limits.memory, threads: limits.threads }
 }
 
 /// What is at each anchor the job's file-set trees name: missing, not a directory, or a directory with its free

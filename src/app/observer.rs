@@ -11,7 +11,7 @@ use crate::plan::{PhasePlan, Plan, defaults};
 use crate::report::{CsvSink, vdbench_fs, vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
 use crate::results::{
     EngineDetail, IntervalPoint, PhaseMeasurements, PhaseSamples, RunResult, RunStatus, build_phase, device_activity,
-    file_op_points, file_ops_result, interval_point, rfc3339, write_result_atomically,
+    file_op_points, file_ops_result, flag_implausible_devices, interval_point, rfc3339, write_result_atomically,
 };
 use crate::run::{FormatReport, IntervalReport, PhaseOutcome, ProgressLine, RunObserver, StopReason};
 use crate::spec::SpecOrigin;
@@ -224,6 +224,7 @@ impl RunObserver for ResultRecorder<'_> {
             errors: &outcome.errors,
             direct: outcome.direct,
             memory_backed: self.plan.target.memory_backed.is_some(),
+            memory_limit: self.result.host.memory_limit,
             engine,
             started_at: rfc3339(outcome.started),
         };
@@ -241,6 +242,7 @@ impl RunObserver for ResultRecorder<'_> {
         };
         let intervals = (state.series.points(), state.series.stride());
         let mut result = build_phase(index, phase, &measurements, &samples, intervals);
+        flag_implausible_devices(&mut result, &self.result.target);
         if let Some(fs) = &phase.fileset {
             let f = &self.formatted;
             result.file_ops = Some(file_ops_result(

@@ -16,7 +16,7 @@ use super::observer::ResultRecorder;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, TargetKind, build_plan};
 use crate::report::{CsvSink, LogPrefixes, write_fio_json, write_fio_logs, write_summary};
-use crate::results::{RunResult, RunStatus, TargetInfo, rfc3339};
+use crate::results::{RunResult, RunStatus, rfc3339};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 
@@ -36,7 +36,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Some(path) => Some(CsvSink::create(path).with_context(|| format!("cannot create {}", path.display()))?),
         None => None,
     };
-    if let Some(path) = &args.json {
+    for path in args.json.iter().chain(&args.html) {
         check_writable_parent(path)?;
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
@@ -74,6 +74,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
     write_logs(&plan, &recorder.result);
+    super::report::html_after_run(&recorder.result, args.html.as_deref());
 
     if args.format == OutputFormat::FioJson {
         // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.
@@ -175,15 +176,9 @@ pub(super) fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
         TargetKind::File => "file",
         TargetKind::BlockDevice => "block_device",
     };
-    let target = TargetInfo {
-        path: gathered.canonical.display().to_string(),
-        kind: kind.into(),
-        filesystem: gathered.filesystem.clone(),
-        devices: gathered.devices.clone(),
-    };
     RunResult::started(
         gathered.host.clone(),
-        target,
+        gathered.target_info(kind),
         serde_json::to_value(plan).unwrap_or_default(),
         plan.notices.clone(),
     )

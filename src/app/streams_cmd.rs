@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use super::facts::gather;
+use super::facts::{gather, resource_limits};
 use super::run_cmd::print_quietly;
 use super::streams_estimate::{compare, estimate, measure_raw};
 use super::streams_http::{NO_DEVICES, remote_media, remote_target};
@@ -28,6 +28,7 @@ use crate::results::{
     FormatShare, QualityTarget, RunResult, RunStatus, StreamsResult, TargetInfo, rfc3339, write_result_atomically,
 };
 use crate::run::{INTERRUPTED_EXIT, Interrupt};
+use crate::streams::limits::{StreamsRequest, check_request};
 use crate::streams::{Assignment, ChunkSize, Format, Mix, SearchSettings, StreamsConfig, defaults};
 use crate::sysinfo::HostFacts;
 use crate::units::{Bytes, parse_duration};
@@ -143,6 +144,9 @@ pub struct StreamsArgs {
     /// Write the result as JSON (rewritten after every step).
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// Write the self-contained HTML report (capacity charts, facts, configuration) to FILE at the end.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub html: Option<PathBuf>,
     /// No progress and no summary.
     #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,
@@ -220,6 +224,17 @@ impl StreamsArgs {
 
 pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     let config = args.config();
+    if let Some(path) = &args.html {
+        super::run_cmd::check_writable_parent(path)?;
+    }
+    let request = StreamsRequest {
+        viewers: args.count.unwrap_or(args.limit),
+        search: args.count.is_none(),
+        workers: args.workers.unwrap_or_else(default_workers),
+        inflight: args.inflight,
+        ingest_writers: args.ingest.map_or(0, |i| i.writers),
+    };
+    check_request(&config, &request, &resource_limits()).map_err(anyhow::Error::msg)?;
     if args.prebuffer > args.buffer {
         bail!(
             "--prebuffer ({:?}) is larger than --buffer ({:?}): the player could never start",
@@ -275,6 +290,8 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
                     kind: "http".into(),
                     filesystem: None,
                     devices: Vec::new(),
+                    pool: None,
+                    memory_backed: None,
                 },
                 memory_backed: None,
             };
@@ -301,7 +318,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         config: &config,
         media: &media,
         engine: args.engine,
-        workers: args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        workers: request.workers,
         inflight: args.inflight,
         target: args.target(),
         devices,
@@ -377,6 +394,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     let cleanup = media.remove();
     save(&result);
+    super::report::html_after_run(&result, args.html.as_deref());
     if !args.quiet {
         let mut text = Vec::new();
         let streams = result.streams.as_ref().expect("set above");
@@ -391,6 +409,11 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(INTERRUPTED_EXIT as u8));
     }
     Ok(exit)
+}
+
+/// One scheduler thread per CPU.
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn streams_mut(result: &mut RunResult) -> &mut StreamsResult {

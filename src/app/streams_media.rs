@@ -54,12 +54,7 @@ impl Site {
     pub(super) fn local(gathered: &super::facts::Gathered) -> Site {
         Site {
             host: gathered.host.clone(),
-            target: TargetInfo {
-                path: gathered.canonical.display().to_string(),
-                kind: "directory".into(),
-                filesystem: gathered.filesystem.clone(),
-                devices: gathered.devices.clone(),
-            },
+            target: gathered.target_info("directory"),
             memory_backed: gathered.facts.memory_backed.clone(),
         }
     }

@@ -56,13 +56,25 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         notices.push(format!("{why}: the figures describe memory, not storage, and are marked cache-affected"));
         target.memory_backed = Some(why.clone());
     }
+    // Worked out once for the whole job, so planning stays linear in the number of phases (a job of 200,000
+    // phases used to take minutes because every phase recounted the shared files).
+    let context = JobContext {
+        default_files: default_shared_files(job),
+        by_name: target
+            .files
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.path.file_name().map(|n| (n.to_os_string(), i as u32)))
+            .collect(),
+    };
     let phases = job
         .phases
         .iter()
         .enumerate()
-        .map(|(i, spec)| plan_phase(job, i, spec, &target, facts, &mut notices))
+        .map(|(i, spec)| plan_phase(&context, i, spec, &target, facts, &mut notices))
         .collect::<Result<Vec<_>, _>>()?;
     check_curves(&phases)?;
+    super::resources::check_resources(&phases, &facts.limits)?;
     notices.dedup();
     Ok(Plan {
         origin: job.origin.clone(),
@@ -73,8 +85,14 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     })
 }
 
+/// What every phase of a job shares: the number of shared `data.N` files and the file table by name.
+struct JobContext {
+    default_files: u32,
+    by_name: std::collections::HashMap<std::ffi::OsString, u32>,
+}
+
 fn plan_phase(
-    job: &JobSpec,
+    context: &JobContext,
     index: usize,
     spec: &PhaseSpec,
     target: &TargetPlan,
@@ -125,16 +143,14 @@ fn plan_phase(
 
     // The files this phase uses and the bytes of them it addresses (see `files`).
     let usage = match target.kind {
-        TargetKind::Directory => directory_use(spec, default_shared_files(job), u64::from(align)),
+        TargetKind::Directory => directory_use(spec, context.default_files, u64::from(align)),
         TargetKind::File | TargetKind::BlockDevice => single_target_use(spec, target.files[0].size.0, u64::from(align)),
     }
     .map_err(fail)?;
-    let by_name: std::collections::HashMap<&std::ffi::OsStr, u32> =
-        target.files.iter().enumerate().filter_map(|(i, f)| f.path.file_name().map(|n| (n, i as u32))).collect();
     let index_of = |name: &str| -> u32 {
         match target.kind {
             TargetKind::Directory => {
-                *by_name.get(std::ffi::OsStr::new(name)).expect("the file table holds every name a phase uses")
+                *context.by_name.get(std::ffi::OsStr::new(name)).expect("the file table holds every name a phase uses")
             }
             TargetKind::File | TargetKind::BlockDevice => 0,
         }
@@ -301,8 +317,18 @@ fn plan_phase(
 }
 
 /// A phase paced at a percentage of the maximum needs an earlier, unpaced phase to take the maximum from.
+/// Curve phases (a percentage of the maximum rate) need an earlier unpaced phase; a concurrent one needs it in
+/// an earlier stage. One pass, so that checking stays linear in the number of phases.
 fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
-    for (i, phase) in phases.iter().enumerate() {
+    let unpaced = |p: &PhasePlan| p.pacing.is_none() && p.rate_percent_of_max.is_none();
+    // Whether an unpaced phase came before this one; and before (or at) the last phase that started a stage.
+    let (mut any_before, mut any_before_stage) = (false, false);
+    for phase in phases {
+        let seen = if phase.concurrent { any_before_stage } else { any_before };
+        any_before |= unpaced(phase);
+        if !phase.concurrent {
+            any_before_stage = any_before;
+        }
         let Some(percent) = phase.rate_percent_of_max else { continue };
         if phase.pacing.is_some() {
             return Err(PlanError(format!(
@@ -316,8 +342,7 @@ fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
                 phase.name
             )));
         }
-        let earlier = phases[..i].iter().rev().skip_while(|p| p.concurrent && phase.concurrent);
-        if !earlier.clone().any(|p| p.pacing.is_none() && p.rate_percent_of_max.is_none()) {
+        if !seen {
             return Err(PlanError(format!(
                 "{}: a rate as a percentage of the maximum needs an earlier phase that runs unpaced to measure \
                  the maximum (vdbench's curve starts with iorate=max)",
@@ -347,6 +372,7 @@ mod tests {
             io_uring: Ok(()),
             memory_backed: None,
             anchors: Vec::new(),
+            limits: Default::default(),
         }
     }
 

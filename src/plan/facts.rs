@@ -8,7 +8,8 @@ use crate::units::Bytes;
 #[derive(Debug, Clone)]
 pub struct Facts {
     pub target: TargetFacts,
-    /// Installed memory, to judge whether a buffered data set fits in the page cache.
+    /// The RAM this process may fill with page cache (the smaller of MemTotal and its memory cgroup's limit),
+    /// to judge whether a buffered data set fits in it.
     pub ram: Bytes,
     /// Whether an io_uring ring can be created here; the error text otherwise.
     pub io_uring: Result<(), String>,
@@ -17,6 +18,21 @@ pub struct Facts {
     pub memory_backed: Option<String>,
     /// The anchors file-set trees name (other than the target), as found.
     pub anchors: Vec<AnchorFacts>,
+    /// Memory and threads this run may still take (cgroup and process limits); a plan that needs more is
+    /// refused before anything is allocated.
+    pub limits: ResourceLimits,
+}
+
+/// What the machine lets this process take. `None` where it cannot be known (no limit found, or not readable):
+/// then only the plan's own caps apply.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResourceLimits {
+    /// Bytes this process may still allocate: available memory (MemAvailable), or less under a memory cgroup
+    /// limit.
+    pub memory: Option<Bytes>,
+    /// Threads this process may still start: the tightest of the pids cgroup limits (`pids.max − pids.current`
+    /// up the hierarchy), RLIMIT_NPROC for non-root users, and the kernel's `threads-max`.
+    pub threads: Option<u64>,
 }
 
 /// A directory a file-set tree is anchored in.

@@ -34,11 +34,15 @@ impl FileUse {
         self.names_per_worker.iter().flatten().map(String::as_str).filter(|n| seen.insert(*n)).collect()
     }
 
-    /// Bytes a file must hold for this phase.
-    pub fn file_size_needed(&self, jobs: u32) -> u64 {
+    /// Bytes a file must hold for this phase; `None` past 16 EiB (offsets and increments are the user's
+    /// numbers, so every step is checked).
+    pub fn file_size_needed(&self, jobs: u32) -> Option<u64> {
         match self.increment {
-            Some(inc) => self.base + inc * u64::from(jobs.saturating_sub(1)) + self.worker_len(jobs),
-            None => self.base + self.len,
+            Some(inc) => self
+                .base
+                .checked_add(inc.checked_mul(u64::from(jobs.saturating_sub(1)))?)?
+                .checked_add(self.worker_len(jobs)),
+            None => self.base.checked_add(self.len),
         }
     }
 
@@ -51,6 +55,11 @@ impl FileUse {
 /// How a directory phase uses files: names, and bytes per file.
 pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) -> Result<FileUse, String> {
     let jobs = spec.jobs.unwrap_or(defaults::JOBS);
+    // Counted before any name is made: `--files 100000000` once built 100 million names (5 GB) to refuse them.
+    let count = spec.file_names.as_ref().map_or(spec.files.unwrap_or(default_files) as usize, Vec::len);
+    if count > defaults::MAX_FILES_PER_WORKER {
+        return Err(too_many_files(count));
+    }
     let names: Vec<String> = match &spec.file_names {
         Some(names) if names.is_empty() => return Err("file-names is empty: name at least one file".into()),
         Some(names) => {
@@ -61,16 +70,6 @@ pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) ->
         }
         None => (0..spec.files.unwrap_or(default_files)).map(|i| format!("data.{i}")).collect(),
     };
-    // Every worker keeps its files open for the whole phase (no open/close in the measured loop).
-    if names.len() > defaults::MAX_FILES_PER_WORKER {
-        return Err(format!(
-            "{} files per job is more than the {} a job keeps open: for many small files use a file-set \
-             workload (a [phase.fileset] table, or a vdbench fsd/fwd file), which opens and closes files as it \
-             goes",
-            names.len(),
-            defaults::MAX_FILES_PER_WORKER
-        ));
-    }
     let own_files = names.iter().any(|n| n.contains("{worker}"));
     let names_per_worker: Vec<Vec<String>> =
         (0..jobs).map(|w| names.iter().map(|n| n.replace("{worker}", &w.to_string())).collect()).collect();
@@ -108,7 +107,30 @@ pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) ->
         Some(SizeOrPercent::Bytes(b)) => Some(aligned("offset-increment", b.0, align)?),
         Some(SizeOrPercent::Percent(_)) => return Err(percent_error("offset-increment")),
     };
-    Ok(FileUse { names_per_worker, own_files, base, len, increment })
+    let usage = FileUse { names_per_worker, own_files, base, len, increment };
+    if usage.file_size_needed(jobs).is_none() {
+        return Err(past_16_eib(&usage, jobs));
+    }
+    Ok(usage)
+}
+
+/// Every worker keeps its files open for the whole phase (no open/close in the measured loop).
+fn too_many_files(count: usize) -> String {
+    format!(
+        "{count} files per job is more than the {} a job keeps open: for many small files use a file-set \
+         workload (a [phase.fileset] table, or a vdbench fsd/fwd file), which opens and closes files as it goes",
+        defaults::MAX_FILES_PER_WORKER
+    )
+}
+
+fn past_16_eib(usage: &FileUse, jobs: u32) -> String {
+    format!(
+        "offset {} plus {jobs} jobs × offset-increment {} and the data per file ({}) is past 16 EiB, the largest \
+         file size: use smaller values",
+        crate::units::Bytes(usage.base),
+        crate::units::Bytes(usage.increment.unwrap_or(0)),
+        crate::units::Bytes(usage.len)
+    )
 }
 
 /// How a phase uses the one file or device of a file or block-device target of `size` bytes.
@@ -129,17 +151,20 @@ pub(super) fn single_target_use(spec: &PhaseSpec, size: u64, align: u64) -> Resu
     let asked = match (spec.size, spec.size_percent) {
         (Some(b), _) => b.0,
         (None, Some(p)) => (size as f64 * p / 100.0) as u64,
-        (None, None) => size - base - increment.map_or(0, |i| i * u64::from(jobs.saturating_sub(1))),
+        (None, None) => {
+            (size - base).saturating_sub(increment.map_or(0, |i| i.saturating_mul(u64::from(jobs.saturating_sub(1)))))
+        }
     };
     // An existing file smaller than the size asked is read whole (a device that small was refused already).
     let len = asked.min(size - base) / align * align;
     let usage =
         FileUse { names_per_worker: vec![vec![String::new()]; jobs as usize], own_files: false, base, len, increment };
-    if usage.file_size_needed(jobs) > size {
+    let Some(needed) = usage.file_size_needed(jobs) else { return Err(past_16_eib(&usage, jobs)) };
+    if needed > size {
         return Err(format!(
             "the phase needs {} of the target (offset {} + data {}), but it holds only {}: use a smaller size or \
              offset",
-            crate::units::Bytes(usage.file_size_needed(jobs)),
+            crate::units::Bytes(needed),
             crate::units::Bytes(base),
             crate::units::Bytes(len),
             crate::units::Bytes(size)
@@ -175,7 +200,8 @@ fn check_file_name(name: &str) -> Result<(), String> {
 pub(super) fn file_table(uses: &[(FileUse, u32)]) -> BTreeMap<String, u64> {
     let mut table: BTreeMap<String, u64> = BTreeMap::new();
     for (usage, jobs) in uses {
-        let needed = usage.file_size_needed(*jobs);
+        // Checked when the use was made (`directory_use`).
+        let needed = usage.file_size_needed(*jobs).unwrap_or(u64::MAX);
         for name in usage.distinct_names() {
             let entry = table.entry(name.to_string()).or_insert(0);
             *entry = (*entry).max(needed);

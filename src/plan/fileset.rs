@@ -25,6 +25,9 @@ use crate::units::Bytes;
 use crate::workload::fileset::{FileSizes, Placement, Selection, TreeShape};
 use crate::workload::{Access, BlockSizes};
 
+/// Files one tree may hold (2^32: planning walks them once, and their state takes 1 GiB).
+pub const MAX_TREE_FILES: u64 = 1 << 32;
+
 /// Directory name prefix of a tree under `ANCHOR/.streamcap/`.
 pub const TREE_DIR_PREFIX: &str = "fileset-";
 
@@ -113,6 +116,9 @@ pub(super) fn build_fileset_plan(job: &JobSpec, facts: &Facts) -> Result<Plan, P
     };
     let mut notices = job.notices.clone();
     let mut phases = Vec::new();
+    // The nearest earlier phase at max rate, which a percentage-of-max rate refers to (kept as we go, so that
+    // planning stays linear in the number of phases).
+    let mut last_max = None;
     for (index, spec) in job.phases.iter().enumerate() {
         let fileset = spec.fileset.as_deref().expect("checked above");
         let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
@@ -123,10 +129,14 @@ pub(super) fn build_fileset_plan(job: &JobSpec, facts: &Facts) -> Result<Plan, P
                 "{label}: rw, bs, iodepth and jobs do not apply to a file-set phase; its workloads say what it does"
             ));
         }
-        let plan = plan_phase(index, spec, fileset, target, facts, &phases).map_err(fail)?;
+        let plan = plan_phase(index, spec, fileset, target, facts, last_max).map_err(fail)?;
+        if plan.rate == FileRate::Max && !plan.workloads.is_empty() {
+            last_max = Some(index);
+        }
         phases.push(neutral_phase(label, spec, plan));
     }
     check_space(&phases, target, *free, &facts.anchors, &mut notices)?;
+    super::resources::check_resources(&phases, &facts.limits)?;
     Ok(Plan {
         origin: job.origin.clone(),
         target: TargetPlan {
@@ -149,7 +159,7 @@ fn plan_phase(
     fileset: &FileSetPhaseSpec,
     target: &Path,
     facts: &Facts,
-    earlier: &[PhasePlan],
+    last_max: Option<usize>,
 ) -> Result<FileSetPlan, String> {
     let seed = spec.seed.unwrap_or(defaults::SEED);
     let mut trees = Vec::new();
@@ -170,6 +180,7 @@ fn plan_phase(
         };
         let shape = TreeShape::new(tree.depth, tree.width, tree.files, placement)
             .map_err(|e| format!("tree {}: {e}; use a smaller width, depth or files", tree.name))?;
+        check_tree_files(&tree.name, &shape)?;
         let sizes = match &tree.size {
             FileSizeSpec::Fixed(b) => FileSizes::Fixed { bytes: b.0 },
             FileSizeSpec::Weighted(entries) => {
@@ -238,7 +249,7 @@ fn plan_phase(
             dirs: spec_w.dirs.unwrap_or(false),
         });
     }
-    let threads: u32 = workloads.iter().map(|w| w.threads).sum();
+    let threads: u64 = workloads.iter().map(|w| u64::from(w.threads)).sum();
     if threads > 4096 {
         return Err(format!("{threads} threads in all is too many: use at most 4096"));
     }
@@ -246,15 +257,12 @@ fn plan_phase(
         OpRateSpec::Max => FileRate::Max,
         OpRateSpec::PerSecond(r) => FileRate::PerSecond(r),
         OpRateSpec::PercentOfMax(percent) => {
-            let of_phase = earlier
-                .iter()
-                .rposition(|p| p.fileset.as_ref().is_some_and(|f| f.rate == FileRate::Max && !f.workloads.is_empty()))
-                .ok_or_else(|| {
-                    format!(
-                        "rate {percent}% is a percentage of the maximum measured by an earlier phase with rate = \
+            let of_phase = last_max.ok_or_else(|| {
+                format!(
+                    "rate {percent}% is a percentage of the maximum measured by an earlier phase with rate = \
                          \"max\", and there is none: add such a phase before this one"
-                    )
-                })?;
+                )
+            })?;
             FileRate::PercentOfMax { percent, of_phase }
         }
     };
@@ -284,32 +292,30 @@ fn check_space(
     anchors: &[AnchorFacts],
     notices: &mut Vec<String>,
 ) -> Result<(), PlanError> {
-    let mut roots: Vec<(&TreePlan, u64)> = Vec::new();
+    // Maps, not lists searched per tree: a job of many phases with trees of their own stays linear.
+    let mut roots: std::collections::BTreeMap<&Path, (&TreePlan, u64)> = Default::default();
     for tree in phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees) {
-        match roots.iter_mut().find(|(t, _)| t.root == tree.root) {
-            Some((_, bytes)) => *bytes = (*bytes).max(tree.bytes.0),
-            None => roots.push((tree, tree.bytes.0)),
-        }
+        let entry = roots.entry(&tree.root).or_insert((tree, 0));
+        entry.1 = entry.1.max(tree.bytes.0);
     }
-    let mut anchors_seen: Vec<(&Path, u64, Option<Bytes>)> = Vec::new();
-    for (tree, bytes) in roots {
-        let free = if tree.anchor == target {
-            target_free
-        } else {
-            anchors.iter().find_map(|a| match &a.state {
-                AnchorState::Directory { canonical, free } if canonical == &tree.anchor => *free,
-                _ => None,
-            })
-        };
-        match anchors_seen.iter_mut().find(|(p, _, _)| *p == tree.anchor.as_path()) {
-            Some((_, total, _)) => *total += bytes,
-            None => anchors_seen.push((&tree.anchor, bytes, free)),
-        }
+    let anchor_free: std::collections::HashMap<&Path, Option<Bytes>> = anchors
+        .iter()
+        .filter_map(|a| match &a.state {
+            AnchorState::Directory { canonical, free } => Some((canonical.as_path(), *free)),
+            _ => None,
+        })
+        .collect();
+    let mut anchors_seen: std::collections::BTreeMap<&Path, (u64, Option<Bytes>)> = Default::default();
+    for (tree, bytes) in roots.into_values() {
+        let free =
+            if tree.anchor == target { target_free } else { anchor_free.get(tree.anchor.as_path()).copied().flatten() };
+        let entry = anchors_seen.entry(&tree.anchor).or_insert((0, free));
+        entry.0 = entry.0.saturating_add(bytes);
     }
-    for (anchor, needed, free) in anchors_seen {
+    for (anchor, (needed, free)) in anchors_seen {
         let reserve = defaults::FREE_SPACE_RESERVE;
         match free {
-            Some(free) if needed + reserve.0 > free.0 => {
+            Some(free) if needed.saturating_add(reserve.0) > free.0 => {
                 return Err(PlanError(format!(
                     "not enough free space in {}: the file-set trees need {} plus {reserve} of headroom, but only \
                      {free} is free; use fewer or smaller files (files, size, total-size), or free some space",
@@ -324,6 +330,19 @@ fn check_space(
                 Bytes(needed)
             )),
         }
+    }
+    Ok(())
+}
+
+/// Sizes are worked out per file (a few ns each) and each file costs two bits of state: a count that would take
+/// minutes to plan or more memory than a run should hold is refused before either happens.
+fn check_tree_files(name: &str, shape: &TreeShape) -> Result<(), String> {
+    if shape.files() > MAX_TREE_FILES {
+        return Err(format!(
+            "tree {name} has {} files, more than the {MAX_TREE_FILES} a tree may hold: use a smaller width, depth \
+             or files",
+            shape.files()
+        ));
     }
     Ok(())
 }
@@ -438,6 +457,7 @@ mod tests {
                 AnchorFacts { path: PathBuf::from("/etc/passwd"), state: AnchorState::NotDirectory },
                 AnchorFacts { path: PathBuf::from("/nope"), state: AnchorState::Missing },
             ],
+            limits: Default::default(),
         }
     }
 

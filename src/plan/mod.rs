@@ -9,6 +9,7 @@ mod display;
 mod facts;
 mod files;
 mod fileset;
+mod resources;
 mod target;
 mod values;
 
@@ -24,7 +25,7 @@ use crate::workload::{Access, BlockSizes, WorkloadConfig};
 
 pub use crate::spec::{FileIo, FileOp, FormatMode};
 pub use build::{RunOptions, build_plan};
-pub use facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
+pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.
@@ -231,7 +232,8 @@ impl PhasePlan {
 
     /// Bytes of I/O the phase will issue, when it is bounded by an amount rather than only by time.
     pub fn planned_bytes(&self) -> Option<Bytes> {
-        self.workers.iter().map(|w| w.io_bytes).sum::<Option<u64>>().map(Bytes)
+        // Saturating: workers that each address the whole data set can add up past 16 EiB.
+        self.workers.iter().map(|w| w.io_bytes).try_fold(0u64, |sum, b| Some(sum.saturating_add(b?))).map(Bytes)
     }
 }
 

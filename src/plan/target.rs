@@ -31,7 +31,14 @@ pub(super) fn plan_target(
             let table = directory_file_table(job, |_| true)?;
             // Phases on the null engine never touch their files (created sparse), so they need no space.
             let stored = directory_file_table(job, |p| p.engine != Some(EngineChoice::Null))?;
-            let needed = Bytes(stored.values().sum());
+            let needed =
+                stored.values().try_fold(Bytes::ZERO, |sum, &size| sum.checked_add(Bytes(size))).ok_or_else(|| {
+                    PlanError(format!(
+                        "the data set ({} files) adds up to more than 16 EiB, the most any filesystem holds: use a \
+                         smaller --size",
+                        stored.len()
+                    ))
+                })?;
             match free {
                 Some(free) => check_free_space(path, needed, *free)?,
                 None => notices.push(format!(
@@ -130,7 +137,7 @@ fn single_file_target(kind: TargetKind, path: &Path, size: Bytes, writes_allowed
 
 fn check_free_space(path: &Path, needed: Bytes, free: Bytes) -> Result<(), PlanError> {
     let reserve = defaults::FREE_SPACE_RESERVE;
-    if needed.0 + reserve.0 > free.0 {
+    if needed.0.saturating_add(reserve.0) > free.0 {
         let suggestion = Bytes(free.0.saturating_sub(reserve.0) / GIB * GIB);
         let hint = if suggestion.0 > 0 {
             format!("use --size {suggestion} or less, or free some space")

@@ -30,6 +30,15 @@ pub fn write_fio_json(out: &mut dyn Write, result: &RunResult) -> io::Result<()>
     writeln!(out)
 }
 
+/// fio's JSON as a renderer.
+pub struct FioJson;
+
+impl super::Renderer for FioJson {
+    fn render(&self, result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+        write_fio_json(out, result)
+    }
+}
+
 /// fio's JSON document for `result`.
 pub fn fio_json(result: &RunResult) -> Value {
     let timestamp = unix_seconds(&result.started_at).unwrap_or(0);

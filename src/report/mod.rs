@@ -1,19 +1,74 @@
-//! Rendering results for people and for other programs: the terminal summary, the interval CSV and fio's JSON. Reads only
-//! `results` types.
+//! Rendering results for people and for other programs. Every output format is one small type behind one trait,
+//! `Renderer`, in its own file (like hyperfine's exporters): the terminal summary (`summary`), fio's JSON
+//! (`fio_json`), Markdown (`markdown`) and the self-contained HTML page (`html`). A renderer reads only `results`
+//! types and writes bytes; it never opens files, never decides where output goes and never looks at the command
+//! line — the app picks a `Format` and hands it a writer. The interval CSV and the fio logs are written as a run
+//! goes, so they are sinks rather than renderers. `compare` renders several results side by side through the
+//! same trait. The terminal summary also shows what `inspect` found beneath a target (`inspect`).
 
 mod check;
 mod csv;
 mod fio_json;
 mod fio_logs;
+pub mod html;
+mod inspect;
+mod markdown;
 mod streams;
+mod summary;
 mod terminal;
 pub mod vdbench_fs;
 mod vdbench_raw;
 
+use std::io::{self, Write};
+
+use crate::results::RunResult;
+
 pub use check::write_check_summary;
 pub use csv::CsvSink;
-pub use fio_json::{fio_json, write_fio_json};
+pub use fio_json::{FioJson, fio_json, write_fio_json};
 pub use fio_logs::{LogPrefixes, write_fio_logs};
+pub use html::Html;
+pub use inspect::write_inspect;
+pub use markdown::Markdown;
 pub use streams::write_streams_summary;
+pub use summary::Summary;
 pub use terminal::write_summary;
 pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
+
+/// One output format. `T` is what it renders: a `RunResult`, or a `Comparison` of several.
+pub trait Renderer<T: ?Sized = RunResult> {
+    /// Writes the whole document for `subject` to `out`.
+    fn render(&self, subject: &T, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// The output formats, a closed choice; the app maps its command-line value onto this once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The terminal summary (run, streams or check, by what the result holds).
+    Summary,
+    /// fio's JSON (`fio --output-format=json`).
+    FioJson,
+    /// Markdown tables for a forum post or an issue.
+    Markdown,
+    /// One self-contained HTML page with SVG charts.
+    Html,
+}
+
+impl Format {
+    /// The renderer of a single result in this format.
+    pub fn renderer(self) -> &'static dyn Renderer {
+        match self {
+            Format::Summary => &Summary,
+            Format::FioJson => &FioJson,
+            Format::Markdown => &Markdown,
+            Format::Html => &Html,
+        }
+    }
+}
+
+/// Renders into a string (for the app, which prints or writes it, and for tests).
+pub fn render_to_string<T: ?Sized>(renderer: &dyn Renderer<T>, subject: &T) -> String {
+    let mut out = Vec::new();
+    renderer.render(subject, &mut out).expect("writing to a Vec cannot fail");
+    String::from_utf8(out).expect("renderers write UTF-8")
+}

@@ -1,12 +1,14 @@
 //! The terminal summary of a `RunResult`: one table of the numbers a person needs (IOPS, MB/s, latency
-//! percentiles, CPU per operation), one of what each device beneath the target did, then warnings in words.
+//! percentiles, CPU per operation), one of what each device beneath the target did (every pool member, with
+//! its share of its layer's bytes), then warnings in words.
 //! Reads only the result, so a saved JSON renders exactly like a live run (`streamcap report r.json`).
 
 use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, LineStyle, Table, TableStyle};
 
-use crate::results::{OpResult, PhaseResult, RunResult, RunStatus};
+use crate::results::Profile::Single;
+use crate::results::{DeviceResult, OpResult, PhaseResult, RunResult, RunStatus};
 use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
 /// A rule under the header and nothing else: the figures are the point, not the grid.
@@ -17,9 +19,16 @@ pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
     writeln!(out, "streamcap {} · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(
         out,
-        "host: {} · {} × {} · {} RAM · Linux {}",
-        result.host.hostname, result.host.cpu_count, result.host.cpu_model, result.host.ram, result.host.kernel
+        "host: {} · {} × {} · {} · Linux {}",
+        result.host.hostname,
+        result.host.cpu_count,
+        result.host.cpu_model,
+        super::inspect::ram_words(&result.host),
+        result.host.kernel
     )?;
+    if let Some(pool) = result.target.pool.as_ref().filter(|p| p.members.len() > 1 || p.profile != Some(Single)) {
+        writeln!(out, "pool: {}", super::inspect::pool_words(pool))?;
+    }
     writeln!(out)?;
     writeln!(out, "{}", performance_table(&result.phases))?;
     if let Some(file_sets) = super::vdbench_fs::summary(&result.phases) {
@@ -101,10 +110,11 @@ fn device_table(phases: &[PhaseResult]) -> Option<Table> {
     }
     let mut table = Table::new();
     table.load_style(STYLE);
-    table.set_header(["phase", "device", "role", "read MB/s", "write MB/s", "r/s", "w/s", "busy", "queue"]);
+    table.set_header(["phase", "device", "role", "read MB/s", "write MB/s", "r/s", "w/s", "busy", "queue", "share"]);
     for phase in phases {
         for (i, device) in phase.devices.iter().enumerate() {
             let a = &device.activity;
+            let share = share_of_layer(device, &phase.devices).map_or("—".into(), |s| format!("{:.0}%", s * 100.0));
             table.add_row(vec![
                 if i == 0 { phase.name.clone() } else { String::new() },
                 a.name.clone(),
@@ -115,15 +125,24 @@ fn device_table(phases: &[PhaseResult]) -> Option<Table> {
                 format_rate(a.write_iops),
                 format!("{:.0}%", a.busy_pct),
                 format!("{:.1}", a.avg_queue),
+                share,
             ]);
         }
     }
-    for column in 3..=8 {
+    for column in 3..=9 {
         if let Some(c) = table.column_mut(column) {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
     Some(table)
+}
+
+/// A device's share of the bytes moved by the devices listed with the same role (the members of one pool, the
+/// disks under one layer), 0–1; `None` when that layer moved nothing.
+fn share_of_layer(device: &DeviceResult, all: &[DeviceResult]) -> Option<f64> {
+    let moved = |d: &DeviceResult| (d.activity.read_bytes.0 + d.activity.write_bytes.0) as f64;
+    let total: f64 = all.iter().filter(|d| d.role == device.role).map(moved).sum();
+    (total > 0.0).then(|| moved(device) / total)
 }
 
 pub(super) fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
@@ -134,19 +153,30 @@ pub(super) fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Res
     for phase in &result.phases {
         // A memory-backed target is explained by its notice; this is the buffered case.
         if phase.cache_affected && !phase.direct {
+            let m = &phase.memory;
+            let ram = match m.effective_ram_bytes {
+                0 => format!("{} of RAM", Bytes(m.ram_bytes)),
+                e if e < m.ram_bytes => format!("{} of RAM (the memory cgroup's limit)", Bytes(e)),
+                e => format!("{} of RAM", Bytes(e)),
+            };
             lines.push(format!(
-                "cache: '{}' used buffered I/O on a data set of {} with {} of RAM; the page cache may have served \
+                "cache: '{}' used buffered I/O on a data set of {} with {ram}; the page cache may have served \
                  part of it, so treat its figures as an upper bound (use a data set over twice the RAM, or direct I/O)",
                 phase.name,
                 Bytes(phase.data_set_bytes),
-                Bytes(phase.memory.ram_bytes)
             ));
+        }
+        for flag in phase.devices.iter().filter_map(|d| d.implausible.as_ref()) {
+            lines.push(format!("cache beneath: '{}': {flag}", phase.name));
         }
         if phase.errors.count > 0 {
             let plural = if phase.errors.count == 1 { "" } else { "s" };
             lines.push(format!("errors: '{}' had {} failed operation{plural}:", phase.name, phase.errors.count));
             for e in phase.errors.records.iter().take(5) {
                 lines.push(format!("  {} {} at offset {} ({} bytes): {}", e.op, e.path, e.offset, e.len, e.message));
+            }
+            if phase.errors.records.iter().any(|e| e.errno == libc::ENOSPC) {
+                lines.push("  the filesystem is full (ENOSPC): free space on it, or use a smaller --size".into());
             }
         }
         if let Some(failure) = &phase.failure {

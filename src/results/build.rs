@@ -10,7 +10,8 @@ use super::{
 };
 use crate::metrics::{ClassPoint, DEFAULT_PERCENTILES, ErrorRecord, OpClass, Recorder};
 use crate::plan::PhasePlan;
-use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage};
+use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, effective_ram};
+use crate::units::Bytes;
 
 /// How the I/O was issued.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -31,6 +32,9 @@ pub struct PhaseMeasurements<'a> {
     pub direct: bool,
     /// The target keeps its data in RAM (tmpfs, zram, a loop device over a cached file).
     pub memory_backed: bool,
+    /// The memory cgroup's limit on this process (`HostFacts::memory_limit`): with MemTotal it gives the
+    /// effective RAM that decides whether the data set fits in the page cache.
+    pub memory_limit: Option<Bytes>,
     pub engine: EngineDetail,
     pub started_at: String,
 }
@@ -65,7 +69,7 @@ pub fn build_phase(
     let total_ops = measured.totals.total_ops();
     let cpu_time = samples.cpu_after.cpu_since(&samples.cpu_before).as_secs_f64();
     let span = samples.span.as_secs_f64();
-    let ram = samples.memory_after.total.0;
+    let ram = effective_ram(samples.memory_after.total, measured.memory_limit).0;
     PhaseResult {
         index,
         name: plan.name.clone(),
@@ -79,7 +83,7 @@ pub fn build_phase(
         jobs: plan.jobs,
         engine: measured.engine.clone(),
         direct: measured.direct,
-        // Unknown RAM (meminfo unreadable) cannot prove the data set outgrew the cache: flag it.
+        // Unknown RAM (meminfo unreadable, no cgroup limit) cannot prove the data set outgrew the cache: flag it.
         cache_affected: measured.memory_backed || (!measured.direct && (ram == 0 || plan.data_set.0 < 2 * ram)),
         data_set_bytes: plan.data_set.0,
         duration_s: seconds,
@@ -95,7 +99,8 @@ pub fn build_phase(
             system: SystemCpuUsage::between(&samples.system_before, &samples.system_after),
         },
         memory: MemoryResult {
-            ram_bytes: ram,
+            ram_bytes: samples.memory_after.total.0,
+            effective_ram_bytes: ram,
             page_cache_before_bytes: samples.memory_before.cached.0,
             page_cache_after_bytes: samples.memory_after.cached.0,
             dirty_after_bytes: samples.memory_after.dirty.0,
@@ -142,7 +147,8 @@ pub fn device_activity(
         .filter_map(|(name, role)| {
             let a = before.iter().find(|d| &d.name == name)?;
             let b = after.iter().find(|d| &d.name == name)?;
-            Some(DeviceResult { role: role.clone(), activity: DiskActivity::between(a, b, elapsed) })
+            let activity = DiskActivity::between(a, b, elapsed);
+            Some(DeviceResult { role: role.clone(), activity, implausible: None })
         })
         .collect()
 }
@@ -175,6 +181,10 @@ pub fn interval_point(
                 read_mbps: a.read_mbps,
                 write_mbps: a.write_mbps,
                 avg_queue: a.avg_queue,
+                reads: a.reads,
+                writes: a.writes,
+                read_bytes: a.read_bytes.0,
+                write_bytes: a.write_bytes.0,
             })
             .collect(),
         file_ops: Vec::new(),

@@ -12,7 +12,7 @@ pub enum ResultIoError {
     #[error("cannot write the result to {path}: {cause}")]
     Write { path: PathBuf, cause: io::Error },
     #[error("cannot read {path}: {cause}")]
-    Read { path: PathBuf, cause: io::Error },
+    Read { path: PathBuf, cause: crate::limits::ReadLimitError },
     #[error("{path} is not a streamcap result: {detail}")]
     Format { path: PathBuf, detail: String },
 }
@@ -36,8 +36,14 @@ pub fn write_result_atomically(result: &RunResult, path: &Path) -> Result<(), Re
 }
 
 pub fn read_result(path: &Path) -> Result<RunResult, ResultIoError> {
-    let text = fs::read_to_string(path).map_err(|cause| ResultIoError::Read { path: path.to_path_buf(), cause })?;
-    let value: serde_json::Value = serde_json::from_str(&text)
+    let text = crate::limits::read_text_file(path, crate::limits::MAX_INPUT_FILE_BYTES)
+        .map_err(|cause| ResultIoError::Read { path: path.to_path_buf(), cause })?;
+    parse_result(path, &text)
+}
+
+/// Reads a result from the text of a file (`path` names it in messages). Never panics, whatever the text.
+pub fn parse_result(path: &Path, text: &str) -> Result<RunResult, ResultIoError> {
+    let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| ResultIoError::Format { path: path.to_path_buf(), detail: e.to_string() })?;
     if value.get("schema").and_then(|s| s.as_str()) != Some(SCHEMA) {
         return Err(ResultIoError::Format { path: path.to_path_buf(), detail: format!("no \"schema\": \"{SCHEMA}\"") });

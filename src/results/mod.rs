@@ -9,6 +9,7 @@ mod build;
 mod check;
 mod fileset;
 mod io;
+mod plausibility;
 mod streams;
 mod time;
 
@@ -17,12 +18,17 @@ use serde::{Deserialize, Serialize};
 // The metric types that appear in results' fields are re-exported, so renderers need not reach below `results`.
 pub use crate::metrics::{ClassPoint, LatencySummary, Percentile};
 use crate::metrics::{ErrorRecord, Mergeable};
-use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, HostFacts, SystemCpuUsage};
+use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, SystemCpuUsage};
+pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use check::{CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
-pub use io::{ResultIoError, read_result, write_result_atomically};
+pub use io::{ResultIoError, parse_result, read_result, write_result_atomically};
+pub use plausibility::{
+    CACHE_BENEATH, ROTATIONAL_MAX_MBPS, ROTATIONAL_MAX_RANDOM_READS_QD1, flag_implausible_devices,
+    rotational_implausibility,
+};
 pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
     StreamsResult, StreamsStep, build_step,
@@ -100,6 +106,13 @@ pub struct TargetInfo {
     pub filesystem: Option<FilesystemFacts>,
     /// Every block device beneath the target: pool members, loop backing stores, partition disks.
     pub devices: Vec<BlockDevice>,
+    /// The pool beneath the target: btrfs profile or md level, members, raw and usable capacity, read policy.
+    /// Absent where no block device is beneath (tmpfs, NFS, HTTP) and in results written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolFacts>,
+    /// Why the target's data lives in RAM (tmpfs, zram, a loop device over a page-cached file), if it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_backed: Option<String>,
 }
 
 /// One phase.
@@ -183,7 +196,12 @@ pub struct CpuResult {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MemoryResult {
+    /// MemTotal.
     pub ram_bytes: u64,
+    /// The RAM the run could fill with page cache: the smaller of MemTotal and the memory cgroup's limit. This,
+    /// not `ram_bytes`, decides `cache_affected`. 0 in results written before it existed.
+    #[serde(default)]
+    pub effective_ram_bytes: u64,
     pub page_cache_before_bytes: u64,
     pub page_cache_after_bytes: u64,
     pub dirty_after_bytes: u64,
@@ -196,6 +214,10 @@ pub struct DeviceResult {
     /// Why the device is listed ("filesystem device", "btrfs pool member", "loop backing store").
     pub role: String,
     pub activity: DiskActivity,
+    /// The device says it is rotational, yet did what no spinning disk can (see `plausibility`): the sentence
+    /// saying so. Absent when the figures are plausible or nothing was checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implausible: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -232,6 +254,18 @@ pub struct DevicePoint {
     pub read_mbps: f64,
     pub write_mbps: f64,
     pub avg_queue: f64,
+    /// Reads completed in the interval (a count; merged points add up).
+    #[serde(default)]
+    pub reads: u64,
+    /// Writes completed in the interval.
+    #[serde(default)]
+    pub writes: u64,
+    /// Bytes read in the interval.
+    #[serde(default)]
+    pub read_bytes: u64,
+    /// Bytes written in the interval.
+    #[serde(default)]
+    pub write_bytes: u64,
 }
 
 impl Mergeable for IntervalPoint {
@@ -253,6 +287,10 @@ impl Mergeable for IntervalPoint {
             a.read_mbps = weigh(a.read_mbps, b.read_mbps);
             a.write_mbps = weigh(a.write_mbps, b.write_mbps);
             a.avg_queue = weigh(a.avg_queue, b.avg_queue);
+            a.reads += b.reads;
+            a.writes += b.writes;
+            a.read_bytes += b.read_bytes;
+            a.write_bytes += b.write_bytes;
         }
         self.length_s += next.length_s;
     }

@@ -23,14 +23,25 @@ const CHUNK: usize = 4 << 20;
 pub enum LayoutError {
     #[error("{0}")]
     Open(String),
-    #[error("cannot write data into {path} at offset {offset}: {cause}")]
-    Write { path: PathBuf, offset: u64, cause: io::Error },
+    /// One write of `len` bytes at `offset` failed somewhere in its range (the kernel may have split it; what
+    /// was stored before the failing part is not reported back).
+    #[error("cannot write {len} bytes of data into {path} at offset {offset}: {cause}{}", full_hint(cause))]
+    Write { path: PathBuf, offset: u64, len: u64, cause: io::Error },
     #[error("cannot read {path} into the page cache: {cause}")]
     Read { path: PathBuf, cause: io::Error },
     #[error("cannot allocate a write buffer: {0}")]
     Buffer(String),
     #[error("interrupted while filling the data files")]
     Interrupted,
+}
+
+/// What a full filesystem means for the user, after the OS error text.
+fn full_hint(cause: &io::Error) -> &'static str {
+    if cause.raw_os_error() == Some(libc::ENOSPC) {
+        "; the filesystem is full: free space on it, or use a smaller --size"
+    } else {
+        ""
+    }
 }
 
 /// Writes every file in `files` from start to end through the sync engine (the engine layer is the only code
@@ -53,7 +64,7 @@ pub fn fill(
     let mut completions = Vec::with_capacity(1);
     let (mut done, mut counter) = (0, 0);
     for (index, file) in files.iter().enumerate() {
-        let write_error = |offset| move |cause| LayoutError::Write { path: file.path.clone(), offset, cause };
+        let write_error = |offset, len| move |cause| LayoutError::Write { path: file.path.clone(), offset, len, cause };
         let mut offset = 0;
         while offset < file.size.0 {
             if interrupted.load(Ordering::Relaxed) {
@@ -63,13 +74,13 @@ pub fn fill(
             stamp(&mut engine.buffer_mut(0)[..len as usize], offset, counter);
             counter += 1;
             let request = Request { slot: 0, kind: OpKind::Write, file: index as u32, offset, len };
-            perform(&mut engine, request, &mut completions).map_err(write_error(offset))?;
+            perform(&mut engine, request, &mut completions).map_err(write_error(offset, u64::from(len)))?;
             offset += u64::from(len);
             done += u64::from(len);
             progress(done, total);
         }
         let flush = Request { slot: 0, kind: OpKind::Fsync, file: index as u32, offset: 0, len: 0 };
-        perform(&mut engine, flush, &mut completions).map_err(write_error(file.size.0))?;
+        perform(&mut engine, flush, &mut completions).map_err(write_error(file.size.0, 0))?;
     }
     drop(engine);
     if !direct {

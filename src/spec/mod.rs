@@ -19,7 +19,7 @@ pub use fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     FormatMode, OpRateSpec,
 };
-pub use fio::parse_fio_job;
+pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
 pub use job::{FioJobInfo, JobSpec, PhaseSpec, SpecOrigin};
 pub use toml::parse_toml_job;
 pub use values::{
@@ -34,7 +34,7 @@ pub const DEFAULT_JOB_TOML: &str = include_str!("../../examples/jobs/default.tom
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
     #[error("cannot read job file {path}: {cause}")]
-    Read { path: PathBuf, cause: std::io::Error },
+    Read { path: PathBuf, cause: crate::limits::ReadLimitError },
     #[error("{path}: {message}")]
     Syntax { path: PathBuf, message: String },
     #[error("{0}")]
@@ -59,7 +59,8 @@ pub struct ReadOptions {
 
 /// Reads a job file in any supported dialect.
 pub fn read_job_file(path: &Path, options: &ReadOptions) -> Result<JobSpec, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|cause| SpecError::Read { path: path.to_path_buf(), cause })?;
+    let text = crate::limits::read_text_file(path, crate::limits::MAX_INPUT_FILE_BYTES)
+        .map_err(|cause| SpecError::Read { path: path.to_path_buf(), cause })?;
     match detect_dialect(path, &text) {
         Dialect::Toml => parse_toml_job(path, &text),
         Dialect::Fio => parse_fio_job(path, &text),

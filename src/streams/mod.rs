@@ -10,6 +10,7 @@ pub mod driver;
 pub mod formats;
 pub mod http;
 pub mod http_wire;
+pub mod limits;
 pub mod model;
 pub mod setup;
 

@@ -1,4 +1,5 @@
-//! Host facts recorded with every result: host name, CPU model and count, RAM, kernel release, OS name.
+//! Host facts recorded with every result: host name, CPU model and count, RAM and the effective RAM under
+//! this process's memory cgroup, kernel release, OS name.
 //!
 //! Gathering never fails: a fact that cannot be read becomes "unknown" (or 0), because a missing CPU model must
 //! not stop a benchmark. The parsers take text so they are testable; this file does not sample anything over time
@@ -8,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::{Bytes, KIB};
 
+use super::cgroup::memory_limit;
 use super::sysfs::read_trimmed;
 
 const UNKNOWN: &str = "unknown";
@@ -23,6 +25,17 @@ pub struct HostFacts {
     pub cpu_count: u32,
     /// Total RAM the kernel manages (MemTotal).
     pub ram: Bytes,
+    /// The memory limit of this process's cgroup (the smallest v2 `memory.max` or v1 `memory.limit_in_bytes`
+    /// on its path), in bytes; absent when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<Bytes>,
+    /// The cgroup file that sets `memory_limit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_file: Option<String>,
+    /// The RAM this process can fill with page cache: the smaller of `ram` and `memory_limit`, in bytes. Read
+    /// it through [`HostFacts::usable_ram`]: results written before this field existed read 0 here.
+    #[serde(default)]
+    pub effective_ram: Bytes,
     /// Kernel release from `uname -r` ("6.18.44").
     pub kernel: String,
     /// PRETTY_NAME from /etc/os-release ("Debian GNU/Linux 12 (bookworm)"), or "Linux".
@@ -43,17 +56,38 @@ impl HostFacts {
             .or_else(|| count_processors(&cpuinfo))
             .or_else(|| std::thread::available_parallelism().ok().and_then(|n| u32::try_from(n.get()).ok()))
             .unwrap_or(0);
+        let ram = total_ram();
+        let limit = memory_limit();
         HostFacts {
             hostname: text_or_unknown(uname.nodename()),
             cpu_model: parse_cpu_model(&cpuinfo).unwrap_or_else(|| UNKNOWN.to_string()),
             cpu_count,
-            ram: total_ram(),
+            ram,
+            memory_limit: limit.as_ref().map(|l| l.limit),
+            memory_limit_file: limit.as_ref().map(|l| l.file.display().to_string()),
+            effective_ram: effective_ram(ram, limit.map(|l| l.limit)),
             kernel: text_or_unknown(uname.release()),
             os: ["/etc/os-release", "/usr/lib/os-release"]
                 .iter()
                 .find_map(|p| std::fs::read_to_string(p).ok().and_then(|t| parse_os_release(&t)))
                 .unwrap_or_else(|| "Linux".to_string()),
         }
+    }
+}
+
+impl HostFacts {
+    /// The RAM that bounds the page cache: `effective_ram`, or `ram` for results that predate it.
+    pub fn usable_ram(&self) -> Bytes {
+        if self.effective_ram.0 > 0 { self.effective_ram } else { self.ram }
+    }
+}
+
+/// The RAM a process can use: the host's, or its cgroup's limit when that is smaller. Unknown host RAM (0)
+/// yields the limit.
+pub fn effective_ram(ram: Bytes, limit: Option<Bytes>) -> Bytes {
+    match limit {
+        Some(limit) if ram.0 == 0 || limit < ram => limit,
+        _ => ram,
     }
 }
 
@@ -157,11 +191,21 @@ mod tests {
     }
 
     #[test]
+    fn effective_ram_is_the_smaller() {
+        assert_eq!(effective_ram(Bytes::gib(24), Some(Bytes::mib(128))), Bytes::mib(128));
+        assert_eq!(effective_ram(Bytes::gib(24), Some(Bytes::gib(64))), Bytes::gib(24));
+        assert_eq!(effective_ram(Bytes::gib(24), None), Bytes::gib(24));
+        assert_eq!(effective_ram(Bytes(0), Some(Bytes::mib(128))), Bytes::mib(128));
+    }
+
+    #[test]
     fn gather_fills_every_field_on_a_linux_host() {
         let facts = HostFacts::gather();
         assert!(!facts.hostname.is_empty());
         assert!(facts.cpu_count >= 1, "{facts:?}");
         assert!(facts.ram > Bytes::mib(16), "{facts:?}");
+        assert!(facts.effective_ram > Bytes(0) && facts.effective_ram <= facts.ram, "{facts:?}");
+        assert_eq!(facts.usable_ram(), facts.effective_ram);
         assert!(facts.kernel.chars().next().is_some_and(|c| c.is_ascii_digit()), "{facts:?}");
         let json = serde_json::to_string(&facts).expect("HostFacts serializes");
         let back: HostFacts = serde_json::from_str(&json).expect("and reads back");

@@ -1,14 +1,16 @@
 //! Host facts, block-device topology, /proc sampling and device safety checks (layer 1).
 //!
-//! This module answers "what machine is this, which devices sit beneath a path, how busy are they, and is it
-//! safe to write to this block device". It only reads: it never writes to a device, never mounts, never
+//! This module answers "what machine is this, how much RAM may this process use, which devices and which pool
+//! sit beneath a path, how busy are they, and is it safe to write to this block device". It only reads: it never writes to a device, never mounts, never
 //! changes a sysfs setting. It imports `crate::units` and nothing else from streamcap. Every parser takes text
 //! so that it can be tested with fixed samples; thin wrappers read the live files.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub mod cgroup;
 pub mod host;
+pub mod limits;
 pub mod proc;
 pub mod safety;
 pub mod topology;
@@ -18,15 +20,18 @@ mod sysfs;
 #[cfg(test)]
 mod loop_tests;
 
-pub use host::HostFacts;
+pub use cgroup::{MemoryLimit, memory_limit};
+pub use host::{HostFacts, effective_ram};
+pub use limits::ProcessLimits;
 pub use proc::{
     DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, parse_diskstats, parse_meminfo,
     parse_proc_stat, read_diskstats,
 };
 pub use safety::{DeviceSafety, inspect_device, inspect_device_usage, probe_signature};
 pub use topology::{
-    BlockDevice, DeviceKind, DioAlign, FilesystemFacts, MountEntry, devices_beneath, direct_io_alignment,
-    direct_io_alignment_in_dir, filesystem_of, parse_mountinfo, read_mountinfo,
+    BlockDevice, BtrfsSpace, DeviceKind, DioAlign, FilesystemFacts, MdArray, MountEntry, PoolFacts, PoolKind, Profile,
+    devices_beneath, direct_io_alignment, direct_io_alignment_in_dir, filesystem_of, parse_mountinfo, pool_of,
+    read_mountinfo,
 };
 
 /// Everything that can go wrong while gathering system facts. Messages say what happened and what to do.

@@ -20,6 +20,24 @@ pub(crate) fn read_u64(path: impl AsRef<Path>) -> Option<u64> {
     read_trimmed(path)?.parse().ok()
 }
 
+/// The active entry of a choice attribute such as `queue/scheduler` or btrfs `read_policy`: the bracketed
+/// entry ("none [mq-deadline] kyber" → "mq-deadline"); a lone word is taken as is (some drivers print just
+/// "none").
+pub(crate) fn active_choice(text: &str) -> Option<String> {
+    let text = text.trim();
+    if let Some(start) = text.find('[') {
+        let rest = &text[start + 1..];
+        let end = rest.find(']')?;
+        let name = rest[..end].trim();
+        return (!name.is_empty()).then(|| name.to_string());
+    }
+    let mut words = text.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some(only), None) => Some(only.to_string()),
+        _ => None,
+    }
+}
+
 /// Parses "MAJ:MIN" as found in `dev` attributes and in /proc/self/mountinfo.
 pub(crate) fn parse_dev_numbers(text: &str) -> Option<(u32, u32)> {
     let (major, minor) = text.trim().split_once(':')?;

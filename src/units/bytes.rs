@@ -52,15 +52,42 @@ impl Bytes {
             split_number(text.trim()).ok_or_else(|| UnitError::new(text, "a size such as 4k, 1M, 1.5GiB or 4096"))?;
         let multiplier = size_multiplier(unit)
             .ok_or_else(|| UnitError::new(text, "a size unit: k, M, G, T (×1024), KiB…TiB, or kB…TB (×1000)"))?;
+        const OUT_OF_RANGE: &str = "a size below 16 EiB (16384P), the largest a 64-bit byte count holds";
+        // Whole numbers are multiplied exactly: an f64 holds only 53 bits, so "18446744073709551615" or "16383P"
+        // would otherwise round, and 2^64 itself would pass a `<= u64::MAX as f64` test and saturate.
+        if let Some(whole) = whole_number(text.trim()) {
+            return whole.checked_mul(multiplier).map(Bytes).ok_or_else(|| UnitError::new(text, OUT_OF_RANGE));
+        }
         let bytes = value * multiplier as f64;
-        if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-            return Err(UnitError::new(text, "a size between 0 and 16 EiB"));
+        // 2^64 is exactly representable; every f64 below it converts to a u64 without saturating.
+        if !(0.0..18_446_744_073_709_551_616.0).contains(&bytes) {
+            return Err(UnitError::new(text, OUT_OF_RANGE));
         }
         if bytes.fract() != 0.0 {
             return Err(UnitError::new(text, "a whole number of bytes"));
         }
         Ok(Bytes(bytes as u64))
     }
+
+    /// `self + other`, or `None` past 16 EiB.
+    pub fn checked_add(self, other: Bytes) -> Option<Bytes> {
+        self.0.checked_add(other.0).map(Bytes)
+    }
+
+    /// `self × n`, or `None` past 16 EiB.
+    pub fn checked_mul(self, n: u64) -> Option<Bytes> {
+        self.0.checked_mul(n).map(Bytes)
+    }
+}
+
+/// The leading digits of "4096", "4k" or "1_000M" as an exact integer; `None` for a fraction or past u64.
+fn whole_number(text: &str) -> Option<u64> {
+    let end = text.find(|c: char| !(c.is_ascii_digit() || c == '_')).unwrap_or(text.len());
+    if text[end..].starts_with('.') {
+        return None;
+    }
+    let digits: String = text[..end].chars().filter(|&c| c != '_').collect();
+    digits.parse().ok()
 }
 
 /// Splits "1.5GiB" into (1.5, "GiB"). Returns None when there is no leading number.
@@ -163,6 +190,21 @@ mod tests {
             let err = Bytes::parse(bad).unwrap_err();
             assert!(err.to_string().contains("expected"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn sizes_at_and_past_16_eib_are_refused_not_wrapped() {
+        // Guards issue 9: `--size 16384P` (exactly 2^64) passed the range test and saturated, and later sums
+        // overflowed with "out of range integral type conversion attempted".
+        for bad in ["16384P", "16384PiB", "18446744073709551616", "99999999999999999999999", "20000000000000000kB"] {
+            let err = Bytes::parse(bad).unwrap_err().to_string();
+            assert!(err.contains("16 EiB"), "{bad}: {err}");
+        }
+        assert_eq!(Bytes::parse("18446744073709551615").unwrap(), Bytes(u64::MAX));
+        assert_eq!(Bytes::parse("16383P").unwrap(), Bytes(16383 << 50));
+        assert_eq!(Bytes::parse("18446744073675997184").unwrap(), Bytes(18_446_744_073_675_997_184));
+        assert_eq!(Bytes(u64::MAX).checked_add(Bytes(1)), None);
+        assert_eq!(Bytes(4).checked_mul(3), Some(Bytes(12)));
     }
 
     #[test]

@@ -159,3 +159,44 @@ impl Drop for Cgroup {
         let _ = std::fs::remove_dir(&self.0);
     }
 }
+
+/// The cgroup v1 memory hierarchy, for runs under a smaller RAM than the host's.
+pub const MEMORY: &str = "/sys/fs/cgroup/memory";
+
+/// A cgroup v1 memory group with a limit; removed on drop (its processes have exited by then).
+pub struct MemoryCgroup(pub PathBuf);
+
+impl MemoryCgroup {
+    /// A fresh group limited to `limit` bytes, or `None` (said loudly) when v1 memory cgroups are missing.
+    pub fn new(test: &str, name: &str, limit: u64) -> Option<MemoryCgroup> {
+        if !is_root() || !Path::new(MEMORY).join("memory.limit_in_bytes").exists() {
+            eprintln!("SKIPPED {test}: needs root and the cgroup v1 memory controller at {MEMORY}");
+            return None;
+        }
+        let path = Path::new(MEMORY).join(format!("{name}-{}", std::process::id()));
+        std::fs::create_dir(&path).unwrap_or_else(|e| panic!("create {}: {e}", path.display()));
+        let group = MemoryCgroup(path);
+        let file = group.0.join("memory.limit_in_bytes");
+        std::fs::write(&file, limit.to_string()).unwrap_or_else(|e| panic!("write {}: {e}", file.display()));
+        Some(group)
+    }
+
+    /// Runs streamcap with `args` inside the group and returns its output.
+    pub fn run_streamcap(&self, args: &[&str]) -> std::process::Output {
+        let script = format!("echo $$ > {}/cgroup.procs && exec \"$0\" \"$@\"", self.0.display());
+        Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .arg(streamcap_path())
+            .args(args)
+            .env_remove("RUST_BACKTRACE")
+            .output()
+            .expect("run sh")
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}

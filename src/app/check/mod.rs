@@ -51,6 +51,13 @@ pub struct CheckArgs {
     /// Write the result as JSON (rewritten after every stage).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the HTML report to FILE (default: beside the JSON as NAME.html, or
+    /// streamcap-check-HOST-TIME.html in the current directory).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_html")]
+    pub html: Option<PathBuf>,
+    /// Write no HTML report.
+    #[arg(long)]
+    pub no_html: bool,
     /// No progress and no summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -110,7 +117,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             dir.display()
         );
     };
-    if let Some(path) = &args.json {
+    for path in args.json.iter().chain(&args.html) {
         check_writable_parent(path)?;
     }
     let data_set = profile::data_set(&settings, *free);
@@ -140,6 +147,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
 
     let outcome = check.stages(&settings, &raw_plan, &gathered, &options, &interrupt, &say);
     check.finish(started, &interrupt);
+    super::report::html_after_run(&check.result, super::report::check_html_path(&args).as_deref());
     let cleanup_error = match outcome {
         Ok(cleanup) => cleanup,
         Err(error) => {

@@ -76,17 +76,24 @@ impl Host for SystemHost {
         rustix::param::page_size() as u64
     }
     fn read(&self, path: &Path) -> std::io::Result<String> {
-        std::fs::read_to_string(path)
+        crate::limits::read_text_file(path, crate::limits::MAX_INPUT_FILE_BYTES).map_err(|e| match e {
+            crate::limits::ReadLimitError::Io(e) => e,
+            other => std::io::Error::other(other),
+        })
     }
 }
 
-/// Includes nested deeper than this are taken for a loop.
-const MAX_INCLUDE_DEPTH: usize = 16;
-
-/// Reads `text` (the contents of `path`) into sections, following includes, with every line that could not be
-/// read.
+/// Reads `text` (the contents of `path`) into sections, following includes (within the depth, count and size
+/// caps of `crate::limits`), with every line that could not be read.
 pub fn read_sections(path: &Path, text: &str, host: &dyn Host) -> (Vec<Section>, Vec<IniError>) {
-    let mut reader = Reader { host, sections: Vec::new(), errors: Vec::new(), skipping: false };
+    let mut reader = Reader {
+        host,
+        sections: Vec::new(),
+        errors: Vec::new(),
+        skipping: false,
+        budget: crate::limits::IncludeBudget::default(),
+        over_budget: false,
+    };
     reader.read(path, text, 0);
     (reader.sections, reader.errors)
 }
@@ -97,6 +104,10 @@ struct Reader<'a> {
     errors: Vec<IniError>,
     /// After a header that could not be read, its entries are skipped: they belong to no section anyone named.
     skipping: bool,
+    /// What the includes read so far have cost.
+    budget: crate::limits::IncludeBudget,
+    /// The includes went over a cap: no further include is read (reading on could cost millions of reads).
+    over_budget: bool,
 }
 
 impl Reader<'_> {
@@ -147,9 +158,16 @@ impl Reader<'_> {
     }
 
     fn include(&mut self, path: &Path, rest: &str, depth: usize) -> Result<(), String> {
+        if self.over_budget {
+            return Ok(());
+        }
         let name = substitute(rest.trim(), self.host)?;
-        if depth >= MAX_INCLUDE_DEPTH {
-            return Err(format!("include '{name}' is nested more than {MAX_INCLUDE_DEPTH} deep (a loop?)"));
+        if depth >= crate::limits::MAX_INCLUDE_DEPTH {
+            self.over_budget = true;
+            return Err(format!(
+                "include '{name}' is nested more than {} deep (a loop?)",
+                crate::limits::MAX_INCLUDE_DEPTH
+            ));
         }
         let included = match path.parent() {
             Some(dir) if Path::new(&name).is_relative() => dir.join(&name),
@@ -158,6 +176,10 @@ impl Reader<'_> {
         let body = self.host.read(&included).map_err(|e| {
             format!("cannot read the included file {}: {e}; check the name after 'include'", included.display())
         })?;
+        if let Err(why) = self.budget.charge(depth + 1, body.len() as u64) {
+            self.over_budget = true;
+            return Err(why);
+        }
         self.read(&included, &body, depth + 1);
         Ok(())
     }
@@ -337,6 +359,21 @@ pub(crate) mod tests {
         host.files.insert(PathBuf::from("/jobs/loop.fio"), "include loop.fio\n".into());
         let err = first_error(read_sections(Path::new("/jobs/loop.fio"), "include loop.fio\n", &host)).unwrap_err();
         assert!(err.message.contains("nested"), "{err:?}");
+    }
+
+    #[test]
+    fn include_fan_out_is_capped() {
+        // Guards issue 9: 10 includes per file over 9 levels ran on (10^9 reads); now at most 64 are read, and
+        // even a chain within the depth cap (7 levels, 10^7 reads) stops there.
+        let mut host = FakeHost::default();
+        for level in 0..7 {
+            let body = format!("include l{}.fio\n", level + 1).repeat(10);
+            host.files.insert(PathBuf::from(format!("/jobs/l{level}.fio")), body);
+        }
+        host.files.insert(PathBuf::from("/jobs/l7.fio"), "[j]\nrw=read\n".into());
+        let (_, errors) = read_sections(Path::new("/jobs/t.fio"), &"include l0.fio\n".repeat(10), &host);
+        assert_eq!(errors.len(), 1, "one error, and no include read after it: {errors:?}");
+        assert!(errors[0].message.contains("more than 64 files"), "{errors:?}");
     }
 
     #[test]

@@ -39,11 +39,9 @@ pub(super) struct Lexed {
     pub used_vars: BTreeSet<String>,
 }
 
-const MAX_INCLUDE_DEPTH: usize = 16;
-
 /// Reads `text` (the contents of `path`) into a parameter stream; `vars` are the command line's `name=value`s.
 pub(super) fn lex(path: &Path, text: &str, vars: &[(String, String)]) -> Result<Lexed, VdbError> {
-    let mut lexer = Lexer { vars, out: Lexed::default(), stack: vec![identity(path)] };
+    let mut lexer = Lexer { vars, out: Lexed::default(), stack: vec![identity(path)], budget: Default::default() };
     lexer.file(path, text)?;
     Ok(lexer.out)
 }
@@ -53,6 +51,8 @@ struct Lexer<'a> {
     out: Lexed,
     /// Files being read, outermost first, to refuse include cycles.
     stack: Vec<PathBuf>,
+    /// What the includes read so far cost (count and bytes, capped by `crate::limits`).
+    budget: crate::limits::IncludeBudget,
 }
 
 fn identity(path: &Path) -> PathBuf {
@@ -153,11 +153,11 @@ impl Lexer<'_> {
                 format!("include cycle: {}; remove one of the include= lines", chain.join(" includes ")),
             ));
         }
-        if self.stack.len() >= MAX_INCLUDE_DEPTH {
-            return Err(VdbError::keyword(at, "include", None, "includes nest too deeply (16 levels)".into()));
-        }
-        let text = std::fs::read_to_string(&target)
+        let text = crate::limits::read_text_file(&target, crate::limits::MAX_INPUT_FILE_BYTES)
             .map_err(|e| VdbError::keyword(at, "include", None, format!("cannot read {}: {e}", target.display())))?;
+        self.budget
+            .charge(self.stack.len(), text.len() as u64)
+            .map_err(|m| VdbError::keyword(at, "include", None, m))?;
         self.stack.push(id);
         let result = self.file(&target, &text);
         self.stack.pop();
@@ -300,6 +300,21 @@ mod tests {
         assert!(err.message.contains("include cycle"), "{}", err.message);
         let err = lex(&main, "include=missing.inc\n", &[]).unwrap_err();
         assert!(err.message.contains("missing.inc"), "{}", err.message);
+    }
+
+    #[test]
+    fn include_fan_out_is_capped() {
+        // Guards issue 9: ten includes per file over nine levels ran on; at most 64 include files are read, even
+        // when the chain stays within the depth cap.
+        let dir = tempfile::tempdir().unwrap();
+        for level in 0..6 {
+            let body = format!("include=l{}.inc\n", level + 1).repeat(10);
+            std::fs::write(dir.path().join(format!("l{level}.inc")), body).unwrap();
+        }
+        std::fs::write(dir.path().join("l6.inc"), "sd=sd1,lun=/a\n").unwrap();
+        let main = dir.path().join("main.vdb");
+        let err = lex(&main, &"include=l0.inc\n".repeat(10), &[]).unwrap_err();
+        assert!(err.message.contains("more than 64 files"), "{}", err.message);
     }
 
     #[test]

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::units::Bytes;
 
 use super::super::SysinfoError;
-use super::super::sysfs::{dir_names, parse_dev_numbers, read_trimmed, read_u64};
+use super::super::sysfs::{active_choice, dir_names, parse_dev_numbers, read_trimmed, read_u64};
+use super::mounts::filesystem_of;
 
 const CLASS_BLOCK: &str = "/sys/class/block";
 
@@ -152,12 +153,23 @@ impl BlockDevice {
     }
 
     /// Why data on this device lives in RAM rather than on storage, if it does: a zram device, a RAM disk
-    /// (brd), or a loop device that reaches its backing file through the page cache (no `--direct-io`), where
-    /// reads can be served from memory.
+    /// (brd), a loop device whose backing file is on a memory filesystem (tmpfs, ramfs), or one that reaches its
+    /// backing file through the page cache (no `--direct-io`), where reads can be served from memory.
     pub fn memory_backed(&self) -> Option<String> {
         match self.kind {
             DeviceKind::Zram => Some(format!("{} is a compressed RAM disk (zram)", self.name)),
             DeviceKind::Loop if self.backing_file.is_some() => {
+                if let Some(file) = &self.backing_file
+                    && let Ok(fs) = filesystem_of(file)
+                    && matches!(fs.fs_type.as_str(), "tmpfs" | "ramfs")
+                {
+                    return Some(format!(
+                        "{} is backed by {}, a file on a {}, which keeps it in RAM",
+                        self.name,
+                        file.display(),
+                        fs.fs_type
+                    ));
+                }
                 let dio = std::fs::read_to_string(self.sysfs_dir().join("loop/dio")).ok();
                 (dio.as_deref().map(str::trim) == Some("0")).then(|| {
                     format!(
@@ -219,21 +231,10 @@ fn kind_from_name(name: &str, dir: &Path) -> DeviceKind {
     }
 }
 
-/// The active scheduler from `queue/scheduler` text: the bracketed entry ("none [mq-deadline] kyber" →
-/// "mq-deadline"); a lone word is taken as is (some drivers print just "none").
+/// The active scheduler from `queue/scheduler` text: the bracketed entry ("none [mq-deadline] kyber bfq" →
+/// "mq-deadline").
 pub fn parse_scheduler(text: &str) -> Option<String> {
-    let text = text.trim();
-    if let Some(start) = text.find('[') {
-        let rest = &text[start + 1..];
-        let end = rest.find(']')?;
-        let name = rest[..end].trim();
-        return (!name.is_empty()).then(|| name.to_string());
-    }
-    let mut words = text.split_whitespace();
-    match (words.next(), words.next()) {
-        (Some(only), None) => Some(only.to_string()),
-        _ => None,
-    }
+    active_choice(text)
 }
 
 #[cfg(test)]

@@ -3,21 +3,32 @@
 //! `devices_beneath` walks from a path down to the physical devices: mount → filesystem device (or every member
 //! of a btrfs pool) → partition's disk → md/dm members (`slaves/`) → the devices under a loop device's backing
 //! file, and so on recursively. The result feeds per-device activity sampling and the device table of a
-//! report. Everything comes from /proc/self/mountinfo and sysfs; nothing here opens a device or runs a tool.
+//! report. `pool_of` describes the pool beneath a path (btrfs profile, md level, members, raw and usable
+//! capacity). Everything comes from /proc/self/mountinfo, statvfs and sysfs; nothing here opens a device or runs
+//! a tool.
 
 mod blockdev;
 mod btrfs;
+mod capacity;
+mod md;
 mod mounts;
+mod pool;
 
 use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 pub use blockdev::{BlockDevice, DeviceKind, ROLE_TARGET, block_numbers, parse_scheduler};
-pub use btrfs::{BtrfsPool, btrfs_pools, pool_of_source, pool_with_device, pools_in};
+pub use btrfs::{
+    BtrfsAllocation, BtrfsPool, BtrfsSpace, ProfileShare, allocation_in, btrfs_pools, missing_members_in,
+    pool_of_source, pool_with_device, pools_in, read_policy_in,
+};
+pub use capacity::{Profile, btrfs_usable, md_usable};
+pub use md::{MdArray, MdMember, md_array_at};
 pub use mounts::{
     DioAlign, FilesystemFacts, MountEntry, direct_io_alignment, direct_io_alignment_in_dir, filesystem_of,
     longest_prefix_mount, mount_containing, parse_mountinfo, read_mountinfo,
 };
+pub use pool::{PoolFacts, PoolKind, pool_of};
 
 /// Role of the device a filesystem is mounted from.
 pub const ROLE_FILESYSTEM: &str = "filesystem device";

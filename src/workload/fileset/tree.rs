@@ -41,6 +41,11 @@ impl TreeShape {
         let shape = TreeShape { depth, width, files_per_dir, placement };
         let mut dirs: u128 = 0;
         let mut level: u128 = 1;
+        // Every level is a path component of at least 12 bytes: deeper than this passes PATH_MAX (4096) anyway,
+        // and the loop below must not run 4 billion times for a depth of u32::MAX with a width of 1.
+        if depth > 256 {
+            return Err(ShapeError(format!("depth {depth} is deeper than the 256 levels a path can hold")));
+        }
         for _ in 0..depth {
             level *= u128::from(width);
             dirs += level;

@@ -1,0 +1,59 @@
+//! `streamcap report RESULT.json`: reads a saved result and renders it again in the chosen format, and writes
+//! the HTML report to a file when asked. The format picks the renderer; nothing here knows what a format looks
+//! like. `write_html` is also what run, streams and check call for their `--html FILE`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use super::run_cmd::{check_writable_parent, print_quietly};
+use crate::cli::ReportArgs;
+use crate::report::{Format, Html, render_to_string};
+use crate::results::{RunResult, read_result};
+
+pub fn run(args: &ReportArgs) -> Result<ExitCode> {
+    let result = read_result(&args.result)?;
+    if let Some(path) = &args.html {
+        check_writable_parent(path)?;
+    }
+    print_quietly(&render_to_string(Format::from(args.format).renderer(), &result));
+    if let Some(path) = &args.html {
+        write_html(&result, path)?;
+        eprintln!("HTML report: {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the HTML report of `result` to `path` (replacing it: the user named it).
+pub fn write_html(result: &RunResult, path: &Path) -> Result<()> {
+    let page = render_to_string(&Html, result);
+    std::fs::write(path, page).with_context(|| format!("cannot write the HTML report to {}", path.display()))
+}
+
+/// The end of run, streams and check: writes the HTML report when one is wanted and says where; a report that
+/// cannot be written is a warning, since the measurements and the JSON stand.
+pub fn html_after_run(result: &RunResult, path: Option<&Path>) {
+    let Some(path) = path else { return };
+    match write_html(result, path) {
+        Ok(()) => eprintln!("HTML report: {}", path.display()),
+        Err(e) => eprintln!("warning: {e:#}"),
+    }
+}
+
+/// Where `check` writes its HTML report: `--html FILE`; else beside the JSON (NAME.html); else a new file in the
+/// current directory named after the host and the time (never an existing file).
+pub fn check_html_path(args: &super::check::CheckArgs) -> Option<PathBuf> {
+    if args.no_html {
+        return None;
+    }
+    if let Some(path) = args.html.clone().or_else(|| args.json.as_ref().map(|j| j.with_extension("html"))) {
+        return Some(path);
+    }
+    let host = crate::sysinfo::HostFacts::gather().hostname;
+    let stamp = crate::results::rfc3339(std::time::SystemTime::now()).replace([':', '-'], "").replace('T', "-");
+    let stem = format!("streamcap-check-{host}-{}", stamp.trim_end_matches('Z'));
+    (1..100)
+        .map(|n| if n == 1 { PathBuf::from(format!("{stem}.html")) } else { PathBuf::from(format!("{stem}-{n}.html")) })
+        .find(|p| !p.exists())
+}

@@ -1,0 +1,171 @@
+//! Whether a plan fits the machine: the threads and the memory each stage (a phase and the phases running
+//! beside it) needs, against what this process may still take (`Facts::limits`). Checked while planning, so a
+//! plan that cannot run is refused with the numbers and exit code 2 before anything is created, allocated or
+//! spawned — not aborted halfway by a failed allocation or a `thread::spawn` panic.
+//!
+//! The estimates are floors of what a run really takes (buffers and fixed per-worker state); they do not try
+//! to be exact, only to refuse what cannot possibly work.
+
+use super::{PhasePlan, PlanError, ResourceLimits};
+use crate::units::Bytes;
+
+/// Threads kept free for everything besides the workers: the main thread's helpers, signal handling, the
+/// progress line, and io_uring's own workers (which count against the pids limit as the process's threads).
+pub const THREAD_HEADROOM: u64 = 8;
+/// Memory a worker holds besides its buffers: recorders with their latency histograms (~38 KiB each, a few per
+/// worker), the in-flight table and the interval series.
+pub const WORKER_STATE_BYTES: u64 = 1 << 20;
+/// Memory the process keeps for itself besides the workers (the result being built, the observer's samples).
+pub const PROCESS_RESERVE: Bytes = Bytes::mib(64);
+/// Buffers are whole pages (`engine::BufferPool`).
+const PAGE: u64 = 4096;
+
+/// What one stage of a plan takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StageNeeds {
+    /// Threads started for the stage (workers and coordinators).
+    pub threads: u64,
+    /// Bytes of buffers and per-worker state.
+    pub memory: Bytes,
+}
+
+/// Threads and memory of one phase (saturating: a sum past 16 EiB is refused anyway).
+fn phase_needs(phase: &PhasePlan) -> StageNeeds {
+    if let Some(fileset) = &phase.fileset {
+        let threads: u64 = fileset.workloads.iter().map(|w| u64::from(w.threads)).sum();
+        let buffers: u64 = fileset
+            .workloads
+            .iter()
+            .map(|w| u64::from(w.threads).saturating_mul(page_round(u64::from(w.xfer.max())) + WORKER_STATE_BYTES))
+            .fold(0, u64::saturating_add);
+        // Two bits per file and per directory: which exist, and which a thread is working on.
+        let bits: u64 = fileset.trees.iter().map(|t| t.files.saturating_add(t.dirs) / 4).fold(0, u64::saturating_add);
+        return StageNeeds { threads, memory: Bytes(buffers.saturating_add(bits)) };
+    }
+    let workers = phase.workers.len() as u64;
+    let per_worker =
+        u64::from(phase.iodepth).saturating_mul(page_round(u64::from(phase.largest_block()))) + WORKER_STATE_BYTES;
+    StageNeeds { threads: workers, memory: Bytes(workers.saturating_mul(per_worker)) }
+}
+
+fn page_round(bytes: u64) -> u64 {
+    bytes.max(1).div_ceil(PAGE).saturating_mul(PAGE)
+}
+
+/// The needs of each stage: a phase and the `concurrent` phases after it run at the same time, each with a
+/// coordinator thread of its own when there are several.
+pub fn stage_needs(phases: &[PhasePlan]) -> Vec<(usize, StageNeeds)> {
+    let mut stages: Vec<(usize, StageNeeds, u64)> = Vec::new();
+    for (index, phase) in phases.iter().enumerate() {
+        let needs = phase_needs(phase);
+        match stages.last_mut() {
+            Some((_, stage, members)) if phase.concurrent => {
+                stage.threads = stage.threads.saturating_add(needs.threads);
+                stage.memory = Bytes(stage.memory.0.saturating_add(needs.memory.0));
+                *members += 1;
+            }
+            _ => stages.push((index, needs, 1)),
+        }
+    }
+    stages
+        .into_iter()
+        .map(|(first, mut needs, members)| {
+            if members > 1 {
+                needs.threads = needs.threads.saturating_add(members);
+            }
+            (first, needs)
+        })
+        .collect()
+}
+
+/// Refuses a plan whose largest stage needs more threads or memory than this process may take.
+pub(super) fn check_resources(phases: &[PhasePlan], limits: &ResourceLimits) -> Result<(), PlanError> {
+    for (first, needs) in stage_needs(phases) {
+        let name = &phases[first].name;
+        if let Some(available) = limits.threads
+            && needs.threads.saturating_add(THREAD_HEADROOM) > available
+        {
+            return Err(PlanError(format!(
+                "phase '{name}' needs {} threads, but this process may start only {available} more (the pids \
+                 cgroup limit, threads-max or ulimit -u, less {THREAD_HEADROOM} kept free): use fewer jobs \
+                 (threads) and a deeper iodepth, or raise the limit",
+                needs.threads
+            )));
+        }
+        if let Some(available) = limits.memory
+            && needs.memory.0.saturating_add(PROCESS_RESERVE.0) > available.0
+        {
+            return Err(PlanError(format!(
+                "phase '{name}' needs at least {} of memory for its buffers (jobs × iodepth × block size) and \
+                 per-worker state, but only {available} is available here (less {PROCESS_RESERVE} kept for \
+                 streamcap itself): use fewer jobs, a smaller iodepth or smaller blocks",
+                needs.memory
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Facts, RunOptions, TargetFacts, build_plan};
+    use crate::spec::{BlockSizeSpec, JobSpec, PhaseSpec, RwMode, SpecOrigin};
+    use std::path::PathBuf;
+
+    fn facts(limits: ResourceLimits) -> Facts {
+        Facts {
+            target: TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(50)), dio_align: None },
+            ram: Bytes::gib(16),
+            io_uring: Ok(()),
+            memory_backed: None,
+            anchors: Vec::new(),
+            limits,
+        }
+    }
+
+    fn phase(jobs: u32, concurrent: bool) -> PhaseSpec {
+        PhaseSpec {
+            rw: Some(RwMode::RandRead),
+            jobs: Some(jobs),
+            iodepth: Some(8),
+            bs: Some(BlockSizeSpec::Fixed(Bytes::kib(64))),
+            size: Some(Bytes::mib(64)),
+            concurrent: Some(concurrent),
+            ..Default::default()
+        }
+    }
+
+    fn job(phases: Vec<PhaseSpec>) -> JobSpec {
+        JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases, notices: Vec::new() }
+    }
+
+    fn options() -> RunOptions {
+        RunOptions { run_id: "run-test".into(), ..Default::default() }
+    }
+
+    #[test]
+    fn concurrent_phases_add_up_with_a_coordinator_each() {
+        let plan = build_plan(
+            &job(vec![phase(4, false), phase(3, true), phase(2, false)]),
+            &facts(Default::default()),
+            &options(),
+        )
+        .unwrap();
+        let stages = stage_needs(&plan.phases);
+        let per_worker = 8 * 65536 + WORKER_STATE_BYTES;
+        assert_eq!(stages[0], (0, StageNeeds { threads: 4 + 3 + 2, memory: Bytes(7 * per_worker) }));
+        assert_eq!(stages[1], (2, StageNeeds { threads: 2, memory: Bytes(2 * per_worker) }));
+    }
+
+    #[test]
+    fn plans_past_the_thread_or_memory_limit_are_refused_with_the_numbers() {
+        let tight = ResourceLimits { memory: None, threads: Some(50) };
+        let err = build_plan(&job(vec![phase(300, false)]), &facts(tight), &options()).unwrap_err();
+        assert!(err.0.contains("needs 300 threads") && err.0.contains("only 50 more"), "{err}");
+        build_plan(&job(vec![phase(40, false)]), &facts(tight), &options()).unwrap();
+        let small = ResourceLimits { memory: Some(Bytes::mib(100)), threads: None };
+        let err = build_plan(&job(vec![phase(64, false)]), &facts(small), &options()).unwrap_err();
+        assert!(err.0.contains("needs at least 96 MiB of memory") && err.0.contains("100 MiB"), "{err}");
+    }
+}

@@ -1,0 +1,151 @@
+//! The HTML report: one self-contained page per result (or comparison) — inline CSS, inline SVG charts made when
+//! the report is written, no script, no font, no image and no link that would fetch anything. A
+//! Content-Security-Policy of `default-src 'none'` makes the browser itself refuse any request, so a page that
+//! tried would log an error instead. Light and dark follow `prefers-color-scheme`; print styles drop the
+//! backgrounds and keep charts whole. Sections: verdict or summary first, then charts, then the facts (host,
+//! devices, notices and cache flags, configuration).
+
+mod capacity;
+mod charts;
+mod svg;
+mod tables;
+
+use std::io::{self, Write};
+
+use super::Renderer;
+use super::markdown::command_name;
+use crate::results::RunResult;
+use capacity::{Search, capacity_charts};
+pub use svg::esc;
+
+/// The self-contained HTML page.
+pub struct Html;
+
+const STYLE: &str = include_str!("style.css");
+
+/// The head and the page header; `title` and `subtitle` are plain text.
+pub(crate) fn page_start(out: &mut dyn Write, title: &str, subtitle: &str) -> io::Result<()> {
+    write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"color-scheme\" content=\"light dark\">\n\
+         <title>{}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n<header><h1>{}</h1><p class=\"sub\">{}</p></header>\n<main>\n",
+        esc(title),
+        esc(title),
+        esc(subtitle)
+    )
+}
+
+pub(crate) fn page_end(out: &mut dyn Write, footer: &str) -> io::Result<()> {
+    write!(out, "</main>\n<footer>{}</footer>\n</body>\n</html>\n", esc(footer))
+}
+
+/// A section with a heading; `body` is HTML.
+pub(crate) fn section(out: &mut dyn Write, id: &str, heading: &str, body: &str) -> io::Result<()> {
+    if body.is_empty() {
+        return Ok(());
+    }
+    write!(out, "<section id=\"{}\">\n<h2>{}</h2>\n{body}</section>\n", esc(id), esc(heading))
+}
+
+fn subtitle(result: &RunResult) -> String {
+    let h = &result.host;
+    format!(
+        "{} · {} × {} · {} RAM · {} · {}{}",
+        h.hostname,
+        h.cpu_count,
+        h.cpu_model,
+        h.ram,
+        result.started_at,
+        match result.status {
+            crate::results::RunStatus::Completed => "completed",
+            crate::results::RunStatus::Interrupted => "interrupted",
+            crate::results::RunStatus::IoError => "stopped by an I/O error",
+            crate::results::RunStatus::Failed => "failed",
+            crate::results::RunStatus::Running => "still running when written",
+        },
+        if result.phases.iter().any(|p| p.cache_affected) { " · cache-affected figures flagged below" } else { "" }
+    )
+}
+
+/// Every capacity search in the result: the streams command's, or one per format of a check.
+fn searches(result: &RunResult) -> Vec<Search<'_>> {
+    let mut out = Vec::new();
+    if let Some(s) = &result.streams {
+        out.push(Search {
+            key: "streams".into(),
+            label: s.label.clone(),
+            steps: &s.steps,
+            answer: s.capacity.as_ref(),
+            estimate: s.estimate.as_ref(),
+            target: s.target,
+        });
+    }
+    if let Some(check) = &result.check {
+        for v in &check.verdict {
+            let target = crate::results::QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
+            out.push(Search {
+                key: v.name.clone(),
+                label: v.label.clone(),
+                steps: &v.steps,
+                answer: Some(&v.capacity),
+                estimate: v.estimate.as_ref(),
+                target,
+            });
+        }
+    }
+    out
+}
+
+fn charts_html(charts: &[svg::Chart]) -> String {
+    charts.iter().map(svg::Chart::html).collect()
+}
+
+impl Renderer for Html {
+    fn render(&self, result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+        let command = command_name(result);
+        page_start(out, &format!("streamcap {command} · {}", result.target.path), &subtitle(result))?;
+        if let Some(check) = &result.check {
+            let mut verdict = tables::verdict_table(check);
+            for v in &check.verdict {
+                verdict.push_str(&format!("<p class=\"words\">{}</p>", esc(&v.capacity.words)));
+            }
+            let title = "Verdict: concurrent streams with no stall and start-up within 2 s";
+            section(out, "verdict", title, &verdict)?;
+            section(out, "figures", "Headline figures", &tables::check_figures(check))?;
+        }
+        if let Some(streams) = &result.streams {
+            let mut body = tables::steps_table(streams);
+            if let Some(answer) = &streams.capacity {
+                body.push_str(&format!("<p class=\"words\"><b>{}</b></p>", esc(&answer.words)));
+            }
+            if let Some(c) = streams.estimate.as_ref().and_then(|e| e.comparison.as_ref()) {
+                body.push_str(&format!("<p>{}</p>", esc(c)));
+            }
+            section(out, "steps", &format!("Streams: {}", streams.label), &body)?;
+        }
+        let capacity: Vec<svg::Chart> = searches(result).iter().flat_map(capacity_charts).collect();
+        section(out, "capacity", "Stream capacity", &charts_html(&capacity))?;
+        if !result.phases.is_empty() {
+            section(out, "phases", "Phases", &tables::phase_table(result))?;
+        }
+        section(out, "timelines", "Over time", &charts_html(&charts::timelines(result)))?;
+        let devices = match charts::device_timeline(result) {
+            Some(chart) => chart.html(),
+            None => "<p class=\"none\">This result has no per-device interval series (a streams result keeps the \
+                     busiest device of each step instead, and a network target has no device).</p>"
+                .into(),
+        };
+        let mut devices = devices;
+        devices.push_str(&tables::device_table(result).unwrap_or_default());
+        section(out, "devices", "Devices", &devices)?;
+        section(out, "latency", "Latency distribution", &charts_html(&charts::latency_curves(result)))?;
+        section(out, "notices", "Notices and cache flags", &tables::notices(result))?;
+        section(out, "host", "Host and devices", &tables::host_facts(result))?;
+        section(out, "config", "Configuration", &tables::configuration(result))?;
+        let footer =
+            format!("streamcap {} · result schema {} v{}", result.tool.version, result.schema, result.schema_version);
+        page_end(out, &footer)
+    }
+}

@@ -1,0 +1,298 @@
+//! The tables and fact lists of the HTML report: phases, devices, stream steps, the check's headline figures and
+//! verdict, host and device facts, notices and cache flags, and the full effective configuration. Every piece of
+//! text from the result is escaped here.
+
+use std::fmt::Write as _;
+
+use super::svg::esc;
+use crate::report::markdown::phase_label;
+use crate::results::{CheckSummary, OpResult, RunResult, RunStatus, StreamsResult};
+use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
+
+/// A table; `right` marks numeric columns.
+pub fn table(header: &[&str], right: &[bool], rows: &[Vec<String>]) -> String {
+    let align = |i: usize| if right.get(i).copied().unwrap_or(false) { " class=\"num\"" } else { "" };
+    let mut out = String::from("<table><thead><tr>");
+    for (i, h) in header.iter().enumerate() {
+        let _ = write!(out, "<th{}>{}</th>", align(i), esc(h));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in rows {
+        out.push_str("<tr>");
+        for (i, c) in row.iter().enumerate() {
+            let _ = write!(out, "<td{}>{}</td>", align(i), esc(c));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>\n");
+    out
+}
+
+fn lat(op: &OpResult, p: f64) -> String {
+    op.latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64))
+}
+
+pub fn phase_table(result: &RunResult) -> String {
+    let mut rows = Vec::new();
+    for phase in &result.phases {
+        let before = rows.len();
+        for (name, op) in [("read", &phase.read), ("write", &phase.write), ("sync", &phase.sync)] {
+            let Some(op) = op else { continue };
+            let first = rows.len() == before;
+            rows.push(vec![
+                if first { phase_label(phase) } else { String::new() },
+                if op.errors > 0 { format!("{name} ({} err)", op.errors) } else { name.into() },
+                format_rate(op.iops),
+                format_mbps(op.mbps),
+                format_latency_ns(op.latency.mean_ns),
+                lat(op, 50.0),
+                lat(op, 99.0),
+                lat(op, 99.9),
+                format_latency_ns(op.latency.max_ns as f64),
+                if first {
+                    format!("{} · QD {} × {} · {}", phase.bs, phase.iodepth, phase.jobs, phase.rw)
+                } else {
+                    String::new()
+                },
+                if first { (if phase.direct { "direct" } else { "buffered" }).into() } else { String::new() },
+            ]);
+        }
+        if let Some(files) = &phase.file_ops {
+            for op in files.ops.iter().filter(|o| o.op != "read" && o.op != "write") {
+                let p = |q: f64| op.latency.at(q).map_or("—".into(), |ns| format_latency_ns(ns as f64));
+                let label = if rows.len() == before { phase_label(phase) } else { String::new() };
+                let max = format_latency_ns(op.latency.max_ns as f64);
+                let mean = format_latency_ns(op.latency.mean_ns);
+                let rate = format!("{}/s", format_rate(op.rate));
+                rows.push(vec![
+                    label,
+                    op.op.clone(),
+                    rate,
+                    "—".into(),
+                    mean,
+                    p(50.0),
+                    p(99.0),
+                    p(99.9),
+                    max,
+                    String::new(),
+                    String::new(),
+                ]);
+            }
+        }
+        if rows.len() == before {
+            let mut row = vec![phase_label(phase), "—".into(), "no operations completed".into()];
+            row.resize(11, String::new());
+            rows.push(row);
+        }
+    }
+    let header = ["phase", "op", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "workload", "I/O"];
+    table(&header, &[false, false, true, true, true, true, true, true, true, false, false], &rows)
+}
+
+pub fn device_table(result: &RunResult) -> Option<String> {
+    let mut rows = Vec::new();
+    for phase in &result.phases {
+        for (i, d) in phase.devices.iter().enumerate() {
+            let a = &d.activity;
+            rows.push(vec![
+                if i == 0 { phase.name.clone() } else { String::new() },
+                a.name.clone(),
+                d.role.clone(),
+                format_mbps(a.read_mbps),
+                format_mbps(a.write_mbps),
+                format_rate(a.read_iops),
+                format_rate(a.write_iops),
+                format!("{:.0} %", a.busy_pct),
+                format!("{:.1}", a.avg_queue),
+            ]);
+        }
+    }
+    let header = ["phase", "device", "role", "read MB/s", "write MB/s", "reads/s", "writes/s", "busy", "queue"];
+    (!rows.is_empty()).then(|| table(&header, &[false, false, false, true, true, true, true, true, true], &rows))
+}
+
+pub fn steps_table(streams: &StreamsResult) -> String {
+    let ms = |ns: Option<u64>| ns.map_or("—".into(), |n| format_latency_ns(n as f64));
+    let rows: Vec<Vec<String>> = streams
+        .steps
+        .iter()
+        .map(|s| {
+            let busiest = s.devices.iter().max_by(|a, b| a.activity.busy_pct.total_cmp(&b.activity.busy_pct));
+            vec![
+                s.count.to_string(),
+                s.streams_stalled.to_string(),
+                format!("{:.4}", s.stall_ratio),
+                ms(s.startup.at(99.0)),
+                ms(s.lateness.at(50.0)),
+                ms(s.lateness.at(99.0)),
+                format_mbps(s.delivered_mbps),
+                busiest.map_or("—".into(), |d| format!("{:.0} % {}", d.activity.busy_pct, d.activity.name)),
+                if s.meets_target { "ok".into() } else { s.failure_reason(&streams.target).unwrap_or_default() },
+            ]
+        })
+        .collect();
+    let header = [
+        "streams",
+        "stalled",
+        "stall ratio",
+        "start-up p99",
+        "lateness p50",
+        "lateness p99",
+        "MB/s",
+        "busiest device",
+        "target",
+    ];
+    table(&header, &[true, true, true, true, true, true, true, false, false], &rows)
+}
+
+pub fn check_figures(check: &CheckSummary) -> String {
+    let mut rows = Vec::new();
+    if let Some(s) = &check.sequential {
+        rows.push(vec!["sequential 1 MiB writes, queue depth 8".into(), format!("{} MB/s", format_mbps(s.write_mbps))]);
+        rows.push(vec!["sequential 1 MiB reads, queue depth 8".into(), format!("{} MB/s", format_mbps(s.read_mbps))]);
+    }
+    for r in &check.random_reads {
+        let p99 = format_latency_ns(r.p99_ns as f64);
+        rows.push(vec![
+            format!("random 4 KiB reads, queue depth {}", r.queue_depth),
+            format!("{} IOPS · p99 {p99}", format_rate(r.iops)),
+        ]);
+    }
+    if let Some(f) = &check.small_files {
+        let rates = format!(
+            "create {}/s · stat {}/s · read {}/s",
+            format_rate(f.create_per_s),
+            format_rate(f.stat_per_s),
+            format_rate(f.read_per_s)
+        );
+        rows.push(vec![format!("small files: {} of {}", f.files, Bytes(f.file_bytes)), rates]);
+    }
+    table(&["measurement", "result"], &[false, true], &rows)
+}
+
+pub fn verdict_table(check: &CheckSummary) -> String {
+    let rows: Vec<Vec<String>> = check
+        .verdict
+        .iter()
+        .map(|v| {
+            let headroom = if v.bandwidth_ceiling == 0 || v.limited_by.starts_with("interrupted") {
+                "—".to_string()
+            } else {
+                format!("{:.0} % of {}", v.headroom_pct, v.bandwidth_ceiling)
+            };
+            vec![
+                v.label.clone(),
+                format!("{} Mbit/s", v.bitrate_bps as f64 / 1e6),
+                if v.capacity.at_limit { format!("≥ {}", v.streams) } else { v.streams.to_string() },
+                v.limited_by.clone(),
+                headroom,
+            ]
+        })
+        .collect();
+    table(
+        &["format", "bitrate", "streams sustained", "limited by", "headroom"],
+        &[false, true, true, false, true],
+        &rows,
+    )
+}
+
+/// Host, filesystem and every device beneath the target.
+pub fn host_facts(result: &RunResult) -> String {
+    let h = &result.host;
+    let mut rows = vec![
+        vec!["host".into(), h.hostname.clone()],
+        vec!["CPU".into(), format!("{} × {}", h.cpu_count, h.cpu_model)],
+        vec!["RAM".into(), h.ram.to_string()],
+        vec!["system".into(), format!("{} · Linux {}", h.os, h.kernel)],
+        vec!["target".into(), format!("{} ({})", result.target.path, result.target.kind)],
+    ];
+    if let Some(fs) = &result.target.filesystem {
+        let at = format!(
+            "{} on {} at {} · {} free of {} · {}",
+            fs.fs_type,
+            fs.source,
+            fs.mount_point.display(),
+            fs.free,
+            fs.total,
+            fs.options
+        );
+        rows.push(vec!["filesystem".into(), at]);
+    }
+    let mut out = table(&["fact", "value"], &[false, false], &rows);
+    let devices: Vec<Vec<String>> = result
+        .target
+        .devices
+        .iter()
+        .map(|d| {
+            vec![
+                d.name.clone(),
+                d.role.clone(),
+                d.model.clone().unwrap_or_else(|| "unknown".into()),
+                d.size.to_string(),
+                if d.rotational { "rotational".into() } else { "non-rotational".into() },
+                d.scheduler.clone().unwrap_or_else(|| "none".into()),
+                format!("{} / {} B", d.logical_block_size, d.physical_block_size),
+            ]
+        })
+        .collect();
+    if !devices.is_empty() {
+        out.push_str(&table(
+            &["device", "role", "model", "size", "kind", "scheduler", "logical / physical block"],
+            &[],
+            &devices,
+        ));
+    }
+    out
+}
+
+/// Notices, cache flags, errors and failures, in words; empty when there is nothing to say.
+pub fn notices(result: &RunResult) -> String {
+    let mut items: Vec<(&str, String)> = result.notices.iter().map(|n| ("note", n.clone())).collect();
+    for p in &result.phases {
+        if p.cache_affected {
+            let why = if p.direct {
+                "the target keeps its data in RAM"
+            } else {
+                "buffered I/O on a data set under twice the RAM"
+            };
+            items.push((
+                "cache",
+                format!("'{}' may describe memory rather than storage: {why}; treat it as an upper bound", p.name),
+            ));
+        }
+        if p.errors.count > 0 {
+            items.push(("errors", format!("'{}' had {} failed operations", p.name, p.errors.count)));
+            for e in p.errors.records.iter().take(5) {
+                items.push((
+                    "errors",
+                    format!("{} {} at offset {} ({} bytes): {}", e.op, e.path, e.offset, e.len, e.message),
+                ));
+            }
+        }
+        if let Some(f) = &p.failure {
+            items.push(("failed", format!("'{}': {f}", p.name)));
+        }
+    }
+    if result.status == RunStatus::Interrupted {
+        items.push(("interrupted", "the figures cover the part that ran".into()));
+    }
+    let mut out = String::new();
+    if !items.is_empty() {
+        out.push_str("<ul class=\"notices\">");
+        for (kind, text) in items {
+            let _ = write!(out, "<li class=\"{kind}\"><b>{kind}:</b> {}</li>", esc(&text));
+        }
+        out.push_str("</ul>\n");
+    }
+    out
+}
+
+/// The command line and the full effective configuration.
+pub fn configuration(result: &RunResult) -> String {
+    let config = serde_json::to_string_pretty(&result.config).unwrap_or_default();
+    format!(
+        "<p class=\"cmd\"><code>{}</code></p><details><summary>effective configuration (every default filled in)</summary><pre>{}</pre></details>\n",
+        esc(&result.command.join(" ")),
+        esc(&config)
+    )
+}

@@ -1,0 +1,176 @@
+//! The terminal rendering of `streamcap inspect`: what is beneath a target, without any I/O — filesystem, pool
+//! profile and what it means for a failed disk, members, raw and usable capacity, read policy, free space,
+//! effective RAM, whether the data lives in RAM, and every device's facts. Also the short pool and RAM phrases
+//! the run summary uses. Reads only the `RunResult`, so a saved inspect JSON renders the same again.
+
+use std::io::{self, Write};
+
+use comfy_table::{CellAlignment, Table};
+
+use super::terminal::STYLE;
+use crate::results::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile, RunResult};
+
+pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+    let target = &result.target;
+    writeln!(out, "streamcap {} · inspect · {}", result.tool.version, target.path)?;
+    writeln!(out)?;
+    let kind = target.kind.replace('_', " ");
+    match &target.filesystem {
+        Some(fs) => {
+            let at = fs.mount_point.display();
+            writeln!(out, "target     {kind} on {} ({}), mounted at {at}", fs.fs_type, fs.source)?;
+            let free = if fs.total.0 > 0 { format!("{} of {}", fs.free, fs.total) } else { "unknown".into() };
+            writeln!(out, "free       {free} (what a program that is not root can still write)")?;
+        }
+        None => writeln!(out, "target     {kind}")?,
+    }
+    match &target.pool {
+        Some(pool) => write_pool(out, pool)?,
+        None => writeln!(out, "pool       none: no block device is beneath this target")?,
+    }
+    writeln!(out, "memory     {}", ram_words(&result.host))?;
+    if let (Some(limit), Some(file)) = (result.host.memory_limit, &result.host.memory_limit_file) {
+        writeln!(
+            out,
+            "           the limit of {limit} is set in {file}: the page cache of this process stays within it"
+        )?;
+    }
+    match &target.memory_backed {
+        Some(why) => writeln!(out, "in RAM     yes: {why}; figures measured here may describe memory")?,
+        None => writeln!(out, "in RAM     no: the data lives on the devices below")?,
+    }
+    if !target.devices.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "devices beneath, top first:")?;
+        writeln!(out, "{}", device_table(result))?;
+    }
+    Ok(())
+}
+
+fn write_pool(out: &mut dyn Write, pool: &PoolFacts) -> io::Result<()> {
+    writeln!(out, "pool       {}", pool_words(pool))?;
+    if let Some(profile) = pool.profile {
+        writeln!(out, "           {}", profile_meaning(profile))?;
+    }
+    if pool.missing_members > 0 {
+        writeln!(out, "           {} member(s) missing or failed: the pool runs degraded", pool.missing_members)?;
+    }
+    let usable = pool.usable.map_or("unknown".into(), |u| u.to_string());
+    let statvfs = pool.statvfs_total.map_or(String::new(), |s| format!(" · statvfs {s}"));
+    writeln!(out, "capacity   {} raw · {usable} usable{statvfs}", pool.raw)?;
+    if let Some(note) = &pool.capacity_note {
+        writeln!(out, "           {note}")?;
+    }
+    for (label, space) in [("data", &pool.data), ("metadata", &pool.metadata)] {
+        if let Some(space) = space {
+            writeln!(out, "{label:<10} {}", space_words(space))?;
+        }
+    }
+    if let Some(policy) = &pool.read_policy {
+        match pool.profile {
+            Some(p) if p.btrfs_copies() == 1 => {
+                writeln!(out, "reads      policy {policy}: it picks among mirrored copies only, and {p} data has none")?
+            }
+            _ => writeln!(out, "reads      policy {policy}: {}", read_policy_meaning(policy))?,
+        }
+    }
+    if let Some(md) = &pool.md {
+        let chunk = md.chunk.map_or(String::new(), |c| format!(" · chunk {c}"));
+        writeln!(
+            out,
+            "md         {} {} · {} of {} members{chunk} · {}",
+            md.name,
+            md.level,
+            md.members.len(),
+            md.raid_disks,
+            md.state
+        )?;
+    }
+    Ok(())
+}
+
+/// One line naming a pool: "btrfs raid5 (metadata raid1) over 3 members: loop0, loop1, loop2".
+pub(super) fn pool_words(pool: &PoolFacts) -> String {
+    let profile = pool.profile.map_or("(level unknown)".to_string(), |p| p.to_string());
+    let metadata = match pool.metadata_profile {
+        Some(m) if Some(m) != pool.profile => format!(" (metadata {m})"),
+        _ => String::new(),
+    };
+    let names: Vec<&str> = pool.members.iter().map(|m| m.name.as_str()).collect();
+    let plural = if names.len() == 1 { "" } else { "s" };
+    let what = match pool.kind {
+        PoolKind::Btrfs => format!("btrfs {profile}{metadata}"),
+        PoolKind::Md => format!("md {profile}"),
+        PoolKind::Device => return format!("one device, no pooling: {} ({})", pool.id, pool.raw),
+    };
+    let usable = pool.usable.map_or(String::new(), |u| format!(" · {} raw, {u} usable", pool.raw));
+    format!("{what} over {} member{plural}: {}{usable}", names.len(), names.join(", "))
+}
+
+/// "23.5 GiB RAM", or "23.5 GiB RAM, 128 MiB effective (memory cgroup limit)" when a cgroup limits it.
+pub(super) fn ram_words(host: &HostFacts) -> String {
+    match host.memory_limit {
+        Some(limit) if limit < host.ram => {
+            format!("{} RAM, {} effective (memory cgroup limit)", host.ram, host.usable_ram())
+        }
+        _ => format!("{} RAM", host.ram),
+    }
+}
+
+fn space_words(space: &BtrfsSpace) -> String {
+    let others: Vec<String> = space.profiles.iter().skip(1).map(|s| format!("{} {}", s.profile, s.allocated)).collect();
+    let mixed = if others.is_empty() {
+        String::new()
+    } else {
+        format!(" · also {} (a conversion or balance left chunks of another profile)", others.join(", "))
+    };
+    format!("{}: {} allocated, {} used{mixed}", space.profile, space.allocated, space.used)
+}
+
+/// What a profile means for a failed member, in a home user's words.
+fn profile_meaning(profile: Profile) -> &'static str {
+    match profile {
+        Profile::Single => "one copy of everything: a failed device loses what it holds",
+        Profile::Dup => "two copies on the same device: survives bad sectors, not a failed device",
+        Profile::Linear => "members end to end, no redundancy: a failed member loses what it holds",
+        Profile::Raid0 => "striped, no redundancy: one failed member loses the whole pool",
+        Profile::Raid1 => "two copies on different members: survives one failed member",
+        Profile::Raid1c3 => "three copies on different members: survives two failed members",
+        Profile::Raid1c4 => "four copies on different members: survives three failed members",
+        Profile::Raid10 => "striped mirrors: survives one failed member (more if they hold different copies)",
+        Profile::Raid4 => "one member holds parity: survives one failed member",
+        Profile::Raid5 => "one member's worth of parity: survives one failed member",
+        Profile::Raid6 => "two members' worth of parity: survives two failed members",
+    }
+}
+
+fn read_policy_meaning(policy: &str) -> &'static str {
+    match policy {
+        "pid" => "each reading thread sticks to one mirror (thread id modulo the copies); one reader uses one disk",
+        "round-robin" => "reads rotate over the mirrors",
+        "devid" => "reads prefer one chosen member",
+        _ => "see the kernel's btrfs documentation",
+    }
+}
+
+fn device_table(result: &RunResult) -> Table {
+    let mut table = Table::new();
+    table.load_style(STYLE);
+    table.set_header(["device", "kind", "model", "size", "rotational", "scheduler", "role"]);
+    for d in &result.target.devices {
+        let kind = serde_json::to_value(d.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        table.add_row(vec![
+            d.name.clone(),
+            kind,
+            d.model.clone().unwrap_or_else(|| "—".into()),
+            d.size.to_string(),
+            if d.rotational { "yes".into() } else { "no".into() },
+            d.scheduler.clone().unwrap_or_else(|| "—".into()),
+            d.role.clone(),
+        ]);
+    }
+    if let Some(c) = table.column_mut(3) {
+        c.set_cell_alignment(CellAlignment::Right);
+    }
+    table
+}

@@ -1,0 +1,282 @@
+//! Markdown: the tables a person pastes into a forum post or an issue — a heading with the tool, target and host,
+//! then the phase table (run), the step table and the answer (streams) or the headline figures and the verdict
+//! table (check), then notices and cache flags as a list. GitHub-flavoured tables, numbers right-aligned, no
+//! HTML. Reads only `results` types.
+
+use std::io::{self, Write};
+
+use super::Renderer;
+use crate::results::{CheckSummary, OpResult, PhaseResult, RunResult, RunStatus, StreamsResult};
+use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
+
+/// Markdown tables.
+pub struct Markdown;
+
+impl Renderer for Markdown {
+    fn render(&self, result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+        heading(out, result)?;
+        if let Some(check) = &result.check {
+            check_tables(out, check)?;
+        } else if let Some(streams) = &result.streams {
+            streams_table(out, streams)?;
+        } else {
+            phase_table(out, &result.phases)?;
+        }
+        notes(out, result)
+    }
+}
+
+/// A table cell: pipes would end the cell, line breaks the row.
+pub(super) fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// Writes one table: `align` has one entry per column, true for right-aligned (numbers).
+pub(super) fn table(out: &mut dyn Write, header: &[&str], align: &[bool], rows: &[Vec<String>]) -> io::Result<()> {
+    writeln!(out, "| {} |", header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "))?;
+    let rule: Vec<&str> = align.iter().map(|&right| if right { "--:" } else { "---" }).collect();
+    writeln!(out, "|{}|", rule.join("|"))?;
+    for row in rows {
+        writeln!(out, "| {} |", row.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "))?;
+    }
+    writeln!(out)
+}
+
+pub(super) fn command_name(result: &RunResult) -> &'static str {
+    if result.check.is_some() {
+        "check"
+    } else if result.streams.is_some() {
+        "streams"
+    } else {
+        "run"
+    }
+}
+
+fn heading(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+    let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
+    writeln!(out, "### streamcap {} · {}{fs}", command_name(result), cell(&result.target.path))?;
+    writeln!(out)?;
+    let h = &result.host;
+    writeln!(
+        out,
+        "{} · {} × {} · {} RAM · Linux {} · streamcap {} · {}",
+        cell(&h.hostname),
+        h.cpu_count,
+        cell(&h.cpu_model),
+        h.ram,
+        cell(&h.kernel),
+        result.tool.version,
+        result.started_at
+    )?;
+    writeln!(out)?;
+    for d in &result.target.devices {
+        writeln!(
+            out,
+            "- `{}` ({}): {} · {} · {}",
+            d.name,
+            cell(&d.role),
+            cell(d.model.as_deref().unwrap_or("unknown model")),
+            d.size,
+            if d.rotational { "rotational" } else { "non-rotational" }
+        )?;
+    }
+    writeln!(out)
+}
+
+fn op_row(label: String, name: &str, op: &OpResult) -> Vec<String> {
+    let lat = |p: f64| op.latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64));
+    vec![
+        label,
+        if op.errors > 0 { format!("{name} ({} err)", op.errors) } else { name.to_string() },
+        format_rate(op.iops),
+        format_mbps(op.mbps),
+        lat(50.0),
+        lat(99.0),
+        lat(99.9),
+        format_latency_ns(op.latency.max_ns as f64),
+    ]
+}
+
+pub(super) fn phase_label(phase: &PhaseResult) -> String {
+    let mut label = phase.name.clone();
+    match phase.status {
+        RunStatus::Interrupted => label.push_str(" (interrupted)"),
+        RunStatus::IoError => label.push_str(" (stopped: I/O error)"),
+        RunStatus::Failed => label.push_str(" (failed)"),
+        RunStatus::Running | RunStatus::Completed => {}
+    }
+    if phase.cache_affected {
+        label.push_str(" [cache]");
+    }
+    label
+}
+
+fn phase_table(out: &mut dyn Write, phases: &[PhaseResult]) -> io::Result<()> {
+    let mut rows = Vec::new();
+    for phase in phases {
+        let before = rows.len();
+        for (name, op) in [("read", &phase.read), ("write", &phase.write), ("sync", &phase.sync)] {
+            if let Some(op) = op {
+                let label = if rows.len() == before { phase_label(phase) } else { String::new() };
+                rows.push(op_row(label, name, op));
+            }
+        }
+        if let Some(files) = &phase.file_ops {
+            for op in files.ops.iter().filter(|o| o.op != "read" && o.op != "write") {
+                let label = if rows.len() == before { phase_label(phase) } else { String::new() };
+                let lat = |p: f64| op.latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64));
+                let max = format_latency_ns(op.latency.max_ns as f64);
+                let rate = format!("{}/s", format_rate(op.rate));
+                rows.push(vec![label, op.op.clone(), rate, "—".into(), lat(50.0), lat(99.0), lat(99.9), max]);
+            }
+        }
+        if rows.len() == before {
+            rows.push(vec![phase_label(phase), "—".into(), "no operations completed".into()]);
+            rows.last_mut().expect("just pushed").resize(8, String::new());
+        }
+    }
+    let header = ["phase", "op", "IOPS", "MB/s", "p50", "p99", "p99.9", "max"];
+    table(out, &header, &[false, false, true, true, true, true, true, true], &rows)
+}
+
+fn ms(ns: Option<u64>) -> String {
+    ns.map_or("—".into(), |n| format_latency_ns(n as f64))
+}
+
+fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} · chunk {} · buffer {} s · watch {} s · {}",
+        cell(&streams.label),
+        Bytes(streams.chunk_bytes),
+        streams.buffer_s,
+        streams.watch_s,
+        if streams.direct { "direct I/O" } else { "buffered" }
+    )?;
+    writeln!(out)?;
+    let rows: Vec<Vec<String>> = streams
+        .steps
+        .iter()
+        .map(|s| {
+            vec![
+                s.count.to_string(),
+                s.streams_stalled.to_string(),
+                format!("{:.4}", s.stall_ratio),
+                ms(s.startup.at(99.0)),
+                ms(s.lateness.at(99.0)),
+                format_mbps(s.delivered_mbps),
+                if s.meets_target { "ok".into() } else { "missed".into() },
+            ]
+        })
+        .collect();
+    let header = ["streams", "stalled", "stall ratio", "start-up p99", "lateness p99", "MB/s", "target"];
+    table(out, &header, &[true, true, true, true, true, true, false], &rows)?;
+    if let Some(answer) = &streams.capacity {
+        writeln!(out, "**{}**", cell(&answer.words))?;
+        writeln!(out)?;
+    }
+    if let Some(e) = &streams.estimate {
+        writeln!(
+            out,
+            "Estimate from raw rates: {} streams ({}-bound; random reads allow {:.1}, sequential reads {:.1}).",
+            e.streams, e.limited_by, e.iops_bound, e.bandwidth_bound
+        )?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
+    let mut rows = Vec::new();
+    if let Some(s) = &check.sequential {
+        rows.push(vec!["sequential 1 MiB write (QD 8)".into(), format!("{} MB/s", format_mbps(s.write_mbps))]);
+        rows.push(vec!["sequential 1 MiB read (QD 8)".into(), format!("{} MB/s", format_mbps(s.read_mbps))]);
+    }
+    for r in &check.random_reads {
+        let p99 = format_latency_ns(r.p99_ns as f64);
+        rows.push(vec![
+            format!("random 4 KiB read (QD {})", r.queue_depth),
+            format!("{} IOPS · p99 {p99}", format_rate(r.iops)),
+        ]);
+    }
+    if let Some(f) = &check.small_files {
+        let rates = format!(
+            "create {}/s · stat {}/s · read {}/s",
+            format_rate(f.create_per_s),
+            format_rate(f.stat_per_s),
+            format_rate(f.read_per_s)
+        );
+        rows.push(vec![format!("small files ({} of {})", f.files, Bytes(f.file_bytes)), rates]);
+    }
+    writeln!(
+        out,
+        "Check profile {}, {:.0} s, data set {}.",
+        check.profile,
+        check.elapsed_s,
+        Bytes(check.data_set_bytes)
+    )?;
+    writeln!(out)?;
+    table(out, &["measurement", "result"], &[false, true], &rows)?;
+    let verdict: Vec<Vec<String>> = check
+        .verdict
+        .iter()
+        .map(|v| {
+            let sustained = if v.capacity.at_limit { format!("≥ {}", v.streams) } else { v.streams.to_string() };
+            vec![v.label.clone(), format!("{} Mbit/s", v.bitrate_bps as f64 / 1e6), sustained, v.limited_by.clone()]
+        })
+        .collect();
+    if !verdict.is_empty() {
+        writeln!(out, "Concurrent streams with no stall and start-up within 2 s:")?;
+        writeln!(out)?;
+        table(out, &["format", "bitrate", "streams", "limited by"], &[false, true, true, false], &verdict)?;
+    }
+    if check.partial {
+        writeln!(out, "_Partial: the check stopped before the end._")?;
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn notes(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+    let mut lines: Vec<String> = result.notices.iter().map(|n| format!("note: {n}")).collect();
+    // A phase that only built a file tree measured nothing, so its cache flag says nothing.
+    let measured = |p: &&PhaseResult| {
+        let ops = |o: &Option<OpResult>| o.as_ref().map_or(0, |o| o.ops);
+        ops(&p.read) + ops(&p.write) + p.file_ops.as_ref().map_or(0, |f| f.requested.ops) > 0
+    };
+    for phase in result.phases.iter().filter(measured).filter(|p| p.cache_affected && !p.direct) {
+        lines.push(format!(
+            "cache: '{}' used buffered I/O on {} with {} of RAM: treat its figures as an upper bound",
+            phase.name,
+            Bytes(phase.data_set_bytes),
+            Bytes(phase.memory.ram_bytes)
+        ));
+    }
+    for phase in result.phases.iter().filter(|p| p.errors.count > 0) {
+        lines.push(format!("errors: '{}' had {} failed operations", phase.name, phase.errors.count));
+    }
+    if result.status == RunStatus::Interrupted {
+        lines.push("interrupted: the figures cover the part that ran".into());
+    }
+    for line in lines {
+        writeln!(out, "- {}", cell(&line))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cell_cannot_break_the_table() {
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+
+    #[test]
+    fn tables_have_one_rule_entry_per_column() {
+        let mut out = Vec::new();
+        table(&mut out, &["a", "b"], &[false, true], &[vec!["x".into(), "1".into()]]).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "| a | b |\n|---|--:|\n| x | 1 |\n\n");
+    }
+}

@@ -1,0 +1,214 @@
+//! How much memory and how many threads this process may still take: available memory, the memory and pids
+//! cgroup limits up the hierarchy (cgroup v1 and v2), the kernel's `threads-max`, and RLIMIT_NPROC for non-root
+//! users. A plan that needs more is refused before anything is allocated or spawned, instead of aborting on an
+//! allocation or panicking in `thread::spawn` halfway through a run.
+//!
+//! Parsers take text (tests feed fixed samples); [`ProcessLimits::gather`] reads the live files. Only reads.
+
+use std::path::{Path, PathBuf};
+
+use crate::units::Bytes;
+
+use super::proc::MemInfo;
+use super::topology::{MountEntry, read_mountinfo};
+
+/// What this process may still take; `None` where nothing says (no limit, or unreadable).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcessLimits {
+    /// Bytes it may still allocate: MemAvailable, or less when a memory cgroup limit is closer.
+    pub memory: Option<Bytes>,
+    /// Threads it may still start: the tightest of the pids cgroups, `threads-max` and RLIMIT_NPROC.
+    pub threads: Option<u64>,
+}
+
+impl ProcessLimits {
+    /// Reads the live limits of this process.
+    pub fn gather() -> ProcessLimits {
+        let mounts = read_mountinfo().unwrap_or_default();
+        let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let read = |path: &Path| std::fs::read_to_string(path).ok();
+        let available = MemInfo::read().ok().map(|m| m.available);
+        let memory = min_some(available, cgroup_headroom(&mounts, &cgroups, Controller::Memory, &read).map(Bytes));
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/threads-max")
+            .ok()
+            .and_then(|max| threads_left(&max, &std::fs::read_to_string("/proc/loadavg").ok()?));
+        let threads = min_some(cgroup_headroom(&mounts, &cgroups, Controller::Pids, &read), kernel);
+        ProcessLimits { memory, threads: min_some(threads, nproc_left()) }
+    }
+}
+
+fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A cgroup controller whose limit this module reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Controller {
+    Memory,
+    Pids,
+}
+
+impl Controller {
+    fn v1_name(self) -> &'static str {
+        match self {
+            Controller::Memory => "memory",
+            Controller::Pids => "pids",
+        }
+    }
+
+    /// (limit file, usage file) in cgroup v1 and in v2.
+    fn files(self, v2: bool) -> (&'static str, &'static str) {
+        match (self, v2) {
+            (Controller::Memory, false) => ("memory.limit_in_bytes", "memory.usage_in_bytes"),
+            (Controller::Memory, true) => ("memory.max", "memory.current"),
+            (Controller::Pids, _) => ("pids.max", "pids.current"),
+        }
+    }
+}
+
+/// The smallest `limit − usage` of `controller` over this process's cgroup and its ancestors (a parent's limit
+/// binds its children), in v1 or v2, whichever holds the controller. `None` when no limit is set anywhere.
+pub fn cgroup_headroom(
+    mounts: &[MountEntry],
+    proc_cgroup: &str,
+    controller: Controller,
+    read: &dyn Fn(&Path) -> Option<String>,
+) -> Option<u64> {
+    let (dir, top, v2) = cgroup_dir(mounts, proc_cgroup, controller)?;
+    let (limit_file, usage_file) = controller.files(v2);
+    let mut tightest: Option<u64> = None;
+    let mut at = dir.as_path();
+    loop {
+        let limit = read(&at.join(limit_file)).and_then(|t| parse_limit(&t));
+        let usage = read(&at.join(usage_file)).and_then(|t| t.trim().parse::<u64>().ok());
+        if let (Some(limit), Some(usage)) = (limit, usage) {
+            tightest = min_some(tightest, Some(limit.saturating_sub(usage)));
+        }
+        match at.parent() {
+            Some(parent) if at != top => at = parent,
+            _ => break,
+        }
+    }
+    tightest
+}
+
+/// "max" (or v1's "unlimited" 2^63-ish page-rounded value) is no limit; a number is one.
+fn parse_limit(text: &str) -> Option<u64> {
+    let value: u64 = text.trim().parse().ok()?;
+    // cgroup v1 writes "no memory limit" as the largest page-aligned i64.
+    (value < (1 << 62)).then_some(value)
+}
+
+/// This process's directory of `controller` and the hierarchy's mount point, from /proc/self/mountinfo and
+/// /proc/self/cgroup; the flag says whether it is cgroup v2.
+fn cgroup_dir(mounts: &[MountEntry], proc_cgroup: &str, controller: Controller) -> Option<(PathBuf, PathBuf, bool)> {
+    for line in proc_cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let v2 = controllers.is_empty();
+        let wanted = v2 || controllers.split(',').any(|c| c == controller.v1_name());
+        if !wanted {
+            continue;
+        }
+        let mount = mounts.iter().find(|m| {
+            if v2 {
+                m.fs_type == "cgroup2"
+            } else {
+                m.fs_type == "cgroup" && m.super_options.split(',').any(|o| o == controller.v1_name())
+            }
+        })?;
+        // Under v2 a controller not enabled in a subtree has no files there: the walk up skips those levels.
+        return super::cgroup::cgroup_dir(mount, path).map(|dir| (dir, mount.mount_point.clone(), v2));
+    }
+    None
+}
+
+/// `threads-max` minus the threads that exist (the fourth field of /proc/loadavg is "running/total").
+pub fn threads_left(threads_max: &str, loadavg: &str) -> Option<u64> {
+    let max: u64 = threads_max.trim().parse().ok()?;
+    let total: u64 = loadavg.split_whitespace().nth(3)?.split_once('/')?.1.parse().ok()?;
+    Some(max.saturating_sub(total))
+}
+
+/// RLIMIT_NPROC binds only non-root users; what this process already runs counts against it (the user's other
+/// processes do too, but cannot be counted cheaply, so this is an upper bound).
+fn nproc_left() -> Option<u64> {
+    if rustix::process::geteuid().is_root() {
+        return None;
+    }
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nproc).current?;
+    let own = std::fs::read_dir("/proc/self/task").map(|d| d.count() as u64).unwrap_or(1);
+    Some(limit.saturating_sub(own))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysinfo::parse_mountinfo;
+    use std::collections::HashMap;
+
+    const MOUNTS: &str = "\
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+
+    fn reader(files: &[(&str, &str)]) -> impl Fn(&Path) -> Option<String> {
+        let map: HashMap<PathBuf, String> = files.iter().map(|(p, t)| (PathBuf::from(p), t.to_string())).collect();
+        move |p: &Path| map.get(p).cloned()
+    }
+
+    #[test]
+    fn the_tightest_pids_limit_up_the_v1_hierarchy_wins() {
+        let mounts = parse_mountinfo(MOUNTS);
+        let cgroup = "8:pids:/a/b\n4:memory:/a\n0::/\n";
+        let read = reader(&[
+            ("/sys/fs/cgroup/pids/a/b/pids.max", "max\n"),
+            ("/sys/fs/cgroup/pids/a/b/pids.current", "3\n"),
+            ("/sys/fs/cgroup/pids/a/pids.max", "50\n"),
+            ("/sys/fs/cgroup/pids/a/pids.current", "10\n"),
+        ]);
+        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Pids, &read), Some(40));
+        let read = reader(&[
+            ("/sys/fs/cgroup/memory/a/memory.limit_in_bytes", "9223372036854771712\n"),
+            ("/sys/fs/cgroup/memory/a/memory.usage_in_bytes", "1000\n"),
+        ]);
+        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), None);
+        let read = reader(&[
+            ("/sys/fs/cgroup/memory/a/memory.limit_in_bytes", "1048576\n"),
+            ("/sys/fs/cgroup/memory/a/memory.usage_in_bytes", "1000\n"),
+        ]);
+        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), Some(1_047_576));
+    }
+
+    #[test]
+    fn cgroup_v2_limits_are_read_from_the_unified_hierarchy() {
+        let mounts = parse_mountinfo(MOUNTS);
+        let cgroup = "0::/user.slice/app\n";
+        let read = reader(&[
+            ("/sys/fs/cgroup/unified/user.slice/app/memory.max", "max\n"),
+            ("/sys/fs/cgroup/unified/user.slice/app/memory.current", "5\n"),
+            ("/sys/fs/cgroup/unified/user.slice/memory.max", "100\n"),
+            ("/sys/fs/cgroup/unified/user.slice/memory.current", "40\n"),
+        ]);
+        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), Some(60));
+        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Pids, &read), None);
+        assert_eq!(cgroup_headroom(&[], cgroup, Controller::Memory, &read), None);
+    }
+
+    #[test]
+    fn kernel_thread_headroom_comes_from_threads_max_and_loadavg() {
+        assert_eq!(threads_left("192729\n", "2.10 0.98 0.48 5/137 16020\n"), Some(192_592));
+        assert_eq!(threads_left("x", "0 0 0 1/2 3"), None);
+    }
+
+    #[test]
+    fn the_live_limits_are_readable() {
+        let limits = ProcessLimits::gather();
+        assert!(limits.memory.is_some_and(|m| m.0 > 0), "{limits:?}");
+        assert!(limits.threads.is_some_and(|t| t > 0), "{limits:?}");
+    }
+}
