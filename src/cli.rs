@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, ReadOptions, RwMode};
+use crate::spec::{
+    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, ReadOptions, RwMode, VerifyChoice,
+};
 use crate::units::{ByteRate, Bytes, parse_duration};
 
 #[derive(Debug, Parser)]
@@ -166,6 +168,21 @@ pub struct RunArgs {
     /// Alone it is an error (it would do nothing, and a user who typed it believed it did something).
     #[arg(long, requires = "allow_device_writes", help_heading = "Safety")]
     pub force: bool,
+
+    /// Write nothing: re-read what the most recent run kept under TARGET (--keep) wrote with --verify, and check
+    /// every block with ALGO (the algorithm it was written with). Bad blocks make the exit code 1.
+    #[arg(
+        long,
+        value_name = "ALGO",
+        value_parser = parse_value::<VerifyChoice>,
+        conflicts_with_all = ["job", "verify", "rw", "keep", "dry_run", "csv", "html"],
+        help_heading = "Verification"
+    )]
+    pub verify_only: Option<VerifyChoice>,
+    /// With --verify-only: the kept run's work directory to check (TARGET/.streamcap/run-…) instead of the most
+    /// recent one.
+    #[arg(long, value_name = "RUNDIR", requires = "verify_only", help_heading = "Verification")]
+    pub from: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -255,6 +272,15 @@ pub struct WorkloadFlags {
     /// Record I/O errors and go on instead of stopping the phase.
     #[arg(long, help_heading = "Durability")]
     pub continue_on_error: bool,
+
+    /// Verify written data: crc32c, xxhash, sha256 (a checksum in every block's header) or pattern (a seeded
+    /// byte pattern, compared byte for byte). Reads check what they read; the run ends by reading back
+    /// everything it wrote. Bad blocks make the exit code 1.
+    #[arg(long, value_name = "ALGO", value_parser = parse_value::<VerifyChoice>, help_heading = "Verification")]
+    pub verify: Option<VerifyChoice>,
+    /// With --verify: after every N writes, each worker reads those N blocks back and checks them.
+    #[arg(long, value_name = "N", requires = "verify", help_heading = "Verification")]
+    pub verify_backlog: Option<u64>,
 }
 
 impl WorkloadFlags {
@@ -287,6 +313,8 @@ impl WorkloadFlags {
             fsync_every: self.fsync_every,
             end_fsync: self.end_fsync.then_some(true),
             continue_on_error: self.continue_on_error.then_some(true),
+            verify: self.verify,
+            verify_backlog: self.verify_backlog,
             ..PhaseSpec::default()
         }
     }

@@ -1,7 +1,7 @@
 //! streamcap: a storage benchmark and capacity planner for media and content servers.
 //!
 //! The crate is layered so that data flows one way (see docs/architecture.md): `units` at the bottom;
-//! `engine`, `workload`, `metrics` and `sysinfo` above it, never importing each other; `spec` and `plan`;
+//! `engine`, `workload`, `metrics`, `sysinfo` and `verify` above it, never importing each other; `spec` and `plan`;
 //! `run`; `results`; `report`; and `app`/`cli` on top. Unsafe code is denied everywhere except the io_uring
 //! engine (pushing entries, registering buffers) and `getrusage` in `sysinfo`, where each block carries a
 //! `// SAFETY:` line.
@@ -11,6 +11,7 @@
 pub mod app;
 pub mod cli;
 pub mod engine;
+pub mod escape;
 pub mod limits;
 pub mod metrics;
 pub mod plan;
@@ -21,4 +22,5 @@ pub mod spec;
 pub mod streams;
 pub mod sysinfo;
 pub mod units;
+pub mod verify;
 pub mod workload;

@@ -9,7 +9,8 @@ fn main() -> ExitCode {
     match streamcap::app::run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("Error: {error:#}");
+            // Messages quote job files and results: escape what a terminal would act on.
+            eprintln!("Error: {}", streamcap::escape::for_terminal(&format!("{error:#}")));
             ExitCode::from(2)
         }
     }

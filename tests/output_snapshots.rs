@@ -46,7 +46,7 @@ fn interval_csv_of_a_fixed_result() {
     let result = read_result(Path::new(FIXTURE)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.csv");
-    let mut sink = CsvSink::create(&path).unwrap();
+    let mut sink = CsvSink::new(&path);
     for phase in &result.phases {
         for point in &phase.intervals {
             sink.write(phase.index, &phase.name, point).unwrap();

@@ -5,6 +5,7 @@ pub mod check;
 mod facts;
 mod inspect;
 mod observer;
+mod outputs;
 mod report;
 mod run_cmd;
 pub mod streams_cmd;
@@ -13,6 +14,7 @@ pub mod streams_http;
 pub mod streams_ingest;
 pub mod streams_media;
 pub mod streams_steps;
+mod verify_only;
 
 use std::process::ExitCode;
 

@@ -51,6 +51,8 @@ pub struct ResultRecorder<'a> {
     running: BTreeMap<usize, PhaseState>,
     /// The first failure to write an output file; reported at the end, the run goes on.
     pub output_error: Option<String>,
+    /// A phase has started (the JSON exists from then on).
+    started: bool,
     /// Print vdbench's interval lines even when stderr is not a terminal (the job came from a vdbench parameter
     /// file; `--quiet` turns this off).
     pub vdbench_lines: bool,
@@ -89,7 +91,7 @@ impl<'a> ResultRecorder<'a> {
         progress: ProgressLine,
     ) -> Self {
         let devices = result.target.devices.iter().map(|d| (d.name.clone(), d.role.clone())).collect();
-        let mut recorder = ResultRecorder {
+        let recorder = ResultRecorder {
             plan,
             result,
             json,
@@ -100,9 +102,15 @@ impl<'a> ResultRecorder<'a> {
             output_error: None,
             vdbench_lines: matches!(plan.origin, SpecOrigin::Vdbench { .. }),
             formatted: FormatReport::default(),
+            started: false,
         };
-        recorder.save();
+        // The JSON is first written when a phase starts, so a set-up failure leaves no file behind.
         recorder
+    }
+
+    /// Whether a phase has started (and the JSON been written).
+    pub fn started(&self) -> bool {
+        self.started
     }
 
     /// Rewrites the JSON result (if one was asked for).
@@ -126,6 +134,10 @@ impl RunObserver for ResultRecorder<'_> {
     }
 
     fn phase_started(&mut self, index: usize, phase: &PhasePlan) {
+        if !self.started {
+            self.started = true;
+            self.save();
+        }
         self.progress.start_phase(index, self.plan.phases.len(), &phase.name);
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are
         // not the phase's.

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::run_cmd::{check_writable_parent, print_quietly};
+use super::run_cmd::{check_output, print_quietly};
 use crate::cli::ReportArgs;
 use crate::report::{Format, Html, render_to_string};
 use crate::results::{RunResult, read_result};
@@ -15,7 +15,7 @@ use crate::results::{RunResult, read_result};
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     let result = read_result(&args.result)?;
     if let Some(path) = &args.html {
-        check_writable_parent(path)?;
+        check_output("--html", path)?;
     }
     print_quietly(&render_to_string(Format::from(args.format).renderer(), &result));
     if let Some(path) = &args.html {

@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 
 use super::facts::{Gathered, anchor_facts, gather};
 use super::observer::ResultRecorder;
+use super::outputs::{Output, check_outputs};
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, TargetKind, build_plan};
 use crate::report::{CsvSink, LogPrefixes, write_fio_json, write_fio_logs, write_summary};
@@ -21,6 +22,15 @@ use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let outputs = [("--json", &args.json, false), ("--csv", &args.csv, true), ("--html", &args.html, true)];
+    let outputs: Vec<Output<'_>> = outputs
+        .iter()
+        .filter_map(|(flag, path, in_place)| Some(Output { flag, path: path.as_deref()?, in_place: *in_place }))
+        .collect();
+    check_outputs(&outputs, &args.job.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
+    if let Some(algorithm) = args.verify_only {
+        return super::verify_only::run(&args, algorithm);
+    }
     let job = build_job(&args)?;
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
     let mut gathered = gather(&target, job.writes())?;
@@ -32,13 +42,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         print_quietly(&plan.to_string());
         return Ok(ExitCode::SUCCESS);
     }
-    let csv = match &args.csv {
-        Some(path) => Some(CsvSink::create(path).with_context(|| format!("cannot create {}", path.display()))?),
-        None => None,
-    };
-    for path in args.json.iter().chain(&args.html) {
-        check_writable_parent(path)?;
-    }
+    // Created with its first row: a set-up failure leaves no empty file behind.
+    let csv = args.csv.as_deref().map(CsvSink::new);
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let progress = ProgressLine::new(!args.quiet);
     for notice in &plan.notices {
@@ -53,9 +58,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            recorder.result.status = RunStatus::Failed;
-            recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-            recorder.save();
+            // A set-up failure before any phase started writes nothing (an existing file stays as it was);
+            // after one started, the partial result is kept.
+            if recorder.started() {
+                recorder.result.status = RunStatus::Failed;
+                recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
+                recorder.save();
+            }
             return Err(error.into());
         }
     };
@@ -71,6 +80,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             .unwrap_or(RunStatus::Completed)
     };
     recorder.result.status = status;
+    recorder.result.verify = outcome.verify.as_ref().map(|v| super::verify_only::verify_result(v, None));
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
     write_logs(&plan, &recorder.result);
@@ -86,14 +96,19 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         // No summary, but why a run failed is never kept quiet.
         for phase in &recorder.result.phases {
             if let Some(failure) = &phase.failure {
-                eprintln!("Error: phase '{}' failed: {failure}", phase.name);
+                say(&format!("Error: phase '{}' failed: {failure}", phase.name));
             }
             if let Some(first) = phase.errors.records.first() {
-                eprintln!(
+                say(&format!(
                     "Error: phase '{}' had {} failed operations; the first: {} {} at offset {}: {}",
                     phase.name, phase.errors.count, first.op, first.path, first.offset, first.message
-                );
+                ));
             }
+        }
+        if let Some(v) = recorder.result.verify.as_ref().filter(|v| v.failed()) {
+            let mut text = Vec::new();
+            crate::report::write_verify_summary(&mut text, v).expect("writing to a Vec cannot fail");
+            say(String::from_utf8_lossy(&text).trim_end());
         }
     } else {
         let mut text = Vec::new();
@@ -101,14 +116,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         print_quietly(&String::from_utf8_lossy(&text));
     }
     if let Some(problem) = &recorder.output_error {
-        eprintln!("warning: {problem}");
+        say(&format!("warning: {problem}"));
     }
     if let Some(problem) = &outcome.cleanup_error {
         // The measurements stand, but something was left behind: say what, and do not report success.
-        eprintln!("Error: {problem}; remove it by hand");
+        say(&format!("Error: {problem}; remove it by hand"));
         return Ok(ExitCode::from(2));
     }
-    let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0);
+    // A bad block (or one that could not be read back) is a failed operation too.
+    let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0)
+        || recorder.result.verify.as_ref().is_some_and(|v| v.failed());
     Ok(match status {
         // With --continue-on-error a phase completes despite failed operations; the exit code still says so.
         RunStatus::Completed | RunStatus::Running if had_errors => ExitCode::from(1),
@@ -159,15 +176,14 @@ fn write_logs(plan: &Plan, result: &RunResult) {
     }
 }
 
+/// A `--json` file must be writable and a plain file (see `outputs`).
 pub(super) fn check_writable_parent(path: &std::path::Path) -> Result<()> {
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-    anyhow::ensure!(
-        parent.is_dir(),
-        "cannot write the result to {}: the directory {} does not exist",
-        path.display(),
-        parent.display()
-    );
-    Ok(())
+    check_output("--json", path)
+}
+
+/// One output file named by `flag` must be writable (see `outputs`); only the JSON is renamed into place.
+pub(super) fn check_output(flag: &'static str, path: &std::path::Path) -> Result<()> {
+    check_outputs(&[Output { flag, path, in_place: flag != "--json" }], &[])
 }
 
 pub(super) fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
@@ -184,8 +200,14 @@ pub(super) fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
     )
 }
 
-/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly.
+/// Prints a line to stderr with control characters (from job files and results) escaped.
+pub(super) fn say(text: &str) {
+    eprintln!("{}", crate::escape::for_terminal(text));
+}
+
+/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Control characters (from job
+/// files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON.
 pub fn print_quietly(text: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    let _ = out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush());
 }

@@ -223,9 +223,12 @@ impl StreamsArgs {
 }
 
 pub fn run(args: StreamsArgs) -> Result<ExitCode> {
+    if let Some(path) = &args.json {
+        super::run_cmd::check_writable_parent(path)?;
+    }
     let config = args.config();
     if let Some(path) = &args.html {
-        super::run_cmd::check_writable_parent(path)?;
+        super::run_cmd::check_output("--html", path)?;
     }
     let request = StreamsRequest {
         viewers: args.count.unwrap_or(args.limit),

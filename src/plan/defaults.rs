@@ -34,6 +34,8 @@ pub const FREE_SPACE_RESERVE: Bytes = Bytes::mib(64);
 pub const SERIES_POINTS: usize = 2048;
 /// Error records kept per phase (all errors are counted).
 pub const ERRORS_KEPT: usize = 100;
+/// Bad blocks kept with their details by `--verify` (all are counted).
+pub const BAD_BLOCKS_KEPT: usize = 1000;
 /// Files one raw-I/O worker may use (it keeps them all open; many small files are a file-set workload's job).
 pub const MAX_FILES_PER_WORKER: usize = 1024;
 /// How long a file-set phase runs its workloads when it does not say (vdbench's `elapsed` default).

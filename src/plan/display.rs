@@ -30,6 +30,16 @@ impl fmt::Display for Plan {
             writeln!(f, "data: {} of {}", file.size, file.path.display())?;
         }
         writeln!(f, "interval: {}", format_duration(self.interval))?;
+        if let Some(v) = &self.verify {
+            let backlog = v.backlog.map(|n| format!(", reading back every {n} writes")).unwrap_or_default();
+            writeln!(
+                f,
+                "verify: {} over blocks of {}{backlog}; every read checks what it reads, and the run ends by \
+                 reading back everything written",
+                v.algorithm,
+                Bytes(u64::from(v.block))
+            )?;
+        }
         for notice in &self.notices {
             writeln!(f, "note: {notice}")?;
         }

@@ -150,6 +150,7 @@ pub(super) fn build_fileset_plan(job: &JobSpec, facts: &Facts) -> Result<Plan, P
         phases,
         interval: job.interval.unwrap_or(defaults::INTERVAL),
         notices,
+        verify: None,
     })
 }
 

@@ -12,6 +12,7 @@ mod fileset;
 mod resources;
 mod target;
 mod values;
+mod verify;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,6 +28,7 @@ pub use crate::spec::{FileIo, FileOp, FormatMode};
 pub use build::{RunOptions, build_plan};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
+pub use verify::{VerifyPlan, algorithm as verify_algorithm};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,6 +46,9 @@ pub struct Plan {
     pub interval: Duration,
     /// Things the user should know (fallbacks, ignored values), printed before the run and kept in the result.
     pub notices: Vec<String>,
+    /// Data verification (`--verify`), for the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyPlan>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

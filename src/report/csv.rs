@@ -4,13 +4,14 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::results::IntervalPoint;
 
 pub struct CsvSink {
-    writer: csv::Writer<BufWriter<File>>,
-    header_written: bool,
+    path: PathBuf,
+    /// Opened with the first row, so a run that fails before its first interval leaves no empty file.
+    writer: Option<csv::Writer<BufWriter<File>>>,
 }
 
 const IO_COLUMNS: [&str; 16] = [
@@ -33,24 +34,21 @@ const IO_COLUMNS: [&str; 16] = [
 ];
 
 impl CsvSink {
-    pub fn create(path: &Path) -> io::Result<CsvSink> {
-        let file = File::create(path)?;
-        Ok(CsvSink { writer: csv::Writer::from_writer(BufWriter::new(file)), header_written: false })
+    /// A sink for `path`; the file is created (or truncated) when the first row arrives. The caller checks
+    /// beforehand that it can be written (`app::outputs`).
+    pub fn new(path: &Path) -> CsvSink {
+        CsvSink { path: path.to_path_buf(), writer: None }
     }
 
     pub fn write(&mut self, phase: usize, phase_name: &str, point: &IntervalPoint) -> io::Result<()> {
-        if !self.header_written {
-            let mut header: Vec<String> = IO_COLUMNS.iter().map(|s| s.to_string()).collect();
-            for d in &point.devices {
-                header.extend([
-                    format!("{}_busy_pct", d.name),
-                    format!("{}_read_mbps", d.name),
-                    format!("{}_write_mbps", d.name),
-                ]);
+        let writer = match &mut self.writer {
+            Some(writer) => writer,
+            None => {
+                let mut writer = csv::Writer::from_writer(BufWriter::new(File::create(&self.path)?));
+                writer.write_record(header(point))?;
+                self.writer.insert(writer)
             }
-            self.writer.write_record(&header)?;
-            self.header_written = true;
-        }
+        };
         let us = |ns: f64| format!("{:.1}", ns / 1e3);
         let mut row = vec![
             (phase + 1).to_string(),
@@ -79,8 +77,21 @@ impl CsvSink {
         for d in &point.devices {
             row.extend([format!("{:.1}", d.busy_pct), format!("{:.2}", d.read_mbps), format!("{:.2}", d.write_mbps)]);
         }
-        self.writer.write_record(&row)?;
+        writer.write_record(&row)?;
         // Flush each row: the file is for watching and for surviving an abrupt end.
-        self.writer.flush()
+        writer.flush()
     }
+}
+
+/// The fixed I/O columns, then three per device beneath the target.
+fn header(point: &IntervalPoint) -> Vec<String> {
+    let mut header: Vec<String> = IO_COLUMNS.iter().map(|s| s.to_string()).collect();
+    for d in &point.devices {
+        header.extend([
+            format!("{}_busy_pct", d.name),
+            format!("{}_read_mbps", d.name),
+            format!("{}_write_mbps", d.name),
+        ]);
+    }
+    header
 }

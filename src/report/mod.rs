@@ -18,6 +18,7 @@ mod summary;
 mod terminal;
 pub mod vdbench_fs;
 mod vdbench_raw;
+mod verify;
 
 use std::io::{self, Write};
 
@@ -34,6 +35,7 @@ pub use streams::write_streams_summary;
 pub use summary::Summary;
 pub use terminal::write_summary;
 pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
+pub use verify::write_verify_summary;
 
 /// One output format. `T` is what it renders: a `RunResult`, or a `Comparison` of several.
 pub trait Renderer<T: ?Sized = RunResult> {

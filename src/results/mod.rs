@@ -12,6 +12,7 @@ mod io;
 mod plausibility;
 mod streams;
 mod time;
+mod verify;
 
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +35,7 @@ pub use streams::{
     StreamsResult, StreamsStep, build_step,
 };
 pub use time::rfc3339;
+pub use verify::{BadBlock, BadKind, VerifyResult};
 
 pub const SCHEMA: &str = "streamcap.run";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -67,6 +69,9 @@ pub struct RunResult {
     /// `streamcap check`: the headline figures and the verdict per video format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<CheckSummary>,
+    /// `--verify` and `--verify-only`: the blocks checked and every bad one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyResult>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -314,6 +319,7 @@ impl RunResult {
             phases: Vec::new(),
             streams: None,
             check: None,
+            verify: None,
         }
     }
 

@@ -3,12 +3,14 @@
 //! system, draw progress and write results without this layer knowing about any of them.
 
 mod fileset;
+mod kept;
 mod layout;
 mod pacer;
 mod pattern;
 mod phase;
 mod progress;
 mod signals;
+mod verify_pass;
 mod workdir;
 mod worker;
 mod worker_setup;
@@ -18,13 +20,16 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 pub use fileset::FormatReport;
+pub use kept::{KeptError, latest_kept_run, load_kept_run};
 pub use layout::{direct_io_supported, fill};
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
 pub use signals::{INTERRUPTED_EXIT, Interrupt};
+pub use verify_pass::{VerifyOutcome, read_back};
 pub use workdir::{WorkDir, remove_stale, run_id};
 
-use crate::plan::{Arrivals, DirectMode, FilePlan, Pacing, PhasePlan, Plan, TargetKind};
+use crate::plan::{Arrivals, DirectMode, FilePlan, Pacing, PhasePlan, Plan, TargetKind, defaults};
+use crate::verify::Verifier;
 use crate::workload::Access;
 pub use layout::LayoutError;
 use phase::{PhaseInputs, run_phase};
@@ -51,6 +56,8 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// Removing the data files failed: what is left and why (the measurements above are still valid).
     pub cleanup_error: Option<String>,
+    /// `--verify`: the blocks checked and the bad ones.
+    pub verify: Option<VerifyOutcome>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +111,10 @@ pub fn execute(
     // Files streamcap creates start empty; existing files and devices hold whatever they hold.
     let mut filled: Vec<bool> = plan.target.files.iter().map(|f| !f.created).collect();
     let direct_ok = direct_io_supported(&files[0]).map_err(|cause| RunError::Open { path: files[0].clone(), cause })?;
+    let verifier = plan.verify.map(|v| {
+        let files = plan.target.files.iter().map(|f| (f.path.display().to_string(), f.size.0)).collect();
+        Verifier::new(v.algorithm, v.block, v.seed, files, defaults::BAD_BLOCKS_KEPT)
+    });
     let mut told_buffered = false;
     let mut outcomes = Vec::new();
     // What each phase measured, by plan index, for curves: (operations per second, mean latency in ns).
@@ -188,6 +199,8 @@ pub fn execute(
                 writable: plan.target.writes_allowed,
                 interval: plan.interval,
                 interrupted: interrupt.flag(),
+                verify: verifier.as_ref(),
+                verify_backlog: plan.verify.and_then(|v| v.backlog),
             };
             run_phase(inputs, observer)
         };
@@ -227,10 +240,13 @@ pub fn execute(
         index = stage_end;
     }
 
+    let kept_dir = work_dir.as_ref().filter(|_| keep).map(|d| d.path().to_path_buf());
+    let verify =
+        verifier.as_ref().map(|v| verify_pass::finish(v, &files, direct_ok, interrupt, kept_dir.as_deref(), observer));
     let cleanup_error = work_dir.as_mut().and_then(|dir| {
         dir.remove().err().map(|e| format!("cannot remove the data files in {}: {e}", dir.path().display()))
     });
-    Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleanup_error })
+    Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleanup_error, verify })
 }
 
 /// A phase paced at a percentage of an earlier maximum (vdbench's curve) gets its rate from the nearest earlier

@@ -99,6 +99,10 @@ pub(super) struct PhaseInputs<'a> {
     pub writable: bool,
     pub interval: Duration,
     pub interrupted: Arc<AtomicBool>,
+    /// Data verification (`--verify`), shared by every worker of the run.
+    pub verify: Option<&'a crate::verify::Verifier>,
+    /// With `verify`: read back every N writes.
+    pub verify_backlog: Option<u64>,
 }
 
 pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver) -> PhaseOutcome {

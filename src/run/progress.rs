@@ -28,7 +28,7 @@ impl ProgressLine {
 
     pub fn start_phase(&self, index: usize, phases: usize, name: &str) {
         self.bar.reset();
-        self.bar.set_prefix(format!("[{}/{phases}] {name}", index + 1));
+        self.bar.set_prefix(format!("[{}/{phases}] {}", index + 1, crate::escape::for_terminal(name)));
         self.bar.set_message("starting");
     }
 
@@ -78,7 +78,8 @@ impl ProgressLine {
 
     /// Prints a line above the progress line.
     pub fn println(&self, text: &str) {
-        self.bar.suspend(|| eprintln!("{text}"));
+        // Notices and phase names come from job files: no control character reaches the terminal.
+        self.bar.suspend(|| eprintln!("{}", crate::escape::for_terminal(text)));
     }
 
     /// Whether the line is drawn (stderr is a terminal and not --quiet).

@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 use crate::plan::TargetPlan;
 
 /// The file in every work directory that says who made it (and, with `--keep`, that it is to be kept).
-const MARKER: &str = ".streamcap-run";
-const KEPT_LINE: &str = "kept";
+pub(super) const MARKER: &str = ".streamcap-run";
+pub(super) const KEPT_LINE: &str = "kept";
 
 pub struct WorkDir {
     dir: PathBuf,

@@ -23,7 +23,8 @@ use super::worker_setup::WorkerMsg;
 use crate::engine::{Completion, Engine, EngineError, OpKind, Request, Wait};
 use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot};
 use crate::plan::{PhasePlan, defaults};
-use crate::workload::{Direction, OpSource, Rng};
+use crate::verify::{Backlog, Verifier};
+use crate::workload::{Direction, Op, OpSource, Rng};
 
 /// What a worker reports when its thread ends.
 #[derive(Debug, Default)]
@@ -59,6 +60,12 @@ pub(super) struct Worker<'a> {
     pub control: &'a PhaseControl,
     pub tx: Sender<WorkerMsg>,
     pub spares: Receiver<Recorder>,
+    /// Data verification (`--verify`): writes stamp their blocks, reads check them (see `crate::verify`).
+    pub verify: Option<&'a Verifier>,
+    /// The run-wide index of each of this worker's files (the verifier's file numbers).
+    pub globals: Vec<u32>,
+    /// With `verify`: read back every N completed writes (fio verify_backlog).
+    pub verify_backlog: Option<u64>,
 }
 
 /// The loop's mutable state, separate from the configuration so that borrows stay simple.
@@ -99,6 +106,8 @@ struct LoopState {
     write_counter: u64,
     written: Vec<bool>,
     failure: Option<String>,
+    /// Writes waiting to be read back (`--verify-backlog`).
+    backlog: Option<Backlog>,
 }
 
 impl Worker<'_> {
@@ -158,6 +167,7 @@ impl Worker<'_> {
             write_counter: 0,
             written: vec![false; self.paths.len()],
             failure: None,
+            backlog: self.verify.and(self.verify_backlog).map(|n| Backlog::new(n, depth)),
         };
 
         let mut now = Instant::now();
@@ -213,7 +223,7 @@ impl Worker<'_> {
             now = Instant::now();
             // Intervals that ended while we waited are shipped first: these completions happened after them.
             self.tick(&mut st, now);
-            self.account(&mut st, now);
+            self.account(&mut st, engine, now);
         }
         let end = Instant::now();
         self.ship(&mut st, end, true);
@@ -283,6 +293,7 @@ impl Worker<'_> {
 
     /// Queues operations into free slots; when `stopping`, only a flush that is still owed.
     fn fill<E: Engine>(&self, st: &mut LoopState, engine: &mut E, now: Instant, stopping: bool) {
+        let mut refused = 0;
         while let Some(&slot) = st.free.last() {
             if let Some((file, kind)) = st.sync_owed.pop() {
                 st.free.pop();
@@ -294,9 +305,12 @@ impl Worker<'_> {
             if stopping || st.thinking || self.budget_spent(st) {
                 return;
             }
-            let (op, due) = match st.pending.take() {
-                Some(pending) => pending,
-                None => {
+            // A read-back of recent writes (--verify-backlog) goes before any new operation.
+            let readback = st.backlog.as_mut().and_then(Backlog::next_read);
+            let (op, due) = match (st.pending.take(), readback) {
+                (Some(pending), _) => pending,
+                (None, Some((file, offset, len))) => (Op { dir: Direction::Read, file, offset, len }, None),
+                (None, None) => {
                     let op = st.source.next_op();
                     let start = st.start;
                     (op, st.pacer.as_mut().map(|p| start + p.next_due(op.len)))
@@ -308,13 +322,23 @@ impl Worker<'_> {
                 st.pending = Some((op, Some(d)));
                 return;
             }
+            if !self.verify_begin(&op, &mut engine.buffer_mut(slot)[..op.len as usize]) {
+                // A block of it is in flight: skip it, and stop filling after a queue's worth of such skips.
+                refused += 1;
+                if refused > st.table.len() {
+                    return;
+                }
+                continue;
+            }
             st.free.pop();
             let kind = match op.dir {
                 Direction::Read => OpKind::Read,
                 Direction::Write => OpKind::Write,
             };
             if kind == OpKind::Write {
-                stamp(&mut engine.buffer_mut(slot)[..op.len as usize], op.offset, st.write_counter);
+                if self.verify.is_none() {
+                    stamp(&mut engine.buffer_mut(slot)[..op.len as usize], op.offset, st.write_counter);
+                }
                 st.write_counter += 1;
                 st.written[op.file as usize] = true;
             }
@@ -328,7 +352,7 @@ impl Worker<'_> {
                 measured: !st.in_ramp,
             };
             st.batch.push(Request { slot, kind, file: op.file, offset: op.offset, len: op.len });
-            if !st.in_ramp {
+            if !st.in_ramp && readback.is_none() {
                 st.issued += u64::from(op.len);
                 st.issued_ops += 1;
             }
@@ -367,11 +391,12 @@ impl Worker<'_> {
         }
     }
 
-    fn account(&self, st: &mut LoopState, now: Instant) {
+    fn account<E: Engine>(&self, st: &mut LoopState, engine: &mut E, now: Instant) {
         let mut done = std::mem::take(&mut st.done);
         for completion in done.drain(..) {
             let entry = st.table[completion.slot as usize];
             st.free.push(completion.slot);
+            self.verify_end(st, &entry, completion.result, engine.buffer_mut(completion.slot));
             // Operations issued during the ramp are not measured, even when they complete after it: the ramp
             // would otherwise leak into the results (and past an --io-size budget, which counts only measured
             // operations). Their errors still count.
@@ -395,6 +420,32 @@ impl Worker<'_> {
             }
         }
         st.done = done;
+    }
+
+    /// `--verify`, before an operation is queued: claims its blocks and, for a write, stamps them in `buf`.
+    /// `false`: a block is in flight, do not issue it now.
+    #[inline]
+    fn verify_begin(&self, op: &Op, buf: &mut [u8]) -> bool {
+        let Some(v) = self.verify else { return true };
+        v.begin(op.dir == Direction::Write, self.globals[op.file as usize], op.offset, buf)
+    }
+
+    /// `--verify`, when an operation completed: a read checks the blocks it read (`buf`), a write releases its
+    /// blocks and joins the read-back backlog.
+    #[inline]
+    fn verify_end(&self, st: &mut LoopState, entry: &InFlight, result: Result<u32, i32>, buf: &[u8]) {
+        let Some(v) = self.verify else { return };
+        if !matches!(entry.kind, OpKind::Read | OpKind::Write) {
+            return;
+        }
+        let write = entry.kind == OpKind::Write;
+        v.end(write, self.globals[entry.file as usize], entry.offset, entry.len, result, buf);
+        if write
+            && result == Ok(entry.len)
+            && let Some(backlog) = st.backlog.as_mut()
+        {
+            backlog.written((entry.file, entry.offset, entry.len));
+        }
     }
 
     fn io_error(&self, st: &mut LoopState, entry: &InFlight, errno: i32, message: &str, now: Instant) {

@@ -45,7 +45,7 @@ pub(super) fn worker_thread(
 ) -> WorkerEnd {
     let phase = inputs.phase;
     let ready = |result| channels.tx.send(WorkerMsg::Ready { worker: id, result });
-    let (paths, workload) = localize_files(plan, inputs.files);
+    let (paths, globals, workload) = localize_files(plan, inputs.files);
     let setup = (|| {
         let source = OpSource::new(&workload).map_err(|e| e.to_string())?;
         let files = paths
@@ -91,6 +91,9 @@ pub(super) fn worker_thread(
         control,
         tx: channels.tx.clone(),
         spares: channels.spares,
+        verify: inputs.verify,
+        globals,
+        verify_backlog: inputs.verify_backlog,
     };
     // Dispatch once; the loop below is monomorphised per engine.
     match &mut engine {
@@ -100,19 +103,21 @@ pub(super) fn worker_thread(
     }
 }
 
-/// A worker opens only the files its regions touch; regions are renumbered to that local table.
-fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, WorkloadConfig) {
+/// A worker opens only the files its regions touch; regions are renumbered to that local table. Returns the
+/// local table's paths and run-wide indices, and the renumbered workload.
+fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<u32>, WorkloadConfig) {
     let mut local_of = std::collections::HashMap::new();
-    let mut paths = Vec::new();
+    let (mut paths, mut globals) = (Vec::new(), Vec::new());
     let mut workload = plan.workload.clone();
     for region in &mut workload.regions {
         let local = *local_of.entry(region.file).or_insert_with(|| {
             paths.push(files[region.file as usize].clone());
+            globals.push(region.file);
             paths.len() as u32 - 1
         });
         region.file = local;
     }
-    (paths, workload)
+    (paths, globals, workload)
 }
 
 /// Opens a data file or device for the phase: read-only unless the phase writes, O_DIRECT when direct.

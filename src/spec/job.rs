@@ -13,6 +13,7 @@ use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
 use super::values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
+    VerifyChoice,
 };
 use crate::units::{ByteRate, Bytes};
 
@@ -93,6 +94,14 @@ pub struct PhaseSpec {
     /// Record I/O errors and go on instead of stopping the phase.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub continue_on_error: Option<bool>,
+    /// Verify written data (fio verify, vdbench validate): writes stamp each block, reads check it, and the run
+    /// ends with a pass that reads back everything written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyChoice>,
+    /// With `verify`: after every N writes, a worker reads those N blocks back and checks them (fio
+    /// verify_backlog).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<u64>,
 
     // ---- Finer control, mostly reached through fio and vdbench files (each has a TOML key too). ----
     /// In rw modes: percentage of operations at a random offset; the rest continue sequentially (fio
@@ -267,6 +276,8 @@ impl PhaseSpec {
                 fsync_every,
                 end_fsync,
                 continue_on_error,
+                verify,
+                verify_backlog,
                 percentage_random,
                 offset_step,
                 random_every,
@@ -354,6 +365,15 @@ impl PhaseSpec {
         }
         if self.fsync_every == Some(0) {
             return Err("fsync-every must be at least 1 (it counts writes between flushes)".into());
+        }
+        if self.verify_backlog == Some(0) {
+            return Err("verify-backlog must be at least 1 (it counts writes between read-backs)".into());
+        }
+        if self.verify_backlog.is_some_and(|n| n > 1 << 20) {
+            return Err("verify-backlog above 1048576 writes is not supported: read back more often".into());
+        }
+        if self.verify_backlog.is_some() && self.verify.is_none() {
+            return Err("verify-backlog needs verify: add verify (crc32c, xxhash, sha256 or pattern)".into());
         }
         if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
             return Err("bs must be above zero".into());

@@ -24,7 +24,7 @@ pub use job::{FioJobInfo, JobSpec, PhaseSpec, SpecOrigin};
 pub use toml::parse_toml_job;
 pub use values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
-    ValueError,
+    ValueError, VerifyChoice,
 };
 pub use vdbench::parse_vdbench_job;
 

@@ -404,6 +404,42 @@ impl fmt::Display for FileService {
 }
 serde_via_str!(FileService);
 
+/// How written data is verified (fio verify, vdbench validate): a checksum in each block's header, or a seeded
+/// byte pattern compared byte for byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VerifyChoice {
+    Crc32c,
+    Xxhash,
+    Sha256,
+    Pattern,
+}
+
+impl FromStr for VerifyChoice {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            // fio's names for the same checksums.
+            "crc32c" | "crc32c-intel" => Ok(VerifyChoice::Crc32c),
+            "xxhash" | "xxh3" => Ok(VerifyChoice::Xxhash),
+            "sha256" => Ok(VerifyChoice::Sha256),
+            "pattern" => Ok(VerifyChoice::Pattern),
+            _ => Err(value_error(s, "verify algorithm", "crc32c, xxhash, sha256 or pattern")),
+        }
+    }
+}
+
+impl fmt::Display for VerifyChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            VerifyChoice::Crc32c => "crc32c",
+            VerifyChoice::Xxhash => "xxhash",
+            VerifyChoice::Sha256 => "sha256",
+            VerifyChoice::Pattern => "pattern",
+        })
+    }
+}
+serde_via_str!(VerifyChoice);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -117,8 +117,11 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
             dir.display()
         );
     };
-    for path in args.json.iter().chain(&args.html) {
+    if let Some(path) = &args.json {
         check_writable_parent(path)?;
+    }
+    if let Some(path) = &args.html {
+        super::run_cmd::check_output("--html", path)?;
     }
     let data_set = profile::data_set(&settings, *free);
     if data_set.0 < MIN_DATA_SET {

@@ -152,7 +152,7 @@ pub fn execute(
         }
     }
     let cleanup_error = trees.clean_up().err().map(|e| format!("cannot remove the file-set tree: {e}"));
-    Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleanup_error })
+    Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleanup_error, verify: None })
 }
 
 /// The format step of one tree.

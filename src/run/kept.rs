@@ -1,0 +1,151 @@
+//! Kept runs and verification: a `--keep --verify` run leaves a manifest and a block map in its work directory
+//! (`crate::verify::Manifest`), and `--verify-only` finds the most recent such run under a target and loads it.
+//!
+//! Only reads here, apart from writing the two files into this run's own work directory: a kept run is never
+//! changed by the run that checks it.
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::workdir::{KEPT_LINE, MARKER};
+use crate::verify::{MANIFEST_FILE, MAP_FILE, Manifest, ManifestError, Verifier};
+
+/// Manifest files larger than this are not a manifest streamcap wrote.
+const MANIFEST_CAP: u64 = 1 << 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeptError {
+    #[error(
+        "no kept run to verify under {0}: run `streamcap run DIR --rw write --verify ALGO --keep` first, or name one \
+         with --from"
+    )]
+    NoneFound(PathBuf),
+    #[error("{dir} is not a kept run streamcap can verify: {why}")]
+    NotKept { dir: PathBuf, why: String },
+    #[error("{dir}: {cause}")]
+    Manifest { dir: PathBuf, cause: ManifestError },
+    #[error("cannot read {path}: {cause}")]
+    Read { path: PathBuf, cause: io::Error },
+}
+
+/// Writes the manifest and block map of `verifier`'s run into its work directory `dir`; returns the manifest's
+/// path. Both files are new (never an existing file).
+pub fn write_manifest(dir: &Path, verifier: &Verifier) -> io::Result<PathBuf> {
+    let (manifest, map) = Manifest::of(verifier);
+    let create = |name: &str, bytes: &[u8]| -> io::Result<PathBuf> {
+        let path = dir.join(name);
+        let mut file = fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        Ok(path)
+    };
+    create(MAP_FILE, &map)?;
+    create(MANIFEST_FILE, manifest.to_json().as_bytes())
+}
+
+/// The most recently started kept run under `target` that holds a manifest.
+pub fn latest_kept_run(target: &Path) -> Result<PathBuf, KeptError> {
+    let base = target.join(".streamcap");
+    let entries = fs::read_dir(&base).map_err(|_| KeptError::NoneFound(target.to_path_buf()))?;
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|dir| kept_run_problem(dir).is_none())
+        .max_by_key(|dir| (started_secs(dir), dir.clone()))
+        .ok_or_else(|| KeptError::NoneFound(target.to_path_buf()))
+}
+
+/// The start time (unix seconds) in a work directory's name `run-<host>-<pid>-<secs>`.
+fn started_secs(dir: &Path) -> u64 {
+    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    name.rsplit('-').next().and_then(|s| s.parse().ok()).unwrap_or(0)
+}
+
+/// Why `dir` is not a kept, verifiable run (a real directory, not a symlink, with a kept marker and a manifest).
+fn kept_run_problem(dir: &Path) -> Option<String> {
+    let meta = fs::symlink_metadata(dir).ok()?;
+    if !meta.is_dir() {
+        return Some("it is not a directory".into());
+    }
+    let marker = fs::read_to_string(dir.join(MARKER)).unwrap_or_default();
+    if !marker.starts_with("streamcap work directory") {
+        return Some("it has no streamcap marker (.streamcap-run)".into());
+    }
+    if !marker.lines().any(|l| l == KEPT_LINE) {
+        return Some("it was not kept (run with --keep), or its run is still going".into());
+    }
+    if !dir.join(MANIFEST_FILE).is_file() {
+        return Some(format!("it has no {MANIFEST_FILE}: the run that left it did not use --verify"));
+    }
+    None
+}
+
+/// The manifest of the kept run in `dir`, a verifier holding its block map, and the paths of its files.
+pub fn load_kept_run(dir: &Path, keep_bad: usize) -> Result<(Manifest, Verifier, Vec<PathBuf>), KeptError> {
+    if let Some(why) = kept_run_problem(dir) {
+        return Err(KeptError::NotKept { dir: dir.to_path_buf(), why });
+    }
+    let manifest_path = dir.join(MANIFEST_FILE);
+    let text = crate::limits::read_text_file(&manifest_path, MANIFEST_CAP)
+        .map_err(|e| KeptError::NotKept { dir: dir.to_path_buf(), why: format!("{MANIFEST_FILE}: {e}") })?;
+    let manifest = Manifest::from_json(&text).map_err(|cause| KeptError::Manifest { dir: dir.to_path_buf(), cause })?;
+    let blocks: u64 = manifest.files.iter().map(|f| f.size.div_ceil(u64::from(manifest.block_size))).sum();
+    let map = read_capped(&dir.join(MAP_FILE), blocks.saturating_add(1))?;
+    let paths: Vec<PathBuf> = manifest.files.iter().map(|f| dir.join(&f.name)).collect();
+    let names = paths.iter().map(|p| p.display().to_string()).collect();
+    let verifier = manifest
+        .verifier(names, &map, keep_bad)
+        .map_err(|cause| KeptError::Manifest { dir: dir.to_path_buf(), cause })?;
+    Ok((manifest, verifier, paths))
+}
+
+/// Reads at most `cap` bytes of `path` (a longer file is cut there, which the caller's checks then refuse).
+fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, KeptError> {
+    let err = |cause| KeptError::Read { path: path.to_path_buf(), cause };
+    let mut bytes = Vec::new();
+    fs::File::open(path).map_err(err)?.take(cap).read_to_end(&mut bytes).map_err(err)?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::Algorithm;
+
+    fn kept_run(base: &Path, name: &str, kept: bool, with_manifest: bool) -> PathBuf {
+        let dir = base.join(".streamcap").join(name);
+        fs::create_dir_all(&dir).unwrap();
+        let marker = if kept { "streamcap work directory\nkept\n" } else { "streamcap work directory\n" };
+        fs::write(dir.join(MARKER), marker).unwrap();
+        fs::write(dir.join("data.0"), vec![0u8; 8192]).unwrap();
+        if with_manifest {
+            let v =
+                Verifier::new(Algorithm::Crc32c, 4096, 1, vec![(dir.join("data.0").display().to_string(), 8192)], 5);
+            write_manifest(&dir, &v).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn the_most_recent_kept_run_with_a_manifest_is_chosen() {
+        let root = tempfile::tempdir().unwrap();
+        let older = kept_run(root.path(), "run-h-1-100", true, true);
+        let newer = kept_run(root.path(), "run-h-2-200", true, true);
+        kept_run(root.path(), "run-h-3-300", false, true);
+        kept_run(root.path(), "run-h-4-400", true, false);
+        assert_eq!(latest_kept_run(root.path()).unwrap(), newer);
+        let (manifest, verifier, paths) = load_kept_run(&older, 10).unwrap();
+        assert_eq!((manifest.block_size, verifier.generations(0)), (4096, vec![0, 0]));
+        assert_eq!(paths, vec![older.join("data.0")]);
+        let err = load_kept_run(&root.path().join(".streamcap/run-h-3-300"), 10).err().expect("not kept");
+        assert!(err.to_string().contains("--keep"), "{err}");
+    }
+
+    #[test]
+    fn no_kept_run_says_how_to_make_one() {
+        let root = tempfile::tempdir().unwrap();
+        let err = latest_kept_run(root.path()).unwrap_err().to_string();
+        assert!(err.contains("--verify ALGO --keep"), "{err}");
+    }
+}

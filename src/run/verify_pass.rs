@@ -1,0 +1,169 @@
+//! The verification pass (fio's do_verify): after the last phase of a `--verify` run, and for
+//! `--verify-only`, every file that holds verified blocks is read from start to end, through the sync engine
+//! (the engine layer is the only code that issues data I/O), and each block is checked by the [`Verifier`].
+//!
+//! Reads are direct where the filesystem allows it, so the page cache cannot hand back what was written instead
+//! of what was stored. A read that fails is recorded with its operation, path, offset and errno, and the pass
+//! goes on with the next piece (the blocks of the failed piece are not checked). The pass is not measured; it
+//! checks the interrupt flag between pieces.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use super::worker_setup::open_data_file;
+use crate::engine::{BufferPool, Completion, Engine, OpKind, Request, SyncEngine, Wait};
+use crate::metrics::ErrorRecord;
+use crate::plan::defaults;
+use crate::verify::{Algorithm, BadLog, Verifier, VerifyCounts};
+
+/// Bytes read per request (rounded down to whole blocks, at least one block).
+const PIECE: u64 = 4 << 20;
+
+/// What verification found over a run, or over a kept run for `--verify-only`.
+#[derive(Debug, Clone)]
+pub struct VerifyOutcome {
+    pub algorithm: Algorithm,
+    /// Bytes per verified block.
+    pub block: u32,
+    /// Blocks checked, by reads during the phases and by the pass.
+    pub counts: VerifyCounts,
+    pub bad: BadLog,
+    /// Reads of the pass that failed (their blocks were not checked): the first few, and how many in all.
+    pub read_errors: Vec<ErrorRecord>,
+    pub read_error_count: u64,
+    /// The pass over everything written ran to its end (it does not after Ctrl-C).
+    pub pass_complete: bool,
+    /// The manifest written for a kept run (`--keep`), for a later `--verify-only`.
+    pub manifest: Option<PathBuf>,
+}
+
+/// Reads back every file of `verifier` (at `paths`, same order) that holds verified blocks and checks them.
+/// `direct`: read with O_DIRECT. `progress(done, total)` after each piece.
+pub fn read_back(
+    verifier: &Verifier,
+    paths: &[PathBuf],
+    direct: bool,
+    interrupted: &AtomicBool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> VerifyOutcome {
+    let started = Instant::now();
+    let mut outcome = VerifyOutcome {
+        algorithm: verifier.algorithm(),
+        block: verifier.block_size(),
+        counts: VerifyCounts::default(),
+        bad: BadLog::default(),
+        read_errors: Vec::new(),
+        read_error_count: 0,
+        pass_complete: true,
+        manifest: None,
+    };
+    let block = u64::from(verifier.block_size());
+    let piece = (PIECE / block).max(1) * block;
+    let sizes: Vec<u64> = verifier.files().map(|(_, size)| size).collect();
+    let files: Vec<u32> = (0..paths.len() as u32).filter(|&f| verifier.has_written(f)).collect();
+    let total: u64 = files.iter().map(|&f| sizes[f as usize]).sum();
+    let mut done = 0;
+    let mut fail = |path: &Path, offset: u64, len: u64, errno: i32, message: String| {
+        outcome.read_error_count += 1;
+        if outcome.read_errors.len() < defaults::ERRORS_KEPT {
+            outcome.read_errors.push(ErrorRecord {
+                op: "read".into(),
+                path: path.display().to_string(),
+                offset,
+                len,
+                errno,
+                message,
+                at_s: started.elapsed().as_secs_f64(),
+            });
+        }
+    };
+    for &file in &files {
+        let path = &paths[file as usize];
+        let mut engine = match open_data_file(path, direct, false, false).map_err(|e| (0, e)).and_then(|handle| {
+            BufferPool::new(1, piece as usize)
+                .map(|pool| SyncEngine::new(vec![handle], pool))
+                .map_err(|e| (libc::ENOMEM, e.to_string()))
+        }) {
+            Ok(engine) => engine,
+            Err((errno, message)) => {
+                fail(path, 0, sizes[file as usize], errno, message);
+                continue;
+            }
+        };
+        let mut offset = 0;
+        while offset < sizes[file as usize] {
+            if interrupted.load(Ordering::Relaxed) {
+                outcome.pass_complete = false;
+                break;
+            }
+            let len = (sizes[file as usize] - offset).min(piece) as u32;
+            match read_piece(&mut engine, offset, len) {
+                Ok(()) => {
+                    let data = &engine.buffer_mut(0)[..len as usize];
+                    for (index, at, block_len) in verifier.blocks_within(file, offset, len as usize) {
+                        verifier.check(file, index, &data[at..at + block_len]);
+                    }
+                }
+                Err((errno, message)) => fail(path, offset, u64::from(len), errno, message),
+            }
+            offset += u64::from(len);
+            done += u64::from(len);
+            progress(done, total);
+        }
+    }
+    outcome.counts = verifier.counts();
+    outcome.bad = verifier.bad_blocks();
+    outcome
+}
+
+/// Reads `len` bytes at `offset` into the engine's one buffer; a short read is an error (EIO, with words).
+fn read_piece(engine: &mut SyncEngine, offset: u64, len: u32) -> Result<(), (i32, String)> {
+    let request = Request { slot: 0, kind: OpKind::Read, file: 0, offset, len };
+    let mut out: Vec<Completion> = Vec::with_capacity(1);
+    let engine_error = |e: crate::engine::EngineError| (libc::EIO, e.to_string());
+    engine.submit(&[request]).map_err(engine_error)?;
+    engine.reap(1, Wait::Forever, &mut out).map_err(engine_error)?;
+    match out.first().map(|c| c.result) {
+        Some(Ok(n)) if n == len => Ok(()),
+        Some(Ok(n)) => Err((libc::EIO, format!("short read: {n} of {len} bytes (the file ends early)"))),
+        Some(Err(errno)) => Err((errno, std::io::Error::from_raw_os_error(errno).to_string())),
+        None => Err((libc::EIO, "the engine returned no completion".into())),
+    }
+}
+
+/// After the last phase of a `--verify` run: the pass over everything written (not after Ctrl-C), then, for a
+/// kept run (`kept_dir`), the manifest that `--verify-only` needs.
+pub(super) fn finish(
+    verifier: &Verifier,
+    paths: &[PathBuf],
+    direct: bool,
+    interrupt: &super::Interrupt,
+    kept_dir: Option<&Path>,
+    observer: &mut dyn super::RunObserver,
+) -> VerifyOutcome {
+    let mut outcome = if interrupt.is_set() {
+        VerifyOutcome {
+            algorithm: verifier.algorithm(),
+            block: verifier.block_size(),
+            counts: verifier.counts(),
+            bad: verifier.bad_blocks(),
+            read_errors: Vec::new(),
+            read_error_count: 0,
+            pass_complete: false,
+            manifest: None,
+        }
+    } else {
+        read_back(verifier, paths, direct, &interrupt.flag(), &mut |_, _| {})
+    };
+    if let Some(dir) = kept_dir {
+        match super::kept::write_manifest(dir, verifier) {
+            Ok(path) => outcome.manifest = Some(path),
+            Err(e) => observer.notice(&format!(
+                "cannot write the verification manifest in {}: {e}; --verify-only cannot check this run",
+                dir.display()
+            )),
+        }
+    }
+    outcome
+}
