@@ -252,3 +252,40 @@ fn a_bit_flipped_on_the_way_back_is_caught_by_the_read_that_saw_it() {
     assert_eq!(r.json["phases"][1]["errors"]["count"], 0, "the reads themselves succeeded");
     assert!(fs.leftovers().is_empty(), "{:?}", fs.leftovers());
 }
+
+#[test]
+fn the_sample_job_checks_every_block_it_reads() {
+    // examples/jobs/verify-write-then-random-read.toml: verify and verify-backlog as TOML keys; every read (the
+    // write phase's read-backs, the random reads, the final read-back) checks exactly one 64 KiB block.
+    let dir = tempfile::tempdir().unwrap();
+    let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jobs/verify-write-then-random-read.toml");
+    let r = run(dir.path(), &format!("--job {} --size 8M --runtime 1s", job.display()));
+    assert_eq!(r.code, 0, "{}", r.text());
+    assert_eq!(r.json["config"]["verify"]["backlog"], 64);
+    let reads = |phase: usize| r.json["phases"][phase]["read"]["ops"].as_u64().unwrap_or(0);
+    // --runtime applies to the write phase too, which then wraps around its file: every full round of 64
+    // completed writes is read back (the last partial round, at the deadline, is not).
+    let writes = r.json["phases"][0]["write"]["ops"].as_u64().unwrap();
+    assert!(reads(0) > 0 && reads(0).is_multiple_of(64) && reads(0) <= writes, "{} reads, {writes} writes", reads(0));
+    assert!(reads(1) > 0);
+    assert_eq!(r.json["verify"]["blocks_checked"].as_u64().unwrap(), 128 + reads(0) + reads(1), "{}", r.json["verify"]);
+    assert_eq!(r.json["verify"]["bad_count"], 0);
+}
+
+#[test]
+fn verify_only_from_checks_the_kept_run_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(run(dir.path(), "--rw write --bs 64k --size 4M --verify pattern --keep").code, 0);
+    let older = kept_dir(dir.path());
+    // Kept runs are told apart by the start time in their names: make sure the next one is a second later.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(run(dir.path(), "--rw write --bs 64k --size 4M --verify pattern --keep").code, 0);
+    overwrite(&older.join("data.0"), 7 * BLOCK + 100, b"x");
+    let latest = run(dir.path(), "--verify-only pattern");
+    assert_eq!(latest.code, 0, "the most recent kept run is sound: {}", latest.text());
+    assert_ne!(latest.json["verify"]["from"], older.display().to_string());
+    let named = run(dir.path(), &format!("--verify-only pattern --from {}", older.display()));
+    assert_eq!(named.code, 1, "{}", named.text());
+    assert_eq!(named.bad(), vec![(7 * BLOCK, "corrupted".to_string())]);
+    assert_eq!(named.json["verify"]["from"], older.display().to_string());
+}

@@ -132,9 +132,10 @@ fn plan_phase(
         None => DirectMode::Preferred,
     };
     let mut align = alignment(direct, &facts.target);
-    // A verified write covers whole verified blocks: its offsets (and the workers' slices) are whole blocks.
+    // A verified write covers whole verified blocks, and so does a read whose sizes allow it: offsets (and the
+    // workers' slices) are whole blocks.
     if let Some(block) = verify_block
-        && rw.read_percent(spec.rdpct) < 100
+        && super::verify::covers_whole_blocks(spec, block)
     {
         align = align.max(block);
     }

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::values::convert_sizes;
 use super::{PlanError, ResourceLimits, TargetPlan};
-use crate::spec::{BlockSizeSpec, JobSpec, VerifyChoice};
+use crate::spec::{BlockSizeSpec, JobSpec, PhaseSpec, VerifyChoice};
 use crate::units::Bytes;
 use crate::verify::{Algorithm, HEADER_LEN};
 
@@ -90,6 +90,21 @@ pub(super) fn verify_plan(job: &JobSpec, directory: bool, run_id: &str) -> Resul
     Ok(Some(VerifyPlan { algorithm: algorithm(choice), block, seed: fnv1a(run_id.as_bytes()), backlog }))
 }
 
+/// Whether a phase's operations are to be aligned to the verified block: a phase that writes (every write size
+/// is a multiple of the block, see [`verify_plan`]), or one that only reads, in sizes that are all multiples of
+/// the block, so that every read checks the blocks it reads. Reads of smaller sizes keep their own alignment
+/// (and check nothing).
+pub(super) fn covers_whole_blocks(phase: &PhaseSpec, block: u32) -> bool {
+    let Some(rw) = phase.rw else { return false };
+    if rw.read_percent(phase.rdpct) < 100 {
+        return true;
+    }
+    match phase.bs.clone().unwrap_or(BlockSizeSpec::Fixed(super::defaults::BLOCK_SIZE)) {
+        BlockSizeSpec::Range(..) => false,
+        spec => convert_sizes(&spec, 1, "block size").is_ok_and(|s| s.sizes().iter().all(|&b| b.is_multiple_of(block))),
+    }
+}
+
 /// Refuses a verification map (one byte per block of the data set) larger than the memory this process may take.
 pub(super) fn check_map_memory(
     verify: &VerifyPlan,
@@ -136,6 +151,15 @@ mod tests {
         assert_eq!((plan.algorithm, plan.block), (Algorithm::Crc32c, 65536));
         assert_ne!(plan.seed, verify_plan(&j, true, "run-b").unwrap().unwrap().seed);
         assert_eq!(verify_plan(&job(vec![phase(RwMode::Write, "64k", None)]), true, "r").unwrap(), None);
+    }
+
+    #[test]
+    fn writes_and_reads_of_whole_blocks_align_to_the_block() {
+        let v = Some(VerifyChoice::Crc32c);
+        assert!(covers_whole_blocks(&phase(RwMode::RandWrite, "64k", v), 65536));
+        assert!(covers_whole_blocks(&phase(RwMode::RandRead, "128k", v), 65536));
+        assert!(!covers_whole_blocks(&phase(RwMode::RandRead, "4k", v), 65536), "reads smaller than a block");
+        assert!(!covers_whole_blocks(&phase(RwMode::RandRead, "64k-128k", v), 65536));
     }
 
     #[test]
