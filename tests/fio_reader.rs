@@ -33,14 +33,14 @@ fn a_bad_fio_file_exits_2_naming_file_line_and_option() {
 fn every_problem_of_a_fio_file_is_named_at_once_and_nothing_is_created() {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("job.fio");
-    std::fs::write(&job, "[j]\nrw=read\nverify=md5\nbogus=1\nbs=4q\n[k]\nioengine=rbd\nclientname=admin\n").unwrap();
+    std::fs::write(&job, "[j]\nrw=read\nzonesize=1m\nbogus=1\nbs=4q\n[k]\nioengine=rbd\nclientname=admin\n").unwrap();
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
     let output = streamcap().arg("run").arg(&target).arg("--job").arg(&job).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     for expected in [
-        "line 3: option 'verify'",
+        "line 3: option 'zonesize'",
         "line 4: unknown option 'bogus'",
         "line 5: option 'bs': '4q' is not a size",
         "line 7: ioengine=rbd is not a local engine: streamcap runs files and block devices; see docs/fio.md",
@@ -176,4 +176,24 @@ fn a_fio_job_runs_and_writes_fio_logs_in_the_working_directory() {
             assert!(fields[1] > 0 && fields[2] == 0, "{line}: a positive read value");
         }
     }
+}
+
+#[test]
+fn fio_s_verify_runs_on_streamcap_s_verification() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let job = dir.path().join("verify.fio");
+    // fio's basic-verify example, on a small file: random writes checked by a read-back.
+    std::fs::write(
+        &job,
+        "[write-and-verify]\nrw=randwrite\nbs=4k\ndirect=1\nioengine=libaio\niodepth=16\nverify=crc32c\nsize=4m\n",
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let output = streamcap().arg("run").arg(&target).arg("--job").arg(&job).arg("--json").arg(&json).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(text.contains("crc32c"), "the result records the verification");
+    assert!(entries(&target).is_empty());
 }

@@ -20,6 +20,7 @@ use super::mapping::{Job, Mapped};
 use super::options::{OptionError, Problems, Said};
 use super::rw::{map_block_sizes, map_rw, one_direction};
 use super::values::FioSize;
+use super::verify::map_verify;
 use crate::spec::{ArrivalSpec, PhaseSpec, Sharing, SizeOrPercent};
 use crate::units::{ByteRate, Bytes};
 
@@ -70,6 +71,7 @@ pub(super) fn map_job(job: &Job, single: bool, notices: &mut Vec<String>, proble
     }
     problems.take(map_engine(job, &mut phase, notices));
     problems.take(map_direct_and_sync(job, &mut phase, notices));
+    problems.take(map_verify(job, &mut phase, notices));
     problems.take(map_random(job, &mut phase, notices));
     problems.take(map_reporting(job, &mut phase, notices));
     refuse_unsupported(job, problems);
@@ -256,17 +258,9 @@ fn map_reporting(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) ->
     Ok(())
 }
 
-/// Options that are fine at their "off" value and refused otherwise: verify, zonemode, io_submit_mode.
+/// Options that are fine at their "off" value and refused otherwise (zonemode), and those not supported yet.
 fn refuse_unsupported(job: &Job, problems: &mut Problems) {
     let o = &job.options;
-    if let Some(said) = o.get("verify").filter(|s| !matches!(s.raw.trim(), "0" | "none" | "")) {
-        problems.push(fail(
-            said,
-            "verify",
-            "streamcap cannot check written data against what it wrote yet; remove verify (and do_verify, \
-             verify_pattern, verify_only, verify_backlog) to run the workload without the check",
-        ));
-    }
     for option in ["steadystate", "flow", "flow_id", "exitall", "exit_what", "exitall_on_error"] {
         if let Some(said) = o.get(option) {
             problems.push(fail(said, option, "is not supported yet; remove it"));

@@ -18,6 +18,7 @@ mod options;
 mod rw;
 mod table;
 mod values;
+mod verify;
 
 use std::path::Path;
 

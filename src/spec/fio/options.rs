@@ -300,7 +300,7 @@ mod tests {
             ("blocksiz", Some("4k")),
             ("size", None),
             ("runtime", Some("ten")),
-            ("verify_backlog", Some("8")),
+            ("zonesize", Some("256m")),
         ]);
         let lines: Vec<usize> = errors.iter().map(|e| e.at.line).collect();
         assert_eq!(lines, [2, 3, 4, 5, 6]);
@@ -308,7 +308,7 @@ mod tests {
         assert!(errors[1].message.contains("unknown option 'blocksiz'") && errors[1].message.contains("'blocksize'"));
         assert!(errors[2].message.contains("needs a value"));
         assert!(errors[3].message.contains("is not a time; expected"));
-        assert!(errors[4].message.contains("verify"), "{}", errors[4].message);
+        assert!(errors[4].message.contains("zone"), "{}", errors[4].message);
     }
 
     #[test]

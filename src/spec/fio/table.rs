@@ -53,10 +53,6 @@ const fn alias(name: &'static str, aliases: &'static [&'static str], kind: Kind)
     Opt { name, aliases, kind }
 }
 
-const VERIFY: Kind = Kind::Refused(
-    "streamcap cannot check written data against what it wrote yet (fio's verify family); remove the verify \
-     options to run the workload without the check",
-);
 const ZONES: Kind = Kind::Refused(
     "zoned I/O (zonemode strided or zbd) is not supported: streamcap addresses the whole file or device; remove \
      the zone options",
@@ -278,20 +274,20 @@ pub static OPTIONS: &[Opt] = &[
     opt("zone_reset_frequency", ZONES),
     opt("verify", Kind::Text),
     opt("do_verify", Kind::Bool),
-    opt("verify_pattern", VERIFY),
-    opt("verify_only", VERIFY),
-    opt("verify_backlog", VERIFY),
-    opt("verify_backlog_batch", VERIFY),
-    opt("verify_interval", VERIFY),
-    opt("verify_offset", VERIFY),
-    opt("verify_fatal", VERIFY),
-    opt("verify_dump", VERIFY),
-    opt("verify_async", VERIFY),
-    opt("verify_async_cpus", VERIFY),
-    opt("verify_state_save", VERIFY),
-    opt("verify_state_load", VERIFY),
-    opt("verify_header_seed", VERIFY),
-    opt("experimental_verify", VERIFY),
+    opt("verify_pattern", Kind::Text),
+    opt("verify_only", Kind::Bool),
+    opt("verify_backlog", Kind::Int),
+    opt("verify_backlog_batch", Kind::NoEffect("streamcap reads back the whole backlog each time")),
+    opt("verify_interval", Kind::NoEffect("streamcap verifies in blocks of the smallest write size")),
+    opt("verify_offset", Kind::NoEffect("streamcap's block header is at the start of each block")),
+    opt("verify_fatal", Kind::NoEffect("streamcap reports every bad block and exits with 1")),
+    opt("verify_dump", Kind::NoEffect("streamcap reports what it expected and what it found for each bad block")),
+    opt("verify_async", Kind::NoEffect("streamcap checks each read in the worker that completed it")),
+    opt("verify_async_cpus", Kind::NoEffect("streamcap checks each read in the worker that completed it")),
+    opt("verify_state_save", Kind::NoEffect("streamcap keeps its own verification manifest in runs kept with --keep")),
+    opt("verify_state_load", Kind::NoEffect("streamcap keeps its own verification manifest in runs kept with --keep")),
+    opt("verify_header_seed", Kind::NoEffect("streamcap's block header always carries the run's seed")),
+    opt("experimental_verify", Kind::NoEffect("streamcap tracks every block's generation")),
     opt("trim_percentage", Kind::Refused("streamcap does not issue trims")),
     opt("trim_verify_zero", Kind::Refused("streamcap does not issue trims")),
     opt("trim_backlog", Kind::Refused("streamcap does not issue trims")),

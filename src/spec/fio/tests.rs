@@ -215,8 +215,8 @@ fn errors_name_file_line_option_and_expectation() {
     assert!(err.starts_with("/jobs/t.fio: line 7: option 'bs': '4q' is not a size; expected"), "{err}");
     let err = error("[j]\nrw=sideways\n");
     assert!(err.contains("line 2") && err.contains("'rw'") && err.contains("randread"), "{err}");
-    let err = error("[j]\nverify=crc32c\n");
-    assert!(err.contains("line 2") && err.contains("option 'verify'") && err.contains("remove verify"), "{err}");
+    let err = error("[j]\nverify=bogus\n");
+    assert!(err.contains("line 2") && err.contains("option 'verify'") && err.contains("crc32c"), "{err}");
     assert!(parse("[j]\nverify=0\ndo_verify=0\n").is_ok(), "verify switched off is fine");
     assert!(error("[global]\nbs=4k\n").contains("no job section"));
     assert!(error("[j]\nrandom_distribution=zoned:60/10:30/90\n").contains("add up to 90"));
@@ -330,7 +330,7 @@ proptest! {
 #[test]
 fn every_problem_of_a_file_is_reported_at_once_in_file_order() {
     let text = "[global]\nioengine=libaio\nbogus_option=1\n[a]\nrw=sideways\nbs=4q\nruntime=ten\n[b]\nnumjobs=0\n\
-                size=${UNSET}\nverify=md5\n";
+                size=${UNSET}\nzonesize=256m\n";
     let err = error(text);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 7, "{err}");
@@ -452,4 +452,20 @@ fn fio_names_groups_and_options_are_kept_for_fio_json() {
     assert_eq!(info[0].job_options, [("rw".to_string(), "read".to_string()), ("numjobs".into(), "2".into())]);
     assert_eq!(info[0].global_options, [("size".to_string(), "1m".to_string())]);
     assert_eq!(info[2].job_options[0].0, "bs");
+}
+
+#[test]
+fn the_verify_family_maps_onto_streamcap_s_verification() {
+    use crate::spec::VerifyChoice;
+    let job = parse("[j]\nrw=randwrite\nverify=crc32c-intel\nverify_backlog=16\nverify_fatal=1\n").unwrap();
+    assert_eq!((job.phases[0].verify, job.phases[0].verify_backlog), (Some(VerifyChoice::Crc32c), Some(16)));
+    assert!(job.notices.iter().any(|n| n.contains("verify_fatal")), "{:?}", job.notices);
+    let job = parse("[j]\nrw=write\nverify=md5\n").unwrap();
+    assert_eq!(job.phases[0].verify, Some(VerifyChoice::Sha256));
+    assert!(job.notices.iter().any(|n| n.contains("verify=md5") && n.contains("sha256")), "{:?}", job.notices);
+    let job = parse("[j]\nrw=write\nverify_pattern=0xaa555aa5\ndo_verify=0\n").unwrap();
+    assert_eq!(job.phases[0].verify, Some(VerifyChoice::Pattern), "a pattern alone verifies the pattern, as in fio");
+    assert!(job.notices.iter().any(|n| n.contains("do_verify=0")), "{:?}", job.notices);
+    assert!(error("[j]\nrw=read\nverify=crc32c\nverify_only\n").contains("--verify-only"));
+    assert!(error("[j]\nrw=write\nverify_backlog=4\n").contains("needs verify"));
 }
