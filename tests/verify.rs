@@ -263,10 +263,11 @@ fn the_sample_job_checks_every_block_it_reads() {
     assert_eq!(r.code, 0, "{}", r.text());
     assert_eq!(r.json["config"]["verify"]["backlog"], 64);
     let reads = |phase: usize| r.json["phases"][phase]["read"]["ops"].as_u64().unwrap_or(0);
-    // --runtime applies to the write phase too, which then wraps around its file: every full round of 64
-    // completed writes is read back (the last partial round, at the deadline, is not).
+    // --runtime applies to the write phase too, which then wraps around its file: completed writes are read
+    // back in rounds of at least 64 (those completing while a round is read back join the next; the last
+    // round, at the deadline, is not read back).
     let writes = r.json["phases"][0]["write"]["ops"].as_u64().unwrap();
-    assert!(reads(0) > 0 && reads(0).is_multiple_of(64) && reads(0) <= writes, "{} reads, {writes} writes", reads(0));
+    assert!(reads(0) >= 64 && reads(0) <= writes, "{} reads, {writes} writes", reads(0));
     assert!(reads(1) > 0);
     assert_eq!(r.json["verify"]["blocks_checked"].as_u64().unwrap(), 128 + reads(0) + reads(1), "{}", r.json["verify"]);
     assert_eq!(r.json["verify"]["bad_count"], 0);

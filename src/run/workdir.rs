@@ -12,7 +12,8 @@
 //! What streamcap will not do, because each would put data or deletions somewhere the user did not choose:
 //! follow `.streamcap` when it is a symlink (the data files would land on another device, and every figure would
 //! describe the wrong disk), use it when it lives on another filesystem than TARGET, delete a directory that
-//! lacks its marker file or was kept with `--keep`, or delete anything but its own marker and `data.N` files.
+//! lacks its marker file or was kept with `--keep`, or delete anything but its own marker, `data.N` and
+//! verification manifest files.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -226,7 +227,10 @@ fn is_abandoned_work_dir(dir: &Path) -> bool {
 fn remove_own_files(dir: &Path) -> io::Result<()> {
     for entry in fs::read_dir(dir)?.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        let ours = name == MARKER || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok());
+        // The verification manifest of a `--keep --verify` run killed between writing it and marking the
+        // directory kept is streamcap's too.
+        let verify = name == crate::verify::MANIFEST_FILE || name == crate::verify::MAP_FILE;
+        let ours = name == MARKER || verify || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok());
         if ours {
             fs::remove_file(entry.path())?;
         }
@@ -293,6 +297,8 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let base = root.path().join(".streamcap");
         let stale = abandoned(&base, &format!("run-{}-999999999-1", host_label()), false);
+        fs::write(stale.join(crate::verify::MANIFEST_FILE), b"{}").unwrap();
+        fs::write(stale.join(crate::verify::MAP_FILE), b"\x01").unwrap();
         let other_host = abandoned(&base, "run-elsewhere.example-999999999-1", false);
         assert_eq!(remove_stale(root.path()), vec![stale.clone()]);
         assert!(!stale.exists() && other_host.exists(), "only this host's dead runs go");
