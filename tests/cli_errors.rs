@@ -99,8 +99,8 @@ fn job_files_in_other_dialects_are_recognised_and_explained() {
     // fio files are read now: what is refused is an option streamcap cannot honour, named with its line.
     refused_job(
         "random.fio",
-        "[global]\nioengine=libaio\n[job1]\nrw=randread\nverify=md5\n",
-        &["random.fio", "line 5", "verify"],
+        "[global]\nioengine=libaio\n[job1]\nrw=randread\nzonemode=strided\n",
+        &["random.fio", "line 5", "zonemode"],
     );
 }
 
