@@ -74,6 +74,9 @@ pub enum ReportFormat {
     Summary,
     /// fio's JSON output (`fio --output-format=json`), for scripts written for fio.
     FioJson,
+    /// fio's json+ (`fio --output-format=json+`): fio's JSON with the latency histogram's bins.
+    #[value(name = "fio-jsonplus")]
+    FioJsonPlus,
     /// Markdown tables, for a forum post or an issue.
     Markdown,
     /// The self-contained HTML page (better written to a file with --html FILE).
@@ -85,6 +88,7 @@ impl From<ReportFormat> for crate::report::Format {
         match format {
             ReportFormat::Summary => crate::report::Format::Summary,
             ReportFormat::FioJson => crate::report::Format::FioJson,
+            ReportFormat::FioJsonPlus => crate::report::Format::FioJsonPlus,
             ReportFormat::Markdown => crate::report::Format::Markdown,
             ReportFormat::Html => crate::report::Format::Html,
         }
@@ -99,6 +103,9 @@ pub enum OutputFormat {
     Summary,
     /// fio's JSON output (`fio --output-format=json`), for scripts written for fio.
     FioJson,
+    /// fio's json+ (`fio --output-format=json+`): fio's JSON with the latency histogram's bins.
+    #[value(name = "fio-jsonplus")]
+    FioJsonPlus,
 }
 
 #[derive(Debug, Args)]

@@ -4,7 +4,9 @@
 mod histogram;
 mod recorder;
 mod series;
+mod spread;
 
 pub use histogram::{DEFAULT_PERCENTILES, Histogram, LatencySummary, Percentile};
-pub use recorder::{ErrorRecord, OpClass, OpStats, Recorder, Snapshot};
+pub use recorder::{Depths, ErrorRecord, OpClass, OpStats, Recorder, Snapshot};
 pub use series::{BoundedSeries, ClassPoint, Mergeable};
+pub use spread::{RateSpread, Spread, WorkerTotals};

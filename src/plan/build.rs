@@ -332,6 +332,8 @@ fn plan_phase(
         seed,
         workers,
         fileset: None,
+        fio: spec.fio.clone(),
+        per_worker_results: jobs > 1 && spec.fio.as_ref().is_some_and(|f| !f.group_reporting),
     })
 }
 

@@ -404,6 +404,8 @@ fn neutral_phase(name: String, spec: &PhaseSpec, plan: FileSetPlan) -> PhasePlan
         seed: spec.seed.unwrap_or(defaults::SEED),
         workers: Vec::new(),
         fileset: Some(plan),
+        fio: spec.fio.clone(),
+        per_worker_results: false,
     }
 }
 

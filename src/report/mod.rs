@@ -26,7 +26,7 @@ use crate::results::RunResult;
 
 pub use check::write_check_summary;
 pub use csv::CsvSink;
-pub use fio_json::{FioJson, fio_json, write_fio_json};
+pub use fio_json::{FioJson, FioJsonPlus, fio_json, write_fio_json};
 pub use fio_logs::{LogPrefixes, write_fio_logs};
 pub use html::Html;
 pub use inspect::write_inspect;
@@ -50,6 +50,8 @@ pub enum Format {
     Summary,
     /// fio's JSON (`fio --output-format=json`).
     FioJson,
+    /// fio's json+ (`fio --output-format=json+`): with the latency bins.
+    FioJsonPlus,
     /// Markdown tables for a forum post or an issue.
     Markdown,
     /// One self-contained HTML page with SVG charts.
@@ -62,6 +64,7 @@ impl Format {
         match self {
             Format::Summary => &Summary,
             Format::FioJson => &FioJson,
+            Format::FioJsonPlus => &FioJsonPlus,
             Format::Markdown => &Markdown,
             Format::Html => &Html,
         }

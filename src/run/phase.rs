@@ -18,7 +18,7 @@ use super::RunObserver;
 use super::worker::WorkerEnd;
 use super::worker_setup::{WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
-use crate::metrics::{ErrorRecord, Recorder, Snapshot};
+use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot, WorkerTotals};
 use crate::plan::{PhasePlan, RateFloor, defaults};
 
 /// Stop flags a worker checks on every loop iteration (two relaxed loads).
@@ -78,6 +78,8 @@ pub struct PhaseOutcome {
     /// Bytes issued after the ramp by each worker, in worker order.
     pub issued_by_worker: Vec<u64>,
     pub started: SystemTime,
+    /// Each worker's own figures, in worker order, when the plan asks for them (fio's clones reported apart).
+    pub workers: Vec<WorkerTotals>,
 }
 
 /// One interval of a phase, all workers merged.
@@ -142,6 +144,9 @@ pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver)
 
         let mut gather = Gatherer::new(phase.workers.len(), inputs.interval, spares);
         gather.floor = phase.rate_floor;
+        if phase.per_worker_results {
+            gather.workers = vec![WorkerTotals::new(); phase.workers.len()];
+        }
         let measure_start = start + phase.ramp;
         let mut measuring_announced = phase.ramp.is_zero();
         if measuring_announced {
@@ -193,6 +198,7 @@ pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver)
             caps,
             issued_by_worker: ends.iter().map(|e| e.issued).collect(),
             started,
+            workers: std::mem::take(&mut gather.workers),
         }
     })
 }
@@ -239,6 +245,7 @@ fn failed(started: SystemTime, direct: bool, error: String) -> PhaseOutcome {
         caps: None,
         issued_by_worker: Vec::new(),
         started,
+        workers: Vec::new(),
     }
 }
 
@@ -259,6 +266,8 @@ pub(super) struct Gatherer {
     floor: Option<RateFloor>,
     /// Why the phase fell below its floor, once it has.
     floor_breach: Option<String>,
+    /// Each worker's own totals and rate spreads, when they are kept (empty otherwise).
+    pub workers: Vec<WorkerTotals>,
 }
 
 impl Gatherer {
@@ -274,6 +283,7 @@ impl Gatherer {
             measured: Duration::ZERO,
             floor: None,
             floor_breach: None,
+            workers: Vec::new(),
         }
     }
 
@@ -287,6 +297,7 @@ impl Gatherer {
         if snapshot.last {
             self.measured = self.measured.max(snapshot.elapsed);
         }
+        self.keep_worker(&snapshot);
         let room = defaults::ERRORS_KEPT.saturating_sub(self.errors.len());
         self.errors.extend(snapshot.errors.into_iter().take(room));
         match self.pending.get_mut(&snapshot.interval) {
@@ -322,6 +333,26 @@ impl Gatherer {
                 observer.interval(&IntervalReport { phase, index, start, length, recorder: &recorder });
             }
             self.recycle(owner, recorder);
+        }
+    }
+
+    /// Adds a snapshot to its worker's own totals, and a full interval's rates to the worker's spreads (for a
+    /// class the worker has done at all, so that an idle interval counts as a zero rate, as fio samples it).
+    fn keep_worker(&mut self, snapshot: &Snapshot) {
+        let Some(totals) = self.workers.get_mut(snapshot.worker as usize) else { return };
+        totals.recorder.merge(&snapshot.recorder);
+        if snapshot.last {
+            totals.measured = totals.measured.max(snapshot.elapsed);
+            return;
+        }
+        let seconds = self.interval.as_secs_f64();
+        for (i, class) in [OpClass::Read, OpClass::Write].into_iter().enumerate() {
+            if totals.recorder.stats(class).ops == 0 {
+                continue;
+            }
+            let now = snapshot.recorder.stats(class);
+            totals.bandwidth[i].add(now.bytes as f64 / seconds);
+            totals.ops[i].add(now.ops as f64 / seconds);
         }
     }
 

@@ -7,8 +7,10 @@
 //! concrete type here (`Worker::drive<E>` is monomorphised per engine), so no call in the loop is dynamic.
 //!
 //! Timing rules: latency is completion time minus submission time; when paced, also completion time minus due
-//! time. The submission time is read right before each group of requests reaches the kernel, so it never
-//! includes streamcap's own work on earlier groups (one clock read per system call, ~20 ns against ~5 µs).
+//! time. Submission latency (fio's slat) is submission time minus the time the worker took the operation into
+//! its slot, and total latency (fio's lat) the two together. The submission time is read right before each group
+//! of requests reaches the kernel, so it never includes streamcap's own work on earlier groups (one clock read
+//! per system call, ~20 ns against ~5 µs).
 //! Completions reaped in one batch share one clock read (they were all found at that moment).
 
 use std::path::PathBuf;
@@ -41,6 +43,8 @@ struct InFlight {
     file: u32,
     offset: u64,
     len: u32,
+    /// When the worker took the operation into its slot (fio's start_time): the start of `lat` and `slat`.
+    taken: Instant,
     submitted: Instant,
     due: Option<Instant>,
     /// Issued after the ramp: its completion is recorded and its bytes count toward the I/O budget. Decided
@@ -136,6 +140,7 @@ impl Worker<'_> {
                     file: 0,
                     offset: 0,
                     len: 0,
+                    taken: start,
                     submitted: start,
                     due: None,
                     measured: false
@@ -220,6 +225,9 @@ impl Worker<'_> {
                 self.engine_failed(&mut st, e);
                 break;
             }
+            if !st.in_ramp {
+                st.recorder.depths.record_complete(st.done.len());
+            }
             now = Instant::now();
             // Intervals that ended while we waited are shipped first: these completions happened after them.
             self.tick(&mut st, now);
@@ -297,8 +305,16 @@ impl Worker<'_> {
         while let Some(&slot) = st.free.last() {
             if let Some((file, kind)) = st.sync_owed.pop() {
                 st.free.pop();
-                st.table[slot as usize] =
-                    InFlight { kind, file, offset: 0, len: 0, submitted: now, due: None, measured: !st.in_ramp };
+                st.table[slot as usize] = InFlight {
+                    kind,
+                    file,
+                    offset: 0,
+                    len: 0,
+                    taken: now,
+                    submitted: now,
+                    due: None,
+                    measured: !st.in_ramp,
+                };
                 st.batch.push(Request { slot, kind, file, offset: 0, len: 0 });
                 continue;
             }
@@ -347,6 +363,7 @@ impl Worker<'_> {
                 file: op.file,
                 offset: op.offset,
                 len: op.len,
+                taken: now,
                 submitted: now,
                 due,
                 measured: !st.in_ramp,
@@ -355,6 +372,8 @@ impl Worker<'_> {
             if !st.in_ramp && readback.is_none() {
                 st.issued += u64::from(op.len);
                 st.issued_ops += 1;
+                // fio's iodepth_level: the queue depth this operation joins.
+                st.recorder.depths.record_level(engine.in_flight() + st.batch.len());
             }
             if let Some(think) = self.phase.thinktime {
                 st.since_pause += 1;
@@ -407,7 +426,8 @@ impl Worker<'_> {
             let latency = nanos(now.saturating_duration_since(entry.submitted));
             match completion.result {
                 Ok(n) if n == entry.len || matches!(entry.kind, OpKind::Fsync | OpKind::Fdatasync) => {
-                    st.recorder.record(class, u64::from(n), latency);
+                    let submit = nanos(entry.submitted.saturating_duration_since(entry.taken));
+                    st.recorder.record_io(class, u64::from(n), submit, latency);
                     if let Some(due) = entry.due {
                         st.recorder.record_due(class, nanos(now.saturating_duration_since(due)));
                     }
@@ -487,6 +507,9 @@ impl Worker<'_> {
             }
             let chunk = &st.batch[sent..end];
             let accepted = if end == st.batch.len() { engine.queue(chunk)? } else { engine.submit(chunk)? };
+            if !st.in_ramp {
+                st.recorder.depths.record_submit(accepted);
+            }
             sent += accepted;
             if accepted < chunk.len() {
                 break;

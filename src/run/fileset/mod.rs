@@ -228,5 +228,6 @@ fn idle_outcome(stop: StopReason, started: std::time::SystemTime) -> PhaseOutcom
         caps: None,
         issued_by_worker: Vec::new(),
         started,
+        workers: Vec::new(),
     }
 }

@@ -106,5 +106,6 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
         caps: None,
         issued_by_worker: ends.iter().map(|e| e.as_ref().map_or(0, |e| e.bytes)).collect(),
         started,
+        workers: Vec::new(),
     }
 }

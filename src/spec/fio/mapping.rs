@@ -31,9 +31,10 @@ pub(super) struct Job {
     pub own: Vec<(String, String)>,
 }
 
-/// Options as fio lists them in its JSON: fio's name for each, and the value as written.
+/// Options as fio lists them in its JSON: fio's name for each, and the value as written (after `${VAR}` and
+/// keyword substitution); bare flags (`time_based`, `stonewall`) are not listed, as fio does not list them.
 fn listed(entries: &[Entry]) -> Vec<(String, String)> {
-    entries.iter().map(|e| (canonical_name(&e.key), e.value.clone().unwrap_or_default())).collect()
+    entries.iter().filter_map(|e| e.value.clone().map(|v| (canonical_name(&e.key), v))).collect()
 }
 
 /// What mapping one job gives.
