@@ -107,11 +107,21 @@ pub struct OpStats {
     /// Completion time minus the time the operation was due (paced runs only): includes any wait caused by
     /// the storage falling behind the schedule, so coordinated omission cannot hide it.
     pub due_latency: Option<Histogram>,
+    /// Submission time minus due time (paced runs only): streamcap's own delay in issuing what was due, which
+    /// must stay small for `due_latency` to describe the storage.
+    pub lag: Option<Histogram>,
 }
 
 impl OpStats {
     fn new(paced: bool) -> OpStats {
-        OpStats { ops: 0, bytes: 0, errors: 0, latency: Histogram::new(), due_latency: paced.then(Histogram::new) }
+        OpStats {
+            ops: 0,
+            bytes: 0,
+            errors: 0,
+            latency: Histogram::new(),
+            due_latency: paced.then(Histogram::new),
+            lag: paced.then(Histogram::new),
+        }
     }
 
     fn merge(&mut self, other: &OpStats) {
@@ -119,11 +129,8 @@ impl OpStats {
         self.bytes += other.bytes;
         self.errors += other.errors;
         self.latency.merge(&other.latency);
-        match (&mut self.due_latency, &other.due_latency) {
-            (Some(mine), Some(theirs)) => mine.merge(theirs),
-            (None, Some(theirs)) => self.due_latency = Some(theirs.clone()),
-            _ => {}
-        }
+        merge_optional(&mut self.due_latency, &other.due_latency);
+        merge_optional(&mut self.lag, &other.lag);
     }
 
     fn reset(&mut self) {
@@ -131,9 +138,17 @@ impl OpStats {
         self.bytes = 0;
         self.errors = 0;
         self.latency.reset();
-        if let Some(h) = &mut self.due_latency {
+        for h in [&mut self.due_latency, &mut self.lag].into_iter().flatten() {
             h.reset();
         }
+    }
+}
+
+fn merge_optional(mine: &mut Option<Histogram>, theirs: &Option<Histogram>) {
+    match (mine.as_mut(), theirs) {
+        (Some(m), Some(t)) => m.merge(t),
+        (None, Some(t)) => *mine = Some(t.clone()),
+        _ => {}
     }
 }
 
@@ -161,6 +176,14 @@ impl Recorder {
     pub fn record_due(&mut self, class: OpClass, latency_ns: u64) {
         if let Some(h) = &mut self.classes[class.index()].due_latency {
             h.record(latency_ns);
+        }
+    }
+
+    /// Submission minus due time of a paced operation (see [`OpStats::lag`]).
+    #[inline]
+    pub fn record_lag(&mut self, class: OpClass, lag_ns: u64) {
+        if let Some(h) = &mut self.classes[class.index()].lag {
+            h.record(lag_ns);
         }
     }
 

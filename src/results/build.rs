@@ -112,6 +112,7 @@ pub fn build_phase(
             records: measured.errors.to_vec(),
         },
         file_ops: None,
+        streams: None,
         intervals: intervals.0,
         interval_stride: intervals.1,
     }
