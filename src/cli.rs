@@ -7,6 +7,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+mod check;
+mod streams;
+
+pub use check::CheckArgs;
+pub use streams::StreamsArgs;
+
 use crate::spec::{
     ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, ReadOptions, RwMode, VerifyChoice,
 };
@@ -30,13 +36,13 @@ pub struct Cli {
 pub enum Command {
     /// The main job: a short media-server check of the storage under DIR (default: the current directory),
     /// ending in a verdict table of concurrent streams per video format.
-    Check(Box<crate::app::check::CheckArgs>),
+    Check(Box<CheckArgs>),
     /// Run a workload against a directory, file or block device.
     Run(Box<RunArgs>),
     /// Print the summary of a saved result (a JSON file written with --json).
     Report(ReportArgs),
     /// Paced stream viewers: how many concurrent streams of a bitrate this storage serves without a stall.
-    Streams(Box<crate::app::streams_cmd::StreamsArgs>),
+    Streams(Box<StreamsArgs>),
     /// What is beneath a target, without any I/O: filesystem, pool profile, members, raw and usable capacity,
     /// read policy, device facts, free space and the RAM this process may use.
     Inspect(InspectArgs),

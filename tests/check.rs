@@ -56,12 +56,16 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
         assert!(v["limited_by"].as_str().is_some_and(|s| !s.is_empty()));
         assert!(v["estimate"]["streams"].as_u64().is_some(), "{v}");
     }
-    // The raw phases and the small-file phases, merged into one result and numbered in order.
+    // One plan: the raw phases, the small-file phases, the two raw-rate phases of the estimate and a stream
+    // phase per format, numbered in order in one result.
     let phases = r["phases"].as_array().unwrap();
     let indices: Vec<u64> = phases.iter().map(|p| p["index"].as_u64().unwrap()).collect();
     assert_eq!(indices, (0..phases.len() as u64).collect::<Vec<_>>());
-    assert_eq!(phases.len(), 7);
+    assert_eq!(phases.len(), 12);
     assert!(phases[6]["file_ops"].is_object());
+    let streams: Vec<&str> =
+        phases.iter().filter(|p| p["streams"].is_object()).map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(streams, ["streams 2160p-remux", "streams 2160p-hevc", "streams 1080p"]);
 
     // `report` prints the check summary again.
     streamcap()

@@ -31,17 +31,7 @@ fn engines_here() -> Vec<EngineKind> {
 }
 
 fn build(kind: EngineKind, files: Vec<File>) -> AnyEngine {
-    AnyEngine::build(EngineSetup {
-        kind,
-        queue_depth: DEPTH,
-        buffer_size: BLOCK,
-        max_transfer: BLOCK,
-        pin_buffers: true,
-        files,
-        null_latency: std::time::Duration::ZERO,
-        null_faults: Vec::new(),
-    })
-    .expect("engine builds")
+    AnyEngine::build(EngineSetup { files, ..EngineSetup::new(kind, DEPTH, BLOCK) }).expect("engine builds")
 }
 
 /// Pattern byte for (block, position): differs per block so a read from the wrong offset is caught.
@@ -137,6 +127,7 @@ fn every_engine_writes_and_reads_back_a_pattern_with_o_direct() {
             AnyEngine::Sync(mut e) => conformance(&mut e, blocks),
             AnyEngine::IoUring(mut e) => conformance(&mut e, blocks),
             AnyEngine::Null(_) => unreachable!("the null engine stores nothing"),
+            AnyEngine::Http(_) => unreachable!("not built here"),
         }
         assert_eq!(std::fs::metadata(&path).unwrap().len(), blocks * BLOCK as u64, "{kind:?}");
     }
@@ -155,6 +146,7 @@ fn every_engine_reports_a_bad_descriptor_per_request() {
             AnyEngine::Sync(mut e) => run_all(&mut e, &write)[0].result,
             AnyEngine::IoUring(mut e) => run_all(&mut e, &write)[0].result,
             AnyEngine::Null(_) => unreachable!(),
+            AnyEngine::Http(_) => unreachable!("not built here"),
         };
         assert_eq!(result, Err(libc::EBADF), "{kind:?}");
     }
@@ -172,20 +164,17 @@ fn every_engine_reads_a_request_longer_than_its_buffer_through_the_buffer() {
         std::fs::write(&path, &data).unwrap();
         let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&path).unwrap();
         let setup = EngineSetup {
-            kind,
-            queue_depth: 2,
-            buffer_size: PIECE,
             max_transfer: BLOCK,
             pin_buffers: false,
             files: vec![file],
-            null_latency: std::time::Duration::ZERO,
-            null_faults: Vec::new(),
+            ..EngineSetup::new(kind, 2, PIECE)
         };
         let read = [Request { slot: 0, kind: OpKind::Read, file: 0, offset: 0, len: BLOCK as u32 }];
         let (result, last) = match AnyEngine::build(setup).expect("engine builds") {
             AnyEngine::Sync(mut e) => (run_all(&mut e, &read)[0].result, e.buffer_mut(0).to_vec()),
             AnyEngine::IoUring(mut e) => (run_all(&mut e, &read)[0].result, e.buffer_mut(0).to_vec()),
             AnyEngine::Null(_) => unreachable!(),
+            AnyEngine::Http(_) => unreachable!("not built here"),
         };
         assert_eq!(result, Ok(BLOCK as u32), "{kind:?}: the whole request is transferred");
         assert_eq!(last.len(), PIECE, "{kind:?}: the slot's buffer stays small");

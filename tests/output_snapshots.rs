@@ -184,3 +184,32 @@ fn run_summary_with_a_pool_a_memory_limit_and_an_implausible_device() {
     assert!(text.contains("with 1 GiB of RAM (the memory cgroup's limit)"), "{text}");
     assert!(text.contains("cache beneath: 'write the data set': vda says it is rotational"), "{text}");
 }
+
+/// vdbench's own interval lines and averages, as streamcap prints them for jobs from vdbench parameter files:
+/// the raw-I/O columns (from the run fixture, with a fixed time of day) and the file-system columns (from a real
+/// small-files run, tests/fixtures/vdbench-fs-v1.json).
+#[test]
+fn vdbench_interval_lines_of_fixed_results() {
+    use streamcap::report::{vdbench_fs, vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
+    let raw = read_result(Path::new(FIXTURE)).unwrap();
+    let mut text = format!("{}\n", vdbench_raw_header());
+    for phase in &raw.phases {
+        for (i, point) in phase.intervals.iter().enumerate() {
+            text.push_str(&format!("{}\n", vdbench_raw_line("12:00:00.000", i as u64 + 1, point)));
+        }
+        text.push_str(&format!("{}\n", vdbench_raw_average("12:00:00.000", phase)));
+    }
+    check_snapshot("result-v1.vdbench.txt", &text);
+
+    let fs = other_fixture("vdbench-fs-v1.json");
+    let mut text = format!("{}\n", vdbench_fs::interval_header());
+    // The fixture's workload reads and writes (fwd rdpct=90): its requested operations are the transfers.
+    let requested = ["read", "write"];
+    for phase in &fs.phases {
+        for (i, point) in phase.intervals.iter().enumerate() {
+            text.push_str(&format!("{}\n", vdbench_fs::interval_line(i as u64 + 1, point, &requested)));
+        }
+    }
+    text.push_str(&vdbench_fs::summary(&fs.phases).unwrap_or_default());
+    check_snapshot("vdbench-fs-v1.vdbench.txt", &text);
+}

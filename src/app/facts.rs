@@ -41,6 +41,7 @@ impl Gathered {
     }
 }
 
+#[derive(Clone)]
 pub struct Gathered {
     pub facts: Facts,
     pub canonical: PathBuf,
@@ -102,6 +103,8 @@ pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
         io_uring: io_uring_available().map_err(|e| e.to_string()),
         memory_backed,
         anchors: Vec::new(),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        media_libraries: Vec::new(),
         limits: resource_limits(),
     };
     Ok(Gathered { facts, canonical, host, filesystem, devices, pool })
@@ -137,4 +140,20 @@ pub fn anchor_facts(job: &JobSpec) -> Vec<AnchorFacts> {
         anchors.push(AnchorFacts { path: path.clone(), state });
     }
     anchors
+}
+
+/// The user's media files in `dir` (`--use-existing`): its regular, visible files with their sizes, sorted by
+/// path. Looks only; never opens a file for writing.
+pub fn media_library(dir: &Path) -> Result<Vec<(PathBuf, u64)>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
+        let hidden = entry.file_name().to_string_lossy().starts_with('.');
+        let meta = entry.metadata().with_context(|| format!("cannot look at {}", entry.path().display()))?;
+        if meta.is_file() && !hidden {
+            files.push((entry.path(), meta.len()));
+        }
+    }
+    files.sort();
+    Ok(files)
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use super::facts::gather;
-use super::run_cmd::{check_writable_parent, print_quietly};
+use super::output::{check_writable_parent, print_quietly};
 use crate::cli::InspectArgs;
 use crate::plan::TargetFacts;
 use crate::report::write_inspect;
@@ -30,6 +30,7 @@ pub fn run(args: &InspectArgs) -> Result<ExitCode> {
         TargetFacts::Directory { .. } => "directory",
         TargetFacts::File { .. } => "file",
         TargetFacts::BlockDevice { .. } => "block_device",
+        TargetFacts::Remote { .. } => "http",
     };
     let config = serde_json::json!({ "command": CONFIG_COMMAND });
     let mut result = RunResult::started(gathered.host.clone(), gathered.target_info(kind), config, Vec::new());

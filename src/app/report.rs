@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::run_cmd::{check_output, print_quietly};
+use super::output::{check_output, print_quietly};
 use crate::cli::ReportArgs;
 use crate::report::{Format, Html, render_to_string};
 use crate::results::{RunResult, read_result};
@@ -43,7 +43,7 @@ pub fn html_after_run(result: &RunResult, path: Option<&Path>) {
 
 /// Where `check` writes its HTML report: `--html FILE`; else beside the JSON (NAME.html); else a new file in the
 /// current directory named after the host and the time (never an existing file).
-pub fn check_html_path(args: &super::check::CheckArgs) -> Option<PathBuf> {
+pub fn check_html_path(args: &crate::cli::CheckArgs) -> Option<PathBuf> {
     if args.no_html {
         return None;
     }

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use super::facts::gather;
-use super::run_cmd::{print_quietly, say};
+use super::output::{print_quietly, say};
 use crate::cli::RunArgs;
 use crate::plan::defaults;
 use crate::report::write_verify_summary;

@@ -17,6 +17,8 @@
 
 mod buffers;
 mod finished;
+mod http;
+mod http_wire;
 mod null;
 mod sync;
 mod uring;
@@ -26,6 +28,8 @@ use std::io;
 use std::time::Duration;
 
 pub use buffers::BufferPool;
+pub use http::HttpEngine;
+pub use http_wire::{HttpError, HttpUrl, probe_size};
 pub use null::{NullEngine, NullFault};
 pub use sync::SyncEngine;
 pub use uring::{UringEngine, io_uring_available};
@@ -81,6 +85,9 @@ pub enum EngineKind {
     IoUring,
     /// Performs no I/O; completes every request at once (or after a set delay). Measures streamcap's own cost.
     Null,
+    /// Paced byte-range GETs over keep-alive HTTP connections (remote media of `streams`); one request in
+    /// flight per connection.
+    Http,
 }
 
 impl EngineKind {
@@ -89,6 +96,7 @@ impl EngineKind {
             EngineKind::Sync => "sync",
             EngineKind::IoUring => "io_uring",
             EngineKind::Null => "null",
+            EngineKind::Http => "http",
         }
     }
 
@@ -96,7 +104,7 @@ impl EngineKind {
     pub fn max_queue_depth(self) -> u32 {
         match self {
             EngineKind::Sync => 1,
-            EngineKind::IoUring | EngineKind::Null => 4096,
+            EngineKind::IoUring | EngineKind::Null | EngineKind::Http => 4096,
         }
     }
 }
@@ -125,6 +133,18 @@ pub enum EngineError {
     /// Waiting for sockets (the HTTP source of `streams`) failed.
     #[error("epoll_wait failed: {0}")]
     Poll(io::Error),
+    #[error("{0}")]
+    Connect(HttpError),
+    #[error("cannot put a file in slot {index} of the engine's file table: {cause}")]
+    FileTable { index: u32, cause: io::Error },
+}
+
+/// An engine's table of open files, for work that opens and closes files as it goes (a file set's transfers).
+/// The table's size is fixed when the engine is built (`EngineSetup::spare_file_slots`).
+pub trait FileTable {
+    /// Puts `file` (or nothing) at `index` and returns what was there. The caller must not do this while a
+    /// request on that index is in flight.
+    fn put(&mut self, index: u32, file: Option<File>) -> Result<Option<File>, EngineError>;
 }
 
 /// The operations every engine offers. Implementations keep this cheap: it is called per batch.
@@ -151,6 +171,9 @@ pub trait Engine {
     /// Requests submitted and not yet reaped.
     fn in_flight(&self) -> usize;
 
+    /// The engine's file table (used only by schedules that open files as they go; not per I/O).
+    fn file_table(&mut self) -> &mut dyn FileTable;
+
     /// For a completion that failed: what happened, in words, when an errno says too little (an HTTP status).
     /// Taken once; local engines have nothing to add.
     fn error_detail(&mut self, _slot: u32) -> Option<String> {
@@ -165,14 +188,29 @@ pub enum AnyEngine {
     Sync(SyncEngine),
     IoUring(UringEngine),
     Null(NullEngine),
+    Http(HttpEngine),
 }
 
 impl AnyEngine {
+    /// Calls `f` on every slot's buffer (to fill write buffers once, before the work starts).
+    pub fn for_each_buffer(&mut self, f: &mut dyn FnMut(&mut [u8])) {
+        let slots = self.caps().queue_depth;
+        for slot in 0..slots {
+            match self {
+                AnyEngine::Sync(e) => f(e.buffer_mut(slot)),
+                AnyEngine::IoUring(e) => f(e.buffer_mut(slot)),
+                AnyEngine::Null(e) => f(e.buffer_mut(slot)),
+                AnyEngine::Http(e) => f(e.buffer_mut(slot)),
+            }
+        }
+    }
+
     pub fn caps(&self) -> Caps {
         match self {
             AnyEngine::Sync(e) => e.caps(),
             AnyEngine::IoUring(e) => e.caps(),
             AnyEngine::Null(e) => e.caps(),
+            AnyEngine::Http(e) => e.caps(),
         }
     }
 }
@@ -191,9 +229,32 @@ pub struct EngineSetup {
     /// only the slots ever used take memory (the caller reuses the most recently freed slot first).
     pub pin_buffers: bool,
     pub files: Vec<File>,
+    /// Empty places after `files` in the engine's file table, for files opened during the work (`FileTable`).
+    pub spare_file_slots: u32,
+    /// Only for the http engine: one URL per connection (its "files").
+    pub urls: Vec<HttpUrl>,
     /// Only for the null engine: a delay and faults to inject (tests and overhead measurement).
     pub null_latency: Duration,
     pub null_faults: Vec<NullFault>,
+}
+
+impl EngineSetup {
+    /// A setup for `kind` with `queue_depth` buffers of `buffer_size` bytes each (also the longest transfer),
+    /// pinned, no files yet; the other fields are set with struct update syntax.
+    pub fn new(kind: EngineKind, queue_depth: u32, buffer_size: usize) -> EngineSetup {
+        EngineSetup {
+            kind,
+            queue_depth,
+            buffer_size,
+            max_transfer: buffer_size,
+            pin_buffers: true,
+            files: Vec::new(),
+            spare_file_slots: 0,
+            urls: Vec::new(),
+            null_latency: Duration::ZERO,
+            null_faults: Vec::new(),
+        }
+    }
 }
 
 impl AnyEngine {
@@ -202,12 +263,17 @@ impl AnyEngine {
     pub fn build(setup: EngineSetup) -> Result<AnyEngine, EngineError> {
         let queue_depth = setup.queue_depth.clamp(1, setup.kind.max_queue_depth());
         let buffers = BufferPool::new(queue_depth as usize, setup.buffer_size)?;
+        let mut files: Vec<Option<File>> = setup.files.into_iter().map(Some).collect();
+        files.extend((0..setup.spare_file_slots).map(|_| None));
         Ok(match setup.kind {
-            EngineKind::Sync => AnyEngine::Sync(SyncEngine::new(setup.files, buffers)),
+            EngineKind::Sync => AnyEngine::Sync(SyncEngine::new(files, buffers)),
             EngineKind::IoUring => {
-                AnyEngine::IoUring(UringEngine::new(setup.files, buffers, setup.max_transfer, setup.pin_buffers)?)
+                AnyEngine::IoUring(UringEngine::new(files, buffers, setup.max_transfer, setup.pin_buffers)?)
             }
             EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers, setup.null_latency, setup.null_faults)),
+            EngineKind::Http => {
+                AnyEngine::Http(HttpEngine::connect(setup.urls, queue_depth).map_err(EngineError::Connect)?)
+            }
         })
     }
 }

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::finished::Finished;
-use super::{BufferPool, Caps, Completion, Engine, EngineError, EngineKind, OpKind, Request, Wait};
+use super::{BufferPool, Caps, Completion, Engine, EngineError, EngineKind, FileTable, OpKind, Request, Wait};
 
 /// A fault to inject: requests of `kind` (any kind when None) on `file` that overlap `[from, to)` fail with
 /// `errno`.
@@ -76,6 +76,17 @@ impl Engine for NullEngine {
 
     fn in_flight(&self) -> usize {
         self.finished.len()
+    }
+
+    fn file_table(&mut self) -> &mut dyn FileTable {
+        self
+    }
+}
+
+/// The null engine touches no file: what it is given is closed at once.
+impl FileTable for NullEngine {
+    fn put(&mut self, _index: u32, _file: Option<std::fs::File>) -> Result<Option<std::fs::File>, EngineError> {
+        Ok(None)
     }
 }
 

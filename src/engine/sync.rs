@@ -9,23 +9,23 @@ use std::io;
 use std::os::unix::fs::FileExt;
 
 use super::finished::Finished;
-use super::{BufferPool, Caps, Completion, Engine, EngineError, EngineKind, OpKind, Request, Wait};
+use super::{BufferPool, Caps, Completion, Engine, EngineError, EngineKind, FileTable, OpKind, Request, Wait};
 
 pub struct SyncEngine {
-    files: Vec<File>,
+    files: Vec<Option<File>>,
     buffers: BufferPool,
     finished: Finished,
 }
 
 impl SyncEngine {
-    pub fn new(files: Vec<File>, buffers: BufferPool) -> SyncEngine {
+    pub fn new(files: Vec<Option<File>>, buffers: BufferPool) -> SyncEngine {
         let finished = Finished::new(buffers.slots());
         SyncEngine { files, buffers, finished }
     }
 }
 
-fn perform(files: &[File], buffers: &mut BufferPool, request: &Request) -> Result<u32, i32> {
-    let file = &files[request.file as usize];
+fn perform(files: &[Option<File>], buffers: &mut BufferPool, request: &Request) -> Result<u32, i32> {
+    let Some(file) = files.get(request.file as usize).and_then(Option::as_ref) else { return Err(libc::EBADF) };
     let result = match request.kind {
         // A request longer than the slot's buffer passes through it piece after piece (EngineSetup::max_transfer).
         OpKind::Read => {
@@ -85,5 +85,18 @@ impl Engine for SyncEngine {
 
     fn in_flight(&self) -> usize {
         self.finished.len()
+    }
+
+    fn file_table(&mut self) -> &mut dyn FileTable {
+        self
+    }
+}
+
+impl FileTable for SyncEngine {
+    fn put(&mut self, index: u32, file: Option<File>) -> Result<Option<File>, EngineError> {
+        match self.files.get_mut(index as usize) {
+            Some(place) => Ok(std::mem::replace(place, file)),
+            None => Err(EngineError::FileTable { index, cause: io::Error::from_raw_os_error(libc::EBADF) }),
+        }
     }
 }

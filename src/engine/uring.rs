@@ -27,13 +27,13 @@ use std::os::fd::AsRawFd;
 
 use io_uring::{IoUring, opcode, squeue, types};
 
-use super::{BufferPool, Caps, Completion, Engine, EngineError, EngineKind, OpKind, Request, Wait};
+use super::{BufferPool, Caps, Completion, Engine, EngineError, EngineKind, FileTable, OpKind, Request, Wait};
 
 pub struct UringEngine {
     // Field order matters: the ring is dropped before the buffers and files it refers to.
     ring: IoUring,
     buffers: BufferPool,
-    files: Vec<File>,
+    files: Vec<Option<File>>,
     /// `pieces` iovecs per slot, for requests longer than a slot's buffer; never resized (the kernel reads
     /// a row while its request is in flight).
     iovecs: Vec<libc::iovec>,
@@ -63,7 +63,7 @@ fn build_ring(entries: u32) -> Result<IoUring, io::Error> {
 impl UringEngine {
     /// `max_transfer`: the longest request (bytes); `pin`: register the buffers (see `EngineSetup`).
     pub fn new(
-        files: Vec<File>,
+        files: Vec<Option<File>>,
         mut buffers: BufferPool,
         max_transfer: usize,
         pin: bool,
@@ -74,7 +74,8 @@ impl UringEngine {
         let slot_iovecs = buffers.iovecs();
         // SAFETY: every iovec points into `buffers`, which this struct owns and drops only after the ring.
         let registered_buffers = pin && unsafe { ring.submitter().register_buffers(&slot_iovecs) }.is_ok();
-        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        // An empty place is registered as -1 (a sparse slot), filled later through `FileTable::put`.
+        let fds: Vec<i32> = files.iter().map(|f| f.as_ref().map_or(-1, |f| f.as_raw_fd())).collect();
         let registered_files = !fds.is_empty() && ring.submitter().register_files(&fds).is_ok();
 
         let pieces = max_transfer.div_ceil(buffers.slot_size()).max(1);
@@ -137,7 +138,8 @@ impl UringEngine {
         let entry = if self.registered_files {
             build!(types::Fixed(request.file))
         } else {
-            build!(types::Fd(self.files[request.file as usize].as_raw_fd()))
+            let fd = self.files.get(request.file as usize).and_then(Option::as_ref).map_or(-1, |f| f.as_raw_fd());
+            build!(types::Fd(fd))
         };
         entry.user_data(request.slot as u64)
     }
@@ -226,6 +228,24 @@ impl Engine for UringEngine {
 
     fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    fn file_table(&mut self) -> &mut dyn FileTable {
+        self
+    }
+}
+
+impl FileTable for UringEngine {
+    fn put(&mut self, index: u32, file: Option<File>) -> Result<Option<File>, EngineError> {
+        let fail = |cause| EngineError::FileTable { index, cause };
+        let Some(place) = self.files.get_mut(index as usize) else {
+            return Err(fail(io::Error::from_raw_os_error(libc::EBADF)));
+        };
+        if self.registered_files {
+            let fd = file.as_ref().map_or(-1, |f| f.as_raw_fd());
+            self.ring.submitter().register_files_update(index, &[fd]).map_err(fail)?;
+        }
+        Ok(std::mem::replace(place, file))
     }
 }
 

@@ -107,11 +107,15 @@ pub struct OpStats {
     /// Completion time minus the time the operation was due (paced runs only): includes any wait caused by
     /// the storage falling behind the schedule, so coordinated omission cannot hide it.
     pub due_latency: Option<Histogram>,
-    /// Submission time minus the time the worker took the operation (fio's slat): streamcap's own time before
-    /// the request reached the kernel. Raw I/O only; empty for file-system operations.
+    /// Submission time minus due time (paced runs only): streamcap's own delay in issuing what was due, which
+    /// must stay small for `due_latency` to describe the storage.
+    pub lag: Option<Histogram>,
+    /// Submission time minus the time the I/O core took the operation into a slot (fio's slat): streamcap's own
+    /// time before the request reached the kernel. I/O through the core only; empty for operations a schedule
+    /// does itself (opens, creates, getattr).
     pub submit_latency: Histogram,
-    /// Completion time minus the time the worker took the operation (fio's lat): `submit_latency` plus
-    /// `latency`, per operation. Raw I/O only.
+    /// Completion time minus the time the I/O core took the operation (fio's lat): `submit_latency` plus
+    /// `latency`, per operation. I/O through the core only.
     pub total_latency: Histogram,
 }
 
@@ -123,6 +127,7 @@ impl OpStats {
             errors: 0,
             latency: Histogram::new(),
             due_latency: paced.then(Histogram::new),
+            lag: paced.then(Histogram::new),
             submit_latency: Histogram::new(),
             total_latency: Histogram::new(),
         }
@@ -135,11 +140,8 @@ impl OpStats {
         self.latency.merge(&other.latency);
         self.submit_latency.merge(&other.submit_latency);
         self.total_latency.merge(&other.total_latency);
-        match (&mut self.due_latency, &other.due_latency) {
-            (Some(mine), Some(theirs)) => mine.merge(theirs),
-            (None, Some(theirs)) => self.due_latency = Some(theirs.clone()),
-            _ => {}
-        }
+        merge_optional(&mut self.due_latency, &other.due_latency);
+        merge_optional(&mut self.lag, &other.lag);
     }
 
     fn reset(&mut self) {
@@ -149,9 +151,17 @@ impl OpStats {
         self.latency.reset();
         self.submit_latency.reset();
         self.total_latency.reset();
-        if let Some(h) = &mut self.due_latency {
+        for h in [&mut self.due_latency, &mut self.lag].into_iter().flatten() {
             h.reset();
         }
+    }
+}
+
+fn merge_optional(mine: &mut Option<Histogram>, theirs: &Option<Histogram>) {
+    match (mine.as_mut(), theirs) {
+        (Some(m), Some(t)) => m.merge(t),
+        (None, Some(t)) => *mine = Some(t.clone()),
+        _ => {}
     }
 }
 
@@ -246,6 +256,14 @@ impl Recorder {
     pub fn record_due(&mut self, class: OpClass, latency_ns: u64) {
         if let Some(h) = &mut self.classes[class.index()].due_latency {
             h.record(latency_ns);
+        }
+    }
+
+    /// Submission minus due time of a paced operation (see [`OpStats::lag`]).
+    #[inline]
+    pub fn record_lag(&mut self, class: OpClass, lag_ns: u64) {
+        if let Some(h) = &mut self.classes[class.index()].lag {
+            h.record(lag_ns);
         }
     }
 

@@ -10,6 +10,7 @@
 use super::defaults;
 use super::facts::Facts;
 use super::files::{directory_use, share, single_target_use, worker_regions};
+use super::streams::plan_streams_phases;
 use super::target::{default_shared_files, plan_target};
 use super::values::{
     alignment, block_sizes, check_zones, choose_engine, default_name, distribution, offsets, pacing, percentiles,
@@ -36,18 +37,14 @@ pub struct RunOptions {
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
     job.check().map_err(PlanError)?;
-    // File-set phases (many files in a directory tree) are planned in their own module.
-    if job.phases.iter().any(|p| p.fileset.is_some()) {
-        if job.phases.iter().any(|p| p.verify.is_some()) {
-            return Err(PlanError(
-                "--verify checks raw phases (rw and bs); a file-set phase's files are not verified: leave verify out"
-                    .into(),
-            ));
-        }
-        return super::fileset::build_fileset_plan(job, facts);
+    if job.phases.iter().any(|p| p.fileset.is_some()) && job.phases.iter().any(|p| p.verify.is_some()) {
+        return Err(PlanError(
+            "--verify checks raw phases (rw and bs); a file-set phase's files are not verified: leave verify out"
+                .into(),
+        ));
     }
     for (i, phase) in job.phases.iter().enumerate() {
-        if phase.rw.is_none() {
+        if phase.rw.is_none() && phase.fileset.is_none() && phase.streams.is_none() {
             return Err(PlanError(format!(
                 "phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, randwrite, \
                  readwrite, randrw)",
@@ -55,9 +52,9 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
             )));
         }
     }
+    super::streams::check_stream_requests(job, facts)?;
     let mut notices = job.notices.clone();
-    let mut target =
-        plan_target(job, &facts.target, &options.run_id, options.allow_device_writes, options.force, &mut notices)?;
+    let mut target = plan_target(job, facts, options, &mut notices)?;
     if let Some(why) = &facts.memory_backed {
         notices.push(format!("{why}: the figures describe memory, not storage, and are marked cache-affected"));
         target.memory_backed = Some(why.clone());
@@ -65,21 +62,27 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     let verify = super::verify::verify_plan(job, target.kind == TargetKind::Directory, &options.run_id)?;
     // Worked out once for the whole job, so planning stays linear in the number of phases (a job of 200,000
     // phases used to take minutes because every phase recounted the shared files).
-    let context = JobContext {
-        default_files: default_shared_files(job),
-        by_name: target
-            .files
-            .iter()
-            .enumerate()
-            .filter_map(|(i, f)| f.path.file_name().map(|n| (n.to_os_string(), i as u32)))
-            .collect(),
-    };
-    let phases = job
-        .phases
-        .iter()
-        .enumerate()
-        .map(|(i, spec)| plan_phase(&context, i, spec, &target, facts, verify.map(|v| v.block), &mut notices))
-        .collect::<Result<Vec<_>, _>>()?;
+    let context = JobContext::new(job, &target);
+    let mut phases: Vec<PhasePlan> = Vec::new();
+    let mut estimates = Vec::new();
+    // The nearest earlier file-set phase at max rate, which a percentage-of-max rate refers to (by plan index).
+    let mut last_max = None;
+    for (i, spec) in job.phases.iter().enumerate() {
+        if spec.fileset.is_some() {
+            let phase = super::fileset::plan_fileset_phase(i, spec, facts, last_max, &mut notices)?;
+            if phase.fileset.as_ref().is_some_and(|f| f.rate == super::FileRate::Max && !f.workloads.is_empty()) {
+                last_max = Some(phases.len());
+            }
+            phases.push(phase);
+        } else if spec.streams.is_some() {
+            let next = phases.len();
+            let planned = plan_streams_phases(job, i, spec, &mut target, facts, &mut notices, next, &mut estimates)?;
+            phases.extend(planned);
+        } else {
+            phases.push(plan_raw_phase(&context, i, spec, &target, facts, verify.map(|v| v.block), &mut notices)?);
+        }
+    }
+    super::fileset::check_space(&phases, facts, &mut notices)?;
     check_curves(&phases)?;
     super::resources::check_resources(&phases, &facts.limits)?;
     if let Some(v) = &verify {
@@ -97,12 +100,27 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
 }
 
 /// What every phase of a job shares: the number of shared `data.N` files and the file table by name.
-struct JobContext {
+pub(super) struct JobContext {
     default_files: u32,
     by_name: std::collections::HashMap<std::ffi::OsString, u32>,
 }
 
-fn plan_phase(
+impl JobContext {
+    pub(super) fn new(job: &JobSpec, target: &TargetPlan) -> JobContext {
+        JobContext {
+            default_files: default_shared_files(job),
+            by_name: target
+                .files
+                .iter()
+                .enumerate()
+                .filter_map(|(i, f)| f.path.file_name().map(|n| (n.to_os_string(), i as u32)))
+                .collect(),
+        }
+    }
+}
+
+/// Plans one raw-I/O phase against the target's file table.
+pub(super) fn plan_raw_phase(
     context: &JobContext,
     index: usize,
     spec: &PhaseSpec,
@@ -164,6 +182,7 @@ fn plan_phase(
     let usage = match target.kind {
         TargetKind::Directory => directory_use(spec, context.default_files, u64::from(align)),
         TargetKind::File | TargetKind::BlockDevice => single_target_use(spec, target.files[0].size.0, u64::from(align)),
+        TargetKind::Remote => Err("raw I/O needs a local directory, file or block device, not a URL".to_string()),
     }
     .map_err(fail)?;
     let index_of = |name: &str| -> u32 {
@@ -171,7 +190,7 @@ fn plan_phase(
             TargetKind::Directory => {
                 *context.by_name.get(std::ffi::OsStr::new(name)).expect("the file table holds every name a phase uses")
             }
-            TargetKind::File | TargetKind::BlockDevice => 0,
+            TargetKind::File | TargetKind::BlockDevice | TargetKind::Remote => 0,
         }
     };
     let files: Vec<u32> = usage.distinct_names().iter().map(|n| index_of(n)).collect();
@@ -332,6 +351,7 @@ fn plan_phase(
         seed,
         workers,
         fileset: None,
+        streams: None,
         fio: spec.fio.clone(),
         per_worker_results: jobs > 1 && spec.fio.as_ref().is_some_and(|f| !f.group_reporting),
     })
@@ -393,6 +413,8 @@ mod tests {
             io_uring: Ok(()),
             memory_backed: None,
             anchors: Vec::new(),
+            cpus: 2,
+            media_libraries: Vec::new(),
             limits: Default::default(),
         }
     }

@@ -14,15 +14,21 @@ impl fmt::Display for Plan {
             TargetKind::Directory => "directory",
             TargetKind::File => "existing file (read only)",
             TargetKind::BlockDevice => "block device",
+            TargetKind::Remote => "remote media (read only)",
         };
         writeln!(f, "target: {} ({kind})", t.path.display())?;
         if let Some(dir) = &t.work_dir {
-            let total: u64 = t.files.iter().map(|f| f.size.0).sum();
+            let created: Vec<_> = t.files.iter().filter(|f| f.created).collect();
+            let total: u64 = created.iter().map(|f| f.size.0).sum();
+            let same = created.iter().all(|f| f.size == created[0].size);
+            let sizes = if same {
+                format!("{} × {}", created.len(), created[0].size)
+            } else {
+                format!("{} files", created.len())
+            };
             writeln!(
                 f,
-                "data files: {} × {} = {} in {} (created for the run, removed after it)",
-                t.files.len(),
-                t.files[0].size,
+                "data files: {sizes} = {} in {} (created for the run, removed after it)",
                 Bytes(total),
                 dir.display()
             )?;
@@ -45,16 +51,19 @@ impl fmt::Display for Plan {
         }
         for (i, phase) in self.phases.iter().enumerate() {
             writeln!(f)?;
-            write_phase(f, i, phase)?;
+            write_phase(f, i, phase, &self.target)?;
         }
         Ok(())
     }
 }
 
-fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan) -> fmt::Result {
+fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: &super::TargetPlan) -> fmt::Result {
     writeln!(f, "phase {}: {}", index + 1, p.name)?;
     if let Some(fs) = &p.fileset {
         return write_fileset(f, p, fs);
+    }
+    if let Some(streams) = &p.streams {
+        return super::display_streams::write_streams(f, streams, target);
     }
     if p.concurrent {
         writeln!(f, "  runs at the same time as the phase before it")?;

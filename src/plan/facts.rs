@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::engine::HttpUrl;
 use crate::units::Bytes;
 
 #[derive(Debug, Clone)]
@@ -18,6 +19,11 @@ pub struct Facts {
     pub memory_backed: Option<String>,
     /// The anchors file-set trees name (other than the target), as found.
     pub anchors: Vec<AnchorFacts>,
+    /// CPUs this process may use (the default number of stream scheduler threads).
+    pub cpus: u32,
+    /// The user's media directories that stream phases read (`use-existing`): each directory with its regular,
+    /// visible files and their sizes, sorted by path.
+    pub media_libraries: Vec<(PathBuf, Vec<(PathBuf, u64)>)>,
     /// Memory and threads this run may still take (cgroup and process limits); a plan that needs more is
     /// refused before anything is allocated.
     pub limits: ResourceLimits,
@@ -78,5 +84,10 @@ pub enum TargetFacts {
         in_use_by: Vec<String>,
         /// A filesystem or partition-table signature found on the device.
         signature: Option<String>,
+    },
+    /// Remote media: the target as given, and each URL with its probed size in bytes.
+    Remote {
+        text: String,
+        media: Vec<(HttpUrl, u64)>,
     },
 }

@@ -13,17 +13,16 @@ use serde::Serialize;
 
 use super::defaults;
 use super::facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
-use super::values::convert_sizes;
-use super::{PhasePlan, Plan, PlanError, TargetKind, TargetPlan};
-use crate::engine::EngineKind;
+use super::values::{choose_engine, convert_sizes};
+use super::{PhasePlan, PlanError};
 use crate::metrics::OpClass;
 use crate::spec::{
-    BlockSizeSpec, FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FormatMode, JobSpec,
-    OpRateSpec, PhaseSpec, RwMode,
+    BlockSizeSpec, FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FormatMode, OpRateSpec,
+    PhaseSpec,
 };
 use crate::units::Bytes;
+use crate::workload::BlockSizes;
 use crate::workload::fileset::{FileSizes, Placement, Selection, TreeShape};
-use crate::workload::{Access, BlockSizes};
 
 /// Files one tree may hold (2^32: planning walks them once, and their state takes 1 GiB).
 pub const MAX_TREE_FILES: u64 = 1 << 32;
@@ -72,6 +71,9 @@ pub struct TreePlan {
     /// Bytes of all files.
     pub bytes: Bytes,
     pub direct: bool,
+    /// Direct I/O was not demanded (`direct` came from the phase, not the tree): where the filesystem refuses
+    /// O_DIRECT, the tree falls back to buffered I/O with a notice instead of failing.
+    pub direct_fallback: bool,
     /// Seed of the per-file sizes (the same for every phase, so a reused tree keeps its sizes).
     pub seed: u64,
 }
@@ -98,60 +100,35 @@ pub struct FileWorkloadPlan {
     pub dirs: bool,
 }
 
-/// Builds the plan of a job whose phases are all file-set phases.
-pub(super) fn build_fileset_plan(job: &JobSpec, facts: &Facts) -> Result<Plan, PlanError> {
-    if let Some(i) = job.phases.iter().position(|p| p.fileset.is_none()) {
-        return Err(PlanError(format!(
-            "phase {} is a raw-I/O phase in a job with file-set phases; streamcap cannot mix them in one job yet: \
-             put the file-set phases in a job of their own",
-            i + 1
-        )));
-    }
-    let TargetFacts::Directory { path: target, free, .. } = &facts.target else {
+/// Plans one file-set phase (trees and workloads); `last_max` is the plan index of the nearest earlier file-set
+/// phase run at max rate, which a percentage-of-max rate refers to.
+pub(super) fn plan_fileset_phase(
+    index: usize,
+    spec: &PhaseSpec,
+    facts: &Facts,
+    last_max: Option<usize>,
+    notices: &mut Vec<String>,
+) -> Result<PhasePlan, PlanError> {
+    let TargetFacts::Directory { path: target, .. } = &facts.target else {
         return Err(PlanError(
             "file-set phases build a directory tree, so the target must be a directory (streamcap creates the \
              tree in its own .streamcap directory there)"
                 .into(),
         ));
     };
-    let mut notices = job.notices.clone();
-    let mut phases = Vec::new();
-    // The nearest earlier phase at max rate, which a percentage-of-max rate refers to (kept as we go, so that
-    // planning stays linear in the number of phases).
-    let mut last_max = None;
-    for (index, spec) in job.phases.iter().enumerate() {
-        let fileset = spec.fileset.as_deref().expect("checked above");
-        let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
-        let fail = |m: String| PlanError(format!("{label}: {m}"));
-        fileset.check().map_err(fail)?;
-        if spec.rw.is_some() || spec.bs.is_some() || spec.iodepth.is_some() || spec.jobs.is_some() {
-            notices.push(format!(
-                "{label}: rw, bs, iodepth and jobs do not apply to a file-set phase; its workloads say what it does"
-            ));
-        }
-        let plan = plan_phase(index, spec, fileset, target, facts, last_max).map_err(fail)?;
-        if plan.rate == FileRate::Max && !plan.workloads.is_empty() {
-            last_max = Some(index);
-        }
-        phases.push(neutral_phase(label, spec, plan));
+    let fileset = spec.fileset.as_deref().expect("a file-set phase");
+    let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
+    let fail = |m: String| PlanError(format!("{label}: {m}"));
+    fileset.check().map_err(fail)?;
+    if spec.rw.is_some() || spec.bs.is_some() || spec.iodepth.is_some() || spec.jobs.is_some() {
+        notices.push(format!(
+            "{label}: rw, bs, iodepth and jobs do not apply to a file-set phase; its workloads say what it does"
+        ));
     }
-    check_space(&phases, target, *free, &facts.anchors, &mut notices)?;
-    super::resources::check_resources(&phases, &facts.limits)?;
-    Ok(Plan {
-        origin: job.origin.clone(),
-        target: TargetPlan {
-            kind: TargetKind::Directory,
-            path: target.clone(),
-            work_dir: None,
-            files: Vec::new(),
-            writes_allowed: true,
-            memory_backed: facts.memory_backed.clone(),
-        },
-        phases,
-        interval: job.interval.unwrap_or(defaults::INTERVAL),
-        notices,
-        verify: None,
-    })
+    let plan = plan_phase(index, spec, fileset, target, facts, last_max).map_err(fail)?;
+    // Transfers go through the engine; vdbench's threads are synchronous, so each keeps one in flight.
+    let engine = choose_engine(spec.engine, facts, notices).map_err(fail)?;
+    Ok(PhasePlan { engine, ..super::neutral::fileset_phase(label, spec, plan) })
 }
 
 fn plan_phase(
@@ -207,7 +184,8 @@ fn plan_phase(
             files,
             dirs: shape.dirs(),
             bytes: Bytes(bytes),
-            direct: tree.direct.unwrap_or(false),
+            direct: tree.direct.unwrap_or(spec.direct == Some(true)),
+            direct_fallback: tree.direct.is_none(),
             seed: tree_seed,
         });
     }
@@ -286,13 +264,13 @@ fn anchor_dir(asked: &Path, anchors: &[AnchorFacts]) -> Result<PathBuf, String> 
 }
 
 /// The trees of every phase, counted once per root, must fit in the free space of their filesystems.
-fn check_space(
-    phases: &[PhasePlan],
-    target: &Path,
-    target_free: Option<Bytes>,
-    anchors: &[AnchorFacts],
-    notices: &mut Vec<String>,
-) -> Result<(), PlanError> {
+/// Checks that every tree fits in its anchor's free space (trees reused between phases counted once).
+pub(super) fn check_space(phases: &[PhasePlan], facts: &Facts, notices: &mut Vec<String>) -> Result<(), PlanError> {
+    let (target, target_free) = match &facts.target {
+        TargetFacts::Directory { path, free, .. } => (path.as_path(), *free),
+        _ => return Ok(()),
+    };
+    let anchors = &facts.anchors;
     // Maps, not lists searched per tree: a job of many phases with trees of their own stays linear.
     let mut roots: std::collections::BTreeMap<&Path, (&TreePlan, u64)> = Default::default();
     for tree in phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees) {
@@ -359,56 +337,6 @@ fn xfer_sizes(spec: &BlockSizeSpec, direct: bool) -> Result<BlockSizes, String> 
 }
 
 /// The raw fields of a file-set phase get neutral values; what it does is in `fileset`.
-fn neutral_phase(name: String, spec: &PhaseSpec, plan: FileSetPlan) -> PhasePlan {
-    let threads: u32 = plan.workloads.iter().map(|w| w.threads).sum();
-    let data_set = Bytes(plan.trees.iter().map(|t| t.bytes.0).sum());
-    let xfer = plan.workloads.first().map(|w| w.xfer.clone()).unwrap_or(BlockSizes::Fixed { size: 4096 });
-    let runs_workload = !matches!(plan.format, FormatMode::Only | FormatMode::Clean) && !plan.workloads.is_empty();
-    PhasePlan {
-        name,
-        rw: RwMode::Read,
-        read_percent: plan.workloads.first().map_or(100, |w| w.read_percent),
-        access: Access::Sequential,
-        bs_label: plan.workloads.first().map_or_else(String::new, |w| w.xfer_label.clone()),
-        block_sizes: xfer,
-        write_block_sizes: None,
-        engine: EngineKind::Sync,
-        iodepth: 1,
-        iodepth_batch: 1,
-        jobs: threads,
-        direct: if plan.trees.iter().any(|t| t.direct) { super::DirectMode::Required } else { super::DirectMode::Off },
-        align: 1,
-        data_set,
-        files: Vec::new(),
-        runtime: runs_workload.then(|| spec.runtime.unwrap_or(defaults::FILESET_RUNTIME)),
-        ramp: spec.ramp.unwrap_or(defaults::RAMP),
-        io_size: None,
-        pacing: None,
-        fsync_every: None,
-        fdatasync_every: None,
-        sync_writes: false,
-        end_fsync: false,
-        invalidate: false,
-        pre_read: false,
-        start_delay: std::time::Duration::ZERO,
-        thinktime: None,
-        rate_floor: None,
-        rate_percent_of_max: None,
-        curve_stop_latency: None,
-        concurrent: false,
-        group: spec.group.clone(),
-        percentiles: Vec::new(),
-        logs: Default::default(),
-        continue_on_error: spec.continue_on_error.unwrap_or(false),
-        needs_data: false,
-        seed: spec.seed.unwrap_or(defaults::SEED),
-        workers: Vec::new(),
-        fileset: Some(plan),
-        fio: spec.fio.clone(),
-        per_worker_results: false,
-    }
-}
-
 /// A stable hash of a tree name (FNV-1a), so that a tree's file sizes depend on its name, not on the phase.
 fn fnv(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
@@ -448,7 +376,7 @@ impl FileSetPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{FileTreeSpec, FileWorkloadSpec, SpecOrigin};
+    use crate::spec::{FileTreeSpec, FileWorkloadSpec, JobSpec, SpecOrigin};
 
     fn facts(free: u64) -> Facts {
         Facts {
@@ -460,8 +388,14 @@ mod tests {
                 AnchorFacts { path: PathBuf::from("/etc/passwd"), state: AnchorState::NotDirectory },
                 AnchorFacts { path: PathBuf::from("/nope"), state: AnchorState::Missing },
             ],
+            cpus: 2,
+            media_libraries: Vec::new(),
             limits: Default::default(),
         }
+    }
+
+    fn build_fileset_plan(job: &JobSpec, facts: &Facts) -> Result<crate::plan::Plan, PlanError> {
+        crate::plan::build_plan(job, facts, &crate::plan::RunOptions::default())
     }
 
     fn tree(depth: u32, width: u32, files: u64, size: &str) -> FileTreeSpec {

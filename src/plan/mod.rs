@@ -6,10 +6,14 @@
 mod build;
 pub mod defaults;
 mod display;
+mod display_streams;
 mod facts;
 mod files;
 mod fileset;
+mod neutral;
 mod resources;
+mod streams;
+mod streams_limits;
 mod target;
 mod values;
 mod verify;
@@ -28,6 +32,10 @@ pub use crate::spec::{FileIo, FileOp, FioJobInfo, FormatMode};
 pub use build::{RunOptions, build_plan};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
+pub use streams::{
+    EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, media_name,
+    streams_config,
+};
 pub use verify::{VerifyPlan, algorithm as verify_algorithm};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.
@@ -60,6 +68,8 @@ pub enum TargetKind {
     File,
     /// A raw block device.
     BlockDevice,
+    /// Remote media (http:// URLs): read in byte ranges, nothing written, no local device.
+    Remote,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -218,6 +228,9 @@ pub struct PhasePlan {
     /// neutral values.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fileset: Option<FileSetPlan>,
+    /// A stream phase (paced viewers) instead of raw I/O; the raw fields above then describe it roughly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<StreamsPlan>,
     /// How fio names and groups this phase (fio job files only), for fio's JSON.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fio: Option<FioJobInfo>,
@@ -226,7 +239,23 @@ pub struct PhasePlan {
     pub per_worker_results: bool,
 }
 
+/// What kind of work a phase is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseKind {
+    Raw,
+    FileSet,
+    Streams,
+}
+
 impl PhasePlan {
+    pub fn kind(&self) -> PhaseKind {
+        match (&self.fileset, &self.streams) {
+            (Some(_), _) => PhaseKind::FileSet,
+            (_, Some(_)) => PhaseKind::Streams,
+            _ => PhaseKind::Raw,
+        }
+    }
+
     pub fn writes(&self) -> bool {
         self.read_percent < 100
     }

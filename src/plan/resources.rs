@@ -121,6 +121,8 @@ mod tests {
             memory_backed: None,
             anchors: Vec::new(),
             limits,
+            cpus: 2,
+            media_libraries: Vec::new(),
         }
     }
 

@@ -9,28 +9,53 @@
 
 use std::path::Path;
 
+use super::build::RunOptions;
 use super::defaults;
-use super::facts::TargetFacts;
+use super::facts::{Facts, TargetFacts};
 use super::files::{directory_use, file_table};
+use super::streams::own_media_files;
 use super::{FilePlan, PlanError, TargetKind, TargetPlan};
 use crate::spec::{EngineChoice, JobSpec};
 use crate::units::{Bytes, GIB};
 
-/// Decides the data files: count and size per file.
+/// Decides the data files: count and size per file (the raw phases' data files and the stream phases' own
+/// media, in a directory target).
 pub(super) fn plan_target(
     job: &JobSpec,
-    facts: &TargetFacts,
-    run_id: &str,
-    allow_device_writes: bool,
-    force: bool,
+    all_facts: &Facts,
+    options: &RunOptions,
     notices: &mut Vec<String>,
 ) -> Result<TargetPlan, PlanError> {
+    let (run_id, allow_device_writes, force) = (&options.run_id, options.allow_device_writes, options.force);
     let any_writes = job.writes();
-    match facts {
+    let local_only = job.phases.iter().any(|p| p.streams.is_none());
+    let streams = job.phases.iter().any(|p| p.streams.is_some());
+    match &all_facts.target {
+        TargetFacts::Remote { text, .. } if local_only => Err(PlanError(format!(
+            "{text} is a URL: only stream phases read remote media; raw I/O and file sets need a local directory, \
+             file or block device"
+        ))),
+        TargetFacts::Remote { text, .. } => Ok(TargetPlan {
+            kind: TargetKind::Remote,
+            path: text.into(),
+            work_dir: None,
+            files: Vec::new(),
+            writes_allowed: false,
+            memory_backed: None,
+        }),
+        TargetFacts::File { .. } | TargetFacts::BlockDevice { .. } if streams => Err(PlanError(
+            "stream phases read media under a directory (or from http:// URLs): give a directory as the target".into(),
+        )),
         TargetFacts::Directory { path, free, .. } => {
-            let table = directory_file_table(job, |_| true)?;
+            let mut table = directory_file_table(job, |_| true)?;
             // Phases on the null engine never touch their files (created sparse), so they need no space.
-            let stored = directory_file_table(job, |p| p.engine != Some(EngineChoice::Null))?;
+            let mut stored = directory_file_table(job, |p| p.engine != Some(EngineChoice::Null))?;
+            for (name, size) in own_media_files(job) {
+                for files in [&mut table, &mut stored] {
+                    let entry = files.entry(name.clone()).or_insert(0);
+                    *entry = (*entry).max(size);
+                }
+            }
             let needed =
                 stored.values().try_fold(Bytes::ZERO, |sum, &size| sum.checked_add(Bytes(size))).ok_or_else(|| {
                     PlanError(format!(
@@ -47,14 +72,15 @@ pub(super) fn plan_target(
                 )),
             }
             let work_dir = path.join(".streamcap").join(run_id);
-            let files = table
+            let files: Vec<FilePlan> = table
                 .into_iter()
                 .map(|(name, size)| FilePlan { path: work_dir.join(name), size: Bytes(size), created: true })
                 .collect();
             Ok(TargetPlan {
                 kind: TargetKind::Directory,
                 path: path.clone(),
-                work_dir: Some(work_dir),
+                // A job of file sets (or of the user's own media) creates no data files: no work directory.
+                work_dir: (!files.is_empty()).then_some(work_dir),
                 files,
                 writes_allowed: true,
                 memory_backed: None,
@@ -96,7 +122,7 @@ fn directory_file_table(
         .phases
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.fileset.is_none() && counts(p))
+        .filter(|(_, p)| p.fileset.is_none() && p.streams.is_none() && counts(p))
         .map(|(i, p)| {
             directory_use(p, default_files, u64::from(defaults::BUFFERED_ALIGN))
                 .map(|usage| (usage, p.jobs.unwrap_or(defaults::JOBS)))
@@ -109,7 +135,12 @@ fn directory_file_table(
 /// How many shared `data.N` files there are. A phase that does not say how many files it uses works on all of
 /// them, so its data set is spread over all of them too.
 pub(super) fn default_shared_files(job: &JobSpec) -> u32 {
-    job.phases.iter().filter(|p| p.file_names.is_none()).filter_map(|p| p.files).max().unwrap_or(defaults::FILES)
+    job.phases
+        .iter()
+        .filter(|p| p.file_names.is_none() && p.fileset.is_none() && p.streams.is_none())
+        .filter_map(|p| p.files)
+        .max()
+        .unwrap_or(defaults::FILES)
 }
 
 /// "phase 2 ('warm-up')" — how messages name a phase.
@@ -196,6 +227,29 @@ fn check_device_writable(
 
 #[cfg(test)]
 mod tests {
+    /// `plan_target` with made-up facts around `target` and the run options given.
+    fn pt(
+        job: &JobSpec,
+        target: &TargetFacts,
+        run_id: &str,
+        allow_device_writes: bool,
+        force: bool,
+        notices: &mut Vec<String>,
+    ) -> Result<TargetPlan, PlanError> {
+        let facts = Facts {
+            target: target.clone(),
+            ram: Bytes::gib(8),
+            io_uring: Ok(()),
+            memory_backed: None,
+            anchors: Vec::new(),
+            cpus: 2,
+            media_libraries: Vec::new(),
+            limits: Default::default(),
+        };
+        let options = RunOptions { run_id: run_id.into(), allow_device_writes, force };
+        super::plan_target(job, &facts, &options, notices)
+    }
+
     use super::*;
     use crate::spec::{PhaseSpec, RwMode, SpecOrigin};
     use std::path::PathBuf;
@@ -224,8 +278,7 @@ mod tests {
     #[test]
     fn oversized_data_set_is_refused_with_the_numbers() {
         let facts = TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(3)), dio_align: None };
-        let err =
-            plan_target(&job(RwMode::Read, Some(Bytes::gib(10))), &facts, "r", false, false, &mut vec![]).unwrap_err();
+        let err = pt(&job(RwMode::Read, Some(Bytes::gib(10))), &facts, "r", false, false, &mut vec![]).unwrap_err();
         assert!(err.0.contains("10 GiB") && err.0.contains("3 GiB") && err.0.contains("--size 2 GiB"), "{err}");
     }
 
@@ -234,7 +287,7 @@ mod tests {
         // ramfs and some FUSE filesystems report zero blocks: their free space is unknown, not zero.
         let facts = TargetFacts::Directory { path: PathBuf::from("/mnt/ram"), free: None, dio_align: None };
         let mut notices = Vec::new();
-        assert!(plan_target(&job(RwMode::Read, Some(Bytes::gib(1))), &facts, "r", false, false, &mut notices).is_ok());
+        assert!(pt(&job(RwMode::Read, Some(Bytes::gib(1))), &facts, "r", false, false, &mut notices).is_ok());
         assert!(notices[0].contains("cannot check"), "{notices:?}");
     }
 
@@ -246,7 +299,7 @@ mod tests {
         let mut spec = job(RwMode::Write, Some(Bytes::mib(256)));
         spec.phases[0].files = Some(4);
         spec.phases.push(PhaseSpec { rw: Some(RwMode::Read), size: Some(Bytes::mib(256)), ..Default::default() });
-        let plan = plan_target(&spec, &facts, "r", false, false, &mut vec![]).unwrap();
+        let plan = pt(&spec, &facts, "r", false, false, &mut vec![]).unwrap();
         assert_eq!(plan.files.len(), 4);
         assert_eq!(plan.files[0].size, Bytes::mib(64));
     }
@@ -254,35 +307,27 @@ mod tests {
     #[test]
     fn device_writes_need_the_flag_a_blank_device_and_no_mount() {
         let write = job(RwMode::Write, None);
-        let err = plan_target(&write, &device(None, false), "r", false, false, &mut vec![]).unwrap_err();
+        let err = pt(&write, &device(None, false), "r", false, false, &mut vec![]).unwrap_err();
         assert!(err.0.contains("--allow-device-writes"));
-        assert!(plan_target(&write, &device(None, false), "r", true, false, &mut vec![]).is_ok());
-        let err =
-            plan_target(&write, &device(Some("ext4 filesystem"), false), "r", true, false, &mut vec![]).unwrap_err();
+        assert!(pt(&write, &device(None, false), "r", true, false, &mut vec![]).is_ok());
+        let err = pt(&write, &device(Some("ext4 filesystem"), false), "r", true, false, &mut vec![]).unwrap_err();
         assert!(err.0.contains("ext4") && err.0.contains("--force"));
-        assert!(plan_target(&write, &device(Some("ext4 filesystem"), false), "r", true, true, &mut vec![]).is_ok());
+        assert!(pt(&write, &device(Some("ext4 filesystem"), false), "r", true, true, &mut vec![]).is_ok());
         // --force never overrides a mount.
-        let err = plan_target(&write, &device(None, true), "r", true, true, &mut vec![]).unwrap_err();
+        let err = pt(&write, &device(None, true), "r", true, true, &mut vec![]).unwrap_err();
         assert!(err.0.contains("mounted"));
         // Reading needs no flag at all.
         assert!(
-            plan_target(
-                &job(RwMode::RandRead, None),
-                &device(Some("ext4 filesystem"), true),
-                "r",
-                false,
-                false,
-                &mut vec![]
-            )
-            .is_ok()
+            pt(&job(RwMode::RandRead, None), &device(Some("ext4 filesystem"), true), "r", false, false, &mut vec![])
+                .is_ok()
         );
     }
 
     #[test]
     fn existing_files_are_read_only() {
         let facts = TargetFacts::File { path: PathBuf::from("/media/movie.mkv"), size: Bytes::gib(2) };
-        assert!(plan_target(&job(RwMode::RandWrite, None), &facts, "r", true, true, &mut vec![]).is_err());
-        let plan = plan_target(&job(RwMode::Read, None), &facts, "r", false, false, &mut vec![]).unwrap();
+        assert!(pt(&job(RwMode::RandWrite, None), &facts, "r", true, true, &mut vec![]).is_err());
+        let plan = pt(&job(RwMode::Read, None), &facts, "r", false, false, &mut vec![]).unwrap();
         assert_eq!(plan.files[0].size, Bytes::gib(2));
         assert!(!plan.files[0].created);
     }
@@ -293,7 +338,7 @@ mod tests {
             TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(100)), dio_align: None };
         let mut spec = job(RwMode::Read, Some(Bytes::gib(1)));
         spec.phases[0].files = Some(4);
-        let plan = plan_target(&spec, &facts, "run-1", false, false, &mut vec![]).unwrap();
+        let plan = pt(&spec, &facts, "run-1", false, false, &mut vec![]).unwrap();
         assert_eq!(plan.files.len(), 4);
         assert_eq!(plan.files[0].size, Bytes::mib(256));
         assert!(plan.files.iter().all(|f| f.path.starts_with("/srv/.streamcap/run-1") && f.created));

@@ -50,7 +50,7 @@ pub(super) fn alignment(direct: DirectMode, target: &TargetFacts) -> u32 {
     let reported = match target {
         TargetFacts::Directory { dio_align, .. } => *dio_align,
         TargetFacts::BlockDevice { logical_block, .. } => Some(*logical_block),
-        TargetFacts::File { .. } => None,
+        TargetFacts::File { .. } | TargetFacts::Remote { .. } => None,
     };
     reported.filter(|a| a.is_power_of_two()).unwrap_or(defaults::DIRECT_ALIGN)
 }

@@ -66,7 +66,13 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
             format!("{:.1}", step.delivered_mbps),
             busiest(step),
             format!("{:.0}%", step.cpu_pct),
-            if step.meets_target { "ok".into() } else { "missed".into() },
+            if step.interrupted {
+                "interrupted".into()
+            } else if step.meets_target {
+                "ok".into()
+            } else {
+                "missed".into()
+            },
         ]);
     }
     writeln!(out, "{table}")?;
@@ -81,7 +87,9 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
             step.watched_s,
             step.peak_rss_bytes / 1_000_000
         )?;
-        if let Some(why) = step.failure_reason(&streams.target) {
+        if step.interrupted {
+            writeln!(out, "interrupted: the figures cover the part of the watch that ran")?;
+        } else if let Some(why) = step.failure_reason(&streams.target) {
             writeln!(out, "missed the quality target: {why}")?;
         }
     }

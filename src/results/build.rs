@@ -118,6 +118,7 @@ pub fn build_phase(
             records: measured.errors.to_vec(),
         },
         file_ops: None,
+        streams: None,
         depths: (measured.totals.depths != Depths::default()).then_some(measured.totals.depths),
         fio: plan.fio.clone(),
         workers: measured.workers.iter().map(|w| worker_result(w, percentiles)).collect(),

@@ -33,7 +33,7 @@ pub use plausibility::{
 };
 pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
-    StreamsResult, StreamsStep, build_step,
+    StreamsResult, StreamsStep, build_step, capacity_answer,
 };
 pub use time::rfc3339;
 pub use verify::{BadBlock, BadKind, VerifyResult};
@@ -105,7 +105,7 @@ pub enum RunStatus {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetInfo {
     pub path: String,
-    /// "directory", "file" or "block_device".
+    /// "directory", "file", "block_device" or "http".
     pub kind: String,
     /// The filesystem holding the target (absent for raw devices).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -166,6 +166,9 @@ pub struct PhaseResult {
     /// File-set phases: per-operation rates and response times, MB/s and the format step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_ops: Option<FileOpsResult>,
+    /// Stream phases: the viewers' settings, every step measured and, for a search, the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<StreamsResult>,
     /// fio's queue-depth distributions: operations by the depth they joined, submissions and reaps by how many
     /// requests they carried (raw I/O phases).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::DeviceResult;
 use crate::metrics::{DEFAULT_PERCENTILES, Histogram, LatencySummary};
-use crate::streams::{DriveOutcome, StreamStats};
+use crate::streams::{IngestOutcome, SearchOutcome, StepOutcome, StreamStats};
 
 /// What `streams` measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -109,6 +109,9 @@ pub struct StreamsStep {
     /// `--ingest`: the background writers that ran during this step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestFigures>,
+    /// Ctrl-C stopped the step before every watch ended: its figures cover only what ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// Per stream (kept for runs of at most 256 streams).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_stream: Vec<StreamFigures>,
@@ -139,6 +142,9 @@ pub struct IngestFigures {
     pub bytes: u64,
     /// Per 1 MiB write, from its due time to its completion.
     pub write_latency: LatencySummary,
+    /// Writes that failed (any makes the run's exit code 1).
+    #[serde(default)]
+    pub errors: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
 }
@@ -156,35 +162,17 @@ pub struct CapacityAnswer {
     pub failing_reason: Option<String>,
     /// The search hit its upper limit without a failure: the capacity is at least `streams`.
     pub at_limit: bool,
+    /// Ctrl-C stopped the search: `streams` is what passed before it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// The answer in a sentence.
     pub words: String,
 }
 
-/// The count the storage should sustain from its raw rates (the lower bound wins).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CapacityEstimate {
-    /// Random reads per second measured at the chunk size.
-    pub random_chunk_iops: f64,
-    /// Chunks per second one stream needs (bitrate ÷ chunk size).
-    pub chunks_per_stream_s: f64,
-    /// random_chunk_iops ÷ chunks_per_stream_s.
-    pub iops_bound: f64,
-    /// Sequential read throughput, decimal MB/s.
-    pub sequential_mbps: f64,
-    /// Sequential MB/s ÷ stream MB/s.
-    pub bandwidth_bound: f64,
-    /// The lower of the two, rounded down.
-    pub streams: u32,
-    /// "iops" or "bandwidth".
-    pub limited_by: String,
-    /// Why the measured count may differ from this, in words (filled when both are known).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub comparison: Option<String>,
-}
+pub use crate::streams::CapacityEstimate;
 
-/// What a step needs besides the drive's outcome.
+/// What a step needs besides what the viewers measured: the samples the app took around it.
 pub struct StepContext<'a> {
-    pub count: u32,
     pub bitrates: &'a [u64],
     pub target: QualityTarget,
     pub cpu: Duration,
@@ -196,12 +184,8 @@ fn seconds(h: &Histogram) -> LatencySummary {
     h.summary(&DEFAULT_PERCENTILES)
 }
 
-fn stalled(s: &StreamStats) -> bool {
-    s.stalls > 0 || s.startup.is_none()
-}
-
-/// Summarises one drive into a step.
-pub fn build_step(outcome: &DriveOutcome, context: StepContext<'_>) -> StreamsStep {
+/// Summarises one step.
+pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsStep {
     let streams = &outcome.streams;
     let max_startup = Duration::from_secs_f64(context.target.max_startup_s);
     let mut startup = Histogram::new();
@@ -218,21 +202,16 @@ pub fn build_step(outcome: &DriveOutcome, context: StepContext<'_>) -> StreamsSt
             ratio_n += 1;
         }
     }
-    let streams_stalled = streams.iter().filter(|s| stalled(s)).count() as u32;
-    let streams_slow_start = streams.iter().filter(|s| s.startup.is_some_and(|u| u > max_startup)).count() as u32;
+    let streams_stalled = outcome.stalled();
     let elapsed = outcome.elapsed.as_secs_f64();
-    let meets_target = streams_stalled <= context.target.max_stalled_streams
-        && streams_slow_start == 0
-        && outcome.errors == 0
-        && !outcome.interrupted;
     StreamsStep {
-        count: context.count,
+        count: outcome.count,
         duration_s: elapsed,
-        meets_target,
+        meets_target: outcome.meets(context.target.max_stalled_streams, max_startup),
         streams_without_stall: streams.len() as u32 - streams_stalled,
         streams_stalled,
         streams_not_started: streams.iter().filter(|s| s.startup.is_none()).count() as u32,
-        streams_slow_start,
+        streams_slow_start: outcome.slow_starts(max_startup),
         stalls: streams.iter().map(|s| u64::from(s.stalls)).sum(),
         stall_ratio: if watched > 0.0 { stalled_time / watched } else { 0.0 },
         stalled_s: stalled_time,
@@ -250,25 +229,42 @@ pub fn build_step(outcome: &DriveOutcome, context: StepContext<'_>) -> StreamsSt
         peak_rss_bytes: context.peak_rss_bytes,
         engine: outcome.engine.into(),
         devices: context.devices,
-        ingest: None,
-        per_stream: if streams.len() <= 256 {
-            streams
-                .iter()
-                .zip(context.bitrates)
-                .map(|(s, &bps)| StreamFigures {
-                    bitrate_bps: bps,
-                    startup_s: s.startup.map(|d| d.as_secs_f64()),
-                    stalls: s.stalls,
-                    stalled_s: s.stalled.as_secs_f64(),
-                    watched_s: s.watched.as_secs_f64(),
-                    seeks: s.seeks,
-                    bytes: s.bytes,
-                    achieved_bps: achieved_bps(s),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        },
+        ingest: outcome.ingest.as_ref().map(|i| ingest_figures(i, outcome.elapsed)),
+        interrupted: outcome.interrupted,
+        per_stream: per_stream(streams, context.bitrates),
+    }
+}
+
+fn per_stream(streams: &[StreamStats], bitrates: &[u64]) -> Vec<StreamFigures> {
+    if streams.len() > 256 {
+        return Vec::new();
+    }
+    streams
+        .iter()
+        .zip(bitrates)
+        .map(|(s, &bps)| StreamFigures {
+            bitrate_bps: bps,
+            startup_s: s.startup.map(|d| d.as_secs_f64()),
+            stalls: s.stalls,
+            stalled_s: s.stalled.as_secs_f64(),
+            watched_s: s.watched.as_secs_f64(),
+            seeks: s.seeks,
+            bytes: s.bytes,
+            achieved_bps: achieved_bps(s),
+        })
+        .collect()
+}
+
+fn ingest_figures(i: &IngestOutcome, elapsed: Duration) -> IngestFigures {
+    let seconds = elapsed.as_secs_f64();
+    IngestFigures {
+        writers: i.writers,
+        target_mbps: i.target_bytes_per_sec / 1e6,
+        achieved_mbps: if seconds > 0.0 { i.bytes as f64 / seconds / 1e6 } else { 0.0 },
+        bytes: i.bytes,
+        write_latency: i.write_latency.summary(&DEFAULT_PERCENTILES),
+        errors: i.errors,
+        first_error: i.first_error.clone(),
     }
 }
 
@@ -299,6 +295,43 @@ impl StreamsStep {
             why.push("interrupted".into());
         }
         Some(why.join(", "))
+    }
+}
+
+/// The answer of a capacity search, in figures and in a sentence.
+pub fn capacity_answer(
+    found: &SearchOutcome,
+    steps: &[StreamsStep],
+    target: &QualityTarget,
+    label: &str,
+) -> CapacityAnswer {
+    let failing = found.first_failing.and_then(|n| steps.iter().rev().find(|s| s.count == n));
+    let failing_reason = failing.and_then(|s| s.failure_reason(target));
+    let quality = if target.max_stalled_streams == 0 {
+        "with no stall".to_string()
+    } else {
+        format!("with at most {} stalled", target.max_stalled_streams)
+    };
+    let mut words = if found.stopped && found.best == 0 {
+        format!("search interrupted before any count of {label} was measured to the end")
+    } else {
+        format!("sustains {} × {label} {quality}", found.best)
+    };
+    match (found.first_failing, &failing_reason) {
+        (Some(n), Some(why)) => words.push_str(&format!("; at {n}, {why}")),
+        _ if found.at_limit => words.push_str(" (the search limit; it may sustain more)"),
+        _ => {}
+    }
+    if found.stopped && found.best > 0 {
+        words.push_str(" (search interrupted)");
+    }
+    CapacityAnswer {
+        streams: found.best,
+        first_failing: found.first_failing,
+        failing_reason,
+        at_limit: found.at_limit,
+        interrupted: found.stopped,
+        words,
     }
 }
 

@@ -7,7 +7,6 @@
 //! their worker for reuse.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -15,11 +14,11 @@ use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::RunObserver;
-use super::worker::WorkerEnd;
-use super::worker_setup::{WorkerChannels, WorkerMsg, worker_thread};
+use super::core::WorkerEnd;
+use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
 use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot, WorkerTotals};
-use crate::plan::{PhasePlan, RateFloor, defaults};
+use crate::plan::{RateFloor, defaults};
 
 /// Stop flags a worker checks on every loop iteration (two relaxed loads).
 pub struct PhaseControl {
@@ -78,8 +77,20 @@ pub struct PhaseOutcome {
     /// Bytes issued after the ramp by each worker, in worker order.
     pub issued_by_worker: Vec<u64>,
     pub started: SystemTime,
-    /// Each worker's own figures, in worker order, when the plan asks for them (fio's clones reported apart).
+    /// Interval reports made (the next phase-internal run continues the series after them).
+    pub intervals: u64,
+    /// Each worker's own figures, in worker order, when the run asked for them (fio's clones reported apart).
     pub workers: Vec<WorkerTotals>,
+}
+
+/// Where a run of workers' intervals fall in their phase's series: a stream phase runs one set of workers per
+/// step, and its series goes on from step to step.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SeriesStart {
+    /// Index of the first interval.
+    pub index: u64,
+    /// Its start, from the start of the phase's measurement.
+    pub start: Duration,
 }
 
 /// One interval of a phase, all workers merged.
@@ -92,114 +103,98 @@ pub struct IntervalReport<'a> {
     pub recorder: &'a Recorder,
 }
 
-pub(super) struct PhaseInputs<'a> {
+/// One phase's workers and how to coordinate them.
+pub(super) struct PhaseRun<'a> {
+    /// The phase's index in the plan (for the observer).
     pub index: usize,
-    pub phase: &'a PhasePlan,
-    /// Paths of the run's file table (global indices).
-    pub files: &'a [PathBuf],
-    pub direct: bool,
-    pub writable: bool,
     pub interval: Duration,
+    /// Measurement starts this long after the common start.
+    pub ramp: Duration,
+    /// The lowest rate a worker may fall to over a full interval (fio rate_min).
+    pub floor: Option<RateFloor>,
+    /// Direct I/O is in effect (recorded in the outcome).
+    pub direct: bool,
     pub interrupted: Arc<AtomicBool>,
-    /// Data verification (`--verify`), shared by every worker of the run.
-    pub verify: Option<&'a crate::verify::Verifier>,
-    /// With `verify`: read back every N writes.
-    pub verify_backlog: Option<u64>,
+    /// Where this run's intervals fall in the phase's series.
+    pub series: SeriesStart,
+    /// One per worker, run on the worker's own thread.
+    pub setups: Vec<SetUp<'a>>,
+    /// Keep each worker's own totals and rate spreads (`PhaseOutcome::workers`).
+    pub per_worker: bool,
 }
 
-pub(super) fn run_phase(inputs: PhaseInputs<'_>, observer: &mut dyn RunObserver) -> PhaseOutcome {
-    let phase = inputs.phase;
-    let control = PhaseControl { interrupted: inputs.interrupted.clone(), abort: AtomicBool::new(false) };
+/// What the workers of a phase left: the outcome, and each worker's schedule (`None` when it never ran).
+pub(super) struct Ran<'a> {
+    pub outcome: PhaseOutcome,
+    pub schedules: Vec<Option<AnySchedule<'a>>>,
+}
+
+/// Runs the workers of one phase: all set up first, then started together, their snapshots gathered into
+/// intervals and totals until the last has finished.
+pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver) -> Ran<'a> {
+    let control = PhaseControl { interrupted: run.interrupted.clone(), abort: AtomicBool::new(false) };
     let started = SystemTime::now();
     let (tx, rx) = mpsc::channel();
-
+    let workers = run.setups.len();
+    let (index, interval, ramp, floor, direct) = (run.index, run.interval, run.ramp, run.floor, run.direct);
     std::thread::scope(|scope| {
-        let mut go = Vec::new();
-        let mut spares = Vec::new();
-        let mut handles = Vec::new();
-        for (id, worker) in phase.workers.iter().enumerate() {
+        let (mut go, mut spares, mut handles) = (Vec::new(), Vec::new(), Vec::new());
+        for (id, setup) in run.setups.into_iter().enumerate() {
             let (go_tx, go_rx) = mpsc::channel::<Option<Instant>>();
             let (spare_tx, spare_rx) = mpsc::channel::<Recorder>();
             go.push(go_tx);
             spares.push(spare_tx);
-            let tx = tx.clone();
-            let channels = WorkerChannels { tx, spares: spare_rx, go: go_rx };
-            let (control, inputs) = (&control, &inputs);
-            handles.push(scope.spawn(move || worker_thread(id as u32, inputs, worker, control, channels)));
+            let channels = WorkerChannels { tx: tx.clone(), spares: spare_rx, go: go_rx };
+            let control = &control;
+            handles.push(scope.spawn(move || worker_thread(id as u32, setup, interval, control, channels)));
         }
         drop(tx);
-
         let (caps, setup_error) = wait_ready(&rx, &handles);
         if let Some(error) = setup_error {
-            for g in &go {
+            go.iter().for_each(|g| {
                 let _ = g.send(None);
-            }
+            });
             handles.into_iter().for_each(|h| drop(h.join()));
-            return failed(started, inputs.direct, error);
+            let outcome = PhaseOutcome { started, ..failed_outcome(direct, StopReason::Failed(error)) };
+            return Ran { outcome, schedules: (0..workers).map(|_| None).collect() };
         }
         let start = Instant::now();
-        for g in &go {
+        go.iter().for_each(|g| {
             let _ = g.send(Some(start));
+        });
+        let mut gather = Gatherer::new(workers, interval, spares);
+        gather.floor = floor;
+        gather.series = run.series;
+        if run.per_worker {
+            gather.workers = vec![WorkerTotals::new(); workers];
         }
-
-        let mut gather = Gatherer::new(phase.workers.len(), inputs.interval, spares);
-        gather.floor = phase.rate_floor;
-        if phase.per_worker_results {
-            gather.workers = vec![WorkerTotals::new(); phase.workers.len()];
-        }
-        let measure_start = start + phase.ramp;
-        let mut measuring_announced = phase.ramp.is_zero();
-        if measuring_announced {
-            observer.measuring(inputs.index);
-        }
-        loop {
-            let timeout = if measuring_announced {
-                Duration::from_millis(500)
-            } else {
-                measure_start.saturating_duration_since(Instant::now())
-            };
-            match rx.recv_timeout(timeout) {
-                Ok(WorkerMsg::Snapshot(snapshot)) => {
-                    gather.add(*snapshot, inputs.index, observer);
-                    if gather.floor_breach.is_some() {
-                        control.abort.store(true, Ordering::Relaxed);
-                    }
-                }
-                Ok(WorkerMsg::Ready { .. }) => {}
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-            if !measuring_announced && Instant::now() >= measure_start {
-                measuring_announced = true;
-                observer.measuring(inputs.index);
-            }
-        }
+        gather.follow(&rx, &control, index, start + ramp, observer);
         // A worker that panicked did not finish its share: the phase failed, whatever the others did.
-        let ends: Vec<WorkerEnd> = handles
+        let (ends, schedules): (Vec<WorkerEnd>, Vec<_>) = handles
             .into_iter()
             .enumerate()
             .map(|(id, h)| {
-                h.join().unwrap_or_else(|_| WorkerEnd {
-                    failure: Some(format!("worker {id} stopped unexpectedly (a bug in streamcap; please report it)")),
-                    ..WorkerEnd::default()
+                h.join().unwrap_or_else(|_| {
+                    let failure = format!("worker {id} stopped unexpectedly (a bug in streamcap; please report it)");
+                    (WorkerEnd { failure: Some(failure), ..WorkerEnd::default() }, None)
                 })
             })
-            .collect();
-        gather.flush(inputs.index, observer);
-
+            .unzip();
+        gather.flush(index, observer);
         let failure = ends.iter().find_map(|e| e.failure.clone()).or(gather.floor_breach.take());
-        let stop = control.stop_reason(failure);
-        PhaseOutcome {
+        let outcome = PhaseOutcome {
             totals: gather.totals,
             measured: gather.measured,
-            stop,
+            stop: control.stop_reason(failure),
             errors: gather.errors,
-            direct: inputs.direct,
+            direct,
             caps,
             issued_by_worker: ends.iter().map(|e| e.issued).collect(),
             started,
+            intervals: gather.reported_intervals,
             workers: std::mem::take(&mut gather.workers),
-        }
+        };
+        Ran { outcome, schedules }
     })
 }
 
@@ -235,16 +230,18 @@ fn wait_ready<T>(rx: &Receiver<WorkerMsg>, handles: &[ScopedJoinHandle<'_, T>]) 
     (caps, error)
 }
 
-fn failed(started: SystemTime, direct: bool, error: String) -> PhaseOutcome {
+/// The outcome of a phase that measured nothing (it failed to set up, or was stopped before it began).
+pub(super) fn failed_outcome(direct: bool, stop: StopReason) -> PhaseOutcome {
     PhaseOutcome {
         totals: Recorder::new(false),
         measured: Duration::ZERO,
-        stop: StopReason::Failed(error),
+        stop,
         errors: Vec::new(),
         direct,
         caps: None,
         issued_by_worker: Vec::new(),
-        started,
+        started: SystemTime::now(),
+        intervals: 0,
         workers: Vec::new(),
     }
 }
@@ -266,6 +263,10 @@ pub(super) struct Gatherer {
     floor: Option<RateFloor>,
     /// Why the phase fell below its floor, once it has.
     floor_breach: Option<String>,
+    /// Where this run's intervals fall in the phase's series.
+    series: SeriesStart,
+    /// Interval reports made so far.
+    reported_intervals: u64,
     /// Each worker's own totals and rate spreads, when they are kept (empty otherwise).
     pub workers: Vec<WorkerTotals>,
 }
@@ -283,7 +284,46 @@ impl Gatherer {
             measured: Duration::ZERO,
             floor: None,
             floor_breach: None,
+            series: SeriesStart::default(),
+            reported_intervals: 0,
             workers: Vec::new(),
+        }
+    }
+
+    /// Takes the workers' snapshots until every worker has ended, telling the observer when measurement starts
+    /// (`measure_start`, after the ramp) and stopping the phase when a worker falls below the rate floor.
+    fn follow(
+        &mut self,
+        rx: &Receiver<WorkerMsg>,
+        control: &PhaseControl,
+        phase: usize,
+        measure_start: Instant,
+        observer: &mut dyn RunObserver,
+    ) {
+        let mut announced = Instant::now() >= measure_start;
+        if announced {
+            observer.measuring(phase);
+        }
+        loop {
+            let timeout = if announced {
+                Duration::from_millis(500)
+            } else {
+                measure_start.saturating_duration_since(Instant::now())
+            };
+            match rx.recv_timeout(timeout) {
+                Ok(WorkerMsg::Snapshot(snapshot)) => {
+                    self.add(*snapshot, phase, observer);
+                    if self.floor_breach.is_some() {
+                        control.abort.store(true, Ordering::Relaxed);
+                    }
+                }
+                Ok(WorkerMsg::Ready { .. }) | Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if !announced && Instant::now() >= measure_start {
+                announced = true;
+                observer.measuring(phase);
+            }
         }
     }
 
@@ -313,29 +353,6 @@ impl Gatherer {
         self.emit_ready(phase, observer, false);
     }
 
-    /// Reports every interval that no worker can still add to (or all of them, at the end).
-    fn emit_ready(&mut self, phase: usize, observer: &mut dyn RunObserver, all: bool) {
-        while let Some((&index, _)) = self.pending.first_key_value() {
-            let complete = self
-                .reported
-                .iter()
-                .zip(&self.finished)
-                .all(|(reported, &finished)| finished || reported.is_some_and(|r| r >= index));
-            if !complete && !all {
-                return;
-            }
-            let (recorder, owner, elapsed) = self.pending.remove(&index).expect("key just seen");
-            let start = self.interval * index as u32;
-            // Full intervals end exactly at their boundary; the last one ends when the last worker stopped.
-            let length = elapsed.saturating_sub(start);
-            self.totals.merge(&recorder);
-            if !length.is_zero() || recorder.total_ops() > 0 {
-                observer.interval(&IntervalReport { phase, index, start, length, recorder: &recorder });
-            }
-            self.recycle(owner, recorder);
-        }
-    }
-
     /// Adds a snapshot to its worker's own totals, and a full interval's rates to the worker's spreads (for a
     /// class the worker has done at all, so that an idle interval counts as a zero rate, as fio samples it).
     fn keep_worker(&mut self, snapshot: &Snapshot) {
@@ -353,6 +370,31 @@ impl Gatherer {
             let now = snapshot.recorder.stats(class);
             totals.bandwidth[i].add(now.bytes as f64 / seconds);
             totals.ops[i].add(now.ops as f64 / seconds);
+        }
+    }
+
+    /// Reports every interval that no worker can still add to (or all of them, at the end).
+    fn emit_ready(&mut self, phase: usize, observer: &mut dyn RunObserver, all: bool) {
+        while let Some((&index, _)) = self.pending.first_key_value() {
+            let complete = self
+                .reported
+                .iter()
+                .zip(&self.finished)
+                .all(|(reported, &finished)| finished || reported.is_some_and(|r| r >= index));
+            if !complete && !all {
+                return;
+            }
+            let (recorder, owner, elapsed) = self.pending.remove(&index).expect("key just seen");
+            let start = self.interval * index as u32;
+            // Full intervals end exactly at their boundary; the last one ends when the last worker stopped.
+            let length = elapsed.saturating_sub(start);
+            self.totals.merge(&recorder);
+            if !length.is_zero() || recorder.total_ops() > 0 {
+                let (index, start) = (self.series.index + index, self.series.start + start);
+                observer.interval(&IntervalReport { phase, index, start, length, recorder: &recorder });
+                self.reported_intervals += 1;
+            }
+            self.recycle(owner, recorder);
         }
     }
 

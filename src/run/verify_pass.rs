@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use super::worker_setup::open_data_file;
+use super::open::{OpenFor, open_data_file};
 use crate::engine::{BufferPool, Completion, Engine, OpKind, Request, SyncEngine, Wait};
 use crate::metrics::ErrorRecord;
 use crate::plan::defaults;
@@ -80,11 +80,13 @@ pub fn read_back(
     };
     for &file in &files {
         let path = &paths[file as usize];
-        let mut engine = match open_data_file(path, direct, false, false).map_err(|e| (0, e)).and_then(|handle| {
-            BufferPool::new(1, piece as usize)
-                .map(|pool| SyncEngine::new(vec![handle], pool))
-                .map_err(|e| (libc::ENOMEM, e.to_string()))
-        }) {
+        let mut engine = match open_data_file(path, OpenFor::read(direct))
+            .map_err(|e| (e.raw_os_error().unwrap_or(libc::EIO), e.to_string()))
+            .and_then(|handle| {
+                BufferPool::new(1, piece as usize)
+                    .map(|pool| SyncEngine::new(vec![Some(handle)], pool))
+                    .map_err(|e| (libc::ENOMEM, e.to_string()))
+            }) {
             Ok(engine) => engine,
             Err((errno, message)) => {
                 fail(path, 0, sizes[file as usize], errno, message);

@@ -108,7 +108,8 @@ pub(super) fn prepare_base(target: &Path, base: &Path) -> Result<(), WorkDirErro
 }
 
 impl WorkDir {
-    /// Creates the work directory, its marker and its (empty, sparse) data files.
+    /// Creates the work directory, its marker and its (empty, sparse) data files — the files of the target's
+    /// table that streamcap creates (the user's own media files are elsewhere and only read).
     pub fn create(target: &TargetPlan, keep: bool) -> Result<WorkDir, WorkDirError> {
         let dir = target.work_dir.clone().expect("directory targets have a work directory");
         let err = |path: &Path| {
@@ -131,7 +132,7 @@ impl WorkDir {
             .map_err(|e| err(&marker_path)(e.into()))?;
         writeln!(work.marker, "streamcap work directory\nhost {}\npid {}", host_label(), std::process::id())
             .map_err(err(&marker_path))?;
-        for file in &target.files {
+        for file in target.files.iter().filter(|f| f.created) {
             let handle = OpenOptions::new().write(true).create_new(true).open(&file.path).map_err(err(&file.path))?;
             work.files.push(file.path.clone());
             handle.set_len(file.size.0).map_err(err(&file.path))?;

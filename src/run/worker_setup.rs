@@ -1,25 +1,23 @@
-//! Setting up one worker thread: open the files its regions touch, build its engine on its own thread (io_uring
-//! rings are single-issuer), say it is ready, wait for the common start, then hand over to the hot loop in
-//! `worker.rs` with the engine's concrete type. Also the messages and channels between a worker and the phase
-//! coordinator. Nothing here runs per I/O.
+//! One worker thread, whatever it runs: set up its engine and schedule on its own thread (io_uring rings are
+//! single-issuer), say it is ready, wait for the common start, then run the core loop with the engine's and
+//! the schedule's concrete types — dispatched once here, never per I/O. Also the messages and channels between
+//! a worker and its phase coordinator.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
-use super::pacer::Pacer;
-use super::phase::{PhaseControl, PhaseInputs};
-use super::worker::{Worker, WorkerEnd};
-use crate::engine::{AnyEngine, Caps, EngineSetup};
+use super::core::{CoreConfig, WorkerEnd, drive};
+use super::fileset::FileSetSchedule;
+use super::phase::PhaseControl;
+use super::prepare::PassSchedule;
+use super::raw::RawSchedule;
+use super::streams::{IngestSchedule, ViewerSchedule};
+use crate::engine::{AnyEngine, Caps};
 use crate::metrics::{Recorder, Snapshot};
-use crate::plan::WorkerPlan;
-use crate::workload::{OpSource, WorkloadConfig};
 
 /// Messages from a worker to the phase coordinator.
 pub(super) enum WorkerMsg {
-    /// Files opened and engine built (or why not).
+    /// Engine and schedule built (or why not).
     Ready { worker: u32, result: Result<Caps, String> },
     /// Boxed: a snapshot is a few hundred bytes and travels once per interval, not per I/O.
     Snapshot(Box<Snapshot>),
@@ -34,100 +32,102 @@ pub(super) struct WorkerChannels {
     pub go: Receiver<Option<Instant>>,
 }
 
-/// The body of a worker thread: open this worker's files, build its engine on this thread (io_uring rings are
-/// single-issuer), report ready, wait for the start, then run the loop on the concrete engine type.
-pub(super) fn worker_thread(
+/// The schedules a worker can run; matched once per worker.
+// One per worker, built once and never moved in the hot loop: boxing would only add an indirection.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum AnySchedule<'a> {
+    Raw(RawSchedule<'a>),
+    Viewers(ViewerSchedule),
+    Ingest(IngestSchedule),
+    Pass(PassSchedule),
+    /// A schedule of the core's own unit tests.
+    #[cfg(test)]
+    Test(super::core::tests::Steady),
+    FileSet(FileSetSchedule<'a>),
+}
+
+/// How a worker runs, apart from its engine and schedule (see `CoreConfig`).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct WorkerSettings {
+    /// The worker starts this long after the common start (fio startdelay).
+    pub start_delay: Duration,
+    pub ramp: Duration,
+    pub runtime: Option<Duration>,
+    pub byte_budget: Option<u64>,
+    pub op_budget: Option<u64>,
+    /// Requests per system call (at least 1).
+    pub batch: u32,
+    pub paced: bool,
+    pub continue_on_error: bool,
+}
+
+/// A worker ready to run.
+pub(super) struct Built<'a> {
+    pub engine: AnyEngine,
+    pub schedule: AnySchedule<'a>,
+    pub settings: WorkerSettings,
+}
+
+/// Builds a worker on its own thread: open files, make the engine and the schedule.
+pub(super) type SetUp<'a> = Box<dyn FnOnce() -> Result<Built<'a>, String> + Send + 'a>;
+
+/// The body of a worker thread. Returns how it ended and its schedule (which holds what a schedule measured
+/// of its own, a viewer's stalls); the engine is dropped here, on the thread that owns its ring.
+pub(super) fn worker_thread<'a>(
     id: u32,
-    inputs: &PhaseInputs<'_>,
-    plan: &WorkerPlan,
+    setup: SetUp<'a>,
+    interval: Duration,
     control: &PhaseControl,
     channels: WorkerChannels,
-) -> WorkerEnd {
-    let phase = inputs.phase;
+) -> (WorkerEnd, Option<AnySchedule<'a>>) {
     let ready = |result| channels.tx.send(WorkerMsg::Ready { worker: id, result });
-    let (paths, globals, workload) = localize_files(plan, inputs.files);
-    let setup = (|| {
-        let source = OpSource::new(&workload).map_err(|e| e.to_string())?;
-        let files = paths
-            .iter()
-            .map(|p| open_data_file(p, inputs.direct, inputs.writable && phase.writes(), phase.sync_writes))
-            .collect::<Result<Vec<_>, _>>()?;
-        let engine = AnyEngine::build(EngineSetup {
-            kind: phase.engine,
-            queue_depth: phase.iodepth,
-            buffer_size: phase.largest_block() as usize,
-            max_transfer: phase.largest_block() as usize,
-            pin_buffers: true,
-            files,
-            null_latency: Duration::ZERO,
-            null_faults: Vec::new(),
-        })
-        .map_err(|e| e.to_string())?;
-        Ok::<_, String>((source, engine))
-    })();
-    let (source, mut engine) = match setup {
+    let Built { mut engine, mut schedule, settings } = match setup() {
         Ok(built) => built,
         Err(e) => {
             let _ = ready(Err(e));
-            return WorkerEnd::default();
+            return (WorkerEnd::default(), None);
         }
     };
-    let caps = engine.caps();
-    if ready(Ok(caps)).is_err() {
-        return WorkerEnd::default();
+    if ready(Ok(engine.caps())).is_err() {
+        return (WorkerEnd::default(), None);
     }
-    let Ok(Some(start)) = channels.go.recv() else { return WorkerEnd::default() };
-    // Timed waits (paced operations, interval boundaries) wake within the default 50 µs slack otherwise; for
-    // latency measured from a due time, that slack would be ours, not the device's.
-    let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(1));
-    let pacer = phase.pacing.map(|p| Pacer::new(&p, workload.seed));
-    let worker = Worker {
+    let Ok(Some(start)) = channels.go.recv() else { return (WorkerEnd::default(), None) };
+    super::clock::fine_timer_slack();
+    let cfg = CoreConfig {
         id,
-        phase,
-        paths,
-        budget: plan.io_bytes,
-        op_budget: plan.io_ops,
-        interval: inputs.interval,
+        origin: start + settings.start_delay,
+        ramp: settings.ramp,
+        runtime: settings.runtime,
+        byte_budget: settings.byte_budget,
+        op_budget: settings.op_budget,
+        interval,
+        batch: settings.batch,
+        paced: settings.paced,
+        continue_on_error: settings.continue_on_error,
         control,
         tx: channels.tx.clone(),
         spares: channels.spares,
-        verify: inputs.verify,
-        globals,
-        verify_backlog: inputs.verify_backlog,
     };
-    // Dispatch once; the loop below is monomorphised per engine.
-    match &mut engine {
-        AnyEngine::Sync(e) => worker.drive(e, source, pacer, start),
-        AnyEngine::IoUring(e) => worker.drive(e, source, pacer, start),
-        AnyEngine::Null(e) => worker.drive(e, source, pacer, start),
+    // Dispatch once: the loop is monomorphised per engine and schedule.
+    macro_rules! on_engine {
+        ($s:expr) => {
+            match &mut engine {
+                AnyEngine::Sync(e) => drive(cfg, e, $s),
+                AnyEngine::IoUring(e) => drive(cfg, e, $s),
+                AnyEngine::Null(e) => drive(cfg, e, $s),
+                AnyEngine::Http(e) => drive(cfg, e, $s),
+            }
+        };
     }
-}
-
-/// A worker opens only the files its regions touch; regions are renumbered to that local table. Returns the
-/// local table's paths and run-wide indices, and the renumbered workload.
-fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<u32>, WorkloadConfig) {
-    let mut local_of = std::collections::HashMap::new();
-    let (mut paths, mut globals) = (Vec::new(), Vec::new());
-    let mut workload = plan.workload.clone();
-    for region in &mut workload.regions {
-        let local = *local_of.entry(region.file).or_insert_with(|| {
-            paths.push(files[region.file as usize].clone());
-            globals.push(region.file);
-            paths.len() as u32 - 1
-        });
-        region.file = local;
-    }
-    (paths, globals, workload)
-}
-
-/// Opens a data file or device for the phase: read-only unless the phase writes, O_DIRECT when direct.
-/// `sync_writes`: O_SYNC, so that each write is durable when it completes (fio sync=1).
-pub(super) fn open_data_file(path: &Path, direct: bool, write: bool, sync_writes: bool) -> Result<File, String> {
-    let mut options = OpenOptions::new();
-    options.read(true).write(write);
-    let flags = if direct { libc::O_DIRECT } else { 0 } | if sync_writes && write { libc::O_SYNC } else { 0 };
-    if flags != 0 {
-        options.custom_flags(flags);
-    }
-    options.open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))
+    let end = match &mut schedule {
+        AnySchedule::Raw(s) => on_engine!(s),
+        AnySchedule::Viewers(s) => on_engine!(s),
+        AnySchedule::Ingest(s) => on_engine!(s),
+        AnySchedule::Pass(s) => on_engine!(s),
+        #[cfg(test)]
+        AnySchedule::Test(s) => on_engine!(s),
+        AnySchedule::FileSet(s) => on_engine!(s),
+    };
+    drop(engine);
+    (end, Some(schedule))
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
+use super::streams::StreamsSpec;
 use super::values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
     VerifyChoice,
@@ -214,6 +215,9 @@ pub struct PhaseSpec {
     /// A file-set workload (many files in a directory tree: vdbench fsd/fwd) instead of raw I/O.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fileset: Option<Box<FileSetPhaseSpec>>,
+    /// Paced stream viewers (a count, or the capacity search) instead of raw I/O.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Box<StreamsSpec>>,
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub fio: Option<FioJobInfo>,
@@ -308,6 +312,7 @@ impl PhaseSpec {
                 iops_log,
                 lat_log,
                 fileset,
+                streams,
                 fio,
             ]
         )
@@ -377,6 +382,12 @@ impl PhaseSpec {
         }
         if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
             return Err("bs must be above zero".into());
+        }
+        if let Some(streams) = &self.streams {
+            if self.fileset.is_some() {
+                return Err("a phase is either a file-set phase or a streams phase, not both".into());
+            }
+            streams.check()?;
         }
         Ok(())
     }

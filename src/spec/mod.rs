@@ -5,7 +5,9 @@ mod detect;
 mod distribution;
 mod fileset;
 mod fio;
+mod formats;
 mod job;
+mod streams;
 mod toml;
 mod values;
 mod vdbench;
@@ -20,7 +22,9 @@ pub use fileset::{
     FormatMode, OpRateSpec,
 };
 pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
+pub use formats::{FORMATS, Format, Mix};
 pub use job::{FioJobInfo, JobSpec, PhaseSpec, SpecOrigin};
+pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
 pub use toml::parse_toml_job;
 pub use values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,

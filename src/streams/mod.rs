@@ -1,22 +1,21 @@
-//! Stream capacity: paced viewers reading media, and the search for how many the storage can serve.
+//! Stream viewers as a model, without clocks or I/O: the player (buffer, due times, stalls), the viewer
+//! scheduler the I/O core runs as a schedule, how a count of viewers is laid out over media files, the
+//! capacity search, and the estimate from raw rates. Tested with manual clocks and made-up devices.
 //!
-//! `model` is the pure player (buffer, due times, stalls) driven by explicit instants; it imports nothing from
-//! streamcap, and is tested with a manual clock. `driver` is run-level code: it schedules many viewers per
-//! thread over the engine layer (or, for `http://` targets, the `http` source: keep-alive connections polled
-//! with epoll, behind the same engine contract) and records lateness in `metrics` histograms.
+//! How stream phases are planned is in `plan::streams`; how they run on the I/O core (steps, the search's
+//! driver, ingest writers, media) in `run::streams`.
 
 pub mod capacity;
-pub mod driver;
-pub mod formats;
-pub mod http;
-pub mod http_wire;
-pub mod limits;
+pub mod estimate;
 pub mod model;
+pub mod outcome;
 pub mod setup;
+pub mod viewers;
 
+pub use crate::spec::{Assignment, ChunkSize, FORMATS, Format, IngestSpec, Mix};
 pub use capacity::{SearchOutcome, SearchSettings, search};
-pub use driver::{DriveError, DriveOutcome, DrivePlan, MediaFile, ViewerPlan, drive};
-pub use formats::{FORMATS, Format, Mix};
-pub use http_wire::{HttpError, HttpUrl, probe_size};
+pub use estimate::{CapacityEstimate, RawRates, compare, estimate};
 pub use model::{Arrival, ChunkWant, Player, PlayerConfig, StreamStats};
-pub use setup::{Assignment, ChunkSize, MediaKey, StreamsConfig, defaults};
+pub use outcome::{IngestOutcome, StepOutcome};
+pub use setup::{MediaFile, MediaKey, StreamsConfig, ViewerPlan, defaults};
+pub use viewers::{Chunk, ViewerNext, Viewers};

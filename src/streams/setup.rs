@@ -2,12 +2,15 @@
 //! each viewer reads, where it starts, when it starts, its chunk size and player settings. Pure: no I/O, no
 //! clock; the same seed gives the same viewers. Defaults live in [`defaults`].
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use super::driver::ViewerPlan;
-use super::formats::Mix;
 use super::model::{PlayerConfig, Vbr};
-use crate::units::Bitrate;
+use crate::engine::HttpUrl;
+use crate::spec::{Assignment, ChunkSize, Mix};
+use serde::Serialize;
+
+use crate::units::{serialize_opt_secs, serialize_secs};
 use crate::workload::{Rng, Zipf};
 
 /// The one place for the defaults of `streamcap streams`.
@@ -33,76 +36,72 @@ pub mod defaults {
     /// Largest buffer per in-flight slot, bytes.
     pub const SLOT_BUFFER_MAX: usize = 256 * 1024;
     pub const SEED: u64 = 0x5EED_57EA;
+    /// The capacity search's first count when there is no estimate to start from.
+    pub const SEARCH_START: u32 = 4;
+    /// The capacity search never tries more viewers than this unless told.
+    pub const SEARCH_LIMIT: u32 = 10_000;
+    /// The search stops bisecting when passing and failing counts are within this percentage.
+    pub const PRECISION_PCT: f64 = 3.0;
+    /// Length of each raw-rate measurement behind the estimate.
+    pub const ESTIMATE_TIME: Duration = Duration::from_secs(5);
     /// With `--vbr`, the media one bitrate holds for (a group of pictures, as encoders commonly cut them).
     pub const GOP: Duration = Duration::from_secs(2);
 }
 
-/// How many bytes a chunk holds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ChunkSize {
-    Bytes(u64),
-    /// Seconds of media: bytes depend on each format's bitrate.
-    Media(Duration),
+/// A media file the viewers read: a local file, or a URL fetched in byte ranges.
+#[derive(Debug, Clone)]
+pub struct MediaFile {
+    /// The local path, or the URL's text (for messages).
+    pub path: PathBuf,
+    /// Bytes of the file in use (whole chunks are read from `[0, size)`).
+    pub size: u64,
+    /// Set for remote media: every viewer then holds its own keep-alive connection.
+    pub url: Option<HttpUrl>,
 }
 
-impl ChunkSize {
-    /// Bytes per chunk at `bitrate`, rounded up to a multiple of 4096 (direct I/O alignment).
-    pub fn bytes_at(self, bitrate: Bitrate) -> u64 {
-        let bytes = match self {
-            ChunkSize::Bytes(b) => b,
-            ChunkSize::Media(d) => (bitrate.byte_rate().bytes_per_sec() * d.as_secs_f64()).ceil() as u64,
-        };
-        bytes.max(1).div_ceil(4096) * 4096
-    }
-}
-
-/// Which file each viewer reads.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Assignment {
-    /// Every viewer of a format reads the same file, each from its own random position.
-    One,
-    /// A file per viewer.
-    Each,
-    /// `files` files per format; a viewer picks one by Zipf popularity with exponent `theta` (0: uniform).
-    Library { files: u32, theta: f64 },
-}
-
-impl std::str::FromStr for Assignment {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Assignment, String> {
-        let bad = || format!("'{s}' is not a file assignment: one, each, library:N or library:N:zipf=S");
-        match s {
-            "one" => Ok(Assignment::One),
-            "each" => Ok(Assignment::Each),
-            _ => {
-                let rest = s.strip_prefix("library:").ok_or_else(bad)?;
-                let (n, theta) = match rest.split_once(':') {
-                    Some((n, z)) => (n, z.strip_prefix("zipf=").ok_or_else(bad)?.parse().map_err(|_| bad())?),
-                    None => (rest, 1.0),
-                };
-                let files: u32 = n.parse().map_err(|_| bad())?;
-                if files == 0 || !(0.0..=10.0).contains(&theta) {
-                    return Err(bad());
-                }
-                Ok(Assignment::Library { files, theta })
-            }
-        }
-    }
+/// One viewer, fully decided before the run.
+#[derive(Debug, Clone, Copy)]
+pub struct ViewerPlan {
+    /// Start of the watch, after the common origin.
+    pub start: Duration,
+    /// Wall time watched from `start` (the watch ends at `start + watch`).
+    pub watch: Duration,
+    /// Index into the media files.
+    pub file: u32,
+    /// Chunk of the media timeline the viewer starts at.
+    pub first_chunk: u64,
+    /// Bytes per chunk (a multiple of 4096).
+    pub chunk_bytes: u32,
+    pub player: PlayerConfig,
+    /// Mean time between seeks (exponentially distributed), if the viewer skips around.
+    pub seek_every: Option<Duration>,
+    /// Seed of the viewer's seek times and positions.
+    pub seed: u64,
 }
 
 /// Everything `streams` was asked, with defaults filled in.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct StreamsConfig {
     pub mix: Mix,
     pub chunk: ChunkSize,
+    /// Media kept ahead of the playhead, seconds.
+    #[serde(serialize_with = "serialize_secs")]
     pub buffer: Duration,
+    /// Media needed before playback starts, seconds.
+    #[serde(serialize_with = "serialize_secs")]
     pub prebuffer: Duration,
-    /// Wall time each viewer watches.
+    /// Wall time each viewer watches, seconds.
+    #[serde(rename = "watch_s", serialize_with = "serialize_secs")]
     pub watch: Duration,
-    /// Starts spread over this (None: the default per-viewer spread).
+    /// Starts spread over this, seconds (None: the default per-viewer spread).
+    #[serde(serialize_with = "serialize_opt_secs")]
     pub ramp: Option<Duration>,
+    /// Mean time between seeks, seconds.
+    #[serde(serialize_with = "serialize_opt_secs")]
     pub seek_every: Option<Duration>,
     pub assignment: Assignment,
+    /// Length of each test media file, seconds.
+    #[serde(serialize_with = "serialize_secs")]
     pub media_length: Duration,
     pub seed: u64,
     /// Variable bitrate: each GOP's bitrate within ± this fraction of the mean (`--vbr 30` → 0.3).
@@ -256,6 +255,7 @@ mod tests {
 
     #[test]
     fn a_chunk_in_seconds_depends_on_the_bitrate() {
+        use crate::units::Bitrate;
         assert_eq!(ChunkSize::Media(Duration::from_secs(2)).bytes_at(Bitrate(8_000_000)), 2_002_944, "489 pages");
     }
 }

@@ -102,6 +102,19 @@ pub fn deserialize_opt_duration<'de, D: Deserializer<'de>>(deserializer: D) -> R
     deserialize_duration(deserializer).map(Some)
 }
 
+/// Serde helper: a duration written as seconds (a float), as results and plans record durations.
+pub fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// Serde helper: an optional duration written as seconds, or null.
+pub fn serialize_opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ mod rate;
 pub use bytes::{Bytes, GIB, KIB, MIB, TIB};
 pub use duration::{
     deserialize_duration, deserialize_opt_duration, format_duration, format_latency, format_latency_ns, parse_duration,
+    serialize_opt_secs, serialize_secs,
 };
 pub use rate::{Bitrate, ByteRate, format_mbps, format_rate};
 

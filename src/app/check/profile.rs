@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use crate::spec::{
-    FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec, FormatMode, JobSpec,
-    OpRateSpec, PhaseSpec, RwMode, SpecOrigin,
+    Assignment, ChunkSize, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
+    Format, FormatMode, JobSpec, OpRateSpec, PhaseSpec, RwMode, SpecOrigin, StreamsSpec,
 };
 use crate::units::Bytes;
 
@@ -174,11 +174,13 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
         size: FileSizeSpec::Fixed(Bytes(SMALL_FILE)),
         placement: None,
         total_size: None,
-        direct: Some(direct),
+        direct: None,
     };
     let phase = |name: &str, format, op: Option<FileOp>| PhaseSpec {
         name: Some(name.into()),
         runtime: Some(settings.files_runtime),
+        // Direct I/O where the filesystem allows it, buffered with a notice where it does not.
+        direct: Some(direct),
         fileset: Some(Box::new(FileSetPhaseSpec {
             trees: vec![tree.clone()],
             workloads: op
@@ -214,6 +216,51 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
     }
 }
 
+/// The whole check as one job: the raw phases, the small-file phases, then a capacity search per video format
+/// (the largest bitrate first: its media also serves the raw-rate measurement behind every format's estimate,
+/// since all use the same chunk). `direct`: the small files are opened with O_DIRECT.
+pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec {
+    let mut job = raw_job(settings, data_set);
+    job.phases.extend(files_job(settings, direct).phases);
+    for name in FORMATS.iter().rev() {
+        let streams = StreamsSpec {
+            format: Some(Format::parse(name).expect("the check's formats are in the table")),
+            max: Some(true),
+            chunk: Some(ChunkSize::Bytes(CHUNK)),
+            duration: Some(settings.watch),
+            ramp: Some(settings.stream_ramp),
+            files: Some(Assignment::One),
+            media_length: Some(settings.media_length),
+            precision: Some(settings.precision * 100.0),
+            start_factor: Some(settings.start_factor),
+            limit_factor: Some(settings.limit_factor),
+            estimate: Some(true),
+            estimate_time: Some(settings.estimate_time),
+            max_stalled: Some(TARGET_MAX_STALLED),
+            max_startup: Some(TARGET_MAX_STARTUP),
+            ..StreamsSpec::default()
+        };
+        job.phases.push(PhaseSpec {
+            name: Some(stream_phase_name(name)),
+            streams: Some(Box::new(streams)),
+            ..PhaseSpec::default()
+        });
+    }
+    job
+}
+
+/// The name of the capacity-search phase of a format.
+pub fn stream_phase_name(format: &str) -> String {
+    format!("streams {format}")
+}
+
+/// The chunk every viewer asks for (the `streams` default).
+const CHUNK: u64 = 1 << 20;
+
+/// The quality target of the verdict: no stream stalls and every stream starts within 2 s.
+pub const TARGET_MAX_STALLED: u32 = 0;
+pub const TARGET_MAX_STARTUP: Duration = Duration::from_secs(2);
+
 /// The raw data set: the profile's, or a quarter of the free space when that is smaller (in whole MiB).
 pub fn data_set(settings: &Settings, free: Option<Bytes>) -> Bytes {
     match free {
@@ -232,6 +279,7 @@ mod tests {
             let s = profile.settings();
             raw_job(&s, s.data_set).check().unwrap();
             files_job(&s, true).check().unwrap();
+            check_job(&s, s.data_set, true).check().unwrap();
         }
     }
 

@@ -1,20 +1,26 @@
-//! The format step of a file-set phase (vdbench format=): create the directories and fill every file with
-//! random data in large writes, in several threads, reporting progress. `restart` creates only what is missing
+//! The format step of a file-set phase (vdbench format=): create the directories, then create and fill every
+//! file with random data in large writes — several `FileSetSchedule`s in format mode on the I/O core — reporting
+//! progress. `restart` creates only what is missing
 //! (directories that do not exist, files that are missing or shorter than planned), so an interrupted format can
 //! be finished. Not measured as a workload: its own figures (files, directories, time) go into the result.
 
-use std::fs::OpenOptions;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::runner::thread_worker;
+use super::schedule::Shared;
 use super::tree::{TreeError, TreeState, create_root};
-use crate::plan::{TreePlan, defaults};
-use crate::run::pattern::fill_random;
-use crate::workload::Rng;
+use crate::engine::EngineKind;
+use crate::plan::{FileIo, FileOp, FileWorkloadPlan, TreePlan, defaults};
+use crate::run::phase::{PhaseRun, Ran, SeriesStart, StopReason, run_workers};
+use crate::run::prepare::Progress;
+use crate::run::worker_setup::{AnySchedule, SetUp, WorkerSettings};
+use crate::units::Bytes;
+use crate::workload::BlockSizes;
+use crate::workload::fileset::{BitSet, Selection};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
@@ -51,147 +57,113 @@ pub enum Layout {
 /// Threads that create files at the same time: enough to keep a device's queue busy with small files.
 const FORMAT_THREADS: u32 = 8;
 
-/// Creates the tree under `state.root`. `progress(done, total)` counts bytes (files of size 0 count one byte
-/// each, so that a tree of empty files still shows progress).
+/// Creates the tree under `state.root`: its directories, then every file, created and filled by
+/// `FileSetSchedule`s in format mode on the I/O core. `progress(done, total)` counts bytes.
 pub fn format(
     plan: &TreePlan,
-    state: &TreeState,
+    state: &mut TreeState,
     layout: Layout,
     restart: bool,
-    stop: &AtomicBool,
-    progress: &mut dyn FnMut(u64, u64),
+    engine: EngineKind,
+    stop: &Arc<AtomicBool>,
+    progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> Result<FormatStats, FormatError> {
     let started = Instant::now();
     create_root(&plan.anchor, &plan.root)?;
+    direct_fallback(plan, state);
+    let state = &*state;
+    let dirs = if layout == Layout::Root { 0 } else { make_dirs(plan, state, restart, stop)? };
+    if layout != Layout::All {
+        return Ok(FormatStats { files: 0, dirs, bytes: 0, took: started.elapsed() });
+    }
+    let chunk = defaults::FORMAT_CHUNK.0.min(plan.sizes.max().max(1)).next_multiple_of(4096) as u32;
+    let threads = FORMAT_THREADS.min(plan.files.min(u64::from(FORMAT_THREADS)) as u32).max(1);
+    let workload = FileWorkloadPlan {
+        name: "format".into(),
+        tree: 0,
+        operation: FileOp::Create,
+        read_percent: 0,
+        xfer: BlockSizes::Fixed { size: chunk },
+        xfer_label: Bytes(u64::from(chunk)).to_string(),
+        select: Selection::Once,
+        fileio: FileIo::Sequential,
+        threads,
+        skew: 0.0,
+        seed: 0xF11E,
+        dirs: false,
+    };
+    let (files_busy, dirs_busy) = (BitSet::new(plan.files, false), BitSet::new(plan.dirs, false));
+    let settings = WorkerSettings { batch: 1, ..WorkerSettings::default() };
+    let setups: Vec<SetUp<'_>> = (0..threads)
+        .map(|t| {
+            let shared =
+                Shared { workload: &workload, tree: plan, state, files_busy: &files_busy, dirs_busy: &dirs_busy };
+            Box::new(move || thread_worker(engine, shared, t, None, Some(restart), settings)) as SetUp<'_>
+        })
+        .collect();
+    let run = PhaseRun {
+        index: 0,
+        interval: Duration::from_millis(250),
+        ramp: Duration::ZERO,
+        floor: None,
+        direct: state.direct,
+        interrupted: stop.clone(),
+        series: SeriesStart::default(),
+        setups,
+        per_worker: false,
+    };
+    let total: u64 = (0..plan.files).map(|f| plan.sizes.size_of(f, plan.seed)).sum();
+    let mut observer = Progress { done: 0, total, report: progress };
+    let Ran { outcome, schedules } = run_workers(run, &mut observer);
+    if let Some(e) = outcome.errors.first() {
+        let cause = std::io::Error::from_raw_os_error(e.errno);
+        return Err(FormatError::Write { path: e.path.clone().into(), cause });
+    }
+    match outcome.stop {
+        StopReason::Interrupted => return Err(FormatError::Interrupted),
+        StopReason::Failed(why) => {
+            return Err(FormatError::Write { path: plan.root.clone(), cause: io::Error::other(why) });
+        }
+        _ => {}
+    }
+    progress(total, total);
+    let files = schedules.iter().flatten().map(|s| if let AnySchedule::FileSet(s) = s { s.created } else { 0 }).sum();
+    Ok(FormatStats { files, dirs, bytes: total, took: started.elapsed() })
+}
+
+/// Where the plan allows it, a tree falls back to buffered I/O when its filesystem refuses O_DIRECT (probed on
+/// the tree's marker file, once the root exists).
+pub fn direct_fallback(plan: &TreePlan, state: &mut TreeState) {
+    if plan.direct && plan.direct_fallback && state.direct {
+        let marker = plan.root.join(super::tree::MARKER);
+        if marker.is_file() && !crate::run::layout::direct_io_supported(&marker).unwrap_or(true) {
+            state.direct = false;
+        }
+    }
+}
+
+/// Creates the tree's directories, parents first; returns how many were created.
+fn make_dirs(plan: &TreePlan, state: &TreeState, restart: bool, stop: &AtomicBool) -> Result<u64, FormatError> {
     let root = plan.root.to_string_lossy().into_owned();
-    let shape = &plan.shape;
-    let mut stats = FormatStats::default();
     let mut path = String::with_capacity(root.len() + 64);
-    let dirs = if layout == Layout::Root { 0 } else { plan.dirs };
-    for dir in 0..dirs {
+    let mut made = 0;
+    for dir in 0..plan.dirs {
         if stop.load(Ordering::Relaxed) {
             return Err(FormatError::Interrupted);
         }
-        let (level, index) = shape.dir_level(dir);
+        let (level, index) = plan.shape.dir_level(dir);
         path.clear();
         path.push_str(&root);
         path.push('/');
-        shape.push_dir(level, index, &mut path);
+        plan.shape.push_dir(level, index, &mut path);
         match std::fs::create_dir(&path) {
-            Ok(()) => stats.dirs += 1,
+            Ok(()) => made += 1,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && restart => {}
             Err(cause) => return Err(FormatError::Write { path: path.into(), cause }),
         }
         state.dirs.set(dir, true);
     }
-    if layout != Layout::All {
-        stats.took = started.elapsed();
-        return Ok(stats);
-    }
-
-    let total: u64 = (0..plan.files).map(|f| plan.sizes.size_of(f, plan.seed).max(1)).sum();
-    let done = AtomicU64::new(0);
-    let created = AtomicU64::new(0);
-    let failed = AtomicBool::new(false);
-    let first_error: Mutex<Option<FormatError>> = Mutex::new(None);
-    let threads = FORMAT_THREADS.min(plan.files.min(u64::from(FORMAT_THREADS)) as u32).max(1);
-    std::thread::scope(|scope| {
-        for t in 0..threads {
-            let (root, done, created, failed, first_error) = (&root, &done, &created, &failed, &first_error);
-            scope.spawn(move || {
-                if let Err(e) = fill_files(plan, state, root, t, threads, restart, stop, failed, done, created) {
-                    failed.store(true, Ordering::Relaxed);
-                    first_error.lock().expect("no panics while holding it").get_or_insert(e);
-                }
-            });
-        }
-        let mut last = 0;
-        loop {
-            let now = done.load(Ordering::Relaxed);
-            if now != last || now == 0 {
-                progress(now, total);
-                last = now;
-            }
-            if now >= total || failed.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    });
-    progress(done.load(Ordering::Relaxed), total);
-    if let Some(e) = first_error.into_inner().expect("the threads have ended") {
-        return Err(e);
-    }
-    if stop.load(Ordering::Relaxed) {
-        return Err(FormatError::Interrupted);
-    }
-    stats.files = created.load(Ordering::Relaxed);
-    stats.bytes = (0..plan.files).map(|f| plan.sizes.size_of(f, plan.seed)).sum();
-    stats.took = started.elapsed();
-    Ok(stats)
-}
-
-/// One format thread: files `t, t + threads, …`.
-#[allow(clippy::too_many_arguments)]
-fn fill_files(
-    plan: &TreePlan,
-    state: &TreeState,
-    root: &str,
-    t: u32,
-    threads: u32,
-    restart: bool,
-    stop: &AtomicBool,
-    failed: &AtomicBool,
-    done: &AtomicU64,
-    created: &AtomicU64,
-) -> Result<(), FormatError> {
-    let chunk = defaults::FORMAT_CHUNK.0.min(plan.sizes.max().max(1)).next_multiple_of(4096) as usize;
-    let mut buffer =
-        memmap2::MmapMut::map_anon(chunk).map_err(|cause| FormatError::Write { path: root.into(), cause })?;
-    fill_random(&mut buffer, &mut Rng::new(0xF11E ^ u64::from(t)));
-    let mut path = String::with_capacity(root.len() + 64);
-    let mut file = u64::from(t);
-    while file < plan.files {
-        if stop.load(Ordering::Relaxed) || failed.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        let size = plan.sizes.size_of(file, plan.seed);
-        path.clear();
-        path.push_str(root);
-        path.push('/');
-        plan.shape.push_file(file, &mut path);
-        let whole = restart && std::fs::metadata(&path).is_ok_and(|m| m.len() >= size);
-        if !whole {
-            write_file(&path, size, plan.direct, restart, &buffer)
-                .map_err(|cause| FormatError::Write { path: path.clone().into(), cause })?;
-            created.fetch_add(1, Ordering::Relaxed);
-        }
-        state.files.set(file, true);
-        done.fetch_add(size.max(1), Ordering::Relaxed);
-        file += u64::from(threads);
-    }
-    Ok(())
-}
-
-fn write_file(path: &str, size: u64, direct: bool, restart: bool, buffer: &[u8]) -> io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true);
-    if restart {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
-    }
-    if direct {
-        options.custom_flags(libc::O_DIRECT);
-    }
-    let file = options.open(path)?;
-    let mut offset = 0;
-    while offset < size {
-        let len = (size - offset).min(buffer.len() as u64) as usize;
-        file.write_all_at(&buffer[..len], offset)?;
-        offset += len as u64;
-    }
-    Ok(())
+    Ok(made)
 }
 
 /// Finds out which directories and files of an existing tree are there (one stat each), for a tree this run

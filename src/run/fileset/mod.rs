@@ -4,17 +4,21 @@
 //! once), and are removed at the end unless `--keep` — also when a phase fails or the run is interrupted.
 
 mod format;
+mod ops;
 mod runner;
+mod schedule;
 mod tree;
-mod worker;
 
 use std::time::Duration;
 
 pub use format::FormatStats;
+pub use schedule::FileSetSchedule;
 
-use super::{Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason};
-use crate::metrics::Recorder;
-use crate::plan::{FileRate, FormatMode, Plan, TreePlan};
+use super::curves::Measured;
+use super::phase::failed_outcome;
+use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
+use crate::engine::EngineKind;
+use crate::plan::{FileRate, FileSetPlan, FormatMode, PhasePlan, TreePlan};
 use format::{FormatError, Layout, format};
 use tree::TreeState;
 
@@ -32,13 +36,17 @@ pub struct FormatReport {
     pub removed: u32,
 }
 
-/// The trees of the run, removed when dropped unless `--keep`.
-struct Trees {
+/// The trees of the run, kept between phases and removed at its end (also when dropped) unless `--keep`.
+pub struct Trees {
     states: Vec<TreeState>,
     keep: bool,
 }
 
 impl Trees {
+    pub fn new(keep: bool) -> Trees {
+        Trees { states: Vec::new(), keep }
+    }
+
     /// The state of `plan`'s tree; a tree whose shape changed since the last phase starts unknown.
     fn slot(&mut self, plan: &TreePlan) -> usize {
         match self.states.iter().position(|s| s.root == plan.root) {
@@ -57,7 +65,7 @@ impl Trees {
         }
     }
 
-    fn clean_up(&mut self) -> Result<(), String> {
+    pub fn clean_up(&mut self) -> Result<(), String> {
         let mut first = None;
         for state in self.states.drain(..) {
             if self.keep {
@@ -76,83 +84,74 @@ impl Drop for Trees {
     }
 }
 
-/// Runs a plan whose phases are all file-set phases.
-pub fn execute(
-    plan: &Plan,
+/// Runs one file-set phase: the format step on each of its trees, then its workloads.
+#[allow(clippy::too_many_arguments)]
+pub fn run_fileset_phase(
+    index: usize,
+    phase: &PhasePlan,
+    fs: &FileSetPlan,
+    trees: &mut Trees,
+    interval: Duration,
     interrupt: &Interrupt,
-    keep: bool,
+    measured: &[Option<Measured>],
     observer: &mut dyn RunObserver,
-) -> Result<RunOutcome, RunError> {
-    let mut trees = Trees { states: Vec::new(), keep };
-    let mut outcomes: Vec<PhaseOutcome> = Vec::new();
-    // Operations per second measured by each phase, for rates given as a percentage of an earlier maximum.
-    let mut rates: Vec<f64> = Vec::new();
-    for (index, phase) in plan.phases.iter().enumerate() {
-        if interrupt.is_set() {
-            break;
+) -> PhaseOutcome {
+    observer.phase_started(index, phase);
+    let flag = interrupt.flag();
+    let mut report = FormatReport::default();
+    let mut slots = Vec::new();
+    let mut problem: Option<StopReason> = None;
+    for tree_plan in &fs.trees {
+        let slot = trees.slot(tree_plan);
+        slots.push(slot);
+        if problem.is_some() {
+            continue;
         }
-        let fs = phase.fileset.as_ref().expect("a file-set plan has only file-set phases");
-        observer.phase_started(index, phase);
-        let started = std::time::SystemTime::now();
-        let flag = interrupt.flag();
-        let mut report = FormatReport::default();
-        let mut slots = Vec::new();
-        let mut problem: Option<StopReason> = None;
-        for tree_plan in &fs.trees {
-            let slot = trees.slot(tree_plan);
-            slots.push(slot);
-            if problem.is_some() {
-                continue;
-            }
-            let state = &mut trees.states[slot];
-            let result = prepare(tree_plan, state, fs.format, &flag, &mut report, &mut |done, total| {
-                observer.prefill(index, done, total)
-            });
-            match result {
-                Ok(()) => {}
-                Err(FormatError::Interrupted) => problem = Some(StopReason::Interrupted),
-                Err(e) => problem = Some(StopReason::Failed(e.to_string())),
-            }
+        let state = &mut trees.states[slot];
+        let progress = &mut |done, total| observer.prefill(index, done, total);
+        let was_direct = state.direct;
+        let result = prepare(tree_plan, state, fs.format, phase.engine, &flag, &mut report, progress);
+        if was_direct && !trees.states[slot].direct {
+            observer.notice(&format!(
+                "{} does not support direct I/O (O_DIRECT): the file-set tree uses buffered I/O",
+                tree_plan.anchor.display()
+            ));
         }
-        observer.fileset_formatted(index, &report);
-        let runs_workload = !matches!(fs.format, FormatMode::Only | FormatMode::Clean) && !fs.workloads.is_empty();
-        let outcome = match problem {
-            Some(stop) => idle_outcome(stop, started),
-            None if !runs_workload => {
-                observer.measuring(index);
-                idle_outcome(StopReason::Completed, started)
-            }
-            None => {
-                let rate = match fs.rate {
-                    FileRate::Max => None,
-                    FileRate::PerSecond(r) => Some(r),
-                    FileRate::PercentOfMax { percent, of_phase } => {
-                        Some(rates.get(of_phase).copied().unwrap_or(0.0).max(1.0) * percent / 100.0)
-                    }
-                };
-                let inputs = runner::Inputs {
-                    index,
-                    phase,
-                    fileset: fs,
-                    states: slots.iter().map(|&s| &trees.states[s]).collect(),
-                    rate,
-                    interval: plan.interval,
-                    interrupted: flag.clone(),
-                };
-                runner::run_workloads(inputs, observer)
-            }
-        };
-        let requested: u64 = fs.requested_classes().iter().map(|&c| outcome.totals.stats(c).ops).sum();
-        rates.push(requested as f64 / outcome.measured.as_secs_f64().max(1e-9));
-        observer.phase_finished(index, phase, &outcome);
-        let stop = outcome.stop.clone();
-        outcomes.push(outcome);
-        if stop != StopReason::Completed {
-            break;
+        match result {
+            Ok(()) => {}
+            Err(FormatError::Interrupted) => problem = Some(StopReason::Interrupted),
+            Err(e) => problem = Some(StopReason::Failed(e.to_string())),
         }
     }
-    let cleanup_error = trees.clean_up().err().map(|e| format!("cannot remove the file-set tree: {e}"));
-    Ok(RunOutcome { phases: outcomes, interrupted: interrupt.is_set(), cleanup_error, verify: None })
+    observer.fileset_formatted(index, &report);
+    let runs_workload = !matches!(fs.format, FormatMode::Only | FormatMode::Clean) && !fs.workloads.is_empty();
+    match problem {
+        Some(stop) => failed_outcome(fs.trees.iter().any(|t| t.direct), stop),
+        None if !runs_workload => {
+            observer.measuring(index);
+            failed_outcome(false, StopReason::Completed)
+        }
+        None => {
+            let rate = match fs.rate {
+                FileRate::Max => None,
+                FileRate::PerSecond(r) => Some(r),
+                FileRate::PercentOfMax { percent, of_phase } => {
+                    let max = measured.get(of_phase).copied().flatten().map_or(0.0, |m| m.requested_per_sec);
+                    Some(max.max(1.0) * percent / 100.0)
+                }
+            };
+            let inputs = runner::Inputs {
+                index,
+                phase,
+                fileset: fs,
+                states: slots.iter().map(|&s| &trees.states[s]).collect(),
+                rate,
+                interval,
+                interrupted: flag.clone(),
+            };
+            runner::run_workloads(inputs, observer)
+        }
+    }
 }
 
 /// The format step of one tree.
@@ -160,9 +159,10 @@ fn prepare(
     plan: &TreePlan,
     state: &mut TreeState,
     mode: FormatMode,
-    stop: &std::sync::atomic::AtomicBool,
+    engine: EngineKind,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
     report: &mut FormatReport,
-    progress: &mut dyn FnMut(u64, u64),
+    progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> Result<(), FormatError> {
     let fresh = |state: &mut TreeState, report: &mut FormatReport| -> Result<(), FormatError> {
         if tree::exists(&plan.root)? {
@@ -188,16 +188,16 @@ fn prepare(
                 _ => Layout::All,
             };
             fresh(state, report)?;
-            add(report, format(plan, state, layout, false, stop, progress)?);
+            add(report, format(plan, state, layout, false, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Once if !state.formatted => {
             fresh(state, report)?;
-            add(report, format(plan, state, Layout::All, false, stop, progress)?);
+            add(report, format(plan, state, Layout::All, false, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Restart => {
-            add(report, format(plan, state, Layout::All, true, stop, progress)?);
+            add(report, format(plan, state, Layout::All, true, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Clean => {
@@ -211,23 +211,10 @@ fn prepare(
                     return Err(FormatError::Tree(tree::TreeError::Missing(plan.root.clone())));
                 }
                 format::scan(plan, state);
+                format::direct_fallback(plan, state);
                 state.formatted = true;
             }
         }
     }
     Ok(())
-}
-
-fn idle_outcome(stop: StopReason, started: std::time::SystemTime) -> PhaseOutcome {
-    PhaseOutcome {
-        totals: Recorder::new(false),
-        measured: Duration::ZERO,
-        stop,
-        errors: Vec::new(),
-        direct: false,
-        caps: None,
-        issued_by_worker: Vec::new(),
-        started,
-        workers: Vec::new(),
-    }
 }

@@ -1,18 +1,20 @@
-//! Runs the workloads of one file-set phase: a thread per workload thread, all started together, snapshots
-//! merged by the raw phases' `Gatherer` into interval reports and phase totals, and the same `PhaseOutcome` a raw
-//! phase returns.
+//! Runs the workloads of one file-set phase: one worker per workload thread, each a `FileSetSchedule` on the
+//! I/O core (data transfers through the engine, metadata operations by the schedule), started together, with
+//! the same `PhaseOutcome` and interval reports a raw phase gives.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
+use super::schedule::{FileSetSchedule, Shared};
 use super::tree::TreeState;
-use super::worker::{ThreadEnd, ThreadSetup, run_thread};
-use crate::metrics::Snapshot;
-use crate::plan::{FileSetPlan, PhasePlan};
-use crate::run::phase::{Gatherer, PhaseControl};
+use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
+use crate::plan::{FileSetPlan, FileWorkloadPlan, PhasePlan};
+use crate::run::pattern::fill_random;
+use crate::run::phase::{PhaseRun, SeriesStart, run_workers};
+use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::run::{PhaseOutcome, RunObserver};
+use crate::workload::Rng;
 use crate::workload::fileset::BitSet;
 
 pub struct Inputs<'a> {
@@ -29,83 +31,66 @@ pub struct Inputs<'a> {
 
 pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> PhaseOutcome {
     let Inputs { index, phase, fileset, states, rate, interval, interrupted } = inputs;
-    let control = PhaseControl { interrupted, abort: AtomicBool::new(false) };
-    let started = SystemTime::now();
+    let direct = states.iter().any(|s| s.direct);
     let busy: Vec<(BitSet, BitSet)> =
         fileset.trees.iter().map(|t| (BitSet::new(t.files, false), BitSet::new(t.dirs, false))).collect();
-    let start = Instant::now();
-    let measure_start = start + phase.ramp;
-    let deadline = phase.runtime.map(|r| measure_start + r);
-    let (tx, rx) = mpsc::channel::<Snapshot>();
     let total_skew: f64 = fileset.workloads.iter().map(|w| w.skew).sum::<f64>().max(1e-9);
-
-    let (ends, gather) = std::thread::scope(|scope| {
-        let mut handles = Vec::new();
-        let mut id = 0;
-        for w in &fileset.workloads {
-            let gap = rate.map(|r| {
-                let per_thread = r * (w.skew / total_skew) / f64::from(w.threads);
-                Duration::from_secs_f64(1.0 / per_thread.max(1e-6))
-            });
-            for thread in 0..w.threads {
-                let setup = ThreadSetup {
-                    id,
-                    thread,
-                    workload: w,
-                    tree: &fileset.trees[w.tree],
-                    state: states[w.tree],
-                    files_busy: &busy[w.tree].0,
-                    dirs_busy: &busy[w.tree].1,
-                    control: &control,
-                    start,
-                    measure_start,
-                    deadline,
-                    interval,
-                    gap,
-                    continue_on_error: phase.continue_on_error,
-                    tx: tx.clone(),
-                };
-                handles.push(scope.spawn(move || run_thread(setup)));
-                id += 1;
-            }
+    let mut setups: Vec<SetUp<'_>> = Vec::new();
+    for w in &fileset.workloads {
+        let gap = rate.map(|r| {
+            let per_thread = r * (w.skew / total_skew) / f64::from(w.threads);
+            Duration::from_secs_f64(1.0 / per_thread.max(1e-6))
+        });
+        for thread in 0..w.threads {
+            let shared = Shared {
+                workload: w,
+                tree: &fileset.trees[w.tree],
+                state: states[w.tree],
+                files_busy: &busy[w.tree].0,
+                dirs_busy: &busy[w.tree].1,
+            };
+            let settings = WorkerSettings {
+                ramp: phase.ramp,
+                runtime: phase.runtime,
+                batch: 1,
+                paced: gap.is_some(),
+                continue_on_error: phase.continue_on_error,
+                ..WorkerSettings::default()
+            };
+            setups.push(Box::new(move || thread_worker(phase.engine, shared, thread, gap, None, settings)));
         }
-        drop(tx);
-        // File-set threads make their own recorders, so there are no spares to hand back.
-        let mut gather = Gatherer::new(id as usize, interval, Vec::new());
-        let mut measuring = phase.ramp.is_zero();
-        if measuring {
-            observer.measuring(index);
-        }
-        loop {
-            match rx.recv_timeout(Duration::from_millis(200)) {
-                Ok(snapshot) => gather.add(snapshot, index, observer),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-            if !measuring && Instant::now() >= measure_start {
-                measuring = true;
-                observer.measuring(index);
-            }
-        }
-        let ends: Vec<Result<ThreadEnd, String>> = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err("a file-set thread stopped unexpectedly (a bug)".into())))
-            .collect();
-        gather.flush(index, observer);
-        (ends, gather)
-    });
-
-    let failure = ends.iter().find_map(|e| e.as_ref().err().cloned());
-    let stop = control.stop_reason(failure);
-    PhaseOutcome {
-        totals: gather.totals,
-        measured: gather.measured,
-        stop,
-        errors: gather.errors,
-        direct: fileset.trees.iter().any(|t| t.direct),
-        caps: None,
-        issued_by_worker: ends.iter().map(|e| e.as_ref().map_or(0, |e| e.bytes)).collect(),
-        started,
-        workers: Vec::new(),
     }
+    let run = PhaseRun {
+        index,
+        interval,
+        ramp: phase.ramp,
+        floor: None,
+        direct,
+        interrupted,
+        series: SeriesStart::default(),
+        setups,
+        per_worker: false,
+    };
+    run_workers(run, observer).outcome
+}
+
+/// One file-set thread: an engine with one transfer in flight (vdbench's threads are synchronous) and one place
+/// in its file table for the file being worked on.
+pub(super) fn thread_worker<'a>(
+    engine: EngineKind,
+    shared: Shared<'a>,
+    thread: u32,
+    gap: Option<Duration>,
+    format: Option<bool>,
+    settings: WorkerSettings,
+) -> Result<Built<'a>, String> {
+    let w: &FileWorkloadPlan = shared.workload;
+    let buffer = page_round_up(w.xfer.max() as usize);
+    let engine = if engine == EngineKind::Http { EngineKind::Sync } else { engine };
+    let setup = EngineSetup { spare_file_slots: 1, ..EngineSetup::new(engine, 1, buffer) };
+    let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
+    let mut rng = Rng::new(w.seed ^ 0xDA7A ^ u64::from(thread));
+    engine.for_each_buffer(&mut |b| fill_random(b, &mut rng));
+    let schedule = AnySchedule::FileSet(FileSetSchedule::new(shared, thread, gap, format));
+    Ok(Built { engine, schedule, settings })
 }

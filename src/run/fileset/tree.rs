@@ -41,6 +41,9 @@ pub struct TreeState {
     pub dirs: Arc<BitSet>,
     /// Formatted (or cleaned) in this run, for format = once.
     pub formatted: bool,
+    /// Files are opened with O_DIRECT (the plan's choice, unless the filesystem refused it and the plan allowed
+    /// falling back).
+    pub direct: bool,
 }
 
 impl TreeState {
@@ -52,6 +55,7 @@ impl TreeState {
             files: Arc::new(BitSet::new(plan.files, false)),
             dirs: Arc::new(BitSet::new(plan.dirs, false)),
             formatted: false,
+            direct: plan.direct,
         }
     }
 }

@@ -1,17 +1,14 @@
 //! `streamcap streams` against remote media: TARGET is an `http://` URL of a media file, or a local file that
 //! lists such URLs (one per line; blank lines and `#` comments skipped). Each URL's size is probed (HEAD, or a
-//! one-byte ranged GET) before the run; the viewers then fetch paced byte ranges over keep-alive connections
-//! (`streams::http`). Nothing is written anywhere, and there is no local device to watch.
+//! one-byte ranged GET) before planning, as a fact about the target; the viewers then fetch paced byte ranges
+//! over keep-alive connections (`engine::HttpEngine`). Nothing is written anywhere, and there is no local device
+//! to watch.
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use crate::streams::{HttpError, HttpUrl, MediaFile, StreamsConfig, probe_size};
-
-/// Said in the terminal and in the result of every remote run.
-pub const NO_DEVICES: &str =
-    "the target is remote (http): per-device activity is not available; run streamcap on the server for it";
+use crate::engine::{HttpError, HttpUrl, probe_size};
 
 /// The URLs TARGET names, or `None` for a local directory. `https://` is refused with what to do instead.
 pub fn remote_target(target: &Path) -> Result<Option<Vec<HttpUrl>>> {
@@ -47,18 +44,9 @@ pub fn remote_target(target: &Path) -> Result<Option<Vec<HttpUrl>>> {
     Ok(Some(urls))
 }
 
-/// Probes every URL's size; each must hold at least one chunk of every format.
-pub fn remote_media(urls: &[HttpUrl], config: &StreamsConfig) -> Result<Vec<MediaFile>> {
-    let chunk = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
-    let mut files = Vec::with_capacity(urls.len());
-    for url in urls {
-        let size = probe_size(url)?;
-        if size < chunk {
-            bail!("{url} holds {size} bytes, less than one chunk ({chunk} bytes): give a smaller --chunk");
-        }
-        files.push(MediaFile { path: url.text.clone().into(), size, url: Some(url.clone()) });
-    }
-    Ok(files)
+/// Probes every URL's size.
+pub fn probe(urls: &[HttpUrl]) -> Result<Vec<(HttpUrl, u64)>> {
+    urls.iter().map(|url| Ok((url.clone(), probe_size(url)?))).collect()
 }
 
 #[cfg(test)]

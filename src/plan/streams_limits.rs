@@ -1,12 +1,14 @@
 //! What a streams run may ask for, checked before any media is written or any viewer allocated: counts that
 //! must be positive, media sizes that must fit in 64 bits, and the memory and threads the viewers and scheduler
-//! threads need against what this process may take. Pure: the caller passes the limits (`plan::ResourceLimits`,
-//! gathered by the app), so a spec or plan stage can call it with made-up ones in tests.
+//! threads need against what this process may take. Pure: the limits come in the facts (`plan::ResourceLimits`,
+//! gathered by the app), so tests pass made-up ones. Called for every stream phase before anything of it is
+//! planned (its media table is sized from the viewers it may run).
 
 use std::time::Duration;
 
-use super::setup::{Assignment, StreamsConfig, defaults};
-use crate::plan::ResourceLimits;
+use super::ResourceLimits;
+use crate::spec::Assignment;
+use crate::streams::{StreamsConfig, defaults};
 use crate::units::Bytes;
 
 /// Memory one viewer holds at least: player state, its schedule entries and statistics (10,000 viewers were

@@ -1,7 +1,6 @@
-//! The estimate beside the measurement (`streams`, item 7 of the issue): how many streams the storage should
-//! sustain from two raw rates measured on the same media file with the ordinary raw-I/O runner —
-//! random reads at the chunk size (IOPS bound: chunks/s served ÷ chunks/s one stream needs) and sequential reads
-//! (bandwidth bound: MB/s ÷ stream MB/s). The lower bound wins.
+//! The estimate beside the measurement: how many streams the storage should sustain from two raw rates
+//! measured on the same media — random reads at the chunk size (IOPS bound: chunks/s served ÷ chunks/s one
+//! stream needs) and sequential reads (bandwidth bound: MB/s ÷ stream MB/s). The lower bound wins. Pure.
 //!
 //! Why the measured count differs from it, in the usual order of size: viewers need headroom (a device at 100 %
 //! has queues that grow without limit, so some chunk arrives after the buffer ran dry); one request in flight
@@ -9,74 +8,39 @@
 //! buffer filling after them ask for chunks faster than the bitrate; and on a RAM-backed target neither bound
 //! describes a disk.
 
-use std::path::Path;
-use std::time::Duration;
+use serde::{Deserialize, Serialize};
 
-use anyhow::{Context, Result};
-
-use super::facts::gather;
-use crate::plan::{PhasePlan, RunOptions, build_plan};
-use crate::results::CapacityEstimate;
-use crate::run::{Interrupt, PhaseOutcome, RunObserver, execute, run_id};
-use crate::spec::{JobSpec, PhaseSpec, RwMode, SpecOrigin};
-use crate::streams::StreamsConfig;
+use super::setup::StreamsConfig;
 
 /// Raw read rates of the storage under a media file.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RawRates {
+    /// Random reads of one chunk per second (queue depth 16).
     pub random_chunk_iops: f64,
+    /// Sequential 1 MiB reads, decimal MB/s (queue depth 4).
     pub sequential_mbps: f64,
 }
 
-#[derive(Default)]
-struct Grab(Vec<(u64, u64, Duration)>);
-
-impl RunObserver for Grab {
-    fn phase_finished(&mut self, _index: usize, _phase: &PhasePlan, outcome: &PhaseOutcome) {
-        self.0.push((outcome.totals.total_ops(), outcome.totals.total_bytes(), outcome.measured));
-    }
-}
-
-/// Measures random reads of `chunk` bytes at queue depth 16 for `runtime`, then 1 MiB sequential reads at
-/// queue depth 4 for `runtime`, on `file` (read only).
-pub fn measure_raw(
-    file: &Path,
-    chunk: u64,
-    direct: bool,
-    interrupt: &Interrupt,
-    runtime: Duration,
-) -> Result<RawRates> {
-    let phase = |name: &str, rw, bs: u64, iodepth| PhaseSpec {
-        name: Some(name.into()),
-        rw: Some(rw),
-        bs: Some(bs.to_string().parse().expect("a byte count is a block size")),
-        iodepth: Some(iodepth),
-        runtime: Some(runtime),
-        direct: Some(direct),
-        ..PhaseSpec::default()
-    };
-    let job = JobSpec {
-        origin: SpecOrigin::Flags,
-        target: Some(file.to_path_buf()),
-        interval: None,
-        phases: vec![
-            phase("random chunks", RwMode::RandRead, chunk, 16),
-            phase("sequential", RwMode::Read, 1 << 20, 4),
-        ],
-        notices: Vec::new(),
-    };
-    let gathered = gather(file, false)?;
-    let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
-    let plan = build_plan(&job, &gathered.facts, &options).context("cannot plan the raw-rate measurement")?;
-    let mut grab = Grab::default();
-    execute(&plan, interrupt, false, &mut grab).context("the raw-rate measurement failed")?;
-    let rate = |i: usize, per: fn(u64, u64) -> f64| {
-        grab.0.get(i).map_or(0.0, |&(ops, bytes, t)| {
-            let s = t.as_secs_f64();
-            if s > 0.0 { per(ops, bytes) / s } else { 0.0 }
-        })
-    };
-    Ok(RawRates { random_chunk_iops: rate(0, |ops, _| ops as f64), sequential_mbps: rate(1, |_, b| b as f64 / 1e6) })
+/// The count the storage should sustain from its raw rates (the lower bound wins).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CapacityEstimate {
+    /// Random reads per second measured at the chunk size.
+    pub random_chunk_iops: f64,
+    /// Chunks per second one stream needs (bitrate ÷ chunk size).
+    pub chunks_per_stream_s: f64,
+    /// random_chunk_iops ÷ chunks_per_stream_s.
+    pub iops_bound: f64,
+    /// Sequential read throughput, decimal MB/s.
+    pub sequential_mbps: f64,
+    /// Sequential MB/s ÷ stream MB/s.
+    pub bandwidth_bound: f64,
+    /// The lower of the two, rounded down.
+    pub streams: u32,
+    /// "iops" or "bandwidth".
+    pub limited_by: String,
+    /// Why the measured count may differ from this, in words (filled when both are known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<String>,
 }
 
 /// The estimate for the viewers of `config` (a mix is averaged by its weights).
@@ -128,8 +92,10 @@ pub fn compare(estimate: &mut CapacityEstimate, measured: u32, memory_backed: bo
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
-    use crate::streams::{Assignment, ChunkSize, Mix};
+    use crate::spec::{Assignment, ChunkSize, Mix};
 
     #[test]
     fn the_lower_bound_wins() {

@@ -21,7 +21,7 @@ use rustix::event::{Timespec, epoll};
 use rustix::fd::OwnedFd;
 
 use super::http_wire::{HttpError, HttpUrl, MAX_HEAD, head_end, parse_head, write_request};
-use crate::engine::{Caps, Completion, Engine, EngineError, EngineKind, Request, Wait};
+use super::{Caps, Completion, Engine, EngineError, EngineKind, FileTable, Request, Wait};
 
 /// Body bytes are read in pieces of this size and dropped.
 const SCRATCH: usize = 256 * 1024;
@@ -286,8 +286,7 @@ fn open(epoll: &OwnedFd, url: &HttpUrl, index: usize) -> Result<TcpStream, HttpE
 
 impl Engine for HttpEngine {
     fn caps(&self) -> Caps {
-        // The engine kind names local engines; the driver reports this one as "http".
-        Caps { kind: EngineKind::Sync, queue_depth: self.slots, registered_buffers: false, registered_files: false }
+        Caps { kind: EngineKind::Http, queue_depth: self.slots, registered_buffers: false, registered_files: false }
     }
 
     fn submit(&mut self, requests: &[Request]) -> Result<usize, EngineError> {
@@ -343,5 +342,17 @@ impl Engine for HttpEngine {
 
     fn error_detail(&mut self, slot: u32) -> Option<String> {
         self.failures.get_mut(slot as usize).and_then(Option::take)
+    }
+
+    fn file_table(&mut self) -> &mut dyn FileTable {
+        self
+    }
+}
+
+/// The "files" of this engine are connections, made when it is built.
+impl FileTable for HttpEngine {
+    fn put(&mut self, index: u32, _file: Option<std::fs::File>) -> Result<Option<std::fs::File>, EngineError> {
+        let cause = std::io::Error::new(ErrorKind::Unsupported, "the http source reads URLs, not local files");
+        Err(EngineError::FileTable { index, cause })
     }
 }

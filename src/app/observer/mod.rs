@@ -1,6 +1,9 @@
 //! The app's `RunObserver`: samples the system around each phase and interval (device counters, CPU, memory),
 //! keeps the interval series, draws the progress line, streams CSV rows and rewrites the JSON result after
-//! every phase, so that an interrupted or crashed run still leaves what it measured.
+//! every phase (and every stream step), so that an interrupted or crashed run still leaves what it measured.
+//! Stream phases are followed in `streams`.
+
+mod streams;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -39,6 +42,11 @@ impl Sample {
     }
 }
 
+/// Called on the result before every save.
+pub type SaveHook<'a> = Box<dyn FnMut(&mut RunResult) + Send + 'a>;
+/// Gives a line to print when a phase starts, if any.
+pub type HeaderHook<'a> = Box<dyn FnMut(usize, &PhasePlan) -> Option<String> + Send + 'a>;
+
 pub struct ResultRecorder<'a> {
     plan: &'a Plan,
     pub result: RunResult,
@@ -58,6 +66,12 @@ pub struct ResultRecorder<'a> {
     pub vdbench_lines: bool,
     /// What the format step of the current file-set phase did.
     formatted: FormatReport,
+    /// Stream phases being followed, by plan index.
+    streams: BTreeMap<usize, streams::StreamPhase>,
+    /// Called on the result before every save (a command that derives a summary from the phases).
+    pub on_save: Option<SaveHook<'a>>,
+    /// A line to print when a phase starts (a command's own section headers).
+    pub header: Option<HeaderHook<'a>>,
 }
 
 /// What the recorder keeps about one running phase.
@@ -102,6 +116,9 @@ impl<'a> ResultRecorder<'a> {
             output_error: None,
             vdbench_lines: matches!(plan.origin, SpecOrigin::Vdbench { .. }),
             formatted: FormatReport::default(),
+            streams: BTreeMap::new(),
+            on_save: None,
+            header: None,
             started: false,
         };
         // The JSON is first written when a phase starts, so a set-up failure leaves no file behind.
@@ -115,6 +132,9 @@ impl<'a> ResultRecorder<'a> {
 
     /// Rewrites the JSON result (if one was asked for).
     pub fn save(&mut self) {
+        if let Some(hook) = &mut self.on_save {
+            hook(&mut self.result);
+        }
         if let Some(path) = &self.json
             && let Err(e) = write_result_atomically(&self.result, path)
         {
@@ -138,7 +158,14 @@ impl RunObserver for ResultRecorder<'_> {
             self.started = true;
             self.save();
         }
+        if let Some(line) = self.header.as_mut().and_then(|h| h(index, phase)) {
+            self.progress.println(&line);
+        }
         self.progress.start_phase(index, self.plan.phases.len(), &phase.name);
+        if let Some(plan) = &phase.streams {
+            let memory_backed = self.plan.target.memory_backed.is_some();
+            self.streams.insert(index, streams::StreamPhase::new(plan, &self.plan.target, memory_backed));
+        }
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are
         // not the phase's.
         self.running.insert(index, PhaseState::new());
@@ -171,7 +198,36 @@ impl RunObserver for ResultRecorder<'_> {
         let now = Sample::now();
         let state = self.running.entry(index).or_insert_with(PhaseState::new);
         state.last_interval = Some(now.clone());
-        state.start = Some(now);
+        // A stream phase measures step after step: its activity counts from its first step.
+        state.start.get_or_insert(now);
+    }
+
+    fn stream_estimate(&mut self, phase: usize, rates: crate::streams::RawRates) {
+        if let Some(s) = self.streams.get_mut(&phase) {
+            s.estimate(rates);
+        }
+    }
+
+    fn stream_step_started(&mut self, phase: usize, count: u32) {
+        if let Some(s) = self.streams.get_mut(&phase) {
+            self.progress.println(&s.step_started(count));
+        }
+    }
+
+    fn stream_step(&mut self, phase: usize, step: &crate::streams::StepOutcome) {
+        let Some(s) = self.streams.get_mut(&phase) else { return };
+        let line = s.step(step, &self.devices);
+        self.progress.println(&line);
+        self.result.streams = Some(s.result.clone());
+        self.save();
+    }
+
+    fn stream_search(&mut self, phase: usize, found: &crate::streams::SearchOutcome) {
+        if let Some(s) = self.streams.get_mut(&phase) {
+            let words = s.search(found);
+            self.progress.println(&format!("  {words}"));
+            self.result.streams = Some(s.result.clone());
+        }
     }
 
     fn interval(&mut self, report: &IntervalReport<'_>) {
@@ -264,6 +320,11 @@ impl RunObserver for ResultRecorder<'_> {
                 &fs.requested_classes(),
                 (f.files, f.dirs, f.took),
             ));
+        }
+        if let Some(mut s) = self.streams.remove(&index) {
+            s.finished(outcome.direct);
+            result.streams = Some(s.result.clone());
+            self.result.streams = Some(s.result);
         }
         // Concurrent phases may finish out of order; the result lists phases in plan order.
         let at = self.result.phases.partition_point(|p| p.index < index);

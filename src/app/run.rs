@@ -5,17 +5,17 @@
 //! failure (bad input is refused before anything is written; a failure during the run keeps the partial result);
 //! 130 after Ctrl-C (the partial result is kept).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::facts::{Gathered, anchor_facts, gather};
+use super::facts::{anchor_facts, gather};
 use super::observer::ResultRecorder;
+use super::output::{print_quietly, result_skeleton, say};
 use super::outputs::{Output, check_outputs};
 use crate::cli::{OutputFormat, RunArgs};
-use crate::plan::{Plan, RunOptions, TargetKind, build_plan};
+use crate::plan::{Plan, RunOptions, build_plan};
 use crate::report::{CsvSink, LogPrefixes, write_fio_logs, write_summary};
 use crate::results::{RunResult, RunStatus, rfc3339};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
@@ -177,40 +177,4 @@ fn write_logs(plan: &Plan, result: &RunResult) {
             Err(e) => eprintln!("warning: cannot write the fio logs of phase '{}': {e}", phase.name),
         }
     }
-}
-
-/// A `--json` file must be writable and a plain file (see `outputs`).
-pub(super) fn check_writable_parent(path: &std::path::Path) -> Result<()> {
-    check_output("--json", path)
-}
-
-/// One output file named by `flag` must be writable (see `outputs`); only the JSON is renamed into place.
-pub(super) fn check_output(flag: &'static str, path: &std::path::Path) -> Result<()> {
-    check_outputs(&[Output { flag, path, in_place: flag != "--json" }], &[])
-}
-
-pub(super) fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
-    let kind = match plan.target.kind {
-        TargetKind::Directory => "directory",
-        TargetKind::File => "file",
-        TargetKind::BlockDevice => "block_device",
-    };
-    RunResult::started(
-        gathered.host.clone(),
-        gathered.target_info(kind),
-        serde_json::to_value(plan).unwrap_or_default(),
-        plan.notices.clone(),
-    )
-}
-
-/// Prints a line to stderr with control characters (from job files and results) escaped.
-pub(super) fn say(text: &str) {
-    eprintln!("{}", crate::escape::for_terminal(text));
-}
-
-/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Control characters (from job
-/// files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON.
-pub fn print_quietly(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush());
 }

@@ -1,0 +1,134 @@
+//! Following a stream phase for the result: its settings, each step as it ends (with the devices' activity and
+//! streamcap's CPU around it), the estimate and the search's answer — kept as a `StreamsResult` that the JSON
+//! is rewritten with after every step.
+
+use std::time::Instant;
+
+use crate::plan::{MediaSource, StreamsPlan, TargetPlan};
+use crate::results::{
+    FormatShare, QualityTarget, StepContext, StreamsResult, build_step, capacity_answer, device_activity,
+};
+use crate::streams::{RawRates, SearchOutcome, StepOutcome, StreamsConfig, compare, estimate};
+use crate::sysinfo::{DiskStat, ProcessCpu, read_diskstats};
+use crate::units::format_duration;
+
+pub struct StreamPhase {
+    pub result: StreamsResult,
+    config: StreamsConfig,
+    memory_backed: bool,
+    /// Counters taken when the current step started.
+    before: Option<(Vec<DiskStat>, ProcessCpu, Instant)>,
+}
+
+impl StreamPhase {
+    pub fn new(plan: &StreamsPlan, target: &TargetPlan, memory_backed: bool) -> StreamPhase {
+        let config = plan.config.clone();
+        let total_weight: u32 = config.mix.0.iter().map(|(_, w)| w).sum();
+        let media_bytes = plan
+            .media
+            .iter()
+            .map(|m| match m {
+                MediaSource::File(f) => target.files[*f as usize].size.0,
+                MediaSource::Url { size, .. } => *size,
+            })
+            .sum();
+        let result = StreamsResult {
+            label: config.mix.label(),
+            formats: config
+                .mix
+                .0
+                .iter()
+                .map(|(f, w)| FormatShare {
+                    name: f.name.clone(),
+                    bitrate_bps: f.bitrate.bits_per_sec(),
+                    share_pct: f64::from(*w) * 100.0 / f64::from(total_weight),
+                })
+                .collect(),
+            chunk_bytes: config.chunk_bytes(0),
+            buffer_s: config.buffer.as_secs_f64(),
+            prebuffer_s: config.prebuffer.as_secs_f64(),
+            watch_s: config.watch.as_secs_f64(),
+            assignment: config.assignment.to_string(),
+            seek_every_s: config.seek_every.map(|d| d.as_secs_f64()),
+            vbr_pct: config.vbr.map(|x| x * 100.0),
+            own_media: plan.own_media,
+            media_files: plan.media.len(),
+            media_bytes,
+            direct: plan.direct != crate::plan::DirectMode::Off,
+            target: QualityTarget {
+                max_stalled_streams: plan.target.max_stalled,
+                max_startup_s: plan.target.max_startup.as_secs_f64(),
+            },
+            steps: Vec::new(),
+            capacity: None,
+            estimate: None,
+        };
+        StreamPhase { result, config, memory_backed, before: None }
+    }
+
+    pub fn estimate(&mut self, rates: RawRates) {
+        self.result.estimate = Some(estimate(rates, &self.config));
+    }
+
+    /// Takes the counters a step's activity is measured from; returns the line announcing it.
+    pub fn step_started(&mut self, count: u32) -> String {
+        self.before = Some((read_diskstats().unwrap_or_default(), ProcessCpu::read(), Instant::now()));
+        format!("{count} viewers of {} for {}…", self.result.label, format_duration(self.config.watch))
+    }
+
+    /// Records a step; returns its line for the progress output.
+    pub fn step(&mut self, step: &StepOutcome, devices: &[(String, String)]) -> String {
+        let (disks, cpu, started) = self
+            .before
+            .take()
+            .unwrap_or_else(|| (read_diskstats().unwrap_or_default(), ProcessCpu::read(), Instant::now()));
+        let after = ProcessCpu::read();
+        let bitrates: Vec<u64> =
+            self.config.mix.assign(step.count).iter().map(|&f| self.config.mix.0[f].0.bitrate.bits_per_sec()).collect();
+        let context = StepContext {
+            bitrates: &bitrates,
+            target: self.result.target,
+            cpu: after.cpu_since(&cpu),
+            peak_rss_bytes: after.max_rss.0,
+            devices: device_activity(devices, &disks, &read_diskstats().unwrap_or_default(), started.elapsed()),
+        };
+        let measured = build_step(step, context);
+        let line = format!(
+            "  {:>6} streams: {} stalled, start-up p99 {:.2} s, lateness p99 {:.1} ms{}",
+            measured.count,
+            measured.streams_stalled,
+            measured.startup.at(99.0).unwrap_or(0) as f64 / 1e9,
+            measured.lateness.at(99.0).unwrap_or(0) as f64 / 1e6,
+            match (measured.meets_target, measured.interrupted) {
+                (_, true) => "  interrupted",
+                (true, _) => "  ok",
+                (false, _) => "  missed",
+            }
+        );
+        self.result.steps.push(measured);
+        line
+    }
+
+    /// Records the search's answer; returns it in words.
+    pub fn search(&mut self, found: &SearchOutcome) -> String {
+        let answer = capacity_answer(found, &self.result.steps, &self.result.target, &self.result.label);
+        if let Some(e) = self.result.estimate.as_mut() {
+            compare(e, answer.streams, self.memory_backed);
+        }
+        let words = answer.words.clone();
+        self.result.capacity = Some(answer);
+        words
+    }
+
+    /// The phase ended: whether its reads bypassed the page cache, and the estimate against a fixed count that
+    /// met the target.
+    pub fn finished(&mut self, direct: bool) {
+        self.result.direct = direct;
+        let passed = self.result.capacity.is_none() && self.result.steps.iter().all(|s| s.meets_target);
+        if let (Some(e), Some(step), true) = (self.result.estimate.as_mut(), self.result.steps.last(), passed)
+            && e.comparison.is_none()
+        {
+            compare(e, step.count, self.memory_backed);
+        }
+    }
+}

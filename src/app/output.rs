@@ -1,0 +1,49 @@
+//! What every command does with its output: print to stdout without failing on a closed pipe, check that a
+//! result file can be written before the run, and start a `RunResult` from a plan and the gathered facts.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use super::outputs::{Output, check_outputs};
+
+use super::facts::Gathered;
+use crate::plan::{Plan, TargetKind};
+use crate::results::RunResult;
+
+/// A `--json` file must be writable and a plain file (see `outputs`).
+pub fn check_writable_parent(path: &std::path::Path) -> Result<()> {
+    check_output("--json", path)
+}
+
+/// One output file named by `flag` must be writable (see `outputs`); only the JSON is renamed into place.
+pub fn check_output(flag: &'static str, path: &std::path::Path) -> Result<()> {
+    check_outputs(&[Output { flag, path, in_place: flag != "--json" }], &[])
+}
+
+pub fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
+    let kind = match plan.target.kind {
+        TargetKind::Directory => "directory",
+        TargetKind::File => "file",
+        TargetKind::BlockDevice => "block_device",
+        TargetKind::Remote => "http",
+    };
+    RunResult::started(
+        gathered.host.clone(),
+        gathered.target_info(kind),
+        serde_json::to_value(plan).unwrap_or_default(),
+        plan.notices.clone(),
+    )
+}
+
+/// Prints a line to stderr with control characters (from job files and results) escaped.
+pub fn say(text: &str) {
+    eprintln!("{}", crate::escape::for_terminal(text));
+}
+
+/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Control characters (from job
+/// files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON.
+pub fn print_quietly(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush());
+}

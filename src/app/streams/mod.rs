@@ -1,0 +1,175 @@
+//! `streamcap streams`: flags → one stream phase (`StreamsSpec`) → facts (the directory, the user's media, or
+//! the URLs' sizes) → plan (`--dry-run` prints it) → `run::execute` → `RunResult` with `streams` → summary and
+//! JSON.
+//!
+//! Exit codes: 0 when the run completed (and `--expect` was met); 1 when a stated target was not met (`--expect`
+//! above the answer, or `--count` streams that missed the quality target while `--expect` was given) or reads
+//! or ingest writes failed; 2 for bad input or a set-up failure; 130 after Ctrl-C.
+
+mod remote;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use super::facts::{Gathered, gather, media_library};
+use super::observer::ResultRecorder;
+use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
+use crate::cli::StreamsArgs;
+use crate::plan::{Facts, RunOptions, StreamCount, TargetFacts, build_plan};
+use crate::report::write_streams_summary;
+use crate::results::{RunResult, RunStatus, TargetInfo, rfc3339};
+use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
+use crate::spec::{JobSpec, SpecOrigin};
+use crate::sysinfo::HostFacts;
+
+/// Said in the terminal and in the result of every remote run.
+pub const NO_DEVICES: &str =
+    "the target is remote (http): per-device activity is not available; run streamcap on the server for it";
+
+pub fn run(args: StreamsArgs) -> Result<ExitCode> {
+    let phase = args.to_phase_spec();
+    let use_existing = phase.streams.as_ref().and_then(|s| s.use_existing.clone());
+    let job = JobSpec {
+        origin: SpecOrigin::Flags,
+        target: Some(args.target.clone()),
+        interval: None,
+        phases: vec![phase],
+        notices: Vec::new(),
+    };
+    let site = site(&args.target)?;
+    let mut facts = site.facts.clone();
+    if let Some(dir) = use_existing {
+        facts.media_libraries.push((dir.clone(), media_library(&dir)?));
+    }
+    let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
+    let plan = build_plan(&job, &facts, &options)?;
+    if args.dry_run {
+        print_quietly(&plan.to_string());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(path) = &args.json {
+        check_writable_parent(path)?;
+    }
+    if let Some(path) = &args.html {
+        check_output("--html", path)?;
+    }
+    let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let progress = ProgressLine::new(!args.quiet);
+    let mut skeleton = site.skeleton(&plan);
+    if site.gathered.is_none() {
+        skeleton.notices.push(NO_DEVICES.to_string());
+    }
+    for notice in &skeleton.notices {
+        progress.println(&format!("note: {notice}"));
+    }
+    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
+    let outcome = execute(&plan, &interrupt, args.keep, &mut recorder);
+    recorder.progress.clear();
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            recorder.result.status = RunStatus::Failed;
+            recorder.save();
+            return Err(error.into());
+        }
+    };
+    recorder.result.status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
+    recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
+    recorder.save();
+    let result = &recorder.result;
+    super::report::html_after_run(result, args.html.as_deref());
+    if !args.quiet
+        && let Some(streams) = &result.streams
+    {
+        let mut text = Vec::new();
+        write_streams_summary(&mut text, result, streams).expect("writing to a Vec cannot fail");
+        print_quietly(&String::from_utf8_lossy(&text));
+    }
+    if let Some(problem) = &recorder.output_error {
+        eprintln!("warning: {problem}");
+    }
+    if let Some(problem) = &outcome.cleanup_error {
+        eprintln!("Error: {problem}; remove it by hand");
+        return Ok(ExitCode::from(2));
+    }
+    if outcome.interrupted {
+        return Ok(ExitCode::from(INTERRUPTED_EXIT as u8));
+    }
+    let count = plan.phases.iter().find_map(|p| p.streams.as_ref()).map(|s| s.count);
+    Ok(exit_code(result, args.expect, matches!(count, Some(StreamCount::Fixed(_)))))
+}
+
+/// 1 when a stated target was missed or an I/O failed; 0 otherwise.
+fn exit_code(result: &RunResult, expect: Option<u32>, fixed: bool) -> ExitCode {
+    let Some(streams) = &result.streams else { return ExitCode::from(1) };
+    let failed_io = streams.steps.iter().any(|s| s.errors > 0 || s.ingest.as_ref().is_some_and(|i| i.errors > 0));
+    let missed = match (expect, fixed, &streams.capacity) {
+        (Some(n), true, _) => streams.steps.iter().any(|s| !s.meets_target || s.count < n),
+        (Some(n), false, Some(answer)) => answer.streams < n,
+        _ => false,
+    };
+    if failed_io || missed || result.phases.iter().any(|p| p.status == RunStatus::Failed) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Where a streams run happens: a local directory (gathered like any target) or remote URLs.
+struct Site {
+    facts: Facts,
+    gathered: Option<Gathered>,
+    host: HostFacts,
+    text: String,
+}
+
+fn site(target: &Path) -> Result<Site> {
+    if let Some(urls) = remote::remote_target(target)? {
+        let media = remote::probe(&urls)?;
+        let text = target.display().to_string();
+        let facts = Facts {
+            target: TargetFacts::Remote { text: text.clone(), media },
+            ram: crate::units::Bytes(0),
+            io_uring: Err("not used for remote media".into()),
+            memory_backed: None,
+            anchors: Vec::new(),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            media_libraries: Vec::new(),
+            limits: super::facts::resource_limits(),
+        };
+        return Ok(Site { facts, gathered: None, host: HostFacts::gather(), text });
+    }
+    let gathered = gather(target, false)?;
+    if !matches!(gathered.facts.target, TargetFacts::Directory { .. }) {
+        bail!("{} is not a directory: streams reads media under a directory (or from http:// URLs)", target.display());
+    }
+    let host = gathered.host.clone();
+    Ok(Site {
+        facts: gathered.facts.clone(),
+        host,
+        text: gathered.canonical.display().to_string(),
+        gathered: Some(gathered),
+    })
+}
+
+impl Site {
+    fn skeleton(&self, plan: &crate::plan::Plan) -> RunResult {
+        match &self.gathered {
+            Some(gathered) => result_skeleton(plan, gathered),
+            None => {
+                let target = TargetInfo {
+                    path: self.text.clone(),
+                    kind: "http".into(),
+                    filesystem: None,
+                    devices: Vec::new(),
+                    pool: None,
+                    memory_backed: None,
+                };
+                let config = serde_json::to_value(plan).unwrap_or_default();
+                RunResult::started(self.host.clone(), target, config, plan.notices.clone())
+            }
+        }
+    }
+}

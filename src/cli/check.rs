@@ -1,0 +1,49 @@
+//! The flags of `streamcap check`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::spec::EngineChoice;
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    streamcap check                         the storage under the current directory, about two minutes\n  \
+    streamcap check /srv/media --quick      about half a minute\n  \
+    streamcap check /srv/media --thorough --json check.json\n  \
+    streamcap check /srv/media --dry-run    the plan, and nothing done")]
+pub struct CheckArgs {
+    /// Directory on the storage to check (default: the current directory). streamcap writes only under
+    /// DIR/.streamcap and removes it afterwards.
+    pub dir: Option<PathBuf>,
+    /// About 30 s: a smaller data set, shorter phases and a coarser capacity search.
+    #[arg(long, conflicts_with = "thorough")]
+    pub quick: bool,
+    /// About 10 minutes: a larger data set, longer phases, 30 s per stream step and a search to 3 %.
+    #[arg(long)]
+    pub thorough: bool,
+    /// Write the result as JSON (rewritten after every phase and stream step).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the HTML report to FILE (default: beside the JSON as NAME.html, or
+    /// streamcap-check-HOST-TIME.html in the current directory).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_html")]
+    pub html: Option<PathBuf>,
+    /// Write no HTML report.
+    #[arg(long)]
+    pub no_html: bool,
+    /// No progress and no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print the expanded plan and do nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// I/O engine for every phase: io_uring (the default where available), sync (one I/O in flight per thread,
+    /// for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own cost).
+    #[arg(long, value_parser = parse_engine)]
+    pub engine: Option<EngineChoice>,
+}
+
+fn parse_engine(s: &str) -> Result<EngineChoice, String> {
+    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
+}

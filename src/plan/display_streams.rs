@@ -1,0 +1,93 @@
+//! The human-readable form of a stream phase in a plan (`--dry-run`): who watches what, for how long, from
+//! which media, on which engine, and how the capacity search goes.
+
+use std::fmt;
+
+use super::streams::{MediaSource, StreamCount, StreamsPlan};
+use super::{DirectMode, TargetPlan};
+use crate::units::{Bytes, format_duration};
+
+pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan) -> fmt::Result {
+    let c = &s.config;
+    let who = match s.count {
+        StreamCount::Fixed(n) => format!("{n} viewers"),
+        StreamCount::Search(_) => "the largest count of viewers that meets the target".to_string(),
+    };
+    writeln!(f, "  {who} of {}, each watching {}", c.mix.label(), format_duration(c.watch))?;
+    writeln!(
+        f,
+        "  chunk {}, buffer {}, prebuffer {}, files: {}{}",
+        Bytes(c.chunk_bytes(0)),
+        format_duration(c.buffer),
+        format_duration(c.prebuffer),
+        c.assignment,
+        c.seek_every.map_or_else(String::new, |d| format!(", a seek every {} on average", format_duration(d)))
+    )?;
+    writeln!(
+        f,
+        "  quality target: at most {} stalled stream(s), every start-up within {}",
+        s.target.max_stalled,
+        format_duration(s.target.max_startup)
+    )?;
+    write_media(f, s, target)?;
+    let direct = match s.direct {
+        DirectMode::Off => "buffered reads",
+        DirectMode::Required => "direct I/O",
+        DirectMode::Preferred => "direct I/O (buffered if the filesystem refuses it)",
+    };
+    writeln!(
+        f,
+        "  engine {}: {} scheduler thread(s), up to {} read(s) in flight each, {direct}",
+        s.engine.name(),
+        s.workers,
+        s.slots_per_worker
+    )?;
+    if let StreamCount::Search(search) = s.count {
+        let start = match s.estimate {
+            Some(e) => format!(
+                "{:.0} % of the estimate from phases {} and {}",
+                search.start_factor * 100.0,
+                e.random_phase + 1,
+                e.sequential_phase + 1
+            ),
+            None => format!("{} viewers", search.start),
+        };
+        let limit = search.limit_factor.map_or_else(String::new, |x| format!(" and {x}× the estimate"));
+        writeln!(
+            f,
+            "  search: starts at {start}, doubles until a count fails, then bisects to {:.0} %; at most {} viewers{limit}",
+            search.precision * 100.0,
+            search.limit
+        )?;
+    }
+    if let Some(ingest) = &s.ingest {
+        writeln!(
+            f,
+            "  ingest: {:.1} MB/s over {} writer(s), new files in {} (removed after each step)",
+            ingest.bytes_per_sec / 1e6,
+            ingest.writers,
+            ingest.dir.display()
+        )?;
+    }
+    if let Some(expect) = s.expect {
+        writeln!(f, "  expected: {expect} (exit code 1 below it)")?;
+    }
+    Ok(())
+}
+
+fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan) -> fmt::Result {
+    let (mut files, mut bytes) = (0, 0);
+    for m in &s.media {
+        files += 1;
+        bytes += match m {
+            MediaSource::File(i) => target.files[*i as usize].size.0,
+            MediaSource::Url { size, .. } => *size,
+        };
+    }
+    let whose = match (&s.media[0], s.own_media) {
+        (MediaSource::Url { .. }, _) => "remote, fetched in byte ranges",
+        (_, true) => "written by streamcap before the phase, removed after the run",
+        (_, false) => "the user's own, only read",
+    };
+    writeln!(f, "  media: {files} file(s), {} ({whose})", Bytes(bytes))
+}

@@ -1,0 +1,623 @@
+//! The one I/O core: the only loop that hands reads, writes and flushes to an engine.
+//!
+//! Every kind of work streamcap does — raw phases, file-set data transfers, stream viewers, ingest writers — is a
+//! [`Schedule`]: something that says which I/O comes next and when it is due, and hears back when it completed.
+//! The core owns everything the schedules share: a fixed in-flight table sized to the engine's real queue depth
+//! (so it never offers the engine more than it can hold, and reaps before it asks for more), the submission
+//! and completion timestamps, the ramp, the deadline and the I/O budget, interval snapshots, error records, and
+//! the waits between due times. It is generic over the engine and the schedule, so nothing in it is a dynamic
+//! call per I/O, and it allocates nothing per I/O.
+//!
+//! Timing rules: latency is completion minus submission; when a schedule gives a due time (pacing, a viewer's
+//! next chunk), also completion minus due (no coordinated omission) and submission minus due (streamcap's own
+//! lag, which must stay small for the other figure to mean anything). Submission latency (fio's slat) is
+//! submission minus the moment the core took the I/O into its slot, and total latency (fio's lat) the two
+//! together. The submission time is read right before each group of requests reaches the kernel, so no latency
+//! includes streamcap's own work on earlier groups; completions reaped in one batch share one clock read (they
+//! were all found at that moment). After the ramp the core also counts fio's queue-depth distributions: the
+//! depth each I/O joins, and how many requests each submission and each reap carried.
+//!
+//! It must not know what the work means: no job, no files by name beyond what a schedule tells it for error
+//! messages, no player model.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use super::clock::wait_until;
+use super::phase::PhaseControl;
+pub use super::tally::Failure;
+use super::tally::Tally;
+use super::worker_setup::WorkerMsg;
+use crate::engine::{Completion, Engine, EngineError, OpKind, Request, Wait};
+use crate::metrics::{OpClass, Recorder};
+
+/// One I/O a schedule asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Io {
+    pub kind: OpKind,
+    /// Index into the engine's file table.
+    pub file: u32,
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Bytes to transfer (0 for flushes).
+    pub len: u32,
+    /// When the I/O was due, from the worker's origin; `None` when the work is not paced.
+    pub due: Option<Duration>,
+    /// The schedule's own mark (a viewer's number), handed back on completion.
+    pub tag: u32,
+    /// Not part of the work's amount (a verification read-back): not counted against the I/O budget.
+    pub extra: bool,
+}
+
+impl Io {
+    /// A read or write of the work itself.
+    pub const fn transfer(kind: OpKind, file: u32, offset: u64, len: u32, due: Option<Duration>) -> Io {
+        Io { kind, file, offset, len, due, tag: 0, extra: false }
+    }
+}
+
+/// What a schedule wants next.
+#[derive(Debug)]
+pub enum Next {
+    /// Issue this now.
+    Io(Io),
+    /// Nothing before this time (from the worker's origin): a paced I/O, a viewer's next chunk, a pause.
+    At(Duration),
+    /// Nothing until an I/O in flight completes.
+    AfterCompletion,
+    /// No more work: the worker ends once what is in flight has completed.
+    Done,
+}
+
+/// What a schedule may use while it decides: the time, what is in flight, and a place to record work it did
+/// itself (a file-set schedule opens and creates files between transfers).
+pub struct Ctx<'a> {
+    /// From the worker's origin.
+    pub now: Duration,
+    pub in_flight: usize,
+    /// The engine's file table, for schedules that open files as they go.
+    pub files: &'a mut dyn crate::engine::FileTable,
+    origin: Instant,
+    tally: &'a mut Tally,
+    control: &'a PhaseControl,
+    continue_on_error: bool,
+}
+
+impl Ctx<'_> {
+    /// Records an operation the schedule did itself, timed from `started` to `ended`; `due` from the origin.
+    pub fn record(&mut self, class: OpClass, bytes: u64, started: Instant, ended: Instant, due: Option<Duration>) {
+        self.tally.record_timed(class, bytes, started, ended, due.map(|d| self.origin + d));
+    }
+
+    /// Records an operation of the schedule's own that failed; it stops the phase unless errors are tolerated.
+    #[cold]
+    pub fn failed(&mut self, failure: Failure<'_>) {
+        self.tally.error(failure, Instant::now());
+        if !self.continue_on_error {
+            self.control.abort.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A source of I/O driven by the core. Implementations do no I/O through engines themselves.
+pub trait Schedule {
+    /// Called only when the core has a free slot; an `Io` returned is issued at once.
+    fn next(&mut self, ctx: &mut Ctx<'_>) -> Next;
+
+    /// Right before `io` is issued, with its slot's buffer (`io.len` long at most): fill a write's data, claim
+    /// what must not be touched twice at once. `false`: do not issue it (it is dropped, and the core asks again).
+    fn prepare(&mut self, _io: &Io, _buf: &mut [u8]) -> bool {
+        true
+    }
+
+    /// An I/O completed: bytes transferred or the errno, `now` from the worker's origin, and the slot's buffer
+    /// (what a read brought, or its last piece when it was longer than the buffer). Returns whether its lateness
+    /// counts (a viewer's chunk thrown away after a seek does not).
+    fn completed(&mut self, _io: &Io, _result: Result<u32, i32>, _now: Duration, _buf: &[u8]) -> bool {
+        true
+    }
+
+    /// When the work ends by its runtime or budget (not by Ctrl-C or an error): a flush still owed.
+    fn owed_flush(&mut self) -> Option<Io> {
+        None
+    }
+
+    /// The worker is about to end (`now` from its origin): close what is open, end what is under way.
+    fn finish(&mut self, _now: Duration) {}
+
+    /// The path behind a file index, for error messages.
+    fn path(&self, file: u32) -> &Path;
+}
+
+/// How one worker runs, apart from its engine and schedule.
+pub struct CoreConfig<'a> {
+    pub id: u32,
+    /// This worker's start (the common start plus any start delay): due times count from here.
+    pub origin: Instant,
+    /// Completions of I/O issued before `origin + ramp` are not measured.
+    pub ramp: Duration,
+    /// Measured time, after the ramp, before the worker stops.
+    pub runtime: Option<Duration>,
+    /// Bytes issued after the ramp before the worker stops.
+    pub byte_budget: Option<u64>,
+    /// Operations issued after the ramp before the worker stops (fio number_ios).
+    pub op_budget: Option<u64>,
+    /// Length of a reporting interval.
+    pub interval: Duration,
+    /// Requests passed to the kernel per system call (at least 1).
+    pub batch: u32,
+    /// Due times are given: keep the due-time and lag histograms.
+    pub paced: bool,
+    /// A failed I/O does not stop the phase.
+    pub continue_on_error: bool,
+    pub control: &'a PhaseControl,
+    pub tx: Sender<WorkerMsg>,
+    /// Emptied recorders coming back from the coordinator for reuse.
+    pub spares: Receiver<Recorder>,
+}
+
+/// What a worker reports when it ends.
+#[derive(Debug, Default)]
+pub struct WorkerEnd {
+    /// Bytes issued after the ramp.
+    pub issued: u64,
+    /// The engine itself failed (not one I/O); the text says how.
+    pub failure: Option<String>,
+}
+
+#[derive(Clone, Copy)]
+struct InFlight {
+    io: Io,
+    /// When the core took the I/O into its slot (fio's start_time): where `slat` and `lat` start.
+    taken: Instant,
+    submitted: Instant,
+    /// Issued after the ramp: its completion is recorded and its bytes count toward the budget. Decided once,
+    /// when the I/O is queued, so that the two always agree.
+    measured: bool,
+}
+
+/// The loop's state: the in-flight table and what it has counted.
+struct Core {
+    table: Vec<InFlight>,
+    /// Free slots; the most recently freed is reused first, so unpinned buffers stay few and warm.
+    free: Vec<u32>,
+    batch: Vec<Request>,
+    done: Vec<Completion>,
+    tally: Tally,
+    measure_start: Instant,
+    deadline: Option<Instant>,
+    next_boundary: Instant,
+    in_ramp: bool,
+    issued: u64,
+    issued_ops: u64,
+    /// When the schedule said nothing was due before.
+    wake: Option<Instant>,
+    schedule_done: bool,
+    failure: Option<String>,
+}
+
+/// Runs `schedule` on `engine` until it is done, the runtime or budget is spent, the phase is stopped, or the
+/// engine fails. The slot table is sized from the engine's queue depth, never from what the caller asked.
+pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedule: &mut S) -> WorkerEnd {
+    let depth = engine.caps().queue_depth.max(1) as usize;
+    let measure_start = cfg.origin + cfg.ramp;
+    let blank = Io::transfer(OpKind::Read, 0, 0, 0, None);
+    let mut core = Core {
+        table: vec![InFlight { io: blank, taken: cfg.origin, submitted: cfg.origin, measured: false }; depth],
+        free: (0..depth as u32).rev().collect(),
+        batch: Vec::with_capacity(depth),
+        done: Vec::with_capacity(depth),
+        tally: Tally::new(cfg.id, cfg.paced, measure_start),
+        measure_start,
+        deadline: cfg.runtime.map(|r| measure_start + r),
+        next_boundary: measure_start + cfg.interval,
+        in_ramp: !cfg.ramp.is_zero(),
+        issued: 0,
+        issued_ops: 0,
+        wake: None,
+        schedule_done: false,
+        failure: None,
+    };
+    while Instant::now() < cfg.origin && !cfg.control.stop_requested() {
+        wait_until(cfg.origin, Instant::now());
+    }
+    core.run(&cfg, engine, schedule);
+    let end = Instant::now();
+    schedule.finish(end.saturating_duration_since(cfg.origin));
+    core.tally.ship(&cfg, end, true);
+    WorkerEnd { issued: core.issued, failure: core.failure }
+}
+
+impl Core {
+    fn run<E: Engine, S: Schedule>(&mut self, cfg: &CoreConfig<'_>, engine: &mut E, schedule: &mut S) {
+        let mut now = Instant::now();
+        loop {
+            let stopping = self.should_stop(cfg, now);
+            // Flushes owed for writes already issued still go out when the work ends by its runtime or budget;
+            // Ctrl-C or an error stops at once.
+            let graceful = stopping && !cfg.control.stop_requested() && self.failure.is_none();
+            self.fill(cfg, engine, schedule, now, stopping, graceful);
+            if !self.batch.is_empty()
+                && let Err(e) = self.hand_over(cfg, engine)
+            {
+                self.engine_failed(cfg, e);
+                return;
+            }
+            if engine.in_flight() == 0 {
+                if stopping || self.schedule_done {
+                    return;
+                }
+                if let Some(wake) = self.wake_time() {
+                    wait_until(wake, now);
+                }
+                now = Instant::now();
+                self.tick(cfg, now);
+                continue;
+            }
+            let wait = match self.wake_time() {
+                Some(wake) => Wait::AtMost(wake.saturating_duration_since(now)),
+                None => Wait::Forever,
+            };
+            if let Err(e) = engine.reap(1, wait, &mut self.done) {
+                self.engine_failed(cfg, e);
+                return;
+            }
+            if !self.in_ramp {
+                self.tally.depths().record_complete(self.done.len());
+            }
+            now = Instant::now();
+            // Intervals that ended while we waited are shipped first: these completions happened after them.
+            self.tick(cfg, now);
+            self.account(cfg, engine, schedule, now);
+        }
+    }
+
+    fn should_stop(&self, cfg: &CoreConfig<'_>, now: Instant) -> bool {
+        cfg.control.stop_requested()
+            || self.failure.is_some()
+            || self.deadline.is_some_and(|d| now >= d)
+            || self.budget_spent(cfg)
+    }
+
+    #[inline]
+    fn budget_spent(&self, cfg: &CoreConfig<'_>) -> bool {
+        cfg.byte_budget.is_some_and(|b| self.issued >= b) || cfg.op_budget.is_some_and(|b| self.issued_ops >= b)
+    }
+
+    /// When the loop must wake even if nothing completes: the schedule's next due time, and the next interval
+    /// boundary, so that a stalled device shows up as empty intervals at the right time instead of as late
+    /// completions filed under an earlier interval.
+    fn wake_time(&self) -> Option<Instant> {
+        let boundary = self.deadline.is_none_or(|d| self.next_boundary < d).then_some(self.next_boundary);
+        match (self.wake, boundary) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Ends the ramp and ships a snapshot for every interval boundary that has passed (empty ones too).
+    fn tick(&mut self, cfg: &CoreConfig<'_>, now: Instant) {
+        if self.in_ramp {
+            if now < self.measure_start {
+                return;
+            }
+            // Nothing to discard: completions of I/O issued during the ramp are never recorded.
+            self.in_ramp = false;
+        }
+        // A boundary at or after the deadline is not shipped separately: the drain of in-flight I/O after the
+        // deadline belongs to the last full interval, not to an interval of a few microseconds.
+        while now >= self.next_boundary && self.deadline.is_none_or(|d| self.next_boundary < d) {
+            let boundary = self.next_boundary;
+            self.tally.ship(cfg, boundary, false);
+            self.next_boundary += cfg.interval;
+        }
+    }
+
+    /// Asks the schedule for I/O while a slot is free; when stopping gracefully, only for owed flushes.
+    fn fill<E: Engine, S: Schedule>(
+        &mut self,
+        cfg: &CoreConfig<'_>,
+        engine: &mut E,
+        schedule: &mut S,
+        now: Instant,
+        stopping: bool,
+        graceful: bool,
+    ) {
+        self.wake = None;
+        let mut refused = 0;
+        while let Some(&slot) = self.free.last() {
+            let next = if stopping {
+                match schedule.owed_flush().filter(|_| graceful) {
+                    Some(io) => Next::Io(io),
+                    None => return,
+                }
+            } else {
+                let mut ctx = Ctx {
+                    now: now.saturating_duration_since(cfg.origin),
+                    in_flight: engine.in_flight() + self.batch.len(),
+                    files: engine.file_table(),
+                    origin: cfg.origin,
+                    tally: &mut self.tally,
+                    control: cfg.control,
+                    continue_on_error: cfg.continue_on_error,
+                };
+                schedule.next(&mut ctx)
+            };
+            let io = match next {
+                Next::Io(io) => io,
+                Next::At(at) => {
+                    self.wake = Some(cfg.origin + at);
+                    return;
+                }
+                Next::AfterCompletion => return,
+                Next::Done => {
+                    self.schedule_done = true;
+                    return;
+                }
+            };
+            let buf = engine.buffer_mut(slot);
+            let len = (io.len as usize).min(buf.len());
+            if !schedule.prepare(&io, &mut buf[..len]) {
+                // Refused (its blocks are in flight): ask again, but not more than a queue's worth of times.
+                refused += 1;
+                if refused > self.table.len() {
+                    return;
+                }
+                continue;
+            }
+            self.free.pop();
+            let measured = !self.in_ramp;
+            self.table[slot as usize] = InFlight { io, taken: now, submitted: now, measured };
+            self.batch.push(Request { slot, kind: io.kind, file: io.file, offset: io.offset, len: io.len });
+            if measured && !io.extra && matches!(io.kind, OpKind::Read | OpKind::Write) {
+                self.issued += u64::from(io.len);
+                self.issued_ops += 1;
+                // fio's iodepth_level: the queue depth this I/O joins, itself included.
+                self.tally.depths().record_level(engine.in_flight() + self.batch.len());
+            }
+            if !stopping && self.budget_spent(cfg) {
+                return;
+            }
+        }
+    }
+
+    /// Hands the batch to the engine in groups of `batch`, stamping each group's submission time right before it
+    /// goes. The last group is only queued: the `reap` that follows passes it to the kernel and waits, in one
+    /// system call. Requests the engine cannot take yet stay in the batch for the next round.
+    fn hand_over<E: Engine>(&mut self, cfg: &CoreConfig<'_>, engine: &mut E) -> Result<(), EngineError> {
+        let group = cfg.batch.max(1) as usize;
+        let mut sent = 0;
+        while sent < self.batch.len() {
+            let end = (sent + group).min(self.batch.len());
+            let stamp = Instant::now();
+            for request in &self.batch[sent..end] {
+                self.table[request.slot as usize].submitted = stamp;
+            }
+            let chunk = &self.batch[sent..end];
+            let accepted = if end == self.batch.len() { engine.queue(chunk)? } else { engine.submit(chunk)? };
+            if !self.in_ramp {
+                self.tally.depths().record_submit(accepted);
+            }
+            sent += accepted;
+            if accepted < chunk.len() {
+                break;
+            }
+        }
+        self.batch.drain(..sent);
+        Ok(())
+    }
+
+    fn account<E: Engine, S: Schedule>(
+        &mut self,
+        cfg: &CoreConfig<'_>,
+        engine: &mut E,
+        schedule: &mut S,
+        now: Instant,
+    ) {
+        let since_origin = now.saturating_duration_since(cfg.origin);
+        let mut done = std::mem::take(&mut self.done);
+        for completion in done.drain(..) {
+            let entry = self.table[completion.slot as usize];
+            self.free.push(completion.slot);
+            let io = entry.io;
+            let transfer = matches!(io.kind, OpKind::Read | OpKind::Write);
+            let short = matches!(completion.result, Ok(n) if n != io.len && transfer);
+            // A short transfer has no errno of its own; it is reported as EIO with what happened in words.
+            let result = if short { Err(libc::EIO) } else { completion.result };
+            let buf = engine.buffer_mut(completion.slot);
+            let len = (io.len as usize).min(buf.len());
+            let counts = schedule.completed(&io, result, since_origin, &buf[..len]);
+            // I/O issued during the ramp is not measured, even when it completes after it; its errors count.
+            if !entry.measured && completion.result.is_ok() {
+                continue;
+            }
+            let class = class_of(io.kind);
+            match completion.result {
+                Ok(n) if !short => {
+                    let latency = nanos(now.saturating_duration_since(entry.submitted));
+                    let due = io.due.map(|d| cfg.origin + d);
+                    let late = due.filter(|_| counts).map(|d| nanos(now.saturating_duration_since(d)));
+                    let lag = due.map(|d| nanos(entry.submitted.saturating_duration_since(d)));
+                    let submit = nanos(entry.submitted.saturating_duration_since(entry.taken));
+                    self.tally.record_io(class, u64::from(n), submit, latency, late, lag);
+                }
+                Ok(n) => {
+                    let message = format!("short transfer: {n} of {} bytes", io.len);
+                    self.io_failed(cfg, schedule, &io, libc::EIO, message, now);
+                }
+                Err(errno) => {
+                    let message = engine
+                        .error_detail(completion.slot)
+                        .unwrap_or_else(|| std::io::Error::from_raw_os_error(errno).to_string());
+                    self.io_failed(cfg, schedule, &io, errno, message, now);
+                }
+            }
+        }
+        self.done = done;
+    }
+
+    #[cold]
+    fn io_failed<S: Schedule>(
+        &mut self,
+        cfg: &CoreConfig<'_>,
+        schedule: &S,
+        io: &Io,
+        errno: i32,
+        message: String,
+        now: Instant,
+    ) {
+        let failure = Failure {
+            class: class_of(io.kind),
+            op: op_name(io.kind),
+            path: schedule.path(io.file),
+            offset: io.offset,
+            len: u64::from(io.len),
+            errno,
+            message,
+        };
+        self.tally.error(failure, now);
+        if !cfg.continue_on_error {
+            cfg.control.abort.store(true, Ordering::Relaxed);
+        }
+    }
+
+    fn engine_failed(&mut self, cfg: &CoreConfig<'_>, error: EngineError) {
+        self.failure = Some(error.to_string());
+        cfg.control.abort.store(true, Ordering::Relaxed);
+    }
+}
+
+pub fn class_of(kind: OpKind) -> OpClass {
+    match kind {
+        OpKind::Read => OpClass::Read,
+        OpKind::Write => OpClass::Write,
+        OpKind::Fsync | OpKind::Fdatasync => OpClass::Sync,
+    }
+}
+
+pub fn op_name(kind: OpKind) -> &'static str {
+    match kind {
+        OpKind::Read => "read",
+        OpKind::Write => "write",
+        OpKind::Fsync => "fsync",
+        OpKind::Fdatasync => "fdatasync",
+    }
+}
+
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::engine::{AnyEngine, EngineKind, EngineSetup};
+    use crate::metrics::OpClass;
+    use crate::run::RunObserver;
+    use crate::run::phase::{PhaseRun, SeriesStart, run_workers};
+    use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
+
+    struct Quiet;
+    impl RunObserver for Quiet {}
+
+    /// Reads of 4 KiB at offset 0, every one due `gap` after the last (or at once), until `count` were given.
+    pub struct Steady {
+        gap: Option<Duration>,
+        given: u32,
+        count: u32,
+        path: PathBuf,
+    }
+
+    impl Schedule for Steady {
+        fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
+            if self.given == self.count {
+                return Next::Done;
+            }
+            let due = self.gap.map(|g| g * self.given);
+            if let Some(d) = due
+                && d > ctx.now
+            {
+                return Next::At(d);
+            }
+            self.given += 1;
+            Next::Io(Io::transfer(OpKind::Read, 0, 0, 4096, due))
+        }
+
+        fn path(&self, _file: u32) -> &Path {
+            &self.path
+        }
+    }
+
+    /// Runs one worker of `schedule` on the null engine with `depth` slots.
+    fn run_on_null(schedule: Steady, depth: u32, paced: bool) -> crate::run::PhaseOutcome {
+        run_on_null_kept(schedule, depth, paced, false)
+    }
+
+    /// `run_on_null`, keeping each worker's own totals when `per_worker`.
+    fn run_on_null_kept(schedule: Steady, depth: u32, paced: bool, per_worker: bool) -> crate::run::PhaseOutcome {
+        let setup: SetUp<'_> = Box::new(move || {
+            let engine =
+                AnyEngine::build(EngineSetup::new(EngineKind::Null, depth, 4096)).map_err(|e| e.to_string())?;
+            let settings = WorkerSettings { batch: 1, paced, ..WorkerSettings::default() };
+            Ok(Built { engine, schedule: AnySchedule::Test(schedule), settings })
+        });
+        let run = PhaseRun {
+            index: 0,
+            interval: Duration::from_secs(1),
+            ramp: Duration::ZERO,
+            floor: None,
+            direct: false,
+            interrupted: Arc::new(AtomicBool::new(false)),
+            series: SeriesStart::default(),
+            setups: vec![setup],
+            per_worker,
+        };
+        run_workers(run, &mut Quiet).outcome
+    }
+
+    #[test]
+    fn work_that_is_always_due_never_overruns_an_engine_of_depth_one() {
+        // Guards the stream driver's hang: with the sync engine (depth 1) and many chunks due at once, it kept
+        // offering requests the engine could not take. The core sizes its table from the engine, not the ask.
+        let schedule = Steady { gap: None, given: 0, count: 10_000, path: "x".into() };
+        let outcome = run_on_null(schedule, 1, false);
+        assert_eq!(outcome.totals.stats(OpClass::Read).ops, 10_000);
+        assert_eq!(outcome.caps.map(|c| c.queue_depth), Some(1));
+    }
+
+    #[test]
+    fn paced_work_records_lateness_and_lag_for_every_operation() {
+        let schedule = Steady { gap: Some(Duration::from_millis(1)), given: 0, count: 50, path: "x".into() };
+        let outcome = run_on_null(schedule, 8, true);
+        let reads = outcome.totals.stats(OpClass::Read);
+        assert_eq!(reads.ops, 50);
+        assert_eq!(reads.due_latency.as_ref().map(|h| h.count()), Some(50));
+        assert_eq!(reads.lag.as_ref().map(|h| h.count()), Some(50));
+    }
+
+    #[test]
+    fn every_io_through_the_core_has_its_submission_latency_and_queue_depth_counted() {
+        // fio's slat, lat and iodepth distributions come from the one core: before the redesign they were
+        // measured in a second worker loop, and the merge onto the core left slat all zeros.
+        let schedule = Steady { gap: None, given: 0, count: 1_000, path: "x".into() };
+        let outcome = run_on_null_kept(schedule, 8, false, true);
+        let reads = outcome.totals.stats(OpClass::Read);
+        assert_eq!((reads.ops, reads.submit_latency.count(), reads.total_latency.count()), (1_000, 1_000, 1_000));
+        assert!(reads.total_latency.max() >= reads.latency.max());
+        assert!(reads.total_latency.min() >= reads.submit_latency.min());
+        let depths = outcome.totals.depths;
+        assert_eq!(depths.level.iter().sum::<u64>(), 1_000);
+        assert_eq!(depths.level[4..], [0, 0, 0], "never deeper than the 8 slots: {:?}", depths.level);
+        assert!(depths.submit.iter().sum::<u64>() > 0 && depths.complete.iter().sum::<u64>() > 0);
+        let kept = &outcome.workers;
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].recorder.stats(OpClass::Read).ops, 1_000);
+        assert_eq!(kept[0].recorder.depths, depths);
+    }
+}

@@ -1,0 +1,385 @@
+//! Running a plan: every phase in order, whatever its kind — raw I/O, file sets, stream viewers — on the one I/O
+//! core, with the work directory, the data files' state (filled or not), direct-I/O fallbacks and what each
+//! phase measured kept here for the phases after it.
+//!
+//! Raw phases marked `concurrent` run together as a stage (fio jobs without stonewall), each under its own
+//! coordinator. Data files are filled before the first phase that reads them, and a phase that ended early
+//! (Ctrl-C, an I/O error, a failure) ends the run; the data files and trees are removed at the end unless kept.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use super::curves::{Measured, covers_whole_files, curve_stopped, with_curve_rate};
+use super::fileset::{Trees, run_fileset_phase};
+use super::layout::{self, LayoutError};
+use super::phase::{PhaseRun, SeriesStart, run_workers};
+use super::raw::{RawInputs, Verification};
+use super::streams::run_stream_phase;
+use super::{
+    Interrupt, IntervalReport, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale,
+    verify_pass,
+};
+use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, TargetKind, defaults};
+use crate::streams::RawRates;
+use crate::verify::Verifier;
+
+/// Runs every phase of `plan` in order. Stops early on Ctrl-C (after writing what was measured) and after a
+/// phase that ended in an I/O error or a failure.
+pub fn execute(
+    plan: &Plan,
+    interrupt: &Interrupt,
+    keep: bool,
+    observer: &mut dyn RunObserver,
+) -> Result<RunOutcome, RunError> {
+    let mut run = Executor::start(plan, interrupt, keep, observer)?;
+    let mut index = 0;
+    while index < plan.phases.len() && !interrupt.is_set() {
+        // A stage is a raw phase and the raw phases after it that run at the same time.
+        let together = plan.phases[index + 1..]
+            .iter()
+            .take_while(|p| p.concurrent && p.kind() == PhaseKind::Raw && plan.phases[index].kind() == PhaseKind::Raw)
+            .count();
+        if run.stage(index, index + 1 + together, observer)? == Flow::Stop {
+            break;
+        }
+        index += 1 + together;
+    }
+    Ok(run.finish(observer))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Go,
+    Stop,
+}
+
+struct Executor<'p> {
+    plan: &'p Plan,
+    interrupt: &'p Interrupt,
+    work_dir: Option<WorkDir>,
+    /// A block device written to is held exclusively (O_EXCL) for the whole run.
+    _exclusive: Option<File>,
+    paths: Vec<PathBuf>,
+    /// Whether each file of the table holds written data.
+    filled: Vec<bool>,
+    /// Whether each file accepts O_DIRECT, once probed.
+    direct_ok: Vec<Option<bool>>,
+    told_buffered: bool,
+    /// What each phase measured, by plan index.
+    measured: Vec<Option<Measured>>,
+    outcomes: Vec<PhaseOutcome>,
+    trees: Trees,
+    /// Data verification (`--verify`), shared by every worker of the run.
+    verifier: Option<Verifier>,
+    keep: bool,
+}
+
+impl<'p> Executor<'p> {
+    fn start(
+        plan: &'p Plan,
+        interrupt: &'p Interrupt,
+        keep: bool,
+        observer: &mut dyn RunObserver,
+    ) -> Result<Executor<'p>, RunError> {
+        let work_dir = match &plan.target.work_dir {
+            Some(_) => {
+                for stale in remove_stale(&plan.target.path) {
+                    observer.notice(&format!("removed the data of an earlier, killed run: {}", stale.display()));
+                }
+                Some(WorkDir::create(&plan.target, keep)?)
+            }
+            None => None,
+        };
+        // While streamcap writes to a device, it holds it exclusively: the kernel then refuses to mount it, and
+        // the open fails if it was mounted or claimed since the plan checked it.
+        let exclusive = match plan.target.kind {
+            TargetKind::BlockDevice if plan.target.writes_allowed => Some(hold_exclusively(&plan.target.path)?),
+            _ => None,
+        };
+        Ok(Executor {
+            plan,
+            interrupt,
+            work_dir,
+            _exclusive: exclusive,
+            paths: plan.target.files.iter().map(|f| f.path.clone()).collect(),
+            // Files streamcap creates start empty; existing files and devices hold whatever they hold.
+            filled: plan.target.files.iter().map(|f| !f.created).collect(),
+            direct_ok: vec![None; plan.target.files.len()],
+            told_buffered: false,
+            measured: vec![None; plan.phases.len()],
+            outcomes: Vec::new(),
+            trees: Trees::new(keep),
+            verifier: plan.verify.map(|v| {
+                let files = plan.target.files.iter().map(|f| (f.path.display().to_string(), f.size.0)).collect();
+                Verifier::new(v.algorithm, v.block, v.seed, files, defaults::BAD_BLOCKS_KEPT)
+            }),
+            keep,
+        })
+    }
+
+    /// Runs phases `start..end` (one phase, or raw phases that run at the same time).
+    fn stage(&mut self, start: usize, end: usize, observer: &mut dyn RunObserver) -> Result<Flow, RunError> {
+        let phase = &self.plan.phases[start];
+        match phase.kind() {
+            PhaseKind::FileSet => {
+                let fileset = phase.fileset.as_ref().expect("a file-set phase");
+                let outcome = run_fileset_phase(
+                    start,
+                    phase,
+                    fileset,
+                    &mut self.trees,
+                    self.plan.interval,
+                    self.interrupt,
+                    &self.measured,
+                    observer,
+                );
+                Ok(self.finished(start, phase, outcome, observer))
+            }
+            PhaseKind::Streams => self.streams(start, observer),
+            PhaseKind::Raw => self.raw_stage(start, end, observer),
+        }
+    }
+
+    fn raw_stage(&mut self, start: usize, end: usize, observer: &mut dyn RunObserver) -> Result<Flow, RunError> {
+        let mut prepared: Vec<(usize, Cow<'p, PhasePlan>, bool)> = Vec::new();
+        for index in start..end {
+            let phase = &self.plan.phases[index];
+            let direct = self.direct_for(phase, observer)?;
+            if let Some(why) = curve_stopped(index, &self.plan.phases, &self.measured) {
+                observer.notice(&format!("{}: skipped, {why}", phase.name));
+                continue;
+            }
+            let phase = with_curve_rate(phase, &self.plan.phases, &self.measured);
+            observer.phase_started(index, &phase);
+            if self.ready_files(index, &phase, direct, observer)? == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+            prepared.push((index, phase, direct));
+        }
+        let outcomes = self.run_raw(&prepared, observer);
+        let mut flow = Flow::Go;
+        for ((index, phase, _), outcome) in prepared.iter().zip(outcomes) {
+            if covers_whole_files(phase, &outcome, &self.plan.target.files) {
+                phase.files.iter().for_each(|&i| self.filled[i as usize] = true);
+            }
+            if self.finished(*index, phase, outcome, observer) == Flow::Stop {
+                flow = Flow::Stop;
+            }
+        }
+        Ok(flow)
+    }
+
+    /// Runs prepared raw phases: one directly, several at once each under its own coordinator.
+    fn run_raw(
+        &self,
+        prepared: &[(usize, Cow<'p, PhasePlan>, bool)],
+        observer: &mut dyn RunObserver,
+    ) -> Vec<PhaseOutcome> {
+        let run_one = |(index, phase, direct): &(usize, Cow<'_, PhasePlan>, bool), observer: &mut dyn RunObserver| {
+            let inputs = RawInputs {
+                files: &self.paths,
+                direct: *direct,
+                writable: self.plan.target.writes_allowed,
+                verification: Verification {
+                    verifier: self.verifier.as_ref(),
+                    backlog: self.plan.verify.and_then(|v| v.backlog),
+                },
+            };
+            let run = PhaseRun {
+                index: *index,
+                interval: self.plan.interval,
+                ramp: phase.ramp,
+                floor: phase.rate_floor,
+                direct: *direct,
+                interrupted: self.interrupt.flag(),
+                series: SeriesStart::default(),
+                setups: raw::setups(phase, &inputs),
+                per_worker: phase.per_worker_results,
+            };
+            run_workers(run, observer).outcome
+        };
+        if prepared.len() == 1 {
+            return vec![run_one(&prepared[0], observer)];
+        }
+        let shared = Mutex::new(observer);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = prepared
+                .iter()
+                .map(|p| {
+                    let (shared, run_one) = (&shared, &run_one);
+                    scope.spawn(move || run_one(p, &mut SharedObserver(shared)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a phase coordinator panicked"))).collect()
+        })
+    }
+
+    fn streams(&mut self, index: usize, observer: &mut dyn RunObserver) -> Result<Flow, RunError> {
+        let phase = &self.plan.phases[index];
+        let plan = phase.streams.as_ref().expect("a stream phase");
+        let direct = self.direct_for(phase, observer)?;
+        observer.phase_started(index, phase);
+        if self.ready_files(index, phase, direct, observer)? == Flow::Stop {
+            return Ok(Flow::Stop);
+        }
+        let rates = plan.estimate.and_then(|e| {
+            let random = self.measured[e.random_phase]?;
+            let sequential = self.measured[e.sequential_phase]?;
+            Some(RawRates { random_chunk_iops: random.ops_per_sec, sequential_mbps: sequential.bytes_per_sec / 1e6 })
+        });
+        let table = &self.plan.target.files;
+        let outcome = run_stream_phase(index, plan, table, direct, rates, self.plan.interval, self.interrupt, observer);
+        Ok(self.finished(index, phase, outcome, observer))
+    }
+
+    /// Fills the phase's files that hold no data yet (when it reads them), drops their cached pages before a
+    /// buffered phase, and reads them into the cache when asked (fio pre_read). `Stop` after Ctrl-C.
+    fn ready_files(
+        &mut self,
+        index: usize,
+        phase: &PhasePlan,
+        direct: bool,
+        observer: &mut dyn RunObserver,
+    ) -> Result<Flow, RunError> {
+        let table = &self.plan.target.files;
+        let stopped = |e: LayoutError| match e {
+            LayoutError::Interrupted => Ok(Flow::Stop),
+            e => Err(RunError::Layout(e)),
+        };
+        if phase.needs_data {
+            let missing: Vec<&FilePlan> =
+                phase.files.iter().filter(|&&i| !self.filled[i as usize]).map(|&i| &table[i as usize]).collect();
+            if !missing.is_empty() {
+                let flag = self.interrupt.flag();
+                let progress = &mut |done, total| observer.prefill(index, done, total);
+                if let Err(e) = layout::fill(&missing, direct, phase.engine, flag, progress) {
+                    return stopped(e);
+                }
+                phase.files.iter().for_each(|&i| self.filled[i as usize] = true);
+            }
+        }
+        let used: Vec<&FilePlan> = phase.files.iter().map(|&i| &table[i as usize]).collect();
+        // Phases start from an empty cache, so that one phase's writes do not become the next phase's cache
+        // hits; `invalidate = false` keeps the cache on purpose (fio invalidate=0).
+        if phase.invalidate {
+            for file in &used {
+                layout::invalidate(&file.path, self.plan.target.writes_allowed && file.created);
+            }
+        }
+        if phase.pre_read
+            && let Err(e) = layout::pre_read(&used, phase.engine, self.interrupt.flag())
+        {
+            return stopped(e);
+        }
+        Ok(Flow::Go)
+    }
+
+    /// Whether the phase runs with direct I/O: as asked, falling back to buffered I/O (once, with a notice)
+    /// where the filesystem refuses O_DIRECT and the user did not insist on it.
+    fn direct_for(&mut self, phase: &PhasePlan, observer: &mut dyn RunObserver) -> Result<bool, RunError> {
+        if phase.direct == DirectMode::Off {
+            return Ok(false);
+        }
+        let Some(&first) = phase.files.first() else { return Ok(phase.direct != DirectMode::Off) };
+        let path = &self.paths[first as usize];
+        let ok = match self.direct_ok[first as usize] {
+            Some(ok) => ok,
+            None => {
+                let ok =
+                    layout::direct_io_supported(path).map_err(|cause| RunError::Open { path: path.clone(), cause })?;
+                self.direct_ok[first as usize] = Some(ok);
+                ok
+            }
+        };
+        match phase.direct {
+            DirectMode::Required if !ok => Err(RunError::DirectUnsupported { path: path.clone() }),
+            DirectMode::Preferred if !ok && !self.told_buffered => {
+                self.told_buffered = true;
+                observer.notice(&format!(
+                    "{} does not support direct I/O (O_DIRECT): using buffered I/O; results for data sets smaller \
+                     than twice the RAM are marked cache-affected",
+                    self.plan.target.path.display()
+                ));
+                Ok(false)
+            }
+            _ => Ok(ok),
+        }
+    }
+
+    /// Records a finished phase; `Stop` when it ended early.
+    fn finished(
+        &mut self,
+        index: usize,
+        phase: &PhasePlan,
+        outcome: PhaseOutcome,
+        observer: &mut dyn RunObserver,
+    ) -> Flow {
+        self.measured[index] = Some(Measured::of_phase(phase, &outcome));
+        observer.phase_finished(index, phase, &outcome);
+        let flow = if outcome.stop == StopReason::Completed { Flow::Go } else { Flow::Stop };
+        self.outcomes.push(outcome);
+        flow
+    }
+
+    fn finish(mut self, observer: &mut dyn RunObserver) -> RunOutcome {
+        // After the last phase of a `--verify` run: the read-back pass over everything written, and for a kept
+        // run the manifest `--verify-only` needs.
+        let kept_dir = self.work_dir.as_ref().filter(|_| self.keep).map(|d| d.path().to_path_buf());
+        let direct = self.direct_ok.first().copied().flatten().unwrap_or(false);
+        let verify = self
+            .verifier
+            .as_ref()
+            .map(|v| verify_pass::finish(v, &self.paths, direct, self.interrupt, kept_dir.as_deref(), observer));
+        let mut cleanup_error = self.work_dir.as_mut().and_then(|dir| {
+            dir.remove().err().map(|e| format!("cannot remove the data files in {}: {e}", dir.path().display()))
+        });
+        if let Err(e) = self.trees.clean_up() {
+            cleanup_error.get_or_insert(format!("cannot remove the file-set tree: {e}"));
+        }
+        RunOutcome { phases: self.outcomes, interrupted: self.interrupt.is_set(), cleanup_error, verify }
+    }
+}
+
+/// Forwards a concurrent phase's reports to the run's observer, one at a time.
+struct SharedObserver<'a, 'b, 'c>(&'a Mutex<&'b mut (dyn RunObserver + 'c)>);
+
+impl RunObserver for SharedObserver<'_, '_, '_> {
+    fn notice(&mut self, text: &str) {
+        self.lock().notice(text);
+    }
+    fn prefill(&mut self, phase: usize, done: u64, total: u64) {
+        self.lock().prefill(phase, done, total);
+    }
+    fn phase_started(&mut self, index: usize, phase: &PhasePlan) {
+        self.lock().phase_started(index, phase);
+    }
+    fn measuring(&mut self, index: usize) {
+        self.lock().measuring(index);
+    }
+    fn interval(&mut self, report: &IntervalReport<'_>) {
+        self.lock().interval(report);
+    }
+    fn phase_finished(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
+        self.lock().phase_finished(index, phase, outcome);
+    }
+}
+
+impl<'b, 'c> SharedObserver<'_, 'b, 'c> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, &'b mut (dyn RunObserver + 'c)> {
+        // A panic while reporting leaves the observer usable: it holds no invariant across calls.
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+fn hold_exclusively(device: &std::path::Path) -> Result<File, RunError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(device).map_err(|cause| {
+        if cause.raw_os_error() == Some(libc::EBUSY) {
+            RunError::DeviceBusy { path: device.to_path_buf() }
+        } else {
+            RunError::Open { path: device.to_path_buf(), cause }
+        }
+    })
+}

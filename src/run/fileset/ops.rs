@@ -1,0 +1,320 @@
+//! The metadata operations of a file-set schedule: picking a file or directory and claiming it, then open,
+//! create, mkdir, rmdir, delete, stat (of files, or of directories for fio's dirstat), chmod, access, copy and
+//! move — each a system call made here, timed and recorded through the core. Opened and created files go into the engine's file table for their transfers.
+
+use std::fs::Permissions;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Instant;
+
+use super::schedule::{FileSetSchedule, Step};
+use crate::metrics::OpClass;
+use crate::plan::FileOp;
+use crate::run::core::Ctx;
+use crate::run::open::{Create, OpenFor, open_data_file};
+use crate::workload::fileset::Selection;
+
+impl FileSetSchedule<'_> {
+    /// One operation of the workload (for reads and writes: the open that starts a file's transfers).
+    pub(super) fn step(&mut self, ctx: &mut Ctx<'_>) -> Step {
+        let due = match self.take_due(ctx.now) {
+            Ok(due) => due,
+            Err(at) => return Step::Wait(at),
+        };
+        match self.operation() {
+            FileOp::Read | FileOp::Write => self.open_file(ctx, due),
+            FileOp::Create => self.create(ctx, due),
+            FileOp::Mkdir => self.mkdir(ctx, due),
+            FileOp::Rmdir => self.rmdir(ctx, due),
+            FileOp::Getattr if self.s.workload.dirs => self.stat_dir(ctx, due),
+            op => self.on_existing(ctx, op, due),
+        }
+    }
+
+    /// Picks a file (or directory) whose existence is `want`, and claims it. `Again` when every candidate was
+    /// busy; `Done` when there is none left.
+    fn pick(&mut self, want: bool, dirs: bool) -> Result<u64, Step> {
+        let (exists, busy, selector) = if dirs {
+            (&*self.s.state.dirs, self.s.dirs_busy, &mut self.dirs)
+        } else {
+            (&*self.s.state.files, self.s.files_busy, &mut self.files)
+        };
+        let once = self.s.workload.select == Selection::Once || self.format.is_some();
+        for _ in 0..16 {
+            let Some(mut i) = selector.next(&mut self.rng) else { return Err(Step::Done) };
+            if dirs && self.s.workload.operation == FileOp::Rmdir {
+                // Deepest directories first, so that parents are empty by the time they come up.
+                i = exists.len() - 1 - i;
+            }
+            if !once {
+                match exists.find(i, want) {
+                    Some(found) => i = found,
+                    None => return Err(Step::Done),
+                }
+            }
+            if exists.get(i) == want && busy.claim(i) {
+                if exists.get(i) == want {
+                    return Ok(i);
+                }
+                busy.set(i, false);
+            }
+        }
+        Err(Step::Again)
+    }
+
+    fn file_path(&mut self, file: u64) {
+        self.path.clear();
+        self.path.push_str(&self.root);
+        self.path.push('/');
+        self.s.tree.shape.push_file(file, &mut self.path);
+    }
+
+    fn dir_path(&mut self, dir: u64) {
+        let (level, index) = self.s.tree.shape.dir_level(dir);
+        self.path.clear();
+        self.path.push_str(&self.root);
+        self.path.push('/');
+        self.s.tree.shape.push_dir(level, index, &mut self.path);
+    }
+
+    /// Opens an existing file for its transfers.
+    fn open_file(&mut self, ctx: &mut Ctx<'_>, due: Option<std::time::Duration>) -> Step {
+        let file = match self.pick(true, false) {
+            Ok(f) => f,
+            Err(step) => return step,
+        };
+        self.file_path(file);
+        let writes = self.s.workload.read_percent < 100;
+        let how = OpenFor { write: writes, create: Create::No, direct: self.s.state.direct, sync: false };
+        let started = Instant::now();
+        let handle = open_data_file(Path::new(&self.path), how);
+        let ended = Instant::now();
+        match handle.map(|h| ctx.files.put(0, Some(h))) {
+            Ok(Ok(_)) => {
+                ctx.record(OpClass::Open, 0, started, ended, due);
+                let size = self.s.tree.sizes.size_of(file, self.s.tree.seed);
+                self.opened(file, size, false);
+            }
+            Ok(Err(e)) => {
+                self.fail(ctx, OpClass::Open, &io::Error::other(e.to_string()));
+                self.s.files_busy.set(file, false);
+            }
+            Err(e) => {
+                self.fail(ctx, OpClass::Open, &e);
+                self.s.files_busy.set(file, false);
+            }
+        }
+        Step::Again
+    }
+
+    /// Creates a file and starts filling it. In the format step with `restart`, a file already whole is kept.
+    fn create(&mut self, ctx: &mut Ctx<'_>, due: Option<std::time::Duration>) -> Step {
+        let file = match self.pick(false, false) {
+            Ok(f) => f,
+            Err(step) => return step,
+        };
+        self.file_path(file);
+        let size = self.s.tree.sizes.size_of(file, self.s.tree.seed);
+        let restart = self.format == Some(true);
+        if restart && std::fs::metadata(&self.path).is_ok_and(|m| m.len() >= size) {
+            self.s.state.files.set(file, true);
+            self.s.files_busy.set(file, false);
+            return Step::Again;
+        }
+        let create = if restart { Create::Truncate } else { Create::New };
+        let how = OpenFor { write: true, create, direct: self.s.state.direct, sync: false };
+        let started = Instant::now();
+        let handle = open_data_file(Path::new(&self.path), how);
+        let ended = Instant::now();
+        match handle.map(|h| ctx.files.put(0, Some(h))) {
+            Ok(Ok(_)) => {
+                ctx.record(OpClass::Create, 0, started, ended, due);
+                self.s.state.files.set(file, true);
+                self.created += 1;
+                self.opened(file, size, true);
+            }
+            Ok(Err(e)) => {
+                self.fail(ctx, OpClass::Create, &io::Error::other(e.to_string()));
+                self.s.files_busy.set(file, false);
+            }
+            Err(e) => {
+                self.fail(ctx, OpClass::Create, &e);
+                self.s.files_busy.set(file, false);
+            }
+        }
+        Step::Again
+    }
+
+    fn mkdir(&mut self, ctx: &mut Ctx<'_>, due: Option<std::time::Duration>) -> Step {
+        let dir = match self.pick(false, true) {
+            Ok(d) => d,
+            Err(step) => return step,
+        };
+        let parent_ok = self.s.tree.shape.parent(dir).is_none_or(|p| self.s.state.dirs.get(p));
+        if parent_ok {
+            self.dir_path(dir);
+            let started = Instant::now();
+            let result = std::fs::create_dir(&self.path);
+            let ended = Instant::now();
+            match result {
+                Ok(()) => {
+                    ctx.record(OpClass::Mkdir, 0, started, ended, due);
+                    self.s.state.dirs.set(dir, true);
+                }
+                Err(e) => self.fail(ctx, OpClass::Mkdir, &e),
+            }
+        }
+        self.s.dirs_busy.set(dir, false);
+        Step::Again
+    }
+
+    fn rmdir(&mut self, ctx: &mut Ctx<'_>, due: Option<std::time::Duration>) -> Step {
+        let dir = match self.pick(true, true) {
+            Ok(d) => d,
+            Err(step) => return step,
+        };
+        self.dir_path(dir);
+        let started = Instant::now();
+        let result = std::fs::remove_dir(&self.path);
+        let ended = Instant::now();
+        self.s.dirs_busy.set(dir, false);
+        match result {
+            Ok(()) => {
+                self.not_empty = 0;
+                ctx.record(OpClass::Rmdir, 0, started, ended, due);
+                self.s.state.dirs.set(dir, false);
+            }
+            // A directory that still holds files is not a candidate: not an error, and not an operation.
+            Err(e) if e.kind() == io::ErrorKind::DirectoryNotEmpty => {
+                self.not_empty += 1;
+                if self.not_empty > 2 * self.s.tree.dirs + 16 {
+                    return Step::Done;
+                }
+            }
+            Err(e) => self.fail(ctx, OpClass::Rmdir, &e),
+        }
+        Step::Again
+    }
+
+    /// getattr of an existing directory (fio dirstat).
+    fn stat_dir(&mut self, ctx: &mut Ctx<'_>, due: Option<std::time::Duration>) -> Step {
+        let dir = match self.pick(true, true) {
+            Ok(d) => d,
+            Err(step) => return step,
+        };
+        self.dir_path(dir);
+        let started = Instant::now();
+        let result = std::fs::metadata(&self.path);
+        let ended = Instant::now();
+        self.s.dirs_busy.set(dir, false);
+        match result {
+            Ok(_) => ctx.record(OpClass::Getattr, 0, started, ended, due),
+            Err(e) => self.fail(ctx, OpClass::Getattr, &e),
+        }
+        Step::Again
+    }
+
+    /// delete, open, close, getattr, setattr, access, copy, move: operations on an existing file.
+    fn on_existing(&mut self, ctx: &mut Ctx<'_>, op: FileOp, due: Option<std::time::Duration>) -> Step {
+        let file = match self.pick(true, false) {
+            Ok(f) => f,
+            Err(step) => return step,
+        };
+        self.file_path(file);
+        let target = match op {
+            FileOp::Copy | FileOp::Move => match self.pick(false, false) {
+                Ok(t) => {
+                    self.other.clear();
+                    self.other.push_str(&self.root);
+                    self.other.push('/');
+                    self.s.tree.shape.push_file(t, &mut self.other);
+                    Some(t)
+                }
+                Err(step) => {
+                    self.s.files_busy.set(file, false);
+                    return step;
+                }
+            },
+            _ => None,
+        };
+        if matches!(op, FileOp::Open | FileOp::Close) {
+            self.open_close(ctx, due);
+        } else {
+            let started = Instant::now();
+            let (class, result) = self.metadata_call(op);
+            let ended = Instant::now();
+            match result {
+                Ok(bytes) => {
+                    ctx.record(class, bytes, started, ended, due);
+                    self.mark(op, file, target);
+                }
+                Err(e) => self.fail(ctx, class, &e),
+            }
+        }
+        self.s.files_busy.set(file, false);
+        if let Some(t) = target {
+            self.s.files_busy.set(t, false);
+        }
+        Step::Again
+    }
+
+    /// vdbench's open (and close) operation: the open and the close timed apart.
+    fn open_close(&mut self, ctx: &mut Ctx<'_>, due: Option<std::time::Duration>) {
+        let started = Instant::now();
+        let handle = open_data_file(Path::new(&self.path), OpenFor::read(self.s.state.direct));
+        let opened = Instant::now();
+        match handle {
+            Ok(handle) => {
+                ctx.record(OpClass::Open, 0, started, opened, due);
+                drop(handle);
+                ctx.record(OpClass::Close, 0, opened, Instant::now(), None);
+            }
+            Err(e) => self.fail(ctx, OpClass::Open, &e),
+        }
+    }
+
+    /// The system call of a metadata operation on `self.path` (and `self.other`): its class and bytes moved.
+    fn metadata_call(&mut self, op: FileOp) -> (OpClass, io::Result<u64>) {
+        match op {
+            FileOp::Delete => (OpClass::Delete, std::fs::remove_file(&self.path).map(|()| 0)),
+            FileOp::Getattr => (OpClass::Getattr, std::fs::metadata(&self.path).map(|_| 0)),
+            FileOp::Setattr => {
+                self.mode_toggle = !self.mode_toggle;
+                let mode = if self.mode_toggle { 0o640 } else { 0o644 };
+                (OpClass::Setattr, std::fs::set_permissions(&self.path, Permissions::from_mode(mode)).map(|()| 0))
+            }
+            FileOp::Access => (
+                OpClass::Access,
+                rustix::fs::access(self.path.as_str(), rustix::fs::Access::READ_OK)
+                    .map(|()| 0)
+                    .map_err(io::Error::from),
+            ),
+            FileOp::Copy => (OpClass::Copy, std::fs::copy(&self.path, &self.other)),
+            FileOp::Move => (OpClass::Move, std::fs::rename(&self.path, &self.other).map(|()| 0)),
+            FileOp::Read
+            | FileOp::Write
+            | FileOp::Create
+            | FileOp::Mkdir
+            | FileOp::Rmdir
+            | FileOp::Open
+            | FileOp::Close => {
+                unreachable!("dispatched by step")
+            }
+        }
+    }
+
+    /// What a successful operation changed in the tree's state.
+    fn mark(&mut self, op: FileOp, file: u64, target: Option<u64>) {
+        let files = &self.s.state.files;
+        match op {
+            FileOp::Delete => files.set(file, false),
+            FileOp::Copy => files.set(target.expect("copy has a target"), true),
+            FileOp::Move => {
+                files.set(file, false);
+                files.set(target.expect("move has a target"), true);
+            }
+            _ => {}
+        }
+    }
+}

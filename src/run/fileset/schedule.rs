@@ -1,0 +1,208 @@
+//! The schedule of one file-set thread on the I/O core: pick a file, open it, hand its transfers to the core,
+//! close it — or do one metadata operation — until the runtime ends or there is nothing left to do.
+//!
+//! Data transfers go through the engine like every other read and write (so file sets get io_uring and direct
+//! I/O); the open file sits in the engine's file table (slot 0) while its transfers are in flight. Metadata
+//! operations (open, create, mkdir, stat …) are system calls the schedule makes itself and records through the
+//! core. Nothing is allocated per operation: paths are written into reused `String`s. Threads claim a file in
+//! a shared bitset before they touch it, so no two threads work on the same file at once.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::tree::TreeState;
+use crate::engine::OpKind;
+use crate::metrics::OpClass;
+use crate::plan::{FileIo, FileOp, FileWorkloadPlan, TreePlan};
+use crate::run::core::{Ctx, Failure, Io, Next, Schedule};
+use crate::workload::fileset::{BitSet, FileSelector};
+use crate::workload::{Rng, SizePicker};
+
+/// The shared state one thread's schedule works on.
+pub struct Shared<'a> {
+    pub workload: &'a FileWorkloadPlan,
+    pub tree: &'a TreePlan,
+    pub state: &'a TreeState,
+    /// Files and directories some thread is working on.
+    pub files_busy: &'a BitSet,
+    pub dirs_busy: &'a BitSet,
+}
+
+/// A file open in the engine's table, with the transfers still to issue on it.
+pub(super) struct OpenFile {
+    pub index: u64,
+    pub size: u64,
+    /// Sequential: the next offset. Random: unused.
+    pub offset: u64,
+    /// Random: transfers left to issue.
+    pub left: u64,
+    /// Every transfer writes (filling a created file).
+    pub filling: bool,
+    /// The first transfer was paced by the open before it.
+    pub first: bool,
+}
+
+pub(super) enum Step {
+    /// An operation was done (or skipped): ask again.
+    Again,
+    /// Nothing to do before this time.
+    Wait(Duration),
+    /// Nothing left to do at all.
+    Done,
+}
+
+pub struct FileSetSchedule<'a> {
+    pub(super) s: Shared<'a>,
+    pub(super) rng: Rng,
+    pub(super) files: FileSelector,
+    pub(super) dirs: FileSelector,
+    pub(super) xfer: SizePicker,
+    /// Time between operations when paced.
+    pub(super) gap: Option<Duration>,
+    pub(super) ops_issued: u64,
+    pub(super) root: String,
+    pub(super) path: String,
+    pub(super) other: String,
+    pub(super) open: Option<OpenFile>,
+    /// rmdir attempts in a row that found the directory not empty.
+    pub(super) not_empty: u64,
+    pub(super) mode_toggle: bool,
+    /// The format step: create every file once (with `restart`, only what is missing or short).
+    pub(super) format: Option<bool>,
+    /// Files this schedule created or refilled.
+    pub created: u64,
+}
+
+impl<'a> FileSetSchedule<'a> {
+    /// Thread `thread` of its workload; `gap`: time between operations when paced; `format`: the format step
+    /// (`Some(restart)`) rather than a workload.
+    pub fn new(s: Shared<'a>, thread: u32, gap: Option<Duration>, format: Option<bool>) -> FileSetSchedule<'a> {
+        let w = s.workload;
+        let root = s.tree.root.to_string_lossy().into_owned();
+        FileSetSchedule {
+            rng: Rng::new(w.seed ^ u64::from(thread).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            files: FileSelector::new(w.select, s.tree.files, thread, w.threads),
+            dirs: FileSelector::new(w.select, s.tree.dirs, thread, w.threads),
+            xfer: SizePicker::new(&w.xfer),
+            gap,
+            ops_issued: 0,
+            path: String::with_capacity(root.len() + 96),
+            other: String::with_capacity(root.len() + 96),
+            root,
+            open: None,
+            not_empty: 0,
+            mode_toggle: false,
+            format,
+            created: 0,
+            s,
+        }
+    }
+
+    /// The due time of the next operation when paced: `Ok(due)` takes it, `Err(at)` says to wait until then.
+    pub(super) fn take_due(&mut self, now: Duration) -> Result<Option<Duration>, Duration> {
+        let Some(gap) = self.gap else { return Ok(None) };
+        let due = gap.mul_f64(self.ops_issued as f64);
+        if due > now {
+            return Err(due);
+        }
+        self.ops_issued += 1;
+        Ok(Some(due))
+    }
+
+    /// The next transfer on the open file, or `None` when it has had all of them.
+    fn transfer(&mut self, now: Duration) -> Result<Option<Io>, Duration> {
+        let (fileio, read_percent) = (self.s.workload.fileio, self.s.workload.read_percent);
+        let open = self.open.as_ref().expect("a file is open");
+        let random = fileio == FileIo::Random && !open.filling;
+        if (random && open.left == 0) || (!random && open.offset >= open.size) {
+            return Ok(None);
+        }
+        let due = if open.first { None } else { self.take_due(now)? };
+        let len = u64::from(self.xfer.pick(&mut self.rng));
+        let open = self.open.as_mut().expect("a file is open");
+        open.first = false;
+        let at = if random { self.rng.below((open.size / len).max(1)) * len } else { open.offset };
+        let len = len.min(open.size.saturating_sub(at)).max(1);
+        open.offset = at + len;
+        open.left = open.left.saturating_sub(1);
+        let read = !open.filling
+            && (read_percent == 100 || (read_percent > 0 && self.rng.below(100) < u64::from(read_percent)));
+        let kind = if read { OpKind::Read } else { OpKind::Write };
+        Ok(Some(Io::transfer(kind, 0, at, len as u32, due)))
+    }
+
+    /// Takes the open file back from the engine and closes it (timed, as vdbench's close).
+    fn close(&mut self, ctx: &mut Ctx<'_>) {
+        let Some(open) = self.open.take() else { return };
+        let started = Instant::now();
+        if let Ok(file) = ctx.files.put(0, None) {
+            drop(file);
+        }
+        ctx.record(OpClass::Close, 0, started, Instant::now(), None);
+        self.s.files_busy.set(open.index, false);
+    }
+
+    /// A failed metadata operation on the current path.
+    pub(super) fn fail(&self, ctx: &mut Ctx<'_>, class: OpClass, error: &std::io::Error) {
+        let failure = Failure {
+            class,
+            op: class.name(),
+            path: Path::new(&self.path),
+            offset: 0,
+            len: 0,
+            errno: error.raw_os_error().unwrap_or(libc::EIO),
+            message: error.to_string(),
+        };
+        ctx.failed(failure);
+    }
+}
+
+impl Schedule for FileSetSchedule<'_> {
+    fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
+        // All candidates busy several times in a row: give the other threads a moment.
+        for _ in 0..8 {
+            if self.open.is_some() {
+                match self.transfer(ctx.now) {
+                    Ok(Some(io)) => return Next::Io(io),
+                    Err(at) => return Next::At(at),
+                    Ok(None) if ctx.in_flight > 0 => return Next::AfterCompletion,
+                    Ok(None) => {
+                        self.close(ctx);
+                        continue;
+                    }
+                }
+            }
+            match self.step(ctx) {
+                Step::Again => {}
+                Step::Wait(at) => return Next::At(at),
+                Step::Done => return Next::Done,
+            }
+        }
+        Next::At(ctx.now + Duration::from_micros(50))
+    }
+
+    fn finish(&mut self, _now: Duration) {
+        // The engine closes the file when it is dropped; only the claim is ours to release.
+        if let Some(open) = self.open.take() {
+            self.s.files_busy.set(open.index, false);
+        }
+    }
+
+    fn path(&self, _file: u32) -> &Path {
+        Path::new(&self.path)
+    }
+}
+
+impl<'a> FileSetSchedule<'a> {
+    /// Starts transfers on a file just opened (or created, `filling` it).
+    pub(super) fn opened(&mut self, index: u64, size: u64, filling: bool) {
+        let random = self.s.workload.fileio == FileIo::Random && !filling;
+        let left = if random { (size / u64::from(self.xfer.pick(&mut self.rng)).max(1)).max(1) } else { 0 };
+        self.open = Some(OpenFile { index, size, offset: 0, left, filling, first: true });
+    }
+
+    /// The operation of this workload.
+    pub(super) fn operation(&self) -> FileOp {
+        if self.format.is_some() { FileOp::Create } else { self.s.workload.operation }
+    }
+}

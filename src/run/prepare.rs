@@ -1,0 +1,181 @@
+//! Preparation on the I/O core, not measured: one sequential pass over files — writing them (filling data files
+//! and test media before a phase that reads them) or reading them (fio's pre_read, warming the page cache) —
+//! with progress reported as bytes done. The same core that runs the phases issues these reads and writes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use super::core::{Ctx, Io, Next, Schedule};
+use super::open::{OpenFor, open_data_file};
+use super::pattern::{fill_random, stamp};
+use super::phase::{IntervalReport, PhaseRun, SeriesStart, StopReason, run_workers};
+use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
+use super::{PhaseOutcome, PhasePlan, RunObserver};
+use crate::engine::{AnyEngine, EngineKind, EngineSetup, OpKind};
+use crate::plan::FilePlan;
+use crate::workload::Rng;
+
+/// Bytes per request of a pass.
+const CHUNK: u32 = 1 << 20;
+/// Requests in flight during a pass on io_uring (the sync engine keeps one).
+const DEPTH: u32 = 4;
+
+/// One pass over files: sequential chunks from start to end, and after writing a file, an fsync of it.
+pub struct PassSchedule {
+    paths: Vec<PathBuf>,
+    sizes: Vec<u64>,
+    write: bool,
+    file: usize,
+    offset: u64,
+    flushed: bool,
+    counter: u64,
+    failed: bool,
+}
+
+impl Schedule for PassSchedule {
+    fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
+        loop {
+            if self.failed || self.file >= self.paths.len() {
+                return Next::Done;
+            }
+            let size = self.sizes[self.file];
+            if self.offset < size {
+                let len = u64::from(CHUNK).min(size - self.offset) as u32;
+                let kind = if self.write { OpKind::Write } else { OpKind::Read };
+                let io = Io::transfer(kind, self.file as u32, self.offset, len, None);
+                self.offset += u64::from(len);
+                return Next::Io(io);
+            }
+            if self.write && !self.flushed {
+                if ctx.in_flight > 0 {
+                    return Next::AfterCompletion;
+                }
+                self.flushed = true;
+                return Next::Io(Io::transfer(OpKind::Fsync, self.file as u32, 0, 0, None));
+            }
+            (self.file, self.offset, self.flushed) = (self.file + 1, 0, false);
+        }
+    }
+
+    fn prepare(&mut self, io: &Io, buf: &mut [u8]) -> bool {
+        if io.kind == OpKind::Write {
+            stamp(buf, io.offset, self.counter);
+            self.counter += 1;
+        }
+        true
+    }
+
+    fn completed(&mut self, _io: &Io, result: Result<u32, i32>, _now: Duration, _buf: &[u8]) -> bool {
+        self.failed |= result.is_err();
+        true
+    }
+
+    fn path(&self, file: u32) -> &Path {
+        &self.paths[file as usize]
+    }
+}
+
+/// How a pass went.
+#[derive(Debug, thiserror::Error)]
+pub enum PassError {
+    #[error("{0}")]
+    Failed(String),
+    /// The first read or write that failed: where, how long, and the OS error number.
+    #[error("{} {len} bytes of {} at offset {offset} failed (errno {errno})", if *write { "writing" } else { "reading" }, path.display())]
+    Io { write: bool, path: PathBuf, offset: u64, len: u64, errno: i32 },
+    #[error("interrupted")]
+    Interrupted,
+}
+
+/// Writes (or reads) every file of `files` once, from start to end, on `engine` (the null engine writes
+/// nothing, so the sync engine stands in for it). `progress(done, total)` gets bytes.
+pub fn pass(
+    files: &[&FilePlan],
+    write: bool,
+    direct: bool,
+    engine: EngineKind,
+    interrupted: Arc<AtomicBool>,
+    progress: &mut (dyn FnMut(u64, u64) + Send),
+) -> Result<(), PassError> {
+    let engine = if matches!(engine, EngineKind::Null | EngineKind::Http) { EngineKind::Sync } else { engine };
+    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let sizes: Vec<u64> = files.iter().map(|f| f.size.0).collect();
+    let total = sizes.iter().sum();
+    let setup: SetUp<'_> = Box::new(move || pass_worker(paths, sizes, write, direct, engine));
+    let run = PhaseRun {
+        index: 0,
+        interval: Duration::from_millis(250),
+        ramp: Duration::ZERO,
+        floor: None,
+        direct,
+        interrupted,
+        series: SeriesStart::default(),
+        setups: vec![setup],
+        per_worker: false,
+    };
+    let mut observer = Progress { done: 0, total, report: progress };
+    let outcome = run_workers(run, &mut observer).outcome;
+    progress_end(&outcome, &mut observer);
+    match outcome.stop {
+        StopReason::Interrupted => Err(PassError::Interrupted),
+        StopReason::Failed(why) => Err(PassError::Failed(why)),
+        _ if !outcome.errors.is_empty() => {
+            let e = &outcome.errors[0];
+            Err(PassError::Io { write, path: e.path.clone().into(), offset: e.offset, len: e.len, errno: e.errno })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn progress_end(outcome: &PhaseOutcome, observer: &mut Progress<'_>) {
+    if outcome.stop == StopReason::Completed && outcome.errors.is_empty() {
+        (observer.report)(observer.total, observer.total);
+    }
+}
+
+fn pass_worker<'a>(
+    paths: Vec<PathBuf>,
+    sizes: Vec<u64>,
+    write: bool,
+    direct: bool,
+    engine: EngineKind,
+) -> Result<Built<'a>, String> {
+    let how = if write { OpenFor::write(direct) } else { OpenFor::read(direct) };
+    let files = paths
+        .iter()
+        .map(|p| open_data_file(p, how).map_err(|e| format!("cannot open {}: {e}", p.display())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let depth = if engine == EngineKind::IoUring { DEPTH } else { 1 };
+    let setup = EngineSetup { files, ..EngineSetup::new(engine, depth, CHUNK as usize) };
+    let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
+    if write {
+        // The same stamped random content as a write phase: compressing or deduplicating storage stays honest.
+        let mut rng = Rng::new(0xF111);
+        engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
+    }
+    let schedule = PassSchedule { paths, sizes, write, file: 0, offset: 0, flushed: false, counter: 0, failed: false };
+    Ok(Built {
+        engine,
+        schedule: AnySchedule::Pass(schedule),
+        settings: WorkerSettings { batch: 1, ..Default::default() },
+    })
+}
+
+/// Turns interval reports into progress (bytes done of the total); nothing else is told. For preparation that
+/// runs on the core without being measured (passes, the file-set format step).
+pub(super) struct Progress<'a> {
+    pub done: u64,
+    pub total: u64,
+    pub report: &'a mut (dyn FnMut(u64, u64) + Send),
+}
+
+impl RunObserver for Progress<'_> {
+    fn interval(&mut self, report: &IntervalReport<'_>) {
+        self.done += report.recorder.total_bytes();
+        (self.report)(self.done.min(self.total), self.total);
+    }
+
+    fn phase_started(&mut self, _index: usize, _phase: &PhasePlan) {}
+}

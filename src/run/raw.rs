@@ -1,0 +1,303 @@
+//! The schedule of a raw-I/O worker: operations from its `OpSource`, due times from its `Pacer`, flushes owed
+//! (fsync-every, fdatasync-every, end-fsync), think time, and the stamp on every written block — or, with
+//! `--verify`, the verified block headers, the check of every block read and the read-back of recent writes
+//! (`crate::verify`). The core issues what this decides; this never touches an engine or a clock.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::core::{Ctx, Io, Next, Schedule};
+use super::open::{Create, OpenFor, open_data_file};
+use super::pacer::Pacer;
+use super::pattern::{fill_random, stamp};
+use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
+use crate::engine::{AnyEngine, EngineSetup, OpKind};
+use crate::plan::{PhasePlan, Thinktime, WorkerPlan};
+use crate::verify::{Backlog, Verifier};
+use crate::workload::{Direction, Op, OpSource, Rng, WorkloadConfig};
+
+pub struct RawSchedule<'a> {
+    source: OpSource,
+    /// Data verification (`--verify`): writes carry verified blocks, reads are checked.
+    verify: Option<&'a Verifier>,
+    /// The run-wide index of each of this worker's files (the verifier's file numbers).
+    globals: Vec<u32>,
+    /// With `verify`: writes waiting to be read back (`--verify-backlog`).
+    backlog: Option<Backlog>,
+    pacer: Option<Pacer>,
+    /// Paths of this worker's files, by local file index (for error messages).
+    paths: Vec<PathBuf>,
+    fsync_every: Option<u64>,
+    fdatasync_every: Option<u64>,
+    end_fsync: bool,
+    thinktime: Option<Thinktime>,
+    /// The next operation, drawn but not yet due.
+    pending: Option<(Op, Option<Duration>)>,
+    write_counter: u64,
+    /// Files this worker wrote to (they get the end-of-phase fsync).
+    written: Vec<bool>,
+    writes_since_sync: u64,
+    writes_since_datasync: u64,
+    /// Flushes owed (file and kind), issued at the next free slots before any new operation.
+    sync_owed: Vec<(u32, OpKind)>,
+    end_sync_queued: bool,
+    /// Operations since the last think-time pause.
+    since_pause: u32,
+    /// Think time is due: nothing new until what is in flight has completed and the pause is over.
+    thinking: bool,
+    pause_until: Option<Duration>,
+}
+
+/// What verification a raw worker does, and over which files.
+pub(super) struct Verification<'a> {
+    pub verifier: Option<&'a Verifier>,
+    /// Read back every N completed writes.
+    pub backlog: Option<u64>,
+}
+
+impl<'a> RawSchedule<'a> {
+    pub fn new(
+        phase: &PhasePlan,
+        source: OpSource,
+        pacer: Option<Pacer>,
+        (paths, globals): (Vec<PathBuf>, Vec<u32>),
+        verification: &Verification<'a>,
+    ) -> RawSchedule<'a> {
+        let depth = phase.iodepth as usize;
+        RawSchedule {
+            source,
+            verify: verification.verifier,
+            globals,
+            backlog: verification.verifier.and(verification.backlog).map(|n| Backlog::new(n, depth)),
+            pacer,
+            fsync_every: phase.fsync_every,
+            fdatasync_every: phase.fdatasync_every,
+            end_fsync: phase.end_fsync,
+            thinktime: phase.thinktime,
+            pending: None,
+            write_counter: 0,
+            written: vec![false; paths.len()],
+            writes_since_sync: 0,
+            writes_since_datasync: 0,
+            sync_owed: Vec::with_capacity(paths.len() * 2),
+            end_sync_queued: false,
+            since_pause: 0,
+            thinking: false,
+            pause_until: None,
+            paths,
+        }
+    }
+
+    /// Think time (fio thinktime): once nothing is in flight, pause; when the pause is over, go on. Returns
+    /// what to do instead of issuing while thinking.
+    fn think(&mut self, ctx: &Ctx<'_>) -> Option<Next> {
+        if !self.thinking {
+            return None;
+        }
+        if ctx.in_flight > 0 {
+            return Some(Next::AfterCompletion);
+        }
+        let pause = self.thinktime.map_or(Duration::ZERO, |t| t.pause);
+        let end = *self.pause_until.get_or_insert(ctx.now + pause);
+        if ctx.now < end {
+            return Some(Next::At(end));
+        }
+        self.pause_until = None;
+        self.thinking = false;
+        None
+    }
+
+    fn owe(&mut self, file: u32, kind: OpKind) {
+        if !self.sync_owed.contains(&(file, kind)) {
+            self.sync_owed.push((file, kind));
+        }
+    }
+
+    /// After a write: flushes fall due every `fsync-every` (`fdatasync-every`) writes, at the next free slot.
+    fn count_write(&mut self, file: u32) {
+        self.written[file as usize] = true;
+        if let Some(every) = self.fsync_every {
+            self.writes_since_sync += 1;
+            if self.writes_since_sync >= every {
+                self.writes_since_sync = 0;
+                self.owe(file, OpKind::Fsync);
+            }
+        }
+        if let Some(every) = self.fdatasync_every {
+            self.writes_since_datasync += 1;
+            if self.writes_since_datasync >= every {
+                self.writes_since_datasync = 0;
+                self.owe(file, OpKind::Fdatasync);
+            }
+        }
+    }
+}
+
+fn flush(file: u32, kind: OpKind) -> Io {
+    Io::transfer(kind, file, 0, 0, None)
+}
+
+impl Schedule for RawSchedule<'_> {
+    #[inline]
+    fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
+        if let Some((file, kind)) = self.sync_owed.pop() {
+            return Next::Io(flush(file, kind));
+        }
+        if let Some(instead) = self.think(ctx) {
+            return instead;
+        }
+        // A read-back of recent writes (--verify-backlog) goes before any new operation.
+        if self.pending.is_none()
+            && let Some((file, offset, len)) = self.backlog.as_mut().and_then(Backlog::next_read)
+        {
+            return Next::Io(Io { extra: true, ..Io::transfer(OpKind::Read, file, offset, len, None) });
+        }
+        let (op, due) = match self.pending.take() {
+            Some(pending) => pending,
+            None => {
+                let op = self.source.next_op();
+                (op, self.pacer.as_mut().map(|p| p.next_due(op.len)))
+            }
+        };
+        if let Some(d) = due
+            && d > ctx.now
+        {
+            self.pending = Some((op, Some(d)));
+            return Next::At(d);
+        }
+        let kind = match op.dir {
+            Direction::Read => OpKind::Read,
+            Direction::Write => OpKind::Write,
+        };
+        Next::Io(Io::transfer(kind, op.file, op.offset, op.len, due))
+    }
+
+    #[inline]
+    fn prepare(&mut self, io: &Io, buf: &mut [u8]) -> bool {
+        if !matches!(io.kind, OpKind::Read | OpKind::Write) {
+            return true;
+        }
+        let write = io.kind == OpKind::Write;
+        match self.verify {
+            // Claims the blocks (refused while one of them is in flight) and writes their headers.
+            Some(v) if !v.begin(write, self.globals[io.file as usize], io.offset, buf) => return false,
+            Some(_) => {}
+            None if write => stamp(buf, io.offset, self.write_counter),
+            None => {}
+        }
+        if io.extra {
+            return true;
+        }
+        if write {
+            self.write_counter += 1;
+            self.count_write(io.file);
+        }
+        if let Some(think) = self.thinktime {
+            self.since_pause += 1;
+            if self.since_pause >= think.every {
+                self.since_pause = 0;
+                self.thinking = true;
+            }
+        }
+        true
+    }
+
+    /// With `--verify`: a read checks the blocks it brought; a write releases its blocks and joins the
+    /// read-back backlog.
+    #[inline]
+    fn completed(&mut self, io: &Io, result: Result<u32, i32>, _now: Duration, buf: &[u8]) -> bool {
+        let Some(v) = self.verify else { return true };
+        if !matches!(io.kind, OpKind::Read | OpKind::Write) {
+            return true;
+        }
+        let write = io.kind == OpKind::Write;
+        v.end(write, self.globals[io.file as usize], io.offset, io.len, result, buf);
+        if write
+            && result == Ok(io.len)
+            && let Some(backlog) = self.backlog.as_mut()
+        {
+            backlog.written((io.file, io.offset, io.len));
+        }
+        true
+    }
+
+    fn owed_flush(&mut self) -> Option<Io> {
+        if self.end_fsync && !self.end_sync_queued {
+            self.end_sync_queued = true;
+            for file in 0..self.written.len() as u32 {
+                if self.written[file as usize] {
+                    self.owe(file, OpKind::Fsync);
+                }
+            }
+        }
+        self.sync_owed.pop().map(|(file, kind)| flush(file, kind))
+    }
+
+    fn path(&self, file: u32) -> &Path {
+        &self.paths[file as usize]
+    }
+}
+
+/// What every worker of a raw phase opens its files from.
+pub(super) struct RawInputs<'a> {
+    pub files: &'a [PathBuf],
+    pub direct: bool,
+    pub writable: bool,
+    pub verification: Verification<'a>,
+}
+
+/// The set-up of each worker of a raw phase, run on the worker's own thread.
+pub(super) fn setups<'a>(phase: &'a PhasePlan, inputs: &'a RawInputs<'a>) -> Vec<SetUp<'a>> {
+    (0..phase.workers.len()).map(|id| Box::new(move || build(phase, id, inputs)) as SetUp<'a>).collect()
+}
+
+/// Opens the files this worker's regions touch (renumbered locally), builds its engine and its schedule.
+fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Built<'a>, String> {
+    let (direct, writable) = (inputs.direct, inputs.writable);
+    let worker = &phase.workers[id];
+    let (paths, globals, workload) = localize_files(worker, inputs.files);
+    let source = OpSource::new(&workload).map_err(|e| e.to_string())?;
+    let how = OpenFor { write: writable && phase.writes(), create: Create::No, direct, sync: phase.sync_writes };
+    let handles = paths
+        .iter()
+        .map(|p| open_data_file(p, how).map_err(|e| format!("cannot open {}: {e}", p.display())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let setup =
+        EngineSetup { files: handles, ..EngineSetup::new(phase.engine, phase.iodepth, phase.largest_block() as usize) };
+    let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
+    if phase.writes() {
+        // Random content keeps compressing storage honest; each write then only stamps its blocks.
+        let mut rng = Rng::new(phase.seed ^ id as u64);
+        engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
+    }
+    let pacer = phase.pacing.map(|p| Pacer::new(&p, workload.seed));
+    let settings = WorkerSettings {
+        start_delay: phase.start_delay,
+        ramp: phase.ramp,
+        runtime: phase.runtime,
+        byte_budget: worker.io_bytes,
+        op_budget: worker.io_ops,
+        batch: phase.iodepth_batch,
+        paced: pacer.is_some(),
+        continue_on_error: phase.continue_on_error,
+    };
+    let schedule = RawSchedule::new(phase, source, pacer, (paths, globals), &inputs.verification);
+    Ok(Built { engine, schedule: AnySchedule::Raw(schedule), settings })
+}
+
+/// A worker opens only the files its regions touch; regions are renumbered to that local table. Returns the
+/// local table's paths and run-wide indices, and the renumbered workload.
+fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<u32>, WorkloadConfig) {
+    let mut local_of = std::collections::HashMap::new();
+    let (mut paths, mut globals) = (Vec::new(), Vec::new());
+    let mut workload = plan.workload.clone();
+    for region in &mut workload.regions {
+        let local = *local_of.entry(region.file).or_insert_with(|| {
+            paths.push(files[region.file as usize].clone());
+            globals.push(region.file);
+            paths.len() as u32 - 1
+        });
+        region.file = local;
+    }
+    (paths, globals, workload)
+}

@@ -1,0 +1,117 @@
+//! Running a stream phase on the I/O core: one step of a fixed count, or the capacity search over steps, each
+//! step a set of viewer and ingest workers (`step`), reported to the observer step by step. The phase's outcome
+//! merges every step's I/O; what the viewers experienced goes to the observer as `StepOutcome`s.
+
+mod schedule;
+mod step;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+pub use schedule::{IngestSchedule, ViewerSchedule};
+pub use step::media_files;
+use step::{StepInputs, run_step};
+
+use super::phase::SeriesStart;
+use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
+use crate::metrics::Recorder;
+use crate::plan::{FilePlan, StreamCount, StreamsPlan};
+use crate::streams::{RawRates, SearchSettings, estimate, search};
+
+/// Runs one stream phase. `rates`: the raw rates its estimate phases measured, if it has any.
+#[allow(clippy::too_many_arguments)]
+pub fn run_stream_phase(
+    index: usize,
+    plan: &StreamsPlan,
+    table: &[FilePlan],
+    direct: bool,
+    rates: Option<RawRates>,
+    interval: Duration,
+    interrupt: &Interrupt,
+    observer: &mut dyn RunObserver,
+) -> PhaseOutcome {
+    let media = media_files(plan, table);
+    let inputs = StepInputs { index, plan, media: &media, direct, interval, interrupted: interrupt.flag() };
+    if let Some(rates) = rates {
+        observer.stream_estimate(index, rates);
+    }
+    let mut merged = Merged::new();
+    let step = |count: u32, merged: &mut Merged, observer: &mut dyn RunObserver| {
+        observer.stream_step_started(index, count);
+        let (outcome, measured) = run_step(&inputs, count, merged.steps, merged.series(), observer);
+        let passed = measured.meets(plan.target.max_stalled, plan.target.max_startup);
+        observer.stream_step(index, &measured);
+        merged.add(outcome);
+        passed
+    };
+    match plan.count {
+        StreamCount::Fixed(count) => {
+            step(count, &mut merged, observer);
+        }
+        StreamCount::Search(s) => {
+            let bound = rates.map(|r| estimate(r, &plan.config).streams.max(1));
+            let start = bound.map_or(s.start, |b| ((f64::from(b) * s.start_factor) as u32).max(1));
+            let by_estimate = match (bound, s.limit_factor) {
+                (Some(b), Some(f)) => ((f64::from(b) * f).ceil() as u32).max(start).max(4),
+                _ => u32::MAX,
+            };
+            let settings = SearchSettings { start, limit: s.limit.min(by_estimate).max(1), precision: s.precision };
+            let found = search(settings, &mut |count| {
+                let passed = step(count, &mut merged, observer);
+                Ok::<_, std::convert::Infallible>((!interrupt.is_set()).then_some(passed))
+            });
+            let Ok(found) = found;
+            observer.stream_search(index, &found);
+        }
+    }
+    merged.into_outcome(direct, interrupt.flag().load(Ordering::Relaxed))
+}
+
+/// The phase's outcome, built from its steps.
+struct Merged {
+    first: Option<PhaseOutcome>,
+    totals: Recorder,
+    measured: Duration,
+    steps: u32,
+    intervals: u64,
+}
+
+impl Merged {
+    fn new() -> Merged {
+        Merged { first: None, totals: Recorder::new(true), measured: Duration::ZERO, steps: 0, intervals: 0 }
+    }
+
+    /// Where the next step's intervals fall in the phase's series: after every earlier step's.
+    fn series(&self) -> SeriesStart {
+        SeriesStart { index: self.intervals, start: self.measured }
+    }
+
+    fn add(&mut self, outcome: PhaseOutcome) {
+        self.totals.merge(&outcome.totals);
+        self.measured += outcome.measured;
+        self.intervals += outcome.intervals;
+        self.steps += 1;
+        match &mut self.first {
+            None => self.first = Some(outcome),
+            Some(first) => {
+                let room = crate::plan::defaults::ERRORS_KEPT.saturating_sub(first.errors.len());
+                first.errors.extend(outcome.errors.into_iter().take(room));
+                if first.stop == StopReason::Completed {
+                    first.stop = outcome.stop;
+                }
+                first.caps = first.caps.or(outcome.caps);
+            }
+        }
+    }
+
+    fn into_outcome(self, direct: bool, interrupted: bool) -> PhaseOutcome {
+        let mut outcome = self.first.unwrap_or_else(|| super::phase::failed_outcome(direct, StopReason::Interrupted));
+        outcome.totals = self.totals;
+        outcome.measured = self.measured;
+        outcome.intervals = self.intervals;
+        if interrupted {
+            outcome.stop = StopReason::Interrupted;
+        }
+        outcome
+    }
+}

@@ -1,0 +1,86 @@
+//! The schedules of a stream step on the I/O core: viewers (the `streams::Viewers` scheduler, whose chunk reads
+//! the core issues with their due times) and ingest writers (paced sequential writes into a new file of the work
+//! directory). Neither touches an engine or a clock.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::engine::OpKind;
+use crate::run::core::{Ctx, Io, Next, Schedule};
+use crate::streams::{ViewerNext, Viewers};
+
+/// A scheduler thread's viewers.
+pub struct ViewerSchedule {
+    pub viewers: Viewers,
+    /// Path (or URL) of each file the engine was built with, for error messages.
+    pub paths: Vec<PathBuf>,
+}
+
+impl Schedule for ViewerSchedule {
+    fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
+        match self.viewers.next(ctx.now) {
+            ViewerNext::Chunk(c) => {
+                Next::Io(Io { tag: c.viewer, ..Io::transfer(OpKind::Read, c.file, c.offset, c.len, Some(c.due)) })
+            }
+            ViewerNext::At(at) => Next::At(at),
+            ViewerNext::Done => Next::Done,
+        }
+    }
+
+    fn completed(&mut self, io: &Io, result: Result<u32, i32>, now: Duration, _buf: &[u8]) -> bool {
+        self.viewers.arrived(io.tag, result, now)
+    }
+
+    fn finish(&mut self, now: Duration) {
+        self.viewers.finish(now);
+    }
+
+    fn path(&self, file: u32) -> &Path {
+        &self.paths[file as usize]
+    }
+}
+
+/// Bytes per ingest write.
+pub const INGEST_WRITE: u32 = 1 << 20;
+
+/// One ingest writer: 1 MiB writes at fixed due times (a writer that falls behind does not slide its schedule),
+/// for `length`; it stops at its first failed write.
+pub struct IngestSchedule {
+    pub path: PathBuf,
+    /// Time between writes.
+    pub gap: Duration,
+    pub length: Duration,
+    written: u64,
+    failed: bool,
+}
+
+impl IngestSchedule {
+    pub fn new(path: PathBuf, bytes_per_sec: f64, length: Duration) -> IngestSchedule {
+        let gap = Duration::from_secs_f64(f64::from(INGEST_WRITE) / bytes_per_sec.max(1.0));
+        IngestSchedule { path, gap, length, written: 0, failed: false }
+    }
+}
+
+impl Schedule for IngestSchedule {
+    fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
+        let due = self.gap.mul_f64(self.written as f64);
+        if self.failed || due >= self.length {
+            return Next::Done;
+        }
+        if due > ctx.now {
+            return Next::At(due);
+        }
+        let offset = self.written * u64::from(INGEST_WRITE);
+        self.written += 1;
+        Next::Io(Io::transfer(OpKind::Write, 0, offset, INGEST_WRITE, Some(due)))
+    }
+
+    fn completed(&mut self, _io: &Io, result: Result<u32, i32>, _now: Duration, _buf: &[u8]) -> bool {
+        self.failed |= result.is_err();
+        true
+    }
+
+    fn path(&self, _file: u32) -> &Path {
+        &self.path
+    }
+}

@@ -1,0 +1,372 @@
+//! `StreamsSpec`: what the user asked of paced stream viewers, from `streamcap streams` flags or a
+//! `[phase.streams]` table in a TOML job. Every field is optional ("not said"); `plan` fills the rest from
+//! `streams::defaults`. Also the small value types of that vocabulary: the chunk size, which file each viewer
+//! reads, the ingest writers. Parsing only: nothing here knows about files or devices.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::formats::{Format, Mix};
+use crate::units::{Bitrate, ByteRate, Bytes, deserialize_opt_duration, parse_duration};
+
+/// The most viewers one run may ask for: each costs a few hundred bytes of state and, at a 1 MiB chunk, a read
+/// in flight now and then; far above what one machine can drive, far below what would exhaust its memory.
+pub const MAX_VIEWERS: u32 = 1_000_000;
+
+/// One stream phase, as asked. Keys match the `streams` flags (kebab-case in TOML).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct StreamsSpec {
+    /// One format: a name (1080p, 2160p-hevc …) or a bitrate (25Mbit).
+    #[serde(alias = "bitrate", skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+    /// Several formats with weights: 1080p:70,2160p:30.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mix: Option<Mix>,
+    /// Concurrent viewers (one step).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// Find the largest count that meets the quality target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<bool>,
+    /// The stated target: with `max`, the answer must reach this; with `count`, the count must pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect: Option<u32>,
+    /// Wall time each viewer watches (each step of a search too).
+    #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
+    pub duration: Option<Duration>,
+    /// Bytes per request, or seconds of media per request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<ChunkSize>,
+    /// Media the player keeps ahead of the playhead.
+    #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<Duration>,
+    /// Media needed before playback starts (and after a stall or a seek).
+    #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
+    pub prebuffer: Option<Duration>,
+    /// Starts spread over this time.
+    #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<Duration>,
+    /// Mean time between a viewer's seeks.
+    #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
+    pub seek_every: Option<Duration>,
+    /// Which file each viewer reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Assignment>,
+    /// Variable bitrate: ± this percentage of the mean per group of pictures (0–90).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vbr: Option<f64>,
+    /// Quality target: every stream starts within this.
+    #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
+    pub max_startup: Option<Duration>,
+    /// Quality target: at most this many streams stall.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_stalled: Option<u32>,
+    /// The search never tries more viewers than this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// The search stops when a passing and a failing count are within this percentage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub precision: Option<f64>,
+    /// The search starts at this fraction of the estimate (default 0.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_factor: Option<f64>,
+    /// The search never tries more than this multiple of the estimate (default: only `limit` bounds it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_factor: Option<f64>,
+    /// Read the user's files in this directory (never written) instead of writing test media.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_existing: Option<PathBuf>,
+    /// Length of each test media file.
+    #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
+    pub media_length: Option<Duration>,
+    /// Background writers while the viewers watch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingest: Option<IngestSpec>,
+    /// Scheduler threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u32>,
+    /// Reads in flight per scheduler thread at most (the engine's own limit may be lower).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inflight: Option<u32>,
+    /// Measure raw read rates first and estimate the capacity (default: with `max`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<bool>,
+    /// Time of each raw-rate measurement.
+    #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
+    pub estimate_time: Option<Duration>,
+}
+
+impl StreamsSpec {
+    /// Checks values that are wrong whatever the target; the message names the key and the fix.
+    pub fn check(&self) -> Result<(), String> {
+        match (&self.format, &self.mix) {
+            (None, None) => return Err("say what the viewers watch: a format (1080p, 25Mbit) or a mix".into()),
+            (Some(_), Some(_)) => return Err("give either a format or a mix, not both".into()),
+            _ => {}
+        }
+        let max = self.max == Some(true);
+        match (self.count, max) {
+            (None, false) => return Err("say how many viewers: a count, or max to find the capacity".into()),
+            (Some(_), true) => return Err("give either a count or max, not both".into()),
+            _ => {}
+        }
+        for (key, value) in
+            [("count", self.count), ("limit", self.limit), ("workers", self.workers), ("inflight", self.inflight)]
+        {
+            if value == Some(0) {
+                return Err(format!("--{key} must be at least 1"));
+            }
+        }
+        for (key, value) in [
+            ("duration", self.duration),
+            ("buffer", self.buffer),
+            ("media-length", self.media_length),
+            ("estimate-time", self.estimate_time),
+        ] {
+            if value == Some(Duration::ZERO) {
+                return Err(format!("--{key} must be above zero: give a time such as 60s"));
+            }
+        }
+        if let (Some(pre), Some(buffer)) = (self.prebuffer, self.buffer)
+            && pre > buffer
+        {
+            return Err(format!(
+                "prebuffer ({pre:?}) is larger than buffer ({buffer:?}): the player could never start"
+            ));
+        }
+        if max && self.files == Some(Assignment::Each) {
+            return Err("files each with max would need a file per viewer at every count: use library:N".into());
+        }
+        if self.precision.is_some_and(|p| !(0.0..=50.0).contains(&p)) {
+            return Err("precision is a percentage from 0 to 50".into());
+        }
+        if self.vbr.is_some_and(|v| !(0.0..=90.0).contains(&v)) {
+            return Err("vbr is a percentage of the mean bitrate from 0 to 90".into());
+        }
+        if self.ingest.is_some() && self.use_existing.is_some() {
+            return Err("ingest writes in streamcap's work directory: not with use-existing".into());
+        }
+        Ok(())
+    }
+
+    /// The formats and their weights.
+    pub fn mix(&self) -> Option<Mix> {
+        self.mix.clone().or_else(|| self.format.clone().map(|f| Mix(vec![(f, 1)])))
+    }
+}
+
+/// How many bytes a chunk holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ChunkSize {
+    Bytes(u64),
+    /// Seconds of media: bytes depend on each format's bitrate.
+    Media(Duration),
+}
+
+impl ChunkSize {
+    /// Bytes per chunk at `bitrate`, rounded up to a multiple of 4096 (direct I/O alignment).
+    pub fn bytes_at(self, bitrate: Bitrate) -> u64 {
+        let bytes = match self {
+            ChunkSize::Bytes(b) => b,
+            ChunkSize::Media(d) => (bitrate.byte_rate().bytes_per_sec() * d.as_secs_f64()).ceil() as u64,
+        };
+        bytes.max(1).div_ceil(4096) * 4096
+    }
+}
+
+impl FromStr for ChunkSize {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ChunkSize, String> {
+        let t = s.trim();
+        if t.ends_with("ms") || (t.ends_with('s') && !t.ends_with("/s")) {
+            let d = parse_duration(t).map_err(|e| e.to_string())?;
+            if d.is_zero() || d > Duration::from_secs(60) {
+                return Err(format!("a chunk of {t} of media is out of range: give more than 0 s and at most 60 s"));
+            }
+            return Ok(ChunkSize::Media(d));
+        }
+        let bytes = Bytes::parse(t).map_err(|e| e.to_string())?;
+        if bytes.0 == 0 || bytes.0 > 64 << 20 {
+            return Err(format!("a chunk of {bytes} is out of range: give 4k to 64M, or seconds of media (2s)"));
+        }
+        Ok(ChunkSize::Bytes(bytes.0))
+    }
+}
+
+impl fmt::Display for ChunkSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChunkSize::Bytes(b) => write!(f, "{b}"),
+            ChunkSize::Media(d) => write!(f, "{}s", d.as_secs_f64()),
+        }
+    }
+}
+
+/// Which file each viewer reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Assignment {
+    /// Every viewer of a format reads the same file, each from its own random position.
+    One,
+    /// A file per viewer.
+    Each,
+    /// `files` files per format; a viewer picks one by Zipf popularity with exponent `theta` (0: uniform).
+    Library { files: u32, theta: f64 },
+}
+
+impl FromStr for Assignment {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Assignment, String> {
+        let bad = || format!("'{s}' is not a file assignment: one, each, library:N or library:N:zipf=S");
+        match s {
+            "one" => Ok(Assignment::One),
+            "each" => Ok(Assignment::Each),
+            _ => {
+                let rest = s.strip_prefix("library:").ok_or_else(bad)?;
+                let (n, theta) = match rest.split_once(':') {
+                    Some((n, z)) => (n, z.strip_prefix("zipf=").ok_or_else(bad)?.parse().map_err(|_| bad())?),
+                    None => (rest, 1.0),
+                };
+                let files: u32 = n.parse().map_err(|_| bad())?;
+                if files == 0 || files > MAX_VIEWERS || !(0.0..=10.0).contains(&theta) {
+                    return Err(bad());
+                }
+                Ok(Assignment::Library { files, theta })
+            }
+        }
+    }
+}
+
+impl fmt::Display for Assignment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Assignment::One => write!(f, "one"),
+            Assignment::Each => write!(f, "each"),
+            Assignment::Library { files, theta } => write!(f, "library:{files}:zipf={theta}"),
+        }
+    }
+}
+
+/// Background writers (`--ingest RATE[:N]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IngestSpec {
+    /// All writers together.
+    pub rate: ByteRate,
+    pub writers: u32,
+}
+
+impl FromStr for IngestSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<IngestSpec, String> {
+        let (rate, writers) = match s.rsplit_once(':') {
+            Some((r, n)) => (r, n.parse::<u32>().map_err(|_| format!("'{n}' is not a number of writers"))?),
+            None => (s, 1),
+        };
+        let rate = ByteRate::parse(rate).map_err(|e| e.to_string())?;
+        if rate.bytes_per_sec() <= 0.0 || writers == 0 || writers > 64 {
+            return Err(format!("ingest {s}: give a rate above 0 and 1 to 64 writers, e.g. 50MB/s:2"));
+        }
+        Ok(IngestSpec { rate, writers })
+    }
+}
+
+impl fmt::Display for IngestSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}MB/s:{}", self.rate.bytes_per_sec() / 1e6, self.writers)
+    }
+}
+
+/// Serde through the text form, for values a person writes as one string in TOML.
+macro_rules! serde_as_text {
+    ($($t:ty),*) => {$(
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    )*};
+}
+
+serde_as_text!(ChunkSize, Assignment, IngestSpec);
+
+/// A format is written as the name it was given by (`1080p`, or the bitrate as typed).
+impl Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for Format {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Format::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A mix is written as `name:weight,name:weight`.
+impl Serialize for Mix {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let parts: Vec<String> = self.0.iter().map(|(f, w)| format!("{}:{w}", f.name)).collect();
+        s.serialize_str(&parts.join(","))
+    }
+}
+
+impl<'de> Deserialize<'de> for Mix {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_parse_and_print_back() {
+        for text in ["one", "each", "library:20:zipf=1.2"] {
+            assert_eq!(text.parse::<Assignment>().unwrap().to_string(), text);
+        }
+        assert!("library:0".parse::<Assignment>().is_err());
+        assert_eq!("2s".parse::<ChunkSize>().unwrap(), ChunkSize::Media(Duration::from_secs(2)));
+        assert_eq!("1M".parse::<ChunkSize>().unwrap(), ChunkSize::Bytes(1 << 20));
+        assert!("0".parse::<ChunkSize>().is_err());
+        let s: IngestSpec = "50MB/s:2".parse().unwrap();
+        assert_eq!((s.rate.bytes_per_sec(), s.writers), (50e6, 2));
+        assert!("50MB/s:0".parse::<IngestSpec>().is_err());
+    }
+
+    #[test]
+    fn check_names_the_problem() {
+        let base = StreamsSpec { format: Some("1080p".parse().unwrap()), count: Some(8), ..Default::default() };
+        base.check().unwrap();
+        let none = StreamsSpec { count: Some(8), ..Default::default() };
+        assert!(none.check().unwrap_err().contains("format"));
+        let zero_limit = StreamsSpec { count: None, max: Some(true), limit: Some(0), ..base.clone() };
+        assert!(zero_limit.check().unwrap_err().contains("--limit must be at least 1"));
+        let pre = StreamsSpec {
+            buffer: Some(Duration::from_secs(1)),
+            prebuffer: Some(Duration::from_secs(2)),
+            ..base.clone()
+        };
+        assert!(pre.check().unwrap_err().contains("never start"));
+    }
+
+    #[test]
+    fn a_streams_table_reads_from_toml() {
+        let spec: StreamsSpec =
+            toml::from_str("mix = \"1080p:70,2160p:30\"\nmax = true\nduration = \"20s\"\nfiles = \"library:5\"")
+                .unwrap();
+        assert_eq!(spec.mix().unwrap().0.len(), 2);
+        assert_eq!(spec.duration, Some(Duration::from_secs(20)));
+        spec.check().unwrap();
+        assert!(toml::from_str::<StreamsSpec>("bogus = 1").is_err());
+    }
+}
