@@ -33,9 +33,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let job = build_job(&args)?;
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
+    if !args.dry_run {
+        let anchors = job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees);
+        let dirs: Vec<&std::path::Path> =
+            std::iter::once(target.as_path()).chain(anchors.filter_map(|t| t.anchor.as_deref())).collect();
+        super::stale::clear(&dirs, args.quiet);
+    }
     let mut gathered = gather(&target, job.writes())?;
     gathered.facts.anchors = anchor_facts(&job);
-    let options = RunOptions { run_id: run_id(), allow_device_writes: args.allow_device_writes, force: args.force };
+    let options = RunOptions {
+        run_id: run_id(),
+        allow_device_writes: args.allow_device_writes,
+        force: args.force,
+        wait: args.wait,
+    };
     let plan = build_plan(&job, &gathered.facts, &options)?;
 
     if args.dry_run {

@@ -44,6 +44,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let profile = profile_of(&args);
     let settings = profile.settings();
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    if !args.dry_run {
+        super::stale::clear(&[dir.as_path()], args.quiet);
+    }
     let gathered = gather(&dir, true)?;
     let TargetFacts::Directory { free, .. } = &gathered.facts.target else {
         bail!(
@@ -71,7 +74,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     }
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
-    let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
+    let options = RunOptions { run_id: run_id(), ..Default::default() };
     let mut job = profile::check_job(&settings, data_set, direct);
     if args.engine.is_some() {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);
@@ -123,8 +126,11 @@ fn finish(
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
+            // A set-up failure before any phase started leaves no result file behind.
             recorder.result.status = RunStatus::Failed;
-            recorder.save();
+            if recorder.started() {
+                recorder.save();
+            }
             return Err(error.into());
         }
     };

@@ -38,12 +38,15 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         phases: vec![phase],
         notices: Vec::new(),
     };
+    if !args.dry_run && args.target.is_dir() {
+        super::stale::clear(&[args.target.as_path()], args.quiet);
+    }
     let site = site(&args.target)?;
     let mut facts = site.facts.clone();
     if let Some(dir) = use_existing {
         facts.media_libraries.push((dir.clone(), media_library(&dir)?));
     }
-    let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
+    let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&job, &facts, &options)?;
     if args.dry_run {
         print_quietly(&plan.to_string());
@@ -70,8 +73,11 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
+            // A set-up failure before any phase started leaves no result file behind.
             recorder.result.status = RunStatus::Failed;
-            recorder.save();
+            if recorder.started() {
+                recorder.save();
+            }
             return Err(error.into());
         }
     };
