@@ -69,13 +69,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            // A set-up failure before any phase started writes nothing (an existing file stays as it was);
-            // after one started, the partial result is kept.
-            if recorder.started() {
-                recorder.result.status = RunStatus::Failed;
-                recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-                recorder.save();
-            }
+            recorder.failed();
             return Err(error.into());
         }
     };
@@ -96,6 +90,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     recorder.save();
     write_logs(&plan, &recorder.result);
     super::report::html_after_run(&recorder.result, args.html.as_deref());
+    super::history::record(&recorder.result, &args.history);
 
     let fio_output = match args.format {
         OutputFormat::Summary => None,
@@ -129,13 +124,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         write_summary(&mut text, &recorder.result).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
-    if let Some(problem) = &recorder.output_error {
-        say(&format!("warning: {problem}"));
-    }
-    if let Some(problem) = &outcome.cleanup_error {
-        // The measurements stand, but something was left behind: say what, and do not report success.
-        say(&format!("Error: {problem}; remove it by hand"));
-        return Ok(ExitCode::from(2));
+    // The measurements stand, but something left behind is not a success.
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
     }
     // A bad block (or one that could not be read back) is a failed operation too.
     let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0)

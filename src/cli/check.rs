@@ -42,6 +42,8 @@ pub struct CheckArgs {
     /// for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own cost).
     #[arg(long, value_parser = parse_engine)]
     pub engine: Option<EngineChoice>,
+    #[command(flatten)]
+    pub history: crate::cli::HistoryOptions,
 }
 
 fn parse_engine(s: &str) -> Result<EngineChoice, String> {

@@ -126,11 +126,7 @@ fn finish(
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            // A set-up failure before any phase started leaves no result file behind.
-            recorder.result.status = RunStatus::Failed;
-            if recorder.started() {
-                recorder.save();
-            }
+            recorder.failed();
             return Err(error.into());
         }
     };
@@ -144,18 +140,15 @@ fn finish(
     recorder.save();
     let result = &recorder.result;
     super::report::html_after_run(result, super::report::check_html_path(args).as_deref());
+    super::history::record(result, &args.history);
     if !args.quiet {
         let mut text = Vec::new();
         let summary = result.check.as_ref().expect("set at the start");
         write_check_summary(&mut text, result, summary).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
-    if let Some(problem) = &recorder.output_error {
-        eprintln!("warning: {problem}");
-    }
-    if let Some(problem) = &outcome.cleanup_error {
-        eprintln!("Error: {problem}; remove it by hand");
-        return Ok(ExitCode::from(2));
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
     }
     Ok(match result.status {
         RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),

@@ -73,11 +73,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            // A set-up failure before any phase started leaves no result file behind.
-            recorder.result.status = RunStatus::Failed;
-            if recorder.started() {
-                recorder.save();
-            }
+            recorder.failed();
             return Err(error.into());
         }
     };
@@ -86,6 +82,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     recorder.save();
     let result = &recorder.result;
     super::report::html_after_run(result, args.html.as_deref());
+    super::history::record(result, &args.history);
     if !args.quiet
         && let Some(streams) = &result.streams
     {
@@ -93,12 +90,8 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         write_streams_summary(&mut text, result, streams).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
-    if let Some(problem) = &recorder.output_error {
-        eprintln!("warning: {problem}");
-    }
-    if let Some(problem) = &outcome.cleanup_error {
-        eprintln!("Error: {problem}; remove it by hand");
-        return Ok(ExitCode::from(2));
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
     }
     if outcome.interrupted {
         return Ok(ExitCode::from(INTERRUPTED_EXIT as u8));
