@@ -78,7 +78,7 @@ impl Format {
     pub fn comparison_renderer(self) -> Option<&'static dyn Renderer<Comparison>> {
         match self {
             Format::Summary => Some(&Summary),
-            Format::FioJson => None,
+            Format::FioJson | Format::FioJsonPlus => None,
             Format::Markdown => Some(&Markdown),
             Format::Html => Some(&Html),
         }
