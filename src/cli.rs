@@ -187,6 +187,9 @@ pub enum ReportFormat {
     Summary,
     /// fio's JSON output (`fio --output-format=json`), for scripts written for fio.
     FioJson,
+    /// fio's json+ (`fio --output-format=json+`): fio's JSON with the latency histogram's bins.
+    #[value(name = "fio-jsonplus")]
+    FioJsonPlus,
     /// Markdown tables, for a forum post or an issue.
     Markdown,
     /// The self-contained HTML page (better written to a file with --html FILE).
@@ -198,6 +201,7 @@ impl From<ReportFormat> for crate::report::Format {
         match format {
             ReportFormat::Summary => crate::report::Format::Summary,
             ReportFormat::FioJson => crate::report::Format::FioJson,
+            ReportFormat::FioJsonPlus => crate::report::Format::FioJsonPlus,
             ReportFormat::Markdown => crate::report::Format::Markdown,
             ReportFormat::Html => crate::report::Format::Html,
         }
@@ -212,6 +216,9 @@ pub enum OutputFormat {
     Summary,
     /// fio's JSON output (`fio --output-format=json`), for scripts written for fio.
     FioJson,
+    /// fio's json+ (`fio --output-format=json+`): fio's JSON with the latency histogram's bins.
+    #[value(name = "fio-jsonplus")]
+    FioJsonPlus,
 }
 
 #[derive(Debug, Args)]
@@ -412,7 +419,7 @@ impl WorkloadFlags {
             bs: self.bs.clone(),
             size: self.size,
             files: self.files,
-            distribution: self.distribution,
+            distribution: self.distribution.clone(),
             seed: self.seed,
             jobs: self.jobs,
             iodepth: self.iodepth,

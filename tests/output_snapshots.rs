@@ -92,7 +92,7 @@ fn fio_json_merges_a_reporting_group() {
     for phase in &mut result.phases {
         phase.group = Some("together".into());
     }
-    let json = fio_json(&result);
+    let json = fio_json(&result, false);
     let jobs = json["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 1, "group_reporting: one entry for the group");
     assert_eq!(jobs[0]["jobname"], result.phases[0].name);

@@ -11,7 +11,7 @@ use crate::plan::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 use crate::results::TargetInfo;
 use crate::spec::JobSpec;
 use crate::sysinfo::{
-    BlockDevice, FilesystemFacts, HostFacts, PoolFacts, ProcessLimits, devices_beneath, direct_io_alignment,
+    BlockDevice, FilesystemFacts, HostFacts, PoolFacts, ProcessLimits, devices_beneath, direct_io_alignment_in_dir,
     filesystem_of, inspect_device, inspect_device_usage, pool_of,
 };
 use crate::units::Bytes;
@@ -68,7 +68,7 @@ pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
     let (target_facts, filesystem) = if file_type.is_dir() {
         let fs = filesystem_of(&canonical)
             .with_context(|| format!("cannot find the filesystem holding {}", canonical.display()))?;
-        let dio_align = direct_io_alignment(&canonical).map(|a| a.offset);
+        let dio_align = direct_io_alignment_in_dir(&canonical).map(|a| a.offset);
         // A filesystem that reports no blocks at all (ramfs, some FUSE filesystems) keeps no accounts: its free
         // space is unknown, not zero.
         let free = (fs.total.0 > 0).then_some(fs.free);

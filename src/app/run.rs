@@ -16,7 +16,7 @@ use super::output::{print_quietly, result_skeleton, say};
 use super::outputs::{Output, check_outputs};
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, build_plan};
-use crate::report::{CsvSink, LogPrefixes, write_fio_json, write_fio_logs, write_summary};
+use crate::report::{CsvSink, LogPrefixes, write_fio_logs, write_summary};
 use crate::results::{RunResult, RunStatus, rfc3339};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
@@ -106,13 +106,16 @@ pub(super) fn conclude(
 
 /// The summary, or fio's JSON, on stdout; with `--quiet` or fio JSON only why the run failed, on stderr.
 fn print_outputs(args: &RunArgs, recorder: &ResultRecorder<'_>) {
-    if args.format == OutputFormat::FioJson {
+    let fio_output = match args.format {
+        OutputFormat::Summary => None,
+        OutputFormat::FioJson => Some(crate::report::Format::FioJson),
+        OutputFormat::FioJsonPlus => Some(crate::report::Format::FioJsonPlus),
+    };
+    if let Some(format) = fio_output {
         // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.
-        let mut text = Vec::new();
-        write_fio_json(&mut text, &recorder.result).expect("writing to a Vec cannot fail");
-        print_quietly(&String::from_utf8_lossy(&text));
+        print_quietly(&crate::report::render_to_string(format.renderer(), &recorder.result));
     }
-    if args.quiet || args.format == OutputFormat::FioJson {
+    if args.quiet || fio_output.is_some() {
         // No summary, but why a run failed is never kept quiet.
         for phase in &recorder.result.phases {
             if let Some(failure) = &phase.failure {

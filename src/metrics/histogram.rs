@@ -177,6 +177,15 @@ impl Histogram {
         out
     }
 
+    /// The non-empty buckets, ascending: (the value reported for the bucket, its midpoint clamped to the exact min
+    /// and max as percentiles are; how many samples fell in it). What fio's json+ calls bins.
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.counts.iter().enumerate().filter(|(_, n)| **n > 0).map(|(index, &n)| {
+            let (low, width) = bucket_range(index);
+            ((low + width / 2).clamp(self.min, self.max), n)
+        })
+    }
+
     /// A compact summary for results: count, min, mean, stddev, max and the given percentiles.
     pub fn summary(&self, percents: &[f64]) -> LatencySummary {
         LatencySummary {
@@ -284,6 +293,19 @@ mod tests {
         h.record(u64::MAX / 2);
         assert_eq!(h.max(), u64::MAX / 2);
         assert_eq!(h.percentile(50.0), u64::MAX / 2);
+    }
+
+    #[test]
+    fn buckets_count_every_sample_in_ascending_order() {
+        let mut h = Histogram::new();
+        for v in [5u64, 5, 300, 1_000_000, 1_000_100] {
+            h.record(v);
+        }
+        let bins: Vec<(u64, u64)> = h.buckets().collect();
+        assert_eq!(bins.iter().map(|b| b.1).sum::<u64>(), 5);
+        assert!(bins.windows(2).all(|w| w[0].0 < w[1].0), "{bins:?}");
+        assert_eq!(bins[0], (5, 2));
+        assert!(Histogram::new().buckets().next().is_none());
     }
 
     #[test]

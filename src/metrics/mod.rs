@@ -4,9 +4,11 @@
 mod histogram;
 mod recorder;
 mod series;
+mod spread;
 mod wire;
 
 pub use histogram::{DEFAULT_PERCENTILES, Histogram, LatencySummary, Percentile};
-pub use recorder::{ErrorRecord, OpClass, OpStats, Recorder, Snapshot};
+pub use recorder::{Depths, ErrorRecord, OpClass, OpStats, Recorder, Snapshot};
 pub use series::{BoundedSeries, ClassPoint, Mergeable};
+pub use spread::{RateSpread, Spread, WorkerTotals};
 pub use wire::{WireError, decode_histogram, decode_recorder, encode_histogram, encode_recorder};

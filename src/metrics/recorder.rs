@@ -110,6 +110,13 @@ pub struct OpStats {
     /// Submission time minus due time (paced runs only): streamcap's own delay in issuing what was due, which
     /// must stay small for `due_latency` to describe the storage. ns.
     pub lag: Option<Histogram>,
+    /// Submission time minus the time the I/O core took the operation into a slot (fio's slat): streamcap's own
+    /// time before the request reached the kernel. I/O through the core only; empty for operations a schedule
+    /// does itself (opens, creates, getattr).
+    pub submit_latency: Histogram,
+    /// Completion time minus the time the I/O core took the operation (fio's lat): `submit_latency` plus
+    /// `latency`, per operation. I/O through the core only.
+    pub total_latency: Histogram,
 }
 
 impl OpStats {
@@ -121,6 +128,8 @@ impl OpStats {
             latency: Histogram::new(),
             due_latency: paced.then(Histogram::new),
             lag: paced.then(Histogram::new),
+            submit_latency: Histogram::new(),
+            total_latency: Histogram::new(),
         }
     }
 
@@ -129,6 +138,8 @@ impl OpStats {
         self.bytes += other.bytes;
         self.errors += other.errors;
         self.latency.merge(&other.latency);
+        self.submit_latency.merge(&other.submit_latency);
+        self.total_latency.merge(&other.total_latency);
         merge_optional(&mut self.due_latency, &other.due_latency);
         merge_optional(&mut self.lag, &other.lag);
     }
@@ -138,6 +149,8 @@ impl OpStats {
         self.bytes = 0;
         self.errors = 0;
         self.latency.reset();
+        self.submit_latency.reset();
+        self.total_latency.reset();
         for h in [&mut self.due_latency, &mut self.lag].into_iter().flatten() {
             h.reset();
         }
@@ -156,12 +169,67 @@ fn merge_optional(mine: &mut Option<Histogram>, theirs: &Option<Histogram>) {
 #[derive(Debug, Clone)]
 pub struct Recorder {
     pub(super) classes: [OpStats; CLASSES],
+    /// How deep the queue was and how many requests each submission and each reap carried.
+    pub depths: Depths,
+}
+
+/// fio's queue-depth distributions, counted the way fio counts them (stat.c, io_u.c): per operation queued, the
+/// number in flight with it (buckets 1, 2–3, 4–7, 8–15, 16–31, 32–63, 64+); per submission and per reap, the
+/// number of requests it carried (buckets 0, 1–4, 5–8, 9–16, 17–32, 33–64, 65+).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Depths {
+    /// Operations queued, by the depth they were queued at.
+    pub level: [u64; 7],
+    /// Submissions to the kernel, by the number of requests in them.
+    pub submit: [u64; 7],
+    /// Reaps, by the number of completions found.
+    pub complete: [u64; 7],
+}
+
+impl Depths {
+    /// The bucket of a queue depth (`level`).
+    #[inline]
+    fn level_bucket(depth: usize) -> usize {
+        (usize::BITS - depth.max(1).leading_zeros()).saturating_sub(1).min(6) as usize
+    }
+
+    /// The bucket of a batch size (`submit`, `complete`).
+    #[inline]
+    fn batch_bucket(n: usize) -> usize {
+        match n {
+            0 => 0,
+            1..=4 => 1,
+            _ => ((usize::BITS - (n - 1).leading_zeros()) as usize - 1).min(6),
+        }
+    }
+
+    #[inline]
+    pub fn record_level(&mut self, depth: usize) {
+        self.level[Depths::level_bucket(depth)] += 1;
+    }
+
+    #[inline]
+    pub fn record_submit(&mut self, requests: usize) {
+        self.submit[Depths::batch_bucket(requests)] += 1;
+    }
+
+    #[inline]
+    pub fn record_complete(&mut self, completions: usize) {
+        self.complete[Depths::batch_bucket(completions)] += 1;
+    }
+
+    pub fn merge(&mut self, other: &Depths) {
+        for (mine, theirs) in [(&mut self.level, &other.level), (&mut self.submit, &other.submit)] {
+            mine.iter_mut().zip(theirs).for_each(|(a, b)| *a += b);
+        }
+        self.complete.iter_mut().zip(&other.complete).for_each(|(a, b)| *a += b);
+    }
 }
 
 impl Recorder {
     /// `paced`: also keep latency from the due time.
     pub fn new(paced: bool) -> Recorder {
-        Recorder { classes: std::array::from_fn(|_| OpStats::new(paced)) }
+        Recorder { classes: std::array::from_fn(|_| OpStats::new(paced)), depths: Depths::default() }
     }
 
     #[inline]
@@ -170,6 +238,18 @@ impl Recorder {
         stats.ops += 1;
         stats.bytes += bytes;
         stats.latency.record(latency_ns);
+    }
+
+    /// One raw I/O: `submit_ns` from taking it to handing it to the kernel, `complete_ns` from then to its
+    /// completion (the latency every other figure uses).
+    #[inline]
+    pub fn record_io(&mut self, class: OpClass, bytes: u64, submit_ns: u64, complete_ns: u64) {
+        let stats = &mut self.classes[class.index()];
+        stats.ops += 1;
+        stats.bytes += bytes;
+        stats.latency.record(complete_ns);
+        stats.submit_latency.record(submit_ns);
+        stats.total_latency.record(submit_ns.saturating_add(complete_ns));
     }
 
     #[inline]
@@ -200,12 +280,14 @@ impl Recorder {
         for (mine, theirs) in self.classes.iter_mut().zip(other.classes.iter()) {
             mine.merge(theirs);
         }
+        self.depths.merge(&other.depths);
     }
 
     pub fn reset(&mut self) {
         for stats in &mut self.classes {
             stats.reset();
         }
+        self.depths = Depths::default();
     }
 
     /// Operations of all classes, successful and failed.
@@ -287,6 +369,37 @@ mod tests {
         assert_eq!(r.stats(OpClass::Read).ops, 0);
         assert_eq!(r.total_ops(), 2);
         assert_eq!(OpClass::ALL.iter().map(|c| c.index()).collect::<Vec<_>>(), (0..CLASSES).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn raw_io_keeps_submission_and_total_latency_apart() {
+        let mut r = Recorder::new(false);
+        r.record_io(OpClass::Read, 4096, 300, 10_000);
+        r.record_io(OpClass::Read, 4096, 100, 20_000);
+        let s = r.stats(OpClass::Read);
+        assert_eq!((s.ops, s.latency.min(), s.latency.max()), (2, 10_000, 20_000));
+        assert_eq!((s.submit_latency.min(), s.submit_latency.max()), (100, 300));
+        assert_eq!((s.total_latency.min(), s.total_latency.max()), (10_300, 20_100));
+        let mut all = Recorder::new(false);
+        all.merge(&r);
+        assert_eq!(all.stats(OpClass::Read).total_latency.count(), 2);
+    }
+
+    #[test]
+    fn depths_fall_in_fio_s_buckets() {
+        let mut d = Depths::default();
+        for depth in [1, 2, 3, 4, 7, 8, 16, 32, 63, 64, 500] {
+            d.record_level(depth);
+        }
+        assert_eq!(d.level, [1, 2, 2, 1, 1, 2, 2]);
+        for n in [0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65] {
+            d.record_submit(n);
+        }
+        assert_eq!(d.submit, [1, 2, 2, 2, 2, 2, 1]);
+        let mut merged = Depths::default();
+        merged.merge(&d);
+        merged.record_complete(1);
+        assert_eq!((merged.level, merged.complete[1]), (d.level, 1));
     }
 
     #[test]

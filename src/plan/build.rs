@@ -13,11 +13,13 @@ use super::files::{directory_use, share, single_target_use, worker_regions};
 use super::streams::plan_streams_phases;
 use super::target::{default_shared_files, plan_target};
 use super::values::{
-    alignment, block_sizes, choose_engine, default_name, distribution, pacing, percentiles, worker_seed,
+    alignment, block_sizes, check_zones, choose_engine, default_name, distribution, offsets, pacing, percentiles,
+    worker_seed,
 };
 use super::{
     DirectMode, FioLogs, PhasePlan, Plan, PlanError, RateFloor, TargetKind, TargetPlan, Thinktime, WorkerPlan,
 };
+use crate::engine::EngineKind;
 use crate::spec::{BlockSizeSpec, DistributionSpec, FileService, JobSpec, PhaseSpec, Sharing};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes, FileService as WorkloadFileService, WorkloadConfig};
@@ -170,9 +172,9 @@ pub(super) fn plan_raw_phase(
         block_sizes.max().max(write_block_sizes.as_ref().map_or(0, BlockSizes::max)),
     );
     let access = if rw.is_random() {
-        Access::Random { distribution: distribution(spec.distribution.unwrap_or(DistributionSpec::Uniform)) }
+        Access::Random { distribution: distribution(spec.distribution.as_ref().unwrap_or(&DistributionSpec::Uniform)) }
     } else {
-        if spec.distribution.is_some_and(|d| d != DistributionSpec::Uniform) {
+        if spec.distribution.as_ref().is_some_and(|d| *d != DistributionSpec::Uniform) {
             notices.push(format!("{}: the distribution applies to random modes only; it is not used", label()));
         }
         Access::Sequential
@@ -197,8 +199,14 @@ pub(super) fn plan_raw_phase(
     let files: Vec<u32> = usage.distinct_names().iter().map(|n| index_of(n)).collect();
     let max_block = u64::from(largest);
     let sharing = spec.sharing.unwrap_or(Sharing::Split);
+    // Workers' slices are cut in whole 4 KiB units even where direct I/O allows 512 bytes, so that every 4 KiB
+    // block written starts where a stamp is (run/pattern.rs) and slices stay page-sized.
+    let slice_unit = u64::from(align.max(defaults::DIRECT_ALIGN));
     let worker_regions =
-        worker_regions(&usage, &index_of, rw.is_random(), sharing, u64::from(align), max_block).map_err(fail)?;
+        worker_regions(&usage, &index_of, rw.is_random(), sharing, slice_unit, max_block).map_err(fail)?;
+    let smallest_region = worker_regions.iter().flatten().map(|r| r.len).min().unwrap_or(0);
+    check_zones(spec.distribution.as_ref(), smallest_region).map_err(fail)?;
+    let offsets = offsets(spec, rw.is_random(), align).map_err(fail)?;
     if let Some(small) = worker_regions.iter().flatten().find(|r| r.len < max_block) {
         return Err(fail(format!(
             "the block size {} is larger than the data per file ({}); use a larger --size or a smaller --bs",
@@ -230,15 +238,20 @@ pub(super) fn plan_raw_phase(
     };
     // Offsets are multiples of `align` (the direct-I/O alignment) or of a larger `align` the user asked for,
     // which every block size must then be a multiple of.
+    // Offsets are multiples of `align` (the direct-I/O alignment) or of a larger `align` the user asked for. Only
+    // operations that are all at random offsets may be smaller than that (fio's blockalign=4k with 512-byte
+    // blocks): a sequential run would continue at an offset that is not a multiple.
+    let all_random = rw.is_random() && random_percent == 100 && spec.random_every.unwrap_or(1) <= 1;
     let offset_align = match spec.align {
         None => align,
         Some(asked) => {
             let asked = u32::try_from(asked.0).unwrap_or(u32::MAX);
             if !asked.is_multiple_of(align) && !align.is_multiple_of(asked)
-                || !smallest.is_multiple_of(asked.max(align))
+                || !all_random && !smallest.is_multiple_of(asked.max(align))
             {
                 return Err(fail(format!(
-                    "align {} must divide the smallest block size ({}) and be a multiple or divisor of {}: use                      the block size itself",
+                    "align {} must divide the smallest block size ({}) and be a multiple or divisor of {}: use the \
+                     block size itself",
                     Bytes(u64::from(asked)),
                     Bytes(u64::from(smallest)),
                     Bytes(u64::from(align))
@@ -273,7 +286,7 @@ pub(super) fn plan_raw_phase(
             };
             let workload = WorkloadConfig {
                 regions,
-                access,
+                access: access.clone(),
                 read_percent,
                 block_sizes: block_sizes.clone(),
                 write_sizes: write_block_sizes.clone(),
@@ -281,13 +294,17 @@ pub(super) fn plan_raw_phase(
                 seed: worker_seed(seed, index, w),
                 random_percent,
                 file_service,
+                offsets,
             };
             WorkerPlan { workload, io_bytes, io_ops: spec.number_ios }
         })
         .collect();
 
     let pacing = pacing(spec, &block_sizes);
-    let needs_data = target.kind == super::TargetKind::Directory && (read_percent > 0 || rw.is_random());
+    // The null engine reads nothing, so there is nothing to lay out for it.
+    let needs_data = target.kind == super::TargetKind::Directory
+        && (read_percent > 0 || rw.is_random())
+        && engine != EngineKind::Null;
     Ok(PhasePlan {
         name: spec.name.clone().unwrap_or_else(|| default_name(spec, &bs_spec, iodepth, jobs)),
         group: spec.group.clone(),
@@ -338,6 +355,8 @@ pub(super) fn plan_raw_phase(
         workers,
         fileset: None,
         streams: None,
+        fio: spec.fio.clone(),
+        per_worker_results: jobs > 1 && spec.fio.as_ref().is_some_and(|f| !f.group_reporting),
     })
 }
 
@@ -486,9 +505,52 @@ mod tests {
             ..Default::default()
         };
         let err = build_plan(&one_phase(spec.clone()), &facts(), &options()).unwrap_err();
-        assert!(err.0.contains("multiple of 4 KiB") && err.0.contains("--buffered"), "{err}");
-        let buffered = PhaseSpec { direct: Some(false), bs: Some(BlockSizeSpec::Fixed(Bytes(6144))), ..spec };
+        assert!(err.0.contains("multiple of 512 B") && err.0.contains("--buffered"), "{err}");
+        let buffered = PhaseSpec { direct: Some(false), bs: Some(BlockSizeSpec::Fixed(Bytes(6144))), ..spec.clone() };
         assert!(build_plan(&one_phase(buffered), &facts(), &options()).is_ok());
+        // 512-byte direct I/O where the filesystem reports 512 (statx DIOALIGN), 4 KiB where it reports nothing.
+        let small = PhaseSpec { bs: Some(BlockSizeSpec::Fixed(Bytes(512))), ..spec };
+        let plan = build_plan(&one_phase(small.clone()), &facts(), &options()).unwrap();
+        assert_eq!(plan.phases[0].align, 512);
+        let mut silent = facts();
+        silent.target =
+            TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(50)), dio_align: None };
+        let err = build_plan(&one_phase(small), &silent, &options()).unwrap_err();
+        assert!(err.0.contains("multiple of 4 KiB"), "{err}");
+    }
+
+    #[test]
+    fn null_engine_phases_need_no_space_and_no_prefill() {
+        let spec = PhaseSpec {
+            rw: Some(RwMode::RandRead),
+            engine: Some(EngineChoice::Null),
+            size: Some(Bytes::gib(100)),
+            ..Default::default()
+        };
+        let plan = build_plan(&one_phase(spec.clone()), &facts(), &options()).unwrap();
+        assert!(!plan.phases[0].needs_data, "nothing to read, nothing to lay out");
+        let io = PhaseSpec { engine: None, ..spec };
+        assert!(build_plan(&one_phase(io), &facts(), &options()).unwrap_err().0.contains("not enough free space"));
+    }
+
+    #[test]
+    fn offset_modifiers_and_zones_are_checked_against_the_mode_and_the_data() {
+        use crate::spec::{ByteStep, DistributionSpec, ZoneExtent, ZoneSpec};
+        let seq = PhaseSpec { rw: Some(RwMode::Read), size: Some(Bytes::mib(64)), ..Default::default() };
+        let back = PhaseSpec { offset_step: Some(ByteStep(-8192)), ..seq.clone() };
+        let plan = build_plan(&one_phase(back), &facts(), &options()).unwrap();
+        assert_eq!(plan.phases[0].workers[0].workload.offsets.step, -8192);
+        let odd = PhaseSpec { offset_step: Some(ByteStep(100)), ..seq.clone() };
+        assert!(build_plan(&one_phase(odd), &facts(), &options()).unwrap_err().0.contains("multiple of"));
+        let every = PhaseSpec { random_every: Some(8), ..seq.clone() };
+        assert!(build_plan(&one_phase(every), &facts(), &options()).unwrap_err().0.contains("random modes"));
+        let zone = |bytes| ZoneSpec { access_percent: 50.0, size: ZoneExtent::Bytes(Bytes::mib(bytes)) };
+        let past = PhaseSpec {
+            rw: Some(RwMode::RandRead),
+            distribution: Some(DistributionSpec::Zoned(vec![zone(32), zone(64)])),
+            ..seq
+        };
+        assert!(build_plan(&one_phase(past), &facts(), &options()).unwrap_err().0.contains("past the end"));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::fmt;
 
 use super::{DirectMode, PhasePlan, Plan, TargetKind};
 use crate::units::{Bytes, format_duration};
-use crate::workload::{Access, BlockSizes, Distribution};
+use crate::workload::{Access, BlockSizes, Distribution, ZoneSize};
 
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -81,7 +81,7 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: 
 
 /// What each operation is: the mix of reads and writes, the block sizes, the engine and the data set.
 fn write_io(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
-    let access = match p.access {
+    let access = match &p.access {
         Access::Sequential => "sequential".to_string(),
         Access::Random { distribution } => format!("random, {}", describe_distribution(distribution)),
     };
@@ -106,7 +106,7 @@ fn write_io(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
         "  data set {} over {} file(s), offsets aligned to {}",
         p.data_set,
         p.files.len(),
-        Bytes(u64::from(p.align))
+        Bytes(u64::from(p.workers.first().map_or(p.align, |w| w.workload.align)))
     )
 }
 
@@ -235,11 +235,21 @@ fn describe_sizes(sizes: &BlockSizes) -> String {
     }
 }
 
-fn describe_distribution(d: Distribution) -> String {
+fn describe_distribution(d: &Distribution) -> String {
     match d {
         Distribution::Uniform => "uniform".into(),
         Distribution::Zipf { theta } => format!("zipf θ={theta}"),
         Distribution::Pareto { h } => format!("pareto h={h}"),
         Distribution::Normal { sigma_percent } => format!("normal σ={sigma_percent}%"),
+        Distribution::Zoned { zones } => {
+            let parts: Vec<String> = zones
+                .iter()
+                .map(|z| match z.size {
+                    ZoneSize::Percent(p) => format!("{}% of accesses to {p}%", z.access_percent),
+                    ZoneSize::Bytes(b) => format!("{}% of accesses to {}", z.access_percent, Bytes(b)),
+                })
+                .collect();
+            format!("zoned from the start of each file: {}", parts.join(", then "))
+        }
     }
 }

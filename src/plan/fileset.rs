@@ -96,6 +96,8 @@ pub struct FileWorkloadPlan {
     /// Share of a fixed operation rate, percent.
     pub skew: f64,
     pub seed: u64,
+    /// getattr, delete and rmdir work on directories (fio dirstat), not files.
+    pub dirs: bool,
 }
 
 /// Plans one file-set phase (trees and workloads); `last_max` is the plan index of the nearest earlier file-set
@@ -223,6 +225,7 @@ fn plan_phase(
             threads: spec_w.threads.unwrap_or(1),
             skew: spec_w.skew.unwrap_or(100.0 / count),
             seed: seed ^ ((index as u64) << 48) ^ ((w as u64) << 32),
+            dirs: spec_w.dirs.unwrap_or(false),
         });
     }
     let threads: u64 = workloads.iter().map(|w| u64::from(w.threads)).sum();
@@ -420,6 +423,7 @@ mod tests {
             fileio: Some(FileIo::Random),
             threads: Some(64),
             skew: None,
+            dirs: None,
         }
     }
 

@@ -28,7 +28,7 @@ use crate::spec::{RwMode, SpecOrigin};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes, WorkloadConfig};
 
-pub use crate::spec::{FileIo, FileOp, FormatMode};
+pub use crate::spec::{FileIo, FileOp, FioJobInfo, FormatMode};
 pub use build::{RunOptions, build_plan};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
@@ -273,6 +273,12 @@ pub struct PhasePlan {
     /// A stream phase (paced viewers) instead of raw I/O; the raw fields above then describe it roughly.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<StreamsPlan>,
+    /// How fio names and groups this phase (fio job files only), for fio's JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fio: Option<FioJobInfo>,
+    /// Keep each worker's own figures (fio's clones are reported one by one unless group_reporting).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub per_worker_results: bool,
 }
 
 /// What kind of work a phase is.

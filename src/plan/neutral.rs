@@ -55,6 +55,8 @@ fn blank(name: String, spec: &PhaseSpec) -> PhasePlan {
         workers: Vec::new(),
         fileset: None,
         streams: None,
+        fio: spec.fio.clone(),
+        per_worker_results: false,
     }
 }
 

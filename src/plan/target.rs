@@ -15,7 +15,7 @@ use super::facts::{Facts, TargetFacts};
 use super::files::{directory_use, file_table};
 use super::streams::own_media_files;
 use super::{FilePlan, PlanError, TargetKind, TargetPlan};
-use crate::spec::JobSpec;
+use crate::spec::{EngineChoice, JobSpec};
 use crate::units::{Bytes, GIB};
 
 /// Decides the data files: count and size per file (the raw phases' data files and the stream phases' own
@@ -47,17 +47,21 @@ pub(super) fn plan_target(
             "stream phases read media under a directory (or from http:// URLs): give a directory as the target".into(),
         )),
         TargetFacts::Directory { path, free, .. } => {
-            let mut table = directory_file_table(job)?;
+            let mut table = directory_file_table(job, |_| true)?;
+            // Phases on the null engine never touch their files (created sparse), so they need no space.
+            let mut stored = directory_file_table(job, |p| p.engine != Some(EngineChoice::Null))?;
             for (name, size) in own_media_files(job) {
-                let entry = table.entry(name).or_insert(0);
-                *entry = (*entry).max(size);
+                for files in [&mut table, &mut stored] {
+                    let entry = files.entry(name.clone()).or_insert(0);
+                    *entry = (*entry).max(size);
+                }
             }
             let needed =
-                table.values().try_fold(Bytes::ZERO, |sum, &size| sum.checked_add(Bytes(size))).ok_or_else(|| {
+                stored.values().try_fold(Bytes::ZERO, |sum, &size| sum.checked_add(Bytes(size))).ok_or_else(|| {
                     PlanError(format!(
                         "the data set ({} files) adds up to more than 16 EiB, the most any filesystem holds: use a \
                          smaller --size",
-                        table.len()
+                        stored.len()
                     ))
                 })?;
             match free {
@@ -109,13 +113,16 @@ pub(super) fn plan_target(
 }
 
 /// The data files of a directory target: name → size, the largest any raw phase needs.
-fn directory_file_table(job: &JobSpec) -> Result<std::collections::BTreeMap<String, u64>, PlanError> {
+fn directory_file_table(
+    job: &JobSpec,
+    counts: impl Fn(&crate::spec::PhaseSpec) -> bool,
+) -> Result<std::collections::BTreeMap<String, u64>, PlanError> {
     let default_files = default_shared_files(job);
     let uses = job
         .phases
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.fileset.is_none() && p.streams.is_none())
+        .filter(|(_, p)| p.fileset.is_none() && p.streams.is_none() && counts(p))
         .map(|(i, p)| {
             directory_use(p, default_files, u64::from(defaults::BUFFERED_ALIGN))
                 .map(|usage| (usage, p.jobs.unwrap_or(defaults::JOBS)))

@@ -5,9 +5,9 @@ use super::defaults;
 use super::facts::{Facts, TargetFacts};
 use super::{Arrivals, DirectMode, Pacing};
 use crate::engine::EngineKind;
-use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec};
+use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, Sequencer, ZoneExtent};
 use crate::units::{Bytes, format_duration};
-use crate::workload::{BlockSizes, Distribution};
+use crate::workload::{BlockSizes, Distribution, Offsets, Zone, ZoneSize};
 
 /// The latency percentiles asked for, ascending and without repeats.
 pub(super) fn percentiles(spec: &PhaseSpec) -> Result<Vec<f64>, String> {
@@ -39,8 +39,10 @@ pub(super) fn choose_engine(
     }
 }
 
-/// Offsets must be multiples of this. Direct I/O needs the filesystem's (or device's) alignment; 4 KiB suits
-/// every filesystem and device seen so far and is what fio assumes for O_DIRECT.
+/// Offsets and lengths must be multiples of this. Direct I/O needs what the filesystem reports for its files
+/// (statx DIOALIGN) or the device's logical block size, so 512-byte direct I/O runs where the storage takes it;
+/// where nothing is reported, 4 KiB, which suits every filesystem and device seen so far. Buffers stay
+/// page-aligned whatever this is (the engine's pool), which satisfies every memory alignment reported.
 pub(super) fn alignment(direct: DirectMode, target: &TargetFacts) -> u32 {
     if direct == DirectMode::Off {
         return defaults::BUFFERED_ALIGN;
@@ -50,11 +52,18 @@ pub(super) fn alignment(direct: DirectMode, target: &TargetFacts) -> u32 {
         TargetFacts::BlockDevice { logical_block, .. } => Some(*logical_block),
         TargetFacts::File { .. } | TargetFacts::Remote { .. } => None,
     };
-    reported.unwrap_or(defaults::DIRECT_ALIGN).max(defaults::DIRECT_ALIGN)
+    reported.filter(|a| a.is_power_of_two()).unwrap_or(defaults::DIRECT_ALIGN)
 }
 
+/// Block sizes in the plan's terms. A range steps by its smaller size when that is a multiple of the alignment
+/// (fio's rule: sizes in a bsrange are multiples of the smallest, so `4k-64k` gives 4k, 8k, … 64k whatever the
+/// alignment), else by the alignment.
 pub(super) fn block_sizes(spec: &BlockSizeSpec, align: u32, direct: DirectMode) -> Result<BlockSizes, String> {
-    let sizes = convert_sizes(spec, align, "block size")?;
+    let step = match spec {
+        BlockSizeSpec::Range(low, _) => u32::try_from(low.0).ok().filter(|l| *l > 0 && l.is_multiple_of(align)),
+        _ => None,
+    };
+    let sizes = convert_sizes(spec, step.unwrap_or(align), "block size")?;
     if let Some(bad) = sizes.sizes().into_iter().find(|s| s % align != 0) {
         let why = if direct == DirectMode::Off { "" } else { " with direct I/O" };
         return Err(format!(
@@ -90,13 +99,67 @@ pub(super) fn convert_sizes(spec: &BlockSizeSpec, step: u32, what: &str) -> Resu
     })
 }
 
-pub(super) fn distribution(spec: DistributionSpec) -> Distribution {
+pub(super) fn distribution(spec: &DistributionSpec) -> Distribution {
     match spec {
         DistributionSpec::Uniform => Distribution::Uniform,
-        DistributionSpec::Zipf(theta) => Distribution::Zipf { theta },
-        DistributionSpec::Pareto(h) => Distribution::Pareto { h },
-        DistributionSpec::Normal(sigma_percent) => Distribution::Normal { sigma_percent },
+        DistributionSpec::Zipf(theta) => Distribution::Zipf { theta: *theta },
+        DistributionSpec::Pareto(h) => Distribution::Pareto { h: *h },
+        DistributionSpec::Normal(sigma_percent) => Distribution::Normal { sigma_percent: *sigma_percent },
+        DistributionSpec::Zoned(zones) => Distribution::Zoned {
+            zones: zones
+                .iter()
+                .map(|z| Zone {
+                    access_percent: z.access_percent,
+                    size: match z.size {
+                        ZoneExtent::Percent(p) => ZoneSize::Percent(p),
+                        ZoneExtent::Bytes(b) => ZoneSize::Bytes(b.0),
+                    },
+                })
+                .collect(),
+        },
     }
+}
+
+/// Zones in bytes (fio zoned_abs) must end within the smallest region a worker addresses, as fio requires them to
+/// end within the file.
+pub(super) fn check_zones(spec: Option<&DistributionSpec>, smallest_region: u64) -> Result<(), String> {
+    let Some(DistributionSpec::Zoned(zones)) = spec else { return Ok(()) };
+    let end: u64 = zones.iter().filter_map(|z| if let ZoneExtent::Bytes(b) = z.size { Some(b.0) } else { None }).sum();
+    if end > smallest_region {
+        return Err(format!(
+            "the zones end at {}, past the end of the data per file ({}); use smaller zones or a larger --size",
+            Bytes(end),
+            Bytes(smallest_region)
+        ));
+    }
+    Ok(())
+}
+
+/// fio's offset modifiers: a step only for sequential phases and a multiple of the alignment; a new random offset
+/// every N operations only for random ones.
+pub(super) fn offsets(spec: &PhaseSpec, random: bool, align: u32) -> Result<Offsets, String> {
+    let step = spec.offset_step.map_or(0, |s| s.0);
+    if step != 0 && random {
+        return Err(format!(
+            "offset-step {} applies to sequential modes; use random-every for random ones",
+            spec.offset_step.expect("said")
+        ));
+    }
+    if !step.unsigned_abs().is_multiple_of(u64::from(align)) {
+        return Err(format!(
+            "offset-step {} is not a multiple of {}, which offsets must be here",
+            spec.offset_step.expect("said"),
+            Bytes(u64::from(align))
+        ));
+    }
+    let random_every = spec.random_every.unwrap_or(1);
+    if random_every > 1 && !random {
+        return Err(format!("random-every {random_every} applies to random modes (randread, randwrite, randrw)"));
+    }
+    if random_every == 0 {
+        return Err("random-every must be at least 1".into());
+    }
+    Ok(Offsets { step, random_every, identical: spec.sequencer == Some(Sequencer::Identical) })
 }
 
 pub(super) fn worker_seed(seed: u64, phase: usize, worker: usize) -> u64 {

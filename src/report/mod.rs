@@ -33,7 +33,7 @@ pub use cache::write_cache_summary;
 pub use check::write_check_summary;
 pub use compare::Comparison;
 pub use csv::CsvSink;
-pub use fio_json::{FioJson, fio_json, write_fio_json};
+pub use fio_json::{FioJson, FioJsonPlus, fio_json, write_fio_json};
 pub use fio_logs::{LogPrefixes, write_fio_logs};
 pub use html::Html;
 pub use inspect::write_inspect;
@@ -59,6 +59,8 @@ pub enum Format {
     Summary,
     /// fio's JSON (`fio --output-format=json`).
     FioJson,
+    /// fio's json+ (`fio --output-format=json+`): with the latency bins.
+    FioJsonPlus,
     /// Markdown tables for a forum post or an issue.
     Markdown,
     /// One self-contained HTML page with SVG charts.
@@ -71,6 +73,7 @@ impl Format {
         match self {
             Format::Summary => &Summary,
             Format::FioJson => &FioJson,
+            Format::FioJsonPlus => &FioJsonPlus,
             Format::Markdown => &Markdown,
             Format::Html => &Html,
         }
@@ -80,7 +83,7 @@ impl Format {
     pub fn comparison_renderer(self) -> Option<&'static dyn Renderer<Comparison>> {
         match self {
             Format::Summary => Some(&Summary),
-            Format::FioJson => None,
+            Format::FioJson | Format::FioJsonPlus => None,
             Format::Markdown => Some(&Markdown),
             Format::Html => Some(&Html),
         }

@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     CpuResult, DevicePoint, DeviceResult, ErrorSummary, IntervalPoint, MemoryResult, OpResult, PhaseResult, RunStatus,
+    WorkerResult,
 };
-use crate::metrics::{ClassPoint, DEFAULT_PERCENTILES, ErrorRecord, OpClass, Recorder};
+use crate::metrics::{ClassPoint, DEFAULT_PERCENTILES, Depths, ErrorRecord, OpClass, Recorder, WorkerTotals};
 use crate::plan::PhasePlan;
 use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, effective_ram};
 use crate::units::Bytes;
@@ -37,6 +38,8 @@ pub struct PhaseMeasurements<'a> {
     pub memory_limit: Option<Bytes>,
     pub engine: EngineDetail,
     pub started_at: String,
+    /// Each worker's own figures, when the plan kept them (empty otherwise).
+    pub workers: &'a [WorkerTotals],
 }
 
 /// System samples at the start and end of the measured period.
@@ -97,6 +100,9 @@ pub fn build_phase(
             process_pct: if span > 0.0 { cpu_time / span * 100.0 } else { 0.0 },
             per_op_us: if total_ops > 0 { cpu_time / total_ops as f64 * 1e6 } else { 0.0 },
             system: SystemCpuUsage::between(&samples.system_before, &samples.system_after),
+            context_switches: samples.cpu_after.context_switches.saturating_sub(samples.cpu_before.context_switches),
+            major_faults: samples.cpu_after.major_faults.saturating_sub(samples.cpu_before.major_faults),
+            minor_faults: samples.cpu_after.minor_faults.saturating_sub(samples.cpu_before.minor_faults),
         },
         memory: MemoryResult {
             ram_bytes: samples.memory_after.total.0,
@@ -113,6 +119,9 @@ pub fn build_phase(
         },
         file_ops: None,
         streams: None,
+        depths: (measured.totals.depths != Depths::default()).then_some(measured.totals.depths),
+        fio: plan.fio.clone(),
+        workers: measured.workers.iter().map(|w| worker_result(w, percentiles)).collect(),
         intervals: intervals.0,
         interval_stride: intervals.1,
     }
@@ -124,6 +133,7 @@ fn op_result(totals: &Recorder, class: OpClass, seconds: f64, percentiles: &[f64
         return None;
     }
     let per_sec = |n: f64| if seconds > 0.0 { n / seconds } else { 0.0 };
+    let summary = |h: &crate::metrics::Histogram| (!h.is_empty()).then(|| h.summary(percentiles));
     Some(OpResult {
         ops: stats.ops,
         bytes: stats.bytes,
@@ -131,8 +141,32 @@ fn op_result(totals: &Recorder, class: OpClass, seconds: f64, percentiles: &[f64
         iops: per_sec(stats.ops as f64),
         mbps: per_sec(stats.bytes as f64) / 1e6,
         latency: stats.latency.summary(percentiles),
-        due_latency: stats.due_latency.as_ref().filter(|h| !h.is_empty()).map(|h| h.summary(percentiles)),
+        due_latency: stats.due_latency.as_ref().and_then(summary),
+        submit_latency: summary(&stats.submit_latency),
+        total_latency: summary(&stats.total_latency),
+        latency_bins: stats.latency.buckets().map(|(ns, n)| [ns, n]).collect(),
+        bandwidth_spread: None,
+        iops_spread: None,
     })
+}
+
+/// One worker's figures: its own totals over its own measured time, and its rates' spread over full intervals.
+fn worker_result(worker: &WorkerTotals, percentiles: &[f64]) -> WorkerResult {
+    let seconds = worker.measured.as_secs_f64();
+    let with_spread = |class, i: usize| {
+        op_result(&worker.recorder, class, seconds, percentiles).map(|mut op| {
+            op.bandwidth_spread = Some(worker.bandwidth[i].summary());
+            op.iops_spread = Some(worker.ops[i].summary());
+            op
+        })
+    };
+    WorkerResult {
+        duration_s: seconds,
+        read: with_spread(OpClass::Read, 0),
+        write: with_spread(OpClass::Write, 1),
+        sync: op_result(&worker.recorder, OpClass::Sync, seconds, percentiles),
+        depths: worker.recorder.depths,
+    }
 }
 
 /// The activity of each listed (name, role) device between two samples taken `elapsed` apart; devices missing

@@ -21,8 +21,9 @@ mod verify;
 use serde::{Deserialize, Serialize};
 
 // The metric types that appear in results' fields are re-exported, so renderers need not reach below `results`.
-pub use crate::metrics::{ClassPoint, LatencySummary, Percentile};
+pub use crate::metrics::{ClassPoint, Depths, LatencySummary, Percentile, RateSpread};
 use crate::metrics::{ErrorRecord, Mergeable};
+pub use crate::plan::FioJobInfo;
 use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, SystemCpuUsage};
 pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
 
@@ -216,6 +217,17 @@ pub struct PhaseResult {
     /// Stream phases: the viewers' settings, every step measured and, for a search, the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<StreamsResult>,
+    /// fio's queue-depth distributions: operations by the depth they joined, submissions and reaps by how many
+    /// requests they carried (raw I/O phases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depths: Option<Depths>,
+    /// How fio names and groups this phase (phases read from fio job files), for fio's JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio: Option<FioJobInfo>,
+    /// Each worker's own figures, in worker order (fio job files without group_reporting: fio reports every
+    /// clone of a job on its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workers: Vec<WorkerResult>,
     /// Interval series (merged pairwise when a phase is very long: see `interval_stride`).
     pub intervals: Vec<IntervalPoint>,
     /// How many reporting intervals each point covers.
@@ -239,6 +251,36 @@ pub struct OpResult {
     /// Paced phases: latency from the time each operation was due (includes waiting behind a slow device), ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub due_latency: Option<LatencySummary>,
+    /// Raw I/O: from when a worker took the operation to when it reached the kernel (fio's slat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_latency: Option<LatencySummary>,
+    /// Raw I/O: from when a worker took the operation to its completion (fio's lat).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_latency: Option<LatencySummary>,
+    /// The latency histogram: `[nanoseconds, operations]` per non-empty bucket, ascending (fio's json+ bins);
+    /// a bucket's value is its midpoint, within 0.4 % of every latency in it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_bins: Vec<[u64; 2]>,
+    /// One worker's bandwidth over its full intervals, bytes per second (worker figures only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_spread: Option<RateSpread>,
+    /// One worker's operations per second over its full intervals (worker figures only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops_spread: Option<RateSpread>,
+}
+
+/// One worker's figures over a phase.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkerResult {
+    /// Measured time until this worker stopped.
+    pub duration_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read: Option<OpResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write: Option<OpResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<OpResult>,
+    pub depths: Depths,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -254,6 +296,15 @@ pub struct CpuResult {
     pub per_op_us: f64,
     /// The whole machine, from /proc/stat: user, system, iowait, idle and steal in percent of all CPUs.
     pub system: SystemCpuUsage,
+    /// streamcap's context switches, voluntary and not (fio's ctx).
+    #[serde(default)]
+    pub context_switches: u64,
+    /// streamcap's page faults that needed I/O (fio's majf).
+    #[serde(default)]
+    pub major_faults: u64,
+    /// streamcap's page faults served from memory (fio's minf).
+    #[serde(default)]
+    pub minor_faults: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -10,9 +10,12 @@
 //!
 //! Timing rules: latency is completion minus submission; when a schedule gives a due time (pacing, a viewer's
 //! next chunk), also completion minus due (no coordinated omission) and submission minus due (streamcap's own
-//! lag, which must stay small for the other figure to mean anything). The submission time is read right before
-//! each group of requests reaches the kernel, so no latency includes streamcap's own work on earlier groups;
-//! completions reaped in one batch share one clock read (they were all found at that moment).
+//! lag, which must stay small for the other figure to mean anything). Submission latency (fio's slat) is
+//! submission minus the moment the core took the I/O into its slot, and total latency (fio's lat) the two
+//! together. The submission time is read right before each group of requests reaches the kernel, so no latency
+//! includes streamcap's own work on earlier groups; completions reaped in one batch share one clock read (they
+//! were all found at that moment). After the ramp the core also counts fio's queue-depth distributions: the
+//! depth each I/O joins, and how many requests each submission and each reap carried.
 //!
 //! It must not know what the work means: no job, no files by name beyond what a schedule tells it for error
 //! messages, no player model.
@@ -168,6 +171,8 @@ pub struct WorkerEnd {
 #[derive(Clone, Copy)]
 struct InFlight {
     io: Io,
+    /// When the core took the I/O into its slot (fio's start_time): where `slat` and `lat` start.
+    taken: Instant,
     submitted: Instant,
     /// Issued after the ramp: its completion is recorded and its bytes count toward the budget. Decided once,
     /// when the I/O is queued, so that the two always agree.
@@ -201,7 +206,7 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
     let measure_start = cfg.origin + cfg.ramp;
     let blank = Io::transfer(OpKind::Read, 0, 0, 0, None);
     let mut core = Core {
-        table: vec![InFlight { io: blank, submitted: cfg.origin, measured: false }; depth],
+        table: vec![InFlight { io: blank, taken: cfg.origin, submitted: cfg.origin, measured: false }; depth],
         free: (0..depth as u32).rev().collect(),
         batch: Vec::with_capacity(depth),
         done: Vec::with_capacity(depth),
@@ -259,6 +264,9 @@ impl Core {
             if let Err(e) = engine.reap(1, wait, &mut self.done) {
                 self.engine_failed(cfg, e);
                 return;
+            }
+            if !self.in_ramp {
+                self.tally.depths().record_complete(self.done.len());
             }
             now = Instant::now();
             // Intervals that ended while we waited are shipped first: these completions happened after them.
@@ -362,11 +370,13 @@ impl Core {
             }
             self.free.pop();
             let measured = !self.in_ramp;
-            self.table[slot as usize] = InFlight { io, submitted: now, measured };
+            self.table[slot as usize] = InFlight { io, taken: now, submitted: now, measured };
             self.batch.push(Request { slot, kind: io.kind, file: io.file, offset: io.offset, len: io.len });
             if measured && !io.extra && matches!(io.kind, OpKind::Read | OpKind::Write) {
                 self.issued += u64::from(io.len);
                 self.issued_ops += 1;
+                // fio's iodepth_level: the queue depth this I/O joins, itself included.
+                self.tally.depths().record_level(engine.in_flight() + self.batch.len());
             }
             if !stopping && self.budget_spent(cfg) {
                 return;
@@ -388,6 +398,9 @@ impl Core {
             }
             let chunk = &self.batch[sent..end];
             let accepted = if end == self.batch.len() { engine.queue(chunk)? } else { engine.submit(chunk)? };
+            if !self.in_ramp {
+                self.tally.depths().record_submit(accepted);
+            }
             sent += accepted;
             if accepted < chunk.len() {
                 break;
@@ -428,7 +441,8 @@ impl Core {
                     let due = io.due.map(|d| cfg.origin + d);
                     let late = due.filter(|_| counts).map(|d| nanos(now.saturating_duration_since(d)));
                     let lag = due.map(|d| nanos(entry.submitted.saturating_duration_since(d)));
-                    self.tally.record(class, u64::from(n), latency, late, lag);
+                    let submit = nanos(entry.submitted.saturating_duration_since(entry.taken));
+                    self.tally.record_io(class, u64::from(n), submit, latency, late, lag);
                 }
                 Ok(n) => {
                     let message = format!("short transfer: {n} of {} bytes", io.len);
@@ -543,6 +557,11 @@ pub(super) mod tests {
 
     /// Runs one worker of `schedule` on the null engine with `depth` slots.
     fn run_on_null(schedule: Steady, depth: u32, paced: bool) -> crate::run::PhaseOutcome {
+        run_on_null_kept(schedule, depth, paced, false)
+    }
+
+    /// `run_on_null`, keeping each worker's own totals when `per_worker`.
+    fn run_on_null_kept(schedule: Steady, depth: u32, paced: bool, per_worker: bool) -> crate::run::PhaseOutcome {
         let setup: SetUp<'_> = Box::new(move || {
             let engine =
                 AnyEngine::build(EngineSetup::new(EngineKind::Null, depth, 4096)).map_err(|e| e.to_string())?;
@@ -559,6 +578,7 @@ pub(super) mod tests {
             series: SeriesStart::default(),
             setups: vec![setup],
             sync: None,
+            per_worker,
         };
         run_workers(run, &mut Quiet).outcome
     }
@@ -581,5 +601,25 @@ pub(super) mod tests {
         assert_eq!(reads.ops, 50);
         assert_eq!(reads.due_latency.as_ref().map(|h| h.count()), Some(50));
         assert_eq!(reads.lag.as_ref().map(|h| h.count()), Some(50));
+    }
+
+    #[test]
+    fn every_io_through_the_core_has_its_submission_latency_and_queue_depth_counted() {
+        // fio's slat, lat and iodepth distributions come from the one core: before the redesign they were
+        // measured in a second worker loop, and the merge onto the core left slat all zeros.
+        let schedule = Steady { gap: None, given: 0, count: 1_000, path: "x".into() };
+        let outcome = run_on_null_kept(schedule, 8, false, true);
+        let reads = outcome.totals.stats(OpClass::Read);
+        assert_eq!((reads.ops, reads.submit_latency.count(), reads.total_latency.count()), (1_000, 1_000, 1_000));
+        assert!(reads.total_latency.max() >= reads.latency.max());
+        assert!(reads.total_latency.min() >= reads.submit_latency.min());
+        let depths = outcome.totals.depths;
+        assert_eq!(depths.level.iter().sum::<u64>(), 1_000);
+        assert_eq!(depths.level[4..], [0, 0, 0], "never deeper than the 8 slots: {:?}", depths.level);
+        assert!(depths.submit.iter().sum::<u64>() > 0 && depths.complete.iter().sum::<u64>() > 0);
+        let kept = &outcome.workers;
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].recorder.stats(OpClass::Read).ops, 1_000);
+        assert_eq!(kept[0].recorder.depths, depths);
     }
 }

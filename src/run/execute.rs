@@ -283,6 +283,7 @@ impl<'p> Executor<'p> {
                 series: SeriesStart::default(),
                 setups: raw::setups(phase, &inputs),
                 sync: self.cluster.map(|cluster| PhaseSync { cluster, phase: *index, step: 0, stonewall: true }),
+                per_worker: phase.per_worker_results,
             };
             run_workers(run, observer).outcome
         };

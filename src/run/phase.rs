@@ -18,7 +18,7 @@ use super::cluster::{self, PhaseSync, RankEnd};
 use super::core::WorkerEnd;
 use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
-use crate::metrics::{ErrorRecord, Recorder, Snapshot};
+use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot, WorkerTotals};
 use crate::plan::{RateFloor, defaults};
 
 /// Stop flags a worker checks on every loop iteration (two relaxed loads).
@@ -89,6 +89,8 @@ pub struct PhaseOutcome {
     pub intervals: u64,
     /// Multi-host runs: how each rank's share ended, in rank order (empty for a run of one process).
     pub ranks: Vec<RankEnd>,
+    /// Each worker's own figures, in worker order, when the run asked for them (fio's clones reported apart).
+    pub workers: Vec<WorkerTotals>,
 }
 
 /// Where a run of workers' intervals fall in their phase's series: a stream phase runs one set of workers per
@@ -129,6 +131,8 @@ pub(super) struct PhaseRun<'a> {
     pub setups: Vec<SetUp<'a>>,
     /// Multi-host runs: how this run of workers takes part (`None`: one process).
     pub sync: Option<PhaseSync<'a>>,
+    /// Keep each worker's own totals and rate spreads (`PhaseOutcome::workers`).
+    pub per_worker: bool,
 }
 
 /// What the workers of a phase left: the outcome, and each worker's schedule (`None` when it never ran).
@@ -194,6 +198,9 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
         let mut gather = Gatherer::new(workers, interval, spares);
         gather.floor = floor;
         gather.series = run.series;
+        if run.per_worker {
+            gather.workers = vec![WorkerTotals::new(); workers];
+        }
         gather.follow(&rx, control, index, start + ramp, observer);
         let (ends, schedules) = join_workers(handles);
         gather.flush(index, observer);
@@ -217,6 +224,7 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
             started,
             intervals: gather.reported_intervals,
             ranks,
+            workers: std::mem::take(&mut gather.workers),
         };
         Ran { outcome, schedules }
     })
@@ -284,6 +292,7 @@ pub(super) fn failed_outcome(direct: bool, stop: StopReason) -> PhaseOutcome {
         started: SystemTime::now(),
         intervals: 0,
         ranks: Vec::new(),
+        workers: Vec::new(),
     }
 }
 
@@ -308,6 +317,8 @@ pub(super) struct Gatherer {
     series: SeriesStart,
     /// Interval reports made so far.
     reported_intervals: u64,
+    /// Each worker's own totals and rate spreads, when they are kept (empty otherwise).
+    pub workers: Vec<WorkerTotals>,
 }
 
 impl Gatherer {
@@ -325,6 +336,7 @@ impl Gatherer {
             floor_breach: None,
             series: SeriesStart::default(),
             reported_intervals: 0,
+            workers: Vec::new(),
         }
     }
 
@@ -375,6 +387,7 @@ impl Gatherer {
         if snapshot.last {
             self.measured = self.measured.max(snapshot.elapsed);
         }
+        self.keep_worker(&snapshot);
         let room = defaults::ERRORS_KEPT.saturating_sub(self.errors.len());
         self.errors.extend(snapshot.errors.into_iter().take(room));
         match self.pending.get_mut(&snapshot.interval) {
@@ -388,6 +401,26 @@ impl Gatherer {
             }
         }
         self.emit_ready(phase, observer, false);
+    }
+
+    /// Adds a snapshot to its worker's own totals, and a full interval's rates to the worker's spreads (for a
+    /// class the worker has done at all, so that an idle interval counts as a zero rate, as fio samples it).
+    fn keep_worker(&mut self, snapshot: &Snapshot) {
+        let Some(totals) = self.workers.get_mut(snapshot.worker as usize) else { return };
+        totals.recorder.merge(&snapshot.recorder);
+        if snapshot.last {
+            totals.measured = totals.measured.max(snapshot.elapsed);
+            return;
+        }
+        let seconds = self.interval.as_secs_f64();
+        for (i, class) in [OpClass::Read, OpClass::Write].into_iter().enumerate() {
+            if totals.recorder.stats(class).ops == 0 {
+                continue;
+            }
+            let now = snapshot.recorder.stats(class);
+            totals.bandwidth[i].add(now.bytes as f64 / seconds);
+            totals.ops[i].add(now.ops as f64 / seconds);
+        }
     }
 
     /// Reports every interval that no worker can still add to (or all of them, at the end).

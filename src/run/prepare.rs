@@ -114,6 +114,7 @@ pub fn pass(
         series: SeriesStart::default(),
         setups: vec![setup],
         sync: None,
+        per_worker: false,
     };
     let mut observer = Progress { done: 0, total, report: progress };
     let outcome = run_workers(run, &mut observer).outcome;

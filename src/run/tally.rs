@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::core::{CoreConfig, nanos};
 use super::worker_setup::WorkerMsg;
-use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot};
+use crate::metrics::{Depths, ErrorRecord, OpClass, Recorder, Snapshot};
 use crate::plan::defaults;
 
 /// One failed operation, as the worker saw it.
@@ -60,6 +60,33 @@ impl Tally {
         if let Some(lag) = lag_ns {
             self.recorder.record_lag(class, lag);
         }
+    }
+
+    /// An I/O through the core: `submit_ns` from taking it into a slot to handing it to the kernel (fio's
+    /// slat), `latency_ns` from then to its completion, and from its due time and its lag when paced.
+    #[inline]
+    pub fn record_io(
+        &mut self,
+        class: OpClass,
+        bytes: u64,
+        submit_ns: u64,
+        latency_ns: u64,
+        late_ns: Option<u64>,
+        lag_ns: Option<u64>,
+    ) {
+        self.recorder.record_io(class, bytes, submit_ns, latency_ns);
+        if let Some(late) = late_ns {
+            self.recorder.record_due(class, late);
+        }
+        if let Some(lag) = lag_ns {
+            self.recorder.record_lag(class, lag);
+        }
+    }
+
+    /// The current interval's queue-depth distributions.
+    #[inline]
+    pub fn depths(&mut self) -> &mut Depths {
+        &mut self.recorder.depths
     }
 
     /// An operation a schedule did itself, timed from `started` to `ended`; not counted during the ramp.

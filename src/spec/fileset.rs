@@ -82,7 +82,7 @@ pub struct FileTreeSpec {
 }
 
 /// A workload on a tree (vdbench fwd).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct FileWorkloadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,6 +111,9 @@ pub struct FileWorkloadSpec {
     /// Percentage of all operations that this workload gets when several run together (vdbench skew).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skew: Option<f64>,
+    /// getattr, delete and rmdir on the tree's directories rather than its files (fio dirstat). Default: files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirs: Option<bool>,
 }
 
 /// File sizes of a tree.
@@ -194,6 +197,11 @@ pub enum FormatMode {
     Once,
     /// Delete the tree and end the phase.
     Clean,
+    /// Like yes, but create the directories only, no files (vdbench format=directories).
+    Directories,
+    /// Like yes, but create the tree's root directory only: the workload makes the rest (fio filecreate,
+    /// dircreate).
+    Empty,
 }
 
 /// Implements FromStr and Display for a plain word enum.
@@ -221,6 +229,7 @@ word_enum!(FilePlacement, "file placement", [Bottom => "bottom", All => "all"]);
 word_enum!(FileIo, "fileio", [Sequential => "sequential" | "seq", Random => "random"]);
 word_enum!(FormatMode, "format", [
     No => "no", Yes => "yes", Restart => "restart", Only => "only", Once => "once", Clean => "clean",
+    Directories => "directories", Empty => "empty",
 ]);
 word_enum!(FileOp, "file operation", [
     Read => "read", Write => "write", Create => "create", Delete => "delete", Mkdir => "mkdir",

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
 use super::streams::StreamsSpec;
 use super::values::{
-    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent,
+    ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
     VerifyChoice,
 };
 use crate::units::{ByteRate, Bytes};
@@ -108,6 +109,17 @@ pub struct PhaseSpec {
     /// percentage_random, vdbench seekpct).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub percentage_random: Option<u8>,
+    /// Sequential phases: bytes added to the offset after each operation; negative walks backwards (fio
+    /// rw=write:4k, rw=read:-8k).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_step: Option<ByteStep>,
+    /// Random phases: a new random offset only every this many operations (fio rw=randread:8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_every: Option<u32>,
+    /// With `random-every`: the operations in between continue sequentially (default) or repeat the offset (fio
+    /// rw_sequencer).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequencer: Option<Sequencer>,
     /// Offsets are multiples of this (fio blockalign). Default: the block size for random I/O, at least the
     /// direct-I/O alignment.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -206,6 +218,22 @@ pub struct PhaseSpec {
     /// Paced stream viewers (a count, or the capacity search) instead of raw I/O.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<Box<StreamsSpec>>,
+    /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
+    #[serde(skip)]
+    pub fio: Option<FioJobInfo>,
+}
+
+/// What fio's JSON says about a job beyond its figures: its reporting group and the options as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FioJobInfo {
+    /// fio's group id: a new group at every stonewall and new_group.
+    pub group_id: u32,
+    /// fio's group_reporting: the job's clones (and the other jobs of its group) are reported as one.
+    pub group_reporting: bool,
+    /// The options of the job's own section, in order, under fio's names (fio's "job options").
+    pub job_options: Vec<(String, String)>,
+    /// The options of the `[global]` sections before the job (fio's "global options").
+    pub global_options: Vec<(String, String)>,
 }
 
 fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -255,6 +283,9 @@ impl PhaseSpec {
                 verify,
                 verify_backlog,
                 percentage_random,
+                offset_step,
+                random_every,
+                sequencer,
                 align,
                 size_percent,
                 offset,
@@ -282,6 +313,7 @@ impl PhaseSpec {
                 lat_log,
                 fileset,
                 streams,
+                fio,
             ]
         )
     }

@@ -2,6 +2,7 @@
 //! native TOML job files; fio and vdbench files are detected). Imports only `units`.
 
 mod detect;
+mod distribution;
 mod fileset;
 mod fio;
 mod formats;
@@ -15,17 +16,18 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use detect::{Dialect, detect_dialect};
+pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
 pub use fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     FormatMode, OpRateSpec,
 };
 pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
 pub use formats::{FORMATS, Format, Mix};
-pub use job::{JobSpec, PhaseSpec, SpecOrigin};
+pub use job::{FioJobInfo, JobSpec, PhaseSpec, SpecOrigin};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
 pub use toml::parse_toml_job;
 pub use values::{
-    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, FileService, RwMode, Sharing, SizeOrPercent,
+    ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
     ValueError, VerifyChoice,
 };
 pub use vdbench::parse_vdbench_job;

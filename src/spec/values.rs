@@ -1,5 +1,6 @@
 //! The values a user writes for a workload key, parsed once whatever the dialect: `rw` modes, block-size
-//! specifications (`4k`, `4k-64k`, `4k/60:64k/40`), distributions (`zipf:1.2`), engines and arrival processes.
+//! specifications (`4k`, `4k-64k`, `4k/60:64k/40`), offset steps and sequencers, engines and arrival processes
+//! (distributions are in `distribution.rs`).
 //!
 //! These are the user's words, not the machinery: `plan` turns them into the concrete workload and engine
 //! configuration.
@@ -107,7 +108,8 @@ serde_via_str!(RwMode);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockSizeSpec {
     Fixed(Bytes),
-    /// `4k-64k`: sizes between the two, in steps of the smaller alignment.
+    /// `4k-64k`: sizes between the two, in steps of the smaller size (fio's rule), or of the alignment when the
+    /// smaller size is not a multiple of it.
     Range(Bytes, Bytes),
     /// `4k/60:64k/40`: weighted sizes. An entry without a weight shares what the others leave of 100.
     Split(Vec<(Bytes, Option<u32>)>),
@@ -186,59 +188,61 @@ impl fmt::Display for BlockSizeSpec {
 }
 serde_via_str!(BlockSizeSpec);
 
-/// Random-offset distribution as the user wrote it, fio style: `uniform`, `zipf:1.2`, `pareto:0.9`, `normal:5`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum DistributionSpec {
-    Uniform,
-    Zipf(f64),
-    Pareto(f64),
-    /// Standard deviation as a percentage of the data set.
-    Normal(f64),
-}
+/// A byte amount that may be negative: fio's sequential offset step (`rw=write:4k` leaves holes, `rw=read:-8k`
+/// walks backwards).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteStep(pub i64);
 
-impl FromStr for DistributionSpec {
+impl FromStr for ByteStep {
     type Err = ValueError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let expected =
-            "uniform, zipf:θ (θ > 0, e.g. zipf:1.2), pareto:h (0 < h < 1) or normal:σ (σ in % of the data set)";
-        let text = s.trim().to_ascii_lowercase();
-        let (name, arg) = text.split_once(':').map_or((text.as_str(), None), |(n, a)| (n, Some(a)));
-        let number = |a: Option<&str>| -> Result<f64, ValueError> {
-            a.and_then(|a| a.trim().parse::<f64>().ok())
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| value_error(s, "distribution", expected))
-        };
-        let spec = match name {
-            "uniform" | "random" if arg.is_none() => DistributionSpec::Uniform,
-            "zipf" => DistributionSpec::Zipf(number(arg)?),
-            "pareto" => DistributionSpec::Pareto(number(arg)?),
-            "normal" | "gauss" => DistributionSpec::Normal(number(arg)?),
-            _ => return Err(value_error(s, "distribution", expected)),
-        };
-        let ok = match spec {
-            DistributionSpec::Uniform => true,
-            DistributionSpec::Zipf(theta) => theta > 0.0,
-            DistributionSpec::Pareto(h) => h > 0.0 && h < 1.0,
-            DistributionSpec::Normal(sigma) => sigma > 0.0 && sigma <= 100.0,
-        };
-        if !ok {
-            return Err(value_error(s, "distribution", expected));
-        }
-        Ok(spec)
+        let text = s.trim();
+        let (negative, magnitude) = text.strip_prefix('-').map_or((false, text), |m| (true, m));
+        let bytes = Bytes::parse(magnitude)
+            .ok()
+            .and_then(|b| i64::try_from(b.0).ok())
+            .ok_or_else(|| value_error(s, "offset step", "a size, negative to go backwards (4k, -8k)"))?;
+        Ok(ByteStep(if negative { -bytes } else { bytes }))
     }
 }
 
-impl fmt::Display for DistributionSpec {
+impl fmt::Display for ByteStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DistributionSpec::Uniform => f.write_str("uniform"),
-            DistributionSpec::Zipf(v) => write!(f, "zipf:{v}"),
-            DistributionSpec::Pareto(v) => write!(f, "pareto:{v}"),
-            DistributionSpec::Normal(v) => write!(f, "normal:{v}"),
+        let sign = if self.0 < 0 { "-" } else { "" };
+        write!(f, "{sign}{}", Bytes(self.0.unsigned_abs()).to_string().replace(' ', "").replace("iB", ""))
+    }
+}
+serde_via_str!(ByteStep);
+
+/// What the operations between two random offsets do (fio rw_sequencer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sequencer {
+    /// Continue sequentially from the random offset.
+    Sequential,
+    /// Repeat the same offset.
+    Identical,
+}
+
+impl FromStr for Sequencer {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sequential" => Ok(Sequencer::Sequential),
+            "identical" => Ok(Sequencer::Identical),
+            _ => Err(value_error(s, "sequencer", "sequential or identical")),
         }
     }
 }
-serde_via_str!(DistributionSpec);
+
+impl fmt::Display for Sequencer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Sequencer::Sequential => "sequential",
+            Sequencer::Identical => "identical",
+        })
+    }
+}
+serde_via_str!(Sequencer);
 
 /// The engine the user asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -464,13 +468,13 @@ mod tests {
     }
 
     #[test]
-    fn distributions() {
-        assert_eq!("zipf:1.2".parse::<DistributionSpec>().unwrap(), DistributionSpec::Zipf(1.2));
-        assert_eq!("uniform".parse::<DistributionSpec>().unwrap(), DistributionSpec::Uniform);
-        assert_eq!("pareto:0.9".parse::<DistributionSpec>().unwrap(), DistributionSpec::Pareto(0.9));
-        assert!("pareto:1.5".parse::<DistributionSpec>().is_err());
-        assert!("zipf".parse::<DistributionSpec>().is_err());
-        assert!("zipf:0".parse::<DistributionSpec>().is_err());
+    fn offset_steps_and_sequencers() {
+        assert_eq!("-8k".parse::<ByteStep>().unwrap(), ByteStep(-8192));
+        assert_eq!("112k".parse::<ByteStep>().unwrap(), ByteStep(112 * 1024));
+        assert_eq!(ByteStep(-8192).to_string(), "-8K");
+        assert!("--8k".parse::<ByteStep>().is_err());
+        assert_eq!("identical".parse::<Sequencer>().unwrap(), Sequencer::Identical);
+        assert!("backwards".parse::<Sequencer>().is_err());
     }
 
     #[test]

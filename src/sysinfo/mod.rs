@@ -30,7 +30,8 @@ pub use proc::{
 pub use safety::{DeviceSafety, inspect_device, inspect_device_usage, probe_signature};
 pub use topology::{
     BlockDevice, BtrfsSpace, DeviceKind, DioAlign, FilesystemFacts, MdArray, MountEntry, PoolFacts, PoolKind, Profile,
-    devices_beneath, direct_io_alignment, filesystem_of, parse_mountinfo, pool_of, read_mountinfo,
+    devices_beneath, direct_io_alignment, direct_io_alignment_in_dir, filesystem_of, parse_mountinfo, pool_of,
+    read_mountinfo,
 };
 
 /// Everything that can go wrong while gathering system facts. Messages say what happened and what to do.

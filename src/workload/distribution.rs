@@ -9,19 +9,52 @@
 //!   inversion (O(1) per sample, no table), where fio sums a table of up to 10 million terms.
 //! - pareto:h — fio's formula: rank = (n−1)·u^(ln h / ln(1−h)) for uniform u.
 //! - normal:σ — a Gaussian centred on the middle of the rank space with a standard deviation of σ % of it.
+//! - zoned — fio's `zoned` and `zoned_abs`: the data set is cut into consecutive zones from its start, each with
+//!   a share of the accesses, and accesses are uniform within a zone. Zones are *not* scattered: "60 % of the I/O
+//!   to the first 10 %" means the first 10 % of the file, as in fio. A zone is a fraction of the set or a byte
+//!   size; a set smaller than the zones asked for ends at its end (the plan refuses zone sizes past the end).
 
 use serde::{Deserialize, Serialize};
 
 use super::rng::Rng;
 
 /// The shape of a random access pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Distribution {
     Uniform,
-    Zipf { theta: f64 },
-    Pareto { h: f64 },
-    Normal { sigma_percent: f64 },
+    Zipf {
+        theta: f64,
+    },
+    Pareto {
+        h: f64,
+    },
+    Normal {
+        sigma_percent: f64,
+    },
+    /// Consecutive zones from the start of the set, each with its share of the accesses.
+    Zoned {
+        zones: Vec<Zone>,
+    },
+}
+
+/// One zone of a zoned distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Zone {
+    /// Share of all accesses that land in this zone, percent.
+    pub access_percent: f64,
+    /// How much of the set the zone covers.
+    pub size: ZoneSize,
+}
+
+/// The extent of a zone.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum ZoneSize {
+    /// Percent of the set (fio `zoned`).
+    Percent(f64),
+    /// Bytes (fio `zoned_abs`).
+    Bytes(u64),
 }
 
 /// A sampler over `n` units, built once per worker.
@@ -31,12 +64,61 @@ pub enum Sampler {
     Zipf { zipf: Zipf, scatter: Scatter },
     Pareto { n: u64, power: f64, scatter: Scatter },
     Normal { n: u64, sigma: f64, scatter: Scatter },
+    Zoned(ZoneTable),
+}
+
+/// Zones in units: cumulative access shares (ending at 100) with the first unit and unit count of each zone.
+#[derive(Debug, Clone)]
+pub struct ZoneTable {
+    upto: Vec<f64>,
+    spans: Vec<(u64, u64)>,
+}
+
+impl ZoneTable {
+    /// The zones over `n` units of `unit` bytes each. Zones past the end of the set are cut at the end; zones
+    /// that end up empty lose their accesses to the others in proportion (there is nothing there to access).
+    pub fn new(zones: &[Zone], n: u64, unit: u64) -> ZoneTable {
+        let (mut upto, mut spans, mut start, mut total) = (Vec::new(), Vec::new(), 0u64, 0.0);
+        for zone in zones {
+            let len = match zone.size {
+                ZoneSize::Percent(p) => (p / 100.0 * n as f64).round() as u64,
+                ZoneSize::Bytes(b) => b / unit.max(1),
+            }
+            .min(n - start);
+            if len > 0 && zone.access_percent > 0.0 {
+                total += zone.access_percent;
+                upto.push(total);
+                spans.push((start, len));
+            }
+            start += len;
+        }
+        if spans.is_empty() {
+            // Nothing to choose from: uniform over the whole set.
+            return ZoneTable { upto: vec![100.0], spans: vec![(0, n)] };
+        }
+        upto.iter_mut().for_each(|u| *u *= 100.0 / total);
+        ZoneTable { upto, spans }
+    }
+
+    #[inline]
+    fn sample(&self, rng: &mut Rng) -> u64 {
+        let v = rng.unit() * 100.0;
+        let zone = self.upto.partition_point(|&u| u <= v).min(self.spans.len() - 1);
+        let (start, len) = self.spans[zone];
+        start + rng.below(len)
+    }
 }
 
 impl Sampler {
-    pub fn new(distribution: Distribution, n: u64) -> Sampler {
+    /// A sampler over `n` units; `unit` (bytes per unit) places zones given in bytes.
+    pub fn new(distribution: &Distribution, n: u64) -> Sampler {
+        Sampler::with_unit(distribution, n, 1)
+    }
+
+    /// [`Sampler::new`] for units of `unit` bytes, which zones given in bytes need.
+    pub fn with_unit(distribution: &Distribution, n: u64, unit: u64) -> Sampler {
         let n = n.max(1);
-        match distribution {
+        match *distribution {
             Distribution::Uniform => Sampler::Uniform { n },
             Distribution::Zipf { theta } => Sampler::Zipf { zipf: Zipf::new(n, theta), scatter: Scatter::new(n) },
             Distribution::Pareto { h } => {
@@ -45,6 +127,7 @@ impl Sampler {
             Distribution::Normal { sigma_percent } => {
                 Sampler::Normal { n, sigma: sigma_percent / 100.0 * n as f64, scatter: Scatter::new(n) }
             }
+            Distribution::Zoned { ref zones } => Sampler::Zoned(ZoneTable::new(zones, n, unit)),
         }
     }
 
@@ -67,6 +150,7 @@ impl Sampler {
                     break scatter.apply(x as u64);
                 }
             },
+            Sampler::Zoned(table) => table.sample(rng),
         }
     }
 }
@@ -211,7 +295,7 @@ mod tests {
             Distribution::Pareto { h: 0.9 },
             Distribution::Normal { sigma_percent: 5.0 },
         ] {
-            let sampler = Sampler::new(dist, n);
+            let sampler = Sampler::new(&dist, n);
             let mut rng = Rng::new(11);
             let mut counts = vec![0u32; n as usize];
             for _ in 0..100_000 {
@@ -222,5 +306,50 @@ mod tests {
             // Uniform would put ~1 % of draws on the 1 % hottest units.
             assert!(top_percent > 5_000, "{dist:?}: hottest 1 % got {top_percent} of 100000");
         }
+    }
+
+    fn zoned(zones: &[(f64, ZoneSize)]) -> Distribution {
+        Distribution::Zoned { zones: zones.iter().map(|&(a, size)| Zone { access_percent: a, size }).collect() }
+    }
+
+    /// Share of `draws` samples that fall in [from, to).
+    fn share(sampler: &Sampler, from: u64, to: u64, draws: u32) -> f64 {
+        let mut rng = Rng::new(17);
+        (0..draws).filter(|_| (from..to).contains(&sampler.sample(&mut rng))).count() as f64 / f64::from(draws)
+    }
+
+    #[test]
+    fn zones_get_their_share_of_accesses_in_order_from_the_start() {
+        // fio's example: 60 % of accesses to the first 10 %, 30 % to the next 20 %, 8 % to the next 30 %, 2 % to
+        // the last 40 %.
+        use ZoneSize::Percent as P;
+        let sampler = Sampler::new(&zoned(&[(60.0, P(10.0)), (30.0, P(20.0)), (8.0, P(30.0)), (2.0, P(40.0))]), 1000);
+        for (from, to, expected) in [(0, 100, 0.60), (100, 300, 0.30), (300, 600, 0.08), (600, 1000, 0.02)] {
+            let got = share(&sampler, from, to, 200_000);
+            assert!((got - expected).abs() < 0.01, "[{from}, {to}): {got} vs {expected}");
+        }
+        // Uniform within a zone: the two halves of the first zone get about the same.
+        let (a, b) = (share(&sampler, 0, 50, 200_000), share(&sampler, 50, 100, 200_000));
+        assert!((a - b).abs() < 0.01, "{a} vs {b}");
+    }
+
+    #[test]
+    fn absolute_zones_are_in_bytes_and_are_cut_at_the_end_of_the_set() {
+        // 100 units of 4 KiB: the first 40 KiB (10 units) get 70 %, the next 4 MiB only reach the end of the set.
+        let dist = zoned(&[(70.0, ZoneSize::Bytes(40 << 10)), (30.0, ZoneSize::Bytes(4 << 20))]);
+        let sampler = Sampler::with_unit(&dist, 100, 4096);
+        assert!((share(&sampler, 0, 10, 100_000) - 0.70).abs() < 0.01);
+        assert!((share(&sampler, 10, 100, 100_000) - 0.30).abs() < 0.01);
+        let mut rng = Rng::new(1);
+        assert!((0..10_000).all(|_| sampler.sample(&mut rng) < 100));
+    }
+
+    #[test]
+    fn zones_smaller_than_the_set_leave_the_rest_untouched_and_empty_zones_give_way() {
+        let sampler = Sampler::new(&zoned(&[(50.0, ZoneSize::Percent(5.0)), (50.0, ZoneSize::Percent(15.0))]), 100);
+        assert_eq!(share(&sampler, 20, 100, 50_000), 0.0);
+        // A zone of 0 units (0.1 % of 100 units) cannot be accessed: its share goes to the other.
+        let tiny = Sampler::new(&zoned(&[(90.0, ZoneSize::Percent(0.1)), (10.0, ZoneSize::Percent(99.9))]), 100);
+        assert_eq!(share(&tiny, 0, 100, 10_000), 1.0);
     }
 }

@@ -9,6 +9,6 @@ mod rng;
 mod source;
 
 pub use blocksize::{BlockSizes, SizePicker};
-pub use distribution::{Distribution, Sampler, Scatter, Zipf};
+pub use distribution::{Distribution, Sampler, Scatter, Zipf, Zone, ZoneSize};
 pub use rng::Rng;
-pub use source::{Access, Direction, FileService, Op, OpSource, Region, WorkloadConfig, WorkloadError};
+pub use source::{Access, Direction, FileService, Offsets, Op, OpSource, Region, WorkloadConfig, WorkloadError};

@@ -8,6 +8,13 @@
 //! operation in that region ended, as fio's percentage_random does. An operation never crosses the end of a
 //! region: a random one is pulled back so that it fits; a sequential one is shortened to the bytes left, so that
 //! one pass writes (or reads) every byte of the regions, whatever the mix of block sizes.
+//!
+//! fio's offset modifiers (`Offsets`): a sequential step adds a fixed amount to the offset after each operation
+//! (`rw=write:4k` leaves 4 KiB holes, `rw=read:-8k` with 4 KiB blocks walks backwards), wrapping to the start of
+//! the region (or, backwards, to its end plus the step) when it runs off, which ends the pass over that region;
+//! `random_every` takes a new random offset only every Nth operation (`rw=randread:8`), the ones between continue
+//! sequentially or repeat the same offset (fio's `rw_sequencer`). A zoned distribution is applied to each region
+//! (file) on its own, as fio applies it to each file.
 
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +34,7 @@ pub struct Region {
 }
 
 /// Order of accesses.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Access {
     Sequential,
@@ -51,6 +58,20 @@ pub struct WorkloadConfig {
     pub random_percent: u8,
     /// How sequential access moves between regions.
     pub file_service: FileService,
+    /// fio's offset modifiers (rw=read:-8k, rw=randread:8, rw_sequencer).
+    #[serde(default)]
+    pub offsets: Offsets,
+}
+
+/// fio's offset modifiers; the default changes nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Offsets {
+    /// Sequential access: bytes added to the offset after each operation (negative: backwards).
+    pub step: i64,
+    /// Random access: a new random offset every this many operations (0 or 1: every operation).
+    pub random_every: u32,
+    /// Between random offsets, repeat the last offset instead of continuing sequentially.
+    pub identical: bool,
 }
 
 /// How a worker with several regions (files) moves between them.
@@ -63,6 +84,14 @@ pub enum FileService {
     RoundRobin,
     /// A random region for each operation.
     Random,
+}
+
+/// What the next operation's offset is.
+enum Pick {
+    Random,
+    Sequential,
+    /// The last offset again (rw_sequencer=identical).
+    Same,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,7 +135,14 @@ pub struct OpSource {
     ops_in_region: u64,
     file_service: FileService,
     random: Option<(Sampler, u64)>,
+    /// Zoned access: one sampler per region (zones are per file); the region is chosen first.
+    zoned: Vec<Sampler>,
     random_percent: u8,
+    offsets: Offsets,
+    /// Operations left until the next new random offset (`random_every`).
+    until_random: u32,
+    /// Offset of the last operation in its region (for `identical`).
+    last_offset: u64,
     sizes: SizePicker,
     write_sizes: Option<SizePicker>,
     read_percent: u8,
@@ -125,8 +161,13 @@ impl OpSource {
         let align = config.align.max(1);
         let mut all_sizes = config.block_sizes.sizes();
         all_sizes.extend(config.write_sizes.iter().flat_map(|w| w.sizes()));
+        // Operations that are all at random offsets may be smaller than the offset alignment (fio's blockalign
+        // larger than the block size); anything sequential continues where the last one ended, so it may not.
+        let all_random = matches!(config.access, Access::Random { .. })
+            && config.random_percent >= 100
+            && config.offsets.random_every <= 1;
         for &size in &all_sizes {
-            if size == 0 || size % align != 0 {
+            if size == 0 || (size % align != 0 && !all_random) {
                 return Err(WorkloadError::Misaligned(size, align));
             }
         }
@@ -146,11 +187,18 @@ impl OpSource {
             region_starts.push(total);
             total += region.len;
         }
-        let (random, random_percent) = match config.access {
-            Access::Sequential => (None, 0),
+        let (random, zoned, random_percent) = match &config.access {
+            Access::Sequential => (None, Vec::new(), 0),
             Access::Random { distribution } => {
                 let unit = u64::from(all_sizes.iter().copied().min().unwrap_or(1));
-                (Some((Sampler::new(distribution, total / unit), unit)), config.random_percent.min(100))
+                let zoned = match distribution {
+                    Distribution::Zoned { .. } if config.regions.len() > 1 => {
+                        config.regions.iter().map(|r| Sampler::with_unit(distribution, r.len / unit, unit)).collect()
+                    }
+                    _ => Vec::new(),
+                };
+                let sampler = Sampler::with_unit(distribution, total / unit, unit);
+                (Some((sampler, unit)), zoned, config.random_percent.min(100))
             }
         };
         Ok(OpSource {
@@ -161,7 +209,11 @@ impl OpSource {
             ops_in_region: 0,
             file_service: config.file_service,
             random,
+            zoned,
             random_percent,
+            offsets: config.offsets,
+            until_random: 0,
+            last_offset: 0,
             sizes: SizePicker::new(&config.block_sizes),
             write_sizes: config.write_sizes.as_ref().map(SizePicker::new),
             read_percent: config.read_percent,
@@ -187,31 +239,72 @@ impl OpSource {
             (Some(writes), Direction::Write) => writes.pick(&mut self.rng),
             _ => self.sizes.pick(&mut self.rng),
         };
+        let (file, offset, len) = match self.pick_kind() {
+            Pick::Random => self.random_op(len),
+            Pick::Sequential => self.sequential_op(len),
+            Pick::Same => self.same_op(len),
+        };
+        Op { dir, file, offset, len }
+    }
+
+    /// Whether this operation takes a new random offset, continues sequentially or repeats the last offset.
+    #[inline]
+    fn pick_kind(&mut self) -> Pick {
+        if self.random_percent == 0 {
+            return Pick::Sequential;
+        }
+        if self.offsets.random_every > 1 {
+            // fio's rw=randread:N: the first operation and every Nth after it are a new offset.
+            if self.until_random > 0 {
+                self.until_random -= 1;
+                return if self.offsets.identical { Pick::Same } else { Pick::Sequential };
+            }
+            self.until_random = self.offsets.random_every - 1;
+        }
         let at_random = match self.random_percent {
-            0 => false,
             100 => true,
             pct => self.rng.below(100) < u64::from(pct),
         };
-        let (file, offset, len) = if at_random { self.random_op(len) } else { self.sequential_op(len) };
-        Op { dir, file, offset, len }
+        if at_random { Pick::Random } else { Pick::Sequential }
     }
 
     #[inline]
     fn random_op(&mut self, len: u32) -> (u32, u64, u32) {
         let (sampler, unit) = self.random.as_mut().expect("random operations have a sampler");
-        let position = sampler.sample(&mut self.rng) * *unit;
+        let unit = *unit;
+        let mut position = sampler.sample(&mut self.rng) * unit;
         let index = match self.file_service {
             _ if self.regions.len() == 1 => 0,
+            // Zoned: the file by its share of the bytes; the place within it from its own zones, below.
+            FileService::Random if !self.zoned.is_empty() => {
+                let total = self.region_starts.last().copied().unwrap_or(0) + self.regions.last().map_or(0, |r| r.len);
+                let anywhere = self.rng.below(total);
+                self.region_starts.partition_point(|&s| s <= anywhere) - 1
+            }
             FileService::Random => self.region_starts.partition_point(|&s| s <= position) - 1,
             // In turn, or all of one before the next: the distribution picks the place, the service the file.
             FileService::RoundRobin | FileService::Sequential => self.next_region(),
         };
+        if let Some(zones) = self.zoned.get(index) {
+            // Zones are per file: the place within the chosen region comes from its own zones.
+            position = self.region_starts[index] + zones.sample(&mut self.rng) * unit;
+        }
         let r = self.regions[index];
         let within = (position.saturating_sub(self.region_starts[index]) % r.len).min(r.len - u64::from(len));
         let offset = within / self.align * self.align;
         // A sequential operation after this one continues from here (fio's percentage_random).
         self.current = index;
         self.cursors[index] = offset + u64::from(len);
+        self.last_offset = offset;
+        (r.file, r.start + offset, len)
+    }
+
+    /// fio's rw_sequencer=identical: the same offset as the last operation (pulled back if this one is longer).
+    #[inline]
+    fn same_op(&mut self, len: u32) -> (u32, u64, u32) {
+        let r = self.regions[self.current];
+        let offset = self.last_offset.min(r.len - u64::from(len).min(r.len)) / self.align * self.align;
+        let len = len.min((r.len - offset) as u32);
         (r.file, r.start + offset, len)
     }
 
@@ -229,10 +322,33 @@ impl OpSource {
         self.current = index;
         let r = self.regions[index];
         // Region lengths and block sizes are whole alignment units, so what is left is too.
-        let len = len.min((r.len - self.cursors[index]) as u32);
-        let at = r.start + self.cursors[index];
-        self.cursors[index] += u64::from(len);
-        (r.file, at, len)
+        let at = self.cursors[index];
+        let len = len.min((r.len - at) as u32);
+        self.cursors[index] = self.after(at + u64::from(len), r.len);
+        self.last_offset = at;
+        (r.file, r.start + at, len)
+    }
+
+    /// Where the next sequential operation in a region of `len` bytes starts when this one ended at `end`: there,
+    /// or `step` bytes further (fio's rw=write:4k, rw=read:-8k). Running off the end ends the pass over the
+    /// region (`len`: the next region, or this one again from its start); running off the start backwards goes
+    /// on from the end plus the step, in the same region, as fio does.
+    #[inline]
+    fn after(&self, end: u64, len: u64) -> u64 {
+        let step = self.offsets.step;
+        if step == 0 {
+            return end;
+        }
+        let next = end as i128 + i128::from(step);
+        if next >= 0 && (next as u64) < len {
+            return next as u64;
+        }
+        if step > 0 {
+            return len;
+        }
+        // Backwards off the start: from the end again, a step in, on an alignment boundary.
+        let from_end = (len as i128 + i128::from(step)).max(0) as u64;
+        from_end / self.align * self.align
     }
 
     /// The region of the next operation under round-robin or random file service; under sequential service
@@ -270,7 +386,12 @@ mod tests {
             write_sizes: None,
             random_percent: 100,
             file_service: FileService::Sequential,
+            offsets: Offsets::default(),
         }
+    }
+
+    fn offsets(src: &mut OpSource, n: usize) -> Vec<u64> {
+        (0..n).map(|_| src.next_op().offset).collect()
     }
 
     #[test]
@@ -287,8 +408,12 @@ mod tests {
             vec![Region { file: 0, start: 0, len: 1 << 20 }, Region { file: 3, start: 1 << 20, len: 1 << 20 }];
         let sizes = BlockSizes::Range { min: 4096, max: 65536, step: 4096 };
         for distribution in [Distribution::Uniform, Distribution::Zipf { theta: 1.1 }] {
-            let mut src =
-                OpSource::new(&config(Access::Random { distribution }, regions.clone(), sizes.clone())).unwrap();
+            let mut src = OpSource::new(&config(
+                Access::Random { distribution: distribution.clone() },
+                regions.clone(),
+                sizes.clone(),
+            ))
+            .unwrap();
             let mut files = std::collections::BTreeSet::new();
             for _ in 0..20_000 {
                 let op = src.next_op();
@@ -407,5 +532,77 @@ mod tests {
         assert_eq!(covered, 107 * 4096, "exactly one pass, no byte skipped or repeated");
         let wrapped = src.next_op();
         assert_eq!((wrapped.file, wrapped.offset), (0, 0), "the second pass starts over");
+    }
+
+    #[test]
+    fn a_positive_step_leaves_holes_and_ends_the_pass_at_the_end() {
+        // fio rw=write:4k with bs=4k: every other block, then the region again from its start.
+        let mut cfg = config(
+            Access::Sequential,
+            vec![Region { file: 0, start: 0, len: 8 * 4096 }],
+            BlockSizes::Fixed { size: 4096 },
+        );
+        cfg.offsets.step = 4096;
+        let mut src = OpSource::new(&cfg).unwrap();
+        assert_eq!(offsets(&mut src, 6), [0, 8192, 16384, 24576, 0, 8192]);
+    }
+
+    #[test]
+    fn a_negative_step_reads_backwards_as_fio_does() {
+        // fio's backwards-read example: bs=4k, rw=read:-8k. After the first block the position runs off the start
+        // and goes on from the end less 8k, then walks down 4k at a time.
+        let mut cfg = config(
+            Access::Sequential,
+            vec![Region { file: 0, start: 0, len: 8 * 4096 }],
+            BlockSizes::Fixed { size: 4096 },
+        );
+        cfg.offsets.step = -8192;
+        let mut src = OpSource::new(&cfg).unwrap();
+        let k = 4096;
+        assert_eq!(offsets(&mut src, 9), [0, 6 * k, 5 * k, 4 * k, 3 * k, 2 * k, k, 0, 6 * k]);
+    }
+
+    #[test]
+    fn random_every_n_runs_sequentially_or_repeats_in_between() {
+        let regions = vec![Region { file: 0, start: 0, len: 1 << 30 }];
+        let mut cfg =
+            config(Access::Random { distribution: Distribution::Uniform }, regions, BlockSizes::Fixed { size: 4096 });
+        cfg.offsets.random_every = 4;
+        let mut src = OpSource::new(&cfg).unwrap();
+        let got = offsets(&mut src, 12);
+        for run in got.chunks(4) {
+            assert_eq!(run, [run[0], run[0] + 4096, run[0] + 8192, run[0] + 12288], "{got:?}");
+        }
+        assert!(got[0] != got[4] && got[4] != got[8], "a new random start every 4: {got:?}");
+        cfg.offsets.identical = true;
+        let mut src = OpSource::new(&cfg).unwrap();
+        let got = offsets(&mut src, 8);
+        assert!(got[..4].iter().all(|o| *o == got[0]) && got[4..].iter().all(|o| *o == got[4]), "{got:?}");
+    }
+
+    #[test]
+    fn zones_apply_to_each_file_on_its_own() {
+        use crate::workload::{Zone, ZoneSize};
+        // Two files; 100 % of accesses to the first quarter of each, as fio applies zones per file.
+        let len = 64 * 4096;
+        let regions = vec![Region { file: 0, start: 0, len }, Region { file: 1, start: 0, len }];
+        let zones = vec![
+            Zone { access_percent: 100.0, size: ZoneSize::Percent(25.0) },
+            Zone { access_percent: 0.0, size: ZoneSize::Percent(75.0) },
+        ];
+        let mut cfg = config(
+            Access::Random { distribution: Distribution::Zoned { zones } },
+            regions,
+            BlockSizes::Fixed { size: 4096 },
+        );
+        cfg.file_service = FileService::Random;
+        let mut src = OpSource::new(&cfg).unwrap();
+        let mut files = [0u32; 2];
+        for _ in 0..4000 {
+            let op = src.next_op();
+            assert!(op.offset < len / 4, "{op:?}");
+            files[op.file as usize] += 1;
+        }
+        assert!(files.iter().all(|&n| n > 1500), "both files: {files:?}");
     }
 }

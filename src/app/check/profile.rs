@@ -194,6 +194,7 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
                     fileio: Some(FileIo::Sequential),
                     threads: Some(4),
                     skew: None,
+                    dirs: None,
                 })
                 .into_iter()
                 .collect(),

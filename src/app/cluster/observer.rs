@@ -134,6 +134,8 @@ impl<'a> ClusterObserver<'a> {
             started: outcome.started,
             intervals: merge.emitted,
             ranks: outcome.ranks.clone(),
+            // Per-worker figures (fio's clones) are this rank's own; across ranks only the totals are merged.
+            workers: Vec::new(),
         };
         let Some(main) = self.main.as_mut() else { return };
         main.phase_finished(index, phase, &merged);

@@ -316,6 +316,7 @@ impl RunObserver for ResultRecorder<'_> {
             memory_limit: self.result.host.memory_limit,
             engine,
             started_at: rfc3339(outcome.started),
+            workers: &outcome.workers,
         };
         let samples = PhaseSamples {
             disks_before: start.disks,

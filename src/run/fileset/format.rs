@@ -43,6 +43,17 @@ pub struct FormatStats {
     pub took: Duration,
 }
 
+/// How much of a tree the format step makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// The directories and every file, filled.
+    All,
+    /// The directories only (vdbench format=directories; fio dirstat and dirdelete find them there).
+    Directories,
+    /// The root only (fio filecreate and dircreate make the rest).
+    Root,
+}
+
 /// Threads that create files at the same time: enough to keep a device's queue busy with small files.
 const FORMAT_THREADS: u32 = 8;
 
@@ -51,6 +62,7 @@ const FORMAT_THREADS: u32 = 8;
 pub fn format(
     plan: &TreePlan,
     state: &mut TreeState,
+    layout: Layout,
     restart: bool,
     engine: EngineKind,
     stop: &Arc<AtomicBool>,
@@ -60,7 +72,10 @@ pub fn format(
     create_root(&plan.anchor, &plan.root)?;
     direct_fallback(plan, state);
     let state = &*state;
-    let dirs = make_dirs(plan, state, restart, stop)?;
+    let dirs = if layout == Layout::Root { 0 } else { make_dirs(plan, state, restart, stop)? };
+    if layout != Layout::All {
+        return Ok(FormatStats { files: 0, dirs, bytes: 0, took: started.elapsed() });
+    }
     let workload = format_workload(plan);
     let threads = workload.threads;
     let (files_busy, dirs_busy) = (BitSet::new(plan.files, false), BitSet::new(plan.dirs, false));
@@ -82,6 +97,7 @@ pub fn format(
         series: SeriesStart::default(),
         setups,
         sync: None,
+        per_worker: false,
     };
     let total: u64 = (0..plan.files).map(|f| plan.sizes.size_of(f, plan.seed)).sum();
     let mut observer = Progress { done: 0, total, report: progress };
@@ -119,6 +135,7 @@ fn format_workload(plan: &TreePlan) -> FileWorkloadPlan {
         threads,
         skew: 0.0,
         seed: 0xF11E,
+        dirs: false,
     }
 }
 

@@ -20,7 +20,7 @@ use super::phase::failed_outcome;
 use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
 use crate::engine::EngineKind;
 use crate::plan::{FileRate, FileSetPlan, FormatMode, PhasePlan, TreePlan};
-use format::{FormatError, format};
+use format::{FormatError, Layout, format};
 use tree::TreeState;
 pub(super) use tree::{remove_abandoned_tree, remove_orphan_lock};
 
@@ -234,18 +234,23 @@ fn prepare(
         report.took += stats.took;
     };
     match mode {
-        FormatMode::Yes | FormatMode::Only => {
+        FormatMode::Yes | FormatMode::Only | FormatMode::Directories | FormatMode::Empty => {
+            let layout = match mode {
+                FormatMode::Directories => Layout::Directories,
+                FormatMode::Empty => Layout::Root,
+                _ => Layout::All,
+            };
             fresh(state, report)?;
-            add(report, format(plan, state, false, engine, stop, progress)?);
+            add(report, format(plan, state, layout, false, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Once if !state.formatted => {
             fresh(state, report)?;
-            add(report, format(plan, state, false, engine, stop, progress)?);
+            add(report, format(plan, state, Layout::All, false, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Restart => {
-            add(report, format(plan, state, true, engine, stop, progress)?);
+            add(report, format(plan, state, Layout::All, true, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Clean => {

@@ -1,6 +1,6 @@
 //! The metadata operations of a file-set schedule: picking a file or directory and claiming it, then open,
-//! create, mkdir, rmdir, delete, stat, chmod, access, copy and move — each a system call made here, timed and
-//! recorded through the core. Opened and created files go into the engine's file table for their transfers.
+//! create, mkdir, rmdir, delete, stat (of files, or of directories for fio's dirstat), chmod, access, copy and
+//! move — each a system call made here, timed and recorded through the core. Opened and created files go into the engine's file table for their transfers.
 
 use std::fs::Permissions;
 use std::io;
@@ -27,6 +27,7 @@ impl FileSetSchedule<'_> {
             FileOp::Create => self.create(ctx, due),
             FileOp::Mkdir => self.mkdir(ctx, due),
             FileOp::Rmdir => self.rmdir(ctx, due),
+            FileOp::Getattr if self.s.workload.dirs => self.stat_dir(ctx, due),
             op => self.on_existing(ctx, op, due),
         }
     }
@@ -192,6 +193,24 @@ impl FileSetSchedule<'_> {
                 }
             }
             Err(e) => self.fail(ctx, OpClass::Rmdir, &e),
+        }
+        Step::Again
+    }
+
+    /// getattr of an existing directory (fio dirstat).
+    fn stat_dir(&mut self, ctx: &mut Ctx<'_>, due: Option<std::time::Duration>) -> Step {
+        let dir = match self.pick(true, true) {
+            Ok(d) => d,
+            Err(step) => return step,
+        };
+        self.dir_path(dir);
+        let started = Instant::now();
+        let result = std::fs::metadata(&self.path);
+        let ended = Instant::now();
+        self.s.dirs_busy.set(dir, false);
+        match result {
+            Ok(_) => ctx.record(OpClass::Getattr, 0, started, ended, due),
+            Err(e) => self.fail(ctx, OpClass::Getattr, &e),
         }
         Step::Again
     }

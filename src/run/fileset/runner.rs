@@ -73,6 +73,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
         series: SeriesStart::default(),
         setups,
         sync,
+        per_worker: false,
     };
     run_workers(run, observer).outcome
 }

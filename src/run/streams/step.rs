@@ -87,6 +87,7 @@ pub fn run_step(
             step: step.into(),
             stonewall: false,
         }),
+        per_worker: false,
     };
     let Ran { outcome, schedules } = run_workers(run, observer);
     for path in &ingest_paths {

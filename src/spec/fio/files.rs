@@ -5,9 +5,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::mapping::{Job, fail};
-use super::options::OptionError;
+use super::job::fail;
+use super::mapping::Job;
+use super::options::{OptionError, Said};
 use crate::spec::{FileService, PhaseSpec};
+
+/// More files than this per job clone are refused here, before any list of names is made.
+const MAX_FILES: u64 = 1 << 20;
 
 pub(super) struct Files {
     pub target: Option<PathBuf>,
@@ -33,8 +37,12 @@ pub(super) fn map_files(job: &Job, single: bool, phase: &mut PhaseSpec) -> Resul
         target = Some(PathBuf::from(said.raw.trim()));
     }
     let nrfiles = o.int("nrfiles").unwrap_or(1);
-    if nrfiles == 0 {
-        return Err(fail(o.get("nrfiles").expect("said"), "nrfiles", "'0' is not allowed; expected 1 or more"));
+    if nrfiles == 0 || nrfiles > MAX_FILES {
+        return Err(fail(
+            o.get("nrfiles").expect("said"),
+            "nrfiles",
+            format!("'{nrfiles}' is not allowed; expected 1 to {MAX_FILES} (many small files: use a file engine)"),
+        ));
     }
     if let Some(said) = o.get("file_service_type") {
         let kind = said.raw.split(':').next().unwrap_or("");
@@ -48,50 +56,7 @@ pub(super) fn map_files(job: &Job, single: bool, phase: &mut PhaseSpec) -> Resul
         phase.file_service = Some(service);
     }
     if let Some(said) = o.get("filename") {
-        let names: Vec<&str> = said.raw.split(':').map(str::trim).filter(|n| !n.is_empty()).collect();
-        if names.is_empty() {
-            return Err(fail(said, "filename", "needs at least one name"));
-        }
-        if names.iter().any(|n| n.starts_with("/dev/")) {
-            if names.len() > 1 {
-                return Err(fail(
-                    said,
-                    "filename",
-                    format!("'{}': several devices in one job are not supported; give one device", said.raw),
-                ));
-            }
-            return Ok(Files {
-                target: Some(PathBuf::from(names[0])),
-                target_is_device: true,
-                per_clone_files: 1,
-                shared: true,
-            });
-        }
-        let mut list = Vec::new();
-        for name in &names {
-            let path = Path::new(name);
-            if path.is_absolute() {
-                let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
-                if target.as_ref().is_some_and(|t| *t != parent) {
-                    return Err(fail(
-                        said,
-                        "filename",
-                        format!(
-                            "'{}': files in different directories are not supported; streamcap works in one target \
-                         directory",
-                            said.raw
-                        ),
-                    ));
-                }
-                target = Some(parent);
-                list.push(path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default());
-            } else {
-                list.push(name.to_string());
-            }
-        }
-        phase.files = Some(list.len() as u32);
-        phase.file_names = Some(list);
-        return Ok(Files { target, target_is_device: false, per_clone_files: names.len() as u64, shared: true });
+        return named_files(said, target, phase);
     }
     let format = o.text("filename_format").unwrap_or("$jobname.$jobnum.$filenum");
     let per_worker = format.contains("$jobnum");
@@ -111,6 +76,54 @@ pub(super) fn map_files(job: &Job, single: bool, phase: &mut PhaseSpec) -> Resul
     phase.files = Some(u32::try_from(total_files).unwrap_or(u32::MAX));
     phase.file_names = Some(list);
     Ok(Files { target, target_is_device: false, per_clone_files: nrfiles, shared: !per_worker })
+}
+
+/// `filename`: a `:` list of names (absolute ones give the target directory), one device, or /dev/null.
+fn named_files(said: &Said, mut target: Option<PathBuf>, phase: &mut PhaseSpec) -> Result<Files, OptionError> {
+    let names: Vec<&str> = said.raw.split(':').map(str::trim).filter(|n| !n.is_empty()).collect();
+    if names.is_empty() {
+        return Err(fail(said, "filename", "needs at least one name"));
+    }
+    if matches!(names.as_slice(), ["/dev/null" | "/dev/zero"]) {
+        // Nothing is stored there: the job runs on the null engine (see durability.rs) over streamcap's own
+        // (never written) data files, and names no target.
+        return Ok(Files { target, target_is_device: false, per_clone_files: 1, shared: true });
+    }
+    if names.iter().any(|n| n.starts_with("/dev/")) {
+        if names.len() > 1 {
+            return Err(fail(
+                said,
+                "filename",
+                format!("'{}': several devices in one job are not supported; give one device", said.raw),
+            ));
+        }
+        let device = Some(PathBuf::from(names[0]));
+        return Ok(Files { target: device, target_is_device: true, per_clone_files: 1, shared: true });
+    }
+    let mut list = Vec::new();
+    for name in &names {
+        let path = Path::new(name);
+        if !path.is_absolute() {
+            list.push(name.to_string());
+            continue;
+        }
+        let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if target.as_ref().is_some_and(|t| *t != parent) {
+            return Err(fail(
+                said,
+                "filename",
+                format!(
+                    "'{}': files in different directories are not supported; streamcap works in one target directory",
+                    said.raw
+                ),
+            ));
+        }
+        target = Some(parent);
+        list.push(path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default());
+    }
+    phase.files = Some(list.len() as u32);
+    phase.file_names = Some(list);
+    Ok(Files { target, target_is_device: false, per_clone_files: names.len() as u64, shared: true })
 }
 
 /// fio's `$jobname`, `$jobnum` and `$filenum` in filename_format; `$jobnum` becomes streamcap's `{worker}`.

@@ -3,7 +3,10 @@
 //! from the environment, `$ncpus`, `$mb_memory`, `$pagesize`).
 //!
 //! It only splits text into sections and entries, each remembering its file and line; it knows no option
-//! names (that is `options.rs`) and does not decide which `[global]` applies to which job (`mapping.rs`).
+//! names (that is `options.rs`) and does not decide which `[global]` applies to which job (`mapping.rs`). A line
+//! it cannot read does not stop it: the problem is kept and reading goes on, so that one pass finds them all. A
+//! value it cannot substitute (an unset `${VAR}`) stays on its entry with the problem, for the job that uses it
+//! to report (a job refused for its engine never does).
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +23,8 @@ pub struct Entry {
     pub key: String,
     pub value: Option<String>,
     pub at: Location,
+    /// Why the value could not be substituted (`value` is then what was written).
+    pub problem: Option<String>,
 }
 
 /// A `[name]` section with its entries in file order.
@@ -79,81 +84,105 @@ impl Host for SystemHost {
 }
 
 /// Reads `text` (the contents of `path`) into sections, following includes (within the depth, count and size
-/// caps of `crate::limits`).
-pub fn read_sections(path: &Path, text: &str, host: &dyn Host) -> Result<Vec<Section>, IniError> {
-    let mut sections = Vec::new();
-    let mut reading = Reading { host, budget: crate::limits::IncludeBudget::default() };
-    read_into(path, text, &mut reading, 0, &mut sections)?;
-    Ok(sections)
+/// caps of `crate::limits`), with every line that could not be read.
+pub fn read_sections(path: &Path, text: &str, host: &dyn Host) -> (Vec<Section>, Vec<IniError>) {
+    let mut reader = Reader {
+        host,
+        sections: Vec::new(),
+        errors: Vec::new(),
+        skipping: false,
+        budget: crate::limits::IncludeBudget::default(),
+        over_budget: false,
+    };
+    reader.read(path, text, 0);
+    (reader.sections, reader.errors)
 }
 
-/// The host and what the includes read so far have cost.
-struct Reading<'a> {
+struct Reader<'a> {
     host: &'a dyn Host,
+    sections: Vec<Section>,
+    errors: Vec<IniError>,
+    /// After a header that could not be read, its entries are skipped: they belong to no section anyone named.
+    skipping: bool,
+    /// What the includes read so far have cost.
     budget: crate::limits::IncludeBudget,
+    /// The includes went over a cap: no further include is read (reading on could cost millions of reads).
+    over_budget: bool,
 }
 
-fn read_into(
-    path: &Path,
-    text: &str,
-    reading: &mut Reading<'_>,
-    depth: usize,
-    sections: &mut Vec<Section>,
-) -> Result<(), IniError> {
-    let host = reading.host;
-    for (i, raw) in text.lines().enumerate() {
-        let at = Location { file: path.to_path_buf(), line: i + 1 };
-        let fail = |message: String| IniError { at: at.clone(), message };
-        let line = strip_comment(raw).trim();
-        if line.is_empty() {
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("include").filter(|r| r.starts_with([' ', '\t'])) {
-            let name = substitute(rest.trim(), host).map_err(fail)?;
-            if depth >= crate::limits::MAX_INCLUDE_DEPTH {
-                return Err(fail(format!(
-                    "include '{name}' is nested more than {} deep (a loop?)",
-                    crate::limits::MAX_INCLUDE_DEPTH
-                )));
+impl Reader<'_> {
+    fn read(&mut self, path: &Path, text: &str, depth: usize) {
+        for (i, raw) in text.lines().enumerate() {
+            let at = Location { file: path.to_path_buf(), line: i + 1 };
+            let line = strip_comment(raw).trim();
+            if line.is_empty() {
+                continue;
             }
-            let included = match path.parent() {
-                Some(dir) if Path::new(&name).is_relative() => dir.join(&name),
-                _ => PathBuf::from(&name),
-            };
-            let body = host.read(&included).map_err(|e| {
-                fail(format!(
-                    "cannot read the included file {}: {e}; check the name after 'include'",
-                    included.display()
-                ))
-            })?;
-            reading.budget.charge(depth + 1, body.len() as u64).map_err(fail)?;
-            read_into(&included, &body, reading, depth + 1, sections)?;
-            continue;
+            if let Err(message) = self.line(path, line, &at, depth) {
+                self.errors.push(IniError { at, message });
+            }
+        }
+    }
+
+    fn line(&mut self, path: &Path, line: &str, at: &Location, depth: usize) -> Result<(), String> {
+        if let Some(rest) = line.strip_prefix("include").filter(|r| r.starts_with([' ', '\t'])) {
+            return self.include(path, rest, depth);
         }
         if let Some(header) = line.strip_prefix('[') {
-            let name = header
-                .strip_suffix(']')
-                .map(str::trim)
-                .filter(|n| !n.is_empty() && !n.contains(['[', ']']))
-                .ok_or_else(|| fail(format!("'{line}' is not a section header: write it as [jobname]")))?;
-            sections.push(Section { name: name.to_string(), at: at.clone(), entries: Vec::new() });
-            continue;
+            let name = header.strip_suffix(']').map(str::trim).filter(|n| !n.is_empty() && !n.contains(['[', ']']));
+            self.skipping = name.is_none();
+            let name = name.ok_or_else(|| format!("'{line}' is not a section header: write it as [jobname]"))?;
+            self.sections.push(Section { name: name.to_string(), at: at.clone(), entries: Vec::new() });
+            return Ok(());
         }
-        let (key, value) = match line.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(substitute(v.trim(), host).map_err(fail)?)),
-            None => (line, None),
+        let (key, value, problem) = match line.split_once('=') {
+            Some((k, v)) => match substitute(v.trim(), self.host) {
+                Ok(v) => (k.trim(), Some(v), None),
+                Err(problem) => (k.trim(), Some(v.trim().to_string()), Some(problem)),
+            },
+            None => (line, None, None),
         };
         if key.is_empty() || key.contains(char::is_whitespace) {
-            return Err(fail(format!("'{line}' is not an option: write option=value, or a bare flag such as thread")));
+            return Err(format!("'{line}' is not an option: write option=value, or a bare flag such as thread"));
         }
-        let Some(section) = sections.last_mut() else {
-            return Err(fail(format!(
+        if self.skipping {
+            return Ok(());
+        }
+        let Some(section) = self.sections.last_mut() else {
+            return Err(format!(
                 "option '{key}' comes before any section: put it under [global] or under a [job] header"
-            )));
+            ));
         };
-        section.entries.push(Entry { key: key.to_ascii_lowercase(), value, at });
+        section.entries.push(Entry { key: key.to_ascii_lowercase(), value, at: at.clone(), problem });
+        Ok(())
     }
-    Ok(())
+
+    fn include(&mut self, path: &Path, rest: &str, depth: usize) -> Result<(), String> {
+        if self.over_budget {
+            return Ok(());
+        }
+        let name = substitute(rest.trim(), self.host)?;
+        if depth >= crate::limits::MAX_INCLUDE_DEPTH {
+            self.over_budget = true;
+            return Err(format!(
+                "include '{name}' is nested more than {} deep (a loop?)",
+                crate::limits::MAX_INCLUDE_DEPTH
+            ));
+        }
+        let included = match path.parent() {
+            Some(dir) if Path::new(&name).is_relative() => dir.join(&name),
+            _ => PathBuf::from(&name),
+        };
+        let body = self.host.read(&included).map_err(|e| {
+            format!("cannot read the included file {}: {e}; check the name after 'include'", included.display())
+        })?;
+        if let Err(why) = self.budget.charge(depth + 1, body.len() as u64) {
+            self.over_budget = true;
+            return Err(why);
+        }
+        self.read(&included, &body, depth + 1);
+        Ok(())
+    }
 }
 
 /// Removes a `;` or `#` comment: a whole line, or a trailing one after whitespace (so `filename=a#b` keeps its
@@ -241,8 +270,16 @@ pub(crate) mod tests {
         }
     }
 
+    /// The sections, or the first problem.
     fn read(text: &str) -> Result<Vec<Section>, IniError> {
-        read_sections(Path::new("/jobs/t.fio"), text, &FakeHost::default())
+        first_error(read_sections(Path::new("/jobs/t.fio"), text, &FakeHost::default()))
+    }
+
+    fn first_error((sections, errors): (Vec<Section>, Vec<IniError>)) -> Result<Vec<Section>, IniError> {
+        match errors.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(sections),
+        }
     }
 
     fn pairs(section: &Section) -> Vec<(String, Option<String>)> {
@@ -287,26 +324,29 @@ pub(crate) mod tests {
         let mut host = FakeHost::default();
         host.vars.insert("SIZE".into(), "2g".into());
         let text = "[j]\nsize=${SIZE}\nnumjobs=$ncpus\niodepth=$pagesize\nfilename=m$mb_memory.dat\n";
-        let sections = read_sections(Path::new("t.fio"), text, &host).unwrap();
+        let sections = first_error(read_sections(Path::new("t.fio"), text, &host)).unwrap();
         let values: Vec<String> = sections[0].entries.iter().filter_map(|e| e.value.clone()).collect();
         assert_eq!(values, ["2g", "8", "4096", "m16384.dat"]);
-        let err = read("[j]\nsize=${NOPE}\n").unwrap_err();
-        assert!(err.message.contains("NOPE") && err.at.line == 2, "{err:?}");
+        // An unset variable is the entry's problem, for the job that uses it to report.
+        let unset = read("[j]\nsize=${NOPE}\n").unwrap();
+        let problem = unset[0].entries[0].problem.as_deref().unwrap();
+        assert!(problem.contains("NOPE") && unset[0].entries[0].at.line == 2, "{problem}");
         let kept = read("[j]\nfilename_format=$jobname.$jobnum\n").unwrap();
         assert_eq!(kept[0].entries[0].value.as_deref(), Some("$jobname.$jobnum"));
-        assert!(read("[j]\nsize=${OPEN\n").is_err());
+        assert!(read("[j]\nsize=${OPEN\n").unwrap()[0].entries[0].problem.is_some());
     }
 
     #[test]
     fn includes_are_read_relative_to_the_including_file() {
         let mut host = FakeHost::default();
         host.files.insert(PathBuf::from("/jobs/common.fio"), "[global]\nbs=4k\nbogus line\n".into());
-        let sections = read_sections(Path::new("/jobs/t.fio"), "include common.fio\n[j]\nrw=read\n", &host);
-        // The error names the included file and its line.
-        let err = sections.unwrap_err();
-        assert_eq!(err.at, Location { file: PathBuf::from("/jobs/common.fio"), line: 3 });
+        let (sections, errors) = read_sections(Path::new("/jobs/t.fio"), "include common.fio\n[j]\nrw=read\n", &host);
+        // The error names the included file and its line, and reading went on after it.
+        assert_eq!(errors[0].at, Location { file: PathBuf::from("/jobs/common.fio"), line: 3 });
+        assert_eq!(sections.len(), 2);
         host.files.insert(PathBuf::from("/jobs/common.fio"), "[global]\nbs=4k\n".into());
-        let sections = read_sections(Path::new("/jobs/t.fio"), "include common.fio\n[j]\nrw=read\n", &host).unwrap();
+        let sections =
+            first_error(read_sections(Path::new("/jobs/t.fio"), "include common.fio\n[j]\nrw=read\n", &host)).unwrap();
         assert_eq!(sections.len(), 2);
         assert_eq!(sections[0].entries[0].at.file, PathBuf::from("/jobs/common.fio"));
         let missing = read("include nothere.fio\n").unwrap_err();
@@ -317,7 +357,7 @@ pub(crate) mod tests {
     fn include_loops_are_stopped() {
         let mut host = FakeHost::default();
         host.files.insert(PathBuf::from("/jobs/loop.fio"), "include loop.fio\n".into());
-        let err = read_sections(Path::new("/jobs/loop.fio"), "include loop.fio\n", &host).unwrap_err();
+        let err = first_error(read_sections(Path::new("/jobs/loop.fio"), "include loop.fio\n", &host)).unwrap_err();
         assert!(err.message.contains("nested"), "{err:?}");
     }
 
@@ -331,8 +371,9 @@ pub(crate) mod tests {
             host.files.insert(PathBuf::from(format!("/jobs/l{level}.fio")), body);
         }
         host.files.insert(PathBuf::from("/jobs/l7.fio"), "[j]\nrw=read\n".into());
-        let err = read_sections(Path::new("/jobs/t.fio"), &"include l0.fio\n".repeat(10), &host).unwrap_err();
-        assert!(err.message.contains("more than 64 files"), "{err:?}");
+        let (_, errors) = read_sections(Path::new("/jobs/t.fio"), &"include l0.fio\n".repeat(10), &host);
+        assert_eq!(errors.len(), 1, "one error, and no include read after it: {errors:?}");
+        assert!(errors[0].message.contains("more than 64 files"), "{errors:?}");
     }
 
     #[test]
@@ -344,5 +385,19 @@ pub(crate) mod tests {
         let err = read("[j]\nrw read\n").unwrap_err();
         assert!(err.message.contains("not an option"), "{err:?}");
         assert!(read("[]\n").is_err());
+    }
+
+    #[test]
+    fn every_bad_line_is_found_in_one_pass_and_a_bad_header_hides_its_entries() {
+        let (sections, errors) = read_sections(
+            Path::new("/jobs/t.fio"),
+            "bs=4k\n[j]\nrw read\nsize=1m\n[broken\nbs=8k\n[k]\nbad line here\n",
+            &FakeHost::default(),
+        );
+        let lines: Vec<usize> = errors.iter().map(|e| e.at.line).collect();
+        assert_eq!(lines, [1, 3, 5, 8]);
+        assert_eq!(sections.len(), 2);
+        assert_eq!(sections[0].entries.len(), 1, "size=1m is kept; bs=8k under the broken header is not");
+        assert!(sections[1].entries.is_empty());
     }
 }

@@ -1,19 +1,29 @@
 //! fio job files: read a `.fio` file into a `JobSpec`, one phase per job section.
 //!
-//! `ini` splits the text (sections, comments, includes, `${VAR}`), `values` knows fio's number and unit rules,
-//! `options` is the table of options streamcap reads, and `mapping` turns a job's options into a `PhaseSpec`.
-//! Every problem is a `SpecError::Syntax` naming the file, the line, the option and what is expected; nothing
-//! is silently ignored.
+//! `ini` splits the text (sections, comments, includes, `${VAR}`), `values` and `expr` know fio's number, unit
+//! and arithmetic rules, `table` lists the options streamcap knows and `options` parses a job's values against
+//! it, `engines` sorts fio's engines, and `mapping`, `job`, `rw`, `files`, `durability` and `fileops` turn a
+//! job's options into a `PhaseSpec`. Every problem of a file is collected in one pass and reported together (at
+//! most `MAX_SHOWN`), each naming the file, the line, the option and what to do; nothing is silently ignored.
 
+mod durability;
+mod engines;
+mod expr;
+mod fileops;
 mod files;
 mod ini;
+mod job;
 mod mapping;
 mod options;
+mod rw;
+mod table;
 mod values;
+mod verify;
 
 use std::path::Path;
 
 pub use ini::{Host, SystemHost};
+use options::{MAX_SHOWN, OptionError, Problems};
 
 use super::SpecError;
 use super::job::JobSpec;
@@ -25,12 +35,40 @@ pub fn parse_fio_job(path: &Path, text: &str) -> Result<JobSpec, SpecError> {
 
 /// [`parse_fio_job`] with the environment, host figures and included files taken from `host`.
 pub fn parse_fio_job_with(path: &Path, text: &str, host: &dyn Host) -> Result<JobSpec, SpecError> {
-    let syntax = |file: &Path, line: usize, message: String| SpecError::Syntax {
-        path: file.to_path_buf(),
-        message: format!("line {line}: {message}"),
-    };
-    let sections = ini::read_sections(path, text, host).map_err(|e| syntax(&e.at.file, e.at.line, e.message))?;
-    mapping::map_sections(path, &sections).map_err(|e| syntax(&e.at.file, e.at.line, e.message))
+    let (sections, ini_errors) = ini::read_sections(path, text, host);
+    let mut problems = Problems::default();
+    for e in ini_errors {
+        problems.push(OptionError { at: e.at, message: e.message });
+    }
+    let spec = mapping::map_sections(path, &sections, &mut problems);
+    match spec {
+        Some(mut spec) if problems.is_empty() => {
+            spec.phases = fileops::merge_concurrent(spec.phases);
+            Ok(spec)
+        }
+        _ => Err(report(path, &problems)),
+    }
+}
+
+/// Every problem, in file order, each on its own line: `FILE: line N: …` (the first line's file is the error's
+/// own), at most `MAX_SHOWN` of them.
+fn report(path: &Path, problems: &Problems) -> SpecError {
+    let mut list: Vec<&OptionError> = problems.list.iter().collect();
+    list.sort_by(|a, b| (a.at.file != path, &a.at.file, a.at.line).cmp(&(b.at.file != path, &b.at.file, b.at.line)));
+    let mut lines: Vec<String> = list
+        .iter()
+        .take(MAX_SHOWN)
+        .enumerate()
+        .map(|(i, e)| {
+            let file = if i == 0 { String::new() } else { format!("{}: ", e.at.file.display()) };
+            format!("{file}line {}: {}", e.at.line, e.message)
+        })
+        .collect();
+    if list.len() > MAX_SHOWN {
+        lines.push(format!("… and {} more problems; fix these and read the file again", list.len() - MAX_SHOWN));
+    }
+    let first = list.first().map_or(path, |e| e.at.file.as_path());
+    SpecError::Syntax { path: first.to_path_buf(), message: lines.join("\n") }
 }
 
 #[cfg(test)]

@@ -147,10 +147,10 @@ fn wait_for_names_an_earlier_job() {
 #[test]
 fn time_based_rw_suffix_and_loops() {
     let p = &parse("[j]\nrw=randread:4\nsize=1m\nloops=3\n").unwrap().phases[0];
-    assert_eq!(p.percentage_random, Some(25));
+    assert_eq!(p.random_every, Some(4), "a new random offset every 4 operations, as fio");
     assert_eq!(p.io_size, Some(Bytes::mib(3)));
     assert!(error("[j]\nrw=read\ntime_based\n").contains("needs a runtime"));
-    assert!(error("[j]\nrw=read:4k\n").contains("whole number"));
+    assert!(error("[j]\nrw=randread:4k\n").contains("count above 0"));
     assert!(error("[j]\nrw=trim\n").contains("trims"));
 }
 
@@ -163,7 +163,7 @@ fn engines_and_their_errors() {
         assert_eq!(job.phases[0].engine, Some(choice));
     }
     let err = error("[j]\nioengine=rdma\n");
-    assert!(err.contains("/jobs/t.fio") && err.contains("line 2") && err.contains("'rdma'"), "{err}");
+    assert!(err.contains("/jobs/t.fio") && err.contains("line 2") && err.contains("ioengine=rdma"), "{err}");
     // fio's defaults: psync and buffered I/O.
     let p = &parse("[j]\nrw=read\n").unwrap().phases[0];
     assert_eq!((p.engine, p.direct), (Some(EngineChoice::Sync), Some(false)));
@@ -215,10 +215,11 @@ fn errors_name_file_line_option_and_expectation() {
     assert!(err.starts_with("/jobs/t.fio: line 7: option 'bs': '4q' is not a size; expected"), "{err}");
     let err = error("[j]\nrw=sideways\n");
     assert!(err.contains("line 2") && err.contains("'rw'") && err.contains("randread"), "{err}");
-    let err = error("[j]\nverify=crc32c\n");
-    assert!(err.contains("line 2") && err.contains("unknown option 'verify'"), "{err}");
+    let err = error("[j]\nverify=bogus\n");
+    assert!(err.contains("line 2") && err.contains("option 'verify'") && err.contains("crc32c"), "{err}");
+    assert!(parse("[j]\nverify=0\ndo_verify=0\n").is_ok(), "verify switched off is fine");
     assert!(error("[global]\nbs=4k\n").contains("no job section"));
-    assert!(error("[j]\nrandom_distribution=zoned:60/10:40/90\n").contains("not supported yet"));
+    assert!(error("[j]\nrandom_distribution=zoned:60/10:30/90\n").contains("add up to 90"));
     assert!(error("[j]\nnumjobs=0\n").contains("numjobs"));
 }
 
@@ -324,4 +325,147 @@ proptest! {
         let keyed: String = tokens.chunks(2).map(|c| format!("{}={}\n", c[0], c.get(1).unwrap_or(&""))).collect();
         let _ = parse(&format!("[j]\n{keyed}"));
     }
+}
+
+#[test]
+fn every_problem_of_a_file_is_reported_at_once_in_file_order() {
+    let text = "[global]\nioengine=libaio\nbogus_option=1\n[a]\nrw=sideways\nbs=4q\nruntime=ten\n[b]\nnumjobs=0\n\
+                size=${UNSET}\nzonesize=256m\n";
+    let err = error(text);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 7, "{err}");
+    assert!(lines[0].starts_with("/jobs/t.fio: line 3: unknown option 'bogus_option'"), "{err}");
+    for (line, n) in lines.iter().zip([3, 5, 6, 7, 9, 10, 11]) {
+        assert!(line.contains(&format!("line {n}: ")), "{err}");
+    }
+    assert!(lines[1..].iter().all(|l| l.starts_with("/jobs/t.fio: line ")), "later lines name the file: {err}");
+}
+
+#[test]
+fn at_most_twenty_problems_are_shown_and_the_rest_counted() {
+    let text: String = std::iter::once("[j]\n".to_string()).chain((0..25).map(|i| format!("nope{i}=1\n"))).collect();
+    let err = error(&text);
+    assert_eq!(err.lines().count(), 21, "{err}");
+    assert!(err.lines().last().unwrap().contains("5 more problems"), "{err}");
+}
+
+#[test]
+fn the_engine_is_checked_first_and_hides_its_own_options() {
+    let err = error("[j]\nioengine=rbd\nclientname=admin\npool=rbd\nrbdname=fio_test\nrw=randwrite\n");
+    assert_eq!(
+        err,
+        "/jobs/t.fio: line 2: ioengine=rbd is not a local engine: streamcap runs files and block devices; see \
+         docs/fio.md"
+    );
+    // An unset variable in a job refused for its engine is not reported either.
+    let err = error("[j]\nioengine=http\nhttp_s3_key=${S3_KEY}\n");
+    assert!(!err.contains("S3_KEY") && err.contains("ioengine=http"), "{err}");
+}
+
+#[test]
+fn aliases_and_options_with_nothing_to_do_are_accepted_with_a_notice() {
+    let text = "[global]\nthreads=1\ngtod_reduce=1\nnuma_cpu_nodes=0\nnuma_mem_policy=bind:0\n\
+                ratemin=1k\nrandom_generator=lfsr\nio_submit_mode=offload\n[j]\nrw=read\nsize=1m\n";
+    let job = parse(text).unwrap();
+    assert_eq!(job.phases[0].rate_min.map(|r| r.0), Some(1024.0), "ratemin is rate_min");
+    for word in ["threads", "gtod_reduce", "numa_cpu_nodes", "numa_mem_policy", "lfsr", "offload"] {
+        assert!(job.notices.iter().any(|n| n.contains(word)), "{word}: {:?}", job.notices);
+    }
+}
+
+#[test]
+fn arithmetic_in_values_with_a_notice_when_fio_would_read_it_otherwise() {
+    let job = parse("[j]\nrw=read\nsize=4*1024m\nruntime=(2*30)\nbs=(2*2)k\n").unwrap();
+    let p = &job.phases[0];
+    assert_eq!(p.size, Some(Bytes::gib(4)));
+    assert_eq!(p.runtime, Some(Duration::from_secs(60)));
+    assert_eq!(p.bs, Some(BlockSizeSpec::Fixed(Bytes(4096))));
+    assert!(
+        job.notices.iter().any(|n| n.contains("size=4*1024m") && n.contains("size=(4*1024m)")),
+        "{:?}",
+        job.notices
+    );
+    // With fio's keywords: the reader puts the number in, then the arithmetic is done.
+    let p = &parse("[j]\nrw=read\nsize=2*$mb_memory\n").unwrap().phases[0];
+    assert_eq!(p.size, Some(Bytes(2 * 16384)), "$mb_memory is 16384 on the fake host");
+}
+
+#[test]
+fn offset_modifiers_and_the_sequencer() {
+    let p = &parse("[j]\nrw=read:-8k\nbs=4k\nsize=1m\n").unwrap().phases[0];
+    assert_eq!(p.offset_step, Some(crate::spec::ByteStep(-8192)));
+    let p = &parse("[j]\nrw=write:112k\nsize=1m\n").unwrap().phases[0];
+    assert_eq!(p.offset_step, Some(crate::spec::ByteStep(112 * 1024)));
+    let p = &parse("[j]\nrw=randread:8\nrw_sequencer=identical\nsize=1m\n").unwrap().phases[0];
+    assert_eq!((p.random_every, p.sequencer), (Some(8), Some(crate::spec::Sequencer::Identical)));
+}
+
+#[test]
+fn zoned_distributions_as_fio_completes_them() {
+    use crate::spec::{ZoneExtent, ZoneSpec};
+    let p = &parse("[j]\nrw=randread\nrandom_distribution=zoned:50/5:30/15:20/\n").unwrap().phases[0];
+    let expected = [(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)]
+        .map(|(a, s)| ZoneSpec { access_percent: a, size: ZoneExtent::Percent(s) })
+        .to_vec();
+    assert_eq!(p.distribution, Some(DistributionSpec::Zoned(expected)));
+    let p = &parse("[j]\nkb_base=1000\nrw=randread\nrandom_distribution=zoned_abs:60/20g:40/100g\n").unwrap().phases[0];
+    let Some(DistributionSpec::Zoned(zones)) = &p.distribution else { panic!("{:?}", p.distribution) };
+    assert_eq!(zones[0].size, ZoneExtent::Bytes(Bytes(20_000_000_000)), "kb_base applies");
+}
+
+#[test]
+fn file_engines_become_file_set_phases_and_concurrent_jobs_share_one() {
+    use crate::spec::{FileOp, FileSelect, FormatMode};
+    let job = parse("[global]\nioengine=filecreate\nnrfiles=100\nfilesize=4k\n[t0]\n[t1]\nnumjobs=2\n").unwrap();
+    assert_eq!(job.phases.len(), 1, "t1 runs with t0");
+    let set = job.phases[0].fileset.as_deref().unwrap();
+    assert_eq!(set.format, Some(FormatMode::Empty));
+    assert_eq!(set.trees.iter().map(|t| t.files).collect::<Vec<_>>(), [100, 200]);
+    assert_eq!(set.workloads[1].threads, Some(2));
+    assert_eq!(set.workloads[0].operation, Some(FileOp::Create));
+    assert_eq!(set.workloads[0].fileselect, Some(FileSelect::Once));
+    let stat = parse("[j]\nioengine=filestat\nnrfiles=10\nfilesize=8k\n").unwrap();
+    let set = stat.phases[0].fileset.as_deref().unwrap();
+    assert_eq!((set.format, set.trees[0].size.to_string()), (Some(FormatMode::Yes), "8 KiB".to_string()));
+    let dirs = parse("[j]\nioengine=dirstat\nnrfiles=10\n").unwrap();
+    let set = dirs.phases[0].fileset.as_deref().unwrap();
+    assert_eq!(
+        (set.format, set.trees[0].width, set.workloads[0].dirs),
+        (Some(FormatMode::Directories), 10, Some(true))
+    );
+}
+
+#[test]
+fn dev_null_runs_on_the_null_engine_without_a_target() {
+    let job = parse("[j]\nfilename=/dev/null\nrw=write\nbs=128k\nsize=128m\n").unwrap();
+    assert_eq!(job.target, None);
+    assert_eq!(job.phases[0].engine, Some(EngineChoice::Null));
+    assert!(job.notices.iter().any(|n| n.contains("null engine")), "{:?}", job.notices);
+}
+
+#[test]
+fn fio_names_groups_and_options_are_kept_for_fio_json() {
+    let job =
+        parse("[global]\nsize=1m\n[a]\nrw=read\nnumjobs=2\n[b]\nstonewall\nrw=write\n[c]\nblocksize=8k\n").unwrap();
+    let info: Vec<&crate::spec::FioJobInfo> = job.phases.iter().map(|p| p.fio.as_ref().unwrap()).collect();
+    assert_eq!(info.iter().map(|i| i.group_id).collect::<Vec<_>>(), [0, 1, 1]);
+    assert_eq!(info[0].job_options, [("rw".to_string(), "read".to_string()), ("numjobs".into(), "2".into())]);
+    assert_eq!(info[0].global_options, [("size".to_string(), "1m".to_string())]);
+    assert_eq!(info[2].job_options[0].0, "bs");
+}
+
+#[test]
+fn the_verify_family_maps_onto_streamcap_s_verification() {
+    use crate::spec::VerifyChoice;
+    let job = parse("[j]\nrw=randwrite\nverify=crc32c-intel\nverify_backlog=16\nverify_fatal=1\n").unwrap();
+    assert_eq!((job.phases[0].verify, job.phases[0].verify_backlog), (Some(VerifyChoice::Crc32c), Some(16)));
+    assert!(job.notices.iter().any(|n| n.contains("verify_fatal")), "{:?}", job.notices);
+    let job = parse("[j]\nrw=write\nverify=md5\n").unwrap();
+    assert_eq!(job.phases[0].verify, Some(VerifyChoice::Sha256));
+    assert!(job.notices.iter().any(|n| n.contains("verify=md5") && n.contains("sha256")), "{:?}", job.notices);
+    let job = parse("[j]\nrw=write\nverify_pattern=0xaa555aa5\ndo_verify=0\n").unwrap();
+    assert_eq!(job.phases[0].verify, Some(VerifyChoice::Pattern), "a pattern alone verifies the pattern, as in fio");
+    assert!(job.notices.iter().any(|n| n.contains("do_verify=0")), "{:?}", job.notices);
+    assert!(error("[j]\nrw=read\nverify=crc32c\nverify_only\n").contains("--verify-only"));
+    assert!(error("[j]\nrw=write\nverify_backlog=4\n").contains("needs verify"));
 }

@@ -5,9 +5,12 @@
 //! Sizes follow fio's HOWTO: a bare number is bytes, `0x` starts a hexadecimal number, and the suffixes
 //! `k m g t p` (with an optional `b`, any case) multiply by powers of `kb_base` (1024 unless the job says
 //! `kb_base=1000`). The IEC forms `KiB … PiB` mean the *other* base: 1000 by default (fio's compatibility
-//! mode keeps old scripts working) and 1024 when `kb_base=1000`.
+//! mode keeps old scripts working) and 1024 when `kb_base=1000`. A value with arithmetic in it (`(4*1024)m`,
+//! `8*192` after `$mb_memory` was replaced) is evaluated by `expr.rs` with the same units.
 
 use std::time::Duration;
+
+use super::expr::{evaluate, evaluate_with_units, looks_like_arithmetic};
 
 /// A value that does not have the form the option needs; `expected` completes "expected …".
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,13 +22,18 @@ pub struct BadValue {
 pub const SIZE_EXPECTED: &str = "a size such as 4096, 4k, 1m, 1g or 0x1000 (k m g t p: powers of 1024 unless \
                                  kb_base=1000; KiB MiB GiB: powers of 1000 unless kb_base=1000)";
 
+/// What an arithmetic value that does not evaluate should look like.
+pub const ARITHMETIC_EXPECTED: &str = "an arithmetic expression such as (4*1024)m: + - * / % ^, parentheses, \
+                                       and a unit after a number";
+
 fn bad(what: &'static str, expected: &'static str) -> BadValue {
     BadValue { what, expected }
 }
 
 /// The base of `k`, `m`, `g` … in sizes (fio kb_base).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum KbBase {
+    #[default]
     Binary,
     Decimal,
 }
@@ -67,6 +75,13 @@ fn split_number(text: &str) -> Option<(f64, &str)> {
 pub fn parse_size_or_percent(text: &str, base: KbBase, percent_ok: bool) -> Result<FioSize, BadValue> {
     let what = if percent_ok { "size or percentage" } else { "size" };
     let expected = if percent_ok { "a size such as 4k or 1g, or a percentage such as 50%" } else { SIZE_EXPECTED };
+    if looks_like_arithmetic(text) {
+        let bytes = evaluate(text, &|w| size_unit(w, base)).map_err(|_| bad(what, ARITHMETIC_EXPECTED))?;
+        if !(0.0..u64::MAX as f64).contains(&bytes) {
+            return Err(bad(what, "a size from 0 to 16 EiB"));
+        }
+        return Ok(FioSize::Bytes(bytes as u64));
+    }
     let (value, suffix) = split_number(text).ok_or(bad(what, expected))?;
     let suffix = suffix.to_ascii_lowercase();
     if suffix == "%" {
@@ -75,29 +90,33 @@ pub fn parse_size_or_percent(text: &str, base: KbBase, percent_ok: bool) -> Resu
         }
         return Ok(FioSize::Percent(value));
     }
-    let (kb, iec) = match base {
-        KbBase::Binary => (1024f64, 1000f64),
-        KbBase::Decimal => (1000f64, 1024f64),
-    };
-    let mult = match suffix.as_str() {
-        "" | "b" => 1.0,
-        "k" | "kb" => kb,
-        "m" | "mb" => kb.powi(2),
-        "g" | "gb" => kb.powi(3),
-        "t" | "tb" => kb.powi(4),
-        "p" | "pb" => kb.powi(5),
-        "kib" => iec,
-        "mib" => iec.powi(2),
-        "gib" => iec.powi(3),
-        "tib" => iec.powi(4),
-        "pib" => iec.powi(5),
-        _ => return Err(bad(what, expected)),
-    };
+    let mult = size_unit(&suffix, base).ok_or(bad(what, expected))?;
     let bytes = value * mult;
     if !bytes.is_finite() || bytes >= u64::MAX as f64 {
         return Err(bad(what, "a size below 16 EiB"));
     }
     Ok(FioSize::Bytes(bytes as u64))
+}
+
+/// What a size suffix (lower case, possibly empty) multiplies by under `base`: `k m g t p` (with an optional `b`)
+/// are powers of the base, and the IEC forms (`ki`, `kib` …) powers of the other one, as fio's compatibility mode
+/// has it.
+fn size_unit(suffix: &str, base: KbBase) -> Option<f64> {
+    let (kb, other) = match base {
+        KbBase::Binary => (1024f64, 1000f64),
+        KbBase::Decimal => (1000f64, 1024f64),
+    };
+    let power = |c: &str| ["k", "m", "g", "t", "p"].iter().position(|p| *p == c).map(|i| i as i32 + 1);
+    match suffix {
+        "" | "b" => Some(1.0),
+        _ => {
+            let stem = suffix.strip_suffix('b').unwrap_or(suffix);
+            match stem.strip_suffix('i') {
+                Some(prefix) => power(prefix).map(|n| other.powi(n)),
+                None => power(stem).map(|n| kb.powi(n)),
+            }
+        }
+    }
 }
 
 pub fn parse_size(text: &str, base: KbBase) -> Result<u64, BadValue> {
@@ -185,8 +204,23 @@ pub fn parse_time(text: &str, default: TimeUnit) -> Result<Duration, BadValue> {
         TimeUnit::Millis => "a time such as 500 (milliseconds), 2s or 100us",
         TimeUnit::Micros => "a time such as 100 (microseconds), 10ms or 1s",
     };
-    let (value, suffix) = split_number(text).ok_or(bad("time", expected))?;
-    let seconds_per_unit = match suffix.to_ascii_lowercase().as_str() {
+    let seconds = if looks_like_arithmetic(text) {
+        let units = |w: &str| if w.is_empty() { None } else { time_unit(w, default) };
+        let (value, units_used) = evaluate_with_units(text, &units).map_err(|_| bad("time", ARITHMETIC_EXPECTED))?;
+        if units_used { value } else { value * time_unit("", default).expect("the default unit") }
+    } else {
+        let (value, suffix) = split_number(text).ok_or(bad("time", expected))?;
+        value * time_unit(&suffix.to_ascii_lowercase(), default).ok_or(bad("time", expected))?
+    };
+    if !seconds.is_finite() || !(0.0..=1e12).contains(&seconds) {
+        return Err(bad("time", expected));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// Seconds per unit of a time suffix (lower case); no suffix is the option's default unit.
+fn time_unit(suffix: &str, default: TimeUnit) -> Option<f64> {
+    Some(match suffix {
         "" => match default {
             TimeUnit::Seconds => 1.0,
             TimeUnit::Millis => 1e-3,
@@ -199,17 +233,15 @@ pub fn parse_time(text: &str, default: TimeUnit) -> Result<Duration, BadValue> {
         "m" | "min" => 60.0,
         "h" => 3600.0,
         "d" => 86400.0,
-        _ => return Err(bad("time", expected)),
-    };
-    let seconds = value * seconds_per_unit;
-    if !seconds.is_finite() || seconds > 1e12 {
-        return Err(bad("time", expected));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+        _ => return None,
+    })
 }
 
 /// A whole number, with fio's size suffixes allowed (`number_ios=1m`).
 pub fn parse_int(text: &str, base: KbBase) -> Result<u64, BadValue> {
+    if looks_like_arithmetic(text) {
+        return parse_size(text, base).map_err(|_| bad("number", ARITHMETIC_EXPECTED));
+    }
     let (value, _) = split_number(text).ok_or(bad("number", "a whole number such as 8"))?;
     if value.fract() != 0.0 {
         return Err(bad("number", "a whole number such as 8"));
@@ -283,9 +315,27 @@ mod tests {
         assert_eq!(parse_size("0x1000", B), Ok(4096));
         assert_eq!(parse_size("1.5k", B), Ok(1536));
         assert_eq!(parse_size(" 8m ", B), Ok(8 << 20));
-        for junk in ["4q", "", "k", "-4k", "4kk", "4 k b", "1e9", "(4k*2)"] {
+        for junk in ["4q", "", "k", "-4k", "4kk", "4 k b", "1e9", "(4k*2", "2-4k"] {
             assert!(parse_size(junk, B).is_err(), "{junk}");
         }
+        // fio's other-base forms without the b.
+        assert_eq!(parse_size("4ki", B), Ok(4000));
+        assert_eq!(parse_size("1mi", D), Ok(1 << 20));
+    }
+
+    #[test]
+    fn arithmetic_in_sizes_numbers_and_times() {
+        assert_eq!(parse_size("4*1024m", B), Ok(4 << 30));
+        assert_eq!(parse_size("(4*1024)m", B), Ok(4 << 30));
+        assert_eq!(parse_size("8*192", B), Ok(1536), "a keyword already replaced by its number");
+        assert_eq!(parse_size("(2k)", D), Ok(2000), "kb_base applies inside expressions too");
+        assert_eq!(parse_int("(2^4)", B), Ok(16));
+        assert_eq!(parse_time("(2*30)", TimeUnit::Seconds), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_time("1m+30s", TimeUnit::Seconds), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_time("(10*5)", TimeUnit::Micros), Ok(Duration::from_micros(50)));
+        let err = parse_size("(4*)m", B).unwrap_err();
+        assert_eq!(err.expected, ARITHMETIC_EXPECTED);
+        assert!(parse_time("(1-2)", TimeUnit::Seconds).is_err(), "no negative times");
     }
 
     #[test]

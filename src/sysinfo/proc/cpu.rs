@@ -131,6 +131,12 @@ pub struct ProcessCpu {
     pub system: Duration,
     /// Peak resident set size.
     pub max_rss: Bytes,
+    /// Context switches, voluntary and involuntary, of all threads so far.
+    pub context_switches: u64,
+    /// Page faults that needed I/O.
+    pub major_faults: u64,
+    /// Page faults served without I/O.
+    pub minor_faults: u64,
 }
 
 impl ProcessCpu {
@@ -152,6 +158,9 @@ impl ProcessCpu {
             system: timeval_to_duration(usage.ru_stime),
             // Linux reports ru_maxrss in KiB.
             max_rss: Bytes(u64::try_from(usage.ru_maxrss).unwrap_or(0).saturating_mul(KIB)),
+            context_switches: count(usage.ru_nvcsw).saturating_add(count(usage.ru_nivcsw)),
+            major_faults: count(usage.ru_majflt),
+            minor_faults: count(usage.ru_minflt),
         }
     }
 
@@ -159,6 +168,10 @@ impl ProcessCpu {
     pub fn cpu_since(&self, earlier: &ProcessCpu) -> Duration {
         (self.user + self.system).saturating_sub(earlier.user + earlier.system)
     }
+}
+
+fn count(value: libc::c_long) -> u64 {
+    u64::try_from(value).unwrap_or(0)
 }
 
 fn timeval_to_duration(tv: libc::timeval) -> Duration {

@@ -111,6 +111,19 @@ pub struct DiskActivity {
     pub read_mbps: f64,
     /// Write throughput in decimal megabytes per second (10^6 bytes/s).
     pub write_mbps: f64,
+    /// Reads and writes merged with a neighbour by the block layer.
+    #[serde(default)]
+    pub read_merges: u64,
+    #[serde(default)]
+    pub write_merges: u64,
+    /// Milliseconds spent on reads and on writes, all requests together (fio's read_ticks, write_ticks).
+    #[serde(default)]
+    pub read_ticks_ms: u64,
+    #[serde(default)]
+    pub write_ticks_ms: u64,
+    /// Milliseconds weighted by the number of requests in flight (fio's in_queue).
+    #[serde(default)]
+    pub in_queue_ms: u64,
 }
 
 impl DiskActivity {
@@ -142,6 +155,11 @@ impl DiskActivity {
             write_iops: per_sec(writes),
             read_mbps: per_sec(read_bytes) / 1e6,
             write_mbps: per_sec(write_bytes) / 1e6,
+            read_merges: after.read_merges.saturating_sub(before.read_merges),
+            write_merges: after.write_merges.saturating_sub(before.write_merges),
+            read_ticks_ms: after.read_ms.saturating_sub(before.read_ms),
+            write_ticks_ms: after.write_ms.saturating_sub(before.write_ms),
+            in_queue_ms: after.weighted_ms.saturating_sub(before.weighted_ms),
         }
     }
 

@@ -25,8 +25,8 @@ pub use btrfs::{
 pub use capacity::{Profile, btrfs_usable, md_usable};
 pub use md::{MdArray, MdMember, md_array_at};
 pub use mounts::{
-    DioAlign, FilesystemFacts, MountEntry, direct_io_alignment, filesystem_of, longest_prefix_mount, mount_containing,
-    parse_mountinfo, read_mountinfo,
+    DioAlign, FilesystemFacts, MountEntry, direct_io_alignment, direct_io_alignment_in_dir, filesystem_of,
+    longest_prefix_mount, mount_containing, parse_mountinfo, read_mountinfo,
 };
 pub use pool::{PoolFacts, PoolKind, pool_of};
 

@@ -164,6 +164,27 @@ pub fn direct_io_alignment(path: &Path) -> Option<DioAlign> {
         .then_some(DioAlign { mem: st.stx_dio_mem_align, offset: st.stx_dio_offset_align })
 }
 
+/// The direct-I/O alignment a new file in directory `dir` gets. Filesystems answer only for regular files, so it
+/// asks an unnamed temporary file (O_TMPFILE: never linked, gone when closed, so nothing is left in `dir` and no
+/// data is written), or, where that cannot be made, a regular file already in `dir`.
+pub fn direct_io_alignment_in_dir(dir: &Path) -> Option<DioAlign> {
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags, StatxFlags, openat, statx};
+    let temp = openat(CWD, dir, OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC, Mode::from_raw_mode(0o600));
+    if let Ok(fd) = temp
+        && let Ok(st) = statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::DIOALIGN)
+    {
+        let reported = StatxFlags::from_bits_retain(st.stx_mask).contains(StatxFlags::DIOALIGN);
+        return (reported && st.stx_dio_mem_align != 0 && st.stx_dio_offset_align != 0)
+            .then_some(DioAlign { mem: st.stx_dio_mem_align, offset: st.stx_dio_offset_align });
+    }
+    std::fs::read_dir(dir)
+        .ok()?
+        .take(256)
+        .filter_map(Result::ok)
+        .find(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .and_then(|e| direct_io_alignment(&e.path()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +250,21 @@ this line is garbage
             None => eprintln!("note: the filesystem under {} reports no STATX_DIOALIGN", dir.path().display()),
         }
         assert_eq!(direct_io_alignment(Path::new("/no/such/file")), None);
+    }
+
+    #[test]
+    fn a_directory_reports_the_alignment_of_a_new_file_in_it_and_nothing_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let asked = direct_io_alignment_in_dir(dir.path());
+        let probe = dir.path().join("probe");
+        std::fs::write(&probe, b"x").unwrap();
+        let of_a_file = direct_io_alignment(&probe);
+        std::fs::remove_file(&probe).unwrap();
+        match (asked, of_a_file) {
+            (Some(a), Some(f)) => assert_eq!(a, f),
+            (None, None) => eprintln!("note: the filesystem under {} reports no STATX_DIOALIGN", dir.path().display()),
+            other => panic!("the directory and a file in it disagree: {other:?}"),
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the temporary file left nothing behind");
     }
 }

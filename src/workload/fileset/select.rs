@@ -31,8 +31,8 @@ impl FileSelector {
     pub fn new(selection: Selection, n: u64, thread: u32, threads: u32) -> FileSelector {
         let walk = |wrap| Kind::Walk { next: u64::from(thread), step: u64::from(threads.max(1)), wrap };
         let kind = match selection {
-            Selection::Random => Kind::Sample(Sampler::new(Distribution::Uniform, n)),
-            Selection::Skewed { theta } => Kind::Sample(Sampler::new(Distribution::Zipf { theta }, n)),
+            Selection::Random => Kind::Sample(Sampler::new(&Distribution::Uniform, n)),
+            Selection::Skewed { theta } => Kind::Sample(Sampler::new(&Distribution::Zipf { theta }, n)),
             Selection::Sequential => walk(true),
             Selection::Once => walk(false),
         };

@@ -143,6 +143,7 @@ impl<'a> Mapper<'a> {
             fileio,
             threads: threads.map(|t| t as u32),
             skew,
+            dirs: None,
         })
     }
 
