@@ -42,10 +42,11 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         ));
     }
     for (i, phase) in job.phases.iter().enumerate() {
-        if phase.rw.is_none() && phase.fileset.is_none() && phase.streams.is_none() {
+        if phase.units().iter().any(|u| u.rw.is_none()) && phase.fileset.is_none() && phase.streams.is_none() {
+            let whose = if phase.parts.is_some() { "a part of " } else { "" };
             return Err(PlanError(format!(
-                "phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, randwrite, \
-                 readwrite, randrw)",
+                "{whose}phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, \
+                 randwrite, readwrite, randrw)",
                 i + 1
             )));
         }
@@ -76,6 +77,9 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
             let next = phases.len();
             let planned = plan_streams_phases(job, i, spec, &mut target, facts, &mut notices, next, &mut estimates)?;
             phases.extend(planned);
+        } else if spec.parts.is_some() {
+            let block = verify.map(|v| v.block);
+            phases.push(super::mix::plan_parts_phase(&context, i, spec, &target, facts, block, &mut notices)?);
         } else {
             phases.push(plan_raw_phase(&context, i, spec, &target, facts, verify.map(|v| v.block), &mut notices)?);
         }
@@ -279,7 +283,7 @@ pub(super) fn plan_raw_phase(
                 random_percent,
                 file_service,
             };
-            WorkerPlan { workload, io_bytes, io_ops: spec.number_ios }
+            WorkerPlan { workload, io_bytes, io_ops: spec.number_ios, mixed: None }
         })
         .collect();
 
@@ -335,6 +339,7 @@ pub(super) fn plan_raw_phase(
         workers,
         fileset: None,
         streams: None,
+        parts: Vec::new(),
     })
 }
 

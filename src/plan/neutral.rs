@@ -55,6 +55,7 @@ fn blank(name: String, spec: &PhaseSpec) -> PhasePlan {
         workers: Vec::new(),
         fileset: None,
         streams: None,
+        parts: Vec::new(),
     }
 }
 

@@ -206,6 +206,21 @@ pub struct PhaseSpec {
     /// Paced stream viewers (a count, or the capacity search) instead of raw I/O.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<Box<StreamsSpec>>,
+
+    // ---- Several raw workloads in one phase (vdbench: several wds, sds and hosts in one rd). ----
+    /// Raw workloads that run together in this phase (`[[phase.part]]`), each with the phase's keys under its
+    /// own and its share of the operations (`skew`). With parts, `rate-iops` is the rate of the whole phase,
+    /// shared by skew.
+    #[serde(rename = "part", skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Vec<PhaseSpec>>,
+    /// In a part: percent of the phase's operations it gets (0–100); parts that do not say share what the
+    /// others leave evenly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skew: Option<f64>,
+    /// In a part: the worker it runs on. Parts of one queue share one worker and its iodepth, as the workloads
+    /// of a vdbench sd share the sd's threads. Default: one queue per set of files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
 }
 
 fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -282,8 +297,55 @@ impl PhaseSpec {
                 lat_log,
                 fileset,
                 streams,
+                parts,
+                skew,
+                queue,
             ]
         )
+    }
+
+    /// The raw workloads of the phase: each part with the phase's keys under its own, or the phase itself.
+    pub fn units(&self) -> Vec<std::borrow::Cow<'_, PhaseSpec>> {
+        match &self.parts {
+            Some(parts) => {
+                let base = PhaseSpec { parts: None, ..self.clone() };
+                parts.iter().map(|part| std::borrow::Cow::Owned(base.overlay(part))).collect()
+            }
+            None => vec![std::borrow::Cow::Borrowed(self)],
+        }
+    }
+
+    /// The parts' checks: each part is a phase of its own (no parts, file sets or streams inside), its skew a
+    /// percentage, and the skews said add up to at most 100 (to 100 exactly when every part says one).
+    fn check_parts(&self, parts: &[PhaseSpec]) -> Result<(), String> {
+        if parts.is_empty() {
+            return Err("part is empty: give at least one [[phase.part]], or leave part out".into());
+        }
+        if self.fileset.is_some() || self.streams.is_some() {
+            return Err("parts are raw workloads: a file-set or streams phase cannot have parts".into());
+        }
+        let mut said = 0.0;
+        for (i, part) in parts.iter().enumerate() {
+            let context = |e: String| format!("part {}: {e}", i + 1);
+            if part.parts.is_some() || part.fileset.is_some() || part.streams.is_some() {
+                return Err(context("a part is one raw workload: no parts, fileset or streams inside".into()));
+            }
+            if let Some(skew) = part.skew
+                && !(0.0..=100.0).contains(&skew)
+            {
+                return Err(context(format!("skew {skew} is not a percentage from 0 to 100")));
+            }
+            said += part.skew.unwrap_or(0.0);
+            let unit = PhaseSpec { parts: None, skew: None, queue: None, ..self.overlay(part) };
+            unit.check().map_err(context)?;
+        }
+        let all_said = parts.iter().all(|p| p.skew.is_some());
+        if said > 100.0001 || (all_said && (said - 100.0).abs() > 0.0001) {
+            return Err(format!(
+                "the parts' skews add up to {said}; they must add up to 100 (parts without a skew share what is left)"
+            ));
+        }
+        Ok(())
     }
 
     /// Checks values that are wrong whatever the target: ranges and combinations. Returns the first problem as a
@@ -333,8 +395,14 @@ impl PhaseSpec {
         if self.rate_iops == Some(0) {
             return Err("rate-iops must be above zero".into());
         }
-        if self.rate_process.is_some() && self.rate.is_none() && self.rate_iops.is_none() {
-            return Err("rate-process needs a rate: add rate or rate-iops".into());
+        // A curve point's rate (a percentage of an earlier maximum) is a rate too: vdbench's iorate=curve paces
+        // its points with the rd's arrival process.
+        if self.rate_process.is_some()
+            && self.rate.is_none()
+            && self.rate_iops.is_none()
+            && self.rate_percent_of_max.is_none()
+        {
+            return Err("rate-process needs a rate: add rate, rate-iops or rate-percent-of-max".into());
         }
         if self.fsync_every == Some(0) {
             return Err("fsync-every must be at least 1 (it counts writes between flushes)".into());
@@ -356,6 +424,12 @@ impl PhaseSpec {
                 return Err("a phase is either a file-set phase or a streams phase, not both".into());
             }
             streams.check()?;
+        }
+        if let Some(parts) = &self.parts {
+            return self.check_parts(parts);
+        }
+        if self.skew.is_some() || self.queue.is_some() {
+            return Err("skew and queue belong to a part of a phase ([[phase.part]]), not to a phase".into());
         }
         Ok(())
     }
@@ -404,7 +478,7 @@ impl JobSpec {
 
     /// Whether any phase writes (judged from what was said; a phase without `rw` writes nothing).
     pub fn writes(&self) -> bool {
-        self.phases.iter().any(|p| p.rw.is_some_and(|rw| rw.read_percent(p.rdpct) < 100))
+        self.phases.iter().flat_map(|p| p.units()).any(|p| p.rw.is_some_and(|rw| rw.read_percent(p.rdpct) < 100))
     }
 
     /// Checks every phase; the error names the phase.
