@@ -8,8 +8,6 @@
 //! own parts in their proportions (vdbench's uncontrolled max, where sds do not wait for each other); to hold
 //! the shares across workers under max, put every part on one queue.
 
-use std::borrow::Cow;
-
 use super::build::{JobContext, plan_raw_phase};
 use super::facts::Facts;
 use super::values::{default_name, pacing};
@@ -70,7 +68,7 @@ fn shares(parts: &[PhaseSpec]) -> Result<Vec<f64>, String> {
 
 /// A part as a phase of its own: one worker, named after the phase and the part, and unpaced (the phase's rate
 /// is shared out by worker).
-fn part_alone<'a>(unit: &Cow<'a, PhaseSpec>, phase: &str, part: &str) -> PhaseSpec {
+fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
     PhaseSpec {
         name: Some(format!("{phase}: {part}")),
         jobs: Some(1),
@@ -83,7 +81,7 @@ fn part_alone<'a>(unit: &Cow<'a, PhaseSpec>, phase: &str, part: &str) -> PhaseSp
         parts: None,
         skew: None,
         queue: None,
-        ..unit.clone().into_owned()
+        ..unit.clone()
     }
 }
 
@@ -167,9 +165,17 @@ fn combine(spec: &PhaseSpec, label: &str, planned: Vec<Planned>, workers: Vec<Wo
             files: p.plan.files.clone(),
         })
         .collect();
-    let data_set = Bytes(planned.iter().map(|p| p.plan.data_set.0).sum());
+    // Parts on the same files address the same data: count each set of files once.
+    let mut counted: Vec<&[u32]> = Vec::new();
+    let mut data_set = Bytes(0);
+    for p in &planned {
+        if !counted.contains(&p.plan.files.as_slice()) {
+            counted.push(&p.plan.files);
+            data_set = Bytes(data_set.0 + p.plan.data_set.0);
+        }
+    }
     let needs_data = planned.iter().any(|p| p.plan.needs_data);
-    let access = random.map_or(Access::Sequential, |p| p.plan.access.clone());
+    let access = random.map_or(Access::Sequential, |p| p.plan.access);
     let first = planned.into_iter().next().expect("a phase with parts has one").plan;
     let name = spec.name.clone().unwrap_or_else(|| {
         let bs = BlockSizeSpec::Fixed(Bytes(u64::from(block_sizes.max())));

@@ -241,11 +241,13 @@ pub struct PhasePlan {
 /// One part of a raw phase with parts.
 #[derive(Debug, Clone, Serialize)]
 pub struct PartPlan {
+    /// The part's name (vdbench: `wd1 on sd2`, with `on HOST` when the run has several hosts).
     pub name: String,
     /// The worker it runs on (parts of one queue share a worker).
     pub queue: String,
     /// Percent of the phase's operations.
     pub share_percent: f64,
+    /// Its read/write pattern.
     pub rw: RwMode,
     /// Percent of its operations that are reads.
     pub read_percent: u8,

@@ -264,7 +264,8 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
         .iter()
         .map(|p| open_data_file(p, how).map_err(|e| format!("cannot open {}: {e}", p.display())))
         .collect::<Result<Vec<_>, _>>()?;
-    let setup = EngineSetup { files: handles, ..EngineSetup::new(phase.engine, iodepth, phase.largest_block() as usize) };
+    let setup =
+        EngineSetup { files: handles, ..EngineSetup::new(phase.engine, iodepth, phase.largest_block() as usize) };
     let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
     if phase.writes() {
         // Random content keeps compressing storage honest; each write then only stamps its blocks.
@@ -272,11 +273,8 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
         engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
     }
     let pacer = phase.pacing.map(|p| {
-        let shared = Pacing {
-            ops_per_sec: p.ops_per_sec * share,
-            bytes_per_sec: p.bytes_per_sec.map(|b| b * share),
-            ..p
-        };
+        let shared =
+            Pacing { ops_per_sec: p.ops_per_sec * share, bytes_per_sec: p.bytes_per_sec.map(|b| b * share), ..p };
         Pacer::new(&shared, worker.workload.seed)
     });
     let settings = WorkerSettings {

@@ -27,11 +27,47 @@ impl Dialect {
 
 /// Keywords that start a vdbench line: its records and its general parameters (vdbench 5.04's `Vdb_scan`).
 const VDBENCH_STARTS: &[&str] = &[
-    "sd", "wd", "rd", "fsd", "fwd", "hd", "rg", "include", "messagescan", "compratio", "dedupratio", "dedupunit",
-    "dedupsets", "deduphotsets", "dedupflipflop", "data_errors", "dataerrors", "validate", "journal", "debug",
-    "concatenatesds", "concatenate", "create_anchors", "fwd_thread_adjust", "histogram", "report", "formatsds",
-    "formatxfersize", "formatthreads", "startcmd", "start_cmd", "endcmd", "end_cmd", "showlba", "port", "monitor",
-    "timeout", "loop", "pattern", "patterns", "abort_failed_skew",
+    "sd",
+    "wd",
+    "rd",
+    "fsd",
+    "fwd",
+    "hd",
+    "rg",
+    "include",
+    "messagescan",
+    "compratio",
+    "dedupratio",
+    "dedupunit",
+    "dedupsets",
+    "deduphotsets",
+    "dedupflipflop",
+    "data_errors",
+    "dataerrors",
+    "validate",
+    "journal",
+    "debug",
+    "concatenatesds",
+    "concatenate",
+    "create_anchors",
+    "fwd_thread_adjust",
+    "histogram",
+    "report",
+    "formatsds",
+    "formatxfersize",
+    "formatthreads",
+    "startcmd",
+    "start_cmd",
+    "endcmd",
+    "end_cmd",
+    "showlba",
+    "port",
+    "monitor",
+    "timeout",
+    "loop",
+    "pattern",
+    "patterns",
+    "abort_failed_skew",
 ];
 
 /// Whether a line looks like vdbench's: `keyword=value` with a vdbench keyword first and no blank before the
@@ -50,10 +86,7 @@ pub fn detect_dialect(path: &Path, text: &str) -> Dialect {
         _ => {}
     }
     // vdbench comments start with '*', '#' or '/'; fio's with '#' or ';'.
-    let meaningful = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with(['#', ';', '*', '/']));
+    let meaningful = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with(['#', ';', '*', '/']));
     // Inside a section (fio's [global], a TOML table), `timeout=` or `debug=` are fio's or TOML's keys.
     let mut in_section = false;
     for line in meaningful.take(20) {

@@ -217,4 +217,3 @@ pub(super) const RD: &[Entry] = &[
     ("openflags", "openflags", Prefix),
     ("mount", "mount", Prefix),
 ];
-

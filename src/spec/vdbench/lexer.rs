@@ -259,8 +259,8 @@ pub(super) fn try_lex(path: &Path, text: &str, vars: &[(String, String)]) -> Res
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::try_lex as lex;
+    use super::*;
 
     fn keys(text: &str) -> Vec<(String, String, usize)> {
         let lexed = lex(Path::new("t.vdb"), text, &[("lun".into(), "/tmp/x".into())]).unwrap();

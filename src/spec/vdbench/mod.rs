@@ -173,3 +173,5 @@ fn read(path: &Path, text: &str, options: &ReadOptions, problems: &mut Problems)
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_mix;

@@ -36,7 +36,6 @@ use super::{Problems, VdbError, Where};
 use crate::spec::ReadOptions;
 use crate::spec::{JobSpec, PhaseSpec, SpecOrigin};
 use hosts::Hosts;
-use timing::Timing;
 use words::wildcard;
 
 /// vdbench's defaults (RD_entry, SD_entry, FsdEntry).
@@ -102,16 +101,6 @@ fn words<'r>(rec: &'r Record, canonical: &str) -> Result<Option<(Vec<String>, &'
     Ok(items(rec, canonical, Units::Size)?.map(|(items, p)| (items.iter().map(Item::display).collect(), p)))
 }
 
-/// A `yes`/`no` keyword (any word starting with y or n).
-fn yes_no(rec: &Record, canonical: &str) -> Result<Option<bool>, VdbError> {
-    let Some((w, p)) = words(rec, canonical)? else { return Ok(None) };
-    match w.first().map(|w| w.to_ascii_lowercase()) {
-        Some(w) if w.starts_with('y') => Ok(Some(true)),
-        Some(w) if w.starts_with('n') => Ok(Some(false)),
-        _ => Err(fail(rec, p, "expected yes or no".into())),
-    }
-}
-
 /// `openflags=`: what streamcap can honour.
 #[derive(Debug, Default, Clone, Copy)]
 struct OpenFlags {
@@ -157,6 +146,10 @@ struct Mapper<'a> {
 /// when there was any.
 pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &mut Problems) -> Option<JobSpec> {
     let file_level = |m: &str| VdbError::at(&Where::File(root.to_path_buf()), m.to_string());
+    let mut hosts = problems.take(hosts::resolve(model, options)).unwrap_or_default();
+    let notices = std::mem::take(&mut hosts.notices);
+    let mut m = Mapper { model, options, notices, hosts, target: None };
+    m.general(problems);
     let rds: Vec<&Record> = model.of(Kind::Rd).collect();
     if rds.is_empty() {
         problems.push(file_level(
@@ -172,9 +165,6 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
         ));
         return None;
     }
-    let hosts = problems.take(hosts::resolve(model, options))?;
-    let mut m = Mapper { model, options, notices: Vec::new(), hosts, target: None };
-    m.general(problems);
     let mut phases: Vec<PhaseSpec> = Vec::new();
     let mut interval = None;
     // vdbench sleeps `pause=` seconds after each run of an rd, before the next run (of any rd).
@@ -190,7 +180,8 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
             pending = timing.pause;
         }
     }
-    let target = if file_system { m.target.take() } else { problems.take(luns::settle(&mut phases, &mut m.notices))? };
+    let target =
+        if file_system { m.target.take() } else { problems.take(luns::settle(&mut phases, &mut m.notices, root))? };
     Some(JobSpec {
         origin: SpecOrigin::Vdbench { path: root.to_path_buf() },
         target,
@@ -208,8 +199,19 @@ impl<'a> Mapper<'a> {
             let refuse = |why: &str| VdbError::keyword(&p.at, &p.key, None, format!("{why}; remove the line"));
             let yes = value.to_ascii_lowercase().starts_with('y');
             match *canonical {
-                "validate" | "journal" | "compratio" | "concatenatesds" | "formatsds" => {}
-                c if c.starts_with("dedup") => {}
+                "validate" | "concatenatesds" | "formatsds" if value.to_ascii_lowercase().starts_with('n') => {}
+                "validate" => problems.push(refuse("data validation (validate=) is not supported yet")),
+                "concatenatesds" => {
+                    problems.push(refuse("concatenating sds (concatenatesds=yes) is not supported yet"))
+                }
+                "formatsds" => problems.push(refuse("formatting the sds first (formatsds=) is not supported yet")),
+                "journal" => problems.push(refuse("journaling (journal=) is not supported yet")),
+                c if c.starts_with("dedup") => {
+                    problems.push(refuse("deduplicable data (dedup…=) is not supported yet"))
+                }
+                "compratio" => self.notices.push(format!(
+                    "vdbench compratio={value} has no effect: streamcap does not shape its data for compression"
+                )),
                 "loop" => problems.push(refuse("repeating the whole run (loop=) is not supported")),
                 "startcmd" | "endcmd" => {
                     problems.push(refuse("running commands from the parameter file (startcmd/endcmd) is not supported"))
@@ -226,11 +228,6 @@ impl<'a> Mapper<'a> {
                 other => self.notices.push(format!("vdbench {other}={value} has no effect in streamcap")),
             }
         }
-    }
-
-    /// A general parameter's value, if the file gives it.
-    fn general_value(&self, canonical: &str) -> Option<&Param> {
-        self.model.general.iter().rev().find(|(c, _)| *c == canonical).map(|(_, p)| p)
     }
 
     /// `H:` → the directory given with `--anchor H:=DIR`; a Windows path below it keeps its tail.
@@ -281,10 +278,17 @@ impl<'a> Mapper<'a> {
         Ok(out)
     }
 
+    /// Refuses the first of `keywords` that `rec` has, with `why`.
+    fn refuse_keywords(rec: &Record, keywords: &[&str], why: &str) -> Result<(), VdbError> {
+        match keywords.iter().find_map(|k| rec.get(k)) {
+            Some(p) => Err(fail(rec, p, why.to_string())),
+            None => Ok(()),
+        }
+    }
+
     fn notice(&mut self, text: String) {
         if !self.notices.contains(&text) {
             self.notices.push(text);
         }
     }
 }
-

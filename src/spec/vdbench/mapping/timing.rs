@@ -116,10 +116,16 @@ pub(super) struct RatedPhase {
 }
 
 /// One phase, or a curve's phases: the maximum first, then one per point.
-pub(super) fn rated(name: String, rate: Rate, (points, stop): &(Vec<f64>, Option<Duration>), label: &str) -> Vec<RatedPhase> {
+pub(super) fn rated(
+    name: String,
+    rate: Rate,
+    (points, stop): &(Vec<f64>, Option<Duration>),
+    label: &str,
+) -> Vec<RatedPhase> {
     match rate {
         Rate::Curve => {
-            let max = RatedPhase { name: format!("{name} {label}=max"), rate: Some(Rate::Max), percent: None, stop: None };
+            let max =
+                RatedPhase { name: format!("{name} {label}=max"), rate: Some(Rate::Max), percent: None, stop: None };
             let points = points.iter().map(|&pct| RatedPhase {
                 name: format!("{name} {label}={}%", short_number(pct)),
                 rate: None,
