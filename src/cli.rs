@@ -170,6 +170,9 @@ pub struct RunArgs {
     /// Allow writing to a block device (destroys its contents). The device must not be mounted or in use.
     #[arg(long, help_heading = "Safety")]
     pub allow_device_writes: bool,
+    /// When a file-set tree is in use by another streamcap run, wait for it to finish instead of refusing.
+    #[arg(long, help_heading = "Safety")]
+    pub wait: bool,
     /// With --allow-device-writes: write even though the device carries a filesystem or partition signature.
     /// Alone it is an error (it would do nothing, and a user who typed it believed it did something).
     #[arg(long, requires = "allow_device_writes", help_heading = "Safety")]

@@ -9,6 +9,7 @@ mod output;
 mod outputs;
 mod report;
 mod run;
+mod stale;
 mod streams;
 mod verify_only;
 

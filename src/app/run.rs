@@ -33,9 +33,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let job = build_job(&args)?;
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
+    if !args.dry_run {
+        let anchors = job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees);
+        let dirs: Vec<&std::path::Path> =
+            std::iter::once(target.as_path()).chain(anchors.filter_map(|t| t.anchor.as_deref())).collect();
+        super::stale::clear(&dirs, args.quiet);
+    }
     let mut gathered = gather(&target, job.writes())?;
     gathered.facts.anchors = anchor_facts(&job);
-    let options = RunOptions { run_id: run_id(), allow_device_writes: args.allow_device_writes, force: args.force };
+    let options = RunOptions {
+        run_id: run_id(),
+        allow_device_writes: args.allow_device_writes,
+        force: args.force,
+        wait: args.wait,
+    };
     let plan = build_plan(&job, &gathered.facts, &options)?;
 
     if args.dry_run {
@@ -58,13 +69,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            // A set-up failure before any phase started writes nothing (an existing file stays as it was);
-            // after one started, the partial result is kept.
-            if recorder.started() {
-                recorder.result.status = RunStatus::Failed;
-                recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-                recorder.save();
-            }
+            recorder.failed();
             return Err(error.into());
         }
     };
@@ -115,13 +120,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         write_summary(&mut text, &recorder.result).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
-    if let Some(problem) = &recorder.output_error {
-        say(&format!("warning: {problem}"));
-    }
-    if let Some(problem) = &outcome.cleanup_error {
-        // The measurements stand, but something was left behind: say what, and do not report success.
-        say(&format!("Error: {problem}; remove it by hand"));
-        return Ok(ExitCode::from(2));
+    // The measurements stand, but something left behind is not a success.
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
     }
     // A bad block (or one that could not be read back) is a failed operation too.
     let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0)

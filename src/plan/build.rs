@@ -31,6 +31,8 @@ pub struct RunOptions {
     pub allow_device_writes: bool,
     /// Write to a device even though it carries a signature.
     pub force: bool,
+    /// Wait for a file-set tree another run is using instead of refusing.
+    pub wait: bool,
 }
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
@@ -98,6 +100,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         interval: job.interval.unwrap_or(defaults::INTERVAL),
         notices,
         verify,
+        wait: options.wait,
     })
 }
 

@@ -58,6 +58,9 @@ pub struct Plan {
     /// Data verification (`--verify`), for the whole run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyPlan>,
+    /// When a file-set tree is in use by another run, wait for it instead of refusing (`--wait`).
+    #[serde(skip)]
+    pub wait: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -249,7 +249,7 @@ mod tests {
             media_libraries: Vec::new(),
             limits: Default::default(),
         };
-        let options = RunOptions { run_id: run_id.into(), allow_device_writes, force };
+        let options = RunOptions { run_id: run_id.into(), allow_device_writes, force, wait: false };
         super::plan_target(job, &facts, &options, notices)
     }
 

@@ -84,8 +84,10 @@ impl<'p> Executor<'p> {
         observer: &mut dyn RunObserver,
     ) -> Result<Executor<'p>, RunError> {
         let work_dir = match &plan.target.work_dir {
+            // What killed runs left was removed by the command before it gathered facts (`app::stale`), so before
+            // the free-space check; a run started some other way still finds nothing of theirs in its way.
             Some(_) => {
-                for stale in remove_stale(&plan.target.path) {
+                for stale in remove_stale(&plan.target.path).removed {
                     observer.notice(&format!("removed the data of an earlier, killed run: {}", stale.display()));
                 }
                 Some(WorkDir::create(&plan.target, keep)?)
@@ -110,7 +112,7 @@ impl<'p> Executor<'p> {
             told_buffered: false,
             measured: vec![None; plan.phases.len()],
             outcomes: Vec::new(),
-            trees: Trees::new(keep),
+            trees: Trees::new(keep, plan.wait),
             verifier: plan.verify.map(|v| {
                 let files = plan.target.files.iter().map(|f| (f.path.display().to_string(), f.size.0)).collect();
                 Verifier::new(v.algorithm, v.block, v.seed, files, defaults::BAD_BLOCKS_KEPT)

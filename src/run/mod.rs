@@ -10,6 +10,7 @@ mod fileset;
 mod kept;
 mod layout;
 mod open;
+mod owned;
 mod pacer;
 mod pattern;
 mod phase;
@@ -32,7 +33,7 @@ pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
 pub use signals::{INTERRUPTED_EXIT, Interrupt};
 pub use verify_pass::{VerifyOutcome, read_back};
-pub use workdir::{WorkDir, remove_stale, run_id};
+pub use workdir::{Stale, WorkDir, remove_stale, run_id};
 
 pub use execute::execute;
 pub use layout::LayoutError;

@@ -43,8 +43,13 @@ impl OpenFor {
     }
 }
 
-/// Opens `path` as `how` says. Reads also open for writing only when asked.
+/// Opens `path` as `how` says. Reads also open for writing only when asked. A file beneath a directory streamcap
+/// owns (a work directory, a file-set tree) is opened through that directory's handle (`owned`): never through
+/// a symlink, never outside it, never a file that replaced the one streamcap created.
 pub fn open_data_file(path: &Path, how: OpenFor) -> io::Result<File> {
+    if let Some(opened) = super::owned::open_registered(path, oflags(how)) {
+        return opened;
+    }
     let mut options = OpenOptions::new();
     options.read(true).write(how.write || how.create != Create::No);
     match how.create {
@@ -61,4 +66,23 @@ pub fn open_data_file(path: &Path, how: OpenFor) -> io::Result<File> {
         options.custom_flags(flags);
     }
     options.open(path)
+}
+
+/// The open(2) flags of `how`, for opens through a directory handle.
+fn oflags(how: OpenFor) -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    let write = how.write || how.create != Create::No;
+    let mut flags = if write { OFlags::RDWR } else { OFlags::RDONLY };
+    match how.create {
+        Create::No => {}
+        Create::New => flags |= OFlags::CREATE | OFlags::EXCL,
+        Create::Truncate => flags |= OFlags::CREATE | OFlags::TRUNC,
+    }
+    if how.direct {
+        flags |= OFlags::DIRECT;
+    }
+    if how.sync && how.write {
+        flags |= OFlags::SYNC;
+    }
+    flags
 }

@@ -1,11 +1,13 @@
-//! Ctrl-C and SIGTERM: the first asks the run to stop cleanly (workers drain what is in flight, the partial
-//! result is written, data files are removed); the second exits at once with status 130.
+//! Ctrl-C, SIGTERM and SIGHUP: the first asks the run to stop cleanly (workers drain what is in flight, the
+//! partial result is written, data files are removed); the second exits at once with status 130. SIGHUP (the
+//! terminal or SSH session went away) is a request to stop like the others: by default it would kill the run as
+//! SIGKILL does, leaving its data files behind.
 
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::flag;
 
 /// Exit status after an interruption (128 + SIGINT), as shells report it.
@@ -22,7 +24,7 @@ impl Interrupt {
     /// was before this signal set it — false the first time (stop cleanly), true the second (exit now).
     pub fn install() -> io::Result<Interrupt> {
         let interrupt = Interrupt::default();
-        for signal in [SIGINT, SIGTERM] {
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
             flag::register_conditional_shutdown(signal, INTERRUPTED_EXIT, interrupt.flag.clone())?;
             flag::register(signal, interrupt.flag.clone())?;
         }

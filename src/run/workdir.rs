@@ -15,11 +15,13 @@
 //! lacks its marker file or was kept with `--keep`, or delete anything but its own marker, `data.N` and
 //! verification manifest files.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
+use std::fs;
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
+use rustix::fs::OFlags;
+
+use super::owned::{OwnedDir, OwnedError, Registration, register};
 use crate::plan::TargetPlan;
 
 /// The file in every work directory that says who made it (and, with `--keep`, that it is to be kept).
@@ -28,21 +30,26 @@ pub(super) const KEPT_LINE: &str = "kept";
 
 pub struct WorkDir {
     dir: PathBuf,
-    files: Vec<PathBuf>,
+    /// The directory's name in `.streamcap`.
+    name: String,
+    /// Names of the data files created with it.
+    files: Vec<String>,
     keep: bool,
     removed: bool,
     /// The marker, open and exclusively locked for the life of the run.
     marker: std::fs::File,
+    /// The directory's handle, registered: every open of its files goes through it.
+    owned: Registration,
+    /// `TARGET/.streamcap`, to remove the work directory from.
+    base: OwnedDir,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkDirError {
     #[error("cannot create {path}: {cause}{}", create_hint(cause))]
     Create { path: PathBuf, cause: io::Error },
-    #[error(
-        "{path} {why}; streamcap keeps its data in a directory of its own there: remove it, or choose another target"
-    )]
-    Unsafe { path: PathBuf, why: &'static str },
+    #[error(transparent)]
+    Owned(#[from] OwnedError),
 }
 
 fn create_hint(cause: &io::Error) -> &'static str {
@@ -66,7 +73,7 @@ pub fn run_id() -> String {
 
 /// The host name with anything but letters, digits and dots replaced, so it is safe in a file name and cannot
 /// contain the `-` that separates the fields.
-fn host_label() -> String {
+pub(super) fn host_label() -> String {
     let name = rustix::system::uname().nodename().to_string_lossy().to_string();
     let label: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
     if label.is_empty() { "unknown".into() } else { label }
@@ -80,61 +87,55 @@ fn parse_run_id(name: &str) -> Option<(&str, u32)> {
     Some((host, pid))
 }
 
-/// Makes sure `TARGET/.streamcap` is a real directory on TARGET's filesystem, creating it if needed.
-pub(super) fn prepare_base(target: &Path, base: &Path) -> Result<(), WorkDirError> {
-    let unsafe_base = |why| WorkDirError::Unsafe { path: base.to_path_buf(), why };
-    let create = |cause| WorkDirError::Create { path: base.to_path_buf(), cause };
-    let meta = match fs::symlink_metadata(base) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => match fs::create_dir(base) {
-            Ok(()) => return Ok(()),
-            // Another streamcap run created it a moment ago: check what is there now.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => fs::symlink_metadata(base).map_err(create)?,
-            Err(e) => return Err(create(e)),
-        },
-        Err(e) => return Err(create(e)),
-    };
-    if meta.file_type().is_symlink() {
-        return Err(unsafe_base("is a symbolic link"));
-    }
-    if !meta.is_dir() {
-        return Err(unsafe_base("exists and is not a directory"));
-    }
-    let target_dev = fs::metadata(target).map_err(create)?.dev();
-    if meta.dev() != target_dev {
-        return Err(unsafe_base("is on another filesystem than the target (a mount point?)"));
-    }
-    Ok(())
+/// `TARGET/.streamcap`, created when missing: a real directory on TARGET's filesystem, owned by this user and
+/// not writable by others (see `owned`).
+pub(super) fn prepare_base(target: &Path) -> Result<OwnedDir, WorkDirError> {
+    OwnedDir::open_base(target).map_err(WorkDirError::from)
 }
 
 impl WorkDir {
-    /// Creates the work directory, its marker and its (empty, sparse) data files — the files of the target's
-    /// table that streamcap creates (the user's own media files are elsewhere and only read).
+    /// Creates the work directory, its marker and its (empty, sparse) data files, all through the directory's
+    /// handle (never by a path that could have been swapped), and registers the directory so that every later
+    /// open of its files goes through the handle too.
     pub fn create(target: &TargetPlan, keep: bool) -> Result<WorkDir, WorkDirError> {
         let dir = target.work_dir.clone().expect("directory targets have a work directory");
+        let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         let err = |path: &Path| {
             let path = path.to_path_buf();
             move |cause| WorkDirError::Create { path, cause }
         };
-        let base = dir.parent().expect("the work directory sits in TARGET/.streamcap");
-        prepare_base(&target.path, base)?;
-        fs::create_dir(&dir).map_err(err(&dir))?;
+        let base = prepare_base(&target.path)?;
+        let handle = base.create_dir(&name)?;
         let marker_path = dir.join(MARKER);
-        let marker = match OpenOptions::new().write(true).create_new(true).open(&marker_path) {
+        let create = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+        let marker = match handle.open_file(Path::new(MARKER), create | OFlags::APPEND) {
             Ok(marker) => marker,
             Err(e) => {
-                let _ = fs::remove_dir(&dir);
+                let _ = base.remove_dir(&name);
                 return Err(err(&marker_path)(e));
             }
         };
-        let mut work = WorkDir { dir, files: Vec::new(), keep, removed: false, marker };
-        rustix::fs::flock(&work.marker, rustix::fs::FlockOperation::LockExclusive)
+        rustix::fs::flock(&marker, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|e| err(&marker_path)(e.into()))?;
-        writeln!(work.marker, "streamcap work directory\nhost {}\npid {}", host_label(), std::process::id())
+        writeln!(&marker, "streamcap work directory\nhost {}\npid {}", host_label(), std::process::id())
             .map_err(err(&marker_path))?;
+        let listing = marker.try_clone().map_err(err(&marker_path))?;
+        let mut work = WorkDir {
+            dir,
+            name,
+            files: Vec::new(),
+            keep,
+            removed: false,
+            marker,
+            owned: register(handle, Some(listing)),
+            base,
+        };
+        // Only the files of the target's table that streamcap creates (the user's own media files are elsewhere
+        // and only read).
         for file in target.files.iter().filter(|f| f.created) {
-            let handle = OpenOptions::new().write(true).create_new(true).open(&file.path).map_err(err(&file.path))?;
-            work.files.push(file.path.clone());
+            let file_name = file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let handle = work.owned.open(Path::new(&file_name), create).map_err(err(&file.path))?;
+            work.files.push(file_name);
             handle.set_len(file.size.0).map_err(err(&file.path))?;
         }
         Ok(work)
@@ -144,8 +145,9 @@ impl WorkDir {
         &self.dir
     }
 
-    /// Removes the data files, the marker and the directory (and `.streamcap` when it is left empty); with
-    /// `--keep`, marks the directory as kept instead, so no later run removes it. Idempotent.
+    /// Removes the data files, the marker and the directory (and `.streamcap` when it is left empty), through
+    /// the directory's handle; with `--keep`, marks the directory as kept instead, so no later run removes it.
+    /// Idempotent.
     pub fn remove(&mut self) -> io::Result<()> {
         if self.removed {
             return Ok(());
@@ -155,13 +157,16 @@ impl WorkDir {
             self.removed = true;
             return Ok(());
         }
-        for file in self.files.iter().chain([&self.dir.join(MARKER)]) {
-            match fs::remove_file(file) {
+        // Files created here by others of streamcap's writers (ingest) are listed in the marker too.
+        let listed = listed_files(&std::fs::read_to_string(self.dir.join(MARKER)).unwrap_or_default());
+        let dir = self.owned.dir();
+        for name in self.files.iter().chain(&listed).map(String::as_str).chain([MARKER]) {
+            match dir.remove_file(name) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
                 _ => {}
             }
         }
-        match fs::remove_dir(&self.dir) {
+        match self.base.remove_dir(&self.name) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
@@ -180,63 +185,111 @@ impl Drop for WorkDir {
     }
 }
 
-/// Removes work directories of this host's streamcap runs whose process is gone (not kept ones, not other
-/// hosts', not anything without a marker). Returns what was removed.
-pub fn remove_stale(target: &Path) -> Vec<PathBuf> {
-    let base = target.join(".streamcap");
-    if base_is_usable(target, &base).is_none() {
-        return Vec::new();
-    }
-    let Ok(entries) = fs::read_dir(&base) else { return Vec::new() };
-    let mut removed = Vec::new();
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
+/// The names a marker lists as created in its directory (`file NAME` lines; plain names only).
+fn listed_files(marker: &str) -> Vec<String> {
+    marker
+        .lines()
+        .filter_map(|l| l.strip_prefix("file "))
+        .filter(|n| !n.is_empty() && !n.contains('/') && *n != "." && *n != ".." && *n != MARKER)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Names streamcap gave its files before markers listed them: `data.N`, `media-…​.bin`, `ingest-…​.bin`; and the
+/// verification manifest of a `--keep --verify` run killed between writing it and marking the directory kept.
+fn is_own_name(name: &str) -> bool {
+    name == crate::verify::MANIFEST_FILE
+        || name == crate::verify::MAP_FILE
+        || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok())
+        || ((name.starts_with("media-") || name.starts_with("ingest-")) && name.ends_with(".bin"))
+}
+
+/// What the stale clean-up removed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Stale {
+    /// Work directories removed.
+    pub removed: Vec<PathBuf>,
+    /// Bytes they held (allocated blocks).
+    pub freed: u64,
+}
+
+/// Removes work directories of this host's streamcap runs that nobody holds (the marker's lock is free: the
+/// process that made it is gone, however it died), with everything streamcap made in them: data files, test
+/// media, ingest files. Not kept ones, not other hosts', not anything without a marker, not another user's.
+pub fn remove_stale(target: &Path) -> Stale {
+    let mut stale = Stale::default();
+    let Ok(base) = existing_base(target) else { return stale };
+    for name in base.names().unwrap_or_default() {
+        if name.starts_with(crate::plan::TREE_DIR_PREFIX) && name.ends_with(".lock") {
+            super::fileset::remove_orphan_lock(&base, &name);
+            continue;
+        }
+        if name.starts_with(crate::plan::TREE_DIR_PREFIX) {
+            if let Some(freed) = super::fileset::remove_abandoned_tree(&base, &name) {
+                stale.removed.push(base.path().join(&name));
+                stale.freed += freed;
+            }
+            continue;
+        }
         let Some((host, _pid)) = parse_run_id(&name) else { continue };
         if host != host_label() {
             continue;
         }
-        let dir = entry.path();
-        if is_abandoned_work_dir(&dir) && remove_own_files(&dir).is_ok() {
-            removed.push(dir);
+        let Ok(dir) = base.open_dir(&name) else { continue };
+        if let Some(freed) = remove_abandoned(&base, &dir, &name) {
+            stale.removed.push(dir.path().to_path_buf());
+            stale.freed += freed;
         }
     }
-    let _ = fs::remove_dir(&base);
-    removed
+    let _ = fs::remove_dir(base.path());
+    stale
 }
 
-/// `Some(())` when `base` exists as a real directory on the target's filesystem.
-fn base_is_usable(target: &Path, base: &Path) -> Option<()> {
-    let meta = fs::symlink_metadata(base).ok()?;
-    let same_fs = fs::metadata(target).ok()?.dev() == meta.dev();
-    (meta.is_dir() && !meta.file_type().is_symlink() && same_fs).then_some(())
+/// `TARGET/.streamcap` when it exists and passes the checks of `owned` (never created here).
+fn existing_base(target: &Path) -> Result<OwnedDir, WorkDirError> {
+    let meta = fs::symlink_metadata(target.join(".streamcap"))
+        .map_err(|cause| WorkDirError::Create { path: target.join(".streamcap"), cause })?;
+    if !meta.is_dir() {
+        return Err(WorkDirError::Owned(OwnedError::Unsafe {
+            path: target.join(".streamcap"),
+            why: "is not a directory".into(),
+            fix: "remove it",
+        }));
+    }
+    prepare_base(target)
 }
 
-/// A real directory (not a symlink) whose marker nobody holds locked and does not say "kept".
-fn is_abandoned_work_dir(dir: &Path) -> bool {
-    let is_dir = fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir() && !m.file_type().is_symlink());
-    let marker = dir.join(MARKER);
-    let unlocked = fs::File::open(&marker)
-        .is_ok_and(|file| rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok());
-    let text = fs::read_to_string(&marker);
-    is_dir
-        && unlocked
-        && text.is_ok_and(|t| t.starts_with("streamcap work directory") && !t.lines().any(|l| l == KEPT_LINE))
-}
-
-/// Removes the marker and `data.N` files, then the directory itself, which fails (leaving it) if anything else
-/// is in there: streamcap never deletes a file it does not recognise as its own.
-fn remove_own_files(dir: &Path) -> io::Result<()> {
-    for entry in fs::read_dir(dir)?.flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
-        // The verification manifest of a `--keep --verify` run killed between writing it and marking the
-        // directory kept is streamcap's too.
-        let verify = name == crate::verify::MANIFEST_FILE || name == crate::verify::MAP_FILE;
-        let ours = name == MARKER || verify || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok());
-        if ours {
-            fs::remove_file(entry.path())?;
+/// Removes an abandoned work directory (its marker unlocked, not kept) and returns the bytes freed; `None` when
+/// it is in use or kept. Files streamcap does not know are left, and the directory and marker with them.
+fn remove_abandoned(base: &OwnedDir, dir: &OwnedDir, name: &str) -> Option<u64> {
+    let marker = dir.open_file(Path::new(MARKER), OFlags::RDONLY).ok()?;
+    rustix::fs::flock(&marker, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
+    let mut text = String::new();
+    io::Read::read_to_string(&mut (&marker).take(1 << 20), &mut text).ok()?;
+    if !text.starts_with("streamcap work directory") || text.lines().any(|l| l == KEPT_LINE) {
+        return None;
+    }
+    let listed = listed_files(&text);
+    let mut freed = 0;
+    let mut unknown = false;
+    for entry in dir.names().ok()? {
+        if entry == MARKER {
+            continue;
+        }
+        if listed.contains(&entry) || is_own_name(&entry) {
+            freed += dir.allocated(&entry);
+            dir.remove_file(&entry).ok()?;
+        } else {
+            unknown = true;
         }
     }
-    fs::remove_dir(dir)
+    if unknown {
+        // Stays recognisable (and is tried again): streamcap never deletes a file it does not know as its own.
+        return None;
+    }
+    dir.remove_file(MARKER).ok()?;
+    base.remove_dir(name).ok()?;
+    Some(freed)
 }
 
 #[cfg(test)]
@@ -301,7 +354,9 @@ mod tests {
         fs::write(stale.join(crate::verify::MANIFEST_FILE), b"{}").unwrap();
         fs::write(stale.join(crate::verify::MAP_FILE), b"\x01").unwrap();
         let other_host = abandoned(&base, "run-elsewhere.example-999999999-1", false);
-        assert_eq!(remove_stale(root.path()), vec![stale.clone()]);
+        let removed = remove_stale(root.path());
+        assert_eq!(removed.removed, vec![stale.clone()]);
+        assert!(removed.freed > 0, "the bytes of data.0 were counted");
         assert!(!stale.exists() && other_host.exists(), "only this host's dead runs go");
     }
 
@@ -313,7 +368,7 @@ mod tests {
         let live = WorkDir::create(&target(root.path()), false).unwrap();
         let renamed = root.path().join(".streamcap").join(format!("run-{}-999999998-1", host_label()));
         fs::rename(live.path(), &renamed).unwrap();
-        assert!(remove_stale(root.path()).is_empty());
+        assert!(remove_stale(root.path()).removed.is_empty());
         assert!(renamed.join("data.0").exists());
     }
 
@@ -327,7 +382,7 @@ mod tests {
         fs::create_dir_all(&unmarked).unwrap();
         let with_user_file = abandoned(&base, &format!("run-{}-999999993-1", host_label()), false);
         fs::write(with_user_file.join("notes.txt"), b"mine").unwrap();
-        assert!(remove_stale(root.path()).is_empty());
+        assert!(remove_stale(root.path()).removed.is_empty());
         assert!(kept.join("data.0").exists() && unmarked.exists());
         assert!(with_user_file.join("notes.txt").exists(), "a file streamcap does not know is never deleted");
     }
@@ -339,7 +394,10 @@ mod tests {
         work.remove().unwrap();
         let marker = fs::read_to_string(work.path().join(MARKER)).unwrap();
         assert!(marker.lines().any(|l| l == KEPT_LINE));
-        assert!(!is_abandoned_work_dir(work.path()));
+        let path = work.path().to_path_buf();
+        drop(work);
+        assert!(remove_stale(root.path()).removed.is_empty());
+        assert!(path.join("data.0").exists());
     }
 
     #[test]
@@ -352,7 +410,7 @@ mod tests {
         std::os::unix::fs::symlink(elsewhere.path(), root.path().join(".streamcap")).unwrap();
         let err = WorkDir::create(&target(root.path()), false).err().expect("refused");
         assert!(err.to_string().contains("symbolic link"), "{err}");
-        assert!(remove_stale(root.path()).is_empty());
+        assert!(remove_stale(root.path()).removed.is_empty());
         assert!(victim.join("data.0").exists());
     }
 

@@ -44,6 +44,9 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let profile = profile_of(&args);
     let settings = profile.settings();
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    if !args.dry_run {
+        super::stale::clear(&[dir.as_path()], args.quiet);
+    }
     let gathered = gather(&dir, true)?;
     let TargetFacts::Directory { free, .. } = &gathered.facts.target else {
         bail!(
@@ -71,7 +74,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     }
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
-    let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
+    let options = RunOptions { run_id: run_id(), ..Default::default() };
     let mut job = profile::check_job(&settings, data_set, direct);
     if args.engine.is_some() {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);
@@ -123,8 +126,7 @@ fn finish(
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            recorder.result.status = RunStatus::Failed;
-            recorder.save();
+            recorder.failed();
             return Err(error.into());
         }
     };
@@ -144,12 +146,8 @@ fn finish(
         write_check_summary(&mut text, result, summary).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
-    if let Some(problem) = &recorder.output_error {
-        eprintln!("warning: {problem}");
-    }
-    if let Some(problem) = &outcome.cleanup_error {
-        eprintln!("Error: {problem}; remove it by hand");
-        return Ok(ExitCode::from(2));
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
     }
     Ok(match result.status {
         RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),

@@ -125,9 +125,25 @@ impl<'a> ResultRecorder<'a> {
         recorder
     }
 
-    /// Whether a phase has started (and the JSON been written).
-    pub fn started(&self) -> bool {
-        self.started
+    /// The run stopped on an error outside its phases: the partial result is kept once a phase had started (a
+    /// set-up failure before that writes nothing, and an earlier file of that name stays as it was).
+    pub fn failed(&mut self) {
+        if self.started {
+            self.result.status = RunStatus::Failed;
+            self.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
+            self.save();
+        }
+    }
+
+    /// After the summary: a failure to write an output is a warning (the run went on); files left behind are an
+    /// error, and the exit code is then 2 whatever the measurements said.
+    pub fn report_problems(&self, cleanup_error: Option<&str>) -> Option<std::process::ExitCode> {
+        if let Some(problem) = &self.output_error {
+            super::output::say(&format!("warning: {problem}"));
+        }
+        let problem = cleanup_error?;
+        super::output::say(&format!("Error: {problem}; remove it by hand"));
+        Some(std::process::ExitCode::from(2))
     }
 
     /// Rewrites the JSON result (if one was asked for).

@@ -38,12 +38,15 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         phases: vec![phase],
         notices: Vec::new(),
     };
+    if !args.dry_run && args.target.is_dir() {
+        super::stale::clear(&[args.target.as_path()], args.quiet);
+    }
     let site = site(&args.target)?;
     let mut facts = site.facts.clone();
     if let Some(dir) = use_existing {
         facts.media_libraries.push((dir.clone(), media_library(&dir)?));
     }
-    let options = RunOptions { run_id: run_id(), allow_device_writes: false, force: false };
+    let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&job, &facts, &options)?;
     if args.dry_run {
         print_quietly(&plan.to_string());
@@ -70,8 +73,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
-            recorder.result.status = RunStatus::Failed;
-            recorder.save();
+            recorder.failed();
             return Err(error.into());
         }
     };
@@ -87,12 +89,8 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         write_streams_summary(&mut text, result, streams).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
-    if let Some(problem) = &recorder.output_error {
-        eprintln!("warning: {problem}");
-    }
-    if let Some(problem) = &outcome.cleanup_error {
-        eprintln!("Error: {problem}; remove it by hand");
-        return Ok(ExitCode::from(2));
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
     }
     if outcome.interrupted {
         return Ok(ExitCode::from(INTERRUPTED_EXIT as u8));

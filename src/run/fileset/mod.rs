@@ -21,6 +21,7 @@ use crate::engine::EngineKind;
 use crate::plan::{FileRate, FileSetPlan, FormatMode, PhasePlan, TreePlan};
 use format::{FormatError, format};
 use tree::TreeState;
+pub(super) use tree::{remove_abandoned_tree, remove_orphan_lock};
 
 /// What the format step of a phase did, over all its trees.
 #[derive(Debug, Clone, Copy, Default)]
@@ -40,11 +41,26 @@ pub struct FormatReport {
 pub struct Trees {
     states: Vec<TreeState>,
     keep: bool,
+    /// Wait for a tree another run holds instead of refusing (`--wait`).
+    wait: bool,
+    /// The lock of each tree root the run uses, held until the end (`tree::TreeLock`).
+    locks: Vec<(std::path::PathBuf, tree::TreeLock)>,
 }
 
 impl Trees {
-    pub fn new(keep: bool) -> Trees {
-        Trees { states: Vec::new(), keep }
+    pub fn new(keep: bool, wait: bool) -> Trees {
+        Trees { states: Vec::new(), keep, wait, locks: Vec::new() }
+    }
+
+    /// Takes the lock of `plan`'s tree for the rest of the run, once: another run using it is refused (or
+    /// waited for, with `wait`).
+    fn lock(&mut self, plan: &TreePlan, stop: &std::sync::atomic::AtomicBool) -> Result<(), String> {
+        if self.locks.iter().any(|(root, _)| *root == plan.root) {
+            return Ok(());
+        }
+        let lock = tree::TreeLock::take(&plan.anchor, &plan.root, self.wait, stop).map_err(|e| e.to_string())?;
+        self.locks.push((plan.root.clone(), lock));
+        Ok(())
     }
 
     /// The state of `plan`'s tree; a tree whose shape changed since the last phase starts unknown.
@@ -74,6 +90,9 @@ impl Trees {
                 first.get_or_insert(e.to_string());
             }
         }
+        for (_, lock) in self.locks.drain(..) {
+            lock.release();
+        }
         first.map_or(Ok(()), Err)
     }
 }
@@ -102,11 +121,16 @@ pub fn run_fileset_phase(
     let mut slots = Vec::new();
     let mut problem: Option<StopReason> = None;
     for tree_plan in &fs.trees {
-        let slot = trees.slot(tree_plan);
-        slots.push(slot);
         if problem.is_some() {
             continue;
         }
+        // Locked before the run knows the tree at all: a tree another run holds is never cleaned up by this one.
+        if let Err(e) = trees.lock(tree_plan, &flag) {
+            problem = Some(if interrupt.is_set() { StopReason::Interrupted } else { StopReason::Failed(e) });
+            continue;
+        }
+        let slot = trees.slot(tree_plan);
+        slots.push(slot);
         let state = &mut trees.states[slot];
         let progress = &mut |done, total| observer.prefill(index, done, total);
         let was_direct = state.direct;

@@ -4,10 +4,16 @@
 //! streamcap only ever creates and deletes inside a root it made: a root without the marker is refused, and
 //! `.streamcap` must be a real directory on the anchor's filesystem (the rules of `run::workdir`).
 
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rustix::fs::OFlags;
+
+use super::super::owned::{OwnedDir, Registration, register};
+use super::super::workdir::host_label;
 
 use crate::plan::TreePlan;
 use crate::workload::fileset::{BitSet, TreeShape};
@@ -30,6 +36,13 @@ pub enum TreeError {
     Missing(PathBuf),
     #[error("{0}")]
     Base(String),
+    #[error(
+        "{root} is in use by another streamcap run ({holder}): two runs on one tree would reformat it under each \
+         other; wait for that run to finish, or pass --wait to wait for it"
+    )]
+    Busy { root: PathBuf, holder: String },
+    #[error("interrupted while waiting for {0}")]
+    Interrupted(PathBuf),
 }
 
 /// What the run knows about one tree: which files and directories exist. Shared by the workers of a phase and
@@ -70,21 +83,90 @@ pub fn exists(root: &Path) -> Result<bool, TreeError> {
     }
 }
 
-/// Creates the root and its marker (keeping an existing streamcap root).
+/// Creates the root and its marker (keeping an existing streamcap root), through the handle of
+/// `ANCHOR/.streamcap` (which must be this user's, see `run::owned`).
 pub fn create_root(anchor: &Path, root: &Path) -> Result<(), TreeError> {
-    let base = root.parent().expect("a tree root sits in ANCHOR/.streamcap");
-    super::super::workdir::prepare_base(anchor, base).map_err(|e| TreeError::Base(e.to_string()))?;
+    let base = OwnedDir::open_base(anchor).map_err(|e| TreeError::Base(e.to_string()))?;
     if exists(root)? {
+        // Used only when it is this user's and not writable by others.
+        base.open_dir(&root_name(root)).map_err(|e| TreeError::Base(e.to_string()))?;
         return Ok(());
     }
     let err = |path: &Path| {
         let path = path.to_path_buf();
         move |cause| TreeError::Create { path, cause }
     };
-    fs::create_dir(root).map_err(err(root))?;
+    let dir = base.create_dir(&root_name(root)).map_err(|e| TreeError::Base(e.to_string()))?;
     let marker = root.join(MARKER);
-    let mut file = OpenOptions::new().write(true).create_new(true).open(&marker).map_err(err(&marker))?;
-    writeln!(file, "streamcap file-set tree\npid {}", std::process::id()).map_err(err(&marker))
+    let file =
+        dir.open_file(Path::new(MARKER), OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL).map_err(err(&marker))?;
+    writeln!(&file, "streamcap file-set tree\nhost {}\npid {}", host_label(), std::process::id()).map_err(err(&marker))
+}
+
+fn root_name(root: &Path) -> String {
+    root.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default()
+}
+
+/// An exclusive lock on one tree for the life of a run: `ANCHOR/.streamcap/fileset-<name>.lock`, which says who
+/// holds it. A second run on the same tree is refused (or waits), instead of reformatting it under the first.
+pub struct TreeLock {
+    file: File,
+    /// `ANCHOR/.streamcap`, registered for the run: every file of the tree is opened beneath this handle.
+    base: Registration,
+    name: String,
+}
+
+impl TreeLock {
+    /// Takes the lock of `root`'s tree; when another run holds it, refuses naming that run, or with `wait`
+    /// waits until it is free (checking `stop` every 100 ms).
+    pub fn take(anchor: &Path, root: &Path, wait: bool, stop: &AtomicBool) -> Result<TreeLock, TreeError> {
+        let name = format!("{}.lock", root_name(root));
+        let path = anchor.join(".streamcap").join(&name);
+        let err = |cause: io::Error| TreeError::Create { path: path.clone(), cause };
+        loop {
+            // Opened again on every try: the run we waited for removes `.streamcap` when it leaves it empty.
+            let base = register(OwnedDir::open_base(anchor).map_err(|e| TreeError::Base(e.to_string()))?, None);
+            let file = base.dir().open_file(Path::new(&name), OFlags::RDWR | OFlags::CREATE).map_err(err)?;
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => {}
+                Err(rustix::io::Errno::WOULDBLOCK) if wait => {
+                    if stop.load(Ordering::Relaxed) {
+                        return Err(TreeError::Interrupted(root.to_path_buf()));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    continue;
+                }
+                Err(rustix::io::Errno::WOULDBLOCK) => {
+                    let holder = fs::read_to_string(&path).unwrap_or_default();
+                    return Err(TreeError::Busy { root: root.to_path_buf(), holder: holder_of(&holder) });
+                }
+                Err(e) => return Err(err(e.into())),
+            }
+            // The holder before us may have removed the lock file as it finished: a lock on a file that is no
+            // longer at the path locks nothing, so take the one that is there now.
+            let mine = rustix::fs::fstat(&file).map_err(|e| err(e.into()))?;
+            if base.dir().identity_of(&name) == Some((mine.st_dev, mine.st_ino)) {
+                file.set_len(0).map_err(err)?;
+                writeln!(&file, "host {}\npid {}", host_label(), std::process::id()).map_err(err)?;
+                return Ok(TreeLock { file, base, name });
+            }
+        }
+    }
+
+    /// Removes the lock file while still holding the lock (the last thing a run does with its tree), and
+    /// `.streamcap` when that leaves it empty.
+    pub fn release(self) {
+        let _ = self.base.dir().remove_file(&self.name);
+        drop(self.file);
+        // Only succeeds when empty, which is exactly when it should go.
+        let _ = fs::remove_dir(self.base.dir().path());
+    }
+}
+
+/// "pid 4242 on host nas1" from a lock file's text.
+fn holder_of(text: &str) -> String {
+    let field = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).map(str::trim).unwrap_or("?");
+    format!("pid {} on host {}", field("pid "), field("host "))
 }
 
 /// Removes a streamcap tree root and everything in it (and `.streamcap` when that is left empty). A root that is
@@ -105,4 +187,55 @@ pub fn mark_kept(root: &Path) {
     if let Ok(mut marker) = OpenOptions::new().append(true).open(root.join(MARKER)) {
         let _ = writeln!(marker, "kept");
     }
+}
+
+/// Removes `ANCHOR/.streamcap/<name>` when it is a tree a killed run of this host left: its marker names this
+/// host and is not kept, and nobody holds its lock. Returns the bytes freed.
+pub fn remove_abandoned_tree(base: &OwnedDir, name: &str) -> Option<u64> {
+    let dir = base.open_dir(name).ok()?;
+    let marker = dir.open_file(Path::new(MARKER), OFlags::RDONLY).ok()?;
+    let mut text = String::new();
+    io::Read::read_to_string(&mut io::Read::take(&marker, 1 << 20), &mut text).ok()?;
+    let this_host = format!("host {}", host_label());
+    if !text.starts_with("streamcap file-set tree") || !text.lines().any(|l| l == this_host) || text.contains("\nkept")
+    {
+        return None;
+    }
+    let lock_name = format!("{name}.lock");
+    let lock = base.open_file(Path::new(&lock_name), OFlags::RDWR | OFlags::CREATE).ok()?;
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
+    let freed = allocated_beneath(dir.path());
+    // remove_dir_all never follows a symlink inside the tree.
+    fs::remove_dir_all(dir.path()).ok()?;
+    let _ = base.remove_file(&lock_name);
+    Some(freed)
+}
+
+/// Bytes allocated to the files beneath `root` (not following symlinks).
+fn allocated_beneath(root: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            match entry.metadata() {
+                Ok(m) if m.is_dir() => pending.push(entry.path()),
+                Ok(m) => total += m.blocks() * 512,
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}
+
+/// Removes `ANCHOR/.streamcap/<name>` when it is the lock file of a tree that no longer exists and nobody holds
+/// it (a run killed after removing its tree). Returns whether it went.
+pub fn remove_orphan_lock(base: &OwnedDir, name: &str) -> bool {
+    let Some(tree) = name.strip_suffix(".lock") else { return false };
+    if base.identity_of(tree).is_some() {
+        return false;
+    }
+    let Ok(lock) = base.open_file(Path::new(name), OFlags::RDWR) else { return false };
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
+        && base.remove_file(name).is_ok()
 }
