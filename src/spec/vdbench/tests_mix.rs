@@ -18,10 +18,10 @@ fn parts(phase: &PhaseSpec) -> Vec<(String, Option<f64>, String)> {
 
 #[test]
 fn several_wds_on_one_sd_share_its_threads_by_skew() {
-    let text = "sd=sd1,lun=/tmp/x,size=1g,threads=4\nwd=wd1,sd=sd1,skew=70,rdpct=100\nwd=wd2,sd=sd1,rdpct=0\n\
+    let text = "sd=sd1,lun=/dev/nodisk,size=1g,threads=4\nwd=wd1,sd=sd1,skew=70,rdpct=100\nwd=wd2,sd=sd1,rdpct=0\n\
                 wd=wd3,sd=sd1,xfersize=64k\nrd=rd1,wd=wd*,iorate=1000\n";
     let job = parse(text).unwrap();
-    assert_eq!(job.target, Some(PathBuf::from("/tmp/x")));
+    assert_eq!(job.target, Some(PathBuf::from("/dev/nodisk")), "a device path stays the target, even if absent");
     let phase = &job.phases[0];
     assert_eq!(phase.rate_iops, Some(1000));
     assert_eq!(phase.rate_process, Some(ArrivalSpec::Poisson));

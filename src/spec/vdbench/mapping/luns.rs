@@ -28,7 +28,7 @@ pub(super) fn settle(
     }
     match luns.as_slice() {
         [] => Ok(None),
-        [one] if one.exists() => {
+        [one] if !creatable(one) => {
             let one = one.clone();
             phases.iter_mut().flat_map(units_mut).for_each(|u| u.file_names = None);
             Ok(Some(one))
@@ -91,6 +91,12 @@ fn in_directory(unit: &mut PhaseSpec) {
     }
     let name = lun.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     unit.file_names = Some(vec![name]);
+}
+
+/// A lun vdbench would create: it does not exist, and its directory does (not `/`, nothing under `/dev`).
+fn creatable(lun: &Path) -> bool {
+    let parent = lun.parent().filter(|p| !p.as_os_str().is_empty() && *p != Path::new("/"));
+    !lun.exists() && !lun.starts_with("/dev") && parent.is_some_and(Path::is_dir)
 }
 
 fn is_block_device(path: &Path) -> bool {
