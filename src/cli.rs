@@ -8,9 +8,11 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 mod check;
+mod plan;
 mod streams;
 
-pub use check::CheckArgs;
+pub use check::{CheckArgs, CheckFormat};
+pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use streams::StreamsArgs;
 
 use crate::spec::{
@@ -41,8 +43,16 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Print the summary of a saved result (a JSON file written with --json).
     Report(ReportArgs),
+    /// Results side by side: each headline figure with the ratio to the first and a verdict that accounts for
+    /// each run's own variation.
+    Compare(CompareArgs),
+    /// The local history of runs: list them, show one again (or its JSON), follow a figure over time.
+    History(HistoryArgs),
     /// Paced stream viewers: how many concurrent streams of a bitrate this storage serves without a stall.
     Streams(Box<StreamsArgs>),
+    /// Capacity planning: layouts × drives × workload → usable capacity, streams, reads/s and cost per stream, per
+    /// usable TB and per 1,000 reads/s, healthy, degraded and rebuilding, ranked. A model: nothing is measured.
+    Plan(Box<PlanArgs>),
     /// What is beneath a target, without any I/O: filesystem, pool profile, members, raw and usable capacity,
     /// read policy, device facts, free space and the RAM this process may use.
     Inspect(InspectArgs),
@@ -70,6 +80,93 @@ pub struct ReportArgs {
     /// Also write the self-contained HTML report (charts, facts, configuration) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    streamcap compare raid1.json raid5.json\n  \
+    streamcap compare raid1.json raid5.json --html cmp.html\n  \
+    streamcap compare before.json after.json --markdown")]
+pub struct CompareArgs {
+    /// Result files written with --json, or history ids (#12), two or more; the first is the baseline the others
+    /// are measured against.
+    #[arg(required = true, num_args = 2.., value_name = "RESULT")]
+    pub results: Vec<String>,
+    /// Print Markdown tables instead of the terminal table.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Also write the comparison as a self-contained HTML page with overlaid charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Compare results of different workloads anyway (with a warning per difference).
+    #[arg(long, visible_alias = "force")]
+    pub allow_different: bool,
+    #[command(flatten)]
+    pub history: HistoryOptions,
+}
+
+/// Where finished runs are stored. Tests and scripts that must not touch the home directory set
+/// STREAMCAP_NO_HISTORY=1 or STREAMCAP_HISTORY_DB.
+#[derive(Debug, Args, Default, Clone)]
+pub struct HistoryOptions {
+    /// The history database (default: $XDG_DATA_HOME/streamcap/history.db, or
+    /// ~/.local/share/streamcap/history.db).
+    #[arg(long, value_name = "PATH", env = "STREAMCAP_HISTORY_DB", global = true, help_heading = "History")]
+    pub history_db: Option<PathBuf>,
+    /// Do not store this run in the history.
+    #[arg(long, env = "STREAMCAP_NO_HISTORY", value_parser = clap::builder::FalseyValueParser::new(),
+          global = true, help_heading = "History")]
+    pub no_history: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    streamcap history                                  every run, newest first\n  \
+    streamcap history --host nas --command check       one host's checks\n  \
+    streamcap history trend check/2160p-hevc/streams   one figure over time\n  \
+    streamcap history show 12 --json > r.json          a run's JSON again")]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub action: Option<HistoryAction>,
+    /// Only runs on this host.
+    #[arg(long, global = true)]
+    pub host: Option<String>,
+    /// Only runs whose target path contains this.
+    #[arg(long, global = true)]
+    pub target: Option<String>,
+    /// Only runs of this command: run, streams, check, inspect.
+    #[arg(long, global = true)]
+    pub command: Option<String>,
+    /// At most this many runs (the newest).
+    #[arg(long, global = true)]
+    pub limit: Option<u32>,
+    #[command(flatten)]
+    pub db: HistoryOptions,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HistoryAction {
+    /// Print a stored run's summary again, or its JSON exactly as it was written.
+    Show {
+        /// The run's id (as listed: #12 or 12).
+        #[arg(value_parser = parse_run_id)]
+        id: i64,
+        /// The JSON instead of the summary.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follow one figure over time; without a name, list the figures there are.
+    Trend {
+        /// A figure's name, e.g. random-4k-reads/read/iops or check/1080p/streams.
+        figure: Option<String>,
+    },
+}
+
+/// A history id: "12" or "#12".
+pub fn parse_run_id(s: &str) -> Result<i64, String> {
+    s.trim_start_matches('#')
+        .parse::<i64>()
+        .map_err(|_| format!("'{s}' is not a run id (a number, as listed by `streamcap history`)"))
 }
 
 /// What `report` prints on stdout.
@@ -192,6 +289,9 @@ pub struct RunArgs {
     /// recent one.
     #[arg(long, value_name = "RUNDIR", requires = "verify_only", help_heading = "Verification")]
     pub from: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub history: HistoryOptions,
 }
 
 impl RunArgs {

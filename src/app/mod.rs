@@ -2,11 +2,14 @@
 //! context here and only here; `main` prints them and picks the exit code.
 
 mod check;
+mod compare;
 mod facts;
+mod history;
 mod inspect;
 mod observer;
 mod output;
 mod outputs;
+mod plan_cmd;
 mod report;
 mod run;
 mod stale;
@@ -24,8 +27,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report::run(&args),
+        Command::Compare(args) => compare::run(&args),
+        Command::History(args) => history::run(&args),
         Command::Streams(args) => streams::run(*args),
         Command::Check(args) => check::run(*args),
+        Command::Plan(args) => plan_cmd::run(*args),
         Command::Inspect(args) => inspect::run(&args),
     }
 }

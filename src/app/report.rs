@@ -27,7 +27,11 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
 
 /// Writes the HTML report of `result` to `path` (replacing it: the user named it).
 pub fn write_html(result: &RunResult, path: &Path) -> Result<()> {
-    let page = render_to_string(&Html, result);
+    write_page(&render_to_string(&Html, result), path)
+}
+
+/// Writes a rendered page to `path`.
+pub fn write_page(page: &str, path: &Path) -> Result<()> {
     std::fs::write(path, page).with_context(|| format!("cannot write the HTML report to {}", path.display()))
 }
 
@@ -56,4 +60,30 @@ pub fn check_html_path(args: &crate::cli::CheckArgs) -> Option<PathBuf> {
     (1..100)
         .map(|n| if n == 1 { PathBuf::from(format!("{stem}.html")) } else { PathBuf::from(format!("{stem}-{n}.html")) })
         .find(|p| !p.exists())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn check_args(args: &[&str]) -> crate::cli::CheckArgs {
+        let cli = Cli::parse_from(["streamcap", "check"].iter().chain(args));
+        let Command::Check(args) = cli.command else { panic!() };
+        *args
+    }
+
+    #[test]
+    fn check_writes_its_report_beside_the_json_or_as_a_new_file_here() {
+        assert_eq!(check_html_path(&check_args(&["--json", "out/r.json"])), Some(PathBuf::from("out/r.html")));
+        assert_eq!(
+            check_html_path(&check_args(&["--json", "r.json", "--html", "x.html"])),
+            Some(PathBuf::from("x.html"))
+        );
+        assert_eq!(check_html_path(&check_args(&["--json", "r.json", "--no-html"])), None);
+        let here = check_html_path(&check_args(&[])).unwrap();
+        let name = here.to_str().unwrap();
+        assert!(name.starts_with("streamcap-check-") && name.ends_with(".html") && !here.exists(), "{name}");
+    }
 }

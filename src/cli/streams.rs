@@ -131,6 +131,8 @@ pub struct StreamsArgs {
     /// Print the expanded plan and do nothing.
     #[arg(long, help_heading = "Output")]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub history: crate::cli::HistoryOptions,
 }
 
 impl StreamsArgs {

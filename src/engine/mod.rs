@@ -49,20 +49,24 @@ pub enum OpKind {
 /// slot's buffer passes through the buffer piece after piece (see `EngineSetup::max_transfer`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
+    /// Index into the worker's in-flight table and the engine's buffer pool (0 ≤ slot < queue depth).
     pub slot: u32,
+    /// Read, write, fsync or fdatasync.
     pub kind: OpKind,
     /// Index into the files the engine was built with.
     pub file: u32,
     /// Byte offset in the file.
     pub offset: u64,
-    /// Bytes to transfer (ignored for `Fsync`).
+    /// Bytes to transfer (ignored for `Fsync` and `Fdatasync`).
     pub len: u32,
 }
 
 /// The end of one request: the bytes transferred, or the OS error number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Completion {
+    /// The slot of the request that completed.
     pub slot: u32,
+    /// Bytes transferred (may be fewer than asked: a short transfer), or the OS error number (errno).
     pub result: Result<u32, i32>,
 }
 
@@ -112,7 +116,10 @@ impl EngineKind {
 /// What an engine supports, for the result's record of how the I/O was issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caps {
+    /// Which engine this is.
     pub kind: EngineKind,
+    /// Requests the engine holds in flight at most (its slots and buffers): what was asked, clamped to
+    /// `EngineKind::max_queue_depth` (1 for sync).
     pub queue_depth: u32,
     /// io_uring: buffers registered with the kernel (READ_FIXED / WRITE_FIXED).
     pub registered_buffers: bool,
@@ -217,7 +224,9 @@ impl AnyEngine {
 
 /// Everything needed to build an engine for one worker.
 pub struct EngineSetup {
+    /// Which engine to build.
     pub kind: EngineKind,
+    /// Requests in flight wanted; the engine clamps it to 1..=`EngineKind::max_queue_depth`.
     pub queue_depth: u32,
     /// Size of each slot's buffer in bytes: the largest block size, rounded up to the page size.
     pub buffer_size: usize,
@@ -228,13 +237,17 @@ pub struct EngineSetup {
     /// Register (and so pin) the buffers with io_uring. Pinning makes every slot resident at once; unpinned,
     /// only the slots ever used take memory (the caller reuses the most recently freed slot first).
     pub pin_buffers: bool,
+    /// The files requests name by index (opened by the caller, with O_DIRECT where wanted); io_uring registers
+    /// them.
     pub files: Vec<File>,
     /// Empty places after `files` in the engine's file table, for files opened during the work (`FileTable`).
     pub spare_file_slots: u32,
     /// Only for the http engine: one URL per connection (its "files").
     pub urls: Vec<HttpUrl>,
-    /// Only for the null engine: a delay and faults to inject (tests and overhead measurement).
+    /// Only for the null engine: a sleep before each `reap` that has completions to hand back (tests and
+    /// overhead measurement); zero: none.
     pub null_latency: Duration,
+    /// Only for the null engine: failures to inject (tests).
     pub null_faults: Vec<NullFault>,
 }
 

@@ -102,13 +102,13 @@ pub struct OpStats {
     pub bytes: u64,
     /// Operations that failed.
     pub errors: u64,
-    /// Completion time minus submission time.
+    /// Completion time minus submission time, ns.
     pub latency: Histogram,
     /// Completion time minus the time the operation was due (paced runs only): includes any wait caused by
-    /// the storage falling behind the schedule, so coordinated omission cannot hide it.
+    /// the storage falling behind the schedule, so coordinated omission cannot hide it. ns.
     pub due_latency: Option<Histogram>,
     /// Submission time minus due time (paced runs only): streamcap's own delay in issuing what was due, which
-    /// must stay small for `due_latency` to describe the storage.
+    /// must stay small for `due_latency` to describe the storage. ns.
     pub lag: Option<Histogram>,
 }
 
@@ -223,22 +223,25 @@ impl Recorder {
 pub struct ErrorRecord {
     /// "read", "write" or "fsync".
     pub op: String,
+    /// The file or device, as a path.
     pub path: String,
     /// Byte offset in the file or device.
     pub offset: u64,
-    /// Bytes the operation asked for.
+    /// Bytes the operation asked for (0 for flushes and operations on a whole file).
     pub len: u64,
-    /// The OS error number (errno).
+    /// The OS error number (errno); EIO for a short transfer, which has none of its own.
     pub errno: i32,
-    /// The OS error text, e.g. "No space left on device".
+    /// The OS error text, e.g. "No space left on device", or "short transfer: N of M bytes".
     pub message: String,
-    /// Seconds since the phase started.
+    /// Seconds since the worker's measurement started (after its start delay and the ramp); 0 for an error
+    /// during the ramp.
     pub at_s: f64,
 }
 
 /// One worker's measurements over one interval: the only thing that crosses threads during a run.
 #[derive(Debug)]
 pub struct Snapshot {
+    /// The worker's number within its phase (0-based).
     pub worker: u32,
     /// Index of the interval this snapshot belongs to (0 = the first interval after the ramp).
     pub interval: u64,
@@ -246,8 +249,10 @@ pub struct Snapshot {
     pub last: bool,
     /// Time from the start of measurement (after the ramp) to the end of this snapshot.
     pub elapsed: Duration,
+    /// What the worker measured in the interval: per class, operations, bytes, errors and latency histograms
+    /// (ns).
     pub recorder: Recorder,
-    /// Errors that happened in this interval (at most a few are kept per worker; all are counted).
+    /// Errors that happened in this interval (the first 100 of the worker's phase are kept; all are counted).
     pub errors: Vec<ErrorRecord>,
 }
 

@@ -47,15 +47,20 @@ pub struct PlanError(pub String);
 /// Everything a run will do.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
+    /// Where the job came from: built-in default, flags, or a TOML, fio or vdbench file (with its path).
     pub origin: SpecOrigin,
+    /// The target and its data files.
     pub target: TargetPlan,
+    /// Every phase, in the order they run (a stream phase's estimate phases come right before it).
     pub phases: Vec<PhasePlan>,
-    /// Reporting interval.
+    /// Reporting interval: one snapshot per worker, one interval point and one CSV row per phase each time.
+    /// Seconds in JSON.
     #[serde(serialize_with = "ser_secs")]
     pub interval: Duration,
-    /// Things the user should know (fallbacks, ignored values), printed before the run and kept in the result.
+    /// Things the user should know (fallbacks, ignored values), in words; printed before the run and kept in the
+    /// result.
     pub notices: Vec<String>,
-    /// Data verification (`--verify`), for the whole run.
+    /// Data verification (`--verify`), for the whole run; `None` without it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyPlan>,
     /// When a file-set tree is in use by another run, wait for it instead of refusing (`--wait`).
@@ -78,12 +83,18 @@ pub enum TargetKind {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetPlan {
+    /// Directory, existing file, block device or remote media.
     pub kind: TargetKind,
+    /// The target as the facts found it (canonicalized), or the URL text of remote media.
     pub path: PathBuf,
-    /// Directory targets: `TARGET/.streamcap/<run id>`, created for this run and removed after it.
+    /// Directory targets: `TARGET/.streamcap/<run id>`, created for this run and removed after it. `None` for
+    /// other targets and for a directory job that creates no data files (file sets, the user's own media).
     pub work_dir: Option<PathBuf>,
+    /// The file table every phase indexes (`PhasePlan::files`, `MediaSource::File`): data files, test media,
+    /// the user's media files; empty for remote media.
     pub files: Vec<FilePlan>,
-    /// Whether any phase may write.
+    /// Whether any phase may write (directory targets always; a block device only with writing phases that
+    /// passed the safety checks; an existing file or remote media never).
     pub writes_allowed: bool,
     /// Why the target's data lives in RAM, if it does (every result is then marked cache-affected).
     pub memory_backed: Option<String>,
@@ -91,10 +102,12 @@ pub struct TargetPlan {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FilePlan {
+    /// Where the file is: inside the work directory for files streamcap creates, else the user's file or device.
     pub path: PathBuf,
-    /// Bytes of the file (or device range) in use.
+    /// Bytes of the file (or device range) in use, from offset 0.
     pub size: Bytes,
-    /// streamcap creates this file and removes it afterwards.
+    /// streamcap creates this file (sparse, at `size` bytes) and removes it afterwards; `false`: it exists and is
+    /// only read, unless it is a block device the user allowed writes to.
     pub created: bool,
 }
 
@@ -115,18 +128,23 @@ pub enum DirectMode {
 pub struct Pacing {
     /// Target operations per second per worker (from `rate-iops`, or `rate` divided by the mean block size).
     pub ops_per_sec: f64,
-    /// Target bytes per second per worker when the user gave a byte rate.
+    /// Target bytes per second per worker when the user gave a byte rate (due times then follow each
+    /// operation's length); `None` when paced by operations.
     pub bytes_per_sec: Option<f64>,
+    /// How the due times are spaced: evenly, or with exponential gaps of the same mean.
     pub arrivals: Arrivals,
 }
 
 /// fio-format log files asked for (fio write_bw_log, write_iops_log, write_lat_log): file-name prefixes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct FioLogs {
+    /// write_bw_log: prefix of the bandwidth log (KiB/s per interval, as fio writes it); `None`: not written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bw: Option<String>,
+    /// write_iops_log: prefix of the IOPS log (operations per second per interval); `None`: not written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iops: Option<String>,
+    /// write_lat_log: prefix of the latency logs (mean latency per interval, ns); `None`: not written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lat: Option<String>,
 }
@@ -134,15 +152,19 @@ pub struct FioLogs {
 /// A pause after every `every` operations (fio thinktime and thinktime_blocks).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Thinktime {
+    /// How long each pause lasts (seconds in JSON).
     #[serde(serialize_with = "ser_secs")]
     pub pause: Duration,
+    /// Operations between pauses (at least 1).
     pub every: u32,
 }
 
 /// The lowest rate a worker may fall to over an interval before the phase fails.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RateFloor {
+    /// Bytes per second a worker must reach in every full interval (fio rate_min); `None`: no byte floor.
     pub bytes_per_sec: Option<f64>,
+    /// Operations per second a worker must reach in every full interval (fio rate_iops_min); `None`: none.
     pub ops_per_sec: Option<f64>,
 }
 
@@ -158,72 +180,89 @@ pub enum Arrivals {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PhasePlan {
+    /// The phase's name as given, or one made from its settings ("randread 4K qd16 2s").
     pub name: String,
     /// Reporting group (fio group_reporting): phases with the same group are also reported together.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// The I/O pattern: read, write, randread, randwrite, readwrite or randrw.
     pub rw: RwMode,
-    /// Percentage of operations that are reads.
+    /// Percentage of operations that are reads, 0–100.
     pub read_percent: u8,
+    /// Sequential, or random with a distribution over the data set.
     pub access: Access,
+    /// Block sizes in bytes: fixed, a range or a weighted split (of reads too when `write_block_sizes` is set).
     pub block_sizes: BlockSizes,
     /// Block sizes of writes when they differ from `block_sizes` (which then are those of reads).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_block_sizes: Option<BlockSizes>,
     /// The block sizes as the user wrote them ("4K", "4K-64K", "4K/60:64K/40"), for labels.
     pub bs_label: String,
+    /// The engine every worker of the phase builds (io_uring may have fallen back to sync: see the notices).
     pub engine: EngineKind,
+    /// Operations in flight per worker, lowered to what the engine can hold (1 for sync).
     pub iodepth: u32,
-    /// io_uring: requests passed to the kernel per system call.
+    /// io_uring: requests passed to the kernel per system call (at most `iodepth`).
     pub iodepth_batch: u32,
+    /// Workers (threads), each with its own engine; `workers` has one entry per job.
     pub jobs: u32,
+    /// Whether to bypass the page cache: required, preferred (fall back to buffered) or off.
     pub direct: DirectMode,
-    /// Offset alignment in bytes.
+    /// Offset alignment in bytes: what direct I/O needs on the target (`values::alignment`); 512 when buffered.
     pub align: u32,
     /// Bytes of the data set this phase works on.
     pub data_set: Bytes,
     /// The files this phase uses (indices into the target's file table).
     pub files: Vec<u32>,
+    /// Measured time after which the phase stops, after the ramp (seconds in JSON); `None`: bounded by an
+    /// amount only.
     #[serde(serialize_with = "ser_opt_secs")]
     pub runtime: Option<Duration>,
+    /// Warm-up before measurement starts: I/O runs but is not counted (seconds in JSON).
     #[serde(serialize_with = "ser_secs")]
     pub ramp: Duration,
-    /// Bytes of I/O after which the phase ends (all workers together).
+    /// Bytes of I/O after which the phase ends (all workers together), whole operations of the smallest block
+    /// size; `None`: not bounded by an amount given by the user.
     pub io_size: Option<Bytes>,
+    /// Per-worker rate the operations are paced at; `None`: as fast as the storage allows.
     pub pacing: Option<Pacing>,
+    /// fsync after every N writes of a worker, on the file of the Nth write (fio fsync); `None`: never.
     pub fsync_every: Option<u64>,
-    /// fdatasync after every N writes.
+    /// fdatasync after every N writes of a worker, on the file of the Nth write (fio fdatasync); `None`: never.
     pub fdatasync_every: Option<u64>,
     /// Files opened with O_SYNC: every write is durable when it completes.
     pub sync_writes: bool,
+    /// fsync every written file when the phase ends by its runtime or amount (fio end_fsync).
     pub end_fsync: bool,
     /// Drop the files' cached pages before the phase (buffered phases always do; direct ones need not).
     pub invalidate: bool,
     /// Read the files into the page cache before the phase (fio pre_read; makes sense with buffered I/O).
     pub pre_read: bool,
-    /// Workers start this long after the phase (fio startdelay).
+    /// Workers start this long after the phase (fio startdelay); seconds in JSON.
     #[serde(serialize_with = "ser_secs")]
     pub start_delay: Duration,
     /// Pause for this long after every N operations, once those in flight have completed (fio thinktime).
     pub thinktime: Option<Thinktime>,
     /// The phase fails when a worker's rate over an interval falls below this (fio rate_min / rate_iops_min).
     pub rate_floor: Option<RateFloor>,
-    /// Pace at this percentage of what the nearest earlier unpaced phase achieved (vdbench's curve); the pacing
-    /// is filled in when that phase has run.
+    /// Pace at this percentage (above 0, at most 100) of what the nearest earlier unpaced phase achieved
+    /// (vdbench's curve); the pacing is filled in when that phase has run.
     pub rate_percent_of_max: Option<f64>,
     /// Curve phases: skip this one once an earlier phase of the curve averaged a response time above this
-    /// (vdbench stopcurve).
+    /// (vdbench stopcurve); seconds in JSON.
     #[serde(serialize_with = "ser_opt_secs")]
     pub curve_stop_latency: Option<Duration>,
     /// Runs at the same time as the phase before it (fio jobs without stonewall).
     pub concurrent: bool,
     /// fio-format logs to write after the phase (file-name prefixes).
     pub logs: FioLogs,
-    /// Latency percentiles to report; empty: the default list.
+    /// Latency percentiles to report, in percent (0–100); empty: the default list.
     pub percentiles: Vec<f64>,
+    /// A failed operation is counted and recorded and the phase goes on; `false`: the first one stops it.
     pub continue_on_error: bool,
     /// The files must hold written data before this phase (it reads, or writes at random).
     pub needs_data: bool,
+    /// Seed of the phase's random generators; each worker derives its own from it.
     pub seed: u64,
     /// Per-worker work; derived deterministically from the fields above, so not repeated in results.
     #[serde(skip)]
@@ -302,6 +341,8 @@ impl PhasePlan {
 
 #[derive(Debug, Clone)]
 pub struct WorkerPlan {
+    /// What the worker's operation source generates: its regions (file, offset, length in bytes), access,
+    /// read percentage, block sizes, alignment and seed.
     pub workload: WorkloadConfig,
     /// Bytes this worker issues before it stops (None: time-bound only).
     pub io_bytes: Option<u64>,

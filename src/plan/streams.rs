@@ -22,10 +22,13 @@ use crate::units::{Bytes, format_duration, serialize_secs};
 /// One stream phase, ready to run.
 #[derive(Debug, Clone, Serialize)]
 pub struct StreamsPlan {
+    /// The viewers' settings (formats, chunk, buffer, watch time, assignment, seed) with defaults filled in.
     pub config: StreamsConfig,
+    /// One step of a fixed number of viewers, or the capacity search.
     pub count: StreamCount,
+    /// The quality target a count of viewers must meet.
     pub target: StreamTarget,
-    /// The count (or capacity) the user stated; below it the run exits with 1.
+    /// The count of viewers (or capacity) the user stated (`--expect`); below it the run exits with 1.
     pub expect: Option<u32>,
     /// The media files, in the order viewers' keys map to them.
     pub media: Vec<MediaSource>,
@@ -45,6 +48,7 @@ pub struct StreamsPlan {
     pub slots_per_worker: u32,
     /// Bytes of each slot's buffer at most; a longer chunk is read through it.
     pub slot_buffer_bytes: u32,
+    /// Background writers beside the viewers (`--ingest`); `None`: none.
     pub ingest: Option<IngestPlan>,
     /// The raw-rate phases whose figures give the estimate (and the search's first count).
     pub estimate: Option<EstimatePlan>,
@@ -63,15 +67,15 @@ pub enum StreamCount {
 /// Where the capacity search starts and stops.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SearchPlan {
-    /// First count without an estimate.
+    /// First count of viewers without an estimate.
     pub start: u32,
-    /// With an estimate, the first count is this fraction of it.
+    /// With an estimate, the first count is this fraction of it (0.5: half the estimated streams).
     pub start_factor: f64,
     /// Never more viewers than this.
     pub limit: u32,
-    /// With an estimate, never more than this multiple of it either.
+    /// With an estimate, never more viewers than this multiple of it either; `None`: only `limit` bounds it.
     pub limit_factor: Option<f64>,
-    /// Stop bisecting when the gap is at most this fraction of the passing count.
+    /// Stop bisecting when the gap is at most this fraction (not percent: 0.03 = 3 %) of the passing count.
     pub precision: f64,
 }
 
@@ -79,7 +83,9 @@ pub struct SearchPlan {
 /// `max_startup`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct StreamTarget {
+    /// Streams that may stall (or never start) while the count still passes; 0 by default.
     pub max_stalled: u32,
+    /// Longest start-up (stream start to playback) any stream may take; `max_startup_s`, seconds, in JSON.
     #[serde(rename = "max_startup_s", serialize_with = "serialize_secs")]
     pub max_startup: Duration,
 }
@@ -92,8 +98,10 @@ pub enum MediaSource {
     File(u32),
     /// A remote file, fetched in byte ranges.
     Url {
+        /// Where it is (its text in JSON).
         #[serde(serialize_with = "serialize_url")]
         url: HttpUrl,
+        /// Bytes of the file, as the probe before planning found it.
         size: u64,
     },
 }
@@ -103,6 +111,8 @@ pub enum MediaSource {
 pub struct IngestPlan {
     /// All writers together, bytes per second.
     pub bytes_per_sec: f64,
+    /// Writer threads; each writes 1 MiB at fixed due times into its own new file and takes an equal share of
+    /// the rate.
     pub writers: u32,
     /// Where their files go (the work directory); each is removed after its step.
     pub dir: PathBuf,
@@ -111,7 +121,9 @@ pub struct IngestPlan {
 /// The plan indices of the raw-rate phases: random chunk reads, then sequential reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct EstimatePlan {
+    /// Plan index of the phase of random reads of one chunk each (queue depth 16): its IOPS bound the count.
     pub random_phase: usize,
+    /// Plan index of the phase of sequential 1 MiB reads (queue depth 4): its MB/s bound the count.
     pub sequential_phase: usize,
 }
 

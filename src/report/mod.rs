@@ -7,12 +7,14 @@
 //! same trait. The terminal summary also shows what `inspect` found beneath a target (`inspect`).
 
 mod check;
+pub mod compare;
 mod csv;
 mod fio_json;
 mod fio_logs;
 pub mod html;
 mod inspect;
 mod markdown;
+mod planning;
 mod streams;
 mod summary;
 mod terminal;
@@ -25,12 +27,14 @@ use std::io::{self, Write};
 use crate::results::RunResult;
 
 pub use check::write_check_summary;
+pub use compare::Comparison;
 pub use csv::CsvSink;
 pub use fio_json::{FioJson, fio_json, write_fio_json};
 pub use fio_logs::{LogPrefixes, write_fio_logs};
 pub use html::Html;
 pub use inspect::write_inspect;
 pub use markdown::Markdown;
+pub use planning::{PlanningStyle, write_planning};
 pub use streams::write_streams_summary;
 pub use summary::Summary;
 pub use terminal::write_summary;
@@ -64,6 +68,16 @@ impl Format {
             Format::FioJson => &FioJson,
             Format::Markdown => &Markdown,
             Format::Html => &Html,
+        }
+    }
+
+    /// The renderer of a comparison in this format; fio's JSON has no way to say "side by side".
+    pub fn comparison_renderer(self) -> Option<&'static dyn Renderer<Comparison>> {
+        match self {
+            Format::Summary => Some(&Summary),
+            Format::FioJson => None,
+            Format::Markdown => Some(&Markdown),
+            Format::Html => Some(&Html),
         }
     }
 }

@@ -18,10 +18,15 @@ pub enum ResultIoError {
 }
 
 pub fn write_result_atomically(result: &RunResult, path: &Path) -> Result<(), ResultIoError> {
+    write_json_atomically(result, path)
+}
+
+/// Any result type (a run, a plan) as pretty JSON, renamed into place.
+pub fn write_json_atomically<T: serde::Serialize>(value: &T, path: &Path) -> Result<(), ResultIoError> {
     let err = |cause| ResultIoError::Write { path: path.to_path_buf(), cause };
     let name = path.file_name().map_or("result.json".into(), |n| n.to_string_lossy().to_string());
     let temp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let mut text = serde_json::to_vec_pretty(result).map_err(|e| err(io::Error::other(e)))?;
+    let mut text = serde_json::to_vec_pretty(value).map_err(|e| err(io::Error::other(e)))?;
     text.push(b'\n');
     let mut file = fs::File::create(&temp).map_err(err)?;
     let written = file.write_all(&text).and_then(|()| file.sync_data());

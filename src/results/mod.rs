@@ -9,6 +9,7 @@ mod build;
 mod check;
 mod fileset;
 mod io;
+mod planning;
 mod plausibility;
 mod streams;
 mod time;
@@ -25,7 +26,11 @@ pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use check::{CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
-pub use io::{ResultIoError, parse_result, read_result, write_result_atomically};
+pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
+pub use planning::{
+    FormatStreams, LayoutAnswer, PLANNING_SCHEMA, PLANNING_SCHEMA_VERSION, PlannedDrive, PlannedFileWorkload,
+    PlannedFormat, PlannedWorkload, PlanningResult, RebuildFigures, Refusal, ServiceFigures,
+};
 pub use plausibility::{
     CACHE_BENEATH, ROTATIONAL_MAX_MBPS, ROTATIONAL_MAX_RANDOM_READS_QD1, flag_implausible_devices,
     rotational_implausibility,
@@ -47,21 +52,27 @@ pub struct RunResult {
     pub schema: String,
     /// Incremented when a field is removed or changes meaning.
     pub schema_version: u32,
+    /// The program that wrote the result: name and version.
     pub tool: ToolInfo,
-    /// The command line that produced this result.
+    /// The command line that produced this result, `argv[0]` included.
     pub command: Vec<String>,
+    /// How the run ended (`running` while it goes on): the first phase status that is not `completed`, or
+    /// `interrupted` after Ctrl-C.
     pub status: RunStatus,
     /// RFC 3339, UTC.
     pub started_at: String,
     /// RFC 3339, UTC; absent while the run is still going (results are written after every phase).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
+    /// The machine: host name, CPU, RAM and effective RAM (bytes), kernel, OS.
     pub host: HostFacts,
+    /// What was measured: path, kind, filesystem, devices beneath, pool.
     pub target: TargetInfo,
     /// The effective configuration: the plan with every default filled in.
     pub config: serde_json::Value,
     /// Fallbacks and other things the user was told.
     pub notices: Vec<String>,
+    /// The phases that ran, in order (fewer than `config.phases` when the run stopped early).
     pub phases: Vec<PhaseResult>,
     /// `streamcap streams`: viewers, stalls, lateness, the capacity curve and answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -76,7 +87,9 @@ pub struct RunResult {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolInfo {
+    /// The crate's name, "streamcap".
     pub name: String,
+    /// The crate's version ("0.1.0").
     pub version: String,
 }
 
@@ -103,6 +116,7 @@ pub enum RunStatus {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetInfo {
+    /// The target, canonicalized (remote media: the URL or URL list as given).
     pub path: String,
     /// "directory", "file", "block_device" or "http".
     pub kind: String,
@@ -123,21 +137,29 @@ pub struct TargetInfo {
 /// One phase.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PhaseResult {
+    /// 0-based position in the plan's phases (the CSV's `phase` column is 1-based).
     pub index: usize,
+    /// The phase's name as given, or one made from its settings ("randread 4K qd16 2s").
     pub name: String,
     /// Reporting group (fio group_reporting): phases with the same group are also reported together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// How the phase ended (never `running`).
     pub status: RunStatus,
     /// The reason a phase failed, in words.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// RFC 3339, UTC: when the phase started, after any prefill and before the ramp.
     pub started_at: String,
+    /// The I/O pattern: read, write, randread, randwrite, readwrite or randrw.
     pub rw: String,
     /// Block size as configured ("4K", "4K-64K", "4K/60:64K/40").
     pub bs: String,
+    /// Planned operations in flight per worker (1 for the sync engine).
     pub iodepth: u32,
+    /// Workers (threads).
     pub jobs: u32,
+    /// How the I/O was issued: engine name, its real queue depth per worker, registered buffers and files.
     pub engine: EngineDetail,
     /// Direct I/O was in effect (false: buffered, either asked for or because the filesystem refused O_DIRECT).
     pub direct: bool,
@@ -145,22 +167,29 @@ pub struct PhaseResult {
     /// RAM (the page cache may have served part of it), or a target that keeps its data in RAM (tmpfs, zram, a
     /// loop device over a cached file; the notices say which).
     pub cache_affected: bool,
+    /// Bytes of the data set this phase worked on.
     pub data_set_bytes: u64,
-    /// Measured time, after the ramp.
+    /// Measured time, seconds: from the end of the ramp until the last worker finished (the drain of in-flight
+    /// I/O and `end-fsync` included).
     pub duration_s: f64,
+    /// Planned warm-up before measurement, seconds (not measured).
     pub ramp_s: f64,
-    /// Per operation class; absent when the phase did none of that class.
+    /// Reads; absent when the phase did none (no successful and no failed read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read: Option<OpResult>,
+    /// Writes; absent when the phase did none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write: Option<OpResult>,
     /// fsync operations (from `fsync-every` or `end-fsync`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sync: Option<OpResult>,
+    /// streamcap's CPU time and the whole machine's CPU use over the measured time.
     pub cpu: CpuResult,
+    /// RAM, page cache and streamcap's peak resident memory, bytes.
     pub memory: MemoryResult,
-    /// Activity of each device beneath the target over the measured time.
+    /// Activity of each device beneath the target over the measured time (same order as `target.devices`).
     pub devices: Vec<DeviceResult>,
+    /// Failed operations: the count and the first records.
     pub errors: ErrorSummary,
     /// File-set phases: per-operation rates and response times, MB/s and the format step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,44 +205,53 @@ pub struct PhaseResult {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpResult {
+    /// Successful operations.
     pub ops: u64,
+    /// Bytes transferred by successful operations (0 for flushes).
     pub bytes: u64,
+    /// Failed operations, short transfers included.
     pub errors: u64,
+    /// Successful operations per second of measured time (`ops / duration_s`).
     pub iops: f64,
+    /// MB/s = 10^6 bytes per second of measured time (`bytes / duration_s / 10^6`).
     pub mbps: f64,
-    /// Latency from submission to completion.
+    /// Latency from submission to completion, ns.
     pub latency: LatencySummary,
-    /// Paced phases: latency from the time each operation was due (includes waiting behind a slow device).
+    /// Paced phases: latency from the time each operation was due (includes waiting behind a slow device), ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub due_latency: Option<LatencySummary>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CpuResult {
-    /// streamcap's user time during the measured period.
+    /// streamcap's user CPU time (all threads), seconds, between the samples around the measured period.
     pub user_s: f64,
-    /// streamcap's system time (I/O submission and completion in the kernel).
+    /// streamcap's system CPU time (I/O submission and completion in the kernel), seconds, likewise.
     pub system_s: f64,
-    /// streamcap's CPU use in percent of one core.
+    /// streamcap's CPU use in percent of one core (above 100 with several busy threads): user and system time
+    /// over the time between the samples (the measured time plus starting and joining the workers).
     pub process_pct: f64,
-    /// streamcap's CPU time per operation, microseconds.
+    /// streamcap's CPU time per operation (all classes, failed ones included), microseconds.
     pub per_op_us: f64,
-    /// The whole machine.
+    /// The whole machine, from /proc/stat: user, system, iowait, idle and steal in percent of all CPUs.
     pub system: SystemCpuUsage,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MemoryResult {
-    /// MemTotal.
+    /// MemTotal at the end of the phase, bytes.
     pub ram_bytes: u64,
     /// The RAM the run could fill with page cache: the smaller of MemTotal and the memory cgroup's limit. This,
-    /// not `ram_bytes`, decides `cache_affected`. 0 in results written before it existed.
+    /// not `ram_bytes`, decides `cache_affected`. Bytes; 0 in results written before it existed.
     #[serde(default)]
     pub effective_ram_bytes: u64,
+    /// `Cached` from /proc/meminfo when measurement started, bytes.
     pub page_cache_before_bytes: u64,
+    /// `Cached` at the end of the phase, bytes.
     pub page_cache_after_bytes: u64,
+    /// `Dirty` at the end of the phase (data waiting for writeback), bytes.
     pub dirty_after_bytes: u64,
-    /// streamcap's peak resident memory so far.
+    /// streamcap's peak resident memory since the process started, bytes.
     pub peak_rss_bytes: u64,
 }
 
@@ -221,6 +259,8 @@ pub struct MemoryResult {
 pub struct DeviceResult {
     /// Why the device is listed ("filesystem device", "btrfs pool member", "loop backing store").
     pub role: String,
+    /// /proc/diskstats differences over the measured time: requests and bytes, busy percent (0–100), average
+    /// queue (requests), and their rates (requests/s, MB/s = 10^6 bytes/s).
     pub activity: DiskActivity,
     /// The device says it is rotational, yet did what no spinning disk can (see `plausibility`): the sentence
     /// saying so. Absent when the figures are plausible or nothing was checked.
@@ -230,20 +270,23 @@ pub struct DeviceResult {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ErrorSummary {
-    /// All failed operations.
+    /// All failed operations of the phase, every class.
     pub count: u64,
-    /// The first failures, each with operation, path, offset and OS error.
+    /// The first failures (at most 100 per phase), each with operation, path, offset and OS error.
     pub records: Vec<ErrorRecord>,
 }
 
 /// One reporting interval.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IntervalPoint {
-    /// Start, seconds after measurement began.
+    /// Start, seconds after measurement began (after the ramp).
     pub start_s: f64,
+    /// Length, seconds: `interval_stride` intervals, or less (or a little more) for a phase's last point.
     pub length_s: f64,
+    /// Reads in the interval: counts, rates (operations/s, MB/s) and latencies (ns); absent when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read: Option<ClassPoint>,
+    /// Writes in the interval, as `read`; absent when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write: Option<ClassPoint>,
     /// streamcap's CPU use, percent of one core.
@@ -257,15 +300,20 @@ pub struct IntervalPoint {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DevicePoint {
+    /// Kernel device name ("vda", "loop0").
     pub name: String,
+    /// Time with at least one request in flight, percent of the interval (0–100).
     pub busy_pct: f64,
+    /// MB/s = 10^6 bytes per second read by the device.
     pub read_mbps: f64,
+    /// MB/s = 10^6 bytes per second written by the device.
     pub write_mbps: f64,
+    /// Average requests in flight (iostat aqu-sz).
     pub avg_queue: f64,
     /// Reads completed in the interval (a count; merged points add up).
     #[serde(default)]
     pub reads: u64,
-    /// Writes completed in the interval.
+    /// Writes completed in the interval (a count).
     #[serde(default)]
     pub writes: u64,
     /// Bytes read in the interval.

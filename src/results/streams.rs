@@ -15,12 +15,15 @@ use crate::streams::{IngestOutcome, SearchOutcome, StepOutcome, StreamStats};
 pub struct StreamsResult {
     /// The formats and their shares, in words ("2160p HEVC (25 Mbit/s)").
     pub label: String,
+    /// Each format of the mix with its bitrate and share of the viewers.
     pub formats: Vec<FormatShare>,
     /// Bytes per chunk of the first format (others scale with their bitrate when the chunk is given in seconds).
     pub chunk_bytes: u64,
+    /// Media a player keeps ahead of its playhead at most, seconds.
     pub buffer_s: f64,
+    /// Media a player needs before playback starts (also after a stall or a seek), seconds.
     pub prebuffer_s: f64,
-    /// Wall time each viewer watched.
+    /// Wall time each viewer watched, seconds.
     pub watch_s: f64,
     /// "one", "each", "library:N:zipf=S".
     pub assignment: String,
@@ -32,9 +35,11 @@ pub struct StreamsResult {
     pub vbr_pct: Option<f64>,
     /// streamcap wrote its own test media (removed afterwards), or read the user's (`--use-existing`).
     pub own_media: bool,
+    /// Media files the viewers read (local files or URLs).
     pub media_files: usize,
+    /// Bytes of all the media files together.
     pub media_bytes: u64,
-    /// Reads bypassed the page cache.
+    /// Reads bypassed the page cache (what was in effect, after any fallback to buffered reads).
     pub direct: bool,
     /// The quality target a count must meet.
     pub target: QualityTarget,
@@ -50,7 +55,9 @@ pub struct StreamsResult {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FormatShare {
+    /// The format's name ("1080p", "2160p-hevc", or a bare bitrate the user gave).
     pub name: String,
+    /// Its nominal bitrate, bits per second.
     pub bitrate_bps: u64,
     /// Share of the viewers, 0–100.
     pub share_pct: f64,
@@ -60,16 +67,21 @@ pub struct FormatShare {
 /// within `max_startup_s`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct QualityTarget {
+    /// Streams that may stall (or never start) while the count still passes.
     pub max_stalled_streams: u32,
+    /// Longest start-up any stream may take, seconds.
     pub max_startup_s: f64,
 }
 
 /// One stream count, measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamsStep {
+    /// Viewers in the step.
     pub count: u32,
-    /// From the first start to the end of the last watch.
+    /// From the first start to the end of the last watch, seconds.
     pub duration_s: f64,
+    /// The step met the quality target: at most `max_stalled_streams` stalled, every start within
+    /// `max_startup_s`, no read failed, and it ran to its end.
     pub meets_target: bool,
     /// Streams that played to the end without a buffer underrun.
     pub streams_without_stall: u32,
@@ -79,32 +91,41 @@ pub struct StreamsStep {
     pub streams_not_started: u32,
     /// Streams whose start-up took longer than the target.
     pub streams_slow_start: u32,
+    /// Buffer underruns during playback, all streams together (waits after a seek not counted).
     pub stalls: u64,
-    /// Total stalled time over total watched time, 0–1.
+    /// Total stalled time over total watched time, 0–1 (a fraction, not a percentage).
     pub stall_ratio: f64,
+    /// Time spent in stalls, all streams together, seconds.
     pub stalled_s: f64,
+    /// Time watched (from each stream's start of playback to the end of its watch), all streams together,
+    /// seconds.
     pub watched_s: f64,
-    /// Start-up time (stream start to playback), over the streams that started.
+    /// Start-up time (stream start to playback), over the streams that started, ns.
     pub startup: LatencySummary,
-    /// Chunk lateness: completion minus due time.
+    /// Chunk lateness: completion minus due time, per chunk used, ns.
     pub lateness: LatencySummary,
-    /// streamcap's own delay: issue minus due time.
+    /// streamcap's own delay: issue minus due time, per chunk, ns.
     pub issue_lag: LatencySummary,
-    /// All streams together, decimal MB/s.
+    /// All streams together, MB/s = 10^6 bytes/s of media delivered over the step's duration.
     pub delivered_mbps: f64,
     /// Mean over the streams of delivered media bitrate over nominal bitrate, while watching (1 = on time).
     pub achieved_bitrate_ratio: f64,
+    /// Seeks made, all streams together.
     pub seeks: u64,
+    /// Chunks read but thrown away (they arrived after a seek, or after the watch ended).
     pub wasted_chunks: u64,
+    /// Reads that failed.
     pub errors: u64,
+    /// The first failed read, in words (operation, path, offset, error); absent when none failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
-    /// streamcap's CPU use, percent of one core.
+    /// streamcap's CPU use over the step, percent of one core.
     pub cpu_pct: f64,
-    /// streamcap's peak resident memory so far.
+    /// streamcap's peak resident memory since the process started, bytes.
     pub peak_rss_bytes: u64,
-    /// The engine that issued the reads.
+    /// The engine that issued the reads ("io_uring", "sync", "null", or "http" for remote media).
     pub engine: String,
+    /// Activity of each device beneath the target over the step (empty for remote media).
     pub devices: Vec<DeviceResult>,
     /// `--ingest`: the background writers that ran during this step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -119,13 +140,20 @@ pub struct StreamsStep {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamFigures {
+    /// The stream's nominal bitrate, bits per second.
     pub bitrate_bps: u64,
+    /// From the stream's start to the start of playback, seconds; absent if it never started playing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_s: Option<f64>,
+    /// Buffer underruns during playback (waits after a seek not counted).
     pub stalls: u32,
+    /// Time spent in those underruns, seconds.
     pub stalled_s: f64,
+    /// From the start of playback to the end of the watch (stalls included), seconds.
     pub watched_s: f64,
+    /// Seeks made.
     pub seeks: u32,
+    /// Media bytes delivered (chunks used, not those thrown away).
     pub bytes: u64,
     /// Delivered bytes × 8 over watched seconds, bit/s.
     pub achieved_bps: f64,
@@ -134,17 +162,20 @@ pub struct StreamFigures {
 /// Background writers during a step (`--ingest RATE[:N]`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IngestFigures {
+    /// Writer threads.
     pub writers: u32,
-    /// Asked rate of all writers together, decimal MB/s.
+    /// Asked rate of all writers together, MB/s = 10^6 bytes/s.
     pub target_mbps: f64,
-    /// Written over the step's wall time, decimal MB/s.
+    /// Written over the step's wall time, MB/s = 10^6 bytes/s.
     pub achieved_mbps: f64,
+    /// Bytes written by all writers together.
     pub bytes: u64,
-    /// Per 1 MiB write, from its due time to its completion.
+    /// Per 1 MiB write, from its due time to its completion, ns.
     pub write_latency: LatencySummary,
     /// Writes that failed (any makes the run's exit code 1).
     #[serde(default)]
     pub errors: u64,
+    /// The first failed write, in words; absent when none failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
 }
@@ -152,7 +183,7 @@ pub struct IngestFigures {
 /// The answer of `--max`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CapacityAnswer {
-    /// The largest count that met the target (0: not even one stream).
+    /// The largest count of streams that met the target (0: not even one stream).
     pub streams: u32,
     /// The smallest count measured that failed it, if any.
     #[serde(skip_serializing_if = "Option::is_none")]

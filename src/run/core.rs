@@ -33,6 +33,7 @@ use crate::metrics::{OpClass, Recorder};
 /// One I/O a schedule asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Io {
+    /// Read, write, fsync or fdatasync.
     pub kind: OpKind,
     /// Index into the engine's file table.
     pub file: u32,

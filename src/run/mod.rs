@@ -37,6 +37,8 @@ pub use workdir::{Stale, WorkDir, remove_stale, run_id};
 
 pub use execute::execute;
 pub use layout::LayoutError;
+/// Bytes per ingest write (the planner models ingest with the same requests).
+pub use streams::INGEST_WRITE;
 pub use streams::media_files;
 
 use crate::plan::PhasePlan;

@@ -62,7 +62,7 @@ pub struct MediaFile {
 /// One viewer, fully decided before the run.
 #[derive(Debug, Clone, Copy)]
 pub struct ViewerPlan {
-    /// Start of the watch, after the common origin.
+    /// Start of the watch, after the common origin (the ramp spreads the viewers' starts).
     pub start: Duration,
     /// Wall time watched from `start` (the watch ends at `start + watch`).
     pub watch: Duration,
@@ -72,6 +72,7 @@ pub struct ViewerPlan {
     pub first_chunk: u64,
     /// Bytes per chunk (a multiple of 4096).
     pub chunk_bytes: u32,
+    /// The player model's settings: media time per chunk, buffer and prebuffer (media time), VBR bursts.
     pub player: PlayerConfig,
     /// Mean time between seeks (exponentially distributed), if the viewer skips around.
     pub seek_every: Option<Duration>,
@@ -82,7 +83,10 @@ pub struct ViewerPlan {
 /// Everything `streams` was asked, with defaults filled in.
 #[derive(Debug, Clone, Serialize)]
 pub struct StreamsConfig {
+    /// The formats (name, bitrate in bit/s) and their integer weights in the crowd of viewers.
     pub mix: Mix,
+    /// How much a chunk read holds: bytes, or seconds of media (then bytes per format from its bitrate); every
+    /// chunk is rounded up to a multiple of 4096 bytes.
     pub chunk: ChunkSize,
     /// Media kept ahead of the playhead, seconds.
     #[serde(serialize_with = "serialize_secs")]
@@ -99,10 +103,12 @@ pub struct StreamsConfig {
     /// Mean time between seeks, seconds.
     #[serde(serialize_with = "serialize_opt_secs")]
     pub seek_every: Option<Duration>,
+    /// Which media file each viewer reads: one per format, one per viewer, or a library with Zipf popularity.
     pub assignment: Assignment,
     /// Length of each test media file, seconds.
     #[serde(serialize_with = "serialize_secs")]
     pub media_length: Duration,
+    /// Seed of the viewers' start positions, files, seeks and VBR bursts.
     pub seed: u64,
     /// Variable bitrate: each GOP's bitrate within ± this fraction of the mean (`--vbr 30` → 0.3).
     pub vbr: Option<f64>,
@@ -111,7 +117,9 @@ pub struct StreamsConfig {
 /// A test media file: format index in the mix and its number within that format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MediaKey {
+    /// Index of the format in the mix.
     pub format: usize,
+    /// The file's number among that format's files (0-based).
     pub number: u32,
 }
 

@@ -9,7 +9,8 @@ use std::process::Command;
 /// The streamcap binary, with an environment that does not change its output.
 pub fn streamcap() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("streamcap").expect("the binary is built by cargo test");
-    cmd.env_remove("RUST_BACKTRACE").env_remove("RUST_LOG");
+    // Never the user's history database (tests of the history pass --history-db and remove this).
+    cmd.env_remove("RUST_BACKTRACE").env_remove("RUST_LOG").env("STREAMCAP_NO_HISTORY", "1");
     cmd
 }
 

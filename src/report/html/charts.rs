@@ -205,13 +205,16 @@ pub fn device_timeline(result: &RunResult) -> Option<Chart> {
     if names.is_empty() || phases.iter().all(|p| p.intervals.iter().all(|i| i.devices.is_empty())) {
         return None;
     }
-    let members = names.iter().filter(|(_, role)| role.contains("member")).count();
-    let stacked = members >= 2;
+    // Pool members share the work: the pool's own list when the result has one, else the devices' roles.
+    let pool: Vec<&str> = result.target.pool.iter().flat_map(|p| p.members.iter().map(|m| m.name.as_str())).collect();
+    let is_member =
+        |name: &str, role: &str| if pool.is_empty() { role.contains("member") } else { pool.contains(&name) };
+    let stacked = names.iter().filter(|(name, role)| is_member(name, role)).count() >= 2;
     let timeline = Timeline::new(&phases);
     let mut below = vec![0.0; phases.iter().map(|p| p.intervals.len() + 1).sum()];
     let mut series = Vec::new();
     for (c, (name, role)) in names.iter().enumerate() {
-        if stacked && !role.contains("member") {
+        if stacked && !is_member(name, role) {
             continue;
         }
         let rate = |i: &IntervalPoint| i.devices.iter().find(|d| &d.name == name).map(|d| d.read_mbps + d.write_mbps);
@@ -322,6 +325,35 @@ mod tests {
         assert!((nines(90.0) - 1.0).abs() < 1e-9);
         assert!((nines(99.9) - 3.0).abs() < 1e-9);
         assert_eq!(nines(100.0), 6.0);
+    }
+
+    #[test]
+    fn pool_members_are_stacked_and_other_devices_are_lines() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json");
+        let mut result = crate::results::read_result(std::path::Path::new(path)).unwrap();
+        let chart = device_timeline(&result).unwrap();
+        assert!(chart.series.iter().all(|s| s.style == Style::Line) && chart.series.len() == 1);
+        // A second member beside vda, both members of a pool: two stacked bands, the second on top of the first.
+        for phase in &mut result.phases {
+            let mut second = phase.devices[0].clone();
+            second.activity.name = "vdb".into();
+            phase.devices.push(second);
+            for d in &mut phase.devices {
+                d.role = "btrfs pool member".into();
+            }
+            for point in &mut phase.intervals {
+                let mut other = point.devices[0].clone();
+                other.name = "vdb".into();
+                point.devices.push(other);
+            }
+        }
+        let chart = device_timeline(&result).unwrap();
+        assert_eq!(chart.series.len(), 2);
+        assert!(chart.series.iter().all(|s| s.style == Style::Stacked));
+        let (first, second) = (&chart.series[0].points, &chart.series[1].points);
+        for (a, b) in first.iter().zip(second).filter_map(|(a, b)| a.zip(*b)) {
+            assert!((b.1 - 2.0 * a.1).abs() < 1e-9, "the second band sits on the first");
+        }
     }
 
     #[test]

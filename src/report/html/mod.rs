@@ -7,6 +7,7 @@
 
 mod capacity;
 mod charts;
+mod compare;
 mod svg;
 mod tables;
 

@@ -296,10 +296,12 @@ impl Chart {
                     let row = f64::from(verticals % 3);
                     verticals += 1;
                     let y = y0 + 12.0 + 13.0 * row;
+                    // Past the middle, a label goes left of its line so that it stays inside the chart.
+                    let (lx, anchor) =
+                        if x > (LEFT + WIDTH - RIGHT) / 2.0 { (x - 3.0, "end") } else { (x + 3.0, "start") };
                     let _ = write!(
                         out,
-                        "<text class=\"marklabel\" x=\"{:.1}\" y=\"{y:.1}\">{}</text>",
-                        x + 3.0,
+                        "<text class=\"marklabel\" x=\"{lx:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\">{}</text>",
                         esc(label)
                     );
                 }
@@ -310,10 +312,11 @@ impl Chart {
                         "<line class=\"mark\" x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\"/>",
                         WIDTH - RIGHT
                     );
+                    // At the left end: vertical marks label the top right, where answers and bounds usually are.
                     let _ = write!(
                         out,
-                        "<text class=\"marklabel\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-                        WIDTH - RIGHT - 4.0,
+                        "<text class=\"marklabel\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                        LEFT + 4.0,
                         y - 4.0,
                         esc(label)
                     );

@@ -218,6 +218,12 @@ pub fn host_facts(result: &RunResult) -> String {
         );
         rows.push(vec!["filesystem".into(), at]);
     }
+    if let Some(pool) = &result.target.pool {
+        rows.push(vec!["pool".into(), crate::report::inspect::pool_words(pool)]);
+    }
+    if let Some(why) = &result.target.memory_backed {
+        rows.push(vec!["memory-backed".into(), why.clone()]);
+    }
     let mut out = table(&["fact", "value"], &[false, false], &rows);
     let devices: Vec<Vec<String>> = result
         .target
@@ -259,6 +265,11 @@ pub fn notices(result: &RunResult) -> String {
                 "cache",
                 format!("'{}' may describe memory rather than storage: {why}; treat it as an upper bound", p.name),
             ));
+        }
+        for d in &p.devices {
+            if let Some(why) = &d.implausible {
+                items.push(("implausible", format!("'{}', {}: {why}", p.name, d.activity.name)));
+            }
         }
         if p.errors.count > 0 {
             items.push(("errors", format!("'{}' had {} failed operations", p.name, p.errors.count)));

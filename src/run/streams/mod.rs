@@ -8,7 +8,7 @@ mod step;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-pub use schedule::{IngestSchedule, ViewerSchedule};
+pub use schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
 pub use step::media_files;
 use step::{StepInputs, run_step};
 

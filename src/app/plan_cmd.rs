@@ -1,0 +1,100 @@
+//! `streamcap plan` (capacity planning with the `planning` model — not the plan *stage* of a run): reads the
+//! drive catalogue and any results of single drives, builds the pools, asks `planning::plan` for the ranked
+//! answers, prints them and writes the JSON. Bad input is an error (exit code 2) naming the file, line and key.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use super::output::print_quietly;
+use crate::cli::{PlanArgs, PlanFormat};
+use crate::planning::{
+    self, Drive, Ingest, PlanRequest, Price, StreamDemand, StreamFormat, drive_from_result, parse_catalogue,
+};
+use crate::report::{PlanningStyle, write_planning};
+use crate::results::{read_result, rfc3339, write_json_atomically};
+use crate::units::Bytes;
+
+pub fn run(args: PlanArgs) -> Result<ExitCode> {
+    let drives = drives(&args)?;
+    let counts: Vec<usize> = args.count.iter().map(|&c| c as usize).collect();
+    let pools = planning::build_pools(&drives, args.pool.as_deref(), &counts)?;
+    let formats = args
+        .mix
+        .0
+        .iter()
+        .map(|(f, weight)| StreamFormat {
+            name: f.name.clone(),
+            label: f.label.clone(),
+            bitrate: f.bitrate,
+            weight: *weight,
+        })
+        .collect();
+    let request = PlanRequest {
+        pools,
+        layouts: args.layouts.clone().map_or_else(|| planning::DEFAULT_LAYOUTS.to_vec(), |l| l.0),
+        demand: StreamDemand {
+            formats,
+            chunk: args.chunk,
+            reader_threads: args.reader_threads,
+            ingest: args.ingest.map(|i| Ingest {
+                rate: i.rate,
+                writers: i.writers,
+                request: Bytes(u64::from(crate::run::INGEST_WRITE)),
+            }),
+        },
+        file: args.file_workload.clone().unwrap_or_default(),
+        goal: args.optimize,
+        rebuild_share: args.rebuild_share / 100.0,
+        sequential_request: planning::defaults::SEQUENTIAL_REQUEST,
+    };
+    let result = planning::plan(&request, std::env::args().collect(), rfc3339(std::time::SystemTime::now()))?;
+    if let Some(path) = &args.json {
+        write_json_atomically(&result, path)?;
+    }
+    let style = match args.format {
+        PlanFormat::Terminal => PlanningStyle::Terminal,
+        PlanFormat::Markdown => PlanningStyle::Markdown,
+    };
+    let mut text = Vec::new();
+    write_planning(&mut text, &result, args.top, style).expect("writing to a Vec cannot fail");
+    print_quietly(&String::from_utf8_lossy(&text));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The catalogue's drives, then one per `--drive-result`.
+fn drives(args: &PlanArgs) -> Result<Vec<Drive>> {
+    let mut drives = Vec::new();
+    if let Some(path) = &args.drives {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the drive catalogue {}", path.display()))?;
+        drives = parse_catalogue(path, &text)?;
+    }
+    if args.price.len() > args.drive_result.len() {
+        bail!(
+            "{} --price given for {} --drive-result: give one price per result, in order",
+            args.price.len(),
+            args.drive_result.len()
+        );
+    }
+    for (i, path) in args.drive_result.iter().enumerate() {
+        let result = read_result(path)?;
+        let price = args.price.get(i).map(|p| parse_price(p)).transpose()?;
+        let name = path.file_stem().map_or("measured".into(), |s| s.to_string_lossy().to_string());
+        drives
+            .push(drive_from_result(&name, &result, price).with_context(|| format!("{}", Path::new(path).display()))?);
+    }
+    if drives.is_empty() {
+        bail!(
+            "no drives to plan with: give a drive catalogue (--drives examples/drives.toml) or a result of one drive (--drive-result R.json)"
+        );
+    }
+    Ok(drives)
+}
+
+fn parse_price(text: &str) -> Result<Price> {
+    let (amount, currency) = planning::catalogue::parse_price(text)
+        .with_context(|| format!("--price {text}: give an amount and a currency, e.g. \"389 USD\""))?;
+    Ok(Price { amount, currency: currency.to_ascii_uppercase() })
+}

@@ -1,0 +1,272 @@
+//! From member costs to service: how many streams of the mix (and of each format alone) a pool sustains with
+//! ingest running, sequential MB/s for one and many readers, and reads and writes per second for the file
+//! workload — each with the sentence that says what limits it. A demand fits while no member's busiest resource
+//! (positioning plus transfer, IOPS, bandwidth) passes 100 %; `headroom` finds how many units of a demand fit on
+//! top of a background load (ingest, rebuild).
+//!
+//! The stream model follows what streamcap measures (docs/planning.md, "Streams"): a viewer reads one chunk per
+//! chunk period (chunk ÷ byte rate), at a position unrelated to the other viewers', so each chunk is a random
+//! read; streams ≈ min(bandwidth ÷ bitrate, chunk reads/s ÷ chunks/s per stream), with the access time of
+//! rotating drives inside the chunk read's cost.
+
+use super::drive::{Cost, Dir, Resource};
+use super::members::{Issuers, Op, Pool, State, op_costs, op_latency};
+use super::workload::{FileWorkload, StreamDemand, StreamFormat};
+use crate::results::{FormatStreams, ServiceFigures};
+
+/// How many units of a demand fit, and where they stop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bound {
+    pub units: f64,
+    pub member: usize,
+    pub resource: Resource,
+}
+
+/// Units of `unit` (cost per unit, per member) that fit on top of `base`: the smallest, over members and their
+/// resources, of (1 − base) ÷ unit.
+pub fn headroom(base: &[Cost], unit: &[Cost]) -> Option<Bound> {
+    let mut best: Option<Bound> = None;
+    for (m, (b, u)) in base.iter().zip(unit).enumerate() {
+        let resources = [
+            (b.seek + b.transfer, u.seek + u.transfer, u.binding()),
+            (b.ops, u.ops, Resource::Iops),
+            (b.bytes, u.bytes, Resource::Bandwidth),
+        ];
+        for (used, need, resource) in resources {
+            if need <= 1e-15 {
+                continue;
+            }
+            let units = (1.0 - used).max(0.0) / need;
+            if best.is_none_or(|x| units < x.units) {
+                best = Some(Bound { units, member: m, resource });
+            }
+        }
+    }
+    best
+}
+
+/// A pool in one state, with a background load per member (a rebuild).
+pub struct Context<'p, 'd> {
+    pub pool: &'p Pool<'d>,
+    pub state: State,
+    pub base: Vec<Cost>,
+}
+
+fn add(a: &[Cost], b: &[Cost]) -> Vec<Cost> {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| {
+            let mut s = *x;
+            s.add(*y);
+            s
+        })
+        .collect()
+}
+
+fn scale(costs: &[Cost], k: f64) -> Vec<Cost> {
+    costs.iter().map(|c| c.scaled(k)).collect()
+}
+
+impl Context<'_, '_> {
+    /// Costs per logical op, spread over the data that is still there; and the share that is not.
+    fn costs(&self, op: Op, issuers: Issuers) -> (Vec<Cost>, f64) {
+        let c = op_costs(self.pool, op, issuers, self.state);
+        let served = (1.0 - c.lost).max(1e-9);
+        (scale(&c.members, 1.0 / served), c.lost)
+    }
+
+    /// Words for a bound: "seek-bound: 4 members × 59 reads/s ÷ 0.95 reads/s per stream".
+    fn describe(&self, unit: &[Cost], bound: &Bound, per: &str) -> String {
+        let active: Vec<usize> = (0..unit.len()).filter(|&m| unit[m].load() > 1e-12).collect();
+        let b = unit[bound.member];
+        let total = |f: fn(&Cost) -> f64| active.iter().map(|&m| f(&unit[m])).sum::<f64>();
+        let members = if active.len() == 1 { "1 member".to_string() } else { format!("{} members", active.len()) };
+        let mut text = match bound.resource {
+            Resource::Seek => format!(
+                "seek-bound: {members} × {:.0} reads/s ÷ {:.2} reads/s per {per}",
+                b.requests / (b.seek + b.transfer),
+                total(|c| c.requests)
+            ),
+            Resource::Iops => format!(
+                "IOPS-bound: {members} × {:.0} requests/s ÷ {:.2} requests/s per {per}",
+                b.requests / b.ops,
+                total(|c| c.requests)
+            ),
+            Resource::Bandwidth => format!(
+                "bandwidth-bound: {members} × {:.0} MB/s ÷ {:.2} MB/s per {per}",
+                b.moved / (b.transfer.max(b.bytes)) / 1e6,
+                total(|c| c.moved) / 1e6
+            ),
+        };
+        let loads: Vec<f64> = active.iter().map(|&m| unit[m].load()).collect();
+        let (low, high) = loads.iter().fold((f64::INFINITY, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+        if high > low * 1.02 {
+            let drive = &self.pool.drives[bound.member];
+            text.push_str(&format!("; busiest: member {} ({})", bound.member + 1, drive.name));
+        }
+        let used = self.base.get(bound.member).map_or(0.0, |c| c.load());
+        if used > 0.005 {
+            text.push_str(&format!("; {:.0} % of it already busy", used * 100.0));
+        }
+        text
+    }
+
+    /// Streams of `formats` in their proportions on top of `base`.
+    fn streams(&self, demand: &StreamDemand, formats: &[StreamFormat], base: &[Cost]) -> (u32, String) {
+        let chunk = demand.chunk.0 as f64;
+        let read = Op { dir: Dir::Read, bytes: chunk, sequential: false, positioned: true };
+        let period = |f: &StreamFormat| chunk / f.bitrate.byte_rate().bytes_per_sec();
+        if let Some(latency) = op_latency(self.pool, read)
+            && let Some(slow) = formats.iter().find(|f| period(f) < latency)
+        {
+            let words = format!(
+                "one-disk cap: a {} stream needs a chunk every {:.0} ms; one chunk read takes {:.0} ms",
+                slow.name,
+                period(slow) * 1e3,
+                latency * 1e3
+            );
+            return (0, words);
+        }
+        let mix = StreamDemand { formats: formats.to_vec(), ..demand.clone() };
+        let chunks_per_s = mix.mean_byte_rate() / chunk;
+        // The viewers' reads come from `reader_threads` threads (pid policy) with many reads in flight.
+        let issuers = Issuers { threads: demand.reader_threads, outstanding: None };
+        let (per_chunk, _) = self.costs(read, issuers);
+        let per_stream = scale(&per_chunk, chunks_per_s);
+        match headroom(base, &per_stream) {
+            Some(bound) => (bound.units.floor().min(1e9) as u32, self.describe(&per_stream, &bound, "stream")),
+            None => (0, "no member serves these reads".into()),
+        }
+    }
+
+    fn ingest_base(&self, demand: &StreamDemand) -> Vec<Cost> {
+        let Some(ingest) = demand.ingest else { return self.base.clone() };
+        let request = ingest.request.0 as f64;
+        // Ingest writes are sequential in their files but interleaved with the viewers' reads: positioned.
+        let write = Op { dir: Dir::Write, bytes: request, sequential: true, positioned: true };
+        let (per_write, _) = self.costs(write, Issuers::threads(ingest.writers));
+        add(&self.base, &scale(&per_write, ingest.rate.bytes_per_sec() / request))
+    }
+
+    /// Sequential MB/s for one reader or writer (`one`), or many, in requests of `request` bytes. Many
+    /// sequential readers interleave on each member, so their requests are positioned.
+    fn sequential(&self, dir: Dir, request: f64, one: bool) -> f64 {
+        let issuers = if one { Issuers::threads(1) } else { Issuers::MANY };
+        let op = Op { dir, bytes: request, sequential: true, positioned: !one };
+        let (per_op, _) = self.costs(op, issuers);
+        headroom(&self.base, &per_op).map_or(0.0, |b| b.units) * request / 1e6
+    }
+
+    /// Reads/s and writes/s of the file workload, and what limits them.
+    fn file(&self, file: &FileWorkload) -> (f64, f64, String) {
+        let bytes = file.op_bytes();
+        let r = file.read_pct / 100.0;
+        let positioned = !file.sequential || file.threads > 1;
+        let op = |dir| Op { dir, bytes, sequential: file.sequential, positioned };
+        let issuers = Issuers::threads(file.threads);
+        let (reads, _) = self.costs(op(Dir::Read), issuers);
+        let (writes, _) = self.costs(op(Dir::Write), issuers);
+        let per_op = add(&scale(&reads, r), &scale(&writes, 1.0 - r));
+        let Some(bound) = headroom(&self.base, &per_op) else { return (0.0, 0.0, "nothing to do".into()) };
+        let (mut ops, mut limit) = (bound.units, self.describe(&per_op, &bound, "operation"));
+        let latency = match (op_latency(self.pool, op(Dir::Read)), op_latency(self.pool, op(Dir::Write))) {
+            (Some(lr), Some(lw)) => Some(r * lr + (1.0 - r) * lw),
+            _ => None,
+        };
+        if let Some(latency) = latency.filter(|l| f64::from(file.threads) / l < ops) {
+            ops = f64::from(file.threads) / latency;
+            limit = format!("latency-bound: {} threads ÷ {:.1} ms per operation", file.threads, latency * 1e3);
+        }
+        (ops * r, ops * (1.0 - r), limit)
+    }
+
+    /// Every figure of one state.
+    pub fn figures(&self, demand: &StreamDemand, file: &FileWorkload, request: f64) -> ServiceFigures {
+        let probe = Op { dir: Dir::Read, bytes: 4096.0, sequential: false, positioned: true };
+        let lost = op_costs(self.pool, probe, Issuers::MANY, self.state).lost;
+        let with_ingest = self.ingest_base(demand);
+        let (streams, streams_limit) = self.streams(demand, &demand.formats, &with_ingest);
+        let per_format = demand
+            .formats
+            .iter()
+            .map(|f| {
+                let (streams, limit) = self.streams(demand, std::slice::from_ref(f), &with_ingest);
+                FormatStreams { name: f.name.clone(), streams, limit }
+            })
+            .collect();
+        let (reads_per_s, writes_per_s, file_limit) = self.file(file);
+        ServiceFigures {
+            unavailable_pct: lost * 100.0,
+            streams,
+            streams_limit,
+            per_format,
+            seq_read_one_mbps: self.sequential(Dir::Read, request, true),
+            seq_read_many_mbps: self.sequential(Dir::Read, request, false),
+            seq_write_mbps: self.sequential(Dir::Write, request, true),
+            reads_per_s,
+            writes_per_s,
+            file_limit,
+            cost_per_stream: None,
+            cost_per_1000_reads: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planning::drive::Drive;
+    use crate::planning::drive::tests::{hdd, throttled};
+    use crate::planning::layout::{Layout, allocate};
+    use crate::units::{Bitrate, Bytes};
+
+    fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
+        let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
+        Pool { layout, drives, alloc: allocate(layout, &caps) }
+    }
+
+    fn demand(mbit: u64) -> StreamDemand {
+        let format =
+            StreamFormat { name: "f".into(), label: "f".into(), bitrate: Bitrate(mbit * 1_000_000), weight: 1 };
+        StreamDemand { formats: vec![format], chunk: Bytes(1 << 20), reader_threads: None, ingest: None }
+    }
+
+    #[test]
+    fn streams_on_disks_are_seek_bound_and_say_so() {
+        let drives = vec![hdd(8); 4];
+        let p = pool(Layout::Raid10, &drives);
+        let ctx = Context { pool: &p, state: State::Healthy, base: vec![Cost::ZERO; 4] };
+        let f = ctx.figures(&demand(8), &FileWorkload::default(), 1_048_576.0);
+        // A 1 MiB chunk on one member (512 KiB units: 1 + 1020/512 ≈ 3 units over 2 positions → both, 2 runs of
+        // 512 KiB): 2 × (12.67 ms + 2.1 ms) of member time; 8 Mbit/s = 0.954 chunks/s.
+        assert!(f.streams_limit.starts_with("seek-bound: 4 members"), "{}", f.streams_limit);
+        assert!((100..=200).contains(&f.streams), "{}", f.streams);
+        // Degraded raid10: the failed member's partner serves its share.
+        let d = Context { state: State::Degraded(0), ..ctx };
+        assert!(d.figures(&demand(8), &FileWorkload::default(), 1_048_576.0).streams < f.streams);
+    }
+
+    #[test]
+    fn a_bandwidth_throttled_drive_is_bandwidth_bound() {
+        let drives = vec![throttled(10_000.0, 20.0); 2];
+        let p = pool(Layout::BtrfsRaid1, &drives);
+        let ctx = Context { pool: &p, state: State::Healthy, base: vec![Cost::ZERO; 2] };
+        // 2 × 20 MB/s ÷ 1 MB/s (8 Mbit/s) = 40 streams.
+        let f = ctx.figures(&demand(8), &FileWorkload::default(), 1_048_576.0);
+        assert_eq!(f.streams, 40, "{}", f.streams_limit);
+        assert!(f.streams_limit.starts_with("bandwidth-bound: 2 members × 20 MB/s"), "{}", f.streams_limit);
+        // One reader uses one copy: 20 MB/s; two copies for many.
+        assert!((f.seq_read_one_mbps - 20.0).abs() < 0.01 && (f.seq_read_many_mbps - 40.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_stream_faster_than_one_disk_cannot_play_from_one_disk() {
+        let drives = vec![hdd(8); 3];
+        let p = pool(Layout::Unraid, &drives);
+        let ctx = Context { pool: &p, state: State::Healthy, base: vec![Cost::ZERO; 3] };
+        // 880 Mbit/s = 110 MB/s: a 1 MiB chunk every 9.5 ms, but a chunk read takes 16.9 ms.
+        let (streams, limit) = ctx.streams(&demand(880), &demand(880).formats, &ctx.base);
+        assert_eq!(streams, 0);
+        assert!(limit.starts_with("one-disk cap"), "{limit}");
+    }
+}

@@ -1,0 +1,27 @@
+//! A comparison as Markdown: the runs as a list, warnings, the side-by-side table and the noise rule.
+
+use std::io::{self, Write};
+
+use super::Comparison;
+use super::terminal::RULE;
+use crate::report::markdown::{cell, table};
+use crate::report::{Markdown, Renderer};
+
+impl Renderer<Comparison> for Markdown {
+    fn render(&self, c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "### streamcap compare")?;
+        writeln!(out)?;
+        for line in c.legend() {
+            writeln!(out, "- {}", cell(&line))?;
+        }
+        for w in &c.warnings {
+            writeln!(out, "- **warning:** {}", cell(w))?;
+        }
+        writeln!(out)?;
+        let (header, rows) = c.table();
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let align: Vec<bool> = (0..header.len()).map(|i| i >= 2 && i + 1 < header.len()).collect();
+        table(out, &header, &align, &rows)?;
+        writeln!(out, "_{RULE}_")
+    }
+}

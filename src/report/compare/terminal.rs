@@ -1,0 +1,39 @@
+//! A comparison in the terminal: which run is which, warnings, then one table of every figure side by side with
+//! ratios to the baseline and the verdicts, and the noise rule in one line.
+
+use std::io::{self, Write};
+
+use comfy_table::{CellAlignment, Table};
+
+use super::Comparison;
+use crate::report::{Renderer, Summary};
+
+pub const RULE: &str = "verdict: a difference no larger than the runs' own interval-to-interval variation (the larger \
+                        standard deviation; for a capacity, the search's step) is no clear difference";
+
+impl Renderer<Comparison> for Summary {
+    fn render(&self, c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "streamcap compare")?;
+        for line in c.legend() {
+            writeln!(out, "  {line}")?;
+        }
+        for w in &c.warnings {
+            writeln!(out, "warning: {w}")?;
+        }
+        writeln!(out)?;
+        let (header, rows) = c.table();
+        let mut table = Table::new();
+        table.load_style(crate::report::terminal::STYLE);
+        table.set_header(header.clone());
+        for row in rows {
+            table.add_row(row);
+        }
+        for column in 2..header.len() - 1 {
+            if let Some(col) = table.column_mut(column) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        writeln!(out, "{table}")?;
+        writeln!(out, "{RULE}")
+    }
+}

@@ -1,0 +1,347 @@
+//! The HTML reports as a person sees them: headless Chromium (Debian's `chromium`, installed by scripts/test)
+//! opens the report of a fixture of each kind (run, streams, check) and of a comparison, driven over the
+//! DevTools protocol on a pipe (`--remote-debugging-pipe`: fd 3 in, fd 4 out). For each page the test reads every
+//! network request the page made (`Network.requestWillBeSent`: only the file itself may appear), every console
+//! message, exception and browser log entry (none may be an error), and, in the page, each chart: a non-empty
+//! SVG with as many drawn series as it declares, and the number the result calls for. It checks that dark and
+//! print styles apply, and takes a screenshot (kept under docs/screenshots/ with UPDATE_SCREENSHOTS=1). Control
+//! pages prove the detectors work: one that fetches from a closed loopback port and one that logs an error.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use common::streamcap;
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn chromium() -> Option<PathBuf> {
+    ["chromium", "chromium-browser"].iter().find_map(|name| {
+        let out = Command::new("sh").arg("-c").arg(format!("command -v {name}")).output().ok()?;
+        out.status.success().then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    })
+}
+
+/// One headless Chromium, spoken to over the DevTools pipe.
+struct Browser {
+    child: Child,
+    to: ChildStdin,
+    from: Receiver<Value>,
+    next: u64,
+    /// Events not yet looked at.
+    events: Vec<Value>,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    fn start(binary: &Path) -> Browser {
+        let profile = tempfile::tempdir().unwrap();
+        // The shell hands our pipes to Chromium as fds 3 (commands in) and 4 (replies out).
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(r#"exec "$0" "$@" 3<&0 4>&1 0</dev/null 1>/dev/null"#)
+            .arg(binary)
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--hide-scrollbars",
+                "--remote-debugging-pipe",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromium starts");
+        let to = child.stdin.take().unwrap();
+        let mut reader = BufReader::new(child.stdout.take().unwrap());
+        let (tx, from) = channel();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            while reader.read_until(0, &mut buf).is_ok_and(|n| n > 0) {
+                buf.pop();
+                if let Ok(v) = serde_json::from_slice::<Value>(&buf)
+                    && tx.send(v).is_err()
+                {
+                    break;
+                }
+                buf.clear();
+            }
+        });
+        Browser { child, to, from, next: 0, events: Vec::new(), _profile: profile }
+    }
+
+    fn call(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        let mut msg = json!({ "id": id, "method": method, "params": params });
+        if let Some(s) = session {
+            msg["sessionId"] = json!(s);
+        }
+        let mut bytes = serde_json::to_vec(&msg).unwrap();
+        bytes.push(0);
+        self.to.write_all(&bytes).unwrap();
+        loop {
+            let v = self.from.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no reply to {method}"));
+            if v["id"] == json!(id) {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+            self.events.push(v);
+        }
+    }
+
+    fn wait_for(&mut self, method: &str) {
+        if self.events.iter().any(|e| e["method"] == method) {
+            return;
+        }
+        loop {
+            let v = self.from.recv_timeout(WAIT).unwrap_or_else(|_| panic!("no {method}"));
+            let done = v["method"] == method;
+            self.events.push(v);
+            if done {
+                return;
+            }
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What a page did and showed.
+struct Visit {
+    /// URLs requested, other than the page itself.
+    requests: Vec<String>,
+    /// Console errors, exceptions and error log entries.
+    errors: Vec<String>,
+    /// (id, declared series, drawn series, has geometry) for each chart.
+    charts: Vec<(String, u64, u64, bool)>,
+    /// Body background in light, dark and print.
+    backgrounds: [String; 3],
+    png: Vec<u8>,
+}
+
+const CHARTS_JS: &str = r#"JSON.stringify([...document.querySelectorAll('figure.chart')].map(f => {
+  const svg = f.querySelector('svg.plot');
+  const series = [...svg.querySelectorAll('.series')];
+  const drawn = series.filter(s => s.tagName === 'g' ? s.querySelectorAll('circle').length > 0 : (s.getAttribute('d') || '').length > 2);
+  const box = svg.getBoundingClientRect();
+  return [f.id, Number(svg.dataset.series), drawn.length, box.width > 100 && box.height > 50];
+}))"#;
+
+fn visit(browser: &mut Browser, page: &Path, shot: (u32, u32)) -> Visit {
+    let target = browser.call(None, "Target.createTarget", json!({ "url": "about:blank" }));
+    let attached =
+        browser.call(None, "Target.attachToTarget", json!({ "targetId": target["targetId"], "flatten": true }));
+    let session = attached["sessionId"].as_str().unwrap().to_string();
+    let s = Some(session.as_str());
+    for domain in ["Page.enable", "Runtime.enable", "Log.enable", "Network.enable"] {
+        browser.call(s, domain, json!({}));
+    }
+    browser.call(
+        s,
+        "Emulation.setDeviceMetricsOverride",
+        json!({ "width": shot.0, "height": shot.1, "deviceScaleFactor": 1, "mobile": false }),
+    );
+    browser.events.clear();
+    let url = format!("file://{}", page.display());
+    browser.call(s, "Page.navigate", json!({ "url": url }));
+    browser.wait_for("Page.loadEventFired");
+    let eval = |b: &mut Browser, expr: &str| {
+        b.call(s, "Runtime.evaluate", json!({ "expression": expr, "returnByValue": true }))["result"]["value"].clone()
+    };
+    let charts: Vec<(String, u64, u64, bool)> =
+        serde_json::from_str(eval(browser, CHARTS_JS).as_str().unwrap()).unwrap();
+    let background = "getComputedStyle(document.body).backgroundColor";
+    let light = eval(browser, background).as_str().unwrap_or_default().to_string();
+    let png = screenshot(browser, s, shot);
+    browser.call(
+        s,
+        "Emulation.setEmulatedMedia",
+        json!({ "features": [{ "name": "prefers-color-scheme", "value": "dark" }] }),
+    );
+    let dark = eval(browser, background).as_str().unwrap_or_default().to_string();
+    browser.call(
+        s,
+        "Emulation.setEmulatedMedia",
+        json!({ "media": "print", "features": [{ "name": "prefers-color-scheme", "value": "dark" }] }),
+    );
+    let print = eval(browser, background).as_str().unwrap_or_default().to_string();
+    // Give late requests and messages a moment to arrive, then collect everything this session saw.
+    browser.call(
+        s,
+        "Runtime.evaluate",
+        json!({ "expression": "new Promise(r => setTimeout(r, 300))", "awaitPromise": true }),
+    );
+    let mine: Vec<&Value> = browser.events.iter().filter(|e| e["sessionId"] == json!(session)).collect();
+    let requests = mine
+        .iter()
+        .filter(|e| e["method"] == "Network.requestWillBeSent")
+        .map(|e| e["params"]["request"]["url"].as_str().unwrap_or_default().to_string())
+        .filter(|u| *u != url)
+        .collect();
+    let mut errors: Vec<String> = Vec::new();
+    for e in &mine {
+        let p = &e["params"];
+        match e["method"].as_str().unwrap_or_default() {
+            "Runtime.consoleAPICalled" if p["type"] == "error" => errors.push(p["args"].to_string()),
+            "Runtime.exceptionThrown" => errors.push(p["exceptionDetails"].to_string()),
+            "Log.entryAdded" if p["entry"]["level"] == "error" => errors.push(p["entry"]["text"].to_string()),
+            _ => {}
+        }
+    }
+    browser.call(None, "Target.closeTarget", json!({ "targetId": target["targetId"] }));
+    Visit { requests, errors, charts, backgrounds: [light, dark, print], png }
+}
+
+fn screenshot(browser: &mut Browser, s: Option<&str>, (w, h): (u32, u32)) -> Vec<u8> {
+    let clip = json!({ "x": 0, "y": 0, "width": w, "height": h, "scale": 0.6 });
+    let shot = browser.call(
+        s,
+        "Page.captureScreenshot",
+        json!({ "format": "png", "clip": clip, "captureBeyondViewport": true }),
+    );
+    base64(shot["data"].as_str().unwrap())
+}
+
+fn base64(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let clean: Vec<u8> = text.bytes().filter(|c| *c != b'=' && !c.is_ascii_whitespace()).map(value).collect();
+    let mut out = Vec::new();
+    for chunk in clean.chunks(4) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, v)| n | u32::from(*v) << (18 - 6 * i));
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    out
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+/// Writes the report of `args` into `dir` and returns its path.
+fn report(dir: &Path, name: &str, args: &[&Path]) -> PathBuf {
+    let page = dir.join(format!("{name}.html"));
+    let mut cmd = streamcap();
+    if args.len() == 1 {
+        cmd.arg("report").arg(args[0]).arg("--format").arg("markdown");
+    } else {
+        cmd.arg("compare").args(args);
+    }
+    cmd.arg("--html").arg(&page).assert().success();
+    page
+}
+
+/// Asserts what every page must do, and keeps the screenshot.
+fn assert_clean(name: &str, v: &Visit) {
+    assert!(v.requests.is_empty(), "{name}: the page made requests: {:?}", v.requests);
+    assert!(v.errors.is_empty(), "{name}: errors in the console: {:?}", v.errors);
+    for (id, declared, drawn, sized) in &v.charts {
+        assert!(
+            *declared > 0 && declared == drawn && *sized,
+            "{name}: chart {id} declares {declared} series, drew {drawn}, sized {sized}"
+        );
+    }
+    let [light, dark, print] = &v.backgrounds;
+    assert_eq!(light, "rgb(255, 255, 255)", "{name}: light background");
+    assert_ne!(dark, light, "{name}: prefers-color-scheme: dark changes nothing");
+    assert_eq!(print, "rgb(255, 255, 255)", "{name}: print is not on white");
+    assert_eq!(&v.png[..8], b"\x89PNG\r\n\x1a\n", "{name}: not a PNG");
+    let width = u32::from_be_bytes(v.png[16..20].try_into().unwrap());
+    assert_eq!(width, 660, "{name}: screenshot width");
+    assert!(v.png.len() > 20_000, "{name}: a {} byte screenshot is a blank page", v.png.len());
+    let dir = if std::env::var_os("UPDATE_SCREENSHOTS").is_some() {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/screenshots")
+    } else {
+        std::env::temp_dir()
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("report-{name}.png")), &v.png).unwrap();
+}
+
+fn series(v: &Visit, id: &str) -> u64 {
+    v.charts.iter().find(|c| c.0 == id).unwrap_or_else(|| panic!("no chart {id} in {:?}", v.charts)).2
+}
+
+#[test]
+fn chromium_renders_every_report_kind_offline_with_every_chart_drawn() {
+    let Some(binary) = chromium() else {
+        println!(
+            "SKIPPED chromium_renders_every_report_kind_offline_with_every_chart_drawn: no chromium (scripts/test installs it)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut browser = Browser::start(&binary);
+
+    let run = visit(&mut browser, &report(dir.path(), "run", &[&fixture("result-v1.json")]), (1100, 1500));
+    assert_clean("run", &run);
+    // One phase writes, one reads: two lines of MB/s, four of latency (p50 and p99 of each); one device.
+    assert_eq!((series(&run, "timeline-mbps"), series(&run, "timeline-latency"), series(&run, "devices")), (2, 4, 1));
+    assert_eq!(run.charts.len(), 6);
+
+    let streams = visit(&mut browser, &report(dir.path(), "streams", &[&fixture("streams-v1.json")]), (1100, 1500));
+    assert_clean("streams", &streams);
+    // Counts that met the target and the count that missed it (12 streams: one start-up over 2 s).
+    assert_eq!(series(&streams, "capacity-stalls-streams"), 2);
+
+    let check = visit(&mut browser, &report(dir.path(), "check", &[&fixture("check-v1.json")]), (1100, 1500));
+    assert_clean("check", &check);
+    for format in ["1080p", "2160p-hevc", "2160p-remux"] {
+        assert!(series(&check, &format!("capacity-startup-{format}")) >= 1);
+    }
+    // The 1080p search never failed (it reached its limit): only passing points.
+    assert_eq!(series(&check, "capacity-stalls-1080p"), 1);
+    assert_eq!(series(&check, "capacity-stalls-2160p-hevc"), 2);
+
+    let pair = [fixture("compare-ext4.json"), fixture("compare-tmpfs.json")];
+    let compare = visit(&mut browser, &report(dir.path(), "compare", &[&pair[0], &pair[1]]), (1100, 1500));
+    assert_clean("compare", &compare);
+    // Both runs overlaid in each chart of each matched phase.
+    for id in ["compare-timeline-0", "compare-latency-0", "compare-timeline-1", "compare-latency-1"] {
+        assert_eq!(series(&compare, id), 2, "{id}");
+    }
+}
+
+#[test]
+fn the_detectors_see_a_request_and_a_console_error() {
+    let Some(binary) = chromium() else {
+        println!("SKIPPED the_detectors_see_a_request_and_a_console_error: no chromium (scripts/test installs it)");
+        return;
+    };
+    // Pages that misbehave, to prove the checks above could fail: an image from a closed loopback port, and a
+    // script that logs an error.
+    let dir = tempfile::tempdir().unwrap();
+    let fetching = dir.path().join("fetching.html");
+    std::fs::write(&fetching, "<!DOCTYPE html><html><body><img src=\"http://127.0.0.1:9/x.png\"></body></html>")
+        .unwrap();
+    let logging = dir.path().join("logging.html");
+    std::fs::write(&logging, "<!DOCTYPE html><html><body><script>console.error('boom')</script></body></html>")
+        .unwrap();
+    let mut browser = Browser::start(&binary);
+    let v = visit(&mut browser, &fetching, (400, 300));
+    assert_eq!(v.requests, ["http://127.0.0.1:9/x.png"]);
+    let v = visit(&mut browser, &logging, (400, 300));
+    assert!(v.errors.iter().any(|e| e.contains("boom")), "{:?}", v.errors);
+}

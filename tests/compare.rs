@@ -1,0 +1,88 @@
+//! `streamcap compare` end to end on fixed results: two runs of one job (ext4 and tmpfs) side by side with
+//! ratios and verdicts in the terminal, as Markdown and as an HTML page; results of different workloads refused
+//! with exit code 2 unless --allow-different; a missing file refused.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::streamcap;
+use predicates::prelude::*;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+#[test]
+fn two_runs_of_one_job_side_by_side_in_the_terminal_markdown_and_html() {
+    let (a, b) = (fixture("compare-ext4.json"), fixture("compare-tmpfs.json"));
+    let out = streamcap().arg("compare").arg(&a).arg(&b).assert().success().get_output().stdout.clone();
+    let text = String::from_utf8(out).unwrap();
+    for words in [
+        "A = ",
+        "B = ",
+        "phase",
+        "figure",
+        "B/A",
+        "verdict",
+        "random 4k reads",
+        "read IOPS",
+        "read p99",
+        "no clear difference",
+    ] {
+        assert!(text.contains(words), "no '{words}' in:\n{text}");
+    }
+    // Every row has a verdict from the rule, and the rule is stated.
+    assert!(text.contains("interval-to-interval variation"));
+    assert!(
+        text.contains("better by") || text.contains("worse by"),
+        "tmpfs against ext4 shows some clear difference:\n{text}"
+    );
+
+    let md =
+        streamcap().arg("compare").arg(&a).arg(&b).arg("--markdown").assert().success().get_output().stdout.clone();
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("| phase | figure | A | B | B/A | verdict |\n|---|---|--:|--:|--:|---|"), "{md}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("cmp.html");
+    streamcap().arg("compare").arg(&a).arg(&b).arg("--html").arg(&page).assert().success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("id=\"compare-timeline-0\"") && html.contains("id=\"compare-latency-1\""));
+    assert!(!html.contains("<script") && !html.contains("http://") && !html.contains("https://"));
+}
+
+#[test]
+fn different_workloads_are_refused_unless_allowed() {
+    let (run, streams) = (fixture("result-v1.json"), fixture("streams-v1.json"));
+    streamcap().arg("compare").arg(&run).arg(&streams).assert().code(2).stdout("").stderr(
+        predicate::str::contains("measured different workloads").and(predicate::str::contains("--allow-different")),
+    );
+    // The fixture's random phase at another block size: one difference named, compared anyway when allowed.
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.json");
+    let text = std::fs::read_to_string(&run).unwrap().replace("\"bs\": \"4K\"", "\"bs\": \"64K\"");
+    std::fs::write(&other, text).unwrap();
+    streamcap()
+        .arg("compare")
+        .arg(&run)
+        .arg(&other)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("phase 'random 4k reads' is randread 4K QD 32 × 1 in one and randread 64K"));
+    streamcap().arg("compare").arg(&run).arg(&other).arg("--allow-different").assert().success().stdout(
+        predicate::str::contains("warning: A and B: phase 'random 4k reads'")
+            .and(predicate::str::contains("write the data set")),
+    );
+}
+
+#[test]
+fn a_missing_result_is_refused() {
+    streamcap()
+        .arg("compare")
+        .arg(fixture("result-v1.json"))
+        .arg("/nonexistent/r.json")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot compare /nonexistent/r.json"));
+}

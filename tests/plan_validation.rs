@@ -1,0 +1,259 @@
+//! `streamcap plan` against measurements on real btrfs pools (raid1 of 2, raid10 of 4, raid5 of 3) built over
+//! loop devices that cgroup v1 blkio throttles into emulated drives (30 MB/s reads, 20 MB/s writes, 150 read
+//! and 1,000 write requests per second each). The limits are set in the root group for the test's own loop
+//! devices, so writes that btrfs issues from kernel threads (raid5 parity, checksummed direct writes) are
+//! throttled too (a child group would not see them, ../shared/CRATES.md); they are reset to 0 in every outcome.
+//!
+//! On each pool: sequential 1 MiB writes and reads (one job, queue depth 4), random 4 KiB reads by 1 and by 8
+//! synchronous threads (vdbench's threads: one read each in flight; with 8, the chance that btrfs's pid policy
+//! sends every thread to the same copy, 2 in 256, is small enough for a test), and `streams --max` (8 Mbit/s, 256 KiB
+//! chunks, one scheduler thread). The planner is given the same drives as a catalogue written from the
+//! throttle figures, and its prediction must lie within ±15 % of each measurement. Where a figure depends on
+//! which copy btrfs's pid policy picks for reads that io_uring may hand to its worker threads (stream capacity
+//! on raid1 and raid10), the measurement must lie between the planner's one-copy and all-copies answers
+//! (docs/planning.md, "Validation"). Every comparison is printed, passed or not.
+//!
+//! The pools are small (64 MiB of data, 30 s of media) so each pool takes about a minute; the tests take turns
+//! (a mutex) so that one pool's measurement does not share the two CPUs with another's. Root only; skipped
+//! loudly without loop devices, cgroup v1 blkio or btrfs.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+
+use common::{BLKIO, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json, streamcap};
+
+/// Emulated drive: bytes/s and requests/s per member.
+const READ_BPS: u64 = 30_000_000;
+const WRITE_BPS: u64 = 20_000_000;
+const READ_IOPS: u64 = 150;
+const WRITE_IOPS: u64 = 1000;
+const MEMBER_BYTES: u64 = 768 << 20;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn have_btrfs() -> bool {
+    let tools = Command::new("sh").arg("-c").arg("command -v mkfs.btrfs && command -v btrfs").output();
+    let module = std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.contains("btrfs"));
+    tools.is_ok_and(|o| o.status.success()) && module
+}
+
+/// Root-group blkio limits on some devices; every limit is reset to 0 on drop.
+struct RootThrottle {
+    numbers: Vec<String>,
+}
+
+const LIMIT_FILES: [&str; 4] = ["read_bps_device", "write_bps_device", "read_iops_device", "write_iops_device"];
+
+impl RootThrottle {
+    fn new(devices: &[LoopDevice]) -> RootThrottle {
+        let numbers: Vec<String> = devices
+            .iter()
+            .map(|d| std::fs::read_to_string(format!("/sys/block/{}/dev", d.name())).unwrap().trim().to_string())
+            .collect();
+        let throttle = RootThrottle { numbers };
+        for (file, value) in LIMIT_FILES.iter().zip([READ_BPS, WRITE_BPS, READ_IOPS, WRITE_IOPS]) {
+            throttle.write(file, value);
+        }
+        throttle
+    }
+
+    fn write(&self, file: &str, value: u64) {
+        for number in &self.numbers {
+            let path = Path::new(BLKIO).join(format!("blkio.throttle.{file}"));
+            std::fs::write(&path, format!("{number} {value}")).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
+}
+
+impl Drop for RootThrottle {
+    fn drop(&mut self) {
+        for file in LIMIT_FILES {
+            for number in &self.numbers {
+                let _ = std::fs::write(Path::new(BLKIO).join(format!("blkio.throttle.{file}")), format!("{number} 0"));
+            }
+        }
+    }
+}
+
+/// A mounted btrfs pool over throttled loop devices. Fields drop in order: limits off, unmount, detach.
+struct Pool {
+    _throttle: RootThrottle,
+    mount: Mount,
+    _devices: Vec<LoopDevice>,
+}
+
+fn build_pool(dir: &Path, profile: &str, members: usize) -> Pool {
+    let devices: Vec<LoopDevice> =
+        (0..members).map(|i| LoopDevice::new(&dir.join(format!("m{i}.img")), MEMBER_BYTES)).collect();
+    let mkfs = Command::new("mkfs.btrfs")
+        .args(["-f", "-q", "-d", profile, "-m", "raid1"])
+        .args(devices.iter().map(|d| &d.device))
+        .output()
+        .unwrap();
+    assert!(mkfs.status.success(), "mkfs.btrfs -d {profile}: {}", String::from_utf8_lossy(&mkfs.stderr));
+    let mount = Mount::new(devices[0].device.to_str().unwrap(), &dir.join("pool"), &[]);
+    let throttle = RootThrottle::new(&devices);
+    Pool { _throttle: throttle, mount, _devices: devices }
+}
+
+/// The raw phases: 64 MiB written once, then read back sequentially, then at random by 1 and 4 threads.
+const JOB: &str = r#"
+[global]
+size = "64M"
+direct = true
+[[phase]]
+name = "seq write"
+rw = "write"
+bs = "1M"
+iodepth = 4
+[[phase]]
+name = "seq read"
+rw = "read"
+bs = "1M"
+iodepth = 4
+runtime = "4s"
+[[phase]]
+name = "random read, 1 thread"
+rw = "randread"
+bs = "4k"
+engine = "sync"
+runtime = "4s"
+[[phase]]
+name = "random read, 8 threads"
+rw = "randread"
+bs = "4k"
+engine = "sync"
+jobs = 8
+runtime = "4s"
+"#;
+
+const STREAMS: &str = "--bitrate 8Mbit --chunk 256k --workers 1 --duration 6s --ramp 1s --buffer 2s \
+     --prebuffer 1s --media-length 30s --precision 10 --no-estimate --quiet";
+
+struct Measured {
+    seq_write: f64,
+    seq_read: f64,
+    random_1: f64,
+    random_8: f64,
+    streams: f64,
+}
+
+fn measure(dir: &Path, pool: &Pool, stream_limit: u32) -> Measured {
+    let job = dir.join("job.toml");
+    std::fs::write(&job, JOB).unwrap();
+    let raw = dir.join("raw.json");
+    let target = pool.mount.point.to_str().unwrap();
+    streamcap()
+        .args(["run", target, "--job", job.to_str().unwrap(), "--quiet", "--json", raw.to_str().unwrap()])
+        .assert()
+        .success();
+    let phases = read_json(&raw)["phases"].clone();
+    let rate = |i: usize, class: &str, key: &str| phases[i][class][key].as_f64().unwrap();
+    let streams = dir.join("streams.json");
+    let args = format!("streams {target} {STREAMS} --max --limit {stream_limit} --json {}", streams.display());
+    streamcap().args(args.split_whitespace()).assert().success();
+    Measured {
+        seq_write: rate(0, "write", "mbps"),
+        seq_read: rate(1, "read", "mbps"),
+        random_1: rate(2, "read", "iops"),
+        random_8: rate(3, "read", "iops"),
+        streams: read_json(&streams)["streams"]["capacity"]["streams"].as_f64().unwrap(),
+    }
+}
+
+/// The planner's answer for `members` emulated drives in `layout`, for `threads` random readers and
+/// `reader_threads` stream reader threads (absent: many).
+fn predict(dir: &Path, layout: &str, members: usize, threads: u32, reader_threads: Option<u32>) -> serde_json::Value {
+    let catalogue = dir.join("drives.toml");
+    std::fs::write(
+        &catalogue,
+        format!(
+            "[[drive]]\nname = \"throttled-loop\"\nproduct = \"loop device throttled by cgroup blkio\"\n\
+             capacity = {MEMBER_BYTES}\nprice = \"10 USD\"\nread = \"{READ_BPS}B/s\"\nwrite = \"{WRITE_BPS}B/s\"\n\
+             rotational = false\nrandom_read_iops = {READ_IOPS}\nrandom_write_iops = {WRITE_IOPS}\n\
+             # a loop device takes 128 segments of 4 KiB per request\nmax_request = \"512k\"\n\
+             # the throttle counts every bio before the block layer merges neighbours\nmerges = false\n"
+        ),
+    )
+    .unwrap();
+    let json = dir.join(format!("plan-{threads}-{reader_threads:?}.json"));
+    let mut cmd = streamcap();
+    cmd.args(["plan", "--drives", catalogue.to_str().unwrap(), "--layouts", layout, "--count"])
+        .arg(members.to_string())
+        .args(["--mix", "8Mbit:1", "--chunk", "256k", "--file-workload"])
+        .arg(format!("rdpct=100,xfersize=4k,threads={threads}"))
+        .args(["--json", json.to_str().unwrap()]);
+    if let Some(t) = reader_threads {
+        cmd.args(["--reader-threads", &t.to_string()]);
+    }
+    cmd.assert().success();
+    read_json(&json)["answers"][0]["healthy"].clone()
+}
+
+/// One comparison: prints it, returns whether it passed.
+fn check(pool: &str, what: &str, predicted: f64, measured: f64) -> bool {
+    let off = (measured - predicted) / predicted * 100.0;
+    let ok = off.abs() <= 15.0;
+    eprintln!("| {pool} | {what} | {predicted:.1} | {measured:.1} | {off:+.0} % | {} |", if ok { "ok" } else { "OFF" });
+    ok
+}
+
+fn validate(test: &str, profile: &str, layout: &str, members: usize, pid_dependent_streams: bool) {
+    if !can_use_loop_devices(test) || !can_throttle(test) {
+        return;
+    }
+    if !have_btrfs() {
+        eprintln!("SKIPPED {test}: btrfs (kernel module or btrfs-progs) is not available");
+        return;
+    }
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let one = predict(dir.path(), layout, members, 1, Some(1));
+    let eight = predict(dir.path(), layout, members, 8, None);
+    let many = predict(dir.path(), layout, members, 1, None);
+    let f = |v: &serde_json::Value, key: &str| v[key].as_f64().unwrap();
+    let (low, high) = (f(&one, "streams"), f(&many, "streams"));
+    let pool = build_pool(dir.path(), profile, members);
+    let m = measure(dir.path(), &pool, (high * 1.5) as u32 + 4);
+    drop(pool);
+    let name = format!("btrfs {profile} × {members}");
+    eprintln!("| pool | figure | predicted | measured | off | |");
+    let mut ok = [
+        check(&name, "seq write MB/s", f(&one, "seq_write_mbps"), m.seq_write),
+        check(&name, "seq read MB/s (1 job)", f(&one, "seq_read_one_mbps"), m.seq_read),
+        check(&name, "random 4k reads/s, 1 thread", f(&one, "reads_per_s"), m.random_1),
+        check(&name, "random 4k reads/s, 8 threads", f(&eight, "reads_per_s"), m.random_8),
+    ]
+    .iter()
+    .all(|&x| x);
+    if pid_dependent_streams {
+        let inside = m.streams >= low * 0.85 && m.streams <= high * 1.15;
+        eprintln!(
+            "| {name} | streams (8 Mbit/s) | {low:.0} (one copy) … {high:.0} (all copies) | {:.0} | | {} |",
+            m.streams,
+            if inside { "ok" } else { "OFF" }
+        );
+        ok &= inside;
+    } else {
+        ok &= check(&name, "streams (8 Mbit/s)", low, m.streams);
+    }
+    assert!(ok, "{name}: a measurement is off the planner's prediction (table above)");
+}
+
+#[test]
+fn plan_predicts_a_btrfs_raid1_of_two_throttled_drives() {
+    validate("plan against btrfs raid1", "raid1", "btrfs-raid1", 2, true);
+}
+
+#[test]
+fn plan_predicts_a_btrfs_raid10_of_four_throttled_drives() {
+    validate("plan against btrfs raid10", "raid10", "btrfs-raid10", 4, true);
+}
+
+#[test]
+fn plan_predicts_a_btrfs_raid5_of_three_throttled_drives() {
+    validate("plan against btrfs raid5", "raid5", "btrfs-raid5", 3, false);
+}
