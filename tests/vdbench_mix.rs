@@ -96,3 +96,55 @@ fn every_problem_of_a_file_is_shown_at_once_and_remote_hosts_are_refused() {
         .stderr(predicate::str::contains("line 2").and(predicate::str::contains("'sizze'")))
         .stderr(predicate::str::contains("add up to 80"));
 }
+
+#[test]
+fn range_reads_only_its_part_of_an_existing_lun() {
+    let dir = tempfile::tempdir().unwrap();
+    let lun = dir.path().join("lun");
+    std::fs::File::create(&lun).unwrap().set_len(64 << 20).unwrap();
+    let job = write(
+        dir.path(),
+        "range.vdb",
+        &format!(
+            "sd=sd1,lun={},threads=2\nwd=wd1,sd=sd1,range=(50,100),seekpct=0\n\
+             rd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1\n",
+            lun.display()
+        ),
+    );
+    streamcap()
+        .args(["run", "--dry-run", "--job"])
+        .arg(&job)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("data set 32 MiB"));
+    let json = dir.path().join("r.json");
+    streamcap().args(["run", "--job"]).arg(&job).arg("--json").arg(&json).assert().success();
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(ops(&result["phases"][0], "read") > 0.0);
+}
+
+#[test]
+fn an_fwd_over_two_fsds_runs_on_both_trees() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let job = write(
+        dir.path(),
+        "fs.vdb",
+        &format!(
+            "fsd=fsd1,anchor={},depth=1,width=2,files=4,size=64k\nfsd=fsd2,anchor={},depth=1,width=2,files=4,size=64k\n\
+             fwd=fwd1,fsd=fsd*,operation=read,xfersize=4k,fileio=random,fileselect=random,threads=2\n\
+             rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n",
+            a.display(),
+            b.display()
+        ),
+    );
+    streamcap()
+        .args(["run", "--dry-run", "--job"])
+        .arg(&job)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fwd1 on fsd1"))
+        .stdout(predicate::str::contains("fwd1 on fsd2"));
+}

@@ -105,3 +105,46 @@ fn every_problem_of_a_file_is_reported_at_once() {
         assert!(err.contains(expected), "{expected} missing from: {err}");
     }
 }
+
+#[test]
+fn range_narrows_the_sd_and_a_wd_range_is_within_the_sds() {
+    use crate::spec::SizeOrPercent;
+    use crate::units::Bytes;
+    let text = "sd=sd1,lun=/dev/nodisk,size=1g,range=(0,50)\nwd=wd1,sd=sd1,range=(50,100)\n\
+                rd=rd1,wd=wd1,iorate=max\n";
+    let phase = &parse(text).unwrap().phases[0];
+    assert_eq!(phase.offset, Some(SizeOrPercent::Bytes(Bytes::mib(256))), "25% of 1 GiB");
+    assert_eq!(phase.size, Some(Bytes::mib(256)));
+    // A lun of unknown size: percentages, as the plan takes them for a file or device.
+    let text = "sd=sd1,lun=/dev/nodisk\nwd=wd1,sd=sd1,range=(10,30)\nrd=rd1,wd=wd1,iorate=max\n";
+    let phase = &parse(text).unwrap().phases[0];
+    assert_eq!((phase.offset, phase.size_percent), (Some(SizeOrPercent::Percent(10.0)), Some(20.0)));
+    let text = "sd=sd1,lun=/dev/nodisk,range=(0,100)\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max\n";
+    assert_eq!(parse(text).unwrap().phases[0].offset, None, "range=(0,100) is the whole lun");
+    let err = parse("sd=sd1,lun=/x/y\nwd=wd1,sd=sd1,range=(30,10)\nrd=rd1,wd=wd1,iorate=max\n").unwrap_err();
+    assert!(err.to_string().contains("line 2") && err.to_string().contains("min below max"), "{err}");
+}
+
+#[test]
+fn an_fwd_over_several_fsds_runs_on_each_with_its_threads_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let text = format!(
+        "fsd=fsd1,anchor={d},depth=1,width=2,files=4,size=4k\nfsd=fsd2,anchor={d},depth=1,width=2,files=4,size=4k\n\
+         fwd=fwd1,fsd=(fsd1,fsd2),operation=read,threads=3,skew=60\nfwd=fwd2,fsd=fsd1,operation=write\n\
+         rd=rd1,fwd=(fwd1,fwd2),fwdrate=100,format=yes\n"
+    );
+    let job = parse(&text).unwrap();
+    let set = job.phases[0].fileset.as_ref().unwrap();
+    type Row<'a> = (Option<&'a str>, Option<&'a str>, Option<u32>, Option<f64>);
+    let w: Vec<Row> = set.workloads.iter().map(|w| (w.name.as_deref(), w.tree.as_deref(), w.threads, w.skew)).collect();
+    assert_eq!(
+        w,
+        [
+            (Some("fwd1 on fsd1"), Some("fsd1"), Some(2), Some(30.0)),
+            (Some("fwd1 on fsd2"), Some("fsd2"), Some(2), Some(30.0)),
+            (Some("fwd2"), Some("fsd1"), None, None),
+        ]
+    );
+    assert_eq!(set.trees.len(), 2);
+}

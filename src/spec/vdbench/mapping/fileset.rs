@@ -93,7 +93,7 @@ impl<'a> Mapper<'a> {
         &mut self,
         fwd: &Record,
         trees: &mut Vec<FileTreeSpec>,
-    ) -> Result<FileWorkloadSpec, VdbError> {
+    ) -> Result<Vec<FileWorkloadSpec>, VdbError> {
         for (k, why) in [
             ("stopafter", "stopping a file after some operations (stopafter=)"),
             ("target", "copy/move targets (target=)"),
@@ -102,19 +102,16 @@ impl<'a> Mapper<'a> {
         }
         let hosts = self.hosts.of(fwd)?.len() as u32;
         let fsds = self.named(fwd, "fsd", Kind::Fsd)?;
-        if fsds.len() > 1 {
-            let p = fwd.get("fsd").expect("named() read it");
-            return Err(fail(fwd, p, "an fwd on several fsds is not supported yet; give each fsd its own fwd".into()));
-        }
-        let fsd = fsds[0];
-        if !trees.iter().any(|t| t.name == fsd.name) {
-            let tree = self.tree(fsd)?;
-            trees.push(tree);
-        }
         let mut flags = OpenFlags::default();
         openflags(fwd, &mut flags)?;
-        if flags.direct {
-            trees.iter_mut().filter(|t| t.name == fsd.name).for_each(|t| t.direct = Some(true));
+        for fsd in &fsds {
+            if !trees.iter().any(|t| t.name == fsd.name) {
+                let tree = self.tree(fsd)?;
+                trees.push(tree);
+            }
+            if flags.direct {
+                trees.iter_mut().filter(|t| t.name == fsd.name).for_each(|t| t.direct = Some(true));
+            }
         }
         let operation = match words(fwd, "operation")? {
             None => None,
@@ -142,18 +139,18 @@ impl<'a> Mapper<'a> {
             return Err(fail(fwd, p, "expected a thread count from 1 to 4096".into()));
         }
         let skew = one_number(fwd, "skew", Units::Size, "a percentage")?.filter(|s| *s != 0.0);
-        Ok(FileWorkloadSpec {
+        let one = FileWorkloadSpec {
             name: Some(fwd.name.clone()),
-            tree: Some(fsd.name.clone()),
+            tree: None,
             operation,
             rdpct: percentage(fwd, "rdpct")?,
             xfersize,
             fileselect: Some(fileselect),
             fileio,
-            // vdbench runs an fwd on each of its hosts, each with its own threads.
-            threads: threads.map(|t| t as u32 * hosts).or((hosts > 1).then_some(hosts)),
+            threads: threads.map(|t| t as u32),
             skew,
-        })
+        };
+        Ok(spread(one, &fsds, hosts))
     }
 
     pub(super) fn fileset_phases(&mut self, rd: &Record, timing: Timing) -> Result<Vec<PhaseSpec>, VdbError> {
@@ -182,7 +179,7 @@ impl<'a> Mapper<'a> {
         let mut trees = Vec::new();
         let mut workloads = Vec::new();
         for fwd in fwds {
-            workloads.push(self.workload(fwd, &mut trees)?);
+            workloads.extend(self.workload(fwd, &mut trees)?);
         }
         let mut flags = OpenFlags::default();
         openflags(rd, &mut flags)?;
@@ -229,4 +226,24 @@ impl<'a> Mapper<'a> {
         }
         Ok(phases)
     }
+}
+
+/// An fwd on each of its fsds and hosts, as vdbench runs it: each host runs the fwd with its own threads, and
+/// an fwd over several fsds gives each fsd an even part of its threads, rounded up (vdbench's
+/// `fwd_thread_adjust`; an fwd has one thread unless it says more), and of its skew.
+fn spread(one: FileWorkloadSpec, fsds: &[&Record], hosts: u32) -> Vec<FileWorkloadSpec> {
+    let n = fsds.len() as u32;
+    let threads = match (one.threads, n > 1 || hosts > 1) {
+        (t, true) => Some((t.unwrap_or(1) * hosts).div_ceil(n)),
+        (t, false) => t,
+    };
+    fsds.iter()
+        .map(|fsd| FileWorkloadSpec {
+            name: one.name.as_ref().map(|name| if n > 1 { format!("{name} on {}", fsd.name) } else { name.clone() }),
+            tree: Some(fsd.name.clone()),
+            threads,
+            skew: one.skew.map(|s| s / f64::from(n)),
+            ..one.clone()
+        })
+        .collect()
 }

@@ -8,8 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::spec::PhaseSpec;
 use crate::spec::vdbench::{VdbError, Where};
+use crate::spec::{PhaseSpec, SizeOrPercent};
 use crate::units::Bytes;
 
 /// Makes the luns of `phases` the job's target; returns it (`None` when no phase names a lun).
@@ -87,7 +87,12 @@ fn in_directory(unit: &mut PhaseSpec) {
         && let Ok(meta) = std::fs::metadata(&lun)
         && meta.len() > 0
     {
-        unit.size = Some(Bytes(meta.len()));
+        // A range of a lun of unknown size was kept in percent; in a directory it is bytes of the lun's size.
+        let of = |pct: f64| Bytes((meta.len() as f64 * pct / 100.0) as u64 / 4096 * 4096);
+        unit.size = Some(unit.size_percent.take().map_or(Bytes(meta.len()), of));
+        if let Some(SizeOrPercent::Percent(p)) = unit.offset {
+            unit.offset = Some(SizeOrPercent::Bytes(of(p)));
+        }
     }
     let name = lun.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     unit.file_names = Some(vec![name]);

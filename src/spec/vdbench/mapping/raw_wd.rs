@@ -11,7 +11,7 @@ use super::{
 use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::lexer::unprotect;
 use crate::spec::vdbench::model::Record;
-use crate::spec::vdbench::values::Units;
+use crate::spec::vdbench::values::{Item, Units};
 use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode, SizeOrPercent};
 use crate::units::Bytes;
 
@@ -24,8 +24,12 @@ pub(super) struct RawRun {
     pub queue: String,
     /// The sd's lun as the file gives it (after `--anchor`); `luns::settle` turns luns into the job's target.
     pub lun: PathBuf,
+    /// Bytes addressed (the sd's size, narrowed by `range=`).
     pub size: Option<Bytes>,
-    pub offset: Option<Bytes>,
+    /// Where they start (the sd's offset, moved by `range=`).
+    pub offset: Option<SizeOrPercent>,
+    /// Percent of the lun addressed, when `range=` narrows a lun of unknown size.
+    pub size_percent: Option<f64>,
     pub flags: OpenFlags,
     pub xfer: BlockSizeSpec,
     pub align: Option<Bytes>,
@@ -38,7 +42,6 @@ pub(super) struct RawRun {
 
 /// Keywords of a wd with no meaning here yet, and why.
 const WD_UNSUPPORTED: &[(&str, &str)] = &[
-    ("range", "a part of the sd (range=)"),
     ("hotband", "hot bands (hotband=)"),
     ("stride", "strides (stride=)"),
     ("priority", "workload priorities (priority=)"),
@@ -49,11 +52,7 @@ const WD_UNSUPPORTED: &[(&str, &str)] = &[
 ];
 
 /// Keywords of an sd with no meaning here yet, and why.
-const SD_UNSUPPORTED: &[(&str, &str)] = &[
-    ("count", "repeated sds (count=)"),
-    ("journal", "journaling (journal=)"),
-    ("range", "a part of the lun (range=)"),
-];
+const SD_UNSUPPORTED: &[(&str, &str)] = &[("count", "repeated sds (count=)"), ("journal", "journaling (journal=)")];
 
 impl Mapper<'_> {
     /// Refuses what a wd asks that streamcap cannot do.
@@ -110,14 +109,17 @@ impl Mapper<'_> {
             Some((items, p)) => xfersize(&items, true).map_err(|m| fail(wd, p, m))?,
         };
         let threads = whole(sd, "threads", "a number of threads")?.unwrap_or(u64::from(DEFAULT_SD_THREADS));
+        let align = align.or(size_of(sd, "align")?);
+        let (size, offset, size_percent) = placement((sd, wd), align)?;
         Ok(RawRun {
             name,
             queue,
             lun,
-            size: size_of(sd, "size")?,
-            offset: size_of(sd, "offset")?,
+            size,
+            offset,
+            size_percent,
             flags,
-            align: align.or(size_of(sd, "align")?),
+            align,
             xfer,
             rdpct,
             seek,
@@ -125,6 +127,56 @@ impl Mapper<'_> {
             share,
         })
     }
+}
+
+/// Size, offset and percent of the lun a generator addresses: the sd's `size=` and `offset=`, narrowed by the
+/// sd's `range=` and then the wd's within it. With a known size the range is in bytes, rounded down to whole
+/// 4 KiB (or the transfer alignment); without one it is a percentage of the lun, as vdbench gives it.
+type Placement = (Option<Bytes>, Option<SizeOrPercent>, Option<f64>);
+
+fn placement((sd, wd): (&Record, &Record), align: Option<Bytes>) -> Result<Placement, VdbError> {
+    let (size, offset) = (size_of(sd, "size")?, size_of(sd, "offset")?);
+    let Some((a, b)) = within(range(sd)?, range(wd)?) else {
+        return Ok((size, offset.map(SizeOrPercent::Bytes), None));
+    };
+    let (rec, p) = match wd.get("range") {
+        Some(p) => (wd, p),
+        None => (sd, sd.get("range").expect("a range came from the sd")),
+    };
+    match size {
+        Some(s) => {
+            let grain = align.map_or(4096, |a| a.0.max(4096));
+            let round = |v: f64| (v / grain as f64).floor() as u64 * grain;
+            let (start, len) = (round(s.0 as f64 * a / 100.0), round(s.0 as f64 * (b - a) / 100.0));
+            if len == 0 {
+                return Err(fail(rec, p, format!("range ({a}%–{b}% of {s}) holds no whole {} block", Bytes(grain))));
+            }
+            Ok((Some(Bytes(len)), Some(SizeOrPercent::Bytes(Bytes(offset.map_or(0, |o| o.0) + start))), None))
+        }
+        None if offset.is_some() => {
+            Err(fail(rec, p, "range= with an sd offset= needs the sd's size=: give the size of the lun's part".into()))
+        }
+        None => Ok((None, Some(SizeOrPercent::Percent(a)), Some(b - a))),
+    }
+}
+
+/// `range=(min,max)`: percentages of the sd, as vdbench reads them.
+fn range(rec: &Record) -> Result<Option<(f64, f64)>, VdbError> {
+    let Some((items, p)) = items(rec, "range", Units::Size)? else { return Ok(None) };
+    match items.as_slice() {
+        [Item::Num(a), Item::Num(b)] if 0.0 <= *a && a < b && *b <= 100.0 => Ok(Some((*a, *b))),
+        _ => Err(fail(rec, p, "expected range=(min,max), percentages of the sd from 0 to 100, min below max".into())),
+    }
+}
+
+/// A wd's range within its sd's range (vdbench applies the wd's to the part of the lun the sd gives it); the
+/// whole lun is no range.
+fn within(sd: Option<(f64, f64)>, wd: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    let both = match (sd, wd) {
+        (Some((a, b)), Some((c, d))) => Some((a + (b - a) * c / 100.0, a + (b - a) * d / 100.0)),
+        (one, None) | (None, one) => one,
+    };
+    both.filter(|&r| r != (0.0, 100.0))
 }
 
 fn size_of(rec: &Record, k: &str) -> Result<Option<Bytes>, VdbError> {
@@ -152,7 +204,8 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         bs: Some(run.xfer.clone()),
         align: run.align,
         size: run.size,
-        offset: run.offset.map(SizeOrPercent::Bytes),
+        offset: run.offset,
+        size_percent: run.size_percent,
         jobs: Some(1),
         iodepth: Some(run.threads),
         direct: Some(run.flags.direct),
