@@ -46,10 +46,11 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         ));
     }
     for (i, phase) in job.phases.iter().enumerate() {
-        if phase.rw.is_none() && phase.fileset.is_none() && phase.streams.is_none() {
+        if phase.units().iter().any(|u| u.rw.is_none()) && phase.fileset.is_none() && phase.streams.is_none() {
+            let whose = if phase.parts.is_some() { "a part of " } else { "" };
             return Err(PlanError(format!(
-                "phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, randwrite, \
-                 readwrite, randrw)",
+                "{whose}phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, \
+                 randwrite, readwrite, randrw)",
                 i + 1
             )));
         }
@@ -80,6 +81,9 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
             let next = phases.len();
             let planned = plan_streams_phases(job, i, spec, &mut target, facts, &mut notices, next, &mut estimates)?;
             phases.extend(planned);
+        } else if spec.parts.is_some() {
+            let block = verify.map(|v| v.block);
+            phases.push(super::mix::plan_parts_phase(&context, i, spec, &target, facts, block, &mut notices)?);
         } else {
             phases.push(plan_raw_phase(&context, i, spec, &target, facts, verify.map(|v| v.block), &mut notices)?);
         }
@@ -296,7 +300,7 @@ pub(super) fn plan_raw_phase(
                 file_service,
                 offsets,
             };
-            WorkerPlan { workload, io_bytes, io_ops: spec.number_ios }
+            WorkerPlan { workload, io_bytes, io_ops: spec.number_ios, mixed: None }
         })
         .collect();
 
@@ -357,6 +361,7 @@ pub(super) fn plan_raw_phase(
         streams: None,
         fio: spec.fio.clone(),
         per_worker_results: jobs > 1 && spec.fio.as_ref().is_some_and(|f| !f.group_reporting),
+        parts: Vec::new(),
     })
 }
 

@@ -86,6 +86,7 @@ fn write_io(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
         Access::Random { distribution } => format!("random, {}", describe_distribution(distribution)),
     };
     writeln!(f, "  rw {} ({access}), reads {}%", p.rw, p.read_percent)?;
+    write_parts(f, &p.parts)?;
     match &p.write_block_sizes {
         Some(writes) => writeln!(
             f,
@@ -219,6 +220,24 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
         writeln!(f, "  measures for {}", format_duration(runtime))?;
     }
     writeln!(f, "  seed {:#x}", p.seed)
+}
+
+/// The parts of a phase with parts: one line each, with its share of the operations and the worker it runs on.
+fn write_parts(f: &mut fmt::Formatter<'_>, parts: &[super::PartPlan]) -> fmt::Result {
+    for part in parts {
+        writeln!(
+            f,
+            "  part {}: {}% of operations, {} ({}% reads), block size {}, {} on worker {}",
+            part.name,
+            format!("{:.2}", part.share_percent).trim_end_matches('0').trim_end_matches('.'),
+            part.rw,
+            part.read_percent,
+            part.bs_label,
+            part.data_set,
+            part.queue
+        )?;
+    }
+    Ok(())
 }
 
 fn describe_sizes(sizes: &BlockSizes) -> String {

@@ -10,6 +10,7 @@ mod display_streams;
 mod facts;
 mod files;
 mod fileset;
+mod mix;
 mod neutral;
 mod resources;
 mod streams;
@@ -279,6 +280,31 @@ pub struct PhasePlan {
     /// Keep each worker's own figures (fio's clones are reported one by one unless group_reporting).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub per_worker_results: bool,
+    /// A raw phase with parts (vdbench: several wds, sds or hosts in one rd): what each part does; the raw
+    /// fields above then describe the phase as a whole (its read percentage is the parts' weighted mean).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartPlan>,
+}
+
+/// One part of a raw phase with parts.
+#[derive(Debug, Clone, Serialize)]
+pub struct PartPlan {
+    /// The part's name (vdbench: `wd1 on sd2`, with `on HOST` when the run has several hosts).
+    pub name: String,
+    /// The worker it runs on (parts of one queue share a worker).
+    pub queue: String,
+    /// Percent of the phase's operations.
+    pub share_percent: f64,
+    /// Its read/write pattern.
+    pub rw: RwMode,
+    /// Percent of its operations that are reads.
+    pub read_percent: u8,
+    /// Its block sizes as written.
+    pub bs_label: String,
+    /// Bytes it addresses.
+    pub data_set: Bytes,
+    /// Its files (indices into the target's file table).
+    pub files: Vec<u32>,
 }
 
 /// What kind of work a phase is.
@@ -328,6 +354,31 @@ pub struct WorkerPlan {
     pub io_bytes: Option<u64>,
     /// Operations this worker issues before it stops (fio number_ios).
     pub io_ops: Option<u64>,
+    /// A worker of a phase with parts: the workloads it mixes besides `workload`, and how.
+    pub mixed: Option<MixedWorker>,
+}
+
+/// How a worker of a phase with parts works.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MixedWorker {
+    /// Fraction (0–1) of the phase's operations, and of its rate when paced, that this worker does.
+    pub share: f64,
+    /// Operations in flight on this worker.
+    pub iodepth: u32,
+    /// Its workloads after `WorkerPlan::workload`.
+    pub others: Vec<WorkloadConfig>,
+    /// The weight of each workload, `WorkerPlan::workload` first.
+    pub weights: Vec<f64>,
+}
+
+impl WorkerPlan {
+    /// Every workload of this worker with its weight.
+    pub fn workloads(&self) -> Vec<(&WorkloadConfig, f64)> {
+        match &self.mixed {
+            None => vec![(&self.workload, 1.0)],
+            Some(m) => std::iter::once(&self.workload).chain(&m.others).zip(m.weights.iter().copied()).collect(),
+        }
+    }
 }
 
 fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -57,6 +57,7 @@ fn blank(name: String, spec: &PhaseSpec) -> PhasePlan {
         streams: None,
         fio: spec.fio.clone(),
         per_worker_results: false,
+        parts: Vec::new(),
     }
 }
 

@@ -118,14 +118,22 @@ fn directory_file_table(
     counts: impl Fn(&crate::spec::PhaseSpec) -> bool,
 ) -> Result<std::collections::BTreeMap<String, u64>, PlanError> {
     let default_files = default_shared_files(job);
+    // A phase with parts uses what each part uses (each runs on one worker).
     let uses = job
         .phases
         .iter()
         .enumerate()
         .filter(|(_, p)| p.fileset.is_none() && p.streams.is_none() && counts(p))
-        .map(|(i, p)| {
-            directory_use(p, default_files, u64::from(defaults::BUFFERED_ALIGN))
-                .map(|usage| (usage, p.jobs.unwrap_or(defaults::JOBS)))
+        .flat_map(|(i, p)| p.units().into_iter().map(move |unit| (i, p, unit)))
+        .map(|(i, p, unit)| {
+            // A part runs on one worker (its queue's).
+            let unit = match p.parts {
+                Some(_) => std::borrow::Cow::Owned(crate::spec::PhaseSpec { jobs: Some(1), ..unit.into_owned() }),
+                None => unit,
+            };
+            let jobs = unit.jobs.unwrap_or(defaults::JOBS);
+            directory_use(&unit, default_files, u64::from(defaults::BUFFERED_ALIGN))
+                .map(|usage| (usage, jobs))
                 .map_err(|e| PlanError(format!("{}: {e}", phase_label(p, i))))
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -137,7 +145,9 @@ fn directory_file_table(
 pub(super) fn default_shared_files(job: &JobSpec) -> u32 {
     job.phases
         .iter()
-        .filter(|p| p.file_names.is_none() && p.fileset.is_none() && p.streams.is_none())
+        .filter(|p| p.fileset.is_none() && p.streams.is_none())
+        .flat_map(|p| p.units())
+        .filter(|p| p.file_names.is_none())
         .filter_map(|p| p.files)
         .max()
         .unwrap_or(defaults::FILES)
@@ -152,7 +162,7 @@ pub(super) fn phase_label(phase: &crate::spec::PhaseSpec, index: usize) -> Strin
 }
 
 fn largest_size(job: &JobSpec) -> Option<Bytes> {
-    job.phases.iter().filter_map(|p| p.size).max()
+    job.phases.iter().flat_map(|p| p.units()).filter_map(|p| p.size).max()
 }
 
 fn single_file_target(kind: TargetKind, path: &Path, size: Bytes, writes_allowed: bool) -> TargetPlan {

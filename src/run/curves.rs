@@ -70,11 +70,12 @@ pub fn with_curve_rate<'a>(
     let mut paced = phase.clone();
     // Planning made sure an unpaced phase comes first; if it measured nothing, pace at one operation a second.
     let total = (max_rate.unwrap_or(0.0) * percent / 100.0).max(1.0);
-    paced.pacing = Some(Pacing {
-        ops_per_sec: total / f64::from(phase.jobs * ranks.max(1)),
-        bytes_per_sec: None,
-        arrivals: Arrivals::Linear,
-    });
+    // A phase with parts shares its rate out by the workers' shares; a plain phase gives each worker its part.
+    // Either way each of several ranks takes its part of the total.
+    let mixed = phase.workers.iter().any(|w| w.mixed.is_some());
+    let ranks = f64::from(ranks.max(1));
+    let per_worker = if mixed { total / ranks } else { total / (f64::from(phase.jobs) * ranks) };
+    paced.pacing = Some(Pacing { ops_per_sec: per_worker, bytes_per_sec: None, arrivals: Arrivals::Linear });
     Cow::Owned(paced)
 }
 
@@ -125,6 +126,7 @@ pub fn covers_whole_files(phase: &PhasePlan, outcome: &PhaseOutcome, table: &[Fi
         .zip(&outcome.issued_by_worker)
         .all(|(worker, &issued)| issued >= worker.workload.regions.iter().map(|r| r.len).sum::<u64>());
     phase.read_percent == 0
+        && phase.parts.is_empty()
         && phase.access == Access::Sequential
         && outcome.stop == StopReason::Completed
         && outcome.issued_by_worker.len() == phase.workers.len()

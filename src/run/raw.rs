@@ -12,12 +12,12 @@ use super::pacer::Pacer;
 use super::pattern::{fill_random, stamp};
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineSetup, OpKind};
-use crate::plan::{PhasePlan, Thinktime, WorkerPlan};
+use crate::plan::{Pacing, PhasePlan, Thinktime, WorkerPlan};
 use crate::verify::{Backlog, Verifier};
-use crate::workload::{Direction, Op, OpSource, Rng, WorkloadConfig};
+use crate::workload::{Direction, MixSource, Op, Rng, WorkloadConfig};
 
 pub struct RawSchedule<'a> {
-    source: OpSource,
+    source: MixSource,
     /// Data verification (`--verify`): writes carry verified blocks, reads are checked.
     verify: Option<&'a Verifier>,
     /// The run-wide index of each of this worker's files (the verifier's file numbers).
@@ -58,12 +58,12 @@ pub(super) struct Verification<'a> {
 impl<'a> RawSchedule<'a> {
     pub fn new(
         phase: &PhasePlan,
-        source: OpSource,
+        (source, depth): (MixSource, u32),
         pacer: Option<Pacer>,
         (paths, globals): (Vec<PathBuf>, Vec<u32>),
         verification: &Verification<'a>,
     ) -> RawSchedule<'a> {
-        let depth = phase.iodepth as usize;
+        let depth = depth as usize;
         RawSchedule {
             source,
             verify: verification.verifier,
@@ -255,43 +255,52 @@ pub(super) fn setups<'a>(phase: &'a PhasePlan, inputs: &'a RawInputs<'a>) -> Vec
 fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Built<'a>, String> {
     let (direct, writable) = (inputs.direct, inputs.writable);
     let worker = &phase.workers[id];
-    let (paths, globals, workload) = localize_files(worker, inputs.files);
-    let source = OpSource::new(&workload).map_err(|e| e.to_string())?;
+    let (paths, globals, workloads) = localize_files(worker, inputs.files);
+    let source = MixSource::new(&workloads, worker.workload.seed).map_err(|e| e.to_string())?;
+    // A worker of a phase with parts has its own depth and its share of the phase's rate.
+    let (iodepth, share) = worker.mixed.as_ref().map_or((phase.iodepth, 1.0), |m| (m.iodepth, m.share));
     let how = OpenFor { write: writable && phase.writes(), create: Create::No, direct, sync: phase.sync_writes };
     let handles = paths
         .iter()
         .map(|p| open_data_file(p, how).map_err(|e| format!("cannot open {}: {e}", p.display())))
         .collect::<Result<Vec<_>, _>>()?;
     let setup =
-        EngineSetup { files: handles, ..EngineSetup::new(phase.engine, phase.iodepth, phase.largest_block() as usize) };
+        EngineSetup { files: handles, ..EngineSetup::new(phase.engine, iodepth, phase.largest_block() as usize) };
     let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
     if phase.writes() {
         // Random content keeps compressing storage honest; each write then only stamps its blocks.
         let mut rng = Rng::new(phase.seed ^ id as u64);
         engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
     }
-    let pacer = phase.pacing.map(|p| Pacer::new(&p, workload.seed));
+    let pacer = phase.pacing.map(|p| {
+        let shared =
+            Pacing { ops_per_sec: p.ops_per_sec * share, bytes_per_sec: p.bytes_per_sec.map(|b| b * share), ..p };
+        Pacer::new(&shared, worker.workload.seed)
+    });
     let settings = WorkerSettings {
         start_delay: phase.start_delay,
         ramp: phase.ramp,
         runtime: phase.runtime,
         byte_budget: worker.io_bytes,
         op_budget: worker.io_ops,
-        batch: phase.iodepth_batch,
+        batch: phase.iodepth_batch.min(iodepth),
         paced: pacer.is_some(),
         continue_on_error: phase.continue_on_error,
     };
-    let schedule = RawSchedule::new(phase, source, pacer, (paths, globals), &inputs.verification);
+    let schedule = RawSchedule::new(phase, (source, iodepth), pacer, (paths, globals), &inputs.verification);
     Ok(Built { engine, schedule: AnySchedule::Raw(schedule), settings })
 }
 
-/// A worker opens only the files its regions touch; regions are renumbered to that local table. Returns the
-/// local table's paths and run-wide indices, and the renumbered workload.
-fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<u32>, WorkloadConfig) {
+/// The files and workloads of a worker, its files renumbered locally.
+type Localized = (Vec<PathBuf>, Vec<u32>, Vec<(WorkloadConfig, f64)>);
+
+/// A worker opens only the files its regions touch (over all its workloads); regions are renumbered to that local
+/// table. Returns the local table's paths and run-wide indices, and the renumbered workloads with their weights.
+fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> Localized {
     let mut local_of = std::collections::HashMap::new();
     let (mut paths, mut globals) = (Vec::new(), Vec::new());
-    let mut workload = plan.workload.clone();
-    for region in &mut workload.regions {
+    let mut workloads: Vec<(WorkloadConfig, f64)> = plan.workloads().into_iter().map(|(w, f)| (w.clone(), f)).collect();
+    for region in workloads.iter_mut().flat_map(|(w, _)| w.regions.iter_mut()) {
         let local = *local_of.entry(region.file).or_insert_with(|| {
             paths.push(files[region.file as usize].clone());
             globals.push(region.file);
@@ -299,5 +308,5 @@ fn localize_files(plan: &WorkerPlan, files: &[PathBuf]) -> (Vec<PathBuf>, Vec<u3
         });
         region.file = local;
     }
-    (paths, globals, workload)
+    (paths, globals, workloads)
 }

@@ -218,6 +218,21 @@ pub struct PhaseSpec {
     /// Paced stream viewers (a count, or the capacity search) instead of raw I/O.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<Box<StreamsSpec>>,
+
+    // ---- Several raw workloads in one phase (vdbench: several wds, sds and hosts in one rd). ----
+    /// Raw workloads that run together in this phase (`[[phase.part]]`), each with the phase's keys under its
+    /// own and its share of the operations (`skew`). With parts, `rate-iops` is the rate of the whole phase,
+    /// shared by skew.
+    #[serde(rename = "part", skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Vec<PhaseSpec>>,
+    /// In a part: percent of the phase's operations it gets (0–100); parts that do not say share what the
+    /// others leave evenly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skew: Option<f64>,
+    /// In a part: the worker it runs on. Parts of one queue share one worker and its iodepth, as the workloads
+    /// of a vdbench sd share the sd's threads. Default: one queue per set of files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub fio: Option<FioJobInfo>,
@@ -314,6 +329,9 @@ impl PhaseSpec {
                 fileset,
                 streams,
                 fio,
+                parts,
+                skew,
+                queue,
             ]
         )
     }
@@ -365,8 +383,14 @@ impl PhaseSpec {
         if self.rate_iops == Some(0) {
             return Err("rate-iops must be above zero".into());
         }
-        if self.rate_process.is_some() && self.rate.is_none() && self.rate_iops.is_none() {
-            return Err("rate-process needs a rate: add rate or rate-iops".into());
+        // A curve point's rate (a percentage of an earlier maximum) is a rate too: vdbench's iorate=curve paces
+        // its points with the rd's arrival process.
+        if self.rate_process.is_some()
+            && self.rate.is_none()
+            && self.rate_iops.is_none()
+            && self.rate_percent_of_max.is_none()
+        {
+            return Err("rate-process needs a rate: add rate, rate-iops or rate-percent-of-max".into());
         }
         if self.fsync_every == Some(0) {
             return Err("fsync-every must be at least 1 (it counts writes between flushes)".into());
@@ -388,6 +412,12 @@ impl PhaseSpec {
                 return Err("a phase is either a file-set phase or a streams phase, not both".into());
             }
             streams.check()?;
+        }
+        if let Some(parts) = &self.parts {
+            return self.check_parts(parts);
+        }
+        if self.skew.is_some() || self.queue.is_some() {
+            return Err("skew and queue belong to a part of a phase ([[phase.part]]), not to a phase".into());
         }
         Ok(())
     }
@@ -436,7 +466,7 @@ impl JobSpec {
 
     /// Whether any phase writes (judged from what was said; a phase without `rw` writes nothing).
     pub fn writes(&self) -> bool {
-        self.phases.iter().any(|p| p.rw.is_some_and(|rw| rw.read_percent(p.rdpct) < 100))
+        self.phases.iter().flat_map(|p| p.units()).any(|p| p.rw.is_some_and(|rw| rw.read_percent(p.rdpct) < 100))
     }
 
     /// Checks every phase; the error names the phase.

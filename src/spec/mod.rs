@@ -7,6 +7,7 @@ mod fileset;
 mod fio;
 mod formats;
 mod job;
+mod parts;
 mod streams;
 mod toml;
 mod values;

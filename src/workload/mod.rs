@@ -5,10 +5,12 @@
 mod blocksize;
 mod distribution;
 pub mod fileset;
+mod mix;
 mod rng;
 mod source;
 
 pub use blocksize::{BlockSizes, SizePicker};
 pub use distribution::{Distribution, Sampler, Scatter, Zipf, Zone, ZoneSize};
+pub use mix::MixSource;
 pub use rng::Rng;
 pub use source::{Access, Direction, FileService, Offsets, Op, OpSource, Region, WorkloadConfig, WorkloadError};

@@ -121,6 +121,8 @@ pub enum WorkloadError {
     Misaligned(u32, u32),
     #[error("read percentage {0} is above 100")]
     BadReadPercent(u8),
+    #[error("the workloads of a mix have no weight: give at least one a share above zero")]
+    NoWeight,
 }
 
 pub struct OpSource {

@@ -104,12 +104,14 @@ pub(super) fn phase_name(rd: &Record, loops: &[Loop], combination: &[Item], file
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::vdbench::lexer::lex;
+    use crate::spec::vdbench::lexer::try_lex as lex;
     use crate::spec::vdbench::model::{Kind, group};
     use std::path::Path;
 
     fn rd(text: &str) -> Record {
-        let model = group(&lex(Path::new("t"), text, &[]).unwrap()).unwrap();
+        let mut problems = crate::spec::vdbench::Problems::default();
+        let model = group(&lex(Path::new("t"), text, &[]).unwrap(), &mut problems);
+        assert!(problems.is_empty());
         model.of(Kind::Rd).next().unwrap().clone()
     }
 

@@ -12,7 +12,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::{VdbError, Where};
+use super::{Problems, VdbError, Where};
 
 /// Characters inside double quotes that would otherwise split or shape a value are carried as private-use
 /// characters until the value is final (vdbench does the same with `[`, `^`, `{` and `}`).
@@ -40,15 +40,18 @@ pub(super) struct Lexed {
 }
 
 /// Reads `text` (the contents of `path`) into a parameter stream; `vars` are the command line's `name=value`s.
-pub(super) fn lex(path: &Path, text: &str, vars: &[(String, String)]) -> Result<Lexed, VdbError> {
-    let mut lexer = Lexer { vars, out: Lexed::default(), stack: vec![identity(path)], budget: Default::default() };
-    lexer.file(path, text)?;
-    Ok(lexer.out)
+/// A line with a problem is recorded in `problems` and skipped; the others are read.
+pub(super) fn lex(path: &Path, text: &str, vars: &[(String, String)], problems: &mut Problems) -> Lexed {
+    let mut lexer =
+        Lexer { vars, out: Lexed::default(), stack: vec![identity(path)], budget: Default::default(), problems };
+    lexer.file(path, text);
+    lexer.out
 }
 
 struct Lexer<'a> {
     vars: &'a [(String, String)],
     out: Lexed,
+    problems: &'a mut Problems,
     /// Files being read, outermost first, to refuse include cycles.
     stack: Vec<PathBuf>,
     /// What the includes read so far cost (count and bytes, capped by `crate::limits`).
@@ -60,7 +63,7 @@ fn identity(path: &Path) -> PathBuf {
 }
 
 impl Lexer<'_> {
-    fn file(&mut self, path: &Path, text: &str) -> Result<(), VdbError> {
+    fn file(&mut self, path: &Path, text: &str) {
         for (index, raw) in text.lines().enumerate() {
             let at = Where::Line(path.to_path_buf(), index + 1);
             let line = raw.trim();
@@ -70,15 +73,19 @@ impl Lexer<'_> {
             if line.starts_with("eof") {
                 break;
             }
-            let line = self.substitute(line, &at)?;
-            let line = protect_and_cut(&line).map_err(|m| VdbError::at(&at, m))?;
-            if line.get(..8).is_some_and(|head| head.eq_ignore_ascii_case("include=")) {
-                self.include(&line[8..], path, &at)?;
-                continue;
+            if let Err(e) = self.line(line, path, &at) {
+                self.problems.push(e);
             }
-            self.split(&line, &at)?;
         }
-        Ok(())
+    }
+
+    fn line(&mut self, line: &str, path: &Path, at: &Where) -> Result<(), VdbError> {
+        let line = self.substitute(line, at)?;
+        let line = protect_and_cut(&line).map_err(|m| VdbError::at(at, m))?;
+        if line.get(..8).is_some_and(|head| head.eq_ignore_ascii_case("include=")) {
+            return self.include(&line[8..], path, at);
+        }
+        self.split(&line, at)
     }
 
     /// Replaces `$name` and `${name}`. An unknown variable is an error naming it.
@@ -159,9 +166,9 @@ impl Lexer<'_> {
             .charge(self.stack.len(), text.len() as u64)
             .map_err(|m| VdbError::keyword(at, "include", None, m))?;
         self.stack.push(id);
-        let result = self.file(&target, &text);
+        self.file(&target, &text);
         self.stack.pop();
-        result
+        Ok(())
     }
 
     /// Splits a line at the commas outside parentheses into `keyword=value` parameters.
@@ -192,25 +199,36 @@ impl Lexer<'_> {
             pieces.push(&line[start..]);
         }
         for piece in pieces {
-            let Some((key, value)) = piece.split_once('=') else {
-                let shown = unprotect(piece);
-                let why = if shown.is_empty() { "an empty parameter (two commas in a row?)" } else { "" };
-                return Err(VdbError::at(
-                    at,
-                    if why.is_empty() { format!("'{shown}' is not keyword=value") } else { why.to_string() },
-                ));
-            };
-            let key = key.trim().to_ascii_lowercase();
-            if key.is_empty() {
-                return Err(VdbError::at(at, format!("'={}' has no keyword before the '='", unprotect(value))));
+            match param(piece, at) {
+                Ok(param) => self.out.params.push(param),
+                Err(e) => self.problems.push(e),
             }
-            if value.is_empty() {
-                return Err(VdbError::keyword(at, &key, None, "no value after the '='".into()));
-            }
-            self.out.params.push(Param { key, value: value.to_string(), at: at.clone() });
         }
         Ok(())
     }
+}
+
+/// One `keyword=value` piece of a line.
+fn param(piece: &str, at: &Where) -> Result<Param, VdbError> {
+    let Some((key, value)) = piece.split_once('=') else {
+        let shown = unprotect(piece);
+        return Err(VdbError::at(
+            at,
+            if shown.is_empty() {
+                "an empty parameter (two commas in a row?)".to_string()
+            } else {
+                format!("'{shown}' is not keyword=value")
+            },
+        ));
+    };
+    let key = key.trim().to_ascii_lowercase();
+    if key.is_empty() {
+        return Err(VdbError::at(at, format!("'={}' has no keyword before the '='", unprotect(value))));
+    }
+    if value.is_empty() {
+        return Err(VdbError::keyword(at, &key, None, "no value after the '='".into()));
+    }
+    Ok(Param { key, value: value.to_string(), at: at.clone() })
 }
 
 /// Removes double quotes (protecting what they enclose) and cuts the line at the first blank outside them.
@@ -231,8 +249,17 @@ fn protect_and_cut(line: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// For tests: the parameters, or the first problem.
+#[cfg(test)]
+pub(super) fn try_lex(path: &Path, text: &str, vars: &[(String, String)]) -> Result<Lexed, VdbError> {
+    let mut problems = Problems::default();
+    let lexed = lex(path, text, vars, &mut problems);
+    problems.into_first().map_or(Ok(lexed), Err)
+}
+
 #[cfg(test)]
 mod tests {
+    use super::try_lex as lex;
     use super::*;
 
     fn keys(text: &str) -> Vec<(String, String, usize)> {

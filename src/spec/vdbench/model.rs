@@ -7,8 +7,9 @@
 
 use std::collections::HashMap;
 
+use super::keywords::{Entry, FSD, FWD, GENERAL, HD, Match, RD, SD, WD};
 use super::lexer::{Lexed, Param, unprotect};
-use super::{VdbError, Where};
+use super::{Problems, VdbError, Where};
 
 /// The kinds of record, in the order vdbench expects them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,212 +22,6 @@ pub(super) enum Kind {
     Fwd,
     Rd,
 }
-
-/// How a table entry matches a keyword.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Match {
-    /// Any prefix of at least two characters.
-    Prefix,
-    /// Only the whole word.
-    Exact,
-    /// A prefix of a plain keyword on an rd, meaning the for-loop (`xfersize=` on an rd is `forxfersize=`).
-    LoopAlias,
-}
-
-use Match::{Exact, LoopAlias, Prefix};
-
-type Entry = (&'static str, &'static str, Match);
-
-const GENERAL: &[Entry] = &[
-    ("data_errors", "data_errors", Prefix),
-    ("messagescan", "messagescan", Prefix),
-    ("compratio", "compratio", Prefix),
-    ("validate", "validate", Prefix),
-    ("debug", "debug", Prefix),
-    ("journal", "journal", Prefix),
-    ("dedupratio", "dedupratio", Prefix),
-    ("dedupunit", "dedupunit", Prefix),
-    ("dedupsets", "dedupsets", Prefix),
-    ("deduphotsets", "deduphotsets", Prefix),
-    ("dedupflipflop", "dedupflipflop", Prefix),
-    ("concatenatesds", "concatenatesds", Prefix),
-    ("create_anchors", "create_anchors", Prefix),
-    ("fwd_thread_adjust", "fwd_thread_adjust", Prefix),
-    ("histogram", "histogram", Prefix),
-    ("report", "report", Prefix),
-    ("formatxfersize", "formatxfersize", Prefix),
-    ("formatthreads", "formatthreads", Prefix),
-    ("startcmd", "startcmd", Prefix),
-    ("start_cmd", "startcmd", Prefix),
-    ("endcmd", "endcmd", Prefix),
-    ("end_cmd", "endcmd", Prefix),
-    ("showlba", "showlba", Prefix),
-    ("port", "port", Prefix),
-    ("monitor", "monitor", Prefix),
-    ("timeout", "timeout", Prefix),
-    ("loop", "loop", Prefix),
-    ("patterns", "patterns", Prefix),
-    ("abort_failed_skew", "abort_failed_skew", Prefix),
-];
-
-const HD: &[Entry] = &[
-    ("hd", "hd", Exact),
-    ("system", "system", Prefix),
-    ("vdbench", "vdbench", Prefix),
-    ("user", "user", Prefix),
-    ("shell", "shell", Prefix),
-    ("jvms", "jvms", Prefix),
-    ("clients", "clients", Prefix),
-    ("mount", "mount", Prefix),
-];
-
-const SD: &[Entry] = &[
-    ("sd", "sd", Exact),
-    ("host", "host", Prefix),
-    ("hd", "host", Exact),
-    ("lun", "lun", Prefix),
-    ("size", "size", Prefix),
-    ("threads", "threads", Prefix),
-    ("openflags", "openflags", Prefix),
-    ("offset", "offset", Prefix),
-    ("align", "align", Prefix),
-    ("hitarea", "hitarea", Prefix),
-    ("count", "count", Prefix),
-    ("journal", "journal", Prefix),
-    ("range", "range", Prefix),
-];
-
-const WD: &[Entry] = &[
-    ("wd", "wd", Exact),
-    ("sd", "sd", Exact),
-    ("skew", "skew", Prefix),
-    ("xfersize", "xfersize", Prefix),
-    ("readpct", "rdpct", Prefix),
-    ("rdpct", "rdpct", Prefix),
-    ("writepct", "wrpct", Prefix),
-    ("wrpct", "wrpct", Prefix),
-    ("range", "range", Prefix),
-    ("hotband", "hotband", Prefix),
-    ("seekpct", "seekpct", Prefix),
-    ("stride", "stride", Prefix),
-    ("priority", "priority", Prefix),
-    ("iorate", "iorate", Prefix),
-    ("rhpct", "rhpct", Prefix),
-    ("whpct", "whpct", Prefix),
-    ("host", "host", Prefix),
-    ("hd", "host", Exact),
-    ("openflags", "openflags", Prefix),
-    ("user", "user", Exact),
-    ("threads", "threads", Prefix),
-    ("streams", "streams", Prefix),
-];
-
-const FSD: &[Entry] = &[
-    ("fsd", "fsd", Exact),
-    ("anchor", "anchor", Prefix),
-    ("journal", "journal", Prefix),
-    ("host", "host", Prefix),
-    ("hd", "host", Exact),
-    ("width", "width", Prefix),
-    ("depth", "depth", Prefix),
-    ("sizes", "sizes", Prefix),
-    ("shared", "shared", Prefix),
-    ("wss", "wss", Prefix),
-    ("workingsetsize", "wss", Prefix),
-    ("total_size", "totalsize", Prefix),
-    ("totalsize", "totalsize", Prefix),
-    ("files", "files", Prefix),
-    ("distribution", "distribution", Prefix),
-    ("cleanup", "cleanup", Prefix),
-    ("openflags", "openflags", Prefix),
-    ("log", "log", Exact),
-    ("count", "count", Prefix),
-];
-
-const FWD: &[Entry] = &[
-    ("fwd", "fwd", Exact),
-    ("fsd", "fsd", Exact),
-    ("readpct", "rdpct", Prefix),
-    ("rdpct", "rdpct", Prefix),
-    ("stopafter", "stopafter", Prefix),
-    ("operation", "operation", Prefix),
-    ("operations", "operation", Exact),
-    ("fileselect", "fileselect", Prefix),
-    ("fileio", "fileio", Exact),
-    ("xfersizes", "xfersize", Prefix),
-    ("skew", "skew", Prefix),
-    ("threads", "threads", Prefix),
-    ("target", "target", Prefix),
-    ("host", "host", Prefix),
-    ("hd", "host", Exact),
-    ("openflags", "openflags", Prefix),
-];
-
-const RD: &[Entry] = &[
-    ("rd", "rd", Exact),
-    ("wd", "wd", Exact),
-    ("sd", "sd", Exact),
-    ("fsd", "fsd", Exact),
-    ("iorate", "iorate", Prefix),
-    ("maxdata", "maxdata", Exact),
-    ("maxdataread", "maxdataread", Exact),
-    ("maxdatawritten", "maxdatawritten", Exact),
-    ("curve", "curve", Prefix),
-    ("stopcurve", "stopcurve", Prefix),
-    ("elapsed", "elapsed", Prefix),
-    ("interval", "interval", Prefix),
-    ("warmup", "warmup", Prefix),
-    ("replay", "replay", Exact),
-    ("pause", "pause", Prefix),
-    ("forxfersize", "forxfersize", Prefix),
-    ("forthreads", "forthreads", Prefix),
-    ("forrdpct", "forrdpct", Prefix),
-    ("forrhpct", "forrhpct", Prefix),
-    ("forwhpct", "forwhpct", Prefix),
-    ("forseekpct", "forseekpct", Prefix),
-    ("forhitarea", "forhitarea", Prefix),
-    ("forcompratio", "forcompratio", Prefix),
-    ("forcompression", "forcompratio", Prefix),
-    ("fordepth", "fordepth", Prefix),
-    ("forwidth", "forwidth", Prefix),
-    ("forfiles", "forfiles", Prefix),
-    ("forsizes", "forsizes", Prefix),
-    ("fortotalsize", "fortotalsize", Prefix),
-    ("forwss", "forwss", Prefix),
-    ("forworkingsetsize", "forwss", Prefix),
-    ("foroperations", "foroperations", Prefix),
-    ("forfileio", "forfileio", Prefix),
-    ("forfileselect", "forfileselect", Prefix),
-    ("xfersize", "forxfersize", LoopAlias),
-    ("threads", "forthreads", LoopAlias),
-    ("rdpct", "forrdpct", LoopAlias),
-    ("rhpct", "forrhpct", LoopAlias),
-    ("whpct", "forwhpct", LoopAlias),
-    ("seekpct", "forseekpct", LoopAlias),
-    ("hitarea", "forhitarea", LoopAlias),
-    ("compratio", "forcompratio", LoopAlias),
-    ("compression", "forcompratio", LoopAlias),
-    ("depth", "fordepth", LoopAlias),
-    ("width", "forwidth", LoopAlias),
-    ("files", "forfiles", LoopAlias),
-    ("sizes", "forsizes", LoopAlias),
-    ("totalsize", "fortotalsize", LoopAlias),
-    ("wss", "forwss", LoopAlias),
-    ("workingsetsize", "forwss", LoopAlias),
-    ("fileio", "forfileio", Exact),
-    ("fileselect", "forfileselect", Exact),
-    ("distribution", "distribution", Prefix),
-    ("startcmd", "startcmd", Prefix),
-    ("start_cmd", "startcmd", Prefix),
-    ("endcmd", "endcmd", Prefix),
-    ("end_cmd", "endcmd", Prefix),
-    ("fwd", "fwd", Exact),
-    ("fwdrate", "fwdrate", Prefix),
-    ("operations", "operations", Prefix),
-    ("format", "format", Prefix),
-    ("openflags", "openflags", Prefix),
-    ("mount", "mount", Prefix),
-];
 
 impl Kind {
     fn table(self) -> &'static [Entry] {
@@ -269,10 +64,10 @@ impl Kind {
     pub fn resolve(self, key: &str) -> Option<(&'static str, bool)> {
         self.table().iter().find_map(|&(pattern, canonical, how)| {
             let hit = match how {
-                Exact => key == pattern,
-                Prefix | LoopAlias => key.len() >= 2 && pattern.starts_with(key),
+                Match::Exact => key == pattern,
+                Match::Prefix | Match::LoopAlias => key.len() >= 2 && pattern.starts_with(key),
             };
-            hit.then_some((canonical, how != LoopAlias))
+            hit.then_some((canonical, how != Match::LoopAlias))
         })
     }
 
@@ -310,7 +105,7 @@ impl Record {
 }
 
 /// A whole parameter file, grouped.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) struct Model {
     pub general: Vec<(&'static str, Param)>,
     pub records: Vec<Record>,
@@ -336,62 +131,45 @@ fn is_param_of(kind: Kind, key: &str) -> bool {
 }
 
 /// Groups the parameter stream into records the way vdbench reads it: a record keyword starts a new record unless
-/// the current record takes it as a parameter.
-pub(super) fn group(lexed: &Lexed) -> Result<Model, VdbError> {
-    let mut general = Vec::new();
-    let mut records: Vec<Record> = Vec::new();
-    let mut defaults: HashMap<Kind, Vec<(&'static str, Param)>> = HashMap::new();
-    let mut current: Option<(Record, bool)> = None;
-
-    let finish = |current: Option<(Record, bool)>,
-                  records: &mut Vec<Record>,
-                  defaults: &mut HashMap<Kind, Vec<(&'static str, Param)>>|
-     -> Result<(), VdbError> {
-        let Some((record, is_default)) = current else { return Ok(()) };
-        if is_default {
-            defaults.entry(record.kind).or_default().extend(record.params);
-            return Ok(());
-        }
-        if let Some(other) = records.iter().find(|r| r.kind == record.kind && r.name == record.name) {
-            return Err(VdbError::keyword(
-                &record.at,
-                record.kind.keyword(),
-                None,
-                format!("{} is defined twice (first at {}); give each a different name", record.label(), other.at),
-            ));
-        }
-        records.push(record);
-        Ok(())
-    };
-
+/// the current record takes it as a parameter. An unknown keyword or a bad record name is recorded in `problems`
+/// and left out; the rest is grouped.
+pub(super) fn group(lexed: &Lexed, problems: &mut Problems) -> Model {
+    let mut g = Grouper { model: Model { general: Vec::new(), records: Vec::new() }, ..Grouper::default() };
     for param in &lexed.params {
+        if let Err(e) = g.param(param) {
+            problems.push(e);
+        }
+    }
+    if let Err(e) = g.finish() {
+        problems.push(e);
+    }
+    g.model
+}
+
+/// The state of grouping: the records so far, `xx=default` values by kind, and the record being read (with
+/// whether it is a default record, and whether its name was refused).
+#[derive(Default)]
+struct Grouper {
+    model: Model,
+    defaults: HashMap<Kind, Vec<(&'static str, Param)>>,
+    current: Option<(Record, bool, bool)>,
+}
+
+impl Grouper {
+    fn param(&mut self, param: &Param) -> Result<(), VdbError> {
         let key = param.key.as_str();
         if let Some(kind) = Kind::of_record_keyword(key) {
-            let starts = match &current {
+            let starts = match &self.current {
                 None => true,
-                Some((record, _)) => record.kind == kind || !is_param_of(record.kind, key),
+                Some((record, _, _)) => record.kind == kind || !is_param_of(record.kind, key),
             };
             if starts {
-                finish(current.take(), &mut records, &mut defaults)?;
-                let name = unprotect(&param.value);
-                if name.contains(['(', ')', ',']) || name.trim().is_empty() {
-                    return Err(VdbError::keyword(
-                        &param.at,
-                        key,
-                        None,
-                        format!("'{name}' is not a name: a {key}= record starts with one name, as in {key}={key}1"),
-                    ));
-                }
-                let is_default = name == "default";
-                let mut params = if is_default { Vec::new() } else { defaults.get(&kind).cloned().unwrap_or_default() };
-                // The record keyword itself is kept so that `--set` and messages can find it.
-                params.push((kind.keyword(), param.clone()));
-                let record = Record { kind, name, at: param.at.clone(), params };
-                current = Some((record, is_default));
-                continue;
+                let finished = self.finish();
+                self.start(kind, param)?;
+                return finished;
             }
         }
-        match &mut current {
+        match &mut self.current {
             None => {
                 let canonical = Kind::General.resolve(key).map(|c| c.0).ok_or_else(|| {
                     VdbError::keyword(
@@ -404,9 +182,9 @@ pub(super) fn group(lexed: &Lexed) -> Result<Model, VdbError> {
                         ),
                     )
                 })?;
-                general.push((canonical, param.clone()));
+                self.model.general.push((canonical, param.clone()));
             }
-            Some((record, _)) => {
+            Some((record, _, _)) => {
                 let canonical = record.kind.resolve(key).map(|c| c.0).ok_or_else(|| {
                     VdbError::keyword(
                         &param.at,
@@ -418,9 +196,51 @@ pub(super) fn group(lexed: &Lexed) -> Result<Model, VdbError> {
                 record.params.push((canonical, param.clone()));
             }
         }
+        Ok(())
     }
-    finish(current.take(), &mut records, &mut defaults)?;
-    Ok(Model { general, records })
+
+    /// Starts a record; a name that is not one still starts it (so its parameters are not read as general
+    /// ones), but it is left out.
+    fn start(&mut self, kind: Kind, param: &Param) -> Result<(), VdbError> {
+        let name = unprotect(&param.value);
+        let is_default = name == "default";
+        let mut params = if is_default { Vec::new() } else { self.defaults.get(&kind).cloned().unwrap_or_default() };
+        // The record keyword itself is kept so that `--set` and messages can find it.
+        params.push((kind.keyword(), param.clone()));
+        let bad = name.contains(['(', ')', ',']) || name.trim().is_empty();
+        self.current = Some((Record { kind, name: name.clone(), at: param.at.clone(), params }, is_default, bad));
+        if bad {
+            let key = kind.keyword();
+            return Err(VdbError::keyword(
+                &param.at,
+                key,
+                None,
+                format!("'{name}' is not a name: a {key}= record starts with one name, as in {key}={key}1"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), VdbError> {
+        let Some((record, is_default, bad)) = self.current.take() else { return Ok(()) };
+        if bad {
+            return Ok(());
+        }
+        if is_default {
+            self.defaults.entry(record.kind).or_default().extend(record.params);
+            return Ok(());
+        }
+        if let Some(other) = self.model.records.iter().find(|r| r.kind == record.kind && r.name == record.name) {
+            return Err(VdbError::keyword(
+                &record.at,
+                record.kind.keyword(),
+                None,
+                format!("{} is defined twice (first at {}); give each a different name", record.label(), other.at),
+            ));
+        }
+        self.model.records.push(record);
+        Ok(())
+    }
 }
 
 /// Applies `--set key=value`: the keyword is replaced in every record whose kind has it, spelled out, as its own
@@ -433,7 +253,7 @@ pub(super) fn apply_set(model: &mut Model, key: &str, value: &str) -> bool {
     for record in &mut model.records {
         let spelled_out = record.kind.table().iter().find(|e| e.0 == key);
         let (canonical, take) = match spelled_out {
-            Some(&(_, canonical, how)) => (canonical, how != LoopAlias || record.get(canonical).is_some()),
+            Some(&(_, canonical, how)) => (canonical, how != Match::LoopAlias || record.get(canonical).is_some()),
             // An abbreviation or a near name (`size` for `sizes`) only where the record says it the same way.
             None => match record.kind.resolve(&key) {
                 Some((canonical, _)) => (canonical, record.params.iter().any(|(c, p)| *c == canonical && p.key == key)),
@@ -457,11 +277,13 @@ pub(super) fn apply_set(model: &mut Model, key: &str, value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::vdbench::lexer::lex;
+    use crate::spec::vdbench::lexer::try_lex as lex;
     use std::path::Path;
 
     fn model(text: &str) -> Result<Model, VdbError> {
-        group(&lex(Path::new("t.vdb"), text, &[]).unwrap())
+        let mut problems = Problems::default();
+        let model = group(&lex(Path::new("t.vdb"), text, &[]).unwrap(), &mut problems);
+        problems.into_first().map_or(Ok(model), Err)
     }
 
     #[test]

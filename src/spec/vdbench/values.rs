@@ -94,18 +94,18 @@ pub(super) fn parse_items(raw: &str, units: Units) -> Result<Vec<Item>, String> 
     Ok(out)
 }
 
+/// `(10-100,10)` counts up, `(100-0,10)` counts down (vdbench's For_loop steps either way by the step's size).
 fn stepping(from: f64, to: f64, step: f64, out: &mut Vec<Item>) -> Result<(), String> {
     if step <= 0.0 {
         return Err(format!("the step of a range must be above zero, not {step}"));
     }
-    if (to - from) / step > MAX_VALUES as f64 {
+    if (to - from).abs() / step > MAX_VALUES as f64 {
         return Err(format!("the range gives more than {MAX_VALUES} values"));
     }
-    let mut v = from;
-    while v <= to {
-        out.push(Item::Num(v));
-        v += step;
-    }
+    // Counted in whole steps, so that 0.1 steps do not drift past the end.
+    let steps = ((to - from).abs() / step + 1e-9).floor() as u64;
+    let sign = if to < from { -1.0 } else { 1.0 };
+    out.extend((0..=steps).map(|i| Item::Num(from + sign * step * i as f64)));
     Ok(())
 }
 
@@ -217,6 +217,10 @@ mod tests {
         assert_eq!(nums("(4k-32k,d)"), [4096.0, 8192.0, 16384.0, 32768.0]);
         assert_eq!(nums("(64k-16k,d)"), [65536.0, 32768.0, 16384.0]);
         assert_eq!(nums("(1,4-6,1,9)"), [1.0, 4.0, 5.0, 6.0, 9.0]);
+        // Regression (issue 13): a range that counts down was read as an empty list.
+        assert_eq!(nums("(100-0,25)"), [100.0, 75.0, 50.0, 25.0, 0.0]);
+        assert_eq!(nums("(64-1,d)"), [64.0, 32.0, 16.0, 8.0, 4.0, 2.0, 1.0]);
+        assert_eq!(nums("(0-1,0.25)"), [0.0, 0.25, 0.5, 0.75, 1.0]);
         let names = parse_items("(sd1-sd3)", Units::Size).unwrap();
         assert_eq!(names, ["sd1", "sd2", "sd3"].map(|s| Item::Word(s.into())));
     }

@@ -1,9 +1,18 @@
 //! File-system workloads (fsd/fwd/rd) → file-set phases: trees from the fsds, workloads from the fwds, the
 //! rd's fwdrate, format, loops and curve.
 
-use super::raw::rated;
+use std::path::{Path, PathBuf};
+
+use super::super::expand;
+use super::fileset_loops::apply;
+use super::timing::{Rate, Timing, curve, rated, rd_rate};
 use super::words::*;
 use super::*;
+use crate::spec::fileset::{
+    FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec, FormatMode,
+    OpRateSpec,
+};
+use crate::units::Bytes;
 impl<'a> Mapper<'a> {
     pub(super) fn tree(&mut self, fsd: &Record) -> Result<FileTreeSpec, VdbError> {
         for (k, why) in [
@@ -41,7 +50,7 @@ impl<'a> Mapper<'a> {
             }
         };
         if self.target.is_none() {
-            self.target = Some((dir.clone(), anchor.at.clone()));
+            self.target = Some(dir.clone());
         }
         let count = |k: &str, default: u64| -> Result<u64, VdbError> {
             Ok(whole(fsd, k, "a whole number")?.unwrap_or(default))
@@ -84,28 +93,25 @@ impl<'a> Mapper<'a> {
         &mut self,
         fwd: &Record,
         trees: &mut Vec<FileTreeSpec>,
-    ) -> Result<FileWorkloadSpec, VdbError> {
+    ) -> Result<Vec<FileWorkloadSpec>, VdbError> {
         for (k, why) in [
             ("stopafter", "stopping a file after some operations (stopafter=)"),
             ("target", "copy/move targets (target=)"),
         ] {
             unsupported(fwd, k, why)?;
         }
-        self.local_host(fwd)?;
+        let hosts = self.hosts.of(fwd)?.len() as u32;
         let fsds = self.named(fwd, "fsd", Kind::Fsd)?;
-        if fsds.len() > 1 {
-            let p = fwd.get("fsd").expect("named() read it");
-            return Err(fail(fwd, p, "an fwd on several fsds is not supported yet; give each fsd its own fwd".into()));
-        }
-        let fsd = fsds[0];
-        if !trees.iter().any(|t| t.name == fsd.name) {
-            let tree = self.tree(fsd)?;
-            trees.push(tree);
-        }
         let mut flags = OpenFlags::default();
         openflags(fwd, &mut flags)?;
-        if flags.direct {
-            trees.iter_mut().filter(|t| t.name == fsd.name).for_each(|t| t.direct = Some(true));
+        for fsd in &fsds {
+            if !trees.iter().any(|t| t.name == fsd.name) {
+                let tree = self.tree(fsd)?;
+                trees.push(tree);
+            }
+            if flags.direct {
+                trees.iter_mut().filter(|t| t.name == fsd.name).for_each(|t| t.direct = Some(true));
+            }
         }
         let operation = match words(fwd, "operation")? {
             None => None,
@@ -133,9 +139,9 @@ impl<'a> Mapper<'a> {
             return Err(fail(fwd, p, "expected a thread count from 1 to 4096".into()));
         }
         let skew = one_number(fwd, "skew", Units::Size, "a percentage")?.filter(|s| *s != 0.0);
-        Ok(FileWorkloadSpec {
+        let one = FileWorkloadSpec {
             name: Some(fwd.name.clone()),
-            tree: Some(fsd.name.clone()),
+            tree: None,
             operation,
             rdpct: percentage(fwd, "rdpct")?,
             xfersize,
@@ -144,7 +150,8 @@ impl<'a> Mapper<'a> {
             threads: threads.map(|t| t as u32),
             skew,
             dirs: None,
-        })
+        };
+        Ok(spread(one, &fsds, hosts))
     }
 
     pub(super) fn fileset_phases(&mut self, rd: &Record, timing: Timing) -> Result<Vec<PhaseSpec>, VdbError> {
@@ -157,7 +164,6 @@ impl<'a> Mapper<'a> {
             ("operations", "overriding the fwds' operations (rd operations=); use foroperations="),
             ("distribution", "arrival distributions in file-system runs"),
             ("replay", "replay="),
-            ("pause", "pausing after a run (pause=)"),
             ("startcmd", "running commands (startcmd=)"),
             ("endcmd", "running commands (endcmd=)"),
             ("mount", "mounting (mount=)"),
@@ -174,7 +180,7 @@ impl<'a> Mapper<'a> {
         let mut trees = Vec::new();
         let mut workloads = Vec::new();
         for fwd in fwds {
-            workloads.push(self.workload(fwd, &mut trees)?);
+            workloads.extend(self.workload(fwd, &mut trees)?);
         }
         let mut flags = OpenFlags::default();
         openflags(rd, &mut flags)?;
@@ -190,115 +196,55 @@ impl<'a> Mapper<'a> {
             },
         };
         let rate = rd_rate(rd, "fwdrate")?;
-        let (points, stop) = (curve(rd)?, stopcurve(rd)?);
+        let points = curve(rd)?;
         let loops = expand::loops(rd)?;
         let mut phases = Vec::new();
         for combination in expand::combinations(&loops, rd)? {
             let (mut trees, mut workloads, mut rate) = (trees.clone(), workloads.clone(), rate);
-            for (l, item) in loops.iter().zip(&combination) {
-                let num = || loop_num(l, item, rd);
-                let word = || item.display();
-                let count = |v: f64| -> Result<u64, VdbError> {
-                    if v.fract() != 0.0 || v > u32::MAX as f64 {
-                        return Err(loop_err(l, rd, format!("{v} is not a whole number")));
-                    }
-                    Ok(v as u64)
-                };
-                match l.keyword {
-                    "forxfersize" => {
-                        let b = bytes(num()?).map_err(|m| loop_err(l, rd, m))?;
-                        workloads.iter_mut().for_each(|w| w.xfersize = Some(BlockSizeSpec::Fixed(b)));
-                    }
-                    "forthreads" => {
-                        let t = count(num()?)?;
-                        if t == 0 || t > 4096 {
-                            return Err(loop_err(l, rd, format!("{t} is not a thread count from 1 to 4096")));
-                        }
-                        workloads.iter_mut().for_each(|w| w.threads = Some(t as u32));
-                    }
-                    "forrdpct" => {
-                        let v = num()?;
-                        if !(0.0..=100.0).contains(&v) {
-                            return Err(loop_err(l, rd, format!("{v} is not a percentage")));
-                        }
-                        workloads.iter_mut().for_each(|w| w.rdpct = Some(v.round() as u8));
-                    }
-                    "foroperations" => {
-                        let op = word().parse::<FileOp>().map_err(|e| loop_err(l, rd, e.to_string()))?;
-                        workloads.iter_mut().for_each(|w| w.operation = Some(op));
-                    }
-                    "forfileio" => {
-                        let io = file_io(&[word()]).map_err(|m| loop_err(l, rd, m))?;
-                        workloads.iter_mut().for_each(|w| w.fileio = Some(io));
-                    }
-                    "forfileselect" => {
-                        let select = file_select(&[word()]).map_err(|m| loop_err(l, rd, m))?;
-                        workloads.iter_mut().for_each(|w| w.fileselect = Some(select));
-                    }
-                    "fordepth" => {
-                        let v = count(num()?)? as u32;
-                        trees.iter_mut().for_each(|t| t.depth = v);
-                    }
-                    "forwidth" => {
-                        let v = count(num()?)? as u32;
-                        trees.iter_mut().for_each(|t| t.width = v);
-                    }
-                    "forfiles" => {
-                        let v = count(num()?)?;
-                        trees.iter_mut().for_each(|t| t.files = v);
-                    }
-                    "forsizes" => {
-                        let b = bytes(num()?).map_err(|m| loop_err(l, rd, m))?;
-                        trees.iter_mut().for_each(|t| t.size = FileSizeSpec::Fixed(b));
-                    }
-                    "fortotalsize" => {
-                        let b = bytes(num()?).map_err(|m| loop_err(l, rd, m))?;
-                        trees.iter_mut().for_each(|t| t.total_size = Some(b));
-                    }
-                    "foriorate" => {
-                        rate = Some(rate_of(item).ok_or_else(|| {
-                            loop_err(l, rd, format!("'{}': expected max, curve or a rate", item.display()))
-                        })?)
-                    }
-                    other => {
-                        return Err(loop_err(
-                            l,
-                            rd,
-                            format!("{other} does not apply to a file-system workload or is not supported yet"),
-                        ));
-                    }
-                }
-            }
+            apply(&loops, &combination, rd, (&mut trees, &mut workloads), &mut rate)?;
             let name = expand::phase_name(rd, &loops, &combination, true);
             let rate = rate.expect("a single rate or a rate loop, checked by rd_rate");
-            phases.extend(rated(
-                name,
-                rate,
-                &points,
-                stop,
-                "fwdrate",
-                |name, rate, pct| {
-                    let rate = match (rate, pct) {
-                        (_, Some(pct)) => OpRateSpec::PercentOfMax(pct),
-                        (Some(Rate::PerSecond(v)), None) => OpRateSpec::PerSecond(v),
-                        _ => OpRateSpec::Max,
-                    };
-                    PhaseSpec {
-                        name: Some(name),
-                        runtime: Some(timing.runtime),
-                        ramp: Some(timing.ramp),
-                        fileset: Some(Box::new(FileSetPhaseSpec {
-                            trees: trees.clone(),
-                            workloads: workloads.clone(),
-                            rate: Some(rate),
-                            format: Some(format),
-                        })),
-                        ..PhaseSpec::default()
-                    }
-                },
-                |phase, stop| phase.curve_stop_latency = stop,
-            ));
+            for point in rated(name, rate, &points, "fwdrate") {
+                let rate = match (point.rate, point.percent) {
+                    (_, Some(pct)) => OpRateSpec::PercentOfMax(pct),
+                    (Some(Rate::PerSecond(v)), None) => OpRateSpec::PerSecond(v),
+                    _ => OpRateSpec::Max,
+                };
+                phases.push(PhaseSpec {
+                    name: Some(point.name),
+                    runtime: Some(timing.runtime),
+                    ramp: Some(timing.ramp),
+                    curve_stop_latency: point.stop,
+                    fileset: Some(Box::new(FileSetPhaseSpec {
+                        trees: trees.clone(),
+                        workloads: workloads.clone(),
+                        rate: Some(rate),
+                        format: Some(format),
+                    })),
+                    ..PhaseSpec::default()
+                });
+            }
         }
         Ok(phases)
     }
+}
+
+/// An fwd on each of its fsds and hosts, as vdbench runs it: each host runs the fwd with its own threads, and
+/// an fwd over several fsds gives each fsd an even part of its threads, rounded up (vdbench's
+/// `fwd_thread_adjust`; an fwd has one thread unless it says more), and of its skew.
+fn spread(one: FileWorkloadSpec, fsds: &[&Record], hosts: u32) -> Vec<FileWorkloadSpec> {
+    let n = fsds.len() as u32;
+    let threads = match (one.threads, n > 1 || hosts > 1) {
+        (t, true) => Some((t.unwrap_or(1) * hosts).div_ceil(n)),
+        (t, false) => t,
+    };
+    fsds.iter()
+        .map(|fsd| FileWorkloadSpec {
+            name: one.name.as_ref().map(|name| if n > 1 { format!("{name} on {}", fsd.name) } else { name.clone() }),
+            tree: Some(fsd.name.clone()),
+            threads,
+            skew: one.skew.map(|s| s / f64::from(n)),
+            ..one.clone()
+        })
+        .collect()
 }

@@ -2,7 +2,11 @@
 //! `fileio`, `fileselect`, name wildcards. Pure functions returning a sentence on error; the caller adds the
 //! file, line and keyword.
 
+use super::super::expand::Loop;
 use super::*;
+use crate::spec::fileset::{FileIo, FileSelect, FileSizeSpec};
+use crate::spec::values::BlockSizeSpec;
+use crate::units::Bytes;
 /// vdbench's simple wildcard: `*` matches any run of characters.
 pub(super) fn wildcard(pattern: &str, name: &str) -> bool {
     match pattern.split_once('*') {

@@ -1,0 +1,226 @@
+//! Planning a raw phase with parts (vdbench: several wds, sds and hosts in one rd). Each part is planned as a
+//! phase of its own on one worker (so every rule of a raw phase applies to it), then the parts are grouped into
+//! workers by queue: a worker mixes its parts by their share of the phase's operations (`workload::MixSource`),
+//! keeps the largest iodepth its parts ask, and is paced at its share of the phase's rate.
+//!
+//! Shares are vdbench's skew: a part's `skew` is its percent of all operations; parts without one share what is
+//! left evenly; the shares must add up to 100. Under no rate, each worker runs as fast as it can and mixes its
+//! own parts in their proportions (vdbench's uncontrolled max, where sds do not wait for each other); to hold
+//! the shares across workers under max, put every part on one queue.
+
+use super::build::{JobContext, plan_raw_phase};
+use super::facts::Facts;
+use super::values::{default_name, pacing};
+use super::{MixedWorker, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
+use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode};
+use crate::units::Bytes;
+use crate::workload::{Access, BlockSizes};
+
+/// Plans phase `index`, which has parts.
+pub(super) fn plan_parts_phase(
+    context: &JobContext,
+    index: usize,
+    spec: &PhaseSpec,
+    target: &TargetPlan,
+    facts: &Facts,
+    verify_block: Option<u32>,
+    notices: &mut Vec<String>,
+) -> Result<PhasePlan, PlanError> {
+    let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
+    let parts = spec.parts.as_deref().unwrap_or_default();
+    let shares = shares(parts).map_err(|e| PlanError(format!("{label}: {e}")))?;
+    let mut planned = Vec::with_capacity(parts.len());
+    for (i, unit) in spec.units().into_iter().enumerate() {
+        let name = unit.name.clone().filter(|n| Some(n) != spec.name.as_ref()).unwrap_or(format!("part {}", i + 1));
+        let one = part_alone(&unit, &label, &name);
+        let plan = plan_raw_phase(context, index, &one, target, facts, verify_block, notices)?;
+        let queue = unit.queue.clone().unwrap_or_else(|| plan.files.iter().map(|f| f.to_string()).collect());
+        planned.push(Planned { name, queue, share: shares[i], plan });
+    }
+    let workers = workers(&planned, spec);
+    Ok(combine(spec, &label, planned, workers))
+}
+
+/// One part planned alone.
+struct Planned {
+    name: String,
+    queue: String,
+    /// Percent of the phase's operations.
+    share: f64,
+    plan: PhasePlan,
+}
+
+/// The shares of the parts, in percent: said ones as said, the rest share what is left evenly.
+fn shares(parts: &[PhaseSpec]) -> Result<Vec<f64>, String> {
+    let said: f64 = parts.iter().filter_map(|p| p.skew).sum();
+    let unsaid = parts.iter().filter(|p| p.skew.is_none()).count();
+    let each = if unsaid > 0 { (100.0 - said) / unsaid as f64 } else { 0.0 };
+    let shares: Vec<f64> = parts.iter().map(|p| p.skew.unwrap_or(each)).collect();
+    let total: f64 = shares.iter().sum();
+    if (total - 100.0).abs() > 0.001 || shares.iter().any(|s| *s < 0.0) {
+        return Err(format!("the parts' skews add up to {total}; they must add up to 100"));
+    }
+    if shares.iter().all(|s| *s == 0.0) {
+        return Err("every part has a skew of 0: give at least one a share".into());
+    }
+    Ok(shares)
+}
+
+/// A part as a phase of its own: one worker, named after the phase and the part, and unpaced (the phase's rate
+/// is shared out by worker).
+fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
+    PhaseSpec {
+        name: Some(format!("{phase}: {part}")),
+        jobs: Some(1),
+        rate: None,
+        rate_iops: None,
+        rate_process: None,
+        rate_percent_of_max: None,
+        curve_stop_latency: None,
+        io_size: None,
+        parts: None,
+        skew: None,
+        queue: None,
+        ..unit.clone()
+    }
+}
+
+/// One worker per queue, in the order queues first appear; a worker's parts are weighted by their shares.
+fn workers(planned: &[Planned], spec: &PhaseSpec) -> Vec<WorkerPlan> {
+    let mut queues: Vec<&str> = Vec::new();
+    for p in planned {
+        if !queues.contains(&p.queue.as_str()) {
+            queues.push(&p.queue);
+        }
+    }
+    let total_share: f64 = planned.iter().map(|p| p.share).sum();
+    queues
+        .iter()
+        .map(|queue| {
+            let mine: Vec<&Planned> = planned.iter().filter(|p| p.queue == *queue).collect();
+            let first = &mine[0].plan.workers[0];
+            let share: f64 = mine.iter().map(|p| p.share).sum::<f64>() / total_share.max(f64::MIN_POSITIVE);
+            let io_bytes = spec.io_size.map(|b| (b.0 as f64 * share) as u64).or_else(|| {
+                // Without a runtime or an amount, each part does what it would alone.
+                spec.runtime.is_none().then(|| mine.iter().filter_map(|p| p.plan.workers[0].io_bytes).sum())
+            });
+            WorkerPlan {
+                workload: first.workload.clone(),
+                io_bytes,
+                io_ops: None,
+                mixed: Some(MixedWorker {
+                    share,
+                    iodepth: mine.iter().map(|p| p.plan.iodepth).max().unwrap_or(1),
+                    others: mine[1..].iter().map(|p| p.plan.workers[0].workload.clone()).collect(),
+                    weights: mine.iter().map(|p| p.share).collect(),
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The phase: the first part's plan for what all parts share (engine, direct I/O, ramp, runtime …), the parts'
+/// files, sizes and mix for the rest.
+fn combine(spec: &PhaseSpec, label: &str, planned: Vec<Planned>, workers: Vec<WorkerPlan>) -> PhasePlan {
+    let read_percent = planned.iter().map(|p| p.share * f64::from(p.plan.read_percent)).sum::<f64>() / 100.0;
+    let read_percent = read_percent.round().clamp(0.0, 100.0) as u8;
+    let random = planned.iter().find(|p| matches!(p.plan.access, Access::Random { .. }));
+    let rw = match (random.is_some(), read_percent) {
+        (true, 100) => RwMode::RandRead,
+        (true, 0) => RwMode::RandWrite,
+        (true, _) => RwMode::RandRw,
+        (false, 100) => RwMode::Read,
+        (false, 0) => RwMode::Write,
+        (false, _) => RwMode::ReadWrite,
+    };
+    let mut sizes: Vec<u32> = planned.iter().flat_map(|p| p.plan.block_sizes.sizes()).collect();
+    sizes.extend(planned.iter().filter_map(|p| p.plan.write_block_sizes.as_ref()).flat_map(BlockSizes::sizes));
+    sizes.sort_unstable();
+    sizes.dedup();
+    let block_sizes = match sizes.as_slice() {
+        [one] => BlockSizes::Fixed { size: *one },
+        many => BlockSizes::Split { entries: many.iter().map(|s| (*s, 1)).collect() },
+    };
+    let mut labels: Vec<&str> = planned.iter().map(|p| p.plan.bs_label.as_str()).collect();
+    labels.dedup();
+    let bs_label = labels.join("+");
+    let mut files: Vec<u32> = Vec::new();
+    for f in planned.iter().flat_map(|p| &p.plan.files) {
+        if !files.contains(f) {
+            files.push(*f);
+        }
+    }
+    let iodepth = workers.iter().filter_map(|w| w.mixed.as_ref()).map(|m| m.iodepth).max().unwrap_or(1);
+    let jobs = workers.len() as u32;
+    let parts: Vec<PartPlan> = planned
+        .iter()
+        .map(|p| PartPlan {
+            name: p.name.clone(),
+            queue: p.queue.clone(),
+            share_percent: p.share,
+            rw: p.plan.rw,
+            read_percent: p.plan.read_percent,
+            bs_label: p.plan.bs_label.clone(),
+            data_set: p.plan.data_set,
+            files: p.plan.files.clone(),
+        })
+        .collect();
+    // Parts on the same files address the same data: count each set of files once.
+    let mut counted: Vec<&[u32]> = Vec::new();
+    let mut data_set = Bytes(0);
+    for p in &planned {
+        if !counted.contains(&p.plan.files.as_slice()) {
+            counted.push(&p.plan.files);
+            data_set = Bytes(data_set.0 + p.plan.data_set.0);
+        }
+    }
+    let needs_data = planned.iter().any(|p| p.plan.needs_data);
+    let access = random.map_or(Access::Sequential, |p| p.plan.access.clone());
+    let first = planned.into_iter().next().expect("a phase with parts has one").plan;
+    let name = spec.name.clone().unwrap_or_else(|| {
+        let bs = BlockSizeSpec::Fixed(Bytes(u64::from(block_sizes.max())));
+        let described = PhaseSpec { rw: Some(rw), runtime: spec.runtime, ..PhaseSpec::default() };
+        format!("{} ({label})", default_name(&described, &bs, iodepth, jobs))
+    });
+    PhasePlan {
+        name,
+        rw,
+        read_percent,
+        access,
+        pacing: pacing(spec, &block_sizes),
+        block_sizes,
+        write_block_sizes: None,
+        bs_label,
+        iodepth,
+        iodepth_batch: first.iodepth_batch.min(iodepth),
+        jobs,
+        data_set,
+        files,
+        io_size: spec.io_size,
+        rate_percent_of_max: spec.rate_percent_of_max,
+        curve_stop_latency: spec.curve_stop_latency,
+        needs_data,
+        workers,
+        parts,
+        ..first
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(skew: Option<f64>) -> PhaseSpec {
+        PhaseSpec { skew, ..PhaseSpec::default() }
+    }
+
+    #[test]
+    fn unsaid_skews_share_what_is_left() {
+        // vdbench's example: five workloads, one with skew=60, the other four 10 each.
+        let parts = vec![part(Some(60.0)), part(None), part(None), part(None), part(None)];
+        assert_eq!(shares(&parts).unwrap(), [60.0, 10.0, 10.0, 10.0, 10.0]);
+        assert_eq!(shares(&[part(None), part(None)]).unwrap(), [50.0, 50.0]);
+        assert!(shares(&[part(Some(60.0)), part(Some(30.0))]).unwrap_err().contains("add up to 90"));
+        assert!(shares(&[part(Some(0.0))]).is_err());
+    }
+}

@@ -1,0 +1,53 @@
+//! Phases with parts (`[[phase.part]]`; vdbench's several wds, sds and hosts in one rd): each part is one raw
+//! workload with the phase's keys under its own. Only the spec side: what a part is and what is wrong with a
+//! set of parts; planning them is `plan::mix`.
+
+use std::borrow::Cow;
+
+use super::PhaseSpec;
+
+impl PhaseSpec {
+    /// The raw workloads of the phase: each part with the phase's keys under its own, or the phase itself.
+    pub fn units(&self) -> Vec<Cow<'_, PhaseSpec>> {
+        match &self.parts {
+            Some(parts) => {
+                let base = PhaseSpec { parts: None, ..self.clone() };
+                parts.iter().map(|part| Cow::Owned(base.overlay(part))).collect()
+            }
+            None => vec![Cow::Borrowed(self)],
+        }
+    }
+
+    /// The parts' checks: each part is a phase of its own (no parts, file sets or streams inside), its skew a
+    /// percentage, and the skews said add up to at most 100 (to 100 exactly when every part says one).
+    pub(super) fn check_parts(&self, parts: &[PhaseSpec]) -> Result<(), String> {
+        if parts.is_empty() {
+            return Err("part is empty: give at least one [[phase.part]], or leave part out".into());
+        }
+        if self.fileset.is_some() || self.streams.is_some() {
+            return Err("parts are raw workloads: a file-set or streams phase cannot have parts".into());
+        }
+        let mut said = 0.0;
+        for (i, part) in parts.iter().enumerate() {
+            let context = |e: String| format!("part {}: {e}", i + 1);
+            if part.parts.is_some() || part.fileset.is_some() || part.streams.is_some() {
+                return Err(context("a part is one raw workload: no parts, fileset or streams inside".into()));
+            }
+            if let Some(skew) = part.skew
+                && !(0.0..=100.0).contains(&skew)
+            {
+                return Err(context(format!("skew {skew} is not a percentage from 0 to 100")));
+            }
+            said += part.skew.unwrap_or(0.0);
+            let unit = PhaseSpec { parts: None, skew: None, queue: None, ..self.overlay(part) };
+            unit.check().map_err(context)?;
+        }
+        let all_said = parts.iter().all(|p| p.skew.is_some());
+        if said > 100.0001 || (all_said && (said - 100.0).abs() > 0.0001) {
+            return Err(format!(
+                "the parts' skews add up to {said}; they must add up to 100 (parts without a skew share what is left)"
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,110 @@
+//! The luns of a raw job → its one target. Raw mapping leaves each phase (or part) naming its sd's lun in
+//! `file_names`; here the luns are settled: one lun (a file or a block device) is the target itself, as
+//! before; a lun that does not exist yet (vdbench creates it) or several luns that are files in one directory
+//! make that directory the target, each sd then one file
+//! of that name in streamcap's own work directory there (streamcap writes only files it creates; the size of an
+//! existing lun is kept when the sd gives none). Several block devices, or files in several directories, need
+//! several targets per job, which streamcap does not run: refused with that reason. Reads the luns' metadata.
+
+use std::path::{Path, PathBuf};
+
+use crate::spec::vdbench::{VdbError, Where};
+use crate::spec::{PhaseSpec, SizeOrPercent};
+use crate::units::Bytes;
+
+/// Makes the luns of `phases` the job's target; returns it (`None` when no phase names a lun).
+pub(super) fn settle(
+    phases: &mut [PhaseSpec],
+    notices: &mut Vec<String>,
+    root: &Path,
+) -> Result<Option<PathBuf>, VdbError> {
+    let mut luns: Vec<PathBuf> = Vec::new();
+    for unit in phases.iter_mut().flat_map(units_mut) {
+        if let Some(lun) = unit.file_names.as_ref().and_then(|n| n.first()).map(PathBuf::from)
+            && !luns.contains(&lun)
+        {
+            luns.push(lun);
+        }
+    }
+    match luns.as_slice() {
+        [] => Ok(None),
+        [one] if !creatable(one) => {
+            let one = one.clone();
+            phases.iter_mut().flat_map(units_mut).for_each(|u| u.file_names = None);
+            Ok(Some(one))
+        }
+        many => {
+            let dir = shared_directory(many).map_err(|why| VdbError::at(&Where::File(root.to_path_buf()), why))?;
+            let names: Vec<String> = many.iter().map(|l| l.display().to_string()).collect();
+            notices.push(format!(
+                "vdbench lun{} {} in {}: streamcap runs each as a file of that name in its own work directory \
+                 there (created and removed by streamcap), and does not touch the files themselves",
+                if many.len() > 1 { "s" } else { "" },
+                names.join(", "),
+                dir.display()
+            ));
+            for unit in phases.iter_mut().flat_map(units_mut) {
+                in_directory(unit);
+            }
+            Ok(Some(dir))
+        }
+    }
+}
+
+/// The phase itself, or its parts.
+fn units_mut(phase: &mut PhaseSpec) -> Vec<&mut PhaseSpec> {
+    if phase.parts.is_some() {
+        return phase.parts.iter_mut().flatten().collect();
+    }
+    vec![phase]
+}
+
+/// The directory every lun is a file of, or why there is none.
+fn shared_directory(luns: &[PathBuf]) -> Result<PathBuf, String> {
+    let list = luns.iter().map(|l| l.display().to_string()).collect::<Vec<_>>().join(", ");
+    if let Some(device) = luns.iter().find(|l| is_block_device(l)) {
+        return Err(format!(
+            "this job's sds use several luns ({list}), and {} is a block device: streamcap runs one target per \
+             job; give each block device its own parameter file",
+            device.display()
+        ));
+    }
+    let parent = |l: &PathBuf| l.parent().map(Path::to_path_buf).filter(|p| !p.as_os_str().is_empty());
+    let first = parent(&luns[0]);
+    match first {
+        Some(dir) if luns.iter().all(|l| parent(l).as_ref() == Some(&dir)) && dir.is_dir() => Ok(dir),
+        _ => Err(format!(
+            "this job's sds use luns in different places ({list}): streamcap runs one target per job; put the \
+             sds' files in one existing directory"
+        )),
+    }
+}
+
+/// A part naming its lun by path → the file of that name, sized as the lun when the sd says no size.
+fn in_directory(unit: &mut PhaseSpec) {
+    let Some(lun) = unit.file_names.as_ref().and_then(|n| n.first()).map(PathBuf::from) else { return };
+    if unit.size.is_none()
+        && let Ok(meta) = std::fs::metadata(&lun)
+        && meta.len() > 0
+    {
+        // A range of a lun of unknown size was kept in percent; in a directory it is bytes of the lun's size.
+        let of = |pct: f64| Bytes((meta.len() as f64 * pct / 100.0) as u64 / 4096 * 4096);
+        unit.size = Some(unit.size_percent.take().map_or(Bytes(meta.len()), of));
+        if let Some(SizeOrPercent::Percent(p)) = unit.offset {
+            unit.offset = Some(SizeOrPercent::Bytes(of(p)));
+        }
+    }
+    let name = lun.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    unit.file_names = Some(vec![name]);
+}
+
+/// A lun vdbench would create: it does not exist, and its directory does (not `/`, nothing under `/dev`).
+fn creatable(lun: &Path) -> bool {
+    let parent = lun.parent().filter(|p| !p.as_os_str().is_empty() && *p != Path::new("/"));
+    !lun.exists() && !lun.starts_with("/dev") && parent.is_some_and(Path::is_dir)
+}
+
+fn is_block_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+}

@@ -1,0 +1,152 @@
+//! An rd's time and rate keywords: `elapsed`, `interval`, `warmup`, `pause`, the rate (`iorate=` or `fwdrate=`:
+//! max, curve or operations per second), `curve=` and `stopcurve=`, and how a rate becomes one phase or a curve's
+//! phases (the maximum first, then one per point).
+
+use std::time::Duration;
+
+use super::super::values::{Item, Units, short_number};
+use super::{DEFAULT_ELAPSED, DEFAULT_INTERVAL, fail, items, one_number};
+use crate::spec::ReadOptions;
+use crate::spec::vdbench::VdbError;
+use crate::spec::vdbench::model::Record;
+
+/// vdbench's default curve points (percent of the maximum).
+const DEFAULT_CURVE: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
+
+/// Run length of an rd, after the command line's overrides.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Timing {
+    pub runtime: Duration,
+    pub ramp: Duration,
+    pub interval: Duration,
+    /// Sleep this long after each run of the rd (vdbench `pause=`).
+    pub pause: Option<Duration>,
+}
+
+fn duration(rec: &Record, canonical: &str, over: Option<Duration>, default: Duration) -> Result<Duration, VdbError> {
+    if let Some(d) = over {
+        return Ok(d);
+    }
+    Ok(seconds(rec, canonical, Units::Time, 1.0, "a time such as 60, 90s, 10m or 2h")?.unwrap_or(default))
+}
+
+/// A time in seconds (`scale` 1e-3 for milliseconds), refused with the value when no Duration holds it: a float
+/// past about 584 billion years, or below zero, would panic in `Duration::from_secs_f64`.
+fn seconds(
+    rec: &Record,
+    canonical: &str,
+    units: Units,
+    scale: f64,
+    expected: &str,
+) -> Result<Option<Duration>, VdbError> {
+    let Some(value) = one_number(rec, canonical, units, expected)? else { return Ok(None) };
+    Duration::try_from_secs_f64(value * scale).map(Some).map_err(|_| {
+        let p = rec.get(canonical).expect("just read");
+        fail(rec, p, format!("'{}' is out of range: expected {expected}", p.value))
+    })
+}
+
+pub(super) fn timing(rd: &Record, options: &ReadOptions) -> Result<Timing, VdbError> {
+    let elapsed = duration(rd, "elapsed", options.elapsed, DEFAULT_ELAPSED)?;
+    let interval = duration(rd, "interval", options.interval, DEFAULT_INTERVAL)?;
+    let warmup = duration(rd, "warmup", options.warmup, Duration::ZERO)?;
+    let pause = duration(rd, "pause", None, Duration::ZERO)?;
+    let problem = if interval.is_zero() {
+        Some("interval must be above zero".to_string())
+    } else if elapsed < interval * 2 {
+        Some(format!(
+            "elapsed ({}s) must be at least twice the interval ({}s): vdbench leaves the first interval out as warm-up",
+            elapsed.as_secs_f64(),
+            interval.as_secs_f64()
+        ))
+    } else if warmup >= elapsed {
+        Some(format!("warmup ({}s) must be shorter than elapsed ({}s)", warmup.as_secs_f64(), elapsed.as_secs_f64()))
+    } else {
+        None
+    };
+    if let Some(message) = problem {
+        return Err(VdbError::at(&rd.at, format!("{}: {message}", rd.label())));
+    }
+    // No warmup: vdbench excludes the first interval from the run's totals.
+    let ramp = if warmup.is_zero() { interval } else { warmup };
+    Ok(Timing { runtime: elapsed - ramp, ramp, interval, pause: (!pause.is_zero()).then_some(pause) })
+}
+
+/// A rate: `max`, `curve` or operations per second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Rate {
+    Max,
+    Curve,
+    PerSecond(f64),
+}
+
+pub(super) fn rate_of(item: &Item) -> Option<Rate> {
+    match item {
+        Item::Word(w) if w.eq_ignore_ascii_case("max") => Some(Rate::Max),
+        Item::Word(w) if w.eq_ignore_ascii_case("curve") => Some(Rate::Curve),
+        Item::Num(v) if *v > 0.0 => Some(Rate::PerSecond(*v)),
+        _ => None,
+    }
+}
+
+/// The rd's rate keyword (`iorate` or `fwdrate`) as a single value, or `None` when a loop carries it.
+pub(super) fn rd_rate(rd: &Record, canonical: &str) -> Result<Option<Rate>, VdbError> {
+    let Some((items, p)) = items(rd, canonical, Units::Size)? else {
+        let example = if canonical == "iorate" { "iorate=max" } else { "fwdrate=max" };
+        return Err(VdbError::at(&rd.at, format!("{}: {canonical}= is missing; add {example}", rd.label())));
+    };
+    if items.len() > 1 {
+        return Ok(None);
+    }
+    rate_of(&items[0])
+        .map(Some)
+        .ok_or_else(|| fail(rd, p, "expected max, curve or operations per second (e.g. 500)".into()))
+}
+
+/// The curve's points and its stopcurve response time.
+pub(super) fn curve(rd: &Record) -> Result<(Vec<f64>, Option<Duration>), VdbError> {
+    let points = match items(rd, "curve", Units::Size)? {
+        None => DEFAULT_CURVE.to_vec(),
+        Some((points, p)) => points
+            .iter()
+            .map(|i| match i {
+                Item::Num(v) if *v > 0.0 && *v <= 100.0 => Ok(*v),
+                _ => Err(fail(rd, p, "expected percentages of the maximum rate, as in curve=(10,50,90)".into())),
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let stop = seconds(rd, "stopcurve", Units::Size, 1e-3, "a response time in milliseconds (e.g. 5.0)")?;
+    Ok((points, stop))
+}
+
+/// What one phase of a rate gets: its name, and the rate (`None` for a curve point) or the curve percent.
+pub(super) struct RatedPhase {
+    pub name: String,
+    pub rate: Option<Rate>,
+    pub percent: Option<f64>,
+    /// A curve point: its stopcurve limit.
+    pub stop: Option<Duration>,
+}
+
+/// One phase, or a curve's phases: the maximum first, then one per point.
+pub(super) fn rated(
+    name: String,
+    rate: Rate,
+    (points, stop): &(Vec<f64>, Option<Duration>),
+    label: &str,
+) -> Vec<RatedPhase> {
+    match rate {
+        Rate::Curve => {
+            let max =
+                RatedPhase { name: format!("{name} {label}=max"), rate: Some(Rate::Max), percent: None, stop: None };
+            let points = points.iter().map(|&pct| RatedPhase {
+                name: format!("{name} {label}={}%", short_number(pct)),
+                rate: None,
+                percent: Some(pct),
+                stop: *stop,
+            });
+            std::iter::once(max).chain(points).collect()
+        }
+        other => vec![RatedPhase { name, rate: Some(other), percent: None, stop: None }],
+    }
+}

@@ -1,0 +1,150 @@
+//! vdbench runs of several workload generators through the binary: several wds on one sd share its threads in
+//! the proportions of their skew (a real run, counted from the JSON), several sds in one directory with a curve
+//! (the issue's `iorate=curve` bug: planning failed with "rate-process needs a rate"), files found by their
+//! content whatever their name, and every problem of a file reported in one try.
+
+mod common;
+
+use common::streamcap;
+use predicates::prelude::*;
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn ops(phase: &serde_json::Value, direction: &str) -> f64 {
+    phase[direction]["ops"].as_f64().unwrap_or(0.0)
+}
+
+#[test]
+fn two_wds_on_one_sd_run_in_the_proportions_of_their_skew() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    // No extension: vdbench files come under any name (issue 13: read as fio files before).
+    let job = write(
+        dir.path(),
+        "parmfile",
+        &format!(
+            "* 80% reads, 20% writes, as two workloads on one sd\nsd=sd1,lun={d}/lun1,size=16m,threads=4\n\
+             wd=wd1,sd=sd1,skew=80,rdpct=100\nwd=wd2,sd=sd1,rdpct=0\nrd=rd1,wd=wd*,iorate=max,elapsed=3,interval=1\n"
+        ),
+    );
+    let json = dir.path().join("r.json");
+    streamcap()
+        .args(["run", "--job"])
+        .arg(&job)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("own work directory"));
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let phase = &result["phases"][0];
+    let (reads, writes) = (ops(phase, "read"), ops(phase, "write"));
+    assert!(reads + writes > 500.0, "too few operations to judge: {reads} reads, {writes} writes");
+    let share = reads / (reads + writes);
+    assert!((0.75..0.85).contains(&share), "reads are {share:.3} of operations, not 0.8");
+    assert!(!dir.path().join("lun1").exists(), "streamcap writes only inside its own work directory");
+}
+
+#[test]
+fn several_sds_in_one_directory_run_an_iorate_curve() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let job = write(
+        dir.path(),
+        "curve.txt",
+        &format!(
+            "sd=sd1,lun={d}/a,size=8m,threads=2\nsd=sd2,lun={d}/b,size=8m,threads=2\n\
+             wd=wd1,sd=(sd1,sd2),xfersize=4k,rdpct=100\nrd=rd1,wd=wd1,iorate=curve,curve=(50),elapsed=2,interval=1\n"
+        ),
+    );
+    streamcap()
+        .args(["run", "--dry-run", "--job"])
+        .arg(&job)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("rd1 iorate=max"))
+        .stdout(predicate::str::contains("part wd1 on sd1: 50% of operations"))
+        .stdout(predicate::str::contains("part wd1 on sd2: 50% of operations"))
+        .stdout(predicate::str::contains("rd1 iorate=50%"));
+    let json = dir.path().join("r.json");
+    streamcap().args(["run", "--job"]).arg(&job).arg("--json").arg(&json).assert().success();
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let phases = result["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2, "the maximum, then the 50% point");
+    assert!(phases.iter().all(|p| ops(p, "read") > 0.0 && ops(p, "write") == 0.0));
+}
+
+#[test]
+fn every_problem_of_a_file_is_shown_at_once_and_remote_hosts_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write(
+        dir.path(),
+        "bad.cfg",
+        "hd=far,system=192.0.2.7\nsd=sd1,lun=/tmp/x,sizze=1g\nwd=wd1,sd=sd1,skew=50\nwd=wd2,sd=sd1,skew=30\n\
+         rd=rd1,wd=(wd1,wd2),iorate=max\n",
+    );
+    streamcap()
+        .args(["run", "--dry-run", "--job"])
+        .arg(&job)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 1").and(predicate::str::contains("another machine")))
+        .stderr(predicate::str::contains("line 2").and(predicate::str::contains("'sizze'")))
+        .stderr(predicate::str::contains("add up to 80"));
+}
+
+#[test]
+fn range_reads_only_its_part_of_an_existing_lun() {
+    let dir = tempfile::tempdir().unwrap();
+    let lun = dir.path().join("lun");
+    std::fs::File::create(&lun).unwrap().set_len(64 << 20).unwrap();
+    let job = write(
+        dir.path(),
+        "range.vdb",
+        &format!(
+            "sd=sd1,lun={},threads=2\nwd=wd1,sd=sd1,range=(50,100),seekpct=0\n\
+             rd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1\n",
+            lun.display()
+        ),
+    );
+    streamcap()
+        .args(["run", "--dry-run", "--job"])
+        .arg(&job)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("data set 32 MiB"));
+    let json = dir.path().join("r.json");
+    streamcap().args(["run", "--job"]).arg(&job).arg("--json").arg(&json).assert().success();
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert!(ops(&result["phases"][0], "read") > 0.0);
+}
+
+#[test]
+fn an_fwd_over_two_fsds_runs_on_both_trees() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let job = write(
+        dir.path(),
+        "fs.vdb",
+        &format!(
+            "fsd=fsd1,anchor={},depth=1,width=2,files=4,size=64k\nfsd=fsd2,anchor={},depth=1,width=2,files=4,size=64k\n\
+             fwd=fwd1,fsd=fsd*,operation=read,xfersize=4k,fileio=random,fileselect=random,threads=2\n\
+             rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n",
+            a.display(),
+            b.display()
+        ),
+    );
+    streamcap()
+        .args(["run", "--dry-run", "--job"])
+        .arg(&job)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fwd1 on fsd1"))
+        .stdout(predicate::str::contains("fwd1 on fsd2"));
+}
