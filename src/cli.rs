@@ -10,10 +10,12 @@ use clap::{Args, Parser, Subcommand};
 mod check;
 mod plan;
 mod streams;
+mod trial;
 
 pub use check::CheckArgs;
 pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use streams::StreamsArgs;
+pub use trial::TrialArgs;
 
 use crate::spec::{
     ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, ReadOptions, RwMode, VerifyChoice,
@@ -56,6 +58,9 @@ pub enum Command {
     /// What is beneath a target, without any I/O: filesystem, pool profile, members, raw and usable capacity,
     /// read policy, device facts, free space and the RAM this process may use.
     Inspect(InspectArgs),
+    /// On blank devices: build each layout with btrfs, measure it, tear it down and wipe it, then compare each
+    /// measurement with the planner's prediction.
+    Trial(Box<TrialArgs>),
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@ mod report;
 mod run;
 mod stale;
 mod streams;
+mod trial;
 mod verify_only;
 
 use std::process::ExitCode;
@@ -33,5 +34,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Check(args) => check::run(*args),
         Command::Plan(args) => plan_cmd::run(*args),
         Command::Inspect(args) => inspect::run(&args),
+        Command::Trial(args) => trial::run(*args),
     }
 }

@@ -18,6 +18,7 @@ mod planning;
 mod streams;
 mod summary;
 mod terminal;
+mod trial;
 pub mod vdbench_fs;
 mod vdbench_raw;
 mod verify;
@@ -38,6 +39,7 @@ pub use planning::{PlanningStyle, write_planning};
 pub use streams::write_streams_summary;
 pub use summary::Summary;
 pub use terminal::write_summary;
+pub use trial::write_trial;
 pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
 pub use verify::write_verify_summary;
 

@@ -13,6 +13,7 @@ mod planning;
 mod plausibility;
 mod streams;
 mod time;
+mod trial;
 mod verify;
 
 use serde::{Deserialize, Serialize};
@@ -40,6 +41,7 @@ pub use streams::{
     StreamsResult, StreamsStep, build_step, capacity_answer,
 };
 pub use time::rfc3339;
+pub use trial::{TRIAL_SCHEMA, TRIAL_SCHEMA_VERSION, TrialDevice, TrialFigure, TrialLayout, TrialResult};
 pub use verify::{BadBlock, BadKind, VerifyResult};
 
 pub const SCHEMA: &str = "streamcap.run";
