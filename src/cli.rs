@@ -12,7 +12,7 @@ mod plan;
 mod streams;
 mod trial;
 
-pub use check::CheckArgs;
+pub use check::{CheckArgs, CheckFormat};
 pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use streams::StreamsArgs;
 pub use trial::TrialArgs;

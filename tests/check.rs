@@ -97,3 +97,25 @@ fn a_missing_directory_or_a_file_is_refused_with_exit_code_2() {
         .stderr(predicate::str::contains("not a directory"));
     assert_eq!(entries(dir.path()), ["a-file"]);
 }
+
+#[test]
+fn markdown_is_printed_even_when_quiet_and_quiet_prints_no_progress() {
+    // The null engine keeps this short: what is checked is what reaches stdout and stderr, not the figures.
+    let dir = tempfile::tempdir().unwrap();
+    let assert = streamcap()
+        .arg("check")
+        .arg(dir.path())
+        .args(["--quick", "--engine", "null", "--format", "markdown", "--quiet", "--no-html"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert!(stdout.starts_with("### streamcap check"), "{stdout}");
+    assert!(stdout.contains("| format | bitrate | streams | limited by |"), "{stdout}");
+    for format in FORMATS {
+        assert!(stdout.contains(&format!("| {format} |")), "no {format} row in:\n{stdout}");
+    }
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(!stderr.contains("[1/5]") && !stderr.contains("viewers of"), "--quiet printed progress:\n{stderr}");
+    assert!(stderr.contains("note: streams 1080p: the null engine reads nothing"), "notices stay:\n{stderr}");
+    assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
+}

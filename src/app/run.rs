@@ -58,7 +58,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let progress = ProgressLine::new(!args.quiet);
     for notice in &plan.notices {
-        progress.println(&format!("note: {notice}"));
+        progress.notice(&format!("note: {notice}"));
     }
     let skeleton = result_skeleton(&plan, &gathered);
     let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), csv, progress);

@@ -11,6 +11,7 @@ use crate::spec::EngineChoice;
     streamcap check                         the storage under the current directory, about two minutes\n  \
     streamcap check /srv/media --quick      about half a minute\n  \
     streamcap check /srv/media --thorough --json check.json\n  \
+    streamcap check /srv/media --quick --format markdown   tables to paste into a forum post\n  \
     streamcap check /srv/media --dry-run    the plan, and nothing done")]
 pub struct CheckArgs {
     /// Directory on the storage to check (default: the current directory). streamcap writes only under
@@ -35,6 +36,10 @@ pub struct CheckArgs {
     /// No progress and no summary.
     #[arg(long, short)]
     pub quiet: bool,
+    /// What to print at the end: the summary table, or Markdown tables to paste into a forum post or an issue
+    /// (printed even with --quiet).
+    #[arg(long, value_enum, default_value_t = CheckFormat::Summary)]
+    pub format: CheckFormat,
     /// Print the expanded plan and do nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -44,6 +49,25 @@ pub struct CheckArgs {
     pub engine: Option<EngineChoice>,
     #[command(flatten)]
     pub history: crate::cli::HistoryOptions,
+}
+
+/// What `check` prints on stdout at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum CheckFormat {
+    /// The terminal summary: headline figures and the verdict table.
+    #[default]
+    Summary,
+    /// The same as Markdown tables.
+    Markdown,
+}
+
+impl From<CheckFormat> for crate::report::Format {
+    fn from(format: CheckFormat) -> Self {
+        match format {
+            CheckFormat::Summary => crate::report::Format::Summary,
+            CheckFormat::Markdown => crate::report::Format::Markdown,
+        }
+    }
 }
 
 fn parse_engine(s: &str) -> Result<EngineChoice, String> {

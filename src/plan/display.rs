@@ -71,6 +71,16 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: 
     if let Some(group) = &p.group {
         writeln!(f, "  reporting group {group}")?;
     }
+    write_io(f, p)?;
+    write_length(f, p)?;
+    write_pacing(f, p)?;
+    write_sync_and_cache(f, p)?;
+    writeln!(f, "  on error: {}", if p.continue_on_error { "record and continue" } else { "stop the phase" })?;
+    writeln!(f, "  seed {:#x}", p.seed)
+}
+
+/// What each operation is: the mix of reads and writes, the block sizes, the engine and the data set.
+fn write_io(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
     let access = match p.access {
         Access::Sequential => "sequential".to_string(),
         Access::Random { distribution } => format!("random, {}", describe_distribution(distribution)),
@@ -97,7 +107,11 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: 
         p.data_set,
         p.files.len(),
         Bytes(u64::from(p.align))
-    )?;
+    )
+}
+
+/// How long the phase measures, and the warm-up before it.
+fn write_length(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
     let mut bounds = Vec::new();
     if let Some(runtime) = p.runtime {
         bounds.push(format!("for {}", format_duration(runtime)));
@@ -110,7 +124,11 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: 
     } else {
         format!(", after a {} warm-up that is not measured", format_duration(p.ramp))
     };
-    writeln!(f, "  measures {}{ramp}", bounds.join(" or "))?;
+    writeln!(f, "  measures {}{ramp}", bounds.join(" or "))
+}
+
+/// When the jobs issue their operations: pacing, a count of operations, pauses, a late start, a rate floor.
+fn write_pacing(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
     if let Some(pacing) = p.pacing {
         let rate = match pacing.bytes_per_sec {
             Some(b) => format!("{:.1} MB/s ({:.1} ops/s)", b / 1e6, pacing.ops_per_sec),
@@ -144,6 +162,11 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: 
         }
         writeln!(f, "  fails if a job falls below {} over an interval", limits.join(" or "))?;
     }
+    Ok(())
+}
+
+/// What reaches the disk when, and what the page cache holds: syncs, O_SYNC, pre-reading, filling first.
+fn write_sync_and_cache(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
     if let Some(n) = p.fdatasync_every {
         writeln!(f, "  fdatasync after every {n} writes")?;
     }
@@ -165,8 +188,7 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: 
     if p.needs_data {
         writeln!(f, "  reads written data: files not yet written are filled first (not measured)")?;
     }
-    writeln!(f, "  on error: {}", if p.continue_on_error { "record and continue" } else { "stop the phase" })?;
-    writeln!(f, "  seed {:#x}", p.seed)
+    Ok(())
 }
 
 fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetPlan) -> fmt::Result {

@@ -7,6 +7,7 @@ use super::streams::{MediaSource, StreamCount, StreamsPlan};
 use super::{DirectMode, TargetPlan};
 use crate::units::{Bytes, format_duration};
 
+/// A stream phase's lines of the plan, after its heading.
 pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan) -> fmt::Result {
     let c = &s.config;
     let who = match s.count {
@@ -42,24 +43,7 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
         s.workers,
         s.slots_per_worker
     )?;
-    if let StreamCount::Search(search) = s.count {
-        let start = match s.estimate {
-            Some(e) => format!(
-                "{:.0} % of the estimate from phases {} and {}",
-                search.start_factor * 100.0,
-                e.random_phase + 1,
-                e.sequential_phase + 1
-            ),
-            None => format!("{} viewers", search.start),
-        };
-        let limit = search.limit_factor.map_or_else(String::new, |x| format!(" and {x}× the estimate"));
-        writeln!(
-            f,
-            "  search: starts at {start}, doubles until a count fails, then bisects to {:.0} %; at most {} viewers{limit}",
-            search.precision * 100.0,
-            search.limit
-        )?;
-    }
+    write_search(f, s)?;
     if let Some(ingest) = &s.ingest {
         writeln!(
             f,
@@ -73,6 +57,27 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
         writeln!(f, "  expected: {expect} (exit code 1 below it)")?;
     }
     Ok(())
+}
+
+/// How the capacity search goes: where it starts, how it narrows, where it stops. Nothing for a fixed count.
+fn write_search(f: &mut fmt::Formatter<'_>, s: &StreamsPlan) -> fmt::Result {
+    let StreamCount::Search(search) = s.count else { return Ok(()) };
+    let start = match s.estimate {
+        Some(e) => format!(
+            "{:.0} % of the estimate from phases {} and {}",
+            search.start_factor * 100.0,
+            e.random_phase + 1,
+            e.sequential_phase + 1
+        ),
+        None => format!("{} viewers", search.start),
+    };
+    let limit = search.limit_factor.map_or_else(String::new, |x| format!(" and {x}× the estimate"));
+    writeln!(
+        f,
+        "  search: starts at {start}, doubles until a count fails, then bisects to {:.0} %; at most {} viewers{limit}",
+        search.precision * 100.0,
+        search.limit
+    )
 }
 
 fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan) -> fmt::Result {

@@ -217,37 +217,10 @@ pub(super) fn plan_streams_phases(
     let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |m: String| PlanError(format!("{label}: {m}"));
     let config = streams_config(streams, spec.seed);
-    if config.prebuffer > config.buffer {
-        return Err(fail(format!(
-            "the prebuffer ({}) is larger than the buffer ({}): the player could never start; give a smaller \
-             --prebuffer or a larger --buffer",
-            format_duration(config.prebuffer),
-            format_duration(config.buffer)
-        )));
-    }
+    check_prebuffer(&config).map_err(fail)?;
     let remote = matches!(facts.target, TargetFacts::Remote { .. });
     let (media, keys) = media_sources(streams, &config, target, facts).map_err(fail)?;
-    let engine = if remote { EngineKind::Http } else { choose_engine(spec.engine, facts, notices).map_err(fail)? };
-    if spec.engine == Some(EngineChoice::Null) {
-        // Every chunk arrives at once: what is left to see is streamcap's own cost and lag per viewer.
-        notices.push(format!("{label}: the null engine reads nothing; the figures are streamcap's own overhead"));
-    }
-    let direct = match (remote, spec.direct) {
-        (true, _) | (false, Some(false)) => DirectMode::Off,
-        (false, Some(true)) => DirectMode::Required,
-        (false, None) => DirectMode::Preferred,
-    };
-    let workers = streams.workers.unwrap_or(facts.cpus.max(1));
-    let asked = streams.inflight.unwrap_or(defaults::SLOTS_PER_WORKER);
-    let slots_per_worker = asked.min(engine.max_queue_depth());
-    if slots_per_worker < asked && !remote {
-        notices.push(format!(
-            "{label}: the {} engine keeps {slots_per_worker} read in flight per scheduler thread, so {workers} \
-             thread(s) serve at most {} reads at once; use the io_uring engine or more --workers for more",
-            engine.name(),
-            slots_per_worker * workers
-        ));
-    }
+    let readers = plan_readers(spec, &label, facts, notices)?;
     let mut phases = Vec::new();
     let wants_estimate = streams.estimate.unwrap_or(streams.max == Some(true));
     let estimate = match (&media[0], wants_estimate) {
@@ -270,20 +243,96 @@ pub(super) fn plan_streams_phases(
         }
         _ => None,
     };
-    let ingest = match (streams.ingest, &target.work_dir) {
-        (None, _) => None,
-        (Some(i), Some(dir)) if streams.use_existing.is_none() && !remote => {
-            Some(IngestPlan { bytes_per_sec: i.rate.bytes_per_sec(), writers: i.writers, dir: dir.clone() })
-        }
-        (Some(_), _) => {
-            return Err(fail(
-                "ingest writes in streamcap's work directory on a local target: not with an http target or \
-                 use-existing"
-                    .into(),
-            ));
-        }
+    let plan = StreamsPlan {
+        slot_buffer_bytes: defaults::SLOT_BUFFER_MAX as u32,
+        target: stream_target(streams),
+        expect: streams.expect,
+        own_media: streams.use_existing.is_none() && !remote,
+        count: stream_count(streams),
+        ingest: plan_ingest(streams, target, remote).map_err(fail)?,
+        config,
+        media,
+        keys,
+        engine: readers.engine,
+        direct: readers.direct,
+        workers: readers.workers,
+        slots_per_worker: readers.slots_per_worker,
+        estimate,
     };
-    let count = match streams.count {
+    phases.push(super::neutral::stream_phase(label, spec, plan, target));
+    Ok(phases)
+}
+
+/// Refuses a prebuffer longer than the buffer: the player could never start.
+fn check_prebuffer(config: &StreamsConfig) -> Result<(), String> {
+    if config.prebuffer > config.buffer {
+        return Err(format!(
+            "the prebuffer ({}) is larger than the buffer ({}): the player could never start; give a smaller \
+             --prebuffer or a larger --buffer",
+            format_duration(config.prebuffer),
+            format_duration(config.buffer)
+        ));
+    }
+    Ok(())
+}
+
+/// How a stream phase's scheduler threads read: the engine, direct I/O, the threads and their slot tables.
+struct Readers {
+    engine: EngineKind,
+    direct: DirectMode,
+    workers: u32,
+    slots_per_worker: u32,
+}
+
+/// Chooses the engine (http for a remote target) and lowers the slots per scheduler thread to the depth it
+/// can hold, saying so in `notices`.
+fn plan_readers(spec: &PhaseSpec, label: &str, facts: &Facts, notices: &mut Vec<String>) -> Result<Readers, PlanError> {
+    let streams = spec.streams.as_deref().expect("a stream phase");
+    let remote = matches!(facts.target, TargetFacts::Remote { .. });
+    let engine = if remote {
+        EngineKind::Http
+    } else {
+        choose_engine(spec.engine, facts, notices).map_err(|m| PlanError(format!("{label}: {m}")))?
+    };
+    if spec.engine == Some(EngineChoice::Null) {
+        // Every chunk arrives at once: what is left to see is streamcap's own cost and lag per viewer.
+        notices.push(format!("{label}: the null engine reads nothing; the figures are streamcap's own overhead"));
+    }
+    let direct = match (remote, spec.direct) {
+        (true, _) | (false, Some(false)) => DirectMode::Off,
+        (false, Some(true)) => DirectMode::Required,
+        (false, None) => DirectMode::Preferred,
+    };
+    let workers = streams.workers.unwrap_or(facts.cpus.max(1));
+    let asked = streams.inflight.unwrap_or(defaults::SLOTS_PER_WORKER);
+    let slots_per_worker = asked.min(engine.max_queue_depth());
+    if slots_per_worker < asked && !remote {
+        notices.push(format!(
+            "{label}: the {} engine keeps {slots_per_worker} read in flight per scheduler thread, so {workers} \
+             thread(s) serve at most {} reads at once; use the io_uring engine or more --workers for more",
+            engine.name(),
+            slots_per_worker * workers
+        ));
+    }
+    Ok(Readers { engine, direct, workers, slots_per_worker })
+}
+
+/// The ingest writers, in the work directory of a local target; refused where streamcap has none to write in.
+fn plan_ingest(streams: &StreamsSpec, target: &TargetPlan, remote: bool) -> Result<Option<IngestPlan>, String> {
+    match (streams.ingest, &target.work_dir) {
+        (None, _) => Ok(None),
+        (Some(i), Some(dir)) if streams.use_existing.is_none() && !remote => {
+            Ok(Some(IngestPlan { bytes_per_sec: i.rate.bytes_per_sec(), writers: i.writers, dir: dir.clone() }))
+        }
+        (Some(_), _) => Err("ingest writes in streamcap's work directory on a local target: not with an http \
+                             target or use-existing"
+            .into()),
+    }
+}
+
+/// A fixed count of viewers, or the capacity search with its defaults filled in.
+fn stream_count(streams: &StreamsSpec) -> StreamCount {
+    match streams.count {
         Some(n) => StreamCount::Fixed(n),
         None => StreamCount::Search(SearchPlan {
             start: defaults::SEARCH_START,
@@ -292,28 +341,15 @@ pub(super) fn plan_streams_phases(
             limit_factor: streams.limit_factor,
             precision: streams.precision.unwrap_or(defaults::PRECISION_PCT) / 100.0,
         }),
-    };
-    let plan = StreamsPlan {
-        slot_buffer_bytes: defaults::SLOT_BUFFER_MAX as u32,
-        target: StreamTarget {
-            max_stalled: streams.max_stalled.unwrap_or(0),
-            max_startup: streams.max_startup.unwrap_or(defaults::MAX_STARTUP),
-        },
-        expect: streams.expect,
-        own_media: streams.use_existing.is_none() && !remote,
-        config,
-        count,
-        media,
-        keys,
-        engine,
-        direct,
-        workers,
-        slots_per_worker,
-        ingest,
-        estimate,
-    };
-    phases.push(super::neutral::stream_phase(label, spec, plan, target));
-    Ok(phases)
+    }
+}
+
+/// The quality target, with its defaults filled in.
+fn stream_target(streams: &StreamsSpec) -> StreamTarget {
+    StreamTarget {
+        max_stalled: streams.max_stalled.unwrap_or(0),
+        max_startup: streams.max_startup.unwrap_or(defaults::MAX_STARTUP),
+    }
 }
 
 /// The media of a phase: streamcap's own files (found in the target's table by name), the user's files

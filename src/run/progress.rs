@@ -11,6 +11,8 @@ use crate::units::{Bytes, format_duration, format_latency_ns, format_mbps, forma
 
 pub struct ProgressLine {
     bar: ProgressBar,
+    /// `--quiet`: only notices and problems are printed.
+    quiet: bool,
 }
 
 impl ProgressLine {
@@ -23,7 +25,7 @@ impl ProgressLine {
                 .expect("the template is valid")
                 .progress_chars("=> "),
         );
-        ProgressLine { bar }
+        ProgressLine { bar, quiet: !enabled }
     }
 
     pub fn start_phase(&self, index: usize, phases: usize, name: &str) {
@@ -76,8 +78,16 @@ impl ProgressLine {
         self.bar.set_message(text);
     }
 
-    /// Prints a line above the progress line.
+    /// Prints a line of progress above the progress line (phase headers, stream steps, interval lines); nothing
+    /// with `--quiet`.
     pub fn println(&self, text: &str) {
+        if !self.quiet {
+            self.notice(text);
+        }
+    }
+
+    /// Prints a line the user must see even with `--quiet`: a notice or a problem.
+    pub fn notice(&self, text: &str) {
         // Notices and phase names come from job files: no control character reaches the terminal.
         self.bar.suspend(|| eprintln!("{}", crate::escape::for_terminal(text)));
     }

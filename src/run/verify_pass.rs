@@ -47,76 +47,95 @@ pub fn read_back(
     interrupted: &AtomicBool,
     progress: &mut dyn FnMut(u64, u64),
 ) -> VerifyOutcome {
-    let started = Instant::now();
-    let mut outcome = VerifyOutcome {
-        algorithm: verifier.algorithm(),
-        block: verifier.block_size(),
-        counts: VerifyCounts::default(),
-        bad: BadLog::default(),
-        read_errors: Vec::new(),
-        read_error_count: 0,
-        pass_complete: true,
-        manifest: None,
-    };
+    let mut errors = ReadErrors { started: Instant::now(), kept: Vec::new(), count: 0 };
+    let mut pass_complete = true;
     let block = u64::from(verifier.block_size());
     let piece = (PIECE / block).max(1) * block;
     let sizes: Vec<u64> = verifier.files().map(|(_, size)| size).collect();
     let files: Vec<u32> = (0..paths.len() as u32).filter(|&f| verifier.has_written(f)).collect();
     let total: u64 = files.iter().map(|&f| sizes[f as usize]).sum();
     let mut done = 0;
-    let mut fail = |path: &Path, offset: u64, len: u64, errno: i32, message: String| {
-        outcome.read_error_count += 1;
-        if outcome.read_errors.len() < defaults::ERRORS_KEPT {
-            outcome.read_errors.push(ErrorRecord {
-                op: "read".into(),
-                path: path.display().to_string(),
-                offset,
-                len,
-                errno,
-                message,
-                at_s: started.elapsed().as_secs_f64(),
-            });
-        }
-    };
     for &file in &files {
         let path = &paths[file as usize];
-        let mut engine = match open_data_file(path, OpenFor::read(direct))
-            .map_err(|e| (e.raw_os_error().unwrap_or(libc::EIO), e.to_string()))
-            .and_then(|handle| {
-                BufferPool::new(1, piece as usize)
-                    .map(|pool| SyncEngine::new(vec![Some(handle)], pool))
-                    .map_err(|e| (libc::ENOMEM, e.to_string()))
-            }) {
+        let mut engine = match open_for_pass(path, direct, piece) {
             Ok(engine) => engine,
-            Err((errno, message)) => {
-                fail(path, 0, sizes[file as usize], errno, message);
+            Err(e) => {
+                errors.record(path, 0, sizes[file as usize], e);
                 continue;
             }
         };
         let mut offset = 0;
         while offset < sizes[file as usize] {
             if interrupted.load(Ordering::Relaxed) {
-                outcome.pass_complete = false;
+                pass_complete = false;
                 break;
             }
             let len = (sizes[file as usize] - offset).min(piece) as u32;
             match read_piece(&mut engine, offset, len) {
-                Ok(()) => {
-                    let data = &engine.buffer_mut(0)[..len as usize];
-                    for (index, at, block_len) in verifier.blocks_within(file, offset, len as usize) {
-                        verifier.check(file, index, &data[at..at + block_len]);
-                    }
-                }
-                Err((errno, message)) => fail(path, offset, u64::from(len), errno, message),
+                Ok(()) => check_piece(verifier, file, offset, &engine.buffer_mut(0)[..len as usize]),
+                Err(e) => errors.record(path, offset, u64::from(len), e),
             }
             offset += u64::from(len);
             done += u64::from(len);
             progress(done, total);
         }
     }
-    outcome.counts = verifier.counts();
-    outcome.bad = verifier.bad_blocks();
-    outcome
+    VerifyOutcome {
+        algorithm: verifier.algorithm(),
+        block: verifier.block_size(),
+        counts: verifier.counts(),
+        bad: verifier.bad_blocks(),
+        read_errors: errors.kept,
+        read_error_count: errors.count,
+        pass_complete,
+        manifest: None,
+    }
+}
+
+/// The failed reads of the pass: the first few in full, and how many in all.
+struct ReadErrors {
+    /// When the pass began; each record says how long after it the read failed.
+    started: Instant,
+    kept: Vec<ErrorRecord>,
+    count: u64,
+}
+
+impl ReadErrors {
+    /// Counts a failed read of `len` bytes at `offset` of `path`, and keeps it while fewer than
+    /// `defaults::ERRORS_KEPT` are kept.
+    fn record(&mut self, path: &Path, offset: u64, len: u64, (errno, message): (i32, String)) {
+        self.count += 1;
+        if self.kept.len() < defaults::ERRORS_KEPT {
+            self.kept.push(ErrorRecord {
+                op: "read".into(),
+                path: path.display().to_string(),
+                offset,
+                len,
+                errno,
+                message,
+                at_s: self.started.elapsed().as_secs_f64(),
+            });
+        }
+    }
+}
+
+/// Opens `path` for the pass (with O_DIRECT when `direct`) behind a sync engine with one buffer of `piece`
+/// bytes; the error is an errno with words, as a failed read's is.
+fn open_for_pass(path: &Path, direct: bool, piece: u64) -> Result<SyncEngine, (i32, String)> {
+    open_data_file(path, OpenFor::read(direct))
+        .map_err(|e| (e.raw_os_error().unwrap_or(libc::EIO), e.to_string()))
+        .and_then(|handle| {
+            BufferPool::new(1, piece as usize)
+                .map(|pool| SyncEngine::new(vec![Some(handle)], pool))
+                .map_err(|e| (libc::ENOMEM, e.to_string()))
+        })
+}
+
+/// Checks every verified block of `file` that lies within `data`, the bytes read at `offset`.
+fn check_piece(verifier: &Verifier, file: u32, offset: u64, data: &[u8]) {
+    for (index, at, block_len) in verifier.blocks_within(file, offset, data.len()) {
+        verifier.check(file, index, &data[at..at + block_len]);
+    }
 }
 
 /// Reads `len` bytes at `offset` into the engine's one buffer; a short read is an error (EIO, with words).

@@ -21,9 +21,8 @@ use anyhow::{Context, Result, bail};
 use super::facts::gather;
 use super::observer::{HeaderHook, ResultRecorder};
 use super::output::{check_writable_parent, print_quietly, result_skeleton};
-use crate::cli::CheckArgs;
+use crate::cli::{CheckArgs, CheckFormat};
 use crate::plan::{PhaseKind, PhasePlan, Plan, RunOptions, TargetFacts, build_plan};
-use crate::report::write_check_summary;
 use crate::results::{CheckSummary, RunResult, RunStatus, rfc3339};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
 use crate::streams::Format;
@@ -106,7 +105,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         partial: true,
     });
     for notice in &plan.notices {
-        progress.println(&format!("note: {notice}"));
+        progress.notice(&format!("note: {notice}"));
     }
     let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
     let files = u64::from(settings.dirs) * settings.files_per_dir;
@@ -141,10 +140,11 @@ fn finish(
     let result = &recorder.result;
     super::report::html_after_run(result, super::report::check_html_path(args).as_deref());
     super::history::record(result, &args.history);
-    if !args.quiet {
+    // Markdown was asked for by name, so --quiet does not hide it (as fio's JSON on `run`).
+    if !args.quiet || args.format == CheckFormat::Markdown {
         let mut text = Vec::new();
-        let summary = result.check.as_ref().expect("set at the start");
-        write_check_summary(&mut text, result, summary).expect("writing to a Vec cannot fail");
+        let renderer = crate::report::Format::from(args.format).renderer();
+        renderer.render(result, &mut text).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
     if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {

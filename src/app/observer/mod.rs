@@ -161,7 +161,7 @@ impl<'a> ResultRecorder<'a> {
 
 impl RunObserver for ResultRecorder<'_> {
     fn notice(&mut self, text: &str) {
-        self.progress.println(&format!("note: {text}"));
+        self.progress.notice(&format!("note: {text}"));
         self.result.notices.push(text.to_string());
     }
 

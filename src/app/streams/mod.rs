@@ -65,7 +65,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         skeleton.notices.push(NO_DEVICES.to_string());
     }
     for notice in &skeleton.notices {
-        progress.println(&format!("note: {notice}"));
+        progress.notice(&format!("note: {notice}"));
     }
     let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
     let outcome = execute(&plan, &interrupt, args.keep, &mut recorder);

@@ -193,15 +193,7 @@ pub fn timelines(result: &RunResult) -> Vec<Chart> {
 /// loop device and its backing disk carry the same bytes, so stacking them would count them twice).
 pub fn device_timeline(result: &RunResult) -> Option<Chart> {
     let phases = timed(result);
-    let names: Vec<(String, String)> = phases
-        .iter()
-        .flat_map(|p| p.devices.iter().map(|d| (d.activity.name.clone(), d.role.clone())))
-        .fold(Vec::new(), |mut seen, d| {
-            if !seen.iter().any(|s: &(String, String)| s.0 == d.0) {
-                seen.push(d);
-            }
-            seen
-        });
+    let names = device_names(&phases);
     if names.is_empty() || phases.iter().all(|p| p.intervals.iter().all(|i| i.devices.is_empty())) {
         return None;
     }
@@ -251,6 +243,19 @@ pub fn device_timeline(result: &RunResult) -> Option<Chart> {
         series,
         marks: timeline.marks(&phases),
     })
+}
+
+/// Every device the phases measured, as (name, role), in the order they first appear.
+fn device_names(phases: &[&PhaseResult]) -> Vec<(String, String)> {
+    phases.iter().flat_map(|p| p.devices.iter().map(|d| (d.activity.name.clone(), d.role.clone()))).fold(
+        Vec::new(),
+        |mut seen, d| {
+            if !seen.iter().any(|s: &(String, String)| s.0 == d.0) {
+                seen.push(d);
+            }
+            seen
+        },
+    )
 }
 
 /// x of a percentile on the "nines" scale: 90 → 1, 99 → 2, 99.9 → 3.

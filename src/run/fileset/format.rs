@@ -61,21 +61,8 @@ pub fn format(
     direct_fallback(plan, state);
     let state = &*state;
     let dirs = make_dirs(plan, state, restart, stop)?;
-    let chunk = defaults::FORMAT_CHUNK.0.min(plan.sizes.max().max(1)).next_multiple_of(4096) as u32;
-    let threads = FORMAT_THREADS.min(plan.files.min(u64::from(FORMAT_THREADS)) as u32).max(1);
-    let workload = FileWorkloadPlan {
-        name: "format".into(),
-        tree: 0,
-        operation: FileOp::Create,
-        read_percent: 0,
-        xfer: BlockSizes::Fixed { size: chunk },
-        xfer_label: Bytes(u64::from(chunk)).to_string(),
-        select: Selection::Once,
-        fileio: FileIo::Sequential,
-        threads,
-        skew: 0.0,
-        seed: 0xF11E,
-    };
+    let workload = format_workload(plan);
+    let threads = workload.threads;
     let (files_busy, dirs_busy) = (BitSet::new(plan.files, false), BitSet::new(plan.dirs, false));
     let settings = WorkerSettings { batch: 1, ..WorkerSettings::default() };
     let setups: Vec<SetUp<'_>> = (0..threads)
@@ -112,6 +99,26 @@ pub fn format(
     progress(total, total);
     let files = schedules.iter().flatten().map(|s| if let AnySchedule::FileSet(s) = s { s.created } else { 0 }).sum();
     Ok(FormatStats { files, dirs, bytes: total, took: started.elapsed() })
+}
+
+/// The workload that formats: each file created once and written sequentially in chunks of `FORMAT_CHUNK` (or
+/// of the largest file's size rounded up to 4 KiB, if that is smaller), by up to `FORMAT_THREADS` threads.
+fn format_workload(plan: &TreePlan) -> FileWorkloadPlan {
+    let chunk = defaults::FORMAT_CHUNK.0.min(plan.sizes.max().max(1)).next_multiple_of(4096) as u32;
+    let threads = FORMAT_THREADS.min(plan.files.min(u64::from(FORMAT_THREADS)) as u32).max(1);
+    FileWorkloadPlan {
+        name: "format".into(),
+        tree: 0,
+        operation: FileOp::Create,
+        read_percent: 0,
+        xfer: BlockSizes::Fixed { size: chunk },
+        xfer_label: Bytes(u64::from(chunk)).to_string(),
+        select: Selection::Once,
+        fileio: FileIo::Sequential,
+        threads,
+        skew: 0.0,
+        seed: 0xF11E,
+    }
 }
 
 /// Where the plan allows it, a tree falls back to buffered I/O when its filesystem refuses O_DIRECT (probed on

@@ -23,9 +23,14 @@ const BTRFS_SUPER_OFFSET: usize = 0x1_0000;
 /// sector also ends in 0x55AA and must not be reported as an MBR. Buffers shorter than [`PROBE_LEN`] are
 /// probed as far as they go.
 pub fn probe_signature(first_bytes: &[u8]) -> Option<&'static str> {
-    let b = first_bytes;
-    let at = |offset: usize, magic: &[u8]| b.get(offset..offset + magic.len()) == Some(magic);
-    let u32_le = |offset: usize| b.get(offset..offset + 4).and_then(|s| s.try_into().ok()).map(u32::from_le_bytes);
+    probe_volumes(first_bytes).or_else(|| probe_boot_sectors_and_tables(first_bytes))
+}
+
+/// Containers (LUKS, md, LVM, bcache, ZFS), swap and the Linux filesystems: each has a magic no boot sector
+/// carries, so they are checked first.
+fn probe_volumes(b: &[u8]) -> Option<&'static str> {
+    let at = |offset: usize, magic: &[u8]| magic_at(b, offset, magic);
+    let u32_le = |offset: usize| le_u32_at(b, offset);
 
     if at(0, b"LUKS\xba\xbe") {
         return Some("LUKS encrypted volume");
@@ -73,6 +78,13 @@ pub fn probe_signature(first_bytes: &[u8]) -> Option<&'static str> {
     if has_zfs_uberblock(b) {
         return Some("ZFS pool member");
     }
+    None
+}
+
+/// Filesystems that start with a boot sector (NTFS, exFAT, FAT), ISO 9660, then the partition tables: an MBR
+/// only where no boot sector of a filesystem explains the 0x55AA.
+fn probe_boot_sectors_and_tables(b: &[u8]) -> Option<&'static str> {
+    let at = |offset: usize, magic: &[u8]| magic_at(b, offset, magic);
     if at(3, b"NTFS    ") {
         return Some("NTFS filesystem");
     }
@@ -96,11 +108,21 @@ pub fn probe_signature(first_bytes: &[u8]) -> Option<&'static str> {
     None
 }
 
+/// `magic` stands at `offset` of `b`; a magic beyond the end of what was read is not there.
+fn magic_at(b: &[u8], offset: usize, magic: &[u8]) -> bool {
+    b.get(offset..offset + magic.len()) == Some(magic)
+}
+
+/// The little-endian 32-bit word at `offset` of `b`, if `b` holds it.
+fn le_u32_at(b: &[u8], offset: usize) -> Option<u32> {
+    b.get(offset..offset + 4).and_then(|s| s.try_into().ok()).map(u32::from_le_bytes)
+}
+
 /// ext2/3/4: magic 0xEF53 at byte 0x38 of the superblock at 1024. The generation is read from feature flags:
 /// ext4-only incompat or ro_compat features make it ext4, a journal makes it ext3 (or an external journal).
 fn probe_ext(b: &[u8]) -> Option<&'static str> {
     const SB: usize = 1024;
-    let u32_le = |offset: usize| b.get(offset..offset + 4).and_then(|s| s.try_into().ok()).map(u32::from_le_bytes);
+    let u32_le = |offset: usize| le_u32_at(b, offset);
     if b.get(SB + 0x38..SB + 0x3a) != Some(&[0x53, 0xef][..]) {
         return None;
     }
