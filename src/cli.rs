@@ -7,14 +7,18 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+mod cache;
 mod check;
 mod plan;
 mod streams;
+mod sweep;
 mod trial;
 
+pub use cache::{CacheArgs, Load};
 pub use check::{CheckArgs, CheckFormat};
 pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use streams::StreamsArgs;
+pub use sweep::{SweepArgs, SweepIo};
 pub use trial::TrialArgs;
 
 use crate::spec::{
@@ -58,6 +62,12 @@ pub enum Command {
     /// What is beneath a target, without any I/O: filesystem, pool profile, members, raw and usable capacity,
     /// read policy, device facts, free space and the RAM this process may use.
     Inspect(InspectArgs),
+    /// Cache versus device, measured and labelled: page cache, drive or controller cache (and where it ends),
+    /// sustained media and access time, each also under a concurrent load, with what each means for serving.
+    Cache(Box<CacheArgs>),
+    /// File size × record size sweeps (write, re-write, read, re-read, random read; buffered and direct), like
+    /// iozone -a: names the cache cliff and sets it against the RAM; --memory shows a smaller RAM's effect.
+    Sweep(Box<SweepArgs>),
     /// On blank devices: build each layout with btrfs, measure it, tear it down and wipe it, then compare each
     /// measurement with the planner's prediction.
     Trial(Box<TrialArgs>),

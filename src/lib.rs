@@ -15,6 +15,8 @@ pub mod escape;
 pub mod history;
 pub mod limits;
 pub mod metrics;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod plan;
 pub mod planning;
 pub mod report;

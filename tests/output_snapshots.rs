@@ -213,3 +213,23 @@ fn vdbench_interval_lines_of_fixed_results() {
     text.push_str(&vdbench_fs::summary(&fs.phases).unwrap_or_default());
     check_snapshot("vdbench-fs-v1.vdbench.txt", &text);
 }
+
+/// A real `streamcap cache --size 64M --runtime 1s` of a directory on this machine's virtio disk (paths and host
+/// name edited): the plateau table, the device-cache regions and the cache-beneath flags, in the terminal and in
+/// Markdown; the HTML report holds the same table and both charts.
+#[test]
+fn summary_markdown_and_html_of_a_cache_result() {
+    use streamcap::report::{Format, render_to_string};
+    let cache = other_fixture("cache-v1.json");
+    let summary = render_to_string(Format::Summary.renderer(), &cache);
+    check_snapshot("cache-v1.summary.txt", &summary);
+    assert!(summary.contains(" plateau ") && summary.contains("what it means for serving"), "{summary}");
+    assert!(summary.contains("sustained media + load") && summary.contains("device cache by region"), "{summary}");
+    assert!(summary.contains("cache beneath: 'media': vda says it is rotational"), "{summary}");
+    assert!(!summary.contains("cache beneath: 'page cache"), "the page cache is buffered on purpose: {summary}");
+    let markdown = render_to_string(Format::Markdown.renderer(), &cache);
+    check_snapshot("cache-v1.markdown.md", &markdown);
+    assert!(markdown.contains("| plateau | MB/s | latency | what it means for serving |"), "{markdown}");
+    let html = render_to_string(Format::Html.renderer(), &cache);
+    assert!(html.contains("Cache and media plateaus") && html.contains("id=\"cache-cliff\""), "no cache charts");
+}

@@ -1,7 +1,9 @@
 //! The top of the crate: wires the stages together for each subcommand. Errors become `anyhow` errors with
 //! context here and only here; `main` prints them and picks the exit code.
 
+mod cache;
 mod check;
+mod cluster;
 mod compare;
 mod facts;
 mod history;
@@ -14,6 +16,7 @@ mod report;
 mod run;
 mod stale;
 mod streams;
+mod sweep;
 mod trial;
 mod verify_only;
 
@@ -30,10 +33,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(args) => report::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::History(args) => history::run(&args),
-        Command::Streams(args) => streams::run(*args),
-        Command::Check(args) => check::run(*args),
+        Command::Streams(args) => cluster::alone("streams").and_then(|()| streams::run(*args)),
+        Command::Check(args) => cluster::alone("check").and_then(|()| check::run(*args)),
         Command::Plan(args) => plan_cmd::run(*args),
         Command::Inspect(args) => inspect::run(&args),
-        Command::Trial(args) => trial::run(*args),
+        Command::Cache(args) => cluster::alone("cache").and_then(|()| cache::run(*args)),
+        Command::Sweep(args) => cluster::alone("sweep").and_then(|()| sweep::run(*args)),
+        Command::Trial(args) => cluster::alone("trial").and_then(|()| trial::run(*args)),
     }
 }

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::facts::{anchor_facts, gather};
+use super::facts::{Gathered, anchor_facts, gather};
 use super::observer::ResultRecorder;
 use super::output::{print_quietly, result_skeleton, say};
 use super::outputs::{Output, check_outputs};
@@ -18,36 +18,20 @@ use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, build_plan};
 use crate::report::{CsvSink, LogPrefixes, write_fio_json, write_fio_logs, write_summary};
 use crate::results::{RunResult, RunStatus, rfc3339};
-use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
+use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
-    let outputs = [("--json", &args.json, false), ("--csv", &args.csv, true), ("--html", &args.html, true)];
-    let outputs: Vec<Output<'_>> = outputs
-        .iter()
-        .filter_map(|(flag, path, in_place)| Some(Output { flag, path: path.as_deref()?, in_place: *in_place }))
-        .collect();
-    check_outputs(&outputs, &args.job.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
+    if let Some(launcher) = super::cluster::launched_by() {
+        // One rank of a multi-host run under mpirun or srun (docs/multi-host.md).
+        return super::cluster::run_ranks(&args, launcher);
+    }
+    check_run_outputs(&args)?;
     if let Some(algorithm) = args.verify_only {
         return super::verify_only::run(&args, algorithm);
     }
     let job = build_job(&args)?;
-    let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
-    if !args.dry_run {
-        let anchors = job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees);
-        let dirs: Vec<&std::path::Path> =
-            std::iter::once(target.as_path()).chain(anchors.filter_map(|t| t.anchor.as_deref())).collect();
-        super::stale::clear(&dirs, args.quiet);
-    }
-    let mut gathered = gather(&target, job.writes())?;
-    gathered.facts.anchors = anchor_facts(&job);
-    let options = RunOptions {
-        run_id: run_id(),
-        allow_device_writes: args.allow_device_writes,
-        force: args.force,
-        wait: args.wait,
-    };
-    let plan = build_plan(&job, &gathered.facts, &options)?;
+    let (gathered, plan) = plan_here(&args, &job)?;
 
     if args.dry_run {
         print_quietly(&plan.to_string());
@@ -65,6 +49,17 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     recorder.vdbench_lines &= !args.quiet;
 
     let outcome = execute(&plan, &interrupt, args.keep, &mut recorder);
+    conclude(&args, &plan, &mut recorder, outcome)
+}
+
+/// After the run: the final status, the JSON, logs, HTML and history, the summary (or fio JSON), and the exit
+/// code. A multi-host run's rank 0 ends this way too, with the merged result.
+pub(super) fn conclude(
+    args: &RunArgs,
+    plan: &Plan,
+    recorder: &mut ResultRecorder<'_>,
+    outcome: Result<RunOutcome, RunError>,
+) -> Result<ExitCode> {
     recorder.progress.clear();
     let outcome = match outcome {
         Ok(outcome) => outcome,
@@ -88,10 +83,29 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     recorder.result.verify = outcome.verify.as_ref().map(|v| super::verify_only::verify_result(v, None));
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
-    write_logs(&plan, &recorder.result);
+    write_logs(plan, &recorder.result);
     super::report::html_after_run(&recorder.result, args.html.as_deref());
     super::history::record(&recorder.result, &args.history);
+    print_outputs(args, recorder);
+    // The measurements stand, but something left behind is not a success.
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
+    }
+    // A bad block (or one that could not be read back) is a failed operation too.
+    let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0)
+        || recorder.result.verify.as_ref().is_some_and(|v| v.failed());
+    Ok(match status {
+        // With --continue-on-error a phase completes despite failed operations; the exit code still says so.
+        RunStatus::Completed | RunStatus::Running if had_errors => ExitCode::from(1),
+        RunStatus::Completed | RunStatus::Running => ExitCode::SUCCESS,
+        RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),
+        RunStatus::IoError => ExitCode::from(1),
+        RunStatus::Failed => ExitCode::from(2),
+    })
+}
 
+/// The summary, or fio's JSON, on stdout; with `--quiet` or fio JSON only why the run failed, on stderr.
+fn print_outputs(args: &RunArgs, recorder: &ResultRecorder<'_>) {
     if args.format == OutputFormat::FioJson {
         // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.
         let mut text = Vec::new();
@@ -121,25 +135,41 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         write_summary(&mut text, &recorder.result).expect("writing to a Vec cannot fail");
         print_quietly(&String::from_utf8_lossy(&text));
     }
-    // The measurements stand, but something left behind is not a success.
-    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
-        return Ok(code);
+}
+
+/// The output files named on the command line must be writable, and none may be a job file.
+pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
+    let outputs = [("--json", &args.json, false), ("--csv", &args.csv, true), ("--html", &args.html, true)];
+    let outputs: Vec<Output<'_>> = outputs
+        .iter()
+        .filter_map(|(flag, path, in_place)| Some(Output { flag, path: path.as_deref()?, in_place: *in_place }))
+        .collect();
+    check_outputs(&outputs, &args.job.iter().map(PathBuf::as_path).collect::<Vec<_>>())
+}
+
+/// This host's facts and plan for `job`, after clearing what killed runs of this host left in its directories.
+pub(super) fn plan_here(args: &RunArgs, job: &JobSpec) -> Result<(Gathered, Plan)> {
+    let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
+    if !args.dry_run {
+        let anchors = job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees);
+        let dirs: Vec<&std::path::Path> =
+            std::iter::once(target.as_path()).chain(anchors.filter_map(|t| t.anchor.as_deref())).collect();
+        super::stale::clear(&dirs, args.quiet);
     }
-    // A bad block (or one that could not be read back) is a failed operation too.
-    let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0)
-        || recorder.result.verify.as_ref().is_some_and(|v| v.failed());
-    Ok(match status {
-        // With --continue-on-error a phase completes despite failed operations; the exit code still says so.
-        RunStatus::Completed | RunStatus::Running if had_errors => ExitCode::from(1),
-        RunStatus::Completed | RunStatus::Running => ExitCode::SUCCESS,
-        RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),
-        RunStatus::IoError => ExitCode::from(1),
-        RunStatus::Failed => ExitCode::from(2),
-    })
+    let mut gathered = gather(&target, job.writes())?;
+    gathered.facts.anchors = anchor_facts(job);
+    let options = RunOptions {
+        run_id: run_id(),
+        allow_device_writes: args.allow_device_writes,
+        force: args.force,
+        wait: args.wait,
+    };
+    let plan = build_plan(job, &gathered.facts, &options)?;
+    Ok((gathered, plan))
 }
 
 /// The job: a job file, the flags alone (when they name an rw), or the built-in first look; flags override.
-fn build_job(args: &RunArgs) -> Result<JobSpec> {
+pub(super) fn build_job(args: &RunArgs) -> Result<JobSpec> {
     let overrides = args.workload.to_phase_spec();
     let mut job = match &args.job {
         Some(path) => read_job_file(path, &args.read_options())?,

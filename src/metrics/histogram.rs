@@ -19,18 +19,18 @@ const SUB_BITS: u32 = 7; // 128 buckets per octave
 const MAX_OCTAVE: u32 = 44; // 2^44 ns ≈ 4.9 h
 const LINEAR: usize = 1 << LINEAR_BITS;
 const PER_OCTAVE: usize = 1 << SUB_BITS;
-const BUCKETS: usize = LINEAR + (MAX_OCTAVE - LINEAR_BITS) as usize * PER_OCTAVE;
+pub(super) const BUCKETS: usize = LINEAR + (MAX_OCTAVE - LINEAR_BITS) as usize * PER_OCTAVE;
 
 /// Latency distribution in nanoseconds. The buckets are allocated by the first `record` or `merge`, so a
 /// histogram that is never used (a file-system class in a raw phase, a spare recorder) costs a few words.
 #[derive(Clone)]
 pub struct Histogram {
-    counts: Box<[u64]>,
-    count: u64,
-    min: u64,
-    max: u64,
-    sum: u128,
-    sum_squares: u128,
+    pub(super) counts: Box<[u64]>,
+    pub(super) count: u64,
+    pub(super) min: u64,
+    pub(super) max: u64,
+    pub(super) sum: u128,
+    pub(super) sum_squares: u128,
 }
 
 fn bucket_of(value: u64) -> usize {
@@ -99,7 +99,7 @@ impl Histogram {
     }
 
     #[cold]
-    fn allocate(&mut self) {
+    pub(super) fn allocate(&mut self) {
         self.counts = vec![0; BUCKETS].into_boxed_slice();
     }
 

@@ -4,7 +4,9 @@
 mod histogram;
 mod recorder;
 mod series;
+mod wire;
 
 pub use histogram::{DEFAULT_PERCENTILES, Histogram, LatencySummary, Percentile};
 pub use recorder::{ErrorRecord, OpClass, OpStats, Recorder, Snapshot};
 pub use series::{BoundedSeries, ClassPoint, Mergeable};
+pub use wire::{WireError, decode_histogram, decode_recorder, encode_histogram, encode_recorder};

@@ -155,7 +155,7 @@ fn merge_optional(mine: &mut Option<Histogram>, theirs: &Option<Histogram>) {
 /// Everything one worker measured over some span of time.
 #[derive(Debug, Clone)]
 pub struct Recorder {
-    classes: [OpStats; CLASSES],
+    pub(super) classes: [OpStats; CLASSES],
 }
 
 impl Recorder {

@@ -15,7 +15,11 @@ pub struct Markdown;
 impl Renderer for Markdown {
     fn render(&self, result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         heading(out, result)?;
-        if let Some(check) = &result.check {
+        if let Some(cache) = &result.cache {
+            super::cache::cache_markdown(out, cache)?;
+            // The page-cache plateaus are buffered on purpose: no cache warning for them.
+            return notes(out, &super::cache::judged(result, cache));
+        } else if let Some(check) = &result.check {
             check_tables(out, check)?;
         } else if let Some(streams) = &result.streams {
             streams_table(out, streams)?;
@@ -43,7 +47,9 @@ pub(super) fn table(out: &mut dyn Write, header: &[&str], align: &[bool], rows: 
 }
 
 pub(super) fn command_name(result: &RunResult) -> &'static str {
-    if result.check.is_some() {
+    if result.cache.is_some() {
+        "cache"
+    } else if result.check.is_some() {
         "check"
     } else if result.streams.is_some() {
         "streams"

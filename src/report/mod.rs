@@ -6,7 +6,9 @@
 //! goes, so they are sinks rather than renderers. `compare` renders several results side by side through the
 //! same trait. The terminal summary also shows what `inspect` found beneath a target (`inspect`).
 
+mod cache;
 mod check;
+mod cluster;
 pub mod compare;
 mod csv;
 mod fio_json;
@@ -17,6 +19,7 @@ mod markdown;
 mod planning;
 mod streams;
 mod summary;
+mod sweep;
 mod terminal;
 mod trial;
 pub mod vdbench_fs;
@@ -27,6 +30,7 @@ use std::io::{self, Write};
 
 use crate::results::RunResult;
 
+pub use cache::write_cache_summary;
 pub use check::write_check_summary;
 pub use compare::Comparison;
 pub use csv::CsvSink;
@@ -38,6 +42,7 @@ pub use markdown::Markdown;
 pub use planning::{PlanningStyle, write_planning};
 pub use streams::write_streams_summary;
 pub use summary::Summary;
+pub use sweep::write_sweep_summary;
 pub use terminal::write_summary;
 pub use trial::write_trial;
 pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};

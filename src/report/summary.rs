@@ -1,4 +1,4 @@
-//! The terminal renderer: picks the inspect, check, streams or run summary by what the result holds (a check
+//! The terminal renderer: picks the inspect, cache, sweep, check, streams or run summary by what the result holds (a check
 //! result also holds phases, so the check part wins, then the streams part). The summaries themselves live in
 //! `inspect`, `check`, `streams` and `terminal`; this file only chooses.
 
@@ -14,6 +14,10 @@ impl Renderer for Summary {
     fn render(&self, result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         if is_inspect(result) {
             super::write_inspect(out, result)
+        } else if let Some(cache) = &result.cache {
+            super::write_cache_summary(out, result, cache)
+        } else if let Some(sweep) = &result.sweep {
+            super::write_sweep_summary(out, result, sweep)
         } else if let Some(check) = &result.check {
             super::write_check_summary(out, result, check)
         } else if let Some(streams) = &result.streams {

@@ -41,6 +41,10 @@ pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
         writeln!(out, "device activity during each phase:")?;
         writeln!(out, "{table}")?;
     }
+    if let Some(cluster) = &result.cluster {
+        writeln!(out)?;
+        super::cluster::write_cluster_summary(out, cluster)?;
+    }
     if let Some(verify) = &result.verify {
         writeln!(out)?;
         super::verify::write_verify_summary(out, verify)?;

@@ -6,12 +6,15 @@
 //! has to guess.
 
 mod build;
+mod cache;
 mod check;
+mod cluster;
 mod fileset;
 mod io;
 mod planning;
 mod plausibility;
 mod streams;
+mod sweep;
 mod time;
 mod trial;
 mod verify;
@@ -25,7 +28,12 @@ use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, SystemCpuUsage}
 pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
+pub use cache::{CacheEnd, CacheStep, CacheSummary, Plateau, PlateauKind};
 pub use check::{CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
+pub use cluster::{
+    CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
+    RankHost, RankPhase, client_verdict, done_figures,
+};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
 pub use planning::{
@@ -40,6 +48,7 @@ pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
     StreamsResult, StreamsStep, build_step, capacity_answer,
 };
+pub use sweep::{SweepCliff, SweepPoint, SweepSummary};
 pub use time::rfc3339;
 pub use trial::{TRIAL_SCHEMA, TRIAL_SCHEMA_VERSION, TrialDevice, TrialFigure, TrialLayout, TrialResult};
 pub use verify::{BadBlock, BadKind, VerifyResult};
@@ -82,9 +91,19 @@ pub struct RunResult {
     /// `streamcap check`: the headline figures and the verdict per video format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<CheckSummary>,
+    /// `streamcap cache`: the plateaus (page cache, device cache, media, access time), alone and under load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheSummary>,
+    /// `streamcap sweep`: file size × record size figures and the cache cliff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSummary>,
     /// `--verify` and `--verify-only`: the blocks checked and every bad one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
+    /// Multi-host runs (under mpirun): every rank's host, and each rank's share of every phase. The phases'
+    /// figures above are then every rank's operations together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterResult>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -372,7 +391,10 @@ impl RunResult {
             phases: Vec::new(),
             streams: None,
             check: None,
+            cache: None,
+            sweep: None,
             verify: None,
+            cluster: None,
         }
     }
 

@@ -558,6 +558,7 @@ pub(super) mod tests {
             interrupted: Arc::new(AtomicBool::new(false)),
             series: SeriesStart::default(),
             setups: vec![setup],
+            sync: None,
         };
         run_workers(run, &mut Quiet).outcome
     }

@@ -10,7 +10,7 @@ use crate::plan::{Arrivals, FilePlan, Pacing, PhasePlan};
 use crate::workload::Access;
 
 /// What a finished phase measured, for the phases after it.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub struct Measured {
     pub ops_per_sec: f64,
     pub bytes_per_sec: f64,
@@ -52,11 +52,13 @@ impl Measured {
 }
 
 /// A phase paced at a percentage of an earlier maximum (vdbench's curve) gets its rate from the nearest earlier
-/// unpaced phase's measured rate, shared between its workers.
+/// unpaced phase's measured rate, shared between its workers — and, in a multi-host run, between the `ranks`
+/// (the measured rate is then every rank's together).
 pub fn with_curve_rate<'a>(
     phase: &'a PhasePlan,
     phases: &[PhasePlan],
     measured: &[Option<Measured>],
+    ranks: u32,
 ) -> Cow<'a, PhasePlan> {
     let Some(percent) = phase.rate_percent_of_max else { return Cow::Borrowed(phase) };
     let max_rate = phases
@@ -68,8 +70,11 @@ pub fn with_curve_rate<'a>(
     let mut paced = phase.clone();
     // Planning made sure an unpaced phase comes first; if it measured nothing, pace at one operation a second.
     let total = (max_rate.unwrap_or(0.0) * percent / 100.0).max(1.0);
-    paced.pacing =
-        Some(Pacing { ops_per_sec: total / f64::from(phase.jobs), bytes_per_sec: None, arrivals: Arrivals::Linear });
+    paced.pacing = Some(Pacing {
+        ops_per_sec: total / f64::from(phase.jobs * ranks.max(1)),
+        bytes_per_sec: None,
+        arrivals: Arrivals::Linear,
+    });
     Cow::Owned(paced)
 }
 

@@ -11,12 +11,13 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use super::cluster::{self, Cluster, Key, PhaseSync, Ready};
 use super::curves::{Measured, covers_whole_files, curve_stopped, with_curve_rate};
 use super::fileset::{Trees, run_fileset_phase};
 use super::layout::{self, LayoutError};
 use super::phase::{PhaseRun, SeriesStart, run_workers};
 use super::raw::{RawInputs, Verification};
-use super::streams::run_stream_phase;
+use super::streams::{StreamInputs, run_stream_phase};
 use super::{
     Interrupt, IntervalReport, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale,
     verify_pass,
@@ -33,26 +34,78 @@ pub fn execute(
     keep: bool,
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, RunError> {
-    let mut run = Executor::start(plan, interrupt, keep, observer)?;
+    execute_in_cluster(plan, interrupt, keep, None, observer)
+}
+
+/// [`execute`] as one rank of a multi-host run: every rank runs its own copy of the plan (its own work directory
+/// and files), phases start together and end together, and before every stage the ranks agree to go on, so a
+/// failure or Ctrl-C on one rank stops them all at the same point.
+pub fn execute_in_cluster(
+    plan: &Plan,
+    interrupt: &Interrupt,
+    keep: bool,
+    cluster: Option<&Cluster>,
+    observer: &mut dyn RunObserver,
+) -> Result<RunOutcome, RunError> {
+    let started = Executor::start(plan, interrupt, keep, observer).map(|mut run| {
+        run.cluster = cluster;
+        Some(run)
+    });
+    let Some(mut run) = settle(cluster, interrupt, u64::MAX, started)? else {
+        return Err(RunError::Peer("another rank was interrupted before the first phase".into()));
+    };
     let mut index = 0;
-    while index < plan.phases.len() && !interrupt.is_set() {
+    while index < plan.phases.len() && (cluster.is_some() || !interrupt.is_set()) {
         // A stage is a raw phase and the raw phases after it that run at the same time.
         let together = plan.phases[index + 1..]
             .iter()
             .take_while(|p| p.concurrent && p.kind() == PhaseKind::Raw && plan.phases[index].kind() == PhaseKind::Raw)
             .count();
-        if run.stage(index, index + 1 + together, observer)? == Flow::Stop {
-            break;
+        // In a cluster, only the next stage's agreement stops the run, so that every rank stops at the same point.
+        match run.stage(index, index + 1 + together, observer)? {
+            Flow::Go => {}
+            Flow::Stop if cluster.is_some() => run.stopping = true,
+            Flow::Stop | Flow::Halt => break,
         }
         index += 1 + together;
     }
     Ok(run.finish(observer))
 }
 
+/// In a cluster, the agreement before a stage: `local` is this rank's preparation (`Ok(None)`: interrupted).
+/// Every rank gets the same answer: go (`Ok(Some)`), stop (`Ok(None)`; after an interruption anywhere, this
+/// rank's interrupt flag is set too), or fail (this rank's own error, or `RunError::Peer` naming the rank).
+fn settle<T>(
+    cluster: Option<&Cluster>,
+    interrupt: &Interrupt,
+    stage: u64,
+    local: Result<Option<T>, RunError>,
+) -> Result<Option<T>, RunError> {
+    let Some(cluster) = cluster else { return local };
+    let mine = match &local {
+        Err(e) => Ready::Failed(e.to_string()),
+        _ if interrupt.is_set() => Ready::Interrupted,
+        Ok(None) => Ready::Stop,
+        Ok(Some(_)) => Ready::Go,
+    };
+    match cluster::agree_ready(cluster, Key::new(Key::GATE, stage, 0), &mine) {
+        Ready::Go => local,
+        Ready::Stop => Ok(None),
+        Ready::Interrupted => {
+            interrupt.set();
+            Ok(None)
+        }
+        Ready::Failed(why) => local.and(Err(RunError::Peer(why))),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Flow {
     Go,
+    /// A phase ended early: the run stops after it.
     Stop,
+    /// Every rank has agreed to stop here (one process: the same as `Stop`).
+    Halt,
 }
 
 struct Executor<'p> {
@@ -74,6 +127,10 @@ struct Executor<'p> {
     /// Data verification (`--verify`), shared by every worker of the run.
     verifier: Option<Verifier>,
     keep: bool,
+    /// The other ranks of a multi-host run.
+    cluster: Option<&'p Cluster>,
+    /// In a cluster: a phase ended early, and this rank says so at the next stage's agreement.
+    stopping: bool,
 }
 
 impl<'p> Executor<'p> {
@@ -118,23 +175,30 @@ impl<'p> Executor<'p> {
                 Verifier::new(v.algorithm, v.block, v.seed, files, defaults::BAD_BLOCKS_KEPT)
             }),
             keep,
+            cluster: None,
+            stopping: false,
         })
     }
 
     /// Runs phases `start..end` (one phase, or raw phases that run at the same time).
     fn stage(&mut self, start: usize, end: usize, observer: &mut dyn RunObserver) -> Result<Flow, RunError> {
+        if self.stopping {
+            return self.gate::<()>(start, Ok(None)).map(|_| Flow::Halt);
+        }
         let phase = &self.plan.phases[start];
         match phase.kind() {
             PhaseKind::FileSet => {
                 let fileset = phase.fileset.as_ref().expect("a file-set phase");
+                if self.gate(start, Ok(Some(())))?.is_none() {
+                    return Ok(Flow::Halt);
+                }
                 let outcome = run_fileset_phase(
-                    start,
-                    phase,
-                    fileset,
+                    (start, phase, fileset),
                     &mut self.trees,
                     self.plan.interval,
                     self.interrupt,
                     &self.measured,
+                    self.cluster,
                     observer,
                 );
                 Ok(self.finished(start, phase, outcome, observer))
@@ -144,22 +208,14 @@ impl<'p> Executor<'p> {
         }
     }
 
+    /// The agreement before stage `stage` (see [`settle`]); one process: `local` as it is.
+    fn gate<T>(&self, stage: usize, local: Result<Option<T>, RunError>) -> Result<Option<T>, RunError> {
+        settle(self.cluster, self.interrupt, stage as u64, local)
+    }
+
     fn raw_stage(&mut self, start: usize, end: usize, observer: &mut dyn RunObserver) -> Result<Flow, RunError> {
-        let mut prepared: Vec<(usize, Cow<'p, PhasePlan>, bool)> = Vec::new();
-        for index in start..end {
-            let phase = &self.plan.phases[index];
-            let direct = self.direct_for(phase, observer)?;
-            if let Some(why) = curve_stopped(index, &self.plan.phases, &self.measured) {
-                observer.notice(&format!("{}: skipped, {why}", phase.name));
-                continue;
-            }
-            let phase = with_curve_rate(phase, &self.plan.phases, &self.measured);
-            observer.phase_started(index, &phase);
-            if self.ready_files(index, &phase, direct, observer)? == Flow::Stop {
-                return Ok(Flow::Stop);
-            }
-            prepared.push((index, phase, direct));
-        }
+        let prepared = self.prepare_raw(start, end, observer);
+        let Some(prepared) = self.gate(start, prepared)? else { return Ok(Flow::Halt) };
         let outcomes = self.run_raw(&prepared, observer);
         let mut flow = Flow::Go;
         for ((index, phase, _), outcome) in prepared.iter().zip(outcomes) {
@@ -171,6 +227,34 @@ impl<'p> Executor<'p> {
             }
         }
         Ok(flow)
+    }
+
+    /// Readies the raw phases `start..end` to run together: direct I/O, curve rates, filled files. `None` after
+    /// Ctrl-C.
+    #[allow(clippy::type_complexity)]
+    fn prepare_raw(
+        &mut self,
+        start: usize,
+        end: usize,
+        observer: &mut dyn RunObserver,
+    ) -> Result<Option<Vec<(usize, Cow<'p, PhasePlan>, bool)>>, RunError> {
+        let mut prepared = Vec::new();
+        for index in start..end {
+            let phase = &self.plan.phases[index];
+            let direct = self.direct_for(phase, observer)?;
+            if let Some(why) = curve_stopped(index, &self.plan.phases, &self.measured) {
+                observer.notice(&format!("{}: skipped, {why}", phase.name));
+                continue;
+            }
+            let ranks = self.cluster.map_or(1, Cluster::size);
+            let phase = with_curve_rate(phase, &self.plan.phases, &self.measured, ranks);
+            observer.phase_started(index, &phase);
+            if self.ready_files(index, &phase, direct, observer)? == Flow::Stop {
+                return Ok(None);
+            }
+            prepared.push((index, phase, direct));
+        }
+        Ok(Some(prepared))
     }
 
     /// Runs prepared raw phases: one directly, several at once each under its own coordinator.
@@ -198,6 +282,7 @@ impl<'p> Executor<'p> {
                 interrupted: self.interrupt.flag(),
                 series: SeriesStart::default(),
                 setups: raw::setups(phase, &inputs),
+                sync: self.cluster.map(|cluster| PhaseSync { cluster, phase: *index, step: 0, stonewall: true }),
             };
             run_workers(run, observer).outcome
         };
@@ -220,18 +305,22 @@ impl<'p> Executor<'p> {
     fn streams(&mut self, index: usize, observer: &mut dyn RunObserver) -> Result<Flow, RunError> {
         let phase = &self.plan.phases[index];
         let plan = phase.streams.as_ref().expect("a stream phase");
-        let direct = self.direct_for(phase, observer)?;
-        observer.phase_started(index, phase);
-        if self.ready_files(index, phase, direct, observer)? == Flow::Stop {
-            return Ok(Flow::Stop);
-        }
+        let ready = match self.direct_for(phase, observer) {
+            Ok(direct) => {
+                observer.phase_started(index, phase);
+                self.ready_files(index, phase, direct, observer).map(|flow| (flow == Flow::Go).then_some(direct))
+            }
+            Err(e) => Err(e),
+        };
+        let Some(direct) = self.gate(index, ready)? else { return Ok(Flow::Halt) };
         let rates = plan.estimate.and_then(|e| {
             let random = self.measured[e.random_phase]?;
             let sequential = self.measured[e.sequential_phase]?;
             Some(RawRates { random_chunk_iops: random.ops_per_sec, sequential_mbps: sequential.bytes_per_sec / 1e6 })
         });
         let table = &self.plan.target.files;
-        let outcome = run_stream_phase(index, plan, table, direct, rates, self.plan.interval, self.interrupt, observer);
+        let inputs = StreamInputs { index, plan, table, direct, interval: self.plan.interval, cluster: self.cluster };
+        let outcome = run_stream_phase(&inputs, rates, self.interrupt, observer);
         Ok(self.finished(index, phase, outcome, observer))
     }
 
@@ -270,7 +359,7 @@ impl<'p> Executor<'p> {
             }
         }
         if phase.pre_read
-            && let Err(e) = layout::pre_read(&used, phase.engine, self.interrupt.flag())
+            && let Err(e) = layout::pre_read(&read_extents(phase, &used), phase.engine, self.interrupt.flag())
         {
             return stopped(e);
         }
@@ -317,7 +406,11 @@ impl<'p> Executor<'p> {
         outcome: PhaseOutcome,
         observer: &mut dyn RunObserver,
     ) -> Flow {
-        self.measured[index] = Some(Measured::of_phase(phase, &outcome));
+        let measured = Measured::of_phase(phase, &outcome);
+        self.measured[index] = Some(match self.cluster {
+            Some(cluster) => cluster::agree_measured(cluster, index, measured),
+            None => measured,
+        });
         observer.phase_finished(index, phase, &outcome);
         let flow = if outcome.stop == StopReason::Completed { Flow::Go } else { Flow::Stop };
         self.outcomes.push(outcome);
@@ -341,6 +434,21 @@ impl<'p> Executor<'p> {
         }
         RunOutcome { phases: self.outcomes, interrupted: self.interrupt.is_set(), cleanup_error, verify }
     }
+}
+
+/// What fio's pre_read reads of each file: from its start to the end of the last byte the phase addresses (a
+/// phase over the first 64 MiB of a disk warms those, not the whole disk).
+fn read_extents(phase: &PhasePlan, used: &[&FilePlan]) -> Vec<FilePlan> {
+    let regions = || phase.workers.iter().flat_map(|w| w.workload.regions.iter());
+    phase
+        .files
+        .iter()
+        .zip(used)
+        .map(|(&index, file)| {
+            let end = regions().filter(|r| r.file == index).map(|r| r.start + r.len).max().unwrap_or(file.size.0);
+            FilePlan { size: crate::units::Bytes(end.min(file.size.0)), ..(*file).clone() }
+        })
+        .collect()
 }
 
 /// Forwards a concurrent phase's reports to the run's observer, one at a time.

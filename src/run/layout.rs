@@ -87,8 +87,9 @@ pub fn invalidate(path: &Path, writable: bool) {
 
 /// Reads every file once through the page cache (fio pre_read), so that a buffered phase starts warm. Not
 /// measured.
-pub fn pre_read(files: &[&FilePlan], engine: EngineKind, interrupted: Arc<AtomicBool>) -> Result<(), LayoutError> {
-    pass(files, false, false, engine, interrupted, &mut |_, _| {}).map_err(LayoutError::from)
+pub fn pre_read(files: &[FilePlan], engine: EngineKind, interrupted: Arc<AtomicBool>) -> Result<(), LayoutError> {
+    let files: Vec<&FilePlan> = files.iter().collect();
+    pass(&files, false, false, engine, interrupted, &mut |_, _| {}).map_err(LayoutError::from)
 }
 
 fn drop_cached_pages(file: &File) {

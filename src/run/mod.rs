@@ -3,6 +3,7 @@
 //! system, draw progress and write results without this layer knowing about any of them.
 
 mod clock;
+pub mod cluster;
 mod core;
 mod curves;
 mod execute;
@@ -35,7 +36,8 @@ pub use signals::{INTERRUPTED_EXIT, Interrupt};
 pub use verify_pass::{VerifyOutcome, read_back};
 pub use workdir::{Stale, WorkDir, remove_stale, run_id};
 
-pub use execute::execute;
+pub use cluster::{Cluster, Transport};
+pub use execute::{execute, execute_in_cluster};
 pub use layout::LayoutError;
 /// Bytes per ingest write (the planner models ingest with the same requests).
 pub use streams::INGEST_WRITE;
@@ -96,4 +98,7 @@ pub enum RunError {
     DeviceBusy { path: PathBuf },
     #[error("cannot open {path}: {cause}")]
     Open { path: PathBuf, cause: std::io::Error },
+    /// Multi-host runs: another rank failed (named, with its error), so this one stopped too.
+    #[error("{0}")]
+    Peer(String),
 }

@@ -14,6 +14,7 @@ use std::thread::ScopedJoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::RunObserver;
+use super::cluster::{self, PhaseSync, RankEnd};
 use super::core::WorkerEnd;
 use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
@@ -26,9 +27,16 @@ pub struct PhaseControl {
     pub interrupted: Arc<AtomicBool>,
     /// Set when an I/O error stops the phase (without `--continue-on-error`) or an engine fails.
     pub abort: AtomicBool,
+    /// Another rank of a multi-host run stopped this phase (it finished first, or failed): `abort` is set too,
+    /// but this rank's own share ended without an error.
+    pub stopped_by_peer: AtomicBool,
 }
 
 impl PhaseControl {
+    pub fn new(interrupted: Arc<AtomicBool>) -> PhaseControl {
+        PhaseControl { interrupted, abort: AtomicBool::new(false), stopped_by_peer: AtomicBool::new(false) }
+    }
+
     #[inline]
     pub fn stop_requested(&self) -> bool {
         self.interrupted.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
@@ -40,7 +48,7 @@ impl PhaseControl {
             StopReason::Failed(failure)
         } else if self.interrupted.load(Ordering::Relaxed) {
             StopReason::Interrupted
-        } else if self.abort.load(Ordering::Relaxed) {
+        } else if self.abort.load(Ordering::Relaxed) && !self.stopped_by_peer.load(Ordering::Relaxed) {
             StopReason::IoError
         } else {
             StopReason::Completed
@@ -49,7 +57,7 @@ impl PhaseControl {
 }
 
 /// Why a phase ended.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 pub enum StopReason {
     /// Its runtime or I/O amount was reached.
@@ -79,6 +87,8 @@ pub struct PhaseOutcome {
     pub started: SystemTime,
     /// Interval reports made (the next phase-internal run continues the series after them).
     pub intervals: u64,
+    /// Multi-host runs: how each rank's share ended, in rank order (empty for a run of one process).
+    pub ranks: Vec<RankEnd>,
 }
 
 /// Where a run of workers' intervals fall in their phase's series: a stream phase runs one set of workers per
@@ -117,6 +127,8 @@ pub(super) struct PhaseRun<'a> {
     pub series: SeriesStart,
     /// One per worker, run on the worker's own thread.
     pub setups: Vec<SetUp<'a>>,
+    /// Multi-host runs: how this run of workers takes part (`None`: one process).
+    pub sync: Option<PhaseSync<'a>>,
 }
 
 /// What the workers of a phase left: the outcome, and each worker's schedule (`None` when it never ran).
@@ -126,13 +138,17 @@ pub(super) struct Ran<'a> {
 }
 
 /// Runs the workers of one phase: all set up first, then started together, their snapshots gathered into
-/// intervals and totals until the last has finished.
+/// intervals and totals until the last has finished. With `run.sync`, the ranks of a multi-host run start
+/// together too (the start agreement is the barrier), stop one another (`cluster::link`) and end with one
+/// outcome.
 pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver) -> Ran<'a> {
-    let control = PhaseControl { interrupted: run.interrupted.clone(), abort: AtomicBool::new(false) };
+    let control = PhaseControl::new(run.interrupted.clone());
     let started = SystemTime::now();
     let (tx, rx) = mpsc::channel();
     let workers = run.setups.len();
-    let (index, interval, ramp, floor, direct) = (run.index, run.interval, run.ramp, run.floor, run.direct);
+    let (index, interval, ramp, floor, direct, sync) =
+        (run.index, run.interval, run.ramp, run.floor, run.direct, run.sync);
+    let over = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let (mut go, mut spares, mut handles) = (Vec::new(), Vec::new(), Vec::new());
         for (id, setup) in run.setups.into_iter().enumerate() {
@@ -145,49 +161,67 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
             handles.push(scope.spawn(move || worker_thread(id as u32, setup, interval, control, channels)));
         }
         drop(tx);
-        let (caps, setup_error) = wait_ready(&rx, &handles);
+        let (caps, mut setup_error) = wait_ready(&rx, &handles);
+        if let Some(sync) = &sync {
+            setup_error = cluster::agree_start(sync, setup_error.as_deref());
+        }
+        let start = Instant::now();
+        go.iter().for_each(|g| {
+            let _ = g.send(setup_error.is_none().then_some(start));
+        });
         if let Some(error) = setup_error {
-            go.iter().for_each(|g| {
-                let _ = g.send(None);
-            });
             handles.into_iter().for_each(|h| drop(h.join()));
             let outcome = PhaseOutcome { started, ..failed_outcome(direct, StopReason::Failed(error)) };
             return Ran { outcome, schedules: (0..workers).map(|_| None).collect() };
         }
-        let start = Instant::now();
-        go.iter().for_each(|g| {
-            let _ = g.send(Some(start));
-        });
+        let (control, over) = (&control, &over);
+        let linked = sync.map(|sync| scope.spawn(move || cluster::link(&sync, control, over)));
         let mut gather = Gatherer::new(workers, interval, spares);
         gather.floor = floor;
         gather.series = run.series;
-        gather.follow(&rx, &control, index, start + ramp, observer);
-        // A worker that panicked did not finish its share: the phase failed, whatever the others did.
-        let (ends, schedules): (Vec<WorkerEnd>, Vec<_>) = handles
-            .into_iter()
-            .enumerate()
-            .map(|(id, h)| {
-                h.join().unwrap_or_else(|_| {
-                    let failure = format!("worker {id} stopped unexpectedly (a bug in streamcap; please report it)");
-                    (WorkerEnd { failure: Some(failure), ..WorkerEnd::default() }, None)
-                })
-            })
-            .unzip();
+        gather.follow(&rx, control, index, start + ramp, observer);
+        let (ends, schedules) = join_workers(handles);
         gather.flush(index, observer);
         let failure = ends.iter().find_map(|e| e.failure.clone()).or(gather.floor_breach.take());
+        let mut stop = control.stop_reason(failure);
+        let mut ranks = Vec::new();
+        if let (Some(sync), Some(linked)) = (&sync, linked) {
+            cluster::say_done(sync, &stop);
+            over.store(true, Ordering::Relaxed);
+            let _ = linked.join();
+            (stop, ranks) = cluster::agree_end(sync, &stop, gather.measured);
+        }
         let outcome = PhaseOutcome {
             totals: gather.totals,
             measured: gather.measured,
-            stop: control.stop_reason(failure),
+            stop,
             errors: gather.errors,
             direct,
             caps,
             issued_by_worker: ends.iter().map(|e| e.issued).collect(),
             started,
             intervals: gather.reported_intervals,
+            ranks,
         };
         Ran { outcome, schedules }
     })
+}
+
+/// Waits for every worker thread. One that panicked did not finish its share: the phase failed, whatever the
+/// others did.
+fn join_workers<'a>(
+    handles: Vec<ScopedJoinHandle<'_, (WorkerEnd, Option<AnySchedule<'a>>)>>,
+) -> (Vec<WorkerEnd>, Vec<Option<AnySchedule<'a>>>) {
+    handles
+        .into_iter()
+        .enumerate()
+        .map(|(id, h)| {
+            h.join().unwrap_or_else(|_| {
+                let failure = format!("worker {id} stopped unexpectedly (a bug in streamcap; please report it)");
+                (WorkerEnd { failure: Some(failure), ..WorkerEnd::default() }, None)
+            })
+        })
+        .unzip()
 }
 
 /// Waits until every worker has said whether it is ready. A worker thread that ends without saying so (a panic
@@ -234,6 +268,7 @@ pub(super) fn failed_outcome(direct: bool, stop: StopReason) -> PhaseOutcome {
         issued_by_worker: Vec::new(),
         started: SystemTime::now(),
         intervals: 0,
+        ranks: Vec::new(),
     }
 }
 

@@ -113,6 +113,7 @@ pub fn pass(
         interrupted,
         series: SeriesStart::default(),
         setups: vec![setup],
+        sync: None,
     };
     let mut observer = Progress { done: 0, total, report: progress };
     let outcome = run_workers(run, &mut observer).outcome;

@@ -13,6 +13,9 @@ pub struct ProgressLine {
     bar: ProgressBar,
     /// `--quiet`: only notices and problems are printed.
     quiet: bool,
+    /// Prints no lines at all, notices neither (a rank of a multi-host run other than rank 0, which speaks for
+    /// all).
+    silent: bool,
 }
 
 impl ProgressLine {
@@ -25,7 +28,12 @@ impl ProgressLine {
                 .expect("the template is valid")
                 .progress_chars("=> "),
         );
-        ProgressLine { bar, quiet: !enabled }
+        ProgressLine { bar, quiet: !enabled, silent: false }
+    }
+
+    /// Draws nothing and prints no line.
+    pub fn silent() -> ProgressLine {
+        ProgressLine { silent: true, ..ProgressLine::new(false) }
     }
 
     pub fn start_phase(&self, index: usize, phases: usize, name: &str) {
@@ -88,6 +96,9 @@ impl ProgressLine {
 
     /// Prints a line the user must see even with `--quiet`: a notice or a problem.
     pub fn notice(&self, text: &str) {
+        if self.silent {
+            return;
+        }
         // Notices and phase names come from job files: no control character reaches the terminal.
         self.bar.suspend(|| eprintln!("{}", crate::escape::for_terminal(text)));
     }

@@ -16,6 +16,6 @@ pub use crate::spec::{Assignment, ChunkSize, FORMATS, Format, IngestSpec, Mix};
 pub use capacity::{SearchOutcome, SearchSettings, search};
 pub use estimate::{CapacityEstimate, RawRates, compare, estimate};
 pub use model::{Arrival, ChunkWant, Player, PlayerConfig, StreamStats};
-pub use outcome::{IngestOutcome, StepOutcome};
+pub use outcome::{ClientStep, IngestOutcome, StepOutcome};
 pub use setup::{MediaFile, MediaKey, StreamsConfig, ViewerPlan, defaults};
 pub use viewers::{Chunk, ViewerNext, Viewers};

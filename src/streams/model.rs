@@ -119,7 +119,7 @@ enum Cause {
 }
 
 /// One stream's figures. Durations are wall time.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StreamStats {
     /// From the stream's start to the start of playback; `None` if it never started playing.
     pub startup: Option<Duration>,

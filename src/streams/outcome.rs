@@ -28,6 +28,29 @@ pub struct StepOutcome {
     pub engine: &'static str,
     /// Background writers (`ingest`), when there were any.
     pub ingest: Option<IngestOutcome>,
+    /// Multi-host runs: what each client (rank) saw of the step, in rank order; empty for one process.
+    pub clients: Vec<ClientStep>,
+}
+
+/// One client's share of a step in a multi-host run: enough to tell whether a client, rather than the storage,
+/// held the streams back.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClientStep {
+    /// The client's rank.
+    pub rank: u32,
+    /// Its host name.
+    pub host: String,
+    /// Viewers this client ran.
+    pub viewers: u32,
+    /// Of those, streams that stalled or never started.
+    pub stalled: u32,
+    /// Reads that failed on this client.
+    pub errors: u64,
+    /// Issue − due at the 99th percentile: this client's own delay in issuing reads that were due (a busy CPU
+    /// or a slow network stack shows here, not in the storage's latency).
+    pub issue_lag_p99: Duration,
+    /// Completion − due at the 99th percentile, as this client saw it.
+    pub lateness_p99: Duration,
 }
 
 /// What the ingest writers of a step did.
@@ -47,8 +70,13 @@ impl StepOutcome {
     /// Streams that stalled at least once or never started playing. After Ctrl-C, a viewer that had received
     /// nothing yet (its watch had not begun, or had just begun) is not counted: it was stopped, not stalled.
     pub fn stalled(&self) -> u32 {
-        let stopped_early = |s: &StreamStats| self.interrupted && s.bytes == 0;
-        self.streams.iter().filter(|s| s.stalls > 0 || (s.startup.is_none() && !stopped_early(s))).count() as u32
+        self.streams.iter().filter(|s| self.is_stalled(s)).count() as u32
+    }
+
+    /// Whether one stream stalled or never started (see [`StepOutcome::stalled`]).
+    pub fn is_stalled(&self, s: &StreamStats) -> bool {
+        let stopped_early = self.interrupted && s.bytes == 0;
+        s.stalls > 0 || (s.startup.is_none() && !stopped_early)
     }
 
     /// Streams whose start-up took longer than `max_startup`.

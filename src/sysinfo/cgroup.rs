@@ -4,7 +4,8 @@
 //! The limit is the smallest `memory.max` (cgroup v2) or `memory.limit_in_bytes` (v1) on the path from the
 //! process's own cgroup (named in /proc/self/cgroup) up to the root of the mounted hierarchy, because a parent's
 //! limit binds its children. Hosts with both hierarchies mounted (hybrid) are read in both. "max" and the huge
-//! values v1 uses for "unlimited" mean no limit. This file only reads; it never creates or moves a cgroup.
+//! values v1 uses for "unlimited" mean no limit. It also names the process's own memory cgroup directory (where
+//! `sweep --memory` makes its group). This file only reads; it never creates or moves a cgroup.
 
 use std::path::{Path, PathBuf};
 
@@ -38,30 +39,61 @@ pub fn memory_limit() -> Option<MemoryLimit> {
 /// mounted as `mounts` lists them (tests point the mount points into a temporary tree).
 pub fn memory_limit_in(cgroups: &str, mounts: &[MountEntry]) -> Option<MemoryLimit> {
     let mut best: Option<MemoryLimit> = None;
-    for line in cgroups.lines() {
-        let mut fields = line.splitn(3, ':');
-        let (Some(_id), Some(controllers), Some(path)) = (fields.next(), fields.next(), fields.next()) else {
-            continue;
-        };
-        let (fs_type, file) = if controllers.is_empty() {
-            ("cgroup2", "memory.max")
-        } else if controllers.split(',').any(|c| c == "memory") {
-            ("cgroup", "memory.limit_in_bytes")
-        } else {
-            continue;
-        };
-        let found = mounts
-            .iter()
-            .filter(|m| m.fs_type == fs_type && (fs_type == "cgroup2" || has_option(&m.super_options, "memory")))
-            .find_map(|m| cgroup_dir(m, path).map(|dir| (m, dir)))
-            .and_then(|(m, dir)| smallest_limit(&m.mount_point, &dir, file));
-        if let Some(limit) = found
+    for group in memory_groups(cgroups, mounts) {
+        let file = if group.v2 { "memory.max" } else { "memory.limit_in_bytes" };
+        if let Some(limit) = smallest_limit(&group.top, &group.dir, file)
             && best.as_ref().is_none_or(|b| limit.limit < b.limit)
         {
             best = Some(limit);
         }
     }
     best
+}
+
+/// A memory cgroup of this process, as mounted here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryCgroupDir {
+    /// The process's own cgroup directory ("/sys/fs/cgroup/memory/box").
+    pub dir: PathBuf,
+    /// Where its hierarchy is mounted.
+    pub top: PathBuf,
+    /// cgroup v2 (`memory.max`); false: v1 (`memory.limit_in_bytes`).
+    pub v2: bool,
+}
+
+/// The directory of this process's memory cgroup, where a child group with a smaller limit can be made: the
+/// v1 memory hierarchy when mounted (hybrid hosts keep the controller there), else v2 when it offers `memory`.
+pub fn own_memory_cgroup() -> Option<MemoryCgroupDir> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let groups = memory_groups(&cgroups, &read_mountinfo().ok()?);
+    let offers_memory = |g: &&MemoryCgroupDir| {
+        !g.v2
+            || read_trimmed(g.dir.join("cgroup.controllers"))
+                .is_some_and(|c| has_option(&c.replace(' ', ","), "memory"))
+    };
+    groups.iter().filter(|g| !g.v2).chain(groups.iter().filter(|g| g.v2)).find(offers_memory).cloned()
+}
+
+/// Every memory hierarchy this process is in, with its directory under the mount that shows it.
+fn memory_groups(cgroups: &str, mounts: &[MountEntry]) -> Vec<MemoryCgroupDir> {
+    let mut found = Vec::new();
+    for line in cgroups.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(_id), Some(controllers), Some(path)) = (fields.next(), fields.next(), fields.next()) else {
+            continue;
+        };
+        let v2 = controllers.is_empty();
+        if !v2 && !controllers.split(',').any(|c| c == "memory") {
+            continue;
+        }
+        let fs_type = if v2 { "cgroup2" } else { "cgroup" };
+        let group = mounts
+            .iter()
+            .filter(|m| m.fs_type == fs_type && (v2 || has_option(&m.super_options, "memory")))
+            .find_map(|m| cgroup_dir(m, path).map(|dir| MemoryCgroupDir { dir, top: m.mount_point.clone(), v2 }));
+        found.extend(group);
+    }
+    found
 }
 
 fn has_option(options: &str, wanted: &str) -> bool {
@@ -130,6 +162,11 @@ mod tests {
         let limit = memory_limit_in(cgroups, &mounts(t, "/")).expect("the parent's limit binds");
         assert_eq!(limit.limit, Bytes::gib(1));
         assert_eq!(limit.file, t.join("memory/box/memory.limit_in_bytes"));
+        // Both hierarchies of a hybrid host; `own_memory_cgroup` prefers v1 and takes v2 only when it offers memory.
+        let groups = memory_groups(cgroups, &mounts(t, "/"));
+        let v1 = MemoryCgroupDir { dir: t.join("memory/box/inner"), top: t.join("memory"), v2: false };
+        let v2 = MemoryCgroupDir { dir: t.join("unified"), top: t.join("unified"), v2: true };
+        assert_eq!(groups, [v1, v2]);
     }
 
     #[test]

@@ -20,7 +20,7 @@ mod sysfs;
 #[cfg(test)]
 mod loop_tests;
 
-pub use cgroup::{MemoryLimit, memory_limit};
+pub use cgroup::{MemoryCgroupDir, MemoryLimit, memory_limit, own_memory_cgroup};
 pub use host::{HostFacts, effective_ram};
 pub use limits::ProcessLimits;
 pub use proc::{

@@ -60,6 +60,14 @@ impl LoopDevice {
         LoopDevice { device: PathBuf::from(device), backing: backing.to_path_buf() }
     }
 
+    /// A loop device that reaches its backing file with direct I/O (`losetup --direct-io=on`), so its reads are
+    /// the backing disk's and not the page cache's (streamcap treats a cached loop device as memory).
+    pub fn new_direct(backing: &Path, size: u64) -> LoopDevice {
+        std::fs::File::create(backing).and_then(|f| f.set_len(size)).expect("create the backing file");
+        let device = run(Command::new("losetup").args(["-f", "--show", "--direct-io=on"]).arg(backing));
+        LoopDevice { device: PathBuf::from(device), backing: backing.to_path_buf() }
+    }
+
     pub fn name(&self) -> String {
         self.device.file_name().unwrap().to_string_lossy().to_string()
     }

@@ -125,6 +125,11 @@ impl<'a> ResultRecorder<'a> {
         recorder
     }
 
+    /// The plan being run.
+    pub fn plan(&self) -> &'a Plan {
+        self.plan
+    }
+
     /// The run stopped on an error outside its phases: the partial result is kept once a phase had started (a
     /// set-up failure before that writes nothing, and an earlier file of that name stays as it was).
     pub fn failed(&mut self) {

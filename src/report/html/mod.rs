@@ -5,6 +5,7 @@
 //! backgrounds and keep charts whole. Sections: verdict or summary first, then charts, then the facts (host,
 //! devices, notices and cache flags, configuration).
 
+mod cache;
 mod capacity;
 mod charts;
 mod compare;
@@ -115,6 +116,9 @@ impl Renderer for Html {
             let title = "Verdict: concurrent streams with no stall and start-up within 2 s";
             section(out, "verdict", title, &verdict)?;
             section(out, "figures", "Headline figures", &tables::check_figures(check))?;
+        }
+        if let Some(cache) = &result.cache {
+            section(out, "cache", "Cache and media plateaus", &cache::cache_section(cache))?;
         }
         if let Some(streams) = &result.streams {
             let mut body = tables::steps_table(streams);

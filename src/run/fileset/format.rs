@@ -81,6 +81,7 @@ pub fn format(
         interrupted: stop.clone(),
         series: SeriesStart::default(),
         setups,
+        sync: None,
     };
     let total: u64 = (0..plan.files).map(|f| plan.sizes.size_of(f, plan.seed)).sum();
     let mut observer = Progress { done: 0, total, report: progress };

@@ -14,6 +14,7 @@ use std::time::Duration;
 pub use format::FormatStats;
 pub use schedule::FileSetSchedule;
 
+use super::cluster::{Cluster, Key, PhaseSync, Ready, agree_ready};
 use super::curves::Measured;
 use super::phase::failed_outcome;
 use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
@@ -103,16 +104,16 @@ impl Drop for Trees {
     }
 }
 
-/// Runs one file-set phase: the format step on each of its trees, then its workloads.
-#[allow(clippy::too_many_arguments)]
+/// Runs one file-set phase (its index, plan and file-set plan): the format step on each of its trees, then its
+/// workloads. In a multi-host run every rank formats its own trees, and the workloads start only when every
+/// rank's format step went well.
 pub fn run_fileset_phase(
-    index: usize,
-    phase: &PhasePlan,
-    fs: &FileSetPlan,
+    (index, phase, fs): (usize, &PhasePlan, &FileSetPlan),
     trees: &mut Trees,
     interval: Duration,
     interrupt: &Interrupt,
     measured: &[Option<Measured>],
+    cluster: Option<&Cluster>,
     observer: &mut dyn RunObserver,
 ) -> PhaseOutcome {
     observer.phase_started(index, phase);
@@ -148,6 +149,9 @@ pub fn run_fileset_phase(
         }
     }
     observer.fileset_formatted(index, &report);
+    if let Some(cluster) = cluster {
+        problem = agree_formatted(cluster, index, problem, interrupt);
+    }
     let runs_workload = !matches!(fs.format, FormatMode::Only | FormatMode::Clean) && !fs.workloads.is_empty();
     match problem {
         Some(stop) => failed_outcome(fs.trees.iter().any(|t| t.direct), stop),
@@ -160,8 +164,10 @@ pub fn run_fileset_phase(
                 FileRate::Max => None,
                 FileRate::PerSecond(r) => Some(r),
                 FileRate::PercentOfMax { percent, of_phase } => {
+                    // In a cluster the measured rate is every rank's together; each rank takes its share.
                     let max = measured.get(of_phase).copied().flatten().map_or(0.0, |m| m.requested_per_sec);
-                    Some(max.max(1.0) * percent / 100.0)
+                    let ranks = cluster.map_or(1.0, |c| f64::from(c.size()));
+                    Some(max.max(1.0) * percent / 100.0 / ranks)
                 }
             };
             let inputs = runner::Inputs {
@@ -172,9 +178,32 @@ pub fn run_fileset_phase(
                 rate,
                 interval,
                 interrupted: flag.clone(),
+                sync: cluster.map(|cluster| PhaseSync { cluster, phase: index, step: 0, stonewall: true }),
             };
             runner::run_workloads(inputs, observer)
         }
+    }
+}
+
+/// Whether every rank's format step went well: the first failure (named), else an interruption anywhere.
+fn agree_formatted(
+    cluster: &Cluster,
+    index: usize,
+    problem: Option<StopReason>,
+    interrupt: &Interrupt,
+) -> Option<StopReason> {
+    let mine = match &problem {
+        None => Ready::Go,
+        Some(StopReason::Failed(why)) => Ready::Failed(why.clone()),
+        Some(_) => Ready::Interrupted,
+    };
+    match agree_ready(cluster, Key::new(Key::GATE, index as u64, 1), &mine) {
+        Ready::Go | Ready::Stop => None,
+        Ready::Interrupted => {
+            interrupt.set();
+            Some(StopReason::Interrupted)
+        }
+        Ready::Failed(why) => Some(StopReason::Failed(why)),
     }
 }
 

@@ -10,6 +10,7 @@ use super::schedule::{FileSetSchedule, Shared};
 use super::tree::TreeState;
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
 use crate::plan::{FileSetPlan, FileWorkloadPlan, PhasePlan};
+use crate::run::cluster::PhaseSync;
 use crate::run::pattern::fill_random;
 use crate::run::phase::{PhaseRun, SeriesStart, run_workers};
 use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
@@ -27,10 +28,12 @@ pub struct Inputs<'a> {
     pub rate: Option<f64>,
     pub interval: Duration,
     pub interrupted: Arc<AtomicBool>,
+    /// Multi-host runs: how the workloads take part.
+    pub sync: Option<PhaseSync<'a>>,
 }
 
 pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> PhaseOutcome {
-    let Inputs { index, phase, fileset, states, rate, interval, interrupted } = inputs;
+    let Inputs { index, phase, fileset, states, rate, interval, interrupted, sync } = inputs;
     let direct = states.iter().any(|s| s.direct);
     let busy: Vec<(BitSet, BitSet)> =
         fileset.trees.iter().map(|t| (BitSet::new(t.files, false), BitSet::new(t.dirs, false))).collect();
@@ -69,6 +72,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
         interrupted,
         series: SeriesStart::default(),
         setups,
+        sync,
     };
     run_workers(run, observer).outcome
 }

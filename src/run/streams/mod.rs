@@ -12,26 +12,37 @@ pub use schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
 pub use step::media_files;
 use step::{StepInputs, run_step};
 
+use super::cluster::Cluster;
 use super::phase::SeriesStart;
 use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
 use crate::metrics::Recorder;
 use crate::plan::{FilePlan, StreamCount, StreamsPlan};
 use crate::streams::{RawRates, SearchSettings, estimate, search};
 
-/// Runs one stream phase. `rates`: the raw rates its estimate phases measured, if it has any.
-#[allow(clippy::too_many_arguments)]
+/// What a stream phase runs with.
+pub struct StreamInputs<'a> {
+    pub index: usize,
+    pub plan: &'a StreamsPlan,
+    /// The run's file table (the test media are in it).
+    pub table: &'a [FilePlan],
+    pub direct: bool,
+    pub interval: Duration,
+    /// Multi-host runs: the viewers of every step are spread over the ranks (clients), and the search counts
+    /// them all.
+    pub cluster: Option<&'a Cluster>,
+}
+
+/// Runs one stream phase. `rates`: the raw rates its estimate phases measured, if it has any (in a cluster, every
+/// rank's together).
 pub fn run_stream_phase(
-    index: usize,
-    plan: &StreamsPlan,
-    table: &[FilePlan],
-    direct: bool,
+    phase: &StreamInputs<'_>,
     rates: Option<RawRates>,
-    interval: Duration,
     interrupt: &Interrupt,
     observer: &mut dyn RunObserver,
 ) -> PhaseOutcome {
+    let StreamInputs { index, plan, table, direct, interval, cluster } = *phase;
     let media = media_files(plan, table);
-    let inputs = StepInputs { index, plan, media: &media, direct, interval, interrupted: interrupt.flag() };
+    let inputs = StepInputs { index, plan, media: &media, direct, interval, interrupted: interrupt.flag(), cluster };
     if let Some(rates) = rates {
         observer.stream_estimate(index, rates);
     }

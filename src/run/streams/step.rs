@@ -11,6 +11,7 @@ use super::schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
 use crate::metrics::OpClass;
 use crate::plan::{MediaSource, StreamsPlan};
+use crate::run::cluster::{Cluster, PhaseSync, merge_step, viewers_of};
 use crate::run::open::{OpenFor, open_data_file};
 use crate::run::pattern::fill_random;
 use crate::run::phase::{PhaseRun, Ran, SeriesStart, run_workers};
@@ -27,6 +28,8 @@ pub struct StepInputs<'a> {
     pub direct: bool,
     pub interval: Duration,
     pub interrupted: Arc<AtomicBool>,
+    /// Multi-host runs: this rank runs its share of each step's viewers (rank 0 the ingest writers too).
+    pub cluster: Option<&'a Cluster>,
 }
 
 /// The media file a viewer's key maps to: streamcap's own media by key; the user's files and URLs in turn.
@@ -48,14 +51,19 @@ pub fn run_step(
 ) -> (PhaseOutcome, StepOutcome) {
     let plan = inputs.plan;
     let viewers = plan.config.viewers(count, &mut |key| media_index(plan, key));
+    // Every rank lays out the same viewers and runs its own share of them; one process runs them all.
+    let (rank, ranks) = inputs.cluster.map_or((0, 1), |c| (c.rank(), c.size()));
+    let mine = viewers_of(rank, ranks, viewers.len());
     let ingest_paths: Vec<PathBuf> = match &plan.ingest {
-        Some(ingest) => (0..ingest.writers).map(|w| ingest.dir.join(format!("ingest-{step}-{w}.bin"))).collect(),
-        None => Vec::new(),
+        Some(ingest) if rank == 0 => {
+            (0..ingest.writers).map(|w| ingest.dir.join(format!("ingest-{step}-{w}.bin"))).collect()
+        }
+        _ => Vec::new(),
     };
-    let workers = plan.workers.clamp(1, count.max(1)) as usize;
+    let workers = plan.workers.clamp(1, (mine.len() as u32).max(1)) as usize;
     let mut setups: Vec<SetUp<'_>> = Vec::new();
     for w in 0..workers {
-        let share: Vec<usize> = (w..viewers.len()).step_by(workers).collect();
+        let share: Vec<usize> = mine.iter().skip(w).step_by(workers).copied().collect();
         let viewers = &viewers;
         setups.push(Box::new(move || viewer_worker(inputs, viewers, share)));
     }
@@ -73,6 +81,12 @@ pub fn run_step(
         interrupted: inputs.interrupted.clone(),
         series,
         setups,
+        sync: inputs.cluster.map(|cluster| PhaseSync {
+            cluster,
+            phase: inputs.index,
+            step: step.into(),
+            stonewall: false,
+        }),
     };
     let Ran { outcome, schedules } = run_workers(run, observer);
     for path in &ingest_paths {
@@ -86,7 +100,10 @@ pub fn run_step(
         }
     }
     let measured = step_outcome(inputs, count, &outcome, streams);
-    (outcome, measured)
+    match inputs.cluster {
+        Some(cluster) => (outcome, merge_step(cluster, inputs.index, step, measured)),
+        None => (outcome, measured),
+    }
 }
 
 fn step_outcome(
@@ -122,6 +139,7 @@ fn step_outcome(
         interrupted: inputs.interrupted.load(Ordering::Relaxed),
         engine: outcome.caps.map_or(inputs.plan.engine.name(), |c| c.kind.name()),
         ingest,
+        clients: Vec::new(),
     }
 }
 

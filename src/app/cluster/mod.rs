@@ -1,0 +1,182 @@
+//! A command as one rank of a multi-host run: rank 0 reads the job and every rank gets it (`share`), every rank
+//! plans for its own host with its own facts and work directory, so every safety rule holds per rank, and a
+//! rank whose plan is refused stops them all with its host and error (`agree`); the observer (`observer.rs`)
+//! reduces every rank's intervals to rank 0, which alone prints and writes results; the exit code is rank 0's,
+//! on every rank.
+//!
+//! Why the job and not the plan is shared: a plan holds one host's facts (free space, devices, the work
+//! directory named by host and process), so a plan made on rank 0 would be checked against the wrong disks
+//! everywhere else. The job is what the user asked; every rank turns it into a plan the same way and runs it
+//! on the one I/O core. The ranks' plans must have the same phases (`agree_shape`), since phases start and end
+//! together.
+//!
+//! The transport is given (`mpi::MpiTransport` with the `mpi` feature; an in-process one in tests); nothing
+//! here knows MPI.
+
+// Without the `mpi` feature nothing starts a rank, yet the ranks' protocol is still built and its unit tests run
+// over the in-process transport, so the default build's `cargo test` covers it.
+#![cfg_attr(not(feature = "mpi"), allow(dead_code))]
+
+mod launch;
+mod merge;
+mod observer;
+mod run;
+
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use launch::{alone, launched_by, run_ranks};
+pub use observer::ClusterObserver;
+
+use crate::plan::Plan;
+use crate::results::{ClusterResult, RankHost, TargetInfo};
+use crate::run::Cluster;
+use crate::run::cluster::Key;
+use crate::sysinfo::HostFacts;
+
+/// What the app's own messages are about (above the run layer's kinds).
+pub(super) mod kind {
+    use crate::run::cluster::Key;
+    pub const INTERVAL: u8 = Key::USER + 1;
+    pub const REPORT: u8 = Key::USER + 2;
+    pub const STEP_CPU: u8 = Key::USER + 3;
+    pub const HOSTS: u8 = Key::USER + 4;
+    pub const EXIT: u8 = Key::USER + 5;
+    pub const JOB: u8 = Key::USER + 6;
+    pub const PLAN: u8 = Key::USER + 7;
+    pub const CLEANUP: u8 = Key::USER + 8;
+}
+
+/// This process as a rank of a multi-host run.
+pub struct Session {
+    pub cluster: Cluster,
+}
+
+impl Session {
+    pub fn is_root(&self) -> bool {
+        self.cluster.is_root()
+    }
+
+    /// What rank 0 makes, on every rank; rank 0's failure is every rank's (only rank 0 says it).
+    pub fn share<T: Serialize + DeserializeOwned>(&self, make: impl FnOnce() -> Result<T>) -> Result<T> {
+        let mine = if self.is_root() {
+            match make() {
+                Ok(value) => (Some(value), None),
+                Err(e) => (None, Some(format!("{e:#}"))),
+            }
+        } else {
+            (None, None)
+        };
+        let bytes = serde_json::to_vec(&(&mine.0, &mine.1)).expect("a job is plain data");
+        let shared = self.cluster.broadcast(Key::new(kind::JOB, 0, 0), &bytes);
+        let (value, error): (Option<T>, Option<String>) =
+            serde_json::from_slice(&shared).map_err(|e| anyhow!("the job from rank 0 could not be read: {e}"))?;
+        match (value, error, mine.1) {
+            (_, Some(_), Some(own)) => Err(anyhow!(own)),
+            (_, Some(error), None) => Err(anyhow!(error)),
+            (Some(value), None, _) => Ok(value),
+            (None, None, _) => Err(anyhow!("rank 0 sent no job")),
+        }
+    }
+
+    /// `local` on every rank if every rank's is `Ok`; otherwise every rank fails with the first failure, named
+    /// by rank and host.
+    pub fn agree<T>(&self, what: u64, local: Result<T>) -> Result<T> {
+        let mine = match &local {
+            Ok(_) => Vec::new(),
+            Err(e) => format!("{e:#}").into_bytes(),
+        };
+        let all = self.cluster.exchange(Key::new(kind::PLAN, what, 0), &mine);
+        match all.iter().enumerate().find(|(_, said)| !said.is_empty()) {
+            None => local,
+            Some((rank, said)) => Err(anyhow!("{}: {}", self.cluster.name(rank as u32), String::from_utf8_lossy(said))),
+        }
+    }
+
+    /// Every rank's plan must have the same phases in the same order (names, kinds, workers), since the phases
+    /// start and end together on every rank.
+    pub fn agree_shape(&self, plan: &Plan) -> Result<()> {
+        let shape: Vec<String> =
+            plan.phases.iter().map(|p| format!("{} {:?} {} workers", p.name, p.kind(), p.jobs)).collect();
+        let mine = serde_json::to_vec(&shape).expect("plain data");
+        let all = self.cluster.exchange(Key::new(kind::PLAN, u64::MAX, 0), &mine);
+        match all.iter().position(|other| *other != all[0]) {
+            None => Ok(()),
+            Some(rank) => Err(anyhow!(
+                "{} planned other phases than rank 0 ({} against {}): every rank must run the same job; check \
+                 that all hosts run the same streamcap version and see the same kind of target",
+                self.cluster.name(rank as u32),
+                String::from_utf8_lossy(&all[rank]),
+                String::from_utf8_lossy(&all[0])
+            )),
+        }
+    }
+
+    /// Every rank's host and target, for rank 0's result (empty elsewhere).
+    pub fn hosts(&self, host: &HostFacts, target: &TargetInfo) -> ClusterResult {
+        let rank = self.cluster.rank();
+        let mine =
+            serde_json::to_vec(&RankHost { rank, host: host.clone(), target: target.clone() }).expect("plain data");
+        let all = self.cluster.exchange(Key::new(kind::HOSTS, 0, 0), &mine);
+        let hosts = all.iter().filter_map(|b| serde_json::from_slice(b).ok()).collect();
+        ClusterResult { ranks: self.cluster.size(), hosts, ..ClusterResult::default() }
+    }
+
+    /// Rank 0's exit code on every rank, after every rank's clean-up problem (if any) was said by rank 0.
+    pub fn finish(&self, code: ExitCode, cleanup: Option<&str>) -> ExitCode {
+        let problems = self.cluster.exchange(Key::new(kind::CLEANUP, 0, 0), cleanup.unwrap_or("").as_bytes());
+        let mut failed = false;
+        for (rank, problem) in problems.iter().enumerate().filter(|(_, p)| !p.is_empty()) {
+            failed = true;
+            if self.is_root() && rank != 0 {
+                super::output::say(&format!(
+                    "Error: {}: {}; remove it by hand",
+                    self.cluster.name(rank as u32),
+                    String::from_utf8_lossy(problem)
+                ));
+            }
+        }
+        let code = if failed { ExitCode::from(2) } else { code };
+        let mine = (0..=u8::MAX).find(|&n| ExitCode::from(n) == code).unwrap_or(2);
+        let shared = self.cluster.broadcast(Key::new(kind::EXIT, 0, 0), &[mine]);
+        ExitCode::from(shared.first().copied().unwrap_or(2))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::cluster::local::ranks;
+
+    #[test]
+    fn rank_zeros_job_reaches_every_rank_and_its_failure_fails_all() {
+        let got = ranks(3, |cluster| {
+            let session = Session { cluster };
+            let job = session.share(|| Ok(vec![1u32, 2, 3]));
+            let refused = session.share::<u32>(|| Err(anyhow!("no such job file")));
+            (job.ok(), refused.map_err(|e| e.to_string()))
+        });
+        for (job, refused) in got {
+            assert_eq!(job, Some(vec![1, 2, 3]));
+            assert_eq!(refused, Err("no such job file".to_string()));
+        }
+    }
+
+    #[test]
+    fn a_refused_plan_on_one_rank_stops_all_and_names_it() {
+        let got = ranks(3, |cluster| {
+            let session = Session { cluster };
+            let local = if session.cluster.rank() == 1 { Err(anyhow!("too little free space")) } else { Ok(7) };
+            let agreed = session.agree(0, local).map_err(|e| e.to_string());
+            let code = session.finish(ExitCode::from(if session.is_root() { 1 } else { 0 }), None);
+            (agreed, code)
+        });
+        for (agreed, code) in got {
+            assert_eq!(agreed, Err("rank 1 (host1): too little free space".to_string()));
+            assert_eq!(code, ExitCode::from(1));
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! The `RunObserver` of a rank in a multi-host run. Every rank keeps its own silent `ResultRecorder` (its
+//! figures, devices and CPU: its row of the per-host breakdown). Ranks other than 0 send each interval, the
+//! row of each phase and their CPU in each stream step to rank 0; rank 0 merges the intervals of every rank
+//! (`merge.rs`) and feeds the merged ones, and at each phase's end the merged outcome, to the `ResultRecorder`
+//! that prints, writes the JSON and CSV, and keeps the breakdown in `RunResult::cluster`.
+//!
+//! What it must not do: wait for a message that the other ranks send only later in the run (rank 0 waits for a
+//! phase's rows only after the phase's end agreement, by when every rank has sent them or is about to).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::Session;
+use super::kind;
+use super::merge::{PhaseMerge, RankInterval};
+use crate::app::observer::ResultRecorder;
+use crate::app::output::say;
+use crate::metrics::ErrorRecord;
+use crate::plan::{PhasePlan, defaults};
+use crate::results::{ClientFigures, ClusterPhase, ClusterStep, RankPhase, client_verdict, done_figures};
+use crate::run::cluster::Key;
+use crate::run::{FormatReport, IntervalReport, PhaseOutcome, RunObserver};
+use crate::streams::{RawRates, SearchOutcome, StepOutcome};
+use crate::sysinfo::{HostFacts, ProcessCpu};
+
+/// A rank's row of a phase, sent to rank 0.
+#[derive(Serialize, Deserialize)]
+struct Report {
+    row: RankPhase,
+    errors: Vec<ErrorRecord>,
+}
+
+pub struct ClusterObserver<'a> {
+    session: &'a Session,
+    host: HostFacts,
+    /// This rank's own figures.
+    local: ResultRecorder<'a>,
+    /// Rank 0: the merged result, printed and written.
+    main: Option<ResultRecorder<'a>>,
+    merges: BTreeMap<usize, PhaseMerge>,
+    /// CPU time and wall time when the current stream step started.
+    step_start: Option<(ProcessCpu, Instant)>,
+    /// Steps seen per stream phase.
+    steps: BTreeMap<usize, u64>,
+}
+
+impl<'a> ClusterObserver<'a> {
+    /// `main`: rank 0's recorder (with `result.cluster` set); `None` on the other ranks.
+    pub fn new(
+        session: &'a Session,
+        host: HostFacts,
+        mut local: ResultRecorder<'a>,
+        main: Option<ResultRecorder<'a>>,
+    ) -> Self {
+        local.vdbench_lines = false;
+        ClusterObserver {
+            session,
+            host,
+            local,
+            main,
+            merges: BTreeMap::new(),
+            step_start: None,
+            steps: BTreeMap::new(),
+        }
+    }
+
+    /// Rank 0's recorder, once the run is over.
+    pub fn into_main(self) -> Option<ResultRecorder<'a>> {
+        self.main
+    }
+
+    fn key(kind: u8, phase: usize) -> Key {
+        Key::new(kind, phase as u64, 0)
+    }
+
+    /// Rank 0: takes every interval that has arrived for `phase`, and reports those no rank can add to.
+    fn merge_arrived(&mut self, phase: usize, all: bool) {
+        let Some(merge) = self.merges.get_mut(&phase) else { return };
+        let cluster = &self.session.cluster;
+        while let Some((from, bytes)) = cluster.wait_for(Self::key(kind::INTERVAL, phase), Duration::ZERO) {
+            match RankInterval::decode(&bytes) {
+                Ok(interval) => merge.add(from, interval),
+                Err(e) => say(&format!("warning: {}: {e}", cluster.name(from))),
+            }
+        }
+        let ready = merge.ready(all);
+        let Some(main) = self.main.as_mut() else { return };
+        for (index, start, length, recorder) in ready {
+            main.interval(&IntervalReport { phase, index, start, length, recorder: &recorder });
+        }
+    }
+
+    /// This rank's row of phase `index`, from its own recorder.
+    fn row(&self, index: usize) -> Option<RankPhase> {
+        let phase = self.local.result.phases.iter().find(|p| p.index == index)?;
+        Some(RankPhase::of(self.session.cluster.rank(), &self.host, phase))
+    }
+
+    /// Rank 0 at a phase's end: every rank's row, the rest of the merged intervals, the merged outcome.
+    fn finish_phase(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
+        let cluster = &self.session.cluster;
+        let mut rows: Vec<RankPhase> = self.row(index).into_iter().collect();
+        let mut errors = outcome.errors.clone();
+        for _ in 1..cluster.size() {
+            let (from, bytes) = cluster.wait(Self::key(kind::REPORT, index), "the other ranks' figures");
+            match serde_json::from_slice::<Report>(&bytes) {
+                Ok(report) => {
+                    rows.push(report.row);
+                    errors.extend(report.errors);
+                }
+                Err(e) => say(&format!("warning: the figures of {} could not be read: {e}", cluster.name(from))),
+            }
+        }
+        rows.sort_by_key(|r| r.rank);
+        errors.truncate(defaults::ERRORS_KEPT);
+        self.merges.entry(index).or_insert_with(|| PhaseMerge::new(cluster.size() as usize));
+        for rank in 0..cluster.size() {
+            self.merges.get_mut(&index).expect("inserted").finish(rank);
+        }
+        self.merge_arrived(index, true);
+        let merge = self.merges.remove(&index).expect("inserted");
+        // Raw and file-set phases end when the last rank ended; a stream phase's steps end together.
+        let last_done = outcome.ranks.iter().map(|r| r.measured).max().unwrap_or(outcome.measured);
+        let merged = PhaseOutcome {
+            totals: merge.totals,
+            measured: if phase.streams.is_some() { outcome.measured } else { last_done },
+            stop: outcome.stop.clone(),
+            errors,
+            direct: outcome.direct,
+            caps: outcome.caps,
+            issued_by_worker: outcome.issued_by_worker.clone(),
+            started: outcome.started,
+            intervals: merge.emitted,
+            ranks: outcome.ranks.clone(),
+        };
+        let Some(main) = self.main.as_mut() else { return };
+        main.phase_finished(index, phase, &merged);
+        let intervals = main.result.phases.iter().find(|p| p.index == index).map(|p| p.intervals.clone());
+        let done: Vec<(u32, String, f64)> = match phase.streams {
+            Some(_) => Vec::new(),
+            None => outcome.ranks.iter().map(|r| (r.rank, r.host.clone(), r.measured.as_secs_f64())).collect(),
+        };
+        let (first_done, last_done) = done_figures(&intervals.unwrap_or_default(), &done).unzip();
+        if let Some(result) = main.result.cluster.as_mut() {
+            result.phases.push(ClusterPhase { index, name: phase.name.clone(), first_done, last_done, ranks: rows });
+        }
+        main.save();
+    }
+
+    /// streamcap's CPU use over the step just ended, percent of all this host's CPUs.
+    fn step_cpu(&mut self) -> f64 {
+        let Some((cpu, at)) = self.step_start.take() else { return 0.0 };
+        let used = ProcessCpu::read().cpu_since(&cpu).as_secs_f64();
+        let wall = at.elapsed().as_secs_f64().max(1e-9);
+        used / wall / f64::from(self.host.cpu_count.max(1)) * 100.0
+    }
+
+    /// Rank 0: every client's figures of the step just merged.
+    fn client_step(&mut self, phase: usize, number: u64, step: &StepOutcome, own_cpu: f64) -> ClusterStep {
+        let cluster = &self.session.cluster;
+        let mut cpu = vec![0.0; cluster.size() as usize];
+        cpu[0] = own_cpu;
+        for _ in 1..cluster.size() {
+            let (from, bytes) = cluster.wait(Key::new(kind::STEP_CPU, phase as u64, number), "the clients' CPU");
+            let said = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0.0, f64::from_le_bytes);
+            if let Some(slot) = cpu.get_mut(from as usize) {
+                *slot = said;
+            }
+        }
+        let (max_stalled, max_startup) = self
+            .local
+            .plan()
+            .phases
+            .get(phase)
+            .and_then(|p| p.streams.as_ref())
+            .map_or((0, Duration::MAX), |s| (s.target.max_stalled, s.target.max_startup));
+        let clients = step
+            .clients
+            .iter()
+            .map(|c| ClientFigures {
+                rank: c.rank,
+                host: c.host.clone(),
+                viewers: c.viewers,
+                stalled: c.stalled,
+                errors: c.errors,
+                issue_lag_p99_ms: c.issue_lag_p99.as_secs_f64() * 1e3,
+                lateness_p99_ms: c.lateness_p99.as_secs_f64() * 1e3,
+                cpu_busy_pct: cpu.get(c.rank as usize).copied().unwrap_or(0.0),
+            })
+            .collect();
+        ClusterStep { phase, count: step.count, meets_target: step.meets(max_stalled, max_startup), clients }
+    }
+}
+
+impl RunObserver for ClusterObserver<'_> {
+    fn notice(&mut self, text: &str) {
+        match self.main.as_mut() {
+            Some(main) => main.notice(text),
+            None => say(&format!("{}: note: {text}", self.session.cluster.name(self.session.cluster.rank()))),
+        }
+    }
+
+    fn prefill(&mut self, phase: usize, done: u64, total: u64) {
+        if let Some(main) = self.main.as_mut() {
+            main.prefill(phase, done, total);
+        }
+    }
+
+    fn phase_started(&mut self, index: usize, phase: &PhasePlan) {
+        self.local.phase_started(index, phase);
+        if let Some(main) = self.main.as_mut() {
+            main.phase_started(index, phase);
+            self.merges.insert(index, PhaseMerge::new(self.session.cluster.size() as usize));
+        }
+    }
+
+    fn measuring(&mut self, index: usize) {
+        self.local.measuring(index);
+        if let Some(main) = self.main.as_mut() {
+            main.measuring(index);
+        }
+    }
+
+    fn interval(&mut self, report: &IntervalReport<'_>) {
+        self.local.interval(report);
+        let bytes = RankInterval::encode(report.index, report.start, report.length, report.recorder);
+        // Rank 0 sends to itself too: its intervals join the others' in the same merge.
+        self.session.cluster.send(0, Self::key(kind::INTERVAL, report.phase), bytes);
+        if self.main.is_some() {
+            self.merge_arrived(report.phase, false);
+        }
+    }
+
+    fn phase_finished(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
+        self.local.phase_finished(index, phase, outcome);
+        if self.main.is_some() {
+            self.finish_phase(index, phase, outcome);
+            return;
+        }
+        let Some(row) = self.row(index) else { return };
+        let report = Report { row, errors: outcome.errors.clone() };
+        let bytes = serde_json::to_vec(&report).expect("plain data");
+        self.session.cluster.send(0, Self::key(kind::REPORT, index), bytes);
+    }
+
+    fn fileset_formatted(&mut self, phase: usize, report: &FormatReport) {
+        self.local.fileset_formatted(phase, report);
+        if let Some(main) = self.main.as_mut() {
+            main.fileset_formatted(phase, report);
+        }
+    }
+
+    fn stream_estimate(&mut self, phase: usize, rates: RawRates) {
+        if let Some(main) = self.main.as_mut() {
+            main.stream_estimate(phase, rates);
+        }
+    }
+
+    fn stream_step_started(&mut self, phase: usize, count: u32) {
+        self.step_start = Some((ProcessCpu::read(), Instant::now()));
+        if let Some(main) = self.main.as_mut() {
+            main.stream_step_started(phase, count);
+        }
+    }
+
+    fn stream_step(&mut self, phase: usize, step: &StepOutcome) {
+        let cpu = self.step_cpu();
+        let number = *self.steps.entry(phase).and_modify(|n| *n += 1).or_insert(0);
+        if self.main.is_none() {
+            let key = Key::new(kind::STEP_CPU, phase as u64, number);
+            self.session.cluster.send(0, key, cpu.to_le_bytes().to_vec());
+            return;
+        }
+        let clients = self.client_step(phase, number, step, cpu);
+        let main = self.main.as_mut().expect("rank 0");
+        if let Some(result) = main.result.cluster.as_mut() {
+            result.steps.push(clients);
+        }
+        main.stream_step(phase, step);
+    }
+
+    fn stream_search(&mut self, phase: usize, found: &SearchOutcome) {
+        let Some(main) = self.main.as_mut() else { return };
+        main.stream_search(phase, found);
+        if let Some(result) = main.result.cluster.as_mut()
+            && let Some(verdict) = client_verdict(result, phase)
+        {
+            main.progress.println(&format!("  clients: {verdict}"));
+            result.verdicts.push((phase, verdict));
+        }
+    }
+}

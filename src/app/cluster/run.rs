@@ -1,0 +1,82 @@
+//! `streamcap run` as one rank of a multi-host run: rank 0 checks the outputs and reads the job, every rank gets
+//! it and plans for its own host (its own work directory and files, every safety rule per rank), the ranks agree
+//! that all plans were made and have the same phases, then every rank runs the plan on the one I/O core
+//! (`run::execute_in_cluster`). Rank 0 alone prints, and writes the JSON, CSV and HTML; the exit code is rank
+//! 0's, on every rank.
+//!
+//! What it must not do: let one rank leave an agreement that the others enter (every early return below happens
+//! on every rank at the same point, since each follows an agreement).
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use super::{ClusterObserver, Session};
+use crate::app::observer::ResultRecorder;
+use crate::app::output::{print_quietly, result_skeleton};
+use crate::app::run::{build_job, check_run_outputs, conclude, plan_here};
+use crate::cli::RunArgs;
+use crate::report::CsvSink;
+use crate::run::{Cluster, Interrupt, ProgressLine, Transport, execute_in_cluster};
+use crate::sysinfo::HostFacts;
+
+/// Joins the other ranks over `transport` and runs. A rank other than 0 keeps quiet about a failure that every
+/// rank shares (rank 0 says it, naming the rank it came from) and exits 2.
+pub fn run_rank(args: &RunArgs, transport: Box<dyn Transport>) -> Result<ExitCode> {
+    let session = Session { cluster: Cluster::join(transport, &HostFacts::gather().hostname) };
+    match run_joined(&session, args) {
+        Err(e) if !session.is_root() => {
+            drop(e);
+            Ok(ExitCode::from(2))
+        }
+        done => done,
+    }
+}
+
+fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> {
+    let job = session.share(|| {
+        check_run_outputs(args)?;
+        if args.verify_only.is_some() {
+            bail!(
+                "--verify-only reads back one host's kept run: run it on each host without mpirun \
+                 (`streamcap run --verify-only DIR`)"
+            );
+        }
+        build_job(args)
+    })?;
+    let (gathered, plan) = session.agree(0, plan_here(args, &job))?;
+    session.agree_shape(&plan)?;
+    if args.dry_run {
+        if session.is_root() {
+            print_quietly(&plan.to_string());
+        }
+        return Ok(session.finish(ExitCode::SUCCESS, None));
+    }
+    let interrupt = session.agree(1, Interrupt::install().context("cannot install the Ctrl-C handler"))?;
+    let skeleton = result_skeleton(&plan, &gathered);
+    let hosts = session.hosts(&gathered.host, &skeleton.target);
+    let local = ResultRecorder::new(&plan, skeleton.clone(), None, None, ProgressLine::silent());
+    let main = session.is_root().then(|| {
+        // Created with its first row: a set-up failure leaves no empty file behind.
+        let csv = args.csv.as_deref().map(CsvSink::new);
+        let progress = ProgressLine::new(!args.quiet);
+        for notice in &plan.notices {
+            progress.notice(&format!("note: {notice}"));
+        }
+        let mut result = skeleton;
+        result.cluster = Some(hosts);
+        let mut recorder = ResultRecorder::new(&plan, result, args.json.clone(), csv, progress);
+        recorder.vdbench_lines &= !args.quiet;
+        recorder
+    });
+    let mut observer = ClusterObserver::new(session, gathered.host.clone(), local, main);
+    let outcome = execute_in_cluster(&plan, &interrupt, args.keep, Some(&session.cluster), &mut observer);
+    // A failure of the run is agreed by every rank (run::cluster), so every rank returns here alike.
+    let cleanup = outcome.as_ref().ok().and_then(|o| o.cleanup_error.clone());
+    let code = match observer.into_main() {
+        Some(mut main) => conclude(args, &plan, &mut main, outcome)?,
+        None => outcome.map(|_| ExitCode::SUCCESS)?,
+    };
+    let cleanup = cleanup.filter(|_| !session.is_root());
+    Ok(session.finish(code, cleanup.as_deref()))
+}

@@ -1,0 +1,164 @@
+//! `streamcap sweep DIR`: iozone -a and AJA's file-size tests, on the one path. One job of raw phases
+//! (`profile`): per file size, mode and record size, write, re-write, read, re-read and random read; planned
+//! (`--dry-run` prints the plan) and run by `run::execute` into one `RunResult`, whose `sweep` section
+//! (`summary`) is derived from the phases every time the result is saved. With `--memory`, all of it runs inside
+//! a memory cgroup of its own (`memory`), entered before the facts are gathered so the effective RAM is the cap.
+//!
+//! Exit codes as `run`: 0 done, 1 failed operations, 2 bad input or set-up, 130 after Ctrl-C (partial result).
+
+mod memory;
+mod profile;
+mod summary;
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use super::facts::{Gathered, gather};
+use super::observer::ResultRecorder;
+use super::output::{check_writable_parent, print_quietly, result_skeleton};
+use crate::cli::SweepArgs;
+use crate::plan::{RunOptions, TargetFacts, build_plan};
+use crate::report::write_sweep_summary;
+use crate::results::{RunStatus, SweepSummary, rfc3339};
+use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
+use crate::units::Bytes;
+use profile::Settings;
+
+pub fn run(args: SweepArgs) -> Result<ExitCode> {
+    if !args.dry_run {
+        super::stale::clear(&[args.dir.as_path()], args.quiet);
+    }
+    if let Some(path) = &args.json {
+        check_writable_parent(path)?;
+    }
+    // Entered first, so that the facts (the effective RAM, the default sizes) see the cap; left when dropped.
+    let _group = match args.memory {
+        Some(limit) if !args.dry_run => Some(memory::MemoryGroup::enter(limit)?),
+        _ => None,
+    };
+    let gathered = gather(&args.dir, true)?;
+    let (settings, bound) = settings(&args, &gathered)?;
+    let keys = settings.keys();
+    let options = RunOptions { run_id: run_id(), ..Default::default() };
+    let plan =
+        build_plan(&profile::sweep_job(&settings), &gathered.facts, &options).context("cannot plan the sweep")?;
+    if args.dry_run {
+        print_quietly(&plan.to_string());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let progress = ProgressLine::new(!args.quiet);
+    progress.println(&format!(
+        "streamcap sweep of {}: {} sizes from {} to {}, {} phases; the files take {} at the end",
+        gathered.canonical.display(),
+        settings.sizes.len(),
+        settings.sizes.first().copied().unwrap_or_default(),
+        settings.sizes.last().copied().unwrap_or_default(),
+        plan.phases.len(),
+        settings.disk_bytes()
+    ));
+    for notice in &plan.notices {
+        progress.println(&format!("note: {notice}"));
+    }
+    let mut skeleton = result_skeleton(&plan, &gathered);
+    skeleton.config = serde_json::json!({ "command": "sweep", "plan": skeleton.config });
+    skeleton.sweep = Some(SweepSummary {
+        sizes_bytes: settings.sizes.iter().map(|s| s.0).collect(),
+        records_bytes: settings.records.iter().map(|r| r.0).collect(),
+        memory_limit_bytes: args.memory.map(|m| m.0),
+        effective_ram_bytes: gathered.host.usable_ram().0,
+        points: Vec::new(),
+        cliff: None,
+        words: String::new(),
+        bound,
+        partial: true,
+    });
+    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
+    recorder.on_save = Some(Box::new(move |result| summary::summarize(result, &keys)));
+    let outcome = execute(&plan, &interrupt, false, &mut recorder);
+    recorder.progress.clear();
+    finish(recorder, outcome, &args)
+}
+
+/// The sizes, records and modes from the flags and the target, or exit 2 with what to do.
+fn settings(args: &SweepArgs, gathered: &Gathered) -> Result<(Settings, Option<String>)> {
+    let TargetFacts::Directory { free, .. } = &gathered.facts.target else {
+        bail!(
+            "{} is not a directory: sweep writes files of each size, so it needs a directory (it works in \
+             DIR/.streamcap and removes everything afterwards)",
+            args.dir.display()
+        );
+    };
+    let (sizes, bound) = match &args.sizes {
+        Some(sizes) => {
+            let mut sizes: Vec<Bytes> = sizes.iter().map(|s| profile::aligned(*s)).collect();
+            sizes.sort();
+            sizes.dedup();
+            (sizes, None)
+        }
+        None => profile::default_sizes(gathered.host.usable_ram(), *free),
+    };
+    let records = args.records.clone().unwrap_or_else(|| profile::RECORDS.to_vec());
+    if sizes.first().is_none_or(|s| s.0 == 0) || records.iter().any(|r| r.0 == 0 || r.0 % 4096 != 0) {
+        bail!("give file sizes of at least 4 KiB and records in whole 4 KiB (--sizes 64M,1G --records 4k,1M)");
+    }
+    let settings = Settings { sizes, records, modes: args.io.modes() };
+    if settings.keys().is_empty() {
+        bail!("every record is larger than every file: give smaller --records or larger --sizes");
+    }
+    if let Some(free) = free
+        && settings.disk_bytes().0 > free.0
+    {
+        bail!(
+            "the files of all sizes take {}, and {} has {free} free: give fewer or smaller --sizes",
+            settings.disk_bytes(),
+            args.dir.display()
+        );
+    }
+    Ok((settings, bound))
+}
+
+/// Saves the final result, prints the summary and picks the exit code.
+fn finish(
+    mut recorder: ResultRecorder<'_>,
+    outcome: Result<RunOutcome, RunError>,
+    args: &SweepArgs,
+) -> Result<ExitCode> {
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            // A set-up failure before any phase started leaves no result file behind.
+            recorder.failed();
+            return Err(error.into());
+        }
+    };
+    let result = &mut recorder.result;
+    result.status = if outcome.interrupted {
+        RunStatus::Interrupted
+    } else {
+        result.phases.iter().map(|p| p.status).find(|s| *s != RunStatus::Completed).unwrap_or(RunStatus::Completed)
+    };
+    result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
+    recorder.save();
+    let result = &recorder.result;
+    if !args.quiet
+        && let Some(sweep) = &result.sweep
+    {
+        let mut text = Vec::new();
+        write_sweep_summary(&mut text, result, sweep).expect("writing to a Vec cannot fail");
+        print_quietly(&String::from_utf8_lossy(&text));
+    }
+    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
+        return Ok(code);
+    }
+    Ok(match result.status {
+        RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),
+        RunStatus::Failed => ExitCode::from(2),
+        RunStatus::IoError => ExitCode::from(1),
+        RunStatus::Completed | RunStatus::Running if result.phases.iter().any(|p| p.errors.count > 0) => {
+            ExitCode::from(1)
+        }
+        RunStatus::Completed | RunStatus::Running => ExitCode::SUCCESS,
+    })
+}

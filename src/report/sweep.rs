@@ -1,0 +1,83 @@
+//! The summary of a `sweep` result, for the terminal: one table of every size × record × mode (MB/s of each
+//! pass, the closing flush of the first write in its own column), then the cliff in words, why the sizes stop
+//! where they do, and the warnings (errors; not the cache flag of the buffered passes, which is the point of
+//! the sweep and is what the cliff line explains; a cache beneath the OS once per device). Reads only `results` types, so `streamcap report r.json`
+//! prints the same thing again.
+
+use std::io::{self, Write};
+
+use comfy_table::{CellAlignment, Table};
+
+use super::terminal::{STYLE, write_warnings};
+use crate::results::{RunResult, SweepPoint, SweepSummary};
+use crate::units::{Bytes, format_mbps};
+
+pub fn write_sweep_summary(out: &mut dyn Write, result: &RunResult, sweep: &SweepSummary) -> io::Result<()> {
+    let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
+    writeln!(out, "streamcap {} · sweep · {}{fs}", result.tool.version, result.target.path)?;
+    let limit = sweep.memory_limit_bytes.map_or(String::new(), |m| format!(" · inside a {} memory cgroup", Bytes(m)));
+    writeln!(
+        out,
+        "effective RAM {}{limit} · MB/s per pass; writes include their closing fsync",
+        Bytes(sweep.effective_ram_bytes)
+    )?;
+    writeln!(out)?;
+    let mut t = Table::new();
+    t.load_style(STYLE);
+    t.set_header(["size", "record", "I/O", "write", "flush", "re-write", "read", "re-read", "random read"]);
+    for p in &sweep.points {
+        t.add_row(row(p));
+    }
+    for column in 3..9 {
+        if let Some(c) = t.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    writeln!(out, "{t}")?;
+    writeln!(out)?;
+    writeln!(out, "{}", sweep.words)?;
+    if let Some(bound) = &sweep.bound {
+        writeln!(out, "note: {bound}; run with --memory SIZE to see the cliff within the space you have")?;
+    }
+    if sweep.partial {
+        writeln!(out, "partial: the sweep stopped before the end; the rows above are what it measured")?;
+    }
+    write_warnings(out, &judged(result))
+}
+
+/// The result as its warnings should see it: buffered passes are cache-affected on purpose (no flag), and a
+/// device that looks like a cache beneath the OS is said once, by the first direct pass that showed it.
+fn judged(result: &RunResult) -> RunResult {
+    let mut judged = result.clone();
+    let mut said: Vec<String> = Vec::new();
+    for phase in &mut judged.phases {
+        if !phase.direct {
+            phase.cache_affected = false;
+        }
+        for device in &mut phase.devices {
+            let name = device.activity.name.clone();
+            if !phase.direct || said.contains(&name) {
+                device.implausible = None;
+            } else if device.implausible.is_some() {
+                said.push(name);
+            }
+        }
+    }
+    judged
+}
+
+fn row(p: &SweepPoint) -> Vec<String> {
+    let mbps = |v: Option<f64>| v.map_or_else(|| "-".to_string(), format_mbps);
+    let flush = p.write_flush_s.map_or_else(|| "-".to_string(), |s| format!("{:.0} ms", s * 1e3));
+    vec![
+        Bytes(p.size_bytes).to_string(),
+        Bytes(p.record_bytes).to_string(),
+        if p.direct { "direct" } else { "buffered" }.to_string(),
+        mbps(p.write_mbps),
+        flush,
+        mbps(p.rewrite_mbps),
+        mbps(p.read_mbps),
+        mbps(p.reread_mbps),
+        mbps(p.random_read_mbps),
+    ]
+}

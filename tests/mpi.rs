@@ -1,0 +1,272 @@
+//! Multi-host runs under a real `mpirun` (Open MPI) on this one host: several ranks give one result with the
+//! totals and a per-rank breakdown, a failure on one rank is named with its rank and host, and a build without
+//! the `mpi` feature refuses to run as one of several ranks. The tests that start mpirun need the binary built
+//! with `--features mpi` (scripts/test does so) and skip loudly when mpirun is missing.
+
+mod common;
+
+use std::path::Path;
+#[cfg(feature = "mpi")]
+use std::process::{Command, Output};
+
+#[cfg(not(feature = "mpi"))]
+use common::streamcap;
+
+/// No work directory or data file is left in `dir` (work directories live in `dir/.streamcap/`).
+fn nothing_left(dir: &Path) -> bool {
+    let no_runs = |d: &Path| {
+        std::fs::read_dir(d)
+            .map_or(true, |entries| entries.flatten().all(|e| !e.file_name().to_string_lossy().starts_with("run-")))
+    };
+    no_runs(dir) && no_runs(&dir.join(".streamcap"))
+}
+
+/// Without the `mpi` feature, a process that a launcher started as one of several ranks would run alone and
+/// write over the others' result: it refuses, says how to build with the feature, and creates nothing.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_the_feature_refuses_to_run_as_one_of_several_ranks() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("r.json");
+    let out = streamcap()
+        .args(["run", "--rw", "read", "--size", "1M", "--runtime", "1s", "--json"])
+        .arg(&json)
+        .arg(dir.path())
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .env("OMPI_COMM_WORLD_RANK", "0")
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("built without the `mpi` feature") && stderr.contains("--features mpi"), "{stderr}");
+    assert!(!json.exists() && nothing_left(dir.path()));
+}
+
+/// One rank alone under a launcher runs as usual without the feature (`mpirun -np 1` is a plain run).
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_the_feature_runs_as_the_only_rank() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    streamcap()
+        .args(["run", "--rw", "read", "--size", "1M", "--runtime", "1s", "--quiet"])
+        .arg(dir.path())
+        .env("OMPI_COMM_WORLD_SIZE", "1")
+        .assert()
+        .success();
+}
+
+/// `streams` and `check` do not run across ranks yet: as one of several ranks they refuse (in either build)
+/// rather than each run alone and write over one another's result.
+#[test]
+fn streams_and_check_refuse_to_run_as_one_of_several_ranks() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (command, args) in [("streams", &["--bitrate", "3Mbit", "--count", "2"][..]), ("check", &[][..])] {
+        let mut cmd = common::streamcap();
+        cmd.arg(command).args(args).arg(dir.path()).env("OMPI_COMM_WORLD_SIZE", "3");
+        let out = cmd.output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(&format!("`streamcap {command}` does not run across ranks yet")), "{stderr}");
+        assert!(nothing_left(dir.path()));
+    }
+}
+
+/// `mpirun` with the flags a root user on one host needs; `None` (after saying SKIPPED) when it is missing.
+#[cfg(feature = "mpi")]
+fn mpirun(test: &str, ranks: u32) -> Option<Command> {
+    let found = Command::new("sh").args(["-c", "command -v mpirun"]).output().is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("SKIPPED {test}: mpirun is not installed (Debian: openmpi-bin)");
+        return None;
+    }
+    let mut cmd = Command::new("mpirun");
+    // `plm isolated` starts every rank on this host without an ssh or rsh agent, which a fresh machine may lack.
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "--mca", "plm", "isolated", "-np", &ranks.to_string()]);
+    cmd.env_remove("RUST_BACKTRACE");
+    Some(cmd)
+}
+
+#[cfg(feature = "mpi")]
+fn text(out: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Four ranks read at once: one result whose totals are the sum of the ranks' operations, with every rank in the
+/// per-host breakdown (terminal and JSON), the stonewall figures, a merged p99 that lies within the ranks' own
+/// (a percentile of the merged histograms, never an average), and no data file left behind.
+#[cfg(feature = "mpi")]
+#[test]
+fn four_ranks_give_one_result_with_totals_and_a_per_rank_breakdown() {
+    let Some(mut cmd) = mpirun("four_ranks_give_one_result_with_totals_and_a_per_rank_breakdown", 4) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("r.json");
+    let out = cmd
+        .arg(common::streamcap_path())
+        .args(["run", "--rw", "randread", "--bs", "4k", "--size", "8M", "--runtime", "2s", "--json"])
+        .arg(&json)
+        .arg(dir.path())
+        .output()
+        .expect("mpirun runs");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stdout.matches("per rank:").count(), 1, "one summary, from rank 0:\n{stdout}");
+    assert!(stdout.contains("4 ranks: rank 0 on"), "{stdout}");
+    assert!(stdout.contains("first done (rank") && stdout.contains("last done (rank"), "{stdout}");
+
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    let phase = &result["phases"][0];
+    let cluster = &result["cluster"];
+    assert_eq!(cluster["ranks"], 4);
+    assert_eq!(cluster["hosts"].as_array().map(Vec::len), Some(4));
+    let ranks = cluster["phases"][0]["ranks"].as_array().expect("per-rank rows");
+    assert_eq!(ranks.iter().map(|r| r["rank"].as_u64().expect("rank")).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    let per_rank: u64 = ranks.iter().map(|r| r["ops"].as_u64().expect("ops")).sum();
+    let total = phase["read"]["ops"].as_u64().expect("merged ops");
+    assert!(total > 0 && ranks.iter().all(|r| r["ops"].as_u64() > Some(0)), "{ranks:?}");
+    assert_eq!(total, per_rank, "the totals are every rank's operations");
+    let series: u64 =
+        phase["intervals"].as_array().expect("intervals").iter().map(|i| i["read"]["ops"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(series, total, "the merged interval series holds every operation");
+    assert_eq!(cluster["phases"][0]["last_done"]["ops"].as_u64(), Some(total));
+    let first = cluster["phases"][0]["first_done"]["ops"].as_u64().expect("first done");
+    assert!(first <= total);
+    // A percentile of a mixture lies between the parts' percentiles; an average of percentiles need not be a
+    // bucket at all, and merged buckets keep every value on the same bucket bounds.
+    let p99 = |v: &serde_json::Value| v.as_u64().expect("a p99");
+    let merged = phase["read"]["latency"]["percentiles_ns"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["p"].as_f64() == Some(99.0)))
+        .map(|p| p99(&p["ns"]))
+        .expect("merged p99");
+    let own: Vec<u64> = ranks.iter().map(|r| p99(&r["p99_latency_ns"])).collect();
+    assert!(own.iter().min() <= Some(&merged) && Some(&merged) <= own.iter().max(), "{merged} against {own:?}");
+    assert!(nothing_left(dir.path()), "every rank removed its work directory");
+}
+
+/// A rank whose target does not exist (MPMD: rank 1 is given another directory) stops every rank before any
+/// I/O; rank 0 names it with its host and error, and nothing is written.
+#[cfg(feature = "mpi")]
+#[test]
+fn a_failing_rank_is_named_and_stops_all() {
+    let Some(mut cmd) = mpirun("a_failing_rank_is_named_and_stops_all", 1) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("r.json");
+    let missing = dir.path().join("missing");
+    let args = ["run", "--rw", "read", "--size", "1M", "--runtime", "1s", "--json"];
+    let out = cmd
+        .arg(common::streamcap_path())
+        .args(args)
+        .arg(&json)
+        .arg(dir.path())
+        .args([":", "-np", "1"])
+        .arg(common::streamcap_path())
+        .args(args)
+        .arg(&json)
+        .arg(&missing)
+        .output()
+        .expect("mpirun runs");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Error:")).collect();
+    assert_eq!(errors.len(), 1, "rank 0 alone says it:\n{stderr}");
+    assert!(errors[0].starts_with("Error: rank 1 (") && errors[0].contains("missing does not exist"), "{stderr}");
+    assert!(!json.exists() && nothing_left(dir.path()));
+}
+
+/// mpirun itself, killed if a test ends before it does.
+#[cfg(feature = "mpi")]
+struct Running(std::process::Child);
+
+#[cfg(feature = "mpi")]
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Ctrl-C on mpirun (SIGINT; mpirun sends SIGTERM to every rank) stops every rank cleanly: one partial result
+/// with the part that ran (its totals still the sum of the ranks), exit code non-zero, and no data file left.
+/// mpirun kills the ranks soon after SIGTERM by default (1 s, too short here); `odls_base_sigkill_timeout` gives
+/// them time to finish (docs/multi-host.md).
+#[cfg(feature = "mpi")]
+#[test]
+fn ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data() {
+    use std::time::{Duration, Instant};
+    let Some(mut cmd) = mpirun("ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data", 2) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("r.json");
+    cmd.args(["--mca", "odls_base_sigkill_timeout", "5"])
+        .arg(common::streamcap_path())
+        .args(["run", "--rw", "randread", "--bs", "4k", "--size", "8M", "--runtime", "60s", "--json"])
+        .arg(&json)
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut running = Running(cmd.spawn().expect("mpirun starts"));
+    // The JSON is first written when the phase starts; let it run a little after that.
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while !json.exists() {
+        assert!(running.0.try_wait().expect("mpirun").is_none(), "mpirun ended before the phase started");
+        assert!(Instant::now() < give_up, "the phase never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = rustix::process::Pid::from_raw(running.0.id() as i32).expect("a child has a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("send SIGINT to mpirun");
+    let give_up = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = running.0.try_wait().expect("mpirun") {
+            break status;
+        }
+        assert!(Instant::now() < give_up, "mpirun did not stop after Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    assert_eq!(result["status"], "interrupted", "{result}");
+    let phase = &result["phases"][0];
+    assert_eq!(phase["status"], "interrupted");
+    let total = phase["read"]["ops"].as_u64().expect("merged ops");
+    let ranks = result["cluster"]["phases"][0]["ranks"].as_array().expect("per-rank rows");
+    assert_eq!(ranks.len(), 2);
+    assert!(total > 0);
+    assert_eq!(total, ranks.iter().map(|r| r["ops"].as_u64().expect("ops")).sum::<u64>());
+    assert!(nothing_left(dir.path()), "every rank removed its data files");
+}
+
+/// Stonewalling: each rank's budget is 24 MiB of reads; the first rank to finish it stops the other, which is no
+/// failure (exit 0, every rank `completed`), no rank reads past its budget, and the result gives both the "first
+/// done" and the "last done" figures (whether the other rank was stopped short depends on timing).
+#[cfg(feature = "mpi")]
+#[test]
+fn the_first_rank_done_ends_the_phase_for_all_and_both_figures_are_given() {
+    let Some(mut cmd) = mpirun("the_first_rank_done_ends_the_phase_for_all_and_both_figures_are_given", 2) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("r.json");
+    let out = cmd
+        .arg(common::streamcap_path())
+        .args(["run", "--rw", "randread", "--bs", "4k", "--size", "8M", "--io-size", "24M", "--runtime", "60s"])
+        .arg("--json")
+        .arg(&json)
+        .arg(dir.path())
+        .output()
+        .expect("mpirun runs");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    assert_eq!(result["phases"][0]["status"], "completed");
+    let cluster = &result["cluster"]["phases"][0];
+    let budget = 24 * 1024 * 1024 / 4096;
+    let ops: Vec<u64> =
+        cluster["ranks"].as_array().expect("rows").iter().map(|r| r["ops"].as_u64().expect("ops")).collect();
+    assert!(ops.iter().all(|&n| n <= budget) && ops.contains(&budget), "{ops:?}");
+    assert!(cluster["ranks"].as_array().expect("rows").iter().all(|r| r["status"] == "completed"));
+    let (first, last) = (&cluster["first_done"], &cluster["last_done"]);
+    assert_eq!(last["ops"].as_u64(), Some(ops.iter().sum::<u64>()));
+    assert!(first["ops"].as_u64() <= last["ops"].as_u64());
+    assert!(first["elapsed_s"].as_f64() <= last["elapsed_s"].as_f64());
+    assert!(nothing_left(dir.path()));
+}

@@ -1,0 +1,213 @@
+//! `streamcap sweep` on real things: a temporary directory (every pass of every size, record and mode, the
+//! flush apart, nothing left behind, the saved result renders again), bad input (exit 2, nothing written), and,
+//! as root, a small ext4 on a loop device throttled with cgroup v1 blkio, swept with `--memory 128M`: the cliff
+//! lies at the cap — re-reads of files under it come from RAM, those of a file over it at the device's speed —
+//! and the memory cgroup is gone afterwards, also after Ctrl-C. Loop devices, mounts and groups are removed in
+//! every outcome by guards.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{Cgroup, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json, streamcap, streamcap_path};
+use predicates::prelude::*;
+
+#[test]
+fn a_directory_gets_every_pass_of_every_size_record_and_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("media");
+    std::fs::create_dir(&target).unwrap();
+    let json = dir.path().join("sweep.json");
+    streamcap()
+        .args(["sweep", "--sizes", "1M,4M", "--records", "64k,1M", "--json"])
+        .arg(&json)
+        .arg(&target)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("re-read"))
+        .stdout(predicate::str::contains("flush"));
+    assert!(common::entries(&target).is_empty(), "the files are removed: {:?}", common::entries(&target));
+    let r = read_json(&json);
+    assert_eq!(r["status"], "completed");
+    let sweep = &r["sweep"];
+    assert_eq!(sweep["partial"], false);
+    let points = sweep["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2 * 2 * 2, "sizes × records × modes");
+    for p in points {
+        for pass in ["write_mbps", "rewrite_mbps", "read_mbps", "reread_mbps", "random_read_mbps", "write_flush_s"] {
+            assert!(p[pass].as_f64().is_some_and(|v| v > 0.0), "{pass} in {p}");
+        }
+    }
+    // Each pass is a phase of its own, over the whole file with the record asked.
+    assert_eq!(r["phases"].as_array().unwrap().len(), 8 * 5);
+    let reread = r["phases"].as_array().unwrap().iter().find(|p| p["name"] == "4 MiB 64 KiB direct re-read").unwrap();
+    assert_eq!((reread["read"]["bytes"].as_u64(), reread["read"]["ops"].as_u64()), (Some(4 << 20), Some(64)));
+    assert!(!sweep["words"].as_str().unwrap().is_empty());
+    let again = streamcap().arg("report").arg(&json).output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stdout).contains("random read"));
+}
+
+#[test]
+fn bad_input_exits_2_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("movie.mkv");
+    std::fs::write(&file, [1u8; 4096]).unwrap();
+    let json = dir.path().join("never.json");
+    streamcap()
+        .args(["sweep", "--json"])
+        .arg(&json)
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a directory"));
+    streamcap()
+        .args(["sweep", "--sizes", "64k", "--records", "1M"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("every record is larger than every file"));
+    streamcap()
+        .args(["sweep", "--sizes", "1M", "--records", "1000"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("whole 4 KiB"));
+    streamcap()
+        .args(["sweep", "--sizes", "100P"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("free"));
+    assert!(!json.exists());
+    assert_eq!(common::entries(dir.path()), ["movie.mkv"]);
+}
+
+/// This process's v1 memory cgroup directory, where streamcap (a child) makes its `streamcap-PID` group; the
+/// guard removes any such group it did not find at the start, and says so, so a failing run leaves none behind.
+struct MemoryGroups {
+    dir: PathBuf,
+    before: Vec<String>,
+}
+
+impl MemoryGroups {
+    fn new(test: &str) -> Option<MemoryGroups> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+        let path = own.lines().find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_string()));
+        let dir = path.map(|p| Path::new(common::MEMORY).join(p.trim_start_matches('/')));
+        match dir.filter(|d| d.join("memory.limit_in_bytes").exists()) {
+            Some(dir) => {
+                let before = Self::groups(&dir);
+                Some(MemoryGroups { dir, before })
+            }
+            None => {
+                eprintln!("SKIPPED {test}: needs the cgroup v1 memory controller");
+                None
+            }
+        }
+    }
+
+    fn groups(dir: &Path) -> Vec<String> {
+        common::entries(dir).into_iter().filter(|n| n.starts_with("streamcap-")).collect()
+    }
+
+    fn new_groups(&self) -> Vec<String> {
+        Self::groups(&self.dir).into_iter().filter(|g| !self.before.contains(g)).collect()
+    }
+}
+
+impl Drop for MemoryGroups {
+    fn drop(&mut self) {
+        for group in self.new_groups() {
+            eprintln!("removing a leftover memory cgroup {group}");
+            let _ = std::fs::remove_dir(self.dir.join(group));
+        }
+    }
+}
+
+/// A small ext4 on a loop device reaching its backing file with direct I/O, mounted under `dir`.
+fn ext4(dir: &Path) -> (LoopDevice, Mount, PathBuf) {
+    let device = LoopDevice::new_direct(&dir.join("disk.img"), 700 << 20);
+    device.mkfs_ext4();
+    let point = dir.join("mnt");
+    std::fs::create_dir(&point).unwrap();
+    let mount = Mount::new(&device.device.to_string_lossy(), &point, &[]);
+    (device, mount, point)
+}
+
+#[test]
+fn a_memory_cap_puts_the_cliff_at_the_cap_and_the_group_is_removed() {
+    let test = "sweep --memory on a throttled ext4 loop device";
+    if !can_use_loop_devices(test) || !can_throttle(test) {
+        return;
+    }
+    let Some(groups) = MemoryGroups::new(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (device, _mount, point) = ext4(dir.path());
+    // The device reads at 100 MiB/s; files that stay in the 128 MiB page cache re-read at RAM's speed (GB/s).
+    let blkio = Cgroup::new("streamcap-sweep");
+    blkio.limit(&device, "read_bps_device", 100 << 20);
+    let json = dir.path().join("sweep.json");
+    blkio.run_streamcap(&format!(
+        "sweep {} --sizes 16M,32M,64M,256M --records 1M --memory 128M --quiet --json {}",
+        point.display(),
+        json.display()
+    ));
+    assert_eq!(groups.new_groups(), Vec::<String>::new(), "the memory cgroup is removed");
+    let r = read_json(&json);
+    assert_eq!(r["host"]["effective_ram"], 128u64 << 20, "the facts were gathered inside the cap");
+    let sweep = &r["sweep"];
+    assert_eq!(sweep["memory_limit_bytes"], 128u64 << 20);
+    let cliff = &sweep["cliff"];
+    eprintln!("{test}: {}", sweep["words"]);
+    let (cached, fallen) = (cliff["cached_up_to_bytes"].as_u64(), cliff["device_from_bytes"].as_u64());
+    assert_eq!((cached, fallen), (Some(64 << 20), Some(256 << 20)), "{cliff}");
+    assert!(cliff["cached_mbps"].as_f64().unwrap() > 3.0 * cliff["fallen_mbps"].as_f64().unwrap(), "{cliff}");
+    assert!(sweep["words"].as_str().unwrap().contains("128 MiB of effective RAM (the --memory cgroup's limit)"));
+}
+
+#[test]
+fn ctrl_c_during_a_memory_capped_sweep_removes_the_group() {
+    let test = "Ctrl-C during sweep --memory";
+    if !common::is_root() {
+        eprintln!("SKIPPED {test}: needs root for a memory cgroup");
+        return;
+    }
+    let Some(groups) = MemoryGroups::new(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sweep.json");
+    let mut child = std::process::Command::new(streamcap_path())
+        .args([
+            "sweep",
+            "--sizes",
+            "128M",
+            "--records",
+            "4k",
+            "--io",
+            "direct",
+            "--memory",
+            "256M",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(dir.path())
+        .env_remove("RUST_BACKTRACE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The group exists once the sweep has started; the JSON once its first phase has.
+    let started = std::time::Instant::now();
+    while !json.exists() && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let in_group = groups.new_groups();
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(in_group.len(), 1, "the sweep ran inside a group of its own: {in_group:?}");
+    assert_eq!(status.code(), Some(130), "Ctrl-C ends with 130");
+    assert_eq!(groups.new_groups(), Vec::<String>::new(), "the memory cgroup is removed after Ctrl-C");
+    assert_eq!(read_json(&json)["status"], "interrupted");
+    assert!(common::entries(dir.path()).iter().all(|e| e == "sweep.json"), "{:?}", common::entries(dir.path()));
+}
