@@ -12,12 +12,14 @@ mod check;
 mod plan;
 mod streams;
 mod sweep;
+mod trial;
 
 pub use cache::{CacheArgs, Load};
 pub use check::{CheckArgs, CheckFormat};
 pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use streams::StreamsArgs;
 pub use sweep::{SweepArgs, SweepIo};
+pub use trial::TrialArgs;
 
 use crate::spec::{
     ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, ReadOptions, RwMode, VerifyChoice,
@@ -66,6 +68,9 @@ pub enum Command {
     /// File size × record size sweeps (write, re-write, read, re-read, random read; buffered and direct), like
     /// iozone -a: names the cache cliff and sets it against the RAM; --memory shows a smaller RAM's effect.
     Sweep(Box<SweepArgs>),
+    /// On blank devices: build each layout with btrfs, measure it, tear it down and wipe it, then compare each
+    /// measurement with the planner's prediction.
+    Trial(Box<TrialArgs>),
 }
 
 #[derive(Debug, Args)]

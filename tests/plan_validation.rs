@@ -23,7 +23,10 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
-use common::{BLKIO, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json, streamcap};
+use common::{
+    LoopDevice, Mount, RootThrottle, can_throttle, can_use_loop_devices, have_btrfs, read_json, streamcap,
+    throttled_catalogue,
+};
 
 /// Emulated drive: bytes/s and requests/s per member.
 const READ_BPS: u64 = 30_000_000;
@@ -31,52 +34,9 @@ const WRITE_BPS: u64 = 20_000_000;
 const READ_IOPS: u64 = 150;
 const WRITE_IOPS: u64 = 1000;
 const MEMBER_BYTES: u64 = 768 << 20;
+const LIMITS: [u64; 4] = [READ_BPS, WRITE_BPS, READ_IOPS, WRITE_IOPS];
 
 static SERIAL: Mutex<()> = Mutex::new(());
-
-fn have_btrfs() -> bool {
-    let tools = Command::new("sh").arg("-c").arg("command -v mkfs.btrfs && command -v btrfs").output();
-    let module = std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.contains("btrfs"));
-    tools.is_ok_and(|o| o.status.success()) && module
-}
-
-/// Root-group blkio limits on some devices; every limit is reset to 0 on drop.
-struct RootThrottle {
-    numbers: Vec<String>,
-}
-
-const LIMIT_FILES: [&str; 4] = ["read_bps_device", "write_bps_device", "read_iops_device", "write_iops_device"];
-
-impl RootThrottle {
-    fn new(devices: &[LoopDevice]) -> RootThrottle {
-        let numbers: Vec<String> = devices
-            .iter()
-            .map(|d| std::fs::read_to_string(format!("/sys/block/{}/dev", d.name())).unwrap().trim().to_string())
-            .collect();
-        let throttle = RootThrottle { numbers };
-        for (file, value) in LIMIT_FILES.iter().zip([READ_BPS, WRITE_BPS, READ_IOPS, WRITE_IOPS]) {
-            throttle.write(file, value);
-        }
-        throttle
-    }
-
-    fn write(&self, file: &str, value: u64) {
-        for number in &self.numbers {
-            let path = Path::new(BLKIO).join(format!("blkio.throttle.{file}"));
-            std::fs::write(&path, format!("{number} {value}")).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        }
-    }
-}
-
-impl Drop for RootThrottle {
-    fn drop(&mut self) {
-        for file in LIMIT_FILES {
-            for number in &self.numbers {
-                let _ = std::fs::write(Path::new(BLKIO).join(format!("blkio.throttle.{file}")), format!("{number} 0"));
-            }
-        }
-    }
-}
 
 /// A mounted btrfs pool over throttled loop devices. Fields drop in order: limits off, unmount, detach.
 struct Pool {
@@ -95,7 +55,7 @@ fn build_pool(dir: &Path, profile: &str, members: usize) -> Pool {
         .unwrap();
     assert!(mkfs.status.success(), "mkfs.btrfs -d {profile}: {}", String::from_utf8_lossy(&mkfs.stderr));
     let mount = Mount::new(devices[0].device.to_str().unwrap(), &dir.join("pool"), &[]);
-    let throttle = RootThrottle::new(&devices);
+    let throttle = RootThrottle::new(&devices, LIMITS);
     Pool { _throttle: throttle, mount, _devices: devices }
 }
 
@@ -168,17 +128,7 @@ fn measure(dir: &Path, pool: &Pool, stream_limit: u32) -> Measured {
 /// `reader_threads` stream reader threads (absent: many).
 fn predict(dir: &Path, layout: &str, members: usize, threads: u32, reader_threads: Option<u32>) -> serde_json::Value {
     let catalogue = dir.join("drives.toml");
-    std::fs::write(
-        &catalogue,
-        format!(
-            "[[drive]]\nname = \"throttled-loop\"\nproduct = \"loop device throttled by cgroup blkio\"\n\
-             capacity = {MEMBER_BYTES}\nprice = \"10 USD\"\nread = \"{READ_BPS}B/s\"\nwrite = \"{WRITE_BPS}B/s\"\n\
-             rotational = false\nrandom_read_iops = {READ_IOPS}\nrandom_write_iops = {WRITE_IOPS}\n\
-             # a loop device takes 128 segments of 4 KiB per request\nmax_request = \"512k\"\n\
-             # the throttle counts every bio before the block layer merges neighbours\nmerges = false\n"
-        ),
-    )
-    .unwrap();
+    std::fs::write(&catalogue, throttled_catalogue(MEMBER_BYTES, LIMITS)).unwrap();
     let json = dir.join(format!("plan-{threads}-{reader_threads:?}.json"));
     let mut cmd = streamcap();
     cmd.args(["plan", "--drives", catalogue.to_str().unwrap(), "--layouts", layout, "--count"])

@@ -17,6 +17,7 @@ mod run;
 mod stale;
 mod streams;
 mod sweep;
+mod trial;
 mod verify_only;
 
 use std::process::ExitCode;
@@ -38,5 +39,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Inspect(args) => inspect::run(&args),
         Command::Cache(args) => cluster::alone("cache").and_then(|()| cache::run(*args)),
         Command::Sweep(args) => cluster::alone("sweep").and_then(|()| sweep::run(*args)),
+        Command::Trial(args) => cluster::alone("trial").and_then(|()| trial::run(*args)),
     }
 }

@@ -21,6 +21,7 @@ mod streams;
 mod summary;
 mod sweep;
 mod terminal;
+mod trial;
 pub mod vdbench_fs;
 mod vdbench_raw;
 mod verify;
@@ -43,6 +44,7 @@ pub use streams::write_streams_summary;
 pub use summary::Summary;
 pub use sweep::write_sweep_summary;
 pub use terminal::write_summary;
+pub use trial::write_trial;
 pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
 pub use verify::write_verify_summary;
 

@@ -16,6 +16,7 @@ mod plausibility;
 mod streams;
 mod sweep;
 mod time;
+mod trial;
 mod verify;
 
 use serde::{Deserialize, Serialize};
@@ -50,6 +51,7 @@ pub use streams::{
 };
 pub use sweep::{SweepCliff, SweepPoint, SweepSummary};
 pub use time::rfc3339;
+pub use trial::{TRIAL_SCHEMA, TRIAL_SCHEMA_VERSION, TrialDevice, TrialFigure, TrialLayout, TrialResult};
 pub use verify::{BadBlock, BadKind, VerifyResult};
 
 pub const SCHEMA: &str = "streamcap.run";

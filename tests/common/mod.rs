@@ -209,3 +209,63 @@ impl Drop for MemoryCgroup {
         let _ = std::fs::remove_dir(&self.0);
     }
 }
+
+/// Whether btrfs (the kernel's and btrfs-progs) is here to build pools.
+pub fn have_btrfs() -> bool {
+    let tools = Command::new("sh").arg("-c").arg("command -v mkfs.btrfs && command -v btrfs").output();
+    let module = std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.contains("btrfs"));
+    tools.is_ok_and(|o| o.status.success()) && module
+}
+
+/// Root-group blkio limits on some loop devices; every limit is reset to 0 on drop. The root group, because
+/// btrfs issues parity and checksummed writes from kernel threads that a child group would not throttle.
+pub struct RootThrottle {
+    numbers: Vec<String>,
+}
+
+const LIMIT_FILES: [&str; 4] = ["read_bps_device", "write_bps_device", "read_iops_device", "write_iops_device"];
+
+impl RootThrottle {
+    /// `limits`: read bytes/s, write bytes/s, read requests/s, write requests/s, per device.
+    pub fn new(devices: &[LoopDevice], limits: [u64; 4]) -> RootThrottle {
+        let numbers: Vec<String> = devices
+            .iter()
+            .map(|d| std::fs::read_to_string(format!("/sys/block/{}/dev", d.name())).unwrap().trim().to_string())
+            .collect();
+        let throttle = RootThrottle { numbers };
+        for (file, value) in LIMIT_FILES.iter().zip(limits) {
+            throttle.write(file, value);
+        }
+        throttle
+    }
+
+    fn write(&self, file: &str, value: u64) {
+        for number in &self.numbers {
+            let path = Path::new(BLKIO).join(format!("blkio.throttle.{file}"));
+            std::fs::write(&path, format!("{number} {value}")).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
+}
+
+impl Drop for RootThrottle {
+    fn drop(&mut self) {
+        for file in LIMIT_FILES {
+            for number in &self.numbers {
+                let _ = std::fs::write(Path::new(BLKIO).join(format!("blkio.throttle.{file}")), format!("{number} 0"));
+            }
+        }
+    }
+}
+
+/// A drive catalogue with one entry, "throttled-loop", describing a loop device of `capacity` bytes under a
+/// `RootThrottle` of `limits` (as `RootThrottle::new`).
+pub fn throttled_catalogue(capacity: u64, limits: [u64; 4]) -> String {
+    let [read, write, read_iops, write_iops] = limits;
+    format!(
+        "[[drive]]\nname = \"throttled-loop\"\nproduct = \"loop device throttled by cgroup blkio\"\n\
+         capacity = {capacity}\nprice = \"10 USD\"\nread = \"{read}B/s\"\nwrite = \"{write}B/s\"\n\
+         rotational = false\nrandom_read_iops = {read_iops}\nrandom_write_iops = {write_iops}\n\
+         # a loop device takes 128 segments of 4 KiB per request\nmax_request = \"512k\"\n\
+         # the throttle counts every bio before the block layer merges neighbours\nmerges = false\n"
+    )
+}

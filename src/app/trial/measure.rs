@@ -1,0 +1,159 @@
+//! The short measurement trial makes on each layout (and, without a catalogue, on the first device alone): a
+//! job of sequential 1 MiB writes and reads (one job, queue depth 4), 4 KiB random reads by one synchronous
+//! thread, and a stream-capacity search for one format, planned and run like every other command's (facts →
+//! `build_plan` → `run::execute` with the `ResultRecorder`) — no I/O loop of its own. The figures are read back
+//! from the phases of the `RunResult` by name.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::super::facts::gather;
+use super::super::observer::ResultRecorder;
+use super::super::output::result_skeleton;
+use crate::plan::{RunOptions, build_plan};
+use crate::results::{PhaseResult, RunResult, RunStatus};
+use crate::run::{Interrupt, ProgressLine, execute, run_id};
+use crate::spec::{Assignment, ChunkSize, Format, JobSpec, PhaseSpec, SpecOrigin, StreamsSpec};
+use crate::spec::{EngineChoice, RwMode};
+use crate::units::Bytes;
+
+/// Names of the phases, in order (the figures are found by name).
+pub const SEQ_WRITE: &str = "seq-write 1M qd4";
+pub const SEQ_READ: &str = "seq-read 1M qd4";
+pub const RANDOM_1: &str = "rand-read 4k, 1 thread";
+const RANDOM_DEEP: &str = "rand-read 4k qd32";
+const STREAMS: &str = "streams";
+
+/// How long and how much to measure.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub size: Bytes,
+    pub runtime: Duration,
+    pub format: Format,
+    pub chunk: Bytes,
+}
+
+fn raw(name: &str, rw: RwMode, bs: &str, iodepth: u32, s: &Settings) -> PhaseSpec {
+    PhaseSpec {
+        name: Some(name.into()),
+        rw: Some(rw),
+        bs: Some(bs.parse().expect("a fixed block size parses")),
+        iodepth: Some(iodepth),
+        size: Some(s.size),
+        // The write phase writes the data set once; the others are timed.
+        runtime: (rw != RwMode::Write).then_some(s.runtime),
+        direct: Some(true),
+        ..PhaseSpec::default()
+    }
+}
+
+fn job(phases: Vec<PhaseSpec>) -> JobSpec {
+    JobSpec { origin: SpecOrigin::Default, target: None, interval: None, phases, notices: Vec::new() }
+}
+
+/// The job on a layout: the raw phases, then the capacity search up to `limit` streams.
+pub fn layout_job(s: &Settings, limit: u32) -> JobSpec {
+    let mut random = raw(RANDOM_1, RwMode::RandRead, "4k", 1, s);
+    random.engine = Some(EngineChoice::Sync);
+    let streams = StreamsSpec {
+        format: Some(s.format.clone()),
+        max: Some(true),
+        chunk: Some(ChunkSize::Bytes(s.chunk.0)),
+        // Scaled from tests/plan_validation.rs (6 s viewing, 1 s ramp, 2 s buffer, 1 s prebuffer for a 2 s
+        // runtime): the buffer must be short beside the viewing, or a step ends before any viewer could stall.
+        duration: Some(s.runtime * 3),
+        ramp: Some(s.runtime / 2),
+        buffer: Some(s.runtime),
+        prebuffer: Some(s.runtime / 2),
+        files: Some(Assignment::One),
+        media_length: Some(Duration::from_secs(30)),
+        precision: Some(10.0),
+        limit: Some(limit.max(1)),
+        estimate: Some(false),
+        workers: Some(1),
+        ..StreamsSpec::default()
+    };
+    let streams = PhaseSpec { name: Some(STREAMS.into()), streams: Some(Box::new(streams)), ..PhaseSpec::default() };
+    job(vec![raw(SEQ_WRITE, RwMode::Write, "1M", 4, s), raw(SEQ_READ, RwMode::Read, "1M", 4, s), random, streams])
+}
+
+/// The job on one raw device, enough for `planning::drive_from_result`: sequential MB/s and random reads at
+/// queue depth 1 and 32.
+pub fn drive_job(s: &Settings) -> JobSpec {
+    let mut random = raw(RANDOM_1, RwMode::RandRead, "4k", 1, s);
+    random.engine = Some(EngineChoice::Sync);
+    job(vec![
+        raw(SEQ_WRITE, RwMode::Write, "1M", 4, s),
+        raw(SEQ_READ, RwMode::Read, "1M", 4, s),
+        random,
+        raw(RANDOM_DEEP, RwMode::RandRead, "4k", 32, s),
+    ])
+}
+
+/// Runs `job` on `target` (a directory on a built layout, or a blank device) through the one path, and
+/// returns the result with whatever phases finished (an interrupted run keeps its finished phases).
+pub fn measure(target: &Path, job: &JobSpec, interrupt: &Interrupt, quiet: bool) -> Result<RunResult> {
+    let gathered = gather(target, true)?;
+    let options = RunOptions { run_id: run_id(), allow_device_writes: true, force: false, wait: false };
+    let plan = build_plan(job, &gathered.facts, &options)
+        .with_context(|| format!("cannot plan the measurement of {}", target.display()))?;
+    let progress = ProgressLine::new(!quiet);
+    let skeleton = result_skeleton(&plan, &gathered);
+    let mut recorder = ResultRecorder::new(&plan, skeleton, None, None, progress);
+    let outcome = execute(&plan, interrupt, false, &mut recorder);
+    recorder.progress.clear();
+    let outcome = outcome.with_context(|| format!("the measurement of {} failed", target.display()))?;
+    let mut result = recorder.result;
+    result.status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
+    Ok(result)
+}
+
+fn phase<'a>(result: &'a RunResult, name: &str) -> Option<&'a PhaseResult> {
+    result.phases.iter().find(|p| p.name == name && p.status == RunStatus::Completed)
+}
+
+/// What one layout measured; `None` where the phase did not finish.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Measured {
+    pub seq_write_mbps: Option<f64>,
+    pub seq_read_mbps: Option<f64>,
+    pub random_reads: Option<f64>,
+    pub streams: Option<f64>,
+    /// The stream search reached its limit without a failure: `streams` is a lower bound.
+    pub streams_at_limit: bool,
+}
+
+pub fn figures(result: &RunResult) -> Measured {
+    let rate = |name: &str, read: bool, mbps: bool| {
+        let p = phase(result, name)?;
+        let o = if read { p.read.as_ref() } else { p.write.as_ref() }?;
+        Some(if mbps { o.mbps } else { o.iops })
+    };
+    let capacity = phase(result, STREAMS)
+        .and_then(|p| p.streams.as_ref())
+        .and_then(|s| s.capacity.as_ref())
+        .filter(|c| !c.interrupted);
+    Measured {
+        seq_write_mbps: rate(SEQ_WRITE, false, true),
+        seq_read_mbps: rate(SEQ_READ, true, true),
+        random_reads: rate(RANDOM_1, true, false),
+        streams: capacity.map(|c| f64::from(c.streams)),
+        streams_at_limit: capacity.is_some_and(|c| c.at_limit),
+    }
+}
+
+/// The first failed operation or phase failure of a result, in words, if any.
+pub fn problem(result: &RunResult) -> Option<String> {
+    result.phases.iter().find_map(|p| {
+        p.failure.as_ref().map(|f| format!("phase '{}' failed: {f}", p.name)).or_else(|| {
+            p.errors.records.first().map(|e| {
+                format!(
+                    "phase '{}': {} failed operations; the first: {} at {}: {}",
+                    p.name, p.errors.count, e.op, e.offset, e.message
+                )
+            })
+        })
+    })
+}

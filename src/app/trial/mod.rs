@@ -1,0 +1,253 @@
+//! `streamcap trial DEV… --layouts …`: the experiment people run by hand when they build a NAS. On blank
+//! devices only (`safety`: every device passes `run`'s device checks, and the user has seen what will be
+//! destroyed), for each layout in turn: build it with btrfs over all the devices (`pool`), measure it through
+//! the one path (`measure`), unmount and wipe it; then the comparison with the planner's prediction for the
+//! same drives (`predict`; drives from a `--drives` catalogue entry, or the first device measured alone).
+//!
+//! Ctrl-C tears down whatever is built (unmount, wipefs) and keeps the partial table (exit 130). The JSON
+//! (`--json`, schema `streamcap.trial`) is rewritten after every layout. Bad input and devices that fail a check
+//! are exit 2 with nothing touched.
+
+mod measure;
+mod pool;
+mod predict;
+mod safety;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+use super::output::{check_writable_parent, print_quietly, say};
+use crate::cli::TrialArgs;
+use crate::planning::{Drive, Layout, drive_from_result};
+use crate::report::write_trial;
+use crate::results::{TRIAL_SCHEMA, TRIAL_SCHEMA_VERSION, ToolInfo, TrialLayout, TrialResult, rfc3339};
+use crate::run::{INTERRUPTED_EXIT, Interrupt};
+use measure::{Settings, figures, layout_job, problem};
+use pool::Pool;
+
+pub fn run(args: TrialArgs) -> Result<ExitCode> {
+    let layouts = layouts(&args.layouts.0, args.devices.len())?;
+    if let Some(path) = &args.json {
+        check_writable_parent(path)?;
+    }
+    let catalogue = args.drives.as_ref().map(|p| predict::catalogue_drive(p, args.drive.as_deref())).transpose()?;
+    pool::check_tools()?;
+    let checked = safety::check_devices(&args.devices, args.allow_device_writes)?;
+    let names: Vec<&str> = layouts.iter().map(|l| l.name()).collect();
+    let what = format!(
+        "It builds {} over all {} devices in turn (mkfs.btrfs), measures each for about {} s{}, and wipes the \
+         signatures it wrote (wipefs -a) after each.",
+        names.join(", then "),
+        args.devices.len(),
+        (args.runtime * 30).as_secs(),
+        if catalogue.is_none() {
+            "; first it writes to and reads from the first device alone to model the drive"
+        } else {
+            ""
+        }
+    );
+    safety::confirm(&checked, &what, args.yes)?;
+    let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let settings = Settings { size: args.size, runtime: args.runtime, format: args.format.clone(), chunk: args.chunk };
+    let drive = match catalogue {
+        Some(d) => d,
+        None => match measure_drive(&args.devices[0], &settings, &interrupt, args.quiet)? {
+            Some(d) => d,
+            None => {
+                say("Interrupted before any layout was built; the first device was wiped.");
+                return Ok(ExitCode::from(INTERRUPTED_EXIT as u8));
+            }
+        },
+    };
+    let first = predict::predict(&drive, layouts[0], args.devices.len(), &settings.format, settings.chunk)?;
+    let mut result = TrialResult {
+        schema: TRIAL_SCHEMA.into(),
+        schema_version: TRIAL_SCHEMA_VERSION,
+        tool: ToolInfo::current(),
+        command: std::env::args().collect(),
+        created_at: rfc3339(std::time::SystemTime::now()),
+        devices: checked.into_iter().map(|c| c.device).collect(),
+        drive: first.drive,
+        format: settings.format.name.clone(),
+        bitrate_bps: settings.format.bitrate.bits_per_sec(),
+        chunk_bytes: args.chunk.0,
+        interrupted: false,
+        layouts: Vec::new(),
+    };
+    let outcome = trial_layouts(&args, &layouts, &drive, &settings, &interrupt, &mut result);
+    finish(&args, &mut result, outcome)
+}
+
+/// The btrfs layouts asked for, each buildable from `n` devices; otherwise exit 2 saying why.
+fn layouts(asked: &[Layout], n: usize) -> Result<Vec<Layout>> {
+    let mut out = Vec::new();
+    for &layout in asked {
+        let Some(built) = pool::btrfs_layout(layout) else {
+            bail!(
+                "trial builds its layouts with btrfs and cannot build {layout}; choose among single, mirror, mirror3, raid10, parity (raid5) and raid6"
+            );
+        };
+        if let Some(why) = built.refuses(n) {
+            bail!("{layout} (built as {built}) {why}, and {n} devices were given");
+        }
+        if !out.contains(&built) {
+            out.push(built);
+        }
+    }
+    Ok(out)
+}
+
+/// Measures the first device alone and models the drive from it; `None` when Ctrl-C stopped it. The device is
+/// wiped afterwards in every outcome.
+fn measure_drive(device: &PathBuf, settings: &Settings, interrupt: &Interrupt, quiet: bool) -> Result<Option<Drive>> {
+    if !quiet {
+        say(&format!("modelling the drive: measuring {} alone", device.display()));
+    }
+    let measured = measure::measure(device, &measure::drive_job(settings), interrupt, quiet);
+    pool::wipe(std::slice::from_ref(device))?;
+    let measured = measured?;
+    if interrupt.is_set() {
+        return Ok(None);
+    }
+    let name = device.file_name().map_or("device".into(), |n| n.to_string_lossy().to_string());
+    Ok(Some(drive_from_result(&name, &measured, None)?))
+}
+
+/// What went wrong while the layouts were tried: an error that left a device not blank stops the trial.
+struct Outcome {
+    failed: bool,
+    teardown: Option<anyhow::Error>,
+}
+
+fn trial_layouts(
+    args: &TrialArgs,
+    layouts: &[Layout],
+    drive: &Drive,
+    settings: &Settings,
+    interrupt: &Interrupt,
+    result: &mut TrialResult,
+) -> Outcome {
+    let n = args.devices.len();
+    let mut outcome = Outcome { failed: false, teardown: None };
+    for (i, &layout) in layouts.iter().enumerate() {
+        if interrupt.is_set() {
+            break;
+        }
+        if !args.quiet {
+            say(&format!(
+                "[{}/{}] {} over {n} devices: building, measuring, wiping",
+                i + 1,
+                layouts.len(),
+                layout.label()
+            ));
+        }
+        let (entry, teardown) = trial_one(args, layout, drive, settings, interrupt);
+        outcome.failed |= entry.status == "failed";
+        result.layouts.push(entry);
+        result.interrupted = interrupt.is_set();
+        save(args, result);
+        if let Some(e) = teardown {
+            outcome.teardown = Some(e);
+            break;
+        }
+    }
+    outcome
+}
+
+/// Builds, measures and tears down one layout: its entry, and the teardown's error if the devices are not blank.
+fn trial_one(
+    args: &TrialArgs,
+    layout: Layout,
+    drive: &Drive,
+    settings: &Settings,
+    interrupt: &Interrupt,
+) -> (TrialLayout, Option<anyhow::Error>) {
+    let n = args.devices.len();
+    let mut entry = TrialLayout {
+        layout: layout.name().into(),
+        label: layout.label().into(),
+        members: n,
+        status: "failed".into(),
+        failure: None,
+        figures: Vec::new(),
+    };
+    let prediction = match predict::predict(drive, layout, n, &settings.format, settings.chunk) {
+        Ok(p) => p,
+        Err(e) => {
+            entry.failure = Some(format!("{e:#}"));
+            return (entry, None);
+        }
+    };
+    let pool = match Pool::build(layout, &args.devices) {
+        Ok(pool) => pool,
+        Err(e) => {
+            entry.failure = Some(format!("{e:#}"));
+            entry.status = if interrupt.is_set() { "interrupted" } else { "failed" }.into();
+            return (entry, None);
+        }
+    };
+    let limit = prediction.many.streams.saturating_mul(2).saturating_add(4);
+    let measured = measure::measure(&pool.mount_point, &layout_job(settings, limit), interrupt, args.quiet);
+    let teardown = pool.teardown().err();
+    let measured = match measured {
+        Ok(r) => r,
+        Err(e) => {
+            entry.failure = Some(format!("{e:#}"));
+            return (entry, teardown);
+        }
+    };
+    entry.figures = predict::rows(&prediction, &figures(&measured), &settings.format);
+    entry.failure = problem(&measured);
+    entry.status = if interrupt.is_set() {
+        "interrupted"
+    } else if entry.failure.is_some() {
+        "failed"
+    } else {
+        "measured"
+    }
+    .into();
+    (entry, teardown)
+}
+
+fn save(args: &TrialArgs, result: &TrialResult) {
+    if let Some(path) = &args.json
+        && let Err(e) = crate::results::write_json_atomically(result, path)
+    {
+        say(&format!("warning: cannot write {}: {e}", path.display()));
+    }
+}
+
+/// Prints the table and picks the exit code.
+fn finish(args: &TrialArgs, result: &mut TrialResult, outcome: Outcome) -> Result<ExitCode> {
+    let mut text = Vec::new();
+    write_trial(&mut text, result).expect("writing to a Vec cannot fail");
+    print_quietly(&String::from_utf8_lossy(&text));
+    save(args, result);
+    if let Some(e) = outcome.teardown {
+        return Err(e.context("the trial stopped because a layout could not be taken down; the devices are NOT blank"));
+    }
+    Ok(if result.interrupted {
+        ExitCode::from(INTERRUPTED_EXIT as u8)
+    } else if outcome.failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_are_built_as_btrfs_and_refused_when_the_devices_cannot_make_them() {
+        let asked = crate::planning::parse_layouts("mirror,raid10,parity,btrfs-raid1").unwrap();
+        assert_eq!(layouts(&asked, 4).unwrap(), [Layout::BtrfsRaid1, Layout::BtrfsRaid10, Layout::BtrfsRaid5]);
+        let err = layouts(&asked, 3).unwrap_err().to_string();
+        assert!(err.contains("raid10") && err.contains("3 devices were given"), "{err}");
+        let err = layouts(&[Layout::Raidz1], 4).unwrap_err().to_string();
+        assert!(err.contains("cannot build raidz1"), "{err}");
+    }
+}

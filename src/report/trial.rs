@@ -1,0 +1,76 @@
+//! Renders a `TrialResult` (`streamcap trial`): per layout built, each figure measured beside the planner's
+//! prediction and their ratio, then what failed or stopped. Reads only `results` types.
+
+use std::io::{self, Write};
+
+use comfy_table::{CellAlignment, Table};
+
+use crate::results::{TrialFigure, TrialResult};
+
+fn number(value: f64) -> String {
+    if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.1}") }
+}
+
+fn predicted(f: &TrialFigure) -> String {
+    match f.predicted_low {
+        Some(low) => format!("{} … {}", number(low), number(f.predicted)),
+        None => number(f.predicted),
+    }
+}
+
+/// Writes the comparison table.
+pub fn write_trial(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> {
+    let devices: Vec<&str> = result.devices.iter().map(|d| d.path.as_str()).collect();
+    writeln!(
+        out,
+        "streamcap {} · trial of {} devices ({}) · predictions for drives as '{}' ({}) · streams of {} ({} Mbit/s, {} KiB chunks)",
+        result.tool.version,
+        devices.len(),
+        devices.join(", "),
+        result.drive.name,
+        result.drive.source,
+        result.format,
+        result.bitrate_bps / 1_000_000,
+        result.chunk_bytes / 1024
+    )?;
+    let mut table = Table::new();
+    table.load_style(comfy_table::presets::NOTHING);
+    table.set_header(["layout", "figure", "predicted", "measured", "measured ÷ predicted"]);
+    for layout in &result.layouts {
+        for (i, f) in layout.figures.iter().enumerate() {
+            table.add_row([
+                if i == 0 { format!("{} × {}", layout.layout, layout.members) } else { String::new() },
+                format!("{} ({})", f.figure, f.unit),
+                predicted(f),
+                f.measured
+                    .map_or_else(|| "-".into(), |m| format!("{}{}", if f.lower_bound { "≥ " } else { "" }, number(m))),
+                f.ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}")),
+            ]);
+        }
+    }
+    for i in [2, 3, 4] {
+        if let Some(column) = table.column_mut(i) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    writeln!(out, "{table}")?;
+    for layout in &result.layouts {
+        if let Some(why) = &layout.failure {
+            writeln!(out, "{} ({}): {why}", layout.layout, layout.status)?;
+        }
+    }
+    if result.layouts.iter().any(|l| l.figures.iter().any(|f| f.predicted_low.is_some())) {
+        writeln!(
+            out,
+            "Streams on btrfs mirrors: 'low … high' is one reader thread (one copy, btrfs's pid read policy) … many \
+             (every copy); io_uring's worker threads put a measurement in between (docs/planning.md)."
+        )?;
+    }
+    if result.layouts.iter().any(|l| l.figures.iter().any(|f| f.lower_bound)) {
+        writeln!(out, "≥: the stream search reached its limit (twice the prediction) without a stall.")?;
+    }
+    if result.interrupted {
+        writeln!(out, "Interrupted: the table holds what was measured before Ctrl-C.")?;
+    }
+    Ok(())
+}
