@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use super::clock::wait_until;
 use super::phase::PhaseControl;
 pub use super::tally::Failure;
-use super::tally::Tally;
+use super::tally::{Tally, class_of, nanos, op_name};
 use super::worker_setup::WorkerMsg;
 use crate::engine::{Completion, Engine, EngineError, OpKind, Request, Wait};
 use crate::metrics::{OpClass, Recorder};
@@ -488,27 +488,6 @@ impl Core {
         self.failure = Some(error.to_string());
         cfg.control.abort.store(true, Ordering::Relaxed);
     }
-}
-
-pub fn class_of(kind: OpKind) -> OpClass {
-    match kind {
-        OpKind::Read => OpClass::Read,
-        OpKind::Write => OpClass::Write,
-        OpKind::Fsync | OpKind::Fdatasync => OpClass::Sync,
-    }
-}
-
-pub fn op_name(kind: OpKind) -> &'static str {
-    match kind {
-        OpKind::Read => "read",
-        OpKind::Write => "write",
-        OpKind::Fsync => "fsync",
-        OpKind::Fdatasync => "fdatasync",
-    }
-}
-
-pub fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -5,10 +5,11 @@
 //! Nothing is allocated per operation: recorders are swapped at interval boundaries and come back emptied.
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::core::{CoreConfig, nanos};
+use super::core::CoreConfig;
 use super::worker_setup::WorkerMsg;
+use crate::engine::OpKind;
 use crate::metrics::{Depths, ErrorRecord, OpClass, Recorder, Snapshot};
 use crate::plan::defaults;
 
@@ -134,4 +135,31 @@ impl Tally {
         // The coordinator outlives every worker; a failed send means it is gone and nobody is listening.
         let _ = cfg.tx.send(WorkerMsg::Snapshot(Box::new(snapshot)));
     }
+}
+
+/// The class a kind of operation is counted under.
+#[inline]
+pub fn class_of(kind: OpKind) -> OpClass {
+    match kind {
+        OpKind::Read => OpClass::Read,
+        OpKind::Write => OpClass::Write,
+        OpKind::Fsync | OpKind::Fdatasync => OpClass::Sync,
+    }
+}
+
+/// The operation's name in error records.
+#[inline]
+pub fn op_name(kind: OpKind) -> &'static str {
+    match kind {
+        OpKind::Read => "read",
+        OpKind::Write => "write",
+        OpKind::Fsync => "fsync",
+        OpKind::Fdatasync => "fdatasync",
+    }
+}
+
+/// Nanoseconds, saturating (a Duration past 584 years does not fit a u64).
+#[inline]
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
