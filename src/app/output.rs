@@ -47,3 +47,18 @@ pub fn print_quietly(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush());
 }
+
+/// The exit code of a finished result: 130 interrupted, 2 failed, 1 for I/O errors or any failed operation, else 0.
+pub fn exit_code(result: &RunResult) -> std::process::ExitCode {
+    use crate::results::RunStatus;
+    use std::process::ExitCode;
+    match result.status {
+        RunStatus::Interrupted => ExitCode::from(crate::run::INTERRUPTED_EXIT as u8),
+        RunStatus::Failed => ExitCode::from(2),
+        RunStatus::IoError => ExitCode::from(1),
+        RunStatus::Completed | RunStatus::Running if result.phases.iter().any(|p| p.errors.count > 0) => {
+            ExitCode::from(1)
+        }
+        RunStatus::Completed | RunStatus::Running => ExitCode::SUCCESS,
+    }
+}

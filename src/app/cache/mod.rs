@@ -19,8 +19,8 @@ use super::output::{check_output, check_writable_parent, print_quietly, result_s
 use crate::cli::{CacheArgs, Load};
 use crate::plan::{RunOptions, TargetFacts, build_plan};
 use crate::report::write_cache_summary;
-use crate::results::{CacheSummary, RunStatus, rfc3339};
-use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunError, execute, run_id};
+use crate::results::CacheSummary;
+use crate::run::{Interrupt, ProgressLine, RunError, execute, run_id};
 use crate::units::{Bytes, format_duration};
 use profile::{MIN_REGION, Settings};
 
@@ -134,14 +134,7 @@ fn finish(
             return Err(error.into());
         }
     };
-    let result = &mut recorder.result;
-    result.status = if outcome.interrupted {
-        RunStatus::Interrupted
-    } else {
-        result.phases.iter().map(|p| p.status).find(|s| *s != RunStatus::Completed).unwrap_or(RunStatus::Completed)
-    };
-    result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-    recorder.save();
+    recorder.conclude(outcome.interrupted);
     let result = &recorder.result;
     super::report::html_after_run(result, args.html.as_deref());
     if !args.quiet
@@ -154,13 +147,5 @@ fn finish(
     if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
         return Ok(code);
     }
-    Ok(match result.status {
-        RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),
-        RunStatus::Failed => ExitCode::from(2),
-        RunStatus::IoError => ExitCode::from(1),
-        RunStatus::Completed | RunStatus::Running if result.phases.iter().any(|p| p.errors.count > 0) => {
-            ExitCode::from(1)
-        }
-        RunStatus::Completed | RunStatus::Running => ExitCode::SUCCESS,
-    })
+    Ok(super::output::exit_code(result))
 }

@@ -23,8 +23,8 @@ use super::observer::{HeaderHook, ResultRecorder};
 use super::output::{check_writable_parent, print_quietly, result_skeleton};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::plan::{PhaseKind, PhasePlan, Plan, RunOptions, TargetFacts, build_plan};
-use crate::results::{CheckSummary, RunResult, RunStatus, rfc3339};
-use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
+use crate::results::{CheckSummary, RunResult, RunStatus};
+use crate::run::{Interrupt, ProgressLine, execute, run_id};
 use crate::streams::Format;
 use crate::units::{Bytes, format_duration};
 pub use profile::Profile;
@@ -129,14 +129,7 @@ fn finish(
             return Err(error.into());
         }
     };
-    let result = &mut recorder.result;
-    result.status = if outcome.interrupted {
-        RunStatus::Interrupted
-    } else {
-        result.phases.iter().map(|p| p.status).find(|s| *s != RunStatus::Completed).unwrap_or(RunStatus::Completed)
-    };
-    result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-    recorder.save();
+    recorder.conclude(outcome.interrupted);
     let result = &recorder.result;
     super::report::html_after_run(result, super::report::check_html_path(args).as_deref());
     super::history::record(result, &args.history);
@@ -150,18 +143,7 @@ fn finish(
     if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
         return Ok(code);
     }
-    Ok(match result.status {
-        RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),
-        RunStatus::Failed => ExitCode::from(2),
-        RunStatus::IoError => ExitCode::from(1),
-        RunStatus::Completed | RunStatus::Running => {
-            if result.phases.iter().any(|p| p.errors.count > 0) {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
-    })
+    Ok(super::output::exit_code(result))
 }
 
 /// The check summary, from the phases run so far (and the stream phase under way).

@@ -151,6 +151,19 @@ impl<'a> ResultRecorder<'a> {
         Some(std::process::ExitCode::from(2))
     }
 
+    /// The end of a command whose phases ran: the status (interrupted, or the first phase that did not
+    /// complete), the finish time, and the last save.
+    pub fn conclude(&mut self, interrupted: bool) {
+        let result = &mut self.result;
+        result.status = if interrupted {
+            RunStatus::Interrupted
+        } else {
+            result.phases.iter().map(|p| p.status).find(|s| *s != RunStatus::Completed).unwrap_or(RunStatus::Completed)
+        };
+        result.finished_at = Some(crate::results::rfc3339(std::time::SystemTime::now()));
+        self.save();
+    }
+
     /// Rewrites the JSON result (if one was asked for).
     pub fn save(&mut self) {
         if let Some(hook) = &mut self.on_save {

@@ -20,8 +20,8 @@ use super::output::{check_writable_parent, print_quietly, result_skeleton};
 use crate::cli::SweepArgs;
 use crate::plan::{RunOptions, TargetFacts, build_plan};
 use crate::report::write_sweep_summary;
-use crate::results::{RunStatus, SweepSummary, rfc3339};
-use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
+use crate::results::SweepSummary;
+use crate::run::{Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
 use crate::units::Bytes;
 use profile::Settings;
 
@@ -133,14 +133,7 @@ fn finish(
             return Err(error.into());
         }
     };
-    let result = &mut recorder.result;
-    result.status = if outcome.interrupted {
-        RunStatus::Interrupted
-    } else {
-        result.phases.iter().map(|p| p.status).find(|s| *s != RunStatus::Completed).unwrap_or(RunStatus::Completed)
-    };
-    result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-    recorder.save();
+    recorder.conclude(outcome.interrupted);
     let result = &recorder.result;
     if !args.quiet
         && let Some(sweep) = &result.sweep
@@ -152,13 +145,5 @@ fn finish(
     if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
         return Ok(code);
     }
-    Ok(match result.status {
-        RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),
-        RunStatus::Failed => ExitCode::from(2),
-        RunStatus::IoError => ExitCode::from(1),
-        RunStatus::Completed | RunStatus::Running if result.phases.iter().any(|p| p.errors.count > 0) => {
-            ExitCode::from(1)
-        }
-        RunStatus::Completed | RunStatus::Running => ExitCode::SUCCESS,
-    })
+    Ok(super::output::exit_code(result))
 }
