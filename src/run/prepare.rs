@@ -34,7 +34,7 @@ pub struct PassFile {
 impl PassFile {
     /// The whole of `file`, from start to end.
     pub fn whole(file: &FilePlan) -> PassFile {
-        PassFile { path: file.path.clone(), ranges: vec![0..file.size.0] }
+        PassFile { path: file.path.clone(), ranges: std::iter::once(0..file.size.0).collect() }
     }
 
     fn len(&self) -> u64 {
