@@ -32,6 +32,9 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     if let Some(path) = &args.json {
         check_writable_parent(path)?;
     }
+    if let Some(path) = &args.html {
+        super::output::check_output("--html", path)?;
+    }
     // Entered first, so that the facts (the effective RAM, the default sizes) see the cap; left when dropped.
     let _group = match args.memory {
         Some(limit) if !args.dry_run => Some(memory::MemoryGroup::enter(limit)?),
@@ -135,6 +138,7 @@ fn finish(
     };
     recorder.conclude(outcome.interrupted);
     let result = &recorder.result;
+    super::report::html_after_run(result, args.html.as_deref());
     if !args.quiet
         && let Some(sweep) = &result.sweep
     {
