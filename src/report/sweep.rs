@@ -49,7 +49,13 @@ pub(super) const NUMERIC: [bool; 9] = [false, false, false, true, true, true, tr
 pub(super) fn closing_lines(sweep: &SweepSummary) -> Vec<String> {
     let mut lines = vec![sweep.words.clone()];
     if let Some(bound) = &sweep.bound {
-        lines.push(format!("note: {bound}; run with --memory SIZE to see the cliff within the space you have"));
+        // The budget's sentence carries its own hint.
+        let hint = if sweep.budget_stopped {
+            ""
+        } else {
+            "; run with --memory SIZE to see the cliff within the space you have"
+        };
+        lines.push(format!("note: {bound}{hint}"));
     }
     if sweep.partial {
         lines.push("partial: the sweep stopped before the end; the rows above are what it measured".into());

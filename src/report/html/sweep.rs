@@ -204,6 +204,8 @@ mod tests {
             }),
             words: "the cliff".into(),
             bound: None,
+            budget_s: 900.0,
+            budget_stopped: false,
             partial: false,
         }
     }
