@@ -90,6 +90,7 @@ pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &Chec
             writeln!(out, "  {}: {}", v.name, v.capacity.words)?;
         }
     }
+    super::check_hint::write_planner_hint(out, check)?;
     if check.partial {
         writeln!(out)?;
         writeln!(out, "partial: the check stopped before the end; the sections above are what it measured")?;

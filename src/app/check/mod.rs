@@ -9,6 +9,7 @@
 //! with the partial result). Profiles and every size and duration: `profile`.
 
 mod figures;
+mod hint;
 mod profile;
 mod verdict;
 
@@ -103,6 +104,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         small_files: None,
         verdict: Vec::new(),
         partial: true,
+        planner_hint: None,
     });
     for notice in &plan.notices {
         progress.notice(&format!("note: {notice}"));
@@ -165,6 +167,7 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
         }
     }
     let complete = result.status == RunStatus::Completed && verdict.len() == FORMATS.len();
+    let planner_hint = if complete { hint::planner_hint(result, &verdict) } else { None };
     let summary = result.check.as_mut().expect("set at the start");
     summary.sequential = sequential;
     summary.random_reads = random;
@@ -172,6 +175,7 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     summary.verdict = verdict;
     summary.elapsed_s = started.elapsed().as_secs_f64();
     summary.partial = !complete;
+    summary.planner_hint = planner_hint;
 }
 
 /// The check's section headers, by the phase they start with, with elapsed and forecast time.

@@ -255,7 +255,7 @@ pub fn stream_phase_name(format: &str) -> String {
 }
 
 /// The chunk every viewer asks for (the `streams` default).
-const CHUNK: u64 = 1 << 20;
+pub(super) const CHUNK: u64 = 1 << 20;
 
 /// The quality target of the verdict: no stream stalls and every stream starts within 2 s.
 pub const TARGET_MAX_STALLED: u32 = 0;
