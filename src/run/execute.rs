@@ -340,12 +340,13 @@ impl<'p> Executor<'p> {
             e => Err(RunError::Layout(e)),
         };
         if phase.needs_data {
-            let missing: Vec<&FilePlan> =
-                phase.files.iter().filter(|&&i| !self.filled[i as usize]).map(|&i| &table[i as usize]).collect();
+            let missing: Vec<_> = (phase.files.iter().filter(|&&i| !self.filled[i as usize]))
+                .map(|&i| layout::to_fill(&table[i as usize], i, self.verifier.as_ref()))
+                .collect();
             if !missing.is_empty() {
                 let flag = self.interrupt.flag();
                 let progress = &mut |done, total| observer.prefill(index, done, total);
-                if let Err(e) = layout::fill(&missing, direct, phase.engine, flag, progress) {
+                if let Err(e) = layout::fill(missing, direct, phase.engine, flag, progress) {
                     return stopped(e);
                 }
                 phase.files.iter().for_each(|&i| self.filled[i as usize] = true);

@@ -13,9 +13,10 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::open::{OpenFor, open_data_file};
-use super::prepare::{PassError, pass};
+use super::prepare::{PassError, PassFile, pass};
 use crate::engine::EngineKind;
 use crate::plan::FilePlan;
+use crate::verify::Verifier;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LayoutError {
@@ -41,22 +42,33 @@ fn full_hint(cause: &io::Error) -> &'static str {
     }
 }
 
-/// Writes every file in `files` from start to end on the I/O core (`prepare::pass`), flushing each; then, for
+/// Writes the ranges of every file in `files` on the I/O core (`prepare::pass`), flushing each; then, for
 /// buffered I/O, drops what the writes left in the page cache. `progress(done, total)` counts bytes.
 pub fn fill(
-    files: &[&FilePlan],
+    files: Vec<PassFile>,
     direct: bool,
     engine: EngineKind,
     interrupted: Arc<AtomicBool>,
     progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> Result<(), LayoutError> {
+    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     pass(files, true, direct, engine, interrupted, progress).map_err(LayoutError::from)?;
     if !direct {
-        for file in files {
-            invalidate(&file.path, true);
+        for path in &paths {
+            invalidate(path, true);
         }
     }
     Ok(())
+}
+
+/// What filling `file` (number `index` of the run's file table) must write: all of it, except, in a verified
+/// run, the blocks an earlier phase wrote and the verifier expects to find. A write phase cut short by its
+/// runtime leaves the file partly written; filling those blocks again would make each look like a lost write.
+pub fn to_fill(file: &FilePlan, index: u32, verifier: Option<&Verifier>) -> PassFile {
+    match verifier {
+        Some(verifier) => PassFile { path: file.path.clone(), ranges: verifier.unknown_ranges(index) },
+        None => PassFile::whole(file),
+    }
 }
 
 impl From<PassError> for LayoutError {
@@ -88,8 +100,8 @@ pub fn invalidate(path: &Path, writable: bool) {
 /// Reads every file once through the page cache (fio pre_read), so that a buffered phase starts warm. Not
 /// measured.
 pub fn pre_read(files: &[FilePlan], engine: EngineKind, interrupted: Arc<AtomicBool>) -> Result<(), LayoutError> {
-    let files: Vec<&FilePlan> = files.iter().collect();
-    pass(&files, false, false, engine, interrupted, &mut |_, _| {}).map_err(LayoutError::from)
+    let files: Vec<PassFile> = files.iter().map(PassFile::whole).collect();
+    pass(files, false, false, engine, interrupted, &mut |_, _| {}).map_err(LayoutError::from)
 }
 
 fn drop_cached_pages(file: &File) {
@@ -118,10 +130,16 @@ mod tests {
         let plan = FilePlan { path: dir.path().join("d"), size: Bytes::mib(9), created: true };
         File::create(&plan.path).unwrap().set_len(plan.size.0).unwrap();
         let mut last = (0, 0);
-        fill(&[&plan], true, EngineKind::Sync, Arc::new(AtomicBool::new(false)), &mut |done, total| {
-            assert!(done <= total);
-            last = (done, total);
-        })
+        fill(
+            vec![PassFile::whole(&plan)],
+            true,
+            EngineKind::Sync,
+            Arc::new(AtomicBool::new(false)),
+            &mut |done, total| {
+                assert!(done <= total);
+                last = (done, total);
+            },
+        )
         .unwrap();
         assert_eq!(last, (9 << 20, 9 << 20), "progress ends at the whole");
         let data = std::fs::read(&plan.path).unwrap();
@@ -132,11 +150,33 @@ mod tests {
     }
 
     #[test]
+    fn fills_only_the_ranges_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let plan = FilePlan { path: dir.path().join("d"), size: Bytes::mib(3), created: true };
+        File::create(&plan.path).unwrap().set_len(plan.size.0).unwrap();
+        let ranges = vec![0..1 << 20, (2 << 20) + 4096..3 << 20];
+        let file = PassFile { path: plan.path.clone(), ranges };
+        fill(vec![file], true, EngineKind::Sync, Arc::new(AtomicBool::new(false)), &mut |_, _| {}).unwrap();
+        let data = std::fs::read(&plan.path).unwrap();
+        let stamped = |i: usize| data[i * 4096..i * 4096 + 8] == ((i as u64) * 4096).to_le_bytes();
+        assert!((0..256).all(stamped), "the first range is filled");
+        assert!(data[1 << 20..(2 << 20) + 4096].iter().all(|&b| b == 0), "the gap is left as it was");
+        assert!((513..768).all(stamped), "the second range is filled");
+    }
+
+    #[test]
     fn stops_when_interrupted() {
         let dir = tempfile::tempdir().unwrap();
         let plan = FilePlan { path: dir.path().join("d"), size: Bytes::mib(8), created: true };
         File::create(&plan.path).unwrap();
-        let err = fill(&[&plan], false, EngineKind::Sync, Arc::new(AtomicBool::new(true)), &mut |_, _| {}).unwrap_err();
+        let err = fill(
+            vec![PassFile::whole(&plan)],
+            false,
+            EngineKind::Sync,
+            Arc::new(AtomicBool::new(true)),
+            &mut |_, _| {},
+        )
+        .unwrap_err();
         assert!(matches!(err, LayoutError::Interrupted));
     }
 }

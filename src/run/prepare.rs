@@ -2,6 +2,7 @@
 //! and test media before a phase that reads them) or reading them (fio's pre_read, warming the page cache) —
 //! with progress reported as bytes done. The same core that runs the phases issues these reads and writes.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -22,12 +23,32 @@ const CHUNK: u32 = 1 << 20;
 /// Requests in flight during a pass on io_uring (the sync engine keeps one).
 const DEPTH: u32 = 4;
 
-/// One pass over files: sequential chunks from start to end, and after writing a file, an fsync of it.
+/// A file and the byte ranges of it that a pass covers, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PassFile {
+    pub path: PathBuf,
+    /// Byte ranges, ascending and apart; empty: nothing of this file (no write, no flush).
+    pub ranges: Vec<Range<u64>>,
+}
+
+impl PassFile {
+    /// The whole of `file`, from start to end.
+    pub fn whole(file: &FilePlan) -> PassFile {
+        PassFile { path: file.path.clone(), ranges: std::iter::once(0..file.size.0).collect() }
+    }
+
+    fn len(&self) -> u64 {
+        self.ranges.iter().map(|r| r.end - r.start).sum()
+    }
+}
+
+/// One pass over files: sequential chunks through each file's ranges, and after writing a file, an fsync of it.
 pub struct PassSchedule {
-    paths: Vec<PathBuf>,
-    sizes: Vec<u64>,
+    files: Vec<PassFile>,
     write: bool,
     file: usize,
+    /// The range of the current file, and the next offset in it.
+    range: usize,
     offset: u64,
     flushed: bool,
     counter: u64,
@@ -37,25 +58,21 @@ pub struct PassSchedule {
 impl Schedule for PassSchedule {
     fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
         loop {
-            if self.failed || self.file >= self.paths.len() {
+            if self.failed || self.file >= self.files.len() {
                 return Next::Done;
             }
-            let size = self.sizes[self.file];
-            if self.offset < size {
-                let len = u64::from(CHUNK).min(size - self.offset) as u32;
-                let kind = if self.write { OpKind::Write } else { OpKind::Read };
-                let io = Io::transfer(kind, self.file as u32, self.offset, len, None);
-                self.offset += u64::from(len);
+            if let Some(io) = self.next_chunk() {
                 return Next::Io(io);
             }
-            if self.write && !self.flushed {
+            if self.write && !self.flushed && !self.files[self.file].ranges.is_empty() {
                 if ctx.in_flight > 0 {
                     return Next::AfterCompletion;
                 }
                 self.flushed = true;
                 return Next::Io(Io::transfer(OpKind::Fsync, self.file as u32, 0, 0, None));
             }
-            (self.file, self.offset, self.flushed) = (self.file + 1, 0, false);
+            (self.file, self.range, self.flushed) = (self.file + 1, 0, false);
+            self.offset = self.files.get(self.file).and_then(|f| f.ranges.first()).map_or(0, |r| r.start);
         }
     }
 
@@ -73,7 +90,31 @@ impl Schedule for PassSchedule {
     }
 
     fn path(&self, file: u32) -> &Path {
-        &self.paths[file as usize]
+        &self.files[file as usize].path
+    }
+}
+
+impl PassSchedule {
+    fn new(files: Vec<PassFile>, write: bool) -> PassSchedule {
+        let offset = files.first().and_then(|f| f.ranges.first()).map_or(0, |r| r.start);
+        PassSchedule { files, write, file: 0, range: 0, offset, flushed: false, counter: 0, failed: false }
+    }
+
+    /// The next chunk of the current file's ranges, moving to its next range where one ends.
+    fn next_chunk(&mut self) -> Option<Io> {
+        let ranges = &self.files[self.file].ranges;
+        while let Some(range) = ranges.get(self.range) {
+            if self.offset < range.end {
+                let len = u64::from(CHUNK).min(range.end - self.offset) as u32;
+                let kind = if self.write { OpKind::Write } else { OpKind::Read };
+                let io = Io::transfer(kind, self.file as u32, self.offset, len, None);
+                self.offset += u64::from(len);
+                return Some(io);
+            }
+            self.range += 1;
+            self.offset = ranges.get(self.range).map_or(0, |r| r.start);
+        }
+        None
     }
 }
 
@@ -89,10 +130,10 @@ pub enum PassError {
     Interrupted,
 }
 
-/// Writes (or reads) every file of `files` once, from start to end, on `engine` (the null engine writes
+/// Writes (or reads) the ranges of every file of `files` once, in order, on `engine` (the null engine writes
 /// nothing, so the sync engine stands in for it). `progress(done, total)` gets bytes.
 pub fn pass(
-    files: &[&FilePlan],
+    files: Vec<PassFile>,
     write: bool,
     direct: bool,
     engine: EngineKind,
@@ -100,10 +141,8 @@ pub fn pass(
     progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> Result<(), PassError> {
     let engine = if matches!(engine, EngineKind::Null | EngineKind::Http) { EngineKind::Sync } else { engine };
-    let paths: Vec<PathBuf> = files.iter().map(|f| f.path.clone()).collect();
-    let sizes: Vec<u64> = files.iter().map(|f| f.size.0).collect();
-    let total = sizes.iter().sum();
-    let setup: SetUp<'_> = Box::new(move || pass_worker(paths, sizes, write, direct, engine));
+    let total = files.iter().map(PassFile::len).sum();
+    let setup: SetUp<'_> = Box::new(move || pass_worker(files, write, direct, engine));
     let run = PhaseRun {
         index: 0,
         interval: Duration::from_millis(250),
@@ -136,27 +175,22 @@ fn progress_end(outcome: &PhaseOutcome, observer: &mut Progress<'_>) {
     }
 }
 
-fn pass_worker<'a>(
-    paths: Vec<PathBuf>,
-    sizes: Vec<u64>,
-    write: bool,
-    direct: bool,
-    engine: EngineKind,
-) -> Result<Built<'a>, String> {
+fn pass_worker<'a>(files: Vec<PassFile>, write: bool, direct: bool, engine: EngineKind) -> Result<Built<'a>, String> {
     let how = if write { OpenFor::write(direct) } else { OpenFor::read(direct) };
-    let files = paths
+    let handles = files
         .iter()
+        .map(|f| &f.path)
         .map(|p| open_data_file(p, how).map_err(|e| format!("cannot open {}: {e}", p.display())))
         .collect::<Result<Vec<_>, _>>()?;
     let depth = if engine == EngineKind::IoUring { DEPTH } else { 1 };
-    let setup = EngineSetup { files, ..EngineSetup::new(engine, depth, CHUNK as usize) };
+    let setup = EngineSetup { files: handles, ..EngineSetup::new(engine, depth, CHUNK as usize) };
     let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
     if write {
         // The same stamped random content as a write phase: compressing or deduplicating storage stays honest.
         let mut rng = Rng::new(0xF111);
         engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
     }
-    let schedule = PassSchedule { paths, sizes, write, file: 0, offset: 0, flushed: false, counter: 0, failed: false };
+    let schedule = PassSchedule::new(files, write);
     Ok(Built {
         engine,
         schedule: AnySchedule::Pass(schedule),

@@ -220,6 +220,26 @@ impl Verifier {
         Self::release(&self.files[file as usize].keys, range);
     }
 
+    /// The byte ranges of `file` whose content is not known (never written by a verified write, its last write
+    /// failed, or an operation on it never completed), merged: what a fill may write without destroying data
+    /// the verifier expects. For use between phases, with nothing in flight.
+    pub fn unknown_ranges(&self, file: u32) -> Vec<Range<u64>> {
+        let keys = &self.files[file as usize].keys;
+        let mut ranges: Vec<Range<u64>> = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            let key = key.load(Ordering::Acquire);
+            if key & GENERATION != 0 && key & BUSY == 0 {
+                continue;
+            }
+            let (start, len) = self.span(file, i);
+            match ranges.last_mut() {
+                Some(last) if last.end == start => last.end = start + len as u64,
+                _ => ranges.push(start..start + len as u64),
+            }
+        }
+        ranges
+    }
+
     /// Before an I/O of `buf.len()` bytes at `offset` of `file`: claims its blocks, and for a write stamps them
     /// in `buf`. `false`: a block is in flight; do not issue this I/O now.
     #[inline]
@@ -368,6 +388,18 @@ mod tests {
         // The worker's engine failed: the write is never reaped, and what the block holds is unknown.
         v.check(0, 0, &[0u8; 8192]);
         assert_eq!(v.counts(), VerifyCounts::default());
+    }
+
+    #[test]
+    fn only_blocks_whose_content_is_unknown_are_left_to_fill() {
+        let v = verifier();
+        let block = u64::from(v.block_size());
+        let mut buf = vec![0u8; block as usize];
+        assert!(v.begin_write(0, block, &mut buf));
+        v.end_write(0, block, block as usize, true);
+        assert!(v.begin_write(0, 3 * block, &mut buf)); // in flight: its engine failed
+        let size = v.files[0].size;
+        assert_eq!(v.unknown_ranges(0), vec![0..block, 2 * block..size], "only block 1 holds known data");
     }
 
     #[test]
