@@ -94,6 +94,23 @@ fn a_btrfs_raid1_shows_both_members() {
     assert!(served > 0, "the members served the reads");
 }
 
+/// `streamcap run MOUNT --job JOB --buffered FLAGS`, which must succeed; its result.
+fn run_buffered_job(mount: &Mount, job: &std::path::Path, flags: &[&str]) -> serde_json::Value {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("result.json");
+    streamcap()
+        .arg("run")
+        .arg(&mount.point)
+        .arg("--job")
+        .arg(job)
+        .args(["--buffered", "--quiet", "--json"])
+        .arg(&json)
+        .args(flags)
+        .assert()
+        .success();
+    read_json(&json)
+}
+
 /// `--invalidate` and `--pre-read` on `run` (issue 10: fio's invalidate and pre_read as flags). On ext4 over a
 /// loop device, whose reads are all ours: a buffered re-read after an invalidation reads from the device, with
 /// `--invalidate=0` it comes from the page cache the first read filled, and with `--pre-read` even the first read
@@ -115,18 +132,7 @@ fn invalidate_and_pre_read_decide_whether_buffered_reads_reach_the_device() {
     .unwrap();
     // Bytes the loop device read during each phase's measured time.
     let device_reads = |flags: &[&str]| -> Vec<u64> {
-        let json = dir.path().join("flags.json");
-        streamcap()
-            .arg("run")
-            .arg(&mount.point)
-            .arg("--job")
-            .arg(&job)
-            .args(["--buffered", "--quiet", "--json"])
-            .arg(&json)
-            .args(flags)
-            .assert()
-            .success();
-        let r = read_json(&json);
+        let r = run_buffered_job(&mount, &job, flags);
         let phases = r["phases"].as_array().unwrap();
         assert_eq!(phases.len(), 2);
         for phase in phases {
@@ -163,18 +169,7 @@ fn buffered_passes_each_start_from_the_device_unless_invalidate_is_off() {
     )
     .unwrap();
     let device_reads = |flags: &[&str]| -> u64 {
-        let json = dir.path().join("passes.json");
-        streamcap()
-            .arg("run")
-            .arg(&mount.point)
-            .arg("--job")
-            .arg(&job)
-            .args(["--buffered", "--quiet", "--json"])
-            .arg(&json)
-            .args(flags)
-            .assert()
-            .success();
-        let r = read_json(&json);
+        let r = run_buffered_job(&mount, &job, flags);
         let phase = &r["phases"][0];
         assert_eq!(phase["read"]["bytes"].as_u64(), Some(64 << 20), "four passes over 16 MiB");
         device(phase, &disk.name()).unwrap()["activity"]["read_bytes"].as_u64().unwrap()
