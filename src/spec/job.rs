@@ -249,6 +249,36 @@ pub struct FioJobInfo {
     pub job_options: Vec<(String, String)>,
     /// The options of the `[global]` sections before the job (fio's "global options").
     pub global_options: Vec<(String, String)>,
+    /// fio exitall: when this job finishes, the jobs running with it that `exit_what` names are stopped (their
+    /// figures so far are kept as a completed run); `None`: the others go on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_all: Option<ExitWhat>,
+    /// fio flow: this job's share of the I/O among the jobs running with the same flow id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowSpec>,
+}
+
+/// fio's token-based flow control: the jobs of one flow id issue I/O in proportion to their weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowSpec {
+    /// The flow id (fio flow_id, default 0): jobs with the same one share the flow.
+    pub id: u64,
+    /// The job's weight (fio flow), at least 1.
+    pub weight: u64,
+    /// How long a job ahead of its share waits before it looks again (fio flow_sleep; µs in fio).
+    pub sleep: Duration,
+}
+
+/// Which jobs fio's exitall stops when a job finishes (fio exit_what).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExitWhat {
+    /// The jobs of the same reporting group (fio's default).
+    Group,
+    /// Every job running at the time; the run goes on with the next stonewalled jobs.
+    Stonewall,
+    /// Every job, running or still to come: the run ends.
+    All,
 }
 
 fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {

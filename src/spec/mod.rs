@@ -24,7 +24,7 @@ pub use fileset::{
 };
 pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
 pub use formats::{FORMATS, Format, Mix};
-pub use job::{FioJobInfo, JobSpec, PhaseSpec, SpecOrigin};
+pub use job::{ExitWhat, FioJobInfo, FlowSpec, JobSpec, PhaseSpec, SpecOrigin};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
 pub use toml::parse_toml_job;
 pub use values::{
