@@ -18,6 +18,7 @@ mod pacer;
 mod pattern;
 mod phase;
 mod prepare;
+mod priority;
 mod progress;
 mod raw;
 mod signals;

@@ -11,6 +11,7 @@ use super::flow::{FlowMember, Flows};
 use super::open::{Create, OpenFor, open_data_file};
 use super::pacer::Pacer;
 use super::pattern::{fill_random, stamp};
+use super::priority::PrioPicker;
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineSetup, OpKind};
 use crate::plan::{Pacing, PhasePlan, Thinktime, WorkerPlan};
@@ -51,6 +52,8 @@ pub struct RawSchedule<'a> {
     pass_invalidate: Option<PassInvalidate>,
     /// fio flow: this worker's place among the jobs of its flow id.
     flow: Option<FlowMember>,
+    /// fio cmdprio: which operations carry an I/O priority of their own.
+    prio: Option<PrioPicker>,
 }
 
 /// fio drops a job's files from the page cache when the job starts and again at each pass over them (each
@@ -104,6 +107,7 @@ impl<'a> RawSchedule<'a> {
             pass_invalidate: pass_bytes.filter(|&b| b > 0).map(|every| PassInvalidate { every, issued: 0 }),
             paths,
             flow: None,
+            prio: None,
         }
     }
 
@@ -209,7 +213,8 @@ impl Schedule for RawSchedule<'_> {
         if self.pass_invalidate.is_some() {
             self.count_pass(op.len);
         }
-        Next::Io(Io::transfer(kind, op.file, op.offset, op.len, due))
+        let prio = self.prio.as_mut().map_or(0, |p| p.pick(kind == OpKind::Write, op.len));
+        Next::Io(Io { prio, ..Io::transfer(kind, op.file, op.offset, op.len, due) })
     }
 
     #[inline]
@@ -341,6 +346,8 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
     let mut schedule =
         RawSchedule::new(phase, (source, iodepth), pacer, (paths, globals), &inputs.verification, pass_bytes);
     schedule.flow = phase.fio.as_ref().and_then(|f| f.flow).map(|f| inputs.flows.join(&f));
+    schedule.prio =
+        (phase.fio.as_ref().and_then(|f| f.cmdprio.clone())).map(|c| PrioPicker::new(c, worker.workload.seed));
     Ok(Built { engine, schedule: AnySchedule::Raw(schedule), settings })
 }
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
+use super::fio_info::FioJobInfo;
 use super::streams::StreamsSpec;
 use super::values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
@@ -236,49 +237,6 @@ pub struct PhaseSpec {
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub fio: Option<FioJobInfo>,
-}
-
-/// What fio's JSON says about a job beyond its figures: its reporting group and the options as written.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FioJobInfo {
-    /// fio's group id: a new group at every stonewall and new_group.
-    pub group_id: u32,
-    /// fio's group_reporting: the job's clones (and the other jobs of its group) are reported as one.
-    pub group_reporting: bool,
-    /// The options of the job's own section, in order, under fio's names (fio's "job options").
-    pub job_options: Vec<(String, String)>,
-    /// The options of the `[global]` sections before the job (fio's "global options").
-    pub global_options: Vec<(String, String)>,
-    /// fio exitall: when this job finishes, the jobs running with it that `exit_what` names are stopped (their
-    /// figures so far are kept as a completed run); `None`: the others go on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_all: Option<ExitWhat>,
-    /// fio flow: this job's share of the I/O among the jobs running with the same flow id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flow: Option<FlowSpec>,
-}
-
-/// fio's token-based flow control: the jobs of one flow id issue I/O in proportion to their weights.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FlowSpec {
-    /// The flow id (fio flow_id, default 0): jobs with the same one share the flow.
-    pub id: u64,
-    /// The job's weight (fio flow), at least 1.
-    pub weight: u64,
-    /// How long a job ahead of its share waits before it looks again (fio flow_sleep; µs in fio).
-    pub sleep: Duration,
-}
-
-/// Which jobs fio's exitall stops when a job finishes (fio exit_what).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExitWhat {
-    /// The jobs of the same reporting group (fio's default).
-    Group,
-    /// Every job running at the time; the run goes on with the next stonewalled jobs.
-    Stonewall,
-    /// Every job, running or still to come: the run ends.
-    All,
 }
 
 fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {

@@ -1,6 +1,7 @@
 //! fio's controls between jobs: `exitall`/`exit_what` (which jobs stop when one finishes) and `flow`,
-//! `flow_id`, `flow_sleep` (jobs of one flow issue I/O in proportion to their weights). This reads and checks
-//! the options; the run (`run::jobctl`) does what they say.
+//! `flow_id`, `flow_sleep` (jobs of one flow issue I/O in proportion to their weights), and the gathering of
+//! these and the per-command priorities (`cmdprio`) into each job's `FioJobInfo`. This reads and checks the
+//! options; the run (`run::stage`, `run::flow`, `run::raw`) does what they say.
 //!
 //! As in fio, `exitall` in any job applies to the whole file (fio keeps it in one global switch): every job that
 //! finishes then stops the jobs its own `exit_what` names.
@@ -9,18 +10,21 @@
 
 use std::time::Duration;
 
+use super::cmdprio::map_cmdprio;
 use super::job::fail;
 use super::mapping::Job;
 use super::options::Problems;
-use crate::spec::{ExitWhat, FlowSpec};
+use crate::spec::{ExitWhat, FioJobInfo, FlowSpec};
 
-/// Each job's exitall scope and flow, in job order; problems are recorded.
-pub(super) fn job_controls(jobs: &[Job], problems: &mut Problems) -> Vec<(Option<ExitWhat>, Option<FlowSpec>)> {
+/// Each job's exitall scope, flow and per-command priorities, in job order; problems are recorded.
+pub(super) fn job_controls(jobs: &[Job], problems: &mut Problems) -> Vec<FioJobInfo> {
     let exitall = jobs.iter().any(|j| j.options.flag("exitall"));
     jobs.iter()
-        .map(|job| {
-            let exit = exit_what(job, problems).filter(|_| exitall);
-            (exit, flow(job, problems))
+        .map(|job| FioJobInfo {
+            exit_all: exit_what(job, problems).filter(|_| exitall),
+            flow: flow(job, problems),
+            cmdprio: problems.take(map_cmdprio(job)).flatten(),
+            ..FioJobInfo::default()
         })
         .collect()
 }

@@ -88,9 +88,9 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
         return None;
     }
     assign_groups(&jobs, &mut spec.phases, &listed(&global));
-    for (phase, (exit_all, flow)) in spec.phases.iter_mut().zip(controls) {
+    for (phase, controls) in spec.phases.iter_mut().zip(controls) {
         if let Some(fio) = phase.fio.as_mut() {
-            (fio.exit_all, fio.flow) = (exit_all, flow);
+            (fio.exit_all, fio.flow, fio.cmdprio) = (controls.exit_all, controls.flow, controls.cmdprio);
         }
     }
     global_notices(&jobs, &mut spec.notices);
