@@ -129,7 +129,9 @@ fn real_run(name: &str) -> Option<serde_json::Value> {
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
     let json = dir.path().join("r.json");
+    // fio's logs (write_lat_log=…) go to the working directory: the temp dir's, never the repository's.
     let out = streamcap()
+        .current_dir(dir.path())
         .arg("run")
         .arg(&target)
         .args(["--job", path.to_str().unwrap(), "--size", "16m", "--runtime", "1", "--quiet", "--json"])
@@ -186,7 +188,16 @@ fn run_text(text: &str) -> serde_json::Value {
     std::fs::write(&job, text).unwrap();
     let json = dir.path().join("r.json");
     let mut cmd = streamcap();
-    let out = cmd.arg("run").arg(dir.path()).arg("--job").arg(&job).arg("--quiet").arg("--json").arg(&json).output();
+    let out = cmd
+        .current_dir(dir.path())
+        .arg("run")
+        .arg(dir.path())
+        .arg("--job")
+        .arg(&job)
+        .arg("--quiet")
+        .arg("--json")
+        .arg(&json)
+        .output();
     let out = out.unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     common::read_json(&json)
