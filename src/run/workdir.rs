@@ -36,10 +36,11 @@ pub struct WorkDir {
     files: Vec<String>,
     keep: bool,
     removed: bool,
-    /// The marker, open and exclusively locked for the life of the run.
-    marker: std::fs::File,
-    /// The directory's handle, registered: every open of its files goes through it.
-    owned: Registration,
+    /// The marker, open and exclusively locked for the life of the run (closed just before it is removed).
+    marker: Option<std::fs::File>,
+    /// The directory's handle, registered: every open of its files goes through it (dropped with the marker,
+    /// since it holds a copy of it).
+    owned: Option<Registration>,
     /// `TARGET/.streamcap`, to remove the work directory from.
     base: OwnedDir,
 }
@@ -126,15 +127,16 @@ impl WorkDir {
             files: Vec::new(),
             keep,
             removed: false,
-            marker,
-            owned: register(handle, Some(listing)),
+            marker: Some(marker),
+            owned: Some(register(handle, Some(listing))),
             base,
         };
         // Only the files of the target's table that streamcap creates (the user's own media files are elsewhere
         // and only read).
         for file in target.files.iter().filter(|f| f.created) {
             let file_name = file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            let handle = work.owned.open(Path::new(&file_name), create).map_err(err(&file.path))?;
+            let owned = work.owned.as_ref().expect("registered until removed");
+            let handle = owned.open(Path::new(&file_name), create).map_err(err(&file.path))?;
             work.files.push(file_name);
             handle.set_len(file.size.0).map_err(err(&file.path))?;
         }
@@ -153,18 +155,32 @@ impl WorkDir {
             return Ok(());
         }
         if self.keep {
-            writeln!(self.marker, "{KEPT_LINE}")?;
+            if let Some(marker) = &mut self.marker {
+                writeln!(marker, "{KEPT_LINE}")?;
+            }
             self.removed = true;
             return Ok(());
         }
         // Files created here by others of streamcap's writers (ingest) are listed in the marker too.
         let listed = listed_files(&std::fs::read_to_string(self.dir.join(MARKER)).unwrap_or_default());
-        let dir = self.owned.dir();
-        for name in self.files.iter().chain(&listed).map(String::as_str).chain([MARKER]) {
+        let Some(owned) = &self.owned else { return Ok(()) };
+        let dir = owned.dir();
+        for name in self.files.iter().chain(&listed).map(String::as_str) {
             match dir.remove_file(name) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
                 _ => {}
             }
+        }
+        // The marker is closed (both copies, and with them the lock) before it is removed: a FUSE filesystem
+        // such as sshfs renames a removed file that is still open to `.fuse_hidden…` until it is closed, and the
+        // directory would not be empty. Only the marker is left by now, so a run that takes the directory for
+        // abandoned in between removes nothing but what this one is about to.
+        let dir = self.base.open_dir(&self.name).map_err(io::Error::other)?;
+        self.marker = None;
+        self.owned = None;
+        match dir.remove_file(MARKER) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
         }
         match self.base.remove_dir(&self.name) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
