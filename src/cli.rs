@@ -394,6 +394,15 @@ pub struct WorkloadFlags {
     /// Buffered I/O through the page cache.
     #[arg(long, help_heading = "Durability")]
     pub buffered: bool,
+    /// Drop the files' pages from the page cache before each phase (fio's invalidate; the default).
+    /// `--invalidate=0` keeps them, so a buffered re-read of what the last phase read or wrote comes from RAM.
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", require_equals = true,
+          value_parser = clap::builder::BoolishValueParser::new(), help_heading = "Durability")]
+    pub invalidate: Option<bool>,
+    /// Read the files once into the page cache before each phase, unmeasured (fio's pre_read): buffered reads
+    /// then start from RAM. Comes after the invalidation, so it wins.
+    #[arg(long, help_heading = "Durability")]
+    pub pre_read: bool,
     /// fsync after every N writes.
     #[arg(long, value_name = "N", help_heading = "Durability")]
     pub fsync_every: Option<u64>,
@@ -441,6 +450,8 @@ impl WorkloadFlags {
                 (_, true) => Some(false),
                 _ => None,
             },
+            invalidate: self.invalidate,
+            pre_read: self.pre_read.then_some(true),
             fsync_every: self.fsync_every,
             end_fsync: self.end_fsync.then_some(true),
             continue_on_error: self.continue_on_error.then_some(true),

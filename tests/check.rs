@@ -17,7 +17,9 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
     let json = out.path().join("r.json");
     let assert = streamcap().arg("check").arg(dir.path()).arg("--quick").arg("--json").arg(&json).assert().success();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
-    for section in ["Host & devices", "Sequential 1 MiB", "Random 4 KiB reads", "Small files", "Verdict"] {
+    let sections = ["Host & devices", "Sequential 1 MiB", "Random 4 KiB reads", "Small files", "Verdict"];
+    let cache = ["Cache versus device", "page cache", "sustained media", "access time", "served from "];
+    for section in sections.into_iter().chain(cache).chain(["Which device did the work", "share"]) {
         assert!(stdout.contains(section), "no '{section}' in:\n{stdout}");
     }
     for header in ["format", "bitrate", "streams sustained", "limited by", "headroom"] {
@@ -26,6 +28,7 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
     for format in FORMATS {
         assert!(stdout.contains(format), "no {format} row in:\n{stdout}");
     }
+    assert!(!stdout.contains("cache: 'page cache'"), "the page-cache plateau reads RAM on purpose:\n{stdout}");
     assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
     // The HTML report goes beside the JSON by default, and check says where.
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
@@ -61,7 +64,19 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
     let phases = r["phases"].as_array().unwrap();
     let indices: Vec<u64> = phases.iter().map(|p| p["index"].as_u64().unwrap()).collect();
     assert_eq!(indices, (0..phases.len() as u64).collect::<Vec<_>>());
-    assert_eq!(phases.len(), 12);
+    assert_eq!(phases.len(), 13);
+    assert_eq!(phases[4]["name"], "page cache");
+    assert_eq!(
+        (phases[4]["direct"].as_bool(), phases[4]["read"]["ops"].as_u64().is_some_and(|n| n > 0)),
+        (Some(false), true)
+    );
+    // The cache section: the plateaus as `streamcap cache` labels them, and where the streams were served from.
+    let cache = &check["cache"];
+    let kinds: Vec<&str> = cache["plateaus"].as_array().unwrap().iter().map(|p| p["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["page_cache", "media", "access_time"]);
+    assert!(cache["plateaus"].as_array().unwrap().iter().all(|p| p["streams_bound"].as_f64().unwrap() > 0.0));
+    assert!(["page_cache", "device_cache", "media"].contains(&cache["served_from"].as_str().unwrap()), "{cache}");
+    assert!(cache["viewer_bytes"].as_u64().unwrap() > 0, "{cache}");
     assert!(phases[6]["file_ops"].is_object());
     let streams: Vec<&str> =
         phases.iter().filter(|p| p["streams"].is_object()).map(|p| p["name"].as_str().unwrap()).collect();

@@ -93,3 +93,53 @@ fn a_btrfs_raid1_shows_both_members() {
     let served = da["activity"]["reads"].as_u64().unwrap() + db["activity"]["reads"].as_u64().unwrap();
     assert!(served > 0, "the members served the reads");
 }
+
+/// `--invalidate` and `--pre-read` on `run` (issue 10: fio's invalidate and pre_read as flags). On ext4 over a
+/// loop device, whose reads are all ours: a buffered re-read after an invalidation reads from the device, with
+/// `--invalidate=0` it comes from the page cache the first read filled, and with `--pre-read` even the first read
+/// finds its data in RAM.
+#[test]
+fn invalidate_and_pre_read_decide_whether_buffered_reads_reach_the_device() {
+    if !can_use_loop_devices("invalidate and pre-read") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let disk = LoopDevice::new(&dir.path().join("disk.img"), 256 << 20);
+    disk.mkfs_ext4();
+    let mount = Mount::new(&disk.device.to_string_lossy(), &dir.path().join("mnt"), &[]);
+    let job = dir.path().join("reread.toml");
+    std::fs::write(
+        &job,
+        "[global]\nsize = \"32M\"\nbs = \"1M\"\nrw = \"read\"\n\n[[phase]]\nname = \"read\"\n\n[[phase]]\nname = \"re-read\"\n",
+    )
+    .unwrap();
+    // Bytes the loop device read during each phase's measured time.
+    let device_reads = |flags: &[&str]| -> Vec<u64> {
+        let json = dir.path().join("flags.json");
+        streamcap()
+            .arg("run")
+            .arg(&mount.point)
+            .arg("--job")
+            .arg(&job)
+            .args(["--buffered", "--quiet", "--json"])
+            .arg(&json)
+            .args(flags)
+            .assert()
+            .success();
+        let r = read_json(&json);
+        let phases = r["phases"].as_array().unwrap();
+        assert_eq!(phases.len(), 2);
+        for phase in phases {
+            assert_eq!(phase["read"]["bytes"].as_u64(), Some(32 << 20), "each phase reads the file once");
+        }
+        phases.iter().map(|p| device(p, &disk.name()).unwrap()["activity"]["read_bytes"].as_u64().unwrap()).collect()
+    };
+    let invalidated = device_reads(&["--invalidate"]);
+    assert!(invalidated[1] >= 16 << 20, "the re-read after an invalidation reaches the device: {invalidated:?}");
+    let kept = device_reads(&["--invalidate=0"]);
+    assert!(kept[0] >= 16 << 20, "the first read still comes from the device: {kept:?}");
+    assert!(kept[1] < 4 << 20, "the re-read comes from the page cache: {kept:?}");
+    let warm = device_reads(&["--pre-read"]);
+    assert!(warm[0] < 4 << 20 && warm[1] < 4 << 20, "pre-read: both reads come from RAM: {warm:?}");
+    eprintln!("device bytes read per phase: invalidate {invalidated:?}, invalidate=0 {kept:?}, pre-read {warm:?}");
+}

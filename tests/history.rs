@@ -149,3 +149,31 @@ fn history_can_be_turned_off() {
     assert!(!db.exists(), "nothing stored, nothing created");
     streamcap(&db).arg("history").assert().code(2).stderr(predicate::str::contains("no history at"));
 }
+
+/// cache and sweep store themselves like run, streams and check (issue 10: `streamcap history` lists them, with
+/// a headline of their plateaus or their cliff).
+#[test]
+fn cache_and_sweep_are_stored_and_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let target = tempfile::tempdir().unwrap();
+    let cache = ["cache", "--size", "64M", "--runtime", "200ms", "--load", "none", "-q"];
+    let out = streamcap(&db).args(cache).arg(target.path()).assert().success().get_output().stderr.clone();
+    assert!(String::from_utf8_lossy(&out).contains("history: stored as #1"), "{}", String::from_utf8_lossy(&out));
+    let sweep = ["sweep", "--sizes", "1M", "--records", "1M", "--io", "direct", "-q"];
+    let out = streamcap(&db).args(sweep).arg(target.path()).assert().success().get_output().stderr.clone();
+    assert!(String::from_utf8_lossy(&out).contains("history: stored as #2"), "{}", String::from_utf8_lossy(&out));
+
+    let list = streamcap(&db).arg("history").assert().success().get_output().stdout.clone();
+    let list = String::from_utf8(list).unwrap();
+    let line = |id: &str| list.lines().find(|l| l.contains(id)).unwrap_or_else(|| panic!("{id} listed:\n{list}"));
+    assert!(line("#1").contains(" cache ") && line("#1").contains("media"), "{list}");
+    assert!(line("#2").contains(" sweep ") && line("#2").contains("no cliff between 1 MiB and 1 MiB"), "{list}");
+    streamcap(&db)
+        .args(["history", "--command", "cache"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("#1").and(predicate::str::contains("#2").not()));
+    let names = streamcap(&db).args(["history", "trend"]).assert().success().get_output().stdout.clone();
+    assert!(String::from_utf8(names).unwrap().contains("cache/sustained-media/mbps"));
+}

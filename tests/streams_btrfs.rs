@@ -9,11 +9,12 @@
 //! the viewers: one viewer gets one thread and so one mirror, and eight viewers dealt to four threads get four
 //! consecutive thread ids, which land on both mirrors (all four would need the same parity). Root only; skipped
 //! loudly without loop devices, cgroup v1 blkio or btrfs. The group, the mount and the loop devices are removed
-//! in every outcome.
+//! in every outcome. The same must be visible in the terminal summary (issue 10): its table of which device did
+//! the work lists both members with their share of the pool's bytes.
 
 mod common;
 
-use common::{Cgroup, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json};
+use common::{Cgroup, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json, streamcap};
 
 fn have_btrfs() -> bool {
     let tools = std::process::Command::new("sh").arg("-c").arg("command -v mkfs.btrfs && command -v btrfs").output();
@@ -33,6 +34,23 @@ fn member_reads(json: &std::path::Path) -> Vec<(String, u64)> {
         .filter(|d| d["role"] == "btrfs pool member")
         .map(|d| (d["activity"]["name"].as_str().unwrap().to_string(), d["activity"]["reads"].as_u64().unwrap()))
         .collect()
+}
+
+/// The share column of each pool member in the terminal summary (`streamcap report` prints the same summary a
+/// live run does), in percent.
+fn summary_shares(json: &std::path::Path) -> Vec<u32> {
+    let out = streamcap().arg("report").arg(json).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("which device did the work"), "{text}");
+    let shares: Vec<u32> = text
+        .lines()
+        .filter(|l| l.contains("btrfs pool member"))
+        .map(|l| l.split_whitespace().last().unwrap().trim_end_matches('%').parse().unwrap())
+        .collect();
+    eprintln!("{text}");
+    assert_eq!(shares.len(), 2, "both members are in the summary:\n{text}");
+    shares
 }
 
 #[test]
@@ -62,6 +80,7 @@ fn raid1_activity_shows_one_member_for_one_viewer_and_both_for_many() {
     }
 
     let mut shares = Vec::new();
+    let mut summaries = Vec::new();
     for (count, workers) in [(1, 4), (8, 4)] {
         let json = dir.path().join(format!("raid1-{count}.json"));
         group.run_streamcap(&format!(
@@ -77,9 +96,13 @@ fn raid1_activity_shows_one_member_for_one_viewer_and_both_for_many() {
         let busiest = reads.iter().map(|(_, n)| *n).max().unwrap();
         eprintln!("{count} viewer(s): reads per member {reads:?}");
         shares.push((count, busiest as f64 / total as f64, reads));
+        summaries.push(summary_shares(&json));
     }
     let (_, one, reads) = &shares[0];
     assert!(*one >= 0.9, "one viewer is served by one member: {reads:?}");
     let (_, many, reads) = &shares[1];
     assert!(*many <= 0.85, "eight viewers on four threads are served by both members: {reads:?}");
+    assert!(summaries[0].iter().max() >= Some(&90), "the summary shows one member serving one viewer: {summaries:?}");
+    assert!(summaries[1].iter().max() <= Some(&85), "the summary shows both serving eight: {summaries:?}");
+    assert!(summaries[1].iter().min() >= Some(&15), "{summaries:?}");
 }

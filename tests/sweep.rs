@@ -211,3 +211,33 @@ fn ctrl_c_during_a_memory_capped_sweep_removes_the_group() {
     assert_eq!(read_json(&json)["status"], "interrupted");
     assert!(common::entries(dir.path()).iter().all(|e| e == "sweep.json"), "{:?}", common::entries(dir.path()));
 }
+
+/// `--budget` (issue 10): the sweep stops between sizes when the next would run past the budget, says so, and
+/// counts as complete. A budget of 1 ms is spent by the first size's writes and fsyncs on any machine, so the
+/// second size never starts.
+#[test]
+fn the_time_budget_stops_the_sweep_between_sizes_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("budget.json");
+    let out = streamcap()
+        .args(["sweep", "--sizes", "64k,1M", "--records", "64k", "--io", "direct", "--budget", "1ms", "--json"])
+        .arg(&json)
+        .arg(dir.path())
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let stdout = String::from_utf8(out).unwrap();
+    assert!(stdout.contains("the time budget of 1.00 ms stopped the sweep after the files of 64 KiB"), "{stdout}");
+    let r = read_json(&json);
+    assert_eq!(r["status"], "completed");
+    let sweep = &r["sweep"];
+    assert_eq!((sweep["budget_stopped"].as_bool(), sweep["partial"].as_bool()), (Some(true), Some(false)));
+    assert_eq!(sweep["budget_s"].as_f64(), Some(0.001));
+    let sizes: Vec<u64> =
+        sweep["points"].as_array().unwrap().iter().map(|p| p["size_bytes"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, [64 << 10], "the 1 MiB size never started");
+    assert_eq!(r["phases"].as_array().unwrap().len(), 5, "every pass of the first size, complete");
+    assert!(common::entries(dir.path()).iter().all(|e| e == "budget.json"), "{:?}", common::entries(dir.path()));
+}

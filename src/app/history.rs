@@ -1,7 +1,7 @@
-//! `streamcap history` (list, show, trend) and `record`, the one call at the end of run, streams and check that
-//! stores a result in the local history. The history never costs a run: when the database cannot be written
-//! (corrupt, locked, a newer schema, no home), the result is kept as a JSON file in `pending/` beside the
-//! database with a warning, and added the next time a run is stored.
+//! `streamcap history` (list, show, trend) and `record`, the one call at the end of run, streams, check, cache
+//! and sweep that stores a result in the local history. The history never costs a run: when the database
+//! cannot be written (corrupt, locked, a newer schema, no home), the result is kept as a JSON file in
+//! `pending/` beside the database with a warning, and added the next time a run is stored.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -54,6 +54,8 @@ pub struct CacheArgs {
     /// Print the expanded plan and do nothing.
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub history: crate::cli::HistoryOptions,
 }
 
 /// The concurrent load: a random mode and its share of reads, or none.

@@ -29,6 +29,10 @@ pub struct SweepArgs {
     /// the effect of a smaller RAM. The group is removed afterwards. Needs root.
     #[arg(long, value_parser = parse_bytes, value_name = "SIZE")]
     pub memory: Option<Bytes>,
+    /// Time budget (default 15m): the sweep stops between sizes when the next size (twice as large, so about
+    /// twice as long) would run past it, and says so.
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "TIME")]
+    pub budget: Option<std::time::Duration>,
     /// Write the result as JSON (rewritten after every phase).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -38,6 +42,8 @@ pub struct SweepArgs {
     /// Print the expanded plan and do nothing.
     #[arg(long)]
     pub dry_run: bool,
+    #[command(flatten)]
+    pub history: crate::cli::HistoryOptions,
 }
 
 /// Which I/O modes the sweep runs.

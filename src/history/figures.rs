@@ -2,14 +2,14 @@
 //! and a figure followed over time without parsing every result again. Names are short slugs
 //! (`random-4k-reads/read/iops`, `check/1080p/streams`, `streams/capacity`); each value has its unit.
 
-use crate::results::{OpResult, PhaseResult, RunResult};
+use crate::results::{CacheSummary, OpResult, PhaseResult, PlateauKind, RunResult, SweepSummary};
 
 /// One named figure of a run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
     pub name: String,
     pub value: f64,
-    /// "IOPS", "MB/s", "ms", "streams", "per s".
+    /// "IOPS", "MB/s", "ms", "streams", "per s", "MiB".
     pub unit: &'static str,
 }
 
@@ -50,6 +50,16 @@ pub fn figures(result: &RunResult) -> Vec<Figure> {
             });
         }
     }
+    if let Some(cache) = &result.cache {
+        cache_figures(&mut out, cache);
+    }
+    if let Some(cliff) = result.sweep.as_ref().and_then(|s| s.cliff.as_ref()) {
+        let mib = |b: u64| b as f64 / f64::from(1 << 20);
+        out.push(Figure { name: "sweep/cliff/cached-up-to".into(), value: mib(cliff.cached_up_to_bytes), unit: "MiB" });
+        out.push(Figure { name: "sweep/cliff/device-from".into(), value: mib(cliff.device_from_bytes), unit: "MiB" });
+        out.push(Figure { name: "sweep/cliff/cached".into(), value: cliff.cached_mbps, unit: "MB/s" });
+        out.push(Figure { name: "sweep/cliff/device".into(), value: cliff.device_mbps, unit: "MB/s" });
+    }
     for phase in &result.phases {
         for (name, op) in [("read", &phase.read), ("write", &phase.write)] {
             if let Some(op) = op.as_ref().filter(|o| o.ops > 0) {
@@ -66,10 +76,28 @@ pub fn figures(result: &RunResult) -> Vec<Figure> {
     out
 }
 
+/// Each plateau's MB/s (and the access time's mean in ms), alone and under load: `cache/sustained-media/mbps`,
+/// `cache/access-time-load/ms`.
+fn cache_figures(out: &mut Vec<Figure>, cache: &CacheSummary) {
+    for p in &cache.plateaus {
+        let name = format!("cache/{}{}", slug(p.kind.label()), if p.under_load { "-load" } else { "" });
+        match p.kind {
+            PlateauKind::AccessTime => {
+                out.push(Figure { name: format!("{name}/ms"), value: p.latency_mean_ns / 1e6, unit: "ms" });
+            }
+            _ => out.push(Figure { name: format!("{name}/mbps"), value: p.mbps, unit: "MB/s" }),
+        }
+    }
+}
+
 /// What the run did, in one word.
 pub fn command(result: &RunResult) -> &'static str {
     if result.check.is_some() {
         "check"
+    } else if result.cache.is_some() {
+        "cache"
+    } else if result.sweep.is_some() {
+        "sweep"
     } else if result.streams.is_some() {
         "streams"
     } else if result.phases.is_empty() {
@@ -89,6 +117,12 @@ pub fn headline(result: &RunResult) -> String {
             .map(|v| format!("{} {}{}", v.name, if v.capacity.at_limit { "≥" } else { "" }, v.streams))
             .collect();
         return format!("streams: {}", parts.join(" · "));
+    }
+    if let Some(cache) = &result.cache {
+        return cache_headline(cache);
+    }
+    if let Some(sweep) = &result.sweep {
+        return sweep_headline(sweep);
     }
     if let Some(s) = &result.streams {
         return match (&s.capacity, s.steps.last()) {
@@ -110,6 +144,41 @@ pub fn headline(result: &RunResult) -> String {
         })
         .collect();
     if parts.is_empty() { "no operations".into() } else { parts.join(" · ") }
+}
+
+/// The plateaus measured alone: "page cache 4045 MB/s · … · sustained media 611 MB/s · access time 0.09 ms".
+fn cache_headline(cache: &CacheSummary) -> String {
+    let parts: Vec<String> = cache
+        .plateaus
+        .iter()
+        .filter(|p| !p.under_load)
+        .map(|p| match p.kind {
+            PlateauKind::AccessTime => format!("{} {:.2} ms", p.kind.label(), p.latency_mean_ns / 1e6),
+            _ => format!("{} {:.0} MB/s", p.kind.label(), p.mbps),
+        })
+        .collect();
+    if parts.is_empty() { "no plateau measured".into() } else { parts.join(" · ") }
+}
+
+/// The cliff in a few words, or the sizes swept without one.
+fn sweep_headline(sweep: &SweepSummary) -> String {
+    let size = |b: u64| crate::units::Bytes(b).to_string();
+    match &sweep.cliff {
+        Some(c) => format!(
+            "cliff: re-reads {:.0} MB/s up to {}, {:.0} MB/s from {}",
+            c.cached_mbps,
+            size(c.cached_up_to_bytes),
+            c.fallen_mbps,
+            size(c.device_from_bytes)
+        ),
+        None => {
+            let (first, last) = (sweep.sizes_bytes.first(), sweep.sizes_bytes.last());
+            match (first, last) {
+                (Some(&a), Some(&b)) => format!("no cliff between {} and {}", size(a), size(b)),
+                _ => "no size measured".into(),
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -139,5 +208,17 @@ mod tests {
         let check = fixture("check-v1.json");
         assert_eq!(headline(&check), "streams: 1080p ≥387 · 2160p-hevc 107 · 2160p-remux 33");
         assert_eq!(command(&check), "check");
+        let cache = fixture("cache-v1.json");
+        assert_eq!(command(&cache), "cache");
+        let line = headline(&cache);
+        assert!(
+            line.starts_with("page cache ") && line.contains(" · sustained media ") && line.ends_with(" ms"),
+            "{line}"
+        );
+        let names: Vec<String> = figures(&cache).into_iter().map(|f| f.name).collect();
+        assert!(names.contains(&"cache/sustained-media/mbps".into()), "{names:?}");
+        assert!(
+            names.contains(&"cache/access-time/ms".into()) && names.contains(&"cache/sustained-media-load/mbps".into())
+        );
     }
 }

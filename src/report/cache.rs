@@ -59,15 +59,12 @@ fn steps_line(cache: &CacheSummary) -> Option<String> {
     Some(format!("device cache by region (MB/s, * from a cache): {}", steps.join(" · ")))
 }
 
-pub fn write_cache_summary(out: &mut dyn Write, result: &RunResult, cache: &CacheSummary) -> io::Result<()> {
-    let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
-    writeln!(out, "streamcap {} · cache · {}{fs}", result.tool.version, result.target.path)?;
-    writeln!(out, "{}", settings_line(cache))?;
-    writeln!(out)?;
+/// Plateau, MB/s, latency and what it means for serving, one row per plateau (also check's cache section).
+pub(super) fn plateau_table(plateaus: &[Plateau]) -> Table {
     let mut t = Table::new();
     t.load_style(STYLE);
     t.set_header(["plateau", "MB/s", "latency", "what it means for serving"]);
-    for p in &cache.plateaus {
+    for p in plateaus {
         t.add_row([plateau_label(p), format_mbps(p.mbps), latency_words(p), p.meaning.clone()]);
     }
     for column in [1, 2] {
@@ -75,7 +72,15 @@ pub fn write_cache_summary(out: &mut dyn Write, result: &RunResult, cache: &Cach
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    writeln!(out, "{t}")?;
+    t
+}
+
+pub fn write_cache_summary(out: &mut dyn Write, result: &RunResult, cache: &CacheSummary) -> io::Result<()> {
+    let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
+    writeln!(out, "streamcap {} · cache · {}{fs}", result.tool.version, result.target.path)?;
+    writeln!(out, "{}", settings_line(cache))?;
+    writeln!(out)?;
+    writeln!(out, "{}", plateau_table(&cache.plateaus))?;
     if let Some(line) = steps_line(cache) {
         writeln!(out)?;
         writeln!(out, "{line}")?;

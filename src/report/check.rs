@@ -7,8 +7,9 @@ use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, Table};
 
+use super::members::{member_table, summed};
 use super::terminal::{STYLE, write_warnings};
-use crate::results::{CheckSummary, FormatVerdict, RunResult};
+use crate::results::{CheckSummary, FormatVerdict, PlateauKind, RunResult};
 use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
 pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> io::Result<()> {
@@ -17,6 +18,39 @@ pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &Chec
         "streamcap {} · check ({}, {:.0} s) · {}",
         result.tool.version, check.profile, check.elapsed_s, result.target.path
     )?;
+    write_host(out, result, check)?;
+    write_figures(out, check)?;
+    write_cache(out, check)?;
+    write_members(out, result)?;
+    write_verdict(out, check)?;
+    if check.partial {
+        writeln!(out)?;
+        writeln!(out, "partial: the check stopped before the end; the sections above are what it measured")?;
+    }
+    write_warnings(out, &measured(result))
+}
+
+/// The phases that measured something: a phase that only built the small-file tree measured no operations, so
+/// its cache flag and its device activity say nothing. The page-cache plateau reads from RAM on purpose, so its
+/// cache flag is dropped too.
+fn measured(result: &RunResult) -> RunResult {
+    let mut measured = result.clone();
+    measured.phases.retain(|p| {
+        let ops = p.read.as_ref().map_or(0, |r| r.ops) + p.write.as_ref().map_or(0, |w| w.ops);
+        let file_ops = p.file_ops.as_ref().map_or(0, |f| f.requested.ops);
+        ops + file_ops + p.errors.count > 0 || p.failure.is_some()
+    });
+    let plateaus = result.check.as_ref().and_then(|c| c.cache.as_ref()).map_or(&[][..], |c| &c.plateaus[..]);
+    for phase in &mut measured.phases {
+        if plateaus.iter().any(|p| p.kind == PlateauKind::PageCache && p.phase == phase.name) {
+            phase.cache_affected = false;
+        }
+    }
+    measured
+}
+
+/// Host, filesystem and devices, and the data set.
+fn write_host(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> io::Result<()> {
     writeln!(out)?;
     writeln!(out, "Host & devices")?;
     let h = &result.host;
@@ -44,8 +78,11 @@ pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &Chec
             d.scheduler.as_deref().unwrap_or("none")
         )?;
     }
-    writeln!(out, "  data set {} · direct I/O where the filesystem allows it", Bytes(check.data_set_bytes))?;
+    writeln!(out, "  data set {} · direct I/O where the filesystem allows it", Bytes(check.data_set_bytes))
+}
 
+/// Sequential MB/s, random reads per queue depth, small-file rates.
+fn write_figures(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     if let Some(s) = &check.sequential {
         writeln!(out)?;
         writeln!(out, "Sequential 1 MiB, queue depth 8")?;
@@ -81,27 +118,55 @@ pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &Chec
             format_rate(f.read_per_s)
         )?;
     }
-    if !check.verdict.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "Verdict: concurrent streams with no stall and start-up within 2 s")?;
-        writeln!(out, "{}", verdict_table(&check.verdict))?;
-        writeln!(out, "headroom: share of the sequential-read ceiling (streams it would carry at 100 %) left unused")?;
-        for v in &check.verdict {
-            writeln!(out, "  {}: {}", v.name, v.capacity.words)?;
-        }
+    Ok(())
+}
+
+/// Page cache versus device and the access time, as `streamcap cache` shows them, and the flag.
+fn write_cache(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
+    let Some(cache) = &check.cache else { return Ok(()) };
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Cache versus device (bounds for {} Mbit/s streams in {} chunks)",
+        cache.bitrate_bps as f64 / 1e6,
+        Bytes(cache.chunk_bytes)
+    )?;
+    writeln!(out, "{}", super::cache::plateau_table(&cache.plateaus))?;
+    if cache.implausible.is_some() {
+        writeln!(
+            out,
+            "  the device's figures are beyond what it says it is: a cache beneath the OS served them (see 'cache \
+             beneath' below)"
+        )?;
     }
-    if check.partial {
-        writeln!(out)?;
-        writeln!(out, "partial: the check stopped before the end; the sections above are what it measured")?;
+    Ok(())
+}
+
+/// Every device beneath the target over the measured phases together.
+fn write_members(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+    let members = summed(&measured(result).phases);
+    let Some(table) = member_table("", &[(String::new(), members)]) else { return Ok(()) };
+    writeln!(out)?;
+    writeln!(out, "Which device did the work (all phases; share: of the bytes its layer moved)")?;
+    writeln!(out, "{table}")
+}
+
+/// The verdict table and each format's answer in words.
+fn write_verdict(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
+    if check.verdict.is_empty() {
+        return Ok(());
     }
-    // A phase that only built the small-file tree measured no operations, so its cache flag says nothing.
-    let mut measured = result.clone();
-    measured.phases.retain(|p| {
-        let ops = p.read.as_ref().map_or(0, |r| r.ops) + p.write.as_ref().map_or(0, |w| w.ops);
-        let file_ops = p.file_ops.as_ref().map_or(0, |f| f.requested.ops);
-        ops + file_ops + p.errors.count > 0 || p.failure.is_some()
-    });
-    write_warnings(out, &measured)
+    writeln!(out)?;
+    writeln!(out, "Verdict: concurrent streams with no stall and start-up within 2 s")?;
+    writeln!(out, "{}", verdict_table(&check.verdict))?;
+    writeln!(out, "headroom: share of the sequential-read ceiling (streams it would carry at 100 %) left unused")?;
+    for v in &check.verdict {
+        writeln!(out, "  {}: {}", v.name, v.capacity.words)?;
+    }
+    if let Some(words) = check.cache.as_ref().and_then(|c| c.served_words.as_ref()) {
+        writeln!(out, "served from {words}")?;
+    }
+    Ok(())
 }
 
 fn verdict_table(verdict: &[FormatVerdict]) -> Table {

@@ -16,6 +16,7 @@ mod fio_logs;
 pub mod html;
 mod inspect;
 mod markdown;
+mod members;
 mod planning;
 mod streams;
 mod summary;

@@ -1,10 +1,12 @@
-//! The terminal summary of a `streams` result: the steps (one for `--count`, the curve for `--max`), the
-//! answer in plain words, and the estimate beside it. Reads only `results` types.
+//! The terminal summary of a `streams` result: the steps (one for `--count`, the curve for `--max`), which device
+//! beneath the target did the work at each step (every pool member with its share), the answer in plain words,
+//! and the estimate beside it. Reads only `results` types.
 
 use std::io::{self, Write};
 
 use comfy_table::Table;
 
+use super::members::{member_table, members};
 use crate::results::{RunResult, StreamsResult, StreamsStep};
 
 fn ms(ns: Option<u64>) -> String {
@@ -19,6 +21,32 @@ fn busiest(step: &StreamsStep) -> String {
 }
 
 pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
+    write_header(out, result, streams)?;
+    writeln!(out, "{}", step_table(streams))?;
+    let groups: Vec<_> =
+        streams.steps.iter().map(|s| (s.count.to_string(), members(&s.devices, s.duration_s))).collect();
+    if let Some(table) = member_table("streams", &groups) {
+        writeln!(out)?;
+        writeln!(out, "which device did the work at each step (share: of the bytes its layer moved):")?;
+        writeln!(out, "{table}")?;
+        writeln!(out)?;
+    }
+    if let [step] = streams.steps.as_slice() {
+        write_single_step(out, streams, step)?;
+    }
+    if let Some(answer) = &streams.capacity {
+        writeln!(out, "answer: {}", answer.words)?;
+    }
+    write_estimate(out, streams)?;
+    write_ingest_and_errors(out, streams)?;
+    for notice in &result.notices {
+        writeln!(out, "note: {notice}")?;
+    }
+    Ok(())
+}
+
+/// The target, the stream's settings and how it was read.
+fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
     let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
     writeln!(out, "streamcap {} · streams · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(
@@ -39,6 +67,11 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
     if let Some(pct) = streams.vbr_pct {
         writeln!(out, "variable bitrate: ±{pct} % per GOP of 2 s")?;
     }
+    Ok(())
+}
+
+/// One row per step: stalls, lateness, delivered MB/s, the busiest device, CPU and whether it met the target.
+fn step_table(streams: &StreamsResult) -> Table {
     let mut table = Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header([
@@ -75,45 +108,53 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
             },
         ]);
     }
-    writeln!(out, "{table}")?;
-    if let [step] = streams.steps.as_slice() {
-        writeln!(
-            out,
-            "{} of {} streams played without a stall; {} stalls, {:.1} s stalled of {:.1} s watched; peak RSS {} MB",
-            step.streams_without_stall,
-            step.count,
-            step.stalls,
-            step.stalled_s,
-            step.watched_s,
-            step.peak_rss_bytes / 1_000_000
-        )?;
-        if step.interrupted {
-            writeln!(out, "interrupted: the figures cover the part of the watch that ran")?;
-        } else if let Some(why) = step.failure_reason(&streams.target) {
-            writeln!(out, "missed the quality target: {why}")?;
-        }
+    table
+}
+
+/// The one step of a `--count` run in words.
+fn write_single_step(out: &mut dyn Write, streams: &StreamsResult, step: &StreamsStep) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} of {} streams played without a stall; {} stalls, {:.1} s stalled of {:.1} s watched; peak RSS {} MB",
+        step.streams_without_stall,
+        step.count,
+        step.stalls,
+        step.stalled_s,
+        step.watched_s,
+        step.peak_rss_bytes / 1_000_000
+    )?;
+    if step.interrupted {
+        writeln!(out, "interrupted: the figures cover the part of the watch that ran")?;
+    } else if let Some(why) = step.failure_reason(&streams.target) {
+        writeln!(out, "missed the quality target: {why}")?;
     }
-    if let Some(answer) = &streams.capacity {
-        writeln!(out, "answer: {}", answer.words)?;
+    Ok(())
+}
+
+/// The estimate from raw rates, and how it compares with what the steps measured.
+fn write_estimate(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()> {
+    let Some(e) = &streams.estimate else { return Ok(()) };
+    writeln!(
+        out,
+        "estimate: {} streams ({}-bound): random {}-byte reads {:.0}/s ÷ {:.2} chunks/s per stream = {:.1}; \
+         sequential {:.1} MB/s ÷ stream rate = {:.1}",
+        e.streams,
+        e.limited_by,
+        streams.chunk_bytes,
+        e.random_chunk_iops,
+        e.chunks_per_stream_s,
+        e.iops_bound,
+        e.sequential_mbps,
+        e.bandwidth_bound
+    )?;
+    if let Some(c) = &e.comparison {
+        writeln!(out, "  {c}")?;
     }
-    if let Some(e) = &streams.estimate {
-        writeln!(
-            out,
-            "estimate: {} streams ({}-bound): random {}-byte reads {:.0}/s ÷ {:.2} chunks/s per stream = {:.1}; \
-             sequential {:.1} MB/s ÷ stream rate = {:.1}",
-            e.streams,
-            e.limited_by,
-            streams.chunk_bytes,
-            e.random_chunk_iops,
-            e.chunks_per_stream_s,
-            e.iops_bound,
-            e.sequential_mbps,
-            e.bandwidth_bound
-        )?;
-        if let Some(c) = &e.comparison {
-            writeln!(out, "  {c}")?;
-        }
-    }
+    Ok(())
+}
+
+/// Ingest writers per step, then the read errors of each step.
+fn write_ingest_and_errors(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()> {
     for step in &streams.steps {
         if let Some(i) = &step.ingest {
             writeln!(
@@ -134,9 +175,6 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
         if let Some(e) = &step.first_error {
             writeln!(out, "warning: {} read errors at {} streams; the first: {e}", step.errors, step.count)?;
         }
-    }
-    for notice in &result.notices {
-        writeln!(out, "note: {notice}")?;
     }
     Ok(())
 }

@@ -37,7 +37,13 @@ pub fn write_sweep_summary(out: &mut dyn Write, result: &RunResult, sweep: &Swee
     writeln!(out)?;
     writeln!(out, "{}", sweep.words)?;
     if let Some(bound) = &sweep.bound {
-        writeln!(out, "note: {bound}; run with --memory SIZE to see the cliff within the space you have")?;
+        // The budget's sentence carries its own hint.
+        let hint = if sweep.budget_stopped {
+            ""
+        } else {
+            "; run with --memory SIZE to see the cliff within the space you have"
+        };
+        writeln!(out, "note: {bound}{hint}")?;
     }
     if sweep.partial {
         writeln!(out, "partial: the sweep stopped before the end; the rows above are what it measured")?;

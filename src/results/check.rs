@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CapacityAnswer, CapacityEstimate, StreamsStep};
+use super::{CapacityAnswer, CapacityEstimate, Plateau, PlateauKind, StreamsStep};
 
 /// What `check` concluded.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -23,6 +23,10 @@ pub struct CheckSummary {
     pub random_reads: Vec<RandomFigures>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub small_files: Option<SmallFileFigures>,
+    /// Page cache versus device, the access time, and which the streams were served from (absent in results
+    /// written before it existed, or before its phases ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CheckCache>,
     /// One entry per video format, in the order shown.
     #[serde(default)]
     pub verdict: Vec<FormatVerdict>,
@@ -43,6 +47,34 @@ pub struct RandomFigures {
     pub iops: f64,
     /// 99th percentile of completion latency, nanoseconds.
     pub p99_ns: u64,
+}
+
+/// check's cache section: the plateaus of `streamcap cache` that the check measures (its own page-cache phase,
+/// its sequential reads as the sustained media, its 4 KiB reads at depth 1 as the access time), and where the
+/// stream phases' reads came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckCache {
+    /// Page cache, sustained media, access time, as `cache` labels them; bounds for `bitrate_bps` streams in
+    /// `chunk_bytes` chunks.
+    pub plateaus: Vec<Plateau>,
+    /// The stream the bounds are worked out for, bits/s.
+    pub bitrate_bps: u64,
+    /// Bytes per chunk of that stream.
+    pub chunk_bytes: u64,
+    /// A device beneath says it is rotational yet measured beyond what platters do: the sentence saying so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implausible: Option<String>,
+    /// The plateau the stream phases were served from (absent until a stream phase has run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_from: Option<PlateauKind>,
+    /// The same in words, with the bytes behind it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_words: Option<String>,
+    /// Bytes the viewers read over every step, and bytes the target's devices read meanwhile.
+    #[serde(default)]
+    pub viewer_bytes: u64,
+    #[serde(default)]
+    pub device_read_bytes: u64,
 }
 
 /// Operations per second on a tree of small files.

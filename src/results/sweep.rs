@@ -30,6 +30,13 @@ pub struct SweepSummary {
     /// reach it, or the sizes were given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<String>,
+    /// The time budget (`--budget`), seconds (0 in results written before it existed).
+    #[serde(default)]
+    pub budget_s: f64,
+    /// The budget stopped the sweep between two sizes: the larger sizes were not run (`bound` says so). Every
+    /// point measured is complete.
+    #[serde(default)]
+    pub budget_stopped: bool,
     /// The sweep stopped early (Ctrl-C, an error): later points are missing or incomplete.
     #[serde(default)]
     pub partial: bool,

@@ -160,7 +160,13 @@ impl Cgroup {
     pub fn run_streamcap(&self, args: &str) {
         let script =
             format!("echo $$ > {}/cgroup.procs && exec {} {args}", self.0.display(), streamcap_path().display());
-        let status = Command::new("sh").arg("-c").arg(&script).env_remove("RUST_BACKTRACE").status().unwrap();
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .env_remove("RUST_BACKTRACE")
+            .env("STREAMCAP_NO_HISTORY", "1")
+            .status()
+            .unwrap();
         assert!(status.success(), "{script} failed: {status}");
     }
 }
@@ -201,6 +207,7 @@ impl MemoryCgroup {
             .arg(streamcap_path())
             .args(args)
             .env_remove("RUST_BACKTRACE")
+            .env("STREAMCAP_NO_HISTORY", "1")
             .output()
             .expect("run sh")
     }

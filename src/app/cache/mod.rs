@@ -6,8 +6,8 @@
 //!
 //! Exit codes as `check`: 0 done, 1 failed reads, 2 bad input or set-up, 130 after Ctrl-C (partial result kept).
 
-mod profile;
-mod summary;
+pub(super) mod profile;
+pub(super) mod summary;
 
 use std::process::ExitCode;
 
@@ -137,6 +137,7 @@ fn finish(
     recorder.conclude(outcome.interrupted);
     let result = &recorder.result;
     super::report::html_after_run(result, args.html.as_deref());
+    super::history::record(result, &args.history);
     if !args.quiet
         && let Some(cache) = &result.cache
     {

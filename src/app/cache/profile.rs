@@ -166,11 +166,24 @@ fn read(s: &Settings, name: &str, rw: RwMode, bs: Bytes, depth: u32, size: Bytes
 
 /// Buffered re-reads of the page-cache region, read into RAM beforehand and not dropped.
 fn page_cache(s: &Settings, name: &str) -> PhaseSpec {
+    page_cache_phase(name, s.page_region, s.runtime, s.block)
+}
+
+/// The page-cache plateau as a phase: buffered re-reads of `region` (from the start of the file), read into RAM
+/// beforehand and not dropped. `check` measures its cache section with this same phase.
+pub fn page_cache_phase(name: &str, region: Bytes, runtime: Duration, block: Bytes) -> PhaseSpec {
     PhaseSpec {
+        name: Some(name.into()),
+        rw: Some(RwMode::Read),
+        bs: Some(crate::spec::BlockSizeSpec::Fixed(block)),
+        iodepth: Some(DEPTH),
+        size: Some(region),
+        runtime: Some(runtime),
+        ramp: Some(RAMP),
         direct: Some(false),
         invalidate: Some(false),
         pre_read: Some(true),
-        ..read(s, name, RwMode::Read, s.block, DEPTH, s.page_region, None)
+        ..PhaseSpec::default()
     }
 }
 

@@ -143,12 +143,12 @@ fn cache_end(steps: &[CacheStep], media: Option<f64>, beneath: bool) -> Option<C
 /// The implausibility flag of a device that speaks for the target: not a loop device's backing disk, whose
 /// activity is the whole host's (a test suite running beside a loop device made the backing virtio disk look
 /// like a cache beneath a 20 MB/s throttled loop device).
-fn flag_of(phase: &PhaseResult) -> Option<String> {
+pub(in crate::app) fn flag_of(phase: &PhaseResult) -> Option<String> {
     phase.devices.iter().filter(|d| d.role != ROLE_LOOP_BACKING).find_map(|d| d.implausible.clone())
 }
 
-/// The plateau a phase measured, or `None` when it read nothing.
-fn plateau(
+/// The plateau a phase measured, or `None` when it read nothing (also `check`'s cache section).
+pub(in crate::app) fn plateau(
     kind: PlateauKind,
     phase: &PhaseResult,
     summary: &CacheSummary,

@@ -8,6 +8,7 @@
 //! Everything is written under DIR/.streamcap/ and removed afterwards, also on error and after Ctrl-C (exit 130
 //! with the partial result). Profiles and every size and duration: `profile`.
 
+mod cache;
 mod figures;
 mod profile;
 mod verdict;
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::facts::gather;
+use super::facts::{Gathered, gather};
 use super::observer::{HeaderHook, ResultRecorder};
 use super::output::{check_writable_parent, print_quietly, result_skeleton};
 use crate::cli::{CheckArgs, CheckFormat};
@@ -47,30 +48,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         super::stale::clear(&[dir.as_path()], args.quiet);
     }
     let gathered = gather(&dir, true)?;
-    let TargetFacts::Directory { free, .. } = &gathered.facts.target else {
-        bail!(
-            "{} is not a directory: check measures the storage under a directory (it writes its test data in \
-             DIR/.streamcap and removes it); for a file or a block device use `streamcap run`",
-            dir.display()
-        );
-    };
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        super::output::check_output("--html", path)?;
-    }
-    let data_set = profile::data_set(&settings, *free);
-    if data_set.0 < MIN_DATA_SET {
-        bail!(
-            "{} has {} free, too little to check: streamcap needs about {} there (a data set of at least {} and \
-             room around it); free some space or choose another directory",
-            dir.display(),
-            free.unwrap_or_default(),
-            Bytes(MIN_DATA_SET * 4),
-            Bytes(MIN_DATA_SET)
-        );
-    }
+    let data_set = data_set_of(&args, &dir, &gathered, &settings)?;
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
     let options = RunOptions { run_id: run_id(), ..Default::default() };
@@ -92,18 +70,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         format_duration(settings.forecast()),
         gathered.canonical.join(".streamcap").display()
     ));
-    let mut skeleton = result_skeleton(&plan, &gathered);
-    skeleton.config = serde_json::json!({ "command": "check", "profile": profile.name(), "plan": skeleton.config });
-    skeleton.check = Some(CheckSummary {
-        profile: profile.name().into(),
-        elapsed_s: 0.0,
-        data_set_bytes: data_set.0,
-        sequential: None,
-        random_reads: Vec::new(),
-        small_files: None,
-        verdict: Vec::new(),
-        partial: true,
-    });
+    let skeleton = skeleton(&plan, &gathered, profile, data_set);
     for notice in &plan.notices {
         progress.notice(&format!("note: {notice}"));
     }
@@ -114,6 +81,54 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let outcome = execute(&plan, &interrupt, false, &mut recorder);
     recorder.progress.clear();
     finish(recorder, outcome, &args)
+}
+
+/// The data set for the directory's free space, once the target and the output paths are known to be usable;
+/// exit 2 with what to do otherwise.
+fn data_set_of(args: &CheckArgs, dir: &std::path::Path, gathered: &Gathered, settings: &Settings) -> Result<Bytes> {
+    let TargetFacts::Directory { free, .. } = &gathered.facts.target else {
+        bail!(
+            "{} is not a directory: check measures the storage under a directory (it writes its test data in \
+             DIR/.streamcap and removes it); for a file or a block device use `streamcap run`",
+            dir.display()
+        );
+    };
+    if let Some(path) = &args.json {
+        check_writable_parent(path)?;
+    }
+    if let Some(path) = &args.html {
+        super::output::check_output("--html", path)?;
+    }
+    let data_set = profile::data_set(settings, *free);
+    if data_set.0 < MIN_DATA_SET {
+        bail!(
+            "{} has {} free, too little to check: streamcap needs about {} there (a data set of at least {} and \
+             room around it); free some space or choose another directory",
+            dir.display(),
+            free.unwrap_or_default(),
+            Bytes(MIN_DATA_SET * 4),
+            Bytes(MIN_DATA_SET)
+        );
+    }
+    Ok(data_set)
+}
+
+/// The result before any phase ran: the check's config and an empty summary.
+fn skeleton(plan: &Plan, gathered: &Gathered, profile: Profile, data_set: Bytes) -> RunResult {
+    let mut skeleton = result_skeleton(plan, gathered);
+    skeleton.config = serde_json::json!({ "command": "check", "profile": profile.name(), "plan": skeleton.config });
+    skeleton.check = Some(CheckSummary {
+        profile: profile.name().into(),
+        elapsed_s: 0.0,
+        data_set_bytes: data_set.0,
+        sequential: None,
+        random_reads: Vec::new(),
+        small_files: None,
+        cache: None,
+        verdict: Vec::new(),
+        partial: true,
+    });
+    skeleton
 }
 
 /// Prints the summary and picks the exit code.
@@ -165,7 +180,9 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
         }
     }
     let complete = result.status == RunStatus::Completed && verdict.len() == FORMATS.len();
+    let cache = cache::section(phases, &verdict);
     let summary = result.check.as_mut().expect("set at the start");
+    summary.cache = cache;
     summary.sequential = sequential;
     summary.random_reads = random;
     summary.small_files = small;

@@ -3,10 +3,12 @@
 //!
 //! The default is sized for about two minutes on a small VM: a 1 GiB data set (less when free space is short),
 //! 5 s per raw phase, a tree of 2 000 small files, and per video format a capacity search of about five steps of
-//! 3 s viewing each, bisected to 15 %. `--quick` (≈30–40 s) and `--thorough` (≈10 min) scale all of it.
+//! 3 s viewing each, bisected to 15 %. `--quick` (≈30–40 s) and `--thorough` (≈10 min) scale all of it. The
+//! cache section adds one raw phase of the same length (the page cache, as `streamcap cache` measures it).
 
 use std::time::Duration;
 
+use crate::app::cache::profile as cache;
 use crate::spec::{
     Assignment, ChunkSize, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     Format, FormatMode, JobSpec, OpRateSpec, PhaseSpec, RwMode, SpecOrigin, StreamsSpec,
@@ -119,7 +121,7 @@ impl Profile {
 impl Settings {
     /// A rough forecast of the check's wall time, for the progress lines (the search's step count varies).
     pub fn forecast(&self) -> Duration {
-        let raw = (self.raw_runtime + self.raw_ramp) * 4 + Duration::from_secs(2);
+        let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
         let steps = if self.limit_factor <= 1.0 { 3 } else { 5 };
         let streams = (self.watch + self.stream_ramp) * (3 * steps) + self.estimate_time * 2 + self.media_length / 4;
@@ -156,6 +158,16 @@ pub fn raw_job(settings: &Settings, data_set: Bytes) -> JobSpec {
 
 /// Names of the raw phases, in order (the summary finds them by name).
 pub const RAW_PHASES: [&str; 4] = ["seq-write 1M qd8", "seq-read 1M qd8", "rand-read 4k qd1", "rand-read 4k qd32"];
+
+/// The cache section's own phase: buffered re-reads of the start of the data set, read into RAM first (the
+/// page-cache plateau of `streamcap cache`, through the same phase). Its region: the cache command's, or the
+/// data set when that is smaller.
+pub const PAGE_CACHE_PHASE: &str = cache::PAGE_CACHE;
+
+pub fn page_cache_job(settings: &Settings, data_set: Bytes) -> PhaseSpec {
+    let region = Bytes(cache::PAGE_CACHE_REGION.0.min(data_set.0));
+    cache::page_cache_phase(PAGE_CACHE_PHASE, region, settings.raw_runtime, cache::BLOCK)
+}
 
 /// Names of the small-file phases that are measured: create, stat, read.
 pub const FILE_PHASES: [&str; 3] = ["files create", "files stat", "files read"];
@@ -221,6 +233,7 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
 /// since all use the same chunk). `direct`: the small files are opened with O_DIRECT.
 pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec {
     let mut job = raw_job(settings, data_set);
+    job.phases.push(page_cache_job(settings, data_set));
     job.phases.extend(files_job(settings, direct).phases);
     for name in FORMATS.iter().rev() {
         let streams = StreamsSpec {
@@ -255,7 +268,7 @@ pub fn stream_phase_name(format: &str) -> String {
 }
 
 /// The chunk every viewer asks for (the `streams` default).
-const CHUNK: u64 = 1 << 20;
+pub const CHUNK: u64 = 1 << 20;
 
 /// The quality target of the verdict: no stream stalls and every stream starts within 2 s.
 pub const TARGET_MAX_STALLED: u32 = 0;

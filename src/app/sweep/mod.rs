@@ -6,6 +6,7 @@
 //!
 //! Exit codes as `run`: 0 done, 1 failed operations, 2 bad input or set-up, 130 after Ctrl-C (partial result).
 
+mod budget;
 mod memory;
 mod profile;
 mod summary;
@@ -18,9 +19,9 @@ use super::facts::{Gathered, gather};
 use super::observer::ResultRecorder;
 use super::output::{check_writable_parent, print_quietly, result_skeleton};
 use crate::cli::SweepArgs;
-use crate::plan::{RunOptions, TargetFacts, build_plan};
+use crate::plan::{Plan, RunOptions, TargetFacts, build_plan};
 use crate::report::write_sweep_summary;
-use crate::results::SweepSummary;
+use crate::results::{RunResult, SweepSummary};
 use crate::run::{Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
 use crate::units::Bytes;
 use profile::Settings;
@@ -61,7 +62,31 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     for notice in &plan.notices {
         progress.println(&format!("note: {notice}"));
     }
-    let mut skeleton = result_skeleton(&plan, &gathered);
+    let skeleton = skeleton(&plan, &gathered, &settings, (&args, bound));
+    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
+    let mut budget = budget::Budget::new(args.budget.unwrap_or(profile::BUDGET), interrupt.flag());
+    recorder.on_save = Some(Box::new(move |result| {
+        summary::summarize(result, &keys);
+        let stopped = budget.after_save(&result.phases, &keys);
+        if let (Some(words), Some(sweep)) = (stopped, result.sweep.as_mut()) {
+            sweep.bound = Some(words);
+            sweep.budget_stopped = true;
+            sweep.partial = false;
+        }
+    }));
+    let outcome = execute(&plan, &interrupt, false, &mut recorder);
+    recorder.progress.clear();
+    finish(recorder, outcome, &args)
+}
+
+/// The result before any phase ran: the sweep's config and an empty summary.
+fn skeleton(
+    plan: &Plan,
+    gathered: &Gathered,
+    settings: &Settings,
+    (args, bound): (&SweepArgs, Option<String>),
+) -> RunResult {
+    let mut skeleton = result_skeleton(plan, gathered);
     skeleton.config = serde_json::json!({ "command": "sweep", "plan": skeleton.config });
     skeleton.sweep = Some(SweepSummary {
         sizes_bytes: settings.sizes.iter().map(|s| s.0).collect(),
@@ -72,13 +97,11 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         cliff: None,
         words: String::new(),
         bound,
+        budget_s: args.budget.unwrap_or(profile::BUDGET).as_secs_f64(),
+        budget_stopped: false,
         partial: true,
     });
-    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
-    recorder.on_save = Some(Box::new(move |result| summary::summarize(result, &keys)));
-    let outcome = execute(&plan, &interrupt, false, &mut recorder);
-    recorder.progress.clear();
-    finish(recorder, outcome, &args)
+    skeleton
 }
 
 /// The sizes, records and modes from the flags and the target, or exit 2 with what to do.
@@ -133,8 +156,11 @@ fn finish(
             return Err(error.into());
         }
     };
-    recorder.conclude(outcome.interrupted);
+    // The budget stops the run between sizes through the interrupt flag; that is the sweep's end, not Ctrl-C's.
+    let by_budget = recorder.result.sweep.as_ref().is_some_and(|s| s.budget_stopped);
+    recorder.conclude(outcome.interrupted && !by_budget);
     let result = &recorder.result;
+    super::history::record(result, &args.history);
     if !args.quiet
         && let Some(sweep) = &result.sweep
     {

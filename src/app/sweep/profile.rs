@@ -20,6 +20,8 @@ pub const RAM_FACTOR: u64 = 2;
 /// ... and the sum of all sizes' files stays under this share of the free space (the default sizes double, so
 /// their sum is about twice the largest).
 pub const FREE_SHARE: u64 = 2;
+/// The time budget unless told (`--budget`): the sweep stops between sizes when the next would run past it.
+pub const BUDGET: std::time::Duration = std::time::Duration::from_secs(15 * 60);
 /// Sizes and offsets of direct I/O are whole 4 KiB units.
 const ALIGN: u64 = 4 * KIB;
 
