@@ -1,6 +1,7 @@
 //! `streamcap check` end to end: the quick profile on a real temp directory prints every section and the
-//! verdict table, writes one JSON result with all sections, `report` prints it again, and the directory is left
-//! as it was. Bad directories are refused with exit code 2 before anything is written.
+//! verdict table and the planner's one-line hint, writes one JSON result with all sections, `report` prints it
+//! again, and the directory is left as it was. Bad directories are refused with exit code 2 before anything is
+//! written.
 
 mod common;
 
@@ -82,13 +83,22 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
         phases.iter().filter(|p| p["streams"].is_object()).map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(streams, ["streams 2160p-remux", "streams 2160p-hevc", "streams 1080p"]);
 
-    // `report` prints the check summary again.
-    streamcap()
-        .arg("report")
-        .arg(&json)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("streams sustained").and(predicate::str::contains("2160p remux")));
+    // The planner's line: 4 drives like the one under the directory, against it alone (docs/planning.md).
+    let devices = r["target"]["devices"].as_array().unwrap();
+    let hint = check["planner_hint"].as_str().unwrap_or_default();
+    if devices.len() == 1 {
+        assert!(hint.starts_with("planner: 4 drives like this one as "), "planner_hint: {hint:?}");
+        assert!(stdout.contains(hint), "the summary does not end with the planner's line:\n{stdout}");
+    } else {
+        eprintln!("no planner figure expected: the temporary directory is on {} devices ({hint})", devices.len());
+    }
+
+    // `report` prints the check summary again, the planner's line too.
+    streamcap().arg("report").arg(&json).assert().success().stdout(
+        predicate::str::contains("streams sustained")
+            .and(predicate::str::contains("2160p remux"))
+            .and(predicate::str::contains(hint)),
+    );
 }
 
 #[test]

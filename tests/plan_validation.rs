@@ -1,4 +1,4 @@
-//! `streamcap plan` against measurements on real btrfs pools (raid1 of 2, raid10 of 4, raid5 of 3) built over
+//! `streamcap plan` against measurements on real btrfs pools (raid1 of 2 and of 4, raid10 of 4, raid5 of 3) built over
 //! loop devices that cgroup v1 blkio throttles into emulated drives (30 MB/s reads, 20 MB/s writes, 150 read
 //! and 1,000 write requests per second each). The limits are set in the root group for the test's own loop
 //! devices, so writes that btrfs issues from kernel threads (raid5 parity, checksummed direct writes) are
@@ -12,6 +12,9 @@
 //! which copy btrfs's pid policy picks for reads that io_uring may hand to its worker threads (stream capacity
 //! on raid1 and raid10), the measurement must lie between the planner's one-copy and all-copies answers
 //! (docs/planning.md, "Validation"). Every comparison is printed, passed or not.
+//!
+//! The raid1 of 4 holds less data than one btrfs data chunk, which lies on 2 of its 4 members: the planner is
+//! told the data set (`--data-set`) and must predict the reads of those two members, not of all four.
 //!
 //! The pools are small (64 MiB of data, 30 s of media) so each pool takes about a minute; the tests take turns
 //! (a mutex) so that one pool's measurement does not share the two CPUs with another's. Root only; skipped
@@ -126,7 +129,8 @@ fn measure(dir: &Path, pool: &Pool, stream_limit: u32) -> Measured {
 
 /// The planner's answer for `members` emulated drives in `layout`, for `threads` random readers and
 /// `reader_threads` stream reader threads (absent: many).
-fn predict(dir: &Path, layout: &str, members: usize, threads: u32, reader_threads: Option<u32>) -> serde_json::Value {
+fn predict(dir: &Path, pool: &PoolSpec, threads: u32, reader_threads: Option<u32>) -> serde_json::Value {
+    let PoolSpec { layout, members, data_set, .. } = *pool;
     let catalogue = dir.join("drives.toml");
     std::fs::write(&catalogue, throttled_catalogue(MEMBER_BYTES, LIMITS)).unwrap();
     let json = dir.join(format!("plan-{threads}-{reader_threads:?}.json"));
@@ -138,6 +142,9 @@ fn predict(dir: &Path, layout: &str, members: usize, threads: u32, reader_thread
         .args(["--json", json.to_str().unwrap()]);
     if let Some(t) = reader_threads {
         cmd.args(["--reader-threads", &t.to_string()]);
+    }
+    if let Some(size) = data_set {
+        cmd.args(["--data-set", size]);
     }
     cmd.assert().success();
     read_json(&json)["answers"][0]["healthy"].clone()
@@ -151,7 +158,19 @@ fn check(pool: &str, what: &str, predicted: f64, measured: f64) -> bool {
     ok
 }
 
-fn validate(test: &str, profile: &str, layout: &str, members: usize, pid_dependent_streams: bool) {
+/// A pool to validate: mkfs profile, planner layout, members; the data set told to the planner (`None`: data on
+/// every member); whether its stream capacity depends on btrfs's pid policy.
+#[derive(Clone, Copy)]
+struct PoolSpec {
+    profile: &'static str,
+    layout: &'static str,
+    members: usize,
+    data_set: Option<&'static str>,
+    pid_dependent_streams: bool,
+}
+
+fn validate(test: &str, spec: PoolSpec) {
+    let PoolSpec { profile, members, pid_dependent_streams, .. } = spec;
     if !can_use_loop_devices(test) || !can_throttle(test) {
         return;
     }
@@ -161,9 +180,9 @@ fn validate(test: &str, profile: &str, layout: &str, members: usize, pid_depende
     }
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let one = predict(dir.path(), layout, members, 1, Some(1));
-    let eight = predict(dir.path(), layout, members, 8, None);
-    let many = predict(dir.path(), layout, members, 1, None);
+    let one = predict(dir.path(), &spec, 1, Some(1));
+    let eight = predict(dir.path(), &spec, 8, None);
+    let many = predict(dir.path(), &spec, 1, None);
     let f = |v: &serde_json::Value, key: &str| v[key].as_f64().unwrap();
     let (low, high) = (f(&one, "streams"), f(&many, "streams"));
     let pool = build_pool(dir.path(), profile, members);
@@ -193,17 +212,29 @@ fn validate(test: &str, profile: &str, layout: &str, members: usize, pid_depende
     assert!(ok, "{name}: a measurement is off the planner's prediction (table above)");
 }
 
+const RAID1: PoolSpec =
+    PoolSpec { profile: "raid1", layout: "btrfs-raid1", members: 2, data_set: None, pid_dependent_streams: true };
+
 #[test]
 fn plan_predicts_a_btrfs_raid1_of_two_throttled_drives() {
-    validate("plan against btrfs raid1", "raid1", "btrfs-raid1", 2, true);
+    validate("plan against btrfs raid1", RAID1);
+}
+
+/// Guards the data-set rule: 64 MiB of data and 30 MB of media fit in one data chunk, on 2 of the 4 members, so
+/// one reader gets one member's 150 reads/s (the planner said 600 when it assumed data on all four).
+#[test]
+fn plan_predicts_a_btrfs_raid1_of_four_throttled_drives_holding_less_than_a_chunk() {
+    validate("plan against btrfs raid1 × 4", PoolSpec { members: 4, data_set: Some("96M"), ..RAID1 });
 }
 
 #[test]
 fn plan_predicts_a_btrfs_raid10_of_four_throttled_drives() {
-    validate("plan against btrfs raid10", "raid10", "btrfs-raid10", 4, true);
+    validate("plan against btrfs raid10", PoolSpec { profile: "raid10", layout: "btrfs-raid10", members: 4, ..RAID1 });
 }
 
 #[test]
 fn plan_predicts_a_btrfs_raid5_of_three_throttled_drives() {
-    validate("plan against btrfs raid5", "raid5", "btrfs-raid5", 3, false);
+    let raid5 =
+        PoolSpec { profile: "raid5", layout: "btrfs-raid5", members: 3, data_set: None, pid_dependent_streams: false };
+    validate("plan against btrfs raid5", raid5);
 }

@@ -3,16 +3,21 @@
 //! built in turn, measured briefly and wiped; the table shows measured against predicted for all three, the exit
 //! code is 0 and the devices are blank afterwards (`blkid -p` and `wipefs` find nothing). And the refusals: a
 //! device holding a filesystem, a missing --allow-device-writes, no --yes off a terminal — each exit 2 with
-//! every device exactly as it was. Root only; skipped loudly without loop devices, blkio throttling or btrfs.
+//! every device exactly as it was. And Ctrl-C in the middle of a layout's measurement: exit 130, the pool
+//! unmounted, every device blank, the partial table printed and kept in the JSON. Root only; skipped loudly
+//! without loop devices, blkio throttling or btrfs.
 
 mod common;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use common::{
-    LoopDevice, RootThrottle, can_throttle, can_use_loop_devices, have_btrfs, read_json, streamcap, throttled_catalogue,
+    LoopDevice, RootThrottle, can_throttle, can_use_loop_devices, have_btrfs, read_json, streamcap, streamcap_path,
+    throttled_catalogue,
 };
+use rustix::process::{Pid, Signal, kill_process};
 
 const MEMBER_BYTES: u64 = 768 << 20;
 /// Read bytes/s, write bytes/s, read requests/s, write requests/s per device (as plan_validation).
@@ -142,4 +147,86 @@ fn trial_refuses_without_allow_device_writes_or_a_yes_off_the_terminal() {
     refused(&devices, &["--yes"], "add --allow-device-writes");
     // stdin is not a terminal under the test harness: trial cannot ask, so it needs --yes.
     refused(&devices, &["--allow-device-writes"], "add --yes");
+}
+
+/// Mount points under `dir` (from /proc/self/mountinfo; octal escapes of spaces do not occur in a tempdir).
+fn mounts_under(dir: &Path) -> Vec<String> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let prefix = dir.to_str().unwrap();
+    info.lines().filter_map(|l| l.split(' ').nth(4)).filter(|p| p.starts_with(prefix)).map(String::from).collect()
+}
+
+/// 512-byte sectors read from the device (/sys/block/NAME/stat, third field).
+fn sectors_read(device: &LoopDevice) -> u64 {
+    let stat = std::fs::read_to_string(format!("/sys/block/{}/stat", device.name())).unwrap();
+    stat.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
+#[test]
+fn ctrl_c_during_a_layout_tears_it_down_and_keeps_the_partial_table() {
+    if !ready("trial stops on Ctrl-C") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let devices = devices(dir.path(), 2);
+    // trial mounts its pools under the temporary directory: the test's own, so it can see them.
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let json = dir.path().join("trial.json");
+    let mut child = Command::new(streamcap_path())
+        .arg("trial")
+        .args(paths(&devices))
+        .args(["--layouts", "mirror,single", "--allow-device-writes", "--yes", "--quiet"])
+        .args(["--drives", "examples/drives.toml", "--drive", "870evo-4tb", "--size", "16M", "--runtime", "30s"])
+        .arg("--json")
+        .arg(&json)
+        .env("TMPDIR", &tmp)
+        .env_remove("RUST_BACKTRACE")
+        .env("STREAMCAP_NO_HISTORY", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The sequential write is over once the mounted pool's devices have served more reads than the 16 MiB it
+    // wrote (the safety checks and mkfs read before the mount; mounting reads a few metadata blocks): the
+    // sequential read is under way. A loop device's counters outlive attachments: count from the mount.
+    let give_up = Instant::now() + Duration::from_secs(120);
+    let mut mounted_at: Option<u64> = None;
+    loop {
+        let read: u64 = devices.iter().map(sectors_read).sum();
+        match mounted_at {
+            None if mounts_under(&tmp).len() == 1 => mounted_at = Some(read),
+            Some(base) if read - base > 2 * 16 * 1024 => break,
+            _ => {}
+        }
+        if Instant::now() > give_up || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!("trial never started reading a layout: {}", String::from_utf8_lossy(&output.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill_process(Pid::from_raw(child.id() as i32).unwrap(), Signal::INT).unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}{}", String::from_utf8_lossy(&output.stderr));
+
+    assert_eq!(output.status.code(), Some(130), "an interrupted trial exits as an interrupted run");
+    assert_eq!(mounts_under(&tmp), Vec::<String>::new(), "a pool is still mounted");
+    for device in &devices {
+        assert_eq!(signatures(device), "", "{} is not blank after Ctrl-C", device.device.display());
+    }
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "left in the temporary directory: {left:?}");
+    assert!(stdout.contains("measured ÷ predicted") && stdout.contains("Interrupted"), "{stdout}");
+    let result = read_json(&json);
+    assert_eq!(result["interrupted"], true);
+    let layouts = result["layouts"].as_array().unwrap();
+    assert_eq!(layouts.len(), 1, "the second layout was not built after Ctrl-C: {layouts:?}");
+    assert_eq!(layouts[0]["layout"], "btrfs-raid1");
+    assert_eq!(layouts[0]["status"], "interrupted");
+    let figures = layouts[0]["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 4, "the partial table keeps every prediction");
+    assert!(figures[0]["measured"].as_f64().is_some_and(|w| w > 0.0), "the finished write is kept: {}", figures[0]);
+    assert!(figures[3]["measured"].is_null(), "no stream search ran: {}", figures[3]);
 }

@@ -48,6 +48,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         goal: args.optimize,
         rebuild_share: args.rebuild_share / 100.0,
         sequential_request: planning::defaults::SEQUENTIAL_REQUEST,
+        data_set: args.data_set,
     };
     let result = planning::plan(&request, std::env::args().collect(), rfc3339(std::time::SystemTime::now()))?;
     if let Some(path) = &args.json {

@@ -54,6 +54,10 @@ pub struct PlanArgs {
     /// said: 100 % random reads of 4 KiB from 8 threads).
     #[arg(long, value_name = "KEY=VALUE,…", value_parser = parse_value_str::<crate::planning::FileWorkload>, help_heading = "Workload")]
     pub file_workload: Option<crate::planning::FileWorkload>,
+    /// Data stored on the pool (64G): btrfs raid1 puts a data set smaller than a data chunk per pair of drives
+    /// on only some members, which then serve every read (default: enough data to lie on every member).
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes, help_heading = "Workload")]
+    pub data_set: Option<Bytes>,
     /// Share of each involved member's time a rebuild takes, percent.
     #[arg(long, value_name = "PCT", default_value_t = 50.0, value_parser = parse_share, help_heading = "Workload")]
     pub rebuild_share: f64,

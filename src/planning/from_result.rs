@@ -32,22 +32,62 @@ fn block_size(phase: &PhaseResult) -> f64 {
     Bytes::parse(&phase.bs).map_or(4096.0, |b| b.0 as f64)
 }
 
+/// One random-read phase: queue depth × jobs, reads/s, block size in bytes.
+#[derive(Debug, Clone, Copy)]
+struct RandomPoint {
+    depth: u32,
+    iops: f64,
+    bs: f64,
+}
+
 /// The drive `name` as measured in `result`, priced at `price`.
 pub fn drive_from_result(name: &str, result: &RunResult, price: Option<Price>) -> Result<Drive, FromResultError> {
+    let device = &result.target.devices[measured_device(name, result)?];
+    let (read_mbps, write_mbps) = sequential_mbps(name, result)?;
+    let (shallow, deep) = random_points(name, result)?;
+    let read = ByteRate(read_mbps * 1e6);
+    let write_note = if write_mbps > 0.0 { "" } else { "; no write phase: writes taken as fast as reads" };
+    Ok(Drive {
+        name: name.into(),
+        product: device.model.clone().unwrap_or_else(|| device.name.clone()),
+        source: format!(
+            "measured by streamcap on {} ({}): {read_mbps:.0} MB/s read, {:.0} random reads/s at depth {}, {:.0} at depth {}{write_note}",
+            device.name, result.started_at, shallow.iops, shallow.depth, deep.iops, deep.depth
+        ),
+        capacity: device.size,
+        price,
+        read,
+        write: ByteRate(if write_mbps > 0.0 { write_mbps } else { read_mbps } * 1e6),
+        rotational: device.rotational,
+        random: random_cost(device.rotational, read, shallow, deep),
+        max_request: None,
+        merges: true,
+    })
+}
+
+/// The index in the target's devices of the one drive the result measured (the partition's disk when the
+/// target is on a partition); a pool or a target without a block device cannot describe one drive.
+fn measured_device(name: &str, result: &RunResult) -> Result<usize, FromResultError> {
     let devices = &result.target.devices;
-    let direct: Vec<_> = devices
-        .iter()
-        .filter(|d| !d.role.contains("loop backing store") && !d.role.contains("disk holding partition"))
+    let direct: Vec<usize> = (0..devices.len())
+        .filter(|&i| {
+            let role = &devices[i].role;
+            !role.contains("loop backing store") && !role.contains("disk holding partition")
+        })
         .collect();
     if direct.len() > 1 {
-        let list = direct.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ");
+        let list = direct.iter().map(|&i| devices[i].name.as_str()).collect::<Vec<_>>().join(", ");
         return Err(FromResultError::Pool { name: name.into(), count: direct.len(), list });
     }
-    let top = direct.first().ok_or_else(|| FromResultError::NoDevice { name: name.into() })?;
-    let device = match &top.parent {
-        Some(parent) => devices.iter().find(|d| &d.name == parent).unwrap_or(top),
+    let top = *direct.first().ok_or_else(|| FromResultError::NoDevice { name: name.into() })?;
+    Ok(match &devices[top].parent {
+        Some(parent) => devices.iter().position(|d| &d.name == parent).unwrap_or(top),
         None => top,
-    };
+    })
+}
+
+/// The best sequential read and write MB/s (write 0 when no write phase ran).
+fn sequential_mbps(name: &str, result: &RunResult) -> Result<(f64, f64), FromResultError> {
     let best = |rw: &str, read: bool| {
         result.phases.iter().filter(|p| p.rw == rw).filter_map(|p| rate_of(p, read)).map(|o| o.mbps).fold(0.0, f64::max)
     };
@@ -59,50 +99,40 @@ pub fn drive_from_result(name: &str, result: &RunResult, price: Option<Price>) -
             flags: "--rw read --bs 1M",
         });
     }
-    let write_mbps = best("write", false);
-    let mut random: Vec<(u32, f64, f64)> = result
+    Ok((read_mbps, best("write", false)))
+}
+
+/// The random-read phases at the shallowest and the deepest queue (ties: the slower first).
+fn random_points(name: &str, result: &RunResult) -> Result<(RandomPoint, RandomPoint), FromResultError> {
+    let mut random: Vec<RandomPoint> = result
         .phases
         .iter()
         .filter(|p| p.rw == "randread")
-        .filter_map(|p| rate_of(p, true).map(|o| (p.iodepth * p.jobs, o.iops, block_size(p))))
+        .filter_map(|p| {
+            rate_of(p, true).map(|o| RandomPoint { depth: p.iodepth * p.jobs, iops: o.iops, bs: block_size(p) })
+        })
         .collect();
-    random.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let (Some(&shallow), Some(&deep)) = (random.first(), random.last()) else {
-        return Err(FromResultError::Missing {
-            name: name.into(),
-            what: "random read",
-            flags: "--rw randread --bs 4k",
-        });
-    };
-    let read = ByteRate(read_mbps * 1e6);
-    let access = |(_, iops, bs): (u32, f64, f64)| Duration::from_secs_f64((1.0 / iops - bs / read.0).max(1e-6));
-    let random = if device.rotational {
+    random.sort_by(|a, b| a.depth.cmp(&b.depth).then(a.iops.total_cmp(&b.iops)));
+    match (random.first(), random.last()) {
+        (Some(&shallow), Some(&deep)) => Ok((shallow, deep)),
+        _ => Err(FromResultError::Missing { name: name.into(), what: "random read", flags: "--rw randread --bs 4k" }),
+    }
+}
+
+/// A rotating drive's access times (`1 ÷ IOPS − bs ÷ rate`: the shallow queue's unloaded, the deep queue's
+/// loaded); a flash drive's 4 KiB IOPS at the deep queue, and at depth 1 when one was measured.
+fn random_cost(rotational: bool, read: ByteRate, shallow: RandomPoint, deep: RandomPoint) -> RandomCost {
+    if rotational {
+        let access = |p: RandomPoint| Duration::from_secs_f64((1.0 / p.iops - p.bs / read.0).max(1e-6));
         RandomCost::Positioning { read: access(shallow), write: access(shallow), read_loaded: access(deep) }
     } else {
-        let iops_4k = |(_, iops, bs): (u32, f64, f64)| iops * (bs / 4096.0).max(1.0);
+        let iops_4k = |p: RandomPoint| p.iops * (p.bs / 4096.0).max(1.0);
         RandomCost::OpLimit {
             read_iops: iops_4k(deep),
             write_iops: iops_4k(deep),
-            read_iops_qd1: (shallow.0 == 1).then(|| iops_4k(shallow)),
+            read_iops_qd1: (shallow.depth == 1).then(|| iops_4k(shallow)),
         }
-    };
-    let write_note = if write_mbps > 0.0 { "" } else { "; no write phase: writes taken as fast as reads" };
-    Ok(Drive {
-        name: name.into(),
-        product: device.model.clone().unwrap_or_else(|| device.name.clone()),
-        source: format!(
-            "measured by streamcap on {} ({}): {read_mbps:.0} MB/s read, {:.0} random reads/s at depth {}, {:.0} at depth {}{write_note}",
-            device.name, result.started_at, shallow.1, shallow.0, deep.1, deep.0
-        ),
-        capacity: device.size,
-        price,
-        read,
-        write: ByteRate(if write_mbps > 0.0 { write_mbps } else { read_mbps } * 1e6),
-        rotational: device.rotational,
-        random,
-        max_request: None,
-        merges: true,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -174,12 +174,16 @@ fn chunks(pool: &Pool, op: Op, issuers: Issuers, state: State, copies: usize) ->
     let positioned = op.positioned;
     let part = |k: f64| Part { runs: k, bytes: k * op.bytes, pieces: k };
     let live: Vec<usize> = pool.live(state).collect();
+    // The members holding data: all of them, or a small data set's chunks' (`fill`).
+    let holders: Vec<usize> = (0..n).filter(|&m| pool.alloc.data_share[m] > 0.0).collect();
     match op.dir {
-        Dir::Read if n == copies => {
-            // Every chunk is on every member: copy index c is member c, and the pid of the reading thread picks
-            // the copy. A failed member's reads go to the first live copy (find_live_mirror).
+        Dir::Read if holders.len() == copies => {
+            // Every chunk is on the same members (a pool of `copies` drives, or a data set in one chunk): copy
+            // index c is the c-th holder, and the pid of the reading thread picks the copy. A failed member's
+            // reads go to the first live copy (find_live_mirror).
+            let first_live = holders.iter().copied().find(|&m| state != State::Degraded(m)).unwrap_or(live[0]);
             for (c, share) in copy_shares(copies, issuers).into_iter().enumerate() {
-                let member = if state == State::Degraded(c) { live[0] } else { c };
+                let member = if state == State::Degraded(holders[c]) { first_live } else { holders[c] };
                 pool.charge(&mut costs, member, Dir::Read, part(share), positioned);
             }
         }

@@ -11,6 +11,7 @@
 pub mod catalogue;
 pub mod drive;
 pub mod evaluate;
+pub mod fill;
 pub mod from_result;
 pub mod layout;
 pub mod members;
@@ -28,6 +29,7 @@ use crate::results::{
     LayoutAnswer, PLANNING_SCHEMA, PLANNING_SCHEMA_VERSION, PlannedDrive, PlannedFileWorkload, PlannedFormat,
     PlannedWorkload, PlanningResult, Refusal, ToolInfo,
 };
+use crate::units::Bytes;
 
 /// Input that cannot be planned.
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +57,9 @@ pub struct PlanRequest {
     pub rebuild_share: f64,
     /// Request size of the sequential figures.
     pub sequential_request: u64,
+    /// Data stored on the pool: a small data set lies on few members of a btrfs raid1 (`fill`); `None`: a pool
+    /// full enough that data lies on every member.
+    pub data_set: Option<Bytes>,
 }
 
 /// The pools to compare: `pool` ("a:2,b:2", one mixed pool) when given, else `count` drives of each catalogue
@@ -110,6 +115,7 @@ pub fn plan(request: &PlanRequest, command: Vec<String>, created_at: String) -> 
         file: &request.file,
         request: request.sequential_request as f64,
         rebuild_share: request.rebuild_share,
+        data_set: request.data_set.map(|b| b.0 as f64),
     };
     let mut answers = Vec::new();
     let mut refused = Vec::new();
@@ -188,6 +194,7 @@ fn planned_workload(request: &PlanRequest) -> PlannedWorkload {
             fileio: if file.sequential { "sequential" } else { "random" }.into(),
         },
         rebuild_share_pct: request.rebuild_share * 100.0,
+        data_set_bytes: request.data_set.map(|b| b.0),
     }
 }
 
@@ -212,7 +219,7 @@ fn notes(request: &PlanRequest, answers: &[LayoutAnswer]) -> Vec<String> {
             "Streams: each viewer reads one {} chunk per chunk period at a position unrelated to other viewers' \
              (no cache, no readahead); capacity is where the busiest member reaches 100 %, so expect to sustain \
              somewhat less (docs/planning.md).",
-            crate::units::Bytes(request.demand.chunk.0)
+            Bytes(request.demand.chunk.0)
         ),
         format!(
             "Degraded: the member whose loss hurts most has failed. Rebuilding: it is being rebuilt at {:.0} % of \
@@ -226,6 +233,13 @@ fn notes(request: &PlanRequest, answers: &[LayoutAnswer]) -> Vec<String> {
              a failed disk's files are unavailable until `snapraid fix` restores them."
                 .into(),
         );
+    }
+    for pool in &request.pools {
+        let capacities: Vec<f64> = pool.iter().map(|d| d.capacity.0 as f64).collect();
+        for &layout in &request.layouts {
+            let note = fill::note(layout, &capacities, request.data_set.map(|b| b.0 as f64));
+            notes.extend(note.filter(|n| !notes.contains(n)));
+        }
     }
     if answers.iter().any(|a| a.layout.starts_with("btrfs")) {
         notes.push(
@@ -241,7 +255,7 @@ fn notes(request: &PlanRequest, answers: &[LayoutAnswer]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::planning::drive::tests::hdd;
-    use crate::units::{Bitrate, Bytes};
+    use crate::units::Bitrate;
 
     fn request(pools: Vec<Vec<Drive>>, goal: Goal) -> PlanRequest {
         let format =
@@ -254,6 +268,7 @@ mod tests {
             goal,
             rebuild_share: 0.5,
             sequential_request: 1 << 20,
+            data_set: None,
         }
     }
 

@@ -23,6 +23,7 @@ pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &Chec
     write_cache(out, check)?;
     write_members(out, result)?;
     write_verdict(out, check)?;
+    super::check_hint::write_planner_hint(out, check)?;
     if check.partial {
         writeln!(out)?;
         writeln!(out, "partial: the check stopped before the end; the sections above are what it measured")?;

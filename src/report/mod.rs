@@ -8,6 +8,7 @@
 
 mod cache;
 mod check;
+mod check_hint;
 mod cluster;
 pub mod compare;
 mod csv;

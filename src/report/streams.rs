@@ -1,6 +1,7 @@
 //! The terminal summary of a `streams` result: the steps (one for `--count`, the curve for `--max`), which device
 //! beneath the target did the work at each step (every pool member with its share), the answer in plain words,
-//! and the estimate beside it. Reads only `results` types.
+//! the estimate beside it, and the flag of a device that says it is rotational yet measured beyond what platters
+//! do. Reads only `results` types.
 
 use std::io::{self, Write};
 
@@ -42,7 +43,28 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
     for notice in &result.notices {
         writeln!(out, "note: {notice}")?;
     }
+    for line in cache_beneath(result) {
+        writeln!(out, "{line}")?;
+    }
     Ok(())
+}
+
+/// The implausibility flag of each device, once, named by the first phase that showed it (the raw-rate phases
+/// of the estimate, or the stream phase): a "rotational" disk serving beyond what platters do.
+fn cache_beneath(result: &RunResult) -> Vec<String> {
+    let mut named: Vec<&str> = Vec::new();
+    let mut lines = Vec::new();
+    for phase in &result.phases {
+        for device in &phase.devices {
+            if let Some(flag) = &device.implausible
+                && !named.contains(&device.activity.name.as_str())
+            {
+                named.push(&device.activity.name);
+                lines.push(format!("cache beneath: '{}': {flag}", phase.name));
+            }
+        }
+    }
+    lines
 }
 
 /// The target, the stream's settings and how it was read.
@@ -177,4 +199,28 @@ fn write_ingest_and_errors(out: &mut dyn Write, streams: &StreamsResult) -> io::
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 10: streams shows the implausibility flag too, once per device however many phases raised it.
+    #[test]
+    fn the_cache_beneath_flag_is_shown_once_per_device() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/result-v1.json");
+        let mut result = crate::results::read_result(&path).unwrap();
+        assert!(cache_beneath(&result).is_empty(), "the fixture's run phases are not flagged as read");
+        for phase in &mut result.phases {
+            for device in &mut phase.devices {
+                device.implausible = Some(format!("{} says it is rotational, yet …", device.activity.name));
+            }
+        }
+        let lines = cache_beneath(&result);
+        let devices: std::collections::HashSet<&str> =
+            result.phases.iter().flat_map(|p| &p.devices).map(|d| d.activity.name.as_str()).collect();
+        assert_eq!(lines.len(), devices.len(), "{lines:?}");
+        let first = &result.phases[0];
+        assert!(lines[0].starts_with(&format!("cache beneath: '{}': ", first.name)), "{lines:?}");
+    }
 }

@@ -33,6 +33,9 @@ pub struct CheckSummary {
     /// The check stopped before the end (Ctrl-C): later sections are missing.
     #[serde(default)]
     pub partial: bool,
+    /// One line from the planner: what a pool of drives like this one would serve (docs/planning.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planner_hint: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

@@ -55,6 +55,9 @@ pub struct PlannedWorkload {
     pub file: PlannedFileWorkload,
     /// Share of each involved member's time a rebuild takes, percent.
     pub rebuild_share_pct: f64,
+    /// Bytes of data on the pool (`--data-set`); absent: data on every member (a pool full enough).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_set_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -10,6 +10,7 @@
 
 mod cache;
 mod figures;
+mod hint;
 mod profile;
 mod verdict;
 
@@ -127,6 +128,7 @@ fn skeleton(plan: &Plan, gathered: &Gathered, profile: Profile, data_set: Bytes)
         cache: None,
         verdict: Vec::new(),
         partial: true,
+        planner_hint: None,
     });
     skeleton
 }
@@ -181,6 +183,7 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     }
     let complete = result.status == RunStatus::Completed && verdict.len() == FORMATS.len();
     let cache = cache::section(phases, &verdict);
+    let planner_hint = if complete { hint::planner_hint(result, &verdict) } else { None };
     let summary = result.check.as_mut().expect("set at the start");
     summary.cache = cache;
     summary.sequential = sequential;
@@ -189,6 +192,7 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     summary.verdict = verdict;
     summary.elapsed_s = started.elapsed().as_secs_f64();
     summary.partial = !complete;
+    summary.planner_hint = planner_hint;
 }
 
 /// The check's section headers, by the phase they start with, with elapsed and forecast time.

@@ -25,6 +25,8 @@ pub const SEQ_READ: &str = "seq-read 1M qd4";
 pub const RANDOM_1: &str = "rand-read 4k, 1 thread";
 const RANDOM_DEEP: &str = "rand-read 4k qd32";
 const STREAMS: &str = "streams";
+/// Length of the stream phase's one media file.
+const MEDIA_LENGTH: Duration = Duration::from_secs(30);
 
 /// How long and how much to measure.
 #[derive(Debug, Clone)]
@@ -33,6 +35,15 @@ pub struct Settings {
     pub runtime: Duration,
     pub format: Format,
     pub chunk: Bytes,
+}
+
+impl Settings {
+    /// The most data a layout holds at once: the raw phases' file, and the media file beside it (btrfs raid1
+    /// puts a small data set on few members, so the planner is told).
+    pub fn data_set(&self) -> Bytes {
+        let media = self.format.bitrate.byte_rate().bytes_per_sec() * MEDIA_LENGTH.as_secs_f64();
+        Bytes(self.size.0 + media as u64)
+    }
 }
 
 fn raw(name: &str, rw: RwMode, bs: &str, iodepth: u32, s: &Settings) -> PhaseSpec {
@@ -68,7 +79,7 @@ pub fn layout_job(s: &Settings, limit: u32) -> JobSpec {
         buffer: Some(s.runtime),
         prebuffer: Some(s.runtime / 2),
         files: Some(Assignment::One),
-        media_length: Some(Duration::from_secs(30)),
+        media_length: Some(MEDIA_LENGTH),
         precision: Some(10.0),
         limit: Some(limit.max(1)),
         estimate: Some(false),

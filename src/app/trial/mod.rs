@@ -61,7 +61,7 @@ pub fn run(args: TrialArgs) -> Result<ExitCode> {
             }
         },
     };
-    let first = predict::predict(&drive, layouts[0], args.devices.len(), &settings.format, settings.chunk)?;
+    let first = predict::predict(&drive, layouts[0], args.devices.len(), &settings)?;
     let mut result = TrialResult {
         schema: TRIAL_SCHEMA.into(),
         schema_version: TRIAL_SCHEMA_VERSION,
@@ -173,7 +173,7 @@ fn trial_one(
         failure: None,
         figures: Vec::new(),
     };
-    let prediction = match predict::predict(drive, layout, n, &settings.format, settings.chunk) {
+    let prediction = match predict::predict(drive, layout, n, settings) {
         Ok(p) => p,
         Err(e) => {
             entry.failure = Some(format!("{e:#}"));

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::measure::Measured;
+use super::measure::{Measured, Settings};
 use crate::planning::{self, Drive, FileWorkload, Goal, Layout, PlanRequest, StreamDemand, StreamFormat};
 use crate::results::{PlannedDrive, ServiceFigures, TrialFigure, rfc3339};
 use crate::spec::Format;
@@ -37,7 +37,8 @@ pub struct Prediction {
     pub drive: PlannedDrive,
 }
 
-pub fn predict(drive: &Drive, layout: Layout, n: usize, format: &Format, chunk: Bytes) -> Result<Prediction> {
+pub fn predict(drive: &Drive, layout: Layout, n: usize, settings: &Settings) -> Result<Prediction> {
+    let (format, chunk) = (&settings.format, settings.chunk);
     let request = |reader_threads| PlanRequest {
         pools: vec![vec![drive.clone(); n]],
         layouts: vec![layout],
@@ -56,6 +57,7 @@ pub fn predict(drive: &Drive, layout: Layout, n: usize, format: &Format, chunk: 
         goal: Goal::Streams,
         rebuild_share: 0.5,
         sequential_request: planning::defaults::SEQUENTIAL_REQUEST,
+        data_set: Some(settings.data_set()),
     };
     let now = rfc3339(std::time::SystemTime::now());
     let answer = |threads| -> Result<(ServiceFigures, PlannedDrive)> {
