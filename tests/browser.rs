@@ -1,11 +1,13 @@
 //! The HTML reports as a person sees them: headless Chromium (Debian's `chromium`, installed by scripts/test)
-//! opens the report of a fixture of each kind (run, streams, check) and of a comparison, driven over the
-//! DevTools protocol on a pipe (`--remote-debugging-pipe`: fd 3 in, fd 4 out). For each page the test reads every
-//! network request the page made (`Network.requestWillBeSent`: only the file itself may appear), every console
-//! message, exception and browser log entry (none may be an error), and, in the page, each chart: a non-empty
-//! SVG with as many drawn series as it declares, and the number the result calls for. It checks that dark and
-//! print styles apply, and takes a screenshot (kept under docs/screenshots/ with UPDATE_SCREENSHOTS=1). Control
-//! pages prove the detectors work: one that fetches from a closed loopback port and one that logs an error.
+//! opens the report of a fixture of each kind (run, streams, check, sweep, cache) and of two comparisons (two
+//! runs of one job, two fixed-count streams runs), driven over the DevTools protocol on a pipe
+//! (`--remote-debugging-pipe`: fd 3 in, fd 4 out). For each page the test reads every network request the page
+//! made (`Network.requestWillBeSent`: only the file itself may appear), every console message, exception and
+//! browser log entry (none may be an error), and, in the page, each chart: a non-empty SVG with as many drawn
+//! series as it declares, and the number the result calls for, and the labels of its marks (cliff, RAM), each
+//! drawn inside the plot. It checks that dark and print styles apply, and takes a screenshot (kept under
+//! docs/screenshots/ with UPDATE_SCREENSHOTS=1). Control pages prove the detectors work: one that fetches from a
+//! closed loopback port and one that logs an error.
 
 mod common;
 
@@ -129,19 +131,25 @@ struct Visit {
     requests: Vec<String>,
     /// Console errors, exceptions and error log entries.
     errors: Vec<String>,
-    /// (id, declared series, drawn series, has geometry) for each chart.
-    charts: Vec<(String, u64, u64, bool)>,
+    /// (id, declared series, drawn series, has geometry, labels of the drawn marks) for each chart.
+    charts: Vec<Chart>,
     /// Body background in light, dark and print.
     backgrounds: [String; 3],
     png: Vec<u8>,
 }
 
+type Chart = (String, u64, u64, bool, Vec<String>);
+
+/// Per chart: a mark counts when its line has a size on screen and its label is inside the plot's box.
 const CHARTS_JS: &str = r#"JSON.stringify([...document.querySelectorAll('figure.chart')].map(f => {
   const svg = f.querySelector('svg.plot');
   const series = [...svg.querySelectorAll('.series')];
   const drawn = series.filter(s => s.tagName === 'g' ? s.querySelectorAll('circle').length > 0 : (s.getAttribute('d') || '').length > 2);
   const box = svg.getBoundingClientRect();
-  return [f.id, Number(svg.dataset.series), drawn.length, box.width > 100 && box.height > 50];
+  const lines = [...svg.querySelectorAll('line.mark')].filter(l => { const b = l.getBoundingClientRect(); return b.width > 0 || b.height > 0; });
+  const inside = t => { const b = t.getBoundingClientRect(); return b.width > 0 && b.left >= box.left - 1 && b.right <= box.right + 1; };
+  const labels = [...svg.querySelectorAll('text.marklabel')].filter(inside).map(t => t.textContent);
+  return [f.id, Number(svg.dataset.series), drawn.length, box.width > 100 && box.height > 50, lines.length === labels.length ? labels : ['mismatch: ' + lines.length + ' lines']];
 }))"#;
 
 fn visit(browser: &mut Browser, page: &Path, shot: (u32, u32)) -> Visit {
@@ -165,8 +173,7 @@ fn visit(browser: &mut Browser, page: &Path, shot: (u32, u32)) -> Visit {
     let eval = |b: &mut Browser, expr: &str| {
         b.call(s, "Runtime.evaluate", json!({ "expression": expr, "returnByValue": true }))["result"]["value"].clone()
     };
-    let charts: Vec<(String, u64, u64, bool)> =
-        serde_json::from_str(eval(browser, CHARTS_JS).as_str().unwrap()).unwrap();
+    let charts: Vec<Chart> = serde_json::from_str(eval(browser, CHARTS_JS).as_str().unwrap()).unwrap();
     let background = "getComputedStyle(document.body).backgroundColor";
     let light = eval(browser, background).as_str().unwrap_or_default().to_string();
     let png = screenshot(browser, s, shot);
@@ -257,7 +264,7 @@ fn report(dir: &Path, name: &str, args: &[&Path]) -> PathBuf {
 fn assert_clean(name: &str, v: &Visit) {
     assert!(v.requests.is_empty(), "{name}: the page made requests: {:?}", v.requests);
     assert!(v.errors.is_empty(), "{name}: errors in the console: {:?}", v.errors);
-    for (id, declared, drawn, sized) in &v.charts {
+    for (id, declared, drawn, sized, _) in &v.charts {
         assert!(
             *declared > 0 && declared == drawn && *sized,
             "{name}: chart {id} declares {declared} series, drew {drawn}, sized {sized}"
@@ -280,8 +287,17 @@ fn assert_clean(name: &str, v: &Visit) {
     std::fs::write(dir.join(format!("report-{name}.png")), &v.png).unwrap();
 }
 
+fn chart<'a>(v: &'a Visit, id: &str) -> &'a Chart {
+    v.charts.iter().find(|c| c.0 == id).unwrap_or_else(|| panic!("no chart {id} in {:?}", v.charts))
+}
+
 fn series(v: &Visit, id: &str) -> u64 {
-    v.charts.iter().find(|c| c.0 == id).unwrap_or_else(|| panic!("no chart {id} in {:?}", v.charts)).2
+    chart(v, id).2
+}
+
+/// The labels of a chart's marks, as drawn inside the plot.
+fn marks<'a>(v: &'a Visit, id: &str) -> &'a [String] {
+    &chart(v, id).4
 }
 
 #[test]
@@ -322,6 +338,31 @@ fn chromium_renders_every_report_kind_offline_with_every_chart_drawn() {
     for id in ["compare-timeline-0", "compare-latency-0", "compare-timeline-1", "compare-latency-1"] {
         assert_eq!(series(&compare, id), 2, "{id}");
     }
+
+    let sweep = visit(&mut browser, &report(dir.path(), "sweep", &[&fixture("sweep-v1.json")]), (1100, 1500));
+    assert_clean("sweep", &sweep);
+    // One chart per pass; two records × buffered and direct in each; the cliff, the RAM and (on the read passes)
+    // the device's speed drawn as marks whose labels sit inside the plot.
+    let passes = ["sweep-reread", "sweep-write", "sweep-rewrite", "sweep-read", "sweep-random"];
+    assert_eq!(sweep.charts.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), passes);
+    for id in passes {
+        assert_eq!(series(&sweep, id), 4, "{id}");
+        let labels = marks(&sweep, id);
+        assert!(labels.contains(&"cliff: RAM up to 64 MiB, disk from 256 MiB".to_string()), "{id}: {labels:?}");
+        assert!(labels.contains(&"effective RAM 128 MiB".to_string()), "{id}: {labels:?}");
+    }
+    assert!(marks(&sweep, "sweep-reread").contains(&"device (direct reads) 102 MB/s".to_string()));
+
+    let cache = visit(&mut browser, &report(dir.path(), "cache", &[&fixture("cache-v1.json")]), (1100, 1500));
+    assert_clean("cache", &cache);
+    assert_eq!(series(&cache, "cache-plateaus"), 2, "alone and beside the load");
+    assert!(marks(&cache, "cache-cliff").iter().any(|l| l.starts_with("sustained media")), "{:?}", cache.charts);
+
+    let pair = [fixture("streams-count-3mbs.json"), fixture("streams-count-8mbs.json")];
+    let steps = visit(&mut browser, &report(dir.path(), "compare-streams", &[&pair[0], &pair[1]]), (1100, 1500));
+    assert_clean("compare-streams", &steps);
+    // Both fixed-count runs overlaid: one point each for stalls and for start-up.
+    assert_eq!((series(&steps, "compare-capacity-0"), series(&steps, "compare-startup-0")), (2, 2));
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The HTML report as a file: `report --html` on a fixture of each kind (run, streams, check) writes one
+//! The HTML report as a file: `report --html` on a fixture of each kind (run, streams, check, sweep) writes one
 //! self-contained page — no script, no external reference of any kind, a Content-Security-Policy that forbids
 //! requests — with the charts each kind should have, every chart carrying as many drawn series as the result
 //! holds figures for. `run --html` writes one at the end of a real run. A page a browser renders is tested in
@@ -93,6 +93,26 @@ fn a_check_report_has_the_verdict_and_a_capacity_pair_per_format() {
     assert!(ids.contains(&"timeline-mbps".to_string()) && ids.contains(&"devices".to_string()));
     assert!(html.find("id=\"verdict\"").unwrap() < html.find("id=\"capacity\"").unwrap(), "the verdict comes first");
     assert!(html.contains("<td class=\"num\">107</td>"));
+}
+
+#[test]
+fn a_sweep_report_has_a_curve_per_pass_with_the_cliff_and_the_ram_marked() {
+    let html = report_html("sweep-v1.json");
+    assert_self_contained(&html);
+    // Two records × buffered and direct: four lines in each pass's chart.
+    let passes = ["sweep-reread", "sweep-write", "sweep-rewrite", "sweep-read", "sweep-random"];
+    assert_eq!(charts(&html), passes.map(|id| (id.to_string(), 4)));
+    let reread = html.split("id=\"sweep-reread\"").nth(1).unwrap().split("</figure>").next().unwrap();
+    for label in
+        [">cliff: RAM up to 64 MiB, disk from 256 MiB<", ">effective RAM 128 MiB<", ">device (direct reads) 102 MB/s<"]
+    {
+        assert!(reread.contains(label), "no {label} on the re-read chart");
+    }
+    assert!(reread.contains("class=\"band\"") && reread.contains("file size (log scale)"));
+    assert!(reread.contains("<li><span class=\"swatch s1 dashed\"></span>1 MiB direct</li>"));
+    // The buffered passes are cache-affected on purpose: the cliff explains them, no flag repeats it 40 times.
+    assert!(!html.contains("may describe memory rather than storage"));
+    assert!(!html.contains("id=\"timelines\"") && html.contains("the curves above take the place"));
 }
 
 #[test]

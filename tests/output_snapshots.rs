@@ -233,3 +233,23 @@ fn summary_markdown_and_html_of_a_cache_result() {
     let html = render_to_string(Format::Html.renderer(), &cache);
     assert!(html.contains("Cache and media plateaus") && html.contains("id=\"cache-cliff\""), "no cache charts");
 }
+
+/// A real `streamcap sweep --sizes 2M,8M,32M,64M,256M --records 64k,1M --memory 128M` of an ext4 on a loop device
+/// throttled to 100 MiB/s of reads (paths edited, phase intervals dropped to keep the file small): the size ×
+/// record × mode table, the cliff at the cap and the cache-beneath flags once per device, in the terminal and in
+/// Markdown.
+#[test]
+fn summary_and_markdown_of_a_sweep_result() {
+    use streamcap::report::{Format, render_to_string};
+    let sweep = other_fixture("sweep-v1.json");
+    let summary = render_to_string(Format::Summary.renderer(), &sweep);
+    check_snapshot("sweep-v1.summary.txt", &summary);
+    let markdown = render_to_string(Format::Markdown.renderer(), &sweep);
+    check_snapshot("sweep-v1.markdown.md", &markdown);
+    assert!(markdown.starts_with("### streamcap sweep · /srv/media"), "{markdown}");
+    let header = "| size | record | I/O | write | flush | re-write | read | re-read | random read |\n|---|---|---|--:|";
+    assert!(markdown.contains(header), "{markdown}");
+    assert!(markdown.contains("| 256 MiB | 1 MiB | buffered | 282 | 445 ms | 221 | 98.9 | 106 | 166 |"), "{markdown}");
+    assert!(markdown.contains("the cliff: buffered re-reads came from RAM up to 64 MiB"), "{markdown}");
+    assert!(!markdown.contains("used buffered I/O"), "the buffered passes are cache-affected on purpose: {markdown}");
+}

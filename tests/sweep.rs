@@ -1,9 +1,9 @@
 //! `streamcap sweep` on real things: a temporary directory (every pass of every size, record and mode, the
-//! flush apart, nothing left behind, the saved result renders again), bad input (exit 2, nothing written), and,
-//! as root, a small ext4 on a loop device throttled with cgroup v1 blkio, swept with `--memory 128M`: the cliff
-//! lies at the cap — re-reads of files under it come from RAM, those of a file over it at the device's speed —
-//! and the memory cgroup is gone afterwards, also after Ctrl-C. Loop devices, mounts and groups are removed in
-//! every outcome by guards.
+//! flush apart, the HTML page with a chart per pass, nothing left behind, the saved result renders again), bad
+//! input (exit 2, nothing written), and, as root, a small ext4 on a loop device throttled with cgroup v1 blkio,
+//! swept with `--memory 128M`: the cliff lies at the cap — re-reads of files under it come from RAM, those of a
+//! file over it at the device's speed — and the memory cgroup is gone afterwards, also after Ctrl-C. Loop
+//! devices, mounts and groups are removed in every outcome by guards.
 
 mod common;
 
@@ -18,14 +18,24 @@ fn a_directory_gets_every_pass_of_every_size_record_and_mode() {
     let target = dir.path().join("media");
     std::fs::create_dir(&target).unwrap();
     let json = dir.path().join("sweep.json");
+    let page = dir.path().join("sweep.html");
     streamcap()
         .args(["sweep", "--sizes", "1M,4M", "--records", "64k,1M", "--json"])
         .arg(&json)
+        .arg("--html")
+        .arg(&page)
         .arg(&target)
         .assert()
         .success()
         .stdout(predicate::str::contains("re-read"))
-        .stdout(predicate::str::contains("flush"));
+        .stdout(predicate::str::contains("flush"))
+        .stderr(predicate::str::contains(format!("HTML report: {}", page.display())));
+    // The page: a chart per pass, each with both records in both modes.
+    let html = std::fs::read_to_string(&page).unwrap();
+    for pass in ["reread", "write", "rewrite", "read", "random"] {
+        let chart = html.split(&format!("id=\"sweep-{pass}\"")).nth(1).unwrap_or_else(|| panic!("no {pass} chart"));
+        assert!(chart.split("</figure>").next().unwrap().contains("data-series=\"4\""), "{pass}");
+    }
     assert!(common::entries(&target).is_empty(), "the files are removed: {:?}", common::entries(&target));
     let r = read_json(&json);
     assert_eq!(r["status"], "completed");
@@ -72,6 +82,13 @@ fn bad_input_exits_2_and_writes_nothing() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("whole 4 KiB"));
+    streamcap()
+        .args(["sweep", "--sizes", "1M", "--html"])
+        .arg(dir.path().join("no/such/dir/sweep.html"))
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist"));
     streamcap()
         .args(["sweep", "--sizes", "100P"])
         .arg(dir.path())

@@ -11,7 +11,8 @@ use crate::units::Bytes;
 #[command(after_help = "Examples:\n  \
     streamcap sweep /srv/media                          64 KiB up to twice the RAM (bounded by free space)\n  \
     streamcap sweep /srv/media --memory 1G              as if the machine had 1 GiB of RAM (a memory cgroup)\n  \
-    streamcap sweep /srv/media --sizes 128M,256M,512M,1G --records 4k,64k,1M --json sweep.json")]
+    streamcap sweep /srv/media --sizes 128M,256M,512M,1G --records 4k,64k,1M --json sweep.json\n  \
+    streamcap sweep /srv/media --memory 1G --html sweep.html    the curves as a page, the cliff marked")]
 pub struct SweepArgs {
     /// A directory: streamcap writes one file per size in DIR/.streamcap and removes them afterwards.
     pub dir: PathBuf,
@@ -36,6 +37,10 @@ pub struct SweepArgs {
     /// Write the result as JSON (rewritten after every phase).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write the self-contained HTML report to FILE at the end: the table and the curves, the cliff and the
+    /// effective RAM marked.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// No progress and no summary.
     #[arg(long, short)]
     pub quiet: bool,

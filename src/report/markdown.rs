@@ -1,7 +1,7 @@
 //! Markdown: the tables a person pastes into a forum post or an issue — a heading with the tool, target and host,
-//! then the phase table (run), the step table and the answer (streams) or the headline figures and the verdict
-//! table (check), then notices and cache flags as a list. GitHub-flavoured tables, numbers right-aligned, no
-//! HTML. Reads only `results` types.
+//! then the phase table (run), the step table and the answer (streams), the headline figures and the verdict
+//! table (check), the plateaus (cache) or the size × record table and the cliff (sweep), then notices and
+//! cache flags as a list. GitHub-flavoured tables, numbers right-aligned, no HTML. Reads only `results` types.
 
 use std::io::{self, Write};
 
@@ -19,6 +19,10 @@ impl Renderer for Markdown {
             super::cache::cache_markdown(out, cache)?;
             // The page-cache plateaus are buffered on purpose: no cache warning for them.
             return notes(out, &super::cache::judged(result, cache));
+        } else if let Some(sweep) = &result.sweep {
+            super::sweep::sweep_markdown(out, sweep)?;
+            // The buffered passes are cache-affected on purpose: the cliff line explains them.
+            return notes(out, &super::sweep::judged(result));
         } else if let Some(check) = &result.check {
             check_tables(out, check)?;
         } else if let Some(streams) = &result.streams {
@@ -49,6 +53,8 @@ pub(super) fn table(out: &mut dyn Write, header: &[&str], align: &[bool], rows: 
 pub(super) fn command_name(result: &RunResult) -> &'static str {
     if result.cache.is_some() {
         "cache"
+    } else if result.sweep.is_some() {
+        "sweep"
     } else if result.check.is_some() {
         "check"
     } else if result.streams.is_some() {

@@ -1,13 +1,15 @@
-//! The summary of a `sweep` result, for the terminal: one table of every size × record × mode (MB/s of each
+//! The summary of a `sweep` result, for the terminal and for Markdown: one table of every size × record × mode (MB/s of each
 //! pass, the closing flush of the first write in its own column), then the cliff in words, why the sizes stop
 //! where they do, and the warnings (errors; not the cache flag of the buffered passes, which is the point of
-//! the sweep and is what the cliff line explains; a cache beneath the OS once per device). Reads only `results` types, so `streamcap report r.json`
-//! prints the same thing again.
+//! the sweep and is what the cliff line explains; a cache beneath the OS once per device). Reads only `results`
+//! types, so `streamcap report r.json` prints the same thing again. The HTML page (`html/sweep.rs`) shows the
+//! same table and lines, with the curves drawn.
 
 use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, Table};
 
+use super::markdown::{cell, table};
 use super::terminal::{STYLE, write_warnings};
 use crate::results::{RunResult, SweepPoint, SweepSummary};
 use crate::units::{Bytes, format_mbps};
@@ -15,27 +17,37 @@ use crate::units::{Bytes, format_mbps};
 pub fn write_sweep_summary(out: &mut dyn Write, result: &RunResult, sweep: &SweepSummary) -> io::Result<()> {
     let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
     writeln!(out, "streamcap {} · sweep · {}{fs}", result.tool.version, result.target.path)?;
-    let limit = sweep.memory_limit_bytes.map_or(String::new(), |m| format!(" · inside a {} memory cgroup", Bytes(m)));
-    writeln!(
-        out,
-        "effective RAM {}{limit} · MB/s per pass; writes include their closing fsync",
-        Bytes(sweep.effective_ram_bytes)
-    )?;
+    writeln!(out, "{}", settings_line(sweep))?;
     writeln!(out)?;
     let mut t = Table::new();
     t.load_style(STYLE);
-    t.set_header(["size", "record", "I/O", "write", "flush", "re-write", "read", "re-read", "random read"]);
+    t.set_header(HEADER);
     for p in &sweep.points {
         t.add_row(row(p));
     }
-    for column in 3..9 {
+    for column in (0..HEADER.len()).filter(|c| NUMERIC[*c]) {
         if let Some(c) = t.column_mut(column) {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
     writeln!(out, "{t}")?;
     writeln!(out)?;
-    writeln!(out, "{}", sweep.words)?;
+    for line in closing_lines(sweep) {
+        writeln!(out, "{line}")?;
+    }
+    write_warnings(out, &judged(result))
+}
+
+/// The columns of the sweep table, in every format.
+pub(super) const HEADER: [&str; 9] =
+    ["size", "record", "I/O", "write", "flush", "re-write", "read", "re-read", "random read"];
+
+/// Which columns hold numbers (right-aligned).
+pub(super) const NUMERIC: [bool; 9] = [false, false, false, true, true, true, true, true, true];
+
+/// The lines under the table: the cliff in words, why the sizes stop where they do, and a partial sweep.
+pub(super) fn closing_lines(sweep: &SweepSummary) -> Vec<String> {
+    let mut lines = vec![sweep.words.clone()];
     if let Some(bound) = &sweep.bound {
         // The budget's sentence carries its own hint.
         let hint = if sweep.budget_stopped {
@@ -43,17 +55,39 @@ pub fn write_sweep_summary(out: &mut dyn Write, result: &RunResult, sweep: &Swee
         } else {
             "; run with --memory SIZE to see the cliff within the space you have"
         };
-        writeln!(out, "note: {bound}{hint}")?;
+        lines.push(format!("note: {bound}{hint}"));
     }
     if sweep.partial {
-        writeln!(out, "partial: the sweep stopped before the end; the rows above are what it measured")?;
+        lines.push("partial: the sweep stopped before the end; the rows above are what it measured".into());
     }
-    write_warnings(out, &judged(result))
+    lines
+}
+
+/// The line above the table: the effective RAM and the cgroup it came from.
+pub(super) fn settings_line(sweep: &SweepSummary) -> String {
+    let limit = sweep.memory_limit_bytes.map_or(String::new(), |m| format!(" · inside a {} memory cgroup", Bytes(m)));
+    format!(
+        "effective RAM {}{limit} · MB/s per pass; writes include their closing fsync",
+        Bytes(sweep.effective_ram_bytes)
+    )
+}
+
+/// The Markdown form: the settings, the table of every size × record × mode, the cliff and the notes.
+pub fn sweep_markdown(out: &mut dyn Write, sweep: &SweepSummary) -> io::Result<()> {
+    writeln!(out, "{}.", cell(&settings_line(sweep)))?;
+    writeln!(out)?;
+    let rows: Vec<Vec<String>> = sweep.points.iter().map(row).collect();
+    table(out, &HEADER, &NUMERIC, &rows)?;
+    for line in closing_lines(sweep) {
+        writeln!(out, "{}", cell(&line))?;
+        writeln!(out)?;
+    }
+    Ok(())
 }
 
 /// The result as its warnings should see it: buffered passes are cache-affected on purpose (no flag), and a
 /// device that looks like a cache beneath the OS is said once, by the first direct pass that showed it.
-fn judged(result: &RunResult) -> RunResult {
+pub(super) fn judged(result: &RunResult) -> RunResult {
     let mut judged = result.clone();
     let mut said: Vec<String> = Vec::new();
     for phase in &mut judged.phases {
@@ -72,7 +106,7 @@ fn judged(result: &RunResult) -> RunResult {
     judged
 }
 
-fn row(p: &SweepPoint) -> Vec<String> {
+pub(super) fn row(p: &SweepPoint) -> Vec<String> {
     let mbps = |v: Option<f64>| v.map_or_else(|| "-".to_string(), format_mbps);
     let flush = p.write_flush_s.map_or_else(|| "-".to_string(), |s| format!("{:.0} ms", s * 1e3));
     vec![

@@ -33,6 +33,9 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     if let Some(path) = &args.json {
         check_writable_parent(path)?;
     }
+    if let Some(path) = &args.html {
+        super::output::check_output("--html", path)?;
+    }
     // Entered first, so that the facts (the effective RAM, the default sizes) see the cap; left when dropped.
     let _group = match args.memory {
         Some(limit) if !args.dry_run => Some(memory::MemoryGroup::enter(limit)?),
@@ -160,6 +163,7 @@ fn finish(
     let by_budget = recorder.result.sweep.as_ref().is_some_and(|s| s.budget_stopped);
     recorder.conclude(outcome.interrupted && !by_budget);
     let result = &recorder.result;
+    super::report::html_after_run(result, args.html.as_deref());
     super::history::record(result, &args.history);
     if !args.quiet
         && let Some(sweep) = &result.sweep

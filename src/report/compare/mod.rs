@@ -8,10 +8,12 @@
 //! runs that is no larger than the larger of their two standard deviations is "no clear difference"; a run with
 //! fewer than two intervals in the phase gives no noise estimate, and the verdict says so instead of guessing.
 //! A stream capacity found by a search is known only to the search's step: the gap between the answer and the
-//! first failing count (at least 1). A difference within the larger gap is "no clear difference".
+//! first failing count (at least 1). A difference within the larger gap is "no clear difference". The steps of
+//! streams results are compared count by count, with the stream-to-stream variation as their noise (`steps`).
 
 mod markdown;
 mod rows;
+mod steps;
 mod terminal;
 
 use thiserror::Error;
@@ -86,6 +88,7 @@ pub fn differences(base: &RunResult, other: &RunResult) -> Vec<String> {
     {
         why.push(format!("the streams are {} in one and {} in the other", a.label, b.label));
     }
+    why.extend(steps::count_difference(base, other));
     if let (Some(a), Some(b)) = (&base.check, &other.check)
         && a.profile != b.profile
     {

@@ -1,7 +1,7 @@
 //! The rows of a comparison: each headline figure with its value and its noise in every run, and the verdict of
 //! each run against the baseline (the rule is in `compare`'s header). Figures per matched phase: IOPS, MB/s, p50
 //! and p99 latency of each operation class, and the rate of each file-system operation; the capacity answer of a
-//! streams result; the streams sustained per format of a check.
+//! streams result and, per stream count, its step (`steps`); the streams sustained per format of a check.
 
 use super::Run;
 use crate::results::{CapacityAnswer, ClassPoint, IntervalPoint, OpResult, PhaseResult, RunResult};
@@ -222,6 +222,7 @@ pub fn rows(runs: &[Run]) -> Vec<Row> {
     let results: Vec<&RunResult> = runs.iter().map(|r| &r.result).collect();
     let mut out = Vec::new();
     stream_rows(&results, &mut out);
+    super::steps::step_rows(&results, &mut out);
     for phase in &results[0].phases {
         let matched: Vec<&PhaseResult> = results
             .iter()

@@ -9,7 +9,8 @@ use super::Comparison;
 use crate::report::{Renderer, Summary};
 
 pub const RULE: &str = "verdict: a difference no larger than the runs' own interval-to-interval variation (the larger \
-                        standard deviation; for a capacity, the search's step) is no clear difference";
+                        standard deviation; for a stream step, the stream-to-stream variation; for a capacity, the \
+                        search's step) is no clear difference";
 
 impl Renderer<Comparison> for Summary {
     fn render(&self, c: &Comparison, out: &mut dyn Write) -> io::Result<()> {

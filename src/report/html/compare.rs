@@ -1,6 +1,7 @@
 //! A comparison as one HTML page: which run is which, warnings, the side-by-side table with verdicts, then the
 //! runs overlaid — per matched phase, throughput over the measured time and the latency percentile curve of its
-//! main operation class; per capacity search, the streams that stalled at each count — one colour per run.
+//! main operation class; per capacity search (or fixed-count streams run), the streams that stalled and the
+//! start-up p99 at each count — one colour per run.
 
 use std::io::{self, Write};
 
@@ -72,33 +73,52 @@ fn searches(c: &Comparison) -> Vec<(String, Vec<&[StreamsStep]>)> {
 }
 
 fn overlaid_capacity(c: &Comparison) -> Vec<Chart> {
-    searches(c)
-        .into_iter()
+    searches(c).into_iter().enumerate().flat_map(|(n, (label, runs))| overlaid_search(c, n, &label, &runs)).collect()
+}
+
+/// One point series per run: `value` at each count the run measured.
+fn per_run(c: &Comparison, runs: &[&[StreamsStep]], value: fn(&StreamsStep) -> f64) -> Vec<Series> {
+    runs.iter()
+        .zip(&c.runs)
         .enumerate()
-        .map(|(n, (label, runs))| {
-            let series: Vec<Series> = runs
-                .iter()
-                .zip(&c.runs)
-                .enumerate()
-                .map(|(k, (steps, run))| {
-                    let points =
-                        steps.iter().map(|s| Some((f64::from(s.count), f64::from(s.streams_stalled)))).collect();
-                    Series::new(&run.key, Style::Points, k, points)
-                })
-                .collect();
-            let max_x = runs.iter().flat_map(|s| s.iter().map(|x| f64::from(x.count))).fold(1.0, f64::max);
-            let max_y = runs.iter().flat_map(|s| s.iter().map(|x| f64::from(x.streams_stalled))).fold(1.0, f64::max);
-            Chart {
-                id: format!("compare-capacity-{n}"),
-                title: format!("Stalls by stream count: {label}"),
-                hint: "The run whose points leave zero at a higher count sustains more streams.".into(),
-                x: Axis::linear("concurrent streams", 0.0, headroom(max_x), num),
-                y: Axis::linear("streams that stalled (count)", 0.0, headroom(max_y), num),
-                series,
-                marks: Vec::new(),
-            }
+        .map(|(k, (steps, run))| {
+            let points = steps.iter().map(|s| Some((f64::from(s.count), value(s)))).collect();
+            Series::new(&run.key, Style::Points, k, points)
         })
         .collect()
+}
+
+/// Streams stalled and start-up p99 by count, every run's steps overlaid (a fixed-count run is one point).
+fn overlaid_search(c: &Comparison, n: usize, label: &str, runs: &[&[StreamsStep]]) -> Vec<Chart> {
+    let startup = |s: &StreamsStep| s.startup.at(99.0).unwrap_or(0) as f64 / 1e9;
+    let stalls = per_run(c, runs, |s| f64::from(s.streams_stalled));
+    let startups = per_run(c, runs, startup);
+    let max_x = runs.iter().flat_map(|s| s.iter().map(|x| f64::from(x.count))).fold(1.0, f64::max);
+    let max_y = runs.iter().flat_map(|s| s.iter().map(|x| f64::from(x.streams_stalled))).fold(1.0, f64::max);
+    let slowest = runs.iter().flat_map(|s| s.iter().map(startup)).fold(0.0, f64::max);
+    let x = || Axis::linear("concurrent streams", 0.0, headroom(max_x), num);
+    vec![
+        Chart {
+            id: format!("compare-capacity-{n}"),
+            title: format!("Stalls by stream count: {label}"),
+            hint: "The run whose points leave zero at a higher count sustains more streams.".into(),
+            x: x(),
+            y: Axis::linear("streams that stalled (count)", 0.0, headroom(max_y), num),
+            series: stalls,
+            marks: Vec::new(),
+        },
+        Chart {
+            id: format!("compare-startup-{n}"),
+            title: format!("Start-up p99 by stream count: {label}"),
+            hint: "At the same count, the lower point starts its streams sooner; start-up grows before streams \
+                   stall."
+                .into(),
+            x: x(),
+            y: Axis::linear("start-up time, 99th percentile (s)", 0.0, headroom(slowest), num),
+            series: startups,
+            marks: Vec::new(),
+        },
+    ]
 }
 
 /// The verdict cell, coloured by direction.

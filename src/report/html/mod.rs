@@ -3,13 +3,15 @@
 //! Content-Security-Policy of `default-src 'none'` makes the browser itself refuse any request, so a page that
 //! tried would log an error instead. Light and dark follow `prefers-color-scheme`; print styles drop the
 //! backgrounds and keep charts whole. Sections: verdict or summary first, then charts, then the facts (host,
-//! devices, notices and cache flags, configuration).
+//! devices, notices and cache flags, configuration). A sweep's many short passes get its curves instead of
+//! per-phase timelines and latency charts (`sweep`).
 
 mod cache;
 mod capacity;
 mod charts;
 mod compare;
 mod svg;
+mod sweep;
 mod tables;
 
 use std::io::{self, Write};
@@ -107,50 +109,78 @@ fn charts_html(charts: &[svg::Chart]) -> String {
 impl Renderer for Html {
     fn render(&self, result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         let command = command_name(result);
-        page_start(out, &format!("streamcap {command} · {}", result.target.path), &subtitle(result))?;
-        if let Some(check) = &result.check {
-            let mut verdict = tables::verdict_table(check);
-            for v in &check.verdict {
-                verdict.push_str(&format!("<p class=\"words\">{}</p>", esc(&v.capacity.words)));
-            }
-            let title = "Verdict: concurrent streams with no stall and start-up within 2 s";
-            section(out, "verdict", title, &verdict)?;
-            section(out, "figures", "Headline figures", &tables::check_figures(check))?;
-        }
-        if let Some(cache) = &result.cache {
-            section(out, "cache", "Cache and media plateaus", &cache::cache_section(cache))?;
-        }
-        if let Some(streams) = &result.streams {
-            let mut body = tables::steps_table(streams);
-            if let Some(answer) = &streams.capacity {
-                body.push_str(&format!("<p class=\"words\"><b>{}</b></p>", esc(&answer.words)));
-            }
-            if let Some(c) = streams.estimate.as_ref().and_then(|e| e.comparison.as_ref()) {
-                body.push_str(&format!("<p>{}</p>", esc(c)));
-            }
-            section(out, "steps", &format!("Streams: {}", streams.label), &body)?;
-        }
+        // A sweep's buffered passes are cache-affected on purpose: its cliff explains them, so they are not flagged.
+        let judged = result.sweep.as_ref().map(|_| crate::report::sweep::judged(result));
+        let shown = judged.as_ref().unwrap_or(result);
+        page_start(out, &format!("streamcap {command} · {}", result.target.path), &subtitle(shown))?;
+        summary_sections(out, result)?;
         let capacity: Vec<svg::Chart> = searches(result).iter().flat_map(capacity_charts).collect();
         section(out, "capacity", "Stream capacity", &charts_html(&capacity))?;
         if !result.phases.is_empty() {
-            section(out, "phases", "Phases", &tables::phase_table(result))?;
+            section(out, "phases", "Phases", &tables::phase_table(shown))?;
         }
-        section(out, "timelines", "Over time", &charts_html(&charts::timelines(result)))?;
-        let devices = match charts::device_timeline(result) {
-            Some(chart) => chart.html(),
-            None => "<p class=\"none\">This result has no per-device interval series (a streams result keeps the \
-                     busiest device of each step instead, and a network target has no device).</p>"
-                .into(),
-        };
-        let mut devices = devices;
-        devices.push_str(&tables::device_table(result).unwrap_or_default());
-        section(out, "devices", "Devices", &devices)?;
-        section(out, "latency", "Latency distribution", &charts_html(&charts::latency_curves(result)))?;
-        section(out, "notices", "Notices and cache flags", &tables::notices(result))?;
+        if result.sweep.is_some() {
+            let why = "<p class=\"none\">A sweep's passes are short and many: the curves above take the place of \
+                       per-phase timelines and latency charts (the JSON keeps every phase's intervals).</p>";
+            section(out, "devices", "Devices", &format!("{why}{}", tables::device_table(result).unwrap_or_default()))?;
+        } else {
+            phase_charts(out, result)?;
+        }
+        section(out, "notices", "Notices and cache flags", &tables::notices(shown))?;
         section(out, "host", "Host and devices", &tables::host_facts(result))?;
         section(out, "config", "Configuration", &tables::configuration(result))?;
         let footer =
             format!("streamcap {} · result schema {} v{}", result.tool.version, result.schema, result.schema_version);
         page_end(out, &footer)
     }
+}
+
+/// What the command found, before any chart of phases: the verdict of a check, the plateaus of a cache run, the
+/// curves of a sweep, the steps of a streams run.
+fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+    if let Some(check) = &result.check {
+        let mut verdict = tables::verdict_table(check);
+        for v in &check.verdict {
+            verdict.push_str(&format!("<p class=\"words\">{}</p>", esc(&v.capacity.words)));
+        }
+        let title = "Verdict: concurrent streams with no stall and start-up within 2 s";
+        section(out, "verdict", title, &verdict)?;
+        section(out, "figures", "Headline figures", &tables::check_figures(check))?;
+    }
+    if let Some(cache) = &result.cache {
+        section(out, "cache", "Cache and media plateaus", &cache::cache_section(cache))?;
+    }
+    if let Some(s) = &result.sweep {
+        section(
+            out,
+            "sweep",
+            "File-size sweep: throughput by file size, and the cache cliff",
+            &sweep::sweep_section(s),
+        )?;
+    }
+    if let Some(streams) = &result.streams {
+        let mut body = tables::steps_table(streams);
+        if let Some(answer) = &streams.capacity {
+            body.push_str(&format!("<p class=\"words\"><b>{}</b></p>", esc(&answer.words)));
+        }
+        if let Some(c) = streams.estimate.as_ref().and_then(|e| e.comparison.as_ref()) {
+            body.push_str(&format!("<p>{}</p>", esc(c)));
+        }
+        section(out, "steps", &format!("Streams: {}", streams.label), &body)?;
+    }
+    Ok(())
+}
+
+/// Timelines, the device timeline with the device table, and the latency curves of the phases.
+fn phase_charts(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+    section(out, "timelines", "Over time", &charts_html(&charts::timelines(result)))?;
+    let mut devices = match charts::device_timeline(result) {
+        Some(chart) => chart.html(),
+        None => "<p class=\"none\">This result has no per-device interval series (a streams result keeps the \
+                 busiest device of each step instead, and a network target has no device).</p>"
+            .into(),
+    };
+    devices.push_str(&tables::device_table(result).unwrap_or_default());
+    section(out, "devices", "Devices", &devices)?;
+    section(out, "latency", "Latency distribution", &charts_html(&charts::latency_curves(result)))
 }
