@@ -94,6 +94,23 @@ fn a_btrfs_raid1_shows_both_members() {
     assert!(served > 0, "the members served the reads");
 }
 
+/// `streamcap run MOUNT --job JOB --buffered FLAGS`, which must succeed; its result.
+fn run_buffered_job(mount: &Mount, job: &std::path::Path, flags: &[&str]) -> serde_json::Value {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("result.json");
+    streamcap()
+        .arg("run")
+        .arg(&mount.point)
+        .arg("--job")
+        .arg(job)
+        .args(["--buffered", "--quiet", "--json"])
+        .arg(&json)
+        .args(flags)
+        .assert()
+        .success();
+    read_json(&json)
+}
+
 /// `--invalidate` and `--pre-read` on `run` (issue 10: fio's invalidate and pre_read as flags). On ext4 over a
 /// loop device, whose reads are all ours: a buffered re-read after an invalidation reads from the device, with
 /// `--invalidate=0` it comes from the page cache the first read filled, and with `--pre-read` even the first read
@@ -115,18 +132,7 @@ fn invalidate_and_pre_read_decide_whether_buffered_reads_reach_the_device() {
     .unwrap();
     // Bytes the loop device read during each phase's measured time.
     let device_reads = |flags: &[&str]| -> Vec<u64> {
-        let json = dir.path().join("flags.json");
-        streamcap()
-            .arg("run")
-            .arg(&mount.point)
-            .arg("--job")
-            .arg(&job)
-            .args(["--buffered", "--quiet", "--json"])
-            .arg(&json)
-            .args(flags)
-            .assert()
-            .success();
-        let r = read_json(&json);
+        let r = run_buffered_job(&mount, &job, flags);
         let phases = r["phases"].as_array().unwrap();
         assert_eq!(phases.len(), 2);
         for phase in phases {
@@ -142,4 +148,35 @@ fn invalidate_and_pre_read_decide_whether_buffered_reads_reach_the_device() {
     let warm = device_reads(&["--pre-read"]);
     assert!(warm[0] < 4 << 20 && warm[1] < 4 << 20, "pre-read: both reads come from RAM: {warm:?}");
     eprintln!("device bytes read per phase: invalidate {invalidated:?}, invalidate=0 {kept:?}, pre-read {warm:?}");
+}
+
+/// fio's invalidate at each pass: a buffered phase that reads its file several times over (`io-size`) drops the
+/// file's pages after each pass, so every pass reads from the device, as fio does; with `--invalidate=0` only the
+/// first pass does and the others come from the page cache.
+#[test]
+fn buffered_passes_each_start_from_the_device_unless_invalidate_is_off() {
+    if !can_use_loop_devices("invalidate at each pass") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let disk = LoopDevice::new(&dir.path().join("disk.img"), 256 << 20);
+    disk.mkfs_ext4();
+    let mount = Mount::new(&disk.device.to_string_lossy(), &dir.path().join("mnt"), &[]);
+    let job = dir.path().join("passes.toml");
+    std::fs::write(
+        &job,
+        "[global]\nsize = \"16M\"\nbs = \"1M\"\nrw = \"read\"\nio-size = \"64M\"\n\n[[phase]]\nname = \"read\"\n",
+    )
+    .unwrap();
+    let device_reads = |flags: &[&str]| -> u64 {
+        let r = run_buffered_job(&mount, &job, flags);
+        let phase = &r["phases"][0];
+        assert_eq!(phase["read"]["bytes"].as_u64(), Some(64 << 20), "four passes over 16 MiB");
+        device(phase, &disk.name()).unwrap()["activity"]["read_bytes"].as_u64().unwrap()
+    };
+    let each_pass = device_reads(&[]);
+    assert!(each_pass >= 48 << 20, "each pass reads from the device: {each_pass} bytes");
+    let once = device_reads(&["--invalidate=0"]);
+    assert!(once < 24 << 20, "only the first pass reads from the device: {once} bytes");
+    eprintln!("device bytes over four passes of 16 MiB: invalidate at each pass {each_pass}, invalidate=0 {once}");
 }

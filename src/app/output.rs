@@ -48,17 +48,19 @@ pub fn print_quietly(text: &str) {
     let _ = out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush());
 }
 
-/// The exit code of a finished result: 130 interrupted, 2 failed, 1 for I/O errors or any failed operation, else 0.
+/// The exit code of a finished result: 130 interrupted, 2 failed, 1 for I/O errors or any failed operation (a
+/// bad block `--verify` found, or could not read back, is one too; with --continue-on-error a phase completes
+/// despite them), else 0.
 pub fn exit_code(result: &RunResult) -> std::process::ExitCode {
     use crate::results::RunStatus;
     use std::process::ExitCode;
+    let failed_ops =
+        result.phases.iter().any(|p| p.errors.count > 0) || result.verify.as_ref().is_some_and(|v| v.failed());
     match result.status {
         RunStatus::Interrupted => ExitCode::from(crate::run::INTERRUPTED_EXIT as u8),
         RunStatus::Failed => ExitCode::from(2),
         RunStatus::IoError => ExitCode::from(1),
-        RunStatus::Completed | RunStatus::Running if result.phases.iter().any(|p| p.errors.count > 0) => {
-            ExitCode::from(1)
-        }
+        RunStatus::Completed | RunStatus::Running if failed_ops => ExitCode::from(1),
         RunStatus::Completed | RunStatus::Running => ExitCode::SUCCESS,
     }
 }

@@ -17,8 +17,8 @@ use super::outputs::{Output, check_outputs};
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, build_plan};
 use crate::report::{CsvSink, LogPrefixes, write_fio_logs, write_summary};
-use crate::results::{RunResult, RunStatus, rfc3339};
-use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
+use crate::results::RunResult;
+use crate::run::{Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
@@ -68,21 +68,9 @@ pub(super) fn conclude(
             return Err(error.into());
         }
     };
-    let status = if outcome.interrupted {
-        RunStatus::Interrupted
-    } else {
-        recorder
-            .result
-            .phases
-            .iter()
-            .map(|p| p.status)
-            .find(|s| *s != RunStatus::Completed)
-            .unwrap_or(RunStatus::Completed)
-    };
-    recorder.result.status = status;
+    // Set before the last save, which `conclude` makes.
     recorder.result.verify = outcome.verify.as_ref().map(|v| super::verify_only::verify_result(v, None));
-    recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-    recorder.save();
+    recorder.conclude(outcome.interrupted);
     write_logs(plan, &recorder.result);
     super::report::html_after_run(&recorder.result, args.html.as_deref());
     super::history::record(&recorder.result, &args.history);
@@ -91,17 +79,7 @@ pub(super) fn conclude(
     if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
         return Ok(code);
     }
-    // A bad block (or one that could not be read back) is a failed operation too.
-    let had_errors = recorder.result.phases.iter().any(|p| p.errors.count > 0)
-        || recorder.result.verify.as_ref().is_some_and(|v| v.failed());
-    Ok(match status {
-        // With --continue-on-error a phase completes despite failed operations; the exit code still says so.
-        RunStatus::Completed | RunStatus::Running if had_errors => ExitCode::from(1),
-        RunStatus::Completed | RunStatus::Running => ExitCode::SUCCESS,
-        RunStatus::Interrupted => ExitCode::from(INTERRUPTED_EXIT as u8),
-        RunStatus::IoError => ExitCode::from(1),
-        RunStatus::Failed => ExitCode::from(2),
-    })
+    Ok(super::output::exit_code(&recorder.result))
 }
 
 /// The summary, or fio's JSON, on stdout; with `--quiet` or fio JSON only why the run failed, on stderr.

@@ -1,29 +1,13 @@
-//! Building a `Plan` from a `JobSpec` and the facts: defaults, engine choice, alignment, the split of the data
-//! set between workers, and the stop conditions of every phase.
-//!
-//! How the data set is shared (documented in docs/architecture.md):
-//! - sequential phases give each worker its own contiguous slice, so `--jobs 4 --rw read` reads the data set
-//!   once, in four streams, and no two workers read the same blocks;
-//! - random phases let every worker address the whole data set;
-//! - without `--runtime` or `--io-size`, a phase does one data set's worth of I/O (fio's default).
+//! Building a `Plan` from a `JobSpec` and the facts: the checks of the job as a whole, the target and its file
+//! table, each phase by the planner of its kind (`raw`, `mix`, `fileset`, `streams`), and the checks across
+//! phases (free space, curves, resources, the verify map). It must not plan a phase itself.
 
 use super::defaults;
 use super::facts::Facts;
-use super::files::{directory_use, share, single_target_use, worker_regions};
 use super::streams::plan_streams_phases;
 use super::target::{default_shared_files, plan_target};
-use super::values::{
-    alignment, block_sizes, check_zones, choose_engine, default_name, distribution, offsets, pacing, percentiles,
-    worker_seed,
-};
-use super::{
-    DirectMode, FioLogs, PhasePlan, Plan, PlanError, RateFloor, TargetKind, TargetPlan, Thinktime, WorkerPlan,
-};
-use crate::engine::EngineKind;
-use crate::spec::{BlockSizeSpec, DistributionSpec, FileService, JobSpec, PhaseSpec, Sharing};
-use crate::units::Bytes;
-use crate::workload::{Access, BlockSizes, FileService as WorkloadFileService, WorkloadConfig};
-use std::time::Duration;
+use super::{PhasePlan, Plan, PlanError, TargetKind, TargetPlan};
+use crate::spec::JobSpec;
 
 /// Choices that are about the run, not the workload.
 #[derive(Debug, Clone, Default)]
@@ -39,22 +23,7 @@ pub struct RunOptions {
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
     job.check().map_err(PlanError)?;
-    if job.phases.iter().any(|p| p.fileset.is_some()) && job.phases.iter().any(|p| p.verify.is_some()) {
-        return Err(PlanError(
-            "--verify checks raw phases (rw and bs); a file-set phase's files are not verified: leave verify out"
-                .into(),
-        ));
-    }
-    for (i, phase) in job.phases.iter().enumerate() {
-        if phase.units().iter().any(|u| u.rw.is_none()) && phase.fileset.is_none() && phase.streams.is_none() {
-            let whose = if phase.parts.is_some() { "a part of " } else { "" };
-            return Err(PlanError(format!(
-                "{whose}phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, \
-                 randwrite, readwrite, randrw)",
-                i + 1
-            )));
-        }
-    }
+    check_phase_kinds(job)?;
     super::streams::check_stream_requests(job, facts)?;
     let mut notices = job.notices.clone();
     let mut target = plan_target(job, facts, options, &mut notices)?;
@@ -63,31 +32,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         target.memory_backed = Some(why.clone());
     }
     let verify = super::verify::verify_plan(job, target.kind == TargetKind::Directory, &options.run_id)?;
-    // Worked out once for the whole job, so planning stays linear in the number of phases (a job of 200,000
-    // phases used to take minutes because every phase recounted the shared files).
-    let context = JobContext::new(job, &target);
-    let mut phases: Vec<PhasePlan> = Vec::new();
-    let mut estimates = Vec::new();
-    // The nearest earlier file-set phase at max rate, which a percentage-of-max rate refers to (by plan index).
-    let mut last_max = None;
-    for (i, spec) in job.phases.iter().enumerate() {
-        if spec.fileset.is_some() {
-            let phase = super::fileset::plan_fileset_phase(i, spec, facts, last_max, &mut notices)?;
-            if phase.fileset.as_ref().is_some_and(|f| f.rate == super::FileRate::Max && !f.workloads.is_empty()) {
-                last_max = Some(phases.len());
-            }
-            phases.push(phase);
-        } else if spec.streams.is_some() {
-            let next = phases.len();
-            let planned = plan_streams_phases(job, i, spec, &mut target, facts, &mut notices, next, &mut estimates)?;
-            phases.extend(planned);
-        } else if spec.parts.is_some() {
-            let block = verify.map(|v| v.block);
-            phases.push(super::mix::plan_parts_phase(&context, i, spec, &target, facts, block, &mut notices)?);
-        } else {
-            phases.push(plan_raw_phase(&context, i, spec, &target, facts, verify.map(|v| v.block), &mut notices)?);
-        }
-    }
+    let phases = plan_phases(job, facts, &mut target, verify.map(|v| v.block), &mut notices)?;
     super::fileset::check_space(&phases, facts, &mut notices)?;
     check_curves(&phases)?;
     super::resources::check_resources(&phases, &facts.limits)?;
@@ -106,10 +51,65 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     })
 }
 
+/// Refuses what no phase planner can take: verify with file sets, and raw phases (or parts) without rw.
+fn check_phase_kinds(job: &JobSpec) -> Result<(), PlanError> {
+    if job.phases.iter().any(|p| p.fileset.is_some()) && job.phases.iter().any(|p| p.verify.is_some()) {
+        return Err(PlanError(
+            "--verify checks raw phases (rw and bs); a file-set phase's files are not verified: leave verify out"
+                .into(),
+        ));
+    }
+    for (i, phase) in job.phases.iter().enumerate() {
+        if phase.units().iter().any(|u| u.rw.is_none()) && phase.fileset.is_none() && phase.streams.is_none() {
+            let whose = if phase.parts.is_some() { "a part of " } else { "" };
+            return Err(PlanError(format!(
+                "{whose}phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, \
+                 randwrite, readwrite, randrw)",
+                i + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every phase, each by the planner of its kind (a stream phase may plan estimate phases before itself).
+fn plan_phases(
+    job: &JobSpec,
+    facts: &Facts,
+    target: &mut TargetPlan,
+    verify_block: Option<u32>,
+    notices: &mut Vec<String>,
+) -> Result<Vec<PhasePlan>, PlanError> {
+    // Worked out once for the whole job, so planning stays linear in the number of phases (a job of 200,000
+    // phases used to take minutes because every phase recounted the shared files).
+    let context = JobContext::new(job, target);
+    let mut phases: Vec<PhasePlan> = Vec::new();
+    let mut estimates = Vec::new();
+    // The nearest earlier file-set phase at max rate, which a percentage-of-max rate refers to (by plan index).
+    let mut last_max = None;
+    for (i, spec) in job.phases.iter().enumerate() {
+        if spec.fileset.is_some() {
+            let phase = super::fileset::plan_fileset_phase(i, spec, facts, last_max, notices)?;
+            if phase.fileset.as_ref().is_some_and(|f| f.rate == super::FileRate::Max && !f.workloads.is_empty()) {
+                last_max = Some(phases.len());
+            }
+            phases.push(phase);
+        } else if spec.streams.is_some() {
+            let next = phases.len();
+            phases.extend(plan_streams_phases(job, i, spec, target, facts, notices, next, &mut estimates)?);
+        } else if spec.parts.is_some() {
+            phases.push(super::mix::plan_parts_phase(&context, i, spec, target, facts, verify_block, notices)?);
+        } else {
+            phases.push(super::raw::plan_raw_phase(&context, i, spec, target, facts, verify_block, notices)?);
+        }
+    }
+    Ok(phases)
+}
+
 /// What every phase of a job shares: the number of shared `data.N` files and the file table by name.
 pub(super) struct JobContext {
-    default_files: u32,
-    by_name: std::collections::HashMap<std::ffi::OsString, u32>,
+    pub(super) default_files: u32,
+    pub(super) by_name: std::collections::HashMap<std::ffi::OsString, u32>,
 }
 
 impl JobContext {
@@ -124,245 +124,6 @@ impl JobContext {
                 .collect(),
         }
     }
-}
-
-/// Plans one raw-I/O phase against the target's file table.
-pub(super) fn plan_raw_phase(
-    context: &JobContext,
-    index: usize,
-    spec: &PhaseSpec,
-    target: &TargetPlan,
-    facts: &Facts,
-    verify_block: Option<u32>,
-    notices: &mut Vec<String>,
-) -> Result<PhasePlan, PlanError> {
-    let rw = spec.rw.expect("checked by build_plan");
-    let label = || spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
-    let fail = |message: String| PlanError(format!("{}: {message}", label()));
-
-    let engine = choose_engine(spec.engine, facts, notices).map_err(fail)?;
-    let mut iodepth = spec.iodepth.unwrap_or(defaults::IODEPTH);
-    if iodepth > engine.max_queue_depth() {
-        notices.push(format!(
-            "the {} engine keeps one I/O in flight per job, so --iodepth {iodepth} becomes 1; use --jobs for \
-             concurrency, or --engine io_uring",
-            engine.name()
-        ));
-        iodepth = engine.max_queue_depth();
-    }
-    let jobs = spec.jobs.unwrap_or(defaults::JOBS);
-    let direct = match spec.direct {
-        Some(true) => DirectMode::Required,
-        Some(false) => DirectMode::Off,
-        None => DirectMode::Preferred,
-    };
-    let mut align = alignment(direct, &facts.target);
-    // A verified write covers whole verified blocks, and so does a read whose sizes allow it: offsets (and the
-    // workers' slices) are whole blocks.
-    if let Some(block) = verify_block
-        && super::verify::covers_whole_blocks(spec, block)
-    {
-        align = align.max(block);
-    }
-    let bs_spec = spec.bs.clone().unwrap_or(BlockSizeSpec::Fixed(defaults::BLOCK_SIZE));
-    let write_block_sizes = match &spec.bs_write {
-        Some(writes) if rw.is_mixed() => Some(block_sizes(writes, align, direct).map_err(fail)?),
-        Some(_) => return Err(fail(format!("bs-write applies to mixed modes (readwrite, randrw), but rw is {rw}"))),
-        None => None,
-    };
-    let block_sizes = block_sizes(&bs_spec, align, direct).map_err(fail)?;
-    let (smallest, largest) = (
-        block_sizes.min().min(write_block_sizes.as_ref().map_or(u32::MAX, BlockSizes::min)),
-        block_sizes.max().max(write_block_sizes.as_ref().map_or(0, BlockSizes::max)),
-    );
-    let access = if rw.is_random() {
-        Access::Random { distribution: distribution(spec.distribution.as_ref().unwrap_or(&DistributionSpec::Uniform)) }
-    } else {
-        if spec.distribution.as_ref().is_some_and(|d| *d != DistributionSpec::Uniform) {
-            notices.push(format!("{}: the distribution applies to random modes only; it is not used", label()));
-        }
-        Access::Sequential
-    };
-    let read_percent = rw.read_percent(spec.rdpct);
-
-    // The files this phase uses and the bytes of them it addresses (see `files`).
-    let usage = match target.kind {
-        TargetKind::Directory => directory_use(spec, context.default_files, u64::from(align)),
-        TargetKind::File | TargetKind::BlockDevice => single_target_use(spec, target.files[0].size.0, u64::from(align)),
-        TargetKind::Remote => Err("raw I/O needs a local directory, file or block device, not a URL".to_string()),
-    }
-    .map_err(fail)?;
-    let index_of = |name: &str| -> u32 {
-        match target.kind {
-            TargetKind::Directory => {
-                *context.by_name.get(std::ffi::OsStr::new(name)).expect("the file table holds every name a phase uses")
-            }
-            TargetKind::File | TargetKind::BlockDevice | TargetKind::Remote => 0,
-        }
-    };
-    let files: Vec<u32> = usage.distinct_names().iter().map(|n| index_of(n)).collect();
-    let max_block = u64::from(largest);
-    let sharing = spec.sharing.unwrap_or(Sharing::Split);
-    // Workers' slices are cut in whole 4 KiB units even where direct I/O allows 512 bytes, so that every 4 KiB
-    // block written starts where a stamp is (run/pattern.rs) and slices stay page-sized.
-    let slice_unit = u64::from(align.max(defaults::DIRECT_ALIGN));
-    let worker_regions =
-        worker_regions(&usage, &index_of, rw.is_random(), sharing, slice_unit, max_block).map_err(fail)?;
-    let smallest_region = worker_regions.iter().flatten().map(|r| r.len).min().unwrap_or(0);
-    check_zones(spec.distribution.as_ref(), smallest_region).map_err(fail)?;
-    let offsets = offsets(spec, rw.is_random(), align).map_err(fail)?;
-    if let Some(small) = worker_regions.iter().flatten().find(|r| r.len < max_block) {
-        return Err(fail(format!(
-            "the block size {} is larger than the data per file ({}); use a larger --size or a smaller --bs",
-            Bytes(max_block),
-            Bytes(small.len)
-        )));
-    }
-    let data_set = Bytes(match (usage.own_files, usage.increment) {
-        (false, None) => usage.len * files.len() as u64,
-        _ => worker_regions.iter().flatten().map(|r| r.len).sum(),
-    });
-
-    let random_percent = match spec.percentage_random {
-        Some(p) if p > 100 => return Err(fail(format!("percentage-random {p} is above 100"))),
-        Some(p) if !rw.is_random() => {
-            return Err(fail(format!(
-                "percentage-random {p} applies to random modes (randread, randwrite, randrw): rw is {rw}"
-            )));
-        }
-        Some(p) => p,
-        None => 100,
-    };
-    let file_service = match spec.file_service {
-        Some(FileService::Sequential) => WorkloadFileService::Sequential,
-        Some(FileService::RoundRobin) => WorkloadFileService::RoundRobin,
-        Some(FileService::Random) => WorkloadFileService::Random,
-        None if rw.is_random() => WorkloadFileService::Random,
-        None => WorkloadFileService::Sequential,
-    };
-    // Offsets are multiples of `align` (the direct-I/O alignment) or of a larger `align` the user asked for,
-    // which every block size must then be a multiple of.
-    // Offsets are multiples of `align` (the direct-I/O alignment) or of a larger `align` the user asked for. Only
-    // operations that are all at random offsets may be smaller than that (fio's blockalign=4k with 512-byte
-    // blocks): a sequential run would continue at an offset that is not a multiple.
-    let all_random = rw.is_random() && random_percent == 100 && spec.random_every.unwrap_or(1) <= 1;
-    let offset_align = match spec.align {
-        None => align,
-        Some(asked) => {
-            let asked = u32::try_from(asked.0).unwrap_or(u32::MAX);
-            if !asked.is_multiple_of(align) && !align.is_multiple_of(asked)
-                || !all_random && !smallest.is_multiple_of(asked.max(align))
-            {
-                return Err(fail(format!(
-                    "align {} must divide the smallest block size ({}) and be a multiple or divisor of {}: use the \
-                     block size itself",
-                    Bytes(u64::from(asked)),
-                    Bytes(u64::from(smallest)),
-                    Bytes(u64::from(align))
-                )));
-            }
-            asked.max(align)
-        }
-    };
-    if spec.number_ios == Some(0) {
-        return Err(fail("number-ios must be at least 1".into()));
-    }
-    let seed = spec.seed.unwrap_or(defaults::SEED);
-    // --io-size counts whole operations of the smallest block size, shared as evenly as whole operations allow.
-    let unit = u64::from(smallest);
-    let io_size = spec.io_size.map(|b| Bytes(b.0 / unit * unit));
-    let workers = worker_regions
-        .into_iter()
-        .enumerate()
-        .map(|(w, regions)| {
-            let slice: u64 = regions.iter().map(|r| r.len).sum();
-            let io_bytes = match (io_size, spec.runtime) {
-                (Some(total), _) => Some(share(total.0 / unit, jobs, w) * unit),
-                // Random workers that share the data set do one data set's worth of I/O between them; workers
-                // with files (or a whole data set) of their own each do their own share, as fio's clones do.
-                (None, None)
-                    if rw.is_random() && !usage.own_files && sharing == Sharing::Split && usage.increment.is_none() =>
-                {
-                    Some(share(data_set.0 / unit, jobs, w) * unit)
-                }
-                (None, None) => Some(slice),
-                (None, Some(_)) => None,
-            };
-            let workload = WorkloadConfig {
-                regions,
-                access: access.clone(),
-                read_percent,
-                block_sizes: block_sizes.clone(),
-                write_sizes: write_block_sizes.clone(),
-                align: offset_align,
-                seed: worker_seed(seed, index, w),
-                random_percent,
-                file_service,
-                offsets,
-            };
-            WorkerPlan { workload, io_bytes, io_ops: spec.number_ios, mixed: None }
-        })
-        .collect();
-
-    let pacing = pacing(spec, &block_sizes);
-    // The null engine reads nothing, so there is nothing to lay out for it.
-    let needs_data = target.kind == super::TargetKind::Directory
-        && (read_percent > 0 || rw.is_random())
-        && engine != EngineKind::Null;
-    Ok(PhasePlan {
-        name: spec.name.clone().unwrap_or_else(|| default_name(spec, &bs_spec, iodepth, jobs)),
-        group: spec.group.clone(),
-        rw,
-        read_percent,
-        access,
-        block_sizes,
-        write_block_sizes,
-        bs_label: match &spec.bs_write {
-            Some(writes) if rw.is_mixed() => format!("{bs_spec},{writes}"),
-            _ => bs_spec.to_string(),
-        },
-        engine,
-        iodepth,
-        iodepth_batch: spec.iodepth_batch.unwrap_or(defaults::IODEPTH_BATCH).min(iodepth),
-        jobs,
-        direct,
-        align,
-        data_set,
-        files,
-        runtime: spec.runtime,
-        ramp: spec.ramp.unwrap_or(defaults::RAMP),
-        io_size,
-        pacing,
-        fsync_every: spec.fsync_every,
-        fdatasync_every: spec.fdatasync_every,
-        sync_writes: spec.sync_writes.unwrap_or(false),
-        end_fsync: spec.end_fsync.unwrap_or(false),
-        invalidate: spec.invalidate.unwrap_or(true),
-        pre_read: spec.pre_read.unwrap_or(false),
-        start_delay: spec.start_delay.unwrap_or(Duration::ZERO),
-        thinktime: spec
-            .thinktime
-            .filter(|t| !t.is_zero())
-            .map(|pause| Thinktime { pause, every: spec.thinktime_blocks.unwrap_or(1).max(1) }),
-        rate_floor: (spec.rate_min.is_some() || spec.rate_min_iops.is_some()).then(|| RateFloor {
-            bytes_per_sec: spec.rate_min.map(|r| r.bytes_per_sec()),
-            ops_per_sec: spec.rate_min_iops.map(|r| r as f64),
-        }),
-        rate_percent_of_max: spec.rate_percent_of_max,
-        curve_stop_latency: spec.curve_stop_latency,
-        concurrent: spec.concurrent.unwrap_or(false) && index > 0,
-        percentiles: percentiles(spec).map_err(fail)?,
-        logs: FioLogs { bw: spec.bw_log.clone(), iops: spec.iops_log.clone(), lat: spec.lat_log.clone() },
-        continue_on_error: spec.continue_on_error.unwrap_or(false),
-        needs_data,
-        seed,
-        workers,
-        fileset: None,
-        streams: None,
-        fio: spec.fio.clone(),
-        per_worker_results: jobs > 1 && spec.fio.as_ref().is_some_and(|f| !f.group_reporting),
-        parts: Vec::new(),
-    })
 }
 
 /// A phase paced at a percentage of the maximum needs an earlier, unpaced phase to take the maximum from.
@@ -407,7 +168,8 @@ mod tests {
     use super::*;
     use crate::engine::EngineKind;
     use crate::plan::TargetFacts;
-    use crate::spec::{EngineChoice, RwMode, SpecOrigin};
+    use crate::spec::{BlockSizeSpec, EngineChoice, PhaseSpec, RwMode, SpecOrigin};
+    use crate::units::Bytes;
     use std::path::PathBuf;
 
     fn facts() -> Facts {

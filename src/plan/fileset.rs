@@ -17,8 +17,8 @@ use super::values::{choose_engine, convert_sizes};
 use super::{PhasePlan, PlanError};
 use crate::metrics::OpClass;
 use crate::spec::{
-    BlockSizeSpec, FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FormatMode, OpRateSpec,
-    PhaseSpec,
+    BlockSizeSpec, FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec,
+    FileWorkloadSpec, FormatMode, OpRateSpec, PhaseSpec,
 };
 use crate::units::Bytes;
 use crate::workload::BlockSizes;
@@ -131,6 +131,7 @@ pub(super) fn plan_fileset_phase(
     Ok(PhasePlan { engine, ..super::neutral::fileset_phase(label, spec, plan) })
 }
 
+/// The trees, workloads, rate and format step of a file-set phase.
 fn plan_phase(
     index: usize,
     spec: &PhaseSpec,
@@ -140,94 +141,18 @@ fn plan_phase(
     last_max: Option<usize>,
 ) -> Result<FileSetPlan, String> {
     let seed = spec.seed.unwrap_or(defaults::SEED);
-    let mut trees = Vec::new();
-    for tree in &fileset.trees {
-        if tree.name.is_empty() || !tree.name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
-            return Err(format!(
-                "tree name '{}' must be letters, digits, '.', '_' or '-' (it becomes a directory name)",
-                tree.name
-            ));
-        }
-        let anchor = match &tree.anchor {
-            None => target.to_path_buf(),
-            Some(asked) => anchor_dir(asked, &facts.anchors)?,
-        };
-        let placement = match tree.placement.unwrap_or(FilePlacement::Bottom) {
-            FilePlacement::Bottom => Placement::Bottom,
-            FilePlacement::All => Placement::All,
-        };
-        let shape = TreeShape::new(tree.depth, tree.width, tree.files, placement)
-            .map_err(|e| format!("tree {}: {e}; use a smaller width, depth or files", tree.name))?;
-        check_tree_files(&tree.name, &shape)?;
-        let sizes = match &tree.size {
-            FileSizeSpec::Fixed(b) => FileSizes::Fixed { bytes: b.0 },
-            FileSizeSpec::Weighted(entries) => {
-                FileSizes::weighted(&entries.iter().map(|(b, w)| (b.0, *w)).collect::<Vec<_>>())
-            }
-            FileSizeSpec::Range(low, high) => FileSizes::range(low.0, high.0),
-        };
-        let tree_seed = defaults::SEED ^ fnv(&tree.name);
-        let (files, bytes) = sizes.fit(shape.files(), tree.total_size.map(|b| b.0), tree_seed);
-        if files == 0 {
-            return Err(format!(
-                "tree {}: total-size {} leaves room for no file",
-                tree.name,
-                tree.total_size.unwrap_or_default()
-            ));
-        }
-        trees.push(TreePlan {
-            name: tree.name.clone(),
-            root: anchor.join(".streamcap").join(format!("{TREE_DIR_PREFIX}{}", tree.name)),
-            anchor,
-            shape,
-            sizes,
-            files,
-            dirs: shape.dirs(),
-            bytes: Bytes(bytes),
-            direct: tree.direct.unwrap_or(spec.direct == Some(true)),
-            direct_fallback: tree.direct.is_none(),
-            seed: tree_seed,
-        });
-    }
+    let trees = fileset.trees.iter().map(|tree| plan_tree(tree, spec, target, facts)).collect::<Result<Vec<_>, _>>()?;
     let format = fileset.format.unwrap_or(FormatMode::Yes);
-    let mut workloads = Vec::new();
     let count = fileset.workloads.len().max(1) as f64;
-    for (w, spec_w) in fileset.workloads.iter().enumerate() {
-        let name = spec_w.name.clone().unwrap_or_else(|| format!("fwd{}", w + 1));
-        let tree = match &spec_w.tree {
-            Some(t) => fileset.trees.iter().position(|x| &x.name == t).expect("checked by FileSetPhaseSpec::check"),
-            None => 0,
-        };
-        let operation = spec_w.operation.unwrap_or(FileOp::Read);
-        let read_percent = match (operation, spec_w.rdpct) {
-            (FileOp::Read | FileOp::Write, Some(p)) => p,
-            (FileOp::Write, None) => 0,
-            _ => 100,
-        };
-        let xfer_spec = spec_w.xfersize.clone().unwrap_or(BlockSizeSpec::Fixed(defaults::BLOCK_SIZE));
-        let direct = trees[tree].direct;
-        let xfer = xfer_sizes(&xfer_spec, direct).map_err(|e| format!("{name}: {e}"))?;
-        let select = match spec_w.fileselect.unwrap_or(FileSelect::Random) {
-            FileSelect::Random => Selection::Random,
-            FileSelect::Sequential => Selection::Sequential,
-            FileSelect::Once => Selection::Once,
-            FileSelect::Skewed(theta) => Selection::Skewed { theta },
-        };
-        workloads.push(FileWorkloadPlan {
-            name,
-            tree,
-            operation,
-            read_percent,
-            xfer,
-            xfer_label: xfer_spec.to_string(),
-            select,
-            fileio: spec_w.fileio.unwrap_or(FileIo::Sequential),
-            threads: spec_w.threads.unwrap_or(1),
-            skew: spec_w.skew.unwrap_or(100.0 / count),
-            seed: seed ^ ((index as u64) << 48) ^ ((w as u64) << 32),
-            dirs: spec_w.dirs.unwrap_or(false),
-        });
-    }
+    let workloads = fileset
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(w, spec_w)| {
+            let seed = seed ^ ((index as u64) << 48) ^ ((w as u64) << 32);
+            plan_workload(w, spec_w, fileset, &trees, seed, count)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let threads: u64 = workloads.iter().map(|w| u64::from(w.threads)).sum();
     if threads > 4096 {
         return Err(format!("{threads} threads in all is too many: use at most 4096"));
@@ -246,6 +171,101 @@ fn plan_phase(
         }
     };
     Ok(FileSetPlan { trees, workloads, rate, format })
+}
+
+/// One tree: its root under the anchor, its shape, and its files' sizes fitted to any total-size cap.
+fn plan_tree(tree: &FileTreeSpec, spec: &PhaseSpec, target: &Path, facts: &Facts) -> Result<TreePlan, String> {
+    if tree.name.is_empty() || !tree.name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+        return Err(format!(
+            "tree name '{}' must be letters, digits, '.', '_' or '-' (it becomes a directory name)",
+            tree.name
+        ));
+    }
+    let anchor = match &tree.anchor {
+        None => target.to_path_buf(),
+        Some(asked) => anchor_dir(asked, &facts.anchors)?,
+    };
+    let placement = match tree.placement.unwrap_or(FilePlacement::Bottom) {
+        FilePlacement::Bottom => Placement::Bottom,
+        FilePlacement::All => Placement::All,
+    };
+    let shape = TreeShape::new(tree.depth, tree.width, tree.files, placement)
+        .map_err(|e| format!("tree {}: {e}; use a smaller width, depth or files", tree.name))?;
+    check_tree_files(&tree.name, &shape)?;
+    let sizes = match &tree.size {
+        FileSizeSpec::Fixed(b) => FileSizes::Fixed { bytes: b.0 },
+        FileSizeSpec::Weighted(entries) => {
+            FileSizes::weighted(&entries.iter().map(|(b, w)| (b.0, *w)).collect::<Vec<_>>())
+        }
+        FileSizeSpec::Range(low, high) => FileSizes::range(low.0, high.0),
+    };
+    let tree_seed = defaults::SEED ^ fnv(&tree.name);
+    let (files, bytes) = sizes.fit(shape.files(), tree.total_size.map(|b| b.0), tree_seed);
+    if files == 0 {
+        return Err(format!(
+            "tree {}: total-size {} leaves room for no file",
+            tree.name,
+            tree.total_size.unwrap_or_default()
+        ));
+    }
+    Ok(TreePlan {
+        name: tree.name.clone(),
+        root: anchor.join(".streamcap").join(format!("{TREE_DIR_PREFIX}{}", tree.name)),
+        anchor,
+        shape,
+        sizes,
+        files,
+        dirs: shape.dirs(),
+        bytes: Bytes(bytes),
+        direct: tree.direct.unwrap_or(spec.direct == Some(true)),
+        direct_fallback: tree.direct.is_none(),
+        seed: tree_seed,
+    })
+}
+
+/// Workload `w` (vdbench fwd) on its tree; `count` workloads share an unsaid skew evenly.
+fn plan_workload(
+    w: usize,
+    spec_w: &FileWorkloadSpec,
+    fileset: &FileSetPhaseSpec,
+    trees: &[TreePlan],
+    seed: u64,
+    count: f64,
+) -> Result<FileWorkloadPlan, String> {
+    let name = spec_w.name.clone().unwrap_or_else(|| format!("fwd{}", w + 1));
+    let tree = match &spec_w.tree {
+        Some(t) => fileset.trees.iter().position(|x| &x.name == t).expect("checked by FileSetPhaseSpec::check"),
+        None => 0,
+    };
+    let operation = spec_w.operation.unwrap_or(FileOp::Read);
+    let read_percent = match (operation, spec_w.rdpct) {
+        (FileOp::Read | FileOp::Write, Some(p)) => p,
+        (FileOp::Write, None) => 0,
+        _ => 100,
+    };
+    let xfer_spec = spec_w.xfersize.clone().unwrap_or(BlockSizeSpec::Fixed(defaults::BLOCK_SIZE));
+    let direct = trees[tree].direct;
+    let xfer = xfer_sizes(&xfer_spec, direct).map_err(|e| format!("{name}: {e}"))?;
+    let select = match spec_w.fileselect.unwrap_or(FileSelect::Random) {
+        FileSelect::Random => Selection::Random,
+        FileSelect::Sequential => Selection::Sequential,
+        FileSelect::Once => Selection::Once,
+        FileSelect::Skewed(theta) => Selection::Skewed { theta },
+    };
+    Ok(FileWorkloadPlan {
+        name,
+        tree,
+        operation,
+        read_percent,
+        xfer,
+        xfer_label: xfer_spec.to_string(),
+        select,
+        fileio: spec_w.fileio.unwrap_or(FileIo::Sequential),
+        threads: spec_w.threads.unwrap_or(1),
+        skew: spec_w.skew.unwrap_or(100.0 / count),
+        seed,
+        dirs: spec_w.dirs.unwrap_or(false),
+    })
 }
 
 /// The anchor directory as the facts found it, or why it cannot be used.
@@ -336,7 +356,6 @@ fn xfer_sizes(spec: &BlockSizeSpec, direct: bool) -> Result<BlockSizes, String> 
     Ok(sizes)
 }
 
-/// The raw fields of a file-set phase get neutral values; what it does is in `fileset`.
 /// A stable hash of a tree name (FNV-1a), so that a tree's file sizes depend on its name, not on the phase.
 fn fnv(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))

@@ -8,8 +8,9 @@
 //! own parts in their proportions (vdbench's uncontrolled max, where sds do not wait for each other); to hold
 //! the shares across workers under max, put every part on one queue.
 
-use super::build::{JobContext, plan_raw_phase};
+use super::build::JobContext;
 use super::facts::Facts;
+use super::raw::plan_raw_phase;
 use super::values::{default_name, pacing};
 use super::{MixedWorker, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
 use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode};
@@ -125,55 +126,15 @@ fn combine(spec: &PhaseSpec, label: &str, planned: Vec<Planned>, workers: Vec<Wo
     let read_percent = planned.iter().map(|p| p.share * f64::from(p.plan.read_percent)).sum::<f64>() / 100.0;
     let read_percent = read_percent.round().clamp(0.0, 100.0) as u8;
     let random = planned.iter().find(|p| matches!(p.plan.access, Access::Random { .. }));
-    let rw = match (random.is_some(), read_percent) {
-        (true, 100) => RwMode::RandRead,
-        (true, 0) => RwMode::RandWrite,
-        (true, _) => RwMode::RandRw,
-        (false, 100) => RwMode::Read,
-        (false, 0) => RwMode::Write,
-        (false, _) => RwMode::ReadWrite,
-    };
-    let mut sizes: Vec<u32> = planned.iter().flat_map(|p| p.plan.block_sizes.sizes()).collect();
-    sizes.extend(planned.iter().filter_map(|p| p.plan.write_block_sizes.as_ref()).flat_map(BlockSizes::sizes));
-    sizes.sort_unstable();
-    sizes.dedup();
-    let block_sizes = match sizes.as_slice() {
-        [one] => BlockSizes::Fixed { size: *one },
-        many => BlockSizes::Split { entries: many.iter().map(|s| (*s, 1)).collect() },
-    };
+    let rw = mixed_rw(random.is_some(), read_percent);
+    let block_sizes = all_block_sizes(&planned);
     let mut labels: Vec<&str> = planned.iter().map(|p| p.plan.bs_label.as_str()).collect();
     labels.dedup();
     let bs_label = labels.join("+");
-    let mut files: Vec<u32> = Vec::new();
-    for f in planned.iter().flat_map(|p| &p.plan.files) {
-        if !files.contains(f) {
-            files.push(*f);
-        }
-    }
     let iodepth = workers.iter().filter_map(|w| w.mixed.as_ref()).map(|m| m.iodepth).max().unwrap_or(1);
     let jobs = workers.len() as u32;
-    let parts: Vec<PartPlan> = planned
-        .iter()
-        .map(|p| PartPlan {
-            name: p.name.clone(),
-            queue: p.queue.clone(),
-            share_percent: p.share,
-            rw: p.plan.rw,
-            read_percent: p.plan.read_percent,
-            bs_label: p.plan.bs_label.clone(),
-            data_set: p.plan.data_set,
-            files: p.plan.files.clone(),
-        })
-        .collect();
-    // Parts on the same files address the same data: count each set of files once.
-    let mut counted: Vec<&[u32]> = Vec::new();
-    let mut data_set = Bytes(0);
-    for p in &planned {
-        if !counted.contains(&p.plan.files.as_slice()) {
-            counted.push(&p.plan.files);
-            data_set = Bytes(data_set.0 + p.plan.data_set.0);
-        }
-    }
+    let (files, data_set) = (all_files(&planned), data_set(&planned));
+    let parts = part_plans(&planned);
     let needs_data = planned.iter().any(|p| p.plan.needs_data);
     let access = random.map_or(Access::Sequential, |p| p.plan.access.clone());
     let first = planned.into_iter().next().expect("a phase with parts has one").plan;
@@ -204,6 +165,71 @@ fn combine(spec: &PhaseSpec, label: &str, planned: Vec<Planned>, workers: Vec<Wo
         parts,
         ..first
     }
+}
+
+/// The mode that describes the mix: random if any part is, by its share of reads.
+fn mixed_rw(random: bool, read_percent: u8) -> RwMode {
+    match (random, read_percent) {
+        (true, 100) => RwMode::RandRead,
+        (true, 0) => RwMode::RandWrite,
+        (true, _) => RwMode::RandRw,
+        (false, 100) => RwMode::Read,
+        (false, 0) => RwMode::Write,
+        (false, _) => RwMode::ReadWrite,
+    }
+}
+
+/// Every block size of every part (reads and writes), each once.
+fn all_block_sizes(planned: &[Planned]) -> BlockSizes {
+    let mut sizes: Vec<u32> = planned.iter().flat_map(|p| p.plan.block_sizes.sizes()).collect();
+    sizes.extend(planned.iter().filter_map(|p| p.plan.write_block_sizes.as_ref()).flat_map(BlockSizes::sizes));
+    sizes.sort_unstable();
+    sizes.dedup();
+    match sizes.as_slice() {
+        [one] => BlockSizes::Fixed { size: *one },
+        many => BlockSizes::Split { entries: many.iter().map(|s| (*s, 1)).collect() },
+    }
+}
+
+/// The parts' files, each once, in the order they first appear.
+fn all_files(planned: &[Planned]) -> Vec<u32> {
+    let mut files: Vec<u32> = Vec::new();
+    for f in planned.iter().flat_map(|p| &p.plan.files) {
+        if !files.contains(f) {
+            files.push(*f);
+        }
+    }
+    files
+}
+
+/// Parts on the same files address the same data: count each set of files once.
+fn data_set(planned: &[Planned]) -> Bytes {
+    let mut counted: Vec<&[u32]> = Vec::new();
+    let mut data_set = Bytes(0);
+    for p in planned {
+        if !counted.contains(&p.plan.files.as_slice()) {
+            counted.push(&p.plan.files);
+            data_set = Bytes(data_set.0 + p.plan.data_set.0);
+        }
+    }
+    data_set
+}
+
+/// What the results say of each part.
+fn part_plans(planned: &[Planned]) -> Vec<PartPlan> {
+    planned
+        .iter()
+        .map(|p| PartPlan {
+            name: p.name.clone(),
+            queue: p.queue.clone(),
+            share_percent: p.share,
+            rw: p.plan.rw,
+            read_percent: p.plan.read_percent,
+            bs_label: p.plan.bs_label.clone(),
+            data_set: p.plan.data_set,
+            files: p.plan.files.clone(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

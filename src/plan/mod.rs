@@ -12,6 +12,7 @@ mod files;
 mod fileset;
 mod mix;
 mod neutral;
+mod raw;
 mod resources;
 mod streams;
 mod streams_limits;

@@ -1,7 +1,7 @@
 //! Phases that are not raw I/O — file sets and stream viewers — still carry the raw fields of a `PhasePlan`
 //! (so every renderer and the results read one type); here those fields get neutral values that describe the
 //! phase as well as they can (its threads, its transfer sizes, its data set), and the kind-specific plan is
-//! attached.
+//! attached. A raw phase starts from the same blank phase (`blank`) and fills in every raw field.
 
 use std::time::Duration;
 
@@ -12,8 +12,9 @@ use crate::spec::{FormatMode, PhaseSpec, RwMode};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes};
 
-/// A phase with every raw field neutral: nothing of it runs as raw I/O.
-fn blank(name: String, spec: &PhaseSpec) -> PhasePlan {
+/// A phase with every raw field neutral: nothing of it runs as raw I/O. The group, seed, error policy and fio
+/// settings are the spec's own.
+pub(super) fn blank(name: String, spec: &PhaseSpec) -> PhasePlan {
     PhasePlan {
         name,
         rw: RwMode::Read,

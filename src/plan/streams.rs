@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::build::{JobContext, plan_raw_phase};
+use super::build::JobContext;
 use super::facts::{Facts, TargetFacts};
+use super::raw::plan_raw_phase;
 use super::streams_limits::{StreamsRequest, check_request};
 use super::values::choose_engine;
 use super::{DirectMode, FilePlan, PhasePlan, PlanError, TargetKind, TargetPlan};

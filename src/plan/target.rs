@@ -46,46 +46,7 @@ pub(super) fn plan_target(
         TargetFacts::File { .. } | TargetFacts::BlockDevice { .. } if streams => Err(PlanError(
             "stream phases read media under a directory (or from http:// URLs): give a directory as the target".into(),
         )),
-        TargetFacts::Directory { path, free, .. } => {
-            let mut table = directory_file_table(job, |_| true)?;
-            // Phases on the null engine never touch their files (created sparse), so they need no space.
-            let mut stored = directory_file_table(job, |p| p.engine != Some(EngineChoice::Null))?;
-            for (name, size) in own_media_files(job) {
-                for files in [&mut table, &mut stored] {
-                    let entry = files.entry(name.clone()).or_insert(0);
-                    *entry = (*entry).max(size);
-                }
-            }
-            let needed =
-                stored.values().try_fold(Bytes::ZERO, |sum, &size| sum.checked_add(Bytes(size))).ok_or_else(|| {
-                    PlanError(format!(
-                        "the data set ({} files) adds up to more than 16 EiB, the most any filesystem holds: use a \
-                         smaller --size",
-                        stored.len()
-                    ))
-                })?;
-            match free {
-                Some(free) => check_free_space(path, needed, *free)?,
-                None => notices.push(format!(
-                    "the filesystem at {} reports no capacity, so streamcap cannot check that {needed} fits",
-                    path.display()
-                )),
-            }
-            let work_dir = path.join(".streamcap").join(run_id);
-            let files: Vec<FilePlan> = table
-                .into_iter()
-                .map(|(name, size)| FilePlan { path: work_dir.join(name), size: Bytes(size), created: true })
-                .collect();
-            Ok(TargetPlan {
-                kind: TargetKind::Directory,
-                path: path.clone(),
-                // A job of file sets (or of the user's own media) creates no data files: no work directory.
-                work_dir: (!files.is_empty()).then_some(work_dir),
-                files,
-                writes_allowed: true,
-                memory_backed: None,
-            })
-        }
+        TargetFacts::Directory { path, free, .. } => directory_target(job, path, *free, run_id, notices),
         TargetFacts::File { path, size } => {
             if any_writes {
                 return Err(PlanError(format!(
@@ -110,6 +71,54 @@ pub(super) fn plan_target(
             Ok(single_file_target(TargetKind::BlockDevice, path, *size, any_writes))
         }
     }
+}
+
+/// A directory target: the data files in the run's work directory `TARGET/.streamcap/<run>`, checked against
+/// the free space.
+fn directory_target(
+    job: &JobSpec,
+    path: &Path,
+    free: Option<Bytes>,
+    run_id: &str,
+    notices: &mut Vec<String>,
+) -> Result<TargetPlan, PlanError> {
+    let mut table = directory_file_table(job, |_| true)?;
+    // Phases on the null engine never touch their files (created sparse), so they need no space.
+    let mut stored = directory_file_table(job, |p| p.engine != Some(EngineChoice::Null))?;
+    for (name, size) in own_media_files(job) {
+        for files in [&mut table, &mut stored] {
+            let entry = files.entry(name.clone()).or_insert(0);
+            *entry = (*entry).max(size);
+        }
+    }
+    let needed = stored.values().try_fold(Bytes::ZERO, |sum, &size| sum.checked_add(Bytes(size))).ok_or_else(|| {
+        PlanError(format!(
+            "the data set ({} files) adds up to more than 16 EiB, the most any filesystem holds: use a smaller \
+             --size",
+            stored.len()
+        ))
+    })?;
+    match free {
+        Some(free) => check_free_space(path, needed, free)?,
+        None => notices.push(format!(
+            "the filesystem at {} reports no capacity, so streamcap cannot check that {needed} fits",
+            path.display()
+        )),
+    }
+    let work_dir = path.join(".streamcap").join(run_id);
+    let files: Vec<FilePlan> = table
+        .into_iter()
+        .map(|(name, size)| FilePlan { path: work_dir.join(name), size: Bytes(size), created: true })
+        .collect();
+    Ok(TargetPlan {
+        kind: TargetKind::Directory,
+        path: path.to_path_buf(),
+        // A job of file sets (or of the user's own media) creates no data files: no work directory.
+        work_dir: (!files.is_empty()).then_some(work_dir),
+        files,
+        writes_allowed: true,
+        memory_backed: None,
+    })
 }
 
 /// The data files of a directory target: name → size, the largest any raw phase needs.

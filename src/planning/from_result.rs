@@ -24,6 +24,12 @@ pub enum FromResultError {
     Missing { name: String, what: &'static str, flags: &'static str },
 }
 
+/// A phase that measured the drive with plain reads or writes: not a stream step (paced viewers at a depth of
+/// hundreds) and not a file-set phase (metadata and small files), which a check result also holds.
+fn measures_the_drive(phase: &PhaseResult) -> bool {
+    phase.streams.is_none() && phase.file_ops.is_none()
+}
+
 fn rate_of(phase: &PhaseResult, read: bool) -> Option<&crate::results::OpResult> {
     if read { phase.read.as_ref() } else { phase.write.as_ref() }.filter(|o| o.ops > 0)
 }
@@ -89,7 +95,8 @@ fn measured_device(name: &str, result: &RunResult) -> Result<usize, FromResultEr
 /// The best sequential read and write MB/s (write 0 when no write phase ran).
 fn sequential_mbps(name: &str, result: &RunResult) -> Result<(f64, f64), FromResultError> {
     let best = |rw: &str, read: bool| {
-        result.phases.iter().filter(|p| p.rw == rw).filter_map(|p| rate_of(p, read)).map(|o| o.mbps).fold(0.0, f64::max)
+        let phases = result.phases.iter().filter(|p| measures_the_drive(p) && p.rw == rw);
+        phases.filter_map(|p| rate_of(p, read)).map(|o| o.mbps).fold(0.0, f64::max)
     };
     let read_mbps = best("read", true);
     if read_mbps <= 0.0 {
@@ -102,16 +109,19 @@ fn sequential_mbps(name: &str, result: &RunResult) -> Result<(f64, f64), FromRes
     Ok((read_mbps, best("write", false)))
 }
 
-/// The random-read phases at the shallowest and the deepest queue (ties: the slower first).
+/// The random-read phases of the smallest block size (a check's 4 KiB ones, not its estimate's stream-sized
+/// reads) at the shallowest and the deepest queue (ties: the slower first).
 fn random_points(name: &str, result: &RunResult) -> Result<(RandomPoint, RandomPoint), FromResultError> {
     let mut random: Vec<RandomPoint> = result
         .phases
         .iter()
-        .filter(|p| p.rw == "randread")
+        .filter(|p| measures_the_drive(p) && p.rw == "randread")
         .filter_map(|p| {
             rate_of(p, true).map(|o| RandomPoint { depth: p.iodepth * p.jobs, iops: o.iops, bs: block_size(p) })
         })
         .collect();
+    let smallest = random.iter().map(|p| p.bs).fold(f64::INFINITY, f64::min);
+    random.retain(|p| p.bs == smallest);
     random.sort_by(|a, b| a.depth.cmp(&b.depth).then(a.iops.total_cmp(&b.iops)));
     match (random.first(), random.last()) {
         (Some(&shallow), Some(&deep)) => Ok((shallow, deep)),
@@ -150,6 +160,26 @@ mod tests {
         // The fixture has a sequential write and a random read phase, no sequential read.
         let e = drive_from_result("vda", &fixture(), None).unwrap_err().to_string();
         assert!(e.contains("no sequential read phase") && e.contains("--rw read"), "{e}");
+    }
+
+    #[test]
+    fn a_check_result_is_read_from_its_raw_phases_only() {
+        // A check holds its estimate's stream-sized random reads, stream steps and file-set phases beside its
+        // four raw phases; only the raw ones describe the drive (`plan --drive-result CHECK.json`, which check's
+        // planner hint suggests).
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/check-v1.json"))
+            .expect("the check fixture exists");
+        let mut result: RunResult = serde_json::from_str(&text).expect("the check fixture parses");
+        let plain = drive_from_result("vda", &result, None).unwrap();
+        let mut estimate = result.phases[3].clone();
+        (estimate.bs, estimate.iodepth) = ("1M".into(), 64);
+        let mut files = result.phases[6].clone();
+        assert!(files.file_ops.is_some() && files.rw == "read");
+        files.read.as_mut().unwrap().mbps *= 100.0;
+        result.phases.extend([estimate, files]);
+        let with_others = drive_from_result("vda", &result, None).unwrap();
+        assert_eq!(with_others.source, plain.source);
+        assert!(plain.source.contains("at depth 32"), "{}", plain.source);
     }
 
     #[test]

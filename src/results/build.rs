@@ -70,8 +70,6 @@ pub fn build_phase(
     let percentiles: &[f64] = if plan.percentiles.is_empty() { &DEFAULT_PERCENTILES } else { &plan.percentiles };
     let op = |class| op_result(measured.totals, class, seconds, percentiles);
     let total_ops = measured.totals.total_ops();
-    let cpu_time = samples.cpu_after.cpu_since(&samples.cpu_before).as_secs_f64();
-    let span = samples.span.as_secs_f64();
     let ram = effective_ram(samples.memory_after.total, measured.memory_limit).0;
     PhaseResult {
         index,
@@ -94,24 +92,8 @@ pub fn build_phase(
         read: op(OpClass::Read),
         write: op(OpClass::Write),
         sync: op(OpClass::Sync),
-        cpu: CpuResult {
-            user_s: samples.cpu_after.user.saturating_sub(samples.cpu_before.user).as_secs_f64(),
-            system_s: samples.cpu_after.system.saturating_sub(samples.cpu_before.system).as_secs_f64(),
-            process_pct: if span > 0.0 { cpu_time / span * 100.0 } else { 0.0 },
-            per_op_us: if total_ops > 0 { cpu_time / total_ops as f64 * 1e6 } else { 0.0 },
-            system: SystemCpuUsage::between(&samples.system_before, &samples.system_after),
-            context_switches: samples.cpu_after.context_switches.saturating_sub(samples.cpu_before.context_switches),
-            major_faults: samples.cpu_after.major_faults.saturating_sub(samples.cpu_before.major_faults),
-            minor_faults: samples.cpu_after.minor_faults.saturating_sub(samples.cpu_before.minor_faults),
-        },
-        memory: MemoryResult {
-            ram_bytes: samples.memory_after.total.0,
-            effective_ram_bytes: ram,
-            page_cache_before_bytes: samples.memory_before.cached.0,
-            page_cache_after_bytes: samples.memory_after.cached.0,
-            dirty_after_bytes: samples.memory_after.dirty.0,
-            peak_rss_bytes: samples.cpu_after.max_rss.0,
-        },
+        cpu: cpu_result(samples, total_ops),
+        memory: memory_result(samples, ram),
         devices: device_activity(&samples.devices, &samples.disks_before, &samples.disks_after, samples.span),
         errors: ErrorSummary {
             count: OpClass::ALL.iter().map(|&c| measured.totals.stats(c).errors).sum(),
@@ -124,6 +106,35 @@ pub fn build_phase(
         workers: measured.workers.iter().map(|w| worker_result(w, percentiles)).collect(),
         intervals: intervals.0,
         interval_stride: intervals.1,
+    }
+}
+
+/// The process's CPU time over the samples' span, per operation, and the whole system's use beside it.
+fn cpu_result(samples: &PhaseSamples, total_ops: u64) -> CpuResult {
+    let (before, after) = (&samples.cpu_before, &samples.cpu_after);
+    let cpu_time = after.cpu_since(before).as_secs_f64();
+    let span = samples.span.as_secs_f64();
+    CpuResult {
+        user_s: after.user.saturating_sub(before.user).as_secs_f64(),
+        system_s: after.system.saturating_sub(before.system).as_secs_f64(),
+        process_pct: if span > 0.0 { cpu_time / span * 100.0 } else { 0.0 },
+        per_op_us: if total_ops > 0 { cpu_time / total_ops as f64 * 1e6 } else { 0.0 },
+        system: SystemCpuUsage::between(&samples.system_before, &samples.system_after),
+        context_switches: after.context_switches.saturating_sub(before.context_switches),
+        major_faults: after.major_faults.saturating_sub(before.major_faults),
+        minor_faults: after.minor_faults.saturating_sub(before.minor_faults),
+    }
+}
+
+/// RAM (and the effective RAM, `ram`, under a memory limit), the page cache around the phase, and peak RSS.
+fn memory_result(samples: &PhaseSamples, ram: u64) -> MemoryResult {
+    MemoryResult {
+        ram_bytes: samples.memory_after.total.0,
+        effective_ram_bytes: ram,
+        page_cache_before_bytes: samples.memory_before.cached.0,
+        page_cache_after_bytes: samples.memory_after.cached.0,
+        dirty_after_bytes: samples.memory_after.dirty.0,
+        peak_rss_bytes: samples.cpu_after.max_rss.0,
     }
 }
 

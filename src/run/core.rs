@@ -368,19 +368,25 @@ impl Core {
                 }
                 continue;
             }
-            self.free.pop();
-            let measured = !self.in_ramp;
-            self.table[slot as usize] = InFlight { io, taken: now, submitted: now, measured };
-            self.batch.push(Request { slot, kind: io.kind, file: io.file, offset: io.offset, len: io.len });
-            if measured && !io.extra && matches!(io.kind, OpKind::Read | OpKind::Write) {
-                self.issued += u64::from(io.len);
-                self.issued_ops += 1;
-                // fio's iodepth_level: the queue depth this I/O joins, itself included.
-                self.tally.depths().record_level(engine.in_flight() + self.batch.len());
-            }
+            self.queue(engine, slot, io, now);
             if !stopping && self.budget_spent(cfg) {
                 return;
             }
+        }
+    }
+
+    /// Takes `io` into `slot` (the free slot on top of the stack) and adds it to the batch.
+    #[inline]
+    fn queue<E: Engine>(&mut self, engine: &E, slot: u32, io: Io, now: Instant) {
+        self.free.pop();
+        let measured = !self.in_ramp;
+        self.table[slot as usize] = InFlight { io, taken: now, submitted: now, measured };
+        self.batch.push(Request { slot, kind: io.kind, file: io.file, offset: io.offset, len: io.len });
+        if measured && !io.extra && matches!(io.kind, OpKind::Read | OpKind::Write) {
+            self.issued += u64::from(io.len);
+            self.issued_ops += 1;
+            // fio's iodepth_level: the queue depth this I/O joins, itself included.
+            self.tally.depths().record_level(engine.in_flight() + self.batch.len());
         }
     }
 

@@ -8,6 +8,7 @@ mod core;
 mod curves;
 mod execute;
 mod fileset;
+mod gather;
 mod kept;
 mod layout;
 mod open;

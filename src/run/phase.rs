@@ -1,12 +1,11 @@
-//! One phase: start the workers together, gather their snapshots into interval reports and phase totals, and
-//! decide how the phase ended.
+//! One phase: start the workers together, hand their snapshots to the gatherer (`gather`: interval reports and
+//! phase totals), and decide how the phase ended.
 //!
 //! Workers open their files and build their engines first and say so (`Ready`); only when all are ready does the
 //! coordinator hand every worker the same start instant, so that set-up cost never counts as I/O time. An
 //! interval is reported once every worker has either sent its snapshot for it or finished; recorders go back to
 //! their worker for reuse.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -16,10 +15,11 @@ use std::time::{Duration, Instant, SystemTime};
 use super::RunObserver;
 use super::cluster::{self, PhaseSync, RankEnd};
 use super::core::WorkerEnd;
+use super::gather::Gatherer;
 use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
-use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot, WorkerTotals};
-use crate::plan::{RateFloor, defaults};
+use crate::metrics::{ErrorRecord, Recorder, WorkerTotals};
+use crate::plan::RateFloor;
 
 /// Stop flags a worker checks on every loop iteration (two relaxed loads).
 pub struct PhaseControl {
@@ -154,28 +154,8 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
         (run.index, run.interval, run.ramp, run.floor, run.direct, run.sync);
     let over = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        let (mut go, mut spares, mut handles) = (Vec::new(), Vec::new(), Vec::new());
-        let mut spawn_error = None;
-        for (id, setup) in run.setups.into_iter().enumerate() {
-            let (go_tx, go_rx) = mpsc::channel::<Option<Instant>>();
-            let (spare_tx, spare_rx) = mpsc::channel::<Recorder>();
-            go.push(go_tx);
-            spares.push(spare_tx);
-            let channels = WorkerChannels { tx: tx.clone(), spares: spare_rx, go: go_rx };
-            let control = &control;
-            // The plan checked the thread limits, but another process may have taken threads since: a refused
-            // spawn fails the phase with the reason instead of panicking.
-            let spawned = std::thread::Builder::new()
-                .spawn_scoped(scope, move || worker_thread(id as u32, setup, interval, control, channels));
-            match spawned {
-                Ok(handle) => handles.push(handle),
-                Err(e) => {
-                    spawn_error = Some(format!("cannot start worker thread {id}: {e} (the pids limit?)"));
-                    go.pop();
-                    break;
-                }
-            }
-        }
+        let Started { go, spares, handles, error: spawn_error } =
+            spawn_workers(scope, run.setups, interval, &control, &tx);
         drop(tx);
         let (caps, mut setup_error) = match spawn_error {
             Some(error) => (None, Some(error)),
@@ -213,21 +193,74 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
             let _ = linked.join();
             (stop, ranks) = cluster::agree_end(sync, &stop, gather.measured);
         }
-        let outcome = PhaseOutcome {
-            totals: gather.totals,
-            measured: gather.measured,
-            stop,
-            errors: gather.errors,
-            direct,
-            caps,
-            issued_by_worker: ends.iter().map(|e| e.issued).collect(),
-            started,
-            intervals: gather.reported_intervals,
-            ranks,
-            workers: std::mem::take(&mut gather.workers),
-        };
+        let outcome = finished(gather, &ends, (stop, ranks), caps, direct, started);
         Ran { outcome, schedules }
     })
+}
+
+/// The worker threads of a phase, started and waiting for the common start.
+struct Started<'scope, 'a> {
+    go: Vec<Sender<Option<Instant>>>,
+    spares: Vec<Sender<Recorder>>,
+    handles: Vec<ScopedJoinHandle<'scope, (WorkerEnd, Option<AnySchedule<'a>>)>>,
+    /// Why a thread could not be started (the threads before it were).
+    error: Option<String>,
+}
+
+/// Starts one thread per worker in `scope`, each with its channels.
+fn spawn_workers<'scope, 'env, 'a: 'scope>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    setups: Vec<SetUp<'a>>,
+    interval: Duration,
+    control: &'scope PhaseControl,
+    tx: &Sender<WorkerMsg>,
+) -> Started<'scope, 'a> {
+    let mut started = Started { go: Vec::new(), spares: Vec::new(), handles: Vec::new(), error: None };
+    for (id, setup) in setups.into_iter().enumerate() {
+        let (go_tx, go_rx) = mpsc::channel::<Option<Instant>>();
+        let (spare_tx, spare_rx) = mpsc::channel::<Recorder>();
+        started.go.push(go_tx);
+        started.spares.push(spare_tx);
+        let channels = WorkerChannels { tx: tx.clone(), spares: spare_rx, go: go_rx };
+        // The plan checked the thread limits, but another process may have taken threads since: a refused
+        // spawn fails the phase with the reason instead of panicking.
+        let spawned = std::thread::Builder::new()
+            .spawn_scoped(scope, move || worker_thread(id as u32, setup, interval, control, channels));
+        match spawned {
+            Ok(handle) => started.handles.push(handle),
+            Err(e) => {
+                started.error = Some(format!("cannot start worker thread {id}: {e} (the pids limit?)"));
+                started.go.pop();
+                break;
+            }
+        }
+    }
+    started
+}
+
+/// The outcome of a phase whose workers ran: what the gatherer merged, how the phase (and, multi-host, each
+/// rank) ended, and what each worker issued.
+fn finished(
+    mut gather: Gatherer,
+    ends: &[WorkerEnd],
+    (stop, ranks): (StopReason, Vec<RankEnd>),
+    caps: Option<Caps>,
+    direct: bool,
+    started: SystemTime,
+) -> PhaseOutcome {
+    PhaseOutcome {
+        totals: gather.totals,
+        measured: gather.measured,
+        stop,
+        errors: gather.errors,
+        direct,
+        caps,
+        issued_by_worker: ends.iter().map(|e| e.issued).collect(),
+        started,
+        intervals: gather.reported_intervals,
+        ranks,
+        workers: std::mem::take(&mut gather.workers),
+    }
 }
 
 /// Waits for every worker thread. One that panicked did not finish its share: the phase failed, whatever the
@@ -293,188 +326,5 @@ pub(super) fn failed_outcome(direct: bool, stop: StopReason) -> PhaseOutcome {
         intervals: 0,
         ranks: Vec::new(),
         workers: Vec::new(),
-    }
-}
-
-/// Merges snapshots into intervals and totals (raw and file-set phases alike).
-pub(super) struct Gatherer {
-    interval: Duration,
-    /// Highest interval index each worker has reported, and whether it has finished.
-    reported: Vec<Option<u64>>,
-    finished: Vec<bool>,
-    /// Intervals still waiting for some worker: merged recorder, its owner (for recycling), latest elapsed.
-    pending: BTreeMap<u64, (Recorder, u32, Duration)>,
-    /// Where emptied recorders go back for reuse, by worker (empty: they are dropped).
-    spares: Vec<Sender<Recorder>>,
-    pub totals: Recorder,
-    pub errors: Vec<ErrorRecord>,
-    pub measured: Duration,
-    /// The lowest rate a worker may fall to over a full interval (fio rate_min).
-    floor: Option<RateFloor>,
-    /// Why the phase fell below its floor, once it has.
-    floor_breach: Option<String>,
-    /// Where this run's intervals fall in the phase's series.
-    series: SeriesStart,
-    /// Interval reports made so far.
-    reported_intervals: u64,
-    /// Each worker's own totals and rate spreads, when they are kept (empty otherwise).
-    pub workers: Vec<WorkerTotals>,
-}
-
-impl Gatherer {
-    pub fn new(workers: usize, interval: Duration, spares: Vec<Sender<Recorder>>) -> Gatherer {
-        Gatherer {
-            interval,
-            reported: vec![None; workers],
-            finished: vec![false; workers],
-            pending: BTreeMap::new(),
-            spares,
-            totals: Recorder::new(false),
-            errors: Vec::new(),
-            measured: Duration::ZERO,
-            floor: None,
-            floor_breach: None,
-            series: SeriesStart::default(),
-            reported_intervals: 0,
-            workers: Vec::new(),
-        }
-    }
-
-    /// Takes the workers' snapshots until every worker has ended, telling the observer when measurement starts
-    /// (`measure_start`, after the ramp) and stopping the phase when a worker falls below the rate floor.
-    fn follow(
-        &mut self,
-        rx: &Receiver<WorkerMsg>,
-        control: &PhaseControl,
-        phase: usize,
-        measure_start: Instant,
-        observer: &mut dyn RunObserver,
-    ) {
-        let mut announced = Instant::now() >= measure_start;
-        if announced {
-            observer.measuring(phase);
-        }
-        loop {
-            let timeout = if announced {
-                Duration::from_millis(500)
-            } else {
-                measure_start.saturating_duration_since(Instant::now())
-            };
-            match rx.recv_timeout(timeout) {
-                Ok(WorkerMsg::Snapshot(snapshot)) => {
-                    self.add(*snapshot, phase, observer);
-                    if self.floor_breach.is_some() {
-                        control.abort.store(true, Ordering::Relaxed);
-                    }
-                }
-                Ok(WorkerMsg::Ready { .. }) | Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-            if !announced && Instant::now() >= measure_start {
-                announced = true;
-                observer.measuring(phase);
-            }
-        }
-    }
-
-    pub fn add(&mut self, snapshot: Snapshot, phase: usize, observer: &mut dyn RunObserver) {
-        let worker = snapshot.worker as usize;
-        if !snapshot.last {
-            self.check_floor(&snapshot);
-        }
-        self.reported[worker] = Some(snapshot.interval);
-        self.finished[worker] |= snapshot.last;
-        if snapshot.last {
-            self.measured = self.measured.max(snapshot.elapsed);
-        }
-        self.keep_worker(&snapshot);
-        let room = defaults::ERRORS_KEPT.saturating_sub(self.errors.len());
-        self.errors.extend(snapshot.errors.into_iter().take(room));
-        match self.pending.get_mut(&snapshot.interval) {
-            Some((merged, _, elapsed)) => {
-                merged.merge(&snapshot.recorder);
-                *elapsed = (*elapsed).max(snapshot.elapsed);
-                self.recycle(snapshot.worker, snapshot.recorder);
-            }
-            None => {
-                self.pending.insert(snapshot.interval, (snapshot.recorder, snapshot.worker, snapshot.elapsed));
-            }
-        }
-        self.emit_ready(phase, observer, false);
-    }
-
-    /// Adds a snapshot to its worker's own totals, and a full interval's rates to the worker's spreads (for a
-    /// class the worker has done at all, so that an idle interval counts as a zero rate, as fio samples it).
-    fn keep_worker(&mut self, snapshot: &Snapshot) {
-        let Some(totals) = self.workers.get_mut(snapshot.worker as usize) else { return };
-        totals.recorder.merge(&snapshot.recorder);
-        if snapshot.last {
-            totals.measured = totals.measured.max(snapshot.elapsed);
-            return;
-        }
-        let seconds = self.interval.as_secs_f64();
-        for (i, class) in [OpClass::Read, OpClass::Write].into_iter().enumerate() {
-            if totals.recorder.stats(class).ops == 0 {
-                continue;
-            }
-            let now = snapshot.recorder.stats(class);
-            totals.bandwidth[i].add(now.bytes as f64 / seconds);
-            totals.ops[i].add(now.ops as f64 / seconds);
-        }
-    }
-
-    /// Reports every interval that no worker can still add to (or all of them, at the end).
-    fn emit_ready(&mut self, phase: usize, observer: &mut dyn RunObserver, all: bool) {
-        while let Some((&index, _)) = self.pending.first_key_value() {
-            let complete = self
-                .reported
-                .iter()
-                .zip(&self.finished)
-                .all(|(reported, &finished)| finished || reported.is_some_and(|r| r >= index));
-            if !complete && !all {
-                return;
-            }
-            let (recorder, owner, elapsed) = self.pending.remove(&index).expect("key just seen");
-            let start = self.interval * index as u32;
-            // Full intervals end exactly at their boundary; the last one ends when the last worker stopped.
-            let length = elapsed.saturating_sub(start);
-            self.totals.merge(&recorder);
-            if !length.is_zero() || recorder.total_ops() > 0 {
-                let (index, start) = (self.series.index + index, self.series.start + start);
-                observer.interval(&IntervalReport { phase, index, start, length, recorder: &recorder });
-                self.reported_intervals += 1;
-            }
-            self.recycle(owner, recorder);
-        }
-    }
-
-    /// A worker's full interval below the floor ends the phase as failed, as fio's rate_min does.
-    fn check_floor(&mut self, snapshot: &Snapshot) {
-        let (Some(floor), None) = (self.floor, &self.floor_breach) else { return };
-        let seconds = self.interval.as_secs_f64();
-        let bytes = snapshot.recorder.total_bytes() as f64 / seconds;
-        let ops = snapshot.recorder.total_ops() as f64 / seconds;
-        let breach = match (floor.bytes_per_sec, floor.ops_per_sec) {
-            (Some(min), _) if bytes < min => {
-                Some(format!("{:.1} MB/s, below rate-min {:.1} MB/s", bytes / 1e6, min / 1e6))
-            }
-            (_, Some(min)) if ops < min => Some(format!("{ops:.0} IOPS, below rate-min-iops {min:.0}")),
-            _ => None,
-        };
-        self.floor_breach = breach.map(|b| {
-            format!("worker {} did {b} in interval {}; the phase was stopped", snapshot.worker, snapshot.interval + 1)
-        });
-    }
-
-    pub fn flush(&mut self, phase: usize, observer: &mut dyn RunObserver) {
-        self.emit_ready(phase, observer, true);
-    }
-
-    fn recycle(&self, worker: u32, mut recorder: Recorder) {
-        recorder.reset();
-        // The worker may have finished (or takes no spares); then the recorder is simply dropped.
-        if let Some(spares) = self.spares.get(worker as usize) {
-            let _ = spares.send(recorder);
-        }
     }
 }

@@ -46,6 +46,19 @@ pub struct RawSchedule<'a> {
     /// Think time is due: nothing new until what is in flight has completed and the pause is over.
     thinking: bool,
     pause_until: Option<Duration>,
+    /// fio's invalidate at each pass (buffered phases): see [`PassInvalidate`].
+    pass_invalidate: Option<PassInvalidate>,
+}
+
+/// fio drops a job's files from the page cache when the job starts and again at each pass over them (each
+/// loop of `loops`, and of a time-based run). Without the second, a buffered random-read phase that repeats
+/// over a file that fits in RAM turns into a page-cache benchmark after its first pass. A pass is the bytes of
+/// the worker's regions; the pages go when the operation that completes it is issued.
+struct PassInvalidate {
+    /// Bytes in one pass.
+    every: u64,
+    /// Bytes issued since the last pass ended.
+    issued: u64,
 }
 
 /// What verification a raw worker does, and over which files.
@@ -62,6 +75,7 @@ impl<'a> RawSchedule<'a> {
         pacer: Option<Pacer>,
         (paths, globals): (Vec<PathBuf>, Vec<u32>),
         verification: &Verification<'a>,
+        pass_bytes: Option<u64>,
     ) -> RawSchedule<'a> {
         let depth = depth as usize;
         RawSchedule {
@@ -84,7 +98,20 @@ impl<'a> RawSchedule<'a> {
             since_pause: 0,
             thinking: false,
             pause_until: None,
+            pass_invalidate: pass_bytes.filter(|&b| b > 0).map(|every| PassInvalidate { every, issued: 0 }),
             paths,
+        }
+    }
+
+    /// Counts an operation's bytes towards the pass and drops the files' cached pages when a pass is complete.
+    fn count_pass(&mut self, len: u32) {
+        let Some(pass) = self.pass_invalidate.as_mut() else { return };
+        pass.issued += u64::from(len);
+        if pass.issued >= pass.every {
+            pass.issued %= pass.every;
+            for path in &self.paths {
+                super::layout::invalidate(path, false);
+            }
         }
     }
 
@@ -169,6 +196,9 @@ impl Schedule for RawSchedule<'_> {
             Direction::Read => OpKind::Read,
             Direction::Write => OpKind::Write,
         };
+        if self.pass_invalidate.is_some() {
+            self.count_pass(op.len);
+        }
         Next::Io(Io::transfer(kind, op.file, op.offset, op.len, due))
     }
 
@@ -287,7 +317,11 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
         paced: pacer.is_some(),
         continue_on_error: phase.continue_on_error,
     };
-    let schedule = RawSchedule::new(phase, (source, iodepth), pacer, (paths, globals), &inputs.verification);
+    // Buffered phases drop their files' pages at each pass, as fio does (invalidate=1, its default).
+    let pass_bytes = (phase.invalidate && !direct)
+        .then(|| worker.workloads().iter().flat_map(|(w, _)| &w.regions).map(|r| r.len).sum());
+    let schedule =
+        RawSchedule::new(phase, (source, iodepth), pacer, (paths, globals), &inputs.verification, pass_bytes);
     Ok(Built { engine, schedule: AnySchedule::Raw(schedule), settings })
 }
 

@@ -268,77 +268,49 @@ macro_rules! overlay_fields {
 impl PhaseSpec {
     /// A copy of `self` with every field that `over` says replaced by `over`'s value.
     pub fn overlay(&self, over: &PhaseSpec) -> PhaseSpec {
-        overlay_fields!(
+        // Every field: the struct literal the macro writes fails to compile if one is missing. Braces keep
+        // rustfmt from putting each name on a line of its own.
+        overlay_fields! {
             self,
             over,
             [
-                name,
-                rw,
-                rdpct,
-                bs,
-                bs_write,
-                size,
-                files,
-                distribution,
-                seed,
-                jobs,
-                iodepth,
-                iodepth_batch,
-                engine,
-                runtime,
-                ramp,
-                io_size,
-                rate,
-                rate_iops,
-                rate_process,
-                direct,
-                fsync_every,
-                end_fsync,
-                continue_on_error,
-                verify,
-                verify_backlog,
-                percentage_random,
-                offset_step,
-                random_every,
-                sequencer,
-                align,
-                size_percent,
-                offset,
-                offset_increment,
-                sharing,
-                number_ios,
-                file_names,
-                file_service,
-                fdatasync_every,
-                sync_writes,
-                invalidate,
-                pre_read,
-                start_delay,
-                rate_min,
-                rate_min_iops,
-                rate_percent_of_max,
-                curve_stop_latency,
-                thinktime,
-                thinktime_blocks,
-                concurrent,
-                group,
-                percentiles,
-                bw_log,
-                iops_log,
-                lat_log,
-                fileset,
-                streams,
-                fio,
-                parts,
-                skew,
-                queue,
+                name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
+                runtime, ramp, io_size, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
+                continue_on_error, verify, verify_backlog, percentage_random, offset_step, random_every, sequencer,
+                align, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
+                fdatasync_every, sync_writes, invalidate, pre_read, start_delay, rate_min, rate_min_iops,
+                rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
+                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue,
             ]
-        )
+        }
     }
 
     /// Checks values that are wrong whatever the target: ranges and combinations. Returns the first problem as a
     /// sentence that names the key and the fix.
     pub fn check(&self) -> Result<(), String> {
+        self.check_mix_and_counts()?;
+        self.check_amounts_and_rates()?;
+        self.check_verify()?;
+        if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
+            return Err("bs must be above zero".into());
+        }
+        if let Some(streams) = &self.streams {
+            if self.fileset.is_some() {
+                return Err("a phase is either a file-set phase or a streams phase, not both".into());
+            }
+            streams.check()?;
+        }
+        if let Some(parts) = &self.parts {
+            return self.check_parts(parts);
+        }
+        if self.skew.is_some() || self.queue.is_some() {
+            return Err("skew and queue belong to a part of a phase ([[phase.part]]), not to a phase".into());
+        }
+        Ok(())
+    }
+
+    /// The read percentage against the mode, and the counts that must be at least 1 and at most 4096.
+    fn check_mix_and_counts(&self) -> Result<(), String> {
         if let Some(p) = self.rdpct
             && p > 100
         {
@@ -368,6 +340,11 @@ impl PhaseSpec {
                 "iodepth above 4096 is not supported: use at most 4096, and more jobs for more in flight".into()
             );
         }
+        Ok(())
+    }
+
+    /// Sizes, run time, rates and flushes.
+    fn check_amounts_and_rates(&self) -> Result<(), String> {
         if self.size == Some(Bytes(0)) {
             return Err("size must be above zero".into());
         }
@@ -395,6 +372,11 @@ impl PhaseSpec {
         if self.fsync_every == Some(0) {
             return Err("fsync-every must be at least 1 (it counts writes between flushes)".into());
         }
+        Ok(())
+    }
+
+    /// Verify's read-back backlog.
+    fn check_verify(&self) -> Result<(), String> {
         if self.verify_backlog == Some(0) {
             return Err("verify-backlog must be at least 1 (it counts writes between read-backs)".into());
         }
@@ -403,21 +385,6 @@ impl PhaseSpec {
         }
         if self.verify_backlog.is_some() && self.verify.is_none() {
             return Err("verify-backlog needs verify: add verify (crc32c, xxhash, sha256 or pattern)".into());
-        }
-        if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
-            return Err("bs must be above zero".into());
-        }
-        if let Some(streams) = &self.streams {
-            if self.fileset.is_some() {
-                return Err("a phase is either a file-set phase or a streams phase, not both".into());
-            }
-            streams.check()?;
-        }
-        if let Some(parts) = &self.parts {
-            return self.check_parts(parts);
-        }
-        if self.skew.is_some() || self.queue.is_some() {
-            return Err("skew and queue belong to a part of a phase ([[phase.part]]), not to a phase".into());
         }
         Ok(())
     }

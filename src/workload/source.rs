@@ -154,6 +154,38 @@ pub struct OpSource {
 
 impl OpSource {
     pub fn new(config: &WorkloadConfig) -> Result<OpSource, WorkloadError> {
+        let (align, all_sizes) = Self::check(config)?;
+        let mut region_starts = Vec::with_capacity(config.regions.len());
+        let mut total = 0;
+        for region in &config.regions {
+            region_starts.push(total);
+            total += region.len;
+        }
+        let (random, zoned, random_percent) = Self::samplers(config, &all_sizes, total);
+        Ok(OpSource {
+            regions: config.regions.clone(),
+            region_starts,
+            cursors: vec![0; config.regions.len()],
+            current: 0,
+            ops_in_region: 0,
+            file_service: config.file_service,
+            random,
+            zoned,
+            random_percent,
+            offsets: config.offsets,
+            until_random: 0,
+            last_offset: 0,
+            sizes: SizePicker::new(&config.block_sizes),
+            write_sizes: config.write_sizes.as_ref().map(SizePicker::new),
+            read_percent: config.read_percent,
+            align: u64::from(align),
+            rng: Rng::new(config.seed),
+        })
+    }
+
+    /// Refuses a workload whose sizes, regions and alignment do not fit together; returns the alignment and
+    /// every block size (reads and writes).
+    fn check(config: &WorkloadConfig) -> Result<(u32, Vec<u32>), WorkloadError> {
         if config.regions.is_empty() {
             return Err(WorkloadError::NoRegions);
         }
@@ -183,13 +215,13 @@ impl OpSource {
         {
             return Err(WorkloadError::RegionTooSmall { block: max_block, region: small.len });
         }
-        let mut region_starts = Vec::with_capacity(config.regions.len());
-        let mut total = 0;
-        for region in &config.regions {
-            region_starts.push(total);
-            total += region.len;
-        }
-        let (random, zoned, random_percent) = match &config.access {
+        Ok((align, all_sizes))
+    }
+
+    /// Random access: the sampler over all `total` bytes in units of the smallest block size, one per region
+    /// when zones apply to each file, and the share of random operations.
+    fn samplers(config: &WorkloadConfig, all_sizes: &[u32], total: u64) -> (Option<(Sampler, u64)>, Vec<Sampler>, u8) {
+        match &config.access {
             Access::Sequential => (None, Vec::new(), 0),
             Access::Random { distribution } => {
                 let unit = u64::from(all_sizes.iter().copied().min().unwrap_or(1));
@@ -202,26 +234,7 @@ impl OpSource {
                 let sampler = Sampler::with_unit(distribution, total / unit, unit);
                 (Some((sampler, unit)), zoned, config.random_percent.min(100))
             }
-        };
-        Ok(OpSource {
-            regions: config.regions.clone(),
-            region_starts,
-            cursors: vec![0; config.regions.len()],
-            current: 0,
-            ops_in_region: 0,
-            file_service: config.file_service,
-            random,
-            zoned,
-            random_percent,
-            offsets: config.offsets,
-            until_random: 0,
-            last_offset: 0,
-            sizes: SizePicker::new(&config.block_sizes),
-            write_sizes: config.write_sizes.as_ref().map(SizePicker::new),
-            read_percent: config.read_percent,
-            align: u64::from(align),
-            rng: Rng::new(config.seed),
-        })
+        }
     }
 
     #[inline]

@@ -312,12 +312,6 @@ impl RunObserver for ResultRecorder<'_> {
         // A phase that ended before measuring began (Ctrl-C in the prefill or the ramp) reports no activity.
         let start = state.start.unwrap_or_else(|| end.clone());
         let (status, failure) = phase_status(&outcome.stop);
-        let engine = EngineDetail {
-            name: phase.engine.name().to_string(),
-            queue_depth: outcome.caps.map_or(phase.iodepth, |c| c.queue_depth),
-            registered_buffers: outcome.caps.is_some_and(|c| c.registered_buffers),
-            registered_files: outcome.caps.is_some_and(|c| c.registered_files),
-        };
         let measurements = PhaseMeasurements {
             totals: &outcome.totals,
             measured: outcome.measured,
@@ -327,22 +321,11 @@ impl RunObserver for ResultRecorder<'_> {
             direct: outcome.direct,
             memory_backed: self.plan.target.memory_backed.is_some(),
             memory_limit: self.result.host.memory_limit,
-            engine,
+            engine: engine_detail(phase, outcome),
             started_at: rfc3339(outcome.started),
             workers: &outcome.workers,
         };
-        let samples = PhaseSamples {
-            disks_before: start.disks,
-            disks_after: end.disks,
-            cpu_before: start.cpu,
-            cpu_after: end.cpu,
-            system_before: start.system,
-            system_after: end.system,
-            memory_before: start.memory,
-            memory_after: end.memory,
-            devices: self.devices.clone(),
-            span: end.at.saturating_duration_since(start.at),
-        };
+        let samples = phase_samples(start, end, self.devices.clone());
         let intervals = (state.series.points(), state.series.stride());
         let mut result = build_phase(index, phase, &measurements, &samples, intervals);
         flag_implausible_devices(&mut result, &self.result.target);
@@ -367,6 +350,32 @@ impl RunObserver for ResultRecorder<'_> {
         }
         self.result.phases.insert(at, result);
         self.save();
+    }
+}
+
+/// How the phase's I/O was issued: the engine, and the queue depth and registrations it really had.
+fn engine_detail(phase: &PhasePlan, outcome: &PhaseOutcome) -> EngineDetail {
+    EngineDetail {
+        name: phase.engine.name().to_string(),
+        queue_depth: outcome.caps.map_or(phase.iodepth, |c| c.queue_depth),
+        registered_buffers: outcome.caps.is_some_and(|c| c.registered_buffers),
+        registered_files: outcome.caps.is_some_and(|c| c.registered_files),
+    }
+}
+
+/// The system samples at a phase's start and end, for `devices`.
+fn phase_samples(start: Sample, end: Sample, devices: Vec<(String, String)>) -> PhaseSamples {
+    PhaseSamples {
+        disks_before: start.disks,
+        disks_after: end.disks,
+        cpu_before: start.cpu,
+        cpu_after: end.cpu,
+        system_before: start.system,
+        system_after: end.system,
+        memory_before: start.memory,
+        memory_after: end.memory,
+        devices,
+        span: end.at.saturating_duration_since(start.at),
     }
 }
 

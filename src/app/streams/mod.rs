@@ -17,10 +17,10 @@ use super::facts::{Gathered, gather, media_library};
 use super::observer::ResultRecorder;
 use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
 use crate::cli::StreamsArgs;
-use crate::plan::{Facts, RunOptions, StreamCount, TargetFacts, build_plan};
+use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
 use crate::report::write_streams_summary;
 use crate::results::{RunResult, RunStatus, TargetInfo, rfc3339};
-use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, execute, run_id};
+use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin};
 use crate::sysinfo::HostFacts;
 
@@ -29,25 +29,7 @@ pub const NO_DEVICES: &str =
     "the target is remote (http): per-device activity is not available; run streamcap on the server for it";
 
 pub fn run(args: StreamsArgs) -> Result<ExitCode> {
-    let phase = args.to_phase_spec();
-    let use_existing = phase.streams.as_ref().and_then(|s| s.use_existing.clone());
-    let job = JobSpec {
-        origin: SpecOrigin::Flags,
-        target: Some(args.target.clone()),
-        interval: None,
-        phases: vec![phase],
-        notices: Vec::new(),
-    };
-    if !args.dry_run && args.target.is_dir() {
-        super::stale::clear(&[args.target.as_path()], args.quiet);
-    }
-    let site = site(&args.target)?;
-    let mut facts = site.facts.clone();
-    if let Some(dir) = use_existing {
-        facts.media_libraries.push((dir.clone(), media_library(&dir)?));
-    }
-    let options = RunOptions { run_id: run_id(), ..Default::default() };
-    let plan = build_plan(&job, &facts, &options)?;
+    let (site, plan) = plan_streams(&args)?;
     if args.dry_run {
         print_quietly(&plan.to_string());
         return Ok(ExitCode::SUCCESS);
@@ -77,6 +59,37 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
             return Err(error.into());
         }
     };
+    Ok(conclude(&mut recorder, &outcome, &args, &plan))
+}
+
+/// Flags → one stream phase → the site's facts → the plan (nothing created yet; stale work of earlier runs
+/// is cleared first, unless this is a dry run).
+fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
+    let phase = args.to_phase_spec();
+    let use_existing = phase.streams.as_ref().and_then(|s| s.use_existing.clone());
+    let job = JobSpec {
+        origin: SpecOrigin::Flags,
+        target: Some(args.target.clone()),
+        interval: None,
+        phases: vec![phase],
+        notices: Vec::new(),
+    };
+    if !args.dry_run && args.target.is_dir() {
+        super::stale::clear(&[args.target.as_path()], args.quiet);
+    }
+    let site = site(&args.target)?;
+    let mut facts = site.facts.clone();
+    if let Some(dir) = use_existing {
+        facts.media_libraries.push((dir.clone(), media_library(&dir)?));
+    }
+    let options = RunOptions { run_id: run_id(), ..Default::default() };
+    let plan = build_plan(&job, &facts, &options)?;
+    Ok((site, plan))
+}
+
+/// The end of a run that executed: status and last save, the HTML report and the history, the summary, and the
+/// exit code.
+fn conclude(recorder: &mut ResultRecorder, outcome: &RunOutcome, args: &StreamsArgs, plan: &Plan) -> ExitCode {
     recorder.result.status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
@@ -91,13 +104,13 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         print_quietly(&String::from_utf8_lossy(&text));
     }
     if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
-        return Ok(code);
+        return code;
     }
     if outcome.interrupted {
-        return Ok(ExitCode::from(INTERRUPTED_EXIT as u8));
+        return ExitCode::from(INTERRUPTED_EXIT as u8);
     }
     let count = plan.phases.iter().find_map(|p| p.streams.as_ref()).map(|s| s.count);
-    Ok(exit_code(result, args.expect, matches!(count, Some(StreamCount::Fixed(_)))))
+    exit_code(&recorder.result, args.expect, matches!(count, Some(StreamCount::Fixed(_))))
 }
 
 /// 1 when a stated target was missed or an I/O failed; 0 otherwise.

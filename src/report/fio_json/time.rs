@@ -9,6 +9,16 @@ pub(super) fn unix_seconds(text: &str) -> Option<u64> {
     let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
     let mut t = time.split(':').map(|x| x.split('.').next().unwrap_or("").parse::<i64>());
     let (hh, mm, ss) = (t.next()?.ok()?, t.next()?.ok()?, t.next()?.ok()?);
+    // A result file is user input: out-of-range fields are not a time (and would overflow the arithmetic below).
+    let fields_in_range = (0..=9999).contains(&y)
+        && (1..=12).contains(&m)
+        && (1..=31).contains(&day)
+        && (0..=23).contains(&hh)
+        && (0..=59).contains(&mm)
+        && (0..=60).contains(&ss);
+    if !fields_in_range {
+        return None;
+    }
     // Days from civil (Howard Hinnant), the inverse of `civil` below.
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -59,6 +69,10 @@ mod tests {
         assert_eq!(unix_seconds("2000-02-29T00:00:00Z"), Some(951_782_400));
         assert_eq!(unix_seconds("2026-11-22T14:03:07Z"), Some(1_795_356_187));
         assert_eq!(unix_seconds("yesterday"), None);
+        // Found by fuzzing the result reader (scripts/fuzz result_file): a year this large overflowed.
+        assert_eq!(unix_seconds("00000000000000002049638230412172387-11-22T05:00:03Z"), None);
+        assert_eq!(unix_seconds("2026-13-22T05:00:03Z"), None);
+        assert_eq!(unix_seconds("2026-11-22T05:61:03Z"), None);
     }
 
     #[test]

@@ -38,6 +38,15 @@ pub struct FormatReport {
     pub removed: u32,
 }
 
+impl FormatReport {
+    fn add(&mut self, stats: FormatStats) {
+        self.files += stats.files;
+        self.dirs += stats.dirs;
+        self.bytes += stats.bytes;
+        self.took += stats.took;
+    }
+}
+
 /// The trees of the run, kept between phases and removed at its end (also when dropped) unless `--keep`.
 pub struct Trees {
     states: Vec<TreeState>,
@@ -118,36 +127,7 @@ pub fn run_fileset_phase(
 ) -> PhaseOutcome {
     observer.phase_started(index, phase);
     let flag = interrupt.flag();
-    let mut report = FormatReport::default();
-    let mut slots = Vec::new();
-    let mut problem: Option<StopReason> = None;
-    for tree_plan in &fs.trees {
-        if problem.is_some() {
-            continue;
-        }
-        // Locked before the run knows the tree at all: a tree another run holds is never cleaned up by this one.
-        if let Err(e) = trees.lock(tree_plan, &flag) {
-            problem = Some(if interrupt.is_set() { StopReason::Interrupted } else { StopReason::Failed(e) });
-            continue;
-        }
-        let slot = trees.slot(tree_plan);
-        slots.push(slot);
-        let state = &mut trees.states[slot];
-        let progress = &mut |done, total| observer.prefill(index, done, total);
-        let was_direct = state.direct;
-        let result = prepare(tree_plan, state, fs.format, phase.engine, &flag, &mut report, progress);
-        if was_direct && !trees.states[slot].direct {
-            observer.notice(&format!(
-                "{} does not support direct I/O (O_DIRECT): the file-set tree uses buffered I/O",
-                tree_plan.anchor.display()
-            ));
-        }
-        match result {
-            Ok(()) => {}
-            Err(FormatError::Interrupted) => problem = Some(StopReason::Interrupted),
-            Err(e) => problem = Some(StopReason::Failed(e.to_string())),
-        }
-    }
+    let (slots, report, mut problem) = format_trees((index, phase, fs), trees, &flag, interrupt, observer);
     observer.fileset_formatted(index, &report);
     if let Some(cluster) = cluster {
         problem = agree_formatted(cluster, index, problem, interrupt);
@@ -160,27 +140,73 @@ pub fn run_fileset_phase(
             failed_outcome(false, StopReason::Completed)
         }
         None => {
-            let rate = match fs.rate {
-                FileRate::Max => None,
-                FileRate::PerSecond(r) => Some(r),
-                FileRate::PercentOfMax { percent, of_phase } => {
-                    // In a cluster the measured rate is every rank's together; each rank takes its share.
-                    let max = measured.get(of_phase).copied().flatten().map_or(0.0, |m| m.requested_per_sec);
-                    let ranks = cluster.map_or(1.0, |c| f64::from(c.size()));
-                    Some(max.max(1.0) * percent / 100.0 / ranks)
-                }
-            };
             let inputs = runner::Inputs {
                 index,
                 phase,
                 fileset: fs,
                 states: slots.iter().map(|&s| &trees.states[s]).collect(),
-                rate,
+                rate: operation_rate(fs.rate, measured, cluster),
                 interval,
                 interrupted: flag.clone(),
                 sync: cluster.map(|cluster| PhaseSync { cluster, phase: index, step: 0, stonewall: true }),
             };
             runner::run_workloads(inputs, observer)
+        }
+    }
+}
+
+/// Locks and prepares each tree of the phase in turn, until one fails: the trees' slots in `trees`, what the
+/// format step did, and why it stopped, if it did.
+fn format_trees(
+    (index, phase, fs): (usize, &PhasePlan, &FileSetPlan),
+    trees: &mut Trees,
+    flag: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    interrupt: &Interrupt,
+    observer: &mut dyn RunObserver,
+) -> (Vec<usize>, FormatReport, Option<StopReason>) {
+    let mut report = FormatReport::default();
+    let mut slots = Vec::new();
+    let mut problem: Option<StopReason> = None;
+    for tree_plan in &fs.trees {
+        if problem.is_some() {
+            continue;
+        }
+        // Locked before the run knows the tree at all: a tree another run holds is never cleaned up by this one.
+        if let Err(e) = trees.lock(tree_plan, flag) {
+            problem = Some(if interrupt.is_set() { StopReason::Interrupted } else { StopReason::Failed(e) });
+            continue;
+        }
+        let slot = trees.slot(tree_plan);
+        slots.push(slot);
+        let state = &mut trees.states[slot];
+        let progress = &mut |done, total| observer.prefill(index, done, total);
+        let was_direct = state.direct;
+        let result = prepare(tree_plan, state, fs.format, phase.engine, flag, &mut report, progress);
+        if was_direct && !trees.states[slot].direct {
+            observer.notice(&format!(
+                "{} does not support direct I/O (O_DIRECT): the file-set tree uses buffered I/O",
+                tree_plan.anchor.display()
+            ));
+        }
+        match result {
+            Ok(()) => {}
+            Err(FormatError::Interrupted) => problem = Some(StopReason::Interrupted),
+            Err(e) => problem = Some(StopReason::Failed(e.to_string())),
+        }
+    }
+    (slots, report, problem)
+}
+
+/// The phase's operations per second (`None`: as fast as it goes). A percentage of an earlier maximum is of
+/// the rate every rank of a cluster measured together; each rank takes its share.
+fn operation_rate(rate: FileRate, measured: &[Option<Measured>], cluster: Option<&Cluster>) -> Option<f64> {
+    match rate {
+        FileRate::Max => None,
+        FileRate::PerSecond(r) => Some(r),
+        FileRate::PercentOfMax { percent, of_phase } => {
+            let max = measured.get(of_phase).copied().flatten().map_or(0.0, |m| m.requested_per_sec);
+            let ranks = cluster.map_or(1.0, |c| f64::from(c.size()));
+            Some(max.max(1.0) * percent / 100.0 / ranks)
         }
     }
 }
@@ -217,22 +243,6 @@ fn prepare(
     report: &mut FormatReport,
     progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> Result<(), FormatError> {
-    let fresh = |state: &mut TreeState, report: &mut FormatReport| -> Result<(), FormatError> {
-        if tree::exists(&plan.root)? {
-            report.removed += 1;
-        }
-        tree::remove(&plan.root)?;
-        let formatted = state.formatted;
-        *state = TreeState::empty(plan);
-        state.formatted = formatted;
-        Ok(())
-    };
-    let add = |report: &mut FormatReport, stats: FormatStats| {
-        report.files += stats.files;
-        report.dirs += stats.dirs;
-        report.bytes += stats.bytes;
-        report.took += stats.took;
-    };
     match mode {
         FormatMode::Yes | FormatMode::Only | FormatMode::Directories | FormatMode::Empty => {
             let layout = match mode {
@@ -240,21 +250,21 @@ fn prepare(
                 FormatMode::Empty => Layout::Root,
                 _ => Layout::All,
             };
-            fresh(state, report)?;
-            add(report, format(plan, state, layout, false, engine, stop, progress)?);
+            fresh(plan, state, report)?;
+            report.add(format(plan, state, layout, false, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Once if !state.formatted => {
-            fresh(state, report)?;
-            add(report, format(plan, state, Layout::All, false, engine, stop, progress)?);
+            fresh(plan, state, report)?;
+            report.add(format(plan, state, Layout::All, false, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Restart => {
-            add(report, format(plan, state, Layout::All, true, engine, stop, progress)?);
+            report.add(format(plan, state, Layout::All, true, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Clean => {
-            fresh(state, report)?;
+            fresh(plan, state, report)?;
             state.formatted = true;
         }
         FormatMode::No | FormatMode::Once => {
@@ -269,5 +279,17 @@ fn prepare(
             }
         }
     }
+    Ok(())
+}
+
+/// Removes the tree (counted if it was there), keeping only whether the run formatted it before.
+fn fresh(plan: &TreePlan, state: &mut TreeState, report: &mut FormatReport) -> Result<(), FormatError> {
+    if tree::exists(&plan.root)? {
+        report.removed += 1;
+    }
+    tree::remove(&plan.root)?;
+    let formatted = state.formatted;
+    *state = TreeState::empty(plan);
+    state.formatted = formatted;
     Ok(())
 }

@@ -17,7 +17,7 @@ use crate::run::pattern::fill_random;
 use crate::run::phase::{PhaseRun, Ran, SeriesStart, run_workers};
 use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::run::{PhaseOutcome, RunObserver};
-use crate::streams::{IngestOutcome, MediaFile, MediaKey, StepOutcome, ViewerPlan, Viewers};
+use crate::streams::{IngestOutcome, MediaFile, MediaKey, StepOutcome, StreamStats, ViewerPlan, Viewers};
 use crate::workload::Rng;
 
 /// What every step of a phase shares.
@@ -54,12 +54,7 @@ pub fn run_step(
     // Every rank lays out the same viewers and runs its own share of them; one process runs them all.
     let (rank, ranks) = inputs.cluster.map_or((0, 1), |c| (c.rank(), c.size()));
     let mine = viewers_of(rank, ranks, viewers.len());
-    let ingest_paths: Vec<PathBuf> = match &plan.ingest {
-        Some(ingest) if rank == 0 => {
-            (0..ingest.writers).map(|w| ingest.dir.join(format!("ingest-{step}-{w}.bin"))).collect()
-        }
-        _ => Vec::new(),
-    };
+    let ingest_paths = ingest_paths(plan, rank, step);
     let workers = plan.workers.clamp(1, (mine.len() as u32).max(1)) as usize;
     let mut setups: Vec<SetUp<'_>> = Vec::new();
     for w in 0..workers {
@@ -94,25 +89,35 @@ pub fn run_step(
         // Ingest files live only for their step; a file never created is not an error.
         let _ = std::fs::remove_file(path);
     }
-    let mut streams = vec![Default::default(); viewers.len()];
-    for schedule in schedules.into_iter().flatten() {
-        if let AnySchedule::Viewers(s) = schedule {
-            s.viewers.stats().for_each(|(global, stats)| streams[global] = stats.clone());
-        }
-    }
-    let measured = step_outcome(inputs, count, &outcome, streams);
+    let measured = step_outcome(inputs, count, &outcome, viewer_stats(schedules, viewers.len()));
     match inputs.cluster {
         Some(cluster) => (outcome, merge_step(cluster, inputs.index, step, measured)),
         None => (outcome, measured),
     }
 }
 
-fn step_outcome(
-    inputs: &StepInputs<'_>,
-    count: u32,
-    outcome: &PhaseOutcome,
-    streams: Vec<crate::streams::StreamStats>,
-) -> StepOutcome {
+/// The ingest writers' files of this step (rank 0 runs the writers of a multi-host run).
+fn ingest_paths(plan: &StreamsPlan, rank: u32, step: u32) -> Vec<PathBuf> {
+    match &plan.ingest {
+        Some(ingest) if rank == 0 => {
+            (0..ingest.writers).map(|w| ingest.dir.join(format!("ingest-{step}-{w}.bin"))).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Each of the step's `count` viewers' figures, by global viewer number, from the schedules that ran them.
+fn viewer_stats(schedules: Vec<Option<AnySchedule<'_>>>, count: usize) -> Vec<StreamStats> {
+    let mut streams = vec![Default::default(); count];
+    for schedule in schedules.into_iter().flatten() {
+        if let AnySchedule::Viewers(s) = schedule {
+            s.viewers.stats().for_each(|(global, stats)| streams[global] = stats.clone());
+        }
+    }
+    streams
+}
+
+fn step_outcome(inputs: &StepInputs<'_>, count: u32, outcome: &PhaseOutcome, streams: Vec<StreamStats>) -> StepOutcome {
     let reads = outcome.totals.stats(OpClass::Read);
     let writes = outcome.totals.stats(OpClass::Write);
     let first =

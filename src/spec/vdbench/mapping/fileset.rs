@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::super::expand;
 use super::fileset_loops::apply;
-use super::timing::{Rate, Timing, curve, rated, rd_rate};
+use super::timing::{Rate, RatedPhase, Timing, curve, rated, rd_rate};
 use super::words::*;
 use super::*;
 use crate::spec::fileset::{
@@ -15,40 +15,23 @@ use crate::spec::fileset::{
 use crate::units::Bytes;
 impl<'a> Mapper<'a> {
     pub(super) fn tree(&mut self, fsd: &Record) -> Result<FileTreeSpec, VdbError> {
-        for (k, why) in [
-            ("journal", "journaling (journal=)"),
-            ("host", "hosts on an fsd (vdbench refuses it too; put host= on the fwd)"),
-            ("wss", "working sets (workingsetsize=)"),
-            ("cleanup", "cleanup= (obsolete in vdbench too)"),
-            ("log", "read/write logs (log=)"),
-            ("count", "repeated fsds (count=)"),
-        ] {
-            unsupported(fsd, k, why)?;
-        }
+        unsupported_all(
+            fsd,
+            &[
+                ("journal", "journaling (journal=)"),
+                ("host", "hosts on an fsd (vdbench refuses it too; put host= on the fwd)"),
+                ("wss", "working sets (workingsetsize=)"),
+                ("cleanup", "cleanup= (obsolete in vdbench too)"),
+                ("log", "read/write logs (log=)"),
+                ("count", "repeated fsds (count=)"),
+            ],
+        )?;
         if let Some((w, p)) = words(fsd, "shared")?
             && w.iter().any(|w| w.to_ascii_lowercase().starts_with('y'))
         {
             return Err(fail(fsd, p, "fsds shared between hosts (shared=yes) are not supported yet".into()));
         }
-        let anchor = fsd.get("anchor").ok_or_else(|| {
-            VdbError::at(&fsd.at, format!("{}: anchor= is missing: name the directory the files go in", fsd.label()))
-        })?;
-        let written = crate::spec::vdbench::lexer::unprotect(&anchor.value);
-        let dir = match self.map_path(&written) {
-            Some(dir) => dir,
-            None if Path::new(&written).is_absolute() && Path::new(&written).is_dir() => PathBuf::from(&written),
-            None => {
-                let name = written.split(['\\', '/']).next().filter(|n| !n.is_empty()).unwrap_or(&written);
-                return Err(fail(
-                    fsd,
-                    anchor,
-                    format!(
-                        "anchor '{written}' is not a directory on this machine: map it with --anchor {name}=DIR \
-                         (e.g. --anchor {name}=/srv/pool)"
-                    ),
-                ));
-            }
-        };
+        let dir = self.anchor_dir(fsd)?;
         if self.target.is_none() {
             self.target = Some(dir.clone());
         }
@@ -59,14 +42,7 @@ impl<'a> Mapper<'a> {
             None => FileSizeSpec::Fixed(Bytes::kib(4)),
             Some((items, p)) => file_sizes(&items).map_err(|m| fail(fsd, p, m))?,
         };
-        let placement = match words(fsd, "distribution")? {
-            None => None,
-            Some((w, p)) => Some(match w.first().map(|w| w.to_ascii_lowercase()).as_deref() {
-                Some("bottom") if w.len() == 1 => FilePlacement::Bottom,
-                Some("all") if w.len() == 1 => FilePlacement::All,
-                _ => return Err(fail(fsd, p, "expected bottom or all".into())),
-            }),
-        };
+        let placement = placement(fsd)?;
         let total_size = match items(fsd, "totalsize", Units::Size)? {
             None => None,
             Some((items, p)) => match items.as_slice() {
@@ -89,17 +65,41 @@ impl<'a> Mapper<'a> {
         })
     }
 
+    /// The fsd's anchor on this machine: mapped with --anchor, or an absolute path that is a directory here.
+    fn anchor_dir(&mut self, fsd: &Record) -> Result<PathBuf, VdbError> {
+        let anchor = fsd.get("anchor").ok_or_else(|| {
+            VdbError::at(&fsd.at, format!("{}: anchor= is missing: name the directory the files go in", fsd.label()))
+        })?;
+        let written = crate::spec::vdbench::lexer::unprotect(&anchor.value);
+        match self.map_path(&written) {
+            Some(dir) => Ok(dir),
+            None if Path::new(&written).is_absolute() && Path::new(&written).is_dir() => Ok(PathBuf::from(&written)),
+            None => {
+                let name = written.split(['\\', '/']).next().filter(|n| !n.is_empty()).unwrap_or(&written);
+                Err(fail(
+                    fsd,
+                    anchor,
+                    format!(
+                        "anchor '{written}' is not a directory on this machine: map it with --anchor {name}=DIR \
+                         (e.g. --anchor {name}=/srv/pool)"
+                    ),
+                ))
+            }
+        }
+    }
+
     pub(super) fn workload(
         &mut self,
         fwd: &Record,
         trees: &mut Vec<FileTreeSpec>,
     ) -> Result<Vec<FileWorkloadSpec>, VdbError> {
-        for (k, why) in [
-            ("stopafter", "stopping a file after some operations (stopafter=)"),
-            ("target", "copy/move targets (target=)"),
-        ] {
-            unsupported(fwd, k, why)?;
-        }
+        unsupported_all(
+            fwd,
+            &[
+                ("stopafter", "stopping a file after some operations (stopafter=)"),
+                ("target", "copy/move targets (target=)"),
+            ],
+        )?;
         let hosts = self.hosts.of(fwd)?.len() as u32;
         let fsds = self.named(fwd, "fsd", Kind::Fsd)?;
         let mut flags = OpenFlags::default();
@@ -113,13 +113,7 @@ impl<'a> Mapper<'a> {
                 trees.iter_mut().filter(|t| t.name == fsd.name).for_each(|t| t.direct = Some(true));
             }
         }
-        let operation = match words(fwd, "operation")? {
-            None => None,
-            Some((w, p)) => match w.as_slice() {
-                [one] => Some(one.parse::<FileOp>().map_err(|e| fail(fwd, p, e.to_string()))?),
-                _ => return Err(fail(fwd, p, "an fwd takes one operation; use one fwd per operation".into())),
-            },
-        };
+        let operation = operation(fwd)?;
         let xfersize = match items(fwd, "xfersize", Units::Size)? {
             None => None,
             Some((items, p)) => Some(xfersize(&items, false).map_err(|m| fail(fwd, p, m))?.0),
@@ -133,12 +127,8 @@ impl<'a> Mapper<'a> {
             None => None,
             Some((w, p)) => Some(file_io(&w).map_err(|m| fail(fwd, p, m))?),
         };
-        let threads = whole(fwd, "threads", "a number of threads")?;
-        if threads.is_some_and(|t| t == 0 || t > 4096) {
-            let p = fwd.get("threads").expect("just read");
-            return Err(fail(fwd, p, "expected a thread count from 1 to 4096".into()));
-        }
-        let skew = one_number(fwd, "skew", Units::Size, "a percentage")?.filter(|s| *s != 0.0);
+        let (threads, skew) =
+            (threads(fwd)?, one_number(fwd, "skew", Units::Size, "a percentage")?.filter(|s| *s != 0.0));
         let one = FileWorkloadSpec {
             name: Some(fwd.name.clone()),
             tree: None,
@@ -147,7 +137,7 @@ impl<'a> Mapper<'a> {
             xfersize,
             fileselect: Some(fileselect),
             fileio,
-            threads: threads.map(|t| t as u32),
+            threads,
             skew,
             dirs: None,
         };
@@ -155,27 +145,7 @@ impl<'a> Mapper<'a> {
     }
 
     pub(super) fn fileset_phases(&mut self, rd: &Record, timing: Timing) -> Result<Vec<PhaseSpec>, VdbError> {
-        Self::refuse_keywords(rd, &["wd", "sd", "iorate"], "this is a raw-I/O keyword, but this rd runs fwds")?;
-        for (k, why) in [
-            ("fsd", "choosing fsds per rd (rd fsd=)"),
-            ("maxdata", "stopping after an amount of data (maxdata=) in file-system runs"),
-            ("maxdataread", "maxdataread="),
-            ("maxdatawritten", "maxdatawritten="),
-            ("operations", "overriding the fwds' operations (rd operations=); use foroperations="),
-            ("distribution", "arrival distributions in file-system runs"),
-            ("replay", "replay="),
-            ("startcmd", "running commands (startcmd=)"),
-            ("endcmd", "running commands (endcmd=)"),
-            ("mount", "mounting (mount=)"),
-        ] {
-            unsupported(rd, k, why)?;
-        }
-        if let Some(format) = self.model.of(Kind::Fwd).find(|f| f.name == "format") {
-            return Err(VdbError::at(
-                &format.at,
-                "fwd=format (settings for the format step) is not supported yet".into(),
-            ));
-        }
+        self.refuse_in_fileset_rd(rd)?;
         let fwds = self.named(rd, "fwd", Kind::Fwd)?;
         let mut trees = Vec::new();
         let mut workloads = Vec::new();
@@ -204,29 +174,85 @@ impl<'a> Mapper<'a> {
             apply(&loops, &combination, rd, (&mut trees, &mut workloads), &mut rate)?;
             let name = expand::phase_name(rd, &loops, &combination, true);
             let rate = rate.expect("a single rate or a rate loop, checked by rd_rate");
-            for point in rated(name, rate, &points, "fwdrate") {
-                let rate = match (point.rate, point.percent) {
-                    (_, Some(pct)) => OpRateSpec::PercentOfMax(pct),
-                    (Some(Rate::PerSecond(v)), None) => OpRateSpec::PerSecond(v),
-                    _ => OpRateSpec::Max,
-                };
-                phases.push(PhaseSpec {
-                    name: Some(point.name),
-                    runtime: Some(timing.runtime),
-                    ramp: Some(timing.ramp),
-                    curve_stop_latency: point.stop,
-                    fileset: Some(Box::new(FileSetPhaseSpec {
-                        trees: trees.clone(),
-                        workloads: workloads.clone(),
-                        rate: Some(rate),
-                        format: Some(format),
-                    })),
-                    ..PhaseSpec::default()
-                });
-            }
+            let fileset = FileSetPhaseSpec { trees, workloads, rate: None, format: Some(format) };
+            let rated = rated(name, rate, &points, "fwdrate");
+            phases.extend(rated.into_iter().map(|point| point_phase(point, &fileset, timing)));
         }
         Ok(phases)
     }
+
+    /// What an rd that runs fwds cannot take: raw-I/O keywords, and what streamcap does not do yet.
+    fn refuse_in_fileset_rd(&self, rd: &Record) -> Result<(), VdbError> {
+        Self::refuse_keywords(rd, &["wd", "sd", "iorate"], "this is a raw-I/O keyword, but this rd runs fwds")?;
+        unsupported_all(
+            rd,
+            &[
+                ("fsd", "choosing fsds per rd (rd fsd=)"),
+                ("maxdata", "stopping after an amount of data (maxdata=) in file-system runs"),
+                ("maxdataread", "maxdataread="),
+                ("maxdatawritten", "maxdatawritten="),
+                ("operations", "overriding the fwds' operations (rd operations=); use foroperations="),
+                ("distribution", "arrival distributions in file-system runs"),
+                ("replay", "replay="),
+                ("startcmd", "running commands (startcmd=)"),
+                ("endcmd", "running commands (endcmd=)"),
+                ("mount", "mounting (mount=)"),
+            ],
+        )?;
+        if let Some(format) = self.model.of(Kind::Fwd).find(|f| f.name == "format") {
+            return Err(VdbError::at(
+                &format.at,
+                "fwd=format (settings for the format step) is not supported yet".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One point of an rd's curve (or its one rate) as a file-set phase.
+fn point_phase(point: RatedPhase, fileset: &FileSetPhaseSpec, timing: Timing) -> PhaseSpec {
+    let rate = match (point.rate, point.percent) {
+        (_, Some(pct)) => OpRateSpec::PercentOfMax(pct),
+        (Some(Rate::PerSecond(v)), None) => OpRateSpec::PerSecond(v),
+        _ => OpRateSpec::Max,
+    };
+    PhaseSpec {
+        name: Some(point.name),
+        runtime: Some(timing.runtime),
+        ramp: Some(timing.ramp),
+        curve_stop_latency: point.stop,
+        fileset: Some(Box::new(FileSetPhaseSpec { rate: Some(rate), ..fileset.clone() })),
+        ..PhaseSpec::default()
+    }
+}
+
+/// An fsd's distribution= (where the files go: the bottom directories, or all).
+fn placement(fsd: &Record) -> Result<Option<FilePlacement>, VdbError> {
+    let Some((w, p)) = words(fsd, "distribution")? else { return Ok(None) };
+    match w.first().map(|w| w.to_ascii_lowercase()).as_deref() {
+        Some("bottom") if w.len() == 1 => Ok(Some(FilePlacement::Bottom)),
+        Some("all") if w.len() == 1 => Ok(Some(FilePlacement::All)),
+        _ => Err(fail(fsd, p, "expected bottom or all".into())),
+    }
+}
+
+/// An fwd's one operation=.
+fn operation(fwd: &Record) -> Result<Option<FileOp>, VdbError> {
+    let Some((w, p)) = words(fwd, "operation")? else { return Ok(None) };
+    match w.as_slice() {
+        [one] => Ok(Some(one.parse::<FileOp>().map_err(|e| fail(fwd, p, e.to_string()))?)),
+        _ => Err(fail(fwd, p, "an fwd takes one operation; use one fwd per operation".into())),
+    }
+}
+
+/// An fwd's threads=, 1 to 4096.
+fn threads(fwd: &Record) -> Result<Option<u32>, VdbError> {
+    let threads = whole(fwd, "threads", "a number of threads")?;
+    if threads.is_some_and(|t| t == 0 || t > 4096) {
+        let p = fwd.get("threads").expect("just read");
+        return Err(fail(fwd, p, "expected a thread count from 1 to 4096".into()));
+    }
+    Ok(threads.map(|t| t as u32))
 }
 
 /// An fwd on each of its fsds and hosts, as vdbench runs it: each host runs the fwd with its own threads, and
