@@ -27,6 +27,11 @@ use crate::plan::TargetPlan;
 /// The file in every work directory that says who made it (and, with `--keep`, that it is to be kept).
 pub(super) const MARKER: &str = ".streamcap-run";
 pub(super) const KEPT_LINE: &str = "kept";
+/// The prefix libfuse's high-level API gives a removed file that is still open (see `remove_dir_after_fuse_releases`).
+const FUSE_HIDDEN: &str = ".fuse_hidden";
+/// How long the removal waits for FUSE to let go of hidden removed files: its releases come after close(), and a
+/// busy machine delays them.
+const FUSE_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub struct WorkDir {
     dir: PathBuf,
@@ -173,7 +178,8 @@ impl WorkDir {
         }
         // The marker is closed (both copies, and with them the lock) before it is removed: a FUSE filesystem
         // such as sshfs renames a removed file that is still open to `.fuse_hidden…` until it is closed, and the
-        // directory would not be empty. Only the marker is left by now, so a run that takes the directory for
+        // directory would not be empty (FUSE's release of a closed file can still come late: see
+        // `remove_dir_after_fuse_releases`). Only the marker is left by now, so a run that takes the directory for
         // abandoned in between removes nothing but what this one is about to.
         let dir = self.base.open_dir(&self.name).map_err(io::Error::other)?;
         self.marker = None;
@@ -182,16 +188,46 @@ impl WorkDir {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
-        match self.base.remove_dir(&self.name) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
+        drop(dir);
+        self.remove_dir_after_fuse_releases()?;
         if let Some(parent) = self.dir.parent() {
             // Only succeeds when empty, which is exactly when it should go.
             let _ = fs::remove_dir(parent);
         }
         self.removed = true;
         Ok(())
+    }
+}
+
+impl WorkDir {
+    /// Removes the (by now empty) work directory. On a FUSE filesystem served by libfuse's high-level API (sshfs),
+    /// a file unlinked while the daemon still counts it open is renamed to `.fuse_hidden…` instead, and the kernel
+    /// sends the RELEASE of a closed file asynchronously, after close() has returned: even a file closed before it
+    /// was unlinked can be hidden for a moment, and rmdir then fails with ENOTEMPTY. libfuse unlinks the hidden
+    /// file itself once the release arrives, so while every entry left is a `.fuse_hidden…` name, rmdir is tried
+    /// again for a bounded time. Those files are not deleted here: their names do not say which file they were
+    /// (streamcap never unlinks a file it cannot prove it created), and libfuse removes them anyway.
+    fn remove_dir_after_fuse_releases(&self) -> io::Result<()> {
+        let deadline = std::time::Instant::now() + FUSE_RELEASE_WAIT;
+        loop {
+            match self.base.remove_dir(&self.name) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e)
+                    if e.raw_os_error() == Some(libc::ENOTEMPTY)
+                        && std::time::Instant::now() < deadline
+                        && self.only_fuse_hidden_left() =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Whether the work directory holds nothing but FUSE's hidden removed files (and at least one).
+    fn only_fuse_hidden_left(&self) -> bool {
+        let names = self.base.open_dir(&self.name).ok().and_then(|d| d.names().ok());
+        names.is_some_and(|names| !names.is_empty() && names.iter().all(|n| n.starts_with(FUSE_HIDDEN)))
     }
 }
 
@@ -335,6 +371,37 @@ mod tests {
         assert_eq!(fs::metadata(work.path().join("data.1")).unwrap().len(), 1 << 20);
         work.remove().unwrap();
         assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0, "nothing left behind");
+    }
+
+    #[test]
+    fn removal_waits_for_fuse_to_release_its_hidden_files_and_never_deletes_them() {
+        // Regression: over sshfs the run ended with "Directory not empty": libfuse had renamed a just-closed,
+        // unlinked file to `.fuse_hidden…`, since the kernel's RELEASE of it came after close(). A thread stands
+        // in for libfuse here and unlinks its hidden file a moment later.
+        let root = tempfile::tempdir().unwrap();
+        let mut work = WorkDir::create(&target(root.path()), false).unwrap();
+        let hidden = work.path().join(".fuse_hidden0000000300000001");
+        fs::write(&hidden, b"x").unwrap();
+        let libfuse = std::thread::spawn({
+            let hidden = hidden.clone();
+            move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                fs::remove_file(&hidden)
+            }
+        });
+        work.remove().unwrap();
+        libfuse.join().unwrap().expect("the hidden file was still there for libfuse to remove: not deleted by us");
+        assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0, "nothing left behind");
+    }
+
+    #[test]
+    fn a_file_streamcap_did_not_create_keeps_the_directory_at_once() {
+        let root = tempfile::tempdir().unwrap();
+        let mut work = WorkDir::create(&target(root.path()), false).unwrap();
+        fs::write(work.path().join("notes.txt"), b"mine").unwrap();
+        let err = work.remove().unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOTEMPTY), "{err}");
+        assert_eq!(fs::read(work.path().join("notes.txt")).unwrap(), b"mine");
     }
 
     #[test]

@@ -189,7 +189,7 @@ impl Drop for SshfsLink {
         // Whatever still runs in the namespace is ours (sshd's per-connection children): end it by its id.
         if let Ok(out) = Command::new("ip").args(["netns", "pids", &self.namespace]).output() {
             for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
-                let _ = Command::new("kill").arg(pid).status();
+                let _ = Command::new("kill").arg(pid).stderr(std::process::Stdio::null()).status();
             }
         }
         let _ = Command::new("ip").args(["link", "del", &format!("{}a", self.veth)]).status();
