@@ -56,7 +56,9 @@ fn run(args: &[&str]) {
 fn free_subnet() -> (String, String) {
     let used = Command::new("ip").args(["-4", "-o", "addr", "show"]).output().expect("run ip addr").stdout;
     let used = String::from_utf8_lossy(&used).to_string();
-    let first = std::process::id() % 200;
+    // Links made by the tests of one binary, which run at the same time, start their search apart.
+    static LINKS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let first = std::process::id() % 200 + 37 * LINKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let n = (0..200)
         .map(|i| 20 + (first + i) % 200)
         .find(|n| !used.contains(&format!("10.213.{n}.")))
