@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use comfy_table::{CellAlignment, Table};
 
 use super::terminal::STYLE;
-use crate::results::{ClusterPhase, ClusterResult, DoneFigures};
+use crate::results::{ClusterPhase, ClusterResult, ClusterStep, DoneFigures};
 use crate::units::{format_latency_ns, format_mbps, format_rate};
 
 pub fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
@@ -29,6 +29,48 @@ pub fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io
         }
     }
     Ok(())
+}
+
+/// Stream phases across clients: each step's viewers, stalls, issue lag, lateness and CPU per client, then the
+/// verdict of each search (how many clients, and whether a client rather than the storage was the limit).
+pub fn write_client_steps(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
+    if cluster.steps.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "per client, each step:")?;
+    writeln!(out, "{}", client_table(&cluster.steps))?;
+    for (_, verdict) in &cluster.verdicts {
+        writeln!(out, "clients: {verdict}")?;
+    }
+    Ok(())
+}
+
+fn client_table(steps: &[ClusterStep]) -> Table {
+    let mut table = Table::new();
+    table.load_style(STYLE);
+    table.set_header(["streams", "rank", "host", "viewers", "stalled", "errors", "issue lag p99", "late p99", "CPU"]);
+    for step in steps {
+        for (i, client) in step.clients.iter().enumerate() {
+            let count = format!("{}{}", step.count, if step.meets_target { " ✓" } else { " ✗" });
+            table.add_row(vec![
+                if i == 0 { count } else { String::new() },
+                client.rank.to_string(),
+                client.host.clone(),
+                client.viewers.to_string(),
+                client.stalled.to_string(),
+                client.errors.to_string(),
+                format!("{:.1} ms", client.issue_lag_p99_ms),
+                format!("{:.1} ms", client.lateness_p99_ms),
+                format!("{:.0}%", client.cpu_busy_pct),
+            ]);
+        }
+    }
+    for column in 3..=8 {
+        if let Some(c) = table.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
 }
 
 fn rank_table(phases: &[ClusterPhase]) -> Table {
