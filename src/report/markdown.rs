@@ -30,6 +30,9 @@ impl Renderer for Markdown {
         } else {
             phase_table(out, &result.phases)?;
         }
+        if let Some(cluster) = &result.cluster {
+            super::cluster::cluster_markdown(out, cluster)?;
+        }
         notes(out, result)
     }
 }

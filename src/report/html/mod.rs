@@ -114,6 +114,10 @@ impl Renderer for Html {
         let shown = judged.as_ref().unwrap_or(result);
         page_start(out, &format!("streamcap {command} · {}", result.target.path), &subtitle(shown))?;
         summary_sections(out, result)?;
+        if let Some(cluster) = &result.cluster {
+            let body = super::cluster::cluster_html(cluster, tables::table, esc);
+            section(out, "ranks", "Clients (MPI ranks): each rank's share", &body)?;
+        }
         let capacity: Vec<svg::Chart> = searches(result).iter().flat_map(capacity_charts).collect();
         section(out, "capacity", "Stream capacity", &charts_html(&capacity))?;
         if !result.phases.is_empty() {
