@@ -332,3 +332,12 @@ proptest! {
         let _ = parse(&tokens.concat(), &options);
     }
 }
+
+#[test]
+fn an_interval_too_long_to_double_is_refused_not_a_panic() {
+    // Found by the vdbench_job fuzz target: 1.045e19 s fits a Duration, twice it does not.
+    let text = "sd=sd1,lun=/tmp/x,size=1m\nwd=wd1,sd=sd1,xfersize=4k,rdpct=100\n\
+                rd=rd1,wd=wd1,iorate=max,elapsed=10h,interval=000000000000010450267047395852289\n";
+    let message = error(text, &ReadOptions::default());
+    assert!(message.contains("twice the interval"), "{message}");
+}
