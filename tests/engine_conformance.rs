@@ -74,13 +74,14 @@ fn conformance<E: Engine>(engine: &mut E, blocks: u64) {
                 file: 0,
                 offset: block * BLOCK as u64,
                 len: BLOCK as u32,
+                prio: 0,
             });
         }
         for c in run_all(engine, &batch) {
             assert_eq!(c.result, Ok(BLOCK as u32), "write slot {}", c.slot);
         }
     }
-    let fsync = [Request { slot: 0, kind: OpKind::Fsync, file: 0, offset: 0, len: 0 }];
+    let fsync = [Request { slot: 0, kind: OpKind::Fsync, file: 0, offset: 0, len: 0, prio: 0 }];
     assert_eq!(run_all(engine, &fsync)[0].result, Ok(0));
 
     // Read back in reverse order, clearing the buffers first so stale contents cannot pass.
@@ -95,6 +96,7 @@ fn conformance<E: Engine>(engine: &mut E, blocks: u64) {
                 file: 0,
                 offset: block * BLOCK as u64,
                 len: BLOCK as u32,
+                prio: 0,
             });
         }
         for c in run_all(engine, &batch) {
@@ -108,11 +110,12 @@ fn conformance<E: Engine>(engine: &mut E, blocks: u64) {
     }
 
     // O_DIRECT alignment: an offset that is not a multiple of the logical block size must fail, not be faked.
-    let misaligned = [Request { slot: 0, kind: OpKind::Read, file: 0, offset: 100, len: 4096 }];
+    let misaligned = [Request { slot: 0, kind: OpKind::Read, file: 0, offset: 100, len: 4096, prio: 0 }];
     assert_eq!(run_all(engine, &misaligned)[0].result, Err(libc::EINVAL));
 
     // Reading past the end of the file transfers nothing (a short read), and is not an error.
-    let past_end = [Request { slot: 0, kind: OpKind::Read, file: 0, offset: blocks * BLOCK as u64, len: 4096 }];
+    let past_end =
+        [Request { slot: 0, kind: OpKind::Read, file: 0, offset: blocks * BLOCK as u64, len: 4096, prio: 0 }];
     assert_eq!(run_all(engine, &past_end)[0].result, Ok(0));
 }
 
@@ -141,7 +144,7 @@ fn every_engine_reports_a_bad_descriptor_per_request() {
         std::fs::write(&path, vec![0u8; 8192]).unwrap();
         // Opened read-only: a write must come back as EBADF in its completion, not as an engine failure.
         let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&path).unwrap();
-        let write = [Request { slot: 0, kind: OpKind::Write, file: 0, offset: 0, len: 4096 }];
+        let write = [Request { slot: 0, kind: OpKind::Write, file: 0, offset: 0, len: 4096, prio: 0 }];
         let result = match build(kind, vec![file]) {
             AnyEngine::Sync(mut e) => run_all(&mut e, &write)[0].result,
             AnyEngine::IoUring(mut e) => run_all(&mut e, &write)[0].result,
@@ -169,7 +172,7 @@ fn every_engine_reads_a_request_longer_than_its_buffer_through_the_buffer() {
             files: vec![file],
             ..EngineSetup::new(kind, 2, PIECE)
         };
-        let read = [Request { slot: 0, kind: OpKind::Read, file: 0, offset: 0, len: BLOCK as u32 }];
+        let read = [Request { slot: 0, kind: OpKind::Read, file: 0, offset: 0, len: BLOCK as u32, prio: 0 }];
         let (result, last) = match AnyEngine::build(setup).expect("engine builds") {
             AnyEngine::Sync(mut e) => (run_all(&mut e, &read)[0].result, e.buffer_mut(0).to_vec()),
             AnyEngine::IoUring(mut e) => (run_all(&mut e, &read)[0].result, e.buffer_mut(0).to_vec()),
@@ -180,4 +183,21 @@ fn every_engine_reads_a_request_longer_than_its_buffer_through_the_buffer() {
         assert_eq!(last.len(), PIECE, "{kind:?}: the slot's buffer stays small");
         assert!(last == data[BLOCK - PIECE..], "{kind:?}: the buffer holds the last piece");
     }
+}
+
+#[test]
+fn the_io_uring_engine_hands_each_request_s_priority_to_the_kernel() {
+    if !engines_here().contains(&EngineKind::IoUring) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("prio.dat");
+    std::fs::write(&path, vec![0u8; 8192]).unwrap();
+    let AnyEngine::IoUring(mut engine) = build(EngineKind::IoUring, vec![open_direct(&path)]) else { unreachable!() };
+    let read = |prio| [Request { slot: 0, kind: OpKind::Read, file: 0, offset: 0, len: 4096, prio }];
+    // Best effort level 7 and idle are any process's to use; class 7 does not exist, so the kernel refuses it:
+    // the value reached the kernel.
+    assert_eq!(run_all(&mut engine, &read(2 << 13 | 7))[0].result, Ok(4096));
+    assert_eq!(run_all(&mut engine, &read(3 << 13))[0].result, Ok(4096));
+    assert_eq!(run_all(&mut engine, &read(7 << 13))[0].result, Err(libc::EINVAL));
 }

@@ -59,6 +59,9 @@ pub struct Request {
     pub offset: u64,
     /// Bytes to transfer (ignored for `Fsync` and `Fdatasync`).
     pub len: u32,
+    /// The request's own I/O priority as the kernel takes it (class << 13 | level; fio cmdprio); 0: the
+    /// thread's. Only the io_uring engine passes it on (the sqe's ioprio).
+    pub prio: u16,
 }
 
 /// The end of one request: the bytes transferred, or the OS error number.

@@ -98,7 +98,7 @@ mod tests {
     fn faults_hit_only_their_range_and_kind() {
         let fault = NullFault { file: 0, from: 8192, to: 12288, kind: Some(OpKind::Write), errno: libc::EIO };
         let mut engine = NullEngine::new(BufferPool::new(4, 4096).unwrap(), Duration::ZERO, vec![fault]);
-        let req = |slot, kind, offset| Request { slot, kind, file: 0, offset, len: 4096 };
+        let req = |slot, kind, offset| Request { slot, kind, file: 0, offset, len: 4096, prio: 0 };
         let batch = [
             req(0, OpKind::Write, 8192),
             req(1, OpKind::Read, 8192),

@@ -114,19 +114,25 @@ impl UringEngine {
 
     fn entry(&mut self, request: &Request) -> squeue::Entry {
         let ptr = self.buffers.slot_ptr(request.slot);
-        let (len, offset, slot) = (request.len, request.offset, request.slot);
+        let (len, offset, slot, prio) = (request.len, request.offset, request.slot, request.prio);
         let through =
             len as usize > self.buffers.slot_size() && !matches!(request.kind, OpKind::Fsync | OpKind::Fdatasync);
         let (iov, n) = if through { self.pieces_for(slot, len) } else { (std::ptr::null(), 0) };
         macro_rules! build {
             ($fd:expr) => {
                 match (request.kind, self.registered_buffers) {
-                    (OpKind::Read, _) if through => opcode::Readv::new($fd, iov, n).offset(offset).build(),
-                    (OpKind::Write, _) if through => opcode::Writev::new($fd, iov, n).offset(offset).build(),
-                    (OpKind::Read, true) => opcode::ReadFixed::new($fd, ptr, len, slot as u16).offset(offset).build(),
-                    (OpKind::Read, false) => opcode::Read::new($fd, ptr, len).offset(offset).build(),
-                    (OpKind::Write, true) => opcode::WriteFixed::new($fd, ptr, len, slot as u16).offset(offset).build(),
-                    (OpKind::Write, false) => opcode::Write::new($fd, ptr, len).offset(offset).build(),
+                    (OpKind::Read, _) if through => opcode::Readv::new($fd, iov, n).offset(offset).ioprio(prio).build(),
+                    (OpKind::Write, _) if through => {
+                        opcode::Writev::new($fd, iov, n).offset(offset).ioprio(prio).build()
+                    }
+                    (OpKind::Read, true) => {
+                        opcode::ReadFixed::new($fd, ptr, len, slot as u16).offset(offset).ioprio(prio).build()
+                    }
+                    (OpKind::Read, false) => opcode::Read::new($fd, ptr, len).offset(offset).ioprio(prio).build(),
+                    (OpKind::Write, true) => {
+                        opcode::WriteFixed::new($fd, ptr, len, slot as u16).offset(offset).ioprio(prio).build()
+                    }
+                    (OpKind::Write, false) => opcode::Write::new($fd, ptr, len).offset(offset).ioprio(prio).build(),
                     (OpKind::Fsync, _) => opcode::Fsync::new($fd).build().flags(squeue::Flags::IO_DRAIN),
                     (OpKind::Fdatasync, _) => opcode::Fsync::new($fd)
                         .flags(types::FsyncFlags::DATASYNC)

@@ -33,7 +33,8 @@ pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &Chec
 
 /// The phases that measured something: a phase that only built the small-file tree measured no operations, so
 /// its cache flag and its device activity say nothing. The page-cache plateau reads from RAM on purpose, so its
-/// cache flag is dropped too.
+/// cache flag is dropped too; and a cache beneath the OS is said once per device, by the first phase that showed
+/// it (as `streams` says it), not once per phase.
 fn measured(result: &RunResult) -> RunResult {
     let mut measured = result.clone();
     measured.phases.retain(|p| {
@@ -45,6 +46,14 @@ fn measured(result: &RunResult) -> RunResult {
     for phase in &mut measured.phases {
         if plateaus.iter().any(|p| p.kind == PlateauKind::PageCache && p.phase == phase.name) {
             phase.cache_affected = false;
+        }
+    }
+    let mut said: Vec<String> = Vec::new();
+    for device in measured.phases.iter_mut().flat_map(|p| &mut p.devices) {
+        if device.implausible.is_some() && said.contains(&device.activity.name) {
+            device.implausible = None;
+        } else if device.implausible.is_some() {
+            said.push(device.activity.name.clone());
         }
     }
     measured
@@ -196,4 +205,31 @@ fn verdict_table(verdict: &[FormatVerdict]) -> Table {
         }
     }
     table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 10: check says that a cache beneath the OS served a device's figures once per device, as streams
+    /// does, not once for every phase that measured it.
+    #[test]
+    fn the_cache_beneath_line_is_printed_once_per_device() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check-v1.json");
+        let mut result = crate::results::read_result(&path).unwrap();
+        for device in result.phases.iter_mut().flat_map(|p| &mut p.devices) {
+            device.implausible = Some(format!("{} says it is rotational, yet …", device.activity.name));
+        }
+        let check = result.check.clone().unwrap();
+        let mut out = Vec::new();
+        write_check_summary(&mut out, &result, &check).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("cache beneath:")).collect();
+        let flagged = result.phases.iter().filter(|p| !p.devices.is_empty()).count();
+        let devices: std::collections::HashSet<&str> =
+            result.phases.iter().flat_map(|p| &p.devices).map(|d| d.activity.name.as_str()).collect();
+        assert!(flagged > devices.len(), "the fixture flags one device in several phases");
+        assert_eq!(lines.len(), devices.len(), "{text}");
+        assert!(lines[0].contains(": vda says it is rotational"), "{lines:?}");
+    }
 }

@@ -21,6 +21,12 @@ pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
             writeln!(out, "target     {kind} on {} ({}), mounted at {at}", fs.fs_type, fs.source)?;
             let free = if fs.total.0 > 0 { format!("{} of {}", fs.free, fs.total) } else { "unknown".into() };
             writeln!(out, "free       {free} (what a program that is not root can still write)")?;
+            if fs.is_network() {
+                writeln!(
+                    out,
+                    "network    yes: every read and write crosses the network, so the link caps every figure"
+                )?;
+            }
         }
         None => writeln!(out, "target     {kind}")?,
     }

@@ -50,12 +50,14 @@ pub struct Io {
     pub tag: u32,
     /// Not part of the work's amount (a verification read-back): not counted against the I/O budget.
     pub extra: bool,
+    /// Its own I/O priority (fio cmdprio; see `engine::Request::prio`); 0: the worker thread's.
+    pub prio: u16,
 }
 
 impl Io {
     /// A read or write of the work itself.
     pub const fn transfer(kind: OpKind, file: u32, offset: u64, len: u32, due: Option<Duration>) -> Io {
-        Io { kind, file, offset, len, due, tag: 0, extra: false }
+        Io { kind, file, offset, len, due, tag: 0, extra: false, prio: 0 }
     }
 }
 
@@ -381,7 +383,7 @@ impl Core {
         self.free.pop();
         let measured = !self.in_ramp;
         self.table[slot as usize] = InFlight { io, taken: now, submitted: now, measured };
-        self.batch.push(Request { slot, kind: io.kind, file: io.file, offset: io.offset, len: io.len });
+        self.batch.push(Request { slot, kind: io.kind, file: io.file, offset: io.offset, len: io.len, prio: io.prio });
         if measured && !io.extra && matches!(io.kind, OpKind::Read | OpKind::Write) {
             self.issued += u64::from(io.len);
             self.issued_ops += 1;

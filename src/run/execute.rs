@@ -9,18 +9,18 @@
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use super::cluster::{self, Cluster, Key, PhaseSync, Ready};
 use super::curves::{Measured, covers_whole_files, curve_stopped, with_curve_rate};
 use super::fileset::{Trees, run_fileset_phase};
+use super::flow::Flows;
 use super::layout::{self, LayoutError};
 use super::phase::{PhaseRun, SeriesStart, run_workers};
 use super::raw::{RawInputs, Verification};
+use super::stage::{self, StageEnd};
 use super::streams::{StreamInputs, run_stream_phase};
 use super::{
-    Interrupt, IntervalReport, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale,
-    verify_pass,
+    Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale, verify_pass,
 };
 use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, TargetKind, defaults};
 use crate::streams::RawRates;
@@ -131,6 +131,8 @@ struct Executor<'p> {
     cluster: Option<&'p Cluster>,
     /// In a cluster: a phase ended early, and this rank says so at the next stage's agreement.
     stopping: bool,
+    /// fio's flows: the phases of one flow id share its counters.
+    flows: Flows,
 }
 
 impl<'p> Executor<'p> {
@@ -177,6 +179,7 @@ impl<'p> Executor<'p> {
             keep,
             cluster: None,
             stopping: false,
+            flows: Flows::default(),
         })
     }
 
@@ -216,8 +219,12 @@ impl<'p> Executor<'p> {
     fn raw_stage(&mut self, start: usize, end: usize, observer: &mut dyn RunObserver) -> Result<Flow, RunError> {
         let prepared = self.prepare_raw(start, end, observer);
         let Some(prepared) = self.gate(start, prepared)? else { return Ok(Flow::Halt) };
-        let outcomes = self.run_raw(&prepared, observer);
+        let StageEnd { outcomes, ends_run } = self.run_raw(&prepared, observer);
         let mut flow = Flow::Go;
+        if ends_run && end < self.plan.phases.len() {
+            observer.notice("a job with exitall and exit_what=all finished: the jobs after it do not run");
+            flow = Flow::Stop;
+        }
         for ((index, phase, _), outcome) in prepared.iter().zip(outcomes) {
             if covers_whole_files(phase, &outcome, &self.plan.target.files) {
                 phase.files.iter().for_each(|&i| self.filled[i as usize] = true);
@@ -257,50 +264,43 @@ impl<'p> Executor<'p> {
         Ok(Some(prepared))
     }
 
-    /// Runs prepared raw phases: one directly, several at once each under its own coordinator.
-    fn run_raw(
-        &self,
-        prepared: &[(usize, Cow<'p, PhasePlan>, bool)],
-        observer: &mut dyn RunObserver,
-    ) -> Vec<PhaseOutcome> {
-        let run_one = |(index, phase, direct): &(usize, Cow<'_, PhasePlan>, bool), observer: &mut dyn RunObserver| {
+    /// Runs prepared raw phases: one directly, several at once each under its own coordinator
+    /// (`stage::run_together`, with fio's exitall between them).
+    fn run_raw(&self, prepared: &[(usize, Cow<'p, PhasePlan>, bool)], observer: &mut dyn RunObserver) -> StageEnd {
+        type Prepared<'a> = (usize, &'a PhasePlan, bool);
+        let run_one = |&(index, phase, direct): &Prepared<'_>, flag, observer: &mut dyn RunObserver| {
             let inputs = RawInputs {
                 files: &self.paths,
-                direct: *direct,
+                direct,
                 writable: self.plan.target.writes_allowed,
                 verification: Verification {
                     verifier: self.verifier.as_ref(),
                     backlog: self.plan.verify.and_then(|v| v.backlog),
                 },
+                flows: &self.flows,
             };
             let run = PhaseRun {
-                index: *index,
+                index,
                 interval: self.plan.interval,
                 ramp: phase.ramp,
                 floor: phase.rate_floor,
-                direct: *direct,
-                interrupted: self.interrupt.flag(),
+                direct,
+                interrupted: flag,
                 series: SeriesStart::default(),
                 setups: raw::setups(phase, &inputs),
-                sync: self.cluster.map(|cluster| PhaseSync { cluster, phase: *index, step: 0, stonewall: true }),
+                sync: self.cluster.map(|cluster| PhaseSync { cluster, phase: index, step: 0, stonewall: true }),
                 per_worker: phase.per_worker_results,
             };
             run_workers(run, observer).outcome
         };
-        if prepared.len() == 1 {
-            return vec![run_one(&prepared[0], observer)];
+        let phases: Vec<(&PhasePlan, Prepared<'_>)> =
+            prepared.iter().map(|(i, p, d)| (p.as_ref(), (*i, p.as_ref(), *d))).collect();
+        if let [(phase, one)] = phases.as_slice() {
+            let outcome = run_one(one, self.interrupt.flag(), observer);
+            let ends_run = stage::ends_run_alone(phase, &outcome);
+            return StageEnd { outcomes: vec![outcome], ends_run };
         }
-        let shared = Mutex::new(observer);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = prepared
-                .iter()
-                .map(|p| {
-                    let (shared, run_one) = (&shared, &run_one);
-                    scope.spawn(move || run_one(p, &mut SharedObserver(shared)))
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a phase coordinator panicked"))).collect()
-        })
+        stage::run_together(&phases, self.interrupt.flag(), &run_one, observer)
     }
 
     fn streams(&mut self, index: usize, observer: &mut dyn RunObserver) -> Result<Flow, RunError> {
@@ -451,37 +451,6 @@ fn read_extents(phase: &PhasePlan, used: &[&FilePlan]) -> Vec<FilePlan> {
             FilePlan { size: crate::units::Bytes(end.min(file.size.0)), ..(*file).clone() }
         })
         .collect()
-}
-
-/// Forwards a concurrent phase's reports to the run's observer, one at a time.
-struct SharedObserver<'a, 'b, 'c>(&'a Mutex<&'b mut (dyn RunObserver + 'c)>);
-
-impl RunObserver for SharedObserver<'_, '_, '_> {
-    fn notice(&mut self, text: &str) {
-        self.lock().notice(text);
-    }
-    fn prefill(&mut self, phase: usize, done: u64, total: u64) {
-        self.lock().prefill(phase, done, total);
-    }
-    fn phase_started(&mut self, index: usize, phase: &PhasePlan) {
-        self.lock().phase_started(index, phase);
-    }
-    fn measuring(&mut self, index: usize) {
-        self.lock().measuring(index);
-    }
-    fn interval(&mut self, report: &IntervalReport<'_>) {
-        self.lock().interval(report);
-    }
-    fn phase_finished(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
-        self.lock().phase_finished(index, phase, outcome);
-    }
-}
-
-impl<'b, 'c> SharedObserver<'_, 'b, 'c> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, &'b mut (dyn RunObserver + 'c)> {
-        // A panic while reporting leaves the observer usable: it holds no invariant across calls.
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
 }
 
 fn hold_exclusively(device: &std::path::Path) -> Result<File, RunError> {

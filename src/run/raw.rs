@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::core::{Ctx, Io, Next, Schedule};
+use super::flow::{FlowMember, Flows};
 use super::open::{Create, OpenFor, open_data_file};
 use super::pacer::Pacer;
 use super::pattern::{fill_random, stamp};
+use super::priority::PrioPicker;
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineSetup, OpKind};
 use crate::plan::{Pacing, PhasePlan, Thinktime, WorkerPlan};
@@ -48,6 +50,10 @@ pub struct RawSchedule<'a> {
     pause_until: Option<Duration>,
     /// fio's invalidate at each pass (buffered phases): see [`PassInvalidate`].
     pass_invalidate: Option<PassInvalidate>,
+    /// fio flow: this worker's place among the jobs of its flow id.
+    flow: Option<FlowMember>,
+    /// fio cmdprio: which operations carry an I/O priority of their own.
+    prio: Option<PrioPicker>,
 }
 
 /// fio drops a job's files from the page cache when the job starts and again at each pass over them (each
@@ -100,6 +106,8 @@ impl<'a> RawSchedule<'a> {
             pause_until: None,
             pass_invalidate: pass_bytes.filter(|&b| b > 0).map(|every| PassInvalidate { every, issued: 0 }),
             paths,
+            flow: None,
+            prio: None,
         }
     }
 
@@ -192,6 +200,12 @@ impl Schedule for RawSchedule<'_> {
             self.pending = Some((op, Some(d)));
             return Next::At(d);
         }
+        if let Some(flow) = self.flow.as_mut()
+            && flow.ahead()
+        {
+            self.pending = Some((op, due));
+            return Next::At(ctx.now + flow.wait);
+        }
         let kind = match op.dir {
             Direction::Read => OpKind::Read,
             Direction::Write => OpKind::Write,
@@ -199,7 +213,8 @@ impl Schedule for RawSchedule<'_> {
         if self.pass_invalidate.is_some() {
             self.count_pass(op.len);
         }
-        Next::Io(Io::transfer(kind, op.file, op.offset, op.len, due))
+        let prio = self.prio.as_mut().map_or(0, |p| p.pick(kind == OpKind::Write, op.len));
+        Next::Io(Io { prio, ..Io::transfer(kind, op.file, op.offset, op.len, due) })
     }
 
     #[inline]
@@ -263,6 +278,12 @@ impl Schedule for RawSchedule<'_> {
         self.sync_owed.pop().map(|(file, kind)| flush(file, kind))
     }
 
+    fn finish(&mut self, _now: Duration) {
+        if let Some(flow) = self.flow.as_mut() {
+            flow.leave();
+        }
+    }
+
     fn path(&self, file: u32) -> &Path {
         &self.paths[file as usize]
     }
@@ -274,6 +295,8 @@ pub(super) struct RawInputs<'a> {
     pub direct: bool,
     pub writable: bool,
     pub verification: Verification<'a>,
+    /// fio's flows of the run (phases with `fio.flow` join theirs).
+    pub flows: &'a Flows,
 }
 
 /// The set-up of each worker of a raw phase, run on the worker's own thread.
@@ -320,8 +343,11 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
     // Buffered phases drop their files' pages at each pass, as fio does (invalidate=1, its default).
     let pass_bytes = (phase.invalidate && !direct)
         .then(|| worker.workloads().iter().flat_map(|(w, _)| &w.regions).map(|r| r.len).sum());
-    let schedule =
+    let mut schedule =
         RawSchedule::new(phase, (source, iodepth), pacer, (paths, globals), &inputs.verification, pass_bytes);
+    schedule.flow = phase.fio.as_ref().and_then(|f| f.flow).map(|f| inputs.flows.join(&f));
+    schedule.prio =
+        (phase.fio.as_ref().and_then(|f| f.cmdprio.clone())).map(|c| PrioPicker::new(c, worker.workload.seed));
     Ok(Built { engine, schedule: AnySchedule::Raw(schedule), settings })
 }
 

@@ -140,7 +140,7 @@ fn check_piece(verifier: &Verifier, file: u32, offset: u64, data: &[u8]) {
 
 /// Reads `len` bytes at `offset` into the engine's one buffer; a short read is an error (EIO, with words).
 fn read_piece(engine: &mut SyncEngine, offset: u64, len: u32) -> Result<(), (i32, String)> {
-    let request = Request { slot: 0, kind: OpKind::Read, file: 0, offset, len };
+    let request = Request { slot: 0, kind: OpKind::Read, file: 0, offset, len, prio: 0 };
     let mut out: Vec<Completion> = Vec::with_capacity(1);
     let engine_error = |e: crate::engine::EngineError| (libc::EIO, e.to_string());
     engine.submit(&[request]).map_err(engine_error)?;

@@ -27,6 +27,11 @@ use crate::plan::TargetPlan;
 /// The file in every work directory that says who made it (and, with `--keep`, that it is to be kept).
 pub(super) const MARKER: &str = ".streamcap-run";
 pub(super) const KEPT_LINE: &str = "kept";
+/// The prefix libfuse's high-level API gives a removed file that is still open (see `remove_dir_after_fuse_releases`).
+const FUSE_HIDDEN: &str = ".fuse_hidden";
+/// How long the removal waits for FUSE to let go of hidden removed files: its releases come after close(), and a
+/// busy machine delays them.
+const FUSE_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub struct WorkDir {
     dir: PathBuf,
@@ -36,10 +41,11 @@ pub struct WorkDir {
     files: Vec<String>,
     keep: bool,
     removed: bool,
-    /// The marker, open and exclusively locked for the life of the run.
-    marker: std::fs::File,
-    /// The directory's handle, registered: every open of its files goes through it.
-    owned: Registration,
+    /// The marker, open and exclusively locked for the life of the run (closed just before it is removed).
+    marker: Option<std::fs::File>,
+    /// The directory's handle, registered: every open of its files goes through it (dropped with the marker,
+    /// since it holds a copy of it).
+    owned: Option<Registration>,
     /// `TARGET/.streamcap`, to remove the work directory from.
     base: OwnedDir,
 }
@@ -126,15 +132,16 @@ impl WorkDir {
             files: Vec::new(),
             keep,
             removed: false,
-            marker,
-            owned: register(handle, Some(listing)),
+            marker: Some(marker),
+            owned: Some(register(handle, Some(listing))),
             base,
         };
         // Only the files of the target's table that streamcap creates (the user's own media files are elsewhere
         // and only read).
         for file in target.files.iter().filter(|f| f.created) {
             let file_name = file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            let handle = work.owned.open(Path::new(&file_name), create).map_err(err(&file.path))?;
+            let owned = work.owned.as_ref().expect("registered until removed");
+            let handle = owned.open(Path::new(&file_name), create).map_err(err(&file.path))?;
             work.files.push(file_name);
             handle.set_len(file.size.0).map_err(err(&file.path))?;
         }
@@ -153,29 +160,74 @@ impl WorkDir {
             return Ok(());
         }
         if self.keep {
-            writeln!(self.marker, "{KEPT_LINE}")?;
+            if let Some(marker) = &mut self.marker {
+                writeln!(marker, "{KEPT_LINE}")?;
+            }
             self.removed = true;
             return Ok(());
         }
         // Files created here by others of streamcap's writers (ingest) are listed in the marker too.
         let listed = listed_files(&std::fs::read_to_string(self.dir.join(MARKER)).unwrap_or_default());
-        let dir = self.owned.dir();
-        for name in self.files.iter().chain(&listed).map(String::as_str).chain([MARKER]) {
+        let Some(owned) = &self.owned else { return Ok(()) };
+        let dir = owned.dir();
+        for name in self.files.iter().chain(&listed).map(String::as_str) {
             match dir.remove_file(name) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
                 _ => {}
             }
         }
-        match self.base.remove_dir(&self.name) {
+        // The marker is closed (both copies, and with them the lock) before it is removed: a FUSE filesystem
+        // such as sshfs renames a removed file that is still open to `.fuse_hidden…` until it is closed, and the
+        // directory would not be empty (FUSE's release of a closed file can still come late: see
+        // `remove_dir_after_fuse_releases`). Only the marker is left by now, so a run that takes the directory for
+        // abandoned in between removes nothing but what this one is about to.
+        let dir = self.base.open_dir(&self.name).map_err(io::Error::other)?;
+        self.marker = None;
+        self.owned = None;
+        match dir.remove_file(MARKER) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
+        drop(dir);
+        self.remove_dir_after_fuse_releases()?;
         if let Some(parent) = self.dir.parent() {
             // Only succeeds when empty, which is exactly when it should go.
             let _ = fs::remove_dir(parent);
         }
         self.removed = true;
         Ok(())
+    }
+}
+
+impl WorkDir {
+    /// Removes the (by now empty) work directory. On a FUSE filesystem served by libfuse's high-level API (sshfs),
+    /// a file unlinked while the daemon still counts it open is renamed to `.fuse_hidden…` instead, and the kernel
+    /// sends the RELEASE of a closed file asynchronously, after close() has returned: even a file closed before it
+    /// was unlinked can be hidden for a moment, and rmdir then fails with ENOTEMPTY. libfuse unlinks the hidden
+    /// file itself once the release arrives, so while every entry left is a `.fuse_hidden…` name, rmdir is tried
+    /// again for a bounded time. Those files are not deleted here: their names do not say which file they were
+    /// (streamcap never unlinks a file it cannot prove it created), and libfuse removes them anyway.
+    fn remove_dir_after_fuse_releases(&self) -> io::Result<()> {
+        let deadline = std::time::Instant::now() + FUSE_RELEASE_WAIT;
+        loop {
+            match self.base.remove_dir(&self.name) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+                Err(e)
+                    if e.raw_os_error() == Some(libc::ENOTEMPTY)
+                        && std::time::Instant::now() < deadline
+                        && self.only_fuse_hidden_left() =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Whether the work directory holds nothing but FUSE's hidden removed files (and at least one).
+    fn only_fuse_hidden_left(&self) -> bool {
+        let names = self.base.open_dir(&self.name).ok().and_then(|d| d.names().ok());
+        names.is_some_and(|names| !names.is_empty() && names.iter().all(|n| n.starts_with(FUSE_HIDDEN)))
     }
 }
 
@@ -319,6 +371,37 @@ mod tests {
         assert_eq!(fs::metadata(work.path().join("data.1")).unwrap().len(), 1 << 20);
         work.remove().unwrap();
         assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0, "nothing left behind");
+    }
+
+    #[test]
+    fn removal_waits_for_fuse_to_release_its_hidden_files_and_never_deletes_them() {
+        // Regression: over sshfs the run ended with "Directory not empty": libfuse had renamed a just-closed,
+        // unlinked file to `.fuse_hidden…`, since the kernel's RELEASE of it came after close(). A thread stands
+        // in for libfuse here and unlinks its hidden file a moment later.
+        let root = tempfile::tempdir().unwrap();
+        let mut work = WorkDir::create(&target(root.path()), false).unwrap();
+        let hidden = work.path().join(".fuse_hidden0000000300000001");
+        fs::write(&hidden, b"x").unwrap();
+        let libfuse = std::thread::spawn({
+            let hidden = hidden.clone();
+            move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                fs::remove_file(&hidden)
+            }
+        });
+        work.remove().unwrap();
+        libfuse.join().unwrap().expect("the hidden file was still there for libfuse to remove: not deleted by us");
+        assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0, "nothing left behind");
+    }
+
+    #[test]
+    fn a_file_streamcap_did_not_create_keeps_the_directory_at_once() {
+        let root = tempfile::tempdir().unwrap();
+        let mut work = WorkDir::create(&target(root.path()), false).unwrap();
+        fs::write(work.path().join("notes.txt"), b"mine").unwrap();
+        let err = work.remove().unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOTEMPTY), "{err}");
+        assert_eq!(fs::read(work.path().join("notes.txt")).unwrap(), b"mine");
     }
 
     #[test]

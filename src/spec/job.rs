@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
+use super::fio_info::FioJobInfo;
 use super::streams::StreamsSpec;
 use super::values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
@@ -236,19 +237,6 @@ pub struct PhaseSpec {
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub fio: Option<FioJobInfo>,
-}
-
-/// What fio's JSON says about a job beyond its figures: its reporting group and the options as written.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FioJobInfo {
-    /// fio's group id: a new group at every stonewall and new_group.
-    pub group_id: u32,
-    /// fio's group_reporting: the job's clones (and the other jobs of its group) are reported as one.
-    pub group_reporting: bool,
-    /// The options of the job's own section, in order, under fio's names (fio's "job options").
-    pub job_options: Vec<(String, String)>,
-    /// The options of the `[global]` sections before the job (fio's "global options").
-    pub global_options: Vec<(String, String)>,
 }
 
 fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {

@@ -5,6 +5,7 @@ mod detect;
 mod distribution;
 mod fileset;
 mod fio;
+mod fio_info;
 mod formats;
 mod job;
 mod parts;
@@ -23,8 +24,9 @@ pub use fileset::{
     FormatMode, OpRateSpec,
 };
 pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
+pub use fio_info::{CmdPrio, ExitWhat, FioJobInfo, FlowSpec, PrioShare};
 pub use formats::{FORMATS, Format, Mix};
-pub use job::{FioJobInfo, JobSpec, PhaseSpec, SpecOrigin};
+pub use job::{JobSpec, PhaseSpec, SpecOrigin};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
 pub use toml::parse_toml_job;
 pub use values::{

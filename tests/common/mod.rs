@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod netns;
+
 /// The streamcap binary, with an environment that does not change its output.
 pub fn streamcap() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("streamcap").expect("the binary is built by cargo test");

@@ -1,10 +1,12 @@
 //! The sweep summary, derived from the phases every time the result is saved: one point per size × record ×
 //! mode with each pass's MB/s and each write's closing flush, and the cliff — the first size whose buffered
-//! re-reads came no faster than the device — set against the effective RAM. Pure: reads phases (by their index
-//! in the job, through the keys `profile` made) and writes `RunResult::sweep`.
+//! re-reads came no faster than the device — set against the effective RAM; on a network filesystem (sshfs,
+//! NFS, SMB) the words say first that the link is the ceiling. Pure: reads phases (by their index in the job,
+//! through the keys `profile` made) and the target's filesystem, and writes `RunResult::sweep`.
 
 use super::profile::{Key, Pass};
 use crate::results::{PhaseResult, RunResult, RunStatus, SweepCliff, SweepPoint, SweepSummary};
+use crate::sysinfo::FilesystemFacts;
 use crate::units::{Bytes, format_mbps};
 
 /// Buffered re-reads faster than this many times the device's own reads come from RAM.
@@ -12,12 +14,15 @@ const CACHED_FACTOR: f64 = 1.5;
 
 /// Fills the points, the cliff and the words from the phases run so far.
 pub fn summarize(result: &mut RunResult, keys: &[Key]) {
-    let RunResult { phases, sweep, status, .. } = result;
+    let RunResult { phases, sweep, status, target, .. } = result;
     let Some(summary) = sweep.as_mut() else { return };
     summary.points = points(phases, keys);
     let device = device_mbps(&summary.points);
     summary.cliff = device.and_then(|d| cliff(&summary.points, d));
-    summary.words = words(summary, device);
+    summary.words = match target.filesystem.as_ref().filter(|fs| fs.is_network()) {
+        Some(fs) => format!("{}; {}", network_words(fs, device), words(summary, device)),
+        None => words(summary, device),
+    };
     summary.partial = *status != RunStatus::Completed || phases.len() < keys.len();
 }
 
@@ -89,6 +94,11 @@ fn rereads(points: &[SweepPoint]) -> Vec<(u64, f64)> {
 fn cliff(points: &[SweepPoint], device: f64) -> Option<SweepCliff> {
     let rereads = rereads(points);
     let peak = rereads.iter().enumerate().max_by(|a, b| a.1.1.total_cmp(&b.1.1))?.0;
+    // Re-reads that were never faster than the device fell from nowhere (over a network filesystem every size
+    // runs at the link's speed, a little up and down).
+    if rereads[peak].1 <= CACHED_FACTOR * device {
+        return None;
+    }
     let fallen = peak + rereads[peak..].iter().position(|(_, mbps)| *mbps <= CACHED_FACTOR * device)?;
     let (cached, fell) = (rereads.get(fallen.checked_sub(1)?)?, rereads[fallen]);
     Some(SweepCliff {
@@ -98,6 +108,19 @@ fn cliff(points: &[SweepPoint], device: f64) -> Option<SweepCliff> {
         fallen_mbps: fell.1,
         device_mbps: device,
     })
+}
+
+/// On a network filesystem the link is the ceiling: its files cross the network both ways, so direct reads
+/// measure the link (or the server), not a disk.
+fn network_words(fs: &FilesystemFacts, device: Option<f64>) -> String {
+    let speed = device.map_or(String::new(), |d| format!(" (direct reads {} MB/s)", format_mbps(d)));
+    format!(
+        "the ceiling is the network link: {} is a {} filesystem ({}), so every read and write crosses the network \
+         and its speed{speed} is the link's or the server's, not a local disk's",
+        fs.mount_point.display(),
+        fs.fs_type,
+        fs.source
+    )
 }
 
 /// The finding: where the cliff is against the RAM, or why none shows.
@@ -182,5 +205,12 @@ mod tests {
         let mut tiny = vec![point(64 << 10, false, 90.0, 100.0)];
         tiny.extend(points.iter().cloned());
         assert_eq!(cliff(&tiny, device).map(|c| c.device_from_bytes), Some(256 << 20));
+        // Every size at about the device's speed (a network link): no cliff, whichever size was a little faster.
+        let flat = vec![
+            point(8 << 20, false, 19.3, 16.5),
+            point(32 << 20, false, 20.0, 19.7),
+            point(32 << 20, true, 22.0, 21.4),
+        ];
+        assert!(cliff(&flat, device_mbps(&flat).unwrap()).is_none(), "a flat line has no cliff");
     }
 }

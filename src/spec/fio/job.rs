@@ -261,7 +261,7 @@ fn map_reporting(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) ->
 /// Options that are fine at their "off" value and refused otherwise (zonemode), and those not supported yet.
 fn refuse_unsupported(job: &Job, problems: &mut Problems) {
     let o = &job.options;
-    for option in ["steadystate", "flow", "flow_id", "exitall", "exit_what", "exitall_on_error"] {
+    for option in ["steadystate", "exitall_on_error"] {
         if let Some(said) = o.get(option) {
             problems.push(fail(said, option, "is not supported yet; remove it"));
         }

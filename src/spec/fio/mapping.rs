@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::control::job_controls;
 use super::engines::{EngineUse, classify};
 use super::ini::{Entry, Location, Section};
 use super::job::map_job;
@@ -82,10 +83,16 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
         phase.concurrent = problems.take(concurrency(&jobs, index, &mut spec.notices)).flatten();
         spec.phases.push(phase);
     }
+    let controls = job_controls(&jobs, problems);
     if !problems.is_empty() {
         return None;
     }
     assign_groups(&jobs, &mut spec.phases, &listed(&global));
+    for (phase, controls) in spec.phases.iter_mut().zip(controls) {
+        if let Some(fio) = phase.fio.as_mut() {
+            (fio.exit_all, fio.flow, fio.cmdprio) = (controls.exit_all, controls.flow, controls.cmdprio);
+        }
+    }
     global_notices(&jobs, &mut spec.notices);
     Some(spec)
 }
@@ -184,6 +191,7 @@ fn assign_groups(jobs: &[Job], phases: &mut [PhaseSpec], global_options: &[(Stri
             group_reporting: job.options.flag("group_reporting"),
             job_options: job.own.clone(),
             global_options: global_options.to_vec(),
+            ..FioJobInfo::default()
         });
     }
 }

@@ -6,6 +6,8 @@
 //! job's options into a `PhaseSpec`. Every problem of a file is collected in one pass and reported together (at
 //! most `MAX_SHOWN`), each naming the file, the line, the option and what to do; nothing is silently ignored.
 
+mod cmdprio;
+mod control;
 mod durability;
 mod engines;
 mod expr;

@@ -62,8 +62,8 @@ const DATA: Kind = Kind::Refused(
      supported yet: remove the option",
 );
 const PRIORITY: Kind = Kind::Refused(
-    "per-command I/O priorities are not supported: streamcap issues every request at its threads' priority; \
-     remove the cmdprio options",
+    "I/O priority hints are not supported: streamcap sets a class and level (cmdprio_class, cmdprio) only; \
+     remove the option",
 );
 const PINNING: Kind = Kind::NoEffect("streamcap does not pin its workers to CPUs or NUMA nodes");
 const MEASURED: Kind = Kind::NoEffect("streamcap measures every latency anyway (about 20 ns per I/O)");
@@ -249,10 +249,10 @@ pub static OPTIONS: &[Opt] = &[
     opt("lockmem", BUFFERS),
     opt("scramble_buffers", BUFFERS),
     opt("refill_buffers", BUFFERS),
-    opt("cmdprio_percentage", PRIORITY),
-    opt("cmdprio_class", PRIORITY),
-    opt("cmdprio", PRIORITY),
-    opt("cmdprio_bssplit", PRIORITY),
+    opt("cmdprio_percentage", Kind::Percents),
+    opt("cmdprio_class", Kind::Ints),
+    opt("cmdprio", Kind::Ints),
+    opt("cmdprio_bssplit", Kind::Text),
     opt("cmdprio_hint", PRIORITY),
     // What streamcap refuses.
     opt("buffer_pattern", DATA),

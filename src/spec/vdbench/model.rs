@@ -109,6 +109,9 @@ impl Record {
 pub(super) struct Model {
     pub general: Vec<(&'static str, Param)>,
     pub records: Vec<Record>,
+    /// Every `wd=default` value of the file, in order (vdbench's "latest wd=default"): the workload of an rd
+    /// that names sds but no wd.
+    pub wd_default: Vec<(&'static str, Param)>,
 }
 
 impl Model {
@@ -134,7 +137,7 @@ fn is_param_of(kind: Kind, key: &str) -> bool {
 /// the current record takes it as a parameter. An unknown keyword or a bad record name is recorded in `problems`
 /// and left out; the rest is grouped.
 pub(super) fn group(lexed: &Lexed, problems: &mut Problems) -> Model {
-    let mut g = Grouper { model: Model { general: Vec::new(), records: Vec::new() }, ..Grouper::default() };
+    let mut g = Grouper::default();
     for param in &lexed.params {
         if let Err(e) = g.param(param) {
             problems.push(e);
@@ -143,6 +146,7 @@ pub(super) fn group(lexed: &Lexed, problems: &mut Problems) -> Model {
     if let Err(e) = g.finish() {
         problems.push(e);
     }
+    g.model.wd_default = g.defaults.remove(&Kind::Wd).unwrap_or_default();
     g.model
 }
 

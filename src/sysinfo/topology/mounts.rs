@@ -117,6 +117,33 @@ pub struct FilesystemFacts {
     pub options: String,
 }
 
+/// Filesystem types whose files live on another machine, so that every read and write crosses a network link
+/// (FUSE filesystems are named `fuse.<program>` in mountinfo). 9p is left out: in a VM it is usually the host's
+/// disk, shared over virtio rather than a network.
+const NETWORK_FS_TYPES: &[&str] = &[
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "ceph",
+    "glusterfs",
+    "afs",
+    "lustre",
+    "fuse.sshfs",
+    "fuse.glusterfs",
+    "fuse.ceph",
+    "fuse.s3fs",
+    "fuse.rclone",
+];
+
+impl FilesystemFacts {
+    /// Whether this is a network filesystem (NFS, SMB, sshfs, …): then the link, not a disk, may cap every figure.
+    pub fn is_network(&self) -> bool {
+        NETWORK_FS_TYPES.contains(&self.fs_type.as_str())
+    }
+}
+
 /// Describes the filesystem holding `path` (a directory, file or anything statvfs accepts).
 pub fn filesystem_of(path: &Path) -> Result<FilesystemFacts, SysinfoError> {
     let canonical = std::fs::canonicalize(path).map_err(|e| SysinfoError::read(path, e))?;
@@ -266,5 +293,23 @@ this line is garbage
             other => panic!("the directory and a file in it disagree: {other:?}"),
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the temporary file left nothing behind");
+    }
+
+    #[test]
+    fn network_filesystems_are_told_from_local_ones() {
+        let fs = |fs_type: &str| FilesystemFacts {
+            mount_point: PathBuf::from("/mnt"),
+            fs_type: fs_type.into(),
+            source: "server:/export".into(),
+            total: Bytes(0),
+            free: Bytes(0),
+            options: String::new(),
+        };
+        for network in ["nfs4", "cifs", "fuse.sshfs"] {
+            assert!(fs(network).is_network(), "{network}");
+        }
+        for local in ["ext4", "btrfs", "tmpfs", "fuse", "fuseblk", "9p"] {
+            assert!(!fs(local).is_network(), "{local}");
+        }
     }
 }

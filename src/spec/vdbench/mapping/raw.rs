@@ -62,7 +62,11 @@ impl Mapper<'_> {
 
     /// Every generator of the rd: each wd on each of its sds (the rd's `sd=` overrides the wd's) and hosts.
     fn generators(&mut self, rd: &Record) -> Result<Vec<RawRun>, VdbError> {
-        let wds = self.named(rd, "wd", Kind::Wd)?;
+        let default_wd = self.default_wd(rd);
+        let wds = match &default_wd {
+            Some(wd) => vec![wd],
+            None => self.named(rd, "wd", Kind::Wd)?,
+        };
         let shares = wd_shares(rd, &wds)?;
         let mut plan: Vec<(&Record, &Record, String)> = Vec::new();
         for wd in &wds {
@@ -87,7 +91,7 @@ impl Mapper<'_> {
             runs.push(self.generator((rd, wd, sd), name, queue, share)?);
         }
         if runs.iter().any(|r| r.flags.direct != runs[0].flags.direct) {
-            let p = rd.get("wd").expect("named() read it");
+            let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
             return Err(fail(
                 rd,
                 p,
@@ -105,6 +109,17 @@ impl Mapper<'_> {
         }
         Ok(runs)
     }
+
+    /// The workload of an rd that names sds but no wd: vdbench runs a copy of the latest `wd=default` (or of its
+    /// built-in defaults) on the rd's sds (`RD_entry.selectWhichWdsToUse`), and so does streamcap, with a notice.
+    fn default_wd(&mut self, rd: &Record) -> Option<Record> {
+        if rd.get("wd").is_some() || rd.get("sd").is_none() {
+            return None;
+        }
+        self.notice("an rd that names sds but no wd runs the latest wd=default on them, as vdbench does".into());
+        let params = self.model.wd_default.clone();
+        Some(Record { kind: Kind::Wd, name: "default".into(), at: rd.at.clone(), params })
+    }
 }
 
 /// Each wd's percent of the rd's operations: its `skew`, or an even part of what the skews said leave.
@@ -117,7 +132,7 @@ fn wd_shares(rd: &Record, wds: &[&Record]) -> Result<Vec<f64>, VdbError> {
         || total > 100.0001
         || (unsaid == 0 && (total - 100.0).abs() > 0.0001);
     if bad {
-        let p = rd.get("wd").expect("named() read it");
+        let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
         let list: Vec<String> =
             wds.iter().zip(&said).map(|(w, s)| format!("{}={}", w.name, s.unwrap_or(0.0))).collect();
         return Err(fail(

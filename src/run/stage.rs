@@ -1,0 +1,163 @@
+//! Raw phases that run together (fio jobs without stonewall): each under its own coordinator thread, the
+//! observer they share, and fio's `exitall` between them.
+//!
+//! exitall: when a phase with an exit scope finishes, the phases running with it that the scope names are
+//! stopped — those of its reporting group (`group`) or all of them (`stonewall`, `all`; `all` also ends the run
+//! after the stage). A phase stopped so keeps what it measured and counts as completed, as fio reports a
+//! terminated job. Each phase then runs on its own stop flag, and a relay thread passes Ctrl-C on to them.
+//!
+//! Must not: prepare files or decide what runs after the stage (`execute`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::{IntervalReport, PhaseOutcome, RunObserver, StopReason};
+use crate::plan::{ExitWhat, PhasePlan};
+
+/// How often the relay looks at the run's interrupt flag.
+const RELAY_EVERY: Duration = Duration::from_millis(10);
+
+/// What running a stage gave: each phase's outcome, in order, and whether a phase ended the whole run
+/// (exit_what=all).
+pub(super) struct StageEnd {
+    pub outcomes: Vec<PhaseOutcome>,
+    pub ends_run: bool,
+}
+
+/// Runs one phase of a stage: its prepared inputs, its stop flag and the observer it reports to.
+pub(super) type RunOne<'f, P> = dyn Fn(&P, Arc<AtomicBool>, &mut dyn RunObserver) -> PhaseOutcome + Sync + 'f;
+
+/// Runs `phases` at the same time, each through `run_one(phase, stop flag, observer)`.
+pub(super) fn run_together<P: Sync>(
+    phases: &[(&PhasePlan, P)],
+    interrupt: Arc<AtomicBool>,
+    run_one: &RunOne<'_, P>,
+    observer: &mut dyn RunObserver,
+) -> StageEnd {
+    let exits = Exits::new(phases.iter().map(|(p, _)| *p), &interrupt);
+    let shared = Mutex::new(observer);
+    let over = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let (exits, over, interrupt) = (&exits, &over, &interrupt);
+        if let Some(exits) = exits {
+            scope.spawn(move || exits.relay(interrupt, over));
+        }
+        let handles: Vec<_> = (phases.iter().enumerate())
+            .map(|(i, (_, p))| {
+                let shared = &shared;
+                scope.spawn(move || {
+                    let flag = exits.as_ref().map_or_else(|| interrupt.clone(), |e| e.flags[i].clone());
+                    let mut outcome = run_one(p, flag, &mut SharedObserver(shared));
+                    if let Some(exits) = exits {
+                        exits.finished(i, &mut outcome, interrupt.load(Ordering::Relaxed));
+                    }
+                    outcome
+                })
+            })
+            .collect();
+        let outcomes: Vec<PhaseOutcome> =
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| panic!("a phase coordinator panicked"))).collect();
+        over.store(true, Ordering::Relaxed);
+        let ends_run = exits.as_ref().is_some_and(|e| e.ends_run.load(Ordering::Relaxed));
+        StageEnd { outcomes, ends_run }
+    })
+}
+
+/// Whether a phase that ran alone ends the run when it completes (exit_what=all).
+pub(super) fn ends_run_alone(phase: &PhasePlan, outcome: &PhaseOutcome) -> bool {
+    outcome.stop == StopReason::Completed && exit_scope(phase) == Some(ExitWhat::All)
+}
+
+fn exit_scope(phase: &PhasePlan) -> Option<ExitWhat> {
+    phase.fio.as_ref().and_then(|f| f.exit_all)
+}
+
+/// The stop flags of a stage with exitall, one per phase.
+struct Exits {
+    flags: Vec<Arc<AtomicBool>>,
+    /// Stopped by another phase's exit (not by Ctrl-C).
+    stopped: Vec<AtomicBool>,
+    scopes: Vec<Option<ExitWhat>>,
+    groups: Vec<Option<u32>>,
+    ends_run: AtomicBool,
+}
+
+impl Exits {
+    /// `None` when no phase of the stage has an exit scope: they all run on the run's own flag.
+    fn new<'p>(phases: impl Iterator<Item = &'p PhasePlan> + Clone, interrupt: &AtomicBool) -> Option<Exits> {
+        if phases.clone().all(|p| exit_scope(p).is_none()) {
+            return None;
+        }
+        let now = interrupt.load(Ordering::Relaxed);
+        Some(Exits {
+            flags: phases.clone().map(|_| Arc::new(AtomicBool::new(now))).collect(),
+            stopped: phases.clone().map(|_| AtomicBool::new(false)).collect(),
+            scopes: phases.clone().map(exit_scope).collect(),
+            groups: phases.map(|p| p.fio.as_ref().map(|f| f.group_id)).collect(),
+            ends_run: AtomicBool::new(false),
+        })
+    }
+
+    /// Passes Ctrl-C on to every phase's flag until the stage is over.
+    fn relay(&self, interrupt: &AtomicBool, over: &AtomicBool) {
+        while !over.load(Ordering::Relaxed) {
+            if interrupt.load(Ordering::Relaxed) {
+                self.flags.iter().for_each(|f| f.store(true, Ordering::Relaxed));
+                return;
+            }
+            std::thread::sleep(RELAY_EVERY);
+        }
+    }
+
+    /// Phase `i` has finished: stop those its scope names, and count it as completed if it was stopped so.
+    fn finished(&self, i: usize, outcome: &mut PhaseOutcome, interrupted: bool) {
+        if self.stopped[i].load(Ordering::Relaxed) && !interrupted && outcome.stop == StopReason::Interrupted {
+            outcome.stop = StopReason::Completed;
+        }
+        if outcome.stop != StopReason::Completed {
+            return;
+        }
+        let Some(scope) = self.scopes[i] else { return };
+        for other in (0..self.flags.len()).filter(|&o| o != i) {
+            if scope != ExitWhat::Group || self.groups[other] == self.groups[i] {
+                self.stopped[other].store(true, Ordering::Relaxed);
+                self.flags[other].store(true, Ordering::Relaxed);
+            }
+        }
+        if scope == ExitWhat::All {
+            self.ends_run.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Forwards a concurrent phase's reports to the run's observer, one at a time.
+struct SharedObserver<'a, 'b, 'c>(&'a Mutex<&'b mut (dyn RunObserver + 'c)>);
+
+impl RunObserver for SharedObserver<'_, '_, '_> {
+    fn notice(&mut self, text: &str) {
+        self.lock().notice(text);
+    }
+    fn prefill(&mut self, phase: usize, done: u64, total: u64) {
+        self.lock().prefill(phase, done, total);
+    }
+    fn phase_started(&mut self, index: usize, phase: &PhasePlan) {
+        self.lock().phase_started(index, phase);
+    }
+    fn measuring(&mut self, index: usize) {
+        self.lock().measuring(index);
+    }
+    fn interval(&mut self, report: &IntervalReport<'_>) {
+        self.lock().interval(report);
+    }
+    fn phase_finished(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
+        self.lock().phase_finished(index, phase, outcome);
+    }
+}
+
+impl<'b, 'c> SharedObserver<'_, 'b, 'c> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, &'b mut (dyn RunObserver + 'c)> {
+        // A panic while reporting leaves the observer usable: it holds no invariant across calls.
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
