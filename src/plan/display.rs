@@ -180,6 +180,9 @@ fn write_sync_and_cache(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Resul
     if !p.invalidate {
         writeln!(f, "  the page cache is not dropped before the phase")?;
     }
+    if !p.access_hint {
+        writeln!(f, "  the kernel is not told the access pattern (read-ahead as it sees fit)")?;
+    }
     if let Some(n) = p.fsync_every {
         writeln!(f, "  fsync after every {n} writes")?;
     }

@@ -239,6 +239,9 @@ pub struct PhasePlan {
     pub invalidate: bool,
     /// Read the files into the page cache before the phase (fio pre_read; makes sense with buffered I/O).
     pub pre_read: bool,
+    /// Buffered workers advise the kernel of the phase's access pattern (fio fadvise_hint): random phases get no
+    /// read-ahead, which would otherwise turn 4 KiB random reads into cache hits.
+    pub access_hint: bool,
     /// Workers start this long after the phase (fio startdelay); seconds in JSON.
     #[serde(serialize_with = "ser_secs")]
     pub start_delay: Duration,

@@ -41,6 +41,7 @@ pub(super) fn blank(name: String, spec: &PhaseSpec) -> PhasePlan {
         end_fsync: false,
         invalidate: false,
         pre_read: false,
+        access_hint: true,
         start_delay: Duration::ZERO,
         thinktime: None,
         rate_floor: None,

@@ -337,6 +337,7 @@ fn spec_settings(name: String, index: usize, spec: &PhaseSpec) -> Result<PhasePl
         end_fsync: spec.end_fsync.unwrap_or(false),
         invalidate: spec.invalidate.unwrap_or(true),
         pre_read: spec.pre_read.unwrap_or(false),
+        access_hint: spec.access_hint.unwrap_or(true),
         start_delay: spec.start_delay.unwrap_or(Duration::ZERO),
         thinktime: spec
             .thinktime

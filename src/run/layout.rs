@@ -104,6 +104,14 @@ pub fn pre_read(files: &[FilePlan], engine: EngineKind, interrupted: Arc<AtomicB
     pass(files, false, false, engine, interrupted, &mut |_, _| {}).map_err(LayoutError::from)
 }
 
+/// Tells the kernel how a buffered phase will read `file`, as fio's fadvise_hint does: read-ahead for
+/// sequential access, none for random access, where each 4 KiB read would otherwise bring in up to 128 KiB around
+/// it and later random reads would hit the cache instead of the storage. Best effort: advice is not a guarantee.
+pub fn advise_pattern(file: &File, random: bool) {
+    let advice = if random { rustix::fs::Advice::Random } else { rustix::fs::Advice::Sequential };
+    let _ = rustix::fs::fadvise(file, 0, None, advice);
+}
+
 fn drop_cached_pages(file: &File) {
     let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed);
 }

@@ -16,7 +16,7 @@ use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineSetup, OpKind};
 use crate::plan::{Pacing, PhasePlan, Thinktime, WorkerPlan};
 use crate::verify::{Backlog, Verifier};
-use crate::workload::{Direction, MixSource, Op, Rng, WorkloadConfig};
+use crate::workload::{Access, Direction, MixSource, Op, Rng, WorkloadConfig};
 
 pub struct RawSchedule<'a> {
     source: MixSource,
@@ -317,6 +317,10 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
         .iter()
         .map(|p| open_data_file(p, how).map_err(|e| format!("cannot open {}: {e}", p.display())))
         .collect::<Result<Vec<_>, _>>()?;
+    if phase.access_hint && !direct {
+        let random = workloads.iter().any(|(w, _)| matches!(w.access, Access::Random { .. }));
+        handles.iter().for_each(|h| super::layout::advise_pattern(h, random));
+    }
     let setup =
         EngineSetup { files: handles, ..EngineSetup::new(phase.engine, iodepth, phase.largest_block() as usize) };
     let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;

@@ -159,6 +159,10 @@ pub struct PhaseSpec {
     /// Read the files once into the page cache before the phase (fio pre_read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pre_read: Option<bool>,
+    /// Buffered phases tell the kernel their access pattern (posix_fadvise RANDOM or SEQUENTIAL), so that random
+    /// reads do not read ahead (fio fadvise_hint; default yes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_hint: Option<bool>,
     /// Wait this long before starting the phase's workers (fio startdelay).
     #[serde(
         default,
@@ -266,7 +270,7 @@ impl PhaseSpec {
                 runtime, ramp, io_size, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
                 continue_on_error, verify, verify_backlog, percentage_random, offset_step, random_every, sequencer,
                 align, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
-                fdatasync_every, sync_writes, invalidate, pre_read, start_delay, rate_min, rate_min_iops,
+                fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
                 bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue,
             ]

@@ -7,6 +7,7 @@ mod distribution;
 pub mod fileset;
 mod mix;
 mod rng;
+mod shuffle;
 mod source;
 
 pub use blocksize::{BlockSizes, SizePicker};

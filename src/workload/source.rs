@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::blocksize::{BlockSizes, SizePicker};
 use super::distribution::{Distribution, Sampler};
 use super::rng::Rng;
+use super::shuffle::Shuffle;
 
 /// A byte range of one file that a worker may touch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +138,8 @@ pub struct OpSource {
     ops_in_region: u64,
     file_service: FileService,
     random: Option<(Sampler, u64)>,
+    /// Uniform random access: each unit once per pass (fio's random map), in place of `random`'s sampler.
+    shuffle: Option<Shuffle>,
     /// Zoned access: one sampler per region (zones are per file); the region is chosen first.
     zoned: Vec<Sampler>,
     random_percent: u8,
@@ -162,6 +165,10 @@ impl OpSource {
             total += region.len;
         }
         let (random, zoned, random_percent) = Self::samplers(config, &all_sizes, total);
+        let shuffle = match (&config.access, &random) {
+            (Access::Random { distribution: Distribution::Uniform }, Some((_, unit))) => Shuffle::new(total / unit),
+            _ => None,
+        };
         Ok(OpSource {
             regions: config.regions.clone(),
             region_starts,
@@ -170,6 +177,7 @@ impl OpSource {
             ops_in_region: 0,
             file_service: config.file_service,
             random,
+            shuffle,
             zoned,
             random_percent,
             offsets: config.offsets,
@@ -287,7 +295,11 @@ impl OpSource {
     fn random_op(&mut self, len: u32) -> (u32, u64, u32) {
         let (sampler, unit) = self.random.as_mut().expect("random operations have a sampler");
         let unit = *unit;
-        let mut position = sampler.sample(&mut self.rng) * unit;
+        let drawn = match self.shuffle.as_mut() {
+            Some(shuffle) => shuffle.next(&mut self.rng),
+            None => sampler.sample(&mut self.rng),
+        };
+        let mut position = drawn * unit;
         let index = match self.file_service {
             _ if self.regions.len() == 1 => 0,
             // Zoned: the file by its share of the bytes; the place within it from its own zones, below.

@@ -42,6 +42,22 @@ pub(super) fn map_engine(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<Str
     Ok(())
 }
 
+/// Linux's native AIO (libaio) does buffered I/O inside io_submit, one request after another, so a buffered
+/// libaio job of fio never has more than one I/O at the storage whatever its iodepth. streamcap runs it at depth 1
+/// too, so that the same file measures the same thing; io_uring is the engine for buffered I/O in flight.
+pub(super) fn buffered_libaio_is_synchronous(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) {
+    let libaio = job.options.text("ioengine").is_some_and(|e| e.trim() == "libaio");
+    if libaio && phase.direct == Some(false) && phase.iodepth.is_some_and(|d| d > 1) {
+        notices.push(format!(
+            "job '{}': ioengine=libaio with buffered I/O: the kernel serves buffered AIO inside io_submit, one I/O \
+             at a time, so under fio it has one I/O at the storage whatever iodepth says; streamcap runs it at depth 1 \
+             (set ioengine=io_uring, or direct=1, for I/O in flight)",
+            job.name
+        ));
+        phase.iodepth = Some(1);
+    }
+}
+
 /// Direct or buffered I/O, and what makes writes durable.
 pub(super) fn map_direct_and_sync(
     job: &Job,
@@ -94,5 +110,24 @@ pub(super) fn map_direct_and_sync(
     if o.bool("pre_read") == Some(true) {
         phase.pre_read = Some(true);
     }
+    map_fadvise_hint(job, phase)
+}
+
+/// fio's fadvise_hint: 1 (its default) advises the kernel of the job's pattern, as streamcap does for buffered
+/// phases; 0 gives no advice. fio's `sequential` and `random` force one pattern whatever the job does, which
+/// streamcap cannot: refused, rather than run meaning something else.
+fn map_fadvise_hint(job: &Job, phase: &mut PhaseSpec) -> Result<(), OptionError> {
+    let Some(said) = job.options.get("fadvise_hint") else { return Ok(()) };
+    phase.access_hint = Some(match said.raw.trim() {
+        "" | "1" | "true" | "on" | "yes" => true,
+        "0" | "false" | "off" | "no" => false,
+        other => {
+            let why = format!(
+                "'{other}': streamcap advises the kernel of the job's own pattern (fadvise_hint=1, fio's default) or \
+                 not at all (0); a forced sequential or random hint is not supported"
+            );
+            return Err(fail(said, "fadvise_hint", why));
+        }
+    });
     Ok(())
 }

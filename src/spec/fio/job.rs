@@ -12,7 +12,7 @@
 //! - Defaults that differ between fio and streamcap are written out: fio uses buffered I/O (`direct=0`) and
 //!   the psync engine unless told otherwise.
 
-use super::durability::{map_direct_and_sync, map_engine};
+use super::durability::{buffered_libaio_is_synchronous, map_direct_and_sync, map_engine};
 use super::engines::EngineUse;
 use super::fileops::map_file_ops;
 use super::files::map_files;
@@ -71,6 +71,7 @@ pub(super) fn map_job(job: &Job, single: bool, notices: &mut Vec<String>, proble
     }
     problems.take(map_engine(job, &mut phase, notices));
     problems.take(map_direct_and_sync(job, &mut phase, notices));
+    buffered_libaio_is_synchronous(job, &mut phase, notices);
     problems.take(map_verify(job, &mut phase, notices));
     problems.take(map_random(job, &mut phase, notices));
     problems.take(map_reporting(job, &mut phase, notices));
@@ -196,8 +197,8 @@ fn map_random(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) -> Re
     if let Some(said) = o.get("random_generator") {
         match said.raw.trim() {
             "tausworthe" | "lfsr" | "tausworthe64" => notices.push(format!(
-                "random_generator={}: streamcap draws offsets with its own generator (xoshiro256++), each draw \
-                 independent, as fio's with norandommap",
+                "random_generator={}: streamcap draws offsets with its own generator (xoshiro256++); uniform \
+                 random offsets visit each block once per pass, as fio's random map does",
                 said.raw.trim()
             )),
             _ => {

@@ -155,7 +155,7 @@ pub static OPTIONS: &[Opt] = &[
     opt("invalidate", Kind::Bool),
     opt("sync_file_range", Kind::Refused("sync_file_range is not supported; use fsync or fdatasync")),
     opt("write_barrier", Kind::Refused("barrier writes are not supported; use fsync")),
-    opt("fadvise_hint", Kind::NoEffect("streamcap gives the kernel no access-pattern hints")),
+    opt("fadvise_hint", Kind::Text),
     opt("write_hint", Kind::NoEffect("streamcap sets no write lifetime hints")),
     // Concurrency and time.
     opt("numjobs", Kind::Int),
@@ -185,8 +185,14 @@ pub static OPTIONS: &[Opt] = &[
     opt("randseed", Kind::Int),
     opt("random_distribution", Kind::Text),
     opt("random_generator", Kind::Text),
-    opt("norandommap", Kind::NoEffect("streamcap keeps no random map (random offsets may repeat, as with it)")),
-    opt("softrandommap", Kind::NoEffect("streamcap keeps no random map")),
+    opt(
+        "norandommap",
+        Kind::NoEffect(
+            "streamcap always visits each block of a uniform random workload once per pass, as fio does without \
+             norandommap",
+        ),
+    ),
+    opt("softrandommap", Kind::NoEffect("streamcap's random order never repeats a block within a pass")),
     // Pacing.
     opt("rate", Kind::Sizes),
     opt("rate_iops", Kind::Ints),
