@@ -249,7 +249,7 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
         writeln!(out, "_Partial: the check stopped before the end._")?;
         writeln!(out)?;
     }
-    Ok(())
+    super::check_hint::write_markdown(out, check)
 }
 
 fn notes(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {

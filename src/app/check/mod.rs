@@ -198,6 +198,7 @@ fn skeleton(plan: &Plan, gathered: &Gathered, profile: Profile, data_set: Bytes)
         verdict: Vec::new(),
         partial: true,
         planner_hint: None,
+        planner_member: None,
     });
     skeleton
 }
@@ -252,7 +253,7 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     }
     let complete = result.status == RunStatus::Completed && verdict.len() == FORMATS.len();
     let cache = cache::section(phases, &verdict);
-    let planner_hint = if complete { hint::planner_hint(result, &verdict) } else { None };
+    let hint = if complete { hint::planner_hint(result, &verdict) } else { hint::Hint::default() };
     let summary = result.check.as_mut().expect("set at the start");
     summary.cache = cache;
     summary.sequential = sequential;
@@ -261,7 +262,8 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     summary.verdict = verdict;
     summary.elapsed_s = started.elapsed().as_secs_f64();
     summary.partial = !complete;
-    summary.planner_hint = planner_hint;
+    summary.planner_hint = hint.line;
+    summary.planner_member = hint.member;
 }
 
 /// The check's section headers, by the phase they start with, with elapsed and forecast time.

@@ -21,6 +21,7 @@ use super::markdown::command_name;
 use crate::results::RunResult;
 use capacity::{Search, capacity_charts};
 pub use svg::esc;
+pub(crate) use tables::table;
 
 /// The self-contained HTML page.
 pub struct Html;
@@ -150,6 +151,7 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         let title = "Verdict: concurrent streams with no stall and start-up within 2 s";
         section(out, "verdict", title, &verdict)?;
         section(out, "figures", "Headline figures", &tables::check_figures(check))?;
+        section(out, "planner", "Planner", &super::check_hint::html_body(check))?;
     }
     if let Some(cache) = &result.cache {
         section(out, "cache", "Cache and media plateaus", &cache::cache_section(cache))?;
