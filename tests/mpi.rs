@@ -55,18 +55,35 @@ fn a_build_without_the_feature_runs_as_the_only_rank() {
         .success();
 }
 
-/// `streams` and `check` do not run across ranks yet: as one of several ranks they refuse (in either build)
-/// rather than each run alone and write over one another's result.
+/// `cache` does not run across ranks yet: as one of several ranks it refuses (in either build) rather than have
+/// each rank run alone and write over the others' result.
 #[test]
-fn streams_and_check_refuse_to_run_as_one_of_several_ranks() {
+fn cache_refuses_to_run_as_one_of_several_ranks() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = common::streamcap().arg("cache").arg(dir.path()).env("OMPI_COMM_WORLD_SIZE", "3").output().expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("`streamcap cache` does not run across ranks yet"), "{stderr}");
+    assert!(nothing_left(dir.path()));
+}
+
+/// Without the feature, `streams` and `check` as one of several ranks refuse like `run`: each rank would run
+/// alone and write over the others' result.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn streams_and_check_without_the_feature_refuse_to_run_as_one_of_several_ranks() {
     let dir = tempfile::tempdir().expect("temp dir");
     for (command, args) in [("streams", &["--bitrate", "3Mbit", "--count", "2"][..]), ("check", &[][..])] {
-        let mut cmd = common::streamcap();
-        cmd.arg(command).args(args).arg(dir.path()).env("OMPI_COMM_WORLD_SIZE", "3");
-        let out = cmd.output().expect("runs");
+        let out = streamcap()
+            .arg(command)
+            .args(args)
+            .arg(dir.path())
+            .env("OMPI_COMM_WORLD_SIZE", "3")
+            .output()
+            .expect("runs");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains(&format!("`streamcap {command}` does not run across ranks yet")), "{stderr}");
+        assert_eq!(out.status.code(), Some(2), "{command}: {stderr}");
+        assert!(stderr.contains("built without the `mpi` feature"), "{command}: {stderr}");
         assert!(nothing_left(dir.path()));
     }
 }
@@ -269,4 +286,172 @@ fn the_first_rank_done_ends_the_phase_for_all_and_both_figures_are_given() {
     assert!(first["ops"].as_u64() <= last["ops"].as_u64());
     assert!(first["elapsed_s"].as_f64() <= last["elapsed_s"].as_f64());
     assert!(nothing_left(dir.path()));
+}
+
+/// The stream settings of the capacity test: as tests/streams_throttled.rs (3 Mbit/s in 256 KiB chunks, 1.43
+/// chunks/s per viewer, a short buffer so that a count above the bound runs dry within a step).
+#[cfg(feature = "mpi")]
+const STREAM_ARGS: &str = "--bitrate 3Mbit --chunk 256k --duration 8s --ramp 1s --buffer 2s --prebuffer 1s \
+     --media-length 60s --estimate-time 2s --precision 10 --max --limit 70 --quiet";
+
+/// Streams across clients: on a loop device throttled to 80 reads/s (the root blkio group, so every rank's reads
+/// share the one limit), four ranks searching the total count find the capacity one process finds, within
+/// 10 %: the viewers are spread over the ranks and each step's stalls are counted over all of them. The result
+/// names each client's share of every step and the clients' verdict, in the terminal and the JSON, and no rank
+/// leaves its work directory (its own test media) behind.
+#[cfg(feature = "mpi")]
+#[test]
+fn streams_across_four_ranks_find_the_capacity_of_one_process() {
+    let test = "streams_across_four_ranks_find_the_capacity_of_one_process";
+    if !common::can_use_loop_devices(test) || !common::can_throttle(test) {
+        return;
+    }
+    let Some(mut cmd) = mpirun(test, 4) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Room for four ranks' own test media.
+    let device = common::LoopDevice::new(&dir.path().join("disk.img"), 1 << 30);
+    device.mkfs_ext4();
+    let mount = common::Mount::new(device.device.to_str().expect("a path"), &dir.path().join("mnt"), &[]);
+    let _throttle = common::RootThrottle::new(std::slice::from_ref(&device), [0, 0, 80, 0]);
+    let (one, many) = (dir.path().join("one.json"), dir.path().join("many.json"));
+
+    let out = common::streamcap()
+        .arg("streams")
+        .arg(&mount.point)
+        .args(STREAM_ARGS.split_whitespace())
+        .arg("--json")
+        .arg(&one)
+        .env("STREAMCAP_NO_HISTORY", "1")
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cmd
+        .args(["-x", "STREAMCAP_NO_HISTORY=1"])
+        .arg(common::streamcap_path())
+        .arg("streams")
+        .arg(&mount.point)
+        .args(STREAM_ARGS.split_whitespace().filter(|a| *a != "--quiet"))
+        .arg("--json")
+        .arg(&many)
+        .output()
+        .expect("mpirun runs");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+
+    let capacity = |path: &Path| {
+        let result = common::read_json(path);
+        (result["streams"]["capacity"]["streams"].as_f64().expect("a capacity"), result)
+    };
+    let ((alone, _), (together, result)) = (capacity(&one), capacity(&many));
+    eprintln!("{test}: one process {alone} streams, four ranks {together}");
+    assert!((alone - together).abs() <= 0.1 * alone.max(together), "{alone} against {together}\n{stdout}");
+
+    let cluster = &result["cluster"];
+    assert_eq!(cluster["ranks"], 4);
+    let steps = cluster["steps"].as_array().expect("each step per client");
+    assert_eq!(steps.len(), result["streams"]["steps"].as_array().map(Vec::len).expect("steps"));
+    for step in steps {
+        let clients = step["clients"].as_array().expect("clients");
+        assert_eq!(clients.len(), 4, "{step}");
+        let viewers: u64 = clients.iter().map(|c| c["viewers"].as_u64().expect("viewers")).sum();
+        assert_eq!(Some(viewers), step["count"].as_u64(), "every viewer ran on one client: {step}");
+    }
+    let verdict = cluster["verdicts"][0][1].as_str().expect("the clients' verdict");
+    assert!(verdict.starts_with("4 clients"), "{verdict}");
+    assert!(stdout.contains("4 ranks: rank 0 on") && stdout.contains("per client, each step:"), "{stdout}");
+    assert!(stdout.contains(&format!("clients: {verdict}")), "{stdout}");
+    assert!(nothing_left(&mount.point), "every rank removed its work directory and media");
+}
+
+/// `check` across two ranks: one check whose every phase holds both ranks' work (the raw phases' totals are the
+/// sum of the ranks'), each stream search spread over both clients, one summary with the per-rank table and the
+/// verdict for every format, and nothing left in the directory (each rank built its own small-file tree).
+#[cfg(feature = "mpi")]
+#[test]
+fn check_across_two_ranks_gives_one_check_of_both() {
+    let Some(mut cmd) = mpirun("check_across_two_ranks_gives_one_check_of_both", 2) else { return };
+    let (dir, out_dir) = (tempfile::tempdir().expect("temp dir"), tempfile::tempdir().expect("temp dir"));
+    let json = out_dir.path().join("r.json");
+    let out = cmd
+        .args(["-x", "STREAMCAP_NO_HISTORY=1"])
+        .arg(common::streamcap_path())
+        .arg("check")
+        .arg(dir.path())
+        .args(["--quick", "--no-html", "--json"])
+        .arg(&json)
+        .output()
+        .expect("mpirun runs");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stdout.matches("streams sustained").count(), 1, "one summary, from rank 0:\n{stdout}");
+    assert!(stdout.contains("2 ranks: rank 0 on") && stdout.contains("per client, each step:"), "{stdout}");
+
+    let result = common::read_json(&json);
+    assert_eq!(result["status"], "completed");
+    assert_eq!(result["check"]["partial"], false);
+    assert_eq!(result["check"]["verdict"].as_array().map(Vec::len), Some(3));
+    let phases = result["phases"].as_array().expect("phases");
+    let cluster = &result["cluster"];
+    let rows = cluster["phases"].as_array().expect("per-rank phases");
+    assert_eq!(rows.len(), phases.len());
+    assert!(rows.iter().all(|p| p["ranks"].as_array().map(Vec::len) == Some(2)), "{rows:?}");
+    let ops = |v: &serde_json::Value, class: &str| v[class]["ops"].as_u64().unwrap_or(0);
+    let first = &phases[0];
+    let per_rank: u64 = rows[0]["ranks"].as_array().expect("rows").iter().map(|r| r["ops"].as_u64().unwrap_or(0)).sum();
+    assert_eq!(ops(first, "read") + ops(first, "write"), per_rank, "{first}");
+    let steps = cluster["steps"].as_array().expect("stream steps per client");
+    assert!(!steps.is_empty());
+    for step in steps {
+        let viewers: u64 =
+            step["clients"].as_array().expect("clients").iter().map(|c| c["viewers"].as_u64().unwrap_or(0)).sum();
+        assert_eq!(Some(viewers), step["count"].as_u64(), "{step}");
+    }
+    assert!(common::entries(dir.path()).is_empty(), "left behind: {:?}", common::entries(dir.path()));
+}
+
+/// Ranks on one host writing into one filesystem must fit in it together: on a 160 MiB tmpfs, one rank's 60 MiB
+/// data set fits (with the 64 MiB headroom), two do not. Every rank stops before any I/O, rank 0 names the host
+/// and the ranks, and nothing is written; the same job with one rank runs.
+#[cfg(feature = "mpi")]
+#[test]
+fn ranks_sharing_a_filesystem_must_fit_in_it_together() {
+    let test = "ranks_sharing_a_filesystem_must_fit_in_it_together";
+    if !common::is_root() {
+        eprintln!("SKIPPED {test}: mounting a tmpfs needs root");
+        return;
+    }
+    let Some(mut two) = mpirun(test, 2) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mount = common::Mount::new("tmpfs", &dir.path().join("mnt"), &["-t", "tmpfs", "-o", "size=160M"]);
+    let json = dir.path().join("r.json");
+    let args = ["run", "--rw", "read", "--bs", "1M", "--size", "60M", "--runtime", "1s", "--quiet", "--json"];
+    let out = two
+        .args(["-x", "STREAMCAP_NO_HISTORY=1"])
+        .arg(common::streamcap_path())
+        .args(args)
+        .arg(&json)
+        .arg(&mount.point)
+        .output()
+        .expect("mpirun runs");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Error:")).collect();
+    assert_eq!(errors.len(), 1, "rank 0 alone says it:\n{stderr}");
+    assert!(
+        errors[0].contains("not enough free space on ") && errors[0].contains("for ranks 0, 1 together"),
+        "{stderr}"
+    );
+    assert!(!json.exists() && nothing_left(&mount.point));
+
+    let Some(mut one) = mpirun(test, 1) else { return };
+    let out = one
+        .args(["-x", "STREAMCAP_NO_HISTORY=1"])
+        .arg(common::streamcap_path())
+        .args(args)
+        .arg(&json)
+        .arg(&mount.point)
+        .output()
+        .expect("mpirun runs");
+    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    assert!(json.exists() && nothing_left(&mount.point));
 }

@@ -24,7 +24,7 @@ use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(launcher) = super::cluster::launched_by() {
         // One rank of a multi-host run under mpirun or srun (docs/multi-host.md).
-        return super::cluster::run_ranks(&args, launcher);
+        return super::cluster::run_ranks(super::cluster::RankCommand::Run(&args), launcher);
     }
     check_run_outputs(&args)?;
     if let Some(algorithm) = args.verify_only {

@@ -40,10 +40,10 @@ fn block_size(phase: &PhaseResult) -> f64 {
 
 /// One random-read phase: queue depth × jobs, reads/s, block size in bytes.
 #[derive(Debug, Clone, Copy)]
-struct RandomPoint {
-    depth: u32,
-    iops: f64,
-    bs: f64,
+pub(super) struct RandomPoint {
+    pub(super) depth: u32,
+    pub(super) iops: f64,
+    pub(super) bs: f64,
 }
 
 /// The drive `name` as measured in `result`, priced at `price`.
@@ -131,7 +131,7 @@ fn random_points(name: &str, result: &RunResult) -> Result<(RandomPoint, RandomP
 
 /// A rotating drive's access times (`1 ÷ IOPS − bs ÷ rate`: the shallow queue's unloaded, the deep queue's
 /// loaded); a flash drive's 4 KiB IOPS at the deep queue, and at depth 1 when one was measured.
-fn random_cost(rotational: bool, read: ByteRate, shallow: RandomPoint, deep: RandomPoint) -> RandomCost {
+pub(super) fn random_cost(rotational: bool, read: ByteRate, shallow: RandomPoint, deep: RandomPoint) -> RandomCost {
     if rotational {
         let access = |p: RandomPoint| Duration::from_secs_f64((1.0 / p.iops - p.bs / read.0).max(1e-6));
         RandomCost::Positioning { read: access(shallow), write: access(shallow), read_loaded: access(deep) }

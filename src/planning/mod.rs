@@ -13,6 +13,7 @@ pub mod drive;
 pub mod evaluate;
 pub mod fill;
 pub mod from_result;
+pub mod infer;
 pub mod layout;
 pub mod members;
 pub mod readers;

@@ -24,6 +24,11 @@ pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &Chec
     write_members(out, result)?;
     write_verdict(out, check)?;
     super::check_hint::write_planner_hint(out, check)?;
+    if let Some(cluster) = &result.cluster {
+        writeln!(out)?;
+        super::cluster::write_cluster_summary(out, cluster)?;
+        super::cluster::write_client_steps(out, cluster)?;
+    }
     if check.partial {
         writeln!(out)?;
         writeln!(out, "partial: the check stopped before the end; the sections above are what it measured")?;

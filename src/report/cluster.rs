@@ -1,45 +1,144 @@
-//! The per-host breakdown of a multi-host run in the terminal summary: who took part (rank, host, CPUs), each
-//! rank's share of every phase (operations, rates, latency, CPU, the devices beneath its target) and the
-//! stonewall figures ("first done": every rank's work when the first finished its share; "last done": the whole
-//! phase). The merged figures are in the summary's main table; this only breaks them down.
+//! The per-host breakdown of a multi-host run: who took part (rank, host, CPUs), each rank's share of every phase
+//! (operations, rates, latency, CPU, the devices beneath its target), the stonewall figures ("first done": every
+//! rank's work when the first finished its share; "last done": the whole phase), and for stream phases each
+//! step client by client with the clients' verdict. The rows are made once here and drawn by the terminal
+//! summary, the Markdown and the HTML report. The merged figures are in each report's main table; this only
+//! breaks them down.
 
 use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, Table};
 
 use super::terminal::STYLE;
-use crate::results::{ClusterPhase, ClusterResult, DoneFigures};
+use crate::results::{ClusterPhase, ClusterResult, ClusterStep, DoneFigures};
 use crate::units::{format_latency_ns, format_mbps, format_rate};
 
+/// The per-rank table's columns, and which are numbers (right-aligned).
+const RANK_HEADER: [&str; 11] =
+    ["phase", "rank", "host", "ops", "IOPS", "MB/s", "mean", "p99", "time", "CPU", "devices"];
+const RANK_RIGHT: [bool; 11] = [false, false, false, true, true, true, true, true, true, true, false];
+/// The clients' step table's columns, and which are numbers.
+const CLIENT_HEADER: [&str; 9] =
+    ["streams", "rank", "host", "viewers", "stalled", "errors", "issue lag p99", "late p99", "CPU"];
+const CLIENT_RIGHT: [bool; 9] = [false, false, false, true, true, true, true, true, true];
+
 pub fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
+    writeln!(out, "{}", hosts_line(cluster))?;
+    if cluster.phases.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "per rank:")?;
+    writeln!(out, "{}", terminal_table(&RANK_HEADER, &RANK_RIGHT, rank_rows(&cluster.phases)))?;
+    for line in done_lines(cluster) {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// Stream phases across clients: each step's viewers, stalls, issue lag, lateness and CPU per client, then the
+/// verdict of each search (how many clients, and whether a client rather than the storage was the limit).
+pub fn write_client_steps(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
+    if cluster.steps.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "per client, each step:")?;
+    writeln!(out, "{}", terminal_table(&CLIENT_HEADER, &CLIENT_RIGHT, client_rows(&cluster.steps)))?;
+    for (_, verdict) in &cluster.verdicts {
+        writeln!(out, "clients: {verdict}")?;
+    }
+    Ok(())
+}
+
+/// The breakdown as Markdown: the ranks, the per-rank table, the stonewall lines, the clients' steps and verdicts.
+pub fn cluster_markdown(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
+    use super::markdown::{cell, table};
+    writeln!(out, "#### {}", cell(&hosts_line(cluster)))?;
+    writeln!(out)?;
+    if !cluster.phases.is_empty() {
+        table(out, &RANK_HEADER, &RANK_RIGHT, &rank_rows(&cluster.phases))?;
+    }
+    let mut lines = done_lines(cluster);
+    lines.extend(cluster.verdicts.iter().map(|(_, verdict)| format!("clients: {verdict}")));
+    if !cluster.steps.is_empty() {
+        table(out, &CLIENT_HEADER, &CLIENT_RIGHT, &client_rows(&cluster.steps))?;
+    }
+    for line in &lines {
+        writeln!(out, "- {}", cell(line))?;
+    }
+    if !lines.is_empty() {
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+/// The breakdown as HTML; `table` draws one table (header, numeric columns, rows) and `esc` escapes text.
+pub fn cluster_html(
+    cluster: &ClusterResult,
+    table: impl Fn(&[&str], &[bool], &[Vec<String>]) -> String,
+    esc: impl Fn(&str) -> String,
+) -> String {
+    let mut body = format!("<p>{}</p>\n", esc(&hosts_line(cluster)));
+    if !cluster.phases.is_empty() {
+        body.push_str(&table(&RANK_HEADER, &RANK_RIGHT, &rank_rows(&cluster.phases)));
+    }
+    for line in done_lines(cluster) {
+        body.push_str(&format!("<p>{}</p>\n", esc(&line)));
+    }
+    if !cluster.steps.is_empty() {
+        body.push_str(&table(&CLIENT_HEADER, &CLIENT_RIGHT, &client_rows(&cluster.steps)));
+    }
+    for (_, verdict) in &cluster.verdicts {
+        body.push_str(&format!("<p class=\"words\"><b>clients: {}</b></p>\n", esc(verdict)));
+    }
+    body
+}
+
+/// "4 ranks: rank 0 on a (8 CPUs), …".
+fn hosts_line(cluster: &ClusterResult) -> String {
     let hosts: Vec<String> = cluster
         .hosts
         .iter()
         .map(|h| format!("rank {} on {} ({} CPUs)", h.rank, h.host.hostname, h.host.cpu_count))
         .collect();
-    writeln!(out, "{} ranks: {}", cluster.ranks, hosts.join(", "))?;
-    if cluster.phases.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "per rank:")?;
-    writeln!(out, "{}", rank_table(&cluster.phases))?;
-    for phase in &cluster.phases {
-        if let (Some(first), Some(last)) = (&phase.first_done, &phase.last_done) {
-            writeln!(out, "{}: {}; {}", phase.name, done_words("first done", first), done_words("last done", last))?;
-        }
-    }
-    Ok(())
+    format!("{} ranks: {}", cluster.ranks, hosts.join(", "))
 }
 
-fn rank_table(phases: &[ClusterPhase]) -> Table {
+/// The first-done and last-done figures of each phase that has them.
+fn done_lines(cluster: &ClusterResult) -> Vec<String> {
+    cluster
+        .phases
+        .iter()
+        .filter_map(|phase| match (&phase.first_done, &phase.last_done) {
+            (Some(first), Some(last)) => {
+                Some(format!("{}: {}; {}", phase.name, done_words("first done", first), done_words("last done", last)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn terminal_table(header: &[&str], right: &[bool], rows: Vec<Vec<String>>) -> Table {
     let mut table = Table::new();
     table.load_style(STYLE);
-    table.set_header(["phase", "rank", "host", "ops", "IOPS", "MB/s", "mean", "p99", "time", "CPU", "devices"]);
+    table.set_header(header.to_vec());
+    for row in rows {
+        table.add_row(row);
+    }
+    for (column, _) in right.iter().enumerate().filter(|(_, right)| **right) {
+        if let Some(c) = table.column_mut(column) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+fn rank_rows(phases: &[ClusterPhase]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
     for phase in phases {
         for (i, rank) in phase.ranks.iter().enumerate() {
             let devices: Vec<String> =
                 rank.devices.iter().map(|d| format!("{} {:.0}%", d.activity.name, d.activity.busy_pct)).collect();
-            table.add_row(vec![
+            rows.push(vec![
                 if i == 0 { phase.name.clone() } else { String::new() },
                 rank.rank.to_string(),
                 if rank.errors > 0 { format!("{} ({} err)", rank.host, rank.errors) } else { rank.host.clone() },
@@ -54,12 +153,28 @@ fn rank_table(phases: &[ClusterPhase]) -> Table {
             ]);
         }
     }
-    for column in 3..=9 {
-        if let Some(c) = table.column_mut(column) {
-            c.set_cell_alignment(CellAlignment::Right);
+    rows
+}
+
+fn client_rows(steps: &[ClusterStep]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for step in steps {
+        for (i, client) in step.clients.iter().enumerate() {
+            let count = format!("{}{}", step.count, if step.meets_target { " ✓" } else { " ✗" });
+            rows.push(vec![
+                if i == 0 { count } else { String::new() },
+                client.rank.to_string(),
+                client.host.clone(),
+                client.viewers.to_string(),
+                client.stalled.to_string(),
+                client.errors.to_string(),
+                format!("{:.1} ms", client.issue_lag_p99_ms),
+                format!("{:.1} ms", client.lateness_p99_ms),
+                format!("{:.0}%", client.cpu_busy_pct),
+            ]);
         }
     }
-    table
+    rows
 }
 
 fn done_words(label: &str, d: &DoneFigures) -> String {
@@ -71,4 +186,75 @@ fn done_words(label: &str, d: &DoneFigures) -> String {
         format_rate(d.iops),
         format_mbps(d.mbps)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Html, Markdown, Renderer};
+    use crate::results::{ClientFigures, RankHost, RankPhase, RunResult};
+
+    /// The v1 fixture as if two ranks had run it: both ranks' rows of its first phase, one stream step of both
+    /// clients and a verdict.
+    fn two_ranks() -> RunResult {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json");
+        let mut result = crate::results::read_result(std::path::Path::new(path)).expect("the fixture");
+        let hosts = (0..2).map(|rank| RankHost { rank, host: result.host.clone(), target: result.target.clone() });
+        let ranks = (0..2).map(|rank| RankPhase::of(rank, &result.host, &result.phases[0])).collect();
+        let client = |rank| ClientFigures {
+            rank,
+            host: format!("client{rank}"),
+            viewers: 10,
+            stalled: rank,
+            errors: 0,
+            issue_lag_p99_ms: 1.5,
+            lateness_p99_ms: 4.0,
+            cpu_busy_pct: 12.0,
+        };
+        result.cluster = Some(ClusterResult {
+            ranks: 2,
+            hosts: hosts.collect(),
+            phases: vec![ClusterPhase {
+                index: 0,
+                name: result.phases[0].name.clone(),
+                first_done: None,
+                last_done: None,
+                ranks,
+            }],
+            steps: vec![ClusterStep { phase: 0, count: 20, meets_target: false, clients: vec![client(0), client(1)] }],
+            verdicts: vec![(0, "2 clients; at 20 streams the storage was the limit".into())],
+        });
+        result
+    }
+
+    fn render(renderer: &dyn Renderer, result: &RunResult) -> String {
+        let mut out = Vec::new();
+        renderer.render(result, &mut out).expect("renders into a Vec");
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn markdown_and_html_show_every_rank_and_client() {
+        let result = two_ranks();
+        let host = &result.host.hostname;
+        let markdown = render(&Markdown, &result);
+        assert!(markdown.contains(&format!("#### 2 ranks: rank 0 on {host}")), "{markdown}");
+        assert!(markdown.contains("| phase | rank | host | ops |"), "{markdown}");
+        assert_eq!(markdown.matches(&format!(" | {host} | ")).count(), 2, "a row per rank:\n{markdown}");
+        assert!(
+            markdown.contains("| 20 ✗ | 0 | client0 | 10 | 0 |") && markdown.contains("|  | 1 | client1 | 10 | 1 |")
+        );
+        assert!(markdown.contains("- clients: 2 clients; at 20 streams the storage was the limit"), "{markdown}");
+
+        let html = render(&Html, &result);
+        let section = html.split("<section id=\"ranks\">").nth(1).expect("a ranks section");
+        let section = section.split("</section>").next().expect("closed");
+        assert!(section.contains("2 ranks: rank 0 on"), "{section}");
+        assert_eq!(section.matches("<td>client").count(), 2, "{section}");
+        assert!(section.contains("clients: 2 clients; at 20 streams the storage was the limit"), "{section}");
+        // Without a cluster, neither shows the section.
+        let mut alone = result.clone();
+        alone.cluster = None;
+        assert!(!render(&Markdown, &alone).contains("ranks:") && !render(&Html, &alone).contains("id=\"ranks\""));
+    }
 }

@@ -30,6 +30,9 @@ impl Renderer for Markdown {
         } else {
             phase_table(out, &result.phases)?;
         }
+        if let Some(cluster) = &result.cluster {
+            super::cluster::cluster_markdown(out, cluster)?;
+        }
         notes(out, result)
     }
 }
@@ -246,7 +249,7 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
         writeln!(out, "_Partial: the check stopped before the end._")?;
         writeln!(out)?;
     }
-    Ok(())
+    super::check_hint::write_markdown(out, check)
 }
 
 fn notes(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {

@@ -38,6 +38,10 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
     if let Some(answer) = &streams.capacity {
         writeln!(out, "answer: {}", answer.words)?;
     }
+    if let Some(cluster) = &result.cluster {
+        super::cluster::write_cluster_summary(out, cluster)?;
+        super::cluster::write_client_steps(out, cluster)?;
+    }
     write_estimate(out, streams)?;
     write_ingest_and_errors(out, streams)?;
     for notice in &result.notices {

@@ -36,6 +36,39 @@ pub struct CheckSummary {
     /// One line from the planner: what a pool of drives like this one would serve (docs/planning.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planner_hint: Option<String>,
+    /// A check of a pool: the member drive the planner inferred from it and what the pool's other layouts would
+    /// serve (docs/planning.md, "A drive from a pool").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planner_member: Option<PlannerMember>,
+}
+
+/// One member of the checked pool as the planner infers it from the pool's measurement, and the planner's
+/// comparison of the layouts those drives can make. Streams are the planner's (a full pool, many readers).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannerMember {
+    /// The pool's layout in the planner's words ("btrfs-raid1").
+    pub layout: String,
+    /// Members of the pool.
+    pub members: u32,
+    /// Each member's size, bytes.
+    pub capacity_bytes: u64,
+    pub rotational: bool,
+    /// One member's sequential 1 MiB reads, decimal MB/s.
+    pub read_mbps: f64,
+    /// One member's sequential 1 MiB writes, decimal MB/s.
+    pub write_mbps: f64,
+    /// One member's 4 KiB random reads per second at queue depth 32.
+    pub random_read_iops: f64,
+    /// The same at queue depth 1.
+    pub random_read_iops_qd1: f64,
+    /// The format compared: the most demanding one the check sustained ("2160p-remux").
+    pub format: String,
+    /// Streams of `format` the planner gives the pool's own layout.
+    pub current_streams: u32,
+    /// The layout of the same drives that serves the most streams of `format` (the pool's own when none serves
+    /// more), and its streams.
+    pub best_layout: String,
+    pub best_streams: u32,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]

@@ -30,7 +30,9 @@ pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use cache::{CacheEnd, CacheStep, CacheSummary, Plateau, PlateauKind};
-pub use check::{CheckCache, CheckSummary, FormatVerdict, RandomFigures, SequentialFigures, SmallFileFigures};
+pub use check::{
+    CheckCache, CheckSummary, FormatVerdict, PlannerMember, RandomFigures, SequentialFigures, SmallFileFigures,
+};
 pub use cluster::{
     CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
     RankHost, RankPhase, client_verdict, done_figures,

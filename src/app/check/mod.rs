@@ -41,15 +41,53 @@ fn profile_of(args: &CheckArgs) -> Profile {
 }
 
 pub fn run(args: CheckArgs) -> Result<ExitCode> {
+    if let Some(launcher) = super::cluster::launched_by() {
+        // One rank of a multi-host run under mpirun or srun (docs/multi-host.md).
+        return super::cluster::run_ranks(super::cluster::RankCommand::Check(&args), launcher);
+    }
     let started = Instant::now();
-    let profile = profile_of(&args);
+    let prepared = prepare(&args, &Share::default())?;
+    if args.dry_run {
+        print_quietly(&prepared.plan.to_string());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
+    let mut recorder = prepared.recorder(&args, prepared.skeleton(), started);
+    let outcome = execute(&prepared.plan, &interrupt, false, &mut recorder);
+    recorder.progress.clear();
+    finish(recorder, outcome, &args)
+}
+
+/// This process's share of the storage under DIR: the whole of it, or in a multi-host run what the ranks that
+/// write into the same filesystem leave one another.
+#[derive(Default)]
+pub struct Share {
+    /// Ranks (this one included) that write into the filesystem under DIR; 0 or 1: this process alone.
+    pub sharers: u32,
+    /// This process's rank in a multi-host run: its small-file tree is named by it (ranks in one directory build
+    /// their own trees), and only rank 0, which writes them, checks the output paths.
+    pub rank: Option<u32>,
+}
+
+/// What a check runs: the facts under DIR, the profile and its data set, and the plan.
+pub struct Prepared {
+    pub gathered: Gathered,
+    pub plan: Plan,
+    profile: Profile,
+    settings: Settings,
+    data_set: Bytes,
+}
+
+/// Facts → data set → job → plan (stale work of killed runs is cleared first, unless this is a dry run).
+pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
+    let profile = profile_of(args);
     let settings = profile.settings();
-    let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let dir = check_dir(args);
     if !args.dry_run {
         super::stale::clear(&[dir.as_path()], args.quiet);
     }
     let gathered = gather(&dir, true)?;
-    let data_set = data_set_of(&args, &dir, &gathered, &settings)?;
+    let data_set = data_set_of(args, &dir, &gathered, &settings, share)?;
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
     let options = RunOptions { run_id: run_id(), ..Default::default() };
@@ -57,36 +95,56 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     if args.engine.is_some() {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);
     }
+    if let Some(rank) = share.rank {
+        let trees = job.phases.iter_mut().filter_map(|p| p.fileset.as_mut()).flat_map(|f| f.trees.iter_mut());
+        trees.for_each(|tree| tree.name = format!("{}-rank{rank}", tree.name));
+    }
     let plan = build_plan(&job, &gathered.facts, &options).context("cannot plan the check")?;
-    if args.dry_run {
-        print_quietly(&plan.to_string());
-        return Ok(ExitCode::SUCCESS);
-    }
-    let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let progress = ProgressLine::new(!args.quiet);
-    progress.println(&format!(
-        "streamcap check of {} ({} profile, about {}); everything it writes goes under {}",
-        gathered.canonical.display(),
-        profile.name(),
-        format_duration(settings.forecast()),
-        gathered.canonical.join(".streamcap").display()
-    ));
-    let skeleton = skeleton(&plan, &gathered, profile, data_set);
-    for notice in &plan.notices {
-        progress.notice(&format!("note: {notice}"));
-    }
-    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
-    let files = u64::from(settings.dirs) * settings.files_per_dir;
-    recorder.on_save = Some(Box::new(move |result: &mut RunResult| summarize(result, files, started)));
-    recorder.header = Some(headers(&plan, settings, started));
-    let outcome = execute(&plan, &interrupt, false, &mut recorder);
-    recorder.progress.clear();
-    finish(recorder, outcome, &args)
+    Ok(Prepared { gathered, plan, profile, settings, data_set })
 }
 
-/// The data set for the directory's free space, once the target and the output paths are known to be usable;
-/// exit 2 with what to do otherwise.
-fn data_set_of(args: &CheckArgs, dir: &std::path::Path, gathered: &Gathered, settings: &Settings) -> Result<Bytes> {
+/// The directory a check measures (default: the current one).
+pub fn check_dir(args: &CheckArgs) -> PathBuf {
+    args.dir.clone().unwrap_or_else(|| PathBuf::from("."))
+}
+
+impl Prepared {
+    /// The result before any phase ran.
+    pub fn skeleton(&self) -> RunResult {
+        skeleton(&self.plan, &self.gathered, self.profile, self.data_set)
+    }
+
+    /// The recorder that prints the check's progress and sections and keeps its summary, starting from
+    /// `skeleton`; says what the check is about to do.
+    pub fn recorder(&self, args: &CheckArgs, skeleton: RunResult, started: Instant) -> ResultRecorder<'_> {
+        let progress = ProgressLine::new(!args.quiet);
+        progress.println(&format!(
+            "streamcap check of {} ({} profile, about {}); everything it writes goes under {}",
+            self.gathered.canonical.display(),
+            self.profile.name(),
+            format_duration(self.settings.forecast()),
+            self.gathered.canonical.join(".streamcap").display()
+        ));
+        for notice in &self.plan.notices {
+            progress.notice(&format!("note: {notice}"));
+        }
+        let mut recorder = ResultRecorder::new(&self.plan, skeleton, args.json.clone(), None, progress);
+        let files = u64::from(self.settings.dirs) * self.settings.files_per_dir;
+        recorder.on_save = Some(Box::new(move |result: &mut RunResult| summarize(result, files, started)));
+        recorder.header = Some(headers(&self.plan, self.settings, started));
+        recorder
+    }
+}
+
+/// The data set for the directory's free space (this process's share of it), once the target and the output
+/// paths are known to be usable; exit 2 with what to do otherwise.
+fn data_set_of(
+    args: &CheckArgs,
+    dir: &std::path::Path,
+    gathered: &Gathered,
+    settings: &Settings,
+    share: &Share,
+) -> Result<Bytes> {
     let TargetFacts::Directory { free, .. } = &gathered.facts.target else {
         bail!(
             "{} is not a directory: check measures the storage under a directory (it writes its test data in \
@@ -94,17 +152,17 @@ fn data_set_of(args: &CheckArgs, dir: &std::path::Path, gathered: &Gathered, set
             dir.display()
         );
     };
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
+    if share.rank.unwrap_or(0) == 0 {
+        check_outputs(args)?;
     }
-    if let Some(path) = &args.html {
-        super::output::check_output("--html", path)?;
-    }
-    let data_set = profile::data_set(settings, *free);
+    let sharers = share.sharers.max(1);
+    let free = free.map(|f| Bytes(f.0 / u64::from(sharers)));
+    let data_set = profile::data_set(settings, free);
     if data_set.0 < MIN_DATA_SET {
+        let shared = if sharers > 1 { format!(" for each of {sharers} ranks") } else { String::new() };
         bail!(
-            "{} has {} free, too little to check: streamcap needs about {} there (a data set of at least {} and \
-             room around it); free some space or choose another directory",
+            "{} has {} free{shared}, too little to check: streamcap needs about {} there (a data set of at least \
+             {} and room around it); free some space or choose another directory",
             dir.display(),
             free.unwrap_or_default(),
             Bytes(MIN_DATA_SET * 4),
@@ -112,6 +170,17 @@ fn data_set_of(args: &CheckArgs, dir: &std::path::Path, gathered: &Gathered, set
         );
     }
     Ok(data_set)
+}
+
+/// The output files can be written (nothing is created yet).
+pub fn check_outputs(args: &CheckArgs) -> Result<()> {
+    if let Some(path) = &args.json {
+        check_writable_parent(path)?;
+    }
+    if let Some(path) = &args.html {
+        super::output::check_output("--html", path)?;
+    }
+    Ok(())
 }
 
 /// The result before any phase ran: the check's config and an empty summary.
@@ -129,12 +198,13 @@ fn skeleton(plan: &Plan, gathered: &Gathered, profile: Profile, data_set: Bytes)
         verdict: Vec::new(),
         partial: true,
         planner_hint: None,
+        planner_member: None,
     });
     skeleton
 }
 
 /// Prints the summary and picks the exit code.
-fn finish(
+pub fn finish(
     mut recorder: ResultRecorder<'_>,
     outcome: Result<crate::run::RunOutcome, crate::run::RunError>,
     args: &CheckArgs,
@@ -183,7 +253,7 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     }
     let complete = result.status == RunStatus::Completed && verdict.len() == FORMATS.len();
     let cache = cache::section(phases, &verdict);
-    let planner_hint = if complete { hint::planner_hint(result, &verdict) } else { None };
+    let hint = if complete { hint::planner_hint(result, &verdict) } else { hint::Hint::default() };
     let summary = result.check.as_mut().expect("set at the start");
     summary.cache = cache;
     summary.sequential = sequential;
@@ -192,7 +262,8 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     summary.verdict = verdict;
     summary.elapsed_s = started.elapsed().as_secs_f64();
     summary.partial = !complete;
-    summary.planner_hint = planner_hint;
+    summary.planner_hint = hint.line;
+    summary.planner_member = hint.member;
 }
 
 /// The check's section headers, by the phase they start with, with elapsed and forecast time.

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::RunArgs;
+use crate::cli::{CheckArgs, RunArgs, StreamsArgs};
 
 /// Environment variables that MPI launchers set in every process they start: Open MPI's mpirun, PMI (MPICH's
 /// hydra, Slurm's srun --mpi=pmi2) and PMIx (srun --mpi=pmix, Open MPI 5).
@@ -34,24 +34,35 @@ pub fn alone(command: &str) -> Result<()> {
     let ranks = ranks_said();
     if ranks > 1 {
         anyhow::bail!(
-            "`streamcap {command}` does not run across ranks yet (only `streamcap run` does; docs/multi-host.md): \
+            "`streamcap {command}` does not run across ranks yet (only `run`, `streams` and `check` do; docs/multi-host.md): \
              run it without mpirun, or with one rank (`mpirun -np 1`)"
         );
     }
     Ok(())
 }
 
-/// `streamcap run` as one rank of the job that `launcher` (a variable's name) revealed.
-pub fn run_ranks(args: &RunArgs, launcher: &str) -> Result<ExitCode> {
+/// A command that runs across ranks, with its arguments.
+pub enum RankCommand<'a> {
+    Run(&'a RunArgs),
+    Streams(&'a StreamsArgs),
+    Check(&'a CheckArgs),
+}
+
+/// `command` as one rank of the job that `launcher` (a variable's name) revealed.
+pub fn run_ranks(command: RankCommand<'_>, launcher: &str) -> Result<ExitCode> {
     #[cfg(feature = "mpi")]
     {
         let transport = crate::mpi::MpiTransport::start()
             .map_err(|e| anyhow::anyhow!("{e} (this process was started by an MPI launcher: {launcher} is set)"))?;
-        super::run::run_rank(args, Box::new(transport))
+        super::joined(Box::new(transport), |session| match command {
+            RankCommand::Run(args) => super::run::run_joined(session, args),
+            RankCommand::Streams(args) => super::streams::streams_joined(session, args),
+            RankCommand::Check(args) => super::check::check_joined(session, args),
+        })
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = args;
+        let _ = command;
         anyhow::bail!(
             "started by an MPI launcher as one of {} ranks ({launcher} is set), but this streamcap was built without \
              the `mpi` feature, so every rank would run alone; build it with `cargo build --release --features mpi` \

@@ -17,10 +17,13 @@
 // over the in-process transport, so the default build's `cargo test` covers it.
 #![cfg_attr(not(feature = "mpi"), allow(dead_code))]
 
+mod check;
 mod launch;
 mod merge;
 mod observer;
 mod run;
+mod space;
+mod streams;
 
 use std::process::ExitCode;
 
@@ -28,13 +31,14 @@ use anyhow::{Result, anyhow};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub use launch::{alone, launched_by, run_ranks};
+pub use launch::{RankCommand, alone, launched_by, run_ranks};
 pub use observer::ClusterObserver;
+pub use space::free_in;
 
 use crate::plan::Plan;
 use crate::results::{ClusterResult, RankHost, TargetInfo};
-use crate::run::Cluster;
 use crate::run::cluster::Key;
+use crate::run::{Cluster, Transport};
 use crate::sysinfo::HostFacts;
 
 /// What the app's own messages are about (above the run layer's kinds).
@@ -48,6 +52,20 @@ pub(super) mod kind {
     pub const JOB: u8 = Key::USER + 6;
     pub const PLAN: u8 = Key::USER + 7;
     pub const CLEANUP: u8 = Key::USER + 8;
+    pub const SPACE: u8 = Key::USER + 9;
+}
+
+/// Joins the other ranks over `transport` and runs `body` as this rank. A rank other than 0 keeps quiet about
+/// a failure that every rank shares (rank 0 says it, naming the rank it came from) and exits 2.
+pub fn joined(transport: Box<dyn Transport>, body: impl FnOnce(&Session) -> Result<ExitCode>) -> Result<ExitCode> {
+    let session = Session { cluster: Cluster::join(transport, &HostFacts::gather().hostname) };
+    match body(&session) {
+        Err(e) if !session.is_root() => {
+            drop(e);
+            Ok(ExitCode::from(2))
+        }
+        done => done,
+    }
 }
 
 /// This process as a rank of a multi-host run.

@@ -17,23 +17,10 @@ use crate::app::output::{print_quietly, result_skeleton};
 use crate::app::run::{build_job, check_run_outputs, conclude, plan_here};
 use crate::cli::RunArgs;
 use crate::report::CsvSink;
-use crate::run::{Cluster, Interrupt, ProgressLine, Transport, execute_in_cluster};
-use crate::sysinfo::HostFacts;
+use crate::run::{Interrupt, ProgressLine, execute_in_cluster};
 
-/// Joins the other ranks over `transport` and runs. A rank other than 0 keeps quiet about a failure that every
-/// rank shares (rank 0 says it, naming the rank it came from) and exits 2.
-pub fn run_rank(args: &RunArgs, transport: Box<dyn Transport>) -> Result<ExitCode> {
-    let session = Session { cluster: Cluster::join(transport, &HostFacts::gather().hostname) };
-    match run_joined(&session, args) {
-        Err(e) if !session.is_root() => {
-            drop(e);
-            Ok(ExitCode::from(2))
-        }
-        done => done,
-    }
-}
-
-fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> {
+/// `streamcap run` on a rank that has joined the others.
+pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> {
     let job = session.share(|| {
         check_run_outputs(args)?;
         if args.verify_only.is_some() {
@@ -46,6 +33,7 @@ fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> {
     })?;
     let (gathered, plan) = session.agree(0, plan_here(args, &job))?;
     session.agree_shape(&plan)?;
+    session.agree_space(&gathered.canonical, super::space::free_in(&gathered.facts.target), &plan)?;
     if args.dry_run {
         if session.is_root() {
             print_quietly(&plan.to_string());

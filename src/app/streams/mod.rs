@@ -29,17 +29,16 @@ pub const NO_DEVICES: &str =
     "the target is remote (http): per-device activity is not available; run streamcap on the server for it";
 
 pub fn run(args: StreamsArgs) -> Result<ExitCode> {
+    if let Some(launcher) = super::cluster::launched_by() {
+        // One rank of a multi-host run under mpirun or srun (docs/multi-host.md): viewers spread over the ranks.
+        return super::cluster::run_ranks(super::cluster::RankCommand::Streams(&args), launcher);
+    }
     let (site, plan) = plan_streams(&args)?;
     if args.dry_run {
         print_quietly(&plan.to_string());
         return Ok(ExitCode::SUCCESS);
     }
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        check_output("--html", path)?;
-    }
+    check_outputs(&args)?;
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let progress = ProgressLine::new(!args.quiet);
     let mut skeleton = site.skeleton(&plan);
@@ -62,9 +61,20 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     Ok(conclude(&mut recorder, &outcome, &args, &plan))
 }
 
+/// The output files can be written (nothing is created yet).
+pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
+    if let Some(path) = &args.json {
+        check_writable_parent(path)?;
+    }
+    if let Some(path) = &args.html {
+        check_output("--html", path)?;
+    }
+    Ok(())
+}
+
 /// Flags → one stream phase → the site's facts → the plan (nothing created yet; stale work of earlier runs
 /// is cleared first, unless this is a dry run).
-fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
+pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
     let phase = args.to_phase_spec();
     let use_existing = phase.streams.as_ref().and_then(|s| s.use_existing.clone());
     let job = JobSpec {
@@ -89,7 +99,12 @@ fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
 
 /// The end of a run that executed: status and last save, the HTML report and the history, the summary, and the
 /// exit code.
-fn conclude(recorder: &mut ResultRecorder, outcome: &RunOutcome, args: &StreamsArgs, plan: &Plan) -> ExitCode {
+pub(super) fn conclude(
+    recorder: &mut ResultRecorder,
+    outcome: &RunOutcome,
+    args: &StreamsArgs,
+    plan: &Plan,
+) -> ExitCode {
     recorder.result.status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     recorder.save();
@@ -130,10 +145,10 @@ fn exit_code(result: &RunResult, expect: Option<u32>, fixed: bool) -> ExitCode {
 }
 
 /// Where a streams run happens: a local directory (gathered like any target) or remote URLs.
-struct Site {
+pub(super) struct Site {
     facts: Facts,
-    gathered: Option<Gathered>,
-    host: HostFacts,
+    pub(super) gathered: Option<Gathered>,
+    pub(super) host: HostFacts,
     text: String,
 }
 
@@ -167,7 +182,12 @@ fn site(target: &Path) -> Result<Site> {
 }
 
 impl Site {
-    fn skeleton(&self, plan: &crate::plan::Plan) -> RunResult {
+    /// Free space in a local target directory, when its filesystem says.
+    pub(super) fn free(&self) -> Option<crate::units::Bytes> {
+        super::cluster::free_in(&self.facts.target)
+    }
+
+    pub(super) fn skeleton(&self, plan: &crate::plan::Plan) -> RunResult {
         match &self.gathered {
             Some(gathered) => result_skeleton(plan, gathered),
             None => {

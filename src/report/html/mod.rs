@@ -21,6 +21,7 @@ use super::markdown::command_name;
 use crate::results::RunResult;
 use capacity::{Search, capacity_charts};
 pub use svg::esc;
+pub(crate) use tables::table;
 
 /// The self-contained HTML page.
 pub struct Html;
@@ -114,6 +115,10 @@ impl Renderer for Html {
         let shown = judged.as_ref().unwrap_or(result);
         page_start(out, &format!("streamcap {command} · {}", result.target.path), &subtitle(shown))?;
         summary_sections(out, result)?;
+        if let Some(cluster) = &result.cluster {
+            let body = super::cluster::cluster_html(cluster, tables::table, esc);
+            section(out, "ranks", "Clients (MPI ranks): each rank's share", &body)?;
+        }
         let capacity: Vec<svg::Chart> = searches(result).iter().flat_map(capacity_charts).collect();
         section(out, "capacity", "Stream capacity", &charts_html(&capacity))?;
         if !result.phases.is_empty() {
@@ -146,6 +151,7 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         let title = "Verdict: concurrent streams with no stall and start-up within 2 s";
         section(out, "verdict", title, &verdict)?;
         section(out, "figures", "Headline figures", &tables::check_figures(check))?;
+        section(out, "planner", "Planner", &super::check_hint::html_body(check))?;
     }
     if let Some(cache) = &result.cache {
         section(out, "cache", "Cache and media plateaus", &cache::cache_section(cache))?;

@@ -53,7 +53,10 @@ pub fn run_stream_phase(
         let passed = measured.meets(plan.target.max_stalled, plan.target.max_startup);
         observer.stream_step(index, &measured);
         merged.add(outcome);
-        passed
+        // In a cluster only the merged step's flag (any rank interrupted) is the same on every rank: a rank's own
+        // flag could stop its search one step before the others'.
+        let stop = if cluster.is_some() { measured.interrupted } else { interrupt.is_set() };
+        (!stop).then_some(passed)
     };
     match plan.count {
         StreamCount::Fixed(count) => {
@@ -67,10 +70,8 @@ pub fn run_stream_phase(
                 _ => u32::MAX,
             };
             let settings = SearchSettings { start, limit: s.limit.min(by_estimate).max(1), precision: s.precision };
-            let found = search(settings, &mut |count| {
-                let passed = step(count, &mut merged, observer);
-                Ok::<_, std::convert::Infallible>((!interrupt.is_set()).then_some(passed))
-            });
+            let found =
+                search(settings, &mut |count| Ok::<_, std::convert::Infallible>(step(count, &mut merged, observer)));
             let Ok(found) = found;
             observer.stream_search(index, &found);
         }

@@ -1,0 +1,153 @@
+//! Free space shared by several ranks: ranks on the same host whose targets lie on the same filesystem write
+//! into the same free space, so each rank's own check (its plan against the free space it sees) is not enough —
+//! their needs must fit together. Every rank says its host, filesystem (device number), free space and need;
+//! the ranks that share one filesystem are checked together, and a refusal names the host, the ranks and the
+//! figures. Also how many ranks share this rank's filesystem, so that a command sizing its data set from the
+//! free space (`check`) can take its share.
+//!
+//! What it must not do: guess that filesystems on different hosts are the same (a network share mounted on
+//! several clients is seen by each as its own; its free space is checked per host).
+
+use std::path::Path;
+
+use anyhow::{Result, anyhow};
+use serde::{Deserialize, Serialize};
+
+use super::{Session, kind};
+use crate::plan::{Plan, TargetFacts, defaults};
+use crate::run::cluster::Key;
+use crate::units::Bytes;
+
+/// What one rank says of the space it writes into.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RankSpace {
+    pub rank: u32,
+    pub host: String,
+    /// The filesystem's device number (`st_dev` of the target), `None` when it could not be read.
+    pub device: Option<u64>,
+    /// Free space the rank saw before planning, `None` when the filesystem does not say.
+    pub free: Option<Bytes>,
+    /// What the rank will write there (its created data files and test media).
+    pub need: Bytes,
+}
+
+/// The filesystem a target lies on, as a number that is equal for two paths on one filesystem of one host.
+pub fn device_of(target: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(target).ok().map(|m| m.dev())
+}
+
+/// Free space in a directory target, when its filesystem says.
+pub fn free_in(target: &TargetFacts) -> Option<Bytes> {
+    match target {
+        TargetFacts::Directory { free, .. } => *free,
+        _ => None,
+    }
+}
+
+/// Bytes the plan creates in its target (files streamcap creates; an upper bound where a phase on the null
+/// engine never fills its sparse files).
+pub fn need_of(plan: &Plan) -> Bytes {
+    Bytes(plan.target.files.iter().filter(|f| f.created).map(|f| f.size.0).sum())
+}
+
+impl Session {
+    /// Every rank's space, in rank order, on every rank. Collective.
+    fn spaces(&self, what: u64, mine: &RankSpace) -> Vec<RankSpace> {
+        let bytes = serde_json::to_vec(mine).expect("plain data");
+        let all = self.cluster.exchange(Key::new(kind::SPACE, what, 0), &bytes);
+        all.iter().filter_map(|b| serde_json::from_slice(b).ok()).collect()
+    }
+
+    /// How many ranks (this one included) write into the filesystem of `target` on this host. Collective.
+    pub fn sharers(&self, target: &Path) -> u32 {
+        let mine = self.space(target, None, Bytes::ZERO);
+        let all = self.spaces(0, &mine);
+        all.iter().filter(|s| s.host == mine.host && s.device.is_some() && s.device == mine.device).count().max(1)
+            as u32
+    }
+
+    /// Whether the ranks that share a filesystem fit in it together; refused on every rank otherwise.
+    /// Collective.
+    pub fn agree_space(&self, target: &Path, free: Option<Bytes>, plan: &Plan) -> Result<()> {
+        let mine = self.space(target, free, need_of(plan));
+        let all = self.spaces(1, &mine);
+        match crowded(&all, defaults::FREE_SPACE_RESERVE) {
+            None => Ok(()),
+            Some(refusal) => Err(anyhow!(refusal)),
+        }
+    }
+
+    fn space(&self, target: &Path, free: Option<Bytes>, need: Bytes) -> RankSpace {
+        let rank = self.cluster.rank();
+        let host = self.cluster.hosts().get(rank as usize).cloned().unwrap_or_default();
+        RankSpace { rank, host, device: device_of(target), free, need }
+    }
+}
+
+/// The first filesystem whose ranks need more together (plus `reserve`) than it has free, as a refusal naming
+/// the host, the ranks and the figures; `None` when every shared filesystem has room.
+pub fn crowded(all: &[RankSpace], reserve: Bytes) -> Option<String> {
+    for (i, first) in all.iter().enumerate() {
+        let Some(device) = first.device else { continue };
+        let group: Vec<&RankSpace> = all.iter().filter(|s| s.host == first.host && s.device == Some(device)).collect();
+        // Each group once (at its lowest rank), and only groups of several ranks: one rank's plan checked itself.
+        if group.len() < 2 || all[..i].iter().any(|s| s.host == first.host && s.device == Some(device)) {
+            continue;
+        }
+        let Some(free) = group.iter().filter_map(|s| s.free).min() else { continue };
+        let need: u64 = group.iter().map(|s| s.need.0).sum();
+        if need.saturating_add(reserve.0) > free.0 {
+            let ranks: Vec<String> = group.iter().map(|s| s.rank.to_string()).collect();
+            let share = Bytes(free.0.saturating_sub(reserve.0) / group.len() as u64);
+            return Some(format!(
+                "not enough free space on {} for ranks {} together: they write into one filesystem, and need {} \
+                 plus {reserve} of headroom, but only {free} is free; give each rank at most {share} (--size), run \
+                 fewer ranks on {}, or give each rank a target on another filesystem",
+                first.host,
+                ranks.join(", "),
+                Bytes(need),
+                first.host
+            ));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space(rank: u32, host: &str, device: u64, free: u64, need: u64) -> RankSpace {
+        RankSpace { rank, host: host.into(), device: Some(device), free: Some(Bytes(free)), need: Bytes(need) }
+    }
+
+    #[test]
+    fn ranks_sharing_a_filesystem_must_fit_together() {
+        let reserve = Bytes(10);
+        // Each of ranks 0 and 2 fits alone in 100 bytes; together they do not. Rank 1 is on another host.
+        let all = [space(0, "a", 7, 100, 60), space(1, "b", 7, 100, 60), space(2, "a", 7, 100, 60)];
+        let refusal = crowded(&all, reserve).expect("refused");
+        assert!(refusal.contains("on a for ranks 0, 2 together"), "{refusal}");
+        assert!(refusal.contains("need 120 B") && refusal.contains("at most 45 B"), "{refusal}");
+        // On two filesystems of host a, each fits.
+        let apart = [space(0, "a", 7, 100, 60), space(1, "b", 7, 100, 60), space(2, "a", 8, 100, 60)];
+        assert_eq!(crowded(&apart, reserve), None);
+        // Small enough together.
+        let small = [space(0, "a", 7, 100, 40), space(1, "a", 7, 100, 40)];
+        assert_eq!(crowded(&small, reserve), None);
+        // A filesystem that does not say its free space is not refused.
+        let unknown =
+            [RankSpace { free: None, ..space(0, "a", 7, 0, 60) }, RankSpace { free: None, ..space(1, "a", 7, 0, 60) }];
+        assert_eq!(crowded(&unknown, reserve), None);
+    }
+
+    #[test]
+    fn sharers_count_the_ranks_on_one_filesystem_of_one_host() {
+        use crate::run::cluster::local::ranks;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let got = ranks(3, |cluster| Session { cluster }.sharers(dir.path()));
+        // The in-process ranks have hosts host0..host2: none shares a host.
+        assert_eq!(got, [1, 1, 1]);
+    }
+}
