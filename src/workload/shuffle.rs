@@ -8,7 +8,7 @@
 //! Each pass takes new round keys from the worker's generator, so passes visit the blocks in different orders and
 //! a seed still gives the same sequence.
 
-use super::rng::Rng;
+use super::rng::{Rng, mix64};
 
 /// A random order of [0, n), one index at a time, reshuffled after each pass.
 #[derive(Debug, Clone)]
@@ -59,19 +59,11 @@ impl Shuffle {
         let mask = (1u64 << self.half_bits) - 1;
         let (mut left, mut right) = (x >> self.half_bits, x & mask);
         for key in self.keys {
-            let mixed = mix(right ^ key) & mask;
+            let mixed = mix64(right ^ key) & mask;
             (left, right) = (right, left ^ mixed);
         }
         (left << self.half_bits) | right
     }
-}
-
-/// A 64-bit finaliser (from splitmix64): every input bit moves about half of the output bits.
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]
