@@ -215,4 +215,23 @@ mod tests {
         assert!(best.refuses(4).is_none() && member.best_streams >= member.current_streams, "{member:?}");
         eprintln!("{}", hint.line.unwrap());
     }
+
+    #[test]
+    fn a_layout_that_serves_more_is_named_with_its_multiple_and_count() {
+        // On these fixtures every layout of the same drives ties, so the comparison the planner made is changed
+        // here to one where another layout serves twice the streams: the sentence's other branch.
+        let result = check_of_a_raid5();
+        let (measured, drive) = infer(&result).unwrap();
+        let verdict = verdict(&result);
+        let (format, name) = compared_format(&verdict).unwrap();
+        let (mut member, limit) = compare(measured, drive, format, name).unwrap();
+        member.best_layout = "raid6".into();
+        member.best_streams = 2 * member.current_streams;
+        let line = line(&(member, limit), measured, format, name);
+        assert!(
+            line.starts_with("planner: these 3 drives as raid6 would serve about 2.0× the 2160p remux streams"),
+            "{line}"
+        );
+        assert!(line.contains("(≈ 66 against 33 here;") && line.contains("--count 3"), "{line}");
+    }
 }
