@@ -63,7 +63,7 @@ fn report(path: &Path, problems: &Problems) -> SpecError {
         .enumerate()
         .map(|(i, e)| {
             let file = if i == 0 { String::new() } else { format!("{}: ", e.at.file.display()) };
-            format!("{file}line {}: {}", e.at.line, e.message)
+            format!("{file}line {}: {}", e.at.line, problems.message(e))
         })
         .collect();
     if list.len() > MAX_SHOWN {

@@ -24,6 +24,9 @@ pub const MAX_SHOWN: usize = 20;
 #[derive(Debug, Default)]
 pub struct Problems {
     pub list: Vec<OptionError>,
+    /// The unknown options among them, by where they are and what they are called: their "did you mean" is left
+    /// to [`Problems::message`], since that search is the costly part and only the problems shown need it.
+    unknown: Vec<(Location, String)>,
 }
 
 impl Problems {
@@ -40,6 +43,34 @@ impl Problems {
 
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
+    }
+
+    /// Records an option streamcap does not know, once: a `[global]` entry is read again for every job.
+    fn push_unknown(&mut self, entry: &Entry) {
+        if self.unknown.iter().any(|(at, _)| *at == entry.at) {
+            return;
+        }
+        self.unknown.push((entry.at.clone(), entry.key.clone()));
+        self.list.push(OptionError {
+            at: entry.at.clone(),
+            message: format!(
+                "{UNKNOWN} '{}': streamcap reads the fio options listed in docs/fio.md; remove it or replace it \
+                 with one of them",
+                entry.key
+            ),
+        });
+    }
+
+    /// The problem's message as shown: an unknown option's gains the known name it is closest to, if any.
+    pub fn message(&self, error: &OptionError) -> String {
+        let key = self.unknown.iter().find(|(at, _)| *at == error.at).map(|(_, key)| key);
+        match key.filter(|_| error.message.starts_with(UNKNOWN)).and_then(|key| Some((key, closest(key)?))) {
+            Some((key, near)) => {
+                let cut = UNKNOWN.len() + key.len() + 3;
+                format!("{} (did you mean '{near}'?){}", &error.message[..cut], &error.message[cut..])
+            }
+            None => error.message.clone(),
+        }
     }
 }
 
@@ -120,7 +151,7 @@ impl JobOptions {
                 continue;
             }
             let Some(opt) = find(&entry.key) else {
-                problems.push(unknown(entry));
+                problems.push_unknown(entry);
                 continue;
             };
             match opt.kind {
@@ -232,17 +263,8 @@ fn parse_value(opt: &Opt, entry: &Entry, base: KbBase) -> Result<Value, OptionEr
     })
 }
 
-fn unknown(entry: &Entry) -> OptionError {
-    let hint = closest(&entry.key).map(|n| format!(" (did you mean '{n}'?)")).unwrap_or_default();
-    OptionError {
-        at: entry.at.clone(),
-        message: format!(
-            "unknown option '{}'{hint}: streamcap reads the fio options listed in docs/fio.md; remove it or \
-             replace it with one of them",
-            entry.key
-        ),
-    }
-}
+/// How the message of an option streamcap does not know begins.
+const UNKNOWN: &str = "unknown option";
 
 #[cfg(test)]
 mod tests {
@@ -266,7 +288,8 @@ mod tests {
         let list = entries(pairs);
         let mut problems = Problems::default();
         let options = JobOptions::parse(list.iter(), &mut problems);
-        (options, problems.list)
+        let shown = problems.list.iter().map(|e| OptionError { at: e.at.clone(), message: problems.message(e) });
+        (options, shown.collect())
     }
 
     #[test]

@@ -312,33 +312,42 @@ pub fn find(name: &str) -> Option<&'static Opt> {
 
 /// The closest known name within two edits, for "did you mean".
 pub fn closest(name: &str) -> Option<&'static str> {
-    let length = name.chars().count();
+    // Option names are ASCII, so a key with other characters is nobody's typo, and bytes are characters.
+    if !name.is_ascii() || name.len() + 1 > ROW {
+        return None;
+    }
     OPTIONS
         .iter()
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
         // Names whose lengths differ by more than two are more than two edits apart: skipping them keeps a long
         // unknown word from costing its length × every option's (the fuzzer's 1 KiB words spent 6 ms here).
-        .filter(|n| n.chars().count().abs_diff(length) <= 2)
-        .map(|n| (edit_distance(n, name, 2), n))
+        .filter(|n| n.len().abs_diff(name.len()) <= 2)
+        .map(|n| (edit_distance(n.as_bytes(), name.as_bytes(), 2), n))
         .filter(|(d, _)| *d <= 2)
         .min()
         .map(|(_, n)| n)
 }
 
-/// Levenshtein distance, for "did you mean"; anything above `most` comes back as `most + 1`, as soon as every
-/// cell of a row is past it (a row's minimum never falls in later rows).
-fn edit_distance(a: &str, b: &str, most: usize) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
+/// The longest word `closest` compares, plus one: the edit distance's row lives on the stack, so that a file
+/// full of unknown words costs no allocation per comparison. Every option name is shorter (a unit test says so).
+const ROW: usize = 64;
+
+/// Levenshtein distance over bytes, for "did you mean"; anything above `most` comes back as `most + 1`, as soon
+/// as every cell of a row is past it (a row's minimum never falls in later rows). `b` is shorter than [`ROW`].
+fn edit_distance(a: &[u8], b: &[u8], most: usize) -> usize {
+    let mut row = [0usize; ROW];
+    for (j, cell) in row.iter_mut().enumerate().take(b.len() + 1) {
+        *cell = j;
+    }
+    for (i, ca) in a.iter().enumerate() {
         let mut diagonal = row[0];
         row[0] = i + 1;
         for (j, cb) in b.iter().enumerate() {
             let above = row[j + 1];
-            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
             diagonal = above;
         }
-        if row.iter().all(|&d| d > most) {
+        if row[..=b.len()].iter().all(|&d| d > most) {
             return most + 1;
         }
     }
@@ -369,11 +378,19 @@ mod tests {
 
     #[test]
     fn the_edit_distance_is_exact_up_to_its_bound_and_one_past_it_beyond() {
-        assert_eq!(edit_distance("kitten", "sitting", 5), 3);
-        assert_eq!(edit_distance("kitten", "sitting", 2), 3);
-        assert_eq!(edit_distance("iodepth", "iodepth", 2), 0);
-        assert_eq!(edit_distance("bs", "bssplit", 9), 5);
-        assert_eq!(edit_distance("bs", "bssplit", 2), 3);
+        assert_eq!(edit_distance(b"kitten", b"sitting", 5), 3);
+        assert_eq!(edit_distance(b"kitten", b"sitting", 2), 3);
+        assert_eq!(edit_distance(b"iodepth", b"iodepth", 2), 0);
+        assert_eq!(edit_distance(b"bs", b"bssplit", 9), 5);
+        assert_eq!(edit_distance(b"bs", b"bssplit", 2), 3);
         assert_eq!(closest(&"x".repeat(1000)), None);
+        assert_eq!(closest("blocksizé"), None);
+    }
+
+    #[test]
+    fn every_option_name_is_ascii_and_fits_the_edit_distance_row() {
+        for name in OPTIONS.iter().flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())) {
+            assert!(name.is_ascii() && name.len() + 3 < ROW, "{name}");
+        }
     }
 }

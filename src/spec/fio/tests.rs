@@ -342,6 +342,18 @@ fn every_problem_of_a_file_is_reported_at_once_in_file_order() {
 }
 
 #[test]
+fn an_unknown_option_is_reported_once_with_the_name_it_is_closest_to() {
+    let err = error("[global]\nblocksiz=4k\nrw=read\n[a]\nsize=1m\n[b]\nsize=1m\n[c]\nsize=1m\nnope_at_all=1\n");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].contains("line 2: unknown option 'blocksiz' (did you mean 'blocksize'?): streamcap reads"),
+        "{err}"
+    );
+    assert!(lines[1].contains("line 10: unknown option 'nope_at_all': streamcap reads"), "{err}");
+}
+
+#[test]
 fn at_most_twenty_problems_are_shown_and_the_rest_counted() {
     let text: String = std::iter::once("[j]\n".to_string()).chain((0..25).map(|i| format!("nope{i}=1\n"))).collect();
     let err = error(&text);
