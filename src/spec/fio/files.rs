@@ -3,7 +3,7 @@
 //! the job's clones share their files. fio's default name `jobname.jobnum.filenum` gives each clone its own
 //! files, written with streamcap's `{worker}` for `jobnum`.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use super::job::fail;
 use super::mapping::Job;
@@ -67,8 +67,17 @@ pub(super) fn map_files(job: &Job, single: bool, phase: &mut PhaseSpec) -> Resul
     }
     let mut list = Vec::new();
     for filenum in 0..nrfiles {
-        let name = expand_format(format, &job.name, filenum).map_err(|why| {
-            fail(o.get("filename_format").expect("only a said format can fail"), "filename_format", why)
+        let name = expand_format(format, &job.name, filenum).map_err(|why| match o.get("filename_format") {
+            Some(said) => fail(said, "filename_format", why),
+            // fio's own format fails only on the job's name ("[/data]", "[../x]").
+            None => OptionError {
+                at: job.at.clone(),
+                message: format!(
+                    "job '{0}' cannot name its files: fio names them '{0}.0.0' and so on ($jobname.$jobnum.$filenum), \
+                     which is not a file name inside the target directory; rename the job or give filename=",
+                    job.name
+                ),
+            },
         })?;
         list.push(name);
     }
@@ -145,8 +154,9 @@ fn expand_format(format: &str, job: &str, filenum: u64) -> Result<String, String
         rest = &after[word_len..];
     }
     out.push_str(rest);
-    if out.is_empty() || out.contains('/') && Path::new(&out).is_absolute() {
-        return Err(format!("'{format}' must give a file name inside the target directory"));
+    let outside = Path::new(&out).components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));
+    if out.is_empty() || outside {
+        return Err(format!("'{format}' gives '{out}', which is not a file name inside the target directory"));
     }
     Ok(out)
 }

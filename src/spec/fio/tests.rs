@@ -354,6 +354,19 @@ fn an_unknown_option_is_reported_once_with_the_name_it_is_closest_to() {
 }
 
 #[test]
+fn job_names_and_formats_that_would_name_files_outside_the_target_are_refused_not_a_panic() {
+    // Found by the fio_job fuzzer: fio's default format with a job named "[/randread-qd32]" panicked.
+    let err = error("[/randread-qd32]\nrw=read\nsize=1m\nnrfiles=2\n");
+    assert!(err.contains("line 1: job '/randread-qd32' cannot name its files"), "{err}");
+    assert!(err.contains("rename the job or give filename="), "{err}");
+    let err = error("[../up]\nrw=read\nsize=1m\nnumjobs=2\n");
+    assert!(err.contains("job '../up' cannot name its files"), "{err}");
+    let err = error("[j]\nrw=read\nsize=1m\nnrfiles=2\nfilename_format=../$jobname.$filenum\n");
+    assert!(err.contains("option 'filename_format': '../$jobname.$filenum' gives '../j.0'"), "{err}");
+    assert!(parse("[j]\nrw=read\nsize=1m\nnrfiles=2\nfilename_format=./sub.$jobname.$filenum\n").is_ok());
+}
+
+#[test]
 fn at_most_twenty_problems_are_shown_and_the_rest_counted() {
     let text: String = std::iter::once("[j]\n".to_string()).chain((0..25).map(|i| format!("nope{i}=1\n"))).collect();
     let err = error(&text);
