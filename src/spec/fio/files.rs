@@ -5,13 +5,35 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::engines::EngineUse;
 use super::job::fail;
 use super::mapping::Job;
 use super::options::{OptionError, Said};
 use crate::spec::{FileService, PhaseSpec};
 
-/// More files than this per job clone are refused here, before any list of names is made.
+/// More files than this per job clone are refused here, before any list of names is made; the jobs of one file
+/// together may name no more either (see [`within_file_budget`]).
 const MAX_FILES: u64 = 1 << 20;
+
+/// Adds the job's files to the names the file's jobs have made so far, or says why there are too many: every
+/// name is planned and opened, so a file of many jobs must not make millions of them between itself.
+pub(super) fn within_file_budget(job: &Job, named: &mut u64) -> Result<(), OptionError> {
+    if matches!(job.engine, EngineUse::FileOps(_)) {
+        return Ok(()); // a file-set tree names its files as it makes them
+    }
+    *named = named.saturating_add(job.options.int("nrfiles").unwrap_or(1));
+    if *named <= MAX_FILES {
+        return Ok(());
+    }
+    Err(OptionError {
+        at: job.at.clone(),
+        message: format!(
+            "job '{}': the jobs up to here name {} files together (nrfiles adds up across jobs), more than the \
+             {MAX_FILES} streamcap plans from one file; use fewer files, or a file engine for many small files",
+            job.name, *named
+        ),
+    })
+}
 
 pub(super) struct Files {
     pub target: Option<PathBuf>,
@@ -65,26 +87,27 @@ pub(super) fn map_files(job: &Job, single: bool, phase: &mut PhaseSpec) -> Resul
     if single && nrfiles == 1 && jobs == 1 && o.get("filename_format").is_none() {
         return Ok(Files { target, target_is_device: false, per_clone_files: 1, shared: false });
     }
-    let mut list = Vec::new();
-    for filenum in 0..nrfiles {
-        let name = expand_format(format, &job.name, filenum).map_err(|why| match o.get("filename_format") {
-            Some(said) => fail(said, "filename_format", why),
-            // fio's own format fails only on the job's name ("[/data]", "[../x]").
-            None => OptionError {
-                at: job.at.clone(),
-                message: format!(
-                    "job '{0}' cannot name its files: fio names them '{0}.0.0' and so on ($jobname.$jobnum.$filenum), \
-                     which is not a file name inside the target directory; rename the job or give filename=",
-                    job.name
-                ),
-            },
-        })?;
-        list.push(name);
-    }
+    let list = expand_names(job, format, nrfiles)?;
     let total_files = if per_worker { nrfiles.saturating_mul(jobs) } else { nrfiles };
     phase.files = Some(u32::try_from(total_files).unwrap_or(u32::MAX));
     phase.file_names = Some(list);
     Ok(Files { target, target_is_device: false, per_clone_files: nrfiles, shared: !per_worker })
+}
+
+/// The job's `nrfiles` names from `format`; fio's own format fails only on the job's name.
+fn expand_names(job: &Job, format: &str, nrfiles: u64) -> Result<Vec<String>, OptionError> {
+    let pieces = split_format(format, &job.name).map_err(|why| match job.options.get("filename_format") {
+        Some(said) => fail(said, "filename_format", why),
+        None => OptionError {
+            at: job.at.clone(),
+            message: format!(
+                "job '{0}' cannot name its files: fio names them '{0}.0.0' and so on ($jobname.$jobnum.$filenum), \
+                 which is not a file name inside the target directory; rename the job or give filename=",
+                job.name
+            ),
+        },
+    })?;
+    Ok((0..nrfiles).map(|filenum| pieces.join(&filenum.to_string())).collect())
 }
 
 /// `filename`: a `:` list of names (absolute ones give the target directory), one device, or /dev/null.
@@ -135,28 +158,32 @@ fn named_files(said: &Said, mut target: Option<PathBuf>, phase: &mut PhaseSpec) 
     Ok(Files { target, target_is_device: false, per_clone_files: names.len() as u64, shared: true })
 }
 
-/// fio's `$jobname`, `$jobnum` and `$filenum` in filename_format; `$jobnum` becomes streamcap's `{worker}`.
-fn expand_format(format: &str, job: &str, filenum: u64) -> Result<String, String> {
-    let mut out = String::new();
+/// fio's `$jobname`, `$jobnum` and `$filenum` in filename_format: the format with `$jobname` and `$jobnum`
+/// (streamcap's `{worker}`) replaced, in pieces that `$filenum` goes between. Checked once, with file number 0:
+/// a path component holding a number is never "." or "..", so no number makes a name good or bad.
+fn split_format(format: &str, job: &str) -> Result<Vec<String>, String> {
+    let mut pieces = vec![String::new()];
     let mut rest = format;
     while let Some(pos) = rest.find('$') {
-        out.push_str(&rest[..pos]);
+        let piece = pieces.last_mut().expect("never empty");
+        piece.push_str(&rest[..pos]);
         let after = &rest[pos + 1..];
         let word_len = after.find(|c: char| !c.is_ascii_alphanumeric() && c != '_').unwrap_or(after.len());
         match &after[..word_len] {
-            "jobname" => out.push_str(job),
-            "jobnum" => out.push_str("{worker}"),
-            "filenum" => out.push_str(&filenum.to_string()),
+            "jobname" => piece.push_str(job),
+            "jobnum" => piece.push_str("{worker}"),
+            "filenum" => pieces.push(String::new()),
             other => {
                 return Err(format!("'{format}': ${other} is not supported; expected $jobname, $jobnum and $filenum"));
             }
         }
         rest = &after[word_len..];
     }
-    out.push_str(rest);
-    let outside = Path::new(&out).components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));
-    if out.is_empty() || outside {
-        return Err(format!("'{format}' gives '{out}', which is not a file name inside the target directory"));
+    pieces.last_mut().expect("never empty").push_str(rest);
+    let first = pieces.join("0");
+    let outside = Path::new(&first).components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));
+    if first.is_empty() || outside {
+        return Err(format!("'{format}' gives '{first}', which is not a file name inside the target directory"));
     }
-    Ok(out)
+    Ok(pieces)
 }

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::control::job_controls;
 use super::engines::{EngineUse, classify};
+use super::files::within_file_budget;
 use super::ini::{Entry, Location, Section};
 use super::job::map_job;
 use super::options::{JobOptions, OptionError, Problems};
@@ -73,7 +74,11 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
         notices: Vec::new(),
     };
     let single = jobs.len() == 1;
+    let mut named_files = 0;
     for (index, job) in jobs.iter().enumerate() {
+        if problems.take(within_file_budget(job, &mut named_files)).is_none() {
+            continue;
+        }
         let Some(mapped) = map_job(job, single, &mut spec.notices, problems) else { continue };
         add_target(&mut spec, job, mapped.target, problems);
         if let Some(interval) = mapped.interval {

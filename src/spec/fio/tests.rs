@@ -367,6 +367,16 @@ fn job_names_and_formats_that_would_name_files_outside_the_target_are_refused_no
 }
 
 #[test]
+fn the_jobs_of_one_file_name_at_most_a_million_files_together() {
+    // Found by the fio_job fuzzer: nrfiles=1m in [global] made a million names for every job after it.
+    let err = error("[global]\nnrfiles=600k\nrw=read\nsize=1g\n[a]\n[b]\n[c]\n");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].contains("line 6: job 'b': the jobs up to here name 1228800 files together"), "{err}");
+    assert!(lines[1].contains("line 7: job 'c'"), "{err}");
+}
+
+#[test]
 fn at_most_twenty_problems_are_shown_and_the_rest_counted() {
     let text: String = std::iter::once("[j]\n".to_string()).chain((0..25).map(|i| format!("nope{i}=1\n"))).collect();
     let err = error(&text);
