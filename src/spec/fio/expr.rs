@@ -123,8 +123,7 @@ impl Parser<'_> {
     fn unary(&mut self) -> Result<Num, String> {
         if self.peek() == Some(b'-') {
             self.at += 1;
-            let v = self.unary()?;
-            return Ok(Num { whole: -v.whole, frac: -v.frac, is_frac: v.is_frac });
+            return negated(self.unary()?);
         }
         let value = self.primary()?;
         self.suffix(value)
@@ -184,6 +183,12 @@ impl Parser<'_> {
     }
 }
 
+/// `-v`; the most negative whole number has no opposite (found by the fio_job fuzzer).
+fn negated(v: Num) -> Result<Num, String> {
+    let whole = v.whole.checked_neg().ok_or("the value is too large")?;
+    Ok(Num { whole, frac: -v.frac, is_frac: v.is_frac })
+}
+
 fn combine(
     a: Num,
     b: Num,
@@ -191,7 +196,7 @@ fn combine(
     frac: impl Fn(f64, f64) -> f64,
     negate_b: bool,
 ) -> Result<Num, String> {
-    let b = if negate_b { Num { whole: -b.whole, frac: -b.frac, is_frac: b.is_frac } } else { b };
+    let b = if negate_b { negated(b)? } else { b };
     if a.is_frac || b.is_frac {
         return Ok(Num::frac(frac(a.value(), b.value())));
     }
@@ -265,6 +270,11 @@ mod tests {
         assert!(eval("4 4").unwrap_err().contains("unexpected"));
         assert!(eval("1.5%2").is_err());
         assert!(eval("99999999999999999999*99999999999999999999g").is_err());
+        // Regression (fio_job fuzzer): negating the most negative whole number overflowed.
+        let min = "(0-170141183460469231731687303715884105727-1)";
+        assert!(eval(&format!("1-{min}")).unwrap_err().contains("too large"));
+        assert!(eval(&format!("-{min}")).unwrap_err().contains("too large"));
+        assert!(eval(min).is_ok());
     }
 
     #[test]
