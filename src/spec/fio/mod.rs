@@ -75,3 +75,5 @@ fn report(path: &Path, problems: &Problems) -> SpecError {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_refusals;
