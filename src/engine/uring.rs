@@ -267,5 +267,12 @@ impl Drop for UringEngine {
             }
             attempts += 1;
         }
+        // The ring holds its own reference to each registered file, and dropping the ring leaves them to the
+        // kernel's deferred teardown of it, after this returns: a FUSE filesystem (sshfs) then still counts the file
+        // open when the run removes it, hides it as `.fuse_hidden…`, and the work directory is not empty yet.
+        // Unregistered here, they are released before the engine is gone.
+        if self.registered_files {
+            let _ = self.ring.submitter().unregister_files();
+        }
     }
 }

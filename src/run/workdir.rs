@@ -219,9 +219,22 @@ impl WorkDir {
                 {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
-                other => return other,
+                other => return other.map_err(|e| self.naming_what_is_left(e)),
             }
         }
+    }
+
+    /// A "Directory not empty" error names what is left in the directory (the first few), so that a failure
+    /// says which file stayed.
+    fn naming_what_is_left(&self, e: io::Error) -> io::Error {
+        if e.raw_os_error() != Some(libc::ENOTEMPTY) {
+            return e;
+        }
+        let names = self.base.open_dir(&self.name).ok().and_then(|d| d.names().ok()).unwrap_or_default();
+        let more = names.len().saturating_sub(5);
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        let shown: Vec<&str> = names.iter().take(5).map(AsRef::as_ref).collect();
+        io::Error::new(e.kind(), format!("{e}; left in it: {}{more}", shown.join(", ")))
     }
 
     /// Whether the work directory holds nothing but FUSE's hidden removed files (and at least one).
@@ -400,7 +413,8 @@ mod tests {
         let mut work = WorkDir::create(&target(root.path()), false).unwrap();
         fs::write(work.path().join("notes.txt"), b"mine").unwrap();
         let err = work.remove().unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::ENOTEMPTY), "{err}");
+        assert_eq!(err.kind(), io::ErrorKind::DirectoryNotEmpty, "{err}");
+        assert!(err.to_string().ends_with("; left in it: notes.txt"), "the error names what stayed: {err}");
         assert_eq!(fs::read(work.path().join("notes.txt")).unwrap(), b"mine");
     }
 
