@@ -1,7 +1,8 @@
 //! The network path (issue 10): the same sweep on a local directory and over a real network filesystem — sshfs
 //! into a network namespace of the test's own, over a veth pair shaped with `tc` htb — where the link shows as
 //! its own plateau: every sequential pass over sshfs stays under the link's rate, while the local page cache
-//! serves re-reads far above it. The only figure asserted is that physical cap.
+//! serves re-reads far above it; `cache` and `streams` over it are capped by the link too. The only figures
+//! asserted are that physical cap.
 
 mod common;
 
@@ -86,4 +87,73 @@ fn over_sshfs_the_shaped_link_caps_the_sweep_and_the_summary_names_it() {
     // Nothing left behind, on either side of the link.
     assert!(entries(&link.export).is_empty(), "left in the export: {:?}", entries(&link.export));
     assert!(entries(&local_dir).is_empty(), "left locally: {:?}", entries(&local_dir));
+}
+
+/// `cache`, `streams` and `check` over the same kind of link: the media plateau and the MB/s the viewers were
+/// served stay under the link's rate, although the viewers ask for more than it carries; the words name the
+/// network, not a disk or RAM; and nothing is left in the export (the io_uring engine's registered files once
+/// left sshfs's `.fuse_hidden…` copies behind for a moment, and the run failed with "Directory not empty").
+#[test]
+fn over_sshfs_cache_and_streams_are_capped_by_the_link() {
+    let test = "over_sshfs_cache_and_streams_are_capped_by_the_link";
+    if !can_use_sshfs(test) {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let link = SshfsLink::new(RATE_MBIT);
+    let cap = RATE_MBIT as f64 / 8.0;
+
+    let json = out.path().join("cache.json");
+    let assert = streamcap()
+        .arg("cache")
+        .arg(&link.mount)
+        .args(["--size", "64M", "--runtime", "1s", "--load", "none", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    eprintln!("{stdout}");
+    // Over a network filesystem no plateau is a local disk's, and the media plateau is the link's.
+    for wrong in ["no disk touched", "what the disks sustain", "no drive or controller cache"] {
+        assert!(!stdout.contains(wrong), "'{wrong}' over sshfs:\n{stdout}");
+    }
+    assert!(stdout.contains("what the network link (or the server) sustains"), "{stdout}");
+    let cache = read_json(&json);
+    assert_eq!(cache["target"]["filesystem"]["fs_type"], "fuse.sshfs");
+    let plateaus = cache["cache"]["plateaus"].as_array().expect("plateaus");
+    let media = plateaus.iter().find(|p| p["kind"] == "media").expect("a media plateau");
+    let mbps = media["mbps"].as_f64().unwrap();
+    eprintln!("sshfs cache media plateau: {mbps:.1} MB/s (link {cap} MB/s)");
+    assert!(mbps > 0.0 && mbps <= SLACK * cap, "the media plateau over sshfs measured {mbps:.1} MB/s");
+    assert!(entries(&link.export).is_empty(), "cache left in the export: {:?}", entries(&link.export));
+
+    // Twelve 25 Mbit/s viewers ask for 37.5 MB/s; the link carries 25.
+    let json = out.path().join("streams.json");
+    let assert = streamcap()
+        .arg("streams")
+        .arg(&link.mount)
+        .args(["--bitrate", "25Mbit", "--count", "12", "--duration", "4s", "--media-length", "10s", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    eprintln!("{}", String::from_utf8_lossy(&assert.get_output().stdout));
+    let streams = read_json(&json);
+    assert_eq!(streams["target"]["filesystem"]["fs_type"], "fuse.sshfs");
+    for step in streams["streams"]["steps"].as_array().expect("steps") {
+        let served = step["delivered_mbps"].as_f64().unwrap();
+        eprintln!("sshfs streams served: {served:.1} MB/s (link {cap} MB/s)");
+        assert!(served > 0.0 && served <= SLACK * cap, "viewers over sshfs were served {served:.1} MB/s");
+    }
+    assert!(entries(&link.export).is_empty(), "streams left in the export: {:?}", entries(&link.export));
+
+    let json = out.path().join("check.json");
+    let assert = streamcap().arg("check").arg(&link.mount).args(["--quick", "--json"]).arg(&json).assert();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    eprintln!("{stdout}");
+    let check = read_json(&json);
+    let cache = &check["check"]["cache"];
+    assert_eq!(cache["served_from"], "media", "{cache}");
+    assert!(cache["served_words"].as_str().unwrap().starts_with("the file server, across the network"), "{cache}");
+    assert!(!stdout.contains("no disk touched") && !stdout.contains("media stayed in RAM"), "{stdout}");
+    assert!(entries(&link.export).is_empty(), "check left in the export: {:?}", entries(&link.export));
 }

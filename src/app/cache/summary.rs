@@ -10,15 +10,28 @@ use crate::units::{Bytes, format_mbps};
 /// A step faster than this many times the media's MB/s is served by a cache.
 const CACHED_FACTOR: f64 = 1.5;
 
+/// What lies beneath the target, for the plateaus' words.
+#[derive(Debug, Clone, Copy, Default)]
+pub(in crate::app) struct Beneath {
+    /// The media's own figures are beyond what its device can do: a cache beneath the OS serves them.
+    pub cache: bool,
+    /// The target is on a network filesystem (sshfs, NFS…): what the client's page cache does not serve crosses
+    /// the link, so the "media" is the link or the server, and no local disk is read.
+    pub network: bool,
+    /// The media plateau's MB/s, once measured: what a faster plateau is judged against.
+    pub media_mbps: Option<f64>,
+}
+
 /// Fills the plateaus and the cache's end from the phases run so far; `planned` is the number of phases.
 pub fn summarize(result: &mut RunResult, planned: usize) {
+    let network = result.target.filesystem.as_ref().is_some_and(|fs| fs.is_network());
     let RunResult { phases, cache, status, .. } = result;
     let Some(summary) = cache.as_mut() else { return };
     let find = |name: &str| phases.iter().find(|p| p.name == name);
     let media = find(MEDIA).and_then(|p| p.read.as_ref()).map(|r| r.mbps);
     summary.device_cache_steps = device_cache_steps(phases, media);
     // When the media's own figures are beyond a spinning disk, the cache beneath is larger than any region tried.
-    let beneath = find(MEDIA).is_some_and(|p| flag_of(p).is_some());
+    let beneath = Beneath { cache: find(MEDIA).is_some_and(|p| flag_of(p).is_some()), network, media_mbps: media };
     summary.device_cache_end = cache_end(&summary.device_cache_steps, media, beneath);
     let kinds = [PlateauKind::PageCache, PlateauKind::DeviceCache, PlateauKind::Media, PlateauKind::AccessTime];
     let mut plateaus = Vec::new();
@@ -81,34 +94,12 @@ fn device_cache_steps(phases: &[PhaseResult], media: Option<f64>) -> Vec<CacheSt
 
 /// Where repeated reads stop being faster than the media. `beneath`: the media's own figures are beyond what its
 /// device can do, so a cache beneath the OS serves even the media plateau (no step down can show then).
-fn cache_end(steps: &[CacheStep], media: Option<f64>, beneath: bool) -> Option<CacheEnd> {
+fn cache_end(steps: &[CacheStep], media: Option<f64>, beneath: Beneath) -> Option<CacheEnd> {
     let (first, last) = (steps.first()?, steps.last()?);
     let media = media?;
     let size = |b: u64| Bytes(b).to_string();
     Some(match steps.iter().position(|s| !s.cached) {
-        Some(0) if beneath => CacheEnd {
-            cached_up_to_bytes: None,
-            uncached_from_bytes: None,
-            words: format!(
-                "repeated direct reads of {} are no faster than the media ({} against {} MB/s), but the media's \
-                 own figures come from a cache beneath the OS (see below): that cache holds the media's region too, \
-                 so no step down shows here",
-                size(first.region_bytes),
-                format_mbps(first.mbps),
-                format_mbps(media),
-            ),
-        },
-        Some(0) => CacheEnd {
-            cached_up_to_bytes: None,
-            uncached_from_bytes: Some(first.region_bytes),
-            words: format!(
-                "repeated direct reads of {} are no faster than the media ({} against {} MB/s): no drive or \
-                 controller cache shows",
-                size(first.region_bytes),
-                format_mbps(first.mbps),
-                format_mbps(media)
-            ),
-        },
+        Some(0) => no_step_down(first, media, beneath),
         Some(i) => {
             let (inside, outside) = (&steps[i - 1], &steps[i]);
             CacheEnd {
@@ -140,6 +131,49 @@ fn cache_end(steps: &[CacheStep], media: Option<f64>, beneath: bool) -> Option<C
     })
 }
 
+/// The cache's end when even the smallest region came back no faster than the media.
+fn no_step_down(first: &CacheStep, media: f64, beneath: Beneath) -> CacheEnd {
+    let size = |b: u64| Bytes(b).to_string();
+    if beneath.network {
+        return CacheEnd {
+            cached_up_to_bytes: None,
+            uncached_from_bytes: Some(first.region_bytes),
+            words: format!(
+                "repeated direct reads of {} are no faster than the network's {} MB/s ({} MB/s): every one crosses \
+                 the link, and no cache of the server's shows through it",
+                size(first.region_bytes),
+                format_mbps(media),
+                format_mbps(first.mbps),
+            ),
+        };
+    }
+    if beneath.cache {
+        return CacheEnd {
+            cached_up_to_bytes: None,
+            uncached_from_bytes: None,
+            words: format!(
+                "repeated direct reads of {} are no faster than the media ({} against {} MB/s), but the media's \
+                 own figures come from a cache beneath the OS (see below): that cache holds the media's region too, \
+                 so no step down shows here",
+                size(first.region_bytes),
+                format_mbps(first.mbps),
+                format_mbps(media),
+            ),
+        };
+    }
+    CacheEnd {
+        cached_up_to_bytes: None,
+        uncached_from_bytes: Some(first.region_bytes),
+        words: format!(
+            "repeated direct reads of {} are no faster than the media ({} against {} MB/s): no drive or \
+                 controller cache shows",
+            size(first.region_bytes),
+            format_mbps(first.mbps),
+            format_mbps(media)
+        ),
+    }
+}
+
 /// The implausibility flag of a device that speaks for the target: not a loop device's backing disk, whose
 /// activity is the whole host's (a test suite running beside a loop device made the backing virtio disk look
 /// like a cache beneath a 20 MB/s throttled loop device).
@@ -153,7 +187,7 @@ pub(in crate::app) fn plateau(
     phase: &PhaseResult,
     summary: &CacheSummary,
     (under_load, alone): (bool, Option<f64>),
-    beneath: bool,
+    beneath: Beneath,
 ) -> Option<Plateau> {
     let read = phase.read.as_ref().filter(|r| r.ops > 0)?;
     let stream_bytes_s = summary.bitrate_bps as f64 / 8.0;
@@ -185,7 +219,7 @@ pub(in crate::app) fn plateau(
 }
 
 /// One line on what a plateau means for serving.
-fn meaning(p: &Plateau, summary: &CacheSummary, beneath: bool) -> String {
+fn meaning(p: &Plateau, summary: &CacheSummary, beneath: Beneath) -> String {
     let stream = format!("{} Mbit/s", summary.bitrate_bps as f64 / 1e6);
     let streams = p.streams_bound.floor();
     if p.under_load {
@@ -195,17 +229,47 @@ fn meaning(p: &Plateau, summary: &CacheSummary, beneath: bool) -> String {
             _ => format!("{change}~{streams:.0} streams of {stream}"),
         };
     }
+    if beneath.network {
+        return network_meaning(p, summary, &stream, beneath.media_mbps);
+    }
     match p.kind {
         PlateauKind::PageCache => format!("files already in RAM: ~{streams:.0} streams of {stream}, no disk touched"),
         PlateauKind::DeviceCache => match summary.device_cache_end.as_ref().and_then(|e| e.cached_up_to_bytes) {
             Some(up_to) => format!("only data read again soon (up to {}), not a film library", Bytes(up_to)),
-            None if beneath => "no step down: a cache beneath serves every region, the media's too".to_string(),
+            None if beneath.cache => "no step down: a cache beneath serves every region, the media's too".to_string(),
             None => "no faster than the media: no cache beneath the OS shows".to_string(),
         },
         PlateauKind::Media => format!("what the disks sustain: ~{streams:.0} streams of {stream} read in long runs"),
         PlateauKind::AccessTime => {
             format!("~{streams:.0} streams of {stream} if every {} chunk costs a seek", Bytes(summary.chunk_bytes))
         }
+    }
+}
+
+/// What a plateau means when the target is on a network filesystem: reads come across the link from the server,
+/// so the media plateau is the link's (or the server's) rate, and a page-cache plateau is RAM only when it beat it.
+fn network_meaning(p: &Plateau, summary: &CacheSummary, stream: &str, link: Option<f64>) -> String {
+    let streams = p.streams_bound.floor();
+    match p.kind {
+        PlateauKind::PageCache if link.is_some_and(|l| p.mbps > CACHED_FACTOR * l) => {
+            format!("files already in this client's RAM: ~{streams:.0} streams of {stream}, the network not crossed")
+        }
+        PlateauKind::PageCache => {
+            format!(
+                "re-reads cross the network too (no client-side cache served them): ~{streams:.0} streams of {stream}"
+            )
+        }
+        PlateauKind::DeviceCache => match summary.device_cache_end.as_ref().and_then(|e| e.cached_up_to_bytes) {
+            Some(up_to) => format!("only data read again soon (up to {}), from the server's cache", Bytes(up_to)),
+            None => "no faster than the link: no cache of the server's shows through it".to_string(),
+        },
+        PlateauKind::Media => {
+            format!("what the network link (or the server) sustains: ~{streams:.0} streams of {stream} in long runs")
+        }
+        PlateauKind::AccessTime => format!(
+            "~{streams:.0} streams of {stream} if every {} chunk costs a round trip to the server",
+            Bytes(summary.chunk_bytes)
+        ),
     }
 }
 
@@ -227,23 +291,28 @@ mod tests {
 
     #[test]
     fn the_cache_ends_where_repeated_reads_fall_to_the_media() {
-        let end = cache_end(&steps(&[2000.0, 1900.0, 180.0, 175.0], 170.0), Some(170.0), false).unwrap();
+        let end = cache_end(&steps(&[2000.0, 1900.0, 180.0, 175.0], 170.0), Some(170.0), Beneath::default()).unwrap();
         assert_eq!((end.cached_up_to_bytes, end.uncached_from_bytes), (Some(4 << 20), Some(16 << 20)));
         assert!(end.words.contains("ends between 4 MiB and 16 MiB"), "{}", end.words);
 
-        let none = cache_end(&steps(&[180.0, 175.0], 170.0), Some(170.0), false).unwrap();
+        let none = cache_end(&steps(&[180.0, 175.0], 170.0), Some(170.0), Beneath::default()).unwrap();
         assert_eq!(none.cached_up_to_bytes, None);
         assert!(none.words.contains("no drive or controller cache shows"), "{}", none.words);
 
         // A virtual disk backed by its host's RAM: the media plateau itself is cached, so "no cache" would be wrong.
-        let hidden = cache_end(&steps(&[540.0, 600.0], 560.0), Some(560.0), true).unwrap();
+        let hidden =
+            cache_end(&steps(&[540.0, 600.0], 560.0), Some(560.0), Beneath { cache: true, ..Beneath::default() })
+                .unwrap();
         assert_eq!((hidden.cached_up_to_bytes, hidden.uncached_from_bytes), (None, None));
         assert!(hidden.words.contains("holds the media's region too"), "{}", hidden.words);
 
-        let all = cache_end(&steps(&[2000.0, 1900.0, 1800.0], 170.0), Some(170.0), false).unwrap();
+        let all = cache_end(&steps(&[2000.0, 1900.0, 1800.0], 170.0), Some(170.0), Beneath::default()).unwrap();
         assert_eq!((all.cached_up_to_bytes, all.uncached_from_bytes), (Some(16 << 20), None));
         assert!(all.words.contains("at least 16 MiB"), "{}", all.words);
 
-        assert!(cache_end(&steps(&[2000.0], 170.0), None, false).is_none(), "no media figure: no judgement");
+        assert!(
+            cache_end(&steps(&[2000.0], 170.0), None, Beneath::default()).is_none(),
+            "no media figure: no judgement"
+        );
     }
 }

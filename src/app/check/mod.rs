@@ -252,7 +252,8 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
         }
     }
     let complete = result.status == RunStatus::Completed && verdict.len() == FORMATS.len();
-    let cache = cache::section(phases, &verdict);
+    let network = result.target.filesystem.as_ref().is_some_and(|fs| fs.is_network());
+    let cache = cache::section(phases, &verdict, network);
     let hint = if complete { hint::planner_hint(result, &verdict) } else { hint::Hint::default() };
     let summary = result.check.as_mut().expect("set at the start");
     summary.cache = cache;
