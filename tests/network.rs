@@ -136,7 +136,9 @@ fn over_sshfs_cache_and_streams_are_capped_by_the_link() {
         .arg(&json)
         .assert()
         .success();
-    eprintln!("{}", String::from_utf8_lossy(&assert.get_output().stdout));
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    eprintln!("{stdout}");
+    assert!(stdout.contains("over the network: ") && stdout.contains("is a fuse.sshfs filesystem"), "{stdout}");
     let streams = read_json(&json);
     assert_eq!(streams["target"]["filesystem"]["fs_type"], "fuse.sshfs");
     for step in streams["streams"]["steps"].as_array().expect("steps") {

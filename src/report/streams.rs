@@ -50,6 +50,16 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
     for line in cache_beneath(result) {
         writeln!(out, "{line}")?;
     }
+    if let Some(fs) = result.target.filesystem.as_ref().filter(|fs| fs.is_network()) {
+        writeln!(
+            out,
+            "over the network: {} is a {} filesystem ({}), so every chunk crossed the link: these counts measure \
+             the link and the server, not a local disk",
+            fs.mount_point.display(),
+            fs.fs_type,
+            fs.source
+        )?;
+    }
     Ok(())
 }
 
