@@ -93,7 +93,7 @@ fn streams_and_check_without_the_feature_refuse_to_run_as_one_of_several_ranks()
 fn mpirun(test: &str, ranks: u32) -> Option<Command> {
     let found = Command::new("sh").args(["-c", "command -v mpirun"]).output().is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("SKIPPED {test}: mpirun is not installed (Debian: openmpi-bin)");
+        common::skip(&format!("{test}: mpirun is not installed (Debian: openmpi-bin)"));
         return None;
     }
     let mut cmd = Command::new("mpirun");
@@ -417,7 +417,7 @@ fn check_across_two_ranks_gives_one_check_of_both() {
 fn ranks_sharing_a_filesystem_must_fit_in_it_together() {
     let test = "ranks_sharing_a_filesystem_must_fit_in_it_together";
     if !common::is_root() {
-        eprintln!("SKIPPED {test}: mounting a tmpfs needs root");
+        common::skip(&format!("{test}: mounting a tmpfs needs root"));
         return;
     }
     let Some(mut two) = mpirun(test, 2) else { return };
