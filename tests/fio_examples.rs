@@ -36,7 +36,6 @@ const ENGINE_ON_COMMAND_LINE: &[&str] = &["xnvme-compare", "xnvme-zoned"];
 /// The local-engine examples streamcap refuses, and what the refusal must name.
 const REFUSED: &[(&str, &str)] = &[
     ("cross-stripe-verify", "free space"),
-    ("dedupe-global", "option 'dedupe"),
     ("disk-zone-profile", "option 'zonemode'"),
     ("enospc-pressure", "option 'ignore_error'"),
     ("latency-profile", "option 'latency_target'"),
@@ -91,7 +90,9 @@ fn dry_run(target: &Path, job: &Path) -> Result<(), String> {
 #[test]
 fn nine_in_ten_local_engine_examples_run_and_each_refusal_names_its_option() {
     if !Path::new(EXAMPLES).is_dir() {
-        eprintln!("SKIPPED nine_in_ten_…: {EXAMPLES} is missing (install Debian's fio package; scripts/test does)");
+        common::skip(&format!(
+            "nine_in_ten_…: {EXAMPLES} is missing (install Debian's fio package; scripts/test does)"
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -122,7 +123,7 @@ fn nine_in_ten_local_engine_examples_run_and_each_refusal_names_its_option() {
 fn real_run(name: &str) -> Option<serde_json::Value> {
     let path = Path::new(EXAMPLES).join(format!("{name}.fio"));
     if !path.is_file() {
-        eprintln!("SKIPPED real run of {name}: {} is missing", path.display());
+        common::skip(&format!("real run of {name}: {} is missing", path.display()));
         return None;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -192,6 +192,9 @@ fn write_sync_and_cache(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Resul
     if p.needs_data {
         writeln!(f, "  reads written data: files not yet written are filled first (not measured)")?;
     }
+    if let Some(data) = &p.data {
+        writeln!(f, "  {}", data.describe())?;
+    }
     Ok(())
 }
 

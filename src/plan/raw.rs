@@ -297,6 +297,8 @@ fn assemble(
     let needs_data =
         target.kind == TargetKind::Directory && (read_percent > 0 || rw.is_random()) && engine != EngineKind::Null;
     let name = spec.name.clone().unwrap_or_else(|| default_name(spec, &sizes.bs_spec, iodepth, jobs));
+    let writes = sizes.write_block_sizes.as_ref().unwrap_or(&sizes.block_sizes);
+    let data = super::data::data_shape(spec, layout.data_set, writes)?;
     Ok(PhasePlan {
         rw,
         read_percent,
@@ -319,6 +321,7 @@ fn assemble(
         io_size,
         needs_data,
         seed: template.seed,
+        data,
         workers,
         per_worker_results: jobs > 1 && spec.fio.as_ref().is_some_and(|f| !f.group_reporting),
         ..spec_settings(name, index, spec)?

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::data::DataSpec;
 use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
 use super::fio_info::FioJobInfo;
@@ -104,6 +105,10 @@ pub struct PhaseSpec {
     /// verify_backlog).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify_backlog: Option<u64>,
+    /// What written data looks like for storage that deduplicates or compresses (`[phase.data]`). Default:
+    /// random bytes, nothing repeated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataSpec>,
 
     // ---- Finer control, mostly reached through fio and vdbench files (each has a TOML key too). ----
     /// In rw modes: percentage of operations at a random offset; the rest continue sequentially (fio
@@ -262,19 +267,25 @@ impl PhaseSpec {
     pub fn overlay(&self, over: &PhaseSpec) -> PhaseSpec {
         // Every field: the struct literal the macro writes fails to compile if one is missing. Braces keep
         // rustfmt from putting each name on a line of its own.
-        overlay_fields! {
+        let data = match (&self.data, &over.data) {
+            (Some(base), Some(over)) => Some(base.overlay(over)),
+            (base, over) => over.clone().or_else(|| base.clone()),
+        };
+        let merged = overlay_fields! {
             self,
             over,
             [
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
                 runtime, ramp, io_size, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
-                continue_on_error, verify, verify_backlog, percentage_random, offset_step, random_every, sequencer,
+                continue_on_error, verify, verify_backlog, data, percentage_random, offset_step, random_every, sequencer,
                 align, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
                 bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue,
             ]
-        }
+        };
+        // Field by field inside the table too: a job's dedupe key keeps its [global]'s compression.
+        PhaseSpec { data, ..merged }
     }
 
     /// Checks values that are wrong whatever the target: ranges and combinations. Returns the first problem as a
@@ -377,6 +388,13 @@ impl PhaseSpec {
         }
         if self.verify_backlog.is_some() && self.verify.is_none() {
             return Err("verify-backlog needs verify: add verify (crc32c, xxhash, sha256 or pattern)".into());
+        }
+        let Some(data) = &self.data else { return Ok(()) };
+        data.check()?;
+        if self.verify.is_some() && data.shapes() {
+            return Err("verify and a data shape (dedupe or compression) cannot be combined: a verified block \
+                        carries a header that makes it unique and incompressible; drop one of them"
+                .into());
         }
         Ok(())
     }

@@ -12,6 +12,7 @@
 //! - Defaults that differ between fio and streamcap are written out: fio uses buffered I/O (`direct=0`) and
 //!   the psync engine unless told otherwise.
 
+use super::data::map_data;
 use super::durability::{buffered_libaio_is_synchronous, map_direct_and_sync, map_engine};
 use super::engines::EngineUse;
 use super::fileops::map_file_ops;
@@ -73,6 +74,7 @@ pub(super) fn map_job(job: &Job, single: bool, notices: &mut Vec<String>, proble
     problems.take(map_direct_and_sync(job, &mut phase, notices));
     buffered_libaio_is_synchronous(job, &mut phase, notices);
     problems.take(map_verify(job, &mut phase, notices));
+    problems.take(map_data(job, &mut phase));
     problems.take(map_random(job, &mut phase, notices));
     problems.take(map_reporting(job, &mut phase, notices));
     refuse_unsupported(job, problems);

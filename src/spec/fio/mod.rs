@@ -8,6 +8,7 @@
 
 mod cmdprio;
 mod control;
+mod data;
 mod durability;
 mod engines;
 mod expr;
