@@ -36,7 +36,6 @@ const ENGINE_ON_COMMAND_LINE: &[&str] = &["xnvme-compare", "xnvme-zoned"];
 /// The local-engine examples streamcap refuses, and what the refusal must name.
 const REFUSED: &[(&str, &str)] = &[
     ("cross-stripe-verify", "free space"),
-    ("disk-zone-profile", "option 'zonemode'"),
     ("enospc-pressure", "option 'ignore_error'"),
     ("latency-profile", "option 'latency_target'"),
     ("steadystate", "option 'steadystate'"),

@@ -17,6 +17,7 @@ mod raw;
 mod resources;
 mod streams;
 mod streams_limits;
+mod strided;
 mod target;
 mod values;
 mod verify;
@@ -270,6 +271,9 @@ pub struct PhasePlan {
     pub needs_data: bool,
     /// Seed of the phase's random generators; each worker derives its own from it.
     pub seed: u64,
+    /// Only zones of each region, one after another (fio zonemode=strided); the workers' regions are the zones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strided: Option<crate::spec::StridedSpec>,
     /// What written data looks like (dedupe and compression ratios); `None`: random, stamped, nothing repeats.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<DataShape>,

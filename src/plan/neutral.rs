@@ -55,6 +55,7 @@ pub(super) fn blank(name: String, spec: &PhaseSpec) -> PhasePlan {
         needs_data: false,
         seed: spec.seed.unwrap_or(defaults::SEED),
         data: None,
+        strided: None,
         workers: Vec::new(),
         fileset: None,
         streams: None,

@@ -175,7 +175,10 @@ impl Layout {
         // Workers' slices are cut in whole 4 KiB units even where direct I/O allows 512 bytes, so that every 4 KiB
         // block written starts where a stamp is (run/pattern.rs) and slices stay page-sized.
         let slice_unit = u64::from(align.max(defaults::DIRECT_ALIGN));
-        let worker_regions = worker_regions(&usage, &index_of, rw.is_random(), sharing, slice_unit, max_block)?;
+        let mut worker_regions = worker_regions(&usage, &index_of, rw.is_random(), sharing, slice_unit, max_block)?;
+        if let Some(strided) = &spec.strided {
+            worker_regions = super::strided::zone_regions(worker_regions, strided, rw, max_block)?;
+        }
         let smallest_region = worker_regions.iter().flatten().map(|r| r.len).min().unwrap_or(0);
         check_zones(spec.distribution.as_ref(), smallest_region)?;
         let offsets = offsets(spec, rw.is_random(), align)?;
@@ -213,6 +216,8 @@ fn random_percent(spec: &PhaseSpec, rw: RwMode) -> Result<u8, String> {
 
 fn file_service(spec: &PhaseSpec, rw: RwMode) -> WorkloadFileService {
     match spec.file_service {
+        // Strided zones are regions of one file, walked in order.
+        _ if spec.strided.is_some() => WorkloadFileService::Sequential,
         Some(FileService::Sequential) => WorkloadFileService::Sequential,
         Some(FileService::RoundRobin) => WorkloadFileService::RoundRobin,
         Some(FileService::Random) => WorkloadFileService::Random,
@@ -341,6 +346,7 @@ fn spec_settings(name: String, index: usize, spec: &PhaseSpec) -> Result<PhasePl
         invalidate: spec.invalidate.unwrap_or(true),
         pre_read: spec.pre_read.unwrap_or(false),
         access_hint: spec.access_hint.unwrap_or(true),
+        strided: spec.strided,
         start_delay: spec.start_delay.unwrap_or(Duration::ZERO),
         thinktime: spec
             .thinktime

@@ -14,6 +14,7 @@ use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
 use super::fio_info::FioJobInfo;
 use super::streams::StreamsSpec;
+use super::strided::StridedSpec;
 use super::values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
     VerifyChoice,
@@ -119,6 +120,9 @@ pub struct PhaseSpec {
     /// rw=write:4k, rw=read:-8k).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_step: Option<ByteStep>,
+    /// Sequential phases: only zones of the region, one after another (fio zonemode=strided; `[phase.strided]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strided: Option<StridedSpec>,
     /// Random phases: a new random offset only every this many operations (fio rw=randread:8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_every: Option<u32>,
@@ -277,7 +281,7 @@ impl PhaseSpec {
             [
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
                 runtime, ramp, io_size, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
-                continue_on_error, verify, verify_backlog, data, percentage_random, offset_step, random_every, sequencer,
+                continue_on_error, verify, verify_backlog, data, percentage_random, offset_step, strided, random_every, sequencer,
                 align, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
@@ -294,6 +298,7 @@ impl PhaseSpec {
         self.check_mix_and_counts()?;
         self.check_amounts_and_rates()?;
         self.check_verify()?;
+        self.strided.as_ref().map_or(Ok(()), StridedSpec::check)?;
         if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
             return Err("bs must be above zero".into());
         }

@@ -11,6 +11,7 @@ mod formats;
 mod job;
 mod parts;
 mod streams;
+mod strided;
 mod toml;
 mod values;
 mod vdbench;
@@ -30,6 +31,7 @@ pub use fio_info::{CmdPrio, ExitWhat, FioJobInfo, FlowSpec, PrioShare};
 pub use formats::{FORMATS, Format, Mix};
 pub use job::{JobSpec, PhaseSpec, SpecOrigin};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
+pub use strided::StridedSpec;
 pub use toml::parse_toml_job;
 pub use values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,

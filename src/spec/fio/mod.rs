@@ -22,6 +22,7 @@ mod rw;
 mod table;
 mod values;
 mod verify;
+mod zones;
 
 use std::path::Path;
 

@@ -54,7 +54,7 @@ const fn alias(name: &'static str, aliases: &'static [&'static str], kind: Kind)
 }
 
 const ZONES: Kind = Kind::Refused(
-    "zoned I/O (zonemode strided or zbd) is not supported: streamcap addresses the whole file or device; remove \
+    "zoned block devices (zonemode=zbd) are not supported: streamcap does not drive their zones; remove \
      the zone options",
 );
 const DATA: Kind = Kind::Refused(
@@ -275,9 +275,9 @@ pub static OPTIONS: &[Opt] = &[
     opt("dedupe_working_set_percentage", Kind::Percent),
     opt("dedupe_global", Kind::Bool),
     opt("zonemode", Kind::Text),
-    opt("zonesize", ZONES),
-    opt("zonerange", ZONES),
-    opt("zoneskip", ZONES),
+    opt("zonesize", Kind::Size),
+    opt("zonerange", Kind::Size),
+    opt("zoneskip", Kind::Size),
     opt("zonecapacity", ZONES),
     opt("max_open_zones", ZONES),
     opt("read_beyond_wp", ZONES),
