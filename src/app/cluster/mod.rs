@@ -62,8 +62,9 @@ pub fn joined(transport: Box<dyn Transport>, body: impl FnOnce(&Session) -> Resu
     let session = Session::new(Cluster::join(transport, &HostFacts::gather().hostname));
     let done = body(&session);
     // Ctrl-C on mpirun: it is tearing the job down and SIGKILLs every rank a second after its SIGTERM, and
-    // MPI_Finalize would wait about 2 s for it to answer (measured with Open MPI 4.1). Every rank has removed its
-    // data and agreed on the exit code by now, so nothing is lost by leaving without it.
+    // MPI_Finalize would wait about 2 s for it to answer (measured with Open MPI 4.1). The data was removed when
+    // the phase ended, and the body's last step was an agreement (the exit code, or a failure every rank shares),
+    // so no rank still waits for this one: nothing is lost by leaving without it.
     if session.interrupt.get().is_some_and(Interrupt::is_set) {
         session.cluster.skip_finalize();
     }
