@@ -9,6 +9,7 @@ mod fio;
 mod fio_info;
 mod formats;
 mod job;
+mod job_check;
 mod parts;
 mod streams;
 mod strided;
