@@ -39,7 +39,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("enospc-pressure", "option 'ignore_error'"),
     ("latency-profile", "option 'latency_target'"),
     ("steadystate", "option 'steadystate'"),
-    ("surface-scan", "option 'fill_device'"),
     ("zbd-rand-write", "option 'zonemode'"),
     ("zbd-seq-read", "option 'zonemode'"),
 ];

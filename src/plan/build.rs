@@ -26,6 +26,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     check_phase_kinds(job)?;
     super::streams::check_stream_requests(job, facts)?;
     let mut notices = job.notices.clone();
+    let job = &*super::fill::resolve_fill(job, facts, &mut notices)?;
     let mut target = plan_target(job, facts, options, &mut notices)?;
     if let Some(why) = &facts.memory_backed {
         notices.push(format!("{why}: the figures describe memory, not storage, and are marked cache-affected"));

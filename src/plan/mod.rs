@@ -11,6 +11,7 @@ mod display_streams;
 mod facts;
 mod files;
 mod fileset;
+mod fill;
 mod mix;
 mod neutral;
 mod raw;

@@ -134,6 +134,10 @@ pub struct PhaseSpec {
     /// direct-I/O alignment.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub align: Option<Bytes>,
+    /// Size the data set to fill the target: the filesystem's free space less streamcap's headroom, or the
+    /// whole block device (fio fill_device). A `size` said wins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill_device: Option<bool>,
     /// `size` as a percentage of the file or device (fio size=50%).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_percent: Option<f64>,
@@ -282,7 +286,7 @@ impl PhaseSpec {
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
                 runtime, ramp, io_size, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
                 continue_on_error, verify, verify_backlog, data, percentage_random, offset_step, strided, random_every, sequencer,
-                align, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
+                align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
                 bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue,

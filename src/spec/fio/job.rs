@@ -106,7 +106,7 @@ fn data_set(
     if let Some(bytes) = per_clone {
         let total = if clones_share_bytes { bytes } else { bytes.saturating_mul(jobs) };
         phase.size = Some(Bytes(total));
-    } else if phase.size_percent.is_none() && !files.target_is_device {
+    } else if phase.size_percent.is_none() && !files.target_is_device && !o.flag("fill_device") {
         notices.push(format!("job '{}' gives no size: streamcap uses its default data set size", job.name));
     }
     if files.shared && jobs > 1 && o.get("offset_increment").is_none() {
@@ -115,6 +115,12 @@ fn data_set(
     phase.offset = o.size("offset").map(size_or_percent);
     phase.offset_increment = o.size("offset_increment").map(size_or_percent);
     phase.number_ios = o.int("number_ios").filter(|n| *n > 0);
+    // fio's fill_device: the size is whatever fills the target (worked out when planning), not `size`.
+    if o.flag("fill_device") {
+        phase.fill_device = Some(true);
+        phase.size = None;
+        return None;
+    }
     per_clone
 }
 

@@ -88,6 +88,7 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
         phase.concurrent = problems.take(concurrency(&jobs, index, &mut spec.notices)).flatten();
         spec.phases.push(phase);
     }
+    inherit_fill(&mut spec.phases, &mut spec.notices);
     let controls = job_controls(&jobs, problems);
     if !problems.is_empty() {
         return None;
@@ -100,6 +101,23 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
     }
     global_notices(&jobs, &mut spec.notices);
     Some(spec)
+}
+
+/// fio gives a job without a size the size of the files it finds: a job with none on the files an earlier job
+/// fills (fill_device) works on all of them too, as surface-scan's verify phase reads what its write phase wrote.
+fn inherit_fill(phases: &mut [PhaseSpec], notices: &mut Vec<String>) {
+    for i in 0..phases.len() {
+        let (earlier, rest) = phases.split_at_mut(i);
+        let phase = &mut rest[0];
+        if phase.size.is_some() || phase.fill_device.is_some() || phase.file_names.is_none() {
+            continue;
+        }
+        if earlier.iter().any(|p| p.fill_device == Some(true) && p.file_names == phase.file_names) {
+            phase.fill_device = Some(true);
+            let name = phase.name.as_deref().unwrap_or_default();
+            notices.retain(|n| !n.starts_with(&format!("job '{name}' gives no size")));
+        }
+    }
 }
 
 /// A job's options from the `[global]` entries before it and its own, with its engine looked at first.

@@ -100,7 +100,7 @@ pub static OPTIONS: &[Opt] = &[
     opt("size", Kind::SizeOrPercent),
     alias("io_size", &["io_limit"], Kind::Size),
     opt("filesize", Kind::Size),
-    alias("fill_device", &["fill_fs"], Kind::Refused("writing until the device is full is not supported; give a size")),
+    alias("fill_device", &["fill_fs"], Kind::Bool),
     alias("offset", &["fileoffset"], Kind::SizeOrPercent),
     opt("offset_increment", Kind::SizeOrPercent),
     opt("offset_align", Kind::NoEffect("streamcap aligns every offset to the block alignment")),
