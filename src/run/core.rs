@@ -25,13 +25,15 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use super::clock::wait_until;
+use super::depth_search::DepthSearch;
 use super::phase::PhaseControl;
 pub use super::schedule::{Ctx, Io, Next, Schedule};
 pub use super::tally::Failure;
 use super::tally::{Tally, class_of, nanos, op_name};
 use super::worker_setup::WorkerMsg;
 use crate::engine::{Completion, Engine, EngineError, OpKind, Request, Wait};
-use crate::metrics::Recorder;
+use crate::metrics::{DepthFound, Recorder};
+use crate::plan::LatencyTarget;
 
 /// How one worker runs, apart from its engine and schedule.
 pub struct CoreConfig<'a> {
@@ -54,6 +56,8 @@ pub struct CoreConfig<'a> {
     pub paced: bool,
     /// A failed I/O does not stop the phase.
     pub continue_on_error: bool,
+    /// fio latency_target: search for the deepest queue (up to the engine's) that meets it.
+    pub latency_target: Option<LatencyTarget>,
     pub control: &'a PhaseControl,
     pub tx: Sender<WorkerMsg>,
     /// Emptied recorders coming back from the coordinator for reuse.
@@ -67,6 +71,8 @@ pub struct WorkerEnd {
     pub issued: u64,
     /// The engine itself failed (not one I/O); the text says how.
     pub failure: Option<String>,
+    /// What the search for the depth meeting a latency target found, when there was one.
+    pub latency_depth: Option<DepthFound>,
 }
 
 #[derive(Clone, Copy)]
@@ -98,6 +104,8 @@ struct Core {
     wake: Option<Instant>,
     schedule_done: bool,
     failure: Option<String>,
+    /// fio latency_target: how deep the queue may be now.
+    search: Option<DepthSearch>,
 }
 
 /// Runs `schedule` on `engine` until it is done, the runtime or budget is spent, the phase is stopped, or the
@@ -121,6 +129,7 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
         wake: None,
         schedule_done: false,
         failure: None,
+        search: cfg.latency_target.map(|t| DepthSearch::new(&t, depth as u32, measure_start)),
     };
     while Instant::now() < cfg.origin && !cfg.control.stop_requested() {
         wait_until(cfg.origin, Instant::now());
@@ -129,13 +138,17 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
     let end = Instant::now();
     schedule.finish(end.saturating_duration_since(cfg.origin));
     core.tally.ship(&cfg, end, true);
-    WorkerEnd { issued: core.issued, failure: core.failure }
+    let latency_depth = core.search.as_ref().map(DepthSearch::found);
+    WorkerEnd { issued: core.issued, failure: core.failure, latency_depth }
 }
 
 impl Core {
     fn run<E: Engine, S: Schedule>(&mut self, cfg: &CoreConfig<'_>, engine: &mut E, schedule: &mut S) {
         let mut now = Instant::now();
         loop {
+            if let Some(search) = self.search.as_mut().filter(|_| !self.in_ramp) {
+                search.steer(now, engine.in_flight());
+            }
             let stopping = self.should_stop(cfg, now);
             // Flushes owed for writes already issued still go out when the work ends by its runtime or budget;
             // Ctrl-C or an error stops at once.
@@ -181,6 +194,7 @@ impl Core {
             || self.failure.is_some()
             || self.deadline.is_some_and(|d| now >= d)
             || self.budget_spent(cfg)
+            || self.search.as_ref().is_some_and(DepthSearch::done)
     }
 
     #[inline]
@@ -229,7 +243,9 @@ impl Core {
     ) {
         self.wake = None;
         let mut refused = 0;
-        while let Some(&slot) = self.free.last() {
+        // A depth search holds the queue below the engine's depth (fio's queue_full).
+        let limit = self.search.as_ref().map_or(usize::MAX, DepthSearch::limit);
+        while let Some(&slot) = self.free.last().filter(|_| engine.in_flight() + self.batch.len() < limit) {
             let next = if stopping {
                 match schedule.owed_flush().filter(|_| graceful) {
                     Some(io) => Next::Io(io),
@@ -349,6 +365,9 @@ impl Core {
                     let late = due.filter(|_| counts).map(|d| nanos(now.saturating_duration_since(d)));
                     let lag = due.map(|d| nanos(entry.submitted.saturating_duration_since(d)));
                     let submit = nanos(entry.submitted.saturating_duration_since(entry.taken));
+                    if let Some(search) = self.search.as_mut() {
+                        search.observe(submit.saturating_add(latency));
+                    }
                     self.tally.record_io(class, u64::from(n), submit, latency, late, lag);
                 }
                 Ok(n) => {

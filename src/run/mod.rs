@@ -6,6 +6,7 @@ mod clock;
 pub mod cluster;
 mod core;
 mod curves;
+mod depth_search;
 mod execute;
 mod fileset;
 mod flow;
