@@ -7,40 +7,36 @@
 //!
 //! Must not: decide anything about the depth; the options without a target are ignored, as fio ignores them.
 
-use std::time::Duration;
-
 use super::job::fail;
 use super::mapping::Job;
 use super::options::Problems;
 use crate::spec::LatencyTarget;
 
-/// The job's latency target, `None` when it has none (or has problems, which are recorded).
+/// The job's latency target, `None` when it has none (or has problems, which are recorded). A bad
+/// latency_percentile is a problem even without a target, as fio checks it when it reads it.
 pub(super) fn latency_target(job: &Job, problems: &mut Problems) -> Option<LatencyTarget> {
     let o = &job.options;
+    let percentile = match o.get("latency_percentile") {
+        None => Some(100.0),
+        Some(p) => {
+            let value = parse_percentile(&p.raw);
+            if value.is_none() {
+                let why = format!("'{}' is not a percentage from 0 to 100 (for example 99.9)", p.raw.trim());
+                problems.push(fail(p, "latency_percentile", why));
+            }
+            value
+        }
+    };
     let said = o.get("latency_target")?;
     let target = o.time("latency_target").filter(|t| !t.is_zero())?;
-    let window = o.time("latency_window").unwrap_or(Duration::ZERO);
-    let mut ok = true;
-    if window.is_zero() {
+    let window = o.time("latency_window").filter(|w| !w.is_zero());
+    if window.is_none() {
         let why = "needs latency_window, the time each queue depth is tried before it is judged (for example \
                    latency_window=5s); fio's default of 0 judges the depth after every completion";
         problems.push(fail(said, "latency_target", why));
-        ok = false;
     }
-    let percentile = match o.get("latency_percentile") {
-        None => 100.0,
-        Some(p) => match parse_percentile(&p.raw) {
-            Some(v) => v,
-            None => {
-                let why = format!("'{}' is not a percentage from 0 to 100 (for example 99.9)", p.raw.trim());
-                problems.push(fail(p, "latency_percentile", why));
-                ok = false;
-                0.0
-            }
-        },
-    };
     let keep_adjusting = o.flag("latency_run");
-    ok.then_some(LatencyTarget { target, window, percentile, keep_adjusting })
+    Some(LatencyTarget { target, window: window?, percentile: percentile?, keep_adjusting })
 }
 
 /// A percentage as fio's float option takes it (a `%` after it is allowed).
@@ -95,5 +91,7 @@ mod tests {
         assert!(err.contains("line 5: option 'latency_percentile': '120' is not a percentage from 0 to 100"), "{err}");
         let err = targets("[a]\nsize=1m\nrw=read\nlatency_target=fast\nlatency_window=1s\n").unwrap_err();
         assert!(err.contains("option 'latency_target'"), "{err}");
+        let err = targets("[a]\nsize=1m\nrw=read\nlatency_percentile=high\n").unwrap_err();
+        assert!(err.contains("line 4: option 'latency_percentile': 'high' is not a percentage"), "{err}");
     }
 }
