@@ -62,8 +62,10 @@ fn a_generous_target_on_the_null_engine_reaches_the_iodepth_and_stops_there() {
         summary.contains("latency target: 'probe' p100 ≤ 10.0 s over 100 ms windows: met at queue depth 16 of 16"),
         "{summary}"
     );
-    let markdown = report(&json, "markdown");
-    assert!(markdown.contains("over 100 ms windows: met at queue depth 16 of 16"), "{markdown}");
+    for format in ["markdown", "html"] {
+        let text = report(&json, format);
+        assert!(text.contains("over 100 ms windows: met at queue depth 16 of 16"), "{format}: {text}");
+    }
     let fio = fio_job(&json);
     assert_eq!(fio["latency_depth"], 16);
     assert_eq!(fio["latency_target"], 10_000_000_000u64);
