@@ -56,6 +56,8 @@ fn a_generous_target_on_the_null_engine_reaches_the_iodepth_and_stops_there() {
     assert_eq!((found["met"].as_bool(), found["settled"].as_bool()), (Some(true), Some(true)), "{found}");
     // 1, 2, 4, 8, 16 and the last window at 16.
     assert_eq!(found["windows"], 6, "{found}");
+    // The last window's figures (what fio would report): it lasted the whole window and did I/O.
+    assert!(found["window_us"].as_u64().unwrap() >= 100_000 && found["window_ops"].as_u64().unwrap() > 0, "{found}");
     assert!(phase["duration_s"].as_f64().unwrap() < 50.0, "the search ended the job: {}", phase["duration_s"]);
     let summary = report(&json, "summary");
     assert!(

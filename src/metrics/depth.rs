@@ -18,4 +18,11 @@ pub struct DepthFound {
     pub met: Option<bool>,
     /// The depth held through a last window and the worker stopped there, as fio ends a latency search.
     pub settled: bool,
+    /// I/Os completed in the last window judged (fio's figures cover only that window once the search settles;
+    /// streamcap's totals cover the whole run).
+    pub window_ops: u64,
+    /// Bytes they transferred.
+    pub window_bytes: u64,
+    /// The window's length, µs (shorter than latency_window when, at 100 %, a late I/O ended it).
+    pub window_us: u64,
 }

@@ -366,7 +366,7 @@ impl Core {
                     let lag = due.map(|d| nanos(entry.submitted.saturating_duration_since(d)));
                     let submit = nanos(entry.submitted.saturating_duration_since(entry.taken));
                     if let Some(search) = self.search.as_mut() {
-                        search.observe(submit.saturating_add(latency));
+                        search.observe(submit.saturating_add(latency), u64::from(n));
                     }
                     self.tally.record_io(class, u64::from(n), submit, latency, late, lag);
                 }

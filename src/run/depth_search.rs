@@ -17,7 +17,7 @@
 //! ending the job with ETIMEDOUT; fio also throws away what it measured before the last window, streamcap keeps
 //! the whole run in its figures.
 //!
-//! Per I/O this costs one comparison and two increments (`observe`); the depth is judged once per window
+//! Per I/O this costs one comparison and three additions (`observe`); the depth is judged once per window
 //! (`steer`). Must not: issue I/O or know the engine.
 
 use std::time::{Duration, Instant};
@@ -42,6 +42,9 @@ pub(super) struct DepthSearch {
     window_start: Instant,
     ios: u64,
     failed: u64,
+    bytes: u64,
+    /// The last judged window: I/Os, bytes and length (what fio's figures cover when the search settles).
+    last: (u64, u64, Duration),
     /// The depth held: this window is the last (fio's latency_end_run).
     last_window: bool,
     /// Waiting for the I/O of a deeper queue to complete before the next window.
@@ -68,6 +71,8 @@ impl DepthSearch {
             window_start: start,
             ios: 0,
             failed: 0,
+            bytes: 0,
+            last: (0, 0, Duration::ZERO),
             last_window: false,
             draining: false,
             done: false,
@@ -89,10 +94,12 @@ impl DepthSearch {
         self.done
     }
 
-    /// A measured I/O completed after `latency_ns` (from when it was taken to its completion, fio's lat).
+    /// A measured I/O of `bytes` completed after `latency_ns` (from when it was taken to its completion, fio's
+    /// lat).
     #[inline]
-    pub(super) fn observe(&mut self, latency_ns: u64) {
+    pub(super) fn observe(&mut self, latency_ns: u64, bytes: u64) {
         self.ios += 1;
+        self.bytes += bytes;
         if latency_ns > self.target_ns {
             self.failed += 1;
         }
@@ -130,6 +137,9 @@ impl DepthSearch {
             windows_met: self.windows_met,
             met: self.met,
             settled: self.done,
+            window_ops: self.last.0,
+            window_bytes: self.last.1,
+            window_us: u64::try_from(self.last.2.as_micros()).unwrap_or(u64::MAX),
         }
     }
 
@@ -137,6 +147,7 @@ impl DepthSearch {
         self.windows += 1;
         self.windows_met += u32::from(good);
         self.met = Some(good);
+        self.last = (self.ios, self.bytes, now.saturating_duration_since(self.window_start));
         if good { self.success(now) } else { self.failure(now) }
     }
 
@@ -144,6 +155,7 @@ impl DepthSearch {
         self.window_start = now;
         self.ios = 0;
         self.failed = 0;
+        self.bytes = 0;
     }
 
     /// fio's lat_target_success.
@@ -208,7 +220,7 @@ mod tests {
             }
             tried.push(s.depth);
             for _ in 0..1000 {
-                s.observe(if late(s.depth) { 1_000_000 } else { 10_000 });
+                s.observe(if late(s.depth) { 1_000_000 } else { 10_000 }, 4096);
             }
             now += WINDOW;
             s.steer(now, 4);
@@ -227,6 +239,7 @@ mod tests {
             (found.depth, found.met, found.settled, found.windows, found.windows_met),
             (32, Some(true), true, 7, 7)
         );
+        assert_eq!((found.window_ops, found.window_bytes, found.window_us), (1000, 4096 * 1000, 100_000));
     }
 
     #[test]
@@ -257,7 +270,7 @@ mod tests {
         let mut s = search(100.0, 8, start);
         drive(&mut s, start, |_| false, 3);
         assert_eq!(s.limit(), 8);
-        s.observe(1_000_000);
+        s.observe(1_000_000, 4096);
         let now = start + WINDOW * 3 + Duration::from_millis(1);
         s.steer(now, 8);
         assert_eq!(s.limit(), 0, "draining: the failure was judged at once at 100 %");
@@ -272,7 +285,7 @@ mod tests {
         let start = Instant::now();
         let mut s = search(90.0, 8, start);
         for i in 0..100 {
-            s.observe(if i < 5 { 1_000_000 } else { 1 });
+            s.observe(if i < 5 { 1_000_000 } else { 1 }, 4096);
         }
         s.steer(start + WINDOW / 2, 1);
         assert_eq!((s.found().windows, s.limit()), (0, 1));
