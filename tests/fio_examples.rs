@@ -1,6 +1,6 @@
 //! fio's own example job files (Debian's fio package: /usr/share/doc/fio/examples): every one for a local engine
 //! is dry-run unchanged and counted, each refusal must name the option that refuses it, and the examples that
-//! need fio's job controls (exitall, flow) run for real with a small size and runtime. docs/fio.md has the table.
+//! need fio's job controls (exitall, flow, latency_target) run for real with a small size and runtime. docs/fio.md has the table.
 
 mod common;
 
@@ -37,7 +37,6 @@ const ENGINE_ON_COMMAND_LINE: &[&str] = &["xnvme-compare", "xnvme-zoned"];
 const REFUSED: &[(&str, &str)] = &[
     ("cross-stripe-verify", "free space"),
     ("enospc-pressure", "option 'ignore_error'"),
-    ("latency-profile", "option 'latency_target'"),
     ("steadystate", "option 'steadystate'"),
     ("zbd-rand-write", "option 'zonemode'"),
     ("zbd-seq-read", "option 'zonemode'"),
@@ -113,8 +112,8 @@ fn nine_in_ten_local_engine_examples_run_and_each_refusal_names_its_option() {
         assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "a dry run of {name} left files behind");
     }
     eprintln!("{runs} of {} local-engine examples run; refused: {refused:?}", local.len());
-    // The floor measured on 2026-11-23 (docs/fio.md); the target is 90 %.
-    assert!(runs * 100 >= local.len() * 77, "{runs} of {} run", local.len());
+    // The floor measured on 2026-11-26, 32 of 40 (docs/fio.md); the target is 90 %.
+    assert!(runs * 100 >= local.len() * 80, "{runs} of {} run", local.len());
 }
 
 /// Runs an example for real: a 16 MiB data set, at most a second per phase, in a temp dir. Returns the result.
@@ -170,6 +169,22 @@ fn the_cmdprio_examples_run_with_their_priorities() {
         assert!(phases.iter().all(|(_, stop, ops)| stop == "completed" && *ops > 0), "{name}: {phases:?}");
         assert!(result["phases"][0]["fio"]["cmdprio"]["read"].is_array(), "{name}");
     }
+}
+
+#[test]
+fn the_latency_profile_example_runs_its_depth_search() {
+    let Some(result) = real_run("latency-profile") else { return };
+    let phases = phases(&result);
+    assert!(phases.len() == 1 && phases[0].1 == "completed" && phases[0].2 > 0, "{phases:?}");
+    let target = &result["phases"][0]["latency_target"];
+    assert_eq!((target["target_ns"].as_u64(), target["window_us"].as_u64()), (Some(500_000_000), Some(5_000_000)));
+    assert_eq!(target["percentile"], 99.9);
+    // The real run lasts a second, under the example's 5 s window: the search is still at its first depth.
+    let found = &target["workers"][0];
+    assert_eq!(
+        (found["depth"].as_u64(), found["max_depth"].as_u64(), found["windows"].as_u64()),
+        (Some(1), Some(128), Some(0))
+    );
 }
 
 #[test]

@@ -1,12 +1,14 @@
 //! Measurement: latency histograms, per-worker recorders, the `Snapshot` that crosses threads, error records and
 //! bounded interval series. Knows nothing about engines, files or the job; it only counts what it is told.
 
+mod depth;
 mod histogram;
 mod recorder;
 mod series;
 mod spread;
 mod wire;
 
+pub use depth::DepthFound;
 pub use histogram::{DEFAULT_PERCENTILES, Histogram, LatencySummary, Percentile};
 pub use recorder::{Depths, ErrorRecord, OpClass, OpStats, Recorder, Snapshot};
 pub use series::{BoundedSeries, ClassPoint, Mergeable};

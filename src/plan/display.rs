@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::{DirectMode, PhasePlan, Plan, TargetKind};
-use crate::units::{Bytes, format_duration};
+use crate::units::{Bytes, format_duration, format_latency_ns};
 use crate::workload::{Access, BlockSizes, Distribution, ZoneSize};
 
 impl fmt::Display for Plan {
@@ -74,6 +74,16 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: 
     write_io(f, p)?;
     write_length(f, p)?;
     write_pacing(f, p)?;
+    if let Some(t) = p.fio.as_ref().and_then(|fio| fio.latency_target.as_ref()) {
+        let (target, window) = (format_latency_ns(t.target.as_nanos() as f64), format_duration(t.window));
+        let end = if t.keep_adjusting { "adjusting it until the end" } else { "stopping once it holds" };
+        writeln!(
+            f,
+            "  latency target: searches queue depths 1 to {} for the deepest at which {} % of the I/O takes at \
+             most {target} over each {window} window, {end}",
+            p.iodepth, t.percentile
+        )?;
+    }
     write_sync_and_cache(f, p)?;
     writeln!(f, "  on error: {}", if p.continue_on_error { "record and continue" } else { "stop the phase" })?;
     writeln!(f, "  seed {:#x}", p.seed)

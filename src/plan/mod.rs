@@ -33,7 +33,7 @@ use crate::spec::{RwMode, SpecOrigin};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes, WorkloadConfig};
 
-pub use crate::spec::{CmdPrio, ExitWhat, FileIo, FileOp, FioJobInfo, FlowSpec, FormatMode, PrioShare};
+pub use crate::spec::{CmdPrio, ExitWhat, FileIo, FileOp, FioJobInfo, FlowSpec, FormatMode, LatencyTarget, PrioShare};
 pub use build::{RunOptions, build_plan};
 pub use data::{DataShape, GlobalSet};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};

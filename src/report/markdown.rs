@@ -1,7 +1,7 @@
 //! Markdown: the tables a person pastes into a forum post or an issue — a heading with the tool, target and host,
-//! then the phase table (run), the step table and the answer (streams), the headline figures and the verdict
-//! table (check), the plateaus (cache) or the size × record table and the cliff (sweep), then notices and
-//! cache flags as a list. GitHub-flavoured tables, numbers right-aligned, no HTML. Reads only `results` types.
+//! then the phase table (run, with the depth a latency target's search found), the step table and the answer
+//! (streams), the headline figures and the verdict table (check), the plateaus (cache) or the size × record table
+//! and the cliff (sweep), then notices and cache flags as a list. GitHub-flavoured tables, numbers right-aligned, no HTML. Reads only `results` types.
 
 use std::io::{self, Write};
 
@@ -29,6 +29,9 @@ impl Renderer for Markdown {
             streams_table(out, streams)?;
         } else {
             phase_table(out, &result.phases)?;
+            for line in super::latency_target::lines(&result.phases) {
+                writeln!(out, "\n{line}")?;
+            }
         }
         if let Some(cluster) = &result.cluster {
             super::cluster::cluster_markdown(out, cluster)?;

@@ -16,6 +16,7 @@ mod fio_json;
 mod fio_logs;
 pub mod html;
 mod inspect;
+mod latency_target;
 mod markdown;
 mod members;
 mod planning;

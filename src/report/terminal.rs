@@ -1,6 +1,7 @@
 //! The terminal summary of a `RunResult`: one table of the numbers a person needs (IOPS, MB/s, latency
 //! percentiles, CPU per operation), one of what each device beneath the target did (every pool member, with
-//! its share of its layer's bytes), then warnings in words.
+//! its share of its layer's bytes), then warnings in words. Under the first table, the queue depth a latency
+//! target's search found (`latency_target`).
 //! Reads only the result, so a saved JSON renders exactly like a live run (`streamcap report r.json`).
 
 use std::io::{self, Write};
@@ -31,6 +32,9 @@ pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
     }
     writeln!(out)?;
     writeln!(out, "{}", performance_table(&result.phases))?;
+    for line in super::latency_target::lines(&result.phases) {
+        writeln!(out, "{line}")?;
+    }
     if let Some(file_sets) = super::vdbench_fs::summary(&result.phases) {
         writeln!(out)?;
         writeln!(out, "{file_sets}")?;

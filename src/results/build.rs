@@ -6,10 +6,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    CpuResult, DevicePoint, DeviceResult, ErrorSummary, IntervalPoint, MemoryResult, OpResult, PhaseResult, RunStatus,
-    WorkerResult,
+    CpuResult, DevicePoint, DeviceResult, ErrorSummary, IntervalPoint, LatencyTargetResult, MemoryResult, OpResult,
+    PhaseResult, RunStatus, WorkerResult,
 };
-use crate::metrics::{ClassPoint, DEFAULT_PERCENTILES, Depths, ErrorRecord, OpClass, Recorder, WorkerTotals};
+use crate::metrics::{
+    ClassPoint, DEFAULT_PERCENTILES, DepthFound, Depths, ErrorRecord, OpClass, Recorder, WorkerTotals,
+};
 use crate::plan::PhasePlan;
 use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, effective_ram};
 use crate::units::Bytes;
@@ -40,6 +42,8 @@ pub struct PhaseMeasurements<'a> {
     pub started_at: String,
     /// Each worker's own figures, when the plan kept them (empty otherwise).
     pub workers: &'a [WorkerTotals],
+    /// fio latency_target: what each worker's depth search found (empty without a target).
+    pub latency_depths: &'a [DepthFound],
 }
 
 /// System samples at the start and end of the measured period.
@@ -103,6 +107,10 @@ pub fn build_phase(
         streams: None,
         depths: (measured.totals.depths != Depths::default()).then_some(measured.totals.depths),
         fio: plan.fio.clone(),
+        latency_target: LatencyTargetResult::new(
+            plan.fio.as_ref().and_then(|f| f.latency_target.as_ref()),
+            measured.latency_depths,
+        ),
         workers: measured.workers.iter().map(|w| worker_result(w, percentiles)).collect(),
         intervals: intervals.0,
         interval_stride: intervals.1,

@@ -11,6 +11,7 @@ mod check;
 mod cluster;
 mod fileset;
 mod io;
+mod latency;
 mod planning;
 mod plausibility;
 mod streams;
@@ -39,6 +40,7 @@ pub use cluster::{
 };
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
+pub use latency::{DepthFound, LatencyTargetResult};
 pub use planning::{
     FormatStreams, LayoutAnswer, PLANNING_SCHEMA, PLANNING_SCHEMA_VERSION, PlannedDrive, PlannedFileWorkload,
     PlannedFormat, PlannedWorkload, PlanningResult, RebuildFigures, Refusal, ServiceFigures,
@@ -228,6 +230,9 @@ pub struct PhaseResult {
     /// How fio names and groups this phase (phases read from fio job files), for fio's JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio: Option<FioJobInfo>,
+    /// fio latency_target: the queue depth each worker's search found and whether the target was met there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTargetResult>,
     /// Each worker's own figures, in worker order (fio job files without group_reporting: fio reports every
     /// clone of a job on its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

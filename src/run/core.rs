@@ -20,119 +20,20 @@
 //! It must not know what the work means: no job, no files by name beyond what a schedule tells it for error
 //! messages, no player model.
 
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use super::clock::wait_until;
+use super::depth_search::DepthSearch;
 use super::phase::PhaseControl;
+pub use super::schedule::{Ctx, Io, Next, Schedule};
 pub use super::tally::Failure;
 use super::tally::{Tally, class_of, nanos, op_name};
 use super::worker_setup::WorkerMsg;
 use crate::engine::{Completion, Engine, EngineError, OpKind, Request, Wait};
-use crate::metrics::{OpClass, Recorder};
-
-/// One I/O a schedule asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Io {
-    /// Read, write, fsync or fdatasync.
-    pub kind: OpKind,
-    /// Index into the engine's file table.
-    pub file: u32,
-    /// Byte offset in the file.
-    pub offset: u64,
-    /// Bytes to transfer (0 for flushes).
-    pub len: u32,
-    /// When the I/O was due, from the worker's origin; `None` when the work is not paced.
-    pub due: Option<Duration>,
-    /// The schedule's own mark (a viewer's number), handed back on completion.
-    pub tag: u32,
-    /// Not part of the work's amount (a verification read-back): not counted against the I/O budget.
-    pub extra: bool,
-    /// Its own I/O priority (fio cmdprio; see `engine::Request::prio`); 0: the worker thread's.
-    pub prio: u16,
-}
-
-impl Io {
-    /// A read or write of the work itself.
-    pub const fn transfer(kind: OpKind, file: u32, offset: u64, len: u32, due: Option<Duration>) -> Io {
-        Io { kind, file, offset, len, due, tag: 0, extra: false, prio: 0 }
-    }
-}
-
-/// What a schedule wants next.
-#[derive(Debug)]
-pub enum Next {
-    /// Issue this now.
-    Io(Io),
-    /// Nothing before this time (from the worker's origin): a paced I/O, a viewer's next chunk, a pause.
-    At(Duration),
-    /// Nothing until an I/O in flight completes.
-    AfterCompletion,
-    /// No more work: the worker ends once what is in flight has completed.
-    Done,
-}
-
-/// What a schedule may use while it decides: the time, what is in flight, and a place to record work it did
-/// itself (a file-set schedule opens and creates files between transfers).
-pub struct Ctx<'a> {
-    /// From the worker's origin.
-    pub now: Duration,
-    pub in_flight: usize,
-    /// The engine's file table, for schedules that open files as they go.
-    pub files: &'a mut dyn crate::engine::FileTable,
-    origin: Instant,
-    tally: &'a mut Tally,
-    control: &'a PhaseControl,
-    continue_on_error: bool,
-}
-
-impl Ctx<'_> {
-    /// Records an operation the schedule did itself, timed from `started` to `ended`; `due` from the origin.
-    pub fn record(&mut self, class: OpClass, bytes: u64, started: Instant, ended: Instant, due: Option<Duration>) {
-        self.tally.record_timed(class, bytes, started, ended, due.map(|d| self.origin + d));
-    }
-
-    /// Records an operation of the schedule's own that failed; it stops the phase unless errors are tolerated.
-    #[cold]
-    pub fn failed(&mut self, failure: Failure<'_>) {
-        self.tally.error(failure, Instant::now());
-        if !self.continue_on_error {
-            self.control.abort.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
-/// A source of I/O driven by the core. Implementations do no I/O through engines themselves.
-pub trait Schedule {
-    /// Called only when the core has a free slot; an `Io` returned is issued at once.
-    fn next(&mut self, ctx: &mut Ctx<'_>) -> Next;
-
-    /// Right before `io` is issued, with its slot's buffer (`io.len` long at most): fill a write's data, claim
-    /// what must not be touched twice at once. `false`: do not issue it (it is dropped, and the core asks again).
-    fn prepare(&mut self, _io: &Io, _buf: &mut [u8]) -> bool {
-        true
-    }
-
-    /// An I/O completed: bytes transferred or the errno, `now` from the worker's origin, and the slot's buffer
-    /// (what a read brought, or its last piece when it was longer than the buffer). Returns whether its lateness
-    /// counts (a viewer's chunk thrown away after a seek does not).
-    fn completed(&mut self, _io: &Io, _result: Result<u32, i32>, _now: Duration, _buf: &[u8]) -> bool {
-        true
-    }
-
-    /// When the work ends by its runtime or budget (not by Ctrl-C or an error): a flush still owed.
-    fn owed_flush(&mut self) -> Option<Io> {
-        None
-    }
-
-    /// The worker is about to end (`now` from its origin): close what is open, end what is under way.
-    fn finish(&mut self, _now: Duration) {}
-
-    /// The path behind a file index, for error messages.
-    fn path(&self, file: u32) -> &Path;
-}
+use crate::metrics::{DepthFound, Recorder};
+use crate::plan::LatencyTarget;
 
 /// How one worker runs, apart from its engine and schedule.
 pub struct CoreConfig<'a> {
@@ -155,6 +56,8 @@ pub struct CoreConfig<'a> {
     pub paced: bool,
     /// A failed I/O does not stop the phase.
     pub continue_on_error: bool,
+    /// fio latency_target: search for the deepest queue (up to the engine's) that meets it.
+    pub latency_target: Option<LatencyTarget>,
     pub control: &'a PhaseControl,
     pub tx: Sender<WorkerMsg>,
     /// Emptied recorders coming back from the coordinator for reuse.
@@ -168,6 +71,8 @@ pub struct WorkerEnd {
     pub issued: u64,
     /// The engine itself failed (not one I/O); the text says how.
     pub failure: Option<String>,
+    /// What the search for the depth meeting a latency target found, when there was one.
+    pub latency_depth: Option<DepthFound>,
 }
 
 #[derive(Clone, Copy)]
@@ -199,6 +104,8 @@ struct Core {
     wake: Option<Instant>,
     schedule_done: bool,
     failure: Option<String>,
+    /// fio latency_target: how deep the queue may be now.
+    search: Option<DepthSearch>,
 }
 
 /// Runs `schedule` on `engine` until it is done, the runtime or budget is spent, the phase is stopped, or the
@@ -222,6 +129,7 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
         wake: None,
         schedule_done: false,
         failure: None,
+        search: cfg.latency_target.map(|t| DepthSearch::new(&t, depth as u32, measure_start)),
     };
     while Instant::now() < cfg.origin && !cfg.control.stop_requested() {
         wait_until(cfg.origin, Instant::now());
@@ -230,13 +138,17 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
     let end = Instant::now();
     schedule.finish(end.saturating_duration_since(cfg.origin));
     core.tally.ship(&cfg, end, true);
-    WorkerEnd { issued: core.issued, failure: core.failure }
+    let latency_depth = core.search.as_ref().map(DepthSearch::found);
+    WorkerEnd { issued: core.issued, failure: core.failure, latency_depth }
 }
 
 impl Core {
     fn run<E: Engine, S: Schedule>(&mut self, cfg: &CoreConfig<'_>, engine: &mut E, schedule: &mut S) {
         let mut now = Instant::now();
         loop {
+            if let Some(search) = self.search.as_mut().filter(|_| !self.in_ramp) {
+                search.steer(now, engine.in_flight());
+            }
             let stopping = self.should_stop(cfg, now);
             // Flushes owed for writes already issued still go out when the work ends by its runtime or budget;
             // Ctrl-C or an error stops at once.
@@ -282,6 +194,7 @@ impl Core {
             || self.failure.is_some()
             || self.deadline.is_some_and(|d| now >= d)
             || self.budget_spent(cfg)
+            || self.search.as_ref().is_some_and(DepthSearch::done)
     }
 
     #[inline]
@@ -330,7 +243,9 @@ impl Core {
     ) {
         self.wake = None;
         let mut refused = 0;
-        while let Some(&slot) = self.free.last() {
+        // A depth search holds the queue below the engine's depth (fio's queue_full).
+        let limit = self.search.as_ref().map_or(usize::MAX, DepthSearch::limit);
+        while let Some(&slot) = self.free.last().filter(|_| engine.in_flight() + self.batch.len() < limit) {
             let next = if stopping {
                 match schedule.owed_flush().filter(|_| graceful) {
                     Some(io) => Next::Io(io),
@@ -450,6 +365,9 @@ impl Core {
                     let late = due.filter(|_| counts).map(|d| nanos(now.saturating_duration_since(d)));
                     let lag = due.map(|d| nanos(entry.submitted.saturating_duration_since(d)));
                     let submit = nanos(entry.submitted.saturating_duration_since(entry.taken));
+                    if let Some(search) = self.search.as_mut() {
+                        search.observe(submit.saturating_add(latency), u64::from(n));
+                    }
                     self.tally.record_io(class, u64::from(n), submit, latency, late, lag);
                 }
                 Ok(n) => {
@@ -499,114 +417,5 @@ impl Core {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
-    use std::path::PathBuf;
-    use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
-
-    use super::*;
-    use crate::engine::{AnyEngine, EngineKind, EngineSetup};
-    use crate::metrics::OpClass;
-    use crate::run::RunObserver;
-    use crate::run::phase::{PhaseRun, SeriesStart, run_workers};
-    use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
-
-    struct Quiet;
-    impl RunObserver for Quiet {}
-
-    /// Reads of 4 KiB at offset 0, every one due `gap` after the last (or at once), until `count` were given.
-    pub struct Steady {
-        gap: Option<Duration>,
-        given: u32,
-        count: u32,
-        path: PathBuf,
-    }
-
-    impl Schedule for Steady {
-        fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
-            if self.given == self.count {
-                return Next::Done;
-            }
-            let due = self.gap.map(|g| g * self.given);
-            if let Some(d) = due
-                && d > ctx.now
-            {
-                return Next::At(d);
-            }
-            self.given += 1;
-            Next::Io(Io::transfer(OpKind::Read, 0, 0, 4096, due))
-        }
-
-        fn path(&self, _file: u32) -> &Path {
-            &self.path
-        }
-    }
-
-    /// Runs one worker of `schedule` on the null engine with `depth` slots.
-    fn run_on_null(schedule: Steady, depth: u32, paced: bool) -> crate::run::PhaseOutcome {
-        run_on_null_kept(schedule, depth, paced, false)
-    }
-
-    /// `run_on_null`, keeping each worker's own totals when `per_worker`.
-    fn run_on_null_kept(schedule: Steady, depth: u32, paced: bool, per_worker: bool) -> crate::run::PhaseOutcome {
-        let setup: SetUp<'_> = Box::new(move || {
-            let engine =
-                AnyEngine::build(EngineSetup::new(EngineKind::Null, depth, 4096)).map_err(|e| e.to_string())?;
-            let settings = WorkerSettings { batch: 1, paced, ..WorkerSettings::default() };
-            Ok(Built { engine, schedule: AnySchedule::Test(schedule), settings })
-        });
-        let run = PhaseRun {
-            index: 0,
-            interval: Duration::from_secs(1),
-            ramp: Duration::ZERO,
-            floor: None,
-            direct: false,
-            interrupted: Arc::new(AtomicBool::new(false)),
-            series: SeriesStart::default(),
-            setups: vec![setup],
-            sync: None,
-            per_worker,
-        };
-        run_workers(run, &mut Quiet).outcome
-    }
-
-    #[test]
-    fn work_that_is_always_due_never_overruns_an_engine_of_depth_one() {
-        // Guards the stream driver's hang: with the sync engine (depth 1) and many chunks due at once, it kept
-        // offering requests the engine could not take. The core sizes its table from the engine, not the ask.
-        let schedule = Steady { gap: None, given: 0, count: 10_000, path: "x".into() };
-        let outcome = run_on_null(schedule, 1, false);
-        assert_eq!(outcome.totals.stats(OpClass::Read).ops, 10_000);
-        assert_eq!(outcome.caps.map(|c| c.queue_depth), Some(1));
-    }
-
-    #[test]
-    fn paced_work_records_lateness_and_lag_for_every_operation() {
-        let schedule = Steady { gap: Some(Duration::from_millis(1)), given: 0, count: 50, path: "x".into() };
-        let outcome = run_on_null(schedule, 8, true);
-        let reads = outcome.totals.stats(OpClass::Read);
-        assert_eq!(reads.ops, 50);
-        assert_eq!(reads.due_latency.as_ref().map(|h| h.count()), Some(50));
-        assert_eq!(reads.lag.as_ref().map(|h| h.count()), Some(50));
-    }
-
-    #[test]
-    fn every_io_through_the_core_has_its_submission_latency_and_queue_depth_counted() {
-        // fio's slat, lat and iodepth distributions come from the one core: before the redesign they were
-        // measured in a second worker loop, and the merge onto the core left slat all zeros.
-        let schedule = Steady { gap: None, given: 0, count: 1_000, path: "x".into() };
-        let outcome = run_on_null_kept(schedule, 8, false, true);
-        let reads = outcome.totals.stats(OpClass::Read);
-        assert_eq!((reads.ops, reads.submit_latency.count(), reads.total_latency.count()), (1_000, 1_000, 1_000));
-        assert!(reads.total_latency.max() >= reads.latency.max());
-        assert!(reads.total_latency.min() >= reads.submit_latency.min());
-        let depths = outcome.totals.depths;
-        assert_eq!(depths.level.iter().sum::<u64>(), 1_000);
-        assert_eq!(depths.level[4..], [0, 0, 0], "never deeper than the 8 slots: {:?}", depths.level);
-        assert!(depths.submit.iter().sum::<u64>() > 0 && depths.complete.iter().sum::<u64>() > 0);
-        let kept = &outcome.workers;
-        assert_eq!(kept.len(), 1);
-        assert_eq!(kept[0].recorder.stats(OpClass::Read).ops, 1_000);
-        assert_eq!(kept[0].recorder.depths, depths);
-    }
-}
+#[path = "core_tests.rs"]
+pub(super) mod tests;

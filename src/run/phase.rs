@@ -18,7 +18,7 @@ use super::core::WorkerEnd;
 use super::gather::Gatherer;
 use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
-use crate::metrics::{ErrorRecord, Recorder, WorkerTotals};
+use crate::metrics::{DepthFound, ErrorRecord, Recorder, WorkerTotals};
 use crate::plan::RateFloor;
 
 /// Stop flags a worker checks on every loop iteration (two relaxed loads).
@@ -91,6 +91,8 @@ pub struct PhaseOutcome {
     pub ranks: Vec<RankEnd>,
     /// Each worker's own figures, in worker order, when the run asked for them (fio's clones reported apart).
     pub workers: Vec<WorkerTotals>,
+    /// fio latency_target: what each worker's depth search found, in worker order (empty without a target).
+    pub latency_depths: Vec<DepthFound>,
 }
 
 /// Where a run of workers' intervals fall in their phase's series: a stream phase runs one set of workers per
@@ -260,6 +262,7 @@ fn finished(
         intervals: gather.reported_intervals,
         ranks,
         workers: std::mem::take(&mut gather.workers),
+        latency_depths: ends.iter().filter_map(|e| e.latency_depth).collect(),
     }
 }
 
@@ -326,5 +329,6 @@ pub(super) fn failed_outcome(direct: bool, stop: StopReason) -> PhaseOutcome {
         intervals: 0,
         ranks: Vec::new(),
         workers: Vec::new(),
+        latency_depths: Vec::new(),
     }
 }

@@ -350,6 +350,7 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
         batch: phase.iodepth_batch.min(iodepth),
         paced: pacer.is_some(),
         continue_on_error: phase.continue_on_error,
+        latency_target: phase.fio.as_ref().and_then(|f| f.latency_target),
     };
     // Buffered phases drop their files' pages at each pass, as fio does (invalidate=1, its default).
     let pass_bytes = (phase.invalidate && !direct)

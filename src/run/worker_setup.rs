@@ -59,6 +59,8 @@ pub(super) struct WorkerSettings {
     pub batch: u32,
     pub paced: bool,
     pub continue_on_error: bool,
+    /// fio latency_target: the worker searches for the queue depth that meets it.
+    pub latency_target: Option<crate::plan::LatencyTarget>,
 }
 
 /// A worker ready to run.
@@ -104,6 +106,7 @@ pub(super) fn worker_thread<'a>(
         batch: settings.batch,
         paced: settings.paced,
         continue_on_error: settings.continue_on_error,
+        latency_target: settings.latency_target,
         control,
         tx: channels.tx.clone(),
         spares: channels.spares,

@@ -1,5 +1,6 @@
 //! What a phase read from a fio job file carries beyond a `PhaseSpec`: how fio names and groups it (for fio's
-//! JSON) and fio's controls that streamcap runs as fio does — exitall/exit_what, flow, per-command priorities.
+//! JSON) and fio's controls that streamcap runs as fio does — exitall/exit_what, flow, per-command priorities,
+//! the search for the queue depth that meets a latency target.
 //! Plain data, set by the fio reader (`spec::fio`) and carried through the plan to the run and the results.
 //!
 //! Must not: parse anything or know how the run applies them.
@@ -29,6 +30,24 @@ pub struct FioJobInfo {
     /// fio's per-command I/O priorities (cmdprio_*): which reads and writes carry a priority of their own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmdprio: Option<CmdPrio>,
+    /// fio latency_target and friends: the run searches for the deepest queue that meets the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
+}
+
+/// fio's latency_target, latency_window, latency_percentile and latency_run: each worker searches for the highest
+/// queue depth (1 up to its iodepth) at which `percentile` % of the I/O completing in each `window` took at most
+/// `target`, as fio does.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTarget {
+    /// The latency an I/O must not exceed, from when it was taken to its completion (fio's lat).
+    pub target: Duration,
+    /// How long each depth is tried before it is judged.
+    pub window: Duration,
+    /// Percent (0–100) of a window's I/O that must meet the target; at 100 the first late I/O ends the window.
+    pub percentile: f64,
+    /// fio latency_run: keep adjusting the depth until the job ends, rather than stopping at the depth found.
+    pub keep_adjusting: bool,
 }
 
 /// fio's cmdprio_percentage / cmdprio_bssplit with cmdprio_class and cmdprio: a share of the I/O of each

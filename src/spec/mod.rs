@@ -28,7 +28,7 @@ pub use fileset::{
     FormatMode, OpRateSpec,
 };
 pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
-pub use fio_info::{CmdPrio, ExitWhat, FioJobInfo, FlowSpec, PrioShare};
+pub use fio_info::{CmdPrio, ExitWhat, FioJobInfo, FlowSpec, LatencyTarget, PrioShare};
 pub use formats::{FORMATS, Format, Mix};
 pub use job::{JobSpec, PhaseSpec, SpecOrigin};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};

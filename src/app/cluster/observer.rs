@@ -136,6 +136,7 @@ impl<'a> ClusterObserver<'a> {
             ranks: outcome.ranks.clone(),
             // Per-worker figures (fio's clones) are this rank's own; across ranks only the totals are merged.
             workers: Vec::new(),
+            latency_depths: outcome.latency_depths.clone(),
         };
         let Some(main) = self.main.as_mut() else { return };
         // Saved once, with the per-rank rows: a save writes and syncs the whole result, and after SIGTERM the

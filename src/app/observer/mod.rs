@@ -338,6 +338,7 @@ impl ResultRecorder<'_> {
             engine: engine_detail(phase, outcome),
             started_at: rfc3339(outcome.started),
             workers: &outcome.workers,
+            latency_depths: &outcome.latency_depths,
         };
         let samples = phase_samples(start, end, self.devices.clone());
         let intervals = (state.series.points(), state.series.stride());

@@ -54,14 +54,29 @@ pub(super) fn job(entry: &Entry<'_>, context: &Context<'_>) -> Value {
         out.insert("total_err".into(), json!(first.errors.count));
         out.insert("first_error".into(), json!(first_error.errno));
     }
-    out.insert("latency_depth".into(), json!(first.iodepth));
-    out.insert("latency_target".into(), json!(0));
-    out.insert("latency_percentile".into(), json!(100.0));
-    out.insert("latency_window".into(), json!(0));
+    latency_target(entry, &mut out);
     if let Some(description) = said("description").filter(|d| !d.is_empty()) {
         out.insert("desc".into(), json!(description));
     }
     Value::Object(out)
+}
+
+/// fio's latency-target keys: the depth the search ended at (the iodepth without a target), the target in ns,
+/// the percentile and the window in µs, as fio writes them. A clone reported on its own has its own depth;
+/// members merged into one entry give the last one's, as fio's group sum copies each thread's in turn.
+fn latency_target(entry: &Entry<'_>, out: &mut Map<String, Value>) {
+    let first = entry.members[0].phase;
+    let member_depth = |m: &Member<'_>| {
+        let t = m.phase.latency_target.as_ref()?;
+        let own = m.worker.and_then(|w| m.phase.workers.iter().position(|x| std::ptr::eq(x, w)));
+        own.and_then(|i| t.workers.get(i)).map(|w| w.depth).or_else(|| t.depth())
+    };
+    let depth = entry.members.iter().rev().find_map(member_depth).unwrap_or(first.iodepth);
+    let t = first.latency_target.as_ref();
+    out.insert("latency_depth".into(), json!(depth));
+    out.insert("latency_target".into(), json!(t.map_or(0, |t| t.target_ns)));
+    out.insert("latency_percentile".into(), json!(t.map_or(100.0, |t| t.percentile)));
+    out.insert("latency_window".into(), json!(t.map_or(0, |t| t.window_us)));
 }
 
 /// fio's `error`: the errno that stopped the job, 0 when nothing did.

@@ -22,8 +22,9 @@
 //! - `bw_*` and `iops_*` spreads are over streamcap's reporting intervals (fio samples every 500 ms);
 //! - `usr_cpu`, `sys_cpu`, `ctx`, `majf` and `minf` are the process's, over the phase; a worker's entry gets its
 //!   share by operations (streamcap does not account CPU per thread);
-//! - `iodepth_*` and `latency_ns/us/ms` are counted as fio counts them; `latency_target` and friends say no
-//!   target was set; `eta` is 0 and `elapsed` the run's seconds so far;
+//! - `iodepth_*` and `latency_ns/us/ms` are counted as fio counts them; `latency_depth` is the depth a
+//!   latency_target's search ended at (the iodepth without one) and `latency_target` and friends the job's own;
+//!   `eta` is 0 and `elapsed` the run's seconds so far;
 //! - `disk_util` adds up each device's activity over the phases; `util` is weighted by phase duration.
 
 mod direction;

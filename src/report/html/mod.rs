@@ -122,7 +122,11 @@ impl Renderer for Html {
         let capacity: Vec<svg::Chart> = searches(result).iter().flat_map(capacity_charts).collect();
         section(out, "capacity", "Stream capacity", &charts_html(&capacity))?;
         if !result.phases.is_empty() {
-            section(out, "phases", "Phases", &tables::phase_table(shown))?;
+            let mut body = tables::phase_table(shown);
+            for line in super::latency_target::lines(&result.phases) {
+                body.push_str(&format!("<p class=\"words\">{}</p>", esc(&line)));
+            }
+            section(out, "phases", "Phases", &body)?;
         }
         if result.sweep.is_some() {
             let why = "<p class=\"none\">A sweep's passes are short and many: the curves above take the place of \

@@ -1,7 +1,8 @@
 //! fio's controls between jobs: `exitall`/`exit_what` (which jobs stop when one finishes) and `flow`,
 //! `flow_id`, `flow_sleep` (jobs of one flow issue I/O in proportion to their weights), and the gathering of
-//! these and the per-command priorities (`cmdprio`) into each job's `FioJobInfo`. This reads and checks the
-//! options; the run (`run::stage`, `run::flow`, `run::raw`) does what they say.
+//! these, the per-command priorities (`cmdprio`) and the latency target (`latency`) into each job's
+//! `FioJobInfo`. This reads and checks the options; the run (`run::stage`, `run::flow`, `run::raw`,
+//! `run::depth_search`) does what they say.
 //!
 //! As in fio, `exitall` in any job applies to the whole file (fio keeps it in one global switch): every job that
 //! finishes then stops the jobs its own `exit_what` names.
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use super::cmdprio::map_cmdprio;
 use super::job::fail;
+use super::latency::latency_target;
 use super::mapping::Job;
 use super::options::Problems;
 use crate::spec::{ExitWhat, FioJobInfo, FlowSpec};
@@ -24,6 +26,7 @@ pub(super) fn job_controls(jobs: &[Job], problems: &mut Problems) -> Vec<FioJobI
             exit_all: exit_what(job, problems).filter(|_| exitall),
             flow: flow(job, problems),
             cmdprio: problems.take(map_cmdprio(job)).flatten(),
+            latency_target: latency_target(job, problems),
             ..FioJobInfo::default()
         })
         .collect()

@@ -16,6 +16,7 @@ mod fileops;
 mod files;
 mod ini;
 mod job;
+mod latency;
 mod mapping;
 mod options;
 mod rw;

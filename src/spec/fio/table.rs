@@ -208,12 +208,10 @@ pub static OPTIONS: &[Opt] = &[
     opt("thinktime", Kind::Time(TimeUnit::Micros)),
     opt("thinktime_blocks", Kind::Int),
     opt("thinktime_spin", Kind::NoEffect("streamcap sleeps through think time")),
-    opt("latency_target", Kind::Refused("searching for the queue depth that meets a latency target is not supported")),
-    opt("latency_window", Kind::Refused("searching for the queue depth that meets a latency target is not supported")),
-    opt(
-        "latency_percentile",
-        Kind::Refused("searching for the queue depth that meets a latency target is not supported"),
-    ),
+    opt("latency_target", Kind::Time(TimeUnit::Micros)),
+    opt("latency_window", Kind::Time(TimeUnit::Micros)),
+    opt("latency_percentile", Kind::Text),
+    opt("latency_run", Kind::Bool),
     opt("max_latency", Kind::Refused("stopping a job at a latency limit is not supported")),
     // Reporting.
     opt("clat_percentiles", Kind::Bool),

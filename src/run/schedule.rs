@@ -1,0 +1,115 @@
+//! The contract between the one I/O core (`run::core`) and the work it drives: the `Io` a schedule asks for,
+//! what it wants `Next`, the `Ctx` it decides in, and the `Schedule` trait every kind of work implements. Moved
+//! out of core.rs, which passed 500 lines; the core re-exports all of it.
+//!
+//! Must not: run anything; the core does.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::phase::PhaseControl;
+use super::tally::{Failure, Tally};
+use crate::engine::OpKind;
+use crate::metrics::OpClass;
+
+/// One I/O a schedule asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Io {
+    /// Read, write, fsync or fdatasync.
+    pub kind: OpKind,
+    /// Index into the engine's file table.
+    pub file: u32,
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Bytes to transfer (0 for flushes).
+    pub len: u32,
+    /// When the I/O was due, from the worker's origin; `None` when the work is not paced.
+    pub due: Option<Duration>,
+    /// The schedule's own mark (a viewer's number), handed back on completion.
+    pub tag: u32,
+    /// Not part of the work's amount (a verification read-back): not counted against the I/O budget.
+    pub extra: bool,
+    /// Its own I/O priority (fio cmdprio; see `engine::Request::prio`); 0: the worker thread's.
+    pub prio: u16,
+}
+
+impl Io {
+    /// A read or write of the work itself.
+    pub const fn transfer(kind: OpKind, file: u32, offset: u64, len: u32, due: Option<Duration>) -> Io {
+        Io { kind, file, offset, len, due, tag: 0, extra: false, prio: 0 }
+    }
+}
+
+/// What a schedule wants next.
+#[derive(Debug)]
+pub enum Next {
+    /// Issue this now.
+    Io(Io),
+    /// Nothing before this time (from the worker's origin): a paced I/O, a viewer's next chunk, a pause.
+    At(Duration),
+    /// Nothing until an I/O in flight completes.
+    AfterCompletion,
+    /// No more work: the worker ends once what is in flight has completed.
+    Done,
+}
+
+/// What a schedule may use while it decides: the time, what is in flight, and a place to record work it did
+/// itself (a file-set schedule opens and creates files between transfers).
+pub struct Ctx<'a> {
+    /// From the worker's origin.
+    pub now: Duration,
+    pub in_flight: usize,
+    /// The engine's file table, for schedules that open files as they go.
+    pub files: &'a mut dyn crate::engine::FileTable,
+    pub(super) origin: Instant,
+    pub(super) tally: &'a mut Tally,
+    pub(super) control: &'a PhaseControl,
+    pub(super) continue_on_error: bool,
+}
+
+impl Ctx<'_> {
+    /// Records an operation the schedule did itself, timed from `started` to `ended`; `due` from the origin.
+    pub fn record(&mut self, class: OpClass, bytes: u64, started: Instant, ended: Instant, due: Option<Duration>) {
+        self.tally.record_timed(class, bytes, started, ended, due.map(|d| self.origin + d));
+    }
+
+    /// Records an operation of the schedule's own that failed; it stops the phase unless errors are tolerated.
+    #[cold]
+    pub fn failed(&mut self, failure: Failure<'_>) {
+        self.tally.error(failure, Instant::now());
+        if !self.continue_on_error {
+            self.control.abort.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A source of I/O driven by the core. Implementations do no I/O through engines themselves.
+pub trait Schedule {
+    /// Called only when the core has a free slot; an `Io` returned is issued at once.
+    fn next(&mut self, ctx: &mut Ctx<'_>) -> Next;
+
+    /// Right before `io` is issued, with its slot's buffer (`io.len` long at most): fill a write's data, claim
+    /// what must not be touched twice at once. `false`: do not issue it (it is dropped, and the core asks again).
+    fn prepare(&mut self, _io: &Io, _buf: &mut [u8]) -> bool {
+        true
+    }
+
+    /// An I/O completed: bytes transferred or the errno, `now` from the worker's origin, and the slot's buffer
+    /// (what a read brought, or its last piece when it was longer than the buffer). Returns whether its lateness
+    /// counts (a viewer's chunk thrown away after a seek does not).
+    fn completed(&mut self, _io: &Io, _result: Result<u32, i32>, _now: Duration, _buf: &[u8]) -> bool {
+        true
+    }
+
+    /// When the work ends by its runtime or budget (not by Ctrl-C or an error): a flush still owed.
+    fn owed_flush(&mut self) -> Option<Io> {
+        None
+    }
+
+    /// The worker is about to end (`now` from its origin): close what is open, end what is under way.
+    fn finish(&mut self, _now: Duration) {}
+
+    /// The path behind a file index, for error messages.
+    fn path(&self, file: u32) -> &Path;
+}
