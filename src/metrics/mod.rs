@@ -5,10 +5,12 @@ mod histogram;
 mod recorder;
 mod series;
 mod spread;
+mod steady;
 mod wire;
 
 pub use histogram::{DEFAULT_PERCENTILES, Histogram, LatencySummary, Percentile};
 pub use recorder::{Depths, ErrorRecord, OpClass, OpStats, Recorder, Snapshot};
 pub use series::{BoundedSeries, ClassPoint, Mergeable};
 pub use spread::{RateSpread, Spread, WorkerTotals};
+pub use steady::{SteadyConfig, SteadyMetric, SteadyOutcome, SteadyRule, SteadyTracker};
 pub use wire::{WireError, decode_histogram, decode_recorder, encode_histogram, encode_recorder};
