@@ -19,6 +19,7 @@ mod inspect;
 mod markdown;
 mod members;
 mod planning;
+mod steady;
 mod streams;
 mod summary;
 mod sweep;

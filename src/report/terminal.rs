@@ -31,6 +31,7 @@ pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
     }
     writeln!(out)?;
     writeln!(out, "{}", performance_table(&result.phases))?;
+    super::steady::write_steady_summary(out, &result.phases)?;
     if let Some(file_sets) = super::vdbench_fs::summary(&result.phases) {
         writeln!(out)?;
         writeln!(out, "{file_sets}")?;

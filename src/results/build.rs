@@ -9,7 +9,9 @@ use super::{
     CpuResult, DevicePoint, DeviceResult, ErrorSummary, IntervalPoint, MemoryResult, OpResult, PhaseResult, RunStatus,
     WorkerResult,
 };
-use crate::metrics::{ClassPoint, DEFAULT_PERCENTILES, Depths, ErrorRecord, OpClass, Recorder, WorkerTotals};
+use crate::metrics::{
+    ClassPoint, DEFAULT_PERCENTILES, Depths, ErrorRecord, OpClass, Recorder, SteadyOutcome, WorkerTotals,
+};
 use crate::plan::PhasePlan;
 use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, effective_ram};
 use crate::units::Bytes;
@@ -40,6 +42,8 @@ pub struct PhaseMeasurements<'a> {
     pub started_at: String,
     /// Each worker's own figures, when the plan kept them (empty otherwise).
     pub workers: &'a [WorkerTotals],
+    /// How the phase's steady-state check ended, when it had one.
+    pub steady: Option<&'a SteadyOutcome>,
 }
 
 /// System samples at the start and end of the measured period.
@@ -104,6 +108,7 @@ pub fn build_phase(
         depths: (measured.totals.depths != Depths::default()).then_some(measured.totals.depths),
         fio: plan.fio.clone(),
         workers: measured.workers.iter().map(|w| worker_result(w, percentiles)).collect(),
+        steady_state: measured.steady.cloned(),
         intervals: intervals.0,
         interval_stride: intervals.1,
     }

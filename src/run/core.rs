@@ -566,6 +566,7 @@ pub(super) mod tests {
             setups: vec![setup],
             sync: None,
             per_worker,
+            steady: None,
         };
         run_workers(run, &mut Quiet).outcome
     }

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
 use super::fio_info::FioJobInfo;
+use super::steady::SteadyStateSpec;
 use super::streams::StreamsSpec;
 use super::values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
@@ -241,6 +242,9 @@ pub struct PhaseSpec {
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub fio: Option<FioJobInfo>,
+    /// End the phase once its rate is steady (fio steadystate, `--steady-state`); no TOML key yet.
+    #[serde(skip)]
+    pub steady_state: Option<SteadyStateSpec>,
 }
 
 fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -272,7 +276,7 @@ impl PhaseSpec {
                 align, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
-                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue,
+                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, steady_state,
             ]
         }
     }

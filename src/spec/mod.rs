@@ -9,6 +9,7 @@ mod fio_info;
 mod formats;
 mod job;
 mod parts;
+mod steady;
 mod streams;
 mod toml;
 mod values;
@@ -27,6 +28,7 @@ pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
 pub use fio_info::{CmdPrio, ExitWhat, FioJobInfo, FlowSpec, PrioShare};
 pub use formats::{FORMATS, Format, Mix};
 pub use job::{JobSpec, PhaseSpec, SpecOrigin};
+pub use steady::{SteadyCriterion, SteadyOn, SteadyStateSpec, SteadyWindow};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
 pub use toml::parse_toml_job;
 pub use values::{

@@ -136,6 +136,8 @@ impl<'a> ClusterObserver<'a> {
             ranks: outcome.ranks.clone(),
             // Per-worker figures (fio's clones) are this rank's own; across ranks only the totals are merged.
             workers: Vec::new(),
+            // Each rank judges its own share's rate: the main rank's judgement is the one reported.
+            steady: outcome.steady.clone(),
         };
         let Some(main) = self.main.as_mut() else { return };
         main.phase_finished(index, phase, &merged);

@@ -324,6 +324,7 @@ impl RunObserver for ResultRecorder<'_> {
             engine: engine_detail(phase, outcome),
             started_at: rfc3339(outcome.started),
             workers: &outcome.workers,
+            steady: outcome.steady.as_ref(),
         };
         let samples = phase_samples(start, end, self.devices.clone());
         let intervals = (state.series.points(), state.series.stride());
