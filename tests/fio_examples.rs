@@ -40,7 +40,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("disk-zone-profile", "option 'zonemode'"),
     ("enospc-pressure", "option 'ignore_error'"),
     ("latency-profile", "option 'latency_target'"),
-    ("steadystate", "option 'steadystate'"),
     ("surface-scan", "option 'fill_device'"),
     ("zbd-rand-write", "option 'zonemode'"),
     ("zbd-seq-read", "option 'zonemode'"),
@@ -114,8 +113,8 @@ fn nine_in_ten_local_engine_examples_run_and_each_refusal_names_its_option() {
         assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "a dry run of {name} left files behind");
     }
     eprintln!("{runs} of {} local-engine examples run; refused: {refused:?}", local.len());
-    // The floor measured on 2026-11-23 (docs/fio.md); the target is 90 %.
-    assert!(runs * 100 >= local.len() * 77, "{runs} of {} run", local.len());
+    // The floor measured on 2026-11-26 (docs/fio.md): 32 of 40, with steadystate; the target is 90 %.
+    assert!(runs * 100 >= local.len() * 80, "{runs} of {} run", local.len());
 }
 
 /// Runs an example for real: a 16 MiB data set, at most a second per phase, in a temp dir. Returns the result.

@@ -18,6 +18,7 @@ mod job;
 mod mapping;
 mod options;
 mod rw;
+mod steady;
 mod table;
 mod values;
 mod verify;
