@@ -1,8 +1,8 @@
-//! Steady-state detection end to end: fio's `ss`/`ss_dur`/`ss_ramp` in job files, run for real on a file in a
-//! temp directory. A paced read of a small file has a steady rate, so it must end at steady state long before its
-//! runtime; a window that cannot fill in the runtime must run to the end and say "not attained"; bad values must
-//! be refused with exit 2 and a message that names them. No assertion depends on how fast the machine is: the
-//! runtimes are far beyond what the windows need.
+//! Steady-state detection end to end: fio's `ss`/`ss_dur`/`ss_ramp` in job files and streamcap's SNIA-PTS-style
+//! `--steady-state`, each run for real on a file in a temp directory. A paced read of a small file has a steady
+//! rate, so it must end at steady state long before its runtime; a window that cannot fill in the runtime must run
+//! to the end and say "not attained"; bad values must be refused with exit 2 and a message that names them. No
+//! assertion depends on how fast the machine is: the runtimes are far beyond what the windows need.
 
 mod common;
 
@@ -69,6 +69,32 @@ fn a_criterion_that_cannot_be_met_runs_to_the_end_and_says_not_attained() {
 }
 
 #[test]
+fn the_snia_flag_ends_a_steady_run_and_names_the_round() {
+    let flags = ["--rw", "randread", "--bs", "4k", "--size", "1m", "--rate-iops", "400", "--runtime", "120"];
+    let (result, stdout, stderr, code) = run(&[&flags[..], &["--steady-state", "--buffered"]].concat(), None);
+    assert_eq!(code, Some(0), "{stderr}");
+    let phase = &result["phases"][0];
+    assert!(phase["duration_s"].as_f64().unwrap() < 60.0, "ran to its runtime: {}", phase["duration_s"]);
+    let steady = &phase["steady_state"];
+    assert_eq!((steady["rule"]["kind"].as_str(), steady["window"].as_u64()), (Some("snia"), Some(5)), "{steady}");
+    assert_eq!(steady["attained"], true);
+    assert!(steady["round"].as_u64().unwrap() >= 5);
+    assert!(stdout.contains("steady state attained after round"), "{stdout}");
+}
+
+#[test]
+fn the_snia_flag_says_not_attained_when_its_window_outlasts_the_run() {
+    let flags = ["--rw", "read", "--bs", "4k", "--size", "1m", "--rate-iops", "400", "--runtime", "2", "--buffered"];
+    let (result, stdout, stderr, code) =
+        run(&[&flags[..], &["--steady-state=8", "--steady-state-on", "bw"]].concat(), None);
+    assert_eq!(code, Some(0), "{stderr}");
+    let steady = &result["phases"][0]["steady_state"];
+    assert_eq!((steady["attained"].as_bool(), steady["window"].as_u64()), (Some(false), Some(8)), "{steady}");
+    assert_eq!(steady["rule"]["metric"], "bw");
+    assert!(stdout.contains("steady state not attained"), "{stdout}");
+}
+
+#[test]
 fn fio_json_carries_fios_steadystate_object() {
     let job = format!("{PACED}[paced]\nrw=randread\nss=iops:20%\nss_dur=2\n");
     let (_, stdout, stderr, code) = run(&["--format", "fio-json"], Some(&job));
@@ -100,5 +126,13 @@ fn bad_steady_state_values_are_refused_with_exit_2_naming_them() {
         let (_, _, stderr, code) = run(&["--dry-run"], Some(&job));
         assert_eq!(code, Some(2), "{options}: {stderr}");
         assert!(stderr.contains(expected), "{options}: expected '{expected}' in {stderr}");
+    }
+    for (flags, expected) in [
+        (&["--rw", "read", "--steady-state=1"][..], "1 is not in 2..=100000"),
+        (&["--rw", "read", "--steady-state-on", "bw"][..], "--steady-state"),
+    ] {
+        let (_, _, stderr, code) = run(&[flags, &["--dry-run"]].concat(), None);
+        assert_eq!(code, Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains(expected), "{flags:?}: expected '{expected}' in {stderr}");
     }
 }

@@ -1,11 +1,11 @@
-//! The workload flags of `streamcap run` (`--rw`, `--bs`, `--iodepth`, pacing, durability, verification): each
-//! overrides the same key in every phase, and together they become one `PhaseSpec` layer.
+//! The workload flags of `streamcap run` (`--rw`, `--bs`, `--iodepth`, pacing, durability, verification, steady
+//! state): each overrides the same key in every phase, and together they become one `PhaseSpec` layer.
 
 use std::time::Duration;
 
 use clap::Args;
 
-use super::{parse_bytes, parse_rate, parse_value};
+use super::{SteadyFlags, parse_bytes, parse_rate, parse_value};
 use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, RwMode, VerifyChoice};
 use crate::units::{ByteRate, Bytes, parse_duration};
 
@@ -101,6 +101,8 @@ pub struct WorkloadFlags {
     /// With --verify: after every N writes, each worker reads those N blocks back and checks them.
     #[arg(long, value_name = "N", requires = "verify", help_heading = "Verification")]
     pub verify_backlog: Option<u64>,
+    #[command(flatten)]
+    pub steady: SteadyFlags,
 }
 
 impl WorkloadFlags {
@@ -137,6 +139,7 @@ impl WorkloadFlags {
             continue_on_error: self.continue_on_error.then_some(true),
             verify: self.verify,
             verify_backlog: self.verify_backlog,
+            steady_state: self.steady.to_spec(),
             ..PhaseSpec::default()
         }
     }
