@@ -15,12 +15,11 @@ use crate::spec::{PhaseSpec, SteadyCriterion, SteadyOn, SteadyWindow};
 const SNIA_EXCURSION_PCT: f64 = 20.0;
 const SNIA_SLOPE_PCT: f64 = 10.0;
 
-/// The phase's steady-state check, `None` when it asks for none. `ramp` is the phase's own ramp (fio
-/// ramp_time), which the measured rounds start after; `name` labels the notices.
+/// The phase's steady-state check, `None` when it asks for none; `name` labels the notices.
 pub(super) fn steady_config(
     spec: &PhaseSpec,
     name: &str,
-    (ramp, interval): (Duration, Duration),
+    interval: Duration,
     runtime: Option<Duration>,
     notices: &mut Vec<String>,
 ) -> Result<Option<SteadyConfig>, PlanError> {
@@ -42,9 +41,10 @@ pub(super) fn steady_config(
             interval.as_secs_f64()
         )));
     }
-    // A round is collected when it starts at or after ss_ramp; rounds start after the phase's own ramp.
-    let after_ramp = asked.ramp.saturating_sub(ramp);
-    let skip = after_ramp.as_nanos().div_ceil(interval.as_nanos().max(1)).min(u128::from(u32::MAX)) as u32;
+    // A round is collected when it starts ss_ramp or later after the start of measurement: fio measures ss_ramp
+    // on the job's clock, which it restarts when ramp_time ends (time.c ramp_time_over → reset_all_stats), and
+    // streamcap's rounds start there too.
+    let skip = asked.ramp.as_nanos().div_ceil(interval.as_nanos().max(1)).min(u128::from(u32::MAX)) as u32;
     if let Some(runtime) = runtime {
         let rounds = (runtime.as_nanos() / interval.as_nanos().max(1)) as u64;
         if rounds < u64::from(skip) + u64::from(window) {
@@ -83,7 +83,6 @@ mod tests {
     fn plan(
         window: SteadyWindow,
         ss_ramp: u64,
-        ramp: u64,
         runtime: Option<u64>,
     ) -> (Result<Option<SteadyConfig>, PlanError>, Vec<String>) {
         let criterion = SteadyCriterion::Fio { on: SteadyOn::Iops, slope: false, limit: 10.0, percent: true };
@@ -93,25 +92,33 @@ mod tests {
             ..PhaseSpec::default()
         };
         let mut notices = Vec::new();
-        let got =
-            steady_config(&spec, "p", (ramp_of(ramp), Duration::from_secs(1)), runtime.map(ramp_of), &mut notices);
+        let got = steady_config(&spec, "p", Duration::from_secs(1), runtime.map(ramp_of), &mut notices);
         (got, notices)
     }
 
     #[test]
-    fn fio_windows_are_cut_into_rounds_and_ss_ramp_counts_from_the_phase_start() {
-        let (got, notices) = plan(SteadyWindow::Time(Duration::from_secs(30)), 10, 3, Some(300));
+    fn fio_windows_are_cut_into_rounds_and_ss_ramp_into_the_rounds_left_out() {
+        let (got, notices) = plan(SteadyWindow::Time(Duration::from_secs(30)), 10, Some(300));
         let got = got.unwrap().unwrap();
-        assert_eq!((got.window, got.skip), (30, 7));
+        assert_eq!((got.window, got.skip), (30, 10));
         assert!(matches!(got.rule, SteadyRule::Deviation { limit: 10.0, percent: true, .. }));
         assert!(notices.is_empty(), "{notices:?}");
+        // The first round collected starts at or after ss_ramp: 2.5 s leaves out rounds 1 to 3.
+        let spec = |ramp| SteadyStateSpec {
+            criterion: SteadyCriterion::Snia { on: SteadyOn::Iops },
+            window: SteadyWindow::Rounds(5),
+            ramp,
+        };
+        let phase = PhaseSpec { steady_state: Some(spec(Duration::from_millis(2500))), ..PhaseSpec::default() };
+        let got = steady_config(&phase, "p", Duration::from_secs(1), None, &mut Vec::new());
+        assert_eq!(got.unwrap().unwrap().skip, 3);
     }
 
     #[test]
     fn a_window_under_two_rounds_is_refused_and_one_longer_than_the_runtime_noticed() {
-        let (got, _) = plan(SteadyWindow::Time(Duration::from_millis(1500)), 0, 0, None);
+        let (got, _) = plan(SteadyWindow::Time(Duration::from_millis(1500)), 0, None);
         assert!(got.unwrap_err().0.contains("window is 1 round(s)"));
-        let (got, notices) = plan(SteadyWindow::Rounds(5), 2, 0, Some(6));
+        let (got, notices) = plan(SteadyWindow::Rounds(5), 2, Some(6));
         assert_eq!(got.unwrap().unwrap().window, 5);
         assert!(notices[0].contains("steady state cannot be attained"), "{notices:?}");
     }

@@ -39,6 +39,6 @@ pub enum SteadyWindow {
 pub struct SteadyStateSpec {
     pub criterion: SteadyCriterion,
     pub window: SteadyWindow,
-    /// fio ss_ramp: time from the start of the phase (its ramp included) before rounds are collected.
+    /// fio ss_ramp: time from the start of measurement (the end of the phase's ramp) before rounds are collected.
     pub ramp: Duration,
 }
