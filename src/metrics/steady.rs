@@ -39,8 +39,9 @@ pub enum SteadyRule {
     /// fio `iops_slope:L` / `bw_slope:L`: the magnitude of the least-squares slope (per round) is below `limit`
     /// (with `percent`, percent of the mean).
     Slope { metric: SteadyMetric, limit: f64, percent: bool },
-    /// SNIA PTS: the window's range (max − min) is at most `excursion_pct` of its mean, and the best-fit line's
-    /// excursion over the window (|slope| × (rounds − 1)) at most `slope_pct` of its mean.
+    /// SNIA PTS (SSS PTS 2.0.1, "Steady State"): the window's range (max − min) is at most `excursion_pct` of its
+    /// mean, and the range of the best linear fit over the window (|slope| × (rounds − 1), from its first round to
+    /// its last) at most `slope_pct` of its mean.
     Snia { metric: SteadyMetric, excursion_pct: f64, slope_pct: f64 },
 }
 
