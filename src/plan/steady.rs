@@ -48,9 +48,11 @@ pub(super) fn steady_config(
     if let Some(runtime) = runtime {
         let rounds = (runtime.as_nanos() / interval.as_nanos().max(1)) as u64;
         if rounds < u64::from(skip) + u64::from(window) {
+            let ramp =
+                if skip > 0 { format!("the {skip} left out for the steady-state ramp and ") } else { String::new() };
             notices.push(format!(
-                "phase '{name}': its runtime holds {rounds} round(s), fewer than the {skip} left out for the \
-                 steady-state ramp and the {window} of the window: steady state cannot be attained"
+                "phase '{name}': its runtime holds {rounds} round(s), fewer than {ramp}the {window} of the \
+                 steady-state window: steady state cannot be attained"
             ));
         }
     }

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use super::job::fail;
 use super::mapping::Job;
-use super::options::OptionError;
+use super::options::{OptionError, Problems};
 use super::values::parse_size;
-use crate::spec::{SteadyCriterion, SteadyOn, SteadyStateSpec, SteadyWindow};
+use crate::spec::{PhaseSpec, SteadyCriterion, SteadyOn, SteadyStateSpec, SteadyWindow};
 
 /// fio's default criterion (options.c: `.def = "iops_slope:0.01%"`).
 const FIO_DEFAULT: &str = "iops_slope:0.01%";
@@ -37,6 +37,31 @@ pub(super) fn map_steady(job: &Job, notices: &mut Vec<String>) -> Result<Option<
     };
     let ramp = o.time("steadystate_ramp_time").unwrap_or(Duration::ZERO);
     Ok(Some(SteadyStateSpec { criterion, window: SteadyWindow::Time(window), ramp }))
+}
+
+/// fio judges a reporting group as one, and rejects a job whose steady-state options differ from those of another
+/// job of its group (steadystate.c: "steadystate options must be consistent within reporting groups"), whichever
+/// of them comes first: so does streamcap, naming the job that differs from the group's first. Groups are runs of
+/// consecutive jobs (`mapping::assign_groups`), so one pass suffices.
+pub(super) fn check_groups(jobs: &[Job], phases: &[PhaseSpec], problems: &mut Problems) {
+    let group = |p: &PhaseSpec| p.fio.as_ref().map(|f| f.group_id);
+    let mut first = 0;
+    for (i, (job, phase)) in jobs.iter().zip(phases).enumerate() {
+        if group(phase) != group(&phases[first]) {
+            first = i;
+        } else if phase.steady_state != phases[first].steady_state {
+            problems.push(OptionError {
+                at: job.at.clone(),
+                message: format!(
+                    "job '{}': its steadystate options (ss, ss_dur, ss_ramp) differ from those of job '{}' in the \
+                     same reporting group, and fio rejects such a job (\"steadystate options must be consistent \
+                     within reporting groups\"): give both the same, or start a new group with new_group or \
+                     stonewall",
+                    job.name, jobs[first].name
+                ),
+            });
+        }
+    }
 }
 
 /// `criterion:limit`, as fio's str_steadystate_cb reads it.
@@ -100,8 +125,8 @@ mod tests {
 
     #[test]
     fn the_window_and_ramp_come_from_ss_dur_and_ss_ramp_and_ss_alone_checks_nothing() {
-        let text = "[a]\nsize=1m\nrw=read\nss=bw:5%\nss_dur=30s\nss_ramp=10\n[b]\nsize=1m\nrw=read\nss=iops:1%\n\
-                    [c]\nsize=1m\nrw=read\nss_dur=1m\n";
+        let text = "[a]\nsize=1m\nrw=read\nss=bw:5%\nss_dur=30s\nss_ramp=10\n[b]\nnew_group\nsize=1m\nrw=read\n\
+                    ss=iops:1%\n[c]\nnew_group\nsize=1m\nrw=read\nss_dur=1m\n";
         let spec = parse_fio_job(Path::new("j.fio"), text).expect("parses");
         let a = spec.phases[0].steady_state.expect("a has steady state");
         assert_eq!(a.criterion, fio(SteadyOn::Bw, false, 5.0, true));
@@ -110,6 +135,18 @@ mod tests {
         assert!(spec.notices.iter().any(|n| n.contains("job 'b': steadystate without ss_dur")), "{:?}", spec.notices);
         let c = spec.phases[2].steady_state.expect("c has fio's default criterion");
         assert_eq!(c.criterion, fio(SteadyOn::Iops, true, 0.01, true));
+    }
+
+    #[test]
+    fn jobs_of_one_reporting_group_must_agree_as_fio_demands() {
+        let head = "[global]\nsize=1m\nrw=read\n";
+        let err = parse_fio_job(Path::new("j.fio"), &format!("{head}[a]\n[b]\nss=iops:10%\nss_dur=5\n"))
+            .expect_err("refused as fio refuses it")
+            .to_string();
+        assert!(err.contains("line 5: job 'b': its steadystate options (ss, ss_dur, ss_ramp) differ from"), "{err}");
+        let apart = format!("{head}[a]\n[b]\nnew_group\nss=iops:10%\nss_dur=5\n[c]\nss=iops:10%\nss_dur=5\n");
+        let spec = parse_fio_job(Path::new("j.fio"), &apart).expect("groups agree");
+        assert!(spec.phases[0].steady_state.is_none() && spec.phases[2].steady_state.is_some());
     }
 
     #[test]
