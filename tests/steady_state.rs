@@ -95,6 +95,24 @@ fn the_snia_flag_says_not_attained_when_its_window_outlasts_the_run() {
 }
 
 #[test]
+fn a_toml_job_takes_the_same_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.toml");
+    let toml = "[[phase]]\nname = \"paced\"\nrw = \"randread\"\nbs = \"4k\"\nsize = \"1m\"\nrate-iops = 400\n\
+                runtime = \"120s\"\ndirect = false\nsteady-state = { criterion = \"iops:20%\", window = \"3s\" }\n";
+    std::fs::write(&job, toml).unwrap();
+    let (result, stdout, stderr, code) = run(&["--job", job.to_str().unwrap()], None);
+    assert_eq!(code, Some(0), "{stderr}");
+    let phase = &result["phases"][0];
+    assert!(phase["duration_s"].as_f64().unwrap() < 60.0, "ran to its runtime: {}", phase["duration_s"]);
+    assert_eq!(
+        (phase["steady_state"]["attained"].as_bool(), phase["steady_state"]["window"].as_u64()),
+        (Some(true), Some(3))
+    );
+    assert!(stdout.contains("paced: steady state attained after round"), "{stdout}");
+}
+
+#[test]
 fn fio_json_carries_fios_steadystate_object() {
     let job = format!("{PACED}[paced]\nrw=randread\nss=iops:20%\nss_dur=2\n");
     let (_, stdout, stderr, code) = run(&["--format", "fio-json"], Some(&job));

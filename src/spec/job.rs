@@ -242,8 +242,9 @@ pub struct PhaseSpec {
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub fio: Option<FioJobInfo>,
-    /// End the phase once its rate is steady (fio steadystate, `--steady-state`); no TOML key yet.
-    #[serde(skip)]
+    /// End the phase once its rate is steady (fio steadystate, `--steady-state`; TOML: `steady-state = 5`, or a
+    /// table, see `spec::steady`).
+    #[serde(default, skip_serializing, deserialize_with = "super::steady::deserialize_opt")]
     pub steady_state: Option<SteadyStateSpec>,
 }
 

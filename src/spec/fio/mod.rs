@@ -27,6 +27,7 @@ use std::path::Path;
 
 pub use ini::{Host, SystemHost};
 use options::{MAX_SHOWN, OptionError, Problems};
+pub(super) use steady::parse_steady_criterion;
 
 use super::SpecError;
 use super::job::JobSpec;

@@ -64,6 +64,11 @@ pub(super) fn check_groups(jobs: &[Job], phases: &[PhaseSpec], problems: &mut Pr
     }
 }
 
+/// fio's `criterion:limit` written elsewhere (the TOML key `steady-state`), sizes in powers of 1024.
+pub(in crate::spec) fn parse_steady_criterion(raw: &str) -> Result<SteadyCriterion, String> {
+    parse_criterion(raw.trim(), super::values::KbBase::Binary)
+}
+
 /// `criterion:limit`, as fio's str_steadystate_cb reads it.
 fn parse_criterion(raw: &str, base: super::values::KbBase) -> Result<SteadyCriterion, String> {
     let expected = "expected iops:N%, iops_slope:N%, bw:N% or bw_slope:N% (or a limit without %: IOPS, or bytes \
