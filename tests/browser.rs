@@ -303,8 +303,8 @@ fn marks<'a>(v: &'a Visit, id: &str) -> &'a [String] {
 #[test]
 fn chromium_renders_every_report_kind_offline_with_every_chart_drawn() {
     let Some(binary) = chromium() else {
-        println!(
-            "SKIPPED chromium_renders_every_report_kind_offline_with_every_chart_drawn: no chromium (scripts/test installs it)"
+        common::skip(
+            "chromium_renders_every_report_kind_offline_with_every_chart_drawn: no chromium (scripts/test installs it)",
         );
         return;
     };
@@ -368,7 +368,7 @@ fn chromium_renders_every_report_kind_offline_with_every_chart_drawn() {
 #[test]
 fn the_detectors_see_a_request_and_a_console_error() {
     let Some(binary) = chromium() else {
-        println!("SKIPPED the_detectors_see_a_request_and_a_console_error: no chromium (scripts/test installs it)");
+        common::skip("the_detectors_see_a_request_and_a_console_error: no chromium (scripts/test installs it)");
         return;
     };
     // Pages that misbehave, to prove the checks above could fail: an image from a closed loopback port, and a

@@ -74,7 +74,7 @@ fn check_of_a_btrfs_raid1_names_the_layout_and_figure_plan_gives_its_inferred_dr
         return;
     }
     if !have_btrfs() {
-        eprintln!("SKIPPED {test}: btrfs (kernel module or btrfs-progs) is not available");
+        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
         return;
     }
     let dir = tempfile::tempdir().unwrap();

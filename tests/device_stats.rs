@@ -62,7 +62,7 @@ fn a_btrfs_raid1_shows_both_members() {
         return;
     }
     if std::process::Command::new("mkfs.btrfs").arg("--version").output().is_err() {
-        eprintln!("SKIPPED btrfs members: mkfs.btrfs is not installed (apt-get install btrfs-progs)");
+        common::skip("btrfs members: mkfs.btrfs is not installed (apt-get install btrfs-progs)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

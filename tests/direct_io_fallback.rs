@@ -10,7 +10,7 @@ use predicates::prelude::*;
 #[test]
 fn without_direct_io_streamcap_falls_back_says_so_and_flags_the_cache() {
     if !is_root() {
-        eprintln!("SKIPPED direct I/O fallback: needs root to mount a ramfs");
+        common::skip("direct I/O fallback: needs root to mount a ramfs");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -47,7 +47,7 @@ fn without_direct_io_streamcap_falls_back_says_so_and_flags_the_cache() {
 fn a_tmpfs_target_is_flagged_even_though_it_accepts_direct_io() {
     // Regression: tmpfs accepts O_DIRECT on recent kernels, so its RAM-speed figures passed as device I/O.
     if !is_root() {
-        eprintln!("SKIPPED tmpfs flag: needs root to mount a tmpfs");
+        common::skip("tmpfs flag: needs root to mount a tmpfs");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -49,8 +49,8 @@ const JOB: &str = "[global]\ndirectory=${DIR}\nsize=4m\nbs=4k\nioengine=psync\n\
 #[test]
 fn the_json_has_every_key_fio_writes_in_fio_s_order() {
     if !have("fio") {
-        eprintln!(
-            "SKIPPED the_json_has_every_key_fio_writes_in_fio_s_order: fio is not installed (scripts/test installs it)"
+        common::skip(
+            "the_json_has_every_key_fio_writes_in_fio_s_order: fio is not installed (scripts/test installs it)",
         );
         return;
     }
@@ -107,7 +107,7 @@ fn the_json_has_every_key_fio_writes_in_fio_s_order() {
 #[test]
 fn fio_jsonplus_clat2csv_reads_the_bins() {
     if !have("fio_jsonplus_clat2csv") {
-        eprintln!("SKIPPED fio_jsonplus_clat2csv_reads_the_bins: Debian's fio package is not installed");
+        common::skip("fio_jsonplus_clat2csv_reads_the_bins: Debian's fio package is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -146,7 +146,7 @@ fn fio_jsonplus_clat2csv_reads_the_bins() {
 #[test]
 fn fio2gnuplot_reads_streamcap_s_logs() {
     if !have("fio2gnuplot") {
-        eprintln!("SKIPPED fio2gnuplot_reads_streamcap_s_logs: Debian's fio package is not installed");
+        common::skip("fio2gnuplot_reads_streamcap_s_logs: Debian's fio package is not installed");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

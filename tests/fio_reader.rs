@@ -33,14 +33,15 @@ fn a_bad_fio_file_exits_2_naming_file_line_and_option() {
 fn every_problem_of_a_fio_file_is_named_at_once_and_nothing_is_created() {
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("job.fio");
-    std::fs::write(&job, "[j]\nrw=read\nzonesize=1m\nbogus=1\nbs=4q\n[k]\nioengine=rbd\nclientname=admin\n").unwrap();
+    std::fs::write(&job, "[j]\nrw=read\nzonecapacity=1m\nbogus=1\nbs=4q\n[k]\nioengine=rbd\nclientname=admin\n")
+        .unwrap();
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
     let output = streamcap().arg("run").arg(&target).arg("--job").arg(&job).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     for expected in [
-        "line 3: option 'zonesize'",
+        "line 3: option 'zonecapacity'",
         "line 4: unknown option 'bogus'",
         "line 5: option 'bs': '4q' is not a size",
         "line 7: ioengine=rbd is not a local engine: streamcap runs files and block devices; see docs/fio.md",

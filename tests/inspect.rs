@@ -65,7 +65,7 @@ fn have_btrfs(test: &str) -> bool {
     let module = std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.contains("btrfs"));
     let ok = tools.is_ok_and(|o| o.status.success()) && module;
     if !ok {
-        eprintln!("SKIPPED {test}: btrfs (kernel module or btrfs-progs) is not available");
+        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
     }
     ok
 }

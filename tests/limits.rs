@@ -179,9 +179,7 @@ impl Drop for PidsCgroup {
 fn jobs_beyond_the_pids_limit_are_refused_before_any_thread_starts() {
     // Broke: `run --jobs 300` under a pids limit panicked with "failed to spawn thread" halfway into a phase.
     let Some(group) = PidsCgroup::new(64) else {
-        eprintln!(
-            "SKIPPED jobs_beyond_the_pids_limit_are_refused_before_any_thread_starts: needs root and cgroup v1 pids"
-        );
+        common::skip("jobs_beyond_the_pids_limit_are_refused_before_any_thread_starts: needs root and cgroup v1 pids");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

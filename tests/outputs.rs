@@ -80,7 +80,7 @@ fn a_json_path_over_a_device_or_the_job_file_is_refused() {
 #[test]
 fn an_unwritable_output_directory_is_refused_before_the_run() {
     if !is_root() || Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("SKIPPED an_unwritable_output_directory_is_refused_before_the_run: needs root and setpriv");
+        common::skip("an_unwritable_output_directory_is_refused_before_the_run: needs root and setpriv");
         return;
     }
     // The run is done by `nobody` in a directory it may write; the output directory is root's.

@@ -130,9 +130,7 @@ fn a_streamcap_directory_of_another_user_in_a_sticky_directory_is_refused() {
     // Broke: in a world-writable sticky directory (mode 1777), another local user could pre-create a non-empty
     // `.streamcap`, swap `run-X` for a directory of theirs, and make a root-run streamcap overwrite root's files.
     if !is_root() || Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!(
-            "SKIPPED a_streamcap_directory_of_another_user_in_a_sticky_directory_is_refused: needs root and setpriv"
-        );
+        common::skip("a_streamcap_directory_of_another_user_in_a_sticky_directory_is_refused: needs root and setpriv");
         return;
     }
     let shared = tempfile::tempdir().unwrap();
@@ -251,7 +249,7 @@ fn leftovers_are_removed_before_the_free_space_check() {
     // Broke: a killed run's leftovers made the next run's free-space check fail before its clean-up (which came
     // later) would have freed the space.
     if !is_root() {
-        eprintln!("SKIPPED leftovers_are_removed_before_the_free_space_check: needs root to mount a small tmpfs");
+        common::skip("leftovers_are_removed_before_the_free_space_check: needs root to mount a small tmpfs");
         return;
     }
     let point = tempfile::tempdir().unwrap();

@@ -175,7 +175,7 @@ fn validate(test: &str, spec: PoolSpec) {
         return;
     }
     if !have_btrfs() {
-        eprintln!("SKIPPED {test}: btrfs (kernel module or btrfs-progs) is not available");
+        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
         return;
     }
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

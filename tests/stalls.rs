@@ -26,7 +26,7 @@ fn a_stalled_device_shows_empty_intervals_when_it_stalls() {
     }
     let blkio = PathBuf::from("/sys/fs/cgroup/blkio");
     if !blkio.join("blkio.throttle.read_bps_device").exists() {
-        eprintln!("SKIPPED stalled intervals: cgroup v1 blkio throttling is not available");
+        common::skip("stalled intervals: cgroup v1 blkio throttling is not available");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -60,7 +60,7 @@ fn raid1_activity_shows_one_member_for_one_viewer_and_both_for_many() {
         return;
     }
     if !have_btrfs() {
-        eprintln!("SKIPPED {test}: btrfs (kernel module or btrfs-progs) is not available");
+        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -27,7 +27,9 @@ impl Nginx {
     /// Starts nginx, or returns None after saying why the test is skipped.
     fn start(test: &str) -> Option<Nginx> {
         let Some(binary) = Nginx::binary() else {
-            eprintln!("SKIPPED {test}: nginx is not installed (apt-get install nginx; scripts/test does it as root)");
+            common::skip(&format!(
+                "{test}: nginx is not installed (apt-get install nginx; scripts/test does it as root)"
+            ));
             return None;
         };
         // A port found free may be taken before nginx binds it: try a few.

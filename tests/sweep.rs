@@ -117,7 +117,7 @@ impl MemoryGroups {
                 Some(MemoryGroups { dir, before })
             }
             None => {
-                eprintln!("SKIPPED {test}: needs the cgroup v1 memory controller");
+                common::skip(&format!("{test}: needs the cgroup v1 memory controller"));
                 None
             }
         }
@@ -186,7 +186,7 @@ fn a_memory_cap_puts_the_cliff_at_the_cap_and_the_group_is_removed() {
 fn ctrl_c_during_a_memory_capped_sweep_removes_the_group() {
     let test = "Ctrl-C during sweep --memory";
     if !common::is_root() {
-        eprintln!("SKIPPED {test}: needs root for a memory cgroup");
+        common::skip(&format!("{test}: needs root for a memory cgroup"));
         return;
     }
     let Some(groups) = MemoryGroups::new(test) else { return };

@@ -44,7 +44,7 @@ fn ready(test: &str) -> bool {
         return false;
     }
     if !have_btrfs() {
-        eprintln!("SKIPPED {test}: btrfs (kernel module or btrfs-progs) is not available");
+        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
         return false;
     }
     true

@@ -6,10 +6,13 @@
 //! is unfinished keeps receiving, so two ranks sending large messages to each other can never wait on each
 //! other. Everything that arrives is filed in the rank's [`Mailbox`] by key. No collective MPI call is made:
 //! agreements are exchanges through rank 0 (`run::cluster`), keyed by phase, so concurrent phases cannot mix
-//! them up. The thread finalises MPI when the transport is dropped.
+//! them up. The thread finalises MPI when the transport is dropped, unless the job is being torn down
+//! (`skip_finalize`: after Ctrl-C on mpirun, MPI_Finalize waited about 2 s for mpirun, which SIGKILLs the ranks
+//! a second after its SIGTERM).
 //!
 //! What it must not do: decide anything about the run, or read the job; it only moves bytes.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -33,7 +36,8 @@ pub enum MpiError {
 
 enum Command {
     Send(u32, Vec<u8>),
-    Shutdown,
+    /// Send what is queued, then stop; finalise MPI if `true`.
+    Shutdown(bool),
 }
 
 /// MPI as a [`Transport`].
@@ -43,6 +47,8 @@ pub struct MpiTransport {
     mailbox: Arc<Mailbox>,
     commands: Mutex<Sender<Command>>,
     service: Option<JoinHandle<()>>,
+    /// Whether MPI is finalised when the transport is dropped.
+    finalize: AtomicBool,
 }
 
 impl MpiTransport {
@@ -60,7 +66,8 @@ impl MpiTransport {
             let _ = service.join();
             return Err(MpiError::Init);
         };
-        Ok(MpiTransport { rank, size, mailbox, commands: Mutex::new(commands), service: Some(service) })
+        let commands = Mutex::new(commands);
+        Ok(MpiTransport { rank, size, mailbox, commands, service: Some(service), finalize: AtomicBool::new(true) })
     }
 }
 
@@ -86,18 +93,24 @@ impl Transport for MpiTransport {
     fn mailbox(&self) -> &Mailbox {
         &self.mailbox
     }
+
+    fn skip_finalize(&self) {
+        self.finalize.store(false, Ordering::Relaxed);
+    }
 }
 
 impl Drop for MpiTransport {
     fn drop(&mut self) {
-        let _ = self.commands.lock().unwrap_or_else(|p| p.into_inner()).send(Command::Shutdown);
+        let finalize = self.finalize.load(Ordering::Relaxed);
+        let _ = self.commands.lock().unwrap_or_else(|p| p.into_inner()).send(Command::Shutdown(finalize));
         if let Some(service) = self.service.take() {
             let _ = service.join();
         }
     }
 }
 
-/// The service thread: initialise MPI, then send and receive until told to stop; finalise on the way out.
+/// The service thread: initialise MPI, then send and receive until told to stop; finalise on the way out unless
+/// told not to.
 fn serve(mailbox: &Mailbox, commands: &Receiver<Command>, said: &Sender<Option<(u32, u32)>>) {
     let Some((universe, _)) = ::mpi::initialize_with_threading(Threading::Funneled) else {
         let _ = said.send(None);
@@ -105,31 +118,37 @@ fn serve(mailbox: &Mailbox, commands: &Receiver<Command>, said: &Sender<Option<(
     };
     let world = universe.world();
     let _ = said.send(Some((world.rank() as u32, world.size() as u32)));
-    loop {
+    let finalize = loop {
         let mut outgoing = Vec::new();
-        let mut shutdown = false;
+        let mut shutdown = None;
         // Wait a little for work; receive in between.
         match commands.recv_timeout(Duration::from_millis(1)) {
             Ok(command) => take(command, &mut outgoing, &mut shutdown),
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => shutdown = true,
+            Err(RecvTimeoutError::Disconnected) => shutdown = Some(true),
         }
         while let Ok(command) = commands.try_recv() {
             take(command, &mut outgoing, &mut shutdown);
         }
         send_all(&world, &outgoing, mailbox);
         receive_all(&world, mailbox);
-        if shutdown {
-            break;
+        if let Some(finalize) = shutdown {
+            break finalize;
         }
+    };
+    if finalize {
+        drop(universe); // MPI_Finalize
+    } else {
+        // The process is about to exit; the launcher cleans up after it.
+        std::mem::forget(universe);
     }
-    drop(universe); // MPI_Finalize
 }
 
-fn take(command: Command, outgoing: &mut Vec<(u32, Vec<u8>)>, shutdown: &mut bool) {
+/// Files a command: a message to send, or the order to stop (`Some(finalize)`).
+fn take(command: Command, outgoing: &mut Vec<(u32, Vec<u8>)>, shutdown: &mut Option<bool>) {
     match command {
         Command::Send(to, bytes) => outgoing.push((to, bytes)),
-        Command::Shutdown => *shutdown = true,
+        Command::Shutdown(finalize) => *shutdown = Some(finalize),
     }
 }
 

@@ -32,7 +32,8 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         target.memory_backed = Some(why.clone());
     }
     let verify = super::verify::verify_plan(job, target.kind == TargetKind::Directory, &options.run_id)?;
-    let phases = plan_phases(job, facts, &mut target, verify.map(|v| v.block), &mut notices)?;
+    let mut phases = plan_phases(job, facts, &mut target, verify.map(|v| v.block), &mut notices)?;
+    super::data::number_global_sets(&mut phases);
     super::fileset::check_space(&phases, facts, &mut notices)?;
     check_curves(&phases)?;
     super::resources::check_resources(&phases, &facts.limits)?;

@@ -196,6 +196,13 @@ fn write_sync_and_cache(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Resul
     if p.needs_data {
         writeln!(f, "  reads written data: files not yet written are filled first (not measured)")?;
     }
+    if let Some(z) = &p.strided {
+        let every = Bytes(z.stride());
+        writeln!(f, "  strided zones: {} at the start of every {every}, one zone after another", z.size)?;
+    }
+    if let Some(data) = &p.data {
+        writeln!(f, "  {}", data.describe())?;
+    }
     Ok(())
 }
 

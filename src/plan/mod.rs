@@ -4,6 +4,7 @@
 //! made-up facts.
 
 mod build;
+mod data;
 pub mod defaults;
 mod display;
 mod display_streams;
@@ -17,6 +18,7 @@ mod resources;
 mod steady;
 mod streams;
 mod streams_limits;
+mod strided;
 mod target;
 mod values;
 mod verify;
@@ -33,6 +35,7 @@ use crate::workload::{Access, BlockSizes, WorkloadConfig};
 
 pub use crate::spec::{CmdPrio, ExitWhat, FileIo, FileOp, FioJobInfo, FlowSpec, FormatMode, PrioShare};
 pub use build::{RunOptions, build_plan};
+pub use data::{DataShape, GlobalSet};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use streams::{
@@ -269,6 +272,12 @@ pub struct PhasePlan {
     pub needs_data: bool,
     /// Seed of the phase's random generators; each worker derives its own from it.
     pub seed: u64,
+    /// Only zones of each region, one after another (fio zonemode=strided); the workers' regions are the zones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strided: Option<crate::spec::StridedSpec>,
+    /// What written data looks like (dedupe and compression ratios); `None`: random, stamped, nothing repeats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataShape>,
     /// Per-worker work; derived deterministically from the fields above, so not repeated in results.
     #[serde(skip)]
     pub workers: Vec<WorkerPlan>,

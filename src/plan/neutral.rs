@@ -54,6 +54,8 @@ pub(super) fn blank(name: String, spec: &PhaseSpec) -> PhasePlan {
         continue_on_error: spec.continue_on_error.unwrap_or(false),
         needs_data: false,
         seed: spec.seed.unwrap_or(defaults::SEED),
+        data: None,
+        strided: None,
         workers: Vec::new(),
         fileset: None,
         streams: None,

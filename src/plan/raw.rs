@@ -175,7 +175,10 @@ impl Layout {
         // Workers' slices are cut in whole 4 KiB units even where direct I/O allows 512 bytes, so that every 4 KiB
         // block written starts where a stamp is (run/pattern.rs) and slices stay page-sized.
         let slice_unit = u64::from(align.max(defaults::DIRECT_ALIGN));
-        let worker_regions = worker_regions(&usage, &index_of, rw.is_random(), sharing, slice_unit, max_block)?;
+        let mut worker_regions = worker_regions(&usage, &index_of, rw.is_random(), sharing, slice_unit, max_block)?;
+        if let Some(strided) = &spec.strided {
+            worker_regions = super::strided::zone_regions(worker_regions, strided, rw, max_block)?;
+        }
         let smallest_region = worker_regions.iter().flatten().map(|r| r.len).min().unwrap_or(0);
         check_zones(spec.distribution.as_ref(), smallest_region)?;
         let offsets = offsets(spec, rw.is_random(), align)?;
@@ -213,6 +216,8 @@ fn random_percent(spec: &PhaseSpec, rw: RwMode) -> Result<u8, String> {
 
 fn file_service(spec: &PhaseSpec, rw: RwMode) -> WorkloadFileService {
     match spec.file_service {
+        // Strided zones are regions of one file, walked in order.
+        _ if spec.strided.is_some() => WorkloadFileService::Sequential,
         Some(FileService::Sequential) => WorkloadFileService::Sequential,
         Some(FileService::RoundRobin) => WorkloadFileService::RoundRobin,
         Some(FileService::Random) => WorkloadFileService::Random,
@@ -297,6 +302,8 @@ fn assemble(
     let needs_data =
         target.kind == TargetKind::Directory && (read_percent > 0 || rw.is_random()) && engine != EngineKind::Null;
     let name = spec.name.clone().unwrap_or_else(|| default_name(spec, &sizes.bs_spec, iodepth, jobs));
+    let writes = sizes.write_block_sizes.as_ref().unwrap_or(&sizes.block_sizes);
+    let data = super::data::data_shape(spec, layout.data_set, writes)?;
     Ok(PhasePlan {
         rw,
         read_percent,
@@ -319,6 +326,7 @@ fn assemble(
         io_size,
         needs_data,
         seed: template.seed,
+        data,
         workers,
         per_worker_results: jobs > 1 && spec.fio.as_ref().is_some_and(|f| !f.group_reporting),
         ..spec_settings(name, index, spec)?
@@ -338,6 +346,7 @@ fn spec_settings(name: String, index: usize, spec: &PhaseSpec) -> Result<PhasePl
         invalidate: spec.invalidate.unwrap_or(true),
         pre_read: spec.pre_read.unwrap_or(false),
         access_hint: spec.access_hint.unwrap_or(true),
+        strided: spec.strided,
         start_delay: spec.start_delay.unwrap_or(Duration::ZERO),
         thinktime: spec
             .thinktime

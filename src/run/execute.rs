@@ -133,6 +133,8 @@ struct Executor<'p> {
     stopping: bool,
     /// fio's flows: the phases of one flow id share its counters.
     flows: Flows,
+    /// The first failure to remove the data files or trees (reported with the outcome).
+    cleanup_error: Option<String>,
 }
 
 impl<'p> Executor<'p> {
@@ -180,6 +182,7 @@ impl<'p> Executor<'p> {
             cluster: None,
             stopping: false,
             flows: Flows::default(),
+            cleanup_error: None,
         })
     }
 
@@ -409,6 +412,13 @@ impl<'p> Executor<'p> {
         outcome: PhaseOutcome,
         observer: &mut dyn RunObserver,
     ) -> Flow {
+        // After Ctrl-C or SIGTERM the data goes first, before the ranks combine the phase's figures and rank 0
+        // saves the result: a second Ctrl-C exits at once, and under mpirun SIGKILL follows SIGTERM within a
+        // second (Open MPI's odls_base_sigkill_timeout); what was measured is in memory and is written right
+        // after. The phase's workers have ended, so none of its files is open any more. A kept run keeps its data.
+        if self.interrupt.is_set() && !self.keep {
+            self.remove_data();
+        }
         let measured = Measured::of_phase(phase, &outcome);
         self.measured[index] = Some(match self.cluster {
             Some(cluster) => cluster::agree_measured(cluster, index, measured),
@@ -429,13 +439,23 @@ impl<'p> Executor<'p> {
             .verifier
             .as_ref()
             .map(|v| verify_pass::finish(v, &self.paths, direct, self.interrupt, kept_dir.as_deref(), observer));
-        let mut cleanup_error = self.work_dir.as_mut().and_then(|dir| {
-            dir.remove().err().map(|e| format!("cannot remove the data files in {}: {e}", dir.path().display()))
-        });
-        if let Err(e) = self.trees.clean_up() {
-            cleanup_error.get_or_insert(format!("cannot remove the file-set tree: {e}"));
-        }
+        self.remove_data();
+        let cleanup_error = self.cleanup_error.take();
         RunOutcome { phases: self.outcomes, interrupted: self.interrupt.is_set(), cleanup_error, verify }
+    }
+
+    /// Removes the work directory and the file-set trees (or marks them kept), keeping the first failure.
+    /// Idempotent: the end of the run calls it again after an interrupted phase did.
+    fn remove_data(&mut self) {
+        if let Some(dir) = self.work_dir.as_mut()
+            && let Err(e) = dir.remove()
+        {
+            let failure = format!("cannot remove the data files in {}: {e}", dir.path().display());
+            self.cleanup_error.get_or_insert(failure);
+        }
+        if let Err(e) = self.trees.clean_up() {
+            self.cleanup_error.get_or_insert(format!("cannot remove the file-set tree: {e}"));
+        }
     }
 }
 

@@ -21,6 +21,7 @@ mod prepare;
 mod priority;
 mod progress;
 mod raw;
+mod shape;
 mod signals;
 mod stage;
 mod streams;

@@ -1,7 +1,9 @@
 //! What streamcap writes: pseudo-random bytes, stamped per 4 KiB with the offset and a counter.
 //!
-//! Random content keeps compressing storage honest; the stamp keeps deduplicating storage honest (no two written
-//! blocks are identical) at a cost of 16 bytes per 4 KiB per write, instead of refilling whole buffers.
+//! The stamp keeps deduplicating storage honest (no two written blocks are identical) at a cost of 16 bytes per
+//! 4 KiB per write, instead of refilling whole buffers. A compressor that looks across blocks still finds the
+//! repeated random bytes (as with fio's default buffers): for data nothing compresses, a phase asks for fresh
+//! bytes per write (`data`, fio refill_buffers; `run::shape`).
 
 use crate::workload::Rng;
 

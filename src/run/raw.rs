@@ -12,6 +12,7 @@ use super::open::{Create, OpenFor, open_data_file};
 use super::pacer::Pacer;
 use super::pattern::{fill_random, stamp};
 use super::priority::PrioPicker;
+use super::shape::Shaper;
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineSetup, OpKind};
 use crate::plan::{Pacing, PhasePlan, Thinktime, WorkerPlan};
@@ -54,6 +55,8 @@ pub struct RawSchedule<'a> {
     flow: Option<FlowMember>,
     /// fio cmdprio: which operations carry an I/O priority of their own.
     prio: Option<PrioPicker>,
+    /// Dedupe and compression ratios of the written data; without it every write is random and stamped.
+    shaper: Option<Shaper>,
 }
 
 /// fio drops a job's files from the page cache when the job starts and again at each pass over them (each
@@ -108,6 +111,7 @@ impl<'a> RawSchedule<'a> {
             paths,
             flow: None,
             prio: None,
+            shaper: None,
         }
     }
 
@@ -227,7 +231,10 @@ impl Schedule for RawSchedule<'_> {
             // Claims the blocks (refused while one of them is in flight) and writes their headers.
             Some(v) if !v.begin(write, self.globals[io.file as usize], io.offset, buf) => return false,
             Some(_) => {}
-            None if write => stamp(buf, io.offset, self.write_counter),
+            None if write => match self.shaper.as_mut() {
+                Some(shaper) => shaper.fill(&mut buf[..io.len as usize]),
+                None => stamp(buf, io.offset, self.write_counter),
+            },
             None => {}
         }
         if io.extra {
@@ -325,7 +332,7 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
         EngineSetup { files: handles, ..EngineSetup::new(phase.engine, iodepth, phase.largest_block() as usize) };
     let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
     if phase.writes() {
-        // Random content keeps compressing storage honest; each write then only stamps its blocks.
+        // Random content, filled once; each write then only stamps its blocks (or the shaper refills them).
         let mut rng = Rng::new(phase.seed ^ id as u64);
         engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
     }
@@ -352,6 +359,7 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
     schedule.flow = phase.fio.as_ref().and_then(|f| f.flow).map(|f| inputs.flows.join(&f));
     schedule.prio =
         (phase.fio.as_ref().and_then(|f| f.cmdprio.clone())).map(|c| PrioPicker::new(c, worker.workload.seed));
+    schedule.shaper = phase.data.map(|shape| Shaper::new(shape, phase.seed, worker.workload.seed, id));
     Ok(Built { engine, schedule: AnySchedule::Raw(schedule), settings })
 }
 

@@ -9,11 +9,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::data::DataSpec;
 use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
 use super::fio_info::FioJobInfo;
 use super::steady::SteadyStateSpec;
 use super::streams::StreamsSpec;
+use super::strided::StridedSpec;
 use super::values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
     VerifyChoice,
@@ -105,6 +107,10 @@ pub struct PhaseSpec {
     /// verify_backlog).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify_backlog: Option<u64>,
+    /// What written data looks like for storage that deduplicates or compresses (`[phase.data]`). Default:
+    /// random bytes, nothing repeated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataSpec>,
 
     // ---- Finer control, mostly reached through fio and vdbench files (each has a TOML key too). ----
     /// In rw modes: percentage of operations at a random offset; the rest continue sequentially (fio
@@ -115,6 +121,9 @@ pub struct PhaseSpec {
     /// rw=write:4k, rw=read:-8k).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_step: Option<ByteStep>,
+    /// Sequential phases: only zones of the region, one after another (fio zonemode=strided; `[phase.strided]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strided: Option<StridedSpec>,
     /// Random phases: a new random offset only every this many operations (fio rw=randread:8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_every: Option<u32>,
@@ -267,123 +276,25 @@ impl PhaseSpec {
     pub fn overlay(&self, over: &PhaseSpec) -> PhaseSpec {
         // Every field: the struct literal the macro writes fails to compile if one is missing. Braces keep
         // rustfmt from putting each name on a line of its own.
-        overlay_fields! {
+        let data = match (&self.data, &over.data) {
+            (Some(base), Some(over)) => Some(base.overlay(over)),
+            (base, over) => over.clone().or_else(|| base.clone()),
+        };
+        let merged = overlay_fields! {
             self,
             over,
             [
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
                 runtime, ramp, io_size, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
-                continue_on_error, verify, verify_backlog, percentage_random, offset_step, random_every, sequencer,
+                continue_on_error, verify, verify_backlog, data, percentage_random, offset_step, strided, random_every, sequencer,
                 align, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
                 bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, steady_state,
             ]
-        }
-    }
-
-    /// Checks values that are wrong whatever the target: ranges and combinations. Returns the first problem as a
-    /// sentence that names the key and the fix.
-    pub fn check(&self) -> Result<(), String> {
-        self.check_mix_and_counts()?;
-        self.check_amounts_and_rates()?;
-        self.check_verify()?;
-        if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
-            return Err("bs must be above zero".into());
-        }
-        if let Some(streams) = &self.streams {
-            if self.fileset.is_some() {
-                return Err("a phase is either a file-set phase or a streams phase, not both".into());
-            }
-            streams.check()?;
-        }
-        if let Some(parts) = &self.parts {
-            return self.check_parts(parts);
-        }
-        if self.skew.is_some() || self.queue.is_some() {
-            return Err("skew and queue belong to a part of a phase ([[phase.part]]), not to a phase".into());
-        }
-        Ok(())
-    }
-
-    /// The read percentage against the mode, and the counts that must be at least 1 and at most 4096.
-    fn check_mix_and_counts(&self) -> Result<(), String> {
-        if let Some(p) = self.rdpct
-            && p > 100
-        {
-            return Err(format!("rdpct {p} is above 100: give a percentage of reads from 0 to 100"));
-        }
-        if self.rdpct.is_some() && self.rw.is_some_and(|rw| !rw.is_mixed()) {
-            return Err(format!(
-                "rdpct only applies to mixed modes, but rw is {}: use rw readwrite or randrw",
-                self.rw.expect("checked above")
-            ));
-        }
-        for (key, value) in [
-            ("jobs", self.jobs),
-            ("iodepth", self.iodepth),
-            ("iodepth-batch", self.iodepth_batch),
-            ("files", self.files),
-        ] {
-            if value == Some(0) {
-                return Err(format!("{key} must be at least 1"));
-            }
-        }
-        if self.jobs.is_some_and(|j| j > 4096) {
-            return Err("jobs above 4096 is not supported: use fewer worker threads with a deeper iodepth".into());
-        }
-        if self.iodepth.is_some_and(|d| d > 4096) {
-            return Err(
-                "iodepth above 4096 is not supported: use at most 4096, and more jobs for more in flight".into()
-            );
-        }
-        Ok(())
-    }
-
-    /// Sizes, run time, rates and flushes.
-    fn check_amounts_and_rates(&self) -> Result<(), String> {
-        if self.size == Some(Bytes(0)) {
-            return Err("size must be above zero".into());
-        }
-        if self.io_size == Some(Bytes(0)) {
-            return Err("io-size must be above zero".into());
-        }
-        if self.runtime == Some(Duration::ZERO) {
-            return Err("runtime must be above zero".into());
-        }
-        if self.rate.is_some() && self.rate_iops.is_some() {
-            return Err("give either rate (bytes per second) or rate-iops (operations per second), not both".into());
-        }
-        if self.rate_iops == Some(0) {
-            return Err("rate-iops must be above zero".into());
-        }
-        // A curve point's rate (a percentage of an earlier maximum) is a rate too: vdbench's iorate=curve paces
-        // its points with the rd's arrival process.
-        if self.rate_process.is_some()
-            && self.rate.is_none()
-            && self.rate_iops.is_none()
-            && self.rate_percent_of_max.is_none()
-        {
-            return Err("rate-process needs a rate: add rate, rate-iops or rate-percent-of-max".into());
-        }
-        if self.fsync_every == Some(0) {
-            return Err("fsync-every must be at least 1 (it counts writes between flushes)".into());
-        }
-        Ok(())
-    }
-
-    /// Verify's read-back backlog.
-    fn check_verify(&self) -> Result<(), String> {
-        if self.verify_backlog == Some(0) {
-            return Err("verify-backlog must be at least 1 (it counts writes between read-backs)".into());
-        }
-        if self.verify_backlog.is_some_and(|n| n > 1 << 20) {
-            return Err("verify-backlog above 1048576 writes is not supported: read back more often".into());
-        }
-        if self.verify_backlog.is_some() && self.verify.is_none() {
-            return Err("verify-backlog needs verify: add verify (crc32c, xxhash, sha256 or pattern)".into());
-        }
-        Ok(())
+        };
+        // Field by field inside the table too: a job's dedupe key keeps its [global]'s compression.
+        PhaseSpec { data, ..merged }
     }
 }
 

@@ -1,6 +1,7 @@
 //! What the user asked for: the `JobSpec` boundary type and the readers that produce it (command-line values,
 //! native TOML job files; fio and vdbench files are detected). Imports only `units`.
 
+mod data;
 mod detect;
 mod distribution;
 mod fileset;
@@ -8,9 +9,11 @@ mod fio;
 mod fio_info;
 mod formats;
 mod job;
+mod job_check;
 mod parts;
 mod steady;
 mod streams;
+mod strided;
 mod toml;
 mod values;
 mod vdbench;
@@ -18,6 +21,7 @@ mod vdbench;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use data::DataSpec;
 pub use detect::{Dialect, detect_dialect};
 pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
 pub use fileset::{
@@ -30,6 +34,7 @@ pub use formats::{FORMATS, Format, Mix};
 pub use job::{JobSpec, PhaseSpec, SpecOrigin};
 pub use steady::{SteadyCriterion, SteadyOn, SteadyStateSpec, SteadyWindow};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
+pub use strided::StridedSpec;
 pub use toml::parse_toml_job;
 pub use values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,

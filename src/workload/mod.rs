@@ -13,5 +13,5 @@ mod source;
 pub use blocksize::{BlockSizes, SizePicker};
 pub use distribution::{Distribution, Sampler, Scatter, Zipf, Zone, ZoneSize};
 pub use mix::MixSource;
-pub use rng::Rng;
+pub use rng::{Rng, mix64};
 pub use source::{Access, Direction, FileService, Offsets, Op, OpSource, Region, WorkloadConfig, WorkloadError};

@@ -16,7 +16,7 @@ fn splitmix64(state: &mut u64) -> u64 {
 
 /// SplitMix64's finaliser: a bijection in which every input bit moves about half of the output bits.
 #[inline]
-pub(super) fn mix64(mut z: u64) -> u64 {
+pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)

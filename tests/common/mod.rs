@@ -24,6 +24,16 @@ pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
+/// Says why a test cannot run here and lets it return. Under `scripts/test` as root (which sets
+/// STREAMCAP_TEST_STRICT=1 after installing every package the tests need) a skip is a failure instead: a test
+/// that skips in CI is a test CI does not run, and nobody reads the captured output of a passing test.
+pub fn skip(why: &str) {
+    if std::env::var_os("STREAMCAP_TEST_STRICT").is_some_and(|v| v == "1") {
+        panic!("this test would be skipped ({why}), but STREAMCAP_TEST_STRICT=1 says everything it needs is here");
+    }
+    eprintln!("SKIPPED {why}");
+}
+
 fn have(tool: &str) -> bool {
     Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().is_ok_and(|o| o.status.success())
 }
@@ -31,12 +41,12 @@ fn have(tool: &str) -> bool {
 /// Returns false (after saying so loudly) when the test cannot run here.
 pub fn can_use_loop_devices(test: &str) -> bool {
     if !is_root() {
-        eprintln!("SKIPPED {test}: needs root for loop devices");
+        skip(&format!("{test}: needs root for loop devices"));
         return false;
     }
     for tool in ["losetup", "mkfs.ext4", "mount", "umount"] {
         if !have(tool) {
-            eprintln!("SKIPPED {test}: {tool} is not installed");
+            skip(&format!("{test}: {tool} is not installed"));
             return false;
         }
     }
@@ -129,7 +139,7 @@ pub const BLKIO: &str = "/sys/fs/cgroup/blkio";
 pub fn can_throttle(test: &str) -> bool {
     let ok = Path::new(BLKIO).join("blkio.throttle.read_iops_device").exists();
     if !ok {
-        eprintln!("SKIPPED {test}: cgroup v1 blkio throttling is not available");
+        skip(&format!("{test}: cgroup v1 blkio throttling is not available"));
     }
     ok
 }
@@ -187,7 +197,7 @@ impl MemoryCgroup {
     /// A fresh group limited to `limit` bytes, or `None` (said loudly) when v1 memory cgroups are missing.
     pub fn new(test: &str, name: &str, limit: u64) -> Option<MemoryCgroup> {
         if !is_root() || !Path::new(MEMORY).join("memory.limit_in_bytes").exists() {
-            eprintln!("SKIPPED {test}: needs root and the cgroup v1 memory controller at {MEMORY}");
+            skip(&format!("{test}: needs root and the cgroup v1 memory controller at {MEMORY}"));
             return None;
         }
         let path = Path::new(MEMORY).join(format!("{name}-{}", std::process::id()));

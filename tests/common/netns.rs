@@ -14,17 +14,17 @@ use super::{have, is_root};
 /// Returns false (after saying so loudly) when the test cannot build a shaped sshfs link here.
 pub fn can_use_sshfs(test: &str) -> bool {
     if !is_root() {
-        eprintln!("SKIPPED {test}: needs root for network namespaces and FUSE mounts");
+        super::skip(&format!("{test}: needs root for network namespaces and FUSE mounts"));
         return false;
     }
     for tool in ["ip", "tc", "sshfs", "/usr/sbin/sshd", "ssh-keygen", "fusermount3"] {
         if !have(tool) {
-            eprintln!("SKIPPED {test}: {tool} is not installed (scripts/test installs sshfs, openssh-server)");
+            super::skip(&format!("{test}: {tool} is not installed (scripts/test installs sshfs, openssh-server)"));
             return false;
         }
     }
     if !Path::new("/dev/fuse").exists() {
-        eprintln!("SKIPPED {test}: /dev/fuse is missing");
+        super::skip(&format!("{test}: /dev/fuse is missing"));
         return false;
     }
     true

@@ -33,11 +33,11 @@ impl FaultMount {
     /// Mounts a fresh filesystem, or says `SKIPPED <test>: why` and returns `None` where FUSE cannot be used.
     pub fn new(test: &str) -> Option<FaultMount> {
         if !rustix::process::geteuid().is_root() {
-            eprintln!("SKIPPED {test}: mounting a FUSE filesystem needs root");
+            crate::common::skip(&format!("{test}: mounting a FUSE filesystem needs root"));
             return None;
         }
         if !Path::new("/dev/fuse").exists() {
-            eprintln!("SKIPPED {test}: /dev/fuse is missing (no FUSE in this kernel or container)");
+            crate::common::skip(&format!("{test}: /dev/fuse is missing (no FUSE in this kernel or container)"));
             return None;
         }
         let point_dir = tempfile::tempdir().expect("create the mount point");

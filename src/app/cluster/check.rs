@@ -12,14 +12,14 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::{ClusterObserver, Session, free_in};
 use crate::app::check::{Share, check_dir, finish, prepare};
 use crate::app::observer::ResultRecorder;
 use crate::app::output::print_quietly;
 use crate::cli::CheckArgs;
-use crate::run::{Interrupt, ProgressLine, execute_in_cluster};
+use crate::run::{ProgressLine, execute_in_cluster};
 
 /// `streamcap check` on a rank that has joined the others.
 pub(super) fn check_joined(session: &Session, args: &CheckArgs) -> Result<ExitCode> {
@@ -36,7 +36,7 @@ pub(super) fn check_joined(session: &Session, args: &CheckArgs) -> Result<ExitCo
         }
         return Ok(session.finish(ExitCode::SUCCESS, None));
     }
-    let interrupt = session.agree(1, Interrupt::install().context("cannot install the Ctrl-C handler"))?;
+    let interrupt = session.install_interrupt()?;
     let skeleton = prepared.skeleton();
     let hosts = session.hosts(&prepared.gathered.host, &skeleton.target);
     let local = ResultRecorder::new(plan, skeleton.clone(), None, None, ProgressLine::silent());

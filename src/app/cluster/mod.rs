@@ -26,8 +26,9 @@ mod space;
 mod streams;
 
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context, Result, anyhow};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -38,7 +39,7 @@ pub use space::free_in;
 use crate::plan::Plan;
 use crate::results::{ClusterResult, RankHost, TargetInfo};
 use crate::run::cluster::Key;
-use crate::run::{Cluster, Transport};
+use crate::run::{Cluster, Interrupt, Transport};
 use crate::sysinfo::HostFacts;
 
 /// What the app's own messages are about (above the run layer's kinds).
@@ -58,8 +59,16 @@ pub(super) mod kind {
 /// Joins the other ranks over `transport` and runs `body` as this rank. A rank other than 0 keeps quiet about
 /// a failure that every rank shares (rank 0 says it, naming the rank it came from) and exits 2.
 pub fn joined(transport: Box<dyn Transport>, body: impl FnOnce(&Session) -> Result<ExitCode>) -> Result<ExitCode> {
-    let session = Session { cluster: Cluster::join(transport, &HostFacts::gather().hostname) };
-    match body(&session) {
+    let session = Session::new(Cluster::join(transport, &HostFacts::gather().hostname));
+    let done = body(&session);
+    // Ctrl-C on mpirun: it is tearing the job down and SIGKILLs every rank a second after its SIGTERM, and
+    // MPI_Finalize would wait about 2 s for it to answer (measured with Open MPI 4.1). The data was removed when
+    // the phase ended, and the body's last step was an agreement (the exit code, or a failure every rank shares),
+    // so no rank still waits for this one: nothing is lost by leaving without it.
+    if session.interrupt.get().is_some_and(Interrupt::is_set) {
+        session.cluster.skip_finalize();
+    }
+    match done {
         Err(e) if !session.is_root() => {
             drop(e);
             Ok(ExitCode::from(2))
@@ -71,9 +80,22 @@ pub fn joined(transport: Box<dyn Transport>, body: impl FnOnce(&Session) -> Resu
 /// This process as a rank of a multi-host run.
 pub struct Session {
     pub cluster: Cluster,
+    /// The run's stop flag, once installed (`install_interrupt`).
+    interrupt: OnceLock<Interrupt>,
 }
 
 impl Session {
+    pub fn new(cluster: Cluster) -> Session {
+        Session { cluster, interrupt: OnceLock::new() }
+    }
+
+    /// Installs the Ctrl-C and SIGTERM handlers on every rank (a rank that cannot stops all of them), and keeps
+    /// the flag to tell, at the end, whether the run was interrupted.
+    pub fn install_interrupt(&self) -> Result<Interrupt> {
+        let interrupt = self.agree(1, Interrupt::install().context("cannot install the Ctrl-C handler"))?;
+        Ok(self.interrupt.get_or_init(|| interrupt).clone())
+    }
+
     pub fn is_root(&self) -> bool {
         self.cluster.is_root()
     }
@@ -172,7 +194,7 @@ mod tests {
     #[test]
     fn rank_zeros_job_reaches_every_rank_and_its_failure_fails_all() {
         let got = ranks(3, |cluster| {
-            let session = Session { cluster };
+            let session = Session::new(cluster);
             let job = session.share(|| Ok(vec![1u32, 2, 3]));
             let refused = session.share::<u32>(|| Err(anyhow!("no such job file")));
             (job.ok(), refused.map_err(|e| e.to_string()))
@@ -186,7 +208,7 @@ mod tests {
     #[test]
     fn a_refused_plan_on_one_rank_stops_all_and_names_it() {
         let got = ranks(3, |cluster| {
-            let session = Session { cluster };
+            let session = Session::new(cluster);
             let local = if session.cluster.rank() == 1 { Err(anyhow!("too little free space")) } else { Ok(7) };
             let agreed = session.agree(0, local).map_err(|e| e.to_string());
             let code = session.finish(ExitCode::from(if session.is_root() { 1 } else { 0 }), None);
@@ -195,6 +217,53 @@ mod tests {
         for (agreed, code) in got {
             assert_eq!(agreed, Err("rank 1 (host1): too little free space".to_string()));
             assert_eq!(code, ExitCode::from(1));
+        }
+    }
+
+    /// A job of one rank that counts the times it was told to skip MPI_Finalize.
+    struct Alone {
+        mailbox: crate::run::cluster::Mailbox,
+        skipped: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    }
+
+    impl Transport for Alone {
+        fn rank(&self) -> u32 {
+            0
+        }
+        fn size(&self) -> u32 {
+            1
+        }
+        fn send(&self, to: u32, key: Key, payload: Vec<u8>) {
+            self.mailbox.deliver(to, key, payload);
+        }
+        fn mailbox(&self) -> &crate::run::cluster::Mailbox {
+            &self.mailbox
+        }
+        fn skip_finalize(&self) {
+            self.skipped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Guards the exit after Ctrl-C on mpirun: MPI_Finalize waited 2 s for mpirun, which SIGKILLs the ranks 1 s
+    /// after its SIGTERM. An interrupted run leaves without it; any other run (interrupted or not before the
+    /// handler was installed) finalises.
+    #[test]
+    fn only_an_interrupted_run_skips_mpi_finalize() {
+        for interrupted in [None, Some(false), Some(true)] {
+            let skipped = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+            let transport = Alone { mailbox: crate::run::cluster::Mailbox::new(), skipped: skipped.clone() };
+            let code = joined(Box::new(transport), |session| {
+                if let Some(set) = interrupted {
+                    let interrupt = session.interrupt.get_or_init(Interrupt::default);
+                    if set {
+                        interrupt.set();
+                    }
+                }
+                Ok(ExitCode::from(130))
+            });
+            assert_eq!(code.ok(), Some(ExitCode::from(130)));
+            let expected = u32::from(interrupted == Some(true));
+            assert_eq!(skipped.load(std::sync::atomic::Ordering::Relaxed), expected, "{interrupted:?}");
         }
     }
 }

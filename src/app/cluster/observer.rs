@@ -140,7 +140,9 @@ impl<'a> ClusterObserver<'a> {
             steady: outcome.steady.clone(),
         };
         let Some(main) = self.main.as_mut() else { return };
-        main.phase_finished(index, phase, &merged);
+        // Saved once, with the per-rank rows: a save writes and syncs the whole result, and after SIGTERM the
+        // partial result must be on disk before mpirun's SIGKILL.
+        main.record_phase(index, phase, &merged);
         let intervals = main.result.phases.iter().find(|p| p.index == index).map(|p| p.intervals.clone());
         let done: Vec<(u32, String, f64)> = match phase.streams {
             Some(_) => Vec::new(),

@@ -9,7 +9,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use super::{ClusterObserver, Session};
 use crate::app::observer::ResultRecorder;
@@ -17,7 +17,7 @@ use crate::app::output::{print_quietly, result_skeleton};
 use crate::app::run::{build_job, check_run_outputs, conclude, plan_here};
 use crate::cli::RunArgs;
 use crate::report::CsvSink;
-use crate::run::{Interrupt, ProgressLine, execute_in_cluster};
+use crate::run::{ProgressLine, execute_in_cluster};
 
 /// `streamcap run` on a rank that has joined the others.
 pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> {
@@ -40,7 +40,7 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
         }
         return Ok(session.finish(ExitCode::SUCCESS, None));
     }
-    let interrupt = session.agree(1, Interrupt::install().context("cannot install the Ctrl-C handler"))?;
+    let interrupt = session.install_interrupt()?;
     let skeleton = result_skeleton(&plan, &gathered);
     let hosts = session.hosts(&gathered.host, &skeleton.target);
     let local = ResultRecorder::new(&plan, skeleton.clone(), None, None, ProgressLine::silent());

@@ -146,7 +146,7 @@ mod tests {
     fn sharers_count_the_ranks_on_one_filesystem_of_one_host() {
         use crate::run::cluster::local::ranks;
         let dir = tempfile::tempdir().expect("temp dir");
-        let got = ranks(3, |cluster| Session { cluster }.sharers(dir.path()));
+        let got = ranks(3, |cluster| Session::new(cluster).sharers(dir.path()));
         // The in-process ranks have hosts host0..host2: none shares a host.
         assert_eq!(got, [1, 1, 1]);
     }

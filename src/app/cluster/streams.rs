@@ -12,14 +12,14 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::{ClusterObserver, Session};
 use crate::app::observer::ResultRecorder;
 use crate::app::output::print_quietly;
 use crate::app::streams::{NO_DEVICES, check_outputs, conclude, plan_streams};
 use crate::cli::StreamsArgs;
-use crate::run::{Interrupt, ProgressLine, execute_in_cluster};
+use crate::run::{ProgressLine, execute_in_cluster};
 
 /// `streamcap streams` on a rank that has joined the others.
 pub(super) fn streams_joined(session: &Session, args: &StreamsArgs) -> Result<ExitCode> {
@@ -34,7 +34,7 @@ pub(super) fn streams_joined(session: &Session, args: &StreamsArgs) -> Result<Ex
         }
         return Ok(session.finish(ExitCode::SUCCESS, None));
     }
-    let interrupt = session.agree(1, Interrupt::install().context("cannot install the Ctrl-C handler"))?;
+    let interrupt = session.install_interrupt()?;
     let mut skeleton = site.skeleton(&plan);
     if site.gathered.is_none() {
         skeleton.notices.push(NO_DEVICES.to_string());

@@ -307,6 +307,20 @@ impl RunObserver for ResultRecorder<'_> {
     }
 
     fn phase_finished(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
+        self.record_phase(index, phase, outcome);
+        self.save();
+    }
+}
+
+impl ResultRecorder<'_> {
+    /// Adds a finished phase to the result, without saving it (a caller that adds more saves once). An
+    /// interrupted phase marks the run interrupted already: if the process is killed before the end of the
+    /// command (a second Ctrl-C; mpirun's SIGKILL a second after its SIGTERM), the saved result says so.
+    pub fn record_phase(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
+        if outcome.stop == StopReason::Interrupted {
+            self.result.status = RunStatus::Interrupted;
+            self.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
+        }
         let end = Sample::now();
         let state = self.running.remove(&index).unwrap_or_else(PhaseState::new);
         // A phase that ended before measuring began (Ctrl-C in the prefill or the ramp) reports no activity.
@@ -350,7 +364,6 @@ impl RunObserver for ResultRecorder<'_> {
             self.progress.println(&vdbench_raw_average(&clock_time(), &result));
         }
         self.result.phases.insert(at, result);
-        self.save();
     }
 }
 

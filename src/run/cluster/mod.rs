@@ -40,6 +40,9 @@ pub trait Transport: Send + Sync {
     fn send(&self, to: u32, key: Key, payload: Vec<u8>);
     /// Where this rank's incoming messages are filed.
     fn mailbox(&self) -> &Mailbox;
+    /// The launcher is tearing the job down (Ctrl-C on mpirun): end without the orderly goodbye, which would wait
+    /// for a launcher that no longer answers. Messages already sent are still delivered.
+    fn skip_finalize(&self) {}
 }
 
 /// How long a rank waits for a message before it says so (and waits on: a rank that died ends the job).
@@ -128,6 +131,11 @@ impl Cluster {
             }
             eprintln!("streamcap {}: still waiting for {whom} ({key:?})", self.name(self.rank()));
         }
+    }
+
+    /// See [`Transport::skip_finalize`].
+    pub fn skip_finalize(&self) {
+        self.transport.skip_finalize();
     }
 
     /// The next message under `key` if one arrives within `timeout`.

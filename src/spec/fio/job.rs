@@ -12,6 +12,7 @@
 //! - Defaults that differ between fio and streamcap are written out: fio uses buffered I/O (`direct=0`) and
 //!   the psync engine unless told otherwise.
 
+use super::data::map_data;
 use super::durability::{buffered_libaio_is_synchronous, map_direct_and_sync, map_engine};
 use super::engines::EngineUse;
 use super::fileops::map_file_ops;
@@ -22,6 +23,7 @@ use super::rw::{map_block_sizes, map_rw, one_direction};
 use super::steady::map_steady;
 use super::values::FioSize;
 use super::verify::map_verify;
+use super::zones::map_zones;
 use crate::spec::{ArrivalSpec, PhaseSpec, Sharing, SizeOrPercent};
 use crate::units::{ByteRate, Bytes};
 
@@ -74,6 +76,8 @@ pub(super) fn map_job(job: &Job, single: bool, notices: &mut Vec<String>, proble
     problems.take(map_direct_and_sync(job, &mut phase, notices));
     buffered_libaio_is_synchronous(job, &mut phase, notices);
     problems.take(map_verify(job, &mut phase, notices));
+    problems.take(map_data(job, &mut phase));
+    problems.take(map_zones(job, &mut phase));
     problems.take(map_random(job, &mut phase, notices));
     problems.take(map_reporting(job, &mut phase, notices));
     phase.steady_state = problems.take(map_steady(job, notices)).flatten();
@@ -264,22 +268,12 @@ fn map_reporting(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) ->
     Ok(())
 }
 
-/// Options that are fine at their "off" value and refused otherwise (zonemode), and those not supported yet.
+/// Options not supported yet.
 fn refuse_unsupported(job: &Job, problems: &mut Problems) {
     let o = &job.options;
     for option in ["exitall_on_error"] {
         if let Some(said) = o.get(option) {
             problems.push(fail(said, option, "is not supported yet; remove it"));
         }
-    }
-    if let Some(said) = o.get("zonemode").filter(|s| s.raw.trim() != "none") {
-        problems.push(fail(
-            said,
-            "zonemode",
-            format!(
-                "zonemode={} is not supported: streamcap addresses the whole file or device; remove the zone options",
-                said.raw.trim()
-            ),
-        ));
     }
 }

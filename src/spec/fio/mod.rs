@@ -8,6 +8,7 @@
 
 mod cmdprio;
 mod control;
+mod data;
 mod durability;
 mod engines;
 mod expr;
@@ -22,6 +23,7 @@ mod steady;
 mod table;
 mod values;
 mod verify;
+mod zones;
 
 use std::path::Path;
 

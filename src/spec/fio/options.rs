@@ -323,7 +323,7 @@ mod tests {
             ("blocksiz", Some("4k")),
             ("size", None),
             ("runtime", Some("ten")),
-            ("zonesize", Some("256m")),
+            ("zonecapacity", Some("256m")),
         ]);
         let lines: Vec<usize> = errors.iter().map(|e| e.at.line).collect();
         assert_eq!(lines, [2, 3, 4, 5, 6]);

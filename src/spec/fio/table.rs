@@ -54,12 +54,12 @@ const fn alias(name: &'static str, aliases: &'static [&'static str], kind: Kind)
 }
 
 const ZONES: Kind = Kind::Refused(
-    "zoned I/O (zonemode strided or zbd) is not supported: streamcap addresses the whole file or device; remove \
+    "zoned block devices (zonemode=zbd) are not supported: streamcap does not drive their zones; remove \
      the zone options",
 );
 const DATA: Kind = Kind::Refused(
-    "streamcap writes incompressible random data; buffer patterns, compression and dedupe ratios are not \
-     supported yet: remove the option",
+    "buffer patterns are not supported: streamcap writes random data, or data of the dedupe and compression \
+     ratios asked (dedupe_percentage, buffer_compress_percentage, zero_buffers); remove the option",
 );
 const PRIORITY: Kind = Kind::Refused(
     "I/O priority hints are not supported: streamcap sets a class and level (cmdprio_class, cmdprio) only; \
@@ -67,7 +67,11 @@ const PRIORITY: Kind = Kind::Refused(
 );
 const PINNING: Kind = Kind::NoEffect("streamcap does not pin its workers to CPUs or NUMA nodes");
 const MEASURED: Kind = Kind::NoEffect("streamcap measures every latency anyway (about 20 ns per I/O)");
-const BUFFERS: Kind = Kind::NoEffect("streamcap uses its own page-aligned buffers, refilled with random data");
+const BUFFERS: Kind = Kind::NoEffect("streamcap uses its own page-aligned buffers, filled with random data");
+const SCRAMBLED: Kind = Kind::NoEffect(
+    "streamcap stamps every 4 KiB it writes with its offset and a counter, as scramble_buffers does; for data no \
+     compressor can shrink, use refill_buffers",
+);
 
 /// Every option streamcap knows from a fio job file.
 pub static OPTIONS: &[Opt] = &[
@@ -253,8 +257,8 @@ pub static OPTIONS: &[Opt] = &[
     alias("mem", &["iomem"], BUFFERS),
     alias("mem_align", &["iomem_align"], BUFFERS),
     opt("lockmem", BUFFERS),
-    opt("scramble_buffers", BUFFERS),
-    opt("refill_buffers", BUFFERS),
+    opt("scramble_buffers", SCRAMBLED),
+    opt("refill_buffers", Kind::Bool),
     opt("cmdprio_percentage", Kind::Percents),
     opt("cmdprio_class", Kind::Ints),
     opt("cmdprio", Kind::Ints),
@@ -262,17 +266,18 @@ pub static OPTIONS: &[Opt] = &[
     opt("cmdprio_hint", PRIORITY),
     // What streamcap refuses.
     opt("buffer_pattern", DATA),
-    opt("zero_buffers", DATA),
-    opt("buffer_compress_percentage", DATA),
-    opt("buffer_compress_chunk", DATA),
-    opt("dedupe_percentage", DATA),
-    opt("dedupe_mode", DATA),
-    opt("dedupe_working_set_percentage", DATA),
-    opt("dedupe_global", DATA),
+    // The shape of written data (`data`).
+    opt("zero_buffers", Kind::Bool),
+    opt("buffer_compress_percentage", Kind::Percent),
+    opt("buffer_compress_chunk", Kind::Size),
+    opt("dedupe_percentage", Kind::Percent),
+    opt("dedupe_mode", Kind::Text),
+    opt("dedupe_working_set_percentage", Kind::Percent),
+    opt("dedupe_global", Kind::Bool),
     opt("zonemode", Kind::Text),
-    opt("zonesize", ZONES),
-    opt("zonerange", ZONES),
-    opt("zoneskip", ZONES),
+    opt("zonesize", Kind::Size),
+    opt("zonerange", Kind::Size),
+    opt("zoneskip", Kind::Size),
     opt("zonecapacity", ZONES),
     opt("max_open_zones", ZONES),
     opt("read_beyond_wp", ZONES),

@@ -330,7 +330,7 @@ proptest! {
 #[test]
 fn every_problem_of_a_file_is_reported_at_once_in_file_order() {
     let text = "[global]\nioengine=libaio\nbogus_option=1\n[a]\nrw=sideways\nbs=4q\nruntime=ten\n[b]\nnumjobs=0\n\
-                size=${UNSET}\nzonesize=256m\n";
+                size=${UNSET}\nzonecapacity=256m\n";
     let err = error(text);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 7, "{err}");

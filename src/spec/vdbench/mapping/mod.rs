@@ -16,6 +16,7 @@
 //!   sequential`; these are written out.
 //! - `pause=` after a run delays the next phase's start (`start-delay`), as vdbench sleeps between runs.
 
+mod data;
 mod fileset;
 mod fileset_loops;
 mod hosts;
@@ -180,6 +181,11 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
             pending = timing.pause;
         }
     }
+    match problems.take(data::data_shape(model)) {
+        Some(Some(_)) if file_system => problems.push(data::refuse_for_file_sets(model, root)),
+        Some(Some(data)) => phases.iter_mut().for_each(|p| p.data = Some(data.clone())),
+        _ => {}
+    }
     let target =
         if file_system { m.target.take() } else { problems.take(luns::settle(&mut phases, &mut m.notices, root))? };
     Some(JobSpec {
@@ -206,11 +212,11 @@ impl<'a> Mapper<'a> {
                 }
                 "formatsds" => problems.push(refuse("formatting the sds first (formatsds=) is not supported yet")),
                 "journal" => problems.push(refuse("journaling (journal=) is not supported yet")),
-                c if c.starts_with("dedup") => {
-                    problems.push(refuse("deduplicable data (dedup…=) is not supported yet"))
-                }
-                "compratio" => self.notices.push(format!(
-                    "vdbench compratio={value} has no effect: streamcap does not shape its data for compression"
+                // Read by `data::data_shape` once the phases are known.
+                c if data::is_shape_key(c) => {}
+                c if c.starts_with("dedup") => problems.push(refuse(
+                    "hot dedup sets and flip-flop (deduphotsets=, dedupflipflop=) are not supported yet; \
+                     dedupratio, dedupunit and dedupsets are",
                 )),
                 "loop" => problems.push(refuse("repeating the whole run (loop=) is not supported")),
                 "startcmd" | "endcmd" => {

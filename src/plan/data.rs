@@ -1,0 +1,136 @@
+//! The planned shape of written data (`spec::DataSpec` resolved against the phase): which unit repeats, how
+//! many units the working set of repeats holds, and how each chunk is laid out for compression. The worker's
+//! `run::pattern::Shaper` writes it.
+
+use serde::Serialize;
+
+use crate::spec::PhaseSpec;
+use crate::units::Bytes;
+use crate::workload::BlockSizes;
+
+/// fio's buffer_compress_chunk default.
+const COMPRESS_CHUNK: u32 = 512;
+
+/// How a phase's writes are filled when the user asked for deduplicable or compressible data.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DataShape {
+    /// Percent of units that repeat one written before.
+    pub dedupe_percent: f64,
+    /// Bytes of a unit; `None`: each write's whole buffer.
+    pub unit: Option<u32>,
+    /// Repeats are drawn from this many units: the first unique units of the worker's own sequence of unique
+    /// data, as fio's working set is; `None`: a repeat is the last unique unit written.
+    pub working_set_units: Option<u64>,
+    /// The working set is shared: its units come in turn from the unique sequences of every worker of the
+    /// job's global phases, so their files deduplicate against each other too (fio dedupe_global).
+    pub global: Option<GlobalSet>,
+    /// Percent of every chunk that is zeros.
+    pub compress_percent: f64,
+    /// Bytes of a chunk: random bytes first, then the zeros.
+    pub compress_chunk: u32,
+}
+
+impl DataShape {
+    /// One line for the dry run and the summary: what repeats and what compresses.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if self.dedupe_percent > 0.0 {
+            let unit = self.unit.map_or_else(|| "each write".to_string(), |u| Bytes(u64::from(u)).to_string());
+            let from = match self.working_set_units {
+                Some(n) if self.global.is_some() => format!("one of a working set of {n} units shared by all jobs"),
+                Some(n) => format!("one of a working set of {n} units per job"),
+                None => "the last unique one".to_string(),
+            };
+            parts.push(format!("{:.0} % of units ({unit}) repeat {from}", self.dedupe_percent));
+        }
+        if self.compress_percent > 0.0 {
+            let chunk = Bytes(u64::from(self.compress_chunk));
+            parts.push(format!("{:.0} % of every {chunk} chunk is zeros (compressible)", self.compress_percent));
+        }
+        if parts.is_empty() {
+            return "written data: fresh random bytes for every write (nothing repeats or compresses)".into();
+        }
+        format!("written data: {}", parts.join("; "))
+    }
+}
+
+/// Where a phase's workers stand among the workers that share a global working set; filled in once every
+/// phase is planned (`number_global_sets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct GlobalSet {
+    /// The run-wide number of the phase's first worker among them.
+    pub first: u32,
+    /// How many workers share the set.
+    pub workers: u32,
+}
+
+/// Numbers the workers of the phases with a global working set, in phase order, and tells each phase how
+/// many share it.
+pub(super) fn number_global_sets(phases: &mut [super::PhasePlan]) {
+    let mut next = 0u32;
+    for phase in phases.iter_mut() {
+        if let Some(global) = phase.data.as_mut().and_then(|d| d.global.as_mut()) {
+            global.first = next;
+            next = next.saturating_add(phase.workers.len() as u32);
+        }
+    }
+    for global in phases.iter_mut().filter_map(|p| p.data.as_mut().and_then(|d| d.global.as_mut())) {
+        global.workers = next;
+    }
+}
+
+/// The shape of the phase's writes, or `None` when it asks for none (random buffers filled once, stamped).
+pub(super) fn data_shape(spec: &PhaseSpec, data_set: Bytes, writes: &BlockSizes) -> Result<Option<DataShape>, String> {
+    let Some(data) = spec.data.as_ref().filter(|d| d.fills()) else { return Ok(None) };
+    let unit = data.dedupe_unit.map(|u| u.0 as u32);
+    if let Some(unit) = unit
+        && let Some(size) = writes.sizes().into_iter().find(|s| s % unit != 0)
+    {
+        return Err(format!(
+            "a write of {} is not a whole number of data.dedupe-unit ({}): give block sizes that are multiples of \
+             the unit (vdbench: xfersize a multiple of dedupunit)",
+            Bytes(u64::from(size)),
+            Bytes(u64::from(unit))
+        ));
+    }
+    let unit_bytes = u64::from(unit.unwrap_or_else(|| writes.min()).max(1));
+    let working_set_units = data
+        .dedupe_working_set
+        .map(|percent| ((data_set.0 as f64 * percent / 100.0) / unit_bytes as f64).ceil().max(1.0) as u64);
+    Ok(Some(DataShape {
+        dedupe_percent: data.dedupe_percent.unwrap_or(0.0),
+        unit,
+        working_set_units,
+        global: (data.dedupe_global == Some(true)).then_some(GlobalSet { first: 0, workers: 0 }),
+        compress_percent: data.compress_percent.unwrap_or(0.0),
+        compress_chunk: data.compress_chunk.map_or(COMPRESS_CHUNK, |c| c.0 as u32),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::DataSpec;
+
+    fn spec(data: DataSpec) -> PhaseSpec {
+        PhaseSpec { data: Some(data), ..Default::default() }
+    }
+
+    #[test]
+    fn a_working_set_is_a_share_of_the_data_set_in_units() {
+        let data = DataSpec { dedupe_percent: Some(50.0), dedupe_working_set: Some(5.0), ..Default::default() };
+        let shape = data_shape(&spec(data), Bytes(100 << 20), &BlockSizes::Fixed { size: 4096 }).unwrap().unwrap();
+        assert_eq!(shape.working_set_units, Some(1280));
+        assert_eq!((shape.unit, shape.compress_chunk), (None, 512));
+    }
+
+    #[test]
+    fn writes_must_hold_whole_units_and_an_unshaped_spec_plans_nothing() {
+        let data = DataSpec { dedupe_percent: Some(50.0), dedupe_unit: Some(Bytes(8192)), ..Default::default() };
+        let split = BlockSizes::Split { entries: vec![(8192, 1), (4096, 1)] };
+        let err = data_shape(&spec(data), Bytes(1 << 20), &split).unwrap_err();
+        assert!(err.contains("4.0 KiB") || err.contains("4 KiB"), "{err}");
+        let none = DataSpec { dedupe_unit: Some(Bytes(4096)), ..Default::default() };
+        assert_eq!(data_shape(&spec(none), Bytes(1 << 20), &split).unwrap(), None);
+    }
+}

@@ -1,0 +1,86 @@
+//! vdbench's data shape: the general parameters dedupratio, dedupunit, dedupsets and compratio onto `data`
+//! (spec::DataSpec), for raw (sd/wd) runs.
+//!
+//! vdbench's dedupratio=R means R written units for each unique one; dedupsets (default 5 % of the unique
+//! units) is how many distinct units the duplicates are copies of. streamcap's working set is the first units
+//! of each worker's own unique data (as fio's is), so the duplicates add no unique units: a duplicate share of
+//! 1 − 1/R gives the ratio R, and a working set of dedupsets × 1/R of the data set holds the sets. compratio=C
+//! means data that compresses C to 1: 1 − 1/C of every chunk is zeros. streamcap decides per write, so the
+//! ratios hold for the data written; vdbench decides per block address (its dedup keys), which streamcap does
+//! not reproduce.
+
+use super::super::lexer::{Param, unprotect};
+use super::super::model::Model;
+use super::super::values::{Item, Units, parse_items};
+use super::super::{VdbError, Where};
+use crate::spec::DataSpec;
+use crate::units::Bytes;
+
+/// vdbench's defaults: dedupunit=128k, dedupsets=5%.
+const DEDUP_UNIT: u64 = 128 << 10;
+const DEDUP_SETS_PERCENT: f64 = 5.0;
+
+/// The data shape the general parameters ask for; `None` when they ask for none.
+pub(super) fn data_shape(model: &Model) -> Result<Option<DataSpec>, VdbError> {
+    let said = |name: &str| model.general.iter().rev().find(|(c, _)| *c == name).map(|(_, p)| p);
+    let ratio = |name: &str| -> Result<Option<f64>, VdbError> {
+        let Some(p) = said(name) else { return Ok(None) };
+        match number(p)? {
+            Item::Num(r) if (1.0..=1e6).contains(&r) => Ok(Some(r)),
+            _ => Err(wrong(p, "a ratio of at least 1, such as 2 (two written units for each unique one)")),
+        }
+    };
+    let (dedup, comp) = (ratio("dedupratio")?, ratio("compratio")?);
+    let unit = match said("dedupunit").map(|p| (number(p), p)) {
+        None => None,
+        Some((Ok(Item::Num(u)), _)) if u >= 512.0 && u.fract() == 0.0 => Some(Bytes(u as u64)),
+        Some((_, p)) => return Err(wrong(p, "a size of at least 512 bytes, such as 4k or 128k")),
+    };
+    let sets = match said("dedupsets").map(|p| (number(p), p)) {
+        None => DEDUP_SETS_PERCENT,
+        Some((Ok(Item::Percent(s)), _)) if s > 0.0 && s <= 100.0 => s,
+        Some((_, p)) => {
+            return Err(wrong(
+                p,
+                "a percentage of the unique units, such as 5% (a count of sets is not supported yet)",
+            ));
+        }
+    };
+    let mut data = DataSpec::default();
+    if let Some(r) = dedup.filter(|r| *r > 1.0) {
+        data.dedupe_percent = Some(100.0 * (1.0 - 1.0 / r));
+        data.dedupe_unit = Some(unit.unwrap_or(Bytes(DEDUP_UNIT)));
+        data.dedupe_working_set = Some(sets / r);
+    }
+    if let Some(c) = comp.filter(|c| *c > 1.0) {
+        data.compress_percent = Some(100.0 * (1.0 - 1.0 / c));
+    }
+    Ok((data != DataSpec::default()).then_some(data))
+}
+
+fn number(p: &Param) -> Result<Item, VdbError> {
+    match parse_items(&p.value, Units::Size) {
+        Ok(items) if items.len() == 1 => Ok(items.into_iter().next().expect("one")),
+        _ => Err(wrong(p, "one value")),
+    }
+}
+
+fn wrong(p: &Param, expected: &str) -> VdbError {
+    VdbError::keyword(&p.at, &p.key, None, format!("'{}' is not {expected}", unprotect(&p.value)))
+}
+
+/// For file-system runs: the shape is refused until file sets write it.
+pub(super) fn refuse_for_file_sets(model: &Model, root: &std::path::Path) -> VdbError {
+    let keys: Vec<&str> = model.general.iter().map(|(c, _)| *c).filter(|c| is_shape_key(c)).collect();
+    VdbError::at(
+        &Where::File(root.to_path_buf()),
+        format!(
+            "{}= shape the data of raw (sd/wd) runs; file-system (fsd/fwd) runs write random data: remove them",
+            keys.join("=, ")
+        ),
+    )
+}
+
+pub(super) fn is_shape_key(canonical: &str) -> bool {
+    matches!(canonical, "dedupratio" | "dedupunit" | "dedupsets" | "compratio")
+}
