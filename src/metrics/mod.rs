@@ -6,6 +6,7 @@ mod histogram;
 mod recorder;
 mod series;
 mod spread;
+mod steady;
 mod wire;
 
 pub use depth::DepthFound;
@@ -13,4 +14,5 @@ pub use histogram::{DEFAULT_PERCENTILES, Histogram, LatencySummary, Percentile};
 pub use recorder::{Depths, ErrorRecord, OpClass, OpStats, Recorder, Snapshot};
 pub use series::{BoundedSeries, ClassPoint, Mergeable};
 pub use spread::{RateSpread, Spread, WorkerTotals};
+pub use steady::{SteadyConfig, SteadyMetric, SteadyOutcome, SteadyRule, SteadyTracker};
 pub use wire::{WireError, decode_histogram, decode_recorder, encode_histogram, encode_recorder};

@@ -104,6 +104,10 @@ fn plan_phases(
         } else {
             phases.push(super::raw::plan_raw_phase(&context, i, spec, target, facts, verify_block, notices)?);
         }
+        if let Some(last) = phases.last_mut().filter(|_| spec.steady_state.is_some()) {
+            let interval = job.interval.unwrap_or(defaults::INTERVAL);
+            last.steady_state = super::steady::steady_config(spec, &last.name, interval, last.runtime, notices)?;
+        }
     }
     Ok(phases)
 }

@@ -173,6 +173,10 @@ fn write_pacing(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
         }
         writeln!(f, "  fails if a job falls below {} over an interval", limits.join(" or "))?;
     }
+    if let Some(s) = p.steady_state {
+        let skip = if s.skip > 0 { format!(", after the first {} rounds", s.skip) } else { String::new() };
+        writeln!(f, "  ends once steady ({}) over {} rounds of the interval{skip}", s.rule.label(), s.window)?;
+    }
     Ok(())
 }
 

@@ -16,6 +16,7 @@ mod mix;
 mod neutral;
 mod raw;
 mod resources;
+mod steady;
 mod streams;
 mod streams_limits;
 mod strided;
@@ -298,6 +299,10 @@ pub struct PhasePlan {
     /// fields above then describe the phase as a whole (its read percentage is the parts' weighted mean).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartPlan>,
+    /// End the phase once its rate is steady over a window of reporting intervals (fio steadystate,
+    /// `--steady-state`); `None`: it runs to its runtime or amount.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<crate::metrics::SteadyConfig>,
 }
 
 /// One part of a raw phase with parts.

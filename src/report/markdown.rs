@@ -273,6 +273,11 @@ fn notes(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     for phase in result.phases.iter().filter(|p| p.errors.count > 0) {
         lines.push(format!("errors: '{}' had {} failed operations", phase.name, phase.errors.count));
     }
+    for phase in &result.phases {
+        if let Some(steady) = &phase.steady_state {
+            lines.push(format!("steady state: '{}': {}", phase.name, super::steady::steady_words(steady)));
+        }
+    }
     if result.status == RunStatus::Interrupted {
         lines.push("interrupted: the figures cover the part that ran".into());
     }

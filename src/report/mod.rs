@@ -20,6 +20,7 @@ mod latency_target;
 mod markdown;
 mod members;
 mod planning;
+mod steady;
 mod streams;
 mod summary;
 mod sweep;

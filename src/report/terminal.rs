@@ -35,6 +35,7 @@ pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
     for line in super::latency_target::lines(&result.phases) {
         writeln!(out, "{line}")?;
     }
+    super::steady::write_steady_summary(out, &result.phases)?;
     if let Some(file_sets) = super::vdbench_fs::summary(&result.phases) {
         writeln!(out)?;
         writeln!(out, "{file_sets}")?;

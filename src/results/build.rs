@@ -10,7 +10,7 @@ use super::{
     PhaseResult, RunStatus, WorkerResult,
 };
 use crate::metrics::{
-    ClassPoint, DEFAULT_PERCENTILES, DepthFound, Depths, ErrorRecord, OpClass, Recorder, WorkerTotals,
+    ClassPoint, DEFAULT_PERCENTILES, DepthFound, Depths, ErrorRecord, OpClass, Recorder, SteadyOutcome, WorkerTotals,
 };
 use crate::plan::PhasePlan;
 use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, effective_ram};
@@ -44,6 +44,8 @@ pub struct PhaseMeasurements<'a> {
     pub workers: &'a [WorkerTotals],
     /// fio latency_target: what each worker's depth search found (empty without a target).
     pub latency_depths: &'a [DepthFound],
+    /// How the phase's steady-state check ended, when it had one.
+    pub steady: Option<&'a SteadyOutcome>,
 }
 
 /// System samples at the start and end of the measured period.
@@ -112,6 +114,7 @@ pub fn build_phase(
             measured.latency_depths,
         ),
         workers: measured.workers.iter().map(|w| worker_result(w, percentiles)).collect(),
+        steady_state: measured.steady.cloned(),
         intervals: intervals.0,
         interval_stride: intervals.1,
     }

@@ -23,7 +23,9 @@ mod verify;
 use serde::{Deserialize, Serialize};
 
 // The metric types that appear in results' fields are re-exported, so renderers need not reach below `results`.
-pub use crate::metrics::{ClassPoint, Depths, LatencySummary, Percentile, RateSpread};
+pub use crate::metrics::{
+    ClassPoint, Depths, LatencySummary, Percentile, RateSpread, SteadyMetric, SteadyOutcome, SteadyRule,
+};
 use crate::metrics::{ErrorRecord, Mergeable};
 pub use crate::plan::FioJobInfo;
 use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, SystemCpuUsage};
@@ -237,6 +239,10 @@ pub struct PhaseResult {
     /// clone of a job on its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workers: Vec<WorkerResult>,
+    /// Steady-state detection (fio steadystate, `--steady-state`): the rule, whether it held and after which
+    /// round (reporting interval), and the window's IOPS and bandwidth (bytes/s), oldest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyOutcome>,
     /// Interval series (merged pairwise when a phase is very long: see `interval_stride`).
     pub intervals: Vec<IntervalPoint>,
     /// How many reporting intervals each point covers.

@@ -66,6 +66,7 @@ fn run_on_null_kept(schedule: Steady, depth: u32, paced: bool, per_worker: bool)
         setups: vec![setup],
         sync: None,
         per_worker,
+        steady: None,
     };
     run_workers(run, &mut Quiet).outcome
 }

@@ -293,6 +293,7 @@ impl<'p> Executor<'p> {
                 setups: raw::setups(phase, &inputs),
                 sync: self.cluster.map(|cluster| PhaseSync { cluster, phase: index, step: 0, stonewall: true }),
                 per_worker: phase.per_worker_results,
+                steady: phase.steady_state,
             };
             run_workers(run, observer).outcome
         };

@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 use super::RunObserver;
 use super::phase::{IntervalReport, PhaseControl, SeriesStart};
 use super::worker_setup::WorkerMsg;
-use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot, WorkerTotals};
+use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot, SteadyTracker, WorkerTotals};
 use crate::plan::{RateFloor, defaults};
 
 /// Merges snapshots into intervals and totals (raw and file-set phases alike).
 pub(super) struct Gatherer {
-    interval: Duration,
+    pub(super) interval: Duration,
     /// Highest interval index each worker has reported, and whether it has finished.
     reported: Vec<Option<u64>>,
     finished: Vec<bool>,
@@ -36,6 +36,10 @@ pub(super) struct Gatherer {
     pub(super) reported_intervals: u64,
     /// Each worker's own totals and rate spreads, when they are kept (empty otherwise).
     pub(super) workers: Vec<WorkerTotals>,
+    /// The phase's steady-state window (fio steadystate, `--steady-state`), fed once per full interval.
+    pub(super) steady: Option<SteadyTracker>,
+    /// The window has become steady: the phase is to end.
+    steady_reached: bool,
 }
 
 impl Gatherer {
@@ -54,6 +58,8 @@ impl Gatherer {
             series: SeriesStart::default(),
             reported_intervals: 0,
             workers: Vec::new(),
+            steady: None,
+            steady_reached: false,
         }
     }
 
@@ -81,6 +87,11 @@ impl Gatherer {
                 Ok(WorkerMsg::Snapshot(snapshot)) => {
                     self.add(*snapshot, phase, observer);
                     if self.floor_breach.is_some() {
+                        control.abort.store(true, Ordering::Relaxed);
+                    }
+                    if self.steady_reached {
+                        // `steady` first: the phase ends as completed, not as stopped by an error.
+                        control.steady.store(true, Ordering::Relaxed);
                         control.abort.store(true, Ordering::Relaxed);
                     }
                 }
@@ -156,6 +167,9 @@ impl Gatherer {
             // Full intervals end exactly at their boundary; the last one ends when the last worker stopped.
             let length = elapsed.saturating_sub(start);
             self.totals.merge(&recorder);
+            if length >= self.interval {
+                self.judge_steady(self.series.index + index + 1, &recorder, length);
+            }
             if !length.is_zero() || recorder.total_ops() > 0 {
                 let (index, start) = (self.series.index + index, self.series.start + start);
                 observer.interval(&IntervalReport { phase, index, start, length, recorder: &recorder });
@@ -181,6 +195,19 @@ impl Gatherer {
         self.floor_breach = breach.map(|b| {
             format!("worker {} did {b} in interval {}; the phase was stopped", snapshot.worker, snapshot.interval + 1)
         });
+    }
+
+    /// Feeds one full interval's reads and writes (as fio counts them: flushes are not I/O) to the steady-state
+    /// window; `round` is its 1-based number in the phase. Rates are over the interval's own length: the last
+    /// full one also holds the drain after the deadline.
+    fn judge_steady(&mut self, round: u64, recorder: &Recorder, length: Duration) {
+        let Some(tracker) = self.steady.as_mut() else { return };
+        let seconds = length.as_secs_f64();
+        let (r, w) = (recorder.stats(OpClass::Read), recorder.stats(OpClass::Write));
+        let (iops, bw) = ((r.ops + w.ops) as f64 / seconds, (r.bytes + w.bytes) as f64 / seconds);
+        if tracker.push(u32::try_from(round).unwrap_or(u32::MAX), iops, bw) {
+            self.steady_reached = true;
+        }
     }
 
     pub(super) fn flush(&mut self, phase: usize, observer: &mut dyn RunObserver) {

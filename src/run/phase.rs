@@ -18,7 +18,7 @@ use super::core::WorkerEnd;
 use super::gather::Gatherer;
 use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
-use crate::metrics::{DepthFound, ErrorRecord, Recorder, WorkerTotals};
+use crate::metrics::{DepthFound, ErrorRecord, Recorder, SteadyConfig, SteadyOutcome, SteadyTracker, WorkerTotals};
 use crate::plan::RateFloor;
 
 /// Stop flags a worker checks on every loop iteration (two relaxed loads).
@@ -30,11 +30,19 @@ pub struct PhaseControl {
     /// Another rank of a multi-host run stopped this phase (it finished first, or failed): `abort` is set too,
     /// but this rank's own share ended without an error.
     pub stopped_by_peer: AtomicBool,
+    /// The phase's rate became steady (fio steadystate, `--steady-state`): `abort` is set too, and the phase
+    /// ended as it should.
+    pub steady: AtomicBool,
 }
 
 impl PhaseControl {
     pub fn new(interrupted: Arc<AtomicBool>) -> PhaseControl {
-        PhaseControl { interrupted, abort: AtomicBool::new(false), stopped_by_peer: AtomicBool::new(false) }
+        PhaseControl {
+            interrupted,
+            abort: AtomicBool::new(false),
+            stopped_by_peer: AtomicBool::new(false),
+            steady: AtomicBool::new(false),
+        }
     }
 
     #[inline]
@@ -48,7 +56,10 @@ impl PhaseControl {
             StopReason::Failed(failure)
         } else if self.interrupted.load(Ordering::Relaxed) {
             StopReason::Interrupted
-        } else if self.abort.load(Ordering::Relaxed) && !self.stopped_by_peer.load(Ordering::Relaxed) {
+        } else if self.abort.load(Ordering::Relaxed)
+            && !self.stopped_by_peer.load(Ordering::Relaxed)
+            && !self.steady.load(Ordering::Relaxed)
+        {
             StopReason::IoError
         } else {
             StopReason::Completed
@@ -93,6 +104,8 @@ pub struct PhaseOutcome {
     pub workers: Vec<WorkerTotals>,
     /// fio latency_target: what each worker's depth search found, in worker order (empty without a target).
     pub latency_depths: Vec<DepthFound>,
+    /// How the steady-state check ended, when the phase had one.
+    pub steady: Option<SteadyOutcome>,
 }
 
 /// Where a run of workers' intervals fall in their phase's series: a stream phase runs one set of workers per
@@ -135,6 +148,8 @@ pub(super) struct PhaseRun<'a> {
     pub sync: Option<PhaseSync<'a>>,
     /// Keep each worker's own totals and rate spreads (`PhaseOutcome::workers`).
     pub per_worker: bool,
+    /// End the phase once its rate is steady (checked once per interval by the gatherer).
+    pub steady: Option<SteadyConfig>,
 }
 
 /// What the workers of a phase left: the outcome, and each worker's schedule (`None` when it never ran).
@@ -179,6 +194,7 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
         let linked = sync.map(|sync| scope.spawn(move || cluster::link(&sync, control, over)));
         let mut gather = Gatherer::new(workers, interval, spares);
         gather.floor = floor;
+        gather.steady = run.steady.map(SteadyTracker::new);
         gather.series = run.series;
         if run.per_worker {
             gather.workers = vec![WorkerTotals::new(); workers];
@@ -263,6 +279,7 @@ fn finished(
         ranks,
         workers: std::mem::take(&mut gather.workers),
         latency_depths: ends.iter().filter_map(|e| e.latency_depth).collect(),
+        steady: gather.steady.as_ref().map(|s| s.outcome(gather.interval)),
     }
 }
 
@@ -330,5 +347,6 @@ pub(super) fn failed_outcome(direct: bool, stop: StopReason) -> PhaseOutcome {
         ranks: Vec::new(),
         workers: Vec::new(),
         latency_depths: Vec::new(),
+        steady: None,
     }
 }

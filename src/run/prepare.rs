@@ -154,6 +154,7 @@ pub fn pass(
         setups: vec![setup],
         sync: None,
         per_worker: false,
+        steady: None,
     };
     let mut observer = Progress { done: 0, total, report: progress };
     let outcome = run_workers(run, &mut observer).outcome;

@@ -13,6 +13,7 @@ use super::data::DataSpec;
 use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
 use super::fio_info::FioJobInfo;
+use super::steady::SteadyStateSpec;
 use super::streams::StreamsSpec;
 use super::strided::StridedSpec;
 use super::values::{
@@ -254,6 +255,10 @@ pub struct PhaseSpec {
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub fio: Option<FioJobInfo>,
+    /// End the phase once its rate is steady (fio steadystate, `--steady-state`; TOML: `steady-state = 5`, or a
+    /// table, see `spec::steady`).
+    #[serde(default, skip_serializing, deserialize_with = "super::steady::deserialize_opt")]
+    pub steady_state: Option<SteadyStateSpec>,
 }
 
 fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -289,7 +294,7 @@ impl PhaseSpec {
                 align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
-                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue,
+                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, steady_state,
             ]
         };
         // Field by field inside the table too: a job's dedupe key keeps its [global]'s compression.

@@ -137,6 +137,8 @@ impl<'a> ClusterObserver<'a> {
             // Per-worker figures (fio's clones) are this rank's own; across ranks only the totals are merged.
             workers: Vec::new(),
             latency_depths: outcome.latency_depths.clone(),
+            // Each rank judges its own share's rate: the main rank's judgement is the one reported.
+            steady: outcome.steady.clone(),
         };
         let Some(main) = self.main.as_mut() else { return };
         // Saved once, with the per-rank rows: a save writes and syncs the whole result, and after SIGTERM the

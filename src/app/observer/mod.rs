@@ -339,6 +339,7 @@ impl ResultRecorder<'_> {
             started_at: rfc3339(outcome.started),
             workers: &outcome.workers,
             latency_depths: &outcome.latency_depths,
+            steady: outcome.steady.as_ref(),
         };
         let samples = phase_samples(start, end, self.devices.clone());
         let intervals = (state.series.points(), state.series.stride());

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 use super::direction::{Class, Options, direction, merged_bins, sync};
 use super::{Entry, Member, options_object};
 use crate::metrics::DEFAULT_PERCENTILES;
-use crate::results::{Depths, OpResult, RunStatus};
+use crate::results::{Depths, OpResult, RunStatus, SteadyOutcome, SteadyRule};
 
 /// What every entry needs from the whole document.
 pub(super) struct Context<'a> {
@@ -58,6 +58,9 @@ pub(super) fn job(entry: &Entry<'_>, context: &Context<'_>) -> Value {
     if let Some(description) = said("description").filter(|d| !d.is_empty()) {
         out.insert("desc".into(), json!(description));
     }
+    if let Some(steady) = &first.steady_state {
+        out.insert("steadystate".into(), steadystate(steady));
+    }
     Value::Object(out)
 }
 
@@ -77,6 +80,32 @@ fn latency_target(entry: &Entry<'_>, out: &mut Map<String, Value>) {
     out.insert("latency_target".into(), json!(t.map_or(0, |t| t.target_ns)));
     out.insert("latency_percentile".into(), json!(t.map_or(100.0, |t| t.percentile)));
     out.insert("latency_window".into(), json!(t.map_or(0, |t| t.window_us)));
+}
+
+/// fio's `steadystate` object (stat.c): the criterion as written, the window in seconds, whether it was
+/// attained, the last criterion value, and the window's IOPS and bandwidth (bytes/s) oldest first. streamcap
+/// judges a job's clones together, so each clone's entry carries the job's.
+fn steadystate(s: &SteadyOutcome) -> Value {
+    let percent = match s.rule {
+        SteadyRule::Deviation { percent, .. } | SteadyRule::Slope { percent, .. } => percent,
+        SteadyRule::Snia { .. } => true,
+    };
+    let ints = |v: &[f64]| v.iter().map(|x| x.round() as u64).collect::<Vec<u64>>();
+    let mean = |v: &[f64]| (v.iter().sum::<f64>() / v.len().max(1) as f64).round() as u64;
+    json!({
+        "ss": s.rule.label(),
+        "duration": (f64::from(s.window) * s.round_s).round() as u64,
+        "attained": u8::from(s.attained),
+        "criterion": format!("{:.6}{}", s.criterion, if percent { "%" } else { "" }),
+        "max_deviation": s.max_deviation,
+        "slope": s.slope,
+        "data": {
+            "bw_mean": mean(&s.bw),
+            "iops_mean": mean(&s.iops),
+            "iops": ints(&s.iops),
+            "bw": ints(&s.bw),
+        },
+    })
 }
 
 /// fio's `error`: the errno that stopped the job, 0 when nothing did.

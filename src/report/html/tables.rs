@@ -271,6 +271,9 @@ pub fn notices(result: &RunResult) -> String {
                 items.push(("implausible", format!("'{}', {}: {why}", p.name, d.activity.name)));
             }
         }
+        if let Some(steady) = &p.steady_state {
+            items.push(("steady state", format!("'{}': {}", p.name, super::super::steady::steady_words(steady))));
+        }
         if p.errors.count > 0 {
             items.push(("errors", format!("'{}' had {} failed operations", p.name, p.errors.count)));
             for e in p.errors.records.iter().take(5) {

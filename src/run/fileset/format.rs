@@ -98,6 +98,7 @@ pub fn format(
         setups,
         sync: None,
         per_worker: false,
+        steady: None,
     };
     let total: u64 = (0..plan.files).map(|f| plan.sizes.size_of(f, plan.seed)).sum();
     let mut observer = Progress { done: 0, total, report: progress };

@@ -74,6 +74,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
         setups,
         sync,
         per_worker: false,
+        steady: None,
     };
     run_workers(run, observer).outcome
 }

@@ -83,6 +83,7 @@ pub fn run_step(
             stonewall: false,
         }),
         per_worker: false,
+        steady: None,
     };
     let Ran { outcome, schedules } = run_workers(run, observer);
     for path in &ingest_paths {

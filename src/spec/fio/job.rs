@@ -20,6 +20,7 @@ use super::files::map_files;
 use super::mapping::{Job, Mapped};
 use super::options::{OptionError, Problems, Said};
 use super::rw::{map_block_sizes, map_rw, one_direction};
+use super::steady::map_steady;
 use super::values::FioSize;
 use super::verify::map_verify;
 use super::zones::map_zones;
@@ -79,8 +80,12 @@ pub(super) fn map_job(job: &Job, single: bool, notices: &mut Vec<String>, proble
     problems.take(map_zones(job, &mut phase));
     problems.take(map_random(job, &mut phase, notices));
     problems.take(map_reporting(job, &mut phase, notices));
+    phase.steady_state = problems.take(map_steady(job, notices)).flatten();
     refuse_unsupported(job, problems);
-    let interval = o.time("log_avg_msec").filter(|t| !t.is_zero());
+    // streamcap checks steady state once per reporting interval: fio's ss_interval sets it unless
+    // log_avg_msec does.
+    let check = o.time("steadystate_check_interval").filter(|_| phase.steady_state.is_some());
+    let interval = o.time("log_avg_msec").or(check).filter(|t| !t.is_zero());
     (problems.list.len() == before).then_some(Mapped { phase, target, interval })
 }
 
@@ -272,7 +277,7 @@ fn map_reporting(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) ->
 /// Options not supported yet.
 fn refuse_unsupported(job: &Job, problems: &mut Problems) {
     let o = &job.options;
-    for option in ["steadystate", "exitall_on_error"] {
+    for option in ["exitall_on_error"] {
         if let Some(said) = o.get(option) {
             problems.push(fail(said, option, "is not supported yet; remove it"));
         }

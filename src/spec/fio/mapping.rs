@@ -94,6 +94,10 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
         return None;
     }
     assign_groups(&jobs, &mut spec.phases, &listed(&global));
+    super::steady::check_groups(&jobs, &spec.phases, problems);
+    if !problems.is_empty() {
+        return None;
+    }
     for (phase, controls) in spec.phases.iter_mut().zip(controls) {
         if let Some(fio) = phase.fio.as_mut() {
             (fio.exit_all, fio.flow, fio.cmdprio) = (controls.exit_all, controls.flow, controls.cmdprio);

@@ -20,6 +20,7 @@ mod latency;
 mod mapping;
 mod options;
 mod rw;
+mod steady;
 mod table;
 mod values;
 mod verify;
@@ -29,6 +30,7 @@ use std::path::Path;
 
 pub use ini::{Host, SystemHost};
 use options::{MAX_SHOWN, OptionError, Problems};
+pub(super) use steady::parse_steady_criterion;
 
 use super::SpecError;
 use super::job::JobSpec;
