@@ -22,7 +22,7 @@ use crate::spec::{
 };
 use crate::units::Bytes;
 use crate::workload::BlockSizes;
-use crate::workload::fileset::{FileSizes, Placement, Selection, TreeShape};
+use crate::workload::fileset::{FileSizes, MAX_SHARED_TREE_FILES, Placement, Selection, TreeShape};
 
 /// Files one tree may hold (2^32: planning walks them once, and their state takes 1 GiB).
 pub const MAX_TREE_FILES: u64 = 1 << 32;
@@ -98,6 +98,8 @@ pub struct FileWorkloadPlan {
     pub seed: u64,
     /// getattr, delete and rmdir work on directories (fio dirstat), not files.
     pub dirs: bool,
+    /// Reads and writes may share a file with other threads (vdbench `fileio=(random,shared)`).
+    pub shared: bool,
 }
 
 /// Plans one file-set phase (trees and workloads); `last_max` is the plan index of the nearest earlier file-set
@@ -246,6 +248,14 @@ fn plan_workload(
     let xfer_spec = spec_w.xfersize.clone().unwrap_or(BlockSizeSpec::Fixed(defaults::BLOCK_SIZE));
     let direct = trees[tree].direct;
     let xfer = xfer_sizes(&xfer_spec, direct).map_err(|e| format!("{name}: {e}"))?;
+    let shared = spec_w.shared.unwrap_or(false);
+    if shared && trees[tree].files > MAX_SHARED_TREE_FILES {
+        return Err(format!(
+            "{name}: shared files keep a use count per file, and tree {} has {} files, more than the \
+             {MAX_SHARED_TREE_FILES} a shared workload may use: use fewer files",
+            trees[tree].name, trees[tree].files
+        ));
+    }
     let select = match spec_w.fileselect.unwrap_or(FileSelect::Random) {
         FileSelect::Random => Selection::Random,
         FileSelect::Sequential => Selection::Sequential,
@@ -265,6 +275,7 @@ fn plan_workload(
         skew: spec_w.skew.unwrap_or(100.0 / count),
         seed,
         dirs: spec_w.dirs.unwrap_or(false),
+        shared,
     })
 }
 
@@ -443,6 +454,7 @@ mod tests {
             threads: Some(64),
             skew: None,
             dirs: None,
+            shared: None,
         }
     }
 

@@ -27,6 +27,10 @@ pub struct FileOpsResult {
     pub formatted_dirs: u64,
     /// Time the format step took, seconds.
     pub format_s: f64,
+    /// The most threads that worked on one file at once: 1 unless a workload shares files (vdbench
+    /// `fileio=(random,shared)`), where it shows that they did. Absent when no file was used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub most_threads_on_one_file: Option<u32>,
 }
 
 /// One operation class.
@@ -107,6 +111,7 @@ pub fn file_ops_result(
         formatted_files: format.0,
         formatted_dirs: format.1,
         format_s: format.2.as_secs_f64(),
+        most_threads_on_one_file: None,
     }
 }
 

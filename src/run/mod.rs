@@ -66,6 +66,8 @@ pub trait RunObserver: Send {
     fn phase_finished(&mut self, _index: usize, _phase: &PhasePlan, _outcome: &PhaseOutcome) {}
     /// The format step of file-set phase `phase` is done (called before its workloads start).
     fn fileset_formatted(&mut self, _phase: usize, _report: &FormatReport) {}
+    /// The most threads of file-set phase `phase` that held one file at once (its workloads are over).
+    fn fileset_sharing(&mut self, _phase: usize, _most: u32) {}
     /// Stream phase `phase` takes its estimate (and its search's first count) from these raw rates.
     fn stream_estimate(&mut self, _phase: usize, _rates: RawRates) {}
     /// A step of stream phase `phase` is about to start with `count` viewers.

@@ -22,6 +22,7 @@
 //! fileselect = "random"
 //! fileio = "random"
 //! threads = 64
+//! # shared = true   # threads may work on one file at once (vdbench fileio=(random,shared))
 //! ```
 
 use std::fmt;
@@ -114,6 +115,10 @@ pub struct FileWorkloadSpec {
     /// getattr, delete and rmdir on the tree's directories rather than its files (fio dirstat). Default: files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirs: Option<bool>,
+    /// Several threads of this workload may read and write one file at the same time (vdbench
+    /// `fileio=(random,shared)`); needs `fileio = "random"`. Default: each thread has its file to itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<bool>,
 }
 
 /// File sizes of a tree.
@@ -403,6 +408,11 @@ impl FileSetPhaseSpec {
             }
             if w.threads == Some(0) {
                 return Err(format!("{label}: threads must be at least 1"));
+            }
+            if w.shared == Some(true) && w.fileio != Some(FileIo::Random) {
+                return Err(format!(
+                    "{label}: shared = true lets threads do random I/O to one file at once; it needs fileio = \"random\""
+                ));
             }
         }
         Ok(())

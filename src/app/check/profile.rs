@@ -207,6 +207,7 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
                     threads: Some(4),
                     skew: None,
                     dirs: None,
+                    shared: None,
                 })
                 .into_iter()
                 .collect(),

@@ -252,6 +252,13 @@ impl RunObserver for ClusterObserver<'_> {
         self.session.cluster.send(0, Self::key(kind::REPORT, index), bytes);
     }
 
+    fn fileset_sharing(&mut self, phase: usize, most: u32) {
+        self.local.fileset_sharing(phase, most);
+        if let Some(main) = self.main.as_mut() {
+            main.fileset_sharing(phase, most);
+        }
+    }
+
     fn fileset_formatted(&mut self, phase: usize, report: &FormatReport) {
         self.local.fileset_formatted(phase, report);
         if let Some(main) = self.main.as_mut() {

@@ -66,6 +66,8 @@ pub struct ResultRecorder<'a> {
     pub vdbench_lines: bool,
     /// What the format step of the current file-set phase did.
     formatted: FormatReport,
+    /// The most threads on one file in the file-set phase running (0: none reported).
+    most_on_one_file: u32,
     /// Stream phases being followed, by plan index.
     streams: BTreeMap<usize, streams::StreamPhase>,
     /// Called on the result before every save (a command that derives a summary from the phases).
@@ -116,6 +118,7 @@ impl<'a> ResultRecorder<'a> {
             output_error: None,
             vdbench_lines: matches!(plan.origin, SpecOrigin::Vdbench { .. }),
             formatted: FormatReport::default(),
+            most_on_one_file: 0,
             streams: BTreeMap::new(),
             on_save: None,
             header: None,
@@ -210,6 +213,11 @@ impl RunObserver for ResultRecorder<'_> {
             self.progress.ramp();
         }
         self.formatted = FormatReport::default();
+        self.most_on_one_file = 0;
+    }
+
+    fn fileset_sharing(&mut self, _phase: usize, most: u32) {
+        self.most_on_one_file = most;
     }
 
     fn fileset_formatted(&mut self, _phase: usize, report: &FormatReport) {
@@ -353,6 +361,9 @@ impl ResultRecorder<'_> {
                 &fs.requested_classes(),
                 (f.files, f.dirs, f.took),
             ));
+            if let Some(ops) = result.file_ops.as_mut() {
+                ops.most_threads_on_one_file = (self.most_on_one_file > 0).then_some(self.most_on_one_file);
+            }
         }
         if let Some(mut s) = self.streams.remove(&index) {
             s.finished(outcome.direct);

@@ -20,7 +20,7 @@ use crate::run::prepare::Progress;
 use crate::run::worker_setup::{AnySchedule, SetUp, WorkerSettings};
 use crate::units::Bytes;
 use crate::workload::BlockSizes;
-use crate::workload::fileset::{BitSet, Selection};
+use crate::workload::fileset::{BitSet, FileClaims, Selection};
 
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
@@ -78,7 +78,7 @@ pub fn format(
     }
     let workload = format_workload(plan);
     let threads = workload.threads;
-    let (files_busy, dirs_busy) = (BitSet::new(plan.files, false), BitSet::new(plan.dirs, false));
+    let (files_busy, dirs_busy) = (FileClaims::new(plan.files, false), BitSet::new(plan.dirs, false));
     let settings = WorkerSettings { batch: 1, ..WorkerSettings::default() };
     let setups: Vec<SetUp<'_>> = (0..threads)
         .map(|t| {
@@ -137,6 +137,7 @@ fn format_workload(plan: &TreePlan) -> FileWorkloadPlan {
         skew: 0.0,
         seed: 0xF11E,
         dirs: false,
+        shared: false,
     }
 }
 

@@ -32,18 +32,21 @@ impl FileSetSchedule<'_> {
         }
     }
 
-    /// Picks a file (or directory) whose existence is `want`, and claims it. `Again` when every candidate was
-    /// busy; `Done` when there is none left.
+    /// Picks a file (or directory) whose existence is `want`, and claims it: alone, or — the reads and writes of
+    /// a shared workload — together with other sharers. `Again` when every candidate was busy; `Done` when there
+    /// is none left.
     fn pick(&mut self, want: bool, dirs: bool) -> Result<u64, Step> {
-        let (exists, busy, selector) = if dirs {
-            (&*self.s.state.dirs, self.s.dirs_busy, &mut self.dirs)
-        } else {
-            (&*self.s.state.files, self.s.files_busy, &mut self.files)
-        };
-        let once = self.s.workload.select == Selection::Once || self.format.is_some();
+        let w = self.s.workload;
+        let share = !dirs && w.shared && self.format.is_none() && matches!(w.operation, FileOp::Read | FileOp::Write);
+        let (files_busy, dirs_busy) = (self.s.files_busy, self.s.dirs_busy);
+        let claim = |i| if dirs { dirs_busy.claim(i) } else { files_busy.claim(i, share) };
+        let release = |i| if dirs { dirs_busy.set(i, false) } else { files_busy.release(i) };
+        let (exists, selector) =
+            if dirs { (&*self.s.state.dirs, &mut self.dirs) } else { (&*self.s.state.files, &mut self.files) };
+        let once = w.select == Selection::Once || self.format.is_some();
         for _ in 0..16 {
             let Some(mut i) = selector.next(&mut self.rng) else { return Err(Step::Done) };
-            if dirs && self.s.workload.operation == FileOp::Rmdir {
+            if dirs && w.operation == FileOp::Rmdir {
                 // Deepest directories first, so that parents are empty by the time they come up.
                 i = exists.len() - 1 - i;
             }
@@ -53,11 +56,11 @@ impl FileSetSchedule<'_> {
                     None => return Err(Step::Done),
                 }
             }
-            if exists.get(i) == want && busy.claim(i) {
+            if exists.get(i) == want && claim(i) {
                 if exists.get(i) == want {
                     return Ok(i);
                 }
-                busy.set(i, false);
+                release(i);
             }
         }
         Err(Step::Again)
@@ -98,11 +101,11 @@ impl FileSetSchedule<'_> {
             }
             Ok(Err(e)) => {
                 self.fail(ctx, OpClass::Open, &io::Error::other(e.to_string()));
-                self.s.files_busy.set(file, false);
+                self.s.files_busy.release(file);
             }
             Err(e) => {
                 self.fail(ctx, OpClass::Open, &e);
-                self.s.files_busy.set(file, false);
+                self.s.files_busy.release(file);
             }
         }
         Step::Again
@@ -119,7 +122,7 @@ impl FileSetSchedule<'_> {
         let restart = self.format == Some(true);
         if restart && std::fs::metadata(&self.path).is_ok_and(|m| m.len() >= size) {
             self.s.state.files.set(file, true);
-            self.s.files_busy.set(file, false);
+            self.s.files_busy.release(file);
             return Step::Again;
         }
         let create = if restart { Create::Truncate } else { Create::New };
@@ -136,11 +139,11 @@ impl FileSetSchedule<'_> {
             }
             Ok(Err(e)) => {
                 self.fail(ctx, OpClass::Create, &io::Error::other(e.to_string()));
-                self.s.files_busy.set(file, false);
+                self.s.files_busy.release(file);
             }
             Err(e) => {
                 self.fail(ctx, OpClass::Create, &e);
-                self.s.files_busy.set(file, false);
+                self.s.files_busy.release(file);
             }
         }
         Step::Again
@@ -232,7 +235,7 @@ impl FileSetSchedule<'_> {
                     Some(t)
                 }
                 Err(step) => {
-                    self.s.files_busy.set(file, false);
+                    self.s.files_busy.release(file);
                     return step;
                 }
             },
@@ -252,9 +255,9 @@ impl FileSetSchedule<'_> {
                 Err(e) => self.fail(ctx, class, &e),
             }
         }
-        self.s.files_busy.set(file, false);
+        self.s.files_busy.release(file);
         if let Some(t) = target {
-            self.s.files_busy.set(t, false);
+            self.s.files_busy.release(t);
         }
         Step::Again
     }

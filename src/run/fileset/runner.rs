@@ -16,7 +16,7 @@ use crate::run::phase::{PhaseRun, SeriesStart, run_workers};
 use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::run::{PhaseOutcome, RunObserver};
 use crate::workload::Rng;
-use crate::workload::fileset::BitSet;
+use crate::workload::fileset::{BitSet, FileClaims};
 
 pub struct Inputs<'a> {
     pub index: usize,
@@ -35,8 +35,13 @@ pub struct Inputs<'a> {
 pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> PhaseOutcome {
     let Inputs { index, phase, fileset, states, rate, interval, interrupted, sync } = inputs;
     let direct = states.iter().any(|s| s.direct);
-    let busy: Vec<(BitSet, BitSet)> =
-        fileset.trees.iter().map(|t| (BitSet::new(t.files, false), BitSet::new(t.dirs, false))).collect();
+    // A use count per file only on trees a shared workload works on (see `FileClaims`).
+    let busy: Vec<(FileClaims, BitSet)> = (fileset.trees.iter().enumerate())
+        .map(|(i, t)| {
+            let sharing = fileset.workloads.iter().any(|w| w.tree == i && w.shared);
+            (FileClaims::new(t.files, sharing), BitSet::new(t.dirs, false))
+        })
+        .collect();
     let total_skew: f64 = fileset.workloads.iter().map(|w| w.skew).sum::<f64>().max(1e-9);
     let mut setups: Vec<SetUp<'_>> = Vec::new();
     for w in &fileset.workloads {
@@ -73,10 +78,14 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
         series: SeriesStart::default(),
         setups,
         sync,
-        per_worker: false,
+        // With shared files, each thread's own figures show that every one of them worked.
+        per_worker: fileset.workloads.iter().any(|w| w.shared),
         steady: None,
     };
-    run_workers(run, observer).outcome
+    let outcome = run_workers(run, observer).outcome;
+    let most = busy.iter().map(|b| b.0.most()).max().unwrap_or(0);
+    observer.fileset_sharing(index, most);
+    outcome
 }
 
 /// One file-set thread: an engine with one transfer in flight (vdbench's threads are synchronous) and one place

@@ -4,8 +4,9 @@
 //! Data transfers go through the engine like every other read and write (so file sets get io_uring and direct
 //! I/O); the open file sits in the engine's file table (slot 0) while its transfers are in flight. Metadata
 //! operations (open, create, mkdir, stat …) are system calls the schedule makes itself and records through the
-//! core. Nothing is allocated per operation: paths are written into reused `String`s. Threads claim a file in
-//! a shared bitset before they touch it, so no two threads work on the same file at once.
+//! core. Nothing is allocated per operation: paths are written into reused `String`s. Threads claim a file
+//! before they touch it (`FileClaims`): alone, so no two threads work on the same file at once, or — the reads
+//! and writes of a shared workload, vdbench's `fileio=(random,shared)` — together with other sharers.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -15,7 +16,7 @@ use crate::engine::OpKind;
 use crate::metrics::OpClass;
 use crate::plan::{FileIo, FileOp, FileWorkloadPlan, TreePlan};
 use crate::run::core::{Ctx, Failure, Io, Next, Schedule};
-use crate::workload::fileset::{BitSet, FileSelector};
+use crate::workload::fileset::{BitSet, FileClaims, FileSelector};
 use crate::workload::{Rng, SizePicker};
 
 /// The shared state one thread's schedule works on.
@@ -24,7 +25,7 @@ pub struct Shared<'a> {
     pub tree: &'a TreePlan,
     pub state: &'a TreeState,
     /// Files and directories some thread is working on.
-    pub files_busy: &'a BitSet,
+    pub files_busy: &'a FileClaims,
     pub dirs_busy: &'a BitSet,
 }
 
@@ -139,7 +140,7 @@ impl<'a> FileSetSchedule<'a> {
             drop(file);
         }
         ctx.record(OpClass::Close, 0, started, Instant::now(), None);
-        self.s.files_busy.set(open.index, false);
+        self.s.files_busy.release(open.index);
     }
 
     /// A failed metadata operation on the current path.
@@ -184,7 +185,7 @@ impl Schedule for FileSetSchedule<'_> {
     fn finish(&mut self, _now: Duration) {
         // The engine closes the file when it is dropped; only the claim is ours to release.
         if let Some(open) = self.open.take() {
-            self.s.files_busy.set(open.index, false);
+            self.s.files_busy.release(open.index);
         }
     }
 

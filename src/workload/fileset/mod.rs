@@ -5,11 +5,13 @@
 //! Nothing here holds a path per file. A tree of a million files is three integers and a root; a name is computed
 //! from its index when it is needed, into a buffer the caller reuses.
 
+mod claims;
 mod select;
 mod sizes;
 mod state;
 mod tree;
 
+pub use claims::{FileClaims, MAX_SHARED_TREE_FILES};
 pub use select::{FileSelector, Selection};
 pub use sizes::FileSizes;
 pub use state::BitSet;
