@@ -175,3 +175,5 @@ fn read(path: &Path, text: &str, options: &ReadOptions, problems: &mut Problems)
 mod tests;
 #[cfg(test)]
 mod tests_mix;
+#[cfg(test)]
+mod tests_shared;

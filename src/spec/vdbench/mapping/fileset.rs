@@ -9,8 +9,8 @@ use super::timing::{Rate, RatedPhase, Timing, curve, rated, rd_rate};
 use super::words::*;
 use super::*;
 use crate::spec::fileset::{
-    FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec, FormatMode,
-    OpRateSpec,
+    FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
+    FormatMode, OpRateSpec,
 };
 use crate::units::Bytes;
 impl<'a> Mapper<'a> {
@@ -26,11 +26,7 @@ impl<'a> Mapper<'a> {
                 ("count", "repeated fsds (count=)"),
             ],
         )?;
-        if let Some((w, p)) = words(fsd, "shared")?
-            && w.iter().any(|w| w.to_ascii_lowercase().starts_with('y'))
-        {
-            return Err(fail(fsd, p, "fsds shared between hosts (shared=yes) are not supported yet".into()));
-        }
+        shared_fsd(fsd)?;
         let dir = self.anchor_dir(fsd)?;
         if self.target.is_none() {
             self.target = Some(dir.clone());
@@ -102,6 +98,7 @@ impl<'a> Mapper<'a> {
         )?;
         let hosts = self.hosts.of(fwd)?.len() as u32;
         let fsds = self.named(fwd, "fsd", Kind::Fsd)?;
+        refuse_hosts_on_unshared(fwd, &fsds, hosts)?;
         let mut flags = OpenFlags::default();
         openflags(fwd, &mut flags)?;
         for fsd in &fsds {
@@ -123,10 +120,7 @@ impl<'a> Mapper<'a> {
             None => FileSelect::Sequential,
             Some((w, p)) => file_select(&w).map_err(|m| fail(fwd, p, m))?,
         };
-        let fileio = match words(fwd, "fileio")? {
-            None => None,
-            Some((w, p)) => Some(file_io(&w).map_err(|m| fail(fwd, p, m))?),
-        };
+        let (fileio, shared) = fwd_file_io(fwd, fileselect, hosts)?;
         let (threads, skew) =
             (threads(fwd)?, one_number(fwd, "skew", Units::Size, "a percentage")?.filter(|s| *s != 0.0));
         let one = FileWorkloadSpec {
@@ -140,6 +134,7 @@ impl<'a> Mapper<'a> {
             threads,
             skew,
             dirs: None,
+            shared: shared.then_some(true),
         };
         Ok(spread(one, &fsds, hosts))
     }
@@ -149,7 +144,7 @@ impl<'a> Mapper<'a> {
         let fwds = self.named(rd, "fwd", Kind::Fwd)?;
         let mut trees = Vec::new();
         let mut workloads = Vec::new();
-        for fwd in fwds {
+        for &fwd in &fwds {
             workloads.extend(self.workload(fwd, &mut trees)?);
         }
         let mut flags = OpenFlags::default();
@@ -165,6 +160,7 @@ impl<'a> Mapper<'a> {
                 _ => return Err(fail(rd, p, "format takes one of yes, no, restart, only, once, clean".into())),
             },
         };
+        self.refuse_format_on_shared(rd, &fwds, format)?;
         let rate = rd_rate(rd, "fwdrate")?;
         let points = curve(rd)?;
         let loops = expand::loops(rd)?;
@@ -179,6 +175,32 @@ impl<'a> Mapper<'a> {
             phases.extend(rated.into_iter().map(|point| point_phase(point, &fileset, timing)));
         }
         Ok(phases)
+    }
+
+    /// vdbench refuses format=yes (also only, once, directories) on an rd whose fwds use a shared fsd
+    /// (`RD_entry.createFormatList`): one host still deleting the old tree could delete what another has just
+    /// created. It formats such an fsd in two steps, clean and then restart.
+    fn refuse_format_on_shared(&self, rd: &Record, fwds: &[&Record], format: FormatMode) -> Result<(), VdbError> {
+        if matches!(format, FormatMode::No | FormatMode::Restart | FormatMode::Clean) {
+            return Ok(());
+        }
+        for fwd in fwds {
+            for fsd in self.named(fwd, "fsd", Kind::Fsd)? {
+                if shared_fsd(fsd)? {
+                    let p = rd.get("format").expect("format= was given, as it is not no");
+                    return Err(fail(
+                        rd,
+                        p,
+                        format!(
+                            "format={format} is not allowed on fsd={}, which is shared (shared=yes), as in vdbench: \
+                             format it in two steps, an rd with format=clean and then one with format=restart",
+                            fsd.name
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// What an rd that runs fwds cannot take: raw-I/O keywords, and what streamcap does not do yet.
@@ -224,6 +246,75 @@ fn point_phase(point: RatedPhase, fileset: &FileSetPhaseSpec, timing: Timing) ->
         fileset: Some(Box::new(FileSetPhaseSpec { rate: Some(rate), ..fileset.clone() })),
         ..PhaseSpec::default()
     }
+}
+
+/// vdbench runs several hosts on one fsd only with shared=yes (`RD_entry`: "Multiple hosts may only be requested
+/// for an FSD when 'shared=yes' is specified").
+fn refuse_hosts_on_unshared(fwd: &Record, fsds: &[&Record], hosts: u32) -> Result<(), VdbError> {
+    if hosts > 1
+        && let Some(fsd) = fsds.iter().find(|f| !matches!(shared_fsd(f), Ok(true)))
+    {
+        return Err(VdbError::at(
+            &fwd.at,
+            format!(
+                "{}: {hosts} hosts on fsd={}, which is not shared: vdbench runs several hosts on one fsd only \
+                 with shared=yes on the fsd (each host then uses its own part of the files)",
+                fwd.label(),
+                fsd.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// An fwd's fileio= (random or sequential; `None` when not given) and whether its threads share files.
+fn fwd_file_io(fwd: &Record, select: FileSelect, hosts: u32) -> Result<(Option<FileIo>, bool), VdbError> {
+    let Some((w, p)) = words(fwd, "fileio")? else { return Ok((None, false)) };
+    let (io, shared) = file_io(&w).map_err(|m| fail(fwd, p, m))?;
+    if shared {
+        shared_file_io(fwd, p, select, hosts)?;
+    }
+    Ok((Some(io), shared))
+}
+
+/// An fsd's `shared=` (yes or no, by first letter as vdbench reads it). vdbench's shared=yes lets several hosts
+/// (slaves) use one fsd, each its every n-th file (`FileAnchor.createFileList`). streamcap runs every host of a
+/// file as threads of one run on one tree, where each thread claims the file it works on, so no two hosts use a
+/// file at once here either; with one host shared=yes changes nothing.
+fn shared_fsd(fsd: &Record) -> Result<bool, VdbError> {
+    let Some((w, p)) = words(fsd, "shared")? else { return Ok(false) };
+    match w.as_slice() {
+        [one] if one.to_ascii_lowercase().starts_with('y') => Ok(true),
+        [one] if one.to_ascii_lowercase().starts_with('n') => Ok(false),
+        _ => Err(fail(fsd, p, "expected shared=yes or shared=no".into())),
+    }
+}
+
+/// What vdbench 5.04 allows with fileio=(random,shared), which lets the threads of an fwd do random I/O to one
+/// file at once (`FwdEntry`, `FileEntry.setFileBusy`): it needs the files taken in turn (fileselect=random is
+/// refused, "mutually exclusive"); vdbench does not require fsd shared=yes for it. Several hosts sharing files
+/// among their own threads only is not built (streamcap runs all hosts' threads as one workload).
+fn shared_file_io(fwd: &Record, p: &Param, select: FileSelect, hosts: u32) -> Result<(), VdbError> {
+    if matches!(select, FileSelect::Random | FileSelect::Skewed(_)) {
+        return Err(fail(
+            fwd,
+            p,
+            "fileio=(random,shared) and fileselect=random are mutually exclusive, as in vdbench: use \
+             fileselect=sequential (vdbench's default), so that the threads take the files in turn"
+                .into(),
+        ));
+    }
+    if hosts > 1 {
+        return Err(fail(
+            fwd,
+            p,
+            format!(
+                "fileio=(random,shared) on {hosts} hosts is not supported yet: vdbench shares a file among the \
+                 threads of one host only, and streamcap runs every host's threads as one workload"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// An fsd's distribution= (where the files go: the bottom directories, or all).

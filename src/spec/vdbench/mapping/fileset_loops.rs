@@ -6,7 +6,7 @@ use super::super::expand::Loop;
 use super::timing::{Rate, rate_of};
 use super::words::{bytes, file_io, file_select, loop_err, loop_num};
 use crate::spec::BlockSizeSpec;
-use crate::spec::fileset::{FileOp, FileSizeSpec, FileTreeSpec, FileWorkloadSpec};
+use crate::spec::fileset::{FileIo, FileOp, FileSizeSpec, FileTreeSpec, FileWorkloadSpec};
 use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::model::Record;
 use crate::spec::vdbench::values::Item;
@@ -102,8 +102,12 @@ fn word_loop(l: &Loop, rd: &Record, word: &str, workloads: &mut [FileWorkloadSpe
             workloads.iter_mut().for_each(|w| w.operation = Some(op));
         }
         "forfileio" => {
-            let io = file_io(&[word.to_string()]).map_err(|m| loop_err(l, rd, m))?;
-            workloads.iter_mut().for_each(|w| w.fileio = Some(io));
+            let (io, _) = file_io(&[word.to_string()]).map_err(|m| loop_err(l, rd, m))?;
+            // Sharing comes with random I/O only (fileio=(random,shared)): a sequential pass stops it.
+            workloads.iter_mut().for_each(|w| {
+                w.fileio = Some(io);
+                w.shared = w.shared.filter(|_| io == FileIo::Random);
+            });
         }
         "forfileselect" => {
             let select = file_select(&[word.to_string()]).map_err(|m| loop_err(l, rd, m))?;

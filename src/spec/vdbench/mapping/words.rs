@@ -120,12 +120,25 @@ pub(super) fn file_sizes(items: &[Item]) -> Result<FileSizeSpec, String> {
     }
 }
 
-pub(super) fn file_io(words: &[String]) -> Result<FileIo, String> {
+/// An fwd's `fileio=`: random or sequential, and whether threads share files. As vdbench 5.04's
+/// `FwdEntry.fileIoParameters`: `shared` only after `random` (`(sequential,shared)` is an invalid fileio there),
+/// `delete` only after `sequential`, each word as a prefix.
+pub(super) fn file_io(words: &[String]) -> Result<(FileIo, bool), String> {
+    let is = |word: &str, full: &str| !word.is_empty() && full.starts_with(&word.to_ascii_lowercase());
     match words {
-        [one] if !one.is_empty() && "random".starts_with(&one.to_ascii_lowercase()) => Ok(FileIo::Random),
-        [one] if !one.is_empty() && "sequential".starts_with(&one.to_ascii_lowercase()) => Ok(FileIo::Sequential),
-        [_, second] => Err(format!("fileio with '{second}' (shared files, delete before write) is not supported yet")),
-        _ => Err("expected random or sequential".into()),
+        [one] if is(one, "random") => Ok((FileIo::Random, false)),
+        [one] if is(one, "sequential") => Ok((FileIo::Sequential, false)),
+        [one, two] if is(one, "random") && is(two, "shared") => Ok((FileIo::Random, true)),
+        [one, two] if is(one, "sequential") && is(two, "delete") => {
+            Err("fileio=(sequential,delete) (delete before write) is not supported yet".into())
+        }
+        [one, two] if is(one, "sequential") && is(two, "shared") => Err(
+            "vdbench shares files only for random I/O: fileio=(random,shared); (sequential,shared) is not a fileio \
+             vdbench accepts"
+                .into(),
+        ),
+        [_, two] => Err(format!("'{two}' is not a fileio option: expected (random,shared) or (sequential,delete)")),
+        _ => Err("expected random, sequential or (random,shared)".into()),
     }
 }
 
