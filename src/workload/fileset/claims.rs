@@ -66,7 +66,10 @@ impl FileClaims {
         if users == 0 {
             return false;
         }
-        self.most.fetch_max(u32::from(users), Ordering::Relaxed);
+        // Read first: the write (a shared cache line every thread touches) happens only when the figure grows.
+        if u32::from(users) > self.most.load(Ordering::Relaxed) {
+            self.most.fetch_max(u32::from(users), Ordering::Relaxed);
+        }
         true
     }
 

@@ -251,18 +251,21 @@ fn point_phase(point: RatedPhase, fileset: &FileSetPhaseSpec, timing: Timing) ->
 /// vdbench runs several hosts on one fsd only with shared=yes (`RD_entry`: "Multiple hosts may only be requested
 /// for an FSD when 'shared=yes' is specified").
 fn refuse_hosts_on_unshared(fwd: &Record, fsds: &[&Record], hosts: u32) -> Result<(), VdbError> {
-    if hosts > 1
-        && let Some(fsd) = fsds.iter().find(|f| !matches!(shared_fsd(f), Ok(true)))
-    {
-        return Err(VdbError::at(
-            &fwd.at,
-            format!(
-                "{}: {hosts} hosts on fsd={}, which is not shared: vdbench runs several hosts on one fsd only \
-                 with shared=yes on the fsd (each host then uses its own part of the files)",
-                fwd.label(),
-                fsd.name
-            ),
-        ));
+    if hosts < 2 {
+        return Ok(());
+    }
+    for fsd in fsds {
+        if !shared_fsd(fsd)? {
+            return Err(VdbError::at(
+                &fwd.at,
+                format!(
+                    "{}: {hosts} hosts on fsd={}, which is not shared: vdbench runs several hosts on one fsd only \
+                     with shared=yes on the fsd (each host then uses its own part of the files)",
+                    fwd.label(),
+                    fsd.name
+                ),
+            ));
+        }
     }
     Ok(())
 }
