@@ -98,3 +98,27 @@ fn validate_yes_verifies_every_block_written_and_read() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("validate= checks raw (sd/wd) runs"));
 }
+
+/// vdbench's maxdata below 100 is passes over the luns: maxdata=2 on an 8 MiB lun writes 16 MiB and ends there,
+/// long before its elapsed time.
+#[test]
+fn maxdata_below_100_is_passes_over_the_luns() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("m.vdb");
+    std::fs::write(
+        &job,
+        format!(
+            "sd=sd1,lun={},size=8m\nwd=wd1,sd=sd1,xfersize=64k,rdpct=0,seekpct=0\n\
+             rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1,maxdata=2\n",
+            dir.path().join("lun").display()
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let out = streamcap().args(["run", "--quiet", "--job"]).arg(&job).arg("--json").arg(&json).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let phase = &common::read_json(&json)["phases"][0];
+    assert_eq!(phase["status"], "completed");
+    assert_eq!(phase["write"]["bytes"].as_u64(), Some(16 << 20), "{}", phase["write"]);
+    assert!(phase["duration_s"].as_f64().unwrap() < 600.0);
+}
