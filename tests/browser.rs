@@ -202,8 +202,15 @@ fn visit(browser: &mut Browser, page: &Path, shot: (u32, u32)) -> Visit {
         .map(|e| e["params"]["request"]["url"].as_str().unwrap_or_default().to_string())
         .filter(|u| *u != url)
         .collect();
-    let mut errors: Vec<String> = Vec::new();
-    for e in &mine {
+    let errors = page_errors(&mine);
+    browser.call(None, "Target.closeTarget", json!({ "targetId": target["targetId"] }));
+    Visit { requests, errors, charts, backgrounds: [light, dark, print], png }
+}
+
+/// Console errors, uncaught exceptions and error log entries among a page's events.
+fn page_errors(events: &[&Value]) -> Vec<String> {
+    let mut errors = Vec::new();
+    for e in events {
         let p = &e["params"];
         match e["method"].as_str().unwrap_or_default() {
             "Runtime.consoleAPICalled" if p["type"] == "error" => errors.push(p["args"].to_string()),
@@ -212,8 +219,7 @@ fn visit(browser: &mut Browser, page: &Path, shot: (u32, u32)) -> Visit {
             _ => {}
         }
     }
-    browser.call(None, "Target.closeTarget", json!({ "targetId": target["targetId"] }));
-    Visit { requests, errors, charts, backgrounds: [light, dark, print], png }
+    errors
 }
 
 fn screenshot(browser: &mut Browser, s: Option<&str>, (w, h): (u32, u32)) -> Vec<u8> {
@@ -300,6 +306,22 @@ fn marks<'a>(v: &'a Visit, id: &str) -> &'a [String] {
     &chart(v, id).4
 }
 
+/// The sweep report: one chart per pass; two records × buffered and direct in each; the cliff, the RAM and (on
+/// the read passes) the device's speed drawn as marks whose labels sit inside the plot.
+fn sweep_report_draws_every_pass(browser: &mut Browser, dir: &Path) {
+    let sweep = visit(browser, &report(dir, "sweep", &[&fixture("sweep-v1.json")]), (1100, 1500));
+    assert_clean("sweep", &sweep);
+    let passes = ["sweep-reread", "sweep-write", "sweep-rewrite", "sweep-read", "sweep-random"];
+    assert_eq!(sweep.charts.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), passes);
+    for id in passes {
+        assert_eq!(series(&sweep, id), 4, "{id}");
+        let labels = marks(&sweep, id);
+        assert!(labels.contains(&"cliff: RAM up to 64 MiB, disk from 256 MiB".to_string()), "{id}: {labels:?}");
+        assert!(labels.contains(&"effective RAM 128 MiB".to_string()), "{id}: {labels:?}");
+    }
+    assert!(marks(&sweep, "sweep-reread").contains(&"device (direct reads) 102 MB/s".to_string()));
+}
+
 #[test]
 fn chromium_renders_every_report_kind_offline_with_every_chart_drawn() {
     let Some(binary) = chromium() else {
@@ -339,19 +361,7 @@ fn chromium_renders_every_report_kind_offline_with_every_chart_drawn() {
         assert_eq!(series(&compare, id), 2, "{id}");
     }
 
-    let sweep = visit(&mut browser, &report(dir.path(), "sweep", &[&fixture("sweep-v1.json")]), (1100, 1500));
-    assert_clean("sweep", &sweep);
-    // One chart per pass; two records × buffered and direct in each; the cliff, the RAM and (on the read passes)
-    // the device's speed drawn as marks whose labels sit inside the plot.
-    let passes = ["sweep-reread", "sweep-write", "sweep-rewrite", "sweep-read", "sweep-random"];
-    assert_eq!(sweep.charts.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), passes);
-    for id in passes {
-        assert_eq!(series(&sweep, id), 4, "{id}");
-        let labels = marks(&sweep, id);
-        assert!(labels.contains(&"cliff: RAM up to 64 MiB, disk from 256 MiB".to_string()), "{id}: {labels:?}");
-        assert!(labels.contains(&"effective RAM 128 MiB".to_string()), "{id}: {labels:?}");
-    }
-    assert!(marks(&sweep, "sweep-reread").contains(&"device (direct reads) 102 MB/s".to_string()));
+    sweep_report_draws_every_pass(&mut browser, dir.path());
 
     let cache = visit(&mut browser, &report(dir.path(), "cache", &[&fixture("cache-v1.json")]), (1100, 1500));
     assert_clean("cache", &cache);

@@ -71,7 +71,6 @@ fn a_directory_gets_every_plateau_alone_and_under_load() {
     let writes: u64 = loads.iter().map(|l| l["write"]["ops"].as_u64().unwrap_or(0)).sum();
     let reads: u64 = loads.iter().map(|l| l["read"]["ops"].as_u64().unwrap_or(0)).sum();
     assert!(writes > 0 && reads > writes, "randrw:70 reads and writes: {reads} reads, {writes} writes");
-
     let again = streamcap().arg("report").arg(&json).output().unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("what it means for serving"));
     streamcap()

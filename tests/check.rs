@@ -39,7 +39,41 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
 
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["status"], "completed");
-    let check = &r["check"];
+    assert_check_figures(&r["check"]);
+    // One plan: the raw phases, the small-file phases, the two raw-rate phases of the estimate and a stream
+    // phase per format, numbered in order in one result.
+    let phases = r["phases"].as_array().unwrap();
+    let indices: Vec<u64> = phases.iter().map(|p| p["index"].as_u64().unwrap()).collect();
+    assert_eq!(indices, (0..phases.len() as u64).collect::<Vec<_>>());
+    assert_eq!(phases.len(), 13);
+    assert_eq!(phases[4]["name"], "page cache");
+    assert_eq!(
+        (phases[4]["direct"].as_bool(), phases[4]["read"]["ops"].as_u64().is_some_and(|n| n > 0)),
+        (Some(false), true)
+    );
+    // The cache section: the plateaus as `streamcap cache` labels them, and where the streams were served from.
+    let cache = &r["check"]["cache"];
+    let kinds: Vec<&str> = cache["plateaus"].as_array().unwrap().iter().map(|p| p["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["page_cache", "media", "access_time"]);
+    assert!(cache["plateaus"].as_array().unwrap().iter().all(|p| p["streams_bound"].as_f64().unwrap() > 0.0));
+    assert!(["page_cache", "device_cache", "media"].contains(&cache["served_from"].as_str().unwrap()), "{cache}");
+    assert!(cache["viewer_bytes"].as_u64().unwrap() > 0, "{cache}");
+    assert!(phases[6]["file_ops"].is_object());
+    let streams: Vec<&str> =
+        phases.iter().filter(|p| p["streams"].is_object()).map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(streams, ["streams 2160p-remux", "streams 2160p-hevc", "streams 1080p"]);
+    let hint = assert_planner_line(&r, &stdout);
+
+    // `report` prints the check summary again, the planner's line too.
+    streamcap().arg("report").arg(&json).assert().success().stdout(
+        predicate::str::contains("streams sustained")
+            .and(predicate::str::contains("2160p remux"))
+            .and(predicate::str::contains(hint.as_str())),
+    );
+}
+
+/// The check section's figures: the raw rates, the small files and a verdict row per format.
+fn assert_check_figures(check: &Value) {
     assert_eq!(check["profile"], "quick");
     assert_eq!(check["partial"], false);
     assert!(check["sequential"]["write_mbps"].as_f64().unwrap() > 0.0);
@@ -60,45 +94,19 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
         assert!(v["limited_by"].as_str().is_some_and(|s| !s.is_empty()));
         assert!(v["estimate"]["streams"].as_u64().is_some(), "{v}");
     }
-    // One plan: the raw phases, the small-file phases, the two raw-rate phases of the estimate and a stream
-    // phase per format, numbered in order in one result.
-    let phases = r["phases"].as_array().unwrap();
-    let indices: Vec<u64> = phases.iter().map(|p| p["index"].as_u64().unwrap()).collect();
-    assert_eq!(indices, (0..phases.len() as u64).collect::<Vec<_>>());
-    assert_eq!(phases.len(), 13);
-    assert_eq!(phases[4]["name"], "page cache");
-    assert_eq!(
-        (phases[4]["direct"].as_bool(), phases[4]["read"]["ops"].as_u64().is_some_and(|n| n > 0)),
-        (Some(false), true)
-    );
-    // The cache section: the plateaus as `streamcap cache` labels them, and where the streams were served from.
-    let cache = &check["cache"];
-    let kinds: Vec<&str> = cache["plateaus"].as_array().unwrap().iter().map(|p| p["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["page_cache", "media", "access_time"]);
-    assert!(cache["plateaus"].as_array().unwrap().iter().all(|p| p["streams_bound"].as_f64().unwrap() > 0.0));
-    assert!(["page_cache", "device_cache", "media"].contains(&cache["served_from"].as_str().unwrap()), "{cache}");
-    assert!(cache["viewer_bytes"].as_u64().unwrap() > 0, "{cache}");
-    assert!(phases[6]["file_ops"].is_object());
-    let streams: Vec<&str> =
-        phases.iter().filter(|p| p["streams"].is_object()).map(|p| p["name"].as_str().unwrap()).collect();
-    assert_eq!(streams, ["streams 2160p-remux", "streams 2160p-hevc", "streams 1080p"]);
+}
 
-    // The planner's line: 4 drives like the one under the directory, against it alone (docs/planning.md).
+/// The planner's line: 4 drives like the one under the directory, against it alone (docs/planning.md).
+fn assert_planner_line(r: &Value, stdout: &str) -> String {
     let devices = r["target"]["devices"].as_array().unwrap();
-    let hint = check["planner_hint"].as_str().unwrap_or_default();
+    let hint = r["check"]["planner_hint"].as_str().unwrap_or_default();
     if devices.len() == 1 {
         assert!(hint.starts_with("planner: 4 drives like this one as "), "planner_hint: {hint:?}");
         assert!(stdout.contains(hint), "the summary does not end with the planner's line:\n{stdout}");
     } else {
         eprintln!("no planner figure expected: the temporary directory is on {} devices ({hint})", devices.len());
     }
-
-    // `report` prints the check summary again, the planner's line too.
-    streamcap().arg("report").arg(&json).assert().success().stdout(
-        predicate::str::contains("streams sustained")
-            .and(predicate::str::contains("2160p remux"))
-            .and(predicate::str::contains(hint)),
-    );
+    hint.to_string()
 }
 
 #[test]

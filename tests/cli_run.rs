@@ -25,6 +25,20 @@ fn dry_run_prints_the_plan_and_creates_nothing() {
     assert!(entries(dir.path()).is_empty());
 }
 
+/// A read direction's totals and latency: 4 KiB operations, fio's 17 percentiles in ascending order, between
+/// the minimum and the maximum.
+fn assert_read_figures(read: &serde_json::Value) {
+    assert!(read["ops"].as_u64().unwrap() > 0);
+    assert!(read["iops"].as_f64().unwrap() > 0.0);
+    assert_eq!(read["bytes"].as_u64().unwrap(), read["ops"].as_u64().unwrap() * 4096);
+    let percentiles = read["latency"]["percentiles_ns"].as_array().unwrap();
+    assert_eq!(percentiles.len(), 17, "fio's default percentile list");
+    let values: Vec<u64> = percentiles.iter().map(|p| p["ns"].as_u64().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] <= w[1]), "percentiles ascend: {values:?}");
+    assert!(read["latency"]["min_ns"].as_u64().unwrap() <= values[0]);
+    assert!(read["latency"]["max_ns"].as_u64().unwrap() >= values[16]);
+}
+
 #[test]
 fn a_random_read_run_writes_a_complete_result_and_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
@@ -59,15 +73,7 @@ fn a_random_read_run_writes_a_complete_result_and_leaves_nothing_behind() {
     assert_eq!(phase["rw"], "randread");
     assert_eq!(phase["iodepth"], 8);
     let read = &phase["read"];
-    assert!(read["ops"].as_u64().unwrap() > 0);
-    assert!(read["iops"].as_f64().unwrap() > 0.0);
-    assert_eq!(read["bytes"].as_u64().unwrap(), read["ops"].as_u64().unwrap() * 4096);
-    let percentiles = read["latency"]["percentiles_ns"].as_array().unwrap();
-    assert_eq!(percentiles.len(), 17, "fio's default percentile list");
-    let values: Vec<u64> = percentiles.iter().map(|p| p["ns"].as_u64().unwrap()).collect();
-    assert!(values.windows(2).all(|w| w[0] <= w[1]), "percentiles ascend: {values:?}");
-    assert!(read["latency"]["min_ns"].as_u64().unwrap() <= values[0]);
-    assert!(read["latency"]["max_ns"].as_u64().unwrap() >= values[16]);
+    assert_read_figures(read);
     assert!(phase["write"].is_null(), "a read-only phase reports no writes");
     assert!(phase["cpu"]["per_op_us"].as_f64().unwrap() > 0.0);
     assert!(phase["cpu"]["system"]["idle_pct"].is_number());

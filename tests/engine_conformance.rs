@@ -83,7 +83,6 @@ fn conformance<E: Engine>(engine: &mut E, blocks: u64) {
     }
     let fsync = [Request { slot: 0, kind: OpKind::Fsync, file: 0, offset: 0, len: 0, prio: 0 }];
     assert_eq!(run_all(engine, &fsync)[0].result, Ok(0));
-
     // Read back in reverse order, clearing the buffers first so stale contents cannot pass.
     for chunk_start in (0..blocks).rev().step_by(depth as usize) {
         let chunk: Vec<u64> = (chunk_start.saturating_sub(u64::from(depth) - 1)..=chunk_start).collect();
@@ -108,7 +107,6 @@ fn conformance<E: Engine>(engine: &mut E, blocks: u64) {
             }
         }
     }
-
     // O_DIRECT alignment: an offset that is not a multiple of the logical block size must fail, not be faked.
     let misaligned = [Request { slot: 0, kind: OpKind::Read, file: 0, offset: 100, len: 4096, prio: 0 }];
     assert_eq!(run_all(engine, &misaligned)[0].result, Err(libc::EINVAL));

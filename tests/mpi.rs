@@ -315,7 +315,6 @@ fn streams_across_four_ranks_find_the_capacity_of_one_process() {
     let mount = common::Mount::new(device.device.to_str().expect("a path"), &dir.path().join("mnt"), &[]);
     let _throttle = common::RootThrottle::new(std::slice::from_ref(&device), [0, 0, 80, 0]);
     let (one, many) = (dir.path().join("one.json"), dir.path().join("many.json"));
-
     let out = common::streamcap()
         .arg("streams")
         .arg(&mount.point)

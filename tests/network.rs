@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::path::Path;
+
 use common::netns::{SshfsLink, can_use_sshfs};
 use common::{entries, read_json, streamcap};
 
@@ -101,9 +103,15 @@ fn over_sshfs_cache_and_streams_are_capped_by_the_link() {
     }
     let out = tempfile::tempdir().unwrap();
     let link = SshfsLink::new(RATE_MBIT);
-    let cap = RATE_MBIT as f64 / 8.0;
+    cache_over_the_link(&link, out.path());
+    streams_over_the_link(&link, out.path());
+    check_over_the_link(&link, out.path());
+}
 
-    let json = out.path().join("cache.json");
+/// `cache` over sshfs: no plateau is a local disk's, and the media plateau is the link's.
+fn cache_over_the_link(link: &SshfsLink, out: &Path) {
+    let cap = RATE_MBIT as f64 / 8.0;
+    let json = out.join("cache.json");
     let assert = streamcap()
         .arg("cache")
         .arg(&link.mount)
@@ -126,9 +134,13 @@ fn over_sshfs_cache_and_streams_are_capped_by_the_link() {
     eprintln!("sshfs cache media plateau: {mbps:.1} MB/s (link {cap} MB/s)");
     assert!(mbps > 0.0 && mbps <= SLACK * cap, "the media plateau over sshfs measured {mbps:.1} MB/s");
     assert!(entries(&link.export).is_empty(), "cache left in the export: {:?}", entries(&link.export));
+}
 
+/// `streams` over sshfs: every step is served at most what the link carries.
+fn streams_over_the_link(link: &SshfsLink, out: &Path) {
+    let cap = RATE_MBIT as f64 / 8.0;
     // Twelve 25 Mbit/s viewers ask for 37.5 MB/s; the link carries 25.
-    let json = out.path().join("streams.json");
+    let json = out.join("streams.json");
     let assert = streamcap()
         .arg("streams")
         .arg(&link.mount)
@@ -147,8 +159,11 @@ fn over_sshfs_cache_and_streams_are_capped_by_the_link() {
         assert!(served > 0.0 && served <= SLACK * cap, "viewers over sshfs were served {served:.1} MB/s");
     }
     assert!(entries(&link.export).is_empty(), "streams left in the export: {:?}", entries(&link.export));
+}
 
-    let json = out.path().join("check.json");
+/// `check --quick` over sshfs: the streams were served from the file server, across the network.
+fn check_over_the_link(link: &SshfsLink, out: &Path) {
+    let json = out.join("check.json");
     let assert = streamcap().arg("check").arg(&link.mount).args(["--quick", "--json"]).arg(&json).assert();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
     eprintln!("{stdout}");

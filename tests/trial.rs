@@ -162,6 +162,32 @@ fn sectors_read(device: &LoopDevice) -> u64 {
     stat.split_whitespace().nth(2).unwrap().parse().unwrap()
 }
 
+/// Waits until the first layout's sequential read is under way. The sequential write is over once the mounted
+/// pool's devices have served more reads than the 16 MiB it wrote (the safety checks and mkfs read before the
+/// mount; mounting reads a few metadata blocks). A loop device's counters outlive attachments: count from the
+/// mount.
+fn wait_for_the_first_layout_s_reads(child: &mut std::process::Child, devices: &[LoopDevice], tmp: &Path) {
+    let give_up = Instant::now() + Duration::from_secs(120);
+    let mut mounted_at: Option<u64> = None;
+    loop {
+        let read: u64 = devices.iter().map(sectors_read).sum();
+        match mounted_at {
+            None if mounts_under(tmp).len() == 1 => mounted_at = Some(read),
+            Some(base) if read - base > 2 * 16 * 1024 => break,
+            _ => {}
+        }
+        if Instant::now() > give_up || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let mut stderr = String::new();
+            if let Some(mut pipe) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut pipe, &mut stderr);
+            }
+            panic!("trial never started reading a layout: {stderr}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn ctrl_c_during_a_layout_tears_it_down_and_keeps_the_partial_table() {
     if !ready("trial stops on Ctrl-C") {
@@ -187,25 +213,7 @@ fn ctrl_c_during_a_layout_tears_it_down_and_keeps_the_partial_table() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The sequential write is over once the mounted pool's devices have served more reads than the 16 MiB it
-    // wrote (the safety checks and mkfs read before the mount; mounting reads a few metadata blocks): the
-    // sequential read is under way. A loop device's counters outlive attachments: count from the mount.
-    let give_up = Instant::now() + Duration::from_secs(120);
-    let mut mounted_at: Option<u64> = None;
-    loop {
-        let read: u64 = devices.iter().map(sectors_read).sum();
-        match mounted_at {
-            None if mounts_under(&tmp).len() == 1 => mounted_at = Some(read),
-            Some(base) if read - base > 2 * 16 * 1024 => break,
-            _ => {}
-        }
-        if Instant::now() > give_up || child.try_wait().unwrap().is_some() {
-            let _ = child.kill();
-            let output = child.wait_with_output().unwrap();
-            panic!("trial never started reading a layout: {}", String::from_utf8_lossy(&output.stderr));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_the_first_layout_s_reads(&mut child, &devices, &tmp);
     kill_process(Pid::from_raw(child.id() as i32).unwrap(), Signal::INT).unwrap();
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
