@@ -388,9 +388,16 @@ pub struct MixedWorker {
     pub others: Vec<WorkloadConfig>,
     /// The weight of each workload, `WorkerPlan::workload` first.
     pub weights: Vec<f64>,
+    /// Under mpirun, the rank that runs this worker (its parts' `rank`: vdbench's hd); `None` runs on every rank.
+    pub rank: Option<u32>,
 }
 
 impl WorkerPlan {
+    /// Whether rank `rank` of a multi-host run runs this worker: every rank runs one that belongs to none.
+    pub fn runs_on(&self, rank: u32) -> bool {
+        self.mixed.as_ref().and_then(|m| m.rank).is_none_or(|r| r == rank)
+    }
+
     /// Every workload of this worker with its weight.
     pub fn workloads(&self) -> Vec<(&WorkloadConfig, f64)> {
         match &self.mixed {
