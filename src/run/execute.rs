@@ -256,7 +256,9 @@ impl<'p> Executor<'p> {
                 observer.notice(&format!("{}: skipped, {why}", phase.name));
                 continue;
             }
-            let ranks = self.cluster.map_or(1, Cluster::size);
+            // Workers that belong to one rank (vdbench's hds) already share the rate out between the ranks.
+            let mapped = phase.workers.iter().any(|w| w.mixed.as_ref().is_some_and(|m| m.rank.is_some()));
+            let ranks = if mapped { 1 } else { self.cluster.map_or(1, Cluster::size) };
             let phase = with_curve_rate(phase, &self.plan.phases, &self.measured, ranks);
             observer.phase_started(index, &phase);
             if self.ready_files(index, &phase, direct, observer)? == Flow::Stop {
@@ -290,7 +292,7 @@ impl<'p> Executor<'p> {
                 direct,
                 interrupted: flag,
                 series: SeriesStart::default(),
-                setups: raw::setups(phase, &inputs),
+                setups: raw::setups(phase, &inputs, self.cluster.map(Cluster::rank)),
                 sync: self.cluster.map(|cluster| PhaseSync { cluster, phase: index, step: 0, stonewall: true }),
                 per_worker: phase.per_worker_results,
                 steady: phase.steady_state,

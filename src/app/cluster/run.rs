@@ -14,8 +14,9 @@ use anyhow::{Result, bail};
 use super::{ClusterObserver, Session};
 use crate::app::observer::ResultRecorder;
 use crate::app::output::{print_quietly, result_skeleton};
-use crate::app::run::{build_job, check_run_outputs, conclude, plan_here};
+use crate::app::run::{build_job_for, check_run_outputs, conclude, plan_here};
 use crate::cli::RunArgs;
+use crate::plan::Plan;
 use crate::report::CsvSink;
 use crate::run::{ProgressLine, execute_in_cluster};
 
@@ -29,10 +30,11 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
                  (`streamcap run --verify-only DIR`)"
             );
         }
-        build_job(args)
+        build_job_for(args, Some(session.cluster.size()))
     })?;
     let (gathered, plan) = session.agree(0, plan_here(args, &job))?;
     session.agree_shape(&plan)?;
+    session.agree(2, ranks_exist(&plan, session.cluster.size()))?;
     session.agree_space(&gathered.canonical, super::space::free_in(&gathered.facts.target), &plan)?;
     if args.dry_run {
         if session.is_root() {
@@ -67,4 +69,20 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
     };
     let cleanup = cleanup.filter(|_| !session.is_root());
     Ok(session.finish(code, cleanup.as_deref()))
+}
+
+/// Every worker that belongs to one rank (a part's `rank`: vdbench's hds) belongs to one that exists, or no rank
+/// would run it.
+fn ranks_exist(plan: &Plan, size: u32) -> Result<()> {
+    for phase in &plan.phases {
+        let ranks = phase.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank);
+        if let Some(rank) = ranks.into_iter().find(|&r| r >= size) {
+            bail!(
+                "phase '{}' has a part for rank {rank}, but the run has {size} ranks (0 to {})",
+                phase.name,
+                size - 1
+            );
+        }
+    }
+    Ok(())
 }
