@@ -30,14 +30,14 @@ fn text(out: &Output) -> (String, String) {
     (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-/// Two hds on two (made-up) machines; rd1's wd runs on both, rd2's only on h2.
+/// Two hds on two (made-up) machines; rd1's wd runs on both, rd2's on sd2, which only h2 has.
 fn two_host_job(dir: &Path) -> PathBuf {
     let d = dir.display();
     let path = dir.join("hosts.vdb");
     let text = format!(
         "hd=default,vdbench=/opt/vdbench,user=root\nhd=h1,system=alpha.example\nhd=h2,system=beta.example\n\
-         sd=sd1,lun={d}/lun1,size=8m,threads=2\n\
-         wd=wd1,sd=sd1,xfersize=4k,rdpct=100,seekpct=100\nwd=wd2,sd=sd1,host=h2,xfersize=4k,rdpct=0,seekpct=100\n\
+         sd=sd1,lun={d}/lun1,size=8m,threads=2\nsd=sd2,host=h2,lun={d}/lun2,size=8m,threads=2\n\
+         wd=wd1,sd=sd1,xfersize=4k,rdpct=100,seekpct=100\nwd=wd2,sd=sd2,xfersize=4k,rdpct=70,seekpct=100\n\
          rd=rd1,wd=wd1,iorate=max,elapsed=3,interval=1\nrd=rd2,wd=wd2,iorate=max,elapsed=3,interval=1\n"
     );
     std::fs::write(&path, text).expect("job written");
@@ -54,8 +54,8 @@ fn ops_by_rank(result: &serde_json::Value) -> Vec<Vec<u64>> {
 }
 
 /// rd1 runs on both hosts: each rank does its own hd's I/O and the totals are both ranks'. rd2 runs on h2
-/// alone: rank 1 does all of it while rank 0 idles, and the idle rank neither ends the phase early (it is no
-/// "first done") nor does any I/O.
+/// alone (its sd is h2's; rank 1 fills it before it reads): rank 1 does all of it while rank 0 idles, and the
+/// idle rank neither ends the phase early (it is no "first done") nor does any I/O.
 #[test]
 fn each_hd_runs_as_its_own_rank() {
     let Some(mut cmd) = mpirun("each_hd_runs_as_its_own_rank", 2) else { return };

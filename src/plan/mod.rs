@@ -335,6 +335,16 @@ pub enum PhaseKind {
 }
 
 impl PhasePlan {
+    /// The phase's files that rank `rank` of a multi-host run uses (all of them in a run of one process): a rank
+    /// fills only the files of its own workers (vdbench hds: another hd's sds are another host's to fill).
+    pub fn files_on(&self, rank: Option<u32>) -> Vec<u32> {
+        let Some(rank) = rank else { return self.files.clone() };
+        let mine = self.workers.iter().filter(|w| w.runs_on(rank));
+        let used: Vec<u32> =
+            mine.flat_map(|w| w.workloads()).flat_map(|(l, _)| l.regions.iter().map(|r| r.file)).collect();
+        self.files.iter().copied().filter(|f| self.workers.is_empty() || used.contains(f)).collect()
+    }
+
     pub fn kind(&self) -> PhaseKind {
         match (&self.fileset, &self.streams) {
             (Some(_), _) => PhaseKind::FileSet,
