@@ -69,8 +69,15 @@ fn each_hd_runs_as_its_own_rank() {
     assert!(all.contains("hd=h1 (system=alpha.example) runs as rank 0"), "{all}");
     assert!(all.contains("hd=h2 (system=beta.example) runs as rank 1"), "{all}");
     assert_eq!(stdout.matches("per rank:").count(), 1, "one summary, from rank 0:\n{stdout}");
+    assert!(
+        stdout.contains(" as hd=h1 (") && stdout.contains(" as hd=h2 ("),
+        "the ranks line names the hds:\n{stdout}"
+    );
 
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    let roles: Vec<&str> =
+        result["cluster"]["hosts"].as_array().expect("hosts").iter().filter_map(|h| h["role"].as_str()).collect();
+    assert_eq!(roles, ["hd=h1", "hd=h2"]);
     let by_rank = ops_by_rank(&result);
     assert_eq!(by_rank.len(), 2, "{by_rank:?}");
     assert!(by_rank[0].iter().all(|&ops| ops > 0), "rd1: both hosts did I/O: {by_rank:?}");

@@ -319,7 +319,12 @@ pub enum SpecOrigin {
     /// A fio job file.
     Fio { path: PathBuf },
     /// A vdbench parameter file.
-    Vdbench { path: PathBuf },
+    Vdbench {
+        path: PathBuf,
+        /// Under mpirun, the hds in rank order (hd `i` is rank `i`); empty otherwise.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        ranks: Vec<String>,
+    },
 }
 
 /// A whole job: phases run in order against one target.

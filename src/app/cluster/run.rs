@@ -19,6 +19,7 @@ use crate::cli::RunArgs;
 use crate::plan::Plan;
 use crate::report::CsvSink;
 use crate::run::{ProgressLine, execute_in_cluster};
+use crate::spec::SpecOrigin;
 
 /// `streamcap run` on a rank that has joined the others.
 pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> {
@@ -44,7 +45,11 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
     }
     let interrupt = session.install_interrupt()?;
     let skeleton = result_skeleton(&plan, &gathered);
-    let hosts = session.hosts(&gathered.host, &skeleton.target);
+    let mut hosts = session.hosts(&gathered.host, &skeleton.target);
+    if let SpecOrigin::Vdbench { ranks, .. } = &plan.origin {
+        // Which hd each rank was, for the ranks line and the JSON.
+        hosts.hosts.iter_mut().for_each(|h| h.role = ranks.get(h.rank as usize).map(|hd| format!("hd={hd}")));
+    }
     let local = ResultRecorder::new(&plan, skeleton.clone(), None, None, ProgressLine::silent());
     let main = session.is_root().then(|| {
         // Created with its first row: a set-up failure leaves no empty file behind.

@@ -113,6 +113,11 @@ impl Hosts {
         self.names.len() > 1
     }
 
+    /// The hds in rank order, when they are mpirun's ranks (empty otherwise).
+    pub fn ranks(&self) -> Vec<String> {
+        if self.ranked { self.names.clone() } else { Vec::new() }
+    }
+
     /// The rank that runs `host`'s workloads, when the hds are mpirun's ranks.
     pub fn rank_of(&self, host: &str) -> Option<u32> {
         self.ranked.then(|| self.names.iter().position(|h| h == host)).flatten().map(|i| i as u32)

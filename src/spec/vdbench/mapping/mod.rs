@@ -188,7 +188,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
     let target =
         if file_system { m.target.take() } else { problems.take(luns::settle(&mut phases, &mut m.notices, root))? };
     Some(JobSpec {
-        origin: SpecOrigin::Vdbench { path: root.to_path_buf() },
+        origin: SpecOrigin::Vdbench { path: root.to_path_buf(), ranks: m.hosts.ranks() },
         target,
         interval,
         phases,
