@@ -54,3 +54,71 @@ fn the_randread_example_plans_with_set_overrides() {
         .stdout(predicate::str::contains("rd1"))
         .stdout(predicate::str::contains("16"));
 }
+
+/// vdbench's Data Validation: validate=yes is streamcap's verification (every read checked, everything written
+/// read back at the end); read_after_write also re-reads each write at once; file-system runs are refused.
+#[test]
+fn validate_yes_verifies_every_block_written_and_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |validate: &str| {
+        let job = dir.path().join("v.vdb");
+        let lun = dir.path().join("lun");
+        std::fs::write(
+            &job,
+            format!(
+                "validate={validate}\nsd=sd1,lun={},size=8m\nwd=wd1,sd=sd1,xfersize=4k,rdpct=50\n\
+                 rd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1\n",
+                lun.display()
+            ),
+        )
+        .unwrap();
+        let json = dir.path().join("r.json");
+        let out = streamcap().args(["run", "--quiet", "--job"]).arg(&job).arg("--json").arg(&json).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        common::read_json(&json)
+    };
+    for validate in ["yes", "read_after_write"] {
+        let result = run(validate);
+        let verify = &result["verify"];
+        assert_eq!(verify["algorithm"], "crc32c", "{validate}: {verify}");
+        assert_eq!(verify["bad_count"], 0, "{validate}: {verify}");
+        assert_eq!(verify["pass_complete"], true, "{validate}: {verify}");
+        assert!(verify["blocks_checked"].as_u64().unwrap() >= 2048, "{validate}: the 8 MiB lun read back: {verify}");
+        let backlog = &result["config"]["verify"]["backlog"];
+        assert_eq!(backlog.as_u64(), (validate == "read_after_write").then_some(1), "{validate}: {backlog}");
+    }
+    let job = dir.path().join("fs.vdb");
+    std::fs::write(
+        &job,
+        "validate=yes\nfsd=fsd1,anchor=/tmp/a,depth=1,width=1,files=2,size=4k\n\
+         fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k\nrd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n",
+    )
+    .unwrap();
+    let out = streamcap().args(["run", "--dry-run", "--job"]).arg(&job).arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("validate= checks raw (sd/wd) runs"));
+}
+
+/// vdbench's maxdata below 100 is passes over the luns: maxdata=2 on an 8 MiB lun writes 16 MiB and ends there,
+/// long before its elapsed time.
+#[test]
+fn maxdata_below_100_is_passes_over_the_luns() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("m.vdb");
+    std::fs::write(
+        &job,
+        format!(
+            "sd=sd1,lun={},size=8m\nwd=wd1,sd=sd1,xfersize=64k,rdpct=0,seekpct=0\n\
+             rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1,maxdata=2\n",
+            dir.path().join("lun").display()
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let out = streamcap().args(["run", "--quiet", "--job"]).arg(&job).arg("--json").arg(&json).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let phase = &common::read_json(&json)["phases"][0];
+    assert_eq!(phase["status"], "completed");
+    assert_eq!(phase["write"]["bytes"].as_u64(), Some(16 << 20), "{}", phase["write"]);
+    assert!(phase["duration_s"].as_f64().unwrap() < 600.0);
+}

@@ -294,7 +294,9 @@ fn assemble(
 ) -> Result<PhasePlan, String> {
     let (jobs, iodepth, engine) = (spec.jobs.unwrap_or(defaults::JOBS), shape.iodepth, shape.engine);
     let unit = u64::from(shape.sizes.smallest);
-    let io_size = spec.io_size.map(|b| Bytes(b.0 / unit * unit));
+    // vdbench's maxdata below 100 is passes over the data set.
+    let passes = spec.io_passes.map(|p| Bytes((p * shape.layout.data_set.0 as f64) as u64));
+    let io_size = spec.io_size.or(passes).map(|b| Bytes(b.0 / unit * unit));
     let workers = workers(index, spec, jobs, io_size, &mut shape);
     let Shape { direct, sizes, layout, template, .. } = shape;
     let read_percent = template.read_percent;

@@ -78,6 +78,9 @@ pub struct PhaseSpec {
     /// Stop after this many bytes of I/O (all workers together).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io_size: Option<Bytes>,
+    /// Stop after this many passes over the data set (vdbench maxdata below 100); `io-size` wins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_passes: Option<f64>,
     /// Pace each worker at this many bytes per second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<ByteRate>,
@@ -293,7 +296,7 @@ impl PhaseSpec {
             over,
             [
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
-                runtime, ramp, io_size, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
+                runtime, ramp, io_size, io_passes, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
                 continue_on_error, verify, verify_backlog, data, percentage_random, offset_step, strided, random_every, sequencer,
                 align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,

@@ -25,6 +25,7 @@ mod raw;
 mod raw_loops;
 mod raw_wd;
 mod timing;
+mod validate;
 mod words;
 
 use std::path::{Path, PathBuf};
@@ -180,6 +181,9 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
             pending = timing.pause;
         }
     }
+    if let Some(Some(backlog)) = problems.take(validate::validation(model)) {
+        problems.take(validate::apply(backlog, &mut phases, file_system, root));
+    }
     match problems.take(data::data_shape(model)) {
         Some(Some(_)) if file_system => problems.push(data::refuse_for_file_sets(model, root)),
         Some(Some(data)) => phases.iter_mut().for_each(|p| p.data = Some(data.clone())),
@@ -220,8 +224,9 @@ impl<'a> Mapper<'a> {
             let refuse = |why: &str| VdbError::keyword(&p.at, &p.key, None, format!("{why}; remove the line"));
             let yes = value.to_ascii_lowercase().starts_with('y');
             match *canonical {
-                "validate" | "concatenatesds" | "formatsds" if value.to_ascii_lowercase().starts_with('n') => {}
-                "validate" => problems.push(refuse("data validation (validate=) is not supported yet")),
+                "concatenatesds" | "formatsds" if value.to_ascii_lowercase().starts_with('n') => {}
+                // Read by `validate::validation` once the phases are known.
+                "validate" => {}
                 "concatenatesds" => {
                     problems.push(refuse("concatenating sds (concatenatesds=yes) is not supported yet"))
                 }

@@ -30,6 +30,8 @@ const RD_UNSUPPORTED: &[(&str, &str)] = &[
 /// What every phase of a raw rd shares.
 struct RawCommon {
     io_size: Option<Bytes>,
+    /// maxdata below 100: passes over the luns.
+    io_passes: Option<f64>,
     arrival: ArrivalSpec,
     curve: (Vec<f64>, Option<Duration>),
     timing: Timing,
@@ -44,7 +46,8 @@ impl Mapper<'_> {
         )?;
         unsupported_all(rd, RD_UNSUPPORTED)?;
         let generators = self.generators(rd)?;
-        let common = RawCommon { io_size: maxdata(rd)?, arrival: arrival(rd)?, curve: curve(rd)?, timing };
+        let (io_size, io_passes) = maxdata(rd)?;
+        let common = RawCommon { io_size, io_passes, arrival: arrival(rd)?, curve: curve(rd)?, timing };
         let base_rate = rd_rate(rd, "iorate")?;
         let loops = expand::loops(rd)?;
         let mut phases = Vec::new();
@@ -174,6 +177,7 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
     phase.runtime = Some(c.timing.runtime);
     phase.ramp = Some(c.timing.ramp);
     phase.io_size = c.io_size;
+    phase.io_passes = c.io_passes;
     if let Some(Rate::PerSecond(v)) = point.rate {
         phase.rate_iops = Some((v.round() as u64).max(1));
     }
@@ -198,13 +202,15 @@ fn arrival(rd: &Record) -> Result<ArrivalSpec, VdbError> {
     }
 }
 
-fn maxdata(rd: &Record) -> Result<Option<Bytes>, VdbError> {
-    match one_number(rd, "maxdata", Units::Size, "an amount such as 100g")? {
-        Some(v) if v < 100.0 => {
+/// vdbench's maxdata: bytes, or below 100 a multiple of the luns' size (maxdata=1: one pass, to fill them).
+fn maxdata(rd: &Record) -> Result<(Option<Bytes>, Option<f64>), VdbError> {
+    match one_number(rd, "maxdata", Units::Size, "an amount such as 100g, or passes below 100 such as 1")? {
+        Some(v) if v <= 0.0 => {
             let p = rd.get("maxdata").expect("just read");
-            Err(fail(rd, p, "maxdata below 100 (a multiple of the lun size) is not supported yet".into()))
+            Err(fail(rd, p, "maxdata must be above 0: an amount such as 100g, or passes below 100 such as 1".into()))
         }
-        Some(v) => Ok(Some(bytes(v).map_err(|m| fail(rd, rd.get("maxdata").expect("just read"), m))?)),
-        None => Ok(None),
+        Some(v) if v < 100.0 => Ok((None, Some(v))),
+        Some(v) => Ok((Some(bytes(v).map_err(|m| fail(rd, rd.get("maxdata").expect("just read"), m))?), None)),
+        None => Ok((None, None)),
     }
 }

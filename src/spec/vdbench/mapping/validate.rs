@@ -1,0 +1,60 @@
+//! vdbench's Data Validation (`validate=` general parameter, vdbench -v) onto streamcap's verification
+//! (docs/reliability.md): every block written carries a header and a checksum, every read checks what it reads,
+//! and the run ends by reading back everything written. `validate=yes` is that; `read_after_write` (vdbench
+//! -vr) also re-reads each block right after it is written (a backlog of one write). Raw (sd/wd) runs only:
+//! streamcap does not verify file-set data yet.
+
+use super::super::lexer::{Param, unprotect};
+use super::super::model::Model;
+use super::super::values::{Units, parse_items};
+use super::super::{VdbError, Where};
+use crate::spec::{PhaseSpec, VerifyChoice};
+
+/// What `validate=` asks for: `None` for no (or not said); `Some(backlog)` for yes.
+pub(super) fn validation(model: &Model) -> Result<Option<Option<u64>>, VdbError> {
+    let Some((_, p)) = model.general.iter().rev().find(|(c, _)| *c == "validate") else { return Ok(None) };
+    let words = parse_items(&p.value, Units::Size).map_err(|m| wrong(p, &m))?;
+    let mut asked = None;
+    for word in words.iter().map(|w| w.display().to_ascii_lowercase()) {
+        asked = match word.as_str() {
+            "no" | "n" => None,
+            "yes" | "y" => Some(asked.flatten()),
+            "read_after_write" | "raw" => Some(Some(1)),
+            other => {
+                return Err(wrong(
+                    p,
+                    &format!(
+                        "validate '{other}' is not supported; expected yes, no or read_after_write (streamcap checks \
+                         every read and reads everything back at the end)"
+                    ),
+                ));
+            }
+        };
+    }
+    Ok(asked)
+}
+
+/// Verification on every phase; refused for file-system runs.
+pub(super) fn apply(
+    asked: Option<u64>,
+    phases: &mut [PhaseSpec],
+    file_system: bool,
+    root: &std::path::Path,
+) -> Result<(), VdbError> {
+    if file_system {
+        return Err(VdbError::at(
+            &Where::File(root.to_path_buf()),
+            "validate= checks raw (sd/wd) runs; the data of file-system (fsd/fwd) runs is not verified yet: remove it"
+                .to_string(),
+        ));
+    }
+    for phase in phases {
+        phase.verify = Some(VerifyChoice::Crc32c);
+        phase.verify_backlog = asked;
+    }
+    Ok(())
+}
+
+fn wrong(p: &Param, why: &str) -> VdbError {
+    VdbError::keyword(&p.at, &p.key, None, format!("'{}': {why}", unprotect(&p.value)))
+}
