@@ -80,8 +80,8 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
 /// would run it.
 fn ranks_exist(plan: &Plan, size: u32) -> Result<()> {
     for phase in &plan.phases {
-        let ranks = phase.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank);
-        if let Some(rank) = ranks.into_iter().find(|&r| r >= size) {
+        let mut ranks = phase.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank);
+        if let Some(rank) = ranks.find(|&r| r >= size) {
             bail!(
                 "phase '{}' has a part for rank {rank}, but the run has {size} ranks (0 to {})",
                 phase.name,
