@@ -148,7 +148,8 @@ struct Mapper<'a> {
 /// when there was any.
 pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &mut Problems) -> Option<JobSpec> {
     let file_level = |m: &str| VdbError::at(&Where::File(root.to_path_buf()), m.to_string());
-    let mut hosts = problems.take(hosts::resolve(model, options)).unwrap_or_default();
+    // A refused hd still names a host, so that `host=` naming it is not refused too.
+    let mut hosts = problems.take(hosts::resolve(model, options)).unwrap_or_else(|| Hosts::named(model));
     let notices = std::mem::take(&mut hosts.notices);
     let mut m = Mapper { model, options, notices, hosts, target: None };
     m.general(problems);
