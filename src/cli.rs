@@ -327,6 +327,7 @@ impl RunArgs {
             elapsed: self.elapsed,
             interval: self.interval,
             warmup: self.warmup,
+            ranks: None,
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::plan::{Plan, RunOptions, build_plan};
 use crate::report::{CsvSink, LogPrefixes, write_fio_logs, write_summary};
 use crate::results::RunResult;
 use crate::run::{Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
-use crate::spec::{JobSpec, SpecOrigin, default_job, read_job_file};
+use crate::spec::{JobSpec, ReadOptions, SpecOrigin, default_job, read_job_file};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     if let Some(launcher) = super::cluster::launched_by() {
@@ -151,9 +151,14 @@ pub(super) fn plan_here(args: &RunArgs, job: &JobSpec) -> Result<(Gathered, Plan
 
 /// The job: a job file, the flags alone (when they name an rw), or the built-in first look; flags override.
 pub(super) fn build_job(args: &RunArgs) -> Result<JobSpec> {
+    build_job_for(args, None)
+}
+
+/// [`build_job`] for a run of `ranks` MPI ranks (vdbench's hds map onto them).
+pub(super) fn build_job_for(args: &RunArgs, ranks: Option<u32>) -> Result<JobSpec> {
     let overrides = args.workload.to_phase_spec();
     let mut job = match &args.job {
-        Some(path) => read_job_file(path, &args.read_options())?,
+        Some(path) => read_job_file(path, &ReadOptions { ranks, ..args.read_options() })?,
         None if overrides.rw.is_some() => JobSpec {
             origin: SpecOrigin::Flags,
             target: None,

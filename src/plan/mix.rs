@@ -36,7 +36,7 @@ pub(super) fn plan_parts_phase(
         let one = part_alone(&unit, &label, &name);
         let plan = plan_raw_phase(context, index, &one, target, facts, verify_block, notices)?;
         let queue = unit.queue.clone().unwrap_or_else(|| plan.files.iter().map(|f| f.to_string()).collect());
-        planned.push(Planned { name, queue, share: shares[i], plan });
+        planned.push(Planned { name, queue, share: shares[i], rank: unit.rank, plan });
     }
     let workers = workers(&planned, spec);
     Ok(combine(spec, &label, planned, workers))
@@ -48,6 +48,8 @@ struct Planned {
     queue: String,
     /// Percent of the phase's operations.
     share: f64,
+    /// The rank that runs it, under mpirun (vdbench's hd).
+    rank: Option<u32>,
     plan: PhasePlan,
 }
 
@@ -82,23 +84,25 @@ fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
         parts: None,
         skew: None,
         queue: None,
+        rank: None,
         ..unit.clone()
     }
 }
 
-/// One worker per queue, in the order queues first appear; a worker's parts are weighted by their shares.
+/// One worker per queue and rank (parts of other ranks run on other hosts, so they cannot share a worker), in
+/// the order queues first appear; a worker's parts are weighted by their shares.
 fn workers(planned: &[Planned], spec: &PhaseSpec) -> Vec<WorkerPlan> {
-    let mut queues: Vec<&str> = Vec::new();
+    let mut queues: Vec<(&str, Option<u32>)> = Vec::new();
     for p in planned {
-        if !queues.contains(&p.queue.as_str()) {
-            queues.push(&p.queue);
+        if !queues.contains(&(p.queue.as_str(), p.rank)) {
+            queues.push((&p.queue, p.rank));
         }
     }
     let total_share: f64 = planned.iter().map(|p| p.share).sum();
     queues
         .iter()
         .map(|queue| {
-            let mine: Vec<&Planned> = planned.iter().filter(|p| p.queue == *queue).collect();
+            let mine: Vec<&Planned> = planned.iter().filter(|p| (p.queue.as_str(), p.rank) == *queue).collect();
             let first = &mine[0].plan.workers[0];
             let share: f64 = mine.iter().map(|p| p.share).sum::<f64>() / total_share.max(f64::MIN_POSITIVE);
             let io_bytes = spec.io_size.map(|b| (b.0 as f64 * share) as u64).or_else(|| {
@@ -114,6 +118,7 @@ fn workers(planned: &[Planned], spec: &PhaseSpec) -> Vec<WorkerPlan> {
                     iodepth: mine.iter().map(|p| p.plan.iodepth).max().unwrap_or(1),
                     others: mine[1..].iter().map(|p| p.plan.workers[0].workload.clone()).collect(),
                     weights: mine.iter().map(|p| p.share).collect(),
+                    rank: queue.1,
                 }),
             }
         })

@@ -335,6 +335,16 @@ pub enum PhaseKind {
 }
 
 impl PhasePlan {
+    /// The phase's files that rank `rank` of a multi-host run uses (all of them in a run of one process): a rank
+    /// fills only the files of its own workers (vdbench hds: another hd's sds are another host's to fill).
+    pub fn files_on(&self, rank: Option<u32>) -> Vec<u32> {
+        let Some(rank) = rank else { return self.files.clone() };
+        let mine = self.workers.iter().filter(|w| w.runs_on(rank));
+        let used: Vec<u32> =
+            mine.flat_map(|w| w.workloads()).flat_map(|(l, _)| l.regions.iter().map(|r| r.file)).collect();
+        self.files.iter().copied().filter(|f| self.workers.is_empty() || used.contains(f)).collect()
+    }
+
     pub fn kind(&self) -> PhaseKind {
         match (&self.fileset, &self.streams) {
             (Some(_), _) => PhaseKind::FileSet,
@@ -388,9 +398,16 @@ pub struct MixedWorker {
     pub others: Vec<WorkloadConfig>,
     /// The weight of each workload, `WorkerPlan::workload` first.
     pub weights: Vec<f64>,
+    /// Under mpirun, the rank that runs this worker (its parts' `rank`: vdbench's hd); `None` runs on every rank.
+    pub rank: Option<u32>,
 }
 
 impl WorkerPlan {
+    /// Whether rank `rank` of a multi-host run runs this worker: every rank runs one that belongs to none.
+    pub fn runs_on(&self, rank: u32) -> bool {
+        self.mixed.as_ref().and_then(|m| m.rank).is_none_or(|r| r == rank)
+    }
+
     /// Every workload of this worker with its weight.
     pub fn workloads(&self) -> Vec<(&WorkloadConfig, f64)> {
         match &self.mixed {

@@ -52,7 +52,10 @@ pub(super) fn verify_plan(job: &JobSpec, directory: bool, run_id: &str) -> Resul
         ));
     }
     let mut sizes: Vec<u32> = Vec::new();
-    for phase in job.phases.iter().filter(|p| p.rw.is_some_and(|rw| rw.read_percent(p.rdpct) < 100)) {
+    // The parts of a phase with parts say what they write (under mpirun every vdbench rd of a file with hds has
+    // parts, one per hd).
+    let units = job.phases.iter().flat_map(|p| p.units());
+    for phase in units.filter(|p| p.rw.is_some_and(|rw| rw.read_percent(p.rdpct) < 100)) {
         let spec = match (&phase.bs_write, phase.rw) {
             (Some(writes), Some(rw)) if rw.is_mixed() => writes.clone(),
             _ => phase.bs.clone().unwrap_or(BlockSizeSpec::Fixed(super::defaults::BLOCK_SIZE)),
@@ -151,6 +154,15 @@ mod tests {
         assert_eq!((plan.algorithm, plan.block), (Algorithm::Crc32c, 65536));
         assert_ne!(plan.seed, verify_plan(&j, true, "run-b").unwrap().unwrap().seed);
         assert_eq!(verify_plan(&job(vec![phase(RwMode::Write, "64k", None)]), true, "r").unwrap(), None);
+    }
+
+    /// A phase with parts writes what its parts write (vdbench rds of several hds, or of hds as mpirun's ranks).
+    #[test]
+    fn the_writes_of_parts_count() {
+        let v = Some(VerifyChoice::Crc32c);
+        let parts = vec![phase(RwMode::RandRead, "4k", None), phase(RwMode::RandWrite, "8k", None)];
+        let mixed = PhaseSpec { verify: v, parts: Some(parts), ..PhaseSpec::default() };
+        assert_eq!(verify_plan(&job(vec![mixed]), true, "r").unwrap().map(|p| p.block), Some(8192));
     }
 
     #[test]

@@ -98,7 +98,10 @@ fn hosts_line(cluster: &ClusterResult) -> String {
     let hosts: Vec<String> = cluster
         .hosts
         .iter()
-        .map(|h| format!("rank {} on {} ({} CPUs)", h.rank, h.host.hostname, h.host.cpu_count))
+        .map(|h| {
+            let role = h.role.as_ref().map(|r| format!(" as {r}")).unwrap_or_default();
+            format!("rank {} on {}{role} ({} CPUs)", h.rank, h.host.hostname, h.host.cpu_count)
+        })
         .collect();
     format!("{} ranks: {}", cluster.ranks, hosts.join(", "))
 }
@@ -199,7 +202,8 @@ mod tests {
     fn two_ranks() -> RunResult {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json");
         let mut result = crate::results::read_result(std::path::Path::new(path)).expect("the fixture");
-        let hosts = (0..2).map(|rank| RankHost { rank, host: result.host.clone(), target: result.target.clone() });
+        let hosts =
+            (0..2).map(|rank| RankHost { rank, host: result.host.clone(), target: result.target.clone(), role: None });
         let ranks = (0..2).map(|rank| RankPhase::of(rank, &result.host, &result.phases[0])).collect();
         let client = |rank| ClientFigures {
             rank,

@@ -44,6 +44,9 @@ pub struct RankHost {
     pub host: HostFacts,
     /// The target on this host (its own filesystem and devices, or the shared one).
     pub target: TargetInfo,
+    /// What the rank stood for in the job: `hd=NAME` for a vdbench file's hds under mpirun.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }
 
 /// One phase over all ranks.

@@ -256,7 +256,9 @@ impl<'p> Executor<'p> {
                 observer.notice(&format!("{}: skipped, {why}", phase.name));
                 continue;
             }
-            let ranks = self.cluster.map_or(1, Cluster::size);
+            // Workers that belong to one rank (vdbench's hds) already share the rate out between the ranks.
+            let mapped = phase.workers.iter().any(|w| w.mixed.as_ref().is_some_and(|m| m.rank.is_some()));
+            let ranks = if mapped { 1 } else { self.cluster.map_or(1, Cluster::size) };
             let phase = with_curve_rate(phase, &self.plan.phases, &self.measured, ranks);
             observer.phase_started(index, &phase);
             if self.ready_files(index, &phase, direct, observer)? == Flow::Stop {
@@ -290,7 +292,7 @@ impl<'p> Executor<'p> {
                 direct,
                 interrupted: flag,
                 series: SeriesStart::default(),
-                setups: raw::setups(phase, &inputs),
+                setups: raw::setups(phase, &inputs, self.cluster.map(Cluster::rank)),
                 sync: self.cluster.map(|cluster| PhaseSync { cluster, phase: index, step: 0, stonewall: true }),
                 per_worker: phase.per_worker_results,
                 steady: phase.steady_state,
@@ -343,8 +345,9 @@ impl<'p> Executor<'p> {
             LayoutError::Interrupted => Ok(Flow::Stop),
             e => Err(RunError::Layout(e)),
         };
+        let files = phase.files_on(self.cluster.map(Cluster::rank));
         if phase.needs_data {
-            let missing: Vec<_> = (phase.files.iter().filter(|&&i| !self.filled[i as usize]))
+            let missing: Vec<_> = (files.iter().filter(|&&i| !self.filled[i as usize]))
                 .map(|&i| layout::to_fill(&table[i as usize], i, self.verifier.as_ref()))
                 .collect();
             if !missing.is_empty() {
@@ -353,10 +356,10 @@ impl<'p> Executor<'p> {
                 if let Err(e) = layout::fill(missing, direct, phase.engine, flag, progress) {
                     return stopped(e);
                 }
-                phase.files.iter().for_each(|&i| self.filled[i as usize] = true);
+                files.iter().for_each(|&i| self.filled[i as usize] = true);
             }
         }
-        let used: Vec<&FilePlan> = phase.files.iter().map(|&i| &table[i as usize]).collect();
+        let used: Vec<&FilePlan> = files.iter().map(|&i| &table[i as usize]).collect();
         // Phases start from an empty cache, so that one phase's writes do not become the next phase's cache
         // hits; `invalidate = false` keeps the cache on purpose (fio invalidate=0).
         if phase.invalidate {
@@ -365,7 +368,7 @@ impl<'p> Executor<'p> {
             }
         }
         if phase.pre_read
-            && let Err(e) = layout::pre_read(&read_extents(phase, &used), phase.engine, self.interrupt.flag())
+            && let Err(e) = layout::pre_read(&read_extents(phase, &files, &used), phase.engine, self.interrupt.flag())
         {
             return stopped(e);
         }
@@ -461,10 +464,9 @@ impl<'p> Executor<'p> {
 
 /// What fio's pre_read reads of each file: from its start to the end of the last byte the phase addresses (a
 /// phase over the first 64 MiB of a disk warms those, not the whole disk).
-fn read_extents(phase: &PhasePlan, used: &[&FilePlan]) -> Vec<FilePlan> {
+fn read_extents(phase: &PhasePlan, files: &[u32], used: &[&FilePlan]) -> Vec<FilePlan> {
     let regions = || phase.workers.iter().flat_map(|w| w.workload.regions.iter());
-    phase
-        .files
+    files
         .iter()
         .zip(used)
         .map(|(&index, file)| {

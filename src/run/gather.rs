@@ -105,6 +105,36 @@ impl Gatherer {
         }
     }
 
+    /// A rank of a multi-host run with none of the phase's workers (they all belong to other ranks' hosts,
+    /// vdbench's hd=) waits until the ranks stop the phase, so it still joins the phase's agreements. It reports
+    /// an empty interval every interval, or rank 0 could merge the other ranks' intervals only at the end. Its
+    /// measured time stays zero: it did no work, so it is never the rank that finished first.
+    pub(super) fn idle(
+        &mut self,
+        control: &PhaseControl,
+        phase: usize,
+        measure_start: Instant,
+        observer: &mut dyn RunObserver,
+    ) {
+        let (mut announced, mut next) = (false, 0u64);
+        let empty = Recorder::new(false);
+        while !control.stop_requested() {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = Instant::now();
+            if !announced && now >= measure_start {
+                announced = true;
+                observer.measuring(phase);
+            }
+            while announced && now >= measure_start + self.interval * (next + 1) as u32 {
+                let start = self.series.start + self.interval * next as u32;
+                let (index, length) = (self.series.index + next, self.interval);
+                observer.interval(&IntervalReport { phase, index, start, length, recorder: &empty });
+                self.reported_intervals += 1;
+                next += 1;
+            }
+        }
+    }
+
     pub(super) fn add(&mut self, snapshot: Snapshot, phase: usize, observer: &mut dyn RunObserver) {
         let worker = snapshot.worker as usize;
         if !snapshot.last {

@@ -199,7 +199,11 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
         if run.per_worker {
             gather.workers = vec![WorkerTotals::new(); workers];
         }
-        gather.follow(&rx, control, index, start + ramp, observer);
+        if workers == 0 && sync.is_some() {
+            gather.idle(control, index, start + ramp, observer);
+        } else {
+            gather.follow(&rx, control, index, start + ramp, observer);
+        }
         let (ends, schedules) = join_workers(handles);
         gather.flush(index, observer);
         let failure = ends.iter().find_map(|e| e.failure.clone()).or(gather.floor_breach.take());

@@ -307,8 +307,12 @@ pub(super) struct RawInputs<'a> {
 }
 
 /// The set-up of each worker of a raw phase, run on the worker's own thread.
-pub(super) fn setups<'a>(phase: &'a PhasePlan, inputs: &'a RawInputs<'a>) -> Vec<SetUp<'a>> {
-    (0..phase.workers.len()).map(|id| Box::new(move || build(phase, id, inputs)) as SetUp<'a>).collect()
+/// Under mpirun (`rank`), only the workers that run on this rank: the others belong to other ranks' hosts.
+pub(super) fn setups<'a>(phase: &'a PhasePlan, inputs: &'a RawInputs<'a>, rank: Option<u32>) -> Vec<SetUp<'a>> {
+    (0..phase.workers.len())
+        .filter(|&id| rank.is_none_or(|r| phase.workers[id].runs_on(r)))
+        .map(|id| Box::new(move || build(phase, id, inputs)) as SetUp<'a>)
+        .collect()
 }
 
 /// Opens the files this worker's regions touch (renumbered locally), builds its engine and its schedule.

@@ -255,6 +255,10 @@ pub struct PhaseSpec {
     /// of a vdbench sd share the sd's threads. Default: one queue per set of files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
+    /// In a part, under mpirun: the rank that runs it (vdbench: the part's `hd=`, the hds in mpirun's rank
+    /// order); the other ranks leave it out and idle through the phase. Without ranks every part runs here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub fio: Option<FioJobInfo>,
@@ -297,7 +301,7 @@ impl PhaseSpec {
                 align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
-                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, steady_state,
+                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, rank, steady_state,
             ]
         };
         // Field by field inside the table too: a job's dedupe key keeps its [global]'s compression.
@@ -318,7 +322,12 @@ pub enum SpecOrigin {
     /// A fio job file.
     Fio { path: PathBuf },
     /// A vdbench parameter file.
-    Vdbench { path: PathBuf },
+    Vdbench {
+        path: PathBuf,
+        /// Under mpirun, the hds in rank order (hd `i` is rank `i`); empty otherwise.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        ranks: Vec<String>,
+    },
 }
 
 /// A whole job: phases run in order against one target.

@@ -28,8 +28,8 @@ impl PhaseSpec {
         if let Some(parts) = &self.parts {
             return self.check_parts(parts);
         }
-        if self.skew.is_some() || self.queue.is_some() {
-            return Err("skew and queue belong to a part of a phase ([[phase.part]]), not to a phase".into());
+        if self.skew.is_some() || self.queue.is_some() || self.rank.is_some() {
+            return Err("skew, queue and rank belong to a part of a phase ([[phase.part]]), not to a phase".into());
         }
         Ok(())
     }

@@ -69,6 +69,8 @@ pub struct ReadOptions {
     pub interval: Option<Duration>,
     /// Overrides every run's warm-up (vdbench `-w`).
     pub warmup: Option<Duration>,
+    /// The number of ranks of a multi-host run (mpirun), when above one: vdbench's hds then map onto the ranks.
+    pub ranks: Option<u32>,
 }
 
 /// Reads a job file in any supported dialect.

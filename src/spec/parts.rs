@@ -39,7 +39,7 @@ impl PhaseSpec {
                 return Err(context(format!("skew {skew} is not a percentage from 0 to 100")));
             }
             said += part.skew.unwrap_or(0.0);
-            let unit = PhaseSpec { parts: None, skew: None, queue: None, ..self.overlay(part) };
+            let unit = PhaseSpec { parts: None, skew: None, queue: None, rank: None, ..self.overlay(part) };
             unit.check().map_err(context)?;
         }
         let all_said = parts.iter().all(|p| p.skew.is_some());

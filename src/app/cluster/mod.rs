@@ -158,8 +158,8 @@ impl Session {
     /// Every rank's host and target, for rank 0's result (empty elsewhere).
     pub fn hosts(&self, host: &HostFacts, target: &TargetInfo) -> ClusterResult {
         let rank = self.cluster.rank();
-        let mine =
-            serde_json::to_vec(&RankHost { rank, host: host.clone(), target: target.clone() }).expect("plain data");
+        let mine = RankHost { rank, host: host.clone(), target: target.clone(), role: None };
+        let mine = serde_json::to_vec(&mine).expect("plain data");
         let all = self.cluster.exchange(Key::new(kind::HOSTS, 0, 0), &mine);
         let hosts = all.iter().filter_map(|b| serde_json::from_slice(b).ok()).collect();
         ClusterResult { ranks: self.cluster.size(), hosts, ..ClusterResult::default() }

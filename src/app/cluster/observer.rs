@@ -145,10 +145,7 @@ impl<'a> ClusterObserver<'a> {
         // partial result must be on disk before mpirun's SIGKILL.
         main.record_phase(index, phase, &merged);
         let intervals = main.result.phases.iter().find(|p| p.index == index).map(|p| p.intervals.clone());
-        let done: Vec<(u32, String, f64)> = match phase.streams {
-            Some(_) => Vec::new(),
-            None => outcome.ranks.iter().map(|r| (r.rank, r.host.clone(), r.measured.as_secs_f64())).collect(),
-        };
+        let done = if phase.streams.is_some() { Vec::new() } else { done_ranks(outcome) };
         let (first_done, last_done) = done_figures(&intervals.unwrap_or_default(), &done).unzip();
         if let Some(result) = main.result.cluster.as_mut() {
             result.phases.push(ClusterPhase { index, name: phase.name.clone(), first_done, last_done, ranks: rows });
@@ -305,4 +302,11 @@ impl RunObserver for ClusterObserver<'_> {
             result.verdicts.push((phase, verdict));
         }
     }
+}
+
+/// The ranks that did work in a raw or file-set phase, with when each finished: a rank that idled (vdbench hds
+/// whose parts all ran elsewhere) measured nothing and finished nothing.
+fn done_ranks(outcome: &PhaseOutcome) -> Vec<(u32, String, f64)> {
+    let worked = outcome.ranks.iter().filter(|r| !r.measured.is_zero());
+    worked.map(|r| (r.rank, r.host.clone(), r.measured.as_secs_f64())).collect()
 }

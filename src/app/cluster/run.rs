@@ -14,10 +14,12 @@ use anyhow::{Result, bail};
 use super::{ClusterObserver, Session};
 use crate::app::observer::ResultRecorder;
 use crate::app::output::{print_quietly, result_skeleton};
-use crate::app::run::{build_job, check_run_outputs, conclude, plan_here};
+use crate::app::run::{build_job_for, check_run_outputs, conclude, plan_here};
 use crate::cli::RunArgs;
+use crate::plan::Plan;
 use crate::report::CsvSink;
 use crate::run::{ProgressLine, execute_in_cluster};
+use crate::spec::SpecOrigin;
 
 /// `streamcap run` on a rank that has joined the others.
 pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> {
@@ -29,10 +31,11 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
                  (`streamcap run --verify-only DIR`)"
             );
         }
-        build_job(args)
+        build_job_for(args, Some(session.cluster.size()))
     })?;
     let (gathered, plan) = session.agree(0, plan_here(args, &job))?;
     session.agree_shape(&plan)?;
+    session.agree(2, ranks_exist(&plan, session.cluster.size()))?;
     session.agree_space(&gathered.canonical, super::space::free_in(&gathered.facts.target), &plan)?;
     if args.dry_run {
         if session.is_root() {
@@ -42,7 +45,11 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
     }
     let interrupt = session.install_interrupt()?;
     let skeleton = result_skeleton(&plan, &gathered);
-    let hosts = session.hosts(&gathered.host, &skeleton.target);
+    let mut hosts = session.hosts(&gathered.host, &skeleton.target);
+    if let SpecOrigin::Vdbench { ranks, .. } = &plan.origin {
+        // Which hd each rank was, for the ranks line and the JSON.
+        hosts.hosts.iter_mut().for_each(|h| h.role = ranks.get(h.rank as usize).map(|hd| format!("hd={hd}")));
+    }
     let local = ResultRecorder::new(&plan, skeleton.clone(), None, None, ProgressLine::silent());
     let main = session.is_root().then(|| {
         // Created with its first row: a set-up failure leaves no empty file behind.
@@ -67,4 +74,20 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
     };
     let cleanup = cleanup.filter(|_| !session.is_root());
     Ok(session.finish(code, cleanup.as_deref()))
+}
+
+/// Every worker that belongs to one rank (a part's `rank`: vdbench's hds) belongs to one that exists, or no rank
+/// would run it.
+fn ranks_exist(plan: &Plan, size: u32) -> Result<()> {
+    for phase in &plan.phases {
+        let mut ranks = phase.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank);
+        if let Some(rank) = ranks.find(|&r| r >= size) {
+            bail!(
+                "phase '{}' has a part for rank {rank}, but the run has {size} ranks (0 to {})",
+                phase.name,
+                size - 1
+            );
+        }
+    }
+    Ok(())
 }

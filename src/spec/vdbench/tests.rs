@@ -34,7 +34,7 @@ fn error(text: &str, options: &ReadOptions) -> String {
 fn the_large_files_example_maps_to_one_file_set_phase() {
     let (path, text) = example("vdbench-large-files.vdb");
     let job = parse_vdbench_job(&path, &text, &anchored()).unwrap();
-    assert_eq!(job.origin, SpecOrigin::Vdbench { path: path.clone() });
+    assert_eq!(job.origin, SpecOrigin::Vdbench { path: path.clone(), ranks: Vec::new() });
     assert_eq!(job.target, Some(PathBuf::from("/srv/pool")));
     assert_eq!(job.interval, Some(Duration::from_secs(30)));
     assert_eq!(job.phases.len(), 1);

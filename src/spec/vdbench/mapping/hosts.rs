@@ -1,9 +1,13 @@
-//! vdbench's host definitions (`hd=`) and the `host=` keyword of sds, wds and fwds. Every hd that names this
-//! machine (`system=` localhost, 127.0.0.1, ::1 or this host's name; an hd without `system=` is the machine of
-//! its own name) runs here, as its own set of threads: vdbench runs each workload on every host it names, so a
-//! workload on two local hds runs twice, side by side. An hd on another machine would need streamcap's
-//! many-clients ranks, which do not exist yet, and is refused with that reason. Pure: no I/O besides reading
-//! this machine's host name.
+//! vdbench's host definitions (`hd=`) and the `host=` keyword of sds, wds and fwds. vdbench runs each
+//! workload on every host it names, each host with its own sds and threads.
+//!
+//! Under mpirun with more than one rank (`ReadOptions::ranks`), the hds map onto the ranks in file order (the
+//! first hd is rank 0, as mpirun orders the ranks over its `--host` list or hostfile), whatever their
+//! `system=`: where each rank runs is mpirun's to say, and the counts must match. Otherwise every hd that names
+//! this machine (`system=` localhost, 127.0.0.1, ::1 or this host's name; an hd without `system=` is the
+//! machine of its own name) runs here, as its own set of threads, so a workload on two local hds runs twice,
+//! side by side; an hd on another machine is refused, since only mpirun's ranks run on other machines. Pure: no
+//! I/O besides reading this machine's host name.
 
 use super::words::wildcard;
 use super::{fail, unsupported, words};
@@ -12,29 +16,39 @@ use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::lexer::unprotect;
 use crate::spec::vdbench::model::{Kind, Model, Record};
 
-/// The hosts of a run: the names of its hd records (all on this machine), or none when the file has no hd.
+/// The hosts of a run: the names of its hd records (all on this machine, or one per rank), or none when the
+/// file has no hd.
 #[derive(Debug, Clone, Default)]
 pub(in crate::spec::vdbench) struct Hosts {
     names: Vec<String>,
+    /// The hds are mpirun's ranks: hd `i` is rank `i`.
+    pub ranked: bool,
     /// What the hds say that has no effect here (`vdbench=`, `user=`, `shell=`, `jvms=`).
     pub notices: Vec<String>,
 }
 
 /// Checks every hd of the file; `Hosts` lists them in file order.
-pub(super) fn resolve(model: &Model, _options: &ReadOptions) -> Result<Hosts, VdbError> {
+pub(super) fn resolve(model: &Model, options: &ReadOptions) -> Result<Hosts, VdbError> {
+    let ranks = options.ranks.filter(|&n| n > 1);
+    if let Some(ranks) = ranks {
+        check_count(model, ranks)?;
+    }
     let this = this_host();
     let (mut names, mut notices) = (Vec::new(), Vec::new());
-    for hd in model.of(Kind::Hd) {
+    for (i, hd) in model.of(Kind::Hd).enumerate() {
         unsupported(hd, "clients", "several clients per host (clients=)")?;
         unsupported(hd, "mount", "mounting (mount=)")?;
         let (system, p) = match hd.get("system") {
             Some(p) => (unprotect(&p.value), Some(p)),
             None => (hd.name.clone(), None),
         };
-        if !is_local(&system, this.as_deref()) {
+        if ranks.is_some() {
+            notices.push(format!("vdbench {} (system={system}) runs as rank {i}", hd.label()));
+        } else if !is_local(&system, this.as_deref()) {
             let message = format!(
-                "{} runs on {system}, another machine: streamcap runs on this host only until its many-clients \
-                 ranks exist; point system= at localhost to run the host's workloads here",
+                "{} runs on {system}, another machine: streamcap runs other machines' hds only as mpirun's ranks \
+                 (one rank per hd, built with --features mpi: docs/multi-host.md); point system= at localhost to \
+                 run the host's workloads here",
                 hd.label()
             );
             return Err(match p {
@@ -49,10 +63,35 @@ pub(super) fn resolve(model: &Model, _options: &ReadOptions) -> Result<Hosts, Vd
             }
         }
     }
-    Ok(Hosts { names, notices })
+    Ok(Hosts { ranked: ranks.is_some() && !names.is_empty(), names, notices })
+}
+
+/// Under mpirun, one rank per hd: a file without hds runs on every rank; otherwise the counts must match.
+fn check_count(model: &Model, ranks: u32) -> Result<(), VdbError> {
+    let hds: Vec<&Record> = model.of(Kind::Hd).collect();
+    let Some(first) = hds.first() else { return Ok(()) };
+    if hds.len() == ranks as usize {
+        return Ok(());
+    }
+    let names: Vec<&str> = hds.iter().map(|hd| hd.name.as_str()).collect();
+    Err(VdbError::at(
+        &first.at,
+        format!(
+            "the file has {} hd= records ({}) but mpirun started {ranks} ranks: each hd runs as one rank, the \
+             first hd as rank 0; start as many ranks as there are hds (mpirun -np {})",
+            hds.len(),
+            names.join(", "),
+            hds.len()
+        ),
+    ))
 }
 
 impl Hosts {
+    /// Every hd by name, run nowhere: what the rest of the file is checked against once an hd was refused.
+    pub fn named(model: &Model) -> Hosts {
+        Hosts { names: model.of(Kind::Hd).map(|hd| hd.name.clone()).collect(), ..Hosts::default() }
+    }
+
     /// The hosts a record runs on (its `host=`, or every host): at least one name, `localhost` without hds.
     pub fn of(&self, rec: &Record) -> Result<Vec<String>, VdbError> {
         let all = || if self.names.is_empty() { vec!["localhost".to_string()] } else { self.names.clone() };
@@ -78,6 +117,16 @@ impl Hosts {
     pub fn several(&self) -> bool {
         self.names.len() > 1
     }
+
+    /// The hds in rank order, when they are mpirun's ranks (empty otherwise).
+    pub fn ranks(&self) -> Vec<String> {
+        if self.ranked { self.names.clone() } else { Vec::new() }
+    }
+
+    /// The rank that runs `host`'s workloads, when the hds are mpirun's ranks.
+    pub fn rank_of(&self, host: &str) -> Option<u32> {
+        self.ranked.then(|| self.names.iter().position(|h| h == host)).flatten().map(|i| i as u32)
+    }
 }
 
 fn is_local(system: &str, this: Option<&str>) -> bool {
@@ -101,5 +150,32 @@ mod tests {
         assert!(is_local("127.0.0.1", Some("box")));
         assert!(is_local("BOX.example.com", Some("box")));
         assert!(!is_local("other", Some("box")));
+    }
+
+    fn read(text: &str, ranks: Option<u32>) -> Result<crate::spec::JobSpec, String> {
+        let options = ReadOptions { ranks, ..ReadOptions::default() };
+        crate::spec::vdbench::parse_vdbench_job(std::path::Path::new("job.vdb"), text, &options)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Under mpirun, hd `i` is rank `i` whatever machine it names; a workload of one host is still a part, so
+    /// that it carries its rank; the counts must match.
+    #[test]
+    fn hds_map_onto_ranks_in_order_and_the_counts_must_match() {
+        let text = "hd=h1,system=far1\nhd=h2,system=far2\nsd=sd1,lun=/tmp/x,size=1g\nwd=wd1,sd=sd1\n\
+                    wd=wd2,sd=sd1,host=h2\nrd=rd1,wd=wd1,iorate=max\nrd=rd2,wd=wd2,iorate=max\n";
+        let job = read(text, Some(2)).unwrap();
+        let ranks = |i: usize| -> Vec<Option<u32>> {
+            job.phases[i].parts.as_ref().expect("parts").iter().map(|p| p.rank).collect()
+        };
+        assert_eq!(ranks(0), [Some(0), Some(1)]);
+        assert_eq!(ranks(1), [Some(1)], "one host's workload is a part with its rank");
+        assert!(job.notices.iter().any(|n| n.contains("hd=h2 (system=far2) runs as rank 1")), "{:?}", job.notices);
+        let err = read(text, Some(3)).unwrap_err();
+        assert!(err.contains("2 hd= records (h1, h2) but mpirun started 3 ranks") && err.contains("line 1"), "{err}");
+        let err = read(text, None).unwrap_err();
+        assert!(err.contains("another machine") && !err.contains("there is no hd=h2"), "{err}");
+        let alone = read("sd=sd1,lun=/tmp/x\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max\n", Some(4)).unwrap();
+        assert!(alone.phases[0].parts.is_none(), "without hds every rank runs the whole job");
     }
 }

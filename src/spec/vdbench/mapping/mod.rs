@@ -148,7 +148,8 @@ struct Mapper<'a> {
 /// when there was any.
 pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &mut Problems) -> Option<JobSpec> {
     let file_level = |m: &str| VdbError::at(&Where::File(root.to_path_buf()), m.to_string());
-    let mut hosts = problems.take(hosts::resolve(model, options)).unwrap_or_default();
+    // A refused hd still names a host, so that `host=` naming it is not refused too.
+    let mut hosts = problems.take(hosts::resolve(model, options)).unwrap_or_else(|| Hosts::named(model));
     let notices = std::mem::take(&mut hosts.notices);
     let mut m = Mapper { model, options, notices, hosts, target: None };
     m.general(problems);
@@ -159,14 +160,13 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
         ));
         return None;
     }
-    let file_system = model.of(Kind::Fsd).next().is_some() || model.of(Kind::Fwd).next().is_some();
-    if file_system && (model.of(Kind::Sd).next().is_some() || model.of(Kind::Wd).next().is_some()) {
-        problems.push(file_level(
-            "the file has both raw (sd/wd) and file-system (fsd/fwd) records; vdbench runs one kind per file: split \
-             it in two",
-        ));
-        return None;
-    }
+    let file_system = match file_kind(model, m.hosts.ranked) {
+        Ok(file_system) => file_system,
+        Err(why) => {
+            problems.push(file_level(why));
+            return None;
+        }
+    };
     let mut phases: Vec<PhaseSpec> = Vec::new();
     let mut interval = None;
     // vdbench sleeps `pause=` seconds after each run of an rd, before the next run (of any rd).
@@ -193,12 +193,28 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
     let target =
         if file_system { m.target.take() } else { problems.take(luns::settle(&mut phases, &mut m.notices, root))? };
     Some(JobSpec {
-        origin: SpecOrigin::Vdbench { path: root.to_path_buf() },
+        origin: SpecOrigin::Vdbench { path: root.to_path_buf(), ranks: m.hosts.ranks() },
         target,
         interval,
         phases,
         notices: m.notices,
     })
+}
+
+/// Whether the file is a file-system one (fsd/fwd) rather than raw (sd/wd); why it can be neither.
+fn file_kind(model: &Model, ranked_hosts: bool) -> Result<bool, &'static str> {
+    let file_system = model.of(Kind::Fsd).next().is_some() || model.of(Kind::Fwd).next().is_some();
+    if file_system && (model.of(Kind::Sd).next().is_some() || model.of(Kind::Wd).next().is_some()) {
+        return Err("the file has both raw (sd/wd) and file-system (fsd/fwd) records; vdbench runs one kind per \
+                    file: split it in two");
+    }
+    if file_system && ranked_hosts {
+        // Each rank would run the whole fwd with every host's threads: mapping file-set workloads onto ranks is
+        // not done yet.
+        return Err("hds run as mpirun's ranks for raw workloads (sd/wd) only so far: run this file-system file \
+                    without mpirun, with its hds on this machine");
+    }
+    Ok(file_system)
 }
 
 impl<'a> Mapper<'a> {

@@ -91,7 +91,8 @@ impl Mapper<'_> {
             let on_host = if self.hosts.several() { format!(" on {host}") } else { String::new() };
             let name = if several { format!("{} on {}{on_host}", wd.name, sd.name) } else { wd.name.clone() };
             let queue = format!("{}{on_host}", sd.name);
-            runs.push(self.generator((rd, wd, sd), name, queue, share)?);
+            let run = self.generator((rd, wd, sd), name, queue, share)?;
+            runs.push(RawRun { rank: self.hosts.rank_of(host), ..run });
         }
         if runs.iter().any(|r| r.flags.direct != runs[0].flags.direct) {
             let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
@@ -152,15 +153,21 @@ fn wd_shares(rd: &Record, wds: &[&Record]) -> Result<Vec<f64>, VdbError> {
     Ok(said.into_iter().map(|s| s.unwrap_or(rest)).collect())
 }
 
-/// One phase of the rd: a generator alone, or the generators as parts.
+/// One phase of the rd: a generator alone, or the generators as parts (also one alone that belongs to one of
+/// mpirun's ranks: only a part says its rank).
 fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
     let mut phase = match runs {
-        [one] => run_phase(one),
+        [one] if one.rank.is_none() => run_phase(one),
         many => PhaseSpec {
             direct: many.first().map(|r| r.flags.direct),
             parts: Some(
                 many.iter()
-                    .map(|run| PhaseSpec { skew: Some(run.share), queue: Some(run.queue.clone()), ..run_phase(run) })
+                    .map(|run| PhaseSpec {
+                        skew: Some(run.share),
+                        queue: Some(run.queue.clone()),
+                        rank: run.rank,
+                        ..run_phase(run)
+                    })
                     .collect(),
             ),
             ..PhaseSpec::default()

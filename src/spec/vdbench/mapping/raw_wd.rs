@@ -38,6 +38,8 @@ pub(super) struct RawRun {
     pub threads: u32,
     /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts).
     pub share: f64,
+    /// Under mpirun, the rank of its host (`Hosts::rank_of`).
+    pub rank: Option<u32>,
 }
 
 /// Keywords of a wd with no meaning here yet, and why.
@@ -125,6 +127,7 @@ impl Mapper<'_> {
             seek,
             threads: threads.clamp(1, u64::from(u32::MAX)) as u32,
             share,
+            rank: None,
         })
     }
 }

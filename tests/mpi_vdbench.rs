@@ -1,0 +1,108 @@
+//! vdbench host definitions (`hd=`) as mpirun's ranks, under a real `mpirun` (Open MPI) on this one host: hd
+//! `i` is rank `i`, each rank runs only its own hd's part of every rd (and idles through an rd that is all
+//! another host's), and a file whose hd count is not the rank count is refused with both counts. Needs the
+//! binary built with `--features mpi` (scripts/test does so); skips loudly when mpirun is missing. (A file of
+//! its own: tests/mpi.rs is at the 500-line limit.)
+
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `mpirun` with the flags a root user on one host needs; `None` (after saying SKIPPED) when it is missing.
+fn mpirun(test: &str, ranks: u32) -> Option<Command> {
+    let found = Command::new("sh").args(["-c", "command -v mpirun"]).output().is_ok_and(|o| o.status.success());
+    if !found {
+        common::skip(&format!("{test}: mpirun is not installed (Debian: openmpi-bin)"));
+        return None;
+    }
+    let mut cmd = Command::new("mpirun");
+    // `plm isolated` starts every rank on this host without an ssh or rsh agent, which a fresh machine may lack.
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "--mca", "plm", "isolated", "-np", &ranks.to_string()]);
+    cmd.env_remove("RUST_BACKTRACE");
+    cmd.env("STREAMCAP_NO_HISTORY", "1");
+    Some(cmd)
+}
+
+fn text(out: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Two hds on two (made-up) machines; rd1's wd runs on both, rd2's on sd2, which only h2 has.
+fn two_host_job(dir: &Path) -> PathBuf {
+    let d = dir.display();
+    let path = dir.join("hosts.vdb");
+    let text = format!(
+        "hd=default,vdbench=/opt/vdbench,user=root\nhd=h1,system=alpha.example\nhd=h2,system=beta.example\n\
+         sd=sd1,lun={d}/lun1,size=8m,threads=2\nsd=sd2,host=h2,lun={d}/lun2,size=8m,threads=2\n\
+         wd=wd1,sd=sd1,xfersize=4k,rdpct=100,seekpct=100\nwd=wd2,sd=sd2,xfersize=4k,rdpct=70,seekpct=100\n\
+         rd=rd1,wd=wd1,iorate=max,elapsed=3,interval=1\nrd=rd2,wd=wd2,iorate=max,elapsed=3,interval=1\n"
+    );
+    std::fs::write(&path, text).expect("job written");
+    path
+}
+
+/// Each rank's operations in each phase, in rank order.
+fn ops_by_rank(result: &serde_json::Value) -> Vec<Vec<u64>> {
+    let phases = result["cluster"]["phases"].as_array().expect("per-phase rows");
+    phases
+        .iter()
+        .map(|p| p["ranks"].as_array().expect("ranks").iter().map(|r| r["ops"].as_u64().expect("ops")).collect())
+        .collect()
+}
+
+/// rd1 runs on both hosts: each rank does its own hd's I/O and the totals are both ranks'. rd2 runs on h2
+/// alone (its sd is h2's; rank 1 fills it before it reads): rank 1 does all of it while rank 0 idles, and the
+/// idle rank neither ends the phase early (it is no "first done") nor does any I/O.
+#[test]
+fn each_hd_runs_as_its_own_rank() {
+    let Some(mut cmd) = mpirun("each_hd_runs_as_its_own_rank", 2) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (job, json) = (two_host_job(dir.path()), dir.path().join("r.json"));
+    let out = cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json).output();
+    let out = out.expect("mpirun runs");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let all = format!("{stdout}{stderr}");
+    assert!(all.contains("hd=h1 (system=alpha.example) runs as rank 0"), "{all}");
+    assert!(all.contains("hd=h2 (system=beta.example) runs as rank 1"), "{all}");
+    assert_eq!(stdout.matches("per rank:").count(), 1, "one summary, from rank 0:\n{stdout}");
+    assert!(
+        stdout.contains(" as hd=h1 (") && stdout.contains(" as hd=h2 ("),
+        "the ranks line names the hds:\n{stdout}"
+    );
+
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    let roles: Vec<&str> =
+        result["cluster"]["hosts"].as_array().expect("hosts").iter().filter_map(|h| h["role"].as_str()).collect();
+    assert_eq!(roles, ["hd=h1", "hd=h2"]);
+    let by_rank = ops_by_rank(&result);
+    assert_eq!(by_rank.len(), 2, "{by_rank:?}");
+    assert!(by_rank[0].iter().all(|&ops| ops > 0), "rd1: both hosts did I/O: {by_rank:?}");
+    assert_eq!(by_rank[1][0], 0, "rd2: h1 (rank 0) has no part of it: {by_rank:?}");
+    assert!(by_rank[1][1] > 0, "rd2: h2 (rank 1) did it all: {by_rank:?}");
+    for (i, ranks) in by_rank.iter().enumerate() {
+        let phase = &result["phases"][i];
+        let total = ["read", "write"].iter().filter_map(|d| phase[d]["ops"].as_u64()).sum::<u64>();
+        assert_eq!(total, ranks.iter().sum::<u64>(), "phase {i}: the totals are both ranks' operations");
+    }
+    let rd2 = &result["cluster"]["phases"][1];
+    assert_eq!(rd2["first_done"]["rank"], 1, "the idle rank is never first done: {rd2}");
+    let measured = result["phases"][1]["duration_s"].as_f64().unwrap_or(0.0);
+    assert!(measured > 1.5, "rd2 ran its elapsed time on h2, not cut short by the idle rank: {measured}");
+}
+
+/// Three ranks for two hds: refused before any I/O, with both counts, exit code 2.
+#[test]
+fn more_ranks_than_hds_are_refused_with_both_counts() {
+    let Some(mut cmd) = mpirun("more_ranks_than_hds_are_refused_with_both_counts", 3) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let job = two_host_job(dir.path());
+    let out = cmd.arg(common::streamcap_path()).args(["run", "--job"]).arg(&job).output().expect("mpirun runs");
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    assert!(stderr.contains("2 hd= records (h1, h2) but mpirun started 3 ranks"), "{stderr}");
+    assert_eq!(stderr.matches("mpirun started 3 ranks").count(), 1, "said once, by rank 0: {stderr}");
+}
