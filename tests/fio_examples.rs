@@ -219,9 +219,11 @@ fn run_text(text: &str) -> serde_json::Value {
 
 #[test]
 fn exitall_stops_the_jobs_running_with_the_one_that_finished() {
-    // Without exitall, 'endless' would run for two minutes.
+    // Without exitall, 'endless' would run for two minutes. 'short' is paced over about half a second, so that
+    // 'endless' has surely started when it ends (unpaced, its 1,000 null I/Os took about a millisecond on a quiet
+    // machine and could end before 'endless' issued one).
     let result = run_text(
-        "[global]\nioengine=null\nsize=16m\nrw=read\n[short]\nnumber_ios=1000\nexitall\n\
+        "[global]\nioengine=null\nsize=16m\nrw=read\n[short]\nnumber_ios=1000\nrate_iops=2000\nexitall\n\
          [endless]\ntime_based\nruntime=120\n[after]\nstonewall\nnumber_ios=10\nexit_what=all\n",
     );
     let phases = phases(&result);
