@@ -141,15 +141,7 @@ fn a_vdbench_dedupratio_and_compratio_are_the_ratios_written() {
 #[test]
 fn shapes_that_cannot_be_written_are_refused_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
-    let refused = |file: &str, text: &str, expected: &str| {
-        let job = dir.path().join(file);
-        std::fs::write(&job, text).unwrap();
-        let out = streamcap().arg("run").arg(dir.path()).args(["--job", job.to_str().unwrap(), "--dry-run"]).output();
-        let out = out.unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
-        assert!(stderr.contains(expected), "{file}: expected '{expected}' in: {stderr}");
-    };
+    let refused = |file: &str, text: &str, expected: &str| common::refused_dry_run(dir.path(), file, text, expected);
     refused("a.fio", "[a]\nrw=write\nsize=1m\ndedupe_mode=sometimes\ndedupe_percentage=10\n", "dedupe_mode");
     refused("b.fio", "[b]\nrw=write\nsize=1m\ndedupe_global=1\ndedupe_percentage=10\n", "working_set");
     refused("c.fio", "[c]\nrw=write\nsize=1m\nverify=crc32c\ndedupe_percentage=10\n", "cannot be combined");

@@ -6,8 +6,6 @@
 mod common;
 
 use std::path::Path;
-#[cfg(feature = "mpi")]
-use std::process::{Command, Output};
 
 #[cfg(not(feature = "mpi"))]
 use common::streamcap;
@@ -88,33 +86,15 @@ fn streams_and_check_without_the_feature_refuse_to_run_as_one_of_several_ranks()
     }
 }
 
-/// `mpirun` with the flags a root user on one host needs; `None` (after saying SKIPPED) when it is missing.
-#[cfg(feature = "mpi")]
-fn mpirun(test: &str, ranks: u32) -> Option<Command> {
-    let found = Command::new("sh").args(["-c", "command -v mpirun"]).output().is_ok_and(|o| o.status.success());
-    if !found {
-        common::skip(&format!("{test}: mpirun is not installed (Debian: openmpi-bin)"));
-        return None;
-    }
-    let mut cmd = Command::new("mpirun");
-    // `plm isolated` starts every rank on this host without an ssh or rsh agent, which a fresh machine may lack.
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "--mca", "plm", "isolated", "-np", &ranks.to_string()]);
-    cmd.env_remove("RUST_BACKTRACE");
-    Some(cmd)
-}
-
-#[cfg(feature = "mpi")]
-fn text(out: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
 /// Four ranks read at once: one result whose totals are the sum of the ranks' operations, with every rank in the
 /// per-host breakdown (terminal and JSON), the stonewall figures, a merged p99 that lies within the ranks' own
 /// (a percentile of the merged histograms, never an average), and no data file left behind.
 #[cfg(feature = "mpi")]
 #[test]
 fn four_ranks_give_one_result_with_totals_and_a_per_rank_breakdown() {
-    let Some(mut cmd) = mpirun("four_ranks_give_one_result_with_totals_and_a_per_rank_breakdown", 4) else { return };
+    let Some(mut cmd) = common::mpirun("four_ranks_give_one_result_with_totals_and_a_per_rank_breakdown", 4) else {
+        return;
+    };
     let dir = tempfile::tempdir().expect("temp dir");
     let json = dir.path().join("r.json");
     let out = cmd
@@ -124,7 +104,7 @@ fn four_ranks_give_one_result_with_totals_and_a_per_rank_breakdown() {
         .arg(dir.path())
         .output()
         .expect("mpirun runs");
-    let (stdout, stderr) = text(&out);
+    let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert_eq!(stdout.matches("per rank:").count(), 1, "one summary, from rank 0:\n{stdout}");
     assert!(stdout.contains("4 ranks: rank 0 on"), "{stdout}");
@@ -165,7 +145,7 @@ fn four_ranks_give_one_result_with_totals_and_a_per_rank_breakdown() {
 #[cfg(feature = "mpi")]
 #[test]
 fn a_failing_rank_is_named_and_stops_all() {
-    let Some(mut cmd) = mpirun("a_failing_rank_is_named_and_stops_all", 1) else { return };
+    let Some(mut cmd) = common::mpirun("a_failing_rank_is_named_and_stops_all", 1) else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     let json = dir.path().join("r.json");
     let missing = dir.path().join("missing");
@@ -182,7 +162,7 @@ fn a_failing_rank_is_named_and_stops_all() {
         .arg(&missing)
         .output()
         .expect("mpirun runs");
-    let (stdout, stderr) = text(&out);
+    let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Error:")).collect();
     assert_eq!(errors.len(), 1, "rank 0 alone says it:\n{stderr}");
@@ -212,7 +192,9 @@ impl Drop for Running {
 #[test]
 fn ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data() {
     use std::time::{Duration, Instant};
-    let Some(mut cmd) = mpirun("ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data", 2) else { return };
+    let Some(mut cmd) = common::mpirun("ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data", 2) else {
+        return;
+    };
     let dir = tempfile::tempdir().expect("temp dir");
     let json = dir.path().join("r.json");
     cmd.arg(common::streamcap_path())
@@ -259,7 +241,8 @@ fn ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data() {
 #[cfg(feature = "mpi")]
 #[test]
 fn the_first_rank_done_ends_the_phase_for_all_and_both_figures_are_given() {
-    let Some(mut cmd) = mpirun("the_first_rank_done_ends_the_phase_for_all_and_both_figures_are_given", 2) else {
+    let Some(mut cmd) = common::mpirun("the_first_rank_done_ends_the_phase_for_all_and_both_figures_are_given", 2)
+    else {
         return;
     };
     let dir = tempfile::tempdir().expect("temp dir");
@@ -272,7 +255,7 @@ fn the_first_rank_done_ends_the_phase_for_all_and_both_figures_are_given() {
         .arg(dir.path())
         .output()
         .expect("mpirun runs");
-    let (stdout, stderr) = text(&out);
+    let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
     assert_eq!(result["phases"][0]["status"], "completed");
@@ -307,7 +290,7 @@ fn streams_across_four_ranks_find_the_capacity_of_one_process() {
     if !common::can_use_loop_devices(test) || !common::can_throttle(test) {
         return;
     }
-    let Some(mut cmd) = mpirun(test, 4) else { return };
+    let Some(mut cmd) = common::mpirun(test, 4) else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     // Room for four ranks' own test media.
     let device = common::LoopDevice::new(&dir.path().join("disk.img"), 1 << 30);
@@ -335,7 +318,7 @@ fn streams_across_four_ranks_find_the_capacity_of_one_process() {
         .arg(&many)
         .output()
         .expect("mpirun runs");
-    let (stdout, stderr) = text(&out);
+    let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
 
     let capacity = |path: &Path| {
@@ -369,7 +352,7 @@ fn streams_across_four_ranks_find_the_capacity_of_one_process() {
 #[cfg(feature = "mpi")]
 #[test]
 fn check_across_two_ranks_gives_one_check_of_both() {
-    let Some(mut cmd) = mpirun("check_across_two_ranks_gives_one_check_of_both", 2) else { return };
+    let Some(mut cmd) = common::mpirun("check_across_two_ranks_gives_one_check_of_both", 2) else { return };
     let (dir, out_dir) = (tempfile::tempdir().expect("temp dir"), tempfile::tempdir().expect("temp dir"));
     let json = out_dir.path().join("r.json");
     let out = cmd
@@ -381,7 +364,7 @@ fn check_across_two_ranks_gives_one_check_of_both() {
         .arg(&json)
         .output()
         .expect("mpirun runs");
-    let (stdout, stderr) = text(&out);
+    let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert_eq!(stdout.matches("streams sustained").count(), 1, "one summary, from rank 0:\n{stdout}");
     assert!(stdout.contains("2 ranks: rank 0 on") && stdout.contains("per client, each step:"), "{stdout}");
@@ -420,7 +403,7 @@ fn ranks_sharing_a_filesystem_must_fit_in_it_together() {
         common::skip(&format!("{test}: mounting a tmpfs needs root"));
         return;
     }
-    let Some(mut two) = mpirun(test, 2) else { return };
+    let Some(mut two) = common::mpirun(test, 2) else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     let mount = common::Mount::new("tmpfs", &dir.path().join("mnt"), &["-t", "tmpfs", "-o", "size=160M"]);
     let json = dir.path().join("r.json");
@@ -433,7 +416,7 @@ fn ranks_sharing_a_filesystem_must_fit_in_it_together() {
         .arg(&mount.point)
         .output()
         .expect("mpirun runs");
-    let (stdout, stderr) = text(&out);
+    let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Error:")).collect();
     assert_eq!(errors.len(), 1, "rank 0 alone says it:\n{stderr}");
@@ -443,7 +426,7 @@ fn ranks_sharing_a_filesystem_must_fit_in_it_together() {
     );
     assert!(!json.exists() && nothing_left(&mount.point));
 
-    let Some(mut one) = mpirun(test, 1) else { return };
+    let Some(mut one) = common::mpirun(test, 1) else { return };
     let out = one
         .args(["-x", "STREAMCAP_NO_HISTORY=1"])
         .arg(common::streamcap_path())
@@ -452,6 +435,6 @@ fn ranks_sharing_a_filesystem_must_fit_in_it_together() {
         .arg(&mount.point)
         .output()
         .expect("mpirun runs");
-    assert_eq!(out.status.code(), Some(0), "{:?}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{:?}", common::output_text(&out));
     assert!(json.exists() && nothing_left(&mount.point));
 }

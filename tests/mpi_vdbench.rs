@@ -9,26 +9,6 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-/// `mpirun` with the flags a root user on one host needs; `None` (after saying SKIPPED) when it is missing.
-fn mpirun(test: &str, ranks: u32) -> Option<Command> {
-    let found = Command::new("sh").args(["-c", "command -v mpirun"]).output().is_ok_and(|o| o.status.success());
-    if !found {
-        common::skip(&format!("{test}: mpirun is not installed (Debian: openmpi-bin)"));
-        return None;
-    }
-    let mut cmd = Command::new("mpirun");
-    // `plm isolated` starts every rank on this host without an ssh or rsh agent, which a fresh machine may lack.
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "--mca", "plm", "isolated", "-np", &ranks.to_string()]);
-    cmd.env_remove("RUST_BACKTRACE");
-    cmd.env("STREAMCAP_NO_HISTORY", "1");
-    Some(cmd)
-}
-
-fn text(out: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
 
 /// Two hds on two (made-up) machines; rd1's wd runs on both, rd2's on sd2, which only h2 has.
 fn two_host_job(dir: &Path) -> PathBuf {
@@ -58,12 +38,12 @@ fn ops_by_rank(result: &serde_json::Value) -> Vec<Vec<u64>> {
 /// idle rank neither ends the phase early (it is no "first done") nor does any I/O.
 #[test]
 fn each_hd_runs_as_its_own_rank() {
-    let Some(mut cmd) = mpirun("each_hd_runs_as_its_own_rank", 2) else { return };
+    let Some(mut cmd) = common::mpirun("each_hd_runs_as_its_own_rank", 2) else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     let (job, json) = (two_host_job(dir.path()), dir.path().join("r.json"));
     let out = cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json).output();
     let out = out.expect("mpirun runs");
-    let (stdout, stderr) = text(&out);
+    let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     let all = format!("{stdout}{stderr}");
     assert!(all.contains("hd=h1 (system=alpha.example) runs as rank 0"), "{all}");
@@ -97,11 +77,11 @@ fn each_hd_runs_as_its_own_rank() {
 /// Three ranks for two hds: refused before any I/O, with both counts, exit code 2.
 #[test]
 fn more_ranks_than_hds_are_refused_with_both_counts() {
-    let Some(mut cmd) = mpirun("more_ranks_than_hds_are_refused_with_both_counts", 3) else { return };
+    let Some(mut cmd) = common::mpirun("more_ranks_than_hds_are_refused_with_both_counts", 3) else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     let job = two_host_job(dir.path());
     let out = cmd.arg(common::streamcap_path()).args(["run", "--job"]).arg(&job).output().expect("mpirun runs");
-    let (stdout, stderr) = text(&out);
+    let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
     assert!(stderr.contains("2 hd= records (h1, h2) but mpirun started 3 ranks"), "{stderr}");
     assert_eq!(stderr.matches("mpirun started 3 ranks").count(), 1, "said once, by rank 0: {stderr}");

@@ -84,15 +84,7 @@ fn fio_s_disk_zone_profile_example_runs() {
 #[test]
 fn zones_streamcap_cannot_run_are_refused_with_the_fix() {
     let dir = tempfile::tempdir().unwrap();
-    let refused = |file: &str, text: &str, expected: &str| {
-        let job = dir.path().join(file);
-        std::fs::write(&job, text).unwrap();
-        let out = streamcap().arg("run").arg(dir.path()).args(["--job", job.to_str().unwrap(), "--dry-run"]).output();
-        let out = out.unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
-        assert!(stderr.contains(expected), "{file}: expected '{expected}' in: {stderr}");
-    };
+    let refused = |file: &str, text: &str, expected: &str| common::refused_dry_run(dir.path(), file, text, expected);
     refused("a.fio", "[a]\nrw=read\nsize=8m\nzonemode=zbd\nzonesize=1m\n", "zoned block device");
     refused("b.fio", "[b]\nrw=randread\nsize=8m\nzonesize=1m\nzoneskip=1m\n", "sequential I/O");
     refused("c.fio", "[c]\nrw=read\nsize=8m\nzonesize=1m\nzonerange=512k\n", "more than once");

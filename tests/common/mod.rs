@@ -288,3 +288,34 @@ pub fn throttled_catalogue(capacity: u64, limits: [u64; 4]) -> String {
          # the throttle counts every bio before the block layer merges neighbours\nmerges = false\n"
     )
 }
+
+/// `mpirun` with the flags a root user on one host needs; `None` (after saying SKIPPED) when it is missing.
+pub fn mpirun(test: &str, ranks: u32) -> Option<Command> {
+    let found = Command::new("sh").args(["-c", "command -v mpirun"]).output().is_ok_and(|o| o.status.success());
+    if !found {
+        skip(&format!("{test}: mpirun is not installed (Debian: openmpi-bin)"));
+        return None;
+    }
+    let mut cmd = Command::new("mpirun");
+    // `plm isolated` starts every rank on this host without an ssh or rsh agent, which a fresh machine may lack.
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "--mca", "plm", "isolated", "-np", &ranks.to_string()]);
+    cmd.env_remove("RUST_BACKTRACE");
+    cmd.env("STREAMCAP_NO_HISTORY", "1");
+    Some(cmd)
+}
+
+/// A finished command's stdout and stderr as text.
+pub fn output_text(out: &std::process::Output) -> (String, String) {
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// `streamcap run DIR --job FILE --dry-run` of a job written to `dir/file` must be refused with exit 2 and a
+/// message containing `expected`.
+pub fn refused_dry_run(dir: &Path, file: &str, text: &str, expected: &str) {
+    let job = dir.join(file);
+    std::fs::write(&job, text).unwrap();
+    let out = streamcap().arg("run").arg(dir).args(["--job", job.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
+    assert!(stderr.contains(expected), "{file}: expected '{expected}' in: {stderr}");
+}
