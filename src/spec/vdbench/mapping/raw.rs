@@ -54,6 +54,7 @@ impl Mapper<'_> {
         for combination in expand::combinations(&loops, rd)? {
             let (mut runs, mut rate) = (generators.clone(), base_rate);
             raw_loops::apply(&loops, &combination, rd, &mut runs, &mut rate)?;
+            check_eof(rd, &runs)?;
             let name = expand::phase_name(rd, &loops, &combination, false);
             let rate = rate.expect("a single rate or a rate loop, checked by rd_rate");
             for point in rated(name, rate, &common.curve, "iorate") {
@@ -177,7 +178,12 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
     phase.runtime = Some(c.timing.runtime);
     phase.ramp = Some(c.timing.ramp);
     phase.io_size = c.io_size;
-    phase.io_passes = c.io_passes;
+    // seekpct=eof ends a generator after one pass of its lun (sooner with maxdata= below one pass).
+    let eof_passes = Some(c.io_passes.map_or(1.0, |p| p.min(1.0)));
+    phase.io_passes = if matches!(runs, [one] if one.eof && one.rank.is_none()) { eof_passes } else { c.io_passes };
+    for (part, run) in phase.parts.iter_mut().flatten().zip(runs) {
+        part.io_passes = if run.eof { eof_passes } else { None };
+    }
     if let Some(Rate::PerSecond(v)) = point.rate {
         phase.rate_iops = Some((v.round() as u64).max(1));
     }
@@ -187,6 +193,39 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
         phase.rate_process = Some(c.arrival);
     }
     phase
+}
+
+/// `seekpct=eof` where streamcap can end each generator at the end of its lun as vdbench does: vdbench ends the
+/// run once every eof workload is done, so every generator of the rd must be one (the others would run on to
+/// `elapsed=` here), each alone on its sd (streamcap mixes the workloads of one sd on one worker, and counts
+/// their operations together).
+fn check_eof(rd: &Record, runs: &[RawRun]) -> Result<(), VdbError> {
+    let Some(eof) = runs.iter().find(|r| r.eof) else { return Ok(()) };
+    let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
+    if let Some(other) = runs.iter().find(|r| !r.eof) {
+        return Err(fail(
+            rd,
+            p,
+            format!(
+                "{} has seekpct=eof and {} does not: vdbench ends the run when every eof workload reaches the end \
+                 of its lun, which streamcap does only when all of the rd's workloads have seekpct=eof; run the \
+                 others in an rd of their own",
+                eof.name, other.name
+            ),
+        ));
+    }
+    if let Some(shared) = runs.iter().find(|r| runs.iter().filter(|o| o.queue == r.queue).count() > 1) {
+        return Err(fail(
+            rd,
+            p,
+            format!(
+                "several seekpct=eof workloads on sd {}: streamcap ends a pass per sd, not per workload sharing \
+                 one; give each workload its own sd, or run them in rds of their own",
+                shared.queue
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn arrival(rd: &Record) -> Result<ArrivalSpec, VdbError> {

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::words::{bytes, seekpct, xfersize};
+use super::words::{Seek, bytes, seekpct, xfersize};
 use super::{
     DEFAULT_SD_THREADS, Mapper, OpenFlags, fail, items, one_number, openflags, percentage, unsupported_all, whole,
 };
@@ -35,6 +35,8 @@ pub(super) struct RawRun {
     pub align: Option<Bytes>,
     pub rdpct: u8,
     pub seek: u8,
+    /// `seekpct=eof`: sequential, and done at the end of the lun (one pass) instead of starting again.
+    pub eof: bool,
     pub threads: u32,
     /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts).
     pub share: f64,
@@ -100,7 +102,7 @@ impl Mapper<'_> {
             (None, None) => 100,
         };
         let seek = match items(wd, "seekpct", Units::Size)? {
-            None => 100,
+            None => Seek { percent: 100, eof: false },
             Some((items, p)) => match items.as_slice() {
                 [one] => seekpct(one).map_err(|m| fail(wd, p, m))?,
                 _ => return Err(fail(wd, p, "poisson seek distributions are not supported yet".into())),
@@ -124,7 +126,8 @@ impl Mapper<'_> {
             align,
             xfer,
             rdpct,
-            seek,
+            seek: seek.percent,
+            eof: seek.eof,
             threads: threads.clamp(1, u64::from(u32::MAX)) as u32,
             share,
             rank: None,
@@ -216,6 +219,7 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         end_fsync: run.flags.fsync.then_some(true),
         percentage_random: (run.seek > 0 && run.seek < 100).then_some(run.seek),
         file_names: Some(vec![run.lun.to_string_lossy().into_owned()]),
+        io_passes: run.eof.then_some(1.0),
         ..PhaseSpec::default()
     }
 }

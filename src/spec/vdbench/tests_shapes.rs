@@ -1,0 +1,54 @@
+//! Tests of vdbench's raw access shapes in the reader: `seekpct=eof` (one sequential pass, then done),
+//! `stride=(min,max)`, `hotband=(lo,hi)` and `concatenatesds=yes`, and the combinations refused with a reason.
+
+use std::path::Path;
+
+use super::*;
+use crate::spec::RwMode;
+
+fn parse(text: &str) -> Result<JobSpec, SpecError> {
+    parse_vdbench_job(Path::new("job.vdb"), text, &ReadOptions::default())
+}
+
+fn error(text: &str) -> String {
+    parse(text).unwrap_err().to_string()
+}
+
+#[test]
+fn seekpct_eof_and_minus_one_are_one_sequential_pass() {
+    for seek in ["eof", "EOF", "-1"] {
+        let text =
+            format!("sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,rdpct=0,seekpct={seek}\nrd=rd1,wd=wd1,iorate=max\n");
+        let phase = &parse(&text).unwrap().phases[0];
+        assert_eq!((phase.rw, phase.io_passes, phase.percentage_random), (Some(RwMode::Write), Some(1.0), None));
+    }
+    // maxdata below one pass ends it sooner; above, the end of the lun does.
+    let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=eof\nrd=rd1,wd=wd1,iorate=max,maxdata=0.5\n";
+    assert_eq!(parse(text).unwrap().phases[0].io_passes, Some(0.5));
+    let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=eof\nrd=rd1,wd=wd1,iorate=max,maxdata=3\n";
+    assert_eq!(parse(text).unwrap().phases[0].io_passes, Some(1.0));
+    // forseekpct=eof too, and a plain loop value is no pass at all.
+    let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,forseekpct=(eof,0)\n";
+    let passes: Vec<_> = parse(text).unwrap().phases.iter().map(|p| p.io_passes).collect();
+    assert_eq!(passes, [Some(1.0), None]);
+}
+
+#[test]
+fn seekpct_eof_on_several_sds_is_a_pass_of_each() {
+    let text = "sd=sd1,lun=/dev/nodisk1,size=8m\nsd=sd2,lun=/dev/nodisk1,size=8m,offset=8m\n\
+                wd=wd1,sd=(sd1,sd2),rdpct=0,seekpct=eof\nrd=rd1,wd=wd1,iorate=max\n";
+    let phase = &parse(text).unwrap().phases[0];
+    let passes: Vec<_> = phase.parts.as_ref().unwrap().iter().map(|p| p.io_passes).collect();
+    assert_eq!(passes, [Some(1.0), Some(1.0)]);
+}
+
+#[test]
+fn seekpct_eof_beside_other_workloads_is_refused_with_the_reason() {
+    let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=eof\nwd=wd2,sd=sd1\nrd=rd1,wd=wd*,iorate=max\n";
+    let err = error(text);
+    assert!(err.contains("line 4") && err.contains("wd1 on sd1 has seekpct=eof and wd2 on sd1 does not"), "{err}");
+    let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=eof\nwd=wd2,sd=sd1,seekpct=eof\nrd=rd1,wd=wd*,iorate=max\n";
+    assert!(error(text).contains("several seekpct=eof workloads on sd sd1"), "{}", error(text));
+    let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=eot\nrd=rd1,wd=wd1,iorate=max\n";
+    assert!(error(text).contains("eof or -1"), "{}", error(text));
+}
