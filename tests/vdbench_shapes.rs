@@ -26,11 +26,16 @@ fn seekpct_eof_ends_after_one_pass_of_the_lun() {
     let dir = tempfile::tempdir().unwrap();
     let text = "sd=sd1,lun=DIR/lun1,size=8m,threads=4\nwd=wd1,sd=sd1,xfersize=64k,rdpct=0,seekpct=eof\n\
                 rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1\n";
-    let phase = &run(dir.path(), text, &[])["phases"][0];
+    let result = run(dir.path(), text, &["--keep"]);
+    let phase = &result["phases"][0];
     assert_eq!(phase["status"], "completed");
     assert_eq!(phase["write"]["ops"].as_u64(), Some(128), "{}", phase["write"]);
     assert_eq!(phase["write"]["bytes"].as_u64(), Some(8 << 20), "{}", phase["write"]);
     assert!(phase["duration_s"].as_f64().unwrap() < 600.0);
+    // Nothing before or after the pass: block b of the kept lun holds write b / 16, in order, written once (a
+    // warm-up before the measured pass would have left later write numbers).
+    let numbers: Vec<u64> = stamps(dir.path()).iter().map(|s| s.1).collect();
+    assert_eq!(numbers, (0..2048).map(|b| b / 16).collect::<Vec<_>>());
 }
 
 /// seekpct=eof over two sds: one pass of each, 4 MiB + 12 MiB.
@@ -43,4 +48,57 @@ fn seekpct_eof_on_two_luns_is_one_pass_of_each() {
     assert_eq!(phase["status"], "completed");
     assert_eq!(phase["write"]["bytes"].as_u64(), Some(16 << 20), "{}", phase["write"]);
     assert!(phase["duration_s"].as_f64().unwrap() < 600.0);
+}
+
+/// The kept data file of the one run in `dir`'s work directory.
+fn kept_file(dir: &Path) -> Vec<u8> {
+    let run = std::fs::read_dir(dir.join(".streamcap")).unwrap().next().unwrap().unwrap().path();
+    let file = std::fs::read_dir(&run)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| !p.file_name().unwrap().to_string_lossy().starts_with(".streamcap"))
+        .expect("a data file");
+    std::fs::read(file).unwrap()
+}
+
+/// The stamp of each 4 KiB block of a kept lun: streamcap stamps every 4 KiB it writes with its offset and a
+/// counter (src/run/pattern.rs).
+fn stamps(dir: &Path) -> Vec<(u64, u64)> {
+    let word = |block: &[u8], at: usize| u64::from_le_bytes(block[at..at + 8].try_into().unwrap());
+    kept_file(dir).chunks(4096).map(|block| (word(block, 0), word(block, 8))).collect()
+}
+
+/// The offsets of the writes of the raw rd `text` (with `MAXDATA` standing for its maxdata=), by write number:
+/// streamcap lays the lun out before random writes, so they are the blocks whose stamp differs from a run of the
+/// same rd that stopped after its first write (which is missed, as is any write stamped as the layout stamps it).
+fn writes_in_order(text: &str, maxdata: &str) -> std::collections::BTreeMap<u64, u64> {
+    let (laid_out, written) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    // No warm-up: its writes would come before the measured ones.
+    run(laid_out.path(), &text.replace("MAXDATA", "4k"), &["--keep", "--ramp", "0s"]);
+    run(written.path(), &text.replace("MAXDATA", maxdata), &["--keep", "--ramp", "0s"]);
+    let (before, after) = (stamps(laid_out.path()), stamps(written.path()));
+    assert_eq!(before.len(), after.len());
+    let mut writes = std::collections::BTreeMap::new();
+    for (b, (&was, &(offset, counter))) in before.iter().zip(&after).enumerate() {
+        assert_eq!(offset, b as u64 * 4096, "every block carries its own offset");
+        if was != (offset, counter) {
+            assert!(writes.insert(counter, offset).is_none(), "write {counter} found twice");
+        }
+    }
+    writes
+}
+
+/// stride=(8k,16k) with 4 KiB writes: the first at the start of the lun, each next one 8 or 12 KiB past the end of
+/// the one before (vdbench's min plus a whole number of transfers below max − min), 256 writes in all (maxdata=1m).
+#[test]
+fn stride_writes_skip_forward_by_amounts_within_its_bounds() {
+    let text = "sd=sd1,lun=DIR/lun1,size=16m\nwd=wd1,sd=sd1,xfersize=4k,rdpct=0,stride=(8k,16k)\n\
+                rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1,maxdata=MAXDATA\n";
+    let writes = writes_in_order(text, "1m");
+    // Write 0 is at offset 0 in chunk 0, stamped as the layout stamps it; 256 × 14 KiB on average stays inside
+    // the 16 MiB, so no write lands on another.
+    assert_eq!(writes.keys().copied().collect::<Vec<_>>(), (1..256).collect::<Vec<_>>());
+    let offsets: Vec<u64> = std::iter::once(0).chain(writes.values().copied()).collect();
+    let gaps: std::collections::BTreeSet<u64> = offsets.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(gaps.into_iter().collect::<Vec<_>>(), [12288, 16384], "4 KiB written, then 8 or 12 KiB skipped");
 }

@@ -7,7 +7,7 @@ use super::{Arrivals, DirectMode, Pacing};
 use crate::engine::EngineKind;
 use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, Sequencer, ZoneExtent};
 use crate::units::{Bytes, format_duration};
-use crate::workload::{BlockSizes, Distribution, Offsets, Zone, ZoneSize};
+use crate::workload::{BlockSizes, Distribution, Offsets, Stride, Zone, ZoneSize};
 
 /// The latency percentiles asked for, ascending and without repeats.
 pub(super) fn percentiles(spec: &PhaseSpec) -> Result<Vec<f64>, String> {
@@ -159,7 +159,12 @@ pub(super) fn offsets(spec: &PhaseSpec, random: bool, align: u32) -> Result<Offs
     if random_every == 0 {
         return Err("random-every must be at least 1".into());
     }
-    Ok(Offsets { step, random_every, identical: spec.sequencer == Some(Sequencer::Identical) })
+    let stride = match spec.stride {
+        Some(s) if !random => return Err(format!("stride ({}, {}) applies to random modes", s.min, s.max)),
+        Some(s) => Some(Stride { min: s.min.0, max: s.max.0 }),
+        None => None,
+    };
+    Ok(Offsets { step, random_every, identical: spec.sequencer == Some(Sequencer::Identical), stride })
 }
 
 pub(super) fn worker_seed(seed: u64, phase: usize, worker: usize) -> u64 {

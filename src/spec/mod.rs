@@ -34,7 +34,7 @@ pub use formats::{FORMATS, Format, Mix};
 pub use job::{JobSpec, PhaseSpec, SpecOrigin};
 pub use steady::{SteadyCriterion, SteadyOn, SteadyStateSpec, SteadyWindow};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
-pub use strided::StridedSpec;
+pub use strided::{StrideSpec, StridedSpec};
 pub use toml::parse_toml_job;
 pub use values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,

@@ -14,4 +14,6 @@ pub use blocksize::{BlockSizes, SizePicker};
 pub use distribution::{Distribution, Sampler, Scatter, Zipf, Zone, ZoneSize};
 pub use mix::MixSource;
 pub use rng::{Rng, mix64};
-pub use source::{Access, Direction, FileService, Offsets, Op, OpSource, Region, WorkloadConfig, WorkloadError};
+pub use source::{
+    Access, Direction, FileService, Offsets, Op, OpSource, Region, Stride, WorkloadConfig, WorkloadError,
+};

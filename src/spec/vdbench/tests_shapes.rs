@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use super::*;
-use crate::spec::RwMode;
+use crate::spec::{RwMode, StrideSpec};
+use crate::units::Bytes;
 
 fn parse(text: &str) -> Result<JobSpec, SpecError> {
     parse_vdbench_job(Path::new("job.vdb"), text, &ReadOptions::default())
@@ -51,4 +52,22 @@ fn seekpct_eof_beside_other_workloads_is_refused_with_the_reason() {
     assert!(error(text).contains("several seekpct=eof workloads on sd sd1"), "{}", error(text));
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=eot\nrd=rd1,wd=wd1,iorate=max\n";
     assert!(error(text).contains("eof or -1"), "{}", error(text));
+}
+
+#[test]
+fn stride_is_skip_sequential_in_place_of_random_seeks() {
+    let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,rdpct=0,stride=(8k,64k)\nrd=rd1,wd=wd1,iorate=max\n";
+    let phase = &parse(text).unwrap().phases[0];
+    assert_eq!(phase.rw, Some(RwMode::RandWrite));
+    assert_eq!(phase.stride, Some(StrideSpec { min: Bytes::kib(8), max: Bytes::kib(64) }));
+    // Sequential I/O takes no random seeks, so there is nothing to skip: vdbench ignores it, with a notice here.
+    let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=0,stride=(8k,64k)\nrd=rd1,wd=wd1,iorate=max\n";
+    let job = parse(text).unwrap();
+    assert_eq!(job.phases[0].stride, None);
+    assert!(job.notices.iter().any(|n| n.contains("stride= has no effect")), "{:?}", job.notices);
+    for bad in ["(64k,8k)", "8k", "(8k,64k,1m)", "(a,b)"] {
+        let text = format!("sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,stride={bad}\nrd=rd1,wd=wd1,iorate=max\n");
+        let err = error(&text);
+        assert!(err.contains("line 2") && err.contains("stride=(min,max)"), "{bad}: {err}");
+    }
 }

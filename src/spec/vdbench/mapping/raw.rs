@@ -177,6 +177,11 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
     phase.name = Some(point.name);
     phase.runtime = Some(c.timing.runtime);
     phase.ramp = Some(c.timing.ramp);
+    if runs.iter().all(|r| r.eof) {
+        // vdbench's pass includes its warm-up interval: no warm-up here, so the pass is exactly one, all measured.
+        phase.runtime = Some(c.timing.runtime + c.timing.ramp);
+        phase.ramp = Some(Duration::ZERO);
+    }
     phase.io_size = c.io_size;
     // seekpct=eof ends a generator after one pass of its lun (sooner with maxdata= below one pass).
     let eof_passes = Some(c.io_passes.map_or(1.0, |p| p.min(1.0)));

@@ -12,7 +12,7 @@ use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::lexer::unprotect;
 use crate::spec::vdbench::model::Record;
 use crate::spec::vdbench::values::{Item, Units};
-use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode, SizeOrPercent};
+use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode, SizeOrPercent, StrideSpec};
 use crate::units::Bytes;
 
 /// What one workload generator asks, once the loop values of its combination are in.
@@ -37,6 +37,8 @@ pub(super) struct RawRun {
     pub seek: u8,
     /// `seekpct=eof`: sequential, and done at the end of the lun (one pass) instead of starting again.
     pub eof: bool,
+    /// `stride=(min,max)`: skip-sequential in place of random seeks.
+    pub stride: Option<StrideSpec>,
     pub threads: u32,
     /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts).
     pub share: f64,
@@ -47,7 +49,6 @@ pub(super) struct RawRun {
 /// Keywords of a wd with no meaning here yet, and why.
 const WD_UNSUPPORTED: &[(&str, &str)] = &[
     ("hotband", "hot bands (hotband=)"),
-    ("stride", "strides (stride=)"),
     ("priority", "workload priorities (priority=)"),
     ("iorate", "a workload's own rate (wd iorate=)"),
     ("threads", "threads per workload (wd threads=, with concatenatesds)"),
@@ -101,17 +102,15 @@ impl Mapper<'_> {
             (None, Some(w)) => 100 - w,
             (None, None) => 100,
         };
-        let seek = match items(wd, "seekpct", Units::Size)? {
-            None => Seek { percent: 100, eof: false },
-            Some((items, p)) => match items.as_slice() {
-                [one] => seekpct(one).map_err(|m| fail(wd, p, m))?,
-                _ => return Err(fail(wd, p, "poisson seek distributions are not supported yet".into())),
-            },
-        };
+        let seek = seek(wd)?;
         let (xfer, align) = match items(wd, "xfersize", Units::Size)? {
             None => (BlockSizeSpec::Fixed(Bytes::kib(4)), None),
             Some((items, p)) => xfersize(&items, true).map_err(|m| fail(wd, p, m))?,
         };
+        let stride = stride(wd)?;
+        if stride.is_some() && seek.percent == 0 {
+            self.notice(format!("vdbench {}: stride= has no effect on sequential I/O (seekpct=0)", wd.label()));
+        }
         let threads = whole(sd, "threads", "a number of threads")?.unwrap_or(u64::from(DEFAULT_SD_THREADS));
         let align = align.or(size_of(sd, "align")?);
         let (size, offset, size_percent) = placement((sd, wd), align)?;
@@ -128,6 +127,7 @@ impl Mapper<'_> {
             rdpct,
             seek: seek.percent,
             eof: seek.eof,
+            stride,
             threads: threads.clamp(1, u64::from(u32::MAX)) as u32,
             share,
             rank: None,
@@ -185,6 +185,29 @@ fn within(sd: Option<(f64, f64)>, wd: Option<(f64, f64)>) -> Option<(f64, f64)> 
     both.filter(|&r| r != (0.0, 100.0))
 }
 
+/// `seekpct=`: random (100) unless said.
+fn seek(wd: &Record) -> Result<Seek, VdbError> {
+    let Some((items, p)) = items(wd, "seekpct", Units::Size)? else { return Ok(Seek { percent: 100, eof: false }) };
+    match items.as_slice() {
+        [one] => seekpct(one).map_err(|m| fail(wd, p, m)),
+        _ => Err(fail(wd, p, "poisson seek distributions are not supported yet".into())),
+    }
+}
+
+/// `stride=(min,max)`: two sizes, max not below min (vdbench's `WD_entry.parseStride`).
+fn stride(wd: &Record) -> Result<Option<StrideSpec>, VdbError> {
+    let Some((items, p)) = items(wd, "stride", Units::Size)? else { return Ok(None) };
+    let sizes = match items.as_slice() {
+        [Item::Num(min), Item::Num(max)] if max >= min && *min >= 0.0 => (*min, *max),
+        _ => {
+            return Err(fail(wd, p, "expected stride=(min,max): two sizes such as (8k,64k), max not below min".into()));
+        }
+    };
+    let whole = |v: f64| if v == 0.0 { Ok(Bytes(0)) } else { bytes(v) };
+    let (min, max) = (whole(sizes.0).map_err(|m| fail(wd, p, m))?, whole(sizes.1).map_err(|m| fail(wd, p, m))?);
+    Ok(Some(StrideSpec { min, max }))
+}
+
 fn size_of(rec: &Record, k: &str) -> Result<Option<Bytes>, VdbError> {
     match one_number(rec, k, Units::Size, "a size such as 1g")? {
         None => Ok(None),
@@ -220,6 +243,7 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         percentage_random: (run.seek > 0 && run.seek < 100).then_some(run.seek),
         file_names: Some(vec![run.lun.to_string_lossy().into_owned()]),
         io_passes: run.eof.then_some(1.0),
+        stride: run.stride.filter(|_| run.seek > 0),
         ..PhaseSpec::default()
     }
 }
