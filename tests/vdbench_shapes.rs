@@ -102,3 +102,23 @@ fn stride_writes_skip_forward_by_amounts_within_its_bounds() {
     let gaps: std::collections::BTreeSet<u64> = offsets.windows(2).map(|w| w[1] - w[0]).collect();
     assert_eq!(gaps.into_iter().collect::<Vec<_>>(), [12288, 16384], "4 KiB written, then 8 or 12 KiB skipped");
 }
+
+/// hotband=(25,75) on a 64 MiB lun, 2,048 random 4 KiB writes: every write inside the band (16–48 MiB), and
+/// crowded at its start as vdbench's curve crowds them (folded into a 32 MiB band, 34 % of the draws fall in its
+/// first MiB and 28 % in its second half: blocks written per block there about 5 to 1, counting a block once).
+#[test]
+fn hotband_writes_stay_in_the_band_and_crowd_at_its_start() {
+    let text = "sd=sd1,lun=DIR/lun1,size=64m\nwd=wd1,sd=sd1,xfersize=4k,rdpct=0,hotband=(25,75)\n\
+                rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1,maxdata=MAXDATA\n";
+    let blocks: Vec<u64> = writes_in_order(text, "8m").values().map(|offset| offset / 4096).collect();
+    let (band_start, band_end) = (16 * 256, 48 * 256);
+    assert!(blocks.iter().all(|b| (band_start..band_end).contains(b)), "a write outside the band");
+    let density =
+        |from: u64, to: u64| blocks.iter().filter(|b| (from..to).contains(*b)).count() as f64 / (to - from) as f64;
+    let (first_mib, second_half) = (density(band_start, band_start + 256), density(band_start + 16 * 256, band_end));
+    assert!(
+        first_mib > 3.0 * second_half,
+        "first MiB {first_mib:.3} of its blocks written, second half {second_half:.3}"
+    );
+    assert!(second_half > 0.03, "the folded curve puts an even floor under the whole band: {second_half:.3}");
+}

@@ -288,6 +288,7 @@ fn describe_distribution(d: &Distribution) -> String {
         Distribution::Zipf { theta } => format!("zipf θ={theta}"),
         Distribution::Pareto { h } => format!("pareto h={h}"),
         Distribution::Normal { sigma_percent } => format!("normal σ={sigma_percent}%"),
+        Distribution::Hotband => "vdbench hot band".into(),
         Distribution::Zoned { zones } => {
             let parts: Vec<String> = zones
                 .iter()

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::spec::{RwMode, StrideSpec};
+use crate::spec::{DistributionSpec, RwMode, SizeOrPercent, StrideSpec};
 use crate::units::Bytes;
 
 fn parse(text: &str) -> Result<JobSpec, SpecError> {
@@ -69,5 +69,35 @@ fn stride_is_skip_sequential_in_place_of_random_seeks() {
         let text = format!("sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,stride={bad}\nrd=rd1,wd=wd1,iorate=max\n");
         let err = error(&text);
         assert!(err.contains("line 2") && err.contains("stride=(min,max)"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn hotband_is_the_wd_s_range_with_vdbench_s_skew() {
+    let text = "sd=sd1,lun=/dev/nodisk,size=64m\nwd=wd1,sd=sd1,rdpct=0,hotband=(25,75)\nrd=rd1,wd=wd1,iorate=max\n";
+    let phase = &parse(text).unwrap().phases[0];
+    assert_eq!(phase.distribution, Some(DistributionSpec::Hotband));
+    assert_eq!((phase.offset, phase.size), (Some(SizeOrPercent::Bytes(Bytes::mib(16))), Some(Bytes::mib(32))));
+    // Within the sd's range, as a wd's range= is; a stride gives way to the band, as in vdbench.
+    let text = "sd=sd1,lun=/dev/nodisk,size=64m,range=(50,100)\nwd=wd1,sd=sd1,hotband=(0,50),stride=(8k,16k)\n\
+                rd=rd1,wd=wd1,iorate=max\n";
+    let job = parse(text).unwrap();
+    let phase = &job.phases[0];
+    assert_eq!((phase.offset, phase.size), (Some(SizeOrPercent::Bytes(Bytes::mib(32))), Some(Bytes::mib(16))));
+    assert_eq!(phase.stride, None);
+    assert!(job.notices.iter().any(|n| n.contains("stride= has no effect with hotband=")), "{:?}", job.notices);
+    // Sequential I/O takes no random seeks: the band is only a range then.
+    let text = "sd=sd1,lun=/dev/nodisk,size=64m\nwd=wd1,sd=sd1,seekpct=seq,hotband=(0,50)\nrd=rd1,wd=wd1,iorate=max\n";
+    let job = parse(text).unwrap();
+    assert_eq!((job.phases[0].distribution.as_ref(), job.phases[0].size), (None, Some(Bytes::mib(32))));
+    assert!(job.notices.iter().any(|n| n.contains("hotband= has no effect on sequential")), "{:?}", job.notices);
+    for (bad, why) in [
+        ("hotband=(10,20),range=(0,50)", "give hotband= or range=, not both"),
+        ("hotband=(90,110)", "expected hotband=(min,max)"),
+        ("hotband=10", "expected hotband=(min,max)"),
+    ] {
+        let text = format!("sd=sd1,lun=/dev/nodisk,size=64m\nwd=wd1,sd=sd1,{bad}\nrd=rd1,wd=wd1,iorate=max\n");
+        let err = error(&text);
+        assert!(err.contains("line 2") && err.contains(why), "{bad}: {err}");
     }
 }

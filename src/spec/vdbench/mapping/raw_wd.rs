@@ -12,7 +12,7 @@ use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::lexer::unprotect;
 use crate::spec::vdbench::model::Record;
 use crate::spec::vdbench::values::{Item, Units};
-use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode, SizeOrPercent, StrideSpec};
+use crate::spec::{BlockSizeSpec, DistributionSpec, PhaseSpec, RwMode, SizeOrPercent, StrideSpec};
 use crate::units::Bytes;
 
 /// What one workload generator asks, once the loop values of its combination are in.
@@ -39,6 +39,8 @@ pub(super) struct RawRun {
     pub eof: bool,
     /// `stride=(min,max)`: skip-sequential in place of random seeks.
     pub stride: Option<StrideSpec>,
+    /// `hotband=`: random seeks crowd at the start of the range on vdbench's curve.
+    pub hotband: bool,
     pub threads: u32,
     /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts).
     pub share: f64,
@@ -48,7 +50,6 @@ pub(super) struct RawRun {
 
 /// Keywords of a wd with no meaning here yet, and why.
 const WD_UNSUPPORTED: &[(&str, &str)] = &[
-    ("hotband", "hot bands (hotband=)"),
     ("priority", "workload priorities (priority=)"),
     ("iorate", "a workload's own rate (wd iorate=)"),
     ("threads", "threads per workload (wd threads=, with concatenatesds)"),
@@ -107,10 +108,8 @@ impl Mapper<'_> {
             None => (BlockSizeSpec::Fixed(Bytes::kib(4)), None),
             Some((items, p)) => xfersize(&items, true).map_err(|m| fail(wd, p, m))?,
         };
-        let stride = stride(wd)?;
-        if stride.is_some() && seek.percent == 0 {
-            self.notice(format!("vdbench {}: stride= has no effect on sequential I/O (seekpct=0)", wd.label()));
-        }
+        let (stride, hotband) = (stride(wd)?, wd.get("hotband").is_some());
+        self.shape_notices(wd, seek, stride.is_some(), hotband);
         let threads = whole(sd, "threads", "a number of threads")?.unwrap_or(u64::from(DEFAULT_SD_THREADS));
         let align = align.or(size_of(sd, "align")?);
         let (size, offset, size_percent) = placement((sd, wd), align)?;
@@ -128,10 +127,26 @@ impl Mapper<'_> {
             seek: seek.percent,
             eof: seek.eof,
             stride,
+            hotband,
             threads: threads.clamp(1, u64::from(u32::MAX)) as u32,
             share,
             rank: None,
         })
+    }
+}
+
+impl Mapper<'_> {
+    /// What vdbench ignores of a wd's access shape: a stride under a hot band, either under sequential I/O.
+    fn shape_notices(&mut self, wd: &Record, seek: Seek, stride: bool, hotband: bool) {
+        if stride && hotband && seek.percent > 0 {
+            // WG_entry.calculateNextLba: a hot band's seek is taken in place of the stride.
+            self.notice(format!("vdbench {}: stride= has no effect with hotband=, as in vdbench", wd.label()));
+        }
+        for (said, key) in [(stride, "stride"), (hotband, "hotband")] {
+            if said && seek.percent == 0 {
+                self.notice(format!("vdbench {}: {key}= has no effect on sequential I/O (seekpct=0)", wd.label()));
+            }
+        }
     }
 }
 
@@ -142,10 +157,10 @@ type Placement = (Option<Bytes>, Option<SizeOrPercent>, Option<f64>);
 
 fn placement((sd, wd): (&Record, &Record), align: Option<Bytes>) -> Result<Placement, VdbError> {
     let (size, offset) = (size_of(sd, "size")?, size_of(sd, "offset")?);
-    let Some((a, b)) = within(range(sd)?, range(wd)?) else {
+    let Some((a, b)) = within(range(sd, "range")?, wd_range(wd)?) else {
         return Ok((size, offset.map(SizeOrPercent::Bytes), None));
     };
-    let (rec, p) = match wd.get("range") {
+    let (rec, p) = match wd.get("range").or_else(|| wd.get("hotband")) {
         Some(p) => (wd, p),
         None => (sd, sd.get("range").expect("a range came from the sd")),
     };
@@ -166,12 +181,25 @@ fn placement((sd, wd): (&Record, &Record), align: Option<Bytes>) -> Result<Place
     }
 }
 
-/// `range=(min,max)`: percentages of the sd, as vdbench reads them.
-fn range(rec: &Record) -> Result<Option<(f64, f64)>, VdbError> {
-    let Some((items, p)) = items(rec, "range", Units::Size)? else { return Ok(None) };
+/// A wd's `range=`, or its `hotband=`, which vdbench reads as the wd's range (`WD_entry`: both set `lowrange`
+/// and `highrange`); the band's skew is the phase's distribution.
+fn wd_range(wd: &Record) -> Result<Option<(f64, f64)>, VdbError> {
+    match (range(wd, "range")?, range(wd, "hotband")?) {
+        (Some(_), Some(_)) => Err(fail(
+            wd,
+            wd.get("hotband").expect("just read"),
+            "hotband= is the wd's range with a skew: give hotband= or range=, not both".into(),
+        )),
+        (one, other) => Ok(one.or(other)),
+    }
+}
+
+/// `range=(min,max)` (or `hotband=`, `key`): percentages of the sd, as vdbench reads them.
+fn range(rec: &Record, key: &str) -> Result<Option<(f64, f64)>, VdbError> {
+    let Some((items, p)) = items(rec, key, Units::Size)? else { return Ok(None) };
     match items.as_slice() {
         [Item::Num(a), Item::Num(b)] if 0.0 <= *a && a < b && *b <= 100.0 => Ok(Some((*a, *b))),
-        _ => Err(fail(rec, p, "expected range=(min,max), percentages of the sd from 0 to 100, min below max".into())),
+        _ => Err(fail(rec, p, format!("expected {key}=(min,max), percentages of the sd from 0 to 100, min below max"))),
     }
 }
 
@@ -243,7 +271,8 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         percentage_random: (run.seek > 0 && run.seek < 100).then_some(run.seek),
         file_names: Some(vec![run.lun.to_string_lossy().into_owned()]),
         io_passes: run.eof.then_some(1.0),
-        stride: run.stride.filter(|_| run.seek > 0),
+        stride: run.stride.filter(|_| run.seek > 0 && !run.hotband),
+        distribution: (run.hotband && run.seek > 0).then_some(DistributionSpec::Hotband),
         ..PhaseSpec::default()
     }
 }
