@@ -50,22 +50,21 @@ fn seekpct_eof_on_two_luns_is_one_pass_of_each() {
     assert!(phase["duration_s"].as_f64().unwrap() < 600.0);
 }
 
-/// The kept data file of the one run in `dir`'s work directory.
-fn kept_file(dir: &Path) -> Vec<u8> {
+/// The kept data file `name` of the one run in `dir`'s work directory.
+fn kept_file(dir: &Path, name: &str) -> Vec<u8> {
     let run = std::fs::read_dir(dir.join(".streamcap")).unwrap().next().unwrap().unwrap().path();
-    let file = std::fs::read_dir(&run)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| !p.file_name().unwrap().to_string_lossy().starts_with(".streamcap"))
-        .expect("a data file");
-    std::fs::read(file).unwrap()
+    std::fs::read(run.join(name)).unwrap()
 }
 
-/// The stamp of each 4 KiB block of a kept lun: streamcap stamps every 4 KiB it writes with its offset and a
-/// counter (src/run/pattern.rs).
-fn stamps(dir: &Path) -> Vec<(u64, u64)> {
+/// The stamp of each 4 KiB block of the kept lun `name`: streamcap stamps every 4 KiB it writes with its offset
+/// and a counter (src/run/pattern.rs).
+fn stamps_of(dir: &Path, name: &str) -> Vec<(u64, u64)> {
     let word = |block: &[u8], at: usize| u64::from_le_bytes(block[at..at + 8].try_into().unwrap());
-    kept_file(dir).chunks(4096).map(|block| (word(block, 0), word(block, 8))).collect()
+    kept_file(dir, name).chunks(4096).map(|block| (word(block, 0), word(block, 8))).collect()
+}
+
+fn stamps(dir: &Path) -> Vec<(u64, u64)> {
+    stamps_of(dir, "lun1")
 }
 
 /// The offsets of the writes of the raw rd `text` (with `MAXDATA` standing for its maxdata=), by write number:
@@ -121,4 +120,36 @@ fn hotband_writes_stay_in_the_band_and_crowd_at_its_start() {
         "first MiB {first_mib:.3} of its blocks written, second half {second_half:.3}"
     );
     assert!(second_half > 0.03, "the folded curve puts an even floor under the whole band: {second_half:.3}");
+}
+
+/// concatenatesds=yes: two 4 MiB sds are one 8 MiB lun of the wd. seekpct=eof writes through lun1 and then lun2,
+/// one pass (write n of 64 KiB at 64 KiB × n of the two laid end to end), with the wd's threads; random writes
+/// land on both.
+#[test]
+fn concatenated_sds_run_as_one_lun() {
+    let dir = tempfile::tempdir().unwrap();
+    let sds = "concatenatesds=yes\nsd=default,size=4m\nsd=sd1,lun=DIR/lun1\nsd=sd2,lun=DIR/lun2\n";
+    let text = format!(
+        "{sds}wd=wd1,sd=(sd1,sd2),threads=4,xfersize=64k,rdpct=0,seekpct=eof\n\
+         rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1\n"
+    );
+    let result = run(dir.path(), &text, &["--keep"]);
+    let phase = &result["phases"][0];
+    assert_eq!(phase["write"]["ops"].as_u64(), Some(128), "{}", phase["write"]);
+    assert_eq!(result["config"]["phases"][0]["iodepth"].as_u64(), Some(4), "the wd's threads");
+    let numbers: Vec<u64> = ["lun1", "lun2"].iter().flat_map(|l| stamps_of(dir.path(), l)).map(|s| s.1).collect();
+    assert_eq!(numbers, (0..2048).map(|b| b / 16).collect::<Vec<_>>());
+
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{sds}wd=wd1,sd=(sd1,sd2),threads=4,xfersize=4k,rdpct=0\nrd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1,\
+         maxdata=1m\n"
+    );
+    let result = run(dir.path(), &text, &["--keep", "--ramp", "0s"]);
+    assert_eq!(result["phases"][0]["write"]["ops"].as_u64(), Some(256));
+    // Laid out in 1 MiB chunks stamped 0–7 (both luns), so a write numbered 8 or more shows where it landed.
+    for lun in ["lun1", "lun2"] {
+        let written = stamps_of(dir.path(), lun).iter().filter(|s| s.1 >= 8).count();
+        assert!(written > 64, "{lun}: {written} of the 256 random writes");
+    }
 }

@@ -101,3 +101,41 @@ fn hotband_is_the_wd_s_range_with_vdbench_s_skew() {
         assert!(err.contains("line 2") && err.contains(why), "{bad}: {err}");
     }
 }
+
+#[test]
+fn concatenated_sds_are_one_lun_of_the_wd_with_its_threads() {
+    let sds = "concatenatesds=yes\nsd=default,size=4m,threads=2\nsd=sd1,lun=/dev/nodisk1\nsd=sd2,lun=/dev/nodisk2\n";
+    let text = format!("{sds}wd=wd1,sd=(sd1,sd2),threads=6,hotband=(0,100)\nrd=rd1,wd=wd1,iorate=max\n");
+    let phase = &parse(&text).unwrap().phases[0];
+    assert_eq!(phase.parts, None, "one generator, not one per sd");
+    // Two luns that do not exist: files of those names in streamcap's work directory, both in the workload.
+    assert_eq!(phase.file_names, Some(vec!["nodisk1".to_string(), "nodisk2".to_string()]));
+    assert_eq!((phase.size, phase.iodepth), (Some(Bytes::mib(8)), Some(6)));
+    assert_eq!(phase.distribution, Some(DistributionSpec::Hotband));
+    // The rd's threads= is shared by all its wds: one queue.
+    let text = format!("{sds}wd=wd1,sd=sd*\nwd=wd2,sd=sd1\nrd=rd1,wd=wd*,iorate=max,threads=12\n");
+    let phase = &parse(&text).unwrap().phases[0];
+    let parts = phase.parts.as_ref().unwrap();
+    assert_eq!(
+        parts.iter().map(|p| (p.queue.clone().unwrap(), p.iodepth)).collect::<Vec<_>>(),
+        [("concatenated sds".to_string(), Some(12)), ("concatenated sds".to_string(), Some(12))]
+    );
+}
+
+#[test]
+fn concatenation_refuses_what_would_cut_across_the_luns() {
+    let sds = "concatenatesds=yes\nsd=sd1,lun=/dev/nodisk1,size=4m\nsd=sd2,lun=/dev/nodisk2,size=";
+    for (rest, why) in [
+        ("4m\nwd=wd1,sd=sd*\nrd=rd1,wd=wd1,iorate=max\n", "each wd needs threads="),
+        ("8m\nwd=wd1,sd=sd*,threads=2\nrd=rd1,wd=wd1,iorate=max\n", "sd1=4 MiB, sd2=8 MiB"),
+        ("4m\nwd=wd1,sd=sd*,threads=2,range=(0,50)\nrd=rd1,wd=wd1,iorate=max\n", "cut across the luns"),
+        ("4m\nwd=wd1,sd=sd*,threads=2,hotband=(0,50)\nrd=rd1,wd=wd1,iorate=max\n", "use hotband=(0,100)"),
+        ("4m\nwd=wd1,sd=sd*,threads=2\nrd=rd1,wd=wd1,iorate=max\nvalidate=yes\n", "validate"),
+    ] {
+        let err = error(&format!("{sds}{rest}"));
+        assert!(err.contains(why), "{why}: {err}");
+    }
+    // Without concatenation a wd's threads= stays refused, as vdbench allows it only there.
+    let err = error("sd=sd1,lun=/dev/nodisk1,size=4m\nwd=wd1,sd=sd1,threads=2\nrd=rd1,wd=wd1,iorate=max\n");
+    assert!(err.contains("threads per workload without concatenatesds=yes"), "{err}");
+}

@@ -19,11 +19,12 @@ pub(super) fn settle(
     root: &Path,
 ) -> Result<Option<PathBuf>, VdbError> {
     let mut luns: Vec<PathBuf> = Vec::new();
+    // A workload of concatenated sds names all their luns.
     for unit in phases.iter_mut().flat_map(units_mut) {
-        if let Some(lun) = unit.file_names.as_ref().and_then(|n| n.first()).map(PathBuf::from)
-            && !luns.contains(&lun)
-        {
-            luns.push(lun);
+        for lun in unit.file_names.iter().flatten().map(PathBuf::from) {
+            if !luns.contains(&lun) {
+                luns.push(lun);
+            }
         }
     }
     match luns.as_slice() {
@@ -94,8 +95,8 @@ fn in_directory(unit: &mut PhaseSpec) {
             unit.offset = Some(SizeOrPercent::Bytes(of(p)));
         }
     }
-    let name = lun.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    unit.file_names = Some(vec![name]);
+    let name = |lun: &String| Path::new(lun).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    unit.file_names = unit.file_names.as_ref().map(|luns| luns.iter().map(name).collect());
 }
 
 /// A lun vdbench would create: it does not exist, and its directory does (not `/`, nothing under `/dev`).

@@ -72,9 +72,33 @@ impl Mapper<'_> {
             None => self.named(rd, "wd", Kind::Wd)?,
         };
         let shares = wd_shares(rd, &wds)?;
+        let runs =
+            if self.concatenate { self.concatenated(rd, &wds, &shares)? } else { self.separate(rd, &wds, &shares)? };
+        if runs.iter().any(|r| r.flags.direct != runs[0].flags.direct) {
+            let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
+            return Err(fail(
+                rd,
+                p,
+                "some of this rd's sds use openflags=o_direct and some do not: streamcap runs \
+                                    one rd with or without the page cache; give every sd the same openflags"
+                    .into(),
+            ));
+        }
+        if !runs.is_empty() && !runs[0].flags.direct {
+            self.notice(
+                "vdbench reads and writes through the page cache unless openflags=o_direct; this job does the same \
+                 (add openflags=o_direct to the sd to bypass the cache)"
+                    .into(),
+            );
+        }
+        Ok(runs)
+    }
+
+    /// One generator per wd, sd and host, as vdbench makes them without concatenation.
+    fn separate(&mut self, rd: &Record, wds: &[&Record], shares: &[f64]) -> Result<Vec<RawRun>, VdbError> {
         let mut plan: Vec<(&Record, &Record, String)> = Vec::new();
-        for wd in &wds {
-            Self::check_wd(wd)?;
+        for &wd in wds {
+            Self::check_wd(wd, false)?;
             let sds =
                 if rd.get("sd").is_some() { self.named(rd, "sd", Kind::Sd)? } else { self.named(wd, "sd", Kind::Sd)? };
             let wd_hosts = self.hosts.of(wd)?;
@@ -94,23 +118,6 @@ impl Mapper<'_> {
             let queue = format!("{}{on_host}", sd.name);
             let run = self.generator((rd, wd, sd), name, queue, share)?;
             runs.push(RawRun { rank: self.hosts.rank_of(host), ..run });
-        }
-        if runs.iter().any(|r| r.flags.direct != runs[0].flags.direct) {
-            let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
-            return Err(fail(
-                rd,
-                p,
-                "some of this rd's sds use openflags=o_direct and some do not: streamcap runs \
-                                    one rd with or without the page cache; give every sd the same openflags"
-                    .into(),
-            ));
-        }
-        if !runs.is_empty() && !runs[0].flags.direct {
-            self.notice(
-                "vdbench reads and writes through the page cache unless openflags=o_direct; this job does the same \
-                 (add openflags=o_direct to the sd to bypass the cache)"
-                    .into(),
-            );
         }
         Ok(runs)
     }

@@ -24,6 +24,8 @@ pub(super) struct RawRun {
     pub queue: String,
     /// The sd's lun as the file gives it (after `--anchor`); `luns::settle` turns luns into the job's target.
     pub lun: PathBuf,
+    /// Under concatenatesds=yes, the luns of the wd's other sds, laid end to end after `lun`.
+    pub more_luns: Vec<PathBuf>,
     /// Bytes addressed (the sd's size, narrowed by `range=`).
     pub size: Option<Bytes>,
     /// Where they start (the sd's offset, moved by `range=`).
@@ -52,7 +54,7 @@ pub(super) struct RawRun {
 const WD_UNSUPPORTED: &[(&str, &str)] = &[
     ("priority", "workload priorities (priority=)"),
     ("iorate", "a workload's own rate (wd iorate=)"),
-    ("threads", "threads per workload (wd threads=, with concatenatesds)"),
+    ("threads", "threads per workload without concatenatesds=yes (vdbench allows wd threads= only there)"),
     ("streams", "sequential streams (streams=)"),
     ("user", "user-written workloads (user=)"),
 ];
@@ -61,9 +63,11 @@ const WD_UNSUPPORTED: &[(&str, &str)] = &[
 const SD_UNSUPPORTED: &[(&str, &str)] = &[("count", "repeated sds (count=)"), ("journal", "journaling (journal=)")];
 
 impl Mapper<'_> {
-    /// Refuses what a wd asks that streamcap cannot do.
-    pub(super) fn check_wd(wd: &Record) -> Result<(), VdbError> {
-        unsupported_all(wd, WD_UNSUPPORTED)?;
+    /// Refuses what a wd asks that streamcap cannot do; `threads=` is a wd's only with concatenated sds.
+    pub(super) fn check_wd(wd: &Record, concatenated: bool) -> Result<(), VdbError> {
+        let unsupported: Vec<(&str, &str)> =
+            WD_UNSUPPORTED.iter().copied().filter(|(k, _)| !(concatenated && *k == "threads")).collect();
+        unsupported_all(wd, &unsupported)?;
         for k in ["rhpct", "whpct"] {
             if percentage(wd, k)?.is_some_and(|v| v > 0) {
                 let p = wd.get(k).expect("just read");
@@ -75,6 +79,15 @@ impl Mapper<'_> {
             }
         }
         Ok(())
+    }
+
+    /// An sd's lun as the file gives it, after `--anchor`.
+    pub(super) fn lun_of(&mut self, sd: &Record) -> Result<PathBuf, VdbError> {
+        let lun = sd.get("lun").ok_or_else(|| {
+            VdbError::at(&sd.at, format!("{}: lun= is missing: name the file or block device to test", sd.label()))
+        })?;
+        let written = unprotect(&lun.value);
+        Ok(self.map_path(&written).unwrap_or_else(|| PathBuf::from(&written)))
     }
 
     /// The generator of `wd` on `sd` (on host `host`), named `name`, with `share` percent of the operations.
@@ -89,11 +102,7 @@ impl Mapper<'_> {
         if sd.get("hitarea").is_some() {
             self.notice(format!("vdbench {}: hitarea= has no effect without rhpct/whpct", sd.label()));
         }
-        let lun = sd.get("lun").ok_or_else(|| {
-            VdbError::at(&sd.at, format!("{}: lun= is missing: name the file or block device to test", sd.label()))
-        })?;
-        let written = unprotect(&lun.value);
-        let lun = self.map_path(&written).unwrap_or_else(|| PathBuf::from(&written));
+        let lun = self.lun_of(sd)?;
         let mut flags = OpenFlags::default();
         for rec in [sd, wd, rd] {
             openflags(rec, &mut flags)?;
@@ -117,6 +126,7 @@ impl Mapper<'_> {
             name,
             queue,
             lun,
+            more_luns: Vec::new(),
             size,
             offset,
             size_percent,
@@ -236,7 +246,7 @@ fn stride(wd: &Record) -> Result<Option<StrideSpec>, VdbError> {
     Ok(Some(StrideSpec { min, max }))
 }
 
-fn size_of(rec: &Record, k: &str) -> Result<Option<Bytes>, VdbError> {
+pub(super) fn size_of(rec: &Record, k: &str) -> Result<Option<Bytes>, VdbError> {
     match one_number(rec, k, Units::Size, "a size such as 1g")? {
         None => Ok(None),
         Some(v) => bytes(v).map(Some).map_err(|m| fail(rec, rec.get(k).expect("just read"), m)),
@@ -269,7 +279,9 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         sync_writes: run.flags.sync.then_some(true),
         end_fsync: run.flags.fsync.then_some(true),
         percentage_random: (run.seek > 0 && run.seek < 100).then_some(run.seek),
-        file_names: Some(vec![run.lun.to_string_lossy().into_owned()]),
+        file_names: Some(
+            std::iter::once(&run.lun).chain(&run.more_luns).map(|l| l.to_string_lossy().into_owned()).collect(),
+        ),
         io_passes: run.eof.then_some(1.0),
         stride: run.stride.filter(|_| run.seek > 0 && !run.hotband),
         distribution: (run.hotband && run.seek > 0).then_some(DistributionSpec::Hotband),
