@@ -153,3 +153,41 @@ fn concatenated_sds_run_as_one_lun() {
         assert!(written > 64, "{lun}: {written} of the 256 random writes");
     }
 }
+
+/// Luns in two other directories (vdbench's example2 names several devices): with a directory as the target,
+/// each sd runs as a file of its lun's name in streamcap's work directory there; the luns are not touched.
+#[test]
+fn luns_elsewhere_run_as_files_in_the_target_directory() {
+    let (a, b, target) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let job = target.path().join("job.vdb");
+    std::fs::write(
+        &job,
+        format!(
+            "sd=sd1,lun={}/lun1,size=4m\nsd=sd2,lun={}/lun2,size=4m\nwd=wd1,sd=sd*,xfersize=64k,rdpct=0,seekpct=eof\n\
+             rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1\n",
+            a.path().display(),
+            b.path().display()
+        ),
+    )
+    .unwrap();
+    let dry = streamcap().arg("run").arg(target.path()).arg("--job").arg(&job).arg("--dry-run").output().unwrap();
+    assert!(dry.status.success(), "{}", String::from_utf8_lossy(&dry.stderr));
+    let said = format!("{}{}", String::from_utf8_lossy(&dry.stdout), String::from_utf8_lossy(&dry.stderr));
+    assert!(said.contains("in the target given"), "{said}");
+    let json = target.path().join("r.json");
+    let out = streamcap()
+        .args(["run", "--quiet", "--keep"])
+        .arg(target.path())
+        .arg("--job")
+        .arg(&job)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(common::read_json(&json)["phases"][0]["write"]["bytes"].as_u64(), Some(8 << 20));
+    for lun in ["lun1", "lun2"] {
+        assert_eq!(kept_file(target.path(), lun).len(), 4 << 20, "{lun} in the target's work directory");
+    }
+    assert!(common::entries(a.path()).is_empty() && common::entries(b.path()).is_empty(), "the luns' places untouched");
+}

@@ -71,6 +71,9 @@ pub struct ReadOptions {
     pub warmup: Option<Duration>,
     /// The number of ranks of a multi-host run (mpirun), when above one: vdbench's hds then map onto the ranks.
     pub ranks: Option<u32>,
+    /// The target named on the command line (`streamcap run TARGET`): a vdbench file's luns on several devices
+    /// or in several directories become files of their names in it, when it is a directory.
+    pub target: Option<PathBuf>,
 }
 
 /// Reads a job file in any supported dialect.

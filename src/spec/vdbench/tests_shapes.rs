@@ -139,3 +139,25 @@ fn concatenation_refuses_what_would_cut_across_the_luns() {
     let err = error("sd=sd1,lun=/dev/nodisk1,size=4m\nwd=wd1,sd=sd1,threads=2\nrd=rd1,wd=wd1,iorate=max\n");
     assert!(err.contains("threads per workload without concatenatesds=yes"), "{err}");
 }
+
+#[test]
+fn luns_in_several_directories_become_files_in_the_target_given() {
+    let (a, b, target) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let text = format!(
+        "sd=sd1,lun={}/lun1,size=4m\nsd=sd2,lun={}/lun2,size=4m\nwd=wd1,sd=sd*\nrd=rd1,wd=wd1,iorate=max\n",
+        a.path().display(),
+        b.path().display()
+    );
+    let err = error(&text);
+    assert!(err.contains("luns in different places") && err.contains("give a directory as the target"), "{err}");
+    let options = ReadOptions { target: Some(target.path().to_path_buf()), ..ReadOptions::default() };
+    let job = parse_vdbench_job(Path::new("job.vdb"), &text, &options).unwrap();
+    assert_eq!(job.target.as_deref(), Some(target.path()));
+    let names: Vec<_> = job.phases[0].parts.as_ref().unwrap().iter().map(|p| p.file_names.clone().unwrap()).collect();
+    assert_eq!(names, [vec!["lun1".to_string()], vec!["lun2".to_string()]]);
+    assert!(job.notices.iter().any(|n| n.contains("in the target given")), "{:?}", job.notices);
+    // Two luns of one name would be one file there.
+    let text = text.replace("lun2", "lun1");
+    let err = parse_vdbench_job(Path::new("job.vdb"), &text, &options).unwrap_err().to_string();
+    assert!(err.contains("two luns are named lun1"), "{err}");
+}

@@ -196,8 +196,11 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
         Some(Some(data)) => phases.iter_mut().for_each(|p| p.data = Some(data.clone())),
         _ => {}
     }
-    let target =
-        if file_system { m.target.take() } else { problems.take(luns::settle(&mut phases, &mut m.notices, root))? };
+    let target = if file_system {
+        m.target.take()
+    } else {
+        problems.take(luns::settle(&mut phases, &mut m.notices, root, options.target.as_deref()))?
+    };
     Some(JobSpec {
         origin: SpecOrigin::Vdbench { path: root.to_path_buf(), ranks: m.hosts.ranks() },
         target,
