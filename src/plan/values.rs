@@ -169,6 +169,11 @@ pub(super) fn offsets(spec: &PhaseSpec, random: bool, align: u32) -> Result<Offs
     }
     let stride = match spec.stride {
         Some(s) if !random => return Err(format!("stride ({}, {}) applies to random modes", s.min, s.max)),
+        Some(_) if spec.distribution.as_ref().is_some_and(|d| *d != DistributionSpec::Uniform) => {
+            return Err("stride takes the place of random offsets, so a distribution would do nothing: give one or \
+                        the other"
+                .into());
+        }
         Some(s) => Some(Stride { min: s.min.0, max: s.max.0 }),
         None => None,
     };
