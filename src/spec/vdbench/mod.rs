@@ -176,4 +176,6 @@ mod tests;
 #[cfg(test)]
 mod tests_mix;
 #[cfg(test)]
+mod tests_shapes;
+#[cfg(test)]
 mod tests_shared;
