@@ -87,3 +87,49 @@ fn more_ranks_than_hds_are_refused_with_both_counts() {
     // Usually said once, by rank 0; in about 2 runs of 10 a second rank says it too before mpirun ends the job
     // (issue 14's note): the count is not asserted until the ranks agree on who reports a refusal.
 }
+
+/// File-system runs: each hd's fwd runs on its own rank, on its own fsd in the one shared anchor (as two
+/// clients of one NAS directory would), so the ranks never touch each other's tree. rd2 is h2's alone: rank 0
+/// idles through it, and rank 1 reads the tree it formatted in rd1. Nothing is left in the anchor.
+#[test]
+fn each_hds_fwd_runs_on_its_own_rank_and_tree() {
+    let Some(mut cmd) = common::mpirun("each_hds_fwd_runs_on_its_own_rank_and_tree", 2) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let anchor = dir.path().join("anchor");
+    std::fs::create_dir(&anchor).expect("anchor made");
+    let (job, json) = (dir.path().join("fs.vdb"), dir.path().join("r.json"));
+    let a = anchor.display();
+    let text = format!(
+        "hd=h1,system=alpha.example\nhd=h2,system=beta.example\n\
+         fsd=fsd1,anchor={a},depth=1,width=2,files=4,size=64k\nfsd=fsd2,anchor={a},depth=1,width=2,files=4,size=64k\n\
+         fwd=fwd1,fsd=fsd1,host=h1,operation=read,xfersize=4k,fileio=random,fileselect=random,threads=2\n\
+         fwd=fwd2,fsd=fsd2,host=h2,operation=read,xfersize=4k,fileio=random,fileselect=random,threads=2\n\
+         rd=rd1,fwd=(fwd1,fwd2),fwdrate=max,format=yes,elapsed=2,interval=1\n\
+         rd=rd2,fwd=fwd2,fwdrate=max,format=no,elapsed=2,interval=1\n"
+    );
+    std::fs::write(&job, text).expect("job written");
+    let out = cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json).output();
+    let out = out.expect("mpirun runs");
+    let (stdout, stderr) = common::output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    let by_rank = ops_by_rank(&result);
+    assert!(by_rank[0].iter().all(|&ops| ops > 0), "rd1: both hosts read their own tree: {by_rank:?}");
+    assert_eq!(by_rank[1][0], 0, "rd2: h1 (rank 0) has no fwd in it: {by_rank:?}");
+    assert!(by_rank[1][1] > 0, "rd2: h2 (rank 1) read the tree it formatted in rd1: {by_rank:?}");
+    let left: Vec<_> = walk(&anchor);
+    assert!(left.is_empty(), "every rank removed its tree: {left:?}");
+}
+
+/// Every path below `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("readable").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+        out.push(path);
+    }
+    out
+}

@@ -100,6 +100,25 @@ pub struct FileWorkloadPlan {
     pub dirs: bool,
     /// Reads and writes may share a file with other threads (vdbench `fileio=(random,shared)`).
     pub shared: bool,
+    /// Under mpirun, the rank that runs this workload (vdbench's fwd on one hd); `None` runs on every rank.
+    pub rank: Option<u32>,
+}
+
+impl FileWorkloadPlan {
+    /// Whether rank `rank` of a multi-host run runs this workload: every rank runs one that belongs to none.
+    pub fn runs_on(&self, rank: u32) -> bool {
+        self.rank.is_none_or(|r| r == rank)
+    }
+}
+
+impl FileSetPlan {
+    /// Whether rank `rank` (none: a run of one process) uses tree `tree`: a tree that a workload of the rank
+    /// works on, or every tree of a phase without workloads (a format step alone). Another hd's trees are
+    /// another host's to make, use and remove.
+    pub fn uses_tree(&self, tree: usize, rank: Option<u32>) -> bool {
+        let Some(rank) = rank else { return true };
+        self.workloads.is_empty() || self.workloads.iter().any(|w| w.tree == tree && w.runs_on(rank))
+    }
 }
 
 /// Plans one file-set phase (trees and workloads); `last_max` is the plan index of the nearest earlier file-set
@@ -276,6 +295,7 @@ fn plan_workload(
         seed,
         dirs: spec_w.dirs.unwrap_or(false),
         shared,
+        rank: spec_w.rank,
     })
 }
 
@@ -455,6 +475,7 @@ mod tests {
             skew: None,
             dirs: None,
             shared: None,
+            rank: None,
         }
     }
 

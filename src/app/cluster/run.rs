@@ -76,11 +76,12 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
     Ok(session.finish(code, cleanup.as_deref()))
 }
 
-/// Every worker that belongs to one rank (a part's `rank`: vdbench's hds) belongs to one that exists, or no rank
-/// would run it.
+/// Every worker or file-set workload that belongs to one rank (a part's or workload's `rank`: vdbench's hds)
+/// belongs to one that exists, or no rank would run it.
 fn ranks_exist(plan: &Plan, size: u32) -> Result<()> {
     for phase in &plan.phases {
-        let mut ranks = phase.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank);
+        let workloads = phase.fileset.iter().flat_map(|f| &f.workloads).filter_map(|w| w.rank);
+        let mut ranks = phase.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank).chain(workloads);
         if let Some(rank) = ranks.find(|&r| r >= size) {
             bail!(
                 "phase '{}' has a part for rank {rank}, but the run has {size} ranks (0 to {})",
