@@ -1,6 +1,7 @@
 //! vdbench host definitions (`hd=`) as mpirun's ranks, under a real `mpirun` (Open MPI) on this one host: hd
 //! `i` is rank `i`, each rank runs only its own hd's part of every rd (and idles through an rd that is all
-//! another host's), and a file whose hd count is not the rank count is refused with both counts. Needs the
+//! another host's), file-system files run each hd's fwds on its rank and tree, `validate=yes` is merged over
+//! the ranks, and a file whose hd count is not the rank count is refused with both counts. Needs the
 //! binary built with `--features mpi` (scripts/test does so); skips loudly when mpirun is missing. (A file of
 //! its own: tests/mpi.rs is at the 500-line limit.)
 
@@ -132,4 +133,33 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         out.push(path);
     }
     out
+}
+
+/// `validate=yes` across ranks: the rd is h2's alone, so rank 0 checks nothing; the result's `verify` is every
+/// rank's blocks together (it was rank 0's alone, "0 blocks checked"), and `cluster.verify` keeps each rank's.
+#[test]
+fn verification_is_merged_over_ranks() {
+    let Some(mut cmd) = common::mpirun("verification_is_merged_over_ranks", 2) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (job, json) = (dir.path().join("val.vdb"), dir.path().join("r.json"));
+    let d = dir.path().display();
+    let text = format!(
+        "validate=yes\nhd=h1,system=alpha.example\nhd=h2,system=beta.example\n\
+         sd=sd1,lun={d}/lun1,size=8m,threads=2\nsd=sd2,host=h2,lun={d}/lun2,size=8m,threads=2\n\
+         wd=wd2,sd=sd2,xfersize=4k,rdpct=50,seekpct=100\nrd=rd2,wd=wd2,iorate=max,elapsed=2,interval=1\n"
+    );
+    std::fs::write(&job, text).expect("job written");
+    let out = cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json).output();
+    let out = out.expect("mpirun runs");
+    let (stdout, stderr) = common::output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    let ranks = result["cluster"]["verify"].as_array().expect("per-rank verification");
+    let checked: Vec<u64> = ranks.iter().map(|r| r["blocks_checked"].as_u64().expect("a count")).collect();
+    assert_eq!(checked.len(), 2, "{ranks:?}");
+    assert_eq!(checked[0], 0, "h1 (rank 0) wrote and read nothing: {ranks:?}");
+    assert!(checked[1] > 0, "h2 (rank 1) checked what it read: {ranks:?}");
+    assert_eq!(result["verify"]["blocks_checked"].as_u64(), Some(checked[1]), "the merged count is every rank's");
+    assert_eq!(result["verify"]["bad_count"].as_u64(), Some(0));
+    assert!(stdout.contains("verify on rank 1 ("), "the per-host breakdown has each rank's figures:\n{stdout}");
 }

@@ -68,8 +68,10 @@ pub(super) fn conclude(
             return Err(error.into());
         }
     };
-    // Set before the last save, which `conclude` makes.
-    recorder.result.verify = outcome.verify.as_ref().map(|v| super::verify_only::verify_result(v, None));
+    // Set before the last save, which `conclude` makes (a multi-host run's rank 0 has set every rank's already).
+    if let Some(verify) = &outcome.verify {
+        recorder.result.verify = Some(super::verify_only::verify_result(verify, None));
+    }
     recorder.conclude(outcome.interrupted);
     write_logs(plan, &recorder.result);
     super::report::html_after_run(&recorder.result, args.html.as_deref());

@@ -54,6 +54,7 @@ pub(super) mod kind {
     pub const PLAN: u8 = Key::USER + 7;
     pub const CLEANUP: u8 = Key::USER + 8;
     pub const SPACE: u8 = Key::USER + 9;
+    pub const VERIFY: u8 = Key::USER + 10;
 }
 
 /// Joins the other ranks over `transport` and runs `body` as this rank. A rank other than 0 keeps quiet about
