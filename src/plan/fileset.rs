@@ -314,9 +314,14 @@ fn anchor_dir(asked: &Path, anchors: &[AnchorFacts]) -> Result<PathBuf, String> 
     }
 }
 
-/// The trees of every phase, counted once per root, must fit in the free space of their filesystems.
-/// Checks that every tree fits in its anchor's free space (trees reused between phases counted once).
-pub(super) fn check_space(phases: &[PhasePlan], facts: &Facts, notices: &mut Vec<String>) -> Result<(), PlanError> {
+/// Checks that every tree fits in its anchor's free space (trees reused between phases counted once); under
+/// mpirun, the trees that rank `rank` makes (`FileSetPlan::uses_tree`): another hd's trees are another rank's.
+pub(super) fn check_space(
+    phases: &[PhasePlan],
+    facts: &Facts,
+    rank: Option<u32>,
+    notices: &mut Vec<String>,
+) -> Result<(), PlanError> {
     let (target, target_free) = match &facts.target {
         TargetFacts::Directory { path, free, .. } => (path.as_path(), *free),
         _ => return Ok(()),
@@ -324,7 +329,9 @@ pub(super) fn check_space(phases: &[PhasePlan], facts: &Facts, notices: &mut Vec
     let anchors = &facts.anchors;
     // Maps, not lists searched per tree: a job of many phases with trees of their own stays linear.
     let mut roots: std::collections::BTreeMap<&Path, (&TreePlan, u64)> = Default::default();
-    for tree in phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees) {
+    let fileset = phases.iter().filter_map(|p| p.fileset.as_ref());
+    let mine = fileset.flat_map(|f| f.trees.iter().enumerate().filter(|(i, _)| f.uses_tree(*i, rank)));
+    for (_, tree) in mine {
         let entry = roots.entry(&tree.root).or_insert((tree, 0));
         entry.1 = entry.1.max(tree.bytes.0);
     }
