@@ -123,6 +123,34 @@ fn each_hds_fwd_runs_on_its_own_rank_and_tree() {
     assert!(left.is_empty(), "every rank removed its tree: {left:?}");
 }
 
+/// A file-system file without hds runs whole on every rank, each rank on trees of its own in the one anchor
+/// (`fileset-fsd1.rank0`, `.rank1`): the second rank was refused, the tree being in use by the first.
+#[test]
+fn a_file_system_job_without_hds_runs_on_every_rank_on_trees_of_its_own() {
+    let test = "a_file_system_job_without_hds_runs_on_every_rank_on_trees_of_its_own";
+    let Some(mut cmd) = common::mpirun(test, 2) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let anchor = dir.path().join("anchor");
+    std::fs::create_dir(&anchor).expect("anchor made");
+    let (job, json) = (dir.path().join("fs.vdb"), dir.path().join("r.json"));
+    let text = format!(
+        "fsd=fsd1,anchor={},depth=1,width=2,files=4,size=64k\n\
+         fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k,fileio=random,fileselect=random,threads=2\n\
+         rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n",
+        anchor.display()
+    );
+    std::fs::write(&job, text).expect("job written");
+    let out = cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json).output();
+    let out = out.expect("mpirun runs");
+    let (stdout, stderr) = common::output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    let by_rank = ops_by_rank(&result);
+    assert!(by_rank[0].len() == 2 && by_rank[0].iter().all(|&ops| ops > 0), "both ranks read: {by_rank:?}");
+    let left = walk(&anchor);
+    assert!(left.is_empty(), "every rank removed its tree: {left:?}");
+}
+
 /// Every path below `dir`.
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

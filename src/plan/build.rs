@@ -38,6 +38,9 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     let verify = super::verify::verify_plan(job, target.kind == TargetKind::Directory, &options.run_id)?;
     let mut phases = plan_phases(job, facts, &mut target, verify.map(|v| v.block), &mut notices)?;
     super::data::number_global_sets(&mut phases);
+    if let Some(rank) = options.rank {
+        super::fileset::rank_roots(&mut phases, rank);
+    }
     super::fileset::check_space(&phases, facts, options.rank, &mut notices)?;
     check_curves(&phases)?;
     super::resources::check_resources(&phases, &facts.limits)?;

@@ -2,10 +2,10 @@
 //! streamcap owns, workloads with their threads, transfer sizes and seeds, the operation rate and the format
 //! step, all checked before anything is created.
 //!
-//! Where a tree lives: `ANCHOR/.streamcap/fileset-<name>/`, with a marker file, so that later phases of the same
-//! run (format = no, restart, once) find it again by name. ANCHOR is the tree's `anchor`, or the run's target
-//! directory. Nothing is ever written outside that directory. A job is either all file-set phases or all raw
-//! phases; mixing them is refused for now.
+//! Where a tree lives: `ANCHOR/.streamcap/fileset-<name>/` (under mpirun `fileset-<name>.rank<r>/`, each rank's
+//! own), with a marker file, so that later phases of the same run (format = no, restart, once) find it again by
+//! name. ANCHOR is the tree's `anchor`, or the run's target directory. Nothing is ever written outside that
+//! directory. A job is either all file-set phases or all raw phases; mixing them is refused for now.
 
 use std::path::{Path, PathBuf};
 
@@ -311,6 +311,15 @@ fn anchor_dir(asked: &Path, anchors: &[AnchorFacts]) -> Result<PathBuf, String> 
         Some(AnchorState::Missing) | None => {
             Err(format!("anchor {} does not exist: create the directory first, or choose another", asked.display()))
         }
+    }
+}
+
+/// Under mpirun, rank `rank`'s trees are its own, `ANCHOR/.streamcap/fileset-<name>.rank<rank>`: ranks that run
+/// the same file-set phase (a job without vdbench hds runs on every rank) on one anchor, or on one shared
+/// directory from several hosts, never make, lock or remove one another's tree.
+pub(super) fn rank_roots(phases: &mut [PhasePlan], rank: u32) {
+    for tree in phases.iter_mut().filter_map(|p| p.fileset.as_mut()).flat_map(|f| &mut f.trees) {
+        tree.root.set_file_name(format!("{TREE_DIR_PREFIX}{}.rank{rank}", tree.name));
     }
 }
 
