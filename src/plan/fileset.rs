@@ -519,6 +519,29 @@ mod tests {
         assert!(plan.target.files.is_empty());
     }
 
+    /// Under mpirun each rank's trees are its own (`.rank<r>`), and a rank counts only the trees of its own
+    /// workloads against the free space: two 400 MiB trees of two hds fit in 600 MiB for each rank, not for one
+    /// process running both.
+    #[test]
+    fn a_rank_plans_and_counts_its_own_trees() {
+        let mut two = job(tree(1, 4, 100, "1m"), None);
+        let fileset = two.phases[0].fileset.as_mut().expect("a file-set phase");
+        fileset.trees.push(FileTreeSpec { name: "fsd2".into(), ..fileset.trees[0].clone() });
+        let on = |rank, tree: &str| FileWorkloadSpec { rank: Some(rank), tree: Some(tree.into()), ..workload() };
+        fileset.workloads = vec![on(0, "fsd1"), on(1, "fsd2")];
+        let options = |rank| crate::plan::RunOptions { rank, ..Default::default() };
+        let free = facts(600 << 20);
+        let plan = crate::plan::build_plan(&two, &free, &options(Some(1))).expect("rank 1 fits");
+        let roots: Vec<&Path> =
+            plan.phases[0].fileset.as_ref().unwrap().trees.iter().map(|t| t.root.as_path()).collect();
+        assert_eq!(
+            roots,
+            [Path::new("/srv/.streamcap/fileset-fsd1.rank1"), Path::new("/srv/.streamcap/fileset-fsd2.rank1")]
+        );
+        let err = crate::plan::build_plan(&two, &free, &options(None)).unwrap_err().0;
+        assert!(err.contains("not enough free space"), "{err}");
+    }
+
     #[test]
     fn bad_input_is_refused_with_the_reason() {
         let err = |job: JobSpec, free| build_fileset_plan(&job, &facts(free)).unwrap_err().0;
