@@ -31,7 +31,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         return super::verify_only::run(&args, algorithm);
     }
     let job = build_job(&args)?;
-    let (gathered, plan) = plan_here(&args, &job)?;
+    let (gathered, plan) = plan_here(&args, &job, None)?;
 
     if args.dry_run {
         print_quietly(&plan.to_string());
@@ -68,8 +68,10 @@ pub(super) fn conclude(
             return Err(error.into());
         }
     };
-    // Set before the last save, which `conclude` makes.
-    recorder.result.verify = outcome.verify.as_ref().map(|v| super::verify_only::verify_result(v, None));
+    // Set before the last save, which `conclude` makes (a multi-host run's rank 0 has set every rank's already).
+    if let Some(verify) = &outcome.verify {
+        recorder.result.verify = Some(super::verify_only::verify_result(verify, None));
+    }
     recorder.conclude(outcome.interrupted);
     write_logs(plan, &recorder.result);
     super::report::html_after_run(&recorder.result, args.html.as_deref());
@@ -128,8 +130,9 @@ pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
     check_outputs(&outputs, &args.job.iter().map(PathBuf::as_path).collect::<Vec<_>>())
 }
 
-/// This host's facts and plan for `job`, after clearing what killed runs of this host left in its directories.
-pub(super) fn plan_here(args: &RunArgs, job: &JobSpec) -> Result<(Gathered, Plan)> {
+/// This host's facts and plan for `job` (as rank `rank` of a multi-host run), after clearing what killed runs of
+/// this host left in its directories.
+pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, rank: Option<u32>) -> Result<(Gathered, Plan)> {
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
     if !args.dry_run {
         let anchors = job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees);
@@ -144,6 +147,7 @@ pub(super) fn plan_here(args: &RunArgs, job: &JobSpec) -> Result<(Gathered, Plan
         allow_device_writes: args.allow_device_writes,
         force: args.force,
         wait: args.wait,
+        rank,
     };
     let plan = build_plan(job, &gathered.facts, &options)?;
     Ok((gathered, plan))

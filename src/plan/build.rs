@@ -19,6 +19,9 @@ pub struct RunOptions {
     pub force: bool,
     /// Wait for a file-set tree another run is using instead of refusing.
     pub wait: bool,
+    /// Under mpirun, this process's rank: the free space it needs is what its own parts and workloads write
+    /// (vdbench's hds: another hd's sds stay sparse here, and its trees are another rank's to make).
+    pub rank: Option<u32>,
 }
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
@@ -35,7 +38,10 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     let verify = super::verify::verify_plan(job, target.kind == TargetKind::Directory, &options.run_id)?;
     let mut phases = plan_phases(job, facts, &mut target, verify.map(|v| v.block), &mut notices)?;
     super::data::number_global_sets(&mut phases);
-    super::fileset::check_space(&phases, facts, &mut notices)?;
+    if let Some(rank) = options.rank {
+        super::fileset::rank_roots(&mut phases, rank);
+    }
+    super::fileset::check_space(&phases, facts, options.rank, &mut notices)?;
     check_curves(&phases)?;
     super::resources::check_resources(&phases, &facts.limits)?;
     if let Some(v) = &verify {
@@ -290,6 +296,26 @@ mod tests {
             TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(50)), dio_align: None };
         let err = build_plan(&one_phase(small), &silent, &options()).unwrap_err();
         assert!(err.0.contains("multiple of 4 KiB"), "{err}");
+    }
+
+    /// Two hds' sds of 30 GiB each under mpirun: each rank fills only its own, so each needs 30 GiB of the 50
+    /// GiB free (it was refused, counting both); a run of one process fills both and is refused.
+    #[test]
+    fn a_rank_needs_the_space_of_its_own_parts_only() {
+        let part = |rank, file: &str| PhaseSpec {
+            rank: Some(rank),
+            file_names: Some(vec![file.into()]),
+            size: Some(Bytes::gib(30)),
+            ..Default::default()
+        };
+        let phase = PhaseSpec {
+            rw: Some(RwMode::RandRead),
+            parts: Some(vec![part(0, "sd1"), part(1, "sd2")]),
+            ..Default::default()
+        };
+        let on = |rank| build_plan(&one_phase(phase.clone()), &facts(), &RunOptions { rank, ..options() });
+        assert!(on(Some(0)).is_ok() && on(Some(1)).is_ok());
+        assert!(on(None).unwrap_err().0.contains("not enough free space"));
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! streamcap owns, workloads with their threads, transfer sizes and seeds, the operation rate and the format
 //! step, all checked before anything is created.
 //!
-//! Where a tree lives: `ANCHOR/.streamcap/fileset-<name>/`, with a marker file, so that later phases of the same
-//! run (format = no, restart, once) find it again by name. ANCHOR is the tree's `anchor`, or the run's target
-//! directory. Nothing is ever written outside that directory. A job is either all file-set phases or all raw
-//! phases; mixing them is refused for now.
+//! Where a tree lives: `ANCHOR/.streamcap/fileset-<name>/` (under mpirun `fileset-<name>.rank<r>/`, each rank's
+//! own), with a marker file, so that later phases of the same run (format = no, restart, once) find it again by
+//! name. ANCHOR is the tree's `anchor`, or the run's target directory. Nothing is ever written outside that
+//! directory. A job is either all file-set phases or all raw phases; mixing them is refused for now.
 
 use std::path::{Path, PathBuf};
 
@@ -100,6 +100,25 @@ pub struct FileWorkloadPlan {
     pub dirs: bool,
     /// Reads and writes may share a file with other threads (vdbench `fileio=(random,shared)`).
     pub shared: bool,
+    /// Under mpirun, the rank that runs this workload (vdbench's fwd on one hd); `None` runs on every rank.
+    pub rank: Option<u32>,
+}
+
+impl FileWorkloadPlan {
+    /// Whether rank `rank` of a multi-host run runs this workload: every rank runs one that belongs to none.
+    pub fn runs_on(&self, rank: u32) -> bool {
+        self.rank.is_none_or(|r| r == rank)
+    }
+}
+
+impl FileSetPlan {
+    /// Whether rank `rank` (none: a run of one process) uses tree `tree`: a tree that a workload of the rank
+    /// works on, or every tree of a phase without workloads (a format step alone). Another hd's trees are
+    /// another host's to make, use and remove.
+    pub fn uses_tree(&self, tree: usize, rank: Option<u32>) -> bool {
+        let Some(rank) = rank else { return true };
+        self.workloads.is_empty() || self.workloads.iter().any(|w| w.tree == tree && w.runs_on(rank))
+    }
 }
 
 /// Plans one file-set phase (trees and workloads); `last_max` is the plan index of the nearest earlier file-set
@@ -276,6 +295,7 @@ fn plan_workload(
         seed,
         dirs: spec_w.dirs.unwrap_or(false),
         shared,
+        rank: spec_w.rank,
     })
 }
 
@@ -294,9 +314,23 @@ fn anchor_dir(asked: &Path, anchors: &[AnchorFacts]) -> Result<PathBuf, String> 
     }
 }
 
-/// The trees of every phase, counted once per root, must fit in the free space of their filesystems.
-/// Checks that every tree fits in its anchor's free space (trees reused between phases counted once).
-pub(super) fn check_space(phases: &[PhasePlan], facts: &Facts, notices: &mut Vec<String>) -> Result<(), PlanError> {
+/// Under mpirun, rank `rank`'s trees are its own, `ANCHOR/.streamcap/fileset-<name>.rank<rank>`: ranks that run
+/// the same file-set phase (a job without vdbench hds runs on every rank) on one anchor, or on one shared
+/// directory from several hosts, never make, lock or remove one another's tree.
+pub(super) fn rank_roots(phases: &mut [PhasePlan], rank: u32) {
+    for tree in phases.iter_mut().filter_map(|p| p.fileset.as_mut()).flat_map(|f| &mut f.trees) {
+        tree.root.set_file_name(format!("{TREE_DIR_PREFIX}{}.rank{rank}", tree.name));
+    }
+}
+
+/// Checks that every tree fits in its anchor's free space (trees reused between phases counted once); under
+/// mpirun, the trees that rank `rank` makes (`FileSetPlan::uses_tree`): another hd's trees are another rank's.
+pub(super) fn check_space(
+    phases: &[PhasePlan],
+    facts: &Facts,
+    rank: Option<u32>,
+    notices: &mut Vec<String>,
+) -> Result<(), PlanError> {
     let (target, target_free) = match &facts.target {
         TargetFacts::Directory { path, free, .. } => (path.as_path(), *free),
         _ => return Ok(()),
@@ -304,7 +338,9 @@ pub(super) fn check_space(phases: &[PhasePlan], facts: &Facts, notices: &mut Vec
     let anchors = &facts.anchors;
     // Maps, not lists searched per tree: a job of many phases with trees of their own stays linear.
     let mut roots: std::collections::BTreeMap<&Path, (&TreePlan, u64)> = Default::default();
-    for tree in phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees) {
+    let fileset = phases.iter().filter_map(|p| p.fileset.as_ref());
+    let mine = fileset.flat_map(|f| f.trees.iter().enumerate().filter(|(i, _)| f.uses_tree(*i, rank)));
+    for (_, tree) in mine {
         let entry = roots.entry(&tree.root).or_insert((tree, 0));
         entry.1 = entry.1.max(tree.bytes.0);
     }
@@ -455,6 +491,7 @@ mod tests {
             skew: None,
             dirs: None,
             shared: None,
+            rank: None,
         }
     }
 
@@ -480,6 +517,29 @@ mod tests {
         assert_eq!(plan.phases[0].jobs, 64);
         assert_eq!(plan.phases[0].runtime, Some(defaults::FILESET_RUNTIME));
         assert!(plan.target.files.is_empty());
+    }
+
+    /// Under mpirun each rank's trees are its own (`.rank<r>`), and a rank counts only the trees of its own
+    /// workloads against the free space: two 400 MiB trees of two hds fit in 600 MiB for each rank, not for one
+    /// process running both.
+    #[test]
+    fn a_rank_plans_and_counts_its_own_trees() {
+        let mut two = job(tree(1, 4, 100, "1m"), None);
+        let fileset = two.phases[0].fileset.as_mut().expect("a file-set phase");
+        fileset.trees.push(FileTreeSpec { name: "fsd2".into(), ..fileset.trees[0].clone() });
+        let on = |rank, tree: &str| FileWorkloadSpec { rank: Some(rank), tree: Some(tree.into()), ..workload() };
+        fileset.workloads = vec![on(0, "fsd1"), on(1, "fsd2")];
+        let options = |rank| crate::plan::RunOptions { rank, ..Default::default() };
+        let free = facts(600 << 20);
+        let plan = crate::plan::build_plan(&two, &free, &options(Some(1))).expect("rank 1 fits");
+        let roots: Vec<&Path> =
+            plan.phases[0].fileset.as_ref().unwrap().trees.iter().map(|t| t.root.as_path()).collect();
+        assert_eq!(
+            roots,
+            [Path::new("/srv/.streamcap/fileset-fsd1.rank1"), Path::new("/srv/.streamcap/fileset-fsd2.rank1")]
+        );
+        let err = crate::plan::build_plan(&two, &free, &options(None)).unwrap_err().0;
+        assert!(err.contains("not enough free space"), "{err}");
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub(super) fn plan_target(
     options: &RunOptions,
     notices: &mut Vec<String>,
 ) -> Result<TargetPlan, PlanError> {
-    let (run_id, allow_device_writes, force) = (&options.run_id, options.allow_device_writes, options.force);
+    let (allow_device_writes, force) = (options.allow_device_writes, options.force);
     let any_writes = job.writes();
     let local_only = job.phases.iter().any(|p| p.streams.is_none());
     let streams = job.phases.iter().any(|p| p.streams.is_some());
@@ -46,7 +46,7 @@ pub(super) fn plan_target(
         TargetFacts::File { .. } | TargetFacts::BlockDevice { .. } if streams => Err(PlanError(
             "stream phases read media under a directory (or from http:// URLs): give a directory as the target".into(),
         )),
-        TargetFacts::Directory { path, free, .. } => directory_target(job, path, *free, run_id, notices),
+        TargetFacts::Directory { path, free, .. } => directory_target(job, path, *free, options, notices),
         TargetFacts::File { path, size } => {
             if any_writes {
                 return Err(PlanError(format!(
@@ -79,12 +79,14 @@ fn directory_target(
     job: &JobSpec,
     path: &Path,
     free: Option<Bytes>,
-    run_id: &str,
+    options: &RunOptions,
     notices: &mut Vec<String>,
 ) -> Result<TargetPlan, PlanError> {
     let mut table = directory_file_table(job, |_| true)?;
-    // Phases on the null engine never touch their files (created sparse), so they need no space.
-    let mut stored = directory_file_table(job, |p| p.engine != Some(EngineChoice::Null))?;
+    // Workloads on the null engine never touch their files (created sparse), so they need no space; nor do
+    // another rank's parts (vdbench's hds), whose files this rank creates but never fills.
+    let mine = |unit: &crate::spec::PhaseSpec| unit.rank.is_none_or(|r| options.rank.is_none_or(|me| me == r));
+    let mut stored = directory_file_table(job, |u| u.engine != Some(EngineChoice::Null) && mine(u))?;
     for (name, size) in own_media_files(job) {
         for files in [&mut table, &mut stored] {
             let entry = files.entry(name.clone()).or_insert(0);
@@ -105,7 +107,7 @@ fn directory_target(
             path.display()
         )),
     }
-    let work_dir = path.join(".streamcap").join(run_id);
+    let work_dir = path.join(".streamcap").join(&options.run_id);
     let files: Vec<FilePlan> = table
         .into_iter()
         .map(|(name, size)| FilePlan { path: work_dir.join(name), size: Bytes(size), created: true })
@@ -122,6 +124,8 @@ fn directory_target(
 }
 
 /// The data files of a directory target: name → size, the largest any raw phase needs.
+/// The data files of the job's raw phases, by name, with the largest size any unit (a phase, or a part of one)
+/// that `counts` uses them at.
 fn directory_file_table(
     job: &JobSpec,
     counts: impl Fn(&crate::spec::PhaseSpec) -> bool,
@@ -132,8 +136,9 @@ fn directory_file_table(
         .phases
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.fileset.is_none() && p.streams.is_none() && counts(p))
+        .filter(|(_, p)| p.fileset.is_none() && p.streams.is_none())
         .flat_map(|(i, p)| p.units().into_iter().map(move |unit| (i, p, unit)))
+        .filter(|(_, _, unit)| counts(unit))
         .map(|(i, p, unit)| {
             // A part runs on one worker (its queue's).
             let unit = match p.parts {
@@ -265,7 +270,7 @@ mod tests {
             media_libraries: Vec::new(),
             limits: Default::default(),
         };
-        let options = RunOptions { run_id: run_id.into(), allow_device_writes, force, wait: false };
+        let options = RunOptions { run_id: run_id.into(), allow_device_writes, force, ..Default::default() };
         super::plan_target(job, &facts, &options, notices)
     }
 

@@ -11,7 +11,7 @@ use comfy_table::{CellAlignment, Table};
 
 use super::terminal::STYLE;
 use crate::results::{ClusterPhase, ClusterResult, ClusterStep, DoneFigures};
-use crate::units::{format_latency_ns, format_mbps, format_rate};
+use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
 /// The per-rank table's columns, and which are numbers (right-aligned).
 const RANK_HEADER: [&str; 11] =
@@ -31,6 +31,19 @@ pub fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io
     writeln!(out, "{}", terminal_table(&RANK_HEADER, &RANK_RIGHT, rank_rows(&cluster.phases)))?;
     for line in done_lines(cluster) {
         writeln!(out, "{line}")?;
+    }
+    for v in &cluster.verify {
+        let unfinished = if v.pass_complete { "" } else { ", read-back not finished" };
+        let failed = if v.read_errors > 0 { format!(", {} failed reads", v.read_errors) } else { String::new() };
+        writeln!(
+            out,
+            "verify on rank {} ({}): {} blocks ({}) checked, {} bad{failed}{unfinished}",
+            v.rank,
+            v.host,
+            v.blocks_checked,
+            Bytes(v.bytes_checked),
+            v.bad_count
+        )?;
     }
     Ok(())
 }
@@ -227,6 +240,7 @@ mod tests {
             }],
             steps: vec![ClusterStep { phase: 0, count: 20, meets_target: false, clients: vec![client(0), client(1)] }],
             verdicts: vec![(0, "2 clients; at 20 streams the storage was the limit".into())],
+            verify: Vec::new(),
         });
         result
     }

@@ -33,6 +33,9 @@ pub struct ClusterResult {
     /// whether a client rather than the storage was the limit).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<(usize, String)>,
+    /// `--verify`: what each rank checked (the result's `verify` is every rank's together).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verify: Vec<super::RankVerify>,
 }
 
 /// One rank: where it ran and what it ran on.

@@ -119,6 +119,10 @@ pub struct FileWorkloadSpec {
     /// `fileio=(random,shared)`); needs `fileio = "random"`. Default: each thread has its file to itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared: Option<bool>,
+    /// Under mpirun, the rank that runs this workload (vdbench: the fwd's `hd=`, the hds in mpirun's rank order);
+    /// the other ranks leave it and its trees alone. Default: every rank runs it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
 }
 
 /// File sizes of a tree.

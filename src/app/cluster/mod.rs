@@ -54,10 +54,17 @@ pub(super) mod kind {
     pub const PLAN: u8 = Key::USER + 7;
     pub const CLEANUP: u8 = Key::USER + 8;
     pub const SPACE: u8 = Key::USER + 9;
+    pub const VERIFY: u8 = Key::USER + 10;
+    pub const REPORTED: u8 = Key::USER + 11;
 }
 
-/// Joins the other ranks over `transport` and runs `body` as this rank. A rank other than 0 keeps quiet about
-/// a failure that every rank shares (rank 0 says it, naming the rank it came from) and exits 2.
+/// How long a rank waits for rank 0 to say a shared failure before it leaves anyway (rank 0 is gone, then).
+const REPORT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Joins the other ranks over `transport` and runs `body` as this rank. A failure every rank shares (a refused
+/// job or plan, named by the rank it came from) is said once, by rank 0, and every rank exits 2 — the others
+/// only after rank 0 has said it: mpirun ends the job when the first rank exits non-zero, and a rank that left
+/// first could have rank 0 killed before it printed anything (the refusal was missing in 1 run of 8).
 pub fn joined(transport: Box<dyn Transport>, body: impl FnOnce(&Session) -> Result<ExitCode>) -> Result<ExitCode> {
     let session = Session::new(Cluster::join(transport, &HostFacts::gather().hostname));
     let done = body(&session);
@@ -69,8 +76,8 @@ pub fn joined(transport: Box<dyn Transport>, body: impl FnOnce(&Session) -> Resu
         session.cluster.skip_finalize();
     }
     match done {
-        Err(e) if !session.is_root() => {
-            drop(e);
+        Err(e) => {
+            let _ = session.report_failure(&e);
             Ok(ExitCode::from(2))
         }
         done => done,
@@ -165,6 +172,19 @@ impl Session {
         ClusterResult { ranks: self.cluster.size(), hosts, ..ClusterResult::default() }
     }
 
+    /// Rank 0 prints `error` (as `main` prints an error) and tells every rank it has; the others wait for that.
+    /// Whether rank 0 has said it (`false`: it did not say so in time).
+    fn report_failure(&self, error: &anyhow::Error) -> bool {
+        let key = Key::new(kind::REPORTED, 0, 0);
+        if self.is_root() {
+            eprintln!("Error: {}", crate::escape::for_terminal(&format!("{error:#}")));
+            (1..self.cluster.size()).for_each(|to| self.cluster.send(to, key, Vec::new()));
+            true
+        } else {
+            self.cluster.wait_for(key, REPORT_PATIENCE).is_some()
+        }
+    }
+
     /// Rank 0's exit code on every rank, after every rank's clean-up problem (if any) was said by rank 0.
     pub fn finish(&self, code: ExitCode, cleanup: Option<&str>) -> ExitCode {
         let problems = self.cluster.exchange(Key::new(kind::CLEANUP, 0, 0), cleanup.unwrap_or("").as_bytes());
@@ -218,6 +238,21 @@ mod tests {
             assert_eq!(agreed, Err("rank 1 (host1): too little free space".to_string()));
             assert_eq!(code, ExitCode::from(1));
         }
+    }
+
+    /// Guards the lost refusal: a rank other than 0 left before rank 0 printed, and mpirun killed rank 0 on the
+    /// first non-zero exit. Every rank now returns only once rank 0 has said the failure.
+    #[test]
+    fn a_shared_failure_is_said_by_rank_0_before_any_rank_leaves() {
+        let got = ranks(3, |cluster| {
+            let session = Session::new(cluster);
+            if session.is_root() {
+                // Rank 0 is slow to get there; the others must wait for it.
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            session.report_failure(&anyhow!("refused"))
+        });
+        assert_eq!(got, [true, true, true]);
     }
 
     /// A job of one rank that counts the times it was told to skip MPI_Finalize.

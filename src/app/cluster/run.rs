@@ -11,13 +11,17 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 
-use super::{ClusterObserver, Session};
+use super::{ClusterObserver, Session, kind};
 use crate::app::observer::ResultRecorder;
 use crate::app::output::{print_quietly, result_skeleton};
 use crate::app::run::{build_job_for, check_run_outputs, conclude, plan_here};
+use crate::app::verify_only::verify_result;
 use crate::cli::RunArgs;
 use crate::plan::Plan;
 use crate::report::CsvSink;
+use crate::results::{RankVerify, VerifyResult, merge_ranks};
+use crate::run::VerifyOutcome;
+use crate::run::cluster::Key;
 use crate::run::{ProgressLine, execute_in_cluster};
 use crate::spec::SpecOrigin;
 
@@ -33,7 +37,7 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
         }
         build_job_for(args, Some(session.cluster.size()))
     })?;
-    let (gathered, plan) = session.agree(0, plan_here(args, &job))?;
+    let (gathered, plan) = session.agree(0, plan_here(args, &job, Some(session.cluster.rank())))?;
     session.agree_shape(&plan)?;
     session.agree(2, ranks_exist(&plan, session.cluster.size()))?;
     session.agree_space(&gathered.canonical, super::space::free_in(&gathered.facts.target), &plan)?;
@@ -65,22 +69,46 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
         recorder
     });
     let mut observer = ClusterObserver::new(session, gathered.host.clone(), local, main);
-    let outcome = execute_in_cluster(&plan, &interrupt, args.keep, Some(&session.cluster), &mut observer);
+    let mut outcome = execute_in_cluster(&plan, &interrupt, args.keep, Some(&session.cluster), &mut observer);
     // A failure of the run is agreed by every rank (run::cluster), so every rank returns here alike.
     let cleanup = outcome.as_ref().ok().and_then(|o| o.cleanup_error.clone());
+    let verified = outcome.as_mut().ok().and_then(|o| merge_verify(session, o.verify.take()));
     let code = match observer.into_main() {
-        Some(mut main) => conclude(args, &plan, &mut main, outcome)?,
+        Some(mut main) => {
+            if let Some((all, ranks)) = verified {
+                main.result.verify = Some(all);
+                main.result.cluster.iter_mut().for_each(|c| c.verify = ranks.clone());
+            }
+            conclude(args, &plan, &mut main, outcome)?
+        }
         None => outcome.map(|_| ExitCode::SUCCESS)?,
     };
     let cleanup = cleanup.filter(|_| !session.is_root());
     Ok(session.finish(code, cleanup.as_deref()))
 }
 
-/// Every worker that belongs to one rank (a part's `rank`: vdbench's hds) belongs to one that exists, or no rank
-/// would run it.
+/// Every rank's `--verify` section merged, with each rank's own figures (on every rank; `None` without
+/// `--verify`). Collective.
+fn merge_verify(session: &Session, mine: Option<VerifyOutcome>) -> Option<(VerifyResult, Vec<RankVerify>)> {
+    let mine = mine.map(|v| verify_result(&v, None));
+    let bytes = serde_json::to_vec(&mine).expect("plain data");
+    let all = session.cluster.exchange(Key::new(kind::VERIFY, 0, 0), &bytes);
+    let hosts = session.cluster.hosts();
+    let each: Vec<(u32, String, Option<VerifyResult>)> = (all.iter().enumerate())
+        .map(|(rank, b)| {
+            let host = hosts.get(rank).cloned().unwrap_or_default();
+            (rank as u32, host, serde_json::from_slice(b).ok().flatten())
+        })
+        .collect();
+    merge_ranks(&each)
+}
+
+/// Every worker or file-set workload that belongs to one rank (a part's or workload's `rank`: vdbench's hds)
+/// belongs to one that exists, or no rank would run it.
 fn ranks_exist(plan: &Plan, size: u32) -> Result<()> {
     for phase in &plan.phases {
-        let mut ranks = phase.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank);
+        let workloads = phase.fileset.iter().flat_map(|f| &f.workloads).filter_map(|w| w.rank);
+        let mut ranks = phase.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank).chain(workloads);
         if let Some(rank) = ranks.find(|&r| r >= size) {
             bail!(
                 "phase '{}' has a part for rank {rank}, but the run has {size} ranks (0 to {})",

@@ -45,10 +45,16 @@ pub fn free_in(target: &TargetFacts) -> Option<Bytes> {
     }
 }
 
-/// Bytes the plan creates in its target (files streamcap creates; an upper bound where a phase on the null
-/// engine never fills its sparse files).
-pub fn need_of(plan: &Plan) -> Bytes {
-    Bytes(plan.target.files.iter().filter(|f| f.created).map(|f| f.size.0).sum())
+/// Bytes rank `rank`'s plan writes in its target: the files streamcap creates, but not those that only other
+/// ranks' workers use (vdbench's hds: this rank creates another hd's sds sparse and never fills them). An upper
+/// bound where a phase on the null engine never fills its sparse files.
+pub fn need_of(plan: &Plan, rank: u32) -> Bytes {
+    let listed = |f: u32| plan.phases.iter().any(|p| p.files.contains(&f));
+    let filled: Vec<u32> = plan.phases.iter().flat_map(|p| p.files_on(Some(rank))).collect();
+    let files = plan.target.files.iter().enumerate().filter(|(_, f)| f.created);
+    // A file no phase lists (test media) is written all the same.
+    let mine = files.filter(|(i, _)| !listed(*i as u32) || filled.contains(&(*i as u32)));
+    Bytes(mine.map(|(_, f)| f.size.0).sum())
 }
 
 impl Session {
@@ -70,7 +76,7 @@ impl Session {
     /// Whether the ranks that share a filesystem fit in it together; refused on every rank otherwise.
     /// Collective.
     pub fn agree_space(&self, target: &Path, free: Option<Bytes>, plan: &Plan) -> Result<()> {
-        let mine = self.space(target, free, need_of(plan));
+        let mine = self.space(target, free, need_of(plan, self.cluster.rank()));
         let all = self.spaces(1, &mine);
         match crowded(&all, defaults::FREE_SPACE_RESERVE) {
             None => Ok(()),
@@ -140,6 +146,40 @@ mod tests {
         let unknown =
             [RankSpace { free: None, ..space(0, "a", 7, 0, 60) }, RankSpace { free: None, ..space(1, "a", 7, 0, 60) }];
         assert_eq!(crowded(&unknown, reserve), None);
+    }
+
+    /// Guards issue 14's gap: every rank counted every hd's sds in the joint check. A rank needs the files its
+    /// own parts fill; the other hd's file it creates stays sparse.
+    #[test]
+    fn a_rank_needs_only_the_files_its_own_parts_fill() {
+        use crate::plan::{Facts, RunOptions, TargetFacts, build_plan};
+        use crate::spec::{JobSpec, PhaseSpec, RwMode, SpecOrigin};
+        let part = |rank, file: &str, gib| PhaseSpec {
+            rank: Some(rank),
+            file_names: Some(vec![file.into()]),
+            size: Some(Bytes::gib(gib)),
+            ..Default::default()
+        };
+        let phase = PhaseSpec {
+            rw: Some(RwMode::RandRead),
+            parts: Some(vec![part(0, "sd1", 1), part(1, "sd2", 3)]),
+            ..Default::default()
+        };
+        let job =
+            JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases: vec![phase], notices: vec![] };
+        let facts = Facts {
+            target: TargetFacts::Directory { path: "/srv".into(), free: Some(Bytes::gib(50)), dio_align: None },
+            ram: Bytes::gib(8),
+            io_uring: Ok(()),
+            memory_backed: None,
+            anchors: Vec::new(),
+            cpus: 2,
+            media_libraries: Vec::new(),
+            limits: Default::default(),
+        };
+        let plan = |rank| build_plan(&job, &facts, &RunOptions { rank: Some(rank), ..Default::default() });
+        assert_eq!(need_of(&plan(0).expect("planned"), 0), Bytes::gib(1));
+        assert_eq!(need_of(&plan(1).expect("planned"), 1), Bytes::gib(3));
     }
 
     #[test]

@@ -107,7 +107,7 @@ pub fn drive_job(s: &Settings) -> JobSpec {
 /// returns the result with whatever phases finished (an interrupted run keeps its finished phases).
 pub fn measure(target: &Path, job: &JobSpec, interrupt: &Interrupt, quiet: bool) -> Result<RunResult> {
     let gathered = gather(target, true)?;
-    let options = RunOptions { run_id: run_id(), allow_device_writes: true, force: false, wait: false };
+    let options = RunOptions { run_id: run_id(), allow_device_writes: true, ..Default::default() };
     let plan = build_plan(job, &gathered.facts, &options)
         .with_context(|| format!("cannot plan the measurement of {}", target.display()))?;
     let progress = ProgressLine::new(!quiet);

@@ -31,7 +31,7 @@ pub fn check_devices(devices: &[PathBuf], allow_device_writes: bool) -> Result<V
         notices: Vec::new(),
     };
     // The flag is checked once, below, in trial's words; the plan checks everything else.
-    let options = RunOptions { run_id: "trial".into(), allow_device_writes: true, force: false, wait: false };
+    let options = RunOptions { run_id: "trial".into(), allow_device_writes: true, ..Default::default() };
     let mut refusals = Vec::new();
     if !allow_device_writes {
         refusals.push(

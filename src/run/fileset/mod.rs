@@ -127,7 +127,8 @@ pub fn run_fileset_phase(
 ) -> PhaseOutcome {
     observer.phase_started(index, phase);
     let flag = interrupt.flag();
-    let (slots, report, mut problem) = format_trees((index, phase, fs), trees, &flag, interrupt, observer);
+    let rank = cluster.map(Cluster::rank);
+    let (slots, report, mut problem) = format_trees((index, phase, fs), rank, trees, &flag, interrupt, observer);
     observer.fileset_formatted(index, &report);
     if let Some(cluster) = cluster {
         problem = agree_formatted(cluster, index, problem, interrupt);
@@ -144,8 +145,9 @@ pub fn run_fileset_phase(
                 index,
                 phase,
                 fileset: fs,
-                states: slots.iter().map(|&s| &trees.states[s]).collect(),
-                rate: operation_rate(fs.rate, measured, cluster),
+                states: slots.iter().map(|s| s.map(|s| &trees.states[s])).collect(),
+                rank,
+                rate: operation_rate(fs, measured, cluster),
                 interval,
                 interrupted: flag.clone(),
                 sync: cluster.map(|cluster| PhaseSync { cluster, phase: index, step: 0, stonewall: true }),
@@ -155,20 +157,23 @@ pub fn run_fileset_phase(
     }
 }
 
-/// Locks and prepares each tree of the phase in turn, until one fails: the trees' slots in `trees`, what the
-/// format step did, and why it stopped, if it did.
+/// Locks and prepares each tree of the phase that this rank uses (`FileSetPlan::uses_tree`) in turn, until one
+/// fails: each tree's slot in `trees` (`None` for another rank's tree), what the format step did, and why it
+/// stopped, if it did.
 fn format_trees(
     (index, phase, fs): (usize, &PhasePlan, &FileSetPlan),
+    rank: Option<u32>,
     trees: &mut Trees,
     flag: &std::sync::Arc<std::sync::atomic::AtomicBool>,
     interrupt: &Interrupt,
     observer: &mut dyn RunObserver,
-) -> (Vec<usize>, FormatReport, Option<StopReason>) {
+) -> (Vec<Option<usize>>, FormatReport, Option<StopReason>) {
     let mut report = FormatReport::default();
     let mut slots = Vec::new();
     let mut problem: Option<StopReason> = None;
-    for tree_plan in &fs.trees {
-        if problem.is_some() {
+    for (i, tree_plan) in fs.trees.iter().enumerate() {
+        if problem.is_some() || !fs.uses_tree(i, rank) {
+            slots.push(None);
             continue;
         }
         // Locked before the run knows the tree at all: a tree another run holds is never cleaned up by this one.
@@ -177,7 +182,7 @@ fn format_trees(
             continue;
         }
         let slot = trees.slot(tree_plan);
-        slots.push(slot);
+        slots.push(Some(slot));
         let state = &mut trees.states[slot];
         let progress = &mut |done, total| observer.prefill(index, done, total);
         let was_direct = state.direct;
@@ -198,14 +203,16 @@ fn format_trees(
 }
 
 /// The phase's operations per second (`None`: as fast as it goes). A percentage of an earlier maximum is of
-/// the rate every rank of a cluster measured together; each rank takes its share.
-fn operation_rate(rate: FileRate, measured: &[Option<Measured>], cluster: Option<&Cluster>) -> Option<f64> {
-    match rate {
+/// the rate every rank of a cluster measured together; each rank takes its share (where the workloads belong to
+/// ranks, vdbench's hds, their skews already share it out).
+fn operation_rate(fs: &FileSetPlan, measured: &[Option<Measured>], cluster: Option<&Cluster>) -> Option<f64> {
+    match fs.rate {
         FileRate::Max => None,
         FileRate::PerSecond(r) => Some(r),
         FileRate::PercentOfMax { percent, of_phase } => {
             let max = measured.get(of_phase).copied().flatten().map_or(0.0, |m| m.requested_per_sec);
-            let ranks = cluster.map_or(1.0, |c| f64::from(c.size()));
+            let mapped = fs.workloads.iter().any(|w| w.rank.is_some());
+            let ranks = if mapped { 1.0 } else { cluster.map_or(1.0, |c| f64::from(c.size())) };
             Some(max.max(1.0) * percent / 100.0 / ranks)
         }
     }

@@ -22,8 +22,10 @@ pub struct Inputs<'a> {
     pub index: usize,
     pub phase: &'a PhasePlan,
     pub fileset: &'a FileSetPlan,
-    /// One state per tree of the phase, in the plan's order.
-    pub states: Vec<&'a TreeState>,
+    /// One state per tree of the phase, in the plan's order (`None`: another rank's tree).
+    pub states: Vec<Option<&'a TreeState>>,
+    /// This process's rank in a multi-host run: it runs only its own workloads (and every one of no rank).
+    pub rank: Option<u32>,
     /// Operations per second for the whole phase (None: as fast as it goes).
     pub rate: Option<f64>,
     pub interval: Duration,
@@ -33,8 +35,8 @@ pub struct Inputs<'a> {
 }
 
 pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> PhaseOutcome {
-    let Inputs { index, phase, fileset, states, rate, interval, interrupted, sync } = inputs;
-    let direct = states.iter().any(|s| s.direct);
+    let Inputs { index, phase, fileset, states, rank, rate, interval, interrupted, sync } = inputs;
+    let direct = states.iter().flatten().any(|s| s.direct);
     // A use count per file only on trees a shared workload works on (see `FileClaims`).
     let busy: Vec<(FileClaims, BitSet)> = (fileset.trees.iter().enumerate())
         .map(|(i, t)| {
@@ -42,9 +44,11 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
             (FileClaims::new(t.files, sharing), BitSet::new(t.dirs, false))
         })
         .collect();
+    // Over every rank's workloads: each rank's share of a fixed rate is its workloads' skew.
     let total_skew: f64 = fileset.workloads.iter().map(|w| w.skew).sum::<f64>().max(1e-9);
     let mut setups: Vec<SetUp<'_>> = Vec::new();
-    for w in &fileset.workloads {
+    for w in fileset.workloads.iter().filter(|w| rank.is_none_or(|r| w.runs_on(r))) {
+        let state = states[w.tree].expect("the trees of this rank's workloads were prepared");
         let gap = rate.map(|r| {
             let per_thread = r * (w.skew / total_skew) / f64::from(w.threads);
             Duration::from_secs_f64(1.0 / per_thread.max(1e-6))
@@ -53,7 +57,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
             let shared = Shared {
                 workload: w,
                 tree: &fileset.trees[w.tree],
-                state: states[w.tree],
+                state,
                 files_busy: &busy[w.tree].0,
                 dirs_busy: &busy[w.tree].1,
             };

@@ -96,7 +96,8 @@ impl<'a> Mapper<'a> {
                 ("target", "copy/move targets (target=)"),
             ],
         )?;
-        let hosts = self.hosts.of(fwd)?.len() as u32;
+        let names = self.hosts.of(fwd)?;
+        let hosts = names.len() as u32;
         let fsds = self.named(fwd, "fsd", Kind::Fsd)?;
         refuse_hosts_on_unshared(fwd, &fsds, hosts)?;
         let mut flags = OpenFlags::default();
@@ -135,8 +136,13 @@ impl<'a> Mapper<'a> {
             skew,
             dirs: None,
             shared: shared.then_some(true),
+            rank: None,
         };
-        Ok(spread(one, &fsds, hosts))
+        if !self.hosts.ranked {
+            return Ok(spread(one, &fsds, hosts));
+        }
+        // Under mpirun each host is a rank: the fwd runs once per host, with its own threads, on that rank.
+        Ok(names.iter().flat_map(|host| on_rank(&one, &fsds, host, self.hosts.rank_of(host), hosts > 1)).collect())
     }
 
     pub(super) fn fileset_phases(&mut self, rd: &Record, timing: Timing) -> Result<Vec<PhaseSpec>, VdbError> {
@@ -146,6 +152,9 @@ impl<'a> Mapper<'a> {
         let mut workloads = Vec::new();
         for &fwd in &fwds {
             workloads.extend(self.workload(fwd, &mut trees)?);
+        }
+        if self.hosts.ranked {
+            self.one_rank_per_fsd(rd, &workloads)?;
         }
         let mut flags = OpenFlags::default();
         openflags(rd, &mut flags)?;
@@ -199,6 +208,39 @@ impl<'a> Mapper<'a> {
                     ));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Under mpirun, each fsd is one rank's: vdbench lets several hosts use one fsd only with shared=yes, each
+    /// host taking its every n-th file of one tree, and streamcap does not split one tree between ranks yet.
+    fn one_rank_per_fsd(&self, rd: &Record, workloads: &[FileWorkloadSpec]) -> Result<(), VdbError> {
+        for fsd in self.model.of(Kind::Fsd) {
+            let mut ranks: Vec<u32> =
+                workloads.iter().filter(|w| w.tree.as_deref() == Some(&fsd.name)).filter_map(|w| w.rank).collect();
+            ranks.sort_unstable();
+            ranks.dedup();
+            if ranks.len() < 2 {
+                continue;
+            }
+            let why = if shared_fsd(fsd)? {
+                "vdbench gives each host its every n-th file of one shared tree, and streamcap does not split one \
+                 tree between mpirun's ranks yet: give each hd an fsd of its own (its own anchor, or another fsd \
+                 name in the same anchor) and its own fwd with host="
+            } else {
+                "vdbench runs several hosts on one fsd only with shared=yes on the fsd; give each hd an fsd of its \
+                 own and its own fwd with host="
+            };
+            let ranks: Vec<String> = ranks.iter().map(u32::to_string).collect();
+            return Err(VdbError::at(
+                &rd.at,
+                format!(
+                    "{}: fsd={} is used by ranks {} (their hds' fwds): {why}",
+                    rd.label(),
+                    fsd.name,
+                    ranks.join(", ")
+                ),
+            ));
         }
         Ok(())
     }
@@ -347,6 +389,25 @@ fn threads(fwd: &Record) -> Result<Option<u32>, VdbError> {
         return Err(fail(fwd, p, "expected a thread count from 1 to 4096".into()));
     }
     Ok(threads.map(|t| t as u32))
+}
+
+/// An fwd as run by one host that is mpirun's rank `rank`, on each of its fsds with its own threads; named after
+/// the host when the fwd runs on `several`.
+fn on_rank(
+    one: &FileWorkloadSpec,
+    fsds: &[&Record],
+    host: &str,
+    rank: Option<u32>,
+    several: bool,
+) -> Vec<FileWorkloadSpec> {
+    let parts = spread(FileWorkloadSpec { rank, ..one.clone() }, fsds, 1);
+    parts
+        .into_iter()
+        .map(|w| FileWorkloadSpec {
+            name: w.name.as_ref().map(|n| if several { format!("{n} on {host}") } else { n.clone() }),
+            ..w
+        })
+        .collect()
 }
 
 /// An fwd on each of its fsds and hosts, as vdbench runs it: each host runs the fwd with its own threads, and

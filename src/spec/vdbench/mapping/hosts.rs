@@ -178,4 +178,34 @@ mod tests {
         let alone = read("sd=sd1,lun=/tmp/x\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max\n", Some(4)).unwrap();
         assert!(alone.phases[0].parts.is_none(), "without hds every rank runs the whole job");
     }
+
+    /// Under mpirun an fwd runs once per host, as a workload of that host's rank; each fsd is one rank's (a
+    /// shared fsd is not split between ranks yet, and an unshared one on several hosts is refused as vdbench does).
+    #[test]
+    fn fwds_map_onto_ranks_and_each_fsd_is_one_ranks() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path().display();
+        let text = |fsd1: &str, fwd2: &str| {
+            format!(
+                "hd=h1,system=far1\nhd=h2,system=far2\nfsd=fsd1,anchor={d},files=4,size=64k{fsd1}\n\
+                 fsd=fsd2,anchor={d},files=4,size=64k\nfwd=fwd1,fsd=fsd1,host=h1,threads=2\n\
+                 fwd=fwd2,fsd={fwd2},threads=3\nrd=rd1,fwd=(fwd1,fwd2),fwdrate=max\n"
+            )
+        };
+        let job = read(&text("", "fsd2,host=h2"), Some(2)).unwrap();
+        let fileset = job.phases[0].fileset.as_ref().expect("a file-set phase");
+        let got: Vec<(Option<&str>, Option<u32>, Option<u32>)> =
+            fileset.workloads.iter().map(|w| (w.tree.as_deref(), w.rank, w.threads)).collect();
+        assert_eq!(got, [(Some("fsd1"), Some(0), Some(2)), (Some("fsd2"), Some(1), Some(3))]);
+        // fwd2 on both hosts of its unshared fsd: refused, as vdbench does.
+        let err = read(&text("", "fsd2,host=*"), Some(2)).unwrap_err();
+        assert!(err.contains("2 hosts on fsd=fsd2, which is not shared"), "{err}");
+        // Two hosts' fwds on one unshared fsd, or on a shared one: refused, naming the ranks.
+        let err = read(&text("", "fsd1,host=h2"), Some(2)).unwrap_err();
+        assert!(err.contains("fsd=fsd1 is used by ranks 0, 1") && err.contains("shared=yes on the fsd"), "{err}");
+        let err = read(&text(",shared=yes", "fsd1,host=h2"), Some(2)).unwrap_err();
+        assert!(err.contains("does not split one tree between mpirun's ranks yet"), "{err}");
+        // Without mpirun the same hds are other machines, refused as before.
+        assert!(read(&text("", "fsd2,host=h2"), None).unwrap_err().contains("another machine"));
+    }
 }

@@ -163,7 +163,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
         ));
         return None;
     }
-    let file_system = match file_kind(model, m.hosts.ranked) {
+    let file_system = match file_kind(model) {
         Ok(file_system) => file_system,
         Err(why) => {
             problems.push(file_level(why));
@@ -211,17 +211,11 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
 }
 
 /// Whether the file is a file-system one (fsd/fwd) rather than raw (sd/wd); why it can be neither.
-fn file_kind(model: &Model, ranked_hosts: bool) -> Result<bool, &'static str> {
+fn file_kind(model: &Model) -> Result<bool, &'static str> {
     let file_system = model.of(Kind::Fsd).next().is_some() || model.of(Kind::Fwd).next().is_some();
     if file_system && (model.of(Kind::Sd).next().is_some() || model.of(Kind::Wd).next().is_some()) {
         return Err("the file has both raw (sd/wd) and file-system (fsd/fwd) records; vdbench runs one kind per \
                     file: split it in two");
-    }
-    if file_system && ranked_hosts {
-        // Each rank would run the whole fwd with every host's threads: mapping file-set workloads onto ranks is
-        // not done yet.
-        return Err("hds run as mpirun's ranks for raw workloads (sd/wd) only so far: run this file-system file \
-                    without mpirun, with its hds on this machine");
     }
     Ok(file_system)
 }
