@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use super::workdir::{KEPT_LINE, MARKER};
 use crate::verify::{MANIFEST_FILE, MAP_FILE, Manifest, ManifestError, Verifier};
 
-/// Manifest files larger than this are not a manifest streamcap wrote.
-const MANIFEST_CAP: u64 = 1 << 20;
+/// Manifest files larger than this are not a manifest streamcap wrote (a verified file set of the most files the
+/// plan allows, 1,000,000, lists each in about 60 bytes).
+const MANIFEST_CAP: u64 = 128 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeptError {
@@ -30,9 +31,11 @@ pub enum KeptError {
 }
 
 /// Writes the manifest and block map of `verifier`'s run into its work directory `dir`; returns the manifest's
-/// path. Both files are new (never an existing file).
-pub fn write_manifest(dir: &Path, verifier: &Verifier) -> io::Result<PathBuf> {
-    let (manifest, map) = Manifest::of(verifier);
+/// path. `trees`: each verified file-set tree's root and first file number. Both files are new (never an
+/// existing file).
+pub fn write_manifest(dir: &Path, verifier: &Verifier, trees: &[(PathBuf, u32)]) -> io::Result<PathBuf> {
+    let trees: Vec<(&Path, u32)> = trees.iter().map(|(root, first)| (root.as_path(), *first)).collect();
+    let (manifest, map) = Manifest::of(verifier, &trees);
     let create = |name: &str, bytes: &[u8]| -> io::Result<PathBuf> {
         let path = dir.join(name);
         let mut file = fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
@@ -90,9 +93,8 @@ pub fn load_kept_run(dir: &Path, keep_bad: usize) -> Result<(Manifest, Verifier,
     let text = crate::limits::read_text_file(&manifest_path, MANIFEST_CAP)
         .map_err(|e| KeptError::NotKept { dir: dir.to_path_buf(), why: format!("{MANIFEST_FILE}: {e}") })?;
     let manifest = Manifest::from_json(&text).map_err(|cause| KeptError::Manifest { dir: dir.to_path_buf(), cause })?;
-    let blocks: u64 = manifest.files.iter().map(|f| f.size.div_ceil(u64::from(manifest.block_size))).sum();
-    let map = read_capped(&dir.join(MAP_FILE), blocks.saturating_add(1))?;
-    let paths: Vec<PathBuf> = manifest.files.iter().map(|f| dir.join(&f.name)).collect();
+    let map = read_capped(&dir.join(MAP_FILE), manifest.blocks().saturating_add(1))?;
+    let paths: Vec<PathBuf> = manifest.paths(dir).into_iter().map(|(path, _)| path).collect();
     let names = paths.iter().map(|p| p.display().to_string()).collect();
     let verifier = manifest
         .verifier(names, &map, keep_bad)
@@ -122,7 +124,7 @@ mod tests {
         if with_manifest {
             let v =
                 Verifier::new(Algorithm::Crc32c, 4096, 1, vec![(dir.join("data.0").display().to_string(), 8192)], 5);
-            write_manifest(&dir, &v).unwrap();
+            write_manifest(&dir, &v, &[]).unwrap();
         }
         dir
     }

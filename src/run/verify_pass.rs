@@ -8,9 +8,11 @@
 //! checks the interrupt flag between pieces.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use super::fileset::{TreeBases, Trees};
 use super::open::{OpenFor, open_data_file};
 use crate::engine::{BufferPool, Completion, Engine, OpKind, Request, SyncEngine, Wait};
 use crate::metrics::ErrorRecord;
@@ -153,11 +155,47 @@ fn read_piece(engine: &mut SyncEngine, offset: u64, len: u32) -> Result<(), (i32
     }
 }
 
+/// The verifier of a `--verify` run (`None` without it), handed to `trees` for the file-set phases, and the paths
+/// of its files with each verified tree's root and first file number (see [`verified_files`]).
+pub(super) fn run_verifier(plan: &crate::plan::Plan, trees: &mut Trees) -> (Option<Arc<Verifier>>, VerifiedPaths) {
+    let Some(v) = plan.verify else { return (None, (Vec::new(), Vec::new())) };
+    let (files, bases) = verified_files(plan);
+    let names = files.iter().map(|(p, size)| (p.display().to_string(), *size)).collect();
+    let verifier = Arc::new(Verifier::new(v.algorithm, v.block, v.seed, names, defaults::BAD_BLOCKS_KEPT));
+    trees.verify_with(verifier.clone(), bases.clone());
+    (Some(verifier), (files.into_iter().map(|(p, _)| p).collect(), bases))
+}
+
+/// The paths of a run's verified files, and each verified tree's root and first file number.
+pub(super) type VerifiedPaths = (Vec<PathBuf>, TreeBases);
+
+/// The files a `--verify` run checks, with their sizes: the target's files, then every file of each verified
+/// file-set tree (`plan::verified_trees`); and for each tree its root and the number of its first file.
+fn verified_files(plan: &crate::plan::Plan) -> (Vec<(PathBuf, u64)>, TreeBases) {
+    let mut files: Vec<(PathBuf, u64)> = plan.target.files.iter().map(|f| (f.path.clone(), f.size.0)).collect();
+    let mut bases = Vec::new();
+    let mut path = String::new();
+    for tree in crate::plan::verified_trees(&plan.phases) {
+        // The plan refuses runs of more files than a u32 numbers (`VERIFIED_FILES_MAX`).
+        bases.push((tree.root.clone(), files.len() as u32));
+        let root = tree.root.to_string_lossy();
+        for index in 0..tree.files {
+            path.clear();
+            path.push_str(&root);
+            path.push('/');
+            tree.shape.push_file(index, &mut path);
+            files.push((PathBuf::from(&path), tree.sizes.size_of(index, tree.seed)));
+        }
+    }
+    (files, bases)
+}
+
 /// After the last phase of a `--verify` run: the pass over everything written (not after Ctrl-C), then, for a
-/// kept run (`kept_dir`), the manifest that `--verify-only` needs.
+/// kept run (`kept_dir`), the manifest that `--verify-only` needs. `paths`: the verifier's files; `trees`: the
+/// root and first file number of each verified file-set tree.
 pub(super) fn finish(
     verifier: &Verifier,
-    paths: &[PathBuf],
+    (paths, trees): (&[PathBuf], &[(PathBuf, u32)]),
     direct: bool,
     interrupt: &super::Interrupt,
     kept_dir: Option<&Path>,
@@ -178,7 +216,7 @@ pub(super) fn finish(
         read_back(verifier, paths, direct, &interrupt.flag(), &mut |_, _| {})
     };
     if let Some(dir) = kept_dir {
-        match super::kept::write_manifest(dir, verifier) {
+        match super::kept::write_manifest(dir, verifier, trees) {
             Ok(path) => outcome.manifest = Some(path),
             Err(e) => observer.notice(&format!(
                 "cannot write the verification manifest in {}: {e}; --verify-only cannot check this run",

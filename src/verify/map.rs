@@ -114,6 +114,12 @@ impl Verifier {
         true
     }
 
+    /// Forgets what `file` holds (it was deleted, replaced or moved away): none of its blocks is checked until
+    /// it is written again. For a file nothing else works on (its blocks are not in flight).
+    pub fn forget(&self, file: u32) {
+        self.files[file as usize].keys.iter().for_each(|k| k.store(0, Ordering::Release));
+    }
+
     /// Block indices that `[offset, offset + len)` touches.
     fn touched(&self, file: u32, offset: u64, len: usize) -> Range<usize> {
         let blocks = self.files[file as usize].keys.len();
@@ -400,6 +406,21 @@ mod tests {
         assert!(v.begin_write(0, 3 * block, &mut buf)); // in flight: its engine failed
         let size = v.files[0].size;
         assert_eq!(v.unknown_ranges(0), vec![0..block, 2 * block..size], "only block 1 holds known data");
+    }
+
+    #[test]
+    fn a_forgotten_file_is_not_checked_until_written_again() {
+        let v = verifier();
+        let mut buf = vec![0u8; 8192];
+        assert!(v.begin_write(1, 0, &mut buf));
+        v.end_write(1, 0, 8192, true);
+        v.forget(1);
+        assert!(!v.has_written(1), "a deleted file is not read back");
+        v.check(1, 0, &[0u8; 8192]);
+        assert_eq!(v.counts().blocks, 0);
+        assert!(v.begin_write(1, 0, &mut buf));
+        v.end_write(1, 0, 8192, true);
+        assert_eq!(v.generations(1), vec![1, 0, 0], "a new file's first write is generation 1");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::TreeVerify;
 use super::schedule::{FileSetSchedule, Shared};
 use super::tree::TreeState;
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
@@ -24,6 +25,8 @@ pub struct Inputs<'a> {
     pub fileset: &'a FileSetPlan,
     /// One state per tree of the phase, in the plan's order.
     pub states: Vec<&'a TreeState>,
+    /// One per tree of the phase: its verification (`--verify`), if any.
+    pub verify: Vec<Option<TreeVerify>>,
     /// Operations per second for the whole phase (None: as fast as it goes).
     pub rate: Option<f64>,
     pub interval: Duration,
@@ -33,7 +36,7 @@ pub struct Inputs<'a> {
 }
 
 pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> PhaseOutcome {
-    let Inputs { index, phase, fileset, states, rate, interval, interrupted, sync } = inputs;
+    let Inputs { index, phase, fileset, states, verify, rate, interval, interrupted, sync } = inputs;
     let direct = states.iter().any(|s| s.direct);
     // A use count per file only on trees a shared workload works on (see `FileClaims`).
     let busy: Vec<(FileClaims, BitSet)> = (fileset.trees.iter().enumerate())
@@ -56,6 +59,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
                 state: states[w.tree],
                 files_busy: &busy[w.tree].0,
                 dirs_busy: &busy[w.tree].1,
+                verify: verify[w.tree].as_ref(),
             };
             let settings = WorkerSettings {
                 ramp: phase.ramp,
