@@ -44,6 +44,13 @@ pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
         say(&format!("verifying what {} wrote ({asked}, blocks of {} bytes)…", run_dir.display(), manifest.block_size));
     }
     let outcome = crate::run::read_back(&verifier, &paths, direct, &interrupt.flag(), &mut |_, _| {});
+    if manifest.journaled && !args.quiet {
+        say(&format!(
+            "journal: {} block(s) were being written when the run ended; each may hold its new data, its old data \
+             or a mix of the two, and only anything else is reported",
+            verifier.pending_blocks()
+        ));
+    }
     let verify = verify_result(&outcome, Some(&run_dir));
     result.status = if interrupt.is_set() { RunStatus::Interrupted } else { RunStatus::Completed };
     result.finished_at = Some(rfc3339(std::time::SystemTime::now()));

@@ -40,8 +40,9 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     super::resources::check_resources(&phases, &facts.limits)?;
     if let Some(v) = &verify {
         super::verify::check_map_memory(v, &target, &phases, &facts.limits)?;
-        // A verified file-set run needs a work directory of its own for the manifest a kept run leaves.
-        if target.work_dir.is_none() && phases.iter().any(|p| p.fileset.is_some()) {
+        // A verified file-set run needs a work directory of its own for the manifest a kept run leaves, and a
+        // journaled run for its journal.
+        if target.work_dir.is_none() && (v.journal.is_some() || phases.iter().any(|p| p.fileset.is_some())) {
             target.work_dir = Some(target.path.join(".streamcap").join(&options.run_id));
         }
     }

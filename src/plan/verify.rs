@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::values::convert_sizes;
 use super::{PhasePlan, PlanError, ResourceLimits, TargetPlan, TreePlan};
-use crate::spec::{BlockSizeSpec, FileOp, JobSpec, PhaseSpec, VerifyChoice};
+use crate::spec::{BlockSizeSpec, FileOp, JobSpec, JournalMode, PhaseSpec, VerifyChoice};
 use crate::units::Bytes;
 use crate::verify::{Algorithm, HEADER_LEN};
 
@@ -25,6 +25,9 @@ pub struct VerifyPlan {
     pub seed: u64,
     /// After every N writes, a worker reads those N blocks back (fio verify_backlog).
     pub backlog: Option<u64>,
+    /// A journal of the block map kept beside the data while the run writes (vdbench journal=); the run's data
+    /// is then kept, as with `--keep`.
+    pub journal: Option<JournalMode>,
 }
 
 pub fn algorithm(choice: VerifyChoice) -> Algorithm {
@@ -88,7 +91,13 @@ pub(super) fn verify_plan(job: &JobSpec, directory: bool, run_id: &str) -> Resul
                 .into(),
         ));
     }
-    Ok(Some(VerifyPlan { algorithm: algorithm(choice), block, seed: fnv1a(run_id.as_bytes()), backlog }))
+    let journal = job.phases.iter().find_map(|p| p.journal);
+    if job.phases.iter().any(|p| p.journal.is_some_and(|j| Some(j) != journal)) {
+        return Err(PlanError(
+            "journal must be the same in every phase: set it once, in [global] or with --journal".into(),
+        ));
+    }
+    Ok(Some(VerifyPlan { algorithm: algorithm(choice), block, seed: fnv1a(run_id.as_bytes()), backlog, journal }))
 }
 
 /// Refuses a verified block that is not whole 512-byte sectors (or cannot hold its header), and a write size
@@ -305,7 +314,7 @@ mod tests {
             writes_allowed: true,
             memory_backed: None,
         };
-        let v = VerifyPlan { algorithm: Algorithm::Crc32c, block: 4096, seed: 1, backlog: None };
+        let v = VerifyPlan { algorithm: Algorithm::Crc32c, block: 4096, seed: 1, backlog: None, journal: None };
         let limits = |gib| ResourceLimits { memory: Some(Bytes::gib(gib)), threads: None };
         let err = check_map_memory(&v, &target, &[], &limits(1)).unwrap_err().to_string();
         assert!(err.contains("2684354560 blocks of 4 KiB need 2.50 GiB"), "{err}");

@@ -127,9 +127,9 @@ struct Executor<'p> {
     trees: Trees,
     /// Data verification (`--verify`), shared by every worker of the run (and the file-set trees).
     verifier: Option<Arc<Verifier>>,
-    /// The paths of the verifier's files: the target's, then the verified trees' (`plan::verified_trees`), and
-    /// each tree's root with the number of its first file.
-    verify_paths: verify_pass::VerifiedPaths,
+    /// The paths of the verifier's files: the target's, then the verified trees' (`plan::verified_trees`), each
+    /// tree's root with the number of its first file, and the journal.
+    verified: verify_pass::Verified,
     keep: bool,
     /// The other ranks of a multi-host run.
     cluster: Option<&'p Cluster>,
@@ -148,7 +148,9 @@ impl<'p> Executor<'p> {
         keep: bool,
         observer: &mut dyn RunObserver,
     ) -> Result<Executor<'p>, RunError> {
-        let work_dir = match &plan.target.work_dir {
+        // A journaled run keeps its data, so that a later --verify-only can check it against the journal.
+        let keep = keep || plan.verify.is_some_and(|v| v.journal.is_some());
+        let mut work_dir = match &plan.target.work_dir {
             // What killed runs left was removed by the command before it gathered facts (`app::stale`), so before
             // the free-space check; a run started some other way still finds nothing of theirs in its way.
             Some(_) => {
@@ -166,7 +168,7 @@ impl<'p> Executor<'p> {
             _ => None,
         };
         let mut trees = Trees::new(keep, plan.wait);
-        let (verifier, verify_paths) = verify_pass::run_verifier(plan, &mut trees);
+        let (verifier, verified) = verify_pass::run_verifier(plan, &mut trees, work_dir.as_mut())?;
         Ok(Executor {
             plan,
             interrupt,
@@ -181,7 +183,7 @@ impl<'p> Executor<'p> {
             outcomes: Vec::new(),
             trees,
             verifier,
-            verify_paths,
+            verified,
             keep,
             cluster: None,
             stopping: false,
@@ -442,10 +444,10 @@ impl<'p> Executor<'p> {
         // run the manifest `--verify-only` needs.
         let kept_dir = self.work_dir.as_ref().filter(|_| self.keep).map(|d| d.path().to_path_buf());
         let direct = self.direct_ok.first().copied().flatten().unwrap_or_else(|| self.trees.direct());
-        let verify = self.verifier.as_deref().map(|v| {
-            let files = (self.verify_paths.0.as_slice(), self.verify_paths.1.as_slice());
-            verify_pass::finish(v, files, direct, self.interrupt, kept_dir.as_deref(), observer)
-        });
+        let verify = self
+            .verifier
+            .as_deref()
+            .map(|v| verify_pass::finish(v, &self.verified, direct, self.interrupt, kept_dir.as_deref(), observer));
         self.remove_data();
         let cleanup_error = self.cleanup_error.take();
         RunOutcome { phases: self.outcomes, interrupted: self.interrupt.is_set(), cleanup_error, verify }

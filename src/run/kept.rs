@@ -31,14 +31,26 @@ pub enum KeptError {
 }
 
 /// Writes the manifest and block map of `verifier`'s run into its work directory `dir`; returns the manifest's
-/// path. `trees`: each verified file-set tree's root and first file number. Both files are new (never an
-/// existing file).
-pub fn write_manifest(dir: &Path, verifier: &Verifier, trees: &[(PathBuf, u32)]) -> io::Result<PathBuf> {
+/// path. `trees`: each verified file-set tree's root and first file number. `journaled`: the run keeps the map
+/// as its journal (`run/journal.rs`), which made both files when it started and is now brought up to date;
+/// otherwise both files are new (never an existing file).
+pub fn write_manifest(
+    dir: &Path,
+    verifier: &Verifier,
+    trees: &[(PathBuf, u32)],
+    journaled: bool,
+) -> io::Result<PathBuf> {
     let trees: Vec<(&Path, u32)> = trees.iter().map(|(root, first)| (root.as_path(), *first)).collect();
-    let (manifest, map) = Manifest::of(verifier, &trees);
+    let (mut manifest, map) = Manifest::of(verifier, &trees);
+    manifest.journaled = journaled;
     let create = |name: &str, bytes: &[u8]| -> io::Result<PathBuf> {
         let path = dir.join(name);
-        let mut file = fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+        let mut options = fs::OpenOptions::new();
+        match journaled {
+            true => options.write(true).create(true).truncate(true),
+            false => options.write(true).create_new(true),
+        };
+        let mut file = options.open(&path)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         Ok(path)
@@ -124,7 +136,7 @@ mod tests {
         if with_manifest {
             let v =
                 Verifier::new(Algorithm::Crc32c, 4096, 1, vec![(dir.join("data.0").display().to_string(), 8192)], 5);
-            write_manifest(&dir, &v, &[]).unwrap();
+            write_manifest(&dir, &v, &[], false).unwrap();
         }
         dir
     }

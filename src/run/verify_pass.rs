@@ -155,19 +155,41 @@ fn read_piece(engine: &mut SyncEngine, offset: u64, len: u32) -> Result<(), (i32
     }
 }
 
-/// The verifier of a `--verify` run (`None` without it), handed to `trees` for the file-set phases, and the paths
-/// of its files with each verified tree's root and first file number (see [`verified_files`]).
-pub(super) fn run_verifier(plan: &crate::plan::Plan, trees: &mut Trees) -> (Option<Arc<Verifier>>, VerifiedPaths) {
-    let Some(v) = plan.verify else { return (None, (Vec::new(), Vec::new())) };
+/// The verifier of a `--verify` run (`None` without it), handed to `trees` for the file-set phases, and what
+/// the end of the run needs besides (see [`Verified`]). With `--journal`, the work directory is kept from now
+/// on and the journal started in it before anything is written.
+pub(super) fn run_verifier(
+    plan: &crate::plan::Plan,
+    trees: &mut Trees,
+    work_dir: Option<&mut super::WorkDir>,
+) -> Result<(Option<Arc<Verifier>>, Verified), super::RunError> {
+    let Some(v) = plan.verify else { return Ok((None, Verified::default())) };
     let (files, bases) = verified_files(plan);
     let names = files.iter().map(|(p, size)| (p.display().to_string(), *size)).collect();
-    let verifier = Arc::new(Verifier::new(v.algorithm, v.block, v.seed, names, defaults::BAD_BLOCKS_KEPT));
-    trees.verify_with(verifier.clone(), bases.clone());
-    (Some(verifier), (files.into_iter().map(|(p, _)| p).collect(), bases))
+    let mut verifier = Verifier::new(v.algorithm, v.block, v.seed, names, defaults::BAD_BLOCKS_KEPT);
+    let journal = match (v.journal, work_dir) {
+        (Some(mode), Some(dir)) => {
+            let map = dir.path().join(crate::verify::MAP_FILE);
+            let failed = |cause| super::RunError::Open { path: map.clone(), cause };
+            dir.keep_from_now().map_err(failed)?;
+            let sync = mode == crate::spec::JournalMode::Sync;
+            Some(super::journal::start(dir.path(), &mut verifier, &bases, sync).map_err(failed)?)
+        }
+        _ => None,
+    };
+    let verifier = Arc::new(verifier);
+    trees.verify_with(verifier.clone(), bases.clone(), journal.is_some());
+    Ok((Some(verifier), Verified { paths: files.into_iter().map(|(p, _)| p).collect(), trees: bases, journal }))
 }
 
-/// The paths of a run's verified files, and each verified tree's root and first file number.
-pub(super) type VerifiedPaths = (Vec<PathBuf>, TreeBases);
+/// What the end of a verified run needs: the paths of its verified files, each verified tree's root and first
+/// file number, and its journal, if it keeps one.
+#[derive(Default)]
+pub(super) struct Verified {
+    pub paths: Vec<PathBuf>,
+    pub trees: TreeBases,
+    pub journal: Option<Arc<super::journal::FileJournal>>,
+}
 
 /// The files a `--verify` run checks, with their sizes: the target's files, then every file of each verified
 /// file-set tree (`plan::verified_trees`); and for each tree its root and the number of its first file.
@@ -191,11 +213,10 @@ fn verified_files(plan: &crate::plan::Plan) -> (Vec<(PathBuf, u64)>, TreeBases) 
 }
 
 /// After the last phase of a `--verify` run: the pass over everything written (not after Ctrl-C), then, for a
-/// kept run (`kept_dir`), the manifest that `--verify-only` needs. `paths`: the verifier's files; `trees`: the
-/// root and first file number of each verified file-set tree.
+/// kept run (`kept_dir`), the manifest that `--verify-only` needs (a journaled run's brought up to date).
 pub(super) fn finish(
     verifier: &Verifier,
-    (paths, trees): (&[PathBuf], &[(PathBuf, u32)]),
+    verified: &Verified,
     direct: bool,
     interrupt: &super::Interrupt,
     kept_dir: Option<&Path>,
@@ -213,10 +234,16 @@ pub(super) fn finish(
             manifest: None,
         }
     } else {
-        read_back(verifier, paths, direct, &interrupt.flag(), &mut |_, _| {})
+        read_back(verifier, &verified.paths, direct, &interrupt.flag(), &mut |_, _| {})
     };
+    if let Some((failures, Some(first))) = verified.journal.as_ref().map(|j| j.failures()) {
+        observer.notice(&format!(
+            "{failures} journal record(s) could not be written (the first: {first}): after a crash, --verify-only \
+             may report blocks written after that as bad"
+        ));
+    }
     if let Some(dir) = kept_dir {
-        match super::kept::write_manifest(dir, verifier, trees) {
+        match super::kept::write_manifest(dir, verifier, &verified.trees, verified.journal.is_some()) {
             Ok(path) => outcome.manifest = Some(path),
             Err(e) => observer.notice(&format!(
                 "cannot write the verification manifest in {}: {e}; --verify-only cannot check this run",

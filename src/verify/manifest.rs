@@ -26,6 +26,10 @@ pub struct Manifest {
     pub block_size: u32,
     pub seed: u64,
     pub files: Vec<ManifestFile>,
+    /// The block map is a journal the run kept while it wrote (vdbench journal=): blocks may be marked in flight,
+    /// and hold either of two generations (`map/journal.rs`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub journaled: bool,
     /// File-set trees whose files were verified, after `files` in the block map.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub trees: Vec<ManifestTree>,
@@ -96,6 +100,7 @@ impl Manifest {
             block_size: verifier.block_size(),
             seed: verifier.seed(),
             files,
+            journaled: false,
             trees,
         };
         (manifest, map)
@@ -152,11 +157,15 @@ impl Manifest {
             return Err(ManifestError::MapSize { expected, found: map.len() as u64 });
         }
         let files = paths.into_iter().zip(self.all_files()).map(|(p, f)| (p, f.size)).collect();
-        let verifier = Verifier::new(self.algorithm, self.block_size, self.seed, files, keep);
+        let mut verifier = Verifier::new(self.algorithm, self.block_size, self.seed, files, keep);
         let mut at = 0;
         for (i, file) in self.all_files().enumerate() {
             let n = file.size.div_ceil(block) as usize;
-            verifier.set_generations(i as u32, &map[at..at + n]);
+            if self.journaled {
+                verifier.recover_keys(i as u32, &map[at..at + n]);
+            } else {
+                verifier.set_generations(i as u32, &map[at..at + n]);
+            }
             at += n;
         }
         Ok(verifier)
@@ -237,6 +246,7 @@ mod tests {
             block_size: 4096,
             seed: 1,
             files: vec![],
+            journaled: false,
             trees: vec![],
         };
         manifest.files.push(ManifestFile { name: "../etc/passwd".into(), size: 1 });

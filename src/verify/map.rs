@@ -18,6 +18,10 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use super::{Algorithm, BadBlock, BlockId, diagnose, next_generation, stamp, verify_block};
 
+mod journal;
+
+pub use journal::JournalSink;
+
 const BUSY: u8 = 0x80;
 const GENERATION: u8 = 0x7f;
 
@@ -56,20 +60,39 @@ pub struct Verifier {
     bad: Mutex<BadLog>,
     checked_blocks: AtomicU64,
     checked_bytes: AtomicU64,
+    /// Where the journal of a journaled run goes (`journal.rs`), and where each file's blocks start in it.
+    journal: Option<Box<dyn JournalSink>>,
+    map_starts: Vec<u64>,
+    /// Checking a journaled run after it was killed: blocks still marked in flight may hold their last write or
+    /// the one before (`journal.rs`).
+    recovering: bool,
+    pending: AtomicU64,
 }
 
 impl Verifier {
     /// A verifier for files `(path, size in bytes)` cut into blocks of `block` bytes, none written yet. `keep`:
     /// how many bad blocks are kept with their details (all are counted).
     pub fn new(algorithm: Algorithm, block: u32, seed: u64, files: Vec<(String, u64)>, keep: usize) -> Verifier {
-        let files = files
+        let files: Vec<FileKeys> = files
             .into_iter()
             .map(|(name, size)| {
                 let blocks = size.div_ceil(u64::from(block.max(1))) as usize;
                 FileKeys { name, size, keys: (0..blocks).map(|_| AtomicU8::new(0)).collect() }
             })
             .collect();
+        let map_starts = files
+            .iter()
+            .scan(0u64, |at, f| {
+                let start = *at;
+                *at += f.keys.len() as u64;
+                Some(start)
+            })
+            .collect();
         Verifier {
+            journal: None,
+            map_starts,
+            recovering: false,
+            pending: AtomicU64::new(0),
             algorithm,
             block: block.max(1),
             seed,
@@ -171,12 +194,14 @@ impl Verifier {
         if !Self::claim(keys, range.clone()) {
             return false;
         }
-        for i in range {
+        for i in range.clone() {
             let (start, block_len) = self.span(file, i);
             let whole = start >= offset && start + block_len as u64 <= offset + len as u64;
             let generation = if whole { next_generation(keys[i].load(Ordering::Relaxed) & GENERATION) } else { 0 };
             keys[i].store(BUSY | generation, Ordering::Relaxed);
         }
+        // Before the write is issued: its blocks are in flight with their new generations.
+        self.journal_keys(file, range, BUSY);
         true
     }
 
@@ -198,8 +223,13 @@ impl Verifier {
         let range = self.touched(file, offset, len);
         let keys = &self.files[file as usize].keys;
         if ok {
+            // After the write completed, while its blocks are still claimed (so no later write's record of them
+            // can come before this one): written, with their generations.
+            self.journal_keys(file, range.clone(), 0);
             Self::release(keys, range);
         } else {
+            keys[range.clone()].iter().for_each(|k| k.store(BUSY, Ordering::Relaxed));
+            self.journal_keys(file, range.clone(), 0);
             keys[range].iter().for_each(|k| k.store(0, Ordering::Release));
         }
     }
@@ -273,6 +303,8 @@ impl Verifier {
         let key = self.files[file as usize].keys[index].load(Ordering::Relaxed);
         if key & BUSY == 0 {
             self.check_generation(file, index, key & GENERATION, bytes);
+        } else if self.recovering {
+            self.check_pending(file, index, key & GENERATION, bytes);
         }
     }
 

@@ -78,16 +78,20 @@ pub struct Trees {
     locks: Vec<(std::path::PathBuf, tree::TreeLock)>,
     /// With `--verify`: the verifier, and the first file number of each verified tree (by root).
     verify: Option<(Arc<Verifier>, TreeBases)>,
+    /// Mark each tree kept once it is ready, not at the end (a journaled run may be killed).
+    keep_early: bool,
 }
 
 impl Trees {
     pub fn new(keep: bool, wait: bool) -> Trees {
-        Trees { states: Vec::new(), keep, wait, locks: Vec::new(), verify: None }
+        Trees { states: Vec::new(), keep, wait, locks: Vec::new(), verify: None, keep_early: false }
     }
 
     /// Verifies the trees whose roots are in `bases` with `verifier` (their first file numbers beside them).
-    pub fn verify_with(&mut self, verifier: Arc<Verifier>, bases: TreeBases) {
+    /// `journaled`: the run keeps a journal, and its trees are marked kept as soon as they are formatted.
+    pub fn verify_with(&mut self, verifier: Arc<Verifier>, bases: TreeBases, journaled: bool) {
         self.verify = Some((verifier, bases));
+        self.keep_early = journaled;
     }
 
     /// The verification of the tree at `root`, if the run verifies it.
@@ -231,6 +235,7 @@ fn format_trees(
             ));
         }
         match result {
+            Ok(()) if trees.keep_early => tree::mark_kept(&tree_plan.root),
             Ok(()) => {}
             Err(FormatError::Interrupted) => problem = Some(StopReason::Interrupted),
             Err(e) => problem = Some(StopReason::Failed(e.to_string())),

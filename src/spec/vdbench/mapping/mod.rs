@@ -182,9 +182,13 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
             pending = timing.pause;
         }
     }
-    if let Some(Some(backlog)) = problems.take(validate::validation(model)) {
-        problems.take(validate::apply(backlog, &mut phases, file_system, root));
-    }
+    let journal = problems.take(validate::journal(model)).flatten();
+    // vdbench's journal= (-j) turns data validation on too.
+    match (problems.take(validate::validation(model)).flatten(), journal) {
+        (Some(backlog), _) => problems.take(validate::apply((backlog, journal), &mut phases, file_system, root)),
+        (None, Some(_)) => problems.take(validate::apply((None, journal), &mut phases, file_system, root)),
+        (None, None) => None,
+    };
     match problems.take(data::data_shape(model)) {
         Some(Some(_)) if file_system => problems.push(data::refuse_for_file_sets(model, root)),
         Some(Some(data)) => phases.iter_mut().for_each(|p| p.data = Some(data.clone())),
@@ -226,13 +230,12 @@ impl<'a> Mapper<'a> {
             let yes = value.to_ascii_lowercase().starts_with('y');
             match *canonical {
                 "concatenatesds" | "formatsds" if value.to_ascii_lowercase().starts_with('n') => {}
-                // Read by `validate::validation` once the phases are known.
-                "validate" => {}
+                // Read by `validate::validation` and `validate::journal` once the phases are known.
+                "validate" | "journal" => {}
                 "concatenatesds" => {
                     problems.push(refuse("concatenating sds (concatenatesds=yes) is not supported yet"))
                 }
                 "formatsds" => problems.push(refuse("formatting the sds first (formatsds=) is not supported yet")),
-                "journal" => problems.push(refuse("journaling (journal=) is not supported yet")),
                 // Read by `data::data_shape` once the phases are known.
                 c if data::is_shape_key(c) => {}
                 c if c.starts_with("dedup") => problems.push(refuse(
