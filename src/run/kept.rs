@@ -46,8 +46,10 @@ pub fn write_manifest(
     let create = |name: &str, bytes: &[u8]| -> io::Result<PathBuf> {
         let path = dir.join(name);
         let mut options = fs::OpenOptions::new();
+        // A journal's files are rewritten in place, never truncated first: they keep their length (the same
+        // files, the same blocks), so a run killed while it rewrites them leaves a whole map.
         match journaled {
-            true => options.write(true).create(true).truncate(true),
+            true => options.write(true).create(true).truncate(false),
             false => options.write(true).create_new(true),
         };
         let mut file = options.open(&path)?;
@@ -90,10 +92,20 @@ fn kept_run_problem(dir: &Path) -> Option<String> {
     if !marker.lines().any(|l| l == KEPT_LINE) {
         return Some("it was not kept (run with --keep), or its run is still going".into());
     }
+    if still_running(&dir.join(MARKER)) {
+        return Some("its run is still going (a journaled run is kept from its start): wait for it to end".into());
+    }
     if !dir.join(MANIFEST_FILE).is_file() {
         return Some(format!("it has no {MANIFEST_FILE}: the run that left it did not use --verify"));
     }
     None
+}
+
+/// Whether the run of a work directory still holds the lock on its marker (a live run locks it exclusively).
+fn still_running(marker: &Path) -> bool {
+    use rustix::fs::{FlockOperation, flock};
+    let Ok(file) = fs::File::open(marker) else { return false };
+    flock(&file, FlockOperation::NonBlockingLockShared).is_err()
 }
 
 /// The manifest of the kept run in `dir`, a verifier holding its block map, and the paths of its files.
