@@ -149,3 +149,23 @@ fn a_block_in_flight_may_hold_its_old_or_new_data_but_nothing_else() {
     let bad = &result["verify"]["bad_blocks"][0];
     assert_eq!((bad["offset"].as_u64(), bad["kind"].as_str()), (Some(3 * BLOCK), Some("misdirected")), "{text}");
 }
+
+/// `--dry-run` says the run keeps a journal and how; `--journal` without `--verify` is refused; nothing is
+/// created either way.
+#[test]
+fn the_plan_shows_the_journal_and_a_journal_needs_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["run", "--rw", "write", "--bs", "16k", "--size", "1M", "--journal", "sync"];
+    let plan = streamcap().args(base).arg(dir.path()).args(["--verify", "crc32c", "--dry-run"]).output().unwrap();
+    assert!(plan.status.success(), "{}", String::from_utf8_lossy(&plan.stderr));
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(text.contains("journal (sync): every write recorded before and after it, each record flushed"), "{text}");
+    let refused = streamcap().args(base).arg(dir.path()).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--verify"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(common::entries(dir.path()).is_empty(), "nothing created");
+}
