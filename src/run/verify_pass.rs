@@ -6,6 +6,9 @@
 //! of what was stored. A read that fails is recorded with its operation, path, offset and errno, and the pass
 //! goes on with the next piece (the blocks of the failed piece are not checked). The pass is not measured; it
 //! checks the interrupt flag between pieces.
+//!
+//! Also the run's verifier itself (`run_verifier`): its file table — the target's data files, then every file
+//! of each verified file-set tree — and, with `--journal`, the journal started before the first write.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
