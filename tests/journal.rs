@@ -97,6 +97,7 @@ fn a_journaled_run_killed_mid_write_is_verified_against_its_journal_without_fals
     assert_eq!(result["verify"]["bad_count"], 0, "{text}");
     assert!(result["verify"]["blocks_checked"].as_u64().unwrap() >= 200, "{text}");
     assert!(text.contains("were being written when the run ended"), "{text}");
+    assert!(result["verify"]["in_flight"].is_u64(), "the result says how many: {}", result["verify"]);
 
     let map = std::fs::read(work_file(&target, "verify.map").unwrap()).unwrap();
     let block = *written_blocks(&map).first().expect("written blocks") as u64;
@@ -135,9 +136,10 @@ fn a_block_in_flight_may_hold_its_old_or_new_data_but_nothing_else() {
     // as vdbench 5.04.05 does).
     overwrite(&map_path, 3, &[IN_FLIGHT | 2]);
     overwrite(&map_path, 5, &[IN_FLIGHT | 1]);
-    let (code, text, _) = verify_only(dir.path());
+    let (code, text, result) = verify_only(dir.path());
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("journal: 2 block(s) were being written"), "{text}");
+    assert_eq!(result["verify"]["in_flight"], 2, "{}", result["verify"]);
 
     // A copy of block 7 in block 3: neither the old nor the new data of its write.
     let mut copy = vec![0u8; BLOCK as usize];

@@ -31,6 +31,10 @@ pub struct VerifyResult {
     /// `--keep`: the manifest written for a later `--verify-only`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<String>,
+    /// `--verify-only` of a journaled run: blocks whose write was in flight when the run ended (each may hold
+    /// its new data, its old data or a torn mix of the two; anything else is a bad block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<u64>,
 }
 
 impl VerifyResult {

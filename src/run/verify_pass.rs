@@ -41,6 +41,8 @@ pub struct VerifyOutcome {
     pub pass_complete: bool,
     /// The manifest written for a kept run (`--keep`), for a later `--verify-only`.
     pub manifest: Option<PathBuf>,
+    /// A journaled run checked by `--verify-only`: blocks whose write was in flight when it ended.
+    pub in_flight: Option<u64>,
 }
 
 /// Reads back every file of `verifier` (at `paths`, same order) that holds verified blocks and checks them.
@@ -94,6 +96,7 @@ pub fn read_back(
         read_error_count: errors.count,
         pass_complete,
         manifest: None,
+        in_flight: None,
     }
 }
 
@@ -235,6 +238,7 @@ pub(super) fn finish(
             read_error_count: 0,
             pass_complete: false,
             manifest: None,
+            in_flight: None,
         }
     } else {
         read_back(verifier, &verified.paths, direct, &interrupt.flag(), &mut |_, _| {})
