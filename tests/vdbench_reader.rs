@@ -56,7 +56,8 @@ fn the_randread_example_plans_with_set_overrides() {
 }
 
 /// vdbench's Data Validation: validate=yes is streamcap's verification (every read checked, everything written
-/// read back at the end); read_after_write also re-reads each write at once; file-system runs are refused.
+/// read back at the end); read_after_write also re-reads each write at once, which file-system runs refuse
+/// (their validate=yes is tests/verify_fileset.rs).
 #[test]
 fn validate_yes_verifies_every_block_written_and_read() {
     let dir = tempfile::tempdir().unwrap();
@@ -90,13 +91,13 @@ fn validate_yes_verifies_every_block_written_and_read() {
     let job = dir.path().join("fs.vdb");
     std::fs::write(
         &job,
-        "validate=yes\nfsd=fsd1,anchor=/tmp/a,depth=1,width=1,files=2,size=4k\n\
+        "validate=read_after_write\nfsd=fsd1,anchor=/tmp/a,depth=1,width=1,files=2,size=4k\n\
          fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k\nrd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n",
     )
     .unwrap();
     let out = streamcap().args(["run", "--dry-run", "--job"]).arg(&job).arg(dir.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("validate= checks raw (sd/wd) runs"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("for raw (sd/wd) runs only"));
 }
 
 /// vdbench's maxdata below 100 is passes over the luns: maxdata=2 on an 8 MiB lun writes 16 MiB and ends there,

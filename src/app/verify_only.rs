@@ -43,7 +43,8 @@ pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
     if !args.quiet {
         say(&format!("verifying what {} wrote ({asked}, blocks of {} bytes)…", run_dir.display(), manifest.block_size));
     }
-    let outcome = crate::run::read_back(&verifier, &paths, direct, &interrupt.flag(), &mut |_, _| {});
+    let mut outcome = crate::run::read_back(&verifier, &paths, direct, &interrupt.flag(), &mut |_, _| {});
+    outcome.in_flight = manifest.journaled.then(|| verifier.pending_blocks());
     let verify = verify_result(&outcome, Some(&run_dir));
     result.status = if interrupt.is_set() { RunStatus::Interrupted } else { RunStatus::Completed };
     result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
@@ -84,5 +85,6 @@ pub(super) fn verify_result(outcome: &VerifyOutcome, from: Option<&Path>) -> Ver
         read_errors: ErrorSummary { count: outcome.read_error_count, records: outcome.read_errors.clone() },
         from: from.map(|p| p.display().to_string()),
         manifest: outcome.manifest.as_ref().map(|p| p.display().to_string()),
+        in_flight: outcome.in_flight,
     }
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 use clap::Args;
 
 use super::{SteadyFlags, parse_bytes, parse_rate, parse_value};
-use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, RwMode, VerifyChoice};
+use crate::spec::{
+    ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, JournalMode, PhaseSpec, RwMode, VerifyChoice,
+};
 use crate::units::{ByteRate, Bytes, parse_duration};
 
 /// Workload flags: each one overrides the same key in every phase.
@@ -101,6 +103,11 @@ pub struct WorkloadFlags {
     /// With --verify: after every N writes, each worker reads those N blocks back and checks them.
     #[arg(long, value_name = "N", requires = "verify", help_heading = "Verification")]
     pub verify_backlog: Option<u64>,
+    /// With --verify: keep a journal of every block written beside the data (sync: each record durable before
+    /// the run goes on; noflush: not waited for), and keep the data, so that a run killed mid-write can be
+    /// checked with --verify-only.
+    #[arg(long, value_name = "MODE", value_parser = parse_value::<JournalMode>, requires = "verify", help_heading = "Verification")]
+    pub journal: Option<JournalMode>,
     #[command(flatten)]
     pub steady: SteadyFlags,
 }
@@ -139,6 +146,7 @@ impl WorkloadFlags {
             continue_on_error: self.continue_on_error.then_some(true),
             verify: self.verify,
             verify_backlog: self.verify_backlog,
+            journal: self.journal,
             steady_state: self.steady.to_spec(),
             ..PhaseSpec::default()
         }

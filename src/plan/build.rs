@@ -45,7 +45,12 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     check_curves(&phases)?;
     super::resources::check_resources(&phases, &facts.limits)?;
     if let Some(v) = &verify {
-        super::verify::check_map_memory(v, &target, &facts.limits)?;
+        super::verify::check_map_memory(v, &target, &phases, &facts.limits)?;
+        // A verified file-set run needs a work directory of its own for the manifest a kept run leaves, and a
+        // journaled run for its journal.
+        if target.work_dir.is_none() && (v.journal.is_some() || phases.iter().any(|p| p.fileset.is_some())) {
+            target.work_dir = Some(target.path.join(".streamcap").join(&options.run_id));
+        }
     }
     notices.dedup();
     Ok(Plan {
@@ -59,14 +64,8 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     })
 }
 
-/// Refuses what no phase planner can take: verify with file sets, and raw phases (or parts) without rw.
+/// Refuses what no phase planner can take: raw phases (or parts) without rw.
 fn check_phase_kinds(job: &JobSpec) -> Result<(), PlanError> {
-    if job.phases.iter().any(|p| p.fileset.is_some()) && job.phases.iter().any(|p| p.verify.is_some()) {
-        return Err(PlanError(
-            "--verify checks raw phases (rw and bs); a file-set phase's files are not verified: leave verify out"
-                .into(),
-        ));
-    }
     for (i, phase) in job.phases.iter().enumerate() {
         if phase.units().iter().any(|u| u.rw.is_none()) && phase.fileset.is_none() && phase.streams.is_none() {
             let whose = if phase.parts.is_some() { "a part of " } else { "" };

@@ -45,6 +45,14 @@ impl fmt::Display for Plan {
                 v.algorithm,
                 Bytes(u64::from(v.block))
             )?;
+            if let Some(journal) = v.journal {
+                let flushed = if journal == crate::spec::JournalMode::Sync { ", each record flushed" } else { "" };
+                writeln!(
+                    f,
+                    "journal ({journal}): every write recorded before and after it{flushed}, in the work directory's \
+                     verify.map; the data is kept for --verify-only"
+                )?;
+            }
         }
         for notice in &self.notices {
             writeln!(f, "note: {notice}")?;

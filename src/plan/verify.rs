@@ -10,8 +10,8 @@
 use serde::Serialize;
 
 use super::values::convert_sizes;
-use super::{PlanError, ResourceLimits, TargetPlan};
-use crate::spec::{BlockSizeSpec, JobSpec, PhaseSpec, VerifyChoice};
+use super::{PhasePlan, PlanError, ResourceLimits, TargetPlan, TreePlan};
+use crate::spec::{BlockSizeSpec, FileOp, JobSpec, JournalMode, PhaseSpec, VerifyChoice};
 use crate::units::Bytes;
 use crate::verify::{Algorithm, HEADER_LEN};
 
@@ -25,6 +25,9 @@ pub struct VerifyPlan {
     pub seed: u64,
     /// After every N writes, a worker reads those N blocks back (fio verify_backlog).
     pub backlog: Option<u64>,
+    /// A journal of the block map kept beside the data while the run writes (vdbench journal=); the run's data
+    /// is then kept, as with `--keep`.
+    pub journal: Option<JournalMode>,
 }
 
 pub fn algorithm(choice: VerifyChoice) -> Algorithm {
@@ -68,29 +71,78 @@ pub(super) fn verify_plan(job: &JobSpec, directory: bool, run_id: &str) -> Resul
         }
         sizes.extend(convert_sizes(&spec, 1, "block size").map_err(PlanError)?.sizes());
     }
-    let Some(&block) = sizes.iter().min() else {
+    let (fileset_writes, fileset_reads) = fileset_sizes(job)?;
+    sizes.extend(fileset_writes);
+    // vdbench checks file-system data in blocks of the smallest xfersize used, reads included: a read smaller than
+    // every write would otherwise check nothing.
+    let Some(&block) = sizes.iter().chain(&fileset_reads).min() else {
         return Err(PlanError(
             "--verify checks what the run writes, but no phase writes: run with --verify and --keep first, then check \
              that run with --verify-only"
                 .into(),
         ));
     };
+    check_block(block, &sizes)?;
+    let backlog = job.phases.iter().find_map(|p| p.verify_backlog);
+    if backlog.is_some() && job.phases.iter().any(|p| p.fileset.is_some()) {
+        return Err(PlanError(
+            "--verify-backlog reads back recent writes of raw phases; file-set threads check every read and the run \
+             reads everything back at its end: leave --verify-backlog out"
+                .into(),
+        ));
+    }
+    let journal = job.phases.iter().find_map(|p| p.journal);
+    if job.phases.iter().any(|p| p.journal.is_some_and(|j| Some(j) != journal)) {
+        return Err(PlanError(
+            "journal must be the same in every phase: set it once, in [global] or with --journal".into(),
+        ));
+    }
+    Ok(Some(VerifyPlan { algorithm: algorithm(choice), block, seed: fnv1a(run_id.as_bytes()), backlog, journal }))
+}
+
+/// Refuses a verified block that is not whole 512-byte sectors (or cannot hold its header), and a write size
+/// (of `writes`) that is not a whole number of blocks.
+fn check_block(block: u32, writes: &[u32]) -> Result<(), PlanError> {
     if !block.is_multiple_of(512) || (block as usize) < HEADER_LEN {
         return Err(PlanError(format!(
             "--verify needs block sizes that are multiples of 512 bytes, not {}",
             Bytes(u64::from(block))
         )));
     }
-    if let Some(odd) = sizes.iter().find(|s| !s.is_multiple_of(block)) {
+    if let Some(odd) = writes.iter().find(|s| !s.is_multiple_of(block)) {
         return Err(PlanError(format!(
-            "--verify checks blocks of {} (the smallest write), and every write must cover whole blocks: {} is not a \
-             multiple",
+            "--verify checks blocks of {} (the smallest transfer), and every write must cover whole blocks: {} is \
+             not a multiple",
             Bytes(u64::from(block)),
             Bytes(u64::from(*odd))
         )));
     }
-    let backlog = job.phases.iter().find_map(|p| p.verify_backlog);
-    Ok(Some(VerifyPlan { algorithm: algorithm(choice), block, seed: fnv1a(run_id.as_bytes()), backlog }))
+    Ok(())
+}
+
+/// The transfer sizes of the file-set workloads: (those of workloads that write — write, and create, which
+/// fills the files it makes —, those of workloads that only read). Ranges are refused: a file's transfers
+/// must cover whole blocks.
+fn fileset_sizes(job: &JobSpec) -> Result<(Vec<u32>, Vec<u32>), PlanError> {
+    let (mut writes, mut reads) = (Vec::new(), Vec::new());
+    for workload in job.phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.workloads) {
+        let writing = match workload.operation.unwrap_or(FileOp::Read) {
+            FileOp::Read => workload.rdpct.is_some_and(|r| r < 100),
+            FileOp::Write => workload.rdpct.is_none_or(|r| r < 100),
+            FileOp::Create => true,
+            _ => continue,
+        };
+        let spec = workload.xfersize.clone().unwrap_or(BlockSizeSpec::Fixed(super::defaults::BLOCK_SIZE));
+        if matches!(spec, BlockSizeSpec::Range(..)) {
+            return Err(PlanError(format!(
+                "--verify needs fixed transfer sizes in file sets, but one workload has xfersize {spec}: use one \
+                 size, or a split of multiples of the smallest (4k/50:64k/50)"
+            )));
+        }
+        let sizes = convert_sizes(&spec, 1, "xfersize").map_err(PlanError)?.sizes();
+        if writing { writes.extend(sizes) } else { reads.extend(sizes) }
+    }
+    Ok((writes, reads))
 }
 
 /// Whether a phase's operations are to be aligned to the verified block: a phase that writes (every write size
@@ -108,20 +160,64 @@ pub(super) fn covers_whole_blocks(phase: &PhaseSpec, block: u32) -> bool {
     }
 }
 
-/// Refuses a verification map (one byte per block of the data set) larger than the memory this process may take.
+/// The file-set trees a verified run checks, each once (by root), in the order the phases first use them:
+/// the verifier's file table is the target's files, then these trees' files.
+pub fn verified_trees(phases: &[PhasePlan]) -> Vec<&TreePlan> {
+    let mut trees: Vec<&TreePlan> = Vec::new();
+    for tree in phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees) {
+        if !trees.iter().any(|t| t.root == tree.root) {
+            trees.push(tree);
+        }
+    }
+    trees
+}
+
+/// The most files a verified run keeps a map for: each costs its path and a little bookkeeping besides its
+/// blocks' bytes, and the manifest of a kept run lists them all.
+const VERIFIED_FILES_MAX: u64 = 1_000_000;
+
+/// Bytes the verifier keeps per file besides one byte per block (its path, size and the map's box).
+const PER_FILE_BYTES: u64 = 160;
+
+/// Refuses a verification map (one byte per block of the data set) larger than the memory this process may take,
+/// and more files than [`VERIFIED_FILES_MAX`]. A tree used by several phases must keep its shape: its files are
+/// one set of blocks for the whole run.
 pub(super) fn check_map_memory(
     verify: &VerifyPlan,
     target: &TargetPlan,
+    phases: &[PhasePlan],
     limits: &ResourceLimits,
 ) -> Result<(), PlanError> {
-    let blocks: u64 = target.files.iter().map(|f| f.size.0.div_ceil(u64::from(verify.block))).sum();
+    let block = u64::from(verify.block);
+    let trees = verified_trees(phases);
+    let reshaped =
+        phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees).find(|t| {
+            trees.iter().any(|first| first.root == t.root && (first.shape != t.shape || first.files != t.files))
+        });
+    if let Some(tree) = reshaped {
+        return Err(PlanError(format!(
+            "--verify keeps what each file of tree '{}' holds for the whole run, but its phases give it different \
+             shapes: give every phase the same tree, or verify the phases in separate runs",
+            tree.name
+        )));
+    }
+    let files = target.files.len() as u64 + trees.iter().map(|t| t.files).sum::<u64>();
+    if files > VERIFIED_FILES_MAX {
+        return Err(PlanError(format!(
+            "--verify keeps a map per file, and this run has {files} files: verify at most {VERIFIED_FILES_MAX} \
+             (fewer files per directory, or a smaller depth or width)"
+        )));
+    }
+    let tree_blocks = trees.iter().flat_map(|t| (0..t.files).map(|f| t.sizes.size_of(f, t.seed).div_ceil(block)));
+    let blocks: u64 = target.files.iter().map(|f| f.size.0.div_ceil(block)).chain(tree_blocks).sum();
+    let needed = blocks.saturating_add(files * PER_FILE_BYTES);
     match limits.memory {
-        Some(available) if blocks.saturating_add(super::resources::PROCESS_RESERVE.0) > available.0 => {
+        Some(available) if needed.saturating_add(super::resources::PROCESS_RESERVE.0) > available.0 => {
             Err(PlanError(format!(
                 "--verify keeps one byte per verified block in memory: {blocks} blocks of {} need {}, but only {available} \
              is available here: use larger blocks or a smaller --size",
                 Bytes(u64::from(verify.block)),
-                Bytes(blocks)
+                Bytes(needed)
             )))
         }
         _ => Ok(()),
@@ -165,6 +261,39 @@ mod tests {
         assert_eq!(verify_plan(&job(vec![mixed]), true, "r").unwrap().map(|p| p.block), Some(8192));
     }
 
+    fn fileset_phase(workloads: &[(FileOp, Option<u8>, &str)]) -> PhaseSpec {
+        use crate::spec::{FileSetPhaseSpec, FileWorkloadSpec};
+        let workloads = workloads
+            .iter()
+            .map(|&(op, rdpct, xfer)| FileWorkloadSpec {
+                operation: Some(op),
+                rdpct,
+                xfersize: Some(xfer.parse().unwrap()),
+                ..FileWorkloadSpec::default()
+            })
+            .collect();
+        let fileset = FileSetPhaseSpec { trees: vec![], workloads, rate: None, format: None };
+        PhaseSpec { fileset: Some(Box::new(fileset)), verify: Some(VerifyChoice::Crc32c), ..PhaseSpec::default() }
+    }
+
+    /// vdbench checks file-system data in blocks of the smallest xfersize used, reads included; every write
+    /// must cover whole blocks.
+    #[test]
+    fn a_file_set_is_verified_in_blocks_of_its_smallest_transfer() {
+        let block = |p: PhaseSpec| verify_plan(&job(vec![p]), true, "r").map(|v| v.map(|v| v.block));
+        let phase =
+            fileset_phase(&[(FileOp::Write, None, "16k"), (FileOp::Read, None, "4k"), (FileOp::Delete, None, "1k")]);
+        assert_eq!(block(phase).unwrap(), Some(4096), "the read's 4k; a delete transfers nothing");
+        let mixed = fileset_phase(&[(FileOp::Read, Some(70), "8k/50:64k/50"), (FileOp::Create, None, "128k")]);
+        assert_eq!(block(mixed).unwrap(), Some(8192));
+        let odd = fileset_phase(&[(FileOp::Write, None, "6k"), (FileOp::Read, None, "4k")]);
+        assert!(block(odd).unwrap_err().to_string().contains("not a multiple"));
+        let range = fileset_phase(&[(FileOp::Write, None, "4k-64k")]);
+        assert!(block(range).unwrap_err().to_string().contains("fixed transfer sizes in file sets"));
+        let backlog = PhaseSpec { verify_backlog: Some(1), ..fileset_phase(&[(FileOp::Write, None, "4k")]) };
+        assert!(block(backlog).unwrap_err().to_string().contains("leave --verify-backlog out"));
+    }
+
     #[test]
     fn writes_and_reads_of_whole_blocks_align_to_the_block() {
         let v = Some(VerifyChoice::Crc32c);
@@ -185,11 +314,11 @@ mod tests {
             writes_allowed: true,
             memory_backed: None,
         };
-        let v = VerifyPlan { algorithm: Algorithm::Crc32c, block: 4096, seed: 1, backlog: None };
+        let v = VerifyPlan { algorithm: Algorithm::Crc32c, block: 4096, seed: 1, backlog: None, journal: None };
         let limits = |gib| ResourceLimits { memory: Some(Bytes::gib(gib)), threads: None };
-        let err = check_map_memory(&v, &target, &limits(1)).unwrap_err().to_string();
+        let err = check_map_memory(&v, &target, &[], &limits(1)).unwrap_err().to_string();
         assert!(err.contains("2684354560 blocks of 4 KiB need 2.50 GiB"), "{err}");
-        assert!(check_map_memory(&v, &target, &limits(4)).is_ok());
+        assert!(check_map_memory(&v, &target, &[], &limits(4)).is_ok());
     }
 
     #[test]

@@ -44,6 +44,13 @@ pub fn write_verify_summary(out: &mut dyn Write, v: &VerifyResult) -> io::Result
     if !v.pass_complete {
         writeln!(out, "verify: the read-back of everything written did not run to its end (interrupted)")?;
     }
+    if let Some(n) = v.in_flight {
+        writeln!(
+            out,
+            "verify: journal: {n} block(s) were being written when the run ended; each may hold its new data, its \
+             old data or a mix of the two, and only anything else is reported"
+        )?;
+    }
     if let Some(manifest) = &v.manifest {
         writeln!(out, "verify: kept for a later --verify-only ({manifest})")?;
     }
@@ -76,6 +83,7 @@ mod tests {
             read_errors: ErrorSummary::default(),
             from: None,
             manifest: None,
+            in_flight: None,
         };
         let mut out = Vec::new();
         write_verify_summary(&mut out, &v).unwrap();

@@ -33,6 +33,10 @@ pub struct VerifyResult {
     /// `--keep`: the manifest written for a later `--verify-only`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest: Option<String>,
+    /// `--verify-only` of a journaled run: blocks whose write was in flight when the run ended (each may hold
+    /// its new data, its old data or a torn mix of the two; anything else is a bad block).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<u64>,
 }
 
 impl VerifyResult {
@@ -92,6 +96,9 @@ pub fn merge_ranks(each: &[(u32, String, Option<VerifyResult>)]) -> Option<(Veri
         all.bad_count += v.bad_count;
         all.bad_blocks.extend(v.bad_blocks.iter().take(KEPT.saturating_sub(all.bad_blocks.len())).cloned());
         all.pass_complete &= v.pass_complete;
+        if v.in_flight.is_some() {
+            all.in_flight = Some(all.in_flight.unwrap_or(0) + v.in_flight.unwrap_or(0));
+        }
         all.read_errors.count += v.read_errors.count;
         let room = KEPT.saturating_sub(all.read_errors.records.len());
         all.read_errors.records.extend(v.read_errors.records.iter().take(room).cloned());
@@ -115,6 +122,7 @@ mod tests {
             read_errors: ErrorSummary::default(),
             from: None,
             manifest: None,
+            in_flight: None,
         }
     }
 

@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::cluster::{self, Cluster, Key, PhaseSync, Ready};
 use super::curves::{Measured, covers_whole_files, curve_stopped, with_curve_rate};
@@ -22,7 +23,7 @@ use super::streams::{StreamInputs, run_stream_phase};
 use super::{
     Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale, verify_pass,
 };
-use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, TargetKind, defaults};
+use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, TargetKind};
 use crate::streams::RawRates;
 use crate::verify::Verifier;
 
@@ -124,8 +125,11 @@ struct Executor<'p> {
     measured: Vec<Option<Measured>>,
     outcomes: Vec<PhaseOutcome>,
     trees: Trees,
-    /// Data verification (`--verify`), shared by every worker of the run.
-    verifier: Option<Verifier>,
+    /// Data verification (`--verify`), shared by every worker of the run (and the file-set trees).
+    verifier: Option<Arc<Verifier>>,
+    /// The paths of the verifier's files: the target's, then the verified trees' (`plan::verified_trees`), each
+    /// tree's root with the number of its first file, and the journal.
+    verified: verify_pass::Verified,
     keep: bool,
     /// The other ranks of a multi-host run.
     cluster: Option<&'p Cluster>,
@@ -144,7 +148,9 @@ impl<'p> Executor<'p> {
         keep: bool,
         observer: &mut dyn RunObserver,
     ) -> Result<Executor<'p>, RunError> {
-        let work_dir = match &plan.target.work_dir {
+        // A journaled run keeps its data, so that a later --verify-only can check it against the journal.
+        let keep = keep || plan.verify.is_some_and(|v| v.journal.is_some());
+        let mut work_dir = match &plan.target.work_dir {
             // What killed runs left was removed by the command before it gathered facts (`app::stale`), so before
             // the free-space check; a run started some other way still finds nothing of theirs in its way.
             Some(_) => {
@@ -161,6 +167,8 @@ impl<'p> Executor<'p> {
             TargetKind::BlockDevice if plan.target.writes_allowed => Some(hold_exclusively(&plan.target.path)?),
             _ => None,
         };
+        let mut trees = Trees::new(keep, plan.wait);
+        let (verifier, verified) = verify_pass::run_verifier(plan, &mut trees, work_dir.as_mut())?;
         Ok(Executor {
             plan,
             interrupt,
@@ -173,11 +181,9 @@ impl<'p> Executor<'p> {
             told_buffered: false,
             measured: vec![None; plan.phases.len()],
             outcomes: Vec::new(),
-            trees: Trees::new(keep, plan.wait),
-            verifier: plan.verify.map(|v| {
-                let files = plan.target.files.iter().map(|f| (f.path.display().to_string(), f.size.0)).collect();
-                Verifier::new(v.algorithm, v.block, v.seed, files, defaults::BAD_BLOCKS_KEPT)
-            }),
+            trees,
+            verifier,
+            verified,
             keep,
             cluster: None,
             stopping: false,
@@ -279,7 +285,7 @@ impl<'p> Executor<'p> {
                 direct,
                 writable: self.plan.target.writes_allowed,
                 verification: Verification {
-                    verifier: self.verifier.as_ref(),
+                    verifier: self.verifier.as_deref(),
                     backlog: self.plan.verify.and_then(|v| v.backlog),
                 },
                 flows: &self.flows,
@@ -348,7 +354,7 @@ impl<'p> Executor<'p> {
         let files = phase.files_on(self.cluster.map(Cluster::rank));
         if phase.needs_data {
             let missing: Vec<_> = (files.iter().filter(|&&i| !self.filled[i as usize]))
-                .map(|&i| layout::to_fill(&table[i as usize], i, self.verifier.as_ref()))
+                .map(|&i| layout::to_fill(&table[i as usize], i, self.verifier.as_deref()))
                 .collect();
             if !missing.is_empty() {
                 let flag = self.interrupt.flag();
@@ -437,11 +443,11 @@ impl<'p> Executor<'p> {
         // After the last phase of a `--verify` run: the read-back pass over everything written, and for a kept
         // run the manifest `--verify-only` needs.
         let kept_dir = self.work_dir.as_ref().filter(|_| self.keep).map(|d| d.path().to_path_buf());
-        let direct = self.direct_ok.first().copied().flatten().unwrap_or(false);
+        let direct = self.direct_ok.first().copied().flatten().unwrap_or_else(|| self.trees.direct());
         let verify = self
             .verifier
-            .as_ref()
-            .map(|v| verify_pass::finish(v, &self.paths, direct, self.interrupt, kept_dir.as_deref(), observer));
+            .as_deref()
+            .map(|v| verify_pass::finish(v, &self.verified, direct, self.interrupt, kept_dir.as_deref(), observer));
         self.remove_data();
         let cleanup_error = self.cleanup_error.take();
         RunOutcome { phases: self.outcomes, interrupted: self.interrupt.is_set(), cleanup_error, verify }

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use super::workdir::{KEPT_LINE, MARKER};
 use crate::verify::{MANIFEST_FILE, MAP_FILE, Manifest, ManifestError, Verifier};
 
-/// Manifest files larger than this are not a manifest streamcap wrote.
-const MANIFEST_CAP: u64 = 1 << 20;
+/// Manifest files larger than this are not a manifest streamcap wrote (a verified file set of the most files the
+/// plan allows, 1,000,000, lists each in about 60 bytes).
+const MANIFEST_CAP: u64 = 128 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KeptError {
@@ -30,12 +31,28 @@ pub enum KeptError {
 }
 
 /// Writes the manifest and block map of `verifier`'s run into its work directory `dir`; returns the manifest's
-/// path. Both files are new (never an existing file).
-pub fn write_manifest(dir: &Path, verifier: &Verifier) -> io::Result<PathBuf> {
-    let (manifest, map) = Manifest::of(verifier);
+/// path. `trees`: each verified file-set tree's root and first file number. `journaled`: the run keeps the map
+/// as its journal (`run/journal.rs`), which made both files when it started and is now brought up to date;
+/// otherwise both files are new (never an existing file).
+pub fn write_manifest(
+    dir: &Path,
+    verifier: &Verifier,
+    trees: &[(PathBuf, u32)],
+    journaled: bool,
+) -> io::Result<PathBuf> {
+    let trees: Vec<(&Path, u32)> = trees.iter().map(|(root, first)| (root.as_path(), *first)).collect();
+    let (mut manifest, map) = Manifest::of(verifier, &trees);
+    manifest.journaled = journaled;
     let create = |name: &str, bytes: &[u8]| -> io::Result<PathBuf> {
         let path = dir.join(name);
-        let mut file = fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+        let mut options = fs::OpenOptions::new();
+        // A journal's files are rewritten in place, never truncated first: they keep their length (the same
+        // files, the same blocks), so a run killed while it rewrites them leaves a whole map.
+        match journaled {
+            true => options.write(true).create(true).truncate(false),
+            false => options.write(true).create_new(true),
+        };
+        let mut file = options.open(&path)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         Ok(path)
@@ -75,10 +92,20 @@ fn kept_run_problem(dir: &Path) -> Option<String> {
     if !marker.lines().any(|l| l == KEPT_LINE) {
         return Some("it was not kept (run with --keep), or its run is still going".into());
     }
+    if still_running(&dir.join(MARKER)) {
+        return Some("its run is still going (a journaled run is kept from its start): wait for it to end".into());
+    }
     if !dir.join(MANIFEST_FILE).is_file() {
         return Some(format!("it has no {MANIFEST_FILE}: the run that left it did not use --verify"));
     }
     None
+}
+
+/// Whether the run of a work directory still holds the lock on its marker (a live run locks it exclusively).
+fn still_running(marker: &Path) -> bool {
+    use rustix::fs::{FlockOperation, flock};
+    let Ok(file) = fs::File::open(marker) else { return false };
+    flock(&file, FlockOperation::NonBlockingLockShared).is_err()
 }
 
 /// The manifest of the kept run in `dir`, a verifier holding its block map, and the paths of its files.
@@ -90,9 +117,8 @@ pub fn load_kept_run(dir: &Path, keep_bad: usize) -> Result<(Manifest, Verifier,
     let text = crate::limits::read_text_file(&manifest_path, MANIFEST_CAP)
         .map_err(|e| KeptError::NotKept { dir: dir.to_path_buf(), why: format!("{MANIFEST_FILE}: {e}") })?;
     let manifest = Manifest::from_json(&text).map_err(|cause| KeptError::Manifest { dir: dir.to_path_buf(), cause })?;
-    let blocks: u64 = manifest.files.iter().map(|f| f.size.div_ceil(u64::from(manifest.block_size))).sum();
-    let map = read_capped(&dir.join(MAP_FILE), blocks.saturating_add(1))?;
-    let paths: Vec<PathBuf> = manifest.files.iter().map(|f| dir.join(&f.name)).collect();
+    let map = read_capped(&dir.join(MAP_FILE), manifest.blocks().saturating_add(1))?;
+    let paths: Vec<PathBuf> = manifest.paths(dir).into_iter().map(|(path, _)| path).collect();
     let names = paths.iter().map(|p| p.display().to_string()).collect();
     let verifier = manifest
         .verifier(names, &map, keep_bad)
@@ -122,7 +148,7 @@ mod tests {
         if with_manifest {
             let v =
                 Verifier::new(Algorithm::Crc32c, 4096, 1, vec![(dir.join("data.0").display().to_string(), 8192)], 5);
-            write_manifest(&dir, &v).unwrap();
+            write_manifest(&dir, &v, &[], false).unwrap();
         }
         dir
     }

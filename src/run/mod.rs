@@ -11,6 +11,7 @@ mod execute;
 mod fileset;
 mod flow;
 mod gather;
+mod journal;
 mod kept;
 mod layout;
 mod open;

@@ -6,11 +6,16 @@
 //! of what was stored. A read that fails is recorded with its operation, path, offset and errno, and the pass
 //! goes on with the next piece (the blocks of the failed piece are not checked). The pass is not measured; it
 //! checks the interrupt flag between pieces.
+//!
+//! Also the run's verifier itself (`run_verifier`): its file table — the target's data files, then every file
+//! of each verified file-set tree — and, with `--journal`, the journal started before the first write.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use super::fileset::{TreeBases, Trees};
 use super::open::{OpenFor, open_data_file};
 use crate::engine::{BufferPool, Completion, Engine, OpKind, Request, SyncEngine, Wait};
 use crate::metrics::ErrorRecord;
@@ -36,6 +41,8 @@ pub struct VerifyOutcome {
     pub pass_complete: bool,
     /// The manifest written for a kept run (`--keep`), for a later `--verify-only`.
     pub manifest: Option<PathBuf>,
+    /// A journaled run checked by `--verify-only`: blocks whose write was in flight when it ended.
+    pub in_flight: Option<u64>,
 }
 
 /// Reads back every file of `verifier` (at `paths`, same order) that holds verified blocks and checks them.
@@ -89,6 +96,7 @@ pub fn read_back(
         read_error_count: errors.count,
         pass_complete,
         manifest: None,
+        in_flight: None,
     }
 }
 
@@ -153,11 +161,68 @@ fn read_piece(engine: &mut SyncEngine, offset: u64, len: u32) -> Result<(), (i32
     }
 }
 
+/// The verifier of a `--verify` run (`None` without it), handed to `trees` for the file-set phases, and what
+/// the end of the run needs besides (see [`Verified`]). With `--journal`, the work directory is kept from now
+/// on and the journal started in it before anything is written.
+pub(super) fn run_verifier(
+    plan: &crate::plan::Plan,
+    trees: &mut Trees,
+    work_dir: Option<&mut super::WorkDir>,
+) -> Result<(Option<Arc<Verifier>>, Verified), super::RunError> {
+    let Some(v) = plan.verify else { return Ok((None, Verified::default())) };
+    let (files, bases) = verified_files(plan);
+    let names = files.iter().map(|(p, size)| (p.display().to_string(), *size)).collect();
+    let mut verifier = Verifier::new(v.algorithm, v.block, v.seed, names, defaults::BAD_BLOCKS_KEPT);
+    let journal = match (v.journal, work_dir) {
+        (Some(mode), Some(dir)) => {
+            let map = dir.path().join(crate::verify::MAP_FILE);
+            let failed = |cause| super::RunError::Open { path: map.clone(), cause };
+            dir.keep_from_now().map_err(failed)?;
+            let sync = mode == crate::spec::JournalMode::Sync;
+            Some(super::journal::start(dir.path(), &mut verifier, &bases, sync).map_err(failed)?)
+        }
+        _ => None,
+    };
+    let verifier = Arc::new(verifier);
+    trees.verify_with(verifier.clone(), bases.clone(), journal.is_some());
+    Ok((Some(verifier), Verified { paths: files.into_iter().map(|(p, _)| p).collect(), trees: bases, journal }))
+}
+
+/// What the end of a verified run needs: the paths of its verified files, each verified tree's root and first
+/// file number, and its journal, if it keeps one.
+#[derive(Default)]
+pub(super) struct Verified {
+    pub paths: Vec<PathBuf>,
+    pub trees: TreeBases,
+    pub journal: Option<Arc<super::journal::FileJournal>>,
+}
+
+/// The files a `--verify` run checks, with their sizes: the target's files, then every file of each verified
+/// file-set tree (`plan::verified_trees`); and for each tree its root and the number of its first file.
+fn verified_files(plan: &crate::plan::Plan) -> (Vec<(PathBuf, u64)>, TreeBases) {
+    let mut files: Vec<(PathBuf, u64)> = plan.target.files.iter().map(|f| (f.path.clone(), f.size.0)).collect();
+    let mut bases = Vec::new();
+    let mut path = String::new();
+    for tree in crate::plan::verified_trees(&plan.phases) {
+        // The plan refuses runs of more files than a u32 numbers (`VERIFIED_FILES_MAX`).
+        bases.push((tree.root.clone(), files.len() as u32));
+        let root = tree.root.to_string_lossy();
+        for index in 0..tree.files {
+            path.clear();
+            path.push_str(&root);
+            path.push('/');
+            tree.shape.push_file(index, &mut path);
+            files.push((PathBuf::from(&path), tree.sizes.size_of(index, tree.seed)));
+        }
+    }
+    (files, bases)
+}
+
 /// After the last phase of a `--verify` run: the pass over everything written (not after Ctrl-C), then, for a
-/// kept run (`kept_dir`), the manifest that `--verify-only` needs.
+/// kept run (`kept_dir`), the manifest that `--verify-only` needs (a journaled run's brought up to date).
 pub(super) fn finish(
     verifier: &Verifier,
-    paths: &[PathBuf],
+    verified: &Verified,
     direct: bool,
     interrupt: &super::Interrupt,
     kept_dir: Option<&Path>,
@@ -173,12 +238,19 @@ pub(super) fn finish(
             read_error_count: 0,
             pass_complete: false,
             manifest: None,
+            in_flight: None,
         }
     } else {
-        read_back(verifier, paths, direct, &interrupt.flag(), &mut |_, _| {})
+        read_back(verifier, &verified.paths, direct, &interrupt.flag(), &mut |_, _| {})
     };
+    if let Some((failures, Some(first))) = verified.journal.as_ref().map(|j| j.failures()) {
+        observer.notice(&format!(
+            "{failures} journal record(s) could not be written (the first: {first}): after a crash, --verify-only \
+             may report blocks written after that as bad"
+        ));
+    }
     if let Some(dir) = kept_dir {
-        match super::kept::write_manifest(dir, verifier) {
+        match super::kept::write_manifest(dir, verifier, &verified.trees, verified.journal.is_some()) {
             Ok(path) => outcome.manifest = Some(path),
             Err(e) => observer.notice(&format!(
                 "cannot write the verification manifest in {}: {e}; --verify-only cannot check this run",

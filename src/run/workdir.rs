@@ -152,6 +152,16 @@ impl WorkDir {
         &self.dir
     }
 
+    /// Marks the directory kept now rather than at the end (a journaled run: if it is killed, its data and
+    /// journal stay for `--verify-only`, and no later run takes them for a killed run's leftovers).
+    pub fn keep_from_now(&mut self) -> io::Result<()> {
+        self.keep = true;
+        match &mut self.marker {
+            Some(marker) => writeln!(marker, "{KEPT_LINE}"),
+            None => Ok(()),
+        }
+    }
+
     /// Removes the data files, the marker and the directory (and `.streamcap` when it is left empty), through
     /// the directory's handle; with `--keep`, marks the directory as kept instead, so no later run removes it.
     /// Idempotent.

@@ -13,6 +13,7 @@ use super::data::DataSpec;
 use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
 use super::fio_info::FioJobInfo;
+use super::journal::JournalMode;
 use super::steady::SteadyStateSpec;
 use super::streams::StreamsSpec;
 use super::strided::{StrideSpec, StridedSpec};
@@ -110,6 +111,10 @@ pub struct PhaseSpec {
     /// verify_backlog).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify_backlog: Option<u64>,
+    /// With `verify`: keep a journal of every block's generation beside the data while writing (vdbench
+    /// journal=), so that a run that was killed can be checked later with `--verify-only`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalMode>,
     /// What written data looks like for storage that deduplicates or compresses (`[phase.data]`). Default:
     /// random bytes, nothing repeated.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -301,7 +306,7 @@ impl PhaseSpec {
             [
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
                 runtime, ramp, io_size, io_passes, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
-                continue_on_error, verify, verify_backlog, data, percentage_random, offset_step, strided, stride, random_every, sequencer,
+                continue_on_error, verify, verify_backlog, journal, data, percentage_random, offset_step, strided, stride, random_every, sequencer,
                 align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,

@@ -114,6 +114,9 @@ impl PhaseSpec {
         if self.verify_backlog.is_some_and(|n| n > 1 << 20) {
             return Err("verify-backlog above 1048576 writes is not supported: read back more often".into());
         }
+        if self.journal.is_some() && self.verify.is_none() {
+            return Err("journal needs verify: add verify (crc32c, xxhash, sha256 or pattern)".into());
+        }
         if self.verify_backlog.is_some() && self.verify.is_none() {
             return Err("verify-backlog needs verify: add verify (crc32c, xxhash, sha256 or pattern)".into());
         }

@@ -18,6 +18,10 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use super::{Algorithm, BadBlock, BlockId, diagnose, next_generation, stamp, verify_block};
 
+mod journal;
+
+pub use journal::JournalSink;
+
 const BUSY: u8 = 0x80;
 const GENERATION: u8 = 0x7f;
 
@@ -56,20 +60,39 @@ pub struct Verifier {
     bad: Mutex<BadLog>,
     checked_blocks: AtomicU64,
     checked_bytes: AtomicU64,
+    /// Where the journal of a journaled run goes (`journal.rs`), and where each file's blocks start in it.
+    journal: Option<Box<dyn JournalSink>>,
+    map_starts: Vec<u64>,
+    /// Checking a journaled run after it was killed: blocks still marked in flight may hold their last write or
+    /// the one before (`journal.rs`).
+    recovering: bool,
+    pending: AtomicU64,
 }
 
 impl Verifier {
     /// A verifier for files `(path, size in bytes)` cut into blocks of `block` bytes, none written yet. `keep`:
     /// how many bad blocks are kept with their details (all are counted).
     pub fn new(algorithm: Algorithm, block: u32, seed: u64, files: Vec<(String, u64)>, keep: usize) -> Verifier {
-        let files = files
+        let files: Vec<FileKeys> = files
             .into_iter()
             .map(|(name, size)| {
                 let blocks = size.div_ceil(u64::from(block.max(1))) as usize;
                 FileKeys { name, size, keys: (0..blocks).map(|_| AtomicU8::new(0)).collect() }
             })
             .collect();
+        let map_starts = files
+            .iter()
+            .scan(0u64, |at, f| {
+                let start = *at;
+                *at += f.keys.len() as u64;
+                Some(start)
+            })
+            .collect();
         Verifier {
+            journal: None,
+            map_starts,
+            recovering: false,
+            pending: AtomicU64::new(0),
             algorithm,
             block: block.max(1),
             seed,
@@ -112,6 +135,12 @@ impl Verifier {
         }
         keys.iter().zip(generations).for_each(|(k, &g)| k.store(g & GENERATION, Ordering::Relaxed));
         true
+    }
+
+    /// Forgets what `file` holds (it was deleted, replaced or moved away): none of its blocks is checked until
+    /// it is written again. For a file nothing else works on (its blocks are not in flight).
+    pub fn forget(&self, file: u32) {
+        self.files[file as usize].keys.iter().for_each(|k| k.store(0, Ordering::Release));
     }
 
     /// Block indices that `[offset, offset + len)` touches.
@@ -165,12 +194,14 @@ impl Verifier {
         if !Self::claim(keys, range.clone()) {
             return false;
         }
-        for i in range {
+        for i in range.clone() {
             let (start, block_len) = self.span(file, i);
             let whole = start >= offset && start + block_len as u64 <= offset + len as u64;
             let generation = if whole { next_generation(keys[i].load(Ordering::Relaxed) & GENERATION) } else { 0 };
             keys[i].store(BUSY | generation, Ordering::Relaxed);
         }
+        // Before the write is issued: its blocks are in flight with their new generations.
+        self.journal_keys(file, range, BUSY);
         true
     }
 
@@ -192,8 +223,13 @@ impl Verifier {
         let range = self.touched(file, offset, len);
         let keys = &self.files[file as usize].keys;
         if ok {
+            // After the write completed, while its blocks are still claimed (so no later write's record of them
+            // can come before this one): written, with their generations.
+            self.journal_keys(file, range.clone(), 0);
             Self::release(keys, range);
         } else {
+            keys[range.clone()].iter().for_each(|k| k.store(BUSY, Ordering::Relaxed));
+            self.journal_keys(file, range.clone(), 0);
             keys[range].iter().for_each(|k| k.store(0, Ordering::Release));
         }
     }
@@ -267,6 +303,8 @@ impl Verifier {
         let key = self.files[file as usize].keys[index].load(Ordering::Relaxed);
         if key & BUSY == 0 {
             self.check_generation(file, index, key & GENERATION, bytes);
+        } else if self.recovering {
+            self.check_pending(file, index, key & GENERATION, bytes);
         }
     }
 
@@ -400,6 +438,21 @@ mod tests {
         assert!(v.begin_write(0, 3 * block, &mut buf)); // in flight: its engine failed
         let size = v.files[0].size;
         assert_eq!(v.unknown_ranges(0), vec![0..block, 2 * block..size], "only block 1 holds known data");
+    }
+
+    #[test]
+    fn a_forgotten_file_is_not_checked_until_written_again() {
+        let v = verifier();
+        let mut buf = vec![0u8; 8192];
+        assert!(v.begin_write(1, 0, &mut buf));
+        v.end_write(1, 0, 8192, true);
+        v.forget(1);
+        assert!(!v.has_written(1), "a deleted file is not read back");
+        v.check(1, 0, &[0u8; 8192]);
+        assert_eq!(v.counts().blocks, 0);
+        assert!(v.begin_write(1, 0, &mut buf));
+        v.end_write(1, 0, 8192, true);
+        assert_eq!(v.generations(1), vec![1, 0, 0], "a new file's first write is generation 1");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::TreeVerify;
 use super::runner::thread_worker;
 use super::schedule::Shared;
 use super::tree::{TreeError, TreeState, create_root};
@@ -58,9 +59,10 @@ pub enum Layout {
 const FORMAT_THREADS: u32 = 8;
 
 /// Creates the tree under `state.root`: its directories, then every file, created and filled by
-/// `FileSetSchedule`s in format mode on the I/O core. `progress(done, total)` counts bytes.
+/// `FileSetSchedule`s in format mode on the I/O core (stamping verified blocks when `verify`).
+/// `progress(done, total)` counts bytes.
 pub fn format(
-    plan: &TreePlan,
+    (plan, verify): (&TreePlan, Option<&TreeVerify>),
     state: &mut TreeState,
     layout: Layout,
     restart: bool,
@@ -82,8 +84,14 @@ pub fn format(
     let settings = WorkerSettings { batch: 1, ..WorkerSettings::default() };
     let setups: Vec<SetUp<'_>> = (0..threads)
         .map(|t| {
-            let shared =
-                Shared { workload: &workload, tree: plan, state, files_busy: &files_busy, dirs_busy: &dirs_busy };
+            let shared = Shared {
+                workload: &workload,
+                tree: plan,
+                state,
+                files_busy: &files_busy,
+                dirs_busy: &dirs_busy,
+                verify,
+            };
             Box::new(move || thread_worker(engine, shared, t, None, Some(restart), settings)) as SetUp<'_>
         })
         .collect();
@@ -103,20 +111,25 @@ pub fn format(
     let total: u64 = (0..plan.files).map(|f| plan.sizes.size_of(f, plan.seed)).sum();
     let mut observer = Progress { done: 0, total, report: progress };
     let Ran { outcome, schedules } = run_workers(run, &mut observer);
-    if let Some(e) = outcome.errors.first() {
-        let cause = std::io::Error::from_raw_os_error(e.errno);
-        return Err(FormatError::Write { path: e.path.clone().into(), cause });
-    }
-    match outcome.stop {
-        StopReason::Interrupted => return Err(FormatError::Interrupted),
-        StopReason::Failed(why) => {
-            return Err(FormatError::Write { path: plan.root.clone(), cause: io::Error::other(why) });
-        }
-        _ => {}
+    if let Some(failure) = failure(plan, outcome) {
+        return Err(failure);
     }
     progress(total, total);
     let files = schedules.iter().flatten().map(|s| if let AnySchedule::FileSet(s) = s { s.created } else { 0 }).sum();
     Ok(FormatStats { files, dirs, bytes: total, took: started.elapsed() })
+}
+
+/// Why the format's workers did not create every file: the first write error, Ctrl-C, or a failure.
+fn failure(plan: &TreePlan, outcome: crate::run::PhaseOutcome) -> Option<FormatError> {
+    if let Some(e) = outcome.errors.first() {
+        let cause = std::io::Error::from_raw_os_error(e.errno);
+        return Some(FormatError::Write { path: e.path.clone().into(), cause });
+    }
+    match outcome.stop {
+        StopReason::Interrupted => Some(FormatError::Interrupted),
+        StopReason::Failed(why) => Some(FormatError::Write { path: plan.root.clone(), cause: io::Error::other(why) }),
+        _ => None,
+    }
 }
 
 /// The workload that formats: each file created once and written sequentially in chunks of `FORMAT_CHUNK` (or

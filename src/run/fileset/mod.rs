@@ -9,6 +9,7 @@ mod runner;
 mod schedule;
 mod tree;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use format::FormatStats;
@@ -20,6 +21,7 @@ use super::phase::failed_outcome;
 use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
 use crate::engine::EngineKind;
 use crate::plan::{FileRate, FileSetPlan, FormatMode, PhasePlan, TreePlan};
+use crate::verify::Verifier;
 use format::{FormatError, Layout, format};
 use tree::TreeState;
 pub(super) use tree::{remove_abandoned_tree, remove_orphan_lock};
@@ -47,6 +49,25 @@ impl FormatReport {
     }
 }
 
+/// The root of each verified tree and the verifier's number of its first file.
+pub type TreeBases = Vec<(std::path::PathBuf, u32)>;
+
+/// Data verification of one tree's files (`--verify`, vdbench validate=yes): the run's verifier and the number
+/// of the tree's first file in its file table (the tree's file `i` is `base + i`).
+#[derive(Clone)]
+pub struct TreeVerify {
+    pub verifier: Arc<Verifier>,
+    pub base: u32,
+}
+
+impl TreeVerify {
+    /// The verifier's number of the tree's file `index`.
+    #[inline]
+    pub fn file(&self, index: u64) -> u32 {
+        self.base + index as u32
+    }
+}
+
 /// The trees of the run, kept between phases and removed at its end (also when dropped) unless `--keep`.
 pub struct Trees {
     states: Vec<TreeState>,
@@ -55,11 +76,34 @@ pub struct Trees {
     wait: bool,
     /// The lock of each tree root the run uses, held until the end (`tree::TreeLock`).
     locks: Vec<(std::path::PathBuf, tree::TreeLock)>,
+    /// With `--verify`: the verifier, and the first file number of each verified tree (by root).
+    verify: Option<(Arc<Verifier>, TreeBases)>,
+    /// Mark each tree kept once it is ready, not at the end (a journaled run may be killed).
+    keep_early: bool,
 }
 
 impl Trees {
     pub fn new(keep: bool, wait: bool) -> Trees {
-        Trees { states: Vec::new(), keep, wait, locks: Vec::new() }
+        Trees { states: Vec::new(), keep, wait, locks: Vec::new(), verify: None, keep_early: false }
+    }
+
+    /// Verifies the trees whose roots are in `bases` with `verifier` (their first file numbers beside them).
+    /// `journaled`: the run keeps a journal, and its trees are marked kept as soon as they are formatted.
+    pub fn verify_with(&mut self, verifier: Arc<Verifier>, bases: TreeBases, journaled: bool) {
+        self.verify = Some((verifier, bases));
+        self.keep_early = journaled;
+    }
+
+    /// The verification of the tree at `root`, if the run verifies it.
+    fn verify_of(&self, root: &std::path::Path) -> Option<TreeVerify> {
+        let (verifier, bases) = self.verify.as_ref()?;
+        let &(_, base) = bases.iter().find(|(r, _)| r == root)?;
+        Some(TreeVerify { verifier: verifier.clone(), base })
+    }
+
+    /// Whether any tree of the run is read and written with O_DIRECT (for the read-back pass).
+    pub fn direct(&self) -> bool {
+        self.states.iter().any(|s| s.direct)
     }
 
     /// Takes the lock of `plan`'s tree for the rest of the run, once: another run using it is refused (or
@@ -147,6 +191,7 @@ pub fn run_fileset_phase(
                 fileset: fs,
                 states: slots.iter().map(|s| s.map(|s| &trees.states[s])).collect(),
                 rank,
+                verify: fs.trees.iter().map(|t| trees.verify_of(&t.root)).collect(),
                 rate: operation_rate(fs, measured, cluster),
                 interval,
                 interrupted: flag.clone(),
@@ -183,10 +228,11 @@ fn format_trees(
         }
         let slot = trees.slot(tree_plan);
         slots.push(Some(slot));
+        let verify = trees.verify_of(&tree_plan.root);
         let state = &mut trees.states[slot];
         let progress = &mut |done, total| observer.prefill(index, done, total);
         let was_direct = state.direct;
-        let result = prepare(tree_plan, state, fs.format, phase.engine, flag, &mut report, progress);
+        let result = prepare((tree_plan, verify.as_ref()), state, fs.format, phase.engine, flag, &mut report, progress);
         if was_direct && !trees.states[slot].direct {
             observer.notice(&format!(
                 "{} does not support direct I/O (O_DIRECT): the file-set tree uses buffered I/O",
@@ -194,6 +240,7 @@ fn format_trees(
             ));
         }
         match result {
+            Ok(()) if trees.keep_early => tree::mark_kept(&tree_plan.root),
             Ok(()) => {}
             Err(FormatError::Interrupted) => problem = Some(StopReason::Interrupted),
             Err(e) => problem = Some(StopReason::Failed(e.to_string())),
@@ -240,9 +287,9 @@ fn agree_formatted(
     }
 }
 
-/// The format step of one tree.
+/// The format step of one tree (with its verification, if the run verifies it).
 fn prepare(
-    plan: &TreePlan,
+    (plan, verify): (&TreePlan, Option<&TreeVerify>),
     state: &mut TreeState,
     mode: FormatMode,
     engine: EngineKind,
@@ -257,21 +304,21 @@ fn prepare(
                 FormatMode::Empty => Layout::Root,
                 _ => Layout::All,
             };
-            fresh(plan, state, report)?;
-            report.add(format(plan, state, layout, false, engine, stop, progress)?);
+            fresh(plan, state, verify, report)?;
+            report.add(format((plan, verify), state, layout, false, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Once if !state.formatted => {
-            fresh(plan, state, report)?;
-            report.add(format(plan, state, Layout::All, false, engine, stop, progress)?);
+            fresh(plan, state, verify, report)?;
+            report.add(format((plan, verify), state, Layout::All, false, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Restart => {
-            report.add(format(plan, state, Layout::All, true, engine, stop, progress)?);
+            report.add(format((plan, verify), state, Layout::All, true, engine, stop, progress)?);
             state.formatted = true;
         }
         FormatMode::Clean => {
-            fresh(plan, state, report)?;
+            fresh(plan, state, verify, report)?;
             state.formatted = true;
         }
         FormatMode::No | FormatMode::Once => {
@@ -289,12 +336,21 @@ fn prepare(
     Ok(())
 }
 
-/// Removes the tree (counted if it was there), keeping only whether the run formatted it before.
-fn fresh(plan: &TreePlan, state: &mut TreeState, report: &mut FormatReport) -> Result<(), FormatError> {
+/// Removes the tree (counted if it was there), keeping only whether the run formatted it before; its files'
+/// verified content is forgotten with them.
+fn fresh(
+    plan: &TreePlan,
+    state: &mut TreeState,
+    verify: Option<&TreeVerify>,
+    report: &mut FormatReport,
+) -> Result<(), FormatError> {
     if tree::exists(&plan.root)? {
         report.removed += 1;
     }
     tree::remove(&plan.root)?;
+    if let Some(v) = verify {
+        (0..plan.files).for_each(|f| v.verifier.forget(v.file(f)));
+    }
     let formatted = state.formatted;
     *state = TreeState::empty(plan);
     state.formatted = formatted;

@@ -307,8 +307,18 @@ impl FileSetSchedule<'_> {
         }
     }
 
-    /// What a successful operation changed in the tree's state.
+    /// What a successful operation changed in the tree's state. A deleted file's content, and a copy's or move's
+    /// target (whose planned size is not the source's), are forgotten by verification until written again.
     fn mark(&mut self, op: FileOp, file: u64, target: Option<u64>) {
+        if let Some(v) = self.s.verify {
+            let forget = |f: u64| v.verifier.forget(v.file(f));
+            match op {
+                FileOp::Delete => forget(file),
+                FileOp::Copy => target.into_iter().for_each(forget),
+                FileOp::Move => [Some(file), target].into_iter().flatten().for_each(forget),
+                _ => {}
+            }
+        }
         let files = &self.s.state.files;
         match op {
             FileOp::Delete => files.set(file, false),

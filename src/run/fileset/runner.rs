@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::TreeVerify;
 use super::schedule::{FileSetSchedule, Shared};
 use super::tree::TreeState;
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
@@ -26,6 +27,8 @@ pub struct Inputs<'a> {
     pub states: Vec<Option<&'a TreeState>>,
     /// This process's rank in a multi-host run: it runs only its own workloads (and every one of no rank).
     pub rank: Option<u32>,
+    /// One per tree of the phase: its verification (`--verify`), if any.
+    pub verify: Vec<Option<TreeVerify>>,
     /// Operations per second for the whole phase (None: as fast as it goes).
     pub rate: Option<f64>,
     pub interval: Duration,
@@ -35,7 +38,7 @@ pub struct Inputs<'a> {
 }
 
 pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> PhaseOutcome {
-    let Inputs { index, phase, fileset, states, rank, rate, interval, interrupted, sync } = inputs;
+    let Inputs { index, phase, fileset, states, rank, verify, rate, interval, interrupted, sync } = inputs;
     let direct = states.iter().flatten().any(|s| s.direct);
     // A use count per file only on trees a shared workload works on (see `FileClaims`).
     let busy: Vec<(FileClaims, BitSet)> = (fileset.trees.iter().enumerate())
@@ -60,6 +63,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
                 state,
                 files_busy: &busy[w.tree].0,
                 dirs_busy: &busy[w.tree].1,
+                verify: verify[w.tree].as_ref(),
             };
             let settings = WorkerSettings {
                 ramp: phase.ramp,

@@ -11,6 +11,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::TreeVerify;
 use super::tree::TreeState;
 use crate::engine::OpKind;
 use crate::metrics::OpClass;
@@ -27,6 +28,8 @@ pub struct Shared<'a> {
     /// Files and directories some thread is working on.
     pub files_busy: &'a FileClaims,
     pub dirs_busy: &'a BitSet,
+    /// Data verification of the tree's files (`--verify`): writes stamp their blocks, reads check them.
+    pub verify: Option<&'a TreeVerify>,
 }
 
 /// A file open in the engine's table, with the transfers still to issue on it.
@@ -180,6 +183,29 @@ impl Schedule for FileSetSchedule<'_> {
             }
         }
         Next::At(ctx.now + Duration::from_micros(50))
+    }
+
+    /// With `--verify`: claims the blocks of a transfer on the open file (refused while one is in flight on a
+    /// shared file) and stamps a write's.
+    #[inline]
+    fn prepare(&mut self, io: &Io, buf: &mut [u8]) -> bool {
+        let (Some(v), Some(open)) = (self.s.verify, self.open.as_ref()) else { return true };
+        if !matches!(io.kind, OpKind::Read | OpKind::Write) {
+            return true;
+        }
+        v.verifier.begin(io.kind == OpKind::Write, v.file(open.index), io.offset, buf)
+    }
+
+    /// With `--verify`: a read checks the blocks it brought, a write releases its blocks. The file stays open
+    /// until its transfers have completed, so `open` is still the file of this one.
+    #[inline]
+    fn completed(&mut self, io: &Io, result: Result<u32, i32>, _now: Duration, buf: &[u8]) -> bool {
+        if let (Some(v), Some(open)) = (self.s.verify, self.open.as_ref())
+            && matches!(io.kind, OpKind::Read | OpKind::Write)
+        {
+            v.verifier.end(io.kind == OpKind::Write, v.file(open.index), io.offset, io.len, result, buf);
+        }
+        true
     }
 
     fn finish(&mut self, _now: Duration) {

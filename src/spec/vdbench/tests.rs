@@ -235,6 +235,31 @@ fn errors_name_the_line_the_keyword_and_what_is_expected() {
     assert!(err.contains("line 2") && err.contains("fileselect") && err.contains("Zipf"), "{err}");
 }
 
+/// vdbench journal=: yes and noflush are streamcap's journal (with validation, as vdbench -j turns it on); the
+/// recovery words are refused naming the command that recovers; maponly is --keep; an sd's journal directory is
+/// not used, and a notice says so.
+#[test]
+fn journal_yes_and_noflush_journal_the_run_and_recovery_points_to_verify_only() {
+    use crate::spec::{JournalMode, VerifyChoice};
+    let o = ReadOptions::default();
+    let raw = |journal: &str| {
+        format!(
+            "journal={journal}\nsd=sd1,lun=/a,size=1m,journal=/j\nwd=wd1,sd=sd1\n\
+             rd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1\n"
+        )
+    };
+    let job = parse(&raw("yes"), &o).unwrap();
+    assert_eq!((job.phases[0].verify, job.phases[0].journal), (Some(VerifyChoice::Crc32c), Some(JournalMode::Sync)));
+    assert!(job.notices.iter().any(|n| n.contains("journal=DIR is not used")), "{:?}", job.notices);
+    assert_eq!(parse(&raw("noflush"), &o).unwrap().phases[0].journal, Some(JournalMode::Noflush));
+    assert_eq!(parse(&raw("no"), &o).unwrap().phases[0].verify, None);
+    for word in ["recover", "only", "(yes,skip_read_all)", "ignore_pending"] {
+        let err = error(&raw(word), &o);
+        assert!(err.contains("line 1") && err.contains("--verify-only crc32c"), "{word}: {err}");
+    }
+    assert!(error(&raw("maponly"), &o).contains("pass --keep"));
+}
+
 #[test]
 fn harmless_general_parameters_become_notices() {
     let text = "data_errors=10\nmessagescan=no\nhd=localhost,jvms=2\nsd=sd1,lun=/a,openflags=o_direct\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max\n";
@@ -305,6 +330,7 @@ const WORDS: &[&str] = &[
     "compratio",
     "data_errors",
     "validate",
+    "journal",
     "system",
 ];
 

@@ -18,7 +18,6 @@ impl<'a> Mapper<'a> {
         unsupported_all(
             fsd,
             &[
-                ("journal", "journaling (journal=)"),
                 ("host", "hosts on an fsd (vdbench refuses it too; put host= on the fwd)"),
                 ("wss", "working sets (workingsetsize=)"),
                 ("cleanup", "cleanup= (obsolete in vdbench too)"),
@@ -27,6 +26,9 @@ impl<'a> Mapper<'a> {
             ],
         )?;
         shared_fsd(fsd)?;
+        if fsd.get("journal").is_some() {
+            self.notice(super::validate::journal_dir_notice(&fsd.label()));
+        }
         let dir = self.anchor_dir(fsd)?;
         if self.target.is_none() {
             self.target = Some(dir.clone());

@@ -185,12 +185,19 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
             pending = timing.pause;
         }
     }
-    if let Some(Some(backlog)) = problems.take(validate::validation(model)) {
-        if m.concatenate {
-            problems.push(file_level("vdbench refuses Data Validation (validate=) with concatenatesds=yes, and so does streamcap: remove one"));
-        }
-        problems.take(validate::apply(backlog, &mut phases, file_system, root));
+    let journal = problems.take(validate::journal(model)).flatten();
+    let backlog = problems.take(validate::validation(model)).flatten();
+    if m.concatenate && (backlog.is_some() || journal.is_some()) {
+        problems.push(file_level(
+            "vdbench refuses Data Validation (validate=) with concatenatesds=yes, and so does streamcap: remove one",
+        ));
     }
+    // vdbench's journal= (-j) turns data validation on too.
+    match (backlog, journal) {
+        (Some(backlog), _) => problems.take(validate::apply((backlog, journal), &mut phases, file_system, root)),
+        (None, Some(_)) => problems.take(validate::apply((None, journal), &mut phases, file_system, root)),
+        (None, None) => None,
+    };
     match problems.take(data::data_shape(model)) {
         Some(Some(_)) if file_system => problems.push(data::refuse_for_file_sets(model, root)),
         Some(Some(data)) => phases.iter_mut().for_each(|p| p.data = Some(data.clone())),
@@ -229,12 +236,11 @@ impl<'a> Mapper<'a> {
             let yes = value.to_ascii_lowercase().starts_with('y');
             match *canonical {
                 "concatenatesds" | "formatsds" if value.to_ascii_lowercase().starts_with('n') => {}
-                // Read by `validate::validation` once the phases are known.
-                "validate" => {}
+                // Read by `validate::validation` and `validate::journal` once the phases are known.
+                "validate" | "journal" => {}
                 "concatenatesds" if yes => self.concatenate = true,
                 "concatenatesds" => problems.push(refuse("concatenatesds takes yes or no, as in vdbench")),
                 "formatsds" => problems.push(refuse("formatting the sds first (formatsds=) is not supported yet")),
-                "journal" => problems.push(refuse("journaling (journal=) is not supported yet")),
                 // Read by `data::data_shape` once the phases are known.
                 c if data::is_shape_key(c) => {}
                 c if c.starts_with("dedup") => problems.push(refuse(

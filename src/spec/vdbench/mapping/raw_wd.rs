@@ -60,7 +60,7 @@ const WD_UNSUPPORTED: &[(&str, &str)] = &[
 ];
 
 /// Keywords of an sd with no meaning here yet, and why.
-const SD_UNSUPPORTED: &[(&str, &str)] = &[("count", "repeated sds (count=)"), ("journal", "journaling (journal=)")];
+const SD_UNSUPPORTED: &[(&str, &str)] = &[("count", "repeated sds (count=)")];
 
 impl Mapper<'_> {
     /// Refuses what a wd asks that streamcap cannot do; `threads=` is a wd's only with concatenated sds.
@@ -99,6 +99,9 @@ impl Mapper<'_> {
         share: f64,
     ) -> Result<RawRun, VdbError> {
         unsupported_all(sd, SD_UNSUPPORTED)?;
+        if sd.get("journal").is_some() {
+            self.notice(super::validate::journal_dir_notice(&sd.label()));
+        }
         if sd.get("hitarea").is_some() {
             self.notice(format!("vdbench {}: hitarea= has no effect without rhpct/whpct", sd.label()));
         }
