@@ -169,7 +169,8 @@ impl FromStr for BlockSizeSpec {
 
 impl fmt::Display for BlockSizeSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let short = |b: &Bytes| b.to_string().replace(' ', "").replace("iB", "");
+        // Exact, not the rounded display: a job is sent to mpirun's ranks and kept in results in this form.
+        let short = |b: &Bytes| b.exact();
         match self {
             BlockSizeSpec::Fixed(b) => write!(f, "{}", short(b)),
             BlockSizeSpec::Range(a, b) => write!(f, "{}-{}", short(a), short(b)),
@@ -209,7 +210,7 @@ impl FromStr for ByteStep {
 impl fmt::Display for ByteStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sign = if self.0 < 0 { "-" } else { "" };
-        write!(f, "{sign}{}", Bytes(self.0.unsigned_abs()).to_string().replace(' ', "").replace("iB", ""))
+        write!(f, "{sign}{}", Bytes(self.0.unsigned_abs()).exact())
     }
 }
 serde_via_str!(ByteStep);
@@ -457,6 +458,12 @@ mod tests {
             BlockSizeSpec::split_weights(&entries).unwrap().iter().map(|e| e.1).collect::<Vec<_>>(),
             [50, 25, 25]
         );
+        // Sizes that are no whole MiB print exactly, so that they read back (1032k was "1.01M", unreadable, and
+        // a vdbench job with it could not be sent to mpirun's ranks).
+        for text in ["1032k", "1536", "1032k-2m", "4k/50:1032k/50"] {
+            let spec = text.parse::<BlockSizeSpec>().unwrap();
+            assert_eq!(spec.to_string().parse::<BlockSizeSpec>().unwrap(), spec, "{text}");
+        }
     }
 
     #[test]
