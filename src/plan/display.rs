@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::{DirectMode, PhasePlan, Plan, TargetKind};
-use crate::units::{Bytes, format_duration, format_latency_ns};
+use crate::units::{Bytes, Share, format_duration, format_latency_ns};
 use crate::workload::{Access, BlockSizes, Distribution, ZoneSize};
 
 impl fmt::Display for Plan {
@@ -282,11 +282,16 @@ fn describe_sizes(sizes: &BlockSizes) -> String {
         BlockSizes::Range { min, max, step } => {
             format!("{} to {} in steps of {}", Bytes(u64::from(*min)), Bytes(u64::from(*max)), Bytes(u64::from(*step)))
         }
-        BlockSizes::Split { entries } => entries
-            .iter()
-            .map(|(size, weight)| format!("{} {weight}%", Bytes(u64::from(*size))))
-            .collect::<Vec<_>>()
-            .join(", "),
+        BlockSizes::Split { entries } => {
+            // Weights are relative (whole percentages, or hundredths of one): each is shown as its share.
+            let total: u64 = entries.iter().map(|e| u64::from(e.1)).sum::<u64>().max(1);
+            let share = |weight: u32| Share((u64::from(weight) * 10_000 / total) as u32);
+            entries
+                .iter()
+                .map(|(size, weight)| format!("{} {}%", Bytes(u64::from(*size)), share(*weight)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
     }
 }
 
@@ -307,5 +312,18 @@ fn describe_distribution(d: &Distribution) -> String {
                 .collect();
             format!("zoned from the start of each file: {}", parts.join(", then "))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_sizes_show_each_weight_as_its_share_of_the_whole() {
+        let shown = |entries: Vec<(u32, u32)>| describe_sizes(&BlockSizes::Split { entries });
+        assert_eq!(shown(vec![(4096, 60), (65536, 40)]), "4 KiB 60%, 64 KiB 40%");
+        assert_eq!(shown(vec![(4096, 450), (8192, 9550)]), "4 KiB 4.5%, 8 KiB 95.5%");
+        assert_eq!(shown(vec![(4096, 1), (8192, 1)]), "4 KiB 50%, 8 KiB 50%", "relative weights (plan::mix)");
     }
 }

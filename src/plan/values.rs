@@ -90,12 +90,14 @@ pub(super) fn convert_sizes(spec: &BlockSizeSpec, step: u32, what: &str) -> Resu
     Ok(match spec {
         BlockSizeSpec::Fixed(b) => BlockSizes::Fixed { size: size(*b)? },
         BlockSizeSpec::Range(low, high) => BlockSizes::Range { min: size(*low)?, max: size(*high)?, step },
-        BlockSizeSpec::Split(entries) => BlockSizes::Split {
-            entries: BlockSizeSpec::split_weights(entries)?
-                .into_iter()
-                .map(|(b, w)| Ok((size(b)?, w)))
-                .collect::<Result<_, String>>()?,
-        },
+        BlockSizeSpec::Split(entries) => {
+            let weighted = BlockSizeSpec::split_weights(entries)?;
+            // Whole percentages stay percentages (fio's bssplit: 60, 40); fractions (vdbench's 4.5) stay in
+            // hundredths of a percent. Either way a size's chance is its weight over their sum.
+            let unit = if weighted.iter().all(|(_, w)| w.0 % 100 == 0) { 100 } else { 1 };
+            let entries = weighted.into_iter().map(|(b, w)| Ok((size(b)?, w.0 / unit)));
+            BlockSizes::Split { entries: entries.collect::<Result<_, String>>()? }
+        }
     })
 }
 
@@ -209,4 +211,17 @@ pub(super) fn default_name(spec: &PhaseSpec, bs: &BlockSizeSpec, iodepth: u32, j
         name.push_str(&format!(" {}", format_duration(runtime).replace(' ', "")));
     }
     name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_weights_stay_percentages_unless_they_have_fractions() {
+        let sizes = |text: &str| convert_sizes(&text.parse().unwrap(), 4096, "block size").unwrap();
+        let entries = |s: BlockSizes| if let BlockSizes::Split { entries } = s { entries } else { panic!("{s:?}") };
+        assert_eq!(entries(sizes("4k/60:64k/40")), [(4096, 60), (65536, 40)]);
+        assert_eq!(entries(sizes("4k/4.5:64k/95.5")), [(4096, 450), (65536, 9550)]);
+    }
 }

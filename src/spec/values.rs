@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::units::Bytes;
+use crate::units::{Bytes, Share};
 
 /// A value that is not one of the accepted forms.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -111,23 +111,24 @@ pub enum BlockSizeSpec {
     /// `4k-64k`: sizes between the two, in steps of the smaller size (fio's rule), or of the alignment when the
     /// smaller size is not a multiple of it.
     Range(Bytes, Bytes),
-    /// `4k/60:64k/40`: weighted sizes. An entry without a weight shares what the others leave of 100.
-    Split(Vec<(Bytes, Option<u32>)>),
+    /// `4k/60:64k/40`: weighted sizes (`4k/4.5:8k/95.5`: vdbench's weights have fractions). An entry without a
+    /// weight shares what the others leave of 100 %.
+    Split(Vec<(Bytes, Option<Share>)>),
 }
 
 impl BlockSizeSpec {
-    /// The weighted entries with every weight filled in (entries without one share the remainder of 100).
-    pub fn split_weights(entries: &[(Bytes, Option<u32>)]) -> Result<Vec<(Bytes, u32)>, String> {
-        let given: u32 = entries.iter().filter_map(|e| e.1).sum();
+    /// The weighted entries with every weight filled in (entries without one share the remainder of 100 %).
+    pub fn split_weights(entries: &[(Bytes, Option<Share>)]) -> Result<Vec<(Bytes, Share)>, String> {
+        let given = Share(entries.iter().filter_map(|e| e.1).map(|s| s.0).sum());
         let unweighted = entries.iter().filter(|e| e.1.is_none()).count() as u32;
-        if given > 100 {
+        if given > Share::WHOLE {
             return Err(format!("the weights add up to {given}, more than 100"));
         }
-        if unweighted == 0 && given == 0 {
+        if unweighted == 0 && given == Share(0) {
             return Err("every weight is zero".into());
         }
-        let share = (100 - given).checked_div(unweighted).unwrap_or(0);
-        if unweighted > 0 && share == 0 {
+        let share = Share((Share::WHOLE.0 - given.0).checked_div(unweighted).unwrap_or(0));
+        if unweighted > 0 && share == Share(0) {
             return Err("the sizes without a weight get nothing: the others already add up to 100".into());
         }
         Ok(entries.iter().map(|&(size, w)| (size, w.unwrap_or(share))).collect())
@@ -146,7 +147,7 @@ impl FromStr for BlockSizeSpec {
                 let (bytes, weight) = match part.split_once('/') {
                     Some((b, w)) if w.trim().is_empty() => (size(b)?, None),
                     Some((b, w)) => {
-                        let weight = w.trim().parse().map_err(|_| value_error(s, "block size", expected))?;
+                        let weight = Share::parse(w).map_err(|_| value_error(s, "block size", expected))?;
                         (size(b)?, Some(weight))
                     }
                     None => (size(part)?, None),
@@ -169,7 +170,8 @@ impl FromStr for BlockSizeSpec {
 
 impl fmt::Display for BlockSizeSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let short = |b: &Bytes| b.to_string().replace(' ', "").replace("iB", "");
+        // Exact, not the rounded display: a job is sent to mpirun's ranks and kept in results in this form.
+        let short = |b: &Bytes| b.exact();
         match self {
             BlockSizeSpec::Fixed(b) => write!(f, "{}", short(b)),
             BlockSizeSpec::Range(a, b) => write!(f, "{}-{}", short(a), short(b)),
@@ -209,7 +211,7 @@ impl FromStr for ByteStep {
 impl fmt::Display for ByteStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sign = if self.0 < 0 { "-" } else { "" };
-        write!(f, "{sign}{}", Bytes(self.0.unsigned_abs()).to_string().replace(' ', "").replace("iB", ""))
+        write!(f, "{sign}{}", Bytes(self.0.unsigned_abs()).exact())
     }
 }
 serde_via_str!(ByteStep);
@@ -449,14 +451,24 @@ mod tests {
         assert_eq!("4k".parse::<BlockSizeSpec>().unwrap(), BlockSizeSpec::Fixed(Bytes(4096)));
         assert_eq!("4k-64k".parse::<BlockSizeSpec>().unwrap(), BlockSizeSpec::Range(Bytes(4096), Bytes(65536)));
         let split = "4k/60:64k/40".parse::<BlockSizeSpec>().unwrap();
-        assert_eq!(split, BlockSizeSpec::Split(vec![(Bytes(4096), Some(60)), (Bytes(65536), Some(40))]));
+        let [w60, w40] = [60, 40].map(|p| Some(Share::percent(p)));
+        assert_eq!(split, BlockSizeSpec::Split(vec![(Bytes(4096), w60), (Bytes(65536), w40)]));
         assert_eq!(split.to_string(), "4K/60:64K/40");
         let open = "4k/50:8k/:16k/".parse::<BlockSizeSpec>().unwrap();
         let BlockSizeSpec::Split(entries) = open else { panic!() };
         assert_eq!(
             BlockSizeSpec::split_weights(&entries).unwrap().iter().map(|e| e.1).collect::<Vec<_>>(),
-            [50, 25, 25]
+            [50, 25, 25].map(Share::percent)
         );
+        // vdbench's weights have fractions: they are kept to the hundredth of a percent, and print back.
+        let fractions = "4k/4.5:8k/95.5".parse::<BlockSizeSpec>().unwrap();
+        assert_eq!(fractions.to_string(), "4K/4.5:8K/95.5");
+        // Sizes that are no whole MiB print exactly, so that they read back (1032k was "1.01M", unreadable, and
+        // a vdbench job with it could not be sent to mpirun's ranks).
+        for text in ["1032k", "1536", "1032k-2m", "4k/50:1032k/50"] {
+            let spec = text.parse::<BlockSizeSpec>().unwrap();
+            assert_eq!(spec.to_string().parse::<BlockSizeSpec>().unwrap(), spec, "{text}");
+        }
     }
 
     #[test]

@@ -69,6 +69,16 @@ impl Bytes {
         Ok(Bytes(bytes as u64))
     }
 
+    /// The size in the largest binary unit that holds it whole ("4K", "1032K", "1536"): a job file's form that
+    /// reads back as the same size, where the display ("1.01 MiB") rounds.
+    pub fn exact(self) -> String {
+        let units = [(TIB * 1024, "P"), (TIB, "T"), (GIB, "G"), (MIB, "M"), (KIB, "K")];
+        match units.into_iter().find(|&(unit, _)| self.0 >= unit && self.0.is_multiple_of(unit)) {
+            Some((unit, name)) => format!("{}{name}", self.0 / unit),
+            None => self.0.to_string(),
+        }
+    }
+
     /// `self + other`, or `None` past 16 EiB.
     pub fn checked_add(self, other: Bytes) -> Option<Bytes> {
         self.0.checked_add(other.0).map(Bytes)
@@ -171,6 +181,14 @@ impl<'de> Deserialize<'de> for Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_exact_form_reads_back_as_the_same_size() {
+        for (bytes, text) in [(4096, "4K"), (1032 * KIB, "1032K"), (1536, "1536"), (2 * GIB, "2G"), (0, "0")] {
+            assert_eq!(Bytes(bytes).exact(), text);
+            assert_eq!(Bytes::parse(text).unwrap(), Bytes(bytes));
+        }
+    }
 
     #[test]
     fn parses_binary_and_decimal_units() {

@@ -1,9 +1,10 @@
-//! Units as types: sizes ([`Bytes`]), rates ([`ByteRate`], [`Bitrate`]) and durations, with the one set of
+//! Units as types: sizes ([`Bytes`]), rates ([`ByteRate`], [`Bitrate`]), durations and shares ([`Share`]), with the one set of
 //! parsing and display rules the whole tool uses. Layer 0: imports nothing from streamcap.
 
 mod bytes;
 mod duration;
 mod rate;
+mod share;
 
 pub use bytes::{Bytes, GIB, KIB, MIB, TIB};
 pub use duration::{
@@ -11,6 +12,7 @@ pub use duration::{
     serialize_opt_secs, serialize_secs,
 };
 pub use rate::{Bitrate, ByteRate, format_mbps, format_rate};
+pub use share::Share;
 
 /// A value that could not be read, with what was expected instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -8,7 +8,7 @@ use super::mapping::Job;
 use super::options::{JobOptions, OptionError, Said, Value};
 use super::values::{FioSize, KbBase, PerDirection, parse_size_or_percent};
 use crate::spec::{BlockSizeSpec, ByteStep, DistributionSpec, PhaseSpec, RwMode, Sequencer, ZoneExtent};
-use crate::units::Bytes;
+use crate::units::{Bytes, Share};
 
 /// rw (with its `:N` modifier) and rw_sequencer → mode and offset pattern.
 pub(super) fn map_rw(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) -> Result<RwMode, OptionError> {
@@ -105,7 +105,8 @@ pub(super) fn map_block_sizes(o: &JobOptions, rw: RwMode) -> Result<DirectedSize
     if let Some(said) = o.get("bssplit") {
         let Value::Splits(v) = &said.value else { unreachable!("bssplit parses to splits") };
         let convert = |s: &Option<Vec<(u64, Option<u32>)>>| {
-            s.as_ref().map(|e| BlockSizeSpec::Split(e.iter().map(|(b, w)| (Bytes(*b), *w)).collect()))
+            s.as_ref()
+                .map(|e| BlockSizeSpec::Split(e.iter().map(|(b, w)| (Bytes(*b), w.map(Share::percent))).collect()))
         };
         let spec = pick(rw, convert(&v.read), convert(&v.write), said, "bssplit")?;
         for side in [&spec.0, &spec.1] {

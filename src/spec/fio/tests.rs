@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use super::ini::tests::FakeHost;
 use super::*;
 use crate::spec::{BlockSizeSpec, DistributionSpec, EngineChoice, RwMode, Sharing, SizeOrPercent, SpecOrigin};
-use crate::units::Bytes;
+use crate::units::{Bytes, Share};
 
 fn fixture(name: &str) -> JobSpec {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio").join(name);
@@ -52,7 +52,9 @@ fn mixed_70_30_with_bssplit() {
     assert_eq!((p.rw, p.rdpct), (Some(RwMode::RandRw), Some(70)));
     assert_eq!(
         p.bs,
-        Some(BlockSizeSpec::Split(vec![(Bytes(4096), Some(50)), (Bytes(8192), Some(30)), (Bytes(65536), Some(20))]))
+        Some(BlockSizeSpec::Split(
+            [(4096, 50), (8192, 30), (65536, 20)].map(|(b, w)| (Bytes(b), Some(Share::percent(w)))).to_vec()
+        ))
     );
     assert_eq!(p.distribution, Some(DistributionSpec::Zipf(1.2)));
     assert_eq!(p.percentiles, Some(vec![50.0, 99.0, 99.9, 99.99]));

@@ -10,7 +10,7 @@ use super::*;
 use crate::spec::SpecOrigin;
 use crate::spec::fileset::{FileIo, FileSelect, FileSizeSpec, FormatMode, OpRateSpec};
 use crate::spec::values::{ArrivalSpec, BlockSizeSpec, RwMode};
-use crate::units::Bytes;
+use crate::units::{Bytes, Share};
 
 fn example(name: &str) -> (PathBuf, String) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jobs").join(name);
@@ -149,9 +149,31 @@ fn mixed_and_partly_random_workloads() {
     let p = parse(text, &ReadOptions::default()).unwrap().phases.remove(0);
     assert_eq!(p.rw, Some(RwMode::RandRw));
     assert_eq!((p.rdpct, p.percentage_random), (Some(70), Some(40)));
-    assert_eq!(p.bs, Some(BlockSizeSpec::Split(vec![(Bytes::kib(4), Some(60)), (Bytes::kib(64), Some(40))])));
+    let [w60, w40] = [60, 40].map(|w| Some(Share::percent(w)));
+    assert_eq!(p.bs, Some(BlockSizeSpec::Split(vec![(Bytes::kib(4), w60), (Bytes::kib(64), w40)])));
     assert_eq!(p.iodepth, Some(8), "vdbench's default sd threads");
     p.check().unwrap();
+}
+
+/// Guards cloudanimal/Vdbench's PureStorage ramps (xfersize=(4k,4.5,8k,41.05,…)): weights with fractions were
+/// refused as "not a whole percentage", though vdbench takes any weights that round to 100.
+#[test]
+fn xfersize_weights_with_fractions_are_kept_to_the_hundredth() {
+    let read = |weights: &str| {
+        let text = format!("sd=sd1,lun=/a\nwd=wd1,sd=sd1,xfersize=({weights})\nrd=rd1,wd=wd1,iorate=max\n");
+        parse(&text, &ReadOptions::default()).map(|mut job| job.phases.remove(0).bs).map_err(|e| e.to_string())
+    };
+    let split = |w: [u32; 3]| {
+        let sizes = [4, 8, 16].map(Bytes::kib);
+        Some(BlockSizeSpec::Split(sizes.iter().zip(w).map(|(&b, w)| (b, Some(Share(w)))).collect()))
+    };
+    assert_eq!(read("4k,4.5,8k,41.05,16k,54.45").unwrap(), split([450, 4105, 5445]));
+    // vdbench draws below 100 against the running sum: the last size takes what weights that round to 100
+    // leave, and what lies past 100 % is never drawn.
+    assert_eq!(read("4k,50,8k,30,16k,19.7").unwrap(), split([5000, 3000, 2000]));
+    assert_eq!(read("4k,50,8k,50.2,16k,0.1").unwrap(), split([5000, 5000, 0]));
+    let err = read("4k,50,8k,30,16k,19").unwrap_err();
+    assert!(err.contains("add up to 99") && err.contains("xfersize"), "{err}");
 }
 
 #[test]

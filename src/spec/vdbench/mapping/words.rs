@@ -6,7 +6,7 @@ use super::super::expand::Loop;
 use super::*;
 use crate::spec::fileset::{FileIo, FileSelect, FileSizeSpec};
 use crate::spec::values::BlockSizeSpec;
-use crate::units::Bytes;
+use crate::units::{Bytes, Share};
 /// vdbench's simple wildcard: `*` matches any run of characters. The classic two-cursor match: on a mismatch
 /// it retries from the last `*` one character further, so time is at most pattern × name. (It was recursive,
 /// and a name with twenty `*` took longer than the fuzzer's 15 s limit.)
@@ -82,19 +82,34 @@ pub(super) fn xfersize(items: &[Item], raw: bool) -> Result<(BlockSizeSpec, Opti
         pairs if pairs.len() % 2 == 0 => {
             let mut entries = Vec::new();
             for pair in pairs.chunks(2) {
-                if pair[1].fract() != 0.0 {
-                    return Err(format!("weight {} is not a whole percentage", pair[1]));
-                }
-                entries.push((bytes(pair[0])?, Some(pair[1] as u32)));
+                let weight = Share::from_percent(pair[1])
+                    .ok_or_else(|| format!("weight {} is not a percentage from 0 to 100", pair[1]))?;
+                entries.push((bytes(pair[0])?, weight));
             }
-            let total: u32 = entries.iter().filter_map(|e| e.1).sum();
-            if total != 100 {
+            // vdbench's own check (WD_entry.parseXfersize): the weights, fractions allowed, round to 100.
+            let total: f64 = pairs.chunks(2).map(|pair| pair[1]).sum();
+            if total.round() != 100.0 {
                 return Err(format!("the weights add up to {total}; they must add up to 100, as in (4k,50,8k,50)"));
             }
-            Ok((BlockSizeSpec::Split(entries), None))
+            Ok((BlockSizeSpec::Split(as_drawn(entries)), None))
         }
         _ => Err("expected a size (4k), sizes with weights (4k,50,8k,50) or (min,max,align)".into()),
     }
+}
+
+/// The weights as vdbench draws from them (`WG_entry.wg_dist_xfersize`): a draw below 100 against their running
+/// sum, the last size when the draw passes them all. So weights that only round to 100 mean that the last size
+/// takes what they leave of 100 %, or that what lies past 100 % is never drawn.
+fn as_drawn(entries: Vec<(Bytes, Share)>) -> Vec<(Bytes, Option<Share>)> {
+    let (last, mut used) = (entries.len().saturating_sub(1), 0);
+    let mut drawn = Vec::with_capacity(entries.len());
+    for (i, (size, weight)) in entries.into_iter().enumerate() {
+        let left = Share::WHOLE.0 - used;
+        let take = if i == last { left } else { weight.0.min(left) };
+        used += take;
+        drawn.push((size, Some(Share(take))));
+    }
+    drawn
 }
 
 /// fsd `sizes=16k`, weighted `(16k,80,1m,20)` or a range `(min,max,0)`.
