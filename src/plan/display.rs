@@ -130,12 +130,16 @@ fn write_length(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
     if let Some(bytes) = p.planned_bytes() {
         bounds.push(format!("until {bytes} of I/O"));
     }
-    let ramp = if p.ramp.is_zero() {
+    writeln!(f, "  measures {}{}", bounds.join(" or "), warm_up(p))
+}
+
+/// ", after a 2 s warm-up that is not measured", or nothing without a ramp.
+fn warm_up(p: &PhasePlan) -> String {
+    if p.ramp.is_zero() {
         String::new()
     } else {
         format!(", after a {} warm-up that is not measured", format_duration(p.ramp))
-    };
-    writeln!(f, "  measures {}{ramp}", bounds.join(" or "))
+    }
 }
 
 /// When the jobs issue their operations: pacing, a count of operations, pauses, a late start, a rate floor.
@@ -241,7 +245,8 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
         )?;
     }
     if let Some(runtime) = p.runtime {
-        writeln!(f, "  measures for {}", format_duration(runtime))?;
+        // With the warm-up: a vdbench rd's warmup= runs before its elapsed time.
+        writeln!(f, "  measures for {}{}", format_duration(runtime), warm_up(p))?;
     }
     writeln!(f, "  seed {:#x}", p.seed)
 }

@@ -114,7 +114,8 @@ fn set_anchor_and_time_overrides() {
     assert_eq!(job.interval, Some(Duration::from_secs(5)));
     assert_eq!(
         (job.phases[0].ramp, job.phases[0].runtime),
-        (Some(Duration::from_secs(10)), Some(Duration::from_secs(50)))
+        (Some(Duration::from_secs(10)), Some(Duration::from_secs(60))),
+        "vdbench runs the warm-up before elapsed"
     );
 
     let err = parse_vdbench_job(&path, &text, &ReadOptions::default()).unwrap_err().to_string();

@@ -51,27 +51,47 @@ pub(super) fn timing(rd: &Record, options: &ReadOptions) -> Result<Timing, VdbEr
     let interval = duration(rd, "interval", options.interval, DEFAULT_INTERVAL)?;
     let warmup = duration(rd, "warmup", options.warmup, Duration::ZERO)?;
     let pause = duration(rd, "pause", None, Duration::ZERO)?;
-    let problem = if interval.is_zero() {
-        Some("interval must be above zero".to_string())
-    } else if interval.checked_mul(2).is_none_or(|twice| elapsed < twice) {
-        // An interval just below what a Duration holds (about 584 billion years) has no double: found by the
-        // vdbench_job fuzz target, where `interval * 2` panicked.
-        Some(format!(
-            "elapsed ({}s) must be at least twice the interval ({}s): vdbench leaves the first interval out as warm-up",
-            elapsed.as_secs_f64(),
-            interval.as_secs_f64()
-        ))
-    } else if warmup >= elapsed {
-        Some(format!("warmup ({}s) must be shorter than elapsed ({}s)", warmup.as_secs_f64(), elapsed.as_secs_f64()))
-    } else {
-        None
+    // vdbench's Reporter counts whole intervals: `elapsed / interval` of them are measured, and the warm-up is
+    // `warmup / interval` intervals (at least one) run *before* them. Without `warmup=` the first of the elapsed
+    // intervals is the warm-up instead, so one fewer is measured and elapsed is the whole run.
+    let (elapsed_intervals, warmup_intervals) = match whole_intervals(elapsed, interval) {
+        Some(n) if warmup.is_zero() && n >= 2 => (n - 1, 1),
+        Some(n) if !warmup.is_zero() && n >= 1 => {
+            (n, whole_intervals(warmup, interval).expect("the interval is above zero").max(1))
+        }
+        _ => return Err(VdbError::at(&rd.at, format!("{}: {}", rd.label(), too_short(elapsed, interval, warmup)))),
     };
-    if let Some(message) = problem {
-        return Err(VdbError::at(&rd.at, format!("{}: {message}", rd.label())));
+    // At most the elapsed or warmup time itself, so it fits in a Duration.
+    let times = |n: u128| {
+        let nanos = interval.as_nanos() * n;
+        Duration::new((nanos / 1_000_000_000) as u64, (nanos % 1_000_000_000) as u32)
+    };
+    Ok(Timing {
+        runtime: times(elapsed_intervals),
+        ramp: times(warmup_intervals),
+        interval,
+        pause: (!pause.is_zero()).then_some(pause),
+    })
+}
+
+/// How many whole intervals `span` holds; `None` for a zero interval.
+fn whole_intervals(span: Duration, interval: Duration) -> Option<u128> {
+    span.as_nanos().checked_div(interval.as_nanos())
+}
+
+/// Why an rd's times leave nothing to measure.
+fn too_short(elapsed: Duration, interval: Duration, warmup: Duration) -> String {
+    let (e, i) = (elapsed.as_secs_f64(), interval.as_secs_f64());
+    if interval.is_zero() {
+        "interval must be above zero".to_string()
+    } else if warmup.is_zero() {
+        format!(
+            "elapsed ({e}s) must be at least twice the interval ({i}s): without warmup= vdbench leaves the first \
+             interval out as warm-up"
+        )
+    } else {
+        format!("elapsed ({e}s) must be at least one interval ({i}s): it is measured after the warm-up")
     }
-    // No warmup: vdbench excludes the first interval from the run's totals.
-    let ramp = if warmup.is_zero() { interval } else { warmup };
-    Ok(Timing { runtime: elapsed - ramp, ramp, interval, pause: (!pause.is_zero()).then_some(pause) })
 }
 
 /// A rate: `max`, `curve` or operations per second.

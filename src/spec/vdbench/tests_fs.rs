@@ -1,0 +1,67 @@
+//! Tests of vdbench's run timing (`warmup=` before `elapsed=`, whole intervals) and of the file-system run
+//! keywords built after the first reader: fwd `stopafter=`, `fileselect=poisson`, rd `operations=`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::*;
+
+fn parse(text: &str) -> Result<JobSpec, SpecError> {
+    parse_vdbench_job(Path::new("job.vdb"), text, &ReadOptions::default())
+}
+
+fn secs(s: u64) -> Option<Duration> {
+    Some(Duration::from_secs(s))
+}
+
+/// The (ramp, runtime) of every phase of a raw file whose rd has `rd` added.
+fn raw_times(rd: &str) -> Vec<(Option<Duration>, Option<Duration>)> {
+    let text = format!("sd=sd1,lun=/tmp/x,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max{rd}\n");
+    parse(&text).unwrap().phases.iter().map(|p| (p.ramp, p.runtime)).collect()
+}
+
+/// A file-system file on `dir`: one fsd of two 64 KiB files, fwd1 (with `fwd` added), rd1 (with `rd`, its rate included, added).
+fn fs_file(dir: &Path, fwd: &str, rd: &str) -> String {
+    format!(
+        "fsd=fsd1,anchor={},depth=1,width=1,files=2,size=64k\nfwd=fwd1,fsd=fsd1{fwd}\n\
+         rd=rd1,fwd=fwd1{rd}\n",
+        dir.display()
+    )
+}
+
+#[test]
+fn warmup_runs_before_elapsed_as_vdbench_reporter_counts_it() {
+    // vdbench 5.04's Reporter counts elapsed intervals only once the warm-up is over: warmup + elapsed in all.
+    assert_eq!(raw_times(",elapsed=2,warmup=2,interval=1"), vec![(secs(2), secs(2))]);
+    assert_eq!(raw_times(",elapsed=10,warmup=30,interval=5"), vec![(secs(30), secs(10))]);
+    // Without warmup= the first interval of elapsed is the warm-up.
+    assert_eq!(raw_times(",elapsed=10,interval=2"), vec![(secs(2), secs(8))]);
+    // Whole intervals: warmup=7 is 3 intervals of 2 s, elapsed=9 is 4 of them; a warm-up under one interval is one.
+    assert_eq!(raw_times(",elapsed=9,warmup=7,interval=2"), vec![(secs(6), secs(8))]);
+    assert_eq!(raw_times(",elapsed=4,warmup=1,interval=2"), vec![(secs(2), secs(4))]);
+    // A warm-up of zero is no warmup=.
+    assert_eq!(raw_times(",elapsed=4,warmup=0,interval=2"), vec![(secs(2), secs(2))]);
+}
+
+#[test]
+fn warmup_holds_for_every_curve_point_and_loop_value() {
+    let times = raw_times(",iorate=curve,curve=(50,100),elapsed=3,warmup=2,interval=1");
+    assert_eq!(times, vec![(secs(2), secs(3)); 3], "the maximum, then both points");
+    let times = raw_times(",forxfersize=(4k,8k),elapsed=3,warmup=5,interval=1");
+    assert_eq!(times, vec![(secs(5), secs(3)); 2]);
+    let dir = tempfile::tempdir().unwrap();
+    let rd = ",fwdrate=curve,curve=(50),forthreads=(1,2),elapsed=2,warmup=4,interval=1";
+    let job = parse(&fs_file(dir.path(), "", rd)).unwrap();
+    assert_eq!(job.phases.len(), 4);
+    assert!(job.phases.iter().all(|p| (p.ramp, p.runtime) == (secs(4), secs(2))), "{:?}", job.phases);
+}
+
+#[test]
+fn an_elapsed_time_with_nothing_to_measure_is_refused_with_the_reason() {
+    let text = "sd=sd1,lun=/tmp/x,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=1,warmup=5,interval=2\n";
+    let err = parse(text).unwrap_err().to_string();
+    assert!(err.contains("line 3") && err.contains("at least one interval"), "{err}");
+    let text = "sd=sd1,lun=/tmp/x,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=3,interval=2\n";
+    let err = parse(text).unwrap_err().to_string();
+    assert!(err.contains("line 3") && err.contains("twice the interval"), "{err}");
+}
