@@ -73,3 +73,47 @@ fn warmup_runs_before_elapsed_and_the_figures_cover_elapsed() {
     assert_eq!(intervals.len(), 2, "two 1 s intervals after the warm-up: {intervals:?}");
     assert!(entries(&dir.path().join("target")).is_empty(), "the tree is removed after the run");
 }
+
+/// Successful operations named `op` in the phase's file-operation figures (0 when there were none).
+fn file_ops(result: &Value, op: &str) -> u64 {
+    let ops = result["phases"][0]["file_ops"]["ops"].as_array().expect("file-set figures");
+    ops.iter().find(|o| o["op"] == op).map_or(0, |o| o["ops"].as_u64().unwrap())
+}
+
+/// Transfers per open of a one-thread read run at max rate over two files of `size` with `fwd` added.
+fn reads_per_open(dir: &Path, name: &str, size: &str, fwd: &str) -> f64 {
+    let vdb = format!(
+        "fsd=fsd1,anchor={},depth=1,width=1,files=2,size={size}\n\
+         fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k{fwd}\n\
+         rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n",
+        anchor(dir)
+    );
+    let result = run(dir, name, &vdb, &[]);
+    let (reads, opens) = (file_ops(&result, "read"), file_ops(&result, "open"));
+    assert!(opens > 20, "enough files opened to count: {reads} reads, {opens} opens");
+    reads as f64 / opens as f64
+}
+
+#[test]
+fn stopafter_closes_a_random_file_after_that_many_transfers() {
+    let dir = setup();
+    // vdbench's default for random I/O: the file's size in transfers (64 KiB in 4 KiB: 16).
+    let plain = reads_per_open(dir.path(), "plain.vdb", "64k", ",fileio=random,fileselect=random");
+    assert!((15.5..=16.5).contains(&plain), "{plain} reads per open");
+    let three = reads_per_open(dir.path(), "three.vdb", "64k", ",fileio=random,fileselect=random,stopafter=3");
+    assert!((2.9..=3.1).contains(&three), "stopafter=3: {three} reads per open");
+    let quarter = reads_per_open(dir.path(), "pct.vdb", "64k", ",fileio=random,fileselect=random,stopafter=25%");
+    assert!((3.9..=4.1).contains(&quarter), "stopafter=25% of 16 blocks: {quarter} reads per open");
+    assert!(entries(&dir.path().join("target")).is_empty(), "the tree is removed after the run");
+}
+
+#[test]
+fn sequential_stopafter_goes_on_where_the_last_visit_of_the_file_ended() {
+    let dir = setup();
+    // 40 KiB files are 10 blocks. Going on from the last block, visits do 4, 4, then the 2 left before the end
+    // of the file, and start again: 10 reads in 3 opens. Starting each visit at the beginning would give 4.
+    let ratio = reads_per_open(dir.path(), "seq.vdb", "40k", ",fileio=sequential,stopafter=4");
+    assert!((3.2..=3.45).contains(&ratio), "{ratio} reads per open, expected 10/3");
+    let whole = reads_per_open(dir.path(), "whole.vdb", "40k", ",fileio=sequential");
+    assert!((9.8..=10.2).contains(&whole), "without stopafter the whole file: {whole}");
+}

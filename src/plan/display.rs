@@ -240,8 +240,16 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
     for w in &fs.workloads {
         writeln!(
             f,
-            "  workload {}: {} on {}, rdpct {}, xfersize {}, fileselect {:?}, fileio {}, {} threads",
-            w.name, w.operation, fs.trees[w.tree].name, w.read_percent, w.xfer_label, w.select, w.fileio, w.threads
+            "  workload {}: {} on {}, rdpct {}, xfersize {}, fileselect {:?}, fileio {}, {} threads{}",
+            w.name,
+            w.operation,
+            fs.trees[w.tree].name,
+            w.read_percent,
+            w.xfer_label,
+            w.select,
+            w.fileio,
+            w.threads,
+            w.stop_after.map(|n| format!(", stopafter {n}")).unwrap_or_default()
         )?;
     }
     if let Some(runtime) = p.runtime {

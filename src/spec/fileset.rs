@@ -119,6 +119,20 @@ pub struct FileWorkloadSpec {
     /// `fileio=(random,shared)`); needs `fileio = "random"`. Default: each thread has its file to itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared: Option<bool>,
+    /// Transfers a thread does to a file before it takes another (vdbench `stopafter=`): `"100"`, or `"10%"` of
+    /// the file's size. Default: the whole file (sequential), transfers adding up to its size (random).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopafter: Option<StopAfter>,
+}
+
+/// How much a thread does to a file before it closes it and takes another (vdbench fwd `stopafter=`).
+/// Sequential I/O with it resumes, next time the file is taken, after the last block done.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StopAfter {
+    /// This many transfers (vdbench `stopafter=100`: "stop using this file after nn blocks").
+    Transfers(u64),
+    /// Transfers adding up to this percentage of the file's size (vdbench `stopafter=10%`).
+    Percent(f64),
 }
 
 /// File sizes of a tree.
@@ -375,6 +389,29 @@ impl fmt::Display for FileSizeSpec {
 }
 serde_via_str!(FileSizeSpec);
 
+impl FromStr for StopAfter {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let expected = "a number of transfers (e.g. 100) or a percentage of the file's size (e.g. 10%)";
+        let text = s.trim();
+        match text.strip_suffix('%') {
+            Some(pct) => pct.trim().parse::<f64>().ok().filter(|p| p.is_finite() && *p > 0.0).map(StopAfter::Percent),
+            None => text.parse::<u64>().ok().filter(|n| *n > 0).map(StopAfter::Transfers),
+        }
+        .ok_or_else(|| value_error(s, "stopafter", expected))
+    }
+}
+
+impl fmt::Display for StopAfter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StopAfter::Transfers(n) => write!(f, "{n}"),
+            StopAfter::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+serde_via_str!(StopAfter);
+
 impl FileSetPhaseSpec {
     /// Checks what is wrong whatever the target; the message names the key and the fix.
     pub fn check(&self) -> Result<(), String> {
@@ -434,5 +471,8 @@ mod tests {
         assert_eq!(sizes, FileSizeSpec::Weighted(vec![(Bytes(16384), 80.0), (Bytes(1 << 20), 20.0)]));
         assert!("16k/80:1m/30".parse::<FileSizeSpec>().is_err());
         assert_eq!("4k-1m".parse::<FileSizeSpec>().unwrap(), FileSizeSpec::Range(Bytes(4096), Bytes(1 << 20)));
+        assert_eq!("100".parse::<StopAfter>().unwrap(), StopAfter::Transfers(100));
+        assert_eq!("12.5%".parse::<StopAfter>().unwrap().to_string(), "12.5%");
+        assert!("0".parse::<StopAfter>().unwrap_err().to_string().contains("10%"));
     }
 }

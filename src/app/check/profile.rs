@@ -208,6 +208,7 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
                     skew: None,
                     dirs: None,
                     shared: None,
+                    stopafter: None,
                 })
                 .into_iter()
                 .collect(),

@@ -138,6 +138,7 @@ fn format_workload(plan: &TreePlan) -> FileWorkloadPlan {
         seed: 0xF11E,
         dirs: false,
         shared: false,
+        stop_after: None,
     }
 }
 

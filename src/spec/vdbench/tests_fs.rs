@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::*;
+use crate::spec::StopAfter;
 
 fn parse(text: &str) -> Result<JobSpec, SpecError> {
     parse_vdbench_job(Path::new("job.vdb"), text, &ReadOptions::default())
@@ -64,4 +65,20 @@ fn an_elapsed_time_with_nothing_to_measure_is_refused_with_the_reason() {
     let text = "sd=sd1,lun=/tmp/x,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=3,interval=2\n";
     let err = parse(text).unwrap_err().to_string();
     assert!(err.contains("line 3") && err.contains("twice the interval"), "{err}");
+}
+
+#[test]
+fn stopafter_is_blocks_or_a_percentage_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let stop = |fwd: &str| {
+        let job = parse(&fs_file(dir.path(), fwd, ",fwdrate=max")).unwrap();
+        job.phases[0].fileset.as_ref().unwrap().workloads[0].stopafter
+    };
+    // As vdbench's examples/filesys/random_read: fileio=random,fileselect=random,stopafter=100.
+    assert_eq!(stop(",fileio=random,fileselect=random,stopafter=100"), Some(StopAfter::Transfers(100)));
+    assert_eq!(stop(",fileio=sequential,stopafter=10%"), Some(StopAfter::Percent(10.0)));
+    assert_eq!(stop(",stopafter=0"), Some(StopAfter::Transfers(u64::MAX)), "vdbench sets no limit at all");
+    assert_eq!(stop(""), None);
+    let err = parse(&fs_file(dir.path(), ",stopafter=lots", ",fwdrate=max")).unwrap_err().to_string();
+    assert!(err.contains("line 2") && err.contains("stopafter") && err.contains("stopafter=10%"), "{err}");
 }

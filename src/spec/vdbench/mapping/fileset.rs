@@ -10,7 +10,7 @@ use super::words::*;
 use super::*;
 use crate::spec::fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
-    FormatMode, OpRateSpec,
+    FormatMode, OpRateSpec, StopAfter,
 };
 use crate::units::Bytes;
 impl<'a> Mapper<'a> {
@@ -89,13 +89,7 @@ impl<'a> Mapper<'a> {
         fwd: &Record,
         trees: &mut Vec<FileTreeSpec>,
     ) -> Result<Vec<FileWorkloadSpec>, VdbError> {
-        unsupported_all(
-            fwd,
-            &[
-                ("stopafter", "stopping a file after some operations (stopafter=)"),
-                ("target", "copy/move targets (target=)"),
-            ],
-        )?;
+        unsupported_all(fwd, &[("target", "copy/move targets (target=)")])?;
         let hosts = self.hosts.of(fwd)?.len() as u32;
         let fsds = self.named(fwd, "fsd", Kind::Fsd)?;
         refuse_hosts_on_unshared(fwd, &fsds, hosts)?;
@@ -135,6 +129,7 @@ impl<'a> Mapper<'a> {
             skew,
             dirs: None,
             shared: shared.then_some(true),
+            stopafter: stop_after(fwd)?,
         };
         Ok(spread(one, &fsds, hosts))
     }
@@ -367,4 +362,22 @@ fn spread(one: FileWorkloadSpec, fsds: &[&Record], hosts: u32) -> Vec<FileWorklo
             ..one.clone()
         })
         .collect()
+}
+
+/// fwd `stopafter=nn` (transfers) or `stopafter=nn%` (of the file's size). vdbench takes `stopafter=0` as no
+/// limit at all (ActiveFile sets neither count): the thread stays on its file.
+fn stop_after(fwd: &Record) -> Result<Option<StopAfter>, VdbError> {
+    let Some((items, p)) = items(fwd, "stopafter", Units::Size)? else { return Ok(None) };
+    match items.as_slice() {
+        [Item::Num(v)] if *v == 0.0 => Ok(Some(StopAfter::Transfers(u64::MAX))),
+        [Item::Num(v)] if v.fract() == 0.0 && *v > 0.0 && *v < u64::MAX as f64 => {
+            Ok(Some(StopAfter::Transfers(*v as u64)))
+        }
+        [Item::Percent(pct)] if *pct > 0.0 && pct.is_finite() => Ok(Some(StopAfter::Percent(*pct))),
+        _ => Err(fail(
+            fwd,
+            p,
+            "expected a number of blocks (stopafter=100) or a percentage of the file size (stopafter=10%)".into(),
+        )),
+    }
 }
