@@ -117,3 +117,31 @@ fn sequential_stopafter_goes_on_where_the_last_visit_of_the_file_ended() {
     let whole = reads_per_open(dir.path(), "whole.vdb", "40k", ",fileio=sequential");
     assert!((9.8..=10.2).contains(&whole), "without stopafter the whole file: {whole}");
 }
+
+/// Indexes (from 0) of the files a paced delete run with `fileselect` took from a tree of 2,000 files, read from
+/// the tree it kept (--keep; the temporary directory removes it).
+fn deleted_files(fileselect: &str) -> Vec<u64> {
+    let dir = setup();
+    let vdb = format!(
+        "fsd=fsd1,anchor={},depth=1,width=1,files=2000,size=4k\n\
+         fwd=fwd1,fsd=fsd1,operation=delete,fileselect={fileselect}\n\
+         rd=rd1,fwd=fwd1,fwdrate=200,format=yes,elapsed=2,interval=1\n",
+        anchor(dir.path())
+    );
+    run(dir.path(), "delete.vdb", &vdb, &["--keep"]);
+    let holder = dir.path().join("target/.streamcap/fileset-fsd1/vdb.1_1.dir");
+    let left = entries(&holder);
+    (0..2000).filter(|i| !left.contains(&format!("vdb_f{:04}.file", i + 1))).collect()
+}
+
+#[test]
+fn fileselect_poisson_takes_the_first_files_far_more_often() {
+    let mean = |files: &[u64]| files.iter().sum::<u64>() as f64 / files.len() as f64;
+    let poisson = deleted_files("poisson");
+    let random = deleted_files("random");
+    assert!(poisson.len() >= 50 && random.len() >= 50, "{} and {} deleted", poisson.len(), random.len());
+    // Uniform choice deletes around the middle of the tree (mean index near 1,000); vdbench's Poisson skew with
+    // midpoint 3 (mean draw 667, wrapped) deletes from the front, and then the next file that is left.
+    assert!(mean(&random) > 850.0, "random: mean index {}", mean(&random));
+    assert!(mean(&poisson) < 700.0, "poisson: mean index {}", mean(&poisson));
+}

@@ -46,6 +46,7 @@ pub(super) fn plan_workload(
         FileSelect::Sequential => Selection::Sequential,
         FileSelect::Once => Selection::Once,
         FileSelect::Skewed(theta) => Selection::Skewed { theta },
+        FileSelect::Poisson(midpoint) => Selection::Poisson { midpoint },
     };
     Ok(FileWorkloadPlan {
         name,

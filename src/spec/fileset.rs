@@ -181,6 +181,9 @@ pub enum FileSelect {
     Once,
     /// Random with Zipf popularity of exponent θ (a few files get most of the operations).
     Skewed(f64),
+    /// Random with vdbench's `fileselect=(poisson,midpoint)`: file ⌊−ln(U)·files/midpoint⌋ mod files, so the
+    /// first files get most of the operations (midpoint 3: half of them in the first fifth).
+    Poisson(f64),
 }
 
 /// How I/O moves within a file.
@@ -277,7 +280,7 @@ impl FileOp {
 impl FromStr for FileSelect {
     type Err = ValueError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let expected = "random, sequential, once or skewed:θ (Zipf exponent, e.g. skewed:1.1)";
+        let expected = "random, sequential, once, skewed:θ (Zipf exponent, e.g. skewed:1.1) or poisson:midpoint";
         let text = s.trim().to_ascii_lowercase();
         match text.split_once(':') {
             None => match text.as_str() {
@@ -285,9 +288,11 @@ impl FromStr for FileSelect {
                 "sequential" | "seq" => Ok(FileSelect::Sequential),
                 "once" => Ok(FileSelect::Once),
                 "skewed" => Ok(FileSelect::Skewed(1.1)),
+                "poisson" => Ok(FileSelect::Poisson(3.0)),
                 _ => Err(value_error(s, "fileselect", expected)),
             },
-            Some(("skewed" | "zipf", theta)) => match theta.trim().parse::<f64>() {
+            Some((kind @ ("skewed" | "zipf" | "poisson"), value)) => match value.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 && kind == "poisson" => Ok(FileSelect::Poisson(v)),
                 Ok(t) if t.is_finite() && t > 0.0 => Ok(FileSelect::Skewed(t)),
                 _ => Err(value_error(s, "fileselect", expected)),
             },
@@ -303,6 +308,7 @@ impl fmt::Display for FileSelect {
             FileSelect::Sequential => f.write_str("sequential"),
             FileSelect::Once => f.write_str("once"),
             FileSelect::Skewed(theta) => write!(f, "skewed:{theta}"),
+            FileSelect::Poisson(midpoint) => write!(f, "poisson:{midpoint}"),
         }
     }
 }
@@ -465,6 +471,7 @@ mod tests {
         assert_eq!("getattr".parse::<FileOp>().unwrap(), FileOp::Getattr);
         assert!("chmod".parse::<FileOp>().unwrap_err().to_string().contains("getattr"));
         assert_eq!("skewed:1.2".parse::<FileSelect>().unwrap(), FileSelect::Skewed(1.2));
+        assert_eq!("poisson".parse::<FileSelect>().unwrap().to_string(), "poisson:3");
         assert_eq!("70%".parse::<OpRateSpec>().unwrap(), OpRateSpec::PercentOfMax(70.0));
         assert_eq!("max".parse::<OpRateSpec>().unwrap(), OpRateSpec::Max);
         let sizes: FileSizeSpec = "16k/80:1m/20".parse().unwrap();

@@ -232,8 +232,8 @@ fn errors_name_the_line_the_keyword_and_what_is_expected() {
     assert!(err.contains("line 1") && err.contains("read_after_write"), "{err}");
     let err = error("sd=sd1,lun=/a\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=1,interval=1\n", &o);
     assert!(err.contains("twice the interval"), "{err}");
-    let err = error("fsd=fsd1,anchor=/tmp\nfwd=fwd1,fsd=fsd1,fileselect=skewed\nrd=rd1,fwd=fwd1,fwdrate=max\n", &o);
-    assert!(err.contains("line 2") && err.contains("fileselect") && err.contains("Zipf"), "{err}");
+    let err = error("fsd=fsd1,anchor=/tmp\nfwd=fwd1,fsd=fsd1,fileselect=lottery\nrd=rd1,fwd=fwd1,fwdrate=max\n", &o);
+    assert!(err.contains("line 2") && err.contains("fileselect") && err.contains("poisson"), "{err}");
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::*;
-use crate::spec::StopAfter;
+use crate::spec::{FileSelect, StopAfter};
 
 fn parse(text: &str) -> Result<JobSpec, SpecError> {
     parse_vdbench_job(Path::new("job.vdb"), text, &ReadOptions::default())
@@ -81,4 +81,22 @@ fn stopafter_is_blocks_or_a_percentage_of_the_file() {
     assert_eq!(stop(""), None);
     let err = parse(&fs_file(dir.path(), ",stopafter=lots", ",fwdrate=max")).unwrap_err().to_string();
     assert!(err.contains("line 2") && err.contains("stopafter") && err.contains("stopafter=10%"), "{err}");
+}
+
+#[test]
+fn fileselect_poisson_is_vdbench_s_skew_with_its_midpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let select = |fwd: &str| {
+        let job = parse(&fs_file(dir.path(), fwd, ",fwdrate=max")).unwrap();
+        job.phases[0].fileset.as_ref().unwrap().workloads[0].fileselect
+    };
+    assert_eq!(select(",fileselect=poisson"), Some(FileSelect::Poisson(3.0)));
+    assert_eq!(select(",fileselect=(poisson,5)"), Some(FileSelect::Poisson(5.0)));
+    // As vdbench's FwdEntry: 'skewed' was poisson's first name, and a number skews a random selection.
+    assert_eq!(select(",fileselect=skewed"), Some(FileSelect::Poisson(3.0)));
+    assert_eq!(select(",fileselect=(random,2)"), Some(FileSelect::Poisson(2.0)));
+    assert_eq!(select(",fileselect=(sequential,2)"), Some(FileSelect::Sequential));
+    let shared = fs_file(dir.path(), ",fileselect=poisson,fileio=(random,shared)", ",fwdrate=max");
+    let err = parse(&shared).unwrap_err().to_string();
+    assert!(err.contains("mutually exclusive"), "{err}");
 }

@@ -1,5 +1,5 @@
-//! Which file a thread takes next (vdbench fileselect): random, sequential, each file once, or skewed with Zipf
-//! popularity. Sequential and once give thread `t` of `T` the files `t, t+T, t+2T, …`, so threads walk the tree
+//! Which file a thread takes next (vdbench fileselect): random, sequential, each file once, skewed with Zipf
+//! popularity, or vdbench's Poisson skew. Sequential and once give thread `t` of `T` the files `t, t+T, t+2T, …`, so threads walk the tree
 //! side by side without taking the same file.
 
 use super::super::distribution::{Distribution, Sampler};
@@ -11,7 +11,13 @@ pub enum Selection {
     Random,
     Sequential,
     Once,
-    Skewed { theta: f64 },
+    Skewed {
+        theta: f64,
+    },
+    /// vdbench's `fileselect=(poisson,midpoint)`.
+    Poisson {
+        midpoint: f64,
+    },
 }
 
 /// One thread's file chooser over `n` files.
@@ -24,7 +30,15 @@ pub struct FileSelector {
 #[derive(Debug, Clone)]
 enum Kind {
     Sample(Sampler),
-    Walk { next: u64, step: u64, wrap: bool },
+    /// vdbench's `ownmath.distPoisson`: an exponential draw of mean `n / midpoint`, wrapped at `n`.
+    Poisson {
+        mean: f64,
+    },
+    Walk {
+        next: u64,
+        step: u64,
+        wrap: bool,
+    },
 }
 
 impl FileSelector {
@@ -33,6 +47,7 @@ impl FileSelector {
         let kind = match selection {
             Selection::Random => Kind::Sample(Sampler::new(&Distribution::Uniform, n)),
             Selection::Skewed { theta } => Kind::Sample(Sampler::new(&Distribution::Zipf { theta }, n)),
+            Selection::Poisson { midpoint } => Kind::Poisson { mean: n as f64 / midpoint },
             Selection::Sequential => walk(true),
             Selection::Once => walk(false),
         };
@@ -47,6 +62,13 @@ impl FileSelector {
         }
         match &mut self.kind {
             Kind::Sample(sampler) => Some(sampler.sample(rng)),
+            Kind::Poisson { mean } => {
+                // −ln(U) is exponential with mean 1 (U = 0 is file 0, as in vdbench); past the last file the
+                // draw wraps round, so the tail lands on the first files again.
+                let u = rng.unit();
+                let draw = if u == 0.0 { 0 } else { (-u.ln() * *mean) as u64 };
+                Some(draw % self.n)
+            }
             Kind::Walk { next, step, wrap } => {
                 if *next >= self.n {
                     if !*wrap {
@@ -93,5 +115,19 @@ mod tests {
         counts.sort_unstable_by(|a, b| b.cmp(a));
         let top10: u32 = counts[..10].iter().sum();
         assert!(top10 > 20_000 / 3, "the 10 hottest files got {top10} of 20000");
+    }
+
+    #[test]
+    fn poisson_gives_about_half_the_picks_to_the_first_fifth_of_the_files() {
+        // vdbench's user guide: with fileselect=(poisson,3), "50% of the file accesses are made within the first
+        // 2,000 of 10,000 files" (the wrapped exponential gives (1 − e^−0.6) / (1 − e^−3) = 47.5 %).
+        let mut p = FileSelector::new(Selection::Poisson { midpoint: 3.0 }, 10_000, 0, 1);
+        let mut rng = Rng::new(3);
+        let picks: Vec<u64> = (0..100_000).filter_map(|_| p.next(&mut rng)).collect();
+        assert!(picks.iter().all(|&f| f < 10_000));
+        let first_fifth = picks.iter().filter(|&&f| f < 2_000).count();
+        assert!((45_000..50_000).contains(&first_fifth), "{first_fifth} of 100000 in the first 2000 files");
+        let last_fifth = picks.iter().filter(|&&f| f >= 8_000).count();
+        assert!(last_fifth < 10_000, "{last_fifth} of 100000 in the last 2000 files");
     }
 }

@@ -293,7 +293,7 @@ fn shared_fsd(fsd: &Record) -> Result<bool, VdbError> {
 /// refused, "mutually exclusive"); vdbench does not require fsd shared=yes for it. Several hosts sharing files
 /// among their own threads only is not built (streamcap runs all hosts' threads as one workload).
 fn shared_file_io(fwd: &Record, p: &Param, select: FileSelect, hosts: u32) -> Result<(), VdbError> {
-    if matches!(select, FileSelect::Random | FileSelect::Skewed(_)) {
+    if matches!(select, FileSelect::Random | FileSelect::Skewed(_) | FileSelect::Poisson(_)) {
         return Err(fail(
             fwd,
             p,

@@ -142,28 +142,31 @@ pub(super) fn file_io(words: &[String]) -> Result<(FileIo, bool), String> {
     }
 }
 
+/// fwd `fileselect=`, as vdbench 5.04.06's `FwdEntry.parseFileSelect` reads it: `random`, `sequential`, `once`;
+/// `poisson` (or its first name, `skewed`) is random with the Poisson skew, midpoint 3; a number is the midpoint
+/// and makes a random selection Poisson-skewed (`(poisson,5)`, `(random,5)`).
 pub(super) fn file_select(words: &[String]) -> Result<FileSelect, String> {
-    let (mut random, mut once) = (false, false);
+    let (mut random, mut once, mut midpoint) = (false, false, None);
     for w in words {
         let w = w.to_ascii_lowercase();
         match w.as_str() {
             "once" => once = true,
             "skewed" | "poisson" => {
-                return Err(format!(
-                    "fileselect={w} (vdbench's Poisson-skewed choice) is not supported yet: streamcap's skew is a \
-                     Zipf distribution, which would change the result"
-                ));
+                random = true;
+                midpoint.get_or_insert(3.0);
             }
+            _ if w.parse::<f64>().is_ok_and(|m| m.is_finite() && m > 0.0) => midpoint = w.parse().ok(),
             _ if !w.is_empty() && "random".starts_with(&w) => random = true,
             _ if !w.is_empty() && "sequential".starts_with(&w) => random = false,
-            _ => return Err(format!("'{w}': expected random, sequential or (sequential,once)")),
+            _ => return Err(format!("'{w}': expected random, sequential, poisson or (sequential,once)")),
         }
     }
-    match (random, once) {
-        (true, true) => Err("fileselect=(random,once) is not supported yet; use (sequential,once)".into()),
-        (_, true) => Ok(FileSelect::Once),
-        (true, false) => Ok(FileSelect::Random),
-        (false, false) => Ok(FileSelect::Sequential),
+    match (random, once, midpoint) {
+        (true, true, _) => Err("fileselect=(random,once) is not supported yet; use (sequential,once)".into()),
+        (_, true, _) => Ok(FileSelect::Once),
+        (true, false, Some(m)) => Ok(FileSelect::Poisson(m)),
+        (true, false, None) => Ok(FileSelect::Random),
+        (false, false, _) => Ok(FileSelect::Sequential),
     }
 }
 
