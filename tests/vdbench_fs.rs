@@ -145,3 +145,20 @@ fn fileselect_poisson_takes_the_first_files_far_more_often() {
     assert!(mean(&random) > 850.0, "random: mean index {}", mean(&random));
     assert!(mean(&poisson) < 700.0, "poisson: mean index {}", mean(&poisson));
 }
+
+#[test]
+fn rd_operations_runs_every_listed_operation_at_once() {
+    let dir = setup();
+    let vdb = format!(
+        "fsd=fsd1,anchor={},depth=1,width=1,files=8,size=64k\n\
+         fwd=fwd1,fsd=fsd1,operation=write,xfersize=4k,fileio=random,fileselect=random,threads=2\n\
+         rd=rd1,fwd=fwd1,fwdrate=max,format=yes,operations=(read,getattr),elapsed=2,interval=1\n",
+        anchor(dir.path())
+    );
+    let result = run(dir.path(), "ops.vdb", &vdb, &[]);
+    let (reads, getattrs, writes) =
+        (file_ops(&result, "read"), file_ops(&result, "getattr"), file_ops(&result, "write"));
+    assert!(reads > 0 && getattrs > 0, "both operations ran: {reads} reads, {getattrs} getattrs");
+    assert_eq!(writes, 0, "operations= replaces the fwd's write");
+    assert!(entries(&dir.path().join("target")).is_empty(), "the tree is removed after the run");
+}

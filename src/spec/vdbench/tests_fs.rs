@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::*;
-use crate::spec::{FileSelect, StopAfter};
+use crate::spec::{FileIo, FileOp, FileSelect, StopAfter};
 
 fn parse(text: &str) -> Result<JobSpec, SpecError> {
     parse_vdbench_job(Path::new("job.vdb"), text, &ReadOptions::default())
@@ -99,4 +99,40 @@ fn fileselect_poisson_is_vdbench_s_skew_with_its_midpoint() {
     let shared = fs_file(dir.path(), ",fileselect=poisson,fileio=(random,shared)", ",fwdrate=max");
     let err = parse(&shared).unwrap_err().to_string();
     assert!(err.contains("mutually exclusive"), "{err}");
+}
+
+#[test]
+fn rd_operations_runs_each_listed_operation_with_a_share_of_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let fwd = ",operation=write,threads=4,fileio=random,fileselect=random";
+    let job = parse(&fs_file(dir.path(), fwd, ",fwdrate=max,operations=(read,getattr)")).unwrap();
+    assert_eq!(job.phases.len(), 1, "one run with both, not a loop");
+    let w = &job.phases[0].fileset.as_ref().unwrap().workloads;
+    let got: Vec<_> = w.iter().map(|w| (w.name.clone().unwrap(), w.operation, w.threads)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("fwd1 read".to_string(), Some(FileOp::Read), Some(2)),
+            ("fwd1 getattr".to_string(), Some(FileOp::Getattr), Some(2))
+        ]
+    );
+    assert!(w.iter().all(|w| w.fileio == Some(FileIo::Random)), "the rest of the fwd is kept");
+    // One operation replaces the fwd's, with all its threads; three share four threads as vdbench does (1 each).
+    let one = parse(&fs_file(dir.path(), fwd, ",fwdrate=max,operations=read")).unwrap();
+    let w = &one.phases[0].fileset.as_ref().unwrap().workloads;
+    assert_eq!((w.len(), w[0].operation, w[0].threads), (1, Some(FileOp::Read), Some(4)));
+    let three = parse(&fs_file(dir.path(), fwd, ",fwdrate=max,operations=(read,write,getattr)")).unwrap();
+    assert!(three.phases[0].fileset.as_ref().unwrap().workloads.iter().all(|w| w.threads == Some(1)));
+}
+
+#[test]
+fn rd_operations_refusals_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = |fwd: &str, rd: &str| parse(&fs_file(dir.path(), fwd, rd)).unwrap_err().to_string();
+    let e = err("", ",fwdrate=max,operations=(read,chmod)");
+    assert!(e.contains("line 3") && e.contains("operations") && e.contains("chmod"), "{e}");
+    let e = err("", ",fwdrate=max,operations=read,foroperations=(read,write)");
+    assert!(e.contains("mutually exclusive"), "{e}");
+    let e = err(",rdpct=70,fileio=random", ",fwdrate=max,operations=(read,write)");
+    assert!(e.contains("rdpct") && e.contains("one operation"), "{e}");
 }

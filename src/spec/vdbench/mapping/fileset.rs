@@ -142,6 +142,7 @@ impl<'a> Mapper<'a> {
         for &fwd in &fwds {
             workloads.extend(self.workload(fwd, &mut trees)?);
         }
+        let workloads = rd_operations(rd, workloads)?;
         let mut flags = OpenFlags::default();
         openflags(rd, &mut flags)?;
         if flags.direct {
@@ -208,7 +209,6 @@ impl<'a> Mapper<'a> {
                 ("maxdata", "stopping after an amount of data (maxdata=) in file-system runs"),
                 ("maxdataread", "maxdataread="),
                 ("maxdatawritten", "maxdatawritten="),
-                ("operations", "overriding the fwds' operations (rd operations=); use foroperations="),
                 ("distribution", "arrival distributions in file-system runs"),
                 ("replay", "replay="),
                 ("startcmd", "running commands (startcmd=)"),
@@ -380,4 +380,39 @@ fn stop_after(fwd: &Record) -> Result<Option<StopAfter>, VdbError> {
             "expected a number of blocks (stopafter=100) or a percentage of the file size (stopafter=10%)".into(),
         )),
     }
+}
+
+/// rd `operations=(read,getattr)`, which "overrides the `fwd=xxx,operations=` parameter" (vdbench's user guide):
+/// as vdbench 5.04.06's `RD_entry.createFwgListForOneRd`, each workload of the rd runs once per operation, all
+/// at once, each with an even part of its threads (rounded down, at least one) and the workload's skew; an fwd
+/// with `rdpct=` takes only one operation, read or write; `foroperations=` with it is refused, as in vdbench.
+fn rd_operations(rd: &Record, workloads: Vec<FileWorkloadSpec>) -> Result<Vec<FileWorkloadSpec>, VdbError> {
+    let Some((words, p)) = words(rd, "operations")? else { return Ok(workloads) };
+    if rd.get("foroperations").is_some() {
+        let message = "operations= and foroperations= are mutually exclusive, as in vdbench: keep one";
+        return Err(fail(rd, p, message.into()));
+    }
+    let ops = words.iter().map(|w| w.parse::<FileOp>()).collect::<Result<Vec<_>, _>>();
+    let ops = ops.map_err(|e| fail(rd, p, e.to_string()))?;
+    let n = ops.len() as u32;
+    let mut out = Vec::with_capacity(workloads.len() * ops.len());
+    for w in workloads {
+        if w.rdpct.is_some() && (n > 1 || !matches!(ops[0], FileOp::Read | FileOp::Write)) {
+            let name = w.name.as_deref().unwrap_or("an fwd");
+            let message = format!(
+                "{name} has rdpct=, which takes one operation, read or write (as in vdbench): list only read or \
+                 write, or remove rdpct= from the fwd"
+            );
+            return Err(fail(rd, p, message));
+        }
+        for &op in &ops {
+            out.push(FileWorkloadSpec {
+                name: w.name.as_ref().map(|name| if n > 1 { format!("{name} {op}") } else { name.clone() }),
+                operation: Some(op),
+                threads: Some((w.threads.unwrap_or(1) / n).max(1)),
+                ..w.clone()
+            });
+        }
+    }
+    Ok(out)
 }
