@@ -162,3 +162,28 @@ fn rd_operations_runs_every_listed_operation_at_once() {
     assert_eq!(writes, 0, "operations= replaces the fwd's write");
     assert!(entries(&dir.path().join("target")).is_empty(), "the tree is removed after the run");
 }
+
+#[test]
+fn fileio_sequential_delete_deletes_and_creates_each_file_before_writing_it() {
+    let dir = setup();
+    let run_with = |name: &str, fileio: &str| {
+        let vdb = format!(
+            "fsd=fsd1,anchor={},depth=1,width=1,files=4,size=64k\n\
+             fwd=fwd1,fsd=fsd1,operation=write,xfersize=4k,fileio={fileio},fileselect=random,threads=2\n\
+             rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n",
+            anchor(dir.path())
+        );
+        run(dir.path(), name, &vdb, &[])
+    };
+    let deleting = run_with("delete.vdb", "(sequential,delete)");
+    let (deletes, creates) = (file_ops(&deleting, "delete"), file_ops(&deleting, "create"));
+    let writes = file_ops(&deleting, "write");
+    assert!(deletes > 10 && writes > 0, "{deletes} deletes, {writes} writes");
+    // Each visit deletes then creates; only a visit cut by the end of the warm-up splits the pair (2 threads).
+    assert!(deletes.abs_diff(creates) <= 2, "{deletes} deletes, {creates} creates");
+    // 16 writes of 4 KiB fill each 64 KiB file from empty.
+    assert!(writes.abs_diff(16 * creates) <= 32, "{writes} writes for {creates} files created");
+    let plain = run_with("plain.vdb", "sequential");
+    assert_eq!((file_ops(&plain, "delete"), file_ops(&plain, "create")), (0, 0));
+    assert!(entries(&dir.path().join("target")).is_empty(), "the tree is removed after the run");
+}

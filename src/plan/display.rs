@@ -240,7 +240,7 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
     for w in &fs.workloads {
         writeln!(
             f,
-            "  workload {}: {} on {}, rdpct {}, xfersize {}, fileselect {:?}, fileio {}, {} threads{}",
+            "  workload {}: {} on {}, rdpct {}, xfersize {}, fileselect {:?}, fileio {}, {} threads{}{}",
             w.name,
             w.operation,
             fs.trees[w.tree].name,
@@ -249,7 +249,8 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
             w.select,
             w.fileio,
             w.threads,
-            w.stop_after.map(|n| format!(", stopafter {n}")).unwrap_or_default()
+            w.stop_after.map(|n| format!(", stopafter {n}")).unwrap_or_default(),
+            if w.delete_first { ", each file deleted and created again before it is written" } else { "" }
         )?;
     }
     if let Some(runtime) = p.runtime {

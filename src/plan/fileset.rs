@@ -103,6 +103,8 @@ pub struct FileWorkloadPlan {
     pub shared: bool,
     /// Transfers to a file before the thread takes another (vdbench `stopafter=`); `None`: vdbench's default.
     pub stop_after: Option<StopAfter>,
+    /// Sequential writes delete each file and create it again first (vdbench `fileio=(sequential,delete)`).
+    pub delete_first: bool,
 }
 
 /// Plans one file-set phase (trees and workloads); `last_max` is the plan index of the nearest earlier file-set
@@ -395,6 +397,7 @@ mod tests {
             dirs: None,
             shared: None,
             stopafter: None,
+            delete_first: None,
         }
     }
 

@@ -41,13 +41,13 @@ pub(super) fn plan_workload(
             trees[tree].name, trees[tree].files
         ));
     }
-    let select = match spec_w.fileselect.unwrap_or(FileSelect::Random) {
-        FileSelect::Random => Selection::Random,
-        FileSelect::Sequential => Selection::Sequential,
-        FileSelect::Once => Selection::Once,
-        FileSelect::Skewed(theta) => Selection::Skewed { theta },
-        FileSelect::Poisson(midpoint) => Selection::Poisson { midpoint },
-    };
+    // As vdbench's FwgThread.openForWrite, only sequential writes delete first (a loop to random I/O or to
+    // another operation leaves it aside); vdbench refuses it with rdpct.
+    let fileio = spec_w.fileio.unwrap_or(FileIo::Sequential);
+    let delete_first = spec_w.delete_first == Some(true) && operation == FileOp::Write && fileio == FileIo::Sequential;
+    if delete_first && spec_w.rdpct.is_some() {
+        return Err(format!("{name}: delete_first and rdpct are mutually exclusive, as in vdbench"));
+    }
     Ok(FileWorkloadPlan {
         name,
         tree,
@@ -55,15 +55,27 @@ pub(super) fn plan_workload(
         read_percent,
         xfer,
         xfer_label: xfer_spec.to_string(),
-        select,
-        fileio: spec_w.fileio.unwrap_or(FileIo::Sequential),
+        select: selection(spec_w.fileselect.unwrap_or(FileSelect::Random)),
+        fileio,
         threads: spec_w.threads.unwrap_or(1),
         skew: spec_w.skew.unwrap_or(100.0 / count),
         seed,
         dirs: spec_w.dirs.unwrap_or(false),
         shared,
         stop_after: spec_w.stopafter,
+        delete_first,
     })
+}
+
+/// The workload's file chooser for what the job asked.
+fn selection(select: FileSelect) -> Selection {
+    match select {
+        FileSelect::Random => Selection::Random,
+        FileSelect::Sequential => Selection::Sequential,
+        FileSelect::Once => Selection::Once,
+        FileSelect::Skewed(theta) => Selection::Skewed { theta },
+        FileSelect::Poisson(midpoint) => Selection::Poisson { midpoint },
+    }
 }
 
 /// Transfer sizes: 1 byte to 256 MiB; multiples of 4 KiB with direct I/O.

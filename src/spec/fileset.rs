@@ -123,6 +123,10 @@ pub struct FileWorkloadSpec {
     /// the file's size. Default: the whole file (sequential), transfers adding up to its size (random).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopafter: Option<StopAfter>,
+    /// Sequential writes delete each file and create it again before writing it (vdbench
+    /// `fileio=(sequential,delete)`). Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_first: Option<bool>,
 }
 
 /// How much a thread does to a file before it closes it and takes another (vdbench fwd `stopafter=`).

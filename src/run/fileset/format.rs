@@ -139,6 +139,7 @@ fn format_workload(plan: &TreePlan) -> FileWorkloadPlan {
         dirs: false,
         shared: false,
         stop_after: None,
+        delete_first: false,
     }
 }
 

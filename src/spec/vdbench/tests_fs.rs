@@ -136,3 +136,15 @@ fn rd_operations_refusals_say_why() {
     let e = err(",rdpct=70,fileio=random", ",fwdrate=max,operations=(read,write)");
     assert!(e.contains("rdpct") && e.contains("one operation"), "{e}");
 }
+
+#[test]
+fn fileio_sequential_delete_deletes_before_writing_and_refuses_rdpct_as_vdbench() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = parse(&fs_file(dir.path(), ",operation=write,fileio=(seq,delete)", ",fwdrate=max")).unwrap();
+    let w = &job.phases[0].fileset.as_ref().unwrap().workloads[0];
+    assert_eq!((w.fileio, w.delete_first), (Some(FileIo::Sequential), Some(true)));
+    let err = parse(&fs_file(dir.path(), ",rdpct=50,fileio=(sequential,delete)", ",fwdrate=max")).unwrap_err();
+    assert!(err.to_string().contains("mutually exclusive"), "{err}");
+    let err = parse(&fs_file(dir.path(), ",fileio=(random,delete)", ",fwdrate=max")).unwrap_err().to_string();
+    assert!(err.contains("line 2") && err.contains("fileio"), "{err}");
+}

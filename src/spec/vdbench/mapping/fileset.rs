@@ -114,7 +114,7 @@ impl<'a> Mapper<'a> {
             None => FileSelect::Sequential,
             Some((w, p)) => file_select(&w).map_err(|m| fail(fwd, p, m))?,
         };
-        let (fileio, shared) = fwd_file_io(fwd, fileselect, hosts)?;
+        let (fileio, option) = fwd_file_io(fwd, fileselect, hosts)?;
         let (threads, skew) =
             (threads(fwd)?, one_number(fwd, "skew", Units::Size, "a percentage")?.filter(|s| *s != 0.0));
         let one = FileWorkloadSpec {
@@ -128,8 +128,10 @@ impl<'a> Mapper<'a> {
             threads,
             skew,
             dirs: None,
-            shared: shared.then_some(true),
+            shared: (option == FileIoOption::Shared).then_some(true),
             stopafter: stop_after(fwd)?,
+            // Only sequential writes delete first (vdbench's FwgThread.openForWrite); others leave it aside.
+            delete_first: (option == FileIoOption::Delete).then_some(true),
         };
         Ok(spread(one, &fsds, hosts))
     }
@@ -266,13 +268,19 @@ fn refuse_hosts_on_unshared(fwd: &Record, fsds: &[&Record], hosts: u32) -> Resul
 }
 
 /// An fwd's fileio= (random or sequential; `None` when not given) and whether its threads share files.
-fn fwd_file_io(fwd: &Record, select: FileSelect, hosts: u32) -> Result<(Option<FileIo>, bool), VdbError> {
-    let Some((w, p)) = words(fwd, "fileio")? else { return Ok((None, false)) };
-    let (io, shared) = file_io(&w).map_err(|m| fail(fwd, p, m))?;
-    if shared {
-        shared_file_io(fwd, p, select, hosts)?;
+fn fwd_file_io(fwd: &Record, select: FileSelect, hosts: u32) -> Result<(Option<FileIo>, FileIoOption), VdbError> {
+    let Some((w, p)) = words(fwd, "fileio")? else { return Ok((None, FileIoOption::Plain)) };
+    let (io, option) = file_io(&w).map_err(|m| fail(fwd, p, m))?;
+    match option {
+        FileIoOption::Shared => shared_file_io(fwd, p, select, hosts)?,
+        // vdbench's FwdEntry.checkParameters: "'rdpct=' and 'delete' parameters are mutually exclusive".
+        FileIoOption::Delete if fwd.get("rdpct").is_some() => {
+            let message = "fileio=(sequential,delete) and rdpct= are mutually exclusive, as in vdbench";
+            return Err(fail(fwd, p, message.into()));
+        }
+        _ => {}
     }
-    Ok((Some(io), shared))
+    Ok((Some(io), option))
 }
 
 /// An fsd's `shared=` (yes or no, by first letter as vdbench reads it). vdbench's shared=yes lets several hosts

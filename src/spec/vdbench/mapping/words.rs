@@ -120,18 +120,26 @@ pub(super) fn file_sizes(items: &[Item]) -> Result<FileSizeSpec, String> {
     }
 }
 
-/// An fwd's `fileio=`: random or sequential, and whether threads share files. As vdbench 5.04's
-/// `FwdEntry.fileIoParameters`: `shared` only after `random` (`(sequential,shared)` is an invalid fileio there),
-/// `delete` only after `sequential`, each word as a prefix.
-pub(super) fn file_io(words: &[String]) -> Result<(FileIo, bool), String> {
+/// What an fwd's `fileio=` adds to random or sequential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FileIoOption {
+    Plain,
+    /// `(random,shared)`: threads may share a file.
+    Shared,
+    /// `(sequential,delete)`: a file is deleted before it is written.
+    Delete,
+}
+
+/// An fwd's `fileio=`: random or sequential, and its option. As vdbench 5.04's `FwdEntry.fileIoParameters`:
+/// `shared` only after `random` (`(sequential,shared)` is an invalid fileio there), `delete` only after
+/// `sequential`, each word as a prefix.
+pub(super) fn file_io(words: &[String]) -> Result<(FileIo, FileIoOption), String> {
     let is = |word: &str, full: &str| !word.is_empty() && full.starts_with(&word.to_ascii_lowercase());
     match words {
-        [one] if is(one, "random") => Ok((FileIo::Random, false)),
-        [one] if is(one, "sequential") => Ok((FileIo::Sequential, false)),
-        [one, two] if is(one, "random") && is(two, "shared") => Ok((FileIo::Random, true)),
-        [one, two] if is(one, "sequential") && is(two, "delete") => {
-            Err("fileio=(sequential,delete) (delete before write) is not supported yet".into())
-        }
+        [one] if is(one, "random") => Ok((FileIo::Random, FileIoOption::Plain)),
+        [one] if is(one, "sequential") => Ok((FileIo::Sequential, FileIoOption::Plain)),
+        [one, two] if is(one, "random") && is(two, "shared") => Ok((FileIo::Random, FileIoOption::Shared)),
+        [one, two] if is(one, "sequential") && is(two, "delete") => Ok((FileIo::Sequential, FileIoOption::Delete)),
         [one, two] if is(one, "sequential") && is(two, "shared") => Err(
             "vdbench shares files only for random I/O: fileio=(random,shared); (sequential,shared) is not a fileio \
              vdbench accepts"
