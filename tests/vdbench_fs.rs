@@ -118,27 +118,27 @@ fn sequential_stopafter_goes_on_where_the_last_visit_of_the_file_ended() {
     assert!((9.8..=10.2).contains(&whole), "without stopafter the whole file: {whole}");
 }
 
-/// Indexes (from 0) of the files a paced delete run with `fileselect` took from a tree of 2,000 files, read from
-/// the tree it kept (--keep; the temporary directory removes it).
-fn deleted_files(fileselect: &str) -> Vec<u64> {
+/// Indexes (from 0) of the files a delete run with `fileselect` at `rate` a second for 2 s took from a tree of
+/// `files` files, read from the tree it kept (--keep; the temporary directory removes it).
+fn deleted_files(fileselect: &str, files: u64, rate: u32) -> Vec<u64> {
     let dir = setup();
     let vdb = format!(
-        "fsd=fsd1,anchor={},depth=1,width=1,files=2000,size=4k\n\
+        "fsd=fsd1,anchor={},depth=1,width=1,files={files},size=4k\n\
          fwd=fwd1,fsd=fsd1,operation=delete,fileselect={fileselect}\n\
-         rd=rd1,fwd=fwd1,fwdrate=200,format=yes,elapsed=2,interval=1\n",
+         rd=rd1,fwd=fwd1,fwdrate={rate},format=yes,elapsed=2,interval=1\n",
         anchor(dir.path())
     );
     run(dir.path(), "delete.vdb", &vdb, &["--keep"]);
     let holder = dir.path().join("target/.streamcap/fileset-fsd1/vdb.1_1.dir");
     let left = entries(&holder);
-    (0..2000).filter(|i| !left.contains(&format!("vdb_f{:04}.file", i + 1))).collect()
+    (0..files).filter(|i| !left.contains(&format!("vdb_f{:04}.file", i + 1))).collect()
 }
 
 #[test]
 fn fileselect_poisson_takes_the_first_files_far_more_often() {
     let mean = |files: &[u64]| files.iter().sum::<u64>() as f64 / files.len() as f64;
-    let poisson = deleted_files("poisson");
-    let random = deleted_files("random");
+    let poisson = deleted_files("poisson", 2000, 200);
+    let random = deleted_files("random", 2000, 200);
     assert!(poisson.len() >= 50 && random.len() >= 50, "{} and {} deleted", poisson.len(), random.len());
     // Uniform choice deletes around the middle of the tree (mean index near 1,000); vdbench's Poisson skew with
     // midpoint 3 (mean draw 667, wrapped) deletes from the front, and then the next file that is left.
@@ -186,4 +186,15 @@ fn fileio_sequential_delete_deletes_and_creates_each_file_before_writing_it() {
     let plain = run_with("plain.vdb", "sequential");
     assert_eq!((file_ops(&plain, "delete"), file_ops(&plain, "create")), (0, 0));
     assert!(entries(&dir.path().join("target")).is_empty(), "the tree is removed after the run");
+}
+
+#[test]
+fn fileselect_random_once_takes_the_files_in_random_order() {
+    // 10 deletes a second for 2 s of 40 files: about 20 taken, once each; (sequential,once) takes the first ones.
+    let shuffled = deleted_files("(random,once)", 40, 10);
+    let in_order = deleted_files("(sequential,once)", 40, 10);
+    assert!(shuffled.len() >= 5 && in_order.len() >= 5, "{shuffled:?} {in_order:?}");
+    assert_eq!(in_order, (0..in_order.len() as u64).collect::<Vec<_>>(), "sequential once: the first files");
+    let last = *shuffled.last().unwrap();
+    assert!(last >= shuffled.len() as u64 + 5, "random once reaches beyond the first files: {shuffled:?}");
 }

@@ -73,6 +73,7 @@ fn selection(select: FileSelect) -> Selection {
         FileSelect::Random => Selection::Random,
         FileSelect::Sequential => Selection::Sequential,
         FileSelect::Once => Selection::Once,
+        FileSelect::RandomOnce => Selection::RandomOnce,
         FileSelect::Skewed(theta) => Selection::Skewed { theta },
         FileSelect::Poisson(midpoint) => Selection::Poisson { midpoint },
     }

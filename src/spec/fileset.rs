@@ -183,6 +183,8 @@ pub enum FileSelect {
     Sequential,
     /// Each file once, then the workload ends.
     Once,
+    /// Each file once in random order, then the workload ends (vdbench `fileselect=(random,once)`).
+    RandomOnce,
     /// Random with Zipf popularity of exponent θ (a few files get most of the operations).
     Skewed(f64),
     /// Random with vdbench's `fileselect=(poisson,midpoint)`: file ⌊−ln(U)·files/midpoint⌋ mod files, so the
@@ -284,13 +286,14 @@ impl FileOp {
 impl FromStr for FileSelect {
     type Err = ValueError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let expected = "random, sequential, once, skewed:θ (Zipf exponent, e.g. skewed:1.1) or poisson:midpoint";
+        let expected = "random, sequential, once, random-once, skewed:θ (Zipf, e.g. skewed:1.1) or poisson:midpoint";
         let text = s.trim().to_ascii_lowercase();
         match text.split_once(':') {
             None => match text.as_str() {
                 "random" => Ok(FileSelect::Random),
                 "sequential" | "seq" => Ok(FileSelect::Sequential),
                 "once" => Ok(FileSelect::Once),
+                "random-once" => Ok(FileSelect::RandomOnce),
                 "skewed" => Ok(FileSelect::Skewed(1.1)),
                 "poisson" => Ok(FileSelect::Poisson(3.0)),
                 _ => Err(value_error(s, "fileselect", expected)),
@@ -311,6 +314,7 @@ impl fmt::Display for FileSelect {
             FileSelect::Random => f.write_str("random"),
             FileSelect::Sequential => f.write_str("sequential"),
             FileSelect::Once => f.write_str("once"),
+            FileSelect::RandomOnce => f.write_str("random-once"),
             FileSelect::Skewed(theta) => write!(f, "skewed:{theta}"),
             FileSelect::Poisson(midpoint) => write!(f, "poisson:{midpoint}"),
         }

@@ -44,7 +44,7 @@ impl FileSetSchedule<'_> {
         let release = |i| if dirs { dirs_busy.set(i, false) } else { files_busy.release(i) };
         let (exists, selector) =
             if dirs { (&*self.s.state.dirs, &mut self.dirs) } else { (&*self.s.state.files, &mut self.files) };
-        let once = w.select == Selection::Once || self.format.is_some();
+        let once = matches!(w.select, Selection::Once | Selection::RandomOnce) || self.format.is_some();
         for _ in 0..16 {
             let Some(mut i) = selector.next(&mut self.rng) else { return Err(Step::Done) };
             if dirs && w.operation == FileOp::Rmdir {

@@ -148,3 +148,16 @@ fn fileio_sequential_delete_deletes_before_writing_and_refuses_rdpct_as_vdbench(
     let err = parse(&fs_file(dir.path(), ",fileio=(random,delete)", ",fwdrate=max")).unwrap_err().to_string();
     assert!(err.contains("line 2") && err.contains("fileio"), "{err}");
 }
+
+#[test]
+fn fileselect_random_once_takes_each_file_once_in_random_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let select = |fwd: &str| {
+        let job = parse(&fs_file(dir.path(), fwd, ",fwdrate=max")).unwrap();
+        job.phases[0].fileset.as_ref().unwrap().workloads[0].fileselect
+    };
+    assert_eq!(select(",fileselect=(random,once)"), Some(FileSelect::RandomOnce));
+    // vdbench never uses the Poisson skew with once.
+    assert_eq!(select(",fileselect=(poisson,once)"), Some(FileSelect::RandomOnce));
+    assert_eq!(select(",fileselect=(sequential,once)"), Some(FileSelect::Once));
+}

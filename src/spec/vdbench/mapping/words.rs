@@ -170,7 +170,8 @@ pub(super) fn file_select(words: &[String]) -> Result<FileSelect, String> {
         }
     }
     match (random, once, midpoint) {
-        (true, true, _) => Err("fileselect=(random,once) is not supported yet; use (sequential,once)".into()),
+        // vdbench never uses the Poisson skew with once (FileAnchor.getFile): (poisson,once) is (random,once).
+        (true, true, _) => Ok(FileSelect::RandomOnce),
         (_, true, _) => Ok(FileSelect::Once),
         (true, false, Some(m)) => Ok(FileSelect::Poisson(m)),
         (true, false, None) => Ok(FileSelect::Random),
