@@ -59,9 +59,10 @@ fn warmup_holds_for_every_curve_point_and_loop_value() {
 
 #[test]
 fn an_elapsed_time_with_nothing_to_measure_is_refused_with_the_reason() {
-    let text = "sd=sd1,lun=/tmp/x,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=1,warmup=5,interval=2\n";
+    // vdbench's RD_entry wants two elapsed intervals whether or not warmup= is given.
+    let text = "sd=sd1,lun=/tmp/x,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=2,warmup=5,interval=2\n";
     let err = parse(text).unwrap_err().to_string();
-    assert!(err.contains("line 3") && err.contains("at least one interval"), "{err}");
+    assert!(err.contains("line 3") && err.contains("twice the interval"), "{err}");
     let text = "sd=sd1,lun=/tmp/x,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=3,interval=2\n";
     let err = parse(text).unwrap_err().to_string();
     assert!(err.contains("line 3") && err.contains("twice the interval"), "{err}");

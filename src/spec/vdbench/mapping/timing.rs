@@ -53,13 +53,13 @@ pub(super) fn timing(rd: &Record, options: &ReadOptions) -> Result<Timing, VdbEr
     let pause = duration(rd, "pause", None, Duration::ZERO)?;
     // vdbench's Reporter counts whole intervals: `elapsed / interval` of them are measured, and the warm-up is
     // `warmup / interval` intervals (at least one) run *before* them. Without `warmup=` the first of the elapsed
-    // intervals is the warm-up instead, so one fewer is measured and elapsed is the whole run.
+    // intervals is the warm-up instead, so one fewer is measured and elapsed is the whole run. vdbench refuses
+    // fewer than two elapsed intervals either way (RD_entry), and times that are not whole intervals, which
+    // streamcap rounds down instead.
     let (elapsed_intervals, warmup_intervals) = match whole_intervals(elapsed, interval) {
-        Some(n) if warmup.is_zero() && n >= 2 => (n - 1, 1),
-        Some(n) if !warmup.is_zero() && n >= 1 => {
-            (n, whole_intervals(warmup, interval).expect("the interval is above zero").max(1))
-        }
-        _ => return Err(VdbError::at(&rd.at, format!("{}: {}", rd.label(), too_short(elapsed, interval, warmup)))),
+        Some(n) if n >= 2 && warmup.is_zero() => (n - 1, 1),
+        Some(n) if n >= 2 => (n, whole_intervals(warmup, interval).expect("the interval is above zero").max(1)),
+        _ => return Err(VdbError::at(&rd.at, format!("{}: {}", rd.label(), too_short(elapsed, interval)))),
     };
     // At most the elapsed or warmup time itself, so it fits in a Duration.
     let times = |n: u128| {
@@ -79,19 +79,17 @@ fn whole_intervals(span: Duration, interval: Duration) -> Option<u128> {
     span.as_nanos().checked_div(interval.as_nanos())
 }
 
-/// Why an rd's times leave nothing to measure.
-fn too_short(elapsed: Duration, interval: Duration, warmup: Duration) -> String {
-    let (e, i) = (elapsed.as_secs_f64(), interval.as_secs_f64());
+/// Why an rd's times are refused.
+fn too_short(elapsed: Duration, interval: Duration) -> String {
     if interval.is_zero() {
-        "interval must be above zero".to_string()
-    } else if warmup.is_zero() {
-        format!(
-            "elapsed ({e}s) must be at least twice the interval ({i}s): without warmup= vdbench leaves the first \
-             interval out as warm-up"
-        )
-    } else {
-        format!("elapsed ({e}s) must be at least one interval ({i}s): it is measured after the warm-up")
+        return "interval must be above zero".to_string();
     }
+    format!(
+        "elapsed ({}s) must be at least twice the interval ({}s), as vdbench requires: without warmup= it leaves \
+         the first interval out as warm-up",
+        elapsed.as_secs_f64(),
+        interval.as_secs_f64()
+    )
 }
 
 /// A rate: `max`, `curve` or operations per second.
