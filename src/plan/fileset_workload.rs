@@ -46,7 +46,7 @@ pub(super) fn plan_workload(
     let fileio = spec_w.fileio.unwrap_or(FileIo::Sequential);
     let delete_first = spec_w.delete_first == Some(true) && operation == FileOp::Write && fileio == FileIo::Sequential;
     if delete_first && spec_w.rdpct.is_some() {
-        return Err(format!("{name}: delete_first and rdpct are mutually exclusive, as in vdbench"));
+        return Err(format!("{name}: delete-first and rdpct are mutually exclusive, as in vdbench"));
     }
     Ok(FileWorkloadPlan {
         name,
