@@ -40,6 +40,11 @@ fn warmup_runs_before_elapsed_as_vdbench_reporter_counts_it() {
     // Whole intervals: warmup=7 is 3 intervals of 2 s, elapsed=9 is 4 of them; a warm-up under one interval is one.
     assert_eq!(raw_times(",elapsed=9,warmup=7,interval=2"), vec![(secs(6), secs(8))]);
     assert_eq!(raw_times(",elapsed=4,warmup=1,interval=2"), vec![(secs(2), secs(4))]);
+    // Without interval=, vdbench's is min(elapsed/2, 60) s: elapsed=30 (its default) is 15 s of warm-up and 15
+    // measured, elapsed=10m is a minute of warm-up.
+    assert_eq!(raw_times(""), vec![(secs(15), secs(15))]);
+    assert_eq!(raw_times(",elapsed=10m"), vec![(secs(60), secs(540))]);
+    assert_eq!(raw_times(",elapsed=9,warmup=3"), vec![(secs(4), secs(8))], "4 s intervals: warm-up rounded down");
     // A warm-up of zero is no warmup=.
     assert_eq!(raw_times(",elapsed=4,warmup=0,interval=2"), vec![(secs(2), secs(2))]);
 }

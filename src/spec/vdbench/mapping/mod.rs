@@ -43,7 +43,6 @@ use words::wildcard;
 
 /// vdbench's defaults (RD_entry, SD_entry, FsdEntry).
 const DEFAULT_ELAPSED: Duration = Duration::from_secs(30);
-const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 const DEFAULT_SD_THREADS: u32 = 8;
 
 /// Keywords parsed and then found to carry nothing streamcap does: refused with this reason.

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::super::values::{Item, Units, short_number};
-use super::{DEFAULT_ELAPSED, DEFAULT_INTERVAL, fail, items, one_number};
+use super::{DEFAULT_ELAPSED, fail, items, one_number};
 use crate::spec::ReadOptions;
 use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::model::Record;
@@ -48,7 +48,11 @@ fn seconds(
 
 pub(super) fn timing(rd: &Record, options: &ReadOptions) -> Result<Timing, VdbError> {
     let elapsed = duration(rd, "elapsed", options.elapsed, DEFAULT_ELAPSED)?;
-    let interval = duration(rd, "interval", options.interval, DEFAULT_INTERVAL)?;
+    // vdbench's default interval is half the elapsed time in whole seconds, at most a minute (RD_entry; the user
+    // guide: "Default 'min(elapsed/2,60)'"); at least a second here, so that a too short elapsed is refused as
+    // such rather than for a zero interval.
+    let half = Duration::from_secs((elapsed.as_secs() / 2).clamp(1, 60));
+    let interval = duration(rd, "interval", options.interval, half)?;
     let warmup = duration(rd, "warmup", options.warmup, Duration::ZERO)?;
     let pause = duration(rd, "pause", None, Duration::ZERO)?;
     // vdbench's Reporter counts whole intervals: `elapsed / interval` of them are measured, and the warm-up is
