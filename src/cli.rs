@@ -328,6 +328,7 @@ impl RunArgs {
             interval: self.interval,
             warmup: self.warmup,
             ranks: None,
+            target: self.target.clone(),
         }
     }
 }

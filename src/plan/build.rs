@@ -321,9 +321,26 @@ mod tests {
         let past = PhaseSpec {
             rw: Some(RwMode::RandRead),
             distribution: Some(DistributionSpec::Zoned(vec![zone(32), zone(64)])),
-            ..seq
+            ..seq.clone()
         };
         assert!(build_plan(&one_phase(past), &facts(), &options()).unwrap_err().0.contains("past the end"));
+        // vdbench's stride: random modes only, in place of the random offsets (so not beside a distribution);
+        // its hot band needs a band of at least 1,000,000 bytes.
+        let stride = Some(crate::spec::StrideSpec { min: Bytes::kib(8), max: Bytes::kib(64) });
+        let strided = PhaseSpec { stride, ..seq.clone() };
+        assert!(build_plan(&one_phase(strided.clone()), &facts(), &options()).unwrap_err().0.contains("random modes"));
+        let random = PhaseSpec { rw: Some(RwMode::RandRead), ..strided };
+        let plan = build_plan(&one_phase(random.clone()), &facts(), &options()).unwrap();
+        assert_eq!(plan.phases[0].workers[0].workload.offsets.stride.map(|s| (s.min, s.max)), Some((8192, 65536)));
+        let both = PhaseSpec { distribution: Some(DistributionSpec::Hotband), ..random };
+        assert!(build_plan(&one_phase(both), &facts(), &options()).unwrap_err().0.contains("one or the other"));
+        let small = PhaseSpec {
+            rw: Some(RwMode::RandRead),
+            size: Some(Bytes::kib(512)),
+            distribution: Some(DistributionSpec::Hotband),
+            ..seq
+        };
+        assert!(build_plan(&one_phase(small), &facts(), &options()).unwrap_err().0.contains("1,000,000 bytes"));
     }
 
     #[test]

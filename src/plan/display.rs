@@ -214,6 +214,10 @@ fn write_sync_and_cache(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Resul
         let every = Bytes(z.stride());
         writeln!(f, "  strided zones: {} at the start of every {every}, one zone after another", z.size)?;
     }
+    if let Some(s) = p.workers.first().and_then(|w| w.workload.offsets.stride) {
+        let (min, max) = (Bytes(s.min), Bytes(s.max));
+        writeln!(f, "  stride: each random offset is a skip of {min} to {max} past the last operation's end")?;
+    }
     if let Some(data) = &p.data {
         writeln!(f, "  {}", data.describe())?;
     }
@@ -298,6 +302,7 @@ fn describe_distribution(d: &Distribution) -> String {
         Distribution::Zipf { theta } => format!("zipf θ={theta}"),
         Distribution::Pareto { h } => format!("pareto h={h}"),
         Distribution::Normal { sigma_percent } => format!("normal σ={sigma_percent}%"),
+        Distribution::Hotband => "vdbench hot band".into(),
         Distribution::Zoned { zones } => {
             let parts: Vec<String> = zones
                 .iter()

@@ -36,7 +36,8 @@ pub(super) fn plan_parts_phase(
         let one = part_alone(&unit, &label, &name);
         let plan = plan_raw_phase(context, index, &one, target, facts, verify_block, notices)?;
         let queue = unit.queue.clone().unwrap_or_else(|| plan.files.iter().map(|f| f.to_string()).collect());
-        planned.push(Planned { name, queue, share: shares[i], rank: unit.rank, plan });
+        let bounded = parts[i].io_passes.is_some();
+        planned.push(Planned { name, queue, share: shares[i], rank: unit.rank, bounded, plan });
     }
     let workers = workers(&planned, spec);
     Ok(combine(spec, &label, planned, workers))
@@ -50,6 +51,9 @@ struct Planned {
     share: f64,
     /// The rank that runs it, under mpirun (vdbench's hd).
     rank: Option<u32>,
+    /// The part says its own passes (vdbench seekpct=eof: one pass of its lun), which bound it even under a
+    /// runtime.
+    bounded: bool,
     plan: PhasePlan,
 }
 
@@ -105,10 +109,13 @@ fn workers(planned: &[Planned], spec: &PhaseSpec) -> Vec<WorkerPlan> {
             let mine: Vec<&Planned> = planned.iter().filter(|p| (p.queue.as_str(), p.rank) == *queue).collect();
             let first = &mine[0].plan.workers[0];
             let share: f64 = mine.iter().map(|p| p.share).sum::<f64>() / total_share.max(f64::MIN_POSITIVE);
-            let io_bytes = spec.io_size.map(|b| (b.0 as f64 * share) as u64).or_else(|| {
-                // Without a runtime or an amount, each part does what it would alone.
-                spec.runtime.is_none().then(|| mine.iter().filter_map(|p| p.plan.workers[0].io_bytes).sum())
-            });
+            let alone = || mine.iter().filter_map(|p| p.plan.workers[0].io_bytes).sum();
+            let io_bytes = match spec.io_size {
+                Some(b) => Some((b.0 as f64 * share) as u64),
+                // Parts bounded by their own passes, or without a runtime: each part does what it would alone.
+                None if spec.runtime.is_none() || mine.iter().all(|p| p.bounded) => Some(alone()),
+                None => None,
+            };
             WorkerPlan {
                 workload: first.workload.clone(),
                 io_bytes,

@@ -7,7 +7,7 @@ use super::{Arrivals, DirectMode, Pacing};
 use crate::engine::EngineKind;
 use crate::spec::{ArrivalSpec, BlockSizeSpec, DistributionSpec, EngineChoice, PhaseSpec, Sequencer, ZoneExtent};
 use crate::units::{Bytes, format_duration};
-use crate::workload::{BlockSizes, Distribution, Offsets, Zone, ZoneSize};
+use crate::workload::{BlockSizes, Distribution, HOTBAND_MIN_BYTES, Offsets, Stride, Zone, ZoneSize};
 
 /// The latency percentiles asked for, ascending and without repeats.
 pub(super) fn percentiles(spec: &PhaseSpec) -> Result<Vec<f64>, String> {
@@ -105,6 +105,7 @@ pub(super) fn distribution(spec: &DistributionSpec) -> Distribution {
         DistributionSpec::Zipf(theta) => Distribution::Zipf { theta: *theta },
         DistributionSpec::Pareto(h) => Distribution::Pareto { h: *h },
         DistributionSpec::Normal(sigma_percent) => Distribution::Normal { sigma_percent: *sigma_percent },
+        DistributionSpec::Hotband => Distribution::Hotband,
         DistributionSpec::Zoned(zones) => Distribution::Zoned {
             zones: zones
                 .iter()
@@ -123,6 +124,13 @@ pub(super) fn distribution(spec: &DistributionSpec) -> Distribution {
 /// Zones in bytes (fio zoned_abs) must end within the smallest region a worker addresses, as fio requires them to
 /// end within the file.
 pub(super) fn check_zones(spec: Option<&DistributionSpec>, smallest_region: u64) -> Result<(), String> {
+    if spec == Some(&DistributionSpec::Hotband) && smallest_region < HOTBAND_MIN_BYTES {
+        return Err(format!(
+            "a hot band needs at least 1,000,000 bytes, as in vdbench, but the data per file is {}; use a larger \
+             --size or band",
+            Bytes(smallest_region)
+        ));
+    }
     let Some(DistributionSpec::Zoned(zones)) = spec else { return Ok(()) };
     let end: u64 = zones.iter().filter_map(|z| if let ZoneExtent::Bytes(b) = z.size { Some(b.0) } else { None }).sum();
     if end > smallest_region {
@@ -159,7 +167,17 @@ pub(super) fn offsets(spec: &PhaseSpec, random: bool, align: u32) -> Result<Offs
     if random_every == 0 {
         return Err("random-every must be at least 1".into());
     }
-    Ok(Offsets { step, random_every, identical: spec.sequencer == Some(Sequencer::Identical) })
+    let stride = match spec.stride {
+        Some(s) if !random => return Err(format!("stride ({}, {}) applies to random modes", s.min, s.max)),
+        Some(_) if spec.distribution.as_ref().is_some_and(|d| *d != DistributionSpec::Uniform) => {
+            return Err("stride takes the place of random offsets, so a distribution would do nothing: give one or \
+                        the other"
+                .into());
+        }
+        Some(s) => Some(Stride { min: s.min.0, max: s.max.0 }),
+        None => None,
+    };
+    Ok(Offsets { step, random_every, identical: spec.sequencer == Some(Sequencer::Identical), stride })
 }
 
 pub(super) fn worker_seed(seed: u64, phase: usize, worker: usize) -> u64 {

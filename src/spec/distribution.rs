@@ -25,6 +25,8 @@ pub enum DistributionSpec {
     Normal(f64),
     /// Consecutive zones from the start of each file, with their share of the accesses (fio zoned/zoned_abs).
     Zoned(Vec<ZoneSpec>),
+    /// vdbench's hot band (`hotband=`): I/O crowded at the start of the data set on vdbench's curve.
+    Hotband,
 }
 
 /// One zone: its share of the accesses and its extent.
@@ -46,7 +48,7 @@ pub enum ZoneExtent {
 
 const EXPECTED: &str = "uniform, zipf:θ (θ > 0, e.g. zipf:1.2), pareto:h (0 < h < 1), normal:σ (σ in % of the \
                         data set), zoned:A/S:… (A % of accesses to S % of the data, e.g. zoned:60/10:40/90) or \
-                        zoned_abs:A/SIZE:… (e.g. zoned_abs:60/20g:40/100g)";
+                        zoned_abs:A/SIZE:… (e.g. zoned_abs:60/20g:40/100g) or hotband (vdbench's hot band)";
 
 impl DistributionSpec {
     /// Completes zones written as (access share, extent), either possibly missing, the way fio does; `what`
@@ -130,10 +132,11 @@ impl FromStr for DistributionSpec {
             "zipf" => DistributionSpec::Zipf(number(arg)?),
             "pareto" => DistributionSpec::Pareto(number(arg)?),
             "normal" | "gauss" => DistributionSpec::Normal(number(arg)?),
+            "hotband" if arg.is_none() => DistributionSpec::Hotband,
             _ => return Err(value_error(s, "distribution", EXPECTED)),
         };
         let ok = match spec {
-            DistributionSpec::Uniform | DistributionSpec::Zoned(_) => true,
+            DistributionSpec::Uniform | DistributionSpec::Zoned(_) | DistributionSpec::Hotband => true,
             DistributionSpec::Zipf(theta) => theta > 0.0,
             DistributionSpec::Pareto(h) => h > 0.0 && h < 1.0,
             DistributionSpec::Normal(sigma) => sigma > 0.0 && sigma <= 100.0,
@@ -152,6 +155,7 @@ impl fmt::Display for DistributionSpec {
             DistributionSpec::Zipf(v) => write!(f, "zipf:{v}"),
             DistributionSpec::Pareto(v) => write!(f, "pareto:{v}"),
             DistributionSpec::Normal(v) => write!(f, "normal:{v}"),
+            DistributionSpec::Hotband => f.write_str("hotband"),
             DistributionSpec::Zoned(zones) => {
                 let absolute = zones.iter().any(|z| matches!(z.size, ZoneExtent::Bytes(_)));
                 let parts: Vec<String> = zones
@@ -181,6 +185,7 @@ mod tests {
     fn distributions() {
         assert_eq!("zipf:1.2".parse::<DistributionSpec>().unwrap(), DistributionSpec::Zipf(1.2));
         assert_eq!("uniform".parse::<DistributionSpec>().unwrap(), DistributionSpec::Uniform);
+        assert_eq!("hotband".parse::<DistributionSpec>().unwrap().to_string(), "hotband");
         assert_eq!("pareto:0.9".parse::<DistributionSpec>().unwrap(), DistributionSpec::Pareto(0.9));
         assert!("pareto:1.5".parse::<DistributionSpec>().is_err());
         assert!("zipf".parse::<DistributionSpec>().is_err());

@@ -15,7 +15,7 @@ use super::fileset::FileSetPhaseSpec;
 use super::fio_info::FioJobInfo;
 use super::steady::SteadyStateSpec;
 use super::streams::StreamsSpec;
-use super::strided::StridedSpec;
+use super::strided::{StrideSpec, StridedSpec};
 use super::values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
     VerifyChoice,
@@ -127,6 +127,10 @@ pub struct PhaseSpec {
     /// Sequential phases: only zones of the region, one after another (fio zonemode=strided; `[phase.strided]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strided: Option<StridedSpec>,
+    /// Random phases: skip forward from the last operation by an amount within (min, max) in place of each
+    /// random offset (vdbench stride=(min,max); `[phase.stride]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stride: Option<StrideSpec>,
     /// Random phases: a new random offset only every this many operations (fio rw=randread:8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_every: Option<u32>,
@@ -297,7 +301,7 @@ impl PhaseSpec {
             [
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
                 runtime, ramp, io_size, io_passes, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
-                continue_on_error, verify, verify_backlog, data, percentage_random, offset_step, strided, random_every, sequencer,
+                continue_on_error, verify, verify_backlog, data, percentage_random, offset_step, strided, stride, random_every, sequencer,
                 align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::job::PhaseSpec;
-use super::strided::StridedSpec;
+use super::strided::{StrideSpec, StridedSpec};
 use super::values::BlockSizeSpec;
 use crate::units::Bytes;
 
@@ -16,6 +16,7 @@ impl PhaseSpec {
         self.check_amounts_and_rates()?;
         self.check_verify()?;
         self.strided.as_ref().map_or(Ok(()), StridedSpec::check)?;
+        self.stride.as_ref().map_or(Ok(()), StrideSpec::check)?;
         if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
             return Err("bs must be above zero".into());
         }

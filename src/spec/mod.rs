@@ -34,7 +34,7 @@ pub use formats::{FORMATS, Format, Mix};
 pub use job::{JobSpec, PhaseSpec, SpecOrigin};
 pub use steady::{SteadyCriterion, SteadyOn, SteadyStateSpec, SteadyWindow};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
-pub use strided::StridedSpec;
+pub use strided::{StrideSpec, StridedSpec};
 pub use toml::parse_toml_job;
 pub use values::{
     ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
@@ -71,6 +71,9 @@ pub struct ReadOptions {
     pub warmup: Option<Duration>,
     /// The number of ranks of a multi-host run (mpirun), when above one: vdbench's hds then map onto the ranks.
     pub ranks: Option<u32>,
+    /// The target named on the command line (`streamcap run TARGET`): a vdbench file's luns on several devices
+    /// or in several directories become files of their names in it, when it is a directory.
+    pub target: Option<PathBuf>,
 }
 
 /// Reads a job file in any supported dialect.

@@ -13,6 +13,7 @@
 //!   a share of the accesses, and accesses are uniform within a zone. Zones are *not* scattered: "60 % of the I/O
 //!   to the first 10 %" means the first 10 % of the file, as in fio. A zone is a fraction of the set or a byte
 //!   size; a set smaller than the zones asked for ends at its end (the plan refuses zone sizes past the end).
+//! - hotband — vdbench's hot band: zones worked out from the set's size (`hotband.rs`).
 
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +37,8 @@ pub enum Distribution {
     Zoned {
         zones: Vec<Zone>,
     },
+    /// vdbench's hot band over the whole set: zones from its size (`workload::hotband`).
+    Hotband,
 }
 
 /// One zone of a zoned distribution.
@@ -128,6 +131,7 @@ impl Sampler {
                 Sampler::Normal { n, sigma: sigma_percent / 100.0 * n as f64, scatter: Scatter::new(n) }
             }
             Distribution::Zoned { ref zones } => Sampler::Zoned(ZoneTable::new(zones, n, unit)),
+            Distribution::Hotband => Sampler::Zoned(ZoneTable::new(&super::hotband::zones(n * unit, unit), n, unit)),
         }
     }
 

@@ -5,6 +5,7 @@
 mod blocksize;
 mod distribution;
 pub mod fileset;
+mod hotband;
 mod mix;
 mod rng;
 mod shuffle;
@@ -12,6 +13,9 @@ mod source;
 
 pub use blocksize::{BlockSizes, SizePicker};
 pub use distribution::{Distribution, Sampler, Scatter, Zipf, Zone, ZoneSize};
+pub use hotband::MIN_BAND as HOTBAND_MIN_BYTES;
 pub use mix::MixSource;
 pub use rng::{Rng, mix64};
-pub use source::{Access, Direction, FileService, Offsets, Op, OpSource, Region, WorkloadConfig, WorkloadError};
+pub use source::{
+    Access, Direction, FileService, Offsets, Op, OpSource, Region, Stride, WorkloadConfig, WorkloadError,
+};

@@ -14,7 +14,8 @@
 //! the region (or, backwards, to its end plus the step) when it runs off, which ends the pass over that region;
 //! `random_every` takes a new random offset only every Nth operation (`rw=randread:8`), the ones between continue
 //! sequentially or repeat the same offset (fio's `rw_sequencer`). A zoned distribution is applied to each region
-//! (file) on its own, as fio applies it to each file.
+//! (file) on its own, as fio applies it to each file. vdbench's `stride=(min,max)` replaces each random offset
+//! by a skip forward from the end of the last operation, over the regions laid end to end.
 
 use serde::{Deserialize, Serialize};
 
@@ -73,6 +74,17 @@ pub struct Offsets {
     pub random_every: u32,
     /// Between random offsets, repeat the last offset instead of continuing sequentially.
     pub identical: bool,
+    /// In place of a random offset, skip forward (vdbench stride=).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stride: Option<Stride>,
+}
+
+/// vdbench's `stride=(min,max)`, bytes: each skip is `min` plus a random whole number of the operation's length
+/// below `max − min` (`WG_entry.blockBoundarySeek`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stride {
+    pub min: u64,
+    pub max: u64,
 }
 
 /// How a worker with several regions (files) moves between them.
@@ -148,6 +160,8 @@ pub struct OpSource {
     until_random: u32,
     /// Offset of the last operation in its region (for `identical`).
     last_offset: u64,
+    /// A stride has been taken (vdbench's first one is at the start).
+    strode: bool,
     sizes: SizePicker,
     write_sizes: Option<SizePicker>,
     read_percent: u8,
@@ -183,6 +197,7 @@ impl OpSource {
             offsets: config.offsets,
             until_random: 0,
             last_offset: 0,
+            strode: false,
             sizes: SizePicker::new(&config.block_sizes),
             write_sizes: config.write_sizes.as_ref().map(SizePicker::new),
             read_percent: config.read_percent,
@@ -207,7 +222,8 @@ impl OpSource {
         // larger than the block size); anything sequential continues where the last one ended, so it may not.
         let all_random = matches!(config.access, Access::Random { .. })
             && config.random_percent >= 100
-            && config.offsets.random_every <= 1;
+            && config.offsets.random_every <= 1
+            && config.offsets.stride.is_none();
         for &size in &all_sizes {
             if size == 0 || (size % align != 0 && !all_random) {
                 return Err(WorkloadError::Misaligned(size, align));
@@ -293,6 +309,9 @@ impl OpSource {
 
     #[inline]
     fn random_op(&mut self, len: u32) -> (u32, u64, u32) {
+        if let Some(stride) = self.offsets.stride {
+            return self.stride_op(stride, len);
+        }
         let (sampler, unit) = self.random.as_mut().expect("random operations have a sampler");
         let unit = *unit;
         let drawn = match self.shuffle.as_mut() {
@@ -324,6 +343,36 @@ impl OpSource {
         self.cursors[index] = offset + u64::from(len);
         self.last_offset = offset;
         (r.file, r.start + offset, len)
+    }
+
+    /// vdbench's stride: from the end of the last operation, `min` plus a random whole number of `len` below
+    /// `max − min` further, over the regions laid end to end (vdbench's concatenated sds); an operation that would
+    /// cross the end of its region starts the next region, and past the last one the first begins again, as
+    /// vdbench goes back to the start of the lun. The first operation is at the start.
+    #[inline]
+    fn stride_op(&mut self, stride: Stride, len: u32) -> (u32, u64, u32) {
+        let len64 = u64::from(len);
+        let total = self.region_starts[self.regions.len() - 1] + self.regions[self.regions.len() - 1].len;
+        let mut at = 0;
+        if self.strode {
+            let steps = stride.max.saturating_sub(stride.min) / len64;
+            let skip = stride.min + if steps > 0 { self.rng.below(steps) * len64 } else { 0 };
+            at = (self.region_starts[self.current] + self.cursors[self.current]).saturating_add(skip);
+        }
+        self.strode = true;
+        if at >= total {
+            at = 0;
+        }
+        let mut index = self.region_starts.partition_point(|&s| s <= at) - 1;
+        let mut within = (at - self.region_starts[index]) / self.align * self.align;
+        if within + len64 > self.regions[index].len {
+            (index, within) = ((index + 1) % self.regions.len(), 0);
+        }
+        self.current = index;
+        self.cursors[index] = within + len64;
+        self.last_offset = within;
+        let r = self.regions[index];
+        (r.file, r.start + within, len)
     }
 
     /// fio's rw_sequencer=identical: the same offset as the last operation (pulled back if this one is longer).

@@ -221,3 +221,31 @@ fn zones_apply_to_each_file_on_its_own() {
     }
     assert!(files.iter().all(|&n| n > 1500), "both files: {files:?}");
 }
+
+/// vdbench's stride=(8k,16k) with 4 KiB transfers: the first operation at the start, then each a skip of 8 or 12
+/// KiB past the end of the one before, over both regions as one, and from the start again past the end.
+#[test]
+fn strides_skip_forward_within_their_bounds_over_the_regions_as_one() {
+    let regions = vec![Region { file: 0, start: 0, len: 1 << 20 }, Region { file: 1, start: 4096, len: 1 << 20 }];
+    let mut cfg =
+        config(Access::Random { distribution: Distribution::Uniform }, regions, BlockSizes::Fixed { size: 4096 });
+    cfg.offsets.stride = Some(Stride { min: 8192, max: 16384 });
+    let mut src = OpSource::new(&cfg).unwrap();
+    // Positions in the regions laid end to end (file 1's offsets start at 4096).
+    let ops: Vec<u64> = (0..400)
+        .map(|_| src.next_op())
+        .map(|op| if op.file == 0 { op.offset } else { (1 << 20) + op.offset - 4096 })
+        .collect();
+    assert_eq!(ops[0], 0);
+    let (mut skips, mut wrapped, mut in_second) = (std::collections::BTreeSet::new(), 0, 0);
+    for pair in ops.windows(2) {
+        if pair[1] == 0 {
+            wrapped += 1;
+            continue;
+        }
+        skips.insert(pair[1] - (pair[0] + 4096));
+        in_second += usize::from(pair[1] >= 1 << 20);
+    }
+    assert_eq!(skips.into_iter().collect::<Vec<_>>(), [8192, 12288], "skips of min + a whole number of transfers");
+    assert!(wrapped >= 1 && in_second > 50, "both regions, then the start again: {wrapped} wraps, {in_second}");
+}

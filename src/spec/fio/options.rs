@@ -65,9 +65,9 @@ impl Problems {
     pub fn message(&self, error: &OptionError) -> String {
         let key = self.unknown.iter().find(|(at, _)| *at == error.at).map(|(_, key)| key);
         match key.filter(|_| error.message.starts_with(UNKNOWN)).and_then(|key| Some((key, closest(key)?))) {
+            // The first quoted name in the message is the option itself (push_unknown wrote it so).
             Some((key, near)) => {
-                let cut = UNKNOWN.len() + key.len() + 3;
-                format!("{} (did you mean '{near}'?){}", &error.message[..cut], &error.message[cut..])
+                error.message.replacen(&format!("'{key}'"), &format!("'{key}' (did you mean '{near}'?)"), 1)
             }
             None => error.message.clone(),
         }

@@ -178,4 +178,6 @@ mod tests_fs;
 #[cfg(test)]
 mod tests_mix;
 #[cfg(test)]
+mod tests_shapes;
+#[cfg(test)]
 mod tests_shared;

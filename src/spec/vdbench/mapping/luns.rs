@@ -4,7 +4,9 @@
 //! make that directory the target, each sd then one file
 //! of that name in streamcap's own work directory there (streamcap writes only files it creates; the size of an
 //! existing lun is kept when the sd gives none). Several block devices, or files in several directories, need
-//! several targets per job, which streamcap does not run: refused with that reason. Reads the luns' metadata.
+//! several targets per job, which streamcap does not run: with a directory given as the target on the command
+//! line, each lun becomes a file of its name there instead; without one, refused with that reason. Reads the
+//! luns' metadata.
 
 use std::path::{Path, PathBuf};
 
@@ -17,13 +19,15 @@ pub(super) fn settle(
     phases: &mut [PhaseSpec],
     notices: &mut Vec<String>,
     root: &Path,
+    target: Option<&Path>,
 ) -> Result<Option<PathBuf>, VdbError> {
     let mut luns: Vec<PathBuf> = Vec::new();
+    // A workload of concatenated sds names all their luns.
     for unit in phases.iter_mut().flat_map(units_mut) {
-        if let Some(lun) = unit.file_names.as_ref().and_then(|n| n.first()).map(PathBuf::from)
-            && !luns.contains(&lun)
-        {
-            luns.push(lun);
+        for lun in unit.file_names.iter().flatten().map(PathBuf::from) {
+            if !luns.contains(&lun) {
+                luns.push(lun);
+            }
         }
     }
     match luns.as_slice() {
@@ -34,11 +38,24 @@ pub(super) fn settle(
             Ok(Some(one))
         }
         many => {
-            let dir = shared_directory(many).map_err(|why| VdbError::at(&Where::File(root.to_path_buf()), why))?;
+            let at = |why: String| VdbError::at(&Where::File(root.to_path_buf()), why);
+            let (dir, whose) = match (shared_directory(many), target.filter(|t| t.is_dir())) {
+                (Ok(dir), _) => (dir, "there"),
+                (Err(_), Some(target)) => {
+                    distinct_names(many).map_err(at)?;
+                    (target.to_path_buf(), "in the target given")
+                }
+                (Err(why), None) => {
+                    return Err(at(format!(
+                        "{why}; or give a directory as the target (streamcap run DIR --job FILE) to run each lun \
+                         as a file there"
+                    )));
+                }
+            };
             let names: Vec<String> = many.iter().map(|l| l.display().to_string()).collect();
             notices.push(format!(
                 "vdbench lun{} {} in {}: streamcap runs each as a file of that name in its own work directory \
-                 there (created and removed by streamcap), and does not touch the files themselves",
+                 {whose} (created and removed by streamcap), and does not touch the luns themselves",
                 if many.len() > 1 { "s" } else { "" },
                 names.join(", "),
                 dir.display()
@@ -49,6 +66,32 @@ pub(super) fn settle(
             Ok(Some(dir))
         }
     }
+}
+
+/// Luns that will be files of their own names in one directory must not share a name.
+fn distinct_names(luns: &[PathBuf]) -> Result<(), String> {
+    let mut seen: Vec<String> = Vec::new();
+    for lun in luns {
+        let name = file_name(&lun.to_string_lossy());
+        if seen.contains(&name) {
+            return Err(format!(
+                "two luns are named {name} ({}): as files in the target they would be one; give the sds luns of \
+                 different names",
+                luns.iter()
+                    .filter(|l| file_name(&l.to_string_lossy()) == name)
+                    .map(|l| l.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        seen.push(name);
+    }
+    Ok(())
+}
+
+/// The last part of a lun's path, `/` or `\\` separated (`\\.\PHYSICALDRIVE1` → `PHYSICALDRIVE1`).
+fn file_name(lun: &str) -> String {
+    lun.rsplit(['/', '\\']).find(|p| !p.is_empty()).unwrap_or(lun).to_string()
 }
 
 /// The phase itself, or its parts.
@@ -94,8 +137,7 @@ fn in_directory(unit: &mut PhaseSpec) {
             unit.offset = Some(SizeOrPercent::Bytes(of(p)));
         }
     }
-    let name = lun.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    unit.file_names = Some(vec![name]);
+    unit.file_names = unit.file_names.as_ref().map(|luns| luns.iter().map(|l| file_name(l)).collect());
 }
 
 /// A lun vdbench would create: it does not exist, and its directory does (not `/`, nothing under `/dev`).
@@ -107,4 +149,14 @@ fn creatable(lun: &Path) -> bool {
 fn is_block_device(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_lun_s_file_name_is_the_last_part_of_its_path_either_way_separated() {
+        assert_eq!(super::file_name("/dev/sdb"), "sdb");
+        assert_eq!(super::file_name(r"\\.\PHYSICALDRIVE1"), "PHYSICALDRIVE1");
+        assert_eq!(super::file_name("/mnt/lun0/"), "lun0");
+    }
 }

@@ -17,6 +17,7 @@
 //!   sequential`; these are written out.
 //! - `pause=` after a run delays the next phase's start (`start-delay`), as vdbench sleeps between runs.
 
+mod concat;
 mod data;
 mod fileset;
 mod fileset_loops;
@@ -142,6 +143,8 @@ struct Mapper<'a> {
     hosts: Hosts,
     /// The target of a file-system job (the first anchor).
     target: Option<PathBuf>,
+    /// `concatenatesds=yes`: each wd runs on its sds as one lun (`concat`).
+    concatenate: bool,
 }
 
 /// Maps the records into a job; every problem goes to `problems` (one per record or rd), and `None` comes back
@@ -151,7 +154,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
     // A refused hd still names a host, so that `host=` naming it is not refused too.
     let mut hosts = problems.take(hosts::resolve(model, options)).unwrap_or_else(|| Hosts::named(model));
     let notices = std::mem::take(&mut hosts.notices);
-    let mut m = Mapper { model, options, notices, hosts, target: None };
+    let mut m = Mapper { model, options, notices, hosts, target: None, concatenate: false };
     m.general(problems);
     let rds: Vec<&Record> = model.of(Kind::Rd).collect();
     if rds.is_empty() {
@@ -183,6 +186,9 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
         }
     }
     if let Some(Some(backlog)) = problems.take(validate::validation(model)) {
+        if m.concatenate {
+            problems.push(file_level("vdbench refuses Data Validation (validate=) with concatenatesds=yes, and so does streamcap: remove one"));
+        }
         problems.take(validate::apply(backlog, &mut phases, file_system, root));
     }
     match problems.take(data::data_shape(model)) {
@@ -190,8 +196,11 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
         Some(Some(data)) => phases.iter_mut().for_each(|p| p.data = Some(data.clone())),
         _ => {}
     }
-    let target =
-        if file_system { m.target.take() } else { problems.take(luns::settle(&mut phases, &mut m.notices, root))? };
+    let target = if file_system {
+        m.target.take()
+    } else {
+        problems.take(luns::settle(&mut phases, &mut m.notices, root, options.target.as_deref()))?
+    };
     Some(JobSpec {
         origin: SpecOrigin::Vdbench { path: root.to_path_buf(), ranks: m.hosts.ranks() },
         target,
@@ -228,9 +237,8 @@ impl<'a> Mapper<'a> {
                 "concatenatesds" | "formatsds" if value.to_ascii_lowercase().starts_with('n') => {}
                 // Read by `validate::validation` once the phases are known.
                 "validate" => {}
-                "concatenatesds" => {
-                    problems.push(refuse("concatenating sds (concatenatesds=yes) is not supported yet"))
-                }
+                "concatenatesds" if yes => self.concatenate = true,
+                "concatenatesds" => problems.push(refuse("concatenatesds takes yes or no, as in vdbench")),
                 "formatsds" => problems.push(refuse("formatting the sds first (formatsds=) is not supported yet")),
                 "journal" => problems.push(refuse("journaling (journal=) is not supported yet")),
                 // Read by `data::data_shape` once the phases are known.

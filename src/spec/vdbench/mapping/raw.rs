@@ -54,6 +54,7 @@ impl Mapper<'_> {
         for combination in expand::combinations(&loops, rd)? {
             let (mut runs, mut rate) = (generators.clone(), base_rate);
             raw_loops::apply(&loops, &combination, rd, &mut runs, &mut rate)?;
+            check_eof(rd, &runs)?;
             let name = expand::phase_name(rd, &loops, &combination, false);
             let rate = rate.expect("a single rate or a rate loop, checked by rd_rate");
             for point in rated(name, rate, &common.curve, "iorate") {
@@ -71,9 +72,33 @@ impl Mapper<'_> {
             None => self.named(rd, "wd", Kind::Wd)?,
         };
         let shares = wd_shares(rd, &wds)?;
+        let runs =
+            if self.concatenate { self.concatenated(rd, &wds, &shares)? } else { self.separate(rd, &wds, &shares)? };
+        if runs.iter().any(|r| r.flags.direct != runs[0].flags.direct) {
+            let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
+            return Err(fail(
+                rd,
+                p,
+                "some of this rd's sds use openflags=o_direct and some do not: streamcap runs \
+                                    one rd with or without the page cache; give every sd the same openflags"
+                    .into(),
+            ));
+        }
+        if !runs.is_empty() && !runs[0].flags.direct {
+            self.notice(
+                "vdbench reads and writes through the page cache unless openflags=o_direct; this job does the same \
+                 (add openflags=o_direct to the sd to bypass the cache)"
+                    .into(),
+            );
+        }
+        Ok(runs)
+    }
+
+    /// One generator per wd, sd and host, as vdbench makes them without concatenation.
+    fn separate(&mut self, rd: &Record, wds: &[&Record], shares: &[f64]) -> Result<Vec<RawRun>, VdbError> {
         let mut plan: Vec<(&Record, &Record, String)> = Vec::new();
-        for wd in &wds {
-            Self::check_wd(wd)?;
+        for &wd in wds {
+            Self::check_wd(wd, false)?;
             let sds =
                 if rd.get("sd").is_some() { self.named(rd, "sd", Kind::Sd)? } else { self.named(wd, "sd", Kind::Sd)? };
             let wd_hosts = self.hosts.of(wd)?;
@@ -93,23 +118,6 @@ impl Mapper<'_> {
             let queue = format!("{}{on_host}", sd.name);
             let run = self.generator((rd, wd, sd), name, queue, share)?;
             runs.push(RawRun { rank: self.hosts.rank_of(host), ..run });
-        }
-        if runs.iter().any(|r| r.flags.direct != runs[0].flags.direct) {
-            let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
-            return Err(fail(
-                rd,
-                p,
-                "some of this rd's sds use openflags=o_direct and some do not: streamcap runs \
-                                    one rd with or without the page cache; give every sd the same openflags"
-                    .into(),
-            ));
-        }
-        if !runs.is_empty() && !runs[0].flags.direct {
-            self.notice(
-                "vdbench reads and writes through the page cache unless openflags=o_direct; this job does the same \
-                 (add openflags=o_direct to the sd to bypass the cache)"
-                    .into(),
-            );
         }
         Ok(runs)
     }
@@ -176,8 +184,18 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
     phase.name = Some(point.name);
     phase.runtime = Some(c.timing.runtime);
     phase.ramp = Some(c.timing.ramp);
+    if runs.iter().all(|r| r.eof) {
+        // vdbench's pass includes its warm-up interval: no warm-up here, so the pass is exactly one, all measured.
+        phase.runtime = Some(c.timing.runtime + c.timing.ramp);
+        phase.ramp = Some(Duration::ZERO);
+    }
     phase.io_size = c.io_size;
-    phase.io_passes = c.io_passes;
+    // seekpct=eof ends a generator after one pass of its lun (sooner with maxdata= below one pass).
+    let eof_passes = Some(c.io_passes.map_or(1.0, |p| p.min(1.0)));
+    phase.io_passes = if matches!(runs, [one] if one.eof && one.rank.is_none()) { eof_passes } else { c.io_passes };
+    for (part, run) in phase.parts.iter_mut().flatten().zip(runs) {
+        part.io_passes = if run.eof { eof_passes } else { None };
+    }
     if let Some(Rate::PerSecond(v)) = point.rate {
         phase.rate_iops = Some((v.round() as u64).max(1));
     }
@@ -187,6 +205,39 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
         phase.rate_process = Some(c.arrival);
     }
     phase
+}
+
+/// `seekpct=eof` where streamcap can end each generator at the end of its lun as vdbench does: vdbench ends the
+/// run once every eof workload is done, so every generator of the rd must be one (the others would run on to
+/// `elapsed=` here), each alone on its sd (streamcap mixes the workloads of one sd on one worker, and counts
+/// their operations together).
+fn check_eof(rd: &Record, runs: &[RawRun]) -> Result<(), VdbError> {
+    let Some(eof) = runs.iter().find(|r| r.eof) else { return Ok(()) };
+    let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
+    if let Some(other) = runs.iter().find(|r| !r.eof) {
+        return Err(fail(
+            rd,
+            p,
+            format!(
+                "{} has seekpct=eof and {} does not: vdbench ends the run when every eof workload reaches the end \
+                 of its lun, which streamcap does only when all of the rd's workloads have seekpct=eof; run the \
+                 others in an rd of their own",
+                eof.name, other.name
+            ),
+        ));
+    }
+    if let Some(shared) = runs.iter().find(|r| runs.iter().filter(|o| o.queue == r.queue).count() > 1) {
+        return Err(fail(
+            rd,
+            p,
+            format!(
+                "several seekpct=eof workloads on sd {}: streamcap ends a pass per sd, not per workload sharing \
+                 one; give each workload its own sd, or run them in rds of their own",
+                shared.queue
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn arrival(rd: &Record) -> Result<ArrivalSpec, VdbError> {

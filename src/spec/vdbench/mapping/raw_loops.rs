@@ -44,7 +44,7 @@ pub(super) fn apply(
             }
             "forseekpct" => {
                 let seek = seekpct(item).map_err(|m| loop_err(l, rd, m))?;
-                runs.iter_mut().for_each(|run| run.seek = seek);
+                runs.iter_mut().for_each(|run| (run.seek, run.eof) = (seek.percent, seek.eof));
             }
             "foriorate" => {
                 *rate =

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::words::{bytes, seekpct, xfersize};
+use super::words::{Seek, bytes, seekpct, xfersize};
 use super::{
     DEFAULT_SD_THREADS, Mapper, OpenFlags, fail, items, one_number, openflags, percentage, unsupported_all, whole,
 };
@@ -12,7 +12,7 @@ use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::lexer::unprotect;
 use crate::spec::vdbench::model::Record;
 use crate::spec::vdbench::values::{Item, Units};
-use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode, SizeOrPercent};
+use crate::spec::{BlockSizeSpec, DistributionSpec, PhaseSpec, RwMode, SizeOrPercent, StrideSpec};
 use crate::units::Bytes;
 
 /// What one workload generator asks, once the loop values of its combination are in.
@@ -24,6 +24,8 @@ pub(super) struct RawRun {
     pub queue: String,
     /// The sd's lun as the file gives it (after `--anchor`); `luns::settle` turns luns into the job's target.
     pub lun: PathBuf,
+    /// Under concatenatesds=yes, the luns of the wd's other sds, laid end to end after `lun`.
+    pub more_luns: Vec<PathBuf>,
     /// Bytes addressed (the sd's size, narrowed by `range=`).
     pub size: Option<Bytes>,
     /// Where they start (the sd's offset, moved by `range=`).
@@ -35,6 +37,12 @@ pub(super) struct RawRun {
     pub align: Option<Bytes>,
     pub rdpct: u8,
     pub seek: u8,
+    /// `seekpct=eof`: sequential, and done at the end of the lun (one pass) instead of starting again.
+    pub eof: bool,
+    /// `stride=(min,max)`: skip-sequential in place of random seeks.
+    pub stride: Option<StrideSpec>,
+    /// `hotband=`: random seeks crowd at the start of the range on vdbench's curve.
+    pub hotband: bool,
     pub threads: u32,
     /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts).
     pub share: f64,
@@ -44,11 +52,9 @@ pub(super) struct RawRun {
 
 /// Keywords of a wd with no meaning here yet, and why.
 const WD_UNSUPPORTED: &[(&str, &str)] = &[
-    ("hotband", "hot bands (hotband=)"),
-    ("stride", "strides (stride=)"),
     ("priority", "workload priorities (priority=)"),
     ("iorate", "a workload's own rate (wd iorate=)"),
-    ("threads", "threads per workload (wd threads=, with concatenatesds)"),
+    ("threads", "threads per workload without concatenatesds=yes (vdbench allows wd threads= only there)"),
     ("streams", "sequential streams (streams=)"),
     ("user", "user-written workloads (user=)"),
 ];
@@ -57,9 +63,11 @@ const WD_UNSUPPORTED: &[(&str, &str)] = &[
 const SD_UNSUPPORTED: &[(&str, &str)] = &[("count", "repeated sds (count=)"), ("journal", "journaling (journal=)")];
 
 impl Mapper<'_> {
-    /// Refuses what a wd asks that streamcap cannot do.
-    pub(super) fn check_wd(wd: &Record) -> Result<(), VdbError> {
-        unsupported_all(wd, WD_UNSUPPORTED)?;
+    /// Refuses what a wd asks that streamcap cannot do; `threads=` is a wd's only with concatenated sds.
+    pub(super) fn check_wd(wd: &Record, concatenated: bool) -> Result<(), VdbError> {
+        let unsupported: Vec<(&str, &str)> =
+            WD_UNSUPPORTED.iter().copied().filter(|(k, _)| !(concatenated && *k == "threads")).collect();
+        unsupported_all(wd, &unsupported)?;
         for k in ["rhpct", "whpct"] {
             if percentage(wd, k)?.is_some_and(|v| v > 0) {
                 let p = wd.get(k).expect("just read");
@@ -71,6 +79,15 @@ impl Mapper<'_> {
             }
         }
         Ok(())
+    }
+
+    /// An sd's lun as the file gives it, after `--anchor`.
+    pub(super) fn lun_of(&mut self, sd: &Record) -> Result<PathBuf, VdbError> {
+        let lun = sd.get("lun").ok_or_else(|| {
+            VdbError::at(&sd.at, format!("{}: lun= is missing: name the file or block device to test", sd.label()))
+        })?;
+        let written = unprotect(&lun.value);
+        Ok(self.map_path(&written).unwrap_or_else(|| PathBuf::from(&written)))
     }
 
     /// The generator of `wd` on `sd` (on host `host`), named `name`, with `share` percent of the operations.
@@ -85,11 +102,7 @@ impl Mapper<'_> {
         if sd.get("hitarea").is_some() {
             self.notice(format!("vdbench {}: hitarea= has no effect without rhpct/whpct", sd.label()));
         }
-        let lun = sd.get("lun").ok_or_else(|| {
-            VdbError::at(&sd.at, format!("{}: lun= is missing: name the file or block device to test", sd.label()))
-        })?;
-        let written = unprotect(&lun.value);
-        let lun = self.map_path(&written).unwrap_or_else(|| PathBuf::from(&written));
+        let lun = self.lun_of(sd)?;
         let mut flags = OpenFlags::default();
         for rec in [sd, wd, rd] {
             openflags(rec, &mut flags)?;
@@ -99,17 +112,13 @@ impl Mapper<'_> {
             (None, Some(w)) => 100 - w,
             (None, None) => 100,
         };
-        let seek = match items(wd, "seekpct", Units::Size)? {
-            None => 100,
-            Some((items, p)) => match items.as_slice() {
-                [one] => seekpct(one).map_err(|m| fail(wd, p, m))?,
-                _ => return Err(fail(wd, p, "poisson seek distributions are not supported yet".into())),
-            },
-        };
+        let seek = seek(wd)?;
         let (xfer, align) = match items(wd, "xfersize", Units::Size)? {
             None => (BlockSizeSpec::Fixed(Bytes::kib(4)), None),
             Some((items, p)) => xfersize(&items, true).map_err(|m| fail(wd, p, m))?,
         };
+        let (stride, hotband) = (stride(wd)?, wd.get("hotband").is_some());
+        self.shape_notices(wd, seek, stride.is_some(), hotband);
         let threads = whole(sd, "threads", "a number of threads")?.unwrap_or(u64::from(DEFAULT_SD_THREADS));
         let align = align.or(size_of(sd, "align")?);
         let (size, offset, size_percent) = placement((sd, wd), align)?;
@@ -117,6 +126,7 @@ impl Mapper<'_> {
             name,
             queue,
             lun,
+            more_luns: Vec::new(),
             size,
             offset,
             size_percent,
@@ -124,11 +134,29 @@ impl Mapper<'_> {
             align,
             xfer,
             rdpct,
-            seek,
+            seek: seek.percent,
+            eof: seek.eof,
+            stride,
+            hotband,
             threads: threads.clamp(1, u64::from(u32::MAX)) as u32,
             share,
             rank: None,
         })
+    }
+}
+
+impl Mapper<'_> {
+    /// What vdbench ignores of a wd's access shape: a stride under a hot band, either under sequential I/O.
+    fn shape_notices(&mut self, wd: &Record, seek: Seek, stride: bool, hotband: bool) {
+        if stride && hotband && seek.percent > 0 {
+            // WG_entry.calculateNextLba: a hot band's seek is taken in place of the stride.
+            self.notice(format!("vdbench {}: stride= has no effect with hotband=, as in vdbench", wd.label()));
+        }
+        for (said, key) in [(stride, "stride"), (hotband, "hotband")] {
+            if said && seek.percent == 0 {
+                self.notice(format!("vdbench {}: {key}= has no effect on sequential I/O (seekpct=0)", wd.label()));
+            }
+        }
     }
 }
 
@@ -139,10 +167,10 @@ type Placement = (Option<Bytes>, Option<SizeOrPercent>, Option<f64>);
 
 fn placement((sd, wd): (&Record, &Record), align: Option<Bytes>) -> Result<Placement, VdbError> {
     let (size, offset) = (size_of(sd, "size")?, size_of(sd, "offset")?);
-    let Some((a, b)) = within(range(sd)?, range(wd)?) else {
+    let Some((a, b)) = within(range(sd, "range")?, wd_range(wd)?) else {
         return Ok((size, offset.map(SizeOrPercent::Bytes), None));
     };
-    let (rec, p) = match wd.get("range") {
+    let (rec, p) = match wd.get("range").or_else(|| wd.get("hotband")) {
         Some(p) => (wd, p),
         None => (sd, sd.get("range").expect("a range came from the sd")),
     };
@@ -163,12 +191,25 @@ fn placement((sd, wd): (&Record, &Record), align: Option<Bytes>) -> Result<Place
     }
 }
 
-/// `range=(min,max)`: percentages of the sd, as vdbench reads them.
-fn range(rec: &Record) -> Result<Option<(f64, f64)>, VdbError> {
-    let Some((items, p)) = items(rec, "range", Units::Size)? else { return Ok(None) };
+/// A wd's `range=`, or its `hotband=`, which vdbench reads as the wd's range (`WD_entry`: both set `lowrange`
+/// and `highrange`); the band's skew is the phase's distribution.
+fn wd_range(wd: &Record) -> Result<Option<(f64, f64)>, VdbError> {
+    match (range(wd, "range")?, range(wd, "hotband")?) {
+        (Some(_), Some(_)) => Err(fail(
+            wd,
+            wd.get("hotband").expect("just read"),
+            "hotband= is the wd's range with a skew: give hotband= or range=, not both".into(),
+        )),
+        (one, other) => Ok(one.or(other)),
+    }
+}
+
+/// `range=(min,max)` (or `hotband=`, `key`): percentages of the sd, as vdbench reads them.
+fn range(rec: &Record, key: &str) -> Result<Option<(f64, f64)>, VdbError> {
+    let Some((items, p)) = items(rec, key, Units::Size)? else { return Ok(None) };
     match items.as_slice() {
         [Item::Num(a), Item::Num(b)] if 0.0 <= *a && a < b && *b <= 100.0 => Ok(Some((*a, *b))),
-        _ => Err(fail(rec, p, "expected range=(min,max), percentages of the sd from 0 to 100, min below max".into())),
+        _ => Err(fail(rec, p, format!("expected {key}=(min,max), percentages of the sd from 0 to 100, min below max"))),
     }
 }
 
@@ -182,7 +223,30 @@ fn within(sd: Option<(f64, f64)>, wd: Option<(f64, f64)>) -> Option<(f64, f64)> 
     both.filter(|&r| r != (0.0, 100.0))
 }
 
-fn size_of(rec: &Record, k: &str) -> Result<Option<Bytes>, VdbError> {
+/// `seekpct=`: random (100) unless said.
+fn seek(wd: &Record) -> Result<Seek, VdbError> {
+    let Some((items, p)) = items(wd, "seekpct", Units::Size)? else { return Ok(Seek { percent: 100, eof: false }) };
+    match items.as_slice() {
+        [one] => seekpct(one).map_err(|m| fail(wd, p, m)),
+        _ => Err(fail(wd, p, "poisson seek distributions are not supported yet".into())),
+    }
+}
+
+/// `stride=(min,max)`: two sizes, max not below min (vdbench's `WD_entry.parseStride`).
+fn stride(wd: &Record) -> Result<Option<StrideSpec>, VdbError> {
+    let Some((items, p)) = items(wd, "stride", Units::Size)? else { return Ok(None) };
+    let sizes = match items.as_slice() {
+        [Item::Num(min), Item::Num(max)] if max >= min && *min >= 0.0 => (*min, *max),
+        _ => {
+            return Err(fail(wd, p, "expected stride=(min,max): two sizes such as (8k,64k), max not below min".into()));
+        }
+    };
+    let whole = |v: f64| if v == 0.0 { Ok(Bytes(0)) } else { bytes(v) };
+    let (min, max) = (whole(sizes.0).map_err(|m| fail(wd, p, m))?, whole(sizes.1).map_err(|m| fail(wd, p, m))?);
+    Ok(Some(StrideSpec { min, max }))
+}
+
+pub(super) fn size_of(rec: &Record, k: &str) -> Result<Option<Bytes>, VdbError> {
     match one_number(rec, k, Units::Size, "a size such as 1g")? {
         None => Ok(None),
         Some(v) => bytes(v).map(Some).map_err(|m| fail(rec, rec.get(k).expect("just read"), m)),
@@ -215,7 +279,12 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         sync_writes: run.flags.sync.then_some(true),
         end_fsync: run.flags.fsync.then_some(true),
         percentage_random: (run.seek > 0 && run.seek < 100).then_some(run.seek),
-        file_names: Some(vec![run.lun.to_string_lossy().into_owned()]),
+        file_names: Some(
+            std::iter::once(&run.lun).chain(&run.more_luns).map(|l| l.to_string_lossy().into_owned()).collect(),
+        ),
+        io_passes: run.eof.then_some(1.0),
+        stride: run.stride.filter(|_| run.seek > 0 && !run.hotband),
+        distribution: (run.hotband && run.seek > 0).then_some(DistributionSpec::Hotband),
         ..PhaseSpec::default()
     }
 }

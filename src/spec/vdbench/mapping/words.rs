@@ -31,16 +31,26 @@ pub(super) fn wildcard(pattern: &str, name: &str) -> bool {
     pattern[p..].iter().all(|&c| c == '*')
 }
 
-/// vdbench's `seekpct`: 0/`sequential` → 0, 100/`random` → 100, between: the percentage of random seeks.
-pub(super) fn seekpct(item: &Item) -> Result<u8, String> {
-    let expected = "expected 0 or sequential, 100 or random, or a percentage of random seeks";
+/// A wd's `seekpct`: the percentage of random seeks, and whether a sequential workload stops at the end of its
+/// lun instead of starting again (`seekpct=eof` or `-1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Seek {
+    pub percent: u8,
+    pub eof: bool,
+}
+
+/// vdbench's `seekpct`: 0/`sequential` → 0, 100/`random` → 100, between: the percentage of random seeks;
+/// `eof`/`-1`: sequential, ending at the end of the lun (vdbench's `WD_entry.parseSeekpct` reads both as -1).
+pub(super) fn seekpct(item: &Item) -> Result<Seek, String> {
+    let expected = "expected 0 or sequential, 100 or random, eof or -1, or a percentage of random seeks";
+    let percent = |percent: u8| Ok(Seek { percent, eof: false });
     match item {
-        Item::Num(v) if (0.0..=100.0).contains(v) => Ok(v.round() as u8),
-        Item::Word(w) if w.eq_ignore_ascii_case("eof") => {
-            Err("seekpct=eof (sequential until the end, then stop) is not supported yet".into())
-        }
-        Item::Word(w) if !w.is_empty() && "sequential".starts_with(&w.to_ascii_lowercase()) => Ok(0),
-        Item::Word(w) if !w.is_empty() && "random".starts_with(&w.to_ascii_lowercase()) => Ok(100),
+        Item::Num(v) if (0.0..=100.0).contains(v) => percent(v.round() as u8),
+        Item::Num(v) if *v == -1.0 => Ok(Seek { percent: 0, eof: true }),
+        // The value reader keeps `-1` a word (a `-` is its range mark).
+        Item::Word(w) if w.eq_ignore_ascii_case("eof") || w == "-1" => Ok(Seek { percent: 0, eof: true }),
+        Item::Word(w) if !w.is_empty() && "sequential".starts_with(&w.to_ascii_lowercase()) => percent(0),
+        Item::Word(w) if !w.is_empty() && "random".starts_with(&w.to_ascii_lowercase()) => percent(100),
         _ => Err(format!("'{}': {expected}", item.display())),
     }
 }
