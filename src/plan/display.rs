@@ -138,12 +138,16 @@ fn write_length(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
     if let Some(bytes) = p.planned_bytes() {
         bounds.push(format!("until {bytes} of I/O"));
     }
-    let ramp = if p.ramp.is_zero() {
+    writeln!(f, "  measures {}{}", bounds.join(" or "), warm_up(p))
+}
+
+/// ", after a 2 s warm-up that is not measured", or nothing without a ramp.
+fn warm_up(p: &PhasePlan) -> String {
+    if p.ramp.is_zero() {
         String::new()
     } else {
         format!(", after a {} warm-up that is not measured", format_duration(p.ramp))
-    };
-    writeln!(f, "  measures {}{ramp}", bounds.join(" or "))
+    }
 }
 
 /// When the jobs issue their operations: pacing, a count of operations, pauses, a late start, a rate floor.
@@ -248,12 +252,22 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
     for w in &fs.workloads {
         writeln!(
             f,
-            "  workload {}: {} on {}, rdpct {}, xfersize {}, fileselect {:?}, fileio {}, {} threads",
-            w.name, w.operation, fs.trees[w.tree].name, w.read_percent, w.xfer_label, w.select, w.fileio, w.threads
+            "  workload {}: {} on {}, rdpct {}, xfersize {}, fileselect {:?}, fileio {}, {} threads{}{}",
+            w.name,
+            w.operation,
+            fs.trees[w.tree].name,
+            w.read_percent,
+            w.xfer_label,
+            w.select,
+            w.fileio,
+            w.threads,
+            w.stop_after.map(|n| format!(", stopafter {n}")).unwrap_or_default(),
+            if w.delete_first { ", each file deleted and created again before it is written" } else { "" }
         )?;
     }
     if let Some(runtime) = p.runtime {
-        writeln!(f, "  measures for {}", format_duration(runtime))?;
+        // With the warm-up: a vdbench rd's warmup= runs before its elapsed time.
+        writeln!(f, "  measures for {}{}", format_duration(runtime), warm_up(p))?;
     }
     writeln!(f, "  seed {:#x}", p.seed)
 }

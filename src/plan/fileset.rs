@@ -13,16 +13,17 @@ use serde::Serialize;
 
 use super::defaults;
 use super::facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
-use super::values::{choose_engine, convert_sizes};
+use super::fileset_workload::plan_workload;
+use super::values::choose_engine;
 use super::{PhasePlan, PlanError};
 use crate::metrics::OpClass;
 use crate::spec::{
-    BlockSizeSpec, FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec,
-    FileWorkloadSpec, FormatMode, OpRateSpec, PhaseSpec,
+    FileIo, FileOp, FilePlacement, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FormatMode, OpRateSpec, PhaseSpec,
+    StopAfter,
 };
 use crate::units::Bytes;
 use crate::workload::BlockSizes;
-use crate::workload::fileset::{FileSizes, MAX_SHARED_TREE_FILES, Placement, Selection, TreeShape};
+use crate::workload::fileset::{FileSizes, Placement, Selection, TreeShape};
 
 /// Files one tree may hold (2^32: planning walks them once, and their state takes 1 GiB).
 pub const MAX_TREE_FILES: u64 = 1 << 32;
@@ -100,6 +101,10 @@ pub struct FileWorkloadPlan {
     pub dirs: bool,
     /// Reads and writes may share a file with other threads (vdbench `fileio=(random,shared)`).
     pub shared: bool,
+    /// Transfers to a file before the thread takes another (vdbench `stopafter=`); `None`: vdbench's default.
+    pub stop_after: Option<StopAfter>,
+    /// Sequential writes delete each file and create it again first (vdbench `fileio=(sequential,delete)`).
+    pub delete_first: bool,
     /// Under mpirun, the rank that runs this workload (vdbench's fwd on one hd); `None` runs on every rank.
     pub rank: Option<u32>,
 }
@@ -244,61 +249,6 @@ fn plan_tree(tree: &FileTreeSpec, spec: &PhaseSpec, target: &Path, facts: &Facts
     })
 }
 
-/// Workload `w` (vdbench fwd) on its tree; `count` workloads share an unsaid skew evenly.
-fn plan_workload(
-    w: usize,
-    spec_w: &FileWorkloadSpec,
-    fileset: &FileSetPhaseSpec,
-    trees: &[TreePlan],
-    seed: u64,
-    count: f64,
-) -> Result<FileWorkloadPlan, String> {
-    let name = spec_w.name.clone().unwrap_or_else(|| format!("fwd{}", w + 1));
-    let tree = match &spec_w.tree {
-        Some(t) => fileset.trees.iter().position(|x| &x.name == t).expect("checked by FileSetPhaseSpec::check"),
-        None => 0,
-    };
-    let operation = spec_w.operation.unwrap_or(FileOp::Read);
-    let read_percent = match (operation, spec_w.rdpct) {
-        (FileOp::Read | FileOp::Write, Some(p)) => p,
-        (FileOp::Write, None) => 0,
-        _ => 100,
-    };
-    let xfer_spec = spec_w.xfersize.clone().unwrap_or(BlockSizeSpec::Fixed(defaults::BLOCK_SIZE));
-    let direct = trees[tree].direct;
-    let xfer = xfer_sizes(&xfer_spec, direct).map_err(|e| format!("{name}: {e}"))?;
-    let shared = spec_w.shared.unwrap_or(false);
-    if shared && trees[tree].files > MAX_SHARED_TREE_FILES {
-        return Err(format!(
-            "{name}: shared files keep a use count per file, and tree {} has {} files, more than the \
-             {MAX_SHARED_TREE_FILES} a shared workload may use: use fewer files",
-            trees[tree].name, trees[tree].files
-        ));
-    }
-    let select = match spec_w.fileselect.unwrap_or(FileSelect::Random) {
-        FileSelect::Random => Selection::Random,
-        FileSelect::Sequential => Selection::Sequential,
-        FileSelect::Once => Selection::Once,
-        FileSelect::Skewed(theta) => Selection::Skewed { theta },
-    };
-    Ok(FileWorkloadPlan {
-        name,
-        tree,
-        operation,
-        read_percent,
-        xfer,
-        xfer_label: xfer_spec.to_string(),
-        select,
-        fileio: spec_w.fileio.unwrap_or(FileIo::Sequential),
-        threads: spec_w.threads.unwrap_or(1),
-        skew: spec_w.skew.unwrap_or(100.0 / count),
-        seed,
-        dirs: spec_w.dirs.unwrap_or(false),
-        shared,
-        rank: spec_w.rank,
-    })
-}
-
 /// The anchor directory as the facts found it, or why it cannot be used.
 fn anchor_dir(asked: &Path, anchors: &[AnchorFacts]) -> Result<PathBuf, String> {
     let found = anchors.iter().find(|a| a.path == asked);
@@ -393,16 +343,6 @@ fn check_tree_files(name: &str, shape: &TreeShape) -> Result<(), String> {
     Ok(())
 }
 
-/// Transfer sizes: 1 byte to 256 MiB; multiples of 4 KiB with direct I/O.
-fn xfer_sizes(spec: &BlockSizeSpec, direct: bool) -> Result<BlockSizes, String> {
-    let sizes =
-        convert_sizes(spec, if direct { defaults::DIRECT_ALIGN } else { defaults::BUFFERED_ALIGN }, "xfersize")?;
-    if direct && let Some(bad) = sizes.sizes().into_iter().find(|s| !s.is_multiple_of(defaults::DIRECT_ALIGN)) {
-        return Err(format!("xfersize {} is not a multiple of 4 KiB, which direct I/O needs", Bytes(u64::from(bad))));
-    }
-    Ok(sizes)
-}
-
 /// A stable hash of a tree name (FNV-1a), so that a tree's file sizes depend on its name, not on the phase.
 fn fnv(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
@@ -442,7 +382,7 @@ impl FileSetPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{FileTreeSpec, FileWorkloadSpec, JobSpec, SpecOrigin};
+    use crate::spec::{BlockSizeSpec, FileTreeSpec, FileWorkloadSpec, JobSpec, SpecOrigin};
 
     fn facts(free: u64) -> Facts {
         Facts {
@@ -492,6 +432,8 @@ mod tests {
             dirs: None,
             shared: None,
             rank: None,
+            stopafter: None,
+            delete_first: None,
         }
     }
 

@@ -11,6 +11,7 @@ mod display_streams;
 mod facts;
 mod files;
 mod fileset;
+mod fileset_workload;
 mod fill;
 mod mix;
 mod neutral;
@@ -34,7 +35,9 @@ use crate::spec::{RwMode, SpecOrigin};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes, WorkloadConfig};
 
-pub use crate::spec::{CmdPrio, ExitWhat, FileIo, FileOp, FioJobInfo, FlowSpec, FormatMode, LatencyTarget, PrioShare};
+pub use crate::spec::{
+    CmdPrio, ExitWhat, FileIo, FileOp, FioJobInfo, FlowSpec, FormatMode, LatencyTarget, PrioShare, StopAfter,
+};
 pub use build::{RunOptions, build_plan};
 pub use data::{DataShape, GlobalSet};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};

@@ -123,6 +123,24 @@ pub struct FileWorkloadSpec {
     /// the other ranks leave it and its trees alone. Default: every rank runs it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
+    /// Transfers a thread does to a file before it takes another (vdbench `stopafter=`): `"100"`, or `"10%"` of
+    /// the file's size. Default: the whole file (sequential), transfers adding up to its size (random).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopafter: Option<StopAfter>,
+    /// Sequential writes delete each file and create it again before writing it (vdbench
+    /// `fileio=(sequential,delete)`). Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_first: Option<bool>,
+}
+
+/// How much a thread does to a file before it closes it and takes another (vdbench fwd `stopafter=`).
+/// Sequential I/O with it resumes, next time the file is taken, after the last block done.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StopAfter {
+    /// This many transfers (vdbench `stopafter=100`: "stop using this file after nn blocks").
+    Transfers(u64),
+    /// Transfers adding up to this percentage of the file's size (vdbench `stopafter=10%`).
+    Percent(f64),
 }
 
 /// File sizes of a tree.
@@ -169,8 +187,13 @@ pub enum FileSelect {
     Sequential,
     /// Each file once, then the workload ends.
     Once,
+    /// Each file once in random order, then the workload ends (vdbench `fileselect=(random,once)`).
+    RandomOnce,
     /// Random with Zipf popularity of exponent θ (a few files get most of the operations).
     Skewed(f64),
+    /// Random with vdbench's `fileselect=(poisson,midpoint)`: file ⌊−ln(U)·files/midpoint⌋ mod files, so the
+    /// first files get most of the operations (midpoint 3: half of them in the first fifth).
+    Poisson(f64),
 }
 
 /// How I/O moves within a file.
@@ -267,17 +290,20 @@ impl FileOp {
 impl FromStr for FileSelect {
     type Err = ValueError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let expected = "random, sequential, once or skewed:θ (Zipf exponent, e.g. skewed:1.1)";
+        let expected = "random, sequential, once, random-once, skewed:θ (Zipf, e.g. skewed:1.1) or poisson:midpoint";
         let text = s.trim().to_ascii_lowercase();
         match text.split_once(':') {
             None => match text.as_str() {
                 "random" => Ok(FileSelect::Random),
                 "sequential" | "seq" => Ok(FileSelect::Sequential),
                 "once" => Ok(FileSelect::Once),
+                "random-once" => Ok(FileSelect::RandomOnce),
                 "skewed" => Ok(FileSelect::Skewed(1.1)),
+                "poisson" => Ok(FileSelect::Poisson(3.0)),
                 _ => Err(value_error(s, "fileselect", expected)),
             },
-            Some(("skewed" | "zipf", theta)) => match theta.trim().parse::<f64>() {
+            Some((kind @ ("skewed" | "zipf" | "poisson"), value)) => match value.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 && kind == "poisson" => Ok(FileSelect::Poisson(v)),
                 Ok(t) if t.is_finite() && t > 0.0 => Ok(FileSelect::Skewed(t)),
                 _ => Err(value_error(s, "fileselect", expected)),
             },
@@ -292,7 +318,9 @@ impl fmt::Display for FileSelect {
             FileSelect::Random => f.write_str("random"),
             FileSelect::Sequential => f.write_str("sequential"),
             FileSelect::Once => f.write_str("once"),
+            FileSelect::RandomOnce => f.write_str("random-once"),
             FileSelect::Skewed(theta) => write!(f, "skewed:{theta}"),
+            FileSelect::Poisson(midpoint) => write!(f, "poisson:{midpoint}"),
         }
     }
 }
@@ -379,6 +407,29 @@ impl fmt::Display for FileSizeSpec {
 }
 serde_via_str!(FileSizeSpec);
 
+impl FromStr for StopAfter {
+    type Err = ValueError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let expected = "a number of transfers (e.g. 100) or a percentage of the file's size (e.g. 10%)";
+        let text = s.trim();
+        match text.strip_suffix('%') {
+            Some(pct) => pct.trim().parse::<f64>().ok().filter(|p| p.is_finite() && *p > 0.0).map(StopAfter::Percent),
+            None => text.parse::<u64>().ok().filter(|n| *n > 0).map(StopAfter::Transfers),
+        }
+        .ok_or_else(|| value_error(s, "stopafter", expected))
+    }
+}
+
+impl fmt::Display for StopAfter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StopAfter::Transfers(n) => write!(f, "{n}"),
+            StopAfter::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+serde_via_str!(StopAfter);
+
 impl FileSetPhaseSpec {
     /// Checks what is wrong whatever the target; the message names the key and the fix.
     pub fn check(&self) -> Result<(), String> {
@@ -432,11 +483,15 @@ mod tests {
         assert_eq!("getattr".parse::<FileOp>().unwrap(), FileOp::Getattr);
         assert!("chmod".parse::<FileOp>().unwrap_err().to_string().contains("getattr"));
         assert_eq!("skewed:1.2".parse::<FileSelect>().unwrap(), FileSelect::Skewed(1.2));
+        assert_eq!("poisson".parse::<FileSelect>().unwrap().to_string(), "poisson:3");
         assert_eq!("70%".parse::<OpRateSpec>().unwrap(), OpRateSpec::PercentOfMax(70.0));
         assert_eq!("max".parse::<OpRateSpec>().unwrap(), OpRateSpec::Max);
         let sizes: FileSizeSpec = "16k/80:1m/20".parse().unwrap();
         assert_eq!(sizes, FileSizeSpec::Weighted(vec![(Bytes(16384), 80.0), (Bytes(1 << 20), 20.0)]));
         assert!("16k/80:1m/30".parse::<FileSizeSpec>().is_err());
         assert_eq!("4k-1m".parse::<FileSizeSpec>().unwrap(), FileSizeSpec::Range(Bytes(4096), Bytes(1 << 20)));
+        assert_eq!("100".parse::<StopAfter>().unwrap(), StopAfter::Transfers(100));
+        assert_eq!("12.5%".parse::<StopAfter>().unwrap().to_string(), "12.5%");
+        assert!("0".parse::<StopAfter>().unwrap_err().to_string().contains("10%"));
     }
 }

@@ -209,6 +209,8 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
                     dirs: None,
                     shared: None,
                     rank: None,
+                    stopafter: None,
+                    delete_first: None,
                 })
                 .into_iter()
                 .collect(),

@@ -152,6 +152,8 @@ fn format_workload(plan: &TreePlan) -> FileWorkloadPlan {
         dirs: false,
         shared: false,
         rank: None,
+        stop_after: None,
+        delete_first: false,
     }
 }
 

@@ -6,6 +6,7 @@ use std::fs::Permissions;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::schedule::{FileSetSchedule, Step};
@@ -43,7 +44,7 @@ impl FileSetSchedule<'_> {
         let release = |i| if dirs { dirs_busy.set(i, false) } else { files_busy.release(i) };
         let (exists, selector) =
             if dirs { (&*self.s.state.dirs, &mut self.dirs) } else { (&*self.s.state.files, &mut self.files) };
-        let once = w.select == Selection::Once || self.format.is_some();
+        let once = matches!(w.select, Selection::Once | Selection::RandomOnce) || self.format.is_some();
         for _ in 0..16 {
             let Some(mut i) = selector.next(&mut self.rng) else { return Err(Step::Done) };
             if dirs && w.operation == FileOp::Rmdir {
@@ -88,6 +89,10 @@ impl FileSetSchedule<'_> {
             Err(step) => return step,
         };
         self.file_path(file);
+        let size = self.s.tree.sizes.size_of(file, self.s.tree.seed);
+        if self.deletes_first(file, size) {
+            return self.recreate(ctx, file, size, due);
+        }
         let writes = self.s.workload.read_percent < 100;
         let how = OpenFor { write: writes, create: Create::No, direct: self.s.state.direct, sync: false };
         let started = Instant::now();
@@ -96,7 +101,6 @@ impl FileSetSchedule<'_> {
         match handle.map(|h| ctx.files.put(0, Some(h))) {
             Ok(Ok(_)) => {
                 ctx.record(OpClass::Open, 0, started, ended, due);
-                let size = self.s.tree.sizes.size_of(file, self.s.tree.seed);
                 self.opened(file, size, false);
             }
             Ok(Err(e)) => {
@@ -105,6 +109,55 @@ impl FileSetSchedule<'_> {
             }
             Err(e) => {
                 self.fail(ctx, OpClass::Open, &e);
+                self.s.files_busy.release(file);
+            }
+        }
+        Step::Again
+    }
+
+    /// vdbench `fileio=(sequential,delete)`: a whole file is deleted before it is written; one a `stopafter`
+    /// visit left part-way is written on from there instead (vdbench deletes only a file of its full size).
+    fn deletes_first(&self, file: u64, size: u64) -> bool {
+        let w = self.s.workload;
+        if !w.delete_first || self.format.is_some() {
+            return false;
+        }
+        let left_at = self.resume.map_or(0, |r| r[file as usize].load(Ordering::Relaxed));
+        left_at == 0 || left_at >= size
+    }
+
+    /// Deletes a claimed file and creates it again, empty, for its sequential writes: a delete and a create,
+    /// each timed (vdbench counts the create also as an open).
+    fn recreate(&mut self, ctx: &mut Ctx<'_>, file: u64, size: u64, due: Option<std::time::Duration>) -> Step {
+        let started = Instant::now();
+        let removed = std::fs::remove_file(&self.path);
+        let ended = Instant::now();
+        if let Err(e) = removed {
+            self.fail(ctx, OpClass::Delete, &e);
+            self.s.files_busy.release(file);
+            return Step::Again;
+        }
+        ctx.record(OpClass::Delete, 0, started, ended, due);
+        let how = OpenFor { write: true, create: Create::New, direct: self.s.state.direct, sync: false };
+        let started = Instant::now();
+        let handle = open_data_file(Path::new(&self.path), how);
+        let ended = Instant::now();
+        match handle.map(|h| ctx.files.put(0, Some(h))) {
+            Ok(Ok(_)) => {
+                ctx.record(OpClass::Create, 0, started, ended, None);
+                if let Some(resume) = self.resume {
+                    resume[file as usize].store(0, Ordering::Relaxed);
+                }
+                self.opened(file, size, false);
+            }
+            Ok(Err(e)) => {
+                self.s.state.files.set(file, false);
+                self.fail(ctx, OpClass::Create, &io::Error::other(e.to_string()));
+                self.s.files_busy.release(file);
+            }
+            Err(e) => {
+                self.s.state.files.set(file, false);
+                self.fail(ctx, OpClass::Create, &e);
                 self.s.files_busy.release(file);
             }
         }

@@ -9,13 +9,14 @@
 //! and writes of a shared workload, vdbench's `fileio=(random,shared)` — together with other sharers.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::TreeVerify;
 use super::tree::TreeState;
 use crate::engine::OpKind;
 use crate::metrics::OpClass;
-use crate::plan::{FileIo, FileOp, FileWorkloadPlan, TreePlan};
+use crate::plan::{FileIo, FileOp, FileWorkloadPlan, StopAfter, TreePlan};
 use crate::run::core::{Ctx, Failure, Io, Next, Schedule};
 use crate::workload::fileset::{BitSet, FileClaims, FileSelector};
 use crate::workload::{Rng, SizePicker};
@@ -38,7 +39,7 @@ pub(super) struct OpenFile {
     pub size: u64,
     /// Sequential: the next offset. Random: unused.
     pub offset: u64,
-    /// Random: transfers left to issue.
+    /// Transfers left to issue before the file is closed (`u64::MAX`: sequential to its end).
     pub left: u64,
     /// Every transfer writes (filling a created file).
     pub filling: bool,
@@ -75,6 +76,20 @@ pub struct FileSetSchedule<'a> {
     pub(super) format: Option<bool>,
     /// Files this schedule created or refilled.
     pub created: u64,
+    /// Sequential I/O under `stopafter`: where each file was left (`TreeState::resume`).
+    pub(super) resume: Option<&'a [AtomicU64]>,
+}
+
+/// The tree's resume table when this workload needs one: sequential reads or writes under `stopafter`, not the
+/// format step. Made once per tree, when the schedules are built, never per operation.
+fn resume_table<'a>(s: &Shared<'a>, format: Option<bool>) -> Option<&'a [AtomicU64]> {
+    let w = s.workload;
+    let wanted = format.is_none()
+        && w.fileio == FileIo::Sequential
+        && w.stop_after.is_some()
+        && matches!(w.operation, FileOp::Read | FileOp::Write);
+    let state = s.state;
+    wanted.then(|| &**state.resume.get_or_init(|| (0..state.files.len()).map(|_| AtomicU64::new(0)).collect()))
 }
 
 impl<'a> FileSetSchedule<'a> {
@@ -98,6 +113,7 @@ impl<'a> FileSetSchedule<'a> {
             mode_toggle: false,
             format,
             created: 0,
+            resume: resume_table(&s, format),
             s,
         }
     }
@@ -118,7 +134,7 @@ impl<'a> FileSetSchedule<'a> {
         let (fileio, read_percent) = (self.s.workload.fileio, self.s.workload.read_percent);
         let open = self.open.as_ref().expect("a file is open");
         let random = fileio == FileIo::Random && !open.filling;
-        if (random && open.left == 0) || (!random && open.offset >= open.size) {
+        if open.left == 0 || (!random && open.offset >= open.size) {
             return Ok(None);
         }
         let due = if open.first { None } else { self.take_due(now)? };
@@ -138,6 +154,9 @@ impl<'a> FileSetSchedule<'a> {
     /// Takes the open file back from the engine and closes it (timed, as vdbench's close).
     fn close(&mut self, ctx: &mut Ctx<'_>) {
         let Some(open) = self.open.take() else { return };
+        if let Some(resume) = self.resume {
+            resume[open.index as usize].store(open.offset, Ordering::Relaxed);
+        }
         let started = Instant::now();
         if let Ok(file) = ctx.files.put(0, None) {
             drop(file);
@@ -224,12 +243,50 @@ impl<'a> FileSetSchedule<'a> {
     /// Starts transfers on a file just opened (or created, `filling` it).
     pub(super) fn opened(&mut self, index: u64, size: u64, filling: bool) {
         let random = self.s.workload.fileio == FileIo::Random && !filling;
-        let left = if random { (size / u64::from(self.xfer.pick(&mut self.rng)).max(1)).max(1) } else { 0 };
-        self.open = Some(OpenFile { index, size, offset: 0, left, filling, first: true });
+        let stop = if filling { None } else { self.s.workload.stop_after };
+        // Picked only where a count of transfers is needed, so sequential runs draw the same numbers as before.
+        let xfer = if random || stop.is_some() { self.xfer.pick(&mut self.rng) } else { 1 };
+        let left = transfers_per_visit(stop, random, size, xfer);
+        let last = self.resume.filter(|_| !filling).map(|r| r[index as usize].load(Ordering::Relaxed));
+        // vdbench starts again at the beginning once the last visit reached the end.
+        let offset = last.filter(|&at| at < size).unwrap_or(0);
+        self.open = Some(OpenFile { index, size, offset, left, filling, first: true });
     }
 
     /// The operation of this workload.
     pub(super) fn operation(&self) -> FileOp {
         if self.format.is_some() { FileOp::Create } else { self.s.workload.operation }
+    }
+}
+
+/// How many transfers a thread issues to a file it has just opened, as vdbench's `ActiveFile` counts them:
+/// `stopafter=N` is N blocks, `stopafter=P%` is P % of the file's size; without it, random I/O does the file's
+/// size in bytes ("this default prevents … 100 million 8k random reads … against a single 8k file") and
+/// sequential I/O the whole file (`u64::MAX`: it ends at the end of the file). Sizes are counted in `xfer`-sized
+/// transfers, at least one.
+pub(super) fn transfers_per_visit(stop: Option<StopAfter>, random: bool, size: u64, xfer: u32) -> u64 {
+    let blocks = |bytes: f64| ((bytes / f64::from(xfer.max(1))).ceil() as u64).max(1);
+    match stop {
+        Some(StopAfter::Transfers(n)) => n,
+        Some(StopAfter::Percent(pct)) => blocks(size as f64 * pct / 100.0),
+        None if random => blocks(size as f64),
+        None => u64::MAX,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_visit_ends_after_stopafter_transfers_or_vdbench_s_defaults() {
+        assert_eq!(transfers_per_visit(Some(StopAfter::Transfers(100)), true, 1 << 17, 4096), 100);
+        assert_eq!(transfers_per_visit(Some(StopAfter::Transfers(3)), false, 1 << 17, 4096), 3);
+        // 25 % of 128 KiB in 4 KiB transfers; 1 % of it is less than one transfer, which is still one.
+        assert_eq!(transfers_per_visit(Some(StopAfter::Percent(25.0)), true, 1 << 17, 4096), 8);
+        assert_eq!(transfers_per_visit(Some(StopAfter::Percent(1.0)), false, 1 << 17, 4096), 1);
+        // Defaults: random does the file's size, sequential runs to the end.
+        assert_eq!(transfers_per_visit(None, true, 1 << 17, 4096), 32);
+        assert_eq!(transfers_per_visit(None, false, 1 << 17, 4096), u64::MAX);
     }
 }

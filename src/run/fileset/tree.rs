@@ -7,8 +7,8 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use rustix::fs::OFlags;
 
@@ -57,6 +57,10 @@ pub struct TreeState {
     /// Files are opened with O_DIRECT (the plan's choice, unless the filesystem refused it and the plan allowed
     /// falling back).
     pub direct: bool,
+    /// Where sequential I/O under `stopafter` left off in each file, so that the next thread to take the file
+    /// goes on from there (vdbench's `FileEntry.last_lba`). Made by the first workload that needs it: 8 bytes a
+    /// file, which other runs need not pay.
+    pub resume: OnceLock<Box<[AtomicU64]>>,
 }
 
 impl TreeState {
@@ -69,6 +73,7 @@ impl TreeState {
             dirs: Arc::new(BitSet::new(plan.dirs, false)),
             formatted: false,
             direct: plan.direct,
+            resume: OnceLock::new(),
         }
     }
 }

@@ -114,7 +114,8 @@ fn set_anchor_and_time_overrides() {
     assert_eq!(job.interval, Some(Duration::from_secs(5)));
     assert_eq!(
         (job.phases[0].ramp, job.phases[0].runtime),
-        (Some(Duration::from_secs(10)), Some(Duration::from_secs(50)))
+        (Some(Duration::from_secs(10)), Some(Duration::from_secs(60))),
+        "vdbench runs the warm-up before elapsed"
     );
 
     let err = parse_vdbench_job(&path, &text, &ReadOptions::default()).unwrap_err().to_string();
@@ -253,8 +254,8 @@ fn errors_name_the_line_the_keyword_and_what_is_expected() {
     assert!(err.contains("line 1") && err.contains("read_after_write"), "{err}");
     let err = error("sd=sd1,lun=/a\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=1,interval=1\n", &o);
     assert!(err.contains("twice the interval"), "{err}");
-    let err = error("fsd=fsd1,anchor=/tmp\nfwd=fwd1,fsd=fsd1,fileselect=skewed\nrd=rd1,fwd=fwd1,fwdrate=max\n", &o);
-    assert!(err.contains("line 2") && err.contains("fileselect") && err.contains("Zipf"), "{err}");
+    let err = error("fsd=fsd1,anchor=/tmp\nfwd=fwd1,fsd=fsd1,fileselect=lottery\nrd=rd1,fwd=fwd1,fwdrate=max\n", &o);
+    assert!(err.contains("line 2") && err.contains("fileselect") && err.contains("poisson"), "{err}");
 }
 
 /// vdbench journal=: yes and noflush are streamcap's journal (with validation, as vdbench -j turns it on); the

@@ -10,7 +10,7 @@ use super::words::*;
 use super::*;
 use crate::spec::fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
-    FormatMode, OpRateSpec,
+    FormatMode, OpRateSpec, StopAfter,
 };
 use crate::units::Bytes;
 impl<'a> Mapper<'a> {
@@ -91,13 +91,7 @@ impl<'a> Mapper<'a> {
         fwd: &Record,
         trees: &mut Vec<FileTreeSpec>,
     ) -> Result<Vec<FileWorkloadSpec>, VdbError> {
-        unsupported_all(
-            fwd,
-            &[
-                ("stopafter", "stopping a file after some operations (stopafter=)"),
-                ("target", "copy/move targets (target=)"),
-            ],
-        )?;
+        unsupported_all(fwd, &[("target", "copy/move targets (target=)")])?;
         let names = self.hosts.of(fwd)?;
         let hosts = names.len() as u32;
         let fsds = self.named(fwd, "fsd", Kind::Fsd)?;
@@ -123,7 +117,7 @@ impl<'a> Mapper<'a> {
             None => FileSelect::Sequential,
             Some((w, p)) => file_select(&w).map_err(|m| fail(fwd, p, m))?,
         };
-        let (fileio, shared) = fwd_file_io(fwd, fileselect, hosts)?;
+        let (fileio, option) = fwd_file_io(fwd, fileselect, hosts)?;
         let (threads, skew) =
             (threads(fwd)?, one_number(fwd, "skew", Units::Size, "a percentage")?.filter(|s| *s != 0.0));
         let one = FileWorkloadSpec {
@@ -137,8 +131,11 @@ impl<'a> Mapper<'a> {
             threads,
             skew,
             dirs: None,
-            shared: shared.then_some(true),
+            shared: (option == FileIoOption::Shared).then_some(true),
             rank: None,
+            stopafter: stop_after(fwd)?,
+            // Only sequential writes delete first (vdbench's FwgThread.openForWrite); others leave it aside.
+            delete_first: (option == FileIoOption::Delete).then_some(true),
         };
         if !self.hosts.ranked {
             return Ok(spread(one, &fsds, hosts));
@@ -158,6 +155,7 @@ impl<'a> Mapper<'a> {
         if self.hosts.ranked {
             self.one_rank_per_fsd(rd, &workloads)?;
         }
+        let workloads = rd_operations(rd, workloads)?;
         let mut flags = OpenFlags::default();
         openflags(rd, &mut flags)?;
         if flags.direct {
@@ -257,7 +255,6 @@ impl<'a> Mapper<'a> {
                 ("maxdata", "stopping after an amount of data (maxdata=) in file-system runs"),
                 ("maxdataread", "maxdataread="),
                 ("maxdatawritten", "maxdatawritten="),
-                ("operations", "overriding the fwds' operations (rd operations=); use foroperations="),
                 ("distribution", "arrival distributions in file-system runs"),
                 ("replay", "replay="),
                 ("startcmd", "running commands (startcmd=)"),
@@ -315,13 +312,19 @@ fn refuse_hosts_on_unshared(fwd: &Record, fsds: &[&Record], hosts: u32) -> Resul
 }
 
 /// An fwd's fileio= (random or sequential; `None` when not given) and whether its threads share files.
-fn fwd_file_io(fwd: &Record, select: FileSelect, hosts: u32) -> Result<(Option<FileIo>, bool), VdbError> {
-    let Some((w, p)) = words(fwd, "fileio")? else { return Ok((None, false)) };
-    let (io, shared) = file_io(&w).map_err(|m| fail(fwd, p, m))?;
-    if shared {
-        shared_file_io(fwd, p, select, hosts)?;
+fn fwd_file_io(fwd: &Record, select: FileSelect, hosts: u32) -> Result<(Option<FileIo>, FileIoOption), VdbError> {
+    let Some((w, p)) = words(fwd, "fileio")? else { return Ok((None, FileIoOption::Plain)) };
+    let (io, option) = file_io(&w).map_err(|m| fail(fwd, p, m))?;
+    match option {
+        FileIoOption::Shared => shared_file_io(fwd, p, select, hosts)?,
+        // vdbench's FwdEntry.checkParameters: "'rdpct=' and 'delete' parameters are mutually exclusive".
+        FileIoOption::Delete if fwd.get("rdpct").is_some() => {
+            let message = "fileio=(sequential,delete) and rdpct= are mutually exclusive, as in vdbench";
+            return Err(fail(fwd, p, message.into()));
+        }
+        _ => {}
     }
-    Ok((Some(io), shared))
+    Ok((Some(io), option))
 }
 
 /// An fsd's `shared=` (yes or no, by first letter as vdbench reads it). vdbench's shared=yes lets several hosts
@@ -342,7 +345,7 @@ fn shared_fsd(fsd: &Record) -> Result<bool, VdbError> {
 /// refused, "mutually exclusive"); vdbench does not require fsd shared=yes for it. Several hosts sharing files
 /// among their own threads only is not built (streamcap runs all hosts' threads as one workload).
 fn shared_file_io(fwd: &Record, p: &Param, select: FileSelect, hosts: u32) -> Result<(), VdbError> {
-    if matches!(select, FileSelect::Random | FileSelect::Skewed(_)) {
+    if matches!(select, FileSelect::Random | FileSelect::Skewed(_) | FileSelect::Poisson(_)) {
         return Err(fail(
             fwd,
             p,
@@ -430,4 +433,57 @@ fn spread(one: FileWorkloadSpec, fsds: &[&Record], hosts: u32) -> Vec<FileWorklo
             ..one.clone()
         })
         .collect()
+}
+
+/// fwd `stopafter=nn` (transfers) or `stopafter=nn%` (of the file's size). vdbench takes `stopafter=0` as no
+/// limit at all (ActiveFile sets neither count): the thread stays on its file.
+fn stop_after(fwd: &Record) -> Result<Option<StopAfter>, VdbError> {
+    let Some((items, p)) = items(fwd, "stopafter", Units::Size)? else { return Ok(None) };
+    match items.as_slice() {
+        [Item::Num(v)] if *v == 0.0 => Ok(Some(StopAfter::Transfers(u64::MAX))),
+        [Item::Num(v)] if v.fract() == 0.0 && *v > 0.0 && *v < u64::MAX as f64 => {
+            Ok(Some(StopAfter::Transfers(*v as u64)))
+        }
+        [Item::Percent(pct)] if *pct > 0.0 && pct.is_finite() => Ok(Some(StopAfter::Percent(*pct))),
+        _ => Err(fail(
+            fwd,
+            p,
+            "expected a number of blocks (stopafter=100) or a percentage of the file size (stopafter=10%)".into(),
+        )),
+    }
+}
+
+/// rd `operations=(read,getattr)`, which "overrides the `fwd=xxx,operations=` parameter" (vdbench's user guide):
+/// as vdbench 5.04.06's `RD_entry.createFwgListForOneRd`, each workload of the rd runs once per operation, all
+/// at once, each with an even part of its threads (rounded down, at least one) and the workload's skew; an fwd
+/// with `rdpct=` takes only one operation, read or write; `foroperations=` with it is refused, as in vdbench.
+fn rd_operations(rd: &Record, workloads: Vec<FileWorkloadSpec>) -> Result<Vec<FileWorkloadSpec>, VdbError> {
+    let Some((words, p)) = words(rd, "operations")? else { return Ok(workloads) };
+    if rd.get("foroperations").is_some() {
+        let message = "operations= and foroperations= are mutually exclusive, as in vdbench: keep one";
+        return Err(fail(rd, p, message.into()));
+    }
+    let ops = words.iter().map(|w| w.parse::<FileOp>()).collect::<Result<Vec<_>, _>>();
+    let ops = ops.map_err(|e| fail(rd, p, e.to_string()))?;
+    let n = ops.len() as u32;
+    let mut out = Vec::with_capacity(workloads.len() * ops.len());
+    for w in workloads {
+        if w.rdpct.is_some() && (n > 1 || !matches!(ops[0], FileOp::Read | FileOp::Write)) {
+            let name = w.name.as_deref().unwrap_or("an fwd");
+            let message = format!(
+                "{name} has rdpct=, which takes one operation, read or write (as in vdbench): list only read or \
+                 write, or remove rdpct= from the fwd"
+            );
+            return Err(fail(rd, p, message));
+        }
+        for &op in &ops {
+            out.push(FileWorkloadSpec {
+                name: w.name.as_ref().map(|name| if n > 1 { format!("{name} {op}") } else { name.clone() }),
+                operation: Some(op),
+                threads: Some((w.threads.unwrap_or(1) / n).max(1)),
+                ..w.clone()
+            });
+        }
+    }
+    Ok(out)
 }

@@ -9,8 +9,9 @@
 //! - Several wds, sds or hosts in one rd become one phase with parts (`raw`): one part per host, wd and sd (vdbench's
 //!   workload generators), each with its share of the run's skew, on workers as vdbench's threads are shared.
 //! - vdbench does buffered I/O unless `openflags=o_direct`: raw phases say `direct=false` then, with a notice.
-//! - vdbench's `elapsed` includes its warm-up; without `warmup=` the first interval is the warm-up and is left
-//!   out of the totals. So `ramp` = warmup or one interval, and `runtime` = elapsed − ramp.
+//! - vdbench measures whole intervals. With `warmup=` the warm-up runs before `elapsed` (`ramp` = warmup in whole
+//!   intervals, at least one; `runtime` = elapsed); without it the first interval of `elapsed` is the warm-up, left
+//!   out of the totals (`ramp` = one interval, `runtime` = elapsed − one interval).
 //! - vdbench paces `iorate=N` with exponential inter-arrival times: `rate_process = poisson`.
 //! - vdbench's file-system defaults differ from streamcap's where it matters: `format=no`, `fileselect=
 //!   sequential`; these are written out.
@@ -43,7 +44,6 @@ use words::wildcard;
 
 /// vdbench's defaults (RD_entry, SD_entry, FsdEntry).
 const DEFAULT_ELAPSED: Duration = Duration::from_secs(30);
-const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 const DEFAULT_SD_THREADS: u32 = 8;
 
 /// Keywords parsed and then found to carry nothing streamcap does: refused with this reason.

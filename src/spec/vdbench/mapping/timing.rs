@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::super::values::{Item, Units, short_number};
-use super::{DEFAULT_ELAPSED, DEFAULT_INTERVAL, fail, items, one_number};
+use super::{DEFAULT_ELAPSED, fail, items, one_number};
 use crate::spec::ReadOptions;
 use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::model::Record;
@@ -48,30 +48,52 @@ fn seconds(
 
 pub(super) fn timing(rd: &Record, options: &ReadOptions) -> Result<Timing, VdbError> {
     let elapsed = duration(rd, "elapsed", options.elapsed, DEFAULT_ELAPSED)?;
-    let interval = duration(rd, "interval", options.interval, DEFAULT_INTERVAL)?;
+    // vdbench's default interval is half the elapsed time in whole seconds, at most a minute (RD_entry; the user
+    // guide: "Default 'min(elapsed/2,60)'"); at least a second here, so that a too short elapsed is refused as
+    // such rather than for a zero interval.
+    let half = Duration::from_secs((elapsed.as_secs() / 2).clamp(1, 60));
+    let interval = duration(rd, "interval", options.interval, half)?;
     let warmup = duration(rd, "warmup", options.warmup, Duration::ZERO)?;
     let pause = duration(rd, "pause", None, Duration::ZERO)?;
-    let problem = if interval.is_zero() {
-        Some("interval must be above zero".to_string())
-    } else if interval.checked_mul(2).is_none_or(|twice| elapsed < twice) {
-        // An interval just below what a Duration holds (about 584 billion years) has no double: found by the
-        // vdbench_job fuzz target, where `interval * 2` panicked.
-        Some(format!(
-            "elapsed ({}s) must be at least twice the interval ({}s): vdbench leaves the first interval out as warm-up",
-            elapsed.as_secs_f64(),
-            interval.as_secs_f64()
-        ))
-    } else if warmup >= elapsed {
-        Some(format!("warmup ({}s) must be shorter than elapsed ({}s)", warmup.as_secs_f64(), elapsed.as_secs_f64()))
-    } else {
-        None
+    // vdbench's Reporter counts whole intervals: `elapsed / interval` of them are measured, and the warm-up is
+    // `warmup / interval` intervals (at least one) run *before* them. Without `warmup=` the first of the elapsed
+    // intervals is the warm-up instead, so one fewer is measured and elapsed is the whole run. vdbench refuses
+    // fewer than two elapsed intervals either way (RD_entry), and times that are not whole intervals, which
+    // streamcap rounds down instead.
+    let (elapsed_intervals, warmup_intervals) = match whole_intervals(elapsed, interval) {
+        Some(n) if n >= 2 && warmup.is_zero() => (n - 1, 1),
+        Some(n) if n >= 2 => (n, whole_intervals(warmup, interval).expect("the interval is above zero").max(1)),
+        _ => return Err(VdbError::at(&rd.at, format!("{}: {}", rd.label(), too_short(elapsed, interval)))),
     };
-    if let Some(message) = problem {
-        return Err(VdbError::at(&rd.at, format!("{}: {message}", rd.label())));
+    // At most the elapsed or warmup time itself, so it fits in a Duration.
+    let times = |n: u128| {
+        let nanos = interval.as_nanos() * n;
+        Duration::new((nanos / 1_000_000_000) as u64, (nanos % 1_000_000_000) as u32)
+    };
+    Ok(Timing {
+        runtime: times(elapsed_intervals),
+        ramp: times(warmup_intervals),
+        interval,
+        pause: (!pause.is_zero()).then_some(pause),
+    })
+}
+
+/// How many whole intervals `span` holds; `None` for a zero interval.
+fn whole_intervals(span: Duration, interval: Duration) -> Option<u128> {
+    span.as_nanos().checked_div(interval.as_nanos())
+}
+
+/// Why an rd's times are refused.
+fn too_short(elapsed: Duration, interval: Duration) -> String {
+    if interval.is_zero() {
+        return "interval must be above zero".to_string();
     }
-    // No warmup: vdbench excludes the first interval from the run's totals.
-    let ramp = if warmup.is_zero() { interval } else { warmup };
-    Ok(Timing { runtime: elapsed - ramp, ramp, interval, pause: (!pause.is_zero()).then_some(pause) })
+    format!(
+        "elapsed ({}s) must be at least twice the interval ({}s), as vdbench requires: without warmup= it leaves \
+         the first interval out as warm-up",
+        elapsed.as_secs_f64(),
+        interval.as_secs_f64()
+    )
 }
 
 /// A rate: `max`, `curve` or operations per second.

@@ -145,18 +145,26 @@ pub(super) fn file_sizes(items: &[Item]) -> Result<FileSizeSpec, String> {
     }
 }
 
-/// An fwd's `fileio=`: random or sequential, and whether threads share files. As vdbench 5.04's
-/// `FwdEntry.fileIoParameters`: `shared` only after `random` (`(sequential,shared)` is an invalid fileio there),
-/// `delete` only after `sequential`, each word as a prefix.
-pub(super) fn file_io(words: &[String]) -> Result<(FileIo, bool), String> {
+/// What an fwd's `fileio=` adds to random or sequential.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FileIoOption {
+    Plain,
+    /// `(random,shared)`: threads may share a file.
+    Shared,
+    /// `(sequential,delete)`: a file is deleted before it is written.
+    Delete,
+}
+
+/// An fwd's `fileio=`: random or sequential, and its option. As vdbench 5.04's `FwdEntry.fileIoParameters`:
+/// `shared` only after `random` (`(sequential,shared)` is an invalid fileio there), `delete` only after
+/// `sequential`, each word as a prefix.
+pub(super) fn file_io(words: &[String]) -> Result<(FileIo, FileIoOption), String> {
     let is = |word: &str, full: &str| !word.is_empty() && full.starts_with(&word.to_ascii_lowercase());
     match words {
-        [one] if is(one, "random") => Ok((FileIo::Random, false)),
-        [one] if is(one, "sequential") => Ok((FileIo::Sequential, false)),
-        [one, two] if is(one, "random") && is(two, "shared") => Ok((FileIo::Random, true)),
-        [one, two] if is(one, "sequential") && is(two, "delete") => {
-            Err("fileio=(sequential,delete) (delete before write) is not supported yet".into())
-        }
+        [one] if is(one, "random") => Ok((FileIo::Random, FileIoOption::Plain)),
+        [one] if is(one, "sequential") => Ok((FileIo::Sequential, FileIoOption::Plain)),
+        [one, two] if is(one, "random") && is(two, "shared") => Ok((FileIo::Random, FileIoOption::Shared)),
+        [one, two] if is(one, "sequential") && is(two, "delete") => Ok((FileIo::Sequential, FileIoOption::Delete)),
         [one, two] if is(one, "sequential") && is(two, "shared") => Err(
             "vdbench shares files only for random I/O: fileio=(random,shared); (sequential,shared) is not a fileio \
              vdbench accepts"
@@ -167,28 +175,32 @@ pub(super) fn file_io(words: &[String]) -> Result<(FileIo, bool), String> {
     }
 }
 
+/// fwd `fileselect=`, as vdbench 5.04.06's `FwdEntry.parseFileSelect` reads it: `random`, `sequential`, `once`;
+/// `poisson` (or its first name, `skewed`) is random with the Poisson skew, midpoint 3; a number is the midpoint
+/// and makes a random selection Poisson-skewed (`(poisson,5)`, `(random,5)`).
 pub(super) fn file_select(words: &[String]) -> Result<FileSelect, String> {
-    let (mut random, mut once) = (false, false);
+    let (mut random, mut once, mut midpoint) = (false, false, None);
     for w in words {
         let w = w.to_ascii_lowercase();
         match w.as_str() {
             "once" => once = true,
             "skewed" | "poisson" => {
-                return Err(format!(
-                    "fileselect={w} (vdbench's Poisson-skewed choice) is not supported yet: streamcap's skew is a \
-                     Zipf distribution, which would change the result"
-                ));
+                random = true;
+                midpoint.get_or_insert(3.0);
             }
+            _ if w.parse::<f64>().is_ok_and(|m| m.is_finite() && m > 0.0) => midpoint = w.parse().ok(),
             _ if !w.is_empty() && "random".starts_with(&w) => random = true,
             _ if !w.is_empty() && "sequential".starts_with(&w) => random = false,
-            _ => return Err(format!("'{w}': expected random, sequential or (sequential,once)")),
+            _ => return Err(format!("'{w}': expected random, sequential, poisson or (sequential,once)")),
         }
     }
-    match (random, once) {
-        (true, true) => Err("fileselect=(random,once) is not supported yet; use (sequential,once)".into()),
-        (_, true) => Ok(FileSelect::Once),
-        (true, false) => Ok(FileSelect::Random),
-        (false, false) => Ok(FileSelect::Sequential),
+    match (random, once, midpoint) {
+        // vdbench never uses the Poisson skew with once (FileAnchor.getFile): (poisson,once) is (random,once).
+        (true, true, _) => Ok(FileSelect::RandomOnce),
+        (_, true, _) => Ok(FileSelect::Once),
+        (true, false, Some(m)) => Ok(FileSelect::Poisson(m)),
+        (true, false, None) => Ok(FileSelect::Random),
+        (false, false, _) => Ok(FileSelect::Sequential),
     }
 }
 

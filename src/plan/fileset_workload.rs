@@ -1,0 +1,91 @@
+//! Planning the workloads of a file-set phase (vdbench fwds): the tree each works on, its operation and read
+//! share, transfer sizes (checked against direct I/O), file selection, threads, skew and how much it does to a
+//! file before taking another.
+
+use super::defaults;
+use super::fileset::{FileWorkloadPlan, TreePlan};
+use super::values::convert_sizes;
+use crate::spec::{BlockSizeSpec, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileWorkloadSpec};
+use crate::units::Bytes;
+use crate::workload::BlockSizes;
+use crate::workload::fileset::{MAX_SHARED_TREE_FILES, Selection};
+
+/// Workload `w` (vdbench fwd) on its tree; `count` workloads share an unsaid skew evenly.
+pub(super) fn plan_workload(
+    w: usize,
+    spec_w: &FileWorkloadSpec,
+    fileset: &FileSetPhaseSpec,
+    trees: &[TreePlan],
+    seed: u64,
+    count: f64,
+) -> Result<FileWorkloadPlan, String> {
+    let name = spec_w.name.clone().unwrap_or_else(|| format!("fwd{}", w + 1));
+    let tree = match &spec_w.tree {
+        Some(t) => fileset.trees.iter().position(|x| &x.name == t).expect("checked by FileSetPhaseSpec::check"),
+        None => 0,
+    };
+    let operation = spec_w.operation.unwrap_or(FileOp::Read);
+    let read_percent = match (operation, spec_w.rdpct) {
+        (FileOp::Read | FileOp::Write, Some(p)) => p,
+        (FileOp::Write, None) => 0,
+        _ => 100,
+    };
+    let xfer_spec = spec_w.xfersize.clone().unwrap_or(BlockSizeSpec::Fixed(defaults::BLOCK_SIZE));
+    let direct = trees[tree].direct;
+    let xfer = xfer_sizes(&xfer_spec, direct).map_err(|e| format!("{name}: {e}"))?;
+    let shared = spec_w.shared.unwrap_or(false);
+    if shared && trees[tree].files > MAX_SHARED_TREE_FILES {
+        return Err(format!(
+            "{name}: shared files keep a use count per file, and tree {} has {} files, more than the \
+             {MAX_SHARED_TREE_FILES} a shared workload may use: use fewer files",
+            trees[tree].name, trees[tree].files
+        ));
+    }
+    // As vdbench's FwgThread.openForWrite, only sequential writes delete first (a loop to random I/O or to
+    // another operation leaves it aside); vdbench refuses it with rdpct.
+    let fileio = spec_w.fileio.unwrap_or(FileIo::Sequential);
+    let delete_first = spec_w.delete_first == Some(true) && operation == FileOp::Write && fileio == FileIo::Sequential;
+    if delete_first && spec_w.rdpct.is_some() {
+        return Err(format!("{name}: delete-first and rdpct are mutually exclusive, as in vdbench"));
+    }
+    Ok(FileWorkloadPlan {
+        name,
+        tree,
+        operation,
+        read_percent,
+        xfer,
+        xfer_label: xfer_spec.to_string(),
+        select: selection(spec_w.fileselect.unwrap_or(FileSelect::Random)),
+        fileio,
+        threads: spec_w.threads.unwrap_or(1),
+        skew: spec_w.skew.unwrap_or(100.0 / count),
+        seed,
+        dirs: spec_w.dirs.unwrap_or(false),
+        shared,
+        stop_after: spec_w.stopafter,
+        delete_first,
+        rank: spec_w.rank,
+    })
+}
+
+/// The workload's file chooser for what the job asked.
+fn selection(select: FileSelect) -> Selection {
+    match select {
+        FileSelect::Random => Selection::Random,
+        FileSelect::Sequential => Selection::Sequential,
+        FileSelect::Once => Selection::Once,
+        FileSelect::RandomOnce => Selection::RandomOnce,
+        FileSelect::Skewed(theta) => Selection::Skewed { theta },
+        FileSelect::Poisson(midpoint) => Selection::Poisson { midpoint },
+    }
+}
+
+/// Transfer sizes: 1 byte to 256 MiB; multiples of 4 KiB with direct I/O.
+fn xfer_sizes(spec: &BlockSizeSpec, direct: bool) -> Result<BlockSizes, String> {
+    let sizes =
+        convert_sizes(spec, if direct { defaults::DIRECT_ALIGN } else { defaults::BUFFERED_ALIGN }, "xfersize")?;
+    if direct && let Some(bad) = sizes.sizes().into_iter().find(|s| !s.is_multiple_of(defaults::DIRECT_ALIGN)) {
+        return Err(format!("xfersize {} is not a multiple of 4 KiB, which direct I/O needs", Bytes(u64::from(bad))));
+    }
+    Ok(sizes)
+}
