@@ -185,19 +185,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
             pending = timing.pause;
         }
     }
-    let journal = problems.take(validate::journal(model)).flatten();
-    let backlog = problems.take(validate::validation(model)).flatten();
-    if m.concatenate && (backlog.is_some() || journal.is_some()) {
-        problems.push(file_level(
-            "vdbench refuses Data Validation (validate=) with concatenatesds=yes, and so does streamcap: remove one",
-        ));
-    }
-    // vdbench's journal= (-j) turns data validation on too.
-    match (backlog, journal) {
-        (Some(backlog), _) => problems.take(validate::apply((backlog, journal), &mut phases, file_system, root)),
-        (None, Some(_)) => problems.take(validate::apply((None, journal), &mut phases, file_system, root)),
-        (None, None) => None,
-    };
+    validation(model, m.concatenate, &mut phases, file_system, root, problems);
     match problems.take(data::data_shape(model)) {
         Some(Some(_)) if file_system => problems.push(data::refuse_for_file_sets(model, root)),
         Some(Some(data)) => phases.iter_mut().for_each(|p| p.data = Some(data.clone())),
@@ -215,6 +203,30 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
         phases,
         notices: m.notices,
     })
+}
+
+/// vdbench's Data Validation (`validate=`) and journals (`journal=`, which turn validation on too) on the
+/// phases; refused with `concatenatesds=yes`, as vdbench refuses them.
+fn validation(
+    model: &Model,
+    concatenate: bool,
+    phases: &mut [PhaseSpec],
+    file_system: bool,
+    root: &Path,
+    problems: &mut Problems,
+) {
+    let journal = problems.take(validate::journal(model)).flatten();
+    let backlog = problems.take(validate::validation(model)).flatten();
+    if concatenate && (backlog.is_some() || journal.is_some()) {
+        problems.push(VdbError::at(
+            &Where::File(root.to_path_buf()),
+            "vdbench refuses Data Validation (validate=) with concatenatesds=yes, and so does streamcap: remove one"
+                .to_string(),
+        ));
+    }
+    if backlog.is_some() || journal.is_some() {
+        problems.take(validate::apply((backlog.flatten(), journal), phases, file_system, root));
+    }
 }
 
 /// Whether the file is a file-system one (fsd/fwd) rather than raw (sd/wd); why it can be neither.
