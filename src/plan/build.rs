@@ -7,7 +7,7 @@ use super::facts::Facts;
 use super::streams::plan_streams_phases;
 use super::target::{default_shared_files, plan_target};
 use super::{PhasePlan, Plan, PlanError, TargetKind, TargetPlan};
-use crate::spec::JobSpec;
+use crate::spec::{JobSpec, MAX_PERCENT_OF_MAX};
 
 /// Choices that are about the run, not the workload.
 #[derive(Debug, Clone, Default)]
@@ -157,9 +157,11 @@ fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
                 phase.name
             )));
         }
-        if !(percent > 0.0 && percent <= 100.0) {
+        // Above 100 asks for more than the maximum, as vdbench's curve allows (curve=(10-120,10)): the phase
+        // then runs as fast as it goes, paced at a rate it cannot reach.
+        if !(percent > 0.0 && percent <= MAX_PERCENT_OF_MAX) {
             return Err(PlanError(format!(
-                "{}: the percentage of the maximum rate must be above 0 and at most 100",
+                "{}: the percentage of the maximum rate must be above 0 and at most {MAX_PERCENT_OF_MAX}",
                 phase.name
             )));
         }

@@ -257,7 +257,7 @@ pub struct PhasePlan {
     pub thinktime: Option<Thinktime>,
     /// The phase fails when a worker's rate over an interval falls below this (fio rate_min / rate_iops_min).
     pub rate_floor: Option<RateFloor>,
-    /// Pace at this percentage (above 0, at most 100) of what the nearest earlier unpaced phase achieved
+    /// Pace at this percentage (above 0, at most 1,000: above 100 asks for more than it reached) of what the nearest earlier unpaced phase achieved
     /// (vdbench's curve); the pacing is filled in when that phase has run.
     pub rate_percent_of_max: Option<f64>,
     /// Curve phases: skip this one once an earlier phase of the curve averaged a response time above this

@@ -23,6 +23,10 @@ use super::values::{
 };
 use crate::units::{ByteRate, Bytes};
 
+/// The highest percentage of the maximum rate a curve phase may ask for: vdbench's curve takes points above 100
+/// (`curve=(10-120,10)`), asking for more than the maximum, so that the phase runs as fast as it goes.
+pub const MAX_PERCENT_OF_MAX: f64 = 1000.0;
+
 /// One phase of work, as asked. Keys match the command-line flags (kebab-case in TOML).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -203,7 +207,8 @@ pub struct PhaseSpec {
     /// End the phase as failed when a worker's IOPS over an interval fall below this (fio rate_iops_min).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_min_iops: Option<u64>,
-    /// Pace at this percentage of the rate the nearest earlier unpaced phase achieved (vdbench iorate=curve).
+    /// Pace at this percentage of the rate the nearest earlier unpaced phase achieved (vdbench iorate=curve); at
+    /// most [`MAX_PERCENT_OF_MAX`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_percent_of_max: Option<f64>,
     /// With `rate-percent-of-max`: skip this phase, and the later ones of the same curve, once an earlier curve

@@ -219,6 +219,19 @@ fn iorate_curve_is_a_max_phase_then_one_per_point() {
     assert_eq!(parse(text, &ReadOptions::default()).unwrap().phases.len(), 3);
 }
 
+/// vdbench's curve takes points above 100 % and a from-to-step list (ckarthik1994/VdbenchAutomation's
+/// `curve=(10-120,10)` was refused): 110 and 120 ask for more than the maximum.
+#[test]
+fn curve_points_above_the_maximum_are_kept() {
+    let text = "sd=sd1,lun=/a\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=curve,curve=(10-120,10)\n";
+    let job = parse(text, &ReadOptions::default()).unwrap();
+    let points: Vec<f64> = job.phases.iter().filter_map(|p| p.rate_percent_of_max).collect();
+    assert_eq!(points, (1..=12).map(|i| f64::from(i) * 10.0).collect::<Vec<_>>());
+    let err =
+        error("sd=sd1,lun=/a\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=curve,curve=(50,1001)\n", &ReadOptions::default());
+    assert!(err.contains("line 3") && err.contains("up to 1000"), "{err}");
+}
+
 #[test]
 fn fwdrate_curve_uses_percent_of_max() {
     let text = "fsd=fsd1,anchor=/tmp\nfwd=default,fsd=fsd1\nfwd=fwd1,operation=write\nfwd=fwd2,skew=20\nrd=rd1,fwd=fwd*,fwdrate=curve,curve=(50)\n";

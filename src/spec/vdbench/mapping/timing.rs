@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use super::super::values::{Item, Units, short_number};
 use super::{DEFAULT_ELAPSED, fail, items, one_number};
-use crate::spec::ReadOptions;
 use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::model::Record;
+use crate::spec::{MAX_PERCENT_OF_MAX, ReadOptions};
 
 /// vdbench's default curve points (percent of the maximum).
 const DEFAULT_CURVE: [f64; 6] = [10.0, 50.0, 70.0, 80.0, 90.0, 100.0];
@@ -134,8 +134,15 @@ pub(super) fn curve(rd: &Record) -> Result<(Vec<f64>, Option<Duration>), VdbErro
         Some((points, p)) => points
             .iter()
             .map(|i| match i {
-                Item::Num(v) if *v > 0.0 && *v <= 100.0 => Ok(*v),
-                _ => Err(fail(rd, p, "expected percentages of the maximum rate, as in curve=(10,50,90)".into())),
+                // vdbench takes points above 100 (more than the maximum: the run goes as fast as it can).
+                Item::Num(v) if *v > 0.0 && *v <= MAX_PERCENT_OF_MAX => Ok(*v),
+                _ => Err(fail(
+                    rd,
+                    p,
+                    format!(
+                        "expected percentages of the maximum rate up to {MAX_PERCENT_OF_MAX}, as in curve=(10,50,90)"
+                    ),
+                )),
             })
             .collect::<Result<_, _>>()?,
     };
