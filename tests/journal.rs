@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{streamcap, streamcap_path};
@@ -14,16 +14,6 @@ use serde_json::Value;
 
 const BLOCK: u64 = 16 << 10;
 const IN_FLIGHT: u8 = 0x80;
-
-/// Kills the run when the test ends, whatever happens in it.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The only file called `name` in a work directory under `target/.streamcap`.
 fn work_file(target: &Path, name: &str) -> Option<PathBuf> {
@@ -76,7 +66,7 @@ fn a_journaled_run_killed_mid_write_is_verified_against_its_journal_without_fals
         .stderr(Stdio::null())
         .spawn()
         .expect("start streamcap");
-    let mut run = Running(child);
+    let mut run = common::Running(child);
     let give_up = Instant::now() + Duration::from_secs(120);
     let map = loop {
         if let Some(map) = work_file(&target, "verify.map").and_then(|m| std::fs::read(m).ok())

@@ -170,18 +170,6 @@ fn a_failing_rank_is_named_and_stops_all() {
     assert!(!json.exists() && nothing_left(dir.path()));
 }
 
-/// mpirun itself, killed if a test ends before it does.
-#[cfg(feature = "mpi")]
-struct Running(std::process::Child);
-
-#[cfg(feature = "mpi")]
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Ctrl-C on mpirun (SIGINT; mpirun sends SIGTERM to every rank) stops every rank cleanly: one partial result
 /// with the part that ran (its totals still the sum of the ranks), exit code non-zero, and no data file left.
 /// Under Open MPI's default `odls_base_sigkill_timeout` (SIGKILL 1 s after SIGTERM). This test used to give the
@@ -203,7 +191,7 @@ fn ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data() {
         .arg(dir.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let mut running = Running(cmd.spawn().expect("mpirun starts"));
+    let mut running = common::Running(cmd.spawn().expect("mpirun starts"));
     // The JSON is first written when the phase starts; let it run a little after that.
     let give_up = Instant::now() + Duration::from_secs(60);
     while !json.exists() {
@@ -212,16 +200,7 @@ fn ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(1500));
-    let pid = rustix::process::Pid::from_raw(running.0.id() as i32).expect("a child has a pid");
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("send SIGINT to mpirun");
-    let give_up = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = running.0.try_wait().expect("mpirun") {
-            break status;
-        }
-        assert!(Instant::now() < give_up, "mpirun did not stop after Ctrl-C");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = common::interrupt_and_wait(&mut running.0, Duration::from_secs(60));
     assert!(!status.success());
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
     assert_eq!(result["status"], "interrupted", "{result}");

@@ -193,16 +193,6 @@ fn verification_is_merged_over_ranks() {
     assert!(stdout.contains("verify on rank 1 ("), "the per-host breakdown has each rank's figures:\n{stdout}");
 }
 
-/// Kills mpirun (and so its ranks) if a test fails while it runs.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Runs the two-hd job `text` (with `DIR` for the temporary directory) under mpirun, sends mpirun SIGINT `after`
 /// the result was first written (when the first phase started), and gives back the result and what is left in the
 /// directory besides the job and the result. mpirun's own exit code after SIGINT is 1 (docs/multi-host.md), so
@@ -215,7 +205,7 @@ fn interrupted(test: &str, text: &str, after: std::time::Duration) -> Option<(se
     std::fs::write(&job, text.replace("DIR", &dir.path().display().to_string())).expect("job written");
     cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json);
     cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let mut running = Running(cmd.spawn().expect("mpirun starts"));
+    let mut running = common::Running(cmd.spawn().expect("mpirun starts"));
     let give_up = Instant::now() + Duration::from_secs(60);
     while !json.exists() {
         assert!(running.0.try_wait().expect("mpirun").is_none(), "mpirun ended before the phase started");
@@ -223,16 +213,7 @@ fn interrupted(test: &str, text: &str, after: std::time::Duration) -> Option<(se
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(after);
-    let pid = rustix::process::Pid::from_raw(running.0.id() as i32).expect("a child has a pid");
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("send SIGINT to mpirun");
-    let give_up = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = running.0.try_wait().expect("mpirun") {
-            break status;
-        }
-        assert!(Instant::now() < give_up, "mpirun did not stop after Ctrl-C");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = common::interrupt_and_wait(&mut running.0, Duration::from_secs(30));
     assert!(!status.success());
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
     let left = walk(dir.path()).into_iter().filter(|p| *p != job && *p != json).collect();

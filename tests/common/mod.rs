@@ -319,3 +319,28 @@ pub fn refused_dry_run(dir: &Path, file: &str, text: &str, expected: &str) {
     assert_eq!(out.status.code(), Some(2), "{file}: {stderr}");
     assert!(stderr.contains(expected), "{file}: expected '{expected}' in: {stderr}");
 }
+
+/// Sends SIGINT to `child`, as Ctrl-C on its terminal would, and waits at most `limit` for it to end.
+pub fn interrupt_and_wait(child: &mut std::process::Child, limit: std::time::Duration) -> std::process::ExitStatus {
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).expect("a child has a pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("send SIGINT");
+    let give_up = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            return status;
+        }
+        assert!(std::time::Instant::now() < give_up, "the process did not stop after Ctrl-C");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A child process (a run, or mpirun and so its ranks) that is killed and reaped when the test ends, whatever
+/// happens in it.
+pub struct Running(pub std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
