@@ -186,20 +186,9 @@ mod tests {
     use std::path::PathBuf;
 
     fn facts() -> Facts {
-        Facts {
-            target: TargetFacts::Directory {
-                path: PathBuf::from("/srv"),
-                free: Some(Bytes::gib(50)),
-                dio_align: Some(512),
-            },
-            ram: Bytes::gib(16),
-            io_uring: Ok(()),
-            memory_backed: None,
-            anchors: Vec::new(),
-            cpus: 2,
-            media_libraries: Vec::new(),
-            limits: Default::default(),
-        }
+        let target =
+            TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(50)), dio_align: Some(512) };
+        Facts { target, ..Facts::directory(None) }
     }
 
     fn one_phase(phase: PhaseSpec) -> JobSpec {

@@ -91,3 +91,21 @@ pub enum TargetFacts {
         media: Vec<(HttpUrl, u64)>,
     },
 }
+
+#[cfg(test)]
+impl Facts {
+    /// Made-up facts for tests: a directory at `/srv` with `free` bytes, 16 GiB of RAM, io_uring, two CPUs and
+    /// no limits; a test overrides what it is about (`Facts { ram: …, ..Facts::directory(…) }`).
+    pub fn directory(free: Option<Bytes>) -> Facts {
+        Facts {
+            target: TargetFacts::Directory { path: PathBuf::from("/srv"), free, dio_align: None },
+            ram: Bytes::gib(16),
+            io_uring: Ok(()),
+            memory_backed: None,
+            anchors: Vec::new(),
+            cpus: 2,
+            media_libraries: Vec::new(),
+            limits: ResourceLimits::default(),
+        }
+    }
+}

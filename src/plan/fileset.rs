@@ -385,19 +385,11 @@ mod tests {
     use crate::spec::{BlockSizeSpec, FileTreeSpec, FileWorkloadSpec, JobSpec, SpecOrigin};
 
     fn facts(free: u64) -> Facts {
-        Facts {
-            target: TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes(free)), dio_align: None },
-            ram: Bytes::gib(16),
-            io_uring: Ok(()),
-            memory_backed: None,
-            anchors: vec![
-                AnchorFacts { path: PathBuf::from("/etc/passwd"), state: AnchorState::NotDirectory },
-                AnchorFacts { path: PathBuf::from("/nope"), state: AnchorState::Missing },
-            ],
-            cpus: 2,
-            media_libraries: Vec::new(),
-            limits: Default::default(),
-        }
+        let anchors = vec![
+            AnchorFacts { path: PathBuf::from("/etc/passwd"), state: AnchorState::NotDirectory },
+            AnchorFacts { path: PathBuf::from("/nope"), state: AnchorState::Missing },
+        ];
+        Facts { anchors, ..Facts::directory(Some(Bytes(free))) }
     }
 
     fn build_fileset_plan(job: &JobSpec, facts: &Facts) -> Result<crate::plan::Plan, PlanError> {

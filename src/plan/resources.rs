@@ -109,21 +109,11 @@ pub(super) fn check_resources(phases: &[PhasePlan], limits: &ResourceLimits) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Facts, RunOptions, TargetFacts, build_plan};
+    use crate::plan::{Facts, RunOptions, build_plan};
     use crate::spec::{BlockSizeSpec, JobSpec, PhaseSpec, RwMode, SpecOrigin};
-    use std::path::PathBuf;
 
     fn facts(limits: ResourceLimits) -> Facts {
-        Facts {
-            target: TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(50)), dio_align: None },
-            ram: Bytes::gib(16),
-            io_uring: Ok(()),
-            memory_backed: None,
-            anchors: Vec::new(),
-            limits,
-            cpus: 2,
-            media_libraries: Vec::new(),
-        }
+        Facts { limits, ..Facts::directory(Some(Bytes::gib(50))) }
     }
 
     fn phase(jobs: u32, concurrent: bool) -> PhaseSpec {

@@ -260,16 +260,7 @@ mod tests {
         force: bool,
         notices: &mut Vec<String>,
     ) -> Result<TargetPlan, PlanError> {
-        let facts = Facts {
-            target: target.clone(),
-            ram: Bytes::gib(8),
-            io_uring: Ok(()),
-            memory_backed: None,
-            anchors: Vec::new(),
-            cpus: 2,
-            media_libraries: Vec::new(),
-            limits: Default::default(),
-        };
+        let facts = Facts { target: target.clone(), ram: Bytes::gib(8), ..Facts::directory(None) };
         let options = RunOptions { run_id: run_id.into(), allow_device_writes, force, ..Default::default() };
         super::plan_target(job, &facts, &options, notices)
     }

@@ -152,7 +152,7 @@ mod tests {
     /// own parts fill; the other hd's file it creates stays sparse.
     #[test]
     fn a_rank_needs_only_the_files_its_own_parts_fill() {
-        use crate::plan::{Facts, RunOptions, TargetFacts, build_plan};
+        use crate::plan::{Facts, RunOptions, build_plan};
         use crate::spec::{JobSpec, PhaseSpec, RwMode, SpecOrigin};
         let part = |rank, file: &str, gib| PhaseSpec {
             rank: Some(rank),
@@ -167,16 +167,7 @@ mod tests {
         };
         let job =
             JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases: vec![phase], notices: vec![] };
-        let facts = Facts {
-            target: TargetFacts::Directory { path: "/srv".into(), free: Some(Bytes::gib(50)), dio_align: None },
-            ram: Bytes::gib(8),
-            io_uring: Ok(()),
-            memory_backed: None,
-            anchors: Vec::new(),
-            cpus: 2,
-            media_libraries: Vec::new(),
-            limits: Default::default(),
-        };
+        let facts = Facts { ram: Bytes::gib(8), ..Facts::directory(Some(Bytes::gib(50))) };
         let plan = |rank| build_plan(&job, &facts, &RunOptions { rank: Some(rank), ..Default::default() });
         assert_eq!(need_of(&plan(0).expect("planned"), 0), Bytes::gib(1));
         assert_eq!(need_of(&plan(1).expect("planned"), 1), Bytes::gib(3));
