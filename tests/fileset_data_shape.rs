@@ -87,7 +87,7 @@ fn forcompratio_makes_one_phase_per_ratio_and_validation_refuses_a_shape_as_on_r
     let out = streamcap().arg("run").arg(&target).args(["--job", job.to_str().unwrap(), "--dry-run"]).output().unwrap();
     let plan = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let shapes: Vec<&str> = plan.lines().filter(|l| l.contains("written data")).collect();
+    let shapes: Vec<&str> = plan.lines().filter(|l| l.trim_start().starts_with("written data")).collect();
     assert_eq!(shapes.len(), 2, "{plan}");
     assert!(shapes[0].contains("50 % of units (4 KiB) repeat") && shapes[0].contains("50 % of every 512 B"));
     assert!(shapes[1].contains("50 % of units (4 KiB) repeat") && shapes[1].contains("75 % of every 512 B"));
@@ -97,4 +97,28 @@ fn forcompratio_makes_one_phase_per_ratio_and_validation_refuses_a_shape_as_on_r
     refused("v.vdb", &format!("validate=yes\ncompratio=4\n{tree}{fwd}{rd}"), "cannot be combined");
     refused("r.vdb", &format!("{tree}{fwd}{}", rd.replace("interval=1", "interval=1,forcompratio=0.5")), "0.5");
     assert!(!target.join(".streamcap").exists(), "a refused or dry run leaves nothing");
+}
+
+#[test]
+fn forcompratio_is_the_same_loop_on_a_raw_rd() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("raw.vdb");
+    std::fs::write(
+        &job,
+        format!(
+            "compratio=8\nsd=sd1,lun={},size=1m\nwd=wd1,sd=sd1,xfersize=4k,rdpct=0\n\
+             rd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1,forcompratio=(1,2)\n",
+            dir.path().join("lun").display()
+        ),
+    )
+    .unwrap();
+    let out = streamcap().arg("run").args(["--job", job.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let shapes: Vec<&str> = plan.lines().filter(|l| l.trim_start().starts_with("written data")).collect();
+    // Ratio 1 is fresh random bytes (nothing compresses); the loop's value replaces the general compratio=8.
+    assert_eq!(shapes.len(), 2, "{plan}");
+    assert!(shapes[0].contains("nothing repeats or compresses"), "{}", shapes[0]);
+    assert!(shapes[1].contains("50 % of every 512 B"), "{}", shapes[1]);
+    assert!(!dir.path().join("lun").exists(), "a dry run creates nothing");
 }
