@@ -107,6 +107,30 @@ pub(super) fn data_shape(spec: &PhaseSpec, data_set: Bytes, writes: &BlockSizes)
     }))
 }
 
+/// The shape of a file-set phase's writes (format and workloads): every workload's transfer sizes must be whole
+/// units; the working set is a share of all its trees' bytes. A global set (shared by the workers of several
+/// phases) is refused: file-set threads are not numbered across phases.
+pub(super) fn fileset_data_shape(spec: &PhaseSpec, plan: &super::FileSetPlan) -> Result<Option<DataShape>, String> {
+    if spec.data.as_ref().is_some_and(|d| d.dedupe_global == Some(true)) {
+        return Err("data.dedupe-global applies to raw phases; a file-set phase's threads share no working set \
+                    across phases: remove it"
+            .into());
+    }
+    let data_set = Bytes(plan.trees.iter().map(|t| t.bytes.0).sum());
+    let mut shape = None;
+    for w in &plan.workloads {
+        shape = shape.or(data_shape(spec, data_set, &w.xfer)?);
+    }
+    match shape {
+        Some(shape) => Ok(Some(shape)),
+        // Only the format step writes: its units are whole dedupe units (`run::fileset::format`).
+        None => {
+            let unit = spec.data.as_ref().and_then(|d| d.dedupe_unit).map_or(4096, |u| u.0 as u32);
+            data_shape(spec, data_set, &BlockSizes::Fixed { size: unit })
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -265,6 +265,9 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
             if w.delete_first { ", each file deleted and created again before it is written" } else { "" }
         )?;
     }
+    if let Some(data) = &p.data {
+        writeln!(f, "  {}", data.describe())?;
+    }
     if let Some(runtime) = p.runtime {
         // With the warm-up: a vdbench rd's warmup= runs before its elapsed time.
         writeln!(f, "  measures for {}{}", format_duration(runtime), warm_up(p))?;

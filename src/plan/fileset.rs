@@ -154,7 +154,8 @@ pub(super) fn plan_fileset_phase(
     let plan = plan_phase(index, spec, fileset, target, facts, last_max).map_err(fail)?;
     // Transfers go through the engine; vdbench's threads are synchronous, so each keeps one in flight.
     let engine = choose_engine(spec.engine, facts, notices).map_err(fail)?;
-    Ok(PhasePlan { engine, ..super::neutral::fileset_phase(label, spec, plan) })
+    let data = super::data::fileset_data_shape(spec, &plan).map_err(fail)?;
+    Ok(PhasePlan { engine, data, ..super::neutral::fileset_phase(label, spec, plan) })
 }
 
 /// The trees, workloads, rate and format step of a file-set phase.

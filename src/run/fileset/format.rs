@@ -15,7 +15,7 @@ use super::runner::thread_worker;
 use super::schedule::Shared;
 use super::tree::{TreeError, TreeState, create_root};
 use crate::engine::EngineKind;
-use crate::plan::{FileIo, FileOp, FileWorkloadPlan, TreePlan, defaults};
+use crate::plan::{DataShape, FileIo, FileOp, FileWorkloadPlan, TreePlan, defaults};
 use crate::run::phase::{PhaseRun, Ran, SeriesStart, StopReason, run_workers};
 use crate::run::prepare::Progress;
 use crate::run::worker_setup::{AnySchedule, SetUp, WorkerSettings};
@@ -66,7 +66,7 @@ pub fn format(
     state: &mut TreeState,
     layout: Layout,
     restart: bool,
-    engine: EngineKind,
+    (engine, data): (EngineKind, Option<DataShape>),
     stop: &Arc<AtomicBool>,
     progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> Result<FormatStats, FormatError> {
@@ -78,7 +78,7 @@ pub fn format(
     if layout != Layout::All {
         return Ok(FormatStats { files: 0, dirs, bytes: 0, took: started.elapsed() });
     }
-    let workload = format_workload(plan);
+    let workload = format_workload(plan, data);
     let threads = workload.threads;
     let (files_busy, dirs_busy) = (FileClaims::new(plan.files, false), BitSet::new(plan.dirs, false));
     let settings = WorkerSettings { batch: 1, ..WorkerSettings::default() };
@@ -91,6 +91,7 @@ pub fn format(
                 files_busy: &files_busy,
                 dirs_busy: &dirs_busy,
                 verify,
+                data,
             };
             Box::new(move || thread_worker(engine, shared, t, None, Some(restart), settings)) as SetUp<'_>
         })
@@ -134,8 +135,12 @@ fn failure(plan: &TreePlan, outcome: crate::run::PhaseOutcome) -> Option<FormatE
 
 /// The workload that formats: each file created once and written sequentially in chunks of `FORMAT_CHUNK` (or
 /// of the largest file's size rounded up to 4 KiB, if that is smaller), by up to `FORMAT_THREADS` threads.
-fn format_workload(plan: &TreePlan) -> FileWorkloadPlan {
-    let chunk = defaults::FORMAT_CHUNK.0.min(plan.sizes.max().max(1)).next_multiple_of(4096) as u32;
+fn format_workload(plan: &TreePlan, data: Option<DataShape>) -> FileWorkloadPlan {
+    // Whole 4 KiB pages (direct I/O) and whole dedupe units, so that each unit is one decision (unique or
+    // repeat), as in the workloads.
+    let unit = data.and_then(|d| d.unit).map_or(4096, u64::from).max(1);
+    let step = unit / gcd(unit, 4096) * 4096;
+    let chunk = defaults::FORMAT_CHUNK.0.min(plan.sizes.max().max(1)).next_multiple_of(step) as u32;
     let threads = FORMAT_THREADS.min(plan.files.min(u64::from(FORMAT_THREADS)) as u32).max(1);
     FileWorkloadPlan {
         name: "format".into(),
@@ -212,4 +217,8 @@ pub fn scan(plan: &TreePlan, state: &TreeState) {
         plan.shape.push_file(file, &mut path);
         state.files.set(file, std::fs::metadata(&path).is_ok_and(|m| m.is_file()));
     }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
 }

@@ -20,7 +20,7 @@ use super::curves::Measured;
 use super::phase::failed_outcome;
 use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
 use crate::engine::EngineKind;
-use crate::plan::{FileRate, FileSetPlan, FormatMode, PhasePlan, TreePlan};
+use crate::plan::{DataShape, FileRate, FileSetPlan, FormatMode, PhasePlan, TreePlan};
 use crate::verify::Verifier;
 use format::{FormatError, Layout, format};
 use tree::TreeState;
@@ -232,7 +232,15 @@ fn format_trees(
         let state = &mut trees.states[slot];
         let progress = &mut |done, total| observer.prefill(index, done, total);
         let was_direct = state.direct;
-        let result = prepare((tree_plan, verify.as_ref()), state, fs.format, phase.engine, flag, &mut report, progress);
+        let result = prepare(
+            (tree_plan, verify.as_ref()),
+            state,
+            fs.format,
+            (phase.engine, phase.data),
+            flag,
+            &mut report,
+            progress,
+        );
         if was_direct && !trees.states[slot].direct {
             observer.notice(&format!(
                 "{} does not support direct I/O (O_DIRECT): the file-set tree uses buffered I/O",
@@ -292,7 +300,7 @@ fn prepare(
     (plan, verify): (&TreePlan, Option<&TreeVerify>),
     state: &mut TreeState,
     mode: FormatMode,
-    engine: EngineKind,
+    engine: (EngineKind, Option<DataShape>),
     stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
     report: &mut FormatReport,
     progress: &mut (dyn FnMut(u64, u64) + Send),

@@ -64,6 +64,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
                 files_busy: &busy[w.tree].0,
                 dirs_busy: &busy[w.tree].1,
                 verify: verify[w.tree].as_ref(),
+                data: phase.data,
             };
             let settings = WorkerSettings {
                 ramp: phase.ramp,

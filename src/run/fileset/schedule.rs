@@ -16,8 +16,9 @@ use super::TreeVerify;
 use super::tree::TreeState;
 use crate::engine::OpKind;
 use crate::metrics::OpClass;
-use crate::plan::{FileIo, FileOp, FileWorkloadPlan, StopAfter, TreePlan};
+use crate::plan::{DataShape, FileIo, FileOp, FileWorkloadPlan, StopAfter, TreePlan};
 use crate::run::core::{Ctx, Failure, Io, Next, Schedule};
+use crate::run::shape::Shaper;
 use crate::workload::fileset::{BitSet, FileClaims, FileSelector};
 use crate::workload::{Rng, SizePicker};
 
@@ -31,6 +32,8 @@ pub struct Shared<'a> {
     pub dirs_busy: &'a BitSet,
     /// Data verification of the tree's files (`--verify`): writes stamp their blocks, reads check them.
     pub verify: Option<&'a TreeVerify>,
+    /// The phase's data shape (dedupe, compression), which every write is filled with when not verified.
+    pub data: Option<DataShape>,
 }
 
 /// A file open in the engine's table, with the transfers still to issue on it.
@@ -78,6 +81,8 @@ pub struct FileSetSchedule<'a> {
     pub created: u64,
     /// Sequential I/O under `stopafter`: where each file was left (`TreeState::resume`).
     pub(super) resume: Option<&'a [AtomicU64]>,
+    /// Fills each write with the phase's data shape; `None`: the buffer's random bytes, filled once.
+    shaper: Option<Shaper>,
 }
 
 /// The tree's resume table when this workload needs one: sequential reads or writes under `stopafter`, not the
@@ -98,8 +103,13 @@ impl<'a> FileSetSchedule<'a> {
     pub fn new(s: Shared<'a>, thread: u32, gap: Option<Duration>, format: Option<bool>) -> FileSetSchedule<'a> {
         let w = s.workload;
         let root = s.tree.root.to_string_lossy().into_owned();
+        let seed = w.seed ^ u64::from(thread).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // Each tree, workload and thread writes its own unique units (the format's workload seed is the same
+        // for every tree, hence the tree's seed); a verified tree's blocks carry headers instead.
+        let shaper = (s.data.filter(|_| s.verify.is_none()))
+            .map(|shape| Shaper::new(shape, w.seed, seed ^ s.tree.seed.rotate_left(17), thread as usize));
         FileSetSchedule {
-            rng: Rng::new(w.seed ^ u64::from(thread).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            rng: Rng::new(seed),
             files: FileSelector::new(w.select, s.tree.files, thread, w.threads),
             dirs: FileSelector::new(w.select, s.tree.dirs, thread, w.threads),
             xfer: SizePicker::new(&w.xfer),
@@ -114,6 +124,7 @@ impl<'a> FileSetSchedule<'a> {
             format,
             created: 0,
             resume: resume_table(&s, format),
+            shaper,
             s,
         }
     }
@@ -205,9 +216,15 @@ impl Schedule for FileSetSchedule<'_> {
     }
 
     /// With `--verify`: claims the blocks of a transfer on the open file (refused while one is in flight on a
-    /// shared file) and stamps a write's.
+    /// shared file) and stamps a write's. With a data shape: fills a write with it.
     #[inline]
     fn prepare(&mut self, io: &Io, buf: &mut [u8]) -> bool {
+        if let Some(shaper) = self.shaper.as_mut()
+            && io.kind == OpKind::Write
+        {
+            shaper.fill(&mut buf[..io.len as usize]);
+            return true;
+        }
         let (Some(v), Some(open)) = (self.s.verify, self.open.as_ref()) else { return true };
         if !matches!(io.kind, OpKind::Read | OpKind::Write) {
             return true;

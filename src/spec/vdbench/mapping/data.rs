@@ -1,5 +1,5 @@
 //! vdbench's data shape: the general parameters dedupratio, dedupunit, dedupsets and compratio onto `data`
-//! (spec::DataSpec), for raw (sd/wd) runs.
+//! (spec::DataSpec), for raw (sd/wd) and file-system (fsd/fwd) runs alike.
 //!
 //! vdbench's dedupratio=R means R written units for each unique one; dedupsets (default 5 % of the unique
 //! units) is how many distinct units the duplicates are copies of. streamcap's working set is the first units
@@ -9,10 +9,13 @@
 //! ratios hold for the data written; vdbench decides per block address (its dedup keys), which streamcap does
 //! not reproduce.
 
+use super::super::VdbError;
+use super::super::expand::Loop;
 use super::super::lexer::{Param, unprotect};
 use super::super::model::Model;
+use super::super::model::Record;
 use super::super::values::{Item, Units, parse_items};
-use super::super::{VdbError, Where};
+use super::words::{loop_err, loop_num};
 use crate::spec::DataSpec;
 use crate::units::Bytes;
 
@@ -69,16 +72,30 @@ fn wrong(p: &Param, expected: &str) -> VdbError {
     VdbError::keyword(&p.at, &p.key, None, format!("'{}' is not {expected}", unprotect(&p.value)))
 }
 
-/// For file-system runs: the shape is refused until file sets write it.
-pub(super) fn refuse_for_file_sets(model: &Model, root: &std::path::Path) -> VdbError {
-    let keys: Vec<&str> = model.general.iter().map(|(c, _)| *c).filter(|c| is_shape_key(c)).collect();
-    VdbError::at(
-        &Where::File(root.to_path_buf()),
-        format!(
-            "{}= shape the data of raw (sd/wd) runs; file-system (fsd/fwd) runs write random data: remove them",
-            keys.join("=, ")
-        ),
-    )
+/// An rd's `forcompratio=` loop: the value of this combination as the phase's data (compressible share only);
+/// `merge` lays the general dedup parameters over it. Ratio 1 is fresh random bytes for every write.
+pub(super) fn loop_compression(
+    loops: &[Loop],
+    combination: &[Item],
+    rd: &Record,
+) -> Result<Option<DataSpec>, VdbError> {
+    let Some((l, item)) = loops.iter().zip(combination).find(|(l, _)| l.keyword == "forcompratio") else {
+        return Ok(None);
+    };
+    match loop_num(l, item, rd)? {
+        c if (1.0..=1e6).contains(&c) => {
+            Ok(Some(DataSpec { compress_percent: Some(100.0 * (1.0 - 1.0 / c)), ..DataSpec::default() }))
+        }
+        c => Err(loop_err(l, rd, format!("{c} is not a compression ratio of at least 1, such as 2"))),
+    }
+}
+
+/// A phase's data: the general parameters' shape, with an rd's `forcompratio` value in place of `compratio`.
+pub(super) fn merge(general: Option<&DataSpec>, own: Option<DataSpec>) -> Option<DataSpec> {
+    match (general, own) {
+        (Some(g), Some(own)) => Some(DataSpec { compress_percent: own.compress_percent, ..g.clone() }),
+        (g, own) => own.or_else(|| g.cloned()),
+    }
 }
 
 pub(super) fn is_shape_key(canonical: &str) -> bool {

@@ -180,8 +180,10 @@ impl<'a> Mapper<'a> {
             let name = expand::phase_name(rd, &loops, &combination, true);
             let rate = rate.expect("a single rate or a rate loop, checked by rd_rate");
             let fileset = FileSetPhaseSpec { trees, workloads, rate: None, format: Some(format) };
+            let data = super::data::loop_compression(&loops, &combination, rd)?;
             let rated = rated(name, rate, &points, "fwdrate");
-            phases.extend(rated.into_iter().map(|point| point_phase(point, &fileset, timing)));
+            let phase = |point| PhaseSpec { data: data.clone(), ..point_phase(point, &fileset, timing) };
+            phases.extend(rated.into_iter().map(phase));
         }
         Ok(phases)
     }

@@ -49,6 +49,8 @@ pub(super) fn apply(
             "fordepth" | "forwidth" | "forfiles" | "forsizes" | "fortotalsize" => {
                 tree_loop(l, rd, num()?, trees, count)?;
             }
+            // The phase's data, read by `data::loop_compression`.
+            "forcompratio" => {}
             "foriorate" => {
                 *rate =
                     Some(rate_of(item).ok_or_else(|| {

@@ -186,10 +186,8 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
         }
     }
     validation(model, m.concatenate, &mut phases, file_system, root, problems);
-    match problems.take(data::data_shape(model)) {
-        Some(Some(_)) if file_system => problems.push(data::refuse_for_file_sets(model, root)),
-        Some(Some(data)) => phases.iter_mut().for_each(|p| p.data = Some(data.clone())),
-        _ => {}
+    if let Some(general) = problems.take(data::data_shape(model)) {
+        phases.iter_mut().for_each(|p| p.data = data::merge(general.as_ref(), p.data.take()));
     }
     let target = if file_system {
         m.target.take()

@@ -57,8 +57,9 @@ impl Mapper<'_> {
             check_eof(rd, &runs)?;
             let name = expand::phase_name(rd, &loops, &combination, false);
             let rate = rate.expect("a single rate or a rate loop, checked by rd_rate");
+            let data = super::data::loop_compression(&loops, &combination, rd)?;
             for point in rated(name, rate, &common.curve, "iorate") {
-                phases.push(rd_phase(point, &runs, &common));
+                phases.push(PhaseSpec { data: data.clone(), ..rd_phase(point, &runs, &common) });
             }
         }
         Ok(phases)

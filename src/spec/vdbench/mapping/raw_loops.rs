@@ -46,6 +46,8 @@ pub(super) fn apply(
                 let seek = seekpct(item).map_err(|m| loop_err(l, rd, m))?;
                 runs.iter_mut().for_each(|run| (run.seek, run.eof) = (seek.percent, seek.eof));
             }
+            // The phase's data, read by `data::loop_compression`.
+            "forcompratio" => {}
             "foriorate" => {
                 *rate =
                     Some(rate_of(item).ok_or_else(|| {
