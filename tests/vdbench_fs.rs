@@ -198,3 +198,23 @@ fn fileselect_random_once_takes_the_files_in_random_order() {
     let last = *shuffled.last().unwrap();
     assert!(last >= shuffled.len() as u64 + 5, "random once reaches beyond the first files: {shuffled:?}");
 }
+
+/// vdbench's controlled max for file systems (its FwgWaiter; issue 13: "fwd skew= under fwdrate=max", a
+/// 70/15/10/5 mix ran as 7/2/72/19): two fwds with their skew said hold it at fwdrate=max, though reads of
+/// cached files and writes would each go at their own pace.
+#[test]
+fn fwds_hold_their_skew_at_fwdrate_max() {
+    let dir = setup();
+    let vdb = format!(
+        "fsd=fsd1,anchor={},depth=1,width=1,files=8,size=64k\n\
+         fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k,fileio=random,fileselect=random,skew=80\n\
+         fwd=fwd2,fsd=fsd1,operation=write,xfersize=4k,fileio=random,fileselect=random,skew=20\n\
+         rd=rd1,fwd=(fwd1,fwd2),fwdrate=max,format=yes,elapsed=3,interval=1\n",
+        anchor(dir.path())
+    );
+    let result = run(dir.path(), "held.vdb", &vdb, &[]);
+    let (reads, writes) = (file_ops(&result, "read") as f64, file_ops(&result, "write") as f64);
+    assert!(reads + writes > 500.0, "too few transfers to judge: {reads} reads, {writes} writes");
+    let share = reads / (reads + writes);
+    assert!((0.75..0.85).contains(&share), "fwd1's reads are {share:.3} of the transfers, not its skew of 0.8");
+}

@@ -148,3 +148,37 @@ fn an_fwd_over_two_fsds_runs_on_both_trees() {
         .stdout(predicate::str::contains("fwd1 on fsd1"))
         .stdout(predicate::str::contains("fwd1 on fsd2"));
 }
+
+/// vdbench's controlled max (issue 13: "several wds per rd with skew honoured under max"): wds on different sds
+/// with a skew said hold their shares at iorate=max, as vdbench's waiter holds them, though each sd alone would
+/// run at its own pace (reads of one lun from the page cache, writes of the other). Without a skew each sd runs
+/// as fast as it goes, and the dry run says which.
+#[test]
+fn wds_on_two_sds_hold_their_skew_at_iorate_max() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let sds = format!("sd=sd1,lun={d}/lun1,size=16m,threads=4\nsd=sd2,lun={d}/lun2,size=16m,threads=4\n");
+    let text = format!(
+        "{sds}wd=wd1,sd=sd1,skew=80,rdpct=100,xfersize=4k\nwd=wd2,sd=sd2,skew=20,rdpct=0,xfersize=4k\n\
+         rd=rd1,wd=wd*,iorate=max,elapsed=3,interval=1\n"
+    );
+    let job = write(dir.path(), "held.vdb", &text);
+    let held = "the workers hold their shares";
+    streamcap().args(["run", "--dry-run", "--job"]).arg(&job).assert().success().stdout(predicate::str::contains(held));
+    let json = dir.path().join("r.json");
+    streamcap().args(["run", "--job"]).arg(&job).arg("--json").arg(&json).assert().success();
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let phase = &result["phases"][0];
+    let (reads, writes) = (ops(phase, "read"), ops(phase, "write"));
+    assert!(reads + writes > 500.0, "too few operations to judge: {reads} reads, {writes} writes");
+    let share = reads / (reads + writes);
+    assert!((0.75..0.85).contains(&share), "sd1's reads are {share:.3} of operations, not its skew of 0.8");
+    let unsaid = text.replace(",skew=80", "").replace(",skew=20", "");
+    let job = write(dir.path(), "free.vdb", &unsaid);
+    streamcap()
+        .args(["run", "--dry-run", "--job"])
+        .arg(&job)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(held).not());
+}

@@ -105,6 +105,9 @@ fn write_io(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
     };
     writeln!(f, "  rw {} ({access}), reads {}%", p.rw, p.read_percent)?;
     write_parts(f, &p.parts)?;
+    if p.workers.iter().any(|w| w.mixed.as_ref().is_some_and(|m| m.held.is_some())) {
+        writeln!(f, "  {HELD}")?;
+    }
     match &p.write_block_sizes {
         Some(writes) => writeln!(
             f,
@@ -265,6 +268,9 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
             if w.delete_first { ", each file deleted and created again before it is written" } else { "" }
         )?;
     }
+    if fs.held {
+        writeln!(f, "  {HELD}")?;
+    }
     if let Some(data) = &p.data {
         writeln!(f, "  {}", data.describe())?;
     }
@@ -274,6 +280,10 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
     }
     writeln!(f, "  seed {:#x}", p.seed)
 }
+
+/// What the dry run says of a phase whose workers hold their skew at the maximum rate.
+const HELD: &str =
+    "the workers hold their shares: one ahead of its share waits for the others (vdbench's controlled max)";
 
 /// The parts of a phase with parts: one line each, with its share of the operations and the worker it runs on.
 fn write_parts(f: &mut fmt::Formatter<'_>, parts: &[super::PartPlan]) -> fmt::Result {

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::defaults;
 use super::facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
-use super::fileset_workload::plan_workload;
+use super::fileset_workload::{holds_skew, plan_workload};
 use super::values::choose_engine;
 use super::{PhasePlan, PlanError};
 use crate::metrics::OpClass;
@@ -39,6 +39,10 @@ pub struct FileSetPlan {
     /// Operations per second for all workloads together.
     pub rate: FileRate,
     pub format: FormatMode,
+    /// vdbench's controlled max (its FwgWaiter): at the maximum rate with a skew said, the workloads' threads
+    /// issue in proportion to their skew (one ahead of its share waits); otherwise each goes as fast as it can.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
 }
 
 /// The operation rate of a file-set phase.
@@ -197,7 +201,8 @@ fn plan_phase(
             FileRate::PercentOfMax { percent, of_phase }
         }
     };
-    Ok(FileSetPlan { trees, workloads, rate, format })
+    let held = holds_skew(rate, fileset, &workloads);
+    Ok(FileSetPlan { trees, workloads, rate, format, held })
 }
 
 /// One tree: its root under the anchor, its shape, and its files' sizes fitted to any total-size cap.

@@ -3,7 +3,7 @@
 //! file before taking another.
 
 use super::defaults;
-use super::fileset::{FileWorkloadPlan, TreePlan};
+use super::fileset::{FileRate, FileWorkloadPlan, TreePlan};
 use super::values::convert_sizes;
 use crate::spec::{BlockSizeSpec, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileWorkloadSpec};
 use crate::units::Bytes;
@@ -88,4 +88,13 @@ fn xfer_sizes(spec: &BlockSizeSpec, direct: bool) -> Result<BlockSizes, String> 
         return Err(format!("xfersize {} is not a multiple of 4 KiB, which direct I/O needs", Bytes(u64::from(bad))));
     }
     Ok(sizes)
+}
+
+/// vdbench's controlled max (its FwgWaiter): at the maximum rate, the workloads hold their skew when one says
+/// it, over more than one workload of this process (another rank's go at their own pace).
+pub(super) fn holds_skew(rate: FileRate, fileset: &FileSetPhaseSpec, workloads: &[FileWorkloadPlan]) -> bool {
+    rate == FileRate::Max
+        && workloads.len() > 1
+        && fileset.workloads.iter().any(|w| w.skew.is_some())
+        && workloads.iter().all(|w| w.rank.is_none())
 }

@@ -4,18 +4,21 @@
 //! keeps the largest iodepth its parts ask, and is paced at its share of the phase's rate.
 //!
 //! Shares are vdbench's skew: a part's `skew` is its percent of all operations; parts without one share what is
-//! left evenly; the shares must add up to 100. Under no rate, each worker runs as fast as it can and mixes its
-//! own parts in their proportions (vdbench's uncontrolled max, where sds do not wait for each other); to hold
-//! the shares across workers under max, put every part on one queue.
+//! left evenly; the shares must add up to 100. Under no rate, a worker mixes its own parts in their proportions;
+//! across workers, when a part says its skew, the workers hold their shares as vdbench's controlled max does
+//! (`RD_entry`: any skew makes vdbench use its waiter at iorate=max): a worker ahead of its share waits for the
+//! others (a flow of the phase's own, `run/flow.rs`), so the slowest share sets the pace. With no skew said,
+//! each worker runs as fast as it goes (vdbench's uncontrolled max, where sds do not wait for each other).
 
 use super::build::JobContext;
 use super::facts::Facts;
 use super::raw::plan_raw_phase;
 use super::values::{default_name, pacing};
-use super::{MixedWorker, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
+use super::{FlowSpec, MixedWorker, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
 use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes};
+use std::time::Duration;
 
 /// Plans phase `index`, which has parts.
 pub(super) fn plan_parts_phase(
@@ -39,7 +42,7 @@ pub(super) fn plan_parts_phase(
         let bounded = parts[i].io_passes.is_some();
         planned.push(Planned { name, queue, share: shares[i], rank: unit.rank, bounded, plan });
     }
-    let workers = workers(&planned, spec);
+    let workers = workers(&planned, spec, index);
     Ok(combine(spec, &label, planned, workers))
 }
 
@@ -95,7 +98,7 @@ fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
 
 /// One worker per queue and rank (parts of other ranks run on other hosts, so they cannot share a worker), in
 /// the order queues first appear; a worker's parts are weighted by their shares.
-fn workers(planned: &[Planned], spec: &PhaseSpec) -> Vec<WorkerPlan> {
+fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPlan> {
     let mut queues: Vec<(&str, Option<u32>)> = Vec::new();
     for p in planned {
         if !queues.contains(&(p.queue.as_str(), p.rank)) {
@@ -103,6 +106,7 @@ fn workers(planned: &[Planned], spec: &PhaseSpec) -> Vec<WorkerPlan> {
         }
     }
     let total_share: f64 = planned.iter().map(|p| p.share).sum();
+    let held = holds_shares(spec, queues.len());
     queues
         .iter()
         .map(|queue| {
@@ -126,10 +130,29 @@ fn workers(planned: &[Planned], spec: &PhaseSpec) -> Vec<WorkerPlan> {
                     others: mine[1..].iter().map(|p| p.plan.workers[0].workload.clone()).collect(),
                     weights: mine.iter().map(|p| p.share).collect(),
                     rank: queue.1,
+                    held: held.then(|| FlowSpec {
+                        id: HELD_SHARES_FLOW + index as u64,
+                        weight: (share * 1e6).round().max(1.0) as u64,
+                        sleep: Duration::ZERO,
+                    }),
                 }),
             }
         })
         .collect()
+}
+
+/// Flow ids of phases that hold their workers' shares, one above the other per phase; far above fio's flow_id
+/// values, so that a fio flow never joins one.
+const HELD_SHARES_FLOW: u64 = 1 << 62;
+
+/// Whether a phase's workers hold their shares under max: vdbench's controlled max, when a part says its skew
+/// and nothing paces the phase, over more than one worker of this process (ranks' workers run on other hosts;
+/// each rank's pace is its own).
+fn holds_shares(spec: &PhaseSpec, workers: usize) -> bool {
+    let parts = spec.parts.as_deref().unwrap_or_default();
+    let unpaced = spec.rate.is_none() && spec.rate_iops.is_none() && spec.rate_percent_of_max.is_none();
+    let said = spec.hold_shares.unwrap_or_else(|| parts.iter().any(|p| p.skew.is_some()));
+    unpaced && workers > 1 && said && parts.iter().all(|p| p.rank.is_none())
 }
 
 /// The phase: the first part's plan for what all parts share (engine, direct I/O, ramp, runtime …), the parts'

@@ -403,6 +403,9 @@ pub struct MixedWorker {
     pub weights: Vec<f64>,
     /// Under mpirun, the rank that runs this worker (its parts' `rank`: vdbench's hd); `None` runs on every rank.
     pub rank: Option<u32>,
+    /// vdbench's controlled max: with no rate and a skew said, the workers issue in proportion to their shares
+    /// (a worker ahead of its share waits), through a flow of the phase's own; `None`: each runs as fast as it goes.
+    pub held: Option<FlowSpec>,
 }
 
 impl WorkerPlan {

@@ -361,7 +361,9 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
         .then(|| worker.workloads().iter().flat_map(|(w, _)| &w.regions).map(|r| r.len).sum());
     let mut schedule =
         RawSchedule::new(phase, (source, iodepth), pacer, (paths, globals), &inputs.verification, pass_bytes);
-    schedule.flow = phase.fio.as_ref().and_then(|f| f.flow).map(|f| inputs.flows.join(&f));
+    // fio's flow, or the held shares of vdbench's controlled max (the plan makes them one of the phase's own).
+    let held = worker.mixed.as_ref().and_then(|m| m.held);
+    schedule.flow = (phase.fio.as_ref().and_then(|f| f.flow)).or(held).map(|f| inputs.flows.join(&f));
     schedule.prio =
         (phase.fio.as_ref().and_then(|f| f.cmdprio.clone())).map(|c| PrioPicker::new(c, worker.workload.seed));
     schedule.shaper = phase.data.map(|shape| Shaper::new(shape, phase.seed, worker.workload.seed, id));

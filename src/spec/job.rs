@@ -273,6 +273,10 @@ pub struct PhaseSpec {
     /// order); the other ranks leave it out and idle through the phase. Without ranks every part runs here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
+    /// With parts and no rate: the workers hold the parts' shares (one ahead of its share waits for the
+    /// others), as vdbench's controlled max does when a wd says its skew. Default: when a part says its `skew`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hold_shares: Option<bool>,
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub fio: Option<FioJobInfo>,
@@ -315,7 +319,7 @@ impl PhaseSpec {
                 align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
-                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, rank, steady_state,
+                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, rank, hold_shares, steady_state,
             ]
         };
         // Field by field inside the table too: a job's dedupe key keeps its [global]'s compression.

@@ -10,8 +10,9 @@ use super::TreeVerify;
 use super::schedule::{FileSetSchedule, Shared};
 use super::tree::TreeState;
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
-use crate::plan::{FileSetPlan, FileWorkloadPlan, PhasePlan};
+use crate::plan::{FileSetPlan, FileWorkloadPlan, FlowSpec, PhasePlan};
 use crate::run::cluster::PhaseSync;
+use crate::run::flow::Flows;
 use crate::run::pattern::fill_random;
 use crate::run::phase::{PhaseRun, SeriesStart, run_workers};
 use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
@@ -49,6 +50,8 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
         .collect();
     // Over every rank's workloads: each rank's share of a fixed rate is its workloads' skew.
     let total_skew: f64 = fileset.workloads.iter().map(|w| w.skew).sum::<f64>().max(1e-9);
+    // vdbench's controlled max: the threads hold their workloads' skew through one flow of this phase's own.
+    let flows = Flows::default();
     let mut setups: Vec<SetUp<'_>> = Vec::new();
     for w in fileset.workloads.iter().filter(|w| rank.is_none_or(|r| w.runs_on(r))) {
         let state = states[w.tree].expect("the trees of this rank's workloads were prepared");
@@ -66,15 +69,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
                 verify: verify[w.tree].as_ref(),
                 data: phase.data,
             };
-            let settings = WorkerSettings {
-                ramp: phase.ramp,
-                runtime: phase.runtime,
-                batch: 1,
-                paced: gap.is_some(),
-                continue_on_error: phase.continue_on_error,
-                ..WorkerSettings::default()
-            };
-            setups.push(Box::new(move || thread_worker(phase.engine, shared, thread, gap, None, settings)));
+            setups.push(thread_setup(phase, shared, thread, gap, fileset.held.then_some(&flows)));
         }
     }
     let run = PhaseRun {
@@ -95,6 +90,35 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
     let most = busy.iter().map(|b| b.0.most()).max().unwrap_or(0);
     observer.fileset_sharing(index, most);
     outcome
+}
+
+/// One workload thread's set-up, joined to the phase's flow (`flows`) when the workloads hold their skew.
+fn thread_setup<'a>(
+    phase: &'a PhasePlan,
+    shared: Shared<'a>,
+    thread: u32,
+    gap: Option<Duration>,
+    flows: Option<&'a Flows>,
+) -> SetUp<'a> {
+    let settings = WorkerSettings {
+        ramp: phase.ramp,
+        runtime: phase.runtime,
+        batch: 1,
+        paced: gap.is_some(),
+        continue_on_error: phase.continue_on_error,
+        ..WorkerSettings::default()
+    };
+    let w = shared.workload;
+    // Each thread weighs its workload's skew over the workload's threads.
+    let weight = (w.skew / f64::from(w.threads) * 1e6).round().max(1.0) as u64;
+    let held = flows.map(|flows| (flows, FlowSpec { id: 0, weight, sleep: Duration::ZERO }));
+    Box::new(move || {
+        let mut built = thread_worker(phase.engine, shared, thread, gap, None, settings)?;
+        if let (Some((flows, spec)), AnySchedule::FileSet(schedule)) = (held, &mut built.schedule) {
+            schedule.flow = Some(flows.join(&spec));
+        }
+        Ok(built)
+    })
 }
 
 /// One file-set thread: an engine with one transfer in flight (vdbench's threads are synchronous) and one place

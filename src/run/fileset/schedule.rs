@@ -18,6 +18,7 @@ use crate::engine::OpKind;
 use crate::metrics::OpClass;
 use crate::plan::{DataShape, FileIo, FileOp, FileWorkloadPlan, StopAfter, TreePlan};
 use crate::run::core::{Ctx, Failure, Io, Next, Schedule};
+use crate::run::flow::FlowMember;
 use crate::run::shape::Shaper;
 use crate::workload::fileset::{BitSet, FileClaims, FileSelector};
 use crate::workload::{Rng, SizePicker};
@@ -83,6 +84,8 @@ pub struct FileSetSchedule<'a> {
     pub(super) resume: Option<&'a [AtomicU64]>,
     /// Fills each write with the phase's data shape; `None`: the buffer's random bytes, filled once.
     shaper: Option<Shaper>,
+    /// vdbench's controlled max: this thread's place among the phase's threads holding their skew.
+    pub(super) flow: Option<FlowMember>,
 }
 
 /// The tree's resume table when this workload needs one: sequential reads or writes under `stopafter`, not the
@@ -125,12 +128,18 @@ impl<'a> FileSetSchedule<'a> {
             created: 0,
             resume: resume_table(&s, format),
             shaper,
+            flow: None,
             s,
         }
     }
 
     /// The due time of the next operation when paced: `Ok(due)` takes it, `Err(at)` says to wait until then.
     pub(super) fn take_due(&mut self, now: Duration) -> Result<Option<Duration>, Duration> {
+        if let Some(flow) = self.flow.as_mut()
+            && flow.ahead()
+        {
+            return Err(now + flow.wait);
+        }
         let Some(gap) = self.gap else { return Ok(None) };
         let due = gap.mul_f64(self.ops_issued as f64);
         if due > now {
@@ -248,6 +257,10 @@ impl Schedule for FileSetSchedule<'_> {
         // The engine closes the file when it is dropped; only the claim is ours to release.
         if let Some(open) = self.open.take() {
             self.s.files_busy.release(open.index);
+        }
+        // A thread that has ended no longer holds the others back.
+        if let Some(flow) = self.flow.as_mut() {
+            flow.leave();
         }
     }
 

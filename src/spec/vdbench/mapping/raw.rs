@@ -45,7 +45,7 @@ impl Mapper<'_> {
             "this is a file-system keyword, but this rd runs a raw workload (wd=)",
         )?;
         unsupported_all(rd, RD_UNSUPPORTED)?;
-        let generators = self.generators(rd)?;
+        let (generators, skew_said) = self.generators(rd)?;
         let (io_size, io_passes) = maxdata(rd)?;
         let common = RawCommon { io_size, io_passes, arrival: arrival(rd)?, curve: curve(rd)?, timing };
         let base_rate = rd_rate(rd, "iorate")?;
@@ -59,20 +59,25 @@ impl Mapper<'_> {
             let rate = rate.expect("a single rate or a rate loop, checked by rd_rate");
             let data = super::data::loop_compression(&loops, &combination, rd)?;
             for point in rated(name, rate, &common.curve, "iorate") {
-                phases.push(PhaseSpec { data: data.clone(), ..rd_phase(point, &runs, &common) });
+                let phase = rd_phase(point, &runs, &common);
+                // vdbench's controlled max only when a wd said its skew (every part carries its share).
+                let hold_shares = phase.parts.is_some().then_some(skew_said);
+                phases.push(PhaseSpec { data: data.clone(), hold_shares, ..phase });
             }
         }
         Ok(phases)
     }
 
-    /// Every generator of the rd: each wd on each of its sds (the rd's `sd=` overrides the wd's) and hosts.
-    fn generators(&mut self, rd: &Record) -> Result<Vec<RawRun>, VdbError> {
+    /// Every generator of the rd: each wd on each of its sds (the rd's `sd=` overrides the wd's) and hosts; and
+    /// whether a wd said its skew.
+    fn generators(&mut self, rd: &Record) -> Result<(Vec<RawRun>, bool), VdbError> {
         let default_wd = self.default_wd(rd);
         let wds = match &default_wd {
             Some(wd) => vec![wd],
             None => self.named(rd, "wd", Kind::Wd)?,
         };
         let shares = wd_shares(rd, &wds)?;
+        let skew_said = wds.iter().any(|wd| wd.get("skew").is_some());
         let runs =
             if self.concatenate { self.concatenated(rd, &wds, &shares)? } else { self.separate(rd, &wds, &shares)? };
         if runs.iter().any(|r| r.flags.direct != runs[0].flags.direct) {
@@ -92,7 +97,7 @@ impl Mapper<'_> {
                     .into(),
             );
         }
-        Ok(runs)
+        Ok((runs, skew_said))
     }
 
     /// One generator per wd, sd and host, as vdbench makes them without concatenation.
