@@ -60,6 +60,9 @@ impl Browser {
                 "--remote-debugging-pipe",
             ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
+            // Chromium makes its singleton socket's directory under TMPDIR: in the profile, so that it goes too
+            // (each run left two org.chromium.Chromium.* directories in /tmp).
+            .env("TMPDIR", profile.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
