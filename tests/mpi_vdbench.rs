@@ -110,11 +110,7 @@ fn each_hds_fwd_runs_on_its_own_rank_and_tree() {
          rd=rd2,fwd=fwd2,fwdrate=max,format=no,elapsed=2,interval=1\n"
     );
     std::fs::write(&job, text).expect("job written");
-    let out = cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json).output();
-    let out = out.expect("mpirun runs");
-    let (stdout, stderr) = common::output_text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    let (result, _) = run_ok(&mut cmd, &job, &json);
     let by_rank = ops_by_rank(&result);
     assert!(by_rank[0].iter().all(|&ops| ops > 0), "rd1: both hosts read their own tree: {by_rank:?}");
     assert_eq!(by_rank[1][0], 0, "rd2: h1 (rank 0) has no fwd in it: {by_rank:?}");
@@ -140,11 +136,7 @@ fn a_file_system_job_without_hds_runs_on_every_rank_on_trees_of_its_own() {
         anchor.display()
     );
     std::fs::write(&job, text).expect("job written");
-    let out = cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json).output();
-    let out = out.expect("mpirun runs");
-    let (stdout, stderr) = common::output_text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    let (result, _) = run_ok(&mut cmd, &job, &json);
     let by_rank = ops_by_rank(&result);
     assert!(by_rank[0].len() == 2 && by_rank[0].iter().all(|&ops| ops > 0), "both ranks read: {by_rank:?}");
     let left = walk(&anchor);
@@ -178,11 +170,7 @@ fn verification_is_merged_over_ranks() {
          wd=wd2,sd=sd2,xfersize=4k,rdpct=50,seekpct=100\nrd=rd2,wd=wd2,iorate=max,elapsed=2,interval=1\n"
     );
     std::fs::write(&job, text).expect("job written");
-    let out = cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json).output();
-    let out = out.expect("mpirun runs");
-    let (stdout, stderr) = common::output_text(&out);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
+    let (result, stdout) = run_ok(&mut cmd, &job, &json);
     let ranks = result["cluster"]["verify"].as_array().expect("per-rank verification");
     let checked: Vec<u64> = ranks.iter().map(|r| r["blocks_checked"].as_u64().expect("a count")).collect();
     assert_eq!(checked.len(), 2, "{ranks:?}");
@@ -250,4 +238,14 @@ fn ctrl_c_while_a_rank_waits_for_another_stops_every_rank_and_leaves_no_data() {
     let Some((result, left)) = interrupted(test, text, std::time::Duration::from_millis(50)) else { return };
     assert_eq!(result["status"], "interrupted", "{result}");
     assert!(left.is_empty(), "every rank removed its data: {left:?}");
+}
+
+/// Runs `streamcap run --job JOB --json JSON` under `cmd` (mpirun), which must succeed; the result and stdout.
+fn run_ok(cmd: &mut std::process::Command, job: &Path, json: &Path) -> (serde_json::Value, String) {
+    let out = cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(job).arg("--json").arg(json).output();
+    let out = out.expect("mpirun runs");
+    let (stdout, stderr) = common::output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let result = serde_json::from_slice(&std::fs::read(json).expect("the JSON")).expect("JSON");
+    (result, stdout)
 }
