@@ -67,6 +67,7 @@ fn run_on_null_kept(schedule: Steady, depth: u32, paced: bool, per_worker: bool)
         sync: None,
         per_worker,
         steady: None,
+        held: None,
     };
     run_workers(run, &mut Quiet).outcome
 }

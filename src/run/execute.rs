@@ -302,6 +302,7 @@ impl<'p> Executor<'p> {
                 sync: self.cluster.map(|cluster| PhaseSync { cluster, phase: index, step: 0, stonewall: true }),
                 per_worker: phase.per_worker_results,
                 steady: phase.steady_state,
+                held: raw::held_across(phase, &self.flows, self.cluster.map(Cluster::rank)),
             };
             run_workers(run, observer).outcome
         };

@@ -150,6 +150,8 @@ pub(super) struct PhaseRun<'a> {
     pub per_worker: bool,
     /// End the phase once its rate is steady (checked once per interval by the gatherer).
     pub steady: Option<SteadyConfig>,
+    /// Multi-host runs: the workers hold their shares with those of other ranks (`cluster::hold_across`).
+    pub held: Option<cluster::HeldAcross>,
 }
 
 /// What the workers of a phase left: the outcome, and each worker's schedule (`None` when it never ran).
@@ -192,6 +194,8 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
         }
         let (control, over) = (&control, &over);
         let linked = sync.map(|sync| scope.spawn(move || cluster::link(&sync, control, over)));
+        let held = run.held.as_ref();
+        let exchange = sync.zip(held).map(|(sync, held)| scope.spawn(move || cluster::hold_across(&sync, held, over)));
         let mut gather = Gatherer::new(workers, interval, spares);
         gather.floor = floor;
         gather.steady = run.steady.map(SteadyTracker::new);
@@ -213,6 +217,7 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
             cluster::say_done(sync, &stop);
             over.store(true, Ordering::Relaxed);
             let _ = linked.join();
+            let _ = exchange.map(|e| e.join());
             (stop, ranks) = cluster::agree_end(sync, &stop, gather.measured);
         }
         let outcome = finished(gather, &ends, (stop, ranks), caps, direct, started);

@@ -155,6 +155,7 @@ pub fn pass(
         sync: None,
         per_worker: false,
         steady: None,
+        held: None,
     };
     let mut observer = Progress { done: 0, total, report: progress };
     let outcome = run_workers(run, &mut observer).outcome;

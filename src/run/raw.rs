@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::cluster::HeldAcross;
 use super::core::{Ctx, Io, Next, Schedule};
 use super::flow::{FlowMember, Flows};
 use super::open::{Create, OpenFor, open_data_file};
@@ -304,6 +305,15 @@ pub(super) struct RawInputs<'a> {
     pub verification: Verification<'a>,
     /// fio's flows of the run (phases with `fio.flow` join theirs).
     pub flows: &'a Flows,
+}
+
+/// Under mpirun (`rank`), when the phase's workers hold their shares (vdbench's controlled max) and run on the
+/// ranks of several hds: this rank's part of the exchange that holds them together (`cluster::hold_across`).
+pub(super) fn held_across(phase: &PhasePlan, flows: &Flows, rank: Option<u32>) -> Option<HeldAcross> {
+    let mixed = || phase.workers.iter().filter_map(|w| w.mixed.as_ref());
+    let id = mixed().find_map(|m| m.held)?.id;
+    let members: Vec<(Option<u32>, u64)> = mixed().filter_map(|m| Some((m.rank, m.held?.weight))).collect();
+    HeldAcross::new(flows, id, rank?, &members)
 }
 
 /// The set-up of each worker of a raw phase, run on the worker's own thread.

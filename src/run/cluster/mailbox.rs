@@ -31,6 +31,8 @@ impl Key {
     pub const GATE: u8 = 7;
     /// What a phase measured over all ranks (a = phase).
     pub const MEASURED: u8 = 8;
+    /// What a rank's members of a phase's held-shares flow issued and weigh (a = phase, b = step).
+    pub const SHARES: u8 = 9;
     /// Kinds from here up belong to the caller of the run layer (the app).
     pub const USER: u8 = 32;
     /// Set on the kind of rank 0's answer to an exchange.

@@ -16,6 +16,7 @@
 mod gate;
 mod mailbox;
 mod phase;
+mod shares;
 mod step;
 
 #[cfg(test)]
@@ -28,6 +29,7 @@ pub(super) use gate::{agree_measured, agree_ready};
 pub use mailbox::{Key, Mailbox};
 pub use phase::{PhaseSync, RankEnd};
 pub(super) use phase::{agree_end, agree_start, link, say_done};
+pub(super) use shares::{HeldAcross, hold_across};
 pub(super) use step::{merge_step, viewers_of};
 
 /// Moves bytes between the ranks of a run. Messages from one rank to another arrive in the order they were sent.

@@ -108,6 +108,7 @@ pub fn format(
         sync: None,
         per_worker: false,
         steady: None,
+        held: None,
     };
     let total: u64 = (0..plan.files).map(|f| plan.sizes.size_of(f, plan.seed)).sum();
     let mut observer = Progress { done: 0, total, report: progress };

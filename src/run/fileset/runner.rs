@@ -11,7 +11,7 @@ use super::schedule::{FileSetSchedule, Shared};
 use super::tree::TreeState;
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
 use crate::plan::{FileSetPlan, FileWorkloadPlan, FlowSpec, PhasePlan};
-use crate::run::cluster::PhaseSync;
+use crate::run::cluster::{HeldAcross, PhaseSync};
 use crate::run::flow::Flows;
 use crate::run::pattern::fill_random;
 use crate::run::phase::{PhaseRun, SeriesStart, run_workers};
@@ -85,11 +85,26 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
         // With shared files, each thread's own figures show that every one of them worked.
         per_worker: fileset.workloads.iter().any(|w| w.shared),
         steady: None,
+        held: held_across(fileset, &flows, rank),
     };
     let outcome = run_workers(run, observer).outcome;
     let most = busy.iter().map(|b| b.0.most()).max().unwrap_or(0);
     observer.fileset_sharing(index, most);
     outcome
+}
+
+/// Under mpirun, when the workloads hold their skew and run on the ranks of several hds: this rank's part of
+/// the exchange that holds them together (`cluster::hold_across`), each thread weighing as in `thread_setup`.
+fn held_across(fileset: &FileSetPlan, flows: &Flows, rank: Option<u32>) -> Option<HeldAcross> {
+    let threads = fileset.workloads.iter().filter(|_| fileset.held);
+    let members: Vec<(Option<u32>, u64)> =
+        threads.flat_map(|w| (0..w.threads).map(move |_| (w.rank, thread_weight(w)))).collect();
+    HeldAcross::new(flows, 0, rank?, &members)
+}
+
+/// A thread's weight in the phase's flow: its workload's skew over the workload's threads.
+fn thread_weight(w: &FileWorkloadPlan) -> u64 {
+    (w.skew / f64::from(w.threads) * 1e6).round().max(1.0) as u64
 }
 
 /// One workload thread's set-up, joined to the phase's flow (`flows`) when the workloads hold their skew.
@@ -109,9 +124,7 @@ fn thread_setup<'a>(
         ..WorkerSettings::default()
     };
     let w = shared.workload;
-    // Each thread weighs its workload's skew over the workload's threads.
-    let weight = (w.skew / f64::from(w.threads) * 1e6).round().max(1.0) as u64;
-    let held = flows.map(|flows| (flows, FlowSpec { id: 0, weight, sleep: Duration::ZERO }));
+    let held = flows.map(|flows| (flows, FlowSpec { id: 0, weight: thread_weight(w), sleep: Duration::ZERO }));
     Box::new(move || {
         let mut built = thread_worker(phase.engine, shared, thread, gap, None, settings)?;
         if let (Some((flows, spec)), AnySchedule::FileSet(schedule)) = (held, &mut built.schedule) {

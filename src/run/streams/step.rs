@@ -84,6 +84,7 @@ pub fn run_step(
         }),
         per_worker: false,
         steady: None,
+        held: None,
     };
     let Ran { outcome, schedules } = run_workers(run, observer);
     for path in &ingest_paths {
