@@ -1,10 +1,11 @@
 //! vdbench host definitions (`hd=`) as mpirun's ranks, under a real `mpirun` (Open MPI) on this one host: hd
 //! `i` is rank `i`, each rank runs only its own hd's part of every rd (and idles through an rd that is all
 //! another host's), file-system files run each hd's fwds on its rank and tree, `validate=yes` is merged over
-//! the ranks, Ctrl-C on mpirun stops every rank also while one idles or waits for another, and a file whose hd
-//! count is not the rank count is refused (said once) with both counts. Needs the
-//! binary built with `--features mpi` (scripts/test does so); skips loudly when mpirun is missing. (A file of
-//! its own: tests/mpi.rs is at the 500-line limit.)
+//! the ranks, wds and fwds on two hds hold their skew at the maximum rate (vdbench's controlled max), Ctrl-C
+//! on mpirun stops every rank also while one idles or waits for another, and a file whose hd count is not the
+//! rank count is refused (said once) with both counts. Needs the binary built with `--features mpi`
+//! (scripts/test does so); skips loudly when mpirun is missing. (A file of its own: tests/mpi.rs is at the
+//! 500-line limit.)
 
 #![cfg(feature = "mpi")]
 
@@ -179,6 +180,63 @@ fn verification_is_merged_over_ranks() {
     assert_eq!(result["verify"]["blocks_checked"].as_u64(), Some(checked[1]), "the merged count is every rank's");
     assert_eq!(result["verify"]["bad_count"].as_u64(), Some(0));
     assert!(stdout.contains("verify on rank 1 ("), "the per-host breakdown has each rank's figures:\n{stdout}");
+}
+
+/// vdbench's controlled max across ranks: wd1 (reads of sd1, skew=80) on h1 and wd2 (writes of sd2, skew=20)
+/// on h2, at iorate=max. Each rank going its own pace gave whatever the two luns give; the ranks tell each other
+/// their counts and hold their shares together, so the merged result is 80/20, as on one host
+/// (tests/vdbench_mix.rs::wds_on_two_sds_hold_their_skew_at_iorate_max).
+#[test]
+fn wds_on_two_hds_hold_their_skew_at_iorate_max() {
+    let Some(mut cmd) = common::mpirun("wds_on_two_hds_hold_their_skew_at_iorate_max", 2) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (job, json) = (dir.path().join("held.vdb"), dir.path().join("r.json"));
+    let d = dir.path().display();
+    let text = format!(
+        "hd=h1,system=alpha.example\nhd=h2,system=beta.example\n\
+         sd=sd1,lun={d}/lun1,size=16m,threads=4\nsd=sd2,lun={d}/lun2,size=16m,threads=4\n\
+         wd=wd1,host=h1,sd=sd1,skew=80,rdpct=100,xfersize=4k\nwd=wd2,host=h2,sd=sd2,skew=20,rdpct=0,xfersize=4k\n\
+         rd=rd1,wd=wd*,iorate=max,elapsed=3,interval=1\n"
+    );
+    std::fs::write(&job, text).expect("job written");
+    let (result, _) = run_ok(&mut cmd, &job, &json);
+    let by_rank = ops_by_rank(&result);
+    assert!(by_rank[0].iter().all(|&ops| ops > 0), "both hosts did I/O: {by_rank:?}");
+    let phase = &result["phases"][0];
+    let ops = |direction: &str| phase[direction]["ops"].as_f64().unwrap_or(0.0);
+    let (reads, writes) = (ops("read"), ops("write"));
+    assert!(reads + writes > 500.0, "too few operations to judge: {reads} reads, {writes} writes");
+    let share = reads / (reads + writes);
+    assert!((0.75..0.85).contains(&share), "h1's reads are {share:.3} of operations, not wd1's skew of 0.8");
+}
+
+/// The same for file-system workloads (vdbench's FwgWaiter): fwd1 (reads, skew=80) on h1's tree and fwd2
+/// (writes, skew=20) on h2's, at fwdrate=max: 80/20 of the transfers over both ranks (each going its own pace
+/// gave 0.25 here).
+#[test]
+fn fwds_on_two_hds_hold_their_skew_at_fwdrate_max() {
+    let Some(mut cmd) = common::mpirun("fwds_on_two_hds_hold_their_skew_at_fwdrate_max", 2) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let anchor = dir.path().join("anchor");
+    std::fs::create_dir(&anchor).expect("anchor made");
+    let (job, json) = (dir.path().join("held.vdb"), dir.path().join("r.json"));
+    let a = anchor.display();
+    let text = format!(
+        "hd=h1,system=alpha.example\nhd=h2,system=beta.example\n\
+         fsd=fsd1,anchor={a},depth=1,width=1,files=8,size=64k\nfsd=fsd2,anchor={a},depth=1,width=1,files=8,size=64k\n\
+         fwd=fwd1,fsd=fsd1,host=h1,operation=read,xfersize=4k,fileio=random,fileselect=random,skew=80\n\
+         fwd=fwd2,fsd=fsd2,host=h2,operation=write,xfersize=4k,fileio=random,fileselect=random,skew=20\n\
+         rd=rd1,fwd=(fwd1,fwd2),fwdrate=max,format=yes,elapsed=3,interval=1\n"
+    );
+    std::fs::write(&job, text).expect("job written");
+    let (result, _) = run_ok(&mut cmd, &job, &json);
+    let phases = result["phases"].as_array().expect("phases");
+    let phase = phases.last().expect("rd1");
+    let ops = |direction: &str| phase[direction]["ops"].as_f64().unwrap_or(0.0);
+    let (reads, writes) = (ops("read"), ops("write"));
+    assert!(reads + writes > 500.0, "too few transfers to judge: {reads} reads, {writes} writes");
+    let share = reads / (reads + writes);
+    assert!((0.75..0.85).contains(&share), "h1's reads are {share:.3} of the transfers, not fwd1's skew of 0.8");
 }
 
 /// Runs the two-hd job `text` (with `DIR` for the temporary directory) under mpirun, sends mpirun SIGINT `after`

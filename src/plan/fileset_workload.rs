@@ -91,10 +91,13 @@ fn xfer_sizes(spec: &BlockSizeSpec, direct: bool) -> Result<BlockSizes, String> 
 }
 
 /// vdbench's controlled max (its FwgWaiter): at the maximum rate, the workloads hold their skew when one says
-/// it, over more than one workload of this process (another rank's go at their own pace).
+/// it, over more than one workload; under mpirun, workloads on the ranks of several hds hold it together
+/// (`run::cluster::hold_across`), and workloads of no rank (run on every rank) on each rank. A mix of both is
+/// not held.
 pub(super) fn holds_skew(rate: FileRate, fileset: &FileSetPhaseSpec, workloads: &[FileWorkloadPlan]) -> bool {
+    let ranked = workloads.iter().filter(|w| w.rank.is_some()).count();
     rate == FileRate::Max
         && workloads.len() > 1
         && fileset.workloads.iter().any(|w| w.skew.is_some())
-        && workloads.iter().all(|w| w.rank.is_none())
+        && (ranked == 0 || ranked == workloads.len())
 }

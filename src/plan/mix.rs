@@ -7,8 +7,9 @@
 //! left evenly; the shares must add up to 100. Under no rate, a worker mixes its own parts in their proportions;
 //! across workers, when a part says its skew, the workers hold their shares as vdbench's controlled max does
 //! (`RD_entry`: any skew makes vdbench use its waiter at iorate=max): a worker ahead of its share waits for the
-//! others (a flow of the phase's own, `run/flow.rs`), so the slowest share sets the pace. With no skew said,
-//! each worker runs as fast as it goes (vdbench's uncontrolled max, where sds do not wait for each other).
+//! others (a flow of the phase's own, `run/flow.rs`; across mpirun's ranks too), so the slowest share sets the
+//! pace. With no skew said, each worker runs as fast as it goes (vdbench's uncontrolled max, where sds do not
+//! wait for each other).
 
 use super::build::JobContext;
 use super::facts::Facts;
@@ -146,13 +147,16 @@ fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPla
 const HELD_SHARES_FLOW: u64 = 1 << 62;
 
 /// Whether a phase's workers hold their shares under max: vdbench's controlled max, when a part says its skew
-/// and nothing paces the phase, over more than one worker of this process (ranks' workers run on other hosts;
-/// each rank's pace is its own).
+/// and nothing paces the phase, over more than one worker. Under mpirun, workers of parts on the ranks of
+/// several hds hold their shares together (`run::cluster::hold_across`); parts of no rank run on every rank,
+/// and each rank holds them among its own workers. A mix of both is not held (no vdbench file makes one: with
+/// hds, every part has its hd).
 fn holds_shares(spec: &PhaseSpec, workers: usize) -> bool {
     let parts = spec.parts.as_deref().unwrap_or_default();
     let unpaced = spec.rate.is_none() && spec.rate_iops.is_none() && spec.rate_percent_of_max.is_none();
     let said = spec.hold_shares.unwrap_or_else(|| parts.iter().any(|p| p.skew.is_some()));
-    unpaced && workers > 1 && said && parts.iter().all(|p| p.rank.is_none())
+    let ranked = parts.iter().filter(|p| p.rank.is_some()).count();
+    unpaced && workers > 1 && said && (ranked == 0 || ranked == parts.len())
 }
 
 /// The phase: the first part's plan for what all parts share (engine, direct I/O, ramp, runtime …), the parts'
@@ -283,5 +287,19 @@ mod tests {
         assert_eq!(shares(&[part(None), part(None)]).unwrap(), [50.0, 50.0]);
         assert!(shares(&[part(Some(60.0)), part(Some(30.0))]).unwrap_err().contains("add up to 90"));
         assert!(shares(&[part(Some(0.0))]).is_err());
+    }
+
+    /// Parts on the ranks of several hds hold their shares (across the ranks, `run::cluster::shares`); so do
+    /// parts of no rank (each rank holds its own); a mix of both, a rate, or no skew said does not.
+    #[test]
+    fn shares_are_held_at_max_with_a_skew_said_whatever_the_ranks() {
+        let on = |rank: Option<u32>, skew| PhaseSpec { rank, skew, ..PhaseSpec::default() };
+        let phase = |parts: Vec<PhaseSpec>| PhaseSpec { parts: Some(parts), ..PhaseSpec::default() };
+        assert!(holds_shares(&phase(vec![on(Some(0), Some(80.0)), on(Some(1), Some(20.0))]), 2));
+        assert!(holds_shares(&phase(vec![on(None, Some(80.0)), on(None, Some(20.0))]), 2));
+        assert!(!holds_shares(&phase(vec![on(Some(0), Some(80.0)), on(None, Some(20.0))]), 2));
+        assert!(!holds_shares(&phase(vec![on(Some(0), None), on(Some(1), None)]), 2));
+        let paced = PhaseSpec { rate_iops: Some(100), ..phase(vec![on(Some(0), Some(80.0)), on(Some(1), Some(20.0))]) };
+        assert!(!holds_shares(&paced, 2));
     }
 }
