@@ -43,3 +43,84 @@ pub fn remove_own_part(state: &TreeState) -> Result<u64, TreeError> {
     }
     Ok(removed)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::atomic::AtomicBool;
+
+    use super::super::tree::{TreeLock, create_root, exists, remove};
+    use super::*;
+    use crate::plan::TreeShare;
+    use crate::workload::fileset::{BitSet, Placement, TreeShape};
+
+    /// Rank `rank` of 2's state of a tree of 2 directories × 2 files under `root`, all its files made.
+    fn state(root: &Path, rank: u32) -> TreeState {
+        let shape = TreeShape::new(1, 2, 2, Placement::Bottom).expect("a shape");
+        let share = TreeShare { rank, ranks: 2 };
+        TreeState {
+            root: root.to_path_buf(),
+            shape,
+            files: std::sync::Arc::new(BitSet::new(share.count(shape.files()), true)),
+            dirs: std::sync::Arc::new(BitSet::new(shape.dirs(), true)),
+            formatted: true,
+            direct: false,
+            resume: Default::default(),
+            share: Some(share),
+        }
+    }
+
+    /// The paths of the tree's files, relative to `root`, that exist.
+    fn files_left(root: &Path, shape: TreeShape) -> Vec<String> {
+        let mut left = Vec::new();
+        for file in 0..shape.files() {
+            let mut name = String::new();
+            shape.push_file(file, &mut name);
+            if root.join(&name).exists() {
+                left.push(name);
+            }
+        }
+        left
+    }
+
+    /// Two ranks on one tree: rank 0 removing its part leaves rank 1's files and their directories; rank 1's
+    /// then leaves no file and no directory, and only the last to let go of the lock (held by both together,
+    /// which keeps a run that wants it alone out) removes the root.
+    #[test]
+    fn each_rank_removes_its_own_files_and_the_last_one_the_tree() {
+        let anchor = tempfile::tempdir().expect("temp dir");
+        let root = anchor.path().join(".streamcap/fileset-t");
+        let stop = AtomicBool::new(false);
+        let take = |shared| TreeLock::take(anchor.path(), &root, shared, (false, &stop));
+        let (lock0, lock1) = (take(true).expect("rank 0 holds it"), take(true).expect("rank 1 with it"));
+        assert!(take(false).is_err(), "another run is kept out");
+        create_root(anchor.path(), &root, true).expect("made");
+        create_root(anchor.path(), &root, true).expect("made already: fine for a shared tree");
+        let (rank0, rank1) = (state(&root, 0), state(&root, 1));
+        for dir in 0..rank0.shape.dirs() {
+            let (level, index) = rank0.shape.dir_level(dir);
+            let mut name = String::new();
+            rank0.shape.push_dir(level, index, &mut name);
+            std::fs::create_dir(root.join(name)).expect("a directory");
+        }
+        for file in 0..rank0.shape.files() {
+            let mut name = String::new();
+            rank0.shape.push_file(file, &mut name);
+            std::fs::write(root.join(name), b"x").expect("a file");
+        }
+        assert_eq!(remove_own_part(&rank0).expect("rank 0's part"), 2);
+        let left = files_left(&root, rank0.shape);
+        assert_eq!(left.len(), 2, "rank 1's files stay: {left:?}");
+        assert!(left.iter().all(|f| f.ends_with("vdb_f0002.file")), "{left:?}");
+        assert_eq!(remove_own_part(&rank1).expect("rank 1's part"), 2);
+        assert!(files_left(&root, rank0.shape).is_empty());
+        let names: Vec<_> = std::fs::read_dir(&root).expect("the root").flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, [std::ffi::OsString::from(crate::run::fileset::tree::MARKER)], "no directory left");
+        assert!(lock0.last_of_shared().is_none(), "rank 1 still holds it");
+        assert!(exists(&root).expect("a tree"), "rank 0 does not remove the tree");
+        let last = lock1.last_of_shared().expect("rank 1 is the last");
+        remove(&root).expect("removed");
+        last.release();
+        assert!(!anchor.path().join(".streamcap").exists(), "nothing is left in the anchor");
+    }
+}
