@@ -241,7 +241,7 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
     for t in &fs.trees {
         writeln!(
             f,
-            "  tree {}: depth {}, width {}, {} files per directory → {} directories, {} files, {} in {}{}",
+            "  tree {}: depth {}, width {}, {} files per directory → {} directories, {} files, {} in {}{}{}",
             t.name,
             t.shape.depth,
             t.shape.width,
@@ -250,7 +250,15 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
             t.files,
             t.bytes,
             t.root.display(),
-            if t.direct { " (direct I/O)" } else { "" }
+            if t.direct { " (direct I/O)" } else { "" },
+            t.share.map_or(String::new(), |s| {
+                let (r, n) = (u64::from(s.rank), u64::from(s.ranks));
+                format!(
+                    "; shared by {n} ranks: the file count is rank {r}'s (files {r}, {}, {}, …), the size all ranks'",
+                    r + n,
+                    r + 2 * n
+                )
+            })
         )?;
     }
     for w in &fs.workloads {
