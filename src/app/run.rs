@@ -18,7 +18,7 @@ use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, build_plan};
 use crate::report::{CsvSink, LogPrefixes, write_fio_logs, write_summary};
 use crate::results::RunResult;
-use crate::run::{Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
+use crate::run::{Cluster, Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, ReadOptions, SpecOrigin, default_job, read_job_file};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
@@ -130,9 +130,9 @@ pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
     check_outputs(&outputs, &args.job.iter().map(PathBuf::as_path).collect::<Vec<_>>())
 }
 
-/// This host's facts and plan for `job` (as rank `rank` of a multi-host run), after clearing what killed runs of
-/// this host left in its directories.
-pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, rank: Option<u32>) -> Result<(Gathered, Plan)> {
+/// This host's facts and plan for `job` (as a rank of `cluster`, under mpirun), after clearing what killed runs
+/// of this host left in its directories.
+pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>) -> Result<(Gathered, Plan)> {
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
     if !args.dry_run {
         let anchors = job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees);
@@ -147,7 +147,8 @@ pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, rank: Option<u32>) -> Res
         allow_device_writes: args.allow_device_writes,
         force: args.force,
         wait: args.wait,
-        rank,
+        rank: cluster.map(Cluster::rank),
+        ranks: cluster.map_or(1, Cluster::size),
     };
     let plan = build_plan(job, &gathered.facts, &options)?;
     Ok((gathered, plan))

@@ -22,6 +22,8 @@ pub struct RunOptions {
     /// Under mpirun, this process's rank: the free space it needs is what its own parts and workloads write
     /// (vdbench's hds: another hd's sds stay sparse here, and its trees are another rank's to make).
     pub rank: Option<u32>,
+    /// Under mpirun, how many ranks the run has (a tree shared between ranks gives each its every n-th file).
+    pub ranks: u32,
 }
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
@@ -39,7 +41,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     let mut phases = plan_phases(job, facts, &mut target, verify.map(|v| v.block), &mut notices)?;
     super::data::number_global_sets(&mut phases);
     if let Some(rank) = options.rank {
-        super::fileset::rank_roots(&mut phases, rank);
+        super::fileset_share::rank_trees(&mut phases, rank, options.ranks)?;
     }
     super::fileset::check_space(&phases, facts, options.rank, &mut notices)?;
     check_curves(&phases)?;

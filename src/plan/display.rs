@@ -20,11 +20,12 @@ impl fmt::Display for Plan {
         if let Some(dir) = &t.work_dir {
             let created: Vec<_> = t.files.iter().filter(|f| f.created).collect();
             let total: u64 = created.iter().map(|f| f.size.0).sum();
-            let same = created.iter().all(|f| f.size == created[0].size);
-            let sizes = if same {
-                format!("{} × {}", created.len(), created[0].size)
-            } else {
-                format!("{} files", created.len())
+            // A verified file-set run has a work directory for its manifest and no data files in it.
+            let sizes = match created.first() {
+                Some(first) if created.iter().all(|f| f.size == first.size) => {
+                    format!("{} × {}", created.len(), first.size)
+                }
+                _ => format!("{} files", created.len()),
             };
             writeln!(
                 f,
@@ -240,7 +241,7 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
     for t in &fs.trees {
         writeln!(
             f,
-            "  tree {}: depth {}, width {}, {} files per directory → {} directories, {} files, {} in {}{}",
+            "  tree {}: depth {}, width {}, {} files per directory → {} directories, {} files, {} in {}{}{}",
             t.name,
             t.shape.depth,
             t.shape.width,
@@ -249,7 +250,15 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
             t.files,
             t.bytes,
             t.root.display(),
-            if t.direct { " (direct I/O)" } else { "" }
+            if t.direct { " (direct I/O)" } else { "" },
+            t.share.map_or(String::new(), |s| {
+                let (r, n) = (u64::from(s.rank), u64::from(s.ranks));
+                format!(
+                    "; shared by {n} ranks: the file count is rank {r}'s (files {r}, {}, {}, …), the size all ranks'",
+                    r + n,
+                    r + 2 * n
+                )
+            })
         )?;
     }
     for w in &fs.workloads {
@@ -352,5 +361,18 @@ mod tests {
         assert_eq!(shown(vec![(4096, 60), (65536, 40)]), "4 KiB 60%, 64 KiB 40%");
         assert_eq!(shown(vec![(4096, 450), (8192, 9550)]), "4 KiB 4.5%, 8 KiB 95.5%");
         assert_eq!(shown(vec![(4096, 1), (8192, 1)]), "4 KiB 50%, 8 KiB 50%", "relative weights (plan::mix)");
+    }
+
+    /// A verified file-set run has a work directory (for its manifest) and no data files: its dry run looked at
+    /// the first of none and panicked.
+    #[test]
+    fn a_verified_file_set_plan_prints_without_data_files() {
+        let text = "[[phase]]\nverify = \"crc32c\"\n[phase.fileset]\n[[phase.fileset.tree]]\nname = \"t\"\n\
+                    depth = 1\nwidth = 2\nfiles = 2\nsize = \"64k\"\n[[phase.fileset.workload]]\noperation = \"read\"\n";
+        let job = crate::spec::parse_toml_job(std::path::Path::new("job.toml"), text).expect("a TOML job");
+        let facts = crate::plan::Facts::directory(Some(Bytes::gib(1)));
+        let options = crate::plan::RunOptions { run_id: "run-1".into(), ..Default::default() };
+        let plan = crate::plan::build_plan(&job, &facts, &options).expect("planned");
+        assert!(plan.to_string().contains("data files: 0 files = 0 B in /srv/.streamcap/run-1"), "{plan}");
     }
 }

@@ -2,10 +2,9 @@
 //! streamcap owns, workloads with their threads, transfer sizes and seeds, the operation rate and the format
 //! step, all checked before anything is created.
 //!
-//! Where a tree lives: `ANCHOR/.streamcap/fileset-<name>/` (under mpirun `fileset-<name>.rank<r>/`, each rank's
-//! own), with a marker file, so that later phases of the same run (format = no, restart, once) find it again by
-//! name. ANCHOR is the tree's `anchor`, or the run's target directory. Nothing is ever written outside that
-//! directory. A job is either all file-set phases or all raw phases; mixing them is refused for now.
+//! Where a tree lives: `ANCHOR/.streamcap/fileset-<name>/` (under mpirun, see `fileset_share`), with a marker
+//! file, so that later phases of the same run (format = no, restart, once) find it again by name. ANCHOR is the
+//! tree's `anchor`, or the run's target directory. Nothing is ever written outside that directory. A job is either all file-set phases or all raw phases; mixing them is refused for now.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +12,7 @@ use serde::Serialize;
 
 use super::defaults;
 use super::facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
+use super::fileset_share::TreeShare;
 use super::fileset_workload::{holds_skew, plan_workload};
 use super::values::choose_engine;
 use super::{PhasePlan, PlanError};
@@ -81,6 +81,10 @@ pub struct TreePlan {
     pub direct_fallback: bool,
     /// Seed of the per-file sizes (the same for every phase, so a reused tree keeps its sizes).
     pub seed: u64,
+    /// Under mpirun, one tree all ranks share (vdbench fsd `shared=yes`); `bytes` is then all ranks' together.
+    pub shared: bool,
+    /// This rank's files of a tree shared between ranks; `files` counts only them.
+    pub share: Option<TreeShare>,
 }
 
 /// One workload (vdbench fwd).
@@ -252,6 +256,8 @@ fn plan_tree(tree: &FileTreeSpec, spec: &PhaseSpec, target: &Path, facts: &Facts
         direct: tree.direct.unwrap_or(spec.direct == Some(true)),
         direct_fallback: tree.direct.is_none(),
         seed: tree_seed,
+        shared: tree.shared == Some(true),
+        share: None,
     })
 }
 
@@ -270,17 +276,9 @@ fn anchor_dir(asked: &Path, anchors: &[AnchorFacts]) -> Result<PathBuf, String> 
     }
 }
 
-/// Under mpirun, rank `rank`'s trees are its own, `ANCHOR/.streamcap/fileset-<name>.rank<rank>`: ranks that run
-/// the same file-set phase (a job without vdbench hds runs on every rank) on one anchor, or on one shared
-/// directory from several hosts, never make, lock or remove one another's tree.
-pub(super) fn rank_roots(phases: &mut [PhasePlan], rank: u32) {
-    for tree in phases.iter_mut().filter_map(|p| p.fileset.as_mut()).flat_map(|f| &mut f.trees) {
-        tree.root.set_file_name(format!("{TREE_DIR_PREFIX}{}.rank{rank}", tree.name));
-    }
-}
-
 /// Checks that every tree fits in its anchor's free space (trees reused between phases counted once); under
-/// mpirun, the trees that rank `rank` makes (`FileSetPlan::uses_tree`): another hd's trees are another rank's.
+/// mpirun, the trees that rank `rank` makes (`FileSetPlan::uses_tree`): another hd's trees are another rank's,
+/// and a tree the ranks share counts whole (`bytes`), as they fill it together.
 pub(super) fn check_space(
     phases: &[PhasePlan],
     facts: &Facts,
@@ -413,6 +411,7 @@ mod tests {
             placement: None,
             total_size: None,
             direct: None,
+            shared: None,
         }
     }
 

@@ -11,6 +11,7 @@ mod display_streams;
 mod facts;
 mod files;
 mod fileset;
+mod fileset_share;
 mod fileset_workload;
 mod fill;
 mod mix;
@@ -42,6 +43,7 @@ pub use build::{RunOptions, build_plan};
 pub use data::{DataShape, GlobalSet};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
+pub use fileset_share::TreeShare;
 pub use streams::{
     EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, media_name,
     streams_config,

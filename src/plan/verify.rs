@@ -208,7 +208,7 @@ pub(super) fn check_map_memory(
              (fewer files per directory, or a smaller depth or width)"
         )));
     }
-    let tree_blocks = trees.iter().flat_map(|t| (0..t.files).map(|f| t.sizes.size_of(f, t.seed).div_ceil(block)));
+    let tree_blocks = trees.iter().flat_map(|t| (0..t.files).map(|f| t.file_size(f).div_ceil(block)));
     let blocks: u64 = target.files.iter().map(|f| f.size.0.div_ceil(block)).chain(tree_blocks).sum();
     let needed = blocks.saturating_add(files * PER_FILE_BYTES);
     match limits.memory {

@@ -211,8 +211,8 @@ fn verified_files(plan: &crate::plan::Plan) -> (Vec<(PathBuf, u64)>, TreeBases) 
             path.clear();
             path.push_str(&root);
             path.push('/');
-            tree.shape.push_file(index, &mut path);
-            files.push((PathBuf::from(&path), tree.sizes.size_of(index, tree.seed)));
+            tree.push_file(index, &mut path);
+            files.push((PathBuf::from(&path), tree.file_size(index)));
         }
     }
     (files, bases)

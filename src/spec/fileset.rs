@@ -80,6 +80,10 @@ pub struct FileTreeSpec {
     /// Open files with O_DIRECT (vdbench openflags=o_direct). Default: buffered, as vdbench.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direct: Option<bool>,
+    /// Under mpirun, one tree that every rank works in, rank r of n on its files r, r+n, r+2n … (vdbench fsd
+    /// `shared=yes`). Default: each rank a tree of its own. Outside mpirun it changes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<bool>,
 }
 
 /// A workload on a tree (vdbench fwd).
@@ -231,8 +235,7 @@ pub enum FormatMode {
     Clean,
     /// Like yes, but create the directories only, no files (vdbench format=directories).
     Directories,
-    /// Like yes, but create the tree's root directory only: the workload makes the rest (fio filecreate,
-    /// dircreate).
+    /// Like yes, but create the tree's root only: the workload makes the rest (fio filecreate, dircreate).
     Empty,
 }
 

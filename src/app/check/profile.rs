@@ -187,6 +187,7 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
         placement: None,
         total_size: None,
         direct: None,
+        shared: None,
     };
     let phase = |name: &str, format, op: Option<FileOp>| PhaseSpec {
         name: Some(name.into()),

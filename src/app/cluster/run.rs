@@ -37,7 +37,7 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
         }
         build_job_for(args, Some(session.cluster.size()))
     })?;
-    let (gathered, plan) = session.agree(0, plan_here(args, &job, Some(session.cluster.rank())))?;
+    let (gathered, plan) = session.agree(0, plan_here(args, &job, Some(&session.cluster)))?;
     session.agree_shape(&plan)?;
     session.agree(2, ranks_exist(&plan, session.cluster.size()))?;
     session.agree_space(&gathered.canonical, super::space::free_in(&gathered.facts.target), &plan)?;

@@ -71,7 +71,7 @@ pub fn format(
     progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> Result<FormatStats, FormatError> {
     let started = Instant::now();
-    create_root(&plan.anchor, &plan.root)?;
+    create_root(&plan.anchor, &plan.root, plan.share.is_some())?;
     direct_fallback(plan, state);
     let state = &*state;
     let dirs = if layout == Layout::Root { 0 } else { make_dirs(plan, state, restart, stop)? };
@@ -110,7 +110,7 @@ pub fn format(
         steady: None,
         held: None,
     };
-    let total: u64 = (0..plan.files).map(|f| plan.sizes.size_of(f, plan.seed)).sum();
+    let total: u64 = (0..plan.files).map(|f| plan.file_size(f)).sum();
     let mut observer = Progress { done: 0, total, report: progress };
     let Ran { outcome, schedules } = run_workers(run, &mut observer);
     if let Some(failure) = failure(plan, outcome) {
@@ -215,7 +215,7 @@ pub fn scan(plan: &TreePlan, state: &TreeState) {
         path.clear();
         path.push_str(&root);
         path.push('/');
-        plan.shape.push_file(file, &mut path);
+        plan.push_file(file, &mut path);
         state.files.set(file, std::fs::metadata(&path).is_ok_and(|m| m.is_file()));
     }
 }

@@ -7,6 +7,7 @@ mod format;
 mod ops;
 mod runner;
 mod schedule;
+mod share;
 mod tree;
 
 use std::sync::Arc;
@@ -112,7 +113,9 @@ impl Trees {
         if self.locks.iter().any(|(root, _)| *root == plan.root) {
             return Ok(());
         }
-        let lock = tree::TreeLock::take(&plan.anchor, &plan.root, self.wait, stop).map_err(|e| e.to_string())?;
+        let shared = plan.share.is_some();
+        let lock =
+            tree::TreeLock::take(&plan.anchor, &plan.root, shared, (self.wait, stop)).map_err(|e| e.to_string())?;
         self.locks.push((plan.root.clone(), lock));
         Ok(())
     }
@@ -135,16 +138,29 @@ impl Trees {
         }
     }
 
+    /// Removes the run's trees (or marks them kept). Of a tree mpirun's ranks share, each rank removes its own
+    /// files, and the last rank to let go of its lock the rest (`share`): never while another still uses it.
     pub fn clean_up(&mut self) -> Result<(), String> {
         let mut first = None;
         for state in self.states.drain(..) {
-            if self.keep {
-                tree::mark_kept(&state.root);
-            } else if let Err(e) = tree::remove(&state.root) {
+            let removed = match (self.keep, state.share) {
+                (true, _) => {
+                    tree::mark_kept(&state.root);
+                    Ok(())
+                }
+                (false, Some(_)) => share::remove_own_part(&state).map(drop),
+                (false, None) => tree::remove(&state.root),
+            };
+            if let Err(e) = removed {
                 first.get_or_insert(e.to_string());
             }
         }
-        for (_, lock) in self.locks.drain(..) {
+        for (root, lock) in self.locks.drain(..) {
+            let Some(lock) = lock.last_of_shared() else { continue };
+            // The rest of a shared tree (directories, marker, root); a tree held alone is already gone.
+            if let Err(e) = if self.keep { Ok(()) } else { tree::remove(&root) } {
+                first.get_or_insert(e.to_string());
+            }
             lock.release();
         }
         first.map_or(Ok(()), Err)
@@ -355,7 +371,12 @@ fn fresh(
     if tree::exists(&plan.root)? {
         report.removed += 1;
     }
-    tree::remove(&plan.root)?;
+    // A tree the ranks share keeps its root: each rank removes its own files, and the last the directories.
+    if plan.share.is_some() {
+        share::remove_own_part(state)?;
+    } else {
+        tree::remove(&plan.root)?;
+    }
     if let Some(v) = verify {
         (0..plan.files).for_each(|f| v.verifier.forget(v.file(f)));
     }

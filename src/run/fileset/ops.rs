@@ -71,7 +71,7 @@ impl FileSetSchedule<'_> {
         self.path.clear();
         self.path.push_str(&self.root);
         self.path.push('/');
-        self.s.tree.shape.push_file(file, &mut self.path);
+        self.s.tree.push_file(file, &mut self.path);
     }
 
     fn dir_path(&mut self, dir: u64) {
@@ -89,7 +89,7 @@ impl FileSetSchedule<'_> {
             Err(step) => return step,
         };
         self.file_path(file);
-        let size = self.s.tree.sizes.size_of(file, self.s.tree.seed);
+        let size = self.s.tree.file_size(file);
         if self.deletes_first(file, size) {
             return self.recreate(ctx, file, size, due);
         }
@@ -171,7 +171,7 @@ impl FileSetSchedule<'_> {
             Err(step) => return step,
         };
         self.file_path(file);
-        let size = self.s.tree.sizes.size_of(file, self.s.tree.seed);
+        let size = self.s.tree.file_size(file);
         let restart = self.format == Some(true);
         if restart && std::fs::metadata(&self.path).is_ok_and(|m| m.len() >= size) {
             self.s.state.files.set(file, true);
@@ -284,7 +284,7 @@ impl FileSetSchedule<'_> {
                     self.other.clear();
                     self.other.push_str(&self.root);
                     self.other.push('/');
-                    self.s.tree.shape.push_file(t, &mut self.other);
+                    self.s.tree.push_file(t, &mut self.other);
                     Some(t)
                 }
                 Err(step) => {

@@ -15,7 +15,7 @@ use rustix::fs::OFlags;
 use super::super::owned::{OwnedDir, Registration, register};
 use super::super::workdir::host_label;
 
-use crate::plan::TreePlan;
+use crate::plan::{TreePlan, TreeShare};
 use crate::workload::fileset::{BitSet, TreeShape};
 
 /// The marker file in every tree root.
@@ -61,6 +61,8 @@ pub struct TreeState {
     /// goes on from there (vdbench's `FileEntry.last_lba`). Made by the first workload that needs it: 8 bytes a
     /// file, which other runs need not pay.
     pub resume: OnceLock<Box<[AtomicU64]>>,
+    /// This rank's files of a tree mpirun's ranks share (`files` and `resume` count only them).
+    pub share: Option<TreeShare>,
 }
 
 impl TreeState {
@@ -74,6 +76,7 @@ impl TreeState {
             formatted: false,
             direct: plan.direct,
             resume: OnceLock::new(),
+            share: plan.share,
         }
     }
 }
@@ -89,8 +92,21 @@ pub fn exists(root: &Path) -> Result<bool, TreeError> {
 }
 
 /// Creates the root and its marker (keeping an existing streamcap root), through the handle of
-/// `ANCHOR/.streamcap` (which must be this user's, see `run::owned`).
-pub fn create_root(anchor: &Path, root: &Path) -> Result<(), TreeError> {
+/// `ANCHOR/.streamcap` (which must be this user's, see `run::owned`). `shared`: another rank may be creating
+/// it at the same moment (its root without the marker yet, or `.streamcap` just made), so a failure is tried
+/// again for up to 5 s, as vdbench waits for a shared directory another host made (`Directory.createDir`).
+pub fn create_root(anchor: &Path, root: &Path, shared: bool) -> Result<(), TreeError> {
+    let mut tries = if shared { 500 } else { 1 };
+    loop {
+        tries -= 1;
+        match create_root_once(anchor, root) {
+            Err(_) if tries > 0 => std::thread::sleep(std::time::Duration::from_millis(10)),
+            done => return done,
+        }
+    }
+}
+
+fn create_root_once(anchor: &Path, root: &Path) -> Result<(), TreeError> {
     let base = OwnedDir::open_base(anchor).map_err(|e| TreeError::Base(e.to_string()))?;
     if exists(root)? {
         // Used only when it is this user's and not writable by others.
@@ -116,6 +132,8 @@ fn root_name(root: &Path) -> String {
 /// holds it. A second run on the same tree is refused (or waits), instead of reformatting it under the first.
 pub struct TreeLock {
     file: File,
+    /// Held together with the other ranks of the run (a tree they share), not alone.
+    shared: bool,
     /// `ANCHOR/.streamcap`, registered for the run: every file of the tree is opened beneath this handle.
     base: Registration,
     name: String,
@@ -123,8 +141,14 @@ pub struct TreeLock {
 
 impl TreeLock {
     /// Takes the lock of `root`'s tree; when another run holds it, refuses naming that run, or with `wait`
-    /// waits until it is free (checking `stop` every 100 ms).
-    pub fn take(anchor: &Path, root: &Path, wait: bool, stop: &AtomicBool) -> Result<TreeLock, TreeError> {
+    /// waits until it is free (checking `stop` every 100 ms). `shared`: a tree mpirun's ranks share, whose lock
+    /// every rank of the run holds at once (any other run, which takes it alone, is kept out all the same).
+    pub fn take(
+        anchor: &Path,
+        root: &Path,
+        shared: bool,
+        (wait, stop): (bool, &AtomicBool),
+    ) -> Result<TreeLock, TreeError> {
         let name = format!("{}.lock", root_name(root));
         let path = anchor.join(".streamcap").join(&name);
         let err = |cause: io::Error| TreeError::Create { path: path.clone(), cause };
@@ -132,7 +156,12 @@ impl TreeLock {
             // Opened again on every try: the run we waited for removes `.streamcap` when it leaves it empty.
             let base = register(OwnedDir::open_base(anchor).map_err(|e| TreeError::Base(e.to_string()))?, None);
             let file = base.dir().open_file(Path::new(&name), OFlags::RDWR | OFlags::CREATE).map_err(err)?;
-            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            let how = if shared {
+                rustix::fs::FlockOperation::NonBlockingLockShared
+            } else {
+                rustix::fs::FlockOperation::NonBlockingLockExclusive
+            };
+            match rustix::fs::flock(&file, how) {
                 Ok(()) => {}
                 Err(rustix::io::Errno::WOULDBLOCK) if wait => {
                     if stop.load(Ordering::Relaxed) {
@@ -151,11 +180,27 @@ impl TreeLock {
             // longer at the path locks nothing, so take the one that is there now.
             let mine = rustix::fs::fstat(&file).map_err(|e| err(e.into()))?;
             if base.dir().identity_of(&name) == Some((mine.st_dev, mine.st_ino)) {
-                file.set_len(0).map_err(err)?;
-                writeln!(&file, "host {}\npid {}", host_label(), std::process::id()).map_err(err)?;
-                return Ok(TreeLock { file, base, name });
+                let holder = format!("host {}\npid {}\n", host_label(), std::process::id());
+                // The ranks sharing it each write their line over the first: a run kept out names one of them.
+                if !shared {
+                    file.set_len(0).map_err(err)?;
+                }
+                std::os::unix::fs::FileExt::write_all_at(&file, holder.as_bytes(), 0).map_err(err)?;
+                return Ok(TreeLock { file, shared, base, name });
             }
         }
+    }
+
+    /// Lets go of a lock held with other ranks and says whether this rank was the last to hold it: then it
+    /// holds it alone (the others have let go, after removing their files) and must remove what is left of the
+    /// tree, then `release`. flock converts a shared lock by dropping it and then trying anew, under the
+    /// inode's lock: of two ranks converting at once, the second finds the first's hold gone, so one always
+    /// succeeds once every other rank has let go. A lock held alone is the last already.
+    pub fn last_of_shared(self) -> Option<TreeLock> {
+        if !self.shared {
+            return Some(self);
+        }
+        rustix::fs::flock(&self.file, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok().map(|()| self)
     }
 
     /// Removes the lock file while still holding the lock (the last thing a run does with its tree), and

@@ -91,6 +91,7 @@ fn tree(job: &str, engine: FileOpsEngine, count: u64, size: Bytes) -> FileTreeSp
         placement: None,
         total_size: None,
         direct: None,
+        shared: None,
     }
 }
 

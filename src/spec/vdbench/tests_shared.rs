@@ -41,7 +41,21 @@ fn several_hosts_need_a_shared_fsd_as_in_vdbench() {
     let w = &job.phases[0].fileset.as_ref().unwrap().workloads[0];
     assert_eq!((w.threads, w.shared), (Some(8), None));
     let err = parse(&file(dir.path(), ",shared=yes", ",fileio=(random,shared)", "")).unwrap_err().to_string();
-    assert!(err.contains("on 2 hosts is not supported yet"), "{err}");
+    assert!(err.contains("on 2 hosts of this machine is not supported yet"), "{err}");
+}
+
+/// Under mpirun each hd is a rank: fwd1 on both hds of a shared fsd runs once per rank, each rank's 4 threads
+/// sharing files among themselves with fileio=(random,shared), as each of vdbench's hosts does with its own.
+#[test]
+fn under_mpirun_each_rank_shares_its_files_among_its_own_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = file(dir.path(), ",shared=yes", ",fileio=(random,shared)", ",format=restart");
+    let job = parse_vdbench_job(Path::new("job.vdb"), &text, &ReadOptions { ranks: Some(2), ..Default::default() });
+    let job = job.unwrap();
+    let set = job.phases[0].fileset.as_ref().unwrap();
+    let got: Vec<_> = set.workloads.iter().map(|w| (w.rank, w.threads, w.shared)).collect();
+    assert_eq!(got, [(Some(0), Some(4), Some(true)), (Some(1), Some(4), Some(true))]);
+    assert_eq!(set.trees[0].shared, Some(true));
 }
 
 #[test]

@@ -25,7 +25,7 @@ impl<'a> Mapper<'a> {
                 ("count", "repeated fsds (count=)"),
             ],
         )?;
-        shared_fsd(fsd)?;
+        let shared = shared_fsd(fsd)?;
         if fsd.get("journal").is_some() {
             self.notice(super::validate::journal_dir_notice(&fsd.label()));
         }
@@ -60,6 +60,7 @@ impl<'a> Mapper<'a> {
             placement,
             total_size,
             direct: flags.direct.then_some(true),
+            shared: shared.then_some(true),
         })
     }
 
@@ -117,7 +118,9 @@ impl<'a> Mapper<'a> {
             None => FileSelect::Sequential,
             Some((w, p)) => file_select(&w).map_err(|m| fail(fwd, p, m))?,
         };
-        let (fileio, option) = fwd_file_io(fwd, fileselect, hosts)?;
+        // Under mpirun each host is a rank of its own, whose threads share files only among themselves.
+        let local_hosts = if self.hosts.ranked { 1 } else { hosts };
+        let (fileio, option) = fwd_file_io(fwd, fileselect, local_hosts)?;
         let (threads, skew) =
             (threads(fwd)?, one_number(fwd, "skew", Units::Size, "a percentage")?.filter(|s| *s != 0.0));
         let one = FileWorkloadSpec {
@@ -214,25 +217,20 @@ impl<'a> Mapper<'a> {
         Ok(())
     }
 
-    /// Under mpirun, each fsd is one rank's: vdbench lets several hosts use one fsd only with shared=yes, each
-    /// host taking its every n-th file of one tree, and streamcap does not split one tree between ranks yet.
+    /// Under mpirun, an fsd without shared=yes is one rank's: vdbench lets several hosts use one fsd only with
+    /// shared=yes, each host then taking its every n-th file of the one tree (`plan::TreeShare`).
     fn one_rank_per_fsd(&self, rd: &Record, workloads: &[FileWorkloadSpec]) -> Result<(), VdbError> {
         for fsd in self.model.of(Kind::Fsd) {
             let mut ranks: Vec<u32> =
                 workloads.iter().filter(|w| w.tree.as_deref() == Some(&fsd.name)).filter_map(|w| w.rank).collect();
             ranks.sort_unstable();
             ranks.dedup();
-            if ranks.len() < 2 {
+            if ranks.len() < 2 || shared_fsd(fsd)? {
                 continue;
             }
-            let why = if shared_fsd(fsd)? {
-                "vdbench gives each host its every n-th file of one shared tree, and streamcap does not split one \
-                 tree between mpirun's ranks yet: give each hd an fsd of its own (its own anchor, or another fsd \
-                 name in the same anchor) and its own fwd with host="
-            } else {
-                "vdbench runs several hosts on one fsd only with shared=yes on the fsd; give each hd an fsd of its \
-                 own and its own fwd with host="
-            };
+            let why = "vdbench runs several hosts on one fsd only with shared=yes on the fsd (each host then uses \
+                       its every n-th file): add shared=yes to the fsd, or give each hd an fsd of its own and its \
+                       own fwd with host=";
             let ranks: Vec<String> = ranks.iter().map(u32::to_string).collect();
             return Err(VdbError::at(
                 &rd.at,
@@ -330,9 +328,9 @@ fn fwd_file_io(fwd: &Record, select: FileSelect, hosts: u32) -> Result<(Option<F
 }
 
 /// An fsd's `shared=` (yes or no, by first letter as vdbench reads it). vdbench's shared=yes lets several hosts
-/// (slaves) use one fsd, each its every n-th file (`FileAnchor.createFileList`). streamcap runs every host of a
-/// file as threads of one run on one tree, where each thread claims the file it works on, so no two hosts use a
-/// file at once here either; with one host shared=yes changes nothing.
+/// (slaves) use one fsd, each its every n-th file (`FileAnchor.createFileList`), and so do mpirun's ranks (the
+/// tree's `shared`). Hosts on this machine run as threads of one run on one tree, where each thread claims the
+/// file it works on, so no two hosts use a file at once here either; with one host shared=yes changes nothing.
 fn shared_fsd(fsd: &Record) -> Result<bool, VdbError> {
     let Some((w, p)) = words(fsd, "shared")? else { return Ok(false) };
     match w.as_slice() {
@@ -344,8 +342,9 @@ fn shared_fsd(fsd: &Record) -> Result<bool, VdbError> {
 
 /// What vdbench 5.04 allows with fileio=(random,shared), which lets the threads of an fwd do random I/O to one
 /// file at once (`FwdEntry`, `FileEntry.setFileBusy`): it needs the files taken in turn (fileselect=random is
-/// refused, "mutually exclusive"); vdbench does not require fsd shared=yes for it. Several hosts sharing files
-/// among their own threads only is not built (streamcap runs all hosts' threads as one workload).
+/// refused, "mutually exclusive"); vdbench does not require fsd shared=yes for it. `hosts`: the hosts on this
+/// machine, whose threads would share files with each other's (not built: streamcap runs all of them as one
+/// workload); mpirun's ranks, each a host of its own, share files among their own threads, as vdbench's hosts.
 fn shared_file_io(fwd: &Record, p: &Param, select: FileSelect, hosts: u32) -> Result<(), VdbError> {
     if matches!(select, FileSelect::Random | FileSelect::Skewed(_) | FileSelect::Poisson(_)) {
         return Err(fail(
@@ -361,8 +360,9 @@ fn shared_file_io(fwd: &Record, p: &Param, select: FileSelect, hosts: u32) -> Re
             fwd,
             p,
             format!(
-                "fileio=(random,shared) on {hosts} hosts is not supported yet: vdbench shares a file among the \
-                 threads of one host only, and streamcap runs every host's threads as one workload"
+                "fileio=(random,shared) on {hosts} hosts of this machine is not supported yet: vdbench shares a \
+                 file among the threads of one host only, and streamcap runs every host's threads here as one \
+                 workload; run the file under mpirun (one rank per hd, docs/vdbench.md) or on one hd"
             ),
         ));
     }

@@ -179,10 +179,10 @@ mod tests {
         assert!(alone.phases[0].parts.is_none(), "without hds every rank runs the whole job");
     }
 
-    /// Under mpirun an fwd runs once per host, as a workload of that host's rank; each fsd is one rank's (a
-    /// shared fsd is not split between ranks yet, and an unshared one on several hosts is refused as vdbench does).
+    /// Under mpirun an fwd runs once per host, as a workload of that host's rank; an fsd is one rank's, or with
+    /// shared=yes one tree of all the ranks (an unshared one on several hosts is refused as vdbench does).
     #[test]
-    fn fwds_map_onto_ranks_and_each_fsd_is_one_ranks() {
+    fn fwds_map_onto_ranks_and_an_fsd_is_one_ranks_unless_shared() {
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path().display();
         let text = |fsd1: &str, fwd2: &str| {
@@ -200,11 +200,14 @@ mod tests {
         // fwd2 on both hosts of its unshared fsd: refused, as vdbench does.
         let err = read(&text("", "fsd2,host=*"), Some(2)).unwrap_err();
         assert!(err.contains("2 hosts on fsd=fsd2, which is not shared"), "{err}");
-        // Two hosts' fwds on one unshared fsd, or on a shared one: refused, naming the ranks.
+        // Two hosts' fwds on one unshared fsd: refused, naming the ranks; on a shared one, one tree for both.
         let err = read(&text("", "fsd1,host=h2"), Some(2)).unwrap_err();
         assert!(err.contains("fsd=fsd1 is used by ranks 0, 1") && err.contains("shared=yes on the fsd"), "{err}");
-        let err = read(&text(",shared=yes", "fsd1,host=h2"), Some(2)).unwrap_err();
-        assert!(err.contains("does not split one tree between mpirun's ranks yet"), "{err}");
+        let job = read(&text(",shared=yes", "fsd1,host=h2"), Some(2)).unwrap();
+        let fileset = job.phases[0].fileset.as_ref().expect("a file-set phase");
+        let ranks: Vec<Option<u32>> = fileset.workloads.iter().map(|w| w.rank).collect();
+        assert_eq!(ranks, [Some(0), Some(1)]);
+        assert_eq!(fileset.trees[0].shared, Some(true), "fsd1 is one tree the ranks share");
         // Without mpirun the same hds are other machines, refused as before.
         assert!(read(&text("", "fsd2,host=h2"), None).unwrap_err().contains("another machine"));
     }
