@@ -25,6 +25,9 @@ pub(super) struct FileUse {
     pub len: u64,
     /// Worker N starts `N × increment` after `base`.
     pub increment: Option<u64>,
+    /// `file-sizes`: each named file's size, the files laid end to end; `base` and `len` then address that
+    /// concatenation instead of each file.
+    pub concatenated: Option<Vec<u64>>,
 }
 
 impl FileUse {
@@ -50,26 +53,45 @@ impl FileUse {
     fn worker_len(&self, jobs: u32) -> u64 {
         if self.own_files { self.len } else { self.len / u64::from(jobs) }
     }
+
+    /// The bytes addressed: every file's `len`, or the part of the concatenation.
+    pub fn data_set(&self, files: usize) -> u64 {
+        if self.concatenated.is_some() { self.len } else { self.len * files as u64 }
+    }
+
+    /// Each distinct file's size for this phase: its own size in a concatenation, else what the phase needs.
+    fn sizes_needed(&self, jobs: u32) -> Vec<(&str, u64)> {
+        let names = self.distinct_names();
+        match &self.concatenated {
+            Some(sizes) => names.into_iter().zip(sizes.iter().copied()).collect(),
+            // Checked when the use was made (`directory_use`).
+            None => names.into_iter().map(|n| (n, self.file_size_needed(jobs).unwrap_or(u64::MAX))).collect(),
+        }
+    }
+
+    /// The concatenation's part `[base, base + len)` cut at the files' ends: (file number, start, length).
+    fn spans(&self, sizes: &[u64]) -> Vec<(usize, u64, u64)> {
+        let (from, to) = (self.base, self.base + self.len);
+        let mut at = 0;
+        let mut spans = Vec::new();
+        for (i, &size) in sizes.iter().enumerate() {
+            let (start, end) = (from.max(at), to.min(at + size));
+            if start < end {
+                spans.push((i, start - at, end - start));
+            }
+            at += size;
+        }
+        spans
+    }
 }
 
 /// How a directory phase uses files: names, and bytes per file.
 pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) -> Result<FileUse, String> {
     let jobs = spec.jobs.unwrap_or(defaults::JOBS);
-    // Counted before any name is made: `--files 100000000` once built 100 million names (5 GB) to refuse them.
-    let count = spec.file_names.as_ref().map_or(spec.files.unwrap_or(default_files) as usize, Vec::len);
-    if count > defaults::MAX_FILES_PER_WORKER {
-        return Err(too_many_files(count));
+    let names = phase_file_names(spec, default_files)?;
+    if let Some(sizes) = &spec.file_sizes {
+        return concatenated_use(spec, names, sizes, jobs, align);
     }
-    let names: Vec<String> = match &spec.file_names {
-        Some(names) if names.is_empty() => return Err("file-names is empty: name at least one file".into()),
-        Some(names) => {
-            for name in names {
-                check_file_name(name)?;
-            }
-            names.clone()
-        }
-        None => (0..spec.files.unwrap_or(default_files)).map(|i| format!("data.{i}")).collect(),
-    };
     let own_files = names.iter().any(|n| n.contains("{worker}"));
     let names_per_worker: Vec<Vec<String>> =
         (0..jobs).map(|w| names.iter().map(|n| n.replace("{worker}", &w.to_string())).collect()).collect();
@@ -107,11 +129,72 @@ pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) ->
         Some(SizeOrPercent::Bytes(b)) => Some(aligned("offset-increment", b.0, align)?),
         Some(SizeOrPercent::Percent(_)) => return Err(percent_error("offset-increment")),
     };
-    let usage = FileUse { names_per_worker, own_files, base, len, increment };
+    let usage = FileUse { names_per_worker, own_files, base, len, increment, concatenated: None };
     if usage.file_size_needed(jobs).is_none() {
         return Err(past_16_eib(&usage, jobs));
     }
     Ok(usage)
+}
+
+/// The names of a phase's files: the names it gives (checked), or the shared data files.
+fn phase_file_names(spec: &PhaseSpec, default_files: u32) -> Result<Vec<String>, String> {
+    // Counted before any name is made: `--files 100000000` once built 100 million names (5 GB) to refuse them.
+    let count = spec.file_names.as_ref().map_or(spec.files.unwrap_or(default_files) as usize, Vec::len);
+    if count > defaults::MAX_FILES_PER_WORKER {
+        return Err(too_many_files(count));
+    }
+    match &spec.file_names {
+        Some(names) if names.is_empty() => Err("file-names is empty: name at least one file".into()),
+        Some(names) => {
+            for name in names {
+                check_file_name(name)?;
+            }
+            Ok(names.clone())
+        }
+        None => Ok((0..spec.files.unwrap_or(default_files)).map(|i| format!("data.{i}")).collect()),
+    }
+}
+
+/// Files laid end to end (`file-sizes`, vdbench's concatenated sds): each file as large as its size (whole
+/// `align` units), and `offset` and `size` (bytes or percent) a part of their total, which is what the phase
+/// addresses.
+fn concatenated_use(
+    spec: &PhaseSpec,
+    names: Vec<String>,
+    sizes: &[crate::units::Bytes],
+    jobs: u32,
+    align: u64,
+) -> Result<FileUse, String> {
+    let unit = align.max(4096);
+    let sizes: Vec<u64> = sizes.iter().map(|s| s.0 / unit * unit).collect();
+    if let Some(i) = sizes.iter().position(|&s| s == 0) {
+        return Err(format!("file-sizes: {} holds no whole {} block", names[i], crate::units::Bytes(unit)));
+    }
+    let total = sizes.iter().try_fold(0u64, |sum, &s| sum.checked_add(s)).ok_or("file-sizes add up past 16 EiB")?;
+    let of_total = |key: &str, v: SizeOrPercent| match v {
+        SizeOrPercent::Bytes(b) => aligned(key, b.0, align),
+        SizeOrPercent::Percent(p) => Ok((total as f64 * p / 100.0) as u64 / unit * unit),
+    };
+    let base = spec.offset.map(|o| of_total("offset", o)).transpose()?.unwrap_or(0);
+    let len = match (spec.size, spec.size_percent) {
+        (Some(b), _) => b.0 / unit * unit,
+        (None, Some(p)) => (total as f64 * p / 100.0) as u64 / unit * unit,
+        (None, None) => total.saturating_sub(base),
+    };
+    if len == 0 || base.checked_add(len).is_none_or(|end| end > total) {
+        return Err(format!(
+            "offset {} and size {} address past the end of the files laid end to end ({}): use a smaller size or \
+             offset",
+            crate::units::Bytes(base),
+            crate::units::Bytes(len),
+            crate::units::Bytes(total)
+        ));
+    }
+    if spec.offset_increment.is_some() {
+        return Err("offset-increment does not apply to files laid end to end (file-sizes)".into());
+    }
+    let names_per_worker = vec![names; jobs as usize];
+    Ok(FileUse { names_per_worker, own_files: false, base, len, increment: None, concatenated: Some(sizes) })
 }
 
 /// Every worker keeps its files open for the whole phase (no open/close in the measured loop).
@@ -157,8 +240,14 @@ pub(super) fn single_target_use(spec: &PhaseSpec, size: u64, align: u64) -> Resu
     };
     // An existing file smaller than the size asked is read whole (a device that small was refused already).
     let len = asked.min(size - base) / align * align;
-    let usage =
-        FileUse { names_per_worker: vec![vec![String::new()]; jobs as usize], own_files: false, base, len, increment };
+    let usage = FileUse {
+        names_per_worker: vec![vec![String::new()]; jobs as usize],
+        own_files: false,
+        base,
+        len,
+        increment,
+        concatenated: None,
+    };
     let Some(needed) = usage.file_size_needed(jobs) else { return Err(past_16_eib(&usage, jobs)) };
     if needed > size {
         return Err(format!(
@@ -200,9 +289,7 @@ fn check_file_name(name: &str) -> Result<(), String> {
 pub(super) fn file_table(uses: &[(FileUse, u32)]) -> BTreeMap<String, u64> {
     let mut table: BTreeMap<String, u64> = BTreeMap::new();
     for (usage, jobs) in uses {
-        // Checked when the use was made (`directory_use`).
-        let needed = usage.file_size_needed(*jobs).unwrap_or(u64::MAX);
-        for name in usage.distinct_names() {
+        for (name, needed) in usage.sizes_needed(*jobs) {
             let entry = table.entry(name.to_string()).or_insert(0);
             *entry = (*entry).max(needed);
         }
@@ -220,6 +307,18 @@ pub(super) fn worker_regions(
     block: u64,
 ) -> Result<Vec<Vec<Region>>, String> {
     let jobs = usage.names_per_worker.len() as u32;
+    if let Some(sizes) = &usage.concatenated {
+        let names = &usage.names_per_worker[0];
+        let regions: Vec<Region> = usage
+            .spans(sizes)
+            .into_iter()
+            .map(|(i, start, len)| Region { file: index_of(&names[i]), start, len })
+            .collect();
+        return match sharing {
+            Sharing::Whole => Ok(vec![regions; jobs as usize]),
+            Sharing::Split => split_regions(&regions, jobs, random, align, block),
+        };
+    }
     if let Some(inc) = usage.increment {
         let len = usage.worker_len(jobs) / align * align;
         if len < block {
@@ -346,6 +445,30 @@ mod tests {
         let usage = single_target_use(&spec, 1 << 30, 4096).unwrap();
         assert_eq!((usage.base, usage.len), (1 << 29, 1 << 28));
         assert!(directory_use(&spec, 1, 4096).unwrap_err().contains("percentage"));
+    }
+
+    /// file-sizes: 8 and 24 MiB laid end to end; an offset and size of the 32 MiB cut across the two files.
+    #[test]
+    fn files_laid_end_to_end_keep_their_sizes_and_a_part_cuts_across_them() {
+        let spec = PhaseSpec {
+            file_names: Some(vec!["a".into(), "b".into()]),
+            file_sizes: Some(vec![Bytes::mib(8), Bytes::mib(24)]),
+            offset: Some(SizeOrPercent::Bytes(Bytes::mib(4))),
+            size: Some(Bytes::mib(8)),
+            ..Default::default()
+        };
+        let usage = directory_use(&spec, 1, 4096).unwrap();
+        assert_eq!(usage.data_set(2), 8 << 20);
+        assert_eq!(
+            file_table(&[(usage.clone(), 1)]).into_iter().collect::<Vec<_>>(),
+            [("a".into(), 8 << 20), ("b".into(), 24 << 20)]
+        );
+        let index = |n: &str| u32::from(n == "b");
+        let regions = worker_regions(&usage, &index, true, Sharing::Split, 4096, 4096).unwrap();
+        let half = 4 << 20;
+        assert_eq!(regions[0], [Region { file: 0, start: half, len: half }, Region { file: 1, start: 0, len: half }]);
+        let past = PhaseSpec { size: Some(Bytes::mib(30)), ..spec };
+        assert!(directory_use(&past, 1, 4096).unwrap_err().contains("past the end of the files laid end to end"));
     }
 
     #[test]
