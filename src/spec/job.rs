@@ -422,5 +422,10 @@ mod tests {
         assert!(bad.check().unwrap_err().contains("not both"));
         let bad = PhaseSpec { jobs: Some(0), ..Default::default() };
         assert!(bad.check().unwrap_err().contains("jobs"));
+        let names = Some(vec!["a".to_string(), "b.{worker}".to_string()]);
+        let bad = PhaseSpec { file_names: names.clone(), file_sizes: Some(vec![Bytes(4096)]), ..Default::default() };
+        assert!(bad.check().unwrap_err().contains("1 sizes for 2 file-names"));
+        let bad = PhaseSpec { file_names: names, file_sizes: Some(vec![Bytes(4096); 2]), ..Default::default() };
+        assert!(bad.check().unwrap_err().contains("drop {worker}"));
     }
 }

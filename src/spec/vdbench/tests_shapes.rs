@@ -151,6 +151,12 @@ fn concatenation_refuses_what_vdbench_refuses() {
         let err = error(&format!("{sds}{rest}"));
         assert!(err.contains(why), "{why}: {err}");
     }
+    // An sd at two places: sd2 starts at 4 MiB for wd1 and at 0 for wd2.
+    let err =
+        error(&format!("{sds}4m\nwd=wd1,sd=(sd1,sd2),threads=2\nwd=wd2,sd=sd2,threads=2\nrd=rd1,wd=wd*,iorate=max\n"));
+    assert!(err.contains("an SD (sd2) may not be reused in a non-matching concatenation"), "{err}");
+    let same = format!("{sds}4m\nwd=wd1,sd=(sd1,sd2),threads=2\nwd=wd2,sd=sd1,threads=2\nrd=rd1,wd=wd*,iorate=max\n");
+    assert!(parse(&same).is_ok(), "sd1 starts at 0 in both");
     // Neither size= nor an existing lun: the size is unknown.
     let err = error(
         "concatenatesds=yes\nsd=sd1,lun=/dev/nodisk1,size=4m\nsd=sd2,lun=/dev/nodisk2\n\

@@ -55,6 +55,7 @@ impl Mapper<'_> {
                 ));
             }
             let sizes = self.concatenation_sizes(wd, &sds)?;
+            self.check_starts(wd, &sds, &sizes)?;
             // The first sd as large as the whole: its range is the wd's range over the concatenation.
             let mut whole_sd = sds[0].clone();
             let total = Bytes(sizes.iter().map(|s| s.0).sum());
@@ -99,6 +100,35 @@ impl Mapper<'_> {
                 }
             })
             .collect())
+    }
+
+    /// An sd starts at one place in every concatenation it is in (`ConcatSds.calculateLbaRanges`: "If we have
+    /// set an offset before, it better be the same").
+    fn check_starts(&mut self, wd: &Record, sds: &[&Record], sizes: &[Bytes]) -> Result<(), VdbError> {
+        let mut start = 0;
+        for (sd, size) in sds.iter().zip(sizes) {
+            match self.concat_starts.iter().find(|(name, _)| *name == sd.name) {
+                Some((_, was)) if *was != start => {
+                    return Err(VdbError::at(
+                        &wd.at,
+                        format!(
+                            "{}: vdbench refuses this (\"SD concatenation: an SD ({}) may not be reused in a \
+                             non-matching concatenation.\"), and so does streamcap: {} starts at {} here and at {} \
+                             in an earlier concatenation; name the sds in the same order",
+                            wd.label(),
+                            sd.name,
+                            sd.label(),
+                            Bytes(start),
+                            Bytes(*was)
+                        ),
+                    ));
+                }
+                Some(_) => {}
+                None => self.concat_starts.push((sd.name.clone(), start)),
+            }
+            start += size.0;
+        }
+        Ok(())
     }
 
     /// The size of each of `sds`: its `size=`, or the size of its lun when that is an existing file; refusing
