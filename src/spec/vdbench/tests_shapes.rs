@@ -157,6 +157,9 @@ fn concatenation_refuses_what_vdbench_refuses() {
     assert!(err.contains("an SD (sd2) may not be reused in a non-matching concatenation"), "{err}");
     let same = format!("{sds}4m\nwd=wd1,sd=(sd1,sd2),threads=2\nwd=wd2,sd=sd1,threads=2\nrd=rd1,wd=wd*,iorate=max\n");
     assert!(parse(&same).is_ok(), "sd1 starts at 0 in both");
+    // One concatenation, opened one way.
+    let err = error(&format!("{sds}4m,openflags=o_direct\nwd=wd1,sd=(sd1,sd2),threads=2\nrd=rd1,wd=wd1,iorate=max\n"));
+    assert!(err.contains("sd=sd1 and sd=sd2 are concatenated by wd=wd1 but their openflags= differ"), "{err}");
     // Neither size= nor an existing lun: the size is unknown.
     let err = error(
         "concatenatesds=yes\nsd=sd1,lun=/dev/nodisk1,size=4m\nsd=sd2,lun=/dev/nodisk2\n\

@@ -12,7 +12,7 @@
 //! (`WhereWhatWork.mustRunOnSingleSlave`).
 
 use super::raw_wd::{RawRun, size_of};
-use super::{Mapper, fail, whole};
+use super::{Mapper, OpenFlags, fail, openflags, whole};
 use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::lexer::Param;
 use crate::spec::vdbench::model::{Kind, Record};
@@ -62,6 +62,7 @@ impl Mapper<'_> {
             let at = sds[0].at.clone();
             whole_sd.params.push(("size", Param { key: "size".into(), value: total.0.to_string(), at }));
             let first = self.generator((rd, wd, &whole_sd), wd.name.clone(), String::new(), share)?;
+            Self::check_flags((rd, wd), &sds, first.flags)?;
             let more_luns = sds[1..].iter().map(|sd| self.lun_of(sd)).collect::<Result<Vec<_>, _>>()?;
             let one = RawRun {
                 more_luns,
@@ -100,6 +101,30 @@ impl Mapper<'_> {
                 }
             })
             .collect())
+    }
+
+    /// The sds of one concatenation open their luns alike: streamcap's one workload opens all its files with the
+    /// first sd's `openflags=` (with the wd's and rd's), so another sd saying otherwise is refused, not ignored.
+    fn check_flags((rd, wd): (&Record, &Record), sds: &[&Record], first: OpenFlags) -> Result<(), VdbError> {
+        for sd in &sds[1..] {
+            let mut flags = OpenFlags::default();
+            for rec in [*sd, wd, rd] {
+                openflags(rec, &mut flags)?;
+            }
+            if (flags.direct, flags.sync, flags.fsync) != (first.direct, first.sync, first.fsync) {
+                return Err(VdbError::at(
+                    &sd.at,
+                    format!(
+                        "{} and {} are concatenated by {} but their openflags= differ: streamcap runs one \
+                         concatenation as one workload, opened one way; give its sds the same openflags",
+                        sds[0].label(),
+                        sd.label(),
+                        wd.label()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// An sd starts at one place in every concatenation it is in (`ConcatSds.calculateLbaRanges`: "If we have
