@@ -193,6 +193,21 @@ fn a_concatenated_wd_spreads_its_threads_over_its_hosts() {
         ]
     );
     assert!(parts.iter().all(|p| p.file_sizes == Some(vec![Bytes::mib(4), Bytes::mib(8)])));
+    // The rd's threads= is shared by its wds on each host: 5 over two hosts, 3 in each host's one queue.
+    let shared = text("100").replace("rd=rd1,wd=wd1,", "wd=wd2,sd=sd1\nrd=rd1,wd=wd*,threads=5,");
+    let job = parse_vdbench_job(Path::new("job.vdb"), &shared, &ranked).unwrap();
+    let parts = job.phases[0].parts.as_ref().expect("one part per wd and host");
+    let got: Vec<_> = parts.iter().map(|p| (p.rank, p.iodepth, p.queue.clone().unwrap())).collect();
+    let queue = |h: &str| format!("concatenated sds on {h}");
+    assert_eq!(
+        got,
+        [
+            (Some(0), Some(3), queue("h1")),
+            (Some(1), Some(3), queue("h2")),
+            (Some(0), Some(3), queue("h1")),
+            (Some(1), Some(3), queue("h2"))
+        ]
+    );
     let job = parse_vdbench_job(Path::new("job.vdb"), &text("eof"), &ranked).unwrap();
     let parts = job.phases[0].parts.as_ref().expect("a part for its rank");
     assert_eq!(parts.iter().map(|p| (p.rank, p.iodepth)).collect::<Vec<_>>(), [(Some(0), Some(5))]);
