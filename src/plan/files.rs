@@ -4,7 +4,8 @@
 //! (phases that name no files), and files a phase names (`file-names`; `{worker}` in a name gives each worker its
 //! own file, and phases naming the same file share it). Every file is created as large as the most demanding
 //! phase needs. Within a file, a phase uses `[offset, offset + len)`; with `offset-increment`, worker N starts N
-//! increments further (fio's offset_increment). A file or device target is the one file there is.
+//! increments further (fio's offset_increment). Files laid end to end (`file-sizes`) are `concatenated`'s. A file
+//! or device target is the one file there is.
 
 use std::collections::BTreeMap;
 
@@ -54,9 +55,13 @@ impl FileUse {
         if self.own_files { self.len } else { self.len / u64::from(jobs) }
     }
 
-    /// The bytes addressed: every file's `len`, or the part of the concatenation.
-    pub fn data_set(&self, files: usize) -> u64 {
-        if self.concatenated.is_some() { self.len } else { self.len * files as u64 }
+    /// The bytes addressed: every file's `len`, or the part of the concatenation (without the pieces too short
+    /// for a `block`, see `spans`).
+    pub fn data_set(&self, files: usize, block: u64) -> u64 {
+        match &self.concatenated {
+            Some(sizes) => self.spans(sizes, block).iter().map(|s| s.2).sum(),
+            None => self.len * files as u64,
+        }
     }
 
     /// Each distinct file's size for this phase: its own size in a concatenation, else what the phase needs.
@@ -68,21 +73,6 @@ impl FileUse {
             None => names.into_iter().map(|n| (n, self.file_size_needed(jobs).unwrap_or(u64::MAX))).collect(),
         }
     }
-
-    /// The concatenation's part `[base, base + len)` cut at the files' ends: (file number, start, length).
-    fn spans(&self, sizes: &[u64]) -> Vec<(usize, u64, u64)> {
-        let (from, to) = (self.base, self.base + self.len);
-        let mut at = 0;
-        let mut spans = Vec::new();
-        for (i, &size) in sizes.iter().enumerate() {
-            let (start, end) = (from.max(at), to.min(at + size));
-            if start < end {
-                spans.push((i, start - at, end - start));
-            }
-            at += size;
-        }
-        spans
-    }
 }
 
 /// How a directory phase uses files: names, and bytes per file.
@@ -90,7 +80,7 @@ pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) ->
     let jobs = spec.jobs.unwrap_or(defaults::JOBS);
     let names = phase_file_names(spec, default_files)?;
     if let Some(sizes) = &spec.file_sizes {
-        return concatenated_use(spec, names, sizes, jobs, align);
+        return super::concatenated::concatenated_use(spec, names, sizes, jobs, align);
     }
     let own_files = names.iter().any(|n| n.contains("{worker}"));
     let names_per_worker: Vec<Vec<String>> =
@@ -153,48 +143,6 @@ fn phase_file_names(spec: &PhaseSpec, default_files: u32) -> Result<Vec<String>,
         }
         None => Ok((0..spec.files.unwrap_or(default_files)).map(|i| format!("data.{i}")).collect()),
     }
-}
-
-/// Files laid end to end (`file-sizes`, vdbench's concatenated sds): each file as large as its size (whole
-/// `align` units), and `offset` and `size` (bytes or percent) a part of their total, which is what the phase
-/// addresses.
-fn concatenated_use(
-    spec: &PhaseSpec,
-    names: Vec<String>,
-    sizes: &[crate::units::Bytes],
-    jobs: u32,
-    align: u64,
-) -> Result<FileUse, String> {
-    let unit = align.max(4096);
-    let sizes: Vec<u64> = sizes.iter().map(|s| s.0 / unit * unit).collect();
-    if let Some(i) = sizes.iter().position(|&s| s == 0) {
-        return Err(format!("file-sizes: {} holds no whole {} block", names[i], crate::units::Bytes(unit)));
-    }
-    let total = sizes.iter().try_fold(0u64, |sum, &s| sum.checked_add(s)).ok_or("file-sizes add up past 16 EiB")?;
-    let of_total = |key: &str, v: SizeOrPercent| match v {
-        SizeOrPercent::Bytes(b) => aligned(key, b.0, align),
-        SizeOrPercent::Percent(p) => Ok((total as f64 * p / 100.0) as u64 / unit * unit),
-    };
-    let base = spec.offset.map(|o| of_total("offset", o)).transpose()?.unwrap_or(0);
-    let len = match (spec.size, spec.size_percent) {
-        (Some(b), _) => b.0 / unit * unit,
-        (None, Some(p)) => (total as f64 * p / 100.0) as u64 / unit * unit,
-        (None, None) => total.saturating_sub(base),
-    };
-    if len == 0 || base.checked_add(len).is_none_or(|end| end > total) {
-        return Err(format!(
-            "offset {} and size {} address past the end of the files laid end to end ({}): use a smaller size or \
-             offset",
-            crate::units::Bytes(base),
-            crate::units::Bytes(len),
-            crate::units::Bytes(total)
-        ));
-    }
-    if spec.offset_increment.is_some() {
-        return Err("offset-increment does not apply to files laid end to end (file-sizes)".into());
-    }
-    let names_per_worker = vec![names; jobs as usize];
-    Ok(FileUse { names_per_worker, own_files: false, base, len, increment: None, concatenated: Some(sizes) })
 }
 
 /// Every worker keeps its files open for the whole phase (no open/close in the measured loop).
@@ -262,7 +210,7 @@ pub(super) fn single_target_use(spec: &PhaseSpec, size: u64, align: u64) -> Resu
     Ok(usage)
 }
 
-fn aligned(key: &str, value: u64, align: u64) -> Result<u64, String> {
+pub(super) fn aligned(key: &str, value: u64, align: u64) -> Result<u64, String> {
     if !value.is_multiple_of(align) {
         return Err(format!(
             "{key} {} is not a multiple of {}, which direct I/O needs here: round it",
@@ -308,12 +256,7 @@ pub(super) fn worker_regions(
 ) -> Result<Vec<Vec<Region>>, String> {
     let jobs = usage.names_per_worker.len() as u32;
     if let Some(sizes) = &usage.concatenated {
-        let names = &usage.names_per_worker[0];
-        let regions: Vec<Region> = usage
-            .spans(sizes)
-            .into_iter()
-            .map(|(i, start, len)| Region { file: index_of(&names[i]), start, len })
-            .collect();
+        let regions = super::concatenated::regions(usage, sizes, index_of, block)?;
         return match sharing {
             Sharing::Whole => Ok(vec![regions; jobs as usize]),
             Sharing::Split => split_regions(&regions, jobs, random, align, block),
@@ -445,30 +388,6 @@ mod tests {
         let usage = single_target_use(&spec, 1 << 30, 4096).unwrap();
         assert_eq!((usage.base, usage.len), (1 << 29, 1 << 28));
         assert!(directory_use(&spec, 1, 4096).unwrap_err().contains("percentage"));
-    }
-
-    /// file-sizes: 8 and 24 MiB laid end to end; an offset and size of the 32 MiB cut across the two files.
-    #[test]
-    fn files_laid_end_to_end_keep_their_sizes_and_a_part_cuts_across_them() {
-        let spec = PhaseSpec {
-            file_names: Some(vec!["a".into(), "b".into()]),
-            file_sizes: Some(vec![Bytes::mib(8), Bytes::mib(24)]),
-            offset: Some(SizeOrPercent::Bytes(Bytes::mib(4))),
-            size: Some(Bytes::mib(8)),
-            ..Default::default()
-        };
-        let usage = directory_use(&spec, 1, 4096).unwrap();
-        assert_eq!(usage.data_set(2), 8 << 20);
-        assert_eq!(
-            file_table(&[(usage.clone(), 1)]).into_iter().collect::<Vec<_>>(),
-            [("a".into(), 8 << 20), ("b".into(), 24 << 20)]
-        );
-        let index = |n: &str| u32::from(n == "b");
-        let regions = worker_regions(&usage, &index, true, Sharing::Split, 4096, 4096).unwrap();
-        let half = 4 << 20;
-        assert_eq!(regions[0], [Region { file: 0, start: half, len: half }, Region { file: 1, start: 0, len: half }]);
-        let past = PhaseSpec { size: Some(Bytes::mib(30)), ..spec };
-        assert!(directory_use(&past, 1, 4096).unwrap_err().contains("past the end of the files laid end to end"));
     }
 
     #[test]

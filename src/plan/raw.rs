@@ -195,7 +195,7 @@ impl Layout {
             ));
         }
         let data_set = Bytes(match (usage.own_files, usage.increment) {
-            (false, None) => usage.data_set(files.len()),
+            (false, None) => usage.data_set(files.len(), max_block),
             _ => worker_regions.iter().flatten().map(|r| r.len).sum(),
         });
         let shared_random = shares_one_data_set(&usage, rw, sharing);
