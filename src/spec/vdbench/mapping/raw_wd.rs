@@ -188,7 +188,10 @@ fn placement((sd, wd): (&Record, &Record), align: Option<Bytes>) -> Result<Place
         Some(s) => {
             let grain = align.map_or(4096, |a| a.0.max(4096));
             let round = |v: f64| (v / grain as f64).floor() as u64 * grain;
-            let (start, len) = (round(s.0 as f64 * a / 100.0), round(s.0 as f64 * (b - a) / 100.0));
+            // Both ends rounded down, as vdbench rounds seek_low and seek_high (WG_entry.calculateContext): a
+            // range that ends at 100 % ends at the end of the lun.
+            let start = round(s.0 as f64 * a / 100.0);
+            let len = round(s.0 as f64 * b / 100.0).saturating_sub(start);
             if len == 0 {
                 return Err(fail(rec, p, format!("range ({a}%–{b}% of {s}) holds no whole {} block", Bytes(grain))));
             }
