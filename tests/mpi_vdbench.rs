@@ -1,11 +1,15 @@
 //! vdbench host definitions (`hd=`) as mpirun's ranks, under a real `mpirun` (Open MPI) on this one host: hd
 //! `i` is rank `i`, each rank runs only its own hd's part of every rd (and idles through an rd that is all
 //! another host's), file-system files run each hd's fwds on its rank and tree, `validate=yes` is merged over
-//! the ranks, wds and fwds on two hds hold their skew at the maximum rate (vdbench's controlled max), Ctrl-C
-//! on mpirun stops every rank also while one idles or waits for another, and a file whose hd count is not the
-//! rank count is refused (said once) with both counts. Needs the binary built with `--features mpi`
-//! (scripts/test does so); skips loudly when mpirun is missing. (A file of its own: tests/mpi.rs is at the
-//! 500-line limit.)
+//! vdbench host definitions (`hd=`) as mpirun's ranks, under a real `mpirun` (Open MPI) on this one host: hd
+//! `i` is rank `i`, each rank runs only its own hd's part of every rd (and idles through an rd that is all
+//! another host's), file-system files run each hd's fwds on its rank and tree, `validate=yes` is merged over
+//! the ranks, wds and fwds on two hds hold their skew at the maximum rate (vdbench's controlled max), a
+//! concatenated wd (concatenatesds=yes) spreads its threads over the hds (a sequential one runs on the first
+//! alone), Ctrl-C on mpirun stops every rank also while one idles or waits for another, and a file whose hd
+//! count is not the rank count is refused (said once) with both counts. Needs the binary built with
+//! `--features mpi` (scripts/test does so); skips loudly when mpirun is missing. (A file of its own: tests/mpi.rs
+//! is at the 500-line limit.)
 
 #![cfg(feature = "mpi")]
 
@@ -75,6 +79,40 @@ fn each_hd_runs_as_its_own_rank() {
     assert_eq!(rd2["first_done"]["rank"], 1, "the idle rank is never first done: {rd2}");
     let measured = result["phases"][1]["duration_s"].as_f64().unwrap_or(0.0);
     assert!(measured > 1.5, "rd2 ran its elapsed time on h2, not cut short by the idle rank: {measured}");
+}
+
+/// concatenatesds=yes on two hds: rd1's random wd runs on both ranks over the whole concatenation of sds of 4 and
+/// 12 MiB, each rank with half its threads (2 of 4); rd2's sequential one (seekpct=eof) runs on the first host
+/// alone, one pass of the 16 MiB, as vdbench gives 100 % sequential work to one slave.
+#[test]
+fn a_concatenated_wd_runs_on_every_hd_and_a_sequential_one_on_the_first() {
+    let Some(mut cmd) = common::mpirun("a_concatenated_wd_runs_on_every_hd_and_a_sequential_one_on_the_first", 2)
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (job, json) = (dir.path().join("concat.vdb"), dir.path().join("r.json"));
+    let d = dir.path().display();
+    let text = format!(
+        "concatenatesds=yes\nhd=h1,system=alpha.example\nhd=h2,system=beta.example\n\
+         sd=sd1,lun={d}/lun1,size=4m\nsd=sd2,lun={d}/lun2,size=12m\n\
+         wd=wd1,sd=(sd1,sd2),threads=4,xfersize=4k,rdpct=0\nwd=wd2,sd=(sd1,sd2),threads=4,xfersize=64k,rdpct=0,seekpct=eof\n\
+         rd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1\nrd=rd2,wd=wd2,iorate=max,elapsed=600,interval=1\n"
+    );
+    std::fs::write(&job, text).expect("job written");
+    let (result, _) = run_ok(&mut cmd, &job, &json);
+    let by_rank = ops_by_rank(&result);
+    assert!(by_rank[0].iter().all(|&ops| ops > 0), "rd1: both hosts wrote: {by_rank:?}");
+    assert_eq!(by_rank[1], [256, 0], "rd2: one pass of 16 MiB in 64 KiB writes, on h1 alone: {by_rank:?}");
+    let rd1 = &result["config"]["phases"][0];
+    assert_eq!(rd1["iodepth"].as_u64(), Some(2), "the wd's 4 threads spread over the two hosts: {rd1}");
+    let parts: Vec<(&str, Option<u64>)> = rd1["parts"]
+        .as_array()
+        .expect("one part per host")
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap_or_default(), p["data_set"].as_u64()))
+        .collect();
+    assert_eq!(parts, [("wd1 on h1", Some(16 << 20)), ("wd1 on h2", Some(16 << 20))], "each over the whole");
 }
 
 /// Three ranks for two hds: refused before any I/O, with both counts, exit code 2.

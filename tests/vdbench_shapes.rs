@@ -154,6 +154,60 @@ fn concatenated_sds_run_as_one_lun() {
     }
 }
 
+/// The blocks of the kept lun `name` written by a random phase of at most 4,096 writes after the layout: laid out
+/// in 1 MiB chunks stamped 0–31 (32 MiB in all), so a write numbered 32 or more shows where it landed.
+fn written_blocks(dir: &Path, name: &str) -> Vec<u64> {
+    let stamps = stamps_of(dir, name);
+    (0..stamps.len() as u64).filter(|&b| stamps[b as usize].1 >= 32).collect()
+}
+
+/// Random 4 KiB writes over sds of 8 and 24 MiB: laid end to end, each block once per pass (4,096 writes, half
+/// the 32 MiB), so each lun has about half its blocks written — spread by size, not half the writes on each
+/// (then lun1 would have all of its blocks written and lun2 a third). With range=(50,100), the concatenation's
+/// second half: only lun2's blocks from 8 to 24 MiB.
+#[test]
+fn concatenated_sds_of_different_sizes_spread_by_size_and_a_range_is_of_the_whole() {
+    let text = |range: &str| {
+        format!(
+            "concatenatesds=yes\nsd=sd1,lun=DIR/lun1,size=8m\nsd=sd2,lun=DIR/lun2,size=24m\n\
+             wd=wd1,sd=(sd1,sd2),threads=4,xfersize=4k,rdpct=0{range}\n\
+             rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1,maxdata=16m\n"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let result = run(dir.path(), &text(""), &["--keep", "--ramp", "0s"]);
+    assert_eq!(result["phases"][0]["write"]["ops"].as_u64(), Some(4096));
+    let (lun1, lun2) = (written_blocks(dir.path(), "lun1"), written_blocks(dir.path(), "lun2"));
+    assert_eq!(kept_file(dir.path(), "lun2").len(), 24 << 20, "each lun at its own size");
+    let (part1, part2) = (lun1.len() as f64 / 2048.0, lun2.len() as f64 / 6144.0);
+    assert!((0.4..0.6).contains(&part1) && (0.4..0.6).contains(&part2), "lun1 {part1:.3}, lun2 {part2:.3}");
+
+    let dir = tempfile::tempdir().unwrap();
+    run(dir.path(), &text(",range=(50,100)"), &["--keep", "--ramp", "0s"]);
+    assert_eq!(written_blocks(dir.path(), "lun1"), Vec::<u64>::new(), "nothing in the first half");
+    let lun2 = written_blocks(dir.path(), "lun2");
+    assert!(lun2.iter().all(|b| (2048..6144).contains(b)), "lun2 from 8 MiB on: {:?}", lun2.first());
+    assert!(lun2.len() > 4000, "the second half's blocks each written once: {}", lun2.len());
+}
+
+/// hotband=(25,75) of sds of 8 and 24 MiB is 8–24 MiB of the concatenation: lun2's first 16 MiB, crowded at
+/// its start (the band's) as vdbench's curve crowds it.
+#[test]
+fn a_hot_band_of_part_of_concatenated_sds_is_part_of_the_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "concatenatesds=yes\nsd=sd1,lun=DIR/lun1,size=8m\nsd=sd2,lun=DIR/lun2,size=24m\n\
+                wd=wd1,sd=(sd1,sd2),threads=4,xfersize=4k,rdpct=0,hotband=(25,75)\n\
+                rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1,maxdata=8m\n";
+    run(dir.path(), text, &["--keep", "--ramp", "0s"]);
+    assert_eq!(written_blocks(dir.path(), "lun1"), Vec::<u64>::new(), "the band starts at lun2");
+    let blocks = written_blocks(dir.path(), "lun2");
+    assert!(blocks.iter().all(|b| *b < 4096), "a write past the band's end (16 MiB into lun2)");
+    let density =
+        |from: u64, to: u64| blocks.iter().filter(|b| (from..to).contains(*b)).count() as f64 / (to - from) as f64;
+    let (first_mib, second_half) = (density(0, 256), density(2048, 4096));
+    assert!(first_mib > 3.0 * second_half, "first MiB {first_mib:.3}, second half {second_half:.3}");
+}
+
 /// Luns in two other directories (vdbench's example2 names several devices): with a directory as the target,
 /// each sd runs as a file of its lun's name in streamcap's work directory there; the luns are not touched.
 #[test]

@@ -4,7 +4,8 @@
 //! (phases that name no files), and files a phase names (`file-names`; `{worker}` in a name gives each worker its
 //! own file, and phases naming the same file share it). Every file is created as large as the most demanding
 //! phase needs. Within a file, a phase uses `[offset, offset + len)`; with `offset-increment`, worker N starts N
-//! increments further (fio's offset_increment). A file or device target is the one file there is.
+//! increments further (fio's offset_increment). Files laid end to end (`file-sizes`) are `concatenated`'s. A file
+//! or device target is the one file there is.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +26,9 @@ pub(super) struct FileUse {
     pub len: u64,
     /// Worker N starts `N × increment` after `base`.
     pub increment: Option<u64>,
+    /// `file-sizes`: each named file's size, the files laid end to end; `base` and `len` then address that
+    /// concatenation instead of each file.
+    pub concatenated: Option<Vec<u64>>,
 }
 
 impl FileUse {
@@ -50,26 +54,34 @@ impl FileUse {
     fn worker_len(&self, jobs: u32) -> u64 {
         if self.own_files { self.len } else { self.len / u64::from(jobs) }
     }
+
+    /// The bytes addressed: every file's `len`, or the part of the concatenation (without the pieces too short
+    /// for a `block`, see `spans`).
+    pub fn data_set(&self, files: usize, block: u64) -> u64 {
+        match &self.concatenated {
+            Some(sizes) => self.spans(sizes, block).iter().map(|s| s.2).sum(),
+            None => self.len * files as u64,
+        }
+    }
+
+    /// Each distinct file's size for this phase: its own size in a concatenation, else what the phase needs.
+    fn sizes_needed(&self, jobs: u32) -> Vec<(&str, u64)> {
+        let names = self.distinct_names();
+        match &self.concatenated {
+            Some(sizes) => names.into_iter().zip(sizes.iter().copied()).collect(),
+            // Checked when the use was made (`directory_use`).
+            None => names.into_iter().map(|n| (n, self.file_size_needed(jobs).unwrap_or(u64::MAX))).collect(),
+        }
+    }
 }
 
 /// How a directory phase uses files: names, and bytes per file.
 pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) -> Result<FileUse, String> {
     let jobs = spec.jobs.unwrap_or(defaults::JOBS);
-    // Counted before any name is made: `--files 100000000` once built 100 million names (5 GB) to refuse them.
-    let count = spec.file_names.as_ref().map_or(spec.files.unwrap_or(default_files) as usize, Vec::len);
-    if count > defaults::MAX_FILES_PER_WORKER {
-        return Err(too_many_files(count));
+    let names = phase_file_names(spec, default_files)?;
+    if let Some(sizes) = &spec.file_sizes {
+        return super::concatenated::concatenated_use(spec, names, sizes, jobs, align);
     }
-    let names: Vec<String> = match &spec.file_names {
-        Some(names) if names.is_empty() => return Err("file-names is empty: name at least one file".into()),
-        Some(names) => {
-            for name in names {
-                check_file_name(name)?;
-            }
-            names.clone()
-        }
-        None => (0..spec.files.unwrap_or(default_files)).map(|i| format!("data.{i}")).collect(),
-    };
     let own_files = names.iter().any(|n| n.contains("{worker}"));
     let names_per_worker: Vec<Vec<String>> =
         (0..jobs).map(|w| names.iter().map(|n| n.replace("{worker}", &w.to_string())).collect()).collect();
@@ -107,11 +119,30 @@ pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) ->
         Some(SizeOrPercent::Bytes(b)) => Some(aligned("offset-increment", b.0, align)?),
         Some(SizeOrPercent::Percent(_)) => return Err(percent_error("offset-increment")),
     };
-    let usage = FileUse { names_per_worker, own_files, base, len, increment };
+    let usage = FileUse { names_per_worker, own_files, base, len, increment, concatenated: None };
     if usage.file_size_needed(jobs).is_none() {
         return Err(past_16_eib(&usage, jobs));
     }
     Ok(usage)
+}
+
+/// The names of a phase's files: the names it gives (checked), or the shared data files.
+fn phase_file_names(spec: &PhaseSpec, default_files: u32) -> Result<Vec<String>, String> {
+    // Counted before any name is made: `--files 100000000` once built 100 million names (5 GB) to refuse them.
+    let count = spec.file_names.as_ref().map_or(spec.files.unwrap_or(default_files) as usize, Vec::len);
+    if count > defaults::MAX_FILES_PER_WORKER {
+        return Err(too_many_files(count));
+    }
+    match &spec.file_names {
+        Some(names) if names.is_empty() => Err("file-names is empty: name at least one file".into()),
+        Some(names) => {
+            for name in names {
+                check_file_name(name)?;
+            }
+            Ok(names.clone())
+        }
+        None => Ok((0..spec.files.unwrap_or(default_files)).map(|i| format!("data.{i}")).collect()),
+    }
 }
 
 /// Every worker keeps its files open for the whole phase (no open/close in the measured loop).
@@ -157,8 +188,14 @@ pub(super) fn single_target_use(spec: &PhaseSpec, size: u64, align: u64) -> Resu
     };
     // An existing file smaller than the size asked is read whole (a device that small was refused already).
     let len = asked.min(size - base) / align * align;
-    let usage =
-        FileUse { names_per_worker: vec![vec![String::new()]; jobs as usize], own_files: false, base, len, increment };
+    let usage = FileUse {
+        names_per_worker: vec![vec![String::new()]; jobs as usize],
+        own_files: false,
+        base,
+        len,
+        increment,
+        concatenated: None,
+    };
     let Some(needed) = usage.file_size_needed(jobs) else { return Err(past_16_eib(&usage, jobs)) };
     if needed > size {
         return Err(format!(
@@ -173,7 +210,7 @@ pub(super) fn single_target_use(spec: &PhaseSpec, size: u64, align: u64) -> Resu
     Ok(usage)
 }
 
-fn aligned(key: &str, value: u64, align: u64) -> Result<u64, String> {
+pub(super) fn aligned(key: &str, value: u64, align: u64) -> Result<u64, String> {
     if !value.is_multiple_of(align) {
         return Err(format!(
             "{key} {} is not a multiple of {}, which direct I/O needs here: round it",
@@ -200,9 +237,7 @@ fn check_file_name(name: &str) -> Result<(), String> {
 pub(super) fn file_table(uses: &[(FileUse, u32)]) -> BTreeMap<String, u64> {
     let mut table: BTreeMap<String, u64> = BTreeMap::new();
     for (usage, jobs) in uses {
-        // Checked when the use was made (`directory_use`).
-        let needed = usage.file_size_needed(*jobs).unwrap_or(u64::MAX);
-        for name in usage.distinct_names() {
+        for (name, needed) in usage.sizes_needed(*jobs) {
             let entry = table.entry(name.to_string()).or_insert(0);
             *entry = (*entry).max(needed);
         }
@@ -220,6 +255,13 @@ pub(super) fn worker_regions(
     block: u64,
 ) -> Result<Vec<Vec<Region>>, String> {
     let jobs = usage.names_per_worker.len() as u32;
+    if let Some(sizes) = &usage.concatenated {
+        let regions = super::concatenated::regions(usage, sizes, index_of, block)?;
+        return match sharing {
+            Sharing::Whole => Ok(vec![regions; jobs as usize]),
+            Sharing::Split => split_regions(&regions, jobs, random, align, block),
+        };
+    }
     if let Some(inc) = usage.increment {
         let len = usage.worker_len(jobs) / align * align;
         if len < block {

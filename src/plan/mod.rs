@@ -4,6 +4,7 @@
 //! made-up facts.
 
 mod build;
+mod concatenated;
 mod data;
 pub mod defaults;
 mod display;

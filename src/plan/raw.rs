@@ -179,7 +179,12 @@ impl Layout {
         if let Some(strided) = &spec.strided {
             worker_regions = super::strided::zone_regions(worker_regions, strided, rw, max_block)?;
         }
-        let smallest_region = worker_regions.iter().flatten().map(|r| r.len).min().unwrap_or(0);
+        // Files laid end to end are one data set to a distribution (vdbench's hot band over the concatenation).
+        let hotband = spec.distribution == Some(DistributionSpec::Hotband);
+        let smallest_region = match usage.concatenated {
+            Some(_) if hotband => worker_regions.iter().map(|w| w.iter().map(|r| r.len).sum()).min().unwrap_or(0),
+            _ => worker_regions.iter().flatten().map(|r| r.len).min().unwrap_or(0),
+        };
         check_zones(spec.distribution.as_ref(), smallest_region)?;
         let offsets = offsets(spec, rw.is_random(), align)?;
         if let Some(small) = worker_regions.iter().flatten().find(|r| r.len < max_block) {
@@ -190,7 +195,7 @@ impl Layout {
             ));
         }
         let data_set = Bytes(match (usage.own_files, usage.increment) {
-            (false, None) => usage.len * files.len() as u64,
+            (false, None) => usage.data_set(files.len(), max_block),
             _ => worker_regions.iter().flatten().map(|r| r.len).sum(),
         });
         let shared_random = shares_one_data_set(&usage, rw, sharing);

@@ -174,6 +174,10 @@ pub struct PhaseSpec {
     /// file; phases naming the same file share it. Default: the run's shared data files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file_names: Option<Vec<String>>,
+    /// With `file-names`: each file's size in bytes, in the same order. The files are then laid end to end as one
+    /// address space of their total size (vdbench's concatenated sds), which `size` and `offset` address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_sizes: Option<Vec<Bytes>>,
     /// How a worker with several files moves between them (fio file_service_type). Default: random.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file_service: Option<FileService>,
@@ -316,7 +320,7 @@ impl PhaseSpec {
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
                 runtime, ramp, io_size, io_passes, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
                 continue_on_error, verify, verify_backlog, journal, data, percentage_random, offset_step, strided, stride, random_every, sequencer,
-                align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_service,
+                align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_sizes, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
                 bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, rank, hold_shares, steady_state,
@@ -418,5 +422,10 @@ mod tests {
         assert!(bad.check().unwrap_err().contains("not both"));
         let bad = PhaseSpec { jobs: Some(0), ..Default::default() };
         assert!(bad.check().unwrap_err().contains("jobs"));
+        let names = Some(vec!["a".to_string(), "b.{worker}".to_string()]);
+        let bad = PhaseSpec { file_names: names.clone(), file_sizes: Some(vec![Bytes(4096)]), ..Default::default() };
+        assert!(bad.check().unwrap_err().contains("1 sizes for 2 file-names"));
+        let bad = PhaseSpec { file_names: names, file_sizes: Some(vec![Bytes(4096); 2]), ..Default::default() };
+        assert!(bad.check().unwrap_err().contains("drop {worker}"));
     }
 }

@@ -15,6 +15,7 @@ impl PhaseSpec {
         self.check_mix_and_counts()?;
         self.check_amounts_and_rates()?;
         self.check_verify()?;
+        self.check_file_sizes()?;
         self.strided.as_ref().map_or(Ok(()), StridedSpec::check)?;
         self.stride.as_ref().map_or(Ok(()), StrideSpec::check)?;
         if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
@@ -31,6 +32,29 @@ impl PhaseSpec {
         }
         if self.skew.is_some() || self.queue.is_some() || self.rank.is_some() {
             return Err("skew, queue and rank belong to a part of a phase ([[phase.part]]), not to a phase".into());
+        }
+        Ok(())
+    }
+
+    /// `file-sizes` gives one size above zero to each named file, and files of a worker's own (`{worker}`) are
+    /// not laid end to end with the others.
+    fn check_file_sizes(&self) -> Result<(), String> {
+        let Some(sizes) = &self.file_sizes else { return Ok(()) };
+        let names = self.file_names.as_deref().unwrap_or_default();
+        if sizes.len() != names.len() {
+            return Err(format!(
+                "file-sizes gives {} sizes for {} file-names: give one size for each named file, in order",
+                sizes.len(),
+                names.len()
+            ));
+        }
+        if sizes.contains(&Bytes(0)) {
+            return Err("file-sizes must all be above zero".into());
+        }
+        if names.iter().any(|n| n.contains("{worker}")) {
+            return Err(
+                "file-sizes lays the named files end to end for every worker: drop {worker} from the names".into()
+            );
         }
         Ok(())
     }

@@ -122,22 +122,106 @@ fn concatenated_sds_are_one_lun_of_the_wd_with_its_threads() {
     );
 }
 
+/// sds of different sizes are laid end to end at their own sizes; a wd's range= or hotband= is a part of the
+/// whole concatenation (vdbench's `calculateContext` on the concatenated sd), in bytes of it.
 #[test]
-fn concatenation_refuses_what_would_cut_across_the_luns() {
+fn concatenated_sds_keep_their_sizes_and_a_range_is_part_of_the_whole() {
+    let sds = "concatenatesds=yes\nsd=sd1,lun=/dev/nodisk1,size=8m\nsd=sd2,lun=/dev/nodisk2,size=24m\n";
+    let phase = |wd: &str| parse(&format!("{sds}wd=wd1,sd=sd*,threads=2{wd}\nrd=rd1,wd=wd1,iorate=max\n")).unwrap();
+    let whole = &phase("").phases[0];
+    assert_eq!(whole.file_sizes, Some(vec![Bytes::mib(8), Bytes::mib(24)]));
+    assert_eq!((whole.size, whole.offset), (Some(Bytes::mib(32)), None));
+    let half = &phase(",range=(50,100)").phases[0];
+    assert_eq!((half.size, half.offset), (Some(Bytes::mib(16)), Some(SizeOrPercent::Bytes(Bytes::mib(16)))));
+    let band = &phase(",hotband=(10,20)").phases[0];
+    let tenth = Bytes(32 << 20).0 / 10 / 4096 * 4096;
+    assert_eq!((band.size, band.offset), (Some(Bytes(tenth)), Some(SizeOrPercent::Bytes(Bytes(tenth)))));
+    assert_eq!(band.distribution, Some(DistributionSpec::Hotband));
+}
+
+/// Guards a ragged end: the range's start and length were rounded apart, so range=(24.99,100) ended 4 KiB short
+/// of the end of the lun (one seekpct=eof pass of 8+24 MiB from there wrote 383 of its 384 transfers of 64 KiB).
+#[test]
+fn a_range_to_100_percent_ends_at_the_end_of_the_lun() {
+    let sds = "concatenatesds=yes\nsd=sd1,lun=/dev/nodisk1,size=8m\nsd=sd2,lun=/dev/nodisk2,size=24m\n";
+    let text = format!("{sds}wd=wd1,sd=sd*,threads=2,range=(24.99,100)\nrd=rd1,wd=wd1,iorate=max\n");
+    let phase = &parse(&text).unwrap().phases[0];
+    let (Some(size), Some(SizeOrPercent::Bytes(offset))) = (phase.size, phase.offset) else { panic!("{phase:?}") };
+    assert_eq!((offset.0 % 4096, offset.0 + size.0), (0, 32 << 20));
+}
+
+#[test]
+fn concatenation_refuses_what_vdbench_refuses() {
     let sds = "concatenatesds=yes\nsd=sd1,lun=/dev/nodisk1,size=4m\nsd=sd2,lun=/dev/nodisk2,size=";
     for (rest, why) in [
         ("4m\nwd=wd1,sd=sd*\nrd=rd1,wd=wd1,iorate=max\n", "each wd needs threads="),
-        ("8m\nwd=wd1,sd=sd*,threads=2\nrd=rd1,wd=wd1,iorate=max\n", "sd1=4 MiB, sd2=8 MiB"),
-        ("4m\nwd=wd1,sd=sd*,threads=2,range=(0,50)\nrd=rd1,wd=wd1,iorate=max\n", "cut across the luns"),
-        ("4m\nwd=wd1,sd=sd*,threads=2,hotband=(0,50)\nrd=rd1,wd=wd1,iorate=max\n", "use hotband=(0,100)"),
+        ("4m,range=(0,50)\nwd=wd1,sd=sd*,threads=2\nrd=rd1,wd=wd1,iorate=max\n", "'range=' parameter may not"),
+        ("4m,offset=1m\nwd=wd1,sd=sd*,threads=2\nrd=rd1,wd=wd1,iorate=max\n", "'offset=' parameter may not"),
         ("4m\nwd=wd1,sd=sd*,threads=2\nrd=rd1,wd=wd1,iorate=max\nvalidate=yes\n", "validate"),
     ] {
         let err = error(&format!("{sds}{rest}"));
         assert!(err.contains(why), "{why}: {err}");
     }
+    // An sd at two places: sd2 starts at 4 MiB for wd1 and at 0 for wd2.
+    let err =
+        error(&format!("{sds}4m\nwd=wd1,sd=(sd1,sd2),threads=2\nwd=wd2,sd=sd2,threads=2\nrd=rd1,wd=wd*,iorate=max\n"));
+    assert!(err.contains("an SD (sd2) may not be reused in a non-matching concatenation"), "{err}");
+    let same = format!("{sds}4m\nwd=wd1,sd=(sd1,sd2),threads=2\nwd=wd2,sd=sd1,threads=2\nrd=rd1,wd=wd*,iorate=max\n");
+    assert!(parse(&same).is_ok(), "sd1 starts at 0 in both");
+    // One concatenation, opened one way.
+    let err = error(&format!("{sds}4m,openflags=o_direct\nwd=wd1,sd=(sd1,sd2),threads=2\nrd=rd1,wd=wd1,iorate=max\n"));
+    assert!(err.contains("sd=sd1 and sd=sd2 are concatenated by wd=wd1 but their openflags= differ"), "{err}");
+    // Neither size= nor an existing lun: the size is unknown.
+    let err = error(
+        "concatenatesds=yes\nsd=sd1,lun=/dev/nodisk1,size=4m\nsd=sd2,lun=/dev/nodisk2\n\
+         wd=wd1,sd=sd*,threads=2\nrd=rd1,wd=wd1,iorate=max\n",
+    );
+    assert!(err.contains("sd=sd2 (in the concatenation of wd=wd1): give size=") && err.contains("line 3"), "{err}");
     // Without concatenation a wd's threads= stays refused, as vdbench allows it only there.
     let err = error("sd=sd1,lun=/dev/nodisk1,size=4m\nwd=wd1,sd=sd1,threads=2\nrd=rd1,wd=wd1,iorate=max\n");
     assert!(err.contains("threads per workload without concatenatesds=yes"), "{err}");
+}
+
+/// A concatenated wd on two hosts runs on each over the whole concatenation, with half its threads (raised to a
+/// multiple of the hosts first) and half its skew; a sequential one runs on the first host only, with all.
+#[test]
+fn a_concatenated_wd_spreads_its_threads_over_its_hosts() {
+    let text = |seek: &str| {
+        format!(
+            "concatenatesds=yes\nhd=h1,system=far1\nhd=h2,system=far2\nsd=sd1,lun=/dev/nodisk1,size=4m\n\
+             sd=sd2,lun=/dev/nodisk2,size=8m\nwd=wd1,sd=sd*,threads=5,seekpct={seek}\nrd=rd1,wd=wd1,iorate=max\n"
+        )
+    };
+    let ranked = ReadOptions { ranks: Some(2), ..ReadOptions::default() };
+    let job = parse_vdbench_job(Path::new("job.vdb"), &text("100"), &ranked).unwrap();
+    let parts = job.phases[0].parts.as_ref().expect("one part per host");
+    let got: Vec<_> = parts.iter().map(|p| (p.rank, p.iodepth, p.skew, p.queue.clone().unwrap())).collect();
+    assert_eq!(
+        got,
+        [
+            (Some(0), Some(3), Some(50.0), "wd1 (concatenated) on h1".to_string()),
+            (Some(1), Some(3), Some(50.0), "wd1 (concatenated) on h2".to_string())
+        ]
+    );
+    assert!(parts.iter().all(|p| p.file_sizes == Some(vec![Bytes::mib(4), Bytes::mib(8)])));
+    // The rd's threads= is shared by its wds on each host: 5 over two hosts, 3 in each host's one queue.
+    let shared = text("100").replace("rd=rd1,wd=wd1,", "wd=wd2,sd=sd1\nrd=rd1,wd=wd*,threads=5,");
+    let job = parse_vdbench_job(Path::new("job.vdb"), &shared, &ranked).unwrap();
+    let parts = job.phases[0].parts.as_ref().expect("one part per wd and host");
+    let got: Vec<_> = parts.iter().map(|p| (p.rank, p.iodepth, p.queue.clone().unwrap())).collect();
+    let queue = |h: &str| format!("concatenated sds on {h}");
+    assert_eq!(
+        got,
+        [
+            (Some(0), Some(3), queue("h1")),
+            (Some(1), Some(3), queue("h2")),
+            (Some(0), Some(3), queue("h1")),
+            (Some(1), Some(3), queue("h2"))
+        ]
+    );
+    let job = parse_vdbench_job(Path::new("job.vdb"), &text("eof"), &ranked).unwrap();
+    let parts = job.phases[0].parts.as_ref().expect("a part for its rank");
+    assert_eq!(parts.iter().map(|p| (p.rank, p.iodepth)).collect::<Vec<_>>(), [(Some(0), Some(5))]);
 }
 
 #[test]

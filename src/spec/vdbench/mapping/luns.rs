@@ -34,7 +34,8 @@ pub(super) fn settle(
         [] => Ok(None),
         [one] if !creatable(one) => {
             let one = one.clone();
-            phases.iter_mut().flat_map(units_mut).for_each(|u| u.file_names = None);
+            // The one lun is the target: a concatenation of it alone addresses it as is.
+            phases.iter_mut().flat_map(units_mut).for_each(|u| (u.file_names, u.file_sizes) = (None, None));
             Ok(Some(one))
         }
         many => {

@@ -145,6 +145,8 @@ struct Mapper<'a> {
     target: Option<PathBuf>,
     /// `concatenatesds=yes`: each wd runs on its sds as one lun (`concat`).
     concatenate: bool,
+    /// Where each sd starts in the concatenations it is in (vdbench allows only one place).
+    concat_starts: Vec<(String, u64)>,
 }
 
 /// Maps the records into a job; every problem goes to `problems` (one per record or rd), and `None` comes back
@@ -154,7 +156,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
     // A refused hd still names a host, so that `host=` naming it is not refused too.
     let mut hosts = problems.take(hosts::resolve(model, options)).unwrap_or_else(|| Hosts::named(model));
     let notices = std::mem::take(&mut hosts.notices);
-    let mut m = Mapper { model, options, notices, hosts, target: None, concatenate: false };
+    let mut m = Mapper { model, options, notices, hosts, target: None, concatenate: false, concat_starts: Vec::new() };
     m.general(problems);
     let rds: Vec<&Record> = model.of(Kind::Rd).collect();
     if rds.is_empty() {

@@ -33,7 +33,7 @@ pub(super) fn apply(
                 if v < 1.0 || v.fract() != 0.0 || v > 4096.0 {
                     return Err(loop_err(l, rd, format!("{v} is not a thread count from 1 to 4096")));
                 }
-                runs.iter_mut().for_each(|run| run.threads = v as u32);
+                runs.iter_mut().for_each(|run| run.threads = super::concat::per_host(v as u32, run.thread_hosts));
             }
             "forrdpct" => {
                 let v = loop_num(l, item, rd)?;

@@ -26,6 +26,9 @@ pub(super) struct RawRun {
     pub lun: PathBuf,
     /// Under concatenatesds=yes, the luns of the wd's other sds, laid end to end after `lun`.
     pub more_luns: Vec<PathBuf>,
+    /// Under concatenatesds=yes, the size of each lun (`lun`, then `more_luns`): `size` and `offset` then address
+    /// the luns laid end to end.
+    pub lun_sizes: Vec<Bytes>,
     /// Bytes addressed (the sd's size, narrowed by `range=`).
     pub size: Option<Bytes>,
     /// Where they start (the sd's offset, moved by `range=`).
@@ -44,6 +47,8 @@ pub(super) struct RawRun {
     /// `hotband=`: random seeks crowd at the start of the range on vdbench's curve.
     pub hotband: bool,
     pub threads: u32,
+    /// How many hosts share the threads asked (a concatenated wd on several hosts); 1 otherwise.
+    pub thread_hosts: u32,
     /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts).
     pub share: f64,
     /// Under mpirun, the rank of its host (`Hosts::rank_of`).
@@ -130,6 +135,7 @@ impl Mapper<'_> {
             queue,
             lun,
             more_luns: Vec::new(),
+            lun_sizes: Vec::new(),
             size,
             offset,
             size_percent,
@@ -142,6 +148,7 @@ impl Mapper<'_> {
             stride,
             hotband,
             threads: threads.clamp(1, u64::from(u32::MAX)) as u32,
+            thread_hosts: 1,
             share,
             rank: None,
         })
@@ -181,7 +188,10 @@ fn placement((sd, wd): (&Record, &Record), align: Option<Bytes>) -> Result<Place
         Some(s) => {
             let grain = align.map_or(4096, |a| a.0.max(4096));
             let round = |v: f64| (v / grain as f64).floor() as u64 * grain;
-            let (start, len) = (round(s.0 as f64 * a / 100.0), round(s.0 as f64 * (b - a) / 100.0));
+            // Both ends rounded down, as vdbench rounds seek_low and seek_high (WG_entry.calculateContext): a
+            // range that ends at 100 % ends at the end of the lun.
+            let start = round(s.0 as f64 * a / 100.0);
+            let len = round(s.0 as f64 * b / 100.0).saturating_sub(start);
             if len == 0 {
                 return Err(fail(rec, p, format!("range ({a}%–{b}% of {s}) holds no whole {} block", Bytes(grain))));
             }
@@ -285,6 +295,7 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         file_names: Some(
             std::iter::once(&run.lun).chain(&run.more_luns).map(|l| l.to_string_lossy().into_owned()).collect(),
         ),
+        file_sizes: (!run.lun_sizes.is_empty()).then(|| run.lun_sizes.clone()),
         io_passes: run.eof.then_some(1.0),
         stride: run.stride.filter(|_| run.seek > 0 && !run.hotband),
         distribution: (run.hotband && run.seek > 0).then_some(DistributionSpec::Hotband),
