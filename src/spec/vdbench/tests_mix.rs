@@ -107,14 +107,18 @@ fn every_problem_of_a_file_is_reported_at_once() {
 }
 
 #[test]
-fn range_narrows_the_sd_and_a_wd_range_is_within_the_sds() {
+fn range_narrows_the_sd_and_a_wd_range_replaces_the_sds() {
     use crate::spec::SizeOrPercent;
     use crate::units::Bytes;
     let text = "sd=sd1,lun=/dev/nodisk,size=1g,range=(0,50)\nwd=wd1,sd=sd1,range=(50,100)\n\
                 rd=rd1,wd=wd1,iorate=max\n";
     let phase = &parse(text).unwrap().phases[0];
-    assert_eq!(phase.offset, Some(SizeOrPercent::Bytes(Bytes::mib(256))), "25% of 1 GiB");
-    assert_eq!(phase.size, Some(Bytes::mib(256)));
+    // "WD overrides SD" (vdbench's WG_entry.calculateContext): the second half of the lun, not of the sd's half.
+    assert_eq!(phase.offset, Some(SizeOrPercent::Bytes(Bytes::mib(512))), "50% of 1 GiB");
+    assert_eq!(phase.size, Some(Bytes::mib(512)));
+    let text = "sd=sd1,lun=/dev/nodisk,size=1g,range=(0,50)\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max\n";
+    let phase = &parse(text).unwrap().phases[0];
+    assert_eq!((phase.offset, phase.size), (Some(SizeOrPercent::Bytes(Bytes(0))), Some(Bytes::mib(512))));
     // A lun of unknown size: percentages, as the plan takes them for a file or device.
     let text = "sd=sd1,lun=/dev/nodisk\nwd=wd1,sd=sd1,range=(10,30)\nrd=rd1,wd=wd1,iorate=max\n";
     let phase = &parse(text).unwrap().phases[0];

@@ -78,12 +78,13 @@ fn hotband_is_the_wd_s_range_with_vdbench_s_skew() {
     let phase = &parse(text).unwrap().phases[0];
     assert_eq!(phase.distribution, Some(DistributionSpec::Hotband));
     assert_eq!((phase.offset, phase.size), (Some(SizeOrPercent::Bytes(Bytes::mib(16))), Some(Bytes::mib(32))));
-    // Within the sd's range, as a wd's range= is; a stride gives way to the band, as in vdbench.
+    // In place of the sd's range, as a wd's range= is ("WD overrides SD"); a stride gives way to the band, as in
+    // vdbench.
     let text = "sd=sd1,lun=/dev/nodisk,size=64m,range=(50,100)\nwd=wd1,sd=sd1,hotband=(0,50),stride=(8k,16k)\n\
                 rd=rd1,wd=wd1,iorate=max\n";
     let job = parse(text).unwrap();
     let phase = &job.phases[0];
-    assert_eq!((phase.offset, phase.size), (Some(SizeOrPercent::Bytes(Bytes::mib(32))), Some(Bytes::mib(16))));
+    assert_eq!((phase.offset, phase.size), (Some(SizeOrPercent::Bytes(Bytes(0))), Some(Bytes::mib(32))));
     assert_eq!(phase.stride, None);
     assert!(job.notices.iter().any(|n| n.contains("stride= has no effect with hotband=")), "{:?}", job.notices);
     // Sequential I/O takes no random seeks: the band is only a range then.

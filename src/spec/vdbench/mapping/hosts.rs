@@ -179,6 +179,18 @@ mod tests {
         assert!(alone.phases[0].parts.is_none(), "without hds every rank runs the whole job");
     }
 
+    /// A 100 % sequential wd runs on the first of its hosts only, as vdbench's `mustRunOnSingleSlave` gives it
+    /// one slave; a random one runs on each, its skew shared out.
+    #[test]
+    fn a_sequential_wd_runs_on_one_host() {
+        let text = "hd=h1,system=far1\nhd=h2,system=far2\nsd=sd1,lun=/tmp/x,size=1g\nwd=wd1,sd=sd1,seekpct=seq\n\
+                    wd=wd2,sd=sd1\nrd=rd1,wd=(wd1,wd2),iorate=max\n";
+        let job = read(text, Some(2)).unwrap();
+        let parts = job.phases[0].parts.as_ref().expect("parts");
+        let got: Vec<(&str, Option<u32>)> = parts.iter().map(|p| (p.name.as_deref().unwrap_or(""), p.rank)).collect();
+        assert_eq!(got, [("wd1 on sd1 on h1", Some(0)), ("wd2 on sd1 on h1", Some(0)), ("wd2 on sd1 on h2", Some(1))]);
+    }
+
     /// Under mpirun an fwd runs once per host, as a workload of that host's rank; an fsd is one rank's, or with
     /// shared=yes one tree of all the ranks (an unshared one on several hosts is refused as vdbench does).
     #[test]

@@ -115,17 +115,28 @@ impl Mapper<'_> {
             }
         }
         let several = plan.len() > 1;
-        let mut runs = Vec::with_capacity(plan.len());
+        let mut runs: Vec<(&Record, &Record, RawRun)> = Vec::with_capacity(plan.len());
         for (wd, sd, host) in &plan {
-            let spread = plan.iter().filter(|(w, _, _)| std::ptr::eq(*w, *wd)).count() as f64;
-            let share = shares[wds.iter().position(|w| std::ptr::eq(*w, *wd)).expect("a wd of the rd")] / spread;
             let on_host = if self.hosts.several() { format!(" on {host}") } else { String::new() };
             let name = if several { format!("{} on {}{on_host}", wd.name, sd.name) } else { wd.name.clone() };
             let queue = format!("{}{on_host}", sd.name);
-            let run = self.generator((rd, wd, sd), name, queue, share)?;
-            runs.push(RawRun { rank: self.hosts.rank_of(host), ..run });
+            let run = self.generator((rd, wd, sd), name, queue, 0.0)?;
+            // A 100 % sequential wd runs on one slave, the first given it (vdbench's
+            // WhereWhatWork.mustRunOnSingleSlave): two hosts would read the same blocks in step.
+            let taken = runs.iter().any(|(w, s, _)| std::ptr::eq(*w, *wd) && std::ptr::eq(*s, *sd));
+            if run.seek == 0 && taken {
+                continue;
+            }
+            runs.push((wd, sd, RawRun { rank: self.hosts.rank_of(host), ..run }));
         }
-        Ok(runs)
+        let spread = |wd: &Record| runs.iter().filter(|(w, _, _)| std::ptr::eq(*w, wd)).count() as f64;
+        let shared: Vec<f64> = runs
+            .iter()
+            .map(|(wd, _, _)| {
+                shares[wds.iter().position(|w| std::ptr::eq(*w, *wd)).expect("a wd of the rd")] / spread(wd)
+            })
+            .collect();
+        Ok(runs.into_iter().zip(shared).map(|((_, _, run), share)| RawRun { share, ..run }).collect())
     }
 
     /// The workload of an rd that names sds but no wd: vdbench runs a copy of the latest `wd=default` (or of its

@@ -171,13 +171,13 @@ impl Mapper<'_> {
 }
 
 /// Size, offset and percent of the lun a generator addresses: the sd's `size=` and `offset=`, narrowed by the
-/// sd's `range=` and then the wd's within it. With a known size the range is in bytes, rounded down to whole
+/// wd's `range=` (or `hotband=`), else the sd's: a wd's range replaces its sd's, as in vdbench. With a known size the range is in bytes, rounded down to whole
 /// 4 KiB (or the transfer alignment); without one it is a percentage of the lun, as vdbench gives it.
 type Placement = (Option<Bytes>, Option<SizeOrPercent>, Option<f64>);
 
 fn placement((sd, wd): (&Record, &Record), align: Option<Bytes>) -> Result<Placement, VdbError> {
     let (size, offset) = (size_of(sd, "size")?, size_of(sd, "offset")?);
-    let Some((a, b)) = within(range(sd, "range")?, wd_range(wd)?) else {
+    let Some((a, b)) = chosen(range(sd, "range")?, wd_range(wd)?) else {
         return Ok((size, offset.map(SizeOrPercent::Bytes), None));
     };
     let (rec, p) = match wd.get("range").or_else(|| wd.get("hotband")) {
@@ -226,14 +226,10 @@ fn range(rec: &Record, key: &str) -> Result<Option<(f64, f64)>, VdbError> {
     }
 }
 
-/// A wd's range within its sd's range (vdbench applies the wd's to the part of the lun the sd gives it); the
-/// whole lun is no range.
-fn within(sd: Option<(f64, f64)>, wd: Option<(f64, f64)>) -> Option<(f64, f64)> {
-    let both = match (sd, wd) {
-        (Some((a, b)), Some((c, d))) => Some((a + (b - a) * c / 100.0, a + (b - a) * d / 100.0)),
-        (one, None) | (None, one) => one,
-    };
-    both.filter(|&r| r != (0.0, 100.0))
+/// The range a generator uses: the wd's (`range=` or `hotband=`) if it has one, else the sd's — vdbench 5.04.06's
+/// `WG_entry.calculateContext`: "Determine which range= to use. WD overrides SD". The whole lun is no range.
+fn chosen(sd: Option<(f64, f64)>, wd: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    wd.or(sd).filter(|&r| r != (0.0, 100.0))
 }
 
 /// `seekpct=`: random (100) unless said.
