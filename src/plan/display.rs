@@ -141,6 +141,12 @@ fn write_length(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
     if let Some(bytes) = p.planned_bytes() {
         bounds.push(format!("until {bytes} of I/O"));
     }
+    if let Some(read) = p.io_by_direction.read {
+        bounds.push(format!("until {} read", Bytes(read)));
+    }
+    if let Some(written) = p.io_by_direction.written {
+        bounds.push(format!("until {} written", Bytes(written)));
+    }
     writeln!(f, "  measures {}{}", bounds.join(" or "), warm_up(p))
 }
 

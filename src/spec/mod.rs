@@ -1,6 +1,7 @@
 //! What the user asked for: the `JobSpec` boundary type and the readers that produce it (command-line values,
 //! native TOML job files; fio and vdbench files are detected). Imports only `units`.
 
+mod amount;
 mod data;
 mod detect;
 mod distribution;
@@ -22,6 +23,7 @@ mod vdbench;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use amount::IoAmount;
 pub use data::DataSpec;
 pub use detect::{Dialect, detect_dialect};
 pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};

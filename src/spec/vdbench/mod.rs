@@ -174,6 +174,8 @@ fn read(path: &Path, text: &str, options: &ReadOptions, problems: &mut Problems)
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_extras;
+#[cfg(test)]
 mod tests_fs;
 #[cfg(test)]
 mod tests_mix;

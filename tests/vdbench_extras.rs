@@ -1,0 +1,77 @@
+//! vdbench's rd `maxdataread=` and `maxdatawritten=` run for real on files in a temporary directory: the rd ends
+//! once that much is read (or written) after the warm-up, long before its `elapsed=`.
+
+mod common;
+
+use std::path::Path;
+
+use common::streamcap;
+
+/// Runs the vdbench file `text` (with `DIR` standing for the temporary directory) and returns the result JSON.
+fn run(dir: &Path, text: &str, extra: &[&str]) -> serde_json::Value {
+    let job = dir.join("job.vdb");
+    std::fs::write(&job, text.replace("DIR", &dir.display().to_string())).unwrap();
+    let json = dir.join("r.json");
+    let out =
+        streamcap().args(["run", "--quiet", "--job"]).arg(&job).arg("--json").arg(&json).args(extra).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    common::read_json(&json)
+}
+
+fn bytes(phase: &serde_json::Value, direction: &str) -> u64 {
+    phase[direction]["bytes"].as_u64().unwrap_or(0)
+}
+
+/// maxdataread=1m on 4 KiB random I/O, half reads: exactly 256 reads are measured, and the writes beside them
+/// are about as many (they are not bounded); the rd ends long before its 600 s.
+#[test]
+fn maxdataread_ends_the_rd_once_that_much_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "sd=sd1,lun=DIR/lun1,size=8m,threads=4\nwd=wd1,sd=sd1,xfersize=4k,rdpct=50\n\
+                rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1,maxdataread=1m\n";
+    let result = run(dir.path(), text, &[]);
+    let phase = &result["phases"][0];
+    assert_eq!(phase["status"], "completed");
+    assert_eq!(bytes(phase, "read"), 1 << 20, "{}", phase["read"]);
+    let written = bytes(phase, "write");
+    assert!((1 << 19..3 << 19).contains(&written), "{written} bytes written beside 1 MiB read");
+    assert!(phase["duration_s"].as_f64().unwrap() < 600.0);
+    assert!(common::entries(dir.path()).iter().all(|e| e == "job.vdb" || e == "r.json"), "data left behind");
+}
+
+/// maxdatawritten=0.25 is a quarter of the sd's 8 MiB: 2 MiB written, in 64 KiB writes, reads unbounded.
+#[test]
+fn maxdatawritten_below_100_is_a_multiple_of_the_sds_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "sd=sd1,lun=DIR/lun1,size=8m\nwd=wd1,sd=sd1,xfersize=64k,rdpct=70\n\
+                rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1,maxdatawritten=0.25\n";
+    let phase = &run(dir.path(), text, &[])["phases"][0];
+    assert_eq!(phase["status"], "completed");
+    assert_eq!(bytes(phase, "write"), 2 << 20, "{}", phase["write"]);
+    assert!(bytes(phase, "read") > 2 << 20, "{}", phase["read"]);
+}
+
+/// Two sds, each its own worker: the rd's 2 MiB of writes are shared by what each is expected to write, and
+/// together they write exactly that.
+#[test]
+fn maxdatawritten_over_several_sds_bounds_the_rd_as_a_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "sd=sd1,lun=DIR/lun1,size=4m\nsd=sd2,lun=DIR/lun2,size=4m\nwd=wd1,sd=sd*,xfersize=4k,rdpct=50\n\
+                rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1,maxdatawritten=2m\n";
+    let phase = &run(dir.path(), text, &[])["phases"][0];
+    assert_eq!(phase["status"], "completed");
+    assert_eq!(bytes(phase, "write"), 2 << 20, "{}", phase["write"]);
+}
+
+/// A workload that reads nothing beside one bounded by maxdataread would run on to elapsed=, where vdbench
+/// stops the whole rd: refused before any I/O, with the reason.
+#[test]
+fn maxdataread_with_a_workload_that_never_reads_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "sd=sd1,lun={0}/lun1,size=4m\nsd=sd2,lun={0}/lun2,size=4m\nwd=wd1,sd=sd1,rdpct=100\n\
+         wd=wd2,sd=sd2,rdpct=0\nrd=rd1,wd=wd*,iorate=max,elapsed=10,interval=1,maxdataread=1m\n",
+        dir.path().display()
+    );
+    common::refused_dry_run(dir.path(), "job.vdb", &text, "the workload on sd2 reads nothing");
+}
