@@ -75,3 +75,54 @@ fn maxdataread_with_a_workload_that_never_reads_is_refused() {
     );
     common::refused_dry_run(dir.path(), "job.vdb", &text, "the workload on sd2 reads nothing");
 }
+
+/// The kept data file `name` of the one run in `dir`'s work directory.
+fn kept_file(dir: &Path, name: &str) -> Vec<u8> {
+    let run = std::fs::read_dir(dir.join(".streamcap")).unwrap().next().unwrap().unwrap().path();
+    std::fs::read(run.join(name)).unwrap()
+}
+
+/// The stamp of each 4 KiB block of the kept lun `name`: streamcap stamps every 4 KiB it writes with its offset
+/// and the number of the write (src/run/pattern.rs).
+fn stamps(dir: &Path, name: &str) -> Vec<(u64, u64)> {
+    let word = |block: &[u8], at: usize| u64::from_le_bytes(block[at..at + 8].try_into().unwrap());
+    kept_file(dir, name).chunks(4096).map(|block| (word(block, 0), word(block, 8))).collect()
+}
+
+/// formatsds=yes: before the rd, a phase writes the sd from start to end once, in formatxfersize= transfers;
+/// the rd's reads then find it written (streamcap does not lay the file out again): block b of the kept lun
+/// holds format write b / 16, and the rd wrote nothing.
+#[test]
+fn formatsds_writes_every_block_of_the_sd_once_before_the_first_rd() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "formatsds=yes\nformatxfersize=64k\nsd=sd1,lun=DIR/lun1,size=4m\n\
+                wd=wd1,sd=sd1,xfersize=4k,rdpct=100\nrd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1\n";
+    let result = run(dir.path(), text, &["--keep"]);
+    let (format, rd) = (&result["phases"][0], &result["phases"][1]);
+    assert_eq!(format["name"], "SD_format");
+    assert_eq!(format["status"], "completed");
+    assert_eq!((format["write"]["ops"].as_u64(), bytes(format, "write")), (Some(64), 4 << 20), "{}", format["write"]);
+    assert_eq!(bytes(format, "read"), 0);
+    assert_eq!(rd["name"], "rd1");
+    assert!(bytes(rd, "read") > 0 && bytes(rd, "write") == 0, "{} {}", rd["read"], rd["write"]);
+    let found = stamps(dir.path(), "lun1");
+    let expected: Vec<(u64, u64)> = (0..1024).map(|b| (b * 4096, b / 16)).collect();
+    assert_eq!(found, expected);
+}
+
+/// formatsds=yes over two sds of different sizes, with vdbench's default 128 KiB transfers: each lun is written
+/// whole (every 4 KiB block carries its own offset), 4 MiB + 8 MiB in all.
+#[test]
+fn formatsds_writes_each_sd_the_rds_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "formatsds=yes\nsd=sd1,lun=DIR/lun1,size=4m\nsd=sd2,lun=DIR/lun2,size=8m\n\
+                wd=wd1,sd=sd*,xfersize=4k,rdpct=100\nrd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1\n";
+    let result = run(dir.path(), text, &["--keep"]);
+    let format = &result["phases"][0];
+    assert_eq!(format["status"], "completed");
+    assert_eq!((format["write"]["ops"].as_u64(), bytes(format, "write")), (Some(96), 12 << 20), "{}", format["write"]);
+    for (lun, blocks) in [("lun1", 1024), ("lun2", 2048)] {
+        let offsets: Vec<u64> = stamps(dir.path(), lun).iter().map(|s| s.0).collect();
+        assert_eq!(offsets, (0..blocks).map(|b| b * 4096).collect::<Vec<u64>>(), "{lun}");
+    }
+}

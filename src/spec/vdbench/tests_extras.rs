@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::spec::IoAmount;
+use crate::spec::{BlockSizeSpec, IoAmount, RwMode};
 use crate::units::Bytes;
 
 fn parse(text: &str) -> Result<JobSpec, SpecError> {
@@ -45,8 +45,64 @@ fn maxdataread_below_or_at_zero_or_not_a_size_is_refused_with_the_line() {
 
 #[test]
 fn maxdataread_on_a_file_system_rd_is_refused() {
-    let text = "fsd=fsd1,anchor=/tmp/x,depth=1,width=1,files=2,size=64k\nfwd=fwd1,fsd=fsd1,operation=read\n\
+    let text = "fsd=fsd1,anchor=/tmp,depth=1,width=1,files=2,size=64k\nfwd=fwd1,fsd=fsd1,operation=read\n\
                 rd=rd1,fwd=fwd1,fwdrate=max,format=yes,maxdataread=1m\n";
     let err = error(text);
     assert!(err.contains("maxdataread"), "{err}");
+}
+
+const TWO_SDS: &str = "sd=sd1,lun=/dev/nodisk1,size=4m\nsd=sd2,lun=/dev/nodisk1,size=8m,offset=4m\nsd=sd3,lun=/dev/x,size=1m\n\
+                       wd=wd1,sd=(sd1,sd2),rdpct=100\nrd=rd1,wd=wd1,iorate=max\nrd=rd2,sd=sd2,iorate=max\n";
+
+#[test]
+fn formatsds_is_a_pass_of_writes_over_each_sd_used_before_the_first_rd() {
+    let job = parse(&format!("formatsds=yes\n{TWO_SDS}")).unwrap();
+    assert_eq!(job.phases.len(), 3);
+    let format = &job.phases[0];
+    assert_eq!(format.name.as_deref(), Some("SD_format"));
+    assert_eq!((format.runtime, format.ramp), (None, Some(std::time::Duration::ZERO)));
+    assert_eq!(format.hold_shares, Some(false));
+    // sd3 is used by no rd; sd2 is used twice and formatted once.
+    let parts = format.parts.as_ref().unwrap();
+    let names: Vec<_> = parts.iter().map(|p| p.name.clone().unwrap()).collect();
+    assert_eq!(names, ["SD_format_sd1", "SD_format_sd2"]);
+    for part in parts {
+        assert_eq!((part.rw, part.io_passes, part.iodepth), (Some(RwMode::Write), Some(1.0), Some(2)));
+        assert_eq!(part.bs, Some(BlockSizeSpec::Fixed(Bytes::kib(128))));
+    }
+    assert_eq!(job.phases[1].name.as_deref(), Some("rd1"));
+}
+
+#[test]
+fn formatsds_transfers_are_formatxfersize_or_512_bytes_for_a_small_sd() {
+    let small = "sd=sd1,lun=/dev/nodisk,size=64k\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max\n";
+    let bs = |text: &str| parse(text).unwrap().phases[0].bs.clone();
+    assert_eq!(bs(&format!("formatsds=yes\n{small}")), Some(BlockSizeSpec::Fixed(Bytes(512))));
+    assert_eq!(
+        bs(&format!("formatsds=yes\nformatxfersize=1m\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n")),
+        Some(BlockSizeSpec::Fixed(Bytes::mib(1)))
+    );
+    // Without formatsds=yes it has no effect, and says so.
+    let job = parse(&format!("formatxfersize=1m\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n")).unwrap();
+    assert_eq!(job.phases.len(), 1);
+    assert!(job.notices.iter().any(|n| n.contains("formatxfersize= has no effect")), "{:?}", job.notices);
+    let job = parse(&format!("formatsds=no\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n")).unwrap();
+    assert_eq!(job.phases.len(), 1);
+}
+
+#[test]
+fn formatsds_refusals_say_why() {
+    let err = error(&format!("formatsds=maybe\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n"));
+    assert!(err.contains("line 1") && err.contains("formatsds takes yes or no"), "{err}");
+    let err = error(&format!("formatsds=yes\nformatxfersize=1000\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n"));
+    assert!(err.contains("line 2") && err.contains("multiple of 512"), "{err}");
+    let text = "concatenatesds=yes\nformatsds=yes\nsd=sd1,lun=/dev/a,size=4m\nsd=sd2,lun=/dev/b,size=4m\n\
+                wd=wd1,sd=sd*,threads=2\nrd=rd1,wd=wd1,iorate=max\n";
+    let err = error(text);
+    assert!(err.contains("line 2") && err.contains("mutually exclusive"), "{err}");
+    // On a file-system run it formats nothing (the rd's format= does), with a notice.
+    let text = "formatsds=yes\nfsd=fsd1,anchor=/tmp,depth=1,width=1,files=2,size=64k\nfwd=fwd1,fsd=fsd1,operation=read\n\
+                rd=rd1,fwd=fwd1,fwdrate=max,format=yes\n";
+    let job = parse(text).unwrap();
+    assert!(job.notices.iter().any(|n| n.contains("no effect on file-system runs")), "{:?}", job.notices);
 }

@@ -217,6 +217,21 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
     phase
 }
 
+/// A phase of seekpct=eof generators bounded by their passes alone, with no warm-up (vdbench's inserted format
+/// run, which has no elapsed time): each writes its lun once and the phase ends when all have.
+pub(super) fn eof_phase(name: String, runs: &[RawRun]) -> PhaseSpec {
+    let point = RatedPhase { name, rate: Some(Rate::Max), percent: None, stop: None };
+    let timing =
+        Timing { runtime: Duration::ZERO, ramp: Duration::ZERO, interval: Duration::from_secs(1), pause: None };
+    let (io_read, io_written, curve) = (None, None, (Vec::new(), None));
+    let common =
+        RawCommon { io_size: None, io_passes: None, io_read, io_written, arrival: ArrivalSpec::Poisson, curve, timing };
+    let phase = rd_phase(point, runs, &common);
+    // No skew said: each sd's worker goes as fast as it can (vdbench's uncontrolled max).
+    let hold_shares = phase.parts.is_some().then_some(false);
+    PhaseSpec { runtime: None, ramp: Some(Duration::ZERO), hold_shares, ..phase }
+}
+
 /// `seekpct=eof` where streamcap can end each generator at the end of its lun as vdbench does: vdbench ends the
 /// run once every eof workload is done, so every generator of the rd must be one (the others would run on to
 /// `elapsed=` here), each alone on its sd (streamcap mixes the workloads of one sd on one worker, and counts
