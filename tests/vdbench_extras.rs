@@ -126,3 +126,20 @@ fn formatsds_writes_each_sd_the_rds_use() {
         assert_eq!(offsets, (0..blocks).map(|b| b * 4096).collect::<Vec<u64>>(), "{lun}");
     }
 }
+
+/// sd count=(start,n): one sd record standing for three, sd0…sd2 on the numbered luns DIR/lun%02d; each writes
+/// its lun once (seekpct=eof), so every lun is used and written whole.
+#[test]
+fn sd_count_stands_for_numbered_sds_and_every_lun_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "sd=sd,lun=DIR/lun%02d,size=1m,count=(0,3)\nwd=wd1,sd=sd*,xfersize=64k,rdpct=0,seekpct=eof\n\
+                rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1\n";
+    let result = run(dir.path(), text, &["--keep"]);
+    let phase = &result["phases"][0];
+    assert_eq!(phase["status"], "completed");
+    assert_eq!(bytes(phase, "write"), 3 << 20, "{}", phase["write"]);
+    for lun in ["lun00", "lun01", "lun02"] {
+        let offsets: Vec<u64> = stamps(dir.path(), lun).iter().map(|s| s.0).collect();
+        assert_eq!(offsets, (0..256).map(|b| b * 4096).collect::<Vec<u64>>(), "{lun}");
+    }
+}

@@ -8,6 +8,7 @@
 //! wires them and formats errors; it does no I/O besides reading `include=` files and looking up the luns a
 //! file names (see `mapping::luns`).
 
+mod counted;
 mod expand;
 mod keywords;
 mod lexer;
@@ -168,6 +169,7 @@ fn read(path: &Path, text: &str, options: &ReadOptions, problems: &mut Problems)
             ));
         }
     }
+    counted::expand(&mut model, problems);
     mapping::map(&model, options, path, problems)
 }
 

@@ -106,3 +106,52 @@ fn formatsds_refusals_say_why() {
     let job = parse(text).unwrap();
     assert!(job.notices.iter().any(|n| n.contains("no effect on file-system runs")), "{:?}", job.notices);
 }
+
+#[test]
+fn sd_count_stands_for_numbered_sds_on_numbered_luns() {
+    let text = "sd=default,threads=4\nsd=sd,lun=/dev/nodisk%03d,size=1m,count=(1,3)\nwd=wd1,sd=sd*\nrd=rd1,wd=wd1,iorate=max\n";
+    let phase = &parse(text).unwrap().phases[0];
+    let parts = phase.parts.as_ref().unwrap();
+    let names: Vec<_> = parts.iter().map(|p| p.name.clone().unwrap()).collect();
+    assert_eq!(names, ["wd1 on sd1", "wd1 on sd2", "wd1 on sd3"]);
+    let luns: Vec<_> = parts.iter().map(|p| p.file_names.clone().unwrap()[0].clone()).collect();
+    // (luns on several devices run as files of their names in the target)
+    assert_eq!(luns, ["nodisk001", "nodisk002", "nodisk003"]);
+    assert!(parts.iter().all(|p| p.iodepth == Some(4) && p.size == Some(Bytes::mib(1))));
+    // Without a mask the number is appended, and a `*` takes it; the copies are named sds like any other.
+    let text =
+        "sd=a,lun=/dev/x*y,count=(0,2)\nsd=b,lun=/dev/z,count=(5,1)\nwd=wd1,sd=(a1,b5)\nrd=rd1,wd=wd1,iorate=max\n";
+    let parts = parse(text).unwrap().phases[0].parts.clone().unwrap();
+    let luns: Vec<_> = parts.iter().map(|p| p.file_names.clone().unwrap()[0].clone()).collect();
+    assert_eq!(luns, ["x1y", "z5"]);
+}
+
+#[test]
+fn sd_count_refusals_say_why() {
+    let tail = "wd=wd1,sd=sd*\nrd=rd1,wd=wd1,iorate=max\n";
+    for bad in ["count=(0)", "count=(0,0)", "count=(1.5,2)", "count=(0,1000000)"] {
+        let err = error(&format!("sd=sd,lun=/dev/x,{bad}\n{tail}"));
+        assert!(err.contains("line 1") && err.contains("count"), "{bad}: {err}");
+    }
+    let err = error(&format!("sd=sd,lun=/dev/x,count=(1,2)\nsd=sd2,lun=/dev/y\n{tail}"));
+    assert!(err.contains("line 2") && err.contains("sd=sd2 is defined twice"), "{err}");
+    let err = error(&format!("sd=sd,lun=/dev/x%s,count=(1,2)\n{tail}"));
+    assert!(err.contains("printf mask"), "{err}");
+}
+
+#[test]
+fn fsd_count_numbers_the_fsd_and_its_anchor() {
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["a1", "a2"] {
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
+    }
+    let text = format!(
+        "fsd=fsd,anchor={}/a,depth=1,width=1,files=2,size=64k,count=(1,2)\nfwd=fwd1,fsd=fsd*,operation=read\n\
+         rd=rd1,fwd=fwd1,fwdrate=max,format=yes\n",
+        dir.path().display()
+    );
+    let job = parse(&text).unwrap();
+    let trees = &job.phases[0].fileset.as_ref().unwrap().trees;
+    let found: Vec<_> = trees.iter().map(|t| (t.name.clone(), t.anchor.clone().unwrap())).collect();
+    assert_eq!(found, [("fsd1".to_string(), dir.path().join("a1")), ("fsd2".to_string(), dir.path().join("a2"))]);
+}

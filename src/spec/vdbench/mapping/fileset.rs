@@ -22,7 +22,6 @@ impl<'a> Mapper<'a> {
                 ("wss", "working sets (workingsetsize=)"),
                 ("cleanup", "cleanup= (obsolete in vdbench too)"),
                 ("log", "read/write logs (log=)"),
-                ("count", "repeated fsds (count=)"),
             ],
         )?;
         shared_fsd(fsd)?;
