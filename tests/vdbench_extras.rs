@@ -143,3 +143,36 @@ fn sd_count_stands_for_numbered_sds_and_every_lun_is_used() {
         assert_eq!(offsets, (0..256).map(|b| b * 4096).collect::<Vec<u64>>(), "{lun}");
     }
 }
+
+/// The sizes of the tree's files under `dir` (vdbench's names, `vdb_f0001.file` …), recursively.
+fn file_sizes(dir: &Path) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let meta = entry.metadata().unwrap();
+        if meta.is_dir() {
+            sizes.extend(file_sizes(&entry.path()));
+        } else if entry.file_name().to_string_lossy().starts_with("vdb_f") {
+            sizes.push(meta.len());
+        }
+    }
+    sizes
+}
+
+/// fsd sizes=(64k,0): vdbench's average, each file drawn evenly between 32 KiB and 96 KiB and rounded to whole
+/// KiB; the 400 files formatted average 64 KiB (the draw's standard error is under 1 KiB) and take many sizes.
+#[test]
+fn fsd_sizes_around_an_average_are_drawn_as_vdbench_draws_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "fsd=fsd1,anchor=DIR,depth=1,width=2,files=200,sizes=(64k,0)\nfwd=fwd1,fsd=fsd1,operation=read\n\
+                rd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=2,interval=1\n";
+    let result = run(dir.path(), text, &["--keep"]);
+    assert_eq!(result["phases"][0]["status"], "completed");
+    let sizes = file_sizes(&dir.path().join(".streamcap/fileset-fsd1"));
+    assert_eq!(sizes.len(), 400);
+    assert!(sizes.iter().all(|s| (32 << 10..=96 << 10).contains(s) && s % 1024 == 0), "{sizes:?}");
+    let mean = sizes.iter().sum::<u64>() as f64 / 400.0 / 1024.0;
+    assert!((61.0..=67.0).contains(&mean), "mean {mean} KiB");
+    let distinct: std::collections::BTreeSet<u64> = sizes.iter().copied().collect();
+    assert!(distinct.len() > 40, "{} sizes", distinct.len());
+}

@@ -18,8 +18,7 @@ use super::values::choose_engine;
 use super::{PhasePlan, PlanError};
 use crate::metrics::OpClass;
 use crate::spec::{
-    FileIo, FileOp, FilePlacement, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FormatMode, OpRateSpec, PhaseSpec,
-    StopAfter,
+    FileIo, FileOp, FilePlacement, FileSetPhaseSpec, FileTreeSpec, FormatMode, OpRateSpec, PhaseSpec, StopAfter,
 };
 use crate::units::Bytes;
 use crate::workload::BlockSizes;
@@ -224,13 +223,7 @@ fn plan_tree(tree: &FileTreeSpec, spec: &PhaseSpec, target: &Path, facts: &Facts
     let shape = TreeShape::new(tree.depth, tree.width, tree.files, placement)
         .map_err(|e| format!("tree {}: {e}; use a smaller width, depth or files", tree.name))?;
     check_tree_files(&tree.name, &shape)?;
-    let sizes = match &tree.size {
-        FileSizeSpec::Fixed(b) => FileSizes::Fixed { bytes: b.0 },
-        FileSizeSpec::Weighted(entries) => {
-            FileSizes::weighted(&entries.iter().map(|(b, w)| (b.0, *w)).collect::<Vec<_>>())
-        }
-        FileSizeSpec::Range(low, high) => FileSizes::range(low.0, high.0),
-    };
+    let sizes = super::fileset_workload::tree_sizes(&tree.size);
     let tree_seed = defaults::SEED ^ fnv(&tree.name);
     let (files, bytes) = sizes.fit(shape.files(), tree.total_size.map(|b| b.0), tree_seed);
     if files == 0 {

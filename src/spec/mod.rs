@@ -5,6 +5,7 @@ mod amount;
 mod data;
 mod detect;
 mod distribution;
+mod file_sizes;
 mod fileset;
 mod fio;
 mod fio_info;

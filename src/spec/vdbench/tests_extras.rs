@@ -155,3 +155,20 @@ fn fsd_count_numbers_the_fsd_and_its_anchor() {
     let found: Vec<_> = trees.iter().map(|t| (t.name.clone(), t.anchor.clone().unwrap())).collect();
     assert_eq!(found, [("fsd1".to_string(), dir.path().join("a1")), ("fsd2".to_string(), dir.path().join("a2"))]);
 }
+
+#[test]
+fn fsd_sizes_n_0_is_vdbench_s_average() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = |sizes: &str| {
+        format!(
+            "fsd=fsd1,anchor={},depth=1,width=1,files=2,sizes={sizes}\nfwd=fwd1,fsd=fsd1,operation=read\n\
+             rd=rd1,fwd=fwd1,fwdrate=max,format=yes\n",
+            dir.path().display()
+        )
+    };
+    let job = parse(&tree("(64k,0)")).unwrap();
+    let size = &job.phases[0].fileset.as_ref().unwrap().trees[0].size;
+    assert_eq!(*size, crate::spec::FileSizeSpec::Around(Bytes::kib(64)));
+    let err = error(&tree("(512,0)"));
+    assert!(err.contains("line 1") && err.contains("at least 1k"), "{err}");
+}
