@@ -176,3 +176,24 @@ fn fsd_sizes_around_an_average_are_drawn_as_vdbench_draws_them() {
     let distinct: std::collections::BTreeSet<u64> = sizes.iter().copied().collect();
     assert!(distinct.len() > 40, "{} sizes", distinct.len());
 }
+
+/// fwd=format: the format step runs with its threads and transfer size (the dry run says so), formats every
+/// file whole, and is no workload of the rd (`fwd=*` runs fwd1 alone: it only reads).
+#[test]
+fn fwd_format_sets_the_format_step_and_runs_no_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "fsd=fsd1,anchor=DIR,depth=1,width=1,files=8,size=64k\nfwd=format,threads=2,xfersize=16k\n\
+                fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k\nrd=rd1,fwd=*,fwdrate=max,format=yes,elapsed=2,interval=1\n";
+    let job = dir.path().join("job.vdb");
+    std::fs::write(&job, text.replace("DIR", &dir.path().display().to_string())).unwrap();
+    let out = streamcap().args(["run", "--dry-run", "--job"]).arg(&job).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("the format step writes with 2 threads, in transfers of 16 KiB"), "{stdout}");
+    assert!(stdout.contains("workload fwd1") && !stdout.contains("workload format"), "{stdout}");
+    let result = run(dir.path(), text, &["--keep"]);
+    let phase = &result["phases"][0];
+    assert_eq!(phase["status"], "completed");
+    assert!(bytes(phase, "read") > 0 && bytes(phase, "write") == 0, "{} {}", phase["read"], phase["write"]);
+    let sizes = file_sizes(&dir.path().join(".streamcap/fileset-fsd1"));
+    assert_eq!(sizes, vec![64 << 10; 8]);
+}

@@ -18,7 +18,8 @@ use super::values::choose_engine;
 use super::{PhasePlan, PlanError};
 use crate::metrics::OpClass;
 use crate::spec::{
-    FileIo, FileOp, FilePlacement, FileSetPhaseSpec, FileTreeSpec, FormatMode, OpRateSpec, PhaseSpec, StopAfter,
+    FileIo, FileOp, FilePlacement, FileSetPhaseSpec, FileTreeSpec, FormatMode, FormatWorkloadSpec, OpRateSpec,
+    PhaseSpec, StopAfter,
 };
 use crate::units::Bytes;
 use crate::workload::BlockSizes;
@@ -80,6 +81,8 @@ pub struct TreePlan {
     pub direct_fallback: bool,
     /// Seed of the per-file sizes (the same for every phase, so a reused tree keeps its sizes).
     pub seed: u64,
+    /// The format step's threads and transfer size, where the phase said them (vdbench fwd=format).
+    pub format_with: FormatWorkloadSpec,
 }
 
 /// One workload (vdbench fwd).
@@ -171,7 +174,9 @@ fn plan_phase(
     last_max: Option<usize>,
 ) -> Result<FileSetPlan, String> {
     let seed = spec.seed.unwrap_or(defaults::SEED);
-    let trees = fileset.trees.iter().map(|tree| plan_tree(tree, spec, target, facts)).collect::<Result<Vec<_>, _>>()?;
+    let mut trees =
+        fileset.trees.iter().map(|tree| plan_tree(tree, spec, target, facts)).collect::<Result<Vec<_>, _>>()?;
+    trees.iter_mut().for_each(|t| t.format_with = fileset.format_with.unwrap_or_default());
     let format = fileset.format.unwrap_or(FormatMode::Yes);
     let count = fileset.workloads.len().max(1) as f64;
     let workloads = fileset
@@ -245,6 +250,7 @@ fn plan_tree(tree: &FileTreeSpec, spec: &PhaseSpec, target: &Path, facts: &Facts
         direct: tree.direct.unwrap_or(spec.direct == Some(true)),
         direct_fallback: tree.direct.is_none(),
         seed: tree_seed,
+        format_with: FormatWorkloadSpec::default(),
     })
 }
 
@@ -429,7 +435,8 @@ mod tests {
     }
 
     fn job(tree: FileTreeSpec, rate: Option<OpRateSpec>) -> JobSpec {
-        let fileset = FileSetPhaseSpec { trees: vec![tree], workloads: vec![workload()], rate, format: None };
+        let fileset =
+            FileSetPhaseSpec { trees: vec![tree], workloads: vec![workload()], rate, format: None, format_with: None };
         JobSpec {
             origin: SpecOrigin::Flags,
             target: None,

@@ -52,6 +52,22 @@ pub struct FileSetPhaseSpec {
     /// Create the tree and fill the files before the workload (vdbench format=). Default: yes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<FormatMode>,
+    /// How the format step writes the files (`[phase.fileset.format-with]`; vdbench fwd=format). Default: 8
+    /// threads, 1 MiB transfers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format_with: Option<FormatWorkloadSpec>,
+}
+
+/// The format step's threads and transfer size (vdbench `fwd=format,threads=nn,xfersize=nn`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FormatWorkloadSpec {
+    /// Threads that create and fill files at the same time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// Bytes per write (whole 4 KiB, or whole dedupe units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xfersize: Option<Bytes>,
 }
 
 /// A directory tree of files (vdbench fsd).

@@ -30,7 +30,7 @@ pub use detect::{Dialect, detect_dialect};
 pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
 pub use fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
-    FormatMode, OpRateSpec, StopAfter,
+    FormatMode, FormatWorkloadSpec, OpRateSpec, StopAfter,
 };
 pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
 pub use fio_info::{CmdPrio, ExitWhat, FioJobInfo, FlowSpec, LatencyTarget, PrioShare};

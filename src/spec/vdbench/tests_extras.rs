@@ -172,3 +172,34 @@ fn fsd_sizes_n_0_is_vdbench_s_average() {
     let err = error(&tree("(512,0)"));
     assert!(err.contains("line 1") && err.contains("at least 1k"), "{err}");
 }
+
+fn fs_file(dir: &Path, format_fwd: &str) -> String {
+    format!(
+        "fsd=fsd1,anchor={},depth=1,width=1,files=8,size=64k\n{format_fwd}\nfwd=fwd1,fsd=fsd1,operation=read\n\
+         rd=rd1,fwd=fwd*,fwdrate=max,format=yes\n",
+        dir.display()
+    )
+}
+
+#[test]
+fn fwd_format_gives_the_format_step_its_threads_and_first_xfersize_and_is_no_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = parse(&fs_file(dir.path(), "fwd=format,threads=2,xfersize=(16k,50,32k,50),fileselect=random")).unwrap();
+    let fileset = job.phases[0].fileset.as_ref().unwrap();
+    let with = fileset.format_with.unwrap();
+    assert_eq!((with.threads, with.xfersize), (Some(2), Some(Bytes::kib(16))));
+    // fwd=fwd* (and fwd=*) leave fwd=format out, as vdbench keeps it out of its fwd list.
+    let names: Vec<_> = fileset.workloads.iter().map(|w| w.name.clone().unwrap()).collect();
+    assert_eq!(names, ["fwd1"]);
+    assert!(job.notices.iter().any(|n| n.contains("fileselect= ignored")), "{:?}", job.notices);
+    assert_eq!(parse(&fs_file(dir.path(), "")).unwrap().phases[0].fileset.as_ref().unwrap().format_with, None);
+}
+
+#[test]
+fn fwd_format_refusals_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = error(&fs_file(dir.path(), "fwd=format,openflags=o_direct"));
+    assert!(err.contains("line 2") && err.contains("openflags= on fwd=format"), "{err}");
+    let err = error(&fs_file(dir.path(), "fwd=format,threads=0"));
+    assert!(err.contains("line 2") && err.contains("give 1 to 4096"), "{err}");
+}

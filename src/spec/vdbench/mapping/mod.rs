@@ -20,6 +20,7 @@
 mod concat;
 mod data;
 mod fileset;
+mod fileset_format;
 mod fileset_loops;
 mod format;
 mod hosts;
