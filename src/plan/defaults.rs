@@ -42,3 +42,6 @@ pub const MAX_FILES_PER_WORKER: usize = 1024;
 pub const FILESET_RUNTIME: Duration = Duration::from_secs(30);
 /// Bytes per write when the format step fills files.
 pub const FORMAT_CHUNK: Bytes = Bytes::mib(1);
+/// Threads that create files at the same time in the format step: enough to keep a device's queue busy with
+/// small files (vdbench's format uses 8 too).
+pub const FORMAT_THREADS: u32 = 8;

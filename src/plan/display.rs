@@ -142,6 +142,12 @@ fn write_length(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
     if let Some(bytes) = p.planned_bytes() {
         bounds.push(format!("until {bytes} of I/O"));
     }
+    if let Some(read) = p.io_by_direction.read {
+        bounds.push(format!("until {} read", Bytes(read)));
+    }
+    if let Some(written) = p.io_by_direction.written {
+        bounds.push(format!("until {} written", Bytes(written)));
+    }
     writeln!(f, "  measures {}{}", bounds.join(" or "), warm_up(p))
 }
 
@@ -238,6 +244,11 @@ fn write_sync_and_cache(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Resul
 
 fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetPlan) -> fmt::Result {
     writeln!(f, "  file set, format {}, rate {:?}", fs.format, fs.rate)?;
+    if let Some(with) = fs.trees.first().map(|t| t.format_with).filter(|w| *w != Default::default()) {
+        let threads = with.threads.unwrap_or(super::defaults::FORMAT_THREADS);
+        let xfer = with.xfersize.unwrap_or(super::defaults::FORMAT_CHUNK);
+        writeln!(f, "  the format step writes with {threads} threads, in transfers of {xfer} (whole 4 KiB)")?;
+    }
     for t in &fs.trees {
         writeln!(
             f,

@@ -18,8 +18,8 @@ use super::values::choose_engine;
 use super::{PhasePlan, PlanError};
 use crate::metrics::OpClass;
 use crate::spec::{
-    FileIo, FileOp, FilePlacement, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FormatMode, OpRateSpec, PhaseSpec,
-    StopAfter,
+    FileIo, FileOp, FilePlacement, FileSetPhaseSpec, FileTreeSpec, FormatMode, FormatWorkloadSpec, OpRateSpec,
+    PhaseSpec, StopAfter,
 };
 use crate::units::Bytes;
 use crate::workload::BlockSizes;
@@ -85,6 +85,8 @@ pub struct TreePlan {
     pub shared: bool,
     /// This rank's files of a tree shared between ranks; `files` counts only them.
     pub share: Option<TreeShare>,
+    /// The format step's threads and transfer size, where the phase said them (vdbench fwd=format).
+    pub format_with: FormatWorkloadSpec,
 }
 
 /// One workload (vdbench fwd).
@@ -176,7 +178,9 @@ fn plan_phase(
     last_max: Option<usize>,
 ) -> Result<FileSetPlan, String> {
     let seed = spec.seed.unwrap_or(defaults::SEED);
-    let trees = fileset.trees.iter().map(|tree| plan_tree(tree, spec, target, facts)).collect::<Result<Vec<_>, _>>()?;
+    let mut trees =
+        fileset.trees.iter().map(|tree| plan_tree(tree, spec, target, facts)).collect::<Result<Vec<_>, _>>()?;
+    trees.iter_mut().for_each(|t| t.format_with = fileset.format_with.unwrap_or_default());
     let format = fileset.format.unwrap_or(FormatMode::Yes);
     let count = fileset.workloads.len().max(1) as f64;
     let workloads = fileset
@@ -228,13 +232,7 @@ fn plan_tree(tree: &FileTreeSpec, spec: &PhaseSpec, target: &Path, facts: &Facts
     let shape = TreeShape::new(tree.depth, tree.width, tree.files, placement)
         .map_err(|e| format!("tree {}: {e}; use a smaller width, depth or files", tree.name))?;
     check_tree_files(&tree.name, &shape)?;
-    let sizes = match &tree.size {
-        FileSizeSpec::Fixed(b) => FileSizes::Fixed { bytes: b.0 },
-        FileSizeSpec::Weighted(entries) => {
-            FileSizes::weighted(&entries.iter().map(|(b, w)| (b.0, *w)).collect::<Vec<_>>())
-        }
-        FileSizeSpec::Range(low, high) => FileSizes::range(low.0, high.0),
-    };
+    let sizes = super::fileset_workload::tree_sizes(&tree.size);
     let tree_seed = defaults::SEED ^ fnv(&tree.name);
     let (files, bytes) = sizes.fit(shape.files(), tree.total_size.map(|b| b.0), tree_seed);
     if files == 0 {
@@ -258,6 +256,7 @@ fn plan_tree(tree: &FileTreeSpec, spec: &PhaseSpec, target: &Path, facts: &Facts
         seed: tree_seed,
         shared: tree.shared == Some(true),
         share: None,
+        format_with: FormatWorkloadSpec::default(),
     })
 }
 
@@ -435,7 +434,8 @@ mod tests {
     }
 
     fn job(tree: FileTreeSpec, rate: Option<OpRateSpec>) -> JobSpec {
-        let fileset = FileSetPhaseSpec { trees: vec![tree], workloads: vec![workload()], rate, format: None };
+        let fileset =
+            FileSetPhaseSpec { trees: vec![tree], workloads: vec![workload()], rate, format: None, format_with: None };
         JobSpec {
             origin: SpecOrigin::Flags,
             target: None,

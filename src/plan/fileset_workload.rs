@@ -5,10 +5,10 @@
 use super::defaults;
 use super::fileset::{FileRate, FileWorkloadPlan, TreePlan};
 use super::values::convert_sizes;
-use crate::spec::{BlockSizeSpec, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileWorkloadSpec};
+use crate::spec::{BlockSizeSpec, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileWorkloadSpec};
 use crate::units::Bytes;
 use crate::workload::BlockSizes;
-use crate::workload::fileset::{MAX_SHARED_TREE_FILES, Selection};
+use crate::workload::fileset::{FileSizes, MAX_SHARED_TREE_FILES, Selection};
 
 /// Workload `w` (vdbench fwd) on its tree; `count` workloads share an unsaid skew evenly.
 pub(super) fn plan_workload(
@@ -69,6 +69,18 @@ pub(super) fn plan_workload(
 }
 
 /// The workload's file chooser for what the job asked.
+/// How the files of a tree are sized, as the workload draws them.
+pub(super) fn tree_sizes(size: &FileSizeSpec) -> FileSizes {
+    match size {
+        FileSizeSpec::Fixed(b) => FileSizes::Fixed { bytes: b.0 },
+        FileSizeSpec::Weighted(entries) => {
+            FileSizes::weighted(&entries.iter().map(|(b, w)| (b.0, *w)).collect::<Vec<_>>())
+        }
+        FileSizeSpec::Range(low, high) => FileSizes::range(low.0, high.0),
+        FileSizeSpec::Around(mean) => FileSizes::Around { mean: mean.0 },
+    }
+}
+
 fn selection(select: FileSelect) -> Selection {
     match select {
         FileSelect::Random => Selection::Random,

@@ -15,7 +15,7 @@ use super::build::JobContext;
 use super::facts::Facts;
 use super::raw::plan_raw_phase;
 use super::values::{default_name, pacing};
-use super::{FlowSpec, MixedWorker, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
+use super::{DirectionBytes, FlowSpec, MixedWorker, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
 use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes};
@@ -43,8 +43,13 @@ pub(super) fn plan_parts_phase(
         let bounded = parts[i].io_passes.is_some();
         planned.push(Planned { name, queue, share: shares[i], rank: unit.rank, bounded, plan });
     }
-    let workers = workers(&planned, spec, index);
-    Ok(combine(spec, &label, planned, workers))
+    let unit = u64::from(all_block_sizes(&planned).min());
+    let by_direction = super::raw::by_direction(spec, data_set(&planned), unit);
+    let mut workers = workers(&planned, spec, index);
+    split_by_direction(&planned, &mut workers, by_direction, unit).map_err(|e| PlanError(format!("{label}: {e}")))?;
+    let mut phase = combine(spec, &label, planned, workers);
+    phase.io_by_direction = by_direction;
+    Ok(phase)
 }
 
 /// One part planned alone.
@@ -89,6 +94,8 @@ fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
         rate_percent_of_max: None,
         curve_stop_latency: None,
         io_size: None,
+        io_read: None,
+        io_written: None,
         parts: None,
         skew: None,
         queue: None,
@@ -100,12 +107,7 @@ fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
 /// One worker per queue and rank (parts of other ranks run on other hosts, so they cannot share a worker), in
 /// the order queues first appear; a worker's parts are weighted by their shares.
 fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPlan> {
-    let mut queues: Vec<(&str, Option<u32>)> = Vec::new();
-    for p in planned {
-        if !queues.contains(&(p.queue.as_str(), p.rank)) {
-            queues.push((&p.queue, p.rank));
-        }
-    }
+    let queues = queues(planned);
     let total_share: f64 = planned.iter().map(|p| p.share).sum();
     let held = holds_shares(spec, queues.len());
     queues
@@ -125,6 +127,7 @@ fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPla
                 workload: first.workload.clone(),
                 io_bytes,
                 io_ops: None,
+                io_by_direction: DirectionBytes::default(),
                 mixed: Some(MixedWorker {
                     share,
                     iodepth: mine.iter().map(|p| p.plan.iodepth).max().unwrap_or(1),
@@ -140,6 +143,65 @@ fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPla
             }
         })
         .collect()
+}
+
+/// Shares the phase's bounds on reads and on writes (vdbench maxdataread, maxdatawritten) among the workers by
+/// the bytes each is expected to move that way — its parts' shares of the operations × their read (or write)
+/// percentage × their mean transfer — so that the workers reach their bounds about together. A worker that
+/// moves nothing that way would run on to the runtime, where vdbench stops the whole rd: refused.
+fn split_by_direction(
+    planned: &[Planned],
+    workers: &mut [WorkerPlan],
+    total: DirectionBytes,
+    unit: u64,
+) -> Result<(), String> {
+    let queues = queues(planned);
+    let weights: Vec<(f64, f64)> = queues
+        .iter()
+        .map(|q| planned.iter().filter(|p| (p.queue.as_str(), p.rank) == *q).map(expected_bytes).fold((0.0, 0.0), sum))
+        .collect();
+    for (reads, bound) in [(true, total.read), (false, total.written)] {
+        let Some(bound) = bound else { continue };
+        let weight = |w: &(f64, f64)| if reads { w.0 } else { w.1 };
+        let all: f64 = weights.iter().map(weight).sum();
+        if let Some(idle) = weights.iter().position(|w| weight(w) == 0.0).filter(|_| all > 0.0) {
+            let what = if reads { "maxdataread (io-read)" } else { "maxdatawritten (io-written)" };
+            let verb = if reads { "reads" } else { "writes" };
+            return Err(format!(
+                "the workload on {} {verb} nothing, so {what} would not stop it as vdbench stops the whole rd: \
+                 not supported yet; bound the rd with maxdata= or elapsed=, or give every sd some {verb}",
+                queues[idle].0
+            ));
+        }
+        for (worker, w) in workers.iter_mut().zip(&weights) {
+            let mine = if all > 0.0 { bound as f64 * weight(w) / all } else { 0.0 };
+            let bytes = Some(((mine / unit as f64).floor() as u64).max(1) * unit);
+            if reads { worker.io_by_direction.read = bytes } else { worker.io_by_direction.written = bytes }
+        }
+    }
+    Ok(())
+}
+
+/// Bytes a part is expected to read and to write per operation of the phase.
+fn expected_bytes(p: &Planned) -> (f64, f64) {
+    let reads = f64::from(p.plan.read_percent) / 100.0;
+    let writes = p.plan.write_block_sizes.as_ref().unwrap_or(&p.plan.block_sizes);
+    (p.share * reads * p.plan.block_sizes.mean(), p.share * (1.0 - reads) * writes.mean())
+}
+
+fn sum(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+    (a.0 + b.0, a.1 + b.1)
+}
+
+/// The workers' queues and ranks, in the order they first appear.
+fn queues(planned: &[Planned]) -> Vec<(&str, Option<u32>)> {
+    let mut queues: Vec<(&str, Option<u32>)> = Vec::new();
+    for p in planned {
+        if !queues.contains(&(p.queue.as_str(), p.rank)) {
+            queues.push((&p.queue, p.rank));
+        }
+    }
+    queues
 }
 
 /// Flow ids of phases that hold their workers' shares, one above the other per phase; far above fio's flow_id

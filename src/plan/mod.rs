@@ -236,6 +236,10 @@ pub struct PhasePlan {
     /// Bytes of I/O after which the phase ends (all workers together), whole operations of the smallest block
     /// size; `None`: not bounded by an amount given by the user.
     pub io_size: Option<Bytes>,
+    /// Bytes read and bytes written after which the phase ends (all workers together, after the ramp; vdbench
+    /// maxdataread and maxdatawritten), whole operations of the smallest block size.
+    #[serde(skip_serializing_if = "DirectionBytes::is_none")]
+    pub io_by_direction: DirectionBytes,
     /// Per-worker rate the operations are paced at; `None`: as fast as the storage allows.
     pub pacing: Option<Pacing>,
     /// fsync after every N writes of a worker, on the file of the Nth write (fio fsync); `None`: never.
@@ -389,8 +393,26 @@ pub struct WorkerPlan {
     pub io_bytes: Option<u64>,
     /// Operations this worker issues before it stops (fio number_ios).
     pub io_ops: Option<u64>,
+    /// Bytes this worker reads, and writes, before it stops (its share of the phase's `io_by_direction`).
+    pub io_by_direction: DirectionBytes,
     /// A worker of a phase with parts: the workloads it mixes besides `workload`, and how.
     pub mixed: Option<MixedWorker>,
+}
+
+/// An amount of reads and one of writes (bytes), either of which ends the work once issued; `None`: no bound on
+/// that direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct DirectionBytes {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub written: Option<u64>,
+}
+
+impl DirectionBytes {
+    pub fn is_none(&self) -> bool {
+        self.read.is_none() && self.written.is_none()
+    }
 }
 
 /// How a worker of a phase with parts works.

@@ -34,6 +34,7 @@ pub(super) fn blank(name: String, spec: &PhaseSpec) -> PhasePlan {
         runtime: None,
         ramp: spec.ramp.unwrap_or(defaults::RAMP),
         io_size: None,
+        io_by_direction: Default::default(),
         pacing: None,
         fsync_every: None,
         fdatasync_every: None,

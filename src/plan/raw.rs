@@ -17,9 +17,11 @@ use super::values::{
     alignment, block_sizes, check_zones, choose_engine, default_name, distribution, offsets, pacing, percentiles,
     worker_seed,
 };
-use super::{DirectMode, FioLogs, PhasePlan, PlanError, RateFloor, TargetKind, TargetPlan, Thinktime, WorkerPlan};
+use super::{
+    DirectMode, DirectionBytes, FioLogs, PhasePlan, PlanError, RateFloor, TargetKind, TargetPlan, Thinktime, WorkerPlan,
+};
 use crate::engine::EngineKind;
-use crate::spec::{BlockSizeSpec, DistributionSpec, FileService, PhaseSpec, RwMode, Sharing};
+use crate::spec::{BlockSizeSpec, DistributionSpec, FileService, IoAmount, PhaseSpec, RwMode, Sharing};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes, FileService as WorkloadFileService, Offsets, Region, WorkloadConfig};
 use std::time::Duration;
@@ -266,7 +268,8 @@ struct Shape {
 
 /// Each worker's workload and its bound. --io-size counts whole operations of the smallest block size, shared
 /// as evenly as whole operations allow.
-fn workers(index: usize, spec: &PhaseSpec, jobs: u32, io_size: Option<Bytes>, shape: &mut Shape) -> Vec<WorkerPlan> {
+fn workers(index: usize, spec: &PhaseSpec, jobs: u32, bounds: Bounds, shape: &mut Shape) -> Vec<WorkerPlan> {
+    let (io_size, by_direction) = bounds;
     let unit = u64::from(shape.sizes.smallest);
     let (data_set, shared_random) = (shape.layout.data_set, shape.layout.shared_random);
     std::mem::take(&mut shape.layout.worker_regions)
@@ -284,9 +287,22 @@ fn workers(index: usize, spec: &PhaseSpec, jobs: u32, io_size: Option<Bytes>, sh
             };
             let seed = worker_seed(shape.template.seed, index, w);
             let workload = WorkloadConfig { regions, seed, ..shape.template.clone() };
-            WorkerPlan { workload, io_bytes, io_ops: spec.number_ios, mixed: None }
+            let split = |total: Option<u64>| total.map(|t| share(t / unit, jobs, w) * unit);
+            let io_by_direction =
+                DirectionBytes { read: split(by_direction.read), written: split(by_direction.written) };
+            WorkerPlan { workload, io_bytes, io_ops: spec.number_ios, io_by_direction, mixed: None }
         })
         .collect()
+}
+
+/// A worker's bounds: bytes of I/O in all, and bytes read and written.
+type Bounds = (Option<Bytes>, DirectionBytes);
+
+/// vdbench's maxdataread and maxdatawritten: bytes, or passes over the data set, in whole operations of the
+/// smallest block size.
+pub(super) fn by_direction(spec: &PhaseSpec, data_set: Bytes, unit: u64) -> DirectionBytes {
+    let bytes = |amount: Option<IoAmount>| amount.map(|a| a.bytes_for(data_set).0 / unit * unit);
+    DirectionBytes { read: bytes(spec.io_read), written: bytes(spec.io_written) }
 }
 
 /// The phase plan: the worked-out shape, the workers, and the settings taken as the spec gives them.
@@ -302,7 +318,8 @@ fn assemble(
     // vdbench's maxdata below 100 is passes over the data set.
     let passes = spec.io_passes.map(|p| Bytes((p * shape.layout.data_set.0 as f64) as u64));
     let io_size = spec.io_size.or(passes).map(|b| Bytes(b.0 / unit * unit));
-    let workers = workers(index, spec, jobs, io_size, &mut shape);
+    let io_by_direction = by_direction(spec, shape.layout.data_set, unit);
+    let workers = workers(index, spec, jobs, (io_size, io_by_direction), &mut shape);
     let Shape { direct, sizes, layout, template, .. } = shape;
     let read_percent = template.read_percent;
     // The null engine reads nothing, so there is nothing to lay out for it.
@@ -331,6 +348,7 @@ fn assemble(
         data_set: layout.data_set,
         files: layout.files,
         io_size,
+        io_by_direction,
         needs_data,
         seed: template.seed,
         data,

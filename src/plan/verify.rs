@@ -272,7 +272,7 @@ mod tests {
                 ..FileWorkloadSpec::default()
             })
             .collect();
-        let fileset = FileSetPhaseSpec { trees: vec![], workloads, rate: None, format: None };
+        let fileset = FileSetPhaseSpec { trees: vec![], workloads, rate: None, format: None, format_with: None };
         PhaseSpec { fileset: Some(Box::new(fileset)), verify: Some(VerifyChoice::Crc32c), ..PhaseSpec::default() }
     }
 

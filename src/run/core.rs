@@ -33,7 +33,7 @@ use super::tally::{Tally, class_of, nanos, op_name};
 use super::worker_setup::WorkerMsg;
 use crate::engine::{Completion, Engine, EngineError, OpKind, Request, Wait};
 use crate::metrics::{DepthFound, Recorder};
-use crate::plan::LatencyTarget;
+use crate::plan::{DirectionBytes, LatencyTarget};
 
 /// How one worker runs, apart from its engine and schedule.
 pub struct CoreConfig<'a> {
@@ -48,6 +48,9 @@ pub struct CoreConfig<'a> {
     pub byte_budget: Option<u64>,
     /// Operations issued after the ramp before the worker stops (fio number_ios).
     pub op_budget: Option<u64>,
+    /// Bytes read, and bytes written, issued after the ramp before the worker stops (vdbench maxdataread and
+    /// maxdatawritten).
+    pub direction_budget: DirectionBytes,
     /// Length of a reporting interval.
     pub interval: Duration,
     /// Requests passed to the kernel per system call (at least 1).
@@ -100,6 +103,9 @@ struct Core {
     in_ramp: bool,
     issued: u64,
     issued_ops: u64,
+    /// Of `issued`, the bytes read and the bytes written (counted only when a direction has a budget).
+    issued_read: u64,
+    issued_written: u64,
     /// When the schedule said nothing was due before.
     wake: Option<Instant>,
     schedule_done: bool,
@@ -126,6 +132,8 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
         in_ramp: !cfg.ramp.is_zero(),
         issued: 0,
         issued_ops: 0,
+        issued_read: 0,
+        issued_written: 0,
         wake: None,
         schedule_done: false,
         failure: None,
@@ -199,7 +207,10 @@ impl Core {
 
     #[inline]
     fn budget_spent(&self, cfg: &CoreConfig<'_>) -> bool {
-        cfg.byte_budget.is_some_and(|b| self.issued >= b) || cfg.op_budget.is_some_and(|b| self.issued_ops >= b)
+        cfg.byte_budget.is_some_and(|b| self.issued >= b)
+            || cfg.op_budget.is_some_and(|b| self.issued_ops >= b)
+            || cfg.direction_budget.read.is_some_and(|b| self.issued_read >= b)
+            || cfg.direction_budget.written.is_some_and(|b| self.issued_written >= b)
     }
 
     /// When the loop must wake even if nothing completes: the schedule's next due time, and the next interval
@@ -302,6 +313,10 @@ impl Core {
         if measured && !io.extra && matches!(io.kind, OpKind::Read | OpKind::Write) {
             self.issued += u64::from(io.len);
             self.issued_ops += 1;
+            match io.kind {
+                OpKind::Read => self.issued_read += u64::from(io.len),
+                _ => self.issued_written += u64::from(io.len),
+            }
             // fio's iodepth_level: the queue depth this I/O joins, itself included.
             self.tally.depths().record_level(engine.in_flight() + self.batch.len());
         }

@@ -361,6 +361,7 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
         runtime: phase.runtime,
         byte_budget: worker.io_bytes,
         op_budget: worker.io_ops,
+        direction_budget: worker.io_by_direction,
         batch: phase.iodepth_batch.min(iodepth),
         paced: pacer.is_some(),
         continue_on_error: phase.continue_on_error,

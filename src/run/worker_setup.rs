@@ -55,6 +55,7 @@ pub(super) struct WorkerSettings {
     pub runtime: Option<Duration>,
     pub byte_budget: Option<u64>,
     pub op_budget: Option<u64>,
+    pub direction_budget: crate::plan::DirectionBytes,
     /// Requests per system call (at least 1).
     pub batch: u32,
     pub paced: bool,
@@ -102,6 +103,7 @@ pub(super) fn worker_thread<'a>(
         runtime: settings.runtime,
         byte_budget: settings.byte_budget,
         op_budget: settings.op_budget,
+        direction_budget: settings.direction_budget,
         interval,
         batch: settings.batch,
         paced: settings.paced,

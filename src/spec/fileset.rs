@@ -31,6 +31,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+pub use super::file_sizes::FileSizeSpec;
 use super::values::{BlockSizeSpec, ValueError, serde_via_str, value_error};
 use crate::units::Bytes;
 
@@ -51,6 +52,22 @@ pub struct FileSetPhaseSpec {
     /// Create the tree and fill the files before the workload (vdbench format=). Default: yes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<FormatMode>,
+    /// How the format step writes the files (`[phase.fileset.format-with]`; vdbench fwd=format). Default: 8
+    /// threads, 1 MiB transfers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format_with: Option<FormatWorkloadSpec>,
+}
+
+/// The format step's threads and transfer size (vdbench `fwd=format,threads=nn,xfersize=nn`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FormatWorkloadSpec {
+    /// Threads that create and fill files at the same time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// Bytes per write (whole 4 KiB, or whole dedupe units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xfersize: Option<Bytes>,
 }
 
 /// A directory tree of files (vdbench fsd).
@@ -145,16 +162,6 @@ pub enum StopAfter {
     Transfers(u64),
     /// Transfers adding up to this percentage of the file's size (vdbench `stopafter=10%`).
     Percent(f64),
-}
-
-/// File sizes of a tree.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FileSizeSpec {
-    Fixed(Bytes),
-    /// Sizes with weights in percent (`16k/80:1m/20`; vdbench `size=(16k,80,1m,20)`).
-    Weighted(Vec<(Bytes, f64)>),
-    /// Sizes spread evenly between two bounds (`4k-1m`; vdbench `size=(4k,1m,0)`).
-    Range(Bytes, Bytes),
 }
 
 /// Where a tree's files live.
@@ -356,59 +363,6 @@ impl fmt::Display for OpRateSpec {
     }
 }
 serde_via_str!(OpRateSpec);
-
-impl FromStr for FileSizeSpec {
-    type Err = ValueError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let expected = "a size (16k), a range (4k-1m) or weighted sizes (16k/80:1m/20)";
-        let text = s.trim();
-        let size = |t: &str| Bytes::parse(t.trim()).map_err(|_| value_error(s, "file size", expected));
-        if text.contains('/') || text.contains(':') {
-            let mut entries = Vec::new();
-            for part in text.split(':') {
-                let (bytes, weight) = part.split_once('/').ok_or_else(|| value_error(s, "file size", expected))?;
-                let weight = weight
-                    .trim()
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|w| w.is_finite() && *w >= 0.0)
-                    .ok_or_else(|| value_error(s, "file size", expected))?;
-                entries.push((size(bytes)?, weight));
-            }
-            let total: f64 = entries.iter().map(|e| e.1).sum();
-            if (total - 100.0).abs() > 0.01 {
-                return Err(value_error(
-                    s,
-                    "file size",
-                    format!("weights that add up to 100 (these add up to {total})"),
-                ));
-            }
-            return Ok(FileSizeSpec::Weighted(entries));
-        }
-        if let Some((low, high)) = text.split_once('-') {
-            let (low, high) = (size(low)?, size(high)?);
-            if low > high {
-                return Err(value_error(s, "file size", "a range from the smaller size to the larger"));
-            }
-            return Ok(FileSizeSpec::Range(low, high));
-        }
-        Ok(FileSizeSpec::Fixed(size(text)?))
-    }
-}
-
-impl fmt::Display for FileSizeSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FileSizeSpec::Fixed(b) => write!(f, "{b}"),
-            FileSizeSpec::Range(a, b) => write!(f, "{a}-{b}"),
-            FileSizeSpec::Weighted(entries) => {
-                let parts: Vec<String> = entries.iter().map(|(b, w)| format!("{b}/{w}")).collect();
-                f.write_str(&parts.join(":"))
-            }
-        }
-    }
-}
-serde_via_str!(FileSizeSpec);
 
 impl FromStr for StopAfter {
     type Err = ValueError;

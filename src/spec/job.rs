@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::amount::IoAmount;
 use super::data::DataSpec;
 use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
@@ -86,6 +87,13 @@ pub struct PhaseSpec {
     /// Stop after this many passes over the data set (vdbench maxdata below 100); `io-size` wins.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io_passes: Option<f64>,
+    /// Stop once this much has been read (all workers together, after the warm-up): bytes, or passes over the
+    /// data set (vdbench maxdataread). Raw phases only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_read: Option<IoAmount>,
+    /// Stop once this much has been written, as `io-read` (vdbench maxdatawritten).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_written: Option<IoAmount>,
     /// Pace each worker at this many bytes per second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<ByteRate>,
@@ -318,7 +326,7 @@ impl PhaseSpec {
             over,
             [
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
-                runtime, ramp, io_size, io_passes, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
+                runtime, ramp, io_size, io_passes, io_read, io_written, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
                 continue_on_error, verify, verify_backlog, journal, data, percentage_random, offset_step, strided, stride, random_every, sequencer,
                 align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_sizes, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,

@@ -106,6 +106,11 @@ impl PhaseSpec {
         if self.io_size == Some(Bytes(0)) {
             return Err("io-size must be above zero".into());
         }
+        if (self.io_read.is_some() || self.io_written.is_some()) && (self.fileset.is_some() || self.streams.is_some()) {
+            return Err("io-read and io-written bound raw phases only: remove them from this file-set or streams \
+                        phase"
+                .into());
+        }
         if self.runtime == Some(Duration::ZERO) {
             return Err("runtime must be above zero".into());
         }

@@ -1,9 +1,11 @@
 //! What the user asked for: the `JobSpec` boundary type and the readers that produce it (command-line values,
 //! native TOML job files; fio and vdbench files are detected). Imports only `units`.
 
+mod amount;
 mod data;
 mod detect;
 mod distribution;
+mod file_sizes;
 mod fileset;
 mod fio;
 mod fio_info;
@@ -22,12 +24,13 @@ mod vdbench;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub use amount::IoAmount;
 pub use data::DataSpec;
 pub use detect::{Dialect, detect_dialect};
 pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
 pub use fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
-    FormatMode, OpRateSpec, StopAfter,
+    FormatMode, FormatWorkloadSpec, OpRateSpec, StopAfter,
 };
 pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
 pub use fio_info::{CmdPrio, ExitWhat, FioJobInfo, FlowSpec, LatencyTarget, PrioShare};

@@ -217,6 +217,7 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
                 .collect(),
             rate: Some(OpRateSpec::Max),
             format: Some(format),
+            format_with: None,
         })),
         ..PhaseSpec::default()
     };

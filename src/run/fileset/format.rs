@@ -55,9 +55,6 @@ pub enum Layout {
     Root,
 }
 
-/// Threads that create files at the same time: enough to keep a device's queue busy with small files.
-const FORMAT_THREADS: u32 = 8;
-
 /// Creates the tree under `state.root`: its directories, then every file, created and filled by
 /// `FileSetSchedule`s in format mode on the I/O core (stamping verified blocks when `verify`).
 /// `progress(done, total)` counts bytes.
@@ -134,15 +131,19 @@ fn failure(plan: &TreePlan, outcome: crate::run::PhaseOutcome) -> Option<FormatE
     }
 }
 
-/// The workload that formats: each file created once and written sequentially in chunks of `FORMAT_CHUNK` (or
-/// of the largest file's size rounded up to 4 KiB, if that is smaller), by up to `FORMAT_THREADS` threads.
+/// The workload that formats: each file created once and written sequentially in chunks of `FORMAT_CHUNK` or
+/// the tree's `format_with` transfer size (or of the largest file's size rounded up to 4 KiB, if that is
+/// smaller), by up to `defaults::FORMAT_THREADS` or `format_with` threads.
 fn format_workload(plan: &TreePlan, data: Option<DataShape>) -> FileWorkloadPlan {
     // Whole 4 KiB pages (direct I/O) and whole dedupe units, so that each unit is one decision (unique or
     // repeat), as in the workloads.
     let unit = data.and_then(|d| d.unit).map_or(4096, u64::from).max(1);
     let step = unit / gcd(unit, 4096) * 4096;
-    let chunk = defaults::FORMAT_CHUNK.0.min(plan.sizes.max().max(1)).next_multiple_of(step) as u32;
-    let threads = FORMAT_THREADS.min(plan.files.min(u64::from(FORMAT_THREADS)) as u32).max(1);
+    // vdbench's fwd=format may say both; a transfer is never larger than the largest file needs.
+    let asked = plan.format_with.xfersize.map_or(defaults::FORMAT_CHUNK.0, |b| b.0.max(1));
+    let chunk = asked.min(plan.sizes.max().max(1)).next_multiple_of(step) as u32;
+    let most = plan.format_with.threads.unwrap_or(defaults::FORMAT_THREADS).max(1);
+    let threads = most.min(plan.files.min(u64::from(most)) as u32).max(1);
     FileWorkloadPlan {
         name: "format".into(),
         tree: 0,

@@ -73,6 +73,7 @@ pub(super) fn map_file_ops(
         workloads: vec![workload],
         rate: None,
         format: Some(format),
+        format_with: None,
     }));
     Ok(target)
 }

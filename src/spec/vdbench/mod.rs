@@ -8,6 +8,7 @@
 //! wires them and formats errors; it does no I/O besides reading `include=` files and looking up the luns a
 //! file names (see `mapping::luns`).
 
+mod counted;
 mod expand;
 mod keywords;
 mod lexer;
@@ -168,11 +169,14 @@ fn read(path: &Path, text: &str, options: &ReadOptions, problems: &mut Problems)
             ));
         }
     }
+    counted::expand(&mut model, problems);
     mapping::map(&model, options, path, problems)
 }
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_extras;
 #[cfg(test)]
 mod tests_fs;
 #[cfg(test)]

@@ -20,6 +20,10 @@ pub enum FileSizes {
         max: u64,
         step: u64,
     },
+    /// vdbench's `sizes=(mean,0)`: evenly over `[mean/2, mean/2 + mean)`, rounded by [`around`].
+    Around {
+        mean: u64,
+    },
 }
 
 impl FileSizes {
@@ -55,6 +59,10 @@ impl FileSizes {
                 let choices = (max - min) / step + 1;
                 min + Rng::new(seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15)).below(choices) * step
             }
+            FileSizes::Around { mean } => {
+                let drawn = Rng::new(seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15)).below((*mean).max(1));
+                around(*mean, drawn + mean / 2)
+            }
         }
     }
 
@@ -64,6 +72,7 @@ impl FileSizes {
             FileSizes::Fixed { bytes } => *bytes,
             FileSizes::Weighted { entries } => entries.iter().map(|e| e.0).max().unwrap_or(0),
             FileSizes::Range { max, .. } => *max,
+            FileSizes::Around { mean } => around(*mean, (mean + mean / 2).saturating_sub(1)),
         }
     }
 
@@ -89,6 +98,25 @@ impl FileSizes {
     }
 }
 
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+
+/// vdbench 5.04.06's rounding of a size drawn around `mean` (`FileAnchor.calculateVarSize`): a draw of 10 MiB or
+/// more to whole MiB; else, by the mean, to 100 KiB (mean of 1 MiB or more), 10 KiB (100 KiB or more) or 1 KiB,
+/// half up as Java's `Math.round`.
+fn around(mean: u64, drawn: u64) -> u64 {
+    let unit = if drawn >= 10 * MIB {
+        MIB
+    } else if mean >= MIB {
+        100 * KIB
+    } else if mean >= 100 * KIB {
+        10 * KIB
+    } else {
+        KIB
+    };
+    (drawn + unit / 2) / unit * unit
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +137,21 @@ mod tests {
         let r = FileSizes::range(4096, 8192);
         let (n, total) = r.fit(1000, Some(100_000), 3);
         assert!(n < 1000 && total <= 100_000 && total + 8192 > 100_000);
+    }
+
+    #[test]
+    fn sizes_around_an_average_are_drawn_and_rounded_as_vdbench_draws_them() {
+        // 64 KiB: evenly over [32 KiB, 96 KiB), whole KiB, so 65 sizes from 32 to 96 KiB with a mean of 64 KiB.
+        let sizes = FileSizes::Around { mean: 64 * KIB };
+        let drawn: Vec<u64> = (0..20_000).map(|i| sizes.size_of(i, 5)).collect();
+        assert!(drawn.iter().all(|s| (32 * KIB..=96 * KIB).contains(s) && s % KIB == 0));
+        let mean = drawn.iter().sum::<u64>() as f64 / drawn.len() as f64;
+        assert!((mean / (64 * KIB) as f64 - 1.0).abs() < 0.01, "{mean}");
+        assert_eq!(sizes.max(), 96 * KIB);
+        // The rounding steps: 100 KiB for a mean of 1 MiB or more, 1 MiB for draws of 10 MiB or more.
+        assert_eq!(around(2 * MIB, 1_500_000), 1_536_000);
+        assert_eq!(around(200 * KIB, 150_000), 153_600);
+        assert_eq!(around(16 * MIB, 12 * MIB + 600 * KIB), 13 * MIB);
+        assert_eq!(around(KIB, 512), KIB);
     }
 }

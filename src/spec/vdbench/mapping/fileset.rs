@@ -22,7 +22,6 @@ impl<'a> Mapper<'a> {
                 ("wss", "working sets (workingsetsize=)"),
                 ("cleanup", "cleanup= (obsolete in vdbench too)"),
                 ("log", "read/write logs (log=)"),
-                ("count", "repeated fsds (count=)"),
             ],
         )?;
         let shared = shared_fsd(fsd)?;
@@ -149,7 +148,8 @@ impl<'a> Mapper<'a> {
 
     pub(super) fn fileset_phases(&mut self, rd: &Record, timing: Timing) -> Result<Vec<PhaseSpec>, VdbError> {
         self.refuse_in_fileset_rd(rd)?;
-        let fwds = self.named(rd, "fwd", Kind::Fwd)?;
+        let fwds = super::fileset_format::without_format(self.named(rd, "fwd", Kind::Fwd)?);
+        let format_with = self.format_with()?;
         let mut trees = Vec::new();
         let mut workloads = Vec::new();
         for &fwd in &fwds {
@@ -182,7 +182,7 @@ impl<'a> Mapper<'a> {
             apply(&loops, &combination, rd, (&mut trees, &mut workloads), &mut rate)?;
             let name = expand::phase_name(rd, &loops, &combination, true);
             let rate = rate.expect("a single rate or a rate loop, checked by rd_rate");
-            let fileset = FileSetPhaseSpec { trees, workloads, rate: None, format: Some(format) };
+            let fileset = FileSetPhaseSpec { trees, workloads, rate: None, format: Some(format), format_with };
             let data = super::data::loop_compression(&loops, &combination, rd)?;
             let rated = rated(name, rate, &points, "fwdrate");
             let phase = |point| PhaseSpec { data: data.clone(), ..point_phase(point, &fileset, timing) };
@@ -262,12 +262,6 @@ impl<'a> Mapper<'a> {
                 ("mount", "mounting (mount=)"),
             ],
         )?;
-        if let Some(format) = self.model.of(Kind::Fwd).find(|f| f.name == "format") {
-            return Err(VdbError::at(
-                &format.at,
-                "fwd=format (settings for the format step) is not supported yet".into(),
-            ));
-        }
         Ok(())
     }
 }

@@ -20,7 +20,9 @@
 mod concat;
 mod data;
 mod fileset;
+mod fileset_format;
 mod fileset_loops;
+mod format;
 mod hosts;
 mod luns;
 mod raw;
@@ -147,6 +149,8 @@ struct Mapper<'a> {
     concatenate: bool,
     /// Where each sd starts in the concatenations it is in (vdbench allows only one place).
     concat_starts: Vec<(String, u64)>,
+    /// `formatsds=yes`, where said: a format phase before the first rd (`format`).
+    format_sds: Option<Param>,
 }
 
 /// Maps the records into a job; every problem goes to `problems` (one per record or rd), and `None` comes back
@@ -156,7 +160,16 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
     // A refused hd still names a host, so that `host=` naming it is not refused too.
     let mut hosts = problems.take(hosts::resolve(model, options)).unwrap_or_else(|| Hosts::named(model));
     let notices = std::mem::take(&mut hosts.notices);
-    let mut m = Mapper { model, options, notices, hosts, target: None, concatenate: false, concat_starts: Vec::new() };
+    let mut m = Mapper {
+        model,
+        options,
+        notices,
+        hosts,
+        target: None,
+        concatenate: false,
+        concat_starts: Vec::new(),
+        format_sds: None,
+    };
     m.general(problems);
     let rds: Vec<&Record> = model.of(Kind::Rd).collect();
     if rds.is_empty() {
@@ -176,7 +189,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
     let mut interval = None;
     // vdbench sleeps `pause=` seconds after each run of an rd, before the next run (of any rd).
     let mut pending: Option<Duration> = None;
-    for rd in rds {
+    for &rd in &rds {
         let Some(timing) = problems.take(timing::timing(rd, options)) else { continue };
         interval.get_or_insert(timing.interval);
         let mapped = if file_system { m.fileset_phases(rd, timing) } else { m.raw_phases(rd, timing) };
@@ -187,6 +200,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
             pending = timing.pause;
         }
     }
+    m.insert_format(&rds, file_system, &mut phases, problems);
     validation(model, m.concatenate, &mut phases, file_system, root, problems);
     if let Some(general) = problems.take(data::data_shape(model)) {
         phases.iter_mut().for_each(|p| p.data = data::merge(general.as_ref(), p.data.take()));
@@ -252,7 +266,10 @@ impl<'a> Mapper<'a> {
                 "validate" | "journal" => {}
                 "concatenatesds" if yes => self.concatenate = true,
                 "concatenatesds" => problems.push(refuse("concatenatesds takes yes or no, as in vdbench")),
-                "formatsds" => problems.push(refuse("formatting the sds first (formatsds=) is not supported yet")),
+                "formatsds" if yes => self.format_sds = Some(p.clone()),
+                "formatsds" => problems.push(refuse("formatsds takes yes or no, as in vdbench")),
+                // Read by `format` when formatsds=yes.
+                "formatxfersize" => {}
                 // Read by `data::data_shape` once the phases are known.
                 c if data::is_shape_key(c) => {}
                 c if c.starts_with("dedup") => problems.push(refuse(
@@ -274,6 +291,36 @@ impl<'a> Mapper<'a> {
                 ),
                 other => self.notices.push(format!("vdbench {other}={value} has no effect in streamcap")),
             }
+        }
+    }
+
+    /// formatsds=yes: vdbench's format run before the first rd (raw files; a notice on file-system ones), and
+    /// formatxfersize= without it, which sizes only vdbench's own file creation.
+    fn insert_format(
+        &mut self,
+        rds: &[&Record],
+        file_system: bool,
+        phases: &mut Vec<PhaseSpec>,
+        problems: &mut Problems,
+    ) {
+        let sizes = self.model.general.iter().any(|(c, _)| *c == "formatxfersize");
+        match self.format_sds.take() {
+            Some(_) if file_system => self.notice(
+                "vdbench formatsds=yes formats sds only and has no effect on file-system runs: the rd's format= \
+                 formats fsds"
+                    .into(),
+            ),
+            Some(said) => {
+                if let Some(format) = problems.take(self.format_phase(rds, &said)) {
+                    phases.insert(0, PhaseSpec { start_delay: None, ..format });
+                }
+            }
+            None if sizes => self.notice(
+                "vdbench formatxfersize= has no effect without formatsds=yes: streamcap lays out the files it \
+                 creates itself"
+                    .into(),
+            ),
+            None => {}
         }
     }
 

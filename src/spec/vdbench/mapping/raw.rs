@@ -13,14 +13,12 @@ use super::{Mapper, fail, one_number, unsupported_all};
 use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::model::{Kind, Record};
 use crate::spec::vdbench::values::Units;
-use crate::spec::{ArrivalSpec, PhaseSpec};
+use crate::spec::{ArrivalSpec, IoAmount, PhaseSpec};
 use crate::units::Bytes;
 use std::time::Duration;
 
 /// Keywords of a raw rd with no meaning here yet, and why.
 const RD_UNSUPPORTED: &[(&str, &str)] = &[
-    ("maxdataread", "stopping after an amount read (maxdataread=)"),
-    ("maxdatawritten", "stopping after an amount written (maxdatawritten=)"),
     ("replay", "replaying an I/O trace (replay=)"),
     ("startcmd", "running commands (startcmd=)"),
     ("endcmd", "running commands (endcmd=)"),
@@ -32,6 +30,9 @@ struct RawCommon {
     io_size: Option<Bytes>,
     /// maxdata below 100: passes over the luns.
     io_passes: Option<f64>,
+    /// maxdataread and maxdatawritten: bytes, or passes below 100.
+    io_read: Option<IoAmount>,
+    io_written: Option<IoAmount>,
     arrival: ArrivalSpec,
     curve: (Vec<f64>, Option<Duration>),
     timing: Timing,
@@ -47,7 +48,9 @@ impl Mapper<'_> {
         unsupported_all(rd, RD_UNSUPPORTED)?;
         let (generators, skew_said) = self.generators(rd)?;
         let (io_size, io_passes) = maxdata(rd)?;
-        let common = RawCommon { io_size, io_passes, arrival: arrival(rd)?, curve: curve(rd)?, timing };
+        let (io_read, io_written) = (amount(rd, "maxdataread")?, amount(rd, "maxdatawritten")?);
+        let common =
+            RawCommon { io_size, io_passes, io_read, io_written, arrival: arrival(rd)?, curve: curve(rd)?, timing };
         let base_rate = rd_rate(rd, "iorate")?;
         let loops = expand::loops(rd)?;
         let mut phases = Vec::new();
@@ -207,6 +210,7 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
         phase.ramp = Some(Duration::ZERO);
     }
     phase.io_size = c.io_size;
+    (phase.io_read, phase.io_written) = (c.io_read, c.io_written);
     // seekpct=eof ends a generator after one pass of its lun (sooner with maxdata= below one pass).
     let eof_passes = Some(c.io_passes.map_or(1.0, |p| p.min(1.0)));
     phase.io_passes = if matches!(runs, [one] if one.eof && one.rank.is_none()) { eof_passes } else { c.io_passes };
@@ -222,6 +226,21 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
         phase.rate_process = Some(c.arrival);
     }
     phase
+}
+
+/// A phase of seekpct=eof generators bounded by their passes alone, with no warm-up (vdbench's inserted format
+/// run, which has no elapsed time): each writes its lun once and the phase ends when all have.
+pub(super) fn eof_phase(name: String, runs: &[RawRun]) -> PhaseSpec {
+    let point = RatedPhase { name, rate: Some(Rate::Max), percent: None, stop: None };
+    let timing =
+        Timing { runtime: Duration::ZERO, ramp: Duration::ZERO, interval: Duration::from_secs(1), pause: None };
+    let (io_read, io_written, curve) = (None, None, (Vec::new(), None));
+    let common =
+        RawCommon { io_size: None, io_passes: None, io_read, io_written, arrival: ArrivalSpec::Poisson, curve, timing };
+    let phase = rd_phase(point, runs, &common);
+    // No skew said: each sd's worker goes as fast as it can (vdbench's uncontrolled max).
+    let hold_shares = phase.parts.is_some().then_some(false);
+    PhaseSpec { runtime: None, ramp: Some(Duration::ZERO), hold_shares, ..phase }
 }
 
 /// `seekpct=eof` where streamcap can end each generator at the end of its lun as vdbench does: vdbench ends the
@@ -272,13 +291,23 @@ fn arrival(rd: &Record) -> Result<ArrivalSpec, VdbError> {
 
 /// vdbench's maxdata: bytes, or below 100 a multiple of the luns' size (maxdata=1: one pass, to fill them).
 fn maxdata(rd: &Record) -> Result<(Option<Bytes>, Option<f64>), VdbError> {
-    match one_number(rd, "maxdata", Units::Size, "an amount such as 100g, or passes below 100 such as 1")? {
+    Ok(match amount(rd, "maxdata")? {
+        Some(IoAmount::Bytes(b)) => (Some(b), None),
+        Some(IoAmount::Passes(p)) => (None, Some(p)),
+        None => (None, None),
+    })
+}
+
+/// `maxdata=`, `maxdataread=` or `maxdatawritten=` (`key`): bytes, or below 100 a multiple of the total size of
+/// the rd's sds (vdbench's `CollectSlaveStats.getLimit`), counted after the warm-up.
+fn amount(rd: &Record, key: &str) -> Result<Option<IoAmount>, VdbError> {
+    let expected = "an amount such as 100g, or passes below 100 such as 1";
+    match one_number(rd, key, Units::Size, expected)? {
         Some(v) if v <= 0.0 => {
-            let p = rd.get("maxdata").expect("just read");
-            Err(fail(rd, p, "maxdata must be above 0: an amount such as 100g, or passes below 100 such as 1".into()))
+            Err(fail(rd, rd.get(key).expect("just read"), format!("{key} must be above 0: {expected}")))
         }
-        Some(v) if v < 100.0 => Ok((None, Some(v))),
-        Some(v) => Ok((Some(bytes(v).map_err(|m| fail(rd, rd.get("maxdata").expect("just read"), m))?), None)),
-        None => Ok((None, None)),
+        Some(v) if v < 100.0 => Ok(Some(IoAmount::Passes(v))),
+        Some(v) => Ok(Some(IoAmount::Bytes(bytes(v).map_err(|m| fail(rd, rd.get(key).expect("just read"), m))?))),
+        None => Ok(None),
     }
 }

@@ -64,9 +64,6 @@ const WD_UNSUPPORTED: &[(&str, &str)] = &[
     ("user", "user-written workloads (user=)"),
 ];
 
-/// Keywords of an sd with no meaning here yet, and why.
-const SD_UNSUPPORTED: &[(&str, &str)] = &[("count", "repeated sds (count=)")];
-
 impl Mapper<'_> {
     /// Refuses what a wd asks that streamcap cannot do; `threads=` is a wd's only with concatenated sds.
     pub(super) fn check_wd(wd: &Record, concatenated: bool) -> Result<(), VdbError> {
@@ -103,7 +100,6 @@ impl Mapper<'_> {
         queue: String,
         share: f64,
     ) -> Result<RawRun, VdbError> {
-        unsupported_all(sd, SD_UNSUPPORTED)?;
         if sd.get("journal").is_some() {
             self.notice(super::validate::journal_dir_notice(&sd.label()));
         }

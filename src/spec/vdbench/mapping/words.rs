@@ -4,6 +4,7 @@
 
 use super::super::expand::Loop;
 use super::*;
+use crate::spec::file_sizes::SMALLEST_AVERAGE;
 use crate::spec::fileset::{FileIo, FileSelect, FileSizeSpec};
 use crate::spec::values::BlockSizeSpec;
 use crate::units::{Bytes, Share};
@@ -112,7 +113,7 @@ fn as_drawn(entries: Vec<(Bytes, Share)>) -> Vec<(Bytes, Option<Share>)> {
     drawn
 }
 
-/// fsd `sizes=16k`, weighted `(16k,80,1m,20)` or a range `(min,max,0)`.
+/// fsd `sizes=16k`, weighted `(16k,80,1m,20)`, a range `(min,max,0)` or an average `(n,0)`.
 pub(super) fn file_sizes(items: &[Item]) -> Result<FileSizeSpec, String> {
     let nums: Vec<f64> = items
         .iter()
@@ -123,9 +124,13 @@ pub(super) fn file_sizes(items: &[Item]) -> Result<FileSizeSpec, String> {
         .collect::<Result<_, _>>()?;
     match nums.as_slice() {
         [one] => Ok(FileSizeSpec::Fixed(bytes(*one)?)),
-        [_, zero] if *zero == 0.0 => {
-            Err("sizes=(n,0) (random sizes around an average) is not supported yet; use (min,max,0)".into())
-        }
+        // vdbench's average: sizes drawn evenly between n/2 and 3n/2, rounded (FileAnchor.calculateVarSize).
+        [mean, zero] if *zero == 0.0 => match bytes(*mean)? {
+            small if small < SMALLEST_AVERAGE => {
+                Err("sizes=(n,0) needs an average of at least 1k: vdbench's rounding makes smaller files empty".into())
+            }
+            mean => Ok(FileSizeSpec::Around(mean)),
+        },
         [min, max, zero] if *zero == 0.0 => {
             if min > max {
                 return Err("(min,max,0) needs min below max".into());
