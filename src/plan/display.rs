@@ -329,6 +329,7 @@ fn describe_distribution(d: &Distribution) -> String {
         Distribution::Pareto { h } => format!("pareto h={h}"),
         Distribution::Normal { sigma_percent } => format!("normal σ={sigma_percent}%"),
         Distribution::Hotband => "vdbench hot band".into(),
+        Distribution::Poisson { midpoint } => format!("vdbench poisson, midpoint {midpoint}"),
         Distribution::Zoned { zones } => {
             let parts: Vec<String> = zones
                 .iter()

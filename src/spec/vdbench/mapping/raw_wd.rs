@@ -43,6 +43,9 @@ pub(super) struct RawRun {
     pub stride: Option<StrideSpec>,
     /// `hotband=`: random seeks crowd at the start of the range on vdbench's curve.
     pub hotband: bool,
+    /// `seekpct=(poisson,midpoint)`: random seeks crowd at the start of the range on an exponential curve (only
+    /// where vdbench uses it: not under a hot band, a stride or an sd's `align=`).
+    pub poisson: Option<f64>,
     pub threads: u32,
     /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts).
     pub share: f64,
@@ -115,13 +118,14 @@ impl Mapper<'_> {
             (None, Some(w)) => 100 - w,
             (None, None) => 100,
         };
-        let seek = seek(wd)?;
+        let (seek, poisson) = seek(wd)?;
         let (xfer, align) = match items(wd, "xfersize", Units::Size)? {
             None => (BlockSizeSpec::Fixed(Bytes::kib(4)), None),
             Some((items, p)) => xfersize(&items, true).map_err(|m| fail(wd, p, m))?,
         };
         let (stride, hotband) = (stride(wd)?, wd.get("hotband").is_some());
         self.shape_notices(wd, seek, stride.is_some(), hotband);
+        let poisson = self.poisson_used((sd, wd), poisson, stride.is_some() || hotband);
         let threads = whole(sd, "threads", "a number of threads")?.unwrap_or(u64::from(DEFAULT_SD_THREADS));
         let align = align.or(size_of(sd, "align")?);
         let (size, offset, size_percent) = placement((sd, wd), align)?;
@@ -141,6 +145,7 @@ impl Mapper<'_> {
             eof: seek.eof,
             stride,
             hotband,
+            poisson,
             threads: threads.clamp(1, u64::from(u32::MAX)) as u32,
             share,
             rank: None,
@@ -160,6 +165,24 @@ impl Mapper<'_> {
                 self.notice(format!("vdbench {}: {key}= has no effect on sequential I/O (seekpct=0)", wd.label()));
             }
         }
+    }
+}
+
+impl Mapper<'_> {
+    /// The Poisson midpoint where vdbench uses it: `WG_entry.calculateNextLba` takes a hot band's seek or a
+    /// stride in its place, and `alignBoundarySeek` (an sd's `align=`) draws uniformly.
+    fn poisson_used(&mut self, (sd, wd): (&Record, &Record), midpoint: Option<f64>, shaped: bool) -> Option<f64> {
+        let why = if shaped {
+            "hotband= or stride="
+        } else if sd.get("align").is_some() {
+            "the sd's align="
+        } else {
+            return midpoint;
+        };
+        if midpoint.is_some() {
+            self.notice(format!("vdbench {}: seekpct=poisson has no effect with {why}, as in vdbench", wd.label()));
+        }
+        None
     }
 }
 
@@ -226,13 +249,28 @@ fn within(sd: Option<(f64, f64)>, wd: Option<(f64, f64)>) -> Option<(f64, f64)> 
     both.filter(|&r| r != (0.0, 100.0))
 }
 
-/// `seekpct=`: random (100) unless said.
-fn seek(wd: &Record) -> Result<Seek, VdbError> {
-    let Some((items, p)) = items(wd, "seekpct", Units::Size)? else { return Ok(Seek { percent: 100, eof: false }) };
-    match items.as_slice() {
-        [one] => seekpct(one).map_err(|m| fail(wd, p, m)),
-        _ => Err(fail(wd, p, "poisson seek distributions are not supported yet".into())),
+/// `seekpct=`: random (100) unless said, and the Poisson midpoint if any. Read as vdbench's
+/// `WD_entry.parseSeekpct` reads it, value by value: `poisson` is random with midpoint 3, a number after it is
+/// the midpoint, and a later word or number before it sets the seek percentage.
+fn seek(wd: &Record) -> Result<(Seek, Option<f64>), VdbError> {
+    let (mut seek, mut midpoint) = (Seek { percent: 100, eof: false }, None);
+    let Some((items, p)) = items(wd, "seekpct", Units::Size)? else { return Ok((seek, midpoint)) };
+    for item in &items {
+        match item {
+            Item::Word(w) if !w.is_empty() && "poisson".starts_with(&w.to_ascii_lowercase()) => {
+                (seek, midpoint) = (Seek { percent: 100, eof: false }, Some(3.0));
+            }
+            Item::Num(v) if midpoint.is_some() => {
+                if !(v.is_finite() && *v > 0.0) {
+                    let why = format!("'{v}': the Poisson midpoint after poisson must be above 0, such as (poisson,3)");
+                    return Err(fail(wd, p, why));
+                }
+                midpoint = Some(*v);
+            }
+            other => seek = seekpct(other).map_err(|m| fail(wd, p, m))?,
+        }
     }
+    Ok((seek, midpoint.filter(|_| seek.percent > 0)))
 }
 
 /// `stride=(min,max)`: two sizes, max not below min (vdbench's `WD_entry.parseStride`).
@@ -287,7 +325,11 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         ),
         io_passes: run.eof.then_some(1.0),
         stride: run.stride.filter(|_| run.seek > 0 && !run.hotband),
-        distribution: (run.hotband && run.seek > 0).then_some(DistributionSpec::Hotband),
+        distribution: match (run.hotband, run.poisson) {
+            _ if run.seek == 0 => None,
+            (true, _) => Some(DistributionSpec::Hotband),
+            (false, midpoint) => midpoint.map(DistributionSpec::Poisson),
+        },
         ..PhaseSpec::default()
     }
 }
