@@ -1,6 +1,6 @@
 //! vdbench's rate and placement keywords of raw wds run for real on files in a temporary directory, proved by
 //! what streamcap stamps into the blocks it writes and by the result JSON: the Poisson seek crowds writes at the
-//! start of the lun.
+//! start of the lun; a wd with `iorate=` of its own keeps its rate beside others at max or at the rd's rate.
 
 mod common;
 
@@ -52,4 +52,43 @@ fn poisson_seeks_crowd_the_writes_at_the_start_of_the_lun() {
     let (first, last) = (count(0, fifth) / fifth as f64, count(all - 2 * fifth, all) / (2 * fifth) as f64);
     assert!(first > 4.0 * last, "first fifth {first:.3} of its blocks written, last two fifths {last:.3}");
     assert!(last > 0.01, "the folded tail reaches the end of the lun: {last:.3}");
+}
+
+/// Operations per second of `direction` over the measured time of the phase `phase`.
+fn rate(phase: &serde_json::Value, direction: &str) -> f64 {
+    phase[direction]["ops"].as_f64().unwrap() / phase["duration_s"].as_f64().unwrap()
+}
+
+/// wd1 reads at its own iorate=20 (priority 1) while wd2 writes at max (priority 2), with evenly spaced arrivals
+/// (distribution=deterministic): the reads keep 20/s, the writes are not held to them; on two sds and sharing
+/// one. The rates are low so that a loaded machine keeps them: due times do not slide, so a late worker catches
+/// up within the phase.
+#[test]
+fn a_wd_with_its_own_iorate_keeps_it_beside_a_wd_at_max() {
+    for wd2_sd in ["sd2", "sd1"] {
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!(
+            "sd=sd1,lun=DIR/lun1,size=16m,threads=8\nsd=sd2,lun=DIR/lun2,size=16m,threads=8\n\
+             wd=wd1,sd=sd1,xfersize=4k,rdpct=100,iorate=20,priority=1\nwd=wd2,sd={wd2_sd},xfersize=4k,rdpct=0,priority=2\n\
+             rd=rd1,wd=wd*,iorate=max,distribution=deterministic,elapsed=3,interval=1\n"
+        );
+        let phase = &run(dir.path(), &text, &[])["phases"][0];
+        let reads = rate(phase, "read");
+        assert!((reads - 20.0).abs() < 1.5, "wd2 on {wd2_sd}: wd1 read {reads:.1}/s, not its 20/s");
+        assert!(rate(phase, "write") > reads, "wd2 on {wd2_sd}: writes at max held to {:.1}/s", rate(phase, "write"));
+    }
+}
+
+/// rd iorate=60 with wd1 at its own iorate=20: wd2 gets what wd1 leaves, 40/s (vdbench's
+/// WG_entry.wg_set_interarrival: the rd's rate less the wds' own, shared by skew).
+#[test]
+fn the_other_wds_share_what_a_wd_s_own_iorate_leaves_of_the_rd_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "sd=sd1,lun=DIR/lun1,size=16m,threads=8\n\
+                wd=wd1,sd=sd1,xfersize=4k,rdpct=100,iorate=20,priority=1\nwd=wd2,sd=sd1,xfersize=4k,rdpct=0,priority=2\n\
+                rd=rd1,wd=wd*,iorate=60,distribution=deterministic,elapsed=3,interval=1\n";
+    let phase = &run(dir.path(), text, &[])["phases"][0];
+    let (reads, writes) = (rate(phase, "read"), rate(phase, "write"));
+    assert!((reads - 20.0).abs() < 1.5, "wd1 read {reads:.1}/s, not its 20/s");
+    assert!((writes - 40.0).abs() < 1.5, "wd2 wrote {writes:.1}/s, not the 40/s wd1 leaves of 60");
 }

@@ -290,14 +290,23 @@ fn write_parts(f: &mut fmt::Formatter<'_>, parts: &[super::PartPlan]) -> fmt::Re
     for part in parts {
         writeln!(
             f,
-            "  part {}: {}% of operations, {} ({}% reads), block size {}, {} on worker {}",
+            "  part {}: {}, {} ({}% reads), block size {}, {} on {}",
             part.name,
-            format!("{:.2}", part.share_percent).trim_end_matches('0').trim_end_matches('.'),
+            match part.own_rate_iops {
+                Some(rate) => format!("{rate} operations/s of its own"),
+                None => format!(
+                    "{}% of operations",
+                    format!("{:.2}", part.share_percent).trim_end_matches('0').trim_end_matches('.')
+                ),
+            },
             part.rw,
             part.read_percent,
             part.bs_label,
             part.data_set,
-            part.queue
+            match part.own_rate_iops {
+                Some(_) => format!("a worker of its own ({})", part.queue),
+                None => format!("worker {}", part.queue),
+            }
         )?;
     }
     Ok(())

@@ -9,12 +9,16 @@
 //! (`RD_entry`: any skew makes vdbench use its waiter at iorate=max): a worker ahead of its share waits for the
 //! others (a flow of the phase's own, `run/flow.rs`), so the slowest share sets the pace. With no skew said,
 //! each worker runs as fast as it goes (vdbench's uncontrolled max, where sds do not wait for each other).
+//!
+//! A part that says its own `rate-iops` (vdbench's wd `iorate=`) has a fixed rate of its own: it takes no share,
+//! runs on a worker of its own paced at that rate whatever the phase's pace, and the other parts share what it
+//! leaves of the phase's rate (`WG_entry.wg_set_interarrival`: the rd's iorate less the workloads' own).
 
 use super::build::JobContext;
 use super::facts::Facts;
 use super::raw::plan_raw_phase;
 use super::values::{default_name, pacing};
-use super::{FlowSpec, MixedWorker, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
+use super::{FlowSpec, MixedWorker, Pacing, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
 use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes};
@@ -40,10 +44,34 @@ pub(super) fn plan_parts_phase(
         let plan = plan_raw_phase(context, index, &one, target, facts, verify_block, notices)?;
         let queue = unit.queue.clone().unwrap_or_else(|| plan.files.iter().map(|f| f.to_string()).collect());
         let bounded = parts[i].io_passes.is_some();
-        planned.push(Planned { name, queue, share: shares[i], rank: unit.rank, bounded, plan });
+        // The part's own rate, not the phase's that `units` lays under every part.
+        let own_rate = parts[i].rate_iops.and_then(|_| pacing(&unit, &plan.block_sizes));
+        planned.push(Planned { name, queue, share: shares[i], rank: unit.rank, bounded, own_rate, plan });
     }
     let workers = workers(&planned, spec, index);
-    Ok(combine(spec, &label, planned, workers))
+    let phase_pacing = shared_pacing(spec, &planned).map_err(|e| PlanError(format!("{label}: {e}")))?;
+    Ok(combine(spec, &label, planned, workers, phase_pacing))
+}
+
+/// The phase's rate less the parts' own rates: what the parts without one share (vdbench's `wg_set_interarrival`).
+fn shared_pacing(spec: &PhaseSpec, planned: &[Planned]) -> Result<Option<Pacing>, String> {
+    let sizes = all_block_sizes(planned);
+    let fixed: f64 = planned.iter().filter_map(|p| p.own_rate).map(|r| r.ops_per_sec).sum();
+    let Some(pacing) = pacing(spec, &sizes) else { return Ok(None) };
+    if fixed == 0.0 || planned.iter().all(|p| p.own_rate.is_some()) {
+        return Ok(Some(pacing));
+    }
+    if pacing.bytes_per_sec.is_some() {
+        return Err("parts with a rate-iops of their own need the phase's rate as rate-iops too, not rate".into());
+    }
+    if pacing.ops_per_sec <= fixed {
+        return Err(format!(
+            "the parts' own rates ({fixed}/s) leave nothing of the phase's rate-iops ({}/s) for the other parts; \
+             raise the phase's rate or lower theirs",
+            pacing.ops_per_sec
+        ));
+    }
+    Ok(Some(Pacing { ops_per_sec: pacing.ops_per_sec - fixed, ..pacing }))
 }
 
 /// One part planned alone.
@@ -57,15 +85,22 @@ struct Planned {
     /// The part says its own passes (vdbench seekpct=eof: one pass of its lun), which bound it even under a
     /// runtime.
     bounded: bool,
+    /// A fixed rate of its own (vdbench's wd `iorate=`).
+    own_rate: Option<Pacing>,
     plan: PhasePlan,
 }
 
-/// The shares of the parts, in percent: said ones as said, the rest share what is left evenly.
+/// The shares of the parts, in percent: said ones as said, the rest share what is left evenly; a part with a
+/// rate of its own has none (vdbench's `RD_entry` leaves wds with `iorate=` out of the skews).
 fn shares(parts: &[PhaseSpec]) -> Result<Vec<f64>, String> {
+    let own = |p: &PhaseSpec| p.rate_iops.is_some();
     let said: f64 = parts.iter().filter_map(|p| p.skew).sum();
-    let unsaid = parts.iter().filter(|p| p.skew.is_none()).count();
+    let unsaid = parts.iter().filter(|p| p.skew.is_none() && !own(p)).count();
     let each = if unsaid > 0 { (100.0 - said) / unsaid as f64 } else { 0.0 };
-    let shares: Vec<f64> = parts.iter().map(|p| p.skew.unwrap_or(each)).collect();
+    let shares: Vec<f64> = parts.iter().map(|p| if own(p) { 0.0 } else { p.skew.unwrap_or(each) }).collect();
+    if parts.iter().all(own) {
+        return Ok(shares);
+    }
     let total: f64 = shares.iter().sum();
     if (total - 100.0).abs() > 0.001 || shares.iter().any(|s| *s < 0.0) {
         return Err(format!("the parts' skews add up to {total}; they must add up to 100"));
@@ -96,25 +131,37 @@ fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
     }
 }
 
+/// Which worker a part runs on: its queue and rank, and a part with a rate of its own on a worker of its own.
+type QueueKey<'a> = (&'a str, Option<u32>, Option<usize>);
+
+fn key((i, p): (usize, &Planned)) -> QueueKey<'_> {
+    (p.queue.as_str(), p.rank, p.own_rate.map(|_| i))
+}
+
 /// One worker per queue and rank (parts of other ranks run on other hosts, so they cannot share a worker), in
-/// the order queues first appear; a worker's parts are weighted by their shares.
+/// the order queues first appear; a worker's parts are weighted by their shares. A part with a rate of its own
+/// runs alone, so that its pace is its own (in vdbench its priority starts its due I/O before the others').
 fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPlan> {
-    let mut queues: Vec<(&str, Option<u32>)> = Vec::new();
-    for p in planned {
-        if !queues.contains(&(p.queue.as_str(), p.rank)) {
-            queues.push((&p.queue, p.rank));
+    let mut queues: Vec<QueueKey> = Vec::new();
+    for k in planned.iter().enumerate().map(key) {
+        if !queues.contains(&k) {
+            queues.push(k);
         }
     }
     let total_share: f64 = planned.iter().map(|p| p.share).sum();
-    let held = holds_shares(spec, queues.len());
+    let held = holds_shares(spec, queues.iter().filter(|q| q.2.is_none()).count());
     queues
         .iter()
         .map(|queue| {
-            let mine: Vec<&Planned> = planned.iter().filter(|p| (p.queue.as_str(), p.rank) == *queue).collect();
+            let mine: Vec<&Planned> =
+                planned.iter().enumerate().filter(|&(i, p)| key((i, p)) == *queue).map(|(_, p)| p).collect();
             let first = &mine[0].plan.workers[0];
             let share: f64 = mine.iter().map(|p| p.share).sum::<f64>() / total_share.max(f64::MIN_POSITIVE);
             let alone = || mine.iter().filter_map(|p| p.plan.workers[0].io_bytes).sum();
+            let own_rate = mine[0].own_rate;
             let io_bytes = match spec.io_size {
+                // A part with its own rate does its own amount, or runs for the phase's time.
+                _ if own_rate.is_some() => (spec.runtime.is_none() || mine[0].bounded).then(alone),
                 Some(b) => Some((b.0 as f64 * share) as u64),
                 // Parts bounded by their own passes, or without a runtime: each part does what it would alone.
                 None if spec.runtime.is_none() || mine.iter().all(|p| p.bounded) => Some(alone()),
@@ -128,13 +175,15 @@ fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPla
                     share,
                     iodepth: mine.iter().map(|p| p.plan.iodepth).max().unwrap_or(1),
                     others: mine[1..].iter().map(|p| p.plan.workers[0].workload.clone()).collect(),
-                    weights: mine.iter().map(|p| p.share).collect(),
+                    // A part with its own rate is alone on its worker: all of the worker's operations.
+                    weights: mine.iter().map(|p| if own_rate.is_some() { 1.0 } else { p.share }).collect(),
                     rank: queue.1,
-                    held: held.then(|| FlowSpec {
+                    held: (held && own_rate.is_none()).then(|| FlowSpec {
                         id: HELD_SHARES_FLOW + index as u64,
                         weight: (share * 1e6).round().max(1.0) as u64,
                         sleep: Duration::ZERO,
                     }),
+                    own_rate,
                 }),
             }
         })
@@ -156,10 +205,15 @@ fn holds_shares(spec: &PhaseSpec, workers: usize) -> bool {
 }
 
 /// The phase: the first part's plan for what all parts share (engine, direct I/O, ramp, runtime …), the parts'
-/// files, sizes and mix for the rest.
-fn combine(spec: &PhaseSpec, label: &str, planned: Vec<Planned>, workers: Vec<WorkerPlan>) -> PhasePlan {
-    let read_percent = planned.iter().map(|p| p.share * f64::from(p.plan.read_percent)).sum::<f64>() / 100.0;
-    let read_percent = read_percent.round().clamp(0.0, 100.0) as u8;
+/// files, sizes and mix for the rest; `pacing` is what the parts without a rate of their own share.
+fn combine(
+    spec: &PhaseSpec,
+    label: &str,
+    planned: Vec<Planned>,
+    workers: Vec<WorkerPlan>,
+    pacing: Option<Pacing>,
+) -> PhasePlan {
+    let read_percent = mixed_read_percent(&planned);
     let random = planned.iter().find(|p| matches!(p.plan.access, Access::Random { .. }));
     let rw = mixed_rw(random.is_some(), read_percent);
     let block_sizes = all_block_sizes(&planned);
@@ -183,7 +237,7 @@ fn combine(spec: &PhaseSpec, label: &str, planned: Vec<Planned>, workers: Vec<Wo
         rw,
         read_percent,
         access,
-        pacing: pacing(spec, &block_sizes),
+        pacing,
         block_sizes,
         write_block_sizes: None,
         bs_label,
@@ -200,6 +254,16 @@ fn combine(spec: &PhaseSpec, label: &str, planned: Vec<Planned>, workers: Vec<Wo
         parts,
         ..first
     }
+}
+
+/// The share of reads of the mix, by the parts' shares; never 100 while a part writes (nor 0 while one reads),
+/// whatever its share (a part with a rate of its own has none), so the files open for writing.
+fn mixed_read_percent(planned: &[Planned]) -> u8 {
+    let total: f64 = planned.iter().map(|p| p.share).sum();
+    let weight = |p: &Planned| if total > 0.0 { p.share / total } else { 1.0 / planned.len() as f64 };
+    let percent = planned.iter().map(|p| weight(p) * f64::from(p.plan.read_percent)).sum::<f64>();
+    let (reads, writes) = (planned.iter().any(|p| p.plan.read_percent > 0), planned.iter().any(|p| p.plan.writes()));
+    (percent.round() as u8).clamp(u8::from(reads), if writes { 99 } else { 100 })
 }
 
 /// The mode that describes the mix: random if any part is, by its share of reads.
@@ -258,6 +322,7 @@ fn part_plans(planned: &[Planned]) -> Vec<PartPlan> {
             name: p.name.clone(),
             queue: p.queue.clone(),
             share_percent: p.share,
+            own_rate_iops: p.own_rate.map(|r| r.ops_per_sec),
             rw: p.plan.rw,
             read_percent: p.plan.read_percent,
             bs_label: p.plan.bs_label.clone(),
@@ -283,5 +348,43 @@ mod tests {
         assert_eq!(shares(&[part(None), part(None)]).unwrap(), [50.0, 50.0]);
         assert!(shares(&[part(Some(60.0)), part(Some(30.0))]).unwrap_err().contains("add up to 90"));
         assert!(shares(&[part(Some(0.0))]).is_err());
+    }
+
+    fn planned(parts: Vec<PhaseSpec>, rate_iops: Option<u64>) -> Result<PhasePlan, String> {
+        use crate::plan::{Facts, RunOptions, TargetFacts, build_plan};
+        use crate::spec::{JobSpec, SpecOrigin};
+        let target = TargetFacts::Directory { path: "/srv".into(), free: Some(Bytes::gib(50)), dio_align: Some(512) };
+        let facts = Facts { target, ..Facts::directory(None) };
+        let phase = PhaseSpec { size: Some(Bytes::mib(16)), rate_iops, parts: Some(parts), ..PhaseSpec::default() };
+        let job =
+            JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases: vec![phase], notices: vec![] };
+        let options = RunOptions { run_id: "run-test".into(), ..Default::default() };
+        build_plan(&job, &facts, &options).map(|mut p| p.phases.remove(0)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_part_with_its_own_rate_runs_alone_at_it_and_the_others_share_what_it_leaves() {
+        // vdbench: rd iorate=300 with wd1 iorate=100 and two wds without on the same sd: wd1 does 100/s, the two
+        // others 100/s each (WG_entry.wg_set_interarrival).
+        let part = |rw, rate_iops| PhaseSpec { rw: Some(rw), rate_iops, queue: Some("sd1".into()), ..part(None) };
+        let parts =
+            vec![part(RwMode::RandRead, Some(100)), part(RwMode::RandWrite, None), part(RwMode::RandWrite, None)];
+        let phase = planned(parts.clone(), Some(300)).unwrap();
+        assert_eq!(phase.workers.len(), 2, "the part with its own rate has a worker of its own");
+        let own = phase.workers[0].mixed.as_ref().unwrap();
+        assert_eq!(own.own_rate.map(|r| r.ops_per_sec), Some(100.0));
+        assert_eq!((own.share, own.weights.as_slice(), own.others.len()), (0.0, [1.0].as_slice(), 0));
+        let shared = phase.workers[1].mixed.as_ref().unwrap();
+        assert_eq!((shared.own_rate, shared.share, shared.weights.as_slice()), (None, 1.0, [50.0, 50.0].as_slice()));
+        assert_eq!(phase.pacing.map(|p| p.ops_per_sec), Some(200.0), "the rate the others share");
+        assert_eq!(phase.parts[0].own_rate_iops, Some(100.0));
+        assert!(phase.writes() && phase.read_percent > 0, "a read part and write parts: {}", phase.read_percent);
+        // Unpaced, the part keeps its rate and the others run as fast as they go.
+        let phase = planned(parts.clone(), None).unwrap();
+        assert_eq!(phase.pacing, None);
+        assert_eq!(phase.workers[0].mixed.as_ref().unwrap().own_rate.map(|r| r.ops_per_sec), Some(100.0));
+        // Own rates that leave the others nothing of the phase's rate are refused with the reason.
+        let err = planned(parts, Some(100)).unwrap_err();
+        assert!(err.contains("leave nothing of the phase's rate-iops"), "{err}");
     }
 }

@@ -19,7 +19,8 @@ impl PhaseSpec {
     }
 
     /// The parts' checks: each part is a phase of its own (no parts, file sets or streams inside), its skew a
-    /// percentage, and the skews said add up to at most 100 (to 100 exactly when every part says one).
+    /// percentage, and the skews said add up to at most 100 (to 100 exactly when every part says one); a part
+    /// with a rate of its own (`rate-iops`) says no skew.
     pub(super) fn check_parts(&self, parts: &[PhaseSpec]) -> Result<(), String> {
         if parts.is_empty() {
             return Err("part is empty: give at least one [[phase.part]], or leave part out".into());
@@ -38,11 +39,20 @@ impl PhaseSpec {
             {
                 return Err(context(format!("skew {skew} is not a percentage from 0 to 100")));
             }
+            if part.rate_iops.is_some() && part.skew.is_some() {
+                return Err(context(
+                    "a part with a rate-iops of its own takes no share: give skew or rate-iops".into(),
+                ));
+            }
+            if part.rate.is_some() {
+                return Err(context("a part's own rate is rate-iops (operations per second), not rate".into()));
+            }
             said += part.skew.unwrap_or(0.0);
             let unit = PhaseSpec { parts: None, skew: None, queue: None, rank: None, ..self.overlay(part) };
             unit.check().map_err(context)?;
         }
-        let all_said = parts.iter().all(|p| p.skew.is_some());
+        let all_said =
+            parts.iter().all(|p| p.skew.is_some() || p.rate_iops.is_some()) && parts.iter().any(|p| p.skew.is_some());
         if said > 100.0001 || (all_said && (said - 100.0).abs() > 0.0001) {
             return Err(format!(
                 "the parts' skews add up to {said}; they must add up to 100 (parts without a skew share what is left)"

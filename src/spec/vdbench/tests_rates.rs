@@ -1,10 +1,11 @@
 //! Tests of the vdbench keywords that shape where and how fast a raw wd's I/O goes, in the reader: the Poisson
-//! seek (`seekpct=poisson`, `seekpct=(poisson,midpoint)`).
+//! seek (`seekpct=poisson`, `seekpct=(poisson,midpoint)`), a wd's own rate and priority (`iorate=`,
+//! `priority=`).
 
 use std::path::Path;
 
 use super::*;
-use crate::spec::DistributionSpec;
+use crate::spec::{ArrivalSpec, DistributionSpec};
 
 fn parse(text: &str) -> Result<JobSpec, SpecError> {
     parse_vdbench_job(Path::new("job.vdb"), text, &ReadOptions::default())
@@ -56,4 +57,57 @@ fn a_poisson_midpoint_of_zero_or_less_is_refused_with_the_reason() {
             error(&format!("sd=sd1,lun=/dev/nodisk,size=64m\nwd=wd1,sd=sd1,seekpct={bad}\nrd=rd1,wd=wd1,iorate=max\n"));
         assert!(err.contains("line 2") && err.contains("seekpct") && err.contains("above 0"), "{bad}: {err}");
     }
+}
+
+/// An rd over wd1 and wd2 on two sds, with `wd1`, `wd2` appended to their records and `rd` to the rd's.
+fn two_wds(wd1: &str, wd2: &str, rd: &str) -> Result<JobSpec, SpecError> {
+    parse(&format!(
+        "sd=sd1,lun=/dev/nodisk1,size=64m\nsd=sd2,lun=/dev/nodisk2,size=64m\nwd=wd1,sd=sd1,rdpct=100{wd1}\n\
+         wd=wd2,sd=sd2,rdpct=0{wd2}\nrd=rd1,wd=(wd1,wd2){rd}\n"
+    ))
+}
+
+#[test]
+fn a_wd_s_own_iorate_is_a_part_with_a_rate_of_its_own_and_no_share() {
+    let job = two_wds(",iorate=100,priority=1", ",priority=2", ",iorate=300").unwrap();
+    let phase = &job.phases[0];
+    assert_eq!(phase.rate_iops, Some(300), "the rd's rate; the plan takes the wd's own out of it");
+    let parts = phase.parts.as_ref().unwrap();
+    assert_eq!(
+        (parts[0].rate_iops, parts[0].skew, parts[0].rate_process),
+        (Some(100), None, Some(ArrivalSpec::Poisson))
+    );
+    assert_eq!((parts[1].rate_iops, parts[1].skew), (None, Some(100.0)), "the other wd has all the shares");
+    assert_eq!(phase.hold_shares, Some(true), "vdbench runs its waiter when a wd says iorate= or priority=");
+    assert!(job.notices.iter().any(|n| n.contains("priority= orders its queue")), "{:?}", job.notices);
+    // Under max too, and a wd alone with its rate is a part (its rate is its own, not the rd's).
+    let job = two_wds(",iorate=50,priority=1", ",priority=2", ",iorate=max").unwrap();
+    assert_eq!(job.phases[0].parts.as_ref().unwrap()[0].rate_iops, Some(50));
+    let alone =
+        parse("sd=sd1,lun=/dev/nodisk,size=64m\nwd=wd1,sd=sd1,iorate=20,priority=1\nrd=rd1,wd=wd1,iorate=max\n")
+            .unwrap();
+    assert_eq!(alone.phases[0].parts.as_ref().map(|p| p[0].rate_iops), Some(Some(20)));
+    // Priorities alone change no rate, but vdbench's waiter holds the skew at max.
+    let job = two_wds(",priority=2", ",priority=1", ",iorate=max").unwrap();
+    assert_eq!(job.phases[0].hold_shares, Some(true));
+    assert!(job.phases[0].parts.as_ref().unwrap().iter().all(|p| p.rate_iops.is_none()));
+}
+
+#[test]
+fn rates_and_priorities_vdbench_refuses_are_refused_with_its_reason() {
+    for (wd1, wd2, why) in [
+        (",iorate=100", "", "also needs priority="),
+        (",iorate=100,skew=50,priority=1", ",priority=2", "mutually exclusive"),
+        (",priority=0", ",priority=1", "not 0"),
+        (",iorate=100,priority=1", "", "every wd of the rd needs a priority of its own"),
+        (",priority=1", ",priority=1", "wd1=1, wd2=1"),
+        (",iorate=100,priority=2", ",priority=1", "wds with iorate= must come first"),
+        (",iorate=0,priority=1", ",priority=2", "above 0"),
+    ] {
+        let err = two_wds(wd1, wd2, ",iorate=max").unwrap_err().to_string();
+        assert!(err.contains("line "), "{wd1} {wd2}: {err}");
+        assert!(err.contains(why), "{wd1} {wd2}: {err}");
+    }
+    // As in vdbench's code (its guide asks for 1, 2, … in sequence, its code does not): 1 and 3 run.
+    assert!(two_wds(",priority=1", ",priority=3", ",iorate=max").is_ok());
 }

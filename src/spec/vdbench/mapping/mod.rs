@@ -28,6 +28,7 @@ mod raw_loops;
 mod raw_wd;
 mod timing;
 mod validate;
+mod wd_rates;
 mod words;
 
 use std::path::{Path, PathBuf};

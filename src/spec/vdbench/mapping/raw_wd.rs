@@ -47,16 +47,16 @@ pub(super) struct RawRun {
     /// where vdbench uses it: not under a hot band, a stride or an sd's `align=`).
     pub poisson: Option<f64>,
     pub threads: u32,
-    /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts).
+    /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts); 0 with `own_rate`.
     pub share: f64,
+    /// The wd's `iorate=`: operations per second of this generator's own (each of the wd's generators has it).
+    pub own_rate: Option<f64>,
     /// Under mpirun, the rank of its host (`Hosts::rank_of`).
     pub rank: Option<u32>,
 }
 
 /// Keywords of a wd with no meaning here yet, and why.
 const WD_UNSUPPORTED: &[(&str, &str)] = &[
-    ("priority", "workload priorities (priority=)"),
-    ("iorate", "a workload's own rate (wd iorate=)"),
     ("threads", "threads per workload without concatenatesds=yes (vdbench allows wd threads= only there)"),
     ("streams", "sequential streams (streams=)"),
     ("user", "user-written workloads (user=)"),
@@ -148,6 +148,7 @@ impl Mapper<'_> {
             poisson,
             threads: threads.clamp(1, u64::from(u32::MAX)) as u32,
             share,
+            own_rate: one_number(wd, "iorate", Units::Size, "operations per second, such as 100")?,
             rank: None,
         })
     }
