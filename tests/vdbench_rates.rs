@@ -1,6 +1,7 @@
 //! vdbench's rate and placement keywords of raw wds run for real on files in a temporary directory, proved by
 //! what streamcap stamps into the blocks it writes and by the result JSON: the Poisson seek crowds writes at the
-//! start of the lun; a wd with `iorate=` of its own keeps its rate beside others at max or at the rd's rate.
+//! start of the lun; a wd with `iorate=` of its own keeps its rate beside others at max or at the rd's rate;
+//! `streams=` writes each part of the lun sequentially from its start.
 
 mod common;
 
@@ -91,4 +92,31 @@ fn the_other_wds_share_what_a_wd_s_own_iorate_leaves_of_the_rd_s() {
     let (reads, writes) = (rate(phase, "read"), rate(phase, "write"));
     assert!((reads - 20.0).abs() < 1.5, "wd1 read {reads:.1}/s, not its 20/s");
     assert!((writes - 40.0).abs() < 1.5, "wd2 wrote {writes:.1}/s, not the 40/s wd1 leaves of 60");
+}
+
+/// streams=4 on a 16 MiB lun, 64 KiB writes: four streams, each over its own 4 MiB, sequential from its start
+/// whatever seekpct says. With seekpct=eof each does one pass (256 writes, every block once); with vdbench's
+/// default random seeks and maxdata=8m, each writes the first half of its part in order and nothing else.
+#[test]
+fn streams_write_each_part_of_the_lun_sequentially_from_its_start() {
+    for (seek, maxdata, written) in [(",seekpct=eof", "", 1024), ("", ",maxdata=8m", 512)] {
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!(
+            "sd=sd1,lun=DIR/lun1,size=16m,threads=6\nwd=wd1,sd=sd1,xfersize=64k,rdpct=0{seek},streams=4\n\
+             rd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1{maxdata}\n"
+        );
+        let result = run(dir.path(), &text, &["--keep", "--ramp", "0s"]);
+        assert_eq!(result["phases"][0]["write"]["ops"].as_u64(), Some(written / 16 * 4), "{seek}{maxdata}");
+        let config = &result["config"]["phases"][0];
+        assert_eq!((config["jobs"].as_u64(), config["iodepth"].as_u64()), (Some(4), Some(2)), "6 threads raised to 8");
+        // Block b of stream k (its b-th 4 KiB) holds that stream's write b / 16 (each stream counts its own).
+        for (block, &(offset, counter)) in stamps_of(dir.path(), "lun1").iter().enumerate() {
+            let (stream, b) = (block / 1024, (block % 1024) as u64);
+            if b < written {
+                assert_eq!((offset, counter), (block as u64 * 4096, b / 16), "stream {stream}, block {b}");
+            } else {
+                assert_eq!((offset, counter), (0, 0), "stream {stream}, block {b}: written past maxdata");
+            }
+        }
+    }
 }

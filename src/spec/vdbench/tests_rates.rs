@@ -1,6 +1,6 @@
 //! Tests of the vdbench keywords that shape where and how fast a raw wd's I/O goes, in the reader: the Poisson
 //! seek (`seekpct=poisson`, `seekpct=(poisson,midpoint)`), a wd's own rate and priority (`iorate=`,
-//! `priority=`).
+//! `priority=`) and sequential streams (`streams=`).
 
 use std::path::Path;
 
@@ -110,4 +110,32 @@ fn rates_and_priorities_vdbench_refuses_are_refused_with_its_reason() {
     }
     // As in vdbench's code (its guide asks for 1, 2, … in sequence, its code does not): 1 and 3 run.
     assert!(two_wds(",priority=1", ",priority=3", ",iorate=max").is_ok());
+}
+
+#[test]
+fn streams_are_workers_each_sequential_over_its_part_of_the_lun() {
+    let job = one_wd(",threads=6", ",streams=4").unwrap();
+    let phase = &job.phases[0];
+    // Random by default, but a stream is sequential whatever seekpct says; 6 threads raised to 8, 2 a stream.
+    assert_eq!((phase.rw, phase.jobs, phase.iodepth), (Some(crate::spec::RwMode::Write), Some(4), Some(2)));
+    assert_eq!(phase.distribution, None);
+    assert!(job.notices.iter().any(|n| n.contains("6 threads raised to 8")), "{:?}", job.notices);
+    assert!(job.notices.iter().any(|n| n.contains("sequential within its stream")), "{:?}", job.notices);
+    let phase = one_wd(",threads=8", ",seekpct=eof,streams=2").unwrap().phases.remove(0);
+    assert_eq!((phase.jobs, phase.iodepth, phase.io_passes), (Some(2), Some(4), Some(1.0)));
+}
+
+#[test]
+fn streams_vdbench_refuses_or_streamcap_cannot_run_yet_are_refused_with_the_reason() {
+    let err = one_wd("", ",streams=1").unwrap_err().to_string();
+    assert!(err.contains("line 2") && err.contains("at least two streams"), "{err}");
+    let err = two_wds(",streams=2", "", ",iorate=max").unwrap_err().to_string();
+    assert!(err.contains("only one wd may run in an rd with streams="), "{err}");
+    let err = parse(
+        "sd=sd1,lun=/dev/nodisk1,size=64m\nsd=sd2,lun=/dev/nodisk2,size=64m\nwd=wd1,sd=sd*,streams=2\n\
+         rd=rd1,wd=wd1,iorate=max\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("line 4") && err.contains("several sds or hosts"), "{err}");
 }

@@ -29,6 +29,7 @@ mod raw_wd;
 mod timing;
 mod validate;
 mod wd_rates;
+mod wd_streams;
 mod words;
 
 use std::path::{Path, PathBuf};

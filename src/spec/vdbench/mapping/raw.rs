@@ -82,6 +82,23 @@ impl Mapper<'_> {
         let skew_said = rates.said || wds.iter().any(|wd| wd.get("skew").is_some());
         let runs =
             if self.concatenate { self.concatenated(rd, &wds, &shares)? } else { self.separate(rd, &wds, &shares)? };
+        if let Some(streamed) = runs.iter().find(|r| r.streams.is_some())
+            && runs.len() > 1
+        {
+            let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
+            let why = if wds.len() > 1 {
+                "only one wd may run in an rd with streams= (vdbench refuses it too): run the others in rds of \
+                 their own"
+                    .to_string()
+            } else {
+                format!(
+                    "{} has streams= on several sds or hosts, which is not supported yet: give it one sd (or \
+                     concatenatesds=yes), or run each sd in an rd of its own",
+                    streamed.name
+                )
+            };
+            return Err(fail(rd, p, why));
+        }
         if runs.iter().any(|r| r.flags.direct != runs[0].flags.direct) {
             let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
             return Err(fail(

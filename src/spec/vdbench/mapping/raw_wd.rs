@@ -47,6 +47,8 @@ pub(super) struct RawRun {
     /// where vdbench uses it: not under a hot band, a stride or an sd's `align=`).
     pub poisson: Option<f64>,
     pub threads: u32,
+    /// `streams=n`: n sequential streams, each over its own n-th of the lun with threads / n of the threads.
+    pub streams: Option<u32>,
     /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts); 0 with `own_rate`.
     pub share: f64,
     /// The wd's `iorate=`: operations per second of this generator's own (each of the wd's generators has it).
@@ -58,7 +60,6 @@ pub(super) struct RawRun {
 /// Keywords of a wd with no meaning here yet, and why.
 const WD_UNSUPPORTED: &[(&str, &str)] = &[
     ("threads", "threads per workload without concatenatesds=yes (vdbench allows wd threads= only there)"),
-    ("streams", "sequential streams (streams=)"),
     ("user", "user-written workloads (user=)"),
 ];
 
@@ -127,6 +128,7 @@ impl Mapper<'_> {
         self.shape_notices(wd, seek, stride.is_some(), hotband);
         let poisson = self.poisson_used((sd, wd), poisson, stride.is_some() || hotband);
         let threads = whole(sd, "threads", "a number of threads")?.unwrap_or(u64::from(DEFAULT_SD_THREADS));
+        let (streams, seek, threads) = self.streams(wd, seek, threads)?;
         let align = align.or(size_of(sd, "align")?);
         let (size, offset, size_percent) = placement((sd, wd), align)?;
         Ok(RawRun {
@@ -147,6 +149,7 @@ impl Mapper<'_> {
             hotband,
             poisson,
             threads: threads.clamp(1, u64::from(u32::MAX)) as u32,
+            streams,
             share,
             own_rate: one_number(wd, "iorate", Units::Size, "operations per second, such as 100")?,
             rank: None,
@@ -315,8 +318,9 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         size: run.size,
         offset: run.offset,
         size_percent: run.size_percent,
-        jobs: Some(1),
-        iodepth: Some(run.threads),
+        jobs: Some(run.streams.unwrap_or(1)),
+        // The threads are a multiple of the streams (`wd_streams`), but a concatenation's wd threads= come later.
+        iodepth: Some(run.threads.div_ceil(run.streams.unwrap_or(1))),
         direct: Some(run.flags.direct),
         sync_writes: run.flags.sync.then_some(true),
         end_fsync: run.flags.fsync.then_some(true),
