@@ -61,3 +61,22 @@ impl PhaseSpec {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_s_own_rate_is_rate_iops_and_takes_no_skew() {
+        let part = |skew, rate_iops| PhaseSpec { skew, rate_iops, ..PhaseSpec::default() };
+        let phase = |parts| PhaseSpec { parts: Some(parts), ..PhaseSpec::default() };
+        // A part at its own rate beside parts whose skews add up to 100: the rate takes no share.
+        assert_eq!(phase(vec![part(None, Some(100)), part(Some(100.0), None)]).check(), Ok(()));
+        assert_eq!(phase(vec![part(None, Some(100)), part(None, Some(50))]).check(), Ok(()), "all at their own rate");
+        let err = phase(vec![part(Some(50.0), Some(100)), part(None, None)]).check().unwrap_err();
+        assert!(err.contains("part 1") && err.contains("give skew or rate-iops"), "{err}");
+        let bytes = PhaseSpec { rate: Some(crate::units::ByteRate(1e6)), ..part(None, None) };
+        let err = phase(vec![bytes, part(None, None)]).check().unwrap_err();
+        assert!(err.contains("rate-iops (operations per second), not rate"), "{err}");
+    }
+}
