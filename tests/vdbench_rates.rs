@@ -120,3 +120,21 @@ fn streams_write_each_part_of_the_lun_sequentially_from_its_start() {
         }
     }
 }
+
+/// streams=2 on a wd over two 8 MiB sds: each sd is cut into its own two streams (four workers in all), and with
+/// seekpct=eof each stream writes its 4 MiB once, in order.
+#[test]
+fn a_streamed_wd_on_two_sds_cuts_each_sd_into_its_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "sd=sd1,lun=DIR/lun1,size=8m,threads=4\nsd=sd2,lun=DIR/lun2,size=8m,threads=4\n\
+                wd=wd1,sd=sd*,xfersize=64k,rdpct=0,seekpct=eof,streams=2\nrd=rd1,wd=wd1,iorate=max,elapsed=600,interval=1\n";
+    let result = run(dir.path(), text, &["--keep"]);
+    let phase = &result["phases"][0];
+    assert_eq!((phase["status"].as_str(), phase["write"]["ops"].as_u64()), (Some("completed"), Some(256)));
+    assert_eq!(phase["jobs"].as_u64(), Some(4), "two streams on each of two sds");
+    for lun in ["lun1", "lun2"] {
+        for (block, &(offset, counter)) in stamps_of(dir.path(), lun).iter().enumerate() {
+            assert_eq!((offset, counter), (block as u64 * 4096, (block as u64 % 1024) / 16), "{lun} block {block}");
+        }
+    }
+}

@@ -12,7 +12,8 @@
 //!
 //! A part that says its own `rate-iops` (vdbench's wd `iorate=`) has a fixed rate of its own: it takes no share,
 //! runs on a worker of its own paced at that rate whatever the phase's pace, and the other parts share what it
-//! leaves of the phase's rate (`WG_entry.wg_set_interarrival`: the rd's iorate less the workloads' own).
+//! leaves of the phase's rate (`WG_entry.wg_set_interarrival`: the rd's iorate less the workloads' own). A part
+//! that says its own `jobs` (vdbench's `streams=`) runs alone on that many workers, each with its slice.
 
 use super::build::JobContext;
 use super::facts::Facts;
@@ -40,7 +41,8 @@ pub(super) fn plan_parts_phase(
     let mut planned = Vec::with_capacity(parts.len());
     for (i, unit) in spec.units().into_iter().enumerate() {
         let name = unit.name.clone().filter(|n| Some(n) != spec.name.as_ref()).unwrap_or(format!("part {}", i + 1));
-        let one = part_alone(&unit, &label, &name);
+        // Only a part's own jobs= (vdbench's streams=) gives it several workers, not the phase's.
+        let one = PhaseSpec { jobs: Some(parts[i].jobs.unwrap_or(1)), ..part_alone(&unit, &label, &name) };
         let plan = plan_raw_phase(context, index, &one, target, facts, verify_block, notices)?;
         let queue = unit.queue.clone().unwrap_or_else(|| plan.files.iter().map(|f| f.to_string()).collect());
         let bounded = parts[i].io_passes.is_some();
@@ -111,8 +113,8 @@ fn shares(parts: &[PhaseSpec]) -> Result<Vec<f64>, String> {
     Ok(shares)
 }
 
-/// A part as a phase of its own: one worker, named after the phase and the part, and unpaced (the phase's rate
-/// is shared out by worker).
+/// A part as a phase of its own: one worker (unless it says its jobs), named after the phase and the part, and
+/// unpaced (the phase's rate is shared out by worker).
 fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
     PhaseSpec {
         name: Some(format!("{phase}: {part}")),
@@ -131,11 +133,12 @@ fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
     }
 }
 
-/// Which worker a part runs on: its queue and rank, and a part with a rate of its own on a worker of its own.
+/// Which worker a part runs on: its queue and rank; a part with a rate of its own, or with several workers of
+/// its own (its jobs, vdbench's streams), runs alone.
 type QueueKey<'a> = (&'a str, Option<u32>, Option<usize>);
 
 fn key((i, p): (usize, &Planned)) -> QueueKey<'_> {
-    (p.queue.as_str(), p.rank, p.own_rate.map(|_| i))
+    (p.queue.as_str(), p.rank, (p.own_rate.is_some() || p.plan.workers.len() > 1).then_some(i))
 }
 
 /// One worker per queue and rank (parts of other ranks run on other hosts, so they cannot share a worker), in
@@ -152,7 +155,7 @@ fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPla
     let held = holds_shares(spec, queues.iter().filter(|q| q.2.is_none()).count());
     queues
         .iter()
-        .map(|queue| {
+        .flat_map(|queue| {
             let mine: Vec<&Planned> =
                 planned.iter().enumerate().filter(|&(i, p)| key((i, p)) == *queue).map(|(_, p)| p).collect();
             let first = &mine[0].plan.workers[0];
@@ -167,7 +170,7 @@ fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPla
                 None if spec.runtime.is_none() || mine.iter().all(|p| p.bounded) => Some(alone()),
                 None => None,
             };
-            WorkerPlan {
+            let worker = WorkerPlan {
                 workload: first.workload.clone(),
                 io_bytes,
                 io_ops: None,
@@ -185,7 +188,39 @@ fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPla
                     }),
                     own_rate,
                 }),
-            }
+            };
+            each_job(worker, mine[0], spec.io_size.is_some())
+        })
+        .collect()
+}
+
+/// A part of several workers (its jobs: vdbench's streams) as those workers: each with its own workload (its
+/// slice), its part of the share, the rate and the amount, and the same depth; any other worker as it is.
+fn each_job(worker: WorkerPlan, part: &Planned, sized: bool) -> Vec<WorkerPlan> {
+    let jobs = part.plan.workers.len();
+    if jobs == 1 {
+        return vec![worker];
+    }
+    let mixed = worker.mixed.expect("a worker of a phase with parts is mixed");
+    let share = mixed.share / jobs as f64;
+    part.plan
+        .workers
+        .iter()
+        .map(|alone| WorkerPlan {
+            workload: alone.workload.clone(),
+            // The phase's amount shared out, or what the job would do alone.
+            io_bytes: if sized {
+                worker.io_bytes.map(|b| b / jobs as u64)
+            } else {
+                worker.io_bytes.and(alone.io_bytes)
+            },
+            io_ops: None,
+            mixed: Some(MixedWorker {
+                share,
+                held: mixed.held.map(|f| FlowSpec { weight: (share * 1e6).round().max(1.0) as u64, ..f }),
+                own_rate: mixed.own_rate.map(|r| Pacing { ops_per_sec: r.ops_per_sec / jobs as f64, ..r }),
+                ..mixed.clone()
+            }),
         })
         .collect()
 }
@@ -383,6 +418,14 @@ mod tests {
         let phase = planned(parts.clone(), None).unwrap();
         assert_eq!(phase.pacing, None);
         assert_eq!(phase.workers[0].mixed.as_ref().unwrap().own_rate.map(|r| r.ops_per_sec), Some(100.0));
+        // A part with jobs of its own (vdbench's streams=) runs alone on that many workers, each with its slice.
+        let streamed = PhaseSpec { jobs: Some(2), queue: Some("sd2".into()), ..part(RwMode::Write, None) };
+        let phase = planned(vec![part(RwMode::RandRead, None), streamed], None).unwrap();
+        assert_eq!(phase.workers.len(), 3);
+        let slices: Vec<_> = phase.workers[1..].iter().map(|w| w.workload.regions[0].start).collect();
+        assert_eq!(slices, [0, 8 << 20], "the two halves of the 16 MiB");
+        let shares: Vec<_> = phase.workers.iter().map(|w| w.mixed.as_ref().unwrap().share).collect();
+        assert_eq!(shares, [0.5, 0.25, 0.25]);
         // Own rates that leave the others nothing of the phase's rate are refused with the reason.
         let err = planned(parts, Some(100)).unwrap_err();
         assert!(err.contains("leave nothing of the phase's rate-iops"), "{err}");

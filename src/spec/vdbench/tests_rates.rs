@@ -126,16 +126,17 @@ fn streams_are_workers_each_sequential_over_its_part_of_the_lun() {
 }
 
 #[test]
-fn streams_vdbench_refuses_or_streamcap_cannot_run_yet_are_refused_with_the_reason() {
+fn streams_vdbench_refuses_are_refused_and_several_sds_each_get_their_streams() {
     let err = one_wd("", ",streams=1").unwrap_err().to_string();
     assert!(err.contains("line 2") && err.contains("at least two streams"), "{err}");
     let err = two_wds(",streams=2", "", ",iorate=max").unwrap_err().to_string();
     assert!(err.contains("only one wd may run in an rd with streams="), "{err}");
-    let err = parse(
+    // A wd over two sds: each sd is cut into its own streams, as vdbench cuts each sd.
+    let job = parse(
         "sd=sd1,lun=/dev/nodisk1,size=64m\nsd=sd2,lun=/dev/nodisk2,size=64m\nwd=wd1,sd=sd*,streams=2\n\
          rd=rd1,wd=wd1,iorate=max\n",
     )
-    .unwrap_err()
-    .to_string();
-    assert!(err.contains("line 4") && err.contains("several sds or hosts"), "{err}");
+    .unwrap();
+    let jobs: Vec<_> = job.phases[0].parts.as_ref().unwrap().iter().map(|p| (p.jobs, p.iodepth)).collect();
+    assert_eq!(jobs, [(Some(2), Some(4)), (Some(2), Some(4))]);
 }

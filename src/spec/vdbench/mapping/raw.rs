@@ -84,6 +84,7 @@ impl Mapper<'_> {
             if self.concatenate { self.concatenated(rd, &wds, &shares)? } else { self.separate(rd, &wds, &shares)? };
         if let Some(streamed) = runs.iter().find(|r| r.streams.is_some())
             && runs.len() > 1
+            && (wds.len() > 1 || self.hosts.several())
         {
             let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
             let why = if wds.len() > 1 {
@@ -92,8 +93,8 @@ impl Mapper<'_> {
                     .to_string()
             } else {
                 format!(
-                    "{} has streams= on several sds or hosts, which is not supported yet: give it one sd (or \
-                     concatenatesds=yes), or run each sd in an rd of its own",
+                    "{} has streams= on several hosts, which is not supported yet: vdbench spreads one sd's streams \
+                     over the hosts, streamcap would run them all on each; run it on one host",
                     streamed.name
                 )
             };

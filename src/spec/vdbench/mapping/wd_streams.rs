@@ -3,9 +3,9 @@
 //! each read or written sequentially from its start by its own share of the sd's threads, whatever seekpct says
 //! (`IO_task` overrides every lba with its stream's next one). The threads are raised to a multiple of n, as
 //! vdbench raises them. In streamcap a stream is a worker of its own with its slice of the lun: `jobs` = n,
-//! `iodepth` = threads / n, sequential.
+//! `iodepth` = threads / n, sequential; over several sds, each sd its own n streams (a part with jobs = n).
 //!
-//! Must not: decide phases or parts (`raw.rs` refuses streams beside other workloads).
+//! Must not: decide phases or parts (`raw.rs` refuses streams beside another wd or over several hosts).
 
 use super::words::Seek;
 use super::{Mapper, fail, whole};
