@@ -140,3 +140,21 @@ fn streams_vdbench_refuses_are_refused_and_several_sds_each_get_their_streams() 
     let jobs: Vec<_> = job.phases[0].parts.as_ref().unwrap().iter().map(|p| (p.jobs, p.iodepth)).collect();
     assert_eq!(jobs, [(Some(2), Some(4)), (Some(2), Some(4))]);
 }
+
+#[test]
+fn streams_over_concatenated_sds_share_the_wd_s_threads() {
+    // cloudbytestorage's Raw-Streamed-workload-Conf, with sizes: 40 threads over 10 streams of the concatenation.
+    let text = |threads: u32, streams: u32| {
+        format!(
+            "concatenatesds=yes\nsd=sd1,lun=/dev/nodisk1,size=20m\nsd=sd2,lun=/dev/nodisk2,size=20m\n\
+             wd=wd1,sd=sd*,rdpct=0,skew=100,streams={streams},threads={threads}\nrd=rd1,wd=wd*,iorate=max\n"
+        )
+    };
+    let job = parse(&text(40, 10)).unwrap();
+    let phase = &job.phases[0];
+    assert_eq!((phase.jobs, phase.iodepth, phase.parts.is_none()), (Some(10), Some(4), true));
+    assert_eq!(phase.file_names.as_ref().map(Vec::len), Some(2), "the streams run over both luns, end to end");
+    assert!(!job.notices.iter().any(|n| n.contains("raised")), "the sds' threads are not the ones used");
+    // 6 threads over 4 streams: 2 each, as vdbench raises 6 to 8.
+    assert_eq!(parse(&text(6, 4)).unwrap().phases[0].iodepth, Some(2));
+}

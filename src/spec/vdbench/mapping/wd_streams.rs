@@ -38,7 +38,8 @@ impl Mapper<'_> {
             ));
         }
         let raised = threads.div_ceil(n) * n;
-        if raised != threads {
+        // Concatenated sds run on the wd's (or the rd's) threads, which `run_phase` shares out rounding up.
+        if raised != threads && !self.concatenate {
             self.notice(format!(
                 "vdbench {}: {threads} threads raised to {raised}, a multiple of streams={n}, as vdbench raises them",
                 wd.label()
