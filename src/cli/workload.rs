@@ -29,7 +29,7 @@ pub struct WorkloadFlags {
     /// Number of files the data set is spread over.
     #[arg(long, help_heading = "Workload")]
     pub files: Option<u32>,
-    /// Random offsets: uniform, zipf:1.2, pareto:0.9, normal:5.
+    /// Random offsets: uniform, zipf:1.2, pareto:0.9, normal:5, poisson:3 (vdbench's Poisson seek).
     #[arg(long, value_parser = parse_value::<DistributionSpec>, help_heading = "Workload")]
     pub distribution: Option<DistributionSpec>,
     /// Seed of the random generators (the same seed repeats the same offsets).

@@ -310,14 +310,23 @@ fn write_parts(f: &mut fmt::Formatter<'_>, parts: &[super::PartPlan]) -> fmt::Re
     for part in parts {
         writeln!(
             f,
-            "  part {}: {}% of operations, {} ({}% reads), block size {}, {} on worker {}",
+            "  part {}: {}, {} ({}% reads), block size {}, {} on {}",
             part.name,
-            format!("{:.2}", part.share_percent).trim_end_matches('0').trim_end_matches('.'),
+            match part.own_rate_iops {
+                Some(rate) => format!("{rate} operations/s of its own"),
+                None => format!(
+                    "{}% of operations",
+                    format!("{:.2}", part.share_percent).trim_end_matches('0').trim_end_matches('.')
+                ),
+            },
             part.rw,
             part.read_percent,
             part.bs_label,
             part.data_set,
-            part.queue
+            match part.own_rate_iops {
+                Some(_) => format!("a worker of its own ({})", part.queue),
+                None => format!("worker {}", part.queue),
+            }
         )?;
     }
     Ok(())
@@ -349,6 +358,7 @@ fn describe_distribution(d: &Distribution) -> String {
         Distribution::Pareto { h } => format!("pareto h={h}"),
         Distribution::Normal { sigma_percent } => format!("normal σ={sigma_percent}%"),
         Distribution::Hotband => "vdbench hot band".into(),
+        Distribution::Poisson { midpoint } => format!("vdbench poisson, midpoint {midpoint}"),
         Distribution::Zoned { zones } => {
             let parts: Vec<String> = zones
                 .iter()

@@ -10,12 +10,17 @@
 //! others (a flow of the phase's own, `run/flow.rs`; across mpirun's ranks too), so the slowest share sets the
 //! pace. With no skew said, each worker runs as fast as it goes (vdbench's uncontrolled max, where sds do not
 //! wait for each other).
+//!
+//! A part that says its own `rate-iops` (vdbench's wd `iorate=`) has a fixed rate of its own: it takes no share,
+//! runs on a worker of its own paced at that rate whatever the phase's pace, and the other parts share what it
+//! leaves of the phase's rate (`WG_entry.wg_set_interarrival`: the rd's iorate less the workloads' own). A part
+//! that says its own `jobs` (vdbench's `streams=`) runs alone on that many workers, each with its slice.
 
 use super::build::JobContext;
 use super::facts::Facts;
 use super::raw::plan_raw_phase;
 use super::values::{default_name, pacing};
-use super::{DirectionBytes, FlowSpec, MixedWorker, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
+use super::{DirectionBytes, FlowSpec, MixedWorker, Pacing, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
 use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes};
@@ -37,19 +42,44 @@ pub(super) fn plan_parts_phase(
     let mut planned = Vec::with_capacity(parts.len());
     for (i, unit) in spec.units().into_iter().enumerate() {
         let name = unit.name.clone().filter(|n| Some(n) != spec.name.as_ref()).unwrap_or(format!("part {}", i + 1));
-        let one = part_alone(&unit, &label, &name);
+        // Only a part's own jobs= (vdbench's streams=) gives it several workers, not the phase's.
+        let one = PhaseSpec { jobs: Some(parts[i].jobs.unwrap_or(1)), ..part_alone(&unit, &label, &name) };
         let plan = plan_raw_phase(context, index, &one, target, facts, verify_block, notices)?;
         let queue = unit.queue.clone().unwrap_or_else(|| plan.files.iter().map(|f| f.to_string()).collect());
         let bounded = parts[i].io_passes.is_some();
-        planned.push(Planned { name, queue, share: shares[i], rank: unit.rank, bounded, plan });
+        // The part's own rate, not the phase's that `units` lays under every part.
+        let own_rate = parts[i].rate_iops.and_then(|_| pacing(&unit, &plan.block_sizes));
+        planned.push(Planned { name, queue, share: shares[i], rank: unit.rank, bounded, own_rate, plan });
     }
     let unit = u64::from(all_block_sizes(&planned).min());
     let by_direction = super::raw::by_direction(spec, data_set(&planned), unit);
     let mut workers = workers(&planned, spec, index);
     split_by_direction(&planned, &mut workers, by_direction, unit).map_err(|e| PlanError(format!("{label}: {e}")))?;
-    let mut phase = combine(spec, &label, planned, workers);
+    let phase_pacing = shared_pacing(spec, &planned).map_err(|e| PlanError(format!("{label}: {e}")))?;
+    let mut phase = combine(spec, &label, planned, workers, phase_pacing);
     phase.io_by_direction = by_direction;
     Ok(phase)
+}
+
+/// The phase's rate less the parts' own rates: what the parts without one share (vdbench's `wg_set_interarrival`).
+fn shared_pacing(spec: &PhaseSpec, planned: &[Planned]) -> Result<Option<Pacing>, String> {
+    let sizes = all_block_sizes(planned);
+    let fixed: f64 = planned.iter().filter_map(|p| p.own_rate).map(|r| r.ops_per_sec).sum();
+    let Some(pacing) = pacing(spec, &sizes) else { return Ok(None) };
+    if fixed == 0.0 || planned.iter().all(|p| p.own_rate.is_some()) {
+        return Ok(Some(pacing));
+    }
+    if pacing.bytes_per_sec.is_some() {
+        return Err("parts with a rate-iops of their own need the phase's rate as rate-iops too, not rate".into());
+    }
+    if pacing.ops_per_sec <= fixed {
+        return Err(format!(
+            "the parts' own rates ({fixed}/s) leave nothing of the phase's rate-iops ({}/s) for the other parts; \
+             raise the phase's rate or lower theirs",
+            pacing.ops_per_sec
+        ));
+    }
+    Ok(Some(Pacing { ops_per_sec: pacing.ops_per_sec - fixed, ..pacing }))
 }
 
 /// One part planned alone.
@@ -63,15 +93,22 @@ struct Planned {
     /// The part says its own passes (vdbench seekpct=eof: one pass of its lun), which bound it even under a
     /// runtime.
     bounded: bool,
+    /// A fixed rate of its own (vdbench's wd `iorate=`).
+    own_rate: Option<Pacing>,
     plan: PhasePlan,
 }
 
-/// The shares of the parts, in percent: said ones as said, the rest share what is left evenly.
+/// The shares of the parts, in percent: said ones as said, the rest share what is left evenly; a part with a
+/// rate of its own has none (vdbench's `RD_entry` leaves wds with `iorate=` out of the skews).
 fn shares(parts: &[PhaseSpec]) -> Result<Vec<f64>, String> {
+    let own = |p: &PhaseSpec| p.rate_iops.is_some();
     let said: f64 = parts.iter().filter_map(|p| p.skew).sum();
-    let unsaid = parts.iter().filter(|p| p.skew.is_none()).count();
+    let unsaid = parts.iter().filter(|p| p.skew.is_none() && !own(p)).count();
     let each = if unsaid > 0 { (100.0 - said) / unsaid as f64 } else { 0.0 };
-    let shares: Vec<f64> = parts.iter().map(|p| p.skew.unwrap_or(each)).collect();
+    let shares: Vec<f64> = parts.iter().map(|p| if own(p) { 0.0 } else { p.skew.unwrap_or(each) }).collect();
+    if parts.iter().all(own) {
+        return Ok(shares);
+    }
     let total: f64 = shares.iter().sum();
     if (total - 100.0).abs() > 0.001 || shares.iter().any(|s| *s < 0.0) {
         return Err(format!("the parts' skews add up to {total}; they must add up to 100"));
@@ -82,8 +119,8 @@ fn shares(parts: &[PhaseSpec]) -> Result<Vec<f64>, String> {
     Ok(shares)
 }
 
-/// A part as a phase of its own: one worker, named after the phase and the part, and unpaced (the phase's rate
-/// is shared out by worker).
+/// A part as a phase of its own: one worker (unless it says its jobs), named after the phase and the part, and
+/// unpaced (the phase's rate is shared out by worker).
 fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
     PhaseSpec {
         name: Some(format!("{phase}: {part}")),
@@ -104,26 +141,39 @@ fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
     }
 }
 
+/// Which worker a part runs on: its queue and rank; a part with a rate of its own, or with several workers of
+/// its own (its jobs, vdbench's streams), runs alone.
+type QueueKey<'a> = (&'a str, Option<u32>, Option<usize>);
+
+fn key((i, p): (usize, &Planned)) -> QueueKey<'_> {
+    (p.queue.as_str(), p.rank, (p.own_rate.is_some() || p.plan.workers.len() > 1).then_some(i))
+}
+
 /// One worker per queue and rank (parts of other ranks run on other hosts, so they cannot share a worker), in
-/// the order queues first appear; a worker's parts are weighted by their shares.
+/// the order queues first appear; a worker's parts are weighted by their shares. A part with a rate of its own
+/// runs alone, so that its pace is its own (in vdbench its priority starts its due I/O before the others').
 fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPlan> {
     let queues = queues(planned);
     let total_share: f64 = planned.iter().map(|p| p.share).sum();
-    let held = holds_shares(spec, queues.len());
+    let held = holds_shares(spec, queues.iter().filter(|q| q.2.is_none()).count());
     queues
         .iter()
-        .map(|queue| {
-            let mine: Vec<&Planned> = planned.iter().filter(|p| (p.queue.as_str(), p.rank) == *queue).collect();
+        .flat_map(|queue| {
+            let mine: Vec<&Planned> =
+                planned.iter().enumerate().filter(|&(i, p)| key((i, p)) == *queue).map(|(_, p)| p).collect();
             let first = &mine[0].plan.workers[0];
             let share: f64 = mine.iter().map(|p| p.share).sum::<f64>() / total_share.max(f64::MIN_POSITIVE);
             let alone = || mine.iter().filter_map(|p| p.plan.workers[0].io_bytes).sum();
+            let own_rate = mine[0].own_rate;
             let io_bytes = match spec.io_size {
+                // A part with its own rate does its own amount, or runs for the phase's time.
+                _ if own_rate.is_some() => (spec.runtime.is_none() || mine[0].bounded).then(alone),
                 Some(b) => Some((b.0 as f64 * share) as u64),
                 // Parts bounded by their own passes, or without a runtime: each part does what it would alone.
                 None if spec.runtime.is_none() || mine.iter().all(|p| p.bounded) => Some(alone()),
                 None => None,
             };
-            WorkerPlan {
+            let worker = WorkerPlan {
                 workload: first.workload.clone(),
                 io_bytes,
                 io_ops: None,
@@ -132,15 +182,50 @@ fn workers(planned: &[Planned], spec: &PhaseSpec, index: usize) -> Vec<WorkerPla
                     share,
                     iodepth: mine.iter().map(|p| p.plan.iodepth).max().unwrap_or(1),
                     others: mine[1..].iter().map(|p| p.plan.workers[0].workload.clone()).collect(),
-                    weights: mine.iter().map(|p| p.share).collect(),
+                    // A part with its own rate is alone on its worker: all of the worker's operations.
+                    weights: mine.iter().map(|p| if own_rate.is_some() { 1.0 } else { p.share }).collect(),
                     rank: queue.1,
-                    held: held.then(|| FlowSpec {
+                    held: (held && own_rate.is_none()).then(|| FlowSpec {
                         id: HELD_SHARES_FLOW + index as u64,
                         weight: (share * 1e6).round().max(1.0) as u64,
                         sleep: Duration::ZERO,
                     }),
+                    own_rate,
                 }),
-            }
+            };
+            each_job(worker, mine[0], spec.io_size.is_some())
+        })
+        .collect()
+}
+
+/// A part of several workers (its jobs: vdbench's streams) as those workers: each with its own workload (its
+/// slice), its part of the share, the rate and the amount, and the same depth; any other worker as it is.
+fn each_job(worker: WorkerPlan, part: &Planned, sized: bool) -> Vec<WorkerPlan> {
+    let jobs = part.plan.workers.len();
+    if jobs == 1 {
+        return vec![worker];
+    }
+    let mixed = worker.mixed.expect("a worker of a phase with parts is mixed");
+    let share = mixed.share / jobs as f64;
+    part.plan
+        .workers
+        .iter()
+        .map(|alone| WorkerPlan {
+            workload: alone.workload.clone(),
+            // The phase's amount shared out, or what the job would do alone.
+            io_bytes: if sized {
+                worker.io_bytes.map(|b| b / jobs as u64)
+            } else {
+                worker.io_bytes.and(alone.io_bytes)
+            },
+            io_ops: None,
+            io_by_direction: DirectionBytes::default(),
+            mixed: Some(MixedWorker {
+                share,
+                held: mixed.held.map(|f| FlowSpec { weight: (share * 1e6).round().max(1.0) as u64, ..f }),
+                own_rate: mixed.own_rate.map(|r| Pacing { ops_per_sec: r.ops_per_sec / jobs as f64, ..r }),
+                ..mixed.clone()
+            }),
         })
         .collect()
 }
@@ -158,10 +243,18 @@ fn split_by_direction(
     let queues = queues(planned);
     let weights: Vec<(f64, f64)> = queues
         .iter()
-        .map(|q| planned.iter().filter(|p| (p.queue.as_str(), p.rank) == *q).map(expected_bytes).fold((0.0, 0.0), sum))
+        .map(|q| {
+            let mine = planned.iter().enumerate().filter(|&(i, p)| key((i, p)) == *q).map(|(_, p)| p);
+            mine.map(expected_bytes).fold((0.0, 0.0), sum)
+        })
         .collect();
     for (reads, bound) in [(true, total.read), (false, total.written)] {
         let Some(bound) = bound else { continue };
+        if workers.len() != queues.len() {
+            return Err("maxdataread and maxdatawritten (io-read, io-written) with a part on several workers of its \
+                        own (vdbench's streams=): not supported yet; bound the rd with maxdata= or elapsed="
+                .into());
+        }
         let weight = |w: &(f64, f64)| if reads { w.0 } else { w.1 };
         let all: f64 = weights.iter().map(weight).sum();
         if let Some(idle) = weights.iter().position(|w| weight(w) == 0.0).filter(|_| all > 0.0) {
@@ -194,11 +287,11 @@ fn sum(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
 }
 
 /// The workers' queues and ranks, in the order they first appear.
-fn queues(planned: &[Planned]) -> Vec<(&str, Option<u32>)> {
-    let mut queues: Vec<(&str, Option<u32>)> = Vec::new();
-    for p in planned {
-        if !queues.contains(&(p.queue.as_str(), p.rank)) {
-            queues.push((&p.queue, p.rank));
+fn queues(planned: &[Planned]) -> Vec<QueueKey<'_>> {
+    let mut queues: Vec<QueueKey> = Vec::new();
+    for k in planned.iter().enumerate().map(key) {
+        if !queues.contains(&k) {
+            queues.push(k);
         }
     }
     queues
@@ -222,10 +315,15 @@ fn holds_shares(spec: &PhaseSpec, workers: usize) -> bool {
 }
 
 /// The phase: the first part's plan for what all parts share (engine, direct I/O, ramp, runtime …), the parts'
-/// files, sizes and mix for the rest.
-fn combine(spec: &PhaseSpec, label: &str, planned: Vec<Planned>, workers: Vec<WorkerPlan>) -> PhasePlan {
-    let read_percent = planned.iter().map(|p| p.share * f64::from(p.plan.read_percent)).sum::<f64>() / 100.0;
-    let read_percent = read_percent.round().clamp(0.0, 100.0) as u8;
+/// files, sizes and mix for the rest; `pacing` is what the parts without a rate of their own share.
+fn combine(
+    spec: &PhaseSpec,
+    label: &str,
+    planned: Vec<Planned>,
+    workers: Vec<WorkerPlan>,
+    pacing: Option<Pacing>,
+) -> PhasePlan {
+    let read_percent = mixed_read_percent(&planned);
     let random = planned.iter().find(|p| matches!(p.plan.access, Access::Random { .. }));
     let rw = mixed_rw(random.is_some(), read_percent);
     let block_sizes = all_block_sizes(&planned);
@@ -249,7 +347,7 @@ fn combine(spec: &PhaseSpec, label: &str, planned: Vec<Planned>, workers: Vec<Wo
         rw,
         read_percent,
         access,
-        pacing: pacing(spec, &block_sizes),
+        pacing,
         block_sizes,
         write_block_sizes: None,
         bs_label,
@@ -266,6 +364,16 @@ fn combine(spec: &PhaseSpec, label: &str, planned: Vec<Planned>, workers: Vec<Wo
         parts,
         ..first
     }
+}
+
+/// The share of reads of the mix, by the parts' shares; never 100 while a part writes (nor 0 while one reads),
+/// whatever its share (a part with a rate of its own has none), so the files open for writing.
+fn mixed_read_percent(planned: &[Planned]) -> u8 {
+    let total: f64 = planned.iter().map(|p| p.share).sum();
+    let weight = |p: &Planned| if total > 0.0 { p.share / total } else { 1.0 / planned.len() as f64 };
+    let percent = planned.iter().map(|p| weight(p) * f64::from(p.plan.read_percent)).sum::<f64>();
+    let (reads, writes) = (planned.iter().any(|p| p.plan.read_percent > 0), planned.iter().any(|p| p.plan.writes()));
+    (percent.round() as u8).clamp(u8::from(reads), if writes { 99 } else { 100 })
 }
 
 /// The mode that describes the mix: random if any part is, by its share of reads.
@@ -324,6 +432,7 @@ fn part_plans(planned: &[Planned]) -> Vec<PartPlan> {
             name: p.name.clone(),
             queue: p.queue.clone(),
             share_percent: p.share,
+            own_rate_iops: p.own_rate.map(|r| r.ops_per_sec),
             rw: p.plan.rw,
             read_percent: p.plan.read_percent,
             bs_label: p.plan.bs_label.clone(),
@@ -334,34 +443,5 @@ fn part_plans(planned: &[Planned]) -> Vec<PartPlan> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn part(skew: Option<f64>) -> PhaseSpec {
-        PhaseSpec { skew, ..PhaseSpec::default() }
-    }
-
-    #[test]
-    fn unsaid_skews_share_what_is_left() {
-        // vdbench's example: five workloads, one with skew=60, the other four 10 each.
-        let parts = vec![part(Some(60.0)), part(None), part(None), part(None), part(None)];
-        assert_eq!(shares(&parts).unwrap(), [60.0, 10.0, 10.0, 10.0, 10.0]);
-        assert_eq!(shares(&[part(None), part(None)]).unwrap(), [50.0, 50.0]);
-        assert!(shares(&[part(Some(60.0)), part(Some(30.0))]).unwrap_err().contains("add up to 90"));
-        assert!(shares(&[part(Some(0.0))]).is_err());
-    }
-
-    /// Parts on the ranks of several hds hold their shares (across the ranks, `run::cluster::shares`); so do
-    /// parts of no rank (each rank holds its own); a mix of both, a rate, or no skew said does not.
-    #[test]
-    fn shares_are_held_at_max_with_a_skew_said_whatever_the_ranks() {
-        let on = |rank: Option<u32>, skew| PhaseSpec { rank, skew, ..PhaseSpec::default() };
-        let phase = |parts: Vec<PhaseSpec>| PhaseSpec { parts: Some(parts), ..PhaseSpec::default() };
-        assert!(holds_shares(&phase(vec![on(Some(0), Some(80.0)), on(Some(1), Some(20.0))]), 2));
-        assert!(holds_shares(&phase(vec![on(None, Some(80.0)), on(None, Some(20.0))]), 2));
-        assert!(!holds_shares(&phase(vec![on(Some(0), Some(80.0)), on(None, Some(20.0))]), 2));
-        assert!(!holds_shares(&phase(vec![on(Some(0), None), on(Some(1), None)]), 2));
-        let paced = PhaseSpec { rate_iops: Some(100), ..phase(vec![on(Some(0), Some(80.0)), on(Some(1), Some(20.0))]) };
-        assert!(!holds_shares(&paced, 2));
-    }
-}
+#[path = "mix_tests.rs"]
+mod tests;

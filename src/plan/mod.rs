@@ -322,8 +322,10 @@ pub struct PartPlan {
     pub name: String,
     /// The worker it runs on (parts of one queue share a worker).
     pub queue: String,
-    /// Percent of the phase's operations.
+    /// Percent of the phase's operations (0 for a part with its own rate).
     pub share_percent: f64,
+    /// Operations per second of a part with a fixed rate of its own (vdbench's wd `iorate=`).
+    pub own_rate_iops: Option<f64>,
     /// Its read/write pattern.
     pub rw: RwMode,
     /// Percent of its operations that are reads.
@@ -431,6 +433,9 @@ pub struct MixedWorker {
     /// vdbench's controlled max: with no rate and a skew said, the workers issue in proportion to their shares
     /// (a worker ahead of its share waits), through a flow of the phase's own; `None`: each runs as fast as it goes.
     pub held: Option<FlowSpec>,
+    /// A part with a fixed rate of its own (vdbench's wd `iorate=`): this worker runs only it, paced at this
+    /// whatever the phase's pace, with no share of the phase's operations (`share` 0).
+    pub own_rate: Option<Pacing>,
 }
 
 impl WorkerPlan {

@@ -108,6 +108,7 @@ pub(super) fn distribution(spec: &DistributionSpec) -> Distribution {
         DistributionSpec::Pareto(h) => Distribution::Pareto { h: *h },
         DistributionSpec::Normal(sigma_percent) => Distribution::Normal { sigma_percent: *sigma_percent },
         DistributionSpec::Hotband => Distribution::Hotband,
+        DistributionSpec::Poisson(midpoint) => Distribution::Poisson { midpoint: *midpoint },
         DistributionSpec::Zoned(zones) => Distribution::Zoned {
             zones: zones
                 .iter()

@@ -69,7 +69,10 @@ pub fn with_curve_rate<'a>(
         .and_then(|(_, m)| m.map(|m| m.ops_per_sec));
     let mut paced = phase.clone();
     // Planning made sure an unpaced phase comes first; if it measured nothing, pace at one operation a second.
-    let total = (max_rate.unwrap_or(0.0) * percent / 100.0).max(1.0);
+    // Parts with a rate of their own (vdbench's wd iorate=) keep it; the others share what they leave of the
+    // point's rate, as vdbench's wg_set_interarrival shares the rd's.
+    let own: f64 = phase.workers.iter().filter_map(|w| w.mixed.as_ref()?.own_rate).map(|r| r.ops_per_sec).sum();
+    let total = (max_rate.unwrap_or(0.0) * percent / 100.0 - own).max(1.0);
     // A phase with parts shares its rate out by the workers' shares; a plain phase gives each worker its part.
     // Either way each of several ranks takes its part of the total.
     let mixed = phase.workers.iter().any(|w| w.mixed.is_some());

@@ -350,11 +350,14 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
         let mut rng = Rng::new(phase.seed ^ id as u64);
         engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
     }
-    let pacer = phase.pacing.map(|p| {
-        let shared =
-            Pacing { ops_per_sec: p.ops_per_sec * share, bytes_per_sec: p.bytes_per_sec.map(|b| b * share), ..p };
-        Pacer::new(&shared, worker.workload.seed)
-    });
+    // A part with a rate of its own (vdbench's wd iorate=) keeps it, paced or not, curve point or not.
+    let own_rate = worker.mixed.as_ref().and_then(|m| m.own_rate);
+    let pacer = own_rate.or(phase.pacing.map(|p| Pacing {
+        ops_per_sec: p.ops_per_sec * share,
+        bytes_per_sec: p.bytes_per_sec.map(|b| b * share),
+        ..p
+    }));
+    let pacer = pacer.map(|p| Pacer::new(&p, worker.workload.seed));
     let settings = WorkerSettings {
         start_delay: phase.start_delay,
         ramp: phase.ramp,

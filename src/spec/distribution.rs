@@ -1,5 +1,5 @@
 //! Where random I/O lands, as the user wrote it (fio's `random_distribution` words): `uniform`, `zipf:1.2`,
-//! `pareto:0.9`, `normal:5`, and fio's zones, `zoned:60/10:30/20:10/` (percent of accesses / percent of the data
+//! `pareto:0.9`, `normal:5`, vdbench's `hotband` and `poisson:3` (its `seekpct=(poisson,3)`), and fio's zones, `zoned:60/10:30/20:10/` (percent of accesses / percent of the data
 //! set, consecutive from its start) and `zoned_abs:60/20g:40/100g` (sizes in bytes). The same words serve flags,
 //! TOML and the fio reader.
 //!
@@ -27,6 +27,9 @@ pub enum DistributionSpec {
     Zoned(Vec<ZoneSpec>),
     /// vdbench's hot band (`hotband=`): I/O crowded at the start of the data set on vdbench's curve.
     Hotband,
+    /// vdbench's Poisson seek (`seekpct=(poisson,midpoint)`): exponential from the start of the data set with a
+    /// mean of 1/midpoint of it, folded back into it.
+    Poisson(f64),
 }
 
 /// One zone: its share of the accesses and its extent.
@@ -48,7 +51,8 @@ pub enum ZoneExtent {
 
 const EXPECTED: &str = "uniform, zipf:θ (θ > 0, e.g. zipf:1.2), pareto:h (0 < h < 1), normal:σ (σ in % of the \
                         data set), zoned:A/S:… (A % of accesses to S % of the data, e.g. zoned:60/10:40/90) or \
-                        zoned_abs:A/SIZE:… (e.g. zoned_abs:60/20g:40/100g) or hotband (vdbench's hot band)";
+                        zoned_abs:A/SIZE:… (e.g. zoned_abs:60/20g:40/100g), hotband (vdbench's hot band) or \
+                        poisson:m (vdbench's Poisson seek, m > 0; poisson alone is poisson:3)";
 
 impl DistributionSpec {
     /// Completes zones written as (access share, extent), either possibly missing, the way fio does; `what`
@@ -133,6 +137,7 @@ impl FromStr for DistributionSpec {
             "pareto" => DistributionSpec::Pareto(number(arg)?),
             "normal" | "gauss" => DistributionSpec::Normal(number(arg)?),
             "hotband" if arg.is_none() => DistributionSpec::Hotband,
+            "poisson" => DistributionSpec::Poisson(if arg.is_none() { 3.0 } else { number(arg)? }),
             _ => return Err(value_error(s, "distribution", EXPECTED)),
         };
         let ok = match spec {
@@ -140,6 +145,7 @@ impl FromStr for DistributionSpec {
             DistributionSpec::Zipf(theta) => theta > 0.0,
             DistributionSpec::Pareto(h) => h > 0.0 && h < 1.0,
             DistributionSpec::Normal(sigma) => sigma > 0.0 && sigma <= 100.0,
+            DistributionSpec::Poisson(midpoint) => midpoint > 0.0,
         };
         if !ok {
             return Err(value_error(s, "distribution", EXPECTED));
@@ -156,6 +162,7 @@ impl fmt::Display for DistributionSpec {
             DistributionSpec::Pareto(v) => write!(f, "pareto:{v}"),
             DistributionSpec::Normal(v) => write!(f, "normal:{v}"),
             DistributionSpec::Hotband => f.write_str("hotband"),
+            DistributionSpec::Poisson(v) => write!(f, "poisson:{v}"),
             DistributionSpec::Zoned(zones) => {
                 let absolute = zones.iter().any(|z| matches!(z.size, ZoneExtent::Bytes(_)));
                 let parts: Vec<String> = zones
@@ -190,6 +197,9 @@ mod tests {
         assert!("pareto:1.5".parse::<DistributionSpec>().is_err());
         assert!("zipf".parse::<DistributionSpec>().is_err());
         assert!("zipf:0".parse::<DistributionSpec>().is_err());
+        assert_eq!("poisson".parse::<DistributionSpec>().unwrap(), DistributionSpec::Poisson(3.0), "vdbench's default");
+        assert_eq!("poisson:5".parse::<DistributionSpec>().unwrap().to_string(), "poisson:5");
+        assert!("poisson:0".parse::<DistributionSpec>().is_err());
     }
 
     #[test]

@@ -270,7 +270,9 @@ pub struct PhaseSpec {
     // ---- Several raw workloads in one phase (vdbench: several wds, sds and hosts in one rd). ----
     /// Raw workloads that run together in this phase (`[[phase.part]]`), each with the phase's keys under its
     /// own and its share of the operations (`skew`). With parts, `rate-iops` is the rate of the whole phase,
-    /// shared by skew.
+    /// shared by skew; a part's own `rate-iops` is a fixed rate of its own (vdbench's wd `iorate=`): it runs on
+    /// a worker of its own, takes no share, and the others share what it leaves of the phase's rate; a part's
+    /// own `jobs` runs it alone on that many workers (slices of its files when sequential: vdbench's streams=).
     #[serde(rename = "part", skip_serializing_if = "Option::is_none")]
     pub parts: Option<Vec<PhaseSpec>>,
     /// In a part: percent of the phase's operations it gets (0–100); parts that do not say share what the

@@ -19,7 +19,8 @@ impl PhaseSpec {
     }
 
     /// The parts' checks: each part is a phase of its own (no parts, file sets or streams inside), its skew a
-    /// percentage, and the skews said add up to at most 100 (to 100 exactly when every part says one).
+    /// percentage, and the skews said add up to at most 100 (to 100 exactly when every part says one); a part
+    /// with a rate of its own (`rate-iops`) says no skew.
     pub(super) fn check_parts(&self, parts: &[PhaseSpec]) -> Result<(), String> {
         if parts.is_empty() {
             return Err("part is empty: give at least one [[phase.part]], or leave part out".into());
@@ -38,16 +39,44 @@ impl PhaseSpec {
             {
                 return Err(context(format!("skew {skew} is not a percentage from 0 to 100")));
             }
+            if part.rate_iops.is_some() && part.skew.is_some() {
+                return Err(context(
+                    "a part with a rate-iops of its own takes no share: give skew or rate-iops".into(),
+                ));
+            }
+            if part.rate.is_some() {
+                return Err(context("a part's own rate is rate-iops (operations per second), not rate".into()));
+            }
             said += part.skew.unwrap_or(0.0);
             let unit = PhaseSpec { parts: None, skew: None, queue: None, rank: None, ..self.overlay(part) };
             unit.check().map_err(context)?;
         }
-        let all_said = parts.iter().all(|p| p.skew.is_some());
+        let all_said =
+            parts.iter().all(|p| p.skew.is_some() || p.rate_iops.is_some()) && parts.iter().any(|p| p.skew.is_some());
         if said > 100.0001 || (all_said && (said - 100.0).abs() > 0.0001) {
             return Err(format!(
                 "the parts' skews add up to {said}; they must add up to 100 (parts without a skew share what is left)"
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_s_own_rate_is_rate_iops_and_takes_no_skew() {
+        let part = |skew, rate_iops| PhaseSpec { skew, rate_iops, ..PhaseSpec::default() };
+        let phase = |parts| PhaseSpec { parts: Some(parts), ..PhaseSpec::default() };
+        // A part at its own rate beside parts whose skews add up to 100: the rate takes no share.
+        assert_eq!(phase(vec![part(None, Some(100)), part(Some(100.0), None)]).check(), Ok(()));
+        assert_eq!(phase(vec![part(None, Some(100)), part(None, Some(50))]).check(), Ok(()), "all at their own rate");
+        let err = phase(vec![part(Some(50.0), Some(100)), part(None, None)]).check().unwrap_err();
+        assert!(err.contains("part 1") && err.contains("give skew or rate-iops"), "{err}");
+        let bytes = PhaseSpec { rate: Some(crate::units::ByteRate(1e6)), ..part(None, None) };
+        let err = phase(vec![bytes, part(None, None)]).check().unwrap_err();
+        assert!(err.contains("rate-iops (operations per second), not rate"), "{err}");
     }
 }

@@ -178,9 +178,12 @@ pub(super) fn distribution(said: &Said, base: KbBase) -> Result<DistributionSpec
     if text.matches(':').count() > 1 {
         return Err(fail(said, option, format!("'{}': a centre for the distribution is not supported", said.raw)));
     }
-    text.replace("gauss", "normal")
-        .parse()
-        .map_err(|_| fail(said, option, format!("'{}' is not a distribution; expected {expected}", said.raw)))
+    let not_fio = || fail(said, option, format!("'{}' is not a distribution; expected {expected}", said.raw));
+    match text.replace("gauss", "normal").parse().map_err(|_| not_fio())? {
+        // vdbench's words, which the same parser reads for flags and TOML, are no fio distribution.
+        DistributionSpec::Hotband | DistributionSpec::Poisson(_) => Err(not_fio()),
+        spec => Ok(spec),
+    }
 }
 
 /// `60/10:30/20:10/` (percent of the file) or `60/20g:40/100g` (fio sizes), completed as fio completes them.

@@ -222,6 +222,7 @@ fn errors_name_file_line_option_and_expectation() {
     assert!(parse("[j]\nverify=0\ndo_verify=0\n").is_ok(), "verify switched off is fine");
     assert!(error("[global]\nbs=4k\n").contains("no job section"));
     assert!(error("[j]\nrandom_distribution=zoned:60/10:30/90\n").contains("add up to 90"));
+    assert!(error("[j]\nrandom_distribution=poisson:3\n").contains("not a distribution"), "vdbench's word, not fio's");
     assert!(error("[j]\nnumjobs=0\n").contains("numjobs"));
 }
 

@@ -182,6 +182,8 @@ mod tests_fs;
 #[cfg(test)]
 mod tests_mix;
 #[cfg(test)]
+mod tests_rates;
+#[cfg(test)]
 mod tests_shapes;
 #[cfg(test)]
 mod tests_shared;

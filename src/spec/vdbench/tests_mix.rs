@@ -96,11 +96,11 @@ fn pause_delays_the_next_run() {
 
 #[test]
 fn every_problem_of_a_file_is_reported_at_once() {
-    let text = "sd=sd1,lun=/tmp/x,sizze=1g\nwd=wd1,sd=sd1,xfersize=4k\nwd=wd2,sd=sd1,priority=2\n\
+    let text = "sd=sd1,lun=/tmp/x,sizze=1g\nwd=wd1,sd=sd1,xfersize=4k\nwd=wd2,sd=sd1,rhpct=20\n\
                 rd=rd1,wd=wd1,iorate=max,elapsed=1,interval=1\nrd=rd2,wd=wd1,iorate=fast\nrd=rd3,wd=wd2,iorate=max\n";
     let err = parse(text).unwrap_err().to_string();
     for expected in
-        ["line 1", "'sizze'", "line 3: keyword 'priority'", "line 4", "twice the interval", "line 5", "'iorate'"]
+        ["line 1", "'sizze'", "line 3: keyword 'rhpct'", "line 4", "twice the interval", "line 5", "'iorate'"]
     {
         assert!(err.contains(expected), "{expected} missing from: {err}");
     }

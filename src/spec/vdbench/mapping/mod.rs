@@ -30,6 +30,8 @@ mod raw_loops;
 mod raw_wd;
 mod timing;
 mod validate;
+mod wd_rates;
+mod wd_streams;
 mod words;
 
 use std::path::{Path, PathBuf};
@@ -153,6 +155,13 @@ struct Mapper<'a> {
     format_sds: Option<Param>,
 }
 
+impl<'a> Mapper<'a> {
+    fn new(model: &'a Model, options: &'a ReadOptions, notices: Vec<String>, hosts: Hosts) -> Self {
+        let (target, concatenate, concat_starts, format_sds) = (None, false, Vec::new(), None);
+        Mapper { model, options, notices, hosts, target, concatenate, concat_starts, format_sds }
+    }
+}
+
 /// Maps the records into a job; every problem goes to `problems` (one per record or rd), and `None` comes back
 /// when there was any.
 pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &mut Problems) -> Option<JobSpec> {
@@ -160,16 +169,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
     // A refused hd still names a host, so that `host=` naming it is not refused too.
     let mut hosts = problems.take(hosts::resolve(model, options)).unwrap_or_else(|| Hosts::named(model));
     let notices = std::mem::take(&mut hosts.notices);
-    let mut m = Mapper {
-        model,
-        options,
-        notices,
-        hosts,
-        target: None,
-        concatenate: false,
-        concat_starts: Vec::new(),
-        format_sds: None,
-    };
+    let mut m = Mapper::new(model, options, notices, hosts);
     m.general(problems);
     let rds: Vec<&Record> = model.of(Kind::Rd).collect();
     if rds.is_empty() {

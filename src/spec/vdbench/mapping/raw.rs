@@ -3,6 +3,7 @@
 //! (`spec::PhaseSpec::parts`): each part has its share of the rd's operations (the wd's `skew`, spread evenly
 //! over its sds and hosts as vdbench spreads it; wds without a skew share what the others leave), and the parts
 //! on one sd and host share that sd's threads (one queue). The rd's rate, loops and curve apply to the whole.
+//! A wd with `iorate=` of its own (`wd_rates.rs`) makes parts with a fixed rate of their own and no share.
 
 use super::super::expand;
 use super::raw_loops;
@@ -63,7 +64,7 @@ impl Mapper<'_> {
             let data = super::data::loop_compression(&loops, &combination, rd)?;
             for point in rated(name, rate, &common.curve, "iorate") {
                 let phase = rd_phase(point, &runs, &common);
-                // vdbench's controlled max only when a wd said its skew (every part carries its share).
+                // vdbench's controlled max only when a wd said its skew, rate or priority (its waiter runs then).
                 let hold_shares = phase.parts.is_some().then_some(skew_said);
                 phases.push(PhaseSpec { data: data.clone(), hold_shares, ..phase });
             }
@@ -72,17 +73,36 @@ impl Mapper<'_> {
     }
 
     /// Every generator of the rd: each wd on each of its sds (the rd's `sd=` overrides the wd's) and hosts; and
-    /// whether a wd said its skew.
+    /// whether a wd said its skew, its own rate or a priority.
     fn generators(&mut self, rd: &Record) -> Result<(Vec<RawRun>, bool), VdbError> {
         let default_wd = self.default_wd(rd);
         let wds = match &default_wd {
             Some(wd) => vec![wd],
             None => self.named(rd, "wd", Kind::Wd)?,
         };
-        let shares = wd_shares(rd, &wds)?;
-        let skew_said = wds.iter().any(|wd| wd.get("skew").is_some());
+        let rates = self.wd_rates(rd, &wds)?;
+        let shares = wd_shares(rd, &wds, &rates.own)?;
+        let skew_said = rates.said || wds.iter().any(|wd| wd.get("skew").is_some());
         let runs =
             if self.concatenate { self.concatenated(rd, &wds, &shares)? } else { self.separate(rd, &wds, &shares)? };
+        if let Some(streamed) = runs.iter().find(|r| r.streams.is_some())
+            && runs.len() > 1
+            && (wds.len() > 1 || self.hosts.several())
+        {
+            let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
+            let why = if wds.len() > 1 {
+                "only one wd may run in an rd with streams= (vdbench refuses it too): run the others in rds of \
+                 their own"
+                    .to_string()
+            } else {
+                format!(
+                    "{} has streams= on several hosts, which is not supported yet: vdbench spreads one sd's streams \
+                     over the hosts, streamcap would run them all on each; run it on one host",
+                    streamed.name
+                )
+            };
+            return Err(fail(rd, p, why));
+        }
         if runs.iter().any(|r| r.flags.direct != runs[0].flags.direct) {
             let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
             return Err(fail(
@@ -154,15 +174,17 @@ impl Mapper<'_> {
     }
 }
 
-/// Each wd's percent of the rd's operations: its `skew`, or an even part of what the skews said leave.
-fn wd_shares(rd: &Record, wds: &[&Record]) -> Result<Vec<f64>, VdbError> {
+/// Each wd's percent of the rd's operations: its `skew`, or an even part of what the skews said leave; a wd with
+/// a rate of its own (`own`) has none and leaves the skews to the others (vdbench's `RD_entry`).
+fn wd_shares(rd: &Record, wds: &[&Record], own: &[Option<f64>]) -> Result<Vec<f64>, VdbError> {
     let said: Vec<Option<f64>> =
         wds.iter().map(|wd| one_number(wd, "skew", Units::Size, "a percentage")).collect::<Result<_, _>>()?;
     let total: f64 = said.iter().flatten().sum();
-    let unsaid = said.iter().filter(|s| s.is_none()).count();
+    let unsaid = said.iter().zip(own).filter(|(s, o)| s.is_none() && o.is_none()).count();
+    let all_own = own.iter().all(Option::is_some);
     let bad = said.iter().flatten().any(|s| !(0.0..=100.0).contains(s))
         || total > 100.0001
-        || (unsaid == 0 && (total - 100.0).abs() > 0.0001);
+        || (unsaid == 0 && !all_own && (total - 100.0).abs() > 0.0001);
     if bad {
         let p = rd.get("wd").or_else(|| rd.get("sd")).expect("the rd names its wds or its sds");
         let list: Vec<String> =
@@ -178,20 +200,23 @@ fn wd_shares(rd: &Record, wds: &[&Record]) -> Result<Vec<f64>, VdbError> {
         ));
     }
     let rest = if unsaid > 0 { (100.0 - total) / unsaid as f64 } else { 0.0 };
-    Ok(said.into_iter().map(|s| s.unwrap_or(rest)).collect())
+    Ok(said.into_iter().zip(own).map(|(s, o)| if o.is_some() { 0.0 } else { s.unwrap_or(rest) }).collect())
 }
 
 /// One phase of the rd: a generator alone, or the generators as parts (also one alone that belongs to one of
 /// mpirun's ranks: only a part says its rank).
 fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
     let mut phase = match runs {
-        [one] if one.rank.is_none() => run_phase(one),
+        [one] if one.rank.is_none() && one.own_rate.is_none() => run_phase(one),
         many => PhaseSpec {
             direct: many.first().map(|r| r.flags.direct),
             parts: Some(
                 many.iter()
                     .map(|run| PhaseSpec {
-                        skew: Some(run.share),
+                        // A wd's own iorate= is a part's own rate, paced as the rd paces (distribution=).
+                        skew: run.own_rate.is_none().then_some(run.share),
+                        rate_iops: run.own_rate.map(|r| (r.round() as u64).max(1)),
+                        rate_process: run.own_rate.map(|_| c.arrival),
                         queue: Some(run.queue.clone()),
                         rank: run.rank,
                         ..run_phase(run)

@@ -46,21 +46,25 @@ pub(super) struct RawRun {
     pub stride: Option<StrideSpec>,
     /// `hotband=`: random seeks crowd at the start of the range on vdbench's curve.
     pub hotband: bool,
+    /// `seekpct=(poisson,midpoint)`: random seeks crowd at the start of the range on an exponential curve (only
+    /// where vdbench uses it: not under a hot band, a stride or an sd's `align=`).
+    pub poisson: Option<f64>,
     pub threads: u32,
     /// How many hosts share the threads asked (a concatenated wd on several hosts); 1 otherwise.
     pub thread_hosts: u32,
-    /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts).
+    /// `streams=n`: n sequential streams, each over its own n-th of the lun with threads / n of the threads.
+    pub streams: Option<u32>,
+    /// Percent of the rd's operations (vdbench skew, shared out over the wd's sds and hosts); 0 with `own_rate`.
     pub share: f64,
+    /// The wd's `iorate=`: operations per second of this generator's own (each of the wd's generators has it).
+    pub own_rate: Option<f64>,
     /// Under mpirun, the rank of its host (`Hosts::rank_of`).
     pub rank: Option<u32>,
 }
 
 /// Keywords of a wd with no meaning here yet, and why.
 const WD_UNSUPPORTED: &[(&str, &str)] = &[
-    ("priority", "workload priorities (priority=)"),
-    ("iorate", "a workload's own rate (wd iorate=)"),
     ("threads", "threads per workload without concatenatesds=yes (vdbench allows wd threads= only there)"),
-    ("streams", "sequential streams (streams=)"),
     ("user", "user-written workloads (user=)"),
 ];
 
@@ -100,12 +104,7 @@ impl Mapper<'_> {
         queue: String,
         share: f64,
     ) -> Result<RawRun, VdbError> {
-        if sd.get("journal").is_some() {
-            self.notice(super::validate::journal_dir_notice(&sd.label()));
-        }
-        if sd.get("hitarea").is_some() {
-            self.notice(format!("vdbench {}: hitarea= has no effect without rhpct/whpct", sd.label()));
-        }
+        self.sd_notices(sd);
         let lun = self.lun_of(sd)?;
         let mut flags = OpenFlags::default();
         for rec in [sd, wd, rd] {
@@ -116,14 +115,16 @@ impl Mapper<'_> {
             (None, Some(w)) => 100 - w,
             (None, None) => 100,
         };
-        let seek = seek(wd)?;
+        let (seek, poisson) = seek(wd)?;
         let (xfer, align) = match items(wd, "xfersize", Units::Size)? {
             None => (BlockSizeSpec::Fixed(Bytes::kib(4)), None),
             Some((items, p)) => xfersize(&items, true).map_err(|m| fail(wd, p, m))?,
         };
         let (stride, hotband) = (stride(wd)?, wd.get("hotband").is_some());
         self.shape_notices(wd, seek, stride.is_some(), hotband);
+        let poisson = self.poisson_used((sd, wd), poisson, stride.is_some() || hotband);
         let threads = whole(sd, "threads", "a number of threads")?.unwrap_or(u64::from(DEFAULT_SD_THREADS));
+        let (streams, seek, threads) = self.streams(wd, seek, threads)?;
         let align = align.or(size_of(sd, "align")?);
         let (size, offset, size_percent) = placement((sd, wd), align)?;
         Ok(RawRun {
@@ -143,15 +144,28 @@ impl Mapper<'_> {
             eof: seek.eof,
             stride,
             hotband,
+            poisson,
             threads: threads.clamp(1, u64::from(u32::MAX)) as u32,
             thread_hosts: 1,
+            streams,
             share,
+            own_rate: one_number(wd, "iorate", Units::Size, "operations per second, such as 100")?,
             rank: None,
         })
     }
 }
 
 impl Mapper<'_> {
+    /// What an sd says that has no effect here: a journal directory, a hit area without hits.
+    fn sd_notices(&mut self, sd: &Record) {
+        if sd.get("journal").is_some() {
+            self.notice(super::validate::journal_dir_notice(&sd.label()));
+        }
+        if sd.get("hitarea").is_some() {
+            self.notice(format!("vdbench {}: hitarea= has no effect without rhpct/whpct", sd.label()));
+        }
+    }
+
     /// What vdbench ignores of a wd's access shape: a stride under a hot band, either under sequential I/O.
     fn shape_notices(&mut self, wd: &Record, seek: Seek, stride: bool, hotband: bool) {
         if stride && hotband && seek.percent > 0 {
@@ -166,9 +180,28 @@ impl Mapper<'_> {
     }
 }
 
+impl Mapper<'_> {
+    /// The Poisson midpoint where vdbench uses it: `WG_entry.calculateNextLba` takes a hot band's seek or a
+    /// stride in its place, and `alignBoundarySeek` (an sd's `align=`) draws uniformly.
+    fn poisson_used(&mut self, (sd, wd): (&Record, &Record), midpoint: Option<f64>, shaped: bool) -> Option<f64> {
+        let why = if shaped {
+            "hotband= or stride="
+        } else if sd.get("align").is_some() {
+            "the sd's align="
+        } else {
+            return midpoint;
+        };
+        if midpoint.is_some() {
+            self.notice(format!("vdbench {}: seekpct=poisson has no effect with {why}, as in vdbench", wd.label()));
+        }
+        None
+    }
+}
+
 /// Size, offset and percent of the lun a generator addresses: the sd's `size=` and `offset=`, narrowed by the
-/// wd's `range=` (or `hotband=`), else the sd's: a wd's range replaces its sd's, as in vdbench. With a known size the range is in bytes, rounded down to whole
-/// 4 KiB (or the transfer alignment); without one it is a percentage of the lun, as vdbench gives it.
+/// wd's `range=` (or `hotband=`), else the sd's: a wd's range replaces its sd's, as in vdbench. With a known size
+/// the range is in bytes, rounded down to whole 4 KiB (or the transfer alignment); without one it is a percentage
+/// of the lun, as vdbench gives it.
 type Placement = (Option<Bytes>, Option<SizeOrPercent>, Option<f64>);
 
 fn placement((sd, wd): (&Record, &Record), align: Option<Bytes>) -> Result<Placement, VdbError> {
@@ -228,13 +261,28 @@ fn chosen(sd: Option<(f64, f64)>, wd: Option<(f64, f64)>) -> Option<(f64, f64)> 
     wd.or(sd).filter(|&r| r != (0.0, 100.0))
 }
 
-/// `seekpct=`: random (100) unless said.
-fn seek(wd: &Record) -> Result<Seek, VdbError> {
-    let Some((items, p)) = items(wd, "seekpct", Units::Size)? else { return Ok(Seek { percent: 100, eof: false }) };
-    match items.as_slice() {
-        [one] => seekpct(one).map_err(|m| fail(wd, p, m)),
-        _ => Err(fail(wd, p, "poisson seek distributions are not supported yet".into())),
+/// `seekpct=`: random (100) unless said, and the Poisson midpoint if any. Read as vdbench's
+/// `WD_entry.parseSeekpct` reads it, value by value: `poisson` is random with midpoint 3, a number after it is
+/// the midpoint, and a later word or number before it sets the seek percentage.
+fn seek(wd: &Record) -> Result<(Seek, Option<f64>), VdbError> {
+    let (mut seek, mut midpoint) = (Seek { percent: 100, eof: false }, None);
+    let Some((items, p)) = items(wd, "seekpct", Units::Size)? else { return Ok((seek, midpoint)) };
+    for item in &items {
+        match item {
+            Item::Word(w) if !w.is_empty() && "poisson".starts_with(&w.to_ascii_lowercase()) => {
+                (seek, midpoint) = (Seek { percent: 100, eof: false }, Some(3.0));
+            }
+            Item::Num(v) if midpoint.is_some() => {
+                if !(v.is_finite() && *v > 0.0) {
+                    let why = format!("'{v}': the Poisson midpoint after poisson must be above 0, such as (poisson,3)");
+                    return Err(fail(wd, p, why));
+                }
+                midpoint = Some(*v);
+            }
+            other => seek = seekpct(other).map_err(|m| fail(wd, p, m))?,
+        }
     }
+    Ok((seek, midpoint.filter(|_| seek.percent > 0)))
 }
 
 /// `stride=(min,max)`: two sizes, max not below min (vdbench's `WD_entry.parseStride`).
@@ -278,8 +326,9 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         size: run.size,
         offset: run.offset,
         size_percent: run.size_percent,
-        jobs: Some(1),
-        iodepth: Some(run.threads),
+        jobs: Some(run.streams.unwrap_or(1)),
+        // The threads are a multiple of the streams (`wd_streams`), but a concatenation's wd threads= come later.
+        iodepth: Some(run.threads.div_ceil(run.streams.unwrap_or(1))),
         direct: Some(run.flags.direct),
         sync_writes: run.flags.sync.then_some(true),
         end_fsync: run.flags.fsync.then_some(true),
@@ -290,7 +339,11 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         file_sizes: (!run.lun_sizes.is_empty()).then(|| run.lun_sizes.clone()),
         io_passes: run.eof.then_some(1.0),
         stride: run.stride.filter(|_| run.seek > 0 && !run.hotband),
-        distribution: (run.hotband && run.seek > 0).then_some(DistributionSpec::Hotband),
+        distribution: match (run.hotband, run.poisson) {
+            _ if run.seek == 0 => None,
+            (true, _) => Some(DistributionSpec::Hotband),
+            (false, midpoint) => midpoint.map(DistributionSpec::Poisson),
+        },
         ..PhaseSpec::default()
     }
 }
