@@ -67,7 +67,10 @@ fn validate_yes_verifies_every_block_written_and_read() {
         std::fs::write(
             &job,
             format!(
-                "validate={validate}\nsd=sd1,lun={},size=8m\nwd=wd1,sd=sd1,xfersize=4k,rdpct=50\n\
+                // rd0 writes the whole lun once (seekpct=eof), so the read-back at the end covers all of it
+                // however few random I/Os rd1 gets through on a loaded machine.
+                "validate={validate}\nsd=sd1,lun={},size=8m\nwd=wd0,sd=sd1,xfersize=64k,rdpct=0,seekpct=eof\n\
+                 wd=wd1,sd=sd1,xfersize=4k,rdpct=50\nrd=rd0,wd=wd0,iorate=max,elapsed=60,interval=1\n\
                  rd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1\n",
                 lun.display()
             ),
