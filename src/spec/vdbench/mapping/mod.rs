@@ -145,6 +145,8 @@ struct Mapper<'a> {
     target: Option<PathBuf>,
     /// `concatenatesds=yes`: each wd runs on its sds as one lun (`concat`).
     concatenate: bool,
+    /// `abort_failed_skew=`: percentage points a workload's share may be off its skew before the run fails.
+    skew_limit: Option<f64>,
 }
 
 /// Maps the records into a job; every problem goes to `problems` (one per record or rd), and `None` comes back
@@ -154,7 +156,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
     // A refused hd still names a host, so that `host=` naming it is not refused too.
     let mut hosts = problems.take(hosts::resolve(model, options)).unwrap_or_else(|| Hosts::named(model));
     let notices = std::mem::take(&mut hosts.notices);
-    let mut m = Mapper { model, options, notices, hosts, target: None, concatenate: false };
+    let mut m = Mapper { model, options, notices, hosts, target: None, concatenate: false, skew_limit: None };
     m.general(problems);
     let rds: Vec<&Record> = model.of(Kind::Rd).collect();
     if rds.is_empty() {
@@ -186,6 +188,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
         }
     }
     validation(model, m.concatenate, &mut phases, file_system, root, problems);
+    m.skew_limit(&mut phases, file_system);
     if let Some(general) = problems.take(data::data_shape(model)) {
         phases.iter_mut().for_each(|p| p.data = data::merge(general.as_ref(), p.data.take()));
     }
@@ -265,6 +268,17 @@ impl<'a> Mapper<'a> {
                     "data patterns from a file (pattern=) are not supported: streamcap writes its own (see \
                      compratio and dedupratio)",
                 )),
+                "abort_failed_skew" => match value.parse::<f64>() {
+                    Ok(limit) if limit.is_finite() && limit >= 0.0 => self.skew_limit = Some(limit),
+                    _ => problems.push(VdbError::keyword(
+                        &p.at,
+                        &p.key,
+                        None,
+                        format!(
+                            "abort_failed_skew={value} is not a number of percent: give one, as in abort_failed_skew=2"
+                        ),
+                    )),
+                },
                 "create_anchors" if yes => self.notices.push(
                     "vdbench create_anchors=yes: streamcap creates only its own directory inside an anchor, which \
                      must exist"
@@ -273,6 +287,20 @@ impl<'a> Mapper<'a> {
                 other => self.notices.push(format!("vdbench {other}={value} has no effect in streamcap")),
             }
         }
+    }
+
+    /// `abort_failed_skew=` on every raw phase (the skew check after each run of an rd, `results::skew`); the
+    /// check of fwds' skew is not built yet, so a file-system file gets a notice that it has no effect.
+    fn skew_limit(&mut self, phases: &mut [PhaseSpec], file_system: bool) {
+        let Some(limit) = self.skew_limit else { return };
+        if file_system {
+            self.notices.push(format!(
+                "vdbench abort_failed_skew={limit} has no effect on fwds in streamcap yet: their observed skew is \
+                 not checked"
+            ));
+            return;
+        }
+        phases.iter_mut().for_each(|phase| phase.skew_limit = Some(limit));
     }
 
     /// `H:` → the directory given with `--anchor H:=DIR`; a Windows path below it keeps its tail.
