@@ -223,6 +223,13 @@ fn a_skew_limit_fails_a_run_whose_skew_is_off_and_passes_one_that_holds() {
          rd=rd1,wd=wd*,iorate=max,elapsed=2,interval=1\n"
     );
     let (json, job) = (dir.path().join("held.json"), write(dir.path(), "held.vdb", &vdb));
+    let limit = "fails the run when a worker's share is off its skew by more than 2 points (abort_failed_skew)";
+    streamcap()
+        .args(["run", "--dry-run", "--job"])
+        .arg(&job)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(limit));
     streamcap().args(["run", "--job"]).arg(&job).arg("--json").arg(&json).assert().success();
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let skew = &result["phases"][0]["skew"];
