@@ -182,3 +182,58 @@ fn wds_on_two_sds_hold_their_skew_at_iorate_max() {
         .success()
         .stdout(predicate::str::contains(held).not());
 }
+
+/// vdbench's skew check after the run (`SkewReport.endOfRawRunSkewCheck`): each workload's requested and
+/// observed share goes into the phase's JSON, and a limit (vdbench `abort_failed_skew=`, TOML `skew-limit`)
+/// fails the run (exit 1, naming the workload and the delta) when a share is off by more. Off on purpose, in a
+/// TOML job (vdbench refuses seekpct=eof beside a wd without it, and its first interval is warm-up): part "once"
+/// (skew 80) reads its 1 MiB file once (256 reads) and leaves, and part "free" (skew 20) then runs free until
+/// the runtime, so "once" ends far below its share whatever the machine's speed (at 80/20 "free" would stop at
+/// 64 reads). A vdbench file whose two wds run to the end holds 80/20 and passes abort_failed_skew=2.
+#[test]
+fn a_skew_limit_fails_a_run_whose_skew_is_off_and_passes_one_that_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "[[phase]]\nname = \"held\"\nruntime = \"2s\"\nramp = \"0s\"\nrw = \"randread\"\nbs = \"4k\"\n\
+                skew-limit = 2\n[[phase.part]]\nname = \"once\"\nskew = 80\nsize = \"1m\"\nfile-names = [\"a\"]\n\
+                io-passes = 1\nrw = \"read\"\n[[phase.part]]\nname = \"free\"\nskew = 20\nsize = \"16m\"\n\
+                file-names = [\"b\"]\n";
+    let (json, said) = (dir.path().join("off.json"), "failed: 'held': skew limit 2 (abort_failed_skew): once did");
+    let job = write(dir.path(), "off.toml", toml);
+    streamcap()
+        .args(["run"])
+        .arg(dir.path())
+        .arg("--job")
+        .arg(&job)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(said).and(predicate::str::contains("its skew asks 80.00 %")));
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let skew = &result["phases"][0]["skew"];
+    assert_eq!((skew["failed"].as_bool(), skew["worst"].as_str()), (Some(true), Some("once")), "{skew}");
+    let once = &skew["workloads"][0];
+    assert_eq!(once["ops"].as_u64(), Some(256), "{skew}");
+    assert!(once["observed_pct"].as_f64().unwrap() < 78.0 && skew["max_delta_pct"].as_f64().unwrap() > 2.0, "{skew}");
+
+    let d = dir.path().display();
+    let vdb = format!(
+        "abort_failed_skew=2\nsd=sd1,lun={d}/lun1,size=1m,threads=1\nsd=sd2,lun={d}/lun2,size=16m,threads=1\n\
+         wd=wd1,sd=sd1,skew=80,rdpct=100,xfersize=4k\nwd=wd2,sd=sd2,skew=20,rdpct=100,xfersize=4k\n\
+         rd=rd1,wd=wd*,iorate=max,elapsed=2,interval=1\n"
+    );
+    let (json, job) = (dir.path().join("held.json"), write(dir.path(), "held.vdb", &vdb));
+    let limit = "fails the run when a worker's share is off its skew by more than 2 points (abort_failed_skew)";
+    streamcap()
+        .args(["run", "--dry-run", "--job"])
+        .arg(&job)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(limit));
+    streamcap().args(["run", "--job"]).arg(&job).arg("--json").arg(&json).assert().success();
+    let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let skew = &result["phases"][0]["skew"];
+    assert_eq!((skew["failed"].as_bool(), skew["controlled"].as_bool()), (Some(false), Some(true)), "{skew}");
+    assert_eq!((skew["limit_pct"].as_f64(), skew["workloads"][1]["requested_pct"].as_f64()), (Some(2.0), Some(20.0)));
+    assert!(skew["max_delta_pct"].as_f64().unwrap() <= 2.0, "{skew}");
+}

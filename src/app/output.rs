@@ -50,12 +50,12 @@ pub fn print_quietly(text: &str) {
 
 /// The exit code of a finished result: 130 interrupted, 2 failed, 1 for I/O errors or any failed operation (a
 /// bad block `--verify` found, or could not read back, is one too; with --continue-on-error a phase completes
-/// despite them), else 0.
+/// despite them, and so is a workload off its skew by more than vdbench's abort_failed_skew), else 0.
 pub fn exit_code(result: &RunResult) -> std::process::ExitCode {
     use crate::results::RunStatus;
     use std::process::ExitCode;
-    let failed_ops =
-        result.phases.iter().any(|p| p.errors.count > 0) || result.verify.as_ref().is_some_and(|v| v.failed());
+    let failed_ops = result.phases.iter().any(|p| p.errors.count > 0 || p.skew.as_ref().is_some_and(|s| s.failed))
+        || result.verify.as_ref().is_some_and(|v| v.failed());
     match result.status {
         RunStatus::Interrupted => ExitCode::from(crate::run::INTERRUPTED_EXIT as u8),
         RunStatus::Failed => ExitCode::from(2),

@@ -1,7 +1,8 @@
 //! `streamcap run`: flags and job file → JobSpec → facts → Plan → run → RunResult → summary, JSON, CSV.
 //!
 //! Exit codes: 0 when every phase completed without a failed operation; 1 when the run finished but operations
-//! failed (an I/O error stopped a phase, or was recorded under --continue-on-error); 2 for bad input or a set-up
+//! failed (an I/O error stopped a phase, or was recorded under --continue-on-error) or a workload's observed
+//! share was off its skew by more than vdbench's abort_failed_skew; 2 for bad input or a set-up
 //! failure (bad input is refused before anything is written; a failure during the run keeps the partial result);
 //! 130 after Ctrl-C (the partial result is kept).
 
@@ -100,6 +101,9 @@ fn print_outputs(args: &RunArgs, recorder: &ResultRecorder<'_>) {
         for phase in &recorder.result.phases {
             if let Some(failure) = &phase.failure {
                 say(&format!("Error: phase '{}' failed: {failure}", phase.name));
+            }
+            if let Some(said) = phase.skew.as_ref().filter(|s| s.failed).and_then(|s| s.message()) {
+                say(&format!("Error: phase '{}': {said}", phase.name));
             }
             if let Some(first) = phase.errors.records.first() {
                 say(&format!(

@@ -109,6 +109,12 @@ fn write_io(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
     if p.workers.iter().any(|w| w.mixed.as_ref().is_some_and(|m| m.held.is_some())) {
         writeln!(f, "  {HELD}")?;
     }
+    if let Some(limit) = p.skew_limit_pct.filter(|_| !p.parts.is_empty()) {
+        writeln!(
+            f,
+            "  fails the run when a worker's share is off its skew by more than {limit} points (abort_failed_skew)"
+        )?;
+    }
     match &p.write_block_sizes {
         Some(writes) => writeln!(
             f,

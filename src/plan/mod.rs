@@ -309,6 +309,10 @@ pub struct PhasePlan {
     /// fields above then describe the phase as a whole (its read percentage is the parts' weighted mean).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartPlan>,
+    /// With parts: fail the run when a worker's share of the operations is off its parts' skew by more than
+    /// this many percentage points (vdbench `abort_failed_skew=`); `None`: the check only reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skew_limit_pct: Option<f64>,
     /// End the phase once its rate is steady over a window of reporting intervals (fio steadystate,
     /// `--steady-state`); `None`: it runs to its runtime or amount.
     #[serde(skip_serializing_if = "Option::is_none")]

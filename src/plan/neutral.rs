@@ -63,6 +63,7 @@ pub(super) fn blank(name: String, spec: &PhaseSpec) -> PhasePlan {
         fio: spec.fio.clone(),
         per_worker_results: false,
         parts: Vec::new(),
+        skew_limit_pct: spec.skew_limit,
         steady_state: None,
     }
 }

@@ -195,6 +195,9 @@ pub(super) fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Res
         if let Some(failure) = &phase.failure {
             lines.push(format!("failed: '{}': {failure}", phase.name));
         }
+        if let Some(skew) = phase.skew.as_ref().and_then(|s| s.message().map(|m| (s.failed, m))) {
+            lines.push(format!("{}: '{}': {}", if skew.0 { "failed" } else { "skew" }, phase.name, skew.1));
+        }
     }
     match result.status {
         RunStatus::Interrupted => lines.push("interrupted: the figures above cover the part that ran".into()),

@@ -114,6 +114,7 @@ pub fn build_phase(
             measured.latency_depths,
         ),
         workers: measured.workers.iter().map(|w| worker_result(w, percentiles)).collect(),
+        skew: None,
         steady_state: measured.steady.cloned(),
         intervals: intervals.0,
         interval_stride: intervals.1,

@@ -14,6 +14,7 @@ mod io;
 mod latency;
 mod planning;
 mod plausibility;
+mod skew;
 mod streams;
 mod sweep;
 mod time;
@@ -51,6 +52,7 @@ pub use plausibility::{
     CACHE_BENEATH, ROTATIONAL_MAX_MBPS, ROTATIONAL_MAX_RANDOM_READS_QD1, flag_implausible_devices,
     rotational_implausibility,
 };
+pub use skew::{SKEW_WARN_PCT, SkewCheck, SkewShare, skew_check};
 pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
     StreamsResult, StreamsStep, build_step, capacity_answer,
@@ -239,6 +241,10 @@ pub struct PhaseResult {
     /// clone of a job on its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workers: Vec<WorkerResult>,
+    /// vdbench's skew check (a phase with parts on several workers): each worker's requested and observed
+    /// share of the operations, and whether `abort_failed_skew=` failed the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew: Option<SkewCheck>,
     /// Steady-state detection (fio steadystate, `--steady-state`): the rule, whether it held and after which
     /// round (reporting interval), and the window's IOPS and bandwidth (bytes/s), oldest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -72,6 +72,8 @@ pub struct CoreConfig<'a> {
 pub struct WorkerEnd {
     /// Bytes issued after the ramp.
     pub issued: u64,
+    /// Reads and writes issued after the ramp.
+    pub issued_ops: u64,
     /// The engine itself failed (not one I/O); the text says how.
     pub failure: Option<String>,
     /// What the search for the depth meeting a latency target found, when there was one.
@@ -147,7 +149,7 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
     schedule.finish(end.saturating_duration_since(cfg.origin));
     core.tally.ship(&cfg, end, true);
     let latency_depth = core.search.as_ref().map(DepthSearch::found);
-    WorkerEnd { issued: core.issued, failure: core.failure, latency_depth }
+    WorkerEnd { issued: core.issued, issued_ops: core.issued_ops, failure: core.failure, latency_depth }
 }
 
 impl Core {

@@ -95,6 +95,8 @@ pub struct PhaseOutcome {
     pub caps: Option<Caps>,
     /// Bytes issued after the ramp by each worker, in worker order.
     pub issued_by_worker: Vec<u64>,
+    /// Reads and writes issued after the ramp by each worker, in worker order (vdbench's skew check).
+    pub ops_by_worker: Vec<u64>,
     pub started: SystemTime,
     /// Interval reports made (the next phase-internal run continues the series after them).
     pub intervals: u64,
@@ -283,6 +285,7 @@ fn finished(
         direct,
         caps,
         issued_by_worker: ends.iter().map(|e| e.issued).collect(),
+        ops_by_worker: ends.iter().map(|e| e.issued_ops).collect(),
         started,
         intervals: gather.reported_intervals,
         ranks,
@@ -351,6 +354,7 @@ pub(super) fn failed_outcome(direct: bool, stop: StopReason) -> PhaseOutcome {
         direct,
         caps: None,
         issued_by_worker: Vec::new(),
+        ops_by_worker: Vec::new(),
         started: SystemTime::now(),
         intervals: 0,
         ranks: Vec::new(),

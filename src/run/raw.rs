@@ -209,7 +209,7 @@ impl Schedule for RawSchedule<'_> {
             && flow.ahead()
         {
             self.pending = Some((op, due));
-            return Next::At(ctx.now + flow.wait);
+            return Next::At(ctx.now + flow.held_wait(ctx.now));
         }
         let kind = match op.dir {
             Direction::Read => OpKind::Read,

@@ -291,6 +291,11 @@ pub struct PhaseSpec {
     /// others), as vdbench's controlled max does when a wd says its skew. Default: when a part says its `skew`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hold_shares: Option<bool>,
+    /// With parts: the run fails (exit 1) when a part's worker's share of the phase's operations is off its
+    /// skew by more than this many percentage points (vdbench `abort_failed_skew=`). The result says every
+    /// worker's requested and observed share whether or not this is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skew_limit: Option<f64>,
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub fio: Option<FioJobInfo>,
@@ -333,7 +338,7 @@ impl PhaseSpec {
                 align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_sizes, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
-                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, rank, hold_shares, steady_state,
+                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, rank, hold_shares, skew_limit, steady_state,
             ]
         };
         // Field by field inside the table too: a job's dedupe key keeps its [global]'s compression.

@@ -131,6 +131,8 @@ impl<'a> ClusterObserver<'a> {
             direct: outcome.direct,
             caps: outcome.caps,
             issued_by_worker: outcome.issued_by_worker.clone(),
+            // This rank's workers only: the skew check needs every rank's, which are not merged yet.
+            ops_by_worker: Vec::new(),
             started: outcome.started,
             intervals: merge.emitted,
             ranks: outcome.ranks.clone(),

@@ -353,6 +353,7 @@ impl ResultRecorder<'_> {
         let intervals = (state.series.points(), state.series.stride());
         let mut result = build_phase(index, phase, &measurements, &samples, intervals);
         flag_implausible_devices(&mut result, &self.result.target);
+        result.skew = crate::results::skew_check(phase, &outcome.ops_by_worker);
         if let Some(fs) = &phase.fileset {
             let f = &self.formatted;
             result.file_ops = Some(file_ops_result(

@@ -138,7 +138,7 @@ impl<'a> FileSetSchedule<'a> {
         if let Some(flow) = self.flow.as_mut()
             && flow.ahead()
         {
-            return Err(now + flow.wait);
+            return Err(now + flow.held_wait(now));
         }
         let Some(gap) = self.gap else { return Ok(None) };
         let due = gap.mul_f64(self.ops_issued as f64);

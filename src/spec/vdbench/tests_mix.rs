@@ -152,3 +152,22 @@ fn an_fwd_over_several_fsds_runs_on_each_with_its_threads_spread() {
     );
     assert_eq!(set.trees.len(), 2);
 }
+
+/// abort_failed_skew= (it had no effect): every raw phase carries the limit for the skew check after the run; a
+/// value that is not a percent is refused with its line; on fwds it has no effect yet, and says so.
+#[test]
+fn abort_failed_skew_sets_the_skew_limit_of_every_raw_phase() {
+    let raw = "sd=sd1,lun=/dev/nodisk,size=1g\nsd=sd2,lun=/dev/nodisk2,size=1g\nwd=wd1,sd=sd1,skew=80\n\
+               wd=wd2,sd=sd2\nrd=rd1,wd=wd*,iorate=max\nrd=rd2,wd=wd*,iorate=100\n";
+    let job = parse(&format!("abort_failed_skew=2.5\n{raw}")).unwrap();
+    assert!(job.phases.iter().all(|p| p.skew_limit == Some(2.5)), "{:?}", job.phases);
+    assert!(!job.notices.iter().any(|n| n.contains("abort_failed_skew")), "{:?}", job.notices);
+    assert!(parse(raw).unwrap().phases.iter().all(|p| p.skew_limit.is_none()));
+    let err = parse(&format!("abort_failed_skew=lots\n{raw}")).unwrap_err().to_string();
+    assert!(err.contains("line 1") && err.contains("abort_failed_skew=lots is not a number"), "{err}");
+    let fs = "abort_failed_skew=2\nfsd=fsd1,anchor=/tmp,depth=1,width=1,files=2,size=64k\n\
+              fwd=fwd1,fsd=fsd1,operation=read\nrd=rd1,fwd=fwd1,fwdrate=max,format=yes\n";
+    let job = parse(fs).unwrap();
+    assert!(job.phases.iter().all(|p| p.skew_limit.is_none()));
+    assert!(job.notices.iter().any(|n| n.contains("abort_failed_skew=2 has no effect on fwds")), "{:?}", job.notices);
+}

@@ -153,12 +153,14 @@ struct Mapper<'a> {
     concat_starts: Vec<(String, u64)>,
     /// `formatsds=yes`, where said: a format phase before the first rd (`format`).
     format_sds: Option<Param>,
+    /// `abort_failed_skew=`: percentage points a workload's share may be off its skew before the run fails.
+    skew_limit: Option<f64>,
 }
 
 impl<'a> Mapper<'a> {
     fn new(model: &'a Model, options: &'a ReadOptions, notices: Vec<String>, hosts: Hosts) -> Self {
-        let (target, concatenate, concat_starts, format_sds) = (None, false, Vec::new(), None);
-        Mapper { model, options, notices, hosts, target, concatenate, concat_starts, format_sds }
+        let (target, concatenate, concat_starts, format_sds, skew_limit) = (None, false, Vec::new(), None, None);
+        Mapper { model, options, notices, hosts, target, concatenate, concat_starts, format_sds, skew_limit }
     }
 }
 
@@ -202,6 +204,7 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
     }
     m.insert_format(&rds, file_system, &mut phases, problems);
     validation(model, m.concatenate, &mut phases, file_system, root, problems);
+    m.skew_limit(&mut phases, file_system);
     if let Some(general) = problems.take(data::data_shape(model)) {
         phases.iter_mut().for_each(|p| p.data = data::merge(general.as_ref(), p.data.take()));
     }
@@ -284,6 +287,17 @@ impl<'a> Mapper<'a> {
                     "data patterns from a file (pattern=) are not supported: streamcap writes its own (see \
                      compratio and dedupratio)",
                 )),
+                "abort_failed_skew" => match value.parse::<f64>() {
+                    Ok(limit) if limit.is_finite() && limit >= 0.0 => self.skew_limit = Some(limit),
+                    _ => problems.push(VdbError::keyword(
+                        &p.at,
+                        &p.key,
+                        None,
+                        format!(
+                            "abort_failed_skew={value} is not a number of percent: give one, as in abort_failed_skew=2"
+                        ),
+                    )),
+                },
                 "create_anchors" if yes => self.notices.push(
                     "vdbench create_anchors=yes: streamcap creates only its own directory inside an anchor, which \
                      must exist"
@@ -322,6 +336,20 @@ impl<'a> Mapper<'a> {
             ),
             None => {}
         }
+    }
+
+    /// `abort_failed_skew=` on every raw phase (the skew check after each run of an rd, `results::skew`); the
+    /// check of fwds' skew is not built yet, so a file-system file gets a notice that it has no effect.
+    fn skew_limit(&mut self, phases: &mut [PhaseSpec], file_system: bool) {
+        let Some(limit) = self.skew_limit else { return };
+        if file_system {
+            self.notices.push(format!(
+                "vdbench abort_failed_skew={limit} has no effect on fwds in streamcap yet: their observed skew is \
+                 not checked"
+            ));
+            return;
+        }
+        phases.iter_mut().for_each(|phase| phase.skew_limit = Some(limit));
     }
 
     /// `H:` → the directory given with `--anchor H:=DIR`; a Windows path below it keeps its tail.
