@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::defaults;
 use super::facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
 use super::fileset_share::TreeShare;
-use super::fileset_workload::{holds_skew, plan_workload};
+use super::fileset_workload::{holds_skew, plan_workload, unsaid_skew};
 use super::values::choose_engine;
 use super::{PhasePlan, PlanError};
 use crate::metrics::OpClass;
@@ -182,14 +182,14 @@ fn plan_phase(
         fileset.trees.iter().map(|tree| plan_tree(tree, spec, target, facts)).collect::<Result<Vec<_>, _>>()?;
     trees.iter_mut().for_each(|t| t.format_with = fileset.format_with.unwrap_or_default());
     let format = fileset.format.unwrap_or(FormatMode::Yes);
-    let count = fileset.workloads.len().max(1) as f64;
+    let unsaid_skew = unsaid_skew(&fileset.workloads)?;
     let workloads = fileset
         .workloads
         .iter()
         .enumerate()
         .map(|(w, spec_w)| {
             let seed = seed ^ ((index as u64) << 48) ^ ((w as u64) << 32);
-            plan_workload(w, spec_w, fileset, &trees, seed, count)
+            plan_workload(w, spec_w, fileset, &trees, seed, unsaid_skew)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let threads: u64 = workloads.iter().map(|w| u64::from(w.threads)).sum();

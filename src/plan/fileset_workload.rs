@@ -10,14 +10,14 @@ use crate::units::Bytes;
 use crate::workload::BlockSizes;
 use crate::workload::fileset::{FileSizes, MAX_SHARED_TREE_FILES, Selection};
 
-/// Workload `w` (vdbench fwd) on its tree; `count` workloads share an unsaid skew evenly.
+/// Workload `w` (vdbench fwd) on its tree; `unsaid_skew` is its skew if it says none.
 pub(super) fn plan_workload(
     w: usize,
     spec_w: &FileWorkloadSpec,
     fileset: &FileSetPhaseSpec,
     trees: &[TreePlan],
     seed: u64,
-    count: f64,
+    unsaid_skew: f64,
 ) -> Result<FileWorkloadPlan, String> {
     let name = spec_w.name.clone().unwrap_or_else(|| format!("fwd{}", w + 1));
     let tree = match &spec_w.tree {
@@ -58,7 +58,7 @@ pub(super) fn plan_workload(
         select: selection(spec_w.fileselect.unwrap_or(FileSelect::Random)),
         fileio,
         threads: spec_w.threads.unwrap_or(1),
-        skew: spec_w.skew.unwrap_or(100.0 / count),
+        skew: spec_w.skew.unwrap_or(unsaid_skew),
         seed,
         dirs: spec_w.dirs.unwrap_or(false),
         shared,
@@ -112,4 +112,35 @@ pub(super) fn holds_skew(rate: FileRate, fileset: &FileSetPhaseSpec, workloads: 
         && workloads.len() > 1
         && fileset.workloads.iter().any(|w| w.skew.is_some())
         && (ranked == 0 || ranked == workloads.len())
+}
+
+/// The skew of a workload that says none: what the others' skews leave, shared evenly among the workloads that say
+/// none (vdbench's rule for fwds as for wds: (100 − the skews said) ÷ the workloads without one).
+pub(super) fn unsaid_skew(workloads: &[FileWorkloadSpec]) -> Result<f64, String> {
+    let said: f64 = workloads.iter().filter_map(|w| w.skew).sum();
+    let unsaid = workloads.iter().filter(|w| w.skew.is_none()).count();
+    if said > 100.0 + 1e-6 || (unsaid > 0 && said >= 100.0 - 1e-6) {
+        return Err(format!(
+            "the workloads' skews add up to {said}; they must add up to 100, or to less when some workloads say \
+             none (those share what is left)"
+        ));
+    }
+    Ok(if unsaid == 0 { 0.0 } else { (100.0 - said) / unsaid as f64 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// vdbench: fwds without a skew share what the others' skews leave (a 70 beside two unsaid: 15 each).
+    #[test]
+    fn workloads_without_a_skew_share_what_the_others_leave() {
+        let w = |skew| FileWorkloadSpec { skew, ..FileWorkloadSpec::default() };
+        assert_eq!(unsaid_skew(&[w(Some(70.0)), w(None), w(None)]), Ok(15.0));
+        assert_eq!(unsaid_skew(&[w(None), w(None), w(None), w(None)]), Ok(25.0));
+        assert_eq!(unsaid_skew(&[w(Some(60.0)), w(Some(40.0))]), Ok(0.0));
+        let err = unsaid_skew(&[w(Some(80.0)), w(Some(30.0))]).unwrap_err();
+        assert!(err.contains("add up to 110"), "{err}");
+        assert!(unsaid_skew(&[w(Some(100.0)), w(None)]).is_err(), "nothing left for the unsaid one");
+    }
 }
