@@ -127,6 +127,12 @@ fn four_ranks_give_one_result_with_totals_and_a_per_rank_breakdown() {
     assert_eq!(cluster["phases"][0]["last_done"]["ops"].as_u64(), Some(total));
     let first = cluster["phases"][0]["first_done"]["ops"].as_u64().expect("first done");
     assert!(first <= total);
+    // Every rank's work up to the first finish, over that time: between the slowest rank's rate and all of
+    // theirs (within 1 %: the interval the first rank finished in is counted in proportion).
+    let rates: Vec<f64> = ranks.iter().map(|r| r["iops"].as_f64().expect("a rate")).collect();
+    let first_rate = cluster["phases"][0]["first_done"]["iops"].as_f64().expect("first done");
+    let slowest = rates.iter().copied().fold(f64::MAX, f64::min);
+    assert!(slowest * 0.99 <= first_rate && first_rate <= rates.iter().sum::<f64>() * 1.01, "{first_rate} {rates:?}");
     // A percentile of a mixture lies between the parts' percentiles; an average of percentiles need not be a
     // bucket at all, and merged buckets keep every value on the same bucket bounds.
     let p99 = |v: &serde_json::Value| v.as_u64().expect("a p99");
