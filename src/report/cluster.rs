@@ -290,4 +290,24 @@ mod tests {
         alone.cluster = None;
         assert!(!render(&Markdown, &alone).contains("ranks:") && !render(&Html, &alone).contains("id=\"ranks\""));
     }
+
+    /// A reader adds the rows up to the done lines: a row's file-set operations are in brackets (said by a
+    /// legend, raw rows have neither), and the done lines give the operations they count.
+    #[test]
+    fn file_set_operations_and_done_counts_are_shown() {
+        let mut cluster = two_ranks().cluster.expect("ranks");
+        let mut out = Vec::new();
+        write_cluster_summary(&mut out, &cluster).expect("writes");
+        assert!(!String::from_utf8_lossy(&out).contains("ops: reads and writes"), "raw rows need no legend");
+        let row = &mut cluster.phases[0].ranks[1];
+        (row.ops, row.file_ops) = (1500, 300);
+        let done =
+            DoneFigures { rank: 1, host: "b".into(), elapsed_s: 2.0, ops: 1800, bytes: 0, iops: 900.0, mbps: 0.0 };
+        (cluster.phases[0].first_done, cluster.phases[0].last_done) = (Some(done.clone()), Some(done));
+        let mut out = Vec::new();
+        write_cluster_summary(&mut out, &cluster).expect("writes");
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains(" 1500 (300) ") && text.contains("ops: reads and writes, plus the file-set"), "{text}");
+        assert!(text.contains("last done (rank 1 on b, 2.00 s) 1800 ops, 900 IOPS"), "{text}");
+    }
 }
