@@ -127,6 +127,7 @@ fn four_ranks_give_one_result_with_totals_and_a_per_rank_breakdown() {
     assert_eq!(cluster["phases"][0]["last_done"]["ops"].as_u64(), Some(total));
     let first = cluster["phases"][0]["first_done"]["ops"].as_u64().expect("first done");
     assert!(first <= total);
+    first_done_lies_between_the_slowest_and_all(&cluster["phases"][0]);
     // A percentile of a mixture lies between the parts' percentiles; an average of percentiles need not be a
     // bucket at all, and merged buckets keep every value on the same bucket bounds.
     let p99 = |v: &serde_json::Value| v.as_u64().expect("a p99");
@@ -248,7 +249,19 @@ fn the_first_rank_done_ends_the_phase_for_all_and_both_figures_are_given() {
     assert_eq!(last["ops"].as_u64(), Some(ops.iter().sum::<u64>()));
     assert!(first["ops"].as_u64() <= last["ops"].as_u64());
     assert!(first["elapsed_s"].as_f64() <= last["elapsed_s"].as_f64());
+    first_done_lies_between_the_slowest_and_all(cluster);
     assert!(nothing_left(dir.path()));
+}
+
+/// Every rank's work up to the first finish, over that time, lies between the slowest rank's rate and all of
+/// theirs together (within 1 %: the interval the first rank finished in is counted in proportion).
+#[cfg(feature = "mpi")]
+fn first_done_lies_between_the_slowest_and_all(phase: &serde_json::Value) {
+    let rows = phase["ranks"].as_array().expect("per-rank rows");
+    let rates: Vec<f64> = rows.iter().map(|r| r["iops"].as_f64().expect("a rate")).collect();
+    let first = phase["first_done"]["iops"].as_f64().expect("first done");
+    let slowest = rates.iter().copied().fold(f64::MAX, f64::min);
+    assert!(slowest * 0.99 <= first && first <= rates.iter().sum::<f64>() * 1.01, "{first} against {rates:?}");
 }
 
 /// The stream settings of the capacity test: as tests/streams_throttled.rs (3 Mbit/s in 256 KiB chunks, 1.43

@@ -40,6 +40,28 @@ fn ops_by_rank(result: &serde_json::Value) -> Vec<Vec<u64>> {
         .collect()
 }
 
+/// The merged phase `index` adds up to its ranks' rows: the rows' operations are the last-done figure (the whole
+/// phase), their transfers the merged reads and writes, their file-set operations the merged ones; the first-done
+/// rate lies between the slowest rank's rate and the sum of the ranks' (within 1 %: the interval the first rank
+/// finished in is counted in proportion).
+fn assert_adds_up(result: &serde_json::Value, index: usize) {
+    let (phase, cluster) = (&result["phases"][index], &result["cluster"]["phases"][index]);
+    let ranks = cluster["ranks"].as_array().expect("per-rank rows");
+    let sum = |field: &str| ranks.iter().map(|r| r[field].as_u64().unwrap_or(0)).sum::<u64>();
+    let transfers: u64 = ["read", "write"].iter().filter_map(|d| phase[d]["ops"].as_u64()).sum();
+    let file_ops: u64 = (phase["file_ops"]["ops"].as_array().into_iter().flatten())
+        .filter(|o| o["op"] != "read" && o["op"] != "write")
+        .map(|o| o["ops"].as_u64().expect("a count"))
+        .sum();
+    assert_eq!(sum("ops"), transfers + file_ops, "phase {index}: every rank's operations: {cluster}");
+    assert_eq!(sum("file_ops"), file_ops, "phase {index}: the file-set operations among them");
+    assert_eq!(cluster["last_done"]["ops"].as_u64(), Some(sum("ops")), "phase {index}: last done is the phase");
+    let rates: Vec<f64> = ranks.iter().map(|r| r["iops"].as_f64().expect("a rate")).collect();
+    let first = cluster["first_done"]["iops"].as_f64().expect("first done");
+    let (slowest, all) = (rates.iter().copied().fold(f64::MAX, f64::min), rates.iter().sum::<f64>());
+    assert!(slowest * 0.99 <= first && first <= all * 1.01, "phase {index}: first done {first} against {rates:?}");
+}
+
 /// rd1 runs on both hosts: each rank does its own hd's I/O and the totals are both ranks'. rd2 runs on h2
 /// alone (its sd is h2's; rank 1 fills it before it reads): rank 1 does all of it while rank 0 idles, and the
 /// idle rank neither ends the phase early (it is no "first done") nor does any I/O.
@@ -75,6 +97,7 @@ fn each_hd_runs_as_its_own_rank() {
         let total = ["read", "write"].iter().filter_map(|d| phase[d]["ops"].as_u64()).sum::<u64>();
         assert_eq!(total, ranks.iter().sum::<u64>(), "phase {i}: the totals are both ranks' operations");
     }
+    assert_adds_up(&result, 0);
     let rd2 = &result["cluster"]["phases"][1];
     assert_eq!(rd2["first_done"]["rank"], 1, "the idle rank is never first done: {rd2}");
     let measured = result["phases"][1]["duration_s"].as_f64().unwrap_or(0.0);
@@ -218,6 +241,40 @@ fn verification_is_merged_over_ranks() {
     assert_eq!(result["verify"]["blocks_checked"].as_u64(), Some(checked[1]), "the merged count is every rank's");
     assert_eq!(result["verify"]["bad_count"].as_u64(), Some(0));
     assert!(stdout.contains("verify on rank 1 ("), "the per-host breakdown has each rank's figures:\n{stdout}");
+}
+
+/// Guards the merge of file-set phases across ranks (two hds on one shared fsd of 8 files, validate=yes, each
+/// rank's 2 threads sharing its files): the ranks' rows counted their opens and closes, the merged reads did not
+/// (83,679 reads against a per-rank sum of 94,141); first done counted every read twice (177.7 k IOPS, twice
+/// the merged rate); the format figures were rank 0's alone (4 files of 8). Now the rows and the merged phase
+/// add up, and the format step is both ranks'.
+#[test]
+fn a_file_set_phase_adds_up_over_ranks() {
+    let Some(mut cmd) = common::mpirun("a_file_set_phase_adds_up_over_ranks", 2) else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (job, json) = (dir.path().join("fs.vdb"), dir.path().join("r.json"));
+    let anchor = dir.path().join("anchor");
+    std::fs::create_dir(&anchor).expect("anchor made");
+    let text = format!(
+        "validate=yes\nhd=h1,system=alpha.example\nhd=h2,system=beta.example\n\
+         fsd=fsd1,anchor={},depth=1,width=2,files=4,size=64k,shared=yes\n\
+         fwd=fwd1,fsd=fsd1,host=(h1,h2),xfersize=4k,operation=read,fileio=(random,shared),threads=2\n\
+         rd=rd1,fwd=fwd1,fwdrate=max,format=restart,interval=1,elapsed=2\n",
+        anchor.display()
+    );
+    std::fs::write(&job, text).expect("job written");
+    let (result, stdout) = run_ok(&mut cmd, &job, &json);
+    assert_adds_up(&result, 0);
+    let ranks = result["cluster"]["phases"][0]["ranks"].as_array().expect("per-rank rows");
+    assert!(ranks.iter().all(|r| r["file_ops"].as_u64() > Some(0)), "each rank opened files: {ranks:?}");
+    let ops = &result["phases"][0]["file_ops"];
+    assert_eq!((ops["formatted_files"].as_u64(), ops["formatted_dirs"].as_u64()), (Some(8), Some(2)), "{ops}");
+    assert!(ops["most_threads_on_one_file"].as_u64() >= Some(1), "{ops}");
+    assert!(stdout.contains("format: 8 files, 2 directories"), "both ranks' format step:\n{stdout}");
+    let last = result["cluster"]["phases"][0]["last_done"]["ops"].as_u64().expect("last done");
+    assert!(stdout.contains("last done (rank "), "{stdout}");
+    assert!(stdout.contains(&format!(" {last} ops, ")), "the done lines count as the rows do:\n{stdout}");
+    assert!(walk(&anchor).is_empty(), "the shared tree was removed");
 }
 
 /// vdbench's controlled max across ranks: wd1 (reads of sd1, skew=80) on h1 and wd2 (writes of sd2, skew=20)

@@ -3,6 +3,7 @@
 
 mod depth;
 mod histogram;
+mod interval_merge;
 mod recorder;
 mod series;
 mod spread;
@@ -11,6 +12,7 @@ mod wire;
 
 pub use depth::DepthFound;
 pub use histogram::{DEFAULT_PERCENTILES, Histogram, LatencySummary, Percentile};
+pub use interval_merge::IntervalMerge;
 pub use recorder::{Depths, ErrorRecord, OpClass, OpStats, Recorder, Snapshot};
 pub use series::{BoundedSeries, ClassPoint, Mergeable};
 pub use spread::{RateSpread, Spread, WorkerTotals};

@@ -29,7 +29,7 @@ pub fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io
     }
     writeln!(out, "per rank:")?;
     writeln!(out, "{}", terminal_table(&RANK_HEADER, &RANK_RIGHT, rank_rows(&cluster.phases)))?;
-    for line in done_lines(cluster) {
+    for line in ops_legend(cluster).into_iter().chain(done_lines(cluster)) {
         writeln!(out, "{line}")?;
     }
     for v in &cluster.verify {
@@ -70,7 +70,7 @@ pub fn cluster_markdown(out: &mut dyn Write, cluster: &ClusterResult) -> io::Res
     if !cluster.phases.is_empty() {
         table(out, &RANK_HEADER, &RANK_RIGHT, &rank_rows(&cluster.phases))?;
     }
-    let mut lines = done_lines(cluster);
+    let mut lines: Vec<String> = ops_legend(cluster).into_iter().chain(done_lines(cluster)).collect();
     lines.extend(cluster.verdicts.iter().map(|(_, verdict)| format!("clients: {verdict}")));
     if !cluster.steps.is_empty() {
         table(out, &CLIENT_HEADER, &CLIENT_RIGHT, &client_rows(&cluster.steps))?;
@@ -94,7 +94,7 @@ pub fn cluster_html(
     if !cluster.phases.is_empty() {
         body.push_str(&table(&RANK_HEADER, &RANK_RIGHT, &rank_rows(&cluster.phases)));
     }
-    for line in done_lines(cluster) {
+    for line in ops_legend(cluster).into_iter().chain(done_lines(cluster)) {
         body.push_str(&format!("<p>{}</p>\n", esc(&line)));
     }
     if !cluster.steps.is_empty() {
@@ -117,6 +117,17 @@ fn hosts_line(cluster: &ClusterResult) -> String {
         })
         .collect();
     format!("{} ranks: {}", cluster.ranks, hosts.join(", "))
+}
+
+/// What the ops column counts, when a file-set phase makes it more than reads and writes: the merged phase's
+/// read and write lines hold the transfers only, so a reader adding up the ranks needs the split.
+fn ops_legend(cluster: &ClusterResult) -> Option<String> {
+    let any = cluster.phases.iter().flat_map(|p| &p.ranks).any(|r| r.file_ops > 0);
+    any.then(|| {
+        "ops: reads and writes, plus the file-set operations (open, close, create, getattr, …) that the number in \
+         brackets counts; first done and last done count the same"
+            .to_string()
+    })
 }
 
 /// The first-done and last-done figures of each phase that has them.
@@ -158,7 +169,10 @@ fn rank_rows(phases: &[ClusterPhase]) -> Vec<Vec<String>> {
                 if i == 0 { phase.name.clone() } else { String::new() },
                 rank.rank.to_string(),
                 if rank.errors > 0 { format!("{} ({} err)", rank.host, rank.errors) } else { rank.host.clone() },
-                rank.ops.to_string(),
+                match rank.file_ops {
+                    0 => rank.ops.to_string(),
+                    file_ops => format!("{} ({file_ops})", rank.ops),
+                },
                 format_rate(rank.iops),
                 format_mbps(rank.mbps),
                 format_latency_ns(rank.mean_latency_ns),
@@ -195,10 +209,11 @@ fn client_rows(steps: &[ClusterStep]) -> Vec<Vec<String>> {
 
 fn done_words(label: &str, d: &DoneFigures) -> String {
     format!(
-        "{label} (rank {} on {}, {:.2} s) {} IOPS, {} MB/s",
+        "{label} (rank {} on {}, {:.2} s) {} ops, {} IOPS, {} MB/s",
         d.rank,
         d.host,
         d.elapsed_s,
+        d.ops,
         format_rate(d.iops),
         format_mbps(d.mbps)
     )
@@ -274,5 +289,25 @@ mod tests {
         let mut alone = result.clone();
         alone.cluster = None;
         assert!(!render(&Markdown, &alone).contains("ranks:") && !render(&Html, &alone).contains("id=\"ranks\""));
+    }
+
+    /// A reader adds the rows up to the done lines: a row's file-set operations are in brackets (said by a
+    /// legend, raw rows have neither), and the done lines give the operations they count.
+    #[test]
+    fn file_set_operations_and_done_counts_are_shown() {
+        let mut cluster = two_ranks().cluster.expect("ranks");
+        let mut out = Vec::new();
+        write_cluster_summary(&mut out, &cluster).expect("writes");
+        assert!(!String::from_utf8_lossy(&out).contains("ops: reads and writes"), "raw rows need no legend");
+        let row = &mut cluster.phases[0].ranks[1];
+        (row.ops, row.file_ops) = (1500, 300);
+        let done =
+            DoneFigures { rank: 1, host: "b".into(), elapsed_s: 2.0, ops: 1800, bytes: 0, iops: 900.0, mbps: 0.0 };
+        (cluster.phases[0].first_done, cluster.phases[0].last_done) = (Some(done.clone()), Some(done));
+        let mut out = Vec::new();
+        write_cluster_summary(&mut out, &cluster).expect("writes");
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains(" 1500 (300) ") && text.contains("ops: reads and writes, plus the file-set"), "{text}");
+        assert!(text.contains("last done (rank 1 on b, 2.00 s) 1800 ops, 900 IOPS"), "{text}");
     }
 }

@@ -1,8 +1,9 @@
 //! The coordinator's side of a phase while its workers run: snapshots merged into interval reports (each
 //! reported once every worker has sent its own or finished), phase totals, error records, each worker's own
-//! totals when kept, and the rate floor (fio rate_min). It must not start or stop threads; `phase` does.
+//! totals when kept, and the rate floor (fio rate_min). It must not start or stop threads; `phase` does. The
+//! ordering of intervals is `metrics::IntervalMerge`, as rank 0's merge of the ranks' intervals
+//! (`app/cluster/merge.rs`).
 
-use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
@@ -10,17 +11,14 @@ use std::time::{Duration, Instant};
 use super::RunObserver;
 use super::phase::{IntervalReport, PhaseControl, SeriesStart};
 use super::worker_setup::WorkerMsg;
-use crate::metrics::{ErrorRecord, OpClass, Recorder, Snapshot, SteadyTracker, WorkerTotals};
+use crate::metrics::{ErrorRecord, IntervalMerge, OpClass, Recorder, Snapshot, SteadyTracker, WorkerTotals};
 use crate::plan::{RateFloor, defaults};
 
 /// Merges snapshots into intervals and totals (raw and file-set phases alike).
 pub(super) struct Gatherer {
     pub(super) interval: Duration,
-    /// Highest interval index each worker has reported, and whether it has finished.
-    reported: Vec<Option<u64>>,
-    finished: Vec<bool>,
     /// Intervals still waiting for some worker: merged recorder, its owner (for recycling), latest elapsed.
-    pending: BTreeMap<u64, (Recorder, u32, Duration)>,
+    pending: IntervalMerge<(u32, Duration)>,
     /// Where emptied recorders go back for reuse, by worker (empty: they are dropped).
     spares: Vec<Sender<Recorder>>,
     pub(super) totals: Recorder,
@@ -46,9 +44,7 @@ impl Gatherer {
     pub(super) fn new(workers: usize, interval: Duration, spares: Vec<Sender<Recorder>>) -> Gatherer {
         Gatherer {
             interval,
-            reported: vec![None; workers],
-            finished: vec![false; workers],
-            pending: BTreeMap::new(),
+            pending: IntervalMerge::new(workers),
             spares,
             totals: Recorder::new(false),
             errors: Vec::new(),
@@ -140,23 +136,19 @@ impl Gatherer {
         if !snapshot.last {
             self.check_floor(&snapshot);
         }
-        self.reported[worker] = Some(snapshot.interval);
-        self.finished[worker] |= snapshot.last;
         if snapshot.last {
             self.measured = self.measured.max(snapshot.elapsed);
         }
         self.keep_worker(&snapshot);
         let room = defaults::ERRORS_KEPT.saturating_sub(self.errors.len());
         self.errors.extend(snapshot.errors.into_iter().take(room));
-        match self.pending.get_mut(&snapshot.interval) {
-            Some((merged, _, elapsed)) => {
-                merged.merge(&snapshot.recorder);
-                *elapsed = (*elapsed).max(snapshot.elapsed);
-                self.recycle(snapshot.worker, snapshot.recorder);
-            }
-            None => {
-                self.pending.insert(snapshot.interval, (snapshot.recorder, snapshot.worker, snapshot.elapsed));
-            }
+        let data = (snapshot.worker, snapshot.elapsed);
+        let later = |(_, elapsed): &mut (u32, Duration), (_, other): (u32, Duration)| *elapsed = (*elapsed).max(other);
+        if let Some(spare) = self.pending.add(worker, snapshot.interval, snapshot.recorder, data, later) {
+            self.recycle(snapshot.worker, spare);
+        }
+        if snapshot.last {
+            self.pending.finish(worker);
         }
         self.emit_ready(phase, observer, false);
     }
@@ -183,16 +175,7 @@ impl Gatherer {
 
     /// Reports every interval that no worker can still add to (or all of them, at the end).
     fn emit_ready(&mut self, phase: usize, observer: &mut dyn RunObserver, all: bool) {
-        while let Some((&index, _)) = self.pending.first_key_value() {
-            let complete = self
-                .reported
-                .iter()
-                .zip(&self.finished)
-                .all(|(reported, &finished)| finished || reported.is_some_and(|r| r >= index));
-            if !complete && !all {
-                return;
-            }
-            let (recorder, owner, elapsed) = self.pending.remove(&index).expect("key just seen");
+        while let Some((index, recorder, (owner, elapsed))) = self.pending.pop_ready(all) {
             let start = self.interval * index as u32;
             // Full intervals end exactly at their boundary; the last one ends when the last worker stopped.
             let length = elapsed.saturating_sub(start);

@@ -1,12 +1,12 @@
 //! Rank 0's merge of every rank's intervals of one phase: an interval is reported once every rank has sent it
 //! (or a later one, or finished the phase), with the ranks' recorders merged by adding their histograms, so the
 //! merged series and the phase totals (the sum of the merged intervals) hold every operation of every rank.
-//! Also the bytes an interval travels in.
+//! The ordering is `metrics::IntervalMerge`, as the coordinator's merge of its workers' snapshots
+//! (`run/gather.rs`); this adds the interval's start and length and the bytes an interval travels in.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::metrics::{Recorder, WireError, decode_recorder, encode_recorder};
+use crate::metrics::{IntervalMerge, Recorder, WireError, decode_recorder, encode_recorder};
 
 /// One interval of one rank, as sent to rank 0.
 pub struct RankInterval {
@@ -45,11 +45,8 @@ impl RankInterval {
 
 /// The merge of one phase's intervals over `ranks` ranks.
 pub struct PhaseMerge {
-    /// Intervals some rank may still add to: merged recorder, start, longest length.
-    pending: BTreeMap<u64, (Recorder, Duration, Duration)>,
-    /// Highest interval index each rank has sent.
-    reported: Vec<Option<u64>>,
-    finished: Vec<bool>,
+    /// Intervals some rank may still add to, each with its earliest start and longest length.
+    intervals: IntervalMerge<(Duration, Duration)>,
     /// Every interval reported so far, merged.
     pub totals: Recorder,
     /// Intervals reported so far.
@@ -58,50 +55,28 @@ pub struct PhaseMerge {
 
 impl PhaseMerge {
     pub fn new(ranks: usize) -> PhaseMerge {
-        PhaseMerge {
-            pending: BTreeMap::new(),
-            reported: vec![None; ranks],
-            finished: vec![false; ranks],
-            totals: Recorder::new(false),
-            emitted: 0,
-        }
+        PhaseMerge { intervals: IntervalMerge::new(ranks), totals: Recorder::new(false), emitted: 0 }
     }
 
     pub fn add(&mut self, rank: u32, interval: RankInterval) {
-        let rank = rank as usize;
-        if rank >= self.reported.len() {
-            return;
-        }
-        self.reported[rank] = self.reported[rank].max(Some(interval.index));
-        let entry = self
-            .pending
-            .entry(interval.index)
-            .or_insert_with(|| (Recorder::new(false), interval.start, interval.length));
-        entry.0.merge(&interval.recorder);
-        entry.1 = entry.1.min(interval.start);
-        entry.2 = entry.2.max(interval.length);
+        let span = (interval.start, interval.length);
+        let combine = |(start, length): &mut (Duration, Duration), (s, l): (Duration, Duration)| {
+            *start = (*start).min(s);
+            *length = (*length).max(l);
+        };
+        // A rank's recorder merged into the interval's is given back: it was decoded for this, and is dropped.
+        self.intervals.add(rank as usize, interval.index, interval.recorder, span, combine);
     }
 
     /// Rank `rank` will send no more intervals of this phase.
     pub fn finish(&mut self, rank: u32) {
-        if let Some(f) = self.finished.get_mut(rank as usize) {
-            *f = true;
-        }
+        self.intervals.finish(rank as usize);
     }
 
     /// Intervals no rank can still add to (every one, with `all`), in order: (index, start, length, recorder).
     pub fn ready(&mut self, all: bool) -> Vec<(u64, Duration, Duration, Recorder)> {
         let mut out = Vec::new();
-        while let Some((&index, _)) = self.pending.first_key_value() {
-            let complete = self
-                .reported
-                .iter()
-                .zip(&self.finished)
-                .all(|(reported, &finished)| finished || reported.is_some_and(|r| r >= index));
-            if !complete && !all {
-                break;
-            }
-            let (recorder, start, length) = self.pending.remove(&index).expect("key just seen");
+        while let Some((index, recorder, (start, length))) = self.intervals.pop_ready(all) {
             self.totals.merge(&recorder);
             self.emitted += 1;
             out.push((index, start, length, recorder));

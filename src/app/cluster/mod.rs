@@ -56,6 +56,7 @@ pub(super) mod kind {
     pub const SPACE: u8 = Key::USER + 9;
     pub const VERIFY: u8 = Key::USER + 10;
     pub const REPORTED: u8 = Key::USER + 11;
+    pub const FORMAT: u8 = Key::USER + 12;
 }
 
 /// How long a rank waits for rank 0 to say a shared failure before it leaves anyway (rank 0 is gone, then).

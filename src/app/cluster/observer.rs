@@ -30,6 +30,8 @@ use crate::sysinfo::{HostFacts, ProcessCpu};
 struct Report {
     row: RankPhase,
     errors: Vec<ErrorRecord>,
+    /// File-set phases: the most of the rank's threads that held one file at once (0: none, or a raw phase).
+    most_on_one_file: u32,
 }
 
 pub struct ClusterObserver<'a> {
@@ -44,6 +46,8 @@ pub struct ClusterObserver<'a> {
     step_start: Option<(ProcessCpu, Instant)>,
     /// Steps seen per stream phase.
     steps: BTreeMap<usize, u64>,
+    /// The current file-set phase's most threads on one file, on this rank.
+    most_on_one_file: u32,
 }
 
 impl<'a> ClusterObserver<'a> {
@@ -63,6 +67,7 @@ impl<'a> ClusterObserver<'a> {
             merges: BTreeMap::new(),
             step_start: None,
             steps: BTreeMap::new(),
+            most_on_one_file: 0,
         }
     }
 
@@ -103,12 +108,14 @@ impl<'a> ClusterObserver<'a> {
         let cluster = &self.session.cluster;
         let mut rows: Vec<RankPhase> = self.row(index).into_iter().collect();
         let mut errors = outcome.errors.clone();
+        let mut most_on_one_file = self.most_on_one_file;
         for _ in 1..cluster.size() {
             let (from, bytes) = cluster.wait(Self::key(kind::REPORT, index), "the other ranks' figures");
             match serde_json::from_slice::<Report>(&bytes) {
                 Ok(report) => {
                     rows.push(report.row);
                     errors.extend(report.errors);
+                    most_on_one_file = most_on_one_file.max(report.most_on_one_file);
                 }
                 Err(e) => say(&format!("warning: the figures of {} could not be read: {e}", cluster.name(from))),
             }
@@ -143,12 +150,17 @@ impl<'a> ClusterObserver<'a> {
             steady: outcome.steady.clone(),
         };
         let Some(main) = self.main.as_mut() else { return };
+        // Threads share files within a rank only (ranks of a shared tree take files of their own): the most on
+        // any one rank is the most on one file.
+        if phase.fileset.is_some() {
+            main.fileset_sharing(index, most_on_one_file);
+        }
         // Saved once, with the per-rank rows: a save writes and syncs the whole result, and after SIGTERM the
         // partial result must be on disk before mpirun's SIGKILL.
         main.record_phase(index, phase, &merged);
-        let intervals = main.result.phases.iter().find(|p| p.index == index).map(|p| p.intervals.clone());
         let done = if phase.streams.is_some() { Vec::new() } else { done_ranks(outcome) };
-        let (first_done, last_done) = done_figures(&intervals.unwrap_or_default(), &done).unzip();
+        let merged = main.result.phases.iter().find(|p| p.index == index);
+        let (first_done, last_done) = merged.and_then(|p| done_figures(p, &done)).unzip();
         if let Some(result) = main.result.cluster.as_mut() {
             result.phases.push(ClusterPhase { index, name: phase.name.clone(), first_done, last_done, ranks: rows });
         }
@@ -216,6 +228,7 @@ impl RunObserver for ClusterObserver<'_> {
 
     fn phase_started(&mut self, index: usize, phase: &PhasePlan) {
         self.local.phase_started(index, phase);
+        self.most_on_one_file = 0;
         if let Some(main) = self.main.as_mut() {
             main.phase_started(index, phase);
             self.merges.insert(index, PhaseMerge::new(self.session.cluster.size() as usize));
@@ -246,23 +259,36 @@ impl RunObserver for ClusterObserver<'_> {
             return;
         }
         let Some(row) = self.row(index) else { return };
-        let report = Report { row, errors: outcome.errors.clone() };
+        let report = Report { row, errors: outcome.errors.clone(), most_on_one_file: self.most_on_one_file };
         let bytes = serde_json::to_vec(&report).expect("plain data");
         self.session.cluster.send(0, Self::key(kind::REPORT, index), bytes);
     }
 
     fn fileset_sharing(&mut self, phase: usize, most: u32) {
         self.local.fileset_sharing(phase, most);
-        if let Some(main) = self.main.as_mut() {
-            main.fileset_sharing(phase, most);
-        }
+        // Merged over the ranks at the phase's end (`finish_phase`).
+        self.most_on_one_file = most;
     }
 
+    /// Every rank's format step of the phase together, said by rank 0. Every rank reports its format step here
+    /// before the agreement that follows it (`agree_formatted`), so rank 0 waits for nothing sent later.
     fn fileset_formatted(&mut self, phase: usize, report: &FormatReport) {
         self.local.fileset_formatted(phase, report);
-        if let Some(main) = self.main.as_mut() {
-            main.fileset_formatted(phase, report);
+        let cluster = &self.session.cluster;
+        let key = Self::key(kind::FORMAT, phase);
+        let Some(main) = self.main.as_mut() else {
+            cluster.send(0, key, serde_json::to_vec(report).expect("plain data"));
+            return;
+        };
+        let mut all = *report;
+        for _ in 1..cluster.size() {
+            let (from, bytes) = cluster.wait(key, "the other ranks' format step");
+            match serde_json::from_slice::<FormatReport>(&bytes) {
+                Ok(theirs) => all.combine(&theirs),
+                Err(e) => say(&format!("warning: the format step of {} could not be read: {e}", cluster.name(from))),
+            }
         }
+        main.fileset_formatted(phase, &all);
     }
 
     fn stream_estimate(&mut self, phase: usize, rates: RawRates) {

@@ -28,7 +28,7 @@ use tree::TreeState;
 pub(super) use tree::{remove_abandoned_tree, remove_orphan_lock};
 
 /// What the format step of a phase did, over all its trees.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FormatReport {
     /// Files created or refilled.
     pub files: u64,
@@ -42,6 +42,16 @@ pub struct FormatReport {
 }
 
 impl FormatReport {
+    /// Adds another rank's format step of the same phase, which ran at the same time as this one: counts add
+    /// up, and the step took as long as the longest.
+    pub fn combine(&mut self, other: &FormatReport) {
+        self.files += other.files;
+        self.dirs += other.dirs;
+        self.bytes += other.bytes;
+        self.took = self.took.max(other.took);
+        self.removed += other.removed;
+    }
+
     fn add(&mut self, stats: FormatStats) {
         self.files += stats.files;
         self.dirs += stats.dirs;
