@@ -103,8 +103,9 @@ impl<'a> ClusterObserver<'a> {
         Some(RankPhase::of(self.session.cluster.rank(), &self.host, phase))
     }
 
-    /// Rank 0 at a phase's end: every rank's row, the rest of the merged intervals, the merged outcome.
-    fn finish_phase(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
+    /// Every rank's row of phase `index` (this rank's and the others' reports, in rank order), their errors
+    /// (the first kept ones) and the most threads on one file on any rank.
+    fn reports(&self, index: usize, outcome: &PhaseOutcome) -> (Vec<RankPhase>, Vec<ErrorRecord>, u32) {
         let cluster = &self.session.cluster;
         let mut rows: Vec<RankPhase> = self.row(index).into_iter().collect();
         let mut errors = outcome.errors.clone();
@@ -122,6 +123,13 @@ impl<'a> ClusterObserver<'a> {
         }
         rows.sort_by_key(|r| r.rank);
         errors.truncate(defaults::ERRORS_KEPT);
+        (rows, errors, most_on_one_file)
+    }
+
+    /// Rank 0 at a phase's end: every rank's row, the rest of the merged intervals, the merged outcome.
+    fn finish_phase(&mut self, index: usize, phase: &PhasePlan, outcome: &PhaseOutcome) {
+        let (rows, errors, most_on_one_file) = self.reports(index, outcome);
+        let cluster = &self.session.cluster;
         self.merges.entry(index).or_insert_with(|| PhaseMerge::new(cluster.size() as usize));
         for rank in 0..cluster.size() {
             self.merges.get_mut(&index).expect("inserted").finish(rank);
