@@ -51,8 +51,19 @@ impl Mapper<'_> {
             let queue = if shared { "concatenated sds".to_string() } else { format!("{} (concatenated)", wd.name) };
             let first = self.generator((rd, wd, sds[0]), wd.name.clone(), queue, share)?;
             let more_luns = sds[1..].iter().map(|sd| self.lun_of(sd)).collect::<Result<Vec<_>, _>>()?;
+            let Some(total) = size.0.checked_mul(sds.len() as u64) else {
+                return Err(VdbError::at(
+                    &wd.at,
+                    format!(
+                        "{}: its {} concatenated sds of {size} each hold more than 16 EiB together: give the sds \
+                         smaller size=",
+                        wd.label(),
+                        sds.len()
+                    ),
+                ));
+            };
             runs.push(RawRun {
-                size: Some(Bytes(size.0 * sds.len() as u64)),
+                size: Some(Bytes(total)),
                 more_luns,
                 threads: threads.map_or(first.threads, |t| t.clamp(1, u64::from(u32::MAX)) as u32),
                 rank: self.hosts.rank_of(host),
