@@ -226,6 +226,16 @@ fn a_concatenated_wd_spreads_its_threads_over_its_hosts() {
 }
 
 #[test]
+fn concatenated_sds_too_large_together_are_refused_not_a_panic() {
+    // Found reading the mapping while fuzzing (then run on the fuzz binary): two sds of 10^19 bytes each
+    // overflowed the size of their concatenation.
+    let text = "concatenatesds=yes\nsd=default,size=10000000000000000000\nsd=sd1,lun=/dev/nodisk1\n\
+                sd=sd2,lun=/dev/nodisk2\nwd=wd1,sd=(sd1,sd2),threads=2\nrd=rd1,wd=wd1,iorate=max\n";
+    let err = error(text);
+    assert!(err.contains("line 5") && err.contains("more than 16 EiB together"), "{err}");
+}
+
+#[test]
 fn luns_in_several_directories_become_files_in_the_target_given() {
     let (a, b, target) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let text = format!(

@@ -55,10 +55,16 @@ impl Mapper<'_> {
                 ));
             }
             let sizes = self.concatenation_sizes(wd, &sds)?;
+            let Some(total) = sizes.iter().try_fold(0u64, |sum, s| sum.checked_add(s.0)).map(Bytes) else {
+                let why = format!(
+                    "{}: its concatenated sds hold more than 16 EiB together: give them smaller size=",
+                    wd.label()
+                );
+                return Err(VdbError::at(&wd.at, why));
+            };
             self.check_starts(wd, &sds, &sizes)?;
             // The first sd as large as the whole: its range is the wd's range over the concatenation.
             let mut whole_sd = sds[0].clone();
-            let total = Bytes(sizes.iter().map(|s| s.0).sum());
             let at = sds[0].at.clone();
             whole_sd.params.push(("size", Param { key: "size".into(), value: total.0.to_string(), at }));
             let first = self.generator((rd, wd, &whole_sd), wd.name.clone(), String::new(), share)?;

@@ -179,6 +179,22 @@ mod tests {
         assert!(alone.phases[0].parts.is_none(), "without hds every rank runs the whole job");
     }
 
+    /// A survey file of 32 hds, each with its sd, and two wds on all the sds: one rd of 64 parts, each on its
+    /// sd's host's rank. Found by fuzzing: checking the parts cloned every part for every part, and the file took
+    /// seconds to read and plan under mpirun (now one clone of the phase).
+    #[test]
+    fn thirty_two_hds_with_an_sd_each_are_sixty_four_parts_on_their_ranks() {
+        let hds: String = (0..32).map(|i| format!("hd=h{i},system=far{i}\n")).collect();
+        let sds: String = (0..32).map(|i| format!("sd=sd{i},host=h{i},lun=/tmp/x{},size=1g\n", i % 8)).collect();
+        let wds = "wd=wd1,sd=sd*,rdpct=20\nwd=wd2,sd=sd*,hotband=(10,14)\nrd=rd1,wd=wd*,iorate=max\n";
+        let job = read(&format!("{hds}{sds}{wds}"), Some(32)).unwrap();
+        job.check().unwrap();
+        let parts = job.phases[0].parts.as_ref().expect("parts");
+        let ranks: Vec<Option<u32>> = parts.iter().map(|p| p.rank).collect();
+        assert_eq!(ranks.len(), 64);
+        assert!((0..32).all(|r| ranks.iter().filter(|&&p| p == Some(r)).count() == 2), "{ranks:?}");
+    }
+
     /// A 100 % sequential wd runs on the first of its hosts only, as vdbench's `mustRunOnSingleSlave` gives it
     /// one slave; a random one runs on each, its skew shared out.
     #[test]

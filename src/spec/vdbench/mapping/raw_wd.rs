@@ -224,7 +224,10 @@ fn placement((sd, wd): (&Record, &Record), align: Option<Bytes>) -> Result<Place
             if len == 0 {
                 return Err(fail(rec, p, format!("range ({a}%–{b}% of {s}) holds no whole {} block", Bytes(grain))));
             }
-            Ok((Some(Bytes(len)), Some(SizeOrPercent::Bytes(Bytes(offset.map_or(0, |o| o.0) + start))), None))
+            let Some(at) = offset.map_or(0, |o| o.0).checked_add(start) else {
+                return Err(fail(rec, p, format!("offset= and range= reach past 16 EiB (the lun is {s})")));
+            };
+            Ok((Some(Bytes(len)), Some(SizeOrPercent::Bytes(Bytes(at))), None))
         }
         None if offset.is_some() => {
             Err(fail(rec, p, "range= with an sd offset= needs the sd's size=: give the size of the lun's part".into()))
