@@ -205,6 +205,12 @@ mod tests {
         let parts = job.phases[0].parts.as_ref().expect("parts");
         let got: Vec<(&str, Option<u32>)> = parts.iter().map(|p| (p.name.as_deref().unwrap_or(""), p.rank)).collect();
         assert_eq!(got, [("wd1 on sd1 on h1", Some(0)), ("wd2 on sd1 on h1", Some(0)), ("wd2 on sd1 on h2", Some(1))]);
+        // streams= is sequential too, but vdbench runs it on several slaves; streamcap refuses that, and does
+        // not quietly drop a host.
+        let text = "hd=h1,system=far1\nhd=h2,system=far2\nsd=sd1,lun=/tmp/x,size=1g\nwd=wd1,sd=sd1,streams=2\n\
+                    rd=rd1,wd=wd1,iorate=max\n";
+        let err = read(text, Some(2)).unwrap_err();
+        assert!(err.contains("streams= on several hosts"), "{err}");
     }
 
     /// Under mpirun an fwd runs once per host, as a workload of that host's rank; an fsd is one rank's, or with

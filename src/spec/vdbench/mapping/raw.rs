@@ -145,9 +145,10 @@ impl Mapper<'_> {
             let queue = format!("{}{on_host}", sd.name);
             let run = self.generator((rd, wd, sd), name, queue, 0.0)?;
             // A 100 % sequential wd runs on one slave, the first given it (vdbench's
-            // WhereWhatWork.mustRunOnSingleSlave): two hosts would read the same blocks in step.
+            // WhereWhatWork.mustRunOnSingleSlave): two hosts would read the same blocks in step. Not a wd with
+            // streams=, which vdbench runs on several (refused below).
             let taken = runs.iter().any(|(w, s, _)| std::ptr::eq(*w, *wd) && std::ptr::eq(*s, *sd));
-            if run.seek == 0 && taken {
+            if run.seek == 0 && run.streams.is_none() && taken {
                 continue;
             }
             runs.push((wd, sd, RawRun { rank: self.hosts.rank_of(host), ..run }));
