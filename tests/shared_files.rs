@@ -24,21 +24,7 @@ fn toml_job(shared: bool) -> String {
 
 /// Runs `job` (written as `name`) on `dir/target`, returning the JSON result.
 fn run(dir: &Path, name: &str, job: &str) -> Value {
-    let file = dir.join(name);
-    std::fs::write(&file, job).unwrap();
-    let json = dir.join("r.json");
-    streamcap()
-        .arg("run")
-        .arg(dir.join("target"))
-        .arg("--job")
-        .arg(&file)
-        .arg("--json")
-        .arg(&json)
-        .arg("--quiet")
-        .env("STREAMCAP_NO_HISTORY", "1")
-        .assert()
-        .success();
-    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    common::vdbench::run_on_target(dir, name, job, &[])
 }
 
 fn most_on_one_file(result: &Value, phase: usize) -> u64 {

@@ -6,17 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::streamcap;
-
-/// Runs the vdbench file `text` (with `DIR` standing for the temporary directory) and returns the result JSON.
-fn run(dir: &Path, text: &str, extra: &[&str]) -> serde_json::Value {
-    let job = dir.join("job.vdb");
-    std::fs::write(&job, text.replace("DIR", &dir.display().to_string())).unwrap();
-    let json = dir.join("r.json");
-    let out =
-        streamcap().args(["run", "--quiet", "--job"]).arg(&job).arg("--json").arg(&json).args(extra).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    common::read_json(&json)
-}
+use common::vdbench::{run_file as run, stamps_of as stamps};
 
 fn bytes(phase: &serde_json::Value, direction: &str) -> u64 {
     phase[direction]["bytes"].as_u64().unwrap_or(0)
@@ -74,19 +64,6 @@ fn maxdataread_with_a_workload_that_never_reads_is_refused() {
         dir.path().display()
     );
     common::refused_dry_run(dir.path(), "job.vdb", &text, "the workload on sd2 reads nothing");
-}
-
-/// The kept data file `name` of the one run in `dir`'s work directory.
-fn kept_file(dir: &Path, name: &str) -> Vec<u8> {
-    let run = std::fs::read_dir(dir.join(".streamcap")).unwrap().next().unwrap().unwrap().path();
-    std::fs::read(run.join(name)).unwrap()
-}
-
-/// The stamp of each 4 KiB block of the kept lun `name`: streamcap stamps every 4 KiB it writes with its offset
-/// and the number of the write (src/run/pattern.rs).
-fn stamps(dir: &Path, name: &str) -> Vec<(u64, u64)> {
-    let word = |block: &[u8], at: usize| u64::from_le_bytes(block[at..at + 8].try_into().unwrap());
-    kept_file(dir, name).chunks(4096).map(|block| (word(block, 0), word(block, 8))).collect()
 }
 
 /// formatsds=yes: before the rd, a phase writes the sd from start to end once, in formatxfersize= transfers;

@@ -7,6 +7,7 @@ mod common;
 
 use std::path::Path;
 
+use common::vdbench::run_on_target as run;
 use common::{entries, streamcap};
 use predicates::prelude::*;
 use serde_json::Value;
@@ -16,26 +17,6 @@ fn setup() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("target")).unwrap();
     dir
-}
-
-/// Runs the vdbench file `vdb` (written as `name`) on `dir/target` with `extra` arguments; the JSON result.
-fn run(dir: &Path, name: &str, vdb: &str, extra: &[&str]) -> Value {
-    let file = dir.join(name);
-    std::fs::write(&file, vdb).unwrap();
-    let json = dir.join(format!("{name}.json"));
-    streamcap()
-        .arg("run")
-        .arg(dir.join("target"))
-        .arg("--job")
-        .arg(&file)
-        .arg("--json")
-        .arg(&json)
-        .arg("--quiet")
-        .args(extra)
-        .env("STREAMCAP_NO_HISTORY", "1")
-        .assert()
-        .success();
-    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
 }
 
 /// The anchor `dir/target` as vdbench's `anchor=` value.

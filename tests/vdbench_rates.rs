@@ -5,27 +5,7 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::streamcap;
-
-/// Runs the vdbench file `text` (with `DIR` standing for the temporary directory) and returns the result JSON.
-fn run(dir: &Path, text: &str, extra: &[&str]) -> serde_json::Value {
-    let job = dir.join("job.vdb");
-    std::fs::write(&job, text.replace("DIR", &dir.display().to_string())).unwrap();
-    let json = dir.join("r.json");
-    let out =
-        streamcap().args(["run", "--quiet", "--job"]).arg(&job).arg("--json").arg(&json).args(extra).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    common::read_json(&json)
-}
-
-/// The stamp (offset, write counter) of each 4 KiB block of the kept lun `name` (src/run/pattern.rs).
-fn stamps_of(dir: &Path, name: &str) -> Vec<(u64, u64)> {
-    let run = std::fs::read_dir(dir.join(".streamcap")).unwrap().next().unwrap().unwrap().path();
-    let word = |block: &[u8], at: usize| u64::from_le_bytes(block[at..at + 8].try_into().unwrap());
-    std::fs::read(run.join(name)).unwrap().chunks(4096).map(|block| (word(block, 0), word(block, 8))).collect()
-}
+use common::vdbench::{run_file as run, stamps_of};
 
 /// The blocks of lun1 that the raw rd `text` (with `MAXDATA` for its maxdata=) wrote: those whose stamp differs
 /// from a run of the same rd that stopped after its first write (so the layout's own stamps are left out).

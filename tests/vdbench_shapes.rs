@@ -7,17 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::streamcap;
-
-/// Runs the vdbench file `text` (with `DIR` standing for the temporary directory) and returns the result JSON.
-fn run(dir: &Path, text: &str, extra: &[&str]) -> serde_json::Value {
-    let job = dir.join("job.vdb");
-    std::fs::write(&job, text.replace("DIR", &dir.display().to_string())).unwrap();
-    let json = dir.join("r.json");
-    let out =
-        streamcap().args(["run", "--quiet", "--job"]).arg(&job).arg("--json").arg(&json).args(extra).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    common::read_json(&json)
-}
+use common::vdbench::{kept_file, run_file as run, stamps_of};
 
 /// seekpct=eof: sequential writes that end at the end of the lun, long before elapsed=: operations × xfersize is
 /// the lun's size, every byte once.
@@ -48,19 +38,6 @@ fn seekpct_eof_on_two_luns_is_one_pass_of_each() {
     assert_eq!(phase["status"], "completed");
     assert_eq!(phase["write"]["bytes"].as_u64(), Some(16 << 20), "{}", phase["write"]);
     assert!(phase["duration_s"].as_f64().unwrap() < 600.0);
-}
-
-/// The kept data file `name` of the one run in `dir`'s work directory.
-fn kept_file(dir: &Path, name: &str) -> Vec<u8> {
-    let run = std::fs::read_dir(dir.join(".streamcap")).unwrap().next().unwrap().unwrap().path();
-    std::fs::read(run.join(name)).unwrap()
-}
-
-/// The stamp of each 4 KiB block of the kept lun `name`: streamcap stamps every 4 KiB it writes with its offset
-/// and a counter (src/run/pattern.rs).
-fn stamps_of(dir: &Path, name: &str) -> Vec<(u64, u64)> {
-    let word = |block: &[u8], at: usize| u64::from_le_bytes(block[at..at + 8].try_into().unwrap());
-    kept_file(dir, name).chunks(4096).map(|block| (word(block, 0), word(block, 8))).collect()
 }
 
 fn stamps(dir: &Path) -> Vec<(u64, u64)> {
