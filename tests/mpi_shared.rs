@@ -39,19 +39,6 @@ fn run_ok(cmd: &mut std::process::Command, job: &Path, json: &Path, extra: &[&st
     serde_json::from_slice(&std::fs::read(json).expect("the JSON")).expect("JSON")
 }
 
-/// Every path below `dir`.
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("readable").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        }
-        out.push(path);
-    }
-    out
-}
-
 /// The files each kept run's verify manifest lists for the tree (one manifest per rank), sorted.
 fn verified_files_by_rank(anchor: &Path) -> Vec<Vec<String>> {
     let base = anchor.join(".streamcap");
@@ -91,10 +78,12 @@ fn each_rank_makes_and_uses_its_every_other_file_of_one_shared_tree() {
         .collect();
     assert!(checked.len() == 2 && checked.iter().all(|&c| c > 0), "both ranks checked their files: {checked:?}");
     let tree = anchor.join(".streamcap/fileset-fsd1");
-    let files: Vec<PathBuf> = walk(&tree).into_iter().filter(|p| p.extension().is_some_and(|e| e == "file")).collect();
+    let files: Vec<PathBuf> =
+        common::walk(&tree).into_iter().filter(|p| p.extension().is_some_and(|e| e == "file")).collect();
     assert_eq!(files.len(), 8, "one tree with every rank's files: {files:?}");
     assert!(files.iter().all(|f| f.metadata().expect("stat").len() == 65536), "each file whole");
-    let others: Vec<PathBuf> = walk(&anchor.join(".streamcap")).into_iter().filter(|p| p.starts_with(&tree)).collect();
+    let others: Vec<PathBuf> =
+        common::walk(&anchor.join(".streamcap")).into_iter().filter(|p| p.starts_with(&tree)).collect();
     assert!(!others.iter().any(|p| p.to_string_lossy().contains(".rank")), "no tree of a rank's own: {others:?}");
     let (d1, d2) = ("vdb.1_1.dir/vdb_f", "vdb.1_2.dir/vdb_f");
     let name = |d: &str, f: u32| format!("{d}{f:04}.file");
@@ -103,7 +92,7 @@ fn each_rank_makes_and_uses_its_every_other_file_of_one_shared_tree() {
     assert_eq!(verified_files_by_rank(&anchor), [rank0, rank1], "each rank stamped and checked its own files");
 
     let Some(mut again) = common::mpirun(test, 2) else { return };
-    for run_dir in walk(&anchor.join(".streamcap")).into_iter().filter(|p| p.ends_with(".streamcap-run")) {
+    for run_dir in common::walk(&anchor.join(".streamcap")).into_iter().filter(|p| p.ends_with(".streamcap-run")) {
         std::fs::remove_dir_all(run_dir.parent().expect("a work directory")).expect("the kept run's directory");
     }
     let reuse = shared_job(&anchor, 4, ",operation=read,fileio=random,threads=2", ",elapsed=2");
@@ -113,7 +102,7 @@ fn each_rank_makes_and_uses_its_every_other_file_of_one_shared_tree() {
         .map(|r| r["ops"].as_u64().expect("ops"))
         .collect();
     assert!(ops.len() == 2 && ops.iter().all(|&o| o > 0), "both ranks read their files: {ops:?}");
-    let left = walk(&anchor);
+    let left = common::walk(&anchor);
     assert!(left.is_empty(), "the shared tree was removed at the end: {left:?}");
 }
 
@@ -129,7 +118,7 @@ fn each_ranks_threads_share_its_own_files() {
     let result = run_ok(&mut cmd, &job, &json, &[]);
     let ops = &result["phases"][0]["file_ops"];
     assert!(ops["most_threads_on_one_file"].as_u64().expect("reported") >= 2, "a rank's threads shared: {ops}");
-    let left = walk(&anchor);
+    let left = common::walk(&anchor);
     assert!(left.is_empty(), "the shared tree was removed at the end: {left:?}");
 }
 
@@ -157,6 +146,6 @@ fn ctrl_c_leaves_no_shared_tree() {
     assert!(!status.success());
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
     assert_eq!(result["status"], "interrupted", "{result}");
-    let left = walk(&anchor);
+    let left = common::walk(&anchor);
     assert!(left.is_empty(), "every rank removed its files and the last the tree: {left:?}");
 }

@@ -177,7 +177,7 @@ fn each_hds_fwd_runs_on_its_own_rank_and_tree() {
     assert!(by_rank[0].iter().all(|&ops| ops > 0), "rd1: both hosts read their own tree: {by_rank:?}");
     assert_eq!(by_rank[1][0], 0, "rd2: h1 (rank 0) has no fwd in it: {by_rank:?}");
     assert!(by_rank[1][1] > 0, "rd2: h2 (rank 1) read the tree it formatted in rd1: {by_rank:?}");
-    let left: Vec<_> = walk(&anchor);
+    let left: Vec<_> = common::walk(&anchor);
     assert!(left.is_empty(), "every rank removed its tree: {left:?}");
 }
 
@@ -201,21 +201,8 @@ fn a_file_system_job_without_hds_runs_on_every_rank_on_trees_of_its_own() {
     let (result, _) = run_ok(&mut cmd, &job, &json);
     let by_rank = ops_by_rank(&result);
     assert!(by_rank[0].len() == 2 && by_rank[0].iter().all(|&ops| ops > 0), "both ranks read: {by_rank:?}");
-    let left = walk(&anchor);
+    let left = common::walk(&anchor);
     assert!(left.is_empty(), "every rank removed its tree: {left:?}");
-}
-
-/// Every path below `dir`.
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("readable").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        }
-        out.push(path);
-    }
-    out
 }
 
 /// `validate=yes` across ranks: the rd is h2's alone, so rank 0 checks nothing; the result's `verify` is every
@@ -274,7 +261,7 @@ fn a_file_set_phase_adds_up_over_ranks() {
     let last = result["cluster"]["phases"][0]["last_done"]["ops"].as_u64().expect("last done");
     assert!(stdout.contains("last done (rank "), "{stdout}");
     assert!(stdout.contains(&format!(" {last} ops, ")), "the done lines count as the rows do:\n{stdout}");
-    assert!(walk(&anchor).is_empty(), "the shared tree was removed");
+    assert!(common::walk(&anchor).is_empty(), "the shared tree was removed");
 }
 
 /// vdbench's controlled max across ranks: wd1 (reads of sd1, skew=80) on h1 and wd2 (writes of sd2, skew=20)
@@ -357,7 +344,7 @@ fn interrupted(test: &str, text: &str, after: std::time::Duration) -> Option<(se
     let status = common::interrupt_and_wait(&mut running.0, Duration::from_secs(30));
     assert!(!status.success());
     let result: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON")).expect("JSON");
-    let left = walk(dir.path()).into_iter().filter(|p| *p != job && *p != json).collect();
+    let left = common::walk(dir.path()).into_iter().filter(|p| *p != job && *p != json).collect();
     Some((result, left))
 }
 
