@@ -22,12 +22,14 @@ mod verify_only;
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
 
 /// Runs a parsed command line. An `Err` means bad input or a set-up failure: exit code 2.
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    // Before anything is written: a write past `ulimit -f` must fail with EFBIG and be reported, not kill us.
+    crate::run::survive_file_size_limit().context("cannot install the SIGXFSZ handler")?;
     match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report::run(&args),

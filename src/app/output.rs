@@ -41,11 +41,20 @@ pub fn say(text: &str) {
     eprintln!("{}", crate::escape::for_terminal(text));
 }
 
-/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Control characters (from job
-/// files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON.
+/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Any other failure (a full disk
+/// or `ulimit -f` under a redirection) is said on stderr, since the output is then cut short. Control characters
+/// (from job files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON.
 pub fn print_quietly(text: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush());
+    match out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            eprintln!(
+                "warning: the output is incomplete: cannot write to standard output: {}",
+                crate::limits::explain(&e)
+            )
+        }
+        _ => {}
+    }
 }
 
 /// The exit code of a finished result: 130 interrupted, 2 failed, 1 for I/O errors or any failed operation (a

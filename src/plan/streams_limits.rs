@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use super::ResourceLimits;
+use super::resources::{Demand, check_memory};
 use crate::spec::Assignment;
 use crate::streams::{StreamsConfig, defaults};
 use crate::units::Bytes;
@@ -16,8 +17,6 @@ use crate::units::Bytes;
 pub const VIEWER_STATE_BYTES: u64 = 4096;
 /// Threads kept free besides the scheduler threads (main thread helpers, signal handling, io_uring workers).
 pub const THREAD_HEADROOM: u64 = 8;
-/// Memory kept for the process itself (the result, the media table).
-pub const PROCESS_RESERVE: Bytes = Bytes::mib(64);
 
 /// The numbers of one streams run, as asked.
 #[derive(Debug, Clone, Copy)]
@@ -60,22 +59,17 @@ pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &
     let slot = slot.min(defaults::SLOT_BUFFER_MAX as u64);
     let buffers = (request.workers as u64).saturating_mul(u64::from(request.inflight)).saturating_mul(slot);
     let memory = u64::from(request.viewers).saturating_mul(VIEWER_STATE_BYTES).saturating_add(buffers);
-    if let Some(available) = limits.memory
-        && memory.saturating_add(PROCESS_RESERVE.0) > available.0
-    {
-        let flag = if request.search { "--limit" } else { "--count" };
-        return Err(format!(
-            "{} viewers need at least {} of memory ({} each, plus {} of read buffers for {} threads × {} in \
-             flight), but only {available} is available here: use a smaller {flag}, or fewer --workers and a \
-             smaller --inflight",
-            request.viewers,
-            Bytes(memory),
-            Bytes(VIEWER_STATE_BYTES),
-            Bytes(buffers),
-            request.workers,
-            request.inflight
-        ));
-    }
+    let who = format!("a step of {} viewers", request.viewers);
+    let of = format!(
+        "player state ({} each) and {} of read buffers ({} threads × {} in flight)",
+        Bytes(VIEWER_STATE_BYTES),
+        Bytes(buffers),
+        request.workers,
+        request.inflight
+    );
+    let flag = if request.search { "--limit" } else { "--count" };
+    check_memory(limits, Demand { who: &who, memory: Bytes(memory), of: &of, threads })
+        .map_err(|why| format!("{why}: use a smaller {flag}, or fewer --workers and a smaller --inflight"))?;
     Ok(())
 }
 
@@ -146,13 +140,21 @@ mod tests {
         StreamsRequest { viewers, search: false, workers: 2, inflight: 256, ingest_writers: 1 }
     }
 
-    const ROOMY: ResourceLimits = ResourceLimits { memory: Some(Bytes::gib(16)), threads: Some(10_000) };
+    const ROOMY: ResourceLimits = ResourceLimits {
+        memory: Some(Bytes::gib(16)),
+        memory_bound: crate::limits::MemoryBound::Available,
+        malloc_arenas: 16,
+        threads: Some(10_000),
+    };
 
     #[test]
     fn four_billion_viewers_are_refused_with_the_memory_they_would_need() {
         // Guards issue 9: `streams --count 4294967295` aborted on a 34 GB allocation.
         let err = check_request(&config(), &request(u32::MAX), &ROOMY).unwrap_err();
-        assert!(err.contains("4294967295 viewers need at least 16.00 TiB"), "{err}");
+        assert!(
+            err.contains("a step of 4294967295 viewers needs 16.00 TiB of memory: at least 16.00 TiB for"),
+            "{err}"
+        );
         assert!(err.contains("--count"), "{err}");
         check_request(&config(), &request(1000), &ROOMY).unwrap();
     }
@@ -173,7 +175,7 @@ mod tests {
 
     #[test]
     fn threads_beyond_the_pids_limit_and_endless_media_are_refused() {
-        let tight = ResourceLimits { memory: None, threads: Some(20) };
+        let tight = ResourceLimits { threads: Some(20), ..Default::default() };
         let many = StreamsRequest { workers: 64, ..request(10) };
         assert!(check_request(&config(), &many, &tight).unwrap_err().contains("pids cgroup"));
         let forever = StreamsConfig {

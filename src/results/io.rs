@@ -9,7 +9,7 @@ use super::{RunResult, SCHEMA, SCHEMA_VERSION};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ResultIoError {
-    #[error("cannot write the result to {path}: {cause}")]
+    #[error("cannot write the result to {path}: {}", crate::limits::explain(.cause))]
     Write { path: PathBuf, cause: io::Error },
     #[error("cannot read {path}: {cause}")]
     Read { path: PathBuf, cause: crate::limits::ReadLimitError },

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::limits::MemoryBound;
 use crate::units::Bytes;
 
 use super::proc::MemInfo;
@@ -15,8 +16,11 @@ use super::topology::{MountEntry, read_mountinfo};
 /// What this process may still take; `None` where nothing says (no limit, or unreadable).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ProcessLimits {
-    /// Bytes it may still allocate: MemAvailable, or less when a memory cgroup limit is closer.
+    /// Bytes it may still allocate: MemAvailable, or less when a memory cgroup limit or the address-space limit
+    /// (`ulimit -v`) is closer.
     pub memory: Option<Bytes>,
+    /// Which of those `memory` is.
+    pub memory_bound: MemoryBound,
     /// Threads it may still start: the tightest of the pids cgroups, `threads-max` and RLIMIT_NPROC.
     pub threads: Option<u64>,
 }
@@ -28,13 +32,42 @@ impl ProcessLimits {
         let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let read = |path: &Path| std::fs::read_to_string(path).ok();
         let available = MemInfo::read().ok().map(|m| m.available);
-        let memory = min_some(available, cgroup_headroom(&mounts, &cgroups, Controller::Memory, &read).map(Bytes));
+        let cgroup = cgroup_headroom(&mounts, &cgroups, Controller::Memory, &read).map(Bytes);
+        let mapped = std::fs::read_to_string("/proc/self/status").ok();
+        let space = address_space_left(rustix::process::getrlimit(rustix::process::Resource::As).current, mapped);
+        let (memory, memory_bound) = tightest_memory(available, cgroup, space.map(Bytes));
         let kernel = std::fs::read_to_string("/proc/sys/kernel/threads-max")
             .ok()
             .and_then(|max| threads_left(&max, &std::fs::read_to_string("/proc/loadavg").ok()?));
         let threads = min_some(cgroup_headroom(&mounts, &cgroups, Controller::Pids, &read), kernel);
-        ProcessLimits { memory, threads: min_some(threads, nproc_left()) }
+        ProcessLimits { memory, memory_bound, threads: min_some(threads, nproc_left()) }
     }
+}
+
+/// The smallest of the three memory figures, and which it is.
+fn tightest_memory(
+    available: Option<Bytes>,
+    cgroup: Option<Bytes>,
+    space: Option<Bytes>,
+) -> (Option<Bytes>, MemoryBound) {
+    [(available, MemoryBound::Available), (cgroup, MemoryBound::Cgroup), (space, MemoryBound::AddressSpace)]
+        .into_iter()
+        .filter_map(|(figure, bound)| figure.map(|f| (f, bound)))
+        .min_by_key(|(figure, _)| *figure)
+        .map_or((None, MemoryBound::Available), |(figure, bound)| (Some(figure), bound))
+}
+
+/// Bytes this process may still map under its address-space limit (`ulimit -v`): the limit less `VmSize` from
+/// `/proc/self/status`. `None` without a limit. Past it every allocation fails with ENOMEM, whatever the free
+/// memory.
+pub fn address_space_left(limit: Option<u64>, status: Option<String>) -> Option<u64> {
+    let limit = limit?;
+    let size = status?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    Some(limit.saturating_sub(size.saturating_mul(1024)))
 }
 
 fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
@@ -203,6 +236,19 @@ mod tests {
     fn kernel_thread_headroom_comes_from_threads_max_and_loadavg() {
         assert_eq!(threads_left("192729\n", "2.10 0.98 0.48 5/137 16020\n"), Some(192_592));
         assert_eq!(threads_left("x", "0 0 0 1/2 3"), None);
+    }
+
+    #[test]
+    fn the_address_space_limit_counts_what_is_mapped_already() {
+        let status = "Name:\tstreamcap\nVmPeak:\t  300000 kB\nVmSize:\t  102400 kB\n".to_string();
+        assert_eq!(address_space_left(Some(200 << 20), Some(status.clone())), Some(100 << 20));
+        assert_eq!(address_space_left(None, Some(status.clone())), None);
+        assert_eq!(address_space_left(Some(50 << 20), Some(status)), Some(0));
+        let (gib, mib) = (Some(Bytes::gib(1)), Some(Bytes::mib(100)));
+        assert_eq!(tightest_memory(gib, None, mib), (mib, MemoryBound::AddressSpace));
+        assert_eq!(tightest_memory(gib, mib, None), (mib, MemoryBound::Cgroup));
+        assert_eq!(tightest_memory(gib, None, None), (gib, MemoryBound::Available));
+        assert_eq!(tightest_memory(None, None, None), (None, MemoryBound::Available));
     }
 
     #[test]

@@ -50,17 +50,24 @@ pub fn run_stream_phase(
     let step = |count: u32, merged: &mut Merged, observer: &mut dyn RunObserver| {
         observer.stream_step_started(index, count);
         let (outcome, measured) = run_step(&inputs, count, merged.steps, merged.series(), observer);
+        if matches!(outcome.stop, StopReason::Failed(_)) {
+            // The step's workers could not run (memory, threads, a file; every rank agrees in a cluster): what its
+            // viewers "saw" is not a measurement, and counting them would report stalls. The phase fails with
+            // the reason, and the search stops without an answer.
+            merged.add(outcome);
+            return Err(StepFailed);
+        }
         let passed = measured.meets(plan.target.max_stalled, plan.target.max_startup);
         observer.stream_step(index, &measured);
         merged.add(outcome);
         // In a cluster only the merged step's flag (any rank interrupted) is the same on every rank: a rank's own
         // flag could stop its search one step before the others'.
         let stop = if cluster.is_some() { measured.interrupted } else { interrupt.is_set() };
-        (!stop).then_some(passed)
+        Ok((!stop).then_some(passed))
     };
     match plan.count {
         StreamCount::Fixed(count) => {
-            step(count, &mut merged, observer);
+            let _ = step(count, &mut merged, observer);
         }
         StreamCount::Search(s) => {
             let bound = rates.map(|r| estimate(r, &plan.config).streams.max(1));
@@ -70,14 +77,16 @@ pub fn run_stream_phase(
                 _ => u32::MAX,
             };
             let settings = SearchSettings { start, limit: s.limit.min(by_estimate).max(1), precision: s.precision };
-            let found =
-                search(settings, &mut |count| Ok::<_, std::convert::Infallible>(step(count, &mut merged, observer)));
-            let Ok(found) = found;
-            observer.stream_search(index, &found);
+            if let Ok(found) = search(settings, &mut |count| step(count, &mut merged, observer)) {
+                observer.stream_search(index, &found);
+            }
         }
     }
     merged.into_outcome(direct, interrupt.flag().load(Ordering::Relaxed))
 }
+
+/// A step whose workers could not run: the phase has failed (its outcome says why).
+struct StepFailed;
 
 /// The phase's outcome, built from its steps.
 struct Merged {
