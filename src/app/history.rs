@@ -70,8 +70,7 @@ fn import_pending(history: &mut History, dir: &Path) {
         entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
     files.sort();
     for file in files {
-        let parsed = std::fs::read_to_string(&file).ok().and_then(|text| parse_result(&file, &text).ok());
-        let Some(result) = parsed else { continue };
+        let Ok(result) = crate::results::read_result(&file) else { continue };
         if let Ok(id) = history.store(&result) {
             let _ = std::fs::remove_file(&file);
             eprintln!("history: added the pending run {} as #{id}", file.display());

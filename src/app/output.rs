@@ -45,15 +45,35 @@ pub fn say(text: &str) {
 /// or `ulimit -f` under a redirection) is said on stderr, since the output is then cut short. Control characters
 /// (from job files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON.
 pub fn print_quietly(text: &str) {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            eprintln!(
-                "warning: the output is incomplete: cannot write to standard output: {}",
-                crate::limits::explain(&e)
-            )
+    print_display_quietly(&text);
+}
+
+/// As [`print_quietly`], writing `value` as it is formatted, piece by piece, instead of building its whole text
+/// first (a `--dry-run` plan of thousands of phases is tens of MB of text, and its escaped copy as much again).
+/// Escaping is per character, so escaping the pieces is escaping the whole.
+pub fn print_display_quietly(value: &dyn std::fmt::Display) {
+    struct Escaped<W: Write> {
+        out: W,
+        error: Option<std::io::Error>,
+    }
+    impl<W: Write> std::fmt::Write for Escaped<W> {
+        fn write_str(&mut self, piece: &str) -> std::fmt::Result {
+            self.out.write_all(crate::escape::for_terminal(piece).as_bytes()).map_err(|e| {
+                self.error = Some(e);
+                std::fmt::Error
+            })
         }
-        _ => {}
+    }
+    let mut out = Escaped { out: std::io::BufWriter::new(std::io::stdout().lock()), error: None };
+    let written = std::fmt::write(&mut out, format_args!("{value}"));
+    let flushed = out.out.flush();
+    let error = match (written, flushed) {
+        (Err(_), _) => out.error.take(),
+        (Ok(()), Err(e)) => Some(e),
+        (Ok(()), Ok(())) => None,
+    };
+    if let Some(e) = error.filter(|e| e.kind() != std::io::ErrorKind::BrokenPipe) {
+        eprintln!("warning: the output is incomplete: cannot write to standard output: {}", crate::limits::explain(&e));
     }
 }
 

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 
 use super::facts::{Gathered, anchor_facts, gather};
 use super::observer::ResultRecorder;
-use super::output::{print_quietly, result_skeleton, say};
+use super::output::{print_display_quietly, print_quietly, result_skeleton, say};
 use super::outputs::{Output, check_outputs};
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, build_plan};
@@ -35,7 +35,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let (gathered, plan) = plan_here(&args, &job, None)?;
 
     if args.dry_run {
-        print_quietly(&plan.to_string());
+        print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     // Created with its first row: a set-up failure leaves no empty file behind.

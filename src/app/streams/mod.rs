@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather, media_library};
 use super::observer::ResultRecorder;
-use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
+use super::output::{check_output, check_writable_parent, print_display_quietly, print_quietly, result_skeleton};
 use crate::cli::StreamsArgs;
 use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
 use crate::report::write_streams_summary;
@@ -35,7 +35,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     }
     let (site, plan) = plan_streams(&args)?;
     if args.dry_run {
-        print_quietly(&plan.to_string());
+        print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     check_outputs(&args)?;

@@ -17,7 +17,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather};
 use super::observer::ResultRecorder;
-use super::output::{check_writable_parent, print_quietly, result_skeleton};
+use super::output::{check_writable_parent, print_display_quietly, print_quietly, result_skeleton};
 use crate::cli::SweepArgs;
 use crate::plan::{Plan, RunOptions, TargetFacts, build_plan};
 use crate::report::write_sweep_summary;
@@ -48,7 +48,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     let plan =
         build_plan(&profile::sweep_job(&settings), &gathered.facts, &options).context("cannot plan the sweep")?;
     if args.dry_run {
-        print_quietly(&plan.to_string());
+        print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
