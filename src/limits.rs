@@ -21,6 +21,9 @@ pub const MAX_INCLUDE_DEPTH: usize = 8;
 pub const MAX_INCLUDES: usize = 64;
 /// Bytes read for one job, the file and all its includes together.
 pub const MAX_JOB_BYTES: u64 = MAX_INPUT_FILE_BYTES;
+/// Nesting of parentheses (or signs, or powers) in an expression of a job file: each level is a call of the
+/// expression parser, and a stack must hold them all (fio's `size=((((…` of 200,000 levels overflowed it).
+pub const MAX_NESTING: usize = 64;
 /// Phases (fio jobs, vdbench runs, TOML `[[phase]]` tables) in one job after expansion. Each phase costs about
 /// 3 KiB while it is read and planned (its spec, its plan, its worker), so this keeps a job within a few tens of
 /// MiB: a job file of 179,166 phases (8.6 MB) took 634 MB to dry-run and was killed in a 64 MiB memory cgroup. A
