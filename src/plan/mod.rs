@@ -45,10 +45,12 @@ pub use data::{DataShape, GlobalSet};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use fileset_share::TreeShare;
+pub use resources::{PROCESS_RESERVE, WORKER_STATE_BYTES};
 pub use streams::{
     EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, media_name,
     streams_config,
 };
+pub use streams_limits::least_buffer;
 pub use verify::{VerifyPlan, algorithm as verify_algorithm, verified_trees};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.

@@ -10,7 +10,7 @@ use super::ResourceLimits;
 use super::resources::{Demand, check_memory};
 use crate::spec::Assignment;
 use crate::streams::{StreamsConfig, defaults};
-use crate::units::Bytes;
+use crate::units::{Bytes, format_duration, format_latency};
 
 /// Memory one viewer holds at least: player state, its schedule entries and statistics (10,000 viewers were
 /// measured at 18 MB in all, docs/performance.md; rounded up to leave room).
@@ -37,6 +37,7 @@ pub struct StreamsRequest {
 /// which flag and what to do.
 pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &ResourceLimits) -> Result<(), String> {
     check_positive(config, request)?;
+    check_player(config)?;
     let media = media_bytes(config, request.viewers)?;
     if media > 1 << 62 {
         return Err(format!(
@@ -71,6 +72,61 @@ pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &
     check_memory(limits, Demand { who: &who, memory: Bytes(memory), of: &of, threads })
         .map_err(|why| format!("{why}: use a smaller {flag}, or fewer --workers and a smaller --inflight"))?;
     Ok(())
+}
+
+/// Player settings under which the answer would mean nothing, refused with the flag to change: a prebuffer the
+/// buffer cannot hold (the player could never start), a buffer of less than two chunks (it would stall before
+/// every chunk, whatever the storage), a ramp as long as the watch (the viewers would never all play at once).
+/// One place for these, whoever asks: `streams`, `check`, a job's `[phase.streams]`, and `trial`, whose players'
+/// settings follow its `--runtime`.
+pub fn check_player(config: &StreamsConfig) -> Result<(), String> {
+    if config.prebuffer > config.buffer {
+        return Err(format!(
+            "the prebuffer ({}) is larger than the buffer ({}): the player could never start; give a smaller \
+             --prebuffer or a larger --buffer",
+            format_duration(config.prebuffer),
+            format_duration(config.buffer)
+        ));
+    }
+    let (least, format, chunk) = least_buffer(config);
+    if config.buffer < least {
+        let format = &config.mix.0[format].0;
+        return Err(format!(
+            "the buffer ({}) holds less than two chunks of {} ({} of media each): a player asks for a chunk only \
+             once the buffer has room for all of it, so with room for one it runs dry before every chunk and \
+             stalls whatever the storage; give a --buffer of at least {} or a smaller --chunk",
+            format_duration(config.buffer),
+            format.name,
+            format_latency(chunk),
+            format_latency(least)
+        ));
+    }
+    if let Some(ramp) = config.ramp.filter(|&r| r >= config.watch) {
+        return Err(format!(
+            "--ramp {} is not shorter than --duration {}: each viewer watches for --duration from its start, so \
+             the first would stop before the last starts and the viewers would never all play at once; give a \
+             --ramp shorter than --duration",
+            format_duration(ramp),
+            format_duration(config.watch)
+        ));
+    }
+    Ok(())
+}
+
+/// The shortest buffer every format of `config` can play from (rounded up to 100 ms), the format that needs it
+/// and the media its longest chunk covers: two of its longest chunks. A chunk is asked for when the buffer has room for it, so what the player has
+/// left to play while it is read is the buffer less one chunk; with VBR a chunk of a GOP at the bottom of the
+/// swing covers the most media (`chunk ÷ (1 − swing)`).
+pub fn least_buffer(config: &StreamsConfig) -> (Duration, usize, Duration) {
+    let swing = config.vbr.map_or(0.0, |v| v.clamp(0.0, 0.9));
+    (0..config.mix.0.len())
+        .map(|f| {
+            let longest = config.chunk_media(f).div_f64(1.0 - swing);
+            let least = Duration::from_millis((longest.as_secs_f64() * 20.0).ceil() as u64 * 100);
+            (least, f, longest)
+        })
+        .max()
+        .unwrap_or_default()
 }
 
 /// `0` where a positive number is needed is refused, never taken silently.
@@ -171,6 +227,27 @@ mod tests {
         assert!(check_request(&config(), &no_slots, &ROOMY).unwrap_err().contains("--inflight"));
         let instant = StreamsConfig { watch: Duration::ZERO, ..config() };
         assert!(check_request(&instant, &request(1), &ROOMY).unwrap_err().contains("--duration"));
+    }
+
+    #[test]
+    fn players_that_could_not_give_an_answer_are_refused() {
+        // Guards issue 25: `trial --runtime 1s` gave its players a 1 s buffer for 1.05 s chunks and reported
+        // "sustains 0 × 1080p"; `streams --ramp 1000d` was taken.
+        let short = StreamsConfig { buffer: Duration::from_secs(1), prebuffer: Duration::from_millis(500), ..config() };
+        let err = check_request(&short, &request(2), &ROOMY).unwrap_err();
+        assert!(err.contains("the buffer (1 s) holds less than two chunks of 1080p (1.05 s of media each)"), "{err}");
+        assert!(err.contains("at least 2.10 s"), "{err}");
+        let enough = StreamsConfig { buffer: Duration::from_millis(2100), ..short.clone() };
+        check_request(&enough, &request(2), &ROOMY).unwrap();
+        let vbr = StreamsConfig { vbr: Some(0.5), ..enough.clone() };
+        assert!(check_request(&vbr, &request(2), &ROOMY).unwrap_err().contains("at least 4.20 s"));
+        let ramp = StreamsConfig { ramp: Some(Duration::from_secs(86_400_000)), ..config() };
+        let err = check_request(&ramp, &request(2), &ROOMY).unwrap_err();
+        assert!(err.contains("--ramp 24000 h is not shorter than --duration 10 s"), "{err}");
+        let ramp = StreamsConfig { ramp: Some(Duration::from_secs(9)), ..config() };
+        check_request(&ramp, &request(2), &ROOMY).unwrap();
+        let never = StreamsConfig { prebuffer: Duration::from_secs(20), ..config() };
+        assert!(check_request(&never, &request(2), &ROOMY).unwrap_err().contains("could never start"));
     }
 
     #[test]
