@@ -50,7 +50,7 @@ pub use streams::{
     EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, media_name,
     streams_config,
 };
-pub use streams_limits::least_buffer;
+pub use streams_limits::longest_chunk;
 pub use verify::{VerifyPlan, algorithm as verify_algorithm, verified_trees};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.

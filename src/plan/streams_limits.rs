@@ -75,7 +75,7 @@ pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &
 }
 
 /// Player settings under which the answer would mean nothing, refused with the flag to change: a prebuffer the
-/// buffer cannot hold (the player could never start), a buffer of less than two chunks (it would stall before
+/// buffer cannot hold (the player could never start), a buffer of no more than one chunk (it would stall before
 /// every chunk, whatever the storage), a ramp as long as the watch (the viewers would never all play at once).
 /// One place for these, whoever asks: `streams`, `check`, a job's `[phase.streams]`, and `trial`, whose players'
 /// settings follow its `--runtime`.
@@ -88,17 +88,18 @@ pub fn check_player(config: &StreamsConfig) -> Result<(), String> {
             format_duration(config.buffer)
         ));
     }
-    let (least, format, chunk) = least_buffer(config);
-    if config.buffer < least {
+    let (chunk, format) = longest_chunk(config);
+    if config.buffer <= chunk {
         let format = &config.mix.0[format].0;
         return Err(format!(
-            "the buffer ({}) holds less than two chunks of {} ({} of media each): a player asks for a chunk only \
-             once the buffer has room for all of it, so with room for one it runs dry before every chunk and \
-             stalls whatever the storage; give a --buffer of at least {} or a smaller --chunk",
+            "the buffer ({}) holds no more than one chunk of {} ({} of media): a player asks for a chunk only once \
+             the buffer has room for all of it, so it would run dry before every chunk and stall whatever the \
+             storage; give a --buffer longer than {} (twice that leaves a chunk's time to read the next) or a \
+             smaller --chunk",
             format_duration(config.buffer),
             format.name,
             format_latency(chunk),
-            format_latency(least)
+            format_latency(chunk)
         ));
     }
     if let Some(ramp) = config.ramp.filter(|&r| r >= config.watch) {
@@ -113,20 +114,13 @@ pub fn check_player(config: &StreamsConfig) -> Result<(), String> {
     Ok(())
 }
 
-/// The shortest buffer every format of `config` can play from (rounded up to 100 ms), the format that needs it
-/// and the media its longest chunk covers: two of its longest chunks. A chunk is asked for when the buffer has room for it, so what the player has
-/// left to play while it is read is the buffer less one chunk; with VBR a chunk of a GOP at the bottom of the
-/// swing covers the most media (`chunk ÷ (1 − swing)`).
-pub fn least_buffer(config: &StreamsConfig) -> (Duration, usize, Duration) {
+/// The most media one chunk of `config` covers, and the format whose chunk it is. A buffer must hold more: a
+/// chunk is asked for when the buffer has room for it, so what the player has left to play while it is read is
+/// the buffer less one chunk. With VBR a chunk of a GOP at the bottom of the swing covers the most media
+/// (`chunk ÷ (1 − swing)`).
+pub fn longest_chunk(config: &StreamsConfig) -> (Duration, usize) {
     let swing = config.vbr.map_or(0.0, |v| v.clamp(0.0, 0.9));
-    (0..config.mix.0.len())
-        .map(|f| {
-            let longest = config.chunk_media(f).div_f64(1.0 - swing);
-            let least = Duration::from_millis((longest.as_secs_f64() * 20.0).ceil() as u64 * 100);
-            (least, f, longest)
-        })
-        .max()
-        .unwrap_or_default()
+    (0..config.mix.0.len()).map(|f| (config.chunk_media(f).div_f64(1.0 - swing), f)).max().unwrap_or_default()
 }
 
 /// `0` where a positive number is needed is refused, never taken silently.
@@ -235,12 +229,12 @@ mod tests {
         // "sustains 0 × 1080p"; `streams --ramp 1000d` was taken.
         let short = StreamsConfig { buffer: Duration::from_secs(1), prebuffer: Duration::from_millis(500), ..config() };
         let err = check_request(&short, &request(2), &ROOMY).unwrap_err();
-        assert!(err.contains("the buffer (1 s) holds less than two chunks of 1080p (1.05 s of media each)"), "{err}");
-        assert!(err.contains("at least 2.10 s"), "{err}");
-        let enough = StreamsConfig { buffer: Duration::from_millis(2100), ..short.clone() };
+        assert!(err.contains("the buffer (1 s) holds no more than one chunk of 1080p (1.05 s of media)"), "{err}");
+        assert!(err.contains("give a --buffer longer than 1.05 s"), "{err}");
+        let enough = StreamsConfig { buffer: Duration::from_millis(1100), ..short.clone() };
         check_request(&enough, &request(2), &ROOMY).unwrap();
         let vbr = StreamsConfig { vbr: Some(0.5), ..enough.clone() };
-        assert!(check_request(&vbr, &request(2), &ROOMY).unwrap_err().contains("at least 4.20 s"));
+        assert!(check_request(&vbr, &request(2), &ROOMY).unwrap_err().contains("longer than 2.10 s"));
         let ramp = StreamsConfig { ramp: Some(Duration::from_secs(86_400_000)), ..config() };
         let err = check_request(&ramp, &request(2), &ROOMY).unwrap_err();
         assert!(err.contains("--ramp 24000 h is not shorter than --duration 10 s"), "{err}");

@@ -91,24 +91,24 @@ pub fn layout_job(s: &Settings, limit: u32) -> JobSpec {
 }
 
 /// Refuses a `--runtime` under which the stream search could not give an answer: its players keep a buffer as
-/// long as the runtime, and a buffer must hold two chunks (`plan::least_buffer`). Checked before any device is
+/// long as the runtime, and a buffer must hold more than one chunk (`plan::longest_chunk`). Checked before any device is
 /// touched: `--runtime 1s` gave 1080p players a 1 s buffer for 1.05 s chunks, and the trial reported "sustains
 /// 0 × 1080p" for every layout.
 pub fn check_runtime(s: &Settings) -> Result<()> {
     let job = layout_job(s, 1);
     let spec = job.phases.iter().find_map(|p| p.streams.as_deref()).expect("the layout job has a stream phase");
     let config = crate::plan::streams_config(spec, None);
-    let (least, _, chunk) = crate::plan::least_buffer(&config);
-    if s.runtime < least {
+    let (chunk, _) = crate::plan::longest_chunk(&config);
+    if s.runtime <= chunk {
         anyhow::bail!(
             "--runtime {} is too short for the stream search: its players keep a buffer as long as the runtime, \
-             and a buffer must hold two chunks of {} ({} = {} of media each) or the players stall before every \
-             chunk whatever the layout; give --runtime {} or more, or a smaller --chunk",
+             and a buffer must hold more than one chunk of {} ({} = {} of media) or the players stall before \
+             every chunk whatever the layout; give --runtime {} or more, or a smaller --chunk",
             format_duration(s.runtime),
             s.format.name,
             s.chunk,
             format_latency(chunk),
-            format_duration(Duration::from_secs(least.as_secs_f64().ceil() as u64))
+            format_duration(Duration::from_secs((chunk.as_secs_f64() * 2.0).ceil() as u64))
         );
     }
     Ok(())
