@@ -141,19 +141,3 @@ pub fn anchor_facts(job: &JobSpec) -> Vec<AnchorFacts> {
     }
     anchors
 }
-
-/// The user's media files in `dir` (`--use-existing`): its regular, visible files with their sizes, sorted by
-/// path. Looks only; never opens a file for writing.
-pub fn media_library(dir: &Path) -> Result<Vec<(PathBuf, u64)>> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
-        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
-        let hidden = entry.file_name().to_string_lossy().starts_with('.');
-        let meta = entry.metadata().with_context(|| format!("cannot look at {}", entry.path().display()))?;
-        if meta.is_file() && !hidden {
-            files.push((entry.path(), meta.len()));
-        }
-    }
-    files.sort();
-    Ok(files)
-}

@@ -15,6 +15,7 @@ mod fileset;
 mod fileset_share;
 mod fileset_workload;
 mod fill;
+mod library;
 mod mix;
 mod neutral;
 mod raw;

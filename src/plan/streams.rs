@@ -11,13 +11,16 @@ use serde::Serialize;
 
 use super::build::JobContext;
 use super::facts::{Facts, TargetFacts};
+use super::library::{
+    Generated, first_step_titles, generated, generated_info, is_title, title_name, user_library, zipf_of,
+};
 use super::raw::plan_raw_phase;
 use super::streams_limits::{StreamsRequest, check_request};
 use super::values::choose_engine;
 use super::{DirectMode, FilePlan, PhasePlan, PlanError, TargetKind, TargetPlan};
 use crate::engine::{EngineKind, HttpUrl};
-use crate::spec::{BlockSizeSpec, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, RwMode, StreamsSpec};
-use crate::streams::{MediaKey, StreamsConfig, defaults};
+use crate::spec::{Assignment, BlockSizeSpec, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, RwMode, StreamsSpec};
+use crate::streams::{LibraryInfo, MediaKey, StreamsConfig, Titles, defaults};
 use crate::units::{Bytes, format_duration, serialize_secs};
 
 /// One stream phase, ready to run.
@@ -39,6 +42,9 @@ pub struct StreamsPlan {
     pub keys: Vec<MediaKey>,
     /// streamcap writes the media (and removes it afterwards).
     pub own_media: bool,
+    /// The library the viewers watch (its titles, size, popularity and why that size); `None` for test files
+    /// per format (`one`, `each`).
+    pub library: Option<LibraryInfo>,
     /// The engine the scheduler threads use (io_uring may have fallen back to sync; http for URLs).
     pub engine: EngineKind,
     /// Reads bypass the page cache (where the filesystem allows it).
@@ -142,10 +148,21 @@ pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
         watch: spec.duration.unwrap_or(defaults::WATCH),
         ramp: spec.ramp,
         seek_every: spec.seek_every,
-        assignment: spec.files.unwrap_or(crate::spec::Assignment::One),
+        assignment: spec.files.unwrap_or_else(|| default_assignment(spec)),
+        titles: None,
         media_length: spec.media_length.unwrap_or(defaults::MEDIA_LENGTH),
         seed: seed.unwrap_or(defaults::SEED),
         vbr: spec.vbr.filter(|&v| v > 0.0).map(|pct| pct / 100.0),
+    }
+}
+
+/// Which files viewers read when the phase does not say: a library of titles (the user's media, or one
+/// streamcap writes), unless a media length asks for the test files per format of old (`one`).
+fn default_assignment(spec: &StreamsSpec) -> Assignment {
+    if spec.library.is_none() && spec.media_length.is_some() {
+        Assignment::One
+    } else {
+        Assignment::Library { titles: None, zipf: None }
     }
 }
 
@@ -179,25 +196,44 @@ fn most_viewers(spec: &StreamsSpec) -> u32 {
     spec.count.unwrap_or_else(|| spec.limit.unwrap_or(defaults::SEARCH_LIMIT))
 }
 
-/// The name of a test media file in the work directory: phases watching the same format share it.
+/// The name of a media file in the work directory: a format's test file (phases watching the same format share
+/// it), or a title of the library (every phase and format shares them).
 pub fn media_name(config: &StreamsConfig, key: MediaKey) -> String {
-    let format = &config.mix.0[key.format].0;
-    let slug: String = format.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    format!("media-{slug}-{}.bin", key.number)
+    match key {
+        MediaKey::Format { format, number } => {
+            let format = &config.mix.0[format].0;
+            let slug: String = format.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+            format!("media-{slug}-{number}.bin")
+        }
+        MediaKey::Title(number) => title_name(number),
+    }
 }
 
-/// The test media every stream phase of `job` writes: file name and size. Phases reading the user's files or
-/// URLs need none.
-pub(super) fn own_media_files(job: &JobSpec) -> Vec<(String, u64)> {
+/// The media every stream phase of `job` writes: file name and size — test files per format, and the titles of
+/// the one library the phases share, sized for `free` bytes of free space of which `other` go to the other data
+/// files. Phases reading the user's files or URLs need none.
+pub(super) fn own_media_files(
+    job: &JobSpec,
+    free: Option<Bytes>,
+    other: Bytes,
+) -> Result<Vec<(String, u64)>, PlanError> {
     let mut files = Vec::new();
     for phase in &job.phases {
-        let Some(spec) = phase.streams.as_deref().filter(|s| s.use_existing.is_none()) else { continue };
+        let Some(spec) = phase.streams.as_deref().filter(|s| s.library.is_none()) else { continue };
         let config = streams_config(spec, phase.seed);
+        if config.is_library() {
+            continue;
+        }
         for key in config.media_needed(most_viewers(spec)) {
-            files.push((media_name(&config, key), config.media_bytes(key.format)));
+            if let MediaKey::Format { format, .. } = key {
+                files.push((media_name(&config, key), config.media_bytes(format)));
+            }
         }
     }
-    files
+    if let Some(library) = generated(job, free, other, most_viewers).map_err(PlanError)? {
+        files.extend((0..library.titles).map(|n| (title_name(n), library.title_bytes)));
+    }
+    Ok(files)
 }
 
 /// Plans a stream phase: the raw-rate phases of its estimate when it needs them and no earlier phase measured
@@ -217,11 +253,19 @@ pub(super) fn plan_streams_phases(
     let streams = spec.streams.as_deref().expect("a stream phase");
     let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |m: String| PlanError(format!("{label}: {m}"));
-    let config = streams_config(streams, spec.seed);
+    let mut config = streams_config(streams, spec.seed);
     check_prebuffer(&config).map_err(fail)?;
     let remote = matches!(facts.target, TargetFacts::Remote { .. });
-    let (media, keys) = media_sources(streams, &config, target, facts).map_err(fail)?;
     let readers = plan_readers(spec, &label, facts, notices)?;
+    let Media { sources: media, keys, titles, library } =
+        media_sources(job, streams, &config, target, facts, readers.direct, notices).map_err(fail)?;
+    config.titles = titles;
+    let library = library.map(|mut info| {
+        if let Some(count) = streams.count.filter(|&n| n <= 10_000) {
+            info.viewer_titles = first_step_titles(&config, count);
+        }
+        info
+    });
     let mut phases = Vec::new();
     let wants_estimate = streams.estimate.unwrap_or(streams.max == Some(true));
     let estimate = match (&media[0], wants_estimate) {
@@ -248,7 +292,8 @@ pub(super) fn plan_streams_phases(
         slot_buffer_bytes: defaults::SLOT_BUFFER_MAX as u32,
         target: stream_target(streams),
         expect: streams.expect,
-        own_media: streams.use_existing.is_none() && !remote,
+        own_media: streams.library.is_none() && !remote,
+        library,
         count: stream_count(streams),
         ingest: plan_ingest(streams, target, remote).map_err(fail)?,
         config,
@@ -322,11 +367,11 @@ fn plan_readers(spec: &PhaseSpec, label: &str, facts: &Facts, notices: &mut Vec<
 fn plan_ingest(streams: &StreamsSpec, target: &TargetPlan, remote: bool) -> Result<Option<IngestPlan>, String> {
     match (streams.ingest, &target.work_dir) {
         (None, _) => Ok(None),
-        (Some(i), Some(dir)) if streams.use_existing.is_none() && !remote => {
+        (Some(i), Some(dir)) if streams.library.is_none() && !remote => {
             Ok(Some(IngestPlan { bytes_per_sec: i.rate.bytes_per_sec(), writers: i.writers, dir: dir.clone() }))
         }
         (Some(_), _) => Err("ingest writes in streamcap's work directory on a local target: not with an http \
-                             target or use-existing"
+                             target or --library"
             .into()),
     }
 }
@@ -353,14 +398,29 @@ fn stream_target(streams: &StreamsSpec) -> StreamTarget {
     }
 }
 
-/// The media of a phase: streamcap's own files (found in the target's table by name), the user's files
-/// (added to the table, read only), or the URLs of a remote target.
+/// The media of a phase: the files (or URLs) the viewers read, the keys viewers know them by, the titles of its
+/// library and what the plan says about it.
+struct Media {
+    sources: Vec<MediaSource>,
+    keys: Vec<MediaKey>,
+    titles: Option<Titles>,
+    library: Option<LibraryInfo>,
+}
+
+/// The media of a phase: streamcap's own files (found in the target's table by name: test files per format, or
+/// the library's titles), the user's library (its files added to the table, read only), or the URLs of a
+/// remote target (with a library assignment, each URL a title).
 fn media_sources(
+    job: &JobSpec,
     streams: &StreamsSpec,
     config: &StreamsConfig,
     target: &mut TargetPlan,
     facts: &Facts,
-) -> Result<(Vec<MediaSource>, Vec<MediaKey>), String> {
+    direct: DirectMode,
+    notices: &mut Vec<String>,
+) -> Result<Media, String> {
+    let titles =
+        |count: usize| config.is_library().then(|| Titles { count: (count as u32).max(1), zipf: zipf_of(config) });
     if let TargetFacts::Remote { media, .. } = &facts.target {
         let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
         if let Some((url, size)) = media.iter().find(|(_, size)| *size < min) {
@@ -369,33 +429,47 @@ fn media_sources(
                 url.text
             ));
         }
-        return Ok((
-            media.iter().map(|(url, size)| MediaSource::Url { url: url.clone(), size: *size }).collect(),
-            vec![],
-        ));
+        let sources = media.iter().map(|(url, size)| MediaSource::Url { url: url.clone(), size: *size }).collect();
+        return Ok(Media { sources, keys: vec![], titles: titles(media.len()), library: None });
     }
     if target.kind != TargetKind::Directory {
         return Err(
             "viewers read media under a directory (or from http:// URLs): give a directory as the target".into()
         );
     }
-    if let Some(dir) = &streams.use_existing {
-        let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
+    if let Some(dir) = &streams.library {
         let listing =
             facts.media_libraries.iter().find(|(d, _)| d == dir).map(|(_, files)| files.as_slice()).unwrap_or(&[]);
-        let usable: Vec<&(PathBuf, u64)> = listing.iter().filter(|(_, size)| *size >= min).collect();
-        if usable.is_empty() {
-            return Err(format!("{} holds no file of at least one chunk ({min} bytes) to read", dir.display()));
+        let fixed = streams.count;
+        let user = user_library(dir, listing, config, fixed, facts, direct)?;
+        notices.extend(user.notices);
+        let mut sources = Vec::new();
+        for (path, size) in user.files {
+            target.files.push(FilePlan { path, size: Bytes(size), created: false });
+            sources.push(MediaSource::File(target.files.len() as u32 - 1));
         }
-        let mut media = Vec::new();
-        for (path, size) in usable {
-            target.files.push(FilePlan { path: path.clone(), size: Bytes(size / 4096 * 4096), created: false });
-            media.push(MediaSource::File(target.files.len() as u32 - 1));
-        }
-        return Ok((media, Vec::new()));
+        let keys = (0..sources.len() as u32).map(MediaKey::Title).collect();
+        return Ok(Media { titles: titles(sources.len()), sources, keys, library: Some(user.info) });
     }
-    let keys = config.media_needed(most_viewers(streams));
-    let media = keys
+    let mut keys = config.media_needed(most_viewers(streams));
+    let mut library = None;
+    let mut titles = titles(0);
+    if config.is_library() {
+        let files: Vec<&FilePlan> = target.files.iter().filter(|f| f.created && is_title(&f.path)).collect();
+        let generated = Generated {
+            titles: files.len() as u32,
+            title_bytes: files.first().map_or(0, |f| f.size.0),
+            asked: asked_size(job),
+        };
+        keys = (0..generated.titles).map(MediaKey::Title).collect();
+        titles = Some(Titles { count: generated.titles.max(1), zipf: zipf_of(config) });
+        let free = match &facts.target {
+            TargetFacts::Directory { free, .. } => *free,
+            _ => None,
+        };
+        library = titles.map(|t| generated_info(&generated, t, free, facts, direct));
+    }
+    let sources = keys
         .iter()
         .map(|&key| {
             let name = media_name(config, key);
@@ -403,7 +477,18 @@ fn media_sources(
             MediaSource::File(file.expect("the file table holds every media file") as u32)
         })
         .collect();
-    Ok((media, keys))
+    Ok(Media { sources, keys, titles, library })
+}
+
+/// The size of library the job's phases ask for (the largest; the default where none says).
+fn asked_size(job: &JobSpec) -> u64 {
+    job.phases
+        .iter()
+        .filter_map(|p| p.streams.as_deref())
+        .filter(|s| s.library.is_none())
+        .map(|s| s.library_size.map_or(defaults::LIBRARY_BYTES, |b| b.0))
+        .max()
+        .unwrap_or(defaults::LIBRARY_BYTES)
 }
 
 /// The two raw-rate phases on media file `file`: random reads of one chunk at queue depth 16, then sequential
@@ -449,7 +534,8 @@ fn estimate_phases(
         for worker in &mut phase.workers {
             worker.workload.regions.iter_mut().for_each(|r| r.file = file);
         }
-        phase.needs_data = media.created;
+        // The null engine reads nothing: no media to write for it.
+        phase.needs_data = media.created && phase.engine != EngineKind::Null;
         phases.push(phase);
     }
     Ok(phases)

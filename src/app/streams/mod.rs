@@ -13,7 +13,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::facts::{Gathered, gather, media_library};
+use super::facts::{Gathered, gather};
+use super::library::{open_library, refuse_inside};
 use super::observer::ResultRecorder;
 use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
 use crate::cli::StreamsArgs;
@@ -61,6 +62,16 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     Ok(conclude(&mut recorder, &outcome, &args, &plan))
 }
 
+/// With the user's library: no output file may land inside it.
+fn refuse_outputs_inside(args: &StreamsArgs, library: &Path) -> Result<()> {
+    for (what, path) in [("--json", &args.json), ("--html", &args.html)] {
+        if let Some(path) = path {
+            refuse_inside(path, library, what)?;
+        }
+    }
+    Ok(())
+}
+
 /// The output files can be written (nothing is created yet).
 pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
     if let Some(path) = &args.json {
@@ -73,25 +84,33 @@ pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
 }
 
 /// Flags → one stream phase → the site's facts → the plan (nothing created yet; stale work of earlier runs
-/// is cleared first, unless this is a dry run).
+/// is cleared first, unless this is a dry run or the target is the user's library, where nothing is touched).
 pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
-    let phase = args.to_phase_spec();
-    let use_existing = phase.streams.as_ref().and_then(|s| s.use_existing.clone());
+    let mut phase = args.to_phase_spec();
+    let target = args.target();
+    let library = match &args.library {
+        Some(dir) => Some(open_library(dir)?),
+        None => None,
+    };
+    if let (Some(streams), Some((canonical, _))) = (phase.streams.as_mut(), &library) {
+        streams.library = Some(canonical.clone());
+        refuse_outputs_inside(args, canonical)?;
+    }
     let job = JobSpec {
         origin: SpecOrigin::Flags,
-        target: Some(args.target.clone()),
+        target: Some(target.to_path_buf()),
         interval: None,
         phases: vec![phase],
         notices: Vec::new(),
     };
-    if !args.dry_run && args.target.is_dir() {
-        super::stale::clear(&[args.target.as_path()], args.quiet);
+    let touches_library =
+        library.as_ref().is_some_and(|(lib, _)| std::fs::canonicalize(target).is_ok_and(|t| t.starts_with(lib)));
+    if !args.dry_run && target.is_dir() && !touches_library {
+        super::stale::clear(&[target], args.quiet);
     }
-    let site = site(&args.target)?;
+    let site = site(target)?;
     let mut facts = site.facts.clone();
-    if let Some(dir) = use_existing {
-        facts.media_libraries.push((dir.clone(), media_library(&dir)?));
-    }
+    facts.media_libraries.extend(library);
     let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&job, &facts, &options)?;
     Ok((site, plan))
