@@ -98,14 +98,15 @@ fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan)
     let Some(library) = &s.library else {
         return writeln!(f, "  media: {files} file(s), {} ({whose})", Bytes(bytes));
     };
-    let kind = match library.source {
-        LibrarySource::Generated => "titles of a library shared by every format and every step",
-        LibrarySource::User => "media files of your library, each read at the bitrate under test",
+    let how = match library.source {
+        LibrarySource::Generated => {
+            "written once before the first stream phase, read by every format and step, removed after the run"
+        }
+        LibrarySource::User => "opened read-only, each file read at the bitrate under test",
     };
-    writeln!(f, "  media: {files} file(s), {} ({kind}; {whose})", Bytes(bytes))?;
-    writeln!(f, "  library: {}", library.headline())?;
+    writeln!(f, "  media: a library, {} ({how})", library.headline())?;
     writeln!(f, "    why this size: {}", library.why)?;
-    writeln!(f, "    viewers: {}; each from its own random position", library.popularity)?;
+    writeln!(f, "    viewers: {}", library.popularity)?;
     if !library.viewer_titles.is_empty() {
         let shown: Vec<String> = library.viewer_titles.iter().take(16).map(u32::to_string).collect();
         let more = if library.viewer_titles.len() > 16 { ", …" } else { "" };

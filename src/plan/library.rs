@@ -155,7 +155,8 @@ pub(super) fn generated_info(
     direct: DirectMode,
 ) -> LibraryInfo {
     let size = Bytes(library.bytes());
-    let sized = if library.bytes() < library.asked {
+    // Titles are whole MiB: up to a MiB per title is lost to rounding, not to the free space.
+    let sized = if library.bytes() + u64::from(library.titles) * MIB < library.asked {
         format!(
             "{size}, shrunk from the {} asked: the library takes at most half of the free space ({}) beside the \
              other data; ",
@@ -163,7 +164,10 @@ pub(super) fn generated_info(
             free.unwrap_or_default()
         )
     } else {
-        format!("{size} as asked ({} by default, --library-size to change); ", Bytes(defaults::LIBRARY_BYTES))
+        format!(
+            "{size}, the size asked (--library-size; by default the check profile's, {} for streams); ",
+            Bytes(defaults::LIBRARY_BYTES)
+        )
     };
     LibraryInfo {
         source: LibrarySource::Generated,

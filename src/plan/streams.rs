@@ -22,6 +22,7 @@ use crate::engine::{EngineKind, HttpUrl};
 use crate::spec::{Assignment, BlockSizeSpec, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, RwMode, StreamsSpec};
 use crate::streams::{LibraryInfo, MediaKey, StreamsConfig, Titles, defaults};
 use crate::units::{Bytes, format_duration, serialize_secs};
+use crate::workload::Region;
 
 /// One stream phase, ready to run.
 #[derive(Debug, Clone, Serialize)]
@@ -271,11 +272,18 @@ pub(super) fn plan_streams_phases(
     let estimate = match (&media[0], wants_estimate) {
         (MediaSource::File(file), true) => {
             let chunk = config.chunk_bytes(0);
+            // A library is measured whole; test files per format by the first.
+            let files: Vec<u32> = match &library {
+                Some(_) => {
+                    media.iter().filter_map(|m| if let MediaSource::File(f) = m { Some(*f) } else { None }).collect()
+                }
+                None => vec![*file],
+            };
             match measured.iter().find(|(c, _)| *c == chunk) {
                 Some((_, shared)) => Some(*shared),
                 None => {
                     let time = streams.estimate_time.unwrap_or(defaults::ESTIMATE_TIME);
-                    let planned = estimate_phases(job, *file, chunk, time, spec, target, facts, notices)?;
+                    let planned = estimate_phases(job, &files, chunk, time, spec, target, facts, notices)?;
                     let plan = EstimatePlan { random_phase: next_index, sequential_phase: next_index + 1 };
                     measured.push((chunk, plan));
                     phases.extend(planned);
@@ -491,12 +499,13 @@ fn asked_size(job: &JobSpec) -> u64 {
         .unwrap_or(defaults::LIBRARY_BYTES)
 }
 
-/// The two raw-rate phases on media file `file`: random reads of one chunk at queue depth 16, then sequential
-/// 1 MiB reads at queue depth 4, each for `time`.
+/// The two raw-rate phases over the media files `files` (every title of a library, laid end to end, so that no
+/// cache serves a small part of it): random reads of one chunk at queue depth 16, then sequential 1 MiB reads at
+/// queue depth 4, each for `time`.
 #[allow(clippy::too_many_arguments)]
 fn estimate_phases(
     job: &JobSpec,
-    file: u32,
+    files: &[u32],
     chunk: u64,
     time: Duration,
     spec: &PhaseSpec,
@@ -504,7 +513,7 @@ fn estimate_phases(
     facts: &Facts,
     notices: &mut Vec<String>,
 ) -> Result<Vec<PhasePlan>, PlanError> {
-    let media = &target.files[file as usize];
+    let media = &target.files[files[0] as usize];
     let read = |name: &str, rw, bs: u64, iodepth| PhaseSpec {
         name: Some(name.to_string()),
         rw: Some(rw),
@@ -529,10 +538,13 @@ fn estimate_phases(
     {
         let context = JobContext::new(job, &single);
         let mut phase = plan_raw_phase(&context, 0, &read(name, rw, bs, depth), &single, facts, None, notices)?;
-        // Planned against the media file alone; now it reads that file of the whole table.
-        phase.files = vec![file];
+        // Planned against the first media file alone; now it reads every one of them in the whole table.
+        phase.files = files.to_vec();
+        let regions: Vec<Region> =
+            files.iter().map(|&f| Region { file: f, start: 0, len: target.files[f as usize].size.0 }).collect();
+        phase.data_set = Bytes(regions.iter().map(|r| r.len).sum());
         for worker in &mut phase.workers {
-            worker.workload.regions.iter_mut().for_each(|r| r.file = file);
+            worker.workload.regions = regions.clone();
         }
         // The null engine reads nothing: no media to write for it.
         phase.needs_data = media.created && phase.engine != EngineKind::Null;

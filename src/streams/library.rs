@@ -70,12 +70,12 @@ impl Titles {
     }
 
     /// How viewers pick titles, in words: "each viewer its own title (64 titles; …)" or "Zipf popularity 1.0:
-    /// the 6 hottest titles draw 52 % of the viewers".
+    /// the 6 hottest titles draw 52 % of the viewers, …".
     pub fn popularity(&self) -> String {
+        let moving = "each viewer from a random position; titles and positions change from step to step";
         match (self.zipf, self.hot_set()) {
             (Some(theta), Some(hot)) if theta > 0.0 => format!(
-                "Zipf popularity {theta}: {} draw {:.0} % of the viewers; the hottest title changes from step to \
-                 step",
+                "Zipf popularity {theta}: {} draw {:.0} % of the viewers, {moving}",
                 if hot.titles == 1 {
                     "the hottest title".to_string()
                 } else {
@@ -83,12 +83,10 @@ impl Titles {
                 },
                 hot.viewers_pct
             ),
-            (Some(_), _) => "every title equally likely (Zipf exponent 0)".to_string(),
-            (None, _) => format!(
-                "each viewer its own title (beyond {} viewers, titles are shared, each viewer at its own position); \
-                 the titles change from step to step",
-                self.count
-            ),
+            (Some(_), _) => format!("every title equally likely (Zipf exponent 0), {moving}"),
+            (None, _) => {
+                format!("each viewer its own title (beyond {} viewers they share titles), {moving}", self.count)
+            }
         }
     }
 }
@@ -148,16 +146,16 @@ pub struct LibraryInfo {
 pub const FILES_LISTED: usize = 1000;
 
 impl LibraryInfo {
-    /// One line for summaries: "8.0 GiB in 58 titles written by streamcap" or "your library /srv/media: 412
-    /// files, 3.1 TiB, only read".
+    /// One line for summaries: "7.98 GiB in 61 titles of 134 MiB, written by streamcap" or "your library
+    /// /srv/media: 412 files, 3.1 TiB, only read".
     pub fn headline(&self) -> String {
         let size = crate::units::Bytes(self.bytes);
         match (self.source, &self.dir) {
             (LibrarySource::User, Some(dir)) => {
-                format!("your library {dir}: {} file(s), {size}, only read", self.titles)
+                format!("your library {dir}: {} media file(s), {size}, only read", self.titles)
             }
             _ => format!(
-                "{size} in {} title(s){} written by streamcap",
+                "{size} in {} title(s){}, written by streamcap",
                 self.titles,
                 self.title_bytes.map_or_else(String::new, |b| format!(" of {}", crate::units::Bytes(b)))
             ),

@@ -94,6 +94,10 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     }
     let mut gathered = gather(&dir, true)?;
     let data_set = data_set_of(args, &dir, &gathered, &settings, share)?;
+    if let TargetFacts::Directory { free: Some(free), .. } = &mut gathered.facts.target {
+        // Ranks writing into one filesystem plan in their share of it (the generated library too).
+        *free = Bytes(free.0 / u64::from(share.sharers.max(1)));
+    }
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
     let options = RunOptions { run_id: run_id(), ..Default::default() };
@@ -324,6 +328,15 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     summary.planner_member = hint.member;
 }
 
+/// What happens before the first estimate phase is measured: the library is written (its progress shows as
+/// the data files being filled), unless it is the user's.
+fn writing(plan: &Plan) -> String {
+    let library = plan.phases.iter().find_map(|p| p.streams.as_ref().filter(|s| s.own_media)?.library.as_ref());
+    library.map_or_else(String::new, |l| {
+        format!("writing the media library ({}, once for every format), then ", l.headline())
+    })
+}
+
 /// The check's section headers, by the phase they start with, with elapsed and forecast time.
 fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'static> {
     let sections = 2 + FORMATS.len();
@@ -337,7 +350,8 @@ fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'sta
                 Some(format!("[2/{sections}] small files: create, stat, read"))
             }
             PhaseKind::Raw if phase.name.starts_with("estimate") && !before.contains(&PhaseKind::Streams) => {
-                (phase.name.contains("random")).then(|| "  measuring raw read rates for the estimate…".to_string())
+                (phase.name.contains("random"))
+                    .then(|| format!("  {}measuring raw read rates for the estimate…", writing(plan)))
             }
             PhaseKind::Streams => {
                 stream += 1;

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::facts::{Gathered, gather};
+use super::facts::{Gathered, gather, gather_untouched};
 use super::library::{open_library, refuse_inside};
 use super::observer::ResultRecorder;
 use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
@@ -108,7 +108,7 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
     if !args.dry_run && target.is_dir() && !touches_library {
         super::stale::clear(&[target], args.quiet);
     }
-    let site = site(target)?;
+    let site = site(target, touches_library)?;
     let mut facts = site.facts.clone();
     facts.media_libraries.extend(library);
     let options = RunOptions { run_id: run_id(), ..Default::default() };
@@ -171,7 +171,8 @@ pub(super) struct Site {
     text: String,
 }
 
-fn site(target: &Path) -> Result<Site> {
+/// `untouched`: the target is (inside) the user's library, where nothing may be created, not even for a probe.
+fn site(target: &Path, untouched: bool) -> Result<Site> {
     if let Some(urls) = remote::remote_target(target)? {
         let media = remote::probe(&urls)?;
         let text = target.display().to_string();
@@ -187,7 +188,7 @@ fn site(target: &Path) -> Result<Site> {
         };
         return Ok(Site { facts, gathered: None, host: HostFacts::gather(), text });
     }
-    let gathered = gather(target, false)?;
+    let gathered = if untouched { gather_untouched(target)? } else { gather(target, false)? };
     if !matches!(gathered.facts.target, TargetFacts::Directory { .. }) {
         bail!("{} is not a directory: streams reads media under a directory (or from http:// URLs)", target.display());
     }
