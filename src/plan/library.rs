@@ -184,6 +184,9 @@ pub(super) fn generated_info(
     }
 }
 
+/// Media files with their sizes in use, bytes.
+type MediaFiles = Vec<(PathBuf, u64)>;
+
 /// The user's media files a phase reads, chosen from the library's listing.
 pub(super) struct UserLibrary {
     /// The files, with the size in use (whole 4 KiB blocks).
@@ -206,63 +209,11 @@ pub(super) fn user_library(
     direct: DirectMode,
 ) -> Result<UserLibrary, String> {
     let chunk = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
-    let usable: Vec<&(PathBuf, u64)> = listing.iter().filter(|(_, size)| *size >= 2 * chunk).collect();
-    if usable.is_empty() {
-        return Err(format!(
-            "none of the {} media file(s) under {} holds two chunks ({}) or more: give the directory of your media \
-             library (the one Plex or Jellyfin scans), or a smaller --chunk",
-            listing.len(),
-            dir.display(),
-            Bytes(2 * chunk)
-        ));
-    }
-    let most = defaults::MAX_TITLES as usize;
-    let chosen: Vec<(PathBuf, u64)> = if usable.len() > most {
-        (0..most).map(|i| usable[i * usable.len() / most]).map(|(p, s)| (p.clone(), s / 4096 * 4096)).collect()
-    } else {
-        usable.iter().map(|(p, s)| (p.clone(), s / 4096 * 4096)).collect()
-    };
-    let total: u64 = chosen.iter().map(|(_, s)| s).sum();
-    let rate = config.mix.0.iter().map(|(f, _)| f.bitrate.byte_rate().bytes_per_sec()).fold(0.0, f64::max);
-    let per_viewer = (rate * (config.watch + config.ramp_for(fixed.unwrap_or(1))).as_secs_f64()).max(1.0);
-    let mut notices = Vec::new();
-    if usable.len() < listing.len() {
-        notices.push(format!(
-            "{} of the {} media files under {} are smaller than two chunks ({}) and are not read",
-            listing.len() - usable.len(),
-            listing.len(),
-            dir.display(),
-            Bytes(2 * chunk)
-        ));
-    }
-    if usable.len() > most {
-        notices.push(format!(
-            "{most} of the {} media files under {} are read, spread evenly over them",
-            usable.len(),
-            dir.display()
-        ));
-    }
-    let reads = (total as f64 / per_viewer) as u64;
-    match fixed {
-        Some(count) if u64::from(count) > reads => {
-            return Err(format!(
-                "{count} viewers read about {} in a step, more than the {} of media under {}: they would read the \
-                 same bytes again, which a cache serves; give a directory with more media, fewer viewers (--count) \
-                 or a shorter --duration",
-                Bytes((per_viewer * f64::from(count)) as u64),
-                Bytes(total),
-                dir.display()
-            ));
-        }
-        None => notices.push(format!(
-            "the library under {} holds {}: a step of more than about {reads} viewers reads more than that, and \
-             re-reads media a cache may serve",
-            dir.display(),
-            Bytes(total)
-        )),
-        _ => {}
-    }
-    let titles = Titles { count: chosen.len() as u32, zipf: zipf_of(config) };
+    let (files, mut notices) = usable(dir, listing, 2 * chunk)?;
+    let total: u64 = files.iter().map(|(_, s)| s).sum();
+    notices.extend(enough_for(dir, total, config, fixed)?);
+    let titles = Titles { count: files.len() as u32, zipf: zipf_of(config) };
+    let listed = files.iter().take(crate::streams::library::FILES_LISTED);
     let info = LibraryInfo {
         source: LibrarySource::User,
         dir: Some(dir.display().to_string()),
@@ -278,14 +229,76 @@ pub(super) fn user_library(
             titles.count,
             caches_said(total, facts, direct)
         ),
-        files: chosen
-            .iter()
-            .take(crate::streams::library::FILES_LISTED)
+        files: listed
             .map(|(p, s)| LibraryFile { path: p.strip_prefix(dir).unwrap_or(p).display().to_string(), bytes: *s })
             .collect(),
         viewer_titles: Vec::new(),
     };
-    Ok(UserLibrary { files: chosen, info, notices })
+    Ok(UserLibrary { files, info, notices })
+}
+
+/// The files of `listing` of at least `least` bytes (in whole 4 KiB blocks; at most `MAX_TITLES`, spread evenly),
+/// with notices of what was left out; refused when none is large enough.
+fn usable(dir: &Path, listing: &[(PathBuf, u64)], least: u64) -> Result<(MediaFiles, Vec<String>), String> {
+    let usable: Vec<&(PathBuf, u64)> = listing.iter().filter(|(_, size)| *size >= least).collect();
+    if usable.is_empty() {
+        return Err(format!(
+            "none of the {} media file(s) under {} holds two chunks ({}) or more: give the directory of your media \
+             library (the one Plex or Jellyfin scans), or a smaller --chunk",
+            listing.len(),
+            dir.display(),
+            Bytes(least)
+        ));
+    }
+    let mut notices = Vec::new();
+    if usable.len() < listing.len() {
+        notices.push(format!(
+            "{} of the {} media files under {} are smaller than two chunks ({}) and are not read",
+            listing.len() - usable.len(),
+            listing.len(),
+            dir.display(),
+            Bytes(least)
+        ));
+    }
+    let most = defaults::MAX_TITLES as usize;
+    let picked: Vec<&(PathBuf, u64)> = match usable.len() > most {
+        true => {
+            notices.push(format!(
+                "{most} of the {} media files under {} are read, spread evenly over them",
+                usable.len(),
+                dir.display()
+            ));
+            (0..most).map(|i| usable[i * usable.len() / most]).collect()
+        }
+        false => usable,
+    };
+    Ok((picked.into_iter().map(|(p, s)| (p.clone(), s / 4096 * 4096)).collect(), notices))
+}
+
+/// Whether `total` bytes of media are enough for the viewers: refused for a fixed count that would read more in a
+/// step than the library holds (the rest would be read again, from a cache); for a search, a notice of the count
+/// beyond which that happens.
+fn enough_for(dir: &Path, total: u64, config: &StreamsConfig, fixed: Option<u32>) -> Result<Option<String>, String> {
+    let rate = config.mix.0.iter().map(|(f, _)| f.bitrate.byte_rate().bytes_per_sec()).fold(0.0, f64::max);
+    let per_viewer = (rate * (config.watch + config.ramp_for(fixed.unwrap_or(1))).as_secs_f64()).max(1.0);
+    let viewers = (total as f64 / per_viewer) as u64;
+    match fixed {
+        Some(count) if u64::from(count) > viewers => Err(format!(
+            "{count} viewers read about {} in a step, more than the {} of media under {}: they would read the same \
+             bytes again, which a cache serves; give a directory with more media, fewer viewers (--count) or a \
+             shorter --duration",
+            Bytes((per_viewer * f64::from(count)) as u64),
+            Bytes(total),
+            dir.display()
+        )),
+        Some(_) => Ok(None),
+        None => Ok(Some(format!(
+            "the library under {} holds {}: a step of more than about {viewers} viewers reads more than that, and \
+             re-reads media a cache may serve",
+            dir.display(),
+            Bytes(total)
+        ))),
+    }
 }
 
 /// The Zipf exponent a library assignment asks for (`None`: each viewer its own title).
@@ -305,6 +318,7 @@ pub(super) fn first_step_titles(config: &StreamsConfig, count: u32) -> Vec<u32> 
 mod tests {
     use super::*;
     use crate::spec::{PhaseSpec, SpecOrigin};
+    use crate::units::GIB;
 
     fn job(files: &str, size: Option<Bytes>) -> JobSpec {
         let streams = StreamsSpec {
@@ -347,6 +361,26 @@ mod tests {
         assert!(lib.bytes() <= Bytes::gib(1).0 && lib.bytes() > Bytes::mib(900).0, "{lib:?}");
         let none = generated(&job("library", None), Some(Bytes::mib(100)), Bytes::ZERO, |_| 100).unwrap_err();
         assert!(none.contains("not enough free space for a library") && none.contains("--library DIR"), "{none}");
+    }
+
+    #[test]
+    fn the_users_library_skips_small_files_and_refuses_a_count_it_cannot_feed() {
+        let spec = StreamsSpec { format: Some("1080p".parse().unwrap()), count: Some(4), ..StreamsSpec::default() };
+        let config = super::super::streams::streams_config(&spec, None);
+        let dir = Path::new("/srv/media");
+        let listing =
+            vec![(dir.join("a.mkv"), 3 * GIB + 100), (dir.join("b/short.mp4"), 1 << 20), (dir.join("c.ts"), GIB)];
+        let facts = Facts::directory(None);
+        let user = user_library(dir, &listing, &config, Some(4), &facts, DirectMode::Preferred).unwrap();
+        assert_eq!(user.files, vec![(dir.join("a.mkv"), 3 * GIB), (dir.join("c.ts"), GIB)], "whole 4 KiB blocks");
+        assert_eq!(user.info.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["a.mkv", "c.ts"]);
+        assert_eq!((user.info.titles, user.info.bytes), (2, 4 * GIB));
+        assert!(user.notices[0].contains("1 of the 3 media files"), "{:?}", user.notices);
+        // 8 Mbit/s for a minute (and a ramp of a few ms): 60 MB per viewer; 4 GiB feed 71 of them.
+        let many = user_library(dir, &listing, &config, Some(100), &facts, DirectMode::Preferred);
+        assert!(many.err().unwrap().contains("would read the same bytes again"));
+        let search = user_library(dir, &listing, &config, None, &facts, DirectMode::Preferred).unwrap();
+        assert!(search.notices.iter().any(|n| n.contains("more than about 71 viewers")), "{:?}", search.notices);
     }
 
     #[test]

@@ -9,20 +9,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::build::JobContext;
 use super::facts::{Facts, TargetFacts};
-use super::library::{
-    Generated, first_step_titles, generated, generated_info, is_title, title_name, user_library, zipf_of,
-};
-use super::raw::plan_raw_phase;
+use super::library::first_step_titles;
 use super::streams_limits::{StreamsRequest, check_request};
+use super::streams_media::{Estimating, Media, media_sources, plan_estimate};
 use super::values::choose_engine;
-use super::{DirectMode, FilePlan, PhasePlan, PlanError, TargetKind, TargetPlan};
+use super::{DirectMode, PhasePlan, PlanError, TargetPlan};
 use crate::engine::{EngineKind, HttpUrl};
-use crate::spec::{Assignment, BlockSizeSpec, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, RwMode, StreamsSpec};
-use crate::streams::{LibraryInfo, MediaKey, StreamsConfig, Titles, defaults};
-use crate::units::{Bytes, format_duration, serialize_secs};
-use crate::workload::Region;
+use crate::spec::{Assignment, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, StreamsSpec};
+use crate::streams::{LibraryInfo, MediaKey, StreamsConfig, defaults};
+use crate::units::{format_duration, serialize_secs};
 
 /// One stream phase, ready to run.
 #[derive(Debug, Clone, Serialize)]
@@ -193,48 +189,8 @@ pub(super) fn check_stream_requests(job: &JobSpec, facts: &Facts) -> Result<(), 
 }
 
 /// The most viewers a phase can run at once (its count, or the search's limit): the media must serve them.
-fn most_viewers(spec: &StreamsSpec) -> u32 {
+pub(super) fn most_viewers(spec: &StreamsSpec) -> u32 {
     spec.count.unwrap_or_else(|| spec.limit.unwrap_or(defaults::SEARCH_LIMIT))
-}
-
-/// The name of a media file in the work directory: a format's test file (phases watching the same format share
-/// it), or a title of the library (every phase and format shares them).
-pub fn media_name(config: &StreamsConfig, key: MediaKey) -> String {
-    match key {
-        MediaKey::Format { format, number } => {
-            let format = &config.mix.0[format].0;
-            let slug: String = format.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-            format!("media-{slug}-{number}.bin")
-        }
-        MediaKey::Title(number) => title_name(number),
-    }
-}
-
-/// The media every stream phase of `job` writes: file name and size — test files per format, and the titles of
-/// the one library the phases share, sized for `free` bytes of free space of which `other` go to the other data
-/// files. Phases reading the user's files or URLs need none.
-pub(super) fn own_media_files(
-    job: &JobSpec,
-    free: Option<Bytes>,
-    other: Bytes,
-) -> Result<Vec<(String, u64)>, PlanError> {
-    let mut files = Vec::new();
-    for phase in &job.phases {
-        let Some(spec) = phase.streams.as_deref().filter(|s| s.library.is_none()) else { continue };
-        let config = streams_config(spec, phase.seed);
-        if config.is_library() {
-            continue;
-        }
-        for key in config.media_needed(most_viewers(spec)) {
-            if let MediaKey::Format { format, .. } = key {
-                files.push((media_name(&config, key), config.media_bytes(format)));
-            }
-        }
-    }
-    if let Some(library) = generated(job, free, other, most_viewers).map_err(PlanError)? {
-        files.extend((0..library.titles).map(|n| (title_name(n), library.title_bytes)));
-    }
-    Ok(files)
 }
 
 /// Plans a stream phase: the raw-rate phases of its estimate when it needs them and no earlier phase measured
@@ -267,35 +223,14 @@ pub(super) fn plan_streams_phases(
         }
         info
     });
-    let mut phases = Vec::new();
-    let wants_estimate = streams.estimate.unwrap_or(streams.max == Some(true));
-    let estimate = match (&media[0], wants_estimate) {
-        (MediaSource::File(file), true) => {
-            let chunk = config.chunk_bytes(0);
-            // A library is measured whole; test files per format by the first.
-            let files: Vec<u32> = match &library {
-                Some(_) => {
-                    media.iter().filter_map(|m| if let MediaSource::File(f) = m { Some(*f) } else { None }).collect()
-                }
-                None => vec![*file],
-            };
-            match measured.iter().find(|(c, _)| *c == chunk) {
-                Some((_, shared)) => Some(*shared),
-                None => {
-                    let time = streams.estimate_time.unwrap_or(defaults::ESTIMATE_TIME);
-                    let planned = estimate_phases(job, &files, chunk, time, spec, target, facts, notices)?;
-                    let plan = EstimatePlan { random_phase: next_index, sequential_phase: next_index + 1 };
-                    measured.push((chunk, plan));
-                    phases.extend(planned);
-                    Some(plan)
-                }
-            }
-        }
-        (MediaSource::Url { .. }, true) if streams.estimate == Some(true) => {
-            return Err(fail("the estimate measures raw reads of a local file: not with an http target".into()));
-        }
-        _ => None,
-    };
+    let (estimate, mut phases) = plan_estimate(
+        &Estimating { job, spec, config: &config, media: &media, whole: library.is_some() },
+        target,
+        facts,
+        notices,
+        (next_index, measured),
+    )
+    .map_err(|e| fail(e.0))?;
     let plan = StreamsPlan {
         slot_buffer_bytes: defaults::SLOT_BUFFER_MAX as u32,
         target: stream_target(streams),
@@ -404,151 +339,4 @@ fn stream_target(streams: &StreamsSpec) -> StreamTarget {
         max_stalled: streams.max_stalled.unwrap_or(0),
         max_startup: streams.max_startup.unwrap_or(defaults::MAX_STARTUP),
     }
-}
-
-/// The media of a phase: the files (or URLs) the viewers read, the keys viewers know them by, the titles of its
-/// library and what the plan says about it.
-struct Media {
-    sources: Vec<MediaSource>,
-    keys: Vec<MediaKey>,
-    titles: Option<Titles>,
-    library: Option<LibraryInfo>,
-}
-
-/// The media of a phase: streamcap's own files (found in the target's table by name: test files per format, or
-/// the library's titles), the user's library (its files added to the table, read only), or the URLs of a
-/// remote target (with a library assignment, each URL a title).
-fn media_sources(
-    job: &JobSpec,
-    streams: &StreamsSpec,
-    config: &StreamsConfig,
-    target: &mut TargetPlan,
-    facts: &Facts,
-    direct: DirectMode,
-    notices: &mut Vec<String>,
-) -> Result<Media, String> {
-    let titles =
-        |count: usize| config.is_library().then(|| Titles { count: (count as u32).max(1), zipf: zipf_of(config) });
-    if let TargetFacts::Remote { media, .. } = &facts.target {
-        let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
-        if let Some((url, size)) = media.iter().find(|(_, size)| *size < min) {
-            return Err(format!(
-                "{} holds {size} bytes, less than one chunk ({min} bytes): give a smaller chunk",
-                url.text
-            ));
-        }
-        let sources = media.iter().map(|(url, size)| MediaSource::Url { url: url.clone(), size: *size }).collect();
-        return Ok(Media { sources, keys: vec![], titles: titles(media.len()), library: None });
-    }
-    if target.kind != TargetKind::Directory {
-        return Err(
-            "viewers read media under a directory (or from http:// URLs): give a directory as the target".into()
-        );
-    }
-    if let Some(dir) = &streams.library {
-        let listing =
-            facts.media_libraries.iter().find(|(d, _)| d == dir).map(|(_, files)| files.as_slice()).unwrap_or(&[]);
-        let fixed = streams.count;
-        let user = user_library(dir, listing, config, fixed, facts, direct)?;
-        notices.extend(user.notices);
-        let mut sources = Vec::new();
-        for (path, size) in user.files {
-            target.files.push(FilePlan { path, size: Bytes(size), created: false });
-            sources.push(MediaSource::File(target.files.len() as u32 - 1));
-        }
-        let keys = (0..sources.len() as u32).map(MediaKey::Title).collect();
-        return Ok(Media { titles: titles(sources.len()), sources, keys, library: Some(user.info) });
-    }
-    let mut keys = config.media_needed(most_viewers(streams));
-    let mut library = None;
-    let mut titles = titles(0);
-    if config.is_library() {
-        let files: Vec<&FilePlan> = target.files.iter().filter(|f| f.created && is_title(&f.path)).collect();
-        let generated = Generated {
-            titles: files.len() as u32,
-            title_bytes: files.first().map_or(0, |f| f.size.0),
-            asked: asked_size(job),
-        };
-        keys = (0..generated.titles).map(MediaKey::Title).collect();
-        titles = Some(Titles { count: generated.titles.max(1), zipf: zipf_of(config) });
-        let free = match &facts.target {
-            TargetFacts::Directory { free, .. } => *free,
-            _ => None,
-        };
-        library = titles.map(|t| generated_info(&generated, t, free, facts, direct));
-    }
-    let sources = keys
-        .iter()
-        .map(|&key| {
-            let name = media_name(config, key);
-            let file = target.files.iter().position(|f| f.path.file_name().is_some_and(|n| n == name.as_str()));
-            MediaSource::File(file.expect("the file table holds every media file") as u32)
-        })
-        .collect();
-    Ok(Media { sources, keys, titles, library })
-}
-
-/// The size of library the job's phases ask for (the largest; the default where none says).
-fn asked_size(job: &JobSpec) -> u64 {
-    job.phases
-        .iter()
-        .filter_map(|p| p.streams.as_deref())
-        .filter(|s| s.library.is_none())
-        .map(|s| s.library_size.map_or(defaults::LIBRARY_BYTES, |b| b.0))
-        .max()
-        .unwrap_or(defaults::LIBRARY_BYTES)
-}
-
-/// The two raw-rate phases over the media files `files` (every title of a library, laid end to end, so that no
-/// cache serves a small part of it): random reads of one chunk at queue depth 16, then sequential 1 MiB reads at
-/// queue depth 4, each for `time`.
-#[allow(clippy::too_many_arguments)]
-fn estimate_phases(
-    job: &JobSpec,
-    files: &[u32],
-    chunk: u64,
-    time: Duration,
-    spec: &PhaseSpec,
-    target: &TargetPlan,
-    facts: &Facts,
-    notices: &mut Vec<String>,
-) -> Result<Vec<PhasePlan>, PlanError> {
-    let media = &target.files[files[0] as usize];
-    let read = |name: &str, rw, bs: u64, iodepth| PhaseSpec {
-        name: Some(name.to_string()),
-        rw: Some(rw),
-        bs: Some(BlockSizeSpec::Fixed(Bytes(bs))),
-        iodepth: Some(iodepth),
-        runtime: Some(time),
-        direct: spec.direct,
-        engine: spec.engine,
-        ..PhaseSpec::default()
-    };
-    let single = TargetPlan {
-        kind: TargetKind::File,
-        path: media.path.clone(),
-        work_dir: None,
-        files: vec![media.clone()],
-        writes_allowed: false,
-        memory_backed: target.memory_backed.clone(),
-    };
-    let mut phases = Vec::new();
-    for (name, rw, bs, depth) in
-        [("estimate: random chunks", RwMode::RandRead, chunk, 16), ("estimate: sequential", RwMode::Read, 1 << 20, 4)]
-    {
-        let context = JobContext::new(job, &single);
-        let mut phase = plan_raw_phase(&context, 0, &read(name, rw, bs, depth), &single, facts, None, notices)?;
-        // Planned against the first media file alone; now it reads every one of them in the whole table.
-        phase.files = files.to_vec();
-        let regions: Vec<Region> =
-            files.iter().map(|&f| Region { file: f, start: 0, len: target.files[f as usize].size.0 }).collect();
-        phase.data_set = Bytes(regions.iter().map(|r| r.len).sum());
-        for worker in &mut phase.workers {
-            worker.workload.regions = regions.clone();
-        }
-        // The null engine reads nothing: no media to write for it.
-        phase.needs_data = media.created && phase.engine != EngineKind::Null;
-        phases.push(phase);
-    }
-    Ok(phases)
 }

@@ -13,7 +13,7 @@ use super::build::RunOptions;
 use super::defaults;
 use super::facts::{Facts, TargetFacts};
 use super::files::{directory_use, file_table};
-use super::streams::own_media_files;
+use super::streams_media::own_media_files;
 use super::{FilePlan, PlanError, TargetKind, TargetPlan};
 use crate::spec::{EngineChoice, JobSpec};
 use crate::units::{Bytes, GIB};
