@@ -94,7 +94,8 @@ pub(super) fn generated(
             Some(free) if size < asked => format!(
                 "not enough free space for a library of titles: {free} free, {other} of it for the other data \
                  files, and the library may take at most half of the rest ({}), less than one title of what a \
-                 viewer reads in a step ({}); free space to about {need}, or read your own media with --library DIR",
+                 viewer reads in a step ({}); free space to about {need}, give a smaller --library-size, or read \
+                 your own media with --library DIR",
                 Bytes(size),
                 Bytes(floor)
             ),

@@ -80,6 +80,9 @@ pub(super) fn media_sources(
     notices: &mut Vec<String>,
 ) -> Result<Media, String> {
     if let TargetFacts::Remote { media, .. } = &facts.target {
+        if streams.library.is_some() {
+            return Err("--library reads local media files: not with an http target (leave TARGET out)".into());
+        }
         let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
         if let Some((url, size)) = media.iter().find(|(_, size)| *size < min) {
             return Err(format!(
