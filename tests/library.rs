@@ -64,6 +64,12 @@ fn a_generated_library_is_distinct_titles_really_written_as_the_plan_states() {
     assert_eq!(mapping.len(), 6, "each viewer its own title: {plan_library}");
     assert!(mapping.iter().all(|&t| t < titles));
     assert!(r["phases"][0]["read"]["bytes"].as_u64().unwrap() > 0);
+    streamcap()
+        .arg("report")
+        .arg(&json)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("library: 512 MiB in 8 title(s) of 64 MiB, written by streamcap"));
 
     let files = title_files(dir.path());
     assert_eq!(files.len() as u64, titles, "{files:?}");
@@ -240,6 +246,11 @@ fn check_and_streams_read_the_users_library_and_leave_it_untouched() {
     }
     let estimate = r["phases"].as_array().unwrap().iter().find(|p| p["name"] == "estimate: random chunks").unwrap();
     assert_eq!(estimate["data_set_bytes"].as_u64().unwrap(), total, "the estimate reads the whole library");
+    // The summary says whose media the verdict is about.
+    streamcap().arg("report").arg(&json).assert().success().stdout(
+        predicate::str::contains(format!("media library: your library {}: 6 media file(s)", library.display()))
+            .and(predicate::str::contains("only read")),
+    );
 
     drop(immutable);
     assert_eq!(snapshot(&library), before, "every file byte-identical, same mtime, nothing created");
