@@ -106,6 +106,11 @@ fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan)
     };
     writeln!(f, "  media: a library, {} ({how})", library.headline())?;
     writeln!(f, "    why this size: {}", library.why)?;
+    if !library.files.is_empty() {
+        let names: Vec<&str> = library.files.iter().take(5).map(|file| file.path.as_str()).collect();
+        let more = if library.titles > 5 { format!(" and {} more", library.titles - 5) } else { String::new() };
+        writeln!(f, "    files: {}{more}", names.join(", "))?;
+    }
     writeln!(f, "    viewers: {}", library.popularity)?;
     if !library.viewer_titles.is_empty() {
         let shown: Vec<String> = library.viewer_titles.iter().take(16).map(u32::to_string).collect();
