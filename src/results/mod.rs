@@ -30,7 +30,10 @@ pub use crate::metrics::{
 use crate::metrics::{ErrorRecord, Mergeable};
 pub use crate::plan::FioJobInfo;
 use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, SystemCpuUsage};
-pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
+pub use crate::sysinfo::{
+    BtrfsSpace, DeviceThrottle, HostFacts, PoolFacts, PoolKind, Profile, ThrottleKind, read_limit_words,
+    throttle_words,
+};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use cache::{CacheEnd, CacheStep, CacheSummary, Plateau, PlateauKind};
@@ -162,6 +165,11 @@ pub struct TargetInfo {
     /// Why the target's data lives in RAM (tmpfs, zram, a loop device over a page-cached file), if it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_backed: Option<String>,
+    /// The cgroup I/O limits (blkio throttles, io.max) that bind this process on the devices beneath, smallest
+    /// per device and kind: a limit that, rather than the device, may be what the figures reach. Empty when
+    /// none is set (and in results written before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttles: Vec<DeviceThrottle>,
 }
 
 /// One phase.
