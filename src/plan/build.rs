@@ -45,7 +45,10 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
             notices.push(format!("{why}: the figures describe memory, not storage, and are marked cache-affected"))
         }
         None => notices.extend(
-            facts.throttles.iter().map(|t| format!("{t}: figures that reach this limit describe the throttle, not the device")),
+            facts
+                .throttles
+                .iter()
+                .map(|t| format!("{t}: figures that reach this limit describe the throttle, not the device")),
         ),
     }
     target.memory_backed.clone_from(&facts.memory_backed);

@@ -9,6 +9,7 @@ mod build;
 mod cache;
 mod check;
 mod cluster;
+mod devices;
 mod fileset;
 mod io;
 mod latency;
@@ -31,8 +32,7 @@ use crate::metrics::{ErrorRecord, Mergeable};
 pub use crate::plan::FioJobInfo;
 use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, SystemCpuUsage};
 pub use crate::sysinfo::{
-    BtrfsSpace, DeviceThrottle, HostFacts, PoolFacts, PoolKind, Profile, ThrottleKind, read_limit_words,
-    throttle_words,
+    BtrfsSpace, DeviceThrottle, HostFacts, PoolFacts, PoolKind, Profile, ThrottleKind, read_limit_words, throttle_words,
 };
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
@@ -43,6 +43,10 @@ pub use check::{
 pub use cluster::{
     CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
     RankHost, RankPhase, client_verdict, done_figures,
+};
+pub use devices::{
+    Layer, OtherActivity, attribute, busiest_own, other_activity_words, own_device_reads, reads_throttled,
+    served_from_beneath,
 };
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
@@ -365,6 +369,11 @@ pub struct DeviceResult {
     /// saying so. Absent when the figures are plausible or nothing was checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub implausible: Option<String>,
+    /// The part of `activity` this run did not cause (`devices.rs`): other processes on a disk beneath the
+    /// target (a loop device's backing disk) or on a shared device. Absent when all of it is the run's, or
+    /// nothing could tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others: Option<OtherActivity>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
