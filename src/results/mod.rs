@@ -64,7 +64,7 @@ pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
     StreamsResult, StreamsStep, build_step, capacity_answer,
 };
-pub use sweep::{SweepCliff, SweepPoint, SweepSummary};
+pub use sweep::{ImplausibleCliff, SweepCliff, SweepPoint, SweepSummary};
 pub use time::rfc3339;
 pub use trial::{TRIAL_SCHEMA, TRIAL_SCHEMA_VERSION, TrialDevice, TrialFigure, TrialLayout, TrialResult};
 pub use verify::{BadBlock, BadKind, RankVerify, VerifyResult, merge_ranks};
