@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{DeviceResult, StreamsStep, TargetInfo};
+use super::{DeviceResult, StreamsStep, TargetInfo, ThrottleKind, read_limit_words};
 use crate::sysinfo::topology::{
     ROLE_DM_MEMBER, ROLE_LOOP_BACKING, ROLE_MD_MEMBER, ROLE_PARTITION_DISK, ROLE_STACK_MEMBER,
 };
@@ -86,6 +86,22 @@ pub fn busiest_own(devices: &[DeviceResult]) -> Option<&DeviceResult> {
 /// the storage behind it (a loop device over a page-cached file) is.
 pub fn reads_throttled(target: &TargetInfo) -> bool {
     target.throttles.iter().any(|t| t.kind.is_read())
+}
+
+/// The throttle that bound a read rate, in a verdict's few words ("a blkio throttle (reads 40 MiB/s on loop0)",
+/// from `read_limit_words`): a read bandwidth limit on the target's devices that `read_mbps` (decimal MB/s, the
+/// target's as a whole) reached, within 15 % below to 10 % above `k` times the limit for `k` of the throttled
+/// devices (a pool may read from one member or from several at once). `None` where no read bandwidth limit binds
+/// or the rate stayed clear of it, so the device, not the throttle, set it.
+pub fn throttle_bound(target: &TargetInfo, read_mbps: f64) -> Option<String> {
+    let limits: Vec<f64> =
+        target.throttles.iter().filter(|t| t.kind == ThrottleKind::ReadBps).map(|t| t.limit as f64 / 1e6).collect();
+    let smallest = limits.iter().copied().fold(f64::INFINITY, f64::min);
+    let reached = (1..=limits.len()).any(|k| {
+        let at = k as f64 * smallest;
+        read_mbps >= 0.85 * at && read_mbps <= 1.1 * at
+    });
+    reached.then(|| read_limit_words(&target.throttles)).flatten()
 }
 
 /// Whether the disks beneath the target (a loop device's backing disk) read, for the run, at least half of what
@@ -224,6 +240,48 @@ mod tests {
         let mut pool = vec![device("loop1", "btrfs pool member", 60, 0), device("loop2", "btrfs pool member", 40, 0)];
         attribute(&mut pool, Some(50), 0);
         assert_eq!((pool[0].own_read_bytes(), pool[1].own_read_bytes()), (30, 20));
+    }
+
+    #[test]
+    fn a_read_rate_at_a_throttles_limit_is_the_throttles() {
+        let mut target: TargetInfo = serde_json::from_value(serde_json::json!({
+            "path": "/srv", "kind": "directory", "devices": [],
+        }))
+        .unwrap();
+        assert_eq!(throttle_bound(&target, 37.0), None, "no throttle");
+        target.throttles = (0..2)
+            .map(|minor| crate::results::DeviceThrottle {
+                device: format!("loop{minor}"),
+                major: 7,
+                minor,
+                kind: ThrottleKind::ReadBps,
+                limit: 40 << 20,
+                file: "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device".into(),
+            })
+            .collect();
+        let words = "a blkio throttle (reads 40 MiB/s on each of 2 devices)";
+        assert_eq!(throttle_bound(&target, 37.2).as_deref(), Some(words), "one member's limit, reached");
+        assert_eq!(throttle_bound(&target, 82.0).as_deref(), Some(words), "both members' limits");
+        assert_eq!(throttle_bound(&target, 20.0), None, "clear of it: the device set the rate");
+        assert!(reads_throttled(&target));
+    }
+
+    #[test]
+    fn a_memory_backed_targets_bytes_came_from_storage_when_the_disk_beneath_read_them() {
+        // A loop device reaching its backing file through the page cache: its own reads are the viewers', and
+        // only the backing disk beneath says whether they came from that disk or from the cached file.
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/check-v1.json"))
+            .expect("the fixture exists");
+        let result: crate::results::RunResult = serde_json::from_str(&text).expect("the fixture parses");
+        let mut step = result.check.expect("a check").verdict[2].steps[0].clone();
+        let viewers = (step.delivered_mbps * step.duration_s * 1e6) as u64;
+        step.devices =
+            vec![device("loop0", "filesystem device", viewers, 0), device("vda", "loop backing store", 0, 0)];
+        assert!(!served_from_beneath(std::slice::from_ref(&step)), "the backing file was in the page cache");
+        step.devices[1].activity.read_bytes = Bytes(viewers);
+        assert!(served_from_beneath(std::slice::from_ref(&step)), "the disk beneath read it");
+        step.devices.truncate(1);
+        assert!(!served_from_beneath(&[step]), "no disk beneath: nothing says where the bytes came from");
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub use cluster::{
 };
 pub use devices::{
     Layer, OtherActivity, attribute, busiest_own, other_activity_words, own_device_reads, reads_throttled,
-    served_from_beneath,
+    served_from_beneath, throttle_bound,
 };
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
