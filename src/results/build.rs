@@ -124,7 +124,10 @@ pub fn build_phase(
 /// Each device's activity over the samples' span, with what was not the run's split off (`devices.rs`).
 fn attributed(plan: &PhasePlan, samples: &PhaseSamples) -> Vec<DeviceResult> {
     let mut devices = device_activity(&samples.devices, &samples.disks_before, &samples.disks_after, samples.span);
-    let in_flight = u64::from(plan.iodepth) * u64::from(plan.jobs) * u64::from(plan.largest_block());
+    // Twice what the workers may have in flight: a read submitted before the span began (counted by the process
+    // then) completes inside it (counted by the device), and split or requeued requests (a throttle, a loop
+    // device) widen that; measured, a queue of 16 × 1 MiB on a throttled loop device was 20 MiB apart.
+    let in_flight = 2 * u64::from(plan.iodepth) * u64::from(plan.jobs) * u64::from(plan.largest_block());
     super::attribute(&mut devices, samples.cpu_after.storage_reads_since(&samples.cpu_before), in_flight);
     devices
 }
