@@ -85,6 +85,16 @@ fn drives(args: &PlanArgs) -> Result<Vec<Drive>> {
         let name = path.file_stem().map_or("measured".into(), |s| s.to_string_lossy().to_string());
         drives
             .push(drive_from_result(&name, &result, price).with_context(|| format!("{}", Path::new(path).display()))?);
+        // Figures a cache served describe no drive: said, and left out of the model.
+        for phase in result.phases.iter().filter(|p| p.streams.is_none() && p.file_ops.is_none()) {
+            if let Some(why) = planning::cache_served(phase) {
+                super::output::say(&format!(
+                    "note: {}: '{}' {why}; left out of the drive's model",
+                    Path::new(path).display(),
+                    phase.name
+                ));
+            }
+        }
     }
     if drives.is_empty() {
         bail!(

@@ -14,7 +14,8 @@ use crate::plan::{PhasePlan, Plan, defaults};
 use crate::report::{CsvSink, vdbench_fs, vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
 use crate::results::{
     EngineDetail, IntervalPoint, PhaseMeasurements, PhaseSamples, RunResult, RunStatus, build_phase, device_activity,
-    file_op_points, file_ops_result, flag_implausible_devices, interval_point, rfc3339, write_result_atomically,
+    file_op_points, file_ops_result, flag_implausible_devices, interval_point, reads_throttled, rfc3339,
+    write_result_atomically,
 };
 use crate::run::{FormatReport, IntervalReport, PhaseOutcome, ProgressLine, RunObserver, StopReason};
 use crate::spec::SpecOrigin;
@@ -200,7 +201,8 @@ impl RunObserver for ResultRecorder<'_> {
         }
         self.progress.start_phase(index, self.plan.phases.len(), &phase.name);
         if let Some(plan) = &phase.streams {
-            let memory_backed = self.plan.target.memory_backed.is_some();
+            // A read throttle bounds what a memory-backed target serves: its figures are the throttle's.
+            let memory_backed = self.plan.target.memory_backed.is_some() && !reads_throttled(&self.result.target);
             self.streams.insert(index, streams::StreamPhase::new(plan, &self.plan.target, memory_backed));
         }
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are

@@ -161,6 +161,7 @@ fn site(target: &Path) -> Result<Site> {
             ram: crate::units::Bytes(0),
             io_uring: Err("not used for remote media".into()),
             memory_backed: None,
+            throttles: Vec::new(),
             anchors: Vec::new(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             media_libraries: Vec::new(),
@@ -198,6 +199,7 @@ impl Site {
                     devices: Vec::new(),
                     pool: None,
                     memory_backed: None,
+                    throttles: Vec::new(),
                 };
                 let config = serde_json::to_value(plan).unwrap_or_default();
                 RunResult::started(self.host.clone(), target, config, plan.notices.clone())

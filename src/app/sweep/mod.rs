@@ -1,12 +1,14 @@
 //! `streamcap sweep DIR`: iozone -a and AJA's file-size tests, on the one path. One job of raw phases
 //! (`profile`): per file size, mode and record size, write, re-write, read, re-read and random read; planned
 //! (`--dry-run` prints the plan) and run by `run::execute` into one `RunResult`, whose `sweep` section
-//! (`summary`) is derived from the phases every time the result is saved. With `--memory`, all of it runs inside
-//! a memory cgroup of its own (`memory`), entered before the facts are gathered so the effective RAM is the cap.
+//! (`summary`, with the cliff judged against the RAM by `cliff`) is derived from the phases every time the result
+//! is saved. With `--memory`, all of it runs inside a memory cgroup of its own (`memory`), entered before the
+//! facts are gathered so the effective RAM is the cap.
 //!
 //! Exit codes as `run`: 0 done, 1 failed operations, 2 bad input or set-up, 130 after Ctrl-C (partial result).
 
 mod budget;
+mod cliff;
 mod memory;
 mod profile;
 mod summary;
@@ -98,6 +100,7 @@ fn skeleton(
         effective_ram_bytes: gathered.host.usable_ram().0,
         points: Vec::new(),
         cliff: None,
+        implausible_cliff: None,
         words: String::new(),
         bound,
         budget_s: args.budget.unwrap_or(profile::BUDGET).as_secs_f64(),
