@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::output::{check_writable_parent, print_quietly, say};
+use super::output::{print_quietly, say};
 use crate::cli::TrialArgs;
 use crate::planning::{Drive, Layout, drive_from_result};
 use crate::report::write_trial;
@@ -29,9 +29,8 @@ use pool::Pool;
 
 pub fn run(args: TrialArgs) -> Result<ExitCode> {
     let layouts = layouts(&args.layouts.0, args.devices.len())?;
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
+    let inputs: Vec<&std::path::Path> = args.drives.iter().chain(&args.devices).map(PathBuf::as_path).collect();
+    super::outputs::check(&[("--json", args.json.as_deref())], &inputs, None)?;
     let catalogue = args.drives.as_ref().map(|p| predict::catalogue_drive(p, args.drive.as_deref())).transpose()?;
     pool::check_tools()?;
     let checked = safety::check_devices(&args.devices, args.allow_device_writes)?;
