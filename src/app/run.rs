@@ -33,7 +33,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     }
     let job = build_job(&args)?;
     let (gathered, plan) = plan_here(&args, &job, None)?;
-    check_log_outputs(&plan)?;
 
     if args.dry_run {
         print_quietly(&plan.to_string());
@@ -135,7 +134,7 @@ pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
 }
 
 /// The fio-style logs the job asks for (write_bw_log …) are outputs too: checked once the plan names them.
-pub(super) fn check_log_outputs(plan: &Plan) -> Result<()> {
+fn check_log_outputs(plan: &Plan) -> Result<()> {
     let mut paths = Vec::new();
     for (index, phase) in plan.phases.iter().enumerate() {
         let logs = &phase.logs;
@@ -156,7 +155,7 @@ fn log_flag(kind: &str) -> &'static str {
 }
 
 /// This host's facts and plan for `job` (as a rank of `cluster`, under mpirun), after clearing what killed runs
-/// of this host left in its directories.
+/// of this host left in its directories; the fio-style logs the plan names are checked as outputs.
 pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>) -> Result<(Gathered, Plan)> {
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
     if !args.dry_run {
@@ -176,6 +175,10 @@ pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>
         ranks: cluster.map_or(1, Cluster::size),
     };
     let plan = build_plan(job, &gathered.facts, &options)?;
+    // Rank 0 writes the fio-style logs.
+    if cluster.is_none_or(|c| c.rank() == 0) {
+        check_log_outputs(&plan)?;
+    }
     Ok((gathered, plan))
 }
 

@@ -39,22 +39,7 @@ pub fn write_verify_summary(out: &mut dyn Write, v: &VerifyResult) -> io::Result
     if more > 0 {
         writeln!(out, "  … and {more} more (the JSON result lists up to 1,000)")?;
     }
-    for r in v.lost_ranges.iter().take(SHOWN) {
-        writeln!(
-            out,
-            "  {} bytes {}–{} ({} written block{}, {}): lost — {}",
-            r.file,
-            r.offset,
-            r.offset + r.len,
-            r.blocks,
-            if r.blocks == 1 { "" } else { "s" },
-            Bytes(r.len),
-            r.why
-        )?;
-    }
-    if v.lost_ranges.len() > SHOWN {
-        writeln!(out, "  … and {} more lost ranges (in the JSON result)", v.lost_ranges.len() - SHOWN)?;
-    }
+    write_lost_ranges(out, &v.lost_ranges)?;
     if v.read_errors.count > 0 {
         writeln!(out, "verify: {} reads of the read-back failed; their blocks were not checked:", v.read_errors.count)?;
         for e in v.read_errors.records.iter().take(SHOWN) {
@@ -73,6 +58,26 @@ pub fn write_verify_summary(out: &mut dyn Write, v: &VerifyResult) -> io::Result
     }
     if let Some(manifest) = &v.manifest {
         writeln!(out, "verify: kept for a later --verify-only ({manifest})")?;
+    }
+    Ok(())
+}
+
+/// The ranges lost because a file ended early or was missing, with their offsets (the first few).
+fn write_lost_ranges(out: &mut dyn Write, ranges: &[crate::results::LostRange]) -> io::Result<()> {
+    for r in ranges.iter().take(SHOWN) {
+        let plural = if r.blocks == 1 { "" } else { "s" };
+        let (from, to) = (r.offset, r.offset + r.len);
+        writeln!(
+            out,
+            "  {} bytes {from}–{to} ({} written block{plural}, {}): lost — {}",
+            r.file,
+            r.blocks,
+            Bytes(r.len),
+            r.why
+        )?;
+    }
+    if ranges.len() > SHOWN {
+        writeln!(out, "  … and {} more lost ranges (in the JSON result)", ranges.len() - SHOWN)?;
     }
     Ok(())
 }

@@ -85,9 +85,16 @@ fn started_secs(dir: &Path) -> u64 {
 
 /// Why `dir` is not a kept, verifiable run (a real directory, not a symlink, with a kept marker and a manifest).
 fn kept_run_problem(dir: &Path) -> Option<String> {
-    let meta = fs::symlink_metadata(dir).ok()?;
+    let Ok(meta) = fs::symlink_metadata(dir) else { return Some("it does not exist".into()) };
     if !meta.is_dir() {
-        return Some("it is not a directory".into());
+        return Some("it is not a directory (a symbolic link is never followed)".into());
+    }
+    for name in [MARKER, MANIFEST_FILE] {
+        if fs::symlink_metadata(dir.join(name)).is_ok_and(|m| !m.is_file()) {
+            return Some(format!(
+                "its {name} is not a regular file (a symbolic link, pipe or device, which --verify-only never opens)"
+            ));
+        }
     }
     let marker = read_plain(&dir.join(MARKER), MARKER_CAP).ok().and_then(|b| String::from_utf8(b).ok());
     let marker = marker.unwrap_or_default();

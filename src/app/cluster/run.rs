@@ -14,7 +14,7 @@ use anyhow::{Result, bail};
 use super::{ClusterObserver, Session, kind};
 use crate::app::observer::ResultRecorder;
 use crate::app::output::{print_quietly, result_skeleton};
-use crate::app::run::{build_job_for, check_log_outputs, check_run_outputs, conclude, plan_here};
+use crate::app::run::{build_job_for, check_run_outputs, conclude, plan_here};
 use crate::app::verify_only::verify_result;
 use crate::cli::RunArgs;
 use crate::plan::Plan;
@@ -40,8 +40,6 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
     let (gathered, plan) = session.agree(0, plan_here(args, &job, Some(&session.cluster)))?;
     session.agree_shape(&plan)?;
     session.agree(2, ranks_exist(&plan, session.cluster.size()))?;
-    // Rank 0 writes the fio-style logs.
-    session.agree(3, if session.is_root() { check_log_outputs(&plan) } else { Ok(()) })?;
     session.agree_space(&gathered.canonical, super::space::free_in(&gathered.facts.target), &plan)?;
     if args.dry_run {
         if session.is_root() {

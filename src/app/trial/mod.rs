@@ -210,10 +210,15 @@ fn trial_one(
     (entry, teardown)
 }
 
+/// Rewrites the JSON (`--json -`: printed once, by `finish`).
 fn save(args: &TrialArgs, result: &TrialResult) {
-    if let Some(path) = &args.json
-        && let Err(e) = crate::results::write_json_atomically(result, path)
-    {
+    if let Some(path) = args.json.as_ref().filter(|p| !crate::outfile::is_stdout(p)) {
+        save_to(path, result);
+    }
+}
+
+fn save_to(path: &std::path::Path, result: &TrialResult) {
+    if let Err(e) = crate::results::write_json_atomically(result, path) {
         say(&format!("warning: cannot write {}: {e}", path.display()));
     }
 }
@@ -223,7 +228,9 @@ fn finish(args: &TrialArgs, result: &mut TrialResult, outcome: Outcome) -> Resul
     let mut text = Vec::new();
     write_trial(&mut text, result).expect("writing to a Vec cannot fail");
     print_quietly(&String::from_utf8_lossy(&text));
-    save(args, result);
+    if let Some(path) = &args.json {
+        save_to(path, result);
+    }
     if let Some(e) = outcome.teardown {
         return Err(e.context("the trial stopped because a layout could not be taken down; the devices are NOT blank"));
     }
