@@ -374,11 +374,13 @@ fn hostile_output_paths_are_refused_by_every_writing_flag_of_every_command() {
             tried += 1;
             let args = (writer.args)(sandbox.path(), &path);
             let case = format!("{} {} {hostile:?}", writer.name, writer.flag);
-            if let Some(problem) = attempt(&sandbox, &args, &path, hostile, writer.stdout) {
-                failures.push(format!("{case}: {problem}"));
-            }
-            if let Some(problem) = victim_problem(&victim) {
-                failures.push(format!("{case}: {problem}"));
+            let problems: Vec<String> =
+                [attempt(&sandbox, &args, &path, hostile, writer.stdout), victim_problem(&victim)]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+            if !problems.is_empty() {
+                failures.push(format!("{case}: {}", problems.join("; ")));
             }
         }
     }
