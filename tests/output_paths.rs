@@ -523,4 +523,9 @@ fn json_to_stdout_leaves_stdout_to_the_json_and_the_summary_to_stderr() {
     let result: serde_json::Value = serde_json::from_slice(&output.stdout).expect("stdout is exactly the JSON");
     assert_eq!(result["status"], "completed");
     assert!(!sandbox.path().join("-").exists());
+    // fio's JSON is printed on stdout too: the two cannot share it.
+    let both =
+        streamcap().args(run_job(sandbox.path())).args(["--json", "-", "--format", "fio-json"]).output().unwrap();
+    assert_eq!(both.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&both.stderr).contains("give --json a file"));
 }

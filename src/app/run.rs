@@ -128,6 +128,12 @@ fn print_outputs(args: &RunArgs, recorder: &ResultRecorder<'_>) {
 /// rule, and none may be an input: the job file, or the target when it is a file.
 pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
     let outputs = [("--json", args.json.as_deref()), ("--csv", args.csv.as_deref()), ("--html", args.html.as_deref())];
+    if args.format != OutputFormat::Summary
+        && let Some((flag, _)) = outputs.iter().find(|(_, p)| p.is_some_and(crate::outfile::is_stdout))
+    {
+        let format = if args.format == OutputFormat::FioJson { "fio-json" } else { "fio-jsonplus" };
+        anyhow::bail!("--format {format} prints to standard output, and so would {flag} -: give {flag} a file");
+    }
     let inputs: Vec<&std::path::Path> = args.job.iter().chain(&args.target).map(PathBuf::as_path).collect();
     let history = args.verify_only.is_none().then_some(&args.history);
     check(&outputs, &inputs, history)

@@ -224,6 +224,25 @@ mod tests {
         assert!(err.to_string().contains("--keep"), "{err}");
     }
 
+    /// Guards issue 25 (item 5): a kept run's files were read through symlinks; a FIFO would hang the read.
+    #[test]
+    fn a_marker_or_manifest_that_is_not_a_regular_file_is_never_opened() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = kept_run(root.path(), "run-h-1-100", true, true);
+        fs::remove_file(dir.join(MARKER)).unwrap();
+        rustix::fs::mknodat(rustix::fs::CWD, &dir.join(MARKER), rustix::fs::FileType::Fifo, 0o600.into(), 0).unwrap();
+        let why = load_kept_run(&dir, 10).err().expect("refused").to_string();
+        assert!(why.contains(".streamcap-run is not a regular file"), "{why}");
+        fs::remove_file(dir.join(MARKER)).unwrap();
+        fs::write(dir.join(MARKER), "streamcap work directory\nkept\n").unwrap();
+        let manifest = root.path().join("elsewhere.json");
+        fs::rename(dir.join(MANIFEST_FILE), &manifest).unwrap();
+        std::os::unix::fs::symlink(&manifest, dir.join(MANIFEST_FILE)).unwrap();
+        let why = load_kept_run(&dir, 10).err().expect("refused").to_string();
+        assert!(why.contains("verify.json is not a regular file"), "{why}");
+        assert!(latest_kept_run(root.path()).is_err(), "not a candidate either");
+    }
+
     #[test]
     fn no_kept_run_says_how_to_make_one() {
         let root = tempfile::tempdir().unwrap();
