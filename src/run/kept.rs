@@ -230,7 +230,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let dir = kept_run(root.path(), "run-h-1-100", true, true);
         fs::remove_file(dir.join(MARKER)).unwrap();
-        rustix::fs::mknodat(rustix::fs::CWD, &dir.join(MARKER), rustix::fs::FileType::Fifo, 0o600.into(), 0).unwrap();
+        rustix::fs::mknodat(rustix::fs::CWD, dir.join(MARKER), rustix::fs::FileType::Fifo, 0o600.into(), 0).unwrap();
         let why = load_kept_run(&dir, 10).err().expect("refused").to_string();
         assert!(why.contains(".streamcap-run is not a regular file"), "{why}");
         fs::remove_file(dir.join(MARKER)).unwrap();
