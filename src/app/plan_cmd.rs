@@ -2,7 +2,7 @@
 //! drive catalogue and any results of single drives, builds the pools, asks `planning::plan` for the ranked
 //! answers, prints them and writes the JSON. Bad input is an error (exit code 2) naming the file, line and key.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -17,6 +17,9 @@ use crate::results::{read_result, rfc3339, write_json_atomically};
 use crate::units::Bytes;
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
+    // Checked first: `--json c.toml` with `--drives c.toml` replaced the catalogue it read.
+    let inputs: Vec<&Path> = args.drives.iter().chain(&args.drive_result).map(PathBuf::as_path).collect();
+    super::outputs::check(&[("--json", args.json.as_deref())], &inputs, None)?;
     let drives = drives(&args)?;
     let counts: Vec<usize> = args.count.iter().map(|&c| c as usize).collect();
     let pools = planning::build_pools(&drives, args.pool.as_deref(), &counts)?;

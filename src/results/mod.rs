@@ -67,7 +67,7 @@ pub use streams::{
 pub use sweep::{ImplausibleCliff, SweepCliff, SweepPoint, SweepSummary};
 pub use time::rfc3339;
 pub use trial::{TRIAL_SCHEMA, TRIAL_SCHEMA_VERSION, TrialDevice, TrialFigure, TrialLayout, TrialResult};
-pub use verify::{BadBlock, BadKind, RankVerify, VerifyResult, merge_ranks};
+pub use verify::{BadBlock, BadKind, LostRange, RankVerify, VerifyResult, merge_ranks};
 
 pub const SCHEMA: &str = "streamcap.run";
 pub const SCHEMA_VERSION: u32 = 1;

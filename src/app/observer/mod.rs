@@ -62,6 +62,8 @@ pub struct ResultRecorder<'a> {
     pub output_error: Option<String>,
     /// A phase has started (the JSON exists from then on).
     started: bool,
+    /// The run has ended: the last save (the only one that goes to standard output for `--json -`).
+    finished: bool,
     /// Print vdbench's interval lines even when stderr is not a terminal (the job came from a vdbench parameter
     /// file; `--quiet` turns this off).
     pub vdbench_lines: bool,
@@ -124,6 +126,7 @@ impl<'a> ResultRecorder<'a> {
             on_save: None,
             header: None,
             started: false,
+            finished: false,
         };
         // The JSON is first written when a phase starts, so a set-up failure leaves no file behind.
         recorder
@@ -140,6 +143,7 @@ impl<'a> ResultRecorder<'a> {
         if self.started {
             self.result.status = RunStatus::Failed;
             self.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
+            self.finished = true;
             self.save();
         }
     }
@@ -165,15 +169,23 @@ impl<'a> ResultRecorder<'a> {
             result.phases.iter().map(|p| p.status).find(|s| *s != RunStatus::Completed).unwrap_or(RunStatus::Completed)
         };
         result.finished_at = Some(crate::results::rfc3339(std::time::SystemTime::now()));
+        self.finished = true;
         self.save();
     }
 
-    /// Rewrites the JSON result (if one was asked for).
+    /// The last save of a command that sets the final status itself.
+    pub fn save_final(&mut self) {
+        self.finished = true;
+        self.save();
+    }
+
+    /// Rewrites the JSON result (if one was asked for); `--json -` prints it once, at the end.
     pub fn save(&mut self) {
         if let Some(hook) = &mut self.on_save {
             hook(&mut self.result);
         }
         if let Some(path) = &self.json
+            && (self.finished || !crate::outfile::is_stdout(path))
             && let Err(e) = write_result_atomically(&self.result, path)
         {
             self.output_error.get_or_insert(e.to_string());

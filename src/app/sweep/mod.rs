@@ -19,7 +19,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather};
 use super::observer::ResultRecorder;
-use super::output::{check_writable_parent, print_quietly, result_skeleton};
+use super::output::{print_quietly, result_skeleton};
 use crate::cli::SweepArgs;
 use crate::plan::{Plan, RunOptions, TargetFacts, build_plan};
 use crate::report::write_sweep_summary;
@@ -32,12 +32,8 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     if !args.dry_run {
         super::stale::clear(&[args.dir.as_path()], args.quiet);
     }
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        super::output::check_output("--html", path)?;
-    }
+    let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
+    super::outputs::check(&outputs, &[args.dir.as_path()], Some(&args.history))?;
     // Entered first, so that the facts (the effective RAM, the default sizes) see the cap; left when dropped.
     let _group = match args.memory {
         Some(limit) if !args.dry_run => Some(memory::MemoryGroup::enter(limit)?),
