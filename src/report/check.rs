@@ -96,7 +96,12 @@ fn write_host(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> 
     for line in throttle_words(&result.target.throttles) {
         writeln!(out, "  limit: {line}")?;
     }
-    writeln!(out, "  data set {} · direct I/O where the filesystem allows it", Bytes(check.data_set_bytes))
+    writeln!(out, "  data set {} · direct I/O where the filesystem allows it", Bytes(check.data_set_bytes))?;
+    if let Some(library) = &check.library {
+        writeln!(out, "  media library: {} · {}", library.headline(), library.popularity)?;
+        writeln!(out, "    why this size: {}", library.why)?;
+    }
+    Ok(())
 }
 
 /// Sequential MB/s, random reads per queue depth, small-file rates.

@@ -104,6 +104,10 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
     if let Some(pct) = streams.vbr_pct {
         writeln!(out, "variable bitrate: ±{pct} % per GOP of 2 s")?;
     }
+    if let Some(library) = &streams.library {
+        writeln!(out, "library: {} · {}", library.headline(), library.popularity)?;
+        writeln!(out, "  why this size: {}", library.why)?;
+    }
     Ok(())
 }
 
