@@ -98,6 +98,9 @@ fn heading(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
             if d.rotational { "rotational" } else { "non-rotational" }
         )?;
     }
+    for line in crate::results::throttle_words(&result.target.throttles) {
+        writeln!(out, "- limit: {}", cell(&line))?;
+    }
     writeln!(out)
 }
 
@@ -233,6 +236,10 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
         check.elapsed_s,
         Bytes(check.data_set_bytes)
     )?;
+    if let Some(library) = &check.library {
+        writeln!(out)?;
+        writeln!(out, "Viewers read a media library: {} ({}).", library.headline(), library.popularity)?;
+    }
     writeln!(out)?;
     table(out, &["measurement", "result"], &[false, true], &rows)?;
     let verdict: Vec<Vec<String>> = check

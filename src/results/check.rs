@@ -15,6 +15,10 @@ pub struct CheckSummary {
     pub elapsed_s: f64,
     /// Size of the raw data set, bytes (smaller than the profile's when free space is short).
     pub data_set_bytes: u64,
+    /// The library the stream phases read: the profile's generated library or the user's (`--library`), with
+    /// its titles, size and why that size (absent in results written before libraries existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<crate::streams::LibraryInfo>,
     /// Sequential 1 MiB writes and reads (queue depth 8), decimal MB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialFigures>,

@@ -25,7 +25,7 @@ pub struct StreamsResult {
     pub prebuffer_s: f64,
     /// Wall time each viewer watched, seconds.
     pub watch_s: f64,
-    /// "one", "each", "library:N:zipf=S".
+    /// "library", "library:N", "library:zipf=S", "one", "each".
     pub assignment: String,
     /// Mean seconds between a viewer's seeks, when viewers skip around.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,8 +33,13 @@ pub struct StreamsResult {
     /// `--vbr`: each GOP's bitrate within ± this percentage of the mean (absent: constant bitrate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vbr_pct: Option<f64>,
-    /// streamcap wrote its own test media (removed afterwards), or read the user's (`--use-existing`).
+    /// streamcap wrote its own test media (removed afterwards), or read the user's (`--library`).
     pub own_media: bool,
+    /// The library the viewers watched: generated or the user's, its titles and size, how viewers picked titles
+    /// (the hot set of a Zipf popularity) and why it has that size (absent for test files per format, and in
+    /// results written before libraries existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<crate::streams::LibraryInfo>,
     /// Media files the viewers read (local files or URLs).
     pub media_files: usize,
     /// Bytes of all the media files together.

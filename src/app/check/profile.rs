@@ -3,8 +3,10 @@
 //!
 //! The default is sized for about two minutes on a small VM: a 1 GiB data set (less when free space is short),
 //! 5 s per raw phase, a tree of 2 000 small files, and per video format a capacity search of about five steps of
-//! 3 s viewing each, bisected to 15 %. `--quick` (≈30–40 s) and `--thorough` (≈10 min) scale all of it. The
-//! cache section adds one raw phase of the same length (the page cache, as `streamcap cache` measures it).
+//! 3 s viewing each, bisected to 15 %, over one media library of 8 GiB that every format reads (at most half the
+//! free space; larger than the caches of drives and controllers). `--quick` (≈30–40 s, a 2 GiB library) and
+//! `--thorough` (≈10 min, 32 GiB) scale all of it. The cache section adds one raw phase of the same length (the
+//! page cache, as `streamcap cache` measures it).
 
 use std::time::Duration;
 
@@ -45,8 +47,9 @@ pub struct Settings {
     /// Each step of the capacity search: viewers start over `stream_ramp`, then each watches `watch`.
     pub watch: Duration,
     pub stream_ramp: Duration,
-    /// Length of each format's test media file (its size is bitrate × length).
-    pub media_length: Duration,
+    /// Size of the media library every format's viewers read (titles written once, before the first stream
+    /// phase): the profile's time budget for writing it, shrunk by the plan to the free space.
+    pub library: Bytes,
     /// Each of the two raw-rate measurements behind the estimate.
     pub estimate_time: Duration,
     /// Bisect until the gap is within this fraction of the passing count.
@@ -78,7 +81,7 @@ impl Profile {
                 files_runtime: s(1),
                 watch: s(2),
                 stream_ramp: ms(250),
-                media_length: s(10),
+                library: Bytes::gib(2),
                 estimate_time: s(1),
                 precision: 0.3,
                 start_factor: 0.75,
@@ -93,7 +96,7 @@ impl Profile {
                 files_runtime: s(3),
                 watch: s(3),
                 stream_ramp: s(1),
-                media_length: s(30),
+                library: Bytes::gib(8),
                 estimate_time: s(2),
                 precision: 0.15,
                 start_factor: 0.5,
@@ -108,7 +111,7 @@ impl Profile {
                 files_runtime: s(15),
                 watch: s(30),
                 stream_ramp: s(5),
-                media_length: s(120),
+                library: Bytes::gib(32),
                 estimate_time: s(5),
                 precision: 0.03,
                 start_factor: 0.5,
@@ -118,14 +121,18 @@ impl Profile {
     }
 }
 
+/// The write rate the forecast assumes for laying out the library (a disk of today; the real rate is what it is).
+const ASSUMED_WRITE_BYTES_PER_SEC: f64 = 300e6;
+
 impl Settings {
     /// A rough forecast of the check's wall time, for the progress lines (the search's step count varies).
     pub fn forecast(&self) -> Duration {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
         let steps = if self.limit_factor <= 1.0 { 3 } else { 5 };
-        let streams = (self.watch + self.stream_ramp) * (3 * steps) + self.estimate_time * 2 + self.media_length / 4;
-        raw + files + streams
+        let streams = (self.watch + self.stream_ramp) * (3 * steps) + self.estimate_time * 2;
+        let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
+        raw + files + streams + library
     }
 }
 
@@ -234,10 +241,20 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
     }
 }
 
+/// Where the check's viewers read: a library streamcap writes (of this size, or the profile's), or the user's.
+#[derive(Debug, Clone, Default)]
+pub struct Media {
+    /// The user's library directory (`--library`), resolved.
+    pub library: Option<std::path::PathBuf>,
+    /// `--library-size`: the generated library's size instead of the profile's.
+    pub size: Option<Bytes>,
+}
+
 /// The whole check as one job: the raw phases, the small-file phases, then a capacity search per video format
 /// (the largest bitrate first: its media also serves the raw-rate measurement behind every format's estimate,
-/// since all use the same chunk). `direct`: the small files are opened with O_DIRECT.
-pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec {
+/// since all use the same chunk). Every format reads the same library (written once), each viewer its own
+/// title at the format's bitrate. `direct`: the small files are opened with O_DIRECT.
+pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Media) -> JobSpec {
     let mut job = raw_job(settings, data_set);
     job.phases.push(page_cache_job(settings, data_set));
     job.phases.extend(files_job(settings, direct).phases);
@@ -248,8 +265,9 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec 
             chunk: Some(ChunkSize::Bytes(CHUNK)),
             duration: Some(settings.watch),
             ramp: Some(settings.stream_ramp),
-            files: Some(Assignment::One),
-            media_length: Some(settings.media_length),
+            files: Some(Assignment::Library { titles: None, zipf: None }),
+            library: media.library.clone(),
+            library_size: media.library.is_none().then(|| media.size.unwrap_or(settings.library)),
             precision: Some(settings.precision * 100.0),
             start_factor: Some(settings.start_factor),
             limit_factor: Some(settings.limit_factor),
@@ -298,8 +316,22 @@ mod tests {
             let s = profile.settings();
             raw_job(&s, s.data_set).check().unwrap();
             files_job(&s, true).check().unwrap();
-            check_job(&s, s.data_set, true).check().unwrap();
+            check_job(&s, s.data_set, true, &Media::default()).check().unwrap();
+            let own = Media { library: Some("/srv/media".into()), size: None };
+            check_job(&s, s.data_set, true, &own).check().unwrap();
         }
+    }
+
+    #[test]
+    fn every_format_reads_one_library_sized_by_the_profile() {
+        let s = Profile::Quick.settings();
+        let job = check_job(&s, s.data_set, true, &Media::default());
+        let streams: Vec<&StreamsSpec> = job.phases.iter().filter_map(|p| p.streams.as_deref()).collect();
+        assert_eq!(streams.len(), 3);
+        assert!(streams.iter().all(|p| p.library_size == Some(Bytes::gib(2)) && p.library.is_none()));
+        let own = check_job(&s, s.data_set, true, &Media { library: Some("/srv/media".into()), size: None });
+        let own: Vec<&StreamsSpec> = own.phases.iter().filter_map(|p| p.streams.as_deref()).collect();
+        assert!(own.iter().all(|p| p.library_size.is_none() && p.library.as_deref() == Some("/srv/media".as_ref())));
     }
 
     #[test]
