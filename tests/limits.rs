@@ -62,7 +62,7 @@ fn files_beyond_the_per_job_limit_are_refused_before_allocating() {
 fn buffers_beyond_the_memory_available_are_refused_with_the_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let output = under_memory_cap(dir.path(), 1024, "run . --rw randread --jobs 4096 --iodepth 4096 --bs 1M");
-    refused_with(&output, &["needs 16.00 TiB of memory: at least 16.00 TiB for its buffers", "is available here"]);
+    refused_with(&output, &["of memory: at least 16.00 TiB for its buffers", "is available here"]);
     assert!(entries(dir.path()).is_empty());
 }
 

@@ -117,6 +117,13 @@ pub fn cgroup_headroom(
     loop {
         let limit = read(&at.join(limit_file)).and_then(|t| parse_limit(&t));
         let usage = read(&at.join(usage_file)).and_then(|t| t.trim().parse::<u64>().ok());
+        // A memory cgroup's usage counts its page cache, which the kernel takes back before it fails anyone: what
+        // binds is the working set, usage less the inactive file pages (as the kubelet counts it). Without this a
+        // 64 MiB group that had read an 8 MB job file refused to plan it.
+        let usage = match controller {
+            Controller::Memory => usage.map(|u| u.saturating_sub(inactive_file(&read, at, v2))),
+            Controller::Pids => usage,
+        };
         if let (Some(limit), Some(usage)) = (limit, usage) {
             tightest = min_some(tightest, Some(limit.saturating_sub(usage)));
         }
@@ -126,6 +133,15 @@ pub fn cgroup_headroom(
         }
     }
     tightest
+}
+
+/// The inactive file pages of a memory cgroup, from its `memory.stat` (v1 `total_inactive_file`, counted over
+/// the group and its children as `usage_in_bytes` is; v2 `inactive_file`); 0 when it cannot be read.
+fn inactive_file(read: &dyn Fn(&Path) -> Option<String>, dir: &Path, v2: bool) -> u64 {
+    let key = if v2 { "inactive_file " } else { "total_inactive_file " };
+    read(&dir.join("memory.stat"))
+        .and_then(|stat| stat.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(0)
 }
 
 /// "max" (or v1's "unlimited" 2^63-ish page-rounded value) is no limit; a number is one.
@@ -215,6 +231,13 @@ mod tests {
             ("/sys/fs/cgroup/memory/a/memory.usage_in_bytes", "1000\n"),
         ]);
         assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), Some(1_047_576));
+        // Page cache the kernel would reclaim first does not count (issue 25).
+        let read = reader(&[
+            ("/sys/fs/cgroup/memory/a/memory.limit_in_bytes", "1048576\n"),
+            ("/sys/fs/cgroup/memory/a/memory.usage_in_bytes", "1000000\n"),
+            ("/sys/fs/cgroup/memory/a/memory.stat", "cache 900000\ninactive_file 1\ntotal_inactive_file 800000\n"),
+        ]);
+        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), Some(848_576));
     }
 
     #[test]
@@ -226,8 +249,9 @@ mod tests {
             ("/sys/fs/cgroup/unified/user.slice/app/memory.current", "5\n"),
             ("/sys/fs/cgroup/unified/user.slice/memory.max", "100\n"),
             ("/sys/fs/cgroup/unified/user.slice/memory.current", "40\n"),
+            ("/sys/fs/cgroup/unified/user.slice/memory.stat", "anon 30\ninactive_file 10\n"),
         ]);
-        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), Some(60));
+        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), Some(70));
         assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Pids, &read), None);
         assert_eq!(cgroup_headroom(&[], cgroup, Controller::Memory, &read), None);
     }
