@@ -149,6 +149,22 @@ pub fn explain(error: &std::io::Error) -> String {
     }
 }
 
+/// Characters of one problem line in a message about an input file, at most: a line that quotes a 400 KB value
+/// is shortened in its middle, keeping where it is and what was expected.
+pub const MAX_MESSAGE_LINE: usize = 600;
+
+/// `line` whole when it has at most `max` characters, else its start and its end with the count between them.
+pub fn shorten(line: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let count = line.chars().count();
+    if count <= max {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let keep = max / 2;
+    let head: String = line.chars().take(keep).collect();
+    let tail: String = line.chars().skip(count - keep).collect();
+    std::borrow::Cow::Owned(format!("{head} …({} characters left out)… {tail}", count - 2 * keep))
+}
+
 /// Counts what a job file and its includes cost, so a chain of includes cannot multiply a small file into an
 /// unbounded read.
 #[derive(Debug, Default)]
@@ -216,6 +232,15 @@ mod tests {
         assert!(enomem.contains("out of memory") && enomem.contains("os error 12"), "{enomem}");
         assert_eq!(bytes_words(10240), "10240 bytes");
         assert_eq!(bytes_words(200 << 20), "209715200 bytes (200.0 MiB)");
+    }
+
+    #[test]
+    fn long_lines_keep_their_start_and_their_end() {
+        assert_eq!(shorten("short", 10), "short");
+        let long = format!("line 3: '{}' is not a size", "(".repeat(1000));
+        let short = shorten(&long, 40);
+        assert!(short.starts_with("line 3: '((((((((((((") && short.ends_with("((((((((' is not a size"), "{short}");
+        assert!(short.contains("…(980 characters left out)…"), "{short}");
     }
 
     #[test]

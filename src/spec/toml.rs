@@ -80,6 +80,7 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
             let line = before.matches('\n').count() + 1;
             let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
             let source_line = text.lines().nth(line - 1).unwrap_or("").trim();
+            let source_line = crate::limits::shorten(source_line, crate::limits::MAX_MESSAGE_LINE);
             format!("line {line}, column {column}: {message}\n    {source_line}")
         }
         None => message,
