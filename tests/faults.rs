@@ -58,6 +58,7 @@ fn assert_reported(fs: &FaultMount, run: &Run, injected: &[Injected]) {
         let op = match fault.op {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Unlink => "unlink",
         };
         let path = fs.point.join(&fault.path).display().to_string();
         let found = records.iter().any(|r| {

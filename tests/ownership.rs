@@ -220,7 +220,10 @@ fn next_run_cleans(target: &Path) {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("killed earlier run(s) left") && stderr.contains("freed"), "{stderr}");
+    assert!(
+        stderr.contains("earlier run(s) (killed, crashed, or whose clean-up failed) left") && stderr.contains("freed"),
+        "{stderr}"
+    );
     assert!(entries(target).is_empty(), "left behind: {:?}", entries(target));
 }
 
@@ -269,7 +272,7 @@ fn leftovers_are_removed_before_the_free_space_check() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("killed earlier run(s) left"), "{stderr}");
+    assert!(stderr.contains("earlier run(s) (killed, crashed, or whose clean-up failed) left"), "{stderr}");
     assert!(entries(point.path()).is_empty());
 }
 

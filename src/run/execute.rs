@@ -48,9 +48,13 @@ pub fn execute_in_cluster(
     cluster: Option<&Cluster>,
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, RunError> {
-    let started = Executor::start(plan, interrupt, keep, observer).map(|mut run| {
+    let started = Executor::start(plan, interrupt, keep, observer).and_then(|mut run| {
         run.cluster = cluster;
-        Some(run)
+        // Every file-set tree the run uses is locked before its first phase: a second run on the same trees
+        // (two checks of one directory) is refused, or waits, before it measures anything.
+        let rank = cluster.map(Cluster::rank);
+        run.trees.lock_all(plan, rank, &interrupt.flag()).map_err(RunError::FileSet)?;
+        Ok(Some(run))
     });
     let Some(mut run) = settle(cluster, interrupt, u64::MAX, started)? else {
         return Err(RunError::Peer("another rank was interrupted before the first phase".into()));
@@ -113,8 +117,8 @@ struct Executor<'p> {
     plan: &'p Plan,
     interrupt: &'p Interrupt,
     work_dir: Option<WorkDir>,
-    /// A block device written to is held exclusively (O_EXCL) for the whole run.
-    _exclusive: Option<File>,
+    /// A block device written to is held exclusively (its lock file, then O_EXCL) for the whole run.
+    _exclusive: Option<(super::DeviceLock, File)>,
     paths: Vec<PathBuf>,
     /// Whether each file of the table holds written data.
     filled: Vec<bool>,
@@ -154,9 +158,11 @@ impl<'p> Executor<'p> {
             // What killed runs left was removed by the command before it gathered facts (`app::stale`), so before
             // the free-space check; a run started some other way still finds nothing of theirs in its way.
             Some(_) => {
-                for stale in remove_stale(&plan.target.path).removed {
-                    observer.notice(&format!("removed the data of an earlier, killed run: {}", stale.display()));
+                let stale = remove_stale(&plan.target.path);
+                for removed in stale.removed {
+                    observer.notice(&format!("removed the data of an earlier, killed run: {}", removed.display()));
                 }
+                stale.notes.iter().for_each(|note| observer.notice(note));
                 Some(WorkDir::create(&plan.target, keep)?)
             }
             None => None,
@@ -483,13 +489,17 @@ fn read_extents(phase: &PhasePlan, files: &[u32], used: &[&FilePlan]) -> Vec<Fil
         .collect()
 }
 
-fn hold_exclusively(device: &std::path::Path) -> Result<File, RunError> {
+/// Takes the device's lock (no other streamcap run or trial uses it meanwhile), then opens it with O_EXCL (the
+/// kernel refuses that while it is mounted or held, and refuses to mount it while it is open).
+fn hold_exclusively(device: &std::path::Path) -> Result<(super::DeviceLock, File), RunError> {
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(device).map_err(|cause| {
+    let lock = super::lock_device(device, "run")?;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(device).map_err(|cause| {
         if cause.raw_os_error() == Some(libc::EBUSY) {
             RunError::DeviceBusy { path: device.to_path_buf() }
         } else {
             RunError::Open { path: device.to_path_buf(), cause }
         }
-    })
+    })?;
+    Ok((lock, file))
 }

@@ -90,7 +90,7 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     let data_set = data_set_of(args, &dir, &gathered, &settings, share)?;
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
-    let options = RunOptions { run_id: run_id(), ..Default::default() };
+    let options = RunOptions { run_id: run_id(), wait: args.wait, ..Default::default() };
     let mut job = profile::check_job(&settings, data_set, direct);
     if args.engine.is_some() {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);
