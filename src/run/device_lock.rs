@@ -20,6 +20,8 @@ use std::sync::Mutex;
 
 use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 
+use super::RunError;
+
 /// Where the lock files live: a memory filesystem, emptied at boot, so a lock never outlives its machine's run.
 pub const LOCK_DIR: &str = "/run/streamcap";
 
@@ -151,6 +153,21 @@ fn holder_of(text: &str) -> String {
         out.push_str(&format!(", for {} s", now.saturating_sub(since)));
     }
     out
+}
+
+/// Takes the device's lock (no other streamcap run or trial uses it meanwhile), then opens it with O_EXCL (the
+/// kernel refuses that while it is mounted or held, and refuses to mount it while it is open).
+pub(super) fn hold_exclusively(device: &Path) -> Result<(DeviceLock, File), RunError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let lock = lock_device(device, "run")?;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(device).map_err(|cause| {
+        if cause.raw_os_error() == Some(libc::EBUSY) {
+            RunError::DeviceBusy { path: device.to_path_buf() }
+        } else {
+            RunError::Open { path: device.to_path_buf(), cause }
+        }
+    })?;
+    Ok((lock, file))
 }
 
 impl Drop for DeviceLock {

@@ -170,7 +170,9 @@ impl<'p> Executor<'p> {
         // While streamcap writes to a device, it holds it exclusively: the kernel then refuses to mount it, and
         // the open fails if it was mounted or claimed since the plan checked it.
         let exclusive = match plan.target.kind {
-            TargetKind::BlockDevice if plan.target.writes_allowed => Some(hold_exclusively(&plan.target.path)?),
+            TargetKind::BlockDevice if plan.target.writes_allowed => {
+                Some(super::device_lock::hold_exclusively(&plan.target.path)?)
+            }
             _ => None,
         };
         let mut trees = Trees::new(keep, plan.wait);
@@ -487,19 +489,4 @@ fn read_extents(phase: &PhasePlan, files: &[u32], used: &[&FilePlan]) -> Vec<Fil
             FilePlan { size: crate::units::Bytes(end.min(file.size.0)), ..(*file).clone() }
         })
         .collect()
-}
-
-/// Takes the device's lock (no other streamcap run or trial uses it meanwhile), then opens it with O_EXCL (the
-/// kernel refuses that while it is mounted or held, and refuses to mount it while it is open).
-fn hold_exclusively(device: &std::path::Path) -> Result<(super::DeviceLock, File), RunError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let lock = super::lock_device(device, "run")?;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(device).map_err(|cause| {
-        if cause.raw_os_error() == Some(libc::EBUSY) {
-            RunError::DeviceBusy { path: device.to_path_buf() }
-        } else {
-            RunError::Open { path: device.to_path_buf(), cause }
-        }
-    })?;
-    Ok((lock, file))
 }

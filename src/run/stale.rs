@@ -117,25 +117,7 @@ enum Marker {
 /// only what streamcap made; says what it removed beyond the ordinary and what stays.
 fn remove_abandoned(base: &OwnedDir, dir: &OwnedDir, name: &str) -> Found {
     let path = dir.path().display().to_string();
-    let (marker, lock) = match dir.open_file(Path::new(MARKER), OFlags::RDONLY) {
-        Ok(file) => {
-            if rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
-                return Found::default();
-            }
-            let mut text = String::new();
-            let read = (&file).take(1 << 20).read_to_string(&mut text);
-            if read.is_ok() && text.starts_with("streamcap work directory") {
-                if text.lines().any(|l| l == KEPT_LINE) {
-                    return Found::default();
-                }
-                (Marker::Listed(listed_files(&text)), Some(file))
-            } else {
-                (Marker::Damaged, Some(file))
-            }
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => (Marker::Missing, None),
-        Err(_) => return Found::default(),
-    };
+    let Some((marker, lock)) = read_marker(dir) else { return Found::default() };
     let Ok(entries) = dir.names() else { return Found::default() };
     let mut found = Found::default();
     let (mut removed, mut failed, mut unknown) = (Vec::new(), Vec::new(), Vec::new());
@@ -174,14 +156,43 @@ fn remove_abandoned(base: &OwnedDir, dir: &OwnedDir, name: &str) -> Found {
         return found;
     }
     found.gone = true;
-    found.note = match marker {
+    found.note = gone_note(&path, &marker, &removed, found.freed);
+    found
+}
+
+/// The directory's marker, locked (`None` in the second place when it has none): `None` when a live run holds
+/// it, it was kept, or it cannot be read at all.
+fn read_marker(dir: &OwnedDir) -> Option<(Marker, Option<std::fs::File>)> {
+    match dir.open_file(Path::new(MARKER), OFlags::RDONLY) {
+        Ok(file) => {
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
+            let mut text = String::new();
+            let read = (&file).take(1 << 20).read_to_string(&mut text);
+            if read.is_ok() && text.starts_with("streamcap work directory") {
+                if text.lines().any(|l| l == KEPT_LINE) {
+                    return None;
+                }
+                Some((Marker::Listed(listed_files(&text)), Some(file)))
+            } else {
+                Some((Marker::Damaged, Some(file)))
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some((Marker::Missing, None)),
+        Err(_) => None,
+    }
+}
+
+/// What to say of a directory that is gone, beyond the ordinary (a whole marker's files): what a damaged or
+/// missing marker left, or that it was empty.
+fn gone_note(path: &str, marker: &Marker, removed: &[String], freed: u64) -> Option<String> {
+    match marker {
         Marker::Listed(_) => None,
         Marker::Damaged if removed.is_empty() => None,
         Marker::Damaged => Some(format!(
             "{path} had an empty or damaged marker (its run crashed before the marker reached the disk): removed {} \
              ({})",
             removed.join(", "),
-            Bytes(found.freed)
+            Bytes(freed)
         )),
         Marker::Missing if removed.is_empty() => {
             Some(format!("{path} was left empty (its run's clean-up failed): removed it"))
@@ -189,10 +200,9 @@ fn remove_abandoned(base: &OwnedDir, dir: &OwnedDir, name: &str) -> Found {
         Marker::Missing => Some(format!(
             "{path} had lost its marker (a crash, or a clean-up that failed): removed {} ({})",
             removed.join(", "),
-            Bytes(found.freed)
+            Bytes(freed)
         )),
-    };
-    found
+    }
 }
 
 /// Why a directory stays, what of it went, and what to remove by hand.

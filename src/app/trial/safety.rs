@@ -105,20 +105,25 @@ pub fn check_devices(devices: &[PathBuf], allow_device_writes: bool) -> Result<V
             refusals.push(why);
             continue;
         }
-        let mut description = vec![size.to_string()];
-        if let Some(d) = gathered.devices.first() {
-            description.extend(d.model.clone());
-            description.push(if d.rotational { "rotational" } else { "solid state" }.into());
-        }
         checked.push(Checked {
             device: TrialDevice { path: path.display().to_string(), size_bytes: size.0 },
-            description: description.join(", "),
+            description: describe(*size, gathered.devices.first()),
         });
     }
     if !refusals.is_empty() {
         bail!("trial touches nothing unless every device may be destroyed:\n  {}", refusals.join("\n  "));
     }
     Ok(checked)
+}
+
+/// "768 MiB, QEMU HARDDISK, rotational".
+fn describe(size: crate::units::Bytes, device: Option<&crate::sysinfo::BlockDevice>) -> String {
+    let mut description = vec![size.to_string()];
+    if let Some(d) = device {
+        description.extend(d.model.clone());
+        description.push(if d.rotational { "rotational" } else { "solid state" }.into());
+    }
+    description.join(", ")
 }
 
 /// Says what will be destroyed; asks on a terminal unless `yes`, and refuses without `yes` otherwise.

@@ -73,8 +73,7 @@ pub enum Layout {
 pub fn format(
     (plan, verify): (&TreePlan, Option<&TreeVerify>),
     state: &mut TreeState,
-    layout: Layout,
-    restart: bool,
+    (layout, restart): (Layout, bool),
     (engine, data): (EngineKind, Option<DataShape>),
     stop: &Arc<AtomicBool>,
     progress: &mut (dyn FnMut(u64, u64) + Send),
@@ -90,6 +89,19 @@ pub fn format(
     if layout != Layout::All {
         return Ok(());
     }
+    make_files((plan, verify), state, restart, (engine, data), stop, progress, made)
+}
+
+/// Creates and fills every file of the tree (see `format`).
+fn make_files(
+    (plan, verify): (&TreePlan, Option<&TreeVerify>),
+    state: &TreeState,
+    restart: bool,
+    (engine, data): (EngineKind, Option<DataShape>),
+    stop: &Arc<AtomicBool>,
+    progress: &mut (dyn FnMut(u64, u64) + Send),
+    made: &mut FormatStats,
+) -> Result<(), FormatError> {
     let started = Instant::now();
     let workload = format_workload(plan, data);
     let threads = workload.threads;

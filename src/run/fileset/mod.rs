@@ -355,16 +355,18 @@ fn prepare(
                 _ => Layout::All,
             };
             fresh(plan, state, verify, report)?;
-            formatted(report, |made| format((plan, verify), state, layout, false, engine, stop, progress, made))?;
+            formatted(report, |made| format((plan, verify), state, (layout, false), engine, stop, progress, made))?;
             state.formatted = true;
         }
         FormatMode::Once if !state.formatted => {
             fresh(plan, state, verify, report)?;
-            formatted(report, |made| format((plan, verify), state, Layout::All, false, engine, stop, progress, made))?;
+            formatted(report, |made| {
+                format((plan, verify), state, (Layout::All, false), engine, stop, progress, made)
+            })?;
             state.formatted = true;
         }
         FormatMode::Restart => {
-            formatted(report, |made| format((plan, verify), state, Layout::All, true, engine, stop, progress, made))?;
+            formatted(report, |made| format((plan, verify), state, (Layout::All, true), engine, stop, progress, made))?;
             state.formatted = true;
         }
         FormatMode::Clean => {

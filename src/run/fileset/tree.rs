@@ -204,15 +204,7 @@ impl TreeLock {
             // longer at the path locks nothing, so take the one that is there now.
             let mine = rustix::fs::fstat(&file).map_err(|e| err(e.into()))?;
             if base.dir().identity_of(&name) == Some((mine.st_dev, mine.st_ino)) {
-                let holder = format!("host {}\npid {}\n", host_label(), std::process::id());
-                // The ranks sharing it each write their line over the first: a run kept out names one of them.
-                let written = match shared {
-                    true => Ok(()),
-                    false => file.set_len(0),
-                };
-                let written =
-                    written.and_then(|()| std::os::unix::fs::FileExt::write_all_at(&file, holder.as_bytes(), 0));
-                if let Err(cause) = written {
+                if let Err(cause) = write_holder(&file, shared) {
                     // Still locked: removed as its holder would, and `.streamcap` with it when that is left empty.
                     if !shared {
                         let _ = base.dir().remove_file(&name);
@@ -244,6 +236,16 @@ impl TreeLock {
         // Only succeeds when empty, which is exactly when it should go.
         let _ = fs::remove_dir(self.base.dir().path());
     }
+}
+
+/// Says in the lock file who holds it. The ranks sharing it each write their line over the first: a run kept
+/// out names one of them.
+fn write_holder(file: &File, shared: bool) -> io::Result<()> {
+    let holder = format!("host {}\npid {}\n", host_label(), std::process::id());
+    if !shared {
+        file.set_len(0)?;
+    }
+    std::os::unix::fs::FileExt::write_all_at(file, holder.as_bytes(), 0)
 }
 
 /// "pid 4242 on host nas1" from a lock file's text.

@@ -121,7 +121,7 @@ mod tests {
     fn an_overlap_names_the_user_and_both_ranges() {
         let file = Store::File { major: 254, minor: 1, ino: 12 };
         let at = |start: u64, end: u64| Extent { store: file, start, end, name: "/tmp/fs.img".into() };
-        let busy = vec![Busy {
+        let busy = [Busy {
             number: Some((7, 3)),
             name: "loop3".into(),
             why: vec!["mounted at /mnt/img".into()],
