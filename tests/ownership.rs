@@ -52,11 +52,13 @@ fn finish(child: Child) -> (i32, String) {
     (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stderr).to_string())
 }
 
-/// The first file matching `pred` in any work directory under `target/.streamcap`.
+/// The first file matching `pred` in any work directory under `target/.streamcap` (other entries there, such as
+/// a file-set tree's lock file, are passed over).
 fn work_file(target: &Path, pred: impl Fn(&str) -> bool) -> Option<PathBuf> {
     let base = target.join(".streamcap");
     for dir in std::fs::read_dir(&base).ok()?.flatten() {
-        for file in std::fs::read_dir(dir.path()).ok()?.flatten() {
+        let Ok(files) = std::fs::read_dir(dir.path()) else { continue };
+        for file in files.flatten() {
             if pred(&file.file_name().to_string_lossy()) {
                 return Some(file.path());
             }
