@@ -96,12 +96,15 @@ fn assert_check_figures(check: &Value) {
     }
 }
 
-/// The planner's line: 4 drives like the one under the directory, against it alone (docs/planning.md).
+/// The planner's line: 4 drives like the one under the directory, against it alone (docs/planning.md); or, where
+/// the check's figures came from a cache (a virtual disk's host cache beneath the OS), why there is none.
 fn assert_planner_line(r: &Value, stdout: &str) -> String {
     let devices = r["target"]["devices"].as_array().unwrap();
     let hint = r["check"]["planner_hint"].as_str().unwrap_or_default();
     if devices.len() == 1 {
-        assert!(hint.starts_with("planner: 4 drives like this one as "), "planner_hint: {hint:?}");
+        let figure = hint.starts_with("planner: 4 drives like this one as ");
+        let why_not = hint.starts_with("planner: no hint from this check: ") && hint.contains("served");
+        assert!(figure || why_not, "planner_hint: {hint:?}");
         assert!(stdout.contains(hint), "the summary does not end with the planner's line:\n{stdout}");
     } else {
         eprintln!("no planner figure expected: the temporary directory is on {} devices ({hint})", devices.len());

@@ -1,5 +1,6 @@
 //! Gathering the facts a plan and a result need, from `sysinfo`: what the target is, how much space it has,
-//! whether a device is safe to write, which devices lie beneath it, and what the machine is.
+//! whether a device is safe to write, which devices lie beneath it and which cgroup throttles limit them, and
+//! what the machine is.
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -11,8 +12,9 @@ use crate::plan::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 use crate::results::TargetInfo;
 use crate::spec::JobSpec;
 use crate::sysinfo::{
-    BlockDevice, FilesystemFacts, HostFacts, PoolFacts, ProcessLimits, devices_beneath, direct_io_alignment_in_dir,
-    filesystem_of, inspect_device, inspect_device_usage, pool_of,
+    BlockDevice, DeviceThrottle, FilesystemFacts, HostFacts, PoolFacts, ProcessLimits, devices_beneath,
+    direct_io_alignment_in_dir, filesystem_of, inspect_device, inspect_device_usage, pool_of, throttle_words,
+    throttles_for,
 };
 use crate::units::Bytes;
 
@@ -37,6 +39,7 @@ impl Gathered {
             devices: self.devices.clone(),
             pool: self.pool.clone(),
             memory_backed: self.facts.memory_backed.clone(),
+            throttles: self.throttles.clone(),
         }
     }
 }
@@ -50,6 +53,8 @@ pub struct Gathered {
     pub devices: Vec<BlockDevice>,
     /// The pool beneath the target (btrfs, md or one device), if a block device is beneath.
     pub pool: Option<PoolFacts>,
+    /// The cgroup I/O limits that bind this process on those devices.
+    pub throttles: Vec<DeviceThrottle>,
 }
 
 /// `writes`: whether the job writes; only then is a block device's content probed for signatures.
@@ -98,17 +103,19 @@ pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
     let devices = devices_beneath(&canonical);
     let pool = pool_of(&canonical);
     let memory_backed = memory_backed(filesystem.as_ref(), &devices);
+    let throttles = throttles_for(&devices);
     let facts = Facts {
         target: target_facts,
         ram: host.usable_ram(),
         io_uring: io_uring_available().map_err(|e| e.to_string()),
         memory_backed,
+        throttles: throttle_words(&throttles),
         anchors: Vec::new(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         media_libraries: Vec::new(),
         limits: resource_limits(),
     };
-    Ok(Gathered { facts, canonical, host, filesystem, devices, pool })
+    Ok(Gathered { facts, canonical, host, filesystem, devices, pool, throttles })
 }
 
 /// The memory and threads this process may still take, for the plan's resource check.

@@ -23,11 +23,11 @@ pub struct CheckArgs {
     /// About 10 minutes: a larger data set, longer phases, 30 s per stream step and a search to 3 %.
     #[arg(long)]
     pub thorough: bool,
-    /// Write the result as JSON (rewritten after every phase and stream step).
+    /// Write the result as JSON (rewritten after every phase and stream step). `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write the HTML report to FILE (default: beside the JSON as NAME.html, or
-    /// streamcap-check-HOST-TIME.html in the current directory).
+    /// streamcap-check-HOST-TIME.html in the current directory). `-`: standard output.
     #[arg(long, value_name = "FILE", conflicts_with = "no_html")]
     pub html: Option<PathBuf>,
     /// Write no HTML report.

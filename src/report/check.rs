@@ -7,9 +7,9 @@ use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, Table};
 
-use super::members::{member_table, summed};
+use super::members::{member_notes, member_table, summed};
 use super::terminal::{STYLE, write_warnings};
-use crate::results::{CheckSummary, FormatVerdict, PlateauKind, RunResult};
+use crate::results::{CheckSummary, FormatVerdict, PlateauKind, RunResult, throttle_words};
 use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
 pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> io::Result<()> {
@@ -93,6 +93,9 @@ fn write_host(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> 
             d.scheduler.as_deref().unwrap_or("none")
         )?;
     }
+    for line in throttle_words(&result.target.throttles) {
+        writeln!(out, "  limit: {line}")?;
+    }
     writeln!(out, "  data set {} · direct I/O where the filesystem allows it", Bytes(check.data_set_bytes))
 }
 
@@ -160,10 +163,14 @@ fn write_cache(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
 /// Every device beneath the target over the measured phases together.
 fn write_members(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let members = summed(&measured(result).phases);
-    let Some(table) = member_table("", &[(String::new(), members)]) else { return Ok(()) };
+    let Some(table) = member_table("", &[(String::new(), members.clone())]) else { return Ok(()) };
     writeln!(out)?;
     writeln!(out, "Which device did the work (all phases; share: of the bytes its layer moved)")?;
-    writeln!(out, "{table}")
+    writeln!(out, "{table}")?;
+    for line in member_notes(&[(String::new(), members)]) {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 /// The verdict table and each format's answer in words.

@@ -98,6 +98,9 @@ fn heading(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
             if d.rotational { "rotational" } else { "non-rotational" }
         )?;
     }
+    for line in crate::results::throttle_words(&result.target.throttles) {
+        writeln!(out, "- limit: {}", cell(&line))?;
+    }
     writeln!(out)
 }
 

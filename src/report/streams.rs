@@ -7,18 +7,16 @@ use std::io::{self, Write};
 
 use comfy_table::Table;
 
-use super::members::{member_table, members};
-use crate::results::{RunResult, StreamsResult, StreamsStep};
+use super::members::{member_notes, member_table, members};
+use crate::results::{RunResult, StreamsResult, StreamsStep, busiest_own};
 
 fn ms(ns: Option<u64>) -> String {
     ns.map_or("-".into(), |n| format!("{:.2} ms", n as f64 / 1e6))
 }
 
+/// The busiest of the target's own devices (a disk beneath, such as a loop device's backing disk, is the host's).
 fn busiest(step: &StreamsStep) -> String {
-    step.devices
-        .iter()
-        .max_by(|a, b| a.activity.busy_pct.total_cmp(&b.activity.busy_pct))
-        .map_or("-".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
+    busiest_own(&step.devices).map_or("-".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
 }
 
 pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
@@ -30,6 +28,9 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
         writeln!(out)?;
         writeln!(out, "which device did the work at each step (share: of the bytes its layer moved):")?;
         writeln!(out, "{table}")?;
+        for line in member_notes(&groups) {
+            writeln!(out, "{line}")?;
+        }
         writeln!(out)?;
     }
     if let [step] = streams.steps.as_slice() {

@@ -39,7 +39,7 @@ use std::path::PathBuf;
 
 pub use device_lock::{DeviceLock, DeviceLockError, lock_device};
 pub use fileset::FormatReport;
-pub use kept::{KeptError, latest_kept_run, load_kept_run};
+pub use kept::{KeptError, KeptRun, latest_kept_run, load_kept_run};
 pub use layout::{direct_io_supported, fill};
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;

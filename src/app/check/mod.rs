@@ -22,7 +22,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather};
 use super::observer::{HeaderHook, ResultRecorder};
-use super::output::{check_writable_parent, print_quietly, result_skeleton};
+use super::output::{print_quietly, result_skeleton};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::plan::{PhaseKind, PhasePlan, Plan, RunOptions, TargetFacts, build_plan};
 use crate::results::{CheckSummary, RunResult, RunStatus};
@@ -172,15 +172,12 @@ fn data_set_of(
     Ok(data_set)
 }
 
-/// The output files can be written (nothing is created yet).
+/// The output files (the JSON, the HTML report wherever it goes, the history database) can be written
+/// (nothing is created yet).
 pub fn check_outputs(args: &CheckArgs) -> Result<()> {
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        super::output::check_output("--html", path)?;
-    }
-    Ok(())
+    let html = super::report::check_html_path(args);
+    let outputs = [("--json", args.json.as_deref()), ("--html", html.as_deref())];
+    super::outputs::check(&outputs, &[], Some(&args.history))
 }
 
 /// The result before any phase ran: the check's config and an empty summary.

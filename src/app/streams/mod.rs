@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather, media_library};
 use super::observer::ResultRecorder;
-use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
+use super::output::{print_quietly, result_skeleton};
 use crate::cli::StreamsArgs;
 use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
 use crate::report::write_streams_summary;
@@ -61,15 +61,13 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     Ok(conclude(&mut recorder, &outcome, &args, &plan))
 }
 
-/// The output files can be written (nothing is created yet).
+/// The output files (and the history database) can be written, and none is the target or its media (nothing
+/// is created yet).
 pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        check_output("--html", path)?;
-    }
-    Ok(())
+    let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
+    let inputs: Vec<&std::path::Path> =
+        std::iter::once(args.target.as_path()).chain(args.use_existing.as_deref()).collect();
+    super::outputs::check(&outputs, &inputs, Some(&args.history))
 }
 
 /// Flags → one stream phase → the site's facts → the plan (nothing created yet; stale work of earlier runs
@@ -107,7 +105,7 @@ pub(super) fn conclude(
 ) -> ExitCode {
     recorder.result.status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-    recorder.save();
+    recorder.save_final();
     let result = &recorder.result;
     super::report::html_after_run(result, args.html.as_deref());
     super::history::record(result, &args.history);
@@ -161,6 +159,7 @@ fn site(target: &Path) -> Result<Site> {
             ram: crate::units::Bytes(0),
             io_uring: Err("not used for remote media".into()),
             memory_backed: None,
+            throttles: Vec::new(),
             anchors: Vec::new(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             media_libraries: Vec::new(),
@@ -198,6 +197,7 @@ impl Site {
                     devices: Vec::new(),
                     pool: None,
                     memory_backed: None,
+                    throttles: Vec::new(),
                 };
                 let config = serde_json::to_value(plan).unwrap_or_default();
                 RunResult::started(self.host.clone(), target, config, plan.notices.clone())

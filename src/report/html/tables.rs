@@ -117,7 +117,7 @@ pub fn steps_table(streams: &StreamsResult) -> String {
         .steps
         .iter()
         .map(|s| {
-            let busiest = s.devices.iter().max_by(|a, b| a.activity.busy_pct.total_cmp(&b.activity.busy_pct));
+            let busiest = crate::results::busiest_own(&s.devices);
             vec![
                 s.count.to_string(),
                 s.streams_stalled.to_string(),
@@ -223,6 +223,9 @@ pub fn host_facts(result: &RunResult) -> String {
     }
     if let Some(why) = &result.target.memory_backed {
         rows.push(vec!["memory-backed".into(), why.clone()]);
+    }
+    for line in crate::results::throttle_words(&result.target.throttles) {
+        rows.push(vec!["limit".into(), line]);
     }
     let mut out = table(&["fact", "value"], &[false, false], &rows);
     let devices: Vec<Vec<String>> = result
