@@ -143,14 +143,25 @@ fn remove_abandoned(base: &OwnedDir, dir: &OwnedDir, name: &str) -> Found {
         found.note = Some(left_note(&path, &marker, &removed, &failed, &unknown));
         return found;
     }
-    // Closed before it is removed: FUSE (sshfs) hides a removed file that is still open instead of removing it,
-    // and the directory would not be empty.
-    drop(lock);
-    let removal = match dir.remove_file(MARKER) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => remove_dir_after_fuse_releases(base, name),
+    // Removed while still locked, so that a run making this directory right now (its marker empty, its lock
+    // not yet taken) finds its marker gone once it has the lock, and starts over. FUSE (sshfs) hides a file
+    // removed while open as `.fuse_hidden…` until it is closed: the directory's removal waits for that.
+    let removal = match &marker {
+        // There was none when the directory was read: a marker there now is a new run's, making the directory.
+        Marker::Missing => base.remove_dir(name),
+        _ => match dir.remove_file(MARKER) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => {
+                drop(lock);
+                remove_dir_after_fuse_releases(base, name)
+            }
+        },
     };
     if let Err(e) = removal {
+        if matches!(marker, Marker::Missing) && removed.is_empty() {
+            // A run is making it (or someone put something there since): not ours to speak of.
+            return found;
+        }
         let what = if removed.is_empty() { String::new() } else { format!("removed {}, but ", removed.join(", ")) };
         found.note = Some(format!("{path}: {what}cannot remove the directory ({e}); remove it by hand: rm -r {path}"));
         return found;

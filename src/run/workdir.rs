@@ -119,10 +119,19 @@ impl WorkDir {
         let dir = target.work_dir.clone().expect("directory targets have a work directory");
         let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
         let planned: Vec<&FilePlan> = target.files.iter().filter(|f| f.created).collect();
-        let base = prepare_base(&target.path)?;
         let mut tries = 0;
         let mut work = loop {
             tries += 1;
+            // Opened again on every try: the clean-up that removed the directory removes `.streamcap` with it
+            // when that is left empty.
+            let base = match prepare_base(&target.path) {
+                Err(WorkDirError::Owned(OwnedError::Io { cause, .. }))
+                    if cause.kind() == io::ErrorKind::NotFound && tries < 50 =>
+                {
+                    continue;
+                }
+                other => other?,
+            };
             match WorkDir::start(&base, &dir, &name, keep) {
                 Ok(Some(work)) => break work,
                 // A later run took the directory, in the moment between its making and the marker's lock, for
@@ -156,7 +165,12 @@ impl WorkDir {
     fn start(base: &OwnedDir, dir: &Path, name: &str, keep: bool) -> Result<Option<WorkDir>, WorkDirError> {
         let handle = match base.create_dir(name) {
             Ok(handle) => handle,
-            Err(OwnedError::Io { cause, .. }) if cause.kind() == io::ErrorKind::AlreadyExists => return Ok(None),
+            // Still there from the try before, or gone (with `.streamcap`) before it could be opened.
+            Err(OwnedError::Io { cause, .. })
+                if matches!(cause.kind(), io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound) =>
+            {
+                return Ok(None);
+            }
             Err(e) => return Err(e.into()),
         };
         let marker_path = dir.join(MARKER);
