@@ -53,8 +53,12 @@ pub fn execute_in_cluster(
         // Every file-set tree the run uses is locked before its first phase: a second run on the same trees
         // (two checks of one directory) is refused, or waits, before it measures anything.
         let rank = cluster.map(Cluster::rank);
-        run.trees.lock_all(plan, rank, &interrupt.flag()).map_err(RunError::FileSet)?;
-        Ok(Some(run))
+        match run.trees.lock_all(plan, rank, &interrupt.flag()) {
+            // Ctrl-C while waiting (`--wait`): an interrupted run with no phase, exit 130.
+            Err(_) if interrupt.is_set() => Ok(Some(run)),
+            Err(e) => Err(RunError::FileSet(e)),
+            Ok(()) => Ok(Some(run)),
+        }
     });
     let Some(mut run) = settle(cluster, interrupt, u64::MAX, started)? else {
         return Err(RunError::Peer("another rank was interrupted before the first phase".into()));
