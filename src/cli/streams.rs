@@ -81,6 +81,10 @@ pub struct StreamsArgs {
     /// the passing count (default 3; fewer steps with a larger figure).
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, help_heading = "Target")]
     pub precision: Option<f64>,
+    /// --max runs the edge it found N more times (the count that passed, then the one that failed; a count that
+    /// disagrees searches again around it) and answers with the median and the range (default 1; 0 to 5).
+    #[arg(long, value_name = "N", help_heading = "Target")]
+    pub confirm: Option<u32>,
 
     /// Read the user's media files in DIR (never written) instead of writing test media.
     #[arg(long, value_name = "DIR", help_heading = "Media")]
@@ -156,6 +160,7 @@ impl StreamsArgs {
             max_stalled: self.max_stalled,
             limit: self.limit,
             precision: self.precision,
+            confirmations: self.confirm,
             use_existing: self.use_existing.clone(),
             media_length: self.media_length,
             ingest: self.ingest,

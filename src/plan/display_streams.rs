@@ -77,7 +77,16 @@ fn write_search(f: &mut fmt::Formatter<'_>, s: &StreamsPlan) -> fmt::Result {
         "  search: starts at {start}, doubles until a count fails, then bisects to {:.0} %; at most {} viewers{limit}",
         search.precision * 100.0,
         search.limit
-    )
+    )?;
+    if search.confirmations > 0 {
+        writeln!(
+            f,
+            "  confirmed: the edge is run {} more time(s) (the count that passed, then the one that failed; a count \
+             that disagrees searches again around it); the answer is the median with its range",
+            search.confirmations
+        )?;
+    }
+    Ok(())
 }
 
 fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan) -> fmt::Result {

@@ -54,6 +54,8 @@ pub struct Settings {
     /// The search starts at this fraction of the estimate and stops at `limit_factor` times it.
     pub start_factor: f64,
     pub limit_factor: f64,
+    /// Rounds that run each format's edge again (two steps each: the count that passed, the one that failed).
+    pub confirmations: u32,
 }
 
 impl Profile {
@@ -80,9 +82,10 @@ impl Profile {
                 stream_ramp: ms(250),
                 media_length: s(10),
                 estimate_time: s(1),
-                precision: 0.3,
+                precision: 0.1,
                 start_factor: 0.75,
-                limit_factor: 1.0,
+                limit_factor: 1.25,
+                confirmations: 1,
             },
             Profile::Default => Settings {
                 data_set: Bytes(1 << 30),
@@ -98,6 +101,7 @@ impl Profile {
                 precision: 0.15,
                 start_factor: 0.5,
                 limit_factor: 2.0,
+                confirmations: 2,
             },
             Profile::Thorough => Settings {
                 data_set: Bytes(4 << 30),
@@ -113,6 +117,7 @@ impl Profile {
                 precision: 0.03,
                 start_factor: 0.5,
                 limit_factor: 4.0,
+                confirmations: 3,
             },
         }
     }
@@ -123,8 +128,10 @@ impl Settings {
     pub fn forecast(&self) -> Duration {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
-        let steps = if self.limit_factor <= 1.0 { 3 } else { 5 };
-        let streams = (self.watch + self.stream_ramp) * (3 * steps) + self.estimate_time * 2 + self.media_length / 4;
+        // The first format's search; the later ones start where it found the edge; then the confirmations.
+        let first = if self.limit_factor <= 1.25 { 3 } else { 5 };
+        let steps = first + 2 * 3 + 3 * 2 * self.confirmations;
+        let streams = (self.watch + self.stream_ramp) * steps + self.estimate_time * 2 + self.media_length / 4;
         raw + files + streams
     }
 }
@@ -253,6 +260,7 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec 
             precision: Some(settings.precision * 100.0),
             start_factor: Some(settings.start_factor),
             limit_factor: Some(settings.limit_factor),
+            confirmations: Some(settings.confirmations),
             estimate: Some(true),
             estimate_time: Some(settings.estimate_time),
             max_stalled: Some(TARGET_MAX_STALLED),

@@ -16,7 +16,7 @@ use super::cluster::Cluster;
 use super::phase::SeriesStart;
 use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
 use crate::metrics::Recorder;
-use crate::plan::{FilePlan, StreamCount, StreamsPlan};
+use crate::plan::{FilePlan, SearchPlan, StreamCount, StreamsPlan};
 use crate::streams::{RawRates, SearchSettings, estimate, search};
 
 /// What a stream phase runs with.
@@ -30,17 +30,21 @@ pub struct StreamInputs<'a> {
     /// Multi-host runs: the viewers of every step are spread over the ranks (clients), and the search counts
     /// them all.
     pub cluster: Option<&'a Cluster>,
+    /// What an earlier search on the same raw rates found, as its capacity ÷ its estimate (a check's later
+    /// formats): this search starts at that share of its own estimate, in steps of its precision.
+    pub prior: Option<f64>,
 }
 
 /// Runs one stream phase. `rates`: the raw rates its estimate phases measured, if it has any (in a cluster, every
-/// rank's together).
+/// rank's together). Returns its outcome, and for a search that found its edge below its limit the capacity ÷
+/// the estimate (the next search's `prior`).
 pub fn run_stream_phase(
     phase: &StreamInputs<'_>,
     rates: Option<RawRates>,
     interrupt: &Interrupt,
     observer: &mut dyn RunObserver,
-) -> PhaseOutcome {
-    let StreamInputs { index, plan, table, direct, interval, cluster } = *phase;
+) -> (PhaseOutcome, Option<f64>) {
+    let StreamInputs { index, plan, table, direct, interval, cluster, prior } = *phase;
     let media = media_files(plan, table);
     let inputs = StepInputs { index, plan, media: &media, direct, interval, interrupted: interrupt.flag(), cluster };
     if let Some(rates) = rates {
@@ -58,25 +62,44 @@ pub fn run_stream_phase(
         let stop = if cluster.is_some() { measured.interrupted } else { interrupt.is_set() };
         (!stop).then_some(passed)
     };
+    let mut ratio = None;
     match plan.count {
         StreamCount::Fixed(count) => {
             step(count, &mut merged, observer);
         }
         StreamCount::Search(s) => {
             let bound = rates.map(|r| estimate(r, &plan.config).streams.max(1));
-            let start = bound.map_or(s.start, |b| ((f64::from(b) * s.start_factor) as u32).max(1));
-            let by_estimate = match (bound, s.limit_factor) {
-                (Some(b), Some(f)) => ((f64::from(b) * f).ceil() as u32).max(start).max(4),
-                _ => u32::MAX,
-            };
-            let settings = SearchSettings { start, limit: s.limit.min(by_estimate).max(1), precision: s.precision };
-            let found =
-                search(settings, &mut |count| Ok::<_, std::convert::Infallible>(step(count, &mut merged, observer)));
+            let found = search(search_settings(&s, bound, prior), &mut |count| {
+                Ok::<_, std::convert::Infallible>(step(count, &mut merged, observer))
+            });
             let Ok(found) = found;
             observer.stream_search(index, &found);
+            let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0;
+            ratio = bound.filter(|_| edge).map(|b| f64::from(found.best) / f64::from(b));
         }
     }
-    merged.into_outcome(direct, interrupt.flag().load(Ordering::Relaxed))
+    (merged.into_outcome(direct, interrupt.flag().load(Ordering::Relaxed)), ratio)
+}
+
+/// Where the search starts, how it moves and where it stops: from the estimate's `bound` (a share of it, or the
+/// `prior` share an earlier search found, then in steps of the precision), or from the plan's first count.
+fn search_settings(s: &SearchPlan, bound: Option<u32>, prior: Option<f64>) -> SearchSettings {
+    let (start, first_step) = match (bound, prior) {
+        (Some(b), Some(r)) => (((f64::from(b) * r) as u32).max(1), s.precision),
+        (Some(b), None) => (((f64::from(b) * s.start_factor) as u32).max(1), 1.0),
+        (None, _) => (s.start, 1.0),
+    };
+    let by_estimate = match (bound, s.limit_factor) {
+        (Some(b), Some(f)) => ((f64::from(b) * f).ceil() as u32).max(start).max(4),
+        _ => u32::MAX,
+    };
+    SearchSettings {
+        start,
+        limit: s.limit.min(by_estimate).max(1),
+        precision: s.precision,
+        first_step,
+        confirmations: s.confirmations,
+    }
 }
 
 /// The phase's outcome, built from its steps.
