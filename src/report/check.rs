@@ -214,7 +214,9 @@ pub(super) fn verdict_cells(v: &FormatVerdict) -> [String; 7] {
     let plan_for = if measured && !a.edges.is_empty() { a.plan_for.to_string() } else { "—".to_string() };
     let ceiling = match (v.bandwidth_ceiling, v.headroom_pct) {
         (0, _) => "—".to_string(),
-        (c, _) if v.beyond_ceiling => format!("{c} · exceeded: cache-served?"),
+        // Results from before the flag kept a negative headroom instead.
+        (c, pct) if v.beyond_ceiling || pct.is_some_and(|p| p < 0.0) => format!("{c} · exceeded: cache-served?"),
+        (c, Some(pct)) if pct < 0.5 => format!("{c} · at the ceiling"),
         (c, Some(pct)) => format!("{c} · {pct:.0} % unused"),
         (c, None) => c.to_string(),
     };

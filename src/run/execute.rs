@@ -19,11 +19,11 @@ use super::layout::{self, LayoutError};
 use super::phase::{PhaseRun, SeriesStart, run_workers};
 use super::raw::{RawInputs, Verification};
 use super::stage::{self, StageEnd};
-use super::streams::{StreamInputs, run_stream_phase};
+use super::streams::{Priors, StreamInputs, run_stream_phase};
 use super::{
     Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale, verify_pass,
 };
-use crate::plan::{DirectMode, EstimatePlan, FilePlan, PhaseKind, PhasePlan, Plan, TargetKind};
+use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, TargetKind};
 use crate::streams::RawRates;
 use crate::verify::Verifier;
 
@@ -123,8 +123,8 @@ struct Executor<'p> {
     told_buffered: bool,
     /// What each phase measured, by plan index.
     measured: Vec<Option<Measured>>,
-    /// The last capacity search's capacity ÷ estimate, with the raw-rate phases behind that estimate.
-    stream_prior: Option<(EstimatePlan, f64)>,
+    /// Where earlier capacity searches found their edges, for the later ones on the same raw rates.
+    priors: Priors,
     outcomes: Vec<PhaseOutcome>,
     trees: Trees,
     /// Data verification (`--verify`), shared by every worker of the run (and the file-set trees).
@@ -182,7 +182,7 @@ impl<'p> Executor<'p> {
             direct_ok: vec![None; plan.target.files.len()],
             told_buffered: false,
             measured: vec![None; plan.phases.len()],
-            stream_prior: None,
+            priors: Priors::default(),
             outcomes: Vec::new(),
             trees,
             verifier,
@@ -336,14 +336,8 @@ impl<'p> Executor<'p> {
             Some(RawRates { random_chunk_iops: random.ops_per_sec, sequential_mbps: sequential.bytes_per_sec / 1e6 })
         });
         let table = &self.plan.target.files;
-        // A search on the raw rates of an earlier one starts where that one found its edge (a check's formats).
-        let prior = self.stream_prior.filter(|(e, _)| plan.estimate == Some(*e)).map(|(_, ratio)| ratio);
-        let interval = self.plan.interval;
-        let inputs = StreamInputs { index, plan, table, direct, interval, cluster: self.cluster, prior };
-        let (outcome, ratio) = run_stream_phase(&inputs, rates, self.interrupt, observer);
-        if let (Some(e), Some(ratio)) = (plan.estimate, ratio) {
-            self.stream_prior = Some((e, ratio));
-        }
+        let inputs = StreamInputs { index, plan, table, direct, interval: self.plan.interval, cluster: self.cluster };
+        let outcome = run_stream_phase(&inputs, rates, &mut self.priors, self.interrupt, observer);
         Ok(self.finished(index, phase, outcome, observer))
     }
 

@@ -299,7 +299,7 @@ mod tests {
         let out = search::<()>(settings(8, 1000, 0.03, 6), &mut |n| {
             let pass = match n {
                 0..=67 => true,
-                68..=79 => rng.next_u64() % 2 == 0,
+                68..=79 => rng.next_u64().is_multiple_of(2),
                 _ => false,
             };
             Ok(Some(pass))

@@ -276,9 +276,11 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec 
     job
 }
 
-/// The name of the capacity-search phase of a format.
+/// The name of the capacity-search phase of a format, by its label ("streams 2160p remux"): the name appears in
+/// notes and tables a reader reads, where the format's id ("2160p-remux") would be jargon.
 pub fn stream_phase_name(format: &str) -> String {
-    format!("streams {format}")
+    let label = Format::parse(format).map_or_else(|_| format.to_string(), |f| f.label);
+    format!("streams {label}")
 }
 
 /// The chunk every viewer asks for (the `streams` default).

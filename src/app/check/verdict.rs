@@ -13,7 +13,6 @@
 //! slowly), the network (a network filesystem), a throttle (a cgroup limit named in the facts), the client
 //! (streamcap itself issued due reads late), read errors, or that the search's limit was reached first.
 
-use super::profile::TARGET_MAX_STALLED;
 use crate::results::{CapacityAnswer, CapacityEstimate, FormatVerdict, StreamsResult, StreamsStep};
 use crate::streams::Format;
 use crate::streams::capacity::streams_bound;
@@ -51,7 +50,7 @@ pub enum Limit {
     Network,
     Client,
     ReadErrors,
-    SearchLimit,
+    NotReached,
     NotMeasured,
     Unknown,
 }
@@ -66,7 +65,7 @@ impl Limit {
             Limit::Network => "the network",
             Limit::Client => "the client (streamcap fell behind)",
             Limit::ReadErrors => "read errors",
-            Limit::SearchLimit => "not reached (search limit)",
+            Limit::NotReached => "not reached (search limit)",
             Limit::NotMeasured => "not measured",
             Limit::Unknown => "—",
         }
@@ -76,7 +75,7 @@ impl Limit {
 /// The verdict for `format` from its stream phase's result (complete, or partial while its search runs).
 pub fn verdict(format: &Format, streams: &StreamsResult, context: &Context) -> FormatVerdict {
     let answer = streams.capacity.clone().unwrap_or_else(|| under_way(format, &streams.steps));
-    let limit = limited_by(&answer, &streams.steps, streams.estimate.as_ref(), context);
+    let limit = limited_by(&answer, streams, context);
     line(format, answer, limit, streams.estimate.clone(), streams.steps.clone(), context)
 }
 
@@ -137,17 +136,14 @@ fn line(
 }
 
 /// What the search saw at the count that failed beside the capacity.
-fn limited_by(
-    answer: &CapacityAnswer,
-    steps: &[StreamsStep],
-    estimate: Option<&CapacityEstimate>,
-    context: &Context,
-) -> Limit {
+fn limited_by(answer: &CapacityAnswer, streams: &StreamsResult, context: &Context) -> Limit {
+    let (steps, estimate, max_stalled) =
+        (&streams.steps, streams.estimate.as_ref(), streams.target.max_stalled_streams);
     if !answer.measured() {
         return Limit::NotMeasured;
     }
     if answer.at_limit {
-        return Limit::SearchLimit;
+        return Limit::NotReached;
     }
     let Some(failing) = answer.first_failing.and_then(|n| steps.iter().rev().find(|s| s.count == n && !s.meets_target))
     else {
@@ -156,7 +152,7 @@ fn limited_by(
     if failing.errors > 0 {
         return Limit::ReadErrors;
     }
-    if failing.streams_stalled <= TARGET_MAX_STALLED {
+    if failing.streams_stalled <= max_stalled {
         return if failing.streams_slow_start > 0 { Limit::StartUp } else { Limit::Unknown };
     }
     let lag = failing.issue_lag.at(99.0).unwrap_or(0);

@@ -16,7 +16,7 @@ use super::cluster::Cluster;
 use super::phase::SeriesStart;
 use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
 use crate::metrics::Recorder;
-use crate::plan::{FilePlan, SearchPlan, StreamCount, StreamsPlan};
+use crate::plan::{EstimatePlan, FilePlan, SearchPlan, StreamCount, StreamsPlan};
 use crate::streams::{RawRates, SearchSettings, estimate, search};
 
 /// What a stream phase runs with.
@@ -30,21 +30,24 @@ pub struct StreamInputs<'a> {
     /// Multi-host runs: the viewers of every step are spread over the ranks (clients), and the search counts
     /// them all.
     pub cluster: Option<&'a Cluster>,
-    /// What an earlier search on the same raw rates found, as its capacity ÷ its estimate (a check's later
-    /// formats): this search starts at that share of its own estimate, in steps of its precision.
-    pub prior: Option<f64>,
 }
 
+/// Where the last capacity search of a run found its edge, as its capacity ÷ its estimate, with the raw-rate
+/// phases behind that estimate: a later search on the same raw rates (a check's next format) starts at that share
+/// of its own estimate, in steps of its precision, rather than doubling from half of it.
+#[derive(Debug, Default)]
+pub struct Priors(Option<(EstimatePlan, f64)>);
+
 /// Runs one stream phase. `rates`: the raw rates its estimate phases measured, if it has any (in a cluster, every
-/// rank's together). Returns its outcome, and for a search that found its edge below its limit the capacity ÷
-/// the estimate (the next search's `prior`).
+/// rank's together); a search starts from `priors` and leaves its own there.
 pub fn run_stream_phase(
     phase: &StreamInputs<'_>,
     rates: Option<RawRates>,
+    priors: &mut Priors,
     interrupt: &Interrupt,
     observer: &mut dyn RunObserver,
-) -> (PhaseOutcome, Option<f64>) {
-    let StreamInputs { index, plan, table, direct, interval, cluster, prior } = *phase;
+) -> PhaseOutcome {
+    let StreamInputs { index, plan, table, direct, interval, cluster } = *phase;
     let media = media_files(plan, table);
     let inputs = StepInputs { index, plan, media: &media, direct, interval, interrupted: interrupt.flag(), cluster };
     if let Some(rates) = rates {
@@ -62,23 +65,25 @@ pub fn run_stream_phase(
         let stop = if cluster.is_some() { measured.interrupted } else { interrupt.is_set() };
         (!stop).then_some(passed)
     };
-    let mut ratio = None;
     match plan.count {
         StreamCount::Fixed(count) => {
             step(count, &mut merged, observer);
         }
         StreamCount::Search(s) => {
             let bound = rates.map(|r| estimate(r, &plan.config).streams.max(1));
+            let prior = priors.0.filter(|(e, _)| plan.estimate == Some(*e)).map(|(_, ratio)| ratio);
             let found = search(search_settings(&s, bound, prior), &mut |count| {
                 Ok::<_, std::convert::Infallible>(step(count, &mut merged, observer))
             });
             let Ok(found) = found;
             observer.stream_search(index, &found);
             let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0;
-            ratio = bound.filter(|_| edge).map(|b| f64::from(found.best) / f64::from(b));
+            if let (Some(e), Some(b), true) = (plan.estimate, bound, edge) {
+                priors.0 = Some((e, f64::from(found.best) / f64::from(b)));
+            }
         }
     }
-    (merged.into_outcome(direct, interrupt.flag().load(Ordering::Relaxed)), ratio)
+    merged.into_outcome(direct, interrupt.flag().load(Ordering::Relaxed))
 }
 
 /// Where the search starts, how it moves and where it stops: from the estimate's `bound` (a share of it, or the
