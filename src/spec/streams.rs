@@ -153,7 +153,7 @@ impl StreamsSpec {
             return Err("precision is a percentage from 0 to 50".into());
         }
         if self.confirmations.is_some_and(|c| c > MAX_CONFIRMATIONS) {
-            return Err(format!("confirmations is a count from 0 to {MAX_CONFIRMATIONS}"));
+            return Err(format!("--confirm (confirmations in a job) is a count from 0 to {MAX_CONFIRMATIONS}"));
         }
         if self.vbr.is_some_and(|v| !(0.0..=90.0).contains(&v)) {
             return Err("vbr is a percentage of the mean bitrate from 0 to 90".into());
