@@ -464,3 +464,86 @@ fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(count: u32, meets_target: bool, cache_served: bool) -> StreamsStep {
+        let outcome = StepOutcome {
+            count,
+            streams: Vec::new(),
+            lateness: Histogram::new(),
+            issue_lag: Histogram::new(),
+            errors: 0,
+            first_error: None,
+            elapsed: Duration::from_secs(1),
+            interrupted: false,
+            engine: "sync",
+            ingest: None,
+            clients: Vec::new(),
+        };
+        let target = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
+        let context =
+            StepContext { bitrates: &[], target, cpu: Duration::ZERO, peak_rss_bytes: 0, devices: Vec::new() };
+        let mut s = build_step(&outcome, context);
+        (s.meets_target, s.cache_served) = (meets_target, cache_served);
+        s.streams_stalled = u32::from(!meets_target);
+        s
+    }
+
+    fn found(edges: &[(u32, u32)]) -> SearchOutcome {
+        let edges: Vec<Edge> = edges.iter().map(|&(p, f)| Edge { passed: p, failed: Some(f) }).collect();
+        let median = capacity::median(&edges).unwrap();
+        SearchOutcome {
+            best: median.passed,
+            first_failing: median.failed,
+            at_limit: false,
+            stopped: false,
+            agreed: 0,
+            edges,
+        }
+    }
+
+    const TARGET: QualityTarget = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
+
+    #[test]
+    fn the_answer_is_the_median_edge_with_its_range_and_a_margin() {
+        let steps = [step(68, true, false), step(73, true, false), step(79, true, false), step(80, false, false)];
+        let a = capacity_answer(&found(&[(73, 80), (68, 70), (79, 80)]), &steps, &TARGET, "2160p HEVC (25 Mbit/s)");
+        assert_eq!((a.streams, a.low, a.high, a.plan_for, a.first_failing), (73, 68, 79, 58, Some(80)));
+        assert!(a.measured() && a.range() == Some((68, 79)));
+        assert!(
+            a.words.starts_with("sustains 73 × 2160p HEVC (25 Mbit/s) with no stall (68–79 over 3 runs of the edge); plan for 58; at 80, 1 stream stalled"),
+            "{}",
+            a.words
+        );
+    }
+
+    /// Issue 24: a step a cache served never counts toward the capacity: the run of the edge that passed there
+    /// is left out, and when every run is, the format is not measured.
+    #[test]
+    fn a_cache_served_step_never_counts() {
+        let steps = [step(60, true, false), step(90, true, true), step(95, false, false), step(64, false, false)];
+        let a = capacity_answer(&found(&[(90, 95), (60, 64)]), &steps, &TARGET, "1080p");
+        assert_eq!((a.streams, a.edges.clone(), a.first_failing), (60, vec![60], Some(64)));
+        let a = capacity_answer(&found(&[(90, 95)]), &steps, &TARGET, "1080p");
+        assert!(!a.measured() && a.streams == 0, "{a:?}");
+        assert!(
+            a.words.starts_with("1080p: not measured: every count that passed was served from a cache"),
+            "{}",
+            a.words
+        );
+    }
+
+    #[test]
+    fn a_search_stopped_before_its_edge_is_not_measured() {
+        let stopped = SearchOutcome { best: 12, stopped: true, edges: Vec::new(), ..found(&[(1, 2)]) };
+        let a = capacity_answer(&stopped, &[], &TARGET, "2160p remux (80 Mbit/s)");
+        assert_eq!((a.streams, a.interrupted), (0, true));
+        assert_eq!(
+            a.words,
+            "2160p remux (80 Mbit/s): not measured: interrupted before the search found the edge (12 had passed)"
+        );
+    }
+}
