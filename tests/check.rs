@@ -211,7 +211,7 @@ fn an_interrupted_check_says_not_measured_never_zero_streams() {
             assert!(words.contains("not measured") && row.contains("not measured"), "{words}\n{row}");
         }
     }
-    let unmeasured = verdict.iter().filter(|v| v["capacity"]["not_measured"] == "the check stopped before this format");
+    let unmeasured = verdict.iter().filter(|v| v["capacity"]["not_measured"] == "the check did not reach this format");
     assert_eq!(unmeasured.count(), 2, "{verdict:?}");
     assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
 }

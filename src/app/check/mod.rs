@@ -1,4 +1,4 @@
-//! `streamcap check [DIR]`: the main job. In about two minutes by default, on the storage under DIR: host and
+//! `streamcap check [DIR]`: the main job. In about three minutes by default, on the storage under DIR: host and
 //! device facts; sequential write and read MB/s; 4 KiB random-read IOPS at queue depth 1 and 32; small-file
 //! create, stat and read rates; the stream-capacity search for three video formats; then the verdict table.
 //!

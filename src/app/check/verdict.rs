@@ -81,7 +81,7 @@ pub fn verdict(format: &Format, streams: &StreamsResult, context: &Context) -> F
 
 /// The row of a format whose stream phase never ran (the check stopped before it).
 pub fn not_run(format: &Format, context: &Context) -> FormatVerdict {
-    let why = "the check stopped before this format".to_string();
+    let why = "the check did not reach this format".to_string();
     let answer = CapacityAnswer {
         words: format!("{format}: not measured: {why}"),
         not_measured: Some(why),
