@@ -151,7 +151,8 @@ fn markdown_is_printed_even_when_quiet_and_quiet_prints_no_progress() {
         .success();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
     assert!(stdout.starts_with("### streamcap check"), "{stdout}");
-    assert!(stdout.contains("| format | bitrate | streams | limited by |"), "{stdout}");
+    let header = "| format | bitrate | streams | range | plan for | limited by | sequential ceiling (a bound) |";
+    assert!(stdout.contains(header), "{stdout}");
     for format in FORMATS {
         assert!(stdout.contains(&format!("| {format} |")), "no {format} row in:\n{stdout}");
     }
