@@ -207,7 +207,11 @@ fn stream_rows(runs: &[&RunResult], rows: &mut Vec<Row>) {
     for v in &check.verdict {
         let values = runs
             .iter()
-            .map(|r| r.check.as_ref()?.verdict.iter().find(|w| w.name == v.name).map(|w| capacity(&w.capacity)))
+            .map(|r| {
+                let w = r.check.as_ref()?.verdict.iter().find(|w| w.name == v.name)?;
+                // A format a check did not measure has no figure: "—", not a capacity of 0.
+                w.capacity.measured().then(|| capacity(&w.capacity))
+            })
             .collect();
         rows.push(Row {
             group: v.label.clone(),
