@@ -71,8 +71,11 @@ impl SearchOutcome {
 /// Share of the capacity a comfortable plan leaves unused: 20 %. A check is a few minutes on a quiet system;
 /// a server also scans its library, writes thumbnails and recordings, and meets a busier evening. Near 100 % a
 /// device's queues grow without limit, so a count at the edge stalls at the first disturbance; a fifth below it
-/// covers the spread the confirmations show and what a short check cannot see (the advice of Blackmagic's Disk
-/// Speed Test: add a healthy margin to what a measurement says).
+/// covers the spread the confirmations show and what a short check cannot see. Blackmagic says the same of its
+/// Disk Speed Test: "add a healthy margin to the results" (a disk that tests at 32 frames/s of HD is too tight for
+/// 29.97), and its DeckLink manual asks 20 % of an 8-disk array, 30 % of an 8-disk SATA one and 100 % of two SATA
+/// disks, which halve their speed as they fill. 20 % is that advice's lower end: the range and the lowest run
+/// already say how the measurement moved, and docs/streams.md tells owners of a few spinning disks to plan lower.
 pub const MARGIN: f64 = 0.2;
 
 /// The comfortable count: `MARGIN` below the capacity, or the lowest edge seen when that is lower (the spread
