@@ -241,6 +241,7 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     let random = figures::random_reads(phases);
     let small = figures::small_files(phases, files, direct);
     let network = result.target.filesystem.as_ref().is_some_and(|fs| fs.is_network());
+    // The facts do not name a throttle yet (issue 24, item 5: a cgroup blkio limit read from its files).
     let context = verdict::Context { sequential_mbps: figures::sequential_read_mbps(phases), network, throttle: None };
     let (mut verdict, mut measured) = (Vec::new(), 0);
     for name in FORMATS {

@@ -9,8 +9,9 @@
 //! a sign that a cache served the viewers.
 //!
 //! "Limited by" names what stopped more streams, in words a server's owner can act on: disk throughput or seeks
-//! (the lower of the estimate's two bounds, when the failing count stalled), start-up time (it only started
-//! slowly), the network (a network filesystem), a throttle (a cgroup limit named in the facts), the client
+//! (when the failing count stalled: seeks when the estimate's random chunk reads allow under 80 % of what its
+//! sequential reads allow), start-up time (it only started slowly), the network (a network filesystem), a
+//! throttle (a limit on the target's reads set outside the storage, when the facts name one), the client
 //! (streamcap itself issued due reads late), read errors, or that the search's limit was reached first.
 
 use crate::results::{CapacityAnswer, CapacityEstimate, FormatVerdict, StreamsResult, StreamsStep};
