@@ -59,6 +59,16 @@ pub struct Gathered {
 
 /// `writes`: whether the job writes; only then is a block device's content probed for signatures.
 pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
+    gather_at(target, writes, true)
+}
+
+/// The facts of a directory streamcap must not touch at all (the user's media library): as `gather`, but the
+/// direct-I/O alignment is not asked of an unnamed temporary file made in it (nor of anything else).
+pub fn gather_untouched(target: &Path) -> Result<Gathered> {
+    gather_at(target, false, false)
+}
+
+fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
     let metadata = std::fs::metadata(target).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => anyhow::anyhow!(
             "{} does not exist: give an existing directory (streamcap creates its data files inside it), a file \
@@ -73,7 +83,7 @@ pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
     let (target_facts, filesystem) = if file_type.is_dir() {
         let fs = filesystem_of(&canonical)
             .with_context(|| format!("cannot find the filesystem holding {}", canonical.display()))?;
-        let dio_align = direct_io_alignment_in_dir(&canonical).map(|a| a.offset);
+        let dio_align = if probe { direct_io_alignment_in_dir(&canonical).map(|a| a.offset) } else { None };
         // A filesystem that reports no blocks at all (ramfs, some FUSE filesystems) keeps no accounts: its free
         // space is unknown, not zero.
         let free = (fs.total.0 > 0).then_some(fs.free);
@@ -148,20 +158,4 @@ pub fn anchor_facts(job: &JobSpec) -> Vec<AnchorFacts> {
         anchors.push(AnchorFacts { path: path.clone(), state });
     }
     anchors
-}
-
-/// The user's media files in `dir` (`--use-existing`): its regular, visible files with their sizes, sorted by
-/// path. Looks only; never opens a file for writing.
-pub fn media_library(dir: &Path) -> Result<Vec<(PathBuf, u64)>> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
-        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
-        let hidden = entry.file_name().to_string_lossy().starts_with('.');
-        let meta = entry.metadata().with_context(|| format!("cannot look at {}", entry.path().display()))?;
-        if meta.is_file() && !hidden {
-            files.push((entry.path(), meta.len()));
-        }
-    }
-    files.sort();
-    Ok(files)
 }

@@ -3,7 +3,7 @@
 //!
 //! A work directory is abandoned exactly when its marker's lock can be taken (see `workdir`). What is removed is
 //! exactly what streamcap made there: the files its marker lists and the names streamcap gives its files
-//! (`data.N`, `media-….bin`, `ingest-….bin`, the verification manifest), the marker last. A crash can leave a
+//! (`data.N`, `media-….bin`, `title-….bin`, `ingest-….bin`, the verification manifest), the marker last. A crash can leave a
 //! marker that is empty or missing (one written before markers were flushed to the disk, or lost by fsck):
 //! such a directory is still in streamcap's own layout (`.streamcap/run-<this host>-<pid>-<secs>/`, this user's,
 //! not writable by others), so its files of those names are removed too, and named. An empty run directory (a
@@ -40,7 +40,7 @@ fn is_own_name(name: &str) -> bool {
     name == crate::verify::MANIFEST_FILE
         || name == crate::verify::MAP_FILE
         || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok())
-        || ((name.starts_with("media-") || name.starts_with("ingest-")) && name.ends_with(".bin"))
+        || (["media-", "title-", "ingest-"].iter().any(|p| name.starts_with(p)) && name.ends_with(".bin"))
 }
 
 /// Removes what this host's earlier streamcap runs left under `target` and nobody holds: work directories (not

@@ -53,6 +53,7 @@ impl StreamPhase {
             seek_every_s: config.seek_every.map(|d| d.as_secs_f64()),
             vbr_pct: config.vbr.map(|x| x * 100.0),
             own_media: plan.own_media,
+            library: plan.library.clone(),
             media_files: plan.media.len(),
             media_bytes,
             direct: plan.direct != crate::plan::DirectMode::Off,

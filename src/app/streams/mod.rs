@@ -13,7 +13,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::facts::{Gathered, gather, media_library};
+use super::facts::{Gathered, gather, gather_untouched};
+use super::library::{open_library, refuse_inside};
 use super::observer::ResultRecorder;
 use super::output::{print_quietly, result_skeleton};
 use crate::cli::StreamsArgs;
@@ -61,35 +62,52 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     Ok(conclude(&mut recorder, &outcome, &args, &plan))
 }
 
+/// With the user's library: no output file may land inside it.
+fn refuse_outputs_inside(args: &StreamsArgs, library: &Path) -> Result<()> {
+    for (what, path) in [("--json", &args.json), ("--html", &args.html)] {
+        if let Some(path) = path {
+            refuse_inside(path, library, what)?;
+        }
+    }
+    Ok(())
+}
+
 /// The output files (and the history database) can be written, and none is the target or its media (nothing
 /// is created yet).
 pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
     let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
-    let inputs: Vec<&std::path::Path> =
-        std::iter::once(args.target.as_path()).chain(args.use_existing.as_deref()).collect();
+    let inputs: Vec<&std::path::Path> = std::iter::once(args.target()).chain(args.library.as_deref()).collect();
     super::outputs::check(&outputs, &inputs, Some(&args.history))
 }
 
 /// Flags → one stream phase → the site's facts → the plan (nothing created yet; stale work of earlier runs
-/// is cleared first, unless this is a dry run).
+/// is cleared first, unless this is a dry run or the target is the user's library, where nothing is touched).
 pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
-    let phase = args.to_phase_spec();
-    let use_existing = phase.streams.as_ref().and_then(|s| s.use_existing.clone());
+    let mut phase = args.to_phase_spec();
+    let target = args.target();
+    let library = match &args.library {
+        Some(dir) => Some(open_library(dir)?),
+        None => None,
+    };
+    if let (Some(streams), Some((canonical, _))) = (phase.streams.as_mut(), &library) {
+        streams.library = Some(canonical.clone());
+        refuse_outputs_inside(args, canonical)?;
+    }
     let job = JobSpec {
         origin: SpecOrigin::Flags,
-        target: Some(args.target.clone()),
+        target: Some(target.to_path_buf()),
         interval: None,
         phases: vec![phase],
         notices: Vec::new(),
     };
-    if !args.dry_run && args.target.is_dir() {
-        super::stale::clear(&[args.target.as_path()], args.quiet);
+    let touches_library =
+        library.as_ref().is_some_and(|(lib, _)| std::fs::canonicalize(target).is_ok_and(|t| t.starts_with(lib)));
+    if !args.dry_run && target.is_dir() && !touches_library {
+        super::stale::clear(&[target], args.quiet);
     }
-    let site = site(&args.target)?;
+    let site = site(target, touches_library)?;
     let mut facts = site.facts.clone();
-    if let Some(dir) = use_existing {
-        facts.media_libraries.push((dir.clone(), media_library(&dir)?));
-    }
+    facts.media_libraries.extend(library);
     let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&job, &facts, &options)?;
     Ok((site, plan))
@@ -150,7 +168,8 @@ pub(super) struct Site {
     text: String,
 }
 
-fn site(target: &Path) -> Result<Site> {
+/// `untouched`: the target is (inside) the user's library, where nothing may be created, not even for a probe.
+fn site(target: &Path, untouched: bool) -> Result<Site> {
     if let Some(urls) = remote::remote_target(target)? {
         let media = remote::probe(&urls)?;
         let text = target.display().to_string();
@@ -167,7 +186,7 @@ fn site(target: &Path) -> Result<Site> {
         };
         return Ok(Site { facts, gathered: None, host: HostFacts::gather(), text });
     }
-    let gathered = gather(target, false)?;
+    let gathered = if untouched { gather_untouched(target)? } else { gather(target, false)? };
     if !matches!(gathered.facts.target, TargetFacts::Directory { .. }) {
         bail!("{} is not a directory: streams reads media under a directory (or from http:// URLs)", target.display());
     }
