@@ -99,6 +99,7 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
             logical_block: safety.device.logical_block_size as u32,
             mounted_at: safety.mounted_at.clone(),
             in_use_by: safety.in_use_by.clone(),
+            overlaps: safety.overlaps.clone(),
             signature: safety.signature.clone(),
         };
         (facts, None)

@@ -9,8 +9,8 @@ use crate::units::Bytes;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
-    streamcap check                         the storage under the current directory, about two minutes\n  \
-    streamcap check /srv/media --quick      about half a minute\n  \
+    streamcap check                         the storage under the current directory, about three minutes\n  \
+    streamcap check /srv/media --quick      about a minute\n  \
     streamcap check /srv/media --thorough --json check.json\n  \
     streamcap check /srv/media --quick --format markdown   tables to paste into a forum post\n  \
     streamcap check /srv/media --dry-run    the plan, and nothing done\n  \
@@ -32,10 +32,11 @@ pub struct CheckArgs {
     /// 32G with --thorough; at most half the free space beside the data set).
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes, conflicts_with = "library")]
     pub library_size: Option<Bytes>,
-    /// About 30 s: a smaller data set, shorter phases and a coarser capacity search.
+    /// About a minute: a smaller data set, shorter phases, a coarser capacity search, each edge run twice.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
-    /// About 10 minutes: a larger data set, longer phases, 30 s per stream step and a search to 3 %.
+    /// About 20 minutes: a larger data set, longer phases, 30 s per stream step, a search to 3 % and each edge
+    /// run three times.
     #[arg(long)]
     pub thorough: bool,
     /// Write the result as JSON (rewritten after every phase and stream step). `-`: standard output.
@@ -62,6 +63,10 @@ pub struct CheckArgs {
     /// for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own cost).
     #[arg(long, value_parser = parse_engine)]
     pub engine: Option<EngineChoice>,
+    /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of
+    /// refusing.
+    #[arg(long)]
+    pub wait: bool,
     #[command(flatten)]
     pub history: crate::cli::HistoryOptions,
 }

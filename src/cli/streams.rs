@@ -85,6 +85,10 @@ pub struct StreamsArgs {
     /// the passing count (default 3; fewer steps with a larger figure).
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, help_heading = "Target")]
     pub precision: Option<f64>,
+    /// --max runs the edge it found N more times (the count that passed, then the one that failed; a count that
+    /// disagrees searches again around it) and answers with the median and the range (default 1; 0 to 5).
+    #[arg(long, value_name = "N", help_heading = "Target")]
+    pub confirm: Option<u32>,
 
     /// Read your own media: every video file under DIR (mkv, mp4, m4v, ts, m2ts, mov, avi, webm, …), each
     /// viewer its own file, read at the bitrate under test. Opened read-only; nothing is written or created
@@ -178,6 +182,7 @@ impl StreamsArgs {
             precision: self.precision,
             library: self.library.clone(),
             library_size: self.library_size,
+            confirmations: self.confirm,
             media_length: self.media_length,
             ingest: self.ingest,
             workers: self.workers,

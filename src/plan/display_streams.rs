@@ -65,7 +65,7 @@ fn write_search(f: &mut fmt::Formatter<'_>, s: &StreamsPlan) -> fmt::Result {
     let StreamCount::Search(search) = s.count else { return Ok(()) };
     let start = match s.estimate {
         Some(e) => format!(
-            "{:.0} % of the estimate from phases {} and {}",
+            "{:.0} % of the estimate from phases {} and {} (after an earlier search on them: the share it found)",
             search.start_factor * 100.0,
             e.random_phase + 1,
             e.sequential_phase + 1
@@ -78,7 +78,18 @@ fn write_search(f: &mut fmt::Formatter<'_>, s: &StreamsPlan) -> fmt::Result {
         "  search: starts at {start}, doubles until a count fails, then bisects to {:.0} %; at most {} viewers{limit}",
         search.precision * 100.0,
         search.limit
-    )
+    )?;
+    let times = match search.confirmations {
+        0 => return writeln!(f, "  not confirmed: the edge is run once"),
+        1 => "once more".to_string(),
+        n => format!("{n} more times"),
+    };
+    writeln!(
+        f,
+        "  confirmed: the edge is run {times} (the count that passed, then the one that failed; a count that \
+         disagrees searches again around it); the answer is the median of the runs with their range"
+    )?;
+    Ok(())
 }
 
 fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan) -> fmt::Result {

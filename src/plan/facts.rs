@@ -92,6 +92,9 @@ pub enum TargetFacts {
         mounted_at: Vec<PathBuf>,
         /// Pools, holders or swap that use the device.
         in_use_by: Vec<String>,
+        /// What the device shares bytes with under another name (a loop device over a mounted image):
+        /// refused whatever the flags.
+        overlaps: Vec<String>,
         /// A filesystem or partition-table signature found on the device.
         signature: Option<String>,
     },

@@ -81,6 +81,8 @@ pub struct SearchPlan {
     pub limit_factor: Option<f64>,
     /// Stop bisecting when the gap is at most this fraction (not percent: 0.03 = 3 %) of the passing count.
     pub precision: f64,
+    /// Rounds that run the found edge again (the count that passed, then the one that failed).
+    pub confirmations: u32,
 }
 
 /// A count meets the target when at most `max_stalled` streams stalled and every stream started within
@@ -315,6 +317,7 @@ fn stream_count(streams: &StreamsSpec) -> StreamCount {
             limit: streams.limit.unwrap_or(defaults::SEARCH_LIMIT),
             limit_factor: streams.limit_factor,
             precision: streams.precision.unwrap_or(defaults::PRECISION_PCT) / 100.0,
+            confirmations: streams.confirmations.unwrap_or(defaults::CONFIRMATIONS),
         }),
     }
 }

@@ -186,7 +186,7 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
                 ms(s.startup.at(99.0)),
                 ms(s.lateness.at(99.0)),
                 format_mbps(s.delivered_mbps),
-                if s.meets_target { "ok".into() } else { "missed".into() },
+                super::streams::step_mark(s).into(),
             ]
         })
         .collect();
@@ -242,18 +242,19 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     }
     writeln!(out)?;
     table(out, &["measurement", "result"], &[false, true], &rows)?;
-    let verdict: Vec<Vec<String>> = check
-        .verdict
-        .iter()
-        .map(|v| {
-            let sustained = if v.capacity.at_limit { format!("≥ {}", v.streams) } else { v.streams.to_string() };
-            vec![v.label.clone(), format!("{} Mbit/s", v.bitrate_bps as f64 / 1e6), sustained, v.limited_by.clone()]
-        })
-        .collect();
+    let verdict: Vec<Vec<String>> = check.verdict.iter().map(|v| super::check::verdict_cells(v).to_vec()).collect();
     if !verdict.is_empty() {
         writeln!(out, "Concurrent streams with no stall and start-up within 2 s:")?;
         writeln!(out)?;
-        table(out, &["format", "bitrate", "streams", "limited by"], &[false, true, true, false], &verdict)?;
+        table(out, &super::check::VERDICT_HEADER, &super::check::VERDICT_RIGHT, &verdict)?;
+        for v in &check.verdict {
+            writeln!(out, "- {}", cell(&v.capacity.words))?;
+        }
+        writeln!(out)?;
+        for line in super::check::verdict_legend(check) {
+            writeln!(out, "_{}_", cell(&line))?;
+            writeln!(out)?;
+        }
     }
     if check.partial {
         writeln!(out, "_Partial: the check stopped before the end._")?;

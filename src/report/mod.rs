@@ -7,7 +7,7 @@
 //! same trait. The terminal summary also shows what `inspect` found beneath a target (`inspect`).
 
 mod cache;
-mod check;
+pub(crate) mod check;
 mod check_hint;
 mod cluster;
 pub mod compare;

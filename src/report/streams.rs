@@ -140,16 +140,21 @@ fn step_table(streams: &StreamsResult) -> Table {
             format!("{:.1}", step.delivered_mbps),
             busiest(step),
             format!("{:.0}%", step.cpu_pct),
-            if step.interrupted {
-                "interrupted".into()
-            } else if step.meets_target {
-                "ok".into()
-            } else {
-                "missed".into()
-            },
+            step_mark(step).into(),
         ]);
     }
     table
+}
+
+/// How a step ended, in a word: "ok", "missed", "interrupted", or "cache-served" (it passed, but a cache served
+/// it, so it does not count toward the capacity).
+pub(super) fn step_mark(step: &StreamsStep) -> &'static str {
+    match (step.interrupted, step.meets_target, step.counts()) {
+        (true, _, _) => "interrupted",
+        (_, true, false) => "cache-served",
+        (_, true, true) => "ok",
+        (_, false, _) => "missed",
+    }
 }
 
 /// The one step of a `--count` run in words.

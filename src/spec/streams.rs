@@ -17,6 +17,9 @@ use crate::units::{Bitrate, ByteRate, Bytes, deserialize_opt_duration, parse_dur
 /// in flight now and then; far above what one machine can drive, far below what would exhaust its memory.
 pub const MAX_VIEWERS: u32 = 1_000_000;
 
+/// The most confirmation rounds a search may run (each is two more steps).
+pub const MAX_CONFIRMATIONS: u32 = 5;
+
 /// One stream phase, as asked. Keys match the `streams` flags (kebab-case in TOML).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -72,6 +75,10 @@ pub struct StreamsSpec {
     /// The search stops when a passing and a failing count are within this percentage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precision: Option<f64>,
+    /// Rounds that run the search's edge again (the count that passed, then the one that failed); the answer is the
+    /// median of the edges, given with their range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmations: Option<u32>,
     /// The search starts at this fraction of the estimate (default 0.5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_factor: Option<f64>,
@@ -146,6 +153,9 @@ impl StreamsSpec {
         }
         if self.precision.is_some_and(|p| !(0.0..=50.0).contains(&p)) {
             return Err("precision is a percentage from 0 to 50".into());
+        }
+        if self.confirmations.is_some_and(|c| c > MAX_CONFIRMATIONS) {
+            return Err(format!("--confirm (confirmations in a job) is a count from 0 to {MAX_CONFIRMATIONS}"));
         }
         if self.vbr.is_some_and(|v| !(0.0..=90.0).contains(&v)) {
             return Err("vbr is a percentage of the mean bitrate from 0 to 90".into());

@@ -43,6 +43,9 @@ pub mod defaults {
     pub const SEARCH_LIMIT: u32 = 10_000;
     /// The search stops bisecting when passing and failing counts are within this percentage.
     pub const PRECISION_PCT: f64 = 3.0;
+    /// Rounds that run the found edge again (the count that passed, then the one that failed) after the search:
+    /// one, so the answer comes with a range of two runs at the cost of two more steps.
+    pub const CONFIRMATIONS: u32 = 1;
     /// Length of each raw-rate measurement behind the estimate.
     pub const ESTIMATE_TIME: Duration = Duration::from_secs(5);
     /// With `--vbr`, the media one bitrate holds for (a group of pictures, as encoders commonly cut them).

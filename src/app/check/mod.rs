@@ -1,4 +1,4 @@
-//! `streamcap check [DIR]`: the main job. In about two minutes by default, on the storage under DIR: host and
+//! `streamcap check [DIR]`: the main job. In about three minutes by default, on the storage under DIR: host and
 //! device facts; sequential write and read MB/s; 4 KiB random-read IOPS at queue depth 1 and 32; small-file
 //! create, stat and read rates; the stream-capacity search for three video formats; then the verdict table.
 //!
@@ -100,7 +100,7 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     }
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
-    let options = RunOptions { run_id: run_id(), ..Default::default() };
+    let options = RunOptions { run_id: run_id(), wait: args.wait, ..Default::default() };
     let media = profile::Media { library: library.as_ref().map(|(dir, _)| dir.clone()), size: args.library_size };
     let mut job = profile::check_job(&settings, data_set, direct, &media);
     if let Some((canonical, files)) = library {
@@ -298,19 +298,25 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     let sequential = figures::sequential(phases);
     let random = figures::random_reads(phases);
     let small = figures::small_files(phases, files, direct);
-    let mut verdict = Vec::new();
+    let network = result.target.filesystem.as_ref().is_some_and(|fs| fs.is_network());
+    // The facts do not name a throttle yet (issue 24, item 5: a cgroup blkio limit read from its files).
+    let context = verdict::Context { sequential_mbps: figures::sequential_read_mbps(phases), network, throttle: None };
+    let (mut verdict, mut measured) = (Vec::new(), 0);
     for name in FORMATS {
         let format = Format::parse(name).expect("the check's formats are in the table");
         let phase_name = profile::stream_phase_name(name);
         let finished = phases.iter().find(|p| p.name == phase_name).and_then(|p| p.streams.as_ref());
         // The phase under way is in `result.streams` until it finishes.
         let running = result.streams.as_ref().filter(|s| s.formats.first().is_some_and(|f| f.name == format.name));
-        if let Some(streams) = finished.or(running) {
-            verdict.push(verdict::verdict(&format, streams));
+        match finished.or(running) {
+            Some(streams) => {
+                measured += 1;
+                verdict.push(verdict::verdict(&format, streams, &context));
+            }
+            None => verdict.push(verdict::not_run(&format, &context)),
         }
     }
-    let complete = result.status == RunStatus::Completed && verdict.len() == FORMATS.len();
-    let network = result.target.filesystem.as_ref().is_some_and(|fs| fs.is_network());
+    let complete = result.status == RunStatus::Completed && measured == FORMATS.len();
     let cache = cache::section(phases, &verdict, network);
     let hint = if complete { hint::planner_hint(result, &verdict) } else { hint::Hint::default() };
     let summary = result.check.as_mut().expect("set at the start");

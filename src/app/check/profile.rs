@@ -1,12 +1,15 @@
 //! How long `streamcap check` looks, in one table: the three profiles (`--quick`, default, `--thorough`) and
 //! the jobs they give. Every size and duration of a check lives here and nowhere else.
 //!
-//! The default is sized for about two minutes on a small VM: a 1 GiB data set (less when free space is short),
+//! The default is sized for about three minutes on a small VM: a 1 GiB data set (less when free space is short),
 //! 5 s per raw phase, a tree of 2 000 small files, and per video format a capacity search of about five steps of
-//! 3 s viewing each, bisected to 15 %, over one media library of 8 GiB that every format reads (at most half the
-//! free space; larger than the caches of drives and controllers). `--quick` (≈30–40 s, a 2 GiB library) and
-//! `--thorough` (≈10 min, 32 GiB) scale all of it. The cache section adds one raw phase of the same length (the
-//! page cache, as `streamcap cache` measures it).
+//! 3 s viewing each (four for the later formats, which start where the first found its edge), bisected to 15 %,
+//! then its edge run twice more (about three steps each: the count that passed, the one that failed, and now and
+//! then a search around an edge that moved). All of it reads one media library of 8 GiB that every format reads (at most half the
+//! free space; larger than the caches of drives and controllers). `--quick` (≈1 min: a 2 GiB library, 2 s steps, 10 %, one confirmation) and
+//! `--thorough` (≈20 min: 32 GiB, 30 s steps, 3 %, two) scale all of it. The cache section adds one raw phase of the same
+//! length (the page cache, as `streamcap cache` measures it). Measured on this 2-core VM (debug build, busy):
+//! quick 58–78 s, default 185 s.
 
 use std::time::Duration;
 
@@ -57,6 +60,8 @@ pub struct Settings {
     /// The search starts at this fraction of the estimate and stops at `limit_factor` times it.
     pub start_factor: f64,
     pub limit_factor: f64,
+    /// Rounds that run each format's edge again (two steps each: the count that passed, the one that failed).
+    pub confirmations: u32,
 }
 
 impl Profile {
@@ -83,9 +88,10 @@ impl Profile {
                 stream_ramp: ms(250),
                 library: Bytes::gib(2),
                 estimate_time: s(1),
-                precision: 0.3,
+                precision: 0.1,
                 start_factor: 0.75,
-                limit_factor: 1.0,
+                limit_factor: 1.25,
+                confirmations: 1,
             },
             Profile::Default => Settings {
                 data_set: Bytes(1 << 30),
@@ -101,6 +107,7 @@ impl Profile {
                 precision: 0.15,
                 start_factor: 0.5,
                 limit_factor: 2.0,
+                confirmations: 2,
             },
             Profile::Thorough => Settings {
                 data_set: Bytes(4 << 30),
@@ -116,6 +123,7 @@ impl Profile {
                 precision: 0.03,
                 start_factor: 0.5,
                 limit_factor: 4.0,
+                confirmations: 2,
             },
         }
     }
@@ -129,8 +137,10 @@ impl Settings {
     pub fn forecast(&self) -> Duration {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
-        let steps = if self.limit_factor <= 1.0 { 3 } else { 5 };
-        let streams = (self.watch + self.stream_ramp) * (3 * steps) + self.estimate_time * 2;
+        // The first format's search, the later ones from where it found the edge, then the confirmations: two
+        // steps each, and a search around an edge that moved about every other time.
+        let steps = 5 + 2 * 4 + 3 * 3 * self.confirmations;
+        let streams = (self.watch + self.stream_ramp) * steps + self.estimate_time * 2;
         let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
         raw + files + streams + library
     }
@@ -271,6 +281,7 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Med
             precision: Some(settings.precision * 100.0),
             start_factor: Some(settings.start_factor),
             limit_factor: Some(settings.limit_factor),
+            confirmations: Some(settings.confirmations),
             estimate: Some(true),
             estimate_time: Some(settings.estimate_time),
             max_stalled: Some(TARGET_MAX_STALLED),
@@ -286,9 +297,11 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Med
     job
 }
 
-/// The name of the capacity-search phase of a format.
+/// The name of the capacity-search phase of a format, by its label ("streams 2160p remux"): the name appears in
+/// notes and tables a reader reads, where the format's id ("2160p-remux") would be jargon.
 pub fn stream_phase_name(format: &str) -> String {
-    format!("streams {format}")
+    let label = Format::parse(format).map_or_else(|_| format.to_string(), |f| f.label);
+    format!("streams {label}")
 }
 
 /// The chunk every viewer asks for (the `streams` default).
@@ -343,8 +356,10 @@ mod tests {
     }
 
     #[test]
-    fn the_default_forecast_is_about_two_minutes() {
-        let t = Profile::Default.settings().forecast().as_secs();
-        assert!((90..=150).contains(&t), "{t} s");
+    fn the_forecasts_are_about_one_three_and_twenty_minutes() {
+        let t = |p: Profile| p.settings().forecast().as_secs();
+        assert!((45..=90).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
+        assert!((150..=210).contains(&t(Profile::Default)), "{} s", t(Profile::Default));
+        assert!((900..=1500).contains(&t(Profile::Thorough)), "{} s", t(Profile::Thorough));
     }
 }

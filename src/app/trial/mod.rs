@@ -35,6 +35,8 @@ pub fn run(args: TrialArgs) -> Result<ExitCode> {
     super::outputs::check(&[("--json", args.json.as_deref())], &inputs, None)?;
     let catalogue = args.drives.as_ref().map(|p| predict::catalogue_drive(p, args.drive.as_deref())).transpose()?;
     pool::check_tools()?;
+    // Held to the end of the trial (also through Ctrl-C and the teardown of a layout).
+    let _locks = safety::lock_devices(&args.devices)?;
     let checked = safety::check_devices(&args.devices, args.allow_device_writes)?;
     let names: Vec<&str> = layouts.iter().map(|l| l.name()).collect();
     let what = format!(
