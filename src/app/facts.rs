@@ -131,7 +131,13 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
 /// The memory and threads this process may still take, for the plan's resource check.
 pub fn resource_limits() -> ResourceLimits {
     let limits = ProcessLimits::gather();
-    ResourceLimits { memory: limits.memory, threads: limits.threads }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    ResourceLimits {
+        memory: limits.memory,
+        memory_bound: limits.memory_bound,
+        malloc_arenas: cpus * crate::limits::MALLOC_ARENAS_PER_CPU,
+        threads: limits.threads,
+    }
 }
 
 /// What is at each anchor the job's file-set trees name: missing, not a directory, or a directory with its free

@@ -43,7 +43,7 @@ pub use kept::{KeptError, KeptRun, latest_kept_run, load_kept_run};
 pub use layout::{direct_io_supported, fill};
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
-pub use signals::{INTERRUPTED_EXIT, Interrupt};
+pub use signals::{INTERRUPTED_EXIT, Interrupt, survive_file_size_limit};
 pub use stale::{Stale, remove_stale};
 pub use verify_pass::{VerifyOutcome, read_back};
 pub use workdir::{WorkDir, run_id};

@@ -52,7 +52,7 @@ pub struct WorkDir {
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkDirError {
-    #[error("cannot create {path}: {cause}{}", create_hint(cause))]
+    #[error("cannot create {path}: {}{}", crate::limits::explain(cause), create_hint(cause))]
     Create { path: PathBuf, cause: io::Error },
     #[error(transparent)]
     Owned(#[from] OwnedError),

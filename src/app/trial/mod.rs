@@ -28,6 +28,8 @@ use measure::{Settings, figures, layout_job, problem};
 use pool::Pool;
 
 pub fn run(args: TrialArgs) -> Result<ExitCode> {
+    let settings = Settings { size: args.size, runtime: args.runtime, format: args.format.clone(), chunk: args.chunk };
+    measure::check_runtime(&settings)?;
     let layouts = layouts(&args.layouts.0, args.devices.len())?;
     let inputs: Vec<&std::path::Path> = args.drives.iter().chain(&args.devices).map(PathBuf::as_path).collect();
     super::outputs::check(&[("--json", args.json.as_deref())], &inputs, None)?;
@@ -51,7 +53,6 @@ pub fn run(args: TrialArgs) -> Result<ExitCode> {
     );
     safety::confirm(&checked, &what, args.yes)?;
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let settings = Settings { size: args.size, runtime: args.runtime, format: args.format.clone(), chunk: args.chunk };
     let drive = match catalogue {
         Some(d) => d,
         None => match measure_drive(&args.devices[0], &settings, &interrupt, args.quiet)? {

@@ -27,7 +27,7 @@ use crate::workload::fileset::{BitSet, FileClaims, Selection};
 pub enum FormatError {
     #[error(transparent)]
     Tree(#[from] TreeError),
-    #[error("cannot create or fill {path}: {cause}{}", full_hint(cause))]
+    #[error("cannot create or fill {path}: {}{}", crate::limits::explain(cause), full_hint(cause))]
     Write { path: PathBuf, cause: io::Error },
     #[error("interrupted while creating the file-set tree")]
     Interrupted,
