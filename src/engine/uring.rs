@@ -67,6 +67,7 @@ const BTRFS_MAGIC: i64 = 0x9123_683E;
 
 /// Whether a read of `file` must land every byte in memory of its own to reach the device: a file opened with
 /// O_DIRECT on btrfs (see the module's header).
+#[allow(clippy::unnecessary_cast)] // `f_type` is an i64 here, an i32 or u32 on other targets
 fn needs_own_memory(file: &File) -> bool {
     let direct = rustix::fs::fcntl_getfl(file).is_ok_and(|f| f.contains(rustix::fs::OFlags::DIRECT));
     direct && rustix::fs::fstatfs(file).is_ok_and(|s| s.f_type as i64 == BTRFS_MAGIC)

@@ -14,6 +14,7 @@ mod io;
 mod latency;
 mod planning;
 mod plausibility;
+mod served;
 mod skew;
 mod streams;
 mod sweep;
@@ -52,6 +53,7 @@ pub use plausibility::{
     CACHE_BENEATH, ROTATIONAL_MAX_MBPS, ROTATIONAL_MAX_RANDOM_READS_QD1, flag_implausible_devices,
     rotational_implausibility,
 };
+pub use served::{Beneath, SERVED_TOLERANCE, StepServed, judge_step, layer_reads};
 pub use skew::{SKEW_WARN_PCT, SkewCheck, SkewShare, skew_check};
 pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::DeviceResult;
+use super::served::{Beneath, StepServed, judge_step};
 use crate::metrics::{DEFAULT_PERCENTILES, Histogram, LatencySummary};
 use crate::streams::{IngestOutcome, SearchOutcome, StepOutcome, StreamStats};
 
@@ -125,8 +126,17 @@ pub struct StreamsStep {
     pub peak_rss_bytes: u64,
     /// The engine that issued the reads ("io_uring", "sync", "null", or "http" for remote media).
     pub engine: String,
-    /// Activity of each device beneath the target over the step (empty for remote media).
+    /// Activity of each device beneath the target over the step (empty for remote media, unless
+    /// `--served-from` named the server's document root on this host).
     pub devices: Vec<DeviceResult>,
+    /// Bytes the viewers' reads transferred over the step, chunks used and thrown away alike (0 in results
+    /// older than it).
+    #[serde(default)]
+    pub read_bytes: u64,
+    /// Whether the devices beneath read what the viewers received, or a cache served the step
+    /// (`device_read_bytes`, `cache_served`, `served_words`; see `results::served`).
+    #[serde(flatten)]
+    pub served: StepServed,
     /// `--ingest`: the background writers that ran during this step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestFigures>,
@@ -185,6 +195,10 @@ pub struct IngestFigures {
 pub struct CapacityAnswer {
     /// The largest count of streams that met the target (0: not even one stream).
     pub streams: u32,
+    /// The search's largest passing count, when its step was served from a cache rather than by the devices
+    /// (`StreamsStep::served`): then `streams` is the largest passing count the devices served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_served: Option<u32>,
     /// The smallest count measured that failed it, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_failing: Option<u32>,
@@ -209,6 +223,9 @@ pub struct StepContext<'a> {
     pub cpu: Duration,
     pub peak_rss_bytes: u64,
     pub devices: Vec<DeviceResult>,
+    /// Why the devices beneath cannot be set beside the viewers' bytes (a remote server, clients on other
+    /// hosts, the null engine); `None`: judge the step by `devices`.
+    pub unseen: Option<String>,
 }
 
 fn seconds(h: &Histogram) -> LatencySummary {
@@ -259,6 +276,14 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
         peak_rss_bytes: context.peak_rss_bytes,
         engine: outcome.engine.into(),
+        read_bytes: outcome.read_bytes,
+        served: judge_step(
+            outcome.read_bytes,
+            match &context.unseen {
+                Some(why) => Beneath::Unseen(why),
+                None => Beneath::Devices(&context.devices),
+            },
+        ),
         devices: context.devices,
         ingest: outcome.ingest.as_ref().map(|i| ingest_figures(i, outcome.elapsed)),
         interrupted: outcome.interrupted,
@@ -343,11 +368,17 @@ pub fn capacity_answer(
     } else {
         format!("with at most {} stalled", target.max_stalled_streams)
     };
+    let (best, cache_served) = counted_best(found.best, steps);
     let mut words = if found.stopped && found.best == 0 {
         format!("search interrupted before any count of {label} was measured to the end")
+    } else if best == 0 && cache_served.is_some() {
+        format!("not measured: every count of {label} that passed was served from a cache (RAM), not by the devices")
     } else {
-        format!("sustains {} × {label} {quality}", found.best)
+        format!("sustains {best} × {label} {quality}")
     };
+    if let (Some(n), true) = (cache_served, best > 0) {
+        words.push_str(&format!(" (as the devices served it; {n} passed only from a cache and does not count)"));
+    }
     match (found.first_failing, &failing_reason) {
         (Some(n), Some(why)) => words.push_str(&format!("; at {n}, {why}")),
         _ if found.at_limit => words.push_str(" (the search limit; it may sustain more)"),
@@ -357,13 +388,26 @@ pub fn capacity_answer(
         words.push_str(" (search interrupted)");
     }
     CapacityAnswer {
-        streams: found.best,
+        streams: best,
+        cache_served,
         first_failing: found.first_failing,
         failing_reason,
         at_limit: found.at_limit,
         interrupted: found.stopped,
         words,
     }
+}
+
+/// The search's best count, unless its passing step was cache-served: then the largest count whose passing
+/// step the devices served (0: none), with the cache-served count beside it. A capacity is only what the
+/// devices beneath were seen to deliver (`results::served`).
+fn counted_best(best: u32, steps: &[StreamsStep]) -> (u32, Option<u32>) {
+    let served_by_cache = |n: u32| steps.iter().rev().find(|s| s.count == n).is_some_and(|s| s.served.cache_served);
+    if best == 0 || !served_by_cache(best) {
+        return (best, None);
+    }
+    let counted = steps.iter().filter(|s| s.meets_target && !s.served.cache_served && s.count < best);
+    (counted.map(|s| s.count).max().unwrap_or(0), Some(best))
 }
 
 fn plural(n: u32) -> &'static str {
@@ -373,4 +417,45 @@ fn plural(n: u32) -> &'static str {
 fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step of a real check (tests/fixtures/check-v1.json) at `count`, passing or not, served by a cache or not.
+    fn step(count: u32, meets: bool, cache_served: bool) -> StreamsStep {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check-v1.json");
+        let result = crate::results::read_result(&path).unwrap();
+        let mut step = result.check.unwrap().verdict[0].steps[0].clone();
+        step.count = count;
+        step.meets_target = meets;
+        step.served.cache_served = cache_served;
+        step
+    }
+
+    fn answer(best: u32, first_failing: Option<u32>, steps: &[StreamsStep]) -> CapacityAnswer {
+        let found = SearchOutcome { best, first_failing, at_limit: false, stopped: false };
+        let target = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
+        capacity_answer(&found, steps, &target, "1080p")
+    }
+
+    #[test]
+    fn a_count_that_passed_only_from_a_cache_is_not_the_capacity() {
+        // 8 and 16 passed from the devices, 32 passed from RAM, 48 failed.
+        let steps = [step(8, true, false), step(16, true, false), step(32, true, true), step(48, false, false)];
+        let found = answer(32, Some(48), &steps);
+        assert_eq!((found.streams, found.cache_served), (16, Some(32)));
+        assert!(found.words.starts_with("sustains 16 × 1080p"), "{}", found.words);
+        assert!(found.words.contains("32 passed only from a cache"), "{}", found.words);
+        // Every pass from RAM: no capacity at all.
+        let steps = [step(4, true, true), step(8, false, false)];
+        let found = answer(4, Some(8), &steps);
+        assert_eq!((found.streams, found.cache_served), (0, Some(4)));
+        assert!(found.words.starts_with("not measured: every count"), "{}", found.words);
+        // A cache-served step that failed changes nothing.
+        let steps = [step(8, true, false), step(16, false, true)];
+        let found = answer(8, Some(16), &steps);
+        assert_eq!((found.streams, found.cache_served), (8, None));
+    }
 }

@@ -13,7 +13,14 @@ use crate::streams::Format;
 /// The verdict for `format` from its stream phase's result (complete, or partial while its search runs).
 pub fn verdict(format: &Format, streams: &StreamsResult) -> FormatVerdict {
     let answer = streams.capacity.clone().unwrap_or_else(|| CapacityAnswer {
-        streams: streams.steps.iter().filter(|s| s.meets_target).map(|s| s.count).max().unwrap_or(0),
+        streams: streams
+            .steps
+            .iter()
+            .filter(|s| s.meets_target && !s.served.cache_served)
+            .map(|s| s.count)
+            .max()
+            .unwrap_or(0),
+        cache_served: None,
         first_failing: None,
         failing_reason: None,
         at_limit: false,

@@ -2,8 +2,11 @@
 //! streamcap's CPU around it), the estimate and the search's answer — kept as a `StreamsResult` that the JSON
 //! is rewritten with after every step.
 
+use std::collections::BTreeSet;
+use std::net::IpAddr;
 use std::time::Instant;
 
+use crate::engine::{EngineKind, HttpUrl};
 use crate::plan::{MediaSource, StreamsPlan, TargetPlan};
 use crate::results::{
     FormatShare, QualityTarget, StepContext, StreamsResult, build_step, capacity_answer, device_activity,
@@ -16,6 +19,9 @@ pub struct StreamPhase {
     pub result: StreamsResult,
     config: StreamsConfig,
     memory_backed: bool,
+    /// Remote media: whether every URL names this host (loopback), for the words of a step whose server's
+    /// devices are not watched; `None` for local media.
+    remote_on_loopback: Option<bool>,
     /// Counters taken when the current step started.
     before: Option<(Vec<DiskStat>, ProcessCpu, Instant)>,
 }
@@ -63,7 +69,16 @@ impl StreamPhase {
             capacity: None,
             estimate: None,
         };
-        StreamPhase { result, config, memory_backed, before: None }
+        let urls: Vec<&HttpUrl> = plan
+            .media
+            .iter()
+            .filter_map(|m| match m {
+                MediaSource::Url { url, .. } => Some(url),
+                MediaSource::File(_) => None,
+            })
+            .collect();
+        let remote_on_loopback = (!urls.is_empty()).then(|| urls.iter().all(|u| on_loopback(&u.host)));
+        StreamPhase { result, config, memory_backed, remote_on_loopback, before: None }
     }
 
     pub fn estimate(&mut self, rates: RawRates) {
@@ -91,22 +106,54 @@ impl StreamPhase {
             cpu: after.cpu_since(&cpu),
             peak_rss_bytes: after.max_rss.0,
             devices: device_activity(devices, &disks, &read_diskstats().unwrap_or_default(), started.elapsed()),
+            unseen: self.unseen(step, devices.is_empty()),
         };
         let measured = build_step(step, context);
-        let line = format!(
+        let mut line = format!(
             "  {:>6} streams: {} stalled, start-up p99 {:.2} s, lateness p99 {:.1} ms{}",
             measured.count,
             measured.streams_stalled,
             measured.startup.at(99.0).unwrap_or(0) as f64 / 1e9,
             measured.lateness.at(99.0).unwrap_or(0) as f64 / 1e6,
-            match (measured.meets_target, measured.interrupted) {
-                (_, true) => "  interrupted",
-                (true, _) => "  ok",
-                (false, _) => "  missed",
+            match (measured.meets_target, measured.interrupted, measured.served.cache_served) {
+                (_, true, _) => "  interrupted",
+                (_, _, true) => "  cache-served (not counted)",
+                (true, _, _) => "  ok",
+                (false, _, _) => "  missed",
             }
         );
+        if measured.served.cache_served {
+            line.push_str(&format!("\n          {}", measured.served.served_words));
+        }
         self.result.steps.push(measured);
         line
+    }
+
+    /// Why this step's devices cannot be set beside its viewers' bytes, or `None` when they can.
+    fn unseen(&self, step: &StepOutcome, no_devices: bool) -> Option<String> {
+        let hosts: BTreeSet<&str> = step.clients.iter().map(|c| c.host.as_str()).collect();
+        if step.engine == EngineKind::Null.name() {
+            Some("the null engine reads nothing".into())
+        } else if hosts.len() > 1 {
+            Some(format!(
+                "the viewers ran on {} hosts, and the devices beneath the others cannot be seen from this one",
+                hosts.len()
+            ))
+        } else {
+            match (self.remote_on_loopback, no_devices) {
+                (Some(true), true) => Some(
+                    "the web server runs on this host, but its document root was not given (--served-from DIR): \
+                     its page cache may have served the viewers"
+                        .into(),
+                ),
+                (Some(false), true) => Some(
+                    "the server is remote, and its cache cannot be seen from here: its answers may have come from \
+                     its RAM"
+                        .into(),
+                ),
+                _ => None,
+            }
+        }
     }
 
     /// Records the search's answer; returns it in words.
@@ -131,4 +178,9 @@ impl StreamPhase {
             compare(e, step.count, self.memory_backed);
         }
     }
+}
+
+/// Whether a URL's host is this host's loopback ("localhost", 127.0.0.0/8, ::1).
+pub fn on_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }

@@ -134,6 +134,8 @@ pub struct Measured {
     pub streams: Option<f64>,
     /// The stream search reached its limit without a failure: `streams` is a lower bound.
     pub streams_at_limit: bool,
+    /// A larger count passed only from a cache (not counted in `streams`).
+    pub streams_cache_served: Option<f64>,
 }
 
 pub fn figures(result: &RunResult) -> Measured {
@@ -152,6 +154,7 @@ pub fn figures(result: &RunResult) -> Measured {
         random_reads: rate(RANDOM_1, true, false),
         streams: capacity.map(|c| f64::from(c.streams)),
         streams_at_limit: capacity.is_some_and(|c| c.at_limit),
+        streams_cache_served: capacity.and_then(|c| c.cache_served).map(f64::from),
     }
 }
 

@@ -275,6 +275,7 @@ mod tests {
     fn a_search_at_its_limit_is_a_lower_bound() {
         let limit = CapacityAnswer {
             streams: 40,
+            cache_served: None,
             first_failing: None,
             failing_reason: None,
             at_limit: true,
@@ -283,6 +284,7 @@ mod tests {
         };
         let found = CapacityAnswer {
             streams: 20,
+            cache_served: None,
             first_failing: Some(22),
             failing_reason: None,
             at_limit: false,
