@@ -152,6 +152,10 @@ pub struct TargetInfo {
     pub path: String,
     /// "directory", "file", "block_device" or "http".
     pub kind: String,
+    /// Remote media from a web server on this host (`--served-from`): its document root, whose filesystem,
+    /// devices and pool the fields below describe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_from: Option<String>,
     /// The filesystem holding the target (absent for raw devices).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystem: Option<FilesystemFacts>,

@@ -5,6 +5,8 @@
 
 mod streams;
 
+pub use streams::on_loopback;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
