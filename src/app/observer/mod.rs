@@ -203,7 +203,8 @@ impl RunObserver for ResultRecorder<'_> {
         self.progress.start_phase(index, self.plan.phases.len(), &phase.name);
         if let Some(plan) = &phase.streams {
             let memory_backed = self.plan.target.memory_backed.is_some();
-            self.streams.insert(index, streams::StreamPhase::new(plan, &self.plan.target, memory_backed));
+            let network = self.result.target.filesystem.as_ref().filter(|f| f.is_network()).map(|f| f.fs_type.clone());
+            self.streams.insert(index, streams::StreamPhase::new(plan, &self.plan.target, memory_backed, network));
         }
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are
         // not the phase's.

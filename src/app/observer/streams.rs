@@ -22,12 +22,14 @@ pub struct StreamPhase {
     /// Remote media: whether every URL names this host (loopback), for the words of a step whose server's
     /// devices are not watched; `None` for local media.
     remote_on_loopback: Option<bool>,
+    /// The media's network filesystem type (sshfs, nfs…), whose server's disks cannot be seen from here.
+    network: Option<String>,
     /// Counters taken when the current step started.
     before: Option<(Vec<DiskStat>, ProcessCpu, Instant)>,
 }
 
 impl StreamPhase {
-    pub fn new(plan: &StreamsPlan, target: &TargetPlan, memory_backed: bool) -> StreamPhase {
+    pub fn new(plan: &StreamsPlan, target: &TargetPlan, memory_backed: bool, network: Option<String>) -> StreamPhase {
         let config = plan.config.clone();
         let total_weight: u32 = config.mix.0.iter().map(|(_, w)| w).sum();
         let media_bytes = plan
@@ -78,7 +80,7 @@ impl StreamPhase {
             })
             .collect();
         let remote_on_loopback = (!urls.is_empty()).then(|| urls.iter().all(|u| on_loopback(&u.host)));
-        StreamPhase { result, config, memory_backed, remote_on_loopback, before: None }
+        StreamPhase { result, config, memory_backed, remote_on_loopback, network, before: None }
     }
 
     pub fn estimate(&mut self, rates: RawRates) {
@@ -134,6 +136,11 @@ impl StreamPhase {
         let hosts: BTreeSet<&str> = step.clients.iter().map(|c| c.host.as_str()).collect();
         if step.engine == EngineKind::Null.name() {
             Some("the null engine reads nothing".into())
+        } else if let Some(fs) = &self.network {
+            Some(format!(
+                "the media is on a network filesystem ({fs}): every chunk crossed the link, and the server's disks \
+                 and cache cannot be seen from here"
+            ))
         } else if hosts.len() > 1 {
             Some(format!(
                 "the viewers ran on {} hosts, and the devices beneath the others cannot be seen from this one",
@@ -183,4 +190,19 @@ impl StreamPhase {
 /// Whether a URL's host is this host's loopback ("localhost", 127.0.0.0/8, ::1).
 pub fn on_loopback(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_loopback;
+
+    #[test]
+    fn loopback_hosts_are_this_host() {
+        for host in ["localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1"] {
+            assert!(on_loopback(host), "{host}");
+        }
+        for host in ["jellyfin.lan", "10.0.0.5", "::2", "localhost.example"] {
+            assert!(!on_loopback(host), "{host}");
+        }
+    }
 }
