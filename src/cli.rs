@@ -83,6 +83,7 @@ pub struct InspectArgs {
     /// A directory, a file or a block device.
     pub target: PathBuf,
     /// Also write what was found to FILE as a result JSON with no phases (`streamcap report FILE` prints it again).
+    /// `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 }
@@ -94,7 +95,7 @@ pub struct ReportArgs {
     /// What to print: the summary table, fio's JSON (as `fio --output-format=json`) or Markdown tables.
     #[arg(long, value_enum, default_value_t = ReportFormat::Summary)]
     pub format: ReportFormat,
-    /// Also write the self-contained HTML report (charts, facts, configuration) to FILE.
+    /// Also write the self-contained HTML report (charts, facts, configuration) to FILE. `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }
@@ -112,7 +113,7 @@ pub struct CompareArgs {
     /// Print Markdown tables instead of the terminal table.
     #[arg(long)]
     pub markdown: bool,
-    /// Also write the comparison as a self-contained HTML page with overlaid charts to FILE.
+    /// Also write the comparison as a self-contained HTML page with overlaid charts to FILE. `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Compare results of different workloads anyway (with a warning per difference).
@@ -265,17 +266,17 @@ pub struct RunArgs {
     /// Reporting interval for the progress line, the interval series and the CSV.
     #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Output")]
     pub interval: Option<Duration>,
-    /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON.
+    /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON. `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
-    /// Write the self-contained HTML report (charts, facts, configuration) to FILE at the end.
+    /// Write the self-contained HTML report (charts, facts, configuration) to FILE at the end. `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub html: Option<PathBuf>,
     /// What to print at the end: the summary, or fio's JSON (as `fio --output-format=json`; printed even with
     /// --quiet).
     #[arg(long, value_enum, default_value_t = OutputFormat::Summary, help_heading = "Output")]
     pub format: OutputFormat,
-    /// Write one CSV row per interval, as the run goes.
+    /// Write one CSV row per interval, as the run goes. `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub csv: Option<PathBuf>,
     /// No progress line and no summary (errors are still printed).

@@ -8,6 +8,7 @@ mod compare;
 mod facts;
 mod history;
 mod inspect;
+mod library;
 mod observer;
 mod output;
 mod outputs;

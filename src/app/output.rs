@@ -1,25 +1,12 @@
-//! What every command does with its output: print to stdout without failing on a closed pipe, check that a
-//! result file can be written before the run, and start a `RunResult` from a plan and the gathered facts.
+//! What every command does with its output: print to stdout without failing on a closed pipe (to stderr when an
+//! output file is `-`, so stdout holds only that file), and start a `RunResult` from a plan and the gathered
+//! facts. Output paths are checked in `outputs.rs`.
 
 use std::io::Write;
-
-use anyhow::Result;
-
-use super::outputs::{Output, check_outputs};
 
 use super::facts::Gathered;
 use crate::plan::{Plan, TargetKind};
 use crate::results::RunResult;
-
-/// A `--json` file must be writable and a plain file (see `outputs`).
-pub fn check_writable_parent(path: &std::path::Path) -> Result<()> {
-    check_output("--json", path)
-}
-
-/// One output file named by `flag` must be writable (see `outputs`); only the JSON is renamed into place.
-pub fn check_output(flag: &'static str, path: &std::path::Path) -> Result<()> {
-    check_outputs(&[Output { flag, path, in_place: flag != "--json" }], &[])
-}
 
 pub fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
     let kind = match plan.target.kind {
@@ -42,10 +29,17 @@ pub fn say(text: &str) {
 }
 
 /// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Control characters (from job
-/// files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON.
+/// files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON. When an
+/// output file is `-` (`--json -`), stdout is that file's and this goes to stderr.
 pub fn print_quietly(text: &str) {
+    let text = crate::escape::for_terminal(text);
+    if crate::outfile::stdout_claimed() {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+        return;
+    }
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush());
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// The exit code of a finished result: 130 interrupted, 2 failed, 1 for I/O errors or any failed operation (a

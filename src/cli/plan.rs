@@ -68,7 +68,7 @@ pub struct PlanArgs {
     /// Rows shown (0: all).
     #[arg(long, default_value_t = crate::planning::defaults::TOP, help_heading = "Output")]
     pub top: usize,
-    /// Write the whole plan as JSON (schema streamcap.planning, docs/planning.md).
+    /// Write the whole plan as JSON (schema streamcap.planning, docs/planning.md). `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
     /// How to print the table.

@@ -43,7 +43,7 @@ pub struct TrialArgs {
     #[arg(long, value_parser = parse_duration, default_value = "5s")]
     pub runtime: Duration,
 
-    /// Write the comparison as JSON (schema streamcap.trial, docs/planning.md).
+    /// Write the comparison as JSON (schema streamcap.trial, docs/planning.md). `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
     /// No progress lines (the table and errors are still printed).

@@ -17,6 +17,10 @@ pub struct Facts {
     /// Why the target's data lives in RAM (tmpfs, zram, a loop device over a cached file), if it does: then
     /// even direct I/O measures memory, and every result is marked cache-affected.
     pub memory_backed: Option<String>,
+    /// The cgroup I/O limits (blkio throttles) on the devices beneath, one sentence per device ("loop0: reads
+    /// limited to 40 MiB/s … by a blkio throttle …"): every plan says them, since figures that reach such a
+    /// limit describe the throttle, not the device.
+    pub throttles: Vec<String>,
     /// The anchors file-set trees name (other than the target), as found.
     pub anchors: Vec<AnchorFacts>,
     /// CPUs this process may use (the default number of stream scheduler threads).
@@ -102,6 +106,7 @@ impl Facts {
             ram: Bytes::gib(16),
             io_uring: Ok(()),
             memory_backed: None,
+            throttles: Vec::new(),
             anchors: Vec::new(),
             cpus: 2,
             media_libraries: Vec::new(),

@@ -41,7 +41,7 @@ pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &
     let media = media_bytes(config, request.viewers)?;
     if media > 1 << 62 {
         return Err(format!(
-            "the test media would take {}: use --files one or library:N, or a shorter --media-length",
+            "the test media would take {}: use --files one or library, or a shorter --media-length",
             Bytes(media)
         ));
     }
@@ -111,10 +111,11 @@ fn media_bytes(config: &StreamsConfig, viewers: u32) -> Result<u64, String> {
                 config.media_length, config.mix.0[format].0.bitrate
             ));
         }
+        // A library's size is its own (`library-size`, shrunk to the free space): not bitrate × length.
         let files = match config.assignment {
             Assignment::One => 1,
             Assignment::Each => u64::from(viewers),
-            Assignment::Library { files, .. } => u64::from(files),
+            Assignment::Library { .. } => 0,
         };
         total = total.saturating_add((raw as u64).saturating_mul(files));
     }
@@ -136,6 +137,7 @@ mod tests {
             ramp: None,
             seek_every: None,
             assignment: Assignment::One,
+            titles: None,
             media_length: defaults::MEDIA_LENGTH,
             seed: 1,
             vbr: None,

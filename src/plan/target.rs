@@ -13,7 +13,7 @@ use super::build::RunOptions;
 use super::defaults;
 use super::facts::{Facts, TargetFacts};
 use super::files::{directory_use, file_table};
-use super::streams::own_media_files;
+use super::streams_media::own_media_files;
 use super::{FilePlan, PlanError, TargetKind, TargetPlan};
 use crate::spec::{EngineChoice, JobSpec};
 use crate::units::{Bytes, GIB};
@@ -87,7 +87,8 @@ fn directory_target(
     // another rank's parts (vdbench's hds), whose files this rank creates but never fills.
     let mine = |unit: &crate::spec::PhaseSpec| unit.rank.is_none_or(|r| options.rank.is_none_or(|me| me == r));
     let mut stored = directory_file_table(job, |u| u.engine != Some(EngineChoice::Null) && mine(u))?;
-    for (name, size) in own_media_files(job) {
+    let other = Bytes(stored.values().fold(0u64, |sum, &size| sum.saturating_add(size)));
+    for (name, size) in own_media_files(job, free, other)? {
         for files in [&mut table, &mut stored] {
             let entry = files.entry(name.clone()).or_insert(0);
             *entry = (*entry).max(size);

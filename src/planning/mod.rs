@@ -22,7 +22,7 @@ pub mod workload;
 
 pub use catalogue::{CatalogueError, parse_catalogue};
 pub use drive::{Cost, Dir, Drive, Price, RandomCost};
-pub use from_result::{FromResultError, drive_from_result};
+pub use from_result::{FromResultError, cache_served, drive_from_result};
 pub use layout::{DEFAULT_LAYOUTS, Layout, parse_layouts};
 pub use workload::{FileWorkload, Goal, Ingest, StreamDemand, StreamFormat, defaults};
 

@@ -1,14 +1,15 @@
 //! The terminal rendering of `streamcap inspect`: what is beneath a target, without any I/O — filesystem, pool
 //! profile and what it means for a failed disk, members, raw and usable capacity, read policy, free space,
-//! effective RAM, whether the data lives in RAM, and every device's facts. Also the short pool and RAM phrases
-//! the run summary uses. Reads only the `RunResult`, so a saved inspect JSON renders the same again.
+//! effective RAM, whether the data lives in RAM, the cgroup throttles that limit the devices, and every device's
+//! facts. Also the short pool and RAM phrases the run summary uses. Reads only the `RunResult`, so a saved
+//! inspect JSON renders the same again.
 
 use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, Table};
 
 use super::terminal::STYLE;
-use crate::results::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile, RunResult};
+use crate::results::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile, RunResult, throttle_words};
 
 pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let target = &result.target;
@@ -45,12 +46,30 @@ pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
         Some(why) => writeln!(out, "in RAM     yes: {why}; figures measured here may describe memory")?,
         None => writeln!(out, "in RAM     no: the data lives on the devices below")?,
     }
+    write_limits(out, result)?;
     if !target.devices.is_empty() {
         writeln!(out)?;
         writeln!(out, "devices beneath, top first:")?;
         writeln!(out, "{}", device_table(result))?;
     }
     Ok(())
+}
+
+/// The cgroup throttles on the devices beneath, one line per device; "none" where devices are beneath and none
+/// is throttled.
+fn write_limits(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+    let target = &result.target;
+    if target.devices.is_empty() {
+        return Ok(());
+    }
+    let lines = throttle_words(&target.throttles);
+    if lines.is_empty() {
+        return writeln!(out, "limits     none: no cgroup throttle limits this process on these devices");
+    }
+    for (i, line) in lines.iter().enumerate() {
+        writeln!(out, "{} {line}", if i == 0 { "limits    " } else { "          " })?;
+    }
+    writeln!(out, "           figures that reach a limit describe the throttle, not the device")
 }
 
 fn write_pool(out: &mut dyn Write, pool: &PoolFacts) -> io::Result<()> {

@@ -7,18 +7,16 @@ use std::io::{self, Write};
 
 use comfy_table::Table;
 
-use super::members::{member_table, members};
-use crate::results::{RunResult, StreamsResult, StreamsStep};
+use super::members::{member_notes, member_table, members};
+use crate::results::{RunResult, StreamsResult, StreamsStep, busiest_own};
 
 fn ms(ns: Option<u64>) -> String {
     ns.map_or("-".into(), |n| format!("{:.2} ms", n as f64 / 1e6))
 }
 
+/// The busiest of the target's own devices (a disk beneath, such as a loop device's backing disk, is the host's).
 fn busiest(step: &StreamsStep) -> String {
-    step.devices
-        .iter()
-        .max_by(|a, b| a.activity.busy_pct.total_cmp(&b.activity.busy_pct))
-        .map_or("-".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
+    busiest_own(&step.devices).map_or("-".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
 }
 
 pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
@@ -30,6 +28,9 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
         writeln!(out)?;
         writeln!(out, "which device did the work at each step (share: of the bytes its layer moved):")?;
         writeln!(out, "{table}")?;
+        for line in member_notes(&groups) {
+            writeln!(out, "{line}")?;
+        }
         writeln!(out)?;
     }
     if let [step] = streams.steps.as_slice() {
@@ -104,6 +105,10 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
     if let Some(pct) = streams.vbr_pct {
         writeln!(out, "variable bitrate: ±{pct} % per GOP of 2 s")?;
     }
+    if let Some(library) = &streams.library {
+        writeln!(out, "library: {} · {}", library.headline(), library.popularity)?;
+        writeln!(out, "  why this size: {}", library.why)?;
+    }
     Ok(())
 }
 
@@ -136,18 +141,21 @@ fn step_table(streams: &StreamsResult) -> Table {
             format!("{:.1}", step.delivered_mbps),
             busiest(step),
             format!("{:.0}%", step.cpu_pct),
-            if step.interrupted {
-                "interrupted".into()
-            } else if step.served.cache_served {
-                "cache-served".into()
-            } else if step.meets_target {
-                "ok".into()
-            } else {
-                "missed".into()
-            },
+            step_mark(step).into(),
         ]);
     }
     table
+}
+
+/// How a step ended, in a word: "ok", "missed", "interrupted", or "cache-served" (it passed, but a cache served
+/// it, so it does not count toward the capacity).
+pub(super) fn step_mark(step: &StreamsStep) -> &'static str {
+    match (step.interrupted, step.meets_target, step.counts()) {
+        (true, _, _) => "interrupted",
+        (_, true, false) => "cache-served",
+        (_, true, true) => "ok",
+        (_, false, _) => "missed",
+    }
 }
 
 /// The one step of a `--count` run in words.
@@ -173,16 +181,16 @@ fn write_single_step(out: &mut dyn Write, streams: &StreamsResult, step: &Stream
 /// Whether the devices beneath served each step (`results::served`): every cache-served step in words, and
 /// the others in one line (results older than the judgment have no words, and get none).
 fn write_served(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()> {
-    let judged: Vec<&StreamsStep> = streams.steps.iter().filter(|s| !s.served.served_words.is_empty()).collect();
-    let (cached, rest): (Vec<&StreamsStep>, Vec<&StreamsStep>) = judged.iter().partition(|s| s.served.cache_served);
+    let judged: Vec<&StreamsStep> = streams.steps.iter().filter(|s| !s.served_words.is_empty()).collect();
+    let (cached, rest): (Vec<&StreamsStep>, Vec<&StreamsStep>) = judged.iter().partition(|s| s.cache_served);
     for step in &cached {
-        writeln!(out, "at {} streams, {}", step.count, step.served.served_words)?;
+        writeln!(out, "at {} streams, {}", step.count, step.served_words)?;
     }
     match rest.as_slice() {
         [] => {}
-        [one] => writeln!(out, "at {} streams, {}", one.count, one.served.served_words)?,
-        [first, ..] if first.served.device_read_bytes.is_none() => {
-            writeln!(out, "{}", first.served.served_words)?;
+        [one] => writeln!(out, "at {} streams, {}", one.count, one.served_words)?,
+        [first, ..] if first.device_read_bytes.is_none() => {
+            writeln!(out, "{}", first.served_words)?;
         }
         _ => writeln!(
             out,

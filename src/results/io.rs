@@ -1,8 +1,7 @@
 //! Reading and writing result files. Writes go to a temporary file in the same directory and are renamed into
-//! place, so a reader (or a crash mid-write) never sees half a result.
+//! place (`crate::outfile`), so a reader (or a crash mid-write) never sees half a result.
 
-use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use super::{RunResult, SCHEMA, SCHEMA_VERSION};
@@ -11,6 +10,8 @@ use super::{RunResult, SCHEMA, SCHEMA_VERSION};
 pub enum ResultIoError {
     #[error("cannot write the result to {path}: {cause}")]
     Write { path: PathBuf, cause: io::Error },
+    #[error("{0}")]
+    Output(#[from] crate::outfile::OutFileError),
     #[error("cannot read {path}: {cause}")]
     Read { path: PathBuf, cause: crate::limits::ReadLimitError },
     #[error("{path} is not a streamcap result: {detail}")]
@@ -21,23 +22,14 @@ pub fn write_result_atomically(result: &RunResult, path: &Path) -> Result<(), Re
     write_json_atomically(result, path)
 }
 
-/// Any result type (a run, a plan) as pretty JSON, renamed into place.
+/// Any result type (a run, a plan) as pretty JSON, renamed into place under the output-file rule
+/// (`crate::outfile`: a regular file or nothing, never through a symlink, never an input); `-` is stdout.
 pub fn write_json_atomically<T: serde::Serialize>(value: &T, path: &Path) -> Result<(), ResultIoError> {
-    let err = |cause| ResultIoError::Write { path: path.to_path_buf(), cause };
-    let name = path.file_name().map_or("result.json".into(), |n| n.to_string_lossy().to_string());
-    let temp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let mut text = serde_json::to_vec_pretty(value).map_err(|e| err(io::Error::other(e)))?;
+    let mut text = serde_json::to_vec_pretty(value)
+        .map_err(|e| ResultIoError::Write { path: path.to_path_buf(), cause: io::Error::other(e) })?;
     text.push(b'\n');
-    let mut file = fs::File::create(&temp).map_err(err)?;
-    let written = file.write_all(&text).and_then(|()| file.sync_data());
-    if let Err(e) = written {
-        let _ = fs::remove_file(&temp);
-        return Err(err(e));
-    }
-    fs::rename(&temp, path).map_err(|e| {
-        let _ = fs::remove_file(&temp);
-        err(e)
-    })
+    crate::outfile::write(path, &text)?;
+    Ok(())
 }
 
 pub fn read_result(path: &Path) -> Result<RunResult, ResultIoError> {

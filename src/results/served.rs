@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::DeviceResult;
-use crate::sysinfo::topology::{ROLE_LOOP_BACKING, ROLE_PARTITION_DISK};
+use super::devices::{Layer, own_device_reads};
 use crate::units::Bytes;
 
 /// The devices may read this fraction less than the viewers received before the step counts as cache-served.
@@ -45,18 +45,12 @@ pub enum Beneath<'a> {
     Unseen(&'a str),
 }
 
-/// Bytes read by the layer beneath the media that read the most: the filesystem's device, or a pool's members
-/// together. A loop device's backing disk and the disk holding a partition are left out: they also carry the
-/// rest of the host's (or the disk's other partitions') I/O, and their reads are the layer above's anyway.
+/// The run's reads from the devices beneath the media: the target's own layer (the filesystem's device, or a
+/// pool's members together), less what was found to be other processes' (`results::devices::attribute`). A loop
+/// device's backing disk and the disk holding a partition are left out: they carry the rest of the host's I/O,
+/// and their reads for the run are the layer above's anyway. `None` where the media has no device of its own.
 pub fn layer_reads(devices: &[DeviceResult]) -> Option<u64> {
-    let mut by_role: Vec<(&str, u64)> = Vec::new();
-    for d in devices.iter().filter(|d| d.role != ROLE_LOOP_BACKING && d.role != ROLE_PARTITION_DISK) {
-        match by_role.iter_mut().find(|(role, _)| *role == d.role) {
-            Some((_, bytes)) => *bytes += d.activity.read_bytes.0,
-            None => by_role.push((&d.role, d.activity.read_bytes.0)),
-        }
-    }
-    by_role.iter().map(|(_, bytes)| *bytes).max()
+    devices.iter().any(|d| d.layer() == Layer::Own).then(|| own_device_reads(devices))
 }
 
 /// Judges one step: `read_bytes` the viewers' reads transferred, against what `beneath` read.
@@ -105,7 +99,7 @@ pub fn judge_step(read_bytes: u64, beneath: Beneath<'_>) -> StepServed {
 mod tests {
     use super::*;
     use crate::sysinfo::DiskActivity;
-    use crate::sysinfo::topology::{ROLE_BTRFS_MEMBER, ROLE_FILESYSTEM};
+    use crate::sysinfo::topology::{ROLE_BTRFS_MEMBER, ROLE_FILESYSTEM, ROLE_LOOP_BACKING, ROLE_PARTITION_DISK};
 
     fn device(name: &str, role: &str, read: u64) -> DeviceResult {
         let activity: DiskActivity = serde_json::from_value(serde_json::json!({
@@ -113,7 +107,7 @@ mod tests {
             "avg_queue": 0.0, "read_iops": 0.0, "write_iops": 0.0, "read_mbps": 0.0, "write_mbps": 0.0
         }))
         .unwrap();
-        DeviceResult { role: role.into(), activity, implausible: None }
+        DeviceResult { role: role.into(), activity, implausible: None, others: None }
     }
 
     #[test]
@@ -127,6 +121,10 @@ mod tests {
         assert_eq!(layer_reads(&[device("vda", ROLE_LOOP_BACKING, 6_000)]), None, "only the host's disk");
         let fs = [device("sda1", ROLE_FILESYSTEM, 100), device("sda", ROLE_PARTITION_DISK, 900)];
         assert_eq!(layer_reads(&fs), Some(100), "the whole disk carries its other partitions too");
+        // Other processes' reads on a shared device, found by `attribute`, are not the run's.
+        let mut shared = [device("vda1", ROLE_FILESYSTEM, 1_000)];
+        shared[0].others = Some(crate::results::OtherActivity { read_bytes: 400, write_bytes: 0 });
+        assert_eq!(layer_reads(&shared), Some(600));
     }
 
     /// The btrfs raid10 of issue 24: io_uring's vectored reads were buffered by btrfs, and the members read the

@@ -7,8 +7,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::DeviceResult;
-use super::served::{Beneath, StepServed, judge_step};
+use super::served::{Beneath, judge_step};
 use crate::metrics::{DEFAULT_PERCENTILES, Histogram, LatencySummary};
+use crate::streams::capacity::{self, Edge};
 use crate::streams::{IngestOutcome, SearchOutcome, StepOutcome, StreamStats};
 
 /// What `streams` measured.
@@ -26,7 +27,7 @@ pub struct StreamsResult {
     pub prebuffer_s: f64,
     /// Wall time each viewer watched, seconds.
     pub watch_s: f64,
-    /// "one", "each", "library:N:zipf=S".
+    /// "library", "library:N", "library:zipf=S", "one", "each".
     pub assignment: String,
     /// Mean seconds between a viewer's seeks, when viewers skip around.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -34,8 +35,13 @@ pub struct StreamsResult {
     /// `--vbr`: each GOP's bitrate within ± this percentage of the mean (absent: constant bitrate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vbr_pct: Option<f64>,
-    /// streamcap wrote its own test media (removed afterwards), or read the user's (`--use-existing`).
+    /// streamcap wrote its own test media (removed afterwards), or read the user's (`--library`).
     pub own_media: bool,
+    /// The library the viewers watched: generated or the user's, its titles and size, how viewers picked titles
+    /// (the hot set of a Zipf popularity) and why it has that size (absent for test files per format, and in
+    /// results written before libraries existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<crate::streams::LibraryInfo>,
     /// Media files the viewers read (local files or URLs).
     pub media_files: usize,
     /// Bytes of all the media files together.
@@ -133,16 +139,24 @@ pub struct StreamsStep {
     /// older than it).
     #[serde(default)]
     pub read_bytes: u64,
-    /// Whether the devices beneath read what the viewers received, or a cache served the step
-    /// (`device_read_bytes`, `cache_served`, `served_words`; see `results::served`).
-    #[serde(flatten)]
-    pub served: StepServed,
+    /// Bytes the devices beneath read over the step: the layer that read the most, a pool's members together
+    /// (`results::served`); absent where none could be watched (and in results older than it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<u64>,
+    /// Who served the step, in a sentence: the devices, a cache (`cache_served`), or why it was not judged.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub served_words: String,
     /// `--ingest`: the background writers that ran during this step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestFigures>,
     /// Ctrl-C stopped the step before every watch ended: its figures cover only what ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The devices beneath read more than 5 % less than the viewers received (`results::served`): a cache
+    /// served the step, so it says nothing of the storage and never counts toward a capacity
+    /// (`StreamsStep::counts`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_served: bool,
     /// Per stream (kept for runs of at most 256 streams).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_stream: Vec<StreamFigures>,
@@ -190,16 +204,13 @@ pub struct IngestFigures {
     pub first_error: Option<String>,
 }
 
-/// The answer of `--max`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The answer of `--max`: one capacity, with its range over the runs of the edge and a comfortable count.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CapacityAnswer {
-    /// The largest count of streams that met the target (0: not even one stream).
+    /// The capacity: the median over the runs of the edge of the largest count that met the target (0: not even
+    /// one stream, or not measured — see `not_measured`).
     pub streams: u32,
-    /// The search's largest passing count, when its step was served from a cache rather than by the devices
-    /// (`StreamsStep::served`): then `streams` is the largest passing count the devices served.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cache_served: Option<u32>,
-    /// The smallest count measured that failed it, if any.
+    /// The smallest count measured that failed it, beside `streams`, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_failing: Option<u32>,
     /// Why that count failed, in words ("3 streams stalled").
@@ -212,6 +223,39 @@ pub struct CapacityAnswer {
     pub interrupted: bool,
     /// The answer in a sentence.
     pub words: String,
+    /// The largest count that met the target in each run of the edge that counts (the search's, then each
+    /// confirmation's; a run whose passing step a cache served is left out). Empty in results from before
+    /// confirmations, and when not measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edges: Vec<u32>,
+    /// Lowest and highest of `edges`: the range the capacity is given with.
+    #[serde(default)]
+    pub low: u32,
+    #[serde(default)]
+    pub high: u32,
+    /// Confirmation rounds in which the count that passed passed again and the count that failed failed again.
+    #[serde(default)]
+    pub agreed: u32,
+    /// The comfortable count: `streams` less a margin of 20 %, or `low` when that is lower
+    /// (`streams::capacity::plan_for`).
+    #[serde(default)]
+    pub plan_for: u32,
+    /// Why there is no capacity (interrupted before the search found its edge, or every count that passed was
+    /// served from a cache); absent when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<String>,
+}
+
+impl CapacityAnswer {
+    /// A capacity was measured: the search found an edge the devices served.
+    pub fn measured(&self) -> bool {
+        self.not_measured.is_none()
+    }
+
+    /// The range, when the edge was run more than once.
+    pub fn range(&self) -> Option<(u32, u32)> {
+        (self.edges.len() > 1).then_some((self.low, self.high))
+    }
 }
 
 pub use crate::streams::CapacityEstimate;
@@ -252,6 +296,11 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
     }
     let streams_stalled = outcome.stalled();
     let elapsed = outcome.elapsed.as_secs_f64();
+    let beneath = match &context.unseen {
+        Some(why) => Beneath::Unseen(why),
+        None => Beneath::Devices(&context.devices),
+    };
+    let served = judge_step(outcome.read_bytes, beneath);
     StreamsStep {
         count: outcome.count,
         duration_s: elapsed,
@@ -277,16 +326,12 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         peak_rss_bytes: context.peak_rss_bytes,
         engine: outcome.engine.into(),
         read_bytes: outcome.read_bytes,
-        served: judge_step(
-            outcome.read_bytes,
-            match &context.unseen {
-                Some(why) => Beneath::Unseen(why),
-                None => Beneath::Devices(&context.devices),
-            },
-        ),
+        device_read_bytes: served.device_read_bytes,
+        served_words: served.served_words,
         devices: context.devices,
         ingest: outcome.ingest.as_ref().map(|i| ingest_figures(i, outcome.elapsed)),
         interrupted: outcome.interrupted,
+        cache_served: served.cache_served,
         per_stream: per_stream(streams, context.bitrates),
     }
 }
@@ -332,6 +377,11 @@ fn achieved_bps(s: &StreamStats) -> f64 {
 }
 
 impl StreamsStep {
+    /// Whether the step may count toward a capacity: not when a cache served it.
+    pub fn counts(&self) -> bool {
+        !self.cache_served
+    }
+
     /// Why a step failed the target, in words ("3 streams stalled", "2 streams took over 2 s to start").
     pub fn failure_reason(&self, target: &QualityTarget) -> Option<String> {
         if self.meets_target {
@@ -354,60 +404,86 @@ impl StreamsStep {
     }
 }
 
-/// The answer of a capacity search, in figures and in a sentence.
+/// The answer of a capacity search, in figures and in a sentence. A run of the edge counts only when no step
+/// that passed at its count was served from a cache; the capacity is the median of the runs that count.
 pub fn capacity_answer(
     found: &SearchOutcome,
     steps: &[StreamsStep],
     target: &QualityTarget,
     label: &str,
 ) -> CapacityAnswer {
-    let failing = found.first_failing.and_then(|n| steps.iter().rev().find(|s| s.count == n));
+    let cached = |count: u32| steps.iter().any(|s| s.count == count && s.meets_target && !s.counts());
+    let counted: Vec<Edge> = found.edges.iter().copied().filter(|e| e.passed == 0 || !cached(e.passed)).collect();
+    let Some(median) = capacity::median(&counted) else {
+        return not_measured(found, label);
+    };
+    let edges: Vec<u32> = counted.iter().map(|e| e.passed).collect();
+    let (low, high) = (edges.iter().copied().min().unwrap_or(0), edges.iter().copied().max().unwrap_or(0));
+    // The failing count beside the capacity: the step that failed there, the latest if it ran more than once.
+    let failing = median.failed.and_then(|n| steps.iter().rev().find(|s| s.count == n && !s.meets_target));
     let failing_reason = failing.and_then(|s| s.failure_reason(target));
+    let mut answer = CapacityAnswer {
+        streams: median.passed,
+        first_failing: median.failed,
+        failing_reason,
+        at_limit: median.failed.is_none(),
+        interrupted: found.stopped,
+        words: String::new(),
+        plan_for: capacity::plan_for(median.passed, low),
+        edges,
+        low,
+        high,
+        agreed: found.agreed,
+        not_measured: None,
+    };
+    answer.words = answer_words(&answer, target, label);
+    answer
+}
+
+/// "sustains 73 × 2160p HEVC (25 Mbit/s) with no stall (68–79 over 3 runs of the edge); plan for 58; at 80, 14
+/// streams stalled".
+fn answer_words(a: &CapacityAnswer, target: &QualityTarget, label: &str) -> String {
     let quality = if target.max_stalled_streams == 0 {
         "with no stall".to_string()
     } else {
         format!("with at most {} stalled", target.max_stalled_streams)
     };
-    let (best, cache_served) = counted_best(found.best, steps);
-    let mut words = if found.stopped && found.best == 0 {
-        format!("search interrupted before any count of {label} was measured to the end")
-    } else if best == 0 && cache_served.is_some() {
-        format!("not measured: every count of {label} that passed was served from a cache (RAM), not by the devices")
-    } else {
-        format!("sustains {best} × {label} {quality}")
-    };
-    if let (Some(n), true) = (cache_served, best > 0) {
-        words.push_str(&format!(" (as the devices served it; {n} passed only from a cache and does not count)"));
-    }
-    match (found.first_failing, &failing_reason) {
+    let at_least = if a.at_limit { "at least " } else { "" };
+    let mut words = format!("sustains {at_least}{} × {label} {quality}", a.streams);
+    words.push_str(&match a.range() {
+        Some((low, high)) if low < high => format!(" ({low}–{high} over {} runs of the edge)", a.edges.len()),
+        Some(_) if a.edges.len() == 2 => " (the same in both runs of the edge)".to_string(),
+        Some(_) => format!(" (the same in all {} runs of the edge)", a.edges.len()),
+        None => " (one run of the edge, not confirmed)".to_string(),
+    });
+    words.push_str(&format!("; plan for {}", a.plan_for));
+    match (a.first_failing, &a.failing_reason) {
         (Some(n), Some(why)) => words.push_str(&format!("; at {n}, {why}")),
-        _ if found.at_limit => words.push_str(" (the search limit; it may sustain more)"),
+        _ if a.at_limit => words.push_str(" (the search limit; it may sustain more)"),
         _ => {}
     }
-    if found.stopped && found.best > 0 {
-        words.push_str(" (search interrupted)");
+    if a.interrupted {
+        words.push_str(" (interrupted while confirming)");
     }
-    CapacityAnswer {
-        streams: best,
-        cache_served,
-        first_failing: found.first_failing,
-        failing_reason,
-        at_limit: found.at_limit,
-        interrupted: found.stopped,
-        words,
-    }
+    words
 }
 
-/// The search's best count, unless its passing step was cache-served: then the largest count whose passing
-/// step the devices served (0: none), with the cache-served count beside it. A capacity is only what the
-/// devices beneath were seen to deliver (`results::served`).
-fn counted_best(best: u32, steps: &[StreamsStep]) -> (u32, Option<u32>) {
-    let served_by_cache = |n: u32| steps.iter().rev().find(|s| s.count == n).is_some_and(|s| s.served.cache_served);
-    if best == 0 || !served_by_cache(best) {
-        return (best, None);
+/// No capacity: the search stopped before its first edge, or a cache served every count that passed.
+fn not_measured(found: &SearchOutcome, label: &str) -> CapacityAnswer {
+    let why = if found.edges.is_empty() {
+        let passed = if found.best > 0 { format!(" ({} had passed)", found.best) } else { String::new() };
+        format!("interrupted before the search found the edge{passed}")
+    } else {
+        "every count that passed was served from a cache (the devices read less than the viewers received), so \
+         nothing measured the storage"
+            .to_string()
+    };
+    CapacityAnswer {
+        interrupted: found.stopped,
+        words: format!("{label}: not measured: {why}"),
+        not_measured: Some(why),
+        ..CapacityAnswer::default()
     }
-    let counted = steps.iter().filter(|s| s.meets_target && !s.served.cache_served && s.count < best);
-    (counted.map(|s| s.count).max().unwrap_or(0), Some(best))
 }
 
 fn plural(n: u32) -> &'static str {
@@ -423,39 +499,88 @@ fn trim(v: f64) -> String {
 mod tests {
     use super::*;
 
-    /// A step of a real check (tests/fixtures/check-v1.json) at `count`, passing or not, served by a cache or not.
-    fn step(count: u32, meets: bool, cache_served: bool) -> StreamsStep {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check-v1.json");
-        let result = crate::results::read_result(&path).unwrap();
-        let mut step = result.check.unwrap().verdict[0].steps[0].clone();
-        step.count = count;
-        step.meets_target = meets;
-        step.served.cache_served = cache_served;
-        step
+    fn step(count: u32, meets_target: bool, cache_served: bool) -> StreamsStep {
+        let outcome = StepOutcome {
+            count,
+            streams: Vec::new(),
+            lateness: Histogram::new(),
+            issue_lag: Histogram::new(),
+            read_bytes: 0,
+            errors: 0,
+            first_error: None,
+            elapsed: Duration::from_secs(1),
+            interrupted: false,
+            engine: "sync",
+            ingest: None,
+            clients: Vec::new(),
+        };
+        let target = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
+        let context = StepContext {
+            bitrates: &[],
+            target,
+            cpu: Duration::ZERO,
+            peak_rss_bytes: 0,
+            devices: Vec::new(),
+            unseen: None,
+        };
+        let mut s = build_step(&outcome, context);
+        (s.meets_target, s.cache_served) = (meets_target, cache_served);
+        s.streams_stalled = u32::from(!meets_target);
+        s
     }
 
-    fn answer(best: u32, first_failing: Option<u32>, steps: &[StreamsStep]) -> CapacityAnswer {
-        let found = SearchOutcome { best, first_failing, at_limit: false, stopped: false };
-        let target = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
-        capacity_answer(&found, steps, &target, "1080p")
+    fn found(edges: &[(u32, u32)]) -> SearchOutcome {
+        let edges: Vec<Edge> = edges.iter().map(|&(p, f)| Edge { passed: p, failed: Some(f) }).collect();
+        let median = capacity::median(&edges).unwrap();
+        SearchOutcome {
+            best: median.passed,
+            first_failing: median.failed,
+            at_limit: false,
+            stopped: false,
+            agreed: 0,
+            edges,
+        }
+    }
+
+    const TARGET: QualityTarget = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
+
+    #[test]
+    fn the_answer_is_the_median_edge_with_its_range_and_a_margin() {
+        let steps = [step(68, true, false), step(73, true, false), step(79, true, false), step(80, false, false)];
+        let a = capacity_answer(&found(&[(73, 80), (68, 70), (79, 80)]), &steps, &TARGET, "2160p HEVC (25 Mbit/s)");
+        assert_eq!((a.streams, a.low, a.high, a.plan_for, a.first_failing), (73, 68, 79, 58, Some(80)));
+        assert!(a.measured() && a.range() == Some((68, 79)));
+        assert!(
+            a.words.starts_with("sustains 73 × 2160p HEVC (25 Mbit/s) with no stall (68–79 over 3 runs of the edge); plan for 58; at 80, 1 stream stalled"),
+            "{}",
+            a.words
+        );
+    }
+
+    /// Issue 24: a step a cache served never counts toward the capacity: the run of the edge that passed there
+    /// is left out, and when every run is, the format is not measured.
+    #[test]
+    fn a_cache_served_step_never_counts() {
+        let steps = [step(60, true, false), step(90, true, true), step(95, false, false), step(64, false, false)];
+        let a = capacity_answer(&found(&[(90, 95), (60, 64)]), &steps, &TARGET, "1080p");
+        assert_eq!((a.streams, a.edges.clone(), a.first_failing), (60, vec![60], Some(64)));
+        let a = capacity_answer(&found(&[(90, 95)]), &steps, &TARGET, "1080p");
+        assert!(!a.measured() && a.streams == 0, "{a:?}");
+        assert!(
+            a.words.starts_with("1080p: not measured: every count that passed was served from a cache"),
+            "{}",
+            a.words
+        );
     }
 
     #[test]
-    fn a_count_that_passed_only_from_a_cache_is_not_the_capacity() {
-        // 8 and 16 passed from the devices, 32 passed from RAM, 48 failed.
-        let steps = [step(8, true, false), step(16, true, false), step(32, true, true), step(48, false, false)];
-        let found = answer(32, Some(48), &steps);
-        assert_eq!((found.streams, found.cache_served), (16, Some(32)));
-        assert!(found.words.starts_with("sustains 16 × 1080p"), "{}", found.words);
-        assert!(found.words.contains("32 passed only from a cache"), "{}", found.words);
-        // Every pass from RAM: no capacity at all.
-        let steps = [step(4, true, true), step(8, false, false)];
-        let found = answer(4, Some(8), &steps);
-        assert_eq!((found.streams, found.cache_served), (0, Some(4)));
-        assert!(found.words.starts_with("not measured: every count"), "{}", found.words);
-        // A cache-served step that failed changes nothing.
-        let steps = [step(8, true, false), step(16, false, true)];
-        let found = answer(8, Some(16), &steps);
-        assert_eq!((found.streams, found.cache_served), (8, None));
+    fn a_search_stopped_before_its_edge_is_not_measured() {
+        let stopped = SearchOutcome { best: 12, stopped: true, edges: Vec::new(), ..found(&[(1, 2)]) };
+        let a = capacity_answer(&stopped, &[], &TARGET, "2160p remux (80 Mbit/s)");
+        assert_eq!((a.streams, a.interrupted), (0, true));
+        assert_eq!(
+            a.words,
+            "2160p remux (80 Mbit/s): not measured: interrupted before the search found the edge (12 had passed)"
+        );
     }
 }

@@ -19,7 +19,7 @@ use super::layout::{self, LayoutError};
 use super::phase::{PhaseRun, SeriesStart, run_workers};
 use super::raw::{RawInputs, Verification};
 use super::stage::{self, StageEnd};
-use super::streams::{StreamInputs, run_stream_phase};
+use super::streams::{Priors, StreamInputs, run_stream_phase};
 use super::{
     Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale, verify_pass,
 };
@@ -123,6 +123,8 @@ struct Executor<'p> {
     told_buffered: bool,
     /// What each phase measured, by plan index.
     measured: Vec<Option<Measured>>,
+    /// Where earlier capacity searches found their edges, for the later ones on the same raw rates.
+    priors: Priors,
     outcomes: Vec<PhaseOutcome>,
     trees: Trees,
     /// Data verification (`--verify`), shared by every worker of the run (and the file-set trees).
@@ -180,6 +182,7 @@ impl<'p> Executor<'p> {
             direct_ok: vec![None; plan.target.files.len()],
             told_buffered: false,
             measured: vec![None; plan.phases.len()],
+            priors: Priors::default(),
             outcomes: Vec::new(),
             trees,
             verifier,
@@ -334,7 +337,7 @@ impl<'p> Executor<'p> {
         });
         let table = &self.plan.target.files;
         let inputs = StreamInputs { index, plan, table, direct, interval: self.plan.interval, cluster: self.cluster };
-        let outcome = run_stream_phase(&inputs, rates, self.interrupt, observer);
+        let outcome = run_stream_phase(&inputs, rates, &mut self.priors, self.interrupt, observer);
         Ok(self.finished(index, phase, outcome, observer))
     }
 

@@ -36,7 +36,7 @@ mod worker_setup;
 use std::path::PathBuf;
 
 pub use fileset::FormatReport;
-pub use kept::{KeptError, latest_kept_run, load_kept_run};
+pub use kept::{KeptError, KeptRun, latest_kept_run, load_kept_run};
 pub use layout::{direct_io_supported, fill};
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;

@@ -89,6 +89,27 @@ impl OwnedDir {
         Ok(OwnedDir { path, fd })
     }
 
+    /// An existing directory named by `path` (a kept run's, for `--verify-only`): its last component not a
+    /// symlink, this user's, not writable by others.
+    pub fn open_existing(path: &Path) -> Result<OwnedDir, OwnedError> {
+        let io_err = |cause: io::Error| OwnedError::Io { path: path.to_path_buf(), cause };
+        let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = match (path.parent().filter(|p| !p.as_os_str().is_empty()), path.file_name()) {
+            (parent, Some(name)) => {
+                let parent = parent.unwrap_or(Path::new("."));
+                let parent_fd = rustix::fs::openat(rustix::fs::CWD, parent, dir_flags, Mode::empty())
+                    .map_err(|e| io_err(e.into()))?;
+                open_dir_at(&parent_fd, Path::new(name), path)?
+            }
+            // `.`, `..` or `/`: no last component that could be a link.
+            (_, None) => {
+                rustix::fs::openat(rustix::fs::CWD, path, dir_flags, Mode::empty()).map_err(|e| io_err(e.into()))?
+            }
+        };
+        check_owner(path, &rustix::fs::fstat(&fd).map_err(|e| io_err(e.into()))?)?;
+        Ok(OwnedDir { path: path.to_path_buf(), fd })
+    }
+
     /// Makes the directory `name` in this one (it must not exist yet) and opens it.
     pub fn create_dir(&self, name: &str) -> Result<OwnedDir, OwnedError> {
         let path = self.path.join(name);

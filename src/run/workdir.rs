@@ -276,7 +276,7 @@ fn is_own_name(name: &str) -> bool {
     name == crate::verify::MANIFEST_FILE
         || name == crate::verify::MAP_FILE
         || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok())
-        || ((name.starts_with("media-") || name.starts_with("ingest-")) && name.ends_with(".bin"))
+        || (["media-", "title-", "ingest-"].iter().any(|p| name.starts_with(p)) && name.ends_with(".bin"))
 }
 
 /// What the stale clean-up removed.

@@ -108,6 +108,7 @@ mod tests {
             ramp: None,
             seek_every: None,
             assignment: Assignment::One,
+            titles: None,
             media_length: Duration::from_secs(60),
             seed: 1,
             vbr: None,

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather};
 use super::observer::ResultRecorder;
-use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
+use super::output::{print_quietly, result_skeleton};
 use crate::cli::{CacheArgs, Load};
 use crate::plan::{RunOptions, TargetFacts, build_plan};
 use crate::report::write_cache_summary;
@@ -86,12 +86,8 @@ fn settings(args: &CacheArgs, gathered: &Gathered) -> Result<(Settings, Load)> {
              (give a larger --size, a larger file, or free some space)"
         );
     }
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        check_output("--html", path)?;
-    }
+    let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
+    super::outputs::check(&outputs, &[args.target.as_path()], Some(&args.history))?;
     let timing = (args.runtime, args.bs);
     let settings = Settings::new(region, gathered.host.usable_ram(), timing, load.to_phase_spec(), directory);
     Ok((settings, load))

@@ -71,10 +71,14 @@ fn viewer_bytes(step: &StreamsStep) -> f64 {
 
 /// A step's judgment (`results::served`), made now for results older than it.
 fn step_served(step: &StreamsStep) -> StepServed {
-    if step.served.served_words.is_empty() {
+    if step.served_words.is_empty() {
         judge_step(viewer_bytes(step) as u64, results::Beneath::Devices(&step.devices))
     } else {
-        step.served.clone()
+        StepServed {
+            device_read_bytes: step.device_read_bytes,
+            cache_served: step.cache_served,
+            served_words: step.served_words.clone(),
+        }
     }
 }
 
@@ -177,9 +181,10 @@ mod tests {
         let steps = &mut verdict[0].steps;
         assert!(steps.len() >= 2, "the fixture has a search");
         let last = steps.len() - 1;
-        steps[last].served = results::judge_step(16 << 30, results::Beneath::Devices(&steps[last].devices));
+        let judged = results::judge_step(16 << 30, results::Beneath::Devices(&steps[last].devices));
+        (steps[last].cache_served, steps[last].served_words) = (judged.cache_served, judged.served_words);
         steps[last].read_bytes = 16 << 30;
-        assert!(steps[last].served.cache_served, "{:?}", steps[last].served);
+        assert!(steps[last].cache_served, "{:?}", steps[last].served_words);
         let count = steps[last].count;
         let section = section(&result.phases, &verdict, false).unwrap();
         assert_eq!(section.served_from, Some(PlateauKind::PageCache), "{:?}", section.served_words);

@@ -1,10 +1,15 @@
 //! How long `streamcap check` looks, in one table: the three profiles (`--quick`, default, `--thorough`) and
 //! the jobs they give. Every size and duration of a check lives here and nowhere else.
 //!
-//! The default is sized for about two minutes on a small VM: a 1 GiB data set (less when free space is short),
+//! The default is sized for about three minutes on a small VM: a 1 GiB data set (less when free space is short),
 //! 5 s per raw phase, a tree of 2 000 small files, and per video format a capacity search of about five steps of
-//! 3 s viewing each, bisected to 15 %. `--quick` (≈30–40 s) and `--thorough` (≈10 min) scale all of it. The
-//! cache section adds one raw phase of the same length (the page cache, as `streamcap cache` measures it).
+//! 3 s viewing each (four for the later formats, which start where the first found its edge), bisected to 15 %,
+//! then its edge run twice more (about three steps each: the count that passed, the one that failed, and now and
+//! then a search around an edge that moved). All of it reads one media library of 8 GiB that every format reads (at most half the
+//! free space; larger than the caches of drives and controllers). `--quick` (≈1 min: a 2 GiB library, 2 s steps, 10 %, one confirmation) and
+//! `--thorough` (≈20 min: 32 GiB, 30 s steps, 3 %, two) scale all of it. The cache section adds one raw phase of the same
+//! length (the page cache, as `streamcap cache` measures it). Measured on this 2-core VM (debug build, busy):
+//! quick 58–78 s, default 185 s.
 
 use std::time::Duration;
 
@@ -45,8 +50,9 @@ pub struct Settings {
     /// Each step of the capacity search: viewers start over `stream_ramp`, then each watches `watch`.
     pub watch: Duration,
     pub stream_ramp: Duration,
-    /// Length of each format's test media file (its size is bitrate × length).
-    pub media_length: Duration,
+    /// Size of the media library every format's viewers read (titles written once, before the first stream
+    /// phase): the profile's time budget for writing it, shrunk by the plan to the free space.
+    pub library: Bytes,
     /// Each of the two raw-rate measurements behind the estimate.
     pub estimate_time: Duration,
     /// Bisect until the gap is within this fraction of the passing count.
@@ -54,6 +60,8 @@ pub struct Settings {
     /// The search starts at this fraction of the estimate and stops at `limit_factor` times it.
     pub start_factor: f64,
     pub limit_factor: f64,
+    /// Rounds that run each format's edge again (two steps each: the count that passed, the one that failed).
+    pub confirmations: u32,
 }
 
 impl Profile {
@@ -78,11 +86,12 @@ impl Profile {
                 files_runtime: s(1),
                 watch: s(2),
                 stream_ramp: ms(250),
-                media_length: s(10),
+                library: Bytes::gib(2),
                 estimate_time: s(1),
-                precision: 0.3,
+                precision: 0.1,
                 start_factor: 0.75,
-                limit_factor: 1.0,
+                limit_factor: 1.25,
+                confirmations: 1,
             },
             Profile::Default => Settings {
                 data_set: Bytes(1 << 30),
@@ -93,11 +102,12 @@ impl Profile {
                 files_runtime: s(3),
                 watch: s(3),
                 stream_ramp: s(1),
-                media_length: s(30),
+                library: Bytes::gib(8),
                 estimate_time: s(2),
                 precision: 0.15,
                 start_factor: 0.5,
                 limit_factor: 2.0,
+                confirmations: 2,
             },
             Profile::Thorough => Settings {
                 data_set: Bytes(4 << 30),
@@ -108,24 +118,31 @@ impl Profile {
                 files_runtime: s(15),
                 watch: s(30),
                 stream_ramp: s(5),
-                media_length: s(120),
+                library: Bytes::gib(32),
                 estimate_time: s(5),
                 precision: 0.03,
                 start_factor: 0.5,
                 limit_factor: 4.0,
+                confirmations: 2,
             },
         }
     }
 }
+
+/// The write rate the forecast assumes for laying out the library (a disk of today; the real rate is what it is).
+const ASSUMED_WRITE_BYTES_PER_SEC: f64 = 300e6;
 
 impl Settings {
     /// A rough forecast of the check's wall time, for the progress lines (the search's step count varies).
     pub fn forecast(&self) -> Duration {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
-        let steps = if self.limit_factor <= 1.0 { 3 } else { 5 };
-        let streams = (self.watch + self.stream_ramp) * (3 * steps) + self.estimate_time * 2 + self.media_length / 4;
-        raw + files + streams
+        // The first format's search, the later ones from where it found the edge, then the confirmations: two
+        // steps each, and a search around an edge that moved about every other time.
+        let steps = 5 + 2 * 4 + 3 * 3 * self.confirmations;
+        let streams = (self.watch + self.stream_ramp) * steps + self.estimate_time * 2;
+        let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
+        raw + files + streams + library
     }
 }
 
@@ -234,10 +251,20 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
     }
 }
 
+/// Where the check's viewers read: a library streamcap writes (of this size, or the profile's), or the user's.
+#[derive(Debug, Clone, Default)]
+pub struct Media {
+    /// The user's library directory (`--library`), resolved.
+    pub library: Option<std::path::PathBuf>,
+    /// `--library-size`: the generated library's size instead of the profile's.
+    pub size: Option<Bytes>,
+}
+
 /// The whole check as one job: the raw phases, the small-file phases, then a capacity search per video format
 /// (the largest bitrate first: its media also serves the raw-rate measurement behind every format's estimate,
-/// since all use the same chunk). `direct`: the small files are opened with O_DIRECT.
-pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec {
+/// since all use the same chunk). Every format reads the same library (written once), each viewer its own
+/// title at the format's bitrate. `direct`: the small files are opened with O_DIRECT.
+pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Media) -> JobSpec {
     let mut job = raw_job(settings, data_set);
     job.phases.push(page_cache_job(settings, data_set));
     job.phases.extend(files_job(settings, direct).phases);
@@ -248,11 +275,13 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec 
             chunk: Some(ChunkSize::Bytes(CHUNK)),
             duration: Some(settings.watch),
             ramp: Some(settings.stream_ramp),
-            files: Some(Assignment::One),
-            media_length: Some(settings.media_length),
+            files: Some(Assignment::Library { titles: None, zipf: None }),
+            library: media.library.clone(),
+            library_size: media.library.is_none().then(|| media.size.unwrap_or(settings.library)),
             precision: Some(settings.precision * 100.0),
             start_factor: Some(settings.start_factor),
             limit_factor: Some(settings.limit_factor),
+            confirmations: Some(settings.confirmations),
             estimate: Some(true),
             estimate_time: Some(settings.estimate_time),
             max_stalled: Some(TARGET_MAX_STALLED),
@@ -268,9 +297,11 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec 
     job
 }
 
-/// The name of the capacity-search phase of a format.
+/// The name of the capacity-search phase of a format, by its label ("streams 2160p remux"): the name appears in
+/// notes and tables a reader reads, where the format's id ("2160p-remux") would be jargon.
 pub fn stream_phase_name(format: &str) -> String {
-    format!("streams {format}")
+    let label = Format::parse(format).map_or_else(|_| format.to_string(), |f| f.label);
+    format!("streams {label}")
 }
 
 /// The chunk every viewer asks for (the `streams` default).
@@ -298,8 +329,22 @@ mod tests {
             let s = profile.settings();
             raw_job(&s, s.data_set).check().unwrap();
             files_job(&s, true).check().unwrap();
-            check_job(&s, s.data_set, true).check().unwrap();
+            check_job(&s, s.data_set, true, &Media::default()).check().unwrap();
+            let own = Media { library: Some("/srv/media".into()), size: None };
+            check_job(&s, s.data_set, true, &own).check().unwrap();
         }
+    }
+
+    #[test]
+    fn every_format_reads_one_library_sized_by_the_profile() {
+        let s = Profile::Quick.settings();
+        let job = check_job(&s, s.data_set, true, &Media::default());
+        let streams: Vec<&StreamsSpec> = job.phases.iter().filter_map(|p| p.streams.as_deref()).collect();
+        assert_eq!(streams.len(), 3);
+        assert!(streams.iter().all(|p| p.library_size == Some(Bytes::gib(2)) && p.library.is_none()));
+        let own = check_job(&s, s.data_set, true, &Media { library: Some("/srv/media".into()), size: None });
+        let own: Vec<&StreamsSpec> = own.phases.iter().filter_map(|p| p.streams.as_deref()).collect();
+        assert!(own.iter().all(|p| p.library_size.is_none() && p.library.as_deref() == Some("/srv/media".as_ref())));
     }
 
     #[test]
@@ -311,8 +356,10 @@ mod tests {
     }
 
     #[test]
-    fn the_default_forecast_is_about_two_minutes() {
-        let t = Profile::Default.settings().forecast().as_secs();
-        assert!((90..=150).contains(&t), "{t} s");
+    fn the_forecasts_are_about_one_three_and_twenty_minutes() {
+        let t = |p: Profile| p.settings().forecast().as_secs();
+        assert!((45..=90).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
+        assert!((150..=210).contains(&t(Profile::Default)), "{} s", t(Profile::Default));
+        assert!((900..=1500).contains(&t(Profile::Thorough)), "{} s", t(Profile::Thorough));
     }
 }

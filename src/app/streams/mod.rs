@@ -13,9 +13,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::facts::{Gathered, gather, media_library};
+use super::facts::{Gathered, gather, gather_untouched};
+use super::library::{open_library, refuse_inside};
 use super::observer::{ResultRecorder, on_loopback};
-use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
+use super::output::{print_quietly, result_skeleton};
 use crate::cli::StreamsArgs;
 use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
 use crate::report::write_streams_summary;
@@ -55,37 +56,52 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     Ok(conclude(&mut recorder, &outcome, &args, &plan))
 }
 
-/// The output files can be written (nothing is created yet).
-pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        check_output("--html", path)?;
+/// With the user's library: no output file may land inside it.
+fn refuse_outputs_inside(args: &StreamsArgs, library: &Path) -> Result<()> {
+    for (what, path) in [("--json", &args.json), ("--html", &args.html)] {
+        if let Some(path) = path {
+            refuse_inside(path, library, what)?;
+        }
     }
     Ok(())
 }
 
+/// The output files (and the history database) can be written, and none is the target or its media (nothing
+/// is created yet).
+pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
+    let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
+    let inputs: Vec<&std::path::Path> = std::iter::once(args.target()).chain(args.library.as_deref()).collect();
+    super::outputs::check(&outputs, &inputs, Some(&args.history))
+}
+
 /// Flags → one stream phase → the site's facts → the plan (nothing created yet; stale work of earlier runs
-/// is cleared first, unless this is a dry run).
+/// is cleared first, unless this is a dry run or the target is the user's library, where nothing is touched).
 pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
-    let phase = args.to_phase_spec();
-    let use_existing = phase.streams.as_ref().and_then(|s| s.use_existing.clone());
+    let mut phase = args.to_phase_spec();
+    let target = args.target();
+    let library = match &args.library {
+        Some(dir) => Some(open_library(dir)?),
+        None => None,
+    };
+    if let (Some(streams), Some((canonical, _))) = (phase.streams.as_mut(), &library) {
+        streams.library = Some(canonical.clone());
+        refuse_outputs_inside(args, canonical)?;
+    }
     let job = JobSpec {
         origin: SpecOrigin::Flags,
-        target: Some(args.target.clone()),
+        target: Some(target.to_path_buf()),
         interval: None,
         phases: vec![phase],
         notices: Vec::new(),
     };
-    if !args.dry_run && args.target.is_dir() {
-        super::stale::clear(&[args.target.as_path()], args.quiet);
+    let touches_library =
+        library.as_ref().is_some_and(|(lib, _)| std::fs::canonicalize(target).is_ok_and(|t| t.starts_with(lib)));
+    if !args.dry_run && target.is_dir() && !touches_library {
+        super::stale::clear(&[target], args.quiet);
     }
-    let site = site(&args.target, args.served_from.as_deref())?;
+    let site = site(target, touches_library, args.served_from.as_deref())?;
     let mut facts = site.facts.clone();
-    if let Some(dir) = use_existing {
-        facts.media_libraries.push((dir.clone(), media_library(&dir)?));
-    }
+    facts.media_libraries.extend(library);
     let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&job, &facts, &options)?;
     Ok((site, plan))
@@ -101,7 +117,7 @@ pub(super) fn conclude(
 ) -> ExitCode {
     recorder.result.status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
     recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-    recorder.save();
+    recorder.save_final();
     let result = &recorder.result;
     super::report::html_after_run(result, args.html.as_deref());
     super::history::record(result, &args.history);
@@ -148,8 +164,9 @@ pub(super) struct Site {
     text: String,
 }
 
+/// `untouched`: the target is (inside) the user's library, where nothing may be created, not even for a probe.
 /// `served_from`: a local web server's document root (`--served-from`), only with URLs.
-fn site(target: &Path, served_from: Option<&Path>) -> Result<Site> {
+fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Site> {
     if let Some(urls) = remote::remote_target(target)? {
         let media = remote::probe(&urls)?;
         let served_from = served_from.map(|dir| remote::served_from(dir, &media)).transpose()?;
@@ -159,6 +176,7 @@ fn site(target: &Path, served_from: Option<&Path>) -> Result<Site> {
             ram: crate::units::Bytes(0),
             io_uring: Err("not used for remote media".into()),
             memory_backed: None,
+            throttles: Vec::new(),
             anchors: Vec::new(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             media_libraries: Vec::new(),
@@ -175,7 +193,7 @@ fn site(target: &Path, served_from: Option<&Path>) -> Result<Site> {
             dir.display()
         );
     }
-    let gathered = gather(target, false)?;
+    let gathered = if untouched { gather_untouched(target)? } else { gather(target, false)? };
     if !matches!(gathered.facts.target, TargetFacts::Directory { .. }) {
         bail!("{} is not a directory: streams reads media under a directory (or from http:// URLs)", target.display());
     }
@@ -241,6 +259,7 @@ impl Site {
                         devices: Vec::new(),
                         pool: None,
                         memory_backed: None,
+                        throttles: Vec::new(),
                     },
                 };
                 let config = serde_json::to_value(plan).unwrap_or_default();
