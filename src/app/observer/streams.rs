@@ -111,7 +111,9 @@ impl StreamPhase {
             peak_rss_bytes: after.max_rss.0,
             devices: self.attributed(
                 device_activity(devices, &disks, &read_diskstats().unwrap_or_default(), started.elapsed()),
-                (step.count, after.storage_reads_since(&cpu)),
+                // A web server reads for remote viewers (`--served-from`), not this process: its reads are not
+                // in this process's count, so nothing is split off by it.
+                (step.count, after.storage_reads_since(&cpu).filter(|_| self.remote_on_loopback.is_none())),
             ),
             unseen: self.unseen(step, devices.is_empty()),
         };
