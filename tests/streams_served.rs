@@ -182,3 +182,51 @@ fn a_library_on_btrfs_raid10_is_served_by_its_members() {
         assert!(!cached, "{words}");
     }
 }
+
+/// Pages of `file` in the page cache (util-linux `fincore`), or `None` when the tool is missing.
+fn cached_pages(file: &Path) -> Option<u64> {
+    let out = std::process::Command::new("fincore")
+        .args(["--bytes", "--noheadings", "--output", "PAGES"])
+        .arg(file)
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// Near the pool's limit, sixty viewers of one file in 256 KiB chunks, with io_uring on one thread and with the
+/// sync engine on thirty-two: the members read every byte the viewers received, and none of the file is left in
+/// the page cache. What broke: btrfs reads into user memory with page faults disabled, and a slot buffer never
+/// touched before made it read the rest of the chunk through the page cache (`btrfs_direct_read` →
+/// `filemap_read`); the other viewers of the file then got those pages from RAM (5–7 % of the bytes, 11.5 MiB
+/// of the 29 MiB file cached afterwards).
+#[test]
+fn near_its_limit_a_btrfs_raid1_reads_every_byte_and_caches_nothing() {
+    let test = "stream reads of one file near a btrfs raid1's limit";
+    if !can_run(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pool = Pool::new(dir.path(), "raid1");
+    for (engine, workers) in [("io_uring", 1), ("sync", 32)] {
+        let json = dir.path().join(format!("near-{engine}.json"));
+        pool.group.run_streamcap(&format!(
+            "streams {} --bitrate 8Mbit --count 60 --chunk 256k --engine {engine} --workers {workers} --duration 3s \
+             --ramp 500ms --buffer 1s --prebuffer 500ms --media-length 30s --keep --quiet --json {}",
+            pool.point().display(),
+            json.display()
+        ));
+        for (count, viewers, members, cached, words) in steps(&json) {
+            eprintln!("{engine}: {count} viewers read {viewers} B, the members {members} B: {words}");
+            assert!(!cached, "{engine}: {words}");
+            assert!(members as f64 >= 0.99 * viewers as f64, "{engine}: {members} B read for {viewers} B received");
+        }
+        let media: Vec<PathBuf> =
+            common::walk(&pool.point()).into_iter().filter(|p| p.extension().is_some_and(|e| e == "bin")).collect();
+        assert_eq!(media.len(), 1, "{media:?}");
+        match cached_pages(&media[0]) {
+            Some(pages) => assert_eq!(pages, 0, "{engine}: {pages} pages of the media were read into the page cache"),
+            None => eprintln!("fincore is missing: the page cache of the media is not checked"),
+        }
+        std::fs::remove_dir_all(pool.point().join(".streamcap")).unwrap();
+    }
+}
