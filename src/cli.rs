@@ -361,6 +361,25 @@ fn parse_bytes(s: &str) -> Result<Bytes, String> {
     Bytes::parse(s).map_err(|e| e.to_string())
 }
 
+/// A size that must hold something (`units::Bytes::parse_positive`).
+pub(crate) fn parse_positive_bytes(s: &str) -> Result<Bytes, String> {
+    Bytes::parse_positive(s).map_err(|e| e.to_string())
+}
+
+/// A time that must pass (`units::parse_positive_duration`).
+pub(crate) fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    crate::units::parse_positive_duration(s).map_err(|e| e.to_string())
+}
+
+/// The bytes a viewer reads per request, as `streams --chunk` takes them (`spec::ChunkSize`: 4 KiB to 64 MiB),
+/// for the commands that take a chunk in bytes only (`plan`, `trial`, `cache`).
+pub(crate) fn parse_chunk_bytes(s: &str) -> Result<Bytes, String> {
+    match s.parse::<crate::spec::ChunkSize>()? {
+        crate::spec::ChunkSize::Bytes(bytes) => Ok(Bytes(bytes)),
+        crate::spec::ChunkSize::Media(_) => Err(format!("'{s}' is seconds of media: give the chunk in bytes (1M)")),
+    }
+}
+
 fn parse_rate(s: &str) -> Result<ByteRate, String> {
     ByteRate::parse(s).map_err(|e| e.to_string())
 }

@@ -100,6 +100,7 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
             logical_block: safety.device.logical_block_size as u32,
             mounted_at: safety.mounted_at.clone(),
             in_use_by: safety.in_use_by.clone(),
+            overlaps: safety.overlaps.clone(),
             signature: safety.signature.clone(),
         };
         (facts, None)
@@ -131,7 +132,13 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
 /// The memory and threads this process may still take, for the plan's resource check.
 pub fn resource_limits() -> ResourceLimits {
     let limits = ProcessLimits::gather();
-    ResourceLimits { memory: limits.memory, threads: limits.threads }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    ResourceLimits {
+        memory: limits.memory,
+        memory_bound: limits.memory_bound,
+        malloc_arenas: cpus * crate::limits::MALLOC_ARENAS_PER_CPU,
+        threads: limits.threads,
+    }
 }
 
 /// What is at each anchor the job's file-set trees name: missing, not a directory, or a directory with its free

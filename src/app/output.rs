@@ -28,18 +28,46 @@ pub fn say(text: &str) {
     eprintln!("{}", crate::escape::for_terminal(text));
 }
 
-/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Control characters (from job
-/// files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON. When an
-/// output file is `-` (`--json -`), stdout is that file's and this goes to stderr.
+/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Any other failure (a full disk
+/// or `ulimit -f` under a redirection) is said on stderr, since the output is then cut short. Control characters
+/// (from job files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON. When
+/// an output file is `-` (`--json -`), stdout is that file's and this goes to stderr.
 pub fn print_quietly(text: &str) {
-    let text = crate::escape::for_terminal(text);
-    if crate::outfile::stdout_claimed() {
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
-        return;
+    print_display_quietly(&text);
+}
+
+/// As [`print_quietly`], writing `value` as it is formatted, piece by piece, instead of building its whole text
+/// first (a `--dry-run` plan of thousands of phases is tens of MB of text, and its escaped copy as much again).
+/// Escaping is per character, so escaping the pieces is escaping the whole.
+pub fn print_display_quietly(value: &dyn std::fmt::Display) {
+    struct Escaped<W: Write> {
+        out: W,
+        error: Option<std::io::Error>,
     }
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    impl<W: Write> std::fmt::Write for Escaped<W> {
+        fn write_str(&mut self, piece: &str) -> std::fmt::Result {
+            self.out.write_all(crate::escape::for_terminal(piece).as_bytes()).map_err(|e| {
+                self.error = Some(e);
+                std::fmt::Error
+            })
+        }
+    }
+    let out: Box<dyn Write> = if crate::outfile::stdout_claimed() {
+        Box::new(std::io::BufWriter::new(std::io::stderr().lock()))
+    } else {
+        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+    };
+    let mut out = Escaped { out, error: None };
+    let written = std::fmt::write(&mut out, format_args!("{value}"));
+    let flushed = out.out.flush();
+    let error = match (written, flushed) {
+        (Err(_), _) => out.error.take(),
+        (Ok(()), Err(e)) => Some(e),
+        (Ok(()), Ok(())) => None,
+    };
+    if let Some(e) = error.filter(|e| e.kind() != std::io::ErrorKind::BrokenPipe) {
+        eprintln!("warning: the output is incomplete: cannot write to standard output: {}", crate::limits::explain(&e));
+    }
 }
 
 /// The exit code of a finished result: 130 interrupted, 2 failed, 1 for I/O errors or any failed operation (a

@@ -71,9 +71,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
 fn drives(args: &PlanArgs) -> Result<Vec<Drive>> {
     let mut drives = Vec::new();
     if let Some(path) = &args.drives {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the drive catalogue {}", path.display()))?;
-        drives = parse_catalogue(path, &text)?;
+        drives = read_catalogue(path)?;
     }
     if args.price.len() > args.drive_result.len() {
         bail!(
@@ -105,6 +103,14 @@ fn drives(args: &PlanArgs) -> Result<Vec<Drive>> {
         );
     }
     Ok(drives)
+}
+
+/// The drives of a catalogue file, read with the cap every input file has (`limits::read_text_file`: a device
+/// such as /dev/zero or a huge file ends at once with a message).
+pub(super) fn read_catalogue(path: &Path) -> Result<Vec<Drive>> {
+    let text = crate::limits::read_text_file(path, crate::limits::MAX_INPUT_FILE_BYTES)
+        .with_context(|| format!("cannot read the drive catalogue {}", path.display()))?;
+    Ok(parse_catalogue(path, &text)?)
 }
 
 fn parse_price(text: &str) -> Result<Price> {

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 
 use super::facts::{Gathered, anchor_facts, gather};
 use super::observer::ResultRecorder;
-use super::output::{print_quietly, result_skeleton, say};
+use super::output::{print_display_quietly, print_quietly, result_skeleton, say};
 use super::outputs::check;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, build_plan};
@@ -23,6 +23,15 @@ use crate::run::{Cluster, Interrupt, ProgressLine, RunError, RunOutcome, execute
 use crate::spec::{JobSpec, ReadOptions, SpecOrigin, default_job, read_job_file};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    // clap's `requires` on --from does not hold when --verify-only would conflict with another flag given (--rw,
+    // --dry-run): the run then went on and --from was ignored without a word.
+    if let (Some(from), None) = (&args.from, args.verify_only) {
+        anyhow::bail!(
+            "--from {} names the kept run that --verify-only checks, and no --verify-only was given: add \
+             --verify-only ALGO (the algorithm that run was written with), or leave out --from",
+            from.display()
+        );
+    }
     if let Some(launcher) = super::cluster::launched_by() {
         // One rank of a multi-host run under mpirun or srun (docs/multi-host.md).
         return super::cluster::run_ranks(super::cluster::RankCommand::Run(&args), launcher);
@@ -35,7 +44,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let (gathered, plan) = plan_here(&args, &job, None)?;
 
     if args.dry_run {
-        print_quietly(&plan.to_string());
+        print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     // Created with its first row: a set-up failure leaves no empty file behind.

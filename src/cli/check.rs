@@ -63,6 +63,10 @@ pub struct CheckArgs {
     /// for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own cost).
     #[arg(long, value_parser = parse_engine)]
     pub engine: Option<EngineChoice>,
+    /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of
+    /// refusing.
+    #[arg(long)]
+    pub wait: bool,
     #[command(flatten)]
     pub history: crate::cli::HistoryOptions,
 }

@@ -107,7 +107,8 @@ fn plan_phases(
     // Worked out once for the whole job, so planning stays linear in the number of phases (a job of 200,000
     // phases used to take minutes because every phase recounted the shared files).
     let context = JobContext::new(job, target);
-    let mut phases: Vec<PhasePlan> = Vec::new();
+    // Sized once: growing by doubling held up to twice the plans of a long job.
+    let mut phases: Vec<PhasePlan> = Vec::with_capacity(job.phases.len());
     let mut estimates = Vec::new();
     // The nearest earlier file-set phase at max rate, which a percentage-of-max rate refers to (by plan index).
     let mut last_max = None;

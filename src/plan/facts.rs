@@ -38,8 +38,14 @@ pub struct Facts {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ResourceLimits {
     /// Bytes this process may still allocate: available memory (MemAvailable), or less under a memory cgroup
-    /// limit.
+    /// limit or the address-space limit (`ulimit -v`).
     pub memory: Option<Bytes>,
+    /// Which of those `memory` is (for the refusal's words; thread stacks and malloc arenas count under
+    /// `ulimit -v`).
+    pub memory_bound: crate::limits::MemoryBound,
+    /// Malloc arenas the process may make at most (`limits::MALLOC_ARENAS_PER_CPU` per CPU): each new thread's
+    /// costs `limits::MALLOC_ARENA_BYTES` of address space under `ulimit -v`.
+    pub malloc_arenas: u64,
     /// Threads this process may still start: the tightest of the pids cgroup limits (`pids.max − pids.current`
     /// up the hierarchy), RLIMIT_NPROC for non-root users, and the kernel's `threads-max`.
     pub threads: Option<u64>,
@@ -86,6 +92,9 @@ pub enum TargetFacts {
         mounted_at: Vec<PathBuf>,
         /// Pools, holders or swap that use the device.
         in_use_by: Vec<String>,
+        /// What the device shares bytes with under another name (a loop device over a mounted image):
+        /// refused whatever the flags.
+        overlaps: Vec<String>,
         /// A filesystem or partition-table signature found on the device.
         signature: Option<String>,
     },

@@ -47,9 +47,11 @@ pub use data::{DataShape, GlobalSet};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use fileset_share::TreeShare;
+pub use resources::{PROCESS_RESERVE, WORKER_STATE_BYTES};
 pub use streams::{
     EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, streams_config,
 };
+pub use streams_limits::longest_chunk;
 pub use streams_media::media_name;
 pub use verify::{VerifyPlan, algorithm as verify_algorithm, verified_trees};
 

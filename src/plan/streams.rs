@@ -18,7 +18,7 @@ use super::{DirectMode, PhasePlan, PlanError, TargetPlan};
 use crate::engine::{EngineKind, HttpUrl};
 use crate::spec::{Assignment, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, StreamsSpec};
 use crate::streams::{LibraryInfo, MediaKey, StreamsConfig, defaults};
-use crate::units::{format_duration, serialize_secs};
+use crate::units::serialize_secs;
 
 /// One stream phase, ready to run.
 #[derive(Debug, Clone, Serialize)]
@@ -213,7 +213,6 @@ pub(super) fn plan_streams_phases(
     let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |m: String| PlanError(format!("{label}: {m}"));
     let mut config = streams_config(streams, spec.seed);
-    check_prebuffer(&config).map_err(fail)?;
     let remote = matches!(facts.target, TargetFacts::Remote { .. });
     let readers = plan_readers(spec, &label, facts, notices)?;
     let Media { sources: media, keys, titles, library } =
@@ -252,19 +251,6 @@ pub(super) fn plan_streams_phases(
     };
     phases.push(super::neutral::stream_phase(label, spec, plan, target));
     Ok(phases)
-}
-
-/// Refuses a prebuffer longer than the buffer: the player could never start.
-fn check_prebuffer(config: &StreamsConfig) -> Result<(), String> {
-    if config.prebuffer > config.buffer {
-        return Err(format!(
-            "the prebuffer ({}) is larger than the buffer ({}): the player could never start; give a smaller \
-             --prebuffer or a larger --buffer",
-            format_duration(config.prebuffer),
-            format_duration(config.buffer)
-        ));
-    }
-    Ok(())
 }
 
 /// How a stream phase's scheduler threads read: the engine, direct I/O, the threads and their slot tables.

@@ -42,10 +42,7 @@ pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
             "           the limit of {limit} is set in {file}: the page cache of this process stays within it"
         )?;
     }
-    match &target.memory_backed {
-        Some(why) => writeln!(out, "in RAM     yes: {why}; figures measured here may describe memory")?,
-        None => writeln!(out, "in RAM     no: the data lives on the devices below")?,
-    }
+    writeln!(out, "in RAM     {}", in_ram_words(result))?;
     write_limits(out, result)?;
     if !target.devices.is_empty() {
         writeln!(out)?;
@@ -53,6 +50,28 @@ pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
         writeln!(out, "{}", device_table(result))?;
     }
     Ok(())
+}
+
+/// Where the target's data lives, as far as the facts tell. "On the devices below" only when there are some:
+/// `inspect /proc` said so while naming none.
+fn in_ram_words(result: &RunResult) -> String {
+    let target = &result.target;
+    let filesystem = target.filesystem.as_ref();
+    match (&target.memory_backed, filesystem) {
+        (Some(why), _) => format!("yes: {why}; figures measured here may describe memory"),
+        _ if !target.devices.is_empty() => "no: the data lives on the devices below".into(),
+        (None, Some(fs)) if fs.is_network() => "no: the data lives on the server, across the network".into(),
+        (None, Some(fs)) if fs.is_kernel_view() => format!(
+            "no data at all: {} is the kernel's view of its own state, not storage; choose a directory on a disk \
+             or a pool",
+            fs.fs_type
+        ),
+        (None, Some(fs)) => format!(
+            "unknown: no block device is beneath this target ({}), so streamcap cannot tell where its data lives",
+            fs.fs_type
+        ),
+        (None, None) => "unknown: no block device is beneath this target".into(),
+    }
 }
 
 /// The cgroup throttles on the devices beneath, one line per device; "none" where devices are beneath and none
@@ -198,4 +217,32 @@ fn device_table(result: &RunResult) -> Table {
         c.set_cell_alignment(CellAlignment::Right);
     }
     table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inspected() -> RunResult {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/inspect-raid5.json");
+        crate::results::read_result(std::path::Path::new(path)).unwrap()
+    }
+
+    #[test]
+    fn a_target_without_devices_is_not_said_to_live_on_them() {
+        // Guards issue 25: `inspect /proc` said "the data lives on the devices below" and listed none.
+        let mut result = inspected();
+        result.target.memory_backed = None;
+        assert_eq!(in_ram_words(&result), "no: the data lives on the devices below");
+        result.target.devices.clear();
+        result.target.pool = None;
+        let fs = result.target.filesystem.as_mut().unwrap();
+        fs.fs_type = "proc".into();
+        let text = in_ram_words(&result);
+        assert!(text.starts_with("no data at all: proc is the kernel's view of its own state"), "{text}");
+        result.target.filesystem.as_mut().unwrap().fs_type = "fuse.mystery".into();
+        assert!(in_ram_words(&result).starts_with("unknown: no block device is beneath this target (fuse.mystery)"));
+        result.target.filesystem.as_mut().unwrap().fs_type = "nfs4".into();
+        assert_eq!(in_ram_words(&result), "no: the data lives on the server, across the network");
+    }
 }

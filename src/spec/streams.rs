@@ -134,22 +134,19 @@ impl StreamsSpec {
                 return Err(format!("--{key} must be at least 1"));
             }
         }
+        // The player's settings against one another and the chunk (with the defaults filled in) are checked where
+        // they are resolved: `plan::streams_limits::check_player`.
         for (key, value) in [
             ("duration", self.duration),
             ("buffer", self.buffer),
             ("media-length", self.media_length),
             ("estimate-time", self.estimate_time),
+            ("seek-every", self.seek_every),
+            ("max-startup", self.max_startup),
         ] {
             if value == Some(Duration::ZERO) {
                 return Err(format!("--{key} must be above zero: give a time such as 60s"));
             }
-        }
-        if let (Some(pre), Some(buffer)) = (self.prebuffer, self.buffer)
-            && pre > buffer
-        {
-            return Err(format!(
-                "prebuffer ({pre:?}) is larger than buffer ({buffer:?}): the player could never start"
-            ));
         }
         if max && self.files == Some(Assignment::Each) {
             return Err("files each with max would need a file per viewer at every count: use library:N".into());
@@ -409,12 +406,11 @@ mod tests {
         assert!(none.check().unwrap_err().contains("format"));
         let zero_limit = StreamsSpec { count: None, max: Some(true), limit: Some(0), ..base.clone() };
         assert!(zero_limit.check().unwrap_err().contains("--limit must be at least 1"));
-        let pre = StreamsSpec {
-            buffer: Some(Duration::from_secs(1)),
-            prebuffer: Some(Duration::from_secs(2)),
-            ..base.clone()
-        };
-        assert!(pre.check().unwrap_err().contains("never start"));
+        // Guards issue 25: a seek every 0 s and a start-up target of 0 s were taken.
+        let seeks = StreamsSpec { seek_every: Some(Duration::ZERO), ..base.clone() };
+        assert!(seeks.check().unwrap_err().contains("--seek-every must be above zero"));
+        let startup = StreamsSpec { max_startup: Some(Duration::ZERO), ..base.clone() };
+        assert!(startup.check().unwrap_err().contains("--max-startup must be above zero"));
         let own = StreamsSpec { library: Some("/srv/media".into()), ..base.clone() };
         own.check().unwrap();
         let one = StreamsSpec { files: Some(Assignment::One), ..own.clone() };

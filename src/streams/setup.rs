@@ -167,10 +167,14 @@ impl StreamsConfig {
         ((raw as u64).div_ceil(chunk)).max(1) * chunk
     }
 
-    fn player(&self, format: usize) -> PlayerConfig {
+    /// Media one chunk of `format` covers at its mean bitrate.
+    pub fn chunk_media(&self, format: usize) -> Duration {
         let bitrate = self.mix.0[format].0.bitrate;
-        let chunk_media =
-            Duration::from_secs_f64(self.chunk_bytes(format) as f64 / bitrate.byte_rate().bytes_per_sec());
+        Duration::from_secs_f64(self.chunk_bytes(format) as f64 / bitrate.byte_rate().bytes_per_sec())
+    }
+
+    fn player(&self, format: usize) -> PlayerConfig {
+        let chunk_media = self.chunk_media(format);
         let vbr = self.vbr.filter(|&x| x > 0.0).map(|swing| Vbr {
             swing,
             chunks_per_gop: (defaults::GOP.as_secs_f64() / chunk_media.as_secs_f64()).round().max(1.0) as u32,

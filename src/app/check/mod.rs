@@ -100,7 +100,7 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     }
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
-    let options = RunOptions { run_id: run_id(), ..Default::default() };
+    let options = RunOptions { run_id: run_id(), wait: args.wait, ..Default::default() };
     let media = profile::Media { library: library.as_ref().map(|(dir, _)| dir.clone()), size: args.library_size };
     let mut job = profile::check_job(&settings, data_set, direct, &media);
     if let Some((canonical, files)) = library {

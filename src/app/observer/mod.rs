@@ -175,12 +175,6 @@ impl<'a> ResultRecorder<'a> {
         self.save();
     }
 
-    /// The last save of a command that sets the final status itself.
-    pub fn save_final(&mut self) {
-        self.finished = true;
-        self.save();
-    }
-
     /// Rewrites the JSON result (if one was asked for); `--json -` prints it once, at the end.
     pub fn save(&mut self) {
         if let Some(hook) = &mut self.on_save {

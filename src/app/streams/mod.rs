@@ -16,11 +16,11 @@ use anyhow::{Context, Result, bail};
 use super::facts::{Gathered, gather, gather_untouched};
 use super::library::{open_library, refuse_inside};
 use super::observer::{ResultRecorder, on_loopback};
-use super::output::{print_quietly, result_skeleton};
+use super::output::{print_display_quietly, print_quietly, result_skeleton};
 use crate::cli::StreamsArgs;
 use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
 use crate::report::write_streams_summary;
-use crate::results::{RunResult, RunStatus, TargetInfo, rfc3339};
+use crate::results::{RunResult, RunStatus, TargetInfo};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin};
 use crate::sysinfo::HostFacts;
@@ -32,7 +32,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     }
     let (site, plan) = plan_streams(&args)?;
     if args.dry_run {
-        print_quietly(&plan.to_string());
+        print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     check_outputs(&args)?;
@@ -115,9 +115,8 @@ pub(super) fn conclude(
     args: &StreamsArgs,
     plan: &Plan,
 ) -> ExitCode {
-    recorder.result.status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
-    recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-    recorder.save_final();
+    // The status follows the phases: a step whose workers could not run (ENOMEM, threads) fails its phase.
+    recorder.conclude(outcome.interrupted);
     let result = &recorder.result;
     super::report::html_after_run(result, args.html.as_deref());
     super::history::record(result, &args.history);
@@ -135,22 +134,51 @@ pub(super) fn conclude(
         return ExitCode::from(INTERRUPTED_EXIT as u8);
     }
     let count = plan.phases.iter().find_map(|p| p.streams.as_ref()).map(|s| s.count);
-    exit_code(&recorder.result, args.expect, matches!(count, Some(StreamCount::Fixed(_))))
+    let fixed = match count {
+        Some(StreamCount::Fixed(n)) => Some(n),
+        _ => None,
+    };
+    let (code, why) = exit_code(&recorder.result, args.expect, fixed);
+    if let Some(why) = why {
+        // Said even with --quiet: an exit code of 1 or 2 without its reason leaves a script guessing.
+        super::output::say(&why);
+    }
+    ExitCode::from(code)
 }
 
-/// 1 when a stated target was missed or an I/O failed; 0 otherwise.
-fn exit_code(result: &RunResult, expect: Option<u32>, fixed: bool) -> ExitCode {
-    let Some(streams) = &result.streams else { return ExitCode::from(1) };
-    let failed_io = streams.steps.iter().any(|s| s.errors > 0 || s.ingest.as_ref().is_some_and(|i| i.errors > 0));
-    let missed = match (expect, fixed, &streams.capacity) {
-        (Some(n), true, _) => streams.steps.iter().any(|s| !s.meets_target || s.count < n),
-        (Some(n), false, Some(answer)) => answer.streams < n,
-        _ => false,
+/// 2 when a phase failed (its workers could not run), 1 when a stated target was missed or an I/O failed, 0
+/// otherwise; with the sentence that says why when it is not 0. `fixed`: the count of a `--count` run.
+fn exit_code(result: &RunResult, expect: Option<u32>, fixed: Option<u32>) -> (u8, Option<String>) {
+    if let Some(phase) = result.phases.iter().find(|p| p.status == RunStatus::Failed) {
+        let why = phase.failure.as_deref().unwrap_or("it did not run");
+        return (2, Some(format!("Error: '{}' failed: {why}", phase.name)));
+    }
+    let Some(streams) = &result.streams else {
+        return (1, Some("no stream step ran, so there is no answer".into()));
     };
-    if failed_io || missed || result.phases.iter().any(|p| p.status == RunStatus::Failed) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    let reads = streams.steps.iter().map(|s| s.errors).sum::<u64>();
+    let writes = streams.steps.iter().filter_map(|s| s.ingest.as_ref()).map(|i| i.errors).sum::<u64>();
+    if reads + writes > 0 {
+        return (1, Some(format!("{reads} read(s) and {writes} ingest write(s) failed (see above)")));
+    }
+    let missed = match (expect, fixed, &streams.capacity) {
+        (Some(n), Some(count), _) if count < n => Some(format!(
+            "missed --expect {n}: this run played {count} streams (--count {count}), so it cannot show {n}; give \
+             --count {n} or more, or --max to find the answer"
+        )),
+        (Some(n), Some(count), _) => streams
+            .steps
+            .iter()
+            .find(|s| !s.meets_target)
+            .map(|_| format!("missed --expect {n}: the {count} streams missed the quality target (see above)")),
+        (Some(n), None, Some(answer)) if answer.streams < n => {
+            Some(format!("missed --expect {n}: the largest count that met the quality target is {}", answer.streams))
+        }
+        _ => None,
+    };
+    match missed {
+        Some(why) => (1, Some(why)),
+        None => (0, None),
     }
 }
 

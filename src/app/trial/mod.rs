@@ -28,11 +28,15 @@ use measure::{Settings, figures, layout_job, problem};
 use pool::Pool;
 
 pub fn run(args: TrialArgs) -> Result<ExitCode> {
+    let settings = Settings { size: args.size, runtime: args.runtime, format: args.format.clone(), chunk: args.chunk };
+    measure::check_runtime(&settings)?;
     let layouts = layouts(&args.layouts.0, args.devices.len())?;
     let inputs: Vec<&std::path::Path> = args.drives.iter().chain(&args.devices).map(PathBuf::as_path).collect();
     super::outputs::check(&[("--json", args.json.as_deref())], &inputs, None)?;
     let catalogue = args.drives.as_ref().map(|p| predict::catalogue_drive(p, args.drive.as_deref())).transpose()?;
     pool::check_tools()?;
+    // Held to the end of the trial (also through Ctrl-C and the teardown of a layout).
+    let _locks = safety::lock_devices(&args.devices)?;
     let checked = safety::check_devices(&args.devices, args.allow_device_writes)?;
     let names: Vec<&str> = layouts.iter().map(|l| l.name()).collect();
     let what = format!(
@@ -49,7 +53,6 @@ pub fn run(args: TrialArgs) -> Result<ExitCode> {
     );
     safety::confirm(&checked, &what, args.yes)?;
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let settings = Settings { size: args.size, runtime: args.runtime, format: args.format.clone(), chunk: args.chunk };
     let drive = match catalogue {
         Some(d) => d,
         None => match measure_drive(&args.devices[0], &settings, &interrupt, args.quiet)? {

@@ -57,34 +57,44 @@ pub fn run_stream_phase(
     let step = |count: u32, merged: &mut Merged, observer: &mut dyn RunObserver| {
         observer.stream_step_started(index, count);
         let (outcome, measured) = run_step(&inputs, count, merged.steps, merged.series(), observer);
+        if matches!(outcome.stop, StopReason::Failed(_)) {
+            // The step's workers could not run (memory, threads, a file; every rank agrees in a cluster): what its
+            // viewers "saw" is not a measurement, and counting them would report stalls. The phase fails with
+            // the reason, and the search stops without an answer.
+            merged.add(outcome);
+            return Err(StepFailed);
+        }
         let passed = measured.meets(plan.target.max_stalled, plan.target.max_startup);
         observer.stream_step(index, &measured);
         merged.add(outcome);
         // In a cluster only the merged step's flag (any rank interrupted) is the same on every rank: a rank's own
         // flag could stop its search one step before the others'.
         let stop = if cluster.is_some() { measured.interrupted } else { interrupt.is_set() };
-        (!stop).then_some(passed)
+        Ok((!stop).then_some(passed))
     };
     match plan.count {
         StreamCount::Fixed(count) => {
-            step(count, &mut merged, observer);
+            let _ = step(count, &mut merged, observer);
         }
         StreamCount::Search(s) => {
             let bound = rates.map(|r| estimate(r, &plan.config).streams.max(1));
             let prior = priors.0.filter(|(e, _)| plan.estimate == Some(*e)).map(|(_, ratio)| ratio);
-            let found = search(search_settings(&s, bound, prior), &mut |count| {
-                Ok::<_, std::convert::Infallible>(step(count, &mut merged, observer))
-            });
-            let Ok(found) = found;
-            observer.stream_search(index, &found);
-            let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0;
-            if let (Some(e), Some(b), true) = (plan.estimate, bound, edge) {
-                priors.0 = Some((e, f64::from(found.best) / f64::from(b)));
+            let found = search(search_settings(&s, bound, prior), &mut |count| step(count, &mut merged, observer));
+            // A failed step (its workers could not run) ends the search without an answer.
+            if let Ok(found) = found {
+                observer.stream_search(index, &found);
+                let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0;
+                if let (Some(e), Some(b), true) = (plan.estimate, bound, edge) {
+                    priors.0 = Some((e, f64::from(found.best) / f64::from(b)));
+                }
             }
         }
     }
     merged.into_outcome(direct, interrupt.flag().load(Ordering::Relaxed))
 }
+
+/// A step whose workers could not run: the phase has failed (its outcome says why).
+struct StepFailed;
 
 /// Where the search starts, how it moves and where it stops: from the estimate's `bound` (a share of it, or the
 /// `prior` share an earlier search found, then in steps of the precision), or from the plan's first count.
