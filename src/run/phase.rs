@@ -222,7 +222,8 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
             let _ = exchange.map(|e| e.join());
             (stop, ranks) = cluster::agree_end(sync, &stop, gather.measured);
         }
-        let outcome = finished(gather, &ends, (stop, ranks), caps, direct, started);
+        let mut outcome = finished(gather, &ends, (stop, ranks), caps, direct, started);
+        outcome.latency_depths = schedules.iter().flatten().filter_map(AnySchedule::latency_depth).collect();
         Ran { outcome, schedules }
     })
 }
@@ -294,7 +295,7 @@ fn finished(
         intervals: gather.reported_intervals,
         ranks,
         workers: std::mem::take(&mut gather.workers),
-        latency_depths: ends.iter().filter_map(|e| e.latency_depth).collect(),
+        latency_depths: Vec::new(),
         steady: gather.steady.as_ref().map(|s| s.outcome(gather.interval)),
     }
 }

@@ -32,12 +32,16 @@ pub struct Io {
     pub extra: bool,
     /// Its own I/O priority (fio cmdprio; see `engine::Request::prio`); 0: the worker thread's.
     pub prio: u16,
+    /// A read that may meet the end of its file (a read-back of a file that may have been truncated, or whose
+    /// last piece was rounded up to the direct-I/O alignment): fewer bytes than asked is what the file holds
+    /// there, not an error. The core records the bytes read and the schedule hears `Ok(bytes)` and judges.
+    pub until_eof: bool,
 }
 
 impl Io {
     /// A read or write of the work itself.
     pub const fn transfer(kind: OpKind, file: u32, offset: u64, len: u32, due: Option<Duration>) -> Io {
-        Io { kind, file, offset, len, due, tag: 0, extra: false, prio: 0 }
+        Io { kind, file, offset, len, due, tag: 0, extra: false, prio: 0, until_eof: false }
     }
 }
 
@@ -60,6 +64,8 @@ pub struct Ctx<'a> {
     /// From the worker's origin.
     pub now: Duration,
     pub in_flight: usize,
+    /// The ramp is over: an I/O issued now is measured (its completion recorded, its bytes counted).
+    pub measuring: bool,
     /// The engine's file table, for schedules that open files as they go.
     pub files: &'a mut dyn crate::engine::FileTable,
     pub(super) origin: Instant,
@@ -101,6 +107,12 @@ pub trait Schedule {
     fn completed(&mut self, _io: &Io, _result: Result<u32, i32>, _now: Duration, _buf: &[u8]) -> bool {
         true
     }
+
+    /// A measured I/O completed as asked (after `completed`): its total latency in nanoseconds (fio's lat: from
+    /// when the core took it into its slot to its completion) and its bytes. For schedules that steer by what
+    /// the storage does (`depth_search::DepthSearched`); the default does nothing and compiles to nothing.
+    #[inline]
+    fn measured(&mut self, _io: &Io, _latency_ns: u64, _bytes: u32) {}
 
     /// When the work ends by its runtime or budget (not by Ctrl-C or an error): a flush still owed.
     fn owed_flush(&mut self) -> Option<Io> {
