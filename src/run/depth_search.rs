@@ -276,7 +276,9 @@ impl DepthSearch {
 
 #[cfg(test)]
 mod tests {
+    use super::super::schedule::testing::{Script, take};
     use super::*;
+    use crate::engine::OpKind;
 
     const WINDOW: Duration = Duration::from_millis(100);
 
@@ -381,5 +383,74 @@ mod tests {
         let mut s = DepthSearch::new(&target, 4, start);
         assert_eq!(drive(&mut s, start, |_| false, 6), [1, 2, 4, 4, 4, 4]);
         assert!(!s.found().settled);
+    }
+
+    /// Asks the wrapper for work with `in_flight` I/Os in flight at `now`, the ramp over.
+    fn ask(s: &mut DepthSearched<Script>, now: Duration, in_flight: usize) -> Result<Io, Next> {
+        take(s, now, in_flight, true)
+    }
+
+    #[test]
+    fn the_wrapper_holds_the_queue_at_the_depth_searched_and_ends_the_worker_once_settled() {
+        let target = LatencyTarget {
+            target: Duration::from_micros(100),
+            window: WINDOW,
+            percentile: 100.0,
+            keep_adjusting: false,
+        };
+        let start = Duration::from_secs(1);
+        let mut s = DepthSearched::new(Script::of(&[OpKind::Read]), &target, 4, start);
+        s.inner.owed = Some(Io::transfer(OpKind::Fsync, 0, 0, 0, None));
+        let mut now = start;
+        let mut depths = Vec::new();
+        while !s.search.done() {
+            // As deep as the search allows, and not one I/O more (fio's queue_full).
+            let mut in_flight = 0;
+            while let Ok(io) = ask(&mut s, now, in_flight) {
+                assert_eq!(io.kind, OpKind::Read);
+                in_flight += 1;
+            }
+            assert!(matches!(ask(&mut s, now, in_flight), Err(Next::AfterCompletion)));
+            depths.push(in_flight);
+            // Every I/O meets the target, heard through the core's generic hook.
+            for _ in 0..in_flight {
+                s.measured(&Io::transfer(OpKind::Read, 0, 0, 4096, None), 50_000, 4096);
+            }
+            now += WINDOW;
+            s.search.steer(now, in_flight);
+        }
+        assert_eq!(depths[..3], [1, 2, 4], "{depths:?}");
+        let found = s.found();
+        assert_eq!((found.depth, found.settled, found.met), (4, true, Some(true)));
+        assert_eq!(ask(&mut s, now, 3).map(|io| io.kind).ok(), Some(OpKind::Fsync), "owed flushes go out first");
+        assert!(matches!(ask(&mut s, now, 3), Err(Next::Done)));
+    }
+
+    #[test]
+    fn the_search_neither_judges_nor_hears_in_the_ramp_and_drains_after_a_failed_window() {
+        let target = LatencyTarget {
+            target: Duration::from_micros(100),
+            window: WINDOW,
+            percentile: 100.0,
+            keep_adjusting: false,
+        };
+        let mut s = DepthSearched::new(Script::of(&[OpKind::Read]), &target, 8, WINDOW * 10);
+        // In the ramp the queue is held at depth 1 and no window is judged, however long it lasts.
+        assert!(take(&mut s, WINDOW * 9, 0, false).is_ok());
+        assert!(matches!(take(&mut s, WINDOW * 9, 1, false), Err(Next::AfterCompletion)));
+        assert_eq!(s.found().windows, 0);
+        // Measured: good windows double the depth (1, 2, 4).
+        for (n, now) in [(1, 11), (2, 12)] {
+            s.measured(&Io::transfer(OpKind::Read, 0, 0, 4096, None), 1_000, 4096);
+            assert!(ask(&mut s, WINDOW * now, n).is_ok());
+        }
+        assert_eq!(s.search.limit(), 4);
+        // One late I/O at 100 % fails the window at once: nothing more until the queue of 4 has drained.
+        s.measured(&Io::transfer(OpKind::Read, 0, 0, 4096, None), 1_000_000, 4096);
+        let now = WINDOW * 12 + Duration::from_millis(1);
+        assert!(matches!(ask(&mut s, now, 3), Err(Next::AfterCompletion)));
+        assert!(matches!(ask(&mut s, now, 1), Err(Next::AfterCompletion)));
+        assert!(ask(&mut s, now, 0).is_ok(), "drained: a new window at depth (4 + 2) / 2");
+        assert_eq!(s.search.limit(), 3);
     }
 }

@@ -86,3 +86,70 @@ impl<S: Schedule> Schedule for DirectionBudget<S> {
         self.inner.path(file)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::schedule::testing::{Script, take};
+    use super::*;
+
+    const NOW: Duration = Duration::from_secs(1);
+
+    fn budget(read: Option<u64>, written: Option<u64>) -> DirectionBytes {
+        DirectionBytes { read, written }
+    }
+
+    #[test]
+    fn a_read_budget_ends_the_work_after_exactly_that_many_bytes_read() {
+        // vdbench maxdataread=16k on half reads: the fourth read spends it, and nothing follows it.
+        let mut s = DirectionBudget::new(Script::of(&[OpKind::Read, OpKind::Write]), budget(Some(16384), None));
+        let mut taken = Vec::new();
+        while let Ok(io) = take(&mut s, NOW, 0, true) {
+            taken.push(io.kind);
+        }
+        let reads = taken.iter().filter(|&&k| k == OpKind::Read).count();
+        assert_eq!((reads, taken.len()), (4, 7), "{taken:?}");
+        assert!(matches!(take(&mut s, NOW, 0, true), Err(Next::Done)));
+    }
+
+    #[test]
+    fn a_write_budget_leaves_reads_unbounded_until_it_is_spent() {
+        let mut s =
+            DirectionBudget::new(Script::of(&[OpKind::Read, OpKind::Read, OpKind::Write]), budget(None, Some(8192)));
+        let mut taken = Vec::new();
+        while let Ok(io) = take(&mut s, NOW, 0, true) {
+            taken.push(io.kind);
+        }
+        assert_eq!(taken, [OpKind::Read, OpKind::Read, OpKind::Write, OpKind::Read, OpKind::Read, OpKind::Write]);
+    }
+
+    #[test]
+    fn the_ramp_read_backs_and_refused_io_do_not_count() {
+        let mut s = DirectionBudget::new(Script::of(&[OpKind::Read]), budget(Some(8192), None));
+        for _ in 0..10 {
+            take(&mut s, NOW, 0, false).expect("in the ramp nothing counts");
+        }
+        s.inner.extra = true;
+        for _ in 0..10 {
+            take(&mut s, NOW, 0, true).expect("a verification read-back is not work");
+        }
+        (s.inner.extra, s.inner.refuse) = (false, true);
+        for _ in 0..10 {
+            assert!(matches!(take(&mut s, NOW, 0, true), Err(Next::AfterCompletion)), "refused: never issued");
+        }
+        s.inner.refuse = false;
+        assert_eq!(s.read, 0);
+        take(&mut s, NOW, 0, true).unwrap();
+        take(&mut s, NOW, 0, true).unwrap();
+        assert!(matches!(take(&mut s, NOW, 0, true), Err(Next::Done)));
+    }
+
+    #[test]
+    fn a_spent_budget_lets_the_owed_flush_out_before_it_ends_the_work() {
+        let mut s = DirectionBudget::new(Script::of(&[OpKind::Write]), budget(None, Some(4096)));
+        s.inner.owed = Some(Io::transfer(OpKind::Fsync, 0, 0, 0, None));
+        assert_eq!(take(&mut s, NOW, 0, true).unwrap().kind, OpKind::Write);
+        assert_eq!(take(&mut s, NOW, 1, true).unwrap().kind, OpKind::Fsync, "as the core does when time is up");
+        assert!(matches!(take(&mut s, NOW, 1, true), Err(Next::Done)));
+        assert_eq!(s.written, 4096, "a flush moves no data");
+    }
+}

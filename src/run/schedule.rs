@@ -125,3 +125,88 @@ pub trait Schedule {
     /// The path behind a file index, for error messages.
     fn path(&self, file: u32) -> &Path;
 }
+
+/// What the unit tests of schedule wrappers drive them with: a `Ctx` without a core, and a scripted schedule.
+#[cfg(test)]
+pub(super) mod testing {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::engine::{EngineError, FileTable};
+
+    struct NoFiles;
+
+    impl FileTable for NoFiles {
+        fn put(&mut self, _index: u32, _file: Option<std::fs::File>) -> Result<Option<std::fs::File>, EngineError> {
+            Ok(None)
+        }
+    }
+
+    /// Calls `f` with a `Ctx` at `now` (from the origin), `in_flight` I/Os in flight, the ramp over when
+    /// `measuring`.
+    pub fn with_ctx<R>(now: Duration, in_flight: usize, measuring: bool, f: impl FnOnce(&mut Ctx<'_>) -> R) -> R {
+        let origin = Instant::now();
+        let mut tally = Tally::new(0, false, origin);
+        let control = PhaseControl::new(Arc::new(AtomicBool::new(false)));
+        let mut files = NoFiles;
+        let mut ctx = Ctx {
+            now,
+            in_flight,
+            measuring,
+            files: &mut files,
+            origin,
+            tally: &mut tally,
+            control: &control,
+            continue_on_error: false,
+        };
+        f(&mut ctx)
+    }
+
+    /// Asks `schedule` for work as the core does (`next`, then `prepare` of an I/O): the I/O taken, or what was
+    /// answered instead (`Err`: refused by `prepare`, or not an I/O).
+    pub fn take<S: Schedule>(schedule: &mut S, now: Duration, in_flight: usize, measuring: bool) -> Result<Io, Next> {
+        match with_ctx(now, in_flight, measuring, |ctx| schedule.next(ctx)) {
+            Next::Io(io) => {
+                let mut buf = vec![0u8; io.len as usize];
+                if schedule.prepare(&io, &mut buf) { Ok(io) } else { Err(Next::AfterCompletion) }
+            }
+            other => Err(other),
+        }
+    }
+
+    /// 4 KiB I/Os of `kinds` in turn, for ever; `prepare` refuses while `refuse`; `owed` is a flush still owed.
+    pub struct Script {
+        pub kinds: Vec<OpKind>,
+        pub given: usize,
+        pub refuse: bool,
+        pub extra: bool,
+        pub owed: Option<Io>,
+    }
+
+    impl Script {
+        pub fn of(kinds: &[OpKind]) -> Script {
+            Script { kinds: kinds.to_vec(), given: 0, refuse: false, extra: false, owed: None }
+        }
+    }
+
+    impl Schedule for Script {
+        fn next(&mut self, _ctx: &mut Ctx<'_>) -> Next {
+            let kind = self.kinds[self.given % self.kinds.len()];
+            self.given += 1;
+            Next::Io(Io { extra: self.extra, ..Io::transfer(kind, 0, 0, 4096, None) })
+        }
+
+        fn prepare(&mut self, _io: &Io, _buf: &mut [u8]) -> bool {
+            !self.refuse
+        }
+
+        fn owed_flush(&mut self) -> Option<Io> {
+            self.owed.take()
+        }
+
+        fn path(&self, _file: u32) -> &Path {
+            Path::new("script")
+        }
+    }
+}

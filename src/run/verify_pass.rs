@@ -263,3 +263,88 @@ pub(super) fn finish(
     }
     outcome
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::OpClass;
+
+    const MIB: u64 = 1 << 20;
+
+    /// A file of `size` bytes in a work directory under `root`, held open as a run's is (so the pass knows it
+    /// for a regular file of its own), written whole with verified blocks of `block` bytes; and its verifier.
+    fn written(root: &Path, size: u64, block: u32) -> (Verifier, Vec<PathBuf>, super::super::owned::Registration) {
+        use super::super::owned::{OwnedDir, open_registered, register};
+        let work = register(OwnedDir::open_base(root).unwrap().create_dir("run-t").unwrap(), None);
+        let path = root.join(".streamcap/run-t/data.0");
+        let v = Verifier::new(Algorithm::Crc32c, block, 7, vec![(path.display().to_string(), size)], 10);
+        let mut buf = vec![0u8; size as usize];
+        assert!(v.begin_write(0, 0, &mut buf));
+        let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CREATE | rustix::fs::OFlags::EXCL;
+        std::io::Write::write_all(&mut open_registered(&path, flags).unwrap().unwrap(), &buf).unwrap();
+        v.end_write(0, 0, buf.len(), true);
+        (v, vec![path], work)
+    }
+
+    fn pass(engine: EngineKind) -> ReadBackPass {
+        ReadBackPass { engine, direct: true, confined: false, interrupted: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// The engines a read-back can run on here (io_uring only where the kernel allows it, loudly skipped).
+    fn engines() -> Vec<EngineKind> {
+        match crate::engine::io_uring_available() {
+            Ok(()) => vec![EngineKind::Sync, EngineKind::IoUring],
+            Err(e) => {
+                assert!(std::env::var_os("STREAMCAP_TEST_STRICT").is_none_or(|v| v != "1"), "io_uring: {e}");
+                eprintln!("SKIPPED the io_uring read-back: {e}");
+                vec![EngineKind::Sync]
+            }
+        }
+    }
+
+    #[test]
+    fn the_read_back_goes_through_the_core_with_several_reads_in_flight_on_io_uring() {
+        // Before, the read-back was a second data loop, one synchronous 4 MiB read at a time beside the core.
+        for engine in engines() {
+            let dir = tempfile::tempdir().unwrap();
+            let (v, paths, _work) = written(dir.path(), 16 * MIB, 4096);
+            let (outcome, phase) = pass(engine).run(&v, &paths, &mut |_, _| {});
+            assert_eq!((outcome.counts.blocks, outcome.bad.count, outcome.read_error_count), (4096, 0, 0));
+            assert!(outcome.pass_complete);
+            assert_eq!(phase.caps.map(|c| c.kind), Some(engine), "the pass ran on the engine asked for");
+            assert_eq!(phase.totals.stats(OpClass::Read).ops, 4, "{engine:?}: four pieces of 4 MiB, on the core");
+            let deeper: u64 = phase.totals.depths.level[1..].iter().sum();
+            assert_eq!(deeper > 0, engine == EngineKind::IoUring, "{engine:?}: {:?}", phase.totals.depths.level);
+        }
+    }
+
+    #[test]
+    fn a_file_cut_inside_a_page_is_checked_as_far_as_it_goes_and_the_rest_is_one_lost_range() {
+        // Direct reads are whole pages: the last one asks past the end of the file, and what came back is judged.
+        for engine in engines() {
+            let dir = tempfile::tempdir().unwrap();
+            let (v, paths, _work) = written(dir.path(), 8 * MIB, MIB as u32);
+            let file = std::fs::OpenOptions::new().write(true).open(&paths[0]).unwrap();
+            file.set_len(5_000_000).unwrap();
+            let (outcome, _) = pass(engine).run(&v, &paths, &mut |_, _| {});
+            assert_eq!((outcome.counts.blocks, outcome.bad.count, outcome.read_error_count), (4, 4, 0), "{engine:?}");
+            let lost = &outcome.bad.missing;
+            assert_eq!(lost.len(), 1, "{engine:?}: {lost:?}");
+            assert_eq!((lost[0].offset, lost[0].len, lost[0].blocks), (4 * MIB, 4 * MIB, 4));
+            assert_eq!(
+                lost[0].why,
+                "the file ends at byte 5000000, before the 8388608 bytes written (it was truncated)"
+            );
+            assert!(outcome.pass_complete);
+        }
+    }
+
+    #[test]
+    fn a_stopped_read_back_is_not_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let (v, paths, _work) = written(dir.path(), MIB, 4096);
+        let stopped = ReadBackPass { interrupted: Arc::new(AtomicBool::new(true)), ..pass(EngineKind::Sync) };
+        let (outcome, _) = stopped.run(&v, &paths, &mut |_, _| {});
+        assert!(!outcome.pass_complete);
+    }
+}

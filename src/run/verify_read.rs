@@ -329,3 +329,17 @@ fn kind_of(kind: std::fs::FileType) -> &'static str {
         "something else"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_piece_is_whole_blocks_and_whole_pages() {
+        assert_eq!(piece_for(4096), PIECE);
+        assert_eq!(piece_for(512), PIECE);
+        assert_eq!(piece_for(8 << 20), 8 << 20, "at least one block");
+        let odd = piece_for(1536);
+        assert!(odd.is_multiple_of(1536) && odd.is_multiple_of(4096) && odd <= PIECE && odd > PIECE - 12288, "{odd}");
+    }
+}
