@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use super::clock::wait_until;
 use super::phase::PhaseControl;
-pub use super::schedule::{Ctx, Io, Next, Schedule};
+pub use super::schedule::{Ctx, Io, Next, Role, Schedule};
 pub use super::tally::Failure;
 use super::tally::{Tally, class_of, nanos, op_name};
 use super::worker_setup::WorkerMsg;
@@ -286,7 +286,7 @@ impl Core {
         let measured = !self.in_ramp;
         self.table[slot as usize] = InFlight { io, taken: now, submitted: now, measured };
         self.batch.push(Request { slot, kind: io.kind, file: io.file, offset: io.offset, len: io.len, prio: io.prio });
-        if measured && !io.extra && matches!(io.kind, OpKind::Read | OpKind::Write) {
+        if measured && io.role != Role::Check && matches!(io.kind, OpKind::Read | OpKind::Write) {
             self.issued += u64::from(io.len);
             self.issued_ops += 1;
             // fio's iodepth_level: the queue depth this I/O joins, itself included.
@@ -334,7 +334,7 @@ impl Core {
             self.free.push(completion.slot);
             let io = entry.io;
             let transfer = matches!(io.kind, OpKind::Read | OpKind::Write);
-            let short = matches!(completion.result, Ok(n) if n != io.len && transfer && !io.until_eof);
+            let short = matches!(completion.result, Ok(n) if n != io.len && transfer && io.role != Role::UntilEof);
             // A short transfer has no errno of its own; it is reported as EIO with what happened in words (or
             // EFBIG: a write cut short at the file size limit). A read that may meet the end of its file is
             // not short: the schedule judges what it read.

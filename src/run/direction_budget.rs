@@ -5,7 +5,7 @@
 //! The wrapper counts a read or write when the core takes it (after the inner schedule's `prepare` accepted it;
 //! a refused one is never issued) and only when the ramp is over (`Ctx::measuring`, read when the I/O was asked
 //! for, which is the moment the core decides whether it is measured), so the count agrees with the core's
-//! measured bytes. A verification read-back (`Io::extra`) is not work and does not count. Once a budget is
+//! measured bytes. A check of recent writes (`Role::Check`) is not work and does not count. Once a budget is
 //! spent it answers the inner schedule's owed flushes (as the core does when the runtime ends) and then `Done`.
 //!
 //! Per I/O: two `Option` checks in `next` and an addition in `prepare`. Must not: issue I/O or read a clock.
@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::schedule::{Ctx, Io, Next, Schedule};
+use super::schedule::{Ctx, Io, Next, Role, Schedule};
 use crate::engine::OpKind;
 use crate::plan::DirectionBytes;
 
@@ -54,7 +54,7 @@ impl<S: Schedule> Schedule for DirectionBudget<S> {
         if !self.inner.prepare(io, buf) {
             return false;
         }
-        if self.measuring && !io.extra {
+        if self.measuring && io.role != Role::Check {
             match io.kind {
                 OpKind::Read => self.read += u64::from(io.len),
                 OpKind::Write => self.written += u64::from(io.len),
@@ -128,11 +128,11 @@ mod tests {
         for _ in 0..10 {
             take(&mut s, NOW, 0, false).expect("in the ramp nothing counts");
         }
-        s.inner.extra = true;
+        s.inner.role = Role::Check;
         for _ in 0..10 {
             take(&mut s, NOW, 0, true).expect("a verification read-back is not work");
         }
-        (s.inner.extra, s.inner.refuse) = (false, true);
+        (s.inner.role, s.inner.refuse) = (Role::Work, true);
         for _ in 0..10 {
             assert!(matches!(take(&mut s, NOW, 0, true), Err(Next::AfterCompletion)), "refused: never issued");
         }

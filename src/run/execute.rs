@@ -460,11 +460,10 @@ impl<'p> Executor<'p> {
         // run the manifest `--verify-only` needs.
         let kept_dir = self.work_dir.as_ref().filter(|_| self.keep).map(|d| d.path().to_path_buf());
         let direct = self.direct_ok.first().copied().flatten().unwrap_or_else(|| self.trees.direct());
-        // The read-back runs on the engine of the last phase (sync stands in for null and http).
-        let engine = self.plan.phases.last().map_or(crate::engine::EngineKind::Sync, |p| p.engine);
-        let verify = self.verifier.as_deref().map(|v| {
-            verify_pass::finish(v, &self.verified, (engine, direct), self.interrupt, kept_dir.as_deref(), observer)
-        });
+        let verify = self
+            .verifier
+            .as_deref()
+            .map(|v| verify_pass::finish(v, &self.verified, direct, self.interrupt, kept_dir.as_deref(), observer));
         self.remove_data();
         let cleanup_error = self.cleanup_error.take();
         RunOutcome { phases: self.outcomes, interrupted: self.interrupt.is_set(), cleanup_error, verify }

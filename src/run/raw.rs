@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::cluster::HeldAcross;
-use super::core::{Ctx, Io, Next, Schedule};
+use super::core::{Ctx, Io, Next, Role, Schedule};
 use super::depth_search::DepthSearched;
 use super::direction_budget::DirectionBudget;
 use super::flow::{FlowMember, Flows};
@@ -192,7 +192,7 @@ impl Schedule for RawSchedule<'_> {
         if self.pending.is_none()
             && let Some((file, offset, len)) = self.backlog.as_mut().and_then(Backlog::next_read)
         {
-            return Next::Io(Io { extra: true, ..Io::transfer(OpKind::Read, file, offset, len, None) });
+            return Next::Io(Io { role: Role::Check, ..Io::transfer(OpKind::Read, file, offset, len, None) });
         }
         let (op, due) = match self.pending.take() {
             Some(pending) => pending,
@@ -240,7 +240,7 @@ impl Schedule for RawSchedule<'_> {
             },
             None => {}
         }
-        if io.extra {
+        if io.role == Role::Check {
             return true;
         }
         if write {

@@ -28,20 +28,35 @@ pub struct Io {
     pub due: Option<Duration>,
     /// The schedule's own mark (a viewer's number), handed back on completion.
     pub tag: u32,
-    /// Not part of the work's amount (a verification read-back): not counted against the I/O budget.
-    pub extra: bool,
+    /// What it is to the work: the work itself, a check of recent writes, or a read to the end of a file.
+    pub role: Role,
     /// Its own I/O priority (fio cmdprio; see `engine::Request::prio`); 0: the worker thread's.
     pub prio: u16,
-    /// A read that may meet the end of its file (a read-back of a file that may have been truncated, or whose
+}
+
+/// What an I/O is to its schedule's work, beyond its kind. One byte, so that `Io` stays 40 bytes: it is copied
+/// into the in-flight table and out of it for every I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The work itself: counted against the I/O budget; fewer bytes than asked is an error (a short transfer).
+    Work,
+    /// A verification read-back of recent writes (`--verify-backlog`): not part of the work's amount, so not
+    /// counted against the I/O budget.
+    Check,
+    /// A read that may meet the end of its file (the read-back of a file that may have been truncated, or whose
     /// last piece was rounded up to the direct-I/O alignment): fewer bytes than asked is what the file holds
     /// there, not an error. The core records the bytes read and the schedule hears `Ok(bytes)` and judges.
-    pub until_eof: bool,
+    UntilEof,
 }
+
+// The core copies an `Io` into its in-flight table and out again for every I/O: keep it at five words.
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Io>() == 40);
 
 impl Io {
     /// A read or write of the work itself.
     pub const fn transfer(kind: OpKind, file: u32, offset: u64, len: u32, due: Option<Duration>) -> Io {
-        Io { kind, file, offset, len, due, tag: 0, extra: false, prio: 0, until_eof: false }
+        Io { kind, file, offset, len, due, tag: 0, role: Role::Work, prio: 0 }
     }
 }
 
@@ -180,13 +195,13 @@ pub(super) mod testing {
         pub kinds: Vec<OpKind>,
         pub given: usize,
         pub refuse: bool,
-        pub extra: bool,
+        pub role: Role,
         pub owed: Option<Io>,
     }
 
     impl Script {
         pub fn of(kinds: &[OpKind]) -> Script {
-            Script { kinds: kinds.to_vec(), given: 0, refuse: false, extra: false, owed: None }
+            Script { kinds: kinds.to_vec(), given: 0, refuse: false, role: Role::Work, owed: None }
         }
     }
 
@@ -194,7 +209,7 @@ pub(super) mod testing {
         fn next(&mut self, _ctx: &mut Ctx<'_>) -> Next {
             let kind = self.kinds[self.given % self.kinds.len()];
             self.given += 1;
-            Next::Io(Io { extra: self.extra, ..Io::transfer(kind, 0, 0, 4096, None) })
+            Next::Io(Io { role: self.role, ..Io::transfer(kind, 0, 0, 4096, None) })
         }
 
         fn prepare(&mut self, _io: &Io, _buf: &mut [u8]) -> bool {

@@ -196,16 +196,25 @@ pub(super) fn run_verifier(
     };
     let verifier = Arc::new(verifier);
     trees.verify_with(verifier.clone(), bases.clone(), journal.is_some());
-    Ok((Some(verifier), Verified { paths: files.into_iter().map(|(p, _)| p).collect(), trees: bases, journal }))
+    let paths = files.into_iter().map(|(p, _)| p).collect();
+    // The read-back runs on the engine of the last phase (sync stands in for null and http).
+    let engine = plan.phases.last().map_or(EngineKind::Sync, |p| p.engine);
+    Ok((Some(verifier), Verified { paths, trees: bases, journal, engine }))
 }
 
 /// What the end of a verified run needs: the paths of its verified files, each verified tree's root and first
-/// file number, and its journal, if it keeps one.
-#[derive(Default)]
+/// file number, its journal, if it keeps one, and the engine its read-back runs on.
 pub(super) struct Verified {
     pub paths: Vec<PathBuf>,
     pub trees: TreeBases,
     pub journal: Option<Arc<super::journal::FileJournal>>,
+    pub engine: EngineKind,
+}
+
+impl Default for Verified {
+    fn default() -> Verified {
+        Verified { paths: Vec::new(), trees: TreeBases::default(), journal: None, engine: EngineKind::Sync }
+    }
 }
 
 /// The files a `--verify` run checks, with their sizes: the target's files, then every file of each verified
@@ -229,13 +238,12 @@ fn verified_files(plan: &crate::plan::Plan) -> (Vec<(PathBuf, u64)>, TreeBases) 
     (files, bases)
 }
 
-/// After the last phase of a `--verify` run: the pass over everything written (not after Ctrl-C) on `engine`,
-/// then, for a kept run (`kept_dir`), the manifest that `--verify-only` needs (a journaled run's brought up to
-/// date).
+/// After the last phase of a `--verify` run: the pass over everything written (not after Ctrl-C), then, for a
+/// kept run (`kept_dir`), the manifest that `--verify-only` needs (a journaled run's brought up to date).
 pub(super) fn finish(
     verifier: &Verifier,
     verified: &Verified,
-    (engine, direct): (EngineKind, bool),
+    direct: bool,
     interrupt: &super::Interrupt,
     kept_dir: Option<&Path>,
     observer: &mut dyn super::RunObserver,
@@ -243,7 +251,7 @@ pub(super) fn finish(
     let mut outcome = if interrupt.is_set() {
         VerifyOutcome::of(verifier)
     } else {
-        let pass = ReadBackPass { engine, direct, confined: false, interrupted: interrupt.flag() };
+        let pass = ReadBackPass { engine: verified.engine, direct, confined: false, interrupted: interrupt.flag() };
         pass.run(verifier, &verified.paths, &mut |_, _| {}).0
     };
     if let Some((failures, Some(first))) = verified.journal.as_ref().map(|j| j.failures()) {

@@ -5,7 +5,7 @@
 //!
 //! Reads are direct where the filesystem allows it, so the page cache cannot hand back what was written instead
 //! of what was stored. Each request is rounded up to a whole number of pages (the alignment direct I/O needs)
-//! and marked `until_eof`: a file that ends inside its last page, or earlier, is not an error to the core; this
+//! and has the role `Role::UntilEof`: a file that ends inside its last page, or earlier, is not an error to the core; this
 //! schedule judges what came back. A read that failed is recorded with its operation, path, offset and errno,
 //! and the pass goes on with the next piece (the blocks of the failed piece are not checked). A regular file that
 //! ends before the blocks written to it (truncated, before or during the pass) is checked as far as it goes; the
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use rustix::fs::OFlags;
 
-use super::core::{Ctx, Io, Next, Schedule};
+use super::core::{Ctx, Io, Next, Role, Schedule};
 use super::open::{OpenFor, open_data_file};
 use super::owned::open_registered;
 use crate::engine::{OpKind, page_round_up};
@@ -166,7 +166,7 @@ impl Schedule for ReadBack<'_> {
                     let wanted = (cur.end - cur.next).min(self.piece);
                     // A whole number of pages (≤ `piece`, a multiple of the page): direct I/O takes it.
                     let len = page_round_up(wanted as usize) as u32;
-                    let io = Io { until_eof: true, ..Io::transfer(OpKind::Read, 0, cur.next, len, None) };
+                    let io = Io { role: Role::UntilEof, ..Io::transfer(OpKind::Read, 0, cur.next, len, None) };
                     cur.next += wanted;
                     return Next::Io(io);
                 }
