@@ -18,7 +18,13 @@
 //! depth each I/O joins, and how many requests each submission and each reap carried.
 //!
 //! It must not know what the work means: no job, no files by name beyond what a schedule tells it for error
-//! messages, no player model.
+//! messages, no player model, no dialect. What exists for compatibility is a schedule wrapping the work's
+//! schedule: fio's latency_target search (`depth_search::DepthSearched`) and vdbench's per-direction data budgets
+//! (`direction_budget::DirectionBudget`). They see what they need through the schedule interface: `Ctx` (the
+//! time, the I/O in flight, whether the ramp is over) and one generic hook, `Schedule::measured`, which hands
+//! each measured completion's total latency to a schedule that wants it (a no-op, compiled away, for the rest).
+//! It is also the only data loop: the `--verify` read-back (`verify_read::ReadBack`) and the preparation passes
+//! (`prepare::PassSchedule`) run on it as every phase does.
 
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender};

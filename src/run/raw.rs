@@ -1,7 +1,9 @@
 //! The schedule of a raw-I/O worker: operations from its `OpSource`, due times from its `Pacer`, flushes owed
 //! (fsync-every, fdatasync-every, end-fsync), think time, and the stamp on every written block — or, with
 //! `--verify`, the verified block headers, the check of every block read and the read-back of recent writes
-//! (`crate::verify`). The core issues what this decides; this never touches an engine or a clock.
+//! (`crate::verify`). The core issues what this decides; this never touches an engine or a clock. A worker
+//! that needs fio's latency_target search or vdbench's per-direction budgets gets its schedule wrapped
+//! (`compatible`: `depth_search.rs`, `direction_budget.rs`); the rest run it bare.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,6 +1,7 @@
-//! The contract between the one I/O core (`run::core`) and the work it drives: the `Io` a schedule asks for,
-//! what it wants `Next`, the `Ctx` it decides in, and the `Schedule` trait every kind of work implements. Moved
-//! out of core.rs, which passed 500 lines; the core re-exports all of it.
+//! The contract between the one I/O core (`run::core`) and the work it drives: the `Io` a schedule asks for
+//! (and its `Role`), what it wants `Next`, the `Ctx` it decides in, and the `Schedule` trait every kind of work
+//! implements — and every compatibility wrapper, which is a schedule around another. Moved out of core.rs,
+//! which passed 500 lines; the core re-exports all of it. Its `testing` module drives schedules without a core.
 //!
 //! Must not: run anything; the core does.
 

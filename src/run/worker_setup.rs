@@ -1,7 +1,7 @@
 //! One worker thread, whatever it runs: set up its engine and schedule on its own thread (io_uring rings are
 //! single-issuer), say it is ready, wait for the common start, then run the core loop with the engine's and
-//! the schedule's concrete types — dispatched once here, never per I/O. Also the messages and channels between
-//! a worker and its phase coordinator.
+//! the schedule's concrete types — dispatched once here (a compatibility wrapper around a schedule is a variant
+//! of its own), never per I/O. Also the messages and channels between a worker and its phase coordinator.
 
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
