@@ -334,6 +334,13 @@ impl RunArgs {
     }
 }
 
+/// `--engine` of every command that takes one (`run`, `check`, `streams`): the one engine-name parser, the one
+/// job files use too (`spec::EngineChoice`'s `FromStr`: io_uring, uring, iouring; sync, psync; null), so every
+/// command accepts the same names and refuses others with the same words.
+pub(crate) fn parse_engine(s: &str) -> Result<crate::spec::EngineChoice, String> {
+    parse_value(s)
+}
+
 /// The spec's value types parse from text with one error type; clap wants a function per flag.
 fn parse_value<T: std::str::FromStr<Err = crate::spec::ValueError>>(s: &str) -> Result<T, String> {
     s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
@@ -417,6 +424,35 @@ mod tests {
         let cli = Cli::parse_from(["streamcap", "report", "r.json", "--format", "markdown"]);
         let Command::Report(args) = cli.command else { panic!() };
         assert_eq!(crate::report::Format::from(args.format), crate::report::Format::Markdown);
+    }
+
+    /// Regression: `streams --engine psync` was refused while `run` and `check` took it (two parsers, two lists).
+    #[test]
+    fn every_command_takes_the_same_engine_names_with_the_same_refusal() {
+        use crate::spec::EngineChoice::{IoUring, Null, Sync};
+        let engine_of = |argv: &[&str]| match Cli::try_parse_from(argv).map(|cli| cli.command) {
+            Ok(Command::Run(args)) => Ok(args.workload.engine),
+            Ok(Command::Check(args)) => Ok(args.engine),
+            Ok(Command::Streams(args)) => Ok(args.engine),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e.to_string().lines().next().unwrap_or_default().to_string()),
+        };
+        let commands: [&[&str]; 3] = [
+            &["streamcap", "run"],
+            &["streamcap", "check"],
+            &["streamcap", "streams", "/x", "--bitrate", "1080p", "--max"],
+        ];
+        let names = [("io_uring", IoUring), ("uring", IoUring), ("iouring", IoUring), ("sync", Sync), ("psync", Sync)];
+        let mut refusals = Vec::new();
+        for command in commands {
+            for (name, engine) in names.iter().chain(&[("null", Null)]) {
+                let argv = [command, &["--engine", name]].concat();
+                assert_eq!(engine_of(&argv), Ok(Some(*engine)), "{argv:?}");
+            }
+            refusals.push(engine_of(&[command, &["--engine", "warp"]].concat()).unwrap_err());
+        }
+        assert!(refusals[0].contains("'warp' is not a valid engine"), "{}", refusals[0]);
+        assert!(refusals.iter().all(|r| *r == refusals[0]), "{refusals:#?}");
     }
 
     #[test]

@@ -59,9 +59,10 @@ pub struct CheckArgs {
     /// Print the expanded plan and do nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// I/O engine for every phase: io_uring (the default where available), sync (one I/O in flight per thread,
-    /// for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own cost).
-    #[arg(long, value_parser = parse_engine)]
+    /// I/O engine for every phase: io_uring (or uring; the default where available), sync (or psync: one I/O in
+    /// flight per thread, for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own
+    /// cost).
+    #[arg(long, value_parser = crate::cli::parse_engine)]
     pub engine: Option<EngineChoice>,
     /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of
     /// refusing.
@@ -92,8 +93,4 @@ impl From<CheckFormat> for crate::report::Format {
 
 fn parse_bytes(s: &str) -> Result<Bytes, String> {
     Bytes::parse(s).map_err(|e| e.to_string())
-}
-
-fn parse_engine(s: &str) -> Result<EngineChoice, String> {
-    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
 }
