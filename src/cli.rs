@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod cache;
 mod check;
+mod output;
 mod plan;
 mod steady;
 mod streams;
@@ -18,6 +19,7 @@ mod workload;
 
 pub use cache::{CacheArgs, Load};
 pub use check::{CheckArgs, CheckFormat};
+pub use output::OutputArgs;
 pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use steady::{SteadyFlags, SteadyRate};
 pub use streams::StreamsArgs;
@@ -266,12 +268,8 @@ pub struct RunArgs {
     /// Reporting interval for the progress line, the interval series and the CSV.
     #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Output")]
     pub interval: Option<Duration>,
-    /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON. `-`: standard output.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub json: Option<PathBuf>,
-    /// Write the self-contained HTML report (charts, facts, configuration) to FILE at the end. `-`: standard output.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// What to print at the end: the summary, or fio's JSON (as `fio --output-format=json`; printed even with
     /// --quiet).
     #[arg(long, value_enum, default_value_t = OutputFormat::Summary, help_heading = "Output")]
@@ -279,12 +277,6 @@ pub struct RunArgs {
     /// Write one CSV row per interval, as the run goes. `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub csv: Option<PathBuf>,
-    /// No progress line and no summary (errors are still printed).
-    #[arg(long, short, help_heading = "Output")]
-    pub quiet: bool,
-    /// Print the expanded plan and do nothing.
-    #[arg(long, help_heading = "Output")]
-    pub dry_run: bool,
 
     /// Keep the data files after the run.
     #[arg(long, help_heading = "Safety")]
@@ -314,9 +306,6 @@ pub struct RunArgs {
     /// recent one.
     #[arg(long, value_name = "RUNDIR", requires = "verify_only", help_heading = "Verification")]
     pub from: Option<PathBuf>,
-
-    #[command(flatten)]
-    pub history: HistoryOptions,
 }
 
 impl RunArgs {

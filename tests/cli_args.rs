@@ -28,7 +28,7 @@ const COMMANDS: &[&[&str]] = &[
 ];
 
 /// The option lines of a `--help` text: each flag with its short form and value name (`-q, --quiet`,
-/// `--json <FILE>`), and any visible alias, in the order printed. The help words are left out: they may be
+/// `--json <FILE>`), and any visible alias, sorted. The help words are left out: they may be
 /// reworded, the flags may not silently go or change.
 fn flags_of(help: &str) -> Vec<String> {
     let mut flags = Vec::new();
@@ -51,6 +51,8 @@ fn flags_of(help: &str) -> Vec<String> {
             }
         }
     }
+    // Sorted: a flag may move to another heading or place in the list; it may not go.
+    flags.sort();
     flags
 }
 

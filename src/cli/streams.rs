@@ -139,21 +139,8 @@ pub struct StreamsArgs {
     #[arg(long, value_parser = parse_duration, help_heading = "Estimate")]
     pub estimate_time: Option<Duration>,
 
-    /// Write the result as JSON (rewritten after every step). `-`: standard output.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub json: Option<PathBuf>,
-    /// Write the self-contained HTML report (capacity charts, facts, configuration) to FILE at the end. `-`:
-    /// standard output.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub html: Option<PathBuf>,
-    /// No progress and no summary.
-    #[arg(long, short, help_heading = "Output")]
-    pub quiet: bool,
-    /// Print the expanded plan and do nothing.
-    #[arg(long, help_heading = "Output")]
-    pub dry_run: bool,
     #[command(flatten)]
-    pub history: crate::cli::HistoryOptions,
+    pub output: crate::cli::OutputArgs,
 }
 
 impl StreamsArgs {
