@@ -134,6 +134,7 @@ mod tests {
             prebuffer: defaults::PREBUFFER,
             watch: Duration::from_secs(10),
             ramp: None,
+            steady_within: defaults::STEADY_WITHIN,
             seek_every: None,
             assignment: Assignment::One,
             media_length: defaults::MEDIA_LENGTH,

@@ -112,7 +112,9 @@ fn step_table(streams: &StreamsResult) -> Table {
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header([
         "streams",
+        "all steady at",
         "stalled",
+        "never started",
         "stall ratio",
         "startup p99",
         "lateness p50",
@@ -126,7 +128,9 @@ fn step_table(streams: &StreamsResult) -> Table {
     for step in &streams.steps {
         table.add_row([
             step.count.to_string(),
+            step.steady_cell(),
             step.streams_stalled.to_string(),
+            step.streams_not_started.to_string(),
             format!("{:.4}", step.stall_ratio),
             ms(step.startup.at(99.0)),
             ms(step.lateness.at(50.0)),
@@ -140,7 +144,7 @@ fn step_table(streams: &StreamsResult) -> Table {
             } else if step.meets_target {
                 "ok".into()
             } else {
-                "missed".into()
+                step.failure_reason(&streams.target).map_or_else(|| "missed".into(), |why| format!("missed: {why}"))
             },
         ]);
     }
@@ -149,14 +153,25 @@ fn step_table(streams: &StreamsResult) -> Table {
 
 /// The one step of a `--count` run in words.
 fn write_single_step(out: &mut dyn Write, streams: &StreamsResult, step: &StreamsStep) -> io::Result<()> {
+    match step.steady_at_s {
+        Some(at) => writeln!(
+            out,
+            "viewers arrived over {:.1} s; every buffer was full at {at:.1} s, then {:.1} s of playback was judged",
+            step.arrival_s, step.judged_s
+        )?,
+        None => writeln!(out, "viewers arrived over {:.1} s; not every buffer was ever full", step.arrival_s)?,
+    }
     writeln!(
         out,
-        "{} of {} streams played without a stall; {} stalls, {:.1} s stalled of {:.1} s watched; peak RSS {} MB",
+        "{} of {} streams played without a stall; during playback {} stalls, {:.1} s stalled of {:.1} s watched; \
+         while starting {} stalled, {} never started; peak RSS {} MB",
         step.streams_without_stall,
         step.count,
         step.stalls,
         step.stalled_s,
         step.watched_s,
+        step.streams_startup_stalled,
+        step.streams_not_started,
         step.peak_rss_bytes / 1_000_000
     )?;
     if step.interrupted {

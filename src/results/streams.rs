@@ -23,7 +23,7 @@ pub struct StreamsResult {
     pub buffer_s: f64,
     /// Media a player needs before playback starts (also after a stall or a seek), seconds.
     pub prebuffer_s: f64,
-    /// Wall time each viewer watched, seconds.
+    /// Playback judged in each step once every viewer had reached steady state (its buffer full once), seconds.
     pub watch_s: f64,
     /// "one", "each", "library:N:zipf=S".
     pub assignment: String,
@@ -63,39 +63,75 @@ pub struct FormatShare {
     pub share_pct: f64,
 }
 
-/// A count meets the target when at most `max_stalled_streams` streams stalled and every stream started
-/// within `max_startup_s`.
+/// A count meets the target when at most `max_stalled_streams` streams stalled, every stream started within
+/// `max_startup_s` and reached steady state (its buffer full once) within `steady_within_s` of arriving.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct QualityTarget {
-    /// Streams that may stall (or never start) while the count still passes.
+    /// Streams that may stall (while starting or during playback) while the count still passes.
     pub max_stalled_streams: u32,
     /// Longest start-up any stream may take, seconds.
     pub max_startup_s: f64,
+    /// Longest any stream may take from its arrival to its buffer full, seconds (0 in results written before
+    /// steps were judged at steady state).
+    #[serde(default)]
+    pub steady_within_s: f64,
 }
 
-/// One stream count, measured.
+/// One stream count, measured. Start-up and playback are judged apart: each problem has its own count, and a
+/// stream is in every count that applies to it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamsStep {
     /// Viewers in the step.
     pub count: u32,
-    /// From the first start to the end of the last watch, seconds.
+    /// From the first arrival to the end of the last watch, seconds.
     pub duration_s: f64,
-    /// The step met the quality target: at most `max_stalled_streams` stalled, every start within
-    /// `max_startup_s`, no read failed, and it ran to its end.
+    /// The viewers arrived over this window (Poisson arrivals), seconds.
+    #[serde(default)]
+    pub arrival_s: f64,
+    /// When the last viewer reached steady state (its buffer full once) and the judged playback began, seconds
+    /// from the first arrival; absent when a viewer never did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_at_s: Option<f64>,
+    /// Playback judged after `steady_at_s`, seconds (0 when there was none).
+    #[serde(default)]
+    pub judged_s: f64,
+    /// A search step that ended at its first failure: when, seconds from the first arrival.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_s: Option<f64>,
+    /// The step met the quality target: at most `max_stalled_streams` stalled (starting or during playback),
+    /// every stream started within `max_startup_s` and reached steady state within its bound, no read failed,
+    /// and it ran to its end.
     pub meets_target: bool,
-    /// Streams that played to the end without a buffer underrun.
+    /// Streams that started within the target and played without a stall.
     pub streams_without_stall: u32,
-    /// Streams with at least one stall.
+    /// Streams that stalled during playback, after their buffer had been full.
     pub streams_stalled: u32,
-    /// Streams that never started playing (counted as stalled too).
+    /// Streams that stalled while starting: after playback began, before their buffer was ever full.
+    #[serde(default)]
+    pub streams_startup_stalled: u32,
+    /// Streams that never started playing within the start-up limit (not counted as stalled).
     pub streams_not_started: u32,
-    /// Streams whose start-up took longer than the target.
+    /// Streams that started, but took longer than the target.
     pub streams_slow_start: u32,
-    /// Buffer underruns during playback, all streams together (waits after a seek not counted).
+    /// Streams that started but did not fill their buffer within the bound (steady state never reached).
+    #[serde(default)]
+    pub streams_not_steady: u32,
+    /// Viewers the step ended before they arrived (a search step cut short at its first failure, or Ctrl-C):
+    /// in no other count.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub streams_absent: u32,
+    /// Time from each stream's arrival to its buffer full (steady state), over the streams that reached it, ns.
+    #[serde(default)]
+    pub time_to_steady: LatencySummary,
+    /// Underruns while starting (before steady state), all streams together.
+    #[serde(default)]
+    pub startup_stalls: u64,
+    /// Buffer underruns during playback (after steady state), all streams together (waits after a seek not
+    /// counted).
     pub stalls: u64,
-    /// Total stalled time over total watched time, 0–1 (a fraction, not a percentage).
+    /// Time stalled during playback over time watched, 0–1 (a fraction, not a percentage).
     pub stall_ratio: f64,
-    /// Time spent in stalls, all streams together, seconds.
+    /// Time spent in playback stalls, all streams together, seconds.
     pub stalled_s: f64,
     /// Time watched (from each stream's start of playback to the end of its watch), all streams together,
     /// seconds.
@@ -145,7 +181,19 @@ pub struct StreamFigures {
     /// From the stream's start to the start of playback, seconds; absent if it never started playing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_s: Option<f64>,
-    /// Buffer underruns during playback (waits after a seek not counted).
+    /// From the stream's start to its buffer full (steady state), seconds; absent if it never was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_s: Option<f64>,
+    /// The stream's arrival, seconds from the step's first arrival.
+    #[serde(default)]
+    pub arrived_s: f64,
+    /// Underruns while starting (before steady state).
+    #[serde(default)]
+    pub startup_stalls: u32,
+    /// From the stream's start to its first playback stall, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_stall_s: Option<f64>,
+    /// Buffer underruns during playback, after steady state (waits after a seek not counted).
     pub stalls: u32,
     /// Time spent in those underruns, seconds.
     pub stalled_s: f64,
@@ -219,30 +267,29 @@ fn seconds(h: &Histogram) -> LatencySummary {
 pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsStep {
     let streams = &outcome.streams;
     let max_startup = Duration::from_secs_f64(context.target.max_startup_s);
-    let mut startup = Histogram::new();
-    let (mut watched, mut stalled_time, mut bytes, mut ratio_sum, mut ratio_n) = (0.0, 0.0, 0u64, 0.0, 0u32);
-    for (s, &bps) in streams.iter().zip(context.bitrates) {
-        if let Some(up) = s.startup {
-            startup.record(up.as_nanos() as u64);
-        }
-        watched += s.watched.as_secs_f64();
-        stalled_time += s.stalled.as_secs_f64();
-        bytes += s.bytes;
-        if s.watched > Duration::ZERO {
-            ratio_sum += achieved_bps(s) / bps as f64;
-            ratio_n += 1;
-        }
-    }
-    let streams_stalled = outcome.stalled();
+    let Totals { startup, to_steady, watched, stalled_time, bytes, ratio_sum, ratio_n } =
+        totals(streams, context.bitrates);
     let elapsed = outcome.elapsed.as_secs_f64();
+    let fine = |s: &StreamStats| {
+        s.startup.is_some_and(|u| u <= max_startup) && s.stalls == 0 && s.startup_stalls == 0 && s.bytes > 0
+    };
     StreamsStep {
         count: outcome.count,
         duration_s: elapsed,
+        arrival_s: outcome.arrival.as_secs_f64(),
+        steady_at_s: outcome.steady_at.map(|d| d.as_secs_f64()),
+        judged_s: outcome.steady_at.map_or(0.0, |d| (elapsed - d.as_secs_f64()).max(0.0)),
+        cut_s: outcome.cut.map(|d| d.as_secs_f64()),
         meets_target: outcome.meets(context.target.max_stalled_streams, max_startup),
-        streams_without_stall: streams.len() as u32 - streams_stalled,
-        streams_stalled,
-        streams_not_started: streams.iter().filter(|s| s.startup.is_none()).count() as u32,
+        streams_without_stall: streams.iter().filter(|s| fine(s)).count() as u32,
+        streams_stalled: outcome.stalled(),
+        streams_startup_stalled: outcome.startup_stalled(),
+        streams_not_started: outcome.never_started(max_startup),
         streams_slow_start: outcome.slow_starts(max_startup),
+        streams_not_steady: outcome.not_steady(),
+        streams_absent: outcome.count - outcome.audience(),
+        time_to_steady: seconds(&to_steady),
+        startup_stalls: streams.iter().map(|s| u64::from(s.startup_stalls)).sum(),
         stalls: streams.iter().map(|s| u64::from(s.stalls)).sum(),
         stall_ratio: if watched > 0.0 { stalled_time / watched } else { 0.0 },
         stalled_s: stalled_time,
@@ -266,6 +313,50 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
     }
 }
 
+/// What the streams of a step add up to.
+struct Totals {
+    startup: Histogram,
+    to_steady: Histogram,
+    watched: f64,
+    stalled_time: f64,
+    bytes: u64,
+    /// Sum of achieved over nominal bitrate, over the streams that watched.
+    ratio_sum: f64,
+    ratio_n: u32,
+}
+
+fn totals(streams: &[StreamStats], bitrates: &[u64]) -> Totals {
+    let mut t = Totals {
+        startup: Histogram::new(),
+        to_steady: Histogram::new(),
+        watched: 0.0,
+        stalled_time: 0.0,
+        bytes: 0,
+        ratio_sum: 0.0,
+        ratio_n: 0,
+    };
+    for (s, &bps) in streams.iter().zip(bitrates) {
+        if let Some(up) = s.startup {
+            t.startup.record(up.as_nanos() as u64);
+        }
+        if let Some(steady) = s.steady {
+            t.to_steady.record(steady.as_nanos() as u64);
+        }
+        t.watched += s.watched.as_secs_f64();
+        t.stalled_time += s.stalled.as_secs_f64();
+        t.bytes += s.bytes;
+        if s.watched > Duration::ZERO {
+            t.ratio_sum += achieved_bps(s) / bps as f64;
+            t.ratio_n += 1;
+        }
+    }
+    t
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 fn per_stream(streams: &[StreamStats], bitrates: &[u64]) -> Vec<StreamFigures> {
     if streams.len() > 256 {
         return Vec::new();
@@ -276,6 +367,10 @@ fn per_stream(streams: &[StreamStats], bitrates: &[u64]) -> Vec<StreamFigures> {
         .map(|(s, &bps)| StreamFigures {
             bitrate_bps: bps,
             startup_s: s.startup.map(|d| d.as_secs_f64()),
+            steady_s: s.steady.map(|d| d.as_secs_f64()),
+            arrived_s: s.arrived.as_secs_f64(),
+            startup_stalls: s.startup_stalls,
+            first_stall_s: s.first_stall.map(|d| d.as_secs_f64()),
             stalls: s.stalls,
             stalled_s: s.stalled.as_secs_f64(),
             watched_s: s.watched.as_secs_f64(),
@@ -307,17 +402,33 @@ fn achieved_bps(s: &StreamStats) -> f64 {
 }
 
 impl StreamsStep {
-    /// Why a step failed the target, in words ("3 streams stalled", "2 streams took over 2 s to start").
+    /// Why a step failed the target, in words ("3 streams stalled during playback", "2 never started"); start-up
+    /// and playback apart, and "never started" never called a stall.
     pub fn failure_reason(&self, target: &QualityTarget) -> Option<String> {
         if self.meets_target {
             return None;
         }
         let mut why = Vec::new();
-        if self.streams_stalled > target.max_stalled_streams {
-            why.push(format!("{} stream{} stalled", self.streams_stalled, plural(self.streams_stalled)));
+        let stalled = self.streams_stalled + self.streams_startup_stalled;
+        if stalled > target.max_stalled_streams && self.streams_stalled > 0 {
+            why.push(format!(
+                "{} stream{} stalled during playback",
+                self.streams_stalled,
+                plural(self.streams_stalled)
+            ));
+        }
+        if stalled > target.max_stalled_streams && self.streams_startup_stalled > 0 {
+            why.push(format!("{} stalled while starting", self.streams_startup_stalled));
+        }
+        if self.streams_not_started > 0 {
+            why.push(format!("{} never started", self.streams_not_started));
         }
         if self.streams_slow_start > 0 {
             why.push(format!("{} took over {} s to start", self.streams_slow_start, trim(target.max_startup_s)));
+        }
+        if self.streams_not_steady > 0 {
+            let n = self.streams_not_steady;
+            why.push(format!("{n} did not fill {} buffer within {} s", its(n), trim(target.steady_within_s)));
         }
         if self.errors > 0 {
             why.push(format!("{} read error{}", self.errors, plural(self.errors as u32)));
@@ -327,6 +438,17 @@ impl StreamsStep {
         }
         Some(why.join(", "))
     }
+}
+
+impl StreamsStep {
+    /// When every buffer was full, for a table cell: "9.2 s", or "—" when a viewer never filled it.
+    pub fn steady_cell(&self) -> String {
+        self.steady_at_s.map_or_else(|| "—".into(), |at| format!("{at:.1} s"))
+    }
+}
+
+fn its(n: u32) -> &'static str {
+    if n == 1 { "its" } else { "their" }
 }
 
 /// The answer of a capacity search, in figures and in a sentence.

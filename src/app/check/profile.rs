@@ -1,10 +1,21 @@
 //! How long `streamcap check` looks, in one table: the three profiles (`--quick`, default, `--thorough`) and
 //! the jobs they give. Every size and duration of a check lives here and nowhere else.
 //!
-//! The default is sized for about two minutes on a small VM: a 1 GiB data set (less when free space is short),
-//! 5 s per raw phase, a tree of 2 000 small files, and per video format a capacity search of about five steps of
-//! 3 s viewing each, bisected to 15 %. `--quick` (≈30–40 s) and `--thorough` (≈10 min) scale all of it. The
-//! cache section adds one raw phase of the same length (the page cache, as `streamcap cache` measures it).
+//! The default is sized for about three minutes on a small VM: a 1 GiB data set (less when free space is
+//! short), 5 s per raw phase, a tree of 2 000 small files, and per video format a capacity search of about five
+//! steps, bisected to 15 %. `--quick` (≈1 min, two steps a format) and `--thorough` (≈10 min) scale all of it. The cache section adds one
+//! raw phase of the same length (the page cache, as `streamcap cache` measures it).
+//!
+//! A step of the search is an audience, not a stampede: its viewers arrive over a window (Poisson, about one a
+//! second, at most `arrival`), each fills its buffer (steady state, within `steady_within` of arriving), and the
+//! step is judged over `judged` of playback from the instant the last buffer was full (`streams::judge`). The
+//! players' buffer is the prebuffer plus `extra_chunks` chunks: full means the player got ahead of its start-up
+//! by that many reads of its own. Why so short a buffer: filling it takes the extra media divided by the spare
+//! fraction of the disk, and at the edge of capacity (a few per cent to spare) a buffer of many seconds takes
+//! minutes to fill, longer than any check can wait; two chunks fill within the bound at 95 % of the disk's
+//! bandwidth, and a count above the bandwidth still cannot fill them. A step therefore lasts about arrival +
+//! fill + judged playback (`Settings::step`); `--quick` stays short by judging fewer steps (its search's start
+//! and limit), never by judging them before every player is steady.
 
 use std::time::Duration;
 
@@ -13,6 +24,7 @@ use crate::spec::{
     Assignment, ChunkSize, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     Format, FormatMode, JobSpec, OpRateSpec, PhaseSpec, RwMode, SpecOrigin, StreamsSpec,
 };
+use crate::streams::StepLength;
 use crate::units::Bytes;
 
 /// The video formats of the verdict table, in the order shown (names from `streams::FORMATS`).
@@ -42,14 +54,22 @@ pub struct Settings {
     pub files_per_dir: u64,
     /// Time of the stat and read phases (and the cap of the create phase, which ends when every file exists).
     pub files_runtime: Duration,
-    /// Each step of the capacity search: viewers start over `stream_ramp`, then each watches `watch`.
-    pub watch: Duration,
-    pub stream_ramp: Duration,
+    /// Each step of the capacity search: viewers arrive over at most `arrival`, each must reach steady state
+    /// within `steady_within` of arriving, then `judged` of playback is judged.
+    pub arrival: Duration,
+    pub steady_within: Duration,
+    pub judged: Duration,
+    /// How many chunks beyond the prebuffer (`PREBUFFER`) the players' buffer holds.
+    pub extra_chunks: u32,
+    /// Steps the capacity search of one format usually takes with this profile's start, limit and precision
+    /// (for the forecast; the search itself decides).
+    pub search_steps: u32,
     /// Length of each format's test media file (its size is bitrate × length).
     pub media_length: Duration,
     /// Each of the two raw-rate measurements behind the estimate.
     pub estimate_time: Duration,
-    /// Bisect until the gap is within this fraction of the passing count.
+    /// Bisect until the gap is within this fraction of the passing count. `--quick` judges two steps a format
+    /// (near the estimate, then at it), each as long as judging at steady state takes.
     pub precision: f64,
     /// The search starts at this fraction of the estimate and stops at `limit_factor` times it.
     pub start_factor: f64,
@@ -76,12 +96,15 @@ impl Profile {
                 dirs: 2,
                 files_per_dir: 250,
                 files_runtime: s(1),
-                watch: s(2),
-                stream_ramp: ms(250),
+                arrival: s(2),
+                steady_within: s(6),
+                judged: s(3),
+                extra_chunks: 2,
+                search_steps: 2,
                 media_length: s(10),
                 estimate_time: s(1),
-                precision: 0.3,
-                start_factor: 0.75,
+                precision: 0.5,
+                start_factor: 0.85,
                 limit_factor: 1.0,
             },
             Profile::Default => Settings {
@@ -91,8 +114,11 @@ impl Profile {
                 dirs: 4,
                 files_per_dir: 500,
                 files_runtime: s(3),
-                watch: s(3),
-                stream_ramp: s(1),
+                arrival: s(4),
+                steady_within: s(10),
+                judged: s(5),
+                extra_chunks: 2,
+                search_steps: 5,
                 media_length: s(30),
                 estimate_time: s(2),
                 precision: 0.15,
@@ -106,8 +132,11 @@ impl Profile {
                 dirs: 16,
                 files_per_dir: 500,
                 files_runtime: s(15),
-                watch: s(30),
-                stream_ramp: s(5),
+                arrival: s(10),
+                steady_within: s(20),
+                judged: s(15),
+                extra_chunks: 3,
+                search_steps: 5,
                 media_length: s(120),
                 estimate_time: s(5),
                 precision: 0.03,
@@ -119,14 +148,34 @@ impl Profile {
 }
 
 impl Settings {
-    /// A rough forecast of the check's wall time, for the progress lines (the search's step count varies).
+    /// A rough forecast of the check's wall time, for the progress lines: the raw and small-file phases, and per
+    /// format the search's usual steps of typical length (a step that fails ends sooner, one at the edge later).
     pub fn forecast(&self) -> Duration {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
-        let steps = if self.limit_factor <= 1.0 { 3 } else { 5 };
-        let streams = (self.watch + self.stream_ramp) * (3 * steps) + self.estimate_time * 2 + self.media_length / 4;
-        raw + files + streams
+        let steps: Duration = FORMATS.iter().map(|name| self.step(&format(name)).typical() * self.search_steps).sum();
+        raw + files + steps + self.estimate_time * 2 + self.media_length / 4
     }
+
+    /// How long a step of `format` lasts, and why (arrival window + buffer fill + judged playback).
+    pub fn step(&self, format: &Format) -> StepLength {
+        StepLength {
+            arrival: self.arrival,
+            fill: self.buffer(format).saturating_sub(PREBUFFER),
+            steady_within: self.steady_within,
+            judged: self.judged,
+        }
+    }
+
+    /// The players' buffer for `format`: the prebuffer and `extra_chunks` chunks of its media.
+    pub fn buffer(&self, format: &Format) -> Duration {
+        let chunk = Duration::from_secs_f64(CHUNK as f64 / format.bitrate.byte_rate().bytes_per_sec());
+        PREBUFFER + chunk * self.extra_chunks
+    }
+}
+
+fn format(name: &str) -> Format {
+    Format::parse(name).expect("the check's formats are in the table")
 }
 
 /// The raw phases: sequential 1 MiB writes and reads at queue depth 8, then 4 KiB random reads at queue depth
@@ -242,12 +291,16 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec 
     job.phases.push(page_cache_job(settings, data_set));
     job.phases.extend(files_job(settings, direct).phases);
     for name in FORMATS.iter().rev() {
+        let format = format(name);
         let streams = StreamsSpec {
-            format: Some(Format::parse(name).expect("the check's formats are in the table")),
+            buffer: Some(settings.buffer(&format)),
+            prebuffer: Some(PREBUFFER),
+            format: Some(format),
             max: Some(true),
             chunk: Some(ChunkSize::Bytes(CHUNK)),
-            duration: Some(settings.watch),
-            ramp: Some(settings.stream_ramp),
+            duration: Some(settings.judged),
+            ramp: Some(settings.arrival),
+            steady_within: Some(settings.steady_within),
             files: Some(Assignment::One),
             media_length: Some(settings.media_length),
             precision: Some(settings.precision * 100.0),
@@ -275,6 +328,9 @@ pub fn stream_phase_name(format: &str) -> String {
 
 /// The chunk every viewer asks for (the `streams` default).
 pub const CHUNK: u64 = 1 << 20;
+
+/// The media a player needs before it starts playing (the `streams` default).
+pub const PREBUFFER: Duration = Duration::from_secs(2);
 
 /// The quality target of the verdict: no stream stalls and every stream starts within 2 s.
 pub const TARGET_MAX_STALLED: u32 = 0;
@@ -311,8 +367,31 @@ mod tests {
     }
 
     #[test]
-    fn the_default_forecast_is_about_two_minutes() {
-        let t = Profile::Default.settings().forecast().as_secs();
-        assert!((90..=150).contains(&t), "{t} s");
+    fn the_forecasts_are_about_a_minute_three_minutes_and_ten_minutes() {
+        let t = |p: Profile| p.settings().forecast().as_secs();
+        assert!((30..=70).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
+        assert!((150..=240).contains(&t(Profile::Default)), "{} s", t(Profile::Default));
+        assert!((480..=720).contains(&t(Profile::Thorough)), "{} s", t(Profile::Thorough));
+    }
+
+    #[test]
+    fn a_step_lasts_the_arrival_window_the_buffer_fill_and_the_judged_playback() {
+        let s = Profile::Default.settings();
+        // 1 MiB of 1080p (1 MB/s) is 1.05 s of media: a buffer of 2 s + 2 chunks.
+        let step = s.step(&format("1080p"));
+        assert_eq!(s.buffer(&format("1080p")), Duration::from_micros(4_097_152));
+        assert_eq!(step.typical(), s.arrival + Duration::from_micros(2_097_152) + s.judged);
+        assert_eq!(step.longest(), s.arrival + s.steady_within + s.judged);
+        let job = check_job(&s, s.data_set, true);
+        let remux = job
+            .phases
+            .iter()
+            .find_map(|p| p.streams.as_ref().filter(|s| s.format.as_ref().is_some_and(|f| f.name == "2160p-remux")))
+            .unwrap();
+        assert_eq!(
+            (remux.duration, remux.ramp, remux.steady_within),
+            (Some(s.judged), Some(s.arrival), Some(s.steady_within))
+        );
+        assert!(remux.buffer.unwrap() < Duration::from_millis(2300), "10 MB/s: a chunk is 0.1 s of media");
     }
 }

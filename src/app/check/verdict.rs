@@ -56,7 +56,9 @@ fn limited_by(answer: &CapacityAnswer, steps: &[StreamsStep]) -> &'static str {
         "read errors"
     } else if failing.streams_stalled > TARGET_MAX_STALLED {
         "stalls"
-    } else if failing.streams_slow_start > 0 {
+    } else if failing.streams_slow_start + failing.streams_not_started + failing.streams_startup_stalled > 0
+        || failing.streams_not_steady > 0
+    {
         "start-up time"
     } else {
         "—"
