@@ -164,10 +164,10 @@ fn ms(ns: Option<u64>) -> String {
 fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()> {
     writeln!(
         out,
-        "{} · chunk {} · buffer {:.1} s · {} s judged once every buffer is full · {}",
+        "{} · chunk {} · buffer {} s · {} s judged once every buffer is full · {}",
         cell(&streams.label),
         Bytes(streams.chunk_bytes),
-        streams.buffer_s,
+        format!("{:.2}", streams.buffer_s).trim_end_matches('0').trim_end_matches('.'),
         streams.watch_s,
         if streams.direct { "direct I/O" } else { "buffered" }
     )?;

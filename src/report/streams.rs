@@ -14,6 +14,12 @@ fn ms(ns: Option<u64>) -> String {
     ns.map_or("-".into(), |n| format!("{:.2} ms", n as f64 / 1e6))
 }
 
+/// Seconds to two decimals at most, without trailing zeros ("2.21", "10").
+fn seconds(s: f64) -> String {
+    let text = format!("{s:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 fn busiest(step: &StreamsStep) -> String {
     step.devices
         .iter()
@@ -87,12 +93,12 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
     writeln!(out, "streamcap {} · streams · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(
         out,
-        "{} · chunk {} B · buffer {} s, prebuffer {} s · watch {} s · files: {} · {}",
+        "{} · chunk {} B · buffer {} s, prebuffer {} s · {} s judged once every buffer is full · files: {} · {}",
         streams.label,
         streams.chunk_bytes,
-        streams.buffer_s,
-        streams.prebuffer_s,
-        streams.watch_s,
+        seconds(streams.buffer_s),
+        seconds(streams.prebuffer_s),
+        seconds(streams.watch_s),
         streams.assignment,
         match (result.target.kind.as_str(), streams.direct) {
             ("http", _) => "http range requests",
