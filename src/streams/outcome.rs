@@ -121,7 +121,8 @@ impl StepOutcome {
 
     /// Streams that started but did not reach steady state within the bound.
     pub fn not_steady(&self) -> u32 {
-        self.count(|s| s.startup.is_some() && s.steady.is_none() && s.present >= self.judging.steady_within)
+        let bound = self.judging.steady_within;
+        self.count(|s| s.startup.is_some() && s.steady.is_none_or(|t| t > bound) && s.present >= bound)
     }
 
     /// Whether one stream stalled (starting or during playback) or never started: a client's share of trouble.

@@ -174,9 +174,15 @@ impl Viewers {
             Ok(n) if n == self.viewers[v].plan.chunk_bytes => {
                 let viewer = &mut self.viewers[v];
                 let arrival = viewer.player.arrived(now, u64::from(n));
-                if !viewer.resolved && viewer.player.is_steady() {
+                if let Some(steady) = viewer.player.steady().filter(|_| !viewer.resolved) {
                     viewer.resolved = true;
-                    self.judge.steady(now);
+                    // Full after its bound (a completion the scheduler saw before the bound's event): too late.
+                    let bound = self.judge.judging.steady_within;
+                    if steady <= bound {
+                        self.judge.steady(now);
+                    } else {
+                        self.judge.unsteady(viewer.plan.start + bound);
+                    }
                 }
                 self.want(v, now);
                 arrival.used
