@@ -83,6 +83,7 @@ pub struct InspectArgs {
     /// A directory, a file or a block device.
     pub target: PathBuf,
     /// Also write what was found to FILE as a result JSON with no phases (`streamcap report FILE` prints it again).
+    /// `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 }
@@ -94,7 +95,7 @@ pub struct ReportArgs {
     /// What to print: the summary table, fio's JSON (as `fio --output-format=json`) or Markdown tables.
     #[arg(long, value_enum, default_value_t = ReportFormat::Summary)]
     pub format: ReportFormat,
-    /// Also write the self-contained HTML report (charts, facts, configuration) to FILE.
+    /// Also write the self-contained HTML report (charts, facts, configuration) to FILE. `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 }
@@ -112,7 +113,7 @@ pub struct CompareArgs {
     /// Print Markdown tables instead of the terminal table.
     #[arg(long)]
     pub markdown: bool,
-    /// Also write the comparison as a self-contained HTML page with overlaid charts to FILE.
+    /// Also write the comparison as a self-contained HTML page with overlaid charts to FILE. `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Compare results of different workloads anyway (with a warning per difference).
@@ -265,17 +266,17 @@ pub struct RunArgs {
     /// Reporting interval for the progress line, the interval series and the CSV.
     #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Output")]
     pub interval: Option<Duration>,
-    /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON.
+    /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON. `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
-    /// Write the self-contained HTML report (charts, facts, configuration) to FILE at the end.
+    /// Write the self-contained HTML report (charts, facts, configuration) to FILE at the end. `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub html: Option<PathBuf>,
     /// What to print at the end: the summary, or fio's JSON (as `fio --output-format=json`; printed even with
     /// --quiet).
     #[arg(long, value_enum, default_value_t = OutputFormat::Summary, help_heading = "Output")]
     pub format: OutputFormat,
-    /// Write one CSV row per interval, as the run goes.
+    /// Write one CSV row per interval, as the run goes. `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub csv: Option<PathBuf>,
     /// No progress line and no summary (errors are still printed).
@@ -358,6 +359,25 @@ fn parse_set(s: &str) -> Result<(String, String), String> {
 
 fn parse_bytes(s: &str) -> Result<Bytes, String> {
     Bytes::parse(s).map_err(|e| e.to_string())
+}
+
+/// A size that must hold something (`units::Bytes::parse_positive`).
+pub(crate) fn parse_positive_bytes(s: &str) -> Result<Bytes, String> {
+    Bytes::parse_positive(s).map_err(|e| e.to_string())
+}
+
+/// A time that must pass (`units::parse_positive_duration`).
+pub(crate) fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    crate::units::parse_positive_duration(s).map_err(|e| e.to_string())
+}
+
+/// The bytes a viewer reads per request, as `streams --chunk` takes them (`spec::ChunkSize`: 4 KiB to 64 MiB),
+/// for the commands that take a chunk in bytes only (`plan`, `trial`, `cache`).
+pub(crate) fn parse_chunk_bytes(s: &str) -> Result<Bytes, String> {
+    match s.parse::<crate::spec::ChunkSize>()? {
+        crate::spec::ChunkSize::Bytes(bytes) => Ok(Bytes(bytes)),
+        crate::spec::ChunkSize::Media(_) => Err(format!("'{s}' is seconds of media: give the chunk in bytes (1M)")),
+    }
 }
 
 fn parse_rate(s: &str) -> Result<ByteRate, String> {

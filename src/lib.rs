@@ -17,6 +17,7 @@ pub mod limits;
 pub mod metrics;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod outfile;
 pub mod plan;
 pub mod planning;
 pub mod report;

@@ -313,7 +313,7 @@ fn marks<'a>(v: &'a Visit, id: &str) -> &'a [String] {
 fn sweep_report_draws_every_pass(browser: &mut Browser, dir: &Path) {
     let sweep = visit(browser, &report(dir, "sweep", &[&fixture("sweep-v1.json")]), (1100, 1500));
     assert_clean("sweep", &sweep);
-    let passes = ["sweep-reread", "sweep-write", "sweep-rewrite", "sweep-read", "sweep-random"];
+    let passes = ["sweep-reread", "sweep-write", "sweep-write-fsync", "sweep-rewrite", "sweep-read", "sweep-random"];
     assert_eq!(sweep.charts.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), passes);
     for id in passes {
         assert_eq!(series(&sweep, id), 4, "{id}");

@@ -58,6 +58,7 @@ fn assert_reported(fs: &FaultMount, run: &Run, injected: &[Injected]) {
         let op = match fault.op {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Unlink => "unlink",
         };
         let path = fs.point.join(&fault.path).display().to_string();
         let found = records.iter().any(|r| {
@@ -110,7 +111,7 @@ fn every_injected_error_is_recorded_with_operation_path_offset_and_errno() {
                 fs.add(rule.clone().range(MIB, 2 * MIB).times(1));
                 fs.add(rule.range(3 * MIB, 4 * MIB).times(1));
             }
-            Op::Read => fs.add(rule.skip(20).times(3)),
+            Op::Read | Op::Unlink => fs.add(rule.skip(20).times(3)),
         }
         let run = streamcap_run(&fs, &format!("{workload} --engine {engine} --continue-on-error"));
         let injected = errors_injected(&fs);

@@ -100,7 +100,7 @@ fn a_sweep_report_has_a_curve_per_pass_with_the_cliff_and_the_ram_marked() {
     let html = report_html("sweep-v1.json");
     assert_self_contained(&html);
     // Two records × buffered and direct: four lines in each pass's chart.
-    let passes = ["sweep-reread", "sweep-write", "sweep-rewrite", "sweep-read", "sweep-random"];
+    let passes = ["sweep-reread", "sweep-write", "sweep-write-fsync", "sweep-rewrite", "sweep-read", "sweep-random"];
     assert_eq!(charts(&html), passes.map(|id| (id.to_string(), 4)));
     let reread = html.split("id=\"sweep-reread\"").nth(1).unwrap().split("</figure>").next().unwrap();
     for label in

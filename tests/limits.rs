@@ -62,7 +62,7 @@ fn files_beyond_the_per_job_limit_are_refused_before_allocating() {
 fn buffers_beyond_the_memory_available_are_refused_with_the_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let output = under_memory_cap(dir.path(), 1024, "run . --rw randread --jobs 4096 --iodepth 4096 --bs 1M");
-    refused_with(&output, &["needs at least 16.00 TiB of memory", "is available here"]);
+    refused_with(&output, &["of memory: at least 16.00 TiB for its buffers", "is available here"]);
     assert!(entries(dir.path()).is_empty());
 }
 
@@ -99,18 +99,22 @@ fn include_fan_out_in_a_job_file_is_capped() {
 }
 
 #[test]
-fn a_job_of_200000_phases_plans_in_linear_time() {
-    // Broke: every phase recounted the job's shared files and searched all earlier phases, so 200,000 phases
-    // took tens of minutes to validate. Linear planning finishes in seconds; a quadratic one would hang here.
+fn a_job_of_10000_phases_plans_and_one_of_200000_is_refused_at_once() {
+    // Broke (issue 9): every phase recounted the job's shared files and searched all earlier phases, so 200,000
+    // phases took tens of minutes to validate; linear planning plans the most a job may have (10,000) in
+    // seconds. Broke (issue 25): 200,000 phases were then planned in 600 MB; they are refused before parsing.
     let dir = tempfile::tempdir().unwrap();
-    let mut job = String::from("[global]\nsize = \"1M\"\nruntime = \"1s\"\n");
-    for _ in 0..200_000 {
-        job.push_str("[[phase]]\nrw = \"read\"\n");
-    }
-    let path = dir.path().join("many.toml");
-    std::fs::write(&path, job).unwrap();
+    let job = |phases: usize| {
+        let mut job = String::from("[global]\nsize = \"1M\"\nruntime = \"1s\"\n");
+        job.push_str(&"[[phase]]\nrw = \"read\"\n".repeat(phases));
+        let path = dir.path().join(format!("{phases}.toml"));
+        std::fs::write(&path, job).unwrap();
+        path
+    };
     let target = tempfile::tempdir().unwrap();
-    streamcap().arg("run").arg(target.path()).arg("--job").arg(&path).arg("--dry-run").assert().success();
+    streamcap().arg("run").arg(target.path()).arg("--job").arg(job(10_000)).arg("--dry-run").assert().success();
+    let output = under_memory_cap(target.path(), 1024, &format!("run . --job {} --dry-run", job(200_000).display()));
+    refused_with(&output, &["200000 phases or more", "at most 10000 in one job"]);
     assert!(entries(target.path()).is_empty());
 }
 
@@ -120,7 +124,7 @@ fn streams_counts_that_cannot_run_are_refused_before_any_media_is_written() {
     // bounds); `--duration 0`, `--workers 0` and `--inflight 0` were accepted silently.
     let dir = tempfile::tempdir().unwrap();
     let output = under_memory_cap(dir.path(), 2048, "streams . --bitrate 8Mbit --count 4294967295");
-    refused_with(&output, &["4294967295 viewers need at least", "--count"]);
+    refused_with(&output, &["a step of 4294967295 viewers needs", "--count"]);
     for (args, expect) in [
         ("--max --limit 0", "--limit must be at least 1"),
         ("--count 2 --duration 0", "--duration must be above zero"),

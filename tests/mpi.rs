@@ -358,7 +358,7 @@ fn check_across_two_ranks_gives_one_check_of_both() {
         .expect("mpirun runs");
     let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert_eq!(stdout.matches("streams sustained").count(), 1, "one summary, from rank 0:\n{stdout}");
+    assert_eq!(stdout.matches("Verdict: concurrent streams").count(), 1, "one summary, from rank 0:\n{stdout}");
     assert!(stdout.contains("2 ranks: rank 0 on") && stdout.contains("per client, each step:"), "{stdout}");
 
     let result = common::read_json(&json);

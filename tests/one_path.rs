@@ -47,7 +47,8 @@ fn streams_and_check_print_their_plans_with_dry_run_and_create_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().to_str().unwrap();
     streamcap().args(["streams", target, "--bitrate", "1080p", "--count", "8", "--dry-run"]).assert().success().stdout(
-        predicate::str::contains("8 viewers of 1080p H.264 (8 Mbit/s)").and(predicate::str::contains("media: 1 file")),
+        predicate::str::contains("8 viewers of 1080p H.264 (8 Mbit/s)")
+            .and(predicate::str::contains("media: a library")),
     );
     streamcap().args(["check", target, "--dry-run"]).assert().success().stdout(
         predicate::str::contains("seq-write 1M qd8")

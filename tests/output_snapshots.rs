@@ -147,7 +147,8 @@ fn summary_and_markdown_of_a_streams_and_a_check_result() {
     assert!(summary.contains("Verdict: concurrent streams"));
     let markdown = render_to_string(Format::Markdown.renderer(), &check);
     check_snapshot("check-v1.markdown.md", &markdown);
-    assert!(markdown.contains("| 2160p HEVC | 25 Mbit/s | 107 | stalls (bandwidth) |"));
+    // A result from before confirmations: its one run of the edge has no range and no comfortable count.
+    assert!(markdown.contains("| 2160p HEVC | 25 Mbit/s | 107 | — | — | stalls (bandwidth) | 123 · 13 % unused |"));
 }
 
 #[test]
@@ -215,6 +216,70 @@ fn vdbench_interval_lines_of_fixed_results() {
     check_snapshot("vdbench-fs-v1.vdbench.txt", &text);
 }
 
+/// Issue 24: one capacity per format. A real default `check` of a directory on this machine's virtio disk (each
+/// format's edge run three times; paths edited, per-stream figures and interval series dropped) gives each format
+/// one capacity with its range and its comfortable count, and the terminal, Markdown and HTML say the same figures
+/// as the JSON: the same row cells, the same sentence. The cache table's bound for 25 Mbit/s is the verdict's
+/// ceiling for 2160p HEVC, labelled a bound; no internal format id and no negative headroom anywhere.
+#[test]
+fn the_one_capacity_reads_the_same_in_every_report() {
+    use streamcap::report::{Format, render_to_string};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check-v2.json");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let check = other_fixture("check-v2.json");
+    let summary = render_to_string(Format::Summary.renderer(), &check);
+    check_snapshot("check-v2.summary.txt", &summary);
+    let markdown = render_to_string(Format::Markdown.renderer(), &check);
+    check_snapshot("check-v2.markdown.md", &markdown);
+    let html = render_to_string(Format::Html.renderer(), &check);
+    let verdict = json["check"]["verdict"].as_array().unwrap();
+    assert_eq!(verdict.len(), 3);
+    for v in verdict {
+        let label = v["label"].as_str().unwrap();
+        let capacity = &v["capacity"];
+        let streams = v["streams"].as_u64().unwrap();
+        assert_eq!(capacity["streams"].as_u64(), Some(streams), "one capacity: {v}");
+        let runs = capacity["edges"].as_array().unwrap().len();
+        assert_eq!(runs, 3, "the default profile runs each edge three times: {capacity}");
+        let (low, high) = (capacity["low"].as_u64().unwrap(), capacity["high"].as_u64().unwrap());
+        assert!(low <= streams && streams <= high, "{capacity}");
+        let range = if low == high { format!("{low} (3 runs agree)") } else { format!("{low}–{high} (3 runs)") };
+        let plan = capacity["plan_for"].as_u64().unwrap();
+        assert!(plan < streams && plan <= low, "a margin below the capacity and the lowest run: {capacity}");
+        let bitrate = format!("{} Mbit/s", v["bitrate_bps"].as_f64().unwrap() / 1e6);
+        let cells = [label.to_string(), bitrate, streams.to_string(), range, plan.to_string()];
+        let row = summary.lines().find(|l| l.trim_start().starts_with(label)).unwrap();
+        let at: Vec<usize> =
+            cells.iter().map(|c| row.find(c.as_str()).unwrap_or_else(|| panic!("{c}: {row}"))).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{row}");
+        assert!(markdown.contains(&format!("| {} |", cells.join(" | "))), "{markdown}");
+        let tds: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("<td{}>{c}</td>", if i == 0 { "" } else { " class=\"num\"" }))
+            .collect();
+        assert!(html.contains(&tds.concat()), "no row {tds:?} in the HTML");
+        let words = capacity["words"].as_str().unwrap();
+        assert!(words.starts_with(&format!("sustains {streams} × {label} ")), "{words}");
+        assert!(words.contains(&format!("; plan for {plan}")), "{words}");
+        assert!(summary.contains(words) && markdown.contains(words) && html.contains(words), "{words}");
+    }
+    // The cache table's 25 Mbit/s bound and the verdict's ceiling for that format are one figure, a bound.
+    let media = json["check"]["cache"]["plateaus"].as_array().unwrap().iter().find(|p| p["kind"] == "media").unwrap();
+    let hevc = verdict.iter().find(|v| v["bitrate_bps"] == 25_000_000).unwrap();
+    assert_eq!(media["streams_bound"].as_f64().unwrap().floor() as u64, hevc["bandwidth_ceiling"].as_u64().unwrap());
+    assert!(media["meaning"].as_str().unwrap().contains("(a bound)"), "{media}");
+    assert!(summary.contains("sequential ceiling (a bound)") && markdown.contains("sequential ceiling (a bound)"));
+    // The ids name the formats only in the configuration (the mix "1080p:1"), never a line a reader reads.
+    for text in [&summary, &markdown, &html] {
+        for id in ["1080p:", "2160p-hevc:", "2160p-remux:"] {
+            let line = text.lines().find(|l| l.trim_start_matches([' ', '-']).starts_with(id));
+            assert!(line.is_none() && !text.contains(&format!(">{id}")), "internal id {id} in:\n{text}");
+        }
+        assert!(!text.contains("headroom -") && !text.contains("· -"), "negative headroom in:\n{text}");
+    }
+}
+
 /// A real `streamcap cache --size 64M --runtime 1s` of a directory on this machine's virtio disk (paths and host
 /// name edited): the plateau table, the device-cache regions and the cache-beneath flags, in the terminal and in
 /// Markdown; the HTML report holds the same table and both charts.
@@ -248,9 +313,12 @@ fn summary_and_markdown_of_a_sweep_result() {
     let markdown = render_to_string(Format::Markdown.renderer(), &sweep);
     check_snapshot("sweep-v1.markdown.md", &markdown);
     assert!(markdown.starts_with("### streamcap sweep · /srv/media"), "{markdown}");
-    let header = "| size | record | I/O | write | flush | re-write | read | re-read | random read |\n|---|---|---|--:|";
+    let header = "| size | record | I/O | write | +flush | flush | re-write | +flush | read | re-read | random read |\n\
+                  |---|---|---|--:|";
     assert!(markdown.contains(header), "{markdown}");
-    assert!(markdown.contains("| 256 MiB | 1 MiB | buffered | 282 | 445 ms | 221 | 98.9 | 106 | 166 |"), "{markdown}");
+    // The writes without their closing flush (iozone's write), then with it (iozone -e).
+    let row = "| 256 MiB | 1 MiB | buffered | 528 | 282 | 445 ms | 292 | 221 | 98.9 | 106 | 166 |";
+    assert!(markdown.contains(row), "{markdown}");
     assert!(markdown.contains("the cliff: buffered re-reads came from RAM up to 64 MiB"), "{markdown}");
     assert!(!markdown.contains("used buffered I/O"), "the buffered passes are cache-affected on purpose: {markdown}");
 }

@@ -72,7 +72,7 @@ fn a_json_path_over_a_device_or_the_job_file_is_refused() {
         .arg(&job)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("is an input of this run"));
+        .stderr(predicate::str::contains("is an input of this command"));
     assert_eq!(entries(target.path()), ["job.toml"]);
     assert!(std::fs::read_to_string(&job).unwrap().starts_with("[[phase]]"));
 }

@@ -47,7 +47,10 @@ fn max_reports_the_limit_as_a_lower_bound_and_expect_sets_the_exit_code() {
     let capacity = &read_json(&json)["streams"]["capacity"];
     assert_eq!(capacity["streams"], 2);
     assert_eq!(capacity["at_limit"], true);
-    assert!(capacity["words"].as_str().unwrap().starts_with("sustains 2 × 1 Mbit/s"));
+    assert!(capacity["words"].as_str().unwrap().starts_with("sustains at least 2 × 1 Mbit/s"), "{capacity}");
+    // The edge at the limit is run once more by default (issue 24): the limit passed again.
+    assert_eq!(capacity["edges"], serde_json::json!([2, 2]));
+    assert_eq!((capacity["agreed"].as_u64(), capacity["plan_for"].as_u64()), (Some(1), Some(1)));
 }
 
 #[test]
@@ -57,6 +60,7 @@ fn bad_stream_settings_are_refused_with_exit_code_2() {
     streamcap().args(["streams", target, "--bitrate", "4k-dolby", "--count", "1"]).assert().code(2);
     streamcap().args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--prebuffer", "20s"]).assert().code(2);
     streamcap().args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--vbr", "95"]).assert().code(2);
+    streamcap().args(["streams", target, "--bitrate", "8Mbit", "--max", "--confirm", "9"]).assert().code(2);
     assert!(!dir.path().join(".streamcap").exists());
 }
 

@@ -2,7 +2,7 @@
 //! flush apart, the HTML page with a chart per pass, nothing left behind, the saved result renders again), bad
 //! input (exit 2, nothing written), and, as root, a small ext4 on a loop device throttled with cgroup v1 blkio,
 //! swept with `--memory 128M`: the cliff lies at the cap — re-reads of files under it come from RAM, those of a
-//! file over it at the device's speed — and the memory cgroup is gone afterwards, also after Ctrl-C. Loop
+//! file over it at the device's speed — and the memory cgroup is gone afterwards, also after Ctrl-C and after an OOM kill. Loop
 //! devices, mounts and groups are removed in every outcome by guards.
 
 mod common;
@@ -227,6 +227,57 @@ fn ctrl_c_during_a_memory_capped_sweep_removes_the_group() {
     assert_eq!(groups.new_groups(), Vec::<String>::new(), "the memory cgroup is removed after Ctrl-C");
     assert_eq!(read_json(&json)["status"], "interrupted");
     assert!(common::entries(dir.path()).iter().all(|e| e == "sweep.json"), "{:?}", common::entries(dir.path()));
+}
+
+#[test]
+fn a_sweep_killed_by_the_oom_killer_is_named_and_its_group_removed() {
+    // Broke (issue 25): the sweep moved itself into the group; killed by the OOM killer it said nothing, left its
+    // files and a result saying "running", and the group stayed. Now a supervisor outside the group names the OOM
+    // kill, removes the files and the group, and marks the result failed. The kill is made certain: once the first
+    // phase runs, the group's limit is lowered to what the sweep holds besides the page cache, plus 2 MiB, so the
+    // 16 MiB buffer of a later phase cannot fit.
+    let test = "OOM kill during sweep --memory";
+    if !common::is_root() {
+        common::skip(&format!("{test}: needs root for a memory cgroup"));
+        return;
+    }
+    let Some(groups) = MemoryGroups::new(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let json = results.path().join("sweep.json");
+    let child = std::process::Command::new(streamcap_path())
+        .args(["sweep", "--sizes", "64M", "--records", "64k,16M", "--io", "buffered", "--memory", "256M", "--json"])
+        .arg(&json)
+        .arg(dir.path())
+        .env_remove("RUST_BACKTRACE")
+        .env("STREAMCAP_NO_HISTORY", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let group = groups.dir.join(format!("streamcap-{}", child.id()));
+    let started = std::time::Instant::now();
+    while !json.exists() && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let stat = std::fs::read_to_string(group.join("memory.stat")).unwrap();
+    let rss: u64 = stat.lines().find_map(|l| l.strip_prefix("rss ")).unwrap().trim().parse().unwrap();
+    let limit = group.join("memory.limit_in_bytes");
+    let lowered = (0..50).any(|_| {
+        let done = std::fs::write(&limit, (rss + (2 << 20)).to_string()).is_ok();
+        if !done {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        done
+    });
+    assert!(lowered, "the group's limit could not be lowered");
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("killed by the kernel's out-of-memory killer inside its --memory cgroup of 256 MiB"));
+    assert_eq!(groups.new_groups(), Vec::<String>::new(), "the memory cgroup is removed after the OOM kill");
+    assert_eq!(read_json(&json)["status"], "failed");
+    assert!(common::entries(dir.path()).is_empty(), "{:?}", common::entries(dir.path()));
 }
 
 /// `--budget` (issue 10): the sweep stops between sizes when the next would run past the budget, says so, and

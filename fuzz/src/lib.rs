@@ -20,7 +20,7 @@ fn facts(target: TargetFacts, job: &JobSpec) -> Facts {
         cpus: 4,
         media_libraries: Vec::new(),
         // A machine like the one the tests run on, so that the resource checks are exercised too.
-        limits: ResourceLimits { memory: Some(Bytes::gib(16)), threads: Some(10_000) },
+        limits: ResourceLimits { memory: Some(Bytes::gib(16)), threads: Some(10_000), ..Default::default() },
     }
 }
 

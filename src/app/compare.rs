@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::output::{check_writable_parent, print_quietly};
+use super::output::print_quietly;
 use super::report::write_page;
 use crate::cli::{CompareArgs, parse_run_id};
 use crate::report::compare::{Comparison, Run, run_key};
@@ -14,9 +14,8 @@ use crate::report::{Format, Html, render_to_string};
 use crate::results::read_result;
 
 pub fn run(args: &CompareArgs) -> Result<ExitCode> {
-    if let Some(path) = &args.html {
-        check_writable_parent(path)?;
-    }
+    let inputs: Vec<&std::path::Path> = args.results.iter().map(std::path::Path::new).collect();
+    super::outputs::check(&[("--html", args.html.as_deref())], &inputs, None)?;
     let mut runs = Vec::new();
     for (n, source) in args.results.iter().enumerate() {
         // A file that exists is a file; otherwise a number (or #number) is a run in the history.
@@ -33,7 +32,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     print_quietly(&render_to_string(renderer, &comparison));
     if let Some(path) = &args.html {
         write_page(&render_to_string(&Html, &comparison), path)?;
-        eprintln!("HTML report: {}", path.display());
+        super::report::say_written(path);
     }
     Ok(ExitCode::SUCCESS)
 }

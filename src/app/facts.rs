@@ -1,5 +1,6 @@
 //! Gathering the facts a plan and a result need, from `sysinfo`: what the target is, how much space it has,
-//! whether a device is safe to write, which devices lie beneath it, and what the machine is.
+//! whether a device is safe to write, which devices lie beneath it and which cgroup throttles limit them, and
+//! what the machine is.
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -11,8 +12,9 @@ use crate::plan::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 use crate::results::TargetInfo;
 use crate::spec::JobSpec;
 use crate::sysinfo::{
-    BlockDevice, FilesystemFacts, HostFacts, PoolFacts, ProcessLimits, devices_beneath, direct_io_alignment_in_dir,
-    filesystem_of, inspect_device, inspect_device_usage, pool_of,
+    BlockDevice, DeviceThrottle, FilesystemFacts, HostFacts, PoolFacts, ProcessLimits, devices_beneath,
+    direct_io_alignment_in_dir, filesystem_of, inspect_device, inspect_device_usage, pool_of, throttle_words,
+    throttles_for,
 };
 use crate::units::Bytes;
 
@@ -37,6 +39,7 @@ impl Gathered {
             devices: self.devices.clone(),
             pool: self.pool.clone(),
             memory_backed: self.facts.memory_backed.clone(),
+            throttles: self.throttles.clone(),
         }
     }
 }
@@ -50,10 +53,22 @@ pub struct Gathered {
     pub devices: Vec<BlockDevice>,
     /// The pool beneath the target (btrfs, md or one device), if a block device is beneath.
     pub pool: Option<PoolFacts>,
+    /// The cgroup I/O limits that bind this process on those devices.
+    pub throttles: Vec<DeviceThrottle>,
 }
 
 /// `writes`: whether the job writes; only then is a block device's content probed for signatures.
 pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
+    gather_at(target, writes, true)
+}
+
+/// The facts of a directory streamcap must not touch at all (the user's media library): as `gather`, but the
+/// direct-I/O alignment is not asked of an unnamed temporary file made in it (nor of anything else).
+pub fn gather_untouched(target: &Path) -> Result<Gathered> {
+    gather_at(target, false, false)
+}
+
+fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
     let metadata = std::fs::metadata(target).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => anyhow::anyhow!(
             "{} does not exist: give an existing directory (streamcap creates its data files inside it), a file \
@@ -68,7 +83,7 @@ pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
     let (target_facts, filesystem) = if file_type.is_dir() {
         let fs = filesystem_of(&canonical)
             .with_context(|| format!("cannot find the filesystem holding {}", canonical.display()))?;
-        let dio_align = direct_io_alignment_in_dir(&canonical).map(|a| a.offset);
+        let dio_align = if probe { direct_io_alignment_in_dir(&canonical).map(|a| a.offset) } else { None };
         // A filesystem that reports no blocks at all (ramfs, some FUSE filesystems) keeps no accounts: its free
         // space is unknown, not zero.
         let free = (fs.total.0 > 0).then_some(fs.free);
@@ -84,6 +99,7 @@ pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
             logical_block: safety.device.logical_block_size as u32,
             mounted_at: safety.mounted_at.clone(),
             in_use_by: safety.in_use_by.clone(),
+            overlaps: safety.overlaps.clone(),
             signature: safety.signature.clone(),
         };
         (facts, None)
@@ -97,23 +113,31 @@ pub fn gather(target: &Path, writes: bool) -> Result<Gathered> {
     let devices = devices_beneath(&canonical);
     let pool = pool_of(&canonical);
     let memory_backed = memory_backed(filesystem.as_ref(), &devices);
+    let throttles = throttles_for(&devices);
     let facts = Facts {
         target: target_facts,
         ram: host.usable_ram(),
         io_uring: io_uring_available().map_err(|e| e.to_string()),
         memory_backed,
+        throttles: throttle_words(&throttles),
         anchors: Vec::new(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         media_libraries: Vec::new(),
         limits: resource_limits(),
     };
-    Ok(Gathered { facts, canonical, host, filesystem, devices, pool })
+    Ok(Gathered { facts, canonical, host, filesystem, devices, pool, throttles })
 }
 
 /// The memory and threads this process may still take, for the plan's resource check.
 pub fn resource_limits() -> ResourceLimits {
     let limits = ProcessLimits::gather();
-    ResourceLimits { memory: limits.memory, threads: limits.threads }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    ResourceLimits {
+        memory: limits.memory,
+        memory_bound: limits.memory_bound,
+        malloc_arenas: cpus * crate::limits::MALLOC_ARENAS_PER_CPU,
+        threads: limits.threads,
+    }
 }
 
 /// What is at each anchor the job's file-set trees name: missing, not a directory, or a directory with its free
@@ -140,20 +164,4 @@ pub fn anchor_facts(job: &JobSpec) -> Vec<AnchorFacts> {
         anchors.push(AnchorFacts { path: path.clone(), state });
     }
     anchors
-}
-
-/// The user's media files in `dir` (`--use-existing`): its regular, visible files with their sizes, sorted by
-/// path. Looks only; never opens a file for writing.
-pub fn media_library(dir: &Path) -> Result<Vec<(PathBuf, u64)>> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
-        let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
-        let hidden = entry.file_name().to_string_lossy().starts_with('.');
-        let meta = entry.metadata().with_context(|| format!("cannot look at {}", entry.path().display()))?;
-        if meta.is_file() && !hidden {
-            files.push((entry.path(), meta.len()));
-        }
-    }
-    files.sort();
-    Ok(files)
 }

@@ -11,8 +11,9 @@ use anyhow::{Context, Result, bail};
 use super::output::print_quietly;
 use crate::cli::{HistoryAction, HistoryArgs, HistoryOptions};
 use crate::history::{Entry, Filter, History, default_path};
+use crate::outfile::OutDir;
 use crate::report::{Format, render_to_string};
-use crate::results::{RunResult, parse_result, write_result_atomically};
+use crate::results::{RunResult, parse_result};
 
 /// Where the history is, unless it is turned off (`--no-history`, `STREAMCAP_NO_HISTORY`).
 pub fn database(options: &HistoryOptions) -> Option<PathBuf> {
@@ -33,7 +34,7 @@ pub fn record(result: &RunResult, options: &HistoryOptions) {
     match stored {
         Ok((mut history, id)) => {
             eprintln!("history: stored as #{id} in {}", path.display());
-            import_pending(&mut history, &pending_dir(&path));
+            import_pending(&mut history, &path);
         }
         Err(e) => {
             let kept = keep_pending(result, &path);
@@ -42,20 +43,23 @@ pub fn record(result: &RunResult, options: &HistoryOptions) {
     }
 }
 
-fn pending_dir(database: &Path) -> PathBuf {
-    database.with_file_name("pending")
-}
+/// The directory beside the database where results wait for it (`pending/`).
+const PENDING: &str = "pending";
+/// A pending result larger than this is not one streamcap kept (results are a few MiB).
+const PENDING_CAP: u64 = crate::limits::MAX_INPUT_FILE_BYTES;
 
-/// Writes the result where the next successful store picks it up; says where, in words.
+/// Writes the result where the next successful store picks it up; says where, in words. The directory and
+/// the file follow the output-file rule (never beside a device, never through a symbolic link).
 fn keep_pending(result: &RunResult, database: &Path) -> String {
-    let dir = pending_dir(database);
     let name = format!("{}-{}.json", result.started_at.replace(':', ""), std::process::id());
-    let file = dir.join(name);
-    match std::fs::create_dir_all(&dir)
-        .map_err(|e| e.to_string())
-        .and_then(|()| write_result_atomically(result, &file).map_err(|e| e.to_string()))
-    {
-        Ok(()) => format!(
+    let kept = serde_json::to_vec_pretty(result).map_err(|e| e.to_string()).and_then(|mut text| {
+        text.push(b'\n');
+        let dir = OutDir::beside(database, PENDING, true).map_err(|e| e.to_string())?;
+        let dir = dir.ok_or_else(|| "the directory could not be made".to_string())?;
+        dir.write(&name, &text).map_err(|e| e.to_string())
+    });
+    match kept {
+        Ok(file) => format!(
             "the result is kept in {} and will be added the next time the history can be written",
             file.display()
         ),
@@ -64,20 +68,18 @@ fn keep_pending(result: &RunResult, database: &Path) -> String {
 }
 
 /// Adds the results left in `pending/` by earlier runs, oldest first, removing each once stored.
-fn import_pending(history: &mut History, dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut files: Vec<PathBuf> =
-        entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
-    files.sort();
-    for file in files {
-        let parsed = std::fs::read_to_string(&file).ok().and_then(|text| parse_result(&file, &text).ok());
-        let Some(result) = parsed else { continue };
+fn import_pending(history: &mut History, database: &Path) {
+    let Ok(Some(dir)) = OutDir::beside(database, PENDING, false) else { return };
+    for name in dir.files(".json") {
+        let file = dir.path().join(&name);
+        let text = dir.read(&name, PENDING_CAP).ok().and_then(|bytes| String::from_utf8(bytes).ok());
+        let Some(result) = text.and_then(|text| parse_result(&file, &text).ok()) else { continue };
         if let Ok(id) = history.store(&result) {
-            let _ = std::fs::remove_file(&file);
+            let _ = dir.remove(&name);
             eprintln!("history: added the pending run {} as #{id}", file.display());
         }
     }
-    let _ = std::fs::remove_dir(dir);
+    dir.remove_if_empty();
 }
 
 fn open(options: &HistoryOptions) -> Result<(History, PathBuf)> {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 
 use super::facts::gather;
-use super::output::{check_writable_parent, print_quietly};
+use super::output::print_quietly;
 use crate::cli::InspectArgs;
 use crate::plan::TargetFacts;
 use crate::report::write_inspect;
@@ -21,9 +21,7 @@ pub fn run(args: &InspectArgs) -> Result<ExitCode> {
     if std::fs::symlink_metadata(&args.target).is_err() {
         bail!("{} does not exist: give an existing directory, file or block device to inspect", args.target.display());
     }
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
+    super::outputs::check(&[("--json", args.json.as_deref())], &[args.target.as_path()], None)?;
     // Reading only: a block device's content is not probed (that is what `writes = true` would do).
     let gathered = gather(&args.target, false)?;
     let kind = match gathered.facts.target {

@@ -8,6 +8,7 @@ mod compare;
 mod facts;
 mod history;
 mod inspect;
+mod library;
 mod observer;
 mod output;
 mod outputs;
@@ -22,12 +23,39 @@ mod verify_only;
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
 
+/// Stack of the thread every command runs on. The main thread's stack is whatever `ulimit -s` gives (with 128 KiB
+/// a plain `run` overflowed it: its set-up frames take about 126 KiB in a release build, and parsing the command
+/// line alone more in a debug build); a spawned thread's is ours to choose, so no command depends on the shell's
+/// limit. Recursion on input is bounded on its own (`limits::MAX_NESTING`, the TOML and JSON parsers' limits).
+pub const COMMAND_STACK: usize = 8 << 20;
+
+/// Runs `command` (parsing the command line and [`run`]) on a thread with a stack of [`COMMAND_STACK`] and
+/// returns what it returned; a panic goes on in the caller.
+pub fn with_command_stack<T: Send + 'static>(command: impl FnOnce() -> T + Send + 'static) -> T {
+    let spawned = std::thread::Builder::new().name("command".into()).stack_size(COMMAND_STACK).spawn(command);
+    match spawned.map(std::thread::JoinHandle::join) {
+        Ok(Ok(value)) => value,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(e) => {
+            // Without a thread there is nothing to run the command on: say why, as an error of the command.
+            eprintln!("Error: cannot start the command's thread: {}", crate::limits::explain(&e));
+            std::process::exit(2)
+        }
+    }
+}
+
 /// Runs a parsed command line. An `Err` means bad input or a set-up failure: exit code 2.
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    // Before anything is written: a write past `ulimit -f` must fail with EFBIG and be reported, not kill us.
+    crate::run::survive_file_size_limit().context("cannot install the SIGXFSZ handler")?;
+    dispatch(cli)
+}
+
+fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run::run(*args),
         Command::Report(args) => report::run(&args),

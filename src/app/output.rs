@@ -1,25 +1,12 @@
-//! What every command does with its output: print to stdout without failing on a closed pipe, check that a
-//! result file can be written before the run, and start a `RunResult` from a plan and the gathered facts.
+//! What every command does with its output: print to stdout without failing on a closed pipe (to stderr when an
+//! output file is `-`, so stdout holds only that file), and start a `RunResult` from a plan and the gathered
+//! facts. Output paths are checked in `outputs.rs`.
 
 use std::io::Write;
-
-use anyhow::Result;
-
-use super::outputs::{Output, check_outputs};
 
 use super::facts::Gathered;
 use crate::plan::{Plan, TargetKind};
 use crate::results::RunResult;
-
-/// A `--json` file must be writable and a plain file (see `outputs`).
-pub fn check_writable_parent(path: &std::path::Path) -> Result<()> {
-    check_output("--json", path)
-}
-
-/// One output file named by `flag` must be writable (see `outputs`); only the JSON is renamed into place.
-pub fn check_output(flag: &'static str, path: &std::path::Path) -> Result<()> {
-    check_outputs(&[Output { flag, path, in_place: flag != "--json" }], &[])
-}
 
 pub fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
     let kind = match plan.target.kind {
@@ -41,11 +28,46 @@ pub fn say(text: &str) {
     eprintln!("{}", crate::escape::for_terminal(text));
 }
 
-/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Control characters (from job
-/// files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON.
+/// Prints to stdout; a closed pipe (`streamcap … | head`) ends the output quietly. Any other failure (a full disk
+/// or `ulimit -f` under a redirection) is said on stderr, since the output is then cut short. Control characters
+/// (from job files and results) are escaped, so nothing printed can drive the terminal; JSON stays valid JSON. When
+/// an output file is `-` (`--json -`), stdout is that file's and this goes to stderr.
 pub fn print_quietly(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(crate::escape::for_terminal(text).as_bytes()).and_then(|()| out.flush());
+    print_display_quietly(&text);
+}
+
+/// As [`print_quietly`], writing `value` as it is formatted, piece by piece, instead of building its whole text
+/// first (a `--dry-run` plan of thousands of phases is tens of MB of text, and its escaped copy as much again).
+/// Escaping is per character, so escaping the pieces is escaping the whole.
+pub fn print_display_quietly(value: &dyn std::fmt::Display) {
+    struct Escaped<W: Write> {
+        out: W,
+        error: Option<std::io::Error>,
+    }
+    impl<W: Write> std::fmt::Write for Escaped<W> {
+        fn write_str(&mut self, piece: &str) -> std::fmt::Result {
+            self.out.write_all(crate::escape::for_terminal(piece).as_bytes()).map_err(|e| {
+                self.error = Some(e);
+                std::fmt::Error
+            })
+        }
+    }
+    let out: Box<dyn Write> = if crate::outfile::stdout_claimed() {
+        Box::new(std::io::BufWriter::new(std::io::stderr().lock()))
+    } else {
+        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+    };
+    let mut out = Escaped { out, error: None };
+    let written = std::fmt::write(&mut out, format_args!("{value}"));
+    let flushed = out.out.flush();
+    let error = match (written, flushed) {
+        (Err(_), _) => out.error.take(),
+        (Ok(()), Err(e)) => Some(e),
+        (Ok(()), Ok(())) => None,
+    };
+    if let Some(e) = error.filter(|e| e.kind() != std::io::ErrorKind::BrokenPipe) {
+        eprintln!("warning: the output is incomplete: cannot write to standard output: {}", crate::limits::explain(&e));
+    }
 }
 
 /// The exit code of a finished result: 130 interrupted, 2 failed, 1 for I/O errors or any failed operation (a

@@ -2,7 +2,7 @@
 //! drive catalogue and any results of single drives, builds the pools, asks `planning::plan` for the ranked
 //! answers, prints them and writes the JSON. Bad input is an error (exit code 2) naming the file, line and key.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
@@ -17,6 +17,9 @@ use crate::results::{read_result, rfc3339, write_json_atomically};
 use crate::units::Bytes;
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
+    // Checked first: `--json c.toml` with `--drives c.toml` replaced the catalogue it read.
+    let inputs: Vec<&Path> = args.drives.iter().chain(&args.drive_result).map(PathBuf::as_path).collect();
+    super::outputs::check(&[("--json", args.json.as_deref())], &inputs, None)?;
     let drives = drives(&args)?;
     let counts: Vec<usize> = args.count.iter().map(|&c| c as usize).collect();
     let pools = planning::build_pools(&drives, args.pool.as_deref(), &counts)?;
@@ -68,9 +71,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
 fn drives(args: &PlanArgs) -> Result<Vec<Drive>> {
     let mut drives = Vec::new();
     if let Some(path) = &args.drives {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read the drive catalogue {}", path.display()))?;
-        drives = parse_catalogue(path, &text)?;
+        drives = read_catalogue(path)?;
     }
     if args.price.len() > args.drive_result.len() {
         bail!(
@@ -85,6 +86,16 @@ fn drives(args: &PlanArgs) -> Result<Vec<Drive>> {
         let name = path.file_stem().map_or("measured".into(), |s| s.to_string_lossy().to_string());
         drives
             .push(drive_from_result(&name, &result, price).with_context(|| format!("{}", Path::new(path).display()))?);
+        // Figures a cache served describe no drive: said, and left out of the model.
+        for phase in result.phases.iter().filter(|p| p.streams.is_none() && p.file_ops.is_none()) {
+            if let Some(why) = planning::cache_served(phase) {
+                super::output::say(&format!(
+                    "note: {}: '{}' {why}; left out of the drive's model",
+                    Path::new(path).display(),
+                    phase.name
+                ));
+            }
+        }
     }
     if drives.is_empty() {
         bail!(
@@ -92,6 +103,14 @@ fn drives(args: &PlanArgs) -> Result<Vec<Drive>> {
         );
     }
     Ok(drives)
+}
+
+/// The drives of a catalogue file, read with the cap every input file has (`limits::read_text_file`: a device
+/// such as /dev/zero or a huge file ends at once with a message).
+pub(super) fn read_catalogue(path: &Path) -> Result<Vec<Drive>> {
+    let text = crate::limits::read_text_file(path, crate::limits::MAX_INPUT_FILE_BYTES)
+        .with_context(|| format!("cannot read the drive catalogue {}", path.display()))?;
+    Ok(parse_catalogue(path, &text)?)
 }
 
 fn parse_price(text: &str) -> Result<Price> {

@@ -7,20 +7,18 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::output::{check_output, print_quietly};
+use super::output::print_quietly;
 use crate::cli::ReportArgs;
 use crate::report::{Format, Html, render_to_string};
 use crate::results::{RunResult, read_result};
 
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
+    super::outputs::check(&[("--html", args.html.as_deref())], &[args.result.as_path()], None)?;
     let result = read_result(&args.result)?;
-    if let Some(path) = &args.html {
-        check_output("--html", path)?;
-    }
     print_quietly(&render_to_string(Format::from(args.format).renderer(), &result));
     if let Some(path) = &args.html {
         write_html(&result, path)?;
-        eprintln!("HTML report: {}", path.display());
+        say_written(path);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -30,9 +28,18 @@ pub fn write_html(result: &RunResult, path: &Path) -> Result<()> {
     write_page(&render_to_string(&Html, result), path)
 }
 
-/// Writes a rendered page to `path`.
+/// Writes a rendered page to `path` under the output-file rule (`crate::outfile`; `-` is stdout).
 pub fn write_page(page: &str, path: &Path) -> Result<()> {
-    std::fs::write(path, page).with_context(|| format!("cannot write the HTML report to {}", path.display()))
+    // On a terminal, text from results must not drive it (as everything printed, `output::print_quietly`).
+    let page = if crate::outfile::is_stdout(path) { crate::escape::for_terminal(page) } else { page.into() };
+    crate::outfile::write(path, page.as_bytes()).context("cannot write the HTML report")
+}
+
+/// Says where the HTML report went (nothing when it went to standard output).
+pub fn say_written(path: &Path) {
+    if !crate::outfile::is_stdout(path) {
+        eprintln!("HTML report: {}", path.display());
+    }
 }
 
 /// The end of run, streams and check: writes the HTML report when one is wanted and says where; a report that
@@ -40,18 +47,19 @@ pub fn write_page(page: &str, path: &Path) -> Result<()> {
 pub fn html_after_run(result: &RunResult, path: Option<&Path>) {
     let Some(path) = path else { return };
     match write_html(result, path) {
-        Ok(()) => eprintln!("HTML report: {}", path.display()),
+        Ok(()) => say_written(path),
         Err(e) => eprintln!("warning: {e:#}"),
     }
 }
 
-/// Where `check` writes its HTML report: `--html FILE`; else beside the JSON (NAME.html); else a new file in the
-/// current directory named after the host and the time (never an existing file).
+/// Where `check` writes its HTML report: `--html FILE`; else beside the JSON (NAME.html; not for `--json -`); else
+/// a new file in the current directory named after the host and the time (never an existing file).
 pub fn check_html_path(args: &crate::cli::CheckArgs) -> Option<PathBuf> {
     if args.no_html {
         return None;
     }
-    if let Some(path) = args.html.clone().or_else(|| args.json.as_ref().map(|j| j.with_extension("html"))) {
+    let beside_json = args.json.as_ref().filter(|j| !crate::outfile::is_stdout(j)).map(|j| j.with_extension("html"));
+    if let Some(path) = args.html.clone().or(beside_json) {
         return Some(path);
     }
     let host = crate::sysinfo::HostFacts::gather().hostname;

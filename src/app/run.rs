@@ -13,16 +13,25 @@ use anyhow::{Context, Result};
 
 use super::facts::{Gathered, anchor_facts, gather};
 use super::observer::ResultRecorder;
-use super::output::{print_quietly, result_skeleton, say};
-use super::outputs::{Output, check_outputs};
+use super::output::{print_display_quietly, print_quietly, result_skeleton, say};
+use super::outputs::check;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, build_plan};
-use crate::report::{CsvSink, LogPrefixes, write_fio_logs, write_summary};
+use crate::report::{CsvSink, LogPrefixes, fio_log_paths, write_fio_logs, write_summary};
 use crate::results::RunResult;
 use crate::run::{Cluster, Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, ReadOptions, SpecOrigin, default_job, read_job_file};
 
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    // clap's `requires` on --from does not hold when --verify-only would conflict with another flag given (--rw,
+    // --dry-run): the run then went on and --from was ignored without a word.
+    if let (Some(from), None) = (&args.from, args.verify_only) {
+        anyhow::bail!(
+            "--from {} names the kept run that --verify-only checks, and no --verify-only was given: add \
+             --verify-only ALGO (the algorithm that run was written with), or leave out --from",
+            from.display()
+        );
+    }
     if let Some(launcher) = super::cluster::launched_by() {
         // One rank of a multi-host run under mpirun or srun (docs/multi-host.md).
         return super::cluster::run_ranks(super::cluster::RankCommand::Run(&args), launcher);
@@ -35,7 +44,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let (gathered, plan) = plan_here(&args, &job, None)?;
 
     if args.dry_run {
-        print_quietly(&plan.to_string());
+        print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     // Created with its first row: a set-up failure leaves no empty file behind.
@@ -124,18 +133,44 @@ fn print_outputs(args: &RunArgs, recorder: &ResultRecorder<'_>) {
     }
 }
 
-/// The output files named on the command line must be writable, and none may be a job file.
+/// The output files named on the command line (and the history database) must be writable under the output-file
+/// rule, and none may be an input: the job file, or the target when it is a file.
 pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
-    let outputs = [("--json", &args.json, false), ("--csv", &args.csv, true), ("--html", &args.html, true)];
-    let outputs: Vec<Output<'_>> = outputs
-        .iter()
-        .filter_map(|(flag, path, in_place)| Some(Output { flag, path: path.as_deref()?, in_place: *in_place }))
-        .collect();
-    check_outputs(&outputs, &args.job.iter().map(PathBuf::as_path).collect::<Vec<_>>())
+    let outputs = [("--json", args.json.as_deref()), ("--csv", args.csv.as_deref()), ("--html", args.html.as_deref())];
+    if args.format != OutputFormat::Summary
+        && let Some((flag, _)) = outputs.iter().find(|(_, p)| p.is_some_and(crate::outfile::is_stdout))
+    {
+        let format = if args.format == OutputFormat::FioJson { "fio-json" } else { "fio-jsonplus" };
+        anyhow::bail!("--format {format} prints to standard output, and so would {flag} -: give {flag} a file");
+    }
+    let inputs: Vec<&std::path::Path> = args.job.iter().chain(&args.target).map(PathBuf::as_path).collect();
+    let history = args.verify_only.is_none().then_some(&args.history);
+    check(&outputs, &inputs, history)
+}
+
+/// The fio-style logs the job asks for (write_bw_log …) are outputs too: checked once the plan names them.
+fn check_log_outputs(plan: &Plan) -> Result<()> {
+    let mut paths = Vec::new();
+    for (index, phase) in plan.phases.iter().enumerate() {
+        let logs = &phase.logs;
+        let prefixes = LogPrefixes { bw: logs.bw.as_deref(), iops: logs.iops.as_deref(), lat: logs.lat.as_deref() };
+        paths.extend(fio_log_paths(std::path::Path::new("."), index + 1, prefixes));
+    }
+    let named: Vec<(&'static str, Option<&std::path::Path>)> =
+        paths.iter().map(|(kind, path)| (log_flag(kind), Some(path.as_path()))).collect();
+    check(&named, &[], None)
+}
+
+fn log_flag(kind: &str) -> &'static str {
+    match kind {
+        "bw" => "write_bw_log",
+        "iops" => "write_iops_log",
+        _ => "write_lat_log",
+    }
 }
 
 /// This host's facts and plan for `job` (as a rank of `cluster`, under mpirun), after clearing what killed runs
-/// of this host left in its directories.
+/// of this host left in its directories; the fio-style logs the plan names are checked as outputs.
 pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>) -> Result<(Gathered, Plan)> {
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
     if !args.dry_run {
@@ -155,6 +190,10 @@ pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>
         ranks: cluster.map_or(1, Cluster::size),
     };
     let plan = build_plan(job, &gathered.facts, &options)?;
+    // Rank 0 writes the fio-style logs.
+    if cluster.is_none_or(|c| c.rank() == 0) {
+        check_log_outputs(&plan)?;
+    }
     Ok((gathered, plan))
 }
 

@@ -16,7 +16,7 @@ use crate::cli::RunArgs;
 use crate::plan::defaults;
 use crate::report::write_verify_summary;
 use crate::results::{ErrorSummary, RunResult, RunStatus, VerifyResult, rfc3339, write_result_atomically};
-use crate::run::{INTERRUPTED_EXIT, Interrupt, VerifyOutcome, direct_io_supported, latest_kept_run, load_kept_run};
+use crate::run::{INTERRUPTED_EXIT, Interrupt, VerifyOutcome, latest_kept_run, load_kept_run};
 use crate::spec::VerifyChoice;
 
 pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
@@ -25,7 +25,9 @@ pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
         Some(dir) => dir.clone(),
         None => latest_kept_run(&target)?,
     };
-    let (manifest, verifier, paths) = load_kept_run(&run_dir, defaults::BAD_BLOCKS_KEPT)?;
+    // Its directories stay held open (and registered) until the read-back is over.
+    let kept = load_kept_run(&run_dir, defaults::BAD_BLOCKS_KEPT)?;
+    let (manifest, verifier, paths) = (&kept.manifest, &kept.verifier, &kept.paths);
     let asked = crate::plan::verify_algorithm(choice);
     anyhow::ensure!(
         asked == manifest.algorithm,
@@ -39,11 +41,11 @@ pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
     let config = serde_json::json!({ "verify_only": { "from": run_dir.display().to_string(), "manifest": manifest } });
     let mut result = RunResult::started(gathered.host.clone(), gathered.target_info("directory"), config, Vec::new());
 
-    let direct = paths.first().is_some_and(|p| direct_io_supported(p).unwrap_or(false));
     if !args.quiet {
         say(&format!("verifying what {} wrote ({asked}, blocks of {} bytes)…", run_dir.display(), manifest.block_size));
     }
-    let mut outcome = crate::run::read_back(&verifier, &paths, direct, &interrupt.flag(), &mut |_, _| {});
+    // Direct I/O where each file's filesystem allows it; never a file outside the kept run's directories.
+    let mut outcome = crate::run::read_back(verifier, paths, true, true, &interrupt.flag(), &mut |_, _| {});
     outcome.in_flight = manifest.journaled.then(|| verifier.pending_blocks());
     let verify = verify_result(&outcome, Some(&run_dir));
     result.status = if interrupt.is_set() { RunStatus::Interrupted } else { RunStatus::Completed };
@@ -83,6 +85,7 @@ pub(super) fn verify_result(outcome: &VerifyOutcome, from: Option<&Path>) -> Ver
         bad_blocks: outcome.bad.blocks.clone(),
         pass_complete: outcome.pass_complete,
         read_errors: ErrorSummary { count: outcome.read_error_count, records: outcome.read_errors.clone() },
+        lost_ranges: outcome.bad.missing.clone(),
         from: from.map(|p| p.display().to_string()),
         manifest: outcome.manifest.as_ref().map(|p| p.display().to_string()),
         in_flight: outcome.in_flight,

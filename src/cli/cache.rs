@@ -40,12 +40,12 @@ pub struct CacheArgs {
     #[arg(long, value_parser = Format::parse, value_name = "RATE")]
     pub bitrate: Option<Format>,
     /// Bytes each viewer reads at a time, for the bounds (default 1M, as `streams`).
-    #[arg(long, value_parser = parse_bytes)]
+    #[arg(long, value_parser = crate::cli::parse_chunk_bytes)]
     pub chunk: Option<Bytes>,
-    /// Write the result as JSON (rewritten after every phase).
+    /// Write the result as JSON (rewritten after every phase). `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write the self-contained HTML report (plateaus and the cache's end as charts) to FILE.
+    /// Write the self-contained HTML report (plateaus and the cache's end as charts) to FILE. `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// No progress and no summary.

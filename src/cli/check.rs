@@ -5,29 +5,45 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::spec::EngineChoice;
+use crate::units::Bytes;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
-    streamcap check                         the storage under the current directory, about two minutes\n  \
-    streamcap check /srv/media --quick      about half a minute\n  \
+    streamcap check                         the storage under the current directory, about three minutes\n  \
+    streamcap check /srv/media --quick      about a minute\n  \
     streamcap check /srv/media --thorough --json check.json\n  \
     streamcap check /srv/media --quick --format markdown   tables to paste into a forum post\n  \
-    streamcap check /srv/media --dry-run    the plan, and nothing done")]
+    streamcap check /srv/media --dry-run    the plan, and nothing done\n  \
+    streamcap check /srv/scratch --library /srv/media   the most honest check: viewers read your own films\n\n\
+What is written where: everything under DIR/.streamcap (the raw data set, the small files and, without\n\
+--library, the generated media library), removed at the end; the HTML report beside --json or in the current\n\
+directory. With --library, the files under the library are opened read-only and nothing is created there.")]
 pub struct CheckArgs {
     /// Directory on the storage to check (default: the current directory). streamcap writes only under
-    /// DIR/.streamcap and removes it afterwards.
+    /// DIR/.streamcap and removes it afterwards. With --library, DIR is the scratch space of the raw and
+    /// small-file phases: give one on the library's filesystem, outside the library.
     pub dir: Option<PathBuf>,
-    /// About 30 s: a smaller data set, shorter phases and a coarser capacity search.
+    /// Viewers read your own media: every video file under LIBRARY (mkv, mp4, m4v, ts, m2ts, mov, avi, webm,
+    /// …), each read at the bitrate of the format under test. The files are opened read-only (O_RDONLY, O_DIRECT
+    /// where the filesystem allows it); nothing is written or created under LIBRARY.
+    #[arg(long, value_name = "LIBRARY")]
+    pub library: Option<PathBuf>,
+    /// Size of the media library streamcap writes when there is no --library (default: 2G with --quick, 8G,
+    /// 32G with --thorough; at most half the free space beside the data set).
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes, conflicts_with = "library")]
+    pub library_size: Option<Bytes>,
+    /// About a minute: a smaller data set, shorter phases, a coarser capacity search, each edge run twice.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
-    /// About 10 minutes: a larger data set, longer phases, 30 s per stream step and a search to 3 %.
+    /// About 20 minutes: a larger data set, longer phases, 30 s per stream step, a search to 3 % and each edge
+    /// run three times.
     #[arg(long)]
     pub thorough: bool,
-    /// Write the result as JSON (rewritten after every phase and stream step).
+    /// Write the result as JSON (rewritten after every phase and stream step). `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write the HTML report to FILE (default: beside the JSON as NAME.html, or
-    /// streamcap-check-HOST-TIME.html in the current directory).
+    /// streamcap-check-HOST-TIME.html in the current directory). `-`: standard output.
     #[arg(long, value_name = "FILE", conflicts_with = "no_html")]
     pub html: Option<PathBuf>,
     /// Write no HTML report.
@@ -47,6 +63,10 @@ pub struct CheckArgs {
     /// for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own cost).
     #[arg(long, value_parser = parse_engine)]
     pub engine: Option<EngineChoice>,
+    /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of
+    /// refusing.
+    #[arg(long)]
+    pub wait: bool,
     #[command(flatten)]
     pub history: crate::cli::HistoryOptions,
 }
@@ -68,6 +88,10 @@ impl From<CheckFormat> for crate::report::Format {
             CheckFormat::Markdown => crate::report::Format::Markdown,
         }
     }
+}
+
+fn parse_bytes(s: &str) -> Result<Bytes, String> {
+    Bytes::parse(s).map_err(|e| e.to_string())
 }
 
 fn parse_engine(s: &str) -> Result<EngineChoice, String> {

@@ -41,11 +41,11 @@ pub struct PlanArgs {
     #[arg(long, default_value = "1080p:70,2160p:30", value_parser = parse_value_str::<crate::spec::Mix>, help_heading = "Workload")]
     pub mix: crate::spec::Mix,
     /// Bytes a viewer reads per request (as `streams --chunk`).
-    #[arg(long, value_parser = parse_bytes, default_value = "1M", help_heading = "Workload")]
+    #[arg(long, value_parser = crate::cli::parse_chunk_bytes, default_value = "1M", help_heading = "Workload")]
     pub chunk: Bytes,
     /// Threads issuing the viewers' reads; matters for btrfs's pid read policy (default: many, as a server with a
     /// thread per stream).
-    #[arg(long, value_name = "N", help_heading = "Workload")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Workload")]
     pub reader_threads: Option<u32>,
     /// Background writers while the streams play: RATE in all, over N writers (50MB/s:2).
     #[arg(long, value_name = "RATE[:N]", help_heading = "Workload")]
@@ -56,7 +56,7 @@ pub struct PlanArgs {
     pub file_workload: Option<crate::planning::FileWorkload>,
     /// Data stored on the pool (64G): btrfs raid1 puts a data set smaller than a data chunk per pair of drives
     /// on only some members, which then serve every read (default: enough data to lie on every member).
-    #[arg(long, value_name = "SIZE", value_parser = parse_bytes, help_heading = "Workload")]
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::parse_positive_bytes, help_heading = "Workload")]
     pub data_set: Option<Bytes>,
     /// Share of each involved member's time a rebuild takes, percent.
     #[arg(long, value_name = "PCT", default_value_t = 50.0, value_parser = parse_share, help_heading = "Workload")]
@@ -68,7 +68,7 @@ pub struct PlanArgs {
     /// Rows shown (0: all).
     #[arg(long, default_value_t = crate::planning::defaults::TOP, help_heading = "Output")]
     pub top: usize,
-    /// Write the whole plan as JSON (schema streamcap.planning, docs/planning.md).
+    /// Write the whole plan as JSON (schema streamcap.planning, docs/planning.md). `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
     /// How to print the table.
@@ -103,8 +103,4 @@ fn parse_share(s: &str) -> Result<f64, String> {
         Ok(p) if p > 0.0 && p < 100.0 => Ok(p),
         _ => Err(format!("a rebuild share of {s} is out of range: give a percentage above 0 and below 100")),
     }
-}
-
-fn parse_bytes(s: &str) -> Result<Bytes, String> {
-    Bytes::parse(s).map_err(|e| e.to_string())
 }

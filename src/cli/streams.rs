@@ -8,19 +8,21 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::spec::{Assignment, ChunkSize, EngineChoice, Format, IngestSpec, Mix, PhaseSpec, StreamsSpec};
-use crate::units::parse_duration;
+use crate::units::{Bytes, parse_duration};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     streamcap streams /srv/media --bitrate 2160p-hevc --count 20 --duration 60s\n  \
     streamcap streams /srv/media --bitrate 25Mbit --max --expect 30\n  \
     streamcap streams /srv/media --mix 1080p:70,2160p:30 --max --files library:200:zipf=1.1\n  \
-    streamcap streams /srv/media --use-existing /srv/media/movies --bitrate 1080p --count 8\n  \
+    streamcap streams --library /srv/media/movies --bitrate 1080p --max      your own films, only read\n  \
     streamcap streams /srv/media --bitrate 1080p --count 8 --dry-run")]
 pub struct StreamsArgs {
-    /// Directory to test (streamcap writes its test media in TARGET/.streamcap and removes it afterwards), an
-    /// http:// URL of a media file (fetched in paced byte ranges), or a file listing such URLs one per line.
-    pub target: PathBuf,
+    /// Directory to test (streamcap writes a library of titles in TARGET/.streamcap and removes it afterwards),
+    /// an http:// URL of a media file (fetched in paced byte ranges), or a file listing such URLs one per line.
+    /// With --library it may be left out: the library's directory is the target.
+    #[arg(required_unless_present = "library")]
+    pub target: Option<PathBuf>,
 
     /// Stream bitrate (25Mbit, 8Mbps) or a named format (720p, 1080p, 1080p-remux, 2160p-hevc, 2160p-remux,
     /// prores-1080p, prores-2160p; see docs/streams.md).
@@ -60,7 +62,9 @@ pub struct StreamsArgs {
     /// Each viewer seeks to a random position every TIME on average.
     #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Viewers")]
     pub seek_every: Option<Duration>,
-    /// Which file each viewer reads: one (the default), each, library:N or library:N:zipf=S.
+    /// Which file each viewer reads: library (the default: a library of titles, each viewer its own title),
+    /// library:N (N titles), library:zipf=S (titles by Zipf popularity, the hot set stated), or one or each (a
+    /// test file per format or per viewer, bitrate × --media-length; --media-length alone means one).
     #[arg(long, value_parser = parse_text::<Assignment>, help_heading = "Viewers")]
     pub files: Option<Assignment>,
     /// Variable bitrate: each group of pictures (2 s of media) runs at up to ±PCT % of the mean bitrate, so
@@ -84,11 +88,21 @@ pub struct StreamsArgs {
     /// the passing count (default 3; fewer steps with a larger figure).
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, help_heading = "Target")]
     pub precision: Option<f64>,
+    /// --max runs the edge it found N more times (the count that passed, then the one that failed; a count that
+    /// disagrees searches again around it) and answers with the median and the range (default 1; 0 to 5).
+    #[arg(long, value_name = "N", help_heading = "Target")]
+    pub confirm: Option<u32>,
 
-    /// Read the user's media files in DIR (never written) instead of writing test media.
-    #[arg(long, value_name = "DIR", help_heading = "Media")]
-    pub use_existing: Option<PathBuf>,
-    /// Length of each test media file; its size is bitrate × length (default 120s).
+    /// Read your own media: every video file under DIR (mkv, mp4, m4v, ts, m2ts, mov, avi, webm, …), each
+    /// viewer its own file, read at the bitrate under test. Opened read-only; nothing is written or created
+    /// under DIR.
+    #[arg(long, visible_alias = "use-existing", value_name = "DIR", help_heading = "Media")]
+    pub library: Option<PathBuf>,
+    /// Size of the library of titles streamcap writes (default 8G, shrunk to half the free space; the plan says
+    /// which caches it exceeds).
+    #[arg(long, value_name = "SIZE", value_parser = parse_bytes, help_heading = "Media")]
+    pub library_size: Option<Bytes>,
+    /// Length of each test file of --files one or each; its size is bitrate × length (default 120s).
     #[arg(long, value_parser = parse_duration, help_heading = "Media")]
     pub media_length: Option<Duration>,
     /// Background writers while the viewers watch: RATE in all (50MB/s), over N writers (default 1), each
@@ -122,10 +136,11 @@ pub struct StreamsArgs {
     #[arg(long, value_parser = parse_duration, help_heading = "Estimate")]
     pub estimate_time: Option<Duration>,
 
-    /// Write the result as JSON (rewritten after every step).
+    /// Write the result as JSON (rewritten after every step). `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
-    /// Write the self-contained HTML report (capacity charts, facts, configuration) to FILE at the end.
+    /// Write the self-contained HTML report (capacity charts, facts, configuration) to FILE at the end. `-`:
+    /// standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub html: Option<PathBuf>,
     /// No progress and no summary.
@@ -139,6 +154,15 @@ pub struct StreamsArgs {
 }
 
 impl StreamsArgs {
+    /// The directory (or URL text) the run is about: TARGET, or the library's directory when TARGET is left out.
+    pub fn target(&self) -> &std::path::Path {
+        match (&self.target, &self.library) {
+            (Some(target), _) => target,
+            (None, Some(library)) => library,
+            (None, None) => std::path::Path::new("."),
+        }
+    }
+
     /// The flags as one stream phase.
     pub fn to_phase_spec(&self) -> PhaseSpec {
         let streams = StreamsSpec {
@@ -160,7 +184,9 @@ impl StreamsArgs {
             max_stalled: self.max_stalled,
             limit: self.limit,
             precision: self.precision,
-            use_existing: self.use_existing.clone(),
+            library: self.library.clone(),
+            library_size: self.library_size,
+            confirmations: self.confirm,
             media_length: self.media_length,
             ingest: self.ingest,
             workers: self.workers,
@@ -186,6 +212,10 @@ impl StreamsArgs {
 
 fn parse_text<T: std::str::FromStr<Err = String>>(s: &str) -> Result<T, String> {
     s.parse()
+}
+
+fn parse_bytes(s: &str) -> Result<Bytes, String> {
+    Bytes::parse(s).map_err(|e| e.to_string())
 }
 
 fn parse_percent(s: &str) -> Result<f64, String> {

@@ -32,13 +32,13 @@ pub struct SweepArgs {
     pub memory: Option<Bytes>,
     /// Time budget (default 15m): the sweep stops between sizes when the next size (twice as large, so about
     /// twice as long) would run past it, and says so.
-    #[arg(long, value_parser = crate::units::parse_duration, value_name = "TIME")]
+    #[arg(long, value_parser = crate::cli::parse_positive_duration, value_name = "TIME")]
     pub budget: Option<std::time::Duration>,
-    /// Write the result as JSON (rewritten after every phase).
+    /// Write the result as JSON (rewritten after every phase). `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Write the self-contained HTML report to FILE at the end: the table and the curves, the cliff and the
-    /// effective RAM marked.
+    /// effective RAM marked. `-`: standard output.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// No progress and no summary.

@@ -34,16 +34,16 @@ pub struct TrialArgs {
     #[arg(long, default_value = "1080p", value_parser = parse_value_str::<crate::spec::Format>)]
     pub format: crate::spec::Format,
     /// Bytes each viewer reads per request (as `streams --chunk`).
-    #[arg(long, value_parser = parse_bytes, default_value = "1M")]
+    #[arg(long, value_parser = crate::cli::parse_chunk_bytes, default_value = "1M")]
     pub chunk: Bytes,
     /// Data set of the sequential and random phases on each layout.
-    #[arg(long, value_parser = parse_bytes, default_value = "256M")]
+    #[arg(long, value_parser = crate::cli::parse_positive_bytes, default_value = "256M")]
     pub size: Bytes,
     /// Time of each timed phase; each step of the stream search watches three times this, with a buffer of this.
-    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    #[arg(long, value_parser = crate::cli::parse_positive_duration, default_value = "5s")]
     pub runtime: Duration,
 
-    /// Write the comparison as JSON (schema streamcap.trial, docs/planning.md).
+    /// Write the comparison as JSON (schema streamcap.trial, docs/planning.md). `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
     /// No progress lines (the table and errors are still printed).
@@ -60,12 +60,4 @@ pub struct TrialArgs {
 
 fn parse_layouts(s: &str) -> Result<LayoutList, String> {
     crate::planning::parse_layouts(s).map(LayoutList)
-}
-
-fn parse_bytes(s: &str) -> Result<Bytes, String> {
-    Bytes::parse(s).map_err(|e| e.to_string())
-}
-
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    crate::units::parse_duration(s).map_err(|e| e.to_string())
 }

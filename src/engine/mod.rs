@@ -134,9 +134,9 @@ pub struct Caps {
 /// includes the OS error, because it often travels as text (from a worker thread to the coordinator).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("cannot set up io_uring: {0}")]
+    #[error("cannot set up io_uring: {}", crate::limits::explain(.0))]
     Setup(io::Error),
-    #[error("cannot allocate {bytes} bytes of aligned I/O buffers: {cause}")]
+    #[error("cannot allocate {bytes} bytes of aligned I/O buffers: {}", crate::limits::explain(.cause))]
     Buffers { bytes: usize, cause: io::Error },
     #[error("io_uring_enter failed: {0}")]
     Enter(io::Error),

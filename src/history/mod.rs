@@ -5,7 +5,9 @@
 //!
 //! Safety: a database is only ever opened and migrated forward, never recreated or truncated; a file that is not
 //! a database, or one written by a newer streamcap, is an error and stays as it was. Writers wait up to
-//! `BUSY_TIMEOUT` for a lock held by another process, then give up with an error.
+//! `BUSY_TIMEOUT` for a lock held by another process, then give up with an error. Its place follows the
+//! output-file rule (`crate::outfile::database`): a regular file or nothing, not in /dev, never through a symbolic
+//! link, nor its journal, WAL or shared-memory file (SQLite opens them all with O_NOFOLLOW).
 
 mod figures;
 mod schema;
@@ -13,7 +15,7 @@ mod schema;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use thiserror::Error;
 
 use crate::results::RunResult;
@@ -26,8 +28,8 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(2);
 pub enum HistoryError {
     #[error("{0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("cannot create the directory {path}: {cause}")]
-    Directory { path: PathBuf, cause: std::io::Error },
+    #[error("{0}")]
+    Place(#[from] crate::outfile::OutFileError),
     #[error(
         "the history database is version {found}, newer than this streamcap knows ({known}); use a newer streamcap"
     )]
@@ -79,12 +81,13 @@ pub struct History {
 }
 
 impl History {
-    /// Opens (creating it and its directory if needed) and migrates the database at `path`.
+    /// Opens (creating it and its directory if needed) and migrates the database at `path`, once its place
+    /// passes the output-file rule.
     pub fn open(path: &Path) -> Result<History, HistoryError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
-            std::fs::create_dir_all(dir).map_err(|cause| HistoryError::Directory { path: dir.to_path_buf(), cause })?;
-        }
-        let mut conn = Connection::open(path)?;
+        crate::outfile::create_parent_dirs(&format!("--history-db {}", path.display()), path)?;
+        // The canonical directory and the name: no symbolic link in it, so NOFOLLOW refuses one swapped in later.
+        let path = crate::outfile::database(path)?;
+        let mut conn = Connection::open_with_flags(&path, OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.pragma_update(None, "foreign_keys", true)?;
         schema::migrate(&mut conn, schema::MIGRATIONS)?;

@@ -33,10 +33,25 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     let mut notices = job.notices.clone();
     let job = &*super::fill::resolve_fill(job, facts, &mut notices)?;
     let mut target = plan_target(job, facts, options, &mut notices)?;
-    if let Some(why) = &facts.memory_backed {
-        notices.push(format!("{why}: the figures describe memory, not storage, and are marked cache-affected"));
-        target.memory_backed = Some(why.clone());
+    match &facts.memory_backed {
+        // A throttle on a memory-backed device (a loop device over a cached file, throttled to emulate a
+        // drive) bounds its reads: figures at the limit are the throttle's, not memory's.
+        Some(why) if !facts.throttles.is_empty() => notices.push(format!(
+            "{why}; {}: figures that reach the throttle's limit describe the throttle, the rest memory rather \
+             than storage, and all are marked cache-affected",
+            facts.throttles.join("; ")
+        )),
+        Some(why) => {
+            notices.push(format!("{why}: the figures describe memory, not storage, and are marked cache-affected"))
+        }
+        None => notices.extend(
+            facts
+                .throttles
+                .iter()
+                .map(|t| format!("{t}: figures that reach this limit describe the throttle, not the device")),
+        ),
     }
+    target.memory_backed.clone_from(&facts.memory_backed);
     let verify = super::verify::verify_plan(job, target.kind == TargetKind::Directory, &options.run_id)?;
     let mut phases = plan_phases(job, facts, &mut target, verify.map(|v| v.block), &mut notices)?;
     super::data::number_global_sets(&mut phases);
@@ -92,7 +107,8 @@ fn plan_phases(
     // Worked out once for the whole job, so planning stays linear in the number of phases (a job of 200,000
     // phases used to take minutes because every phase recounted the shared files).
     let context = JobContext::new(job, target);
-    let mut phases: Vec<PhasePlan> = Vec::new();
+    // Sized once: growing by doubling held up to twice the plans of a long job.
+    let mut phases: Vec<PhasePlan> = Vec::with_capacity(job.phases.len());
     let mut estimates = Vec::new();
     // The nearest earlier file-set phase at max rate, which a percentage-of-max rate refers to (by plan index).
     let mut last_max = None;

@@ -5,6 +5,7 @@ use std::fmt;
 
 use super::streams::{MediaSource, StreamCount, StreamsPlan};
 use super::{DirectMode, TargetPlan};
+use crate::streams::LibrarySource;
 use crate::units::{Bytes, format_duration};
 
 /// A stream phase's lines of the plan, after its heading.
@@ -99,7 +100,7 @@ fn write_search(f: &mut fmt::Formatter<'_>, s: &StreamsPlan) -> fmt::Result {
     let StreamCount::Search(search) = s.count else { return Ok(()) };
     let start = match s.estimate {
         Some(e) => format!(
-            "{:.0} % of the estimate from phases {} and {}",
+            "{:.0} % of the estimate from phases {} and {} (after an earlier search on them: the share it found)",
             search.start_factor * 100.0,
             e.random_phase + 1,
             e.sequential_phase + 1
@@ -112,7 +113,18 @@ fn write_search(f: &mut fmt::Formatter<'_>, s: &StreamsPlan) -> fmt::Result {
         "  search: starts at {start}, doubles until a count fails, then bisects to {:.0} %; at most {} viewers{limit}",
         search.precision * 100.0,
         search.limit
-    )
+    )?;
+    let times = match search.confirmations {
+        0 => return writeln!(f, "  not confirmed: the edge is run once"),
+        1 => "once more".to_string(),
+        n => format!("{n} more times"),
+    };
+    writeln!(
+        f,
+        "  confirmed: the edge is run {times} (the count that passed, then the one that failed; a count that \
+         disagrees searches again around it); the answer is the median of the runs with their range"
+    )?;
+    Ok(())
 }
 
 fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan) -> fmt::Result {
@@ -127,7 +139,29 @@ fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan)
     let whose = match (&s.media[0], s.own_media) {
         (MediaSource::Url { .. }, _) => "remote, fetched in byte ranges",
         (_, true) => "written by streamcap before the phase, removed after the run",
-        (_, false) => "the user's own, only read",
+        (_, false) => "the user's own, only read (opened read-only)",
     };
-    writeln!(f, "  media: {files} file(s), {} ({whose})", Bytes(bytes))
+    let Some(library) = &s.library else {
+        return writeln!(f, "  media: {files} file(s), {} ({whose})", Bytes(bytes));
+    };
+    let how = match library.source {
+        LibrarySource::Generated => {
+            "written once before the first stream phase, read by every format and step, removed after the run"
+        }
+        LibrarySource::User => "opened read-only, each file read at the bitrate under test",
+    };
+    writeln!(f, "  media: a library, {} ({how})", library.headline())?;
+    writeln!(f, "    why this size: {}", library.why)?;
+    if !library.files.is_empty() {
+        let names: Vec<&str> = library.files.iter().take(5).map(|file| file.path.as_str()).collect();
+        let more = if library.titles > 5 { format!(" and {} more", library.titles - 5) } else { String::new() };
+        writeln!(f, "    files: {}{more}", names.join(", "))?;
+    }
+    writeln!(f, "    viewers: {}", library.popularity)?;
+    if !library.viewer_titles.is_empty() {
+        let shown: Vec<String> = library.viewer_titles.iter().take(16).map(u32::to_string).collect();
+        let more = if library.viewer_titles.len() > 16 { ", …" } else { "" };
+        writeln!(f, "    first step, title by viewer: {}{more}", shown.join(", "))?;
+    }
+    Ok(())
 }

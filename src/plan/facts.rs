@@ -17,6 +17,10 @@ pub struct Facts {
     /// Why the target's data lives in RAM (tmpfs, zram, a loop device over a cached file), if it does: then
     /// even direct I/O measures memory, and every result is marked cache-affected.
     pub memory_backed: Option<String>,
+    /// The cgroup I/O limits (blkio throttles) on the devices beneath, one sentence per device ("loop0: reads
+    /// limited to 40 MiB/s … by a blkio throttle …"): every plan says them, since figures that reach such a
+    /// limit describe the throttle, not the device.
+    pub throttles: Vec<String>,
     /// The anchors file-set trees name (other than the target), as found.
     pub anchors: Vec<AnchorFacts>,
     /// CPUs this process may use (the default number of stream scheduler threads).
@@ -34,8 +38,14 @@ pub struct Facts {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ResourceLimits {
     /// Bytes this process may still allocate: available memory (MemAvailable), or less under a memory cgroup
-    /// limit.
+    /// limit or the address-space limit (`ulimit -v`).
     pub memory: Option<Bytes>,
+    /// Which of those `memory` is (for the refusal's words; thread stacks and malloc arenas count under
+    /// `ulimit -v`).
+    pub memory_bound: crate::limits::MemoryBound,
+    /// Malloc arenas the process may make at most (`limits::MALLOC_ARENAS_PER_CPU` per CPU): each new thread's
+    /// costs `limits::MALLOC_ARENA_BYTES` of address space under `ulimit -v`.
+    pub malloc_arenas: u64,
     /// Threads this process may still start: the tightest of the pids cgroup limits (`pids.max − pids.current`
     /// up the hierarchy), RLIMIT_NPROC for non-root users, and the kernel's `threads-max`.
     pub threads: Option<u64>,
@@ -82,6 +92,9 @@ pub enum TargetFacts {
         mounted_at: Vec<PathBuf>,
         /// Pools, holders or swap that use the device.
         in_use_by: Vec<String>,
+        /// What the device shares bytes with under another name (a loop device over a mounted image):
+        /// refused whatever the flags.
+        overlaps: Vec<String>,
         /// A filesystem or partition-table signature found on the device.
         signature: Option<String>,
     },
@@ -102,6 +115,7 @@ impl Facts {
             ram: Bytes::gib(16),
             io_uring: Ok(()),
             memory_backed: None,
+            throttles: Vec::new(),
             anchors: Vec::new(),
             cpus: 2,
             media_libraries: Vec::new(),

@@ -15,6 +15,7 @@ mod fileset;
 mod fileset_share;
 mod fileset_workload;
 mod fill;
+mod library;
 mod mix;
 mod neutral;
 mod raw;
@@ -22,6 +23,7 @@ mod resources;
 mod steady;
 mod streams;
 mod streams_limits;
+mod streams_media;
 mod strided;
 mod target;
 mod values;
@@ -45,10 +47,12 @@ pub use data::{DataShape, GlobalSet};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use fileset_share::TreeShare;
+pub use resources::{PROCESS_RESERVE, WORKER_STATE_BYTES};
 pub use streams::{
-    EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, media_name,
-    streams_config,
+    EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, streams_config,
 };
+pub use streams_limits::longest_chunk;
+pub use streams_media::media_name;
 pub use verify::{VerifyPlan, algorithm as verify_algorithm, verified_trees};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.

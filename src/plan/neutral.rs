@@ -110,7 +110,8 @@ pub(super) fn stream_phase(name: String, spec: &PhaseSpec, plan: StreamsPlan, ta
         jobs: plan.workers,
         direct: plan.direct,
         data_set: Bytes(data_set),
-        needs_data: plan.own_media,
+        // The null engine reads nothing: its media are never written (they stay sparse).
+        needs_data: plan.own_media && plan.engine != crate::engine::EngineKind::Null,
         files,
         runtime,
         // Viewers' read errors are counted per step; they never stop the others.

@@ -15,8 +15,12 @@ pub const THREAD_HEADROOM: u64 = 8;
 /// Memory a worker holds besides its buffers: recorders with their latency histograms (~38 KiB each, a few per
 /// worker), the in-flight table and the interval series.
 pub const WORKER_STATE_BYTES: u64 = 1 << 20;
-/// Memory the process keeps for itself besides the workers (the result being built, the observer's samples).
-pub const PROCESS_RESERVE: Bytes = Bytes::mib(64);
+/// Memory the process keeps for itself besides the workers: what it grows by while it runs (the result being
+/// built, with interval series capped at 2,048 points per phase, and the observer's samples). What it holds
+/// already is counted by the limits themselves (MemAvailable, the cgroup's usage, VmSize). A one-hour soak grew
+/// by 5 MiB (docs/reliability.md, "Soak"). It was 64 MiB, which refused every phase, even a dry run of one
+/// 4 KiB reader, in a 64 MiB memory cgroup.
+pub const PROCESS_RESERVE: Bytes = Bytes::mib(16);
 /// Buffers are whole pages (`engine::BufferPool`).
 const PAGE: u64 = 4096;
 
@@ -78,6 +82,57 @@ pub fn stage_needs(phases: &[PhasePlan]) -> Vec<(usize, StageNeeds)> {
         .collect()
 }
 
+/// What a raw or file-set stage's memory is made of, for the refusal.
+const MEMORY_OF: &str = "buffers (jobs × iodepth × block size) and per-worker state";
+
+/// What some part of a plan needs of memory, for [`check_memory`].
+pub struct Demand<'a> {
+    /// Who needs it: "phase 'x'", "1000 viewers".
+    pub who: &'a str,
+    /// Bytes it needs at least.
+    pub memory: Bytes,
+    /// What those bytes are made of.
+    pub of: &'a str,
+    /// Threads it starts (their stacks count against `ulimit -v`).
+    pub threads: u64,
+}
+
+/// Refuses a demand that, with the memory streamcap keeps for itself, exceeds what this process may take; the
+/// message gives each figure and the sum set against the limit, and names the limit (the caller adds what to do).
+/// One check for every kind of phase, so every refusal reads alike.
+pub fn check_memory(limits: &ResourceLimits, demand: Demand<'_>) -> Result<(), String> {
+    let Some(available) = limits.memory else { return Ok(()) };
+    let threads = match limits.memory_bound {
+        crate::limits::MemoryBound::AddressSpace => thread_address_space(demand.threads, limits.malloc_arenas),
+        _ => 0,
+    };
+    let total = demand.memory.0.saturating_add(threads).saturating_add(PROCESS_RESERVE.0);
+    if total <= available.0 {
+        return Ok(());
+    }
+    let stacks = if threads > 0 {
+        format!(", {} of address space for its {} threads (stacks and malloc arenas)", Bytes(threads), demand.threads)
+    } else {
+        String::new()
+    };
+    Err(format!(
+        "{} needs {} of memory: at least {} for its {}{stacks}, and {PROCESS_RESERVE} that streamcap keeps for \
+         itself; only {available} is available here ({})",
+        demand.who,
+        Bytes(total),
+        demand.memory,
+        demand.of,
+        limits.memory_bound.words()
+    ))
+}
+
+/// Address space `threads` new threads take under `ulimit -v`: a stack each, and a malloc arena each while the
+/// process may still make arenas.
+fn thread_address_space(threads: u64, arenas: u64) -> u64 {
+    use crate::limits::{MALLOC_ARENA_BYTES, THREAD_STACK_BYTES};
+    threads.saturating_mul(THREAD_STACK_BYTES).saturating_add(threads.min(arenas).saturating_mul(MALLOC_ARENA_BYTES))
+}
+
 /// Refuses a plan whose largest stage needs more threads or memory than this process may take.
 pub(super) fn check_resources(phases: &[PhasePlan], limits: &ResourceLimits) -> Result<(), PlanError> {
     for (first, needs) in stage_needs(phases) {
@@ -92,16 +147,11 @@ pub(super) fn check_resources(phases: &[PhasePlan], limits: &ResourceLimits) -> 
                 needs.threads
             )));
         }
-        if let Some(available) = limits.memory
-            && needs.memory.0.saturating_add(PROCESS_RESERVE.0) > available.0
-        {
-            return Err(PlanError(format!(
-                "phase '{name}' needs at least {} of memory for its buffers (jobs × iodepth × block size) and \
-                 per-worker state, but only {available} is available here (less {PROCESS_RESERVE} kept for \
-                 streamcap itself): use fewer jobs, a smaller iodepth or smaller blocks",
-                needs.memory
-            )));
-        }
+        check_memory(
+            limits,
+            Demand { who: &format!("phase '{name}'"), memory: needs.memory, of: MEMORY_OF, threads: needs.threads },
+        )
+        .map_err(|why| PlanError(format!("{why}: use fewer jobs, a smaller iodepth or smaller blocks")))?;
     }
     Ok(())
 }
@@ -152,12 +202,38 @@ mod tests {
 
     #[test]
     fn plans_past_the_thread_or_memory_limit_are_refused_with_the_numbers() {
-        let tight = ResourceLimits { memory: None, threads: Some(50) };
+        let tight = ResourceLimits { threads: Some(50), ..Default::default() };
         let err = build_plan(&job(vec![phase(300, false)]), &facts(tight), &options()).unwrap_err();
         assert!(err.0.contains("needs 300 threads") && err.0.contains("only 50 more"), "{err}");
         build_plan(&job(vec![phase(40, false)]), &facts(tight), &options()).unwrap();
-        let small = ResourceLimits { memory: Some(Bytes::mib(100)), threads: None };
+        let small = ResourceLimits { memory: Some(Bytes::mib(100)), ..Default::default() };
         let err = build_plan(&job(vec![phase(64, false)]), &facts(small), &options()).unwrap_err();
-        assert!(err.0.contains("needs at least 96 MiB of memory") && err.0.contains("100 MiB"), "{err}");
+        assert!(err.0.contains("needs 112 MiB of memory: at least 96 MiB for its buffers"), "{err}");
+        assert!(err.0.contains("only 100 MiB is available here (MemAvailable"), "{err}");
+        build_plan(&job(vec![phase(48, false)]), &facts(small), &options()).unwrap();
+    }
+
+    #[test]
+    fn a_refusal_sets_the_sum_against_the_limit_and_names_the_limit() {
+        // Guards issue 25: "needs 1.06 MiB … but only 63.75 MiB is available (less 64 MiB kept…)" read as if 1 MiB
+        // did not fit in 63 MiB; the message now gives the sum that is compared, and which limit it met.
+        let limits = ResourceLimits {
+            memory: Some(Bytes(15 * (1 << 20) + 3 * (1 << 18))),
+            memory_bound: crate::limits::MemoryBound::Cgroup,
+            ..Default::default()
+        };
+        let demand = Demand { who: "phase 'p'", memory: Bytes(1 << 20), of: MEMORY_OF, threads: 1 };
+        let err = check_memory(&limits, demand).unwrap_err();
+        assert!(err.starts_with("phase 'p' needs 17 MiB of memory: at least 1 MiB for its buffers"), "{err}");
+        assert!(err.contains("and 16 MiB that streamcap keeps for itself; only 15.75 MiB is available"), "{err}");
+        assert!(err.contains("memory cgroup's limit"), "{err}");
+        let space =
+            ResourceLimits { memory_bound: crate::limits::MemoryBound::AddressSpace, malloc_arenas: 2, ..limits };
+        let demand = Demand { who: "phase 'p'", memory: Bytes(1 << 20), of: MEMORY_OF, threads: 4 };
+        let err = check_memory(&space, demand).unwrap_err();
+        assert!(err.contains("136 MiB of address space for its 4 threads (stacks and malloc arenas)"), "{err}");
+        assert!(err.contains("ulimit -v"), "{err}");
+        let roomy = ResourceLimits { memory: Some(Bytes::mib(18)), ..limits };
+        check_memory(&roomy, Demand { who: "p", memory: Bytes(1 << 20), of: MEMORY_OF, threads: 1 }).unwrap();
     }
 }

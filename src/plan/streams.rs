@@ -9,16 +9,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::build::JobContext;
 use super::facts::{Facts, TargetFacts};
-use super::raw::plan_raw_phase;
+use super::library::first_step_titles;
 use super::streams_limits::{StreamsRequest, check_request};
+use super::streams_media::{Estimating, Media, media_sources, plan_estimate};
 use super::values::choose_engine;
-use super::{DirectMode, FilePlan, PhasePlan, PlanError, TargetKind, TargetPlan};
+use super::{DirectMode, PhasePlan, PlanError, TargetPlan};
 use crate::engine::{EngineKind, HttpUrl};
-use crate::spec::{BlockSizeSpec, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, RwMode, StreamsSpec};
-use crate::streams::{MediaKey, StreamsConfig, defaults};
-use crate::units::{Bytes, format_duration, serialize_secs};
+use crate::spec::{Assignment, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, StreamsSpec};
+use crate::streams::{LibraryInfo, MediaKey, StreamsConfig, defaults};
+use crate::units::serialize_secs;
 
 /// One stream phase, ready to run.
 #[derive(Debug, Clone, Serialize)]
@@ -39,6 +39,9 @@ pub struct StreamsPlan {
     pub keys: Vec<MediaKey>,
     /// streamcap writes the media (and removes it afterwards).
     pub own_media: bool,
+    /// The library the viewers watch (its titles, size, popularity and why that size); `None` for test files
+    /// per format (`one`, `each`).
+    pub library: Option<LibraryInfo>,
     /// The engine the scheduler threads use (io_uring may have fallen back to sync; http for URLs).
     pub engine: EngineKind,
     /// Reads bypass the page cache (where the filesystem allows it).
@@ -78,6 +81,8 @@ pub struct SearchPlan {
     pub limit_factor: Option<f64>,
     /// Stop bisecting when the gap is at most this fraction (not percent: 0.03 = 3 %) of the passing count.
     pub precision: f64,
+    /// Rounds that run the found edge again (the count that passed, then the one that failed).
+    pub confirmations: u32,
 }
 
 /// A count meets the target when at most `max_stalled` streams stalled and every stream started within
@@ -143,10 +148,21 @@ pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
         ramp: spec.ramp,
         steady_within: spec.steady_within.unwrap_or(defaults::STEADY_WITHIN),
         seek_every: spec.seek_every,
-        assignment: spec.files.unwrap_or(crate::spec::Assignment::One),
+        assignment: spec.files.unwrap_or_else(|| default_assignment(spec)),
+        titles: None,
         media_length: spec.media_length.unwrap_or(defaults::MEDIA_LENGTH),
         seed: seed.unwrap_or(defaults::SEED),
         vbr: spec.vbr.filter(|&v| v > 0.0).map(|pct| pct / 100.0),
+    }
+}
+
+/// Which files viewers read when the phase does not say: a library of titles (the user's media, or one
+/// streamcap writes), unless a media length asks for the test files per format of old (`one`).
+fn default_assignment(spec: &StreamsSpec) -> Assignment {
+    if spec.library.is_none() && spec.media_length.is_some() {
+        Assignment::One
+    } else {
+        Assignment::Library { titles: None, zipf: None }
     }
 }
 
@@ -176,29 +192,8 @@ pub(super) fn check_stream_requests(job: &JobSpec, facts: &Facts) -> Result<(), 
 }
 
 /// The most viewers a phase can run at once (its count, or the search's limit): the media must serve them.
-fn most_viewers(spec: &StreamsSpec) -> u32 {
+pub(super) fn most_viewers(spec: &StreamsSpec) -> u32 {
     spec.count.unwrap_or_else(|| spec.limit.unwrap_or(defaults::SEARCH_LIMIT))
-}
-
-/// The name of a test media file in the work directory: phases watching the same format share it.
-pub fn media_name(config: &StreamsConfig, key: MediaKey) -> String {
-    let format = &config.mix.0[key.format].0;
-    let slug: String = format.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    format!("media-{slug}-{}.bin", key.number)
-}
-
-/// The test media every stream phase of `job` writes: file name and size. Phases reading the user's files or
-/// URLs need none.
-pub(super) fn own_media_files(job: &JobSpec) -> Vec<(String, u64)> {
-    let mut files = Vec::new();
-    for phase in &job.phases {
-        let Some(spec) = phase.streams.as_deref().filter(|s| s.use_existing.is_none()) else { continue };
-        let config = streams_config(spec, phase.seed);
-        for key in config.media_needed(most_viewers(spec)) {
-            files.push((media_name(&config, key), config.media_bytes(key.format)));
-        }
-    }
-    files
 }
 
 /// Plans a stream phase: the raw-rate phases of its estimate when it needs them and no earlier phase measured
@@ -218,38 +213,32 @@ pub(super) fn plan_streams_phases(
     let streams = spec.streams.as_deref().expect("a stream phase");
     let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |m: String| PlanError(format!("{label}: {m}"));
-    let config = streams_config(streams, spec.seed);
-    check_prebuffer(&config).map_err(fail)?;
+    let mut config = streams_config(streams, spec.seed);
     let remote = matches!(facts.target, TargetFacts::Remote { .. });
-    let (media, keys) = media_sources(streams, &config, target, facts).map_err(fail)?;
     let readers = plan_readers(spec, &label, facts, notices)?;
-    let mut phases = Vec::new();
-    let wants_estimate = streams.estimate.unwrap_or(streams.max == Some(true));
-    let estimate = match (&media[0], wants_estimate) {
-        (MediaSource::File(file), true) => {
-            let chunk = config.chunk_bytes(0);
-            match measured.iter().find(|(c, _)| *c == chunk) {
-                Some((_, shared)) => Some(*shared),
-                None => {
-                    let time = streams.estimate_time.unwrap_or(defaults::ESTIMATE_TIME);
-                    let planned = estimate_phases(job, *file, chunk, time, spec, target, facts, notices)?;
-                    let plan = EstimatePlan { random_phase: next_index, sequential_phase: next_index + 1 };
-                    measured.push((chunk, plan));
-                    phases.extend(planned);
-                    Some(plan)
-                }
-            }
+    let Media { sources: media, keys, titles, library } =
+        media_sources(job, streams, &config, target, facts, readers.direct, notices).map_err(fail)?;
+    config.titles = titles;
+    let library = library.map(|mut info| {
+        if let Some(count) = streams.count.filter(|&n| n <= 10_000) {
+            info.viewer_titles = first_step_titles(&config, count);
         }
-        (MediaSource::Url { .. }, true) if streams.estimate == Some(true) => {
-            return Err(fail("the estimate measures raw reads of a local file: not with an http target".into()));
-        }
-        _ => None,
-    };
+        info
+    });
+    let (estimate, mut phases) = plan_estimate(
+        &Estimating { job, spec, config: &config, media: &media, whole: library.is_some() },
+        target,
+        facts,
+        notices,
+        (next_index, measured),
+    )
+    .map_err(|e| fail(e.0))?;
     let plan = StreamsPlan {
         slot_buffer_bytes: defaults::SLOT_BUFFER_MAX as u32,
         target: stream_target(streams),
         expect: streams.expect,
-        own_media: streams.use_existing.is_none() && !remote,
+        own_media: streams.library.is_none() && !remote,
+        library,
         count: stream_count(streams),
         ingest: plan_ingest(streams, target, remote).map_err(fail)?,
         config,
@@ -263,19 +252,6 @@ pub(super) fn plan_streams_phases(
     };
     phases.push(super::neutral::stream_phase(label, spec, plan, target));
     Ok(phases)
-}
-
-/// Refuses a prebuffer longer than the buffer: the player could never start.
-fn check_prebuffer(config: &StreamsConfig) -> Result<(), String> {
-    if config.prebuffer > config.buffer {
-        return Err(format!(
-            "the prebuffer ({}) is larger than the buffer ({}): the player could never start; give a smaller \
-             --prebuffer or a larger --buffer",
-            format_duration(config.prebuffer),
-            format_duration(config.buffer)
-        ));
-    }
-    Ok(())
 }
 
 /// How a stream phase's scheduler threads read: the engine, direct I/O, the threads and their slot tables.
@@ -323,11 +299,11 @@ fn plan_readers(spec: &PhaseSpec, label: &str, facts: &Facts, notices: &mut Vec<
 fn plan_ingest(streams: &StreamsSpec, target: &TargetPlan, remote: bool) -> Result<Option<IngestPlan>, String> {
     match (streams.ingest, &target.work_dir) {
         (None, _) => Ok(None),
-        (Some(i), Some(dir)) if streams.use_existing.is_none() && !remote => {
+        (Some(i), Some(dir)) if streams.library.is_none() && !remote => {
             Ok(Some(IngestPlan { bytes_per_sec: i.rate.bytes_per_sec(), writers: i.writers, dir: dir.clone() }))
         }
         (Some(_), _) => Err("ingest writes in streamcap's work directory on a local target: not with an http \
-                             target or use-existing"
+                             target or --library"
             .into()),
     }
 }
@@ -342,6 +318,7 @@ fn stream_count(streams: &StreamsSpec) -> StreamCount {
             limit: streams.limit.unwrap_or(defaults::SEARCH_LIMIT),
             limit_factor: streams.limit_factor,
             precision: streams.precision.unwrap_or(defaults::PRECISION_PCT) / 100.0,
+            confirmations: streams.confirmations.unwrap_or(defaults::CONFIRMATIONS),
         }),
     }
 }
@@ -352,106 +329,4 @@ fn stream_target(streams: &StreamsSpec) -> StreamTarget {
         max_stalled: streams.max_stalled.unwrap_or(0),
         max_startup: streams.max_startup.unwrap_or(defaults::MAX_STARTUP),
     }
-}
-
-/// The media of a phase: streamcap's own files (found in the target's table by name), the user's files
-/// (added to the table, read only), or the URLs of a remote target.
-fn media_sources(
-    streams: &StreamsSpec,
-    config: &StreamsConfig,
-    target: &mut TargetPlan,
-    facts: &Facts,
-) -> Result<(Vec<MediaSource>, Vec<MediaKey>), String> {
-    if let TargetFacts::Remote { media, .. } = &facts.target {
-        let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
-        if let Some((url, size)) = media.iter().find(|(_, size)| *size < min) {
-            return Err(format!(
-                "{} holds {size} bytes, less than one chunk ({min} bytes): give a smaller chunk",
-                url.text
-            ));
-        }
-        return Ok((
-            media.iter().map(|(url, size)| MediaSource::Url { url: url.clone(), size: *size }).collect(),
-            vec![],
-        ));
-    }
-    if target.kind != TargetKind::Directory {
-        return Err(
-            "viewers read media under a directory (or from http:// URLs): give a directory as the target".into()
-        );
-    }
-    if let Some(dir) = &streams.use_existing {
-        let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
-        let listing =
-            facts.media_libraries.iter().find(|(d, _)| d == dir).map(|(_, files)| files.as_slice()).unwrap_or(&[]);
-        let usable: Vec<&(PathBuf, u64)> = listing.iter().filter(|(_, size)| *size >= min).collect();
-        if usable.is_empty() {
-            return Err(format!("{} holds no file of at least one chunk ({min} bytes) to read", dir.display()));
-        }
-        let mut media = Vec::new();
-        for (path, size) in usable {
-            target.files.push(FilePlan { path: path.clone(), size: Bytes(size / 4096 * 4096), created: false });
-            media.push(MediaSource::File(target.files.len() as u32 - 1));
-        }
-        return Ok((media, Vec::new()));
-    }
-    let keys = config.media_needed(most_viewers(streams));
-    let media = keys
-        .iter()
-        .map(|&key| {
-            let name = media_name(config, key);
-            let file = target.files.iter().position(|f| f.path.file_name().is_some_and(|n| n == name.as_str()));
-            MediaSource::File(file.expect("the file table holds every media file") as u32)
-        })
-        .collect();
-    Ok((media, keys))
-}
-
-/// The two raw-rate phases on media file `file`: random reads of one chunk at queue depth 16, then sequential
-/// 1 MiB reads at queue depth 4, each for `time`.
-#[allow(clippy::too_many_arguments)]
-fn estimate_phases(
-    job: &JobSpec,
-    file: u32,
-    chunk: u64,
-    time: Duration,
-    spec: &PhaseSpec,
-    target: &TargetPlan,
-    facts: &Facts,
-    notices: &mut Vec<String>,
-) -> Result<Vec<PhasePlan>, PlanError> {
-    let media = &target.files[file as usize];
-    let read = |name: &str, rw, bs: u64, iodepth| PhaseSpec {
-        name: Some(name.to_string()),
-        rw: Some(rw),
-        bs: Some(BlockSizeSpec::Fixed(Bytes(bs))),
-        iodepth: Some(iodepth),
-        runtime: Some(time),
-        direct: spec.direct,
-        engine: spec.engine,
-        ..PhaseSpec::default()
-    };
-    let single = TargetPlan {
-        kind: TargetKind::File,
-        path: media.path.clone(),
-        work_dir: None,
-        files: vec![media.clone()],
-        writes_allowed: false,
-        memory_backed: target.memory_backed.clone(),
-    };
-    let mut phases = Vec::new();
-    for (name, rw, bs, depth) in
-        [("estimate: random chunks", RwMode::RandRead, chunk, 16), ("estimate: sequential", RwMode::Read, 1 << 20, 4)]
-    {
-        let context = JobContext::new(job, &single);
-        let mut phase = plan_raw_phase(&context, 0, &read(name, rw, bs, depth), &single, facts, None, notices)?;
-        // Planned against the media file alone; now it reads that file of the whole table.
-        phase.files = vec![file];
-        for worker in &mut phase.workers {
-            worker.workload.regions.iter_mut().for_each(|r| r.file = file);
-        }
-        phase.needs_data = media.created;
-        phases.push(phase);
-    }
-    Ok(phases)
 }

@@ -7,17 +7,16 @@
 use std::time::Duration;
 
 use super::ResourceLimits;
+use super::resources::{Demand, check_memory};
 use crate::spec::Assignment;
 use crate::streams::{StreamsConfig, defaults};
-use crate::units::Bytes;
+use crate::units::{Bytes, format_duration, format_latency};
 
 /// Memory one viewer holds at least: player state, its schedule entries and statistics (10,000 viewers were
 /// measured at 18 MB in all, docs/performance.md; rounded up to leave room).
 pub const VIEWER_STATE_BYTES: u64 = 4096;
 /// Threads kept free besides the scheduler threads (main thread helpers, signal handling, io_uring workers).
 pub const THREAD_HEADROOM: u64 = 8;
-/// Memory kept for the process itself (the result, the media table).
-pub const PROCESS_RESERVE: Bytes = Bytes::mib(64);
 
 /// The numbers of one streams run, as asked.
 #[derive(Debug, Clone, Copy)]
@@ -38,10 +37,11 @@ pub struct StreamsRequest {
 /// which flag and what to do.
 pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &ResourceLimits) -> Result<(), String> {
     check_positive(config, request)?;
+    check_player(config)?;
     let media = media_bytes(config, request.viewers)?;
     if media > 1 << 62 {
         return Err(format!(
-            "the test media would take {}: use --files one or library:N, or a shorter --media-length",
+            "the test media would take {}: use --files one or library, or a shorter --media-length",
             Bytes(media)
         ));
     }
@@ -60,23 +60,72 @@ pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &
     let slot = slot.min(defaults::SLOT_BUFFER_MAX as u64);
     let buffers = (request.workers as u64).saturating_mul(u64::from(request.inflight)).saturating_mul(slot);
     let memory = u64::from(request.viewers).saturating_mul(VIEWER_STATE_BYTES).saturating_add(buffers);
-    if let Some(available) = limits.memory
-        && memory.saturating_add(PROCESS_RESERVE.0) > available.0
-    {
-        let flag = if request.search { "--limit" } else { "--count" };
+    let who = format!("a step of {} viewers", request.viewers);
+    let of = format!(
+        "player state ({} each) and {} of read buffers ({} threads × {} in flight)",
+        Bytes(VIEWER_STATE_BYTES),
+        Bytes(buffers),
+        request.workers,
+        request.inflight
+    );
+    let flag = if request.search { "--limit" } else { "--count" };
+    check_memory(limits, Demand { who: &who, memory: Bytes(memory), of: &of, threads })
+        .map_err(|why| format!("{why}: use a smaller {flag}, or fewer --workers and a smaller --inflight"))?;
+    Ok(())
+}
+
+/// Player settings under which the answer would mean nothing, refused with the flag to change: a prebuffer the
+/// buffer cannot hold (the player could never start), a buffer of no more than one chunk (it would stall before
+/// every chunk, whatever the storage), a ramp as long as the watch (the viewers would never all play at once).
+/// One place for these, whoever asks: `streams`, `check`, a job's `[phase.streams]`, and `trial`, whose players'
+/// settings follow its `--runtime`.
+/// The longest arrival window (`--ramp`) or bound on reaching steady state (`--steady-within`) taken.
+const MAX_WINDOW: Duration = Duration::from_secs(86_400);
+
+pub fn check_player(config: &StreamsConfig) -> Result<(), String> {
+    if config.prebuffer > config.buffer {
         return Err(format!(
-            "{} viewers need at least {} of memory ({} each, plus {} of read buffers for {} threads × {} in \
-             flight), but only {available} is available here: use a smaller {flag}, or fewer --workers and a \
-             smaller --inflight",
-            request.viewers,
-            Bytes(memory),
-            Bytes(VIEWER_STATE_BYTES),
-            Bytes(buffers),
-            request.workers,
-            request.inflight
+            "the prebuffer ({}) is larger than the buffer ({}): the player could never start; give a smaller \
+             --prebuffer or a larger --buffer",
+            format_duration(config.prebuffer),
+            format_duration(config.buffer)
         ));
     }
+    let (chunk, format) = longest_chunk(config);
+    if config.buffer <= chunk {
+        let format = &config.mix.0[format].0;
+        return Err(format!(
+            "the buffer ({}) holds no more than one chunk of {} ({} of media): a player asks for a chunk only once \
+             the buffer has room for all of it, so it would run dry before every chunk and stall whatever the \
+             storage; give a --buffer longer than {} (twice that leaves a chunk's time to read the next) or a \
+             smaller --chunk",
+            format_duration(config.buffer),
+            format.name,
+            format_latency(chunk),
+            format_latency(chunk)
+        ));
+    }
+    // Viewers arrive over the window, then every one of them plays through the judged --duration, so any window
+    // gives an answer; but a window (or a bound on filling a buffer) of days would hold the step for days.
+    for (flag, value) in [("--ramp", config.ramp), ("--steady-within", Some(config.steady_within))] {
+        if let Some(value) = value.filter(|&v| v > MAX_WINDOW) {
+            return Err(format!(
+                "{flag} {} is longer than a day: a step waits that long for its viewers to arrive or fill their \
+                 buffers before it judges their playback; give a {flag} of minutes at most",
+                format_duration(value)
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The most media one chunk of `config` covers, and the format whose chunk it is. A buffer must hold more: a
+/// chunk is asked for when the buffer has room for it, so what the player has left to play while it is read is
+/// the buffer less one chunk. With VBR a chunk of a GOP at the bottom of the swing covers the most media
+/// (`chunk ÷ (1 − swing)`).
+pub fn longest_chunk(config: &StreamsConfig) -> (Duration, usize) {
+    let swing = config.vbr.map_or(0.0, |v| v.clamp(0.0, 0.9));
+    (0..config.mix.0.len()).map(|f| (config.chunk_media(f).div_f64(1.0 - swing), f)).max().unwrap_or_default()
 }
 
 /// `0` where a positive number is needed is refused, never taken silently.
@@ -111,10 +160,11 @@ fn media_bytes(config: &StreamsConfig, viewers: u32) -> Result<u64, String> {
                 config.media_length, config.mix.0[format].0.bitrate
             ));
         }
+        // A library's size is its own (`library-size`, shrunk to the free space): not bitrate × length.
         let files = match config.assignment {
             Assignment::One => 1,
             Assignment::Each => u64::from(viewers),
-            Assignment::Library { files, .. } => u64::from(files),
+            Assignment::Library { .. } => 0,
         };
         total = total.saturating_add((raw as u64).saturating_mul(files));
     }
@@ -137,6 +187,7 @@ mod tests {
             steady_within: defaults::STEADY_WITHIN,
             seek_every: None,
             assignment: Assignment::One,
+            titles: None,
             media_length: defaults::MEDIA_LENGTH,
             seed: 1,
             vbr: None,
@@ -147,13 +198,21 @@ mod tests {
         StreamsRequest { viewers, search: false, workers: 2, inflight: 256, ingest_writers: 1 }
     }
 
-    const ROOMY: ResourceLimits = ResourceLimits { memory: Some(Bytes::gib(16)), threads: Some(10_000) };
+    const ROOMY: ResourceLimits = ResourceLimits {
+        memory: Some(Bytes::gib(16)),
+        memory_bound: crate::limits::MemoryBound::Available,
+        malloc_arenas: 16,
+        threads: Some(10_000),
+    };
 
     #[test]
     fn four_billion_viewers_are_refused_with_the_memory_they_would_need() {
         // Guards issue 9: `streams --count 4294967295` aborted on a 34 GB allocation.
         let err = check_request(&config(), &request(u32::MAX), &ROOMY).unwrap_err();
-        assert!(err.contains("4294967295 viewers need at least 16.00 TiB"), "{err}");
+        assert!(
+            err.contains("a step of 4294967295 viewers needs 16.00 TiB of memory: at least 16.00 TiB for"),
+            "{err}"
+        );
         assert!(err.contains("--count"), "{err}");
         check_request(&config(), &request(1000), &ROOMY).unwrap();
     }
@@ -173,8 +232,32 @@ mod tests {
     }
 
     #[test]
+    fn players_that_could_not_give_an_answer_are_refused() {
+        // Guards issue 25: `trial --runtime 1s` gave its players a 1 s buffer for 1.05 s chunks and reported
+        // "sustains 0 × 1080p"; `streams --ramp 1000d` was taken.
+        let short = StreamsConfig { buffer: Duration::from_secs(1), prebuffer: Duration::from_millis(500), ..config() };
+        let err = check_request(&short, &request(2), &ROOMY).unwrap_err();
+        assert!(err.contains("the buffer (1 s) holds no more than one chunk of 1080p (1.05 s of media)"), "{err}");
+        assert!(err.contains("give a --buffer longer than 1.05 s"), "{err}");
+        let enough = StreamsConfig { buffer: Duration::from_millis(1100), ..short.clone() };
+        check_request(&enough, &request(2), &ROOMY).unwrap();
+        let vbr = StreamsConfig { vbr: Some(0.5), ..enough.clone() };
+        assert!(check_request(&vbr, &request(2), &ROOMY).unwrap_err().contains("longer than 2.10 s"));
+        let ramp = StreamsConfig { ramp: Some(Duration::from_secs(86_400_000)), ..config() };
+        let err = check_request(&ramp, &request(2), &ROOMY).unwrap_err();
+        assert!(err.contains("--ramp 24000 h is longer than a day"), "{err}");
+        let slow = StreamsConfig { steady_within: Duration::from_secs(86_400_000), ..config() };
+        assert!(check_request(&slow, &request(2), &ROOMY).unwrap_err().contains("--steady-within 24000 h"));
+        // Viewers arrive, then all of them play through the judged --duration: a window longer than it is fine.
+        let ramp = StreamsConfig { ramp: Some(Duration::from_secs(30)), ..config() };
+        check_request(&ramp, &request(2), &ROOMY).unwrap();
+        let never = StreamsConfig { prebuffer: Duration::from_secs(20), ..config() };
+        assert!(check_request(&never, &request(2), &ROOMY).unwrap_err().contains("could never start"));
+    }
+
+    #[test]
     fn threads_beyond_the_pids_limit_and_endless_media_are_refused() {
-        let tight = ResourceLimits { memory: None, threads: Some(20) };
+        let tight = ResourceLimits { threads: Some(20), ..Default::default() };
         let many = StreamsRequest { workers: 64, ..request(10) };
         assert!(check_request(&config(), &many, &tight).unwrap_err().contains("pids cgroup"));
         let forever = StreamsConfig {

@@ -13,7 +13,7 @@ use super::build::RunOptions;
 use super::defaults;
 use super::facts::{Facts, TargetFacts};
 use super::files::{directory_use, file_table};
-use super::streams::own_media_files;
+use super::streams_media::own_media_files;
 use super::{FilePlan, PlanError, TargetKind, TargetPlan};
 use crate::spec::{EngineChoice, JobSpec};
 use crate::units::{Bytes, GIB};
@@ -58,7 +58,7 @@ pub(super) fn plan_target(
             }
             Ok(single_file_target(TargetKind::File, path, *size, false))
         }
-        TargetFacts::BlockDevice { path, size, mounted_at, in_use_by, signature, .. } => {
+        TargetFacts::BlockDevice { path, size, .. } => {
             if let Some(asked) = largest_size(job).filter(|s| s > size) {
                 return Err(PlanError(format!(
                     "--size {asked} is larger than the device {} ({size}): use a size of at most {size}",
@@ -66,7 +66,7 @@ pub(super) fn plan_target(
                 )));
             }
             if any_writes {
-                check_device_writable(path, allow_device_writes, force, mounted_at, in_use_by, signature.as_deref())?;
+                check_device_writable(&all_facts.target, allow_device_writes, force)?;
             }
             Ok(single_file_target(TargetKind::BlockDevice, path, *size, any_writes))
         }
@@ -87,7 +87,8 @@ fn directory_target(
     // another rank's parts (vdbench's hds), whose files this rank creates but never fills.
     let mine = |unit: &crate::spec::PhaseSpec| unit.rank.is_none_or(|r| options.rank.is_none_or(|me| me == r));
     let mut stored = directory_file_table(job, |u| u.engine != Some(EngineChoice::Null) && mine(u))?;
-    for (name, size) in own_media_files(job) {
+    let other = Bytes(stored.values().fold(0u64, |sum, &size| sum.saturating_add(size)));
+    for (name, size) in own_media_files(job, free, other)? {
         for files in [&mut table, &mut stored] {
             let entry = files.entry(name.clone()).or_insert(0);
             *entry = (*entry).max(size);
@@ -208,14 +209,12 @@ fn check_free_space(path: &Path, needed: Bytes, free: Bytes) -> Result<(), PlanE
     Ok(())
 }
 
-fn check_device_writable(
-    path: &Path,
-    allowed: bool,
-    force: bool,
-    mounted_at: &[std::path::PathBuf],
-    in_use_by: &[String],
-    signature: Option<&str>,
-) -> Result<(), PlanError> {
+/// Refuses a write to a device that is mounted, in use, or under another name the bytes of something in use —
+/// whatever the flags — or that holds a signature, unless forced.
+fn check_device_writable(facts: &TargetFacts, allowed: bool, force: bool) -> Result<(), PlanError> {
+    let TargetFacts::BlockDevice { path, mounted_at, in_use_by, overlaps, signature, .. } = facts else {
+        return Ok(());
+    };
     let device = path.display();
     if !allowed {
         return Err(PlanError(format!(
@@ -236,6 +235,14 @@ fn check_device_writable(
             "{device} is in use by {}: streamcap will not write to a device that belongs to a pool, array or \
              swap. Remove it from there first",
             in_use_by.join(", ")
+        )));
+    }
+    if !overlaps.is_empty() {
+        return Err(PlanError(format!(
+            "{device} holds {}: writing to it would change data that is in use under another name, so streamcap \
+             will not, whatever the flags (--force overrides a signature, never this). Detach or unmount what \
+             overlaps, or choose another device",
+            overlaps.join("; and ")
         )));
     }
     if let Some(found) = signature
@@ -286,6 +293,7 @@ mod tests {
             logical_block: 512,
             mounted_at: if mounted { vec![PathBuf::from("/mnt/x")] } else { vec![] },
             in_use_by: vec![],
+            overlaps: vec![],
             signature: signature.map(str::to_string),
         }
     }

@@ -211,17 +211,10 @@ pub(super) fn check_map_memory(
     let tree_blocks = trees.iter().flat_map(|t| (0..t.files).map(|f| t.file_size(f).div_ceil(block)));
     let blocks: u64 = target.files.iter().map(|f| f.size.0.div_ceil(block)).chain(tree_blocks).sum();
     let needed = blocks.saturating_add(files * PER_FILE_BYTES);
-    match limits.memory {
-        Some(available) if needed.saturating_add(super::resources::PROCESS_RESERVE.0) > available.0 => {
-            Err(PlanError(format!(
-                "--verify keeps one byte per verified block in memory: {blocks} blocks of {} need {}, but only {available} \
-             is available here: use larger blocks or a smaller --size",
-                Bytes(u64::from(verify.block)),
-                Bytes(needed)
-            )))
-        }
-        _ => Ok(()),
-    }
+    let of = format!("verification map (one byte per verified block: {blocks} blocks of {})", Bytes(block));
+    let demand = super::resources::Demand { who: "--verify", memory: Bytes(needed), of: &of, threads: 0 };
+    super::resources::check_memory(limits, demand)
+        .map_err(|why| PlanError(format!("{why}: use larger blocks or a smaller --size")))
 }
 
 /// FNV-1a, 64 bits: a stable, well-spread seed from the run id.
@@ -315,9 +308,14 @@ mod tests {
             memory_backed: None,
         };
         let v = VerifyPlan { algorithm: Algorithm::Crc32c, block: 4096, seed: 1, backlog: None, journal: None };
-        let limits = |gib| ResourceLimits { memory: Some(Bytes::gib(gib)), threads: None };
+        let limits = |gib| ResourceLimits { memory: Some(Bytes::gib(gib)), ..Default::default() };
         let err = check_map_memory(&v, &target, &[], &limits(1)).unwrap_err().to_string();
-        assert!(err.contains("2684354560 blocks of 4 KiB need 2.50 GiB"), "{err}");
+        assert!(
+            err.contains(
+                "at least 2.50 GiB for its verification map (one byte per verified block: 2684354560 blocks of 4 KiB)"
+            ),
+            "{err}"
+        );
         assert!(check_map_memory(&v, &target, &[], &limits(4)).is_ok());
     }
 

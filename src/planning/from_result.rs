@@ -1,12 +1,15 @@
 //! A drive model from a streamcap result of one drive (`run`, or `check`, whose raw phases are in the result
 //! too): sequential MB/s from its sequential read and write phases, random-read IOPS at the shallowest and the
-//! deepest queue from its random-read phases, capacity and rotational from the target's device facts. Reads a
-//! parsed `RunResult`; the app reads the file.
+//! deepest queue from its random-read phases, capacity and rotational from the target's device facts. Only
+//! figures the drive served count: a read phase whose bytes the target's devices did not read (the page cache
+//! served it, `cache_served`) or that a cache beneath the OS served (a device flagged implausible) describes
+//! memory or a cache, not the drive, and is left out, said in the drive's `source`; a result with nothing else
+//! is refused. Reads a parsed `RunResult`; the app reads the file.
 
 use std::time::Duration;
 
 use super::drive::{Drive, Price, RandomCost};
-use crate::results::{PhaseResult, RunResult};
+use crate::results::{Layer, PhaseResult, RunResult, own_device_reads};
 use crate::units::{ByteRate, Bytes};
 
 /// Why a result cannot describe one drive.
@@ -22,12 +25,37 @@ pub enum FromResultError {
         "{name}: the result has no {what} phase; run `streamcap check` on the drive, or `streamcap run` with {flags}"
     )]
     Missing { name: String, what: &'static str, flags: &'static str },
+    #[error(
+        "{name}: the result's {what} figures do not describe the drive: '{phase}' {why}; measure the drive with \
+         direct I/O on a data set larger than the RAM (`streamcap check` on a directory of the drive)"
+    )]
+    CacheServed { name: String, what: &'static str, phase: String, why: String },
+}
+
+/// The devices served a phase's reads when they read at least this share of its bytes; below it, a cache did.
+const FROM_DEVICE: f64 = 0.5;
+
+/// Why a phase's reads do not describe the drive beneath, if they do not: the target's own devices read less
+/// than half of what the phase read (the page cache served the rest), or one of them did what it says it cannot
+/// (a cache beneath the OS: its host's or a controller's). `None` for a phase whose devices served its reads,
+/// for one without reads, and where the devices' activity was not recorded.
+pub fn cache_served(phase: &PhaseResult) -> Option<String> {
+    let own: Vec<_> = phase.devices.iter().filter(|d| d.layer() != Layer::Beneath).collect();
+    if let Some((device, flag)) = own.iter().find_map(|d| Some((d, d.implausible.as_ref()?))) {
+        return Some(format!("was served by a cache beneath the OS: {}: {flag}", device.activity.name));
+    }
+    let bytes = phase.read.as_ref().map_or(0, |r| r.bytes);
+    let device = own_device_reads(&phase.devices);
+    let recorded = own.iter().any(|d| d.layer() == Layer::Own);
+    (recorded && bytes > 0 && (device as f64) < FROM_DEVICE * bytes as f64)
+        .then(|| format!("read {} while the devices read {}: the page cache served it", Bytes(bytes), Bytes(device)))
 }
 
 /// A phase that measured the drive with plain reads or writes: not a stream step (paced viewers at a depth of
-/// hundreds) and not a file-set phase (metadata and small files), which a check result also holds.
+/// hundreds) and not a file-set phase (metadata and small files), which a check result also holds; and one whose
+/// reads the drive served, not a cache (`cache_served`).
 fn measures_the_drive(phase: &PhaseResult) -> bool {
-    phase.streams.is_none() && phase.file_ops.is_none()
+    phase.streams.is_none() && phase.file_ops.is_none() && cache_served(phase).is_none()
 }
 
 fn rate_of(phase: &PhaseResult, read: bool) -> Option<&crate::results::OpResult> {
@@ -53,11 +81,18 @@ pub fn drive_from_result(name: &str, result: &RunResult, price: Option<Price>) -
     let (shallow, deep) = random_points(name, result)?;
     let read = ByteRate(read_mbps * 1e6);
     let write_note = if write_mbps > 0.0 { "" } else { "; no write phase: writes taken as fast as reads" };
+    let left_out: Vec<String> = result
+        .phases
+        .iter()
+        .filter(|p| p.streams.is_none() && p.file_ops.is_none())
+        .filter_map(|p| Some(format!("'{}' {}", p.name, cache_served(p)?)))
+        .collect();
+    let left_out = if left_out.is_empty() { String::new() } else { format!("; left out: {}", left_out.join("; ")) };
     Ok(Drive {
         name: name.into(),
         product: device.model.clone().unwrap_or_else(|| device.name.clone()),
         source: format!(
-            "measured by streamcap on {} ({}): {read_mbps:.0} MB/s read, {:.0} random reads/s at depth {}, {:.0} at depth {}{write_note}",
+            "measured by streamcap on {} ({}): {read_mbps:.0} MB/s read, {:.0} random reads/s at depth {}, {:.0} at depth {}{write_note}{left_out}",
             device.name, result.started_at, shallow.iops, shallow.depth, deep.iops, deep.depth
         ),
         capacity: device.size,
@@ -92,6 +127,15 @@ fn measured_device(name: &str, result: &RunResult) -> Result<usize, FromResultEr
     })
 }
 
+/// The first phase of `rw` left out because a cache served it, as the error that says so.
+fn cache_error(name: &str, result: &RunResult, rw: &str, what: &'static str) -> Option<FromResultError> {
+    let phases = result.phases.iter().filter(|p| p.streams.is_none() && p.file_ops.is_none() && p.rw == rw);
+    phases.filter(|p| rate_of(p, true).is_some()).find_map(|p| {
+        let why = cache_served(p)?;
+        Some(FromResultError::CacheServed { name: name.into(), what, phase: p.name.clone(), why })
+    })
+}
+
 /// The best sequential read and write MB/s (write 0 when no write phase ran).
 fn sequential_mbps(name: &str, result: &RunResult) -> Result<(f64, f64), FromResultError> {
     let best = |rw: &str, read: bool| {
@@ -100,6 +144,9 @@ fn sequential_mbps(name: &str, result: &RunResult) -> Result<(f64, f64), FromRes
     };
     let read_mbps = best("read", true);
     if read_mbps <= 0.0 {
+        if let Some(e) = cache_error(name, result, "read", "sequential read") {
+            return Err(e);
+        }
         return Err(FromResultError::Missing {
             name: name.into(),
             what: "sequential read",
@@ -125,7 +172,11 @@ fn random_points(name: &str, result: &RunResult) -> Result<(RandomPoint, RandomP
     random.sort_by(|a, b| a.depth.cmp(&b.depth).then(a.iops.total_cmp(&b.iops)));
     match (random.first(), random.last()) {
         (Some(&shallow), Some(&deep)) => Ok((shallow, deep)),
-        _ => Err(FromResultError::Missing { name: name.into(), what: "random read", flags: "--rw randread --bs 4k" }),
+        _ => Err(cache_error(name, result, "randread", "random read").unwrap_or(FromResultError::Missing {
+            name: name.into(),
+            what: "random read",
+            flags: "--rw randread --bs 4k",
+        })),
     }
 }
 
@@ -185,14 +236,50 @@ mod tests {
     #[test]
     fn a_result_of_one_drive_gives_its_figures() {
         let mut result = fixture();
-        let mut read = result.phases[0].clone();
-        read.rw = "read".into();
-        read.read = read.write.take();
-        result.phases.push(read);
+        result.phases.push(as_read(&result.phases[0]));
         let drive = drive_from_result("vda", &result, None).unwrap();
         assert_eq!(drive.capacity, Bytes(274_877_906_944));
         assert!(drive.rotational);
         assert!(drive.read.0 > 0.0 && drive.write.0 > 0.0);
         assert!(matches!(drive.random, RandomCost::Positioning { .. }));
+    }
+
+    /// The fixture's write phase made a sequential read of the same bytes, read by its device.
+    fn as_read(write: &PhaseResult) -> PhaseResult {
+        let mut read = write.clone();
+        read.rw = "read".into();
+        read.read = read.write.take();
+        let device = &mut read.devices[0].activity;
+        (device.read_bytes, device.write_bytes) = (device.write_bytes, Bytes(0));
+        read
+    }
+
+    #[test]
+    fn page_cache_figures_are_left_out_and_a_result_of_nothing_else_is_refused() {
+        // A check's page-cache phase: 12,884 MB/s of buffered re-reads while the device read nothing. Beside a
+        // sequential read the device served it is left out, and the drive's source says so.
+        let mut result = fixture();
+        let device_read = as_read(&result.phases[0]);
+        let mut cached = device_read.clone();
+        cached.name = "page cache".into();
+        cached.read.as_mut().unwrap().mbps = 12_884.0;
+        cached.devices[0].activity.read_bytes = Bytes(0);
+        assert!(cache_served(&cached).unwrap().contains("the page cache served it"));
+        assert_eq!(cache_served(&device_read), None);
+        result.phases.extend([device_read.clone(), cached.clone()]);
+        let drive = drive_from_result("vda", &result, None).unwrap();
+        assert!((drive.read.0 / 1e6 - device_read.read.as_ref().unwrap().mbps).abs() < 1e-6, "{}", drive.read.0);
+        assert!(drive.source.contains("left out: 'page cache' read"), "{}", drive.source);
+        // Only the cached one: refused, naming the phase and why.
+        result.phases.retain(|p| p.name != device_read.name);
+        let e = drive_from_result("vda", &result, None).unwrap_err().to_string();
+        assert!(e.contains("sequential read figures do not describe the drive: 'page cache'"), "{e}");
+        assert!(e.contains("the page cache served it"), "{e}");
+        // A device that did what it says it cannot: a cache beneath the OS served the phase.
+        let mut beneath = fixture();
+        beneath.phases.push(as_read(&beneath.phases[0]));
+        beneath.phases[1].devices[0].implausible = Some("rotational, yet 59726 random reads/s".into());
+        let e = drive_from_result("vda", &beneath, None).unwrap_err().to_string();
+        assert!(e.contains("a cache beneath the OS") && e.contains("random read figures"), "{e}");
     }
 }

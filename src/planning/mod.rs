@@ -22,7 +22,7 @@ pub mod workload;
 
 pub use catalogue::{CatalogueError, parse_catalogue};
 pub use drive::{Cost, Dir, Drive, Price, RandomCost};
-pub use from_result::{FromResultError, drive_from_result};
+pub use from_result::{FromResultError, cache_served, drive_from_result};
 pub use layout::{DEFAULT_LAYOUTS, Layout, parse_layouts};
 pub use workload::{FileWorkload, Goal, Ingest, StreamDemand, StreamFormat, defaults};
 
@@ -43,6 +43,13 @@ pub enum PlanningError {
     MixedCurrencies(String),
     #[error("no pool to plan: the catalogue has no drives")]
     NoDrives,
+    #[error("--pool {0} has {1} drives: a pool holds at most {max} (give counts that add up to at most {max})", max = defaults::MAX_DRIVES)]
+    TooManyDrives(String, usize),
+    #[error(
+        "a pool of {0} holds more than 16 EiB in all, beyond a 64-bit byte count: is the capacity's unit right \
+         (TB, not PB)?"
+    )]
+    TooLarge(String),
 }
 
 /// Everything `plan` needs.
@@ -69,11 +76,27 @@ pub fn build_pools(drives: &[Drive], pool: Option<&str>, counts: &[usize]) -> Re
     if drives.is_empty() {
         return Err(PlanningError::NoDrives);
     }
-    let Some(spec) = pool else {
-        let counts = if counts.is_empty() { &[defaults::COUNT][..] } else { counts };
-        return Ok(drives.iter().flat_map(|d| counts.iter().map(move |&n| vec![d.clone(); n])).collect());
+    let pools = match pool {
+        Some(spec) => vec![pool_of(drives, spec)?],
+        None => {
+            let counts = if counts.is_empty() { &[defaults::COUNT][..] } else { counts };
+            drives.iter().flat_map(|d| counts.iter().map(move |&n| vec![d.clone(); n])).collect()
+        }
     };
-    let mut members = Vec::new();
+    // Capacities are summed in bytes: a pool past 2^64 would saturate to a meaningless "18446744.1 TB".
+    for members in &pools {
+        if members.iter().try_fold(0u64, |sum, d| sum.checked_add(d.capacity.0)).is_none() {
+            return Err(PlanningError::TooLarge(evaluate::pool_name(members)));
+        }
+    }
+    Ok(pools)
+}
+
+/// The one mixed pool of `--pool NAME:COUNT,…`, at most `defaults::MAX_DRIVES` drives, counted before any is
+/// made.
+fn pool_of(drives: &[Drive], spec: &str) -> Result<Vec<Drive>, PlanningError> {
+    let mut parts = Vec::new();
+    let mut total = 0usize;
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (name, count) = part.rsplit_once(':').unwrap_or((part, "1"));
         let count: usize =
@@ -82,12 +105,16 @@ pub fn build_pools(drives: &[Drive], pool: Option<&str>, counts: &[usize]) -> Re
             let names: Vec<&str> = drives.iter().map(|d| d.name.as_str()).collect();
             PlanningError::UnknownDrive(name.trim().into(), names.join(", "))
         })?;
-        members.extend(std::iter::repeat_n(drive.clone(), count));
+        total = total.saturating_add(count);
+        if total > defaults::MAX_DRIVES {
+            return Err(PlanningError::TooManyDrives(spec.into(), total));
+        }
+        parts.push((drive, count));
     }
-    if members.is_empty() {
+    if parts.is_empty() {
         return Err(PlanningError::BadPool(spec.into()));
     }
-    Ok(vec![members])
+    Ok(parts.into_iter().flat_map(|(drive, count)| std::iter::repeat_n(drive.clone(), count)).collect())
 }
 
 /// The one currency of every price, if every drive has a price.

@@ -111,8 +111,9 @@ impl Context<'_, '_> {
         text
     }
 
-    /// Streams of `formats` in their proportions on top of `base`.
-    fn streams(&self, demand: &StreamDemand, formats: &[StreamFormat], base: &[Cost]) -> (u32, String) {
+    /// Streams of `formats` in their proportions on top of `base`, unrounded (a caller floors them to whole
+    /// streams; a ratio of two pools is taken before that, or floors of 4.2 and 2.99 make 4 ÷ 2).
+    fn streams(&self, demand: &StreamDemand, formats: &[StreamFormat], base: &[Cost]) -> (f64, String) {
         let chunk = demand.chunk.0 as f64;
         let read = Op { dir: Dir::Read, bytes: chunk, sequential: false, positioned: true };
         let period = |f: &StreamFormat| chunk / f.bitrate.byte_rate().bytes_per_sec();
@@ -125,7 +126,7 @@ impl Context<'_, '_> {
                 period(slow) * 1e3,
                 latency * 1e3
             );
-            return (0, words);
+            return (0.0, words);
         }
         let mix = StreamDemand { formats: formats.to_vec(), ..demand.clone() };
         let chunks_per_s = mix.mean_byte_rate() / chunk;
@@ -134,8 +135,8 @@ impl Context<'_, '_> {
         let (per_chunk, _) = self.costs(read, issuers);
         let per_stream = scale(&per_chunk, chunks_per_s);
         match headroom(base, &per_stream) {
-            Some(bound) => (bound.units.floor().min(1e9) as u32, self.describe(&per_stream, &bound, "stream")),
-            None => (0, "no member serves these reads".into()),
+            Some(bound) => (bound.units.min(1e9), self.describe(&per_stream, &bound, "stream")),
+            None => (0.0, "no member serves these reads".into()),
         }
     }
 
@@ -190,14 +191,14 @@ impl Context<'_, '_> {
             .formats
             .iter()
             .map(|f| {
-                let (streams, limit) = self.streams(demand, std::slice::from_ref(f), &with_ingest);
-                FormatStreams { name: f.name.clone(), streams, limit }
+                let (exact, limit) = self.streams(demand, std::slice::from_ref(f), &with_ingest);
+                FormatStreams { name: f.name.clone(), streams: exact.floor() as u32, limit, exact }
             })
             .collect();
         let (reads_per_s, writes_per_s, file_limit) = self.file(file);
         ServiceFigures {
             unavailable_pct: lost * 100.0,
-            streams,
+            streams: streams.floor() as u32,
             streams_limit,
             per_format,
             seq_read_one_mbps: self.sequential(Dir::Read, request, true),
@@ -266,7 +267,7 @@ mod tests {
         let ctx = Context { pool: &p, state: State::Healthy, base: vec![Cost::ZERO; 3] };
         // 880 Mbit/s = 110 MB/s: a 1 MiB chunk every 9.5 ms, but a chunk read takes 16.9 ms.
         let (streams, limit) = ctx.streams(&demand(880), &demand(880).formats, &ctx.base);
-        assert_eq!(streams, 0);
+        assert_eq!(streams, 0.0);
         assert!(limit.starts_with("one-disk cap"), "{limit}");
     }
 }

@@ -20,6 +20,9 @@ pub mod defaults {
     pub const REBUILD_SHARE: f64 = 0.5;
     /// Drives per pool when the command line names no pool and no count.
     pub const COUNT: usize = 4;
+    /// Drives in one pool at most (`--count` and `--pool` alike): beyond it a pool is not one box any more, and
+    /// `--pool a:100000000000` made a vector of 10^11 drives (an abort on a 20 TB allocation).
+    pub const MAX_DRIVES: usize = 64;
     /// Rows shown in the terminal table.
     pub const TOP: usize = 20;
 }
@@ -113,12 +116,14 @@ impl FromStr for FileWorkload {
                         .filter(|p| (0.0..=100.0).contains(p))
                         .ok_or_else(|| bad("a percentage from 0 to 100"))?;
                 }
-                "xfersize" => workload.transfer = Bytes::parse(value).map_err(|e| bad(&e.to_string()))?,
+                "xfersize" => workload.transfer = Bytes::parse_positive(value).map_err(|e| bad(&e.to_string()))?,
                 "threads" => {
                     workload.threads =
                         value.parse().ok().filter(|t| *t > 0).ok_or_else(|| bad("a number of threads above 0"))?;
                 }
-                "size" | "filesize" => workload.file_size = Some(Bytes::parse(value).map_err(|e| bad(&e.to_string()))?),
+                "size" | "filesize" => {
+                    workload.file_size = Some(Bytes::parse_positive(value).map_err(|e| bad(&e.to_string()))?);
+                }
                 "fileio" => {
                     workload.sequential = match value.trim() {
                         "random" => false,
@@ -132,9 +137,6 @@ impl FromStr for FileWorkload {
                     ));
                 }
             }
-        }
-        if workload.transfer.0 == 0 {
-            return Err("xfersize must be above 0".into());
         }
         Ok(workload)
     }

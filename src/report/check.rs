@@ -1,15 +1,16 @@
 //! The terminal summary of a `check` result, in sections: host and devices; sequential MB/s; 4 KiB random
 //! reads at queue depth 1 and 32 with p99 latency; small-file rates; the verdict table (format | bitrate |
-//! streams sustained | limited by | headroom). Reads only `results` types, so `streamcap report r.json` prints
-//! the same thing again.
+//! streams | range | plan for | limited by | sequential ceiling), whose cells `verdict_cells` makes for the
+//! Markdown and HTML reports too, so the one capacity reads the same everywhere. Reads only `results` types, so
+//! `streamcap report r.json` prints the same thing again.
 
 use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, Table};
 
-use super::members::{member_table, summed};
+use super::members::{member_notes, member_table, summed};
 use super::terminal::{STYLE, write_warnings};
-use crate::results::{CheckSummary, FormatVerdict, PlateauKind, RunResult};
+use crate::results::{CheckSummary, FormatVerdict, PlateauKind, RunResult, throttle_words};
 use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
 pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> io::Result<()> {
@@ -93,7 +94,15 @@ fn write_host(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> 
             d.scheduler.as_deref().unwrap_or("none")
         )?;
     }
-    writeln!(out, "  data set {} · direct I/O where the filesystem allows it", Bytes(check.data_set_bytes))
+    for line in throttle_words(&result.target.throttles) {
+        writeln!(out, "  limit: {line}")?;
+    }
+    writeln!(out, "  data set {} · direct I/O where the filesystem allows it", Bytes(check.data_set_bytes))?;
+    if let Some(library) = &check.library {
+        writeln!(out, "  media library: {} · {}", library.headline(), library.popularity)?;
+        writeln!(out, "    why this size: {}", library.why)?;
+    }
+    Ok(())
 }
 
 /// Sequential MB/s, random reads per queue depth, small-file rates.
@@ -160,10 +169,14 @@ fn write_cache(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
 /// Every device beneath the target over the measured phases together.
 fn write_members(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let members = summed(&measured(result).phases);
-    let Some(table) = member_table("", &[(String::new(), members)]) else { return Ok(()) };
+    let Some(table) = member_table("", &[(String::new(), members.clone())]) else { return Ok(()) };
     writeln!(out)?;
     writeln!(out, "Which device did the work (all phases; share: of the bytes its layer moved)")?;
-    writeln!(out, "{table}")
+    writeln!(out, "{table}")?;
+    for line in member_notes(&[(String::new(), members)]) {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }
 
 /// The verdict table and each format's answer in words.
@@ -174,9 +187,11 @@ fn write_verdict(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     writeln!(out)?;
     writeln!(out, "Verdict: concurrent streams with no stall and start-up within 2 s")?;
     writeln!(out, "{}", verdict_table(&check.verdict))?;
-    writeln!(out, "headroom: share of the sequential-read ceiling (streams it would carry at 100 %) left unused")?;
+    for line in verdict_legend(check) {
+        writeln!(out, "{line}")?;
+    }
     for v in &check.verdict {
-        writeln!(out, "  {}: {}", v.name, v.capacity.words)?;
+        writeln!(out, "  {}", v.capacity.words)?;
     }
     if let Some(words) = check.cache.as_ref().and_then(|c| c.served_words.as_ref()) {
         writeln!(out, "served from {words}")?;
@@ -184,28 +199,78 @@ fn write_verdict(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     Ok(())
 }
 
+/// The verdict table's columns, the same in every report.
+pub(super) const VERDICT_HEADER: [&str; 7] =
+    ["format", "bitrate", "streams", "range", "plan for", "limited by", "sequential ceiling (a bound)"];
+
+/// Which verdict columns are right-aligned.
+pub(super) const VERDICT_RIGHT: [bool; 7] = [false, true, true, true, true, false, true];
+
+/// One verdict row, the same cells in the terminal, Markdown and HTML: the one capacity, its range over the runs
+/// of the edge, the comfortable count, the limit, and the sequential ceiling as the bound it is.
+pub(super) fn verdict_cells(v: &FormatVerdict) -> [String; 7] {
+    let a = &v.capacity;
+    let measured = a.measured();
+    let streams = match (measured, a.at_limit) {
+        (false, _) => "not measured".to_string(),
+        (true, true) => format!("≥ {}", v.streams),
+        (true, false) => v.streams.to_string(),
+    };
+    let range = match a.range() {
+        _ if !measured => "—".to_string(),
+        Some((low, high)) if low == high => format!("{low} ({} runs agree)", a.edges.len()),
+        Some((low, high)) => format!("{low}–{high} ({} runs)", a.edges.len()),
+        None if a.edges.len() == 1 => "one run".to_string(),
+        None => "—".to_string(),
+    };
+    let plan_for = if measured && !a.edges.is_empty() { a.plan_for.to_string() } else { "—".to_string() };
+    let ceiling = match (v.bandwidth_ceiling, v.headroom_pct) {
+        (0, _) => "—".to_string(),
+        // Results from before the flag kept a negative headroom instead.
+        (c, pct) if v.beyond_ceiling || pct.is_some_and(|p| p < 0.0) => format!("{c} · exceeded: cache-served?"),
+        (c, Some(pct)) if pct < 0.5 => format!("{c} · at the ceiling"),
+        (c, Some(pct)) => format!("{c} · {pct:.0} % unused"),
+        (c, None) => c.to_string(),
+    };
+    [
+        v.label.clone(),
+        format!("{} Mbit/s", v.bitrate_bps as f64 / 1e6),
+        streams,
+        range,
+        plan_for,
+        v.limited_by.clone(),
+        ceiling,
+    ]
+}
+
+/// What the columns mean, under the table (the margin rule and the ceiling's nature).
+pub(super) fn verdict_legend(check: &CheckSummary) -> Vec<String> {
+    let read = check.sequential.map_or(String::new(), |s| format!(" ({} MB/s)", format_mbps(s.read_mbps)));
+    vec![
+        "streams: the capacity, the median of the runs of the edge (each run: the largest count that passed \
+         beside the next that failed); range: the lowest and highest run"
+            .to_string(),
+        format!(
+            "plan for: {:.0} % below the capacity, or the lowest run if lower: a healthy margin for what a short \
+             check does not see (library scans, recordings, a busier evening)",
+            crate::streams::capacity::MARGIN * 100.0
+        ),
+        format!(
+            "sequential ceiling: a bound, not a capacity: streams the sequential reads{read} would carry at 100 %; \
+             a capacity beyond it was served by a cache"
+        ),
+    ]
+}
+
 fn verdict_table(verdict: &[FormatVerdict]) -> Table {
     let mut table = Table::new();
     table.load_style(STYLE);
-    table.set_header(["format", "bitrate", "streams sustained", "limited by", "headroom"]);
+    table.set_header(VERDICT_HEADER);
     for v in verdict {
-        let sustained = if v.capacity.at_limit { format!("≥ {}", v.streams) } else { v.streams.to_string() };
-        // An interrupted search measured no answer to compare with the ceiling.
-        let headroom = if v.bandwidth_ceiling == 0 || v.limited_by.starts_with("interrupted") {
-            "—".to_string()
-        } else {
-            format!("{:.0} % of {}", v.headroom_pct, v.bandwidth_ceiling)
-        };
-        table.add_row([
-            v.label.clone(),
-            format!("{} Mbit/s", v.bitrate_bps as f64 / 1e6),
-            sustained,
-            v.limited_by.clone(),
-            headroom,
-        ]);
+        table.add_row(verdict_cells(v));
     }
-    for column in [1, 2, 4] {
-        if let Some(c) = table.column_mut(column) {
+    for (column, right) in VERDICT_RIGHT.iter().enumerate() {
+        if let Some(c) = table.column_mut(column).filter(|_| *right) {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }

@@ -1,17 +1,19 @@
 //! The interval CSV (`--csv FILE`): one row per reporting interval of every phase, written as the run goes so a
 //! long run loses nothing and can be watched with `tail -f`. Columns are fixed for a run: the I/O figures, then
-//! busy % and MB/s of each device beneath the target.
+//! busy % and MB/s of each device beneath the target. The file follows the output-file rule (`crate::outfile`):
+//! created with its header and first row as a temporary renamed into place, never through a symlink, then
+//! appended to through its descriptor; `-` is standard output (where phase names are escaped for the terminal).
 
-use std::fs::File;
-use std::io::{self, BufWriter};
+use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::outfile::{Stream, create_stream, is_stdout};
 use crate::results::IntervalPoint;
 
 pub struct CsvSink {
     path: PathBuf,
-    /// Opened with the first row, so a run that fails before its first interval leaves no empty file.
-    writer: Option<csv::Writer<BufWriter<File>>>,
+    /// Created with the first row, so a run that fails before its first interval leaves no empty file.
+    writer: Option<csv::Writer<Stream>>,
 }
 
 const IO_COLUMNS: [&str; 16] = [
@@ -34,25 +36,18 @@ const IO_COLUMNS: [&str; 16] = [
 ];
 
 impl CsvSink {
-    /// A sink for `path`; the file is created (or truncated) when the first row arrives. The caller checks
-    /// beforehand that it can be written (`app::outputs`).
+    /// A sink for `path`; the file is created (or replaced) when the first row arrives. The caller checks
+    /// beforehand that it can be written (`app::outputs`); the path is judged again then.
     pub fn new(path: &Path) -> CsvSink {
         CsvSink { path: path.to_path_buf(), writer: None }
     }
 
     pub fn write(&mut self, phase: usize, phase_name: &str, point: &IntervalPoint) -> io::Result<()> {
-        let writer = match &mut self.writer {
-            Some(writer) => writer,
-            None => {
-                let mut writer = csv::Writer::from_writer(BufWriter::new(File::create(&self.path)?));
-                writer.write_record(header(point))?;
-                self.writer.insert(writer)
-            }
-        };
         let us = |ns: f64| format!("{:.1}", ns / 1e3);
+        let name = if is_stdout(&self.path) { crate::escape::for_terminal(phase_name) } else { phase_name.into() };
         let mut row = vec![
             (phase + 1).to_string(),
-            phase_name.to_string(),
+            name.to_string(),
             format!("{:.3}", point.start_s),
             format!("{:.3}", point.length_s),
         ];
@@ -77,9 +72,22 @@ impl CsvSink {
         for d in &point.devices {
             row.extend([format!("{:.1}", d.busy_pct), format!("{:.2}", d.read_mbps), format!("{:.2}", d.write_mbps)]);
         }
-        writer.write_record(&row)?;
-        // Flush each row: the file is for watching and for surviving an abrupt end.
-        writer.flush()
+        match &mut self.writer {
+            Some(writer) => {
+                writer.write_record(&row)?;
+                // Flush each row: the file is for watching and for surviving an abrupt end.
+                writer.flush()
+            }
+            None => {
+                let mut first = csv::Writer::from_writer(Vec::new());
+                first.write_record(header(point))?;
+                first.write_record(&row)?;
+                let bytes = first.into_inner().map_err(|e| io::Error::other(e.to_string()))?;
+                let stream = create_stream(&self.path, &bytes).map_err(io::Error::other)?;
+                self.writer = Some(csv::Writer::from_writer(stream));
+                Ok(())
+            }
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 //! log_avg_msec), block size and offset are 0 (as in fio's averaged logs), and there is no `_slat` log because
 //! streamcap's latency is measured from submission (`_lat` and `_clat` hold the same values, as in fio-json).
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::metrics::ClassPoint;
@@ -21,43 +21,47 @@ pub struct LogPrefixes<'a> {
     pub lat: Option<&'a str>,
 }
 
+/// The log files `prefixes` ask for, numbered `job`, in `dir`: (kind, path), e.g. ("bw", `DIR/PREFIX_bw.1.log`).
+pub fn fio_log_paths(dir: &Path, job: usize, prefixes: LogPrefixes<'_>) -> Vec<(&'static str, PathBuf)> {
+    let mut wanted: Vec<(&str, &'static str)> = Vec::new();
+    if let Some(p) = prefixes.bw {
+        wanted.push((p, "bw"));
+    }
+    if let Some(p) = prefixes.iops {
+        wanted.push((p, "iops"));
+    }
+    if let Some(p) = prefixes.lat {
+        wanted.extend([(p, "lat"), (p, "clat")]);
+    }
+    wanted.into_iter().map(|(prefix, kind)| (kind, dir.join(format!("{prefix}_{kind}.{job}.log")))).collect()
+}
+
 /// Writes the asked-for logs of `phase` into `dir` (fio writes them in its working directory), numbered `job`
-/// as fio numbers its jobs from 1. Returns the files written.
+/// as fio numbers its jobs from 1, each under the output-file rule (`crate::outfile`). Returns the files written.
 pub fn write_fio_logs(
     dir: &Path,
     phase: &PhaseResult,
     job: usize,
     prefixes: LogPrefixes<'_>,
-) -> io::Result<Vec<PathBuf>> {
-    type Value = fn(&ClassPoint, f64) -> f64;
-    let bw: Value = |c, secs| c.bytes as f64 / secs / 1024.0;
-    let iops: Value = |c, secs| c.ops as f64 / secs;
-    let lat: Value = |c, _| c.lat_mean_ns;
-    let mut wanted: Vec<(&str, &str, Value)> = Vec::new();
-    if let Some(p) = prefixes.bw {
-        wanted.push((p, "bw", bw));
-    }
-    if let Some(p) = prefixes.iops {
-        wanted.push((p, "iops", iops));
-    }
-    if let Some(p) = prefixes.lat {
-        wanted.push((p, "lat", lat));
-        wanted.push((p, "clat", lat));
-    }
+) -> Result<Vec<PathBuf>, crate::outfile::OutFileError> {
     let mut written = Vec::new();
-    for (prefix, kind, value) in wanted {
-        let path = dir.join(format!("{prefix}_{kind}.{job}.log"));
-        let mut out = io::BufWriter::new(std::fs::File::create(&path)?);
+    for (kind, path) in fio_log_paths(dir, job, prefixes) {
+        let value: fn(&ClassPoint, f64) -> f64 = match kind {
+            "bw" => |c, secs| c.bytes as f64 / secs / 1024.0,
+            "iops" => |c, secs| c.ops as f64 / secs,
+            _ => |c, _| c.lat_mean_ns,
+        };
+        let mut out = Vec::new();
         for point in &phase.intervals {
             let secs = point.length_s.max(1e-9);
             let at_ms = ((point.start_s + point.length_s) * 1000.0).round() as u64;
             for (direction, class) in [(0, &point.read), (1, &point.write)] {
                 if let Some(c) = class {
-                    writeln!(out, "{at_ms}, {}, {direction}, 0, 0", value(c, secs).round() as u64)?;
+                    let _ = writeln!(out, "{at_ms}, {}, {direction}, 0, 0", value(c, secs).round() as u64);
                 }
             }
         }
-        out.flush()?;
+        crate::outfile::write(&path, &out)?;
         written.push(path);
     }
     Ok(written)

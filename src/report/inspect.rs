@@ -1,14 +1,15 @@
 //! The terminal rendering of `streamcap inspect`: what is beneath a target, without any I/O — filesystem, pool
 //! profile and what it means for a failed disk, members, raw and usable capacity, read policy, free space,
-//! effective RAM, whether the data lives in RAM, and every device's facts. Also the short pool and RAM phrases
-//! the run summary uses. Reads only the `RunResult`, so a saved inspect JSON renders the same again.
+//! effective RAM, whether the data lives in RAM, the cgroup throttles that limit the devices, and every device's
+//! facts. Also the short pool and RAM phrases the run summary uses. Reads only the `RunResult`, so a saved
+//! inspect JSON renders the same again.
 
 use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, Table};
 
 use super::terminal::STYLE;
-use crate::results::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile, RunResult};
+use crate::results::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile, RunResult, throttle_words};
 
 pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let target = &result.target;
@@ -41,16 +42,53 @@ pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
             "           the limit of {limit} is set in {file}: the page cache of this process stays within it"
         )?;
     }
-    match &target.memory_backed {
-        Some(why) => writeln!(out, "in RAM     yes: {why}; figures measured here may describe memory")?,
-        None => writeln!(out, "in RAM     no: the data lives on the devices below")?,
-    }
+    writeln!(out, "in RAM     {}", in_ram_words(result))?;
+    write_limits(out, result)?;
     if !target.devices.is_empty() {
         writeln!(out)?;
         writeln!(out, "devices beneath, top first:")?;
         writeln!(out, "{}", device_table(result))?;
     }
     Ok(())
+}
+
+/// Where the target's data lives, as far as the facts tell. "On the devices below" only when there are some:
+/// `inspect /proc` said so while naming none.
+fn in_ram_words(result: &RunResult) -> String {
+    let target = &result.target;
+    let filesystem = target.filesystem.as_ref();
+    match (&target.memory_backed, filesystem) {
+        (Some(why), _) => format!("yes: {why}; figures measured here may describe memory"),
+        _ if !target.devices.is_empty() => "no: the data lives on the devices below".into(),
+        (None, Some(fs)) if fs.is_network() => "no: the data lives on the server, across the network".into(),
+        (None, Some(fs)) if fs.is_kernel_view() => format!(
+            "no data at all: {} is the kernel's view of its own state, not storage; choose a directory on a disk \
+             or a pool",
+            fs.fs_type
+        ),
+        (None, Some(fs)) => format!(
+            "unknown: no block device is beneath this target ({}), so streamcap cannot tell where its data lives",
+            fs.fs_type
+        ),
+        (None, None) => "unknown: no block device is beneath this target".into(),
+    }
+}
+
+/// The cgroup throttles on the devices beneath, one line per device; "none" where devices are beneath and none
+/// is throttled.
+fn write_limits(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+    let target = &result.target;
+    if target.devices.is_empty() {
+        return Ok(());
+    }
+    let lines = throttle_words(&target.throttles);
+    if lines.is_empty() {
+        return writeln!(out, "limits     none: no cgroup throttle limits this process on these devices");
+    }
+    for (i, line) in lines.iter().enumerate() {
+        writeln!(out, "{} {line}", if i == 0 { "limits    " } else { "          " })?;
+    }
+    writeln!(out, "           figures that reach a limit describe the throttle, not the device")
 }
 
 fn write_pool(out: &mut dyn Write, pool: &PoolFacts) -> io::Result<()> {
@@ -179,4 +217,32 @@ fn device_table(result: &RunResult) -> Table {
         c.set_cell_alignment(CellAlignment::Right);
     }
     table
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inspected() -> RunResult {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/inspect-raid5.json");
+        crate::results::read_result(std::path::Path::new(path)).unwrap()
+    }
+
+    #[test]
+    fn a_target_without_devices_is_not_said_to_live_on_them() {
+        // Guards issue 25: `inspect /proc` said "the data lives on the devices below" and listed none.
+        let mut result = inspected();
+        result.target.memory_backed = None;
+        assert_eq!(in_ram_words(&result), "no: the data lives on the devices below");
+        result.target.devices.clear();
+        result.target.pool = None;
+        let fs = result.target.filesystem.as_mut().unwrap();
+        fs.fs_type = "proc".into();
+        let text = in_ram_words(&result);
+        assert!(text.starts_with("no data at all: proc is the kernel's view of its own state"), "{text}");
+        result.target.filesystem.as_mut().unwrap().fs_type = "fuse.mystery".into();
+        assert!(in_ram_words(&result).starts_with("unknown: no block device is beneath this target (fuse.mystery)"));
+        result.target.filesystem.as_mut().unwrap().fs_type = "nfs4".into();
+        assert_eq!(in_ram_words(&result), "no: the data lives on the server, across the network");
+    }
 }

@@ -98,6 +98,9 @@ fn heading(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
             if d.rotational { "rotational" } else { "non-rotational" }
         )?;
     }
+    for line in crate::results::throttle_words(&result.target.throttles) {
+        writeln!(out, "- limit: {}", cell(&line))?;
+    }
     writeln!(out)
 }
 
@@ -185,7 +188,7 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
                 ms(s.startup.at(99.0)),
                 ms(s.lateness.at(99.0)),
                 format_mbps(s.delivered_mbps),
-                if s.meets_target { "ok".into() } else { cell(&s.failure_reason(&streams.target).unwrap_or_default()) },
+                cell(&super::streams::step_result(s, streams)),
             ]
         })
         .collect();
@@ -245,20 +248,25 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
         check.elapsed_s,
         Bytes(check.data_set_bytes)
     )?;
+    if let Some(library) = &check.library {
+        writeln!(out)?;
+        writeln!(out, "Viewers read a media library: {} ({}).", library.headline(), library.popularity)?;
+    }
     writeln!(out)?;
     table(out, &["measurement", "result"], &[false, true], &rows)?;
-    let verdict: Vec<Vec<String>> = check
-        .verdict
-        .iter()
-        .map(|v| {
-            let sustained = if v.capacity.at_limit { format!("≥ {}", v.streams) } else { v.streams.to_string() };
-            vec![v.label.clone(), format!("{} Mbit/s", v.bitrate_bps as f64 / 1e6), sustained, v.limited_by.clone()]
-        })
-        .collect();
+    let verdict: Vec<Vec<String>> = check.verdict.iter().map(|v| super::check::verdict_cells(v).to_vec()).collect();
     if !verdict.is_empty() {
         writeln!(out, "Concurrent streams with no stall and start-up within 2 s:")?;
         writeln!(out)?;
-        table(out, &["format", "bitrate", "streams", "limited by"], &[false, true, true, false], &verdict)?;
+        table(out, &super::check::VERDICT_HEADER, &super::check::VERDICT_RIGHT, &verdict)?;
+        for v in &check.verdict {
+            writeln!(out, "- {}", cell(&v.capacity.words))?;
+        }
+        writeln!(out)?;
+        for line in super::check::verdict_legend(check) {
+            writeln!(out, "_{}_", cell(&line))?;
+            writeln!(out)?;
+        }
     }
     if check.partial {
         writeln!(out, "_Partial: the check stopped before the end._")?;

@@ -1,12 +1,14 @@
 //! "Which disk did the work", for the streams and check summaries: one row per device beneath the target (every
-//! pool member, the filesystem's device, a loop device's backing store) with its reads, writes, MB/s, busy % and
-//! share of the bytes its layer moved. Streams show it per step; check sums it over its measured phases. Reads
-//! only `results` types; the run summary's per-phase device table (`terminal`) stays as it is.
+//! pool member, the filesystem's device, a loop device's backing store) with the run's reads, writes, MB/s,
+//! busy % and share of the bytes its layer moved, the target's own devices first. A disk beneath the target (a
+//! loop device's backing disk) is the host's: what it moved for others is left out of its row and said beneath
+//! the table as other activity (`member_notes`). Streams show it per step; check sums it over its measured
+//! phases. Reads only `results` types; the run summary's per-phase device table (`terminal`) stays as it is.
 
 use comfy_table::{CellAlignment, Table};
 
 use super::terminal::STYLE;
-use crate::results::{DeviceResult, PhaseResult};
+use crate::results::{DeviceResult, OtherActivity, PhaseResult, other_activity_words};
 use crate::units::format_mbps;
 
 /// One device's activity over some measured time.
@@ -22,6 +24,8 @@ pub(super) struct Member {
     pub seconds: f64,
     /// Seconds with a request in flight (busy % × seconds).
     pub busy_s: f64,
+    /// What the device moved that the run did not cause (left out of `bytes`).
+    pub others: OtherActivity,
 }
 
 impl Member {
@@ -32,9 +36,10 @@ impl Member {
             role: device.role.clone(),
             reads: a.reads,
             writes: a.writes,
-            bytes: a.read_bytes.0 + a.write_bytes.0,
+            bytes: device.own_read_bytes() + device.own_write_bytes(),
             seconds,
             busy_s: a.busy_pct / 100.0 * seconds,
+            others: device.others.unwrap_or_default(),
         }
     }
 
@@ -44,6 +49,8 @@ impl Member {
         self.bytes += other.bytes;
         self.seconds += other.seconds;
         self.busy_s += other.busy_s;
+        self.others.read_bytes += other.others.read_bytes;
+        self.others.write_bytes += other.others.write_bytes;
     }
 
     fn mbps(&self) -> f64 {
@@ -73,6 +80,21 @@ pub(super) fn summed(phases: &[PhaseResult]) -> Vec<Member> {
         }
     }
     all
+}
+
+/// The lines under the table: each device's activity that was not the run's, summed over `groups`.
+pub(super) fn member_notes(groups: &[(String, Vec<Member>)]) -> Vec<String> {
+    let mut others: Vec<(String, String, OtherActivity)> = Vec::new();
+    for m in groups.iter().flat_map(|(_, list)| list) {
+        match others.iter_mut().find(|(name, role, _)| *name == m.name && *role == m.role) {
+            Some((_, _, o)) => {
+                o.read_bytes += m.others.read_bytes;
+                o.write_bytes += m.others.write_bytes;
+            }
+            None => others.push((m.name.clone(), m.role.clone(), m.others)),
+        }
+    }
+    other_activity_words(&others)
 }
 
 /// A member's share of the bytes moved by the members listed with the same role (one pool's members, the disks
@@ -121,7 +143,8 @@ mod tests {
     use super::*;
 
     fn member(name: &str, role: &str, bytes: u64, seconds: f64, busy_s: f64) -> Member {
-        Member { name: name.into(), role: role.into(), reads: bytes / 4096, writes: 0, bytes, seconds, busy_s }
+        let others = OtherActivity::default();
+        Member { name: name.into(), role: role.into(), reads: bytes / 4096, writes: 0, bytes, seconds, busy_s, others }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! same trait. The terminal summary also shows what `inspect` found beneath a target (`inspect`).
 
 mod cache;
-mod check;
+pub(crate) mod check;
 mod check_hint;
 mod cluster;
 pub mod compare;
@@ -39,7 +39,7 @@ pub use check::write_check_summary;
 pub use compare::Comparison;
 pub use csv::CsvSink;
 pub use fio_json::{FioJson, FioJsonPlus, fio_json, write_fio_json};
-pub use fio_logs::{LogPrefixes, write_fio_logs};
+pub use fio_logs::{LogPrefixes, fio_log_paths, write_fio_logs};
 pub use html::Html;
 pub use inspect::write_inspect;
 pub use markdown::Markdown;

@@ -7,8 +7,8 @@ use std::io::{self, Write};
 
 use comfy_table::Table;
 
-use super::members::{member_table, members};
-use crate::results::{RunResult, StreamsResult, StreamsStep};
+use super::members::{member_notes, member_table, members};
+use crate::results::{RunResult, StreamsResult, StreamsStep, busiest_own};
 
 fn ms(ns: Option<u64>) -> String {
     ns.map_or("-".into(), |n| format!("{:.2} ms", n as f64 / 1e6))
@@ -20,11 +20,9 @@ fn seconds(s: f64) -> String {
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
+/// The busiest of the target's own devices (a disk beneath, such as a loop device's backing disk, is the host's).
 fn busiest(step: &StreamsStep) -> String {
-    step.devices
-        .iter()
-        .max_by(|a, b| a.activity.busy_pct.total_cmp(&b.activity.busy_pct))
-        .map_or("-".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
+    busiest_own(&step.devices).map_or("-".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
 }
 
 pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
@@ -36,6 +34,9 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
         writeln!(out)?;
         writeln!(out, "which device did the work at each step (share: of the bytes its layer moved):")?;
         writeln!(out, "{table}")?;
+        for line in member_notes(&groups) {
+            writeln!(out, "{line}")?;
+        }
         writeln!(out)?;
     }
     if let [step] = streams.steps.as_slice() {
@@ -109,6 +110,10 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
     if let Some(pct) = streams.vbr_pct {
         writeln!(out, "variable bitrate: ±{pct} % per GOP of 2 s")?;
     }
+    if let Some(library) = &streams.library {
+        writeln!(out, "library: {} · {}", library.headline(), library.popularity)?;
+        writeln!(out, "  why this size: {}", library.why)?;
+    }
     Ok(())
 }
 
@@ -145,16 +150,29 @@ fn step_table(streams: &StreamsResult) -> Table {
             format!("{:.1}", step.delivered_mbps),
             busiest(step),
             format!("{:.0}%", step.cpu_pct),
-            if step.interrupted {
-                "interrupted".into()
-            } else if step.meets_target {
-                "ok".into()
-            } else {
-                step.failure_reason(&streams.target).map_or_else(|| "missed".into(), |why| format!("missed: {why}"))
-            },
+            step_result(step, streams),
         ]);
     }
     table
+}
+
+/// How a step ended, in a word: "ok", "missed", "interrupted", or "cache-served" (it passed, but a cache served
+/// it, so it does not count toward the capacity).
+pub(super) fn step_mark(step: &StreamsStep) -> &'static str {
+    match (step.interrupted, step.meets_target, step.counts()) {
+        (true, _, _) => "interrupted",
+        (_, true, false) => "cache-served",
+        (_, true, true) => "ok",
+        (_, false, _) => "missed",
+    }
+}
+
+/// How a step ended, with why it missed: "ok", "missed: 2 never started", "interrupted", "cache-served".
+pub(super) fn step_result(step: &StreamsStep, streams: &StreamsResult) -> String {
+    match (step_mark(step), step.failure_reason(&streams.target)) {
+        ("missed", Some(why)) => format!("missed: {why}"),
+        (mark, _) => mark.into(),
+    }
 }
 
 /// The one step of a `--count` run in words.

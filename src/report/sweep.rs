@@ -1,5 +1,6 @@
-//! The summary of a `sweep` result, for the terminal and for Markdown: one table of every size × record × mode (MB/s of each
-//! pass, the closing flush of the first write in its own column), then the cliff in words, why the sizes stop
+//! The summary of a `sweep` result, for the terminal and for Markdown: one table of every size × record × mode
+//! (MB/s of each pass, the writes without and with their closing fsync, the first write's fsync time in its own
+//! column), then the cliff in words (or the fall the RAM cannot explain, and why), why the sizes stop
 //! where they do, and the warnings (errors; not the cache flag of the buffered passes, which is the point of
 //! the sweep and is what the cliff line explains; a cache beneath the OS once per device). Reads only `results`
 //! types, so `streamcap report r.json` prints the same thing again. The HTML page (`html/sweep.rs`) shows the
@@ -38,12 +39,13 @@ pub fn write_sweep_summary(out: &mut dyn Write, result: &RunResult, sweep: &Swee
     write_warnings(out, &judged(result))
 }
 
-/// The columns of the sweep table, in every format.
-pub(super) const HEADER: [&str; 9] =
-    ["size", "record", "I/O", "write", "flush", "re-write", "read", "re-read", "random read"];
+/// The columns of the sweep table, in every format: each write without its closing fsync (iozone's write) and
+/// with it (`+flush`, iozone's `-e`), and the fsync's time (`flush`).
+pub(super) const HEADER: [&str; 11] =
+    ["size", "record", "I/O", "write", "+flush", "flush", "re-write", "+flush", "read", "re-read", "random read"];
 
 /// Which columns hold numbers (right-aligned).
-pub(super) const NUMERIC: [bool; 9] = [false, false, false, true, true, true, true, true, true];
+pub(super) const NUMERIC: [bool; 11] = [false, false, false, true, true, true, true, true, true, true, true];
 
 /// The lines under the table: the cliff in words, why the sizes stop where they do, and a partial sweep.
 pub(super) fn closing_lines(sweep: &SweepSummary) -> Vec<String> {
@@ -67,7 +69,8 @@ pub(super) fn closing_lines(sweep: &SweepSummary) -> Vec<String> {
 pub(super) fn settings_line(sweep: &SweepSummary) -> String {
     let limit = sweep.memory_limit_bytes.map_or(String::new(), |m| format!(" · inside a {} memory cgroup", Bytes(m)));
     format!(
-        "effective RAM {}{limit} · MB/s per pass; writes include their closing fsync",
+        "effective RAM {}{limit} · MB/s per pass; write and re-write without their closing fsync (iozone's \
+         write), +flush with it (iozone -e)",
         Bytes(sweep.effective_ram_bytes)
     )
 }
@@ -113,8 +116,10 @@ pub(super) fn row(p: &SweepPoint) -> Vec<String> {
         Bytes(p.size_bytes).to_string(),
         Bytes(p.record_bytes).to_string(),
         if p.direct { "direct" } else { "buffered" }.to_string(),
+        mbps(p.write_no_flush_mbps),
         mbps(p.write_mbps),
         flush,
+        mbps(p.rewrite_no_flush_mbps),
         mbps(p.rewrite_mbps),
         mbps(p.read_mbps),
         mbps(p.reread_mbps),

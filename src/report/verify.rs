@@ -1,6 +1,7 @@
 //! The verification section of the terminal summary: what was checked, the first bad blocks with their kind,
-//! expected and found, and the reads of the read-back pass that failed. The JSON result lists every bad block
-//! (up to 1,000); this shows the first few.
+//! expected and found, the ranges lost because a file ended early or was missing (with their offsets), and the
+//! reads of the read-back pass that failed. "All good" only when nothing at all was wrong. The JSON result lists
+//! every bad block (up to 1,000); this shows the first few.
 
 use std::io::{self, Write};
 
@@ -19,10 +20,11 @@ pub fn write_verify_summary(out: &mut dyn Write, v: &VerifyResult) -> io::Result
         Bytes(v.block_bytes)
     );
     let from = v.from.as_ref().map(|f| format!(" in {f}")).unwrap_or_default();
-    match v.bad_count {
-        0 => writeln!(out, "verify: {checked}{from}: all good")?,
-        1 => writeln!(out, "verify: {checked}{from}: 1 bad block:")?,
-        n => writeln!(out, "verify: {checked}{from}: {n} bad blocks:")?,
+    match (v.bad_count, v.read_errors.count) {
+        (0, 0) => writeln!(out, "verify: {checked}{from}: all good")?,
+        (0, n) => writeln!(out, "verify: {checked}{from}: no bad block among them, but {n} read(s) failed (below)")?,
+        (1, _) => writeln!(out, "verify: {checked}{from}: 1 bad block:")?,
+        (n, _) => writeln!(out, "verify: {checked}{from}: {n} bad blocks:")?,
     }
     for b in v.bad_blocks.iter().take(SHOWN) {
         writeln!(
@@ -32,9 +34,12 @@ pub fn write_verify_summary(out: &mut dyn Write, v: &VerifyResult) -> io::Result
         )?;
     }
     let listed = v.bad_blocks.len().min(SHOWN) as u64;
-    if v.bad_count > listed {
-        writeln!(out, "  … and {} more (the JSON result lists up to 1,000)", v.bad_count - listed)?;
+    let in_ranges: u64 = v.lost_ranges.iter().map(|r| r.blocks).sum();
+    let more = v.bad_count.saturating_sub(listed + in_ranges);
+    if more > 0 {
+        writeln!(out, "  … and {more} more (the JSON result lists up to 1,000)")?;
     }
+    write_lost_ranges(out, &v.lost_ranges)?;
     if v.read_errors.count > 0 {
         writeln!(out, "verify: {} reads of the read-back failed; their blocks were not checked:", v.read_errors.count)?;
         for e in v.read_errors.records.iter().take(SHOWN) {
@@ -53,6 +58,26 @@ pub fn write_verify_summary(out: &mut dyn Write, v: &VerifyResult) -> io::Result
     }
     if let Some(manifest) = &v.manifest {
         writeln!(out, "verify: kept for a later --verify-only ({manifest})")?;
+    }
+    Ok(())
+}
+
+/// The ranges lost because a file ended early or was missing, with their offsets (the first few).
+fn write_lost_ranges(out: &mut dyn Write, ranges: &[crate::results::LostRange]) -> io::Result<()> {
+    for r in ranges.iter().take(SHOWN) {
+        let plural = if r.blocks == 1 { "" } else { "s" };
+        let (from, to) = (r.offset, r.offset + r.len);
+        writeln!(
+            out,
+            "  {} bytes {from}–{to} ({} written block{plural}, {}): lost — {}",
+            r.file,
+            r.blocks,
+            Bytes(r.len),
+            r.why
+        )?;
+    }
+    if ranges.len() > SHOWN {
+        writeln!(out, "  … and {} more lost ranges (in the JSON result)", ranges.len() - SHOWN)?;
     }
     Ok(())
 }
@@ -81,6 +106,7 @@ mod tests {
             bad_blocks: vec![bad; 12],
             pass_complete: true,
             read_errors: ErrorSummary::default(),
+            lost_ranges: Vec::new(),
             from: None,
             manifest: None,
             in_flight: None,
@@ -94,5 +120,45 @@ mod tests {
         );
         assert!(text.contains("/t/data.0 at offset 65536 (65536 bytes): misdirected — expected the block"), "{text}");
         assert!(text.contains("… and 2 more"), "{text}");
+    }
+
+    /// Guards issue 25 (item 10): a truncated data file printed "0 blocks checked … all good", then a short read.
+    #[test]
+    fn a_lost_range_or_a_failed_read_is_never_all_good() {
+        let mut v = VerifyResult {
+            algorithm: "crc32c".into(),
+            block_bytes: 4096,
+            blocks_checked: 1280,
+            bytes_checked: 5 << 20,
+            bad_count: 768,
+            bad_blocks: Vec::new(),
+            pass_complete: true,
+            read_errors: ErrorSummary::default(),
+            lost_ranges: vec![crate::results::LostRange {
+                file: "/t/data.0".into(),
+                offset: 5 << 20,
+                len: 3 << 20,
+                blocks: 768,
+                why: "the file ends at byte 5242880 (it was truncated)".into(),
+            }],
+            from: None,
+            manifest: None,
+            in_flight: None,
+        };
+        let text = |v: &VerifyResult| {
+            let mut out = Vec::new();
+            write_verify_summary(&mut out, v).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let said = text(&v);
+        assert!(said.contains(": 768 bad blocks:") && !said.contains("all good") && !said.contains("more"), "{said}");
+        assert!(
+            said.contains("/t/data.0 bytes 5242880–8388608 (768 written blocks, 3 MiB): lost — the file ends"),
+            "{said}"
+        );
+        v.bad_count = 0;
+        v.lost_ranges.clear();
+        v.read_errors.count = 1;
+        assert!(text(&v).contains("no bad block among them, but 1 read(s) failed"), "{}", text(&v));
     }
 }

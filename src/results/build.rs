@@ -100,7 +100,7 @@ pub fn build_phase(
         sync: op(OpClass::Sync),
         cpu: cpu_result(samples, total_ops),
         memory: memory_result(samples, ram),
-        devices: device_activity(&samples.devices, &samples.disks_before, &samples.disks_after, samples.span),
+        devices: attributed(plan, samples),
         errors: ErrorSummary {
             count: OpClass::ALL.iter().map(|&c| measured.totals.stats(c).errors).sum(),
             records: measured.errors.to_vec(),
@@ -119,6 +119,17 @@ pub fn build_phase(
         intervals: intervals.0,
         interval_stride: intervals.1,
     }
+}
+
+/// Each device's activity over the samples' span, with what was not the run's split off (`devices.rs`).
+fn attributed(plan: &PhasePlan, samples: &PhaseSamples) -> Vec<DeviceResult> {
+    let mut devices = device_activity(&samples.devices, &samples.disks_before, &samples.disks_after, samples.span);
+    // Twice what the workers may have in flight: a read submitted before the span began (counted by the process
+    // then) completes inside it (counted by the device), and split or requeued requests (a throttle, a loop
+    // device) widen that; measured, a queue of 16 × 1 MiB on a throttled loop device was 20 MiB apart.
+    let in_flight = 2 * u64::from(plan.iodepth) * u64::from(plan.jobs) * u64::from(plan.largest_block());
+    super::attribute(&mut devices, samples.cpu_after.storage_reads_since(&samples.cpu_before), in_flight);
+    devices
 }
 
 /// The process's CPU time over the samples' span, per operation, and the whole system's use beside it.
@@ -206,7 +217,7 @@ pub fn device_activity(
             let a = before.iter().find(|d| &d.name == name)?;
             let b = after.iter().find(|d| &d.name == name)?;
             let activity = DiskActivity::between(a, b, elapsed);
-            Some(DeviceResult { role: role.clone(), activity, implausible: None })
+            Some(DeviceResult { role: role.clone(), activity, implausible: None, others: None })
         })
         .collect()
 }

@@ -15,6 +15,10 @@ pub struct CheckSummary {
     pub elapsed_s: f64,
     /// Size of the raw data set, bytes (smaller than the profile's when free space is short).
     pub data_set_bytes: u64,
+    /// The library the stream phases read: the profile's generated library or the user's (`--library`), with
+    /// its titles, size and why that size (absent in results written before libraries existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<crate::streams::LibraryInfo>,
     /// Sequential 1 MiB writes and reads (queue depth 8), decimal MB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialFigures>,
@@ -136,18 +140,25 @@ pub struct FormatVerdict {
     /// In words ("2160p HEVC (25 Mbit/s)").
     pub label: String,
     pub bitrate_bps: u64,
-    /// Streams sustained with no stall and every start within the target (the capacity search's answer).
+    /// The format's one capacity: streams sustained with no stall and every start within the target, the
+    /// median over the runs of the edge (`capacity`, which also holds its range and the comfortable count). 0
+    /// when not measured (`capacity.not_measured` says why).
     pub streams: u32,
-    /// What stopped more streams: "stalls", "start-up time", "read errors", "search limit" (at least
-    /// `streams`), or "interrupted"; followed by the estimate's binding bound, e.g. "stalls (bandwidth)".
+    /// What stopped more streams, in words: "disk throughput", "seeks", "start-up time", "a throttle", "the
+    /// network", "the client (streamcap fell behind)", "read errors", "not reached (search limit)" (at least
+    /// `streams`), "not measured", or "—".
     pub limited_by: String,
-    /// Streams the measured sequential read bandwidth allows at 100 %: sequential MB/s ÷ stream MB/s, rounded
-    /// down.
+    /// A bound, not a capacity: streams the check's sequential reads (1 MiB, queue depth 8: the cache table's
+    /// sustained media) would carry at 100 %, sequential MB/s ÷ stream MB/s, rounded down (0: not measured).
     pub bandwidth_ceiling: u32,
-    /// Share of that ceiling left unused at the sustained count, percent: (ceiling − streams) ÷ ceiling × 100.
-    /// Negative when the viewers drew more than that measurement (more reads in flight than its queue depth of 4,
-    /// or a cache served them).
-    pub headroom_pct: f64,
+    /// Share of that ceiling left unused at the capacity, percent: (ceiling − streams) ÷ ceiling × 100. Absent
+    /// when either is not measured or the capacity is beyond the ceiling (never negative).
+    #[serde(default)]
+    pub headroom_pct: Option<f64>,
+    /// The capacity is beyond the sequential ceiling: the viewers drew more than the device's sequential reads
+    /// deliver, so a cache (the drive's, a controller's, the host's) served some of them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub beyond_ceiling: bool,
     pub capacity: CapacityAnswer,
     /// From raw rates on the same media (random chunk reads, sequential reads).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -9,6 +9,7 @@ mod build;
 mod cache;
 mod check;
 mod cluster;
+mod devices;
 mod fileset;
 mod io;
 mod latency;
@@ -16,6 +17,7 @@ mod planning;
 mod plausibility;
 mod skew;
 mod streams;
+mod streams_step;
 mod sweep;
 mod time;
 mod trial;
@@ -30,7 +32,9 @@ pub use crate::metrics::{
 use crate::metrics::{ErrorRecord, Mergeable};
 pub use crate::plan::FioJobInfo;
 use crate::sysinfo::{BlockDevice, DiskActivity, FilesystemFacts, SystemCpuUsage};
-pub use crate::sysinfo::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile};
+pub use crate::sysinfo::{
+    BtrfsSpace, DeviceThrottle, HostFacts, PoolFacts, PoolKind, Profile, ThrottleKind, read_limit_words, throttle_words,
+};
 
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use cache::{CacheEnd, CacheStep, CacheSummary, Plateau, PlateauKind};
@@ -40,6 +44,10 @@ pub use check::{
 pub use cluster::{
     CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
     RankHost, RankPhase, client_verdict, done_figures,
+};
+pub use devices::{
+    Layer, OtherActivity, attribute, busiest_own, other_activity_words, own_device_reads, reads_throttled,
+    served_from_beneath, throttle_bound,
 };
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
@@ -57,10 +65,10 @@ pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
     StreamsResult, StreamsStep, build_step, capacity_answer,
 };
-pub use sweep::{SweepCliff, SweepPoint, SweepSummary};
+pub use sweep::{ImplausibleCliff, SweepCliff, SweepPoint, SweepSummary};
 pub use time::rfc3339;
 pub use trial::{TRIAL_SCHEMA, TRIAL_SCHEMA_VERSION, TrialDevice, TrialFigure, TrialLayout, TrialResult};
-pub use verify::{BadBlock, BadKind, RankVerify, VerifyResult, merge_ranks};
+pub use verify::{BadBlock, BadKind, LostRange, RankVerify, VerifyResult, merge_ranks};
 
 pub const SCHEMA: &str = "streamcap.run";
 pub const SCHEMA_VERSION: u32 = 1;
@@ -162,6 +170,11 @@ pub struct TargetInfo {
     /// Why the target's data lives in RAM (tmpfs, zram, a loop device over a page-cached file), if it does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_backed: Option<String>,
+    /// The cgroup I/O limits (blkio throttles, io.max) that bind this process on the devices beneath, smallest
+    /// per device and kind: a limit that, rather than the device, may be what the figures reach. Empty when
+    /// none is set (and in results written before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttles: Vec<DeviceThrottle>,
 }
 
 /// One phase.
@@ -357,6 +370,11 @@ pub struct DeviceResult {
     /// saying so. Absent when the figures are plausible or nothing was checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub implausible: Option<String>,
+    /// The part of `activity` this run did not cause (`devices.rs`): other processes on a disk beneath the
+    /// target (a loop device's backing disk) or on a shared device. Absent when all of it is the run's, or
+    /// nothing could tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others: Option<OtherActivity>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

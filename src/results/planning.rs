@@ -167,6 +167,10 @@ pub struct FormatStreams {
     pub name: String,
     pub streams: u32,
     pub limit: String,
+    /// `streams` before it is floored to whole streams (a ratio of two pools is taken of these); 0 in results
+    /// written before it existed.
+    #[serde(default)]
+    pub exact: f64,
 }
 
 /// How long a rebuild takes at the rebuild share.

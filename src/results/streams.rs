@@ -2,13 +2,13 @@
 //! (one for `--count`, the curve for `--max`), the capacity answer and the estimate beside it. Additive to
 //! schema version 1 (`RunResult::streams`, absent for other commands). Units are in the field names.
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
 use super::DeviceResult;
-use crate::metrics::{DEFAULT_PERCENTILES, Histogram, LatencySummary};
-use crate::streams::{IngestOutcome, SearchOutcome, StepOutcome, StreamStats};
+use crate::metrics::LatencySummary;
+use crate::streams::SearchOutcome;
+use crate::streams::capacity::{self, Edge};
+pub use super::streams_step::{StepContext, build_step};
 
 /// What `streams` measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -25,7 +25,7 @@ pub struct StreamsResult {
     pub prebuffer_s: f64,
     /// Playback judged in each step once every viewer had reached steady state (its buffer full once), seconds.
     pub watch_s: f64,
-    /// "one", "each", "library:N:zipf=S".
+    /// "library", "library:N", "library:zipf=S", "one", "each".
     pub assignment: String,
     /// Mean seconds between a viewer's seeks, when viewers skip around.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,8 +33,13 @@ pub struct StreamsResult {
     /// `--vbr`: each GOP's bitrate within ± this percentage of the mean (absent: constant bitrate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vbr_pct: Option<f64>,
-    /// streamcap wrote its own test media (removed afterwards), or read the user's (`--use-existing`).
+    /// streamcap wrote its own test media (removed afterwards), or read the user's (`--library`).
     pub own_media: bool,
+    /// The library the viewers watched: generated or the user's, its titles and size, how viewers picked titles
+    /// (the hot set of a Zipf popularity) and why it has that size (absent for test files per format, and in
+    /// results written before libraries existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<crate::streams::LibraryInfo>,
     /// Media files the viewers read (local files or URLs).
     pub media_files: usize,
     /// Bytes of all the media files together.
@@ -169,6 +174,10 @@ pub struct StreamsStep {
     /// Ctrl-C stopped the step before every watch ended: its figures cover only what ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The devices beneath read less than the viewers received: a cache served the step, so it says nothing of
+    /// the storage and never counts toward a capacity (`StreamsStep::counts`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cache_served: bool,
     /// Per stream (kept for runs of at most 256 streams).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_stream: Vec<StreamFigures>,
@@ -228,12 +237,13 @@ pub struct IngestFigures {
     pub first_error: Option<String>,
 }
 
-/// The answer of `--max`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The answer of `--max`: one capacity, with its range over the runs of the edge and a comfortable count.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CapacityAnswer {
-    /// The largest count of streams that met the target (0: not even one stream).
+    /// The capacity: the median over the runs of the edge of the largest count that met the target (0: not even
+    /// one stream, or not measured — see `not_measured`).
     pub streams: u32,
-    /// The smallest count measured that failed it, if any.
+    /// The smallest count measured that failed it, beside `streams`, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_failing: Option<u32>,
     /// Why that count failed, in words ("3 streams stalled").
@@ -246,253 +256,230 @@ pub struct CapacityAnswer {
     pub interrupted: bool,
     /// The answer in a sentence.
     pub words: String,
+    /// The largest count that met the target in each run of the edge that counts (the search's, then each
+    /// confirmation's; a run whose passing step a cache served is left out). Empty in results from before
+    /// confirmations, and when not measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edges: Vec<u32>,
+    /// Lowest and highest of `edges`: the range the capacity is given with.
+    #[serde(default)]
+    pub low: u32,
+    #[serde(default)]
+    pub high: u32,
+    /// Confirmation rounds in which the count that passed passed again and the count that failed failed again.
+    #[serde(default)]
+    pub agreed: u32,
+    /// The comfortable count: `streams` less a margin of 20 %, or `low` when that is lower
+    /// (`streams::capacity::plan_for`).
+    #[serde(default)]
+    pub plan_for: u32,
+    /// Why there is no capacity (interrupted before the search found its edge, or every count that passed was
+    /// served from a cache); absent when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_measured: Option<String>,
+}
+
+impl CapacityAnswer {
+    /// A capacity was measured: the search found an edge the devices served.
+    pub fn measured(&self) -> bool {
+        self.not_measured.is_none()
+    }
+
+    /// The range, when the edge was run more than once.
+    pub fn range(&self) -> Option<(u32, u32)> {
+        (self.edges.len() > 1).then_some((self.low, self.high))
+    }
 }
 
 pub use crate::streams::CapacityEstimate;
 
-/// What a step needs besides what the viewers measured: the samples the app took around it.
-pub struct StepContext<'a> {
-    pub bitrates: &'a [u64],
-    pub target: QualityTarget,
-    pub cpu: Duration,
-    pub peak_rss_bytes: u64,
-    pub devices: Vec<DeviceResult>,
-}
-
-fn seconds(h: &Histogram) -> LatencySummary {
-    h.summary(&DEFAULT_PERCENTILES)
-}
-
-/// Summarises one step.
-pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsStep {
-    let streams = &outcome.streams;
-    let max_startup = Duration::from_secs_f64(context.target.max_startup_s);
-    let Totals { startup, to_steady, watched, stalled_time, bytes, ratio_sum, ratio_n } =
-        totals(streams, context.bitrates);
-    let elapsed = outcome.elapsed.as_secs_f64();
-    let fine = |s: &StreamStats| {
-        s.startup.is_some_and(|u| u <= max_startup) && s.stalls == 0 && s.startup_stalls == 0 && s.bytes > 0
-    };
-    StreamsStep {
-        count: outcome.count,
-        duration_s: elapsed,
-        arrival_s: outcome.arrival.as_secs_f64(),
-        steady_at_s: outcome.steady_at.map(|d| d.as_secs_f64()),
-        judged_s: outcome.steady_at.map_or(0.0, |d| (elapsed - d.as_secs_f64()).max(0.0)),
-        cut_s: outcome.cut.map(|d| d.as_secs_f64()),
-        meets_target: outcome.meets(context.target.max_stalled_streams, max_startup),
-        streams_without_stall: streams.iter().filter(|s| fine(s)).count() as u32,
-        streams_stalled: outcome.stalled(),
-        streams_startup_stalled: outcome.startup_stalled(),
-        streams_not_started: outcome.never_started(max_startup),
-        streams_slow_start: outcome.slow_starts(max_startup),
-        streams_not_steady: outcome.not_steady(),
-        streams_absent: outcome.count - outcome.audience(),
-        time_to_steady: seconds(&to_steady),
-        startup_stalls: streams.iter().map(|s| u64::from(s.startup_stalls)).sum(),
-        stalls: streams.iter().map(|s| u64::from(s.stalls)).sum(),
-        stall_ratio: if watched > 0.0 { stalled_time / watched } else { 0.0 },
-        stalled_s: stalled_time,
-        watched_s: watched,
-        startup: seconds(&startup),
-        lateness: seconds(&outcome.lateness),
-        issue_lag: seconds(&outcome.issue_lag),
-        delivered_mbps: if elapsed > 0.0 { bytes as f64 / elapsed / 1e6 } else { 0.0 },
-        achieved_bitrate_ratio: if ratio_n > 0 { ratio_sum / f64::from(ratio_n) } else { 0.0 },
-        seeks: streams.iter().map(|s| u64::from(s.seeks)).sum(),
-        wasted_chunks: streams.iter().map(|s| s.wasted_chunks).sum(),
-        errors: outcome.errors,
-        first_error: outcome.first_error.clone(),
-        cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
-        peak_rss_bytes: context.peak_rss_bytes,
-        engine: outcome.engine.into(),
-        devices: context.devices,
-        ingest: outcome.ingest.as_ref().map(|i| ingest_figures(i, outcome.elapsed)),
-        interrupted: outcome.interrupted,
-        per_stream: per_stream(streams, context.bitrates),
-    }
-}
-
-/// What the streams of a step add up to.
-struct Totals {
-    startup: Histogram,
-    to_steady: Histogram,
-    watched: f64,
-    stalled_time: f64,
-    bytes: u64,
-    /// Sum of achieved over nominal bitrate, over the streams that watched.
-    ratio_sum: f64,
-    ratio_n: u32,
-}
-
-fn totals(streams: &[StreamStats], bitrates: &[u64]) -> Totals {
-    let mut t = Totals {
-        startup: Histogram::new(),
-        to_steady: Histogram::new(),
-        watched: 0.0,
-        stalled_time: 0.0,
-        bytes: 0,
-        ratio_sum: 0.0,
-        ratio_n: 0,
-    };
-    for (s, &bps) in streams.iter().zip(bitrates) {
-        if let Some(up) = s.startup {
-            t.startup.record(up.as_nanos() as u64);
-        }
-        if let Some(steady) = s.steady {
-            t.to_steady.record(steady.as_nanos() as u64);
-        }
-        t.watched += s.watched.as_secs_f64();
-        t.stalled_time += s.stalled.as_secs_f64();
-        t.bytes += s.bytes;
-        if s.watched > Duration::ZERO {
-            t.ratio_sum += achieved_bps(s) / bps as f64;
-            t.ratio_n += 1;
-        }
-    }
-    t
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
-fn per_stream(streams: &[StreamStats], bitrates: &[u64]) -> Vec<StreamFigures> {
-    if streams.len() > 256 {
-        return Vec::new();
-    }
-    streams
-        .iter()
-        .zip(bitrates)
-        .map(|(s, &bps)| StreamFigures {
-            bitrate_bps: bps,
-            startup_s: s.startup.map(|d| d.as_secs_f64()),
-            steady_s: s.steady.map(|d| d.as_secs_f64()),
-            arrived_s: s.arrived.as_secs_f64(),
-            startup_stalls: s.startup_stalls,
-            first_stall_s: s.first_stall.map(|d| d.as_secs_f64()),
-            stalls: s.stalls,
-            stalled_s: s.stalled.as_secs_f64(),
-            watched_s: s.watched.as_secs_f64(),
-            seeks: s.seeks,
-            bytes: s.bytes,
-            achieved_bps: achieved_bps(s),
-        })
-        .collect()
-}
-
-fn ingest_figures(i: &IngestOutcome, elapsed: Duration) -> IngestFigures {
-    let seconds = elapsed.as_secs_f64();
-    IngestFigures {
-        writers: i.writers,
-        target_mbps: i.target_bytes_per_sec / 1e6,
-        achieved_mbps: if seconds > 0.0 { i.bytes as f64 / seconds / 1e6 } else { 0.0 },
-        bytes: i.bytes,
-        write_latency: i.write_latency.summary(&DEFAULT_PERCENTILES),
-        errors: i.errors,
-        first_error: i.first_error.clone(),
-    }
-}
-
-/// Media delivered per second watched. Playback consumes the nominal bitrate, so a stream that kept up
-/// delivers at least that (plus what sits in its buffer at the end).
-fn achieved_bps(s: &StreamStats) -> f64 {
-    let watched = s.watched.as_secs_f64();
-    if watched > 0.0 { s.bytes as f64 * 8.0 / watched } else { 0.0 }
-}
-
-impl StreamsStep {
-    /// Why a step failed the target, in words ("3 streams stalled during playback", "2 never started"); start-up
-    /// and playback apart, and "never started" never called a stall.
-    pub fn failure_reason(&self, target: &QualityTarget) -> Option<String> {
-        if self.meets_target {
-            return None;
-        }
-        let mut why = Vec::new();
-        let stalled = self.streams_stalled + self.streams_startup_stalled;
-        if stalled > target.max_stalled_streams && self.streams_stalled > 0 {
-            why.push(format!(
-                "{} stream{} stalled during playback",
-                self.streams_stalled,
-                plural(self.streams_stalled)
-            ));
-        }
-        if stalled > target.max_stalled_streams && self.streams_startup_stalled > 0 {
-            why.push(format!("{} stalled while starting", self.streams_startup_stalled));
-        }
-        if self.streams_not_started > 0 {
-            why.push(format!("{} never started", self.streams_not_started));
-        }
-        if self.streams_slow_start > 0 {
-            why.push(format!("{} took over {} s to start", self.streams_slow_start, trim(target.max_startup_s)));
-        }
-        if self.streams_not_steady > 0 {
-            let n = self.streams_not_steady;
-            why.push(format!("{n} did not fill {} buffer within {} s", its(n), trim(target.steady_within_s)));
-        }
-        if self.errors > 0 {
-            why.push(format!("{} read error{}", self.errors, plural(self.errors as u32)));
-        }
-        if why.is_empty() {
-            why.push("interrupted".into());
-        }
-        Some(why.join(", "))
-    }
-}
-
-impl StreamsStep {
-    /// When every buffer was full, for a table cell: "9.2 s", or "—" when a viewer never filled it.
-    pub fn steady_cell(&self) -> String {
-        self.steady_at_s.map_or_else(|| "—".into(), |at| format!("{at:.1} s"))
-    }
-}
-
-fn its(n: u32) -> &'static str {
-    if n == 1 { "its" } else { "their" }
-}
-
-/// The answer of a capacity search, in figures and in a sentence.
+/// The answer of a capacity search, in figures and in a sentence. A run of the edge counts only when no step
+/// that passed at its count was served from a cache; the capacity is the median of the runs that count.
 pub fn capacity_answer(
     found: &SearchOutcome,
     steps: &[StreamsStep],
     target: &QualityTarget,
     label: &str,
 ) -> CapacityAnswer {
-    let failing = found.first_failing.and_then(|n| steps.iter().rev().find(|s| s.count == n));
+    let cached = |count: u32| steps.iter().any(|s| s.count == count && s.meets_target && !s.counts());
+    let counted: Vec<Edge> = found.edges.iter().copied().filter(|e| e.passed == 0 || !cached(e.passed)).collect();
+    let Some(median) = capacity::median(&counted) else {
+        return not_measured(found, label);
+    };
+    let edges: Vec<u32> = counted.iter().map(|e| e.passed).collect();
+    let (low, high) = (edges.iter().copied().min().unwrap_or(0), edges.iter().copied().max().unwrap_or(0));
+    // The failing count beside the capacity: the step that failed there, the latest if it ran more than once.
+    let failing = median.failed.and_then(|n| steps.iter().rev().find(|s| s.count == n && !s.meets_target));
     let failing_reason = failing.and_then(|s| s.failure_reason(target));
+    let mut answer = CapacityAnswer {
+        streams: median.passed,
+        first_failing: median.failed,
+        failing_reason,
+        at_limit: median.failed.is_none(),
+        interrupted: found.stopped,
+        words: String::new(),
+        plan_for: capacity::plan_for(median.passed, low),
+        edges,
+        low,
+        high,
+        agreed: found.agreed,
+        not_measured: None,
+    };
+    answer.words = answer_words(&answer, target, label);
+    answer
+}
+
+/// "sustains 73 × 2160p HEVC (25 Mbit/s) with no stall (68–79 over 3 runs of the edge); plan for 58; at 80, 14
+/// streams stalled".
+fn answer_words(a: &CapacityAnswer, target: &QualityTarget, label: &str) -> String {
     let quality = if target.max_stalled_streams == 0 {
         "with no stall".to_string()
     } else {
         format!("with at most {} stalled", target.max_stalled_streams)
     };
-    let mut words = if found.stopped && found.best == 0 {
-        format!("search interrupted before any count of {label} was measured to the end")
-    } else {
-        format!("sustains {} × {label} {quality}", found.best)
-    };
-    match (found.first_failing, &failing_reason) {
+    let at_least = if a.at_limit { "at least " } else { "" };
+    let mut words = format!("sustains {at_least}{} × {label} {quality}", a.streams);
+    words.push_str(&match a.range() {
+        Some((low, high)) if low < high => format!(" ({low}–{high} over {} runs of the edge)", a.edges.len()),
+        Some(_) if a.edges.len() == 2 => " (the same in both runs of the edge)".to_string(),
+        Some(_) => format!(" (the same in all {} runs of the edge)", a.edges.len()),
+        None => " (one run of the edge, not confirmed)".to_string(),
+    });
+    words.push_str(&format!("; plan for {}", a.plan_for));
+    match (a.first_failing, &a.failing_reason) {
         (Some(n), Some(why)) => words.push_str(&format!("; at {n}, {why}")),
-        _ if found.at_limit => words.push_str(" (the search limit; it may sustain more)"),
+        _ if a.at_limit => words.push_str(" (the search limit; it may sustain more)"),
         _ => {}
     }
-    if found.stopped && found.best > 0 {
-        words.push_str(" (search interrupted)");
+    if a.interrupted {
+        words.push_str(" (interrupted while confirming)");
     }
+    words
+}
+
+/// No capacity: the search stopped before its first edge, or a cache served every count that passed.
+fn not_measured(found: &SearchOutcome, label: &str) -> CapacityAnswer {
+    let why = if found.edges.is_empty() {
+        let passed = if found.best > 0 { format!(" ({} had passed)", found.best) } else { String::new() };
+        format!("interrupted before the search found the edge{passed}")
+    } else {
+        "every count that passed was served from a cache (the devices read less than the viewers received), so \
+         nothing measured the storage"
+            .to_string()
+    };
     CapacityAnswer {
-        streams: found.best,
-        first_failing: found.first_failing,
-        failing_reason,
-        at_limit: found.at_limit,
         interrupted: found.stopped,
-        words,
+        words: format!("{label}: not measured: {why}"),
+        not_measured: Some(why),
+        ..CapacityAnswer::default()
     }
 }
 
-fn plural(n: u32) -> &'static str {
+pub(super) fn plural(n: u32) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn trim(v: f64) -> String {
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+pub(super) fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::metrics::Histogram;
+    use crate::streams::StepOutcome;
+
+    fn step(count: u32, meets_target: bool, cache_served: bool) -> StreamsStep {
+        let outcome = StepOutcome {
+            count,
+            streams: Vec::new(),
+            lateness: Histogram::new(),
+            issue_lag: Histogram::new(),
+            errors: 0,
+            first_error: None,
+            elapsed: Duration::from_secs(1),
+            arrival: Duration::ZERO,
+            judging: crate::streams::Judging {
+                steady_within: Duration::from_secs(10),
+                judged: Duration::from_secs(1),
+                fail_fast: true,
+                max_startup: Duration::from_secs(2),
+            },
+            steady_at: None,
+            cut: None,
+            interrupted: false,
+            engine: "sync",
+            ingest: None,
+            clients: Vec::new(),
+        };
+        let target = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0, steady_within_s: 10.0 };
+        let context =
+            StepContext { bitrates: &[], target, cpu: Duration::ZERO, peak_rss_bytes: 0, devices: Vec::new() };
+        let mut s = build_step(&outcome, context);
+        (s.meets_target, s.cache_served) = (meets_target, cache_served);
+        s.streams_stalled = u32::from(!meets_target);
+        s
+    }
+
+    fn found(edges: &[(u32, u32)]) -> SearchOutcome {
+        let edges: Vec<Edge> = edges.iter().map(|&(p, f)| Edge { passed: p, failed: Some(f) }).collect();
+        let median = capacity::median(&edges).unwrap();
+        SearchOutcome {
+            best: median.passed,
+            first_failing: median.failed,
+            at_limit: false,
+            stopped: false,
+            agreed: 0,
+            edges,
+        }
+    }
+
+    const TARGET: QualityTarget = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0, steady_within_s: 10.0 };
+
+    #[test]
+    fn the_answer_is_the_median_edge_with_its_range_and_a_margin() {
+        let steps = [step(68, true, false), step(73, true, false), step(79, true, false), step(80, false, false)];
+        let a = capacity_answer(&found(&[(73, 80), (68, 70), (79, 80)]), &steps, &TARGET, "2160p HEVC (25 Mbit/s)");
+        assert_eq!((a.streams, a.low, a.high, a.plan_for, a.first_failing), (73, 68, 79, 58, Some(80)));
+        assert!(a.measured() && a.range() == Some((68, 79)));
+        assert!(
+            a.words.starts_with("sustains 73 × 2160p HEVC (25 Mbit/s) with no stall (68–79 over 3 runs of the edge); plan for 58; at 80, 1 stream stalled"),
+            "{}",
+            a.words
+        );
+    }
+
+    /// Issue 24: a step a cache served never counts toward the capacity: the run of the edge that passed there
+    /// is left out, and when every run is, the format is not measured.
+    #[test]
+    fn a_cache_served_step_never_counts() {
+        let steps = [step(60, true, false), step(90, true, true), step(95, false, false), step(64, false, false)];
+        let a = capacity_answer(&found(&[(90, 95), (60, 64)]), &steps, &TARGET, "1080p");
+        assert_eq!((a.streams, a.edges.clone(), a.first_failing), (60, vec![60], Some(64)));
+        let a = capacity_answer(&found(&[(90, 95)]), &steps, &TARGET, "1080p");
+        assert!(!a.measured() && a.streams == 0, "{a:?}");
+        assert!(
+            a.words.starts_with("1080p: not measured: every count that passed was served from a cache"),
+            "{}",
+            a.words
+        );
+    }
+
+    #[test]
+    fn a_search_stopped_before_its_edge_is_not_measured() {
+        let stopped = SearchOutcome { best: 12, stopped: true, edges: Vec::new(), ..found(&[(1, 2)]) };
+        let a = capacity_answer(&stopped, &[], &TARGET, "2160p remux (80 Mbit/s)");
+        assert_eq!((a.streams, a.interrupted), (0, true));
+        assert_eq!(
+            a.words,
+            "2160p remux (80 Mbit/s): not measured: interrupted before the search found the edge (12 had passed)"
+        );
+    }
 }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::ErrorSummary;
-pub use crate::verify::{BadBlock, BadKind};
+pub use crate::verify::{BadBlock, BadKind, LostRange};
 
 /// Data verification over a run (`--verify`) or over a kept run (`--verify-only`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -27,6 +27,11 @@ pub struct VerifyResult {
     pub pass_complete: bool,
     /// Reads of the read-back pass that failed; the blocks they held were not checked.
     pub read_errors: ErrorSummary,
+    /// Ranges of files that ended before their written blocks, or were missing (deleted, or replaced by a
+    /// symbolic link, which is never followed), when read back: every written block there is lost and counted
+    /// in `bad_count`. The first 1,000, each with file, offset, len (bytes), blocks and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_ranges: Vec<LostRange>,
     /// `--verify-only`: the kept run's work directory that was checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
@@ -95,6 +100,7 @@ pub fn merge_ranks(each: &[(u32, String, Option<VerifyResult>)]) -> Option<(Veri
         all.bytes_checked += v.bytes_checked;
         all.bad_count += v.bad_count;
         all.bad_blocks.extend(v.bad_blocks.iter().take(KEPT.saturating_sub(all.bad_blocks.len())).cloned());
+        all.lost_ranges.extend(v.lost_ranges.iter().take(KEPT.saturating_sub(all.lost_ranges.len())).cloned());
         all.pass_complete &= v.pass_complete;
         if v.in_flight.is_some() {
             all.in_flight = Some(all.in_flight.unwrap_or(0) + v.in_flight.unwrap_or(0));
@@ -120,6 +126,7 @@ mod tests {
             bad_blocks: Vec::new(),
             pass_complete: complete,
             read_errors: ErrorSummary::default(),
+            lost_ranges: Vec::new(),
             from: None,
             manifest: None,
             in_flight: None,

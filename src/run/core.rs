@@ -365,8 +365,9 @@ impl Core {
             let io = entry.io;
             let transfer = matches!(io.kind, OpKind::Read | OpKind::Write);
             let short = matches!(completion.result, Ok(n) if n != io.len && transfer);
-            // A short transfer has no errno of its own; it is reported as EIO with what happened in words.
-            let result = if short { Err(libc::EIO) } else { completion.result };
+            // A short transfer has no errno of its own; it is reported as EIO with what happened in words (or
+            // EFBIG: a write cut short at the file size limit).
+            let result = if short { Err(short_errno(&io, completion.result)) } else { completion.result };
             let buf = engine.buffer_mut(completion.slot);
             let len = (io.len as usize).min(buf.len());
             let counts = schedule.completed(&io, result, since_origin, &buf[..len]);
@@ -389,7 +390,7 @@ impl Core {
                 }
                 Ok(n) => {
                     let message = format!("short transfer: {n} of {} bytes", io.len);
-                    self.io_failed(cfg, schedule, &io, libc::EIO, message, now);
+                    self.io_failed(cfg, schedule, &io, short_errno(&io, completion.result), message, now);
                 }
                 Err(errno) => {
                     let message = engine
@@ -430,6 +431,18 @@ impl Core {
     fn engine_failed(&mut self, cfg: &CoreConfig<'_>, error: EngineError) {
         self.failure = Some(error.to_string());
         cfg.control.abort.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The errno of a short transfer: EFBIG when a write stopped at the file size limit (`ulimit -f`: the kernel
+/// writes up to the limit and fails only the next write), EIO otherwise.
+#[cold]
+fn short_errno(io: &Io, result: Result<u32, i32>) -> i32 {
+    let end = io.offset.saturating_add(u64::from(result.unwrap_or(0)));
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Fsize).current;
+    match limit {
+        Some(limit) if io.kind == OpKind::Write && end >= limit => libc::EFBIG,
+        _ => libc::EIO,
     }
 }
 

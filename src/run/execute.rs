@@ -19,7 +19,7 @@ use super::layout::{self, LayoutError};
 use super::phase::{PhaseRun, SeriesStart, run_workers};
 use super::raw::{RawInputs, Verification};
 use super::stage::{self, StageEnd};
-use super::streams::{StreamInputs, run_stream_phase};
+use super::streams::{Priors, StreamInputs, run_stream_phase};
 use super::{
     Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale, verify_pass,
 };
@@ -48,9 +48,17 @@ pub fn execute_in_cluster(
     cluster: Option<&Cluster>,
     observer: &mut dyn RunObserver,
 ) -> Result<RunOutcome, RunError> {
-    let started = Executor::start(plan, interrupt, keep, observer).map(|mut run| {
+    let started = Executor::start(plan, interrupt, keep, observer).and_then(|mut run| {
         run.cluster = cluster;
-        Some(run)
+        // Every file-set tree the run uses is locked before its first phase: a second run on the same trees
+        // (two checks of one directory) is refused, or waits, before it measures anything.
+        let rank = cluster.map(Cluster::rank);
+        match run.trees.lock_all(plan, rank, &interrupt.flag()) {
+            // Ctrl-C while waiting (`--wait`): an interrupted run with no phase, exit 130.
+            Err(_) if interrupt.is_set() => Ok(Some(run)),
+            Err(e) => Err(RunError::FileSet(e)),
+            Ok(()) => Ok(Some(run)),
+        }
     });
     let Some(mut run) = settle(cluster, interrupt, u64::MAX, started)? else {
         return Err(RunError::Peer("another rank was interrupted before the first phase".into()));
@@ -113,8 +121,8 @@ struct Executor<'p> {
     plan: &'p Plan,
     interrupt: &'p Interrupt,
     work_dir: Option<WorkDir>,
-    /// A block device written to is held exclusively (O_EXCL) for the whole run.
-    _exclusive: Option<File>,
+    /// A block device written to is held exclusively (its lock file, then O_EXCL) for the whole run.
+    _exclusive: Option<(super::DeviceLock, File)>,
     paths: Vec<PathBuf>,
     /// Whether each file of the table holds written data.
     filled: Vec<bool>,
@@ -123,6 +131,8 @@ struct Executor<'p> {
     told_buffered: bool,
     /// What each phase measured, by plan index.
     measured: Vec<Option<Measured>>,
+    /// Where earlier capacity searches found their edges, for the later ones on the same raw rates.
+    priors: Priors,
     outcomes: Vec<PhaseOutcome>,
     trees: Trees,
     /// Data verification (`--verify`), shared by every worker of the run (and the file-set trees).
@@ -154,9 +164,11 @@ impl<'p> Executor<'p> {
             // What killed runs left was removed by the command before it gathered facts (`app::stale`), so before
             // the free-space check; a run started some other way still finds nothing of theirs in its way.
             Some(_) => {
-                for stale in remove_stale(&plan.target.path).removed {
-                    observer.notice(&format!("removed the data of an earlier, killed run: {}", stale.display()));
+                let stale = remove_stale(&plan.target.path);
+                for removed in stale.removed {
+                    observer.notice(&format!("removed the data of an earlier, killed run: {}", removed.display()));
                 }
+                stale.notes.iter().for_each(|note| observer.notice(note));
                 Some(WorkDir::create(&plan.target, keep)?)
             }
             None => None,
@@ -164,7 +176,9 @@ impl<'p> Executor<'p> {
         // While streamcap writes to a device, it holds it exclusively: the kernel then refuses to mount it, and
         // the open fails if it was mounted or claimed since the plan checked it.
         let exclusive = match plan.target.kind {
-            TargetKind::BlockDevice if plan.target.writes_allowed => Some(hold_exclusively(&plan.target.path)?),
+            TargetKind::BlockDevice if plan.target.writes_allowed => {
+                Some(super::device_lock::hold_exclusively(&plan.target.path)?)
+            }
             _ => None,
         };
         let mut trees = Trees::new(keep, plan.wait);
@@ -180,6 +194,7 @@ impl<'p> Executor<'p> {
             direct_ok: vec![None; plan.target.files.len()],
             told_buffered: false,
             measured: vec![None; plan.phases.len()],
+            priors: Priors::default(),
             outcomes: Vec::new(),
             trees,
             verifier,
@@ -334,7 +349,7 @@ impl<'p> Executor<'p> {
         });
         let table = &self.plan.target.files;
         let inputs = StreamInputs { index, plan, table, direct, interval: self.plan.interval, cluster: self.cluster };
-        let outcome = run_stream_phase(&inputs, rates, self.interrupt, observer);
+        let outcome = run_stream_phase(&inputs, rates, &mut self.priors, self.interrupt, observer);
         Ok(self.finished(index, phase, outcome, observer))
     }
 
@@ -481,15 +496,4 @@ fn read_extents(phase: &PhasePlan, files: &[u32], used: &[&FilePlan]) -> Vec<Fil
             FilePlan { size: crate::units::Bytes(end.min(file.size.0)), ..(*file).clone() }
         })
         .collect()
-}
-
-fn hold_exclusively(device: &std::path::Path) -> Result<File, RunError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(device).map_err(|cause| {
-        if cause.raw_os_error() == Some(libc::EBUSY) {
-            RunError::DeviceBusy { path: device.to_path_buf() }
-        } else {
-            RunError::Open { path: device.to_path_buf(), cause }
-        }
-    })
 }

@@ -25,7 +25,11 @@ pub enum LayoutError {
     Open(String),
     /// One write of `len` bytes at `offset` failed somewhere in its range (the kernel may have split it; what
     /// was stored before the failing part is not reported back).
-    #[error("cannot write {len} bytes of data into {path} at offset {offset}: {cause}{}", full_hint(cause))]
+    #[error(
+        "cannot write {len} bytes of data into {path} at offset {offset}: {}{}",
+        crate::limits::explain(cause),
+        full_hint(cause)
+    )]
     Write { path: PathBuf, offset: u64, len: u64, cause: io::Error },
     #[error("cannot read {path} into the page cache: {cause}")]
     Read { path: PathBuf, cause: io::Error },

@@ -7,6 +7,7 @@ pub mod cluster;
 mod core;
 mod curves;
 mod depth_search;
+mod device_lock;
 mod execute;
 mod fileset;
 mod flow;
@@ -27,6 +28,7 @@ mod schedule;
 mod shape;
 mod signals;
 mod stage;
+mod stale;
 mod streams;
 mod tally;
 mod verify_pass;
@@ -35,14 +37,16 @@ mod worker_setup;
 
 use std::path::PathBuf;
 
+pub use device_lock::{DeviceLock, DeviceLockError, lock_device};
 pub use fileset::FormatReport;
-pub use kept::{KeptError, latest_kept_run, load_kept_run};
+pub use kept::{KeptError, KeptRun, latest_kept_run, load_kept_run};
 pub use layout::{direct_io_supported, fill};
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
-pub use signals::{INTERRUPTED_EXIT, Interrupt};
+pub use signals::{INTERRUPTED_EXIT, Interrupt, survive_file_size_limit};
+pub use stale::{Stale, remove_stale};
 pub use verify_pass::{VerifyOutcome, read_back};
-pub use workdir::{Stale, WorkDir, remove_stale, run_id};
+pub use workdir::{WorkDir, run_id};
 
 pub use cluster::{Cluster, Transport};
 pub use execute::{execute, execute_in_cluster};
@@ -106,6 +110,11 @@ pub enum RunError {
          it; find the user with `lsblk` or `fuser -vm {path}`"
     )]
     DeviceBusy { path: PathBuf },
+    #[error(transparent)]
+    DeviceLocked(#[from] DeviceLockError),
+    /// A file-set tree could not be locked (another run holds it) or prepared.
+    #[error("{0}")]
+    FileSet(String),
     #[error("cannot open {path}: {cause}")]
     Open { path: PathBuf, cause: std::io::Error },
     /// Multi-host runs: another rank failed (named, with its error), so this one stopped too.

@@ -27,8 +27,18 @@ use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
 pub enum OwnedError {
     #[error("{path} {why}; streamcap keeps its data in a directory of its own there: {fix}")]
     Unsafe { path: PathBuf, why: String, fix: &'static str },
-    #[error("cannot create {path}: {cause}")]
+    #[error("cannot create {path}: {cause}{}", full_hint(cause))]
     Io { path: PathBuf, cause: io::Error },
+}
+
+/// What a full filesystem means for the user, after the OS's words (empty for other errors).
+pub(super) fn full_hint(cause: &io::Error) -> &'static str {
+    match cause.kind() {
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => {
+            "; the filesystem is full (or the quota used up): free space on it, or choose another target"
+        }
+        _ => "",
+    }
 }
 
 const REMOVE_IT: &str = "remove it, or choose another target";
@@ -89,6 +99,27 @@ impl OwnedDir {
         Ok(OwnedDir { path, fd })
     }
 
+    /// An existing directory named by `path` (a kept run's, for `--verify-only`): its last component not a
+    /// symlink, this user's, not writable by others.
+    pub fn open_existing(path: &Path) -> Result<OwnedDir, OwnedError> {
+        let io_err = |cause: io::Error| OwnedError::Io { path: path.to_path_buf(), cause };
+        let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = match (path.parent().filter(|p| !p.as_os_str().is_empty()), path.file_name()) {
+            (parent, Some(name)) => {
+                let parent = parent.unwrap_or(Path::new("."));
+                let parent_fd = rustix::fs::openat(rustix::fs::CWD, parent, dir_flags, Mode::empty())
+                    .map_err(|e| io_err(e.into()))?;
+                open_dir_at(&parent_fd, Path::new(name), path)?
+            }
+            // `.`, `..` or `/`: no last component that could be a link.
+            (_, None) => {
+                rustix::fs::openat(rustix::fs::CWD, path, dir_flags, Mode::empty()).map_err(|e| io_err(e.into()))?
+            }
+        };
+        check_owner(path, &rustix::fs::fstat(&fd).map_err(|e| io_err(e.into()))?)?;
+        Ok(OwnedDir { path: path.to_path_buf(), fd })
+    }
+
     /// Makes the directory `name` in this one (it must not exist yet) and opens it.
     pub fn create_dir(&self, name: &str) -> Result<OwnedDir, OwnedError> {
         let path = self.path.join(name);
@@ -108,6 +139,18 @@ impl OwnedDir {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// A second handle to the same directory.
+    pub fn try_clone(&self) -> Result<OwnedDir, OwnedError> {
+        let fd = self.fd.try_clone().map_err(|cause| OwnedError::Io { path: self.path.clone(), cause })?;
+        Ok(OwnedDir { path: self.path.clone(), fd })
+    }
+
+    /// Flushes the directory's entries to the disk (after a file was created in it, so that the file's name
+    /// survives a crash).
+    pub fn sync(&self) -> io::Result<()> {
+        Ok(rustix::fs::fsync(&self.fd)?)
     }
 
     /// Opens `relative` beneath this directory without following any symlink or leaving it (`flags` get
@@ -222,6 +265,8 @@ struct Registered {
     /// (device, inode) of each file created through the registry (work directories only), by path relative to
     /// the directory.
     identities: Mutex<HashMap<PathBuf, (u64, u64)>>,
+    /// Names the marker lists already (written there, and flushed, before the files were made).
+    listed: Mutex<Vec<PathBuf>>,
 }
 
 static REGISTRY: Mutex<Vec<Arc<Registered>>> = Mutex::new(Vec::new());
@@ -232,7 +277,12 @@ pub struct Registration(Arc<Registered>);
 /// Adds `dir` to the directories whose files are opened only through their handle. `marker`: where the names
 /// of files created there are listed (a work directory's marker).
 pub fn register(dir: OwnedDir, marker: Option<File>) -> Registration {
-    let entry = Arc::new(Registered { dir, marker: marker.map(Mutex::new), identities: Mutex::default() });
+    let entry = Arc::new(Registered {
+        dir,
+        marker: marker.map(Mutex::new),
+        identities: Mutex::default(),
+        listed: Mutex::default(),
+    });
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner()).push(entry.clone());
     Registration(entry)
 }
@@ -240,6 +290,11 @@ pub fn register(dir: OwnedDir, marker: Option<File>) -> Registration {
 impl Registration {
     pub fn dir(&self) -> &OwnedDir {
         &self.0.dir
+    }
+
+    /// Says that the marker lists `names` already (and has been flushed): creating them adds no line.
+    pub fn listed(&self, names: Vec<PathBuf>) {
+        self.0.listed.lock().unwrap_or_else(|e| e.into_inner()).extend(names);
     }
 
     /// Opens (or with O_CREAT|O_EXCL, creates) `relative` in the registered directory; see [`open_registered`].
@@ -256,16 +311,24 @@ impl Drop for Registration {
 
 impl Registered {
     fn open(&self, relative: &Path, flags: OFlags) -> io::Result<File> {
+        // Work directories (with a marker) hold a few files, each tracked; a file-set tree's base holds
+        // millions, which are opened beneath the handle but not tracked one by one.
+        let creates = self.marker.as_ref().filter(|_| flags.contains(OFlags::CREATE | OFlags::EXCL));
+        if let Some(marker) = creates {
+            // Listed, and on the disk, before the file exists: a crash never leaves a file its marker does not name.
+            let listed = self.listed.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|n| n == relative);
+            if !listed {
+                let mut marker = marker.lock().unwrap_or_else(|e| e.into_inner());
+                writeln!(marker, "file {}", relative.display())?;
+                marker.sync_data()?;
+            }
+        }
         let file = self.dir.open_file(relative, flags)?;
         let stat = rustix::fs::fstat(&file)?;
         let identity = (stat.st_dev, stat.st_ino);
         let mut identities = self.identities.lock().unwrap_or_else(|e| e.into_inner());
-        // Work directories (with a marker) hold a few files, each tracked; a file-set tree's base holds
-        // millions, which are opened beneath the handle but not tracked one by one.
-        if let Some(marker) = self.marker.as_ref().filter(|_| flags.contains(OFlags::CREATE | OFlags::EXCL)) {
+        if creates.is_some() {
             identities.insert(relative.to_path_buf(), identity);
-            let mut marker = marker.lock().unwrap_or_else(|e| e.into_inner());
-            writeln!(marker, "file {}", relative.display())?;
         } else if identities.get(relative).is_some_and(|known| *known != identity) {
             return Err(io::Error::other(format!(
                 "{} was replaced while the run went on (it is no longer the file streamcap created): stopping, \

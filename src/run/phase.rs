@@ -258,7 +258,11 @@ fn spawn_workers<'scope, 'env, 'a: 'scope>(
         match spawned {
             Ok(handle) => started.handles.push(handle),
             Err(e) => {
-                started.error = Some(format!("cannot start worker thread {id}: {e} (the pids limit?)"));
+                let why = match e.raw_os_error() {
+                    Some(libc::EAGAIN) => format!("{e} (the pids limit, threads-max or ulimit -u)"),
+                    _ => crate::limits::explain(&e),
+                };
+                started.error = Some(format!("cannot start worker thread {id}: {why}"));
                 started.go.pop();
                 break;
             }

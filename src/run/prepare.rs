@@ -18,10 +18,18 @@ use crate::engine::{AnyEngine, EngineKind, EngineSetup, OpKind};
 use crate::plan::FilePlan;
 use crate::workload::Rng;
 
-/// Bytes per request of a pass.
+/// Bytes per request of a reading pass.
 const CHUNK: u32 = 1 << 20;
-/// Requests in flight during a pass on io_uring (the sync engine keeps one).
+/// Requests in flight during a reading pass on io_uring (the sync engine keeps one).
 const DEPTH: u32 = 4;
+/// Bytes per request of a writing pass: 1 MiB, the size of one FUSE request (`max_write`), many in flight, so
+/// that laying out a library of many GiB runs at the device's sequential speed. Not larger: an io_uring direct
+/// write to a FUSE file that the kernel cuts into several FUSE requests completed with its full length although
+/// one of those requests failed with ENOSPC (kernel 6.18, tests/faults.rs), so a full disk went unseen; the
+/// block layer merges neighbouring 1 MiB requests anyway.
+const WRITE_CHUNK: u32 = 1 << 20;
+/// Requests in flight during a writing pass on io_uring: 16 MiB in flight keeps a striped pool's members busy.
+const WRITE_DEPTH: u32 = 16;
 
 /// A file and the byte ranges of it that a pass covers, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +61,8 @@ pub struct PassSchedule {
     flushed: bool,
     counter: u64,
     failed: bool,
+    /// Bytes per request.
+    chunk: u32,
 }
 
 impl Schedule for PassSchedule {
@@ -97,7 +107,8 @@ impl Schedule for PassSchedule {
 impl PassSchedule {
     fn new(files: Vec<PassFile>, write: bool) -> PassSchedule {
         let offset = files.first().and_then(|f| f.ranges.first()).map_or(0, |r| r.start);
-        PassSchedule { files, write, file: 0, range: 0, offset, flushed: false, counter: 0, failed: false }
+        let chunk = if write { WRITE_CHUNK } else { CHUNK };
+        PassSchedule { files, write, file: 0, range: 0, offset, flushed: false, counter: 0, failed: false, chunk }
     }
 
     /// The next chunk of the current file's ranges, moving to its next range where one ends.
@@ -105,7 +116,7 @@ impl PassSchedule {
         let ranges = &self.files[self.file].ranges;
         while let Some(range) = ranges.get(self.range) {
             if self.offset < range.end {
-                let len = u64::from(CHUNK).min(range.end - self.offset) as u32;
+                let len = u64::from(self.chunk).min(range.end - self.offset) as u32;
                 let kind = if self.write { OpKind::Write } else { OpKind::Read };
                 let io = Io::transfer(kind, self.file as u32, self.offset, len, None);
                 self.offset += u64::from(len);
@@ -184,8 +195,9 @@ fn pass_worker<'a>(files: Vec<PassFile>, write: bool, direct: bool, engine: Engi
         .map(|f| &f.path)
         .map(|p| open_data_file(p, how).map_err(|e| format!("cannot open {}: {e}", p.display())))
         .collect::<Result<Vec<_>, _>>()?;
-    let depth = if engine == EngineKind::IoUring { DEPTH } else { 1 };
-    let setup = EngineSetup { files: handles, ..EngineSetup::new(engine, depth, CHUNK as usize) };
+    let (chunk, depth) = if write { (WRITE_CHUNK, WRITE_DEPTH) } else { (CHUNK, DEPTH) };
+    let depth = if engine == EngineKind::IoUring { depth } else { 1 };
+    let setup = EngineSetup { files: handles, ..EngineSetup::new(engine, depth, chunk as usize) };
     let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
     if write {
         // The same stamped random content as a write phase: compressing or deduplicating storage stays honest.

@@ -113,7 +113,11 @@ impl Tally {
                 offset: failure.offset,
                 len: failure.len,
                 errno: failure.errno,
-                message: failure.message,
+                // A process limit (ulimit -f, ulimit -v) gets its figure and what to do beside the OS's words.
+                message: match crate::limits::errno_hint(failure.errno) {
+                    Some(hint) => format!("{}; {hint}", failure.message),
+                    None => failure.message,
+                },
                 at_s: at.saturating_duration_since(self.measure_start).as_secs_f64(),
             });
         }

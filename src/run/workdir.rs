@@ -16,13 +16,13 @@
 //! verification manifest files.
 
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::OFlags;
 
 use super::owned::{OwnedDir, OwnedError, Registration, register};
-use crate::plan::TargetPlan;
+use crate::plan::{FilePlan, TargetPlan};
 
 /// The file in every work directory that says who made it (and, with `--keep`, that it is to be kept).
 pub(super) const MARKER: &str = ".streamcap-run";
@@ -52,14 +52,23 @@ pub struct WorkDir {
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkDirError {
-    #[error("cannot create {path}: {cause}{}", create_hint(cause))]
+    #[error("cannot create {path}: {}{}", crate::limits::explain(cause), create_hint(cause))]
     Create { path: PathBuf, cause: io::Error },
     #[error(transparent)]
     Owned(#[from] OwnedError),
 }
 
+/// The error for a failure to create `path`.
+fn create_error(path: &Path) -> impl FnOnce(io::Error) -> WorkDirError + use<> {
+    let path = path.to_path_buf();
+    move |cause| WorkDirError::Create { path, cause }
+}
+
 fn create_hint(cause: &io::Error) -> &'static str {
     match cause.kind() {
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => {
+            "; the filesystem is full (or the quota used up): free space on it, or choose another target"
+        }
         io::ErrorKind::PermissionDenied => {
             "; streamcap creates its data files under TARGET/.streamcap, so it needs write permission in the \
              target directory: choose one you can write to, or run as a user who can"
@@ -86,7 +95,7 @@ pub(super) fn host_label() -> String {
 }
 
 /// (host, pid) of a work directory name made by [`run_id`].
-fn parse_run_id(name: &str) -> Option<(&str, u32)> {
+pub(super) fn parse_run_id(name: &str) -> Option<(&str, u32)> {
     let mut fields = name.strip_prefix("run-")?.split('-');
     let host = fields.next()?;
     let pid = fields.next()?.parse().ok()?;
@@ -102,50 +111,123 @@ pub(super) fn prepare_base(target: &Path) -> Result<OwnedDir, WorkDirError> {
 impl WorkDir {
     /// Creates the work directory, its marker and its (empty, sparse) data files, all through the directory's
     /// handle (never by a path that could have been swapped), and registers the directory so that every later
-    /// open of its files goes through the handle too.
+    /// open of its files goes through the handle too. The marker — who made the directory and every file it will
+    /// hold — is written and flushed to the disk (the file, the directory and `.streamcap`) before any data file
+    /// exists, so a crash at any moment leaves data files only beside a marker that lists them. Whatever fails,
+    /// nothing is left behind (`.streamcap` included, when this made it).
     pub fn create(target: &TargetPlan, keep: bool) -> Result<WorkDir, WorkDirError> {
         let dir = target.work_dir.clone().expect("directory targets have a work directory");
         let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-        let err = |path: &Path| {
-            let path = path.to_path_buf();
-            move |cause| WorkDirError::Create { path, cause }
-        };
-        let base = prepare_base(&target.path)?;
-        let handle = base.create_dir(&name)?;
-        let marker_path = dir.join(MARKER);
-        let create = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
-        let marker = match handle.open_file(Path::new(MARKER), create | OFlags::APPEND) {
-            Ok(marker) => marker,
-            Err(e) => {
-                let _ = base.remove_dir(&name);
-                return Err(err(&marker_path)(e));
+        let planned: Vec<&FilePlan> = target.files.iter().filter(|f| f.created).collect();
+        let mut tries = 0;
+        let mut work = loop {
+            tries += 1;
+            // Opened again on every try: the clean-up that removed the directory removes `.streamcap` with it
+            // when that is left empty.
+            let base = match prepare_base(&target.path) {
+                Err(WorkDirError::Owned(OwnedError::Io { cause, .. }))
+                    if cause.kind() == io::ErrorKind::NotFound && tries < 50 =>
+                {
+                    continue;
+                }
+                other => other?,
+            };
+            match WorkDir::start(&base, &dir, &name, keep) {
+                Ok(Some(work)) => break work,
+                // A later run took the directory, in the moment between its making and the marker's lock, for
+                // one a crash left, and removed it: make it again.
+                Ok(None) if tries < 50 => std::thread::sleep(std::time::Duration::from_millis(20)),
+                Ok(None) => {
+                    let cause = io::Error::other("it was removed again and again while it was being made");
+                    return Err(WorkDirError::Create { path: dir, cause });
+                }
+                Err(e) => {
+                    // Only succeeds when empty: what this call made, and nothing of anyone else's.
+                    let _ = fs::remove_dir(base.path());
+                    return Err(e);
+                }
             }
         };
-        rustix::fs::flock(&marker, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| err(&marker_path)(e.into()))?;
-        writeln!(&marker, "streamcap work directory\nhost {}\npid {}", host_label(), std::process::id())
-            .map_err(err(&marker_path))?;
-        let listing = marker.try_clone().map_err(err(&marker_path))?;
-        let mut work = WorkDir {
-            dir,
-            name,
+        work.write_marker(&planned)?;
+        for file in planned {
+            let file_name = file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let owned = work.owned.as_ref().expect("registered until removed");
+            let create = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL;
+            let handle = owned.open(Path::new(&file_name), create).map_err(create_error(&file.path))?;
+            work.files.push(file_name);
+            handle.set_len(file.size.0).map_err(create_error(&file.path))?;
+        }
+        Ok(work)
+    }
+
+    /// Makes the directory and its marker, locked: `None` when the marker was removed before the lock was taken
+    /// (see `create`). From here on, dropping the `WorkDir` removes what was made.
+    fn start(base: &OwnedDir, dir: &Path, name: &str, keep: bool) -> Result<Option<WorkDir>, WorkDirError> {
+        let handle = match base.create_dir(name) {
+            Ok(handle) => handle,
+            // Still there from the try before, or gone (with `.streamcap`) before it could be opened.
+            Err(OwnedError::Io { cause, .. })
+                if matches!(cause.kind(), io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound) =>
+            {
+                return Ok(None);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let marker_path = dir.join(MARKER);
+        let create = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::APPEND;
+        let marker = match handle.open_file(Path::new(MARKER), create) {
+            Ok(marker) => marker,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                let _ = base.remove_dir(name);
+                return Err(create_error(&marker_path)(e));
+            }
+        };
+        let listing = marker.try_clone().map_err(create_error(&marker_path))?;
+        let work = WorkDir {
+            dir: dir.to_path_buf(),
+            name: name.to_string(),
             files: Vec::new(),
             keep,
             removed: false,
             marker: Some(marker),
             owned: Some(register(handle, Some(listing))),
-            base,
+            base: base.try_clone().map_err(WorkDirError::from)?,
         };
-        // Only the files of the target's table that streamcap creates (the user's own media files are elsewhere
-        // and only read).
-        for file in target.files.iter().filter(|f| f.created) {
-            let file_name = file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            let owned = work.owned.as_ref().expect("registered until removed");
-            let handle = owned.open(Path::new(&file_name), create).map_err(err(&file.path))?;
-            work.files.push(file_name);
-            handle.set_len(file.size.0).map_err(err(&file.path))?;
+        let marker = work.marker.as_ref().expect("just set");
+        rustix::fs::flock(marker, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| create_error(&marker_path)(e.into()))?;
+        let mine = rustix::fs::fstat(marker).map_err(|e| create_error(&marker_path)(e.into()))?;
+        let dir_handle = work.owned.as_ref().expect("just set").dir();
+        if dir_handle.identity_of(MARKER) != Some((mine.st_dev, mine.st_ino)) {
+            let mut gone = work;
+            // Nothing of ours is left to remove; the directory itself may still be there.
+            gone.removed = true;
+            gone.marker = None;
+            gone.owned = None;
+            let _ = gone.base.remove_dir(&gone.name);
+            return Ok(None);
         }
-        Ok(work)
+        Ok(Some(work))
+    }
+
+    /// Writes who made the directory and every file it will hold into the marker, and flushes the marker, the
+    /// directory and `.streamcap` to the disk.
+    fn write_marker(&mut self, planned: &[&FilePlan]) -> Result<(), WorkDirError> {
+        let marker_path = self.dir.join(MARKER);
+        let mut text = format!("streamcap work directory\nhost {}\npid {}\n", host_label(), std::process::id());
+        let mut names = Vec::new();
+        for file in planned {
+            let name = file.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            text.push_str(&format!("file {name}\n"));
+            names.push(PathBuf::from(name));
+        }
+        let marker = self.marker.as_mut().expect("set until removed");
+        marker.write_all(text.as_bytes()).and_then(|()| marker.sync_all()).map_err(create_error(&marker_path))?;
+        let owned = self.owned.as_ref().expect("registered until removed");
+        owned.listed(names);
+        owned.dir().sync().map_err(create_error(&self.dir))?;
+        self.base.sync().map_err(create_error(self.base.path()))
     }
 
     pub fn path(&self) -> &Path {
@@ -157,7 +239,8 @@ impl WorkDir {
     pub fn keep_from_now(&mut self) -> io::Result<()> {
         self.keep = true;
         match &mut self.marker {
-            Some(marker) => writeln!(marker, "{KEPT_LINE}"),
+            // On the disk before the run writes anything it would regret losing.
+            Some(marker) => writeln!(marker, "{KEPT_LINE}").and_then(|()| marker.sync_data()),
             None => Ok(()),
         }
     }
@@ -199,7 +282,7 @@ impl WorkDir {
             _ => {}
         }
         drop(dir);
-        self.remove_dir_after_fuse_releases()?;
+        remove_dir_after_fuse_releases(&self.base, &self.name)?;
         if let Some(parent) = self.dir.parent() {
             // Only succeeds when empty, which is exactly when it should go.
             let _ = fs::remove_dir(parent);
@@ -209,49 +292,48 @@ impl WorkDir {
     }
 }
 
-impl WorkDir {
-    /// Removes the (by now empty) work directory. On a FUSE filesystem served by libfuse's high-level API (sshfs),
-    /// a file unlinked while the daemon still counts it open is renamed to `.fuse_hidden…` instead, and the kernel
-    /// sends the RELEASE of a closed file asynchronously, after close() has returned: even a file closed before it
-    /// was unlinked can be hidden for a moment, and rmdir then fails with ENOTEMPTY. libfuse unlinks the hidden
-    /// file itself once the release arrives, so while every entry left is a `.fuse_hidden…` name, rmdir is tried
-    /// again for a bounded time. Those files are not deleted here: their names do not say which file they were
-    /// (streamcap never unlinks a file it cannot prove it created), and libfuse removes them anyway.
-    fn remove_dir_after_fuse_releases(&self) -> io::Result<()> {
-        let deadline = std::time::Instant::now() + FUSE_RELEASE_WAIT;
-        loop {
-            match self.base.remove_dir(&self.name) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-                Err(e)
-                    if e.raw_os_error() == Some(libc::ENOTEMPTY)
-                        && std::time::Instant::now() < deadline
-                        && self.only_fuse_hidden_left() =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                other => return other.map_err(|e| self.naming_what_is_left(e)),
+/// Removes the (by now empty) directory `name` of `base`. On a FUSE filesystem served by libfuse's high-level
+/// API (sshfs), a file unlinked while the daemon still counts it open is renamed to `.fuse_hidden…` instead, and
+/// the kernel sends the RELEASE of a closed file asynchronously, after close() has returned: even a file closed
+/// before it was unlinked can be hidden for a moment, and rmdir then fails with ENOTEMPTY. libfuse unlinks the
+/// hidden file itself once the release arrives, so while every entry left is a `.fuse_hidden…` name, rmdir is
+/// tried again for a bounded time. Those files are not deleted here: their names do not say which file they were
+/// (streamcap never unlinks a file it cannot prove it created), and libfuse removes them anyway. A directory
+/// already gone is fine.
+pub(super) fn remove_dir_after_fuse_releases(base: &OwnedDir, name: &str) -> io::Result<()> {
+    let deadline = std::time::Instant::now() + FUSE_RELEASE_WAIT;
+    loop {
+        match base.remove_dir(name) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e)
+                if e.raw_os_error() == Some(libc::ENOTEMPTY)
+                    && std::time::Instant::now() < deadline
+                    && only_fuse_hidden_left(base, name) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
             }
+            other => return other.map_err(|e| naming_what_is_left(base, name, e)),
         }
     }
+}
 
-    /// A "Directory not empty" error names what is left in the directory (the first few), so that a failure
-    /// says which file stayed.
-    fn naming_what_is_left(&self, e: io::Error) -> io::Error {
-        if e.raw_os_error() != Some(libc::ENOTEMPTY) {
-            return e;
-        }
-        let names = self.base.open_dir(&self.name).ok().and_then(|d| d.names().ok()).unwrap_or_default();
-        let more = names.len().saturating_sub(5);
-        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-        let shown: Vec<&str> = names.iter().take(5).map(AsRef::as_ref).collect();
-        io::Error::new(e.kind(), format!("{e}; left in it: {}{more}", shown.join(", ")))
+/// A "Directory not empty" error names what is left in the directory (the first few), so that a failure says
+/// which file stayed.
+fn naming_what_is_left(base: &OwnedDir, name: &str, e: io::Error) -> io::Error {
+    if e.raw_os_error() != Some(libc::ENOTEMPTY) {
+        return e;
     }
+    let names = base.open_dir(name).ok().and_then(|d| d.names().ok()).unwrap_or_default();
+    let more = names.len().saturating_sub(5);
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    let shown: Vec<&str> = names.iter().take(5).map(AsRef::as_ref).collect();
+    io::Error::new(e.kind(), format!("{e}; left in it: {}{more}", shown.join(", ")))
+}
 
-    /// Whether the work directory holds nothing but FUSE's hidden removed files (and at least one).
-    fn only_fuse_hidden_left(&self) -> bool {
-        let names = self.base.open_dir(&self.name).ok().and_then(|d| d.names().ok());
-        names.is_some_and(|names| !names.is_empty() && names.iter().all(|n| n.starts_with(FUSE_HIDDEN)))
-    }
+/// Whether the directory holds nothing but FUSE's hidden removed files (and at least one).
+fn only_fuse_hidden_left(base: &OwnedDir, name: &str) -> bool {
+    let names = base.open_dir(name).ok().and_then(|d| d.names().ok());
+    names.is_some_and(|names| !names.is_empty() && names.iter().all(|n| n.starts_with(FUSE_HIDDEN)))
 }
 
 impl Drop for WorkDir {
@@ -261,110 +343,13 @@ impl Drop for WorkDir {
 }
 
 /// The names a marker lists as created in its directory (`file NAME` lines; plain names only).
-fn listed_files(marker: &str) -> Vec<String> {
+pub(super) fn listed_files(marker: &str) -> Vec<String> {
     marker
         .lines()
         .filter_map(|l| l.strip_prefix("file "))
         .filter(|n| !n.is_empty() && !n.contains('/') && *n != "." && *n != ".." && *n != MARKER)
         .map(str::to_string)
         .collect()
-}
-
-/// Names streamcap gave its files before markers listed them: `data.N`, `media-…​.bin`, `ingest-…​.bin`; and the
-/// verification manifest of a `--keep --verify` run killed between writing it and marking the directory kept.
-fn is_own_name(name: &str) -> bool {
-    name == crate::verify::MANIFEST_FILE
-        || name == crate::verify::MAP_FILE
-        || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok())
-        || ((name.starts_with("media-") || name.starts_with("ingest-")) && name.ends_with(".bin"))
-}
-
-/// What the stale clean-up removed.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Stale {
-    /// Work directories removed.
-    pub removed: Vec<PathBuf>,
-    /// Bytes they held (allocated blocks).
-    pub freed: u64,
-}
-
-/// Removes work directories of this host's streamcap runs that nobody holds (the marker's lock is free: the
-/// process that made it is gone, however it died), with everything streamcap made in them: data files, test
-/// media, ingest files. Not kept ones, not other hosts', not anything without a marker, not another user's.
-pub fn remove_stale(target: &Path) -> Stale {
-    let mut stale = Stale::default();
-    let Ok(base) = existing_base(target) else { return stale };
-    for name in base.names().unwrap_or_default() {
-        if name.starts_with(crate::plan::TREE_DIR_PREFIX) && name.ends_with(".lock") {
-            super::fileset::remove_orphan_lock(&base, &name);
-            continue;
-        }
-        if name.starts_with(crate::plan::TREE_DIR_PREFIX) {
-            if let Some(freed) = super::fileset::remove_abandoned_tree(&base, &name) {
-                stale.removed.push(base.path().join(&name));
-                stale.freed += freed;
-            }
-            continue;
-        }
-        let Some((host, _pid)) = parse_run_id(&name) else { continue };
-        if host != host_label() {
-            continue;
-        }
-        let Ok(dir) = base.open_dir(&name) else { continue };
-        if let Some(freed) = remove_abandoned(&base, &dir, &name) {
-            stale.removed.push(dir.path().to_path_buf());
-            stale.freed += freed;
-        }
-    }
-    let _ = fs::remove_dir(base.path());
-    stale
-}
-
-/// `TARGET/.streamcap` when it exists and passes the checks of `owned` (never created here).
-fn existing_base(target: &Path) -> Result<OwnedDir, WorkDirError> {
-    let meta = fs::symlink_metadata(target.join(".streamcap"))
-        .map_err(|cause| WorkDirError::Create { path: target.join(".streamcap"), cause })?;
-    if !meta.is_dir() {
-        return Err(WorkDirError::Owned(OwnedError::Unsafe {
-            path: target.join(".streamcap"),
-            why: "is not a directory".into(),
-            fix: "remove it",
-        }));
-    }
-    prepare_base(target)
-}
-
-/// Removes an abandoned work directory (its marker unlocked, not kept) and returns the bytes freed; `None` when
-/// it is in use or kept. Files streamcap does not know are left, and the directory and marker with them.
-fn remove_abandoned(base: &OwnedDir, dir: &OwnedDir, name: &str) -> Option<u64> {
-    let marker = dir.open_file(Path::new(MARKER), OFlags::RDONLY).ok()?;
-    rustix::fs::flock(&marker, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
-    let mut text = String::new();
-    io::Read::read_to_string(&mut (&marker).take(1 << 20), &mut text).ok()?;
-    if !text.starts_with("streamcap work directory") || text.lines().any(|l| l == KEPT_LINE) {
-        return None;
-    }
-    let listed = listed_files(&text);
-    let mut freed = 0;
-    let mut unknown = false;
-    for entry in dir.names().ok()? {
-        if entry == MARKER {
-            continue;
-        }
-        if listed.contains(&entry) || is_own_name(&entry) {
-            freed += dir.allocated(&entry);
-            dir.remove_file(&entry).ok()?;
-        } else {
-            unknown = true;
-        }
-    }
-    if unknown {
-        // Stays recognisable (and is tried again): streamcap never deletes a file it does not know as its own.
-        return None;
-    }
-    dir.remove_file(MARKER).ok()?;
-    base.remove_dir(name).ok()?;
-    Some(freed)
 }
 
 #[cfg(test)]

@@ -402,6 +402,9 @@ impl JobSpec {
         if self.phases.is_empty() {
             return Err("the job has no phases: add at least one [[phase]] with an rw key".into());
         }
+        if self.phases.len() > crate::limits::MAX_PHASES {
+            return Err(crate::limits::too_many_phases(self.phases.len()));
+        }
         if self.interval.is_some_and(|i| i < std::time::Duration::from_millis(10)) {
             return Err("interval must be at least 10ms: use --interval 1s (the default) or longer".into());
         }

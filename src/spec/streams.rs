@@ -17,6 +17,9 @@ use crate::units::{Bitrate, ByteRate, Bytes, deserialize_opt_duration, parse_dur
 /// in flight now and then; far above what one machine can drive, far below what would exhaust its memory.
 pub const MAX_VIEWERS: u32 = 1_000_000;
 
+/// The most confirmation rounds a search may run (each is two more steps).
+pub const MAX_CONFIRMATIONS: u32 = 5;
+
 /// One stream phase, as asked. Keys match the `streams` flags (kebab-case in TOML).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -75,15 +78,24 @@ pub struct StreamsSpec {
     /// The search stops when a passing and a failing count are within this percentage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub precision: Option<f64>,
+    /// Rounds that run the search's edge again (the count that passed, then the one that failed); the answer is the
+    /// median of the edges, given with their range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmations: Option<u32>,
     /// The search starts at this fraction of the estimate (default 0.5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub start_factor: Option<f64>,
     /// The search never tries more than this multiple of the estimate (default: only `limit` bounds it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit_factor: Option<f64>,
-    /// Read the user's files in this directory (never written) instead of writing test media.
+    /// Read the user's media files under this directory (never written, never opened for writing) instead of
+    /// writing a library of titles.
+    #[serde(alias = "use-existing", skip_serializing_if = "Option::is_none")]
+    pub library: Option<PathBuf>,
+    /// Size of the library of titles streamcap writes (`files = "library…"`); the plan shrinks it to the free
+    /// space, and says so.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub use_existing: Option<PathBuf>,
+    pub library_size: Option<Bytes>,
     /// Length of each test media file.
     #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
     pub media_length: Option<Duration>,
@@ -125,23 +137,20 @@ impl StreamsSpec {
                 return Err(format!("--{key} must be at least 1"));
             }
         }
+        // The player's settings against one another and the chunk (with the defaults filled in) are checked where
+        // they are resolved: `plan::streams_limits::check_player`.
         for (key, value) in [
             ("duration", self.duration),
             ("buffer", self.buffer),
             ("steady-within", self.steady_within),
             ("media-length", self.media_length),
             ("estimate-time", self.estimate_time),
+            ("seek-every", self.seek_every),
+            ("max-startup", self.max_startup),
         ] {
             if value == Some(Duration::ZERO) {
                 return Err(format!("--{key} must be above zero: give a time such as 60s"));
             }
-        }
-        if let (Some(pre), Some(buffer)) = (self.prebuffer, self.buffer)
-            && pre > buffer
-        {
-            return Err(format!(
-                "prebuffer ({pre:?}) is larger than buffer ({buffer:?}): the player could never start"
-            ));
         }
         if max && self.files == Some(Assignment::Each) {
             return Err("files each with max would need a file per viewer at every count: use library:N".into());
@@ -149,13 +158,39 @@ impl StreamsSpec {
         if self.precision.is_some_and(|p| !(0.0..=50.0).contains(&p)) {
             return Err("precision is a percentage from 0 to 50".into());
         }
+        if self.confirmations.is_some_and(|c| c > MAX_CONFIRMATIONS) {
+            return Err(format!("--confirm (confirmations in a job) is a count from 0 to {MAX_CONFIRMATIONS}"));
+        }
         if self.vbr.is_some_and(|v| !(0.0..=90.0).contains(&v)) {
             return Err("vbr is a percentage of the mean bitrate from 0 to 90".into());
         }
-        if self.ingest.is_some() && self.use_existing.is_some() {
-            return Err("ingest writes in streamcap's work directory: not with use-existing".into());
+        if self.ingest.is_some() && self.library.is_some() {
+            return Err("ingest writes in streamcap's work directory: not with library (your own media)".into());
         }
-        Ok(())
+        self.check_library()
+    }
+
+    /// The library's keys agree: the user's media are the titles (no title count, no size), and a size is for
+    /// the generated library only.
+    fn check_library(&self) -> Result<(), String> {
+        if self.library_size.is_some_and(|s| s.0 == 0) {
+            return Err("library-size must be above zero: give a size such as 8G".into());
+        }
+        match (self.library.is_some(), self.files, self.library_size.is_some()) {
+            (true, Some(Assignment::One | Assignment::Each), _) => Err("with library (your own media) the viewers \
+                 are spread over your files: leave files out, or give files library:zipf=S for a popularity"
+                .into()),
+            (true, Some(Assignment::Library { titles: Some(_), .. }), _) => Err("with library (your own media) \
+                 every media file found is a title: give files library or library:zipf=S, without a count"
+                .into()),
+            (true, _, true) => {
+                Err("library-size sizes the library streamcap writes: not with library (your own media)".into())
+            }
+            (false, Some(Assignment::One | Assignment::Each), true) => Err("library-size sizes the library of \
+                 titles: with files one or each the media are sized by media-length instead"
+                .into()),
+            _ => Ok(()),
+        }
     }
 
     /// The formats and their weights.
@@ -214,32 +249,41 @@ impl fmt::Display for ChunkSize {
 /// Which file each viewer reads.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Assignment {
-    /// Every viewer of a format reads the same file, each from its own random position.
+    /// Every viewer of a format reads the same test file (bitrate × media length), each from its own random
+    /// position: small enough for a cache to serve, so not a capacity answer.
     One,
-    /// A file per viewer.
+    /// A test file per viewer and format (bitrate × media length).
     Each,
-    /// `files` files per format; a viewer picks one by Zipf popularity with exponent `theta` (0: uniform).
-    Library { files: u32, theta: f64 },
+    /// A library of titles shared by every format: `titles` of them (`None`: as many as its size allows, or
+    /// every file of the user's library), each viewer its own title, or picked by Zipf popularity with exponent
+    /// `zipf` (0: every title equally likely).
+    Library { titles: Option<u32>, zipf: Option<f64> },
 }
 
 impl FromStr for Assignment {
     type Err = String;
     fn from_str(s: &str) -> Result<Assignment, String> {
-        let bad = || format!("'{s}' is not a file assignment: one, each, library:N or library:N:zipf=S");
+        let bad = || format!("'{s}' is not a file assignment: library, library:N, library:zipf=S, one or each");
         match s {
             "one" => Ok(Assignment::One),
             "each" => Ok(Assignment::Each),
+            "library" => Ok(Assignment::Library { titles: None, zipf: None }),
             _ => {
                 let rest = s.strip_prefix("library:").ok_or_else(bad)?;
-                let (n, theta) = match rest.split_once(':') {
-                    Some((n, z)) => (n, z.strip_prefix("zipf=").ok_or_else(bad)?.parse().map_err(|_| bad())?),
-                    None => (rest, 1.0),
+                let (n, zipf) = match rest.split_once(':') {
+                    Some((n, z)) => (Some(n), Some(z)),
+                    None if rest.starts_with("zipf=") => (None, Some(rest)),
+                    None => (Some(rest), None),
                 };
-                let files: u32 = n.parse().map_err(|_| bad())?;
-                if files == 0 || files > MAX_VIEWERS || !(0.0..=10.0).contains(&theta) {
+                let zipf = zipf
+                    .map(|z| z.strip_prefix("zipf=").ok_or_else(bad)?.parse::<f64>().map_err(|_| bad()))
+                    .transpose()?;
+                let titles = n.map(|n| n.parse::<u32>().map_err(|_| bad())).transpose()?;
+                if titles.is_some_and(|t| t == 0 || t > MAX_VIEWERS) || zipf.is_some_and(|z| !(0.0..=10.0).contains(&z))
+                {
                     return Err(bad());
                 }
-                Ok(Assignment::Library { files, theta })
+                Ok(Assignment::Library { titles, zipf })
             }
         }
     }
@@ -250,7 +294,16 @@ impl fmt::Display for Assignment {
         match self {
             Assignment::One => write!(f, "one"),
             Assignment::Each => write!(f, "each"),
-            Assignment::Library { files, theta } => write!(f, "library:{files}:zipf={theta}"),
+            Assignment::Library { titles, zipf } => {
+                write!(f, "library")?;
+                if let Some(n) = titles {
+                    write!(f, ":{n}")?;
+                }
+                if let Some(z) = zipf {
+                    write!(f, ":zipf={z}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -335,10 +388,12 @@ mod tests {
 
     #[test]
     fn values_parse_and_print_back() {
-        for text in ["one", "each", "library:20:zipf=1.2"] {
+        for text in ["one", "each", "library", "library:20", "library:zipf=0.8", "library:20:zipf=1.2"] {
             assert_eq!(text.parse::<Assignment>().unwrap().to_string(), text);
         }
-        assert!("library:0".parse::<Assignment>().is_err());
+        for bad in ["library:0", "library:x", "library:zipf=", "library:5:zipf=11", "library:5:theta=1"] {
+            assert!(bad.parse::<Assignment>().is_err(), "{bad}");
+        }
         assert_eq!("2s".parse::<ChunkSize>().unwrap(), ChunkSize::Media(Duration::from_secs(2)));
         assert_eq!("1M".parse::<ChunkSize>().unwrap(), ChunkSize::Bytes(1 << 20));
         assert!("0".parse::<ChunkSize>().is_err());
@@ -355,12 +410,19 @@ mod tests {
         assert!(none.check().unwrap_err().contains("format"));
         let zero_limit = StreamsSpec { count: None, max: Some(true), limit: Some(0), ..base.clone() };
         assert!(zero_limit.check().unwrap_err().contains("--limit must be at least 1"));
-        let pre = StreamsSpec {
-            buffer: Some(Duration::from_secs(1)),
-            prebuffer: Some(Duration::from_secs(2)),
-            ..base.clone()
-        };
-        assert!(pre.check().unwrap_err().contains("never start"));
+        // Guards issue 25: a seek every 0 s and a start-up target of 0 s were taken.
+        let seeks = StreamsSpec { seek_every: Some(Duration::ZERO), ..base.clone() };
+        assert!(seeks.check().unwrap_err().contains("--seek-every must be above zero"));
+        let startup = StreamsSpec { max_startup: Some(Duration::ZERO), ..base.clone() };
+        assert!(startup.check().unwrap_err().contains("--max-startup must be above zero"));
+        let own = StreamsSpec { library: Some("/srv/media".into()), ..base.clone() };
+        own.check().unwrap();
+        let one = StreamsSpec { files: Some(Assignment::One), ..own.clone() };
+        assert!(one.check().unwrap_err().contains("spread over your files"));
+        let counted = StreamsSpec { files: Some("library:5".parse().unwrap()), ..own.clone() };
+        assert!(counted.check().unwrap_err().contains("without a count"));
+        let sized = StreamsSpec { library_size: Some(Bytes::gib(1)), ..own };
+        assert!(sized.check().unwrap_err().contains("not with library"));
     }
 
     #[test]
@@ -372,5 +434,10 @@ mod tests {
         assert_eq!(spec.duration, Some(Duration::from_secs(20)));
         spec.check().unwrap();
         assert!(toml::from_str::<StreamsSpec>("bogus = 1").is_err());
+        // The key of the user's media was `use-existing`; it still reads.
+        let old: StreamsSpec = toml::from_str("format = \"1080p\"\ncount = 2\nuse-existing = \"/srv/media\"").unwrap();
+        assert_eq!(old.library, Some(PathBuf::from("/srv/media")));
+        let sized: StreamsSpec = toml::from_str("format = \"1080p\"\ncount = 2\nlibrary-size = \"2G\"").unwrap();
+        assert_eq!(sized.library_size, Some(Bytes::gib(2)));
     }
 }

@@ -39,10 +39,18 @@ struct JobFile {
 
 /// Reads a native job from `text`; `path` is used in messages and recorded as the origin.
 pub fn parse_toml_job(path: &Path, text: &str) -> Result<JobSpec, SpecError> {
+    // Counted before the TOML is parsed: the parser's tree of a job of 179,166 phases alone outgrows a 64 MiB
+    // memory cgroup, so a job over the cap must be refused before it is built.
+    let headers = text.lines().filter(|l| is_phase_header(l)).count();
+    if headers > crate::limits::MAX_PHASES {
+        return Err(SpecError::Syntax { path: path.to_path_buf(), message: crate::limits::too_many_phases(headers) });
+    }
     let file: JobFile = toml::from_str(text)
         .map_err(|e| SpecError::Syntax { path: path.to_path_buf(), message: describe_toml_error(text, &e) })?;
     let global = file.global.unwrap_or_default();
-    let mut phases: Vec<PhaseSpec> = file.phase.iter().map(|p| global.overlay(p)).collect();
+    // In place (into_iter → collect reuses the allocation): a second vector of phases doubled the memory a long
+    // job took.
+    let mut phases: Vec<PhaseSpec> = file.phase.into_iter().map(|p| global.overlay(&p)).collect();
     if phases.is_empty() && global.rw.is_some() {
         // A file with only [global] and an rw is a one-phase job.
         phases.push(global);
@@ -56,6 +64,13 @@ pub fn parse_toml_job(path: &Path, text: &str) -> Result<JobSpec, SpecError> {
     })
 }
 
+/// `[[phase]]` as TOML allows it to be written (spaces inside the brackets, a comment after).
+fn is_phase_header(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix("[[") else { return false };
+    let Some((name, _)) = rest.split_once("]]") else { return false };
+    name.trim() == "phase"
+}
+
 /// "line 7, column 1: unknown field `bz`, expected one of …" — the position first, as compilers do.
 fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
     let message = error.message().trim().to_string();
@@ -65,6 +80,7 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
             let line = before.matches('\n').count() + 1;
             let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
             let source_line = text.lines().nth(line - 1).unwrap_or("").trim();
+            let source_line = crate::limits::shorten(source_line, crate::limits::MAX_MESSAGE_LINE);
             format!("line {line}, column {column}: {message}\n    {source_line}")
         }
         None => message,
@@ -111,6 +127,18 @@ runtime = 5
         assert!(err.contains("bad.toml"), "{err}");
         assert!(err.contains("line 3"), "{err}");
         assert!(err.contains("bz"), "{err}");
+    }
+
+    #[test]
+    fn a_job_over_the_phase_cap_is_refused_before_it_is_parsed() {
+        // Guards issue 25: a job of 179,166 phases took 634 MB to dry-run (OOM-killed in a 64 MiB cgroup).
+        let one = "[[phase]]\nrw = \"read\"\n";
+        let text = one.repeat(crate::limits::MAX_PHASES + 1);
+        let err = parse_toml_job(Path::new("big.toml"), &text).unwrap_err().to_string();
+        assert!(err.contains("10001 phases or more") && err.contains("at most 10000"), "{err}");
+        let text = format!("{}[[ phase ]] # the last\nrw = \"read\"\n", one.repeat(crate::limits::MAX_PHASES - 1));
+        assert_eq!(parse_toml_job(Path::new("ok.toml"), &text).unwrap().phases.len(), crate::limits::MAX_PHASES);
+        assert!(!is_phase_header("name = \"[[phase]]\"") && !is_phase_header("[[phases]]"));
     }
 
     #[test]

@@ -125,7 +125,7 @@ impl BlockSizeSpec {
             return Err(format!("the weights add up to {given}, more than 100"));
         }
         if unweighted == 0 && given == Share(0) {
-            return Err("every weight is zero".into());
+            return Err("here every weight is zero, so no size would ever be used".into());
         }
         let share = Share((Share::WHOLE.0 - given.0).checked_div(unweighted).unwrap_or(0));
         if unweighted > 0 && share == Share(0) {
@@ -154,7 +154,10 @@ impl FromStr for BlockSizeSpec {
                 };
                 entries.push((bytes, weight));
             }
-            BlockSizeSpec::split_weights(&entries).map_err(|why| value_error(s, "block size split", why))?;
+            BlockSizeSpec::split_weights(&entries).map_err(|why| {
+                // The reason is a sentence of its own, not an "expected …" phrase: said as what the weights must do.
+                value_error(s, "block size split", format!("weights above zero that add up to at most 100 ({why})"))
+            })?;
             return Ok(BlockSizeSpec::Split(entries));
         }
         if let Some((low, high)) = text.split_once('-') {
@@ -477,6 +480,13 @@ mod tests {
             let err = bad.parse::<BlockSizeSpec>().unwrap_err().to_string();
             assert!(err.contains(bad), "{err}");
         }
+        // Guards issue 25: this said "expected every weight is zero", as if zero weights were asked for.
+        let err = "4k/0:64k/0".parse::<BlockSizeSpec>().unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "'4k/0:64k/0' is not a valid block size split: expected weights above zero that add up to at most 100 \
+             (here every weight is zero, so no size would ever be used)"
+        );
     }
 
     #[test]

@@ -109,6 +109,7 @@ mod tests {
             steady_within: Duration::from_secs(30),
             seek_every: None,
             assignment: Assignment::One,
+            titles: None,
             media_length: Duration::from_secs(60),
             seed: 1,
             vbr: None,

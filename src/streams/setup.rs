@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use super::arrivals::{arrivals, window_for};
 use super::judge::Judging;
+use super::library::Titles;
 use super::model::{PlayerConfig, Vbr};
 use crate::engine::HttpUrl;
 use crate::spec::{Assignment, ChunkSize, Mix};
 use serde::Serialize;
 
 use crate::units::{serialize_opt_secs, serialize_secs};
-use crate::workload::{Rng, Zipf};
+use crate::workload::{Rng, mix64};
 
 /// The one place for the defaults of `streamcap streams`.
 pub mod defaults {
@@ -48,10 +49,25 @@ pub mod defaults {
     pub const SEARCH_LIMIT: u32 = 10_000;
     /// The search stops bisecting when passing and failing counts are within this percentage.
     pub const PRECISION_PCT: f64 = 3.0;
+    /// Rounds that run the found edge again (the count that passed, then the one that failed) after the search:
+    /// one, so the answer comes with a range of two runs at the cost of two more steps.
+    pub const CONFIRMATIONS: u32 = 1;
     /// Length of each raw-rate measurement behind the estimate.
     pub const ESTIMATE_TIME: Duration = Duration::from_secs(5);
     /// With `--vbr`, the media one bitrate holds for (a group of pictures, as encoders commonly cut them).
     pub const GOP: Duration = Duration::from_secs(2);
+    /// Size of the library of titles `streams` writes unless told (`--library-size`): twice the largest cache a
+    /// RAID controller commonly carries (`CONTROLLER_CACHE`), so that no cache the tool cannot see holds it.
+    pub const LIBRARY_BYTES: u64 = 8 << 30;
+    /// The largest DRAM cache of common hard and solid-state drives (64 MiB to 1 GiB): not readable from Linux.
+    pub const DRIVE_CACHE: u64 = 1 << 30;
+    /// The largest cache common RAID controllers and NAS appliances carry (1 to 4 GiB): not visible from Linux.
+    pub const CONTROLLER_CACHE: u64 = 4 << 30;
+    /// The smallest title of a generated library; a title is at least what one viewer reads in a watch.
+    pub const TITLE_MIN_BYTES: u64 = 64 << 20;
+    /// The most titles a generated library or the user's library is read as (each scheduler thread opens the
+    /// titles its viewers watch).
+    pub const MAX_TITLES: u32 = 1024;
 }
 
 /// A media file the viewers read: a local file, or a URL fetched in byte ranges.
@@ -111,8 +127,10 @@ pub struct StreamsConfig {
     /// Mean time between seeks, seconds.
     #[serde(serialize_with = "serialize_opt_secs")]
     pub seek_every: Option<Duration>,
-    /// Which media file each viewer reads: one per format, one per viewer, or a library with Zipf popularity.
+    /// Which media file each viewer reads: one per format, one per viewer, or a library of titles.
     pub assignment: Assignment,
+    /// With a library: how many titles and their popularity (set by the plan, which knows the titles).
+    pub titles: Option<Titles>,
     /// Length of each test media file, seconds.
     #[serde(serialize_with = "serialize_secs")]
     pub media_length: Duration,
@@ -122,13 +140,23 @@ pub struct StreamsConfig {
     pub vbr: Option<f64>,
 }
 
-/// A test media file: format index in the mix and its number within that format.
+/// A media file as the viewers know it: a test file of one format, or a title of the library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct MediaKey {
-    /// Index of the format in the mix.
-    pub format: usize,
-    /// The file's number among that format's files (0-based).
-    pub number: u32,
+pub enum MediaKey {
+    /// A test file of one format (`one`, `each`): the format's index in the mix and the file's number among
+    /// that format's files (0-based).
+    Format { format: usize, number: u32 },
+    /// A title of the library, shared by every format (0-based).
+    Title(u32),
+}
+
+impl MediaKey {
+    /// The file's number among its own kind (a format's files, or the titles).
+    pub fn number(self) -> u32 {
+        match self {
+            MediaKey::Format { number, .. } | MediaKey::Title(number) => number,
+        }
+    }
 }
 
 /// How long a step of a given count lasts, and why: the viewers arrive over `arrival`, each fills its buffer
@@ -188,10 +216,14 @@ impl StreamsConfig {
         ((raw as u64).div_ceil(chunk)).max(1) * chunk
     }
 
-    fn player(&self, format: usize) -> PlayerConfig {
+    /// Media one chunk of `format` covers at its mean bitrate.
+    pub fn chunk_media(&self, format: usize) -> Duration {
         let bitrate = self.mix.0[format].0.bitrate;
-        let chunk_media =
-            Duration::from_secs_f64(self.chunk_bytes(format) as f64 / bitrate.byte_rate().bytes_per_sec());
+        Duration::from_secs_f64(self.chunk_bytes(format) as f64 / bitrate.byte_rate().bytes_per_sec())
+    }
+
+    fn player(&self, format: usize) -> PlayerConfig {
+        let chunk_media = self.chunk_media(format);
         let vbr = self.vbr.filter(|&x| x > 0.0).map(|swing| Vbr {
             swing,
             chunks_per_gop: (defaults::GOP.as_secs_f64() / chunk_media.as_secs_f64()).round().max(1.0) as u32,
@@ -200,42 +232,39 @@ impl StreamsConfig {
         PlayerConfig { chunk_media, buffer: self.buffer, prebuffer: self.prebuffer, vbr }.normalized()
     }
 
-    /// The viewers of a run at `count`, each with the media file it reads (keys into the caller's file list,
-    /// which `files` maps to indices).
-    pub fn viewers(&self, count: u32, file_index: &mut dyn FnMut(MediaKey) -> u32) -> Vec<ViewerPlan> {
+    /// The viewers of step `round` of a run at `count`, each with the media file it reads (keys into the
+    /// caller's file list, which `file_index` maps to indices). Every step draws its own positions (and, with a
+    /// library, its own titles), so that a step does not re-read what the step before it left in a cache.
+    pub fn viewers(&self, count: u32, round: u32, file_index: &mut dyn FnMut(MediaKey) -> u32) -> Vec<ViewerPlan> {
         let formats = self.mix.assign(count);
-        let starts = arrivals(count, self.arrival_for(count), self.seed);
-        let mut rng = Rng::new(self.seed);
-        let zipf = match self.assignment {
-            Assignment::Library { files, theta } if theta > 0.0 && files > 1 => {
-                Some(Zipf::new(u64::from(files), theta))
-            }
-            _ => None,
-        };
+        // Each step its own audience too: a confirmation of a count is another sample, not the same arrivals.
+        let starts = arrivals(count, self.arrival_for(count), self.seed ^ mix64(u64::from(round)));
+        let mut rng = Rng::new(self.seed ^ mix64(u64::from(round)));
+        let picker = self.titles.filter(|_| self.is_library()).map(|t| t.picker(&mut rng));
         let mut per_format = vec![0u32; self.mix.0.len()];
         formats
             .iter()
             .enumerate()
             .map(|(i, &format)| {
-                let number = match self.assignment {
-                    Assignment::One => 0,
-                    Assignment::Each => per_format[format],
-                    Assignment::Library { files, .. } => match &zipf {
-                        Some(z) => z.sample(&mut rng) as u32,
-                        None => rng.below(u64::from(files)) as u32,
-                    },
+                let key = match (&picker, self.assignment) {
+                    (Some(picker), _) => MediaKey::Title(picker.pick(i, &mut rng)),
+                    (None, Assignment::Each) => MediaKey::Format { format, number: per_format[format] },
+                    (None, _) => MediaKey::Format { format, number: 0 },
                 };
                 per_format[format] += 1;
-                let chunks = self.media_bytes(format) / self.chunk_bytes(format);
+                // A title's size is known to the run (the user's files differ): a position drawn from a wide
+                // range, taken modulo the title's chunks, is as good as uniform.
+                let chunks =
+                    if picker.is_some() { 1 << 40 } else { self.media_bytes(format) / self.chunk_bytes(format) };
                 let mut player = self.player(format);
                 if let Some(vbr) = player.vbr.as_mut() {
                     // The bursts belong to the media file: every viewer of it sees them at the same places.
-                    vbr.seed =
-                        self.seed ^ ((format as u64) << 32 | u64::from(number)).wrapping_mul(0xA24B_AED4_963E_E407);
+                    let file = (format as u64) << 32 | u64::from(key.number()) | u64::from(picker.is_some()) << 62;
+                    vbr.seed = self.seed ^ file.wrapping_mul(0xA24B_AED4_963E_E407);
                 }
                 ViewerPlan {
                     start: starts[i],
-                    file: file_index(MediaKey { format, number }),
+                    file: file_index(key),
                     first_chunk: rng.below(chunks.max(1)),
                     chunk_bytes: self.chunk_bytes(format) as u32,
                     player,
@@ -246,10 +275,19 @@ impl StreamsConfig {
             .collect()
     }
 
-    /// The media files a run at `count` reads, in a stable order.
+    /// Whether viewers watch the titles of a library (rather than test files per format).
+    pub fn is_library(&self) -> bool {
+        matches!(self.assignment, Assignment::Library { .. })
+    }
+
+    /// The media files a run of at most `count` viewers reads, in a stable order: every title of a library, or
+    /// the test files per format.
     pub fn media_needed(&self, count: u32) -> Vec<MediaKey> {
+        if let (true, Some(titles)) = (self.is_library(), self.titles) {
+            return (0..titles.count.max(1)).map(MediaKey::Title).collect();
+        }
         let mut keys: Vec<MediaKey> = Vec::new();
-        let _ = self.viewers(count, &mut |key| {
+        let _ = self.viewers(count, 0, &mut |key| {
             keys.push(key);
             0
         });
@@ -274,6 +312,7 @@ mod tests {
             steady_within: defaults::STEADY_WITHIN,
             seek_every: None,
             assignment: assignment.parse().unwrap(),
+            titles: Some(Titles { count: 20, zipf: None }),
             media_length: Duration::from_secs(60),
             seed: 7,
             vbr: None,
@@ -283,7 +322,7 @@ mod tests {
     #[test]
     fn viewers_arrive_over_the_window_and_read_whole_chunks() {
         let c = config("one");
-        let viewers = c.viewers(10, &mut |k| k.format as u32);
+        let viewers = c.viewers(10, 0, &mut format_of);
         assert_eq!(viewers[0].start, Duration::ZERO);
         assert!(viewers.windows(2).all(|w| w[0].start <= w[1].start));
         assert!(viewers[9].start > Duration::ZERO && viewers[9].start < Duration::from_secs(1), "a 1 s window");
@@ -291,6 +330,20 @@ mod tests {
         // 8 Mbit/s for 60 s = 60 MB, in whole MiB chunks.
         assert_eq!(c.media_bytes(0), 58 << 20);
         assert_eq!(c.media_needed(10).len(), 2);
+    }
+
+    fn format_of(key: MediaKey) -> u32 {
+        match key {
+            MediaKey::Format { format, .. } => format as u32,
+            MediaKey::Title(_) => panic!("one and each read test files per format"),
+        }
+    }
+
+    fn title_of(key: MediaKey) -> u32 {
+        match key {
+            MediaKey::Title(n) => n,
+            MediaKey::Format { .. } => panic!("a library's viewers read titles"),
+        }
     }
 
     #[test]
@@ -308,20 +361,40 @@ mod tests {
     #[test]
     fn each_and_library_assign_files() {
         assert_eq!(config("each").media_needed(10).len(), 10);
-        let lib = config("library:20:zipf=1.2").media_needed(200);
-        assert!(lib.len() > 5 && lib.len() <= 40, "{}", lib.len());
-        assert!("library:0".parse::<Assignment>().is_err());
+        let lib = config("library:zipf=1.2");
+        assert_eq!(lib.media_needed(200), (0..20).map(MediaKey::Title).collect::<Vec<_>>(), "every title");
+        let viewers = lib.viewers(200, 0, &mut title_of);
+        assert!(viewers.iter().all(|v| v.file < 20));
+    }
+
+    #[test]
+    fn library_viewers_watch_their_own_titles_from_scattered_positions_that_change_per_step() {
+        let c = config("library");
+        let first = c.viewers(20, 0, &mut title_of);
+        let mut titles: Vec<u32> = first.iter().map(|v| v.file).collect();
+        titles.sort();
+        assert_eq!(titles, (0..20).collect::<Vec<_>>(), "twenty viewers, twenty titles");
+        let positions: std::collections::HashSet<u64> = first.iter().map(|v| v.first_chunk % 1000).collect();
+        assert!(positions.len() >= 18, "scattered: {positions:?}");
+        let second = c.viewers(20, 1, &mut title_of);
+        let moved = first.iter().zip(&second).filter(|(a, b)| (a.file, a.first_chunk) != (b.file, b.first_chunk));
+        assert_eq!(moved.count(), 20, "the next step starts elsewhere");
+        assert_eq!(
+            c.viewers(20, 0, &mut title_of).iter().map(|v| v.file).collect::<Vec<_>>(),
+            first.iter().map(|v| v.file).collect::<Vec<_>>(),
+            "the same step is the same"
+        );
     }
 
     #[test]
     fn vbr_gops_span_two_seconds_of_media_and_belong_to_the_file() {
         let c = StreamsConfig { vbr: Some(0.3), chunk: ChunkSize::Media(Duration::from_millis(500)), ..config("one") };
-        let viewers = c.viewers(6, &mut |k| k.format as u32);
+        let viewers = c.viewers(6, 0, &mut format_of);
         let vbr = viewers[0].player.vbr.expect("--vbr gives each player a Vbr");
         assert_eq!((vbr.swing, vbr.chunks_per_gop), (0.3, 4));
         let same_file: Vec<_> = viewers.iter().filter(|v| v.file == viewers[0].file).collect();
         assert!(same_file.len() > 1 && same_file.iter().all(|v| v.player.vbr.unwrap().seed == vbr.seed));
-        assert!(config("one").viewers(1, &mut |_| 0)[0].player.vbr.is_none());
+        assert!(config("one").viewers(1, 0, &mut |_| 0)[0].player.vbr.is_none());
     }
 
     #[test]

@@ -125,7 +125,7 @@ fn viewers_a_step_ends_before_never_arrive() {
 /// A step of `count` viewers of `config` on a device of `bytes_per_sec` (one server, reads in issue order), run
 /// as a search runs it (ending at its first failure); whether it met the target, and the step's figures.
 fn simulated_step(config: &StreamsConfig, count: u32, bytes_per_sec: f64) -> (bool, StepOutcome) {
-    let plans = config.viewers(count, &mut |_| 0);
+    let plans = config.viewers(count, 0, &mut |_| 0);
     let judging = config.judging(true, s(2));
     let judge = Arc::new(StepJudge::new(count, judging));
     let share: Vec<usize> = (0..plans.len()).collect();
@@ -170,6 +170,7 @@ fn check_config(format: &str) -> StreamsConfig {
         steady_within: s(10),
         seek_every: None,
         assignment: crate::spec::Assignment::One,
+        titles: None,
         media_length: s(30),
         seed: crate::streams::defaults::SEED,
         vbr: None,
@@ -207,7 +208,7 @@ fn on_a_device_limited_to_40_mib_per_s_the_edge_lies_just_below_the_bandwidth_bo
 fn above_the_bandwidth_the_first_viewers_stall_during_playback_after_their_buffer_was_full() {
     let rate = 40.0 * 1048576.0;
     let config = StreamsConfig { steady_within: s(30), watch: s(10), ..check_config("1080p") };
-    let plans = config.viewers(55, &mut |_| 0);
+    let plans = config.viewers(55, 0, &mut |_| 0);
     let judge = Arc::new(StepJudge::new(55, config.judging(false, s(2))));
     let share: Vec<usize> = (0..55).collect();
     let mut viewers = Viewers::new(&plans, &share, &[config.media_bytes(0)], &mut |_, _| 0, judge.clone());

@@ -96,7 +96,7 @@ fn memory_groups(cgroups: &str, mounts: &[MountEntry]) -> Vec<MemoryCgroupDir> {
     found
 }
 
-fn has_option(options: &str, wanted: &str) -> bool {
+pub(super) fn has_option(options: &str, wanted: &str) -> bool {
     options.split(',').any(|o| o == wanted)
 }
 

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::limits::MemoryBound;
 use crate::units::Bytes;
 
 use super::proc::MemInfo;
@@ -15,8 +16,11 @@ use super::topology::{MountEntry, read_mountinfo};
 /// What this process may still take; `None` where nothing says (no limit, or unreadable).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ProcessLimits {
-    /// Bytes it may still allocate: MemAvailable, or less when a memory cgroup limit is closer.
+    /// Bytes it may still allocate: MemAvailable, or less when a memory cgroup limit or the address-space limit
+    /// (`ulimit -v`) is closer.
     pub memory: Option<Bytes>,
+    /// Which of those `memory` is.
+    pub memory_bound: MemoryBound,
     /// Threads it may still start: the tightest of the pids cgroups, `threads-max` and RLIMIT_NPROC.
     pub threads: Option<u64>,
 }
@@ -28,13 +32,42 @@ impl ProcessLimits {
         let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let read = |path: &Path| std::fs::read_to_string(path).ok();
         let available = MemInfo::read().ok().map(|m| m.available);
-        let memory = min_some(available, cgroup_headroom(&mounts, &cgroups, Controller::Memory, &read).map(Bytes));
+        let cgroup = cgroup_headroom(&mounts, &cgroups, Controller::Memory, &read).map(Bytes);
+        let mapped = std::fs::read_to_string("/proc/self/status").ok();
+        let space = address_space_left(rustix::process::getrlimit(rustix::process::Resource::As).current, mapped);
+        let (memory, memory_bound) = tightest_memory(available, cgroup, space.map(Bytes));
         let kernel = std::fs::read_to_string("/proc/sys/kernel/threads-max")
             .ok()
             .and_then(|max| threads_left(&max, &std::fs::read_to_string("/proc/loadavg").ok()?));
         let threads = min_some(cgroup_headroom(&mounts, &cgroups, Controller::Pids, &read), kernel);
-        ProcessLimits { memory, threads: min_some(threads, nproc_left()) }
+        ProcessLimits { memory, memory_bound, threads: min_some(threads, nproc_left()) }
     }
+}
+
+/// The smallest of the three memory figures, and which it is.
+fn tightest_memory(
+    available: Option<Bytes>,
+    cgroup: Option<Bytes>,
+    space: Option<Bytes>,
+) -> (Option<Bytes>, MemoryBound) {
+    [(available, MemoryBound::Available), (cgroup, MemoryBound::Cgroup), (space, MemoryBound::AddressSpace)]
+        .into_iter()
+        .filter_map(|(figure, bound)| figure.map(|f| (f, bound)))
+        .min_by_key(|(figure, _)| *figure)
+        .map_or((None, MemoryBound::Available), |(figure, bound)| (Some(figure), bound))
+}
+
+/// Bytes this process may still map under its address-space limit (`ulimit -v`): the limit less `VmSize` from
+/// `/proc/self/status`. `None` without a limit. Past it every allocation fails with ENOMEM, whatever the free
+/// memory.
+pub fn address_space_left(limit: Option<u64>, status: Option<String>) -> Option<u64> {
+    let limit = limit?;
+    let size = status?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    Some(limit.saturating_sub(size.saturating_mul(1024)))
 }
 
 fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
@@ -84,6 +117,13 @@ pub fn cgroup_headroom(
     loop {
         let limit = read(&at.join(limit_file)).and_then(|t| parse_limit(&t));
         let usage = read(&at.join(usage_file)).and_then(|t| t.trim().parse::<u64>().ok());
+        // A memory cgroup's usage counts its page cache, which the kernel takes back before it fails anyone: what
+        // binds is the working set, usage less the inactive file pages (as the kubelet counts it). Without this a
+        // 64 MiB group that had read an 8 MB job file refused to plan it.
+        let usage = match controller {
+            Controller::Memory => usage.map(|u| u.saturating_sub(inactive_file(&read, at, v2))),
+            Controller::Pids => usage,
+        };
         if let (Some(limit), Some(usage)) = (limit, usage) {
             tightest = min_some(tightest, Some(limit.saturating_sub(usage)));
         }
@@ -93,6 +133,15 @@ pub fn cgroup_headroom(
         }
     }
     tightest
+}
+
+/// The inactive file pages of a memory cgroup, from its `memory.stat` (v1 `total_inactive_file`, counted over
+/// the group and its children as `usage_in_bytes` is; v2 `inactive_file`); 0 when it cannot be read.
+fn inactive_file(read: &dyn Fn(&Path) -> Option<String>, dir: &Path, v2: bool) -> u64 {
+    let key = if v2 { "inactive_file " } else { "total_inactive_file " };
+    read(&dir.join("memory.stat"))
+        .and_then(|stat| stat.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or(0)
 }
 
 /// "max" (or v1's "unlimited" 2^63-ish page-rounded value) is no limit; a number is one.
@@ -182,6 +231,13 @@ mod tests {
             ("/sys/fs/cgroup/memory/a/memory.usage_in_bytes", "1000\n"),
         ]);
         assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), Some(1_047_576));
+        // Page cache the kernel would reclaim first does not count (issue 25).
+        let read = reader(&[
+            ("/sys/fs/cgroup/memory/a/memory.limit_in_bytes", "1048576\n"),
+            ("/sys/fs/cgroup/memory/a/memory.usage_in_bytes", "1000000\n"),
+            ("/sys/fs/cgroup/memory/a/memory.stat", "cache 900000\ninactive_file 1\ntotal_inactive_file 800000\n"),
+        ]);
+        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), Some(848_576));
     }
 
     #[test]
@@ -193,8 +249,9 @@ mod tests {
             ("/sys/fs/cgroup/unified/user.slice/app/memory.current", "5\n"),
             ("/sys/fs/cgroup/unified/user.slice/memory.max", "100\n"),
             ("/sys/fs/cgroup/unified/user.slice/memory.current", "40\n"),
+            ("/sys/fs/cgroup/unified/user.slice/memory.stat", "anon 30\ninactive_file 10\n"),
         ]);
-        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), Some(60));
+        assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Memory, &read), Some(70));
         assert_eq!(cgroup_headroom(&mounts, cgroup, Controller::Pids, &read), None);
         assert_eq!(cgroup_headroom(&[], cgroup, Controller::Memory, &read), None);
     }
@@ -203,6 +260,19 @@ mod tests {
     fn kernel_thread_headroom_comes_from_threads_max_and_loadavg() {
         assert_eq!(threads_left("192729\n", "2.10 0.98 0.48 5/137 16020\n"), Some(192_592));
         assert_eq!(threads_left("x", "0 0 0 1/2 3"), None);
+    }
+
+    #[test]
+    fn the_address_space_limit_counts_what_is_mapped_already() {
+        let status = "Name:\tstreamcap\nVmPeak:\t  300000 kB\nVmSize:\t  102400 kB\n".to_string();
+        assert_eq!(address_space_left(Some(200 << 20), Some(status.clone())), Some(100 << 20));
+        assert_eq!(address_space_left(None, Some(status.clone())), None);
+        assert_eq!(address_space_left(Some(50 << 20), Some(status)), Some(0));
+        let (gib, mib) = (Some(Bytes::gib(1)), Some(Bytes::mib(100)));
+        assert_eq!(tightest_memory(gib, None, mib), (mib, MemoryBound::AddressSpace));
+        assert_eq!(tightest_memory(gib, mib, None), (mib, MemoryBound::Cgroup));
+        assert_eq!(tightest_memory(gib, None, None), (gib, MemoryBound::Available));
+        assert_eq!(tightest_memory(None, None, None), (None, MemoryBound::Available));
     }
 
     #[test]

@@ -292,3 +292,44 @@ fn blkid_names_what_the_built_in_probe_does_not_know() {
     let minix = inspect_device(&lo.path).expect("inspect minix loop device");
     assert_eq!(minix.signature.as_deref(), Some("minix (reported by blkid)"));
 }
+
+#[test]
+fn a_loop_alias_is_the_same_file_at_its_offset_under_any_name() {
+    // Regression (issue 25, item 3): a second loop device over a mounted image was judged by its own name only.
+    if !can_run("a_loop_alias_is_the_same_file", &["losetup", "mkfs.ext4", "mount", "umount"]) {
+        return;
+    }
+    use super::topology::{Store, extents_of, first_overlap};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let image = sparse_image(dir.path(), "fs.img");
+    let first = LoopDevice::attach(&image, false);
+    let args: Vec<&std::ffi::OsStr> = vec!["-f".as_ref(), "--show".as_ref(), "-o".as_ref(), "1M".as_ref()];
+    let alias = LoopDevice { path: PathBuf::from(run("losetup", &[&args[..], &[image.as_os_str()]].concat()).trim()) };
+    // Through a hard link that is then removed: the kernel still knows the inode; the name in sysfs is gone.
+    let link = dir.path().join("link.img");
+    std::fs::hard_link(&image, &link).expect("hard link");
+    let linked = LoopDevice::attach(&link, false);
+    std::fs::remove_file(&link).expect("remove the link");
+
+    let extents = |lo: &LoopDevice| extents_of(&BlockDevice::from_path(&lo.path).expect("a loop device"));
+    let file = |lo: &LoopDevice| extents(lo).into_iter().find(|e| matches!(e.store, Store::File { .. }));
+    let (whole, shifted, again) = (file(&first).unwrap(), file(&alias).unwrap(), file(&linked).unwrap());
+    assert_eq!((whole.start, whole.end), (0, IMAGE_SIZE));
+    assert_eq!((shifted.start, shifted.end), (MIB, IMAGE_SIZE), "the alias's bytes start 1 MiB into the file");
+    assert_eq!((whole.store, again.store), (shifted.store, shifted.store), "one file under every name");
+    assert!(first_overlap(&extents(&alias), &extents(&first)).is_some());
+
+    let unused = inspect_device(&alias.path).expect("inspect the alias");
+    assert!(unused.overlaps.is_empty(), "nothing is mounted yet: {unused:?}");
+    run("mkfs.ext4", &["-q".as_ref(), first.path.as_os_str()]);
+    let _mount = Mount::new(&first.path, &dir.path().join("mnt"));
+    for lo in [&alias, &linked] {
+        let safety = inspect_device(&lo.path).expect("inspect an alias of a mounted image");
+        assert_eq!(safety.overlaps.len(), 1, "{safety:?}");
+        assert!(
+            safety.overlaps[0].starts_with(&format!("the same bytes as {} (mounted at", first.name())),
+            "{safety:?}"
+        );
+        assert!(safety.mounted_at.is_empty() && safety.in_use_by.is_empty(), "by its own name it is unused");
+    }
+}

@@ -1,7 +1,8 @@
 //! Host facts, block-device topology, /proc sampling and device safety checks (layer 1).
 //!
 //! This module answers "what machine is this, how much RAM may this process use, which devices and which pool
-//! sit beneath a path, how busy are they, and is it safe to write to this block device". It only reads: it never writes to a device, never mounts, never
+//! sit beneath a path, which throttle limits them, how busy are they, and is it safe to write to this block
+//! device". It only reads: it never writes to a device, never mounts, never
 //! changes a sysfs setting. It imports `crate::units` and nothing else from streamcap. Every parser takes text
 //! so that it can be tested with fixed samples; thin wrappers read the live files.
 
@@ -13,6 +14,7 @@ pub mod host;
 pub mod limits;
 pub mod proc;
 pub mod safety;
+pub mod throttle;
 pub mod topology;
 
 mod sysfs;
@@ -28,6 +30,7 @@ pub use proc::{
     parse_proc_stat, read_diskstats,
 };
 pub use safety::{DeviceSafety, inspect_device, inspect_device_usage, probe_signature};
+pub use throttle::{DeviceThrottle, ThrottleKind, read_limit_words, throttle_words, throttles_for};
 pub use topology::{
     BlockDevice, BtrfsSpace, DeviceKind, DioAlign, FilesystemFacts, MdArray, MountEntry, PoolFacts, PoolKind, Profile,
     devices_beneath, direct_io_alignment, direct_io_alignment_in_dir, filesystem_of, parse_mountinfo, pool_of,

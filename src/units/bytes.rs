@@ -69,6 +69,14 @@ impl Bytes {
         Ok(Bytes(bytes as u64))
     }
 
+    /// As [`Bytes::parse`], refusing 0: for sizes that must hold something (a chunk, a data set, a file).
+    pub fn parse_positive(text: &str) -> Result<Bytes, UnitError> {
+        match Bytes::parse(text)? {
+            Bytes(0) => Err(UnitError::new(text, "a size above zero")),
+            bytes => Ok(bytes),
+        }
+    }
+
     /// The size in the largest binary unit that holds it whole ("4K", "1032K", "1536"): a job file's form that
     /// reads back as the same size, where the display ("1.01 MiB") rounds.
     pub fn exact(self) -> String {

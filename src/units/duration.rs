@@ -31,6 +31,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// As [`parse_duration`], refusing zero: for times that must pass (a runtime, a budget, a mean time between
+/// events).
+pub fn parse_positive_duration(text: &str) -> Result<Duration, UnitError> {
+    match parse_duration(text)? {
+        d if d.is_zero() => Err(UnitError::new(text, "a duration above zero, such as 10s or 500ms")),
+        d => Ok(d),
+    }
+}
+
 /// Prints a duration the way a person says it: "90 ms", "10 s", "2 min 30 s", "1 h 5 min".
 pub fn format_duration(d: Duration) -> String {
     let secs = d.as_secs_f64();

@@ -9,7 +9,7 @@ mod share;
 pub use bytes::{Bytes, GIB, KIB, MIB, TIB};
 pub use duration::{
     deserialize_duration, deserialize_opt_duration, format_duration, format_latency, format_latency_ns, parse_duration,
-    serialize_opt_secs, serialize_secs,
+    parse_positive_duration, serialize_opt_secs, serialize_secs,
 };
 pub use rate::{Bitrate, ByteRate, format_mbps, format_rate};
 pub use share::Share;

@@ -19,8 +19,10 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use super::{Algorithm, BadBlock, BlockId, diagnose, next_generation, stamp, verify_block};
 
 mod journal;
+mod lost;
 
 pub use journal::JournalSink;
+pub use lost::LostRange;
 
 const BUSY: u8 = 0x80;
 const GENERATION: u8 = 0x7f;
@@ -33,11 +35,13 @@ struct FileKeys {
 }
 
 /// The bad blocks found: all counted (a block found bad again, by the read-back pass after a read during a
-/// phase, counts once while its first finding is among those kept), the first few kept with their details.
+/// phase, counts once while its first finding is among those kept), the first few kept with their details; and
+/// the ranges of files that could not be read at all (`lost.rs`), whose written blocks are counted too.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BadLog {
     pub count: u64,
     pub blocks: Vec<BadBlock>,
+    pub missing: Vec<LostRange>,
 }
 
 /// What was checked so far.

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 pub use backlog::{Backlog, Written};
 pub use block::{HEADER_LEN, PIECE, diagnose, stamp, verify_block};
 pub use manifest::{MANIFEST_FILE, MAP_FILE, Manifest, ManifestError, ManifestFile};
-pub use map::{BadLog, JournalSink, Verifier, VerifyCounts};
+pub use map::{BadLog, JournalSink, LostRange, Verifier, VerifyCounts};
 
 /// How the payload of a verified block is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,6 +1,7 @@
 //! A FUSE filesystem for tests that passes through to a backing directory and injects faults by rule: errors
 //! (EIO, ENOSPC…) at chosen offsets or after N operations, short reads and writes, latency spikes, silent bit
-//! flips, lost writes and misdirected writes (see `rules.rs`).
+//! flips, lost writes and misdirected writes, failed removals (see `rules.rs`); and, when asked, hides files
+//! removed while open as libfuse's high-level API does.
 //!
 //! [`FaultMount::new`] mounts it in this process, served by a background thread, at a fresh mount point over a
 //! fresh backing directory; dropping the guard unmounts it (lazily if something still holds it) and removes
@@ -60,6 +61,12 @@ impl FaultMount {
 
     pub fn add(&self, rule: Rule) {
         self.rules().add(rule);
+    }
+
+    /// From now on, hides files removed while open instead of removing them, as sshfs does (see
+    /// `Rules::hide_open_removed`).
+    pub fn hide_open_removed(&self) {
+        self.rules().hide_open_removed = true;
     }
 
     /// Removes every rule (the log of injected faults stays).

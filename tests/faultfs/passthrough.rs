@@ -1,5 +1,5 @@
-//! The FUSE filesystem itself: every call passes through to a backing directory, and reads and writes first ask
-//! the [`Rules`] which faults to inject.
+//! The FUSE filesystem itself: every call passes through to a backing directory, and reads, writes and removals
+//! first ask the [`Rules`] which faults to inject.
 //!
 //! Every file is opened with FOPEN_DIRECT_IO, so the kernel's page cache sits neither above nor beside it: each
 //! read and write a program issues reaches this code as one request with its own offset and length (up to the
@@ -33,6 +33,9 @@ struct Table {
     next_ino: u64,
     files: HashMap<u64, (u64, Arc<File>)>,
     next_fh: u64,
+    /// Files removed while open, hidden as libfuse's high-level API hides them (`Rules::hide_open_removed`):
+    /// inode → hidden path, removed when the last handle is released.
+    hidden: HashMap<u64, PathBuf>,
 }
 
 impl Table {
@@ -45,6 +48,10 @@ impl Table {
         self.paths.insert(ino, path.to_path_buf());
         self.inodes.insert(path.to_path_buf(), ino);
         ino
+    }
+
+    fn is_open(&self, ino: u64) -> bool {
+        self.files.values().any(|(i, _)| *i == ino)
     }
 
     fn forget_path(&mut self, path: &Path) {
@@ -398,7 +405,14 @@ impl Filesystem for FaultFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        lock(&self.table).files.remove(&fh.0);
+        let mut table = lock(&self.table);
+        if let Some((ino, _)) = table.files.remove(&fh.0)
+            && !table.is_open(ino)
+            && let Some(hidden) = table.hidden.remove(&ino)
+        {
+            let _ = fs::remove_file(self.backing.join(&hidden));
+            table.forget_path(&hidden);
+        }
         reply.ok();
     }
 
@@ -471,8 +485,24 @@ impl FaultFs {
         let result = self.rel(parent).and_then(|rel| {
             let rel = rel.join(name);
             let path = self.backing.join(&rel);
+            let faults = lock(&self.rules).faults_for(Op::Unlink, &rel.display().to_string(), 0, 0);
+            if let Some(e) = faults.iter().find_map(|f| if let Fault::Errno(e) = f { Some(*e) } else { None }) {
+                return Err(Errno::from_i32(e));
+            }
+            let mut table = lock(&self.table);
+            let open = table.inodes.get(&rel).copied().filter(|&ino| table.is_open(ino));
+            if let Some(ino) = open.filter(|_| !dir && lock(&self.rules).hide_open_removed) {
+                // libfuse's high-level API (sshfs) renames a file removed while open, and removes it at release.
+                let hidden = rel.with_file_name(format!(".fuse_hidden{ino:08x}00000001"));
+                fs::rename(&path, self.backing.join(&hidden)).map_err(errno)?;
+                table.forget_path(&rel);
+                table.inodes.insert(hidden.clone(), ino);
+                table.paths.insert(ino, hidden.clone());
+                table.hidden.insert(ino, hidden);
+                return Ok(());
+            }
             if dir { fs::remove_dir(&path) } else { fs::remove_file(&path) }.map_err(errno)?;
-            lock(&self.table).forget_path(&rel);
+            table.forget_path(&rel);
             Ok(())
         });
         match result {

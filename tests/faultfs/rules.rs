@@ -12,6 +12,8 @@ use std::time::Duration;
 pub enum Op {
     Read,
     Write,
+    /// Removing a file or directory (unlink, rmdir): only `Fault::Errno` applies; offset and length are 0.
+    Unlink,
 }
 
 /// What happens to a matching operation.
@@ -36,7 +38,8 @@ pub enum Fault {
 pub struct Rule {
     pub op: Op,
     pub fault: Fault,
-    /// Only files whose name (last path component) is this.
+    /// Only files whose name (last path component) is this; a trailing `*` matches any name that starts with
+    /// what precedes it (`run-*`: a work directory whatever its pid).
     pub file: Option<String>,
     /// Only operations that touch a byte in `[start, end)`.
     pub range: Option<(u64, u64)>,
@@ -91,7 +94,8 @@ impl Rule {
     fn fires(&mut self, op: Op, name: &str, offset: u64, len: u64) -> bool {
         let overlaps = self.range.is_none_or(|(start, end)| offset < end && offset + len.max(1) > start);
         let sized = self.len.is_none_or(|l| l == len);
-        if op != self.op || self.file.as_deref().is_some_and(|f| f != name) || !overlaps || !sized {
+        let named = |f: &str| f.strip_suffix('*').map_or(f == name, |prefix| name.starts_with(prefix));
+        if op != self.op || self.file.as_deref().is_some_and(|f| !named(f)) || !overlaps || !sized {
             return false;
         }
         self.seen += 1;
@@ -122,6 +126,9 @@ pub struct Rules {
     /// Reads and writes served, faulty or not.
     pub reads: u64,
     pub writes: u64,
+    /// A file removed while it is open is renamed to `.fuse_hidden…` and removed when its last handle is
+    /// released, as libfuse's high-level API (sshfs) does, instead of being removed at once.
+    pub hide_open_removed: bool,
 }
 
 impl Rules {
@@ -138,6 +145,7 @@ impl Rules {
         match op {
             Op::Read => self.reads += 1,
             Op::Write => self.writes += 1,
+            Op::Unlink => {}
         }
         let name = path.rsplit('/').next().unwrap_or(path);
         let mut faults = Vec::new();

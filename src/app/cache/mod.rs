@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather};
 use super::observer::ResultRecorder;
-use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
+use super::output::{print_display_quietly, print_quietly, result_skeleton};
 use crate::cli::{CacheArgs, Load};
 use crate::plan::{RunOptions, TargetFacts, build_plan};
 use crate::report::write_cache_summary;
@@ -33,7 +33,7 @@ pub fn run(args: CacheArgs) -> Result<ExitCode> {
     let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&profile::cache_job(&settings), &gathered.facts, &options).context("cannot plan the run")?;
     if args.dry_run {
-        print_quietly(&plan.to_string());
+        print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
@@ -86,12 +86,8 @@ fn settings(args: &CacheArgs, gathered: &Gathered) -> Result<(Settings, Load)> {
              (give a larger --size, a larger file, or free some space)"
         );
     }
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        check_output("--html", path)?;
-    }
+    let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
+    super::outputs::check(&outputs, &[args.target.as_path()], Some(&args.history))?;
     let timing = (args.runtime, args.bs);
     let settings = Settings::new(region, gathered.host.usable_ram(), timing, load.to_phase_spec(), directory);
     Ok((settings, load))

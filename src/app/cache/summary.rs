@@ -4,6 +4,7 @@
 
 use super::profile::{ACCESS, MEDIA, PAGE_CACHE, UNDER_LOAD, step_name};
 use crate::results::{CacheEnd, CacheStep, CacheSummary, PhaseResult, Plateau, PlateauKind, RunResult, RunStatus};
+use crate::streams::capacity::streams_bound;
 use crate::sysinfo::topology::ROLE_LOOP_BACKING;
 use crate::units::{Bytes, format_mbps};
 
@@ -195,7 +196,7 @@ pub(in crate::app) fn plateau(
     let streams_bound = match kind {
         PlateauKind::AccessTime if read.latency.mean_ns > 0.0 => 1.0 / (read.latency.mean_ns / 1e9 * chunks_per_s),
         PlateauKind::AccessTime => 0.0,
-        _ => read.mbps * 1e6 / stream_bytes_s,
+        _ => streams_bound(read.mbps, summary.bitrate_bps),
     };
     let change_pct = alone.filter(|a| under_load && *a > 0.0).map(|a| (read.mbps - a) / a * 100.0);
     let judged = !under_load && matches!(kind, PlateauKind::Media | PlateauKind::AccessTime);
@@ -225,23 +226,32 @@ fn meaning(p: &Plateau, summary: &CacheSummary, beneath: Beneath) -> String {
     if p.under_load {
         let change = p.change_pct.map_or(String::new(), |c| format!("{c:+.0} % beside the load: "));
         return match p.kind {
-            PlateauKind::AccessTime => format!("{change}~{streams:.0} streams if every chunk costs a seek"),
-            _ => format!("{change}~{streams:.0} streams of {stream}"),
+            PlateauKind::AccessTime => {
+                format!("{change}at most {streams:.0} streams if every chunk costs a seek (a bound)")
+            }
+            _ => format!("{change}at most {streams:.0} streams of {stream} (a bound)"),
         };
     }
     if beneath.network {
         return network_meaning(p, summary, &stream, beneath.media_mbps);
     }
     match p.kind {
-        PlateauKind::PageCache => format!("files already in RAM: ~{streams:.0} streams of {stream}, no disk touched"),
+        PlateauKind::PageCache => {
+            format!("files already in RAM: at most {streams:.0} streams of {stream} (a bound), no disk touched")
+        }
         PlateauKind::DeviceCache => match summary.device_cache_end.as_ref().and_then(|e| e.cached_up_to_bytes) {
             Some(up_to) => format!("only data read again soon (up to {}), not a film library", Bytes(up_to)),
             None if beneath.cache => "no step down: a cache beneath serves every region, the media's too".to_string(),
             None => "no faster than the media: no cache beneath the OS shows".to_string(),
         },
-        PlateauKind::Media => format!("what the disks sustain: ~{streams:.0} streams of {stream} read in long runs"),
+        PlateauKind::Media => {
+            format!("what the disks sustain in long runs: at most {streams:.0} streams of {stream} (a bound)")
+        }
         PlateauKind::AccessTime => {
-            format!("~{streams:.0} streams of {stream} if every {} chunk costs a seek", Bytes(summary.chunk_bytes))
+            format!(
+                "at most {streams:.0} streams of {stream} if every {} chunk costs a seek (a bound)",
+                Bytes(summary.chunk_bytes)
+            )
         }
     }
 }
@@ -252,11 +262,15 @@ fn network_meaning(p: &Plateau, summary: &CacheSummary, stream: &str, link: Opti
     let streams = p.streams_bound.floor();
     match p.kind {
         PlateauKind::PageCache if link.is_some_and(|l| p.mbps > CACHED_FACTOR * l) => {
-            format!("files already in this client's RAM: ~{streams:.0} streams of {stream}, the network not crossed")
+            format!(
+                "files already in this client's RAM: at most {streams:.0} streams of {stream} (a bound), the network not \
+                 crossed"
+            )
         }
         PlateauKind::PageCache => {
             format!(
-                "re-reads cross the network too (no client-side cache served them): ~{streams:.0} streams of {stream}"
+                "re-reads cross the network too (no client-side cache served them): at most {streams:.0} streams of {stream} \
+                 (a bound)"
             )
         }
         PlateauKind::DeviceCache => match summary.device_cache_end.as_ref().and_then(|e| e.cached_up_to_bytes) {
@@ -264,10 +278,13 @@ fn network_meaning(p: &Plateau, summary: &CacheSummary, stream: &str, link: Opti
             None => "no faster than the link: no cache of the server's shows through it".to_string(),
         },
         PlateauKind::Media => {
-            format!("what the network link (or the server) sustains: ~{streams:.0} streams of {stream} in long runs")
+            format!(
+                "what the network link (or the server) sustains in long runs: at most {streams:.0} streams of {stream} (a \
+                 bound)"
+            )
         }
         PlateauKind::AccessTime => format!(
-            "~{streams:.0} streams of {stream} if every {} chunk costs a round trip to the server",
+            "at most {streams:.0} streams of {stream} if every {} chunk costs a round trip to the server (a bound)",
             Bytes(summary.chunk_bytes)
         ),
     }

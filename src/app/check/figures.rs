@@ -15,6 +15,12 @@ pub fn sequential(phases: &[PhaseResult]) -> Option<SequentialFigures> {
     Some(SequentialFigures { write_mbps: write, read_mbps: read })
 }
 
+/// The check's sequential read rate, decimal MB/s: the one figure behind every sequential bound it prints (the
+/// cache table's sustained media and the verdict's ceiling). `None` before that phase ran.
+pub fn sequential_read_mbps(phases: &[PhaseResult]) -> Option<f64> {
+    phase(phases, RAW_PHASES[1]).and_then(|p| p.read.as_ref()).filter(|r| r.ops > 0).map(|r| r.mbps)
+}
+
 pub fn random_reads(phases: &[PhaseResult]) -> Vec<RandomFigures> {
     RAW_PHASES[2..]
         .iter()

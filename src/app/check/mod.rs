@@ -1,4 +1,4 @@
-//! `streamcap check [DIR]`: the main job. In about two minutes by default, on the storage under DIR: host and
+//! `streamcap check [DIR]`: the main job. In about three minutes by default, on the storage under DIR: host and
 //! device facts; sequential write and read MB/s; 4 KiB random-read IOPS at queue depth 1 and 32; small-file
 //! create, stat and read rates; the stream-capacity search for three video formats; then the verdict table.
 //!
@@ -22,7 +22,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather};
 use super::observer::{HeaderHook, ResultRecorder};
-use super::output::{check_writable_parent, print_quietly, result_skeleton};
+use super::output::{print_quietly, result_skeleton};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::plan::{PhaseKind, PhasePlan, Plan, RunOptions, TargetFacts, build_plan};
 use crate::results::{CheckSummary, RunResult, RunStatus};
@@ -76,6 +76,8 @@ pub struct Prepared {
     profile: Profile,
     settings: Settings,
     data_set: Bytes,
+    /// The user's library (`--library`), resolved: only read.
+    library: Option<PathBuf>,
 }
 
 /// Facts → data set → job → plan (stale work of killed runs is cleared first, unless this is a dry run).
@@ -83,15 +85,28 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     let profile = profile_of(args);
     let settings = profile.settings();
     let dir = check_dir(args);
+    let library = match &args.library {
+        Some(given) => Some(own_library(args, &dir, given)?),
+        None => None,
+    };
     if !args.dry_run {
         super::stale::clear(&[dir.as_path()], args.quiet);
     }
-    let gathered = gather(&dir, true)?;
+    let mut gathered = gather(&dir, true)?;
     let data_set = data_set_of(args, &dir, &gathered, &settings, share)?;
+    if let TargetFacts::Directory { free: Some(free), .. } = &mut gathered.facts.target {
+        // Ranks writing into one filesystem plan in their share of it (the generated library too).
+        *free = Bytes(free.0 / u64::from(share.sharers.max(1)));
+    }
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
-    let options = RunOptions { run_id: run_id(), ..Default::default() };
-    let mut job = profile::check_job(&settings, data_set, direct);
+    let options = RunOptions { run_id: run_id(), wait: args.wait, ..Default::default() };
+    let media = profile::Media { library: library.as_ref().map(|(dir, _)| dir.clone()), size: args.library_size };
+    let mut job = profile::check_job(&settings, data_set, direct, &media);
+    if let Some((canonical, files)) = library {
+        job.notices.extend(other_filesystem(&gathered, &canonical));
+        gathered.facts.media_libraries.push((canonical, files));
+    }
     if args.engine.is_some() {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);
     }
@@ -100,7 +115,48 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
         trees.for_each(|tree| tree.name = format!("{}-rank{rank}", tree.name));
     }
     let plan = build_plan(&job, &gathered.facts, &options).context("cannot plan the check")?;
-    Ok(Prepared { gathered, plan, profile, settings, data_set })
+    Ok(Prepared { gathered, plan, profile, settings, data_set, library: media.library })
+}
+
+/// `--library`: the user's media (exit 2 when there are none), with the scratch directory and every output file
+/// kept outside it.
+fn own_library(
+    args: &CheckArgs,
+    dir: &std::path::Path,
+    given: &std::path::Path,
+) -> Result<(PathBuf, Vec<(PathBuf, u64)>)> {
+    let (canonical, files) = super::library::open_library(given)?;
+    super::library::refuse_inside(dir, &canonical, "the scratch directory (DIR, where .streamcap is made)")?;
+    for (what, path) in [("--json", args.json.clone()), ("the HTML report", super::report::check_html_path(args))] {
+        if let Some(path) = path {
+            super::library::refuse_inside(&path, &canonical, what)?;
+        }
+    }
+    Ok((canonical, files))
+}
+
+/// Said when the scratch directory and the library are on different filesystems: the raw and small-file figures
+/// then describe another storage than the verdict does.
+fn other_filesystem(gathered: &Gathered, library: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let device = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+    if device(&gathered.canonical) == device(library) {
+        return None;
+    }
+    let describe = |p: &std::path::Path| {
+        crate::sysinfo::filesystem_of(p)
+            .map_or_else(|_| String::new(), |fs| format!(" ({} on {})", fs.fs_type, fs.source))
+    };
+    Some(format!(
+        "the raw and small-file phases measure {}{}, but your library {} is on another filesystem{}: the verdict \
+         is the library's, the other figures are not; for one storage throughout, give a scratch directory on \
+         the library's filesystem, outside it: streamcap check /path/on/that/filesystem --library {}",
+        gathered.canonical.display(),
+        describe(&gathered.canonical),
+        library.display(),
+        describe(library),
+        library.display()
+    ))
 }
 
 /// The directory a check measures (default: the current one).
@@ -118,8 +174,11 @@ impl Prepared {
     /// `skeleton`; says what the check is about to do.
     pub fn recorder(&self, args: &CheckArgs, skeleton: RunResult, started: Instant) -> ResultRecorder<'_> {
         let progress = ProgressLine::new(!args.quiet);
+        let library = self.library.as_ref().map_or_else(String::new, |l| {
+            format!("; the viewers read your library {} (read-only: nothing is written there)", l.display())
+        });
         progress.println(&format!(
-            "streamcap check of {} ({} profile, about {}); everything it writes goes under {}",
+            "streamcap check of {} ({} profile, about {}); everything it writes goes under {}{library}",
             self.gathered.canonical.display(),
             self.profile.name(),
             format_duration(self.settings.forecast()),
@@ -172,25 +231,24 @@ fn data_set_of(
     Ok(data_set)
 }
 
-/// The output files can be written (nothing is created yet).
+/// The output files (the JSON, the HTML report wherever it goes, the history database) can be written
+/// (nothing is created yet).
 pub fn check_outputs(args: &CheckArgs) -> Result<()> {
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        super::output::check_output("--html", path)?;
-    }
-    Ok(())
+    let html = super::report::check_html_path(args);
+    let outputs = [("--json", args.json.as_deref()), ("--html", html.as_deref())];
+    super::outputs::check(&outputs, &[], Some(&args.history))
 }
 
 /// The result before any phase ran: the check's config and an empty summary.
 fn skeleton(plan: &Plan, gathered: &Gathered, profile: Profile, data_set: Bytes) -> RunResult {
     let mut skeleton = result_skeleton(plan, gathered);
     skeleton.config = serde_json::json!({ "command": "check", "profile": profile.name(), "plan": skeleton.config });
+    let library = plan.phases.iter().find_map(|p| p.streams.as_ref()?.library.clone());
     skeleton.check = Some(CheckSummary {
         profile: profile.name().into(),
         elapsed_s: 0.0,
         data_set_bytes: data_set.0,
+        library,
         sequential: None,
         random_reads: Vec::new(),
         small_files: None,
@@ -240,19 +298,25 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     let sequential = figures::sequential(phases);
     let random = figures::random_reads(phases);
     let small = figures::small_files(phases, files, direct);
-    let mut verdict = Vec::new();
+    let network = result.target.filesystem.as_ref().is_some_and(|fs| fs.is_network());
+    // The facts do not name a throttle yet (issue 24, item 5: a cgroup blkio limit read from its files).
+    let context = verdict::Context { sequential_mbps: figures::sequential_read_mbps(phases), network, throttle: None };
+    let (mut verdict, mut measured) = (Vec::new(), 0);
     for name in FORMATS {
         let format = Format::parse(name).expect("the check's formats are in the table");
         let phase_name = profile::stream_phase_name(name);
         let finished = phases.iter().find(|p| p.name == phase_name).and_then(|p| p.streams.as_ref());
         // The phase under way is in `result.streams` until it finishes.
         let running = result.streams.as_ref().filter(|s| s.formats.first().is_some_and(|f| f.name == format.name));
-        if let Some(streams) = finished.or(running) {
-            verdict.push(verdict::verdict(&format, streams));
+        match finished.or(running) {
+            Some(streams) => {
+                measured += 1;
+                verdict.push(verdict::verdict(&format, streams, &context));
+            }
+            None => verdict.push(verdict::not_run(&format, &context)),
         }
     }
-    let complete = result.status == RunStatus::Completed && verdict.len() == FORMATS.len();
-    let network = result.target.filesystem.as_ref().is_some_and(|fs| fs.is_network());
+    let complete = result.status == RunStatus::Completed && measured == FORMATS.len();
     let cache = cache::section(phases, &verdict, network);
     let hint = if complete { hint::planner_hint(result, &verdict) } else { hint::Hint::default() };
     let summary = result.check.as_mut().expect("set at the start");
@@ -265,6 +329,15 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     summary.partial = !complete;
     summary.planner_hint = hint.line;
     summary.planner_member = hint.member;
+}
+
+/// What happens before the first estimate phase is measured: the library is written (its progress shows as
+/// the data files being filled), unless it is the user's.
+fn writing(plan: &Plan) -> String {
+    let library = plan.phases.iter().find_map(|p| p.streams.as_ref().filter(|s| s.own_media)?.library.as_ref());
+    library.map_or_else(String::new, |l| {
+        format!("writing the media library ({}, once for every format), then ", l.headline())
+    })
 }
 
 /// The check's section headers, by the phase they start with, with elapsed and forecast time.
@@ -280,7 +353,8 @@ fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'sta
                 Some(format!("[2/{sections}] small files: create, stat, read"))
             }
             PhaseKind::Raw if phase.name.starts_with("estimate") && !before.contains(&PhaseKind::Streams) => {
-                (phase.name.contains("random")).then(|| "  measuring raw read rates for the estimate…".to_string())
+                (phase.name.contains("random"))
+                    .then(|| format!("  {}measuring raw read rates for the estimate…", writing(plan)))
             }
             PhaseKind::Streams => {
                 stream += 1;

@@ -1,10 +1,15 @@
 //! How long `streamcap check` looks, in one table: the three profiles (`--quick`, default, `--thorough`) and
 //! the jobs they give. Every size and duration of a check lives here and nowhere else.
 //!
-//! The default is sized for about three minutes on a small VM: a 1 GiB data set (less when free space is
-//! short), 5 s per raw phase, a tree of 2 000 small files, and per video format a capacity search of about five
-//! steps, bisected to 15 %. `--quick` (≈1 min, two steps a format) and `--thorough` (≈10 min) scale all of it. The cache section adds one
-//! raw phase of the same length (the page cache, as `streamcap cache` measures it).
+//! The default: a 1 GiB data set (less when free space is short), 5 s per raw phase, a tree of 2 000 small
+//! files, and per video format a capacity search of about five steps (four for the later formats, which start
+//! where the first found its edge), bisected to 15 %, then its edge run twice more (about three steps each: the
+//! count that passed, the one that failed, and now and then a search around an edge that moved). All of it reads
+//! one media library of 8 GiB that every format reads (at most half the free space; larger than the caches of
+//! drives and controllers). `--quick` (a 2 GiB library, 20 %, one confirmation) and `--thorough` (32 GiB, 3 %,
+//! two) scale all of it. The cache section adds one raw phase of the same length (the page cache, as
+//! `streamcap cache` measures it). `Settings::forecast` says how long each takes; docs/streams.md what was
+//! measured.
 //!
 //! A step of the search is an audience, not a stampede: its viewers arrive over a window (Poisson, about one a
 //! second, at most `arrival`), each fills its buffer (steady state, within `steady_within` of arriving), and the
@@ -14,8 +19,8 @@
 //! fraction of the disk, and at the edge of capacity (a few per cent to spare) a buffer of many seconds takes
 //! minutes to fill, longer than any check can wait; two chunks fill within the bound at 95 % of the disk's
 //! bandwidth, and a count above the bandwidth still cannot fill them. A step therefore lasts about arrival +
-//! fill + judged playback (`Settings::step`); `--quick` stays short by judging fewer steps (its search's start
-//! and limit), never by judging them before every player is steady.
+//! fill + judged playback (`Settings::step`), and a failing one ends at its first failure; `--quick` stays
+//! short by judging fewer steps, never by judging them before every player is steady.
 
 use std::time::Duration;
 
@@ -61,19 +66,18 @@ pub struct Settings {
     pub judged: Duration,
     /// How many chunks beyond the prebuffer (`PREBUFFER`) the players' buffer holds.
     pub extra_chunks: u32,
-    /// Steps the capacity search of one format usually takes with this profile's start, limit and precision
-    /// (for the forecast; the search itself decides).
-    pub search_steps: u32,
-    /// Length of each format's test media file (its size is bitrate × length).
-    pub media_length: Duration,
+    /// Size of the media library every format's viewers read (titles written once, before the first stream
+    /// phase): the profile's time budget for writing it, shrunk by the plan to the free space.
+    pub library: Bytes,
     /// Each of the two raw-rate measurements behind the estimate.
     pub estimate_time: Duration,
-    /// Bisect until the gap is within this fraction of the passing count. `--quick` judges two steps a format
-    /// (near the estimate, then at it), each as long as judging at steady state takes.
+    /// Bisect until the gap is within this fraction of the passing count.
     pub precision: f64,
     /// The search starts at this fraction of the estimate and stops at `limit_factor` times it.
     pub start_factor: f64,
     pub limit_factor: f64,
+    /// Rounds that run each format's edge again (two steps each: the count that passed, the one that failed).
+    pub confirmations: u32,
 }
 
 impl Profile {
@@ -96,16 +100,16 @@ impl Profile {
                 dirs: 2,
                 files_per_dir: 250,
                 files_runtime: s(1),
-                arrival: s(2),
-                steady_within: s(6),
-                judged: s(3),
+                arrival: s(1),
+                steady_within: s(4),
+                judged: s(2),
                 extra_chunks: 2,
-                search_steps: 2,
-                media_length: s(10),
+                library: Bytes::gib(2),
                 estimate_time: s(1),
-                precision: 0.5,
-                start_factor: 0.85,
-                limit_factor: 1.0,
+                precision: 0.2,
+                start_factor: 0.75,
+                limit_factor: 1.25,
+                confirmations: 1,
             },
             Profile::Default => Settings {
                 data_set: Bytes(1 << 30),
@@ -114,16 +118,16 @@ impl Profile {
                 dirs: 4,
                 files_per_dir: 500,
                 files_runtime: s(3),
-                arrival: s(4),
-                steady_within: s(10),
-                judged: s(5),
+                arrival: s(3),
+                steady_within: s(8),
+                judged: s(4),
                 extra_chunks: 2,
-                search_steps: 5,
-                media_length: s(30),
+                library: Bytes::gib(8),
                 estimate_time: s(2),
                 precision: 0.15,
                 start_factor: 0.5,
                 limit_factor: 2.0,
+                confirmations: 2,
             },
             Profile::Thorough => Settings {
                 data_set: Bytes(4 << 30),
@@ -136,25 +140,34 @@ impl Profile {
                 steady_within: s(20),
                 judged: s(15),
                 extra_chunks: 3,
-                search_steps: 5,
-                media_length: s(120),
+                library: Bytes::gib(32),
                 estimate_time: s(5),
                 precision: 0.03,
                 start_factor: 0.5,
                 limit_factor: 4.0,
+                confirmations: 2,
             },
         }
     }
 }
 
+/// The write rate the forecast assumes for laying out the library (a disk of today; the real rate is what it is).
+const ASSUMED_WRITE_BYTES_PER_SEC: f64 = 300e6;
+
 impl Settings {
-    /// A rough forecast of the check's wall time, for the progress lines: the raw and small-file phases, and per
-    /// format the search's usual steps of typical length (a step that fails ends sooner, one at the edge later).
+    /// A rough forecast of the check's wall time, for the progress lines (the search's step count varies).
     pub fn forecast(&self) -> Duration {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
-        let steps: Duration = FORMATS.iter().map(|name| self.step(&format(name)).typical() * self.search_steps).sum();
-        raw + files + steps + self.estimate_time * 2 + self.media_length / 4
+        // The first format's search, the later ones from where it found the edge, then the confirmations: two
+        // steps each, and a search around an edge that moved about every other time. Steps of typical length
+        // (the formats' mean) for those that pass, about half of it for those that fail (they end at their first
+        // failure): three quarters of it on average.
+        let steps = 5 + 2 * 4 + 3 * 3 * self.confirmations;
+        let step = FORMATS.iter().map(|name| self.step(&format(name)).typical()).sum::<Duration>() / 3;
+        let streams = step * steps * 3 / 4 + self.estimate_time * 2;
+        let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
+        raw + files + streams + library
     }
 
     /// How long a step of `format` lasts, and why (arrival window + buffer fill + judged playback).
@@ -283,10 +296,20 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
     }
 }
 
+/// Where the check's viewers read: a library streamcap writes (of this size, or the profile's), or the user's.
+#[derive(Debug, Clone, Default)]
+pub struct Media {
+    /// The user's library directory (`--library`), resolved.
+    pub library: Option<std::path::PathBuf>,
+    /// `--library-size`: the generated library's size instead of the profile's.
+    pub size: Option<Bytes>,
+}
+
 /// The whole check as one job: the raw phases, the small-file phases, then a capacity search per video format
 /// (the largest bitrate first: its media also serves the raw-rate measurement behind every format's estimate,
-/// since all use the same chunk). `direct`: the small files are opened with O_DIRECT.
-pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec {
+/// since all use the same chunk). Every format reads the same library (written once), each viewer its own
+/// title at the format's bitrate. `direct`: the small files are opened with O_DIRECT.
+pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Media) -> JobSpec {
     let mut job = raw_job(settings, data_set);
     job.phases.push(page_cache_job(settings, data_set));
     job.phases.extend(files_job(settings, direct).phases);
@@ -301,11 +324,13 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec 
             duration: Some(settings.judged),
             ramp: Some(settings.arrival),
             steady_within: Some(settings.steady_within),
-            files: Some(Assignment::One),
-            media_length: Some(settings.media_length),
+            files: Some(Assignment::Library { titles: None, zipf: None }),
+            library: media.library.clone(),
+            library_size: media.library.is_none().then(|| media.size.unwrap_or(settings.library)),
             precision: Some(settings.precision * 100.0),
             start_factor: Some(settings.start_factor),
             limit_factor: Some(settings.limit_factor),
+            confirmations: Some(settings.confirmations),
             estimate: Some(true),
             estimate_time: Some(settings.estimate_time),
             max_stalled: Some(TARGET_MAX_STALLED),
@@ -321,9 +346,11 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool) -> JobSpec 
     job
 }
 
-/// The name of the capacity-search phase of a format.
+/// The name of the capacity-search phase of a format, by its label ("streams 2160p remux"): the name appears in
+/// notes and tables a reader reads, where the format's id ("2160p-remux") would be jargon.
 pub fn stream_phase_name(format: &str) -> String {
-    format!("streams {format}")
+    let label = Format::parse(format).map_or_else(|_| format.to_string(), |f| f.label);
+    format!("streams {label}")
 }
 
 /// The chunk every viewer asks for (the `streams` default).
@@ -354,8 +381,22 @@ mod tests {
             let s = profile.settings();
             raw_job(&s, s.data_set).check().unwrap();
             files_job(&s, true).check().unwrap();
-            check_job(&s, s.data_set, true).check().unwrap();
+            check_job(&s, s.data_set, true, &Media::default()).check().unwrap();
+            let own = Media { library: Some("/srv/media".into()), size: None };
+            check_job(&s, s.data_set, true, &own).check().unwrap();
         }
+    }
+
+    #[test]
+    fn every_format_reads_one_library_sized_by_the_profile() {
+        let s = Profile::Quick.settings();
+        let job = check_job(&s, s.data_set, true, &Media::default());
+        let streams: Vec<&StreamsSpec> = job.phases.iter().filter_map(|p| p.streams.as_deref()).collect();
+        assert_eq!(streams.len(), 3);
+        assert!(streams.iter().all(|p| p.library_size == Some(Bytes::gib(2)) && p.library.is_none()));
+        let own = check_job(&s, s.data_set, true, &Media { library: Some("/srv/media".into()), size: None });
+        let own: Vec<&StreamsSpec> = own.phases.iter().filter_map(|p| p.streams.as_deref()).collect();
+        assert!(own.iter().all(|p| p.library_size.is_none() && p.library.as_deref() == Some("/srv/media".as_ref())));
     }
 
     #[test]
@@ -367,11 +408,13 @@ mod tests {
     }
 
     #[test]
-    fn the_forecasts_are_about_a_minute_three_minutes_and_ten_minutes() {
+    fn the_forecasts_are_about_one_four_and_fifteen_minutes() {
+        // Steps judged once every player is steady last several seconds, and the search runs its edge again:
+        // about a minute and a half, four minutes and a quarter of an hour with the library written at 300 MB/s.
         let t = |p: Profile| p.settings().forecast().as_secs();
-        assert!((30..=70).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
-        assert!((150..=240).contains(&t(Profile::Default)), "{} s", t(Profile::Default));
-        assert!((480..=720).contains(&t(Profile::Thorough)), "{} s", t(Profile::Thorough));
+        assert!((45..=100).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
+        assert!((180..=300).contains(&t(Profile::Default)), "{} s", t(Profile::Default));
+        assert!((600..=1200).contains(&t(Profile::Thorough)), "{} s", t(Profile::Thorough));
     }
 
     #[test]
@@ -382,7 +425,7 @@ mod tests {
         assert_eq!(s.buffer(&format("1080p")), Duration::from_micros(4_097_152));
         assert_eq!(step.typical(), s.arrival + Duration::from_micros(2_097_152) + s.judged);
         assert_eq!(step.longest(), s.arrival + s.steady_within + s.judged);
-        let job = check_job(&s, s.data_set, true);
+        let job = check_job(&s, s.data_set, true, &Media::default());
         let remux = job
             .phases
             .iter()

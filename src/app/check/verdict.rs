@@ -1,66 +1,274 @@
-//! A line of the verdict table from a format's stream phase: its capacity search's answer, the estimate from
-//! the raw rates, and what stopped more streams.
+//! A line of the verdict table from a format's stream phase: its one capacity (the search's answer, confirmed
+//! by running the edge again, with its range and the comfortable count), what limited it, and where it stands
+//! against the sequential ceiling.
 //!
-//! "Limited by" names what stopped more streams in the search (stalls, start-up time, read errors, or the
-//! search's upper limit), followed by the estimate's binding bound (IOPS or bandwidth). "Headroom" compares the
-//! sustained count with the bandwidth ceiling: how many streams of the format the measured sequential read
-//! bandwidth would carry at 100 %.
+//! The capacity is the answer the stream phase recorded (`results::capacity_answer`), copied and never worked out
+//! again, so every table and report shows the same number. The ceiling is a *bound*: streams the check's
+//! sequential reads (1 MiB, queue depth 8 — the "sustained media" row of the cache table, through the same
+//! `streams::capacity::streams_bound`) would carry at 100 %. A capacity beyond it is not headroom below zero but
+//! a sign that a cache served the viewers.
+//!
+//! "Limited by" names what stopped more streams, in words a server's owner can act on: disk throughput or seeks
+//! (when the failing count stalled: seeks when the estimate's random chunk reads allow under 80 % of what its
+//! sequential reads allow), start-up time (it only started slowly), the network (a network filesystem), a
+//! throttle (a limit on the target's reads set outside the storage, when the facts name one), the client
+//! (streamcap itself issued due reads late), read errors, or that the search's limit was reached first.
 
-use super::profile::TARGET_MAX_STALLED;
-use crate::results::{CapacityAnswer, FormatVerdict, StreamsResult, StreamsStep};
+use crate::results::{CapacityAnswer, CapacityEstimate, FormatVerdict, StreamsResult, StreamsStep};
 use crate::streams::Format;
+use crate::streams::capacity::streams_bound;
 
-/// The verdict for `format` from its stream phase's result (complete, or partial while its search runs).
-pub fn verdict(format: &Format, streams: &StreamsResult) -> FormatVerdict {
-    let answer = streams.capacity.clone().unwrap_or_else(|| CapacityAnswer {
-        streams: streams.steps.iter().filter(|s| s.meets_target).map(|s| s.count).max().unwrap_or(0),
-        first_failing: None,
-        failing_reason: None,
-        at_limit: false,
-        interrupted: true,
-        words: "search interrupted".into(),
-    });
-    let stream_mbps = format.bitrate.bits_per_sec() as f64 / 8e6;
-    let sequential_mbps = streams.estimate.as_ref().map(|e| e.sequential_mbps);
-    let ceiling = sequential_mbps.map_or(0, |m| (m / stream_mbps).floor() as u32);
-    let headroom_pct =
-        if ceiling > 0 { (f64::from(ceiling) - f64::from(answer.streams)) / f64::from(ceiling) * 100.0 } else { 0.0 };
-    let seen = limited_by(&answer, &streams.steps);
-    let limited_by = match &streams.estimate {
-        Some(e) => format!("{seen} ({})", if e.limited_by == "iops" { "IOPS" } else { "bandwidth" }),
-        None => seen.to_string(),
-    };
-    FormatVerdict {
-        name: format.name.clone(),
-        label: format.label.clone(),
-        bitrate_bps: format.bitrate.bits_per_sec(),
-        streams: answer.streams,
-        limited_by,
-        bandwidth_ceiling: ceiling,
-        headroom_pct,
-        capacity: answer,
-        estimate: streams.estimate.clone(),
-        steps: streams.steps.clone(),
+/// streamcap's own delay in issuing due reads (p99) from which the client, not the storage, is the limit.
+const CLIENT_LAG_NS: u64 = 500_000_000;
+
+/// A capacity up to this much above the sequential ceiling is at the ceiling, not beyond it: the sequential
+/// phase and the stream steps are separate few-second measurements (on a throttled loop device they differ by
+/// about 10 %), so only more than that says a cache served the viewers.
+const AT_CEILING: f64 = 1.15;
+
+/// Random chunk reads that allow less than this share of what sequential reads allow are limited by seeks; above
+/// it, a chunk read costs mostly its transfer, and the limit is the disk's throughput.
+const SEEK_BOUND: f64 = 0.8;
+
+/// What the verdict knows besides the stream phase.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The check's sequential read rate (1 MiB, queue depth 8), decimal MB/s, once measured.
+    pub sequential_mbps: Option<f64>,
+    /// The target is a network filesystem: every chunk crossed the link.
+    pub network: bool,
+    /// A limit set on the target's reads outside the storage (a cgroup blkio throttle), in words.
+    pub throttle: Option<String>,
+}
+
+/// What stopped more streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    DiskThroughput,
+    Seeks,
+    StartUp,
+    Throttle,
+    Network,
+    Client,
+    ReadErrors,
+    NotReached,
+    NotMeasured,
+    Unknown,
+}
+
+impl Limit {
+    pub fn words(self) -> &'static str {
+        match self {
+            Limit::DiskThroughput => "disk throughput",
+            Limit::Seeks => "seeks",
+            Limit::StartUp => "start-up time",
+            Limit::Throttle => "a throttle",
+            Limit::Network => "the network",
+            Limit::Client => "the client (streamcap fell behind)",
+            Limit::ReadErrors => "read errors",
+            Limit::NotReached => "not reached (search limit)",
+            Limit::NotMeasured => "not measured",
+            Limit::Unknown => "—",
+        }
     }
 }
 
-/// What the search saw at the first count that failed.
-fn limited_by(answer: &CapacityAnswer, steps: &[StreamsStep]) -> &'static str {
-    if answer.interrupted {
-        return "interrupted";
+/// The verdict for `format` from its stream phase's result (complete, or partial while its search runs).
+pub fn verdict(format: &Format, streams: &StreamsResult, context: &Context) -> FormatVerdict {
+    let answer = streams.capacity.clone().unwrap_or_else(|| under_way(format, &streams.steps));
+    let limit = limited_by(&answer, streams, context);
+    line(format, answer, limit, streams.estimate.clone(), streams.steps.clone(), context)
+}
+
+/// The row of a format whose stream phase never ran (the check stopped before it).
+pub fn not_run(format: &Format, context: &Context) -> FormatVerdict {
+    let why = "the check did not reach this format".to_string();
+    let answer = CapacityAnswer {
+        words: format!("{format}: not measured: {why}"),
+        not_measured: Some(why),
+        interrupted: true,
+        ..CapacityAnswer::default()
+    };
+    line(format, answer, Limit::NotMeasured, None, Vec::new(), context)
+}
+
+/// The answer of a search still under way (or cut off before it recorded one).
+fn under_way(format: &Format, steps: &[StreamsStep]) -> CapacityAnswer {
+    let passed = steps.iter().filter(|s| s.meets_target && s.counts()).map(|s| s.count).max();
+    let why = match passed {
+        Some(n) => format!("the search did not find its edge ({n} had passed)"),
+        None => "the search did not find its edge".to_string(),
+    };
+    CapacityAnswer {
+        words: format!("{format}: not measured: {why}"),
+        not_measured: Some(why),
+        interrupted: true,
+        ..CapacityAnswer::default()
     }
-    let Some(failing) = answer.first_failing.and_then(|n| steps.iter().rev().find(|s| s.count == n)) else {
-        return if answer.at_limit { "search limit" } else { "—" };
+}
+
+fn line(
+    format: &Format,
+    answer: CapacityAnswer,
+    limit: Limit,
+    estimate: Option<CapacityEstimate>,
+    steps: Vec<StreamsStep>,
+    context: &Context,
+) -> FormatVerdict {
+    let bitrate = format.bitrate.bits_per_sec();
+    let bound = context.sequential_mbps.map_or(0.0, |mbps| streams_bound(mbps, bitrate));
+    let measured = answer.measured() && bound >= 1.0;
+    let streams = f64::from(answer.streams);
+    let beyond = measured && streams > bound * AT_CEILING;
+    let headroom_pct = (measured && !beyond).then(|| ((bound - streams) / bound * 100.0).max(0.0));
+    FormatVerdict {
+        name: format.name.clone(),
+        label: format.label.clone(),
+        bitrate_bps: bitrate,
+        streams: answer.streams,
+        limited_by: limit.words().to_string(),
+        bandwidth_ceiling: bound.floor() as u32,
+        headroom_pct,
+        beyond_ceiling: beyond,
+        capacity: answer,
+        estimate,
+        steps,
+    }
+}
+
+/// What the search saw at the count that failed beside the capacity.
+fn limited_by(answer: &CapacityAnswer, streams: &StreamsResult, context: &Context) -> Limit {
+    let (steps, estimate, max_stalled) =
+        (&streams.steps, streams.estimate.as_ref(), streams.target.max_stalled_streams);
+    if !answer.measured() {
+        return Limit::NotMeasured;
+    }
+    if answer.at_limit {
+        return Limit::NotReached;
+    }
+    let Some(failing) = answer.first_failing.and_then(|n| steps.iter().rev().find(|s| s.count == n && !s.meets_target))
+    else {
+        return Limit::Unknown;
     };
     if failing.errors > 0 {
-        "read errors"
-    } else if failing.streams_stalled > TARGET_MAX_STALLED {
-        "stalls"
-    } else if failing.streams_slow_start + failing.streams_not_started + failing.streams_startup_stalled > 0
-        || failing.streams_not_steady > 0
-    {
-        "start-up time"
+        return Limit::ReadErrors;
+    }
+    // Stalls (starting or in playback) and buffers that never filled are the device falling behind; a slow or
+    // missing start with neither is start-up time.
+    let stalled = failing.streams_stalled + failing.streams_startup_stalled;
+    if stalled <= max_stalled && failing.streams_not_steady == 0 {
+        let slow = failing.streams_slow_start + failing.streams_not_started;
+        return if slow > 0 { Limit::StartUp } else { Limit::Unknown };
+    }
+    let lag = failing.issue_lag.at(99.0).unwrap_or(0);
+    let late = failing.lateness.at(99.0).unwrap_or(0);
+    if lag >= CLIENT_LAG_NS && lag >= late / 2 {
+        Limit::Client
+    } else if context.network {
+        Limit::Network
+    } else if context.throttle.is_some() {
+        Limit::Throttle
+    } else if estimate.is_some_and(|e| e.iops_bound < SEEK_BOUND * e.bandwidth_bound) {
+        Limit::Seeks
     } else {
-        "—"
+        Limit::DiskThroughput
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::StreamsResult;
+
+    /// The remux search of a real `check --quick` (tests/fixtures/check-v1.json), as its stream phase recorded it.
+    fn remux() -> (Format, StreamsResult) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check-v1.json");
+        let result = crate::results::read_result(&path).unwrap();
+        let v = result.check.unwrap().verdict.into_iter().find(|v| v.name == "2160p-remux").unwrap();
+        let streams = StreamsResult {
+            label: v.label.clone(),
+            formats: Vec::new(),
+            chunk_bytes: 1 << 20,
+            buffer_s: 10.0,
+            prebuffer_s: 2.0,
+            watch_s: 2.0,
+            assignment: "one".into(),
+            seek_every_s: None,
+            vbr_pct: None,
+            own_media: true,
+            media_files: 1,
+            media_bytes: 0,
+            direct: true,
+            target: crate::results::QualityTarget {
+                max_stalled_streams: 0,
+                max_startup_s: 2.0,
+                steady_within_s: 0.0,
+            },
+            steps: v.steps,
+            capacity: Some(v.capacity),
+            estimate: v.estimate,
+            library: None,
+        };
+        (Format::parse("2160p-remux").unwrap(), streams)
+    }
+
+    #[test]
+    fn a_capacity_below_the_ceiling_leaves_headroom_and_names_the_disk() {
+        let (format, streams) = remux();
+        let context = Context { sequential_mbps: Some(523.0), ..Context::default() };
+        let v = verdict(&format, &streams, &context);
+        // 523 MB/s ÷ 10 MB/s per 80 Mbit/s stream = 52.3 streams at 100 %: 33 leave (52.3 − 33) ÷ 52.3 unused.
+        assert_eq!((v.streams, v.bandwidth_ceiling), (33, 52));
+        assert!((v.headroom_pct.unwrap() - 36.9).abs() < 0.1, "{:?}", v.headroom_pct);
+        assert!(!v.beyond_ceiling);
+        assert_eq!(v.limited_by, "disk throughput");
+    }
+
+    /// Issue 24: "headroom -62 % of 448". A capacity beyond the sequential ceiling is said as such, never as a
+    /// negative headroom.
+    #[test]
+    fn a_capacity_beyond_the_ceiling_has_no_negative_headroom() {
+        let (format, streams) = remux();
+        let v = verdict(&format, &streams, &Context { sequential_mbps: Some(200.0), ..Context::default() });
+        assert_eq!((v.streams, v.bandwidth_ceiling, v.beyond_ceiling, v.headroom_pct), (33, 20, true, None));
+        // A few percent above the bound is the two measurements' noise: at the ceiling, nothing left.
+        let v = verdict(&format, &streams, &Context { sequential_mbps: Some(310.0), ..Context::default() });
+        assert_eq!((v.bandwidth_ceiling, v.beyond_ceiling, v.headroom_pct), (31, false, Some(0.0)));
+    }
+
+    #[test]
+    fn the_limit_is_named_in_words_a_server_owner_can_use() {
+        let (format, mut streams) = remux();
+        let context = Context { sequential_mbps: Some(523.0), ..Context::default() };
+        let words = |s: &StreamsResult, c: &Context| verdict(&format, s, c).limited_by;
+        assert_eq!(words(&streams, &Context { network: true, ..context.clone() }), "the network");
+        let throttled = Context { throttle: Some("reads limited to 40 MiB/s".into()), ..context.clone() };
+        assert_eq!(words(&streams, &throttled), "a throttle");
+        // Random chunk reads that nearly match sequential ones (a throughput throttle) are not seeks.
+        let e = streams.estimate.as_mut().unwrap();
+        (e.iops_bound, e.limited_by) = (e.bandwidth_bound * 0.9, "iops".into());
+        assert_eq!(words(&streams, &context), "disk throughput");
+        streams.estimate.as_mut().unwrap().iops_bound *= 0.5;
+        assert_eq!(words(&streams, &context), "seeks");
+        let failing = streams.capacity.as_ref().unwrap().first_failing.unwrap();
+        let step = streams.steps.iter_mut().rfind(|s| s.count == failing).unwrap();
+        (step.streams_stalled, step.streams_slow_start) = (0, 3);
+        assert_eq!(words(&streams, &context), "start-up time");
+        streams.capacity.as_mut().unwrap().at_limit = true;
+        assert_eq!(words(&streams, &context), "not reached (search limit)");
+    }
+
+    #[test]
+    fn an_unmeasured_format_says_so_and_never_zero_streams_sustained() {
+        let (format, mut streams) = remux();
+        let context = Context { sequential_mbps: Some(523.0), ..Context::default() };
+        let v = not_run(&format, &context);
+        assert_eq!((v.limited_by.as_str(), v.headroom_pct), ("not measured", None));
+        assert!(v.capacity.words.starts_with("2160p remux (80 Mbit/s): not measured"), "{}", v.capacity.words);
+        streams.capacity = None;
+        let v = verdict(&format, &streams, &context);
+        assert!(!v.capacity.measured() && v.limited_by == "not measured", "{v:?}");
+        assert!(v.capacity.words.contains("had passed"), "{}", v.capacity.words);
+        assert!(!v.capacity.words.contains("2160p-remux"), "no internal id: {}", v.capacity.words);
     }
 }

@@ -27,7 +27,7 @@ pub(super) fn streams_joined(session: &Session, args: &StreamsArgs) -> Result<Ex
     session.share(|| check_outputs(args).map(|()| true))?;
     let (site, plan) = session.agree(0, plan_streams(args))?;
     session.agree_shape(&plan)?;
-    session.agree_space(&args.target, site.free(), &plan)?;
+    session.agree_space(args.target(), site.free(), &plan)?;
     if args.dry_run {
         if session.is_root() {
             print_quietly(&plan.to_string());

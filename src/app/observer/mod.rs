@@ -14,7 +14,8 @@ use crate::plan::{PhasePlan, Plan, defaults};
 use crate::report::{CsvSink, vdbench_fs, vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
 use crate::results::{
     EngineDetail, IntervalPoint, PhaseMeasurements, PhaseSamples, RunResult, RunStatus, build_phase, device_activity,
-    file_op_points, file_ops_result, flag_implausible_devices, interval_point, rfc3339, write_result_atomically,
+    file_op_points, file_ops_result, flag_implausible_devices, interval_point, reads_throttled, rfc3339,
+    write_result_atomically,
 };
 use crate::run::{FormatReport, IntervalReport, PhaseOutcome, ProgressLine, RunObserver, StopReason};
 use crate::spec::SpecOrigin;
@@ -61,6 +62,8 @@ pub struct ResultRecorder<'a> {
     pub output_error: Option<String>,
     /// A phase has started (the JSON exists from then on).
     started: bool,
+    /// The run has ended: the last save (the only one that goes to standard output for `--json -`).
+    finished: bool,
     /// Print vdbench's interval lines even when stderr is not a terminal (the job came from a vdbench parameter
     /// file; `--quiet` turns this off).
     pub vdbench_lines: bool,
@@ -123,6 +126,7 @@ impl<'a> ResultRecorder<'a> {
             on_save: None,
             header: None,
             started: false,
+            finished: false,
         };
         // The JSON is first written when a phase starts, so a set-up failure leaves no file behind.
         recorder
@@ -139,6 +143,7 @@ impl<'a> ResultRecorder<'a> {
         if self.started {
             self.result.status = RunStatus::Failed;
             self.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
+            self.finished = true;
             self.save();
         }
     }
@@ -164,15 +169,17 @@ impl<'a> ResultRecorder<'a> {
             result.phases.iter().map(|p| p.status).find(|s| *s != RunStatus::Completed).unwrap_or(RunStatus::Completed)
         };
         result.finished_at = Some(crate::results::rfc3339(std::time::SystemTime::now()));
+        self.finished = true;
         self.save();
     }
 
-    /// Rewrites the JSON result (if one was asked for).
+    /// Rewrites the JSON result (if one was asked for); `--json -` prints it once, at the end.
     pub fn save(&mut self) {
         if let Some(hook) = &mut self.on_save {
             hook(&mut self.result);
         }
         if let Some(path) = &self.json
+            && (self.finished || !crate::outfile::is_stdout(path))
             && let Err(e) = write_result_atomically(&self.result, path)
         {
             self.output_error.get_or_insert(e.to_string());
@@ -200,7 +207,8 @@ impl RunObserver for ResultRecorder<'_> {
         }
         self.progress.start_phase(index, self.plan.phases.len(), &phase.name);
         if let Some(plan) = &phase.streams {
-            let memory_backed = self.plan.target.memory_backed.is_some();
+            // A read throttle bounds what a memory-backed target serves: its figures are the throttle's.
+            let memory_backed = self.plan.target.memory_backed.is_some() && !reads_throttled(&self.result.target);
             self.streams.insert(index, streams::StreamPhase::new(plan, &self.plan.target, memory_backed));
         }
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use crate::plan::{MediaSource, StreamsPlan, TargetPlan};
 use crate::results::{
-    FormatShare, QualityTarget, StepContext, StreamsResult, StreamsStep, build_step, capacity_answer, device_activity,
+    DeviceResult, FormatShare, QualityTarget, StepContext, StreamsResult, StreamsStep, attribute, build_step,
+    capacity_answer, device_activity, served_from_beneath,
 };
 use crate::streams::{RawRates, SearchOutcome, StepOutcome, StreamsConfig, compare, estimate};
 use crate::sysinfo::{DiskStat, ProcessCpu, read_diskstats};
@@ -52,6 +53,7 @@ impl StreamPhase {
             seek_every_s: config.seek_every.map(|d| d.as_secs_f64()),
             vbr_pct: config.vbr.map(|x| x * 100.0),
             own_media: plan.own_media,
+            library: plan.library.clone(),
             media_files: plan.media.len(),
             media_bytes,
             direct: plan.direct != crate::plan::DirectMode::Off,
@@ -101,7 +103,10 @@ impl StreamPhase {
             target: self.result.target,
             cpu: after.cpu_since(&cpu),
             peak_rss_bytes: after.max_rss.0,
-            devices: device_activity(devices, &disks, &read_diskstats().unwrap_or_default(), started.elapsed()),
+            devices: self.attributed(
+                device_activity(devices, &disks, &read_diskstats().unwrap_or_default(), started.elapsed()),
+                (step.count, after.storage_reads_since(&cpu)),
+            ),
         };
         let measured = build_step(step, context);
         let line = format!(
@@ -120,11 +125,19 @@ impl StreamPhase {
         line
     }
 
+    /// A step's device activity with what was not the run's split off (`results::attribute`); each of `count`
+    /// viewers may have two chunks in flight at either end of the step.
+    fn attributed(&self, mut devices: Vec<DeviceResult>, (count, reads): (u32, Option<u64>)) -> Vec<DeviceResult> {
+        let chunk = (0..self.config.mix.0.len()).map(|i| self.config.chunk_bytes(i)).max().unwrap_or(0);
+        attribute(&mut devices, reads, u64::from(count) * 2 * chunk);
+        devices
+    }
+
     /// Records the search's answer; returns it in words.
     pub fn search(&mut self, found: &SearchOutcome) -> String {
         let answer = capacity_answer(found, &self.result.steps, &self.result.target, &self.result.label);
         if let Some(e) = self.result.estimate.as_mut() {
-            compare(e, answer.streams, self.memory_backed);
+            compare(e, answer.streams, self.memory_backed && !served_from_beneath(&self.result.steps));
         }
         let words = answer.words.clone();
         self.result.capacity = Some(answer);
@@ -139,7 +152,7 @@ impl StreamPhase {
         if let (Some(e), Some(step), true) = (self.result.estimate.as_mut(), self.result.steps.last(), passed)
             && e.comparison.is_none()
         {
-            compare(e, step.count, self.memory_backed);
+            compare(e, step.count, self.memory_backed && !served_from_beneath(&self.result.steps));
         }
     }
 }

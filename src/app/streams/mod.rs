@@ -13,13 +13,14 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::facts::{Gathered, gather, media_library};
+use super::facts::{Gathered, gather, gather_untouched};
+use super::library::{open_library, refuse_inside};
 use super::observer::ResultRecorder;
-use super::output::{check_output, check_writable_parent, print_quietly, result_skeleton};
+use super::output::{print_display_quietly, print_quietly, result_skeleton};
 use crate::cli::StreamsArgs;
 use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
 use crate::report::write_streams_summary;
-use crate::results::{RunResult, RunStatus, TargetInfo, rfc3339};
+use crate::results::{RunResult, RunStatus, TargetInfo};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin};
 use crate::sysinfo::HostFacts;
@@ -35,7 +36,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     }
     let (site, plan) = plan_streams(&args)?;
     if args.dry_run {
-        print_quietly(&plan.to_string());
+        print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     check_outputs(&args)?;
@@ -61,37 +62,52 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     Ok(conclude(&mut recorder, &outcome, &args, &plan))
 }
 
-/// The output files can be written (nothing is created yet).
-pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        check_output("--html", path)?;
+/// With the user's library: no output file may land inside it.
+fn refuse_outputs_inside(args: &StreamsArgs, library: &Path) -> Result<()> {
+    for (what, path) in [("--json", &args.json), ("--html", &args.html)] {
+        if let Some(path) = path {
+            refuse_inside(path, library, what)?;
+        }
     }
     Ok(())
 }
 
+/// The output files (and the history database) can be written, and none is the target or its media (nothing
+/// is created yet).
+pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
+    let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
+    let inputs: Vec<&std::path::Path> = std::iter::once(args.target()).chain(args.library.as_deref()).collect();
+    super::outputs::check(&outputs, &inputs, Some(&args.history))
+}
+
 /// Flags → one stream phase → the site's facts → the plan (nothing created yet; stale work of earlier runs
-/// is cleared first, unless this is a dry run).
+/// is cleared first, unless this is a dry run or the target is the user's library, where nothing is touched).
 pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
-    let phase = args.to_phase_spec();
-    let use_existing = phase.streams.as_ref().and_then(|s| s.use_existing.clone());
+    let mut phase = args.to_phase_spec();
+    let target = args.target();
+    let library = match &args.library {
+        Some(dir) => Some(open_library(dir)?),
+        None => None,
+    };
+    if let (Some(streams), Some((canonical, _))) = (phase.streams.as_mut(), &library) {
+        streams.library = Some(canonical.clone());
+        refuse_outputs_inside(args, canonical)?;
+    }
     let job = JobSpec {
         origin: SpecOrigin::Flags,
-        target: Some(args.target.clone()),
+        target: Some(target.to_path_buf()),
         interval: None,
         phases: vec![phase],
         notices: Vec::new(),
     };
-    if !args.dry_run && args.target.is_dir() {
-        super::stale::clear(&[args.target.as_path()], args.quiet);
+    let touches_library =
+        library.as_ref().is_some_and(|(lib, _)| std::fs::canonicalize(target).is_ok_and(|t| t.starts_with(lib)));
+    if !args.dry_run && target.is_dir() && !touches_library {
+        super::stale::clear(&[target], args.quiet);
     }
-    let site = site(&args.target)?;
+    let site = site(target, touches_library)?;
     let mut facts = site.facts.clone();
-    if let Some(dir) = use_existing {
-        facts.media_libraries.push((dir.clone(), media_library(&dir)?));
-    }
+    facts.media_libraries.extend(library);
     let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&job, &facts, &options)?;
     Ok((site, plan))
@@ -105,9 +121,8 @@ pub(super) fn conclude(
     args: &StreamsArgs,
     plan: &Plan,
 ) -> ExitCode {
-    recorder.result.status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Completed };
-    recorder.result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
-    recorder.save();
+    // The status follows the phases: a step whose workers could not run (ENOMEM, threads) fails its phase.
+    recorder.conclude(outcome.interrupted);
     let result = &recorder.result;
     super::report::html_after_run(result, args.html.as_deref());
     super::history::record(result, &args.history);
@@ -125,22 +140,51 @@ pub(super) fn conclude(
         return ExitCode::from(INTERRUPTED_EXIT as u8);
     }
     let count = plan.phases.iter().find_map(|p| p.streams.as_ref()).map(|s| s.count);
-    exit_code(&recorder.result, args.expect, matches!(count, Some(StreamCount::Fixed(_))))
+    let fixed = match count {
+        Some(StreamCount::Fixed(n)) => Some(n),
+        _ => None,
+    };
+    let (code, why) = exit_code(&recorder.result, args.expect, fixed);
+    if let Some(why) = why {
+        // Said even with --quiet: an exit code of 1 or 2 without its reason leaves a script guessing.
+        super::output::say(&why);
+    }
+    ExitCode::from(code)
 }
 
-/// 1 when a stated target was missed or an I/O failed; 0 otherwise.
-fn exit_code(result: &RunResult, expect: Option<u32>, fixed: bool) -> ExitCode {
-    let Some(streams) = &result.streams else { return ExitCode::from(1) };
-    let failed_io = streams.steps.iter().any(|s| s.errors > 0 || s.ingest.as_ref().is_some_and(|i| i.errors > 0));
-    let missed = match (expect, fixed, &streams.capacity) {
-        (Some(n), true, _) => streams.steps.iter().any(|s| !s.meets_target || s.count < n),
-        (Some(n), false, Some(answer)) => answer.streams < n,
-        _ => false,
+/// 2 when a phase failed (its workers could not run), 1 when a stated target was missed or an I/O failed, 0
+/// otherwise; with the sentence that says why when it is not 0. `fixed`: the count of a `--count` run.
+fn exit_code(result: &RunResult, expect: Option<u32>, fixed: Option<u32>) -> (u8, Option<String>) {
+    if let Some(phase) = result.phases.iter().find(|p| p.status == RunStatus::Failed) {
+        let why = phase.failure.as_deref().unwrap_or("it did not run");
+        return (2, Some(format!("Error: '{}' failed: {why}", phase.name)));
+    }
+    let Some(streams) = &result.streams else {
+        return (1, Some("no stream step ran, so there is no answer".into()));
     };
-    if failed_io || missed || result.phases.iter().any(|p| p.status == RunStatus::Failed) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    let reads = streams.steps.iter().map(|s| s.errors).sum::<u64>();
+    let writes = streams.steps.iter().filter_map(|s| s.ingest.as_ref()).map(|i| i.errors).sum::<u64>();
+    if reads + writes > 0 {
+        return (1, Some(format!("{reads} read(s) and {writes} ingest write(s) failed (see above)")));
+    }
+    let missed = match (expect, fixed, &streams.capacity) {
+        (Some(n), Some(count), _) if count < n => Some(format!(
+            "missed --expect {n}: this run played {count} streams (--count {count}), so it cannot show {n}; give \
+             --count {n} or more, or --max to find the answer"
+        )),
+        (Some(n), Some(count), _) => streams
+            .steps
+            .iter()
+            .find(|s| !s.meets_target)
+            .map(|_| format!("missed --expect {n}: the {count} streams missed the quality target (see above)")),
+        (Some(n), None, Some(answer)) if answer.streams < n => {
+            Some(format!("missed --expect {n}: the largest count that met the quality target is {}", answer.streams))
+        }
+        _ => None,
+    };
+    match missed {
+        Some(why) => (1, Some(why)),
+        None => (0, None),
     }
 }
 
@@ -152,7 +196,8 @@ pub(super) struct Site {
     text: String,
 }
 
-fn site(target: &Path) -> Result<Site> {
+/// `untouched`: the target is (inside) the user's library, where nothing may be created, not even for a probe.
+fn site(target: &Path, untouched: bool) -> Result<Site> {
     if let Some(urls) = remote::remote_target(target)? {
         let media = remote::probe(&urls)?;
         let text = target.display().to_string();
@@ -161,6 +206,7 @@ fn site(target: &Path) -> Result<Site> {
             ram: crate::units::Bytes(0),
             io_uring: Err("not used for remote media".into()),
             memory_backed: None,
+            throttles: Vec::new(),
             anchors: Vec::new(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             media_libraries: Vec::new(),
@@ -168,7 +214,7 @@ fn site(target: &Path) -> Result<Site> {
         };
         return Ok(Site { facts, gathered: None, host: HostFacts::gather(), text });
     }
-    let gathered = gather(target, false)?;
+    let gathered = if untouched { gather_untouched(target)? } else { gather(target, false)? };
     if !matches!(gathered.facts.target, TargetFacts::Directory { .. }) {
         bail!("{} is not a directory: streams reads media under a directory (or from http:// URLs)", target.display());
     }
@@ -198,6 +244,7 @@ impl Site {
                     devices: Vec::new(),
                     pool: None,
                     memory_backed: None,
+                    throttles: Vec::new(),
                 };
                 let config = serde_json::to_value(plan).unwrap_or_default();
                 RunResult::started(self.host.clone(), target, config, plan.notices.clone())

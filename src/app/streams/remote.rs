@@ -20,7 +20,8 @@ pub fn remote_target(target: &Path) -> Result<Option<Vec<HttpUrl>>> {
     if !target.is_file() {
         return Ok(None);
     }
-    let list = std::fs::read_to_string(target).with_context(|| format!("cannot read {}", target.display()))?;
+    let list = crate::limits::read_text_file(target, crate::limits::MAX_INPUT_FILE_BYTES)
+        .with_context(|| format!("cannot read {}", target.display()))?;
     let mut urls = Vec::new();
     for (n, line) in list.lines().enumerate() {
         let line = line.trim();

@@ -1,12 +1,15 @@
 //! `streamcap sweep DIR`: iozone -a and AJA's file-size tests, on the one path. One job of raw phases
 //! (`profile`): per file size, mode and record size, write, re-write, read, re-read and random read; planned
 //! (`--dry-run` prints the plan) and run by `run::execute` into one `RunResult`, whose `sweep` section
-//! (`summary`) is derived from the phases every time the result is saved. With `--memory`, all of it runs inside
-//! a memory cgroup of its own (`memory`), entered before the facts are gathered so the effective RAM is the cap.
+//! (`summary`, with the cliff judged against the RAM by `cliff`) is derived from the phases every time the result
+//! is saved. With `--memory`, all of it runs in a child process inside a memory cgroup of its own (`memory`),
+//! joined before the facts are gathered so the effective RAM is the cap; this process supervises it and removes
+//! the group however it ends.
 //!
 //! Exit codes as `run`: 0 done, 1 failed operations, 2 bad input or set-up, 130 after Ctrl-C (partial result).
 
 mod budget;
+mod cliff;
 mod memory;
 mod profile;
 mod summary;
@@ -17,7 +20,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather};
 use super::observer::ResultRecorder;
-use super::output::{check_writable_parent, print_quietly, result_skeleton};
+use super::output::{print_display_quietly, print_quietly, result_skeleton};
 use crate::cli::SweepArgs;
 use crate::plan::{Plan, RunOptions, TargetFacts, build_plan};
 use crate::report::write_sweep_summary;
@@ -27,20 +30,21 @@ use crate::units::Bytes;
 use profile::Settings;
 
 pub fn run(args: SweepArgs) -> Result<ExitCode> {
+    // With --memory, this process supervises a child that runs the sweep inside the group (and is that child when
+    // the supervisor started it).
+    if let Some(limit) = args.memory {
+        let records = args.records.as_deref().unwrap_or(&profile::RECORDS);
+        memory::check_floor(limit, records.iter().copied().max().unwrap_or_default())?;
+        if !args.dry_run && !memory::join_if_child()? {
+            let tidy = memory::Child { dir: &args.dir, json: args.json.as_deref(), quiet: args.quiet };
+            return memory::supervise(limit, &tidy);
+        }
+    }
     if !args.dry_run {
         super::stale::clear(&[args.dir.as_path()], args.quiet);
     }
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
-    if let Some(path) = &args.html {
-        super::output::check_output("--html", path)?;
-    }
-    // Entered first, so that the facts (the effective RAM, the default sizes) see the cap; left when dropped.
-    let _group = match args.memory {
-        Some(limit) if !args.dry_run => Some(memory::MemoryGroup::enter(limit)?),
-        _ => None,
-    };
+    let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
+    super::outputs::check(&outputs, &[args.dir.as_path()], Some(&args.history))?;
     let gathered = gather(&args.dir, true)?;
     let (settings, bound) = settings(&args, &gathered)?;
     let keys = settings.keys();
@@ -48,7 +52,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     let plan =
         build_plan(&profile::sweep_job(&settings), &gathered.facts, &options).context("cannot plan the sweep")?;
     if args.dry_run {
-        print_quietly(&plan.to_string());
+        print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
@@ -98,6 +102,7 @@ fn skeleton(
         effective_ram_bytes: gathered.host.usable_ram().0,
         points: Vec::new(),
         cliff: None,
+        implausible_cliff: None,
         words: String::new(),
         bound,
         budget_s: args.budget.unwrap_or(profile::BUDGET).as_secs_f64(),

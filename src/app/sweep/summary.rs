@@ -4,13 +4,11 @@
 //! NFS, SMB) the words say first that the link is the ceiling. Pure: reads phases (by their index in the job,
 //! through the keys `profile` made) and the target's filesystem, and writes `RunResult::sweep`.
 
+use super::cliff::{CACHED_FACTOR, device_mbps, judge, rereads};
 use super::profile::{Key, Pass};
-use crate::results::{PhaseResult, RunResult, RunStatus, SweepCliff, SweepPoint, SweepSummary};
+use crate::results::{OpResult, PhaseResult, RunResult, RunStatus, SweepPoint, SweepSummary};
 use crate::sysinfo::FilesystemFacts;
 use crate::units::{Bytes, format_mbps};
-
-/// Buffered re-reads faster than this many times the device's own reads come from RAM.
-const CACHED_FACTOR: f64 = 1.5;
 
 /// Fills the points, the cliff and the words from the phases run so far.
 pub fn summarize(result: &mut RunResult, keys: &[Key]) {
@@ -18,7 +16,8 @@ pub fn summarize(result: &mut RunResult, keys: &[Key]) {
     let Some(summary) = sweep.as_mut() else { return };
     summary.points = points(phases, keys);
     let device = device_mbps(&summary.points);
-    summary.cliff = device.and_then(|d| cliff(&summary.points, d));
+    let judged = device.map(|d| judge(&summary.points, d, summary.effective_ram_bytes, (phases, keys)));
+    (summary.cliff, summary.implausible_cliff) = judged.map_or((None, None), |j| (j.cliff, j.implausible));
     summary.words = match target.filesystem.as_ref().filter(|fs| fs.is_network()) {
         Some(fs) => format!("{}; {}", network_words(fs, device), words(summary, device)),
         None => words(summary, device),
@@ -41,8 +40,10 @@ fn points(phases: &[PhaseResult], keys: &[Key]) -> Vec<SweepPoint> {
                     record_bytes: key.record.0,
                     direct: key.direct,
                     write_mbps: None,
+                    write_no_flush_mbps: None,
                     write_flush_s: None,
                     rewrite_mbps: None,
+                    rewrite_no_flush_mbps: None,
                     rewrite_flush_s: None,
                     read_mbps: None,
                     reread_mbps: None,
@@ -56,58 +57,29 @@ fn points(phases: &[PhaseResult], keys: &[Key]) -> Vec<SweepPoint> {
     points
 }
 
-/// One pass's figures into its point: MB/s of its class, and for writes the longest fsync (there is one).
+/// One pass's figures into its point: MB/s of its class, and for writes the longest fsync (there is one) and
+/// the MB/s without the flushes.
 fn record(point: &mut SweepPoint, pass: Pass, phase: &PhaseResult) {
-    let mbps = |o: &Option<crate::results::OpResult>| o.as_ref().filter(|o| o.ops > 0).map(|o| o.mbps);
+    let mbps = |o: &Option<OpResult>| o.as_ref().filter(|o| o.ops > 0).map(|o| o.mbps);
     let flush = phase.sync.as_ref().filter(|s| s.ops > 0).map(|s| s.latency.max_ns as f64 / 1e9);
+    let written = (mbps(&phase.write), flush, no_flush_mbps(phase));
     match pass {
-        Pass::Write => (point.write_mbps, point.write_flush_s) = (mbps(&phase.write), flush),
-        Pass::Rewrite => (point.rewrite_mbps, point.rewrite_flush_s) = (mbps(&phase.write), flush),
+        Pass::Write => (point.write_mbps, point.write_flush_s, point.write_no_flush_mbps) = written,
+        Pass::Rewrite => (point.rewrite_mbps, point.rewrite_flush_s, point.rewrite_no_flush_mbps) = written,
         Pass::Read => point.read_mbps = mbps(&phase.read),
         Pass::Reread => point.reread_mbps = mbps(&phase.read),
         Pass::RandomRead => point.random_read_mbps = mbps(&phase.read),
     }
 }
 
-/// The device's own speed: direct sequential reads of the largest file, with the largest record.
-fn device_mbps(points: &[SweepPoint]) -> Option<f64> {
-    points
-        .iter()
-        .filter(|p| p.direct && p.read_mbps.is_some())
-        .max_by_key(|p| (p.size_bytes, p.record_bytes))
-        .and_then(|p| p.read_mbps)
-}
-
-/// Buffered re-reads with the largest record, by size.
-fn rereads(points: &[SweepPoint]) -> Vec<(u64, f64)> {
-    let record = points.iter().filter(|p| !p.direct).map(|p| p.record_bytes).max();
-    points
-        .iter()
-        .filter(|p| !p.direct && Some(p.record_bytes) == record)
-        .filter_map(|p| Some((p.size_bytes, p.reread_mbps?)))
-        .collect()
-}
-
-/// The first size past the fastest buffered re-reads whose re-reads are no faster than the device, after one
-/// that was. Counted from the fastest, not the first: the smallest files take a fraction of a millisecond, so
-/// their MB/s is mostly a phase's own start and stop and says nothing about the cache.
-fn cliff(points: &[SweepPoint], device: f64) -> Option<SweepCliff> {
-    let rereads = rereads(points);
-    let peak = rereads.iter().enumerate().max_by(|a, b| a.1.1.total_cmp(&b.1.1))?.0;
-    // Re-reads that were never faster than the device fell from nowhere (over a network filesystem every size
-    // runs at the link's speed, a little up and down).
-    if rereads[peak].1 <= CACHED_FACTOR * device {
-        return None;
-    }
-    let fallen = peak + rereads[peak..].iter().position(|(_, mbps)| *mbps <= CACHED_FACTOR * device)?;
-    let (cached, fell) = (rereads.get(fallen.checked_sub(1)?)?, rereads[fallen]);
-    Some(SweepCliff {
-        cached_up_to_bytes: cached.0,
-        device_from_bytes: fell.0,
-        cached_mbps: cached.1,
-        fallen_mbps: fell.1,
-        device_mbps: device,
-    })
+/// A write phase's MB/s without its flushes (iozone's write; with them it is iozone's `-e`): its bytes over its
+/// measured time less the time its fsyncs took. The writes and the closing fsync do not overlap (the fsync is
+/// owed once the last write completed), so the difference is the time spent writing.
+fn no_flush_mbps(phase: &PhaseResult) -> Option<f64> {
+    let write = phase.write.as_ref().filter(|w| w.ops > 0)?;
+    let flushing = phase.sync.as_ref().map_or(0.0, |s| s.latency.mean_ns * s.ops as f64 / 1e9);
+    let writing = phase.duration_s - flushing;
+    (writing > 0.0).then(|| write.bytes as f64 / writing / 1e6)
 }
 
 /// On a network filesystem the link is the ceiling: its files cross the network both ways, so direct reads
@@ -134,10 +106,16 @@ fn words(summary: &SweepSummary, device: Option<f64>) -> String {
         return "no direct reads were measured, so the device's own speed is unknown and no cliff can be named"
             .to_string();
     };
+    let implausible = summary.implausible_cliff.as_ref().map(|i| i.why.as_str());
+    if let (None, Some(why)) = (&summary.cliff, implausible) {
+        return format!("no cliff that fits the RAM ({ram}): {why}; sweep again, or use --memory SIZE");
+    }
     if let Some(c) = &summary.cliff {
+        let earlier = implausible.map_or(String::new(), |why| format!("; an earlier fall is not the cliff: {why}"));
         return format!(
             "the cliff: buffered re-reads came from RAM up to {} ({} MB/s) and at the device's speed from {} ({} MB/s; \
-             direct reads {} MB/s), with {ram}: files larger than the page cache can hold are served by the disk",
+             direct reads {} MB/s), with {ram}: files larger than the page cache can hold are served by the \
+             disk{earlier}",
             Bytes(c.cached_up_to_bytes),
             format_mbps(c.cached_mbps),
             Bytes(c.device_from_bytes),
@@ -171,46 +149,47 @@ fn words(summary: &SweepSummary, device: Option<f64>) -> String {
 mod tests {
     use super::*;
 
-    fn point(size: u64, direct: bool, read: f64, reread: f64) -> SweepPoint {
-        SweepPoint {
-            size_bytes: size,
-            record_bytes: 1 << 20,
-            direct,
-            write_mbps: None,
-            write_flush_s: None,
-            rewrite_mbps: None,
-            rewrite_flush_s: None,
-            read_mbps: Some(read),
-            reread_mbps: Some(reread),
-            random_read_mbps: None,
-        }
+    /// The fixture's write phase: 3 GB written over 3 s, of which its closing fsync took 2 s.
+    fn write_phase() -> PhaseResult {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json"))
+            .expect("the fixture exists");
+        let result: RunResult = serde_json::from_str(&text).expect("the fixture parses");
+        let mut phase = result.phases[0].clone();
+        phase.duration_s = 3.0;
+        let write = phase.write.as_mut().expect("a write phase");
+        (write.bytes, write.mbps) = (3_000_000_000, 1000.0);
+        let mut sync = write.clone();
+        (sync.ops, sync.bytes, sync.latency.mean_ns, sync.latency.max_ns) = (1, 0, 2e9, 2_000_000_000);
+        phase.sync = Some(sync);
+        phase
     }
 
     #[test]
-    fn the_cliff_is_the_first_size_whose_rereads_fall_to_the_device() {
-        let points = vec![
-            point(32 << 20, false, 2000.0, 3000.0),
-            point(32 << 20, true, 150.0, 150.0),
-            point(64 << 20, false, 1800.0, 2900.0),
-            point(256 << 20, false, 160.0, 170.0),
-            point(256 << 20, true, 140.0, 140.0),
-        ];
-        let device = device_mbps(&points).unwrap();
-        assert_eq!(device, 140.0, "direct reads of the largest file");
-        let c = cliff(&points, device).unwrap();
-        assert_eq!((c.cached_up_to_bytes, c.device_from_bytes), (64 << 20, 256 << 20));
-        assert!(cliff(&points[..3], device).is_none(), "no fall within the sizes: no cliff");
-        assert!(cliff(&points[3..], device).is_none(), "slow from the first size: no cliff either");
-        // A tiny first file whose re-read MB/s is mostly the phase's own overhead does not hide the cliff.
-        let mut tiny = vec![point(64 << 10, false, 90.0, 100.0)];
-        tiny.extend(points.iter().cloned());
-        assert_eq!(cliff(&tiny, device).map(|c| c.device_from_bytes), Some(256 << 20));
-        // Every size at about the device's speed (a network link): no cliff, whichever size was a little faster.
-        let flat = vec![
-            point(8 << 20, false, 19.3, 16.5),
-            point(32 << 20, false, 20.0, 19.7),
-            point(32 << 20, true, 22.0, 21.4),
-        ];
-        assert!(cliff(&flat, device_mbps(&flat).unwrap()).is_none(), "a flat line has no cliff");
+    fn writes_are_given_with_and_without_their_closing_flush() {
+        let mut point = SweepPoint {
+            size_bytes: 0,
+            record_bytes: 0,
+            direct: false,
+            write_mbps: None,
+            write_no_flush_mbps: None,
+            write_flush_s: None,
+            rewrite_mbps: None,
+            rewrite_no_flush_mbps: None,
+            rewrite_flush_s: None,
+            read_mbps: None,
+            reread_mbps: None,
+            random_read_mbps: None,
+        };
+        let phase = write_phase();
+        record(&mut point, Pass::Write, &phase);
+        // iozone -e (the flush included): 1000 MB/s; iozone's write (the page cache filled): 3000 MB/s.
+        assert_eq!((point.write_mbps, point.write_flush_s), (Some(1000.0), Some(2.0)));
+        assert_eq!(point.write_no_flush_mbps, Some(3000.0));
+        record(&mut point, Pass::Rewrite, &phase);
+        assert_eq!((point.rewrite_mbps, point.rewrite_no_flush_mbps), (Some(1000.0), Some(3000.0)));
+        // A phase whose flush took all of its time has no figure without it.
+        let mut all_flush = phase.clone();
+        all_flush.duration_s = 2.0;
+        assert_eq!(no_flush_mbps(&all_flush), None);
     }
 }

@@ -17,7 +17,7 @@ use crate::results::{PhaseResult, RunResult, RunStatus};
 use crate::run::{Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{Assignment, ChunkSize, Format, JobSpec, PhaseSpec, SpecOrigin, StreamsSpec};
 use crate::spec::{EngineChoice, RwMode};
-use crate::units::Bytes;
+use crate::units::{Bytes, format_duration, format_latency};
 
 /// Names of the phases, in order (the figures are found by name).
 pub const SEQ_WRITE: &str = "seq-write 1M qd4";
@@ -88,6 +88,30 @@ pub fn layout_job(s: &Settings, limit: u32) -> JobSpec {
     };
     let streams = PhaseSpec { name: Some(STREAMS.into()), streams: Some(Box::new(streams)), ..PhaseSpec::default() };
     job(vec![raw(SEQ_WRITE, RwMode::Write, "1M", 4, s), raw(SEQ_READ, RwMode::Read, "1M", 4, s), random, streams])
+}
+
+/// Refuses a `--runtime` under which the stream search could not give an answer: its players keep a buffer as
+/// long as the runtime, and a buffer must hold more than one chunk (`plan::longest_chunk`). Checked before any device is
+/// touched: `--runtime 1s` gave 1080p players a 1 s buffer for 1.05 s chunks, and the trial reported "sustains
+/// 0 × 1080p" for every layout.
+pub fn check_runtime(s: &Settings) -> Result<()> {
+    let job = layout_job(s, 1);
+    let spec = job.phases.iter().find_map(|p| p.streams.as_deref()).expect("the layout job has a stream phase");
+    let config = crate::plan::streams_config(spec, None);
+    let (chunk, _) = crate::plan::longest_chunk(&config);
+    if s.runtime <= chunk {
+        anyhow::bail!(
+            "--runtime {} is too short for the stream search: its players keep a buffer as long as the runtime, \
+             and a buffer must hold more than one chunk of {} ({} = {} of media) or the players stall before \
+             every chunk whatever the layout; give --runtime {} or more, or a smaller --chunk",
+            format_duration(s.runtime),
+            s.format.name,
+            s.chunk,
+            format_latency(chunk),
+            format_duration(Duration::from_secs((chunk.as_secs_f64() * 2.0).ceil() as u64))
+        );
+    }
+    Ok(())
 }
 
 /// The job on one raw device, enough for `planning::drive_from_result`: sequential MB/s and random reads at

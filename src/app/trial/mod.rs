@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use super::output::{check_writable_parent, print_quietly, say};
+use super::output::{print_quietly, say};
 use crate::cli::TrialArgs;
 use crate::planning::{Drive, Layout, drive_from_result};
 use crate::report::write_trial;
@@ -28,12 +28,15 @@ use measure::{Settings, figures, layout_job, problem};
 use pool::Pool;
 
 pub fn run(args: TrialArgs) -> Result<ExitCode> {
+    let settings = Settings { size: args.size, runtime: args.runtime, format: args.format.clone(), chunk: args.chunk };
+    measure::check_runtime(&settings)?;
     let layouts = layouts(&args.layouts.0, args.devices.len())?;
-    if let Some(path) = &args.json {
-        check_writable_parent(path)?;
-    }
+    let inputs: Vec<&std::path::Path> = args.drives.iter().chain(&args.devices).map(PathBuf::as_path).collect();
+    super::outputs::check(&[("--json", args.json.as_deref())], &inputs, None)?;
     let catalogue = args.drives.as_ref().map(|p| predict::catalogue_drive(p, args.drive.as_deref())).transpose()?;
     pool::check_tools()?;
+    // Held to the end of the trial (also through Ctrl-C and the teardown of a layout).
+    let _locks = safety::lock_devices(&args.devices)?;
     let checked = safety::check_devices(&args.devices, args.allow_device_writes)?;
     let names: Vec<&str> = layouts.iter().map(|l| l.name()).collect();
     let what = format!(
@@ -50,7 +53,6 @@ pub fn run(args: TrialArgs) -> Result<ExitCode> {
     );
     safety::confirm(&checked, &what, args.yes)?;
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let settings = Settings { size: args.size, runtime: args.runtime, format: args.format.clone(), chunk: args.chunk };
     let drive = match catalogue {
         Some(d) => d,
         None => match measure_drive(&args.devices[0], &settings, &interrupt, args.quiet)? {
@@ -211,10 +213,15 @@ fn trial_one(
     (entry, teardown)
 }
 
+/// Rewrites the JSON (`--json -`: printed once, by `finish`).
 fn save(args: &TrialArgs, result: &TrialResult) {
-    if let Some(path) = &args.json
-        && let Err(e) = crate::results::write_json_atomically(result, path)
-    {
+    if let Some(path) = args.json.as_ref().filter(|p| !crate::outfile::is_stdout(p)) {
+        save_to(path, result);
+    }
+}
+
+fn save_to(path: &std::path::Path, result: &TrialResult) {
+    if let Err(e) = crate::results::write_json_atomically(result, path) {
         say(&format!("warning: cannot write {}: {e}", path.display()));
     }
 }
@@ -224,7 +231,9 @@ fn finish(args: &TrialArgs, result: &mut TrialResult, outcome: Outcome) -> Resul
     let mut text = Vec::new();
     write_trial(&mut text, result).expect("writing to a Vec cannot fail");
     print_quietly(&String::from_utf8_lossy(&text));
-    save(args, result);
+    if let Some(path) = &args.json {
+        save_to(path, result);
+    }
     if let Some(e) = outcome.teardown {
         return Err(e.context("the trial stopped because a layout could not be taken down; the devices are NOT blank"));
     }

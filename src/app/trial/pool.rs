@@ -73,8 +73,15 @@ impl Pool {
     pub fn build(layout: Layout, devices: &[PathBuf]) -> Result<Pool> {
         let dir = std::env::temp_dir().join(format!("streamcap-trial-{}", crate::run::run_id()));
         let mount_point = dir.join("pool");
-        std::fs::create_dir_all(&mount_point)
-            .with_context(|| format!("cannot create the mount point {}", mount_point.display()))?;
+        // Made new, mode 0700, never an existing one: its name can be guessed, and in a world-writable /tmp
+        // another user could otherwise have put a symbolic link there for the pool to be mounted through.
+        let made = std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700).create(&dir);
+        made.and_then(|()| {
+            std::fs::create_dir(&mount_point).inspect_err(|_| {
+                let _ = std::fs::remove_dir(&dir);
+            })
+        })
+        .with_context(|| format!("cannot create the mount point {} (a new directory)", mount_point.display()))?;
         let mut pool = Pool { mount_point, devices: devices.to_vec(), mounted: false, dir: Some(dir) };
         let p = profile(layout);
         run(Command::new("mkfs.btrfs").args(["-q", "-d", p, "-m", p]).args(devices))

@@ -15,9 +15,7 @@ use crate::units::Bytes;
 
 /// The catalogue entry `name` (or the catalogue's only drive).
 pub fn catalogue_drive(path: &Path, name: Option<&str>) -> Result<Drive> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read the drive catalogue {}", path.display()))?;
-    let drives = planning::parse_catalogue(path, &text)?;
+    let drives = super::super::plan_cmd::read_catalogue(path)?;
     let names = || drives.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ");
     match name {
         Some(name) => drives.iter().find(|d| d.name == name).cloned().with_context(|| {

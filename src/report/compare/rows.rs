@@ -173,9 +173,11 @@ fn phase_rows(phases: &[&PhaseResult], rows: &mut Vec<Row>) {
     }
 }
 
-/// A capacity answer as a figure: its noise is the search's step.
+/// A capacity answer as a figure: its noise is the search's step, or the range of its runs of the edge when that
+/// is wider.
 fn capacity(answer: &CapacityAnswer) -> Measured {
-    let step = answer.first_failing.map_or(1, |f| f.saturating_sub(answer.streams).max(1));
+    let spread = answer.range().map_or(0, |(low, high)| high - low);
+    let step = answer.first_failing.map_or(1, |f| f.saturating_sub(answer.streams).max(1)).max(spread);
     // A search stopped by its limit or by Ctrl-C found only a lower bound.
     Measured {
         value: f64::from(answer.streams),
@@ -205,7 +207,11 @@ fn stream_rows(runs: &[&RunResult], rows: &mut Vec<Row>) {
     for v in &check.verdict {
         let values = runs
             .iter()
-            .map(|r| r.check.as_ref()?.verdict.iter().find(|w| w.name == v.name).map(|w| capacity(&w.capacity)))
+            .map(|r| {
+                let w = r.check.as_ref()?.verdict.iter().find(|w| w.name == v.name)?;
+                // A format a check did not measure has no figure: "—", not a capacity of 0.
+                w.capacity.measured().then(|| capacity(&w.capacity))
+            })
             .collect();
         rows.push(Row {
             group: v.label.clone(),
@@ -280,6 +286,7 @@ mod tests {
             at_limit: true,
             interrupted: false,
             words: String::new(),
+            ..CapacityAnswer::default()
         };
         let found = CapacityAnswer {
             streams: 20,
@@ -288,6 +295,7 @@ mod tests {
             at_limit: false,
             interrupted: false,
             words: String::new(),
+            ..CapacityAnswer::default()
         };
         let (a, b) = (capacity(&limit), capacity(&found));
         assert_eq!((a.noise, b.noise), (Some(1.0), Some(2.0)));

@@ -31,8 +31,9 @@ fn split(steps: &[StreamsStep], value: fn(&StreamsStep) -> f64) -> Vec<Series> {
 /// The answer and the raw-rate bounds, where they fit on the axis; bounds far off are said in the hint.
 fn marks(search: &Search, max_x: f64, hint: &mut String) -> Vec<Mark> {
     let mut marks = Vec::new();
-    if let Some(a) = search.answer {
-        marks.push(Mark::Vertical(f64::from(a.streams), format!("answer {}", a.streams)));
+    if let Some(a) = search.answer.filter(|a| a.measured()) {
+        let range = a.range().filter(|(low, high)| low < high).map_or(String::new(), |(l, h)| format!(" ({l}–{h})"));
+        marks.push(Mark::Vertical(f64::from(a.streams), format!("answer {}{range}", a.streams)));
     }
     if let Some(e) = search.estimate {
         let bounds = if (e.iops_bound - e.bandwidth_bound).abs() < 0.5 {

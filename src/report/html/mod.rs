@@ -153,6 +153,9 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         for v in &check.verdict {
             verdict.push_str(&format!("<p class=\"words\">{}</p>", esc(&v.capacity.words)));
         }
+        for line in super::check::verdict_legend(check) {
+            verdict.push_str(&format!("<p class=\"hint\">{}</p>", esc(&line)));
+        }
         let title = "Verdict: concurrent streams with no stall and start-up within 2 s";
         section(out, "verdict", title, &verdict)?;
         section(out, "figures", "Headline figures", &tables::check_figures(check))?;

@@ -117,7 +117,7 @@ pub fn steps_table(streams: &StreamsResult) -> String {
         .steps
         .iter()
         .map(|s| {
-            let busiest = s.devices.iter().max_by(|a, b| a.activity.busy_pct.total_cmp(&b.activity.busy_pct));
+            let busiest = crate::results::busiest_own(&s.devices);
             vec![
                 s.count.to_string(),
                 s.steady_cell(),
@@ -175,29 +175,9 @@ pub fn check_figures(check: &CheckSummary) -> String {
 }
 
 pub fn verdict_table(check: &CheckSummary) -> String {
-    let rows: Vec<Vec<String>> = check
-        .verdict
-        .iter()
-        .map(|v| {
-            let headroom = if v.bandwidth_ceiling == 0 || v.limited_by.starts_with("interrupted") {
-                "—".to_string()
-            } else {
-                format!("{:.0} % of {}", v.headroom_pct, v.bandwidth_ceiling)
-            };
-            vec![
-                v.label.clone(),
-                format!("{} Mbit/s", v.bitrate_bps as f64 / 1e6),
-                if v.capacity.at_limit { format!("≥ {}", v.streams) } else { v.streams.to_string() },
-                v.limited_by.clone(),
-                headroom,
-            ]
-        })
-        .collect();
-    table(
-        &["format", "bitrate", "streams sustained", "limited by", "headroom"],
-        &[false, true, true, false, true],
-        &rows,
-    )
+    let rows: Vec<Vec<String>> =
+        check.verdict.iter().map(|v| crate::report::check::verdict_cells(v).to_vec()).collect();
+    table(&crate::report::check::VERDICT_HEADER, &crate::report::check::VERDICT_RIGHT, &rows)
 }
 
 /// Host, filesystem and every device beneath the target.
@@ -227,6 +207,9 @@ pub fn host_facts(result: &RunResult) -> String {
     }
     if let Some(why) = &result.target.memory_backed {
         rows.push(vec!["memory-backed".into(), why.clone()]);
+    }
+    for line in crate::results::throttle_words(&result.target.throttles) {
+        rows.push(vec!["limit".into(), line]);
     }
     let mut out = table(&["fact", "value"], &[false, false], &rows);
     let devices: Vec<Vec<String>> = result

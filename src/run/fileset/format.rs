@@ -27,10 +27,21 @@ use crate::workload::fileset::{BitSet, FileClaims, Selection};
 pub enum FormatError {
     #[error(transparent)]
     Tree(#[from] TreeError),
-    #[error("cannot create or fill {path}: {cause}")]
+    #[error("cannot create or fill {path}: {}{}", crate::limits::explain(cause), full_hint(cause))]
     Write { path: PathBuf, cause: io::Error },
     #[error("interrupted while creating the file-set tree")]
     Interrupted,
+}
+
+/// What a full filesystem means for a format step, after the OS's words.
+fn full_hint(cause: &io::Error) -> &'static str {
+    match cause.kind() {
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => {
+            "; the filesystem is full (or the quota used up): free space on it, or make the file set smaller \
+             (fewer or smaller files)"
+        }
+        _ => "",
+    }
 }
 
 /// What a format did.
@@ -57,24 +68,41 @@ pub enum Layout {
 
 /// Creates the tree under `state.root`: its directories, then every file, created and filled by
 /// `FileSetSchedule`s in format mode on the I/O core (stamping verified blocks when `verify`).
-/// `progress(done, total)` counts bytes.
+/// `progress(done, total)` counts bytes. What was made is added to `made` as it is made, so a format that fails
+/// half-way (a full filesystem) still counts the directories and files it created.
 pub fn format(
     (plan, verify): (&TreePlan, Option<&TreeVerify>),
     state: &mut TreeState,
-    layout: Layout,
-    restart: bool,
+    (layout, restart): (Layout, bool),
     (engine, data): (EngineKind, Option<DataShape>),
     stop: &Arc<AtomicBool>,
     progress: &mut (dyn FnMut(u64, u64) + Send),
-) -> Result<FormatStats, FormatError> {
+    made: &mut FormatStats,
+) -> Result<(), FormatError> {
     let started = Instant::now();
     create_root(&plan.anchor, &plan.root, plan.share.is_some())?;
     direct_fallback(plan, state);
     let state = &*state;
-    let dirs = if layout == Layout::Root { 0 } else { make_dirs(plan, state, restart, stop)? };
+    let dirs = if layout == Layout::Root { Ok(()) } else { make_dirs(plan, state, restart, stop, &mut made.dirs) };
+    made.took += started.elapsed();
+    dirs?;
     if layout != Layout::All {
-        return Ok(FormatStats { files: 0, dirs, bytes: 0, took: started.elapsed() });
+        return Ok(());
     }
+    make_files((plan, verify), state, restart, (engine, data), stop, progress, made)
+}
+
+/// Creates and fills every file of the tree (see `format`).
+fn make_files(
+    (plan, verify): (&TreePlan, Option<&TreeVerify>),
+    state: &TreeState,
+    restart: bool,
+    (engine, data): (EngineKind, Option<DataShape>),
+    stop: &Arc<AtomicBool>,
+    progress: &mut (dyn FnMut(u64, u64) + Send),
+    made: &mut FormatStats,
+) -> Result<(), FormatError> {
+    let started = Instant::now();
     let workload = format_workload(plan, data);
     let threads = workload.threads;
     let (files_busy, dirs_busy) = (FileClaims::new(plan.files, false), BitSet::new(plan.dirs, false));
@@ -110,12 +138,17 @@ pub fn format(
     let total: u64 = (0..plan.files).map(|f| plan.file_size(f)).sum();
     let mut observer = Progress { done: 0, total, report: progress };
     let Ran { outcome, schedules } = run_workers(run, &mut observer);
+    let files: u64 =
+        schedules.iter().flatten().map(|s| if let AnySchedule::FileSet(s) = s { s.created } else { 0 }).sum();
+    made.files += files;
+    made.took += started.elapsed();
     if let Some(failure) = failure(plan, outcome) {
+        made.bytes += observer.done;
         return Err(failure);
     }
     progress(total, total);
-    let files = schedules.iter().flatten().map(|s| if let AnySchedule::FileSet(s) = s { s.created } else { 0 }).sum();
-    Ok(FormatStats { files, dirs, bytes: total, took: started.elapsed() })
+    made.bytes += total;
+    Ok(())
 }
 
 /// Why the format's workers did not create every file: the first write error, Ctrl-C, or a failure.
@@ -175,11 +208,16 @@ pub fn direct_fallback(plan: &TreePlan, state: &mut TreeState) {
     }
 }
 
-/// Creates the tree's directories, parents first; returns how many were created.
-fn make_dirs(plan: &TreePlan, state: &TreeState, restart: bool, stop: &AtomicBool) -> Result<u64, FormatError> {
+/// Creates the tree's directories, parents first, counting them in `made`.
+fn make_dirs(
+    plan: &TreePlan,
+    state: &TreeState,
+    restart: bool,
+    stop: &AtomicBool,
+    made: &mut u64,
+) -> Result<(), FormatError> {
     let root = plan.root.to_string_lossy().into_owned();
     let mut path = String::with_capacity(root.len() + 64);
-    let mut made = 0;
     for dir in 0..plan.dirs {
         if stop.load(Ordering::Relaxed) {
             return Err(FormatError::Interrupted);
@@ -190,13 +228,13 @@ fn make_dirs(plan: &TreePlan, state: &TreeState, restart: bool, stop: &AtomicBoo
         path.push('/');
         plan.shape.push_dir(level, index, &mut path);
         match std::fs::create_dir(&path) {
-            Ok(()) => made += 1,
+            Ok(()) => *made += 1,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && restart => {}
             Err(cause) => return Err(FormatError::Write { path: path.into(), cause }),
         }
         state.dirs.set(dir, true);
     }
-    Ok(made)
+    Ok(())
 }
 
 /// Finds out which directories and files of an existing tree are there (one stat each), for a tree this run

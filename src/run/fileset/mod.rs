@@ -130,6 +130,22 @@ impl Trees {
         Ok(())
     }
 
+    /// Takes the lock of every tree `plan`'s file-set phases use on this rank (`rank`: in a multi-host run),
+    /// before the first phase starts.
+    pub fn lock_all(
+        &mut self,
+        plan: &crate::plan::Plan,
+        rank: Option<u32>,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> Result<(), String> {
+        for fs in plan.phases.iter().filter_map(|p| p.fileset.as_ref()) {
+            for (_, tree) in fs.trees.iter().enumerate().filter(|(i, _)| fs.uses_tree(*i, rank)) {
+                self.lock(tree, stop)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The state of `plan`'s tree; a tree whose shape changed since the last phase starts unknown.
     fn slot(&mut self, plan: &TreePlan) -> usize {
         match self.states.iter().position(|s| s.root == plan.root) {
@@ -339,16 +355,18 @@ fn prepare(
                 _ => Layout::All,
             };
             fresh(plan, state, verify, report)?;
-            report.add(format((plan, verify), state, layout, false, engine, stop, progress)?);
+            formatted(report, |made| format((plan, verify), state, (layout, false), engine, stop, progress, made))?;
             state.formatted = true;
         }
         FormatMode::Once if !state.formatted => {
             fresh(plan, state, verify, report)?;
-            report.add(format((plan, verify), state, Layout::All, false, engine, stop, progress)?);
+            formatted(report, |made| {
+                format((plan, verify), state, (Layout::All, false), engine, stop, progress, made)
+            })?;
             state.formatted = true;
         }
         FormatMode::Restart => {
-            report.add(format((plan, verify), state, Layout::All, true, engine, stop, progress)?);
+            formatted(report, |made| format((plan, verify), state, (Layout::All, true), engine, stop, progress, made))?;
             state.formatted = true;
         }
         FormatMode::Clean => {
@@ -368,6 +386,17 @@ fn prepare(
         }
     }
     Ok(())
+}
+
+/// Runs one format step and adds what it made to `report`, also when it failed half-way.
+fn formatted(
+    report: &mut FormatReport,
+    step: impl FnOnce(&mut FormatStats) -> Result<(), FormatError>,
+) -> Result<(), FormatError> {
+    let mut made = FormatStats::default();
+    let result = step(&mut made);
+    report.add(made);
+    result
 }
 
 /// Removes the tree (counted if it was there), keeping only whether the run formatted it before; its files'

@@ -23,7 +23,7 @@ pub const MARKER: &str = ".streamcap-fileset";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TreeError {
-    #[error("cannot create {path}: {cause}")]
+    #[error("cannot create {path}: {cause}{}", super::super::owned::full_hint(cause))]
     Create { path: PathBuf, cause: io::Error },
     #[error("cannot remove {path}: {cause}")]
     Remove { path: PathBuf, cause: io::Error },
@@ -117,11 +117,26 @@ fn create_root_once(anchor: &Path, root: &Path) -> Result<(), TreeError> {
         let path = path.to_path_buf();
         move |cause| TreeError::Create { path, cause }
     };
-    let dir = base.create_dir(&root_name(root)).map_err(|e| TreeError::Base(e.to_string()))?;
+    let name = root_name(root);
+    let dir = base.create_dir(&name).map_err(|e| {
+        let _ = fs::remove_dir(base.path());
+        TreeError::Base(e.to_string())
+    })?;
     let marker = root.join(MARKER);
-    let file =
-        dir.open_file(Path::new(MARKER), OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL).map_err(err(&marker))?;
-    writeln!(&file, "streamcap file-set tree\nhost {}\npid {}", host_label(), std::process::id()).map_err(err(&marker))
+    // The marker reaches the disk (file, root, `.streamcap`) before any file of the tree is made; on a failure
+    // (a full filesystem) nothing this made is left.
+    let made = dir.open_file(Path::new(MARKER), OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL).and_then(|file| {
+        writeln!(&file, "streamcap file-set tree\nhost {}\npid {}", host_label(), std::process::id())?;
+        file.sync_all()?;
+        dir.sync()?;
+        base.sync()
+    });
+    made.map_err(|cause| {
+        let _ = dir.remove_file(MARKER);
+        let _ = base.remove_dir(&name);
+        let _ = fs::remove_dir(base.path());
+        err(&marker)(cause)
+    })
 }
 
 fn root_name(root: &Path) -> String {
@@ -155,7 +170,16 @@ impl TreeLock {
         loop {
             // Opened again on every try: the run we waited for removes `.streamcap` when it leaves it empty.
             let base = register(OwnedDir::open_base(anchor).map_err(|e| TreeError::Base(e.to_string()))?, None);
-            let file = base.dir().open_file(Path::new(&name), OFlags::RDWR | OFlags::CREATE).map_err(err)?;
+            // On a failure (a full filesystem) `.streamcap` goes again when this left it empty.
+            let remove_base = |e| {
+                let _ = fs::remove_dir(base.dir().path());
+                e
+            };
+            let file = base
+                .dir()
+                .open_file(Path::new(&name), OFlags::RDWR | OFlags::CREATE)
+                .map_err(err)
+                .map_err(remove_base)?;
             let how = if shared {
                 rustix::fs::FlockOperation::NonBlockingLockShared
             } else {
@@ -180,12 +204,13 @@ impl TreeLock {
             // longer at the path locks nothing, so take the one that is there now.
             let mine = rustix::fs::fstat(&file).map_err(|e| err(e.into()))?;
             if base.dir().identity_of(&name) == Some((mine.st_dev, mine.st_ino)) {
-                let holder = format!("host {}\npid {}\n", host_label(), std::process::id());
-                // The ranks sharing it each write their line over the first: a run kept out names one of them.
-                if !shared {
-                    file.set_len(0).map_err(err)?;
+                if let Err(cause) = write_holder(&file, shared) {
+                    // Still locked: removed as its holder would, and `.streamcap` with it when that is left empty.
+                    if !shared {
+                        let _ = base.dir().remove_file(&name);
+                    }
+                    return Err(remove_base(err(cause)));
                 }
-                std::os::unix::fs::FileExt::write_all_at(&file, holder.as_bytes(), 0).map_err(err)?;
                 return Ok(TreeLock { file, shared, base, name });
             }
         }
@@ -211,6 +236,16 @@ impl TreeLock {
         // Only succeeds when empty, which is exactly when it should go.
         let _ = fs::remove_dir(self.base.dir().path());
     }
+}
+
+/// Says in the lock file who holds it. The ranks sharing it each write their line over the first: a run kept
+/// out names one of them.
+fn write_holder(file: &File, shared: bool) -> io::Result<()> {
+    let holder = format!("host {}\npid {}\n", host_label(), std::process::id());
+    if !shared {
+        file.set_len(0)?;
+    }
+    std::os::unix::fs::FileExt::write_all_at(file, holder.as_bytes(), 0)
 }
 
 /// "pid 4242 on host nas1" from a lock file's text.
@@ -240,25 +275,40 @@ pub fn mark_kept(root: &Path) {
 }
 
 /// Removes `ANCHOR/.streamcap/<name>` when it is a tree a killed run of this host left: its marker names this
-/// host and is not kept, and nobody holds its lock. Returns the bytes freed.
-pub fn remove_abandoned_tree(base: &OwnedDir, name: &str) -> Option<u64> {
-    let dir = base.open_dir(name).ok()?;
-    let marker = dir.open_file(Path::new(MARKER), OFlags::RDONLY).ok()?;
+/// host and is not kept, and nobody holds its lock. Returns the bytes freed (`None`: in use, kept, another
+/// host's); a tree whose marker is empty or damaged (a crash before it reached the disk) is not removed, since
+/// it may be another host's, and the error says what to remove by hand.
+pub fn remove_abandoned_tree(base: &OwnedDir, name: &str) -> Result<Option<u64>, String> {
+    let Ok(dir) = base.open_dir(name) else { return Ok(None) };
+    let Ok(marker) = dir.open_file(Path::new(MARKER), OFlags::RDONLY) else { return Ok(None) };
     let mut text = String::new();
-    io::Read::read_to_string(&mut io::Read::take(&marker, 1 << 20), &mut text).ok()?;
+    let read = io::Read::read_to_string(&mut io::Read::take(&marker, 1 << 20), &mut text);
     let this_host = format!("host {}", host_label());
-    if !text.starts_with("streamcap file-set tree") || !text.lines().any(|l| l == this_host) || text.contains("\nkept")
-    {
-        return None;
+    let damaged = read.is_err() || !text.starts_with("streamcap file-set tree");
+    if !damaged && (!text.lines().any(|l| l == this_host) || text.contains("\nkept")) {
+        return Ok(None);
     }
     let lock_name = format!("{name}.lock");
-    let lock = base.open_file(Path::new(&lock_name), OFlags::RDWR | OFlags::CREATE).ok()?;
-    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).ok()?;
+    let Ok(lock) = base.open_file(Path::new(&lock_name), OFlags::RDWR | OFlags::CREATE) else { return Ok(None) };
+    if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+        return Ok(None);
+    }
+    if damaged {
+        let _ = base.remove_file(&lock_name);
+        return Err(format!(
+            "{} is a file-set tree whose marker is empty or damaged (a crash before it reached the disk); if no \
+             run on another host uses it, remove it by hand: rm -r {}",
+            dir.path().display(),
+            dir.path().display()
+        ));
+    }
     let freed = allocated_beneath(dir.path());
     // remove_dir_all never follows a symlink inside the tree.
-    fs::remove_dir_all(dir.path()).ok()?;
+    if fs::remove_dir_all(dir.path()).is_err() {
+        return Ok(None);
+    }
     let _ = base.remove_file(&lock_name);
-    Some(freed)
+    Ok(Some(freed))
 }
 
 /// Bytes allocated to the files beneath `root` (not following symlinks).

@@ -37,11 +37,14 @@ pub struct StepInputs<'a> {
     pub cluster: Option<&'a Cluster>,
 }
 
-/// The media file a viewer's key maps to: streamcap's own media by key; the user's files and URLs in turn.
+/// The media file a viewer's key maps to: streamcap's own media and the user's library by key; URLs in turn.
 fn media_index(plan: &StreamsPlan, key: MediaKey) -> u32 {
     if plan.keys.is_empty() {
         let n = plan.media.len() as u32;
-        return (key.number.wrapping_add(key.format as u32 * 7919)) % n;
+        return match key {
+            MediaKey::Format { format, number } => number.wrapping_add(format as u32 * 7919) % n,
+            MediaKey::Title(number) => number % n,
+        };
     }
     plan.keys.binary_search(&key).map(|i| i as u32).unwrap_or(0)
 }
@@ -55,7 +58,7 @@ pub fn run_step(
     observer: &mut dyn RunObserver,
 ) -> (PhaseOutcome, StepOutcome) {
     let plan = inputs.plan;
-    let viewers = plan.config.viewers(count, &mut |key| media_index(plan, key));
+    let viewers = plan.config.viewers(count, step, &mut |key| media_index(plan, key));
     // Every rank lays out the same viewers and runs its own share of them; one process runs them all.
     let (rank, ranks) = inputs.cluster.map_or((0, 1), |c| (c.rank(), c.size()));
     let mine = viewers_of(rank, ranks, viewers.len());

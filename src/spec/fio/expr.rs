@@ -45,7 +45,7 @@ pub fn looks_like_arithmetic(text: &str) -> bool {
 /// fio, when no suffix appears anywhere the result is in the option's default unit, which the caller applies:
 /// `units_used` says whether one did.
 pub fn evaluate_with_units(text: &str, unit: &dyn Fn(&str) -> Option<f64>) -> Result<(f64, bool), String> {
-    let mut parser = Parser { text: text.as_bytes(), at: 0, unit, units_used: false };
+    let mut parser = Parser { text: text.as_bytes(), at: 0, unit, units_used: false, depth: 0 };
     let value = parser.sum()?;
     parser.skip_blanks();
     if parser.at < parser.text.len() {
@@ -68,9 +68,25 @@ struct Parser<'a> {
     at: usize,
     unit: &'a dyn Fn(&str) -> Option<f64>,
     units_used: bool,
+    /// Levels of `(`, unary `-` and `^` being parsed: each is a call, so it is capped (`limits::MAX_NESTING`).
+    depth: usize,
 }
 
 impl Parser<'_> {
+    /// Runs `inner` one level deeper, refusing to go past `limits::MAX_NESTING`.
+    fn nested(&mut self, inner: impl FnOnce(&mut Self) -> Result<Num, String>) -> Result<Num, String> {
+        if self.depth >= crate::limits::MAX_NESTING {
+            return Err(format!(
+                "the expression nests more than {} levels deep (parentheses, signs or powers): simplify it",
+                crate::limits::MAX_NESTING
+            ));
+        }
+        self.depth += 1;
+        let value = inner(self);
+        self.depth -= 1;
+        value
+    }
+
     fn skip_blanks(&mut self) {
         while self.at < self.text.len() && self.text[self.at].is_ascii_whitespace() {
             self.at += 1;
@@ -112,7 +128,7 @@ impl Parser<'_> {
             return Ok(base);
         }
         self.at += 1;
-        let exponent = self.power()?;
+        let exponent = self.nested(Self::power)?;
         if !base.is_frac && !exponent.is_frac && (0..=127).contains(&exponent.whole) {
             let whole = base.whole.checked_pow(exponent.whole as u32).ok_or("a power is too large")?;
             return Ok(Num::whole(whole));
@@ -123,7 +139,7 @@ impl Parser<'_> {
     fn unary(&mut self) -> Result<Num, String> {
         if self.peek() == Some(b'-') {
             self.at += 1;
-            return negated(self.unary()?);
+            return negated(self.nested(Self::unary)?);
         }
         let value = self.primary()?;
         self.suffix(value)
@@ -133,7 +149,7 @@ impl Parser<'_> {
         match self.peek() {
             Some(b'(') => {
                 self.at += 1;
-                let inner = self.sum()?;
+                let inner = self.nested(Self::sum)?;
                 if self.peek() != Some(b')') {
                     return Err("a '(' without its ')'".into());
                 }
@@ -275,6 +291,17 @@ mod tests {
         assert!(eval(&format!("1-{min}")).unwrap_err().contains("too large"));
         assert!(eval(&format!("-{min}")).unwrap_err().contains("too large"));
         assert!(eval(min).is_ok());
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_a_stack_overflow() {
+        // Guards issue 25: `size=((((…1…))))` of 200,000 levels overflowed the stack (an abort, not a message).
+        let deep = |n: usize, open: &str, close: &str| format!("{}1{}", open.repeat(n), close.repeat(n));
+        for text in [deep(200_000, "(", ")"), deep(200_000, "-", ""), format!("2{}", "^2".repeat(200_000))] {
+            assert!(eval(&text).unwrap_err().contains("nests more than 64 levels"), "{}", &text[..20]);
+        }
+        assert_eq!(eval(&deep(64, "(", ")")), Ok(1.0));
+        assert_eq!(eval(&deep(64, "-", "")), Ok(1.0));
     }
 
     #[test]

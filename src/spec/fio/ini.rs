@@ -93,6 +93,7 @@ pub fn read_sections(path: &Path, text: &str, host: &dyn Host) -> (Vec<Section>,
         skipping: false,
         budget: crate::limits::IncludeBudget::default(),
         over_budget: false,
+        too_many: false,
     };
     reader.read(path, text, 0);
     (reader.sections, reader.errors)
@@ -108,6 +109,8 @@ struct Reader<'a> {
     budget: crate::limits::IncludeBudget,
     /// The includes went over a cap: no further include is read (reading on could cost millions of reads).
     over_budget: bool,
+    /// More sections than a job may have phases: said once, the rest skipped.
+    too_many: bool,
 }
 
 impl Reader<'_> {
@@ -132,6 +135,12 @@ impl Reader<'_> {
             let name = header.strip_suffix(']').map(str::trim).filter(|n| !n.is_empty() && !n.contains(['[', ']']));
             self.skipping = name.is_none();
             let name = name.ok_or_else(|| format!("'{line}' is not a section header: write it as [jobname]"))?;
+            if self.sections.len() > crate::limits::MAX_PHASES {
+                // Every job is a phase ([global] aside): refused once, and the rest of the file is skipped.
+                self.skipping = true;
+                let first = !std::mem::replace(&mut self.too_many, true);
+                return if first { Err(crate::limits::too_many_phases(self.sections.len())) } else { Ok(()) };
+            }
             self.sections.push(Section { name: name.to_string(), at: at.clone(), entries: Vec::new() });
             return Ok(());
         }

@@ -68,7 +68,8 @@ fn report(path: &Path, problems: &Problems) -> SpecError {
         .enumerate()
         .map(|(i, e)| {
             let file = if i == 0 { String::new() } else { format!("{}: ", e.at.file.display()) };
-            format!("{file}line {}: {}", e.at.line, problems.message(e))
+            let line = format!("{file}line {}: {}", e.at.line, problems.message(e));
+            crate::limits::shorten(&line, crate::limits::MAX_MESSAGE_LINE).into_owned()
         })
         .collect();
     if list.len() > MAX_SHOWN {

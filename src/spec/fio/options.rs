@@ -103,12 +103,17 @@ pub struct OptionError {
 }
 
 impl OptionError {
-    /// "option 'bs': '4q' is not a size; expected …"
+    /// "option 'bs': '4q' is not a size; expected …". A long value is shortened to its start and its length: a
+    /// 400 KB value made a 400 KB message.
     pub fn bad_value(at: &Location, option: &str, raw: &str, bad: &BadValue) -> OptionError {
         let article = if bad.what.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+        let shown = match raw.char_indices().nth(60) {
+            Some((end, _)) => format!("{}… ({} characters)", &raw[..end], raw.chars().count()),
+            None => raw.to_string(),
+        };
         OptionError {
             at: at.clone(),
-            message: format!("option '{option}': '{raw}' is not {article} {}; expected {}", bad.what, bad.expected),
+            message: format!("option '{option}': '{shown}' is not {article} {}; expected {}", bad.what, bad.expected),
         }
     }
 }

@@ -30,6 +30,14 @@ fn bad(what: &'static str, expected: &'static str) -> BadValue {
     BadValue { what, expected }
 }
 
+/// An expression nested too deep for the evaluator (`limits::MAX_NESTING`).
+const NESTING_EXPECTED: &str = "an expression nested at most 64 levels deep (parentheses, signs or powers)";
+
+/// What an expression that did not evaluate should have been: nested less deeply, or well formed.
+fn bad_arithmetic(what: &'static str, why: &str) -> BadValue {
+    if why.contains("nests more than") { bad(what, NESTING_EXPECTED) } else { bad(what, ARITHMETIC_EXPECTED) }
+}
+
 /// The base of `k`, `m`, `g` … in sizes (fio kb_base).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum KbBase {
@@ -76,7 +84,7 @@ pub fn parse_size_or_percent(text: &str, base: KbBase, percent_ok: bool) -> Resu
     let what = if percent_ok { "size or percentage" } else { "size" };
     let expected = if percent_ok { "a size such as 4k or 1g, or a percentage such as 50%" } else { SIZE_EXPECTED };
     if looks_like_arithmetic(text) {
-        let bytes = evaluate(text, &|w| size_unit(w, base)).map_err(|_| bad(what, ARITHMETIC_EXPECTED))?;
+        let bytes = evaluate(text, &|w| size_unit(w, base)).map_err(|e| bad_arithmetic(what, &e))?;
         if !(0.0..u64::MAX as f64).contains(&bytes) {
             return Err(bad(what, "a size from 0 to 16 EiB"));
         }
@@ -206,7 +214,7 @@ pub fn parse_time(text: &str, default: TimeUnit) -> Result<Duration, BadValue> {
     };
     let seconds = if looks_like_arithmetic(text) {
         let units = |w: &str| if w.is_empty() { None } else { time_unit(w, default) };
-        let (value, units_used) = evaluate_with_units(text, &units).map_err(|_| bad("time", ARITHMETIC_EXPECTED))?;
+        let (value, units_used) = evaluate_with_units(text, &units).map_err(|e| bad_arithmetic("time", &e))?;
         if units_used { value } else { value * time_unit("", default).expect("the default unit") }
     } else {
         let (value, suffix) = split_number(text).ok_or(bad("time", expected))?;
@@ -240,7 +248,7 @@ fn time_unit(suffix: &str, default: TimeUnit) -> Option<f64> {
 /// A whole number, with fio's size suffixes allowed (`number_ios=1m`).
 pub fn parse_int(text: &str, base: KbBase) -> Result<u64, BadValue> {
     if looks_like_arithmetic(text) {
-        return parse_size(text, base).map_err(|_| bad("number", ARITHMETIC_EXPECTED));
+        return parse_size(text, base).map_err(|e| BadValue { what: "number", ..e });
     }
     let (value, _) = split_number(text).ok_or(bad("number", "a whole number such as 8"))?;
     if value.fract() != 0.0 {

@@ -133,7 +133,8 @@ impl Problems {
         let mut lines: Vec<String> = Vec::new();
         for (i, e) in list.into_iter().take(MAX_SHOWN).enumerate() {
             let message = e.line();
-            lines.push(if i == 0 { message } else { format!("{}: {message}", e.path(root).display()) });
+            let line = if i == 0 { message } else { format!("{}: {message}", e.path(root).display()) };
+            lines.push(crate::limits::shorten(&line, crate::limits::MAX_MESSAGE_LINE).into_owned());
         }
         if total > MAX_SHOWN {
             lines.push(format!("… and {} more problems; fix these and read the file again", total - MAX_SHOWN));

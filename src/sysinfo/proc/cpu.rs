@@ -1,4 +1,5 @@
-//! CPU time: the whole system's (first line of /proc/stat, in jiffies) and this process's (getrusage).
+//! CPU time: the whole system's (first line of /proc/stat, in jiffies) and this process's (getrusage, with its
+//! storage reads from /proc/self/io beside it, since every sample of the process takes both).
 //!
 //! streamcap reports CPU per I/O next to fio's, and flags runs where the host was CPU-bound or stolen from by
 //! a hypervisor; this file provides the counters and their percentages between two samples. It does not
@@ -137,6 +138,10 @@ pub struct ProcessCpu {
     pub major_faults: u64,
     /// Page faults served without I/O.
     pub minor_faults: u64,
+    /// Bytes this process asked block devices to read so far (`read_bytes` of /proc/self/io, `io.rs`);
+    /// `None` where it cannot be read.
+    #[serde(default)]
+    pub storage_read_bytes: Option<u64>,
 }
 
 impl ProcessCpu {
@@ -161,12 +166,18 @@ impl ProcessCpu {
             context_switches: count(usage.ru_nvcsw).saturating_add(count(usage.ru_nivcsw)),
             major_faults: count(usage.ru_majflt),
             minor_faults: count(usage.ru_minflt),
+            storage_read_bytes: super::io::self_read_bytes(),
         }
     }
 
     /// User plus system time spent since `earlier` (a sample from the same process), saturating at zero.
     pub fn cpu_since(&self, earlier: &ProcessCpu) -> Duration {
         (self.user + self.system).saturating_sub(earlier.user + earlier.system)
+    }
+
+    /// Bytes this process asked block devices to read since `earlier`; `None` when either sample lacks it.
+    pub fn storage_reads_since(&self, earlier: &ProcessCpu) -> Option<u64> {
+        Some(self.storage_read_bytes?.saturating_sub(earlier.storage_read_bytes?))
     }
 }
 

@@ -86,7 +86,7 @@ pub fn read_diskstats() -> Result<Vec<DiskStat>, SysinfoError> {
 }
 
 /// What one device did between two samples, as iostat would show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct DiskActivity {
     /// Kernel device name.
     pub name: String,

@@ -1,10 +1,12 @@
 //! Device safety: everything to know before streamcap may write to a raw block device — is it (or one of its
-//! partitions) mounted, is it held by RAID/LVM/btrfs/swap/a loop device, and does it carry a signature.
+//! partitions) mounted, is it held by RAID/LVM/btrfs/swap/a loop device, is it under another name the bytes of
+//! something in use (`overlap`: a loop device over a mounted image), and does it carry a signature.
 //!
 //! Users' data is sacred: every check errs towards "in use". This module only reads (a buffered pread of the
 //! first 256 KiB and a few bytes near the end, plus `blkid -p` as a second opinion); it never opens a device
 //! for writing and never decides on its own whether to proceed — callers apply `--force` policy.
 
+mod overlap;
 mod signature;
 
 use std::fs::File;
@@ -32,6 +34,10 @@ pub struct DeviceSafety {
     pub mounted_at: Vec<PathBuf>,
     /// Users of the device other than mounts: btrfs pools, md/dm holders, active swap, loop devices on it.
     pub in_use_by: Vec<String>,
+    /// Bytes the device shares with a device or file in use under another name (a loop device over a mounted
+    /// filesystem's image, over a mounted partition, over a swap file), one phrase each naming both ranges.
+    #[serde(default)]
+    pub overlaps: Vec<String>,
     /// What the device holds ("ext4 filesystem", "GPT partition table"), or `None` if nothing was recognised.
     pub signature: Option<String>,
 }
@@ -41,8 +47,9 @@ impl DeviceSafety {
     pub fn hazards(&self) -> Vec<String> {
         let mounts = self.mounted_at.iter().map(|m| format!("mounted at {}", m.display()));
         let users = self.in_use_by.iter().map(|u| format!("in use by {u}"));
+        let overlaps = self.overlaps.iter().map(|o| format!("holds {o}"));
         let signature = self.signature.iter().map(|s| format!("holds {s}"));
-        mounts.chain(users).chain(signature).collect()
+        mounts.chain(users).chain(overlaps).chain(signature).collect()
     }
 }
 
@@ -78,8 +85,8 @@ fn inspect(path: &Path, read_contents: bool) -> Result<DeviceSafety, SysinfoErro
         }
     }
     let is_own = |p: &Path| block_numbers(p).is_ok_and(|n| own.iter().any(|d| (d.major, d.minor) == n));
-    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    for swap in parse_swaps(&swaps).into_iter().filter(|s| is_own(s)) {
+    let swaps = parse_swaps(&std::fs::read_to_string("/proc/swaps").unwrap_or_default());
+    for swap in swaps.iter().filter(|s| is_own(s)) {
         push_unique(&mut in_use_by, format!("active swap {}", swap.display()));
     }
     for (loop_name, backing) in loop_backing_files() {
@@ -88,8 +95,10 @@ fn inspect(path: &Path, read_contents: bool) -> Result<DeviceSafety, SysinfoErro
         }
     }
 
+    let numbers: Vec<(u32, u32)> = own.iter().map(|d| (d.major, d.minor)).collect();
+    let overlaps = overlap::overlaps(&device, &numbers, &overlap::busy(&mounts, &pools, &swaps));
     if !read_contents {
-        return Ok(DeviceSafety { device, mounted_at, in_use_by, signature: None });
+        return Ok(DeviceSafety { device, mounted_at, in_use_by, overlaps, signature: None });
     }
     let file = File::open(path).map_err(|e| SysinfoError::Probe { path: path.to_path_buf(), source: e })?;
     let head = read_at(&file, 0, PROBE_LEN).map_err(|e| SysinfoError::Probe { path: path.to_path_buf(), source: e })?;
@@ -103,7 +112,7 @@ fn inspect(path: &Path, read_contents: bool) -> Result<DeviceSafety, SysinfoErro
     {
         in_use_by.push(format!("btrfs pool {uuid} (not mounted)"));
     }
-    Ok(DeviceSafety { device, mounted_at, in_use_by, signature })
+    Ok(DeviceSafety { device, mounted_at, in_use_by, overlaps, signature })
 }
 
 /// Mount points whose filesystem lives on one of `own`: by device number, through a btrfs pool (anonymous
@@ -272,12 +281,22 @@ mod tests {
             parent: None,
             role: "target device".into(),
         };
-        let mut safety = DeviceSafety { device, mounted_at: vec![], in_use_by: vec![], signature: None };
+        let mut safety =
+            DeviceSafety { device, mounted_at: vec![], in_use_by: vec![], overlaps: vec![], signature: None };
         assert!(safety.hazards().is_empty());
         safety.mounted_at.push("/mnt/a".into());
         safety.in_use_by.push("md array md0 on sdz".into());
+        safety.overlaps.push("the same bytes as loop3 (mounted at /mnt/b)".into());
         safety.signature = Some("ext4 filesystem".into());
-        assert_eq!(safety.hazards(), ["mounted at /mnt/a", "in use by md array md0 on sdz", "holds ext4 filesystem"]);
+        assert_eq!(
+            safety.hazards(),
+            [
+                "mounted at /mnt/a",
+                "in use by md array md0 on sdz",
+                "holds the same bytes as loop3 (mounted at /mnt/b)",
+                "holds ext4 filesystem"
+            ]
+        );
         let json = serde_json::to_string(&safety).expect("serializes");
         assert_eq!(serde_json::from_str::<DeviceSafety>(&json).expect("reads back"), safety);
     }

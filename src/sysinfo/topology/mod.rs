@@ -10,6 +10,7 @@
 mod blockdev;
 mod btrfs;
 mod capacity;
+mod extent;
 mod md;
 mod mounts;
 mod pool;
@@ -23,6 +24,7 @@ pub use btrfs::{
     pool_of_source, pool_with_device, pools_in, read_policy_in,
 };
 pub use capacity::{Profile, btrfs_usable, md_usable};
+pub use extent::{Extent, LoopMap, Store, extents_of, file_extent, first_overlap, loop_map};
 pub use md::{MdArray, MdMember, md_array_at};
 pub use mounts::{
     DioAlign, FilesystemFacts, MountEntry, direct_io_alignment, direct_io_alignment_in_dir, filesystem_of,

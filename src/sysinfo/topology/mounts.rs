@@ -137,7 +137,33 @@ const NETWORK_FS_TYPES: &[&str] = &[
     "fuse.rclone",
 ];
 
+/// Filesystems that are the kernel's view of its own state, not storage: nothing in them can be measured.
+const KERNEL_FS_TYPES: &[&str] = &[
+    "proc",
+    "sysfs",
+    "cgroup",
+    "cgroup2",
+    "devpts",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "configfs",
+    "bpf",
+    "pstore",
+    "efivarfs",
+    "fusectl",
+    "binfmt_misc",
+    "mqueue",
+    "nsfs",
+];
+
 impl FilesystemFacts {
+    /// Whether this is one of the kernel's own filesystems (proc, sysfs, cgroup, …): no data of anyone's lives
+    /// there, only the kernel's state.
+    pub fn is_kernel_view(&self) -> bool {
+        KERNEL_FS_TYPES.contains(&self.fs_type.as_str())
+    }
+
     /// Whether this is a network filesystem (NFS, SMB, sshfs, …): then the link, not a disk, may cap every figure.
     pub fn is_network(&self) -> bool {
         NETWORK_FS_TYPES.contains(&self.fs_type.as_str())

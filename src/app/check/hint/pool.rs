@@ -13,7 +13,7 @@ use crate::results::{FormatVerdict, PlannerMember, RunResult};
 use crate::units::Bytes;
 
 use super::super::profile::RAW_PHASES;
-use super::{Hint, LAYOUTS, answers, compared_format};
+use super::{Hint, LAYOUTS, answers, compared_format, exact, figure_words, sequential_ceiling};
 
 /// The line (and the inferred member) for a check of a pool of `count` devices; `raw` holds only the check's
 /// raw phases.
@@ -65,18 +65,20 @@ fn figures(raw: &RunResult) -> Result<RawFigures, InferError> {
 }
 
 /// The planner's comparison of the layouts `measured.members` such drives can make, as the result records it,
-/// and the best answer's limit in words.
+/// the best answer's limit in words, and the ratio of its streams to the current layout's (of the model's
+/// unrounded bounds).
 fn compare(
     measured: Measured,
     drive: crate::planning::Drive,
     format: &FormatVerdict,
     label: &str,
-) -> Option<(PlannerMember, String)> {
+) -> Option<(PlannerMember, String, f64)> {
     let mut layouts = vec![measured.layout];
     layouts.extend(LAYOUTS.iter().filter(|l| **l != measured.layout && l.refuses(measured.members).is_none()));
     let answers = answers(vec![drive.clone(); measured.members], layouts, format, label)?;
     let current = answers.iter().find(|a| a.layout == measured.layout.name())?;
     let top = answers.first().filter(|a| a.healthy.streams > current.healthy.streams).unwrap_or(current);
+    let ratio = if exact(current) > 0.0 { exact(top) / exact(current) } else { 0.0 };
     let limit = top.healthy.per_format.first().map_or_else(|| top.healthy.streams_limit.clone(), |f| f.limit.clone());
     let f = infer::predict(Layout::Single, std::slice::from_ref(&drive), None);
     let member = PlannerMember {
@@ -93,12 +95,12 @@ fn compare(
         best_layout: top.layout.clone(),
         best_streams: top.healthy.streams,
     };
-    Some((member, limit))
+    Some((member, limit, ratio))
 }
 
 /// The sentence: the best layout with its multiple, its count and its limit, then the member it assumed.
-fn line(member: &(PlannerMember, String), measured: Measured, format: &FormatVerdict, name: &str) -> String {
-    let (m, limit) = member;
+fn line(member: &(PlannerMember, String, f64), measured: Measured, format: &FormatVerdict, name: &str) -> String {
+    let (m, limit, ratio) = member;
     let n = m.members;
     let drive = format!(
         "each drive inferred from this {} pool: {:.0} MB/s, {:.0} random reads/s; check.planner_member in the JSON",
@@ -118,13 +120,13 @@ fn line(member: &(PlannerMember, String), measured: Measured, format: &FormatVer
             m.layout, format.streams
         );
     }
-    let ratio = f64::from(m.best_streams) / f64::from(m.current_streams);
+    let ceiling = sequential_ceiling(m.read_mbps * 1e6, n as usize, format);
+    let ratio = ratio.min(f64::from(n));
     format!(
-        "planner: these {n} drives as {} would serve about {ratio:.1}× the {name} streams (≈ {:.0} against {} \
-         here; {limit}) ({drive}); `streamcap plan --drives CATALOGUE --count {n}` compares every layout",
+        "planner: these {n} drives as {} would serve about {ratio:.1}× the {name} streams ({}; {limit}) ({drive}); \
+         `streamcap plan --drives CATALOGUE --count {n}` compares every layout",
         m.best_layout,
-        ratio * f64::from(format.streams),
-        format.streams
+        figure_words(ratio, format.streams, ceiling, n as usize)
     )
 }
 
@@ -224,10 +226,10 @@ mod tests {
         let (measured, drive) = infer(&result).unwrap();
         let verdict = verdict(&result);
         let (format, name) = compared_format(&verdict).unwrap();
-        let (mut member, limit) = compare(measured, drive, format, name).unwrap();
+        let (mut member, limit, _) = compare(measured, drive, format, name).unwrap();
         member.best_layout = "raid6".into();
         member.best_streams = 2 * member.current_streams;
-        let line = line(&(member, limit), measured, format, name);
+        let line = line(&(member, limit, 2.0), measured, format, name);
         assert!(
             line.starts_with("planner: these 3 drives as raid6 would serve about 2.0× the 2160p remux streams"),
             "{line}"

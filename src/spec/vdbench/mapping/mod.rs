@@ -196,6 +196,10 @@ pub(super) fn map(model: &Model, options: &ReadOptions, root: &Path, problems: &
         interval.get_or_insert(timing.interval);
         let mapped = if file_system { m.fileset_phases(rd, timing) } else { m.raw_phases(rd, timing) };
         let Some(mapped) = problems.take(mapped) else { continue };
+        if phases.len() + mapped.len() > crate::limits::MAX_PHASES {
+            problems.push(file_level(&crate::limits::too_many_phases(phases.len() + mapped.len())));
+            return None;
+        }
         for phase in mapped {
             let start_delay = if phases.is_empty() { None } else { pending };
             phases.push(PhaseSpec { start_delay, ..phase });

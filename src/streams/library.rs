@@ -1,0 +1,214 @@
+//! The library the viewers watch: how many titles it holds, which title each viewer of a step picks (its own
+//! title, or a Zipf popularity whose hot set is stated), and what a plan and a result say about it. Pure: no I/O,
+//! no clock. Which files hold the titles (streamcap's generated title files, or the user's own media) is the
+//! plan's business; this module only numbers them 0..count.
+
+use serde::{Deserialize, Serialize};
+
+use crate::workload::{Rng, Zipf};
+
+/// The titles of a run, as the viewers see them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Titles {
+    /// How many titles (at least 1).
+    pub count: u32,
+    /// Zipf exponent of the titles' popularity; `None`: each viewer its own title.
+    pub zipf: Option<f64>,
+}
+
+/// Which title each viewer of one step watches.
+pub enum Picker {
+    /// Viewer i watches title (offset + i) mod count: its own title while there are titles enough.
+    Own { offset: u64, count: u64 },
+    /// Titles drawn by popularity (rank 1 is title 0 … then shifted by `offset`, so that the hottest title
+    /// differs from step to step and a cache does not keep it warm across steps).
+    Zipf { zipf: Zipf, offset: u64, count: u64 },
+    /// Zipf exponent 0: every title equally likely.
+    Uniform { count: u64 },
+}
+
+impl Picker {
+    /// The title of viewer `viewer` (its index in the step).
+    pub fn pick(&self, viewer: usize, rng: &mut Rng) -> u32 {
+        match self {
+            Picker::Own { offset, count } => ((offset + viewer as u64) % count) as u32,
+            Picker::Zipf { zipf, offset, count } => ((zipf.sample(rng) - 1 + offset) % count) as u32,
+            Picker::Uniform { count } => rng.below(*count) as u32,
+        }
+    }
+}
+
+/// The hottest titles and the share of the viewers they draw.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HotSet {
+    /// The hottest tenth of the titles, at least one.
+    pub titles: u32,
+    /// The share of the viewers they draw, 0–100.
+    pub viewers_pct: f64,
+}
+
+impl Titles {
+    /// The picker of one step; `rng` is the step's (its offset is drawn from it).
+    pub fn picker(&self, rng: &mut Rng) -> Picker {
+        let count = u64::from(self.count.max(1));
+        match self.zipf {
+            None => Picker::Own { offset: rng.below(count), count },
+            Some(theta) if theta > 0.0 && count > 1 => {
+                Picker::Zipf { zipf: Zipf::new(count, theta), offset: rng.below(count), count }
+            }
+            Some(_) => Picker::Uniform { count },
+        }
+    }
+
+    /// With a Zipf popularity: the hottest tenth of the titles (at least one) and the share of viewers they draw.
+    pub fn hot_set(&self) -> Option<HotSet> {
+        let theta = self.zipf?;
+        let n = self.count.max(1);
+        let hot = (n / 10).max(1);
+        let weight = |k: u32| (1..=k).map(|i| f64::from(i).powf(-theta)).sum::<f64>();
+        Some(HotSet { titles: hot, viewers_pct: 100.0 * weight(hot) / weight(n) })
+    }
+
+    /// How viewers pick titles, in words: "each viewer its own title (64 titles; …)" or "Zipf popularity 1.0:
+    /// the 6 hottest titles draw 52 % of the viewers, …".
+    pub fn popularity(&self) -> String {
+        let moving = "each viewer from a random position; titles and positions change from step to step";
+        match (self.zipf, self.hot_set()) {
+            (Some(theta), Some(hot)) if theta > 0.0 => format!(
+                "Zipf popularity {theta}: {} draw {:.0} % of the viewers, {moving}",
+                if hot.titles == 1 {
+                    "the hottest title".to_string()
+                } else {
+                    format!("the {} hottest titles", hot.titles)
+                },
+                hot.viewers_pct
+            ),
+            (Some(_), _) => format!("every title equally likely (Zipf exponent 0), {moving}"),
+            (None, _) => {
+                format!("each viewer its own title (beyond {} viewers they share titles), {moving}", self.count)
+            }
+        }
+    }
+}
+
+/// Where a library's titles come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LibrarySource {
+    /// Title files streamcap writes before the first stream phase and removes after the run.
+    Generated,
+    /// The user's own media files (`--library DIR`), only ever read.
+    User,
+}
+
+/// One of the user's media files the viewers read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LibraryFile {
+    /// Path below the library directory.
+    pub path: String,
+    /// Size, bytes.
+    pub bytes: u64,
+}
+
+/// What a plan and a result say about the library.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LibraryInfo {
+    pub source: LibrarySource,
+    /// The user's library directory (absent for a generated library).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    /// Titles the viewers pick from.
+    pub titles: u32,
+    /// Bytes of all the titles together.
+    pub bytes: u64,
+    /// A generated library: the size of each title, bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title_bytes: Option<u64>,
+    /// Zipf exponent of the titles' popularity; absent: each viewer its own title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zipf: Option<f64>,
+    /// With a Zipf popularity: the hottest titles and the share of the viewers they draw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hot_set: Option<HotSet>,
+    /// How viewers pick titles, in words.
+    pub popularity: String,
+    /// Why the library has this size (and which caches it exceeds), in words.
+    pub why: String,
+    /// The user's files the viewers read (at most `FILES_LISTED` of them, in order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<LibraryFile>,
+    /// For a fixed count of viewers: the title each viewer of the (first) step watches, by viewer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub viewer_titles: Vec<u32>,
+}
+
+/// The most files a result lists by name (a library of thousands is summed up, not listed).
+pub const FILES_LISTED: usize = 1000;
+
+impl LibraryInfo {
+    /// One line for summaries: "7.98 GiB in 61 titles of 134 MiB, written by streamcap" or "your library
+    /// /srv/media: 412 files, 3.1 TiB, only read".
+    pub fn headline(&self) -> String {
+        let size = crate::units::Bytes(self.bytes);
+        match (self.source, &self.dir) {
+            (LibrarySource::User, Some(dir)) => {
+                format!("your library {dir}: {} media file(s), {size}, only read", self.titles)
+            }
+            _ => format!(
+                "{size} in {} title(s){}, written by streamcap",
+                self.titles,
+                self.title_bytes.map_or_else(String::new, |b| format!(" of {}", crate::units::Bytes(b)))
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_titles_are_distinct_up_to_the_title_count_and_shared_beyond() {
+        let titles = Titles { count: 10, zipf: None };
+        let mut rng = Rng::new(3);
+        let picker = titles.picker(&mut rng);
+        let picked: Vec<u32> = (0..10).map(|v| picker.pick(v, &mut rng)).collect();
+        let mut sorted = picked.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..10).collect::<Vec<_>>(), "ten viewers, ten titles: {picked:?}");
+        assert_eq!(picker.pick(10, &mut rng), picked[0], "the eleventh shares the first one's title");
+    }
+
+    #[test]
+    fn zipf_titles_stay_in_range_and_the_hot_set_draws_its_share() {
+        let titles = Titles { count: 50, zipf: Some(1.0) };
+        let hot = titles.hot_set().unwrap();
+        assert_eq!(hot.titles, 5);
+        // H(5) / H(50) = 2.2833 / 4.4992.
+        assert!((hot.viewers_pct - 50.75).abs() < 0.1, "{hot:?}");
+        let mut rng = Rng::new(9);
+        let picker = titles.picker(&mut rng);
+        let Picker::Zipf { offset, .. } = picker else { panic!("a Zipf picker") };
+        let mut hits = [0u32; 50];
+        for v in 0..20_000 {
+            hits[picker.pick(v, &mut rng) as usize] += 1;
+        }
+        let hottest: u32 = (0..5).map(|k| hits[((offset + k) % 50) as usize]).sum();
+        let share = f64::from(hottest) / 200.0;
+        assert!((share - hot.viewers_pct).abs() < 3.0, "{share} % against {hot:?}");
+        assert!(
+            titles.popularity().contains("the 5 hottest titles draw 51 % of the viewers"),
+            "{}",
+            titles.popularity()
+        );
+    }
+
+    #[test]
+    fn one_title_is_the_whole_hot_set() {
+        let titles = Titles { count: 1, zipf: Some(1.2) };
+        assert_eq!(titles.hot_set(), Some(HotSet { titles: 1, viewers_pct: 100.0 }));
+        let mut rng = Rng::new(1);
+        let picker = titles.picker(&mut rng);
+        assert!((0..10).all(|v| picker.pick(v, &mut rng) == 0));
+    }
+}
