@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::streams::{IngestFigures, QualityTarget, StreamFigures, StreamsStep, plural, trim};
 use super::DeviceResult;
+use super::served::{Beneath, judge_step};
 use crate::metrics::{DEFAULT_PERCENTILES, Histogram, LatencySummary};
 use crate::streams::{IngestOutcome, StepOutcome, StreamStats};
 
@@ -16,6 +17,9 @@ pub struct StepContext<'a> {
     pub cpu: Duration,
     pub peak_rss_bytes: u64,
     pub devices: Vec<DeviceResult>,
+    /// Why the devices beneath cannot be set beside the viewers' bytes (a remote server, clients on other
+    /// hosts, the null engine); `None`: judge the step by `devices`.
+    pub unseen: Option<String>,
 }
 
 fn seconds(h: &Histogram) -> LatencySummary {
@@ -29,6 +33,11 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
     let Totals { startup, to_steady, watched, stalled_time, bytes, ratio_sum, ratio_n } =
         totals(streams, context.bitrates);
     let elapsed = outcome.elapsed.as_secs_f64();
+    let beneath = match &context.unseen {
+        Some(why) => Beneath::Unseen(why),
+        None => Beneath::Devices(&context.devices),
+    };
+    let served = judge_step(outcome.read_bytes, beneath);
     let fine = |s: &StreamStats| {
         s.startup.is_some_and(|u| u <= max_startup) && s.stalls == 0 && s.startup_stalls == 0 && s.bytes > 0
     };
@@ -65,10 +74,13 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
         peak_rss_bytes: context.peak_rss_bytes,
         engine: outcome.engine.into(),
+        read_bytes: outcome.read_bytes,
+        device_read_bytes: served.device_read_bytes,
+        served_words: served.served_words,
         devices: context.devices,
         ingest: outcome.ingest.as_ref().map(|i| ingest_figures(i, outcome.elapsed)),
         interrupted: outcome.interrupted,
-        cache_served: false,
+        cache_served: served.cache_served,
         per_stream: per_stream(streams, context.bitrates),
     }
 }

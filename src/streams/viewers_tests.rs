@@ -140,6 +140,7 @@ fn simulated_step(config: &StreamsConfig, count: u32, bytes_per_sec: f64) -> (bo
         streams,
         lateness: crate::metrics::Histogram::new(),
         issue_lag: crate::metrics::Histogram::new(),
+        read_bytes: 0,
         errors: 0,
         first_error: None,
         elapsed: judge.end().unwrap_or(end),
