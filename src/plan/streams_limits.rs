@@ -74,14 +74,14 @@ pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &
     Ok(())
 }
 
-/// Player settings under which the answer would mean nothing, refused with the flag to change: a prebuffer the
-/// buffer cannot hold (the player could never start), a buffer of no more than one chunk (it would stall before
-/// every chunk, whatever the storage), a ramp as long as the watch (the viewers would never all play at once).
-/// One place for these, whoever asks: `streams`, `check`, a job's `[phase.streams]`, and `trial`, whose players'
-/// settings follow its `--runtime`.
 /// The longest arrival window (`--ramp`) or bound on reaching steady state (`--steady-within`) taken.
 const MAX_WINDOW: Duration = Duration::from_secs(86_400);
 
+/// Player settings under which the answer would mean nothing, refused with the flag to change: a prebuffer the
+/// buffer cannot hold (the player could never start), a buffer of no more than one chunk (it would stall before
+/// every chunk, whatever the storage), an arrival window or steady-state bound of more than a day (the step
+/// would wait that long). One place for these, whoever asks: `streams`, `check`, a job's `[phase.streams]`, and
+/// `trial`, whose players' settings follow its `--runtime`.
 pub fn check_player(config: &StreamsConfig) -> Result<(), String> {
     if config.prebuffer > config.buffer {
         return Err(format!(

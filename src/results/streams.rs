@@ -5,10 +5,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::DeviceResult;
+pub use super::streams_step::{StepContext, build_step};
 use crate::metrics::LatencySummary;
 use crate::streams::SearchOutcome;
 use crate::streams::capacity::{self, Edge};
-pub use super::streams_step::{StepContext, build_step};
 
 /// What `streams` measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use super::streams::{IngestFigures, QualityTarget, StreamFigures, StreamsStep, plural, trim};
 use super::DeviceResult;
 use super::served::{Beneath, judge_step};
+use super::streams::{IngestFigures, QualityTarget, StreamFigures, StreamsStep, plural, trim};
 use crate::metrics::{DEFAULT_PERCENTILES, Histogram, LatencySummary};
 use crate::streams::{IngestOutcome, StepOutcome, StreamStats};
 

@@ -2,14 +2,15 @@
 //! the jobs they give. Every size and duration of a check lives here and nowhere else.
 //!
 //! The default: a 1 GiB data set (less when free space is short), 5 s per raw phase, a tree of 2 000 small
-//! files, and per video format a capacity search of about five steps (four for the later formats, which start
-//! where the first found its edge), bisected to 15 %, then its edge run twice more (about three steps each: the
-//! count that passed, the one that failed, and now and then a search around an edge that moved). All of it reads
-//! one media library of 8 GiB that every format reads (at most half the free space; larger than the caches of
-//! drives and controllers). `--quick` (a 2 GiB library, 20 %, one confirmation) and `--thorough` (32 GiB, 3 %,
-//! two) scale all of it. The cache section adds one raw phase of the same length (the page cache, as
-//! `streamcap cache` measures it). `Settings::forecast` says how long each takes; docs/streams.md what was
-//! measured.
+//! files, and per video format a capacity search of about three steps (two for the later formats, which start
+//! where the first found its edge), bisected to 15 %, then its edge run twice more (two steps each: the count
+//! that passed, the one that failed, and now and then a search around an edge that moved). All of it reads one
+//! media library of 8 GiB that every format reads (at most half the free space; larger than the caches of drives
+//! and controllers). `--quick` (a 2 GiB library, 20 %, no confirmation: one run of each edge) and `--thorough`
+//! (32 GiB, 3 %, two) scale all of it; `--quick` judges steps of the same kind, a little shorter (arrivals over
+//! 2 s, steady within 6 s, 3 s judged), and fewer of them. The cache section adds one raw phase of the same
+//! length (the page cache, as `streamcap cache` measures it). `Settings::forecast` says how long each takes;
+//! docs/streams.md what was measured.
 //!
 //! A step of the search is an audience, not a stampede: its viewers arrive over a window (Poisson, about one a
 //! second, at most `arrival`), each fills its buffer (steady state, within `steady_within` of arriving), and the
@@ -30,7 +31,7 @@ use crate::spec::{
     Format, FormatMode, JobSpec, OpRateSpec, PhaseSpec, RwMode, SpecOrigin, StreamsSpec,
 };
 use crate::streams::StepLength;
-use crate::units::Bytes;
+use crate::units::{Bytes, format_duration};
 
 /// The video formats of the verdict table, in the order shown (names from `streams::FORMATS`).
 pub const FORMATS: [&str; 3] = ["1080p", "2160p-hevc", "2160p-remux"];
@@ -100,16 +101,16 @@ impl Profile {
                 dirs: 2,
                 files_per_dir: 250,
                 files_runtime: s(1),
-                arrival: s(1),
-                steady_within: s(4),
-                judged: s(2),
+                arrival: s(2),
+                steady_within: s(6),
+                judged: s(3),
                 extra_chunks: 2,
                 library: Bytes::gib(2),
                 estimate_time: s(1),
                 precision: 0.2,
                 start_factor: 0.75,
                 limit_factor: 1.25,
-                confirmations: 1,
+                confirmations: 0,
             },
             Profile::Default => Settings {
                 data_set: Bytes(1 << 30),
@@ -154,20 +155,58 @@ impl Profile {
 /// The write rate the forecast assumes for laying out the library (a disk of today; the real rate is what it is).
 const ASSUMED_WRITE_BYTES_PER_SEC: f64 = 300e6;
 
+/// What a check's time is made of (`Settings::forecast`): the phases of fixed length, then the capacity
+/// searches' steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Forecast {
+    /// The raw and small-file phases, writing the library, and the estimate's two phases.
+    pub fixed: Duration,
+    /// Steps of the three searches and their confirmations, as usually run.
+    pub steps: u32,
+    /// A step's usual length, the formats' mean: one that passes at the edge lasts longer than `Settings::step`'s
+    /// typical (its buffers fill with little to spare), one that fails ends at its first failure.
+    pub step: Duration,
+}
+
+impl Forecast {
+    pub fn total(&self) -> Duration {
+        self.fixed + self.step * self.steps
+    }
+
+    /// The forecast in words, for the plan: "about 1 min 5 s: 20 s of fixed phases and the library, then about
+    /// 7 search steps of 6.3 s".
+    pub fn words(&self) -> String {
+        format!(
+            "about {}: {} of raw, small-file and estimate phases and writing the library, then about {} capacity-search \
+             steps of about {} each (arrival window + buffer fill + judged playback; a failing step ends sooner)",
+            format_duration(self.total()),
+            format_duration(self.fixed),
+            self.steps,
+            format_duration(self.step)
+        )
+    }
+}
+
 impl Settings {
-    /// A rough forecast of the check's wall time, for the progress lines (the search's step count varies).
+    /// A rough forecast of the check's wall time, for the plan and the progress lines (the search's step count
+    /// varies).
     pub fn forecast(&self) -> Duration {
+        self.forecast_parts().total()
+    }
+
+    /// The forecast's parts. The first format's search takes about three steps, the later ones about two (they
+    /// start where the first found its edge, as a share of the estimate); each round of confirmations two more
+    /// a format, and a search around an edge that moved now and then. A step lasts about its typical length
+    /// (`StepLength::typical`) and a tenth more: at the edge buffers fill with little to spare, while failing
+    /// steps end at their first failure (measured: 6.7 s a step for `--quick`, 8.3 s for the default; the
+    /// durations in docs/streams.md).
+    pub fn forecast_parts(&self) -> Forecast {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
-        // The first format's search, the later ones from where it found the edge, then the confirmations: two
-        // steps each, and a search around an edge that moved about every other time. Steps of typical length
-        // (the formats' mean) for those that pass, about half of it for those that fail (they end at their first
-        // failure): three quarters of it on average.
-        let steps = 5 + 2 * 4 + 3 * 3 * self.confirmations;
-        let step = FORMATS.iter().map(|name| self.step(&format(name)).typical()).sum::<Duration>() / 3;
-        let streams = step * steps * 3 / 4 + self.estimate_time * 2;
         let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
-        raw + files + streams + library
+        let steps = 7 + 7 * self.confirmations;
+        let step = FORMATS.iter().map(|name| self.step(&format(name)).typical()).sum::<Duration>() / 3;
+        Forecast { fixed: raw + files + library + self.estimate_time * 2, steps, step: step * 11 / 10 }
     }
 
     /// How long a step of `format` lasts, and why (arrival window + buffer fill + judged playback).
@@ -409,10 +448,14 @@ mod tests {
 
     #[test]
     fn the_forecasts_are_about_one_four_and_fifteen_minutes() {
-        // Steps judged once every player is steady last several seconds, and the search runs its edge again:
-        // about a minute and a half, four minutes and a quarter of an hour with the library written at 300 MB/s.
+        // Steps judged once every player is steady last several seconds; the default and thorough searches run
+        // their edge again, the quick one does not: about a minute, four minutes and a quarter of an hour with
+        // the library written at 300 MB/s.
         let t = |p: Profile| p.settings().forecast().as_secs();
-        assert!((45..=100).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
+        assert!((45..=90).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
+        let quick = Profile::Quick.settings().forecast_parts();
+        assert_eq!((quick.steps, Profile::Quick.settings().confirmations), (7, 0), "fewer steps, as long");
+        assert!(quick.words().starts_with(&format!("about {}: ", format_duration(quick.total()))));
         assert!((180..=300).contains(&t(Profile::Default)), "{} s", t(Profile::Default));
         assert!((600..=1200).contains(&t(Profile::Thorough)), "{} s", t(Profile::Thorough));
     }

@@ -199,11 +199,7 @@ mod tests {
             media_files: 1,
             media_bytes: 0,
             direct: true,
-            target: crate::results::QualityTarget {
-                max_stalled_streams: 0,
-                max_startup_s: 2.0,
-                steady_within_s: 0.0,
-            },
+            target: crate::results::QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0, steady_within_s: 0.0 },
             steps: v.steps,
             capacity: Some(v.capacity),
             estimate: v.estimate,
