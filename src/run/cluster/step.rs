@@ -105,12 +105,10 @@ pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome
         }
         merged.lateness.merge(&lateness);
         merged.issue_lag.merge(&issue_lag);
-        merged.read_bytes += sent.read_bytes;
-        merged.errors += sent.errors;
         if merged.first_error.is_none() {
             merged.first_error = sent.first_error.clone().map(|e| format!("{}: {e}", cluster.name(rank as u32)));
         }
-        merge_timing(&mut merged, &sent);
+        merge_totals(&mut merged, &sent);
         if let Some((writers, target_bytes_per_sec, bytes, errors, first_error)) = sent.ingest.clone()
             && writers > 0
             && merged.ingest.is_none()
@@ -136,9 +134,11 @@ pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome
     merged
 }
 
-/// A rank's timing into the merged step: the longest elapsed; every rank's viewers steady, the last of them; a
-/// cut on any rank, the first; interrupted on any rank.
-fn merge_timing(merged: &mut StepOutcome, sent: &Sent) {
+/// A rank's totals and timing into the merged step: its reads and errors added; the longest elapsed; every
+/// rank's viewers steady, the last of them; a cut on any rank, the first; interrupted on any rank.
+fn merge_totals(merged: &mut StepOutcome, sent: &Sent) {
+    merged.read_bytes += sent.read_bytes;
+    merged.errors += sent.errors;
     merged.elapsed = merged.elapsed.max(sent.elapsed);
     merged.steady_at = merged.steady_at.zip(sent.steady_at).map(|(a, b)| a.max(b));
     merged.cut = merged.cut.into_iter().chain(sent.cut).min();
