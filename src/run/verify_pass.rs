@@ -325,7 +325,7 @@ pub(super) fn run_verifier(
             let map = dir.path().join(crate::verify::MAP_FILE);
             let failed = |cause| super::RunError::Open { path: map.clone(), cause };
             dir.keep_from_now().map_err(failed)?;
-            let sync = mode == crate::spec::JournalMode::Sync;
+            let sync = mode == crate::plan::JournalMode::Sync;
             Some(super::journal::start(dir.path(), &mut verifier, &bases, sync).map_err(failed)?)
         }
         _ => None,
