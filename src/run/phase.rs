@@ -16,6 +16,7 @@ use super::RunObserver;
 use super::cluster::{self, PhaseSync, RankEnd};
 use super::core::WorkerEnd;
 use super::gather::Gatherer;
+use super::stage::StartTicket;
 use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
 use crate::metrics::{DepthFound, ErrorRecord, Recorder, SteadyConfig, SteadyOutcome, SteadyTracker, WorkerTotals};
@@ -167,6 +168,16 @@ pub(super) struct Ran<'a> {
 /// together too (the start agreement is the barrier), stop one another (`cluster::link`) and end with one
 /// outcome.
 pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver) -> Ran<'a> {
+    run_workers_from(run, None, observer)
+}
+
+/// [`run_workers`] for a phase of a stage (`together`: its place at the stage's common start): its workers
+/// start when those of every phase of the stage are set up, at the same instant.
+pub(super) fn run_workers_from<'a>(
+    run: PhaseRun<'a>,
+    together: Option<StartTicket<'_>>,
+    observer: &mut dyn RunObserver,
+) -> Ran<'a> {
     let control = PhaseControl::new(run.interrupted.clone());
     let started = SystemTime::now();
     let (tx, rx) = mpsc::channel();
@@ -185,7 +196,7 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
         if let Some(sync) = &sync {
             setup_error = cluster::agree_start(sync, setup_error.as_deref());
         }
-        let start = Instant::now();
+        let start = together.map_or_else(Instant::now, StartTicket::start);
         go.iter().for_each(|g| {
             let _ = g.send(setup_error.is_none().then_some(start));
         });
