@@ -18,7 +18,7 @@ use super::flow::Flows;
 use super::layout::{self, LayoutError};
 use super::phase::{PhaseRun, SeriesStart, run_workers_from};
 use super::raw::{RawInputs, Verification};
-use super::stage::{self, StageEnd, StartTicket};
+use super::stage::{self, StageEnd};
 use super::streams::{Priors, StreamInputs, run_stream_phase};
 use super::{
     Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale, verify_pass,
@@ -294,10 +294,7 @@ impl<'p> Executor<'p> {
     /// (`stage::run_together`, with fio's exitall between them).
     fn run_raw(&self, prepared: &[(usize, Cow<'p, PhasePlan>, bool)], observer: &mut dyn RunObserver) -> StageEnd {
         type Prepared<'a> = (usize, &'a PhasePlan, bool);
-        let run_one = |&(index, phase, direct): &Prepared<'_>,
-                       flag,
-                       together: Option<StartTicket<'_>>,
-                       observer: &mut dyn RunObserver| {
+        let run_one = |&(index, phase, direct): &Prepared<'_>, flag, together, observer: &mut dyn RunObserver| {
             let inputs = RawInputs {
                 files: &self.paths,
                 direct,

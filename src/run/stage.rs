@@ -35,7 +35,7 @@ pub(super) struct StageEnd {
 /// Runs one phase of a stage: its prepared inputs, its stop flag, its place at the stage's common start (`None`
 /// for a phase that runs alone) and the observer it reports to.
 pub(super) type RunOne<'f, P> =
-    dyn Fn(&P, Arc<AtomicBool>, Option<StartTicket<'_>>, &mut dyn RunObserver) -> PhaseOutcome + Sync + 'f;
+    dyn Fn(&P, Arc<AtomicBool>, Option<StartTicket>, &mut dyn RunObserver) -> PhaseOutcome + Sync + 'f;
 
 /// Runs `phases` at the same time, each through `run_one(phase, stop flag, start ticket, observer)`, from one
 /// common start.
@@ -55,7 +55,7 @@ pub(super) fn run_together<P: Sync>(
             scope.spawn(move || exits.relay(interrupt, over));
         }
         // Every ticket is made before any coordinator starts: one whose thread never runs is dropped, not awaited.
-        let tickets: Vec<StartTicket<'_>> = phases.iter().map(|_| start.ticket()).collect();
+        let tickets: Vec<StartTicket> = phases.iter().map(|_| CommonStart::ticket(start)).collect();
         let handles: Vec<_> = (phases.iter().enumerate().zip(tickets))
             .map(|((i, (_, p)), ticket)| {
                 let shared = &shared;
@@ -91,18 +91,18 @@ struct Arrivals {
 
 /// One phase's place at a [`CommonStart`]. A phase that ends without taking its start (a coordinator that
 /// panicked) is counted as ready when its ticket is dropped, so that the others never wait for it.
-pub(super) struct StartTicket<'a> {
-    gate: &'a CommonStart,
+pub(super) struct StartTicket {
+    gate: Arc<CommonStart>,
     taken: bool,
 }
 
 impl CommonStart {
-    fn new(phases: usize) -> CommonStart {
-        CommonStart { state: Mutex::new(Arrivals { waiting: phases, start: None }), all_in: Condvar::new() }
+    fn new(phases: usize) -> Arc<CommonStart> {
+        Arc::new(CommonStart { state: Mutex::new(Arrivals { waiting: phases, start: None }), all_in: Condvar::new() })
     }
 
-    fn ticket(&self) -> StartTicket<'_> {
-        StartTicket { gate: self, taken: false }
+    fn ticket(gate: &Arc<CommonStart>) -> StartTicket {
+        StartTicket { gate: gate.clone(), taken: false }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Arrivals> {
@@ -122,7 +122,7 @@ impl CommonStart {
     }
 }
 
-impl StartTicket<'_> {
+impl StartTicket {
     /// This phase is ready (its workers set up, or failed to): waits until every phase of the stage is, and
     /// returns their common start.
     pub fn start(mut self) -> Instant {
@@ -137,7 +137,7 @@ impl StartTicket<'_> {
     }
 }
 
-impl Drop for StartTicket<'_> {
+impl Drop for StartTicket {
     fn drop(&mut self) {
         if !self.taken {
             drop(self.gate.arrive());
@@ -252,7 +252,8 @@ mod tests {
     fn the_phases_of_a_stage_start_together_once_the_last_is_ready() {
         let gate = CommonStart::new(3);
         let late = Duration::from_millis(50);
-        let (tickets, begun) = (vec![gate.ticket(), gate.ticket(), gate.ticket()], Instant::now());
+        let tickets = vec![CommonStart::ticket(&gate), CommonStart::ticket(&gate), CommonStart::ticket(&gate)];
+        let begun = Instant::now();
         let starts: Vec<(Instant, Instant)> = std::thread::scope(|scope| {
             let handles: Vec<_> = (tickets.into_iter().enumerate())
                 .map(|(i, ticket)| {
@@ -275,7 +276,7 @@ mod tests {
     #[test]
     fn a_phase_that_never_starts_does_not_hold_the_others() {
         let gate = CommonStart::new(2);
-        let (mine, lost) = (gate.ticket(), gate.ticket());
+        let (mine, lost) = (CommonStart::ticket(&gate), CommonStart::ticket(&gate));
         let before = Instant::now();
         std::thread::scope(|scope| {
             scope.spawn(move || {
