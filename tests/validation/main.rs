@@ -111,41 +111,46 @@ impl Report {
     }
 }
 
-/// Runs the checks of one target: a raw run per engine (`raw`), then per engine and profile its checks.
-fn validate(layout: Layout, plan: &[(Profile, u32)], raw: bool, report: &mut Report) {
+/// What to run of the matrix: engines, and per profile how many checks.
+struct Plan {
+    engines: Vec<Engine>,
+    checks: Vec<(Profile, u32)>,
+    raw: bool,
+}
+
+/// Runs the checks of one target: a raw run per engine (`plan.raw`; over sshfs one, the link's), then per engine
+/// and profile its checks.
+fn validate(layout: Layout, plan: &Plan, report: &mut Report) {
     let bench = Bench::new(layout);
     let mut link = None;
-    for engine in Engine::BOTH {
-        if raw && (layout != Layout::Sshfs || link.is_none()) {
-            let measured = raw_run(&bench, engine, 0);
-            eprintln!(
-                "{}: raw {} {:.1} MB/s against {}",
-                layout.name(),
-                engine.name(),
-                measured.mbps,
-                measured.bound.words
-            );
-            report.raws.push((layout.name(), measured.clone()));
+    for &engine in &plan.engines {
+        let wanted = (plan.raw && layout != Layout::Sshfs) || (layout == Layout::Sshfs && link.is_none());
+        if wanted {
+            let measured = raw_run(&bench, engine);
+            eprintln!("{}: raw {} {:.1} MB/s; {}", layout.name(), engine.name(), measured.mbps, measured.bound.words);
+            if plan.raw {
+                report.raws.push((layout.name(), measured.clone()));
+            }
             link = measured.efficiency.is_some().then_some(measured);
         }
-        if layout == Layout::Sshfs && link.is_none() {
-            let measured = raw_run(&bench, engine, 0);
-            link = Some(measured);
-        }
-        for &(profile, runs) in plan {
+        for &(profile, runs) in &plan.checks {
             for n in 1..=runs {
-                let json =
-                    bench.tmp.path().join(format!("{}-{}-{}-{n}.json", layout.tag(), engine.name(), profile.name()));
+                let name = format!("{}-{}-{}-{n}.json", layout.tag(), engine.name(), profile.name());
+                let json = bench.tmp.path().join(&name);
                 let run = run_check(&bench, engine, profile, &json);
+                keep_result(&json, &name);
                 let cell = judge(&bench, &run, engine, profile, n, link.as_ref());
-                eprintln!(
-                    "windows: {:?}",
-                    run.windows.iter().map(|w| (w.label.clone(), w.step, w.counters.clone())).collect::<Vec<_>>()
-                );
                 eprintln!("{}", table::verdict_table(std::slice::from_ref(&cell)));
                 report.cells.push(cell);
             }
         }
+    }
+}
+
+/// Copies a check's result into `STREAMCAP_VALIDATE_OUT`, when set, for a look afterwards.
+fn keep_result(json: &std::path::Path, name: &str) {
+    if let Some(dir) = std::env::var_os("STREAMCAP_VALIDATE_OUT") {
+        let _ = std::fs::copy(json, PathBuf::from(dir).join(name));
     }
 }
 
@@ -166,7 +171,8 @@ fn quick_subset(test: &str, layout: Layout) {
         return;
     }
     let mut report = Report::default();
-    validate(layout, &[(Profile::Quick, 1)], false, &mut report);
+    let plan = Plan { engines: Engine::BOTH.to_vec(), checks: vec![(Profile::Quick, 1)], raw: false };
+    validate(layout, &plan, &mut report);
     conclude(test, &report);
 }
 
@@ -180,7 +186,40 @@ fn quick_subset_btrfs_raid1() {
     quick_subset("quick_subset_btrfs_raid1", Layout::Raid1);
 }
 
-/// The whole matrix, when `STREAMCAP_VALIDATE=full` asks for it (scripts/validate); about an hour.
+/// A comma-separated choice from the environment, or every value.
+fn chosen<T: Copy>(var: &str, all: &[T], name: impl Fn(T) -> &'static str) -> Vec<T> {
+    match std::env::var(var) {
+        Ok(list) if !list.is_empty() => {
+            let wanted: Vec<&str> = list.split(',').map(str::trim).collect();
+            for w in &wanted {
+                assert!(all.iter().any(|&v| name(v) == *w), "{var}: unknown '{w}'");
+            }
+            all.iter().copied().filter(|&v| wanted.contains(&name(v))).collect()
+        }
+        _ => all.to_vec(),
+    }
+}
+
+/// The checks per profile: `STREAMCAP_VALIDATE_CHECKS` ("quick:3,default:1", the default).
+fn checks_asked() -> Vec<(Profile, u32)> {
+    let text = std::env::var("STREAMCAP_VALIDATE_CHECKS").unwrap_or_else(|_| "quick:3,default:1".into());
+    text.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|part| {
+            let (profile, runs) = part.split_once(':').unwrap_or((part, "1"));
+            let profile = match profile.trim() {
+                "quick" => Profile::Quick,
+                "default" => Profile::Default,
+                other => panic!("STREAMCAP_VALIDATE_CHECKS: unknown profile '{other}' (quick, default)"),
+            };
+            (profile, runs.trim().parse().expect("STREAMCAP_VALIDATE_CHECKS: PROFILE:COUNT"))
+        })
+        .collect()
+}
+
+/// The whole matrix, when `STREAMCAP_VALIDATE=full` asks for it (scripts/validate); about an hour. A part of it:
+/// `STREAMCAP_VALIDATE_TARGETS` (ext4, raid1, raid10, sshfs), `STREAMCAP_VALIDATE_ENGINES` (io_uring, sync),
+/// `STREAMCAP_VALIDATE_CHECKS` (quick:3,default:1).
 #[test]
 fn full_matrix() {
     let test = "full_matrix";
@@ -188,10 +227,15 @@ fn full_matrix() {
         eprintln!("{test}: not asked for (STREAMCAP_VALIDATE=full, as scripts/validate sets it, runs it)");
         return;
     }
+    let plan = Plan {
+        engines: chosen("STREAMCAP_VALIDATE_ENGINES", &Engine::BOTH, Engine::name),
+        checks: checks_asked(),
+        raw: true,
+    };
     let mut report = Report::default();
-    for layout in Layout::ALL {
+    for layout in chosen("STREAMCAP_VALIDATE_TARGETS", &Layout::ALL, Layout::tag) {
         if can_build(test, layout) {
-            validate(layout, &[(Profile::Quick, 3), (Profile::Default, 1)], true, &mut report);
+            validate(layout, &plan, &mut report);
         }
     }
     conclude(test, &report);
