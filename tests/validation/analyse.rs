@@ -34,6 +34,9 @@ pub struct BytesCheck {
     pub cache_served: usize,
     /// Figures estimated (no per-step byte counts in the result: delivered MB/s × duration).
     pub estimated: bool,
+    /// On loop devices, the same ratio from the throttle's own byte counts over each step's window (a check
+    /// of streamcap's per-step device figures that does not go through /proc/diskstats): lowest and highest.
+    pub throttle: Option<(f64, f64)>,
 }
 
 /// One format of one check.
@@ -138,7 +141,15 @@ fn format_cell(
             (Some(efficiency), Some(w)) => Some(w.counters[0] as f64 * efficiency),
             _ => None,
         };
-        check_step(step, i, link_bytes, &mut bytes);
+        if check_step(step, i, link_bytes, &mut bytes)
+            && let Some(w) = window.filter(|_| link.is_none())
+        {
+            // The throttle's bytes: every other counter is a member's bytes.
+            let throttled: u64 = w.counters.iter().skip(1).step_by(2).sum();
+            let ratio = throttled as f64 / viewer_bytes(step).0;
+            let (lo, hi) = bytes.throttle.unwrap_or((f64::INFINITY, 0.0));
+            bytes.throttle = Some((lo.min(ratio), hi.max(ratio)));
+        }
     }
     FormatCell {
         format,
@@ -177,16 +188,17 @@ fn local_bound(
     (pool_bound(&total), range)
 }
 
-fn check_step(step: &Value, index: usize, link_bytes: Option<f64>, bytes: &mut BytesCheck) {
+/// Checks one step's bytes if it counts (passed, not cache-served); says whether it counted.
+fn check_step(step: &Value, index: usize, link_bytes: Option<f64>, bytes: &mut BytesCheck) -> bool {
     if step["cache_served"].as_bool() == Some(true) {
         bytes.cache_served += 1;
-        return;
+        return false;
     }
     if step["meets_target"].as_bool() != Some(true) {
-        return;
+        return false;
     }
     let (viewers, estimated) = viewer_bytes(step);
-    let Some(devices) = link_bytes.or_else(|| device_bytes(step)) else { return };
+    let Some(devices) = link_bytes.or_else(|| device_bytes(step)) else { return false };
     bytes.estimated |= estimated;
     bytes.counted += 1;
     let ratio = devices / viewers;
@@ -201,6 +213,7 @@ fn check_step(step: &Value, index: usize, link_bytes: Option<f64>, bytes: &mut B
             ratio
         ));
     }
+    true
 }
 
 /// Whether the checks of one format agree (three checks of one target within ±10 %).

@@ -57,6 +57,9 @@ pub fn verdict_table(cells: &[CheckCell]) -> String {
                     if b.estimated { " (est.)" } else { "" }
                 )
             };
+            if let Some((lo, hi)) = b.throttle {
+                let _ = write!(bytes, " (throttle: {lo:.3}–{hi:.3})");
+            }
             if !b.off.is_empty() {
                 bytes = format!("**{bytes}; {} off by > 5 %**", b.off.len());
             }
