@@ -176,7 +176,7 @@ fn a_second_trial_on_the_same_device_is_refused_before_it_touches_it() {
     // Modelling the drive: the first trial writes to the device alone, before any pool exists.
     wait_for_writes(&mut first.0, &device);
     let written = sectors_written(&device);
-    let out = streamcap().args(trial).args(["--size", "16M", "--runtime", "1s"]).env("TMPDIR", dir.path()).output();
+    let out = streamcap().args(trial).args(["--size", "16M", "--runtime", "3s"]).env("TMPDIR", dir.path()).output();
     let out = out.unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");

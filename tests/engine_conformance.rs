@@ -5,6 +5,8 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 
+mod common;
+
 use streamcap::engine::{AnyEngine, Completion, Engine, EngineKind, EngineSetup, OpKind, Request, Wait};
 
 const BLOCK: usize = 64 * 1024;
@@ -198,4 +200,61 @@ fn the_io_uring_engine_hands_each_request_s_priority_to_the_kernel() {
     assert_eq!(run_all(&mut engine, &read(2 << 13 | 7))[0].result, Ok(4096));
     assert_eq!(run_all(&mut engine, &read(3 << 13))[0].result, Ok(4096));
     assert_eq!(run_all(&mut engine, &read(7 << 13))[0].result, Err(libc::EINVAL));
+}
+
+/// Sectors read by a block device so far (/sys/block/NAME/stat, field 3), in bytes.
+fn device_read_bytes(name: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    stat.split_whitespace().nth(2).unwrap().parse::<u64>().unwrap() * 512
+}
+
+/// On btrfs, a direct read longer than its slot's buffer reaches the device (issue 24): btrfs serves a vectored
+/// direct read whose pieces share one buffer from the page cache, so io_uring reads it as linked pieces. The
+/// whole chunk is transferred, the buffer holds its last piece, a chunk crossing the end of the file is short by
+/// exactly what is missing, and the device read every byte, a chunk read twice twice. Root only (a btrfs over a
+/// loop device).
+#[test]
+fn on_btrfs_a_direct_read_through_a_smaller_buffer_reaches_the_device() {
+    let test = "io_uring reads through a buffer on btrfs";
+    if !engines_here().contains(&EngineKind::IoUring) || !common::can_use_loop_devices(test) {
+        return;
+    }
+    if !common::have_btrfs() {
+        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
+        return;
+    }
+    const CHUNK: usize = 1 << 20;
+    const PIECE: usize = 256 << 10;
+    let dir = tempfile::tempdir().unwrap();
+    let device = common::LoopDevice::new(&dir.path().join("disk.img"), 256 << 20);
+    let mkfs = std::process::Command::new("mkfs.btrfs").args(["-f", "-q"]).arg(&device.device).output().unwrap();
+    assert!(mkfs.status.success(), "mkfs.btrfs: {}", String::from_utf8_lossy(&mkfs.stderr));
+    let mount = common::Mount::new(device.device.to_str().unwrap(), &dir.path().join("fs"), &[]);
+    let path = mount.point.join("media.bin");
+    let size = CHUNK + CHUNK / 2;
+    let data: Vec<u8> = (0..size).map(|i| pattern(i as u64 / 4096, i)).collect();
+    std::fs::write(&path, &data).unwrap();
+    // Written data stays in the page cache: drop this file's, so a read that went buffered would be seen.
+    let written = File::open(&path).unwrap();
+    written.sync_all().unwrap();
+    rustix::fs::fadvise(&written, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&path).unwrap();
+    let setup = EngineSetup {
+        max_transfer: CHUNK,
+        pin_buffers: false,
+        files: vec![file],
+        ..EngineSetup::new(EngineKind::IoUring, 2, PIECE)
+    };
+    let AnyEngine::IoUring(mut engine) = AnyEngine::build(setup).expect("engine builds") else { unreachable!() };
+    let before = device_read_bytes(&device.name());
+    let read = |offset: u64| [Request { slot: 0, kind: OpKind::Read, file: 0, offset, len: CHUNK as u32, prio: 0 }];
+    // The first chunk twice: a read served from the page cache would leave the device idle the second time.
+    for _ in 0..2 {
+        assert_eq!(run_all(&mut engine, &read(0))[0].result, Ok(CHUNK as u32), "the whole chunk");
+        assert!(engine.buffer_mut(0)[..PIECE] == data[CHUNK - PIECE..CHUNK], "the buffer holds the last piece");
+    }
+    assert_eq!(run_all(&mut engine, &read(CHUNK as u64))[0].result, Ok((size - CHUNK) as u32), "short at the end");
+    let read_by_device = device_read_bytes(&device.name()) - before;
+    let transferred = (size + CHUNK) as u64;
+    assert!(read_by_device >= transferred, "the device read {read_by_device} B for {transferred} B transferred");
 }

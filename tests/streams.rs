@@ -61,6 +61,11 @@ fn bad_stream_settings_are_refused_with_exit_code_2() {
     streamcap().args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--prebuffer", "20s"]).assert().code(2);
     streamcap().args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--vbr", "95"]).assert().code(2);
     streamcap().args(["streams", target, "--bitrate", "8Mbit", "--max", "--confirm", "9"]).assert().code(2);
+    // A web server's document root goes with an http:// target only.
+    let args = ["streams", target, "--bitrate", "8Mbit", "--count", "1", "--served-from", target];
+    let out = streamcap().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("goes with an http:// target"));
     assert!(!dir.path().join(".streamcap").exists());
 }
 

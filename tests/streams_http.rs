@@ -2,6 +2,10 @@
 //! requests over keep-alive connections, lateness and stalls measured as for files, `--max` end to end, a URL
 //! list assigned to viewers, and a 404 refused with exit code 2. Skips loudly when nginx is not installed
 //! (scripts/test installs it). Loads are a few 8 Mbit/s viewers from loopback: nothing depends on speed.
+//!
+//! Root only: nginx's document root on an ext4 loop device named with `--served-from` (issue 24): nginx's page
+//! cache serving the viewers makes the step cache-served, and nginx reading with O_DIRECT (`directio`) makes
+//! the device read what the viewers received.
 
 mod common;
 
@@ -26,6 +30,12 @@ impl Nginx {
 
     /// Starts nginx, or returns None after saying why the test is skipped.
     fn start(test: &str) -> Option<Nginx> {
+        Nginx::serving(test, None, "")
+    }
+
+    /// Starts nginx serving `root` (default: a `root` directory of its own) with `directives` added to its
+    /// server block.
+    fn serving(test: &str, root: Option<&Path>, directives: &str) -> Option<Nginx> {
         let Some(binary) = Nginx::binary() else {
             common::skip(&format!(
                 "{test}: nginx is not installed (apt-get install nginx; scripts/test does it as root)"
@@ -41,13 +51,14 @@ impl Nginx {
             std::fs::create_dir(dir.path().join("tmp")).unwrap();
             let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
             let d = dir.path().display();
+            let served = root.map_or_else(|| format!("{d}/root"), |r| r.display().to_string());
             let conf = format!(
                 "daemon off;\nmaster_process off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
                  events {{ worker_connections 256; }}\n\
                  http {{\n  access_log {d}/access.log;\n  keepalive_requests 100000;\n  \
                  client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;\n  \
                  uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n  \
-                 server {{ listen 127.0.0.1:{port}; root {d}/root; }}\n}}\n"
+                 server {{ listen 127.0.0.1:{port}; root {served}; {directives} }}\n}}\n"
             );
             std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
             let child = Command::new(&binary)
@@ -123,11 +134,14 @@ fn viewers_fetch_paced_ranges_from_nginx_without_a_stall() {
     let result = read_json(&json);
     assert_eq!(result["status"], "completed");
     assert_eq!(result["target"]["kind"], "http");
-    assert!(result["notices"].to_string().contains("per-device activity is not available"));
+    // nginx runs on this host, but its document root was not named: the steps are not judged, and say why.
+    assert!(result["notices"].to_string().contains("pass --served-from DIR"), "{}", result["notices"]);
     let step = &result["streams"]["steps"][0];
     assert_eq!(step["engine"], "http");
     assert_eq!(step["streams_stalled"], 0, "{step}");
     assert_eq!(step["errors"], 0, "{step}");
+    assert!(step["device_read_bytes"].is_null() && step["cache_served"].is_null(), "{step}");
+    assert!(step["served_words"].as_str().unwrap().contains("its document root was not given"), "{step}");
     // Each viewer prebuffers 2 s of 8 Mbit/s (2 chunks of 1 MiB) at least.
     assert!(step["lateness"]["samples"].as_u64().unwrap() >= 8, "{step}");
     assert!(step["per_stream"].as_array().unwrap().iter().all(|s| s["bytes"].as_u64().unwrap() >= 2 << 20));
@@ -180,4 +194,91 @@ fn a_missing_url_is_refused_with_its_status() {
     let assert = streamcap().args(["streams", &url, "--bitrate", "8Mbit", "--count", "1"]).assert().code(2);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
     assert!(stderr.contains(&url) && stderr.contains("404"), "{stderr}");
+}
+
+/// nginx serving a 16 MiB file from an ext4 loop device mounted in a temp directory, with `directives`; runs
+/// `body` with it and the mount point. Skips loudly (returning false) without root, loop devices or nginx.
+fn on_a_loop_device(test: &str, directives: &str, body: impl FnOnce(&Nginx, &Path)) -> bool {
+    if !common::can_use_loop_devices(test) || Nginx::binary().is_none() {
+        if Nginx::binary().is_none() {
+            common::skip(&format!("{test}: nginx is not installed"));
+        }
+        return false;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let device = common::LoopDevice::new(&dir.path().join("disk.img"), 128 << 20);
+    device.mkfs_ext4();
+    let mount = common::Mount::new(device.device.to_str().unwrap(), &dir.path().join("root"), &[]);
+    let data: Vec<u8> = (0..16usize << 20).map(|i| (i * 31 % 251) as u8).collect();
+    std::fs::write(mount.point.join("media.bin"), data).unwrap();
+    let Some(nginx) = Nginx::serving(test, Some(&mount.point), directives) else { return false };
+    body(&nginx, &mount.point);
+    true
+}
+
+/// Runs four 8 Mbit/s viewers of the loop device's file with `--served-from`; returns the result and summary.
+fn served_from_run(nginx: &Nginx, root: &Path) -> (serde_json::Value, String) {
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = streamcap()
+        .args(["streams", &nginx.url("media.bin"), "--served-from", root.to_str().unwrap()])
+        .args(["--bitrate", "8Mbit", "--count", "4", "--duration", "3s", "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(run.status.success(), "{text}{}", String::from_utf8_lossy(&run.stderr));
+    (read_json(&json), text)
+}
+
+/// nginx reads through the page cache (sendfile): the file it was just written into is served from RAM, the
+/// loop device beneath its document root reads (almost) nothing, and the step says it was cache-served.
+#[test]
+fn nginx_served_from_its_page_cache_is_cache_served() {
+    on_a_loop_device("nginx's page cache under --served-from", "", |nginx, root| {
+        let (result, summary) = served_from_run(nginx, root);
+        let canonical = std::fs::canonicalize(root).unwrap();
+        assert_eq!(result["target"]["served_from"], canonical.to_str().unwrap());
+        assert!(result["notices"].to_string().contains("is on this host"), "{}", result["notices"]);
+        let step = &result["streams"]["steps"][0];
+        let (read, device) = (step["read_bytes"].as_u64().unwrap(), step["device_read_bytes"].as_u64().unwrap());
+        assert!(read >= 8 << 20, "{step}");
+        assert!(device * 20 < read, "the device read {device} B of the {read} B nginx sent");
+        assert_eq!(step["cache_served"], true, "{step}");
+        assert!(summary.contains("cache-served"), "{summary}");
+    });
+}
+
+/// nginx with `directio` reads the file with O_DIRECT: the loop device reads what the viewers received.
+#[test]
+fn nginx_reading_with_o_direct_is_served_by_the_device() {
+    on_a_loop_device(
+        "nginx's direct reads under --served-from",
+        "directio 4k; directio_alignment 4k;",
+        |nginx, root| {
+            let (result, summary) = served_from_run(nginx, root);
+            let step = &result["streams"]["steps"][0];
+            let (read, device) = (step["read_bytes"].as_u64().unwrap(), step["device_read_bytes"].as_u64().unwrap());
+            let ratio = device as f64 / read as f64;
+            assert!((0.95..=1.10).contains(&ratio), "the device read {device} B of the {read} B nginx sent: {step}");
+            assert!(step["cache_served"].is_null(), "{step}");
+            assert!(summary.contains("served by the devices"), "{summary}");
+        },
+    );
+}
+
+/// A document root that does not hold the URL's file (or not at its size) is refused before anything runs.
+#[test]
+fn a_document_root_without_the_url_s_file_is_refused() {
+    let Some(nginx) = Nginx::start("--served-from without the file") else { return };
+    nginx.media("media.bin", 1 << 20);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = streamcap()
+        .args(["streams", &nginx.url("media.bin"), "--served-from", elsewhere.path().to_str().unwrap()])
+        .args(["--bitrate", "8Mbit", "--count", "1", "--duration", "1s", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("there is no such file"), "{stderr}");
 }

@@ -35,6 +35,7 @@ impl Gathered {
         TargetInfo {
             path: self.canonical.display().to_string(),
             kind: kind.into(),
+            served_from: None,
             filesystem: self.filesystem.clone(),
             devices: self.devices.clone(),
             pool: self.pool.clone(),

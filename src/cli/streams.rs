@@ -99,6 +99,11 @@ pub struct StreamsArgs {
     /// which caches it exceeds).
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes, help_heading = "Media")]
     pub library_size: Option<Bytes>,
+    /// For http:// media from a web server on this host: its document root, the directory the URLs' paths name
+    /// files in. Each URL's file must be there with the same size; each step then sets the bytes the viewers
+    /// received beside what the devices beneath DIR read, so the server's page cache shows as cache-served.
+    #[arg(long, value_name = "DIR", help_heading = "Media")]
+    pub served_from: Option<PathBuf>,
     /// Length of each test file of --files one or each; its size is bitrate × length (default 120s).
     #[arg(long, value_parser = parse_duration, help_heading = "Media")]
     pub media_length: Option<Duration>,

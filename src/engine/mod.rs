@@ -294,6 +294,18 @@ impl AnyEngine {
     }
 }
 
+/// btrfs's `f_type` (statfs(2), `BTRFS_SUPER_MAGIC`).
+const BTRFS_MAGIC: i64 = 0x9123_683E;
+
+/// Whether `file` is opened with O_DIRECT on btrfs, whose direct reads go through the page cache, silently,
+/// unless every byte lands in memory of its own that needs no page fault (`uring.rs` says how and why; the sync
+/// engine touches its buffers once, `BufferPool::prefault`).
+#[allow(clippy::unnecessary_cast)] // `f_type` is an i64 here, an i32 or u32 on other targets
+pub(crate) fn btrfs_direct(file: &File) -> bool {
+    let direct = rustix::fs::fcntl_getfl(file).is_ok_and(|f| f.contains(rustix::fs::OFlags::DIRECT));
+    direct && rustix::fs::fstatfs(file).is_ok_and(|s| s.f_type as i64 == BTRFS_MAGIC)
+}
+
 /// Rounds `n` up to a multiple of the page size (4096), the alignment O_DIRECT needs on every filesystem
 /// seen so far (statx DIOALIGN reports 512 or 4096).
 pub const fn page_round_up(n: usize) -> usize {

@@ -18,7 +18,10 @@ pub struct SyncEngine {
 }
 
 impl SyncEngine {
-    pub fn new(files: Vec<Option<File>>, buffers: BufferPool) -> SyncEngine {
+    pub fn new(files: Vec<Option<File>>, mut buffers: BufferPool) -> SyncEngine {
+        if files.iter().flatten().any(super::btrfs_direct) {
+            buffers.prefault();
+        }
         let finished = Finished::new(buffers.slots());
         SyncEngine { files, buffers, finished }
     }

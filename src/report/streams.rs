@@ -36,6 +36,7 @@ pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &
     if let [step] = streams.steps.as_slice() {
         write_single_step(out, streams, step)?;
     }
+    write_served(out, streams)?;
     if let Some(answer) = &streams.capacity {
         writeln!(out, "answer: {}", answer.words)?;
     }
@@ -173,6 +174,34 @@ fn write_single_step(out: &mut dyn Write, streams: &StreamsResult, step: &Stream
         writeln!(out, "interrupted: the figures cover the part of the watch that ran")?;
     } else if let Some(why) = step.failure_reason(&streams.target) {
         writeln!(out, "missed the quality target: {why}")?;
+    }
+    Ok(())
+}
+
+/// Whether the devices beneath served each step (`results::served`): every cache-served step in words, and
+/// the others in one line (results older than the judgment have no words, and get none).
+fn write_served(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()> {
+    let judged: Vec<&StreamsStep> = streams.steps.iter().filter(|s| !s.served_words.is_empty()).collect();
+    let (cached, rest): (Vec<&StreamsStep>, Vec<&StreamsStep>) = judged.iter().partition(|s| s.cache_served);
+    for step in &cached {
+        writeln!(out, "at {} streams, {}", step.count, step.served_words)?;
+    }
+    match rest.as_slice() {
+        [] => {}
+        [one] => writeln!(out, "at {} streams, {}", one.count, one.served_words)?,
+        [first, ..] if first.device_read_bytes.is_none() => {
+            writeln!(out, "{}", first.served_words)?;
+        }
+        _ => writeln!(
+            out,
+            "{}: the devices read at least {:.0} % of what the viewers received",
+            if cached.is_empty() {
+                "every step was served by the devices"
+            } else {
+                "the other steps were served by the devices"
+            },
+            (1.0 - crate::results::SERVED_TOLERANCE) * 100.0
+        )?,
     }
     Ok(())
 }

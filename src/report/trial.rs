@@ -42,8 +42,13 @@ pub fn write_trial(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> 
                 if i == 0 { format!("{} × {}", layout.layout, layout.members) } else { String::new() },
                 format!("{} ({})", f.figure, f.unit),
                 predicted(f),
-                f.measured
-                    .map_or_else(|| "-".into(), |m| format!("{}{}", if f.lower_bound { "≥ " } else { "" }, number(m))),
+                f.measured.map_or_else(
+                    || "-".into(),
+                    |m| {
+                        let cached = if f.cache_served.is_some() { " †" } else { "" };
+                        format!("{}{}{cached}", if f.lower_bound { "≥ " } else { "" }, number(m))
+                    },
+                ),
                 f.ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}")),
             ]);
         }
@@ -54,6 +59,11 @@ pub fn write_trial(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> 
         }
     }
     writeln!(out, "{table}")?;
+    write_notes(out, result)
+}
+
+/// What failed or stopped, and what the marks in the table mean.
+fn write_notes(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> {
     for layout in &result.layouts {
         if let Some(why) = &layout.failure {
             writeln!(out, "{} ({}): {why}", layout.layout, layout.status)?;
@@ -68,6 +78,21 @@ pub fn write_trial(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> 
     }
     if result.layouts.iter().any(|l| l.figures.iter().any(|f| f.lower_bound)) {
         writeln!(out, "≥: the stream search reached its limit (twice the prediction) without a stall.")?;
+    }
+    let cached: Vec<String> = result
+        .layouts
+        .iter()
+        .flat_map(|l| {
+            l.figures.iter().filter_map(move |f| f.cache_served.map(|n| format!("{} ({})", l.layout, number(n))))
+        })
+        .collect();
+    if !cached.is_empty() {
+        writeln!(
+            out,
+            "†: a larger count passed only from a cache, its devices reading less than its viewers received, and is \
+             not counted: {}.",
+            cached.join(", ")
+        )?;
     }
     if result.interrupted {
         writeln!(out, "Interrupted: the table holds what was measured before Ctrl-C.")?;

@@ -15,6 +15,7 @@ mod io;
 mod latency;
 mod planning;
 mod plausibility;
+mod served;
 mod skew;
 mod streams;
 mod sweep;
@@ -59,6 +60,7 @@ pub use plausibility::{
     CACHE_BENEATH, ROTATIONAL_MAX_MBPS, ROTATIONAL_MAX_RANDOM_READS_QD1, flag_implausible_devices,
     rotational_implausibility,
 };
+pub use served::{Beneath, SERVED_TOLERANCE, StepServed, judge_step, layer_reads};
 pub use skew::{SKEW_WARN_PCT, SkewCheck, SkewShare, skew_check};
 pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
@@ -157,6 +159,10 @@ pub struct TargetInfo {
     pub path: String,
     /// "directory", "file", "block_device" or "http".
     pub kind: String,
+    /// Remote media from a web server on this host (`--served-from`): its document root, whose filesystem,
+    /// devices and pool the fields below describe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_from: Option<String>,
     /// The filesystem holding the target (absent for raw devices).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystem: Option<FilesystemFacts>,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::DeviceResult;
+use super::served::{Beneath, judge_step};
 use crate::metrics::{DEFAULT_PERCENTILES, Histogram, LatencySummary};
 use crate::streams::capacity::{self, Edge};
 use crate::streams::{IngestOutcome, SearchOutcome, StepOutcome, StreamStats};
@@ -131,16 +132,29 @@ pub struct StreamsStep {
     pub peak_rss_bytes: u64,
     /// The engine that issued the reads ("io_uring", "sync", "null", or "http" for remote media).
     pub engine: String,
-    /// Activity of each device beneath the target over the step (empty for remote media).
+    /// Activity of each device beneath the target over the step (empty for remote media, unless
+    /// `--served-from` named the server's document root on this host).
     pub devices: Vec<DeviceResult>,
+    /// Bytes the viewers' reads transferred over the step, chunks used and thrown away alike (0 in results
+    /// older than it).
+    #[serde(default)]
+    pub read_bytes: u64,
+    /// Bytes the devices beneath read over the step: the layer that read the most, a pool's members together
+    /// (`results::served`); absent where none could be watched (and in results older than it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_bytes: Option<u64>,
+    /// Who served the step, in a sentence: the devices, a cache (`cache_served`), or why it was not judged.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub served_words: String,
     /// `--ingest`: the background writers that ran during this step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestFigures>,
     /// Ctrl-C stopped the step before every watch ended: its figures cover only what ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
-    /// The devices beneath read less than the viewers received: a cache served the step, so it says nothing of
-    /// the storage and never counts toward a capacity (`StreamsStep::counts`).
+    /// The devices beneath read more than 5 % less than the viewers received (`results::served`): a cache
+    /// served the step, so it says nothing of the storage and never counts toward a capacity
+    /// (`StreamsStep::counts`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cache_served: bool,
     /// Per stream (kept for runs of at most 256 streams).
@@ -253,6 +267,9 @@ pub struct StepContext<'a> {
     pub cpu: Duration,
     pub peak_rss_bytes: u64,
     pub devices: Vec<DeviceResult>,
+    /// Why the devices beneath cannot be set beside the viewers' bytes (a remote server, clients on other
+    /// hosts, the null engine); `None`: judge the step by `devices`.
+    pub unseen: Option<String>,
 }
 
 fn seconds(h: &Histogram) -> LatencySummary {
@@ -279,6 +296,11 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
     }
     let streams_stalled = outcome.stalled();
     let elapsed = outcome.elapsed.as_secs_f64();
+    let beneath = match &context.unseen {
+        Some(why) => Beneath::Unseen(why),
+        None => Beneath::Devices(&context.devices),
+    };
+    let served = judge_step(outcome.read_bytes, beneath);
     StreamsStep {
         count: outcome.count,
         duration_s: elapsed,
@@ -303,10 +325,13 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
         peak_rss_bytes: context.peak_rss_bytes,
         engine: outcome.engine.into(),
+        read_bytes: outcome.read_bytes,
+        device_read_bytes: served.device_read_bytes,
+        served_words: served.served_words,
         devices: context.devices,
         ingest: outcome.ingest.as_ref().map(|i| ingest_figures(i, outcome.elapsed)),
         interrupted: outcome.interrupted,
-        cache_served: false,
+        cache_served: served.cache_served,
         per_stream: per_stream(streams, context.bitrates),
     }
 }
@@ -480,6 +505,7 @@ mod tests {
             streams: Vec::new(),
             lateness: Histogram::new(),
             issue_lag: Histogram::new(),
+            read_bytes: 0,
             errors: 0,
             first_error: None,
             elapsed: Duration::from_secs(1),
@@ -489,8 +515,14 @@ mod tests {
             clients: Vec::new(),
         };
         let target = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
-        let context =
-            StepContext { bitrates: &[], target, cpu: Duration::ZERO, peak_rss_bytes: 0, devices: Vec::new() };
+        let context = StepContext {
+            bitrates: &[],
+            target,
+            cpu: Duration::ZERO,
+            peak_rss_bytes: 0,
+            devices: Vec::new(),
+            unseen: None,
+        };
         let mut s = build_step(&outcome, context);
         (s.meets_target, s.cache_served) = (meets_target, cache_served);
         s.streams_stalled = u32::from(!meets_target);

@@ -79,4 +79,8 @@ pub struct TrialFigure {
     /// The measurement is a lower bound (the stream search reached its limit without a failure).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lower_bound: bool,
+    /// For streams: a larger count passed, but only from a cache (its devices read less than its viewers
+    /// received, `StreamsStep::served`); `measured` is the largest count the devices served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_served: Option<f64>,
 }

@@ -16,6 +16,9 @@ pub struct StepOutcome {
     pub lateness: Histogram,
     /// Issue − due, per chunk: streamcap's own delay.
     pub issue_lag: Histogram,
+    /// Bytes the viewers' reads transferred, chunks used and thrown away alike: what the devices beneath should
+    /// have read (all clients of a multi-host run together).
+    pub read_bytes: u64,
     /// Reads that failed.
     pub errors: u64,
     /// The first failed read, in words (operation, path, offset, error).

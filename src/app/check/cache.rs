@@ -1,20 +1,19 @@
 //! check's cache section, derived from its phases like the rest of the summary: the page cache (its own phase,
 //! the one `streamcap cache` runs), the sustained media (the sequential reads) and the access time (4 KiB reads at
 //! depth 1) as `cache` labels and bounds them (`cache::summary::plateau`, one path), the implausibility flag, and
-//! which plateau the stream phases were served from, judged by the bytes the target's devices read against the
-//! bytes the viewers read. Pure: reads phases, returns the section.
+//! which plateau the stream phases were served from: the page cache when any step was cache-served (its devices
+//! read more than 5 % less than its viewers received, each step judged on its own by `results::served`), a
+//! cache beneath the OS when the devices' figures are implausible, else the media. Pure: reads phases, returns
+//! the section.
 
 use super::profile::{CHUNK, PAGE_CACHE_PHASE, RAW_PHASES};
 use crate::app::cache::profile::{PAGE_CACHE_REGION, default_format};
 use crate::app::cache::summary::{Beneath, flag_of, plateau};
 use crate::results::{
-    CacheSummary, CheckCache, DeviceResult, FormatVerdict, PhaseResult, Plateau, PlateauKind, StreamsStep,
+    self, CacheSummary, CheckCache, FormatVerdict, PhaseResult, Plateau, PlateauKind, SERVED_TOLERANCE, StepServed,
+    StreamsStep, judge_step,
 };
-use crate::sysinfo::topology::ROLE_LOOP_BACKING;
 use crate::units::Bytes;
-
-/// The devices served the viewers when they read at least this share of the viewers' bytes; below it, RAM did.
-const FROM_DEVICE: f64 = 0.5;
 
 /// The section from the phases run so far and the steps of the verdict's capacity searches; `None` before any of
 /// its phases ran.
@@ -47,10 +46,12 @@ pub fn section(phases: &[PhaseResult], verdict: &[FormatVerdict], network: bool)
     if plateaus.is_empty() {
         return None;
     }
-    let steps: Vec<&StreamsStep> = verdict.iter().flat_map(|v| &v.steps).collect();
-    let viewer_bytes: f64 = steps.iter().map(|s| s.delivered_mbps * s.duration_s * 1e6).sum();
-    let device_bytes: u64 = steps.iter().map(|s| device_reads(&s.devices)).sum();
-    let served = served_from(viewer_bytes, device_bytes, beneath);
+    let steps: Vec<(&StreamsStep, StepServed)> =
+        verdict.iter().flat_map(|v| &v.steps).map(|s| (s, step_served(s))).collect();
+    let viewer_bytes: f64 = steps.iter().map(|(s, _)| viewer_bytes(s)).sum();
+    let device_bytes: u64 = steps.iter().filter_map(|(_, j)| j.device_read_bytes).sum();
+    let cached: Vec<&StreamsStep> = steps.iter().filter(|(_, j)| j.cache_served).map(|(s, _)| *s).collect();
+    let served = served_from(viewer_bytes, device_bytes, &cached, beneath);
     Some(CheckCache {
         plateaus,
         bitrate_bps: format.bitrate.bits_per_sec(),
@@ -63,21 +64,32 @@ pub fn section(phases: &[PhaseResult], verdict: &[FormatVerdict], network: bool)
     })
 }
 
-/// Bytes read by the layer beneath the target that read the most (the filesystem's device, or a pool's
-/// members together); a loop device's backing disk is left out, since its activity is the whole host's.
-fn device_reads(devices: &[DeviceResult]) -> u64 {
-    let mut by_role: Vec<(&str, u64)> = Vec::new();
-    for d in devices.iter().filter(|d| d.role != ROLE_LOOP_BACKING) {
-        match by_role.iter_mut().find(|(role, _)| *role == d.role) {
-            Some((_, bytes)) => *bytes += d.activity.read_bytes.0,
-            None => by_role.push((&d.role, d.activity.read_bytes.0)),
-        }
-    }
-    by_role.iter().map(|(_, bytes)| *bytes).max().unwrap_or(0)
+/// Bytes a step's viewers read: the reads' own count, or (results older than it) the media delivered.
+fn viewer_bytes(step: &StreamsStep) -> f64 {
+    if step.read_bytes > 0 { step.read_bytes as f64 } else { step.delivered_mbps * step.duration_s * 1e6 }
 }
 
-/// Which plateau served the viewers, in a word and a sentence; `None` before any viewer read.
-fn served_from(viewer_bytes: f64, device_bytes: u64, beneath: Beneath) -> Option<(PlateauKind, String)> {
+/// A step's judgment (`results::served`), made now for results older than it.
+fn step_served(step: &StreamsStep) -> StepServed {
+    if step.served_words.is_empty() {
+        judge_step(viewer_bytes(step) as u64, results::Beneath::Devices(&step.devices))
+    } else {
+        StepServed {
+            device_read_bytes: step.device_read_bytes,
+            cache_served: step.cache_served,
+            served_words: step.served_words.clone(),
+        }
+    }
+}
+
+/// Which plateau served the viewers, in a word and a sentence; `None` before any viewer read. `cached`: the
+/// steps whose devices read less than their viewers received (each judged on its own, `results::served`).
+fn served_from(
+    viewer_bytes: f64,
+    device_bytes: u64,
+    cached: &[&StreamsStep],
+    beneath: Beneath,
+) -> Option<(PlateauKind, String)> {
     if viewer_bytes <= 0.0 {
         return None;
     }
@@ -93,10 +105,19 @@ fn served_from(viewer_bytes: f64, device_bytes: u64, beneath: Beneath) -> Option
                 Bytes(viewer_bytes as u64)
             ),
         )
-    } else if (device_bytes as f64) < FROM_DEVICE * viewer_bytes {
+    } else if !cached.is_empty() {
+        let counts: Vec<String> = cached.iter().map(|s| s.count.to_string()).collect();
         (
             PlateauKind::PageCache,
-            format!("the page cache: {bytes}, so the media stayed in RAM and the counts describe memory, not disks"),
+            format!(
+                "the page cache at {} step{} (at {} streams): the devices read more than {:.0} % less than the \
+                 viewers received there, so those counts describe memory, not disks, and do not count ({bytes} \
+                 over all steps)",
+                cached.len(),
+                if cached.len() == 1 { "" } else { "s" },
+                counts.join(", "),
+                SERVED_TOLERANCE * 100.0
+            ),
         )
     } else if beneath.cache {
         (
@@ -115,33 +136,59 @@ fn served_from(viewer_bytes: f64, device_bytes: u64, beneath: Beneath) -> Option
 mod tests {
     use super::*;
 
+    fn fixture() -> crate::results::RunResult {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check-v1.json");
+        crate::results::read_result(&path).unwrap()
+    }
+
     #[test]
     fn the_streams_are_served_by_ram_by_a_cache_beneath_or_by_the_media() {
         let local = Beneath::default();
-        assert!(served_from(0.0, 0, local).is_none(), "no viewer read yet");
-        let (kind, words) = served_from(1e9, 1_000_000, local).unwrap();
+        let mut step = fixture().check.unwrap().verdict[0].steps[0].clone();
+        step.count = 32;
+        assert!(served_from(0.0, 0, &[], local).is_none(), "no viewer read yet");
+        let (kind, words) = served_from(1e9, 1_000_000, &[&step], local).unwrap();
         assert_eq!(kind, PlateauKind::PageCache);
-        assert!(words.contains("stayed in RAM"), "{words}");
+        assert!(words.starts_with("the page cache at 1 step (at 32 streams)"), "{words}");
         let cache = Beneath { cache: true, ..local };
-        assert_eq!(served_from(1e9, 990_000_000, cache).unwrap().0, PlateauKind::DeviceCache);
-        let (kind, words) = served_from(1e9, 1_000_000_000, local).unwrap();
+        assert_eq!(served_from(1e9, 990_000_000, &[], cache).unwrap().0, PlateauKind::DeviceCache);
+        let (kind, words) = served_from(1e9, 1_000_000_000, &[], local).unwrap();
         assert_eq!(kind, PlateauKind::Media);
         assert!(words.contains("the devices read 953.67 MiB"), "{words}");
         // Over sshfs no local device reads anything: that is the network, not RAM.
-        let (kind, words) = served_from(1e9, 0, Beneath { network: true, ..local }).unwrap();
+        let (kind, words) = served_from(1e9, 0, &[], Beneath { network: true, ..local }).unwrap();
         assert_eq!(kind, PlateauKind::Media);
         assert!(words.starts_with("the file server, across the network"), "{words}");
     }
 
     #[test]
     fn the_section_reads_the_plateaus_of_a_real_check() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check-v1.json");
-        let result = crate::results::read_result(&path).unwrap();
+        let result = fixture();
         let verdict = &result.check.as_ref().unwrap().verdict;
         let section = section(&result.phases, verdict, false).expect("the fixture has the raw phases");
         let kinds: Vec<PlateauKind> = section.plateaus.iter().map(|p| p.kind).collect();
         assert_eq!(kinds, [PlateauKind::Media, PlateauKind::AccessTime], "the fixture predates the page-cache phase");
         assert!(section.viewer_bytes > 0 && section.device_read_bytes > 0, "{section:?}");
         assert_eq!(section.served_from, Some(PlateauKind::Media), "{:?}", section.served_words);
+    }
+
+    /// The sums over all steps hid a step served from RAM among steps the devices served (issue 24: the old rule
+    /// wanted half the bytes from the devices, over every step together); each step is judged on its own now.
+    #[test]
+    fn one_cache_served_step_among_many_is_named() {
+        let result = fixture();
+        let mut verdict = result.check.clone().unwrap().verdict;
+        let steps = &mut verdict[0].steps;
+        assert!(steps.len() >= 2, "the fixture has a search");
+        let last = steps.len() - 1;
+        let judged = results::judge_step(16 << 30, results::Beneath::Devices(&steps[last].devices));
+        (steps[last].cache_served, steps[last].served_words) = (judged.cache_served, judged.served_words);
+        steps[last].read_bytes = 16 << 30;
+        assert!(steps[last].cache_served, "{:?}", steps[last].served_words);
+        let count = steps[last].count;
+        let section = section(&result.phases, &verdict, false).unwrap();
+        assert_eq!(section.served_from, Some(PlateauKind::PageCache), "{:?}", section.served_words);
+        let words = section.served_words.unwrap();
+        assert!(words.contains(&format!("at {count} streams")), "{words}");
     }
 }

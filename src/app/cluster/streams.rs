@@ -17,7 +17,7 @@ use anyhow::Result;
 use super::{ClusterObserver, Session};
 use crate::app::observer::ResultRecorder;
 use crate::app::output::print_quietly;
-use crate::app::streams::{NO_DEVICES, check_outputs, conclude, plan_streams};
+use crate::app::streams::{check_outputs, conclude, plan_streams};
 use crate::cli::StreamsArgs;
 use crate::run::{ProgressLine, execute_in_cluster};
 
@@ -36,9 +36,7 @@ pub(super) fn streams_joined(session: &Session, args: &StreamsArgs) -> Result<Ex
     }
     let interrupt = session.install_interrupt()?;
     let mut skeleton = site.skeleton(&plan);
-    if site.gathered.is_none() {
-        skeleton.notices.push(NO_DEVICES.to_string());
-    }
+    skeleton.notices.extend(site.remote_notice());
     let hosts = session.hosts(&site.host, &skeleton.target);
     let local = ResultRecorder::new(&plan, skeleton.clone(), None, None, ProgressLine::silent());
     let main = session.is_root().then(|| {

@@ -5,6 +5,8 @@
 
 mod streams;
 
+pub use streams::on_loopback;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -209,7 +211,8 @@ impl RunObserver for ResultRecorder<'_> {
         if let Some(plan) = &phase.streams {
             // A read throttle bounds what a memory-backed target serves: its figures are the throttle's.
             let memory_backed = self.plan.target.memory_backed.is_some() && !reads_throttled(&self.result.target);
-            self.streams.insert(index, streams::StreamPhase::new(plan, &self.plan.target, memory_backed));
+            let network = self.result.target.filesystem.as_ref().filter(|f| f.is_network()).map(|f| f.fs_type.clone());
+            self.streams.insert(index, streams::StreamPhase::new(plan, &self.plan.target, memory_backed, network));
         }
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are
         // not the phase's.

@@ -2,8 +2,11 @@
 //! streamcap's CPU around it), the estimate and the search's answer — kept as a `StreamsResult` that the JSON
 //! is rewritten with after every step.
 
+use std::collections::BTreeSet;
+use std::net::IpAddr;
 use std::time::Instant;
 
+use crate::engine::{EngineKind, HttpUrl};
 use crate::plan::{MediaSource, StreamsPlan, TargetPlan};
 use crate::results::{
     DeviceResult, FormatShare, QualityTarget, StepContext, StreamsResult, attribute, build_step, capacity_answer,
@@ -17,12 +20,17 @@ pub struct StreamPhase {
     pub result: StreamsResult,
     config: StreamsConfig,
     memory_backed: bool,
+    /// Remote media: whether every URL names this host (loopback), for the words of a step whose server's
+    /// devices are not watched; `None` for local media.
+    remote_on_loopback: Option<bool>,
+    /// The media's network filesystem type (sshfs, nfs…), whose server's disks cannot be seen from here.
+    network: Option<String>,
     /// Counters taken when the current step started.
     before: Option<(Vec<DiskStat>, ProcessCpu, Instant)>,
 }
 
 impl StreamPhase {
-    pub fn new(plan: &StreamsPlan, target: &TargetPlan, memory_backed: bool) -> StreamPhase {
+    pub fn new(plan: &StreamsPlan, target: &TargetPlan, memory_backed: bool, network: Option<String>) -> StreamPhase {
         let config = plan.config.clone();
         let total_weight: u32 = config.mix.0.iter().map(|(_, w)| w).sum();
         let media_bytes = plan
@@ -65,7 +73,16 @@ impl StreamPhase {
             capacity: None,
             estimate: None,
         };
-        StreamPhase { result, config, memory_backed, before: None }
+        let urls: Vec<&HttpUrl> = plan
+            .media
+            .iter()
+            .filter_map(|m| match m {
+                MediaSource::Url { url, .. } => Some(url),
+                MediaSource::File(_) => None,
+            })
+            .collect();
+        let remote_on_loopback = (!urls.is_empty()).then(|| urls.iter().all(|u| on_loopback(&u.host)));
+        StreamPhase { result, config, memory_backed, remote_on_loopback, network, before: None }
     }
 
     pub fn estimate(&mut self, rates: RawRates) {
@@ -94,24 +111,63 @@ impl StreamPhase {
             peak_rss_bytes: after.max_rss.0,
             devices: self.attributed(
                 device_activity(devices, &disks, &read_diskstats().unwrap_or_default(), started.elapsed()),
-                (step.count, after.storage_reads_since(&cpu)),
+                // A web server reads for remote viewers (`--served-from`), not this process: its reads are not
+                // in this process's count, so nothing is split off by it.
+                (step.count, after.storage_reads_since(&cpu).filter(|_| self.remote_on_loopback.is_none())),
             ),
+            unseen: self.unseen(step, devices.is_empty()),
         };
         let measured = build_step(step, context);
-        let line = format!(
+        let mut line = format!(
             "  {:>6} streams: {} stalled, start-up p99 {:.2} s, lateness p99 {:.1} ms{}",
             measured.count,
             measured.streams_stalled,
             measured.startup.at(99.0).unwrap_or(0) as f64 / 1e9,
             measured.lateness.at(99.0).unwrap_or(0) as f64 / 1e6,
-            match (measured.meets_target, measured.interrupted) {
-                (_, true) => "  interrupted",
-                (true, _) => "  ok",
-                (false, _) => "  missed",
+            match (measured.meets_target, measured.interrupted, measured.cache_served) {
+                (_, true, _) => "  interrupted",
+                (true, _, true) => "  cache-served (not counted)",
+                (true, _, false) => "  ok",
+                (false, _, _) => "  missed",
             }
         );
+        if measured.cache_served {
+            line.push_str(&format!("\n          {}", measured.served_words));
+        }
         self.result.steps.push(measured);
         line
+    }
+
+    /// Why this step's devices cannot be set beside its viewers' bytes, or `None` when they can.
+    fn unseen(&self, step: &StepOutcome, no_devices: bool) -> Option<String> {
+        let hosts: BTreeSet<&str> = step.clients.iter().map(|c| c.host.as_str()).collect();
+        if step.engine == EngineKind::Null.name() {
+            Some("the null engine reads nothing".into())
+        } else if let Some(fs) = &self.network {
+            Some(format!(
+                "the media is on a network filesystem ({fs}): every chunk crossed the link, and the server's disks \
+                 and cache cannot be seen from here"
+            ))
+        } else if hosts.len() > 1 {
+            Some(format!(
+                "the viewers ran on {} hosts, and the devices beneath the others cannot be seen from this one",
+                hosts.len()
+            ))
+        } else {
+            match (self.remote_on_loopback, no_devices) {
+                (Some(true), true) => Some(
+                    "the web server runs on this host, but its document root was not given (--served-from DIR): \
+                     its page cache may have served the viewers"
+                        .into(),
+                ),
+                (Some(false), true) => Some(
+                    "the server is remote, and its cache cannot be seen from here: its answers may have come from \
+                     its RAM"
+                        .into(),
+                ),
+                _ => None,
+            }
+        }
     }
 
     /// A step's device activity with what was not the run's split off (`results::attribute`); each of `count`
@@ -142,6 +198,26 @@ impl StreamPhase {
             && e.comparison.is_none()
         {
             compare(e, step.count, self.memory_backed && !served_from_beneath(&self.result.steps));
+        }
+    }
+}
+
+/// Whether a URL's host is this host's loopback ("localhost", 127.0.0.0/8, ::1).
+pub fn on_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_loopback;
+
+    #[test]
+    fn loopback_hosts_are_this_host() {
+        for host in ["localhost", "LOCALHOST", "127.0.0.1", "127.1.2.3", "::1"] {
+            assert!(on_loopback(host), "{host}");
+        }
+        for host in ["jellyfin.lan", "10.0.0.5", "::2", "localhost.example"] {
+            assert!(!on_loopback(host), "{host}");
         }
     }
 }

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather, gather_untouched};
 use super::library::{open_library, refuse_inside};
-use super::observer::ResultRecorder;
+use super::observer::{ResultRecorder, on_loopback};
 use super::output::{print_display_quietly, print_quietly, result_skeleton};
 use crate::cli::StreamsArgs;
 use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
@@ -24,10 +24,6 @@ use crate::results::{RunResult, RunStatus, TargetInfo};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin};
 use crate::sysinfo::HostFacts;
-
-/// Said in the terminal and in the result of every remote run.
-pub const NO_DEVICES: &str =
-    "the target is remote (http): per-device activity is not available; run streamcap on the server for it";
 
 pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     if let Some(launcher) = super::cluster::launched_by() {
@@ -43,9 +39,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let progress = ProgressLine::new(!args.quiet);
     let mut skeleton = site.skeleton(&plan);
-    if site.gathered.is_none() {
-        skeleton.notices.push(NO_DEVICES.to_string());
-    }
+    skeleton.notices.extend(site.remote_notice());
     for notice in &skeleton.notices {
         progress.notice(&format!("note: {notice}"));
     }
@@ -105,7 +99,7 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
     if !args.dry_run && target.is_dir() && !touches_library {
         super::stale::clear(&[target], args.quiet);
     }
-    let site = site(target, touches_library)?;
+    let site = site(target, touches_library, args.served_from.as_deref())?;
     let mut facts = site.facts.clone();
     facts.media_libraries.extend(library);
     let options = RunOptions { run_id: run_id(), ..Default::default() };
@@ -192,14 +186,18 @@ fn exit_code(result: &RunResult, expect: Option<u32>, fixed: Option<u32>) -> (u8
 pub(super) struct Site {
     facts: Facts,
     pub(super) gathered: Option<Gathered>,
+    /// Remote media: where its server is, and what is known of its disks.
+    remote: Option<Remote>,
     pub(super) host: HostFacts,
     text: String,
 }
 
 /// `untouched`: the target is (inside) the user's library, where nothing may be created, not even for a probe.
-fn site(target: &Path, untouched: bool) -> Result<Site> {
+/// `served_from`: a local web server's document root (`--served-from`), only with URLs.
+fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Site> {
     if let Some(urls) = remote::remote_target(target)? {
         let media = remote::probe(&urls)?;
+        let served_from = served_from.map(|dir| remote::served_from(dir, &media)).transpose()?;
         let text = target.display().to_string();
         let facts = Facts {
             target: TargetFacts::Remote { text: text.clone(), media },
@@ -212,7 +210,16 @@ fn site(target: &Path, untouched: bool) -> Result<Site> {
             media_libraries: Vec::new(),
             limits: super::facts::resource_limits(),
         };
-        return Ok(Site { facts, gathered: None, host: HostFacts::gather(), text });
+        let on_loopback = urls.iter().all(|u| on_loopback(&u.host));
+        let remote = Some(Remote { served_from, on_loopback });
+        return Ok(Site { facts, gathered: None, remote, host: HostFacts::gather(), text });
+    }
+    if let Some(dir) = served_from {
+        bail!(
+            "--served-from {} names a web server's document root: it goes with an http:// target, not a local \
+             directory",
+            dir.display()
+        );
     }
     let gathered = if untouched { gather_untouched(target)? } else { gather(target, false)? };
     if !matches!(gathered.facts.target, TargetFacts::Directory { .. }) {
@@ -224,10 +231,38 @@ fn site(target: &Path, untouched: bool) -> Result<Site> {
         host,
         text: gathered.canonical.display().to_string(),
         gathered: Some(gathered),
+        remote: None,
     })
 }
 
+/// A web server's side of remote media.
+struct Remote {
+    /// `--served-from`: the facts of its document root on this host (filesystem, devices, pool).
+    served_from: Option<Gathered>,
+    /// Every URL names this host's loopback.
+    on_loopback: bool,
+}
+
 impl Site {
+    /// What a remote run can see of the server's storage, said in the terminal and the result; `None` locally.
+    pub(super) fn remote_notice(&self) -> Option<String> {
+        let remote = self.remote.as_ref()?;
+        Some(match (&remote.served_from, remote.on_loopback) {
+            (Some(root), _) => format!(
+                "the web server's document root {} is on this host: each step's viewer bytes are set beside what \
+                 the devices beneath it read, so its page cache shows as cache-served",
+                root.canonical.display()
+            ),
+            (None, true) => "the web server runs on this host, but its document root was not given: pass \
+                             --served-from DIR to check each step against the devices beneath it (its page cache \
+                             can serve the viewers unseen)"
+                .into(),
+            (None, false) => "the server is remote (http): its disks and its cache cannot be seen from here, so a \
+                              count may describe its RAM; run streamcap on the server for device figures"
+                .into(),
+        })
+    }
+
     /// Free space in a local target directory, when its filesystem says.
     pub(super) fn free(&self) -> Option<crate::units::Bytes> {
         super::cluster::free_in(&self.facts.target)
@@ -237,14 +272,23 @@ impl Site {
         match &self.gathered {
             Some(gathered) => result_skeleton(plan, gathered),
             None => {
-                let target = TargetInfo {
-                    path: self.text.clone(),
-                    kind: "http".into(),
-                    filesystem: None,
-                    devices: Vec::new(),
-                    pool: None,
-                    memory_backed: None,
-                    throttles: Vec::new(),
+                let root = self.remote.as_ref().and_then(|r| r.served_from.as_ref());
+                let target = match root {
+                    Some(root) => TargetInfo {
+                        path: self.text.clone(),
+                        served_from: Some(root.canonical.display().to_string()),
+                        ..root.target_info("http")
+                    },
+                    None => TargetInfo {
+                        path: self.text.clone(),
+                        kind: "http".into(),
+                        served_from: None,
+                        filesystem: None,
+                        devices: Vec::new(),
+                        pool: None,
+                        memory_backed: None,
+                        throttles: Vec::new(),
+                    },
                 };
                 let config = serde_json::to_value(plan).unwrap_or_default();
                 RunResult::started(self.host.clone(), target, config, plan.notices.clone())

@@ -1,13 +1,21 @@
 //! `streamcap streams` against remote media: TARGET is an `http://` URL of a media file, or a local file that
 //! lists such URLs (one per line; blank lines and `#` comments skipped). Each URL's size is probed (HEAD, or a
 //! one-byte ranged GET) before planning, as a fact about the target; the viewers then fetch paced byte ranges
-//! over keep-alive connections (`engine::HttpEngine`). Nothing is written anywhere, and there is no local device
-//! to watch.
+//! over keep-alive connections (`engine::HttpEngine`). Nothing is written anywhere.
+//!
+//! A web server's disks are not ours to see, unless it runs on this host and the user names its document root
+//! (`--served-from DIR`). That is the one honest way to map a URL to a local file: reading a server's
+//! configuration (nginx's `root`, `alias`, `location` matching, `try_files`, includes, other servers) would be
+//! a guess about what it serves. The mapping is checked: every URL's path, percent-decoded and without its query,
+//! must name a regular file beneath DIR of exactly the size the server reported. The devices beneath DIR are
+//! then watched like a local target's.
 
-use std::path::Path;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+use crate::app::facts::{Gathered, gather};
 use crate::engine::{HttpError, HttpUrl, probe_size};
 
 /// The URLs TARGET names, or `None` for a local directory. `https://` is refused with what to do instead.
@@ -45,6 +53,62 @@ pub fn remote_target(target: &Path) -> Result<Option<Vec<HttpUrl>>> {
     Ok(Some(urls))
 }
 
+/// The facts of a local web server's document root `dir`, after checking that every URL names a file of its
+/// probed size beneath it.
+pub fn served_from(dir: &Path, media: &[(HttpUrl, u64)]) -> Result<Gathered> {
+    if !dir.is_dir() {
+        bail!("--served-from {}: not a directory; give the web server's document root", dir.display());
+    }
+    for (url, size) in media {
+        let path = dir.join(url_file(url)?);
+        let found = std::fs::metadata(&path).ok().filter(|m| m.is_file()).map(|m| m.len());
+        if found != Some(*size) {
+            bail!(
+                "--served-from {}: {url} should be {} ({size} bytes, as the server said), but {}: give the \
+                 document root the server serves these URLs from",
+                dir.display(),
+                path.display(),
+                found.map_or("there is no such file".to_string(), |n| format!("it has {n} bytes"))
+            );
+        }
+    }
+    gather(dir, false)
+}
+
+/// The path beneath the document root that a URL names: its path without the query, percent-decoded, every
+/// component a plain name (no `..`).
+fn url_file(url: &HttpUrl) -> Result<PathBuf> {
+    let raw = url.path.split(['?', '#']).next().unwrap_or_default();
+    let mut bytes = Vec::with_capacity(raw.len());
+    let mut rest = raw.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        let hex = tail.get(..2).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (b, hex) {
+            (b'%', Some(decoded)) => {
+                bytes.push(decoded);
+                rest = &tail[2..];
+            }
+            _ => {
+                bytes.push(b);
+                rest = tail;
+            }
+        }
+    }
+    let path = PathBuf::from(std::ffi::OsString::from_vec(bytes));
+    let mut beneath = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::Normal(name) => beneath.push(name),
+            Component::RootDir | Component::CurDir => {}
+            _ => bail!("{url}: its path leaves the document root ('..'), so it names no file beneath --served-from"),
+        }
+    }
+    if beneath.as_os_str().is_empty() {
+        bail!("{url} names no file (a directory index): --served-from needs URLs of media files");
+    }
+    Ok(beneath)
+}
+
 /// Probes every URL's size.
 pub fn probe(urls: &[HttpUrl]) -> Result<Vec<(HttpUrl, u64)>> {
     urls.iter().map(|url| Ok((url.clone(), probe_size(url)?))).collect()
@@ -69,5 +133,33 @@ mod tests {
         assert!(remote_target(dir.path()).unwrap().is_none());
         let https = remote_target(Path::new("https://h/x")).unwrap_err().to_string();
         assert!(https.contains("not supported yet"), "{https}");
+    }
+
+    #[test]
+    fn a_url_names_a_file_beneath_the_document_root_only_as_a_plain_path() {
+        let url = |text: &str| text.parse::<HttpUrl>().unwrap();
+        assert_eq!(
+            url_file(&url("http://127.0.0.1:8080/media/a%20film.mkv?t=3")).unwrap(),
+            Path::new("media/a film.mkv")
+        );
+        assert_eq!(url_file(&url("http://h/100%.mkv")).unwrap(), Path::new("100%.mkv"), "a lone % stays");
+        assert!(url_file(&url("http://h/../etc/passwd")).is_err());
+        assert!(url_file(&url("http://h/a/%2e%2e/%2e%2e/b")).is_err(), "decoded '..' too");
+        assert!(url_file(&url("http://h/")).is_err());
+    }
+
+    #[test]
+    fn the_document_root_must_hold_each_url_s_file_at_its_size() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("m")).unwrap();
+        std::fs::write(dir.path().join("m/a.mkv"), vec![0u8; 4096]).unwrap();
+        let url: HttpUrl = "http://127.0.0.1:8080/m/a.mkv".parse().unwrap();
+        let gathered = served_from(dir.path(), &[(url.clone(), 4096)]).unwrap();
+        assert_eq!(gathered.canonical, std::fs::canonicalize(dir.path()).unwrap());
+        let e = served_from(dir.path(), &[(url.clone(), 8192)]).err().unwrap().to_string();
+        assert!(e.contains("it has 4096 bytes"), "{e}");
+        let missing: HttpUrl = "http://127.0.0.1:8080/m/b.mkv".parse().unwrap();
+        let e = served_from(dir.path(), &[(missing, 4096)]).err().unwrap().to_string();
+        assert!(e.contains("there is no such file"), "{e}");
     }
 }

@@ -158,6 +158,8 @@ pub struct Measured {
     pub streams: Option<f64>,
     /// The stream search reached its limit without a failure: `streams` is a lower bound.
     pub streams_at_limit: bool,
+    /// The largest count that passed only from a cache (never counted in `streams`).
+    pub streams_cache_served: Option<f64>,
 }
 
 pub fn figures(result: &RunResult) -> Measured {
@@ -176,6 +178,10 @@ pub fn figures(result: &RunResult) -> Measured {
         random_reads: rate(RANDOM_1, true, false),
         streams: capacity.map(|c| f64::from(c.streams)),
         streams_at_limit: capacity.is_some_and(|c| c.at_limit),
+        streams_cache_served: phase(result, STREAMS)
+            .and_then(|p| p.streams.as_ref())
+            .and_then(|s| s.steps.iter().filter(|s| s.meets_target && !s.counts()).map(|s| s.count).max())
+            .map(f64::from),
     }
 }
 

@@ -81,11 +81,13 @@ pub fn rows(p: &Prediction, m: &Measured, format: &Format) -> Vec<TrialFigure> {
         measured,
         ratio: measured.filter(|_| predicted > 0.0).map(|v| v / predicted),
         lower_bound: false,
+        cache_served: None,
     };
     let streams = f64::from(p.many.streams);
     let mut streams_row =
         row(&format!("streams of {}", format.name), "streams", streams, Some(f64::from(p.one.streams)), m.streams);
     streams_row.lower_bound = m.streams_at_limit;
+    streams_row.cache_served = m.streams_cache_served;
     vec![
         row("seq write", "MB/s", p.one.seq_write_mbps, None, m.seq_write_mbps),
         row("seq read", "MB/s", p.one.seq_read_one_mbps, None, m.seq_read_mbps),

@@ -23,6 +23,9 @@ struct Sent {
     count: u32,
     /// The rank's own viewers: (index, figures).
     streams: Vec<(u32, StreamStats)>,
+    /// Bytes the rank's viewers read.
+    #[serde(default)]
+    read_bytes: u64,
     errors: u64,
     first_error: Option<String>,
     elapsed: Duration,
@@ -36,6 +39,7 @@ fn encode(cluster: &Cluster, step: &StepOutcome) -> Vec<u8> {
     let sent = Sent {
         count: step.count,
         streams: mine.iter().map(|&i| (i as u32, step.streams[i].clone())).collect(),
+        read_bytes: step.read_bytes,
         errors: step.errors,
         first_error: step.first_error.clone(),
         elapsed: step.elapsed,
@@ -69,6 +73,7 @@ pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome
         streams: vec![StreamStats::default(); local.streams.len()],
         lateness: Histogram::new(),
         issue_lag: Histogram::new(),
+        read_bytes: 0,
         errors: 0,
         first_error: None,
         elapsed: Duration::ZERO,
@@ -91,6 +96,7 @@ pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome
         }
         merged.lateness.merge(&lateness);
         merged.issue_lag.merge(&issue_lag);
+        merged.read_bytes += sent.read_bytes;
         merged.errors += sent.errors;
         if merged.first_error.is_none() {
             merged.first_error = sent.first_error.clone().map(|e| format!("{}: {e}", cluster.name(rank as u32)));
@@ -148,6 +154,7 @@ mod tests {
                 streams,
                 lateness: lateness.clone(),
                 issue_lag: lateness,
+                read_bytes: 1 << 20,
                 errors: u64::from(cluster.rank() == 2),
                 first_error: (cluster.rank() == 2).then(|| "read failed".to_string()),
                 elapsed: Duration::from_secs(10 + u64::from(cluster.rank())),
@@ -164,6 +171,7 @@ mod tests {
             assert_eq!(merged.lateness.count(), 7);
             assert_eq!(merged.lateness.max(), 7_000_000);
             assert_eq!(merged.errors, 1);
+            assert_eq!(merged.read_bytes, 3 << 20, "every rank's reads");
             assert_eq!(merged.first_error.as_deref(), Some("rank 2 (host2): read failed"));
             assert_eq!(merged.elapsed, Duration::from_secs(12));
             let viewers: Vec<u32> = merged.clients.iter().map(|c| c.viewers).collect();

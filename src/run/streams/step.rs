@@ -144,6 +144,7 @@ fn step_outcome(inputs: &StepInputs<'_>, count: u32, outcome: &PhaseOutcome, str
         streams,
         lateness: reads.due_latency.clone().unwrap_or_default(),
         issue_lag: reads.lag.clone().unwrap_or_default(),
+        read_bytes: reads.bytes,
         errors: reads.errors,
         first_error: first("read"),
         elapsed: outcome.measured,
