@@ -12,6 +12,15 @@ fn yes(ok: bool) -> &'static str {
     if ok { "pass" } else { "**fail**" }
 }
 
+/// A cell's judgment: pass, fail, or short of the bound for a known reason (docs/validation.md, "Findings").
+fn judged(f: &crate::analyse::FormatCell) -> &'static str {
+    match (f.pass, f.short) {
+        (true, _) => "pass",
+        (false, Some(_)) => "short (known)",
+        (false, None) => "**fail**",
+    }
+}
+
 fn figure(x: f64) -> String {
     if x.is_finite() { format!("{x:.0}") } else { "—".into() }
 }
@@ -45,6 +54,10 @@ pub fn verdict_table(cells: &[CheckCell]) -> String {
     for c in cells {
         for f in &c.formats {
             let steps = f.step_bounds.map_or("—".into(), |(lo, hi)| format!("{lo:.1}–{hi:.1}"));
+            let bound = match f.engine_bound {
+                Some(engine) => format!("{engine:.0}–{:.1}", f.bound_streams),
+                None => format!("{:.1}", f.bound_streams),
+            };
             let b = &f.bytes;
             let mut bytes = if b.counted == 0 {
                 "no step counted".to_string()
@@ -68,7 +81,7 @@ pub fn verdict_table(cells: &[CheckCell]) -> String {
             }
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {}–{} | {} | {:.1} | {steps} | {:.2} | {} | {bytes} | {} | {} | {:.0} s |",
+                "| {} | {} | {} | {} | {} | {} | {}–{} | {} | {bound} | {steps} | {:.2} | {} | {bytes} | {} | {} | {:.0} s |",
                 c.layout,
                 c.engine.name(),
                 c.profile.name(),
@@ -78,11 +91,10 @@ pub fn verdict_table(cells: &[CheckCell]) -> String {
                 figure(f.low),
                 figure(f.high),
                 figure(f.plan_for),
-                f.bound_streams,
                 f.measured / f.bound_streams,
-                yes(f.pass),
+                judged(f),
                 f.limited_by,
-                f.bound.as_ref().map_or("—", |b| b.binding.as_str()),
+                f.bound_set_by,
                 c.elapsed_s
             );
         }
@@ -116,6 +128,27 @@ pub fn agreement_table(cells: &[CheckCell]) -> String {
                 profile.name(),
                 counts.join(", "),
                 yes(ok)
+            );
+        }
+    }
+    out
+}
+
+/// The arithmetic of every bound, once per target, engine, profile and format (its first check's).
+pub fn bounds_table(cells: &[CheckCell]) -> String {
+    let mut out =
+        String::from("| target | engine | profile | format | bound | the arithmetic |\n|---|---|---|---|---|---|\n");
+    for c in cells.iter().filter(|c| c.run == 1) {
+        for f in &c.formats {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {:.1} | {} |",
+                c.layout,
+                c.engine.name(),
+                c.profile.name(),
+                f.format,
+                f.bound_streams,
+                f.bound_words
             );
         }
     }
