@@ -61,11 +61,16 @@ fn can_build(test: &str, layout: Layout) -> bool {
 struct Report {
     raws: Vec<(&'static str, Raw)>,
     cells: Vec<CheckCell>,
+    /// Targets whose bench or checks broke off (a panic), in words: the matrix goes on without them.
+    broken: Vec<String>,
 }
 
 impl Report {
     fn markdown(&self) -> String {
         let mut out = String::new();
+        for broken in &self.broken {
+            out += &format!("**{broken}**\n\n");
+        }
         if !self.raws.is_empty() {
             out += &table::raw_table(&self.raws);
             out += "\n";
@@ -167,14 +172,20 @@ fn keep_result(json: &std::path::Path, name: &str) {
     }
 }
 
-/// Prints the report, writes it where asked, and fails with every failing cell.
-fn conclude(test: &str, report: &Report) {
+/// Writes the report's tables into `STREAMCAP_VALIDATE_OUT`/TEST.md, when set; returns the text.
+fn write_table(test: &str, report: &Report) -> String {
     let text = report.markdown();
-    eprintln!("{text}");
     if let Some(dir) = std::env::var_os("STREAMCAP_VALIDATE_OUT") {
         let path = PathBuf::from(dir).join(format!("{test}.md"));
         std::fs::write(&path, &text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     }
+    text
+}
+
+/// Prints the report, writes it where asked, and fails with every failing cell.
+fn conclude(test: &str, report: &Report) {
+    let text = write_table(test, report);
+    eprintln!("{text}");
     let strict = std::env::var_os("STREAMCAP_VALIDATE_STRICT").is_some();
     if !strict {
         eprintln!(
@@ -184,7 +195,8 @@ fn conclude(test: &str, report: &Report) {
             BUSY_FLOOR * 100.0
         );
     }
-    let failures = report.failures(strict);
+    let mut failures = report.failures(strict);
+    failures.extend(report.broken.iter().cloned());
     assert!(failures.is_empty(), "{test}: {} failing cells:\n{}", failures.len(), failures.join("\n"));
 }
 
@@ -266,7 +278,17 @@ fn full_matrix() {
     let mut report = Report::default();
     for layout in chosen("STREAMCAP_VALIDATE_TARGETS", &Layout::ALL, Layout::tag) {
         if can_build(test, layout) {
-            validate(layout, &plan, &mut report);
+            // A target that breaks off (its bench undone by the unwinding) is said, and the others still run.
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| validate(layout, &plan, &mut report)));
+            if let Err(panic) = ran {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()));
+                report.broken.push(format!("{}: broke off: {}", layout.name(), why.unwrap_or_default()));
+            }
+            // The table so far, should a later target take the run down.
+            write_table(test, &report);
         }
     }
     conclude(test, &report);
