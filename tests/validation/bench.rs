@@ -7,7 +7,7 @@
 //! this bench's own loop devices only and reset on drop.
 //!
 //! Field order is drop order: the sshfs link and the mount go first, then the limits, then the loop devices,
-//! then the directory of their backing files.
+//! then the directory of their backing files (in memory, `backing_dir`).
 
 use std::path::PathBuf;
 
@@ -71,12 +71,30 @@ pub struct Bench {
     _mount: Option<Mount>,
     _throttle: Option<RootThrottle>,
     pub members: Vec<LoopDevice>,
-    /// Where the backing files, the mount point and the results live.
+    /// The loop devices' backing files (memory: see `backing_dir`); gone after the devices.
+    _backing: Option<tempfile::TempDir>,
+    /// Where the mount point and the results live.
     pub tmp: tempfile::TempDir,
 }
 
 fn temp_dir() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("sc-validate-").tempdir().expect("a temp dir")
+}
+
+/// The directory for the loop devices' backing files: `STREAMCAP_VALIDATE_BACKING` (scripts/validate: a directory
+/// of its run under /dev/shm), else /dev/shm, else TMPDIR. In memory (tmpfs) because a backing file on the
+/// host's disk ties the loop device to that disk's load: the loop worker that writes a check's data set into the
+/// page cache is held back by the dirty-page throttle while the shared disk is busy, and the reads queued behind
+/// it wait too (a raw run read 8.0 of 41.9 MB/s while others built). tmpfs pages are never written back, so the
+/// throttle alone limits the device. It costs the memory of what the check writes (at most the devices' size:
+/// 3 GiB for ext4, 8 GiB for a pool, sparse).
+fn backing_dir() -> tempfile::TempDir {
+    let shm = std::path::Path::new("/dev/shm");
+    let parent = std::env::var_os("STREAMCAP_VALIDATE_BACKING")
+        .map(PathBuf::from)
+        .or_else(|| shm.is_dir().then(|| shm.to_path_buf()))
+        .unwrap_or_else(std::env::temp_dir);
+    tempfile::Builder::new().prefix("sc-validate-").tempdir_in(&parent).expect("a directory for backing files")
 }
 
 impl Bench {
@@ -98,8 +116,9 @@ impl Bench {
     /// a read throttle bounds them (`target.throttles`).
     fn local(layout: Layout, count: usize, size: u64, btrfs: Option<&str>) -> Bench {
         let tmp = temp_dir();
+        let backing = backing_dir();
         let members: Vec<LoopDevice> =
-            (0..count).map(|i| LoopDevice::new(&tmp.path().join(format!("m{i}.img")), size)).collect();
+            (0..count).map(|i| LoopDevice::new(&backing.path().join(format!("m{i}.img")), size)).collect();
         match btrfs {
             Some(profile) => mkfs_btrfs(profile, &members),
             None => members[0].mkfs_ext4(),
@@ -115,6 +134,7 @@ impl Bench {
             _mount: Some(mount),
             _throttle: Some(throttle),
             members,
+            _backing: Some(backing),
             tmp,
         }
     }
@@ -133,6 +153,7 @@ impl Bench {
             _mount: None,
             _throttle: None,
             members: Vec::new(),
+            _backing: None,
             tmp: temp_dir(),
         }
     }
