@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod cache;
 mod check;
+mod output;
 mod plan;
 mod steady;
 mod streams;
@@ -18,6 +19,7 @@ mod workload;
 
 pub use cache::{CacheArgs, Load};
 pub use check::{CheckArgs, CheckFormat};
+pub use output::OutputArgs;
 pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use steady::{SteadyFlags, SteadyRate};
 pub use streams::StreamsArgs;
@@ -266,12 +268,8 @@ pub struct RunArgs {
     /// Reporting interval for the progress line, the interval series and the CSV.
     #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Output")]
     pub interval: Option<Duration>,
-    /// Write the full result (configuration, host, percentiles, intervals, devices) as JSON. `-`: standard output.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub json: Option<PathBuf>,
-    /// Write the self-contained HTML report (charts, facts, configuration) to FILE at the end. `-`: standard output.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// What to print at the end: the summary, or fio's JSON (as `fio --output-format=json`; printed even with
     /// --quiet).
     #[arg(long, value_enum, default_value_t = OutputFormat::Summary, help_heading = "Output")]
@@ -279,12 +277,6 @@ pub struct RunArgs {
     /// Write one CSV row per interval, as the run goes. `-`: standard output.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub csv: Option<PathBuf>,
-    /// No progress line and no summary (errors are still printed).
-    #[arg(long, short, help_heading = "Output")]
-    pub quiet: bool,
-    /// Print the expanded plan and do nothing.
-    #[arg(long, help_heading = "Output")]
-    pub dry_run: bool,
 
     /// Keep the data files after the run.
     #[arg(long, help_heading = "Safety")]
@@ -314,9 +306,6 @@ pub struct RunArgs {
     /// recent one.
     #[arg(long, value_name = "RUNDIR", requires = "verify_only", help_heading = "Verification")]
     pub from: Option<PathBuf>,
-
-    #[command(flatten)]
-    pub history: HistoryOptions,
 }
 
 impl RunArgs {
@@ -332,6 +321,13 @@ impl RunArgs {
             target: self.target.clone(),
         }
     }
+}
+
+/// `--engine` of every command that takes one (`run`, `check`, `streams`): the one engine-name parser, the one
+/// job files use too (`spec::EngineChoice`'s `FromStr`: io_uring, uring, iouring; sync, psync; null), so every
+/// command accepts the same names and refuses others with the same words.
+pub(crate) fn parse_engine(s: &str) -> Result<crate::spec::EngineChoice, String> {
+    parse_value(s)
 }
 
 /// The spec's value types parse from text with one error type; clap wants a function per flag.
@@ -417,6 +413,35 @@ mod tests {
         let cli = Cli::parse_from(["streamcap", "report", "r.json", "--format", "markdown"]);
         let Command::Report(args) = cli.command else { panic!() };
         assert_eq!(crate::report::Format::from(args.format), crate::report::Format::Markdown);
+    }
+
+    /// Regression: `streams --engine psync` was refused while `run` and `check` took it (two parsers, two lists).
+    #[test]
+    fn every_command_takes_the_same_engine_names_with_the_same_refusal() {
+        use crate::spec::EngineChoice::{IoUring, Null, Sync};
+        let engine_of = |argv: &[&str]| match Cli::try_parse_from(argv).map(|cli| cli.command) {
+            Ok(Command::Run(args)) => Ok(args.workload.engine),
+            Ok(Command::Check(args)) => Ok(args.engine),
+            Ok(Command::Streams(args)) => Ok(args.engine),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e.to_string().lines().next().unwrap_or_default().to_string()),
+        };
+        let commands: [&[&str]; 3] = [
+            &["streamcap", "run"],
+            &["streamcap", "check"],
+            &["streamcap", "streams", "/x", "--bitrate", "1080p", "--max"],
+        ];
+        let names = [("io_uring", IoUring), ("uring", IoUring), ("iouring", IoUring), ("sync", Sync), ("psync", Sync)];
+        let mut refusals = Vec::new();
+        for command in commands {
+            for (name, engine) in names.iter().chain(&[("null", Null)]) {
+                let argv = [command, &["--engine", name]].concat();
+                assert_eq!(engine_of(&argv), Ok(Some(*engine)), "{argv:?}");
+            }
+            refusals.push(engine_of(&[command, &["--engine", "warp"]].concat()).unwrap_err());
+        }
+        assert!(refusals[0].contains("'warp' is not a valid engine"), "{}", refusals[0]);
+        assert!(refusals.iter().all(|r| *r == refusals[0]), "{refusals:#?}");
     }
 
     #[test]

@@ -1,12 +1,69 @@
 //! What every command does with its output: print to stdout without failing on a closed pipe (to stderr when an
-//! output file is `-`, so stdout holds only that file), and start a `RunResult` from a plan and the gathered
-//! facts. Output paths are checked in `outputs.rs`.
+//! output file is `-`, so stdout holds only that file), start a `RunResult` from a plan and the gathered facts,
+//! and end a measuring command (`end_command`: the one path from a finished run to its files, its summary and
+//! its exit code). Output paths are checked in `outputs.rs`.
 
 use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
 
 use super::facts::Gathered;
+use super::observer::ResultRecorder;
+use crate::cli::HistoryOptions;
 use crate::plan::{Plan, TargetKind};
 use crate::results::RunResult;
+
+/// How a measuring command's run ended, and where its files go.
+pub struct Ending<'a> {
+    /// The run was stopped by Ctrl-C or a signal (the status says so, and the exit code is 130).
+    pub interrupted: bool,
+    /// Where the HTML report goes (`--html`, or check's default beside the JSON), if anywhere.
+    pub html: Option<&'a Path>,
+    /// Where the result is stored in the history (`--history-db`, `--no-history`).
+    pub history: &'a HistoryOptions,
+    /// What the run's clean-up could not remove.
+    pub cleanup_error: Option<&'a str>,
+}
+
+/// The one end of every measuring command (`run`, `streams`, `check`, `cache`, `sweep`, and rank 0 of a
+/// multi-host run): the final status and the last save of the JSON, the HTML report (both through `outfile`,
+/// the one output-file rule; a file that cannot be written is a warning, the measurements stand), the history
+/// row, then `print` (the command's summary on stdout, or what it prints instead), then the exit code: a file
+/// that could not be written is said as a warning, and data files the clean-up left behind make it 2 whatever
+/// was measured; else it is `exit` of the result.
+pub fn end_command(
+    recorder: &mut ResultRecorder<'_>,
+    ending: Ending<'_>,
+    print: impl FnOnce(&RunResult),
+    exit: impl FnOnce(&RunResult) -> ExitCode,
+) -> ExitCode {
+    recorder.conclude(ending.interrupted);
+    super::report::html_after_run(&recorder.result, ending.html);
+    super::history::record(&recorder.result, ending.history);
+    print(&recorder.result);
+    if let Some(code) = recorder.report_problems(ending.cleanup_error) {
+        return code;
+    }
+    exit(&recorder.result)
+}
+
+/// The outcome of a run that ended, or its error once the recorder has said so in its file (`Failed`, when a
+/// phase had started; a set-up failure before any phase leaves no file behind: `ResultRecorder::failed`). The
+/// progress line is cleared either way. Every measuring command's end starts here.
+pub fn ended(
+    recorder: &mut ResultRecorder<'_>,
+    outcome: Result<crate::run::RunOutcome, crate::run::RunError>,
+) -> Result<crate::run::RunOutcome, crate::run::RunError> {
+    recorder.progress.clear();
+    outcome.inspect_err(|_| recorder.failed())
+}
+
+/// Prints what `write` writes (a summary writer of `report`), as [`print_quietly`] does.
+pub fn print_written(write: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>) {
+    let mut text = Vec::new();
+    write(&mut text).expect("writing to a Vec cannot fail");
+    print_quietly(&String::from_utf8_lossy(&text));
+}
 
 pub fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
     let kind = match plan.target.kind {

@@ -58,8 +58,9 @@ pub fn check_html_path(args: &crate::cli::CheckArgs) -> Option<PathBuf> {
     if args.no_html {
         return None;
     }
-    let beside_json = args.json.as_ref().filter(|j| !crate::outfile::is_stdout(j)).map(|j| j.with_extension("html"));
-    if let Some(path) = args.html.clone().or(beside_json) {
+    let beside_json =
+        args.output.json.as_ref().filter(|j| !crate::outfile::is_stdout(j)).map(|j| j.with_extension("html"));
+    if let Some(path) = args.output.html.clone().or(beside_json) {
         return Some(path);
     }
     let host = crate::sysinfo::HostFacts::gather().hostname;

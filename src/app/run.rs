@@ -13,7 +13,9 @@ use anyhow::{Context, Result};
 
 use super::facts::{Gathered, anchor_facts, gather};
 use super::observer::ResultRecorder;
-use super::output::{print_display_quietly, print_quietly, result_skeleton, say};
+use super::output::{
+    Ending, end_command, ended, print_display_quietly, print_quietly, print_written, result_skeleton, say,
+};
 use super::outputs::check;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, build_plan};
@@ -43,20 +45,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let job = build_job(&args)?;
     let (gathered, plan) = plan_here(&args, &job, None)?;
 
-    if args.dry_run {
+    if args.output.dry_run {
         print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     // Created with its first row: a set-up failure leaves no empty file behind.
     let csv = args.csv.as_deref().map(CsvSink::new);
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let progress = ProgressLine::new(!args.quiet);
+    let progress = ProgressLine::new(!args.output.quiet);
     for notice in &plan.notices {
         progress.notice(&format!("note: {notice}"));
     }
     let skeleton = result_skeleton(&plan, &gathered);
-    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), csv, progress);
-    recorder.vdbench_lines &= !args.quiet;
+    let mut recorder = ResultRecorder::new(&plan, skeleton, args.output.json.clone(), csv, progress);
+    recorder.vdbench_lines &= !args.output.quiet;
 
     let outcome = execute(&plan, &interrupt, args.keep, &mut recorder);
     conclude(&args, &plan, &mut recorder, outcome)
@@ -70,32 +72,26 @@ pub(super) fn conclude(
     recorder: &mut ResultRecorder<'_>,
     outcome: Result<RunOutcome, RunError>,
 ) -> Result<ExitCode> {
-    recorder.progress.clear();
-    let outcome = match outcome {
-        Ok(outcome) => outcome,
-        Err(error) => {
-            recorder.failed();
-            return Err(error.into());
-        }
-    };
-    // Set before the last save, which `conclude` makes (a multi-host run's rank 0 has set every rank's already).
+    let outcome = ended(recorder, outcome)?;
+    // Set before the last save, which the end makes (a multi-host run's rank 0 has set every rank's already).
     if let Some(verify) = &outcome.verify {
         recorder.result.verify = Some(super::verify_only::verify_result(verify, None));
     }
-    recorder.conclude(outcome.interrupted);
-    write_logs(plan, &recorder.result);
-    super::report::html_after_run(&recorder.result, args.html.as_deref());
-    super::history::record(&recorder.result, &args.history);
-    print_outputs(args, recorder);
-    // The measurements stand, but something left behind is not a success.
-    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
-        return Ok(code);
-    }
-    Ok(super::output::exit_code(&recorder.result))
+    let ending = Ending {
+        interrupted: outcome.interrupted,
+        html: args.output.html.as_deref(),
+        history: &args.output.history,
+        cleanup_error: outcome.cleanup_error.as_deref(),
+    };
+    let print = |result: &RunResult| {
+        write_logs(plan, result);
+        print_outputs(args, result);
+    };
+    Ok(end_command(recorder, ending, print, super::output::exit_code))
 }
 
 /// The summary, or fio's JSON, on stdout; with `--quiet` or fio JSON only why the run failed, on stderr.
-fn print_outputs(args: &RunArgs, recorder: &ResultRecorder<'_>) {
+fn print_outputs(args: &RunArgs, result: &RunResult) {
     let fio_output = match args.format {
         OutputFormat::Summary => None,
         OutputFormat::FioJson => Some(crate::report::Format::FioJson),
@@ -103,11 +99,11 @@ fn print_outputs(args: &RunArgs, recorder: &ResultRecorder<'_>) {
     };
     if let Some(format) = fio_output {
         // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.
-        print_quietly(&crate::report::render_to_string(format.renderer(), &recorder.result));
+        print_quietly(&crate::report::render_to_string(format.renderer(), result));
     }
-    if args.quiet || fio_output.is_some() {
+    if args.output.quiet || fio_output.is_some() {
         // No summary, but why a run failed is never kept quiet.
-        for phase in &recorder.result.phases {
+        for phase in &result.phases {
             if let Some(failure) = &phase.failure {
                 say(&format!("Error: phase '{}' failed: {failure}", phase.name));
             }
@@ -121,22 +117,21 @@ fn print_outputs(args: &RunArgs, recorder: &ResultRecorder<'_>) {
                 ));
             }
         }
-        if let Some(v) = recorder.result.verify.as_ref().filter(|v| v.failed()) {
+        if let Some(v) = result.verify.as_ref().filter(|v| v.failed()) {
             let mut text = Vec::new();
             crate::report::write_verify_summary(&mut text, v).expect("writing to a Vec cannot fail");
             say(String::from_utf8_lossy(&text).trim_end());
         }
     } else {
-        let mut text = Vec::new();
-        write_summary(&mut text, &recorder.result).expect("writing to a Vec cannot fail");
-        print_quietly(&String::from_utf8_lossy(&text));
+        print_written(|out| write_summary(out, result));
     }
 }
 
 /// The output files named on the command line (and the history database) must be writable under the output-file
 /// rule, and none may be an input: the job file, or the target when it is a file.
 pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
-    let outputs = [("--json", args.json.as_deref()), ("--csv", args.csv.as_deref()), ("--html", args.html.as_deref())];
+    let [json, html] = args.output.files();
+    let outputs = [json, ("--csv", args.csv.as_deref()), html];
     if args.format != OutputFormat::Summary
         && let Some((flag, _)) = outputs.iter().find(|(_, p)| p.is_some_and(crate::outfile::is_stdout))
     {
@@ -144,7 +139,7 @@ pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
         anyhow::bail!("--format {format} prints to standard output, and so would {flag} -: give {flag} a file");
     }
     let inputs: Vec<&std::path::Path> = args.job.iter().chain(&args.target).map(PathBuf::as_path).collect();
-    let history = args.verify_only.is_none().then_some(&args.history);
+    let history = args.verify_only.is_none().then_some(&args.output.history);
     check(&outputs, &inputs, history)
 }
 
@@ -173,11 +168,11 @@ fn log_flag(kind: &str) -> &'static str {
 /// of this host left in its directories; the fio-style logs the plan names are checked as outputs.
 pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>) -> Result<(Gathered, Plan)> {
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
-    if !args.dry_run {
+    if !args.output.dry_run {
         let anchors = job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees);
         let dirs: Vec<&std::path::Path> =
             std::iter::once(target.as_path()).chain(anchors.filter_map(|t| t.anchor.as_deref())).collect();
-        super::stale::clear(&dirs, args.quiet);
+        super::stale::clear(&dirs, args.output.quiet);
     }
     let mut gathered = gather(&target, job.writes())?;
     gathered.facts.anchors = anchor_facts(job);

@@ -41,7 +41,7 @@ pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
     let config = serde_json::json!({ "verify_only": { "from": run_dir.display().to_string(), "manifest": manifest } });
     let mut result = RunResult::started(gathered.host.clone(), gathered.target_info("directory"), config, Vec::new());
 
-    if !args.quiet {
+    if !args.output.quiet {
         say(&format!("verifying what {} wrote ({asked}, blocks of {} bytes)…", run_dir.display(), manifest.block_size));
     }
     // Direct I/O where each file's filesystem allows it; never a file outside the kept run's directories.
@@ -51,11 +51,11 @@ pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
     result.status = if interrupt.is_set() { RunStatus::Interrupted } else { RunStatus::Completed };
     result.finished_at = Some(rfc3339(std::time::SystemTime::now()));
     result.verify = Some(verify.clone());
-    let saved = args.json.as_ref().map(|path| write_result_atomically(&result, path));
+    let saved = args.output.json.as_ref().map(|path| write_result_atomically(&result, path));
 
     let mut text = Vec::new();
     write_verify_summary(&mut text, &verify).expect("writing to a Vec cannot fail");
-    if args.quiet {
+    if args.output.quiet {
         if verify.failed() {
             say(String::from_utf8_lossy(&text).trim_end());
         }

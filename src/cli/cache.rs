@@ -42,20 +42,8 @@ pub struct CacheArgs {
     /// Bytes each viewer reads at a time, for the bounds (default 1M, as `streams`).
     #[arg(long, value_parser = crate::cli::parse_chunk_bytes)]
     pub chunk: Option<Bytes>,
-    /// Write the result as JSON (rewritten after every phase). `-`: standard output.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write the self-contained HTML report (plateaus and the cache's end as charts) to FILE. `-`: standard output.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// No progress and no summary.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print the expanded plan and do nothing.
-    #[arg(long)]
-    pub dry_run: bool,
     #[command(flatten)]
-    pub history: crate::cli::HistoryOptions,
+    pub output: crate::cli::OutputArgs,
 }
 
 /// The concurrent load: a random mode and its share of reads, or none.

@@ -8,8 +8,11 @@ use crate::spec::EngineChoice;
 use crate::units::Bytes;
 
 #[derive(Debug, Args)]
+#[command(mut_arg("html", |html| html.conflicts_with("no_html").help(
+    "Write the HTML report to FILE (default: beside the JSON as NAME.html, or streamcap-check-HOST-TIME.html in \
+     the current directory). `-`: standard output")))]
 #[command(after_help = "Examples:\n  \
-    streamcap check                         the storage under the current directory, about three minutes\n  \
+    streamcap check                         the storage under the current directory, about four minutes\n  \
     streamcap check /srv/media --quick      about a minute\n  \
     streamcap check /srv/media --thorough --json check.json\n  \
     streamcap check /srv/media --quick --format markdown   tables to paste into a forum post\n  \
@@ -32,43 +35,32 @@ pub struct CheckArgs {
     /// 32G with --thorough; at most half the free space beside the data set).
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes, conflicts_with = "library")]
     pub library_size: Option<Bytes>,
-    /// About a minute: a smaller data set, shorter phases, a coarser capacity search, each edge run twice.
+    /// About a minute: a smaller data set, shorter phases, a coarser capacity search, each edge run once (no
+    /// range); its steps are judged once every player is steady, as the default's.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
-    /// About 20 minutes: a larger data set, longer phases, 30 s per stream step, a search to 3 % and each edge
-    /// run three times.
+    /// About 15 minutes: a larger data set, longer phases, stream steps of 25–45 s (15 s judged after every
+    /// player is steady), a search to 3 % and each edge run three times.
     #[arg(long)]
     pub thorough: bool,
-    /// Write the result as JSON (rewritten after every phase and stream step). `-`: standard output.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write the HTML report to FILE (default: beside the JSON as NAME.html, or
-    /// streamcap-check-HOST-TIME.html in the current directory). `-`: standard output.
-    #[arg(long, value_name = "FILE", conflicts_with = "no_html")]
-    pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: crate::cli::OutputArgs,
     /// Write no HTML report.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub no_html: bool,
-    /// No progress and no summary.
-    #[arg(long, short)]
-    pub quiet: bool,
     /// What to print at the end: the summary table, or Markdown tables to paste into a forum post or an issue
     /// (printed even with --quiet).
-    #[arg(long, value_enum, default_value_t = CheckFormat::Summary)]
+    #[arg(long, value_enum, default_value_t = CheckFormat::Summary, help_heading = "Output")]
     pub format: CheckFormat,
-    /// Print the expanded plan and do nothing.
-    #[arg(long)]
-    pub dry_run: bool,
-    /// I/O engine for every phase: io_uring (the default where available), sync (one I/O in flight per thread,
-    /// for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own cost).
-    #[arg(long, value_parser = parse_engine)]
+    /// I/O engine for every phase: io_uring (or uring; the default where available), sync (or psync: one I/O in
+    /// flight per thread, for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own
+    /// cost).
+    #[arg(long, value_parser = crate::cli::parse_engine)]
     pub engine: Option<EngineChoice>,
     /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of
     /// refusing.
     #[arg(long)]
     pub wait: bool,
-    #[command(flatten)]
-    pub history: crate::cli::HistoryOptions,
 }
 
 /// What `check` prints on stdout at the end.
@@ -92,8 +84,4 @@ impl From<CheckFormat> for crate::report::Format {
 
 fn parse_bytes(s: &str) -> Result<Bytes, String> {
     Bytes::parse(s).map_err(|e| e.to_string())
-}
-
-fn parse_engine(s: &str) -> Result<EngineChoice, String> {
-    s.parse().map_err(|e: crate::spec::ValueError| e.to_string())
 }

@@ -41,7 +41,7 @@ pub struct StreamsArgs {
     #[arg(long, value_name = "N")]
     pub expect: Option<u32>,
 
-    /// Wall time each viewer watches, each step of --max too (default 60s).
+    /// Playback judged once every viewer's buffer has been full, each step of --max too (default 60s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
     pub duration: Option<Duration>,
     /// Chunk per request: a size (1M, the default) or seconds of media (2s).
@@ -53,9 +53,12 @@ pub struct StreamsArgs {
     /// Media needed before playback starts, and after a stall or a seek (default 2s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
     pub prebuffer: Option<Duration>,
-    /// Spread the viewers' starts over this time (default: 50 ms per viewer, at most 5 s).
+    /// Viewers arrive about one a second (Poisson) over at most this window (default 30s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
     pub ramp: Option<Duration>,
+    /// Each viewer must fill its buffer (reach steady state) within TIME of arriving (default 30s).
+    #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Viewers")]
+    pub steady_within: Option<Duration>,
     /// Each viewer seeks to a random position every TIME on average.
     #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Viewers")]
     pub seek_every: Option<Duration>,
@@ -124,8 +127,9 @@ pub struct StreamsArgs {
     /// Reads in flight per scheduler thread at most (default 256; the sync engine keeps 1).
     #[arg(long, help_heading = "Engine")]
     pub inflight: Option<u32>,
-    /// I/O engine: io_uring (the default where available), sync, or null (reads nothing: streamcap's own cost).
-    #[arg(long, value_parser = parse_engine, help_heading = "Engine")]
+    /// I/O engine: io_uring (or uring; the default where available), sync (or psync: one read in flight per
+    /// scheduler thread) or null (reads nothing: streamcap's own cost).
+    #[arg(long, value_parser = crate::cli::parse_engine, help_heading = "Engine")]
     pub engine: Option<EngineChoice>,
 
     /// Measure the raw rates and print the estimate beside the measurement (default with --max).
@@ -138,21 +142,8 @@ pub struct StreamsArgs {
     #[arg(long, value_parser = parse_duration, help_heading = "Estimate")]
     pub estimate_time: Option<Duration>,
 
-    /// Write the result as JSON (rewritten after every step). `-`: standard output.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub json: Option<PathBuf>,
-    /// Write the self-contained HTML report (capacity charts, facts, configuration) to FILE at the end. `-`:
-    /// standard output.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub html: Option<PathBuf>,
-    /// No progress and no summary.
-    #[arg(long, short, help_heading = "Output")]
-    pub quiet: bool,
-    /// Print the expanded plan and do nothing.
-    #[arg(long, help_heading = "Output")]
-    pub dry_run: bool,
     #[command(flatten)]
-    pub history: crate::cli::HistoryOptions,
+    pub output: crate::cli::OutputArgs,
 }
 
 impl StreamsArgs {
@@ -178,6 +169,7 @@ impl StreamsArgs {
             buffer: self.buffer,
             prebuffer: self.prebuffer,
             ramp: self.ramp,
+            steady_within: self.steady_within,
             seek_every: self.seek_every,
             files: self.files,
             vbr: self.vbr,
@@ -221,13 +213,4 @@ fn parse_bytes(s: &str) -> Result<Bytes, String> {
 
 fn parse_percent(s: &str) -> Result<f64, String> {
     s.trim_end_matches('%').parse::<f64>().map_err(|_| format!("'{s}' is not a percentage"))
-}
-
-fn parse_engine(s: &str) -> Result<EngineChoice, String> {
-    match s {
-        "io_uring" | "uring" => Ok(EngineChoice::IoUring),
-        "sync" => Ok(EngineChoice::Sync),
-        "null" => Ok(EngineChoice::Null),
-        _ => Err(format!("'{s}' is not an engine for streams: io_uring, sync or null")),
-    }
 }

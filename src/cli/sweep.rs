@@ -34,21 +34,8 @@ pub struct SweepArgs {
     /// twice as long) would run past it, and says so.
     #[arg(long, value_parser = crate::cli::parse_positive_duration, value_name = "TIME")]
     pub budget: Option<std::time::Duration>,
-    /// Write the result as JSON (rewritten after every phase). `-`: standard output.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write the self-contained HTML report to FILE at the end: the table and the curves, the cliff and the
-    /// effective RAM marked. `-`: standard output.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
-    /// No progress and no summary.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Print the expanded plan and do nothing.
-    #[arg(long)]
-    pub dry_run: bool,
     #[command(flatten)]
-    pub history: crate::cli::HistoryOptions,
+    pub output: crate::cli::OutputArgs,
 }
 
 /// Which I/O modes the sweep runs.

@@ -45,8 +45,9 @@ pub struct WorkloadFlags {
     /// io_uring: pass requests to the kernel in groups of N (default 1: each at once, like fio).
     #[arg(long, value_name = "N", help_heading = "Concurrency")]
     pub iodepth_batch: Option<u32>,
-    /// I/O engine: io_uring (default where available) or sync.
-    #[arg(long, value_parser = parse_value::<EngineChoice>, help_heading = "Concurrency")]
+    /// I/O engine: io_uring (or uring; the default where available), sync (or psync: one I/O in flight per
+    /// worker) or null (reads and writes nothing: streamcap's own cost).
+    #[arg(long, value_parser = super::parse_engine, help_heading = "Concurrency")]
     pub engine: Option<EngineChoice>,
 
     /// Measured time per phase.

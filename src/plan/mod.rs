@@ -40,7 +40,8 @@ use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes, WorkloadConfig};
 
 pub use crate::spec::{
-    CmdPrio, ExitWhat, FileIo, FileOp, FioJobInfo, FlowSpec, FormatMode, LatencyTarget, PrioShare, StopAfter,
+    CmdPrio, ExitWhat, FileIo, FileOp, FioJobInfo, FlowSpec, FormatMode, JournalMode, LatencyTarget, PrioShare,
+    StopAfter,
 };
 pub use build::{RunOptions, build_plan};
 pub use data::{DataShape, GlobalSet};

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather};
 use super::observer::ResultRecorder;
-use super::output::{print_display_quietly, print_quietly, result_skeleton};
+use super::output::{Ending, end_command, ended, print_display_quietly, print_written, result_skeleton};
 use crate::cli::{CacheArgs, Load};
 use crate::plan::{RunOptions, TargetFacts, build_plan};
 use crate::report::write_cache_summary;
@@ -25,19 +25,19 @@ use crate::units::{Bytes, format_duration};
 use profile::{MIN_REGION, Settings};
 
 pub fn run(args: CacheArgs) -> Result<ExitCode> {
-    if !args.dry_run {
-        super::stale::clear(&[args.target.as_path()], args.quiet);
+    if !args.output.dry_run {
+        super::stale::clear(&[args.target.as_path()], args.output.quiet);
     }
     let gathered = gather(&args.target, false)?;
     let (settings, load) = settings(&args, &gathered)?;
     let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&profile::cache_job(&settings), &gathered.facts, &options).context("cannot plan the run")?;
-    if args.dry_run {
+    if args.output.dry_run {
         print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let progress = ProgressLine::new(!args.quiet);
+    let progress = ProgressLine::new(!args.output.quiet);
     progress.println(&format!(
         "streamcap cache of {}: {} phases, about {} plus filling and warming",
         gathered.canonical.display(),
@@ -50,11 +50,10 @@ pub fn run(args: CacheArgs) -> Result<ExitCode> {
     let mut skeleton = result_skeleton(&plan, &gathered);
     skeleton.config = serde_json::json!({ "command": "cache", "plan": skeleton.config });
     skeleton.cache = Some(empty_summary(&args, &settings, load));
-    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
+    let mut recorder = ResultRecorder::new(&plan, skeleton, args.output.json.clone(), None, progress);
     let planned = plan.phases.len();
     recorder.on_save = Some(Box::new(move |result| summary::summarize(result, planned)));
     let outcome = execute(&plan, &interrupt, false, &mut recorder);
-    recorder.progress.clear();
     finish(recorder, outcome, &args)
 }
 
@@ -86,8 +85,7 @@ fn settings(args: &CacheArgs, gathered: &Gathered) -> Result<(Settings, Load)> {
              (give a larger --size, a larger file, or free some space)"
         );
     }
-    let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
-    super::outputs::check(&outputs, &[args.target.as_path()], Some(&args.history))?;
+    super::outputs::check(&args.output.files(), &[args.target.as_path()], Some(&args.output.history))?;
     let timing = (args.runtime, args.bs);
     let settings = Settings::new(region, gathered.host.usable_ram(), timing, load.to_phase_spec(), directory);
     Ok((settings, load))
@@ -115,34 +113,25 @@ fn finish(
     outcome: Result<crate::run::RunOutcome, RunError>,
     args: &CacheArgs,
 ) -> Result<ExitCode> {
-    let outcome = match outcome {
+    let outcome = match ended(&mut recorder, outcome) {
         Ok(outcome) => outcome,
-        Err(error) => {
-            // A set-up failure before any phase started leaves no result file behind.
-            recorder.failed();
-            if let RunError::DirectUnsupported { path } = &error {
-                bail!(
-                    "{} does not accept direct I/O (O_DIRECT), so streamcap cannot read past the page cache there \
-                     and cannot tell a cache from the media; run `streamcap sweep` for buffered figures",
-                    path.display()
-                );
-            }
-            return Err(error.into());
+        Err(RunError::DirectUnsupported { path }) => bail!(
+            "{} does not accept direct I/O (O_DIRECT), so streamcap cannot read past the page cache there and \
+             cannot tell a cache from the media; run `streamcap sweep` for buffered figures",
+            path.display()
+        ),
+        Err(error) => return Err(error.into()),
+    };
+    let ending = Ending {
+        interrupted: outcome.interrupted,
+        html: args.output.html.as_deref(),
+        history: &args.output.history,
+        cleanup_error: outcome.cleanup_error.as_deref(),
+    };
+    let print = |result: &crate::results::RunResult| {
+        if let Some(cache) = result.cache.as_ref().filter(|_| !args.output.quiet) {
+            print_written(|out| write_cache_summary(out, result, cache));
         }
     };
-    recorder.conclude(outcome.interrupted);
-    let result = &recorder.result;
-    super::report::html_after_run(result, args.html.as_deref());
-    super::history::record(result, &args.history);
-    if !args.quiet
-        && let Some(cache) = &result.cache
-    {
-        let mut text = Vec::new();
-        write_cache_summary(&mut text, result, cache).expect("writing to a Vec cannot fail");
-        print_quietly(&String::from_utf8_lossy(&text));
-    }
-    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
-        return Ok(code);
-    }
-    Ok(super::output::exit_code(result))
+    Ok(end_command(&mut recorder, ending, print, super::output::exit_code))
 }

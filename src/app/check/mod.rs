@@ -22,7 +22,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather};
 use super::observer::{HeaderHook, ResultRecorder};
-use super::output::{print_quietly, result_skeleton};
+use super::output::{Ending, end_command, ended, print_quietly, print_written, result_skeleton};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::plan::{PhaseKind, PhasePlan, Plan, RunOptions, TargetFacts, build_plan};
 use crate::results::{CheckSummary, RunResult, RunStatus};
@@ -47,14 +47,14 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     }
     let started = Instant::now();
     let prepared = prepare(&args, &Share::default())?;
-    if args.dry_run {
-        print_quietly(&prepared.plan.to_string());
+    if args.output.dry_run {
+        let forecast = prepared.settings.forecast_parts().words();
+        print_quietly(&format!("{}\nthe {} check takes {forecast}\n", prepared.plan, prepared.profile.name()));
         return Ok(ExitCode::SUCCESS);
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let mut recorder = prepared.recorder(&args, prepared.skeleton(), started);
     let outcome = execute(&prepared.plan, &interrupt, false, &mut recorder);
-    recorder.progress.clear();
     finish(recorder, outcome, &args)
 }
 
@@ -89,8 +89,8 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
         Some(given) => Some(own_library(args, &dir, given)?),
         None => None,
     };
-    if !args.dry_run {
-        super::stale::clear(&[dir.as_path()], args.quiet);
+    if !args.output.dry_run {
+        super::stale::clear(&[dir.as_path()], args.output.quiet);
     }
     let mut gathered = gather(&dir, true)?;
     let data_set = data_set_of(args, &dir, &gathered, &settings, share)?;
@@ -127,7 +127,9 @@ fn own_library(
 ) -> Result<(PathBuf, Vec<(PathBuf, u64)>)> {
     let (canonical, files) = super::library::open_library(given)?;
     super::library::refuse_inside(dir, &canonical, "the scratch directory (DIR, where .streamcap is made)")?;
-    for (what, path) in [("--json", args.json.clone()), ("the HTML report", super::report::check_html_path(args))] {
+    for (what, path) in
+        [("--json", args.output.json.clone()), ("the HTML report", super::report::check_html_path(args))]
+    {
         if let Some(path) = path {
             super::library::refuse_inside(&path, &canonical, what)?;
         }
@@ -173,7 +175,7 @@ impl Prepared {
     /// The recorder that prints the check's progress and sections and keeps its summary, starting from
     /// `skeleton`; says what the check is about to do.
     pub fn recorder(&self, args: &CheckArgs, skeleton: RunResult, started: Instant) -> ResultRecorder<'_> {
-        let progress = ProgressLine::new(!args.quiet);
+        let progress = ProgressLine::new(!args.output.quiet);
         let library = self.library.as_ref().map_or_else(String::new, |l| {
             format!("; the viewers read your library {} (read-only: nothing is written there)", l.display())
         });
@@ -187,7 +189,7 @@ impl Prepared {
         for notice in &self.plan.notices {
             progress.notice(&format!("note: {notice}"));
         }
-        let mut recorder = ResultRecorder::new(&self.plan, skeleton, args.json.clone(), None, progress);
+        let mut recorder = ResultRecorder::new(&self.plan, skeleton, args.output.json.clone(), None, progress);
         let files = u64::from(self.settings.dirs) * self.settings.files_per_dir;
         recorder.on_save = Some(Box::new(move |result: &mut RunResult| summarize(result, files, started)));
         recorder.header = Some(headers(&self.plan, self.settings, started));
@@ -235,8 +237,8 @@ fn data_set_of(
 /// (nothing is created yet).
 pub fn check_outputs(args: &CheckArgs) -> Result<()> {
     let html = super::report::check_html_path(args);
-    let outputs = [("--json", args.json.as_deref()), ("--html", html.as_deref())];
-    super::outputs::check(&outputs, &[], Some(&args.history))
+    let [json, _] = args.output.files();
+    super::outputs::check(&[json, ("--html", html.as_deref())], &[], Some(&args.output.history))
 }
 
 /// The result before any phase ran: the check's config and an empty summary.
@@ -267,28 +269,21 @@ pub fn finish(
     outcome: Result<crate::run::RunOutcome, crate::run::RunError>,
     args: &CheckArgs,
 ) -> Result<ExitCode> {
-    let outcome = match outcome {
-        Ok(outcome) => outcome,
-        Err(error) => {
-            recorder.failed();
-            return Err(error.into());
+    let outcome = ended(&mut recorder, outcome)?;
+    let html = super::report::check_html_path(args);
+    let ending = Ending {
+        interrupted: outcome.interrupted,
+        html: html.as_deref(),
+        history: &args.output.history,
+        cleanup_error: outcome.cleanup_error.as_deref(),
+    };
+    let print = |result: &RunResult| {
+        // Markdown was asked for by name, so --quiet does not hide it (as fio's JSON on `run`).
+        if !args.output.quiet || args.format == CheckFormat::Markdown {
+            print_written(|out| crate::report::Format::from(args.format).renderer().render(result, out));
         }
     };
-    recorder.conclude(outcome.interrupted);
-    let result = &recorder.result;
-    super::report::html_after_run(result, super::report::check_html_path(args).as_deref());
-    super::history::record(result, &args.history);
-    // Markdown was asked for by name, so --quiet does not hide it (as fio's JSON on `run`).
-    if !args.quiet || args.format == CheckFormat::Markdown {
-        let mut text = Vec::new();
-        let renderer = crate::report::Format::from(args.format).renderer();
-        renderer.render(result, &mut text).expect("writing to a Vec cannot fail");
-        print_quietly(&String::from_utf8_lossy(&text));
-    }
-    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
-        return Ok(code);
-    }
-    Ok(super::output::exit_code(result))
+    Ok(end_command(&mut recorder, ending, print, super::output::exit_code))
 }
 
 /// The check summary, from the phases run so far (and the stream phase under way).

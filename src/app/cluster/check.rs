@@ -30,7 +30,7 @@ pub(super) fn check_joined(session: &Session, args: &CheckArgs) -> Result<ExitCo
     let plan = &prepared.plan;
     session.agree_shape(plan)?;
     session.agree_space(&prepared.gathered.canonical, free_in(&prepared.gathered.facts.target), plan)?;
-    if args.dry_run {
+    if args.output.dry_run {
         if session.is_root() {
             print_quietly(&plan.to_string());
         }
@@ -50,10 +50,7 @@ pub(super) fn check_joined(session: &Session, args: &CheckArgs) -> Result<ExitCo
     // A failure of the run is agreed by every rank (run::cluster), so every rank returns here alike.
     let cleanup = outcome.as_ref().ok().and_then(|o| o.cleanup_error.clone());
     let code = match observer.into_main() {
-        Some(main) => {
-            main.progress.clear();
-            finish(main, outcome, args)?
-        }
+        Some(main) => finish(main, outcome, args)?,
         None => outcome.map(|_| ExitCode::SUCCESS)?,
     };
     let cleanup = cleanup.filter(|_| !session.is_root());

@@ -41,7 +41,7 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
     session.agree_shape(&plan)?;
     session.agree(2, ranks_exist(&plan, session.cluster.size()))?;
     session.agree_space(&gathered.canonical, super::space::free_in(&gathered.facts.target), &plan)?;
-    if args.dry_run {
+    if args.output.dry_run {
         if session.is_root() {
             print_quietly(&plan.to_string());
         }
@@ -58,14 +58,14 @@ pub(super) fn run_joined(session: &Session, args: &RunArgs) -> Result<ExitCode> 
     let main = session.is_root().then(|| {
         // Created with its first row: a set-up failure leaves no empty file behind.
         let csv = args.csv.as_deref().map(CsvSink::new);
-        let progress = ProgressLine::new(!args.quiet);
+        let progress = ProgressLine::new(!args.output.quiet);
         for notice in &plan.notices {
             progress.notice(&format!("note: {notice}"));
         }
         let mut result = skeleton;
         result.cluster = Some(hosts);
-        let mut recorder = ResultRecorder::new(&plan, result, args.json.clone(), csv, progress);
-        recorder.vdbench_lines &= !args.quiet;
+        let mut recorder = ResultRecorder::new(&plan, result, args.output.json.clone(), csv, progress);
+        recorder.vdbench_lines &= !args.output.quiet;
         recorder
     });
     let mut observer = ClusterObserver::new(session, gathered.host.clone(), local, main);

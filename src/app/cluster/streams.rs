@@ -28,7 +28,7 @@ pub(super) fn streams_joined(session: &Session, args: &StreamsArgs) -> Result<Ex
     let (site, plan) = session.agree(0, plan_streams(args))?;
     session.agree_shape(&plan)?;
     session.agree_space(args.target(), site.free(), &plan)?;
-    if args.dry_run {
+    if args.output.dry_run {
         if session.is_root() {
             print_quietly(&plan.to_string());
         }
@@ -40,13 +40,13 @@ pub(super) fn streams_joined(session: &Session, args: &StreamsArgs) -> Result<Ex
     let hosts = session.hosts(&site.host, &skeleton.target);
     let local = ResultRecorder::new(&plan, skeleton.clone(), None, None, ProgressLine::silent());
     let main = session.is_root().then(|| {
-        let progress = ProgressLine::new(!args.quiet);
+        let progress = ProgressLine::new(!args.output.quiet);
         for notice in &skeleton.notices {
             progress.notice(&format!("note: {notice}"));
         }
         let mut result = skeleton;
         result.cluster = Some(hosts);
-        ResultRecorder::new(&plan, result, args.json.clone(), None, progress)
+        ResultRecorder::new(&plan, result, args.output.json.clone(), None, progress)
     });
     let mut observer = ClusterObserver::new(session, site.host.clone(), local, main);
     let outcome = execute_in_cluster(&plan, &interrupt, args.keep, Some(&session.cluster), &mut observer);

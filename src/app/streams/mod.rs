@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use super::facts::{Gathered, gather, gather_untouched};
 use super::library::{open_library, refuse_inside};
 use super::observer::{ResultRecorder, on_loopback};
-use super::output::{print_display_quietly, print_quietly, result_skeleton};
+use super::output::{Ending, end_command, ended, print_display_quietly, print_written, result_skeleton};
 use crate::cli::StreamsArgs;
 use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
 use crate::report::write_streams_summary;
@@ -31,34 +31,27 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         return super::cluster::run_ranks(super::cluster::RankCommand::Streams(&args), launcher);
     }
     let (site, plan) = plan_streams(&args)?;
-    if args.dry_run {
+    if args.output.dry_run {
         print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     check_outputs(&args)?;
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let progress = ProgressLine::new(!args.quiet);
+    let progress = ProgressLine::new(!args.output.quiet);
     let mut skeleton = site.skeleton(&plan);
     skeleton.notices.extend(site.remote_notice());
     for notice in &skeleton.notices {
         progress.notice(&format!("note: {notice}"));
     }
-    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
+    let mut recorder = ResultRecorder::new(&plan, skeleton, args.output.json.clone(), None, progress);
     let outcome = execute(&plan, &interrupt, args.keep, &mut recorder);
-    recorder.progress.clear();
-    let outcome = match outcome {
-        Ok(outcome) => outcome,
-        Err(error) => {
-            recorder.failed();
-            return Err(error.into());
-        }
-    };
+    let outcome = ended(&mut recorder, outcome)?;
     Ok(conclude(&mut recorder, &outcome, &args, &plan))
 }
 
 /// With the user's library: no output file may land inside it.
 fn refuse_outputs_inside(args: &StreamsArgs, library: &Path) -> Result<()> {
-    for (what, path) in [("--json", &args.json), ("--html", &args.html)] {
+    for (what, path) in args.output.files() {
         if let Some(path) = path {
             refuse_inside(path, library, what)?;
         }
@@ -69,9 +62,8 @@ fn refuse_outputs_inside(args: &StreamsArgs, library: &Path) -> Result<()> {
 /// The output files (and the history database) can be written, and none is the target or its media (nothing
 /// is created yet).
 pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
-    let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
     let inputs: Vec<&std::path::Path> = std::iter::once(args.target()).chain(args.library.as_deref()).collect();
-    super::outputs::check(&outputs, &inputs, Some(&args.history))
+    super::outputs::check(&args.output.files(), &inputs, Some(&args.output.history))
 }
 
 /// Flags → one stream phase → the site's facts → the plan (nothing created yet; stale work of earlier runs
@@ -96,8 +88,8 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
     };
     let touches_library =
         library.as_ref().is_some_and(|(lib, _)| std::fs::canonicalize(target).is_ok_and(|t| t.starts_with(lib)));
-    if !args.dry_run && target.is_dir() && !touches_library {
-        super::stale::clear(&[target], args.quiet);
+    if !args.output.dry_run && target.is_dir() && !touches_library {
+        super::stale::clear(&[target], args.output.quiet);
     }
     let site = site(target, touches_library, args.served_from.as_deref())?;
     let mut facts = site.facts.clone();
@@ -116,34 +108,34 @@ pub(super) fn conclude(
     plan: &Plan,
 ) -> ExitCode {
     // The status follows the phases: a step whose workers could not run (ENOMEM, threads) fails its phase.
-    recorder.conclude(outcome.interrupted);
-    let result = &recorder.result;
-    super::report::html_after_run(result, args.html.as_deref());
-    super::history::record(result, &args.history);
-    if !args.quiet
-        && let Some(streams) = &result.streams
-    {
-        let mut text = Vec::new();
-        write_streams_summary(&mut text, result, streams).expect("writing to a Vec cannot fail");
-        print_quietly(&String::from_utf8_lossy(&text));
-    }
-    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
-        return code;
-    }
-    if outcome.interrupted {
-        return ExitCode::from(INTERRUPTED_EXIT as u8);
-    }
-    let count = plan.phases.iter().find_map(|p| p.streams.as_ref()).map(|s| s.count);
-    let fixed = match count {
-        Some(StreamCount::Fixed(n)) => Some(n),
-        _ => None,
+    let ending = Ending {
+        interrupted: outcome.interrupted,
+        html: args.output.html.as_deref(),
+        history: &args.output.history,
+        cleanup_error: outcome.cleanup_error.as_deref(),
     };
-    let (code, why) = exit_code(&recorder.result, args.expect, fixed);
-    if let Some(why) = why {
-        // Said even with --quiet: an exit code of 1 or 2 without its reason leaves a script guessing.
-        super::output::say(&why);
-    }
-    ExitCode::from(code)
+    let print = |result: &RunResult| {
+        if let Some(streams) = result.streams.as_ref().filter(|_| !args.output.quiet) {
+            print_written(|out| write_streams_summary(out, result, streams));
+        }
+    };
+    let exit = |result: &RunResult| {
+        if outcome.interrupted {
+            return ExitCode::from(INTERRUPTED_EXIT as u8);
+        }
+        let count = plan.phases.iter().find_map(|p| p.streams.as_ref()).map(|s| s.count);
+        let fixed = match count {
+            Some(StreamCount::Fixed(n)) => Some(n),
+            _ => None,
+        };
+        let (code, why) = exit_code(result, args.expect, fixed);
+        if let Some(why) = why {
+            // Said even with --quiet: an exit code of 1 or 2 without its reason leaves a script guessing.
+            super::output::say(&why);
+        }
+        ExitCode::from(code)
+    };
+    end_command(recorder, ending, print, exit)
 }
 
 /// 2 when a phase failed (its workers could not run), 1 when a stated target was missed or an I/O failed, 0

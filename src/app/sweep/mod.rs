@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail};
 
 use super::facts::{Gathered, gather};
 use super::observer::ResultRecorder;
-use super::output::{print_display_quietly, print_quietly, result_skeleton};
+use super::output::{Ending, end_command, ended, print_display_quietly, print_written, result_skeleton};
 use crate::cli::SweepArgs;
 use crate::plan::{Plan, RunOptions, TargetFacts, build_plan};
 use crate::report::write_sweep_summary;
@@ -35,28 +35,27 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
     if let Some(limit) = args.memory {
         let records = args.records.as_deref().unwrap_or(&profile::RECORDS);
         memory::check_floor(limit, records.iter().copied().max().unwrap_or_default())?;
-        if !args.dry_run && !memory::join_if_child()? {
-            let tidy = memory::Child { dir: &args.dir, json: args.json.as_deref(), quiet: args.quiet };
+        if !args.output.dry_run && !memory::join_if_child()? {
+            let tidy = memory::Child { dir: &args.dir, json: args.output.json.as_deref(), quiet: args.output.quiet };
             return memory::supervise(limit, &tidy);
         }
     }
-    if !args.dry_run {
-        super::stale::clear(&[args.dir.as_path()], args.quiet);
+    if !args.output.dry_run {
+        super::stale::clear(&[args.dir.as_path()], args.output.quiet);
     }
-    let outputs = [("--json", args.json.as_deref()), ("--html", args.html.as_deref())];
-    super::outputs::check(&outputs, &[args.dir.as_path()], Some(&args.history))?;
+    super::outputs::check(&args.output.files(), &[args.dir.as_path()], Some(&args.output.history))?;
     let gathered = gather(&args.dir, true)?;
     let (settings, bound) = settings(&args, &gathered)?;
     let keys = settings.keys();
     let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan =
         build_plan(&profile::sweep_job(&settings), &gathered.facts, &options).context("cannot plan the sweep")?;
-    if args.dry_run {
+    if args.output.dry_run {
         print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
-    let progress = ProgressLine::new(!args.quiet);
+    let progress = ProgressLine::new(!args.output.quiet);
     progress.println(&format!(
         "streamcap sweep of {}: {} sizes from {} to {}, {} phases; the files take {} at the end",
         gathered.canonical.display(),
@@ -70,7 +69,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         progress.println(&format!("note: {notice}"));
     }
     let skeleton = skeleton(&plan, &gathered, &settings, (&args, bound));
-    let mut recorder = ResultRecorder::new(&plan, skeleton, args.json.clone(), None, progress);
+    let mut recorder = ResultRecorder::new(&plan, skeleton, args.output.json.clone(), None, progress);
     let mut budget = budget::Budget::new(args.budget.unwrap_or(profile::BUDGET), interrupt.flag());
     recorder.on_save = Some(Box::new(move |result| {
         summary::summarize(result, &keys);
@@ -82,7 +81,6 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         }
     }));
     let outcome = execute(&plan, &interrupt, false, &mut recorder);
-    recorder.progress.clear();
     finish(recorder, outcome, &args)
 }
 
@@ -156,29 +154,19 @@ fn finish(
     outcome: Result<RunOutcome, RunError>,
     args: &SweepArgs,
 ) -> Result<ExitCode> {
-    let outcome = match outcome {
-        Ok(outcome) => outcome,
-        Err(error) => {
-            // A set-up failure before any phase started leaves no result file behind.
-            recorder.failed();
-            return Err(error.into());
-        }
-    };
+    let outcome = ended(&mut recorder, outcome)?;
     // The budget stops the run between sizes through the interrupt flag; that is the sweep's end, not Ctrl-C's.
     let by_budget = recorder.result.sweep.as_ref().is_some_and(|s| s.budget_stopped);
-    recorder.conclude(outcome.interrupted && !by_budget);
-    let result = &recorder.result;
-    super::report::html_after_run(result, args.html.as_deref());
-    super::history::record(result, &args.history);
-    if !args.quiet
-        && let Some(sweep) = &result.sweep
-    {
-        let mut text = Vec::new();
-        write_sweep_summary(&mut text, result, sweep).expect("writing to a Vec cannot fail");
-        print_quietly(&String::from_utf8_lossy(&text));
-    }
-    if let Some(code) = recorder.report_problems(outcome.cleanup_error.as_deref()) {
-        return Ok(code);
-    }
-    Ok(super::output::exit_code(result))
+    let ending = Ending {
+        interrupted: outcome.interrupted && !by_budget,
+        html: args.output.html.as_deref(),
+        history: &args.output.history,
+        cleanup_error: outcome.cleanup_error.as_deref(),
+    };
+    let print = |result: &RunResult| {
+        if let Some(sweep) = result.sweep.as_ref().filter(|_| !args.output.quiet) {
+            print_written(|out| write_sweep_summary(out, result, sweep));
+        }
+    };
+    Ok(end_command(&mut recorder, ending, print, super::output::exit_code))
 }
