@@ -1,4 +1,6 @@
-//! The start-up bound: what the check's quality target asks beyond a steady rate. A step starts all its viewers
+//! The start-up bound: what the check's quality target asks beyond a steady rate, where a step starts all its
+//! viewers at once (the stampede steps the full matrix in docs/validation.md measured; since the `audience`
+//! merge viewers arrive over a window, and this bound is not applied). A step starting all its viewers
 //! at once, each must have `prebuffer` of media in before it plays, and every one must play within
 //! `max_startup` (the check: 2 s of prebuffer, 2 s to start). The prebuffer is whole chunks: P = ⌈prebuffer ×
 //! B ÷ 8 ÷ chunk⌉ × chunk bytes (1 MiB chunks: 1080p 2 chunks = 2.10 MB, 2160p HEVC 6 = 6.29 MB, 2160p remux 20
@@ -28,8 +30,14 @@ pub struct StartUp {
 
 impl StartUp {
     /// From a stream phase of the result (`phases[i]`), for a format of `bitrate` bit/s.
+    /// `None` where the viewers arrived over a window (`arrival_s`, the audience model since issue 24's
+    /// `audience` merge): they do not all prebuffer at once, and the steady bound alone applies.
     pub fn of(phase: &Value, bitrate: f64) -> Option<StartUp> {
         let streams = &phase["streams"];
+        let steps = streams["steps"].as_array()?;
+        if steps.iter().any(|s| s["arrival_s"].as_f64().is_some_and(|a| a > 0.0)) {
+            return None;
+        }
         let chunk = streams["chunk_bytes"].as_f64()?;
         let prebuffer_s = streams["prebuffer_s"].as_f64()?;
         let chunks = (prebuffer_s * bitrate / 8.0 / chunk).ceil();
