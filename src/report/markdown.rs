@@ -28,7 +28,7 @@ impl Renderer for Markdown {
         } else if let Some(streams) = &result.streams {
             streams_table(out, streams)?;
         } else {
-            phase_table(out, &result.phases)?;
+            super::phases::phase_rows(&result.phases, true).only(&super::phases::MARKDOWN_COLUMNS).markdown(out)?;
             for line in super::latency_target::lines(&result.phases) {
                 writeln!(out, "\n{line}")?;
             }
@@ -102,62 +102,6 @@ fn heading(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         writeln!(out, "- limit: {}", cell(&line))?;
     }
     writeln!(out)
-}
-
-fn op_row(label: String, name: &str, op: &OpResult) -> Vec<String> {
-    let lat = |p: f64| op.latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64));
-    vec![
-        label,
-        if op.errors > 0 { format!("{name} ({} err)", op.errors) } else { name.to_string() },
-        format_rate(op.iops),
-        format_mbps(op.mbps),
-        lat(50.0),
-        lat(99.0),
-        lat(99.9),
-        format_latency_ns(op.latency.max_ns as f64),
-    ]
-}
-
-pub(super) fn phase_label(phase: &PhaseResult) -> String {
-    let mut label = phase.name.clone();
-    match phase.status {
-        RunStatus::Interrupted => label.push_str(" (interrupted)"),
-        RunStatus::IoError => label.push_str(" (stopped: I/O error)"),
-        RunStatus::Failed => label.push_str(" (failed)"),
-        RunStatus::Running | RunStatus::Completed => {}
-    }
-    if phase.cache_affected {
-        label.push_str(" [cache]");
-    }
-    label
-}
-
-fn phase_table(out: &mut dyn Write, phases: &[PhaseResult]) -> io::Result<()> {
-    let mut rows = Vec::new();
-    for phase in phases {
-        let before = rows.len();
-        for (name, op) in [("read", &phase.read), ("write", &phase.write), ("sync", &phase.sync)] {
-            if let Some(op) = op {
-                let label = if rows.len() == before { phase_label(phase) } else { String::new() };
-                rows.push(op_row(label, name, op));
-            }
-        }
-        if let Some(files) = &phase.file_ops {
-            for op in files.ops.iter().filter(|o| o.op != "read" && o.op != "write") {
-                let label = if rows.len() == before { phase_label(phase) } else { String::new() };
-                let lat = |p: f64| op.latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64));
-                let max = format_latency_ns(op.latency.max_ns as f64);
-                let rate = format!("{}/s", format_rate(op.rate));
-                rows.push(vec![label, op.op.clone(), rate, "—".into(), lat(50.0), lat(99.0), lat(99.9), max]);
-            }
-        }
-        if rows.len() == before {
-            rows.push(vec![phase_label(phase), "—".into(), "no operations completed".into()]);
-            rows.last_mut().expect("just pushed").resize(8, String::new());
-        }
-    }
-    let header = ["phase", "op", "IOPS", "MB/s", "p50", "p99", "p99.9", "max"];
-    table(out, &header, &[false, false, true, true, true, true, true, true], &rows)
 }
 
 fn ms(ns: Option<u64>) -> String {

@@ -5,8 +5,7 @@
 use std::fmt::Write as _;
 
 use super::svg::esc;
-use crate::report::markdown::phase_label;
-use crate::results::{CheckSummary, OpResult, RunResult, RunStatus, StreamsResult};
+use crate::results::{CheckSummary, RunResult, RunStatus, StreamsResult};
 use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
 /// A table; `right` marks numeric columns.
@@ -28,87 +27,14 @@ pub fn table(header: &[&str], right: &[bool], rows: &[Vec<String>]) -> String {
     out
 }
 
-fn lat(op: &OpResult, p: f64) -> String {
-    op.latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64))
-}
-
+/// Every column of the phase table: the page has room for them all.
 pub fn phase_table(result: &RunResult) -> String {
-    let mut rows = Vec::new();
-    for phase in &result.phases {
-        let before = rows.len();
-        for (name, op) in [("read", &phase.read), ("write", &phase.write), ("sync", &phase.sync)] {
-            let Some(op) = op else { continue };
-            let first = rows.len() == before;
-            rows.push(vec![
-                if first { phase_label(phase) } else { String::new() },
-                if op.errors > 0 { format!("{name} ({} err)", op.errors) } else { name.into() },
-                format_rate(op.iops),
-                format_mbps(op.mbps),
-                format_latency_ns(op.latency.mean_ns),
-                lat(op, 50.0),
-                lat(op, 99.0),
-                lat(op, 99.9),
-                format_latency_ns(op.latency.max_ns as f64),
-                if first {
-                    format!("{} · QD {} × {} · {}", phase.bs, phase.iodepth, phase.jobs, phase.rw)
-                } else {
-                    String::new()
-                },
-                if first { (if phase.direct { "direct" } else { "buffered" }).into() } else { String::new() },
-            ]);
-        }
-        if let Some(files) = &phase.file_ops {
-            for op in files.ops.iter().filter(|o| o.op != "read" && o.op != "write") {
-                let p = |q: f64| op.latency.at(q).map_or("—".into(), |ns| format_latency_ns(ns as f64));
-                let label = if rows.len() == before { phase_label(phase) } else { String::new() };
-                let max = format_latency_ns(op.latency.max_ns as f64);
-                let mean = format_latency_ns(op.latency.mean_ns);
-                let rate = format!("{}/s", format_rate(op.rate));
-                rows.push(vec![
-                    label,
-                    op.op.clone(),
-                    rate,
-                    "—".into(),
-                    mean,
-                    p(50.0),
-                    p(99.0),
-                    p(99.9),
-                    max,
-                    String::new(),
-                    String::new(),
-                ]);
-            }
-        }
-        if rows.len() == before {
-            let mut row = vec![phase_label(phase), "—".into(), "no operations completed".into()];
-            row.resize(11, String::new());
-            rows.push(row);
-        }
-    }
-    let header = ["phase", "op", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "workload", "I/O"];
-    table(&header, &[false, false, true, true, true, true, true, true, true, false, false], &rows)
+    crate::report::phases::phase_rows(&result.phases, true).html()
 }
 
+/// What each device beneath the target did during each phase.
 pub fn device_table(result: &RunResult) -> Option<String> {
-    let mut rows = Vec::new();
-    for phase in &result.phases {
-        for (i, d) in phase.devices.iter().enumerate() {
-            let a = &d.activity;
-            rows.push(vec![
-                if i == 0 { phase.name.clone() } else { String::new() },
-                a.name.clone(),
-                d.role.clone(),
-                format_mbps(a.read_mbps),
-                format_mbps(a.write_mbps),
-                format_rate(a.read_iops),
-                format_rate(a.write_iops),
-                format!("{:.0} %", a.busy_pct),
-                format!("{:.1}", a.avg_queue),
-            ]);
-        }
-    }
-    let header = ["phase", "device", "role", "read MB/s", "write MB/s", "reads/s", "writes/s", "busy", "queue"];
-    (!rows.is_empty()).then(|| table(&header, &[false, false, false, true, true, true, true, true, true], &rows))
+    crate::report::phases::device_rows(&result.phases).map(|rows| rows.html())
 }
 
 pub fn steps_table(streams: &StreamsResult) -> String {
