@@ -76,7 +76,7 @@ pub(super) fn plateau_table(plateaus: &[Plateau]) -> Table {
     plateau_rows(plateaus).terminal(STYLE)
 }
 
-pub fn write_cache_summary(out: &mut dyn Write, result: &RunResult, cache: &CacheSummary) -> io::Result<()> {
+pub(super) fn write_cache_summary(out: &mut dyn Write, result: &RunResult, cache: &CacheSummary) -> io::Result<()> {
     let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
     writeln!(out, "streamcap {} · cache · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(out, "{}", settings_line(cache))?;

@@ -13,7 +13,7 @@ use super::terminal::{STYLE, write_warnings};
 use crate::results::{CheckSummary, FormatVerdict, PlateauKind, RunResult, throttle_words};
 use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
-pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> io::Result<()> {
+pub(super) fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> io::Result<()> {
     writeln!(
         out,
         "streamcap {} · check ({}, {:.0} s) · {}",

@@ -9,7 +9,7 @@ use crate::results::{CheckSummary, PlannerMember};
 use crate::units::{Bytes, format_mbps, format_rate};
 
 /// Writes the planner's line, if the check has one, after a blank line.
-pub fn write_planner_hint(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
+pub(super) fn write_planner_hint(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     match &check.planner_hint {
         Some(hint) => {
             writeln!(out)?;
@@ -39,7 +39,7 @@ fn member_rows(m: &PlannerMember) -> Vec<Vec<String>> {
 }
 
 /// The Markdown "Planner" section: the line, and the inferred member of a pool.
-pub fn write_markdown(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
+pub(super) fn write_markdown(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     let Some(hint) = &check.planner_hint else { return Ok(()) };
     writeln!(out, "### Planner")?;
     writeln!(out)?;

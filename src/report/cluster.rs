@@ -22,7 +22,7 @@ const CLIENT_HEADER: [&str; 9] =
     ["streams", "rank", "host", "viewers", "stalled", "errors", "issue lag p99", "late p99", "CPU"];
 const CLIENT_RIGHT: [bool; 9] = [false, false, false, true, true, true, true, true, true];
 
-pub fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
+pub(super) fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
     writeln!(out, "{}", hosts_line(cluster))?;
     if cluster.phases.is_empty() {
         return Ok(());
@@ -50,7 +50,7 @@ pub fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io
 
 /// Stream phases across clients: each step's viewers, stalls, issue lag, lateness and CPU per client, then the
 /// verdict of each search (how many clients, and whether a client rather than the storage was the limit).
-pub fn write_client_steps(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
+pub(super) fn write_client_steps(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
     if cluster.steps.is_empty() {
         return Ok(());
     }

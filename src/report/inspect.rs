@@ -11,7 +11,7 @@ use comfy_table::{CellAlignment, Table};
 use super::terminal::STYLE;
 use crate::results::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile, RunResult, throttle_words};
 
-pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+pub(super) fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let target = &result.target;
     writeln!(out, "streamcap {} · inspect · {}", result.tool.version, target.path)?;
     writeln!(out)?;

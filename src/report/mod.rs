@@ -36,23 +36,16 @@ use std::io::{self, Write};
 
 use crate::results::RunResult;
 
-pub use cache::write_cache_summary;
-pub use check::write_check_summary;
 pub use compare::Comparison;
 pub use csv::CsvSink;
-pub use fio_json::{FioJson, FioJsonPlus, fio_json, write_fio_json};
+pub use fio_json::{FioJson, FioJsonPlus, fio_json};
 pub use fio_logs::{LogPrefixes, fio_log_paths, write_fio_logs};
 pub use html::Html;
-pub use inspect::write_inspect;
 pub use markdown::Markdown;
-pub use planning::{PlanningStyle, write_planning};
-pub use streams::write_streams_summary;
+pub use planning::Ranked;
 pub use summary::Summary;
-pub use sweep::write_sweep_summary;
-pub use terminal::write_summary;
-pub use trial::write_trial;
+pub use terminal::RunSummary;
 pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
-pub use verify::write_verify_summary;
 
 /// One output format. `T` is what it renders: a `RunResult`, or a `Comparison` of several.
 pub trait Renderer<T: ?Sized = RunResult> {

@@ -19,7 +19,11 @@ fn busiest(step: &StreamsStep) -> String {
     busiest_own(&step.devices).map_or("-".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
 }
 
-pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
+pub(super) fn write_streams_summary(
+    out: &mut dyn Write,
+    result: &RunResult,
+    streams: &StreamsResult,
+) -> io::Result<()> {
     write_header(out, result, streams)?;
     writeln!(out, "{}", step_table(streams))?;
     let groups: Vec<_> =

@@ -14,7 +14,7 @@ use super::terminal::{STYLE, write_warnings};
 use crate::results::{RunResult, SweepPoint, SweepSummary};
 use crate::units::{Bytes, format_mbps};
 
-pub fn write_sweep_summary(out: &mut dyn Write, result: &RunResult, sweep: &SweepSummary) -> io::Result<()> {
+pub(super) fn write_sweep_summary(out: &mut dyn Write, result: &RunResult, sweep: &SweepSummary) -> io::Result<()> {
     let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
     writeln!(out, "streamcap {} · sweep · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(out, "{}", settings_line(sweep))?;

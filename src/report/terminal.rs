@@ -8,6 +8,8 @@ use std::io::{self, Write};
 
 use comfy_table::{LineStyle, TableStyle};
 
+use super::Renderer;
+
 use crate::results::Profile::Single;
 use crate::results::{RunResult, RunStatus};
 use crate::units::Bytes;
@@ -15,7 +17,17 @@ use crate::units::Bytes;
 /// A rule under the header and nothing else: the figures are the point, not the grid.
 pub(super) const STYLE: TableStyle = TableStyle::new().header_separator(LineStyle::none().fill('─').junction('─'));
 
-pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+/// The terminal summary of a run's phases (what `Summary` shows for a result that holds nothing else; `run`
+/// shows it even when a job's stream phase left a streams section).
+pub struct RunSummary;
+
+impl Renderer for RunSummary {
+    fn render(&self, result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
+        write_run(out, result)
+    }
+}
+
+fn write_run(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
     writeln!(out, "streamcap {} · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(
@@ -53,7 +65,7 @@ pub fn write_summary(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
     }
     if let Some(verify) = &result.verify {
         writeln!(out)?;
-        super::verify::write_verify_summary(out, verify)?;
+        super::verify::write_verify(out, verify)?;
     }
     write_warnings(out, result)
 }

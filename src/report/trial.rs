@@ -5,6 +5,7 @@ use std::io::{self, Write};
 
 use comfy_table::{CellAlignment, Table};
 
+use super::{Renderer, Summary};
 use crate::results::{TrialFigure, TrialResult};
 
 fn number(value: f64) -> String {
@@ -18,8 +19,14 @@ fn predicted(f: &TrialFigure) -> String {
     }
 }
 
-/// Writes the comparison table.
-pub fn write_trial(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> {
+/// The comparison table in the terminal.
+impl Renderer<TrialResult> for Summary {
+    fn render(&self, result: &TrialResult, out: &mut dyn Write) -> io::Result<()> {
+        write_trial(out, result)
+    }
+}
+
+fn write_trial(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> {
     let devices: Vec<&str> = result.devices.iter().map(|d| d.path.as_str()).collect();
     writeln!(
         out,
