@@ -134,28 +134,9 @@ pub fn host_facts(result: &RunResult) -> String {
         rows.push(vec!["limit".into(), line]);
     }
     let mut out = table(&["fact", "value"], &[false, false], &rows);
-    let devices: Vec<Vec<String>> = result
-        .target
-        .devices
-        .iter()
-        .map(|d| {
-            vec![
-                d.name.clone(),
-                d.role.clone(),
-                d.model.clone().unwrap_or_else(|| "unknown".into()),
-                d.size.to_string(),
-                if d.rotational { "rotational".into() } else { "non-rotational".into() },
-                d.scheduler.clone().unwrap_or_else(|| "none".into()),
-                format!("{} / {} B", d.logical_block_size, d.physical_block_size),
-            ]
-        })
-        .collect();
+    let devices = crate::report::inspect::device_fact_rows(&result.target);
     if !devices.is_empty() {
-        out.push_str(&table(
-            &["device", "role", "model", "size", "kind", "scheduler", "logical / physical block"],
-            &[],
-            &devices,
-        ));
+        out.push_str(&devices.html());
     }
     out
 }
