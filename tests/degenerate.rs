@@ -32,7 +32,7 @@ fn degenerate_values_are_refused_up_front_with_their_reason() {
         ("trial /dev/null --layouts mirror --size 0".into(), "expected a size above zero"),
         ("trial /dev/null --layouts mirror --runtime 0".into(), "expected a duration above zero"),
         // streams ran viewers whose starts spread over 1,000 days.
-        ("streams {dir} --bitrate 1080p --count 2 --ramp 1000d --dry-run".into(), "is not shorter than --duration"),
+        ("streams {dir} --bitrate 1080p --count 2 --ramp 1000d --dry-run".into(), "is longer than a day"),
         ("streams {dir} --bitrate 1080p --count 2 --buffer 1s --prebuffer 1s --dry-run".into(), "than one chunk"),
         ("streams {dir} --bitrate 1080p --count 2 --seek-every 0 --dry-run".into(), "--seek-every must be above zero"),
         ("streams {dir} --bitrate 1080p --count 2 --max-startup 0 --dry-run".into(), "--max-startup must be above"),

@@ -138,7 +138,8 @@ fn summary_and_markdown_of_a_streams_and_a_check_result() {
     assert!(summary.contains("answer: sustains 11 × 1080p"));
     let markdown = render_to_string(Format::Markdown.renderer(), &streams);
     check_snapshot("streams-v1.markdown.md", &markdown);
-    assert!(markdown.contains("| 12 | 0 |") && markdown.contains("**sustains 11 × 1080p"));
+    assert!(markdown.contains("| 12 | — | 0 | 0 |") && markdown.contains("**sustains 11 × 1080p"));
+    assert!(markdown.contains("| missed: 1 took over 2 s to start |"), "why a step missed, in words");
 
     let check = other_fixture("check-v1.json");
     let summary = render_to_string(Format::Summary.renderer(), &check);

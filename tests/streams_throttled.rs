@@ -10,16 +10,24 @@
 //! chunks of 256 KiB keep each chunk one throttled request (a 1 MiB direct read is split in two on a loop
 //! device: 128 segments at most). The search is capped (`--limit`) a little above the expected answer and
 //! stops at 10 % precision, so it takes about five short steps.
+//!
+//! A third test runs a count 30 % above the bandwidth bound as an audience and shows why a step is judged at
+//! steady state: the first viewers fill their buffers and then stall during playback, seconds after the old
+//! step (every start within 1 s, 3 s watched) would have ended.
 
 mod common;
 
 use common::{Cgroup, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json};
+use serde_json::Value;
 
 /// Stream bitrate: 3 Mbit/s in 256 KiB chunks is 1.43 chunks/s and 0.375 MB/s per viewer. The buffer is short
 /// (2 s, under three chunks) so that a count 10–15 % above the bound runs dry within a step: a long buffer
 /// hides the deficit of a short step, and the search then overshoots.
 const STREAM_ARGS: &str = "--bitrate 3Mbit --chunk 256k --duration 8s --ramp 1s --buffer 2s --prebuffer 1s \
      --media-length 60s --estimate-time 2s --precision 10 --quiet";
+
+/// Reads throttled to 16 MiB/s: 0.375 MB/s per viewer gives a bandwidth bound of about 44.7 streams.
+const BANDWIDTH: u64 = 16 << 20;
 
 /// Runs `streams --max` on a fresh ext4 loop device throttled by `file` = `value`; returns (capacity, bound).
 fn capacity_against_bound(test: &str, file: &str, value: u64, limit: u32, bound_key: &str) -> Option<(f64, f64)> {
@@ -73,7 +81,7 @@ fn max_finds_the_bandwidth_bound_of_a_throttled_disk() {
     let Some((found, bound)) = capacity_against_bound(
         "streams on a bandwidth-throttled disk",
         "read_bps_device",
-        16 << 20,
+        BANDWIDTH,
         56,
         "bandwidth_bound",
     ) else {
@@ -81,4 +89,53 @@ fn max_finds_the_bandwidth_bound_of_a_throttled_disk() {
     };
     assert!((30.0..=60.0).contains(&bound), "16 MiB/s put the bandwidth bound near 45: {bound:.1}");
     assert!((found - bound).abs() <= 0.15 * bound, "capacity {found} is within 15 % of the bandwidth bound {bound:.1}");
+}
+
+/// Regression guard of issue 24's "audiences, not stampedes": the old step (starts within 1 s, 3 s watched)
+/// ended before players had filled their buffers, so a stall after the first few seconds was never seen. 58
+/// viewers of 3 Mbit/s on a disk that carries about 44.7 arrive over 6 s; the first ones fill their buffers
+/// while the audience is small, then stall during playback once everyone is in, and the step fails for it.
+#[test]
+fn a_count_above_the_bandwidth_fails_by_playback_stalls_after_steady_state() {
+    let test = "an audience above the bandwidth of a throttled disk";
+    if !can_use_loop_devices(test) || !can_throttle(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let device = LoopDevice::new(&dir.path().join("disk.img"), 256 << 20);
+    device.mkfs_ext4();
+    let mount = Mount::new(device.device.to_str().unwrap(), &dir.path().join("mnt"), &[]);
+    let group = Cgroup::new("streamcap-audience");
+    group.limit(&device, "read_bps_device", BANDWIDTH);
+    let json = dir.path().join("count.json");
+    // Without --expect a count that misses the target still exits 0: the verdict is read from the result.
+    group.run_streamcap(&format!(
+        "streams {} --bitrate 3Mbit --chunk 256k --buffer 2s --prebuffer 1s --media-length 60s --count 58 \
+         --ramp 6s --steady-within 30s --duration 10s --quiet --json {}",
+        mount.point.display(),
+        json.display()
+    ));
+    let step = &read_json(&json)["streams"]["steps"][0];
+    let n = |key: &str| step[key].as_u64().unwrap();
+    eprintln!(
+        "{test}: stalled during playback {}, while starting {}, never started {}, slow {}, never steady {}; {}",
+        n("streams_stalled"),
+        n("streams_startup_stalled"),
+        n("streams_not_started"),
+        n("streams_slow_start"),
+        n("streams_not_steady"),
+        step["duration_s"]
+    );
+    assert!(!step["meets_target"].as_bool().unwrap());
+    assert!(n("streams_stalled") > 0, "playback stalls after steady state: {step}");
+    let streams = step["per_stream"].as_array().unwrap();
+    let stalled: Vec<&Value> = streams.iter().filter(|s| s["stalls"].as_u64().unwrap() > 0).collect();
+    for s in &stalled {
+        let (steady, first) = (s["steady_s"].as_f64().unwrap(), s["first_stall_s"].as_f64().unwrap());
+        assert!(first > steady, "a playback stall comes after the buffer was full: {s}");
+    }
+    // When each playback stall began, from the step's start: all after the old step's 4 s.
+    let first = stalled.iter().map(|s| s["arrived_s"].as_f64().unwrap() + s["first_stall_s"].as_f64().unwrap());
+    let first = first.fold(f64::INFINITY, f64::min);
+    assert!(first > 4.0, "the first playback stall at {first:.1} s, after the old 3 s step would have ended");
 }

@@ -12,7 +12,7 @@ use crate::units::Bytes;
     "Write the HTML report to FILE (default: beside the JSON as NAME.html, or streamcap-check-HOST-TIME.html in \
      the current directory). `-`: standard output")))]
 #[command(after_help = "Examples:\n  \
-    streamcap check                         the storage under the current directory, about three minutes\n  \
+    streamcap check                         the storage under the current directory, about four minutes\n  \
     streamcap check /srv/media --quick      about a minute\n  \
     streamcap check /srv/media --thorough --json check.json\n  \
     streamcap check /srv/media --quick --format markdown   tables to paste into a forum post\n  \
@@ -35,11 +35,12 @@ pub struct CheckArgs {
     /// 32G with --thorough; at most half the free space beside the data set).
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes, conflicts_with = "library")]
     pub library_size: Option<Bytes>,
-    /// About a minute: a smaller data set, shorter phases, a coarser capacity search, each edge run twice.
+    /// About a minute: a smaller data set, shorter phases, a coarser capacity search, each edge run once (no
+    /// range); its steps are judged once every player is steady, as the default's.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
-    /// About 20 minutes: a larger data set, longer phases, 30 s per stream step, a search to 3 % and each edge
-    /// run three times.
+    /// About 15 minutes: a larger data set, longer phases, stream steps of 25–45 s (15 s judged after every
+    /// player is steady), a search to 3 % and each edge run three times.
     #[arg(long)]
     pub thorough: bool,
     #[command(flatten)]

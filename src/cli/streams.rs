@@ -41,7 +41,7 @@ pub struct StreamsArgs {
     #[arg(long, value_name = "N")]
     pub expect: Option<u32>,
 
-    /// Wall time each viewer watches, each step of --max too (default 60s).
+    /// Playback judged once every viewer's buffer has been full, each step of --max too (default 60s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
     pub duration: Option<Duration>,
     /// Chunk per request: a size (1M, the default) or seconds of media (2s).
@@ -53,9 +53,12 @@ pub struct StreamsArgs {
     /// Media needed before playback starts, and after a stall or a seek (default 2s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
     pub prebuffer: Option<Duration>,
-    /// Spread the viewers' starts over this time (default: 50 ms per viewer, at most 5 s).
+    /// Viewers arrive about one a second (Poisson) over at most this window (default 30s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
     pub ramp: Option<Duration>,
+    /// Each viewer must fill its buffer (reach steady state) within TIME of arriving (default 30s).
+    #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Viewers")]
+    pub steady_within: Option<Duration>,
     /// Each viewer seeks to a random position every TIME on average.
     #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Viewers")]
     pub seek_every: Option<Duration>,
@@ -166,6 +169,7 @@ impl StreamsArgs {
             buffer: self.buffer,
             prebuffer: self.prebuffer,
             ramp: self.ramp,
+            steady_within: self.steady_within,
             seek_every: self.seek_every,
             files: self.files,
             vbr: self.vbr,

@@ -1,5 +1,5 @@
-//! The human-readable form of a stream phase in a plan (`--dry-run`): who watches what, for how long, from
-//! which media, on which engine, and how the capacity search goes.
+//! The human-readable form of a stream phase in a plan (`--dry-run`): who watches what, how the viewers arrive
+//! and how long a step lasts and why, from which media, on which engine, and how the capacity search goes.
 
 use std::fmt;
 
@@ -15,7 +15,8 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
         StreamCount::Fixed(n) => format!("{n} viewers"),
         StreamCount::Search(_) => "the largest count of viewers that meets the target".to_string(),
     };
-    writeln!(f, "  {who} of {}, each watching {}", c.mix.label(), format_duration(c.watch))?;
+    writeln!(f, "  {who} of {}", c.mix.label())?;
+    write_step_length(f, s)?;
     writeln!(
         f,
         "  chunk {}, buffer {}, prebuffer {}, files: {}{}",
@@ -27,9 +28,11 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
     )?;
     writeln!(
         f,
-        "  quality target: at most {} stalled stream(s), every start-up within {}",
+        "  quality target: at most {} stalled stream(s), every start-up within {}, every buffer full within {} of \
+         arriving",
         s.target.max_stalled,
-        format_duration(s.target.max_startup)
+        format_duration(s.target.max_startup),
+        format_duration(c.steady_within)
     )?;
     write_media(f, s, target)?;
     let direct = match s.direct {
@@ -58,6 +61,38 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
         writeln!(f, "  expected: {expect} (exit code 1 below it)")?;
     }
     Ok(())
+}
+
+/// How a step goes and how long it lasts: the arrivals, the buffer fill, the judged playback.
+fn write_step_length(f: &mut fmt::Formatter<'_>, s: &StreamsPlan) -> fmt::Result {
+    let c = &s.config;
+    let (length, arrive) = match s.count {
+        StreamCount::Fixed(n) => (c.step_length(n), format!("arrive over {}", format_duration(c.arrival_for(n)))),
+        StreamCount::Search(search) => (
+            c.step_length(search.limit),
+            format!("arrive over up to {} (about one a second)", format_duration(c.arrival_for(search.limit))),
+        ),
+    };
+    writeln!(
+        f,
+        "  each step: viewers {arrive}, Poisson; each fills its buffer (steady state, at most {} after it \
+         arrives); then {} of playback is judged from the instant the last buffer was full",
+        format_duration(length.steady_within),
+        format_duration(length.judged)
+    )?;
+    let ends = match s.count {
+        StreamCount::Fixed(_) => "",
+        StreamCount::Search(_) => "; a failing step ends at its first failure",
+    };
+    writeln!(
+        f,
+        "  a step lasts about {} (arrival {} + buffer fill {} + judged {}), at most {}{ends}",
+        format_duration(length.typical()),
+        format_duration(length.arrival),
+        format_duration(length.fill),
+        format_duration(length.judged),
+        format_duration(length.longest())
+    )
 }
 
 /// How the capacity search goes: where it starts, how it narrows, where it stops. Nothing for a fixed count.

@@ -45,10 +45,11 @@ pub(super) fn reads_generated(spec: &StreamsSpec, config: &StreamsConfig) -> boo
     spec.library.is_none() && config.is_library()
 }
 
-/// The least a title holds: what one viewer reads in a step (its watch, the start ramp and a full buffer at the
-/// highest bitrate), and never less than two chunks or `TITLE_MIN_BYTES`; whole MiB.
+/// The least a title holds: what one viewer reads in a step (one that passes near the capacity: the arrival
+/// window, the buffer fill and the judged playback; and a full buffer at the highest bitrate), and never less
+/// than two chunks or `TITLE_MIN_BYTES`; whole MiB.
 fn title_floor(config: &StreamsConfig, viewers: u32) -> u64 {
-    let span = config.watch + config.ramp_for(viewers) + config.buffer;
+    let span = config.step_length(viewers).typical() + config.buffer;
     let mut floor = defaults::TITLE_MIN_BYTES;
     for (format, (f, _)) in config.mix.0.iter().enumerate() {
         let read = f.bitrate.byte_rate().bytes_per_sec() * span.as_secs_f64();
@@ -281,7 +282,7 @@ fn usable(dir: &Path, listing: &[(PathBuf, u64)], least: u64) -> Result<(MediaFi
 /// beyond which that happens.
 fn enough_for(dir: &Path, total: u64, config: &StreamsConfig, fixed: Option<u32>) -> Result<Option<String>, String> {
     let rate = config.mix.0.iter().map(|(f, _)| f.bitrate.byte_rate().bytes_per_sec()).fold(0.0, f64::max);
-    let per_viewer = (rate * (config.watch + config.ramp_for(fixed.unwrap_or(1))).as_secs_f64()).max(1.0);
+    let per_viewer = (rate * config.step_length(fixed.unwrap_or(1)).typical().as_secs_f64()).max(1.0);
     let viewers = (total as f64 / per_viewer) as u64;
     match fixed {
         Some(count) if u64::from(count) > viewers => Err(format!(
@@ -345,9 +346,10 @@ mod tests {
         let lib = generated(&job("library", Some(Bytes::gib(8))), Some(Bytes::gib(100)), Bytes::gib(1), |_| 100)
             .unwrap()
             .unwrap();
-        // 80 Mbit/s for 3 s of watch, 1 s of ramp and 10 s of buffer: 140 MB, 134 MiB.
-        assert_eq!(lib.titles, 61, "{lib:?}");
-        assert_eq!(lib.title_bytes, 134 * MIB);
+        // 80 Mbit/s for a step of 1 s of arrivals, 8 s of buffer fill and 3 s judged, and 10 s of buffer: 220 MB,
+        // 210 MiB.
+        assert_eq!(lib.titles, 39, "{lib:?}");
+        assert_eq!(lib.title_bytes, 210 * MIB);
         assert!(lib.bytes() <= Bytes::gib(8).0 && lib.bytes() > Bytes::gib(7).0);
         let counted = generated(&job("library:16", Some(Bytes::gib(8))), None, Bytes::ZERO, |_| 100).unwrap().unwrap();
         assert_eq!((counted.titles, counted.title_bytes), (16, 512 * MIB));
@@ -377,11 +379,12 @@ mod tests {
         assert_eq!(user.info.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(), ["a.mkv", "c.ts"]);
         assert_eq!((user.info.titles, user.info.bytes), (2, 4 * GIB));
         assert!(user.notices[0].contains("1 of the 3 media files"), "{:?}", user.notices);
-        // 8 Mbit/s for a minute (and a ramp of a few ms): 60 MB per viewer; 4 GiB feed 71 of them.
+        // 8 Mbit/s for a step of 8 s of buffer fill and a minute judged (one viewer arrives at once): 68 MB per
+        // viewer; 4 GiB feed 63 of them.
         let many = user_library(dir, &listing, &config, Some(100), &facts, DirectMode::Preferred);
         assert!(many.err().unwrap().contains("would read the same bytes again"));
         let search = user_library(dir, &listing, &config, None, &facts, DirectMode::Preferred).unwrap();
-        assert!(search.notices.iter().any(|n| n.contains("more than about 71 viewers")), "{:?}", search.notices);
+        assert!(search.notices.iter().any(|n| n.contains("more than about 63 viewers")), "{:?}", search.notices);
     }
 
     #[test]

@@ -98,7 +98,7 @@ pub(super) fn stream_phase(name: String, spec: &PhaseSpec, plan: StreamsPlan, ta
     let data_set = files.iter().map(|&f| target.files[f as usize].size.0).sum();
     let chunk = plan.config.chunk_bytes(0);
     let runtime = match plan.count {
-        StreamCount::Fixed(n) => Some(plan.config.watch + plan.config.ramp_for(n)),
+        StreamCount::Fixed(n) => Some(plan.config.step_length(n).longest()),
         StreamCount::Search(_) => None,
     };
     PhasePlan {

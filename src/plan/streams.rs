@@ -146,6 +146,7 @@ pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
         prebuffer: spec.prebuffer.unwrap_or(defaults::PREBUFFER),
         watch: spec.duration.unwrap_or(defaults::WATCH),
         ramp: spec.ramp,
+        steady_within: spec.steady_within.unwrap_or(defaults::STEADY_WITHIN),
         seek_every: spec.seek_every,
         assignment: spec.files.unwrap_or_else(|| default_assignment(spec)),
         titles: None,

@@ -74,11 +74,14 @@ pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &
     Ok(())
 }
 
+/// The longest arrival window (`--ramp`) or bound on reaching steady state (`--steady-within`) taken.
+const MAX_WINDOW: Duration = Duration::from_secs(86_400);
+
 /// Player settings under which the answer would mean nothing, refused with the flag to change: a prebuffer the
 /// buffer cannot hold (the player could never start), a buffer of no more than one chunk (it would stall before
-/// every chunk, whatever the storage), a ramp as long as the watch (the viewers would never all play at once).
-/// One place for these, whoever asks: `streams`, `check`, a job's `[phase.streams]`, and `trial`, whose players'
-/// settings follow its `--runtime`.
+/// every chunk, whatever the storage), an arrival window or steady-state bound of more than a day (the step
+/// would wait that long). One place for these, whoever asks: `streams`, `check`, a job's `[phase.streams]`, and
+/// `trial`, whose players' settings follow its `--runtime`.
 pub fn check_player(config: &StreamsConfig) -> Result<(), String> {
     if config.prebuffer > config.buffer {
         return Err(format!(
@@ -102,14 +105,16 @@ pub fn check_player(config: &StreamsConfig) -> Result<(), String> {
             format_latency(chunk)
         ));
     }
-    if let Some(ramp) = config.ramp.filter(|&r| r >= config.watch) {
-        return Err(format!(
-            "--ramp {} is not shorter than --duration {}: each viewer watches for --duration from its start, so \
-             the first would stop before the last starts and the viewers would never all play at once; give a \
-             --ramp shorter than --duration",
-            format_duration(ramp),
-            format_duration(config.watch)
-        ));
+    // Viewers arrive over the window, then every one of them plays through the judged --duration, so any window
+    // gives an answer; but a window (or a bound on filling a buffer) of days would hold the step for days.
+    for (flag, value) in [("--ramp", config.ramp), ("--steady-within", Some(config.steady_within))] {
+        if let Some(value) = value.filter(|&v| v > MAX_WINDOW) {
+            return Err(format!(
+                "{flag} {} is longer than a day: a step waits that long for its viewers to arrive or fill their \
+                 buffers before it judges their playback; give a {flag} of minutes at most",
+                format_duration(value)
+            ));
+        }
     }
     Ok(())
 }
@@ -179,6 +184,7 @@ mod tests {
             prebuffer: defaults::PREBUFFER,
             watch: Duration::from_secs(10),
             ramp: None,
+            steady_within: defaults::STEADY_WITHIN,
             seek_every: None,
             assignment: Assignment::One,
             titles: None,
@@ -239,8 +245,11 @@ mod tests {
         assert!(check_request(&vbr, &request(2), &ROOMY).unwrap_err().contains("longer than 2.10 s"));
         let ramp = StreamsConfig { ramp: Some(Duration::from_secs(86_400_000)), ..config() };
         let err = check_request(&ramp, &request(2), &ROOMY).unwrap_err();
-        assert!(err.contains("--ramp 24000 h is not shorter than --duration 10 s"), "{err}");
-        let ramp = StreamsConfig { ramp: Some(Duration::from_secs(9)), ..config() };
+        assert!(err.contains("--ramp 24000 h is longer than a day"), "{err}");
+        let slow = StreamsConfig { steady_within: Duration::from_secs(86_400_000), ..config() };
+        assert!(check_request(&slow, &request(2), &ROOMY).unwrap_err().contains("--steady-within 24000 h"));
+        // Viewers arrive, then all of them play through the judged --duration: a window longer than it is fine.
+        let ramp = StreamsConfig { ramp: Some(Duration::from_secs(30)), ..config() };
         check_request(&ramp, &request(2), &ROOMY).unwrap();
         let never = StreamsConfig { prebuffer: Duration::from_secs(20), ..config() };
         assert!(check_request(&never, &request(2), &ROOMY).unwrap_err().contains("could never start"));

@@ -111,10 +111,10 @@ fn ms(ns: Option<u64>) -> String {
 fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()> {
     writeln!(
         out,
-        "{} · chunk {} · buffer {} s · watch {} s · {}",
+        "{} · chunk {} · buffer {} s · {} s judged once every buffer is full · {}",
         cell(&streams.label),
         Bytes(streams.chunk_bytes),
-        streams.buffer_s,
+        format!("{:.2}", streams.buffer_s).trim_end_matches('0').trim_end_matches('.'),
         streams.watch_s,
         if streams.direct { "direct I/O" } else { "buffered" }
     )?;
@@ -125,17 +125,29 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
         .map(|s| {
             vec![
                 s.count.to_string(),
+                s.steady_cell(),
                 s.streams_stalled.to_string(),
+                s.streams_not_started.to_string(),
                 format!("{:.4}", s.stall_ratio),
                 ms(s.startup.at(99.0)),
                 ms(s.lateness.at(99.0)),
                 format_mbps(s.delivered_mbps),
-                super::streams::step_mark(s).into(),
+                cell(&super::streams::step_result(s, streams)),
             ]
         })
         .collect();
-    let header = ["streams", "stalled", "stall ratio", "start-up p99", "lateness p99", "MB/s", "target"];
-    table(out, &header, &[true, true, true, true, true, true, false], &rows)?;
+    let header = [
+        "streams",
+        "all steady at",
+        "stalled in playback",
+        "never started",
+        "stall ratio",
+        "start-up p99",
+        "lateness p99",
+        "MB/s",
+        "target",
+    ];
+    table(out, &header, &[true, true, true, true, true, true, true, true, false], &rows)?;
     if let Some(answer) = &streams.capacity {
         writeln!(out, "**{}**", cell(&answer.words))?;
         writeln!(out)?;

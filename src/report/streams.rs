@@ -14,6 +14,12 @@ fn ms(ns: Option<u64>) -> String {
     ns.map_or("-".into(), |n| format!("{:.2} ms", n as f64 / 1e6))
 }
 
+/// Seconds to two decimals at most, without trailing zeros ("2.21", "10").
+fn seconds(s: f64) -> String {
+    let text = format!("{s:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// The busiest of the target's own devices (a disk beneath, such as a loop device's backing disk, is the host's).
 fn busiest(step: &StreamsStep) -> String {
     busiest_own(&step.devices).map_or("-".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
@@ -93,12 +99,12 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
     writeln!(out, "streamcap {} · streams · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(
         out,
-        "{} · chunk {} B · buffer {} s, prebuffer {} s · watch {} s · files: {} · {}",
+        "{} · chunk {} B · buffer {} s, prebuffer {} s · {} s judged once every buffer is full · files: {} · {}",
         streams.label,
         streams.chunk_bytes,
-        streams.buffer_s,
-        streams.prebuffer_s,
-        streams.watch_s,
+        seconds(streams.buffer_s),
+        seconds(streams.prebuffer_s),
+        seconds(streams.watch_s),
         streams.assignment,
         match (result.target.kind.as_str(), streams.direct) {
             ("http", _) => "http range requests",
@@ -122,7 +128,9 @@ fn step_table(streams: &StreamsResult) -> Table {
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header([
         "streams",
+        "all steady at",
         "stalled",
+        "never started",
         "stall ratio",
         "startup p99",
         "lateness p50",
@@ -136,7 +144,9 @@ fn step_table(streams: &StreamsResult) -> Table {
     for step in &streams.steps {
         table.add_row([
             step.count.to_string(),
+            step.steady_cell(),
             step.streams_stalled.to_string(),
+            step.streams_not_started.to_string(),
             format!("{:.4}", step.stall_ratio),
             ms(step.startup.at(99.0)),
             ms(step.lateness.at(50.0)),
@@ -145,7 +155,7 @@ fn step_table(streams: &StreamsResult) -> Table {
             format!("{:.1}", step.delivered_mbps),
             busiest(step),
             format!("{:.0}%", step.cpu_pct),
-            step_mark(step).into(),
+            step_result(step, streams),
         ]);
     }
     table
@@ -162,16 +172,35 @@ pub(super) fn step_mark(step: &StreamsStep) -> &'static str {
     }
 }
 
+/// How a step ended, with why it missed: "ok", "missed: 2 never started", "interrupted", "cache-served".
+pub(super) fn step_result(step: &StreamsStep, streams: &StreamsResult) -> String {
+    match (step_mark(step), step.failure_reason(&streams.target)) {
+        ("missed", Some(why)) => format!("missed: {why}"),
+        (mark, _) => mark.into(),
+    }
+}
+
 /// The one step of a `--count` run in words.
 fn write_single_step(out: &mut dyn Write, streams: &StreamsResult, step: &StreamsStep) -> io::Result<()> {
+    match step.steady_at_s {
+        Some(at) => writeln!(
+            out,
+            "viewers arrived over {:.1} s; every buffer was full at {at:.1} s, then {:.1} s of playback was judged",
+            step.arrival_s, step.judged_s
+        )?,
+        None => writeln!(out, "viewers arrived over {:.1} s; not every buffer was ever full", step.arrival_s)?,
+    }
     writeln!(
         out,
-        "{} of {} streams played without a stall; {} stalls, {:.1} s stalled of {:.1} s watched; peak RSS {} MB",
+        "{} of {} streams played without a stall; during playback {} stalls, {:.1} s stalled of {:.1} s watched; \
+         while starting {} stalled, {} never started; peak RSS {} MB",
         step.streams_without_stall,
         step.count,
         step.stalls,
         step.stalled_s,
         step.watched_s,
+        step.streams_startup_stalled,
+        step.streams_not_started,
         step.peak_rss_bytes / 1_000_000
     )?;
     if step.interrupted {

@@ -18,6 +18,7 @@ mod plausibility;
 mod served;
 mod skew;
 mod streams;
+mod streams_step;
 mod sweep;
 mod time;
 mod trial;

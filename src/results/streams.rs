@@ -2,15 +2,13 @@
 //! (one for `--count`, the curve for `--max`), the capacity answer and the estimate beside it. Additive to
 //! schema version 1 (`RunResult::streams`, absent for other commands). Units are in the field names.
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
 use super::DeviceResult;
-use super::served::{Beneath, judge_step};
-use crate::metrics::{DEFAULT_PERCENTILES, Histogram, LatencySummary};
+pub use super::streams_step::{StepContext, build_step};
+use crate::metrics::LatencySummary;
+use crate::streams::SearchOutcome;
 use crate::streams::capacity::{self, Edge};
-use crate::streams::{IngestOutcome, SearchOutcome, StepOutcome, StreamStats};
 
 /// What `streams` measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -25,7 +23,7 @@ pub struct StreamsResult {
     pub buffer_s: f64,
     /// Media a player needs before playback starts (also after a stall or a seek), seconds.
     pub prebuffer_s: f64,
-    /// Wall time each viewer watched, seconds.
+    /// Playback judged in each step once every viewer had reached steady state (its buffer full once), seconds.
     pub watch_s: f64,
     /// "library", "library:N", "library:zipf=S", "one", "each".
     pub assignment: String,
@@ -70,39 +68,75 @@ pub struct FormatShare {
     pub share_pct: f64,
 }
 
-/// A count meets the target when at most `max_stalled_streams` streams stalled and every stream started
-/// within `max_startup_s`.
+/// A count meets the target when at most `max_stalled_streams` streams stalled, every stream started within
+/// `max_startup_s` and reached steady state (its buffer full once) within `steady_within_s` of arriving.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct QualityTarget {
-    /// Streams that may stall (or never start) while the count still passes.
+    /// Streams that may stall (while starting or during playback) while the count still passes.
     pub max_stalled_streams: u32,
     /// Longest start-up any stream may take, seconds.
     pub max_startup_s: f64,
+    /// Longest any stream may take from its arrival to its buffer full, seconds (0 in results written before
+    /// steps were judged at steady state).
+    #[serde(default)]
+    pub steady_within_s: f64,
 }
 
-/// One stream count, measured.
+/// One stream count, measured. Start-up and playback are judged apart: each problem has its own count, and a
+/// stream is in every count that applies to it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamsStep {
     /// Viewers in the step.
     pub count: u32,
-    /// From the first start to the end of the last watch, seconds.
+    /// From the first arrival to the end of the last watch, seconds.
     pub duration_s: f64,
-    /// The step met the quality target: at most `max_stalled_streams` stalled, every start within
-    /// `max_startup_s`, no read failed, and it ran to its end.
+    /// The viewers arrived over this window (Poisson arrivals), seconds.
+    #[serde(default)]
+    pub arrival_s: f64,
+    /// When the last viewer reached steady state (its buffer full once) and the judged playback began, seconds
+    /// from the first arrival; absent when a viewer never did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_at_s: Option<f64>,
+    /// Playback judged after `steady_at_s`, seconds (0 when there was none).
+    #[serde(default)]
+    pub judged_s: f64,
+    /// A search step that ended at its first failure: when, seconds from the first arrival.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_s: Option<f64>,
+    /// The step met the quality target: at most `max_stalled_streams` stalled (starting or during playback),
+    /// every stream started within `max_startup_s` and reached steady state within its bound, no read failed,
+    /// and it ran to its end.
     pub meets_target: bool,
-    /// Streams that played to the end without a buffer underrun.
+    /// Streams that started within the target and played without a stall.
     pub streams_without_stall: u32,
-    /// Streams with at least one stall.
+    /// Streams that stalled during playback, after their buffer had been full.
     pub streams_stalled: u32,
-    /// Streams that never started playing (counted as stalled too).
+    /// Streams that stalled while starting: after playback began, before their buffer was ever full.
+    #[serde(default)]
+    pub streams_startup_stalled: u32,
+    /// Streams that never started playing within the start-up limit (not counted as stalled).
     pub streams_not_started: u32,
-    /// Streams whose start-up took longer than the target.
+    /// Streams that started, but took longer than the target.
     pub streams_slow_start: u32,
-    /// Buffer underruns during playback, all streams together (waits after a seek not counted).
+    /// Streams that started but did not fill their buffer within the bound (steady state never reached).
+    #[serde(default)]
+    pub streams_not_steady: u32,
+    /// Viewers the step ended before they arrived (a search step cut short at its first failure, or Ctrl-C):
+    /// in no other count.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub streams_absent: u32,
+    /// Time from each stream's arrival to its buffer full (steady state), over the streams that reached it, ns.
+    #[serde(default)]
+    pub time_to_steady: LatencySummary,
+    /// Underruns while starting (before steady state), all streams together.
+    #[serde(default)]
+    pub startup_stalls: u64,
+    /// Buffer underruns during playback (after steady state), all streams together (waits after a seek not
+    /// counted).
     pub stalls: u64,
-    /// Total stalled time over total watched time, 0–1 (a fraction, not a percentage).
+    /// Time stalled during playback over time watched, 0–1 (a fraction, not a percentage).
     pub stall_ratio: f64,
-    /// Time spent in stalls, all streams together, seconds.
+    /// Time spent in playback stalls, all streams together, seconds.
     pub stalled_s: f64,
     /// Time watched (from each stream's start of playback to the end of its watch), all streams together,
     /// seconds.
@@ -169,7 +203,19 @@ pub struct StreamFigures {
     /// From the stream's start to the start of playback, seconds; absent if it never started playing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub startup_s: Option<f64>,
-    /// Buffer underruns during playback (waits after a seek not counted).
+    /// From the stream's start to its buffer full (steady state), seconds; absent if it never was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_s: Option<f64>,
+    /// The stream's arrival, seconds from the step's first arrival.
+    #[serde(default)]
+    pub arrived_s: f64,
+    /// Underruns while starting (before steady state).
+    #[serde(default)]
+    pub startup_stalls: u32,
+    /// From the stream's start to its first playback stall, seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_stall_s: Option<f64>,
+    /// Buffer underruns during playback, after steady state (waits after a seek not counted).
     pub stalls: u32,
     /// Time spent in those underruns, seconds.
     pub stalled_s: f64,
@@ -260,150 +306,6 @@ impl CapacityAnswer {
 
 pub use crate::streams::CapacityEstimate;
 
-/// What a step needs besides what the viewers measured: the samples the app took around it.
-pub struct StepContext<'a> {
-    pub bitrates: &'a [u64],
-    pub target: QualityTarget,
-    pub cpu: Duration,
-    pub peak_rss_bytes: u64,
-    pub devices: Vec<DeviceResult>,
-    /// Why the devices beneath cannot be set beside the viewers' bytes (a remote server, clients on other
-    /// hosts, the null engine); `None`: judge the step by `devices`.
-    pub unseen: Option<String>,
-}
-
-fn seconds(h: &Histogram) -> LatencySummary {
-    h.summary(&DEFAULT_PERCENTILES)
-}
-
-/// Summarises one step.
-pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsStep {
-    let streams = &outcome.streams;
-    let max_startup = Duration::from_secs_f64(context.target.max_startup_s);
-    let mut startup = Histogram::new();
-    let (mut watched, mut stalled_time, mut bytes, mut ratio_sum, mut ratio_n) = (0.0, 0.0, 0u64, 0.0, 0u32);
-    for (s, &bps) in streams.iter().zip(context.bitrates) {
-        if let Some(up) = s.startup {
-            startup.record(up.as_nanos() as u64);
-        }
-        watched += s.watched.as_secs_f64();
-        stalled_time += s.stalled.as_secs_f64();
-        bytes += s.bytes;
-        if s.watched > Duration::ZERO {
-            ratio_sum += achieved_bps(s) / bps as f64;
-            ratio_n += 1;
-        }
-    }
-    let streams_stalled = outcome.stalled();
-    let elapsed = outcome.elapsed.as_secs_f64();
-    let beneath = match &context.unseen {
-        Some(why) => Beneath::Unseen(why),
-        None => Beneath::Devices(&context.devices),
-    };
-    let served = judge_step(outcome.read_bytes, beneath);
-    StreamsStep {
-        count: outcome.count,
-        duration_s: elapsed,
-        meets_target: outcome.meets(context.target.max_stalled_streams, max_startup),
-        streams_without_stall: streams.len() as u32 - streams_stalled,
-        streams_stalled,
-        streams_not_started: streams.iter().filter(|s| s.startup.is_none()).count() as u32,
-        streams_slow_start: outcome.slow_starts(max_startup),
-        stalls: streams.iter().map(|s| u64::from(s.stalls)).sum(),
-        stall_ratio: if watched > 0.0 { stalled_time / watched } else { 0.0 },
-        stalled_s: stalled_time,
-        watched_s: watched,
-        startup: seconds(&startup),
-        lateness: seconds(&outcome.lateness),
-        issue_lag: seconds(&outcome.issue_lag),
-        delivered_mbps: if elapsed > 0.0 { bytes as f64 / elapsed / 1e6 } else { 0.0 },
-        achieved_bitrate_ratio: if ratio_n > 0 { ratio_sum / f64::from(ratio_n) } else { 0.0 },
-        seeks: streams.iter().map(|s| u64::from(s.seeks)).sum(),
-        wasted_chunks: streams.iter().map(|s| s.wasted_chunks).sum(),
-        errors: outcome.errors,
-        first_error: outcome.first_error.clone(),
-        cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
-        peak_rss_bytes: context.peak_rss_bytes,
-        engine: outcome.engine.into(),
-        read_bytes: outcome.read_bytes,
-        device_read_bytes: served.device_read_bytes,
-        served_words: served.served_words,
-        devices: context.devices,
-        ingest: outcome.ingest.as_ref().map(|i| ingest_figures(i, outcome.elapsed)),
-        interrupted: outcome.interrupted,
-        cache_served: served.cache_served,
-        per_stream: per_stream(streams, context.bitrates),
-    }
-}
-
-fn per_stream(streams: &[StreamStats], bitrates: &[u64]) -> Vec<StreamFigures> {
-    if streams.len() > 256 {
-        return Vec::new();
-    }
-    streams
-        .iter()
-        .zip(bitrates)
-        .map(|(s, &bps)| StreamFigures {
-            bitrate_bps: bps,
-            startup_s: s.startup.map(|d| d.as_secs_f64()),
-            stalls: s.stalls,
-            stalled_s: s.stalled.as_secs_f64(),
-            watched_s: s.watched.as_secs_f64(),
-            seeks: s.seeks,
-            bytes: s.bytes,
-            achieved_bps: achieved_bps(s),
-        })
-        .collect()
-}
-
-fn ingest_figures(i: &IngestOutcome, elapsed: Duration) -> IngestFigures {
-    let seconds = elapsed.as_secs_f64();
-    IngestFigures {
-        writers: i.writers,
-        target_mbps: i.target_bytes_per_sec / 1e6,
-        achieved_mbps: if seconds > 0.0 { i.bytes as f64 / seconds / 1e6 } else { 0.0 },
-        bytes: i.bytes,
-        write_latency: i.write_latency.summary(&DEFAULT_PERCENTILES),
-        errors: i.errors,
-        first_error: i.first_error.clone(),
-    }
-}
-
-/// Media delivered per second watched. Playback consumes the nominal bitrate, so a stream that kept up
-/// delivers at least that (plus what sits in its buffer at the end).
-fn achieved_bps(s: &StreamStats) -> f64 {
-    let watched = s.watched.as_secs_f64();
-    if watched > 0.0 { s.bytes as f64 * 8.0 / watched } else { 0.0 }
-}
-
-impl StreamsStep {
-    /// Whether the step may count toward a capacity: not when a cache served it.
-    pub fn counts(&self) -> bool {
-        !self.cache_served
-    }
-
-    /// Why a step failed the target, in words ("3 streams stalled", "2 streams took over 2 s to start").
-    pub fn failure_reason(&self, target: &QualityTarget) -> Option<String> {
-        if self.meets_target {
-            return None;
-        }
-        let mut why = Vec::new();
-        if self.streams_stalled > target.max_stalled_streams {
-            why.push(format!("{} stream{} stalled", self.streams_stalled, plural(self.streams_stalled)));
-        }
-        if self.streams_slow_start > 0 {
-            why.push(format!("{} took over {} s to start", self.streams_slow_start, trim(target.max_startup_s)));
-        }
-        if self.errors > 0 {
-            why.push(format!("{} read error{}", self.errors, plural(self.errors as u32)));
-        }
-        if why.is_empty() {
-            why.push("interrupted".into());
-        }
-        Some(why.join(", "))
-    }
-}
-
 /// The answer of a capacity search, in figures and in a sentence. A run of the edge counts only when no step
 /// that passed at its count was served from a cache; the capacity is the median of the runs that count.
 pub fn capacity_answer(
@@ -486,18 +388,26 @@ fn not_measured(found: &SearchOutcome, label: &str) -> CapacityAnswer {
     }
 }
 
-fn plural(n: u32) -> &'static str {
+pub(super) fn plural(n: u32) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-fn trim(v: f64) -> String {
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+pub(super) fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::metrics::Histogram;
+    use crate::streams::StepOutcome;
 
     fn step(count: u32, meets_target: bool, cache_served: bool) -> StreamsStep {
         let outcome = StepOutcome {
@@ -509,12 +419,21 @@ mod tests {
             errors: 0,
             first_error: None,
             elapsed: Duration::from_secs(1),
+            arrival: Duration::ZERO,
+            judging: crate::streams::Judging {
+                steady_within: Duration::from_secs(10),
+                judged: Duration::from_secs(1),
+                fail_fast: true,
+                max_startup: Duration::from_secs(2),
+            },
+            steady_at: None,
+            cut: None,
             interrupted: false,
             engine: "sync",
             ingest: None,
             clients: Vec::new(),
         };
-        let target = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
+        let target = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0, steady_within_s: 10.0 };
         let context = StepContext {
             bitrates: &[],
             target,
@@ -542,7 +461,7 @@ mod tests {
         }
     }
 
-    const TARGET: QualityTarget = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
+    const TARGET: QualityTarget = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0, steady_within_s: 10.0 };
 
     #[test]
     fn the_answer_is_the_median_edge_with_its_range_and_a_margin() {

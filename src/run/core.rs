@@ -18,22 +18,26 @@
 //! depth each I/O joins, and how many requests each submission and each reap carried.
 //!
 //! It must not know what the work means: no job, no files by name beyond what a schedule tells it for error
-//! messages, no player model.
+//! messages, no player model, no dialect. What exists for compatibility is a schedule wrapping the work's
+//! schedule: fio's latency_target search (`depth_search::DepthSearched`) and vdbench's per-direction data budgets
+//! (`direction_budget::DirectionBudget`). They see what they need through the schedule interface: `Ctx` (the
+//! time, the I/O in flight, whether the ramp is over) and one generic hook, `Schedule::measured`, which hands
+//! each measured completion's total latency to a schedule that wants it (a no-op, compiled away, for the rest).
+//! It is also the only data loop: the `--verify` read-back (`verify_read::ReadBack`) and the preparation passes
+//! (`prepare::PassSchedule`) run on it as every phase does.
 
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use super::clock::wait_until;
-use super::depth_search::DepthSearch;
 use super::phase::PhaseControl;
-pub use super::schedule::{Ctx, Io, Next, Schedule};
+pub use super::schedule::{Ctx, Io, Next, Role, Schedule};
 pub use super::tally::Failure;
 use super::tally::{Tally, class_of, nanos, op_name};
 use super::worker_setup::WorkerMsg;
 use crate::engine::{Completion, Engine, EngineError, OpKind, Request, Wait};
-use crate::metrics::{DepthFound, Recorder};
-use crate::plan::{DirectionBytes, LatencyTarget};
+use crate::metrics::Recorder;
 
 /// How one worker runs, apart from its engine and schedule.
 pub struct CoreConfig<'a> {
@@ -48,9 +52,6 @@ pub struct CoreConfig<'a> {
     pub byte_budget: Option<u64>,
     /// Operations issued after the ramp before the worker stops (fio number_ios).
     pub op_budget: Option<u64>,
-    /// Bytes read, and bytes written, issued after the ramp before the worker stops (vdbench maxdataread and
-    /// maxdatawritten).
-    pub direction_budget: DirectionBytes,
     /// Length of a reporting interval.
     pub interval: Duration,
     /// Requests passed to the kernel per system call (at least 1).
@@ -59,8 +60,6 @@ pub struct CoreConfig<'a> {
     pub paced: bool,
     /// A failed I/O does not stop the phase.
     pub continue_on_error: bool,
-    /// fio latency_target: search for the deepest queue (up to the engine's) that meets it.
-    pub latency_target: Option<LatencyTarget>,
     pub control: &'a PhaseControl,
     pub tx: Sender<WorkerMsg>,
     /// Emptied recorders coming back from the coordinator for reuse.
@@ -76,8 +75,6 @@ pub struct WorkerEnd {
     pub issued_ops: u64,
     /// The engine itself failed (not one I/O); the text says how.
     pub failure: Option<String>,
-    /// What the search for the depth meeting a latency target found, when there was one.
-    pub latency_depth: Option<DepthFound>,
 }
 
 #[derive(Clone, Copy)]
@@ -105,15 +102,10 @@ struct Core {
     in_ramp: bool,
     issued: u64,
     issued_ops: u64,
-    /// Of `issued`, the bytes read and the bytes written (counted only when a direction has a budget).
-    issued_read: u64,
-    issued_written: u64,
     /// When the schedule said nothing was due before.
     wake: Option<Instant>,
     schedule_done: bool,
     failure: Option<String>,
-    /// fio latency_target: how deep the queue may be now.
-    search: Option<DepthSearch>,
 }
 
 /// Runs `schedule` on `engine` until it is done, the runtime or budget is spent, the phase is stopped, or the
@@ -134,12 +126,9 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
         in_ramp: !cfg.ramp.is_zero(),
         issued: 0,
         issued_ops: 0,
-        issued_read: 0,
-        issued_written: 0,
         wake: None,
         schedule_done: false,
         failure: None,
-        search: cfg.latency_target.map(|t| DepthSearch::new(&t, depth as u32, measure_start)),
     };
     while Instant::now() < cfg.origin && !cfg.control.stop_requested() {
         wait_until(cfg.origin, Instant::now());
@@ -148,17 +137,13 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
     let end = Instant::now();
     schedule.finish(end.saturating_duration_since(cfg.origin));
     core.tally.ship(&cfg, end, true);
-    let latency_depth = core.search.as_ref().map(DepthSearch::found);
-    WorkerEnd { issued: core.issued, issued_ops: core.issued_ops, failure: core.failure, latency_depth }
+    WorkerEnd { issued: core.issued, issued_ops: core.issued_ops, failure: core.failure }
 }
 
 impl Core {
     fn run<E: Engine, S: Schedule>(&mut self, cfg: &CoreConfig<'_>, engine: &mut E, schedule: &mut S) {
         let mut now = Instant::now();
         loop {
-            if let Some(search) = self.search.as_mut().filter(|_| !self.in_ramp) {
-                search.steer(now, engine.in_flight());
-            }
             let stopping = self.should_stop(cfg, now);
             // Flushes owed for writes already issued still go out when the work ends by its runtime or budget;
             // Ctrl-C or an error stops at once.
@@ -204,15 +189,11 @@ impl Core {
             || self.failure.is_some()
             || self.deadline.is_some_and(|d| now >= d)
             || self.budget_spent(cfg)
-            || self.search.as_ref().is_some_and(DepthSearch::done)
     }
 
     #[inline]
     fn budget_spent(&self, cfg: &CoreConfig<'_>) -> bool {
-        cfg.byte_budget.is_some_and(|b| self.issued >= b)
-            || cfg.op_budget.is_some_and(|b| self.issued_ops >= b)
-            || cfg.direction_budget.read.is_some_and(|b| self.issued_read >= b)
-            || cfg.direction_budget.written.is_some_and(|b| self.issued_written >= b)
+        cfg.byte_budget.is_some_and(|b| self.issued >= b) || cfg.op_budget.is_some_and(|b| self.issued_ops >= b)
     }
 
     /// When the loop must wake even if nothing completes: the schedule's next due time, and the next interval
@@ -256,9 +237,7 @@ impl Core {
     ) {
         self.wake = None;
         let mut refused = 0;
-        // A depth search holds the queue below the engine's depth (fio's queue_full).
-        let limit = self.search.as_ref().map_or(usize::MAX, DepthSearch::limit);
-        while let Some(&slot) = self.free.last().filter(|_| engine.in_flight() + self.batch.len() < limit) {
+        while let Some(&slot) = self.free.last() {
             let next = if stopping {
                 match schedule.owed_flush().filter(|_| graceful) {
                     Some(io) => Next::Io(io),
@@ -268,6 +247,7 @@ impl Core {
                 let mut ctx = Ctx {
                     now: now.saturating_duration_since(cfg.origin),
                     in_flight: engine.in_flight() + self.batch.len(),
+                    measuring: !self.in_ramp,
                     files: engine.file_table(),
                     origin: cfg.origin,
                     tally: &mut self.tally,
@@ -312,13 +292,9 @@ impl Core {
         let measured = !self.in_ramp;
         self.table[slot as usize] = InFlight { io, taken: now, submitted: now, measured };
         self.batch.push(Request { slot, kind: io.kind, file: io.file, offset: io.offset, len: io.len, prio: io.prio });
-        if measured && !io.extra && matches!(io.kind, OpKind::Read | OpKind::Write) {
+        if measured && io.role != Role::Check && matches!(io.kind, OpKind::Read | OpKind::Write) {
             self.issued += u64::from(io.len);
             self.issued_ops += 1;
-            match io.kind {
-                OpKind::Read => self.issued_read += u64::from(io.len),
-                _ => self.issued_written += u64::from(io.len),
-            }
             // fio's iodepth_level: the queue depth this I/O joins, itself included.
             self.tally.depths().record_level(engine.in_flight() + self.batch.len());
         }
@@ -364,9 +340,10 @@ impl Core {
             self.free.push(completion.slot);
             let io = entry.io;
             let transfer = matches!(io.kind, OpKind::Read | OpKind::Write);
-            let short = matches!(completion.result, Ok(n) if n != io.len && transfer);
+            let short = matches!(completion.result, Ok(n) if n != io.len && transfer && io.role != Role::UntilEof);
             // A short transfer has no errno of its own; it is reported as EIO with what happened in words (or
-            // EFBIG: a write cut short at the file size limit).
+            // EFBIG: a write cut short at the file size limit). A read that may meet the end of its file is
+            // not short: the schedule judges what it read.
             let result = if short { Err(short_errno(&io, completion.result)) } else { completion.result };
             let buf = engine.buffer_mut(completion.slot);
             let len = (io.len as usize).min(buf.len());
@@ -383,9 +360,7 @@ impl Core {
                     let late = due.filter(|_| counts).map(|d| nanos(now.saturating_duration_since(d)));
                     let lag = due.map(|d| nanos(entry.submitted.saturating_duration_since(d)));
                     let submit = nanos(entry.submitted.saturating_duration_since(entry.taken));
-                    if let Some(search) = self.search.as_mut() {
-                        search.observe(submit.saturating_add(latency), u64::from(n));
-                    }
+                    schedule.measured(&io, submit.saturating_add(latency), n);
                     self.tally.record_io(class, u64::from(n), submit, latency, late, lag);
                 }
                 Ok(n) => {

@@ -1,6 +1,11 @@
 //! fio's latency_target search, for one worker: the highest queue depth (1 up to the worker's iodepth) at which
 //! `percentile` % of the I/O completing in each `window` took at most `target`. A port of fio's io_u.c
-//! (`lat_target_check`, `lat_target_success`, `__lat_target_failed`), driven by the core:
+//! (`lat_target_check`, `lat_target_success`, `__lat_target_failed`), as a schedule wrapper: [`DepthSearched`]
+//! wraps the worker's schedule and the core knows nothing of it. It holds the queue at the search's depth by
+//! answering `AfterCompletion` once that many I/Os are in flight (fio's queue_full), hears each measured
+//! completion's total latency through the core's one generic hook (`Schedule::measured`), judges the window
+//! each time the core asks it for work, and once the search has settled answers the owed flushes and then
+//! `Done`, which ends the worker as its runtime would.
 //!
 //! - The worker starts at depth 1. A window that meets the target doubles the depth until one fails (or the
 //!   iodepth is reached); after a failure the depth is bisected between the highest that met the target (`low`)
@@ -17,13 +22,83 @@
 //! ending the job with ETIMEDOUT; fio also throws away what it measured before the last window, streamcap keeps
 //! the whole run in its figures.
 //!
-//! Per I/O this costs one comparison and three additions (`observe`); the depth is judged once per window
-//! (`steer`). Must not: issue I/O or know the engine.
+//! The window is judged when the core next asks for work: after every completion while the search holds the
+//! queue below the engine's depth, and otherwise at the next completion (the core of old judged it at every turn
+//! of its loop, so also at an interval boundary reached while every slot of a stalled device was busy).
+//!
+//! Per I/O this costs one comparison and three additions (`observe`) and the check of the queue's depth; the
+//! depth is judged once per window (`steer`). Times are durations from the worker's origin, so the search is
+//! tested without a clock. Must not: issue I/O or know the engine.
 
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
+use super::schedule::{Ctx, Io, Next, Schedule};
 use crate::metrics::DepthFound;
 use crate::plan::LatencyTarget;
+
+/// A schedule under fio's latency_target search (see the module's header).
+pub(super) struct DepthSearched<S> {
+    inner: S,
+    search: DepthSearch,
+}
+
+impl<S: Schedule> DepthSearched<S> {
+    /// `inner` searched up to `max` (the engine's queue depth), the first window starting at `start` (the end of
+    /// the ramp, from the worker's origin).
+    pub(super) fn new(inner: S, target: &LatencyTarget, max: u32, start: Duration) -> DepthSearched<S> {
+        DepthSearched { inner, search: DepthSearch::new(target, max, start) }
+    }
+
+    /// What the search found, for the worker's results.
+    pub(super) fn found(&self) -> DepthFound {
+        self.search.found()
+    }
+}
+
+impl<S: Schedule> Schedule for DepthSearched<S> {
+    #[inline]
+    fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
+        if ctx.measuring {
+            self.search.steer(ctx.now, ctx.in_flight);
+        }
+        if self.search.done() {
+            return self.inner.owed_flush().map_or(Next::Done, Next::Io);
+        }
+        if ctx.in_flight >= self.search.limit() {
+            return Next::AfterCompletion;
+        }
+        self.inner.next(ctx)
+    }
+
+    #[inline]
+    fn prepare(&mut self, io: &Io, buf: &mut [u8]) -> bool {
+        self.inner.prepare(io, buf)
+    }
+
+    #[inline]
+    fn completed(&mut self, io: &Io, result: Result<u32, i32>, now: Duration, buf: &[u8]) -> bool {
+        self.inner.completed(io, result, now, buf)
+    }
+
+    #[inline]
+    fn measured(&mut self, io: &Io, latency_ns: u64, bytes: u32) {
+        self.search.observe(latency_ns, u64::from(bytes));
+        self.inner.measured(io, latency_ns, bytes);
+    }
+
+    fn owed_flush(&mut self) -> Option<Io> {
+        self.inner.owed_flush()
+    }
+
+    fn finish(&mut self, now: Duration) {
+        self.inner.finish(now);
+    }
+
+    fn path(&self, file: u32) -> &Path {
+        self.inner.path(file)
+    }
+}
 
 /// One worker's search.
 #[derive(Debug)]
@@ -39,7 +114,8 @@ pub(super) struct DepthSearch {
     high: u32,
     /// Good windows in a row one below `high`.
     stable: u32,
-    window_start: Instant,
+    /// From the worker's origin.
+    window_start: Duration,
     ios: u64,
     failed: u64,
     bytes: u64,
@@ -57,7 +133,7 @@ pub(super) struct DepthSearch {
 
 impl DepthSearch {
     /// A search up to `max` (the worker's iodepth) whose first window starts at `start` (the end of the ramp).
-    pub(super) fn new(target: &LatencyTarget, max: u32, start: Instant) -> DepthSearch {
+    pub(super) fn new(target: &LatencyTarget, max: u32, start: Duration) -> DepthSearch {
         DepthSearch {
             target_ns: u64::try_from(target.target.as_nanos()).unwrap_or(u64::MAX),
             window: target.window,
@@ -105,9 +181,9 @@ impl DepthSearch {
         }
     }
 
-    /// Called once per turn of the core's loop with the I/O in flight: ends a drain, and judges the window once
-    /// it has lasted `window` (or, at 100 %, once an I/O was late).
-    pub(super) fn steer(&mut self, now: Instant, in_flight: usize) {
+    /// Called whenever the core asks for work, with the I/O in flight (`now` from the worker's origin): ends a
+    /// drain, and judges the window once it has lasted `window` (or, at 100 %, once an I/O was late).
+    pub(super) fn steer(&mut self, now: Duration, in_flight: usize) {
         if self.done {
             return;
         }
@@ -121,7 +197,7 @@ impl DepthSearch {
         let all_must_meet = self.percentile >= 100.0;
         if all_must_meet && self.failed > 0 {
             self.judged(false, now);
-        } else if now.saturating_duration_since(self.window_start) >= self.window {
+        } else if now.saturating_sub(self.window_start) >= self.window {
             // A window in which nothing completed failed, as in fio (its 0/0 is no success).
             let good = self.ios > 0 && (self.ios - self.failed) as f64 * 100.0 / self.ios as f64 >= self.percentile;
             self.judged(good, now);
@@ -143,15 +219,15 @@ impl DepthSearch {
         }
     }
 
-    fn judged(&mut self, good: bool, now: Instant) {
+    fn judged(&mut self, good: bool, now: Duration) {
         self.windows += 1;
         self.windows_met += u32::from(good);
         self.met = Some(good);
-        self.last = (self.ios, self.bytes, now.saturating_duration_since(self.window_start));
+        self.last = (self.ios, self.bytes, now.saturating_sub(self.window_start));
         if good { self.success(now) } else { self.failure(now) }
     }
 
-    fn new_window(&mut self, now: Instant) {
+    fn new_window(&mut self, now: Duration) {
         self.window_start = now;
         self.ios = 0;
         self.failed = 0;
@@ -159,7 +235,7 @@ impl DepthSearch {
     }
 
     /// fio's lat_target_success.
-    fn success(&mut self, now: Instant) {
+    fn success(&mut self, now: Duration) {
         let before = self.depth;
         self.low = self.depth;
         if self.depth + 1 == self.high {
@@ -183,7 +259,7 @@ impl DepthSearch {
     }
 
     /// fio's __lat_target_failed.
-    fn failure(&mut self, now: Instant) {
+    fn failure(&mut self, now: Duration) {
         if self.depth == 1 {
             self.new_window(now);
             return;
@@ -200,18 +276,20 @@ impl DepthSearch {
 
 #[cfg(test)]
 mod tests {
+    use super::super::schedule::testing::{Script, take};
     use super::*;
+    use crate::engine::OpKind;
 
     const WINDOW: Duration = Duration::from_millis(100);
 
-    fn search(percentile: f64, max: u32, start: Instant) -> DepthSearch {
+    fn search(percentile: f64, max: u32, start: Duration) -> DepthSearch {
         let target =
             LatencyTarget { target: Duration::from_micros(100), window: WINDOW, percentile, keep_adjusting: false };
         DepthSearch::new(&target, max, start)
     }
 
     /// Runs windows on a manual clock: each window's I/O is late when `late(depth)`; returns the depths tried.
-    fn drive(s: &mut DepthSearch, start: Instant, late: impl Fn(u32) -> bool, windows: u32) -> Vec<u32> {
+    fn drive(s: &mut DepthSearch, start: Duration, late: impl Fn(u32) -> bool, windows: u32) -> Vec<u32> {
         let mut tried = Vec::new();
         let mut now = start;
         for _ in 0..windows {
@@ -231,7 +309,7 @@ mod tests {
 
     #[test]
     fn a_target_always_met_doubles_to_the_iodepth_holds_it_one_window_and_stops() {
-        let start = Instant::now();
+        let start = Duration::from_secs(2);
         let mut s = search(99.0, 32, start);
         assert_eq!(drive(&mut s, start, |_| false, 20), [1, 2, 4, 8, 16, 32, 32]);
         let found = s.found();
@@ -244,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_target_never_met_stays_at_depth_one_and_says_so() {
-        let start = Instant::now();
+        let start = Duration::from_secs(2);
         let mut s = search(99.9, 64, start);
         assert_eq!(drive(&mut s, start, |_| true, 5), [1, 1, 1, 1, 1]);
         let found = s.found();
@@ -255,7 +333,7 @@ mod tests {
     fn a_limit_between_bisects_to_the_deepest_queue_that_meets_it() {
         // Depths up to 12 meet the target: fio doubles to 16, fails, bisects between 8 and 16 (12 good, 14 and
         // 13 not), comes back to 12, holds it for a last window and stops there.
-        let start = Instant::now();
+        let start = Duration::from_secs(2);
         let mut s = search(100.0, 64, start);
         let tried = drive(&mut s, start, |d| d > 12, 40);
         assert_eq!(&tried[..8], [1, 2, 4, 8, 16, 12, 14, 13]);
@@ -266,7 +344,7 @@ mod tests {
 
     #[test]
     fn after_a_failure_nothing_is_issued_until_the_deeper_queue_has_drained() {
-        let start = Instant::now();
+        let start = Duration::from_secs(2);
         let mut s = search(100.0, 8, start);
         drive(&mut s, start, |_| false, 3);
         assert_eq!(s.limit(), 8);
@@ -282,7 +360,7 @@ mod tests {
 
     #[test]
     fn below_one_hundred_percent_a_window_is_judged_only_when_it_has_lasted() {
-        let start = Instant::now();
+        let start = Duration::from_secs(2);
         let mut s = search(90.0, 8, start);
         for i in 0..100 {
             s.observe(if i < 5 { 1_000_000 } else { 1 }, 4096);
@@ -295,7 +373,7 @@ mod tests {
 
     #[test]
     fn latency_run_keeps_adjusting_at_the_iodepth() {
-        let start = Instant::now();
+        let start = Duration::from_secs(2);
         let target = LatencyTarget {
             target: Duration::from_micros(100),
             window: WINDOW,
@@ -305,5 +383,74 @@ mod tests {
         let mut s = DepthSearch::new(&target, 4, start);
         assert_eq!(drive(&mut s, start, |_| false, 6), [1, 2, 4, 4, 4, 4]);
         assert!(!s.found().settled);
+    }
+
+    /// Asks the wrapper for work with `in_flight` I/Os in flight at `now`, the ramp over.
+    fn ask(s: &mut DepthSearched<Script>, now: Duration, in_flight: usize) -> Result<Io, Next> {
+        take(s, now, in_flight, true)
+    }
+
+    #[test]
+    fn the_wrapper_holds_the_queue_at_the_depth_searched_and_ends_the_worker_once_settled() {
+        let target = LatencyTarget {
+            target: Duration::from_micros(100),
+            window: WINDOW,
+            percentile: 100.0,
+            keep_adjusting: false,
+        };
+        let start = Duration::from_secs(1);
+        let mut s = DepthSearched::new(Script::of(&[OpKind::Read]), &target, 4, start);
+        s.inner.owed = Some(Io::transfer(OpKind::Fsync, 0, 0, 0, None));
+        let mut now = start;
+        let mut depths = Vec::new();
+        while !s.search.done() {
+            // As deep as the search allows, and not one I/O more (fio's queue_full).
+            let mut in_flight = 0;
+            while let Ok(io) = ask(&mut s, now, in_flight) {
+                assert_eq!(io.kind, OpKind::Read);
+                in_flight += 1;
+            }
+            assert!(matches!(ask(&mut s, now, in_flight), Err(Next::AfterCompletion)));
+            depths.push(in_flight);
+            // Every I/O meets the target, heard through the core's generic hook.
+            for _ in 0..in_flight {
+                s.measured(&Io::transfer(OpKind::Read, 0, 0, 4096, None), 50_000, 4096);
+            }
+            now += WINDOW;
+            s.search.steer(now, in_flight);
+        }
+        assert_eq!(depths[..3], [1, 2, 4], "{depths:?}");
+        let found = s.found();
+        assert_eq!((found.depth, found.settled, found.met), (4, true, Some(true)));
+        assert_eq!(ask(&mut s, now, 3).map(|io| io.kind).ok(), Some(OpKind::Fsync), "owed flushes go out first");
+        assert!(matches!(ask(&mut s, now, 3), Err(Next::Done)));
+    }
+
+    #[test]
+    fn the_search_neither_judges_nor_hears_in_the_ramp_and_drains_after_a_failed_window() {
+        let target = LatencyTarget {
+            target: Duration::from_micros(100),
+            window: WINDOW,
+            percentile: 100.0,
+            keep_adjusting: false,
+        };
+        let mut s = DepthSearched::new(Script::of(&[OpKind::Read]), &target, 8, WINDOW * 10);
+        // In the ramp the queue is held at depth 1 and no window is judged, however long it lasts.
+        assert!(take(&mut s, WINDOW * 9, 0, false).is_ok());
+        assert!(matches!(take(&mut s, WINDOW * 9, 1, false), Err(Next::AfterCompletion)));
+        assert_eq!(s.found().windows, 0);
+        // Measured: good windows double the depth (1, 2, 4).
+        for (n, now) in [(1, 11), (2, 12)] {
+            s.measured(&Io::transfer(OpKind::Read, 0, 0, 4096, None), 1_000, 4096);
+            assert!(ask(&mut s, WINDOW * now, n).is_ok());
+        }
+        assert_eq!(s.search.limit(), 4);
+        // One late I/O at 100 % fails the window at once: nothing more until the queue of 4 has drained.
+        s.measured(&Io::transfer(OpKind::Read, 0, 0, 4096, None), 1_000_000, 4096);
+        let now = WINDOW * 12 + Duration::from_millis(1);
+        assert!(matches!(ask(&mut s, now, 3), Err(Next::AfterCompletion)));
+        assert!(matches!(ask(&mut s, now, 1), Err(Next::AfterCompletion)));
+        assert!(ask(&mut s, now, 0).is_ok(), "drained: a new window at depth (4 + 2) / 2");
+        assert_eq!(s.search.limit(), 3);
     }
 }

@@ -8,6 +8,7 @@ mod core;
 mod curves;
 mod depth_search;
 mod device_lock;
+mod direction_budget;
 mod execute;
 mod fileset;
 mod flow;
@@ -32,6 +33,7 @@ mod stale;
 mod streams;
 mod tally;
 mod verify_pass;
+mod verify_read;
 mod workdir;
 mod worker_setup;
 

@@ -222,7 +222,7 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
             let _ = exchange.map(|e| e.join());
             (stop, ranks) = cluster::agree_end(sync, &stop, gather.measured);
         }
-        let outcome = finished(gather, &ends, (stop, ranks), caps, direct, started);
+        let outcome = finished(gather, (&ends, &schedules), (stop, ranks), caps, direct, started);
         Ran { outcome, schedules }
     })
 }
@@ -272,10 +272,10 @@ fn spawn_workers<'scope, 'env, 'a: 'scope>(
 }
 
 /// The outcome of a phase whose workers ran: what the gatherer merged, how the phase (and, multi-host, each
-/// rank) ended, and what each worker issued.
+/// rank) ended, what each worker issued, and what the depth searches of their schedules found.
 fn finished(
     mut gather: Gatherer,
-    ends: &[WorkerEnd],
+    (ends, schedules): (&[WorkerEnd], &[Option<AnySchedule<'_>>]),
     (stop, ranks): (StopReason, Vec<RankEnd>),
     caps: Option<Caps>,
     direct: bool,
@@ -294,7 +294,7 @@ fn finished(
         intervals: gather.reported_intervals,
         ranks,
         workers: std::mem::take(&mut gather.workers),
-        latency_depths: ends.iter().filter_map(|e| e.latency_depth).collect(),
+        latency_depths: schedules.iter().flatten().filter_map(AnySchedule::latency_depth).collect(),
         steady: gather.steady.as_ref().map(|s| s.outcome(gather.interval)),
     }
 }

@@ -1,6 +1,8 @@
 //! Preparation on the I/O core, not measured: one sequential pass over files — writing them (filling data files
 //! and test media before a phase that reads them) or reading them (fio's pre_read, warming the page cache) —
 //! with progress reported as bytes done. The same core that runs the phases issues these reads and writes.
+//! `Progress` (interval reports as bytes done) also serves the format step of file sets and the `--verify`
+//! read-back (`verify_pass.rs`).
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};

@@ -1,13 +1,17 @@
 //! The schedule of a raw-I/O worker: operations from its `OpSource`, due times from its `Pacer`, flushes owed
 //! (fsync-every, fdatasync-every, end-fsync), think time, and the stamp on every written block — or, with
 //! `--verify`, the verified block headers, the check of every block read and the read-back of recent writes
-//! (`crate::verify`). The core issues what this decides; this never touches an engine or a clock.
+//! (`crate::verify`). The core issues what this decides; this never touches an engine or a clock. A worker
+//! that needs fio's latency_target search or vdbench's per-direction budgets gets its schedule wrapped
+//! (`compatible`: `depth_search.rs`, `direction_budget.rs`); the rest run it bare.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::cluster::HeldAcross;
-use super::core::{Ctx, Io, Next, Schedule};
+use super::core::{Ctx, Io, Next, Role, Schedule};
+use super::depth_search::DepthSearched;
+use super::direction_budget::DirectionBudget;
 use super::flow::{FlowMember, Flows};
 use super::open::{Create, OpenFor, open_data_file};
 use super::pacer::Pacer;
@@ -16,7 +20,7 @@ use super::priority::PrioPicker;
 use super::shape::Shaper;
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineSetup, OpKind};
-use crate::plan::{Pacing, PhasePlan, Thinktime, WorkerPlan};
+use crate::plan::{DirectionBytes, LatencyTarget, Pacing, PhasePlan, Thinktime, WorkerPlan};
 use crate::verify::{Backlog, Verifier};
 use crate::workload::{Access, Direction, MixSource, Op, Rng, WorkloadConfig};
 
@@ -190,7 +194,7 @@ impl Schedule for RawSchedule<'_> {
         if self.pending.is_none()
             && let Some((file, offset, len)) = self.backlog.as_mut().and_then(Backlog::next_read)
         {
-            return Next::Io(Io { extra: true, ..Io::transfer(OpKind::Read, file, offset, len, None) });
+            return Next::Io(Io { role: Role::Check, ..Io::transfer(OpKind::Read, file, offset, len, None) });
         }
         let (op, due) = match self.pending.take() {
             Some(pending) => pending,
@@ -238,7 +242,7 @@ impl Schedule for RawSchedule<'_> {
             },
             None => {}
         }
-        if io.extra {
+        if io.role == Role::Check {
             return true;
         }
         if write {
@@ -364,11 +368,9 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
         runtime: phase.runtime,
         byte_budget: worker.io_bytes,
         op_budget: worker.io_ops,
-        direction_budget: worker.io_by_direction,
         batch: phase.iodepth_batch.min(iodepth),
         paced: pacer.is_some(),
         continue_on_error: phase.continue_on_error,
-        latency_target: phase.fio.as_ref().and_then(|f| f.latency_target),
     };
     // Buffered phases drop their files' pages at each pass, as fio does (invalidate=1, its default).
     let pass_bytes = (phase.invalidate && !direct)
@@ -381,7 +383,29 @@ fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Bui
     schedule.prio =
         (phase.fio.as_ref().and_then(|f| f.cmdprio.clone())).map(|c| PrioPicker::new(c, worker.workload.seed));
     schedule.shaper = phase.data.map(|shape| Shaper::new(shape, phase.seed, worker.workload.seed, id));
-    Ok(Built { engine, schedule: AnySchedule::Raw(schedule), settings })
+    let target = phase.fio.as_ref().and_then(|f| f.latency_target);
+    let schedule =
+        compatible(schedule, worker.io_by_direction, target.as_ref(), (engine.caps().queue_depth, phase.ramp));
+    Ok(Built { engine, schedule, settings })
+}
+
+/// The raw schedule with the compatibility wrappers its worker needs around it (none for most): vdbench's
+/// per-direction budgets, fio's latency_target search up to the engine's `depth` (its first window starting at
+/// the end of the `ramp`).
+fn compatible<'a>(
+    schedule: RawSchedule<'a>,
+    budget: DirectionBytes,
+    target: Option<&LatencyTarget>,
+    (depth, ramp): (u32, Duration),
+) -> AnySchedule<'a> {
+    match target {
+        Some(target) => {
+            let budgeted = DirectionBudget::new(schedule, budget);
+            AnySchedule::RawSearched(DepthSearched::new(budgeted, target, depth, ramp))
+        }
+        None if budget.is_none() => AnySchedule::Raw(schedule),
+        None => AnySchedule::RawBudgeted(DirectionBudget::new(schedule, budget)),
+    }
 }
 
 /// The files and workloads of a worker, its files renumbered locally.

@@ -1,36 +1,32 @@
 //! The verification pass (fio's do_verify): after the last phase of a `--verify` run, and for
-//! `--verify-only`, every file that holds verified blocks is read from start to end, through the sync engine
-//! (the engine layer is the only code that issues data I/O), and each block is checked by the [`Verifier`].
-//!
-//! Reads are direct where the filesystem allows it, so the page cache cannot hand back what was written instead
-//! of what was stored. A read that fails is recorded with its operation, path, offset and errno, and the pass
-//! goes on with the next piece (the blocks of the failed piece are not checked). A file that ends before the
-//! blocks written to it (truncated) is checked as far as it goes, and one that is gone not at all; the written
-//! blocks past its end are lost, reported as one range with its offsets and counted as bad blocks. Files in a
-//! directory held open for the run (a work directory; a kept run's, for `--verify-only`) are opened beneath it,
-//! never through a symbolic link, and only if they are regular files. The pass is not measured; it checks the
-//! interrupt flag between pieces.
+//! `--verify-only`, every file that holds verified blocks is read from start to end on the I/O core — the
+//! `ReadBack` schedule of `verify_read.rs` on one worker, with the run's engine (io_uring keeps several pieces
+//! in flight) — and each block is checked by the [`Verifier`]. This file runs the pass and turns what it found
+//! into a [`VerifyOutcome`]: the verifier's counts and bad blocks (lost ranges of truncated or deleted files
+//! among them), the reads that failed, and whether the pass ran to its end (it does not after Ctrl-C). The pass
+//! itself is not measured; its reads count in its own phase run, which is dropped.
 //!
 //! Also the run's verifier itself (`run_verifier`): its file table — the target's data files, then every file
 //! of each verified file-set tree — and, with `--journal`, the journal started before the first write.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use super::fileset::{TreeBases, Trees};
-use super::open::{OpenFor, open_data_file};
-use super::owned::open_registered;
-use crate::engine::{BufferPool, Completion, Engine, OpKind, Request, SyncEngine, Wait};
+use super::phase::{PhaseOutcome, PhaseRun, SeriesStart, StopReason, run_workers};
+use super::prepare::Progress;
+use super::verify_read::ReadBack;
+use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
+use crate::engine::{AnyEngine, EngineKind, EngineSetup};
 use crate::metrics::ErrorRecord;
 use crate::plan::defaults;
 use crate::verify::{Algorithm, BadLog, Verifier, VerifyCounts};
-use rustix::fs::OFlags;
 
-/// Bytes read per request (rounded down to whole blocks, at least one block).
-const PIECE: u64 = 4 << 20;
+/// Requests in flight during the read-back on io_uring (the sync engine keeps one): with pieces of 4 MiB, 16 MiB
+/// in flight keeps a striped pool's members busy, as prepare.rs's reading pass does.
+const DEPTH: u32 = 4;
 
 /// What verification found over a run, or over a kept run for `--verify-only`.
 #[derive(Debug, Clone)]
@@ -52,259 +48,127 @@ pub struct VerifyOutcome {
     pub in_flight: Option<u64>,
 }
 
-/// Reads back every file of `verifier` (at `paths`, same order) that holds verified blocks and checks them.
-/// `direct`: read with O_DIRECT where the filesystem allows it. `confined` (`--verify-only`): every file lies in
-/// a directory held open by the caller (`owned.rs`), and none is opened any other way. A file in such a
-/// directory is opened beneath it, never through a symbolic link and only if it is a regular file; one that is
-/// missing, or ends before the blocks written to it, is checked as far as it goes and the rest reported lost,
-/// with its offsets. `progress(done, total)` after each piece.
+impl VerifyOutcome {
+    /// What the verifier holds, before (or without) a pass.
+    fn of(verifier: &Verifier) -> VerifyOutcome {
+        VerifyOutcome {
+            algorithm: verifier.algorithm(),
+            block: verifier.block_size(),
+            counts: verifier.counts(),
+            bad: verifier.bad_blocks(),
+            read_errors: Vec::new(),
+            read_error_count: 0,
+            pass_complete: false,
+            manifest: None,
+            in_flight: None,
+        }
+    }
+}
+
+/// Reads back every file of `verifier` (at `paths`, same order) that holds verified blocks and checks them, with
+/// the sync engine. `direct`: read with O_DIRECT where the filesystem allows it. `confined` (`--verify-only`):
+/// every file lies in a directory held open by the caller (`owned.rs`), and none is opened any other way. A file
+/// in such a directory is opened beneath it, never through a symbolic link and only if it is a regular file; one
+/// that is missing, or ends before the blocks written to it, is checked as far as it goes and the rest reported
+/// lost, with its offsets. `progress(done, total)` in bytes, after each interval of the pass.
 pub fn read_back(
     verifier: &Verifier,
     paths: &[PathBuf],
     direct: bool,
     confined: bool,
-    interrupted: &AtomicBool,
-    progress: &mut dyn FnMut(u64, u64),
+    interrupted: &Arc<AtomicBool>,
+    progress: &mut (dyn FnMut(u64, u64) + Send),
 ) -> VerifyOutcome {
-    let mut errors = ReadErrors { started: Instant::now(), kept: Vec::new(), count: 0 };
-    let mut pass_complete = true;
-    let block = u64::from(verifier.block_size());
-    let piece = (PIECE / block).max(1) * block;
-    let sizes: Vec<u64> = verifier.files().map(|(_, size)| size).collect();
-    let files: Vec<u32> = (0..paths.len() as u32).filter(|&f| verifier.has_written(f)).collect();
-    let total: u64 = files.iter().map(|&f| sizes[f as usize]).sum();
-    let mut done = 0;
-    for &file in &files {
-        let (path, size) = (&paths[file as usize], sizes[file as usize]);
-        let opened = match open_for_pass(path, direct, confined, piece) {
-            Ok(opened) => opened,
-            Err(Unread::Missing(why)) => {
-                verifier.missing(file, 0, &why);
-                done += size;
-                progress(done, total);
-                continue;
-            }
-            Err(Unread::Failed(e)) => {
-                errors.record(path, 0, size, e);
-                continue;
-            }
+    let pass = ReadBackPass { engine: EngineKind::Sync, direct, confined, interrupted: interrupted.clone() };
+    pass.run(verifier, paths, progress).0
+}
+
+/// How a read-back runs: on which engine (null and http stand for sync), with direct I/O where the filesystem
+/// allows it, confined to held directories or not, stopped by which flag.
+pub(super) struct ReadBackPass {
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub confined: bool,
+    pub interrupted: Arc<AtomicBool>,
+}
+
+impl ReadBackPass {
+    /// Runs the read-back of `verifier`'s files at `paths` on the core; returns what verification found and the
+    /// pass's own phase outcome (its reads, its engine).
+    pub(super) fn run(
+        self,
+        verifier: &Verifier,
+        paths: &[PathBuf],
+        progress: &mut (dyn FnMut(u64, u64) + Send),
+    ) -> (VerifyOutcome, PhaseOutcome) {
+        let schedule = ReadBack::new(verifier, paths, self.direct, self.confined);
+        let total = schedule.total();
+        let engine = if matches!(self.engine, EngineKind::IoUring) { EngineKind::IoUring } else { EngineKind::Sync };
+        let setup: SetUp<'_> = Box::new(move || read_back_worker(schedule, engine));
+        let run = PhaseRun {
+            index: 0,
+            interval: Duration::from_millis(250),
+            ramp: Duration::ZERO,
+            floor: None,
+            direct: self.direct,
+            interrupted: self.interrupted,
+            series: SeriesStart::default(),
+            setups: vec![setup],
+            sync: None,
+            per_worker: false,
+            steady: None,
+            held: None,
         };
-        let pass = FilePass { verifier, file, path, size, piece };
-        match pass.read(opened, &mut errors, interrupted, &mut |n| {
-            done += n;
-            progress(done, total);
-        }) {
-            PassEnd::Interrupted => {
-                pass_complete = false;
-                break;
+        let mut observer = Progress { done: 0, total, report: progress };
+        let ran = run_workers(run, &mut observer);
+        let mut outcome = VerifyOutcome::of(verifier);
+        let schedule = ran.schedules.into_iter().next().flatten();
+        if let Some(AnySchedule::ReadBack(mut schedule)) = schedule {
+            if let StopReason::Failed(why) = &ran.outcome.stop {
+                schedule.stopped(why, ran.outcome.measured);
             }
-            PassEnd::Done => {}
+            outcome.pass_complete = schedule.complete() && ran.outcome.stop == StopReason::Completed;
+            (outcome.read_errors, outcome.read_error_count) = schedule.into_errors();
+        } else if let StopReason::Failed(why) = &ran.outcome.stop {
+            // Nothing was read: the engine could not be set up.
+            outcome.read_errors.push(not_started(why));
+            outcome.read_error_count = 1;
         }
-    }
-    VerifyOutcome {
-        algorithm: verifier.algorithm(),
-        block: verifier.block_size(),
-        counts: verifier.counts(),
-        bad: verifier.bad_blocks(),
-        read_errors: errors.kept,
-        read_error_count: errors.count,
-        pass_complete,
-        manifest: None,
-        in_flight: None,
+        // The pass's checks and lost ranges are in the verifier now.
+        (outcome.counts, outcome.bad) = (verifier.counts(), verifier.bad_blocks());
+        (outcome, ran.outcome)
     }
 }
 
-/// How the pass over one file ended.
-enum PassEnd {
-    Done,
-    Interrupted,
-}
-
-/// The pass over one file of the verifier.
-struct FilePass<'a> {
-    verifier: &'a Verifier,
-    file: u32,
-    path: &'a Path,
-    /// Bytes written to it, as the verifier knows it.
-    size: u64,
-    piece: u64,
-}
-
-impl FilePass<'_> {
-    /// Reads the file piece by piece and checks every block in each. A short read of a regular file that now
-    /// ends there (it was truncated) checks the blocks it did read and reports the rest lost; any other failed
-    /// or short read is recorded, and the pass goes on with the next piece. `advance(bytes)` after each piece.
-    fn read(
-        &self,
-        mut opened: Opened,
-        errors: &mut ReadErrors,
-        interrupted: &AtomicBool,
-        advance: &mut dyn FnMut(u64),
-    ) -> PassEnd {
-        let mut offset = 0;
-        while offset < self.size {
-            if interrupted.load(Ordering::Relaxed) {
-                return PassEnd::Interrupted;
-            }
-            let len = (self.size - offset).min(self.piece) as u32;
-            match read_piece(&mut opened.engine, offset, len) {
-                Ok(n) if n == len => {
-                    check_piece(self.verifier, self.file, offset, &opened.engine.buffer_mut(0)[..n as usize])
-                }
-                Ok(n) if opened.ends_by(offset + u64::from(n)) => {
-                    check_piece(self.verifier, self.file, offset, &opened.engine.buffer_mut(0)[..n as usize]);
-                    let end = offset + u64::from(n);
-                    let why = format!(
-                        "the file ends at byte {end}, before the {} bytes written (it was truncated)",
-                        self.size
-                    );
-                    self.verifier.missing(self.file, end, &why);
-                    advance(self.size - offset);
-                    return PassEnd::Done;
-                }
-                Ok(n) => errors.record(
-                    self.path,
-                    offset,
-                    u64::from(len),
-                    (libc::EIO, format!("short read: {n} of {len} bytes (the file ends early)")),
-                ),
-                Err(e) => errors.record(self.path, offset, u64::from(len), e),
-            }
-            offset += u64::from(len);
-            advance(u64::from(len));
+/// The one worker of a read-back: an engine of `kind` (sync when io_uring cannot be set up) with one empty file
+/// slot and buffers of a piece each, touched once so that no read faults a page in (btrfs would serve a direct
+/// read that faults through the page cache; `engine::btrfs_direct`).
+fn read_back_worker(schedule: ReadBack<'_>, kind: EngineKind) -> Result<Built<'_>, String> {
+    let piece = schedule.piece() as usize;
+    let setup = |kind, depth| EngineSetup { spare_file_slots: 1, ..EngineSetup::new(kind, depth, piece) };
+    let built = match kind {
+        EngineKind::IoUring => {
+            AnyEngine::build(setup(kind, DEPTH)).or_else(|_| AnyEngine::build(setup(EngineKind::Sync, 1)))
         }
-        PassEnd::Done
-    }
-}
-
-/// The failed reads of the pass: the first few in full, and how many in all.
-struct ReadErrors {
-    /// When the pass began; each record says how long after it the read failed.
-    started: Instant,
-    kept: Vec<ErrorRecord>,
-    count: u64,
-}
-
-impl ReadErrors {
-    /// Counts a failed read of `len` bytes at `offset` of `path`, and keeps it while fewer than
-    /// `defaults::ERRORS_KEPT` are kept.
-    fn record(&mut self, path: &Path, offset: u64, len: u64, (errno, message): (i32, String)) {
-        self.count += 1;
-        if self.kept.len() < defaults::ERRORS_KEPT {
-            self.kept.push(ErrorRecord {
-                op: "read".into(),
-                path: path.display().to_string(),
-                offset,
-                len,
-                errno,
-                message,
-                at_s: self.started.elapsed().as_secs_f64(),
-            });
-        }
-    }
-}
-
-/// A file open for the pass: a sync engine with one buffer, and for a regular file a handle to learn its length.
-struct Opened {
-    engine: SyncEngine,
-    regular: Option<File>,
-}
-
-impl Opened {
-    /// Whether the file is a regular file that ends at or before `end` now.
-    fn ends_by(&self, end: u64) -> bool {
-        self.regular.as_ref().and_then(|f| f.metadata().ok()).is_some_and(|m| m.len() <= end)
-    }
-}
-
-/// Why a file was not read: it is not there as a file streamcap wrote (its written blocks are lost), or opening
-/// it failed (an errno with words, as a failed read's).
-enum Unread {
-    Missing(String),
-    Failed((i32, String)),
-}
-
-/// Opens `path` for the pass (with O_DIRECT when `direct` and the filesystem allows it) behind a sync engine with
-/// one buffer of `piece` bytes. A file beneath a directory held open for the run (`owned.rs`) is opened beneath
-/// it with O_NOFOLLOW and O_NONBLOCK and must be a regular file; with `confined` every file must be.
-fn open_for_pass(path: &Path, direct: bool, confined: bool, piece: u64) -> Result<Opened, Unread> {
-    let failed = |e: std::io::Error| Unread::Failed((e.raw_os_error().unwrap_or(libc::EIO), e.to_string()));
-    let flags = |direct: bool| {
-        let base = OFlags::RDONLY | OFlags::NONBLOCK;
-        if direct { base | OFlags::DIRECT } else { base }
+        _ => AnyEngine::build(setup(EngineKind::Sync, 1)),
     };
-    let registered = match open_registered(path, flags(direct)) {
-        Some(Err(e)) if direct && e.raw_os_error() == Some(libc::EINVAL) => open_registered(path, flags(false)),
-        other => other,
-    };
-    let (handle, regular) = match registered {
-        Some(Ok(file)) => {
-            let kind = file.metadata().map_err(failed)?.file_type();
-            if !kind.is_file() {
-                return Err(Unread::Missing(format!(
-                    "it is now {}, not the regular file written (not read)",
-                    kind_of(kind)
-                )));
-            }
-            let stat = file.try_clone().map_err(failed)?;
-            (file, Some(stat))
-        }
-        Some(Err(e)) => return Err(unopened(e)),
-        None if confined => {
-            return Err(Unread::Missing(
-                "its directory could not be opened as one of the kept run's (missing, or a symbolic link)".into(),
-            ));
-        }
-        None => (open_data_file(path, OpenFor::read(direct)).map_err(failed)?, None),
-    };
-    let pool = BufferPool::new(1, piece as usize).map_err(|e| Unread::Failed((libc::ENOMEM, e.to_string())))?;
-    Ok(Opened { engine: SyncEngine::new(vec![Some(handle)], pool), regular })
+    let mut engine = built.map_err(|e| e.to_string())?;
+    engine.for_each_buffer(&mut |buffer| buffer.fill(0));
+    let settings = WorkerSettings { batch: 1, continue_on_error: true, ..Default::default() };
+    Ok(Built { engine, schedule: AnySchedule::ReadBack(schedule), settings })
 }
 
-/// A failed open beneath a held directory: a file that is gone or a symbolic link in its place is missing (what
-/// was written there is lost); anything else is a failure to read.
-fn unopened(e: std::io::Error) -> Unread {
-    match e.raw_os_error() {
-        Some(libc::ENOENT) => Unread::Missing("the file is missing (deleted)".into()),
-        Some(libc::ELOOP) => Unread::Missing("a symbolic link is in its place, which is never followed".into()),
-        Some(errno) => Unread::Failed((errno, e.to_string())),
-        None => Unread::Failed((libc::EIO, e.to_string())),
-    }
-}
-
-fn kind_of(kind: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a named pipe (FIFO)"
-    } else if kind.is_block_device() || kind.is_char_device() {
-        "a device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "something else"
-    }
-}
-
-/// Checks every verified block of `file` that lies within `data`, the bytes read at `offset`.
-fn check_piece(verifier: &Verifier, file: u32, offset: u64, data: &[u8]) {
-    for (index, at, block_len) in verifier.blocks_within(file, offset, data.len()) {
-        verifier.check(file, index, &data[at..at + block_len]);
-    }
-}
-
-/// Reads `len` bytes at `offset` into the engine's one buffer; returns how many it read.
-fn read_piece(engine: &mut SyncEngine, offset: u64, len: u32) -> Result<u32, (i32, String)> {
-    let request = Request { slot: 0, kind: OpKind::Read, file: 0, offset, len, prio: 0 };
-    let mut out: Vec<Completion> = Vec::with_capacity(1);
-    let engine_error = |e: crate::engine::EngineError| (libc::EIO, e.to_string());
-    engine.submit(&[request]).map_err(engine_error)?;
-    engine.reap(1, Wait::Forever, &mut out).map_err(engine_error)?;
-    match out.first().map(|c| c.result) {
-        Some(Ok(n)) => Ok(n.min(len)),
-        Some(Err(errno)) => Err((errno, std::io::Error::from_raw_os_error(errno).to_string())),
-        None => Err((libc::EIO, "the engine returned no completion".into())),
+/// The record of a read-back that could not start.
+#[cold]
+fn not_started(why: &str) -> ErrorRecord {
+    ErrorRecord {
+        op: "read".into(),
+        path: String::new(),
+        offset: 0,
+        len: 0,
+        errno: libc::EIO,
+        message: format!("the read-back could not start: {why}"),
+        at_s: 0.0,
     }
 }
 
@@ -332,16 +196,25 @@ pub(super) fn run_verifier(
     };
     let verifier = Arc::new(verifier);
     trees.verify_with(verifier.clone(), bases.clone(), journal.is_some());
-    Ok((Some(verifier), Verified { paths: files.into_iter().map(|(p, _)| p).collect(), trees: bases, journal }))
+    let paths = files.into_iter().map(|(p, _)| p).collect();
+    // The read-back runs on the engine of the last phase (sync stands in for null and http).
+    let engine = plan.phases.last().map_or(EngineKind::Sync, |p| p.engine);
+    Ok((Some(verifier), Verified { paths, trees: bases, journal, engine }))
 }
 
 /// What the end of a verified run needs: the paths of its verified files, each verified tree's root and first
-/// file number, and its journal, if it keeps one.
-#[derive(Default)]
+/// file number, its journal, if it keeps one, and the engine its read-back runs on.
 pub(super) struct Verified {
     pub paths: Vec<PathBuf>,
     pub trees: TreeBases,
     pub journal: Option<Arc<super::journal::FileJournal>>,
+    pub engine: EngineKind,
+}
+
+impl Default for Verified {
+    fn default() -> Verified {
+        Verified { paths: Vec::new(), trees: TreeBases::default(), journal: None, engine: EngineKind::Sync }
+    }
 }
 
 /// The files a `--verify` run checks, with their sizes: the target's files, then every file of each verified
@@ -376,19 +249,10 @@ pub(super) fn finish(
     observer: &mut dyn super::RunObserver,
 ) -> VerifyOutcome {
     let mut outcome = if interrupt.is_set() {
-        VerifyOutcome {
-            algorithm: verifier.algorithm(),
-            block: verifier.block_size(),
-            counts: verifier.counts(),
-            bad: verifier.bad_blocks(),
-            read_errors: Vec::new(),
-            read_error_count: 0,
-            pass_complete: false,
-            manifest: None,
-            in_flight: None,
-        }
+        VerifyOutcome::of(verifier)
     } else {
-        read_back(verifier, &verified.paths, direct, false, &interrupt.flag(), &mut |_, _| {})
+        let pass = ReadBackPass { engine: verified.engine, direct, confined: false, interrupted: interrupt.flag() };
+        pass.run(verifier, &verified.paths, &mut |_, _| {}).0
     };
     if let Some((failures, Some(first))) = verified.journal.as_ref().map(|j| j.failures()) {
         observer.notice(&format!(
@@ -406,4 +270,89 @@ pub(super) fn finish(
         }
     }
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::OpClass;
+
+    const MIB: u64 = 1 << 20;
+
+    /// A file of `size` bytes in a work directory under `root`, held open as a run's is (so the pass knows it
+    /// for a regular file of its own), written whole with verified blocks of `block` bytes; and its verifier.
+    fn written(root: &Path, size: u64, block: u32) -> (Verifier, Vec<PathBuf>, super::super::owned::Registration) {
+        use super::super::owned::{OwnedDir, open_registered, register};
+        let work = register(OwnedDir::open_base(root).unwrap().create_dir("run-t").unwrap(), None);
+        let path = root.join(".streamcap/run-t/data.0");
+        let v = Verifier::new(Algorithm::Crc32c, block, 7, vec![(path.display().to_string(), size)], 10);
+        let mut buf = vec![0u8; size as usize];
+        assert!(v.begin_write(0, 0, &mut buf));
+        let flags = rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::CREATE | rustix::fs::OFlags::EXCL;
+        std::io::Write::write_all(&mut open_registered(&path, flags).unwrap().unwrap(), &buf).unwrap();
+        v.end_write(0, 0, buf.len(), true);
+        (v, vec![path], work)
+    }
+
+    fn pass(engine: EngineKind) -> ReadBackPass {
+        ReadBackPass { engine, direct: true, confined: false, interrupted: Arc::new(AtomicBool::new(false)) }
+    }
+
+    /// The engines a read-back can run on here (io_uring only where the kernel allows it, loudly skipped).
+    fn engines() -> Vec<EngineKind> {
+        match crate::engine::io_uring_available() {
+            Ok(()) => vec![EngineKind::Sync, EngineKind::IoUring],
+            Err(e) => {
+                assert!(std::env::var_os("STREAMCAP_TEST_STRICT").is_none_or(|v| v != "1"), "io_uring: {e}");
+                eprintln!("SKIPPED the io_uring read-back: {e}");
+                vec![EngineKind::Sync]
+            }
+        }
+    }
+
+    #[test]
+    fn the_read_back_goes_through_the_core_with_several_reads_in_flight_on_io_uring() {
+        // Before, the read-back was a second data loop, one synchronous 4 MiB read at a time beside the core.
+        for engine in engines() {
+            let dir = tempfile::tempdir().unwrap();
+            let (v, paths, _work) = written(dir.path(), 16 * MIB, 4096);
+            let (outcome, phase) = pass(engine).run(&v, &paths, &mut |_, _| {});
+            assert_eq!((outcome.counts.blocks, outcome.bad.count, outcome.read_error_count), (4096, 0, 0));
+            assert!(outcome.pass_complete);
+            assert_eq!(phase.caps.map(|c| c.kind), Some(engine), "the pass ran on the engine asked for");
+            assert_eq!(phase.totals.stats(OpClass::Read).ops, 4, "{engine:?}: four pieces of 4 MiB, on the core");
+            let deeper: u64 = phase.totals.depths.level[1..].iter().sum();
+            assert_eq!(deeper > 0, engine == EngineKind::IoUring, "{engine:?}: {:?}", phase.totals.depths.level);
+        }
+    }
+
+    #[test]
+    fn a_file_cut_inside_a_page_is_checked_as_far_as_it_goes_and_the_rest_is_one_lost_range() {
+        // Direct reads are whole pages: the last one asks past the end of the file, and what came back is judged.
+        for engine in engines() {
+            let dir = tempfile::tempdir().unwrap();
+            let (v, paths, _work) = written(dir.path(), 8 * MIB, MIB as u32);
+            let file = std::fs::OpenOptions::new().write(true).open(&paths[0]).unwrap();
+            file.set_len(5_000_000).unwrap();
+            let (outcome, _) = pass(engine).run(&v, &paths, &mut |_, _| {});
+            assert_eq!((outcome.counts.blocks, outcome.bad.count, outcome.read_error_count), (4, 4, 0), "{engine:?}");
+            let lost = &outcome.bad.missing;
+            assert_eq!(lost.len(), 1, "{engine:?}: {lost:?}");
+            assert_eq!((lost[0].offset, lost[0].len, lost[0].blocks), (4 * MIB, 4 * MIB, 4));
+            assert_eq!(
+                lost[0].why,
+                "the file ends at byte 5000000, before the 8388608 bytes written (it was truncated)"
+            );
+            assert!(outcome.pass_complete);
+        }
+    }
+
+    #[test]
+    fn a_stopped_read_back_is_not_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        let (v, paths, _work) = written(dir.path(), MIB, 4096);
+        let stopped = ReadBackPass { interrupted: Arc::new(AtomicBool::new(true)), ..pass(EngineKind::Sync) };
+        let (outcome, _) = stopped.run(&v, &paths, &mut |_, _| {});
+        assert!(!outcome.pass_complete);
+    }
 }

@@ -1,19 +1,22 @@
 //! One worker thread, whatever it runs: set up its engine and schedule on its own thread (io_uring rings are
 //! single-issuer), say it is ready, wait for the common start, then run the core loop with the engine's and
-//! the schedule's concrete types — dispatched once here, never per I/O. Also the messages and channels between
-//! a worker and its phase coordinator.
+//! the schedule's concrete types — dispatched once here (a compatibility wrapper around a schedule is a variant
+//! of its own), never per I/O. Also the messages and channels between a worker and its phase coordinator.
 
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use super::core::{CoreConfig, WorkerEnd, drive};
+use super::depth_search::DepthSearched;
+use super::direction_budget::DirectionBudget;
 use super::fileset::FileSetSchedule;
 use super::phase::PhaseControl;
 use super::prepare::PassSchedule;
 use super::raw::RawSchedule;
 use super::streams::{IngestSchedule, ViewerSchedule};
+use super::verify_read::ReadBack;
 use crate::engine::{AnyEngine, Caps};
-use crate::metrics::{Recorder, Snapshot};
+use crate::metrics::{DepthFound, Recorder, Snapshot};
 
 /// Messages from a worker to the phase coordinator.
 pub(super) enum WorkerMsg {
@@ -32,18 +35,35 @@ pub(super) struct WorkerChannels {
     pub go: Receiver<Option<Instant>>,
 }
 
-/// The schedules a worker can run; matched once per worker.
+/// The schedules a worker can run; matched once per worker. The compatibility wrappers are variants of their
+/// own, so that a plain raw worker (what fio is measured against) runs the raw schedule with nothing around it.
 // One per worker, built once and never moved in the hot loop: boxing would only add an indirection.
 #[allow(clippy::large_enum_variant)]
 pub(super) enum AnySchedule<'a> {
     Raw(RawSchedule<'a>),
+    /// A raw worker with a read or write budget (vdbench maxdataread, maxdatawritten).
+    RawBudgeted(DirectionBudget<RawSchedule<'a>>),
+    /// A raw worker under fio's latency_target search (the budget is a no-op when it has none).
+    RawSearched(DepthSearched<DirectionBudget<RawSchedule<'a>>>),
     Viewers(ViewerSchedule),
     Ingest(IngestSchedule),
     Pass(PassSchedule),
+    /// The read-back of a `--verify` run or of `--verify-only`.
+    ReadBack(ReadBack<'a>),
     /// A schedule of the core's own unit tests.
     #[cfg(test)]
     Test(super::core::tests::Steady),
     FileSet(FileSetSchedule<'a>),
+}
+
+impl AnySchedule<'_> {
+    /// What fio's latency_target search found, for a worker that ran one.
+    pub(super) fn latency_depth(&self) -> Option<DepthFound> {
+        match self {
+            AnySchedule::RawSearched(s) => Some(s.found()),
+            _ => None,
+        }
+    }
 }
 
 /// How a worker runs, apart from its engine and schedule (see `CoreConfig`).
@@ -55,13 +75,10 @@ pub(super) struct WorkerSettings {
     pub runtime: Option<Duration>,
     pub byte_budget: Option<u64>,
     pub op_budget: Option<u64>,
-    pub direction_budget: crate::plan::DirectionBytes,
     /// Requests per system call (at least 1).
     pub batch: u32,
     pub paced: bool,
     pub continue_on_error: bool,
-    /// fio latency_target: the worker searches for the queue depth that meets it.
-    pub latency_target: Option<crate::plan::LatencyTarget>,
 }
 
 /// A worker ready to run.
@@ -103,12 +120,10 @@ pub(super) fn worker_thread<'a>(
         runtime: settings.runtime,
         byte_budget: settings.byte_budget,
         op_budget: settings.op_budget,
-        direction_budget: settings.direction_budget,
         interval,
         batch: settings.batch,
         paced: settings.paced,
         continue_on_error: settings.continue_on_error,
-        latency_target: settings.latency_target,
         control,
         tx: channels.tx.clone(),
         spares: channels.spares,
@@ -126,9 +141,12 @@ pub(super) fn worker_thread<'a>(
     }
     let end = match &mut schedule {
         AnySchedule::Raw(s) => on_engine!(s),
+        AnySchedule::RawBudgeted(s) => on_engine!(s),
+        AnySchedule::RawSearched(s) => on_engine!(s),
         AnySchedule::Viewers(s) => on_engine!(s),
         AnySchedule::Ingest(s) => on_engine!(s),
         AnySchedule::Pass(s) => on_engine!(s),
+        AnySchedule::ReadBack(s) => on_engine!(s),
         #[cfg(test)]
         AnySchedule::Test(s) => on_engine!(s),
         AnySchedule::FileSet(s) => on_engine!(s),

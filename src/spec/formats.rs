@@ -87,7 +87,7 @@ impl FromStr for Mix {
 
 impl Mix {
     /// The format of each of `count` viewers: largest remainder apportionment, interleaved so that any prefix
-    /// of the viewers (the ramp) keeps the proportions.
+    /// of the viewers (those who arrived first) keeps the proportions.
     pub fn assign(&self, count: u32) -> Vec<usize> {
         let total: u64 = self.0.iter().map(|(_, w)| u64::from(*w)).sum();
         let mut given = vec![0u64; self.0.len()];

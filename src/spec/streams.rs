@@ -39,7 +39,7 @@ pub struct StreamsSpec {
     /// The stated target: with `max`, the answer must reach this; with `count`, the count must pass.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect: Option<u32>,
-    /// Wall time each viewer watches (each step of a search too).
+    /// Playback judged once every viewer has reached steady state (each step of a search too).
     #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
     pub duration: Option<Duration>,
     /// Bytes per request, or seconds of media per request.
@@ -51,9 +51,12 @@ pub struct StreamsSpec {
     /// Media needed before playback starts (and after a stall or a seek).
     #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
     pub prebuffer: Option<Duration>,
-    /// Starts spread over this time.
+    /// The longest window the viewers arrive over (about one a second until it is full).
     #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
     pub ramp: Option<Duration>,
+    /// Each viewer must reach steady state (its buffer full once) within this of its arrival.
+    #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
+    pub steady_within: Option<Duration>,
     /// Mean time between a viewer's seeks.
     #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
     pub seek_every: Option<Duration>,
@@ -139,6 +142,7 @@ impl StreamsSpec {
         for (key, value) in [
             ("duration", self.duration),
             ("buffer", self.buffer),
+            ("steady-within", self.steady_within),
             ("media-length", self.media_length),
             ("estimate-time", self.estimate_time),
             ("seek-every", self.seek_every),

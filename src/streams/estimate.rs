@@ -106,6 +106,7 @@ mod tests {
             prebuffer: Duration::from_secs(2),
             watch: Duration::from_secs(60),
             ramp: None,
+            steady_within: Duration::from_secs(30),
             seek_every: None,
             assignment: Assignment::One,
             titles: None,

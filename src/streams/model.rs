@@ -9,6 +9,13 @@
 //! Nothing here needs to be ticked: a stall is found when the next event comes, from the straight-line motion of
 //! the playhead, at the exact instant the playhead reached the end of the buffered media.
 //!
+//! Start-up and playback are told apart. A player reaches **steady state** the first time its buffer is full
+//! (a chunk arrives and the next one would not fit: the player must wait for room). Until then it is starting
+//! up: its time to first playback is its start-up time, and an underrun after playback began but before the
+//! buffer was ever full is a start-up stall (the player was still filling, as a viewer who pressed play on a
+//! busy server sees). An underrun after steady state is a **playback stall**, the one a viewer notices in the
+//! middle of a film. The step judges them apart (`outcome.rs`).
+//!
 //! Due times (why lateness is honest): with one chunk in flight per viewer, chunk k is due when the player
 //! both wants it and can ask for it: the later of the instant the buffer has room for it (the playhead passes
 //! k·c + c − buffer, for chunks of c seconds of media; this follows from the playhead alone) and the arrival of
@@ -121,17 +128,36 @@ enum Cause {
 /// One stream's figures. Durations are wall time.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StreamStats {
+    /// When the viewer arrived (its stream's start), from the step's common origin.
+    #[serde(default)]
+    pub arrived: Duration,
     /// From the stream's start to the start of playback; `None` if it never started playing.
     pub startup: Option<Duration>,
-    /// Buffer underruns during playback (not counting waits after a seek).
+    /// From the stream's start to the first instant its buffer was full (steady state); `None` if it never was.
+    #[serde(default)]
+    pub steady: Option<Duration>,
+    /// Playback stalls: buffer underruns after steady state (not counting waits after a seek).
     pub stalls: u32,
     /// Time spent in those underruns.
     pub stalled: Duration,
+    /// Start-up stalls: underruns after playback began but before the buffer was first full.
+    #[serde(default)]
+    pub startup_stalls: u32,
+    /// Time spent in those underruns.
+    #[serde(default)]
+    pub startup_stalled: Duration,
+    /// From the stream's start to its first playback stall, if it had one.
+    #[serde(default)]
+    pub first_stall: Option<Duration>,
     /// Seeks made, and the time spent refilling after them.
     pub seeks: u32,
     pub seek_wait: Duration,
     /// Wall time from the start of playback to the end of the watch (stalls included).
     pub watched: Duration,
+    /// Wall time from the stream's start to the end of its watch: zero when the step ended before the viewer
+    /// arrived (it was never part of the audience).
+    #[serde(default)]
+    pub present: Duration,
     /// Media bytes delivered (chunks used, not those thrown away by a seek).
     pub bytes: u64,
     /// Chunks delivered (used) and chunks thrown away.
@@ -168,7 +194,7 @@ impl Player {
             paused_at: position,
             next_chunk: first_chunk,
             in_flight: None,
-            stats: StreamStats::default(),
+            stats: StreamStats { arrived: start, ..StreamStats::default() },
         }
     }
 
@@ -182,6 +208,21 @@ impl Player {
 
     pub fn is_playing(&self) -> bool {
         matches!(self.state, State::Playing { .. })
+    }
+
+    /// Whether the buffer has been full at least once (steady state).
+    pub fn is_steady(&self) -> bool {
+        self.stats.steady.is_some()
+    }
+
+    /// From the start to the first playback, once it began.
+    pub fn startup(&self) -> Option<Duration> {
+        self.stats.startup
+    }
+
+    /// From the start to the first full buffer, once it was.
+    pub fn steady(&self) -> Option<Duration> {
+        self.stats.steady
     }
 
     /// The chunk in flight, if any.
@@ -223,12 +264,33 @@ impl Player {
         {
             match cause {
                 Cause::Start => self.stats.startup = Some(now - self.start),
-                Cause::Stall => self.stats.stalled += now - since,
+                Cause::Stall => self.add_stalled(now - since),
                 Cause::Seek => self.stats.seek_wait += now - since,
             }
             self.state = State::Playing { anchor: now, media: self.paused_at };
         }
+        if self.stats.steady.is_none() && self.buffer_full(now) {
+            self.stats.steady = Some(now - self.start);
+        }
         Arrival { lateness, used: true }
+    }
+
+    /// Playing, and the next chunk does not fit in the buffer yet: the player has to wait for room.
+    fn buffer_full(&self, now: Duration) -> bool {
+        let State::Playing { anchor, media } = self.state else { return false };
+        let playhead = media + now.saturating_sub(anchor);
+        let ahead = self.buffered_end.saturating_sub(playhead);
+        ahead + self.config.media_of(self.next_chunk) > self.config.buffer
+    }
+
+    /// Time in an underrun that just ended: a playback stall once steady, a start-up stall before (steady
+    /// state cannot begin during an underrun, so the bucket is the one the underrun began in).
+    fn add_stalled(&mut self, time: Duration) {
+        if self.stats.steady.is_some() {
+            self.stats.stalled += time;
+        } else {
+            self.stats.startup_stalled += time;
+        }
     }
 
     /// The viewer jumps to `chunk` at `now`: the buffer is emptied, a chunk in flight will be thrown away, and
@@ -250,7 +312,7 @@ impl Player {
             State::Buffering { cause: Cause::Start, .. } => {}
             State::Buffering { since, cause: Cause::Stall } => {
                 // The stall ends with the viewer's jump; what follows is a seek's wait.
-                self.stats.stalled += now - since;
+                self.add_stalled(now - since);
                 self.stats.seeks += 1;
                 self.state = State::Buffering { since: now, cause: Cause::Seek };
             }
@@ -261,20 +323,22 @@ impl Player {
         }
     }
 
-    /// Ends the watch at `now` and returns the stream's figures. A stall still going counts up to `now`.
+    /// Ends the watch at `now` and returns the stream's figures. A stall still going counts up to `now`. A
+    /// player whose start is after `now` was never part of the audience: its figures stay empty.
     pub fn finish(&mut self, now: Duration) -> StreamStats {
         if self.state != State::Done {
             self.advance(now);
             if let State::Buffering { since, cause } = self.state {
                 match cause {
                     Cause::Start => {}
-                    Cause::Stall => self.stats.stalled += now.saturating_sub(since),
+                    Cause::Stall => self.add_stalled(now.saturating_sub(since)),
                     Cause::Seek => self.stats.seek_wait += now.saturating_sub(since),
                 }
             }
             if let Some(startup) = self.stats.startup {
                 self.stats.watched = now.saturating_sub(self.start + startup);
             }
+            self.stats.present = now.saturating_sub(self.start);
             self.state = State::Done;
         }
         self.stats.clone()
@@ -285,7 +349,12 @@ impl Player {
         if let State::Playing { anchor, media } = self.state {
             let runway = self.buffered_end.saturating_sub(media);
             if now >= anchor + runway {
-                self.stats.stalls += 1;
+                if self.stats.steady.is_some() {
+                    self.stats.stalls += 1;
+                    self.stats.first_stall.get_or_insert((anchor + runway).saturating_sub(self.start));
+                } else {
+                    self.stats.startup_stalls += 1;
+                }
                 self.paused_at = self.buffered_end;
                 self.state = State::Buffering { since: anchor + runway, cause: Cause::Stall };
             }

@@ -57,9 +57,44 @@ fn an_empty_buffer_stalls_at_the_exact_instant_and_resumes_after_the_prebuffer()
     fetch(&mut p, ms(5000), ms(6000));
     assert!(p.is_playing());
     let stats = p.finish(ms(7000));
-    assert_eq!(stats.stalls, 1);
-    assert_eq!(stats.stalled, ms(4000), "from 2 s to 6 s");
+    // The buffer (4 s) was never full: the player was still starting up, so this is a start-up stall.
+    assert_eq!((stats.steady, stats.stalls, stats.first_stall), (None, 0, None));
+    assert_eq!(stats.startup_stalls, 1);
+    assert_eq!(stats.startup_stalled, ms(4000), "from 2 s to 6 s");
     assert_eq!(stats.watched, ms(7000));
+    assert_eq!(stats.present, ms(7000));
+}
+
+#[test]
+fn the_buffer_full_once_is_steady_state_and_a_stall_after_it_is_a_playback_stall() {
+    let mut p = Player::new(config(), ms(100), 0);
+    for t in [100, 110, 120] {
+        fetch(&mut p, ms(t), ms(t + 10));
+        assert!(!p.is_steady(), "3 s of a 4 s buffer: room for one more chunk");
+    }
+    fetch(&mut p, ms(130), ms(140));
+    assert!(p.is_steady(), "4 s in: the next chunk has to wait for room");
+    // Room for chunk 4 once the playhead passes 1 s (at 1.12 s); it arrives at 6.12 s. The playhead, playing
+    // since 0.12 s, runs out of media at 4.12 s: a playback stall, until 2 s are in again.
+    fetch(&mut p, ms(1120), ms(6120));
+    fetch(&mut p, ms(6120), ms(6620));
+    assert!(p.is_playing());
+    let stats = p.finish(ms(8000));
+    assert_eq!(stats.steady, Some(ms(40)), "from its arrival at 100 ms to the 4th chunk at 140 ms");
+    assert_eq!((stats.stalls, stats.stalled, stats.startup_stalls), (1, ms(2500), 0));
+    assert_eq!(stats.first_stall, Some(ms(4020)), "4.12 s, 4.02 s after its arrival");
+    assert_eq!(stats.arrived, ms(100));
+}
+
+#[test]
+fn a_prebuffer_as_large_as_the_buffer_is_steady_as_it_starts() {
+    let c = PlayerConfig { prebuffer: ms(4000), ..config() };
+    let mut p = Player::new(c, ms(0), 0);
+    for t in 0..4 {
+        fetch(&mut p, ms(t), ms(t + 1));
+    }
+    let stats = p.finish(ms(10));
+    assert_eq!((stats.startup, stats.steady), (Some(ms(4)), Some(ms(4))));
 }
 
 #[test]
@@ -70,7 +105,7 @@ fn a_stall_still_going_at_the_end_counts_up_to_the_end() {
     let want = p.want(ms(0)).unwrap();
     p.issued(want); // never arrives
     let stats = p.finish(ms(3000));
-    assert_eq!((stats.stalls, stats.stalled), (1, ms(1000)));
+    assert_eq!((stats.startup_stalls, stats.startup_stalled), (1, ms(1000)));
 }
 
 #[test]
@@ -115,7 +150,10 @@ fn a_seek_throws_away_the_chunk_in_flight_and_refills() {
 fn a_stream_that_never_starts_has_no_startup_and_no_watch_time() {
     let mut p = Player::new(config(), ms(100), 0);
     let stats = p.finish(ms(5000));
-    assert_eq!((stats.startup, stats.watched), (None, Duration::ZERO));
+    assert_eq!((stats.startup, stats.steady, stats.watched), (None, None, Duration::ZERO));
+    assert_eq!((stats.stalls, stats.startup_stalls, stats.present), (0, 0, ms(4900)), "never started, not stalled");
+    let mut late = Player::new(config(), ms(6000), 0);
+    assert_eq!(late.finish(ms(5000)).present, Duration::ZERO, "the step ended before it arrived");
 }
 
 #[test]
@@ -175,7 +213,7 @@ fn uneven_chunks_come_due_as_their_media_is_played() {
 #[test]
 fn a_burst_drains_the_buffer_faster_and_stalls_where_constant_bitrate_would_not() {
     // Every chunk arrives 0.95 s after it is asked for: fine at 1 s of media per chunk, a stall when chunks
-    // cover less (a GOP above the mean bitrate).
+    // cover less (a GOP above the mean bitrate). The buffer never fills, so these are start-up stalls.
     let slow = |config: PlayerConfig| {
         let mut p = Player::new(config, ms(0), 0);
         let mut now = ms(0);
@@ -186,11 +224,12 @@ fn a_burst_drains_the_buffer_faster_and_stalls_where_constant_bitrate_would_not(
             now = issue + ms(950);
             p.arrived(now, 100);
         }
-        p.finish(now)
+        let stats = p.finish(now);
+        stats.stalls + stats.startup_stalls
     };
-    assert_eq!(slow(config()).stalls, 0);
+    assert_eq!(slow(config()), 0);
     // A seed whose first GOP (1000 chunks: the whole test) runs above 1.15 × the mean.
     let burst = Vbr { swing: 0.3, chunks_per_gop: 1000, seed: 0 };
     let vbr = (0..1000).map(|s| Vbr { seed: s, ..burst }).find(|v| v.factor(0) > 1.15).unwrap();
-    assert!(slow(PlayerConfig { vbr: Some(vbr), ..config() }).stalls > 0);
+    assert!(slow(PlayerConfig { vbr: Some(vbr), ..config() }) > 0);
 }

@@ -1,8 +1,17 @@
 //! What one step of viewers measured, as the run hands it to the results: each viewer's figures, the chunks'
-//! lateness and streamcap's own lag, and how the step ended. Pure data.
+//! lateness and streamcap's own lag, when the judged playback began and how the step ended; and how the step
+//! is judged against the quality target. Pure data.
+//!
+//! Start-up and playback are judged apart, each viewer in one count per problem: it never started (it had the
+//! start-up limit to start and did not), it started over the limit, it stalled while starting (before its
+//! buffer was ever full), it did not reach steady state within its bound, or it stalled during playback
+//! (after steady state). A viewer the step ended before it arrived (a search step cut short by a failure, or
+//! Ctrl-C) was never part of the audience and is in no count; nor is one that had not yet had the time a
+//! count needs (a viewer that arrived 1 s before the end is not "never started").
 
 use std::time::Duration;
 
+use super::judge::Judging;
 use super::model::StreamStats;
 use crate::metrics::Histogram;
 
@@ -25,6 +34,15 @@ pub struct StepOutcome {
     pub first_error: Option<String>,
     /// From the common origin to the end of the last watch.
     pub elapsed: Duration,
+    /// The window the viewers arrived over.
+    pub arrival: Duration,
+    /// How the step was judged: the bound on reaching steady state, the judged playback.
+    pub judging: Judging,
+    /// When the last viewer reached steady state (the judged playback began), from the common origin; `None`
+    /// when a viewer never did.
+    pub steady_at: Option<Duration>,
+    /// A search step that ended at its first failure: when.
+    pub cut: Option<Duration>,
     /// Ctrl-C stopped the step before every watch ended.
     pub interrupted: bool,
     /// The engine that issued the reads ("io_uring", "sync", "http").
@@ -45,7 +63,7 @@ pub struct ClientStep {
     pub host: String,
     /// Viewers this client ran.
     pub viewers: u32,
-    /// Of those, streams that stalled or never started.
+    /// Of those, streams that stalled (starting or during playback) or never started.
     pub stalled: u32,
     /// Reads that failed on this client.
     pub errors: u64,
@@ -70,26 +88,128 @@ pub struct IngestOutcome {
 }
 
 impl StepOutcome {
-    /// Streams that stalled at least once or never started playing. After Ctrl-C, a viewer that had received
-    /// nothing yet (its watch had not begun, or had just begun) is not counted: it was stopped, not stalled.
+    /// Whether a viewer was part of the audience: the step did not end before it arrived.
+    fn present(s: &StreamStats) -> bool {
+        s.present > Duration::ZERO || s.bytes > 0
+    }
+
+    fn count(&self, f: impl Fn(&StreamStats) -> bool) -> u32 {
+        self.streams.iter().filter(|s| Self::present(s) && f(s)).count() as u32
+    }
+
+    /// Viewers that arrived before the step ended.
+    pub fn audience(&self) -> u32 {
+        self.count(|_| true)
+    }
+
+    /// Streams that stalled during playback (after steady state).
     pub fn stalled(&self) -> u32 {
-        self.streams.iter().filter(|s| self.is_stalled(s)).count() as u32
+        self.count(|s| s.stalls > 0)
     }
 
-    /// Whether one stream stalled or never started (see [`StepOutcome::stalled`]).
-    pub fn is_stalled(&self, s: &StreamStats) -> bool {
-        let stopped_early = self.interrupted && s.bytes == 0;
-        s.stalls > 0 || (s.startup.is_none() && !stopped_early)
+    /// Streams that stalled after playback began but before their buffer was first full.
+    pub fn startup_stalled(&self) -> u32 {
+        self.count(|s| s.startup_stalls > 0)
     }
 
-    /// Streams whose start-up took longer than `max_startup`.
+    /// Streams that had `max_startup` to start and never played.
+    pub fn never_started(&self, max_startup: Duration) -> u32 {
+        self.count(|s| s.startup.is_none() && s.present >= max_startup)
+    }
+
+    /// Streams that started, but took longer than `max_startup`.
     pub fn slow_starts(&self, max_startup: Duration) -> u32 {
-        self.streams.iter().filter(|s| s.startup.is_some_and(|u| u > max_startup)).count() as u32
+        self.count(|s| s.startup.is_some_and(|u| u > max_startup))
     }
 
-    /// Whether the step met the quality target: at most `max_stalled` streams stalled, every stream started
-    /// within `max_startup`, no read failed, and the step ran to its end.
+    /// Streams that started but did not reach steady state within the bound.
+    pub fn not_steady(&self) -> u32 {
+        let bound = self.judging.steady_within;
+        self.count(|s| s.startup.is_some() && s.steady.is_none_or(|t| t > bound) && s.present >= bound)
+    }
+
+    /// Whether one stream stalled (starting or during playback) or never started: a client's share of trouble.
+    pub fn is_stalled(&self, s: &StreamStats) -> bool {
+        let never = s.startup.is_none() && s.present >= self.judging.max_startup;
+        Self::present(s) && (s.stalls > 0 || s.startup_stalls > 0 || never)
+    }
+
+    /// Whether the step met the quality target: at most `max_stalled` streams stalled (starting or during
+    /// playback), every stream started within `max_startup` and reached steady state within its bound, no read
+    /// failed, and the step ran to its end.
     pub fn meets(&self, max_stalled: u32, max_startup: Duration) -> bool {
-        self.stalled() <= max_stalled && self.slow_starts(max_startup) == 0 && self.errors == 0 && !self.interrupted
+        self.stalled() + self.startup_stalled() <= max_stalled
+            && self.never_started(max_startup) == 0
+            && self.slow_starts(max_startup) == 0
+            && self.not_steady() == 0
+            && self.errors == 0
+            && !self.interrupted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn step(streams: Vec<StreamStats>) -> StepOutcome {
+        StepOutcome {
+            count: streams.len() as u32,
+            streams,
+            lateness: Histogram::new(),
+            issue_lag: Histogram::new(),
+            read_bytes: 0,
+            errors: 0,
+            first_error: None,
+            elapsed: ms(20_000),
+            arrival: ms(5000),
+            judging: Judging { steady_within: ms(10_000), judged: ms(5000), fail_fast: false, max_startup: ms(2000) },
+            steady_at: None,
+            cut: None,
+            interrupted: false,
+            engine: "null",
+            ingest: None,
+            clients: Vec::new(),
+        }
+    }
+
+    fn viewer(startup: Option<u64>, steady: Option<u64>, present: u64) -> StreamStats {
+        StreamStats {
+            startup: startup.map(ms),
+            steady: steady.map(ms),
+            present: ms(present),
+            bytes: u64::from(startup.is_some()),
+            ..StreamStats::default()
+        }
+    }
+
+    #[test]
+    fn start_up_and_playback_problems_are_counted_apart() {
+        let fine = viewer(Some(300), Some(900), 15_000);
+        let playback = StreamStats { stalls: 2, ..fine.clone() };
+        let starting = StreamStats { startup_stalls: 1, ..fine.clone() };
+        let slow = viewer(Some(2500), Some(4000), 15_000);
+        let never = viewer(None, None, 12_000);
+        let unsteady = viewer(Some(500), None, 11_000);
+        let absent = viewer(None, None, 0);
+        let too_soon = viewer(None, None, 1000);
+        let s = step(vec![fine.clone(), playback, starting, slow, never, unsteady, absent, too_soon]);
+        assert_eq!(s.audience(), 7, "the viewer the step ended before is not in the audience");
+        assert_eq!(s.stalled(), 1);
+        assert_eq!(s.startup_stalled(), 1);
+        assert_eq!(s.never_started(ms(2000)), 1, "one that had 1 s is not counted: it had no time to start");
+        assert_eq!(s.slow_starts(ms(2000)), 1);
+        assert_eq!(s.not_steady(), 1);
+        assert!(!s.meets(10, ms(2000)));
+        assert!(step(vec![fine.clone(), fine.clone(), absent_viewer()]).meets(0, ms(2000)));
+        let one_stall = step(vec![fine.clone(), StreamStats { stalls: 1, ..fine }]);
+        assert!(!one_stall.meets(0, ms(2000)) && one_stall.meets(1, ms(2000)), "the allowance of stalled streams");
+    }
+
+    fn absent_viewer() -> StreamStats {
+        viewer(None, None, 0)
     }
 }

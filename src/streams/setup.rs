@@ -1,10 +1,13 @@
 //! From what the user asked (`StreamsConfig`) to the concrete viewers of one run at a given count: which file
-//! each viewer reads, where it starts, when it starts, its chunk size and player settings. Pure: no I/O, no
-//! clock; the same seed gives the same viewers. Defaults live in [`defaults`].
+//! each viewer reads, where it starts, when it arrives (`arrivals.rs`), its chunk size and player settings, and
+//! how long a step lasts ([`StepLength`]). Pure: no I/O, no clock; the same seed gives the same viewers.
+//! Defaults live in [`defaults`].
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::arrivals::{arrivals, window_for};
+use super::judge::Judging;
 use super::library::Titles;
 use super::model::{PlayerConfig, Vbr};
 use crate::engine::HttpUrl;
@@ -21,11 +24,14 @@ pub mod defaults {
     pub const CHUNK_BYTES: u64 = 1 << 20;
     pub const BUFFER: Duration = Duration::from_secs(10);
     pub const PREBUFFER: Duration = Duration::from_secs(2);
+    /// Playback judged once every viewer has reached steady state.
     pub const WATCH: Duration = Duration::from_secs(60);
-    /// Starts are spread over this much per viewer, up to `RAMP_MAX` in all (a crowd does not press play in
-    /// the same millisecond, and a thundering herd of prebuffers would measure start-up, not streaming).
-    pub const RAMP_PER_VIEWER: Duration = Duration::from_millis(50);
-    pub const RAMP_MAX: Duration = Duration::from_secs(5);
+    /// Viewers arrive about one per this (Poisson), over at most `ARRIVAL_MAX` in all: an audience, not a
+    /// stampede of prebuffers that would measure start-up, not streaming.
+    pub const ARRIVAL_PER_VIEWER: Duration = Duration::from_secs(1);
+    pub const ARRIVAL_MAX: Duration = Duration::from_secs(30);
+    /// Each viewer must reach steady state (its buffer full once) within this of its arrival.
+    pub const STEADY_WITHIN: Duration = Duration::from_secs(30);
     /// Length of each test media file.
     pub const MEDIA_LENGTH: Duration = Duration::from_secs(120);
     /// Quality target: no stall, and start-up within this.
@@ -75,13 +81,11 @@ pub struct MediaFile {
     pub url: Option<HttpUrl>,
 }
 
-/// One viewer, fully decided before the run.
+/// One viewer, fully decided before the run. When its watch ends is decided during the step (`judge.rs`).
 #[derive(Debug, Clone, Copy)]
 pub struct ViewerPlan {
-    /// Start of the watch, after the common origin (the ramp spreads the viewers' starts).
+    /// When the viewer arrives (presses play), after the common origin.
     pub start: Duration,
-    /// Wall time watched from `start` (the watch ends at `start + watch`).
-    pub watch: Duration,
     /// Index into the media files.
     pub file: u32,
     /// Chunk of the media timeline the viewer starts at.
@@ -110,12 +114,16 @@ pub struct StreamsConfig {
     /// Media needed before playback starts, seconds.
     #[serde(serialize_with = "serialize_secs")]
     pub prebuffer: Duration,
-    /// Wall time each viewer watches, seconds.
+    /// Playback judged once every viewer has reached steady state, seconds.
     #[serde(rename = "watch_s", serialize_with = "serialize_secs")]
     pub watch: Duration,
-    /// Starts spread over this, seconds (None: the default per-viewer spread).
+    /// The longest arrival window, seconds (None: `defaults::ARRIVAL_MAX`); viewers arrive about one a second
+    /// until it is full.
     #[serde(serialize_with = "serialize_opt_secs")]
     pub ramp: Option<Duration>,
+    /// Each viewer must reach steady state within this of its arrival, seconds.
+    #[serde(rename = "steady_within_s", serialize_with = "serialize_secs")]
+    pub steady_within: Duration,
     /// Mean time between seeks, seconds.
     #[serde(serialize_with = "serialize_opt_secs")]
     pub seek_every: Option<Duration>,
@@ -151,9 +159,50 @@ impl MediaKey {
     }
 }
 
+/// How long a step of a given count lasts, and why: the viewers arrive over `arrival`, each fills its buffer
+/// (at most `steady_within` after it arrived), then `judged` of playback is watched from the instant the last
+/// buffer was full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepLength {
+    pub arrival: Duration,
+    /// What filling a buffer takes near capacity: the media between prebuffer and buffer, fetched with about
+    /// one stream's rate to spare (the bound a count just below the capacity leaves), so as long in wall time.
+    pub fill: Duration,
+    pub steady_within: Duration,
+    pub judged: Duration,
+}
+
+impl StepLength {
+    /// A step that passes near the capacity: arrival window + buffer fill + judged playback.
+    pub fn typical(&self) -> Duration {
+        self.arrival + self.fill + self.judged
+    }
+
+    /// The longest a step can last: the last viewer arrives at the end of the window and takes its whole bound.
+    pub fn longest(&self) -> Duration {
+        self.arrival + self.steady_within + self.judged
+    }
+}
+
 impl StreamsConfig {
-    pub fn ramp_for(&self, count: u32) -> Duration {
-        self.ramp.unwrap_or_else(|| (defaults::RAMP_PER_VIEWER * count).min(defaults::RAMP_MAX))
+    /// The arrival window of `count` viewers.
+    pub fn arrival_for(&self, count: u32) -> Duration {
+        window_for(count, defaults::ARRIVAL_PER_VIEWER, self.ramp.unwrap_or(defaults::ARRIVAL_MAX))
+    }
+
+    /// How long a step of `count` viewers lasts.
+    pub fn step_length(&self, count: u32) -> StepLength {
+        StepLength {
+            arrival: self.arrival_for(count),
+            fill: self.buffer.saturating_sub(self.prebuffer),
+            steady_within: self.steady_within,
+            judged: self.watch,
+        }
+    }
+
+    /// How a step is judged; `fail_fast` for the steps of a capacity search.
+    pub fn judging(&self, fail_fast: bool, max_startup: Duration) -> Judging {
+        Judging { steady_within: self.steady_within, judged: self.watch, fail_fast, max_startup }
     }
 
     pub fn chunk_bytes(&self, format: usize) -> u64 {
@@ -188,7 +237,8 @@ impl StreamsConfig {
     /// library, its own titles), so that a step does not re-read what the step before it left in a cache.
     pub fn viewers(&self, count: u32, round: u32, file_index: &mut dyn FnMut(MediaKey) -> u32) -> Vec<ViewerPlan> {
         let formats = self.mix.assign(count);
-        let ramp = self.ramp_for(count);
+        // Each step its own audience too: a confirmation of a count is another sample, not the same arrivals.
+        let starts = arrivals(count, self.arrival_for(count), self.seed ^ mix64(u64::from(round)));
         let mut rng = Rng::new(self.seed ^ mix64(u64::from(round)));
         let picker = self.titles.filter(|_| self.is_library()).map(|t| t.picker(&mut rng));
         let mut per_format = vec![0u32; self.mix.0.len()];
@@ -213,8 +263,7 @@ impl StreamsConfig {
                     vbr.seed = self.seed ^ file.wrapping_mul(0xA24B_AED4_963E_E407);
                 }
                 ViewerPlan {
-                    start: if count > 1 { ramp * i as u32 / count } else { Duration::ZERO },
-                    watch: self.watch,
+                    start: starts[i],
                     file: file_index(key),
                     first_chunk: rng.below(chunks.max(1)),
                     chunk_bytes: self.chunk_bytes(format) as u32,
@@ -260,6 +309,7 @@ mod tests {
             prebuffer: defaults::PREBUFFER,
             watch: Duration::from_secs(10),
             ramp: Some(Duration::from_secs(1)),
+            steady_within: defaults::STEADY_WITHIN,
             seek_every: None,
             assignment: assignment.parse().unwrap(),
             titles: Some(Titles { count: 20, zipf: None }),
@@ -270,10 +320,12 @@ mod tests {
     }
 
     #[test]
-    fn viewers_are_staggered_over_the_ramp_and_read_whole_chunks() {
+    fn viewers_arrive_over_the_window_and_read_whole_chunks() {
         let c = config("one");
         let viewers = c.viewers(10, 0, &mut format_of);
-        assert_eq!(viewers[5].start, Duration::from_millis(500));
+        assert_eq!(viewers[0].start, Duration::ZERO);
+        assert!(viewers.windows(2).all(|w| w[0].start <= w[1].start));
+        assert!(viewers[9].start > Duration::ZERO && viewers[9].start < Duration::from_secs(1), "a 1 s window");
         assert_eq!(viewers.iter().filter(|v| v.file == 1).count(), 3);
         // 8 Mbit/s for 60 s = 60 MB, in whole MiB chunks.
         assert_eq!(c.media_bytes(0), 58 << 20);
@@ -292,6 +344,18 @@ mod tests {
             MediaKey::Title(n) => n,
             MediaKey::Format { .. } => panic!("a library's viewers read titles"),
         }
+    }
+
+    #[test]
+    fn the_window_is_sized_to_the_count_and_a_step_says_how_long_it_lasts() {
+        let c = StreamsConfig { ramp: None, watch: Duration::from_secs(8), ..config("one") };
+        assert_eq!(c.arrival_for(1), Duration::ZERO);
+        assert_eq!(c.arrival_for(4), Duration::from_secs(4), "one a second");
+        assert_eq!(c.arrival_for(400), defaults::ARRIVAL_MAX);
+        let length = c.step_length(4);
+        // 4 s of arrivals + 8 s of buffer beyond the prebuffer + 8 s judged; at most the 30 s bound instead.
+        assert_eq!(length.typical(), Duration::from_secs(20));
+        assert_eq!(length.longest(), Duration::from_secs(42));
     }
 
     #[test]

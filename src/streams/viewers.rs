@@ -2,14 +2,21 @@
 //! the caller passes the time and reports each read's completion, so tests run it with a manual clock and the
 //! I/O core runs it as one of its schedules.
 //!
-//! Each scheduler keeps a binary heap of the next event of each viewer (a chunk due, a seek, the end of the
-//! watch) and a FIFO of viewers whose chunk is due but not yet issued (the core asks only when it has a free
-//! slot). Nothing is allocated per chunk: the heap and the FIFO are sized up front.
+//! Each scheduler keeps a binary heap of the next event of each viewer (a chunk due, a seek, the bound on its
+//! start-up and on reaching steady state) and a FIFO of viewers whose chunk is due but not yet issued (the core
+//! asks only when it has a free slot). Nothing is allocated per chunk: the heap and the FIFO are sized up front.
+//!
+//! When the watch ends is not known up front: the step's [`StepJudge`], shared by every scheduler of the step,
+//! decides it once every viewer has reached steady state (or one failed, in a search step). Each scheduler
+//! tells it when one of its viewers reached steady state or missed its bound, and ends every watch at the
+//! instant the judge names.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::judge::{POLL, StepJudge};
 use super::model::{ChunkWant, Player, StreamStats};
 use super::setup::ViewerPlan;
 use crate::workload::Rng;
@@ -41,7 +48,10 @@ pub enum ViewerNext {
 enum Event {
     Fetch,
     Seek,
-    End,
+    /// The viewer must be playing by now (a search step only).
+    StartLimit,
+    /// The viewer must have reached steady state by now.
+    SteadyLimit,
 }
 
 struct Viewer {
@@ -56,6 +66,8 @@ struct Viewer {
     generation: u32,
     rng: Rng,
     done: bool,
+    /// The judge has heard of this viewer's steady state or of its giving up.
+    resolved: bool,
     stats: StreamStats,
 }
 
@@ -64,18 +76,22 @@ pub struct Viewers {
     heap: BinaryHeap<Reverse<(Duration, u32, Event, u32)>>,
     waiting: VecDeque<u32>,
     active: usize,
+    judge: Arc<StepJudge>,
 }
 
 impl Viewers {
     /// The viewers `share` (indices into `plans`); `file_size[f]` is the size of file `f` of the plans, and
-    /// `file_of(local, plan)` says which file number the caller's engine knows a viewer's file by.
+    /// `file_of(local, plan)` says which file number the caller's engine knows a viewer's file by. `judge` is
+    /// the step's, shared with its other schedulers.
     pub fn new(
         plans: &[ViewerPlan],
         share: &[usize],
         file_size: &[u64],
         file_of: &mut dyn FnMut(usize, &ViewerPlan) -> u32,
+        judge: Arc<StepJudge>,
     ) -> Viewers {
-        let mut heap = BinaryHeap::with_capacity(share.len() * 3 + 8);
+        let judging = judge.judging;
+        let mut heap = BinaryHeap::with_capacity(share.len() * 4 + 8);
         let viewers: Vec<Viewer> = share
             .iter()
             .enumerate()
@@ -83,7 +99,10 @@ impl Viewers {
                 let p = plans[global];
                 let chunks_in_file = (file_size[p.file as usize] / u64::from(p.chunk_bytes)).max(1);
                 heap.push(Reverse((p.start, local as u32, Event::Fetch, 0)));
-                heap.push(Reverse((p.start + p.watch, local as u32, Event::End, 0)));
+                heap.push(Reverse((p.start + judging.steady_within, local as u32, Event::SteadyLimit, 0)));
+                if judging.fail_fast {
+                    heap.push(Reverse((p.start + judging.max_startup, local as u32, Event::StartLimit, 0)));
+                }
                 let mut rng = Rng::new(p.seed);
                 if let Some(every) = p.seek_every {
                     heap.push(Reverse((p.start + exponential(&mut rng, every), local as u32, Event::Seek, 0)));
@@ -100,17 +119,27 @@ impl Viewers {
                     generation: 0,
                     rng,
                     done: false,
+                    resolved: false,
                     stats: StreamStats::default(),
                 }
             })
             .collect();
         let active = viewers.len();
-        Viewers { waiting: VecDeque::with_capacity(viewers.len() + 8), viewers, heap, active }
+        Viewers { waiting: VecDeque::with_capacity(viewers.len() + 8), viewers, heap, active, judge }
     }
 
     /// The next chunk to read now, or when to ask again. Called only when a read can be issued at once.
     pub fn next(&mut self, now: Duration) -> ViewerNext {
+        let end = self.judge.end();
+        if let Some(end) = end.filter(|&end| now >= end) {
+            self.finish(end);
+            return ViewerNext::Done;
+        }
         self.fire_events(now);
+        if let Some(end) = self.judge.end().filter(|&end| now >= end) {
+            self.finish(end);
+            return ViewerNext::Done;
+        }
         while let Some(v) = self.waiting.pop_front() {
             let viewer = &mut self.viewers[v as usize];
             let Some(want) = viewer.pending.take().filter(|_| !viewer.done) else { continue };
@@ -124,10 +153,14 @@ impl Viewers {
                 due: want.due,
             });
         }
+        if self.active == 0 {
+            return ViewerNext::Done;
+        }
+        // Until the judge knows the end, look again now and then: another thread may decide it.
+        let end = self.judge.end().unwrap_or(now + POLL);
         match self.heap.peek() {
-            _ if self.active == 0 => ViewerNext::Done,
-            Some(Reverse((due, ..))) => ViewerNext::At(*due),
-            None => ViewerNext::Done,
+            Some(Reverse((due, ..))) => ViewerNext::At((*due).min(end)),
+            None => ViewerNext::At(end),
         }
     }
 
@@ -136,22 +169,40 @@ impl Viewers {
     pub fn arrived(&mut self, viewer: u32, result: Result<u32, i32>, now: Duration) -> bool {
         let v = viewer as usize;
         match result {
+            // A chunk that came after the step's end is not part of the step.
+            _ if self.judge.end().is_some_and(|end| now > end) => false,
             Ok(n) if n == self.viewers[v].plan.chunk_bytes => {
-                let arrival = self.viewers[v].player.arrived(now, u64::from(n));
+                let viewer = &mut self.viewers[v];
+                let arrival = viewer.player.arrived(now, u64::from(n));
+                if let Some(steady) = viewer.player.steady().filter(|_| !viewer.resolved) {
+                    viewer.resolved = true;
+                    // Full after its bound (a completion the scheduler saw before the bound's event): too late.
+                    let bound = self.judge.judging.steady_within;
+                    if steady <= bound {
+                        self.judge.steady(now);
+                    } else {
+                        self.judge.unsteady(viewer.plan.start + bound);
+                    }
+                }
                 self.want(v, now);
                 arrival.used
             }
             _ => {
+                if !self.viewers[v].player.is_steady() {
+                    self.give_up(v, now);
+                }
+                self.judge.failed(now);
                 self.end_watch(v, now);
                 false
             }
         }
     }
 
-    /// Ends every watch still going (the step is stopping).
+    /// Ends every watch still going (the step is stopping), at the step's end if it came first.
     pub fn finish(&mut self, now: Duration) {
+        let end = self.judge.end().map_or(now, |end| end.min(now));
         for v in 0..self.viewers.len() {
-            self.end_watch(v, now);
+            self.end_watch(v, end);
         }
     }
 
@@ -163,7 +214,7 @@ impl Viewers {
     /// Pops every event due by `now`.
     fn fire_events(&mut self, now: Duration) {
         while let Some(&Reverse((due, v, event, generation))) = self.heap.peek() {
-            if due > now {
+            if due > now || self.judge.end().is_some_and(|end| due >= end) {
                 break;
             }
             self.heap.pop();
@@ -171,10 +222,19 @@ impl Viewers {
             if viewer.done {
                 continue;
             }
+            let judging = self.judge.judging;
             match event {
                 Event::Fetch if generation == viewer.generation => self.waiting.push_back(v),
                 Event::Fetch => {}
-                Event::End => self.end_watch(v as usize, now),
+                // Judged at the bound's own instant, whenever the scheduler got to it.
+                Event::StartLimit if viewer.player.startup().is_none_or(|u| u > judging.max_startup) => {
+                    self.judge.failed(due)
+                }
+                Event::StartLimit => {}
+                Event::SteadyLimit if viewer.player.steady().is_none_or(|u| u > judging.steady_within) => {
+                    self.give_up(v as usize, due)
+                }
+                Event::SteadyLimit => {}
                 Event::Seek => {
                     let every = viewer.plan.seek_every.expect("seek events only for seeking viewers");
                     let to = viewer.rng.below(viewer.chunks_in_file);
@@ -202,6 +262,15 @@ impl Viewers {
         }
     }
 
+    /// The viewer did not reach steady state in time (its bound passed, or its read failed).
+    fn give_up(&mut self, v: usize, now: Duration) {
+        let viewer = &mut self.viewers[v];
+        if !viewer.resolved {
+            viewer.resolved = true;
+            self.judge.unsteady(now);
+        }
+    }
+
     fn end_watch(&mut self, v: usize, now: Duration) {
         let viewer = &mut self.viewers[v];
         if !viewer.done {
@@ -219,71 +288,5 @@ fn exponential(rng: &mut Rng, mean: Duration) -> Duration {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::streams::model::PlayerConfig;
-
-    fn plan(start_ms: u64) -> ViewerPlan {
-        ViewerPlan {
-            start: Duration::from_millis(start_ms),
-            watch: Duration::from_secs(10),
-            file: 0,
-            first_chunk: 0,
-            chunk_bytes: 4096,
-            player: PlayerConfig {
-                chunk_media: Duration::from_secs(1),
-                buffer: Duration::from_secs(4),
-                prebuffer: Duration::from_secs(2),
-                vbr: None,
-            },
-            seek_every: None,
-            seed: 1,
-        }
-    }
-
-    /// Runs the scheduler against a made-up device that serves every read in `service`, one at a time.
-    fn serve(viewers: &mut Viewers, service: Duration) -> (u32, Duration) {
-        let (mut now, mut reads) = (Duration::ZERO, 0);
-        loop {
-            match viewers.next(now) {
-                ViewerNext::Chunk(c) => {
-                    assert!(c.due <= now, "a chunk is issued only once due");
-                    now += service;
-                    viewers.arrived(c.viewer, Ok(c.len), now);
-                    reads += 1;
-                }
-                ViewerNext::At(t) => now = now.max(t),
-                ViewerNext::Done => return (reads, now),
-            }
-        }
-    }
-
-    #[test]
-    fn a_fast_device_keeps_every_viewer_playing() {
-        let plans = [plan(0), plan(500)];
-        let mut viewers = Viewers::new(&plans, &[0, 1], &[1 << 20], &mut |_, _| 0);
-        let (reads, end) = serve(&mut viewers, Duration::from_millis(1));
-        viewers.finish(end);
-        // Each watch of 10 s at one chunk per second of media: about 10 chunks plus the buffer ahead.
-        assert!((20..=34).contains(&reads), "{reads}");
-        for (_, stats) in viewers.stats() {
-            assert_eq!(stats.stalls, 0);
-            assert!(stats.startup.is_some_and(|s| s < Duration::from_millis(10)));
-        }
-    }
-
-    #[test]
-    fn a_slow_device_stalls_the_viewers_and_a_failed_read_ends_a_watch() {
-        let plans = [plan(0), plan(0), plan(0)];
-        let mut viewers = Viewers::new(&plans, &[0, 1, 2], &[1 << 20], &mut |_, _| 0);
-        // Three viewers need three chunks a second; a device serving one every 600 ms cannot keep up.
-        let (_, end) = serve(&mut viewers, Duration::from_millis(600));
-        viewers.finish(end);
-        assert!(viewers.stats().any(|(_, s)| s.stalls > 0 || s.startup.is_none()));
-
-        let mut viewers = Viewers::new(&plans[..1], &[0], &[1 << 20], &mut |_, _| 0);
-        let ViewerNext::Chunk(c) = viewers.next(Duration::ZERO) else { panic!("the first chunk is due at once") };
-        assert!(!viewers.arrived(c.viewer, Err(libc::EIO), Duration::from_millis(1)));
-        assert_eq!(viewers.next(Duration::from_millis(2)), ViewerNext::Done);
-    }
-}
+#[path = "viewers_tests.rs"]
+mod tests;

@@ -48,7 +48,8 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let prepared = prepare(&args, &Share::default())?;
     if args.output.dry_run {
-        print_quietly(&prepared.plan.to_string());
+        let forecast = prepared.settings.forecast_parts().words();
+        print_quietly(&format!("{}\nthe {} check takes {forecast}\n", prepared.plan, prepared.profile.name()));
         return Ok(ExitCode::SUCCESS);
     }
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;

@@ -1,15 +1,27 @@
 //! How long `streamcap check` looks, in one table: the three profiles (`--quick`, default, `--thorough`) and
 //! the jobs they give. Every size and duration of a check lives here and nowhere else.
 //!
-//! The default is sized for about three minutes on a small VM: a 1 GiB data set (less when free space is short),
-//! 5 s per raw phase, a tree of 2 000 small files, and per video format a capacity search of about five steps of
-//! 3 s viewing each (four for the later formats, which start where the first found its edge), bisected to 15 %,
-//! then its edge run twice more (about three steps each: the count that passed, the one that failed, and now and
-//! then a search around an edge that moved). All of it reads one media library of 8 GiB that every format reads (at most half the
-//! free space; larger than the caches of drives and controllers). `--quick` (≈1 min: a 2 GiB library, 2 s steps, 10 %, one confirmation) and
-//! `--thorough` (≈20 min: 32 GiB, 30 s steps, 3 %, two) scale all of it. The cache section adds one raw phase of the same
-//! length (the page cache, as `streamcap cache` measures it). Measured on this 2-core VM (debug build, busy):
-//! quick 58–78 s, default 185 s.
+//! The default: a 1 GiB data set (less when free space is short), 5 s per raw phase, a tree of 2 000 small
+//! files, and per video format a capacity search of about three steps (two for the later formats, which start
+//! where the first found its edge), bisected to 15 %, then its edge run twice more (two steps each: the count
+//! that passed, the one that failed, and now and then a search around an edge that moved). All of it reads one
+//! media library of 8 GiB that every format reads (at most half the free space; larger than the caches of drives
+//! and controllers). `--quick` (a 2 GiB library, 20 %, no confirmation: one run of each edge) and `--thorough`
+//! (32 GiB, 3 %, two) scale all of it; `--quick` judges steps of the same kind, a little shorter (arrivals over
+//! 2 s, steady within 6 s, 3 s judged), and fewer of them. The cache section adds one raw phase of the same
+//! length (the page cache, as `streamcap cache` measures it). `Settings::forecast` says how long each takes;
+//! docs/streams.md what was measured.
+//!
+//! A step of the search is an audience, not a stampede: its viewers arrive over a window (Poisson, about one a
+//! second, at most `arrival`), each fills its buffer (steady state, within `steady_within` of arriving), and the
+//! step is judged over `judged` of playback from the instant the last buffer was full (`streams::judge`). The
+//! players' buffer is the prebuffer plus `extra_chunks` chunks: full means the player got ahead of its start-up
+//! by that many reads of its own. Why so short a buffer: filling it takes the extra media divided by the spare
+//! fraction of the disk, and at the edge of capacity (a few per cent to spare) a buffer of many seconds takes
+//! minutes to fill, longer than any check can wait; two chunks fill within the bound at 95 % of the disk's
+//! bandwidth, and a count above the bandwidth still cannot fill them. A step therefore lasts about arrival +
+//! fill + judged playback (`Settings::step`), and a failing one ends at its first failure; `--quick` stays
+//! short by judging fewer steps, never by judging them before every player is steady.
 
 use std::time::Duration;
 
@@ -18,7 +30,8 @@ use crate::spec::{
     Assignment, ChunkSize, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     Format, FormatMode, JobSpec, OpRateSpec, PhaseSpec, RwMode, SpecOrigin, StreamsSpec,
 };
-use crate::units::Bytes;
+use crate::streams::StepLength;
+use crate::units::{Bytes, format_duration};
 
 /// The video formats of the verdict table, in the order shown (names from `streams::FORMATS`).
 pub const FORMATS: [&str; 3] = ["1080p", "2160p-hevc", "2160p-remux"];
@@ -47,9 +60,13 @@ pub struct Settings {
     pub files_per_dir: u64,
     /// Time of the stat and read phases (and the cap of the create phase, which ends when every file exists).
     pub files_runtime: Duration,
-    /// Each step of the capacity search: viewers start over `stream_ramp`, then each watches `watch`.
-    pub watch: Duration,
-    pub stream_ramp: Duration,
+    /// Each step of the capacity search: viewers arrive over at most `arrival`, each must reach steady state
+    /// within `steady_within` of arriving, then `judged` of playback is judged.
+    pub arrival: Duration,
+    pub steady_within: Duration,
+    pub judged: Duration,
+    /// How many chunks beyond the prebuffer (`PREBUFFER`) the players' buffer holds.
+    pub extra_chunks: u32,
     /// Size of the media library every format's viewers read (titles written once, before the first stream
     /// phase): the profile's time budget for writing it, shrunk by the plan to the free space.
     pub library: Bytes,
@@ -84,14 +101,16 @@ impl Profile {
                 dirs: 2,
                 files_per_dir: 250,
                 files_runtime: s(1),
-                watch: s(2),
-                stream_ramp: ms(250),
+                arrival: s(2),
+                steady_within: s(6),
+                judged: s(3),
+                extra_chunks: 2,
                 library: Bytes::gib(2),
                 estimate_time: s(1),
-                precision: 0.1,
+                precision: 0.2,
                 start_factor: 0.75,
                 limit_factor: 1.25,
-                confirmations: 1,
+                confirmations: 0,
             },
             Profile::Default => Settings {
                 data_set: Bytes(1 << 30),
@@ -100,8 +119,10 @@ impl Profile {
                 dirs: 4,
                 files_per_dir: 500,
                 files_runtime: s(3),
-                watch: s(3),
-                stream_ramp: s(1),
+                arrival: s(3),
+                steady_within: s(8),
+                judged: s(4),
+                extra_chunks: 2,
                 library: Bytes::gib(8),
                 estimate_time: s(2),
                 precision: 0.15,
@@ -116,8 +137,10 @@ impl Profile {
                 dirs: 16,
                 files_per_dir: 500,
                 files_runtime: s(15),
-                watch: s(30),
-                stream_ramp: s(5),
+                arrival: s(10),
+                steady_within: s(20),
+                judged: s(15),
+                extra_chunks: 3,
                 library: Bytes::gib(32),
                 estimate_time: s(5),
                 precision: 0.03,
@@ -132,18 +155,79 @@ impl Profile {
 /// The write rate the forecast assumes for laying out the library (a disk of today; the real rate is what it is).
 const ASSUMED_WRITE_BYTES_PER_SEC: f64 = 300e6;
 
+/// What a check's time is made of (`Settings::forecast`): the phases of fixed length, then the capacity
+/// searches' steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Forecast {
+    /// The raw and small-file phases, writing the library, and the estimate's two phases.
+    pub fixed: Duration,
+    /// Steps of the three searches and their confirmations, as usually run.
+    pub steps: u32,
+    /// A step's usual length, the formats' mean: one that passes at the edge lasts longer than `Settings::step`'s
+    /// typical (its buffers fill with little to spare), one that fails ends at its first failure.
+    pub step: Duration,
+}
+
+impl Forecast {
+    pub fn total(&self) -> Duration {
+        self.fixed + self.step * self.steps
+    }
+
+    /// The forecast in words, for the plan: "about 1 min 5 s: 20 s of fixed phases and the library, then about
+    /// 7 search steps of 6.3 s".
+    pub fn words(&self) -> String {
+        format!(
+            "about {}: {} of raw, small-file and estimate phases and writing the library, then about {} capacity-search \
+             steps of about {} each (arrival window + buffer fill + judged playback; a failing step ends sooner)",
+            format_duration(self.total()),
+            format_duration(self.fixed),
+            self.steps,
+            format_duration(self.step)
+        )
+    }
+}
+
 impl Settings {
-    /// A rough forecast of the check's wall time, for the progress lines (the search's step count varies).
+    /// A rough forecast of the check's wall time, for the plan and the progress lines (the search's step count
+    /// varies).
     pub fn forecast(&self) -> Duration {
+        self.forecast_parts().total()
+    }
+
+    /// The forecast's parts. The first format's search takes about three steps, the later ones about two (they
+    /// start where the first found its edge, as a share of the estimate); each round of confirmations two more
+    /// a format, and a search around an edge that moved now and then. A step lasts about its typical length
+    /// (`StepLength::typical`) and a tenth more: at the edge buffers fill with little to spare, while failing
+    /// steps end at their first failure (measured: 6.7 s a step for `--quick`, 8.3 s for the default; the
+    /// durations in docs/streams.md).
+    pub fn forecast_parts(&self) -> Forecast {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
-        // The first format's search, the later ones from where it found the edge, then the confirmations: two
-        // steps each, and a search around an edge that moved about every other time.
-        let steps = 5 + 2 * 4 + 3 * 3 * self.confirmations;
-        let streams = (self.watch + self.stream_ramp) * steps + self.estimate_time * 2;
         let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
-        raw + files + streams + library
+        let steps = 7 + 7 * self.confirmations;
+        let step = FORMATS.iter().map(|name| self.step(&format(name)).typical()).sum::<Duration>() / 3;
+        Forecast { fixed: raw + files + library + self.estimate_time * 2, steps, step: step * 11 / 10 }
     }
+
+    /// How long a step of `format` lasts, and why (arrival window + buffer fill + judged playback).
+    pub fn step(&self, format: &Format) -> StepLength {
+        StepLength {
+            arrival: self.arrival,
+            fill: self.buffer(format).saturating_sub(PREBUFFER),
+            steady_within: self.steady_within,
+            judged: self.judged,
+        }
+    }
+
+    /// The players' buffer for `format`: the prebuffer and `extra_chunks` chunks of its media.
+    pub fn buffer(&self, format: &Format) -> Duration {
+        let chunk = Duration::from_secs_f64(CHUNK as f64 / format.bitrate.byte_rate().bytes_per_sec());
+        PREBUFFER + chunk * self.extra_chunks
+    }
+}
+
+fn format(name: &str) -> Format {
+    Format::parse(name).expect("the check's formats are in the table")
 }
 
 /// The raw phases: sequential 1 MiB writes and reads at queue depth 8, then 4 KiB random reads at queue depth
@@ -269,12 +353,16 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Med
     job.phases.push(page_cache_job(settings, data_set));
     job.phases.extend(files_job(settings, direct).phases);
     for name in FORMATS.iter().rev() {
+        let format = format(name);
         let streams = StreamsSpec {
-            format: Some(Format::parse(name).expect("the check's formats are in the table")),
+            buffer: Some(settings.buffer(&format)),
+            prebuffer: Some(PREBUFFER),
+            format: Some(format),
             max: Some(true),
             chunk: Some(ChunkSize::Bytes(CHUNK)),
-            duration: Some(settings.watch),
-            ramp: Some(settings.stream_ramp),
+            duration: Some(settings.judged),
+            ramp: Some(settings.arrival),
+            steady_within: Some(settings.steady_within),
             files: Some(Assignment::Library { titles: None, zipf: None }),
             library: media.library.clone(),
             library_size: media.library.is_none().then(|| media.size.unwrap_or(settings.library)),
@@ -306,6 +394,9 @@ pub fn stream_phase_name(format: &str) -> String {
 
 /// The chunk every viewer asks for (the `streams` default).
 pub const CHUNK: u64 = 1 << 20;
+
+/// The media a player needs before it starts playing (the `streams` default).
+pub const PREBUFFER: Duration = Duration::from_secs(2);
 
 /// The quality target of the verdict: no stream stalls and every stream starts within 2 s.
 pub const TARGET_MAX_STALLED: u32 = 0;
@@ -356,10 +447,37 @@ mod tests {
     }
 
     #[test]
-    fn the_forecasts_are_about_one_three_and_twenty_minutes() {
+    fn the_forecasts_are_about_one_four_and_fifteen_minutes() {
+        // Steps judged once every player is steady last several seconds; the default and thorough searches run
+        // their edge again, the quick one does not: about a minute, four minutes and a quarter of an hour with
+        // the library written at 300 MB/s.
         let t = |p: Profile| p.settings().forecast().as_secs();
         assert!((45..=90).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
-        assert!((150..=210).contains(&t(Profile::Default)), "{} s", t(Profile::Default));
-        assert!((900..=1500).contains(&t(Profile::Thorough)), "{} s", t(Profile::Thorough));
+        let quick = Profile::Quick.settings().forecast_parts();
+        assert_eq!((quick.steps, Profile::Quick.settings().confirmations), (7, 0), "fewer steps, as long");
+        assert!(quick.words().starts_with(&format!("about {}: ", format_duration(quick.total()))));
+        assert!((180..=300).contains(&t(Profile::Default)), "{} s", t(Profile::Default));
+        assert!((600..=1200).contains(&t(Profile::Thorough)), "{} s", t(Profile::Thorough));
+    }
+
+    #[test]
+    fn a_step_lasts_the_arrival_window_the_buffer_fill_and_the_judged_playback() {
+        let s = Profile::Default.settings();
+        // 1 MiB of 1080p (1 MB/s) is 1.05 s of media: a buffer of 2 s + 2 chunks.
+        let step = s.step(&format("1080p"));
+        assert_eq!(s.buffer(&format("1080p")), Duration::from_micros(4_097_152));
+        assert_eq!(step.typical(), s.arrival + Duration::from_micros(2_097_152) + s.judged);
+        assert_eq!(step.longest(), s.arrival + s.steady_within + s.judged);
+        let job = check_job(&s, s.data_set, true, &Media::default());
+        let remux = job
+            .phases
+            .iter()
+            .find_map(|p| p.streams.as_ref().filter(|s| s.format.as_ref().is_some_and(|f| f.name == "2160p-remux")))
+            .unwrap();
+        assert_eq!(
+            (remux.duration, remux.ramp, remux.steady_within),
+            (Some(s.judged), Some(s.arrival), Some(s.steady_within))
+        );
+        assert!(remux.buffer.unwrap() < Duration::from_millis(2300), "10 MB/s: a chunk is 0.1 s of media");
     }
 }

@@ -153,8 +153,12 @@ fn limited_by(answer: &CapacityAnswer, streams: &StreamsResult, context: &Contex
     if failing.errors > 0 {
         return Limit::ReadErrors;
     }
-    if failing.streams_stalled <= max_stalled {
-        return if failing.streams_slow_start > 0 { Limit::StartUp } else { Limit::Unknown };
+    // Stalls (starting or in playback) and buffers that never filled are the device falling behind; a slow or
+    // missing start with neither is start-up time.
+    let stalled = failing.streams_stalled + failing.streams_startup_stalled;
+    if stalled <= max_stalled && failing.streams_not_steady == 0 {
+        let slow = failing.streams_slow_start + failing.streams_not_started;
+        return if slow > 0 { Limit::StartUp } else { Limit::Unknown };
     }
     let lag = failing.issue_lag.at(99.0).unwrap_or(0);
     let late = failing.lateness.at(99.0).unwrap_or(0);
@@ -195,7 +199,7 @@ mod tests {
             media_files: 1,
             media_bytes: 0,
             direct: true,
-            target: crate::results::QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 },
+            target: crate::results::QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0, steady_within_s: 0.0 },
             steps: v.steps,
             capacity: Some(v.capacity),
             estimate: v.estimate,

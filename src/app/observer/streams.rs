@@ -9,8 +9,8 @@ use std::time::Instant;
 use crate::engine::{EngineKind, HttpUrl};
 use crate::plan::{MediaSource, StreamsPlan, TargetPlan};
 use crate::results::{
-    DeviceResult, FormatShare, QualityTarget, StepContext, StreamsResult, attribute, build_step, capacity_answer,
-    device_activity, served_from_beneath,
+    DeviceResult, FormatShare, QualityTarget, StepContext, StreamsResult, StreamsStep, attribute, build_step,
+    capacity_answer, device_activity, served_from_beneath,
 };
 use crate::streams::{RawRates, SearchOutcome, StepOutcome, StreamsConfig, compare, estimate};
 use crate::sysinfo::{DiskStat, ProcessCpu, read_diskstats};
@@ -68,6 +68,7 @@ impl StreamPhase {
             target: QualityTarget {
                 max_stalled_streams: plan.target.max_stalled,
                 max_startup_s: plan.target.max_startup.as_secs_f64(),
+                steady_within_s: config.steady_within.as_secs_f64(),
             },
             steps: Vec::new(),
             capacity: None,
@@ -92,7 +93,17 @@ impl StreamPhase {
     /// Takes the counters a step's activity is measured from; returns the line announcing it.
     pub fn step_started(&mut self, count: u32) -> String {
         self.before = Some((read_diskstats().unwrap_or_default(), ProcessCpu::read(), Instant::now()));
-        format!("{count} viewers of {} for {}…", self.result.label, format_duration(self.config.watch))
+        let length = self.config.step_length(count);
+        let arrive = if count > 1 {
+            format!("arriving over {}", format_duration(length.arrival))
+        } else {
+            "starting at once".into()
+        };
+        format!(
+            "{count} viewers of {} {arrive}, judged for {} once every buffer is full…",
+            self.result.label,
+            format_duration(length.judged)
+        )
     }
 
     /// Records a step; returns its line for the progress output.
@@ -119,9 +130,9 @@ impl StreamPhase {
         };
         let measured = build_step(step, context);
         let mut line = format!(
-            "  {:>6} streams: {} stalled, start-up p99 {:.2} s, lateness p99 {:.1} ms{}",
+            "  {:>6} streams: {}; start-up p99 {:.2} s, lateness p99 {:.1} ms{}",
             measured.count,
-            measured.streams_stalled,
+            step_words(&measured),
             measured.startup.at(99.0).unwrap_or(0) as f64 / 1e9,
             measured.lateness.at(99.0).unwrap_or(0) as f64 / 1e6,
             match (measured.meets_target, measured.interrupted, measured.cache_served) {
@@ -200,6 +211,37 @@ impl StreamPhase {
             compare(e, step.count, self.memory_backed && !served_from_beneath(&self.result.steps));
         }
     }
+}
+
+/// What a step's viewers went through, start-up apart from playback: "all steady at 9.2 s, 0 stalled in 8.0 s
+/// of playback", "2 never started, 1 did not fill its buffer (stopped at 7.1 s)".
+fn step_words(step: &StreamsStep) -> String {
+    let mut words = Vec::new();
+    for (n, what) in [
+        (step.streams_not_started, "never started"),
+        (step.streams_slow_start, "slow to start"),
+        (step.streams_startup_stalled, "stalled while starting"),
+        (step.streams_not_steady, "never filled the buffer"),
+    ] {
+        if n > 0 {
+            words.push(format!("{n} {what}"));
+        }
+    }
+    match step.steady_at_s {
+        Some(at) => words.push(format!(
+            "all steady at {at:.1} s, {} stalled in {:.1} s of playback",
+            step.streams_stalled, step.judged_s
+        )),
+        None if step.streams_stalled > 0 => words.push(format!("{} stalled during playback", step.streams_stalled)),
+        None => {}
+    }
+    if let Some(cut) = step.cut_s {
+        words.push(format!("stopped at {cut:.1} s"));
+    }
+    if words.is_empty() {
+        words.push("stopped before every viewer was steady".into());
+    }
+    words.join(", ")
 }
 
 /// Whether a URL's host is this host's loopback ("localhost", 127.0.0.0/8, ::1).

@@ -89,7 +89,8 @@ fn searches(result: &RunResult) -> Vec<Search<'_>> {
     }
     if let Some(check) = &result.check {
         for v in &check.verdict {
-            let target = crate::results::QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0 };
+            let target =
+                crate::results::QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0, steady_within_s: 0.0 };
             out.push(Search {
                 key: v.name.clone(),
                 label: v.label.clone(),

@@ -46,7 +46,9 @@ pub fn steps_table(streams: &StreamsResult) -> String {
             let busiest = crate::results::busiest_own(&s.devices);
             vec![
                 s.count.to_string(),
+                s.steady_cell(),
                 s.streams_stalled.to_string(),
+                s.streams_not_started.to_string(),
                 format!("{:.4}", s.stall_ratio),
                 ms(s.startup.at(99.0)),
                 ms(s.lateness.at(50.0)),
@@ -59,7 +61,9 @@ pub fn steps_table(streams: &StreamsResult) -> String {
         .collect();
     let header = [
         "streams",
-        "stalled",
+        "all steady at",
+        "stalled in playback",
+        "never started",
         "stall ratio",
         "start-up p99",
         "lateness p50",
@@ -68,7 +72,7 @@ pub fn steps_table(streams: &StreamsResult) -> String {
         "busiest device",
         "target",
     ];
-    table(&header, &[true, true, true, true, true, true, true, false, false], &rows)
+    table(&header, &[true, true, true, true, true, true, true, true, true, false, false], &rows)
 }
 
 pub fn check_figures(check: &CheckSummary) -> String {

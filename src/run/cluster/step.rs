@@ -29,6 +29,11 @@ struct Sent {
     errors: u64,
     first_error: Option<String>,
     elapsed: Duration,
+    /// When this rank's last viewer reached steady state, and when a failure cut its step short.
+    #[serde(default)]
+    steady_at: Option<Duration>,
+    #[serde(default)]
+    cut: Option<Duration>,
     interrupted: bool,
     /// The ingest writers' figures (only rank 0 runs them).
     ingest: Option<(u32, f64, u64, u64, Option<String>)>,
@@ -43,6 +48,8 @@ fn encode(cluster: &Cluster, step: &StepOutcome) -> Vec<u8> {
         errors: step.errors,
         first_error: step.first_error.clone(),
         elapsed: step.elapsed,
+        steady_at: step.steady_at,
+        cut: step.cut,
         interrupted: step.interrupted,
         ingest: step
             .ingest
@@ -77,6 +84,8 @@ pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome
         errors: 0,
         first_error: None,
         elapsed: Duration::ZERO,
+        steady_at: Some(Duration::ZERO),
+        cut: None,
         interrupted: false,
         ingest: None,
         clients: Vec::new(),
@@ -96,13 +105,10 @@ pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome
         }
         merged.lateness.merge(&lateness);
         merged.issue_lag.merge(&issue_lag);
-        merged.read_bytes += sent.read_bytes;
-        merged.errors += sent.errors;
         if merged.first_error.is_none() {
             merged.first_error = sent.first_error.clone().map(|e| format!("{}: {e}", cluster.name(rank as u32)));
         }
-        merged.elapsed = merged.elapsed.max(sent.elapsed);
-        merged.interrupted |= sent.interrupted;
+        merge_totals(&mut merged, &sent);
         if let Some((writers, target_bytes_per_sec, bytes, errors, first_error)) = sent.ingest.clone()
             && writers > 0
             && merged.ingest.is_none()
@@ -126,6 +132,17 @@ pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome
         })
         .collect();
     merged
+}
+
+/// A rank's totals and timing into the merged step: its reads and errors added; the longest elapsed; every
+/// rank's viewers steady, the last of them; a cut on any rank, the first; interrupted on any rank.
+fn merge_totals(merged: &mut StepOutcome, sent: &Sent) {
+    merged.read_bytes += sent.read_bytes;
+    merged.errors += sent.errors;
+    merged.elapsed = merged.elapsed.max(sent.elapsed);
+    merged.steady_at = merged.steady_at.zip(sent.steady_at).map(|(a, b)| a.max(b));
+    merged.cut = merged.cut.into_iter().chain(sent.cut).min();
+    merged.interrupted |= sent.interrupted;
 }
 
 #[cfg(test)]
@@ -158,6 +175,15 @@ mod tests {
                 errors: u64::from(cluster.rank() == 2),
                 first_error: (cluster.rank() == 2).then(|| "read failed".to_string()),
                 elapsed: Duration::from_secs(10 + u64::from(cluster.rank())),
+                arrival: Duration::from_secs(2),
+                judging: crate::streams::Judging {
+                    steady_within: Duration::from_secs(5),
+                    judged: Duration::from_secs(5),
+                    fail_fast: false,
+                    max_startup: Duration::from_secs(2),
+                },
+                steady_at: Some(Duration::from_secs(3 + u64::from(cluster.rank()))),
+                cut: None,
                 interrupted: false,
                 engine: "io_uring",
                 ingest: None,
@@ -174,6 +200,7 @@ mod tests {
             assert_eq!(merged.read_bytes, 3 << 20, "every rank's reads");
             assert_eq!(merged.first_error.as_deref(), Some("rank 2 (host2): read failed"));
             assert_eq!(merged.elapsed, Duration::from_secs(12));
+            assert_eq!(merged.steady_at, Some(Duration::from_secs(5)), "the last rank's last steady viewer");
             let viewers: Vec<u32> = merged.clients.iter().map(|c| c.viewers).collect();
             assert_eq!(viewers, [3, 2, 2]);
             // Viewer 4 (rank 1's) stalled.

@@ -3,11 +3,13 @@
 //! directory). Neither touches an engine or a clock.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::engine::OpKind;
 use crate::run::core::{Ctx, Io, Next, Schedule};
-use crate::streams::{ViewerNext, Viewers};
+use crate::streams::judge::POLL;
+use crate::streams::{StepJudge, ViewerNext, Viewers};
 
 /// A scheduler thread's viewers.
 pub struct ViewerSchedule {
@@ -44,31 +46,34 @@ impl Schedule for ViewerSchedule {
 pub const INGEST_WRITE: u32 = 1 << 20;
 
 /// One ingest writer: 1 MiB writes at fixed due times (a writer that falls behind does not slide its schedule),
-/// for `length`; it stops at its first failed write.
+/// until the step's judge ends the step (at most `length`); it stops at its first failed write.
 pub struct IngestSchedule {
     pub path: PathBuf,
     /// Time between writes.
     pub gap: Duration,
     pub length: Duration,
+    judge: Arc<StepJudge>,
     written: u64,
     failed: bool,
 }
 
 impl IngestSchedule {
-    pub fn new(path: PathBuf, bytes_per_sec: f64, length: Duration) -> IngestSchedule {
+    pub fn new(path: PathBuf, bytes_per_sec: f64, length: Duration, judge: Arc<StepJudge>) -> IngestSchedule {
         let gap = Duration::from_secs_f64(f64::from(INGEST_WRITE) / bytes_per_sec.max(1.0));
-        IngestSchedule { path, gap, length, written: 0, failed: false }
+        IngestSchedule { path, gap, length, judge, written: 0, failed: false }
     }
 }
 
 impl Schedule for IngestSchedule {
     fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
         let due = self.gap.mul_f64(self.written as f64);
-        if self.failed || due >= self.length {
+        let end = self.judge.end().unwrap_or(self.length).min(self.length);
+        if self.failed || due >= end || ctx.now >= end {
             return Next::Done;
         }
         if due > ctx.now {
-            return Next::At(due);
+            // The viewers' judge may end the step sooner: look again now and then.
+            return Next::At(due.min(ctx.now + POLL));
         }
         let offset = self.written * u64::from(INGEST_WRITE);
         self.written += 1;

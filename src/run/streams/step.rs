@@ -1,6 +1,11 @@
-//! One step of a stream phase: `count` viewers dealt round-robin to the scheduler threads, and the ingest
-//! writers beside them, all run as one set of workers on the I/O core; then what the viewers and writers
-//! measured, gathered into a `StepOutcome`.
+//! One step of a stream phase: `count` viewers, arriving over the step's arrival window, dealt round-robin to
+//! the scheduler threads, and the ingest writers beside them, all run as one set of workers on the I/O core,
+//! sharing one `StepJudge` that ends the step once every viewer reached steady state and the judged playback
+//! is over (or, in a search, at the first failure); then what the viewers and writers measured, gathered into a
+//! `StepOutcome`.
+//!
+//! A multi-host run judges each rank's viewers on that rank: its judged window starts when its own last viewer
+//! reached steady state (the ranks do not exchange instants during a step).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,14 +15,14 @@ use std::time::Duration;
 use super::schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
 use crate::metrics::OpClass;
-use crate::plan::{MediaSource, StreamsPlan};
+use crate::plan::{MediaSource, StreamCount, StreamsPlan};
 use crate::run::cluster::{Cluster, PhaseSync, merge_step, viewers_of};
 use crate::run::open::{OpenFor, open_data_file};
 use crate::run::pattern::fill_random;
 use crate::run::phase::{PhaseRun, Ran, SeriesStart, run_workers};
 use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::run::{PhaseOutcome, RunObserver};
-use crate::streams::{IngestOutcome, MediaFile, MediaKey, StepOutcome, StreamStats, ViewerPlan, Viewers};
+use crate::streams::{IngestOutcome, MediaFile, MediaKey, StepJudge, StepOutcome, StreamStats, ViewerPlan, Viewers};
 use crate::workload::Rng;
 
 /// What every step of a phase shares.
@@ -59,16 +64,18 @@ pub fn run_step(
     let mine = viewers_of(rank, ranks, viewers.len());
     let ingest_paths = ingest_paths(plan, rank, step);
     let workers = plan.workers.clamp(1, (mine.len() as u32).max(1)) as usize;
+    let judge = Arc::new(StepJudge::new(mine.len() as u32, judging(plan)));
     let mut setups: Vec<SetUp<'_>> = Vec::new();
     for w in 0..workers {
         let share: Vec<usize> = mine.iter().skip(w).step_by(workers).copied().collect();
-        let viewers = &viewers;
-        setups.push(Box::new(move || viewer_worker(inputs, viewers, share)));
+        let (viewers, judge) = (&viewers, judge.clone());
+        setups.push(Box::new(move || viewer_worker(inputs, viewers, share, judge)));
     }
-    let length = plan.config.watch + plan.config.ramp_for(count);
+    let length = plan.config.step_length(count).longest();
     for path in &ingest_paths {
         let rate = plan.ingest.as_ref().map_or(1.0, |i| i.bytes_per_sec / f64::from(i.writers));
-        setups.push(Box::new(move || ingest_worker(path.clone(), rate, length, inputs.direct)));
+        let judge = judge.clone();
+        setups.push(Box::new(move || ingest_worker(path.clone(), rate, length, inputs.direct, judge)));
     }
     let run = PhaseRun {
         index: inputs.index,
@@ -94,11 +101,20 @@ pub fn run_step(
         // Ingest files live only for their step; a file never created is not an error.
         let _ = std::fs::remove_file(path);
     }
-    let measured = step_outcome(inputs, count, &outcome, viewer_stats(schedules, viewers.len()));
+    let mut measured = step_outcome(inputs, count, &outcome, viewer_stats(schedules, viewers.len()));
+    (measured.arrival, measured.judging) = (plan.config.arrival_for(count), judge.judging);
+    (measured.steady_at, measured.cut) = (judge.judged_from(), judge.cut());
     match inputs.cluster {
         Some(cluster) => (outcome, merge_step(cluster, inputs.index, step, measured)),
         None => (outcome, measured),
     }
+}
+
+/// How the phase's steps are judged: a search only needs to know whether a count passes, so its steps end at
+/// their first failure; a fixed count runs to the end.
+fn judging(plan: &StreamsPlan) -> crate::streams::Judging {
+    let fail_fast = matches!(plan.count, StreamCount::Search(_));
+    plan.config.judging(fail_fast, plan.target.max_startup)
 }
 
 /// The ingest writers' files of this step (rank 0 runs the writers of a multi-host run).
@@ -148,6 +164,10 @@ fn step_outcome(inputs: &StepInputs<'_>, count: u32, outcome: &PhaseOutcome, str
         errors: reads.errors,
         first_error: first("read"),
         elapsed: outcome.measured,
+        arrival: Duration::ZERO,
+        judging: judging(inputs.plan),
+        steady_at: None,
+        cut: None,
         interrupted: inputs.interrupted.load(Ordering::Relaxed),
         engine: outcome.caps.map_or(inputs.plan.engine.name(), |c| c.kind.name()),
         ingest,
@@ -157,7 +177,12 @@ fn step_outcome(inputs: &StepInputs<'_>, count: u32, outcome: &PhaseOutcome, str
 
 /// A scheduler thread: it opens only the media its viewers read (numbered locally), or one connection per
 /// viewer for URLs, with as many reads in flight as the plan allows and its viewers can use.
-fn viewer_worker<'a>(inputs: &StepInputs<'_>, viewers: &[ViewerPlan], share: Vec<usize>) -> Result<Built<'a>, String> {
+fn viewer_worker<'a>(
+    inputs: &StepInputs<'_>,
+    viewers: &[ViewerPlan],
+    share: Vec<usize>,
+    judge: Arc<StepJudge>,
+) -> Result<Built<'a>, String> {
     let (plan, media) = (inputs.plan, inputs.media);
     let remote = plan.engine == EngineKind::Http;
     let largest = share.iter().map(|&v| viewers[v].chunk_bytes as usize).max().unwrap_or(4096);
@@ -190,17 +215,27 @@ fn viewer_worker<'a>(inputs: &StepInputs<'_>, viewers: &[ViewerPlan], share: Vec
         ..EngineSetup::new(plan.engine, slots.max(1), buffer)
     };
     let engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
-    let scheduler = Viewers::new(viewers, &share, &sizes, &mut |local, p| {
-        if remote { local as u32 } else { local_of[p.file as usize] }
-    });
+    let scheduler = Viewers::new(
+        viewers,
+        &share,
+        &sizes,
+        &mut |local, p| if remote { local as u32 } else { local_of[p.file as usize] },
+        judge,
+    );
     let settings = WorkerSettings { batch: 1, paced: true, continue_on_error: true, ..WorkerSettings::default() };
     let schedule = AnySchedule::Viewers(ViewerSchedule { viewers: scheduler, paths });
     Ok(Built { engine, schedule, settings })
 }
 
 /// An ingest writer: a new file in the work directory, written through the sync engine one 1 MiB write at a
-/// time, with the media's direct-I/O setting.
-fn ingest_worker<'a>(path: PathBuf, bytes_per_sec: f64, length: Duration, direct: bool) -> Result<Built<'a>, String> {
+/// time, with the media's direct-I/O setting, until the step ends (at most `length`).
+fn ingest_worker<'a>(
+    path: PathBuf,
+    bytes_per_sec: f64,
+    length: Duration,
+    direct: bool,
+    judge: Arc<StepJudge>,
+) -> Result<Built<'a>, String> {
     let file =
         open_data_file(&path, OpenFor::create(direct)).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     let setup = EngineSetup { files: vec![file], ..EngineSetup::new(EngineKind::Sync, 1, INGEST_WRITE as usize) };
@@ -208,7 +243,7 @@ fn ingest_worker<'a>(path: PathBuf, bytes_per_sec: f64, length: Duration, direct
     let mut rng = Rng::new(0x001A_6E57);
     engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
     let settings = WorkerSettings { batch: 1, paced: true, continue_on_error: true, ..WorkerSettings::default() };
-    let schedule = AnySchedule::Ingest(IngestSchedule::new(path, bytes_per_sec, length));
+    let schedule = AnySchedule::Ingest(IngestSchedule::new(path, bytes_per_sec, length, judge));
     Ok(Built { engine, schedule, settings })
 }
 
