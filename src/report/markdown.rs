@@ -104,10 +104,6 @@ fn heading(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     writeln!(out)
 }
 
-fn ms(ns: Option<u64>) -> String {
-    ns.map_or("—".into(), |n| format_latency_ns(n as f64))
-}
-
 fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()> {
     writeln!(
         out,
@@ -119,35 +115,7 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
         if streams.direct { "direct I/O" } else { "buffered" }
     )?;
     writeln!(out)?;
-    let rows: Vec<Vec<String>> = streams
-        .steps
-        .iter()
-        .map(|s| {
-            vec![
-                s.count.to_string(),
-                s.steady_cell(),
-                s.streams_stalled.to_string(),
-                s.streams_not_started.to_string(),
-                format!("{:.4}", s.stall_ratio),
-                ms(s.startup.at(99.0)),
-                ms(s.lateness.at(99.0)),
-                format_mbps(s.delivered_mbps),
-                cell(&super::streams::step_result(s, streams)),
-            ]
-        })
-        .collect();
-    let header = [
-        "streams",
-        "all steady at",
-        "stalled in playback",
-        "never started",
-        "stall ratio",
-        "start-up p99",
-        "lateness p99",
-        "MB/s",
-        "target",
-    ];
-    table(out, &header, &[true, true, true, true, true, true, true, true, false], &rows)?;
+    super::streams::step_rows(streams).only(&super::streams::MARKDOWN_STEP_COLUMNS).markdown(out)?;
     if let Some(answer) = &streams.capacity {
         writeln!(out, "**{}**", cell(&answer.words))?;
         writeln!(out)?;

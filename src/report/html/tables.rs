@@ -37,42 +37,9 @@ pub fn device_table(result: &RunResult) -> Option<String> {
     crate::report::phases::device_rows(&result.phases).map(|rows| rows.html())
 }
 
+/// The steps of a streams run, every column.
 pub fn steps_table(streams: &StreamsResult) -> String {
-    let ms = |ns: Option<u64>| ns.map_or("—".into(), |n| format_latency_ns(n as f64));
-    let rows: Vec<Vec<String>> = streams
-        .steps
-        .iter()
-        .map(|s| {
-            let busiest = crate::results::busiest_own(&s.devices);
-            vec![
-                s.count.to_string(),
-                s.steady_cell(),
-                s.streams_stalled.to_string(),
-                s.streams_not_started.to_string(),
-                format!("{:.4}", s.stall_ratio),
-                ms(s.startup.at(99.0)),
-                ms(s.lateness.at(50.0)),
-                ms(s.lateness.at(99.0)),
-                format_mbps(s.delivered_mbps),
-                busiest.map_or("—".into(), |d| format!("{:.0} % {}", d.activity.busy_pct, d.activity.name)),
-                if s.meets_target { "ok".into() } else { s.failure_reason(&streams.target).unwrap_or_default() },
-            ]
-        })
-        .collect();
-    let header = [
-        "streams",
-        "all steady at",
-        "stalled in playback",
-        "never started",
-        "stall ratio",
-        "start-up p99",
-        "lateness p50",
-        "lateness p99",
-        "MB/s",
-        "busiest device",
-        "target",
-    ];
-    table(&header, &[true, true, true, true, true, true, true, true, true, false, false], &rows)
+    crate::report::streams::step_rows(streams).html()
 }
 
 pub fn check_figures(check: &CheckSummary) -> String {
