@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use super::Renderer;
 use crate::results::{CheckSummary, OpResult, PhaseResult, RunResult, RunStatus, StreamsResult};
-use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
+use crate::units::Bytes;
 
 /// Markdown tables.
 pub struct Markdown;
@@ -132,27 +132,6 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
 }
 
 fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
-    let mut rows = Vec::new();
-    if let Some(s) = &check.sequential {
-        rows.push(vec!["sequential 1 MiB write (QD 8)".into(), format!("{} MB/s", format_mbps(s.write_mbps))]);
-        rows.push(vec!["sequential 1 MiB read (QD 8)".into(), format!("{} MB/s", format_mbps(s.read_mbps))]);
-    }
-    for r in &check.random_reads {
-        let p99 = format_latency_ns(r.p99_ns as f64);
-        rows.push(vec![
-            format!("random 4 KiB read (QD {})", r.queue_depth),
-            format!("{} IOPS · p99 {p99}", format_rate(r.iops)),
-        ]);
-    }
-    if let Some(f) = &check.small_files {
-        let rates = format!(
-            "create {}/s · stat {}/s · read {}/s",
-            format_rate(f.create_per_s),
-            format_rate(f.stat_per_s),
-            format_rate(f.read_per_s)
-        );
-        rows.push(vec![format!("small files ({} of {})", f.files, Bytes(f.file_bytes)), rates]);
-    }
     writeln!(
         out,
         "Check profile {}, {:.0} s, data set {}.",
@@ -165,12 +144,11 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
         writeln!(out, "Viewers read a media library: {} ({}).", library.headline(), library.popularity)?;
     }
     writeln!(out)?;
-    table(out, &["measurement", "result"], &[false, true], &rows)?;
-    let verdict: Vec<Vec<String>> = check.verdict.iter().map(|v| super::check::verdict_cells(v).to_vec()).collect();
-    if !verdict.is_empty() {
+    super::check::figure_rows(check).markdown(out)?;
+    if !check.verdict.is_empty() {
         writeln!(out, "Concurrent streams with no stall and start-up within 2 s:")?;
         writeln!(out)?;
-        table(out, &super::check::VERDICT_HEADER, &super::check::VERDICT_RIGHT, &verdict)?;
+        super::check::verdict_rows(check).markdown(out)?;
         for v in &check.verdict {
             writeln!(out, "- {}", cell(&v.capacity.words))?;
         }

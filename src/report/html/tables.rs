@@ -6,7 +6,6 @@ use std::fmt::Write as _;
 
 use super::svg::esc;
 use crate::results::{CheckSummary, RunResult, RunStatus, StreamsResult};
-use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
 /// A table; `right` marks numeric columns.
 pub fn table(header: &[&str], right: &[bool], rows: &[Vec<String>]) -> String {
@@ -42,35 +41,14 @@ pub fn steps_table(streams: &StreamsResult) -> String {
     crate::report::streams::step_rows(streams).html()
 }
 
+/// The check's headline figures.
 pub fn check_figures(check: &CheckSummary) -> String {
-    let mut rows = Vec::new();
-    if let Some(s) = &check.sequential {
-        rows.push(vec!["sequential 1 MiB writes, queue depth 8".into(), format!("{} MB/s", format_mbps(s.write_mbps))]);
-        rows.push(vec!["sequential 1 MiB reads, queue depth 8".into(), format!("{} MB/s", format_mbps(s.read_mbps))]);
-    }
-    for r in &check.random_reads {
-        let p99 = format_latency_ns(r.p99_ns as f64);
-        rows.push(vec![
-            format!("random 4 KiB reads, queue depth {}", r.queue_depth),
-            format!("{} IOPS · p99 {p99}", format_rate(r.iops)),
-        ]);
-    }
-    if let Some(f) = &check.small_files {
-        let rates = format!(
-            "create {}/s · stat {}/s · read {}/s",
-            format_rate(f.create_per_s),
-            format_rate(f.stat_per_s),
-            format_rate(f.read_per_s)
-        );
-        rows.push(vec![format!("small files: {} of {}", f.files, Bytes(f.file_bytes)), rates]);
-    }
-    table(&["measurement", "result"], &[false, true], &rows)
+    crate::report::check::figure_rows(check).html()
 }
 
+/// The check's verdict, one row per format.
 pub fn verdict_table(check: &CheckSummary) -> String {
-    let rows: Vec<Vec<String>> =
-        check.verdict.iter().map(|v| crate::report::check::verdict_cells(v).to_vec()).collect();
-    table(&crate::report::check::VERDICT_HEADER, &crate::report::check::VERDICT_RIGHT, &rows)
+    crate::report::check::verdict_rows(check).html()
 }
 
 /// Host, filesystem and every device beneath the target.
