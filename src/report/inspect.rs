@@ -255,4 +255,11 @@ mod tests {
         result.target.filesystem.as_mut().unwrap().fs_type = "nfs4".into();
         assert_eq!(in_ram_words(&result), "no: the data lives on the server, across the network");
     }
+
+    #[test]
+    fn the_terminal_shows_columns_the_device_facts_have() {
+        let rows = device_fact_rows(&inspected().target);
+        assert_eq!(rows.only(&TERMINAL_DEVICE_COLUMNS).header(), TERMINAL_DEVICE_COLUMNS);
+        assert_eq!(rows.rows[0][3], "unknown", "a missing model is 'unknown' in every format");
+    }
 }

@@ -326,4 +326,19 @@ mod tests {
         let first = &result.phases[0];
         assert!(lines[0].starts_with(&format!("cache beneath: '{}': ", first.name)), "{lines:?}");
     }
+
+    /// The step table reads the same in every format: Markdown's columns are the model's, with the model's cells.
+    #[test]
+    fn markdown_shows_the_step_models_columns_and_words() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/streams-v1.json");
+        let result = crate::results::read_result(&path).unwrap();
+        let streams = result.streams.as_ref().unwrap();
+        let rows = step_rows(streams);
+        let markdown = rows.only(&MARKDOWN_STEP_COLUMNS);
+        assert_eq!(markdown.header(), MARKDOWN_STEP_COLUMNS);
+        let missed = rows.rows.iter().position(|r| r[0] == "12").unwrap();
+        assert_eq!(rows.rows[missed].last().unwrap(), "missed: 1 took over 2 s to start");
+        assert_eq!(markdown.rows[missed].last(), rows.rows[missed].last());
+        assert_eq!(rows.rows[missed][5], "2.08 s", "start-up p99 in its unit");
+    }
 }
