@@ -1,7 +1,9 @@
 //! Markdown: the tables a person pastes into a forum post or an issue — a heading with the tool, target and host,
 //! then the phase table (run, with the depth a latency target's search found), the step table and the answer
 //! (streams), the headline figures and the verdict table (check), the plateaus (cache) or the size × record table
-//! and the cliff (sweep), then notices and cache flags as a list. GitHub-flavoured tables, numbers right-aligned, no HTML. Reads only `results` types.
+//! and the cliff (sweep), then notices and cache flags as a list. GitHub-flavoured tables, numbers right-aligned,
+//! no HTML. Every table is its subject's row model (`report::rows`), drawn by `table` here; this file builds no
+//! rows of its own. Reads only `results` types.
 
 use std::io::{self, Write};
 

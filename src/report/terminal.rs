@@ -1,8 +1,8 @@
 //! The terminal summary of a `RunResult`: one table of the numbers a person needs (IOPS, MB/s, latency
 //! percentiles, CPU per operation), one of what each device beneath the target did (every pool member, with
 //! its share of its layer's bytes), then warnings in words. Under the first table, the queue depth a latency
-//! target's search found (`latency_target`).
-//! Reads only the result, so a saved JSON renders exactly like a live run (`streamcap report r.json`).
+//! target's search found (`latency_target`). Both tables are the row models of `phases`, drawn here with the
+//! columns a terminal has room for. Reads only the result, so a saved JSON renders exactly like a live run (`streamcap report r.json`).
 
 use std::io::{self, Write};
 

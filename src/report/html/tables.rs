@@ -1,6 +1,7 @@
 //! The tables and fact lists of the HTML report: phases, devices, stream steps, the check's headline figures and
-//! verdict, host and device facts, notices and cache flags, and the full effective configuration. Every piece of
-//! text from the result is escaped here.
+//! verdict (each drawn from its subject's row model, `report::rows`, so it reads as in the terminal and
+//! Markdown), host and device facts, notices and cache flags, and the full effective configuration. Every piece
+//! of text from the result is escaped here (`table`, which `Rows::html` draws with).
 
 use std::fmt::Write as _;
 
