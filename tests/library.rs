@@ -103,7 +103,12 @@ fn the_plan_states_the_library_its_size_and_the_hot_set() {
                 .unwrap()
                 .and(predicate::str::is_match(r"why this size: (1\.99|2\.00) GiB, the size asked").unwrap())
                 .and(predicate::str::contains("larger than a drive's cache (up to 1 GiB)"))
-                .and(predicate::str::is_match(r"Zipf popularity 1: the (hottest title draws|\d+ hottest titles draw) \d+ %").unwrap())
+                .and(
+                    predicate::str::is_match(
+                        r"Zipf popularity 1: the (hottest title draws|\d+ hottest titles draw) \d+ %",
+                    )
+                    .unwrap(),
+                )
                 .and(predicate::str::contains("% of the viewers")),
         );
     // The test files per format of old, when a media length asks for them.
