@@ -23,7 +23,14 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
     let took = started.elapsed();
     assert!(took < std::time::Duration::from_secs(90), "check --quick took {took:?}");
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
-    let sections = ["Host & devices", "Sequential 1 MiB", "Random 4 KiB reads", "Small files", "Verdict"];
+    let sections = [
+        "Host & devices",
+        "Headline figures",
+        "sequential 1 MiB writes",
+        "random 4 KiB reads",
+        "small files",
+        "Verdict",
+    ];
     let cache = ["Cache versus device", "page cache", "sustained media", "access time", "served from "];
     for section in sections.into_iter().chain(cache).chain(["Which device did the work", "share"]) {
         assert!(stdout.contains(section), "no '{section}' in:\n{stdout}");
