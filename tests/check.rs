@@ -258,7 +258,12 @@ fn an_interrupted_check_says_not_measured_never_zero_streams() {
             assert!(words.contains("not measured") && row.contains("not measured"), "{words}\n{row}");
         }
     }
-    let unmeasured = verdict.iter().filter(|v| v["capacity"]["not_measured"] == "the check did not reach this format");
-    assert_eq!(unmeasured.count(), 2, "{verdict:?}");
+    // Ctrl-C lands during the first search or, when that search ended with its first step (at the search
+    // limit, one run of the edge with --quick), during the second: one or two formats were never reached, and
+    // the last searched (1080p) is always one of them.
+    let unreached = |v: &&Value| v["capacity"]["not_measured"] == "the check did not reach this format";
+    let unmeasured = verdict.iter().filter(unreached).count();
+    assert!((1..=2).contains(&unmeasured), "{verdict:?}");
+    assert!(unreached(&&verdict[0]), "1080p is searched last: {verdict:?}");
     assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
 }
