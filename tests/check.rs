@@ -23,7 +23,14 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
     let took = started.elapsed();
     assert!(took < std::time::Duration::from_secs(90), "check --quick took {took:?}");
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
-    let sections = ["Host & devices", "Sequential 1 MiB", "Random 4 KiB reads", "Small files", "Verdict"];
+    let sections = [
+        "Host & devices",
+        "Headline figures",
+        "sequential 1 MiB writes",
+        "random 4 KiB reads",
+        "small files",
+        "Verdict",
+    ];
     let cache = ["Cache versus device", "page cache", "sustained media", "access time", "served from "];
     for section in sections.into_iter().chain(cache).chain(["Which device did the work", "share"]) {
         assert!(stdout.contains(section), "no '{section}' in:\n{stdout}");
@@ -275,7 +282,12 @@ fn an_interrupted_check_says_not_measured_never_zero_streams() {
             assert!(words.contains("not measured") && row.contains("not measured"), "{words}\n{row}");
         }
     }
-    let unmeasured = verdict.iter().filter(|v| v["capacity"]["not_measured"] == "the check did not reach this format");
-    assert_eq!(unmeasured.count(), 2, "{verdict:?}");
+    // Ctrl-C lands during the first search or, when that search ended with its first step (at the search
+    // limit, one run of the edge with --quick), during the second: one or two formats were never reached, and
+    // the last searched (1080p) is always one of them.
+    let unreached = |v: &&Value| v["capacity"]["not_measured"] == "the check did not reach this format";
+    let unmeasured = verdict.iter().filter(unreached).count();
+    assert!((1..=2).contains(&unmeasured), "{verdict:?}");
+    assert!(unreached(&&verdict[0]), "1080p is searched last: {verdict:?}");
     assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
 }
