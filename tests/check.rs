@@ -23,7 +23,14 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
     let took = started.elapsed();
     assert!(took < std::time::Duration::from_secs(90), "check --quick took {took:?}");
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
-    let sections = ["Host & devices", "Sequential 1 MiB", "Random 4 KiB reads", "Small files", "Verdict"];
+    let sections = [
+        "Host & devices",
+        "Headline figures",
+        "sequential 1 MiB writes",
+        "random 4 KiB reads",
+        "small files",
+        "Verdict",
+    ];
     let cache = ["Cache versus device", "page cache", "sustained media", "access time", "served from "];
     for section in sections.into_iter().chain(cache).chain(["Which device did the work", "share"]) {
         assert!(stdout.contains(section), "no '{section}' in:\n{stdout}");
@@ -70,6 +77,7 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
     assert_eq!(streams, ["streams 2160p remux", "streams 2160p HEVC", "streams 1080p H.264"]);
     assert_steps_judged_at_steady_state(&r["check"]);
     let hint = assert_planner_line(&r, &stdout);
+    assert_no_capacity_beyond_its_ceiling_unsaid(&r, &stdout);
 
     // `report` prints the check summary again, the planner's line too.
     streamcap().arg("report").arg(&json).assert().success().stdout(
@@ -124,6 +132,29 @@ fn assert_check_figures(check: &Value) {
         let streams = v["streams"].as_u64().unwrap();
         assert!(low <= streams && streams <= high && capacity["plan_for"].as_u64().unwrap() <= low, "{capacity}");
         assert!(v["headroom_pct"].as_f64().is_none_or(|h| h >= 0.0), "never a negative headroom: {v}");
+    }
+}
+
+/// Issue 24: on this machine's virtual disk (host-cached, calling itself rotational) a check reported 728 × 1080p
+/// against a sequential ceiling of 448, with a negative headroom and no word of a cache. A capacity more than 15 %
+/// beyond its format's ceiling must be called cache-served, in the JSON and on its row of the verdict; and where
+/// the device is flagged as a cache beneath the OS, the streams are not said to come from the media.
+fn assert_no_capacity_beyond_its_ceiling_unsaid(r: &Value, stdout: &str) {
+    for v in r["check"]["verdict"].as_array().unwrap() {
+        let (streams, ceiling) = (v["streams"].as_f64().unwrap(), v["bandwidth_ceiling"].as_f64().unwrap_or(f64::NAN));
+        let label = v["label"].as_str().unwrap();
+        let row = stdout.lines().find(|l| l.trim_start().starts_with(label)).unwrap_or_default();
+        eprintln!("{label}: {streams} streams against a sequential ceiling of {ceiling}: {row}");
+        if ceiling > 0.0 && streams > ceiling * 1.15 {
+            assert_eq!(v["beyond_ceiling"], true, "{label}: {streams} beyond a ceiling of {ceiling} unflagged: {v}");
+            assert!(row.contains("cache-served"), "{label}: the row does not say cache-served:\n{stdout}");
+        } else {
+            assert!(v["beyond_ceiling"] != true, "{v}");
+        }
+    }
+    let cache = &r["check"]["cache"];
+    if cache["implausible"].is_string() {
+        assert_ne!(cache["served_from"], "media", "a flagged device's figures come from a cache beneath: {cache}");
     }
 }
 
@@ -251,7 +282,12 @@ fn an_interrupted_check_says_not_measured_never_zero_streams() {
             assert!(words.contains("not measured") && row.contains("not measured"), "{words}\n{row}");
         }
     }
-    let unmeasured = verdict.iter().filter(|v| v["capacity"]["not_measured"] == "the check did not reach this format");
-    assert_eq!(unmeasured.count(), 2, "{verdict:?}");
+    // Ctrl-C lands during the first search or, when that search ended with its first step (at the search
+    // limit, one run of the edge with --quick), during the second: one or two formats were never reached, and
+    // the last searched (1080p) is always one of them.
+    let unreached = |v: &&Value| v["capacity"]["not_measured"] == "the check did not reach this format";
+    let unmeasured = verdict.iter().filter(unreached).count();
+    assert!((1..=2).contains(&unmeasured), "{verdict:?}");
+    assert!(unreached(&&verdict[0]), "1080p is searched last: {verdict:?}");
     assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use streamcap::report::{CsvSink, fio_json, write_fio_json, write_inspect, write_summary};
+use streamcap::report::{CsvSink, FioJson, Renderer, RunSummary, Summary, fio_json};
 use streamcap::results::{flag_implausible_devices, read_result};
 use streamcap::units::Bytes;
 
@@ -32,7 +32,7 @@ fn check_snapshot(name: &str, actual: &str) {
 fn terminal_summary_of_a_fixed_result() {
     let result = read_result(Path::new(FIXTURE)).expect("schema-1 results stay readable");
     let mut out = Vec::new();
-    write_summary(&mut out, &result).unwrap();
+    RunSummary.render(&result, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     check_snapshot("result-v1.summary.txt", &text);
     // The parts a person looks for, whatever the layout.
@@ -60,7 +60,7 @@ fn interval_csv_of_a_fixed_result() {
 fn fio_json_of_a_fixed_result() {
     let result = read_result(Path::new(FIXTURE)).unwrap();
     let mut out = Vec::new();
-    write_fio_json(&mut out, &result).unwrap();
+    FioJson.render(&result, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     check_snapshot("result-v1.fio.json", &text);
     // fio's field names, where scripts written for fio look for them.
@@ -155,7 +155,7 @@ fn summary_and_markdown_of_a_streams_and_a_check_result() {
 fn inspect_view_of_a_fixed_raid5_pool() {
     let result = read_result(Path::new(INSPECT_FIXTURE)).expect("an inspect result reads as a result");
     let mut out = Vec::new();
-    write_inspect(&mut out, &result).unwrap();
+    Summary.render(&result, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     check_snapshot("inspect-raid5.txt", &text);
     assert!(text.contains("pool       btrfs raid5 (metadata raid1) over 3 members: loop0, loop1, loop2"), "{text}");
@@ -178,7 +178,7 @@ fn run_summary_with_a_pool_a_memory_limit_and_an_implausible_device() {
         flag_implausible_devices(phase, &target);
     }
     let mut out = Vec::new();
-    write_summary(&mut out, &result).unwrap();
+    RunSummary.render(&result, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     check_snapshot("result-v1-pool.summary.txt", &text);
     assert!(text.contains("pool: btrfs raid5 (metadata raid1) over 3 members"), "{text}");

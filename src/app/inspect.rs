@@ -10,7 +10,7 @@ use super::facts::gather;
 use super::output::print_quietly;
 use crate::cli::InspectArgs;
 use crate::plan::TargetFacts;
-use crate::report::write_inspect;
+use crate::report::{Summary, render_to_string};
 use crate::results::{RunResult, RunStatus, rfc3339, write_result_atomically};
 
 /// The `config` of an inspect result: there is no plan, only the command.
@@ -37,8 +37,6 @@ pub fn run(args: &InspectArgs) -> Result<ExitCode> {
     if let Some(path) = &args.json {
         write_result_atomically(&result, path)?;
     }
-    let mut text = Vec::new();
-    write_inspect(&mut text, &result).expect("writing to a Vec cannot fail");
-    print_quietly(&String::from_utf8_lossy(&text));
+    print_quietly(&render_to_string(&Summary, &result));
     Ok(ExitCode::SUCCESS)
 }

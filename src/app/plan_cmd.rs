@@ -12,7 +12,7 @@ use crate::cli::{PlanArgs, PlanFormat};
 use crate::planning::{
     self, Drive, Ingest, PlanRequest, Price, StreamDemand, StreamFormat, drive_from_result, parse_catalogue,
 };
-use crate::report::{PlanningStyle, write_planning};
+use crate::report::{Markdown, Ranked, Renderer, Summary, render_to_string};
 use crate::results::{read_result, rfc3339, write_json_atomically};
 use crate::units::Bytes;
 
@@ -57,13 +57,11 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
     if let Some(path) = &args.json {
         write_json_atomically(&result, path)?;
     }
-    let style = match args.format {
-        PlanFormat::Terminal => PlanningStyle::Terminal,
-        PlanFormat::Markdown => PlanningStyle::Markdown,
+    let renderer: &dyn Renderer<Ranked> = match args.format {
+        PlanFormat::Terminal => &Summary,
+        PlanFormat::Markdown => &Markdown,
     };
-    let mut text = Vec::new();
-    write_planning(&mut text, &result, args.top, style).expect("writing to a Vec cannot fail");
-    print_quietly(&String::from_utf8_lossy(&text));
+    print_quietly(&render_to_string(renderer, &Ranked { result: &result, top: args.top }));
     Ok(ExitCode::SUCCESS)
 }
 

@@ -19,7 +19,9 @@ use super::output::{
 use super::outputs::check;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, build_plan};
-use crate::report::{CsvSink, LogPrefixes, fio_log_paths, write_fio_logs, write_summary};
+use crate::report::{
+    CsvSink, LogPrefixes, Renderer, RunSummary, Summary, fio_log_paths, render_to_string, write_fio_logs,
+};
 use crate::results::RunResult;
 use crate::run::{Cluster, Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, ReadOptions, SpecOrigin, default_job, read_job_file};
@@ -118,12 +120,10 @@ fn print_outputs(args: &RunArgs, result: &RunResult) {
             }
         }
         if let Some(v) = result.verify.as_ref().filter(|v| v.failed()) {
-            let mut text = Vec::new();
-            crate::report::write_verify_summary(&mut text, v).expect("writing to a Vec cannot fail");
-            say(String::from_utf8_lossy(&text).trim_end());
+            say(render_to_string(&Summary, v).trim_end());
         }
     } else {
-        print_written(|out| write_summary(out, result));
+        print_written(|out| RunSummary.render(result, out));
     }
 }
 

@@ -14,7 +14,7 @@ use super::facts::gather;
 use super::output::{print_quietly, say};
 use crate::cli::RunArgs;
 use crate::plan::defaults;
-use crate::report::write_verify_summary;
+use crate::report::{Summary, render_to_string};
 use crate::results::{ErrorSummary, RunResult, RunStatus, VerifyResult, rfc3339, write_result_atomically};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, VerifyOutcome, latest_kept_run, load_kept_run};
 use crate::spec::VerifyChoice;
@@ -53,14 +53,13 @@ pub fn run(args: &RunArgs, choice: VerifyChoice) -> Result<ExitCode> {
     result.verify = Some(verify.clone());
     let saved = args.output.json.as_ref().map(|path| write_result_atomically(&result, path));
 
-    let mut text = Vec::new();
-    write_verify_summary(&mut text, &verify).expect("writing to a Vec cannot fail");
+    let text = render_to_string(&Summary, &verify);
     if args.output.quiet {
         if verify.failed() {
-            say(String::from_utf8_lossy(&text).trim_end());
+            say(text.trim_end());
         }
     } else {
-        print_quietly(&String::from_utf8_lossy(&text));
+        print_quietly(&text);
     }
     if let Some(Err(e)) = saved {
         say(&format!("warning: {e}"));

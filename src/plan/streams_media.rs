@@ -230,7 +230,11 @@ pub(super) fn plan_estimate(
 
 /// The two raw-rate phases over the media files `files` (every title of a library, laid end to end, so that no
 /// cache serves a small part of it): random reads of one chunk at queue depth 16, then sequential 1 MiB reads at
-/// queue depth 4, each for `time`.
+/// queue depth 4, each for `time`. They read with as many threads as the viewers will have (the phase's
+/// scheduler threads, at most one per file), the depth shared among them and each thread reading its own files:
+/// a pool whose mirror is chosen per reading thread (btrfs raid1/raid10, read policy `pid`) gives one thread a
+/// single mirror, and the sync engine keeps one read in flight per thread, so one thread measured a four-device
+/// raid1 as one device and capped the capacity search at a quarter of the pool (issue 24's validation matrix).
 fn estimate_phases(
     e: &Estimating<'_>,
     files: &[u32],
@@ -243,11 +247,13 @@ fn estimate_phases(
     let time = streams.estimate_time.unwrap_or(defaults::ESTIMATE_TIME);
     let chunk = e.config.chunk_bytes(0);
     let media = &target.files[files[0] as usize];
-    let read = |name: &str, rw, bs: u64, iodepth| PhaseSpec {
+    let threads = streams.workers.unwrap_or(facts.cpus.max(1)).clamp(1, files.len().max(1) as u32);
+    let read = |name: &str, rw, bs: u64, iodepth: u32| PhaseSpec {
         name: Some(name.to_string()),
         rw: Some(rw),
         bs: Some(BlockSizeSpec::Fixed(Bytes(bs))),
-        iodepth: Some(iodepth),
+        iodepth: Some((iodepth / threads).max(1)),
+        jobs: Some(threads),
         runtime: Some(time),
         direct: spec.direct,
         engine: spec.engine,
@@ -272,8 +278,9 @@ fn estimate_phases(
         let regions: Vec<Region> =
             files.iter().map(|&f| Region { file: f, start: 0, len: target.files[f as usize].size.0 }).collect();
         phase.data_set = Bytes(regions.iter().map(|r| r.len).sum());
-        for worker in &mut phase.workers {
-            worker.workload.regions = regions.clone();
+        let count = phase.workers.len().max(1);
+        for (w, worker) in phase.workers.iter_mut().enumerate() {
+            worker.workload.regions = regions.iter().skip(w).step_by(count).copied().collect();
         }
         // The null engine reads nothing: no media to write for it.
         phase.needs_data = media.created && phase.engine != EngineKind::Null;

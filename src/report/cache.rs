@@ -1,13 +1,15 @@
 //! The summary of a `cache` result, for the terminal and for Markdown: the plateau table (plateau, MB/s,
 //! latency, what it means for serving), the device-cache regions with where that cache ends, then the flags
-//! (a rotational device measured beyond what platters do) and notices. Reads only `results` types, so
-//! `streamcap report r.json` prints the same thing again.
+//! (a rotational device measured beyond what platters do) and notices. The plateau rows are built once here
+//! (`plateau_rows`) and drawn by the terminal, Markdown and HTML (`html/cache.rs`) alike. Reads only `results`
+//! types, so `streamcap report r.json` prints the same thing again.
 
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Table};
+use comfy_table::Table;
 
-use super::markdown::{cell, table};
+use super::markdown::cell;
+use super::rows::{Rows, num, text};
 use super::terminal::{STYLE, write_warnings};
 use crate::results::{CacheSummary, Plateau, PlateauKind, RunResult};
 use crate::units::{Bytes, format_latency_ns, format_mbps};
@@ -59,23 +61,22 @@ fn steps_line(cache: &CacheSummary) -> Option<String> {
     Some(format!("device cache by region (MB/s, * from a cache): {}", steps.join(" · ")))
 }
 
-/// Plateau, MB/s, latency and what it means for serving, one row per plateau (also check's cache section).
-pub(super) fn plateau_table(plateaus: &[Plateau]) -> Table {
-    let mut t = Table::new();
-    t.load_style(STYLE);
-    t.set_header(["plateau", "MB/s", "latency", "what it means for serving"]);
+/// Plateau, MB/s, latency and what it means for serving, one row per plateau: the one table of the plateaus in
+/// every format (also check's cache section).
+pub fn plateau_rows(plateaus: &[Plateau]) -> Rows {
+    let mut rows = Rows::new(&[text("plateau"), num("MB/s"), num("latency"), text("what it means for serving")]);
     for p in plateaus {
-        t.add_row([plateau_label(p), format_mbps(p.mbps), latency_words(p), p.meaning.clone()]);
+        rows.push(vec![plateau_label(p), format_mbps(p.mbps), latency_words(p), p.meaning.clone()]);
     }
-    for column in [1, 2] {
-        if let Some(c) = t.column_mut(column) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
+    rows
 }
 
-pub fn write_cache_summary(out: &mut dyn Write, result: &RunResult, cache: &CacheSummary) -> io::Result<()> {
+/// The plateau table for the terminal.
+pub(super) fn plateau_table(plateaus: &[Plateau]) -> Table {
+    plateau_rows(plateaus).terminal(STYLE)
+}
+
+pub(super) fn write_cache_summary(out: &mut dyn Write, result: &RunResult, cache: &CacheSummary) -> io::Result<()> {
     let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
     writeln!(out, "streamcap {} · cache · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(out, "{}", settings_line(cache))?;
@@ -128,12 +129,7 @@ pub(super) fn judged(result: &RunResult, cache: &CacheSummary) -> RunResult {
 pub fn cache_markdown(out: &mut dyn Write, cache: &CacheSummary) -> io::Result<()> {
     writeln!(out, "{}.", cell(&settings_line(cache)))?;
     writeln!(out)?;
-    let rows: Vec<Vec<String>> = cache
-        .plateaus
-        .iter()
-        .map(|p| vec![plateau_label(p), format_mbps(p.mbps), latency_words(p), p.meaning.clone()])
-        .collect();
-    table(out, &["plateau", "MB/s", "latency", "what it means for serving"], &[false, true, true, false], &rows)?;
+    plateau_rows(&cache.plateaus).markdown(out)?;
     if let Some(line) = steps_line(cache) {
         writeln!(out, "{}", cell(&line))?;
         writeln!(out)?;

@@ -1,19 +1,19 @@
-//! The terminal summary of a `check` result, in sections: host and devices; sequential MB/s; 4 KiB random
-//! reads at queue depth 1 and 32 with p99 latency; small-file rates; the verdict table (format | bitrate |
-//! streams | range | plan for | limited by | sequential ceiling), whose cells `verdict_cells` makes for the
-//! Markdown and HTML reports too, so the one capacity reads the same everywhere. Reads only `results` types, so
-//! `streamcap report r.json` prints the same thing again.
+//! The terminal summary of a `check` result, in sections: host and devices; the headline figures (sequential
+//! MB/s, 4 KiB random reads at queue depth 1 and 32 with p99 latency, small-file rates); the cache; which device
+//! did the work; the verdict table (format | bitrate | streams | range | plan for | limited by | sequential
+//! ceiling). The headline figures and the verdict are row models built here (`figure_rows`, `verdict_rows`) that
+//! the Markdown and HTML reports draw too, so the one capacity and every label read the same everywhere. Reads
+//! only `results` types, so `streamcap report r.json` prints the same thing again.
 
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Table};
-
 use super::members::{member_notes, member_table, summed};
+use super::rows::{Column, Rows, num, text};
 use super::terminal::{STYLE, write_warnings};
 use crate::results::{CheckSummary, FormatVerdict, PlateauKind, RunResult, throttle_words};
 use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
-pub fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> io::Result<()> {
+pub(super) fn write_check_summary(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> io::Result<()> {
     writeln!(
         out,
         "streamcap {} · check ({}, {:.0} s) · {}",
@@ -105,44 +105,43 @@ fn write_host(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> 
     Ok(())
 }
 
-/// Sequential MB/s, random reads per queue depth, small-file rates.
+/// Sequential MB/s, random reads per queue depth, small-file rates: the headline figures.
 fn write_figures(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
-    if let Some(s) = &check.sequential {
+    let figures = figure_rows(check);
+    if !figures.is_empty() {
         writeln!(out)?;
-        writeln!(out, "Sequential 1 MiB, queue depth 8")?;
-        writeln!(out, "  write {} MB/s · read {} MB/s", format_mbps(s.write_mbps), format_mbps(s.read_mbps))?;
+        writeln!(out, "Headline figures")?;
+        writeln!(out, "{}", figures.terminal(STYLE))?;
     }
-    if !check.random_reads.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "Random 4 KiB reads")?;
-        for r in &check.random_reads {
-            writeln!(
-                out,
-                "  queue depth {:>2}: {} IOPS · p99 {}",
-                r.queue_depth,
-                format_rate(r.iops),
-                format_latency_ns(r.p99_ns as f64)
-            )?;
-        }
+    Ok(())
+}
+
+/// The headline figures, one row per measurement with its result, in words a home user reads ("queue depth",
+/// not "QD"): the one table of them in every format.
+pub(super) fn figure_rows(check: &CheckSummary) -> Rows {
+    let mut rows = Rows::new(&[text("measurement"), num("result")]);
+    if let Some(s) = &check.sequential {
+        rows.push(vec!["sequential 1 MiB writes, queue depth 8".into(), format!("{} MB/s", format_mbps(s.write_mbps))]);
+        rows.push(vec!["sequential 1 MiB reads, queue depth 8".into(), format!("{} MB/s", format_mbps(s.read_mbps))]);
+    }
+    for r in &check.random_reads {
+        let p99 = format_latency_ns(r.p99_ns as f64);
+        rows.push(vec![
+            format!("random 4 KiB reads, queue depth {}", r.queue_depth),
+            format!("{} IOPS · p99 {p99}", format_rate(r.iops)),
+        ]);
     }
     if let Some(f) = &check.small_files {
-        writeln!(out)?;
-        writeln!(
-            out,
-            "Small files ({} files of {}{})",
-            f.files,
-            Bytes(f.file_bytes),
-            if f.direct { ", direct I/O" } else { ", buffered" }
-        )?;
-        writeln!(
-            out,
-            "  create {}/s · stat {}/s · read {}/s",
+        let rates = format!(
+            "create {}/s · stat {}/s · read {}/s",
             format_rate(f.create_per_s),
             format_rate(f.stat_per_s),
             format_rate(f.read_per_s)
-        )?;
+        );
+        let io = if f.direct { "direct I/O" } else { "buffered" };
+        rows.push(vec![format!("small files: {} files of {}, {io}", f.files, Bytes(f.file_bytes)), rates]);
     }
-    Ok(())
+    rows
 }
 
 /// Page cache versus device and the access time, as `streamcap cache` shows them, and the flag.
@@ -186,7 +185,7 @@ fn write_verdict(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     }
     writeln!(out)?;
     writeln!(out, "Verdict: concurrent streams with no stall and start-up within 2 s")?;
-    writeln!(out, "{}", verdict_table(&check.verdict))?;
+    writeln!(out, "{}", verdict_rows(check).terminal(STYLE))?;
     for line in verdict_legend(check) {
         writeln!(out, "{line}")?;
     }
@@ -200,15 +199,28 @@ fn write_verdict(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
 }
 
 /// The verdict table's columns, the same in every report.
-pub(super) const VERDICT_HEADER: [&str; 7] =
-    ["format", "bitrate", "streams", "range", "plan for", "limited by", "sequential ceiling (a bound)"];
+const VERDICT_COLUMNS: [Column; 7] = [
+    text("format"),
+    num("bitrate"),
+    num("streams"),
+    num("range"),
+    num("plan for"),
+    text("limited by"),
+    num("sequential ceiling (a bound)"),
+];
 
-/// Which verdict columns are right-aligned.
-pub(super) const VERDICT_RIGHT: [bool; 7] = [false, true, true, true, true, false, true];
+/// The verdict table, one row per format: the one verdict of every report.
+pub(super) fn verdict_rows(check: &CheckSummary) -> Rows {
+    let mut rows = Rows::new(&VERDICT_COLUMNS);
+    for v in &check.verdict {
+        rows.push(verdict_cells(v).to_vec());
+    }
+    rows
+}
 
-/// One verdict row, the same cells in the terminal, Markdown and HTML: the one capacity, its range over the runs
+/// One verdict row: the one capacity, its range over the runs
 /// of the edge, the comfortable count, the limit, and the sequential ceiling as the bound it is.
-pub(super) fn verdict_cells(v: &FormatVerdict) -> [String; 7] {
+fn verdict_cells(v: &FormatVerdict) -> [String; 7] {
     let a = &v.capacity;
     let measured = a.measured();
     let streams = match (measured, a.at_limit) {
@@ -260,21 +272,6 @@ pub(super) fn verdict_legend(check: &CheckSummary) -> Vec<String> {
              a capacity beyond it was served by a cache"
         ),
     ]
-}
-
-fn verdict_table(verdict: &[FormatVerdict]) -> Table {
-    let mut table = Table::new();
-    table.load_style(STYLE);
-    table.set_header(VERDICT_HEADER);
-    for v in verdict {
-        table.add_row(verdict_cells(v));
-    }
-    for (column, right) in VERDICT_RIGHT.iter().enumerate() {
-        if let Some(c) = table.column_mut(column).filter(|_| *right) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    table
 }
 
 #[cfg(test)]

@@ -5,11 +5,12 @@
 
 use std::io::{self, Write};
 
+use super::rows::{Rows, num, text};
 use crate::results::{CheckSummary, PlannerMember};
 use crate::units::{Bytes, format_mbps, format_rate};
 
 /// Writes the planner's line, if the check has one, after a blank line.
-pub fn write_planner_hint(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
+pub(super) fn write_planner_hint(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     match &check.planner_hint {
         Some(hint) => {
             writeln!(out)?;
@@ -19,9 +20,10 @@ pub fn write_planner_hint(out: &mut dyn Write, check: &CheckSummary) -> io::Resu
     }
 }
 
-/// The inferred member and the planner's comparison, as rows of (what, figure).
-fn member_rows(m: &PlannerMember) -> Vec<Vec<String>> {
-    vec![
+/// The inferred member and the planner's comparison, as rows of (what, figure), for Markdown and HTML alike.
+fn member_rows(m: &PlannerMember) -> Rows {
+    let mut rows = Rows::new(&[text(""), num("figure")]);
+    for row in [
         vec!["pool".into(), format!("{} × {} as {}", m.members, Bytes(m.capacity_bytes), m.layout)],
         vec![
             "sequential 1 MiB read / write, one drive".into(),
@@ -35,11 +37,14 @@ fn member_rows(m: &PlannerMember) -> Vec<Vec<String>> {
             format!("{} streams, planner", m.format),
             format!("{}: {} · {}: {}", m.layout, m.current_streams, m.best_layout, m.best_streams),
         ],
-    ]
+    ] {
+        rows.push(row);
+    }
+    rows
 }
 
 /// The Markdown "Planner" section: the line, and the inferred member of a pool.
-pub fn write_markdown(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
+pub(super) fn write_markdown(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     let Some(hint) = &check.planner_hint else { return Ok(()) };
     writeln!(out, "### Planner")?;
     writeln!(out)?;
@@ -48,7 +53,7 @@ pub fn write_markdown(out: &mut dyn Write, check: &CheckSummary) -> io::Result<(
     if let Some(member) = &check.planner_member {
         writeln!(out, "One member drive, inferred from the pool's measurement (docs/planning.md):")?;
         writeln!(out)?;
-        super::markdown::table(out, &["", "figure"], &[false, true], &member_rows(member))?;
+        member_rows(member).markdown(out)?;
     }
     Ok(())
 }
@@ -59,7 +64,7 @@ pub fn html_body(check: &CheckSummary) -> String {
     let mut body = format!("<p class=\"words\">{}</p>\n", super::html::esc(hint));
     if let Some(member) = &check.planner_member {
         body.push_str("<p>One member drive, inferred from the pool's measurement (docs/planning.md):</p>\n");
-        body.push_str(&super::html::table(&["", "figure"], &[false, true], &member_rows(member)));
+        body.push_str(&member_rows(member).html());
     }
     body
 }

@@ -7,28 +7,45 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Table};
-
+use super::rows::{Column, Rows, num, text};
 use super::terminal::STYLE;
 use crate::results::{ClusterPhase, ClusterResult, ClusterStep, DoneFigures};
 use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
 
-/// The per-rank table's columns, and which are numbers (right-aligned).
-const RANK_HEADER: [&str; 11] =
-    ["phase", "rank", "host", "ops", "IOPS", "MB/s", "mean", "p99", "time", "CPU", "devices"];
-const RANK_RIGHT: [bool; 11] = [false, false, false, true, true, true, true, true, true, true, false];
-/// The clients' step table's columns, and which are numbers.
-const CLIENT_HEADER: [&str; 9] =
-    ["streams", "rank", "host", "viewers", "stalled", "errors", "issue lag p99", "late p99", "CPU"];
-const CLIENT_RIGHT: [bool; 9] = [false, false, false, true, true, true, true, true, true];
+/// The per-rank table's columns.
+const RANK_COLUMNS: [Column; 11] = [
+    text("phase"),
+    text("rank"),
+    text("host"),
+    num("ops"),
+    num("IOPS"),
+    num("MB/s"),
+    num("mean"),
+    num("p99"),
+    num("time"),
+    num("CPU"),
+    text("devices"),
+];
+/// The clients' step table's columns.
+const CLIENT_COLUMNS: [Column; 9] = [
+    text("streams"),
+    text("rank"),
+    text("host"),
+    num("viewers"),
+    num("stalled"),
+    num("errors"),
+    num("issue lag p99"),
+    num("late p99"),
+    num("CPU"),
+];
 
-pub fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
+pub(super) fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
     writeln!(out, "{}", hosts_line(cluster))?;
     if cluster.phases.is_empty() {
         return Ok(());
     }
     writeln!(out, "per rank:")?;
-    writeln!(out, "{}", terminal_table(&RANK_HEADER, &RANK_RIGHT, rank_rows(&cluster.phases)))?;
+    writeln!(out, "{}", rank_rows(&cluster.phases).terminal(STYLE))?;
     for line in ops_legend(cluster).into_iter().chain(done_lines(cluster)) {
         writeln!(out, "{line}")?;
     }
@@ -50,12 +67,12 @@ pub fn write_cluster_summary(out: &mut dyn Write, cluster: &ClusterResult) -> io
 
 /// Stream phases across clients: each step's viewers, stalls, issue lag, lateness and CPU per client, then the
 /// verdict of each search (how many clients, and whether a client rather than the storage was the limit).
-pub fn write_client_steps(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
+pub(super) fn write_client_steps(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
     if cluster.steps.is_empty() {
         return Ok(());
     }
     writeln!(out, "per client, each step:")?;
-    writeln!(out, "{}", terminal_table(&CLIENT_HEADER, &CLIENT_RIGHT, client_rows(&cluster.steps)))?;
+    writeln!(out, "{}", client_rows(&cluster.steps).terminal(STYLE))?;
     for (_, verdict) in &cluster.verdicts {
         writeln!(out, "clients: {verdict}")?;
     }
@@ -64,16 +81,16 @@ pub fn write_client_steps(out: &mut dyn Write, cluster: &ClusterResult) -> io::R
 
 /// The breakdown as Markdown: the ranks, the per-rank table, the stonewall lines, the clients' steps and verdicts.
 pub fn cluster_markdown(out: &mut dyn Write, cluster: &ClusterResult) -> io::Result<()> {
-    use super::markdown::{cell, table};
+    use super::markdown::cell;
     writeln!(out, "#### {}", cell(&hosts_line(cluster)))?;
     writeln!(out)?;
     if !cluster.phases.is_empty() {
-        table(out, &RANK_HEADER, &RANK_RIGHT, &rank_rows(&cluster.phases))?;
+        rank_rows(&cluster.phases).markdown(out)?;
     }
     let mut lines: Vec<String> = ops_legend(cluster).into_iter().chain(done_lines(cluster)).collect();
     lines.extend(cluster.verdicts.iter().map(|(_, verdict)| format!("clients: {verdict}")));
     if !cluster.steps.is_empty() {
-        table(out, &CLIENT_HEADER, &CLIENT_RIGHT, &client_rows(&cluster.steps))?;
+        client_rows(&cluster.steps).markdown(out)?;
     }
     for line in &lines {
         writeln!(out, "- {}", cell(line))?;
@@ -84,21 +101,18 @@ pub fn cluster_markdown(out: &mut dyn Write, cluster: &ClusterResult) -> io::Res
     Ok(())
 }
 
-/// The breakdown as HTML; `table` draws one table (header, numeric columns, rows) and `esc` escapes text.
-pub fn cluster_html(
-    cluster: &ClusterResult,
-    table: impl Fn(&[&str], &[bool], &[Vec<String>]) -> String,
-    esc: impl Fn(&str) -> String,
-) -> String {
+/// The breakdown as HTML.
+pub fn cluster_html(cluster: &ClusterResult) -> String {
+    use super::html::esc;
     let mut body = format!("<p>{}</p>\n", esc(&hosts_line(cluster)));
     if !cluster.phases.is_empty() {
-        body.push_str(&table(&RANK_HEADER, &RANK_RIGHT, &rank_rows(&cluster.phases)));
+        body.push_str(&rank_rows(&cluster.phases).html());
     }
     for line in ops_legend(cluster).into_iter().chain(done_lines(cluster)) {
         body.push_str(&format!("<p>{}</p>\n", esc(&line)));
     }
     if !cluster.steps.is_empty() {
-        body.push_str(&table(&CLIENT_HEADER, &CLIENT_RIGHT, &client_rows(&cluster.steps)));
+        body.push_str(&client_rows(&cluster.steps).html());
     }
     for (_, verdict) in &cluster.verdicts {
         body.push_str(&format!("<p class=\"words\"><b>clients: {}</b></p>\n", esc(verdict)));
@@ -144,23 +158,8 @@ fn done_lines(cluster: &ClusterResult) -> Vec<String> {
         .collect()
 }
 
-fn terminal_table(header: &[&str], right: &[bool], rows: Vec<Vec<String>>) -> Table {
-    let mut table = Table::new();
-    table.load_style(STYLE);
-    table.set_header(header.to_vec());
-    for row in rows {
-        table.add_row(row);
-    }
-    for (column, _) in right.iter().enumerate().filter(|(_, right)| **right) {
-        if let Some(c) = table.column_mut(column) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    table
-}
-
-fn rank_rows(phases: &[ClusterPhase]) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
+fn rank_rows(phases: &[ClusterPhase]) -> Rows {
+    let mut rows = Rows::new(&RANK_COLUMNS);
     for phase in phases {
         for (i, rank) in phase.ranks.iter().enumerate() {
             let devices: Vec<String> =
@@ -186,8 +185,8 @@ fn rank_rows(phases: &[ClusterPhase]) -> Vec<Vec<String>> {
     rows
 }
 
-fn client_rows(steps: &[ClusterStep]) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
+fn client_rows(steps: &[ClusterStep]) -> Rows {
+    let mut rows = Rows::new(&CLIENT_COLUMNS);
     for step in steps {
         for (i, client) in step.clients.iter().enumerate() {
             let count = format!("{}{}", step.count, if step.meets_target { " ✓" } else { " ✗" });

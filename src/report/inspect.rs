@@ -1,17 +1,17 @@
 //! The terminal rendering of `streamcap inspect`: what is beneath a target, without any I/O — filesystem, pool
 //! profile and what it means for a failed disk, members, raw and usable capacity, read policy, free space,
 //! effective RAM, whether the data lives in RAM, the cgroup throttles that limit the devices, and every device's
-//! facts. Also the short pool and RAM phrases the run summary uses. Reads only the `RunResult`, so a saved
+//! facts (the device-facts rows, built once here, are the HTML page's too). Also the short pool and RAM phrases
+//! the run summary uses. Reads only the `RunResult`, so a saved
 //! inspect JSON renders the same again.
 
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Table};
-
+use super::rows::{Rows, num, text};
 use super::terminal::STYLE;
-use crate::results::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile, RunResult, throttle_words};
+use crate::results::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile, RunResult, TargetInfo, throttle_words};
 
-pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
+pub(super) fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let target = &result.target;
     writeln!(out, "streamcap {} · inspect · {}", result.tool.version, target.path)?;
     writeln!(out)?;
@@ -47,7 +47,7 @@ pub fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> 
     if !target.devices.is_empty() {
         writeln!(out)?;
         writeln!(out, "devices beneath, top first:")?;
-        writeln!(out, "{}", device_table(result))?;
+        writeln!(out, "{}", device_fact_rows(target).only(&TERMINAL_DEVICE_COLUMNS).terminal(STYLE))?;
     }
     Ok(())
 }
@@ -197,27 +197,37 @@ fn read_policy_meaning(policy: &str) -> &'static str {
     }
 }
 
-fn device_table(result: &RunResult) -> Table {
-    let mut table = Table::new();
-    table.load_style(STYLE);
-    table.set_header(["device", "kind", "model", "size", "rotational", "scheduler", "role"]);
-    for d in &result.target.devices {
+/// Every device beneath the target, top first, with its facts: the one device-facts table of the inspect view
+/// and of the HTML page's facts.
+pub(super) fn device_fact_rows(target: &TargetInfo) -> Rows {
+    let mut rows = Rows::new(&[
+        text("device"),
+        text("kind"),
+        text("role"),
+        text("model"),
+        num("size"),
+        text("rotational"),
+        text("scheduler"),
+        text("logical / physical block"),
+    ]);
+    for d in &target.devices {
         let kind = serde_json::to_value(d.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        table.add_row(vec![
+        rows.push(vec![
             d.name.clone(),
             kind,
-            d.model.clone().unwrap_or_else(|| "—".into()),
+            d.role.clone(),
+            d.model.clone().unwrap_or_else(|| "unknown".into()),
             d.size.to_string(),
             if d.rotational { "yes".into() } else { "no".into() },
-            d.scheduler.clone().unwrap_or_else(|| "—".into()),
-            d.role.clone(),
+            d.scheduler.clone().unwrap_or_else(|| "unknown".into()),
+            format!("{} / {} B", d.logical_block_size, d.physical_block_size),
         ]);
     }
-    if let Some(c) = table.column_mut(3) {
-        c.set_cell_alignment(CellAlignment::Right);
-    }
-    table
+    rows
 }
+
+/// The terminal's columns of the device facts: the block sizes only matter to the HTML page's reader.
+const TERMINAL_DEVICE_COLUMNS: [&str; 7] = ["device", "kind", "model", "size", "rotational", "scheduler", "role"];
 
 #[cfg(test)]
 mod tests {
@@ -244,5 +254,12 @@ mod tests {
         assert!(in_ram_words(&result).starts_with("unknown: no block device is beneath this target (fuse.mystery)"));
         result.target.filesystem.as_mut().unwrap().fs_type = "nfs4".into();
         assert_eq!(in_ram_words(&result), "no: the data lives on the server, across the network");
+    }
+
+    #[test]
+    fn the_terminal_shows_columns_the_device_facts_have() {
+        let rows = device_fact_rows(&inspected().target);
+        assert_eq!(rows.only(&TERMINAL_DEVICE_COLUMNS).header(), TERMINAL_DEVICE_COLUMNS);
+        assert_eq!(rows.rows[0][3], "unknown", "a missing model is 'unknown' in every format");
     }
 }

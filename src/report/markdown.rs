@@ -1,13 +1,15 @@
 //! Markdown: the tables a person pastes into a forum post or an issue — a heading with the tool, target and host,
 //! then the phase table (run, with the depth a latency target's search found), the step table and the answer
 //! (streams), the headline figures and the verdict table (check), the plateaus (cache) or the size × record table
-//! and the cliff (sweep), then notices and cache flags as a list. GitHub-flavoured tables, numbers right-aligned, no HTML. Reads only `results` types.
+//! and the cliff (sweep), then notices and cache flags as a list. GitHub-flavoured tables, numbers right-aligned,
+//! no HTML. Every table is its subject's row model (`report::rows`), drawn by `table` here; this file builds no
+//! rows of its own. Reads only `results` types.
 
 use std::io::{self, Write};
 
 use super::Renderer;
 use crate::results::{CheckSummary, OpResult, PhaseResult, RunResult, RunStatus, StreamsResult};
-use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
+use crate::units::Bytes;
 
 /// Markdown tables.
 pub struct Markdown;
@@ -28,7 +30,7 @@ impl Renderer for Markdown {
         } else if let Some(streams) = &result.streams {
             streams_table(out, streams)?;
         } else {
-            phase_table(out, &result.phases)?;
+            super::phases::phase_rows(&result.phases, true).only(&super::phases::MARKDOWN_COLUMNS).markdown(out)?;
             for line in super::latency_target::lines(&result.phases) {
                 writeln!(out, "\n{line}")?;
             }
@@ -104,66 +106,6 @@ fn heading(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     writeln!(out)
 }
 
-fn op_row(label: String, name: &str, op: &OpResult) -> Vec<String> {
-    let lat = |p: f64| op.latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64));
-    vec![
-        label,
-        if op.errors > 0 { format!("{name} ({} err)", op.errors) } else { name.to_string() },
-        format_rate(op.iops),
-        format_mbps(op.mbps),
-        lat(50.0),
-        lat(99.0),
-        lat(99.9),
-        format_latency_ns(op.latency.max_ns as f64),
-    ]
-}
-
-pub(super) fn phase_label(phase: &PhaseResult) -> String {
-    let mut label = phase.name.clone();
-    match phase.status {
-        RunStatus::Interrupted => label.push_str(" (interrupted)"),
-        RunStatus::IoError => label.push_str(" (stopped: I/O error)"),
-        RunStatus::Failed => label.push_str(" (failed)"),
-        RunStatus::Running | RunStatus::Completed => {}
-    }
-    if phase.cache_affected {
-        label.push_str(" [cache]");
-    }
-    label
-}
-
-fn phase_table(out: &mut dyn Write, phases: &[PhaseResult]) -> io::Result<()> {
-    let mut rows = Vec::new();
-    for phase in phases {
-        let before = rows.len();
-        for (name, op) in [("read", &phase.read), ("write", &phase.write), ("sync", &phase.sync)] {
-            if let Some(op) = op {
-                let label = if rows.len() == before { phase_label(phase) } else { String::new() };
-                rows.push(op_row(label, name, op));
-            }
-        }
-        if let Some(files) = &phase.file_ops {
-            for op in files.ops.iter().filter(|o| o.op != "read" && o.op != "write") {
-                let label = if rows.len() == before { phase_label(phase) } else { String::new() };
-                let lat = |p: f64| op.latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64));
-                let max = format_latency_ns(op.latency.max_ns as f64);
-                let rate = format!("{}/s", format_rate(op.rate));
-                rows.push(vec![label, op.op.clone(), rate, "—".into(), lat(50.0), lat(99.0), lat(99.9), max]);
-            }
-        }
-        if rows.len() == before {
-            rows.push(vec![phase_label(phase), "—".into(), "no operations completed".into()]);
-            rows.last_mut().expect("just pushed").resize(8, String::new());
-        }
-    }
-    let header = ["phase", "op", "IOPS", "MB/s", "p50", "p99", "p99.9", "max"];
-    table(out, &header, &[false, false, true, true, true, true, true, true], &rows)
-}
-
-fn ms(ns: Option<u64>) -> String {
-    ns.map_or("—".into(), |n| format_latency_ns(n as f64))
-}
-
 fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()> {
     writeln!(
         out,
@@ -175,35 +117,7 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
         if streams.direct { "direct I/O" } else { "buffered" }
     )?;
     writeln!(out)?;
-    let rows: Vec<Vec<String>> = streams
-        .steps
-        .iter()
-        .map(|s| {
-            vec![
-                s.count.to_string(),
-                s.steady_cell(),
-                s.streams_stalled.to_string(),
-                s.streams_not_started.to_string(),
-                format!("{:.4}", s.stall_ratio),
-                ms(s.startup.at(99.0)),
-                ms(s.lateness.at(99.0)),
-                format_mbps(s.delivered_mbps),
-                cell(&super::streams::step_result(s, streams)),
-            ]
-        })
-        .collect();
-    let header = [
-        "streams",
-        "all steady at",
-        "stalled in playback",
-        "never started",
-        "stall ratio",
-        "start-up p99",
-        "lateness p99",
-        "MB/s",
-        "target",
-    ];
-    table(out, &header, &[true, true, true, true, true, true, true, true, false], &rows)?;
+    super::streams::step_rows(streams).only(&super::streams::MARKDOWN_STEP_COLUMNS).markdown(out)?;
     if let Some(answer) = &streams.capacity {
         writeln!(out, "**{}**", cell(&answer.words))?;
         writeln!(out)?;
@@ -220,27 +134,6 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
 }
 
 fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
-    let mut rows = Vec::new();
-    if let Some(s) = &check.sequential {
-        rows.push(vec!["sequential 1 MiB write (QD 8)".into(), format!("{} MB/s", format_mbps(s.write_mbps))]);
-        rows.push(vec!["sequential 1 MiB read (QD 8)".into(), format!("{} MB/s", format_mbps(s.read_mbps))]);
-    }
-    for r in &check.random_reads {
-        let p99 = format_latency_ns(r.p99_ns as f64);
-        rows.push(vec![
-            format!("random 4 KiB read (QD {})", r.queue_depth),
-            format!("{} IOPS · p99 {p99}", format_rate(r.iops)),
-        ]);
-    }
-    if let Some(f) = &check.small_files {
-        let rates = format!(
-            "create {}/s · stat {}/s · read {}/s",
-            format_rate(f.create_per_s),
-            format_rate(f.stat_per_s),
-            format_rate(f.read_per_s)
-        );
-        rows.push(vec![format!("small files ({} of {})", f.files, Bytes(f.file_bytes)), rates]);
-    }
     writeln!(
         out,
         "Check profile {}, {:.0} s, data set {}.",
@@ -253,12 +146,11 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
         writeln!(out, "Viewers read a media library: {} ({}).", library.headline(), library.popularity)?;
     }
     writeln!(out)?;
-    table(out, &["measurement", "result"], &[false, true], &rows)?;
-    let verdict: Vec<Vec<String>> = check.verdict.iter().map(|v| super::check::verdict_cells(v).to_vec()).collect();
-    if !verdict.is_empty() {
+    super::check::figure_rows(check).markdown(out)?;
+    if !check.verdict.is_empty() {
         writeln!(out, "Concurrent streams with no stall and start-up within 2 s:")?;
         writeln!(out)?;
-        table(out, &super::check::VERDICT_HEADER, &super::check::VERDICT_RIGHT, &verdict)?;
+        super::check::verdict_rows(check).markdown(out)?;
         for v in &check.verdict {
             writeln!(out, "- {}", cell(&v.capacity.words))?;
         }

@@ -1,10 +1,14 @@
 //! Rendering results for people and for other programs. Every output format is one small type behind one trait,
-//! `Renderer`, in its own file (like hyperfine's exporters): the terminal summary (`summary`), fio's JSON
-//! (`fio_json`), Markdown (`markdown`) and the self-contained HTML page (`html`). A renderer reads only `results`
-//! types and writes bytes; it never opens files, never decides where output goes and never looks at the command
-//! line — the app picks a `Format` and hands it a writer. The interval CSV and the fio logs are written as a run
-//! goes, so they are sinks rather than renderers. `compare` renders several results side by side through the
-//! same trait. The terminal summary also shows what `inspect` found beneath a target (`inspect`).
+//! `Renderer`, in its own file (like hyperfine's exporters): the terminal summary (`summary`, which picks the
+//! inspect, cache, sweep, check, streams or run summary; `RunSummary` is the run's alone), fio's JSON
+//! (`fio_json`), Markdown (`markdown`) and the self-contained HTML page (`html`); `Summary` also renders a trial,
+//! a verification and a ranked plan, and `Markdown` the plan too. A renderer reads only `results` types and
+//! writes bytes; it never opens files, never decides where output goes and never looks at the command line — the
+//! app picks a renderer and hands it a writer. Tables are built once per subject as a row model (`rows::Rows`,
+//! in the module that owns the subject: `phases`, `cache`, `sweep`, `inspect`, `planning`, `trial` …) and only
+//! drawn by each format, so their words cannot drift apart. The interval CSV and the fio logs are written as a
+//! run goes, so they are sinks rather than renderers. `compare` renders several results side by side through the
+//! same trait.
 
 mod cache;
 pub(crate) mod check;
@@ -19,7 +23,9 @@ mod inspect;
 mod latency_target;
 mod markdown;
 mod members;
+mod phases;
 mod planning;
+mod rows;
 mod steady;
 mod streams;
 mod summary;
@@ -34,23 +40,16 @@ use std::io::{self, Write};
 
 use crate::results::RunResult;
 
-pub use cache::write_cache_summary;
-pub use check::write_check_summary;
 pub use compare::Comparison;
 pub use csv::CsvSink;
-pub use fio_json::{FioJson, FioJsonPlus, fio_json, write_fio_json};
+pub use fio_json::{FioJson, FioJsonPlus, fio_json};
 pub use fio_logs::{LogPrefixes, fio_log_paths, write_fio_logs};
 pub use html::Html;
-pub use inspect::write_inspect;
 pub use markdown::Markdown;
-pub use planning::{PlanningStyle, write_planning};
-pub use streams::write_streams_summary;
+pub use planning::Ranked;
 pub use summary::Summary;
-pub use sweep::write_sweep_summary;
-pub use terminal::write_summary;
-pub use trial::write_trial;
+pub use terminal::RunSummary;
 pub use vdbench_raw::{vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
-pub use verify::write_verify_summary;
 
 /// One output format. `T` is what it renders: a `RunResult`, or a `Comparison` of several.
 pub trait Renderer<T: ?Sized = RunResult> {

@@ -1,35 +1,37 @@
 //! Renders a `PlanningResult` (`streamcap plan`): the ranked table — usable capacity, protection overhead,
 //! streams healthy, degraded and rebuilding, file-workload reads/s and the costs — then what limits each of the
-//! shown answers, the refused layouts and the model's notes; as a terminal table or as Markdown. Reads only
-//! `results` types.
+//! shown answers, the refused layouts and the model's notes; as a terminal table or as Markdown (`Ranked` through
+//! `Summary` or `Markdown`), the table's rows built once for both. Reads only `results` types.
 
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Table};
-
+use super::rows::{Column, Rows, num, text};
+use super::{Markdown, Renderer, Summary};
 use crate::results::{LayoutAnswer, PlanningResult};
 
-/// Terminal table or Markdown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PlanningStyle {
-    Terminal,
-    Markdown,
+/// A plan as a report shows it: its first `top` answers (0: all); the JSON keeps them all.
+pub struct Ranked<'a> {
+    /// The planner's whole answer.
+    pub result: &'a PlanningResult,
+    /// How many answers the table shows, best first; 0 shows all.
+    pub top: usize,
 }
 
-const HEADER: [&str; 13] = [
-    "#",
-    "pool",
-    "layout",
-    "usable",
-    "overhead",
-    "survives",
-    "streams",
-    "degraded",
-    "rebuilding",
-    "reads/s",
-    "per usable TB",
-    "per stream",
-    "per 1k reads/s",
+/// The ranked table's columns, the same in the terminal and in Markdown.
+const COLUMNS: [Column; 13] = [
+    num("#"),
+    text("pool"),
+    text("layout"),
+    num("usable"),
+    num("overhead"),
+    text("survives"),
+    num("streams"),
+    num("degraded"),
+    num("rebuilding"),
+    num("reads/s"),
+    num("per usable TB"),
+    num("per stream"),
+    num("per 1k reads/s"),
 ];
 
 fn money(value: Option<f64>) -> String {
@@ -40,8 +42,8 @@ fn money(value: Option<f64>) -> String {
     }
 }
 
-fn row(a: &LayoutAnswer) -> [String; 13] {
-    [
+fn row(a: &LayoutAnswer) -> Vec<String> {
+    vec![
         a.rank.to_string(),
         a.pool.clone(),
         a.layout.clone(),
@@ -87,50 +89,61 @@ fn workload_line(result: &PlanningResult) -> String {
     )
 }
 
-/// Writes the plan: the first `top` answers (all with 0).
-pub fn write_planning(
-    out: &mut dyn Write,
-    result: &PlanningResult,
-    top: usize,
-    style: PlanningStyle,
-) -> io::Result<()> {
-    let shown = if top == 0 { result.answers.len() } else { top.min(result.answers.len()) };
-    let currency = result.currency.as_deref().unwrap_or("no prices");
-    let heading = format!("streamcap {} · plan · ranked by {} · costs in {currency}", result.tool.version, result.goal);
-    match style {
-        PlanningStyle::Terminal => {
-            writeln!(out, "{heading}\n{}", workload_line(result))?;
-            let mut table = Table::new();
-            table.load_style(comfy_table::presets::NOTHING);
-            table.set_header(HEADER);
-            for a in &result.answers[..shown] {
-                table.add_row(row(a));
-            }
-            for i in [0, 3, 4, 6, 7, 8, 9, 10, 11, 12] {
-                if let Some(column) = table.column_mut(i) {
-                    column.set_cell_alignment(CellAlignment::Right);
-                }
-            }
-            writeln!(out, "{table}")?;
-        }
-        PlanningStyle::Markdown => {
-            writeln!(out, "## {heading}\n\n{}\n", workload_line(result))?;
-            writeln!(out, "| {} |", HEADER.join(" | "))?;
-            writeln!(out, "|{}", "---|".repeat(HEADER.len()))?;
-            for a in &result.answers[..shown] {
-                writeln!(out, "| {} |", row(a).join(" | "))?;
-            }
-            writeln!(out)?;
-        }
+/// The ranked answers shown, built once for both formats.
+fn answer_rows(answers: &[LayoutAnswer]) -> Rows {
+    let mut rows = Rows::new(&COLUMNS);
+    for a in answers {
+        rows.push(row(a));
     }
-    if shown < result.answers.len() {
-        writeln!(out, "{shown} of {} answers shown (--top 0 shows all; --json keeps all).", result.answers.len())?;
-    }
-    write_details(out, result, shown, style)
+    rows
 }
 
-fn write_details(out: &mut dyn Write, result: &PlanningResult, shown: usize, style: PlanningStyle) -> io::Result<()> {
-    let bullet = if style == PlanningStyle::Markdown { "- " } else { "  " };
+impl Ranked<'_> {
+    fn shown(&self) -> usize {
+        let all = self.result.answers.len();
+        if self.top == 0 { all } else { self.top.min(all) }
+    }
+
+    fn heading(&self) -> String {
+        let r = self.result;
+        let currency = r.currency.as_deref().unwrap_or("no prices");
+        format!("streamcap {} · plan · ranked by {} · costs in {currency}", r.tool.version, r.goal)
+    }
+
+    /// "3 of 12 answers shown …" when some are not.
+    fn more(&self, out: &mut dyn Write) -> io::Result<()> {
+        let (shown, all) = (self.shown(), self.result.answers.len());
+        if shown < all {
+            writeln!(out, "{shown} of {all} answers shown (--top 0 shows all; --json keeps all).")?;
+        }
+        Ok(())
+    }
+}
+
+/// The plan as a terminal table, then what limits each answer, the refused layouts and the notes.
+impl Renderer<Ranked<'_>> for Summary {
+    fn render(&self, plan: &Ranked<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let shown = plan.shown();
+        writeln!(out, "{}\n{}", plan.heading(), workload_line(plan.result))?;
+        let table = answer_rows(&plan.result.answers[..shown]).terminal(comfy_table::presets::NOTHING);
+        writeln!(out, "{table}")?;
+        plan.more(out)?;
+        write_details(out, plan.result, shown, "  ")
+    }
+}
+
+/// The plan as Markdown: the same table and details, as a heading, a table and lists.
+impl Renderer<Ranked<'_>> for Markdown {
+    fn render(&self, plan: &Ranked<'_>, out: &mut dyn Write) -> io::Result<()> {
+        let shown = plan.shown();
+        writeln!(out, "## {}\n\n{}\n", plan.heading(), workload_line(plan.result))?;
+        answer_rows(&plan.result.answers[..shown]).markdown(out)?;
+        plan.more(out)?;
+        write_details(out, plan.result, shown, "- ")
+    }
+}
+
+fn write_details(out: &mut dyn Write, result: &PlanningResult, shown: usize, bullet: &str) -> io::Result<()> {
     writeln!(out, "\nWhat limits each answer:")?;
     for a in &result.answers[..shown] {
         let rebuild =

@@ -5,13 +5,14 @@
 
 use std::io::{self, Write};
 
-use comfy_table::Table;
-
 use super::members::{member_notes, member_table, members};
+use super::rows::{Column, Rows, num, text};
 use crate::results::{RunResult, StreamsResult, StreamsStep, busiest_own};
+use crate::units::{format_latency_ns, format_mbps};
 
+/// A latency in its unit ("933 ms", "2.08 s"), "—" when none was measured.
 fn ms(ns: Option<u64>) -> String {
-    ns.map_or("-".into(), |n| format!("{:.2} ms", n as f64 / 1e6))
+    ns.map_or("—".into(), |n| format_latency_ns(n as f64))
 }
 
 /// Seconds to two decimals at most, without trailing zeros ("2.21", "10").
@@ -22,12 +23,16 @@ fn seconds(s: f64) -> String {
 
 /// The busiest of the target's own devices (a disk beneath, such as a loop device's backing disk, is the host's).
 fn busiest(step: &StreamsStep) -> String {
-    busiest_own(&step.devices).map_or("-".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
+    busiest_own(&step.devices).map_or("—".into(), |d| format!("{:.0}% {}", d.activity.busy_pct, d.activity.name))
 }
 
-pub fn write_streams_summary(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
+pub(super) fn write_streams_summary(
+    out: &mut dyn Write,
+    result: &RunResult,
+    streams: &StreamsResult,
+) -> io::Result<()> {
     write_header(out, result, streams)?;
-    writeln!(out, "{}", step_table(streams))?;
+    writeln!(out, "{}", step_rows(streams).terminal(comfy_table::presets::NOTHING))?;
     let groups: Vec<_> =
         streams.steps.iter().map(|s| (s.count.to_string(), members(&s.devices, s.duration_s))).collect();
     if let Some(table) = member_table("streams", &groups) {
@@ -118,27 +123,43 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
     Ok(())
 }
 
-/// One row per step: stalls, lateness, delivered MB/s, the busiest device, CPU and whether it met the target.
-fn step_table(streams: &StreamsResult) -> Table {
-    let mut table = Table::new();
-    table.load_style(comfy_table::presets::NOTHING);
-    table.set_header([
-        "streams",
-        "all steady at",
-        "stalled",
-        "never started",
-        "stall ratio",
-        "startup p99",
-        "lateness p50",
-        "lateness p99",
-        "own lag p99",
-        "MB/s",
-        "busiest device",
-        "CPU",
-        "",
-    ]);
+/// Every column of the step table; the terminal and the page show them all, Markdown what fits a post.
+const STEP_COLUMNS: [Column; 13] = [
+    num("streams"),
+    num("all steady at"),
+    num("stalled in playback"),
+    num("never started"),
+    num("stall ratio"),
+    num("start-up p99"),
+    num("lateness p50"),
+    num("lateness p99"),
+    num("own lag p99"),
+    num("MB/s"),
+    text("busiest device"),
+    num("CPU"),
+    text("target"),
+];
+
+/// Markdown's columns of the step table.
+pub(super) const MARKDOWN_STEP_COLUMNS: [&str; 9] = [
+    "streams",
+    "all steady at",
+    "stalled in playback",
+    "never started",
+    "stall ratio",
+    "start-up p99",
+    "lateness p99",
+    "MB/s",
+    "target",
+];
+
+/// One row per step: when every buffer was full, stalls in playback and never-started viewers, start-up and
+/// lateness, streamcap's own lag, delivered MB/s, the busiest device, CPU and how the step ended: the one step
+/// table of every format.
+pub(super) fn step_rows(streams: &StreamsResult) -> Rows {
+    let mut rows = Rows::new(&STEP_COLUMNS);
     for step in &streams.steps {
-        table.add_row([
+        rows.push(vec![
             step.count.to_string(),
             step.steady_cell(),
             step.streams_stalled.to_string(),
@@ -148,13 +169,13 @@ fn step_table(streams: &StreamsResult) -> Table {
             ms(step.lateness.at(50.0)),
             ms(step.lateness.at(99.0)),
             ms(step.issue_lag.at(99.0)),
-            format!("{:.1}", step.delivered_mbps),
+            format_mbps(step.delivered_mbps),
             busiest(step),
             format!("{:.0}%", step.cpu_pct),
             step_result(step, streams),
         ]);
     }
-    table
+    rows
 }
 
 /// How a step ended, in a word: "ok", "missed", "interrupted", or "cache-served" (it passed, but a cache served
@@ -304,5 +325,20 @@ mod tests {
         assert_eq!(lines.len(), devices.len(), "{lines:?}");
         let first = &result.phases[0];
         assert!(lines[0].starts_with(&format!("cache beneath: '{}': ", first.name)), "{lines:?}");
+    }
+
+    /// The step table reads the same in every format: Markdown's columns are the model's, with the model's cells.
+    #[test]
+    fn markdown_shows_the_step_models_columns_and_words() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/streams-v1.json");
+        let result = crate::results::read_result(&path).unwrap();
+        let streams = result.streams.as_ref().unwrap();
+        let rows = step_rows(streams);
+        let markdown = rows.only(&MARKDOWN_STEP_COLUMNS);
+        assert_eq!(markdown.header(), MARKDOWN_STEP_COLUMNS);
+        let missed = rows.rows.iter().position(|r| r[0] == "12").unwrap();
+        assert_eq!(rows.rows[missed].last().unwrap(), "missed: 1 took over 2 s to start");
+        assert_eq!(markdown.rows[missed].last(), rows.rows[missed].last());
+        assert_eq!(rows.rows[missed][5], "2.08 s", "start-up p99 in its unit");
     }
 }

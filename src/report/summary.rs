@@ -5,6 +5,7 @@
 use std::io::{self, Write};
 
 use super::Renderer;
+use super::terminal::RunSummary;
 use crate::results::RunResult;
 
 /// The terminal summary.
@@ -13,17 +14,17 @@ pub struct Summary;
 impl Renderer for Summary {
     fn render(&self, result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
         if is_inspect(result) {
-            super::write_inspect(out, result)
+            super::inspect::write_inspect(out, result)
         } else if let Some(cache) = &result.cache {
-            super::write_cache_summary(out, result, cache)
+            super::cache::write_cache_summary(out, result, cache)
         } else if let Some(sweep) = &result.sweep {
-            super::write_sweep_summary(out, result, sweep)
+            super::sweep::write_sweep_summary(out, result, sweep)
         } else if let Some(check) = &result.check {
-            super::write_check_summary(out, result, check)
+            super::check::write_check_summary(out, result, check)
         } else if let Some(streams) = &result.streams {
-            super::write_streams_summary(out, result, streams)
+            super::streams::write_streams_summary(out, result, streams)
         } else {
-            super::write_summary(out, result)
+            RunSummary.render(result, out)
         }
     }
 }

@@ -3,35 +3,23 @@
 //! column), then the cliff in words (or the fall the RAM cannot explain, and why), why the sizes stop
 //! where they do, and the warnings (errors; not the cache flag of the buffered passes, which is the point of
 //! the sweep and is what the cliff line explains; a cache beneath the OS once per device). Reads only `results`
-//! types, so `streamcap report r.json` prints the same thing again. The HTML page (`html/sweep.rs`) shows the
-//! same table and lines, with the curves drawn.
+//! types, so `streamcap report r.json` prints the same thing again. The table's rows are built once here
+//! (`sweep_rows`); the HTML page (`html/sweep.rs`) draws the same rows and lines, with the curves.
 
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Table};
-
-use super::markdown::{cell, table};
+use super::markdown::cell;
+use super::rows::{Column, Rows, num, text};
 use super::terminal::{STYLE, write_warnings};
 use crate::results::{RunResult, SweepPoint, SweepSummary};
 use crate::units::{Bytes, format_mbps};
 
-pub fn write_sweep_summary(out: &mut dyn Write, result: &RunResult, sweep: &SweepSummary) -> io::Result<()> {
+pub(super) fn write_sweep_summary(out: &mut dyn Write, result: &RunResult, sweep: &SweepSummary) -> io::Result<()> {
     let fs = result.target.filesystem.as_ref().map_or(String::new(), |f| format!(" ({} on {})", f.fs_type, f.source));
     writeln!(out, "streamcap {} · sweep · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(out, "{}", settings_line(sweep))?;
     writeln!(out)?;
-    let mut t = Table::new();
-    t.load_style(STYLE);
-    t.set_header(HEADER);
-    for p in &sweep.points {
-        t.add_row(row(p));
-    }
-    for column in (0..HEADER.len()).filter(|c| NUMERIC[*c]) {
-        if let Some(c) = t.column_mut(column) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    writeln!(out, "{t}")?;
+    writeln!(out, "{}", sweep_rows(sweep).terminal(STYLE))?;
     writeln!(out)?;
     for line in closing_lines(sweep) {
         writeln!(out, "{line}")?;
@@ -41,11 +29,28 @@ pub fn write_sweep_summary(out: &mut dyn Write, result: &RunResult, sweep: &Swee
 
 /// The columns of the sweep table, in every format: each write without its closing fsync (iozone's write) and
 /// with it (`+flush`, iozone's `-e`), and the fsync's time (`flush`).
-pub(super) const HEADER: [&str; 11] =
-    ["size", "record", "I/O", "write", "+flush", "flush", "re-write", "+flush", "read", "re-read", "random read"];
+const COLUMNS: [Column; 11] = [
+    text("size"),
+    text("record"),
+    text("I/O"),
+    num("write"),
+    num("+flush"),
+    num("flush"),
+    num("re-write"),
+    num("+flush"),
+    num("read"),
+    num("re-read"),
+    num("random read"),
+];
 
-/// Which columns hold numbers (right-aligned).
-pub(super) const NUMERIC: [bool; 11] = [false, false, false, true, true, true, true, true, true, true, true];
+/// The sweep table, one row per size × record × mode: the one table of the sweep in every format.
+pub(super) fn sweep_rows(sweep: &SweepSummary) -> Rows {
+    let mut rows = Rows::new(&COLUMNS);
+    for p in &sweep.points {
+        rows.push(row(p));
+    }
+    rows
+}
 
 /// The lines under the table: the cliff in words, why the sizes stop where they do, and a partial sweep.
 pub(super) fn closing_lines(sweep: &SweepSummary) -> Vec<String> {
@@ -79,8 +84,7 @@ pub(super) fn settings_line(sweep: &SweepSummary) -> String {
 pub fn sweep_markdown(out: &mut dyn Write, sweep: &SweepSummary) -> io::Result<()> {
     writeln!(out, "{}.", cell(&settings_line(sweep)))?;
     writeln!(out)?;
-    let rows: Vec<Vec<String>> = sweep.points.iter().map(row).collect();
-    table(out, &HEADER, &NUMERIC, &rows)?;
+    sweep_rows(sweep).markdown(out)?;
     for line in closing_lines(sweep) {
         writeln!(out, "{}", cell(&line))?;
         writeln!(out)?;
@@ -109,7 +113,7 @@ pub(super) fn judged(result: &RunResult) -> RunResult {
     judged
 }
 
-pub(super) fn row(p: &SweepPoint) -> Vec<String> {
+fn row(p: &SweepPoint) -> Vec<String> {
     let mbps = |v: Option<f64>| v.map_or_else(|| "-".to_string(), format_mbps);
     let flush = p.write_flush_s.map_or_else(|| "-".to_string(), |s| format!("{:.0} ms", s * 1e3));
     vec![

@@ -3,9 +3,9 @@
 
 use std::io::{self, Write};
 
-use comfy_table::{CellAlignment, Table};
-
-use crate::results::{TrialFigure, TrialResult};
+use super::rows::{Rows, num, text};
+use super::{Renderer, Summary};
+use crate::results::{TrialFigure, TrialLayout, TrialResult};
 
 fn number(value: f64) -> String {
     if value >= 100.0 { format!("{value:.0}") } else { format!("{value:.1}") }
@@ -18,8 +18,14 @@ fn predicted(f: &TrialFigure) -> String {
     }
 }
 
-/// Writes the comparison table.
-pub fn write_trial(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> {
+/// The comparison table in the terminal.
+impl Renderer<TrialResult> for Summary {
+    fn render(&self, result: &TrialResult, out: &mut dyn Write) -> io::Result<()> {
+        write_trial(out, result)
+    }
+}
+
+fn write_trial(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> {
     let devices: Vec<&str> = result.devices.iter().map(|d| d.path.as_str()).collect();
     writeln!(
         out,
@@ -33,12 +39,17 @@ pub fn write_trial(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> 
         result.bitrate_bps / 1_000_000,
         result.chunk_bytes / 1024
     )?;
-    let mut table = Table::new();
-    table.load_style(comfy_table::presets::NOTHING);
-    table.set_header(["layout", "figure", "predicted", "measured", "measured ÷ predicted"]);
-    for layout in &result.layouts {
+    writeln!(out, "{}", figure_rows(&result.layouts).terminal(comfy_table::presets::NOTHING))?;
+    write_notes(out, result)
+}
+
+/// One row per figure of each layout built: the prediction, the measurement and their ratio.
+fn figure_rows(layouts: &[TrialLayout]) -> Rows {
+    let mut rows =
+        Rows::new(&[text("layout"), text("figure"), num("predicted"), num("measured"), num("measured ÷ predicted")]);
+    for layout in layouts {
         for (i, f) in layout.figures.iter().enumerate() {
-            table.add_row([
+            rows.push(vec![
                 if i == 0 { format!("{} × {}", layout.layout, layout.members) } else { String::new() },
                 format!("{} ({})", f.figure, f.unit),
                 predicted(f),
@@ -53,13 +64,7 @@ pub fn write_trial(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> 
             ]);
         }
     }
-    for i in [2, 3, 4] {
-        if let Some(column) = table.column_mut(i) {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    writeln!(out, "{table}")?;
-    write_notes(out, result)
+    rows
 }
 
 /// What failed or stopped, and what the marks in the table mean.
@@ -98,4 +103,35 @@ fn write_notes(out: &mut dyn Write, result: &TrialResult) -> io::Result<()> {
         writeln!(out, "Interrupted: the table holds what was measured before Ctrl-C.")?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_figure_row_says_the_range_the_bound_and_the_cache() {
+        let figure = TrialFigure {
+            figure: "streams".into(),
+            unit: "streams".into(),
+            predicted: 40.0,
+            predicted_low: Some(20.0),
+            measured: Some(42.0),
+            ratio: Some(1.05),
+            lower_bound: true,
+            cache_served: Some(60.0),
+        };
+        let layout = TrialLayout {
+            layout: "btrfs-raid1".into(),
+            label: "btrfs raid1".into(),
+            members: 2,
+            status: "measured".into(),
+            failure: None,
+            figures: vec![figure.clone(), TrialFigure { measured: None, ratio: None, ..figure }],
+        };
+        let rows = figure_rows(&[layout]);
+        assert_eq!(rows.rows[0], ["btrfs-raid1 × 2", "streams (streams)", "20.0 … 40.0", "≥ 42.0 †", "1.05"]);
+        assert_eq!(rows.rows[1][0], "", "the layout is named on its first row only");
+        assert_eq!(rows.rows[1][3..], ["-", "-"]);
+    }
 }

@@ -5,13 +5,23 @@
 
 use std::io::{self, Write};
 
+use super::{Renderer, Summary};
+
 use crate::results::VerifyResult;
 use crate::units::Bytes;
 
 /// Bad blocks and failed reads shown before "… and N more".
 const SHOWN: usize = 10;
 
-pub fn write_verify_summary(out: &mut dyn Write, v: &VerifyResult) -> io::Result<()> {
+/// The verification on its own (`run --verify-only`, and why a quiet run failed).
+impl Renderer<VerifyResult> for Summary {
+    fn render(&self, v: &VerifyResult, out: &mut dyn Write) -> io::Result<()> {
+        write_verify(out, v)
+    }
+}
+
+/// The verification section, also of the run summary.
+pub(super) fn write_verify(out: &mut dyn Write, v: &VerifyResult) -> io::Result<()> {
     let checked = format!(
         "{} blocks ({}) checked with {} over blocks of {}",
         v.blocks_checked,
@@ -112,7 +122,7 @@ mod tests {
             in_flight: None,
         };
         let mut out = Vec::new();
-        write_verify_summary(&mut out, &v).unwrap();
+        write_verify(&mut out, &v).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.starts_with("verify: 256 blocks (16 MiB) checked with crc32c over blocks of 64 KiB: 12 bad"),
@@ -147,7 +157,7 @@ mod tests {
         };
         let text = |v: &VerifyResult| {
             let mut out = Vec::new();
-            write_verify_summary(&mut out, v).unwrap();
+            write_verify(&mut out, v).unwrap();
             String::from_utf8(out).unwrap()
         };
         let said = text(&v);

@@ -75,11 +75,11 @@ impl Titles {
         let moving = "each viewer from a random position; titles and positions change from step to step";
         match (self.zipf, self.hot_set()) {
             (Some(theta), Some(hot)) if theta > 0.0 => format!(
-                "Zipf popularity {theta}: {} draw {:.0} % of the viewers, {moving}",
+                "Zipf popularity {theta}: {} {:.0} % of the viewers, {moving}",
                 if hot.titles == 1 {
-                    "the hottest title".to_string()
+                    "the hottest title draws".to_string()
                 } else {
-                    format!("the {} hottest titles", hot.titles)
+                    format!("the {} hottest titles draw", hot.titles)
                 },
                 hot.viewers_pct
             ),

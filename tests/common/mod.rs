@@ -290,6 +290,34 @@ impl Drop for RootThrottle {
     }
 }
 
+/// Builds a btrfs pool of `profile` (data and metadata: raid1, raid10, …) over `members`; the caller mounts the
+/// first member.
+pub fn mkfs_btrfs(profile: &str, members: &[LoopDevice]) {
+    let mut cmd = Command::new("mkfs.btrfs");
+    cmd.args(["-f", "-q", "-d", profile, "-m", profile]);
+    cmd.args(members.iter().map(|m| &m.device));
+    run(&mut cmd);
+}
+
+/// Reads counted by the blkio throttle on `device` since boot, from every group (the root group's `_recursive`
+/// files): (requests, bytes). The throttle counts each bio it charges, after a large one is split to the
+/// device's limits and before neighbours are merged, so bytes ÷ requests is the request size its IOPS limit
+/// sees, which /proc/diskstats (merged requests) does not show.
+pub fn throttled_reads(device: &LoopDevice) -> (u64, u64) {
+    let numbers = std::fs::read_to_string(format!("/sys/block/{}/dev", device.name())).unwrap_or_default();
+    let numbers = numbers.trim();
+    let read = |file: &str| -> u64 {
+        let text = std::fs::read_to_string(Path::new(BLKIO).join(file)).unwrap_or_default();
+        text.lines()
+            .filter_map(|line| match line.split_whitespace().collect::<Vec<_>>()[..] {
+                [device, "Read", count] if device == numbers => count.parse::<u64>().ok(),
+                _ => None,
+            })
+            .sum()
+    };
+    (read("blkio.throttle.io_serviced_recursive"), read("blkio.throttle.io_service_bytes_recursive"))
+}
+
 /// A drive catalogue with one entry, "throttled-loop", describing a loop device of `capacity` bytes under a
 /// `RootThrottle` of `limits` (as `RootThrottle::new`).
 pub fn throttled_catalogue(capacity: u64, limits: [u64; 4]) -> String {

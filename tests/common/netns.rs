@@ -171,6 +171,15 @@ impl SshfsLink {
     }
 }
 
+impl SshfsLink {
+    /// Bytes the root end of the link has received since it was made (what the server sent: file data, with
+    /// the SSH, TCP, IP and Ethernet framing around it), from the interface's counters.
+    pub fn received_bytes(&self) -> u64 {
+        let path = format!("/sys/class/net/{}a/statistics/rx_bytes", self.veth);
+        std::fs::read_to_string(&path).ok().and_then(|t| t.trim().parse().ok()).unwrap_or(0)
+    }
+}
+
 fn rand_suffix() -> String {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     format!("{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))

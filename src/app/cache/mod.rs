@@ -18,7 +18,7 @@ use super::observer::ResultRecorder;
 use super::output::{Ending, end_command, ended, print_display_quietly, print_written, result_skeleton};
 use crate::cli::{CacheArgs, Load};
 use crate::plan::{RunOptions, TargetFacts, build_plan};
-use crate::report::write_cache_summary;
+use crate::report::{Renderer, Summary};
 use crate::results::CacheSummary;
 use crate::run::{Interrupt, ProgressLine, RunError, execute, run_id};
 use crate::units::{Bytes, format_duration};
@@ -129,8 +129,8 @@ fn finish(
         cleanup_error: outcome.cleanup_error.as_deref(),
     };
     let print = |result: &crate::results::RunResult| {
-        if let Some(cache) = result.cache.as_ref().filter(|_| !args.output.quiet) {
-            print_written(|out| write_cache_summary(out, result, cache));
+        if result.cache.is_some() && !args.output.quiet {
+            print_written(|out| Summary.render(result, out));
         }
     };
     Ok(end_command(&mut recorder, ending, print, super::output::exit_code))

@@ -123,8 +123,14 @@ impl StreamPhase {
             devices: self.attributed(
                 device_activity(devices, &disks, &read_diskstats().unwrap_or_default(), started.elapsed()),
                 // A web server reads for remote viewers (`--served-from`), not this process: its reads are not
-                // in this process's count, so nothing is split off by it.
-                (step.count, after.storage_reads_since(&cpu).filter(|_| self.remote_on_loopback.is_none())),
+                // in this process's count, so nothing is split off by it. Nor under mpirun: the other ranks on
+                // this host read for the same step, in processes of their own.
+                (
+                    step.count,
+                    after
+                        .storage_reads_since(&cpu)
+                        .filter(|_| self.remote_on_loopback.is_none() && step.clients.len() <= 1),
+                ),
             ),
             unseen: self.unseen(step, devices.is_empty()),
         };

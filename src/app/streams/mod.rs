@@ -19,7 +19,7 @@ use super::observer::{ResultRecorder, on_loopback};
 use super::output::{Ending, end_command, ended, print_display_quietly, print_written, result_skeleton};
 use crate::cli::StreamsArgs;
 use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
-use crate::report::write_streams_summary;
+use crate::report::{Renderer, Summary};
 use crate::results::{RunResult, RunStatus, TargetInfo};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunOutcome, execute, run_id};
 use crate::spec::{JobSpec, SpecOrigin};
@@ -115,8 +115,8 @@ pub(super) fn conclude(
         cleanup_error: outcome.cleanup_error.as_deref(),
     };
     let print = |result: &RunResult| {
-        if let Some(streams) = result.streams.as_ref().filter(|_| !args.output.quiet) {
-            print_written(|out| write_streams_summary(out, result, streams));
+        if result.streams.is_some() && !args.output.quiet {
+            print_written(|out| Summary.render(result, out));
         }
     };
     let exit = |result: &RunResult| {

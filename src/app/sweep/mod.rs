@@ -23,7 +23,7 @@ use super::observer::ResultRecorder;
 use super::output::{Ending, end_command, ended, print_display_quietly, print_written, result_skeleton};
 use crate::cli::SweepArgs;
 use crate::plan::{Plan, RunOptions, TargetFacts, build_plan};
-use crate::report::write_sweep_summary;
+use crate::report::{Renderer, Summary};
 use crate::results::{RunResult, SweepSummary};
 use crate::run::{Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
 use crate::units::Bytes;
@@ -164,8 +164,8 @@ fn finish(
         cleanup_error: outcome.cleanup_error.as_deref(),
     };
     let print = |result: &RunResult| {
-        if let Some(sweep) = result.sweep.as_ref().filter(|_| !args.output.quiet) {
-            print_written(|out| write_sweep_summary(out, result, sweep));
+        if result.sweep.is_some() && !args.output.quiet {
+            print_written(|out| Summary.render(result, out));
         }
     };
     Ok(end_command(&mut recorder, ending, print, super::output::exit_code))

@@ -21,7 +21,7 @@ use anyhow::{Context, Result, bail};
 use super::output::{print_quietly, say};
 use crate::cli::TrialArgs;
 use crate::planning::{Drive, Layout, drive_from_result};
-use crate::report::write_trial;
+use crate::report::{Summary, render_to_string};
 use crate::results::{TRIAL_SCHEMA, TRIAL_SCHEMA_VERSION, ToolInfo, TrialLayout, TrialResult, rfc3339};
 use crate::run::{INTERRUPTED_EXIT, Interrupt};
 use measure::{Settings, figures, layout_job, problem};
@@ -228,9 +228,7 @@ fn save_to(path: &std::path::Path, result: &TrialResult) {
 
 /// Prints the table and picks the exit code.
 fn finish(args: &TrialArgs, result: &mut TrialResult, outcome: Outcome) -> Result<ExitCode> {
-    let mut text = Vec::new();
-    write_trial(&mut text, result).expect("writing to a Vec cannot fail");
-    print_quietly(&String::from_utf8_lossy(&text));
+    print_quietly(&render_to_string(&Summary, &*result));
     if let Some(path) = &args.json {
         save_to(path, result);
     }

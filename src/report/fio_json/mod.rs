@@ -37,22 +37,17 @@ use serde_json::{Map, Value, json};
 
 use crate::results::{PhaseResult, RunResult, WorkerResult};
 
-/// Writes fio's JSON for `result`, pretty-printed, with a final newline.
-pub fn write_fio_json(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
-    write_document(out, &fio_json(result, false))
-}
-
 fn write_document(out: &mut dyn Write, value: &Value) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, value)?;
     writeln!(out)
 }
 
-/// fio's JSON as a renderer.
+/// fio's JSON (`--output-format=json`), pretty-printed, with a final newline.
 pub struct FioJson;
 
 impl super::Renderer for FioJson {
     fn render(&self, result: &RunResult, out: &mut dyn Write) -> io::Result<()> {
-        write_fio_json(out, result)
+        write_document(out, &fio_json(result, false))
     }
 }
 

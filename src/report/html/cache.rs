@@ -4,8 +4,7 @@
 
 use super::charts::num;
 use super::svg::{Axis, Chart, Mark, Series, Style, esc};
-use super::tables::table;
-use crate::report::cache::{latency_words, plateau_label};
+use crate::report::cache::plateau_rows;
 use crate::results::{CacheSummary, PlateauKind};
 use crate::units::{Bytes, format_mbps};
 
@@ -14,13 +13,7 @@ const KINDS: [PlateauKind; 4] =
 
 /// The whole section body: table, the device cache's end in words, both charts.
 pub fn cache_section(cache: &CacheSummary) -> String {
-    let rows: Vec<Vec<String>> = cache
-        .plateaus
-        .iter()
-        .map(|p| vec![plateau_label(p), format_mbps(p.mbps), latency_words(p), p.meaning.clone()])
-        .collect();
-    let mut body =
-        table(&["plateau", "MB/s", "latency", "what it means for serving"], &[false, true, true, false], &rows);
+    let mut body = plateau_rows(&cache.plateaus).html();
     if let Some(end) = &cache.device_cache_end {
         body.push_str(&format!("<p class=\"words\">{}</p>", esc(&end.words)));
     }

@@ -117,7 +117,7 @@ impl Renderer for Html {
         page_start(out, &format!("streamcap {command} · {}", result.target.path), &subtitle(shown))?;
         summary_sections(out, result)?;
         if let Some(cluster) = &result.cluster {
-            let body = super::cluster::cluster_html(cluster, tables::table, esc);
+            let body = super::cluster::cluster_html(cluster);
             section(out, "ranks", "Clients (MPI ranks): each rank's share", &body)?;
         }
         let capacity: Vec<svg::Chart> = searches(result).iter().flat_map(capacity_charts).collect();

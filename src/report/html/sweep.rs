@@ -6,8 +6,7 @@
 
 use super::charts::num;
 use super::svg::{Axis, Chart, Mark, Series, Style, esc};
-use super::tables::table;
-use crate::report::sweep::{HEADER, NUMERIC, closing_lines, row, settings_line};
+use crate::report::sweep::{closing_lines, settings_line, sweep_rows};
 use crate::results::{SweepPoint, SweepSummary};
 use crate::units::{Bytes, format_mbps};
 
@@ -65,8 +64,7 @@ const PASSES: [Pass; 6] = [
 /// The whole section body: settings, table, the cliff in words, one chart per pass.
 pub fn sweep_section(sweep: &SweepSummary) -> String {
     let mut body = format!("<p>{}.</p>", esc(&settings_line(sweep)));
-    let rows: Vec<Vec<String>> = sweep.points.iter().map(row).collect();
-    body.push_str(&table(&HEADER, &NUMERIC, &rows));
+    body.push_str(&sweep_rows(sweep).html());
     for (k, line) in closing_lines(sweep).iter().enumerate() {
         let class = if k == 0 { "words" } else { "warn" };
         body.push_str(&format!("<p class=\"{class}\">{}</p>", esc(line)));

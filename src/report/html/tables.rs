@@ -1,13 +1,12 @@
 //! The tables and fact lists of the HTML report: phases, devices, stream steps, the check's headline figures and
-//! verdict, host and device facts, notices and cache flags, and the full effective configuration. Every piece of
-//! text from the result is escaped here.
+//! verdict (each drawn from its subject's row model, `report::rows`, so it reads as in the terminal and
+//! Markdown), host and device facts, notices and cache flags, and the full effective configuration. Every piece
+//! of text from the result is escaped here (`table`, which `Rows::html` draws with).
 
 use std::fmt::Write as _;
 
 use super::svg::esc;
-use crate::report::markdown::phase_label;
-use crate::results::{CheckSummary, OpResult, RunResult, RunStatus, StreamsResult};
-use crate::units::{Bytes, format_latency_ns, format_mbps, format_rate};
+use crate::results::{CheckSummary, RunResult, RunStatus, StreamsResult};
 
 /// A table; `right` marks numeric columns.
 pub fn table(header: &[&str], right: &[bool], rows: &[Vec<String>]) -> String {
@@ -28,156 +27,29 @@ pub fn table(header: &[&str], right: &[bool], rows: &[Vec<String>]) -> String {
     out
 }
 
-fn lat(op: &OpResult, p: f64) -> String {
-    op.latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64))
-}
-
+/// Every column of the phase table: the page has room for them all.
 pub fn phase_table(result: &RunResult) -> String {
-    let mut rows = Vec::new();
-    for phase in &result.phases {
-        let before = rows.len();
-        for (name, op) in [("read", &phase.read), ("write", &phase.write), ("sync", &phase.sync)] {
-            let Some(op) = op else { continue };
-            let first = rows.len() == before;
-            rows.push(vec![
-                if first { phase_label(phase) } else { String::new() },
-                if op.errors > 0 { format!("{name} ({} err)", op.errors) } else { name.into() },
-                format_rate(op.iops),
-                format_mbps(op.mbps),
-                format_latency_ns(op.latency.mean_ns),
-                lat(op, 50.0),
-                lat(op, 99.0),
-                lat(op, 99.9),
-                format_latency_ns(op.latency.max_ns as f64),
-                if first {
-                    format!("{} · QD {} × {} · {}", phase.bs, phase.iodepth, phase.jobs, phase.rw)
-                } else {
-                    String::new()
-                },
-                if first { (if phase.direct { "direct" } else { "buffered" }).into() } else { String::new() },
-            ]);
-        }
-        if let Some(files) = &phase.file_ops {
-            for op in files.ops.iter().filter(|o| o.op != "read" && o.op != "write") {
-                let p = |q: f64| op.latency.at(q).map_or("—".into(), |ns| format_latency_ns(ns as f64));
-                let label = if rows.len() == before { phase_label(phase) } else { String::new() };
-                let max = format_latency_ns(op.latency.max_ns as f64);
-                let mean = format_latency_ns(op.latency.mean_ns);
-                let rate = format!("{}/s", format_rate(op.rate));
-                rows.push(vec![
-                    label,
-                    op.op.clone(),
-                    rate,
-                    "—".into(),
-                    mean,
-                    p(50.0),
-                    p(99.0),
-                    p(99.9),
-                    max,
-                    String::new(),
-                    String::new(),
-                ]);
-            }
-        }
-        if rows.len() == before {
-            let mut row = vec![phase_label(phase), "—".into(), "no operations completed".into()];
-            row.resize(11, String::new());
-            rows.push(row);
-        }
-    }
-    let header = ["phase", "op", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "workload", "I/O"];
-    table(&header, &[false, false, true, true, true, true, true, true, true, false, false], &rows)
+    crate::report::phases::phase_rows(&result.phases, true).html()
 }
 
+/// What each device beneath the target did during each phase.
 pub fn device_table(result: &RunResult) -> Option<String> {
-    let mut rows = Vec::new();
-    for phase in &result.phases {
-        for (i, d) in phase.devices.iter().enumerate() {
-            let a = &d.activity;
-            rows.push(vec![
-                if i == 0 { phase.name.clone() } else { String::new() },
-                a.name.clone(),
-                d.role.clone(),
-                format_mbps(a.read_mbps),
-                format_mbps(a.write_mbps),
-                format_rate(a.read_iops),
-                format_rate(a.write_iops),
-                format!("{:.0} %", a.busy_pct),
-                format!("{:.1}", a.avg_queue),
-            ]);
-        }
-    }
-    let header = ["phase", "device", "role", "read MB/s", "write MB/s", "reads/s", "writes/s", "busy", "queue"];
-    (!rows.is_empty()).then(|| table(&header, &[false, false, false, true, true, true, true, true, true], &rows))
+    crate::report::phases::device_rows(&result.phases).map(|rows| rows.html())
 }
 
+/// The steps of a streams run, every column.
 pub fn steps_table(streams: &StreamsResult) -> String {
-    let ms = |ns: Option<u64>| ns.map_or("—".into(), |n| format_latency_ns(n as f64));
-    let rows: Vec<Vec<String>> = streams
-        .steps
-        .iter()
-        .map(|s| {
-            let busiest = crate::results::busiest_own(&s.devices);
-            vec![
-                s.count.to_string(),
-                s.steady_cell(),
-                s.streams_stalled.to_string(),
-                s.streams_not_started.to_string(),
-                format!("{:.4}", s.stall_ratio),
-                ms(s.startup.at(99.0)),
-                ms(s.lateness.at(50.0)),
-                ms(s.lateness.at(99.0)),
-                format_mbps(s.delivered_mbps),
-                busiest.map_or("—".into(), |d| format!("{:.0} % {}", d.activity.busy_pct, d.activity.name)),
-                if s.meets_target { "ok".into() } else { s.failure_reason(&streams.target).unwrap_or_default() },
-            ]
-        })
-        .collect();
-    let header = [
-        "streams",
-        "all steady at",
-        "stalled in playback",
-        "never started",
-        "stall ratio",
-        "start-up p99",
-        "lateness p50",
-        "lateness p99",
-        "MB/s",
-        "busiest device",
-        "target",
-    ];
-    table(&header, &[true, true, true, true, true, true, true, true, true, false, false], &rows)
+    crate::report::streams::step_rows(streams).html()
 }
 
+/// The check's headline figures.
 pub fn check_figures(check: &CheckSummary) -> String {
-    let mut rows = Vec::new();
-    if let Some(s) = &check.sequential {
-        rows.push(vec!["sequential 1 MiB writes, queue depth 8".into(), format!("{} MB/s", format_mbps(s.write_mbps))]);
-        rows.push(vec!["sequential 1 MiB reads, queue depth 8".into(), format!("{} MB/s", format_mbps(s.read_mbps))]);
-    }
-    for r in &check.random_reads {
-        let p99 = format_latency_ns(r.p99_ns as f64);
-        rows.push(vec![
-            format!("random 4 KiB reads, queue depth {}", r.queue_depth),
-            format!("{} IOPS · p99 {p99}", format_rate(r.iops)),
-        ]);
-    }
-    if let Some(f) = &check.small_files {
-        let rates = format!(
-            "create {}/s · stat {}/s · read {}/s",
-            format_rate(f.create_per_s),
-            format_rate(f.stat_per_s),
-            format_rate(f.read_per_s)
-        );
-        rows.push(vec![format!("small files: {} of {}", f.files, Bytes(f.file_bytes)), rates]);
-    }
-    table(&["measurement", "result"], &[false, true], &rows)
+    crate::report::check::figure_rows(check).html()
 }
 
+/// The check's verdict, one row per format.
 pub fn verdict_table(check: &CheckSummary) -> String {
-    let rows: Vec<Vec<String>> =
-        check.verdict.iter().map(|v| crate::report::check::verdict_cells(v).to_vec()).collect();
-    table(&crate::report::check::VERDICT_HEADER, &crate::report::check::VERDICT_RIGHT, &rows)
+    crate::report::check::verdict_rows(check).html()
 }
 
 /// Host, filesystem and every device beneath the target.
@@ -212,28 +84,9 @@ pub fn host_facts(result: &RunResult) -> String {
         rows.push(vec!["limit".into(), line]);
     }
     let mut out = table(&["fact", "value"], &[false, false], &rows);
-    let devices: Vec<Vec<String>> = result
-        .target
-        .devices
-        .iter()
-        .map(|d| {
-            vec![
-                d.name.clone(),
-                d.role.clone(),
-                d.model.clone().unwrap_or_else(|| "unknown".into()),
-                d.size.to_string(),
-                if d.rotational { "rotational".into() } else { "non-rotational".into() },
-                d.scheduler.clone().unwrap_or_else(|| "none".into()),
-                format!("{} / {} B", d.logical_block_size, d.physical_block_size),
-            ]
-        })
-        .collect();
+    let devices = crate::report::inspect::device_fact_rows(&result.target);
     if !devices.is_empty() {
-        out.push_str(&table(
-            &["device", "role", "model", "size", "kind", "scheduler", "logical / physical block"],
-            &[],
-            &devices,
-        ));
+        out.push_str(&devices.html());
     }
     out
 }
