@@ -16,7 +16,7 @@ use super::curves::{Measured, covers_whole_files, curve_stopped, with_curve_rate
 use super::fileset::{Trees, run_fileset_phase};
 use super::flow::Flows;
 use super::layout::{self, LayoutError};
-use super::phase::{PhaseRun, SeriesStart, run_workers};
+use super::phase::{PhaseRun, SeriesStart, run_workers_from};
 use super::raw::{RawInputs, Verification};
 use super::stage::{self, StageEnd};
 use super::streams::{Priors, StreamInputs, run_stream_phase};
@@ -294,7 +294,7 @@ impl<'p> Executor<'p> {
     /// (`stage::run_together`, with fio's exitall between them).
     fn run_raw(&self, prepared: &[(usize, Cow<'p, PhasePlan>, bool)], observer: &mut dyn RunObserver) -> StageEnd {
         type Prepared<'a> = (usize, &'a PhasePlan, bool);
-        let run_one = |&(index, phase, direct): &Prepared<'_>, flag, observer: &mut dyn RunObserver| {
+        let run_one = |&(index, phase, direct): &Prepared<'_>, flag, together, observer: &mut dyn RunObserver| {
             let inputs = RawInputs {
                 files: &self.paths,
                 direct,
@@ -319,12 +319,12 @@ impl<'p> Executor<'p> {
                 steady: phase.steady_state,
                 held: raw::held_across(phase, &self.flows, self.cluster.map(Cluster::rank)),
             };
-            run_workers(run, observer).outcome
+            run_workers_from(run, together, observer).outcome
         };
         let phases: Vec<(&PhasePlan, Prepared<'_>)> =
             prepared.iter().map(|(i, p, d)| (p.as_ref(), (*i, p.as_ref(), *d))).collect();
         if let [(phase, one)] = phases.as_slice() {
-            let outcome = run_one(one, self.interrupt.flag(), observer);
+            let outcome = run_one(one, self.interrupt.flag(), None, observer);
             let ends_run = stage::ends_run_alone(phase, &outcome);
             return StageEnd { outcomes: vec![outcome], ends_run };
         }

@@ -4,7 +4,11 @@
 //! As fio does it: a flow keeps one counter of the I/O its members issued (starting at 1) and the sum of their
 //! weights; a member whose own count is a larger share of the counter than its weight is of the sum waits and
 //! looks again, otherwise it counts its I/O and goes on. A member leaves the flow when its worker ends, taking
-//! its count and weight with it, so the others are no longer held back.
+//! its count and weight with it, so the others are no longer held back. So every member must have joined before
+//! any issues, and members that run for the same time must start at the same instant: a worker joins when it is
+//! set up, and the workers of a phase — and of all the phases of a stage (`run/stage.rs`: `CommonStart`) — start
+//! together once all are set up. (With a start of their own per phase, tens of ms apart on a busy machine, the
+//! phase that started first left the flow first and the other ran free: flow=3 and flow=1 ran 0.7:1 to 3.5:1.)
 //!
 //! How long a held member waits: `flow_sleep` when the fio job gives one (fio's meaning). Otherwise (fio's
 //! default of 0, where fio retries at once, and vdbench's controlled max) it follows the pace of the others: it

@@ -16,6 +16,7 @@ use super::RunObserver;
 use super::cluster::{self, PhaseSync, RankEnd};
 use super::core::WorkerEnd;
 use super::gather::Gatherer;
+use super::stage::StartTicket;
 use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, WorkerMsg, worker_thread};
 use crate::engine::Caps;
 use crate::metrics::{DepthFound, ErrorRecord, Recorder, SteadyConfig, SteadyOutcome, SteadyTracker, WorkerTotals};
@@ -167,6 +168,16 @@ pub(super) struct Ran<'a> {
 /// together too (the start agreement is the barrier), stop one another (`cluster::link`) and end with one
 /// outcome.
 pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver) -> Ran<'a> {
+    run_workers_from(run, None, observer)
+}
+
+/// [`run_workers`] for a phase of a stage (`together`: its place at the stage's common start): its workers
+/// start when those of every phase of the stage are set up, at the same instant.
+pub(super) fn run_workers_from<'a>(
+    run: PhaseRun<'a>,
+    together: Option<StartTicket>,
+    observer: &mut dyn RunObserver,
+) -> Ran<'a> {
     let control = PhaseControl::new(run.interrupted.clone());
     let started = SystemTime::now();
     let (tx, rx) = mpsc::channel();
@@ -178,17 +189,7 @@ pub(super) fn run_workers<'a>(run: PhaseRun<'a>, observer: &mut dyn RunObserver)
         let Started { go, spares, handles, error: spawn_error } =
             spawn_workers(scope, run.setups, interval, &control, &tx);
         drop(tx);
-        let (caps, mut setup_error) = match spawn_error {
-            Some(error) => (None, Some(error)),
-            None => wait_ready(&rx, &handles),
-        };
-        if let Some(sync) = &sync {
-            setup_error = cluster::agree_start(sync, setup_error.as_deref());
-        }
-        let start = Instant::now();
-        go.iter().for_each(|g| {
-            let _ = g.send(setup_error.is_none().then_some(start));
-        });
+        let (caps, setup_error, start) = start_together(&rx, (&handles, spawn_error), (sync.as_ref(), together), &go);
         if let Some(error) = setup_error {
             handles.into_iter().for_each(|h| drop(h.join()));
             let outcome = PhaseOutcome { started, ..failed_outcome(direct, StopReason::Failed(error)) };
@@ -318,6 +319,29 @@ fn join_workers<'a>(
 
 /// Waits until every worker has said whether it is ready. A worker thread that ends without saying so (a panic
 /// during set-up) would otherwise leave this waiting forever, since the other workers keep the channel open.
+/// Waits until the workers are set up — and those of the other ranks (`sync`) and of the other phases of the
+/// stage (`together`) — then hands every worker the common start, or `None` after a set-up error (returned with
+/// what the engines can do and the start).
+fn start_together<T>(
+    rx: &Receiver<WorkerMsg>,
+    (handles, spawn_error): (&[ScopedJoinHandle<'_, T>], Option<String>),
+    (sync, together): (Option<&PhaseSync<'_>>, Option<StartTicket>),
+    go: &[Sender<Option<Instant>>],
+) -> (Option<Caps>, Option<String>, Instant) {
+    let (caps, mut setup_error) = match spawn_error {
+        Some(error) => (None, Some(error)),
+        None => wait_ready(rx, handles),
+    };
+    if let Some(sync) = sync {
+        setup_error = cluster::agree_start(sync, setup_error.as_deref());
+    }
+    let start = together.map_or_else(Instant::now, StartTicket::start);
+    go.iter().for_each(|g| {
+        let _ = g.send(setup_error.is_none().then_some(start));
+    });
+    (caps, setup_error, start)
+}
+
 fn wait_ready<T>(rx: &Receiver<WorkerMsg>, handles: &[ScopedJoinHandle<'_, T>]) -> (Option<Caps>, Option<String>) {
     let (mut caps, mut error) = (None, None);
     let mut ready = vec![false; handles.len()];

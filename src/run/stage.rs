@@ -1,5 +1,12 @@
 //! Raw phases that run together (fio jobs without stonewall): each under its own coordinator thread, the
-//! observer they share, and fio's `exitall` between them.
+//! observer they share, their common start, and fio's `exitall` between them.
+//!
+//! Common start: as fio starts the jobs of a stage together, each coordinator sets up its workers and then
+//! waits at the stage's [`CommonStart`] until every phase of the stage has done so; they all get the same start
+//! instant, so their runtimes end together. fio's flow needs it (`run/flow.rs`): every member of a flow has
+//! joined before any of them issues, and none leaves the flow early (which frees the others from their shares)
+//! because its phase started earlier. Phases that each took their own start instant, tens of ms apart on a busy
+//! machine, ran flow=3 against flow=1 anywhere between 0.7:1 and 3.5:1.
 //!
 //! exitall: when a phase with an exit scope finishes, the phases running with it that the scope names are
 //! stopped — those of its reporting group (`group`) or all of them (`stonewall`, `all`; `all` also ends the run
@@ -9,8 +16,8 @@
 //! Must not: prepare files or decide what runs after the stage (`execute`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use super::{IntervalReport, PhaseOutcome, RunObserver, StopReason};
 use crate::plan::{ExitWhat, PhasePlan};
@@ -25,10 +32,13 @@ pub(super) struct StageEnd {
     pub ends_run: bool,
 }
 
-/// Runs one phase of a stage: its prepared inputs, its stop flag and the observer it reports to.
-pub(super) type RunOne<'f, P> = dyn Fn(&P, Arc<AtomicBool>, &mut dyn RunObserver) -> PhaseOutcome + Sync + 'f;
+/// Runs one phase of a stage: its prepared inputs, its stop flag, its place at the stage's common start (`None`
+/// for a phase that runs alone) and the observer it reports to.
+pub(super) type RunOne<'f, P> =
+    dyn Fn(&P, Arc<AtomicBool>, Option<StartTicket>, &mut dyn RunObserver) -> PhaseOutcome + Sync + 'f;
 
-/// Runs `phases` at the same time, each through `run_one(phase, stop flag, observer)`.
+/// Runs `phases` at the same time, each through `run_one(phase, stop flag, start ticket, observer)`, from one
+/// common start.
 pub(super) fn run_together<P: Sync>(
     phases: &[(&PhasePlan, P)],
     interrupt: Arc<AtomicBool>,
@@ -38,17 +48,20 @@ pub(super) fn run_together<P: Sync>(
     let exits = Exits::new(phases.iter().map(|(p, _)| *p), &interrupt);
     let shared = Mutex::new(observer);
     let over = AtomicBool::new(false);
+    let start = CommonStart::new(phases.len());
     std::thread::scope(|scope| {
-        let (exits, over, interrupt) = (&exits, &over, &interrupt);
+        let (exits, over, interrupt, start) = (&exits, &over, &interrupt, &start);
         if let Some(exits) = exits {
             scope.spawn(move || exits.relay(interrupt, over));
         }
-        let handles: Vec<_> = (phases.iter().enumerate())
-            .map(|(i, (_, p))| {
+        // Every ticket is made before any coordinator starts: one whose thread never runs is dropped, not awaited.
+        let tickets: Vec<StartTicket> = phases.iter().map(|_| CommonStart::ticket(start)).collect();
+        let handles: Vec<_> = (phases.iter().enumerate().zip(tickets))
+            .map(|((i, (_, p)), ticket)| {
                 let shared = &shared;
                 scope.spawn(move || {
                     let flag = exits.as_ref().map_or_else(|| interrupt.clone(), |e| e.flags[i].clone());
-                    let mut outcome = run_one(p, flag, &mut SharedObserver(shared));
+                    let mut outcome = run_one(p, flag, Some(ticket), &mut SharedObserver(shared));
                     if let Some(exits) = exits {
                         exits.finished(i, &mut outcome, interrupt.load(Ordering::Relaxed));
                     }
@@ -62,6 +75,74 @@ pub(super) fn run_together<P: Sync>(
         let ends_run = exits.as_ref().is_some_and(|e| e.ends_run.load(Ordering::Relaxed));
         StageEnd { outcomes, ends_run }
     })
+}
+
+/// The start instant the phases of a stage share: the moment the last of them was ready.
+pub(super) struct CommonStart {
+    state: Mutex<Arrivals>,
+    all_in: Condvar,
+}
+
+struct Arrivals {
+    /// Phases not yet ready.
+    waiting: usize,
+    start: Option<Instant>,
+}
+
+/// One phase's place at a [`CommonStart`]. A phase that ends without taking its start (a coordinator that
+/// panicked) is counted as ready when its ticket is dropped, so that the others never wait for it.
+pub(super) struct StartTicket {
+    gate: Arc<CommonStart>,
+    taken: bool,
+}
+
+impl CommonStart {
+    fn new(phases: usize) -> Arc<CommonStart> {
+        Arc::new(CommonStart { state: Mutex::new(Arrivals { waiting: phases, start: None }), all_in: Condvar::new() })
+    }
+
+    fn ticket(gate: &Arc<CommonStart>) -> StartTicket {
+        StartTicket { gate: gate.clone(), taken: false }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Arrivals> {
+        // Two plain numbers: nothing is left half done by a panic.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// One more phase is ready; the last one sets the start and wakes the others.
+    fn arrive(&self) -> std::sync::MutexGuard<'_, Arrivals> {
+        let mut state = self.lock();
+        state.waiting = state.waiting.saturating_sub(1);
+        if state.waiting == 0 && state.start.is_none() {
+            state.start = Some(Instant::now());
+            self.all_in.notify_all();
+        }
+        state
+    }
+}
+
+impl StartTicket {
+    /// This phase is ready (its workers set up, or failed to): waits until every phase of the stage is, and
+    /// returns their common start.
+    pub fn start(mut self) -> Instant {
+        self.taken = true;
+        let mut state = self.gate.arrive();
+        loop {
+            if let Some(start) = state.start {
+                return start;
+            }
+            state = self.gate.all_in.wait(state).unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+}
+
+impl Drop for StartTicket {
+    fn drop(&mut self) {
+        if !self.taken {
+            drop(self.gate.arrive());
+        }
+    }
 }
 
 /// Whether a phase that ran alone ends the run when it completes (exit_what=all).
@@ -159,5 +240,50 @@ impl<'b, 'c> SharedObserver<'_, 'b, 'c> {
     fn lock(&self) -> std::sync::MutexGuard<'_, &'b mut (dyn RunObserver + 'c)> {
         // A panic while reporting leaves the observer usable: it holds no invariant across calls.
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every phase of a stage gets the same start, taken when the last of them is ready, however late that is.
+    #[test]
+    fn the_phases_of_a_stage_start_together_once_the_last_is_ready() {
+        let gate = CommonStart::new(3);
+        let late = Duration::from_millis(50);
+        let tickets = vec![CommonStart::ticket(&gate), CommonStart::ticket(&gate), CommonStart::ticket(&gate)];
+        let begun = Instant::now();
+        let starts: Vec<(Instant, Instant)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (tickets.into_iter().enumerate())
+                .map(|(i, ticket)| {
+                    scope.spawn(move || {
+                        if i == 1 {
+                            std::thread::sleep(late);
+                        }
+                        (Instant::now(), ticket.start())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(starts.iter().all(|&(_, start)| start == starts[0].1), "{starts:?}");
+        let last_ready = starts.iter().map(|&(ready, _)| ready).max().unwrap();
+        assert!(starts[0].1 >= last_ready && starts[0].1 >= begun + late, "{starts:?}");
+    }
+
+    /// A phase whose coordinator ends without taking its start (its ticket dropped) does not hold the others.
+    #[test]
+    fn a_phase_that_never_starts_does_not_hold_the_others() {
+        let gate = CommonStart::new(2);
+        let (mine, lost) = (CommonStart::ticket(&gate), CommonStart::ticket(&gate));
+        let before = Instant::now();
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                drop(lost);
+            });
+            assert!(mine.start() >= before);
+        });
     }
 }
