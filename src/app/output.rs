@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use super::facts::Gathered;
 use super::observer::ResultRecorder;
-use crate::cli::HistoryOptions;
+use crate::cli::{HistoryOptions, OutputArgs};
 use crate::plan::{Plan, TargetKind};
 use crate::results::RunResult;
 
@@ -23,6 +23,19 @@ pub struct Ending<'a> {
     pub history: &'a HistoryOptions,
     /// What the run's clean-up could not remove.
     pub cleanup_error: Option<&'a str>,
+}
+
+impl<'a> Ending<'a> {
+    /// The end a run's outcome and the shared output flags say; a command changes a field where it knows
+    /// better (check's default HTML, sweep's stop by its budget).
+    pub fn of(outcome: &'a crate::run::RunOutcome, output: &'a OutputArgs) -> Ending<'a> {
+        Ending {
+            interrupted: outcome.interrupted,
+            html: output.html.as_deref(),
+            history: &output.history,
+            cleanup_error: outcome.cleanup_error.as_deref(),
+        }
+    }
 }
 
 /// The one end of every measuring command (`run`, `streams`, `check`, `cache`, `sweep`, and rank 0 of a

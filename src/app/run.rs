@@ -79,12 +79,7 @@ pub(super) fn conclude(
     if let Some(verify) = &outcome.verify {
         recorder.result.verify = Some(super::verify_only::verify_result(verify, None));
     }
-    let ending = Ending {
-        interrupted: outcome.interrupted,
-        html: args.output.html.as_deref(),
-        history: &args.output.history,
-        cleanup_error: outcome.cleanup_error.as_deref(),
-    };
+    let ending = Ending::of(&outcome, &args.output);
     let print = |result: &RunResult| {
         write_logs(plan, result);
         print_outputs(args, result);

@@ -122,12 +122,7 @@ fn finish(
         ),
         Err(error) => return Err(error.into()),
     };
-    let ending = Ending {
-        interrupted: outcome.interrupted,
-        html: args.output.html.as_deref(),
-        history: &args.output.history,
-        cleanup_error: outcome.cleanup_error.as_deref(),
-    };
+    let ending = Ending::of(&outcome, &args.output);
     let print = |result: &crate::results::RunResult| {
         if result.cache.is_some() && !args.output.quiet {
             print_written(|out| Summary.render(result, out));

@@ -271,12 +271,7 @@ pub fn finish(
 ) -> Result<ExitCode> {
     let outcome = ended(&mut recorder, outcome)?;
     let html = super::report::check_html_path(args);
-    let ending = Ending {
-        interrupted: outcome.interrupted,
-        html: html.as_deref(),
-        history: &args.output.history,
-        cleanup_error: outcome.cleanup_error.as_deref(),
-    };
+    let ending = Ending { html: html.as_deref(), ..Ending::of(&outcome, &args.output) };
     let print = |result: &RunResult| {
         // Markdown was asked for by name, so --quiet does not hide it (as fio's JSON on `run`).
         if !args.output.quiet || args.format == CheckFormat::Markdown {

@@ -108,12 +108,7 @@ pub(super) fn conclude(
     plan: &Plan,
 ) -> ExitCode {
     // The status follows the phases: a step whose workers could not run (ENOMEM, threads) fails its phase.
-    let ending = Ending {
-        interrupted: outcome.interrupted,
-        html: args.output.html.as_deref(),
-        history: &args.output.history,
-        cleanup_error: outcome.cleanup_error.as_deref(),
-    };
+    let ending = Ending::of(outcome, &args.output);
     let print = |result: &RunResult| {
         if result.streams.is_some() && !args.output.quiet {
             print_written(|out| Summary.render(result, out));

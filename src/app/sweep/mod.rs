@@ -157,12 +157,7 @@ fn finish(
     let outcome = ended(&mut recorder, outcome)?;
     // The budget stops the run between sizes through the interrupt flag; that is the sweep's end, not Ctrl-C's.
     let by_budget = recorder.result.sweep.as_ref().is_some_and(|s| s.budget_stopped);
-    let ending = Ending {
-        interrupted: outcome.interrupted && !by_budget,
-        html: args.output.html.as_deref(),
-        history: &args.output.history,
-        cleanup_error: outcome.cleanup_error.as_deref(),
-    };
+    let ending = Ending { interrupted: outcome.interrupted && !by_budget, ..Ending::of(&outcome, &args.output) };
     let print = |result: &RunResult| {
         if result.sweep.is_some() && !args.output.quiet {
             print_written(|out| Summary.render(result, out));
