@@ -157,6 +157,27 @@ pub(super) struct PhaseRun<'a> {
     pub held: Option<cluster::HeldAcross>,
 }
 
+impl<'a> PhaseRun<'a> {
+    /// One worker's unmeasured pass over files (the writing pass before a phase, the verify read-back):
+    /// progress every 250 ms, no ramp, floor, steadiness or other ranks.
+    pub fn pass(setup: SetUp<'a>, direct: bool, interrupted: Arc<AtomicBool>) -> PhaseRun<'a> {
+        PhaseRun {
+            index: 0,
+            interval: Duration::from_millis(250),
+            ramp: Duration::ZERO,
+            floor: None,
+            direct,
+            interrupted,
+            series: SeriesStart::default(),
+            setups: vec![setup],
+            sync: None,
+            per_worker: false,
+            steady: None,
+            held: None,
+        }
+    }
+}
+
 /// What the workers of a phase left: the outcome, and each worker's schedule (`None` when it never ran).
 pub(super) struct Ran<'a> {
     pub outcome: PhaseOutcome,

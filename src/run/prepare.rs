@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::core::{Ctx, Io, Next, Schedule};
 use super::open::{OpenFor, open_data_file};
 use super::pattern::{fill_random, stamp};
-use super::phase::{IntervalReport, PhaseRun, SeriesStart, StopReason, run_workers};
+use super::phase::{IntervalReport, PhaseRun, StopReason, run_workers};
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use super::{PhaseOutcome, PhasePlan, RunObserver};
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, OpKind};
@@ -156,20 +156,7 @@ pub fn pass(
     let engine = if matches!(engine, EngineKind::Null | EngineKind::Http) { EngineKind::Sync } else { engine };
     let total = files.iter().map(PassFile::len).sum();
     let setup: SetUp<'_> = Box::new(move || pass_worker(files, write, direct, engine));
-    let run = PhaseRun {
-        index: 0,
-        interval: Duration::from_millis(250),
-        ramp: Duration::ZERO,
-        floor: None,
-        direct,
-        interrupted,
-        series: SeriesStart::default(),
-        setups: vec![setup],
-        sync: None,
-        per_worker: false,
-        steady: None,
-        held: None,
-    };
+    let run = PhaseRun::pass(setup, direct, interrupted);
     let mut observer = Progress { done: 0, total, report: progress };
     let outcome = run_workers(run, &mut observer).outcome;
     progress_end(&outcome, &mut observer);

@@ -12,10 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
 
 use super::fileset::{TreeBases, Trees};
-use super::phase::{PhaseOutcome, PhaseRun, SeriesStart, StopReason, run_workers};
+use super::phase::{PhaseOutcome, PhaseRun, StopReason, run_workers};
 use super::prepare::Progress;
 use super::verify_read::ReadBack;
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
@@ -105,20 +104,7 @@ impl ReadBackPass {
         let total = schedule.total();
         let engine = if matches!(self.engine, EngineKind::IoUring) { EngineKind::IoUring } else { EngineKind::Sync };
         let setup: SetUp<'_> = Box::new(move || read_back_worker(schedule, engine));
-        let run = PhaseRun {
-            index: 0,
-            interval: Duration::from_millis(250),
-            ramp: Duration::ZERO,
-            floor: None,
-            direct: self.direct,
-            interrupted: self.interrupted,
-            series: SeriesStart::default(),
-            setups: vec![setup],
-            sync: None,
-            per_worker: false,
-            steady: None,
-            held: None,
-        };
+        let run = PhaseRun::pass(setup, self.direct, self.interrupted);
         let mut observer = Progress { done: 0, total, report: progress };
         let ran = run_workers(run, &mut observer);
         let mut outcome = VerifyOutcome::of(verifier);
