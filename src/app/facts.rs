@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::engine::io_uring_available;
-use crate::plan::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
+use crate::plan::{AnchorFacts, AnchorState, Facts, Mirrors, ResourceLimits, TargetFacts};
 use crate::results::TargetInfo;
 use crate::spec::JobSpec;
 use crate::sysinfo::{
-    BlockDevice, DeviceThrottle, FilesystemFacts, HostFacts, PoolFacts, ProcessLimits, devices_beneath,
-    direct_io_alignment_in_dir, filesystem_of, inspect_device, inspect_device_usage, pool_of, throttle_words,
-    throttles_for,
+    BlockDevice, DeviceThrottle, FilesystemFacts, HostFacts, PoolFacts, PoolKind, ProcessLimits, Profile,
+    devices_beneath, direct_io_alignment_in_dir, filesystem_of, inspect_device, inspect_device_usage, pool_of,
+    throttle_words, throttles_for,
 };
 use crate::units::Bytes;
 
@@ -125,8 +125,22 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         media_libraries: Vec::new(),
         limits: resource_limits(),
+        mirrors: pool.as_ref().and_then(mirrors),
     };
     Ok(Gathered { facts, canonical, host, filesystem, devices, pool, throttles })
+}
+
+/// A btrfs pool's copies and read policy, when its data profile keeps more than one copy on different
+/// members (raid1, raid1c3, raid1c4, raid10; not dup, whose copies share a device).
+fn mirrors(pool: &PoolFacts) -> Option<Mirrors> {
+    let profile = pool.profile?;
+    let copies = profile.btrfs_copies() as u32;
+    (pool.kind == PoolKind::Btrfs && copies > 1 && profile != Profile::Dup).then(|| Mirrors {
+        profile: profile.name().to_string(),
+        copies,
+        members: pool.members.len() as u32,
+        policy: pool.read_policy.clone(),
+    })
 }
 
 /// The memory and threads this process may still take, for the plan's resource check.

@@ -40,13 +40,7 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
         DirectMode::Required => "direct I/O",
         DirectMode::Preferred => "direct I/O (buffered if the filesystem refuses it)",
     };
-    writeln!(
-        f,
-        "  engine {}: {} scheduler thread(s), up to {} read(s) in flight each, {direct}",
-        s.engine.name(),
-        s.workers,
-        s.slots_per_worker
-    )?;
+    writeln!(f, "  engine {}, {direct}: {}", s.engine.name(), s.threads.why)?;
     write_search(f, s)?;
     if let Some(ingest) = &s.ingest {
         writeln!(

@@ -31,6 +31,9 @@ pub struct Facts {
     /// Memory and threads this run may still take (cgroup and process limits); a plan that needs more is
     /// refused before anything is allocated.
     pub limits: ResourceLimits,
+    /// The pool beneath keeps copies and picks the one a read goes to by the reading thread (btrfs raid1 or
+    /// raid10 under the read policy `pid`): stream phases then give every viewer its own thread.
+    pub mirrors: Option<super::streams_threads::Mirrors>,
 }
 
 /// What the machine lets this process take. `None` where it cannot be known (no limit found, or not readable):
@@ -120,6 +123,7 @@ impl Facts {
             cpus: 2,
             media_libraries: Vec::new(),
             limits: ResourceLimits::default(),
+            mirrors: None,
         }
     }
 }

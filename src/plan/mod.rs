@@ -24,6 +24,7 @@ mod steady;
 mod streams;
 mod streams_limits;
 mod streams_media;
+mod streams_threads;
 mod strided;
 mod target;
 mod values;
@@ -54,6 +55,7 @@ pub use streams::{
 };
 pub use streams_limits::longest_chunk;
 pub use streams_media::media_name;
+pub use streams_threads::{Mirrors, THREADS_MAX, ThreadPlan};
 pub use verify::{VerifyPlan, algorithm as verify_algorithm, verified_trees};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.

@@ -1,6 +1,6 @@
 //! Planning a stream phase: the viewers' settings with every default filled in, the media they read (test
 //! media written into the work directory, the user's files, or URLs), the engine and its real queue depth,
-//! the scheduler threads and their slot tables, the ingest writers, and the raw-rate phases behind the
+//! the scheduler threads (`streams_threads`) and their slot tables, the ingest writers, and the raw-rate phases behind the
 //! estimate. Pure, like all planning: the facts (free space, the user's media files, the URLs' sizes) were
 //! gathered before.
 
@@ -13,6 +13,7 @@ use super::facts::{Facts, TargetFacts};
 use super::library::first_step_titles;
 use super::streams_limits::{StreamsRequest, check_request};
 use super::streams_media::{Estimating, Media, media_sources, plan_estimate};
+use super::streams_threads::{ThreadAsk, ThreadPlan, choose_threads};
 use super::values::choose_engine;
 use super::{DirectMode, PhasePlan, PlanError, TargetPlan};
 use crate::engine::{EngineKind, HttpUrl};
@@ -46,10 +47,13 @@ pub struct StreamsPlan {
     pub engine: EngineKind,
     /// Reads bypass the page cache (where the filesystem allows it).
     pub direct: DirectMode,
-    /// Scheduler threads; viewers are dealt round-robin to them.
+    /// Scheduler threads at most (`threads.most`); a step runs `threads.for_viewers(count)`, the viewers dealt
+    /// round-robin to them.
     pub workers: u32,
     /// Reads in flight per scheduler thread at most: the asked number, lowered to what the engine can hold.
     pub slots_per_worker: u32,
+    /// How many scheduler threads a step runs, and why (`streams_threads`).
+    pub threads: ThreadPlan,
     /// Bytes of each slot's buffer at most; a longer chunk is read through it.
     pub slot_buffer_bytes: u32,
     /// Background writers beside the viewers (`--ingest`); `None`: none.
@@ -226,7 +230,7 @@ pub(super) fn plan_streams_phases(
         info
     });
     let (estimate, mut phases) = plan_estimate(
-        &Estimating { job, spec, config: &config, media: &media, whole: library.is_some() },
+        &Estimating { job, spec, config: &config, media: &media, whole: library.is_some(), threads: &readers.threads },
         target,
         facts,
         notices,
@@ -246,8 +250,9 @@ pub(super) fn plan_streams_phases(
         keys,
         engine: readers.engine,
         direct: readers.direct,
-        workers: readers.workers,
-        slots_per_worker: readers.slots_per_worker,
+        workers: readers.threads.most,
+        slots_per_worker: readers.threads.slots_per_worker,
+        threads: readers.threads,
         estimate,
     };
     phases.push(super::neutral::stream_phase(label, spec, plan, target));
@@ -258,12 +263,11 @@ pub(super) fn plan_streams_phases(
 struct Readers {
     engine: EngineKind,
     direct: DirectMode,
-    workers: u32,
-    slots_per_worker: u32,
+    threads: ThreadPlan,
 }
 
-/// Chooses the engine (http for a remote target) and lowers the slots per scheduler thread to the depth it
-/// can hold, saying so in `notices`.
+/// Chooses the engine (http for a remote target) and the scheduler threads (`streams_threads`), saying in
+/// `notices` where asked threads hold the viewers' reads back.
 fn plan_readers(spec: &PhaseSpec, label: &str, facts: &Facts, notices: &mut Vec<String>) -> Result<Readers, PlanError> {
     let streams = spec.streams.as_deref().expect("a stream phase");
     let remote = matches!(facts.target, TargetFacts::Remote { .. });
@@ -281,18 +285,24 @@ fn plan_readers(spec: &PhaseSpec, label: &str, facts: &Facts, notices: &mut Vec<
         (false, Some(true)) => DirectMode::Required,
         (false, None) => DirectMode::Preferred,
     };
-    let workers = streams.workers.unwrap_or(facts.cpus.max(1));
     let asked = streams.inflight.unwrap_or(defaults::SLOTS_PER_WORKER);
     let slots_per_worker = asked.min(engine.max_queue_depth());
-    if slots_per_worker < asked && !remote {
+    let ask = ThreadAsk {
+        engine,
+        workers: streams.workers,
+        slots_per_worker,
+        ingest_writers: streams.ingest.map_or(0, |i| i.writers),
+    };
+    let threads = choose_threads(ask, facts);
+    if let Some(workers) = streams.workers.filter(|_| slots_per_worker < asked && !remote) {
         notices.push(format!(
             "{label}: the {} engine keeps {slots_per_worker} read in flight per scheduler thread, so {workers} \
-             thread(s) serve at most {} reads at once; use the io_uring engine or more --workers for more",
+             thread(s) serve at most {} reads at once; leave --workers out for a thread per viewer",
             engine.name(),
             slots_per_worker * workers
         ));
     }
-    Ok(Readers { engine, direct, workers, slots_per_worker })
+    Ok(Readers { engine, direct, threads })
 }
 
 /// The ingest writers, in the work directory of a local target; refused where streamcap has none to write in.

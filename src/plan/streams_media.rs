@@ -11,6 +11,7 @@ use super::facts::{Facts, TargetFacts};
 use super::library::{Generated, generated, generated_info, is_title, title_name, user_library, zipf_of};
 use super::raw::plan_raw_phase;
 use super::streams::{EstimatePlan, MediaSource, most_viewers, streams_config};
+use super::streams_threads::ThreadPlan;
 use super::{DirectMode, FilePlan, PhasePlan, PlanError, TargetKind, TargetPlan};
 use crate::engine::EngineKind;
 use crate::spec::{BlockSizeSpec, JobSpec, PhaseSpec, RwMode, StreamsSpec};
@@ -189,6 +190,8 @@ pub(super) struct Estimating<'a> {
     pub media: &'a [MediaSource],
     /// The media are a library, measured whole (test files per format: the first).
     pub whole: bool,
+    /// The viewers' scheduler threads: the estimate reads as they will.
+    pub threads: &'a ThreadPlan,
 }
 
 /// The raw-rate phases of a phase's estimate, when it wants one and no earlier phase measured the same chunk
@@ -230,8 +233,8 @@ pub(super) fn plan_estimate(
 
 /// The two raw-rate phases over the media files `files` (every title of a library, laid end to end, so that no
 /// cache serves a small part of it): random reads of one chunk at queue depth 16, then sequential 1 MiB reads at
-/// queue depth 4, each for `time`. They read with as many threads as the viewers will have (the phase's
-/// scheduler threads, at most one per file), the depth shared among them and each thread reading its own files:
+/// queue depth 4, each for `time`. They read with the threads as many viewers as that depth would have (the
+/// phase's `ThreadPlan`; at most one per file), the depth shared among them and each thread reading its own files:
 /// a pool whose mirror is chosen per reading thread (btrfs raid1/raid10, read policy `pid`) gives one thread a
 /// single mirror, and the sync engine keeps one read in flight per thread, so one thread measured a four-device
 /// raid1 as one device and capped the capacity search at a quarter of the pool (issue 24's validation matrix).
@@ -247,13 +250,13 @@ fn estimate_phases(
     let time = streams.estimate_time.unwrap_or(defaults::ESTIMATE_TIME);
     let chunk = e.config.chunk_bytes(0);
     let media = &target.files[files[0] as usize];
-    let threads = streams.workers.unwrap_or(facts.cpus.max(1)).clamp(1, files.len().max(1) as u32);
+    let threads = |iodepth: u32| e.threads.for_viewers(iodepth).clamp(1, files.len().max(1) as u32);
     let read = |name: &str, rw, bs: u64, iodepth: u32| PhaseSpec {
         name: Some(name.to_string()),
         rw: Some(rw),
         bs: Some(BlockSizeSpec::Fixed(Bytes(bs))),
-        iodepth: Some((iodepth / threads).max(1)),
-        jobs: Some(threads),
+        iodepth: Some((iodepth / threads(iodepth)).max(1)),
+        jobs: Some(threads(iodepth)),
         runtime: Some(time),
         direct: spec.direct,
         engine: spec.engine,

@@ -196,6 +196,7 @@ fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Si
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             media_libraries: Vec::new(),
             limits: super::facts::resource_limits(),
+            mirrors: None,
         };
         let on_loopback = urls.iter().all(|u| on_loopback(&u.host));
         let remote = Some(Remote { served_from, on_loopback });

@@ -63,7 +63,7 @@ pub fn run_step(
     let (rank, ranks) = inputs.cluster.map_or((0, 1), |c| (c.rank(), c.size()));
     let mine = viewers_of(rank, ranks, viewers.len());
     let ingest_paths = ingest_paths(plan, rank, step);
-    let workers = plan.workers.clamp(1, (mine.len() as u32).max(1)) as usize;
+    let workers = plan.threads.for_viewers(mine.len() as u32) as usize;
     let judge = Arc::new(StepJudge::new(mine.len() as u32, judging(plan)));
     let mut setups: Vec<SetUp<'_>> = Vec::new();
     for w in 0..workers {
