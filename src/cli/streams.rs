@@ -121,7 +121,8 @@ pub struct StreamsArgs {
     #[arg(long, help_heading = "Media")]
     pub buffered: bool,
 
-    /// Scheduler threads (default: one per CPU).
+    /// Scheduler threads (default: chosen by the plan: one per CPU for io_uring, one per viewer up to 256 for
+    /// sync and on btrfs pools whose read policy picks a copy by thread).
     #[arg(long, help_heading = "Engine")]
     pub workers: Option<u32>,
     /// Reads in flight per scheduler thread at most (default 256; the sync engine keeps 1).

@@ -114,16 +114,7 @@ pub fn choose_threads(ask: ThreadAsk, facts: &Facts) -> ThreadPlan {
             viewers_per_thread: 1,
             most,
             slots_per_worker: if slots == 1 { 1 } else { spread_slots },
-            why: format!(
-                "btrfs {} of {} devices picks the copy a read goes to by the reading thread (read policy pid, \
-                 pid % {}): one scheduler thread per viewer, {}, so the viewers' reads spread over every copy as a \
-                 server's readers do; at least {} threads",
-                m.profile,
-                m.members,
-                m.copies,
-                share(most),
-                cpus.max(m.copies)
-            ),
+            why: mirrors_why(m, &share(most), cpus.max(m.copies)),
         },
         (_, None) if slots == 1 => ThreadPlan {
             least: cpus,
@@ -142,6 +133,16 @@ pub fn choose_threads(ask: ThreadAsk, facts: &Facts) -> ThreadPlan {
             ..per_cpu
         },
     }
+}
+
+/// Why a pool whose copy is picked by thread gets a thread per viewer, in words.
+fn mirrors_why(m: &Mirrors, up_to: &str, least: u32) -> String {
+    format!(
+        "btrfs {} of {} devices picks the copy a read goes to by the reading thread (read policy pid, pid % {}): \
+         one scheduler thread per viewer, {up_to}, so the viewers' reads spread over every copy as a server's \
+         readers do; at least {least} threads",
+        m.profile, m.members, m.copies
+    )
 }
 
 #[cfg(test)]

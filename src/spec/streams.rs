@@ -102,7 +102,7 @@ pub struct StreamsSpec {
     /// Background writers while the viewers watch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestSpec>,
-    /// Scheduler threads.
+    /// Scheduler threads (`None`: chosen by the plan, `plan::streams_threads`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workers: Option<u32>,
     /// Reads in flight per scheduler thread at most (the engine's own limit may be lower).
