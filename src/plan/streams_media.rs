@@ -231,6 +231,16 @@ pub(super) fn plan_estimate(
     }
 }
 
+/// Worker `w`'s titles of `n` among `count` workers: a contiguous share, so the workers start at evenly spaced
+/// places of the library. Dealt in turn, the sequential phase's four workers started at the first four titles,
+/// which lie in one data chunk: on a btrfs raid1 of four devices that chunk's two members alone, half the pool,
+/// and the estimate capped the capacity search there.
+fn spread_share(w: usize, count: usize, n: usize) -> std::ops::Range<usize> {
+    let (each, extra) = (n / count, n % count);
+    let start = w * each + w.min(extra);
+    start..(start + each + usize::from(w < extra)).min(n)
+}
+
 /// The two raw-rate phases over the media files `files` (every title of a library, laid end to end, so that no
 /// cache serves a small part of it): random reads of one chunk at queue depth 16, then sequential 1 MiB reads at
 /// queue depth 4, each for `time`. They read with the threads as many viewers as that depth would have (the
@@ -283,11 +293,25 @@ fn estimate_phases(
         phase.data_set = Bytes(regions.iter().map(|r| r.len).sum());
         let count = phase.workers.len().max(1);
         for (w, worker) in phase.workers.iter_mut().enumerate() {
-            worker.workload.regions = regions.iter().skip(w).step_by(count).copied().collect();
+            worker.workload.regions = regions[spread_share(w, count, regions.len())].to_vec();
         }
         // The null engine reads nothing: no media to write for it.
         phase.needs_data = media.created && phase.engine != EngineKind::Null;
         phases.push(phase);
     }
     Ok(phases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::spread_share;
+
+    #[test]
+    fn estimate_workers_start_at_evenly_spaced_titles_and_cover_every_one() {
+        let shares: Vec<_> = (0..4).map(|w| spread_share(w, 4, 10)).collect();
+        assert_eq!(shares, [0..3, 3..6, 6..8, 8..10]);
+        assert_eq!((0..3).map(|w| spread_share(w, 3, 3)).collect::<Vec<_>>(), [0..1, 1..2, 2..3]);
+        let covered: usize = (0..16).map(|w| spread_share(w, 16, 79).len()).sum();
+        assert_eq!(covered, 79);
+    }
 }
