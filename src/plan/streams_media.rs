@@ -244,7 +244,8 @@ fn spread_share(w: usize, count: usize, n: usize) -> std::ops::Range<usize> {
 /// The two raw-rate phases over the media files `files` (every title of a library, laid end to end, so that no
 /// cache serves a small part of it): random reads of one chunk at queue depth 16, then sequential 1 MiB reads at
 /// queue depth 4, each for `time`. They read with the threads as many viewers as that depth would have (the
-/// phase's `ThreadPlan`; at most one per file), the depth shared among them and each thread reading its own files:
+/// phase's `ThreadPlan::for_depth`: never fewer than its `least`, two per member on a pool whose copy is picked by
+/// thread, one read each; at most one per file), the depth shared among them and each thread reading its own files:
 /// a pool whose mirror is chosen per reading thread (btrfs raid1/raid10, read policy `pid`) gives one thread a
 /// single mirror, and the sync engine keeps one read in flight per thread, so one thread measured a four-device
 /// raid1 as one device and capped the capacity search at a quarter of the pool (issue 24's validation matrix).
@@ -260,7 +261,7 @@ fn estimate_phases(
     let time = streams.estimate_time.unwrap_or(defaults::ESTIMATE_TIME);
     let chunk = e.config.chunk_bytes(0);
     let media = &target.files[files[0] as usize];
-    let threads = |iodepth: u32| e.threads.for_viewers(iodepth).clamp(1, files.len().max(1) as u32);
+    let threads = |iodepth: u32| e.threads.for_depth(iodepth).clamp(1, files.len().max(1) as u32);
     let read = |name: &str, rw, bs: u64, iodepth: u32| PhaseSpec {
         name: Some(name.to_string()),
         rw: Some(rw),

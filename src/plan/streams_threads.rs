@@ -62,7 +62,13 @@ pub struct ThreadPlan {
 impl ThreadPlan {
     /// The threads a step of `viewers` viewers runs.
     pub fn for_viewers(&self, viewers: u32) -> u32 {
-        viewers.div_ceil(self.viewers_per_thread.max(1)).max(self.least).min(self.most).min(viewers).max(1)
+        self.for_depth(viewers).min(viewers).max(1)
+    }
+
+    /// The threads a raw phase of `depth` reads in flight runs to read as the viewers would (the estimate's): as
+    /// for that many viewers, but never fewer than `least`.
+    pub fn for_depth(&self, depth: u32) -> u32 {
+        depth.div_ceil(self.viewers_per_thread.max(1)).max(self.least).min(self.most).max(1)
     }
 }
 
@@ -110,11 +116,11 @@ pub fn choose_threads(ask: ThreadAsk, facts: &Facts) -> ThreadPlan {
             ..per_cpu
         },
         (_, Some(m)) => ThreadPlan {
-            least: cpus.max(m.copies),
+            least: pool_least(m, cpus, most),
             viewers_per_thread: 1,
             most,
             slots_per_worker: if slots == 1 { 1 } else { spread_slots },
-            why: mirrors_why(m, &share(most), cpus.max(m.copies)),
+            why: mirrors_why(m, &share(most), pool_least(m, cpus, most)),
         },
         (_, None) if slots == 1 => ThreadPlan {
             least: cpus,
@@ -135,12 +141,21 @@ pub fn choose_threads(ask: ThreadAsk, facts: &Facts) -> ThreadPlan {
     }
 }
 
+/// The fewest threads on a pool whose copy is picked by thread: two per member (at least one per copy and per
+/// CPU). A step has a thread per viewer anyway; this is for the estimate's phases, whose sequential reads at
+/// depth 4 read four places of the library with four threads: on a four-device raid1 those fell in chunks of one
+/// pair of members (two of four) as often as not, and the estimate, which caps the capacity search, was half
+/// the pool's.
+fn pool_least(m: &Mirrors, cpus: u32, most: u32) -> u32 {
+    cpus.max(m.copies).max(m.members.saturating_mul(2)).min(most.max(cpus))
+}
+
 /// Why a pool whose copy is picked by thread gets a thread per viewer, in words.
 fn mirrors_why(m: &Mirrors, up_to: &str, least: u32) -> String {
     format!(
         "btrfs {} of {} devices picks the copy a read goes to by the reading thread (read policy pid, pid % {}): \
          one scheduler thread per viewer, {up_to}, so the viewers' reads spread over every copy as a server's \
-         readers do; at least {least} threads",
+         readers do; at least {least} threads (two per member: the estimate's sequential reads reach every member)",
         m.profile, m.members, m.copies
     )
 }
@@ -187,8 +202,9 @@ mod tests {
         // The reads in flight in all stay what two threads of 256 held.
         assert_eq!(plan.slots_per_worker, 2);
         assert!(plan.why.contains("btrfs raid1 of 4 devices picks the copy"), "{}", plan.why);
+        assert_eq!((plan.least, plan.for_depth(4), plan.for_depth(16)), (8, 8, 16));
         let plan = choose_threads(ask(EngineKind::IoUring), &raid("raid1c3", 3, None));
-        assert_eq!((plan.least, plan.for_viewers(2)), (3, 2));
+        assert_eq!((plan.least, plan.for_viewers(2), plan.for_viewers(4)), (8, 2, 4));
         // Round-robin reads alternate copies whatever the thread: one thread per CPU does.
         let plan = choose_threads(ask(EngineKind::IoUring), &raid("raid10", 2, Some("round-robin")));
         assert_eq!(plan.for_viewers(40), 2);

@@ -4,8 +4,8 @@
 //!
 //! The bound of a format is taken over its own stream steps, from what the throttle charged each member in
 //! their windows (summed over the steps, so the busiest member's share is its share of all the format's reads):
-//! on btrfs the members a step reads depend on its scheduler threads' pid parity (a fresh set every step), so
-//! each step's own bound is also given, as a range. Over sshfs the bound is the link's (raw.rs).
+//! on btrfs the members a step reads depend on where its viewers' titles lie and on its scheduler threads' pid
+//! parity (a thread per viewer there, a fresh set every step), so each step's own bound is also given, as a range. Over sshfs the bound is the link's (raw.rs).
 
 use serde_json::Value;
 
@@ -24,8 +24,9 @@ pub const FORMATS: [(&str, f64); 3] = [("1080p", 8e6), ("2160p-hevc", 25e6), ("2
 pub fn known_shortfall(layout: Layout) -> Option<(&'static str, f64)> {
     match layout {
         Layout::Raid1 | Layout::Raid10 => Some((
-            "btrfs picks a mirror per reading thread (read_policy pid): a check's two scheduler threads spread the \
-             viewers unevenly over the members, and a step's start-up is bound by its busiest member",
+            "btrfs puts each 1 GiB data chunk on two of the four members, so a step's viewers lie unevenly over \
+             the members by where their titles are (one scheduler thread per viewer spreads them over both copies \
+             of each chunk, read_policy pid), and a step's start-up is bound by its busiest member",
             0.5,
         )),
         Layout::Ext4 | Layout::Sshfs => None,

@@ -8,7 +8,9 @@
 //! pool delivers D, of which member m reads the share f_m; member m cannot pass its rate c_m, so
 //! D ≤ min over m of c_m ÷ f_m. The shares are the kernel's: btrfs raid1 and raid10 pick the mirror of a read by
 //! the reading thread's pid (read_policy `pid`: pid modulo 2), so which members work depends on how many threads
-//! issue the reads and their pids' parity, and on which devices each chunk lies. A stream of B bit/s takes
+//! issue the reads and their pids' parity (streamcap gives every viewer its own thread on such a pool,
+//! src/plan/streams_threads.rs, and both copies of a chunk then serve alike), and on which devices each chunk
+//! lies. The shares the throttle saw include both, so the bound takes the read policy into account as it acted. A stream of B bit/s takes
 //! B ÷ 8 bytes/s: the bound in streams is D × 8 ÷ B.
 
 use crate::bench::{LINK_MBIT, THROTTLE_BPS, THROTTLE_IOPS};
@@ -157,7 +159,8 @@ mod tests {
         assert!(passes(4.0, 4.19, 4.19));
         assert!(!passes(3.0, 4.19, 4.19));
         assert!(passes(2.0, 2.39, 2.39));
-        // The sync engine's start-up: 2 by its threads, 3.75 by the storage.
+        // The sync engine's start-up with two threads (before a thread per viewer): 2 by its threads, 3.75 by the
+        // storage.
         assert!(passes(2.0, 2.0, 3.75) && passes(3.0, 2.0, 3.75) && passes(4.0, 2.0, 3.75));
         assert!(!passes(1.0, 2.0, 3.75) && !passes(5.0, 2.0, 3.75));
         assert!(agree(&[39.0, 40.0, 39.0]));

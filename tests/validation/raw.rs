@@ -1,6 +1,7 @@
 //! The raw run of each target, before its checks: what the throttled devices or the link really take. On a loop
-//! device target, `streamcap run` reads 1 MiB at random with two jobs (the two scheduler threads a check's
-//! viewers have on this 2-core machine), 2 in flight each with io_uring, one with sync; the throttle's counters
+//! device target, `streamcap run` reads 1 MiB at random with two jobs (the two scheduler threads io_uring's
+//! viewers have on this 2-core machine; the sync engine's have one per viewer), 2 in flight each with io_uring,
+//! one with sync; the throttle's counters
 //! give each member's request size and share, hence the bound (bound.rs), which the run's MB/s must meet. Over
 //! sshfs, `dd` reads two titles of the library the first time (so the client holds none of it), which must
 //! meet the link's bound, and the link's receive counter gives the share of it that was file data, with which

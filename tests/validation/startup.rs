@@ -12,7 +12,9 @@
 //! read in flight per scheduler thread (W threads, the viewers dealt out in turn): each thread gets 1/W of the
 //! device while all have reads to make, so the thread with ⌈N ÷ W⌉ viewers starts them all only if
 //! ⌈N ÷ W⌉ × P ≤ D × T ÷ W. That lower count is the engine's bound, not the storage's: a server reading for
-//! every viewer at once reaches the storage's. A sync cell is held to the range between the two.
+//! every viewer at once reaches the storage's. A sync cell is held to the range between the two. Since the plan
+//! gives the sync engine a thread per viewer (src/plan/streams_threads.rs; `jobs` is then the most threads,
+//! 256), W is at least N and there is no such bound.
 
 use serde_json::Value;
 
@@ -59,7 +61,7 @@ impl StartUp {
     /// the largest N with ⌈N ÷ W⌉ × P ≤ D × T ÷ W, that is W × ⌊D × T ÷ (W × P)⌋. `None` with a read in flight
     /// per viewer (io_uring), or where it is not below the storage's.
     pub fn engine_bound(&self, bytes_per_s: f64) -> Option<f64> {
-        if self.slots > 1.0 {
+        if self.slots > 1.0 || self.threads >= self.storage_bound(bytes_per_s).ceil() {
             return None;
         }
         let per_thread = (self.storage_bound(bytes_per_s) / self.threads).floor();
@@ -115,5 +117,7 @@ mod tests {
         assert_eq!(remux(1.0).engine_bound(39_321_600.0), Some(2.0));
         // Where the split costs nothing (4.0 over 2 threads) there is no engine bound.
         assert_eq!(remux(1.0).engine_bound(41_943_040.0), None);
+        // A thread per viewer (the plan's default for sync): no engine bound.
+        assert_eq!(StartUp { threads: 256.0, ..remux(1.0) }.engine_bound(39_321_600.0), None);
     }
 }
