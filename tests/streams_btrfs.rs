@@ -9,7 +9,8 @@
 //! the viewers: one viewer gets one thread and so one mirror, and eight viewers dealt to four threads get four
 //! consecutive thread ids, which land on both mirrors (all four would need the same parity). Root only; skipped
 //! loudly without loop devices, cgroup v1 blkio or btrfs. The group, the mount and the loop devices are removed
-//! in every outcome. The same must be visible in the terminal summary (issue 10): its table of which device did
+//! in every outcome. Without `--workers`, the plan gives each viewer its own thread on such a pool, and eight
+//! viewers are served by both members with either engine. The same must be visible in the terminal summary (issue 10): its table of which device did
 //! the work lists both members with their share of the pool's bytes.
 
 mod common;
@@ -109,4 +110,62 @@ fn raid1_activity_shows_one_member_for_one_viewer_and_both_for_many() {
     assert!(summaries[0].iter().max() >= Some(&90), "the summary shows one member serving one viewer: {summaries:?}");
     assert!(summaries[1].iter().max() <= Some(&85), "the summary shows both serving eight: {summaries:?}");
     assert!(summaries[1].iter().min() >= Some(&15), "{summaries:?}");
+}
+
+/// Without `--workers` the plan chooses the threads (src/plan/streams_threads.rs): on a raid1 whose read policy
+/// picks the copy by the reading thread, one per viewer, with either engine, so eight viewers are served by both
+/// members as a server with a reader per stream would be; the plan says why.
+#[test]
+fn raid1_viewers_get_a_thread_each_and_both_copies_serve_them() {
+    let test = "streams on a btrfs raid1 with the plan's threads";
+    if !can_use_loop_devices(test) || !can_throttle(test) {
+        return;
+    }
+    if !have_btrfs() {
+        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let first = LoopDevice::new(&dir.path().join("t1.img"), 512 << 20);
+    let second = LoopDevice::new(&dir.path().join("t2.img"), 512 << 20);
+    let mkfs = std::process::Command::new("mkfs.btrfs")
+        .args(["-f", "-q", "-d", "raid1", "-m", "raid1"])
+        .arg(&first.device)
+        .arg(&second.device)
+        .output()
+        .unwrap();
+    assert!(mkfs.status.success(), "mkfs.btrfs: {}", String::from_utf8_lossy(&mkfs.stderr));
+    let mount = Mount::new(first.device.to_str().unwrap(), &dir.path().join("pool"), &[]);
+    let group = Cgroup::new("streamcap-raid1-threads");
+    for member in [&first, &second] {
+        group.limit(member, "read_iops_device", 200);
+    }
+    let args = |engine: &str| {
+        format!(
+            "streams {} --bitrate 8Mbit --chunk 256k --count 8 --engine {engine} --duration 4s --ramp 500ms --buffer 3s \
+             --prebuffer 1s --media-length 30s",
+            mount.point.display()
+        )
+    };
+    let plan =
+        streamcap().args(args("sync").split(' ')).arg("--dry-run").env("STREAMCAP_NO_HISTORY", "1").output().unwrap();
+    let plan = String::from_utf8_lossy(&plan.stdout).to_string() + &String::from_utf8_lossy(&plan.stderr);
+    assert!(
+        plan.contains("btrfs raid1 of 2 devices picks the copy a read goes to by the reading thread")
+            && plan.contains("one scheduler thread per viewer"),
+        "the plan says why it gives each viewer a thread:\n{plan}"
+    );
+    for engine in ["sync", "io_uring"] {
+        let json = dir.path().join(format!("threads-{engine}.json"));
+        group.run_streamcap(&format!("{} --quiet --json {}", args(engine), json.display()));
+        let reads = member_reads(&json);
+        let total: u64 = reads.iter().map(|(_, n)| n).sum();
+        let busiest = reads.iter().map(|(_, n)| *n).max().unwrap_or(0);
+        eprintln!("{engine}: reads per member {reads:?}");
+        assert!(total >= 10, "{engine}: the viewers read from the pool's members: {reads:?}");
+        assert!(
+            busiest as f64 / total as f64 <= 0.85,
+            "{engine}: eight viewers on their own threads are served by both members: {reads:?}"
+        );
+    }
 }
