@@ -197,7 +197,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> RunResult {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
         crate::results::read_result(&path).unwrap()
     }
 

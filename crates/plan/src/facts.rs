@@ -105,7 +105,8 @@ pub enum TargetFacts {
     },
 }
 
-#[cfg(test)]
+// Also for the tests of the crates above (feature `test-support`, a dev-dependency of theirs).
+#[cfg(any(test, feature = "test-support"))]
 impl Facts {
     /// Made-up facts for tests: a directory at `/srv` with `free` bytes, 16 GiB of RAM, io_uring, two CPUs and
     /// no limits; a test overrides what it is about (`Facts { ram: …, ..Facts::directory(…) }`).

@@ -201,7 +201,7 @@ mod tests {
     use super::*;
 
     fn fixture() -> RunResult {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json"))
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/result-v1.json"))
             .expect("the fixture exists");
         serde_json::from_str(&text).expect("the fixture parses")
     }
@@ -218,7 +218,7 @@ mod tests {
         // A check holds its estimate's stream-sized random reads, stream steps and file-set phases beside its
         // four raw phases; only the raw ones describe the drive (`plan --drive-result CHECK.json`, which check's
         // planner hint suggests).
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/check-v1.json"))
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/check-v1.json"))
             .expect("the check fixture exists");
         let mut result: RunResult = serde_json::from_str(&text).expect("the check fixture parses");
         let plain = drive_from_result("vda", &result, None).unwrap();

@@ -312,8 +312,9 @@ mod tests {
     }
 
     fn raid5_pool() -> PoolFacts {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/inspect-raid5.json"))
-            .expect("the fixture exists");
+        let text =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/inspect-raid5.json"))
+                .expect("the fixture exists");
         let result: crate::results::RunResult = serde_json::from_str(&text).expect("the fixture parses");
         result.target.pool.expect("the fixture has a pool")
     }

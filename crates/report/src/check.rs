@@ -282,7 +282,7 @@ mod tests {
     /// does, not once for every phase that measured it.
     #[test]
     fn the_cache_beneath_line_is_printed_once_per_device() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check-v1.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/check-v1.json");
         let mut result = crate::results::read_result(&path).unwrap();
         for device in result.phases.iter_mut().flat_map(|p| &mut p.devices) {
             device.implausible = Some(format!("{} says it is rotational, yet …", device.activity.name));

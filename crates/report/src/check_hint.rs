@@ -76,7 +76,7 @@ mod tests {
     use crate::results::RunResult;
 
     fn check_with_a_pool_hint() -> RunResult {
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/check-v1.json"))
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/check-v1.json"))
             .expect("the fixture exists");
         let mut result: RunResult = serde_json::from_str(&text).expect("the fixture parses");
         let check = result.check.as_mut().unwrap();

@@ -227,7 +227,7 @@ mod tests {
     /// The v1 fixture as if two ranks had run it: both ranks' rows of its first phase, one stream step of both
     /// clients and a verdict.
     fn two_ranks() -> RunResult {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/result-v1.json");
         let mut result = crate::results::read_result(std::path::Path::new(path)).expect("the fixture");
         let hosts =
             (0..2).map(|rank| RankHost { rank, host: result.host.clone(), target: result.target.clone(), role: None });

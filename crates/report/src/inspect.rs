@@ -234,7 +234,7 @@ mod tests {
     use super::*;
 
     fn inspected() -> RunResult {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/inspect-raid5.json");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/inspect-raid5.json");
         crate::results::read_result(std::path::Path::new(path)).unwrap()
     }
 

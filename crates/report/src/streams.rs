@@ -311,7 +311,7 @@ mod tests {
     /// Issue 10: streams shows the implausibility flag too, once per device however many phases raised it.
     #[test]
     fn the_cache_beneath_flag_is_shown_once_per_device() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/result-v1.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/result-v1.json");
         let mut result = crate::results::read_result(&path).unwrap();
         assert!(cache_beneath(&result).is_empty(), "the fixture's run phases are not flagged as read");
         for phase in &mut result.phases {
@@ -330,7 +330,7 @@ mod tests {
     /// The step table reads the same in every format: Markdown's columns are the model's, with the model's cells.
     #[test]
     fn markdown_shows_the_step_models_columns_and_words() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/streams-v1.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/streams-v1.json");
         let result = crate::results::read_result(&path).unwrap();
         let streams = result.streams.as_ref().unwrap();
         let rows = step_rows(streams);

@@ -342,7 +342,7 @@ mod tests {
     /// A file-set phase (the vdbench fixture's) with `reads` reads, no writes, `opens` opens and as many closes,
     /// and `intervals`.
     fn fileset_phase(reads: u64, opens: u64, intervals: &[IntervalPoint]) -> (PhaseResult, HostFacts) {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/vdbench-fs-v1.json");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/vdbench-fs-v1.json");
         let result = crate::results::read_result(std::path::Path::new(path)).expect("the fixture");
         let mut phase = serde_json::to_value(&result.phases[0]).expect("serializes");
         phase["read"]["ops"] = reads.into();

@@ -270,7 +270,7 @@ mod tests {
     fn a_memory_backed_targets_bytes_came_from_storage_when_the_disk_beneath_read_them() {
         // A loop device reaching its backing file through the page cache: its own reads are the viewers', and
         // only the backing disk beneath says whether they came from that disk or from the cached file.
-        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/check-v1.json"))
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/check-v1.json"))
             .expect("the fixture exists");
         let result: crate::results::RunResult = serde_json::from_str(&text).expect("the fixture parses");
         let mut step = result.check.expect("a check").verdict[2].steps[0].clone();

@@ -142,15 +142,15 @@ pub struct RunResult {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolInfo {
-    /// The crate's name, "streamcap".
+    /// The tool's name, "streamcap" (not this crate's package name, `streamcap-results`).
     pub name: String,
-    /// The crate's version ("0.1.0").
+    /// The tool's version ("0.1.0"; every crate of the workspace has the workspace's version).
     pub version: String,
 }
 
 impl ToolInfo {
     pub fn current() -> ToolInfo {
-        ToolInfo { name: env!("CARGO_PKG_NAME").into(), version: env!("CARGO_PKG_VERSION").into() }
+        ToolInfo { name: "streamcap".into(), version: env!("CARGO_PKG_VERSION").into() }
     }
 }
 

@@ -94,7 +94,7 @@ mod tests {
     }
 
     fn fixture() -> crate::results::RunResult {
-        serde_json::from_str(include_str!("../../tests/fixtures/result-v1.json")).expect("the pinned result reads")
+        serde_json::from_str(include_str!("../../../tests/fixtures/result-v1.json")).expect("the pinned result reads")
     }
 
     #[test]

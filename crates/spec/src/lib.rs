@@ -56,7 +56,7 @@ pub use values::{
 pub use vdbench::parse_vdbench_job;
 
 /// The built-in first look that `streamcap run` performs with no workload flags.
-pub const DEFAULT_JOB_TOML: &str = include_str!("../../examples/jobs/default.toml");
+pub const DEFAULT_JOB_TOML: &str = include_str!("../../../examples/jobs/default.toml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {

@@ -191,7 +191,7 @@ mod tests {
     use super::*;
 
     fn fixture() -> RunResult {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/result-v1.json");
         crate::results::read_result(std::path::Path::new(path)).unwrap()
     }
 

@@ -94,7 +94,7 @@ mod tests {
     use crate::report::compare::Verdict;
 
     fn fixture() -> RunResult {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams-v1.json");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/streams-v1.json");
         crate::results::read_result(std::path::Path::new(path)).unwrap()
     }
 

@@ -334,7 +334,7 @@ mod tests {
 
     #[test]
     fn pool_members_are_stacked_and_other_devices_are_lines() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/result-v1.json");
         let mut result = crate::results::read_result(std::path::Path::new(path)).unwrap();
         let chart = device_timeline(&result).unwrap();
         assert!(chart.series.iter().all(|s| s.style == Style::Line) && chart.series.len() == 1);

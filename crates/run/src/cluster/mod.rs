@@ -19,8 +19,9 @@ mod phase;
 mod shares;
 mod step;
 
-#[cfg(test)]
-pub(crate) mod local;
+// Also for the tests of the crates above (feature `test-support`, a dev-dependency of theirs).
+#[cfg(any(test, feature = "test-support"))]
+pub mod local;
 
 use std::time::Duration;
 

@@ -12,7 +12,7 @@ use crate::spec::{BlockSizeSpec, DistributionSpec, EngineChoice, RwMode, Sharing
 use crate::units::{Bytes, Share};
 
 fn fixture(name: &str) -> JobSpec {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/fio").join(name);
     let text = std::fs::read_to_string(&path).unwrap();
     parse_fio_job_with(&path, &text, &FakeHost::default()).unwrap()
 }
@@ -229,7 +229,7 @@ fn errors_name_file_line_option_and_expectation() {
 #[test]
 fn the_example_jobs_read_and_check() {
     for name in ["fio-randread.fio", "fio-large-files.fio", "fio-small-files.fio"] {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jobs").join(name);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/jobs").join(name);
         let text = std::fs::read_to_string(&path).unwrap();
         let job = parse_fio_job_with(&path, &text, &FakeHost::default()).unwrap();
         job.check().unwrap_or_else(|e| panic!("{name}: {e}"));

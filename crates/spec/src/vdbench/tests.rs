@@ -13,7 +13,7 @@ use crate::spec::values::{ArrivalSpec, BlockSizeSpec, RwMode};
 use crate::units::{Bytes, Share};
 
 fn example(name: &str) -> (PathBuf, String) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/jobs").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/jobs").join(name);
     let text = std::fs::read_to_string(&path).unwrap();
     (path, text)
 }
