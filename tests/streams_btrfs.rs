@@ -112,7 +112,7 @@ fn raid1_activity_shows_one_member_for_one_viewer_and_both_for_many() {
     assert!(summaries[1].iter().min() >= Some(&15), "{summaries:?}");
 }
 
-/// Without `--workers` the plan chooses the threads (src/plan/streams_threads.rs): on a raid1 whose read policy
+/// Without `--workers` the plan chooses the threads (crates/plan/src/streams_threads.rs): on a raid1 whose read policy
 /// picks the copy by the reading thread, one per viewer, with either engine, so eight viewers are served by both
 /// members as a server with a reader per stream would be; the plan says why.
 #[test]

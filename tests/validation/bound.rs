@@ -9,7 +9,7 @@
 //! D ≤ min over m of c_m ÷ f_m. The shares are the kernel's: btrfs raid1 and raid10 pick the mirror of a read by
 //! the reading thread's pid (read_policy `pid`: pid modulo 2), so which members work depends on how many threads
 //! issue the reads and their pids' parity (streamcap gives every viewer its own thread on such a pool,
-//! src/plan/streams_threads.rs, and both copies of a chunk then serve alike), and on which devices each chunk
+//! crates/plan/src/streams_threads.rs, and both copies of a chunk then serve alike), and on which devices each chunk
 //! lies. The shares the throttle saw include both, so the bound takes the read policy into account as it acted. A stream of B bit/s takes
 //! B ÷ 8 bytes/s: the bound in streams is D × 8 ÷ B.
 

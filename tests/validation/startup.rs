@@ -13,7 +13,7 @@
 //! device while all have reads to make, so the thread with ⌈N ÷ W⌉ viewers starts them all only if
 //! ⌈N ÷ W⌉ × P ≤ D × T ÷ W. That lower count is the engine's bound, not the storage's: a server reading for
 //! every viewer at once reaches the storage's. A sync cell is held to the range between the two. Since the plan
-//! gives the sync engine a thread per viewer (src/plan/streams_threads.rs; `jobs` is then the most threads,
+//! gives the sync engine a thread per viewer (crates/plan/src/streams_threads.rs; `jobs` is then the most threads,
 //! 256), W is at least N and there is no such bound.
 
 use serde_json::Value;
