@@ -141,8 +141,9 @@ pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
 /// The fio-style logs the job asks for (write_bw_log …) are outputs too: checked once the plan names them.
 fn check_log_outputs(plan: &Plan) -> Result<()> {
     let mut paths = Vec::new();
-    for (index, phase) in plan.phases.iter().enumerate() {
-        let logs = &phase.logs;
+    // Only raw phases write fio's logs.
+    for (index, raw) in plan.phases.iter().enumerate().filter_map(|(i, p)| Some((i, p.raw()?))) {
+        let logs = &raw.logs;
         let prefixes = LogPrefixes { bw: logs.bw.as_deref(), iops: logs.iops.as_deref(), lat: logs.lat.as_deref() };
         paths.extend(fio_log_paths(std::path::Path::new("."), index + 1, prefixes));
     }
@@ -217,7 +218,7 @@ pub(super) fn build_job_for(args: &RunArgs, ranks: Option<u32>) -> Result<JobSpe
 /// that cannot be written is a warning: the measurements stand.
 fn write_logs(plan: &Plan, result: &RunResult) {
     for phase in &result.phases {
-        let logs = &plan.phases[phase.index].logs;
+        let Some(logs) = plan.phases[phase.index].raw().map(|raw| &raw.logs) else { continue };
         let prefixes = LogPrefixes { bw: logs.bw.as_deref(), iops: logs.iops.as_deref(), lat: logs.lat.as_deref() };
         if prefixes.bw.is_none() && prefixes.iops.is_none() && prefixes.lat.is_none() {
             continue;

@@ -68,13 +68,18 @@ pub struct GlobalSet {
 /// many share it.
 pub(super) fn number_global_sets(phases: &mut [super::PhasePlan]) {
     let mut next = 0u32;
-    for phase in phases.iter_mut() {
+    for phase in phases.iter_mut().filter_map(super::PhasePlan::raw_mut) {
         if let Some(global) = phase.data.as_mut().and_then(|d| d.global.as_mut()) {
             global.first = next;
             next = next.saturating_add(phase.workers.len() as u32);
         }
     }
-    for global in phases.iter_mut().filter_map(|p| p.data.as_mut().and_then(|d| d.global.as_mut())) {
+    let shapes = phases.iter_mut().filter_map(|p| match &mut p.kind {
+        super::PhaseKind::Raw(raw) => raw.data.as_mut(),
+        super::PhaseKind::FileSet(fileset) => fileset.data.as_mut(),
+        super::PhaseKind::Streams(_) => None,
+    });
+    for global in shapes.filter_map(|d| d.global.as_mut()) {
         global.workers = next;
     }
 }

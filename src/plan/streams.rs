@@ -14,7 +14,7 @@ use super::library::first_step_titles;
 use super::streams_limits::{StreamsRequest, check_request};
 use super::streams_media::{Estimating, Media, media_sources, plan_estimate};
 use super::values::choose_engine;
-use super::{DirectMode, PhasePlan, PlanError, TargetPlan};
+use super::{DirectMode, PhaseKind, PhasePlan, PlanError, TargetPlan};
 use crate::engine::{EngineKind, HttpUrl};
 use crate::spec::{Assignment, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, StreamsSpec};
 use crate::streams::{LibraryInfo, MediaKey, StreamsConfig, defaults};
@@ -56,6 +56,31 @@ pub struct StreamsPlan {
     pub ingest: Option<IngestPlan>,
     /// The raw-rate phases whose figures give the estimate (and the search's first count).
     pub estimate: Option<EstimatePlan>,
+}
+
+impl StreamsPlan {
+    /// The media files of the target's file table the viewers read (none for URLs).
+    pub fn media_files(&self) -> Vec<u32> {
+        let files = self.media.iter().filter_map(|m| match m {
+            MediaSource::File(f) => Some(*f),
+            MediaSource::Url { .. } => None,
+        });
+        files.collect()
+    }
+
+    /// Whether the media must hold written data before the phase: streamcap's own media, unless the engine is
+    /// the null engine, which reads nothing (its media stay sparse).
+    pub fn needs_data(&self) -> bool {
+        self.own_media && self.engine != EngineKind::Null
+    }
+
+    /// How long one step of a fixed count runs (its longest viewer); `None` for the search, whose steps vary.
+    pub fn runtime(&self) -> Option<Duration> {
+        match self.count {
+            StreamCount::Fixed(n) => Some(self.config.step_length(n).longest()),
+            StreamCount::Search(_) => None,
+        }
+    }
 }
 
 /// How many viewers.
@@ -250,7 +275,12 @@ pub(super) fn plan_streams_phases(
         slots_per_worker: readers.slots_per_worker,
         estimate,
     };
-    phases.push(super::neutral::stream_phase(label, spec, plan, target));
+    phases.push(PhasePlan {
+        runtime: plan.runtime(),
+        // Viewers' read errors are counted per step; they never stop the others.
+        continue_on_error: true,
+        ..PhasePlan::of_spec(label, spec, PhaseKind::Streams(Box::new(plan)))
+    });
     Ok(phases)
 }
 

@@ -9,9 +9,9 @@ use std::path::Path;
 use super::build::JobContext;
 use super::facts::{Facts, TargetFacts};
 use super::library::{Generated, generated, generated_info, is_title, title_name, user_library, zipf_of};
-use super::raw::plan_raw_phase;
+use super::raw::plan_raw;
 use super::streams::{EstimatePlan, MediaSource, most_viewers, streams_config};
-use super::{DirectMode, FilePlan, PhasePlan, PlanError, TargetKind, TargetPlan};
+use super::{DirectMode, FilePlan, PhaseKind, PhasePlan, PlanError, TargetKind, TargetPlan};
 use crate::engine::EngineKind;
 use crate::spec::{BlockSizeSpec, JobSpec, PhaseSpec, RwMode, StreamsSpec};
 use crate::streams::{LibraryInfo, MediaKey, StreamsConfig, Titles, defaults};
@@ -272,7 +272,8 @@ fn estimate_phases(
         [("estimate: random chunks", RwMode::RandRead, chunk, 16), ("estimate: sequential", RwMode::Read, 1 << 20, 4)]
     {
         let context = JobContext::new(job, &single);
-        let mut phase = plan_raw_phase(&context, 0, &read(name, rw, bs, depth), &single, facts, None, notices)?;
+        let spec = read(name, rw, bs, depth);
+        let (name, mut phase) = plan_raw(&context, 0, &spec, &single, facts, None, notices)?;
         // Planned against the first media file alone; now it reads every one of them in the whole table.
         phase.files = files.to_vec();
         let regions: Vec<Region> =
@@ -284,7 +285,7 @@ fn estimate_phases(
         }
         // The null engine reads nothing: no media to write for it.
         phase.needs_data = media.created && phase.engine != EngineKind::Null;
-        phases.push(phase);
+        phases.push(PhasePlan::of_spec(name, &spec, PhaseKind::Raw(Box::new(phase))));
     }
     Ok(phases)
 }

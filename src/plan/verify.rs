@@ -164,7 +164,7 @@ pub(super) fn covers_whole_blocks(phase: &PhaseSpec, block: u32) -> bool {
 /// the verifier's file table is the target's files, then these trees' files.
 pub fn verified_trees(phases: &[PhasePlan]) -> Vec<&TreePlan> {
     let mut trees: Vec<&TreePlan> = Vec::new();
-    for tree in phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees) {
+    for tree in phases.iter().filter_map(|p| p.fileset()).flat_map(|f| &f.trees) {
         if !trees.iter().any(|t| t.root == tree.root) {
             trees.push(tree);
         }
@@ -191,7 +191,7 @@ pub(super) fn check_map_memory(
     let block = u64::from(verify.block);
     let trees = verified_trees(phases);
     let reshaped =
-        phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees).find(|t| {
+        phases.iter().filter_map(|p| p.fileset()).flat_map(|f| &f.trees).find(|t| {
             trees.iter().any(|first| first.root == t.root && (first.shape != t.shape || first.files != t.files))
         });
     if let Some(tree) = reshaped {

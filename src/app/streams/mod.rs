@@ -118,7 +118,7 @@ pub(super) fn conclude(
         if outcome.interrupted {
             return ExitCode::from(INTERRUPTED_EXIT as u8);
         }
-        let count = plan.phases.iter().find_map(|p| p.streams.as_ref()).map(|s| s.count);
+        let count = plan.phases.iter().find_map(|p| p.streams()).map(|s| s.count);
         let fixed = match count {
             Some(StreamCount::Fixed(n)) => Some(n),
             _ => None,
