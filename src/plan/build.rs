@@ -129,12 +129,12 @@ fn plan_phases(
         } else {
             phases.push(super::raw::plan_raw_phase(&context, i, spec, target, facts, verify_block, notices)?);
         }
-        // Only raw phases end at a steady rate; the others run to their end.
         if let Some(last) = phases.last_mut().filter(|_| spec.steady_state.is_some()) {
             let interval = job.interval.unwrap_or(defaults::INTERVAL);
-            let (name, runtime) = (last.name.clone(), last.runtime);
-            if let Some(raw) = last.raw_mut() {
-                raw.steady_state = super::steady::steady_config(spec, &name, interval, runtime, notices)?;
+            // Refused for a file-set or stream phase, which has no rate to judge; a raw phase ends at it.
+            let steady = super::steady::steady_config(spec, &last.name, interval, last.runtime, notices)?;
+            if let PhaseKind::Raw(raw) = &mut last.kind {
+                raw.steady_state = steady;
             }
         }
     }

@@ -74,12 +74,9 @@ pub(super) fn number_global_sets(phases: &mut [super::PhasePlan]) {
             next = next.saturating_add(phase.workers.len() as u32);
         }
     }
-    let shapes = phases.iter_mut().filter_map(|p| match &mut p.kind {
-        super::PhaseKind::Raw(raw) => raw.data.as_mut(),
-        super::PhaseKind::FileSet(fileset) => fileset.data.as_mut(),
-        super::PhaseKind::Streams(_) => None,
-    });
-    for global in shapes.filter_map(|d| d.global.as_mut()) {
+    // Only raw phases share a global set: a file set's is refused (`fileset_data_shape`).
+    let raw = phases.iter_mut().filter_map(super::PhasePlan::raw_mut);
+    for global in raw.filter_map(|p| p.data.as_mut()?.global.as_mut()) {
         global.workers = next;
     }
 }

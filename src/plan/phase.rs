@@ -353,11 +353,38 @@ mod tests {
     use crate::plan::{Facts, Plan, RunOptions, build_plan};
 
     /// The example job of all three kinds (a raw write, a file set, stream viewers), planned in a directory.
-    fn mixed() -> Plan {
+    fn mixed_job() -> crate::spec::JobSpec {
         let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/jobs/raw-fileset-streams.toml"));
-        let job = crate::spec::read_job_file(path, &Default::default()).unwrap();
+        crate::spec::read_job_file(path, &Default::default()).unwrap()
+    }
+
+    fn plan(job: &crate::spec::JobSpec) -> Result<Plan, crate::plan::PlanError> {
         let options = RunOptions { run_id: "run-test".into(), ..Default::default() };
-        build_plan(&job, &Facts::directory(Some(Bytes::gib(50))), &options).unwrap()
+        build_plan(job, &Facts::directory(Some(Bytes::gib(50))), &options)
+    }
+
+    fn mixed() -> Plan {
+        plan(&mixed_job()).unwrap()
+    }
+
+    /// Guards the kind's move to a type: steady-state detection on a file-set or stream phase stays refused
+    /// (exit 2), not dropped because only a raw plan has a place for it.
+    #[test]
+    fn steady_state_is_refused_on_a_phase_that_is_not_raw_and_kept_on_a_raw_one() {
+        let steady = Some(crate::spec::SteadyStateSpec {
+            criterion: crate::spec::SteadyCriterion::Snia { on: crate::spec::SteadyOn::Iops },
+            window: crate::spec::SteadyWindow::Rounds(5),
+            ramp: Duration::ZERO,
+        });
+        for i in [1, 2] {
+            let mut job = mixed_job();
+            job.phases[i].steady_state = steady;
+            let err = plan(&job).unwrap_err();
+            assert!(err.0.contains("no such rate to judge"), "phase {i}: {err}");
+        }
+        let mut job = mixed_job();
+        job.phases[0].steady_state = steady;
+        assert_eq!(plan(&job).unwrap().phases[0].raw().unwrap().steady_state.map(|s| s.window), Some(5));
     }
 
     #[test]
