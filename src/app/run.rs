@@ -165,7 +165,7 @@ fn log_flag(kind: &str) -> &'static str {
 pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>) -> Result<(Gathered, Plan)> {
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
     if !args.output.dry_run {
-        let anchors = job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees);
+        let anchors = job.phases.iter().filter_map(|p| p.fileset()).flat_map(|f| &f.trees);
         let dirs: Vec<&std::path::Path> =
             std::iter::once(target.as_path()).chain(anchors.filter_map(|t| t.anchor.as_deref())).collect();
         super::stale::clear(&dirs, args.output.quiet);

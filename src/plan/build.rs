@@ -7,7 +7,7 @@ use super::facts::Facts;
 use super::streams::plan_streams_phases;
 use super::target::{default_shared_files, plan_target};
 use super::{PhaseKind, PhasePlan, Plan, PlanError, RawPlan, TargetKind, TargetPlan};
-use crate::spec::{JobSpec, MAX_PERCENT_OF_MAX};
+use crate::spec::{JobSpec, MAX_PERCENT_OF_MAX, SpecKind};
 
 /// Choices that are about the run, not the workload.
 #[derive(Debug, Clone, Default)]
@@ -86,7 +86,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
 /// Refuses what no phase planner can take: raw phases (or parts) without rw.
 fn check_phase_kinds(job: &JobSpec) -> Result<(), PlanError> {
     for (i, phase) in job.phases.iter().enumerate() {
-        if phase.units().iter().any(|u| u.rw.is_none()) && phase.fileset.is_none() && phase.streams.is_none() {
+        if phase.units().iter().any(|u| u.rw.is_none()) && phase.fileset().is_none() && phase.streams().is_none() {
             let whose = if phase.parts.is_some() { "a part of " } else { "" };
             return Err(PlanError(format!(
                 "{whose}phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, \
@@ -115,19 +115,23 @@ fn plan_phases(
     // The nearest earlier file-set phase at max rate, which a percentage-of-max rate refers to (by plan index).
     let mut last_max = None;
     for (i, spec) in job.phases.iter().enumerate() {
-        if spec.fileset.is_some() {
-            let phase = super::fileset::plan_fileset_phase(i, spec, facts, last_max, notices)?;
-            if phase.fileset().is_some_and(|f| f.rate == super::FileRate::Max && !f.workloads.is_empty()) {
-                last_max = Some(phases.len());
+        // The kind the reader said: each has its planner.
+        match &spec.kind {
+            Some(SpecKind::FileSet(fileset)) => {
+                let phase = super::fileset::plan_fileset_phase(i, (spec, fileset), facts, last_max, notices)?;
+                if phase.fileset().is_some_and(|f| f.rate == super::FileRate::Max && !f.workloads.is_empty()) {
+                    last_max = Some(phases.len());
+                }
+                phases.push(phase);
             }
-            phases.push(phase);
-        } else if spec.streams.is_some() {
-            let next = phases.len();
-            phases.extend(plan_streams_phases(job, i, spec, target, facts, notices, next, &mut estimates)?);
-        } else if spec.parts.is_some() {
-            phases.push(super::mix::plan_parts_phase(&context, i, spec, target, facts, verify_block, notices)?);
-        } else {
-            phases.push(super::raw::plan_raw_phase(&context, i, spec, target, facts, verify_block, notices)?);
+            Some(SpecKind::Streams(_)) => {
+                let next = phases.len();
+                phases.extend(plan_streams_phases(job, i, spec, target, facts, notices, next, &mut estimates)?);
+            }
+            None if spec.parts.is_some() => {
+                phases.push(super::mix::plan_parts_phase(&context, i, spec, target, facts, verify_block, notices)?);
+            }
+            None => phases.push(super::raw::plan_raw_phase(&context, i, spec, target, facts, verify_block, notices)?),
         }
         if let Some(last) = phases.last_mut().filter(|_| spec.steady_state.is_some()) {
             let interval = job.interval.unwrap_or(defaults::INTERVAL);

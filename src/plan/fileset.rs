@@ -146,7 +146,7 @@ impl FileSetPlan {
 /// phase run at max rate, which a percentage-of-max rate refers to.
 pub(super) fn plan_fileset_phase(
     index: usize,
-    spec: &PhaseSpec,
+    (spec, fileset): (&PhaseSpec, &FileSetPhaseSpec),
     facts: &Facts,
     last_max: Option<usize>,
     notices: &mut Vec<String>,
@@ -158,7 +158,6 @@ pub(super) fn plan_fileset_phase(
                 .into(),
         ));
     };
-    let fileset = spec.fileset.as_deref().expect("a file-set phase");
     let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |m: String| PlanError(format!("{label}: {m}"));
     fileset.check().map_err(fail)?;
@@ -395,7 +394,7 @@ impl FileSetPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{BlockSizeSpec, FileTreeSpec, FileWorkloadSpec, JobSpec, SpecOrigin};
+    use crate::spec::{BlockSizeSpec, FileTreeSpec, FileWorkloadSpec, JobSpec, SpecKind, SpecOrigin};
 
     fn facts(free: u64) -> Facts {
         let anchors = vec![
@@ -450,7 +449,7 @@ mod tests {
             origin: SpecOrigin::Flags,
             target: None,
             interval: None,
-            phases: vec![PhaseSpec { fileset: Some(Box::new(fileset)), ..Default::default() }],
+            phases: vec![PhaseSpec { kind: Some(SpecKind::FileSet(Box::new(fileset))), ..Default::default() }],
             notices: Vec::new(),
         }
     }
@@ -474,7 +473,7 @@ mod tests {
     #[test]
     fn a_rank_plans_and_counts_its_own_trees() {
         let mut two = job(tree(1, 4, 100, "1m"), None);
-        let fileset = two.phases[0].fileset.as_mut().expect("a file-set phase");
+        let fileset = two.phases[0].fileset_mut().expect("a file-set phase");
         fileset.trees.push(FileTreeSpec { name: "fsd2".into(), ..fileset.trees[0].clone() });
         let on = |rank, tree: &str| FileWorkloadSpec { rank: Some(rank), tree: Some(tree.into()), ..workload() };
         fileset.workloads = vec![on(0, "fsd1"), on(1, "fsd2")];

@@ -194,7 +194,7 @@ fn default_assignment(spec: &StreamsSpec) -> Assignment {
 /// Checks every stream phase's numbers against what the machine allows, before anything is sized from them.
 pub(super) fn check_stream_requests(job: &JobSpec, facts: &Facts) -> Result<(), PlanError> {
     for (index, phase) in job.phases.iter().enumerate() {
-        let Some(spec) = phase.streams.as_deref() else { continue };
+        let Some(spec) = phase.streams() else { continue };
         let config = streams_config(spec, phase.seed);
         let request = StreamsRequest {
             viewers: most_viewers(spec),
@@ -235,7 +235,7 @@ pub(super) fn plan_streams_phases(
     next_index: usize,
     measured: &mut Vec<(u64, EstimatePlan)>,
 ) -> Result<Vec<PhasePlan>, PlanError> {
-    let streams = spec.streams.as_deref().expect("a stream phase");
+    let streams = spec.streams().expect("a stream phase");
     let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |m: String| PlanError(format!("{label}: {m}"));
     let mut config = streams_config(streams, spec.seed);
@@ -295,7 +295,7 @@ struct Readers {
 /// Chooses the engine (http for a remote target) and lowers the slots per scheduler thread to the depth it
 /// can hold, saying so in `notices`.
 fn plan_readers(spec: &PhaseSpec, label: &str, facts: &Facts, notices: &mut Vec<String>) -> Result<Readers, PlanError> {
-    let streams = spec.streams.as_deref().expect("a stream phase");
+    let streams = spec.streams().expect("a stream phase");
     let remote = matches!(facts.target, TargetFacts::Remote { .. });
     let engine = if remote {
         EngineKind::Http

@@ -41,7 +41,7 @@ pub(super) fn own_media_files(
 ) -> Result<Vec<(String, u64)>, PlanError> {
     let mut files = Vec::new();
     for phase in &job.phases {
-        let Some(spec) = phase.streams.as_deref().filter(|s| s.library.is_none()) else { continue };
+        let Some(spec) = phase.streams().filter(|s| s.library.is_none()) else { continue };
         let config = streams_config(spec, phase.seed);
         if config.is_library() {
             continue;
@@ -174,7 +174,7 @@ fn own_media(
 fn asked_size(job: &JobSpec) -> u64 {
     job.phases
         .iter()
-        .filter_map(|p| p.streams.as_deref())
+        .filter_map(|p| p.streams())
         .filter(|s| s.library.is_none())
         .map(|s| s.library_size.map_or(defaults::LIBRARY_BYTES, |b| b.0))
         .max()
@@ -202,7 +202,7 @@ pub(super) fn plan_estimate(
     at: (usize, &mut Vec<(u64, EstimatePlan)>),
 ) -> Result<(Option<EstimatePlan>, Vec<PhasePlan>), PlanError> {
     let (next_index, measured) = at;
-    let streams = e.spec.streams.as_deref().expect("a stream phase");
+    let streams = e.spec.streams().expect("a stream phase");
     let wants = streams.estimate.unwrap_or(streams.max == Some(true));
     match (&e.media[0], wants) {
         (MediaSource::File(first), true) => {
@@ -243,7 +243,7 @@ fn estimate_phases(
     notices: &mut Vec<String>,
 ) -> Result<Vec<PhasePlan>, PlanError> {
     let (job, spec) = (e.job, e.spec);
-    let streams = spec.streams.as_deref().expect("a stream phase");
+    let streams = spec.streams().expect("a stream phase");
     let time = streams.estimate_time.unwrap_or(defaults::ESTIMATE_TIME);
     let chunk = e.config.chunk_bytes(0);
     let media = &target.files[files[0] as usize];

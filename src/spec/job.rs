@@ -260,12 +260,18 @@ pub struct PhaseSpec {
     pub iops_log: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lat_log: Option<String>,
-    /// A file-set workload (many files in a directory tree: vdbench fsd/fwd) instead of raw I/O.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fileset: Option<Box<FileSetPhaseSpec>>,
-    /// Paced stream viewers (a count, or the capacity search) instead of raw I/O.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub streams: Option<Box<StreamsSpec>>,
+    /// What kind of phase this is when it is not raw I/O, said by the reader that knows it: a TOML phase's
+    /// `[phase.fileset]` or `[phase.streams]` table, vdbench's fwds, fio's file operations, the `streams` and
+    /// `check` commands. `None`: raw I/O. Plan matches on it; nothing guesses the kind from the other keys.
+    #[serde(skip)]
+    pub kind: Option<SpecKind>,
+    /// `[phase.fileset]` as TOML holds it: the TOML reader moves it into `kind` (`kind_from_tables`) before the
+    /// job leaves it, so it is `None` everywhere else.
+    #[serde(rename = "fileset", default, skip_serializing)]
+    pub fileset_table: Option<Box<FileSetPhaseSpec>>,
+    /// `[phase.streams]` as TOML holds it: moved into `kind` by the TOML reader, as `fileset_table`.
+    #[serde(rename = "streams", default, skip_serializing)]
+    pub streams_table: Option<Box<StreamsSpec>>,
 
     // ---- Several raw workloads in one phase (vdbench: several wds, sds and hosts in one rd). ----
     /// Raw workloads that run together in this phase (`[[phase.part]]`), each with the phase's keys under its
@@ -338,11 +344,69 @@ impl PhaseSpec {
                 align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_sizes, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
-                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, rank, hold_shares, skew_limit, steady_state,
+                bw_log, iops_log, lat_log, kind, fileset_table, streams_table, fio, parts, skew, queue, rank, hold_shares, skew_limit, steady_state,
             ]
         };
         // Field by field inside the table too: a job's dedupe key keeps its [global]'s compression.
         PhaseSpec { data, ..merged }
+    }
+}
+
+/// A phase's kind when it is not raw I/O, with what was asked of that kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SpecKind {
+    /// A file-set workload (many files in a directory tree: vdbench fsd/fwd, fio's file operations).
+    FileSet(Box<FileSetPhaseSpec>),
+    /// Paced stream viewers (a count, or the capacity search).
+    Streams(Box<StreamsSpec>),
+}
+
+impl PhaseSpec {
+    /// What was asked of a file-set phase; `None` for the other kinds.
+    pub fn fileset(&self) -> Option<&FileSetPhaseSpec> {
+        match &self.kind {
+            Some(SpecKind::FileSet(fileset)) => Some(fileset),
+            Some(SpecKind::Streams(_)) | None => None,
+        }
+    }
+
+    /// What was asked of a stream phase; `None` for the other kinds.
+    pub fn streams(&self) -> Option<&StreamsSpec> {
+        match &self.kind {
+            Some(SpecKind::Streams(streams)) => Some(streams),
+            Some(SpecKind::FileSet(_)) | None => None,
+        }
+    }
+
+    /// What was asked of a file-set phase, to change; `None` for the other kinds.
+    pub fn fileset_mut(&mut self) -> Option<&mut FileSetPhaseSpec> {
+        match &mut self.kind {
+            Some(SpecKind::FileSet(fileset)) => Some(fileset),
+            Some(SpecKind::Streams(_)) | None => None,
+        }
+    }
+
+    /// What was asked of a stream phase, to change; `None` for the other kinds.
+    pub fn streams_mut(&mut self) -> Option<&mut StreamsSpec> {
+        match &mut self.kind {
+            Some(SpecKind::Streams(streams)) => Some(streams),
+            Some(SpecKind::FileSet(_)) | None => None,
+        }
+    }
+
+    /// The TOML reader's step from tables to a kind: a `[phase.fileset]` or `[phase.streams]` table read makes the
+    /// phase of that kind (and each part's table, which `check` then refuses in a part); both are refused.
+    pub(super) fn kind_from_tables(&mut self) -> Result<(), String> {
+        let kind = match (self.fileset_table.take(), self.streams_table.take()) {
+            (Some(_), Some(_)) => {
+                return Err("a phase is either a file-set phase or a streams phase, not both".into());
+            }
+            (Some(fileset), None) => Some(SpecKind::FileSet(fileset)),
+            (None, Some(streams)) => Some(SpecKind::Streams(streams)),
+            (None, None) => None,
+        };
+        self.kind = kind.or(self.kind.take());
+        self.parts.iter_mut().flatten().try_for_each(PhaseSpec::kind_from_tables)
     }
 }
 

@@ -111,7 +111,7 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);
     }
     if let Some(rank) = share.rank {
-        let trees = job.phases.iter_mut().filter_map(|p| p.fileset.as_mut()).flat_map(|f| f.trees.iter_mut());
+        let trees = job.phases.iter_mut().filter_map(|p| p.fileset_mut()).flat_map(|f| f.trees.iter_mut());
         trees.for_each(|tree| tree.name = format!("{}-rank{rank}", tree.name));
     }
     let plan = build_plan(&job, &gathered.facts, &options).context("cannot plan the check")?;

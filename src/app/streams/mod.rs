@@ -75,7 +75,7 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
         Some(dir) => Some(open_library(dir)?),
         None => None,
     };
-    if let (Some(streams), Some((canonical, _))) = (phase.streams.as_mut(), &library) {
+    if let (Some(streams), Some((canonical, _))) = (phase.streams_mut(), &library) {
         streams.library = Some(canonical.clone());
         refuse_outputs_inside(args, canonical)?;
     }
