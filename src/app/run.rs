@@ -207,7 +207,7 @@ pub(super) fn build_job_for(args: &RunArgs, ranks: Option<u32>) -> Result<JobSpe
         },
         None => default_job(),
     };
-    job = job.with_overrides(&overrides);
+    job = job.with_overrides(&overrides).map_err(anyhow::Error::msg)?;
     if let Some(interval) = args.interval {
         job.interval = Some(interval);
     }

@@ -15,6 +15,7 @@ use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
 use super::fio_info::FioJobInfo;
 use super::journal::JournalMode;
+use super::kind::SpecKind;
 use super::steady::SteadyStateSpec;
 use super::streams::StreamsSpec;
 use super::strided::{StrideSpec, StridedSpec};
@@ -352,64 +353,6 @@ impl PhaseSpec {
     }
 }
 
-/// A phase's kind when it is not raw I/O, with what was asked of that kind.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SpecKind {
-    /// A file-set workload (many files in a directory tree: vdbench fsd/fwd, fio's file operations).
-    FileSet(Box<FileSetPhaseSpec>),
-    /// Paced stream viewers (a count, or the capacity search).
-    Streams(Box<StreamsSpec>),
-}
-
-impl PhaseSpec {
-    /// What was asked of a file-set phase; `None` for the other kinds.
-    pub fn fileset(&self) -> Option<&FileSetPhaseSpec> {
-        match &self.kind {
-            Some(SpecKind::FileSet(fileset)) => Some(fileset),
-            Some(SpecKind::Streams(_)) | None => None,
-        }
-    }
-
-    /// What was asked of a stream phase; `None` for the other kinds.
-    pub fn streams(&self) -> Option<&StreamsSpec> {
-        match &self.kind {
-            Some(SpecKind::Streams(streams)) => Some(streams),
-            Some(SpecKind::FileSet(_)) | None => None,
-        }
-    }
-
-    /// What was asked of a file-set phase, to change; `None` for the other kinds.
-    pub fn fileset_mut(&mut self) -> Option<&mut FileSetPhaseSpec> {
-        match &mut self.kind {
-            Some(SpecKind::FileSet(fileset)) => Some(fileset),
-            Some(SpecKind::Streams(_)) | None => None,
-        }
-    }
-
-    /// What was asked of a stream phase, to change; `None` for the other kinds.
-    pub fn streams_mut(&mut self) -> Option<&mut StreamsSpec> {
-        match &mut self.kind {
-            Some(SpecKind::Streams(streams)) => Some(streams),
-            Some(SpecKind::FileSet(_)) | None => None,
-        }
-    }
-
-    /// The TOML reader's step from tables to a kind: a `[phase.fileset]` or `[phase.streams]` table read makes the
-    /// phase of that kind (and each part's table, which `check` then refuses in a part); both are refused.
-    pub(super) fn kind_from_tables(&mut self) -> Result<(), String> {
-        let kind = match (self.fileset_table.take(), self.streams_table.take()) {
-            (Some(_), Some(_)) => {
-                return Err("a phase is either a file-set phase or a streams phase, not both".into());
-            }
-            (Some(fileset), None) => Some(SpecKind::FileSet(fileset)),
-            (None, Some(streams)) => Some(SpecKind::Streams(streams)),
-            (None, None) => None,
-        };
-        self.kind = kind.or(self.kind.take());
-        self.parts.iter_mut().flatten().try_for_each(PhaseSpec::kind_from_tables)
-    }
-}
-
 /// Where a job came from, for messages and the result's record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -448,12 +391,26 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
-    /// Applies command-line overrides to every phase.
-    pub fn with_overrides(mut self, overrides: &PhaseSpec) -> JobSpec {
-        for phase in &mut self.phases {
+    /// Applies command-line overrides to every phase. A flag sets fields of the kind it belongs to: a raw-I/O
+    /// flag (`--iodepth` …) on a job with a file-set or stream phase is refused, naming both.
+    pub fn with_overrides(mut self, overrides: &PhaseSpec) -> Result<JobSpec, String> {
+        let raw = overrides.raw_flags_said();
+        for (i, phase) in self.phases.iter_mut().enumerate() {
+            if let (Some(kind), Some(flag)) = (&phase.kind, raw.first()) {
+                let kind = match kind {
+                    SpecKind::FileSet(_) => "file-set phase: its workloads say what it does",
+                    SpecKind::Streams(_) => "streams phase: its viewers say what it reads",
+                };
+                let name = phase.name.as_ref().map(|n| format!(" ('{n}')")).unwrap_or_default();
+                return Err(format!(
+                    "--{flag} sets raw I/O, but phase {}{name} of the job is a {kind}; leave --{flag} out and give \
+                     the raw phases their own value in the job file",
+                    i + 1
+                ));
+            }
             *phase = phase.overlay(overrides);
         }
-        self
+        Ok(self)
     }
 
     /// Whether any phase writes (judged from what was said; a phase without `rw` writes nothing).

@@ -13,6 +13,7 @@ mod formats;
 mod job;
 mod job_check;
 mod journal;
+mod kind;
 mod parts;
 mod steady;
 mod streams;
@@ -35,8 +36,9 @@ pub use fileset::{
 pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
 pub use fio_info::{CmdPrio, ExitWhat, FioJobInfo, FlowSpec, LatencyTarget, PrioShare};
 pub use formats::{FORMATS, Format, Mix};
-pub use job::{JobSpec, MAX_PERCENT_OF_MAX, PhaseSpec, SpecKind, SpecOrigin};
+pub use job::{JobSpec, MAX_PERCENT_OF_MAX, PhaseSpec, SpecOrigin};
 pub use journal::JournalMode;
+pub use kind::SpecKind;
 pub use steady::{SteadyCriterion, SteadyOn, SteadyStateSpec, SteadyWindow};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
 pub use strided::{StrideSpec, StridedSpec};
