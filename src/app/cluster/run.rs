@@ -107,12 +107,12 @@ fn merge_verify(session: &Session, mine: Option<VerifyOutcome>) -> Option<(Verif
 /// belongs to one that exists, or no rank would run it.
 fn ranks_exist(plan: &Plan, size: u32) -> Result<()> {
     for phase in &plan.phases {
-        let mut ranks: Vec<u32> = match &phase.kind {
+        let ranks: Vec<u32> = match &phase.kind {
             PhaseKind::Raw(raw) => raw.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank).collect(),
             PhaseKind::FileSet(fileset) => fileset.workloads.iter().filter_map(|w| w.rank).collect(),
             PhaseKind::Streams(_) => Vec::new(),
         };
-        if let Some(rank) = ranks.drain(..).find(|&r| r >= size) {
+        if let Some(rank) = ranks.into_iter().find(|&r| r >= size) {
             bail!(
                 "phase '{}' has a part for rank {rank}, but the run has {size} ranks (0 to {})",
                 phase.name,
