@@ -55,6 +55,14 @@ pub fn parse_toml_job(path: &Path, text: &str) -> Result<JobSpec, SpecError> {
     let mut read = file.phase;
     for (i, phase) in read.iter_mut().enumerate() {
         phase.kind_from_tables().map_err(|e| invalid(format!("phase {}", i + 1), e))?;
+        // [global]'s kind is every phase's; a phase of another kind would be both.
+        let kinds = (global.kind.as_ref().map(std::mem::discriminant), phase.kind.as_ref().map(std::mem::discriminant));
+        if let (Some(all), Some(own)) = kinds
+            && all != own
+        {
+            let both = "a phase is either a file-set phase or a streams phase, not both ([global] says the other)";
+            return Err(invalid(format!("phase {}", i + 1), both.into()));
+        }
     }
     // In place (into_iter → collect reuses the allocation): a second vector of phases doubled the memory a long
     // job took.
@@ -164,6 +172,9 @@ runtime = 5
         let both = format!("[[phase]]\n[phase.streams]\ncount = 4\n{fileset}");
         let err = parse_toml_job(Path::new("both.toml"), &both).unwrap_err().to_string();
         assert!(err.contains("phase 1: a phase is either a file-set phase or a streams phase, not both"), "{err}");
+        let global = format!("[global]\n{}[[phase]]\n[phase.streams]\ncount = 4\n", fileset.replace("phase", "global"));
+        let err = parse_toml_job(Path::new("global.toml"), &global).unwrap_err().to_string();
+        assert!(err.contains("phase 1: a phase is either a file-set phase or a streams phase"), "{err}");
         // A part's table becomes the part's kind, which the phase's check refuses: a part is raw I/O.
         let part = "[[phase]]\nrw = \"read\"\n[[phase.part]]\n[phase.part.streams]\ncount = 2\n";
         let job = parse_toml_job(Path::new("part.toml"), part).unwrap();
