@@ -1,7 +1,9 @@
-//! docs/architecture.md kept true: this test fails when the document names a path (`src/…`, `tests/…`,
-//! `docs/…`, or `run/core.rs`-style paths relative to `src/`) that does not exist, when a `crate::X` path in
-//! `src/Y/` is an import edge the document's layer table does not allow, when a module of `src/` is missing from
-//! the table, or when the table lets a module import one of its own layer or above (imports point down only).
+//! docs/architecture.md kept true: this test fails when the document names a path (`crates/…`, `src/…`,
+//! `tests/…`, `docs/…`, or `run/core.rs`-style paths relative to a module's source directory, here
+//! `crates/run/src/`) that does not exist, when a `crate::X` (or `::X`) path in module `Y` is an import edge the
+//! document's layer table does not allow, when a module (a crate of `crates/`, or a module of the root package's
+//! `src/`) is missing from the table, or when the table lets a module import one of its own layer or above
+//! (imports point down only).
 //!
 //! The layer table is the first Markdown table after the `## Layers` heading whose header row starts
 //! `| module | layer | may import |`: one row per layer's modules, every name in backticks; the first column
@@ -9,10 +11,14 @@
 //! (backticked names, `*` for every module, `—` for nothing); commentary goes in parentheses or outside
 //! backticks.
 //!
-//! Hook for the workspace split (issue 26 item 3): once the root Cargo.toml has a `[workspace]`, every member's
-//! path dependencies on another member are edges too, checked against the same table
-//! ([`workspace_edges`]: a member `streamcap-foo-bar` or a directory `foo_bar` is module `foo_bar`), so the
-//! document, the code and the compiler's dependency graph say one thing. Default tier: reads files, no devices.
+//! The workspace (issue 26 item 3): every row of the table but the top layers is a crate `crates/X` (package
+//! `streamcap-X`), whose path dependencies on other members are edges too ([`workspace_edges`]: a member
+//! `streamcap-foo-bar` is module `foo_bar`): its `[dependencies]` must be allowed by its row, and its
+//! dependencies with its dev-dependencies must be exactly the row, so the document, the code and the compiler's
+//! dependency graph say one thing. And the compiler does refuse an edge the table does not allow: a copy of the
+//! crates where `units` names `plan` does not build ([`the_compiler_refuses_an_edge_the_layer_table_does_not_allow`],
+//! one `cargo check` of one small crate into a target directory of its own under target/tmp). Default tier: no
+//! root, no devices.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -25,7 +31,8 @@ fn document() -> String {
     std::fs::read_to_string(root().join("docs/architecture.md")).expect("docs/architecture.md is readable")
 }
 
-/// The top-level modules of the crate: `src/X/` and `src/X.rs`, without the crate root and the binary.
+/// The modules of the table: the crates of the workspace (`crates/X/`) and the top-level modules of the root
+/// package (`src/X/` and `src/X.rs`), without the crate root and the binary.
 fn modules() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     for entry in std::fs::read_dir(root().join("src")).unwrap().flatten() {
@@ -35,7 +42,18 @@ fn modules() -> BTreeSet<String> {
             names.insert(module);
         }
     }
+    for entry in std::fs::read_dir(root().join("crates")).into_iter().flatten().flatten() {
+        if entry.path().join("Cargo.toml").is_file() {
+            names.insert(entry.file_name().to_string_lossy().to_string());
+        }
+    }
     names
+}
+
+/// Where a module's code lives: `crates/X/src/` for a crate of the workspace, else `src/X/` (or `src/X.rs`).
+fn module_dir(module: &str) -> PathBuf {
+    let krate = root().join("crates").join(module);
+    if krate.is_dir() { krate.join("src") } else { root().join("src").join(module) }
 }
 
 /// Every `.rs` file under `dir` (or `dir` itself when it is a file).
@@ -65,10 +83,18 @@ fn code_of(text: &str) -> String {
     code
 }
 
-/// The modules a piece of code names through `crate::X` (and `crate::{X::…, Y::…}`).
+/// The modules a piece of code names through `crate::X` (and `crate::{X::…, Y::…}`), or as another crate of the
+/// workspace through `::X` (a crate with a submodule of that name writes so: `::streams::` in plan).
 fn crate_paths(code: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
     let mut named = BTreeSet::new();
     let ident = |s: &str| s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
+    for (at, _) in code.match_indices("::") {
+        // A leading `::` only: not `a::b`, `a::<T>`, `<T>::f` or the second `:` of a `:::`.
+        let before = code[..at].chars().last();
+        if before.is_none_or(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '>' | '$'))) {
+            named.insert(ident(&code[at + 2..]));
+        }
+    }
     for (at, _) in code.match_indices("crate::") {
         // `$crate::` in a macro is the same crate; `streamcap::crate::` does not exist; a longer identifier
         // ending in `crate` (`subcrate::`) is not the crate.
@@ -108,7 +134,7 @@ fn code_edges(modules: &BTreeSet<String>) -> BTreeMap<String, BTreeMap<String, P
     let mut edges: BTreeMap<String, BTreeMap<String, PathBuf>> = BTreeMap::new();
     for module in modules {
         let mut files = Vec::new();
-        rust_files(&root().join("src").join(module), &mut files);
+        rust_files(&module_dir(module), &mut files);
         rust_files(&root().join("src").join(format!("{module}.rs")), &mut files);
         for file in files {
             let code = code_of(&std::fs::read_to_string(&file).unwrap());
@@ -190,7 +216,7 @@ fn every_import_edge_is_allowed_by_the_layer_table() {
     let table = layer_table(&document());
     let rules = rules(&table);
     let missing: Vec<&String> = modules.iter().filter(|m| !rules.contains_key(m.as_str())).collect();
-    assert!(missing.is_empty(), "modules of src/ missing from the layer table: {missing:?}");
+    assert!(missing.is_empty(), "crates of crates/ or modules of src/ missing from the layer table: {missing:?}");
     let mut refused = Vec::new();
     for (from, targets) in code_edges(&modules) {
         for (to, file) in targets {
@@ -199,7 +225,7 @@ fn every_import_edge_is_allowed_by_the_layer_table() {
             }
         }
     }
-    for (from, to) in workspace_edges() {
+    for (from, to) in workspace_edges(&modules, &["dependencies"]) {
         if !allowed(&rules, &from, &to) {
             refused.push(format!("{from} → {to} (a path dependency of the workspace)"));
         }
@@ -218,7 +244,10 @@ fn the_layer_table_points_down_only() {
     let modules = modules();
     for row in &table {
         for module in &row.modules {
-            assert!(modules.contains(module), "the layer table names `{module}`, which is not a module of src/");
+            assert!(
+                modules.contains(module),
+                "the layer table names `{module}`, which is neither a crate nor a module"
+            );
         }
         for target in row.may_import.iter().flatten() {
             let below = rules.get(target.as_str()).unwrap_or_else(|| panic!("`{target}` has no row of its own"));
@@ -233,11 +262,102 @@ fn the_layer_table_points_down_only() {
     }
 }
 
-/// The paths the document names: words that look like a path from the repository root (`src/…`, `tests/…`,
-/// `docs/…`, `examples/…`, `scripts/…`) or from `src/` (a first component that is a module: `run/core.rs`).
-/// Bare file names (`launch.rs`) are read in their paragraph's directory and not checked here.
+#[test]
+fn every_crate_depends_on_exactly_what_its_row_allows() {
+    let modules = modules();
+    let table = layer_table(&document());
+    let rules = rules(&table);
+    let edges = workspace_edges(&modules, &["dependencies", "dev-dependencies"]);
+    let crates: Vec<String> = std::fs::read_dir(root().join("crates"))
+        .expect("the workspace's crates are under crates/")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(crates.len() >= 10, "the layer crates are under crates/: {crates:?}");
+    for krate in &crates {
+        let manifest = std::fs::read_to_string(root().join("crates").join(krate).join("Cargo.toml")).unwrap();
+        assert!(
+            manifest.contains(&format!("name = \"streamcap-{krate}\"")),
+            "crates/{krate} is package streamcap-{krate}"
+        );
+        let row = rules.get(krate.as_str()).unwrap_or_else(|| panic!("crates/{krate} has no row in the layer table"));
+        let may: BTreeSet<&str> = row.may_import.iter().flatten().map(String::as_str).collect();
+        let has: BTreeSet<&str> = edges.iter().filter(|(from, _)| from == krate).map(|(_, to)| to.as_str()).collect();
+        assert_eq!(
+            has, may,
+            "crates/{krate}/Cargo.toml's dependencies on other crates (with its dev-dependencies) are exactly its row's \
+             \"may import\" column"
+        );
+    }
+}
+
+/// A scratch copy of the workspace's crates (target/tmp/layers-probe/workspace, a root manifest of only the
+/// `[workspace…]` tables), for `cargo check` of one crate.
+fn probe_workspace() -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap().flatten() {
+            let (path, name) = (entry.path(), entry.file_name());
+            if path.is_dir() && name != "target" {
+                copy(&path, &to.join(&name));
+            } else if path.is_file() {
+                std::fs::copy(&path, to.join(&name)).unwrap();
+            }
+        }
+    }
+    let workspace = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("layers-probe/workspace");
+    let _ = std::fs::remove_dir_all(&workspace);
+    copy(&root().join("crates"), &workspace.join("crates"));
+    std::fs::copy(root().join("Cargo.lock"), workspace.join("Cargo.lock")).unwrap();
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let at = manifest.find("[workspace.package]").expect("the root manifest has [workspace.package]");
+    let end = manifest.find("\n[package]").expect("the root manifest has the root [package] after the workspace");
+    let tables = format!("[workspace]\nmembers = [\"crates/*\"]\nresolver = \"3\"\n\n{}", &manifest[at..end]);
+    std::fs::write(workspace.join("Cargo.toml"), tables).unwrap();
+    workspace
+}
+
+/// `cargo check --offline -p PACKAGE` in the probe workspace, into a target directory of its own (kept between
+/// runs, so only the first builds serde and thiserror): whether it built, and what cargo said.
+fn check_probe(workspace: &Path, package: &str) -> (bool, String) {
+    let output = std::process::Command::new(option_env!("CARGO").unwrap_or("cargo"))
+        .args(["check", "--offline", "--quiet", "--message-format", "short", "-p", package])
+        .current_dir(workspace)
+        .env("CARGO_TARGET_DIR", workspace.with_file_name("target"))
+        .output()
+        .expect("cargo runs");
+    (output.status.success(), String::from_utf8_lossy(&output.stderr).to_string())
+}
+
+/// The layer table is the compiler's rule: `units` (layer 0) may import nothing, so the line with which every
+/// crate names what it imports (`pub(crate) use ::plan;`, as in crates/results/src/lib.rs) does not build in
+/// units, because units' Cargo.toml does not depend on plan, while the same crates without that line do.
+#[test]
+fn the_compiler_refuses_an_edge_the_layer_table_does_not_allow() {
+    let workspace = probe_workspace();
+    let (built, said) = check_probe(&workspace, "streamcap-units");
+    assert!(built, "the copy of the crates builds as it is (the probe itself works): {said}");
+    let lib = workspace.join("crates/units/src/lib.rs");
+    let mut text = std::fs::read_to_string(&lib).unwrap();
+    text.push_str(
+        "\n// An edge the layer table forbids: units (layer 0) naming plan (layer 4).\npub(crate) use ::plan;\n",
+    );
+    std::fs::write(&lib, text).unwrap();
+    let (built, said) = check_probe(&workspace, "streamcap-units");
+    assert!(!built, "units naming plan must not build: {said}");
+    assert!(
+        said.contains("crates/units/src/lib.rs") && said.contains("plan") && said.contains("error[E0432]"),
+        "the build fails at the forbidden import (unresolved import `plan`): {said}"
+    );
+    let _ = std::fs::remove_dir_all(&workspace);
+}
+
+/// The paths the document names: words that look like a path from the repository root (`crates/…`, `src/…`,
+/// `tests/…`, `docs/…`, `examples/…`, `scripts/…`) or from a module's source directory (a first component that
+/// is a module: `run/core.rs` is `crates/run/src/core.rs`, `app/run.rs` is `src/app/run.rs`). Bare file names
+/// (`launch.rs`) are read in their paragraph's directory and not checked here.
 fn named_paths(doc: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
-    let roots = ["src", "tests", "docs", "examples", "scripts", "fuzz"];
+    let roots = ["crates", "src", "tests", "docs", "examples", "scripts", "fuzz"];
     let mut paths = BTreeSet::new();
     let path_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
     for word in doc.split(|c: char| !path_char(c)) {
@@ -248,7 +368,12 @@ fn named_paths(doc: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
             continue;
         }
         if !rest.is_empty() || roots.contains(&first) || from_src {
-            paths.insert(if from_src { format!("src/{word}") } else { word.to_string() });
+            let from_module = || {
+                let dir = module_dir(first);
+                let dir = dir.strip_prefix(root()).unwrap_or(&dir).to_string_lossy().to_string();
+                format!("{dir}/{rest}")
+            };
+            paths.insert(if from_src { from_module() } else { word.to_string() });
         }
     }
     paths
@@ -258,20 +383,18 @@ fn named_paths(doc: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
 fn every_path_the_document_names_exists() {
     let modules = modules();
     let paths = named_paths(&document(), &modules);
-    assert!(paths.contains("src/run/core.rs"), "the path reader finds the paths: {paths:?}");
+    assert!(paths.contains("crates/run/src/core.rs"), "the path reader finds the paths: {paths:?}");
     let gone: Vec<&String> = paths.iter().filter(|p| !root().join(p).exists()).collect();
     assert!(gone.is_empty(), "docs/architecture.md names paths that do not exist: {gone:#?}");
 }
 
-/// The path dependencies between members of the workspace, as module → module, once there is a workspace
-/// (issue 26 item 3); none before. A member is named by its package name without a `streamcap-` prefix, `-`
-/// read as `_` (so `streamcap-units` is `units`); a member that is not a module of the table (the binary, a
-/// benchmark) is left out.
-fn workspace_edges() -> Vec<(String, String)> {
+/// The path dependencies between members of the workspace, as module → module, in the manifests' `tables`
+/// (`dependencies`, `dev-dependencies`). A member is named by its package name without a `streamcap-` prefix,
+/// `-` read as `_` (so `streamcap-units` is `units`); a member that is not a module of the table (the root
+/// package `streamcap`, whose app and cli may import everything; a benchmark) is left out.
+fn workspace_edges(modules: &BTreeSet<String>, tables: &[&str]) -> Vec<(String, String)> {
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    if !manifest.lines().any(|l| l.trim() == "[workspace]") {
-        return Vec::new();
-    }
+    assert!(manifest.lines().any(|l| l.trim() == "[workspace]"), "the root Cargo.toml has a [workspace]");
     let mut members = Vec::new();
     for dir in ["crates", "."] {
         let Ok(entries) = std::fs::read_dir(root().join(dir)) else { continue };
@@ -286,10 +409,13 @@ fn workspace_edges() -> Vec<(String, String)> {
     for text in members {
         let Some(name) = text.lines().find_map(|l| l.trim().strip_prefix("name = ")) else { continue };
         let from = module_of(name.trim_matches('"'));
+        if !modules.contains(&from) {
+            continue;
+        }
         let mut in_dependencies = false;
         for line in text.lines().map(str::trim) {
             if line.starts_with('[') {
-                in_dependencies = line == "[dependencies]";
+                in_dependencies = tables.iter().any(|t| line == format!("[{t}]"));
             } else if in_dependencies && line.contains("path =") {
                 let package = line.split(['=', ' ', '.']).next().unwrap_or_default();
                 edges.push((from.clone(), module_of(package)));
@@ -313,13 +439,15 @@ fn crate_paths_are_read_from_code_not_comments() {
     let only: Vec<String> =
         crate_paths(&code_of("// use crate::plan;\nx = $crate::units::Bytes"), &modules).into_iter().collect();
     assert_eq!(only, ["units"]);
+    let absolute = code_of("use ::plan::Plan;\nlet x = Vec::<u8>::new(); a::spec::f(); <T>::units();");
+    assert_eq!(crate_paths(&absolute, &modules).into_iter().collect::<Vec<_>>(), ["plan"]);
 }
 
 #[test]
 fn paths_are_read_from_prose() {
     let modules: BTreeSet<String> = ["run", "app"].map(String::from).into();
-    let doc = "the core (`src/run/core.rs`), run/raw.rs; `app/trial/`, docs/x.md. Not TARGET/.streamcap/run-…, \
-               `launch.rs` or /sys/block/.";
+    let doc = "the core (`crates/run/src/core.rs`), run/raw.rs; `app/trial/`, docs/x.md. Not \
+               TARGET/.streamcap/run-…, `launch.rs` or /sys/block/.";
     let paths: Vec<String> = named_paths(doc, &modules).into_iter().collect();
-    assert_eq!(paths, ["docs/x.md", "src/app/trial/", "src/run/core.rs", "src/run/raw.rs"]);
+    assert_eq!(paths, ["crates/run/src/core.rs", "crates/run/src/raw.rs", "docs/x.md", "src/app/trial/"]);
 }

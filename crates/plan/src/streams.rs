@@ -1,0 +1,362 @@
+//! Planning a stream phase: the viewers' settings with every default filled in, the media they read (test
+//! media written into the work directory, the user's files, or URLs), the engine and its real queue depth,
+//! the scheduler threads and their slot tables, the ingest writers, and the raw-rate phases behind the
+//! estimate. Pure, like all planning: the facts (free space, the user's media files, the URLs' sizes) were
+//! gathered before.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::facts::{Facts, TargetFacts};
+use super::library::first_step_titles;
+use super::streams_limits::{StreamsRequest, check_request};
+use super::streams_media::{Estimating, Media, media_sources, plan_estimate};
+use super::values::choose_engine;
+use super::{DirectMode, PhaseKind, PhasePlan, PlanError, TargetPlan};
+use crate::engine::{EngineKind, HttpUrl};
+use crate::spec::{Assignment, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, StreamsSpec};
+use crate::units::serialize_secs;
+use ::streams::{LibraryInfo, MediaKey, StreamsConfig, defaults};
+
+/// One stream phase, ready to run.
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamsPlan {
+    /// The viewers' settings (formats, chunk, buffer, watch time, assignment, seed) with defaults filled in.
+    pub config: StreamsConfig,
+    /// One step of a fixed number of viewers, or the capacity search.
+    pub count: StreamCount,
+    /// The quality target a count of viewers must meet.
+    pub target: StreamTarget,
+    /// The count of viewers (or capacity) the user stated (`--expect`); below it the run exits with 1.
+    pub expect: Option<u32>,
+    /// The media files, in the order viewers' keys map to them.
+    pub media: Vec<MediaSource>,
+    /// With own media: the key of each media file (same order as `media`); empty for the user's files and
+    /// URLs, which viewers take in turn.
+    #[serde(skip)]
+    pub keys: Vec<MediaKey>,
+    /// streamcap writes the media (and removes it afterwards).
+    pub own_media: bool,
+    /// The library the viewers watch (its titles, size, popularity and why that size); `None` for test files
+    /// per format (`one`, `each`).
+    pub library: Option<LibraryInfo>,
+    /// The engine the scheduler threads use (io_uring may have fallen back to sync; http for URLs).
+    pub engine: EngineKind,
+    /// Reads bypass the page cache (where the filesystem allows it).
+    pub direct: DirectMode,
+    /// Scheduler threads; viewers are dealt round-robin to them.
+    pub workers: u32,
+    /// Reads in flight per scheduler thread at most: the asked number, lowered to what the engine can hold.
+    pub slots_per_worker: u32,
+    /// Bytes of each slot's buffer at most; a longer chunk is read through it.
+    pub slot_buffer_bytes: u32,
+    /// Background writers beside the viewers (`--ingest`); `None`: none.
+    pub ingest: Option<IngestPlan>,
+    /// The raw-rate phases whose figures give the estimate (and the search's first count).
+    pub estimate: Option<EstimatePlan>,
+}
+
+impl StreamsPlan {
+    /// The media files of the target's file table the viewers read (none for URLs).
+    pub fn media_files(&self) -> Vec<u32> {
+        let files = self.media.iter().filter_map(|m| match m {
+            MediaSource::File(f) => Some(*f),
+            MediaSource::Url { .. } => None,
+        });
+        files.collect()
+    }
+
+    /// Whether the media must hold written data before the phase: streamcap's own media, unless the engine is
+    /// the null engine, which reads nothing (its media stay sparse).
+    pub fn needs_data(&self) -> bool {
+        self.own_media && self.engine != EngineKind::Null
+    }
+
+    /// How long one step of a fixed count runs (its longest viewer); `None` for the search, whose steps vary.
+    pub fn runtime(&self) -> Option<Duration> {
+        match self.count {
+            StreamCount::Fixed(n) => Some(self.config.step_length(n).longest()),
+            StreamCount::Search(_) => None,
+        }
+    }
+}
+
+/// How many viewers.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamCount {
+    /// One step of this many viewers.
+    Fixed(u32),
+    /// The capacity search.
+    Search(SearchPlan),
+}
+
+/// Where the capacity search starts and stops.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SearchPlan {
+    /// First count of viewers without an estimate.
+    pub start: u32,
+    /// With an estimate, the first count is this fraction of it (0.5: half the estimated streams).
+    pub start_factor: f64,
+    /// Never more viewers than this.
+    pub limit: u32,
+    /// With an estimate, never more viewers than this multiple of it either; `None`: only `limit` bounds it.
+    pub limit_factor: Option<f64>,
+    /// Stop bisecting when the gap is at most this fraction (not percent: 0.03 = 3 %) of the passing count.
+    pub precision: f64,
+    /// Rounds that run the found edge again (the count that passed, then the one that failed).
+    pub confirmations: u32,
+}
+
+/// A count meets the target when at most `max_stalled` streams stalled and every stream started within
+/// `max_startup`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StreamTarget {
+    /// Streams that may stall (or never start) while the count still passes; 0 by default.
+    pub max_stalled: u32,
+    /// Longest start-up (stream start to playback) any stream may take; `max_startup_s`, seconds, in JSON.
+    #[serde(rename = "max_startup_s", serialize_with = "serialize_secs")]
+    pub max_startup: Duration,
+}
+
+/// One media file.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MediaSource {
+    /// A file of the target's file table (streamcap's own media, or one of the user's).
+    File(u32),
+    /// A remote file, fetched in byte ranges.
+    Url {
+        /// Where it is (its text in JSON).
+        #[serde(serialize_with = "serialize_url")]
+        url: HttpUrl,
+        /// Bytes of the file, as the probe before planning found it.
+        size: u64,
+    },
+}
+
+/// Background writers beside the viewers.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestPlan {
+    /// All writers together, bytes per second.
+    pub bytes_per_sec: f64,
+    /// Writer threads; each writes 1 MiB at fixed due times into its own new file and takes an equal share of
+    /// the rate.
+    pub writers: u32,
+    /// Where their files go (the work directory); each is removed after its step.
+    pub dir: PathBuf,
+}
+
+/// The plan indices of the raw-rate phases: random chunk reads, then sequential reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct EstimatePlan {
+    /// Plan index of the phase of random reads of one chunk each (queue depth 16): its IOPS bound the count.
+    pub random_phase: usize,
+    /// Plan index of the phase of sequential 1 MiB reads (queue depth 4): its MB/s bound the count.
+    pub sequential_phase: usize,
+}
+
+fn serialize_url<S: serde::Serializer>(url: &HttpUrl, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&url.text)
+}
+
+/// The viewers' settings with the defaults of `streams` filled in.
+pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
+    StreamsConfig {
+        mix: spec.mix().expect("checked: a format or a mix is given"),
+        chunk: spec.chunk.unwrap_or(crate::spec::ChunkSize::Bytes(defaults::CHUNK_BYTES)),
+        buffer: spec.buffer.unwrap_or(defaults::BUFFER),
+        prebuffer: spec.prebuffer.unwrap_or(defaults::PREBUFFER),
+        watch: spec.duration.unwrap_or(defaults::WATCH),
+        ramp: spec.ramp,
+        steady_within: spec.steady_within.unwrap_or(defaults::STEADY_WITHIN),
+        seek_every: spec.seek_every,
+        assignment: spec.files.unwrap_or_else(|| default_assignment(spec)),
+        titles: None,
+        media_length: spec.media_length.unwrap_or(defaults::MEDIA_LENGTH),
+        seed: seed.unwrap_or(defaults::SEED),
+        vbr: spec.vbr.filter(|&v| v > 0.0).map(|pct| pct / 100.0),
+    }
+}
+
+/// Which files viewers read when the phase does not say: a library of titles (the user's media, or one
+/// streamcap writes), unless a media length asks for the test files per format of old (`one`).
+fn default_assignment(spec: &StreamsSpec) -> Assignment {
+    if spec.library.is_none() && spec.media_length.is_some() {
+        Assignment::One
+    } else {
+        Assignment::Library { titles: None, zipf: None }
+    }
+}
+
+/// Checks every stream phase's numbers against what the machine allows, before anything is sized from them.
+pub(super) fn check_stream_requests(job: &JobSpec, facts: &Facts) -> Result<(), PlanError> {
+    for (index, phase) in job.phases.iter().enumerate() {
+        let Some(spec) = phase.streams() else { continue };
+        let config = streams_config(spec, phase.seed);
+        let request = StreamsRequest {
+            viewers: most_viewers(spec),
+            search: spec.count.is_none(),
+            workers: spec.workers.unwrap_or(facts.cpus.max(1)) as usize,
+            inflight: spec.inflight.unwrap_or(defaults::SLOTS_PER_WORKER),
+            ingest_writers: spec.ingest.map_or(0, |i| i.writers),
+        };
+        let label = phase.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
+        check_request(&config, &request, &facts.limits).map_err(|e| PlanError(format!("{label}: {e}")))?;
+        if request.viewers > MAX_VIEWERS {
+            return Err(PlanError(format!(
+                "{label}: {} viewers is above the most one run supports ({MAX_VIEWERS}): use a smaller --count or \
+                 --limit",
+                request.viewers
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The most viewers a phase can run at once (its count, or the search's limit): the media must serve them.
+pub(super) fn most_viewers(spec: &StreamsSpec) -> u32 {
+    spec.count.unwrap_or_else(|| spec.limit.unwrap_or(defaults::SEARCH_LIMIT))
+}
+
+/// Plans a stream phase: the raw-rate phases of its estimate when it needs them and no earlier phase measured
+/// the same (they come first), then the stream phase itself. `next_index` is the plan index the first of them
+/// will have; `measured` lists earlier estimates by chunk size.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn plan_streams_phases(
+    job: &JobSpec,
+    index: usize,
+    spec: &PhaseSpec,
+    target: &mut TargetPlan,
+    facts: &Facts,
+    notices: &mut Vec<String>,
+    next_index: usize,
+    measured: &mut Vec<(u64, EstimatePlan)>,
+) -> Result<Vec<PhasePlan>, PlanError> {
+    let streams = spec.streams().expect("a stream phase");
+    let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
+    let fail = |m: String| PlanError(format!("{label}: {m}"));
+    let mut config = streams_config(streams, spec.seed);
+    let remote = matches!(facts.target, TargetFacts::Remote { .. });
+    let readers = plan_readers(spec, &label, facts, notices)?;
+    let Media { sources: media, keys, titles, library } =
+        media_sources(job, streams, &config, target, facts, readers.direct, notices).map_err(fail)?;
+    config.titles = titles;
+    let library = library.map(|mut info| {
+        if let Some(count) = streams.count.filter(|&n| n <= 10_000) {
+            info.viewer_titles = first_step_titles(&config, count);
+        }
+        info
+    });
+    let (estimate, mut phases) = plan_estimate(
+        &Estimating { job, spec, config: &config, media: &media, whole: library.is_some() },
+        target,
+        facts,
+        notices,
+        (next_index, measured),
+    )
+    .map_err(|e| fail(e.0))?;
+    let plan = StreamsPlan {
+        slot_buffer_bytes: defaults::SLOT_BUFFER_MAX as u32,
+        target: stream_target(streams),
+        expect: streams.expect,
+        own_media: streams.library.is_none() && !remote,
+        library,
+        count: stream_count(streams),
+        ingest: plan_ingest(streams, target, remote).map_err(fail)?,
+        config,
+        media,
+        keys,
+        engine: readers.engine,
+        direct: readers.direct,
+        workers: readers.workers,
+        slots_per_worker: readers.slots_per_worker,
+        estimate,
+    };
+    phases.push(PhasePlan {
+        runtime: plan.runtime(),
+        // Viewers' read errors are counted per step; they never stop the others.
+        continue_on_error: true,
+        ..PhasePlan::of_spec(label, spec, PhaseKind::Streams(Box::new(plan)))
+    });
+    Ok(phases)
+}
+
+/// How a stream phase's scheduler threads read: the engine, direct I/O, the threads and their slot tables.
+struct Readers {
+    engine: EngineKind,
+    direct: DirectMode,
+    workers: u32,
+    slots_per_worker: u32,
+}
+
+/// Chooses the engine (http for a remote target) and lowers the slots per scheduler thread to the depth it
+/// can hold, saying so in `notices`.
+fn plan_readers(spec: &PhaseSpec, label: &str, facts: &Facts, notices: &mut Vec<String>) -> Result<Readers, PlanError> {
+    let streams = spec.streams().expect("a stream phase");
+    let remote = matches!(facts.target, TargetFacts::Remote { .. });
+    let engine = if remote {
+        EngineKind::Http
+    } else {
+        choose_engine(spec.engine, facts, notices).map_err(|m| PlanError(format!("{label}: {m}")))?
+    };
+    if spec.engine == Some(EngineChoice::Null) {
+        // Every chunk arrives at once: what is left to see is streamcap's own cost and lag per viewer.
+        notices.push(format!("{label}: the null engine reads nothing; the figures are streamcap's own overhead"));
+    }
+    let direct = match (remote, spec.direct) {
+        (true, _) | (false, Some(false)) => DirectMode::Off,
+        (false, Some(true)) => DirectMode::Required,
+        (false, None) => DirectMode::Preferred,
+    };
+    let workers = streams.workers.unwrap_or(facts.cpus.max(1));
+    let asked = streams.inflight.unwrap_or(defaults::SLOTS_PER_WORKER);
+    let slots_per_worker = asked.min(engine.max_queue_depth());
+    if slots_per_worker < asked && !remote {
+        notices.push(format!(
+            "{label}: the {} engine keeps {slots_per_worker} read in flight per scheduler thread, so {workers} \
+             thread(s) serve at most {} reads at once; use the io_uring engine or more --workers for more",
+            engine.name(),
+            slots_per_worker * workers
+        ));
+    }
+    Ok(Readers { engine, direct, workers, slots_per_worker })
+}
+
+/// The ingest writers, in the work directory of a local target; refused where streamcap has none to write in.
+fn plan_ingest(streams: &StreamsSpec, target: &TargetPlan, remote: bool) -> Result<Option<IngestPlan>, String> {
+    match (streams.ingest, &target.work_dir) {
+        (None, _) => Ok(None),
+        (Some(i), Some(dir)) if streams.library.is_none() && !remote => {
+            Ok(Some(IngestPlan { bytes_per_sec: i.rate.bytes_per_sec(), writers: i.writers, dir: dir.clone() }))
+        }
+        (Some(_), _) => Err("ingest writes in streamcap's work directory on a local target: not with an http \
+                             target or --library"
+            .into()),
+    }
+}
+
+/// A fixed count of viewers, or the capacity search with its defaults filled in.
+fn stream_count(streams: &StreamsSpec) -> StreamCount {
+    match streams.count {
+        Some(n) => StreamCount::Fixed(n),
+        None => StreamCount::Search(SearchPlan {
+            start: defaults::SEARCH_START,
+            start_factor: streams.start_factor.unwrap_or(0.5),
+            limit: streams.limit.unwrap_or(defaults::SEARCH_LIMIT),
+            limit_factor: streams.limit_factor,
+            precision: streams.precision.unwrap_or(defaults::PRECISION_PCT) / 100.0,
+            confirmations: streams.confirmations.unwrap_or(defaults::CONFIRMATIONS),
+        }),
+    }
+}
+
+/// The quality target, with its defaults filled in.
+fn stream_target(streams: &StreamsSpec) -> StreamTarget {
+    StreamTarget {
+        max_stalled: streams.max_stalled.unwrap_or(0),
+        max_startup: streams.max_startup.unwrap_or(defaults::MAX_STARTUP),
+    }
+}

@@ -1,0 +1,291 @@
+//! The media of a stream phase, planned: the test files per format and the library's titles streamcap writes
+//! (`own_media_files`, sized before the target's free space is checked), which files or URLs each phase's
+//! viewers read and the keys they know them by (`media_sources`: streamcap's own, the user's library added to
+//! the file table read-only, or remote URLs), and the raw-rate phases of the estimate over them. Pure, like all
+//! planning.
+
+use std::path::Path;
+
+use super::build::JobContext;
+use super::facts::{Facts, TargetFacts};
+use super::library::{Generated, generated, generated_info, is_title, title_name, user_library, zipf_of};
+use super::raw::plan_raw;
+use super::streams::{EstimatePlan, MediaSource, most_viewers, streams_config};
+use super::{DirectMode, FilePlan, PhaseKind, PhasePlan, PlanError, TargetKind, TargetPlan};
+use crate::engine::EngineKind;
+use crate::spec::{BlockSizeSpec, JobSpec, PhaseSpec, RwMode, StreamsSpec};
+use crate::units::Bytes;
+use crate::workload::Region;
+use ::streams::{LibraryInfo, MediaKey, StreamsConfig, Titles, defaults};
+
+/// The name of a media file in the work directory: a format's test file (phases watching the same format share
+/// it), or a title of the library (every phase and format shares them).
+pub fn media_name(config: &StreamsConfig, key: MediaKey) -> String {
+    match key {
+        MediaKey::Format { format, number } => {
+            let format = &config.mix.0[format].0;
+            let slug: String = format.name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+            format!("media-{slug}-{number}.bin")
+        }
+        MediaKey::Title(number) => title_name(number),
+    }
+}
+
+/// The media every stream phase of `job` writes: file name and size — test files per format, and the titles of
+/// the one library the phases share, sized for `free` bytes of free space of which `other` go to the other data
+/// files. Phases reading the user's files or URLs need none.
+pub(super) fn own_media_files(
+    job: &JobSpec,
+    free: Option<Bytes>,
+    other: Bytes,
+) -> Result<Vec<(String, u64)>, PlanError> {
+    let mut files = Vec::new();
+    for phase in &job.phases {
+        let Some(spec) = phase.streams().filter(|s| s.library.is_none()) else { continue };
+        let config = streams_config(spec, phase.seed);
+        if config.is_library() {
+            continue;
+        }
+        for key in config.media_needed(most_viewers(spec)) {
+            if let MediaKey::Format { format, .. } = key {
+                files.push((media_name(&config, key), config.media_bytes(format)));
+            }
+        }
+    }
+    if let Some(library) = generated(job, free, other, most_viewers).map_err(PlanError)? {
+        files.extend((0..library.titles).map(|n| (title_name(n), library.title_bytes)));
+    }
+    Ok(files)
+}
+
+/// The media of a phase: the files (or URLs) the viewers read, the keys viewers know them by, the titles of its
+/// library and what the plan says about it.
+pub(super) struct Media {
+    pub sources: Vec<MediaSource>,
+    pub keys: Vec<MediaKey>,
+    pub titles: Option<Titles>,
+    pub library: Option<LibraryInfo>,
+}
+
+/// The media of a phase: streamcap's own files (found in the target's table by name: test files per format, or
+/// the library's titles), the user's library (its files added to the table, read only), or the URLs of a
+/// remote target (with a library assignment, each URL a title).
+pub(super) fn media_sources(
+    job: &JobSpec,
+    streams: &StreamsSpec,
+    config: &StreamsConfig,
+    target: &mut TargetPlan,
+    facts: &Facts,
+    direct: DirectMode,
+    notices: &mut Vec<String>,
+) -> Result<Media, String> {
+    if let TargetFacts::Remote { media, .. } = &facts.target {
+        if streams.library.is_some() {
+            return Err("--library reads local media files: not with an http target (leave TARGET out)".into());
+        }
+        let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
+        if let Some((url, size)) = media.iter().find(|(_, size)| *size < min) {
+            return Err(format!(
+                "{} holds {size} bytes, less than one chunk ({min} bytes): give a smaller chunk",
+                url.text
+            ));
+        }
+        let sources = media.iter().map(|(url, size)| MediaSource::Url { url: url.clone(), size: *size }).collect();
+        return Ok(Media { sources, keys: vec![], titles: titles_of(config, media.len()), library: None });
+    }
+    if target.kind != TargetKind::Directory {
+        return Err(
+            "viewers read media under a directory (or from http:// URLs): give a directory as the target".into()
+        );
+    }
+    match &streams.library {
+        Some(dir) => users_media(dir, streams, config, target, facts, direct, notices),
+        None => Ok(own_media(job, streams, config, target, facts, direct)),
+    }
+}
+
+/// The titles of a library assignment over `count` files (at least one).
+fn titles_of(config: &StreamsConfig, count: usize) -> Option<Titles> {
+    config.is_library().then(|| Titles { count: (count as u32).max(1), zipf: zipf_of(config) })
+}
+
+/// The user's library: its usable media files added to the file table (read only), each a title.
+fn users_media(
+    dir: &Path,
+    streams: &StreamsSpec,
+    config: &StreamsConfig,
+    target: &mut TargetPlan,
+    facts: &Facts,
+    direct: DirectMode,
+    notices: &mut Vec<String>,
+) -> Result<Media, String> {
+    let listing =
+        facts.media_libraries.iter().find(|(d, _)| d == dir).map(|(_, files)| files.as_slice()).unwrap_or(&[]);
+    let user = user_library(dir, listing, config, streams.count, facts, direct)?;
+    notices.extend(user.notices);
+    let mut sources = Vec::new();
+    for (path, size) in user.files {
+        target.files.push(FilePlan { path, size: Bytes(size), created: false });
+        sources.push(MediaSource::File(target.files.len() as u32 - 1));
+    }
+    let keys = (0..sources.len() as u32).map(MediaKey::Title).collect();
+    Ok(Media { titles: titles_of(config, sources.len()), sources, keys, library: Some(user.info) })
+}
+
+/// streamcap's own media, found in the target's file table by name: the library's titles, or the test files
+/// per format.
+fn own_media(
+    job: &JobSpec,
+    streams: &StreamsSpec,
+    config: &StreamsConfig,
+    target: &TargetPlan,
+    facts: &Facts,
+    direct: DirectMode,
+) -> Media {
+    let mut keys = config.media_needed(most_viewers(streams));
+    let (mut titles, mut library) = (None, None);
+    if config.is_library() {
+        let files: Vec<&FilePlan> = target.files.iter().filter(|f| f.created && is_title(&f.path)).collect();
+        let generated = Generated {
+            titles: files.len() as u32,
+            title_bytes: files.first().map_or(0, |f| f.size.0),
+            asked: asked_size(job),
+        };
+        keys = (0..generated.titles).map(MediaKey::Title).collect();
+        titles = titles_of(config, files.len());
+        let free = match &facts.target {
+            TargetFacts::Directory { free, .. } => *free,
+            _ => None,
+        };
+        library = titles.map(|t| generated_info(&generated, t, free, facts, direct));
+    }
+    let sources = keys
+        .iter()
+        .map(|&key| {
+            let name = media_name(config, key);
+            let file = target.files.iter().position(|f| f.path.file_name().is_some_and(|n| n == name.as_str()));
+            MediaSource::File(file.expect("the file table holds every media file") as u32)
+        })
+        .collect();
+    Media { sources, keys, titles, library }
+}
+
+/// The size of library the job's phases ask for (the largest; the default where none says).
+fn asked_size(job: &JobSpec) -> u64 {
+    job.phases
+        .iter()
+        .filter_map(|p| p.streams())
+        .filter(|s| s.library.is_none())
+        .map(|s| s.library_size.map_or(defaults::LIBRARY_BYTES, |b| b.0))
+        .max()
+        .unwrap_or(defaults::LIBRARY_BYTES)
+}
+
+/// What the estimate of a stream phase is planned from.
+pub(super) struct Estimating<'a> {
+    pub job: &'a JobSpec,
+    pub spec: &'a PhaseSpec,
+    pub config: &'a StreamsConfig,
+    pub media: &'a [MediaSource],
+    /// The media are a library, measured whole (test files per format: the first).
+    pub whole: bool,
+}
+
+/// The raw-rate phases of a phase's estimate, when it wants one and no earlier phase measured the same chunk
+/// (then that one's is shared); `at`: the plan index the first of them will have, and the estimates planned so
+/// far by chunk size.
+pub(super) fn plan_estimate(
+    e: &Estimating<'_>,
+    target: &TargetPlan,
+    facts: &Facts,
+    notices: &mut Vec<String>,
+    at: (usize, &mut Vec<(u64, EstimatePlan)>),
+) -> Result<(Option<EstimatePlan>, Vec<PhasePlan>), PlanError> {
+    let (next_index, measured) = at;
+    let streams = e.spec.streams().expect("a stream phase");
+    let wants = streams.estimate.unwrap_or(streams.max == Some(true));
+    match (&e.media[0], wants) {
+        (MediaSource::File(first), true) => {
+            let chunk = e.config.chunk_bytes(0);
+            if let Some((_, shared)) = measured.iter().find(|(c, _)| *c == chunk) {
+                return Ok((Some(*shared), Vec::new()));
+            }
+            let files: Vec<u32> = match e.whole {
+                true => {
+                    e.media.iter().filter_map(|m| if let MediaSource::File(f) = m { Some(*f) } else { None }).collect()
+                }
+                false => vec![*first],
+            };
+            let planned = estimate_phases(e, &files, target, facts, notices)?;
+            let plan = EstimatePlan { random_phase: next_index, sequential_phase: next_index + 1 };
+            measured.push((chunk, plan));
+            Ok((Some(plan), planned))
+        }
+        (MediaSource::Url { .. }, true) if streams.estimate == Some(true) => {
+            Err(PlanError("the estimate measures raw reads of a local file: not with an http target".into()))
+        }
+        _ => Ok((None, Vec::new())),
+    }
+}
+
+/// The two raw-rate phases over the media files `files` (every title of a library, laid end to end, so that no
+/// cache serves a small part of it): random reads of one chunk at queue depth 16, then sequential 1 MiB reads at
+/// queue depth 4, each for `time`. They read with as many threads as the viewers will have (the phase's
+/// scheduler threads, at most one per file), the depth shared among them and each thread reading its own files:
+/// a pool whose mirror is chosen per reading thread (btrfs raid1/raid10, read policy `pid`) gives one thread a
+/// single mirror, and the sync engine keeps one read in flight per thread, so one thread measured a four-device
+/// raid1 as one device and capped the capacity search at a quarter of the pool (issue 24's validation matrix).
+fn estimate_phases(
+    e: &Estimating<'_>,
+    files: &[u32],
+    target: &TargetPlan,
+    facts: &Facts,
+    notices: &mut Vec<String>,
+) -> Result<Vec<PhasePlan>, PlanError> {
+    let (job, spec) = (e.job, e.spec);
+    let streams = spec.streams().expect("a stream phase");
+    let time = streams.estimate_time.unwrap_or(defaults::ESTIMATE_TIME);
+    let chunk = e.config.chunk_bytes(0);
+    let media = &target.files[files[0] as usize];
+    let threads = streams.workers.unwrap_or(facts.cpus.max(1)).clamp(1, files.len().max(1) as u32);
+    let read = |name: &str, rw, bs: u64, iodepth: u32| PhaseSpec {
+        name: Some(name.to_string()),
+        rw: Some(rw),
+        bs: Some(BlockSizeSpec::Fixed(Bytes(bs))),
+        iodepth: Some((iodepth / threads).max(1)),
+        jobs: Some(threads),
+        runtime: Some(time),
+        direct: spec.direct,
+        engine: spec.engine,
+        ..PhaseSpec::default()
+    };
+    let single = TargetPlan {
+        kind: TargetKind::File,
+        path: media.path.clone(),
+        work_dir: None,
+        files: vec![media.clone()],
+        writes_allowed: false,
+        memory_backed: target.memory_backed.clone(),
+    };
+    let mut phases = Vec::new();
+    for (name, rw, bs, depth) in
+        [("estimate: random chunks", RwMode::RandRead, chunk, 16), ("estimate: sequential", RwMode::Read, 1 << 20, 4)]
+    {
+        let context = JobContext::new(job, &single);
+        let spec = read(name, rw, bs, depth);
+        let (name, mut phase) = plan_raw(&context, 0, &spec, &single, facts, None, notices)?;
+        // Planned against the first media file alone; now it reads every one of them in the whole table.
+        phase.files = files.to_vec();
+        let regions: Vec<Region> =
+            files.iter().map(|&f| Region { file: f, start: 0, len: target.files[f as usize].size.0 }).collect();
+        phase.data_set = Bytes(regions.iter().map(|r| r.len).sum());
+        let count = phase.workers.len().max(1);
+        for (w, worker) in phase.workers.iter_mut().enumerate() {
+            worker.workload.regions = regions.iter().skip(w).step_by(count).copied().collect();
+        }
+        // The null engine reads nothing: no media to write for it.
+        phase.needs_data = media.created && phase.engine != EngineKind::Null;
+        phases.push(PhasePlan::of_spec(name, &spec, PhaseKind::Raw(Box::new(phase))));
+    }
+    Ok(phases)
+}

@@ -1,0 +1,167 @@
+//! Running a stream phase on the I/O core: one step of a fixed count, or the capacity search over steps, each
+//! step a set of viewer and ingest workers (`step`), reported to the observer step by step. The phase's outcome
+//! merges every step's I/O; what the viewers experienced goes to the observer as `StepOutcome`s.
+
+mod schedule;
+mod step;
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+pub use schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
+pub use step::media_files;
+use step::{StepInputs, run_step};
+
+use super::cluster::Cluster;
+use super::phase::SeriesStart;
+use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
+use crate::metrics::Recorder;
+use crate::plan::{EstimatePlan, FilePlan, SearchPlan, StreamCount, StreamsPlan};
+use ::streams::{RawRates, SearchSettings, estimate, search};
+
+/// What a stream phase runs with.
+pub struct StreamInputs<'a> {
+    pub index: usize,
+    pub plan: &'a StreamsPlan,
+    /// The run's file table (the test media are in it).
+    pub table: &'a [FilePlan],
+    pub direct: bool,
+    pub interval: Duration,
+    /// Multi-host runs: the viewers of every step are spread over the ranks (clients), and the search counts
+    /// them all.
+    pub cluster: Option<&'a Cluster>,
+}
+
+/// Where the last capacity search of a run found its edge, as its capacity ÷ its estimate, with the raw-rate
+/// phases behind that estimate: a later search on the same raw rates (a check's next format) starts at that share
+/// of its own estimate, in steps of its precision, rather than doubling from half of it.
+#[derive(Debug, Default)]
+pub struct Priors(Option<(EstimatePlan, f64)>);
+
+/// Runs one stream phase. `rates`: the raw rates its estimate phases measured, if it has any (in a cluster, every
+/// rank's together); a search starts from `priors` and leaves its own there.
+pub fn run_stream_phase(
+    phase: &StreamInputs<'_>,
+    rates: Option<RawRates>,
+    priors: &mut Priors,
+    interrupt: &Interrupt,
+    observer: &mut dyn RunObserver,
+) -> PhaseOutcome {
+    let StreamInputs { index, plan, table, direct, interval, cluster } = *phase;
+    let media = media_files(plan, table);
+    let inputs = StepInputs { index, plan, media: &media, direct, interval, interrupted: interrupt.flag(), cluster };
+    if let Some(rates) = rates {
+        observer.stream_estimate(index, rates);
+    }
+    let mut merged = Merged::new();
+    let step = |count: u32, merged: &mut Merged, observer: &mut dyn RunObserver| {
+        observer.stream_step_started(index, count);
+        let (outcome, measured) = run_step(&inputs, count, merged.steps, merged.series(), observer);
+        if matches!(outcome.stop, StopReason::Failed(_)) {
+            // The step's workers could not run (memory, threads, a file; every rank agrees in a cluster): what its
+            // viewers "saw" is not a measurement, and counting them would report stalls. The phase fails with
+            // the reason, and the search stops without an answer.
+            merged.add(outcome);
+            return Err(StepFailed);
+        }
+        let passed = measured.meets(plan.target.max_stalled, plan.target.max_startup);
+        observer.stream_step(index, &measured);
+        merged.add(outcome);
+        // In a cluster only the merged step's flag (any rank interrupted) is the same on every rank: a rank's own
+        // flag could stop its search one step before the others'.
+        let stop = if cluster.is_some() { measured.interrupted } else { interrupt.is_set() };
+        Ok((!stop).then_some(passed))
+    };
+    match plan.count {
+        StreamCount::Fixed(count) => {
+            let _ = step(count, &mut merged, observer);
+        }
+        StreamCount::Search(s) => {
+            let bound = rates.map(|r| estimate(r, &plan.config).streams.max(1));
+            let prior = priors.0.filter(|(e, _)| plan.estimate == Some(*e)).map(|(_, ratio)| ratio);
+            let found = search(search_settings(&s, bound, prior), &mut |count| step(count, &mut merged, observer));
+            // A failed step (its workers could not run) ends the search without an answer.
+            if let Ok(found) = found {
+                observer.stream_search(index, &found);
+                let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0;
+                if let (Some(e), Some(b), true) = (plan.estimate, bound, edge) {
+                    priors.0 = Some((e, f64::from(found.best) / f64::from(b)));
+                }
+            }
+        }
+    }
+    merged.into_outcome(direct, interrupt.flag().load(Ordering::Relaxed))
+}
+
+/// A step whose workers could not run: the phase has failed (its outcome says why).
+struct StepFailed;
+
+/// Where the search starts, how it moves and where it stops: from the estimate's `bound` (a share of it, or the
+/// `prior` share an earlier search found, then in steps of the precision), or from the plan's first count.
+fn search_settings(s: &SearchPlan, bound: Option<u32>, prior: Option<f64>) -> SearchSettings {
+    let (start, first_step) = match (bound, prior) {
+        (Some(b), Some(r)) => (((f64::from(b) * r) as u32).max(1), s.precision),
+        (Some(b), None) => (((f64::from(b) * s.start_factor) as u32).max(1), 1.0),
+        (None, _) => (s.start, 1.0),
+    };
+    let by_estimate = match (bound, s.limit_factor) {
+        (Some(b), Some(f)) => ((f64::from(b) * f).ceil() as u32).max(start).max(4),
+        _ => u32::MAX,
+    };
+    SearchSettings {
+        start,
+        limit: s.limit.min(by_estimate).max(1),
+        precision: s.precision,
+        first_step,
+        confirmations: s.confirmations,
+    }
+}
+
+/// The phase's outcome, built from its steps.
+struct Merged {
+    first: Option<PhaseOutcome>,
+    totals: Recorder,
+    measured: Duration,
+    steps: u32,
+    intervals: u64,
+}
+
+impl Merged {
+    fn new() -> Merged {
+        Merged { first: None, totals: Recorder::new(true), measured: Duration::ZERO, steps: 0, intervals: 0 }
+    }
+
+    /// Where the next step's intervals fall in the phase's series: after every earlier step's.
+    fn series(&self) -> SeriesStart {
+        SeriesStart { index: self.intervals, start: self.measured }
+    }
+
+    fn add(&mut self, outcome: PhaseOutcome) {
+        self.totals.merge(&outcome.totals);
+        self.measured += outcome.measured;
+        self.intervals += outcome.intervals;
+        self.steps += 1;
+        match &mut self.first {
+            None => self.first = Some(outcome),
+            Some(first) => {
+                let room = crate::plan::defaults::ERRORS_KEPT.saturating_sub(first.errors.len());
+                first.errors.extend(outcome.errors.into_iter().take(room));
+                if first.stop == StopReason::Completed {
+                    first.stop = outcome.stop;
+                }
+                first.caps = first.caps.or(outcome.caps);
+            }
+        }
+    }
+
+    fn into_outcome(self, direct: bool, interrupted: bool) -> PhaseOutcome {
+        let mut outcome = self.first.unwrap_or_else(|| super::phase::failed_outcome(direct, StopReason::Interrupted));
+        outcome.totals = self.totals;
+        outcome.measured = self.measured;
+        outcome.intervals = self.intervals;
+        if interrupted {
+            outcome.stop = StopReason::Interrupted;
+        }
+        outcome
+    }
+}

@@ -1,0 +1,264 @@
+//! One step of a stream phase: `count` viewers, arriving over the step's arrival window, dealt round-robin to
+//! the scheduler threads, and the ingest writers beside them, all run as one set of workers on the I/O core,
+//! sharing one `StepJudge` that ends the step once every viewer reached steady state and the judged playback
+//! is over (or, in a search, at the first failure); then what the viewers and writers measured, gathered into a
+//! `StepOutcome`.
+//!
+//! A multi-host run judges each rank's viewers on that rank: its judged window starts when its own last viewer
+//! reached steady state (the ranks do not exchange instants during a step).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
+use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
+use crate::metrics::OpClass;
+use crate::plan::{MediaSource, StreamCount, StreamsPlan};
+use crate::run::cluster::{Cluster, PhaseSync, merge_step, viewers_of};
+use crate::run::open::{OpenFor, open_data_file};
+use crate::run::pattern::fill_random;
+use crate::run::phase::{PhaseRun, Ran, SeriesStart, run_workers};
+use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
+use crate::run::{PhaseOutcome, RunObserver};
+use crate::workload::Rng;
+use ::streams::{IngestOutcome, MediaFile, MediaKey, StepJudge, StepOutcome, StreamStats, ViewerPlan, Viewers};
+
+/// What every step of a phase shares.
+pub struct StepInputs<'a> {
+    pub index: usize,
+    pub plan: &'a StreamsPlan,
+    pub media: &'a [MediaFile],
+    pub direct: bool,
+    pub interval: Duration,
+    pub interrupted: Arc<AtomicBool>,
+    /// Multi-host runs: this rank runs its share of each step's viewers (rank 0 the ingest writers too).
+    pub cluster: Option<&'a Cluster>,
+}
+
+/// The media file a viewer's key maps to: streamcap's own media and the user's library by key; URLs in turn.
+fn media_index(plan: &StreamsPlan, key: MediaKey) -> u32 {
+    if plan.keys.is_empty() {
+        let n = plan.media.len() as u32;
+        return match key {
+            MediaKey::Format { format, number } => number.wrapping_add(format as u32 * 7919) % n,
+            MediaKey::Title(number) => number % n,
+        };
+    }
+    plan.keys.binary_search(&key).map(|i| i as u32).unwrap_or(0)
+}
+
+/// Runs `count` viewers (and the ingest writers) to the end of their watch, or until Ctrl-C.
+pub fn run_step(
+    inputs: &StepInputs<'_>,
+    count: u32,
+    step: u32,
+    series: SeriesStart,
+    observer: &mut dyn RunObserver,
+) -> (PhaseOutcome, StepOutcome) {
+    let plan = inputs.plan;
+    let viewers = plan.config.viewers(count, step, &mut |key| media_index(plan, key));
+    // Every rank lays out the same viewers and runs its own share of them; one process runs them all.
+    let (rank, ranks) = inputs.cluster.map_or((0, 1), |c| (c.rank(), c.size()));
+    let mine = viewers_of(rank, ranks, viewers.len());
+    let ingest_paths = ingest_paths(plan, rank, step);
+    let workers = plan.workers.clamp(1, (mine.len() as u32).max(1)) as usize;
+    let judge = Arc::new(StepJudge::new(mine.len() as u32, judging(plan)));
+    let mut setups: Vec<SetUp<'_>> = Vec::new();
+    for w in 0..workers {
+        let share: Vec<usize> = mine.iter().skip(w).step_by(workers).copied().collect();
+        let (viewers, judge) = (&viewers, judge.clone());
+        setups.push(Box::new(move || viewer_worker(inputs, viewers, share, judge)));
+    }
+    let length = plan.config.step_length(count).longest();
+    for path in &ingest_paths {
+        let rate = plan.ingest.as_ref().map_or(1.0, |i| i.bytes_per_sec / f64::from(i.writers));
+        let judge = judge.clone();
+        setups.push(Box::new(move || ingest_worker(path.clone(), rate, length, inputs.direct, judge)));
+    }
+    let run = PhaseRun {
+        index: inputs.index,
+        interval: inputs.interval,
+        ramp: Duration::ZERO,
+        floor: None,
+        direct: inputs.direct,
+        interrupted: inputs.interrupted.clone(),
+        series,
+        setups,
+        sync: inputs.cluster.map(|cluster| PhaseSync {
+            cluster,
+            phase: inputs.index,
+            step: step.into(),
+            stonewall: false,
+        }),
+        per_worker: false,
+        steady: None,
+        held: None,
+    };
+    let Ran { outcome, schedules } = run_workers(run, observer);
+    for path in &ingest_paths {
+        // Ingest files live only for their step; a file never created is not an error.
+        let _ = std::fs::remove_file(path);
+    }
+    let mut measured = step_outcome(inputs, count, &outcome, viewer_stats(schedules, viewers.len()));
+    (measured.arrival, measured.judging) = (plan.config.arrival_for(count), judge.judging);
+    (measured.steady_at, measured.cut) = (judge.judged_from(), judge.cut());
+    match inputs.cluster {
+        Some(cluster) => (outcome, merge_step(cluster, inputs.index, step, measured)),
+        None => (outcome, measured),
+    }
+}
+
+/// How the phase's steps are judged: a search only needs to know whether a count passes, so its steps end at
+/// their first failure; a fixed count runs to the end.
+fn judging(plan: &StreamsPlan) -> ::streams::Judging {
+    let fail_fast = matches!(plan.count, StreamCount::Search(_));
+    plan.config.judging(fail_fast, plan.target.max_startup)
+}
+
+/// The ingest writers' files of this step (rank 0 runs the writers of a multi-host run).
+fn ingest_paths(plan: &StreamsPlan, rank: u32, step: u32) -> Vec<PathBuf> {
+    match &plan.ingest {
+        Some(ingest) if rank == 0 => {
+            (0..ingest.writers).map(|w| ingest.dir.join(format!("ingest-{step}-{w}.bin"))).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Each of the step's `count` viewers' figures, by global viewer number, from the schedules that ran them.
+fn viewer_stats(schedules: Vec<Option<AnySchedule<'_>>>, count: usize) -> Vec<StreamStats> {
+    let mut streams = vec![Default::default(); count];
+    for schedule in schedules.into_iter().flatten() {
+        if let AnySchedule::Viewers(s) = schedule {
+            s.viewers.stats().for_each(|(global, stats)| streams[global] = stats.clone());
+        }
+    }
+    streams
+}
+
+fn step_outcome(inputs: &StepInputs<'_>, count: u32, outcome: &PhaseOutcome, streams: Vec<StreamStats>) -> StepOutcome {
+    let reads = outcome.totals.stats(OpClass::Read);
+    let writes = outcome.totals.stats(OpClass::Write);
+    let first =
+        |op: &str| {
+            outcome.errors.iter().find(|e| e.op == op).map(|e| {
+                format!("{} of {} at offset {} failed: {} (errno {})", e.op, e.path, e.offset, e.message, e.errno)
+            })
+        };
+    let ingest = inputs.plan.ingest.as_ref().map(|i| IngestOutcome {
+        writers: i.writers,
+        target_bytes_per_sec: i.bytes_per_sec,
+        bytes: writes.bytes,
+        write_latency: writes.due_latency.clone().unwrap_or_default(),
+        errors: writes.errors,
+        first_error: first("write"),
+    });
+    StepOutcome {
+        count,
+        streams,
+        lateness: reads.due_latency.clone().unwrap_or_default(),
+        issue_lag: reads.lag.clone().unwrap_or_default(),
+        read_bytes: reads.bytes,
+        errors: reads.errors,
+        first_error: first("read"),
+        elapsed: outcome.measured,
+        arrival: Duration::ZERO,
+        judging: judging(inputs.plan),
+        steady_at: None,
+        cut: None,
+        interrupted: inputs.interrupted.load(Ordering::Relaxed),
+        engine: outcome.caps.map_or(inputs.plan.engine.name(), |c| c.kind.name()),
+        ingest,
+        clients: Vec::new(),
+    }
+}
+
+/// A scheduler thread: it opens only the media its viewers read (numbered locally), or one connection per
+/// viewer for URLs, with as many reads in flight as the plan allows and its viewers can use.
+fn viewer_worker<'a>(
+    inputs: &StepInputs<'_>,
+    viewers: &[ViewerPlan],
+    share: Vec<usize>,
+    judge: Arc<StepJudge>,
+) -> Result<Built<'a>, String> {
+    let (plan, media) = (inputs.plan, inputs.media);
+    let remote = plan.engine == EngineKind::Http;
+    let largest = share.iter().map(|&v| viewers[v].chunk_bytes as usize).max().unwrap_or(4096);
+    let mut local_of = vec![u32::MAX; media.len()];
+    let (mut files, mut paths, mut urls) = (Vec::new(), Vec::new(), Vec::new());
+    for &v in &share {
+        let file = viewers[v].file as usize;
+        if remote {
+            urls.push(media[file].url.clone().ok_or("a remote phase has URLs for every file")?);
+            paths.push(media[file].path.clone());
+        } else if local_of[file] == u32::MAX {
+            let path = &media[file].path;
+            let handle = open_data_file(path, OpenFor::read(inputs.direct))
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            files.push(handle);
+            local_of[file] = paths.len() as u32;
+            paths.push(path.clone());
+        }
+    }
+    let sizes: Vec<u64> = media.iter().map(|m| m.size).collect();
+    let slots = if remote { share.len() as u32 } else { plan.slots_per_worker.min(share.len() as u32) };
+    // Viewers discard what they read, so a chunk is read through a smaller buffer (one vectored read), and the
+    // buffers are not pinned: memory is what the busiest moment used, not slots × chunk.
+    let buffer = if remote { 4096 } else { page_round_up(largest.min(plan.slot_buffer_bytes as usize)) };
+    let setup = EngineSetup {
+        max_transfer: largest,
+        pin_buffers: false,
+        files,
+        urls,
+        ..EngineSetup::new(plan.engine, slots.max(1), buffer)
+    };
+    let engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
+    let scheduler = Viewers::new(
+        viewers,
+        &share,
+        &sizes,
+        &mut |local, p| if remote { local as u32 } else { local_of[p.file as usize] },
+        judge,
+    );
+    let settings = WorkerSettings { batch: 1, paced: true, continue_on_error: true, ..WorkerSettings::default() };
+    let schedule = AnySchedule::Viewers(ViewerSchedule { viewers: scheduler, paths });
+    Ok(Built { engine, schedule, settings })
+}
+
+/// An ingest writer: a new file in the work directory, written through the sync engine one 1 MiB write at a
+/// time, with the media's direct-I/O setting, until the step ends (at most `length`).
+fn ingest_worker<'a>(
+    path: PathBuf,
+    bytes_per_sec: f64,
+    length: Duration,
+    direct: bool,
+    judge: Arc<StepJudge>,
+) -> Result<Built<'a>, String> {
+    let file =
+        open_data_file(&path, OpenFor::create(direct)).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let setup = EngineSetup { files: vec![file], ..EngineSetup::new(EngineKind::Sync, 1, INGEST_WRITE as usize) };
+    let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
+    let mut rng = Rng::new(0x001A_6E57);
+    engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
+    let settings = WorkerSettings { batch: 1, paced: true, continue_on_error: true, ..WorkerSettings::default() };
+    let schedule = AnySchedule::Ingest(IngestSchedule::new(path, bytes_per_sec, length, judge));
+    Ok(Built { engine, schedule, settings })
+}
+
+/// The media files of a phase, as the viewers know them.
+pub fn media_files(plan: &StreamsPlan, table: &[crate::plan::FilePlan]) -> Vec<MediaFile> {
+    plan.media
+        .iter()
+        .map(|m| match m {
+            MediaSource::File(f) => {
+                let file = &table[*f as usize];
+                MediaFile { path: file.path.clone(), size: file.size.0, url: None }
+            }
+            MediaSource::Url { url, size } => {
+                MediaFile { path: url.text.clone().into(), size: *size, url: Some(url.clone()) }
+            }
+        })
+        .collect()
+}
