@@ -354,7 +354,7 @@ mod tests {
 
     /// The example job of all three kinds (a raw write, a file set, stream viewers), planned in a directory.
     fn mixed_job() -> crate::spec::JobSpec {
-        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/jobs/raw-fileset-streams.toml"));
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/jobs/raw-fileset-streams.toml"));
         crate::spec::read_job_file(path, &Default::default()).unwrap()
     }
 
