@@ -30,6 +30,18 @@ fn unknown_flags_and_values_are_usage_errors() {
 }
 
 #[test]
+fn a_raw_io_flag_on_a_job_with_a_streams_or_file_set_phase_is_refused() {
+    // A flag sets fields of the kind it belongs to: `--iodepth` means nothing to stream viewers or a file set,
+    // and was dropped without a word before the phase kind became a type.
+    let job = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/jobs/raw-fileset-streams.toml");
+    refused(&["--job", job, "--iodepth", "8", "--dry-run"], &["--iodepth sets raw I/O", "phase 2 ('small files')"]);
+    refused(&["--job", job, "--rw", "randread", "--dry-run"], &["--rw sets raw I/O", "file-set phase"]);
+    let dir = tempfile::tempdir().unwrap();
+    let ok = streamcap().arg("run").arg(dir.path()).args(["--job", job, "--runtime", "2s", "--dry-run"]).assert();
+    ok.success().stdout(predicate::str::contains("viewers"));
+}
+
+#[test]
 fn a_zero_interval_is_refused() {
     // Regression: --interval 0s shipped empty snapshots in a loop until the kernel killed the process.
     refused(&["--rw", "read", "--interval", "0s"], &["interval must be at least 10ms"]);

@@ -39,6 +39,11 @@ fn a_job_of_raw_file_set_and_stream_phases_is_one_command_with_one_result() {
     // The configuration of all three kinds is in the one result.
     let config = &r["config"]["phases"];
     assert!(config[1]["fileset"].is_object() && config[2]["streams"].is_object(), "{config}");
+    // The kind is a type: a raw phase's settings sit beside what every phase has, as they always did; a file-set
+    // or stream phase carries its own table only, no raw settings filled with neutral values.
+    assert_eq!((&config[0]["rw"], &config[0]["iodepth"]), (&"write".into(), &8.into()), "{config}");
+    assert!(config[1].get("rw").is_none() && config[2].get("iodepth").is_none(), "{config}");
+    assert_eq!(config[2]["continue_on_error"], true, "a viewer's error never stops the others: {config}");
     assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
 }
 

@@ -159,8 +159,7 @@ pub fn resource_limits() -> ResourceLimits {
 /// space. Looks only; creates nothing.
 pub fn anchor_facts(job: &JobSpec) -> Vec<AnchorFacts> {
     let mut anchors: Vec<AnchorFacts> = Vec::new();
-    let named =
-        job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees).filter_map(|t| t.anchor.as_ref());
+    let named = job.phases.iter().filter_map(|p| p.fileset()).flat_map(|f| &f.trees).filter_map(|t| t.anchor.as_ref());
     for path in named {
         if anchors.iter().any(|a| &a.path == path) {
             continue;

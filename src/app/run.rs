@@ -141,8 +141,9 @@ pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
 /// The fio-style logs the job asks for (write_bw_log …) are outputs too: checked once the plan names them.
 fn check_log_outputs(plan: &Plan) -> Result<()> {
     let mut paths = Vec::new();
-    for (index, phase) in plan.phases.iter().enumerate() {
-        let logs = &phase.logs;
+    // Only raw phases write fio's logs.
+    for (index, raw) in plan.phases.iter().enumerate().filter_map(|(i, p)| Some((i, p.raw()?))) {
+        let logs = &raw.logs;
         let prefixes = LogPrefixes { bw: logs.bw.as_deref(), iops: logs.iops.as_deref(), lat: logs.lat.as_deref() };
         paths.extend(fio_log_paths(std::path::Path::new("."), index + 1, prefixes));
     }
@@ -164,7 +165,7 @@ fn log_flag(kind: &str) -> &'static str {
 pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>) -> Result<(Gathered, Plan)> {
     let target = args.target.clone().or_else(|| job.target.clone()).unwrap_or_else(|| PathBuf::from("."));
     if !args.output.dry_run {
-        let anchors = job.phases.iter().filter_map(|p| p.fileset.as_deref()).flat_map(|f| &f.trees);
+        let anchors = job.phases.iter().filter_map(|p| p.fileset()).flat_map(|f| &f.trees);
         let dirs: Vec<&std::path::Path> =
             std::iter::once(target.as_path()).chain(anchors.filter_map(|t| t.anchor.as_deref())).collect();
         super::stale::clear(&dirs, args.output.quiet);
@@ -206,7 +207,7 @@ pub(super) fn build_job_for(args: &RunArgs, ranks: Option<u32>) -> Result<JobSpe
         },
         None => default_job(),
     };
-    job = job.with_overrides(&overrides);
+    job = job.with_overrides(&overrides).map_err(anyhow::Error::msg)?;
     if let Some(interval) = args.interval {
         job.interval = Some(interval);
     }
@@ -217,7 +218,7 @@ pub(super) fn build_job_for(args: &RunArgs, ranks: Option<u32>) -> Result<JobSpe
 /// that cannot be written is a warning: the measurements stand.
 fn write_logs(plan: &Plan, result: &RunResult) {
     for phase in &result.phases {
-        let logs = &plan.phases[phase.index].logs;
+        let Some(logs) = plan.phases[phase.index].raw().map(|raw| &raw.logs) else { continue };
         let prefixes = LogPrefixes { bw: logs.bw.as_deref(), iops: logs.iops.as_deref(), lat: logs.lat.as_deref() };
         if prefixes.bw.is_none() && prefixes.iops.is_none() && prefixes.lat.is_none() {
             continue;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::spec::{Assignment, ChunkSize, EngineChoice, Format, IngestSpec, Mix, PhaseSpec, StreamsSpec};
+use crate::spec::{Assignment, ChunkSize, EngineChoice, Format, IngestSpec, Mix, PhaseSpec, SpecKind, StreamsSpec};
 use crate::units::{Bytes, parse_duration};
 
 #[derive(Debug, Args)]
@@ -198,7 +198,7 @@ impl StreamsArgs {
             seed: self.seed,
             engine: self.engine,
             direct: self.buffered.then_some(false),
-            streams: Some(Box::new(streams)),
+            kind: Some(SpecKind::Streams(Box::new(streams))),
             ..PhaseSpec::default()
         }
     }

@@ -6,8 +6,8 @@ use super::defaults;
 use super::facts::Facts;
 use super::streams::plan_streams_phases;
 use super::target::{default_shared_files, plan_target};
-use super::{PhasePlan, Plan, PlanError, TargetKind, TargetPlan};
-use crate::spec::{JobSpec, MAX_PERCENT_OF_MAX};
+use super::{PhaseKind, PhasePlan, Plan, PlanError, RawPlan, TargetKind, TargetPlan};
+use crate::spec::{JobSpec, MAX_PERCENT_OF_MAX, SpecKind};
 
 /// Choices that are about the run, not the workload.
 #[derive(Debug, Clone, Default)]
@@ -65,7 +65,9 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
         super::verify::check_map_memory(v, &target, &phases, &facts.limits)?;
         // A verified file-set run needs a work directory of its own for the manifest a kept run leaves, and a
         // journaled run for its journal.
-        if target.work_dir.is_none() && (v.journal.is_some() || phases.iter().any(|p| p.fileset.is_some())) {
+        if target.work_dir.is_none()
+            && (v.journal.is_some() || phases.iter().any(|p| matches!(p.kind, PhaseKind::FileSet(_))))
+        {
             target.work_dir = Some(target.path.join(".streamcap").join(&options.run_id));
         }
     }
@@ -84,7 +86,7 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
 /// Refuses what no phase planner can take: raw phases (or parts) without rw.
 fn check_phase_kinds(job: &JobSpec) -> Result<(), PlanError> {
     for (i, phase) in job.phases.iter().enumerate() {
-        if phase.units().iter().any(|u| u.rw.is_none()) && phase.fileset.is_none() && phase.streams.is_none() {
+        if phase.units().iter().any(|u| u.rw.is_none()) && phase.fileset().is_none() && phase.streams().is_none() {
             let whose = if phase.parts.is_some() { "a part of " } else { "" };
             return Err(PlanError(format!(
                 "{whose}phase {} has no rw: say what it does, e.g. rw = \"randread\" (read, write, randread, \
@@ -113,23 +115,31 @@ fn plan_phases(
     // The nearest earlier file-set phase at max rate, which a percentage-of-max rate refers to (by plan index).
     let mut last_max = None;
     for (i, spec) in job.phases.iter().enumerate() {
-        if spec.fileset.is_some() {
-            let phase = super::fileset::plan_fileset_phase(i, spec, facts, last_max, notices)?;
-            if phase.fileset.as_ref().is_some_and(|f| f.rate == super::FileRate::Max && !f.workloads.is_empty()) {
-                last_max = Some(phases.len());
+        // The kind the reader said: each has its planner.
+        match &spec.kind {
+            Some(SpecKind::FileSet(fileset)) => {
+                let phase = super::fileset::plan_fileset_phase(i, (spec, fileset), facts, last_max, notices)?;
+                if phase.fileset().is_some_and(|f| f.rate == super::FileRate::Max && !f.workloads.is_empty()) {
+                    last_max = Some(phases.len());
+                }
+                phases.push(phase);
             }
-            phases.push(phase);
-        } else if spec.streams.is_some() {
-            let next = phases.len();
-            phases.extend(plan_streams_phases(job, i, spec, target, facts, notices, next, &mut estimates)?);
-        } else if spec.parts.is_some() {
-            phases.push(super::mix::plan_parts_phase(&context, i, spec, target, facts, verify_block, notices)?);
-        } else {
-            phases.push(super::raw::plan_raw_phase(&context, i, spec, target, facts, verify_block, notices)?);
+            Some(SpecKind::Streams(_)) => {
+                let next = phases.len();
+                phases.extend(plan_streams_phases(job, i, spec, target, facts, notices, next, &mut estimates)?);
+            }
+            None if spec.parts.is_some() => {
+                phases.push(super::mix::plan_parts_phase(&context, i, spec, target, facts, verify_block, notices)?);
+            }
+            None => phases.push(super::raw::plan_raw_phase(&context, i, spec, target, facts, verify_block, notices)?),
         }
         if let Some(last) = phases.last_mut().filter(|_| spec.steady_state.is_some()) {
             let interval = job.interval.unwrap_or(defaults::INTERVAL);
-            last.steady_state = super::steady::steady_config(spec, &last.name, interval, last.runtime, notices)?;
+            // Refused for a file-set or stream phase, which has no rate to judge; a raw phase ends at it.
+            let steady = super::steady::steady_config(spec, &last.name, interval, last.runtime, notices)?;
+            if let PhaseKind::Raw(raw) = &mut last.kind {
+                raw.steady_state = steady;
+            }
         }
     }
     Ok(phases)
@@ -159,10 +169,11 @@ impl JobContext {
 /// Curve phases (a percentage of the maximum rate) need an earlier unpaced phase; a concurrent one needs it in
 /// an earlier stage. One pass, so that checking stays linear in the number of phases.
 fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
-    let unpaced = |p: &PhasePlan| p.pacing.is_none() && p.rate_percent_of_max.is_none();
+    let unpaced = |p: &RawPlan| p.pacing.is_none() && p.rate_percent_of_max.is_none();
     // Whether an unpaced phase came before this one; and before (or at) the last phase that started a stage.
     let (mut any_before, mut any_before_stage) = (false, false);
-    for phase in phases {
+    // Only raw phases have curves; a file-set phase's percentage of the maximum is its own (`FileRate`).
+    for (name, phase) in phases.iter().filter_map(|p| Some((&p.name, p.raw()?))) {
         let seen = if phase.concurrent { any_before_stage } else { any_before };
         any_before |= unpaced(phase);
         if !phase.concurrent {
@@ -172,7 +183,7 @@ fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
         if phase.pacing.is_some() {
             return Err(PlanError(format!(
                 "{}: give either a rate or a percentage of the maximum rate, not both",
-                phase.name
+                name
             )));
         }
         // Above 100 asks for more than the maximum, as vdbench's curve allows (curve=(10-120,10)): the phase
@@ -180,14 +191,14 @@ fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
         if !(percent > 0.0 && percent <= MAX_PERCENT_OF_MAX) {
             return Err(PlanError(format!(
                 "{}: the percentage of the maximum rate must be above 0 and at most {MAX_PERCENT_OF_MAX}",
-                phase.name
+                name
             )));
         }
         if !seen {
             return Err(PlanError(format!(
                 "{}: a rate as a percentage of the maximum needs an earlier phase that runs unpaced to measure \
                  the maximum (vdbench's curve starts with iorate=max)",
-                phase.name
+                name
             )));
         }
     }
@@ -228,7 +239,7 @@ mod tests {
             ..Default::default()
         };
         let plan = build_plan(&one_phase(spec), &facts(), &options()).unwrap();
-        let phase = &plan.phases[0];
+        let phase = plan.phases[0].raw().unwrap();
         let mut covered: Vec<(u32, u64, u64)> =
             phase.workers.iter().flat_map(|w| w.workload.regions.iter().map(|r| (r.file, r.start, r.len))).collect();
         covered.sort();
@@ -249,7 +260,7 @@ mod tests {
         let spec =
             PhaseSpec { rw: Some(RwMode::RandRead), jobs: Some(2), size: Some(Bytes::mib(64)), ..Default::default() };
         let plan = build_plan(&one_phase(spec), &facts(), &options()).unwrap();
-        let phase = &plan.phases[0];
+        let phase = plan.phases[0].raw().unwrap();
         assert_eq!(phase.workers[0].workload.regions, phase.workers[1].workload.regions);
         assert_ne!(phase.workers[0].workload.seed, phase.workers[1].workload.seed);
         assert_eq!(phase.workers[0].io_bytes, Some(32 << 20));
@@ -267,7 +278,7 @@ mod tests {
             ..Default::default()
         };
         let plan = build_plan(&one_phase(spec), &facts(), &options()).unwrap();
-        assert_eq!(plan.phases[0].iodepth, 1);
+        assert_eq!(plan.phases[0].raw().unwrap().iodepth, 1);
         assert!(plan.notices.iter().any(|n| n.contains("--iodepth 32")));
     }
 
@@ -277,7 +288,7 @@ mod tests {
         f.io_uring = Err("disabled by sysctl".into());
         let spec = PhaseSpec { rw: Some(RwMode::RandRead), size: Some(Bytes::mib(64)), ..Default::default() };
         let plan = build_plan(&one_phase(spec.clone()), &f, &options()).unwrap();
-        assert_eq!(plan.phases[0].engine, EngineKind::Sync);
+        assert_eq!(plan.phases[0].raw().unwrap().engine, EngineKind::Sync);
         assert!(plan.notices[0].contains("disabled by sysctl"));
         let asked = PhaseSpec { engine: Some(EngineChoice::IoUring), ..spec };
         assert!(build_plan(&one_phase(asked), &f, &options()).unwrap_err().0.contains("--engine sync"));
@@ -298,7 +309,7 @@ mod tests {
         // 512-byte direct I/O where the filesystem reports 512 (statx DIOALIGN), 4 KiB where it reports nothing.
         let small = PhaseSpec { bs: Some(BlockSizeSpec::Fixed(Bytes(512))), ..spec };
         let plan = build_plan(&one_phase(small.clone()), &facts(), &options()).unwrap();
-        assert_eq!(plan.phases[0].align, 512);
+        assert_eq!(plan.phases[0].raw().unwrap().align, 512);
         let mut silent = facts();
         silent.target =
             TargetFacts::Directory { path: PathBuf::from("/srv"), free: Some(Bytes::gib(50)), dio_align: None };
@@ -335,7 +346,7 @@ mod tests {
             ..Default::default()
         };
         let plan = build_plan(&one_phase(spec.clone()), &facts(), &options()).unwrap();
-        assert!(!plan.phases[0].needs_data, "nothing to read, nothing to lay out");
+        assert!(!plan.phases[0].raw().unwrap().needs_data, "nothing to read, nothing to lay out");
         let io = PhaseSpec { engine: None, ..spec };
         assert!(build_plan(&one_phase(io), &facts(), &options()).unwrap_err().0.contains("not enough free space"));
     }
@@ -346,7 +357,7 @@ mod tests {
         let seq = PhaseSpec { rw: Some(RwMode::Read), size: Some(Bytes::mib(64)), ..Default::default() };
         let back = PhaseSpec { offset_step: Some(ByteStep(-8192)), ..seq.clone() };
         let plan = build_plan(&one_phase(back), &facts(), &options()).unwrap();
-        assert_eq!(plan.phases[0].workers[0].workload.offsets.step, -8192);
+        assert_eq!(plan.phases[0].raw().unwrap().workers[0].workload.offsets.step, -8192);
         let odd = PhaseSpec { offset_step: Some(ByteStep(100)), ..seq.clone() };
         assert!(build_plan(&one_phase(odd), &facts(), &options()).unwrap_err().0.contains("multiple of"));
         let every = PhaseSpec { random_every: Some(8), ..seq.clone() };
@@ -365,7 +376,10 @@ mod tests {
         assert!(build_plan(&one_phase(strided.clone()), &facts(), &options()).unwrap_err().0.contains("random modes"));
         let random = PhaseSpec { rw: Some(RwMode::RandRead), ..strided };
         let plan = build_plan(&one_phase(random.clone()), &facts(), &options()).unwrap();
-        assert_eq!(plan.phases[0].workers[0].workload.offsets.stride.map(|s| (s.min, s.max)), Some((8192, 65536)));
+        assert_eq!(
+            plan.phases[0].raw().unwrap().workers[0].workload.offsets.stride.map(|s| (s.min, s.max)),
+            Some((8192, 65536))
+        );
         let both = PhaseSpec { distribution: Some(DistributionSpec::Hotband), ..random };
         assert!(build_plan(&one_phase(both), &facts(), &options()).unwrap_err().0.contains("one or the other"));
         let small = PhaseSpec {
@@ -393,6 +407,6 @@ mod tests {
             ..Default::default()
         };
         let plan = build_plan(&one_phase(spec), &facts(), &options()).unwrap();
-        assert_eq!(plan.phases[0].pacing.unwrap().ops_per_sec, 8.0);
+        assert_eq!(plan.phases[0].raw().unwrap().pacing.unwrap().ops_per_sec, 8.0);
     }
 }

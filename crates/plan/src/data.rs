@@ -68,13 +68,15 @@ pub struct GlobalSet {
 /// many share it.
 pub(super) fn number_global_sets(phases: &mut [super::PhasePlan]) {
     let mut next = 0u32;
-    for phase in phases.iter_mut() {
+    for phase in phases.iter_mut().filter_map(super::PhasePlan::raw_mut) {
         if let Some(global) = phase.data.as_mut().and_then(|d| d.global.as_mut()) {
             global.first = next;
             next = next.saturating_add(phase.workers.len() as u32);
         }
     }
-    for global in phases.iter_mut().filter_map(|p| p.data.as_mut().and_then(|d| d.global.as_mut())) {
+    // Only raw phases share a global set: a file set's is refused (`fileset_data_shape`).
+    let raw = phases.iter_mut().filter_map(super::PhasePlan::raw_mut);
+    for global in raw.filter_map(|p| p.data.as_mut()?.global.as_mut()) {
         global.workers = next;
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use super::{DirectMode, PhasePlan, Plan, TargetKind};
+use super::{DirectMode, PhaseKind, PhasePlan, Plan, RawPlan, TargetKind};
 use crate::units::{Bytes, Share, format_duration, format_latency_ns};
 use crate::workload::{Access, BlockSizes, Distribution, ZoneSize};
 
@@ -68,21 +68,20 @@ impl fmt::Display for Plan {
 
 fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: &super::TargetPlan) -> fmt::Result {
     writeln!(f, "phase {}: {}", index + 1, p.name)?;
-    if let Some(fs) = &p.fileset {
-        return write_fileset(f, p, fs);
-    }
-    if let Some(streams) = &p.streams {
-        return super::display_streams::write_streams(f, streams, target);
-    }
-    if p.concurrent {
+    let r = match &p.kind {
+        PhaseKind::Raw(raw) => raw,
+        PhaseKind::FileSet(fs) => return write_fileset(f, p, fs),
+        PhaseKind::Streams(streams) => return super::display_streams::write_streams(f, streams, target),
+    };
+    if r.concurrent {
         writeln!(f, "  runs at the same time as the phase before it")?;
     }
     if let Some(group) = &p.group {
         writeln!(f, "  reporting group {group}")?;
     }
-    write_io(f, p)?;
-    write_length(f, p)?;
-    write_pacing(f, p)?;
+    write_io(f, r)?;
+    write_length(f, p, r)?;
+    write_pacing(f, r)?;
     if let Some(t) = p.fio.as_ref().and_then(|fio| fio.latency_target.as_ref()) {
         let (target, window) = (format_latency_ns(t.target.as_nanos() as f64), format_duration(t.window));
         let end = if t.keep_adjusting { "adjusting it until the end" } else { "stopping once it holds" };
@@ -90,68 +89,68 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: 
             f,
             "  latency target: searches queue depths 1 to {} for the deepest at which {} % of the I/O takes at \
              most {target} over each {window} window, {end}",
-            p.iodepth, t.percentile
+            r.iodepth, t.percentile
         )?;
     }
-    write_sync_and_cache(f, p)?;
+    write_sync_and_cache(f, r)?;
     writeln!(f, "  on error: {}", if p.continue_on_error { "record and continue" } else { "stop the phase" })?;
     writeln!(f, "  seed {:#x}", p.seed)
 }
 
 /// What each operation is: the mix of reads and writes, the block sizes, the engine and the data set.
-fn write_io(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
-    let access = match &p.access {
+fn write_io(f: &mut fmt::Formatter<'_>, r: &RawPlan) -> fmt::Result {
+    let access = match &r.access {
         Access::Sequential => "sequential".to_string(),
         Access::Random { distribution } => format!("random, {}", describe_distribution(distribution)),
     };
-    writeln!(f, "  rw {} ({access}), reads {}%", p.rw, p.read_percent)?;
-    write_parts(f, &p.parts)?;
-    if p.workers.iter().any(|w| w.mixed.as_ref().is_some_and(|m| m.held.is_some())) {
+    writeln!(f, "  rw {} ({access}), reads {}%", r.rw, r.read_percent)?;
+    write_parts(f, &r.parts)?;
+    if r.workers.iter().any(|w| w.mixed.as_ref().is_some_and(|m| m.held.is_some())) {
         writeln!(f, "  {HELD}")?;
     }
-    if let Some(limit) = p.skew_limit_pct.filter(|_| !p.parts.is_empty()) {
+    if let Some(limit) = r.skew_limit_pct.filter(|_| !r.parts.is_empty()) {
         writeln!(
             f,
             "  fails the run when a worker's share is off its skew by more than {limit} points (abort_failed_skew)"
         )?;
     }
-    match &p.write_block_sizes {
+    match &r.write_block_sizes {
         Some(writes) => writeln!(
             f,
             "  block size {} for reads, {} for writes",
-            describe_sizes(&p.block_sizes),
+            describe_sizes(&r.block_sizes),
             describe_sizes(writes)
         )?,
-        None => writeln!(f, "  block size {}", describe_sizes(&p.block_sizes))?,
+        None => writeln!(f, "  block size {}", describe_sizes(&r.block_sizes))?,
     }
-    let direct = match p.direct {
+    let direct = match r.direct {
         DirectMode::Required => "direct I/O (required)",
         DirectMode::Preferred => "direct I/O (buffered if the filesystem refuses it)",
         DirectMode::Off => "buffered I/O",
     };
-    writeln!(f, "  engine {}, iodepth {}, jobs {}, {direct}", p.engine.name(), p.iodepth, p.jobs)?;
+    writeln!(f, "  engine {}, iodepth {}, jobs {}, {direct}", r.engine.name(), r.iodepth, r.jobs)?;
     writeln!(
         f,
         "  data set {} over {} file(s), offsets aligned to {}",
-        p.data_set,
-        p.files.len(),
-        Bytes(u64::from(p.workers.first().map_or(p.align, |w| w.workload.align)))
+        r.data_set,
+        r.files.len(),
+        Bytes(u64::from(r.workers.first().map_or(r.align, |w| w.workload.align)))
     )
 }
 
 /// How long the phase measures, and the warm-up before it.
-fn write_length(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
+fn write_length(f: &mut fmt::Formatter<'_>, p: &PhasePlan, r: &RawPlan) -> fmt::Result {
     let mut bounds = Vec::new();
     if let Some(runtime) = p.runtime {
         bounds.push(format!("for {}", format_duration(runtime)));
     }
-    if let Some(bytes) = p.planned_bytes() {
+    if let Some(bytes) = r.planned_bytes() {
         bounds.push(format!("until {bytes} of I/O"));
     }
-    if let Some(read) = p.io_by_direction.read {
+    if let Some(read) = r.io_by_direction.read {
         bounds.push(format!("until {} read", Bytes(read)));
     }
-    if let Some(written) = p.io_by_direction.written {
+    if let Some(written) = r.io_by_direction.written {
         bounds.push(format!("until {} written", Bytes(written)));
     }
     writeln!(f, "  measures {}{}", bounds.join(" or "), warm_up(p))
@@ -167,8 +166,8 @@ fn warm_up(p: &PhasePlan) -> String {
 }
 
 /// When the jobs issue their operations: pacing, a count of operations, pauses, a late start, a rate floor.
-fn write_pacing(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
-    if let Some(pacing) = p.pacing {
+fn write_pacing(f: &mut fmt::Formatter<'_>, r: &RawPlan) -> fmt::Result {
+    if let Some(pacing) = r.pacing {
         let rate = match pacing.bytes_per_sec {
             Some(b) => format!("{:.1} MB/s ({:.1} ops/s)", b / 1e6, pacing.ops_per_sec),
             None => format!("{:.1} ops/s", pacing.ops_per_sec),
@@ -179,19 +178,19 @@ fn write_pacing(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
         };
         writeln!(f, "  paced at {rate} per job, {arrivals} arrivals")?;
     }
-    if let Some(percent) = p.rate_percent_of_max {
+    if let Some(percent) = r.rate_percent_of_max {
         writeln!(f, "  paced at {percent}% of the rate the last unpaced phase reached")?;
     }
-    if let Some(ops) = p.workers.first().and_then(|w| w.io_ops) {
+    if let Some(ops) = r.workers.first().and_then(|w| w.io_ops) {
         writeln!(f, "  each job stops after {ops} operations")?;
     }
-    if let Some(think) = p.thinktime {
+    if let Some(think) = r.thinktime {
         writeln!(f, "  pauses {} after every {} operations", format_duration(think.pause), think.every)?;
     }
-    if !p.start_delay.is_zero() {
-        writeln!(f, "  starts {} late", format_duration(p.start_delay))?;
+    if !r.start_delay.is_zero() {
+        writeln!(f, "  starts {} late", format_duration(r.start_delay))?;
     }
-    if let Some(floor) = p.rate_floor {
+    if let Some(floor) = r.rate_floor {
         let mut limits = Vec::new();
         if let Some(b) = floor.bytes_per_sec {
             limits.push(format!("{:.1} MB/s", b / 1e6));
@@ -201,7 +200,7 @@ fn write_pacing(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
         }
         writeln!(f, "  fails if a job falls below {} over an interval", limits.join(" or "))?;
     }
-    if let Some(s) = p.steady_state {
+    if let Some(s) = r.steady_state {
         let skip = if s.skip > 0 { format!(", after the first {} rounds", s.skip) } else { String::new() };
         writeln!(f, "  ends once steady ({}) over {} rounds of the interval{skip}", s.rule.label(), s.window)?;
     }
@@ -209,40 +208,40 @@ fn write_pacing(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
 }
 
 /// What reaches the disk when, and what the page cache holds: syncs, O_SYNC, pre-reading, filling first.
-fn write_sync_and_cache(f: &mut fmt::Formatter<'_>, p: &PhasePlan) -> fmt::Result {
-    if let Some(n) = p.fdatasync_every {
+fn write_sync_and_cache(f: &mut fmt::Formatter<'_>, r: &RawPlan) -> fmt::Result {
+    if let Some(n) = r.fdatasync_every {
         writeln!(f, "  fdatasync after every {n} writes")?;
     }
-    if p.sync_writes {
+    if r.sync_writes {
         writeln!(f, "  writes are synchronous (O_SYNC)")?;
     }
-    if p.pre_read {
+    if r.pre_read {
         writeln!(f, "  files are read into the page cache first")?;
     }
-    if !p.invalidate {
+    if !r.invalidate {
         writeln!(f, "  the page cache is not dropped before the phase")?;
     }
-    if !p.access_hint {
+    if !r.access_hint {
         writeln!(f, "  the kernel is not told the access pattern (read-ahead as it sees fit)")?;
     }
-    if let Some(n) = p.fsync_every {
+    if let Some(n) = r.fsync_every {
         writeln!(f, "  fsync after every {n} writes")?;
     }
-    if p.end_fsync {
+    if r.end_fsync {
         writeln!(f, "  fsync every written file at the end")?;
     }
-    if p.needs_data {
+    if r.needs_data {
         writeln!(f, "  reads written data: files not yet written are filled first (not measured)")?;
     }
-    if let Some(z) = &p.strided {
+    if let Some(z) = &r.strided {
         let every = Bytes(z.stride());
         writeln!(f, "  strided zones: {} at the start of every {every}, one zone after another", z.size)?;
     }
-    if let Some(s) = p.workers.first().and_then(|w| w.workload.offsets.stride) {
+    if let Some(s) = r.workers.first().and_then(|w| w.workload.offsets.stride) {
         let (min, max) = (Bytes(s.min), Bytes(s.max));
         writeln!(f, "  stride: each random offset is a skip of {min} to {max} past the last operation's end")?;
     }
-    if let Some(data) = &p.data {
+    if let Some(data) = &r.data {
         writeln!(f, "  {}", data.describe())?;
     }
     Ok(())
@@ -297,7 +296,7 @@ fn write_fileset(f: &mut fmt::Formatter<'_>, p: &PhasePlan, fs: &super::FileSetP
     if fs.held {
         writeln!(f, "  {HELD}")?;
     }
-    if let Some(data) = &p.data {
+    if let Some(data) = &fs.data {
         writeln!(f, "  {}", data.describe())?;
     }
     if let Some(runtime) = p.runtime {

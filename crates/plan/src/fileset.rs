@@ -15,7 +15,8 @@ use super::facts::{AnchorFacts, AnchorState, Facts, TargetFacts};
 use super::fileset_share::TreeShare;
 use super::fileset_workload::{holds_skew, plan_workload, unsaid_skew};
 use super::values::choose_engine;
-use super::{PhasePlan, PlanError};
+use super::{DataShape, PhaseKind, PhasePlan, PlanError};
+use crate::engine::EngineKind;
 use crate::metrics::OpClass;
 use crate::spec::{
     FileIo, FileOp, FilePlacement, FileSetPhaseSpec, FileTreeSpec, FormatMode, FormatWorkloadSpec, OpRateSpec,
@@ -43,6 +44,11 @@ pub struct FileSetPlan {
     /// issue in proportion to their skew (one ahead of its share waits); otherwise each goes as fast as it can.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub held: bool,
+    /// The engine the workloads' transfers go through (io_uring may have fallen back to sync: see the notices).
+    pub engine: EngineKind,
+    /// What written data looks like (dedupe and compression ratios); `None`: random, stamped, nothing repeats.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<DataShape>,
 }
 
 /// The operation rate of a file-set phase.
@@ -140,7 +146,7 @@ impl FileSetPlan {
 /// phase run at max rate, which a percentage-of-max rate refers to.
 pub(super) fn plan_fileset_phase(
     index: usize,
-    spec: &PhaseSpec,
+    (spec, fileset): (&PhaseSpec, &FileSetPhaseSpec),
     facts: &Facts,
     last_max: Option<usize>,
     notices: &mut Vec<String>,
@@ -152,7 +158,6 @@ pub(super) fn plan_fileset_phase(
                 .into(),
         ));
     };
-    let fileset = spec.fileset.as_deref().expect("a file-set phase");
     let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |m: String| PlanError(format!("{label}: {m}"));
     fileset.check().map_err(fail)?;
@@ -161,11 +166,14 @@ pub(super) fn plan_fileset_phase(
             "{label}: rw, bs, iodepth and jobs do not apply to a file-set phase; its workloads say what it does"
         ));
     }
-    let plan = plan_phase(index, spec, fileset, target, facts, last_max).map_err(fail)?;
     // Transfers go through the engine; vdbench's threads are synchronous, so each keeps one in flight.
     let engine = choose_engine(spec.engine, facts, notices).map_err(fail)?;
-    let data = super::data::fileset_data_shape(spec, &plan).map_err(fail)?;
-    Ok(PhasePlan { engine, data, ..super::neutral::fileset_phase(label, spec, plan) })
+    let mut plan = plan_phase(index, spec, fileset, target, facts, last_max).map_err(fail)?;
+    plan.engine = engine;
+    plan.data = super::data::fileset_data_shape(spec, &plan).map_err(fail)?;
+    let runs_workload = !matches!(plan.format, FormatMode::Only | FormatMode::Clean) && !plan.workloads.is_empty();
+    let runtime = runs_workload.then(|| spec.runtime.unwrap_or(defaults::FILESET_RUNTIME));
+    Ok(PhasePlan { runtime, ..PhasePlan::of_spec(label, spec, PhaseKind::FileSet(Box::new(plan))) })
 }
 
 /// The trees, workloads, rate and format step of a file-set phase.
@@ -210,7 +218,8 @@ fn plan_phase(
         }
     };
     let held = holds_skew(rate, fileset, &workloads);
-    Ok(FileSetPlan { trees, workloads, rate, format, held })
+    // The engine and the data's shape are the phase's: `plan_fileset_phase` sets them.
+    Ok(FileSetPlan { trees, workloads, rate, format, held, engine: EngineKind::Sync, data: None })
 }
 
 /// One tree: its root under the anchor, its shape, and its files' sizes fitted to any total-size cap.
@@ -291,7 +300,7 @@ pub(super) fn check_space(
     let anchors = &facts.anchors;
     // Maps, not lists searched per tree: a job of many phases with trees of their own stays linear.
     let mut roots: std::collections::BTreeMap<&Path, (&TreePlan, u64)> = Default::default();
-    let fileset = phases.iter().filter_map(|p| p.fileset.as_ref());
+    let fileset = phases.iter().filter_map(PhasePlan::fileset);
     let mine = fileset.flat_map(|f| f.trees.iter().enumerate().filter(|(i, _)| f.uses_tree(*i, rank)));
     for (_, tree) in mine {
         let entry = roots.entry(&tree.root).or_insert((tree, 0));
@@ -385,7 +394,7 @@ impl FileSetPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{BlockSizeSpec, FileTreeSpec, FileWorkloadSpec, JobSpec, SpecOrigin};
+    use crate::spec::{BlockSizeSpec, FileTreeSpec, FileWorkloadSpec, JobSpec, SpecKind, SpecOrigin};
 
     fn facts(free: u64) -> Facts {
         let anchors = vec![
@@ -440,7 +449,7 @@ mod tests {
             origin: SpecOrigin::Flags,
             target: None,
             interval: None,
-            phases: vec![PhaseSpec { fileset: Some(Box::new(fileset)), ..Default::default() }],
+            phases: vec![PhaseSpec { kind: Some(SpecKind::FileSet(Box::new(fileset))), ..Default::default() }],
             notices: Vec::new(),
         }
     }
@@ -448,12 +457,12 @@ mod tests {
     #[test]
     fn the_small_files_workload_plans_inside_the_target() {
         let plan = build_fileset_plan(&job(tree(1, 64, 200, "16k"), None), &facts(1 << 40)).unwrap();
-        let fs = plan.phases[0].fileset.as_ref().unwrap();
+        let fs = plan.phases[0].fileset().unwrap();
         assert_eq!(fs.trees[0].files, 64 * 200);
         assert_eq!(fs.trees[0].bytes, Bytes(64 * 200 * 16384));
         assert_eq!(fs.trees[0].root, PathBuf::from("/srv/.streamcap/fileset-fsd1"));
         assert_eq!(fs.workloads[0].read_percent, 90);
-        assert_eq!(plan.phases[0].jobs, 64);
+        assert_eq!(plan.phases[0].outline(&plan.target.files).jobs, 64, "a result's jobs: the threads");
         assert_eq!(plan.phases[0].runtime, Some(defaults::FILESET_RUNTIME));
         assert!(plan.target.files.is_empty());
     }
@@ -464,15 +473,14 @@ mod tests {
     #[test]
     fn a_rank_plans_and_counts_its_own_trees() {
         let mut two = job(tree(1, 4, 100, "1m"), None);
-        let fileset = two.phases[0].fileset.as_mut().expect("a file-set phase");
+        let fileset = two.phases[0].fileset_mut().expect("a file-set phase");
         fileset.trees.push(FileTreeSpec { name: "fsd2".into(), ..fileset.trees[0].clone() });
         let on = |rank, tree: &str| FileWorkloadSpec { rank: Some(rank), tree: Some(tree.into()), ..workload() };
         fileset.workloads = vec![on(0, "fsd1"), on(1, "fsd2")];
         let options = |rank| crate::plan::RunOptions { rank, ..Default::default() };
         let free = facts(600 << 20);
         let plan = crate::plan::build_plan(&two, &free, &options(Some(1))).expect("rank 1 fits");
-        let roots: Vec<&Path> =
-            plan.phases[0].fileset.as_ref().unwrap().trees.iter().map(|t| t.root.as_path()).collect();
+        let roots: Vec<&Path> = plan.phases[0].fileset().unwrap().trees.iter().map(|t| t.root.as_path()).collect();
         assert_eq!(
             roots,
             [Path::new("/srv/.streamcap/fileset-fsd1.rank1"), Path::new("/srv/.streamcap/fileset-fsd2.rank1")]

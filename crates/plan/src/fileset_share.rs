@@ -61,7 +61,7 @@ impl TreePlan {
 pub(super) fn rank_trees(phases: &mut [PhasePlan], rank: u32, ranks: u32) -> Result<(), PlanError> {
     for phase in phases.iter_mut() {
         let label = phase.name.clone();
-        let Some(fs) = phase.fileset.as_mut() else { continue };
+        let Some(fs) = phase.fileset_mut() else { continue };
         let format = fs.format;
         let used: Vec<bool> = (0..fs.trees.len()).map(|i| fs.uses_tree(i, Some(rank))).collect();
         for (tree, used) in fs.trees.iter_mut().zip(used) {
@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn a_rank_plans_its_share_of_the_one_tree_and_counts_the_whole_tree() {
         let plan = plan_as("restart", 1, 1 << 40).expect("fits");
-        let tree = &plan.phases[0].fileset.as_ref().expect("a file-set phase").trees[0];
+        let tree = &plan.phases[0].fileset().expect("a file-set phase").trees[0];
         assert_eq!(tree.root, std::path::Path::new("/srv/.streamcap/fileset-fsd1"));
         assert_eq!((tree.files, tree.share), (4, Some(TreeShare { rank: 1, ranks: 2 })));
         assert_eq!((0..4).map(|i| tree.file_number(i)).collect::<Vec<_>>(), [1, 3, 5, 7]);

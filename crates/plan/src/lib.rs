@@ -30,7 +30,7 @@ mod fileset_workload;
 mod fill;
 mod library;
 mod mix;
-mod neutral;
+mod phase;
 mod raw;
 mod resources;
 mod steady;
@@ -48,10 +48,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::engine::EngineKind;
 use crate::spec::{RwMode, SpecOrigin};
 use crate::units::Bytes;
-use crate::workload::{Access, BlockSizes, WorkloadConfig};
+use crate::workload::WorkloadConfig;
 
 pub use crate::spec::{
     CmdPrio, ExitWhat, FileIo, FileOp, FioJobInfo, FlowSpec, FormatMode, JournalMode, LatencyTarget, PrioShare,
@@ -62,6 +61,7 @@ pub use data::{DataShape, GlobalSet};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use fileset_share::TreeShare;
+pub use phase::{Outline, PhaseKind, PhasePlan, RawPlan};
 pub use resources::{PROCESS_RESERVE, WORKER_STATE_BYTES};
 pub use streams::{
     EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, streams_config,
@@ -210,135 +210,6 @@ pub enum Arrivals {
     Poisson,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct PhasePlan {
-    /// The phase's name as given, or one made from its settings ("randread 4K qd16 2s").
-    pub name: String,
-    /// Reporting group (fio group_reporting): phases with the same group are also reported together.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-    /// The I/O pattern: read, write, randread, randwrite, readwrite or randrw.
-    pub rw: RwMode,
-    /// Percentage of operations that are reads, 0–100.
-    pub read_percent: u8,
-    /// Sequential, or random with a distribution over the data set.
-    pub access: Access,
-    /// Block sizes in bytes: fixed, a range or a weighted split (of reads too when `write_block_sizes` is set).
-    pub block_sizes: BlockSizes,
-    /// Block sizes of writes when they differ from `block_sizes` (which then are those of reads).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub write_block_sizes: Option<BlockSizes>,
-    /// The block sizes as the user wrote them ("4K", "4K-64K", "4K/60:64K/40"), for labels.
-    pub bs_label: String,
-    /// The engine every worker of the phase builds (io_uring may have fallen back to sync: see the notices).
-    pub engine: EngineKind,
-    /// Operations in flight per worker, lowered to what the engine can hold (1 for sync).
-    pub iodepth: u32,
-    /// io_uring: requests passed to the kernel per system call (at most `iodepth`).
-    pub iodepth_batch: u32,
-    /// Workers (threads), each with its own engine; `workers` has one entry per job.
-    pub jobs: u32,
-    /// Whether to bypass the page cache: required, preferred (fall back to buffered) or off.
-    pub direct: DirectMode,
-    /// Offset alignment in bytes: what direct I/O needs on the target (`values::alignment`); 512 when buffered.
-    pub align: u32,
-    /// Bytes of the data set this phase works on.
-    pub data_set: Bytes,
-    /// The files this phase uses (indices into the target's file table).
-    pub files: Vec<u32>,
-    /// Measured time after which the phase stops, after the ramp (seconds in JSON); `None`: bounded by an
-    /// amount only.
-    #[serde(serialize_with = "ser_opt_secs")]
-    pub runtime: Option<Duration>,
-    /// Warm-up before measurement starts: I/O runs but is not counted (seconds in JSON).
-    #[serde(serialize_with = "ser_secs")]
-    pub ramp: Duration,
-    /// Bytes of I/O after which the phase ends (all workers together), whole operations of the smallest block
-    /// size; `None`: not bounded by an amount given by the user.
-    pub io_size: Option<Bytes>,
-    /// Bytes read and bytes written after which the phase ends (all workers together, after the ramp; vdbench
-    /// maxdataread and maxdatawritten), whole operations of the smallest block size.
-    #[serde(skip_serializing_if = "DirectionBytes::is_none")]
-    pub io_by_direction: DirectionBytes,
-    /// Per-worker rate the operations are paced at; `None`: as fast as the storage allows.
-    pub pacing: Option<Pacing>,
-    /// fsync after every N writes of a worker, on the file of the Nth write (fio fsync); `None`: never.
-    pub fsync_every: Option<u64>,
-    /// fdatasync after every N writes of a worker, on the file of the Nth write (fio fdatasync); `None`: never.
-    pub fdatasync_every: Option<u64>,
-    /// Files opened with O_SYNC: every write is durable when it completes.
-    pub sync_writes: bool,
-    /// fsync every written file when the phase ends by its runtime or amount (fio end_fsync).
-    pub end_fsync: bool,
-    /// Drop the files' cached pages before the phase (buffered phases always do; direct ones need not).
-    pub invalidate: bool,
-    /// Read the files into the page cache before the phase (fio pre_read; makes sense with buffered I/O).
-    pub pre_read: bool,
-    /// Buffered workers advise the kernel of the phase's access pattern (fio fadvise_hint): random phases get no
-    /// read-ahead, which would otherwise turn 4 KiB random reads into cache hits.
-    pub access_hint: bool,
-    /// Workers start this long after the phase (fio startdelay); seconds in JSON.
-    #[serde(serialize_with = "ser_secs")]
-    pub start_delay: Duration,
-    /// Pause for this long after every N operations, once those in flight have completed (fio thinktime).
-    pub thinktime: Option<Thinktime>,
-    /// The phase fails when a worker's rate over an interval falls below this (fio rate_min / rate_iops_min).
-    pub rate_floor: Option<RateFloor>,
-    /// Pace at this percentage (above 0, at most 1,000: above 100 asks for more than it reached) of what the nearest earlier unpaced phase achieved
-    /// (vdbench's curve); the pacing is filled in when that phase has run.
-    pub rate_percent_of_max: Option<f64>,
-    /// Curve phases: skip this one once an earlier phase of the curve averaged a response time above this
-    /// (vdbench stopcurve); seconds in JSON.
-    #[serde(serialize_with = "ser_opt_secs")]
-    pub curve_stop_latency: Option<Duration>,
-    /// Runs at the same time as the phase before it (fio jobs without stonewall).
-    pub concurrent: bool,
-    /// fio-format logs to write after the phase (file-name prefixes).
-    pub logs: FioLogs,
-    /// Latency percentiles to report, in percent (0–100); empty: the default list.
-    pub percentiles: Vec<f64>,
-    /// A failed operation is counted and recorded and the phase goes on; `false`: the first one stops it.
-    pub continue_on_error: bool,
-    /// The files must hold written data before this phase (it reads, or writes at random).
-    pub needs_data: bool,
-    /// Seed of the phase's random generators; each worker derives its own from it.
-    pub seed: u64,
-    /// Only zones of each region, one after another (fio zonemode=strided); the workers' regions are the zones.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub strided: Option<crate::spec::StridedSpec>,
-    /// What written data looks like (dedupe and compression ratios); `None`: random, stamped, nothing repeats.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<DataShape>,
-    /// Per-worker work; derived deterministically from the fields above, so not repeated in results.
-    #[serde(skip)]
-    pub workers: Vec<WorkerPlan>,
-    /// A file-set phase (trees and file-system operations) instead of raw I/O; the raw fields above then hold
-    /// neutral values.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fileset: Option<FileSetPlan>,
-    /// A stream phase (paced viewers) instead of raw I/O; the raw fields above then describe it roughly.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub streams: Option<StreamsPlan>,
-    /// How fio names and groups this phase (fio job files only), for fio's JSON.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fio: Option<FioJobInfo>,
-    /// Keep each worker's own figures (fio's clones are reported one by one unless group_reporting).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub per_worker_results: bool,
-    /// A raw phase with parts (vdbench: several wds, sds or hosts in one rd): what each part does; the raw
-    /// fields above then describe the phase as a whole (its read percentage is the parts' weighted mean).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parts: Vec<PartPlan>,
-    /// With parts: fail the run when a worker's share of the operations is off its parts' skew by more than
-    /// this many percentage points (vdbench `abort_failed_skew=`); `None`: the check only reports.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skew_limit_pct: Option<f64>,
-    /// End the phase once its rate is steady over a window of reporting intervals (fio steadystate,
-    /// `--steady-state`); `None`: it runs to its runtime or amount.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub steady_state: Option<crate::metrics::SteadyConfig>,
-}
-
 /// One part of a raw phase with parts.
 #[derive(Debug, Clone, Serialize)]
 pub struct PartPlan {
@@ -360,54 +231,6 @@ pub struct PartPlan {
     pub data_set: Bytes,
     /// Its files (indices into the target's file table).
     pub files: Vec<u32>,
-}
-
-/// What kind of work a phase is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PhaseKind {
-    Raw,
-    FileSet,
-    Streams,
-}
-
-impl PhasePlan {
-    /// The phase's files that rank `rank` of a multi-host run uses (all of them in a run of one process): a rank
-    /// fills only the files of its own workers (vdbench hds: another hd's sds are another host's to fill).
-    pub fn files_on(&self, rank: Option<u32>) -> Vec<u32> {
-        let Some(rank) = rank else { return self.files.clone() };
-        let mine = self.workers.iter().filter(|w| w.runs_on(rank));
-        let used: Vec<u32> =
-            mine.flat_map(|w| w.workloads()).flat_map(|(l, _)| l.regions.iter().map(|r| r.file)).collect();
-        self.files.iter().copied().filter(|f| self.workers.is_empty() || used.contains(f)).collect()
-    }
-
-    pub fn kind(&self) -> PhaseKind {
-        match (&self.fileset, &self.streams) {
-            (Some(_), _) => PhaseKind::FileSet,
-            (_, Some(_)) => PhaseKind::Streams,
-            _ => PhaseKind::Raw,
-        }
-    }
-
-    pub fn writes(&self) -> bool {
-        self.read_percent < 100
-    }
-
-    /// The largest transfer of the phase, reads and writes (what a worker's buffers must hold).
-    pub fn largest_block(&self) -> u32 {
-        self.block_sizes.max().max(self.write_block_sizes.as_ref().map_or(0, BlockSizes::max))
-    }
-
-    /// The smallest transfer of the phase, reads and writes.
-    pub fn smallest_block(&self) -> u32 {
-        self.block_sizes.min().min(self.write_block_sizes.as_ref().map_or(u32::MAX, BlockSizes::min))
-    }
-
-    /// Bytes of I/O the phase will issue, when it is bounded by an amount rather than only by time.
-    pub fn planned_bytes(&self) -> Option<Bytes> {
-        // Saturating: workers that each address the whole data set can add up past 16 EiB.
-        self.workers.iter().map(|w| w.io_bytes).try_fold(0u64, |sum, b| Some(sum.saturating_add(b?))).map(Bytes)
-    }
 }
 
 #[derive(Debug, Clone)]

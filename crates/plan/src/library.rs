@@ -71,7 +71,7 @@ pub(super) fn generated(
     let mut asked: Option<u64> = None;
     let (mut floor, mut chunk, mut titles) = (0, 0, None);
     for phase in &job.phases {
-        let Some(spec) = phase.streams.as_deref() else { continue };
+        let Some(spec) = phase.streams() else { continue };
         let config = super::streams::streams_config(spec, phase.seed);
         if !reads_generated(spec, &config) {
             continue;
@@ -319,7 +319,7 @@ pub(super) fn first_step_titles(config: &StreamsConfig, count: u32) -> Vec<u32> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{PhaseSpec, SpecOrigin};
+    use crate::spec::{PhaseSpec, SpecKind, SpecOrigin};
     use crate::units::GIB;
 
     fn job(files: &str, size: Option<Bytes>) -> JobSpec {
@@ -336,7 +336,7 @@ mod tests {
             origin: SpecOrigin::Flags,
             target: None,
             interval: None,
-            phases: vec![PhaseSpec { streams: Some(Box::new(streams)), ..PhaseSpec::default() }],
+            phases: vec![PhaseSpec { kind: Some(SpecKind::Streams(Box::new(streams))), ..PhaseSpec::default() }],
             notices: Vec::new(),
         }
     }

@@ -18,9 +18,12 @@
 
 use super::build::JobContext;
 use super::facts::Facts;
-use super::raw::plan_raw_phase;
+use super::raw::plan_raw;
 use super::values::{default_name, pacing};
-use super::{DirectionBytes, FlowSpec, MixedWorker, Pacing, PartPlan, PhasePlan, PlanError, TargetPlan, WorkerPlan};
+use super::{
+    DirectionBytes, FlowSpec, MixedWorker, Pacing, PartPlan, PhaseKind, PhasePlan, PlanError, RawPlan, TargetPlan,
+    WorkerPlan,
+};
 use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes};
@@ -44,7 +47,7 @@ pub(super) fn plan_parts_phase(
         let name = unit.name.clone().filter(|n| Some(n) != spec.name.as_ref()).unwrap_or(format!("part {}", i + 1));
         // Only a part's own jobs= (vdbench's streams=) gives it several workers, not the phase's.
         let one = PhaseSpec { jobs: Some(parts[i].jobs.unwrap_or(1)), ..part_alone(&unit, &label, &name) };
-        let plan = plan_raw_phase(context, index, &one, target, facts, verify_block, notices)?;
+        let (_, plan) = plan_raw(context, index, &one, target, facts, verify_block, notices)?;
         let queue = unit.queue.clone().unwrap_or_else(|| plan.files.iter().map(|f| f.to_string()).collect());
         let bounded = parts[i].io_passes.is_some();
         // The part's own rate, not the phase's that `units` lays under every part.
@@ -56,9 +59,12 @@ pub(super) fn plan_parts_phase(
     let mut workers = workers(&planned, spec, index);
     split_by_direction(&planned, &mut workers, by_direction, unit).map_err(|e| PlanError(format!("{label}: {e}")))?;
     let phase_pacing = shared_pacing(spec, &planned).map_err(|e| PlanError(format!("{label}: {e}")))?;
-    let mut phase = combine(spec, &label, planned, workers, phase_pacing);
-    phase.io_by_direction = by_direction;
-    Ok(phase)
+    // What every phase has (warm-up, runtime, seed …) is the first part's, as its workers' are.
+    let first = spec.units().swap_remove(0).into_owned();
+    let mut raw = combine(spec, planned, workers, phase_pacing);
+    raw.io_by_direction = by_direction;
+    let name = spec.name.clone().unwrap_or_else(|| mixed_name(&raw, spec, &label));
+    Ok(PhasePlan::of_spec(name, &first, PhaseKind::Raw(Box::new(raw))))
 }
 
 /// The phase's rate less the parts' own rates: what the parts without one share (vdbench's `wg_set_interarrival`).
@@ -95,7 +101,7 @@ struct Planned {
     bounded: bool,
     /// A fixed rate of its own (vdbench's wd `iorate=`).
     own_rate: Option<Pacing>,
-    plan: PhasePlan,
+    plan: RawPlan,
 }
 
 /// The shares of the parts, in percent: said ones as said, the rest share what is left evenly; a part with a
@@ -316,13 +322,7 @@ fn holds_shares(spec: &PhaseSpec, workers: usize) -> bool {
 
 /// The phase: the first part's plan for what all parts share (engine, direct I/O, ramp, runtime …), the parts'
 /// files, sizes and mix for the rest; `pacing` is what the parts without a rate of their own share.
-fn combine(
-    spec: &PhaseSpec,
-    label: &str,
-    planned: Vec<Planned>,
-    workers: Vec<WorkerPlan>,
-    pacing: Option<Pacing>,
-) -> PhasePlan {
+fn combine(spec: &PhaseSpec, planned: Vec<Planned>, workers: Vec<WorkerPlan>, pacing: Option<Pacing>) -> RawPlan {
     let read_percent = mixed_read_percent(&planned);
     let random = planned.iter().find(|p| matches!(p.plan.access, Access::Random { .. }));
     let rw = mixed_rw(random.is_some(), read_percent);
@@ -337,13 +337,7 @@ fn combine(
     let needs_data = planned.iter().any(|p| p.plan.needs_data);
     let access = random.map_or(Access::Sequential, |p| p.plan.access.clone());
     let first = planned.into_iter().next().expect("a phase with parts has one").plan;
-    let name = spec.name.clone().unwrap_or_else(|| {
-        let bs = BlockSizeSpec::Fixed(Bytes(u64::from(block_sizes.max())));
-        let described = PhaseSpec { rw: Some(rw), runtime: spec.runtime, ..PhaseSpec::default() };
-        format!("{} ({label})", default_name(&described, &bs, iodepth, jobs))
-    });
-    PhasePlan {
-        name,
+    RawPlan {
         rw,
         read_percent,
         access,
@@ -364,6 +358,13 @@ fn combine(
         parts,
         ..first
     }
+}
+
+/// The name of a phase with parts that says none: made from its settings, with its label.
+fn mixed_name(raw: &RawPlan, spec: &PhaseSpec, label: &str) -> String {
+    let bs = BlockSizeSpec::Fixed(Bytes(u64::from(raw.block_sizes.max())));
+    let described = PhaseSpec { rw: Some(raw.rw), runtime: spec.runtime, ..PhaseSpec::default() };
+    format!("{} ({label})", default_name(&described, &bs, raw.iodepth, raw.jobs))
 }
 
 /// The share of reads of the mix, by the parts' shares; never 100 while a part writes (nor 0 while one reads),

@@ -29,7 +29,7 @@ fn shares_are_held_at_max_with_a_skew_said_whatever_the_ranks() {
     assert!(!holds_shares(&paced, 2));
 }
 
-fn planned(parts: Vec<PhaseSpec>, rate_iops: Option<u64>) -> Result<PhasePlan, String> {
+fn planned(parts: Vec<PhaseSpec>, rate_iops: Option<u64>) -> Result<RawPlan, String> {
     use crate::plan::{Facts, RunOptions, TargetFacts, build_plan};
     use crate::spec::{JobSpec, SpecOrigin};
     let target = TargetFacts::Directory { path: "/srv".into(), free: Some(Bytes::gib(50)), dio_align: Some(512) };
@@ -37,7 +37,8 @@ fn planned(parts: Vec<PhaseSpec>, rate_iops: Option<u64>) -> Result<PhasePlan, S
     let phase = PhaseSpec { size: Some(Bytes::mib(16)), rate_iops, parts: Some(parts), ..PhaseSpec::default() };
     let job = JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases: vec![phase], notices: vec![] };
     let options = RunOptions { run_id: "run-test".into(), ..Default::default() };
-    build_plan(&job, &facts, &options).map(|mut p| p.phases.remove(0)).map_err(|e| e.to_string())
+    let phase = build_plan(&job, &facts, &options).map(|mut p| p.phases.remove(0)).map_err(|e| e.to_string())?;
+    phase.raw().cloned().ok_or_else(|| "not a raw phase".to_string())
 }
 
 #[test]

@@ -18,7 +18,8 @@ use super::values::{
     worker_seed,
 };
 use super::{
-    DirectMode, DirectionBytes, FioLogs, PhasePlan, PlanError, RateFloor, TargetKind, TargetPlan, Thinktime, WorkerPlan,
+    DirectMode, DirectionBytes, FioLogs, PhaseKind, PhasePlan, PlanError, RateFloor, RawPlan, TargetKind, TargetPlan,
+    Thinktime, WorkerPlan,
 };
 use crate::engine::EngineKind;
 use crate::spec::{BlockSizeSpec, DistributionSpec, FileService, IoAmount, PhaseSpec, RwMode, Sharing};
@@ -36,6 +37,20 @@ pub(super) fn plan_raw_phase(
     verify_block: Option<u32>,
     notices: &mut Vec<String>,
 ) -> Result<PhasePlan, PlanError> {
+    let (name, raw) = plan_raw(context, index, spec, target, facts, verify_block, notices)?;
+    Ok(PhasePlan::of_spec(name, spec, PhaseKind::Raw(Box::new(raw))))
+}
+
+/// The raw plan of one raw-I/O phase (or part), with the phase's name (as said, or made from its settings).
+pub(super) fn plan_raw(
+    context: &JobContext,
+    index: usize,
+    spec: &PhaseSpec,
+    target: &TargetPlan,
+    facts: &Facts,
+    verify_block: Option<u32>,
+    notices: &mut Vec<String>,
+) -> Result<(String, RawPlan), PlanError> {
     let rw = spec.rw.expect("checked by build_plan");
     let label = || spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |message: String| PlanError(format!("{}: {message}", label()));
@@ -312,7 +327,7 @@ fn assemble(
     rw: RwMode,
     mut shape: Shape,
     target: &TargetPlan,
-) -> Result<PhasePlan, String> {
+) -> Result<(String, RawPlan), String> {
     let (jobs, iodepth, engine) = (spec.jobs.unwrap_or(defaults::JOBS), shape.iodepth, shape.engine);
     let unit = u64::from(shape.sizes.smallest);
     // vdbench's maxdata below 100 is passes over the data set.
@@ -328,7 +343,7 @@ fn assemble(
     let name = spec.name.clone().unwrap_or_else(|| default_name(spec, &sizes.bs_spec, iodepth, jobs));
     let writes = sizes.write_block_sizes.as_ref().unwrap_or(&sizes.block_sizes);
     let data = super::data::data_shape(spec, layout.data_set, writes)?;
-    Ok(PhasePlan {
+    let raw = RawPlan {
         rw,
         read_percent,
         access: template.access,
@@ -350,20 +365,18 @@ fn assemble(
         io_size,
         io_by_direction,
         needs_data,
-        seed: template.seed,
         data,
         workers,
         per_worker_results: jobs > 1 && spec.fio.as_ref().is_some_and(|f| !f.group_reporting),
-        ..spec_settings(name, index, spec)?
-    })
+        ..spec_settings(index, spec)?
+    };
+    Ok((name, raw))
 }
 
-/// The phase's settings that are the spec's own, with their defaults, over a blank phase; the caller fills in
-/// what it worked out.
-fn spec_settings(name: String, index: usize, spec: &PhaseSpec) -> Result<PhasePlan, String> {
-    Ok(PhasePlan {
-        runtime: spec.runtime,
-        ramp: spec.ramp.unwrap_or(defaults::RAMP),
+/// The raw phase's settings that are the spec's own, with their defaults; the caller fills in what it worked out
+/// (the shape, the files and the workers).
+pub(super) fn spec_settings(index: usize, spec: &PhaseSpec) -> Result<RawPlan, String> {
+    Ok(RawPlan {
         fsync_every: spec.fsync_every,
         fdatasync_every: spec.fdatasync_every,
         sync_writes: spec.sync_writes.unwrap_or(false),
@@ -386,6 +399,29 @@ fn spec_settings(name: String, index: usize, spec: &PhaseSpec) -> Result<PhasePl
         concurrent: spec.concurrent.unwrap_or(false) && index > 0,
         percentiles: percentiles(spec)?,
         logs: FioLogs { bw: spec.bw_log.clone(), iops: spec.iops_log.clone(), lat: spec.lat_log.clone() },
-        ..super::neutral::blank(name, spec)
+        rw: RwMode::Read,
+        read_percent: 100,
+        access: Access::Sequential,
+        block_sizes: BlockSizes::Fixed { size: 4096 },
+        write_block_sizes: None,
+        bs_label: String::new(),
+        engine: EngineKind::Sync,
+        iodepth: 1,
+        iodepth_batch: 1,
+        jobs: 1,
+        direct: DirectMode::Off,
+        align: 1,
+        data_set: Bytes(0),
+        files: Vec::new(),
+        io_size: None,
+        io_by_direction: DirectionBytes::default(),
+        pacing: None,
+        needs_data: false,
+        data: None,
+        workers: Vec::new(),
+        per_worker_results: false,
+        parts: Vec::new(),
+        skew_limit_pct: spec.skew_limit,
+        steady_state: None,
     })
 }

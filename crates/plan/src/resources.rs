@@ -6,7 +6,7 @@
 //! The estimates are floors of what a run really takes (buffers and fixed per-worker state); they do not try
 //! to be exact, only to refuse what cannot possibly work.
 
-use super::{PhasePlan, PlanError, ResourceLimits};
+use super::{FileSetPlan, PhaseKind, PhasePlan, PlanError, ResourceLimits};
 use crate::units::Bytes;
 
 /// Threads kept free for everything besides the workers: the main thread's helpers, signal handling, the
@@ -35,21 +35,30 @@ pub struct StageNeeds {
 
 /// Threads and memory of one phase (saturating: a sum past 16 EiB is refused anyway).
 fn phase_needs(phase: &PhasePlan) -> StageNeeds {
-    if let Some(fileset) = &phase.fileset {
-        let threads: u64 = fileset.workloads.iter().map(|w| u64::from(w.threads)).sum();
-        let buffers: u64 = fileset
-            .workloads
-            .iter()
-            .map(|w| u64::from(w.threads).saturating_mul(page_round(u64::from(w.xfer.max())) + WORKER_STATE_BYTES))
-            .fold(0, u64::saturating_add);
-        // Two bits per file and per directory: which exist, and which a thread is working on.
-        let bits: u64 = fileset.trees.iter().map(|t| t.files.saturating_add(t.dirs) / 4).fold(0, u64::saturating_add);
-        return StageNeeds { threads, memory: Bytes(buffers.saturating_add(bits)) };
-    }
-    let workers = phase.workers.len() as u64;
+    let raw = match &phase.kind {
+        PhaseKind::Raw(raw) => raw,
+        PhaseKind::FileSet(fileset) => return fileset_needs(fileset),
+        // A stream phase's scheduler threads and slot buffers are sized by the stream planner
+        // (`plan::streams_limits`), not counted here.
+        PhaseKind::Streams(_) => return StageNeeds { threads: 0, memory: Bytes(0) },
+    };
+    let workers = raw.workers.len() as u64;
     let per_worker =
-        u64::from(phase.iodepth).saturating_mul(page_round(u64::from(phase.largest_block()))) + WORKER_STATE_BYTES;
+        u64::from(raw.iodepth).saturating_mul(page_round(u64::from(raw.largest_block()))) + WORKER_STATE_BYTES;
     StageNeeds { threads: workers, memory: Bytes(workers.saturating_mul(per_worker)) }
+}
+
+/// Threads and memory of a file-set phase: its workloads' threads and buffers, and the trees' state.
+fn fileset_needs(fileset: &FileSetPlan) -> StageNeeds {
+    let threads: u64 = fileset.workloads.iter().map(|w| u64::from(w.threads)).sum();
+    let buffers: u64 = fileset
+        .workloads
+        .iter()
+        .map(|w| u64::from(w.threads).saturating_mul(page_round(u64::from(w.xfer.max())) + WORKER_STATE_BYTES))
+        .fold(0, u64::saturating_add);
+    // Two bits per file and per directory: which exist, and which a thread is working on.
+    let bits: u64 = fileset.trees.iter().map(|t| t.files.saturating_add(t.dirs) / 4).fold(0, u64::saturating_add);
+    StageNeeds { threads, memory: Bytes(buffers.saturating_add(bits)) }
 }
 
 fn page_round(bytes: u64) -> u64 {
@@ -63,7 +72,7 @@ pub fn stage_needs(phases: &[PhasePlan]) -> Vec<(usize, StageNeeds)> {
     for (index, phase) in phases.iter().enumerate() {
         let needs = phase_needs(phase);
         match stages.last_mut() {
-            Some((_, stage, members)) if phase.concurrent => {
+            Some((_, stage, members)) if phase.raw().is_some_and(|r| r.concurrent) => {
                 stage.threads = stage.threads.saturating_add(needs.threads);
                 stage.memory = Bytes(stage.memory.0.saturating_add(needs.memory.0));
                 *members += 1;

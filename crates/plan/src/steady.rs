@@ -24,7 +24,7 @@ pub(super) fn steady_config(
     notices: &mut Vec<String>,
 ) -> Result<Option<SteadyConfig>, PlanError> {
     let Some(asked) = spec.steady_state else { return Ok(None) };
-    if spec.fileset.is_some() || spec.streams.is_some() {
+    if spec.kind.is_some() {
         return Err(PlanError(format!(
             "phase '{name}': steady-state detection judges the IOPS or bandwidth of raw I/O; a file-set or stream \
              phase has no such rate to judge: leave it out there"

@@ -15,7 +15,7 @@ use super::streams_limits::{StreamsRequest, check_request};
 use super::streams_media::{Estimating, Media, media_sources, plan_estimate};
 use super::streams_threads::{ThreadAsk, ThreadPlan, choose_threads};
 use super::values::choose_engine;
-use super::{DirectMode, PhasePlan, PlanError, TargetPlan};
+use super::{DirectMode, PhaseKind, PhasePlan, PlanError, TargetPlan};
 use crate::engine::{EngineKind, HttpUrl};
 use crate::spec::{Assignment, EngineChoice, JobSpec, MAX_VIEWERS, PhaseSpec, StreamsSpec};
 use crate::units::serialize_secs;
@@ -60,6 +60,31 @@ pub struct StreamsPlan {
     pub ingest: Option<IngestPlan>,
     /// The raw-rate phases whose figures give the estimate (and the search's first count).
     pub estimate: Option<EstimatePlan>,
+}
+
+impl StreamsPlan {
+    /// The media files of the target's file table the viewers read (none for URLs).
+    pub fn media_files(&self) -> Vec<u32> {
+        let files = self.media.iter().filter_map(|m| match m {
+            MediaSource::File(f) => Some(*f),
+            MediaSource::Url { .. } => None,
+        });
+        files.collect()
+    }
+
+    /// Whether the media must hold written data before the phase: streamcap's own media, unless the engine is
+    /// the null engine, which reads nothing (its media stay sparse).
+    pub fn needs_data(&self) -> bool {
+        self.own_media && self.engine != EngineKind::Null
+    }
+
+    /// How long one step of a fixed count runs (its longest viewer); `None` for the search, whose steps vary.
+    pub fn runtime(&self) -> Option<Duration> {
+        match self.count {
+            StreamCount::Fixed(n) => Some(self.config.step_length(n).longest()),
+            StreamCount::Search(_) => None,
+        }
+    }
 }
 
 /// How many viewers.
@@ -173,7 +198,7 @@ fn default_assignment(spec: &StreamsSpec) -> Assignment {
 /// Checks every stream phase's numbers against what the machine allows, before anything is sized from them.
 pub(super) fn check_stream_requests(job: &JobSpec, facts: &Facts) -> Result<(), PlanError> {
     for (index, phase) in job.phases.iter().enumerate() {
-        let Some(spec) = phase.streams.as_deref() else { continue };
+        let Some(spec) = phase.streams() else { continue };
         let config = streams_config(spec, phase.seed);
         let request = StreamsRequest {
             viewers: most_viewers(spec),
@@ -214,7 +239,7 @@ pub(super) fn plan_streams_phases(
     next_index: usize,
     measured: &mut Vec<(u64, EstimatePlan)>,
 ) -> Result<Vec<PhasePlan>, PlanError> {
-    let streams = spec.streams.as_deref().expect("a stream phase");
+    let streams = spec.streams().expect("a stream phase");
     let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |m: String| PlanError(format!("{label}: {m}"));
     let mut config = streams_config(streams, spec.seed);
@@ -255,7 +280,12 @@ pub(super) fn plan_streams_phases(
         threads: readers.threads,
         estimate,
     };
-    phases.push(super::neutral::stream_phase(label, spec, plan, target));
+    phases.push(PhasePlan {
+        runtime: plan.runtime(),
+        // Viewers' read errors are counted per step; they never stop the others.
+        continue_on_error: true,
+        ..PhasePlan::of_spec(label, spec, PhaseKind::Streams(Box::new(plan)))
+    });
     Ok(phases)
 }
 
@@ -269,7 +299,7 @@ struct Readers {
 /// Chooses the engine (http for a remote target) and the scheduler threads (`streams_threads`), saying in
 /// `notices` where asked threads hold the viewers' reads back.
 fn plan_readers(spec: &PhaseSpec, label: &str, facts: &Facts, notices: &mut Vec<String>) -> Result<Readers, PlanError> {
-    let streams = spec.streams.as_deref().expect("a stream phase");
+    let streams = spec.streams().expect("a stream phase");
     let remote = matches!(facts.target, TargetFacts::Remote { .. });
     let engine = if remote {
         EngineKind::Http

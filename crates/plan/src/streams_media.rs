@@ -9,10 +9,10 @@ use std::path::Path;
 use super::build::JobContext;
 use super::facts::{Facts, TargetFacts};
 use super::library::{Generated, generated, generated_info, is_title, title_name, user_library, zipf_of};
-use super::raw::plan_raw_phase;
+use super::raw::plan_raw;
 use super::streams::{EstimatePlan, MediaSource, most_viewers, streams_config};
 use super::streams_threads::ThreadPlan;
-use super::{DirectMode, FilePlan, PhasePlan, PlanError, TargetKind, TargetPlan};
+use super::{DirectMode, FilePlan, PhaseKind, PhasePlan, PlanError, TargetKind, TargetPlan};
 use crate::engine::EngineKind;
 use crate::spec::{BlockSizeSpec, JobSpec, PhaseSpec, RwMode, StreamsSpec};
 use crate::units::Bytes;
@@ -42,7 +42,7 @@ pub(super) fn own_media_files(
 ) -> Result<Vec<(String, u64)>, PlanError> {
     let mut files = Vec::new();
     for phase in &job.phases {
-        let Some(spec) = phase.streams.as_deref().filter(|s| s.library.is_none()) else { continue };
+        let Some(spec) = phase.streams().filter(|s| s.library.is_none()) else { continue };
         let config = streams_config(spec, phase.seed);
         if config.is_library() {
             continue;
@@ -175,7 +175,7 @@ fn own_media(
 fn asked_size(job: &JobSpec) -> u64 {
     job.phases
         .iter()
-        .filter_map(|p| p.streams.as_deref())
+        .filter_map(|p| p.streams())
         .filter(|s| s.library.is_none())
         .map(|s| s.library_size.map_or(defaults::LIBRARY_BYTES, |b| b.0))
         .max()
@@ -205,7 +205,7 @@ pub(super) fn plan_estimate(
     at: (usize, &mut Vec<(u64, EstimatePlan)>),
 ) -> Result<(Option<EstimatePlan>, Vec<PhasePlan>), PlanError> {
     let (next_index, measured) = at;
-    let streams = e.spec.streams.as_deref().expect("a stream phase");
+    let streams = e.spec.streams().expect("a stream phase");
     let wants = streams.estimate.unwrap_or(streams.max == Some(true));
     match (&e.media[0], wants) {
         (MediaSource::File(first), true) => {
@@ -257,7 +257,7 @@ fn estimate_phases(
     notices: &mut Vec<String>,
 ) -> Result<Vec<PhasePlan>, PlanError> {
     let (job, spec) = (e.job, e.spec);
-    let streams = spec.streams.as_deref().expect("a stream phase");
+    let streams = spec.streams().expect("a stream phase");
     let time = streams.estimate_time.unwrap_or(defaults::ESTIMATE_TIME);
     let chunk = e.config.chunk_bytes(0);
     let media = &target.files[files[0] as usize];
@@ -286,7 +286,8 @@ fn estimate_phases(
         [("estimate: random chunks", RwMode::RandRead, chunk, 16), ("estimate: sequential", RwMode::Read, 1 << 20, 4)]
     {
         let context = JobContext::new(job, &single);
-        let mut phase = plan_raw_phase(&context, 0, &read(name, rw, bs, depth), &single, facts, None, notices)?;
+        let spec = read(name, rw, bs, depth);
+        let (name, mut phase) = plan_raw(&context, 0, &spec, &single, facts, None, notices)?;
         // Planned against the first media file alone; now it reads every one of them in the whole table.
         phase.files = files.to_vec();
         let regions: Vec<Region> =
@@ -298,7 +299,7 @@ fn estimate_phases(
         }
         // The null engine reads nothing: no media to write for it.
         phase.needs_data = media.created && phase.engine != EngineKind::Null;
-        phases.push(phase);
+        phases.push(PhasePlan::of_spec(name, &spec, PhaseKind::Raw(Box::new(phase))));
     }
     Ok(phases)
 }

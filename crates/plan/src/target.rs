@@ -28,8 +28,8 @@ pub(super) fn plan_target(
 ) -> Result<TargetPlan, PlanError> {
     let (allow_device_writes, force) = (options.allow_device_writes, options.force);
     let any_writes = job.writes();
-    let local_only = job.phases.iter().any(|p| p.streams.is_none());
-    let streams = job.phases.iter().any(|p| p.streams.is_some());
+    let local_only = job.phases.iter().any(|p| p.streams().is_none());
+    let streams = job.phases.iter().any(|p| p.streams().is_some());
     match &all_facts.target {
         TargetFacts::Remote { text, .. } if local_only => Err(PlanError(format!(
             "{text} is a URL: only stream phases read remote media; raw I/O and file sets need a local directory, \
@@ -137,7 +137,7 @@ fn directory_file_table(
         .phases
         .iter()
         .enumerate()
-        .filter(|(_, p)| p.fileset.is_none() && p.streams.is_none())
+        .filter(|(_, p)| p.fileset().is_none() && p.streams().is_none())
         .flat_map(|(i, p)| p.units().into_iter().map(move |unit| (i, p, unit)))
         .filter(|(_, _, unit)| counts(unit))
         .map(|(i, p, unit)| {
@@ -160,7 +160,7 @@ fn directory_file_table(
 pub(super) fn default_shared_files(job: &JobSpec) -> u32 {
     job.phases
         .iter()
-        .filter(|p| p.fileset.is_none() && p.streams.is_none())
+        .filter(|p| p.fileset().is_none() && p.streams().is_none())
         .flat_map(|p| p.units())
         .filter(|p| p.file_names.is_none())
         .filter_map(|p| p.files)

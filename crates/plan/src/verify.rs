@@ -84,7 +84,7 @@ pub(super) fn verify_plan(job: &JobSpec, directory: bool, run_id: &str) -> Resul
     };
     check_block(block, &sizes)?;
     let backlog = job.phases.iter().find_map(|p| p.verify_backlog);
-    if backlog.is_some() && job.phases.iter().any(|p| p.fileset.is_some()) {
+    if backlog.is_some() && job.phases.iter().any(|p| p.fileset().is_some()) {
         return Err(PlanError(
             "--verify-backlog reads back recent writes of raw phases; file-set threads check every read and the run \
              reads everything back at its end: leave --verify-backlog out"
@@ -125,7 +125,7 @@ fn check_block(block: u32, writes: &[u32]) -> Result<(), PlanError> {
 /// must cover whole blocks.
 fn fileset_sizes(job: &JobSpec) -> Result<(Vec<u32>, Vec<u32>), PlanError> {
     let (mut writes, mut reads) = (Vec::new(), Vec::new());
-    for workload in job.phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.workloads) {
+    for workload in job.phases.iter().filter_map(|p| p.fileset()).flat_map(|f| &f.workloads) {
         let writing = match workload.operation.unwrap_or(FileOp::Read) {
             FileOp::Read => workload.rdpct.is_some_and(|r| r < 100),
             FileOp::Write => workload.rdpct.is_none_or(|r| r < 100),
@@ -164,7 +164,7 @@ pub(super) fn covers_whole_blocks(phase: &PhaseSpec, block: u32) -> bool {
 /// the verifier's file table is the target's files, then these trees' files.
 pub fn verified_trees(phases: &[PhasePlan]) -> Vec<&TreePlan> {
     let mut trees: Vec<&TreePlan> = Vec::new();
-    for tree in phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees) {
+    for tree in phases.iter().filter_map(|p| p.fileset()).flat_map(|f| &f.trees) {
         if !trees.iter().any(|t| t.root == tree.root) {
             trees.push(tree);
         }
@@ -191,7 +191,7 @@ pub(super) fn check_map_memory(
     let block = u64::from(verify.block);
     let trees = verified_trees(phases);
     let reshaped =
-        phases.iter().filter_map(|p| p.fileset.as_ref()).flat_map(|f| &f.trees).find(|t| {
+        phases.iter().filter_map(|p| p.fileset()).flat_map(|f| &f.trees).find(|t| {
             trees.iter().any(|first| first.root == t.root && (first.shape != t.shape || first.files != t.files))
         });
     if let Some(tree) = reshaped {
@@ -266,7 +266,11 @@ mod tests {
             })
             .collect();
         let fileset = FileSetPhaseSpec { trees: vec![], workloads, rate: None, format: None, format_with: None };
-        PhaseSpec { fileset: Some(Box::new(fileset)), verify: Some(VerifyChoice::Crc32c), ..PhaseSpec::default() }
+        PhaseSpec {
+            kind: Some(crate::spec::SpecKind::FileSet(Box::new(fileset))),
+            verify: Some(VerifyChoice::Crc32c),
+            ..PhaseSpec::default()
+        }
     }
 
     /// vdbench checks file-system data in blocks of the smallest xfersize used, reads included; every write

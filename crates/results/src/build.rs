@@ -12,7 +12,7 @@ use super::{
 use crate::metrics::{
     ClassPoint, DEFAULT_PERCENTILES, DepthFound, Depths, ErrorRecord, OpClass, Recorder, SteadyOutcome, WorkerTotals,
 };
-use crate::plan::PhasePlan;
+use crate::plan::{Outline, PhasePlan};
 use crate::sysinfo::{DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, effective_ram};
 use crate::units::Bytes;
 
@@ -65,15 +65,19 @@ pub struct PhaseSamples {
     pub span: Duration,
 }
 
+/// The result of phase `index` of the plan; `outline` is the phase's row as its kind describes it
+/// (`PhasePlan::outline`).
 pub fn build_phase(
     index: usize,
-    plan: &PhasePlan,
+    (plan, outline): (&PhasePlan, &Outline),
     measured: &PhaseMeasurements<'_>,
     samples: &PhaseSamples,
     intervals: (Vec<IntervalPoint>, u32),
 ) -> PhaseResult {
     let seconds = measured.measured.as_secs_f64();
-    let percentiles: &[f64] = if plan.percentiles.is_empty() { &DEFAULT_PERCENTILES } else { &plan.percentiles };
+    // Only a raw phase says its percentiles (fio percentile_list); the others report the default list.
+    let asked = plan.raw().map_or(&[][..], |raw| &raw.percentiles);
+    let percentiles: &[f64] = if asked.is_empty() { &DEFAULT_PERCENTILES } else { asked };
     let op = |class| op_result(measured.totals, class, seconds, percentiles);
     let total_ops = measured.totals.total_ops();
     let ram = effective_ram(samples.memory_after.total, measured.memory_limit).0;
@@ -84,15 +88,15 @@ pub fn build_phase(
         status: measured.status,
         failure: measured.failure.clone(),
         started_at: measured.started_at.clone(),
-        rw: plan.rw.to_string(),
-        bs: plan.bs_label.clone(),
-        iodepth: plan.iodepth,
-        jobs: plan.jobs,
+        rw: outline.rw.to_string(),
+        bs: outline.bs_label.clone(),
+        iodepth: outline.iodepth,
+        jobs: outline.jobs,
         engine: measured.engine.clone(),
         direct: measured.direct,
         // Unknown RAM (meminfo unreadable, no cgroup limit) cannot prove the data set outgrew the cache: flag it.
-        cache_affected: measured.memory_backed || (!measured.direct && (ram == 0 || plan.data_set.0 < 2 * ram)),
-        data_set_bytes: plan.data_set.0,
+        cache_affected: measured.memory_backed || (!measured.direct && (ram == 0 || outline.data_set.0 < 2 * ram)),
+        data_set_bytes: outline.data_set.0,
         duration_s: seconds,
         ramp_s: plan.ramp.as_secs_f64(),
         read: op(OpClass::Read),
@@ -100,7 +104,7 @@ pub fn build_phase(
         sync: op(OpClass::Sync),
         cpu: cpu_result(samples, total_ops),
         memory: memory_result(samples, ram),
-        devices: attributed(plan, samples),
+        devices: attributed(outline, samples),
         errors: ErrorSummary {
             count: OpClass::ALL.iter().map(|&c| measured.totals.stats(c).errors).sum(),
             records: measured.errors.to_vec(),
@@ -122,12 +126,12 @@ pub fn build_phase(
 }
 
 /// Each device's activity over the samples' span, with what was not the run's split off (`devices.rs`).
-fn attributed(plan: &PhasePlan, samples: &PhaseSamples) -> Vec<DeviceResult> {
+fn attributed(plan: &Outline, samples: &PhaseSamples) -> Vec<DeviceResult> {
     let mut devices = device_activity(&samples.devices, &samples.disks_before, &samples.disks_after, samples.span);
     // Twice what the workers may have in flight: a read submitted before the span began (counted by the process
     // then) completes inside it (counted by the device), and split or requeued requests (a throttle, a loop
     // device) widen that; measured, a queue of 16 × 1 MiB on a throttled loop device was 20 MiB apart.
-    let in_flight = 2 * u64::from(plan.iodepth) * u64::from(plan.jobs) * u64::from(plan.largest_block());
+    let in_flight = 2 * u64::from(plan.iodepth) * u64::from(plan.jobs) * u64::from(plan.largest_block);
     super::attribute(&mut devices, samples.cpu_after.storage_reads_since(&samples.cpu_before), in_flight);
     devices
 }

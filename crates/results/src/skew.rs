@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{PartPlan, PhasePlan};
+use crate::plan::{PartPlan, PhaseKind, PhasePlan};
 
 /// vdbench warns when a workload's observed share is off its skew by more than this many percentage points.
 pub const SKEW_WARN_PCT: f64 = 1.0;
@@ -80,7 +80,8 @@ impl SkewCheck {
 /// The skew check of a phase with parts on more than one worker, from the operations each worker issued after
 /// the ramp (`ops_by_worker`, in worker order); `None` for other phases, when the counts are not every worker's
 /// (a multi-host run's), when a part has a rate of its own, or when nothing was issued.
-pub fn skew_check(plan: &PhasePlan, ops_by_worker: &[u64]) -> Option<SkewCheck> {
+pub fn skew_check(phase: &PhasePlan, ops_by_worker: &[u64]) -> Option<SkewCheck> {
+    let PhaseKind::Raw(plan) = &phase.kind else { return None };
     let workers = worker_parts(&plan.parts);
     // A wd at a rate of its own (its iorate=) has no skew to keep, and runs on a worker of its own.
     if plan.parts.iter().any(|p| p.own_rate_iops.is_some()) {

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use super::{PhaseOutcome, StopReason};
 use crate::metrics::OpClass;
-use crate::plan::{Arrivals, FilePlan, Pacing, PhasePlan};
+use crate::plan::{Arrivals, FilePlan, Pacing, PhaseKind, PhasePlan, RawPlan};
 use crate::workload::Access;
 
 /// What a finished phase measured, for the phases after it.
@@ -43,7 +43,7 @@ impl Measured {
     /// What a phase of `plan` measured, counting requested operations as its kind does.
     pub fn of_phase(phase: &PhasePlan, outcome: &PhaseOutcome) -> Measured {
         let mut measured = Measured::of(outcome);
-        if let Some(fs) = &phase.fileset {
+        if let PhaseKind::FileSet(fs) = &phase.kind {
             let requested: u64 = fs.requested_classes().iter().map(|&c| outcome.totals.stats(c).ops).sum();
             measured.requested_per_sec = requested as f64 / outcome.measured.as_secs_f64().max(1e-9);
         }
@@ -55,17 +55,19 @@ impl Measured {
 /// unpaced phase's measured rate, shared between its workers — and, in a multi-host run, between the `ranks`
 /// (the measured rate is then every rank's together).
 pub fn with_curve_rate<'a>(
-    phase: &'a PhasePlan,
+    phase: &'a RawPlan,
     phases: &[PhasePlan],
     measured: &[Option<Measured>],
     ranks: u32,
-) -> Cow<'a, PhasePlan> {
+) -> Cow<'a, RawPlan> {
     let Some(percent) = phase.rate_percent_of_max else { return Cow::Borrowed(phase) };
+    // Only a raw phase has a rate to take: file-set and stream phases measure other things.
+    let unpaced = |p: &PhasePlan| p.raw().is_some_and(|r| r.pacing.is_none() && r.rate_percent_of_max.is_none());
     let max_rate = phases
         .iter()
         .zip(measured)
         .rev()
-        .find(|(p, m)| p.pacing.is_none() && p.rate_percent_of_max.is_none() && m.is_some())
+        .find(|(p, m)| unpaced(p) && m.is_some())
         .and_then(|(_, m)| m.map(|m| m.ops_per_sec));
     let mut paced = phase.clone();
     // Planning made sure an unpaced phase comes first; if it measured nothing, pace at one operation a second.
@@ -85,26 +87,25 @@ pub fn with_curve_rate<'a>(
 /// vdbench's stopcurve: a curve phase is skipped once an earlier phase of the same curve (the run of curve phases
 /// it belongs to) had a mean response time above its limit.
 pub fn curve_stopped(index: usize, phases: &[PhasePlan], measured: &[Option<Measured>]) -> Option<String> {
-    let limit = phases[index].curve_stop_latency?;
-    phases[..index].iter().zip(measured).rev().take_while(|(p, _)| p.rate_percent_of_max.is_some()).find_map(
-        |(p, m)| {
-            let mean_ns = (*m)?.mean_latency_ns;
-            (mean_ns > limit.as_nanos() as f64).then(|| {
-                format!(
-                    "'{}' already averaged {:.3} ms, above the curve's limit of {:.3} ms",
-                    p.name,
-                    mean_ns / 1e6,
-                    limit.as_secs_f64() * 1e3
-                )
-            })
-        },
-    )
+    let limit = phases[index].raw()?.curve_stop_latency?;
+    let on_curve = |p: &PhasePlan| p.raw().is_some_and(|r| r.rate_percent_of_max.is_some());
+    phases[..index].iter().zip(measured).rev().take_while(|(p, _)| on_curve(p)).find_map(|(p, m)| {
+        let mean_ns = (*m)?.mean_latency_ns;
+        (mean_ns > limit.as_nanos() as f64).then(|| {
+            format!(
+                "'{}' already averaged {:.3} ms, above the curve's limit of {:.3} ms",
+                p.name,
+                mean_ns / 1e6,
+                limit.as_secs_f64() * 1e3
+            )
+        })
+    })
 }
 
 /// A sequential write phase leaves its files fully written when it completed, its regions together cover every
 /// byte of every file it used, and every worker issued at least one pass over its own regions (one pass covers
 /// every byte of a worker's regions: see `plan::files` and `workload::source`).
-pub fn covers_whole_files(phase: &PhasePlan, outcome: &PhaseOutcome, table: &[FilePlan]) -> bool {
+pub fn covers_whole_files(phase: &RawPlan, outcome: &PhaseOutcome, table: &[FilePlan]) -> bool {
     let every_file_covered = phase.files.iter().all(|&file| {
         let mut spans: Vec<(u64, u64)> = phase
             .workers

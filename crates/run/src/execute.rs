@@ -11,7 +11,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::cluster::{self, Cluster, Key, PhaseSync, Ready};
+use super::cluster::{self, Cluster, PhaseSync, settle};
 use super::curves::{Measured, covers_whole_files, curve_stopped, with_curve_rate};
 use super::fileset::{Trees, run_fileset_phase};
 use super::flow::Flows;
@@ -23,7 +23,7 @@ use super::streams::{Priors, StreamInputs, run_stream_phase};
 use super::{
     Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale, verify_pass,
 };
-use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, TargetKind};
+use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, RawPlan, StreamsPlan, TargetKind};
 use crate::verify::Verifier;
 use ::streams::RawRates;
 
@@ -66,10 +66,12 @@ pub fn execute_in_cluster(
     let mut index = 0;
     while index < plan.phases.len() && (cluster.is_some() || !interrupt.is_set()) {
         // A stage is a raw phase and the raw phases after it that run at the same time.
-        let together = plan.phases[index + 1..]
-            .iter()
-            .take_while(|p| p.concurrent && p.kind() == PhaseKind::Raw && plan.phases[index].kind() == PhaseKind::Raw)
-            .count();
+        let together = match &plan.phases[index].kind {
+            PhaseKind::Raw(_) => {
+                plan.phases[index + 1..].iter().take_while(|p| p.raw().is_some_and(|r| r.concurrent)).count()
+            }
+            PhaseKind::FileSet(_) | PhaseKind::Streams(_) => 0,
+        };
         // In a cluster, only the next stage's agreement stops the run, so that every rank stops at the same point.
         match run.stage(index, index + 1 + together, observer)? {
             Flow::Go => {}
@@ -79,33 +81,6 @@ pub fn execute_in_cluster(
         index += 1 + together;
     }
     Ok(run.finish(observer))
-}
-
-/// In a cluster, the agreement before a stage: `local` is this rank's preparation (`Ok(None)`: interrupted).
-/// Every rank gets the same answer: go (`Ok(Some)`), stop (`Ok(None)`; after an interruption anywhere, this
-/// rank's interrupt flag is set too), or fail (this rank's own error, or `RunError::Peer` naming the rank).
-fn settle<T>(
-    cluster: Option<&Cluster>,
-    interrupt: &Interrupt,
-    stage: u64,
-    local: Result<Option<T>, RunError>,
-) -> Result<Option<T>, RunError> {
-    let Some(cluster) = cluster else { return local };
-    let mine = match &local {
-        Err(e) => Ready::Failed(e.to_string()),
-        _ if interrupt.is_set() => Ready::Interrupted,
-        Ok(None) => Ready::Stop,
-        Ok(Some(_)) => Ready::Go,
-    };
-    match cluster::agree_ready(cluster, Key::new(Key::GATE, stage, 0), &mine) {
-        Ready::Go => local,
-        Ready::Stop => Ok(None),
-        Ready::Interrupted => {
-            interrupt.set();
-            Ok(None)
-        }
-        Ready::Failed(why) => local.and(Err(RunError::Peer(why))),
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,9 +188,8 @@ impl<'p> Executor<'p> {
             return self.gate::<()>(start, Ok(None)).map(|_| Flow::Halt);
         }
         let phase = &self.plan.phases[start];
-        match phase.kind() {
-            PhaseKind::FileSet => {
-                let fileset = phase.fileset.as_ref().expect("a file-set phase");
+        match &phase.kind {
+            PhaseKind::FileSet(fileset) => {
                 if self.gate(start, Ok(Some(())))?.is_none() {
                     return Ok(Flow::Halt);
                 }
@@ -230,8 +204,8 @@ impl<'p> Executor<'p> {
                 );
                 Ok(self.finished(start, phase, outcome, observer))
             }
-            PhaseKind::Streams => self.streams(start, observer),
-            PhaseKind::Raw => self.raw_stage(start, end, observer),
+            PhaseKind::Streams(streams) => self.streams(start, streams, observer),
+            PhaseKind::Raw(_) => self.raw_stage(start, end, observer),
         }
     }
 
@@ -250,8 +224,9 @@ impl<'p> Executor<'p> {
             flow = Flow::Stop;
         }
         for ((index, phase, _), outcome) in prepared.iter().zip(outcomes) {
-            if covers_whole_files(phase, &outcome, &self.plan.target.files) {
-                phase.files.iter().for_each(|&i| self.filled[i as usize] = true);
+            let raw = raw_of(phase);
+            if covers_whole_files(raw, &outcome, &self.plan.target.files) {
+                raw.files.iter().for_each(|&i| self.filled[i as usize] = true);
             }
             if self.finished(*index, phase, outcome, observer) == Flow::Stop {
                 flow = Flow::Stop;
@@ -272,17 +247,22 @@ impl<'p> Executor<'p> {
         let mut prepared = Vec::new();
         for index in start..end {
             let phase = &self.plan.phases[index];
-            let direct = self.direct_for(phase, observer)?;
+            let raw = raw_of(phase);
+            let direct = self.direct_for(raw.direct, &raw.files, observer)?;
             if let Some(why) = curve_stopped(index, &self.plan.phases, &self.measured) {
                 observer.notice(&format!("{}: skipped, {why}", phase.name));
                 continue;
             }
             // Workers that belong to one rank (vdbench's hds) already share the rate out between the ranks.
-            let mapped = phase.workers.iter().any(|w| w.mixed.as_ref().is_some_and(|m| m.rank.is_some()));
+            let mapped = raw.workers.iter().any(|w| w.mixed.as_ref().is_some_and(|m| m.rank.is_some()));
             let ranks = if mapped { 1 } else { self.cluster.map_or(1, Cluster::size) };
-            let phase = with_curve_rate(phase, &self.plan.phases, &self.measured, ranks);
+            let phase = match with_curve_rate(raw, &self.plan.phases, &self.measured, ranks) {
+                Cow::Borrowed(_) => Cow::Borrowed(phase),
+                Cow::Owned(paced) => Cow::Owned(PhasePlan { kind: PhaseKind::Raw(Box::new(paced)), ..phase.clone() }),
+            };
             observer.phase_started(index, &phase);
-            if self.ready_files(index, &phase, direct, observer)? == Flow::Stop {
+            let ready = layout::FilesNeed::of_raw(raw_of(&phase), self.cluster.map(Cluster::rank));
+            if self.ready_files(index, &ready, direct, observer)? == Flow::Stop {
                 return Ok(None);
             }
             prepared.push((index, phase, direct));
@@ -305,19 +285,20 @@ impl<'p> Executor<'p> {
                 },
                 flows: &self.flows,
             };
+            let raw = raw_of(phase);
             let run = PhaseRun {
                 index,
                 interval: self.plan.interval,
                 ramp: phase.ramp,
-                floor: phase.rate_floor,
+                floor: raw.rate_floor,
                 direct,
                 interrupted: flag,
                 series: SeriesStart::default(),
-                setups: raw::setups(phase, &inputs, self.cluster.map(Cluster::rank)),
+                setups: raw::setups((phase, raw), &inputs, self.cluster.map(Cluster::rank)),
                 sync: self.cluster.map(|cluster| PhaseSync { cluster, phase: index, step: 0, stonewall: true }),
-                per_worker: phase.per_worker_results,
-                steady: phase.steady_state,
-                held: raw::held_across(phase, &self.flows, self.cluster.map(Cluster::rank)),
+                per_worker: raw.per_worker_results,
+                steady: raw.steady_state,
+                held: raw::held_across(raw, &self.flows, self.cluster.map(Cluster::rank)),
             };
             run_workers_from(run, together, observer).outcome
         };
@@ -331,13 +312,19 @@ impl<'p> Executor<'p> {
         stage::run_together(&phases, self.interrupt.flag(), &run_one, observer)
     }
 
-    fn streams(&mut self, index: usize, observer: &mut dyn RunObserver) -> Result<Flow, RunError> {
+    fn streams(
+        &mut self,
+        index: usize,
+        plan: &'p StreamsPlan,
+        observer: &mut dyn RunObserver,
+    ) -> Result<Flow, RunError> {
         let phase = &self.plan.phases[index];
-        let plan = phase.streams.as_ref().expect("a stream phase");
-        let ready = match self.direct_for(phase, observer) {
+        let media = plan.media_files();
+        let ready = match self.direct_for(plan.direct, &media, observer) {
             Ok(direct) => {
                 observer.phase_started(index, phase);
-                self.ready_files(index, phase, direct, observer).map(|flow| (flow == Flow::Go).then_some(direct))
+                let ready = layout::FilesNeed::media(media, plan.needs_data(), plan.engine);
+                self.ready_files(index, &ready, direct, observer).map(|flow| (flow == Flow::Go).then_some(direct))
             }
             Err(e) => Err(e),
         };
@@ -358,7 +345,7 @@ impl<'p> Executor<'p> {
     fn ready_files(
         &mut self,
         index: usize,
-        phase: &PhasePlan,
+        phase: &layout::FilesNeed<'_>,
         direct: bool,
         observer: &mut dyn RunObserver,
     ) -> Result<Flow, RunError> {
@@ -367,7 +354,7 @@ impl<'p> Executor<'p> {
             LayoutError::Interrupted => Ok(Flow::Stop),
             e => Err(RunError::Layout(e)),
         };
-        let files = phase.files_on(self.cluster.map(Cluster::rank));
+        let files = &phase.files;
         if phase.needs_data {
             let missing: Vec<_> = (files.iter().filter(|&&i| !self.filled[i as usize]))
                 .map(|&i| layout::to_fill(&table[i as usize], i, self.verifier.as_deref()))
@@ -390,7 +377,7 @@ impl<'p> Executor<'p> {
             }
         }
         if phase.pre_read
-            && let Err(e) = layout::pre_read(&read_extents(phase, &files, &used), phase.engine, self.interrupt.flag())
+            && let Err(e) = layout::pre_read(&phase.read_extents(files, &used), phase.engine, self.interrupt.flag())
         {
             return stopped(e);
         }
@@ -399,11 +386,16 @@ impl<'p> Executor<'p> {
 
     /// Whether the phase runs with direct I/O: as asked, falling back to buffered I/O (once, with a notice)
     /// where the filesystem refuses O_DIRECT and the user did not insist on it.
-    fn direct_for(&mut self, phase: &PhasePlan, observer: &mut dyn RunObserver) -> Result<bool, RunError> {
-        if phase.direct == DirectMode::Off {
+    fn direct_for(
+        &mut self,
+        mode: DirectMode,
+        files: &[u32],
+        observer: &mut dyn RunObserver,
+    ) -> Result<bool, RunError> {
+        if mode == DirectMode::Off {
             return Ok(false);
         }
-        let Some(&first) = phase.files.first() else { return Ok(phase.direct != DirectMode::Off) };
+        let Some(&first) = files.first() else { return Ok(true) };
         let path = &self.paths[first as usize];
         let ok = match self.direct_ok[first as usize] {
             Some(ok) => ok,
@@ -414,7 +406,7 @@ impl<'p> Executor<'p> {
                 ok
             }
         };
-        match phase.direct {
+        match mode {
             DirectMode::Required if !ok => Err(RunError::DirectUnsupported { path: path.clone() }),
             DirectMode::Preferred if !ok && !self.told_buffered => {
                 self.told_buffered = true;
@@ -484,16 +476,7 @@ impl<'p> Executor<'p> {
     }
 }
 
-/// What fio's pre_read reads of each file: from its start to the end of the last byte the phase addresses (a
-/// phase over the first 64 MiB of a disk warms those, not the whole disk).
-fn read_extents(phase: &PhasePlan, files: &[u32], used: &[&FilePlan]) -> Vec<FilePlan> {
-    let regions = || phase.workers.iter().flat_map(|w| w.workload.regions.iter());
-    files
-        .iter()
-        .zip(used)
-        .map(|(&index, file)| {
-            let end = regions().filter(|r| r.file == index).map(|r| r.start + r.len).max().unwrap_or(file.size.0);
-            FilePlan { size: crate::units::Bytes(end.min(file.size.0)), ..(*file).clone() }
-        })
-        .collect()
+/// The raw plan of a phase of a raw stage: `execute_in_cluster` puts only raw phases in one.
+fn raw_of(phase: &PhasePlan) -> &RawPlan {
+    phase.raw().expect("a raw stage holds raw phases only")
 }

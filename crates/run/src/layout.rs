@@ -4,7 +4,8 @@
 //! Reading a file that was never written would measure the filesystem's handling of holes (no device I/O at
 //! all), which is the kind of flattering number streamcap exists to avoid. Also here: dropping a file's pages
 //! from the page cache before a buffered phase, as fio's `invalidate=1` does, so that one phase's writes do not
-//! become the next phase's cache hits.
+//! become the next phase's cache hits; and what each kind of phase needs of its files before it starts
+//! (`FilesNeed`).
 
 use std::fs::File;
 use std::io;
@@ -15,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use super::open::{OpenFor, open_data_file};
 use super::prepare::{PassError, PassFile, pass};
 use crate::engine::EngineKind;
-use crate::plan::FilePlan;
+use crate::plan::{FilePlan, RawPlan};
 use crate::verify::Verifier;
 
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +129,51 @@ pub fn direct_io_supported(path: &Path) -> io::Result<bool> {
         Ok(_) => Ok(true),
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(false),
         Err(e) => Err(e),
+    }
+}
+
+/// What a phase needs of its files before it starts: which files (this rank's), whether they must hold data,
+/// whether to drop or warm their cached pages, and the engine that fills or warms them.
+pub(super) struct FilesNeed<'a> {
+    pub files: Vec<u32>,
+    pub needs_data: bool,
+    pub invalidate: bool,
+    pub pre_read: bool,
+    pub engine: EngineKind,
+    /// A raw phase's plan, whose regions say how much of each file pre_read warms.
+    raw: Option<&'a RawPlan>,
+}
+
+impl<'a> FilesNeed<'a> {
+    /// A raw phase's files, as this rank (`None`: a run of one process) uses them.
+    pub fn of_raw(raw: &'a RawPlan, rank: Option<u32>) -> FilesNeed<'a> {
+        FilesNeed {
+            files: raw.files_on(rank),
+            needs_data: raw.needs_data,
+            invalidate: raw.invalidate,
+            pre_read: raw.pre_read,
+            engine: raw.engine,
+            raw: Some(raw),
+        }
+    }
+
+    /// A stream phase's media: filled first when streamcap writes them, never dropped from or read into the cache.
+    pub fn media(files: Vec<u32>, needs_data: bool, engine: EngineKind) -> FilesNeed<'static> {
+        FilesNeed { files, needs_data, invalidate: false, pre_read: false, engine, raw: None }
+    }
+
+    /// What fio's pre_read reads of each file: from its start to the end of the last byte the phase addresses (a
+    /// phase over the first 64 MiB of a disk warms those, not the whole disk).
+    pub fn read_extents(&self, files: &[u32], used: &[&FilePlan]) -> Vec<FilePlan> {
+        let regions = || self.raw.into_iter().flat_map(|p| &p.workers).flat_map(|w| w.workload.regions.iter());
+        files
+            .iter()
+            .zip(used)
+            .map(|(&index, file)| {
+                let end = regions().filter(|r| r.file == index).map(|r| r.start + r.len).max().unwrap_or(file.size.0);
+                FilePlan { size: crate::units::Bytes(end.min(file.size.0)), ..(*file).clone() }
+            })
+            .collect()
     }
 }
 

@@ -20,7 +20,7 @@ use super::priority::PrioPicker;
 use super::shape::Shaper;
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineSetup, OpKind};
-use crate::plan::{DirectionBytes, LatencyTarget, Pacing, PhasePlan, Thinktime, WorkerPlan};
+use crate::plan::{DirectionBytes, LatencyTarget, Pacing, PhasePlan, RawPlan, Thinktime, WorkerPlan};
 use crate::verify::{Backlog, Verifier};
 use crate::workload::{Access, Direction, MixSource, Op, Rng, WorkloadConfig};
 
@@ -84,7 +84,7 @@ pub(super) struct Verification<'a> {
 
 impl<'a> RawSchedule<'a> {
     pub fn new(
-        phase: &PhasePlan,
+        raw: &RawPlan,
         (source, depth): (MixSource, u32),
         pacer: Option<Pacer>,
         (paths, globals): (Vec<PathBuf>, Vec<u32>),
@@ -98,10 +98,10 @@ impl<'a> RawSchedule<'a> {
             globals,
             backlog: verification.verifier.and(verification.backlog).map(|n| Backlog::new(n, depth)),
             pacer,
-            fsync_every: phase.fsync_every,
-            fdatasync_every: phase.fdatasync_every,
-            end_fsync: phase.end_fsync,
-            thinktime: phase.thinktime,
+            fsync_every: raw.fsync_every,
+            fdatasync_every: raw.fdatasync_every,
+            end_fsync: raw.end_fsync,
+            thinktime: raw.thinktime,
             pending: None,
             write_counter: 0,
             written: vec![false; paths.len()],
@@ -313,8 +313,8 @@ pub(super) struct RawInputs<'a> {
 
 /// Under mpirun (`rank`), when the phase's workers hold their shares (vdbench's controlled max) and run on the
 /// ranks of several hds: this rank's part of the exchange that holds them together (`cluster::hold_across`).
-pub(super) fn held_across(phase: &PhasePlan, flows: &Flows, rank: Option<u32>) -> Option<HeldAcross> {
-    let mixed = || phase.workers.iter().filter_map(|w| w.mixed.as_ref());
+pub(super) fn held_across(raw: &RawPlan, flows: &Flows, rank: Option<u32>) -> Option<HeldAcross> {
+    let mixed = || raw.workers.iter().filter_map(|w| w.mixed.as_ref());
     let id = mixed().find_map(|m| m.held)?.id;
     let members: Vec<(Option<u32>, u64)> = mixed().filter_map(|m| Some((m.rank, m.held?.weight))).collect();
     HeldAcross::new(flows, id, rank?, &members)
@@ -322,67 +322,70 @@ pub(super) fn held_across(phase: &PhasePlan, flows: &Flows, rank: Option<u32>) -
 
 /// The set-up of each worker of a raw phase, run on the worker's own thread.
 /// Under mpirun (`rank`), only the workers that run on this rank: the others belong to other ranks' hosts.
-pub(super) fn setups<'a>(phase: &'a PhasePlan, inputs: &'a RawInputs<'a>, rank: Option<u32>) -> Vec<SetUp<'a>> {
-    (0..phase.workers.len())
-        .filter(|&id| rank.is_none_or(|r| phase.workers[id].runs_on(r)))
-        .map(|id| Box::new(move || build(phase, id, inputs)) as SetUp<'a>)
+pub(super) fn setups<'a>(
+    (phase, raw): (&'a PhasePlan, &'a RawPlan),
+    inputs: &'a RawInputs<'a>,
+    rank: Option<u32>,
+) -> Vec<SetUp<'a>> {
+    (0..raw.workers.len())
+        .filter(|&id| rank.is_none_or(|r| raw.workers[id].runs_on(r)))
+        .map(|id| Box::new(move || build((phase, raw), id, inputs)) as SetUp<'a>)
         .collect()
 }
 
 /// Opens the files this worker's regions touch (renumbered locally), builds its engine and its schedule.
-fn build<'a>(phase: &PhasePlan, id: usize, inputs: &RawInputs<'a>) -> Result<Built<'a>, String> {
+fn build<'a>((phase, raw): (&PhasePlan, &RawPlan), id: usize, inputs: &RawInputs<'a>) -> Result<Built<'a>, String> {
     let (direct, writable) = (inputs.direct, inputs.writable);
-    let worker = &phase.workers[id];
+    let worker = &raw.workers[id];
     let (paths, globals, workloads) = localize_files(worker, inputs.files);
     let source = MixSource::new(&workloads, worker.workload.seed).map_err(|e| e.to_string())?;
     // A worker of a phase with parts has its own depth and its share of the phase's rate.
-    let (iodepth, share) = worker.mixed.as_ref().map_or((phase.iodepth, 1.0), |m| (m.iodepth, m.share));
-    let how = OpenFor { write: writable && phase.writes(), create: Create::No, direct, sync: phase.sync_writes };
+    let (iodepth, share) = worker.mixed.as_ref().map_or((raw.iodepth, 1.0), |m| (m.iodepth, m.share));
+    let how = OpenFor { write: writable && raw.writes(), create: Create::No, direct, sync: raw.sync_writes };
     let handles = paths
         .iter()
         .map(|p| open_data_file(p, how).map_err(|e| format!("cannot open {}: {e}", p.display())))
         .collect::<Result<Vec<_>, _>>()?;
-    if phase.access_hint && !direct {
+    if raw.access_hint && !direct {
         let random = workloads.iter().any(|(w, _)| matches!(w.access, Access::Random { .. }));
         handles.iter().for_each(|h| super::layout::advise_pattern(h, random));
     }
-    let setup =
-        EngineSetup { files: handles, ..EngineSetup::new(phase.engine, iodepth, phase.largest_block() as usize) };
+    let setup = EngineSetup { files: handles, ..EngineSetup::new(raw.engine, iodepth, raw.largest_block() as usize) };
     let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
-    if phase.writes() {
+    if raw.writes() {
         // Random content, filled once; each write then only stamps its blocks (or the shaper refills them).
         let mut rng = Rng::new(phase.seed ^ id as u64);
         engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
     }
     // A part with a rate of its own (vdbench's wd iorate=) keeps it, paced or not, curve point or not.
     let own_rate = worker.mixed.as_ref().and_then(|m| m.own_rate);
-    let pacer = own_rate.or(phase.pacing.map(|p| Pacing {
+    let pacer = own_rate.or(raw.pacing.map(|p| Pacing {
         ops_per_sec: p.ops_per_sec * share,
         bytes_per_sec: p.bytes_per_sec.map(|b| b * share),
         ..p
     }));
     let pacer = pacer.map(|p| Pacer::new(&p, worker.workload.seed));
     let settings = WorkerSettings {
-        start_delay: phase.start_delay,
+        start_delay: raw.start_delay,
         ramp: phase.ramp,
         runtime: phase.runtime,
         byte_budget: worker.io_bytes,
         op_budget: worker.io_ops,
-        batch: phase.iodepth_batch.min(iodepth),
+        batch: raw.iodepth_batch.min(iodepth),
         paced: pacer.is_some(),
         continue_on_error: phase.continue_on_error,
     };
     // Buffered phases drop their files' pages at each pass, as fio does (invalidate=1, its default).
-    let pass_bytes = (phase.invalidate && !direct)
+    let pass_bytes = (raw.invalidate && !direct)
         .then(|| worker.workloads().iter().flat_map(|(w, _)| &w.regions).map(|r| r.len).sum());
     let mut schedule =
-        RawSchedule::new(phase, (source, iodepth), pacer, (paths, globals), &inputs.verification, pass_bytes);
+        RawSchedule::new(raw, (source, iodepth), pacer, (paths, globals), &inputs.verification, pass_bytes);
     // fio's flow, or the held shares of vdbench's controlled max (the plan makes them one of the phase's own).
     let held = worker.mixed.as_ref().and_then(|m| m.held);
     schedule.flow = (phase.fio.as_ref().and_then(|f| f.flow)).or(held).map(|f| inputs.flows.join(&f));
     schedule.prio =
         (phase.fio.as_ref().and_then(|f| f.cmdprio.clone())).map(|c| PrioPicker::new(c, worker.workload.seed));
-    schedule.shaper = phase.data.map(|shape| Shaper::new(shape, phase.seed, worker.workload.seed, id));
+    schedule.shaper = raw.data.map(|shape| Shaper::new(shape, phase.seed, worker.workload.seed, id));
     let target = phase.fio.as_ref().and_then(|f| f.latency_target);
     let schedule =
         compatible(schedule, worker.io_by_direction, target.as_ref(), (engine.caps().queue_depth, phase.ramp));

@@ -20,7 +20,7 @@ use super::verify_read::ReadBack;
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineKind, EngineSetup};
 use crate::metrics::ErrorRecord;
-use crate::plan::defaults;
+use crate::plan::{PhasePlan, defaults};
 use crate::verify::{Algorithm, BadLog, Verifier, VerifyCounts};
 
 /// Requests in flight during the read-back on io_uring (the sync engine keeps one): with pieces of 4 MiB, 16 MiB
@@ -184,7 +184,7 @@ pub(super) fn run_verifier(
     trees.verify_with(verifier.clone(), bases.clone(), journal.is_some());
     let paths = files.into_iter().map(|(p, _)| p).collect();
     // The read-back runs on the engine of the last phase (sync stands in for null and http).
-    let engine = plan.phases.last().map_or(EngineKind::Sync, |p| p.engine);
+    let engine = plan.phases.last().map_or(EngineKind::Sync, PhasePlan::engine);
     Ok((Some(verifier), Verified { paths, trees: bases, journal, engine }))
 }
 

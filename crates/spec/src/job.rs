@@ -15,6 +15,7 @@ use super::distribution::DistributionSpec;
 use super::fileset::FileSetPhaseSpec;
 use super::fio_info::FioJobInfo;
 use super::journal::JournalMode;
+use super::kind::SpecKind;
 use super::steady::SteadyStateSpec;
 use super::streams::StreamsSpec;
 use super::strided::{StrideSpec, StridedSpec};
@@ -260,12 +261,18 @@ pub struct PhaseSpec {
     pub iops_log: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lat_log: Option<String>,
-    /// A file-set workload (many files in a directory tree: vdbench fsd/fwd) instead of raw I/O.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fileset: Option<Box<FileSetPhaseSpec>>,
-    /// Paced stream viewers (a count, or the capacity search) instead of raw I/O.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub streams: Option<Box<StreamsSpec>>,
+    /// What kind of phase this is when it is not raw I/O, said by the reader that knows it: a TOML phase's
+    /// `[phase.fileset]` or `[phase.streams]` table, vdbench's fwds, fio's file operations, the `streams` and
+    /// `check` commands. `None`: raw I/O. Plan matches on it; nothing guesses the kind from the other keys.
+    #[serde(skip)]
+    pub kind: Option<SpecKind>,
+    /// `[phase.fileset]` as TOML holds it: the TOML reader moves it into `kind` (`kind_from_tables`) before the
+    /// job leaves it, so it is `None` everywhere else.
+    #[serde(rename = "fileset", default, skip_serializing)]
+    pub fileset_table: Option<Box<FileSetPhaseSpec>>,
+    /// `[phase.streams]` as TOML holds it: moved into `kind` by the TOML reader, as `fileset_table`.
+    #[serde(rename = "streams", default, skip_serializing)]
+    pub streams_table: Option<Box<StreamsSpec>>,
 
     // ---- Several raw workloads in one phase (vdbench: several wds, sds and hosts in one rd). ----
     /// Raw workloads that run together in this phase (`[[phase.part]]`), each with the phase's keys under its
@@ -338,7 +345,7 @@ impl PhaseSpec {
                 align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_sizes, file_service,
                 fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
                 rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
-                bw_log, iops_log, lat_log, fileset, streams, fio, parts, skew, queue, rank, hold_shares, skew_limit, steady_state,
+                bw_log, iops_log, lat_log, kind, fileset_table, streams_table, fio, parts, skew, queue, rank, hold_shares, skew_limit, steady_state,
             ]
         };
         // Field by field inside the table too: a job's dedupe key keeps its [global]'s compression.
@@ -384,12 +391,26 @@ pub struct JobSpec {
 }
 
 impl JobSpec {
-    /// Applies command-line overrides to every phase.
-    pub fn with_overrides(mut self, overrides: &PhaseSpec) -> JobSpec {
-        for phase in &mut self.phases {
+    /// Applies command-line overrides to every phase. A flag sets fields of the kind it belongs to: a raw-I/O
+    /// flag (`--iodepth` …) on a job with a file-set or stream phase is refused, naming both.
+    pub fn with_overrides(mut self, overrides: &PhaseSpec) -> Result<JobSpec, String> {
+        let raw = overrides.raw_flags_said();
+        for (i, phase) in self.phases.iter_mut().enumerate() {
+            if let (Some(kind), Some(flag)) = (&phase.kind, raw.first()) {
+                let kind = match kind {
+                    SpecKind::FileSet(_) => "file-set phase: its workloads say what it does",
+                    SpecKind::Streams(_) => "streams phase: its viewers say what it reads",
+                };
+                let name = phase.name.as_ref().map(|n| format!(" ('{n}')")).unwrap_or_default();
+                return Err(format!(
+                    "--{flag} sets raw I/O, but phase {}{name} of the job is a {kind}; leave --{flag} out and give \
+                     the raw phases their own value in the job file",
+                    i + 1
+                ));
+            }
             *phase = phase.overlay(overrides);
         }
-        self
+        Ok(self)
     }
 
     /// Whether any phase writes (judged from what was said; a phase without `rw` writes nothing).

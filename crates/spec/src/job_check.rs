@@ -21,10 +21,7 @@ impl PhaseSpec {
         if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
             return Err("bs must be above zero".into());
         }
-        if let Some(streams) = &self.streams {
-            if self.fileset.is_some() {
-                return Err("a phase is either a file-set phase or a streams phase, not both".into());
-            }
+        if let Some(streams) = self.streams() {
             streams.check()?;
         }
         if let Some(parts) = &self.parts {
@@ -106,7 +103,7 @@ impl PhaseSpec {
         if self.io_size == Some(Bytes(0)) {
             return Err("io-size must be above zero".into());
         }
-        if (self.io_read.is_some() || self.io_written.is_some()) && (self.fileset.is_some() || self.streams.is_some()) {
+        if (self.io_read.is_some() || self.io_written.is_some()) && self.kind.is_some() {
             return Err("io-read and io-written bound raw phases only: remove them from this file-set or streams \
                         phase"
                 .into());

@@ -21,6 +21,7 @@ mod formats;
 mod job;
 mod job_check;
 mod journal;
+mod kind;
 mod parts;
 mod steady;
 mod streams;
@@ -45,6 +46,7 @@ pub use fio_info::{CmdPrio, ExitWhat, FioJobInfo, FlowSpec, LatencyTarget, PrioS
 pub use formats::{FORMATS, Format, Mix};
 pub use job::{JobSpec, MAX_PERCENT_OF_MAX, PhaseSpec, SpecOrigin};
 pub use journal::JournalMode;
+pub use kind::SpecKind;
 pub use steady::{SteadyCriterion, SteadyOn, SteadyStateSpec, SteadyWindow};
 pub use streams::{Assignment, ChunkSize, IngestSpec, MAX_VIEWERS, StreamsSpec};
 pub use strided::{StrideSpec, StridedSpec};

@@ -25,7 +25,7 @@ impl PhaseSpec {
         if parts.is_empty() {
             return Err("part is empty: give at least one [[phase.part]], or leave part out".into());
         }
-        if self.fileset.is_some() || self.streams.is_some() {
+        if self.kind.is_some() {
             return Err("parts are raw workloads: a file-set or streams phase cannot have parts".into());
         }
         let mut said = 0.0;
@@ -34,7 +34,7 @@ impl PhaseSpec {
         let base = PhaseSpec { parts: None, skew: None, queue: None, rank: None, ..self.clone() };
         for (i, part) in parts.iter().enumerate() {
             let context = |e: String| format!("part {}: {e}", i + 1);
-            if part.parts.is_some() || part.fileset.is_some() || part.streams.is_some() {
+            if part.parts.is_some() || part.kind.is_some() {
                 return Err(context("a part is one raw workload: no parts, fileset or streams inside".into()));
             }
             if let Some(skew) = part.skew

@@ -47,10 +47,26 @@ pub fn parse_toml_job(path: &Path, text: &str) -> Result<JobSpec, SpecError> {
     }
     let file: JobFile = toml::from_str(text)
         .map_err(|e| SpecError::Syntax { path: path.to_path_buf(), message: describe_toml_error(text, &e) })?;
-    let global = file.global.unwrap_or_default();
+    let mut global = file.global.unwrap_or_default();
+    // The kind is decided here, once, by the tables the phase has.
+    let invalid =
+        |which: String, e: String| SpecError::Syntax { path: path.to_path_buf(), message: format!("{which}: {e}") };
+    global.kind_from_tables().map_err(|e| invalid("[global]".into(), e))?;
+    let mut read = file.phase;
+    for (i, phase) in read.iter_mut().enumerate() {
+        phase.kind_from_tables().map_err(|e| invalid(format!("phase {}", i + 1), e))?;
+        // [global]'s kind is every phase's; a phase of another kind would be both.
+        let kinds = (global.kind.as_ref().map(std::mem::discriminant), phase.kind.as_ref().map(std::mem::discriminant));
+        if let (Some(all), Some(own)) = kinds
+            && all != own
+        {
+            let both = "a phase is either a file-set phase or a streams phase, not both ([global] says the other)";
+            return Err(invalid(format!("phase {}", i + 1), both.into()));
+        }
+    }
     // In place (into_iter → collect reuses the allocation): a second vector of phases doubled the memory a long
     // job took.
-    let mut phases: Vec<PhaseSpec> = file.phase.into_iter().map(|p| global.overlay(&p)).collect();
+    let mut phases: Vec<PhaseSpec> = read.into_iter().map(|p| global.overlay(&p)).collect();
     if phases.is_empty() && global.rw.is_some() {
         // A file with only [global] and an rw is a one-phase job.
         phases.push(global);
@@ -139,6 +155,30 @@ runtime = 5
         let text = format!("{}[[ phase ]] # the last\nrw = \"read\"\n", one.repeat(crate::limits::MAX_PHASES - 1));
         assert_eq!(parse_toml_job(Path::new("ok.toml"), &text).unwrap().phases.len(), crate::limits::MAX_PHASES);
         assert!(!is_phase_header("name = \"[[phase]]\"") && !is_phase_header("[[phases]]"));
+    }
+
+    /// The kind is the reader's to say, once: a `[phase.streams]` or `[phase.fileset]` table makes the phase of
+    /// that kind, a phase with neither is raw, and both at once are refused before anything is planned.
+    #[test]
+    fn a_phase_table_decides_the_kind_and_two_kinds_are_refused() {
+        use crate::spec::SpecKind;
+        let fileset = "[phase.fileset]\ntree = []\nworkload = []\n";
+        let text = format!("[[phase]]\nrw = \"read\"\n[[phase]]\n[phase.streams]\ncount = 4\n[[phase]]\n{fileset}");
+        let job = parse_toml_job(Path::new("j.toml"), &text).unwrap();
+        assert!(job.phases[0].kind.is_none());
+        assert!(matches!(&job.phases[1].kind, Some(SpecKind::Streams(s)) if s.count == Some(4)));
+        assert!(matches!(job.phases[2].kind, Some(SpecKind::FileSet(_))));
+        assert!(job.phases.iter().all(|p| p.fileset_table.is_none() && p.streams_table.is_none()));
+        let both = format!("[[phase]]\n[phase.streams]\ncount = 4\n{fileset}");
+        let err = parse_toml_job(Path::new("both.toml"), &both).unwrap_err().to_string();
+        assert!(err.contains("phase 1: a phase is either a file-set phase or a streams phase, not both"), "{err}");
+        let global = format!("[global]\n{}[[phase]]\n[phase.streams]\ncount = 4\n", fileset.replace("phase", "global"));
+        let err = parse_toml_job(Path::new("global.toml"), &global).unwrap_err().to_string();
+        assert!(err.contains("phase 1: a phase is either a file-set phase or a streams phase"), "{err}");
+        // A part's table becomes the part's kind, which the phase's check refuses: a part is raw I/O.
+        let part = "[[phase]]\nrw = \"read\"\n[[phase.part]]\n[phase.part.streams]\ncount = 2\n";
+        let job = parse_toml_job(Path::new("part.toml"), part).unwrap();
+        assert!(job.check().unwrap_err().contains("a part is one raw workload"));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use super::facts::{Gathered, gather};
 use super::observer::{HeaderHook, ResultRecorder};
 use super::output::{Ending, end_command, ended, print_quietly, print_written, result_skeleton};
 use crate::cli::{CheckArgs, CheckFormat};
-use crate::plan::{PhaseKind, PhasePlan, Plan, RunOptions, TargetFacts, build_plan};
+use crate::plan::{PhaseKind, Plan, RunOptions, TargetFacts, build_plan};
 use crate::results::{CheckSummary, RunResult, RunStatus};
 use crate::run::{Interrupt, ProgressLine, execute, run_id};
 use crate::streams::Format;
@@ -111,7 +111,7 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);
     }
     if let Some(rank) = share.rank {
-        let trees = job.phases.iter_mut().filter_map(|p| p.fileset.as_mut()).flat_map(|f| f.trees.iter_mut());
+        let trees = job.phases.iter_mut().filter_map(|p| p.fileset_mut()).flat_map(|f| f.trees.iter_mut());
         trees.for_each(|tree| tree.name = format!("{}-rank{rank}", tree.name));
     }
     let plan = build_plan(&job, &gathered.facts, &options).context("cannot plan the check")?;
@@ -245,7 +245,7 @@ pub fn check_outputs(args: &CheckArgs) -> Result<()> {
 fn skeleton(plan: &Plan, gathered: &Gathered, profile: Profile, data_set: Bytes) -> RunResult {
     let mut skeleton = result_skeleton(plan, gathered);
     skeleton.config = serde_json::json!({ "command": "check", "profile": profile.name(), "plan": skeleton.config });
-    let library = plan.phases.iter().find_map(|p| p.streams.as_ref()?.library.clone());
+    let library = plan.phases.iter().find_map(|p| p.streams()?.library.clone());
     skeleton.check = Some(CheckSummary {
         profile: profile.name().into(),
         elapsed_s: 0.0,
@@ -324,7 +324,7 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
 /// What happens before the first estimate phase is measured: the library is written (its progress shows as
 /// the data files being filled), unless it is the user's.
 fn writing(plan: &Plan) -> String {
-    let library = plan.phases.iter().find_map(|p| p.streams.as_ref().filter(|s| s.own_media)?.library.as_ref());
+    let library = plan.phases.iter().find_map(|p| p.streams().filter(|s| s.own_media)?.library.as_ref());
     library.map_or_else(String::new, |l| {
         format!("writing the media library ({}, once for every format), then ", l.headline())
     })
@@ -336,19 +336,19 @@ fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'sta
     let mut lines: Vec<Option<String>> = vec![None; plan.phases.len()];
     let mut stream = 0;
     for (i, phase) in plan.phases.iter().enumerate() {
-        let before = plan.phases[..i].iter().map(PhasePlan::kind).collect::<Vec<_>>();
-        lines[i] = match phase.kind() {
-            PhaseKind::Raw if i == 0 => Some(format!("[1/{sections}] sequential and random I/O")),
-            PhaseKind::FileSet if !before.contains(&PhaseKind::FileSet) => {
-                Some(format!("[2/{sections}] small files: create, stat, read"))
-            }
-            PhaseKind::Raw if phase.name.starts_with("estimate") && !before.contains(&PhaseKind::Streams) => {
+        let before = &plan.phases[..i];
+        let fileset_before = before.iter().any(|p| matches!(p.kind, PhaseKind::FileSet(_)));
+        let streams_before = before.iter().any(|p| matches!(p.kind, PhaseKind::Streams(_)));
+        lines[i] = match &phase.kind {
+            PhaseKind::Raw(_) if i == 0 => Some(format!("[1/{sections}] sequential and random I/O")),
+            PhaseKind::FileSet(_) if !fileset_before => Some(format!("[2/{sections}] small files: create, stat, read")),
+            PhaseKind::Raw(_) if phase.name.starts_with("estimate") && !streams_before => {
                 (phase.name.contains("random"))
                     .then(|| format!("  {}measuring raw read rates for the estimate…", writing(plan)))
             }
-            PhaseKind::Streams => {
+            PhaseKind::Streams(streams) => {
                 stream += 1;
-                let label = phase.streams.as_ref().map_or_else(String::new, |s| s.config.mix.label());
+                let label = streams.config.mix.label();
                 Some(format!("[{}/{sections}] stream capacity: {label}", 2 + stream))
             }
             _ => None,

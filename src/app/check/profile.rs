@@ -28,7 +28,7 @@ use std::time::Duration;
 use crate::app::cache::profile as cache;
 use crate::spec::{
     Assignment, ChunkSize, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
-    Format, FormatMode, JobSpec, OpRateSpec, PhaseSpec, RwMode, SpecOrigin, StreamsSpec,
+    Format, FormatMode, JobSpec, OpRateSpec, PhaseSpec, RwMode, SpecKind, SpecOrigin, StreamsSpec,
 };
 use crate::streams::StepLength;
 use crate::units::{Bytes, format_duration};
@@ -295,7 +295,7 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
         runtime: Some(settings.files_runtime),
         // Direct I/O where the filesystem allows it, buffered with a notice where it does not.
         direct: Some(direct),
-        fileset: Some(Box::new(FileSetPhaseSpec {
+        kind: Some(SpecKind::FileSet(Box::new(FileSetPhaseSpec {
             trees: vec![tree.clone()],
             workloads: op
                 .map(|operation| FileWorkloadSpec {
@@ -319,7 +319,7 @@ pub fn files_job(settings: &Settings, direct: bool) -> JobSpec {
             rate: Some(OpRateSpec::Max),
             format: Some(format),
             format_with: None,
-        })),
+        }))),
         ..PhaseSpec::default()
     };
     JobSpec {
@@ -378,7 +378,7 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Med
         };
         job.phases.push(PhaseSpec {
             name: Some(stream_phase_name(name)),
-            streams: Some(Box::new(streams)),
+            kind: Some(SpecKind::Streams(Box::new(streams))),
             ..PhaseSpec::default()
         });
     }
@@ -430,11 +430,11 @@ mod tests {
     fn every_format_reads_one_library_sized_by_the_profile() {
         let s = Profile::Quick.settings();
         let job = check_job(&s, s.data_set, true, &Media::default());
-        let streams: Vec<&StreamsSpec> = job.phases.iter().filter_map(|p| p.streams.as_deref()).collect();
+        let streams: Vec<&StreamsSpec> = job.phases.iter().filter_map(|p| p.streams()).collect();
         assert_eq!(streams.len(), 3);
         assert!(streams.iter().all(|p| p.library_size == Some(Bytes::gib(2)) && p.library.is_none()));
         let own = check_job(&s, s.data_set, true, &Media { library: Some("/srv/media".into()), size: None });
-        let own: Vec<&StreamsSpec> = own.phases.iter().filter_map(|p| p.streams.as_deref()).collect();
+        let own: Vec<&StreamsSpec> = own.phases.iter().filter_map(|p| p.streams()).collect();
         assert!(own.iter().all(|p| p.library_size.is_none() && p.library.as_deref() == Some("/srv/media".as_ref())));
     }
 
@@ -472,7 +472,7 @@ mod tests {
         let remux = job
             .phases
             .iter()
-            .find_map(|p| p.streams.as_ref().filter(|s| s.format.as_ref().is_some_and(|f| f.name == "2160p-remux")))
+            .find_map(|p| p.streams().filter(|s| s.format.as_ref().is_some_and(|f| f.name == "2160p-remux")))
             .unwrap();
         assert_eq!(
             (remux.duration, remux.ramp, remux.steady_within),

@@ -147,8 +147,11 @@ impl Session {
     /// Every rank's plan must have the same phases in the same order (names, kinds, workers), since the phases
     /// start and end together on every rank.
     pub fn agree_shape(&self, plan: &Plan) -> Result<()> {
-        let shape: Vec<String> =
-            plan.phases.iter().map(|p| format!("{} {:?} {} workers", p.name, p.kind(), p.jobs)).collect();
+        let shape: Vec<String> = plan
+            .phases
+            .iter()
+            .map(|p| format!("{} {} {} workers", p.name, p.kind.label(), p.outline(&plan.target.files).jobs))
+            .collect();
         let mine = serde_json::to_vec(&shape).expect("plain data");
         let all = self.cluster.exchange(Key::new(kind::PLAN, u64::MAX, 0), &mine);
         match all.iter().position(|other| *other != all[0]) {

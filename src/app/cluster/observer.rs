@@ -18,7 +18,7 @@ use super::merge::{PhaseMerge, RankInterval};
 use crate::app::observer::ResultRecorder;
 use crate::app::output::say;
 use crate::metrics::ErrorRecord;
-use crate::plan::{PhasePlan, defaults};
+use crate::plan::{PhaseKind, PhasePlan, defaults};
 use crate::results::{ClientFigures, ClusterPhase, ClusterStep, RankPhase, client_verdict, done_figures};
 use crate::run::cluster::Key;
 use crate::run::{FormatReport, IntervalReport, PhaseOutcome, RunObserver};
@@ -138,9 +138,10 @@ impl<'a> ClusterObserver<'a> {
         let merge = self.merges.remove(&index).expect("inserted");
         // Raw and file-set phases end when the last rank ended; a stream phase's steps end together.
         let last_done = outcome.ranks.iter().map(|r| r.measured).max().unwrap_or(outcome.measured);
+        let streams = matches!(phase.kind, PhaseKind::Streams(_));
         let merged = PhaseOutcome {
             totals: merge.totals,
-            measured: if phase.streams.is_some() { outcome.measured } else { last_done },
+            measured: if streams { outcome.measured } else { last_done },
             stop: outcome.stop.clone(),
             errors,
             direct: outcome.direct,
@@ -160,13 +161,13 @@ impl<'a> ClusterObserver<'a> {
         let Some(main) = self.main.as_mut() else { return };
         // Threads share files within a rank only (ranks of a shared tree take files of their own): the most on
         // any one rank is the most on one file.
-        if phase.fileset.is_some() {
+        if let PhaseKind::FileSet(_) = phase.kind {
             main.fileset_sharing(index, most_on_one_file);
         }
         // Saved once, with the per-rank rows: a save writes and syncs the whole result, and after SIGTERM the
         // partial result must be on disk before mpirun's SIGKILL.
         main.record_phase(index, phase, &merged);
-        let done = if phase.streams.is_some() { Vec::new() } else { done_ranks(outcome) };
+        let done = if streams { Vec::new() } else { done_ranks(outcome) };
         let merged = main.result.phases.iter().find(|p| p.index == index);
         let (first_done, last_done) = merged.and_then(|p| done_figures(p, &done)).unzip();
         if let Some(result) = main.result.cluster.as_mut() {
@@ -200,7 +201,7 @@ impl<'a> ClusterObserver<'a> {
             .plan()
             .phases
             .get(phase)
-            .and_then(|p| p.streams.as_ref())
+            .and_then(|p| p.streams())
             .map_or((0, Duration::MAX), |s| (s.target.max_stalled, s.target.max_startup));
         let clients = step
             .clients

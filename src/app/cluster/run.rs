@@ -17,7 +17,7 @@ use crate::app::output::{print_quietly, result_skeleton};
 use crate::app::run::{build_job_for, check_run_outputs, conclude, plan_here};
 use crate::app::verify_only::verify_result;
 use crate::cli::RunArgs;
-use crate::plan::Plan;
+use crate::plan::{PhaseKind, Plan};
 use crate::report::CsvSink;
 use crate::results::{RankVerify, VerifyResult, merge_ranks};
 use crate::run::VerifyOutcome;
@@ -107,9 +107,12 @@ fn merge_verify(session: &Session, mine: Option<VerifyOutcome>) -> Option<(Verif
 /// belongs to one that exists, or no rank would run it.
 fn ranks_exist(plan: &Plan, size: u32) -> Result<()> {
     for phase in &plan.phases {
-        let workloads = phase.fileset.iter().flat_map(|f| &f.workloads).filter_map(|w| w.rank);
-        let mut ranks = phase.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank).chain(workloads);
-        if let Some(rank) = ranks.find(|&r| r >= size) {
+        let ranks: Vec<u32> = match &phase.kind {
+            PhaseKind::Raw(raw) => raw.workers.iter().filter_map(|w| w.mixed.as_ref()?.rank).collect(),
+            PhaseKind::FileSet(fileset) => fileset.workloads.iter().filter_map(|w| w.rank).collect(),
+            PhaseKind::Streams(_) => Vec::new(),
+        };
+        if let Some(rank) = ranks.into_iter().find(|&r| r >= size) {
             bail!(
                 "phase '{}' has a part for rank {rank}, but the run has {size} ranks (0 to {})",
                 phase.name,

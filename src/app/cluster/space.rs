@@ -49,7 +49,8 @@ pub fn free_in(target: &TargetFacts) -> Option<Bytes> {
 /// ranks' workers use (vdbench's hds: this rank creates another hd's sds sparse and never fills them). An upper
 /// bound where a phase on the null engine never fills its sparse files.
 pub fn need_of(plan: &Plan, rank: u32) -> Bytes {
-    let listed = |f: u32| plan.phases.iter().any(|p| p.files.contains(&f));
+    let listed: Vec<u32> = plan.phases.iter().flat_map(|p| p.files_on(None)).collect();
+    let listed = |f: u32| listed.contains(&f);
     let filled: Vec<u32> = plan.phases.iter().flat_map(|p| p.files_on(Some(rank))).collect();
     let files = plan.target.files.iter().enumerate().filter(|(_, f)| f.created);
     // A file no phase lists (test media) is written all the same.

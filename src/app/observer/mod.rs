@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::metrics::BoundedSeries;
-use crate::plan::{PhasePlan, Plan, defaults};
+use crate::plan::{Outline, PhaseKind, PhasePlan, Plan, defaults};
 use crate::report::{CsvSink, vdbench_fs, vdbench_raw_average, vdbench_raw_header, vdbench_raw_line};
 use crate::results::{
     EngineDetail, IntervalPoint, PhaseMeasurements, PhaseSamples, RunResult, RunStatus, build_phase, device_activity,
@@ -208,7 +208,7 @@ impl RunObserver for ResultRecorder<'_> {
             self.progress.println(&line);
         }
         self.progress.start_phase(index, self.plan.phases.len(), &phase.name);
-        if let Some(plan) = &phase.streams {
+        if let PhaseKind::Streams(plan) = &phase.kind {
             // A read throttle bounds what a memory-backed target serves: its figures are the throttle's.
             let memory_backed = self.plan.target.memory_backed.is_some() && !reads_throttled(&self.result.target);
             let network = self.result.target.filesystem.as_ref().filter(|f| f.is_network()).map(|f| f.fs_type.clone());
@@ -217,7 +217,7 @@ impl RunObserver for ResultRecorder<'_> {
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are
         // not the phase's.
         self.running.insert(index, PhaseState::new());
-        if self.vdbench_lines && phase.fileset.is_none() {
+        if self.vdbench_lines && !matches!(phase.kind, PhaseKind::FileSet(_)) {
             self.progress.println(&format!("\n{} (times are UTC)\n{}", phase.name, vdbench_raw_header()));
         }
         if !phase.ramp.is_zero() {
@@ -293,7 +293,7 @@ impl RunObserver for ResultRecorder<'_> {
             / elapsed.as_secs_f64().max(1e-9);
         let mut point = interval_point(report.start, report.length, report.recorder, cpu, &devices);
         let phase = &self.plan.phases[report.phase];
-        if let Some(fs) = &phase.fileset {
+        if let PhaseKind::FileSet(fs) = &phase.kind {
             point.file_ops = file_op_points(report.recorder, report.length);
             if self.vdbench_lines || self.progress.visible() {
                 let requested: Vec<&str> = fs.requested_classes().iter().map(|c| c.name()).collect();
@@ -306,7 +306,7 @@ impl RunObserver for ResultRecorder<'_> {
             self.output_error.get_or_insert(format!("cannot write the CSV file: {e}"));
             self.csv = None;
         }
-        if self.vdbench_lines && phase.fileset.is_none() {
+        if self.vdbench_lines && !matches!(phase.kind, PhaseKind::FileSet(_)) {
             self.progress.println(&vdbench_raw_line(&clock_time(), report.index + 1, &point));
         }
         let state = self.running.get_mut(&report.phase).expect("inserted above");
@@ -314,7 +314,8 @@ impl RunObserver for ResultRecorder<'_> {
         state.bytes_done += report.recorder.total_bytes();
         state.measured = report.start + report.length;
         let measured = state.measured;
-        let (fraction, remaining) = match (phase.runtime, phase.io_size.or_else(|| phase.planned_bytes())) {
+        let amount = phase.raw().and_then(|raw| raw.io_size.or_else(|| raw.planned_bytes()));
+        let (fraction, remaining) = match (phase.runtime, amount) {
             (Some(runtime), _) => {
                 (Some(measured.as_secs_f64() / runtime.as_secs_f64()), Some(runtime.saturating_sub(measured)))
             }
@@ -345,6 +346,7 @@ impl ResultRecorder<'_> {
         // A phase that ended before measuring began (Ctrl-C in the prefill or the ramp) reports no activity.
         let start = state.start.unwrap_or_else(|| end.clone());
         let (status, failure) = phase_status(&outcome.stop);
+        let outline = phase.outline(&self.plan.target.files);
         let measurements = PhaseMeasurements {
             totals: &outcome.totals,
             measured: outcome.measured,
@@ -354,7 +356,7 @@ impl ResultRecorder<'_> {
             direct: outcome.direct,
             memory_backed: self.plan.target.memory_backed.is_some(),
             memory_limit: self.result.host.memory_limit,
-            engine: engine_detail(phase, outcome),
+            engine: engine_detail(&outline, outcome),
             started_at: rfc3339(outcome.started),
             workers: &outcome.workers,
             latency_depths: &outcome.latency_depths,
@@ -362,10 +364,10 @@ impl ResultRecorder<'_> {
         };
         let samples = phase_samples(start, end, self.devices.clone());
         let intervals = (state.series.points(), state.series.stride());
-        let mut result = build_phase(index, phase, &measurements, &samples, intervals);
+        let mut result = build_phase(index, (phase, &outline), &measurements, &samples, intervals);
         flag_implausible_devices(&mut result, &self.result.target);
         result.skew = crate::results::skew_check(phase, &outcome.ops_by_worker);
-        if let Some(fs) = &phase.fileset {
+        if let PhaseKind::FileSet(fs) = &phase.kind {
             let f = &self.formatted;
             result.file_ops = Some(file_ops_result(
                 &outcome.totals,
@@ -384,7 +386,7 @@ impl ResultRecorder<'_> {
         }
         // Concurrent phases may finish out of order; the result lists phases in plan order.
         let at = self.result.phases.partition_point(|p| p.index < index);
-        if self.vdbench_lines && phase.fileset.is_none() {
+        if self.vdbench_lines && !matches!(phase.kind, PhaseKind::FileSet(_)) {
             self.progress.println(&vdbench_raw_average(&clock_time(), &result));
         }
         self.result.phases.insert(at, result);
@@ -392,7 +394,7 @@ impl ResultRecorder<'_> {
 }
 
 /// How the phase's I/O was issued: the engine, and the queue depth and registrations it really had.
-fn engine_detail(phase: &PhasePlan, outcome: &PhaseOutcome) -> EngineDetail {
+fn engine_detail(phase: &Outline, outcome: &PhaseOutcome) -> EngineDetail {
     EngineDetail {
         name: phase.engine.name().to_string(),
         queue_depth: outcome.caps.map_or(phase.iodepth, |c| c.queue_depth),

@@ -75,7 +75,7 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
         Some(dir) => Some(open_library(dir)?),
         None => None,
     };
-    if let (Some(streams), Some((canonical, _))) = (phase.streams.as_mut(), &library) {
+    if let (Some(streams), Some((canonical, _))) = (phase.streams_mut(), &library) {
         streams.library = Some(canonical.clone());
         refuse_outputs_inside(args, canonical)?;
     }
@@ -118,7 +118,7 @@ pub(super) fn conclude(
         if outcome.interrupted {
             return ExitCode::from(INTERRUPTED_EXIT as u8);
         }
-        let count = plan.phases.iter().find_map(|p| p.streams.as_ref()).map(|s| s.count);
+        let count = plan.phases.iter().find_map(|p| p.streams()).map(|s| s.count);
         let fixed = match count {
             Some(StreamCount::Fixed(n)) => Some(n),
             _ => None,

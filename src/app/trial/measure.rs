@@ -15,7 +15,7 @@ use super::super::output::result_skeleton;
 use crate::plan::{RunOptions, build_plan};
 use crate::results::{PhaseResult, RunResult, RunStatus};
 use crate::run::{Interrupt, ProgressLine, execute, run_id};
-use crate::spec::{Assignment, ChunkSize, Format, JobSpec, PhaseSpec, SpecOrigin, StreamsSpec};
+use crate::spec::{Assignment, ChunkSize, Format, JobSpec, PhaseSpec, SpecKind, SpecOrigin, StreamsSpec};
 use crate::spec::{EngineChoice, RwMode};
 use crate::units::{Bytes, format_duration, format_latency};
 
@@ -86,7 +86,11 @@ pub fn layout_job(s: &Settings, limit: u32) -> JobSpec {
         workers: Some(1),
         ..StreamsSpec::default()
     };
-    let streams = PhaseSpec { name: Some(STREAMS.into()), streams: Some(Box::new(streams)), ..PhaseSpec::default() };
+    let streams = PhaseSpec {
+        name: Some(STREAMS.into()),
+        kind: Some(SpecKind::Streams(Box::new(streams))),
+        ..PhaseSpec::default()
+    };
     job(vec![raw(SEQ_WRITE, RwMode::Write, "1M", 4, s), raw(SEQ_READ, RwMode::Read, "1M", 4, s), random, streams])
 }
 
@@ -96,7 +100,7 @@ pub fn layout_job(s: &Settings, limit: u32) -> JobSpec {
 /// 0 × 1080p" for every layout.
 pub fn check_runtime(s: &Settings) -> Result<()> {
     let job = layout_job(s, 1);
-    let spec = job.phases.iter().find_map(|p| p.streams.as_deref()).expect("the layout job has a stream phase");
+    let spec = job.phases.iter().find_map(|p| p.streams()).expect("the layout job has a stream phase");
     let config = crate::plan::streams_config(spec, None);
     let (chunk, _) = crate::plan::longest_chunk(&config);
     if s.runtime <= chunk {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Cluster, Key};
 use crate::run::curves::Measured;
+use crate::run::{Interrupt, RunError};
 
 /// A rank's state before a stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,6 +28,33 @@ impl Ready {
             Ready::Interrupted => 2,
             Ready::Failed(_) => 3,
         }
+    }
+}
+
+/// In a cluster, the agreement before a stage: `local` is this rank's preparation (`Ok(None)`: interrupted).
+/// Every rank gets the same answer: go (`Ok(Some)`), stop (`Ok(None)`; after an interruption anywhere, this
+/// rank's interrupt flag is set too), or fail (this rank's own error, or `RunError::Peer` naming the rank).
+pub fn settle<T>(
+    cluster: Option<&Cluster>,
+    interrupt: &Interrupt,
+    stage: u64,
+    local: Result<Option<T>, RunError>,
+) -> Result<Option<T>, RunError> {
+    let Some(cluster) = cluster else { return local };
+    let mine = match &local {
+        Err(e) => Ready::Failed(e.to_string()),
+        _ if interrupt.is_set() => Ready::Interrupted,
+        Ok(None) => Ready::Stop,
+        Ok(Some(_)) => Ready::Go,
+    };
+    match agree_ready(cluster, Key::new(Key::GATE, stage, 0), &mine) {
+        Ready::Go => local,
+        Ready::Stop => Ok(None),
+        Ready::Interrupted => {
+            interrupt.set();
+            Ok(None)
+        }
+        Ready::Failed(why) => local.and(Err(RunError::Peer(why))),
     }
 }
 

@@ -26,7 +26,7 @@ pub mod local;
 use std::time::Duration;
 
 pub use gate::Ready;
-pub(super) use gate::{agree_measured, agree_ready};
+pub(super) use gate::{agree_measured, agree_ready, settle};
 pub use mailbox::{Key, Mailbox};
 pub use phase::{PhaseSync, RankEnd};
 pub(super) use phase::{agree_end, agree_start, link, say_done};

@@ -138,7 +138,7 @@ impl Trees {
         rank: Option<u32>,
         stop: &std::sync::atomic::AtomicBool,
     ) -> Result<(), String> {
-        for fs in plan.phases.iter().filter_map(|p| p.fileset.as_ref()) {
+        for fs in plan.phases.iter().filter_map(|p| p.fileset()) {
             for (_, tree) in fs.trees.iter().enumerate().filter(|(i, _)| fs.uses_tree(*i, rank)) {
                 self.lock(tree, stop)?;
             }
@@ -214,7 +214,7 @@ pub fn run_fileset_phase(
     observer.phase_started(index, phase);
     let flag = interrupt.flag();
     let rank = cluster.map(Cluster::rank);
-    let (slots, report, mut problem) = format_trees((index, phase, fs), rank, trees, &flag, interrupt, observer);
+    let (slots, report, mut problem) = format_trees((index, fs), rank, trees, &flag, interrupt, observer);
     observer.fileset_formatted(index, &report);
     if let Some(cluster) = cluster {
         problem = agree_formatted(cluster, index, problem, interrupt);
@@ -248,7 +248,7 @@ pub fn run_fileset_phase(
 /// fails: each tree's slot in `trees` (`None` for another rank's tree), what the format step did, and why it
 /// stopped, if it did.
 fn format_trees(
-    (index, phase, fs): (usize, &PhasePlan, &FileSetPlan),
+    (index, fs): (usize, &FileSetPlan),
     rank: Option<u32>,
     trees: &mut Trees,
     flag: &std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -274,15 +274,8 @@ fn format_trees(
         let state = &mut trees.states[slot];
         let progress = &mut |done, total| observer.prefill(index, done, total);
         let was_direct = state.direct;
-        let result = prepare(
-            (tree_plan, verify.as_ref()),
-            state,
-            fs.format,
-            (phase.engine, phase.data),
-            flag,
-            &mut report,
-            progress,
-        );
+        let result =
+            prepare((tree_plan, verify.as_ref()), state, fs.format, (fs.engine, fs.data), flag, &mut report, progress);
         if was_direct && !trees.states[slot].direct {
             observer.notice(&format!(
                 "{} does not support direct I/O (O_DIRECT): the file-set tree uses buffered I/O",

@@ -67,9 +67,9 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
                 files_busy: &busy[w.tree].0,
                 dirs_busy: &busy[w.tree].1,
                 verify: verify[w.tree].as_ref(),
-                data: phase.data,
+                data: fileset.data,
             };
-            setups.push(thread_setup(phase, shared, thread, gap, fileset.held.then_some(&flows)));
+            setups.push(thread_setup((phase, fileset), shared, thread, gap, fileset.held.then_some(&flows)));
         }
     }
     let run = PhaseRun {
@@ -109,7 +109,7 @@ fn thread_weight(w: &FileWorkloadPlan) -> u64 {
 
 /// One workload thread's set-up, joined to the phase's flow (`flows`) when the workloads hold their skew.
 fn thread_setup<'a>(
-    phase: &'a PhasePlan,
+    (phase, fileset): (&'a PhasePlan, &'a FileSetPlan),
     shared: Shared<'a>,
     thread: u32,
     gap: Option<Duration>,
@@ -126,7 +126,7 @@ fn thread_setup<'a>(
     let w = shared.workload;
     let held = flows.map(|flows| (flows, FlowSpec { id: 0, weight: thread_weight(w), sleep: Duration::ZERO }));
     Box::new(move || {
-        let mut built = thread_worker(phase.engine, shared, thread, gap, None, settings)?;
+        let mut built = thread_worker(fileset.engine, shared, thread, gap, None, settings)?;
         if let (Some((flows, spec)), AnySchedule::FileSet(schedule)) = (held, &mut built.schedule) {
             schedule.flow = Some(flows.join(&spec));
         }

@@ -16,7 +16,7 @@ use super::mapping::Job;
 use super::options::OptionError;
 use super::values::FioSize;
 use crate::spec::{
-    FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec, FormatMode, PhaseSpec,
+    FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec, FormatMode, PhaseSpec, SpecKind,
 };
 use crate::units::Bytes;
 
@@ -68,13 +68,13 @@ pub(super) fn map_file_ops(
         (true, true) => FormatMode::Directories,
         (true, false) => FormatMode::Yes,
     };
-    phase.fileset = Some(Box::new(FileSetPhaseSpec {
+    phase.kind = Some(SpecKind::FileSet(Box::new(FileSetPhaseSpec {
         trees: vec![tree],
         workloads: vec![workload],
         rate: None,
         format: Some(format),
         format_with: None,
-    }));
+    })));
     Ok(target)
 }
 
@@ -126,10 +126,11 @@ fn tree_name(job: &str) -> String {
 pub(super) fn merge_concurrent(phases: Vec<PhaseSpec>) -> Vec<PhaseSpec> {
     let mut out: Vec<PhaseSpec> = Vec::with_capacity(phases.len());
     for phase in phases {
-        let joins = phase.concurrent == Some(true) && phase.fileset.is_some();
-        match out.last_mut().filter(|last| joins && last.fileset.is_some()) {
-            Some(last) => {
-                let (mine, theirs) = (last.fileset.as_mut().expect("checked"), phase.fileset.expect("checked"));
+        let joins = phase.concurrent == Some(true);
+        match (out.last_mut(), &phase.kind) {
+            (Some(last), Some(SpecKind::FileSet(theirs))) if joins && last.fileset().is_some() => {
+                let mine = last.fileset_mut().expect("matched a file-set phase");
+                let theirs = theirs.clone();
                 mine.trees.extend(theirs.trees);
                 mine.workloads.extend(theirs.workloads);
                 last.runtime = match (last.runtime, phase.runtime) {
@@ -137,7 +138,7 @@ pub(super) fn merge_concurrent(phases: Vec<PhaseSpec>) -> Vec<PhaseSpec> {
                     (a, b) => a.or(b),
                 };
             }
-            None => out.push(phase),
+            _ => out.push(phase),
         }
     }
     out

@@ -421,17 +421,17 @@ fn file_engines_become_file_set_phases_and_concurrent_jobs_share_one() {
     use crate::spec::{FileOp, FileSelect, FormatMode};
     let job = parse("[global]\nioengine=filecreate\nnrfiles=100\nfilesize=4k\n[t0]\n[t1]\nnumjobs=2\n").unwrap();
     assert_eq!(job.phases.len(), 1, "t1 runs with t0");
-    let set = job.phases[0].fileset.as_deref().unwrap();
+    let set = job.phases[0].fileset().unwrap();
     assert_eq!(set.format, Some(FormatMode::Empty));
     assert_eq!(set.trees.iter().map(|t| t.files).collect::<Vec<_>>(), [100, 200]);
     assert_eq!(set.workloads[1].threads, Some(2));
     assert_eq!(set.workloads[0].operation, Some(FileOp::Create));
     assert_eq!(set.workloads[0].fileselect, Some(FileSelect::Once));
     let stat = parse("[j]\nioengine=filestat\nnrfiles=10\nfilesize=8k\n").unwrap();
-    let set = stat.phases[0].fileset.as_deref().unwrap();
+    let set = stat.phases[0].fileset().unwrap();
     assert_eq!((set.format, set.trees[0].size.to_string()), (Some(FormatMode::Yes), "8 KiB".to_string()));
     let dirs = parse("[j]\nioengine=dirstat\nnrfiles=10\n").unwrap();
-    let set = dirs.phases[0].fileset.as_deref().unwrap();
+    let set = dirs.phases[0].fileset().unwrap();
     assert_eq!(
         (set.format, set.trees[0].width, set.workloads[0].dirs),
         (Some(FormatMode::Directories), 10, Some(true))

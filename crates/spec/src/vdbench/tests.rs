@@ -43,7 +43,7 @@ fn the_large_files_example_maps_to_one_file_set_phase() {
     // elapsed=10h includes vdbench's warm-up, the first interval.
     assert_eq!(phase.ramp, Some(Duration::from_secs(30)));
     assert_eq!(phase.runtime, Some(Duration::from_secs(36000 - 30)));
-    let set = phase.fileset.as_ref().unwrap();
+    let set = phase.fileset().unwrap();
     assert_eq!(set.format, Some(FormatMode::Yes));
     assert_eq!(set.rate, Some(OpRateSpec::Max));
     let tree = &set.trees[0];
@@ -65,7 +65,7 @@ fn the_large_files_example_maps_to_one_file_set_phase() {
 fn the_small_files_example_maps_to_one_file_set_phase() {
     let (path, text) = example("vdbench-small-files.vdb");
     let job = parse_vdbench_job(&path, &text, &anchored()).unwrap();
-    let set = job.phases[0].fileset.as_ref().unwrap();
+    let set = job.phases[0].fileset().unwrap();
     assert_eq!((set.trees[0].width, set.trees[0].files), (64, 25600));
     assert_eq!(set.trees[0].size, FileSizeSpec::Fixed(Bytes::kib(16)));
     assert_eq!(set.workloads[0].xfersize, Some(BlockSizeSpec::Fixed(Bytes::kib(1))));
@@ -107,7 +107,7 @@ fn set_anchor_and_time_overrides() {
         ..anchored()
     };
     let job = parse_vdbench_job(&path, &text, &options).unwrap();
-    let set = job.phases[0].fileset.as_ref().unwrap();
+    let set = job.phases[0].fileset().unwrap();
     assert_eq!(set.trees[0].files, 200);
     assert_eq!(set.trees[0].size, FileSizeSpec::Fixed(Bytes::mib(64)));
     assert_eq!(set.workloads[0].threads, Some(8));
@@ -237,7 +237,7 @@ fn fwdrate_curve_uses_percent_of_max() {
     let text = "fsd=fsd1,anchor=/tmp\nfwd=default,fsd=fsd1\nfwd=fwd1,operation=write\nfwd=fwd2,skew=20\nrd=rd1,fwd=fwd*,fwdrate=curve,curve=(50)\n";
     let job = parse(text, &ReadOptions::default()).unwrap();
     assert_eq!(job.phases.len(), 2);
-    let set = job.phases[1].fileset.as_ref().unwrap();
+    let set = job.phases[1].fileset().unwrap();
     assert_eq!(set.rate, Some(OpRateSpec::PercentOfMax(50.0)));
     assert_eq!(set.workloads.len(), 2);
     assert_eq!(set.workloads[1].skew, Some(20.0));

@@ -151,7 +151,7 @@ fn fsd_count_numbers_the_fsd_and_its_anchor() {
         dir.path().display()
     );
     let job = parse(&text).unwrap();
-    let trees = &job.phases[0].fileset.as_ref().unwrap().trees;
+    let trees = &job.phases[0].fileset().unwrap().trees;
     let found: Vec<_> = trees.iter().map(|t| (t.name.clone(), t.anchor.clone().unwrap())).collect();
     assert_eq!(found, [("fsd1".to_string(), dir.path().join("a1")), ("fsd2".to_string(), dir.path().join("a2"))]);
 }
@@ -167,7 +167,7 @@ fn fsd_sizes_n_0_is_vdbench_s_average() {
         )
     };
     let job = parse(&tree("(64k,0)")).unwrap();
-    let size = &job.phases[0].fileset.as_ref().unwrap().trees[0].size;
+    let size = &job.phases[0].fileset().unwrap().trees[0].size;
     assert_eq!(*size, crate::spec::FileSizeSpec::Around(Bytes::kib(64)));
     let err = error(&tree("(512,0)"));
     assert!(err.contains("line 1") && err.contains("at least 1k"), "{err}");
@@ -185,14 +185,14 @@ fn fs_file(dir: &Path, format_fwd: &str) -> String {
 fn fwd_format_gives_the_format_step_its_threads_and_first_xfersize_and_is_no_workload() {
     let dir = tempfile::tempdir().unwrap();
     let job = parse(&fs_file(dir.path(), "fwd=format,threads=2,xfersize=(16k,50,32k,50),fileselect=random")).unwrap();
-    let fileset = job.phases[0].fileset.as_ref().unwrap();
+    let fileset = job.phases[0].fileset().unwrap();
     let with = fileset.format_with.unwrap();
     assert_eq!((with.threads, with.xfersize), (Some(2), Some(Bytes::kib(16))));
     // fwd=fwd* (and fwd=*) leave fwd=format out, as vdbench keeps it out of its fwd list.
     let names: Vec<_> = fileset.workloads.iter().map(|w| w.name.clone().unwrap()).collect();
     assert_eq!(names, ["fwd1"]);
     assert!(job.notices.iter().any(|n| n.contains("fileselect= ignored")), "{:?}", job.notices);
-    assert_eq!(parse(&fs_file(dir.path(), "")).unwrap().phases[0].fileset.as_ref().unwrap().format_with, None);
+    assert_eq!(parse(&fs_file(dir.path(), "")).unwrap().phases[0].fileset().unwrap().format_with, None);
 }
 
 #[test]

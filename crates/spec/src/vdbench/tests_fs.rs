@@ -78,7 +78,7 @@ fn stopafter_is_blocks_or_a_percentage_of_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let stop = |fwd: &str| {
         let job = parse(&fs_file(dir.path(), fwd, ",fwdrate=max")).unwrap();
-        job.phases[0].fileset.as_ref().unwrap().workloads[0].stopafter
+        job.phases[0].fileset().unwrap().workloads[0].stopafter
     };
     // As vdbench's examples/filesys/random_read: fileio=random,fileselect=random,stopafter=100.
     assert_eq!(stop(",fileio=random,fileselect=random,stopafter=100"), Some(StopAfter::Transfers(100)));
@@ -94,7 +94,7 @@ fn fileselect_poisson_is_vdbench_s_skew_with_its_midpoint() {
     let dir = tempfile::tempdir().unwrap();
     let select = |fwd: &str| {
         let job = parse(&fs_file(dir.path(), fwd, ",fwdrate=max")).unwrap();
-        job.phases[0].fileset.as_ref().unwrap().workloads[0].fileselect
+        job.phases[0].fileset().unwrap().workloads[0].fileselect
     };
     assert_eq!(select(",fileselect=poisson"), Some(FileSelect::Poisson(3.0)));
     assert_eq!(select(",fileselect=(poisson,5)"), Some(FileSelect::Poisson(5.0)));
@@ -113,7 +113,7 @@ fn rd_operations_runs_each_listed_operation_with_a_share_of_the_threads() {
     let fwd = ",operation=write,threads=4,fileio=random,fileselect=random";
     let job = parse(&fs_file(dir.path(), fwd, ",fwdrate=max,operations=(read,getattr)")).unwrap();
     assert_eq!(job.phases.len(), 1, "one run with both, not a loop");
-    let w = &job.phases[0].fileset.as_ref().unwrap().workloads;
+    let w = &job.phases[0].fileset().unwrap().workloads;
     let got: Vec<_> = w.iter().map(|w| (w.name.clone().unwrap(), w.operation, w.threads)).collect();
     assert_eq!(
         got,
@@ -125,10 +125,10 @@ fn rd_operations_runs_each_listed_operation_with_a_share_of_the_threads() {
     assert!(w.iter().all(|w| w.fileio == Some(FileIo::Random)), "the rest of the fwd is kept");
     // One operation replaces the fwd's, with all its threads; three share four threads as vdbench does (1 each).
     let one = parse(&fs_file(dir.path(), fwd, ",fwdrate=max,operations=read")).unwrap();
-    let w = &one.phases[0].fileset.as_ref().unwrap().workloads;
+    let w = &one.phases[0].fileset().unwrap().workloads;
     assert_eq!((w.len(), w[0].operation, w[0].threads), (1, Some(FileOp::Read), Some(4)));
     let three = parse(&fs_file(dir.path(), fwd, ",fwdrate=max,operations=(read,write,getattr)")).unwrap();
-    assert!(three.phases[0].fileset.as_ref().unwrap().workloads.iter().all(|w| w.threads == Some(1)));
+    assert!(three.phases[0].fileset().unwrap().workloads.iter().all(|w| w.threads == Some(1)));
 }
 
 #[test]
@@ -147,7 +147,7 @@ fn rd_operations_refusals_say_why() {
 fn fileio_sequential_delete_deletes_before_writing_and_refuses_rdpct_as_vdbench() {
     let dir = tempfile::tempdir().unwrap();
     let job = parse(&fs_file(dir.path(), ",operation=write,fileio=(seq,delete)", ",fwdrate=max")).unwrap();
-    let w = &job.phases[0].fileset.as_ref().unwrap().workloads[0];
+    let w = &job.phases[0].fileset().unwrap().workloads[0];
     assert_eq!((w.fileio, w.delete_first), (Some(FileIo::Sequential), Some(true)));
     let err = parse(&fs_file(dir.path(), ",rdpct=50,fileio=(sequential,delete)", ",fwdrate=max")).unwrap_err();
     assert!(err.to_string().contains("mutually exclusive"), "{err}");
@@ -160,7 +160,7 @@ fn fileselect_random_once_takes_each_file_once_in_random_order() {
     let dir = tempfile::tempdir().unwrap();
     let select = |fwd: &str| {
         let job = parse(&fs_file(dir.path(), fwd, ",fwdrate=max")).unwrap();
-        job.phases[0].fileset.as_ref().unwrap().workloads[0].fileselect
+        job.phases[0].fileset().unwrap().workloads[0].fileselect
     };
     assert_eq!(select(",fileselect=(random,once)"), Some(FileSelect::RandomOnce));
     // vdbench never uses the Poisson skew with once.

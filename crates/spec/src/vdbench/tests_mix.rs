@@ -139,7 +139,7 @@ fn an_fwd_over_several_fsds_runs_on_each_with_its_threads_spread() {
          rd=rd1,fwd=(fwd1,fwd2),fwdrate=100,format=yes\n"
     );
     let job = parse(&text).unwrap();
-    let set = job.phases[0].fileset.as_ref().unwrap();
+    let set = job.phases[0].fileset().unwrap();
     type Row<'a> = (Option<&'a str>, Option<&'a str>, Option<u32>, Option<f64>);
     let w: Vec<Row> = set.workloads.iter().map(|w| (w.name.as_deref(), w.tree.as_deref(), w.threads, w.skew)).collect();
     assert_eq!(

@@ -25,10 +25,10 @@ fn random_shared_without_an_fsd_shared_runs_as_vdbench_runs_it() {
     // As iul1an/vdbench-tests' files: fileio=(random,shared), no shared=yes, format=yes, files taken in turn.
     let dir = tempfile::tempdir().unwrap();
     let job = parse(&file(dir.path(), "", ",host=hd1,fileio=(random,shared)", ",format=yes")).unwrap();
-    let w = &job.phases[0].fileset.as_ref().unwrap().workloads[0];
+    let w = &job.phases[0].fileset().unwrap().workloads[0];
     assert_eq!((w.fileio, w.shared, w.threads), (Some(FileIo::Random), Some(true), Some(4)));
     let plain = parse(&file(dir.path(), ",shared=yes", ",host=hd1,fileio=random", ",format=restart")).unwrap();
-    assert_eq!(plain.phases[0].fileset.as_ref().unwrap().workloads[0].shared, None);
+    assert_eq!(plain.phases[0].fileset().unwrap().workloads[0].shared, None);
 }
 
 #[test]
@@ -38,7 +38,7 @@ fn several_hosts_need_a_shared_fsd_as_in_vdbench() {
     assert!(err.contains("2 hosts on fsd=fsd1, which is not shared") && err.contains("shared=yes"), "{err}");
     // With shared=yes each host's threads run on the one tree (4 per host), none sharing a file.
     let job = parse(&file(dir.path(), ",shared=yes", "", "")).unwrap();
-    let w = &job.phases[0].fileset.as_ref().unwrap().workloads[0];
+    let w = &job.phases[0].fileset().unwrap().workloads[0];
     assert_eq!((w.threads, w.shared), (Some(8), None));
     let err = parse(&file(dir.path(), ",shared=yes", ",fileio=(random,shared)", "")).unwrap_err().to_string();
     assert!(err.contains("on 2 hosts of this machine is not supported yet"), "{err}");
@@ -52,7 +52,7 @@ fn under_mpirun_each_rank_shares_its_files_among_its_own_threads() {
     let text = file(dir.path(), ",shared=yes", ",fileio=(random,shared)", ",format=restart");
     let job = parse_vdbench_job(Path::new("job.vdb"), &text, &ReadOptions { ranks: Some(2), ..Default::default() });
     let job = job.unwrap();
-    let set = job.phases[0].fileset.as_ref().unwrap();
+    let set = job.phases[0].fileset().unwrap();
     let got: Vec<_> = set.workloads.iter().map(|w| (w.rank, w.threads, w.shared)).collect();
     assert_eq!(got, [(Some(0), Some(4), Some(true)), (Some(1), Some(4), Some(true))]);
     assert_eq!(set.trees[0].shared, Some(true));
@@ -81,6 +81,6 @@ fn a_sequential_loop_value_stops_the_sharing() {
     let dir = tempfile::tempdir().unwrap();
     let text = file(dir.path(), "", ",host=hd1,fileio=(random,shared)", ",forfileio=(random,sequential)");
     let job = parse(&text).unwrap();
-    let shared: Vec<_> = job.phases.iter().map(|p| p.fileset.as_ref().unwrap().workloads[0].shared).collect();
+    let shared: Vec<_> = job.phases.iter().map(|p| p.fileset().unwrap().workloads[0].shared).collect();
     assert_eq!(shared, [Some(true), None]);
 }

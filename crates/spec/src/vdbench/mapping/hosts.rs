@@ -227,7 +227,7 @@ mod tests {
             )
         };
         let job = read(&text("", "fsd2,host=h2"), Some(2)).unwrap();
-        let fileset = job.phases[0].fileset.as_ref().expect("a file-set phase");
+        let fileset = job.phases[0].fileset().expect("a file-set phase");
         let got: Vec<(Option<&str>, Option<u32>, Option<u32>)> =
             fileset.workloads.iter().map(|w| (w.tree.as_deref(), w.rank, w.threads)).collect();
         assert_eq!(got, [(Some("fsd1"), Some(0), Some(2)), (Some("fsd2"), Some(1), Some(3))]);
@@ -238,7 +238,7 @@ mod tests {
         let err = read(&text("", "fsd1,host=h2"), Some(2)).unwrap_err();
         assert!(err.contains("fsd=fsd1 is used by ranks 0, 1") && err.contains("shared=yes on the fsd"), "{err}");
         let job = read(&text(",shared=yes", "fsd1,host=h2"), Some(2)).unwrap();
-        let fileset = job.phases[0].fileset.as_ref().expect("a file-set phase");
+        let fileset = job.phases[0].fileset().expect("a file-set phase");
         let ranks: Vec<Option<u32>> = fileset.workloads.iter().map(|w| w.rank).collect();
         assert_eq!(ranks, [Some(0), Some(1)]);
         assert_eq!(fileset.trees[0].shared, Some(true), "fsd1 is one tree the ranks share");
