@@ -96,11 +96,11 @@ impl Profile {
         match self {
             Profile::Quick => Settings {
                 data_set: Bytes(256 << 20),
-                raw_runtime: s(1),
-                raw_ramp: ms(500),
+                raw_runtime: ms(500),
+                raw_ramp: ms(250),
                 dirs: 2,
                 files_per_dir: 250,
-                files_runtime: s(1),
+                files_runtime: ms(500),
                 arrival: s(2),
                 steady_within: s(6),
                 judged: s(3),
