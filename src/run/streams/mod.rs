@@ -89,9 +89,13 @@ pub fn run_stream_phase(
             let _ = step(count, &mut merged, observer);
         }
         StreamCount::Search(s) => {
-            let bound = rates.map(|r| estimate(r, &plan.config).streams.max(1));
+            let estimated = rates.map(|r| estimate(r, &plan.config));
+            let bound = estimated.as_ref().map(|e| e.streams.max(1));
+            // Shares of the unrounded bound: a floored one (4 of 4.19 remux, 13 of 13.4 HEVC) skews a share
+            // carried from one format to another by as much as a stream in four.
+            let exact = estimated.as_ref().map(|e| e.iops_bound.min(e.bandwidth_bound).max(1.0));
             let prior = priors.0.clone().filter(|p| plan.estimate == Some(p.estimate));
-            let settings = search_settings(&s, bound, prior.as_ref());
+            let settings = search_settings(&s, bound.zip(exact), prior.as_ref());
             let found = search(settings, &mut |count| step(count, &mut merged, observer));
             // A failed step (its workers could not run) ends the search without an answer.
             if let Ok(mut found) = found {
@@ -102,9 +106,9 @@ pub fn run_stream_phase(
                 let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0;
                 // A derived edge is not passed on: the next format scales the measured one it came from.
                 if let (Some(estimate), Some(b), Some(failed), true) =
-                    (plan.estimate, bound, found.first_failing, edge && !found.failing_derived)
+                    (plan.estimate, exact, found.first_failing, edge && !found.failing_derived)
                 {
-                    let share = |n: u32| f64::from(n) / f64::from(b);
+                    let share = |n: u32| f64::from(n) / b;
                     let label = plan.config.mix.label();
                     priors.0 = Some(Prior { estimate, passed: share(found.best), failed: share(failed), label });
                 }
@@ -122,18 +126,20 @@ struct StepFailed;
 /// Without confirmations (`check --quick`: one run of each edge, so every step saved counts) the estimate is
 /// trusted as a prior is, in steps of the precision from its share, and a start from a prior that passes ends the
 /// search, its failing count derived from the prior's.
-fn search_settings(s: &SearchPlan, bound: Option<u32>, prior: Option<&Prior>) -> SearchSettings {
-    let scaled = |b: u32, share: f64| ((f64::from(b) * share) as u32).max(1);
+/// `bound`: the estimate's streams, and unrounded.
+fn search_settings(s: &SearchPlan, bound: Option<(u32, f64)>, prior: Option<&Prior>) -> SearchSettings {
+    let scaled = |b: f64, share: f64| ((b * share) as u32).max(1);
     let once = s.confirmations == 0;
     let (start, first_step) = match (bound, prior) {
-        (Some(b), Some(p)) => (scaled(b, p.passed), s.precision),
-        (Some(b), None) => (scaled(b, s.start_factor), if once { s.precision } else { 1.0 }),
+        (Some((_, exact)), Some(p)) => (scaled(exact, p.passed), s.precision),
+        (Some((b, _)), None) => (scaled(f64::from(b), s.start_factor), if once { s.precision } else { 1.0 }),
         (None, _) => (s.start, 1.0),
     };
     let derive_failing = match (bound, prior) {
-        (Some(b), Some(p)) if once => Some(((f64::from(b) * p.failed).ceil() as u32).max(start + 1)),
+        (Some((_, exact)), Some(p)) if once => Some(((exact * p.failed).ceil() as u32).max(start + 1)),
         _ => None,
     };
+    let bound = bound.map(|(b, _)| b);
     let by_estimate = match (bound, s.limit_factor) {
         (Some(b), Some(f)) => ((f64::from(b) * f).ceil() as u32).max(start).max(4),
         _ => u32::MAX,
