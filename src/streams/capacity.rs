@@ -239,7 +239,11 @@ impl<E> Searcher<'_, E> {
                 moves += 1;
             }
         }
-        let mut failed = high.expect("the moves end at a failing count or at the limit");
+        self.bisect(low, high.expect("the moves end at a failing count or at the limit"))
+    }
+
+    /// Halves the gap between a count that passed and one that failed until it is within the tolerance.
+    fn bisect(&mut self, mut low: u32, mut failed: u32) -> Result<Option<Edge>, E> {
         while failed - low > self.tolerance(low) {
             let mid = low + (failed - low) / 2;
             match self.measure(mid)? {

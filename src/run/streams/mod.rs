@@ -40,6 +40,19 @@ pub struct StreamInputs<'a> {
 #[derive(Debug, Default)]
 pub struct Priors(Option<Prior>);
 
+impl Priors {
+    /// Keeps a search's edge for the next format, as shares of `exact` (the unrounded estimate). A derived edge is
+    /// not passed on: the next format scales the measured one it came from.
+    fn remember(&mut self, plan: &StreamsPlan, exact: Option<f64>, found: &crate::streams::SearchOutcome) {
+        let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0 && !found.failing_derived;
+        if let (Some(estimate), Some(b), Some(failed), true) = (plan.estimate, exact, found.first_failing, edge) {
+            let share = |n: u32| f64::from(n) / b;
+            let label = plan.config.mix.label();
+            self.0 = Some(Prior { estimate, passed: share(found.best), failed: share(failed), label });
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Prior {
     estimate: EstimatePlan,
@@ -103,15 +116,7 @@ pub fn run_stream_phase(
                     found.derived_from = prior.map(|p| p.label);
                 }
                 observer.stream_search(index, &found);
-                let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0;
-                // A derived edge is not passed on: the next format scales the measured one it came from.
-                if let (Some(estimate), Some(b), Some(failed), true) =
-                    (plan.estimate, exact, found.first_failing, edge && !found.failing_derived)
-                {
-                    let share = |n: u32| f64::from(n) / b;
-                    let label = plan.config.mix.label();
-                    priors.0 = Some(Prior { estimate, passed: share(found.best), failed: share(failed), label });
-                }
+                priors.remember(plan, exact, &found);
             }
         }
     }
