@@ -8,8 +8,8 @@
 //! media library of 8 GiB that every format reads (at most half the free space; larger than the caches of drives
 //! and controllers). `--thorough` (32 GiB, 3 %, two) scales all of it. `--quick` (a 2 GiB library, 20 %, no
 //! confirmation: one run of each edge) judges steps of the same kind, a little shorter (arrivals over 2 s, steady
-//! within 6 s, 3 s judged), and fewer of them: its first search moves from the estimate in steps of the
-//! precision, and each later format runs one step at the earlier edge's passing count scaled to its bitrate; when
+//! within 6 s, 3 s judged), and fewer of them: its first search starts at the estimate and moves in steps of
+//! the precision, and each later format runs one step at the earlier edge's passing count scaled to its bitrate; when
 //! that passes, the failing count is the earlier edge's scaled too, derived and said so (when it fails, the
 //! search goes on down and measures both sides). About five steps in all, where the searches took seven to
 //! twelve; its raw phases are 0.5 s (after 0.25 s of ramp) and its small-file phases 0.5 s. The cache section
@@ -78,7 +78,10 @@ pub struct Settings {
     pub estimate_time: Duration,
     /// Bisect until the gap is within this fraction of the passing count.
     pub precision: f64,
-    /// The search starts at this fraction of the estimate and stops at `limit_factor` times it.
+    /// The search starts at this fraction of the estimate and stops at `limit_factor` times it. `--quick` starts
+    /// at the estimate itself and moves down in steps of the precision (no confirmations): a step that fails
+    /// ends at its first failure (about 3 s) while one that passes lasts the whole step (5–7 s), so a search
+    /// that starts above the edge and walks down is cheaper than one that climbs to it.
     pub start_factor: f64,
     pub limit_factor: f64,
     /// Rounds that run each format's edge again (two steps each: the count that passed, the one that failed).
@@ -112,7 +115,7 @@ impl Profile {
                 library: Bytes::gib(2),
                 estimate_time: s(1),
                 precision: 0.2,
-                start_factor: 0.75,
+                start_factor: 1.0,
                 limit_factor: 1.25,
                 confirmations: 0,
             },
