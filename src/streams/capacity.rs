@@ -5,7 +5,9 @@
 //! Search: from `start`, move up while counts pass (or down while they fail), each move twice the last
 //! (`first_step` of the start for the first move: 1.0 doubles and halves), then bisect between the largest count
 //! that passed and the smallest that failed until they are within `precision` of each other (at least 1). That
-//! pair is one *edge*.
+//! pair is one *edge*. With a first step below 1 (a start from a prior or a trusted estimate), the first
+//! `SMALL_MOVES` moves down each go to the count whose tolerance reaches back to the one that failed: failing
+//! steps end at their first failure and cost little, so the first count that passes is the edge, unbisected.
 //!
 //! Confirmation: run the edge again — the count that passed must pass again, then the count that failed must fail
 //! again. When both agree the edge stands as it was. When one disagrees the edge has moved: the search starts again
