@@ -13,7 +13,7 @@ use crate::units::Bytes;
      the current directory). `-`: standard output")))]
 #[command(after_help = "Examples:\n  \
     streamcap check                         the storage under the current directory, about four minutes\n  \
-    streamcap check /srv/media --quick      about a minute\n  \
+    streamcap check /srv/media --quick      about 35–40 s\n  \
     streamcap check /srv/media --thorough --json check.json\n  \
     streamcap check /srv/media --quick --format markdown   tables to paste into a forum post\n  \
     streamcap check /srv/media --dry-run    the plan, and nothing done\n  \
@@ -35,8 +35,9 @@ pub struct CheckArgs {
     /// 32G with --thorough; at most half the free space beside the data set).
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes, conflicts_with = "library")]
     pub library_size: Option<Bytes>,
-    /// About a minute: a smaller data set, shorter phases, a coarser capacity search, each edge run once (no
-    /// range); its steps are judged once every player is steady, as the default's.
+    /// About 35–40 s: a smaller data set, shorter phases, a coarser capacity search, each edge run once (no
+    /// range), and the later formats one step each at the first edge scaled to their bitrate (the failing count
+    /// then derived, and said so); its steps are judged once every player is steady, as the default's.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
     /// About 15 minutes: a larger data set, longer phases, stream steps of 25–45 s (15 s judged after every

@@ -16,7 +16,7 @@
 //! falls short of its bound. So the ±10 % judgment fails the test only with `STREAMCAP_VALIDATE_STRICT` (set by
 //! `scripts/validate`, for a quiet machine); without it (CI) a capacity fails only above 110 % of its bound,
 //! below `BUSY_FLOOR` of it, or where a counted step's bytes differ — the table still says pass or fail by
-//! ±10 %. The two quick tests take turns (about 70 s each with the debug build).
+//! ±10 %. The two quick tests take turns (a quick check of ext4 took 35–45 s with the release build).
 
 #[path = "../common/mod.rs"]
 mod common;

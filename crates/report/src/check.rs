@@ -230,6 +230,7 @@ fn verdict_cells(v: &FormatVerdict) -> [String; 7] {
     };
     let range = match a.range() {
         _ if !measured => "—".to_string(),
+        None if a.derived_failing.is_some() => "one step".to_string(),
         Some((low, high)) if low == high => format!("{low} ({} runs agree)", a.edges.len()),
         Some((low, high)) => format!("{low}–{high} ({} runs)", a.edges.len()),
         None if a.edges.len() == 1 => "one run".to_string(),
@@ -258,7 +259,7 @@ fn verdict_cells(v: &FormatVerdict) -> [String; 7] {
 /// What the columns mean, under the table (the margin rule and the ceiling's nature).
 pub(super) fn verdict_legend(check: &CheckSummary) -> Vec<String> {
     let read = check.sequential.map_or(String::new(), |s| format!(" ({} MB/s)", format_mbps(s.read_mbps)));
-    vec![
+    let mut legend = vec![
         "streams: the capacity, the median of the runs of the edge (each run: the largest count that passed \
          beside the next that failed); range: the lowest and highest run"
             .to_string(),
@@ -271,7 +272,15 @@ pub(super) fn verdict_legend(check: &CheckSummary) -> Vec<String> {
             "sequential ceiling: a bound, not a capacity: streams the sequential reads{read} would carry at 100 %; \
              a capacity beyond it was served by a cache"
         ),
-    ]
+    ];
+    if let Some(v) = check.verdict.iter().find(|v| v.capacity.derived_failing.is_some()) {
+        legend.push(format!(
+            "one step (--quick): the count shown passed in one step; the count that fails is derived from {}'s \
+             edge, scaled by bitrate, and not measured",
+            v.capacity.derived_from.as_deref().unwrap_or("an earlier format")
+        ));
+    }
+    legend
 }
 
 #[cfg(test)]

@@ -290,6 +290,13 @@ pub struct CapacityAnswer {
     /// served from a cache); absent when measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_measured: Option<String>,
+    /// `check --quick`'s later formats: the failing count beside `streams`, derived from an earlier format's edge
+    /// scaled to this one and not measured (`first_failing` is then absent; `streams` was measured passing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived_failing: Option<u32>,
+    /// The format whose measured edge `derived_failing` was scaled from, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived_from: Option<String>,
 }
 
 impl CapacityAnswer {
@@ -324,9 +331,10 @@ pub fn capacity_answer(
     // The failing count beside the capacity: the step that failed there, the latest if it ran more than once.
     let failing = median.failed.and_then(|n| steps.iter().rev().find(|s| s.count == n && !s.meets_target));
     let failing_reason = failing.and_then(|s| s.failure_reason(target));
+    let derived = found.failing_derived.then_some(median.failed).flatten();
     let mut answer = CapacityAnswer {
         streams: median.passed,
-        first_failing: median.failed,
+        first_failing: median.failed.filter(|_| derived.is_none()),
         failing_reason,
         at_limit: median.failed.is_none(),
         interrupted: found.stopped,
@@ -337,6 +345,8 @@ pub fn capacity_answer(
         high,
         agreed: found.agreed,
         not_measured: None,
+        derived_failing: derived,
+        derived_from: derived.and(found.derived_from.clone()),
     };
     answer.words = answer_words(&answer, target, label);
     answer
@@ -353,6 +363,7 @@ fn answer_words(a: &CapacityAnswer, target: &QualityTarget, label: &str) -> Stri
     let at_least = if a.at_limit { "at least " } else { "" };
     let mut words = format!("sustains {at_least}{} × {label} {quality}", a.streams);
     words.push_str(&match a.range() {
+        _ if a.derived_failing.is_some() => format!(" ({})", derived_words(a)),
         Some((low, high)) if low < high => format!(" ({low}–{high} over {} runs of the edge)", a.edges.len()),
         Some(_) if a.edges.len() == 2 => " (the same in both runs of the edge)".to_string(),
         Some(_) => format!(" (the same in all {} runs of the edge)", a.edges.len()),
@@ -368,6 +379,18 @@ fn answer_words(a: &CapacityAnswer, target: &QualityTarget, label: &str) -> Stri
         words.push_str(" (interrupted while confirming)");
     }
     words
+}
+
+/// A derived edge in words: "passed at 12, measured once; 16 derived from 2160p remux (80 Mbit/s)'s edge, not
+/// measured".
+pub fn derived_words(a: &CapacityAnswer) -> String {
+    let from = a.derived_from.clone().unwrap_or_else(|| "an earlier format".into());
+    match a.derived_failing {
+        Some(failed) => {
+            format!("passed at {}, measured once; {failed} derived from {from}'s edge, not measured", a.streams)
+        }
+        None => String::new(),
+    }
 }
 
 /// No capacity: the search stopped before its first edge, or a cache served every count that passed.
@@ -458,10 +481,31 @@ mod tests {
             stopped: false,
             agreed: 0,
             edges,
+            failing_derived: false,
+            derived_from: None,
         }
     }
 
     const TARGET: QualityTarget = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0, steady_within_s: 10.0 };
+
+    /// `check --quick`'s later formats: one step passed, the failing count derived, and the answer says which is
+    /// which (the JSON keeps the derived count apart from `first_failing`, which is measured).
+    #[test]
+    fn a_derived_edge_says_what_was_measured_and_what_was_derived() {
+        let mut outcome = found(&[(12, 16)]);
+        (outcome.failing_derived, outcome.derived_from) = (true, Some("2160p remux (80 Mbit/s)".into()));
+        let a = capacity_answer(&outcome, &[step(12, true, false)], &TARGET, "2160p HEVC (25 Mbit/s)");
+        assert_eq!((a.streams, a.first_failing, a.derived_failing, a.at_limit), (12, None, Some(16), false));
+        assert_eq!((a.edges.clone(), a.plan_for), (vec![12], 9));
+        assert!(
+            a.words
+                .contains("passed at 12, measured once; 16 derived from 2160p remux (80 Mbit/s)'s edge, not measured"),
+            "{}",
+            a.words
+        );
+        let json = serde_json::to_value(&a).unwrap();
+        assert_eq!((json["derived_failing"].as_u64(), json.get("first_failing")), (Some(16), None));
+    }
 
     #[test]
     fn the_answer_is_the_median_edge_with_its_range_and_a_margin() {

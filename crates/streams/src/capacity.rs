@@ -5,7 +5,9 @@
 //! Search: from `start`, move up while counts pass (or down while they fail), each move twice the last
 //! (`first_step` of the start for the first move: 1.0 doubles and halves), then bisect between the largest count
 //! that passed and the smallest that failed until they are within `precision` of each other (at least 1). That
-//! pair is one *edge*.
+//! pair is one *edge*. With a first step below 1 (a start from a prior or a trusted estimate), the first
+//! `SMALL_MOVES` moves down each go to the count whose tolerance reaches back to the one that failed: failing
+//! steps end at their first failure and cost little, so the first count that passes is the edge, unbisected.
 //!
 //! Confirmation: run the edge again — the count that passed must pass again, then the count that failed must fail
 //! again. When both agree the edge stands as it was. When one disagrees the edge has moved: the search starts again
@@ -13,6 +15,12 @@
 //! `confirmations` rounds the capacity is the median of the edges found (the search's and each round's), and the
 //! lowest and highest of them are its range: one number with its spread. A stable device gives a range of one
 //! count; a device whose answer flips near the edge gives a wider one.
+//!
+//! A derived edge (`SearchSettings::derive_failing`, for a search that starts where an earlier format found its
+//! edge and runs no confirmation: `check --quick`'s later formats): when the first count, the earlier edge's
+//! passing count scaled to this format, passes, the search ends there, with the failing count the earlier edge's
+//! scaled too — measured passing, derived failing, and said so (`SearchOutcome::failing_derived`). When it fails,
+//! the search goes on as any other, and both sides of its edge are measured.
 //!
 //! The comfortable count (`plan_for`) leaves a margin below that: `MARGIN` of the capacity, or the lowest edge seen
 //! when that is lower.
@@ -30,6 +38,9 @@ pub struct SearchSettings {
     pub first_step: f64,
     /// Rounds that run the edge again after the search (each: the found count, then the next failing count).
     pub confirmations: u32,
+    /// When `start` passes, end the search there with this count as its failing count, derived (not measured):
+    /// the failing count of an earlier format's edge, scaled to this one. Only above `start`.
+    pub derive_failing: Option<u32>,
 }
 
 /// One run of the edge: the largest count that passed beside the smallest that failed above it.
@@ -58,6 +69,11 @@ pub struct SearchOutcome {
     pub edges: Vec<Edge>,
     /// Confirmation rounds in which the found count passed again and the next count failed again.
     pub agreed: u32,
+    /// The edge's failing count was derived from an earlier format's edge (`SearchSettings::derive_failing`), not
+    /// measured: only its passing count was run.
+    pub failing_derived: bool,
+    /// The format whose edge it was derived from, in words (set by the runner, which knows the formats).
+    pub derived_from: Option<String>,
 }
 
 impl SearchOutcome {
@@ -97,13 +113,27 @@ pub fn search<E>(
     measure: &mut dyn FnMut(u32) -> Result<Option<bool>, E>,
 ) -> Result<SearchOutcome, E> {
     let mut searcher = Searcher { settings, limit: settings.limit.max(1), measure, seen: (0, None) };
-    let mut out =
-        SearchOutcome { best: 0, first_failing: None, at_limit: false, stopped: false, edges: Vec::new(), agreed: 0 };
+    let mut out = SearchOutcome {
+        best: 0,
+        first_failing: None,
+        at_limit: false,
+        stopped: false,
+        edges: Vec::new(),
+        agreed: 0,
+        failing_derived: false,
+        derived_from: None,
+    };
     let start = settings.start.clamp(1, searcher.limit);
     let Some(passed) = searcher.measure(start)? else {
         out.stopped = true;
         return Ok(out);
     };
+    let derived = settings.derive_failing.filter(|&f| passed && f > start);
+    if let Some(failed) = derived {
+        (out.best, out.first_failing, out.failing_derived) = (start, Some(failed), true);
+        out.edges.push(Edge { passed: start, failed: Some(failed) });
+        return Ok(out);
+    }
     match searcher.edge_from(start, passed, settings.first_step)? {
         Some(edge) => out.edges.push(edge),
         None => {
@@ -137,6 +167,10 @@ pub fn median(edges: &[Edge]) -> Option<Edge> {
     sorted.get(sorted.len().checked_sub(1)? / 2).copied()
 }
 
+/// Moves down by the precision before the steps double (`Searcher::edge_from`): a start up to (1 + precision)³
+/// above the edge (1.73× at 20 %) is found with failing steps only, then one that passes.
+const SMALL_MOVES: u32 = 3;
+
 struct Searcher<'a, E> {
     settings: SearchSettings,
     limit: u32,
@@ -160,6 +194,10 @@ impl<E> Searcher<'_, E> {
     fn edge_from(&mut self, count: u32, passed: bool, first_step: f64) -> Result<Option<Edge>, E> {
         // Floor, as the tolerance: a first step of the precision brackets a good start within it.
         let mut step = ((f64::from(count) * first_step).floor() as u32).max(1);
+        if !passed && first_step >= 1.0 {
+            // Down, the step doubles before each move: the first is `count × first_step` (halving at 1.0).
+            step = (step / 2).max(1);
+        }
         let (mut low, mut high) = if passed { (count, None) } else { (0, Some(count)) };
         self.seen = (low, high);
         if passed {
@@ -177,20 +215,37 @@ impl<E> Searcher<'_, E> {
                 step = step.saturating_mul(2);
             }
         } else {
-            // Down, never more than halving: a count far below the edge says little about where it lies.
+            // Down, never more than halving: a count far below the edge says little about where it lies. Small
+            // steps (a start from a prior or a trusted estimate) go first to the count whose tolerance reaches back
+            // to the one that failed (⌈failed ÷ (1 + step)⌉), `SMALL_MOVES` times: a failing step ends at its first
+            // failure and costs little, and the first that passes is within the precision of the edge, with no
+            // bisection step (each of which lasts a whole passing step more). Then the steps double.
+            let mut moves = 0;
             while low == 0 && high.is_some_and(|h| h > 1) {
                 let failed = high.expect("checked");
-                let next = failed.saturating_sub(step).max(failed / 2).max(1);
+                let next = if first_step < 1.0 && moves < SMALL_MOVES {
+                    let next = ((f64::from(failed) / (1.0 + first_step)).ceil() as u32).min(failed - 1);
+                    step = failed - next;
+                    next
+                } else {
+                    step = step.saturating_mul(2);
+                    failed.saturating_sub(step).max(failed / 2)
+                }
+                .max(1);
                 match self.measure(next)? {
                     None => return Ok(None),
                     Some(true) => low = next,
                     Some(false) => high = Some(next),
                 }
                 self.seen = (low, high);
-                step = step.saturating_mul(2);
+                moves += 1;
             }
         }
-        let mut failed = high.expect("the moves end at a failing count or at the limit");
+        self.bisect(low, high.expect("the moves end at a failing count or at the limit"))
+    }
+
+    /// Halves the gap between a count that passed and one that failed until it is within the tolerance.
+    fn bisect(&mut self, mut low: u32, mut failed: u32) -> Result<Option<Edge>, E> {
         while failed - low > self.tolerance(low) {
             let mid = low + (failed - low) / 2;
             match self.measure(mid)? {
@@ -229,7 +284,7 @@ mod tests {
     use super::*;
 
     fn settings(start: u32, limit: u32, precision: f64, confirmations: u32) -> SearchSettings {
-        SearchSettings { start, limit, precision, first_step: 1.0, confirmations }
+        SearchSettings { start, limit, precision, first_step: 1.0, confirmations, derive_failing: None }
     }
 
     fn run(start: u32, limit: u32, capacity: u32) -> (SearchOutcome, Vec<u32>) {
@@ -354,7 +409,14 @@ mod tests {
     #[test]
     fn small_first_steps_walk_up_from_a_good_start() {
         let mut tried = Vec::new();
-        let s = SearchSettings { start: 90, limit: 1000, precision: 0.05, first_step: 0.05, confirmations: 0 };
+        let s = SearchSettings {
+            start: 90,
+            limit: 1000,
+            precision: 0.05,
+            first_step: 0.05,
+            confirmations: 0,
+            derive_failing: None,
+        };
         let out = search::<()>(s, &mut |n| {
             tried.push(n);
             Ok(Some(n <= 100))
@@ -363,6 +425,56 @@ mod tests {
         // Steps of 5 % of 90 (4), then 8: the edge is bracketed in three counts and bisected within 5 %.
         assert_eq!(&tried[..3], &[90, 94, 102]);
         assert_eq!(out.best, 98, "{tried:?}");
+    }
+
+    fn derived(start: u32, failing: u32, capacity: u32) -> (SearchOutcome, Vec<u32>) {
+        let mut tried = Vec::new();
+        let s = SearchSettings {
+            start,
+            limit: 1000,
+            precision: 0.2,
+            first_step: 0.2,
+            confirmations: 0,
+            derive_failing: Some(failing),
+        };
+        let out = search::<()>(s, &mut |n| {
+            tried.push(n);
+            Ok(Some(n <= capacity))
+        })
+        .unwrap();
+        (out, tried)
+    }
+
+    /// `check --quick`'s later formats: a start scaled from an earlier edge that passes is the one step run; the
+    /// failing count is the earlier edge's, scaled, and said to be derived.
+    #[test]
+    fn a_passing_scaled_start_ends_the_search_with_a_derived_failing_count() {
+        let (out, tried) = derived(12, 16, 13);
+        assert_eq!(tried, [12], "one step");
+        assert_eq!((out.best, out.first_failing, out.failing_derived, out.at_limit), (12, Some(16), true, false));
+        assert_eq!(out.edges, [Edge { passed: 12, failed: Some(16) }]);
+    }
+
+    /// A scaled start that fails is measured on both sides: one step down, to the count whose tolerance reaches
+    /// back to the start, and the edge is found without a bisection (359 failed in a real check, then 288 passed
+    /// and 323 had to be run as well).
+    #[test]
+    fn a_failing_scaled_start_measures_both_sides_of_its_edge() {
+        let (out, tried) = derived(359, 410, 310);
+        assert_eq!(tried, [359, 300], "the start, then ⌈359 ÷ 1.2⌉");
+        assert_eq!((out.best, out.first_failing, out.failing_derived), (300, Some(359), false));
+        // Far below: the steps double from there, and the edge is bisected as usual.
+        // Further below: small steps down while they fail (each ends at its first failure), so the first that
+        // passes is within the precision, with no bisection (900 failed in a real check, then 720, and 360,
+        // 540 and 630 passed).
+        let (out, tried) = derived(900, 1100, 630);
+        assert_eq!(tried, [900, 750, 625], "{tried:?}");
+        assert_eq!((out.best, out.first_failing, out.failing_derived), (625, Some(750), false));
+        // Far below: three small steps, then they double.
+        let (out, tried) = derived(900, 1100, 200);
+        assert_eq!(&tried[..5], &[900, 750, 625, 521, 313], "{tried:?}");
+        assert!(out.best <= 200 && out.first_failing.unwrap() > 200, "{out:?}");
+        assert!(out.first_failing.unwrap() - out.best <= out.best / 5, "{out:?}");
     }
 
     #[test]

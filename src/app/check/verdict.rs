@@ -53,6 +53,8 @@ pub enum Limit {
     ReadErrors,
     NotReached,
     NotMeasured,
+    /// `--quick`'s later formats: one step passed and the failing count was derived, so no failing step says.
+    Derived,
     Unknown,
 }
 
@@ -68,6 +70,7 @@ impl Limit {
             Limit::ReadErrors => "read errors",
             Limit::NotReached => "not reached (search limit)",
             Limit::NotMeasured => "not measured",
+            Limit::Derived => "— (edge derived)",
             Limit::Unknown => "—",
         }
     }
@@ -145,6 +148,9 @@ fn limited_by(answer: &CapacityAnswer, streams: &StreamsResult, context: &Contex
     }
     if answer.at_limit {
         return Limit::NotReached;
+    }
+    if answer.derived_failing.is_some() {
+        return Limit::Derived;
     }
     let Some(failing) = answer.first_failing.and_then(|n| steps.iter().rev().find(|s| s.count == n && !s.meets_target))
     else {
@@ -250,6 +256,10 @@ mod tests {
         let step = streams.steps.iter_mut().rfind(|s| s.count == failing).unwrap();
         (step.streams_stalled, step.streams_slow_start) = (0, 3);
         assert_eq!(words(&streams, &context), "start-up time");
+        // `--quick`'s later formats: no failing step was run, so none names the limit.
+        let capacity = streams.capacity.as_mut().unwrap();
+        (capacity.first_failing, capacity.derived_failing) = (None, Some(failing));
+        assert_eq!(words(&streams, &context), "— (edge derived)");
         streams.capacity.as_mut().unwrap().at_limit = true;
         assert_eq!(words(&streams, &context), "not reached (search limit)");
     }

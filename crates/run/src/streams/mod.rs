@@ -34,9 +34,34 @@ pub struct StreamInputs<'a> {
 
 /// Where the last capacity search of a run found its edge, as its capacity ÷ its estimate, with the raw-rate
 /// phases behind that estimate: a later search on the same raw rates (a check's next format) starts at that share
-/// of its own estimate, in steps of its precision, rather than doubling from half of it.
+/// of its own estimate, in steps of its precision, rather than doubling from half of it. Without confirmations
+/// (`check --quick`) the later search's failing count is the edge's failing share of its estimate, derived,
+/// when its first count passes (`SearchSettings::derive_failing`).
 #[derive(Debug, Default)]
-pub struct Priors(Option<(EstimatePlan, f64)>);
+pub struct Priors(Option<Prior>);
+
+impl Priors {
+    /// Keeps a search's edge for the next format, as shares of `exact` (the unrounded estimate). A derived edge is
+    /// not passed on: the next format scales the measured one it came from.
+    fn remember(&mut self, plan: &StreamsPlan, exact: Option<f64>, found: &crate::streams::SearchOutcome) {
+        let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0 && !found.failing_derived;
+        if let (Some(estimate), Some(b), Some(failed), true) = (plan.estimate, exact, found.first_failing, edge) {
+            let share = |n: u32| f64::from(n) / b;
+            let label = plan.config.mix.label();
+            self.0 = Some(Prior { estimate, passed: share(found.best), failed: share(failed), label });
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Prior {
+    estimate: EstimatePlan,
+    /// The edge's passing and failing counts ÷ the estimate's streams.
+    passed: f64,
+    failed: f64,
+    /// The format it was found for, in words ("2160p remux (80 Mbit/s)").
+    label: String,
+}
 
 /// Runs one stream phase. `rates`: the raw rates its estimate phases measured, if it has any (in a cluster, every
 /// rank's together); a search starts from `priors` and leaves its own there.
@@ -77,16 +102,21 @@ pub fn run_stream_phase(
             let _ = step(count, &mut merged, observer);
         }
         StreamCount::Search(s) => {
-            let bound = rates.map(|r| estimate(r, &plan.config).streams.max(1));
-            let prior = priors.0.filter(|(e, _)| plan.estimate == Some(*e)).map(|(_, ratio)| ratio);
-            let found = search(search_settings(&s, bound, prior), &mut |count| step(count, &mut merged, observer));
+            let estimated = rates.map(|r| estimate(r, &plan.config));
+            let bound = estimated.as_ref().map(|e| e.streams.max(1));
+            // Shares of the unrounded bound: a floored one (4 of 4.19 remux, 13 of 13.4 HEVC) skews a share
+            // carried from one format to another by as much as a stream in four.
+            let exact = estimated.as_ref().map(|e| e.iops_bound.min(e.bandwidth_bound).max(1.0));
+            let prior = priors.0.clone().filter(|p| plan.estimate == Some(p.estimate));
+            let settings = search_settings(&s, bound.zip(exact), prior.as_ref());
+            let found = search(settings, &mut |count| step(count, &mut merged, observer));
             // A failed step (its workers could not run) ends the search without an answer.
-            if let Ok(found) = found {
-                observer.stream_search(index, &found);
-                let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0;
-                if let (Some(e), Some(b), true) = (plan.estimate, bound, edge) {
-                    priors.0 = Some((e, f64::from(found.best) / f64::from(b)));
+            if let Ok(mut found) = found {
+                if found.failing_derived {
+                    found.derived_from = prior.map(|p| p.label);
                 }
+                observer.stream_search(index, &found);
+                priors.remember(plan, exact, &found);
             }
         }
     }
@@ -98,12 +128,23 @@ struct StepFailed;
 
 /// Where the search starts, how it moves and where it stops: from the estimate's `bound` (a share of it, or the
 /// `prior` share an earlier search found, then in steps of the precision), or from the plan's first count.
-fn search_settings(s: &SearchPlan, bound: Option<u32>, prior: Option<f64>) -> SearchSettings {
+/// Without confirmations (`check --quick`: one run of each edge, so every step saved counts) the estimate is
+/// trusted as a prior is, in steps of the precision from its share, and a start from a prior that passes ends the
+/// search, its failing count derived from the prior's.
+/// `bound`: the estimate's streams, and unrounded.
+fn search_settings(s: &SearchPlan, bound: Option<(u32, f64)>, prior: Option<&Prior>) -> SearchSettings {
+    let scaled = |b: f64, share: f64| ((b * share) as u32).max(1);
+    let once = s.confirmations == 0;
     let (start, first_step) = match (bound, prior) {
-        (Some(b), Some(r)) => (((f64::from(b) * r) as u32).max(1), s.precision),
-        (Some(b), None) => (((f64::from(b) * s.start_factor) as u32).max(1), 1.0),
+        (Some((_, exact)), Some(p)) => (scaled(exact, p.passed), s.precision),
+        (Some((b, _)), None) => (scaled(f64::from(b), s.start_factor), if once { s.precision } else { 1.0 }),
         (None, _) => (s.start, 1.0),
     };
+    let derive_failing = match (bound, prior) {
+        (Some((_, exact)), Some(p)) if once => Some(((exact * p.failed).ceil() as u32).max(start + 1)),
+        _ => None,
+    };
+    let bound = bound.map(|(b, _)| b);
     let by_estimate = match (bound, s.limit_factor) {
         (Some(b), Some(f)) => ((f64::from(b) * f).ceil() as u32).max(start).max(4),
         _ => u32::MAX,
@@ -114,6 +155,7 @@ fn search_settings(s: &SearchPlan, bound: Option<u32>, prior: Option<f64>) -> Se
         precision: s.precision,
         first_step,
         confirmations: s.confirmations,
+        derive_failing,
     }
 }
 
