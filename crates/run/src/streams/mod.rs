@@ -43,7 +43,7 @@ pub struct Priors(Option<Prior>);
 impl Priors {
     /// Keeps a search's edge for the next format, as shares of `exact` (the unrounded estimate). A derived edge is
     /// not passed on: the next format scales the measured one it came from.
-    fn remember(&mut self, plan: &StreamsPlan, exact: Option<f64>, found: &crate::streams::SearchOutcome) {
+    fn remember(&mut self, plan: &StreamsPlan, exact: Option<f64>, found: &::streams::SearchOutcome) {
         let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0 && !found.failing_derived;
         if let (Some(estimate), Some(b), Some(failed), true) = (plan.estimate, exact, found.first_failing, edge) {
             let share = |n: u32| f64::from(n) / b;
