@@ -451,3 +451,34 @@ fn paths_are_read_from_prose() {
     let paths: Vec<String> = named_paths(doc, &modules).into_iter().collect();
     assert_eq!(paths, ["crates/run/src/core.rs", "crates/run/src/raw.rs", "docs/x.md", "src/app/trial/"]);
 }
+
+/// The modules of `run` a file of it names (`super::X`, `crate::run::X`), less its own tests and `super::*`.
+fn run_siblings(file: &str) -> BTreeSet<String> {
+    let code = code_of(&std::fs::read_to_string(root().join("crates/run/src").join(file)).unwrap());
+    let mut names = BTreeSet::new();
+    for prefix in ["super::", "crate::run::"] {
+        for (at, _) in code.match_indices(prefix) {
+            let rest = &code[at + prefix.len()..];
+            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            if !name.is_empty() && !rest[name.len()..].starts_with('(') {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn the_io_core_imports_only_the_leaves_beneath_it() {
+    // docs/architecture.md, "Known exceptions": the core and what it stands on never import what drives them.
+    let leaves = ["clock", "control", "schedule", "tally"];
+    let core = run_siblings("core.rs");
+    assert!(core.iter().all(|m| leaves.contains(&m.as_str())), "run/core.rs imports {core:?}");
+    for leaf in leaves {
+        let named = run_siblings(&format!("{leaf}.rs"));
+        assert!(
+            named.iter().all(|m| leaves.contains(&m.as_str()) && m != leaf),
+            "run/{leaf}.rs, beneath the core, imports {named:?}"
+        );
+    }
+}

@@ -27,55 +27,14 @@
 //! (`prepare::PassSchedule`) run on it as every phase does.
 
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, Sender};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::clock::wait_until;
-use super::phase::PhaseControl;
+pub use super::control::{CoreConfig, WorkerEnd};
 pub use super::schedule::{Ctx, Io, Next, Role, Schedule};
 pub use super::tally::Failure;
 use super::tally::{Tally, class_of, nanos, op_name};
-use super::worker_setup::WorkerMsg;
 use crate::engine::{Completion, Engine, EngineError, OpKind, Request, Wait};
-use crate::metrics::Recorder;
-
-/// How one worker runs, apart from its engine and schedule.
-pub struct CoreConfig<'a> {
-    pub id: u32,
-    /// This worker's start (the common start plus any start delay): due times count from here.
-    pub origin: Instant,
-    /// Completions of I/O issued before `origin + ramp` are not measured.
-    pub ramp: Duration,
-    /// Measured time, after the ramp, before the worker stops.
-    pub runtime: Option<Duration>,
-    /// Bytes issued after the ramp before the worker stops.
-    pub byte_budget: Option<u64>,
-    /// Operations issued after the ramp before the worker stops (fio number_ios).
-    pub op_budget: Option<u64>,
-    /// Length of a reporting interval.
-    pub interval: Duration,
-    /// Requests passed to the kernel per system call (at least 1).
-    pub batch: u32,
-    /// Due times are given: keep the due-time and lag histograms.
-    pub paced: bool,
-    /// A failed I/O does not stop the phase.
-    pub continue_on_error: bool,
-    pub control: &'a PhaseControl,
-    pub tx: Sender<WorkerMsg>,
-    /// Emptied recorders coming back from the coordinator for reuse.
-    pub spares: Receiver<Recorder>,
-}
-
-/// What a worker reports when it ends.
-#[derive(Debug, Default)]
-pub struct WorkerEnd {
-    /// Bytes issued after the ramp.
-    pub issued: u64,
-    /// Reads and writes issued after the ramp.
-    pub issued_ops: u64,
-    /// The engine itself failed (not one I/O); the text says how.
-    pub failure: Option<String>,
-}
 
 #[derive(Clone, Copy)]
 struct InFlight {

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use super::*;
 use crate::engine::{AnyEngine, EngineKind, EngineSetup};

@@ -9,8 +9,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use super::RunObserver;
+use super::control::WorkerMsg;
 use super::phase::{IntervalReport, PhaseControl, SeriesStart};
-use super::worker_setup::WorkerMsg;
 use crate::metrics::{ErrorRecord, IntervalMerge, OpClass, Recorder, Snapshot, SteadyTracker, WorkerTotals};
 use crate::plan::{RateFloor, defaults};
 

@@ -18,6 +18,7 @@ use crate as run;
 
 mod clock;
 pub mod cluster;
+mod control;
 mod core;
 mod curves;
 mod depth_search;

@@ -14,73 +14,15 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::RunObserver;
 use super::cluster::{self, PhaseSync, RankEnd};
-use super::core::WorkerEnd;
+use super::control::WorkerEnd;
+use super::control::WorkerMsg;
+pub use super::control::{PhaseControl, StopReason};
 use super::gather::Gatherer;
 use super::stage::StartTicket;
-use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, WorkerMsg, worker_thread};
+use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, worker_thread};
 use crate::engine::Caps;
 use crate::metrics::{DepthFound, ErrorRecord, Recorder, SteadyConfig, SteadyOutcome, SteadyTracker, WorkerTotals};
 use crate::plan::RateFloor;
-
-/// Stop flags a worker checks on every loop iteration (two relaxed loads).
-pub struct PhaseControl {
-    /// Set by SIGINT/SIGTERM for the whole run.
-    pub interrupted: Arc<AtomicBool>,
-    /// Set when an I/O error stops the phase (without `--continue-on-error`) or an engine fails.
-    pub abort: AtomicBool,
-    /// Another rank of a multi-host run stopped this phase (it finished first, or failed): `abort` is set too,
-    /// but this rank's own share ended without an error.
-    pub stopped_by_peer: AtomicBool,
-    /// The phase's rate became steady (fio steadystate, `--steady-state`): `abort` is set too, and the phase
-    /// ended as it should.
-    pub steady: AtomicBool,
-}
-
-impl PhaseControl {
-    pub fn new(interrupted: Arc<AtomicBool>) -> PhaseControl {
-        PhaseControl {
-            interrupted,
-            abort: AtomicBool::new(false),
-            stopped_by_peer: AtomicBool::new(false),
-            steady: AtomicBool::new(false),
-        }
-    }
-
-    #[inline]
-    pub fn stop_requested(&self) -> bool {
-        self.interrupted.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
-    }
-
-    /// How the phase ended, once its threads have: a failure first, then Ctrl-C, then an I/O error.
-    pub fn stop_reason(&self, failure: Option<String>) -> StopReason {
-        if let Some(failure) = failure {
-            StopReason::Failed(failure)
-        } else if self.interrupted.load(Ordering::Relaxed) {
-            StopReason::Interrupted
-        } else if self.abort.load(Ordering::Relaxed)
-            && !self.stopped_by_peer.load(Ordering::Relaxed)
-            && !self.steady.load(Ordering::Relaxed)
-        {
-            StopReason::IoError
-        } else {
-            StopReason::Completed
-        }
-    }
-}
-
-/// Why a phase ended.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
-pub enum StopReason {
-    /// Its runtime or I/O amount was reached.
-    Completed,
-    /// Ctrl-C or SIGTERM.
-    Interrupted,
-    /// An I/O error stopped it (see the error records).
-    IoError,
-    /// Set-up or the engine failed; the text says how.
-    Failed(String),
-}
 
 /// What a phase measured.
 #[derive(Debug)]

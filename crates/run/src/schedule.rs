@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::phase::PhaseControl;
+use super::control::PhaseControl;
 use super::tally::{Failure, Tally};
 use crate::engine::OpKind;
 use crate::metrics::OpClass;

@@ -7,8 +7,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::core::CoreConfig;
-use super::worker_setup::WorkerMsg;
+use super::control::{CoreConfig, WorkerMsg};
 use crate::engine::OpKind;
 use crate::metrics::{Depths, ErrorRecord, OpClass, Recorder, Snapshot};
 use crate::plan::defaults;

@@ -6,25 +6,17 @@
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
-use super::core::{CoreConfig, WorkerEnd, drive};
+use super::control::{CoreConfig, PhaseControl, WorkerEnd, WorkerMsg};
+use super::core::drive;
 use super::depth_search::DepthSearched;
 use super::direction_budget::DirectionBudget;
 use super::fileset::FileSetSchedule;
-use super::phase::PhaseControl;
 use super::prepare::PassSchedule;
 use super::raw::RawSchedule;
 use super::streams::{IngestSchedule, ViewerSchedule};
 use super::verify_read::ReadBack;
-use crate::engine::{AnyEngine, Caps};
-use crate::metrics::{DepthFound, Recorder, Snapshot};
-
-/// Messages from a worker to the phase coordinator.
-pub(super) enum WorkerMsg {
-    /// Engine and schedule built (or why not).
-    Ready { worker: u32, result: Result<Caps, String> },
-    /// Boxed: a snapshot is a few hundred bytes and travels once per interval, not per I/O.
-    Snapshot(Box<Snapshot>),
-}
+use crate::engine::AnyEngine;
+use crate::metrics::{DepthFound, Recorder};
 
 /// The channels between one worker and the coordinator.
 pub(super) struct WorkerChannels {
