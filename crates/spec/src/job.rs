@@ -264,7 +264,9 @@ pub struct PhaseSpec {
     /// What kind of phase this is when it is not raw I/O, said by the reader that knows it: a TOML phase's
     /// `[phase.fileset]` or `[phase.streams]` table, vdbench's fwds, fio's file operations, the `streams` and
     /// `check` commands. `None`: raw I/O. Plan matches on it; nothing guesses the kind from the other keys.
-    #[serde(skip)]
+    /// Serialized (`kind = { fileset = … }` / `{ streams = … }`) so that a job survives its trip to the other
+    /// ranks of a multi-host run and into a journal; a job file cannot say it (`kind_from_tables` refuses it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<SpecKind>,
     /// `[phase.fileset]` as TOML holds it: the TOML reader moves it into `kind` (`kind_from_tables`) before the
     /// job leaves it, so it is `None` everywhere else.

@@ -3,12 +3,15 @@
 //! fwds, fio's file operations, the `streams`, `check` and `trial` commands — and `plan` matches on it. Also
 //! here: which of `run`'s flags belong to raw I/O, so that a flag is never laid over a phase of another kind.
 
+use serde::{Deserialize, Serialize};
+
 use super::fileset::FileSetPhaseSpec;
 use super::job::PhaseSpec;
 use super::streams::StreamsSpec;
 
 /// A phase's kind when it is not raw I/O, with what was asked of that kind.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum SpecKind {
     /// A file-set workload (many files in a directory tree: vdbench fsd/fwd, fio's file operations).
     FileSet(Box<FileSetPhaseSpec>),
@@ -52,6 +55,12 @@ impl PhaseSpec {
     /// The TOML reader's step from tables to a kind: a `[phase.fileset]` or `[phase.streams]` table read makes the
     /// phase of that kind (and each part's table, which `check` then refuses in a part); both are refused.
     pub(super) fn kind_from_tables(&mut self) -> Result<(), String> {
+        if self.kind.is_some() {
+            // The key exists for jobs streamcap passes on (to other ranks, into a journal), not for job files.
+            return Err(
+                "unknown key `kind`: a phase's kind is said by its [phase.fileset] or [phase.streams] table".into()
+            );
+        }
         let kind = match (self.fileset_table.take(), self.streams_table.take()) {
             (Some(_), Some(_)) => {
                 return Err("a phase is either a file-set phase or a streams phase, not both".into());
@@ -60,7 +69,7 @@ impl PhaseSpec {
             (None, Some(streams)) => Some(SpecKind::Streams(streams)),
             (None, None) => None,
         };
-        self.kind = kind.or(self.kind.take());
+        self.kind = kind;
         self.parts.iter_mut().flatten().try_for_each(PhaseSpec::kind_from_tables)
     }
 }

@@ -182,6 +182,20 @@ runtime = 5
     }
 
     #[test]
+    fn the_kind_travels_with_a_serialized_job_but_a_job_file_cannot_say_it() {
+        // A multi-host run sends rank 0's job to the others as serialized data: the kind must arrive with it.
+        let text = "[[phase]]\n[phase.streams]\ncount = 4\n[[phase]]\n[phase.fileset]\ntree = []\nworkload = []\n";
+        let job = parse_toml_job(Path::new("j.toml"), text).unwrap();
+        for phase in &job.phases {
+            let back: super::PhaseSpec = toml::from_str(&toml::to_string(phase).unwrap()).unwrap();
+            assert_eq!(&back, phase);
+        }
+        let written = "[[phase]]\n[phase.kind.streams]\ncount = 4\n";
+        let err = parse_toml_job(Path::new("kind.toml"), written).unwrap_err().to_string();
+        assert!(err.contains("phase 1: unknown key `kind`"), "{err}");
+    }
+
+    #[test]
     fn bad_values_are_reported_with_what_is_expected() {
         let text = "[[phase]]\nrw = \"sideways\"\n";
         let err = parse_toml_job(Path::new("bad.toml"), text).unwrap_err().to_string();
