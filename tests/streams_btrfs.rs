@@ -54,6 +54,32 @@ fn summary_shares(json: &std::path::Path) -> Vec<u32> {
     shares
 }
 
+/// A btrfs raid1 (data and metadata) of two 512 MiB loop devices, each throttled to 200 reads a second, in the
+/// cgroup `group`. Fields drop in order: the group, then the mount, then the devices.
+struct Raid1 {
+    group: Cgroup,
+    mount: Mount,
+    _devices: [LoopDevice; 2],
+}
+
+impl Raid1 {
+    fn new(dir: &std::path::Path, group: &str) -> Raid1 {
+        let devices = [1, 2].map(|i| LoopDevice::new(&dir.join(format!("m{i}.img")), 512 << 20));
+        let mkfs = std::process::Command::new("mkfs.btrfs")
+            .args(["-f", "-q", "-d", "raid1", "-m", "raid1"])
+            .args(devices.iter().map(|d| &d.device))
+            .output()
+            .unwrap();
+        assert!(mkfs.status.success(), "mkfs.btrfs: {}", String::from_utf8_lossy(&mkfs.stderr));
+        let mount = Mount::new(devices[0].device.to_str().unwrap(), &dir.join("pool"), &[]);
+        let group = Cgroup::new(group);
+        for member in &devices {
+            group.limit(member, "read_iops_device", 200);
+        }
+        Raid1 { group, mount, _devices: devices }
+    }
+}
+
 #[test]
 fn raid1_activity_shows_one_member_for_one_viewer_and_both_for_many() {
     let test = "streams on a btrfs raid1";
@@ -65,20 +91,7 @@ fn raid1_activity_shows_one_member_for_one_viewer_and_both_for_many() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let first = LoopDevice::new(&dir.path().join("m1.img"), 512 << 20);
-    let second = LoopDevice::new(&dir.path().join("m2.img"), 512 << 20);
-    let mkfs = std::process::Command::new("mkfs.btrfs")
-        .args(["-f", "-q", "-d", "raid1", "-m", "raid1"])
-        .arg(&first.device)
-        .arg(&second.device)
-        .output()
-        .unwrap();
-    assert!(mkfs.status.success(), "mkfs.btrfs: {}", String::from_utf8_lossy(&mkfs.stderr));
-    let mount = Mount::new(first.device.to_str().unwrap(), &dir.path().join("pool"), &[]);
-    let group = Cgroup::new("streamcap-raid1");
-    for member in [&first, &second] {
-        group.limit(member, "read_iops_device", 200);
-    }
+    let Raid1 { group, mount, .. } = &Raid1::new(dir.path(), "streamcap-raid1");
 
     let mut shares = Vec::new();
     let mut summaries = Vec::new();
@@ -126,20 +139,7 @@ fn raid1_viewers_get_a_thread_each_and_both_copies_serve_them() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let first = LoopDevice::new(&dir.path().join("t1.img"), 512 << 20);
-    let second = LoopDevice::new(&dir.path().join("t2.img"), 512 << 20);
-    let mkfs = std::process::Command::new("mkfs.btrfs")
-        .args(["-f", "-q", "-d", "raid1", "-m", "raid1"])
-        .arg(&first.device)
-        .arg(&second.device)
-        .output()
-        .unwrap();
-    assert!(mkfs.status.success(), "mkfs.btrfs: {}", String::from_utf8_lossy(&mkfs.stderr));
-    let mount = Mount::new(first.device.to_str().unwrap(), &dir.path().join("pool"), &[]);
-    let group = Cgroup::new("streamcap-raid1-threads");
-    for member in [&first, &second] {
-        group.limit(member, "read_iops_device", 200);
-    }
+    let Raid1 { group, mount, .. } = &Raid1::new(dir.path(), "streamcap-raid1-threads");
     let args = |engine: &str| {
         format!(
             "streams {} --bitrate 8Mbit --chunk 256k --count 8 --engine {engine} --duration 4s --ramp 500ms --buffer 3s \
