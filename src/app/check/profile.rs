@@ -8,7 +8,7 @@
 //! media library of 8 GiB that every format reads (at most half the free space; larger than the caches of drives
 //! and controllers). `--thorough` (32 GiB, 3 %, two) scales all of it. `--quick` (a 2 GiB library, 20 %, no
 //! confirmation: one run of each edge) judges steps of the same kind, a little shorter (arrivals over 2 s, steady
-//! within 6 s, 3 s judged), and fewer of them: its first search starts at the estimate and moves in steps of
+//! within 6 s — 16 s for 1080p, see `Settings::steady_within` — 3 s judged), and fewer of them: its first search starts at the estimate and moves in steps of
 //! the precision, and each later format runs one step at the earlier edge's passing count scaled to its bitrate; when
 //! that passes, the failing count is the earlier edge's scaled too, derived and said so (when it fails, the
 //! search goes on down and measures both sides). About five steps in all, where the searches took seven to
@@ -22,8 +22,9 @@
 //! players' buffer is the prebuffer plus `extra_chunks` chunks: full means the player got ahead of its start-up
 //! by that many reads of its own. Why so short a buffer: filling it takes the extra media divided by the spare
 //! fraction of the disk, and at the edge of capacity (a few per cent to spare) a buffer of many seconds takes
-//! minutes to fill, longer than any check can wait; two chunks fill within the bound at 95 % of the disk's
-//! bandwidth, and a count above the bandwidth still cannot fill them. A step therefore lasts about arrival +
+//! minutes to fill, longer than any check can wait; two chunks fill within the bound at 93 % of the disk's
+//! bandwidth (the bound is longer for a low bitrate, whose chunk is a second of media), and a count above the
+//! bandwidth still cannot fill them. A step therefore lasts about arrival +
 //! fill + judged playback (`Settings::step`), and a failing one ends at its first failure; `--quick` stays
 //! short by judging fewer steps, never by judging them before every player is steady.
 
