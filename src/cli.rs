@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod cache;
 mod check;
+mod generate;
 mod output;
 mod plan;
 mod steady;
@@ -19,6 +20,7 @@ mod workload;
 
 pub use cache::{CacheArgs, Load};
 pub use check::{CheckArgs, CheckFormat};
+pub use generate::{CompletionsArgs, ManArgs, ManError, Shell, write_completions, write_man};
 pub use output::OutputArgs;
 pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use steady::{SteadyFlags, SteadyRate};
@@ -75,6 +77,10 @@ pub enum Command {
     /// On blank devices: build each layout with btrfs, measure it, tear it down and wipe it, then compare each
     /// measurement with the planner's prediction.
     Trial(Box<TrialArgs>),
+    /// Print the shell completion script for bash, zsh, fish, powershell or elvish.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): streamcap(1), or streamcap-COMMAND(1) with every flag of one command.
+    Man(ManArgs),
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{entries, streamcap};
+use common::{entries, skip, streamcap};
 
 /// Every command and subcommand whose flags are pinned, as typed after `streamcap`.
 const COMMANDS: &[&[&str]] = &[
@@ -25,6 +25,8 @@ const COMMANDS: &[&[&str]] = &[
     &["cache"],
     &["sweep"],
     &["trial"],
+    &["completions"],
+    &["man"],
 ];
 
 /// The option lines of a `--help` text: each flag with its short form and value name (`-q, --quiet`,
@@ -139,4 +141,79 @@ fn every_command_takes_every_engine_name() {
     assert!(refusals[0].contains("'warp' is not a valid engine"), "{}", refusals[0]);
     assert!(refusals.iter().all(|r| *r == refusals[0]), "the same words everywhere: {refusals:#?}");
     assert!(entries(dir.path()).is_empty(), "dry runs create nothing");
+}
+
+/// What bash offers after `words` (the last one being completed), with the script `streamcap completions bash`
+/// printed loaded into a real bash, as `source <(streamcap completions bash)` loads it.
+fn bash_completes(words: &[&str]) -> Vec<String> {
+    let script = streamcap().args(["completions", "bash"]).output().unwrap();
+    assert!(script.status.success(), "{}", String::from_utf8_lossy(&script.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("streamcap.bash");
+    std::fs::write(&path, &script.stdout).unwrap();
+    let line = words.join(" ");
+    let program = format!(
+        "source {path}\ncomplete -p streamcap >/dev/null || exit 3\nCOMP_WORDS=({line}); COMP_CWORD={cword}; \
+         COMP_LINE='{line}'; COMP_POINT={point}\n_streamcap streamcap '{cur}' '{prev}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        path = path.display(),
+        cword = words.len() - 1,
+        point = line.len(),
+        cur = words[words.len() - 1],
+        prev = words[words.len() - 2],
+    );
+    let output = std::process::Command::new("bash").args(["--norc", "--noprofile", "-c", &program]).output().unwrap();
+    assert!(output.status.success(), "bash: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().lines().map(str::to_string).collect()
+}
+
+#[test]
+fn bash_completes_subcommands_and_their_flags() {
+    if std::process::Command::new("bash").arg("--version").output().is_err() {
+        return skip("bash is not installed");
+    }
+    assert_eq!(bash_completes(&["streamcap", "ch"]), ["check"]);
+    let offered = bash_completes(&["streamcap", "co"]);
+    assert!(offered.contains(&"compare".to_string()) && offered.contains(&"completions".to_string()), "{offered:?}");
+    let offered = bash_completes(&["streamcap", "check", "--li"]);
+    assert_eq!(offered, ["--library", "--library-size"]);
+    assert_eq!(bash_completes(&["streamcap", "completions", "fi"]), ["fish"]);
+}
+
+#[test]
+fn every_shell_has_a_script_and_a_wrong_one_is_refused() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let output = streamcap().args(["completions", shell]).output().unwrap();
+        assert!(output.status.success() && output.stdout.len() > 1000, "{shell}");
+    }
+    let output = streamcap().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("[possible values: bash, zsh, fish, powershell, elvish]"));
+}
+
+/// `streamcap man` writes roff that man(1) reads; `man check` one command's page with its flags.
+#[test]
+fn the_man_pages_render() {
+    let page = streamcap().args(["man", "check"]).output().unwrap();
+    assert!(page.status.success());
+    let roff = String::from_utf8(page.stdout).unwrap();
+    assert!(roff.contains(".TH streamcap-check 1") && roff.contains("\\-\\-library"), "{roff}");
+    let output = streamcap().args(["man", "nosuch"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("there is no command 'nosuch'"));
+    if std::process::Command::new("man").arg("--version").output().is_err() {
+        return skip("man is not installed: the roff was checked, not its rendering");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("streamcap-check.1");
+    std::fs::write(&path, roff).unwrap();
+    let shown = std::process::Command::new("man")
+        .arg("-l")
+        .arg(&path)
+        .env("MANWIDTH", "100")
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.status.success() && text.contains("--library") && text.contains("NAME"), "{text}");
 }

@@ -23,6 +23,8 @@ mod verify_only;
 
 use std::process::ExitCode;
 
+use std::io::Write;
+
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
@@ -68,5 +70,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Cache(args) => cluster::alone("cache").and_then(|()| cache::run(*args)),
         Command::Sweep(args) => cluster::alone("sweep").and_then(|()| sweep::run(*args)),
         Command::Trial(args) => cluster::alone("trial").and_then(|()| trial::run(*args)),
+        Command::Completions(args) => {
+            output::print_written(|out| {
+                crate::cli::write_completions(args.shell, out);
+                Ok(())
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man(args) => {
+            let mut page = Vec::new();
+            crate::cli::write_man(args.command.as_deref(), &mut page)?;
+            output::print_written(|out| out.write_all(&page));
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
