@@ -32,10 +32,36 @@ pub use workload::WorkloadFlags;
 use crate::spec::{ReadOptions, VerifyChoice};
 use crate::units::{ByteRate, Bytes, parse_duration};
 
+/// `streamcap -V`: the version, the commit it was built from and the build date.
+pub const VERSION: &str =
+    concat!(env!("CARGO_PKG_VERSION"), " (", env!("STREAMCAP_COMMIT"), " ", env!("STREAMCAP_BUILD_DATE"), ")");
+
+/// `streamcap --version`: as `-V`, then the features built in, each `+name` or `-name` (as `curl -V` says them).
+/// io_uring is always built (and falls back to sync at run time where the kernel refuses it); `mpi` only with
+/// `--features mpi`.
+macro_rules! long_version {
+    ($features:literal) => {
+        concat!(
+            env!("CARGO_PKG_VERSION"),
+            "\ncommit:   ",
+            env!("STREAMCAP_COMMIT"),
+            "\nbuilt:    ",
+            env!("STREAMCAP_BUILD_DATE"),
+            "\nfeatures: ",
+            $features
+        )
+    };
+}
+#[cfg(feature = "mpi")]
+pub const LONG_VERSION: &str = long_version!("+io_uring +mpi");
+#[cfg(not(feature = "mpi"))]
+pub const LONG_VERSION: &str = long_version!("+io_uring -mpi");
+
 #[derive(Debug, Parser)]
 #[command(
     name = "streamcap",
-    version,
+    version = VERSION,
+    long_version = LONG_VERSION,
     about = "Storage benchmark and capacity planner for media and content servers",
     long_about = "Storage benchmark and capacity planner for media and content servers.\n\n\
                   `streamcap run` with no arguments gives an honest first look at the storage under the current \

@@ -217,3 +217,22 @@ fn the_man_pages_render() {
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.status.success() && text.contains("--library") && text.contains("NAME"), "{text}");
 }
+
+/// `--version` says the commit, the build date and the features, as `curl -V` and `rustc -vV` do; `-V` says
+/// the first two on one line.
+#[test]
+fn the_version_names_the_commit_the_build_date_and_the_features() {
+    let long = String::from_utf8(streamcap().arg("--version").output().unwrap().stdout).unwrap();
+    let field = |name: &str| {
+        long.lines().find_map(|l| l.strip_prefix(name)).map(str::trim).unwrap_or_else(|| panic!("no {name}: {long}"))
+    };
+    let commit = field("commit:");
+    assert!(commit == "unknown" || (commit.len() == 10 && commit.chars().all(|c| c.is_ascii_hexdigit())), "{long}");
+    let date = field("built:");
+    let parts: Vec<&str> = date.split('-').collect();
+    assert!(parts.len() == 3 && parts[0].len() == 4 && parts.iter().all(|p| p.parse::<u32>().is_ok()), "{long}");
+    let features = field("features:");
+    assert!(features.contains("+io_uring") && (features.contains("-mpi") || features.contains("+mpi")), "{long}");
+    let short = String::from_utf8(streamcap().arg("-V").output().unwrap().stdout).unwrap();
+    assert_eq!(short.trim(), format!("streamcap {} ({commit} {date})", env!("CARGO_PKG_VERSION")));
+}
