@@ -28,9 +28,10 @@ fn main() {
 
 /// The UTC date (YYYY-MM-DD) of SOURCE_DATE_EPOCH, or of now.
 fn build_date() -> String {
-    let seconds = std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse::<i64>().ok()).unwrap_or_else(
-        || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64),
-    );
+    let seconds =
+        std::env::var("SOURCE_DATE_EPOCH").ok().and_then(|s| s.trim().parse::<i64>().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+        });
     // Days since 1970-01-01 to a civil date (Howard Hinnant's days_from_civil, inverted).
     let z = seconds.div_euclid(86_400) + 719_468;
     let era = z.div_euclid(146_097);

@@ -236,6 +236,8 @@ pub enum ReportFormat {
     Markdown,
     /// The self-contained HTML page (better written to a file with --html FILE).
     Html,
+    /// The result JSON itself (as it is stored), for scripts.
+    Json,
 }
 
 impl From<ReportFormat> for crate::report::Format {
@@ -246,6 +248,7 @@ impl From<ReportFormat> for crate::report::Format {
             ReportFormat::FioJsonPlus => crate::report::Format::FioJsonPlus,
             ReportFormat::Markdown => crate::report::Format::Markdown,
             ReportFormat::Html => crate::report::Format::Html,
+            ReportFormat::Json => crate::report::Format::Json,
         }
     }
 }
@@ -261,6 +264,30 @@ pub enum OutputFormat {
     /// fio's json+ (`fio --output-format=json+`): fio's JSON with the latency histogram's bins.
     #[value(name = "fio-jsonplus")]
     FioJsonPlus,
+    /// The result JSON (as `--json -` writes it), for scripts.
+    Json,
+}
+
+impl OutputFormat {
+    /// The machine format that replaces the summary, if any.
+    pub fn machine(self) -> Option<crate::report::Format> {
+        match self {
+            OutputFormat::Summary => None,
+            OutputFormat::FioJson => Some(crate::report::Format::FioJson),
+            OutputFormat::FioJsonPlus => Some(crate::report::Format::FioJsonPlus),
+            OutputFormat::Json => Some(crate::report::Format::Json),
+        }
+    }
+
+    /// The format as it is typed.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Summary => "summary",
+            OutputFormat::FioJson => "fio-json",
+            OutputFormat::FioJsonPlus => "fio-jsonplus",
+            OutputFormat::Json => "json",
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -302,8 +329,8 @@ pub struct RunArgs {
     pub interval: Option<Duration>,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// What to print at the end: the summary, or fio's JSON (as `fio --output-format=json`; printed even with
-    /// --quiet).
+    /// What to print at the end: the summary, fio's JSON (as `fio --output-format=json`) or the result JSON
+    /// (as `--json -`); a JSON is printed even with --quiet.
     #[arg(long, value_enum, default_value_t = OutputFormat::Summary, help_heading = "Output")]
     pub format: OutputFormat,
     /// Write one CSV row per interval, as the run goes. `-`: standard output.

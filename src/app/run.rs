@@ -87,13 +87,9 @@ pub(super) fn conclude(
     Ok(end_command(recorder, ending, print, super::output::exit_code))
 }
 
-/// The summary, or fio's JSON, on stdout; with `--quiet` or fio JSON only why the run failed, on stderr.
+/// The summary, fio's JSON or the result JSON on stdout; with `--quiet` or a JSON only why the run failed, on stderr.
 fn print_outputs(args: &RunArgs, result: &RunResult) {
-    let fio_output = match args.format {
-        OutputFormat::Summary => None,
-        OutputFormat::FioJson => Some(crate::report::Format::FioJson),
-        OutputFormat::FioJsonPlus => Some(crate::report::Format::FioJsonPlus),
-    };
+    let fio_output = args.format.machine();
     if let Some(format) = fio_output {
         // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.
         print_quietly(&crate::report::render_to_string(format.renderer(), result));
@@ -130,7 +126,7 @@ pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
     if args.format != OutputFormat::Summary
         && let Some((flag, _)) = outputs.iter().find(|(_, p)| p.is_some_and(crate::outfile::is_stdout))
     {
-        let format = if args.format == OutputFormat::FioJson { "fio-json" } else { "fio-jsonplus" };
+        let format = args.format.name();
         anyhow::bail!("--format {format} prints to standard output, and so would {flag} -: give {flag} a file");
     }
     let inputs: Vec<&std::path::Path> = args.job.iter().chain(&args.target).map(PathBuf::as_path).collect();

@@ -238,6 +238,13 @@ fn data_set_of(
 pub fn check_outputs(args: &CheckArgs) -> Result<()> {
     let html = super::report::check_html_path(args);
     let [json, _] = args.output.files();
+    let outputs = [json, ("--html", html.as_deref())];
+    if args.format != CheckFormat::Summary
+        && let Some((flag, _)) = outputs.iter().find(|(_, p)| p.is_some_and(crate::outfile::is_stdout))
+    {
+        let format = if args.format == CheckFormat::Json { "json" } else { "markdown" };
+        anyhow::bail!("--format {format} prints to standard output, and so would {flag} -: give {flag} a file");
+    }
     super::outputs::check(&[json, ("--html", html.as_deref())], &[], Some(&args.output.history))
 }
 
@@ -273,8 +280,8 @@ pub fn finish(
     let html = super::report::check_html_path(args);
     let ending = Ending { html: html.as_deref(), ..Ending::of(&outcome, &args.output) };
     let print = |result: &RunResult| {
-        // Markdown was asked for by name, so --quiet does not hide it (as fio's JSON on `run`).
-        if !args.output.quiet || args.format == CheckFormat::Markdown {
+        // Markdown or JSON was asked for by name, so --quiet does not hide it (as fio's JSON on `run`).
+        if !args.output.quiet || args.format != CheckFormat::Summary {
             print_written(|out| crate::report::Format::from(args.format).renderer().render(result, out));
         }
     };
