@@ -24,8 +24,8 @@ pub fn database(options: &HistoryOptions) -> Option<PathBuf> {
     options.history_db.clone().or_else(|| default_path(env("XDG_DATA_HOME").as_deref(), env("HOME").as_deref()))
 }
 
-/// Stores a finished result in the history; says so, or warns and keeps it for later.
-pub fn record(result: &RunResult, options: &HistoryOptions) {
+/// Stores a finished result in the history; says so (unless `quiet`), or warns and keeps it for later.
+pub fn record(result: &RunResult, options: &HistoryOptions, quiet: bool) {
     let Some(path) = database(options) else { return };
     let stored = History::open(&path).and_then(|mut h| {
         let id = h.store(result)?;
@@ -33,7 +33,9 @@ pub fn record(result: &RunResult, options: &HistoryOptions) {
     });
     match stored {
         Ok((mut history, id)) => {
-            eprintln!("history: stored as #{id} in {}", path.display());
+            if !quiet {
+                eprintln!("history: stored as #{id} in {}", path.display());
+            }
             import_pending(&mut history, &path);
         }
         Err(e) => {
