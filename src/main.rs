@@ -12,7 +12,7 @@ fn main() -> ExitCode {
             Ok(code) => code,
             Err(error) => {
                 // Messages quote job files and results: escape what a terminal would act on.
-                eprintln!("Error: {}", streamcap::escape::for_terminal(&format!("{error:#}")));
+                eprintln!("error: {}", streamcap::escape::for_terminal(&format!("{error:#}")));
                 ExitCode::from(2)
             }
         }

@@ -44,7 +44,7 @@ pub fn with_command_stack<T: Send + 'static>(command: impl FnOnce() -> T + Send 
         Ok(Err(panic)) => std::panic::resume_unwind(panic),
         Err(e) => {
             // Without a thread there is nothing to run the command on: say why, as an error of the command.
-            eprintln!("Error: cannot start the command's thread: {}", crate::limits::explain(&e));
+            eprintln!("error: cannot start the command's thread: {}", crate::limits::explain(&e));
             std::process::exit(2)
         }
     }

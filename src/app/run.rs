@@ -98,14 +98,14 @@ fn print_outputs(args: &RunArgs, result: &RunResult) {
         // No summary, but why a run failed is never kept quiet.
         for phase in &result.phases {
             if let Some(failure) = &phase.failure {
-                say(&format!("Error: phase '{}' failed: {failure}", phase.name));
+                say(&format!("error: phase '{}' failed: {failure}", phase.name));
             }
             if let Some(said) = phase.skew.as_ref().filter(|s| s.failed).and_then(|s| s.message()) {
-                say(&format!("Error: phase '{}': {said}", phase.name));
+                say(&format!("error: phase '{}': {said}", phase.name));
             }
             if let Some(first) = phase.errors.records.first() {
                 say(&format!(
-                    "Error: phase '{}' had {} failed operations; the first: {} {} at offset {}: {}",
+                    "error: phase '{}' had {} failed operations; the first: {} {} at offset {}: {}",
                     phase.name, phase.errors.count, first.op, first.path, first.offset, first.message
                 ));
             }

@@ -157,7 +157,7 @@ impl<'a> ResultRecorder<'a> {
             super::output::say(&format!("warning: {problem}"));
         }
         let problem = cleanup_error?;
-        super::output::say(&format!("Error: {problem}; remove it by hand"));
+        super::output::say(&format!("error: {problem}; remove it by hand"));
         Some(std::process::ExitCode::from(2))
     }
 

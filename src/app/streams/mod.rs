@@ -138,7 +138,7 @@ pub(super) fn conclude(
 fn exit_code(result: &RunResult, expect: Option<u32>, fixed: Option<u32>) -> (u8, Option<String>) {
     if let Some(phase) = result.phases.iter().find(|p| p.status == RunStatus::Failed) {
         let why = phase.failure.as_deref().unwrap_or("it did not run");
-        return (2, Some(format!("Error: '{}' failed: {why}", phase.name)));
+        return (2, Some(format!("error: '{}' failed: {why}", phase.name)));
     }
     let Some(streams) = &result.streams else {
         return (1, Some("no stream step ran, so there is no answer".into()));
