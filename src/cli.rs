@@ -64,8 +64,10 @@ pub const LONG_VERSION: &str = long_version!("+io_uring -mpi");
     long_version = LONG_VERSION,
     about = "Storage benchmark and capacity planner for media and content servers",
     long_about = "Storage benchmark and capacity planner for media and content servers.\n\n\
-                  `streamcap run` with no arguments gives an honest first look at the storage under the current \
-                  directory: sequential and random reads and writes with direct I/O, in about 40 seconds."
+                  `streamcap check` answers the media server's question: how many concurrent streams of each \
+                  video format the storage under the current directory serves, with a verdict per format, in about \
+                  four minutes (--quick: about 40 s). `streamcap run` with no arguments is the raw first look: \
+                  sequential and random reads and writes with direct I/O, in about 40 seconds."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -302,9 +304,9 @@ pub struct RunArgs {
     /// block device. Default: the current directory.
     pub target: Option<PathBuf>,
 
-    /// A job file with several phases: streamcap TOML or a vdbench parameter file (see examples/jobs/). Flags
-    /// given as well override every phase.
-    #[arg(long, value_name = "FILE")]
+    /// A job file with several phases: streamcap TOML, a fio job file or a vdbench parameter file (see
+    /// examples/jobs/). Flags given as well override every phase.
+    #[arg(long, value_name = "FILE", help_heading = "Job files")]
     pub job: Option<PathBuf>,
     /// vdbench files: the local directory for an anchor or drive the file names, e.g. --anchor H:=/srv/pool.
     /// Repeatable.
@@ -448,6 +450,49 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// The long help of `streamcap` or of one of its subcommands, as `--help` prints it.
+    fn long_help(sub: Option<&str>) -> String {
+        let mut cli = Cli::command();
+        match sub {
+            None => cli.render_long_help().to_string(),
+            Some(name) => cli.find_subcommand_mut(name).expect("exists").render_long_help().to_string(),
+        }
+    }
+
+    /// Regression (issue 30): the top-level help opened on `run` and then called `check` the main job.
+    #[test]
+    fn the_top_level_help_opens_on_check() {
+        let help = long_help(None);
+        let check = help.find("`streamcap check`").expect("the description names check");
+        assert!(check < help.find("`streamcap run`").expect("and run"), "{help}");
+        let commands = &help[help.find("Commands:").expect("a command list")..];
+        assert!(commands.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("check ")), "{commands}");
+    }
+
+    /// Regression (issue 30): `--job` sat under Options while the vdbench flags had the "Job files" group, and
+    /// --jobs, --iodepth and --runtime showed no default.
+    #[test]
+    fn run_help_groups_the_job_file_flags_and_shows_the_defaults() {
+        let help = long_help(Some("run"));
+        let group = &help[help.find("Job files:").expect("a Job files group")..];
+        let group = &group[..group.find("\n\n\n").or_else(|| group.find("Workload:")).unwrap_or(group.len())];
+        for flag in ["--job <FILE>", "--anchor", "--set", "--elapsed", "--warmup"] {
+            assert!(group.contains(flag), "{flag} not under Job files:\n{group}");
+        }
+        let options = &help[help.find("Options:").expect("options")..help.find("Job files:").expect("group")];
+        assert!(!options.contains("--job"), "{options}");
+        let unwrapped = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (flag, default) in [
+            ("--jobs <JOBS>", format!("[default: {};", crate::plan::defaults::JOBS)),
+            ("--iodepth <IODEPTH>", format!("[default: {};", crate::plan::defaults::IODEPTH)),
+            ("--runtime <TIME>", "[default: one pass over the data set".to_string()),
+        ] {
+            let after = &unwrapped[unwrapped.find(flag).unwrap_or_else(|| panic!("{flag}"))..];
+            let next_flag = after[flag.len()..].find(" --").map_or(after.len(), |i| i + flag.len());
+            assert!(after[..next_flag].contains(&default), "{flag}: {}", &after[..next_flag]);
+        }
     }
 
     #[test]
