@@ -2,12 +2,10 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     // On a thread whose stack streamcap chooses: the main thread's is whatever `ulimit -s` says.
     streamcap::app::with_command_stack(|| {
-        let cli = streamcap::cli::Cli::parse();
+        let cli = streamcap::cli::Cli::parse_coloured();
         match streamcap::app::run(cli) {
             Ok(code) => code,
             Err(error) => {

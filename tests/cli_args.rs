@@ -236,3 +236,31 @@ fn the_version_names_the_commit_the_build_date_and_the_features() {
     let short = String::from_utf8(streamcap().arg("-V").output().unwrap().stdout).unwrap();
     assert_eq!(short.trim(), format!("streamcap {} ({commit} {date})", env!("CARGO_PKG_VERSION")));
 }
+
+/// `--color` reaches clap's own messages (read before clap parses): always colours an error even into a pipe,
+/// never leaves it plain; `-v` prints the plan on stderr before a run and `-q -v` is refused.
+#[test]
+fn color_and_verbose_do_what_they_say() {
+    let refusal = |when: &str| {
+        let output = streamcap().args(["run", "--bogus", "--color", when]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        String::from_utf8(output.stderr).unwrap()
+    };
+    assert!(refusal("always").contains("\u{1b}["), "{:?}", refusal("always"));
+    let plain = refusal("never");
+    assert!(!plain.contains('\u{1b}') && plain.starts_with("error: "), "{plain:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let output = streamcap()
+        .arg("run")
+        .arg(dir.path())
+        .args(["--rw", "read", "--bs", "1M", "--size", "4M", "--runtime", "200ms", "-v", "--color", "never"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("phase 1: read 1M qd1") && !stderr.contains('\u{1b}'), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("phase 1:"), "the plan goes to stderr");
+    let both = streamcap().arg("run").arg(dir.path()).args(["-q", "-v"]).output().unwrap();
+    assert_eq!(both.status.code(), Some(2));
+    assert!(entries(dir.path()).is_empty());
+}

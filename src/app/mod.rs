@@ -54,6 +54,12 @@ pub fn with_command_stack<T: Send + 'static>(command: impl FnOnce() -> T + Send 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     // Before anything is written: a write past `ulimit -f` must fail with EFBIG and be reported, not kill us.
     crate::run::survive_file_size_limit().context("cannot install the SIGXFSZ handler")?;
+    match cli.color {
+        // Auto: console's own rule (a terminal, and neither NO_COLOR nor CLICOLOR=0).
+        crate::cli::ColorWhen::Auto => {}
+        crate::cli::ColorWhen::Always => console::set_colors_enabled_stderr(true),
+        crate::cli::ColorWhen::Never => console::set_colors_enabled_stderr(false),
+    }
     dispatch(cli)
 }
 

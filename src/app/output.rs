@@ -96,6 +96,13 @@ pub fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
     )
 }
 
+/// `-v`: the expanded plan (what `--dry-run` prints on stdout) on stderr, before a measuring command starts.
+pub fn say_plan(output: &OutputArgs, plan: &dyn std::fmt::Display) {
+    if output.verbose {
+        say(plan.to_string().trim_end());
+    }
+}
+
 /// Prints a line to stderr with control characters (from job files and results) escaped.
 pub fn say(text: &str) {
     eprintln!("{}", crate::escape::for_terminal(text));

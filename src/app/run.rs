@@ -51,6 +51,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
+    super::output::say_plan(&args.output, &plan);
     // Created with its first row: a set-up failure leaves no empty file behind.
     let csv = args.csv.as_deref().map(CsvSink::new);
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;

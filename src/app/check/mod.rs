@@ -52,6 +52,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         print_quietly(&format!("{}\nthe {} check takes {forecast}\n", prepared.plan, prepared.profile.name()));
         return Ok(ExitCode::SUCCESS);
     }
+    super::output::say_plan(&args.output, &prepared.plan);
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let mut recorder = prepared.recorder(&args, prepared.skeleton(), started);
     let outcome = execute(&prepared.plan, &interrupt, false, &mut recorder);

@@ -35,6 +35,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
+    super::output::say_plan(&args.output, &plan);
     check_outputs(&args)?;
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let progress = ProgressLine::new(!args.output.quiet);
