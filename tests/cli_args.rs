@@ -258,7 +258,7 @@ fn color_and_verbose_do_what_they_say() {
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("phase 1: read 1M qd1") && !stderr.contains('\u{1b}'), "{stderr}");
+    assert!(stderr.contains("phase 1: seq-read 1M qd1") && !stderr.contains('\u{1b}'), "{stderr}");
     assert!(!String::from_utf8_lossy(&output.stdout).contains("phase 1:"), "the plan goes to stderr");
     let both = streamcap().arg("run").arg(dir.path()).args(["-q", "-v"]).output().unwrap();
     assert_eq!(both.status.code(), Some(2));

@@ -16,7 +16,7 @@ fn dry_run_prints_the_plan_and_creates_nothing() {
         .assert()
         .success()
         .stdout(
-            predicate::str::contains("phase 1: randread 4K qd32 10s")
+            predicate::str::contains("phase 1: rand-read 4k qd32 10s")
                 .and(predicate::str::contains("engine"))
                 .and(predicate::str::contains("iodepth 32"))
                 .and(predicate::str::contains("measures for 10 s"))
@@ -296,7 +296,7 @@ fn report_renders_a_saved_result() {
         .arg(&json)
         .assert()
         .success();
-    streamcap().arg("report").arg(&json).assert().success().stdout(predicate::str::contains("randwrite 4K qd1"));
+    streamcap().arg("report").arg(&json).assert().success().stdout(predicate::str::contains("rand-write 4k qd1"));
     std::fs::write(out.path().join("other.json"), "{\"hello\": 1}").unwrap();
     streamcap()
         .arg("report")
