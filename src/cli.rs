@@ -189,14 +189,17 @@ pub struct ReportArgs {
 #[command(after_help = "Examples:\n  \
     streamcap compare raid1.json raid5.json\n  \
     streamcap compare raid1.json raid5.json --html cmp.html\n  \
-    streamcap compare before.json after.json --markdown")]
+    streamcap compare before.json after.json --format markdown")]
 pub struct CompareArgs {
     /// Result files written with --json, or history ids (#12), two or more; the first is the baseline the others
     /// are measured against.
     #[arg(required = true, num_args = 2.., value_name = "RESULT")]
     pub results: Vec<String>,
-    /// Print Markdown tables instead of the terminal table.
-    #[arg(long)]
+    /// What to print: summary (the terminal table) or markdown (Markdown tables), as `report` and `check` say it.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Summary, value_parser = compare_format)]
+    pub format: CheckFormat,
+    /// The same as --format markdown (kept for scripts that say it).
+    #[arg(long, hide = true, conflicts_with = "format")]
     pub markdown: bool,
     /// Also write the comparison as a self-contained HTML page with overlaid charts to FILE. `-`: standard output.
     #[arg(long, value_name = "FILE")]
@@ -263,6 +266,18 @@ pub enum HistoryAction {
         /// A figure's name, e.g. random-4k-reads/read/iops or check/1080p/streams.
         figure: Option<String>,
     },
+}
+
+/// `compare --format`: the summary or Markdown (a comparison has no JSON of its own).
+fn compare_format(s: &str) -> Result<CheckFormat, String> {
+    use clap::ValueEnum;
+    match CheckFormat::from_str(s, false) {
+        Ok(CheckFormat::Json) => {
+            Err("a comparison prints as summary or markdown (--json of each run holds its figures)".into())
+        }
+        Ok(format) => Ok(format),
+        Err(_) => Err(format!("'{s}' is not a format of compare: summary or markdown")),
+    }
 }
 
 /// A history id: "12" or "#12".

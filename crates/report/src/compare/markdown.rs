@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use super::Comparison;
-use super::terminal::RULE;
+use super::terminal::{NOTHING_IN_COMMON, RULE};
 use crate::report::markdown::{cell, table};
 use crate::report::{Markdown, Renderer};
 
@@ -18,6 +18,9 @@ impl Renderer<Comparison> for Markdown {
             writeln!(out, "- **warning:** {}", cell(w))?;
         }
         writeln!(out)?;
+        if c.rows.is_empty() {
+            return writeln!(out, "_{NOTHING_IN_COMMON}_");
+        }
         let (header, rows) = c.table();
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
         let align: Vec<bool> = (0..header.len()).map(|i| i >= 2 && i + 1 < header.len()).collect();
