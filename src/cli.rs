@@ -261,9 +261,9 @@ pub enum HistoryAction {
         #[arg(long)]
         json: bool,
     },
-    /// Follow one figure over time; without a name, list the figures there are.
+    /// Follow one figure over time; with a group's name, list its figures; without a name, list the groups.
     Trend {
-        /// A figure's name, e.g. random-4k-reads/read/iops or check/1080p/streams.
+        /// A figure's name (e.g. rand-read-4k-qd1/read/iops, check/1080p/streams) or a group's (check).
         figure: Option<String>,
     },
 }

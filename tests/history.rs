@@ -58,8 +58,12 @@ fn runs_are_stored_listed_followed_exported_and_compared() {
     streamcap(&db).args(["history", "show", "2"]).assert().success().stdout(predicate::str::contains("IOPS"));
     streamcap(&db).args(["history", "show", "9"]).assert().code(2).stderr(predicate::str::contains("no run #9"));
 
-    // Figures: listed, then one followed over time.
-    let names = streamcap(&db).args(["history", "trend"]).assert().success().get_output().stdout.clone();
+    // Figures: their groups listed, one group's figures, then one followed over time.
+    let groups = streamcap(&db).args(["history", "trend"]).assert().success().get_output().stdout.clone();
+    let groups = String::from_utf8(groups).unwrap();
+    let group = groups.lines().nth(1).and_then(|l| l.split_whitespace().next()).unwrap_or_else(|| panic!("{groups}"));
+    assert!(groups.lines().count() < 10, "groups, not every figure: {groups}");
+    let names = streamcap(&db).args(["history", "trend", group]).assert().success().get_output().stdout.clone();
     let names = String::from_utf8(names).unwrap();
     let name =
         names.lines().map(str::trim).find(|l| l.ends_with("/read/iops (2)")).unwrap_or_else(|| panic!("{names}"));
@@ -161,7 +165,10 @@ fn cache_and_sweep_are_stored_and_listed() {
         .assert()
         .success()
         .stdout(predicate::str::contains("#1").and(predicate::str::contains("#2").not()));
-    let names = streamcap(&db).args(["history", "trend"]).assert().success().get_output().stdout.clone();
+    let groups = streamcap(&db).args(["history", "trend"]).assert().success().get_output().stdout.clone();
+    let groups = String::from_utf8(groups).unwrap();
+    assert!(groups.lines().any(|l| l.starts_with(" cache ") || l.starts_with("cache ")), "{groups}");
+    let names = streamcap(&db).args(["history", "trend", "cache"]).assert().success().get_output().stdout.clone();
     assert!(String::from_utf8(names).unwrap().contains("cache/sustained-media/mbps"));
 }
 
