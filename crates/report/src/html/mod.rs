@@ -10,6 +10,7 @@ mod cache;
 mod capacity;
 mod charts;
 mod compare;
+mod glance;
 mod svg;
 mod sweep;
 mod tables;
@@ -77,7 +78,9 @@ fn subtitle(result: &RunResult) -> String {
 /// Every capacity search in the result: the streams command's, or one per format of a check.
 fn searches(result: &RunResult) -> Vec<Search<'_>> {
     let mut out = Vec::new();
-    if let Some(s) = &result.streams {
+    // A check's streams result is its last format's search, which the check's own verdict below holds too: drawn
+    // once, from the verdict (issue 30: the 1080p charts appeared twice).
+    if let Some(s) = result.streams.as_ref().filter(|_| result.check.is_none()) {
         out.push(Search {
             key: "streams".into(),
             label: s.label.clone(),
@@ -149,6 +152,7 @@ impl Renderer for Html {
 /// curves of a sweep, the steps of a streams run.
 fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     if let Some(check) = &result.check {
+        section(out, "glance", "At a glance", &glance::glance(result, check))?;
         let mut verdict = tables::verdict_table(check);
         for v in &check.verdict {
             verdict.push_str(&format!("<p class=\"words\">{}</p>", esc(&v.capacity.words)));
@@ -172,7 +176,10 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
             &sweep::sweep_section(s),
         )?;
     }
-    if let Some(streams) = &result.streams {
+    if let Some(check) = &result.check {
+        section(out, "steps", "Steps of each format's search", &check_steps(result, check))?;
+    }
+    if let Some(streams) = result.streams.as_ref().filter(|_| result.check.is_none()) {
         let mut body = tables::steps_table(streams);
         if let Some(answer) = &streams.capacity {
             body.push_str(&format!("<p class=\"words\"><b>{}</b></p>", esc(&answer.words)));
@@ -183,6 +190,20 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         section(out, "steps", &format!("Streams: {}", streams.label), &body)?;
     }
     Ok(())
+}
+
+/// Every format's step table (issue 30: only the last format's, the one the check's streams result holds, was
+/// shown), under the format's name; the step columns and words are the streams command's.
+fn check_steps(result: &RunResult, check: &crate::results::CheckSummary) -> String {
+    let Some(template) = &result.streams else { return String::new() };
+    let mut body = String::new();
+    for v in check.verdict.iter().filter(|v| !v.steps.is_empty()) {
+        let mut streams = template.clone();
+        streams.label = v.label.clone();
+        streams.steps = v.steps.clone();
+        body.push_str(&format!("<h3>{}</h3>{}", esc(&v.label), tables::steps_table(&streams)));
+    }
+    body
 }
 
 /// Timelines, the device timeline with the device table, and the latency curves of the phases.
