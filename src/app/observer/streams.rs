@@ -213,7 +213,7 @@ fn step_line(measured: &StreamsStep) -> String {
     format!(
         "  {:>6} streams: {}; start-up p99 {}, lateness p99 {}{}",
         measured.count,
-        step_words(&measured),
+        step_words(measured),
         // In the unit the summary's table uses (units::format_latency_ns: "2.08 s", "199 ms").
         crate::units::format_latency_ns(measured.startup.at(99.0).unwrap_or(0) as f64),
         crate::units::format_latency_ns(measured.lateness.at(99.0).unwrap_or(0) as f64),
