@@ -176,7 +176,8 @@ impl Prepared {
     /// The recorder that prints the check's progress and sections and keeps its summary, starting from
     /// `skeleton`; says what the check is about to do.
     pub fn recorder(&self, args: &CheckArgs, skeleton: RunResult, started: Instant) -> ResultRecorder<'_> {
-        let progress = ProgressLine::new(!args.output.quiet);
+        // One counter: the check's own stages ("[2/5] stream capacity"), not the phases' beside them.
+        let progress = ProgressLine::new(!args.output.quiet).uncounted();
         let library = self.library.as_ref().map_or_else(String::new, |l| {
             format!("; the viewers read your library {} (read-only: nothing is written there)", l.display())
         });
@@ -191,6 +192,7 @@ impl Prepared {
             progress.notice(&format!("note: {notice}"));
         }
         let mut recorder = ResultRecorder::new(&self.plan, skeleton, args.output.json.clone(), None, progress);
+        recorder.interval_tables = false;
         let files = u64::from(self.settings.dirs) * self.settings.files_per_dir;
         recorder.on_save = Some(Box::new(move |result: &mut RunResult| summarize(result, files, started)));
         recorder.header = Some(headers(&self.plan, self.settings, started));
