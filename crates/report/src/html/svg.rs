@@ -286,7 +286,7 @@ impl Chart {
     /// Bands first (under the data), lines and labels after (over it).
     fn write_marks(&self, out: &mut String, bands: bool) {
         let (y0, y1) = (TOP, HEIGHT - BOTTOM);
-        let mut verticals = 0;
+        let mut rows = LabelRows::default();
         for mark in &self.marks {
             match (mark, bands) {
                 (Mark::Band(a, b, label), true) => {
@@ -302,13 +302,14 @@ impl Chart {
                 (Mark::Vertical(x, label), false) => {
                     let x = self.px(*x);
                     let _ = write!(out, "<line class=\"mark\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{y1}\"/>");
-                    // Labels of neighbouring marks take turns in three rows so that they do not overwrite each other.
-                    let row = f64::from(verticals % 3);
-                    verticals += 1;
-                    let y = y0 + 12.0 + 13.0 * row;
                     // Past the middle, a label goes left of its line so that it stays inside the chart.
                     let (lx, anchor) =
                         if x > (LEFT + WIDTH - RIGHT) / 2.0 { (x - 3.0, "end") } else { (x + 3.0, "start") };
+                    // Each label takes the first row where it overlaps no other (issue 30: phase labels of an
+                    // over-time chart written over each other into a jumble).
+                    let width = label_width(label);
+                    let span = if anchor == "end" { (lx - width, lx) } else { (lx, lx + width) };
+                    let y = y0 + 12.0 + 13.0 * rows.place(span) as f64;
                     let _ = write!(
                         out,
                         "<text class=\"marklabel\" x=\"{lx:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\">{}</text>",
@@ -334,6 +335,30 @@ impl Chart {
                 _ => {}
             }
         }
+    }
+}
+
+/// Width of a mark label in the chart's units: 11 px text at about 0.6 em a character (no font is measured
+/// when the page is written; the browser test measures the real boxes).
+fn label_width(label: &str) -> f64 {
+    label.chars().count() as f64 * 6.6
+}
+
+/// The rows of mark labels at the top of a plot, each holding the horizontal spans taken in it.
+#[derive(Default)]
+struct LabelRows(Vec<Vec<(f64, f64)>>);
+
+impl LabelRows {
+    /// The first row where `(start, end)` overlaps no label (with a small gap), which it then takes.
+    fn place(&mut self, (start, end): (f64, f64)) -> usize {
+        const GAP: f64 = 6.0;
+        let free = |row: &Vec<(f64, f64)>| row.iter().all(|(a, b)| end + GAP <= *a || start >= b + GAP);
+        let row = self.0.iter().position(free).unwrap_or(self.0.len());
+        if row == self.0.len() {
+            self.0.push(Vec::new());
+        }
+        self.0[row].push((start, end));
+        row
     }
 }
 
@@ -469,6 +494,16 @@ mod tests {
         }
         assert_eq!(log_ticks(1.0, 1000.0), [1.0, 10.0, 100.0, 1000.0]);
         assert_eq!(log_ticks(1.0, 20.0), [1.0, 2.0, 5.0, 10.0, 20.0]);
+    }
+
+    #[test]
+    fn mark_labels_take_the_first_row_where_they_overlap_nothing() {
+        let mut rows = LabelRows::default();
+        assert_eq!(rows.place((100.0, 200.0)), 0);
+        assert_eq!(rows.place((150.0, 250.0)), 1, "overlaps the first");
+        assert_eq!(rows.place((210.0, 300.0)), 0, "fits beside the first");
+        assert_eq!(rows.place((140.0, 160.0)), 2, "under both");
+        assert_eq!(rows.place((20.0, 60.0)), 0, "left of everything");
     }
 
     #[test]
