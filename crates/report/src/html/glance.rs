@@ -134,5 +134,7 @@ mod tests {
         for label in ["1080p H.264", "2160p HEVC", "2160p remux"] {
             assert!(page.contains(&format!("<h3>{label}</h3>")), "no step table for {label}");
         }
+        let at = |id: &str| page.find(&format!("<section id=\"{id}\"")).unwrap_or_else(|| panic!("no {id}"));
+        assert!(at("notices") < at("devices") && at("notices") < at("latency"), "the flags come before the charts");
     }
 }

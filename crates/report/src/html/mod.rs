@@ -2,8 +2,9 @@
 //! the report is written, no script, no font, no image and no link that would fetch anything. A
 //! Content-Security-Policy of `default-src 'none'` makes the browser itself refuse any request, so a page that
 //! tried would log an error instead. Light and dark follow `prefers-color-scheme`; print styles drop the
-//! backgrounds and keep charts whole. Sections: verdict or summary first, then charts, then the facts (host,
-//! devices, notices and cache flags, configuration). A sweep's many short passes get its curves instead of
+//! backgrounds and keep charts whole. Sections: a check's glance (`glance`) and verdict or the summary first, the
+//! phase table and the notices and cache flags, then charts, then the facts (host, devices, configuration). A
+//! sweep's many short passes get its curves instead of
 //! per-phase timelines and latency charts (`sweep`).
 
 mod cache;
@@ -132,6 +133,9 @@ impl Renderer for Html {
             }
             section(out, "phases", "Phases", &body)?;
         }
+        // Before the charts: the header says figures are "flagged below", and the flags change how the charts
+        // read (issue 30: the warning came at byte 82k of a 117k page).
+        section(out, "notices", "Notices and cache flags", &tables::notices(shown))?;
         if result.sweep.is_some() {
             let why = "<p class=\"none\">A sweep's passes are short and many: the curves above take the place of \
                        per-phase timelines and latency charts (the JSON keeps every phase's intervals).</p>";
@@ -139,7 +143,6 @@ impl Renderer for Html {
         } else {
             phase_charts(out, result)?;
         }
-        section(out, "notices", "Notices and cache flags", &tables::notices(shown))?;
         section(out, "host", "Host and devices", &tables::host_facts(result))?;
         section(out, "config", "Configuration", &tables::configuration(result))?;
         let footer =
