@@ -125,7 +125,7 @@ pub(super) fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Res
 
 /// The "cache beneath" warning of a phase: one line, however many devices of a pool showed it (issue 30: a
 /// sweep of a seven-member pool said it seven times), naming them and quoting the first device's figures.
-fn cache_beneath(phase: &crate::results::PhaseResult) -> Option<String> {
+pub(crate) fn cache_beneath(phase: &crate::results::PhaseResult) -> Option<String> {
     let flagged: Vec<(&str, &String)> =
         phase.devices.iter().filter_map(|d| d.implausible.as_ref().map(|f| (d.activity.name.as_str(), f))).collect();
     match flagged.as_slice() {
