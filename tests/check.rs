@@ -341,3 +341,19 @@ fn on_a_terminal_the_check_shows_one_counter_and_no_interval_tables() {
     assert_eq!(totals.len(), 1, "more than one counter: {totals:?}\n{text}");
     assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
 }
+
+/// `check --format json` prints the result JSON on stdout (as `--json -`), even with --quiet, and nothing else.
+#[test]
+fn format_json_prints_the_check_result_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let assert = streamcap()
+        .arg("check")
+        .arg(dir.path())
+        .args(["--quick", "--engine", "null", "--format", "json", "--quiet", "--no-html"])
+        .assert()
+        .success();
+    let r: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).expect("stdout is the JSON alone");
+    assert_eq!(r["schema"], "streamcap.run");
+    assert_eq!(r["check"]["verdict"].as_array().map(Vec::len), Some(FORMATS.len()));
+    assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
+}
