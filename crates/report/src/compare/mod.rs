@@ -161,6 +161,11 @@ impl Comparison {
         (header, rows)
     }
 
+    /// Some row's verdict is "cannot judge" (a run without a noise estimate for it).
+    pub fn unjudged(&self) -> bool {
+        self.rows.iter().any(|row| (1..self.runs.len()).any(|n| row.verdict(n) == Verdict::NoNoiseEstimate))
+    }
+
     /// One line per run: its key, source, command, target, host and date.
     pub fn legend(&self) -> Vec<String> {
         self.runs
@@ -235,6 +240,25 @@ mod tests {
         assert!(figures.contains(&"seq-read 1M qd8: read MB/s".to_string()), "{figures:?}");
         assert!(figures.contains(&"rand-read 4k qd32: read p99".to_string()), "{figures:?}");
         assert!(!figures.iter().any(|f| f.ends_with("p50")), "{figures:?}");
+    }
+
+    /// Regression (issue 30): every phase row of two quick checks said "too few intervals to judge", and
+    /// nothing said why: the rows say "cannot judge (see below)", and one line under the table says why.
+    #[test]
+    fn rows_that_cannot_be_judged_are_explained_once() {
+        let mut other = check();
+        if let Some(w) = other.phases[0].write.as_mut() {
+            w.mbps *= 2.0;
+        }
+        let c = Comparison::build(vec![run(0, check()), run(1, other)], false).unwrap();
+        assert!(c.unjudged());
+        let text = crate::render_to_string(&crate::Summary, &c);
+        assert_eq!(text.matches(NOTHING_IN_COMMON).count(), 0);
+        assert_eq!(text.matches(terminal::UNJUDGED).count(), 1, "{text}");
+        assert!(text.contains("cannot judge (see below)"), "{text}");
+        let same = Comparison::build(vec![run(0, check()), run(1, check())], false).unwrap();
+        assert!(!same.unjudged());
+        assert!(!crate::render_to_string(&crate::Summary, &same).contains(terminal::UNJUDGED));
     }
 
     /// Regression (issue 30): `--allow-different` on runs with nothing in common printed an empty table.

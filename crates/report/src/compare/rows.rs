@@ -111,7 +111,7 @@ impl Row {
             (Verdict::Better(p), None) => format!("{key} better by {p:.0} %"),
             (Verdict::Worse(p), None) => format!("{key} worse by {p:.0} %"),
             (Verdict::NoClearDifference, _) => "no clear difference".into(),
-            (Verdict::NoNoiseEstimate, _) => "cannot judge: under two intervals".into(),
+            (Verdict::NoNoiseEstimate, _) => "cannot judge (see below)".into(),
             (Verdict::Missing, _) if self.values[0].is_none() => format!("{base} lacks it"),
             (Verdict::Missing, _) => format!("{key} lacks it"),
         }
@@ -350,10 +350,7 @@ mod tests {
         );
         let streams = Row { figure: "streams sustained".into(), ..row(100.0, Some(1.0), 80.0, Some(1.0), true) };
         assert_eq!(streams.verdict_words(1, "C", "A"), "C 1.25 ± 0.01 times fewer");
-        assert_eq!(
-            row(100.0, None, 200.0, Some(1.0), true).verdict_words(1, "B", "A"),
-            "cannot judge: under two intervals"
-        );
+        assert_eq!(row(100.0, None, 200.0, Some(1.0), true).verdict_words(1, "B", "A"), "cannot judge (see below)");
     }
 
     /// Regression (issue 30): "B lacks it" where A lacked it.

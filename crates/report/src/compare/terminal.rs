@@ -14,6 +14,12 @@ pub const RULE: &str = "how each row is judged: a difference no larger than the 
                         capacity, the search's step) is no clear difference: a ratio within 1 ± that variation over the \
                         baseline";
 
+/// Said once under the table when some row could not be judged (issue 30: every phase row of two checks said
+/// "too few intervals to judge", and nothing said why or what to do).
+pub const UNJUDGED: &str = "cannot judge: a run measured that figure in under two intervals, so how much it moves by \
+                            itself is unknown (a --quick check's phases last 0.5 s); judge them with longer phases \
+                            (a default check, or `run` with a shorter --interval), or read the formats' rows";
+
 /// What stands instead of a table when the runs share no figure (compared anyway, with --allow-different).
 pub const NOTHING_IN_COMMON: &str = "nothing to set side by side: these runs share no phase, stream count or format \
                                      (the warnings above say how they differ)";
@@ -44,6 +50,10 @@ impl Renderer<Comparison> for Summary {
             }
         }
         writeln!(out, "{table}")?;
-        writeln!(out, "{RULE}")
+        writeln!(out, "{RULE}")?;
+        if c.unjudged() {
+            writeln!(out, "{UNJUDGED}")?;
+        }
+        Ok(())
     }
 }
