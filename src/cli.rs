@@ -9,6 +9,8 @@ use clap::{Args, Parser, Subcommand};
 
 mod cache;
 mod check;
+mod conventions;
+mod generate;
 mod output;
 mod plan;
 mod steady;
@@ -19,6 +21,8 @@ mod workload;
 
 pub use cache::{CacheArgs, Load};
 pub use check::{CheckArgs, CheckFormat};
+pub use conventions::{ColorWhen, LONG_VERSION, VERSION};
+pub use generate::{CompletionsArgs, ManArgs, ManError, Shell, write_completions, write_man};
 pub use output::OutputArgs;
 pub use plan::{LayoutList, PlanArgs, PlanFormat};
 pub use steady::{SteadyFlags, SteadyRate};
@@ -33,15 +37,22 @@ use crate::units::{ByteRate, Bytes, parse_duration};
 #[derive(Debug, Parser)]
 #[command(
     name = "streamcap",
-    version,
+    version = VERSION,
+    long_version = LONG_VERSION,
     about = "Storage benchmark and capacity planner for media and content servers",
     long_about = "Storage benchmark and capacity planner for media and content servers.\n\n\
-                  `streamcap run` with no arguments gives an honest first look at the storage under the current \
-                  directory: sequential and random reads and writes with direct I/O, in about 40 seconds."
+                  `streamcap check` answers the media server's question: how many concurrent streams of each \
+                  video format the storage under the current directory serves, with a verdict per format, in about \
+                  four minutes (--quick: about 40 s). `streamcap run` with no arguments is the raw first look: \
+                  sequential and random reads and writes with direct I/O, in about 40 seconds."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour the output (help, errors, the progress line): auto (on a terminal, unless NO_COLOR is
+    /// set), always or never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto, global = true)]
+    pub color: ColorWhen,
 }
 
 #[derive(Debug, Subcommand)]
@@ -75,6 +86,10 @@ pub enum Command {
     /// On blank devices: build each layout with btrfs, measure it, tear it down and wipe it, then compare each
     /// measurement with the planner's prediction.
     Trial(Box<TrialArgs>),
+    /// Print the shell completion script for bash, zsh, fish, powershell or elvish.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): streamcap(1), or streamcap-COMMAND(1) with every flag of one command.
+    Man(ManArgs),
 }
 
 #[derive(Debug, Args)]
@@ -106,14 +121,17 @@ pub struct ReportArgs {
 #[command(after_help = "Examples:\n  \
     streamcap compare raid1.json raid5.json\n  \
     streamcap compare raid1.json raid5.json --html cmp.html\n  \
-    streamcap compare before.json after.json --markdown")]
+    streamcap compare before.json after.json --format markdown")]
 pub struct CompareArgs {
     /// Result files written with --json, or history ids (#12), two or more; the first is the baseline the others
     /// are measured against.
     #[arg(required = true, num_args = 2.., value_name = "RESULT")]
     pub results: Vec<String>,
-    /// Print Markdown tables instead of the terminal table.
-    #[arg(long)]
+    /// What to print: summary (the terminal table) or markdown (Markdown tables), as `report` and `check` say it.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Summary, value_parser = compare_format)]
+    pub format: CheckFormat,
+    /// The same as --format markdown (kept for scripts that say it).
+    #[arg(long, hide = true, conflicts_with = "format")]
     pub markdown: bool,
     /// Also write the comparison as a self-contained HTML page with overlaid charts to FILE. `-`: standard output.
     #[arg(long, value_name = "FILE")]
@@ -175,11 +193,23 @@ pub enum HistoryAction {
         #[arg(long)]
         json: bool,
     },
-    /// Follow one figure over time; without a name, list the figures there are.
+    /// Follow one figure over time; with a group's name, list its figures; without a name, list the groups.
     Trend {
-        /// A figure's name, e.g. random-4k-reads/read/iops or check/1080p/streams.
+        /// A figure's name (e.g. rand-read-4k-qd1/read/iops, check/1080p/streams) or a group's (check).
         figure: Option<String>,
     },
+}
+
+/// `compare --format`: the summary or Markdown (a comparison has no JSON of its own).
+fn compare_format(s: &str) -> Result<CheckFormat, String> {
+    use clap::ValueEnum;
+    match CheckFormat::from_str(s, false) {
+        Ok(CheckFormat::Json) => {
+            Err("a comparison prints as summary or markdown (--json of each run holds its figures)".into())
+        }
+        Ok(format) => Ok(format),
+        Err(_) => Err(format!("'{s}' is not a format of compare: summary or markdown")),
+    }
 }
 
 /// A history id: "12" or "#12".
@@ -204,6 +234,8 @@ pub enum ReportFormat {
     Markdown,
     /// The self-contained HTML page (better written to a file with --html FILE).
     Html,
+    /// The result JSON itself (as it is stored), for scripts.
+    Json,
 }
 
 impl From<ReportFormat> for crate::report::Format {
@@ -214,6 +246,7 @@ impl From<ReportFormat> for crate::report::Format {
             ReportFormat::FioJsonPlus => crate::report::Format::FioJsonPlus,
             ReportFormat::Markdown => crate::report::Format::Markdown,
             ReportFormat::Html => crate::report::Format::Html,
+            ReportFormat::Json => crate::report::Format::Json,
         }
     }
 }
@@ -229,6 +262,30 @@ pub enum OutputFormat {
     /// fio's json+ (`fio --output-format=json+`): fio's JSON with the latency histogram's bins.
     #[value(name = "fio-jsonplus")]
     FioJsonPlus,
+    /// The result JSON (as `--json -` writes it), for scripts.
+    Json,
+}
+
+impl OutputFormat {
+    /// The machine format that replaces the summary, if any.
+    pub fn machine(self) -> Option<crate::report::Format> {
+        match self {
+            OutputFormat::Summary => None,
+            OutputFormat::FioJson => Some(crate::report::Format::FioJson),
+            OutputFormat::FioJsonPlus => Some(crate::report::Format::FioJsonPlus),
+            OutputFormat::Json => Some(crate::report::Format::Json),
+        }
+    }
+
+    /// The format as it is typed.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Summary => "summary",
+            OutputFormat::FioJson => "fio-json",
+            OutputFormat::FioJsonPlus => "fio-jsonplus",
+            OutputFormat::Json => "json",
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -243,9 +300,9 @@ pub struct RunArgs {
     /// block device. Default: the current directory.
     pub target: Option<PathBuf>,
 
-    /// A job file with several phases: streamcap TOML or a vdbench parameter file (see examples/jobs/). Flags
-    /// given as well override every phase.
-    #[arg(long, value_name = "FILE")]
+    /// A job file with several phases: streamcap TOML, a fio job file or a vdbench parameter file (see
+    /// examples/jobs/). Flags given as well override every phase.
+    #[arg(long, value_name = "FILE", help_heading = "Job files")]
     pub job: Option<PathBuf>,
     /// vdbench files: the local directory for an anchor or drive the file names, e.g. --anchor H:=/srv/pool.
     /// Repeatable.
@@ -270,8 +327,8 @@ pub struct RunArgs {
     pub interval: Option<Duration>,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// What to print at the end: the summary, or fio's JSON (as `fio --output-format=json`; printed even with
-    /// --quiet).
+    /// What to print at the end: the summary, fio's JSON (as `fio --output-format=json`) or the result JSON
+    /// (as `--json -`); a JSON is printed even with --quiet.
     #[arg(long, value_enum, default_value_t = OutputFormat::Summary, help_heading = "Output")]
     pub format: OutputFormat,
     /// Write one CSV row per interval, as the run goes. `-`: standard output.
@@ -389,6 +446,49 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// The long help of `streamcap` or of one of its subcommands, as `--help` prints it.
+    fn long_help(sub: Option<&str>) -> String {
+        let mut cli = Cli::command();
+        match sub {
+            None => cli.render_long_help().to_string(),
+            Some(name) => cli.find_subcommand_mut(name).expect("exists").render_long_help().to_string(),
+        }
+    }
+
+    /// Regression (issue 30): the top-level help opened on `run` and then called `check` the main job.
+    #[test]
+    fn the_top_level_help_opens_on_check() {
+        let help = long_help(None);
+        let check = help.find("`streamcap check`").expect("the description names check");
+        assert!(check < help.find("`streamcap run`").expect("and run"), "{help}");
+        let commands = &help[help.find("Commands:").expect("a command list")..];
+        assert!(commands.lines().nth(1).is_some_and(|l| l.trim_start().starts_with("check ")), "{commands}");
+    }
+
+    /// Regression (issue 30): `--job` sat under Options while the vdbench flags had the "Job files" group, and
+    /// --jobs, --iodepth and --runtime showed no default.
+    #[test]
+    fn run_help_groups_the_job_file_flags_and_shows_the_defaults() {
+        let help = long_help(Some("run"));
+        let group = &help[help.find("Job files:").expect("a Job files group")..];
+        let group = &group[..group.find("\n\n\n").or_else(|| group.find("Workload:")).unwrap_or(group.len())];
+        for flag in ["--job <FILE>", "--anchor", "--set", "--elapsed", "--warmup"] {
+            assert!(group.contains(flag), "{flag} not under Job files:\n{group}");
+        }
+        let options = &help[help.find("Options:").expect("options")..help.find("Job files:").expect("group")];
+        assert!(!options.contains("--job"), "{options}");
+        let unwrapped = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (flag, default) in [
+            ("--jobs <JOBS>", format!("[default: {};", crate::plan::defaults::JOBS)),
+            ("--iodepth <IODEPTH>", format!("[default: {};", crate::plan::defaults::IODEPTH)),
+            ("--runtime <TIME>", "[default: one pass over the data set".to_string()),
+        ] {
+            let after = &unwrapped[unwrapped.find(flag).unwrap_or_else(|| panic!("{flag}"))..];
+            let next_flag = after[flag.len()..].find(" --").map_or(after.len(), |i| i + flag.len());
+            assert!(after[..next_flag].contains(&default), "{flag}: {}", &after[..next_flag]);
+        }
     }
 
     #[test]

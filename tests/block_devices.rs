@@ -117,7 +117,7 @@ fn an_io_error_mid_run_stops_the_phase_and_is_recorded_with_path_and_offset() {
         .arg(&json)
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("Error: phase").and(predicate::str::contains("failed operations")));
+        .stderr(predicate::str::contains("error: phase").and(predicate::str::contains("failed operations")));
     let r = read_json(&json);
     let phase = &r["phases"][0];
     assert_eq!(phase["status"], "completed");

@@ -5,7 +5,8 @@
 //! made (`Network.requestWillBeSent`: only the file itself may appear), every console message, exception and
 //! browser log entry (none may be an error), and, in the page, each chart: a non-empty SVG with as many drawn
 //! series as it declares, and the number the result calls for, and the labels of its marks (cliff, RAM), each
-//! drawn inside the plot. It checks that dark and print styles apply, and takes a screenshot (kept under
+//! drawn inside the plot; and, measured in the page, that no two texts of a chart (ticks, axis titles, mark
+//! labels) overlap and that each axis has at least three ticks. It checks that dark and print styles apply, and takes a screenshot (kept under
 //! docs/screenshots/ with UPDATE_SCREENSHOTS=1). Control pages prove the detectors work: one that fetches from a
 //! closed loopback port and one that logs an error.
 
@@ -136,12 +137,34 @@ struct Visit {
     errors: Vec<String>,
     /// (id, declared series, drawn series, has geometry, labels of the drawn marks) for each chart.
     charts: Vec<Chart>,
+    /// (id, y-axis ticks, x-axis ticks, overlapping texts) for each chart, as laid out on screen.
+    layout: Vec<Layout>,
     /// Body background in light, dark and print.
     backgrounds: [String; 3],
     png: Vec<u8>,
 }
 
 type Chart = (String, u64, u64, bool, Vec<String>);
+
+type Layout = (String, u64, u64, Vec<String>);
+
+/// Per chart, as drawn: the tick labels of each axis (y labels end at the axis, x labels centre on their tick),
+/// and every pair of its texts (ticks, axis titles, mark labels) whose boxes overlap by more than a pixel each way.
+const LAYOUT_JS: &str = r#"JSON.stringify([...document.querySelectorAll('figure.chart')].map(f => {
+  const svg = f.querySelector('svg.plot');
+  const ticks = [...svg.querySelectorAll('text.tick')];
+  const y = ticks.filter(t => t.getAttribute('text-anchor') === 'end').length;
+  const x = ticks.filter(t => t.getAttribute('text-anchor') === 'middle').length;
+  const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim() !== '').map(t => [t.textContent, t.getBoundingClientRect()]);
+  const overlaps = [];
+  for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+    const [a, ra] = texts[i], [b, rb] = texts[j];
+    const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
+    const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
+    if (w > 1 && h > 1) overlaps.push(a + ' / ' + b);
+  }
+  return [f.id, y, x, overlaps];
+}))"#;
 
 /// Per chart: a mark counts when its line has a size on screen and its label is inside the plot's box.
 const CHARTS_JS: &str = r#"JSON.stringify([...document.querySelectorAll('figure.chart')].map(f => {
@@ -177,6 +200,7 @@ fn visit(browser: &mut Browser, page: &Path, shot: (u32, u32)) -> Visit {
         b.call(s, "Runtime.evaluate", json!({ "expression": expr, "returnByValue": true }))["result"]["value"].clone()
     };
     let charts: Vec<Chart> = serde_json::from_str(eval(browser, CHARTS_JS).as_str().unwrap()).unwrap();
+    let layout: Vec<Layout> = serde_json::from_str(eval(browser, LAYOUT_JS).as_str().unwrap()).unwrap();
     let background = "getComputedStyle(document.body).backgroundColor";
     let light = eval(browser, background).as_str().unwrap_or_default().to_string();
     let png = screenshot(browser, s, shot);
@@ -207,7 +231,7 @@ fn visit(browser: &mut Browser, page: &Path, shot: (u32, u32)) -> Visit {
         .collect();
     let errors = page_errors(&mine);
     browser.call(None, "Target.closeTarget", json!({ "targetId": target["targetId"] }));
-    Visit { requests, errors, charts, backgrounds: [light, dark, print], png }
+    Visit { requests, errors, charts, layout, backgrounds: [light, dark, print], png }
 }
 
 /// Console errors, uncaught exceptions and error log entries among a page's events.
@@ -278,6 +302,11 @@ fn assert_clean(name: &str, v: &Visit) {
             *declared > 0 && declared == drawn && *sized,
             "{name}: chart {id} declares {declared} series, drew {drawn}, sized {sized}"
         );
+    }
+    // Issue 30: phase labels written over each other, one tick on a latency axis, one or two on log axes.
+    for (id, y, x, overlaps) in &v.layout {
+        assert!(*y >= 3 && *x >= 3, "{name}: chart {id} has {y} y ticks and {x} x ticks (at least three each)");
+        assert!(overlaps.is_empty(), "{name}: chart {id} has labels drawn over each other: {overlaps:?}");
     }
     let [light, dark, print] = &v.backgrounds;
     assert_eq!(light, "rgb(255, 255, 255)", "{name}: light background");

@@ -304,3 +304,56 @@ fn an_interrupted_check_says_not_measured_never_zero_streams() {
     assert!(unreached(&&verdict[0]), "1080p is searched last: {verdict:?}");
     assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
 }
+
+/// Regression (issue 30): on a terminal, check printed vdbench's 160-column interval tables in the middle of its
+/// small-files stage, and two counters ([1/5] stages beside [3/13] phases). Run under a pseudo-terminal (`script`)
+/// so that the progress line is drawn: every "[n/m]" counter says the same m, and no interval table appears.
+#[test]
+fn on_a_terminal_the_check_shows_one_counter_and_no_interval_tables() {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        return common::skip("script (util-linux) is not installed: no pseudo-terminal to draw on");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!(
+        "{} check {} --quick --engine null --no-html --no-history",
+        common::streamcap_path().display(),
+        dir.path().display()
+    );
+    let output = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("RUST_BACKTRACE")
+        .env("STREAMCAP_NO_HISTORY", "1")
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(output.status.success(), "{text}");
+    assert!(!text.contains("ReqstdOps") && !text.contains("interval     rate"), "an interval table:\n{text}");
+    let mut totals: Vec<&str> = text
+        .split('[')
+        .skip(1)
+        .filter_map(|s| s.split_once(']').map(|(inside, _)| inside))
+        .filter_map(|inside| inside.split_once('/'))
+        .filter(|(n, m)| n.parse::<u32>().is_ok() && m.parse::<u32>().is_ok())
+        .map(|(_, m)| m)
+        .collect();
+    totals.dedup();
+    assert_eq!(totals.len(), 1, "more than one counter: {totals:?}\n{text}");
+    assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
+}
+
+/// `check --format json` prints the result JSON on stdout (as `--json -`), even with --quiet, and nothing else.
+#[test]
+fn format_json_prints_the_check_result_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let assert = streamcap()
+        .arg("check")
+        .arg(dir.path())
+        .args(["--quick", "--engine", "null", "--format", "json", "--quiet", "--no-html"])
+        .assert()
+        .success();
+    let r: serde_json::Value = serde_json::from_slice(&assert.get_output().stdout).expect("stdout is the JSON alone");
+    assert_eq!(r["schema"], "streamcap.run");
+    assert_eq!(r["check"]["verdict"].as_array().map(Vec::len), Some(FORMATS.len()));
+    assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
+}

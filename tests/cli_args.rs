@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{entries, streamcap};
+use common::{entries, skip, streamcap};
 
 /// Every command and subcommand whose flags are pinned, as typed after `streamcap`.
 const COMMANDS: &[&[&str]] = &[
@@ -25,6 +25,8 @@ const COMMANDS: &[&[&str]] = &[
     &["cache"],
     &["sweep"],
     &["trial"],
+    &["completions"],
+    &["man"],
 ];
 
 /// The option lines of a `--help` text: each flag with its short form and value name (`-q, --quiet`,
@@ -139,4 +141,126 @@ fn every_command_takes_every_engine_name() {
     assert!(refusals[0].contains("'warp' is not a valid engine"), "{}", refusals[0]);
     assert!(refusals.iter().all(|r| *r == refusals[0]), "the same words everywhere: {refusals:#?}");
     assert!(entries(dir.path()).is_empty(), "dry runs create nothing");
+}
+
+/// What bash offers after `words` (the last one being completed), with the script `streamcap completions bash`
+/// printed loaded into a real bash, as `source <(streamcap completions bash)` loads it.
+fn bash_completes(words: &[&str]) -> Vec<String> {
+    let script = streamcap().args(["completions", "bash"]).output().unwrap();
+    assert!(script.status.success(), "{}", String::from_utf8_lossy(&script.stderr));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("streamcap.bash");
+    std::fs::write(&path, &script.stdout).unwrap();
+    let line = words.join(" ");
+    let program = format!(
+        "source {path}\ncomplete -p streamcap >/dev/null || exit 3\nCOMP_WORDS=({line}); COMP_CWORD={cword}; \
+         COMP_LINE='{line}'; COMP_POINT={point}\n_streamcap streamcap '{cur}' '{prev}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        path = path.display(),
+        cword = words.len() - 1,
+        point = line.len(),
+        cur = words[words.len() - 1],
+        prev = words[words.len() - 2],
+    );
+    let output = std::process::Command::new("bash").args(["--norc", "--noprofile", "-c", &program]).output().unwrap();
+    assert!(output.status.success(), "bash: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap().lines().map(str::to_string).collect()
+}
+
+#[test]
+fn bash_completes_subcommands_and_their_flags() {
+    if std::process::Command::new("bash").arg("--version").output().is_err() {
+        return skip("bash is not installed");
+    }
+    assert_eq!(bash_completes(&["streamcap", "ch"]), ["check"]);
+    let offered = bash_completes(&["streamcap", "co"]);
+    assert!(offered.contains(&"compare".to_string()) && offered.contains(&"completions".to_string()), "{offered:?}");
+    let offered = bash_completes(&["streamcap", "check", "--li"]);
+    assert_eq!(offered, ["--library", "--library-size"]);
+    assert_eq!(bash_completes(&["streamcap", "completions", "fi"]), ["fish"]);
+}
+
+#[test]
+fn every_shell_has_a_script_and_a_wrong_one_is_refused() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let output = streamcap().args(["completions", shell]).output().unwrap();
+        assert!(output.status.success() && output.stdout.len() > 1000, "{shell}");
+    }
+    let output = streamcap().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("[possible values: bash, zsh, fish, powershell, elvish]"));
+}
+
+/// `streamcap man` writes roff that man(1) reads; `man check` one command's page with its flags.
+#[test]
+fn the_man_pages_render() {
+    let page = streamcap().args(["man", "check"]).output().unwrap();
+    assert!(page.status.success());
+    let roff = String::from_utf8(page.stdout).unwrap();
+    assert!(roff.contains(".TH streamcap-check 1") && roff.contains("\\-\\-library"), "{roff}");
+    let output = streamcap().args(["man", "nosuch"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("there is no command 'nosuch'"));
+    if std::process::Command::new("man").arg("--version").output().is_err() {
+        return skip("man is not installed: the roff was checked, not its rendering");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("streamcap-check.1");
+    std::fs::write(&path, roff).unwrap();
+    let shown = std::process::Command::new("man")
+        .arg("-l")
+        .arg(&path)
+        .env("MANWIDTH", "100")
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.status.success() && text.contains("--library") && text.contains("NAME"), "{text}");
+}
+
+/// `--version` says the commit, the build date and the features, as `curl -V` and `rustc -vV` do; `-V` says
+/// the first two on one line.
+#[test]
+fn the_version_names_the_commit_the_build_date_and_the_features() {
+    let long = String::from_utf8(streamcap().arg("--version").output().unwrap().stdout).unwrap();
+    let field = |name: &str| {
+        long.lines().find_map(|l| l.strip_prefix(name)).map(str::trim).unwrap_or_else(|| panic!("no {name}: {long}"))
+    };
+    let commit = field("commit:");
+    assert!(commit == "unknown" || (commit.len() == 10 && commit.chars().all(|c| c.is_ascii_hexdigit())), "{long}");
+    let date = field("built:");
+    let parts: Vec<&str> = date.split('-').collect();
+    assert!(parts.len() == 3 && parts[0].len() == 4 && parts.iter().all(|p| p.parse::<u32>().is_ok()), "{long}");
+    let features = field("features:");
+    assert!(features.contains("+io_uring") && (features.contains("-mpi") || features.contains("+mpi")), "{long}");
+    let short = String::from_utf8(streamcap().arg("-V").output().unwrap().stdout).unwrap();
+    assert_eq!(short.trim(), format!("streamcap {} ({commit} {date})", env!("CARGO_PKG_VERSION")));
+}
+
+/// `--color` reaches clap's own messages (read before clap parses): always colours an error even into a pipe,
+/// never leaves it plain; `-v` prints the plan on stderr before a run and `-q -v` is refused.
+#[test]
+fn color_and_verbose_do_what_they_say() {
+    let refusal = |when: &str| {
+        let output = streamcap().args(["run", "--bogus", "--color", when]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        String::from_utf8(output.stderr).unwrap()
+    };
+    assert!(refusal("always").contains("\u{1b}["), "{:?}", refusal("always"));
+    let plain = refusal("never");
+    assert!(!plain.contains('\u{1b}') && plain.starts_with("error: "), "{plain:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let output = streamcap()
+        .arg("run")
+        .arg(dir.path())
+        .args(["--rw", "read", "--bs", "1M", "--size", "4M", "--runtime", "200ms", "-v", "--color", "never"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("phase 1: seq-read 1M qd1") && !stderr.contains('\u{1b}'), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("phase 1:"), "the plan goes to stderr");
+    let both = streamcap().arg("run").arg(dir.path()).args(["-q", "-v"]).output().unwrap();
+    assert_eq!(both.status.code(), Some(2));
+    assert!(entries(dir.path()).is_empty());
 }

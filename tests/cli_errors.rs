@@ -133,3 +133,24 @@ fn a_result_path_in_a_missing_directory_is_refused_before_running() {
         .stderr(predicate::str::contains("/nonexistent/dir"));
     assert!(entries(dir.path()).is_empty());
 }
+
+/// Regression (issue 30): clap said "error:" and streamcap "Error:". Every refusal now begins the same way,
+/// whoever refuses: clap (an unknown flag), the plan (a contradiction) or a command (a missing file).
+#[test]
+fn every_refusal_begins_with_one_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    let cases: [Vec<std::ffi::OsString>; 3] = [
+        vec!["run".into(), "--bogus".into()],
+        vec!["run".into(), dir.path().into(), "--buffered".into(), "--direct".into()],
+        vec!["report".into(), missing.into()],
+    ];
+    for args in cases {
+        let output = streamcap().args(&args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Error:"), "{args:?}: {stderr}");
+    }
+    assert!(entries(dir.path()).is_empty());
+}

@@ -16,7 +16,7 @@ fn dry_run_prints_the_plan_and_creates_nothing() {
         .assert()
         .success()
         .stdout(
-            predicate::str::contains("phase 1: randread 4K qd32 10s")
+            predicate::str::contains("phase 1: rand-read 4k qd32 10s")
                 .and(predicate::str::contains("engine"))
                 .and(predicate::str::contains("iodepth 32"))
                 .and(predicate::str::contains("measures for 10 s"))
@@ -296,7 +296,7 @@ fn report_renders_a_saved_result() {
         .arg(&json)
         .assert()
         .success();
-    streamcap().arg("report").arg(&json).assert().success().stdout(predicate::str::contains("randwrite 4K qd1"));
+    streamcap().arg("report").arg(&json).assert().success().stdout(predicate::str::contains("rand-write 4k qd1"));
     std::fs::write(out.path().join("other.json"), "{\"hello\": 1}").unwrap();
     streamcap()
         .arg("report")
@@ -355,4 +355,53 @@ fn io_size_is_exact_and_the_ramp_is_not_counted() {
     let read = &read_json(&json)["phases"][0]["read"];
     assert_eq!(read["ops"], 10240, "40 MiB of 4 KiB reads, shared by 3 jobs, ramp excluded");
     assert_eq!(read["bytes"], 40 << 20);
+}
+
+/// `--format json` prints the result JSON on stdout, as `--json -` does, and creates no file named `-`; a
+/// closed pipe ends it quietly; `report --format json` prints the saved result again; `--format json` with
+/// `--json -` would print two documents on stdout and is refused before anything runs.
+#[test]
+fn format_json_prints_the_result_on_stdout_and_a_closed_pipe_ends_it_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let run = ["--rw", "read", "--bs", "1M", "--size", "8M", "--runtime", "300ms"];
+    let output = streamcap().arg("run").arg(dir.path()).args(run).args(["--format", "json"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&output.stdout).expect("stdout is the result JSON alone");
+    assert_eq!(r["schema"], "streamcap.run");
+    assert_eq!(r["phases"].as_array().map(Vec::len), Some(1));
+    let saved = out.path().join("r.json");
+    std::fs::write(&saved, &output.stdout).unwrap();
+    let again = streamcap().arg("report").arg(&saved).args(["--format", "json"]).output().unwrap();
+    assert_eq!(serde_json::from_slice::<serde_json::Value>(&again.stdout).unwrap(), r);
+    streamcap()
+        .current_dir(out.path())
+        .arg("run")
+        .arg(dir.path())
+        .args(run)
+        .args(["--format", "json", "--json", "-"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--format json prints to standard output, and so would --json -"));
+    let piped = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "cd {}; {} run {} --rw read --bs 1M --size 8M --runtime 300ms --format json | head -c 10 >/dev/null; \
+             echo \"${{PIPESTATUS[0]}}\"",
+            out.path().display(),
+            common::streamcap_path().display(),
+            dir.path().display()
+        ))
+        .env_remove("RUST_BACKTRACE")
+        .env("STREAMCAP_NO_HISTORY", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert_eq!(String::from_utf8_lossy(&piped.stdout).trim(), "0", "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("Broken pipe") && !stderr.contains("incomplete"),
+        "{stderr}"
+    );
+    assert_eq!(entries(out.path()), ["r.json"], "no file named -");
+    assert!(entries(dir.path()).is_empty());
 }

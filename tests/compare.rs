@@ -37,7 +37,7 @@ fn two_runs_of_one_job_side_by_side_in_the_terminal_markdown_and_html() {
     // Every row has a verdict from the rule, and the rule is stated.
     assert!(text.contains("interval-to-interval variation"));
     assert!(
-        text.contains("better by") || text.contains("worse by"),
+        text.contains("times faster") || text.contains("times slower"),
         "tmpfs against ext4 shows some clear difference:\n{text}"
     );
 
@@ -45,6 +45,9 @@ fn two_runs_of_one_job_side_by_side_in_the_terminal_markdown_and_html() {
         streamcap().arg("compare").arg(&a).arg(&b).arg("--markdown").assert().success().get_output().stdout.clone();
     let md = String::from_utf8(md).unwrap();
     assert!(md.contains("| phase | figure | A | B | B/A | verdict |\n|---|---|--:|--:|--:|---|"), "{md}");
+    // One spelling with report and check: --format markdown says the same as --markdown.
+    let format = streamcap().arg("compare").arg(&a).arg(&b).args(["--format", "markdown"]).output().unwrap();
+    assert_eq!(String::from_utf8(format.stdout).unwrap(), md);
 
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("cmp.html");
@@ -86,17 +89,17 @@ fn two_streams_runs_side_by_side_step_by_step() {
     let text = String::from_utf8(out).unwrap();
     let stalled = text.lines().find(|l| l.contains("streams stalled")).unwrap_or_else(|| panic!("{text}"));
     let cells: Vec<&str> = stalled.split("  ").map(str::trim).filter(|c| !c.is_empty()).collect();
-    assert_eq!(cells, ["10 streams", "streams stalled", "10", "0", "0.00", "B better by 100 %"], "{text}");
+    assert_eq!(cells, ["10 streams", "streams stalled", "10", "0", "0.00 ± 0.00", "B better by 100 %"], "{text}");
     for figure in ["start-up p99", "served MB/s"] {
         let row = text.lines().find(|l| l.contains(figure)).unwrap_or_else(|| panic!("no {figure} in {text}"));
-        assert!(row.contains("B better by"), "8 MB/s against 3 MB/s is clearly better: {row}");
+        assert!(row.contains("times faster"), "8 MB/s against 3 MB/s is clearly better: {row}");
     }
     assert!(text.contains("stream-to-stream variation"), "the rule names the steps' noise");
 
     let md =
         streamcap().arg("compare").arg(&a).arg(&b).arg("--markdown").assert().success().get_output().stdout.clone();
     let md = String::from_utf8(md).unwrap();
-    assert!(md.contains("| 10 streams | streams stalled | 10 | 0 | 0.00 | B better by 100 % |"), "{md}");
+    assert!(md.contains("| 10 streams | streams stalled | 10 | 0 | 0.00 ± 0.00 | B better by 100 % |"), "{md}");
 
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("cmp.html");

@@ -18,20 +18,7 @@ fn streamcap(db: &Path) -> assert_cmd::Command {
 
 fn quick_run(db: &Path, target: &Path, json: &Path) -> String {
     let out = streamcap(db)
-        .args([
-            "run",
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--size",
-            "4M",
-            "--runtime",
-            "300ms",
-            "--interval",
-            "100ms",
-            "-q",
-        ])
+        .args(["run", "--rw", "randread", "--bs", "4k", "--size", "4M", "--runtime", "300ms", "--interval", "100ms"])
         .arg(target)
         .arg("--json")
         .arg(json)
@@ -71,8 +58,12 @@ fn runs_are_stored_listed_followed_exported_and_compared() {
     streamcap(&db).args(["history", "show", "2"]).assert().success().stdout(predicate::str::contains("IOPS"));
     streamcap(&db).args(["history", "show", "9"]).assert().code(2).stderr(predicate::str::contains("no run #9"));
 
-    // Figures: listed, then one followed over time.
-    let names = streamcap(&db).args(["history", "trend"]).assert().success().get_output().stdout.clone();
+    // Figures: their groups listed, one group's figures, then one followed over time.
+    let groups = streamcap(&db).args(["history", "trend"]).assert().success().get_output().stdout.clone();
+    let groups = String::from_utf8(groups).unwrap();
+    let group = groups.lines().nth(1).and_then(|l| l.split_whitespace().next()).unwrap_or_else(|| panic!("{groups}"));
+    assert!(groups.lines().count() < 10, "groups, not every figure: {groups}");
+    let names = streamcap(&db).args(["history", "trend", group]).assert().success().get_output().stdout.clone();
     let names = String::from_utf8(names).unwrap();
     let name =
         names.lines().map(str::trim).find(|l| l.ends_with("/read/iops (2)")).unwrap_or_else(|| panic!("{names}"));
@@ -157,10 +148,10 @@ fn cache_and_sweep_are_stored_and_listed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     let target = tempfile::tempdir().unwrap();
-    let cache = ["cache", "--size", "64M", "--runtime", "200ms", "--load", "none", "-q"];
+    let cache = ["cache", "--size", "64M", "--runtime", "200ms", "--load", "none"];
     let out = streamcap(&db).args(cache).arg(target.path()).assert().success().get_output().stderr.clone();
     assert!(String::from_utf8_lossy(&out).contains("history: stored as #1"), "{}", String::from_utf8_lossy(&out));
-    let sweep = ["sweep", "--sizes", "1M", "--records", "1M", "--io", "direct", "-q"];
+    let sweep = ["sweep", "--sizes", "1M", "--records", "1M", "--io", "direct"];
     let out = streamcap(&db).args(sweep).arg(target.path()).assert().success().get_output().stderr.clone();
     assert!(String::from_utf8_lossy(&out).contains("history: stored as #2"), "{}", String::from_utf8_lossy(&out));
 
@@ -174,6 +165,25 @@ fn cache_and_sweep_are_stored_and_listed() {
         .assert()
         .success()
         .stdout(predicate::str::contains("#1").and(predicate::str::contains("#2").not()));
-    let names = streamcap(&db).args(["history", "trend"]).assert().success().get_output().stdout.clone();
+    let groups = streamcap(&db).args(["history", "trend"]).assert().success().get_output().stdout.clone();
+    let groups = String::from_utf8(groups).unwrap();
+    assert!(groups.lines().any(|l| l.starts_with(" cache ") || l.starts_with("cache ")), "{groups}");
+    let names = streamcap(&db).args(["history", "trend", "cache"]).assert().success().get_output().stdout.clone();
     assert!(String::from_utf8(names).unwrap().contains("cache/sustained-media/mbps"));
+}
+
+/// Regression (issue 30): `-q` still printed "history: stored as #N". Quiet stores the run and says nothing.
+#[test]
+fn quiet_stores_the_run_without_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    let target = tempfile::tempdir().unwrap();
+    let out = streamcap(&db)
+        .args(["run", "--rw", "read", "--bs", "64k", "--size", "2M", "--runtime", "200ms", "-q"])
+        .arg(target.path())
+        .assert()
+        .success();
+    let said = out.get_output();
+    assert!(said.stdout.is_empty() && said.stderr.is_empty(), "{:?}", String::from_utf8_lossy(&said.stderr));
+    streamcap(&db).arg("history").assert().success().stdout(predicate::str::contains("#1"));
 }

@@ -149,3 +149,21 @@ fn run_writes_its_html_report_at_the_end() {
     assert!(charts.contains(&("timeline-mbps".to_string(), 1)), "{charts:?}");
     assert!(charts.contains(&("latency-0".to_string(), 1)), "{charts:?}");
 }
+
+/// Regression (issue 30): the cache page's legend had two entries in the same colour. No legend of any page may:
+/// an entry is told from another by its swatch (colour and dash) alone.
+#[test]
+fn no_legend_has_two_entries_that_look_alike() {
+    for name in ["result-v1.json", "check-v2.json", "cache-v1.json", "streams-v1.json", "sweep-v1.json"] {
+        let html = report_html(name);
+        for legend in html.split("<ul class=\"legend\">").skip(1) {
+            let legend = legend.split("</ul>").next().unwrap();
+            let swatches: Vec<&str> =
+                legend.split("<span class=\"swatch ").skip(1).map(|s| s.split('"').next().unwrap()).collect();
+            let mut unique = swatches.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), swatches.len(), "{name}: a legend with look-alike entries: {legend}");
+        }
+    }
+}

@@ -165,9 +165,9 @@ fn a_failing_rank_is_named_and_stops_all() {
         .expect("mpirun runs");
     let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Error:")).collect();
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "rank 0 alone says it:\n{stderr}");
-    assert!(errors[0].starts_with("Error: rank 1 (") && errors[0].contains("missing does not exist"), "{stderr}");
+    assert!(errors[0].starts_with("error: rank 1 (") && errors[0].contains("missing does not exist"), "{stderr}");
     assert!(!json.exists() && nothing_left(dir.path()));
 }
 
@@ -410,7 +410,7 @@ fn ranks_sharing_a_filesystem_must_fit_in_it_together() {
         .expect("mpirun runs");
     let (stdout, stderr) = common::output_text(&out);
     assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Error:")).collect();
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "rank 0 alone says it:\n{stderr}");
     assert!(
         errors[0].contains("not enough free space on ") && errors[0].contains("for ranks 0, 1 together"),

@@ -353,7 +353,7 @@ fn attempt(
             Some(format!("exit {:?} (a hang is killed): {stderr}", output.status.code()))
         }
         // Refused for this path, not for another reason.
-        _ if !stderr.contains("Error:") || !stderr.contains(&path.display().to_string()) => {
+        _ if !stderr.contains("error:") || !stderr.contains(&path.display().to_string()) => {
             Some(format!("no error naming {}: {stderr}", path.display()))
         }
         _ => None,

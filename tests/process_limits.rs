@@ -134,7 +134,7 @@ fn an_allocation_that_fails_mid_run_is_a_memory_error_not_stalls() {
     let status = child.wait().unwrap();
     guard.0 = None;
     assert_eq!(status.code(), Some(2), "{said}");
-    assert!(said.contains("Error: 'streams' failed") && said.contains("out of memory"), "{said}");
+    assert!(said.contains("error: 'streams' failed") && said.contains("out of memory"), "{said}");
     let result = read_json(&json);
     assert_eq!(result["status"], "failed", "{said}");
     for step in result["streams"]["steps"].as_array().unwrap() {

@@ -27,7 +27,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
         runs.push(Run { key: run_key(n), source: label, result });
     }
     let comparison = Comparison::build(runs, args.allow_different)?;
-    let format = if args.markdown { Format::Markdown } else { Format::Summary };
+    let format = if args.markdown { Format::Markdown } else { Format::from(args.format) };
     let renderer = format.comparison_renderer().expect("the terminal and Markdown formats render comparisons");
     print_quietly(&render_to_string(renderer, &comparison));
     if let Some(path) = &args.html {

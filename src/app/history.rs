@@ -24,8 +24,8 @@ pub fn database(options: &HistoryOptions) -> Option<PathBuf> {
     options.history_db.clone().or_else(|| default_path(env("XDG_DATA_HOME").as_deref(), env("HOME").as_deref()))
 }
 
-/// Stores a finished result in the history; says so, or warns and keeps it for later.
-pub fn record(result: &RunResult, options: &HistoryOptions) {
+/// Stores a finished result in the history; says so (unless `quiet`), or warns and keeps it for later.
+pub fn record(result: &RunResult, options: &HistoryOptions, quiet: bool) {
     let Some(path) = database(options) else { return };
     let stored = History::open(&path).and_then(|mut h| {
         let id = h.store(result)?;
@@ -33,7 +33,9 @@ pub fn record(result: &RunResult, options: &HistoryOptions) {
     });
     match stored {
         Ok((mut history, id)) => {
-            eprintln!("history: stored as #{id} in {}", path.display());
+            if !quiet {
+                eprintln!("history: stored as #{id} in {}", path.display());
+            }
             import_pending(&mut history, &path);
         }
         Err(e) => {
@@ -117,16 +119,11 @@ pub fn run(args: &HistoryArgs) -> Result<ExitCode> {
         Some(HistoryAction::Show { id, json: false }) => {
             render_to_string(Format::Summary.renderer(), &load(&args.db, *id)?)
         }
-        Some(HistoryAction::Trend { figure: None }) => {
-            let names = history.figure_names(&filter)?;
-            let mut out =
-                String::from("figures (runs that have them); follow one with `streamcap history trend NAME`:\n");
-            for (name, runs) in names {
-                out.push_str(&format!("  {name} ({runs})\n"));
-            }
-            out
-        }
-        Some(HistoryAction::Trend { figure: Some(name) }) => trend(name, &history.trend(name, &filter)?)?,
+        Some(HistoryAction::Trend { figure: None }) => groups(&history.figure_names(&filter)?),
+        Some(HistoryAction::Trend { figure: Some(name) }) => match history.trend(name, &filter)? {
+            points if points.is_empty() => group(name, &history.figure_names(&filter)?)?,
+            points => trend(name, &points)?,
+        },
     };
     print_quietly(&text);
     Ok(ExitCode::SUCCESS)
@@ -151,11 +148,70 @@ fn list(entries: &[Entry]) -> String {
     if entries.is_empty() { "no runs match\n".into() } else { format!("{table}\n") }
 }
 
+/// The groups of figures (a phase, a check, a cache's plateaus: the first part of a figure's name), one line
+/// each with how many runs and figures it has and one figure to start from; a few runs make hundreds of figures,
+/// too many to list (issue 30: about 400 names after 8 runs).
+fn groups(names: &[(String, u32)]) -> String {
+    if names.is_empty() {
+        return "no run has any figure yet\n".into();
+    }
+    let mut groups: Vec<(&str, u32, Vec<&str>)> = Vec::new();
+    for (name, runs) in names {
+        let head = name.split('/').next().unwrap_or(name);
+        match groups.iter_mut().find(|g| g.0 == head) {
+            Some(g) => {
+                g.1 = g.1.max(*runs);
+                g.2.push(name);
+            }
+            None => groups.push((head, *runs, vec![name])),
+        }
+    }
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::NOTHING);
+    table.set_header(["group", "runs", "figures", "for example"]);
+    for (head, runs, figures) in &groups {
+        let main = ["/streams", "/mbps", "/iops", "/rate"];
+        let example = main.iter().find_map(|m| figures.iter().find(|f| f.ends_with(m))).unwrap_or(&figures[0]);
+        table.add_row([head.to_string(), runs.to_string(), figures.len().to_string(), example.to_string()]);
+    }
+    format!(
+        "{table}\n`streamcap history trend GROUP` lists a group's figures; `streamcap history trend NAME` follows one\n"
+    )
+}
+
+/// The figures of one group (`history trend GROUP`), or the refusal of a name that is neither.
+fn group(name: &str, names: &[(String, u32)]) -> Result<String> {
+    let prefix = format!("{}/", name.trim_end_matches('/'));
+    let figures: Vec<&(String, u32)> = names.iter().filter(|(n, _)| n.starts_with(&prefix)).collect();
+    if figures.is_empty() {
+        bail!("no run has the figure or group '{name}'; `streamcap history trend` lists the groups there are");
+    }
+    let mut out = format!("figures of {name} (runs that have them); follow one with `streamcap history trend NAME`:\n");
+    for (figure, runs) in figures {
+        out.push_str(&format!("  {figure} ({runs})\n"));
+    }
+    Ok(out)
+}
+
+/// A figure's values as they are said: whole counts whole ("256", not "256.00"), others to about three
+/// significant figures.
+fn shown(values: &[f64]) -> impl Fn(f64) -> String {
+    let whole = values.iter().all(|v| v.fract() == 0.0);
+    move |v: f64| match v.abs() {
+        _ if whole => format!("{v:.0}"),
+        a if a >= 100.0 => format!("{v:.0}"),
+        a if a >= 10.0 => format!("{v:.1}"),
+        _ => format!("{v:.2}"),
+    }
+}
+
 /// One figure over time: a line per run with the change from the first, and a spark line.
 fn trend(name: &str, points: &[(Entry, f64, String)]) -> Result<String> {
     let Some((_, first, unit)) = points.first() else {
         bail!("no run has the figure '{name}'; `streamcap history trend` lists the figures there are");
     };
+    let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+    let show = shown(&values);
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     table.set_header(["id", "date (UTC)", "host", "target", unit.as_str(), "vs first"]);
@@ -166,11 +222,10 @@ fn trend(name: &str, points: &[(Entry, f64, String)]) -> Result<String> {
             e.started_at.replace('T', " "),
             e.host.clone(),
             e.target.clone(),
-            format!("{v:.2}"),
+            show(*v),
             change,
         ]);
     }
-    let values: Vec<f64> = points.iter().map(|p| p.1).collect();
     Ok(format!("{name}\n{table}\n{}\n", spark(&values)))
 }
 
@@ -187,6 +242,33 @@ fn spark(values: &[f64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (issue 30): a trend showed "256.00" streams, and `history trend` about 400 names.
+    #[test]
+    fn whole_counts_are_whole_and_figures_are_listed_by_group() {
+        let show = shown(&[256.0, 300.0]);
+        assert_eq!((show(256.0), show(300.0)), ("256".to_string(), "300".to_string()));
+        let show = shown(&[1225.4, 3.456, 12.34]);
+        assert_eq!((show(1225.4), show(3.456), show(12.34)), ("1225".into(), "3.46".into(), "12.3".into()));
+        let names: Vec<(String, u32)> = [
+            ("check/1080p-h264/streams", 8),
+            ("check/2160p-hevc/streams", 8),
+            ("seq-read-1m-qd8/read/iops", 3),
+            ("seq-read-1m-qd8/read/mbps", 3),
+            ("seq-read-1m-qd8/read/p99-ms", 3),
+        ]
+        .iter()
+        .map(|(n, r)| (n.to_string(), *r))
+        .collect();
+        let text = groups(&names);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "a header, two groups and the hint:\n{text}");
+        assert!(lines[1].contains("check") && lines[1].contains("check/1080p-h264/streams"), "{text}");
+        assert!(lines[2].contains("seq-read-1m-qd8/read/mbps") && lines[2].contains(" 3 "), "{text}");
+        let listed = group("seq-read-1m-qd8", &names).unwrap();
+        assert_eq!(listed.lines().count(), 4, "{listed}");
+        assert!(group("nothing", &names).unwrap_err().to_string().contains("lists the groups"));
+    }
 
     #[test]
     fn spark_lines_scale_between_the_extremes() {

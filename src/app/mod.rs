@@ -23,6 +23,8 @@ mod verify_only;
 
 use std::process::ExitCode;
 
+use std::io::Write;
+
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Command};
@@ -42,7 +44,7 @@ pub fn with_command_stack<T: Send + 'static>(command: impl FnOnce() -> T + Send 
         Ok(Err(panic)) => std::panic::resume_unwind(panic),
         Err(e) => {
             // Without a thread there is nothing to run the command on: say why, as an error of the command.
-            eprintln!("Error: cannot start the command's thread: {}", crate::limits::explain(&e));
+            eprintln!("error: cannot start the command's thread: {}", crate::limits::explain(&e));
             std::process::exit(2)
         }
     }
@@ -52,6 +54,12 @@ pub fn with_command_stack<T: Send + 'static>(command: impl FnOnce() -> T + Send 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     // Before anything is written: a write past `ulimit -f` must fail with EFBIG and be reported, not kill us.
     crate::run::survive_file_size_limit().context("cannot install the SIGXFSZ handler")?;
+    match cli.color {
+        // Auto: console's own rule (a terminal, and neither NO_COLOR nor CLICOLOR=0).
+        crate::cli::ColorWhen::Auto => {}
+        crate::cli::ColorWhen::Always => console::set_colors_enabled_stderr(true),
+        crate::cli::ColorWhen::Never => console::set_colors_enabled_stderr(false),
+    }
     dispatch(cli)
 }
 
@@ -68,5 +76,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Cache(args) => cluster::alone("cache").and_then(|()| cache::run(*args)),
         Command::Sweep(args) => cluster::alone("sweep").and_then(|()| sweep::run(*args)),
         Command::Trial(args) => cluster::alone("trial").and_then(|()| trial::run(*args)),
+        Command::Completions(args) => {
+            output::print_written(|out| {
+                crate::cli::write_completions(args.shell, out);
+                Ok(())
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man(args) => {
+            let mut page = Vec::new();
+            crate::cli::write_man(args.command.as_deref(), &mut page)?;
+            output::print_written(|out| out.write_all(&page));
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

@@ -23,6 +23,8 @@ pub struct Ending<'a> {
     pub history: &'a HistoryOptions,
     /// What the run's clean-up could not remove.
     pub cleanup_error: Option<&'a str>,
+    /// `--quiet`: the history's "stored as #N" is not said (a warning still is).
+    pub quiet: bool,
 }
 
 impl<'a> Ending<'a> {
@@ -34,6 +36,7 @@ impl<'a> Ending<'a> {
             html: output.html.as_deref(),
             history: &output.history,
             cleanup_error: outcome.cleanup_error.as_deref(),
+            quiet: output.quiet,
         }
     }
 }
@@ -52,7 +55,7 @@ pub fn end_command(
 ) -> ExitCode {
     recorder.conclude(ending.interrupted);
     super::report::html_after_run(&recorder.result, ending.html);
-    super::history::record(&recorder.result, ending.history);
+    super::history::record(&recorder.result, ending.history, ending.quiet);
     print(&recorder.result);
     if let Some(code) = recorder.report_problems(ending.cleanup_error) {
         return code;
@@ -91,6 +94,13 @@ pub fn result_skeleton(plan: &Plan, gathered: &Gathered) -> RunResult {
         serde_json::to_value(plan).unwrap_or_default(),
         plan.notices.clone(),
     )
+}
+
+/// `-v`: the expanded plan (what `--dry-run` prints on stdout) on stderr, before a measuring command starts.
+pub fn say_plan(output: &OutputArgs, plan: &dyn std::fmt::Display) {
+    if output.verbose {
+        say(plan.to_string().trim_end());
+    }
 }
 
 /// Prints a line to stderr with control characters (from job files and results) escaped.

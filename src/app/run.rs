@@ -51,6 +51,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
+    super::output::say_plan(&args.output, &plan);
     // Created with its first row: a set-up failure leaves no empty file behind.
     let csv = args.csv.as_deref().map(CsvSink::new);
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
@@ -87,13 +88,9 @@ pub(super) fn conclude(
     Ok(end_command(recorder, ending, print, super::output::exit_code))
 }
 
-/// The summary, or fio's JSON, on stdout; with `--quiet` or fio JSON only why the run failed, on stderr.
+/// The summary, fio's JSON or the result JSON on stdout; with `--quiet` or a JSON only why the run failed, on stderr.
 fn print_outputs(args: &RunArgs, result: &RunResult) {
-    let fio_output = match args.format {
-        OutputFormat::Summary => None,
-        OutputFormat::FioJson => Some(crate::report::Format::FioJson),
-        OutputFormat::FioJsonPlus => Some(crate::report::Format::FioJsonPlus),
-    };
+    let fio_output = args.format.machine();
     if let Some(format) = fio_output {
         // Machine output replaces the summary, as `fio --output-format=json` does; notes went to stderr.
         print_quietly(&crate::report::render_to_string(format.renderer(), result));
@@ -102,14 +99,14 @@ fn print_outputs(args: &RunArgs, result: &RunResult) {
         // No summary, but why a run failed is never kept quiet.
         for phase in &result.phases {
             if let Some(failure) = &phase.failure {
-                say(&format!("Error: phase '{}' failed: {failure}", phase.name));
+                say(&format!("error: phase '{}' failed: {failure}", phase.name));
             }
             if let Some(said) = phase.skew.as_ref().filter(|s| s.failed).and_then(|s| s.message()) {
-                say(&format!("Error: phase '{}': {said}", phase.name));
+                say(&format!("error: phase '{}': {said}", phase.name));
             }
             if let Some(first) = phase.errors.records.first() {
                 say(&format!(
-                    "Error: phase '{}' had {} failed operations; the first: {} {} at offset {}: {}",
+                    "error: phase '{}' had {} failed operations; the first: {} {} at offset {}: {}",
                     phase.name, phase.errors.count, first.op, first.path, first.offset, first.message
                 ));
             }
@@ -130,7 +127,7 @@ pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
     if args.format != OutputFormat::Summary
         && let Some((flag, _)) = outputs.iter().find(|(_, p)| p.is_some_and(crate::outfile::is_stdout))
     {
-        let format = if args.format == OutputFormat::FioJson { "fio-json" } else { "fio-jsonplus" };
+        let format = args.format.name();
         anyhow::bail!("--format {format} prints to standard output, and so would {flag} -: give {flag} a file");
     }
     let inputs: Vec<&std::path::Path> = args.job.iter().chain(&args.target).map(PathBuf::as_path).collect();

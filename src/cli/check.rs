@@ -49,8 +49,8 @@ pub struct CheckArgs {
     /// Write no HTML report.
     #[arg(long, help_heading = "Output")]
     pub no_html: bool,
-    /// What to print at the end: the summary table, or Markdown tables to paste into a forum post or an issue
-    /// (printed even with --quiet).
+    /// What to print at the end: the summary table, Markdown tables to paste into a forum post or an issue, or
+    /// the result JSON (as `--json -`); Markdown and JSON are printed even with --quiet.
     #[arg(long, value_enum, default_value_t = CheckFormat::Summary, help_heading = "Output")]
     pub format: CheckFormat,
     /// I/O engine for every phase: io_uring (or uring; the default where available), sync (or psync: one I/O in
@@ -72,6 +72,8 @@ pub enum CheckFormat {
     Summary,
     /// The same as Markdown tables.
     Markdown,
+    /// The result JSON (as `--json -` writes it), for scripts.
+    Json,
 }
 
 impl From<CheckFormat> for crate::report::Format {
@@ -79,6 +81,7 @@ impl From<CheckFormat> for crate::report::Format {
         match format {
             CheckFormat::Summary => crate::report::Format::Summary,
             CheckFormat::Markdown => crate::report::Format::Markdown,
+            CheckFormat::Json => crate::report::Format::Json,
         }
     }
 }

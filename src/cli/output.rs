@@ -27,6 +27,9 @@ pub struct OutputArgs {
     /// No progress and no summary (errors are still printed).
     #[arg(long, short, help_heading = "Output")]
     pub quiet: bool,
+    /// Also print the expanded plan (what --dry-run prints) on stderr before starting.
+    #[arg(long, short, conflicts_with = "quiet", help_heading = "Output")]
+    pub verbose: bool,
     /// Print the expanded plan and do nothing.
     #[arg(long, help_heading = "Output")]
     pub dry_run: bool,
@@ -49,7 +52,7 @@ mod tests {
     /// Every measuring command takes the same output flags, with the same meaning.
     #[test]
     fn every_measuring_command_takes_the_shared_output_flags() {
-        let flags = ["--json", "r.json", "--html", "r.html", "-q", "--dry-run", "--no-history"];
+        let flags = ["--json", "r.json", "--html", "r.html", "-q", "--dry-run", "--no-history", "--color", "never"];
         let commands: [&[&str]; 5] = [
             &["run"],
             &["streams", "/x", "--bitrate", "1080p", "--max"],

@@ -11,6 +11,11 @@ use crate::spec::{
 };
 use crate::units::{ByteRate, Bytes, parse_duration};
 
+/// A flag's help with the default a phase gets when neither the flag nor the job says it.
+fn defaulted(what: &str, default: u32) -> String {
+    format!("{what} [default: {default}; the built-in first look and job files set their own]")
+}
+
 /// Workload flags: each one overrides the same key in every phase.
 #[derive(Debug, Args, Default)]
 pub struct WorkloadFlags {
@@ -37,10 +42,11 @@ pub struct WorkloadFlags {
     pub seed: Option<u64>,
 
     /// Worker threads.
-    #[arg(long, help_heading = "Concurrency")]
+    #[arg(long, help = defaulted("Worker threads", crate::plan::defaults::JOBS), help_heading = "Concurrency")]
     pub jobs: Option<u32>,
     /// Operations in flight per worker.
-    #[arg(long, help_heading = "Concurrency")]
+    #[arg(long, help = defaulted("Operations in flight per worker", crate::plan::defaults::IODEPTH),
+          help_heading = "Concurrency")]
     pub iodepth: Option<u32>,
     /// io_uring: pass requests to the kernel in groups of N (default 1: each at once, like fio).
     #[arg(long, value_name = "N", help_heading = "Concurrency")]
@@ -51,7 +57,10 @@ pub struct WorkloadFlags {
     pub engine: Option<EngineChoice>,
 
     /// Measured time per phase.
-    #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Time")]
+    #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Time", help = format!(
+        "Measured time per phase [default: one pass over the data set, as fio; a file-set phase {}s; the \
+         built-in first look and job files set their own]",
+        crate::plan::defaults::FILESET_RUNTIME.as_secs()))]
     pub runtime: Option<Duration>,
     /// Warm-up before measuring (excluded from results).
     #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Time")]

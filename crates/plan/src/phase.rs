@@ -19,7 +19,7 @@ use crate::workload::{Access, BlockSizes};
 /// One phase of a plan: what every phase has, and the work of its kind.
 #[derive(Debug, Clone, Serialize)]
 pub struct PhasePlan {
-    /// The phase's name as given, or one made from its settings ("randread 4K qd16 2s").
+    /// The phase's name as given, or one made from its settings ("rand-read 4k qd16 2s").
     pub name: String,
     /// Reporting group (fio group_reporting): phases with the same group are also reported together.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -202,8 +202,21 @@ pub(super) fn pacing(spec: &PhaseSpec, sizes: &BlockSizes) -> Option<Pacing> {
     })
 }
 
+/// A phase's name from its settings, spelled as the built-in jobs name theirs ("rand-read 4k qd32",
+/// "seq-write 1M qd8"): one spelling of a phase whether a job file or the flags made it (issue 30: "randread 4K
+/// qd1" beside "rand-read 4k qd1").
 pub(super) fn default_name(spec: &PhaseSpec, bs: &BlockSizeSpec, iodepth: u32, jobs: u32) -> String {
-    let rw = spec.rw.expect("checked by build_plan");
+    use crate::spec::RwMode;
+    let rw = match spec.rw.expect("checked by build_plan") {
+        RwMode::Read => "seq-read",
+        RwMode::Write => "seq-write",
+        RwMode::RandRead => "rand-read",
+        RwMode::RandWrite => "rand-write",
+        RwMode::ReadWrite => "seq-rw",
+        RwMode::RandRw => "rand-rw",
+    };
+    // Kibibytes as fio and the built-in jobs write them (4k); M, G and T stay capitals.
+    let bs = bs.to_string().replace('K', "k");
     let mut name = format!("{rw} {bs} qd{iodepth}");
     if jobs > 1 {
         name.push_str(&format!(" ×{jobs}"));
@@ -217,6 +230,17 @@ pub(super) fn default_name(spec: &PhaseSpec, bs: &BlockSizeSpec, iodepth: u32, j
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_made_up_name_is_spelled_as_the_built_in_jobs_spell_theirs() {
+        let ten = std::time::Duration::from_secs(10);
+        let spec = |rw| PhaseSpec { rw: Some(rw), runtime: Some(ten), ..PhaseSpec::default() };
+        let bs = |text: &str| text.parse::<BlockSizeSpec>().unwrap();
+        use crate::spec::RwMode;
+        assert_eq!(default_name(&spec(RwMode::RandRead), &bs("4k"), 32, 1), "rand-read 4k qd32 10s");
+        assert_eq!(default_name(&spec(RwMode::Write), &bs("1m"), 8, 4), "seq-write 1M qd8 ×4 10s");
+        assert_eq!(default_name(&spec(RwMode::RandRw), &bs("4k-64k"), 1, 1), "rand-rw 4k-64k qd1 10s");
+    }
 
     #[test]
     fn split_weights_stay_percentages_unless_they_have_fractions() {

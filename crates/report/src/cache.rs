@@ -28,11 +28,12 @@ pub fn plateau_label(p: &Plateau) -> String {
     label
 }
 
-/// Latency as the table shows it: the mean for the access time (that is the figure), else the median per read.
+/// Latency as the table shows it, each figure named (issue 30: a p50 beside a mean read as the same kind): the
+/// mean for the access time (that is the figure), else the median per read.
 pub fn latency_words(p: &Plateau) -> String {
     match p.kind {
-        PlateauKind::AccessTime => format!("{} mean", format_latency_ns(p.latency_mean_ns)),
-        _ => format!("{} per {}", format_latency_ns(p.latency_p50_ns as f64), Bytes(p.block_bytes)),
+        PlateauKind::AccessTime => format!("mean {}", format_latency_ns(p.latency_mean_ns)),
+        _ => format!("p50 {} per {}", format_latency_ns(p.latency_p50_ns as f64), Bytes(p.block_bytes)),
     }
 }
 

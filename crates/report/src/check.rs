@@ -220,7 +220,7 @@ pub(super) fn verdict_rows(check: &CheckSummary) -> Rows {
 
 /// One verdict row: the one capacity, its range over the runs
 /// of the edge, the comfortable count, the limit, and the sequential ceiling as the bound it is.
-fn verdict_cells(v: &FormatVerdict) -> [String; 7] {
+pub(super) fn verdict_cells(v: &FormatVerdict) -> [String; 7] {
     let a = &v.capacity;
     let measured = a.measured();
     let streams = match (measured, a.at_limit) {

@@ -21,7 +21,17 @@ pub(super) fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Resu
             let at = fs.mount_point.display();
             writeln!(out, "target     {kind} on {} ({}), mounted at {at}", fs.fs_type, fs.source)?;
             let free = if fs.total.0 > 0 { format!("{} of {}", fs.free, fs.total) } else { "unknown".into() };
-            writeln!(out, "free       {free} (what a program that is not root can still write)")?;
+            if fs.is_network() {
+                // The client cannot see the server's disks: the figure is the server's answer for its export
+                // (issue 30: under sshfs it read as this machine's own free space).
+                writeln!(
+                    out,
+                    "free       {free} as the server reports it for its export (not checked here: quotas, and \
+                     a filesystem mounted below the export on the server, are not in it)"
+                )?;
+            } else {
+                writeln!(out, "free       {free} (what a program that is not root can still write)")?;
+            }
             if fs.is_network() {
                 writeln!(
                     out,
@@ -236,6 +246,24 @@ mod tests {
     fn inspected() -> RunResult {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/inspect-raid5.json");
         crate::results::read_result(std::path::Path::new(path)).unwrap()
+    }
+
+    /// Regression (issue 30): under sshfs `inspect` gave the server's free space as if it were measured here.
+    #[test]
+    fn free_space_over_a_network_filesystem_is_the_servers_answer() {
+        let mut result = inspected();
+        let said = |result: &RunResult| {
+            let mut out = Vec::new();
+            write_inspect(&mut out, result).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert!(said(&result).contains("(what a program that is not root can still write)"));
+        if let Some(fs) = result.target.filesystem.as_mut() {
+            fs.fs_type = "fuse.sshfs".into();
+        }
+        let text = said(&result);
+        assert!(text.contains("as the server reports it for its export"), "{text}");
+        assert!(!text.contains("what a program that is not root"), "{text}");
     }
 
     #[test]

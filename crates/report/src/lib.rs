@@ -1,7 +1,7 @@
 //! Rendering results for people and for other programs. Every output format is one small type behind one trait,
 //! `Renderer`, in its own file (like hyperfine's exporters): the terminal summary (`summary`, which picks the
 //! inspect, cache, sweep, check, streams or run summary; `RunSummary` is the run's alone), fio's JSON
-//! (`fio_json`), Markdown (`markdown`) and the self-contained HTML page (`html`); `Summary` also renders a trial,
+//! (`fio_json`), the result JSON itself (`json`), Markdown (`markdown`) and the self-contained HTML page (`html`); `Summary` also renders a trial,
 //! a verification and a ranked plan, and `Markdown` the plan too. A renderer reads only `results` types and
 //! writes bytes; it never opens files, never decides where output goes and never looks at the command line — the
 //! app picks a renderer and hands it a writer. Tables are built once per subject as a row model (`rows::Rows`,
@@ -31,6 +31,7 @@ mod fio_json;
 mod fio_logs;
 pub mod html;
 mod inspect;
+mod json;
 mod latency_target;
 mod markdown;
 mod members;
@@ -56,6 +57,7 @@ pub use csv::CsvSink;
 pub use fio_json::{FioJson, FioJsonPlus, fio_json};
 pub use fio_logs::{LogPrefixes, fio_log_paths, write_fio_logs};
 pub use html::Html;
+pub use json::Json;
 pub use markdown::Markdown;
 pub use planning::Ranked;
 pub use summary::Summary;
@@ -81,6 +83,8 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML page with SVG charts.
     Html,
+    /// The result JSON itself, as `--json FILE` writes it.
+    Json,
 }
 
 impl Format {
@@ -92,6 +96,7 @@ impl Format {
             Format::FioJsonPlus => &FioJsonPlus,
             Format::Markdown => &Markdown,
             Format::Html => &Html,
+            Format::Json => &Json,
         }
     }
 
@@ -99,7 +104,7 @@ impl Format {
     pub fn comparison_renderer(self) -> Option<&'static dyn Renderer<Comparison>> {
         match self {
             Format::Summary => Some(&Summary),
-            Format::FioJson | Format::FioJsonPlus => None,
+            Format::FioJson | Format::FioJsonPlus | Format::Json => None,
             Format::Markdown => Some(&Markdown),
             Format::Html => Some(&Html),
         }

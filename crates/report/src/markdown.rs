@@ -133,6 +133,8 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
     Ok(())
 }
 
+/// A check as Markdown, in the HTML page's order (issue 30: the figures came before the verdict and the caveats
+/// were left out): the verdict and what it means, the caveats, then the headline figures.
 fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     writeln!(
         out,
@@ -146,7 +148,10 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
         writeln!(out, "Viewers read a media library: {} ({}).", library.headline(), library.popularity)?;
     }
     writeln!(out)?;
-    super::check::figure_rows(check).markdown(out)?;
+    if check.partial {
+        writeln!(out, "_Partial: the check stopped before the end._")?;
+        writeln!(out)?;
+    }
     if !check.verdict.is_empty() {
         writeln!(out, "Concurrent streams with no stall and start-up within 2 s:")?;
         writeln!(out)?;
@@ -160,11 +165,36 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
             writeln!(out)?;
         }
     }
-    if check.partial {
-        writeln!(out, "_Partial: the check stopped before the end._")?;
+    check_caveats(out, check)?;
+    super::check::figure_rows(check).markdown(out)?;
+    super::check_hint::write_markdown(out, check)
+}
+
+/// What changes how a check's verdict reads, as the HTML page's glance says it: a cache beneath the OS, a
+/// capacity beyond the sequential ceiling, a format not measured.
+fn check_caveats(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
+    let mut lines = Vec::new();
+    if let Some(flag) = check.cache.as_ref().and_then(|c| c.implausible.as_ref()) {
+        lines.push(format!("**Cache beneath:** the device's figures are beyond what it says it is: {flag}"));
+    }
+    for v in check.verdict.iter().filter(|v| v.beyond_ceiling) {
+        lines.push(format!(
+            "**{}:** {} streams is beyond the {} the sequential reads would carry: a cache served some viewers",
+            v.label, v.streams, v.bandwidth_ceiling
+        ));
+    }
+    for v in &check.verdict {
+        if let Some(why) = &v.capacity.not_measured {
+            lines.push(format!("**{}:** not measured: {why}", v.label));
+        }
+    }
+    for line in &lines {
+        writeln!(out, "- {}", cell(line))?;
+    }
+    if !lines.is_empty() {
         writeln!(out)?;
     }
-    super::check_hint::write_markdown(out, check)
+    Ok(())
 }
 
 fn notes(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
@@ -181,6 +211,16 @@ fn notes(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
             Bytes(phase.data_set_bytes),
             Bytes(phase.memory.ram_bytes)
         ));
+    }
+    // A cache beneath the OS, once per device (by the first phase that showed it), as the summary says it.
+    let mut said: Vec<&str> = Vec::new();
+    for phase in result.phases.iter().filter(measured) {
+        for device in &phase.devices {
+            if let Some(flag) = device.implausible.as_ref().filter(|_| !said.contains(&device.activity.name.as_str())) {
+                said.push(&device.activity.name);
+                lines.push(format!("cache beneath: '{}': {flag}", phase.name));
+            }
+        }
     }
     for phase in result.phases.iter().filter(|p| p.errors.count > 0) {
         lines.push(format!("errors: '{}' had {} failed operations", phase.name, phase.errors.count));
@@ -213,5 +253,20 @@ mod tests {
         let mut out = Vec::new();
         table(&mut out, &["a", "b"], &[false, true], &[vec!["x".into(), "1".into()]]).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "| a | b |\n|---|--:|\n| x | 1 |\n\n");
+    }
+
+    /// Regression (issue 30): Markdown put the figures before the verdict and dropped the cache-beneath caveat
+    /// the HTML page and the terminal show.
+    #[test]
+    fn a_check_in_markdown_opens_on_the_verdict_and_keeps_the_caveats() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/check-v2.json");
+        let result = crate::results::read_result(&path).unwrap();
+        let text = crate::render_to_string(&Markdown, &result);
+        let verdict = text.find("| format | bitrate | streams").expect("the verdict table");
+        let figures = text.find("| measurement | result |").expect("the figures");
+        assert!(verdict < figures, "{text}");
+        let caveat = text.find("**Cache beneath:**").expect("the caveat");
+        assert!(verdict < caveat && caveat < figures, "{text}");
+        assert!(text.contains("cache beneath: 'seq-write 1M qd8': vda says"), "{text}");
     }
 }

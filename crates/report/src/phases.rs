@@ -70,10 +70,24 @@ pub fn phase_rows(phases: &[PhaseResult], file_ops: bool) -> Rows {
             rows.push(file_op_row(phase, op, first));
         }
         if rows.rows.len() == before {
-            rows.push(vec![phase_label(phase), "—".into(), "no operations completed".into()]);
+            rows.push(vec![phase_label(phase), "—".into(), nothing_measured(phase)]);
         }
     }
     rows
+}
+
+/// What a phase with no operation row did: a file-set phase that only built its tree says how fast it created
+/// the files (issue 30: "files create — no operations completed" beside a headline of 11.8k creates/s).
+fn nothing_measured(phase: &PhaseResult) -> String {
+    match phase.file_ops.as_ref().filter(|f| f.formatted_files > 0 && f.format_s > 0.0) {
+        Some(f) => format!(
+            "built the tree: {} files created in {:.1} s ({}/s)",
+            f.formatted_files,
+            f.format_s,
+            crate::units::format_rate(f.formatted_files as f64 / f.format_s)
+        ),
+        None => "no operations completed".into(),
+    }
 }
 
 fn op_row(phase: &PhaseResult, name: &str, op: &OpResult, first: bool) -> Vec<String> {
@@ -159,6 +173,17 @@ mod tests {
     fn fixture() -> crate::results::RunResult {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/result-v1.json");
         crate::results::read_result(std::path::Path::new(path)).unwrap()
+    }
+
+    /// Regression (issue 30): the check's tree-building phase read "no operations completed".
+    #[test]
+    fn a_phase_that_built_a_tree_says_how_fast() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/check-v2.json");
+        let result = crate::results::read_result(std::path::Path::new(path)).unwrap();
+        let create: Vec<_> = result.phases.iter().filter(|p| p.name == "files create").cloned().collect();
+        let rows = phase_rows(&create, true);
+        assert_eq!(rows.rows.len(), 1);
+        assert_eq!(rows.rows[0][2], "built the tree: 2000 files created in 0.6 s (3449/s)");
     }
 
     #[test]

@@ -100,9 +100,9 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
     writeln!(out, "streamcap {} · streams · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(
         out,
-        "{} · chunk {} B · buffer {} s, prebuffer {} s · {} s judged once every buffer is full · files: {} · {}",
+        "{} · chunk {} · buffer {} s, prebuffer {} s · {} s judged once every buffer is full · files: {} · {}",
         streams.label,
-        streams.chunk_bytes,
+        crate::units::Bytes(streams.chunk_bytes),
         seconds(streams.buffer_s),
         seconds(streams.prebuffer_s),
         seconds(streams.watch_s),
@@ -261,11 +261,11 @@ fn write_estimate(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()
     let Some(e) = &streams.estimate else { return Ok(()) };
     writeln!(
         out,
-        "estimate: {} streams ({}-bound): random {}-byte reads {:.0}/s ÷ {:.2} chunks/s per stream = {:.1}; \
-         sequential {:.1} MB/s ÷ stream rate = {:.1}",
+        "estimate: {} streams ({}-bound), the lower of two bounds: random {} reads {:.0}/s ÷ {:.2} chunks/s per \
+         stream = {:.1}; sequential {:.1} MB/s ÷ stream rate = {:.1}",
         e.streams,
         e.limited_by,
-        streams.chunk_bytes,
+        crate::units::Bytes(streams.chunk_bytes),
         e.random_chunk_iops,
         e.chunks_per_stream_s,
         e.iops_bound,

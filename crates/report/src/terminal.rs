@@ -91,9 +91,7 @@ pub(super) fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Res
                 Bytes(phase.data_set_bytes),
             ));
         }
-        for flag in phase.devices.iter().filter_map(|d| d.implausible.as_ref()) {
-            lines.push(format!("cache beneath: '{}': {flag}", phase.name));
-        }
+        lines.extend(cache_beneath(phase));
         if phase.errors.count > 0 {
             let plural = if phase.errors.count == 1 { "" } else { "s" };
             lines.push(format!("errors: '{}' had {} failed operation{plural}:", phase.name, phase.errors.count));
@@ -123,4 +121,55 @@ pub(super) fn write_warnings(out: &mut dyn Write, result: &RunResult) -> io::Res
         }
     }
     Ok(())
+}
+
+/// The "cache beneath" warning of a phase: one line, however many devices of a pool showed it (issue 30: a
+/// sweep of a seven-member pool said it seven times), naming them and quoting the first device's figures.
+pub(crate) fn cache_beneath(phase: &crate::results::PhaseResult) -> Option<String> {
+    let flagged: Vec<(&str, &String)> =
+        phase.devices.iter().filter_map(|d| d.implausible.as_ref().map(|f| (d.activity.name.as_str(), f))).collect();
+    match flagged.as_slice() {
+        [] => None,
+        [(_, flag)] => Some(format!("cache beneath: '{}': {flag}", phase.name)),
+        [(_, first), ..] => {
+            let names: Vec<&str> = flagged.iter().map(|(n, _)| *n).collect();
+            Some(format!(
+                "cache beneath: '{}': {} devices ({}) measured beyond what they say they are; the first: {first}",
+                phase.name,
+                names.len(),
+                names.join(", ")
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (issue 30): a pool of seven members said "cache beneath" seven times.
+    #[test]
+    fn cache_beneath_is_said_once_for_a_whole_pool() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/result-v1.json");
+        let mut phase = crate::results::read_result(std::path::Path::new(path)).unwrap().phases.remove(0);
+        let device = phase.devices.first().cloned().expect("the fixture has a device");
+        phase.devices = (0..7)
+            .map(|i| {
+                let mut d = device.clone();
+                d.activity.name = format!("loop{i}");
+                d.implausible = Some(format!("loop{i} says it is rotational, yet measured {} MB/s", 600 + i));
+                d
+            })
+            .collect();
+        let line = cache_beneath(&phase).expect("flagged");
+        assert!(line.contains("7 devices (loop0, loop1, loop2, loop3, loop4, loop5, loop6)"), "{line}");
+        assert!(line.ends_with("the first: loop0 says it is rotational, yet measured 600 MB/s"), "{line}");
+        phase.devices.truncate(1);
+        assert_eq!(
+            cache_beneath(&phase).unwrap(),
+            format!("cache beneath: '{}': loop0 says it is rotational, yet measured 600 MB/s", phase.name)
+        );
+        phase.devices[0].implausible = None;
+        assert_eq!(cache_beneath(&phase), None);
+    }
 }

@@ -203,7 +203,7 @@ pub struct TargetInfo {
 pub struct PhaseResult {
     /// 0-based position in the plan's phases (the CSV's `phase` column is 1-based).
     pub index: usize,
-    /// The phase's name as given, or one made from its settings ("randread 4K qd16 2s").
+    /// The phase's name as given, or one made from its settings ("rand-read 4k qd16 2s").
     pub name: String,
     /// Reporting group (fio group_reporting): phases with the same group are also reported together.
     #[serde(default, skip_serializing_if = "Option::is_none")]

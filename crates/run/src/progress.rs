@@ -16,6 +16,9 @@ pub struct ProgressLine {
     /// Prints no lines at all, notices neither (a rank of a multi-host run other than rank 0, which speaks for
     /// all).
     silent: bool,
+    /// The phase's place among the phases ("[3/13]") before its name; off where the caller counts its own
+    /// stages (a check), so the line shows one counter.
+    counted: bool,
 }
 
 impl ProgressLine {
@@ -28,7 +31,7 @@ impl ProgressLine {
                 .expect("the template is valid")
                 .progress_chars("=> "),
         );
-        ProgressLine { bar, quiet: !enabled, silent: false }
+        ProgressLine { bar, quiet: !enabled, silent: false, counted: true }
     }
 
     /// Draws nothing and prints no line.
@@ -36,9 +39,20 @@ impl ProgressLine {
         ProgressLine { silent: true, ..ProgressLine::new(false) }
     }
 
+    /// The line without the phase counter (see `counted`).
+    pub fn uncounted(self) -> ProgressLine {
+        ProgressLine { counted: false, ..self }
+    }
+
+    /// The prefix of a phase's line: "[3/13] name", or the name alone when uncounted.
+    pub fn phase_prefix(&self, index: usize, phases: usize, name: &str) -> String {
+        let name = crate::escape::for_terminal(name);
+        if self.counted { format!("[{}/{phases}] {name}", index + 1) } else { name.into_owned() }
+    }
+
     pub fn start_phase(&self, index: usize, phases: usize, name: &str) {
         self.bar.reset();
-        self.bar.set_prefix(format!("[{}/{phases}] {}", index + 1, crate::escape::for_terminal(name)));
+        self.bar.set_prefix(self.phase_prefix(index, phases, name));
         self.bar.set_message("starting");
     }
 
@@ -110,5 +124,19 @@ impl ProgressLine {
 
     pub fn clear(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (issue 30): check showed two counters, its stages' "[1/5]" and the phases' "[3/13]".
+    #[test]
+    fn an_uncounted_line_names_the_phase_alone() {
+        let counted = ProgressLine::new(false);
+        assert_eq!(counted.phase_prefix(2, 13, "rand-read 4k qd1"), "[3/13] rand-read 4k qd1");
+        let uncounted = ProgressLine::new(false).uncounted();
+        assert_eq!(uncounted.phase_prefix(2, 13, "rand-read 4k qd1"), "rand-read 4k qd1");
     }
 }

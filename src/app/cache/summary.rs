@@ -227,7 +227,11 @@ fn meaning(p: &Plateau, summary: &CacheSummary, beneath: Beneath) -> String {
         let change = p.change_pct.map_or(String::new(), |c| format!("{c:+.0} % beside the load: "));
         return match p.kind {
             PlateauKind::AccessTime => {
-                format!("{change}at most {streams:.0} streams if every chunk costs a seek (a bound)")
+                // The bitrate said, as on every other line (issue 30: counts that assumed 25 Mbit/s silently).
+                format!(
+                    "{change}at most {streams:.0} streams of {stream} if every {} chunk costs a seek (a bound)",
+                    Bytes(summary.chunk_bytes)
+                )
             }
             _ => format!("{change}at most {streams:.0} streams of {stream} (a bound)"),
         };
@@ -331,5 +335,22 @@ mod tests {
             cache_end(&steps(&[2000.0], 170.0), None, Beneath::default()).is_none(),
             "no media figure: no judgement"
         );
+    }
+
+    /// Regression (issue 30): the access time under load said "131 streams if every chunk costs a seek", its
+    /// bitrate unsaid, where every other line names it.
+    #[test]
+    fn every_stream_count_names_its_bitrate() {
+        let text = include_str!("../../../tests/fixtures/cache-v1.json");
+        let result = crate::results::parse_result(std::path::Path::new("cache-v1.json"), text).expect("a result");
+        let summary = result.cache.expect("a cache result");
+        for p in &summary.plateaus {
+            let words = meaning(p, &summary, Beneath::default());
+            if words.contains("streams") {
+                assert!(words.contains("streams of 25 Mbit/s"), "{:?} under load {}: {words}", p.kind, p.under_load);
+            }
+        }
+        let seek = summary.plateaus.iter().find(|p| p.under_load && p.kind == PlateauKind::AccessTime).expect("one");
+        assert!(meaning(seek, &summary, Beneath::default()).contains("if every 1 MiB chunk costs a seek"));
     }
 }

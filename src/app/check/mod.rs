@@ -52,6 +52,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
         print_quietly(&format!("{}\nthe {} check takes {forecast}\n", prepared.plan, prepared.profile.name()));
         return Ok(ExitCode::SUCCESS);
     }
+    super::output::say_plan(&args.output, &prepared.plan);
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let mut recorder = prepared.recorder(&args, prepared.skeleton(), started);
     let outcome = execute(&prepared.plan, &interrupt, false, &mut recorder);
@@ -175,7 +176,8 @@ impl Prepared {
     /// The recorder that prints the check's progress and sections and keeps its summary, starting from
     /// `skeleton`; says what the check is about to do.
     pub fn recorder(&self, args: &CheckArgs, skeleton: RunResult, started: Instant) -> ResultRecorder<'_> {
-        let progress = ProgressLine::new(!args.output.quiet);
+        // One counter: the check's own stages ("[2/5] stream capacity"), not the phases' beside them.
+        let progress = ProgressLine::new(!args.output.quiet).uncounted();
         let library = self.library.as_ref().map_or_else(String::new, |l| {
             format!("; the viewers read your library {} (read-only: nothing is written there)", l.display())
         });
@@ -190,6 +192,7 @@ impl Prepared {
             progress.notice(&format!("note: {notice}"));
         }
         let mut recorder = ResultRecorder::new(&self.plan, skeleton, args.output.json.clone(), None, progress);
+        recorder.interval_tables = false;
         let files = u64::from(self.settings.dirs) * self.settings.files_per_dir;
         recorder.on_save = Some(Box::new(move |result: &mut RunResult| summarize(result, files, started)));
         recorder.header = Some(headers(&self.plan, self.settings, started));
@@ -238,6 +241,13 @@ fn data_set_of(
 pub fn check_outputs(args: &CheckArgs) -> Result<()> {
     let html = super::report::check_html_path(args);
     let [json, _] = args.output.files();
+    let outputs = [json, ("--html", html.as_deref())];
+    if args.format != CheckFormat::Summary
+        && let Some((flag, _)) = outputs.iter().find(|(_, p)| p.is_some_and(crate::outfile::is_stdout))
+    {
+        let format = if args.format == CheckFormat::Json { "json" } else { "markdown" };
+        anyhow::bail!("--format {format} prints to standard output, and so would {flag} -: give {flag} a file");
+    }
     super::outputs::check(&[json, ("--html", html.as_deref())], &[], Some(&args.output.history))
 }
 
@@ -273,8 +283,8 @@ pub fn finish(
     let html = super::report::check_html_path(args);
     let ending = Ending { html: html.as_deref(), ..Ending::of(&outcome, &args.output) };
     let print = |result: &RunResult| {
-        // Markdown was asked for by name, so --quiet does not hide it (as fio's JSON on `run`).
-        if !args.output.quiet || args.format == CheckFormat::Markdown {
+        // Markdown or JSON was asked for by name, so --quiet does not hide it (as fio's JSON on `run`).
+        if !args.output.quiet || args.format != CheckFormat::Summary {
             print_written(|out| crate::report::Format::from(args.format).renderer().render(result, out));
         }
     };

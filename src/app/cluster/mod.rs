@@ -181,7 +181,7 @@ impl Session {
     fn report_failure(&self, error: &anyhow::Error) -> bool {
         let key = Key::new(kind::REPORTED, 0, 0);
         if self.is_root() {
-            eprintln!("Error: {}", crate::escape::for_terminal(&format!("{error:#}")));
+            eprintln!("error: {}", crate::escape::for_terminal(&format!("{error:#}")));
             (1..self.cluster.size()).for_each(|to| self.cluster.send(to, key, Vec::new()));
             true
         } else {
@@ -197,7 +197,7 @@ impl Session {
             failed = true;
             if self.is_root() && rank != 0 {
                 super::output::say(&format!(
-                    "Error: {}: {}; remove it by hand",
+                    "error: {}: {}; remove it by hand",
                     self.cluster.name(rank as u32),
                     String::from_utf8_lossy(problem)
                 ));

@@ -69,6 +69,9 @@ pub struct ResultRecorder<'a> {
     /// Print vdbench's interval lines even when stderr is not a terminal (the job came from a vdbench parameter
     /// file; `--quiet` turns this off).
     pub vdbench_lines: bool,
+    /// Print a file-set phase's interval table on a terminal (vdbench's columns); a check turns it off, its own
+    /// stage lines say where it is (issue 30: 160-column tables in the middle of its progress).
+    pub interval_tables: bool,
     /// What the format step of the current file-set phase did.
     formatted: FormatReport,
     /// The most threads on one file in the file-set phase running (0: none reported).
@@ -122,6 +125,7 @@ impl<'a> ResultRecorder<'a> {
             running: BTreeMap::new(),
             output_error: None,
             vdbench_lines: matches!(plan.origin, SpecOrigin::Vdbench { .. }),
+            interval_tables: true,
             formatted: FormatReport::default(),
             most_on_one_file: 0,
             streams: BTreeMap::new(),
@@ -157,7 +161,7 @@ impl<'a> ResultRecorder<'a> {
             super::output::say(&format!("warning: {problem}"));
         }
         let problem = cleanup_error?;
-        super::output::say(&format!("Error: {problem}; remove it by hand"));
+        super::output::say(&format!("error: {problem}; remove it by hand"));
         Some(std::process::ExitCode::from(2))
     }
 
@@ -242,7 +246,7 @@ impl RunObserver for ResultRecorder<'_> {
                 report.files as f64 / took.max(1e-9)
             ));
         }
-        if self.vdbench_lines || self.progress.visible() {
+        if self.vdbench_lines || (self.interval_tables && self.progress.visible()) {
             self.progress.println(&vdbench_fs::interval_header());
         }
     }
@@ -295,7 +299,7 @@ impl RunObserver for ResultRecorder<'_> {
         let phase = &self.plan.phases[report.phase];
         if let PhaseKind::FileSet(fs) = &phase.kind {
             point.file_ops = file_op_points(report.recorder, report.length);
-            if self.vdbench_lines || self.progress.visible() {
+            if self.vdbench_lines || (self.interval_tables && self.progress.visible()) {
                 let requested: Vec<&str> = fs.requested_classes().iter().map(|c| c.name()).collect();
                 self.progress.println(&vdbench_fs::interval_line(report.index + 1, &point, &requested));
             }

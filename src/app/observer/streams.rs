@@ -135,19 +135,7 @@ impl StreamPhase {
             unseen: self.unseen(step, devices.is_empty()),
         };
         let measured = build_step(step, context);
-        let mut line = format!(
-            "  {:>6} streams: {}; start-up p99 {:.2} s, lateness p99 {:.1} ms{}",
-            measured.count,
-            step_words(&measured),
-            measured.startup.at(99.0).unwrap_or(0) as f64 / 1e9,
-            measured.lateness.at(99.0).unwrap_or(0) as f64 / 1e6,
-            match (measured.meets_target, measured.interrupted, measured.cache_served) {
-                (_, true, _) => "  interrupted",
-                (true, _, true) => "  cache-served (not counted)",
-                (true, _, false) => "  ok",
-                (false, _, _) => "  missed",
-            }
-        );
+        let mut line = step_line(&measured);
         if measured.cache_served {
             line.push_str(&format!("\n          {}", measured.served_words));
         }
@@ -219,6 +207,25 @@ impl StreamPhase {
     }
 }
 
+/// The progress line of a finished step: its count, what its viewers went through, start-up and lateness p99
+/// in the unit the summary's table uses (units::format_latency_ns: "2.08 s", "199 ms"), and the judgement.
+fn step_line(measured: &StreamsStep) -> String {
+    format!(
+        "  {:>6} streams: {}; start-up p99 {}, lateness p99 {}{}",
+        measured.count,
+        step_words(measured),
+        // In the unit the summary's table uses (units::format_latency_ns: "2.08 s", "199 ms").
+        crate::units::format_latency_ns(measured.startup.at(99.0).unwrap_or(0) as f64),
+        crate::units::format_latency_ns(measured.lateness.at(99.0).unwrap_or(0) as f64),
+        match (measured.meets_target, measured.interrupted, measured.cache_served) {
+            (_, true, _) => "  interrupted",
+            (true, _, true) => "  cache-served (not counted)",
+            (true, _, false) => "  ok",
+            (false, _, _) => "  missed",
+        }
+    )
+}
+
 /// What a step's viewers went through, start-up apart from playback: "all steady at 9.2 s, 0 stalled in 8.0 s
 /// of playback", "2 never started, 1 did not fill its buffer (stopped at 7.1 s)".
 fn step_words(step: &StreamsStep) -> String {
@@ -257,7 +264,19 @@ pub fn on_loopback(host: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::on_loopback;
+    use super::{on_loopback, step_line};
+
+    /// Regression (issue 30): the progress line said "1757.41 ms" where the summary says "1.76 s".
+    #[test]
+    fn a_step_line_says_latencies_in_the_summarys_units() {
+        let text = include_str!("../../../tests/fixtures/streams-v1.json");
+        let result = crate::results::parse_result(std::path::Path::new("streams-v1.json"), text).expect("a result");
+        let steps = &result.streams.expect("a streams result").steps;
+        let missed = steps.iter().find(|s| s.count == 12).expect("the step at 12");
+        let line = step_line(missed);
+        assert!(line.contains("start-up p99 2.08 s, lateness p99 1.15 s"), "{line}");
+        assert!(line.trim_end().ends_with("missed"), "{line}");
+    }
 
     #[test]
     fn loopback_hosts_are_this_host() {

@@ -35,6 +35,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
+    super::output::say_plan(&args.output, &plan);
     check_outputs(&args)?;
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let progress = ProgressLine::new(!args.output.quiet);
@@ -138,7 +139,7 @@ pub(super) fn conclude(
 fn exit_code(result: &RunResult, expect: Option<u32>, fixed: Option<u32>) -> (u8, Option<String>) {
     if let Some(phase) = result.phases.iter().find(|p| p.status == RunStatus::Failed) {
         let why = phase.failure.as_deref().unwrap_or("it did not run");
-        return (2, Some(format!("Error: '{}' failed: {why}", phase.name)));
+        return (2, Some(format!("error: '{}' failed: {why}", phase.name)));
     }
     let Some(streams) = &result.streams else {
         return (1, Some("no stream step ran, so there is no answer".into()));

@@ -54,6 +54,7 @@ pub fn run(args: SweepArgs) -> Result<ExitCode> {
         print_display_quietly(&plan);
         return Ok(ExitCode::SUCCESS);
     }
+    super::output::say_plan(&args.output, &plan);
     let interrupt = Interrupt::install().context("cannot install the Ctrl-C handler")?;
     let progress = ProgressLine::new(!args.output.quiet);
     progress.println(&format!(

@@ -146,7 +146,7 @@ impl Drop for Pool {
         if !self.devices.is_empty()
             && let Err(e) = self.take_down()
         {
-            eprintln!("Error: {e:#}");
+            eprintln!("error: {e:#}");
         }
     }
 }

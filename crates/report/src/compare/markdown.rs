@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use super::Comparison;
-use super::terminal::RULE;
+use super::terminal::{NOTHING_IN_COMMON, RULE, UNJUDGED};
 use crate::report::markdown::{cell, table};
 use crate::report::{Markdown, Renderer};
 
@@ -18,10 +18,18 @@ impl Renderer<Comparison> for Markdown {
             writeln!(out, "- **warning:** {}", cell(w))?;
         }
         writeln!(out)?;
+        if c.rows.is_empty() {
+            return writeln!(out, "_{NOTHING_IN_COMMON}_");
+        }
         let (header, rows) = c.table();
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
         let align: Vec<bool> = (0..header.len()).map(|i| i >= 2 && i + 1 < header.len()).collect();
         table(out, &header, &align, &rows)?;
-        writeln!(out, "_{RULE}_")
+        writeln!(out, "_{RULE}_")?;
+        if c.unjudged() {
+            writeln!(out)?;
+            writeln!(out, "_{UNJUDGED}_")?;
+        }
+        Ok(())
     }
 }

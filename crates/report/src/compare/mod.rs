@@ -20,7 +20,7 @@ use thiserror::Error;
 
 use crate::results::{PhaseResult, RunResult};
 pub use rows::{Measured, Row, Verdict};
-pub use terminal::RULE;
+pub use terminal::{NOTHING_IN_COMMON, RULE};
 
 /// One run in a comparison.
 pub struct Run {
@@ -150,8 +150,8 @@ impl Comparison {
                 let mut verdicts = Vec::new();
                 for (n, r) in self.runs.iter().enumerate().skip(1) {
                     cells.push(row.shown(n));
-                    cells.push(row.ratio(n).map_or("—".into(), |x| format!("{x:.2}")));
-                    verdicts.push(row.verdict_words(n, &r.key));
+                    cells.push(row.ratio_words(n));
+                    verdicts.push(row.verdict_words(n, &r.key, &self.runs[0].key));
                 }
                 verdicts.dedup();
                 cells.push(verdicts.join("; "));
@@ -159,6 +159,11 @@ impl Comparison {
             })
             .collect();
         (header, rows)
+    }
+
+    /// Some row's verdict is "cannot judge" (a run without a noise estimate for it).
+    pub fn unjudged(&self) -> bool {
+        self.rows.iter().any(|row| (1..self.runs.len()).any(|n| row.verdict(n) == Verdict::NoNoiseEstimate))
     }
 
     /// One line per run: its key, source, command, target, host and date.
@@ -214,6 +219,63 @@ mod tests {
         let allowed = Comparison::build(vec![run(0, a), run(1, b)], true).unwrap();
         assert_eq!(allowed.warnings.len(), 1);
         assert_eq!(allowed.matched_phases().len(), 1, "only the phase of the same kind is matched");
+    }
+
+    fn check() -> RunResult {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/check-v2.json");
+        crate::results::read_result(std::path::Path::new(path)).unwrap()
+    }
+
+    /// Regression (issue 30): two checks made over 80 rows (every step of every format's search, each phase's
+    /// four figures) with the 1080p row twice. Now: one row per format, then each phase's own figures.
+    #[test]
+    fn two_checks_make_a_short_table_with_each_format_once() {
+        let c = Comparison::build(vec![run(0, check()), run(1, check())], false).unwrap();
+        let groups: Vec<&str> = c.rows.iter().map(|r| r.group.as_str()).collect();
+        assert_eq!(&groups[..3], ["1080p H.264", "2160p HEVC", "2160p remux"], "{groups:?}");
+        assert_eq!(groups.iter().filter(|g| g.contains("1080p")).count(), 1, "{groups:?}");
+        assert!(c.rows.len() <= 20, "{} rows: {groups:?}", c.rows.len());
+        assert!(!groups.iter().any(|g| g.ends_with(" streams") || g.starts_with("estimate")), "{groups:?}");
+        let figures: Vec<String> = c.rows.iter().map(|r| format!("{}: {}", r.group, r.figure)).collect();
+        assert!(figures.contains(&"seq-read 1M qd8: read MB/s".to_string()), "{figures:?}");
+        assert!(figures.contains(&"rand-read 4k qd32: read p99".to_string()), "{figures:?}");
+        assert!(!figures.iter().any(|f| f.ends_with("p50")), "{figures:?}");
+    }
+
+    /// Regression (issue 30): every phase row of two quick checks said "too few intervals to judge", and
+    /// nothing said why: the rows say "cannot judge (see below)", and one line under the table says why.
+    #[test]
+    fn rows_that_cannot_be_judged_are_explained_once() {
+        let mut other = check();
+        if let Some(w) = other.phases[0].write.as_mut() {
+            w.mbps *= 2.0;
+        }
+        let c = Comparison::build(vec![run(0, check()), run(1, other)], false).unwrap();
+        assert!(c.unjudged());
+        let text = crate::render_to_string(&crate::Summary, &c);
+        assert_eq!(text.matches(NOTHING_IN_COMMON).count(), 0);
+        assert_eq!(text.matches(terminal::UNJUDGED).count(), 1, "{text}");
+        assert!(text.contains("cannot judge (see below)"), "{text}");
+        let same = Comparison::build(vec![run(0, check()), run(1, check())], false).unwrap();
+        assert!(!same.unjudged());
+        assert!(!crate::render_to_string(&crate::Summary, &same).contains(terminal::UNJUDGED));
+    }
+
+    /// Regression (issue 30): `--allow-different` on runs with nothing in common printed an empty table.
+    #[test]
+    fn runs_with_nothing_in_common_say_so_instead_of_an_empty_table() {
+        let c = Comparison::build(vec![run(0, fixture()), run(1, check())], true).unwrap();
+        let mut other = fixture();
+        for p in &mut other.phases {
+            p.name = format!("other {}", p.name);
+        }
+        let c2 = Comparison::build(vec![run(0, fixture()), run(1, other)], true).unwrap();
+        assert!(c2.rows.is_empty());
+        let text = crate::render_to_string(&crate::Summary, &c2);
+        assert!(text.contains(NOTHING_IN_COMMON) && !text.contains("verdict"), "{text}");
+        let markdown = crate::render_to_string(&crate::Markdown, &c2);
+        assert!(markdown.contains(NOTHING_IN_COMMON) && !markdown.contains("| phase"), "{markdown}");
+        assert!(!c.warnings.is_empty());
     }
 
     #[test]

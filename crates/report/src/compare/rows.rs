@@ -67,14 +67,53 @@ impl Row {
         if (diff > 0.0) == self.higher_is_better { Verdict::Better(pct) } else { Verdict::Worse(pct) }
     }
 
-    /// The verdict in words, for run `key`.
-    pub fn verdict_words(&self, run: usize, key: &str) -> String {
-        match self.verdict(run) {
-            Verdict::Better(p) => format!("{key} better by {p:.0} %"),
-            Verdict::Worse(p) => format!("{key} worse by {p:.0} %"),
-            Verdict::NoClearDifference => "no clear difference".into(),
-            Verdict::NoNoiseEstimate => "too few intervals to judge".into(),
-            Verdict::Missing => format!("{key} lacks it"),
+    /// `run` against the baseline as hyperfine says it: the factor by which it is better or worse (the larger
+    /// value over the smaller, ≥ 1), its uncertainty, and the word for the direction ("faster", "more"). The
+    /// uncertainty is the verdict's own band (the larger of the two runs' variations) over the smaller value, so
+    /// "f ± u" with f − u ≤ 1 is exactly "no clear difference" and the words never disagree with the verdict.
+    pub fn factor(&self, run: usize) -> Option<(f64, Option<f64>, &'static str)> {
+        let (a, b) = (self.values[0]?, self.values.get(run).copied()??);
+        let (low, high) = (a.value.min(b.value), a.value.max(b.value));
+        if low <= 0.0 {
+            return None;
+        }
+        let better = (b.value > a.value) == self.higher_is_better;
+        let band = a.noise.zip(b.noise).map(|(na, nb)| na.max(nb) / low);
+        let word = match (self.figure.starts_with("streams"), better) {
+            (true, true) => "more",
+            (true, false) => "fewer",
+            (false, true) => "faster",
+            (false, false) => "slower",
+        };
+        Some((high / low, band, word))
+    }
+
+    /// The ratio column: `run`'s value over the baseline's, with ± the verdict's band over the baseline (a ratio
+    /// within 1 ± it is no clear difference).
+    pub fn ratio_words(&self, run: usize) -> String {
+        let Some(ratio) = self.ratio(run) else { return "—".into() };
+        let (a, b) = (self.values[0], self.values.get(run).copied().flatten());
+        match a.zip(b).and_then(|(a, b)| Some(a.noise?.max(b.noise?) / a.value)) {
+            Some(band) if band.is_finite() => format!("{ratio:.2} ± {band:.2}"),
+            _ => format!("{ratio:.2}"),
+        }
+    }
+
+    /// The verdict in words, for run `key` against the baseline `base`: "B 1.15 ± 0.03 times faster" (as
+    /// hyperfine says it), "no clear difference", or which run lacks the figure.
+    pub fn verdict_words(&self, run: usize, key: &str, base: &str) -> String {
+        let factor = |f: f64, sigma: Option<f64>, word: &str| match sigma {
+            Some(s) => format!("{key} {f:.2} ± {s:.2} times {word}"),
+            None => format!("{key} {f:.2} times {word}"),
+        };
+        match (self.verdict(run), self.factor(run)) {
+            (Verdict::Better(_) | Verdict::Worse(_), Some((f, sigma, word))) => factor(f, sigma, word),
+            (Verdict::Better(p), None) => format!("{key} better by {p:.0} %"),
+            (Verdict::Worse(p), None) => format!("{key} worse by {p:.0} %"),
+            (Verdict::NoClearDifference, _) => "no clear difference".into(),
+            (Verdict::NoNoiseEstimate, _) => "cannot judge (see below)".into(),
+            (Verdict::Missing, _) if self.values[0].is_none() => format!("{base} lacks it"),
+            (Verdict::Missing, _) => format!("{key} lacks it"),
         }
     }
 
@@ -191,7 +230,8 @@ fn count(v: f64) -> String {
 }
 
 fn stream_rows(runs: &[&RunResult], rows: &mut Vec<Row>) {
-    if let Some(s) = &runs[0].streams
+    // A check's streams result is its search: its formats' rows below say the same (issue 30: the 1080p row twice).
+    if let Some(s) = runs[0].streams.as_ref().filter(|_| runs[0].check.is_none())
         && s.capacity.is_some()
     {
         let values = runs.iter().map(|r| r.streams.as_ref()?.capacity.as_ref().map(capacity)).collect();
@@ -223,13 +263,21 @@ fn stream_rows(runs: &[&RunResult], rows: &mut Vec<Row>) {
     }
 }
 
-/// Every row of a comparison: capacity first (the answer people look for), then the phases.
+/// Every row of a comparison: capacity first (the answer people look for), then the phases. Checks are compared
+/// in a short table (`compact`): the verdict's formats, then the one or two figures each measuring phase is there
+/// for, without the search's steps and phases (the formats' rows are their answer).
 pub fn rows(runs: &[Run]) -> Vec<Row> {
     let results: Vec<&RunResult> = runs.iter().map(|r| &r.result).collect();
+    let compact = results.iter().all(|r| r.check.is_some());
     let mut out = Vec::new();
     stream_rows(&results, &mut out);
-    super::steps::step_rows(&results, &mut out);
+    if !compact {
+        super::steps::step_rows(&results, &mut out);
+    }
     for phase in &results[0].phases {
+        if compact && (phase.streams.is_some() || phase.name.starts_with("estimate")) {
+            continue;
+        }
         let matched: Vec<&PhaseResult> = results
             .iter()
             .filter_map(|r| {
@@ -237,7 +285,19 @@ pub fn rows(runs: &[Run]) -> Vec<Row> {
             })
             .collect();
         if matched.len() == results.len() {
+            let start = out.len();
             phase_rows(&matched, &mut out);
+            if compact {
+                let keep = |figure: &str| match figure.split_once(' ') {
+                    Some((_, "MB/s")) => !phase.rw.starts_with("rand") && phase.file_ops.is_none(),
+                    Some((_, "IOPS" | "p99")) => phase.rw.starts_with("rand") || phase.file_ops.is_some(),
+                    Some((_, "p50")) => false,
+                    _ => true,
+                };
+                let mut added = out.split_off(start);
+                added.retain(|row| keep(&row.figure));
+                out.extend(added);
+            }
         }
     }
     out
@@ -269,6 +329,38 @@ mod tests {
             matches!(row(100.0, Some(1.0), 120.0, Some(1.0), false).verdict(1), Verdict::Worse(p) if (p - 20.0).abs() < 1e-9)
         );
         assert_eq!(row(100.0, None, 200.0, Some(1.0), true).verdict(1), Verdict::NoNoiseEstimate);
+    }
+
+    /// hyperfine's "1.15 ± 0.03 times faster", with the verdict's own band as the ±, so the words and the
+    /// verdict agree: a factor within its band is no clear difference.
+    #[test]
+    fn a_verdict_says_how_many_times_better_as_hyperfine_does() {
+        let r = row(100.0, Some(1.0), 115.0, Some(3.0), true);
+        assert_eq!(r.verdict_words(1, "B", "A"), "B 1.15 ± 0.03 times faster");
+        assert_eq!(r.ratio_words(1), "1.15 ± 0.03");
+        // Latency: lower is better, and the factor is the larger over the smaller.
+        let r = row(200.0, Some(10.0), 100.0, Some(5.0), false);
+        assert_eq!(r.verdict_words(1, "B", "A"), "B 2.00 ± 0.10 times faster");
+        let r = row(100.0, Some(10.0), 200.0, Some(5.0), false);
+        assert_eq!(r.verdict_words(1, "B", "A"), "B 2.00 ± 0.10 times slower");
+        let r = row(100.0, Some(20.0), 115.0, Some(3.0), true);
+        assert_eq!(
+            (r.verdict_words(1, "B", "A").as_str(), r.ratio_words(1).as_str()),
+            ("no clear difference", "1.15 ± 0.20")
+        );
+        let streams = Row { figure: "streams sustained".into(), ..row(100.0, Some(1.0), 80.0, Some(1.0), true) };
+        assert_eq!(streams.verdict_words(1, "C", "A"), "C 1.25 ± 0.01 times fewer");
+        assert_eq!(row(100.0, None, 200.0, Some(1.0), true).verdict_words(1, "B", "A"), "cannot judge (see below)");
+    }
+
+    /// Regression (issue 30): "B lacks it" where A lacked it.
+    #[test]
+    fn the_run_that_lacks_a_figure_is_the_one_named() {
+        let m = Some(Measured { value: 5.0, noise: Some(1.0), at_least: false });
+        let r = Row { values: vec![None, m], ..row(1.0, None, 1.0, None, true) };
+        assert_eq!(r.verdict_words(1, "B", "A"), "A lacks it");
+        let r = Row { values: vec![m, None], ..r };
+        assert_eq!(r.verdict_words(1, "B", "A"), "B lacks it");
     }
 
     #[test]

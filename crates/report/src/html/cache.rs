@@ -98,7 +98,8 @@ pub fn cliff_chart(cache: &CacheSummary) -> Option<Chart> {
         y: Axis::linear("read throughput (MB/s)", 0.0, super::svg::headroom(hi), num),
         series: vec![
             Series::new("repeated reads", Style::Line, 0, points.clone()),
-            Series::new("measured regions", Style::Points, 0, points),
+            // A colour of its own: a legend of two entries in one colour cannot be read (issue 30).
+            Series::new("measured regions", Style::Points, 1, points),
         ],
         marks,
     })

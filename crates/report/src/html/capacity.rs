@@ -72,8 +72,9 @@ pub fn capacity_charts(search: &Search) -> Vec<Chart> {
     let stall_marks = marks(search, max_x, &mut hint);
     let stalls = split(search.steps, |s| f64::from(s.streams_stalled));
     let most = search.steps.iter().map(|s| f64::from(s.streams_stalled)).fold(0.0, f64::max);
-    let mut y = Axis::linear("streams that stalled (count)", 0.0, headroom(most.max(1.0)), num);
-    y.ticks = (most < 5.0).then(|| (0..=(most as u32 + 1)).map(|k| (f64::from(k), k.to_string())).collect());
+    // Whole counts: at least 0, 1 and 2 on the axis, so that it has three ticks to read (issue 30).
+    let mut y = Axis::linear("streams that stalled (count)", 0.0, headroom(most.max(2.0)), num);
+    y.ticks = (most < 5.0).then(|| (0..=(most as u32 + 1).max(2)).map(|k| (f64::from(k), k.to_string())).collect());
     let first = Chart {
         id: format!("capacity-stalls-{}", search.key),
         title: format!("Stalls by stream count: {}", search.label),

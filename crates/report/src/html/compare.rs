@@ -143,6 +143,11 @@ impl Renderer<Comparison> for Html {
             runs.push_str(&format!("<p class=\"warn\"><b>warning:</b> {}</p>", esc(w)));
         }
         section(out, "runs", "Runs", &runs)?;
+        if c.rows.is_empty() {
+            let nothing = format!("<p>{}</p>", esc(crate::report::compare::NOTHING_IN_COMMON));
+            section(out, "table", "Side by side", &nothing)?;
+            return page_end(out, &format!("streamcap {} · compare", env!("CARGO_PKG_VERSION")));
+        }
         let (header, rows) = c.table();
         let header: Vec<&str> = header.iter().map(String::as_str).collect();
         let right: Vec<bool> = (0..header.len()).map(|i| i >= 2 && i + 1 < header.len()).collect();

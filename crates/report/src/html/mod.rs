@@ -2,14 +2,16 @@
 //! the report is written, no script, no font, no image and no link that would fetch anything. A
 //! Content-Security-Policy of `default-src 'none'` makes the browser itself refuse any request, so a page that
 //! tried would log an error instead. Light and dark follow `prefers-color-scheme`; print styles drop the
-//! backgrounds and keep charts whole. Sections: verdict or summary first, then charts, then the facts (host,
-//! devices, notices and cache flags, configuration). A sweep's many short passes get its curves instead of
+//! backgrounds and keep charts whole. Sections: a check's glance (`glance`) and verdict or the summary first, the
+//! phase table and the notices and cache flags, then charts, then the facts (host, devices, configuration). A
+//! sweep's many short passes get its curves instead of
 //! per-phase timelines and latency charts (`sweep`).
 
 mod cache;
 mod capacity;
 mod charts;
 mod compare;
+mod glance;
 mod svg;
 mod sweep;
 mod tables;
@@ -77,7 +79,9 @@ fn subtitle(result: &RunResult) -> String {
 /// Every capacity search in the result: the streams command's, or one per format of a check.
 fn searches(result: &RunResult) -> Vec<Search<'_>> {
     let mut out = Vec::new();
-    if let Some(s) = &result.streams {
+    // A check's streams result is its last format's search, which the check's own verdict below holds too: drawn
+    // once, from the verdict (issue 30: the 1080p charts appeared twice).
+    if let Some(s) = result.streams.as_ref().filter(|_| result.check.is_none()) {
         out.push(Search {
             key: "streams".into(),
             label: s.label.clone(),
@@ -129,6 +133,9 @@ impl Renderer for Html {
             }
             section(out, "phases", "Phases", &body)?;
         }
+        // Before the charts: the header says figures are "flagged below", and the flags change how the charts
+        // read (issue 30: the warning came at byte 82k of a 117k page).
+        section(out, "notices", "Notices and cache flags", &tables::notices(shown))?;
         if result.sweep.is_some() {
             let why = "<p class=\"none\">A sweep's passes are short and many: the curves above take the place of \
                        per-phase timelines and latency charts (the JSON keeps every phase's intervals).</p>";
@@ -136,7 +143,6 @@ impl Renderer for Html {
         } else {
             phase_charts(out, result)?;
         }
-        section(out, "notices", "Notices and cache flags", &tables::notices(shown))?;
         section(out, "host", "Host and devices", &tables::host_facts(result))?;
         section(out, "config", "Configuration", &tables::configuration(result))?;
         let footer =
@@ -149,6 +155,7 @@ impl Renderer for Html {
 /// curves of a sweep, the steps of a streams run.
 fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     if let Some(check) = &result.check {
+        section(out, "glance", "At a glance", &glance::glance(result, check))?;
         let mut verdict = tables::verdict_table(check);
         for v in &check.verdict {
             verdict.push_str(&format!("<p class=\"words\">{}</p>", esc(&v.capacity.words)));
@@ -172,7 +179,10 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
             &sweep::sweep_section(s),
         )?;
     }
-    if let Some(streams) = &result.streams {
+    if let Some(check) = &result.check {
+        section(out, "steps", "Steps of each format's search", &check_steps(result, check))?;
+    }
+    if let Some(streams) = result.streams.as_ref().filter(|_| result.check.is_none()) {
         let mut body = tables::steps_table(streams);
         if let Some(answer) = &streams.capacity {
             body.push_str(&format!("<p class=\"words\"><b>{}</b></p>", esc(&answer.words)));
@@ -183,6 +193,20 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         section(out, "steps", &format!("Streams: {}", streams.label), &body)?;
     }
     Ok(())
+}
+
+/// Every format's step table (issue 30: only the last format's, the one the check's streams result holds, was
+/// shown), under the format's name; the step columns and words are the streams command's.
+fn check_steps(result: &RunResult, check: &crate::results::CheckSummary) -> String {
+    let Some(template) = &result.streams else { return String::new() };
+    let mut body = String::new();
+    for v in check.verdict.iter().filter(|v| !v.steps.is_empty()) {
+        let mut streams = template.clone();
+        streams.label = v.label.clone();
+        streams.steps = v.steps.clone();
+        body.push_str(&format!("<h3>{}</h3>{}", esc(&v.label), tables::steps_table(&streams)));
+    }
+    body
 }
 
 /// Timelines, the device timeline with the device table, and the latency curves of the phases.

@@ -27,12 +27,16 @@ pub struct Axis {
 }
 
 impl Axis {
+    /// A linear axis; an empty range (every value the same) is widened so that it still has a scale.
     pub fn linear(title: &str, min: f64, max: f64, format: fn(f64) -> String) -> Axis {
+        let max = if max > min { max } else { min + min.abs().max(1.0) };
         Axis { title: title.into(), min, max, log: false, ticks: None, format }
     }
 
     pub fn log(title: &str, min: f64, max: f64, format: fn(f64) -> String) -> Axis {
-        Axis { title: title.into(), min: min.max(f64::MIN_POSITIVE), max, log: true, ticks: None, format }
+        let min = min.max(f64::MIN_POSITIVE);
+        let max = if max > min { max } else { min * 10.0 };
+        Axis { title: title.into(), min, max, log: true, ticks: None, format }
     }
 
     /// Position 0–1 along the axis.
@@ -49,7 +53,13 @@ impl Axis {
         if let Some(ticks) = &self.ticks {
             return ticks.clone();
         }
-        let values = if self.log { decades(self.min, self.max) } else { nice_ticks(self.min, self.max) };
+        let mut values = if self.log { log_ticks(self.min, self.max) } else { nice_ticks(self.min, self.max) };
+        // An axis needs three ticks to be read (issue 30: one tick on a latency chart, one or two on the sweep's
+        // log axes): short of that, its two ends and the middle.
+        if values.len() < 3 && self.max > self.min {
+            let mid = if self.log { (self.min * self.max).sqrt() } else { (self.min + self.max) / 2.0 };
+            values = vec![self.min, mid, self.max];
+        }
         values.into_iter().map(|v| (v, (self.format)(v))).collect()
     }
 }
@@ -276,7 +286,7 @@ impl Chart {
     /// Bands first (under the data), lines and labels after (over it).
     fn write_marks(&self, out: &mut String, bands: bool) {
         let (y0, y1) = (TOP, HEIGHT - BOTTOM);
-        let mut verticals = 0;
+        let mut rows = LabelRows::default();
         for mark in &self.marks {
             match (mark, bands) {
                 (Mark::Band(a, b, label), true) => {
@@ -292,13 +302,14 @@ impl Chart {
                 (Mark::Vertical(x, label), false) => {
                     let x = self.px(*x);
                     let _ = write!(out, "<line class=\"mark\" x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{y0}\" y2=\"{y1}\"/>");
-                    // Labels of neighbouring marks take turns in three rows so that they do not overwrite each other.
-                    let row = f64::from(verticals % 3);
-                    verticals += 1;
-                    let y = y0 + 12.0 + 13.0 * row;
                     // Past the middle, a label goes left of its line so that it stays inside the chart.
                     let (lx, anchor) =
                         if x > (LEFT + WIDTH - RIGHT) / 2.0 { (x - 3.0, "end") } else { (x + 3.0, "start") };
+                    // Each label takes the first row where it overlaps no other (issue 30: phase labels of an
+                    // over-time chart written over each other into a jumble).
+                    let width = label_width(label);
+                    let span = if anchor == "end" { (lx - width, lx) } else { (lx, lx + width) };
+                    let y = y0 + 12.0 + 13.0 * rows.place(span) as f64;
                     let _ = write!(
                         out,
                         "<text class=\"marklabel\" x=\"{lx:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\">{}</text>",
@@ -324,6 +335,30 @@ impl Chart {
                 _ => {}
             }
         }
+    }
+}
+
+/// Width of a mark label in the chart's units: 11 px text at about 0.6 em a character (no font is measured
+/// when the page is written; the browser test measures the real boxes).
+fn label_width(label: &str) -> f64 {
+    label.chars().count() as f64 * 6.6
+}
+
+/// The rows of mark labels at the top of a plot, each holding the horizontal spans taken in it.
+#[derive(Default)]
+struct LabelRows(Vec<Vec<(f64, f64)>>);
+
+impl LabelRows {
+    /// The first row where `(start, end)` overlaps no label (with a small gap), which it then takes.
+    fn place(&mut self, (start, end): (f64, f64)) -> usize {
+        const GAP: f64 = 6.0;
+        let free = |row: &Vec<(f64, f64)>| row.iter().all(|(a, b)| end + GAP <= *a || start >= b + GAP);
+        let row = self.0.iter().position(free).unwrap_or(self.0.len());
+        if row == self.0.len() {
+            self.0.push(Vec::new());
+        }
+        self.0[row].push((start, end));
+        row
     }
 }
 
@@ -363,6 +398,27 @@ pub fn decades(min: f64, max: f64) -> Vec<f64> {
     }
     let (lo, hi) = (min.log10().ceil() as i32, (max.log10() + 1e-9).floor() as i32);
     (lo..=hi).map(|k| 10f64.powi(k)).collect()
+}
+
+/// Ticks of a log axis: the decades, or 1-2-5 within each decade when there are fewer than three, or every
+/// 1…9 × 10^k when even those are too few (a range inside one decade).
+pub fn log_ticks(min: f64, max: f64) -> Vec<f64> {
+    let decades = decades(min / 10.0, max * 10.0);
+    let within = |steps: &[f64]| -> Vec<f64> {
+        decades
+            .iter()
+            .flat_map(|d| steps.iter().map(move |s| d * s))
+            .filter(|v| *v >= min * (1.0 - 1e-9) && *v <= max * (1.0 + 1e-9))
+            .collect()
+    };
+    let mut ticks = within(&[1.0]);
+    if ticks.len() < 3 {
+        ticks = within(&[1.0, 2.0, 5.0]);
+    }
+    if ticks.len() < 3 {
+        ticks = within(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    }
+    ticks
 }
 
 /// The upper end of a linear axis: the largest value with 10 % room, never zero.
@@ -419,6 +475,35 @@ mod tests {
         // The top edge at 30, the bottom edge back along the first series at 10.
         assert!(second.contains(&format!("{:.1}", c.py(30.0))) && second.contains(&format!("{:.1}", c.py(10.0))));
         assert!(second.ends_with('Z'));
+    }
+
+    /// Regression (issue 30): one tick on the latency-over-time chart, one or two on the sweep's log axes.
+    #[test]
+    fn every_axis_has_at_least_three_ticks() {
+        let label = |v: f64| format!("{v}");
+        let ranges = [(0.0, 0.0), (5.0, 5.0), (0.0, 1e-3), (3.2, 4.1), (0.0, 7.0), (1.0, 2.0), (0.0, 1e9), (-3.0, 2.0)];
+        for (min, max) in ranges {
+            let ticks = Axis::linear("x", min, max, label).tick_values();
+            assert!(ticks.len() >= 3, "linear {min}..{max}: {ticks:?}");
+        }
+        let logs = [(150.0, 400.0), (1.0, 10.0), (4096.0, 65536.0), (1e3, 1e9), (2.0, 2.0), (1e-3, 5e-3)];
+        for (min, max) in logs {
+            let ticks = Axis::log("x", min, max, label).tick_values();
+            assert!(ticks.len() >= 3, "log {min}..{max}: {ticks:?}");
+            assert!(ticks.iter().all(|(v, _)| *v >= min * 0.999), "log {min}..{max}: {ticks:?}");
+        }
+        assert_eq!(log_ticks(1.0, 1000.0), [1.0, 10.0, 100.0, 1000.0]);
+        assert_eq!(log_ticks(1.0, 20.0), [1.0, 2.0, 5.0, 10.0, 20.0]);
+    }
+
+    #[test]
+    fn mark_labels_take_the_first_row_where_they_overlap_nothing() {
+        let mut rows = LabelRows::default();
+        assert_eq!(rows.place((100.0, 200.0)), 0);
+        assert_eq!(rows.place((150.0, 250.0)), 1, "overlaps the first");
+        assert_eq!(rows.place((210.0, 300.0)), 0, "fits beside the first");
+        assert_eq!(rows.place((140.0, 160.0)), 2, "under both");
+        assert_eq!(rows.place((20.0, 60.0)), 0, "left of everything");
     }
 
     #[test]

@@ -106,10 +106,9 @@ pub fn notices(result: &RunResult) -> String {
                 format!("'{}' may describe memory rather than storage: {why}; treat it as an upper bound", p.name),
             ));
         }
-        for d in &p.devices {
-            if let Some(why) = &d.implausible {
-                items.push(("implausible", format!("'{}', {}: {why}", p.name, d.activity.name)));
-            }
+        // One item per phase for a whole pool, as the terminal says it.
+        if let Some(line) = crate::report::terminal::cache_beneath(p) {
+            items.push(("implausible", line.trim_start_matches("cache beneath: ").to_string()));
         }
         if let Some(steady) = &p.steady_state {
             items.push(("steady state", format!("'{}': {}", p.name, super::super::steady::steady_words(steady))));
