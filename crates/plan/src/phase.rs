@@ -174,7 +174,7 @@ impl PhasePlan {
             ramp: spec.ramp.unwrap_or(defaults::RAMP),
             continue_on_error: spec.continue_on_error.unwrap_or(false),
             seed: spec.seed.unwrap_or(defaults::SEED),
-            fio: spec.fio.clone(),
+            fio: spec.fio.info.clone(),
             kind,
         }
     }

@@ -13,6 +13,7 @@ mod amount;
 mod data;
 mod detect;
 mod distribution;
+mod extras;
 mod file_sizes;
 mod fileset;
 mod fio;
@@ -37,6 +38,7 @@ pub use amount::IoAmount;
 pub use data::DataSpec;
 pub use detect::{Dialect, detect_dialect};
 pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
+pub use extras::{FioExtras, VdbenchExtras};
 pub use fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     FormatMode, FormatWorkloadSpec, OpRateSpec, StopAfter,

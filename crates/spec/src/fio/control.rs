@@ -80,7 +80,7 @@ mod tests {
 
     fn controls(text: &str) -> Vec<(Option<ExitWhat>, Option<FlowSpec>)> {
         let spec = parse_fio_job(Path::new("j.fio"), text).expect("parses");
-        spec.phases.iter().map(|p| p.fio.as_ref().map(|f| (f.exit_all, f.flow)).expect("fio info")).collect()
+        spec.phases.iter().map(|p| p.fio.info.as_ref().map(|f| (f.exit_all, f.flow)).expect("fio info")).collect()
     }
 
     #[test]

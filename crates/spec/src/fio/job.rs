@@ -118,8 +118,8 @@ fn data_set(
         phase.sharing = Some(Sharing::Whole);
     }
     phase.offset = o.size("offset").map(size_or_percent);
-    phase.offset_increment = o.size("offset_increment").map(size_or_percent);
-    phase.number_ios = o.int("number_ios").filter(|n| *n > 0);
+    phase.fio.offset_increment = o.size("offset_increment").map(size_or_percent);
+    phase.fio.number_ios = o.int("number_ios").filter(|n| *n > 0);
     // fio's fill_device: the size is whatever fills the target (worked out when planning), not `size`.
     if o.flag("fill_device") {
         phase.fill_device = Some(true);
@@ -186,16 +186,17 @@ fn map_pacing(job: &Job, phase: &mut PhaseSpec, rw: crate::spec::RwMode) -> Resu
     };
     phase.rate = value("rate")?.map(|b| ByteRate(b as f64));
     phase.rate_iops = value("rate_iops")?;
-    phase.rate_min = value("rate_min")?.map(|b| ByteRate(b as f64));
-    phase.rate_min_iops = value("rate_iops_min")?;
+    phase.fio.rate_min = value("rate_min")?.map(|b| ByteRate(b as f64));
+    phase.fio.rate_min_iops = value("rate_iops_min")?;
     if let Some(said) = o.get("rate_process") {
         let process: ArrivalSpec = said.raw.parse().map_err(|_| {
             fail(said, "rate_process", format!("'{}' is not an arrival process; expected linear or poisson", said.raw))
         })?;
         phase.rate_process = Some(process);
     }
-    phase.thinktime = o.time("thinktime").filter(|t| !t.is_zero());
-    phase.thinktime_blocks = o.int("thinktime_blocks").filter(|n| *n > 0).map(|n| n.min(u64::from(u32::MAX)) as u32);
+    phase.fio.thinktime = o.time("thinktime").filter(|t| !t.is_zero());
+    phase.fio.thinktime_blocks =
+        o.int("thinktime_blocks").filter(|n| *n > 0).map(|n| n.min(u64::from(u32::MAX)) as u32);
     Ok(())
 }
 

@@ -99,7 +99,7 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
         return None;
     }
     for (phase, controls) in spec.phases.iter_mut().zip(controls) {
-        if let Some(fio) = phase.fio.as_mut() {
+        if let Some(fio) = phase.fio.info.as_mut() {
             (fio.exit_all, fio.flow, fio.cmdprio) = (controls.exit_all, controls.flow, controls.cmdprio);
             fio.latency_target = controls.latency_target;
         }
@@ -214,7 +214,7 @@ fn assign_groups(jobs: &[Job], phases: &mut [PhaseSpec], global_options: &[(Stri
         if job.options.flag("group_reporting") && members.len() > 1 {
             phases[i].group = Some(jobs[members[0]].name.clone());
         }
-        phases[i].fio = Some(FioJobInfo {
+        phases[i].fio.info = Some(FioJobInfo {
             group_id: group_of[i] as u32,
             group_reporting: job.options.flag("group_reporting"),
             job_options: job.own.clone(),

@@ -78,7 +78,7 @@ fn a_wd_s_own_iorate_is_a_part_with_a_rate_of_its_own_and_no_share() {
         (Some(100), None, Some(ArrivalSpec::Poisson))
     );
     assert_eq!((parts[1].rate_iops, parts[1].skew), (None, Some(100.0)), "the other wd has all the shares");
-    assert_eq!(phase.hold_shares, Some(true), "vdbench runs its waiter when a wd says iorate= or priority=");
+    assert_eq!(phase.vdbench.hold_shares, Some(true), "vdbench runs its waiter when a wd says iorate= or priority=");
     assert!(job.notices.iter().any(|n| n.contains("priority= orders its queue")), "{:?}", job.notices);
     // Under max too, and a wd alone with its rate is a part (its rate is its own, not the rd's).
     let job = two_wds(",iorate=50,priority=1", ",priority=2", ",iorate=max").unwrap();
@@ -89,7 +89,7 @@ fn a_wd_s_own_iorate_is_a_part_with_a_rate_of_its_own_and_no_share() {
     assert_eq!(alone.phases[0].parts.as_ref().map(|p| p[0].rate_iops), Some(Some(20)));
     // Priorities alone change no rate, but vdbench's waiter holds the skew at max.
     let job = two_wds(",priority=2", ",priority=1", ",iorate=max").unwrap();
-    assert_eq!(job.phases[0].hold_shares, Some(true));
+    assert_eq!(job.phases[0].vdbench.hold_shares, Some(true));
     assert!(job.phases[0].parts.as_ref().unwrap().iter().all(|p| p.rate_iops.is_none()));
 }
 
@@ -122,7 +122,7 @@ fn streams_are_workers_each_sequential_over_its_part_of_the_lun() {
     assert!(job.notices.iter().any(|n| n.contains("6 threads raised to 8")), "{:?}", job.notices);
     assert!(job.notices.iter().any(|n| n.contains("sequential within its stream")), "{:?}", job.notices);
     let phase = one_wd(",threads=8", ",seekpct=eof,streams=2").unwrap().phases.remove(0);
-    assert_eq!((phase.jobs, phase.iodepth, phase.io_passes), (Some(2), Some(4), Some(1.0)));
+    assert_eq!((phase.jobs, phase.iodepth, phase.vdbench.io_passes), (Some(2), Some(4), Some(1.0)));
 }
 
 #[test]

@@ -21,16 +21,19 @@ fn seekpct_eof_and_minus_one_are_one_sequential_pass() {
         let text =
             format!("sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,rdpct=0,seekpct={seek}\nrd=rd1,wd=wd1,iorate=max\n");
         let phase = &parse(&text).unwrap().phases[0];
-        assert_eq!((phase.rw, phase.io_passes, phase.percentage_random), (Some(RwMode::Write), Some(1.0), None));
+        assert_eq!(
+            (phase.rw, phase.vdbench.io_passes, phase.percentage_random),
+            (Some(RwMode::Write), Some(1.0), None)
+        );
     }
     // maxdata below one pass ends it sooner; above, the end of the lun does.
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=eof\nrd=rd1,wd=wd1,iorate=max,maxdata=0.5\n";
-    assert_eq!(parse(text).unwrap().phases[0].io_passes, Some(0.5));
+    assert_eq!(parse(text).unwrap().phases[0].vdbench.io_passes, Some(0.5));
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=eof\nrd=rd1,wd=wd1,iorate=max,maxdata=3\n";
-    assert_eq!(parse(text).unwrap().phases[0].io_passes, Some(1.0));
+    assert_eq!(parse(text).unwrap().phases[0].vdbench.io_passes, Some(1.0));
     // forseekpct=eof too, and a plain loop value is no pass at all.
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,forseekpct=(eof,0)\n";
-    let passes: Vec<_> = parse(text).unwrap().phases.iter().map(|p| p.io_passes).collect();
+    let passes: Vec<_> = parse(text).unwrap().phases.iter().map(|p| p.vdbench.io_passes).collect();
     assert_eq!(passes, [Some(1.0), None]);
 }
 
@@ -39,7 +42,7 @@ fn seekpct_eof_on_several_sds_is_a_pass_of_each() {
     let text = "sd=sd1,lun=/dev/nodisk1,size=8m\nsd=sd2,lun=/dev/nodisk1,size=8m,offset=8m\n\
                 wd=wd1,sd=(sd1,sd2),rdpct=0,seekpct=eof\nrd=rd1,wd=wd1,iorate=max\n";
     let phase = &parse(text).unwrap().phases[0];
-    let passes: Vec<_> = phase.parts.as_ref().unwrap().iter().map(|p| p.io_passes).collect();
+    let passes: Vec<_> = phase.parts.as_ref().unwrap().iter().map(|p| p.vdbench.io_passes).collect();
     assert_eq!(passes, [Some(1.0), Some(1.0)]);
 }
 
@@ -59,11 +62,11 @@ fn stride_is_skip_sequential_in_place_of_random_seeks() {
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,rdpct=0,stride=(8k,64k)\nrd=rd1,wd=wd1,iorate=max\n";
     let phase = &parse(text).unwrap().phases[0];
     assert_eq!(phase.rw, Some(RwMode::RandWrite));
-    assert_eq!(phase.stride, Some(StrideSpec { min: Bytes::kib(8), max: Bytes::kib(64) }));
+    assert_eq!(phase.vdbench.stride, Some(StrideSpec { min: Bytes::kib(8), max: Bytes::kib(64) }));
     // Sequential I/O takes no random seeks, so there is nothing to skip: vdbench ignores it, with a notice here.
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=0,stride=(8k,64k)\nrd=rd1,wd=wd1,iorate=max\n";
     let job = parse(text).unwrap();
-    assert_eq!(job.phases[0].stride, None);
+    assert_eq!(job.phases[0].vdbench.stride, None);
     assert!(job.notices.iter().any(|n| n.contains("stride= has no effect")), "{:?}", job.notices);
     for bad in ["(64k,8k)", "8k", "(8k,64k,1m)", "(a,b)"] {
         let text = format!("sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,stride={bad}\nrd=rd1,wd=wd1,iorate=max\n");
@@ -85,7 +88,7 @@ fn hotband_is_the_wd_s_range_with_vdbench_s_skew() {
     let job = parse(text).unwrap();
     let phase = &job.phases[0];
     assert_eq!((phase.offset, phase.size), (Some(SizeOrPercent::Bytes(Bytes(0))), Some(Bytes::mib(32))));
-    assert_eq!(phase.stride, None);
+    assert_eq!(phase.vdbench.stride, None);
     assert!(job.notices.iter().any(|n| n.contains("stride= has no effect with hotband=")), "{:?}", job.notices);
     // Sequential I/O takes no random seeks: the band is only a range then.
     let text = "sd=sd1,lun=/dev/nodisk,size=64m\nwd=wd1,sd=sd1,seekpct=seq,hotband=(0,50)\nrd=rd1,wd=wd1,iorate=max\n";

@@ -9,6 +9,7 @@ use super::timing::{Rate, RatedPhase, Timing, curve, rated, rd_rate};
 use super::words::*;
 use super::*;
 use crate::spec::SpecKind;
+use crate::spec::VdbenchExtras;
 use crate::spec::fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     FormatMode, OpRateSpec, StopAfter,
@@ -278,7 +279,7 @@ fn point_phase(point: RatedPhase, fileset: &FileSetPhaseSpec, timing: Timing) ->
         name: Some(point.name),
         runtime: Some(timing.runtime),
         ramp: Some(timing.ramp),
-        curve_stop_latency: point.stop,
+        vdbench: VdbenchExtras { curve_stop_latency: point.stop, ..VdbenchExtras::default() },
         kind: Some(SpecKind::FileSet(Box::new(FileSetPhaseSpec { rate: Some(rate), ..fileset.clone() }))),
         ..PhaseSpec::default()
     }
