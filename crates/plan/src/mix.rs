@@ -49,7 +49,7 @@ pub(super) fn plan_parts_phase(
         let one = PhaseSpec { jobs: Some(parts[i].jobs.unwrap_or(1)), ..part_alone(&unit, &label, &name) };
         let (_, plan) = plan_raw(context, index, &one, target, facts, verify_block, notices)?;
         let queue = unit.queue.clone().unwrap_or_else(|| plan.files.iter().map(|f| f.to_string()).collect());
-        let bounded = parts[i].vdbench.io_passes.is_some();
+        let bounded = parts[i].io_passes.is_some();
         // The part's own rate, not the phase's that `units` lays under every part.
         let own_rate = parts[i].rate_iops.and_then(|_| pacing(&unit, &plan.block_sizes));
         planned.push(Planned { name, queue, share: shares[i], rank: unit.rank, bounded, own_rate, plan });

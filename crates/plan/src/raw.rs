@@ -331,7 +331,7 @@ fn assemble(
     let (jobs, iodepth, engine) = (spec.jobs.unwrap_or(defaults::JOBS), shape.iodepth, shape.engine);
     let unit = u64::from(shape.sizes.smallest);
     // vdbench's maxdata below 100 is passes over the data set.
-    let passes = spec.vdbench.io_passes.map(|p| Bytes((p * shape.layout.data_set.0 as f64) as u64));
+    let passes = spec.io_passes.map(|p| Bytes((p * shape.layout.data_set.0 as f64) as u64));
     let io_size = spec.io_size.or(passes).map(|b| Bytes(b.0 / unit * unit));
     let io_by_direction = by_direction(spec, shape.layout.data_set, unit);
     let workers = workers(index, spec, jobs, (io_size, io_by_direction), &mut shape);

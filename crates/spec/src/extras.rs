@@ -76,9 +76,6 @@ pub struct FioExtras {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct VdbenchExtras {
-    /// Stop after this many passes over the data set (vdbench maxdata below 100); `io-size` wins.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub io_passes: Option<f64>,
     /// Stop once this much has been read (all workers together, after the warm-up): bytes, or passes over the
     /// data set (vdbench maxdataread). Raw phases only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -131,6 +128,6 @@ impl FioExtras {
 impl VdbenchExtras {
     /// A copy of `self` with every knob that `over` says replaced by `over`'s value.
     pub fn overlay(&self, over: &VdbenchExtras) -> VdbenchExtras {
-        overlay_fields! { VdbenchExtras, self, over, [io_passes, io_read, io_written, stride, rate_percent_of_max, curve_stop_latency, hold_shares, skew_limit] }
+        overlay_fields! { VdbenchExtras, self, over, [io_read, io_written, stride, rate_percent_of_max, curve_stop_latency, hold_shares, skew_limit] }
     }
 }

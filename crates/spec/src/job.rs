@@ -165,6 +165,9 @@ pub struct PhaseSpec {
         serialize_with = "ser_opt_duration"
     )]
     pub start_delay: Option<Duration>,
+    /// Stop after this many passes over the data set (vdbench maxdata below 100, fio loops over a size not in bytes); `io-size` wins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_passes: Option<f64>,
     /// Run at the same time as the phase before it instead of after it (fio jobs without stonewall).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrent: Option<bool>,
@@ -263,7 +266,7 @@ impl PhaseSpec {
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
                 runtime, ramp, io_size, rate, rate_iops, rate_process, direct, fsync_every, end_fsync, continue_on_error,
                 verify, verify_backlog, journal, data, percentage_random, align, fill_device, offset, sharing,
-                file_names, file_sizes, invalidate, size_percent, sync_writes, start_delay, pre_read, concurrent, group, percentiles, bw_log, iops_log,
+                file_names, file_sizes, invalidate, io_passes, size_percent, sync_writes, start_delay, pre_read, concurrent, group, percentiles, bw_log, iops_log,
                 lat_log, kind, fileset_table, streams_table, parts, skew, queue, rank, steady_state,
             ]
         };

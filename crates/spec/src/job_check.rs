@@ -92,7 +92,7 @@ impl PhaseSpec {
 
     /// Sizes, run time, rates and flushes.
     fn check_amounts_and_rates(&self) -> Result<(), String> {
-        if let Some(passes) = self.vdbench.io_passes
+        if let Some(passes) = self.io_passes
             && !(passes > 0.0 && passes <= 1e6)
         {
             return Err(format!("io-passes is {passes}: give a number of passes above 0, such as 1 or 2.5"));

@@ -232,7 +232,7 @@ runtime = 5
         let text = "[global]\nrw = \"read\"\n[[phase]]\nrw = \"read\"\nthinktime = \"abc\"\n";
         let err = parse_toml_job(Path::new("t.toml"), text).unwrap_err().to_string();
         assert!(err.contains("line 5, column 1") && err.contains("thinktime = \"abc\""), "{err}");
-        let text = "[[phase]]\nrw = \"read\"\n  io-passes = \"x\"\n";
+        let text = "[[phase]]\nrw = \"read\"\n  skew-limit = \"x\"\n";
         let err = parse_toml_job(Path::new("t.toml"), text).unwrap_err().to_string();
         assert!(err.contains("line 3, column 3") && err.contains("expected f64"), "{err}");
     }
@@ -248,7 +248,7 @@ runtime = 5
         assert_eq!(fio.thinktime, Some(Duration::from_millis(2)));
         assert_eq!((fio.thinktime_blocks, fio.random_every, fio.rate_min_iops), (Some(4), Some(8), Some(10)));
         assert_eq!(fio.sequencer, Some(Sequencer::Identical));
-        assert_eq!(vdbench.io_passes, Some(2.0));
+        assert_eq!(job.phases[0].io_passes, Some(2.0));
         assert_eq!(vdbench.io_read, Some(IoAmount::Bytes(Bytes(1 << 20))));
         assert_eq!((vdbench.rate_percent_of_max, vdbench.skew_limit), (Some(50.0), Some(5.0)));
         assert_eq!(job.phases[1].fio.offset_step, Some(ByteStep(-8192)));
@@ -258,10 +258,10 @@ runtime = 5
             let json: super::PhaseSpec = serde_json::from_slice(&serde_json::to_vec(phase).unwrap()).unwrap();
             assert_eq!(&json, phase, "as the mpi broadcast sends it");
         }
-        let text = "[global]\nthinktime = \"1ms\"\nio-passes = 3\n[[phase]]\nrw = \"read\"\nio-passes = 1\n";
+        let text = "[global]\nthinktime = \"1ms\"\nskew-limit = 3.0\n[[phase]]\nrw = \"read\"\nskew-limit = 1.0\n";
         let job = parse_toml_job(Path::new("g.toml"), text).unwrap();
         assert_eq!(job.phases[0].fio.thinktime, Some(Duration::from_millis(1)), "[global]'s knob reaches the phase");
-        assert_eq!(job.phases[0].vdbench.io_passes, Some(1.0), "the phase's own knob wins");
+        assert_eq!(job.phases[0].vdbench.skew_limit, Some(1.0), "the phase's own knob wins");
     }
 
     #[test]

@@ -166,6 +166,13 @@ fn map_time(
     match io_per_clone {
         Some(bytes) if bounded => phase.io_size = Some(Bytes(bytes.saturating_mul(loops).saturating_mul(jobs))),
         Some(_) => {}
+        // A size not in bytes (size=100%, a device's whole size): fio's loops are passes over each clone's
+        // region, so the clones of a shared file make `jobs` passes over it each loop (issue 29: size=100% with
+        // loops=2 ran one pass).
+        None if loops > 1 => {
+            let clones = if phase.sharing == Some(Sharing::Whole) { jobs } else { 1 };
+            phase.io_passes = Some((loops.saturating_mul(clones)) as f64);
+        }
         None if bounded => notices.push(format!(
             "job '{}': without a size in bytes streamcap cannot bound the I/O to size × loops; it runs for the \
              runtime, or one pass over the data",
@@ -203,10 +210,14 @@ fn map_pacing(job: &Job, phase: &mut PhaseSpec, rw: crate::spec::RwMode) -> Resu
 fn map_random(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) -> Result<(), OptionError> {
     let o = &job.options;
     phase.seed = o.int("randseed");
+    // fio's randrepeat=0: "seed the random number generator ... in a predictable way so the pattern is
+    // repeatable across runs" is off, so each run draws its own seed (a randseed said wins, as in fio).
     if o.bool("randrepeat") == Some(false) && phase.seed.is_none() {
+        let seed = fresh_seed();
+        phase.seed = Some(seed);
         notices.push(format!(
-            "job '{}': randrepeat=0 has no effect: streamcap repeats the same offsets on every run unless given \
-             another randseed",
+            "job '{}': randrepeat=0: the offsets differ from run to run, as in fio; this run's seed is {seed} \
+             (randseed={seed} repeats it)",
             job.name
         ));
     }
@@ -226,6 +237,12 @@ fn map_random(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) -> Re
         phase.distribution = Some(super::rw::distribution(said, o.base)?);
     }
     Ok(())
+}
+
+/// A seed no earlier run had: the standard library's per-process random hash keys (seeded from the OS).
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }
 
 fn map_reporting(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) -> Result<(), OptionError> {

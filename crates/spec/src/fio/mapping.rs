@@ -236,10 +236,11 @@ fn global_notices(jobs: &[Job], notices: &mut Vec<String>) {
             add(format!("fio option '{option}' has no effect in streamcap: {why}"));
         }
         for (option, raw) in &job.options.unparenthesized {
+            let leading: String = raw.trim().chars().take_while(char::is_ascii_digit).collect();
             add(format!(
-                "{option}={raw}: streamcap evaluates the arithmetic; fio evaluates arithmetic only inside \
-                 parentheses and reads this as the number before the first operator; write {option}=({raw}) \
-                 for both to agree"
+                "{option}={raw}: streamcap evaluates the whole expression; fio evaluates arithmetic only inside \
+                 parentheses or in a value with $ncpus, $mb_memory or $pagesize, and reads this one as the number \
+                 before the first operator ({leading}, no unit); write {option}=({raw}) for both to agree"
             ));
         }
     }

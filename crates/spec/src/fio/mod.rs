@@ -82,4 +82,6 @@ fn report(path: &Path, problems: &Problems) -> SpecError {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_real_files;
+#[cfg(test)]
 mod tests_refusals;

@@ -117,6 +117,13 @@ pub static OPTIONS: &[Opt] = &[
     opt("create_serialize", Kind::NoEffect("streamcap lays out its files one after another before the phase")),
     opt("create_fsync", Kind::NoEffect("streamcap flushes each file it lays out")),
     opt("create_only", Kind::Refused("laying out the files without I/O is not a phase of its own here")),
+    opt(
+        "overwrite",
+        Kind::NoEffect(
+            "streamcap lays out (writes) every data file before the phase, so writes always overwrite existing \
+             data, as fio does with overwrite=1",
+        ),
+    ),
     opt("allow_file_create", Kind::NoEffect("streamcap creates the data files of a directory target itself")),
     opt("allow_mounted_write", Kind::NoEffect("streamcap never writes to a mounted device, whatever this says")),
     opt("unlink", Kind::NoEffect("streamcap removes its files after the run unless you pass --keep")),
@@ -223,6 +230,14 @@ pub static OPTIONS: &[Opt] = &[
     opt("disable_slat", MEASURED),
     alias("disable_bw_measurement", &["disable_bw"], MEASURED),
     opt("gtod_reduce", MEASURED),
+    opt(
+        "bwavgtime",
+        Kind::NoEffect("streamcap averages bandwidth over each reporting interval (--interval, log_avg_msec)"),
+    ),
+    opt(
+        "iopsavgtime",
+        Kind::NoEffect("streamcap averages IOPS over each reporting interval (--interval, log_avg_msec)"),
+    ),
     opt("clocksource", Kind::NoEffect("streamcap reads the monotonic clock")),
     opt("stats", Kind::NoEffect("streamcap always keeps statistics")),
     opt("write_bw_log", Kind::LogName),

@@ -22,7 +22,7 @@ fn maxdataread_and_maxdatawritten_bound_the_rd_in_bytes_or_multiples_of_the_sds(
     let phase = &parse(&text).unwrap().phases[0];
     assert_eq!(phase.vdbench.io_read, Some(IoAmount::Bytes(Bytes::mib(1))));
     assert_eq!(phase.vdbench.io_written, Some(IoAmount::Passes(2.0)));
-    assert_eq!((phase.io_size, phase.vdbench.io_passes), (None, None));
+    assert_eq!((phase.io_size, phase.io_passes), (None, None));
     // 100 and above are bytes, as vdbench reads maxdata=.
     let text = format!("{SD_WD}rd=rd1,wd=wd1,iorate=max,maxdatawritten=100\n");
     assert_eq!(parse(&text).unwrap().phases[0].vdbench.io_written, Some(IoAmount::Bytes(Bytes(100))));
@@ -67,7 +67,7 @@ fn formatsds_is_a_pass_of_writes_over_each_sd_used_before_the_first_rd() {
     let names: Vec<_> = parts.iter().map(|p| p.name.clone().unwrap()).collect();
     assert_eq!(names, ["SD_format_sd1", "SD_format_sd2"]);
     for part in parts {
-        assert_eq!((part.rw, part.vdbench.io_passes, part.iodepth), (Some(RwMode::Write), Some(1.0), Some(2)));
+        assert_eq!((part.rw, part.io_passes, part.iodepth), (Some(RwMode::Write), Some(1.0), Some(2)));
         assert_eq!(part.bs, Some(BlockSizeSpec::Fixed(Bytes::kib(128))));
     }
     assert_eq!(job.phases[1].name.as_deref(), Some("rd1"));

@@ -122,7 +122,7 @@ fn streams_are_workers_each_sequential_over_its_part_of_the_lun() {
     assert!(job.notices.iter().any(|n| n.contains("6 threads raised to 8")), "{:?}", job.notices);
     assert!(job.notices.iter().any(|n| n.contains("sequential within its stream")), "{:?}", job.notices);
     let phase = one_wd(",threads=8", ",seekpct=eof,streams=2").unwrap().phases.remove(0);
-    assert_eq!((phase.jobs, phase.iodepth, phase.vdbench.io_passes), (Some(2), Some(4), Some(1.0)));
+    assert_eq!((phase.jobs, phase.iodepth, phase.io_passes), (Some(2), Some(4), Some(1.0)));
 }
 
 #[test]

@@ -21,19 +21,16 @@ fn seekpct_eof_and_minus_one_are_one_sequential_pass() {
         let text =
             format!("sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,rdpct=0,seekpct={seek}\nrd=rd1,wd=wd1,iorate=max\n");
         let phase = &parse(&text).unwrap().phases[0];
-        assert_eq!(
-            (phase.rw, phase.vdbench.io_passes, phase.percentage_random),
-            (Some(RwMode::Write), Some(1.0), None)
-        );
+        assert_eq!((phase.rw, phase.io_passes, phase.percentage_random), (Some(RwMode::Write), Some(1.0), None));
     }
     // maxdata below one pass ends it sooner; above, the end of the lun does.
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=eof\nrd=rd1,wd=wd1,iorate=max,maxdata=0.5\n";
-    assert_eq!(parse(text).unwrap().phases[0].vdbench.io_passes, Some(0.5));
+    assert_eq!(parse(text).unwrap().phases[0].io_passes, Some(0.5));
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=eof\nrd=rd1,wd=wd1,iorate=max,maxdata=3\n";
-    assert_eq!(parse(text).unwrap().phases[0].vdbench.io_passes, Some(1.0));
+    assert_eq!(parse(text).unwrap().phases[0].io_passes, Some(1.0));
     // forseekpct=eof too, and a plain loop value is no pass at all.
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,forseekpct=(eof,0)\n";
-    let passes: Vec<_> = parse(text).unwrap().phases.iter().map(|p| p.vdbench.io_passes).collect();
+    let passes: Vec<_> = parse(text).unwrap().phases.iter().map(|p| p.io_passes).collect();
     assert_eq!(passes, [Some(1.0), None]);
 }
 
@@ -42,7 +39,7 @@ fn seekpct_eof_on_several_sds_is_a_pass_of_each() {
     let text = "sd=sd1,lun=/dev/nodisk1,size=8m\nsd=sd2,lun=/dev/nodisk1,size=8m,offset=8m\n\
                 wd=wd1,sd=(sd1,sd2),rdpct=0,seekpct=eof\nrd=rd1,wd=wd1,iorate=max\n";
     let phase = &parse(text).unwrap().phases[0];
-    let passes: Vec<_> = phase.parts.as_ref().unwrap().iter().map(|p| p.vdbench.io_passes).collect();
+    let passes: Vec<_> = phase.parts.as_ref().unwrap().iter().map(|p| p.io_passes).collect();
     assert_eq!(passes, [Some(1.0), Some(1.0)]);
 }
 

@@ -244,10 +244,9 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
     (phase.vdbench.io_read, phase.vdbench.io_written) = (c.io_read, c.io_written);
     // seekpct=eof ends a generator after one pass of its lun (sooner with maxdata= below one pass).
     let eof_passes = Some(c.io_passes.map_or(1.0, |p| p.min(1.0)));
-    phase.vdbench.io_passes =
-        if matches!(runs, [one] if one.eof && one.rank.is_none()) { eof_passes } else { c.io_passes };
+    phase.io_passes = if matches!(runs, [one] if one.eof && one.rank.is_none()) { eof_passes } else { c.io_passes };
     for (part, run) in phase.parts.iter_mut().flatten().zip(runs) {
-        part.vdbench.io_passes = if run.eof { eof_passes } else { None };
+        part.io_passes = if run.eof { eof_passes } else { None };
     }
     if let Some(Rate::PerSecond(v)) = point.rate {
         phase.rate_iops = Some((v.round() as u64).max(1));

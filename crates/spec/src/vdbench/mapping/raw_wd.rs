@@ -341,8 +341,8 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
             std::iter::once(&run.lun).chain(&run.more_luns).map(|l| l.to_string_lossy().into_owned()).collect(),
         ),
         file_sizes: (!run.lun_sizes.is_empty()).then(|| run.lun_sizes.clone()),
+        io_passes: run.eof.then_some(1.0),
         vdbench: VdbenchExtras {
-            io_passes: run.eof.then_some(1.0),
             stride: run.stride.filter(|_| run.seek > 0 && !run.hotband),
             ..VdbenchExtras::default()
         },

@@ -1,0 +1,42 @@
+//! Tests of the options found in the fio files people really write (issue 29): each as fio reads it, checked
+//! against fio's source (parse.c, options.c, HOWTO) and, where fio is installed, against fio itself in
+//! tests/fio_compat.rs.
+
+use super::tests::parse;
+use crate::units::Bytes;
+
+#[test]
+fn overwrite_bwavgtime_and_iopsavgtime_are_accepted_with_a_notice() {
+    // Several public job files stopped at these as unknown options.
+    let job = parse("[j]\nrw=write\nsize=1m\noverwrite=1\nbwavgtime=1000\niopsavgtime=1000\n").unwrap();
+    for option in ["overwrite", "bwavgtime", "iopsavgtime"] {
+        assert!(job.notices.iter().any(|n| n.contains(&format!("'{option}'"))), "{option}: {:?}", job.notices);
+    }
+}
+
+#[test]
+fn randrepeat_0_draws_a_seed_per_run_and_randseed_wins() {
+    // Issue 29: randrepeat=0 was ignored, so every run repeated the same offsets.
+    let first = parse("[j]\nrw=randread\nsize=1m\nrandrepeat=0\n").unwrap();
+    let seed = first.phases[0].seed.expect("a seed of its own");
+    assert!(first.notices.iter().any(|n| n.contains(&format!("randseed={seed} repeats it"))), "{:?}", first.notices);
+    let seeds: Vec<u64> =
+        (0..4).map(|_| parse("[j]\nrw=randread\nsize=1m\nrandrepeat=0\n").unwrap().phases[0].seed.unwrap()).collect();
+    assert!(seeds.iter().any(|s| *s != seed), "four more runs drew the same seed {seed}: {seeds:?}");
+    let said = parse("[j]\nrw=randread\nsize=1m\nrandrepeat=0\nrandseed=7\n").unwrap();
+    assert_eq!(said.phases[0].seed, Some(7));
+    assert!(parse("[j]\nrw=randread\nsize=1m\n").unwrap().phases[0].seed.is_none(), "fio's default repeats");
+}
+
+#[test]
+fn loops_over_a_size_not_in_bytes_are_passes_over_the_data() {
+    // Issue 29: size=100% with loops=2 ran one pass.
+    let p = &parse("[j]\nrw=read\nbs=4k\nsize=100%\nloops=2\n").unwrap().phases[0];
+    assert_eq!((p.size_percent, p.io_passes, p.io_size), (Some(100.0), Some(2.0), None));
+    // Clones of one shared file each make their passes.
+    let p = &parse("[j]\nrw=read\nbs=4k\nsize=50%\nloops=3\nnumjobs=2\nfilename=shared\n").unwrap().phases[0];
+    assert_eq!(p.io_passes, Some(6.0));
+    // In bytes it stays an amount, as before.
+    let p = &parse("[j]\nrw=read\nbs=4k\nsize=1m\nloops=2\n").unwrap().phases[0];
+    assert_eq!((p.io_size, p.io_passes), (Some(Bytes::mib(2)), None));
+}

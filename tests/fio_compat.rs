@@ -1,0 +1,92 @@
+//! The job files people really write (issue 29), run by fio itself and by streamcap on the null engine: the same
+//! file must issue the same bytes. Each test skips loudly where fio is not installed (scripts/test installs it).
+//! No timing is asserted: only counts of bytes and operations, which a busy machine does not move.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{entries, skip, streamcap};
+use serde_json::Value;
+
+fn have_fio(test: &str) -> bool {
+    let found = Command::new("sh").arg("-c").arg("command -v fio").output().is_ok_and(|o| o.status.success());
+    if !found {
+        skip(&format!("{test}: fio is not installed (scripts/test installs it)"));
+    }
+    found
+}
+
+/// fio's JSON for `job` (fio may print notes before the document).
+fn run_fio(dir: &Path, job: &str) -> Value {
+    let file = dir.join("fio-job.fio");
+    std::fs::write(&file, job).unwrap();
+    let out = Command::new("fio").arg(&file).arg("--output-format=json").current_dir(dir).output().unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let start = text.find('{').unwrap_or_else(|| panic!("no JSON from fio: {text}"));
+    serde_json::from_str(&text[start..]).unwrap()
+}
+
+/// streamcap's result for `job`, run on a fresh directory; the stderr with it.
+fn run_streamcap(dir: &Path, job: &str) -> (Value, String) {
+    let file = dir.join("streamcap-job.fio");
+    std::fs::write(&file, job).unwrap();
+    let (target, json) = (dir.join("target"), dir.join("r.json"));
+    std::fs::create_dir_all(&target).unwrap();
+    let out = streamcap().arg("run").arg(&target).arg("--job").arg(&file).arg("--json").arg(&json).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "streamcap: {stderr}");
+    assert!(entries(&target).is_empty(), "left behind: {:?}", entries(&target));
+    (common::read_json(&json), stderr)
+}
+
+/// Bytes fio's job `i` read and wrote.
+fn fio_bytes(fio: &Value, i: usize) -> (u64, u64) {
+    let job = &fio["jobs"][i];
+    (job["read"]["io_bytes"].as_u64().unwrap(), job["write"]["io_bytes"].as_u64().unwrap())
+}
+
+/// Bytes streamcap's phase `i` read and wrote.
+fn our_bytes(result: &Value, i: usize) -> (u64, u64) {
+    let phase = &result["phases"][i];
+    let bytes = |class: &str| phase[class]["bytes"].as_u64().unwrap_or(0);
+    (bytes("read"), bytes("write"))
+}
+
+/// Issue 29: `1Mi`, `4Ki`, `1Gi` were read as powers of 1000; fio reads them as powers of kb_base (1024).
+#[test]
+fn iec_suffixes_without_b_issue_the_bytes_fio_issues() {
+    if !have_fio("iec_suffixes_without_b_issue_the_bytes_fio_issues") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (size, bytes) in [("1Mi", 1 << 20), ("256Ki", 256 << 10), ("1Gi", 1 << 30), ("1MiB", 999_424)] {
+        let job = format!("[j]\nioengine=null\nrw=read\nbs=4Ki\nsize={size}\n");
+        let fio = run_fio(dir.path(), &job);
+        let (ours, _) = run_streamcap(dir.path(), &job);
+        assert_eq!(fio_bytes(&fio, 0).0, bytes, "fio's bytes for size={size}");
+        assert_eq!(our_bytes(&ours, 0).0, bytes, "streamcap's bytes for size={size}");
+    }
+}
+
+/// Issue 29: `size=100%` with `loops=2` ran one pass; fio reads the file twice.
+#[test]
+fn loops_over_a_percentage_size_make_as_many_passes_as_fio() {
+    if !have_fio("loops_over_a_percentage_size_make_as_many_passes_as_fio") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data");
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    let job = "[j]\nrw=read\nbs=4k\nsize=100%\nloops=2\n";
+    let fio = run_fio(dir.path(), &format!("{job}filename={}\n", file.display()));
+    let ours = dir.path().join("ours.fio");
+    std::fs::write(&ours, job).unwrap();
+    let json = dir.path().join("r.json");
+    let out = streamcap().arg("run").arg(&file).arg("--job").arg(&ours).arg("--json").arg(&json).output().unwrap();
+    assert!(out.status.success(), "streamcap: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(fio_bytes(&fio, 0).0, 2 << 20, "fio reads the 1 MiB file twice");
+    assert_eq!(our_bytes(&common::read_json(&json), 0).0, 2 << 20);
+}
