@@ -90,3 +90,28 @@ fn loops_over_a_percentage_size_make_as_many_passes_as_fio() {
     assert_eq!(fio_bytes(&fio, 0).0, 2 << 20, "fio reads the 1 MiB file twice");
     assert_eq!(our_bytes(&common::read_json(&json), 0).0, 2 << 20);
 }
+
+/// Issue 29: exitall_on_error was "not supported yet". As fio's backend.c: a job that ends in error stops the
+/// jobs its exit_what names (its reporting group by default); without the option the others go on.
+#[test]
+fn exitall_on_error_stops_the_jobs_running_with_the_one_that_failed() {
+    // 'slow' runs at 10 IOPS under a floor of 1,000: its first interval fails it (fio's rate_iops_min).
+    let job = |option: &str| {
+        format!(
+            "[global]\nioengine=null\nsize=16m\nrw=read\nbs=4k\n[slow]\nrate_iops=10\nrate_iops_min=1000\n\
+             time_based\nruntime=60\n{option}\n[endless]\ntime_based\nruntime=120\n"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.fio");
+    std::fs::write(&file, job("exitall_on_error")).unwrap();
+    let json = dir.path().join("r.json");
+    let out = streamcap().arg("run").arg(dir.path()).arg("--job").arg(&file).arg("--json").arg(&json).output().unwrap();
+    assert!(!out.status.success(), "a failed job fails the run: {}", String::from_utf8_lossy(&out.stderr));
+    let result = common::read_json(&json);
+    let (slow, endless) = (&result["phases"][0], &result["phases"][1]);
+    assert_ne!(slow["status"], "completed", "{slow}");
+    assert_eq!(endless["status"], "completed", "stopped by the error, counted as fio counts a terminated job");
+    assert!(endless["duration_s"].as_f64().unwrap() < 60.0, "{endless}");
+    assert_eq!(endless["read"]["errors"].as_u64().unwrap_or(0), 0);
+}

@@ -81,7 +81,6 @@ pub(super) fn map_job(job: &Job, single: bool, notices: &mut Vec<String>, proble
     problems.take(map_random(job, &mut phase, notices));
     problems.take(map_reporting(job, &mut phase, notices));
     phase.steady_state = problems.take(map_steady(job, notices)).flatten();
-    refuse_unsupported(job, problems);
     // streamcap checks steady state once per reporting interval: fio's ss_interval sets it unless
     // log_avg_msec does.
     let check = o.time("steadystate_check_interval").filter(|_| phase.steady_state.is_some());
@@ -290,14 +289,4 @@ fn map_reporting(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) ->
     phase.iops_log = log("write_iops_log");
     phase.lat_log = log("write_lat_log");
     Ok(())
-}
-
-/// Options not supported yet.
-fn refuse_unsupported(job: &Job, problems: &mut Problems) {
-    let o = &job.options;
-    for option in ["exitall_on_error"] {
-        if let Some(said) = o.get(option) {
-            problems.push(fail(said, option, "is not supported yet; remove it"));
-        }
-    }
 }

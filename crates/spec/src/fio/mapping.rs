@@ -101,7 +101,7 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
     for (phase, controls) in spec.phases.iter_mut().zip(controls) {
         if let Some(fio) = phase.fio.info.as_mut() {
             (fio.exit_all, fio.flow, fio.cmdprio) = (controls.exit_all, controls.flow, controls.cmdprio);
-            fio.latency_target = controls.latency_target;
+            (fio.latency_target, fio.exit_on_error) = (controls.latency_target, controls.exit_on_error);
         }
     }
     global_notices(&jobs, &mut spec.notices);

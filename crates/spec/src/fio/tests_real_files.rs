@@ -40,3 +40,13 @@ fn loops_over_a_size_not_in_bytes_are_passes_over_the_data() {
     let p = &parse("[j]\nrw=read\nbs=4k\nsize=1m\nloops=2\n").unwrap().phases[0];
     assert_eq!((p.io_size, p.io_passes), (Some(Bytes::mib(2)), None));
 }
+
+#[test]
+fn exitall_on_error_is_the_job_s_own_with_its_exit_what() {
+    // Issue 29: refused as "not supported yet". fio keeps it per job (td->o.exitall_error), unlike exitall.
+    let job = parse("[global]\nsize=1m\nrw=read\n[a]\nexitall_on_error\nexit_what=all\n[b]\n[c]\nexitall_on_error=1\n")
+        .unwrap();
+    let scopes: Vec<_> = job.phases.iter().map(|p| p.fio.info.as_ref().unwrap().exit_on_error).collect();
+    assert_eq!(scopes, [Some(crate::spec::ExitWhat::All), None, Some(crate::spec::ExitWhat::Group)]);
+    assert!(job.phases.iter().all(|p| p.fio.info.as_ref().unwrap().exit_all.is_none()), "not exitall");
+}
