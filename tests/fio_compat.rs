@@ -115,3 +115,35 @@ fn exitall_on_error_stops_the_jobs_running_with_the_one_that_failed() {
     assert!(endless["duration_s"].as_f64().unwrap() < 60.0, "{endless}");
     assert_eq!(endless["read"]["errors"].as_u64().unwrap_or(0), 0);
 }
+
+/// Issue 29: the fio logs could be asked for only from job files; `run` has flags for them now, in fio's formats.
+#[test]
+fn run_s_log_flags_write_fio_s_logs_at_the_asked_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let out = streamcap()
+        .current_dir(dir.path())
+        .args(["run", "--rw", "randread", "--bs", "4k", "--size", "8m", "--engine", "null", "--runtime", "1s"])
+        .arg(&target)
+        .args(["--write-bw-log", "bw", "--write-iops-log", "io", "--write-lat-log", "lat", "--log-avg-msec", "250"])
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(entries(&target).is_empty(), "the data files are gone");
+    for name in ["bw_bw.1.log", "io_iops.1.log", "lat_lat.1.log", "lat_clat.1.log"] {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let times: Vec<u64> = text
+            .lines()
+            .map(|line| {
+                let fields: Vec<u64> = line.split(", ").map(|f| f.parse().unwrap()).collect();
+                assert_eq!(fields.len(), 5, "{name}: time, value, direction, block size, offset: {line}");
+                assert!(fields[1] > 0 && fields[2] == 0, "{name}: a positive read value: {line}");
+                fields[0]
+            })
+            .collect();
+        assert!(times.len() >= 3, "{name}: one line per 250 ms interval: {text}");
+        assert!(times.windows(2).all(|w| w[1] - w[0] == 250), "{name}: 250 ms apart: {times:?}");
+    }
+}
