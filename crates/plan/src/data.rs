@@ -96,9 +96,8 @@ pub(super) fn data_shape(spec: &PhaseSpec, data_set: Bytes, writes: &BlockSizes)
         ));
     }
     let unit_bytes = u64::from(unit.unwrap_or_else(|| writes.min()).max(1));
-    let working_set_units = data
-        .dedupe_working_set
-        .map(|percent| ((data_set.0 as f64 * percent / 100.0) / unit_bytes as f64).ceil().max(1.0) as u64);
+    let share = |percent: f64| ((data_set.0 as f64 * percent / 100.0) / unit_bytes as f64).ceil().max(1.0) as u64;
+    let working_set_units = data.dedupe_sets.or(data.dedupe_working_set.map(share));
     Ok(Some(DataShape {
         dedupe_percent: data.dedupe_percent.unwrap_or(0.0),
         unit,
@@ -148,6 +147,10 @@ mod tests {
         let shape = data_shape(&spec(data), Bytes(100 << 20), &BlockSizes::Fixed { size: 4096 }).unwrap().unwrap();
         assert_eq!(shape.working_set_units, Some(1280));
         assert_eq!((shape.unit, shape.compress_chunk), (None, 512));
+        // vdbench dedupsets=N: a count of units, whatever the data set.
+        let data = DataSpec { dedupe_percent: Some(50.0), dedupe_sets: Some(7), ..Default::default() };
+        let shape = data_shape(&spec(data), Bytes(100 << 20), &BlockSizes::Fixed { size: 4096 }).unwrap().unwrap();
+        assert_eq!(shape.working_set_units, Some(7));
     }
 
     #[test]

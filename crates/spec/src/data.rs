@@ -27,6 +27,10 @@ pub struct DataSpec {
     /// unique one the worker wrote (fio dedupe_mode=repeat).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dedupe_working_set: Option<f64>,
+    /// The working set as a count of units instead of a share of the data set (vdbench dedupsets=N, a count
+    /// of sets); wins over `dedupe-working-set`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_sets: Option<u64>,
     /// With a working set: all workers draw from one set (fio dedupe_global), so their files deduplicate
     /// against each other too. Default: a set per worker.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -48,6 +52,7 @@ impl DataSpec {
             dedupe_percent: over.dedupe_percent.or(self.dedupe_percent),
             dedupe_unit: over.dedupe_unit.or(self.dedupe_unit),
             dedupe_working_set: over.dedupe_working_set.or(self.dedupe_working_set),
+            dedupe_sets: over.dedupe_sets.or(self.dedupe_sets),
             dedupe_global: over.dedupe_global.or(self.dedupe_global),
             compress_percent: over.compress_percent.or(self.compress_percent),
             compress_chunk: over.compress_chunk.or(self.compress_chunk),
@@ -66,6 +71,9 @@ impl DataSpec {
         percent("dedupe-percent", self.dedupe_percent, false)?;
         percent("dedupe-working-set", self.dedupe_working_set, true)?;
         percent("compress-percent", self.compress_percent, false)?;
+        if self.dedupe_sets == Some(0) {
+            return Err("data.dedupe-sets is 0: give at least 1 unit for the repeats to copy".into());
+        }
         if let Some(unit) = self.dedupe_unit
             && (unit.0 < 512 || unit.0 % 512 != 0 || unit.0 > 64 << 20)
         {

@@ -203,3 +203,18 @@ fn fwd_format_refusals_say_why() {
     let err = error(&fs_file(dir.path(), "fwd=format,threads=0"));
     assert!(err.contains("line 2") && err.contains("give 1 to 4096"), "{err}");
 }
+
+#[test]
+fn dedupsets_is_a_percentage_or_a_count_of_sets() {
+    // Issue 29: dedupsets= as a count was "not supported yet".
+    let data = |general: &str| {
+        let text = format!("{general}\n{SD_WD}rd=rd1,wd=wd1,iorate=max,elapsed=2\n");
+        parse(&text).unwrap().phases[0].data.clone().unwrap()
+    };
+    let percent = data("dedupratio=2,dedupsets=10%");
+    assert_eq!((percent.dedupe_working_set, percent.dedupe_sets), (Some(5.0), None));
+    let count = data("dedupratio=2,dedupsets=1000");
+    assert_eq!((count.dedupe_percent, count.dedupe_sets), (Some(50.0), Some(1000)));
+    let err = error(&format!("dedupratio=2,dedupsets=0\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n"));
+    assert!(err.contains("or a count of sets"), "{err}");
+}
