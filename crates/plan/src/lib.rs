@@ -57,7 +57,7 @@ pub use crate::spec::{
     StopAfter,
 };
 pub use build::{RunOptions, build_plan};
-pub use data::{DataShape, GlobalSet};
+pub use data::{DataShape, GlobalSet, Pattern};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use fileset_share::TreeShare;

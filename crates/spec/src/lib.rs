@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use amount::IoAmount;
-pub use data::DataSpec;
+pub use data::{DataSpec, MAX_PATTERN};
 pub use detect::{Dialect, detect_dialect};
 pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
 pub use extras::{FioExtras, VdbenchExtras};

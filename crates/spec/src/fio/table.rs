@@ -57,10 +57,6 @@ const ZONES: Kind = Kind::Refused(
     "zoned block devices (zonemode=zbd) are not supported: streamcap does not drive their zones; remove \
      the zone options",
 );
-const DATA: Kind = Kind::Refused(
-    "buffer patterns are not supported: streamcap writes random data, or data of the dedupe and compression \
-     ratios asked (dedupe_percentage, buffer_compress_percentage, zero_buffers); remove the option",
-);
 const PRIORITY: Kind = Kind::Refused(
     "I/O priority hints are not supported: streamcap sets a class and level (cmdprio_class, cmdprio) only; \
      remove the option",
@@ -277,8 +273,7 @@ pub static OPTIONS: &[Opt] = &[
     opt("cmdprio", Kind::Ints),
     opt("cmdprio_bssplit", Kind::Text),
     opt("cmdprio_hint", PRIORITY),
-    // What streamcap refuses.
-    opt("buffer_pattern", DATA),
+    opt("buffer_pattern", Kind::Text),
     // The shape of written data (`data`).
     opt("zero_buffers", Kind::Bool),
     opt("buffer_compress_percentage", Kind::Percent),

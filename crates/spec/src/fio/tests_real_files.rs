@@ -50,3 +50,27 @@ fn exitall_on_error_is_the_job_s_own_with_its_exit_what() {
     assert_eq!(scopes, [Some(crate::spec::ExitWhat::All), None, Some(crate::spec::ExitWhat::Group)]);
     assert!(job.phases.iter().all(|p| p.fio.info.as_ref().unwrap().exit_all.is_none()), "not exitall");
 }
+
+#[test]
+fn buffer_pattern_reads_as_fio_s_pattern_parser_does() {
+    // Issue 29: refused, though the OpenZFS performance suite sets it in every file.
+    let pattern = |text: &str| {
+        let job = parse(&format!("[j]\nrw=write\nsize=1m\nbuffer_pattern={text}\n")).unwrap();
+        job.phases[0].data.as_ref().and_then(|d| d.pattern.clone()).unwrap()
+    };
+    assert_eq!(pattern("0xdeadbeef"), [0xde, 0xad, 0xbe, 0xef]);
+    assert_eq!(pattern("0xabc"), [0x0a, 0xbc], "an odd count: the first digit is a byte of its own");
+    assert_eq!(pattern("0xff0x14"), [0xff, 0x14]);
+    assert_eq!(pattern("\"abcd\""), *b"abcd");
+    assert_eq!(pattern("-12"), (-12i32 as u32).to_le_bytes());
+    assert_eq!(pattern("258"), [2, 1], "least significant byte first, as few bytes as hold it");
+    assert_eq!(pattern("0"), [0]);
+    assert_eq!(pattern("0xdeadface\"ab\"-12"), [0xde, 0xad, 0xfa, 0xce, b'a', b'b', 0xf4, 0xff, 0xff, 0xff]);
+    for bad in ["'file'", "%o", "0x", "\"open"] {
+        let err = super::tests::error(&format!("[j]\nrw=write\nsize=1m\nbuffer_pattern={bad}\n"));
+        assert!(err.contains("buffer_pattern"), "{bad}: {err}");
+    }
+    let both = parse("[j]\nrw=write\nsize=1m\nbuffer_pattern=0x00\nbuffer_compress_percentage=50\n").unwrap();
+    let err = both.check().unwrap_err();
+    assert!(err.contains("not with data.dedupe-percent or data.compress-percent"), "{err}");
+}

@@ -166,7 +166,7 @@ impl<'a> Mapper<'a> {
         if flags.direct {
             trees.iter_mut().for_each(|t| t.direct = Some(true));
         }
-        let (format, only) = format_words(rd)?;
+        let (format, only) = super::fileset_format::format_words(rd)?;
         // `(restart,only)`: what is missing is created, and the phase ends without its workload.
         let workloads = if only { Vec::new() } else { workloads };
         self.refuse_format_on_shared(rd, &fwds, format)?;
@@ -479,28 +479,4 @@ fn rd_operations(rd: &Record, workloads: Vec<FileWorkloadSpec>) -> Result<Vec<Fi
         }
     }
     Ok(out)
-}
-
-/// An rd's `format=`: one word, or the list form the user guide's examples use, a mode with `only` ("terminate
-/// after the format"): `(yes,only)` is only, `(clean,only)` is clean (which ends the phase anyway) and
-/// `(restart,only)` creates what is missing and ends the phase. Says whether the phase ends after the format.
-fn format_words(rd: &Record) -> Result<(FormatMode, bool), VdbError> {
-    let Some((w, p)) = words(rd, "format")? else {
-        // vdbench does not create the files unless asked; streamcap's default is to create them.
-        return Ok((FormatMode::No, false));
-    };
-    let parse = |word: &String| word.parse::<FormatMode>().map_err(|e| fail(rd, p, e.to_string()));
-    let expected = "format takes one of yes, no, restart, only, once, clean, directories, or a list of one of \
-                    yes, restart, clean with only: (restart,only)";
-    let words: Vec<&str> = w.iter().map(String::as_str).collect();
-    match words.as_slice() {
-        [_] => Ok((parse(&w[0])?, false)),
-        [mode, "only"] | ["only", mode] => match parse(&(*mode).to_string())? {
-            FormatMode::Yes | FormatMode::Only => Ok((FormatMode::Only, false)),
-            FormatMode::Clean => Ok((FormatMode::Clean, false)),
-            FormatMode::Restart => Ok((FormatMode::Restart, true)),
-            _ => Err(fail(rd, p, expected.into())),
-        },
-        _ => Err(fail(rd, p, expected.into())),
-    }
 }
