@@ -11,6 +11,9 @@
 //!
 //! Must not: know about files and regions.
 
+use super::blocksize::BlockSizes;
+use super::source::WorkloadConfig;
+
 /// The units of one pass an operation has covered.
 #[derive(Debug, Clone)]
 pub struct RandomMap {
@@ -22,6 +25,23 @@ pub struct RandomMap {
 }
 
 impl RandomMap {
+    /// A map for fio's trimming where it applies: uniform random access (`uniform`: the source shuffles) over
+    /// one region, with a split or range of sizes (fio's bssplit, bsrange; not one fixed size per direction)
+    /// above the `unit`, which is whole units of the alignment.
+    pub(crate) fn for_workload(
+        config: &WorkloadConfig,
+        uniform: bool,
+        unit: u64,
+        all_sizes: &[u32],
+        total: u64,
+    ) -> Option<RandomMap> {
+        let varies = |b: &BlockSizes| !matches!(b, BlockSizes::Fixed { .. });
+        let split = varies(&config.block_sizes) || config.write_sizes.as_ref().is_some_and(varies);
+        let mixed = split && all_sizes.iter().any(|&s| u64::from(s) > unit);
+        let fits = uniform && config.regions.len() == 1 && unit.is_multiple_of(u64::from(config.align.max(1)));
+        (mixed && fits && config.offsets.stride.is_none()).then(|| RandomMap::new(total / unit))
+    }
+
     /// A map of `units` units (at least one), none covered.
     pub fn new(units: u64) -> RandomMap {
         let units = units.max(1);

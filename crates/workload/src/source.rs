@@ -188,7 +188,8 @@ impl OpSource {
             (Access::Random { distribution: Distribution::Uniform }, Some((_, unit))) => Shuffle::new(total / unit),
             _ => None,
         };
-        let map = Self::random_map(config, shuffle.is_some(), &random, &all_sizes, align, total);
+        let unit = random.as_ref().map(|r| r.1);
+        let map = unit.and_then(|unit| RandomMap::for_workload(config, shuffle.is_some(), unit, &all_sizes, total));
         Ok(OpSource {
             map,
             regions: config.regions.clone(),
@@ -353,25 +354,6 @@ impl OpSource {
         self.cursors[index] = offset + u64::from(len);
         self.last_offset = offset;
         (r.file, r.start + offset, len)
-    }
-
-    /// A random map for fio's trimming, where it applies: uniform random access shuffled over one region, with
-    /// block sizes above the unit (a mix or a range) that are whole units of the alignment.
-    fn random_map(
-        config: &WorkloadConfig,
-        uniform: bool,
-        random: &Option<(Sampler, u64)>,
-        all_sizes: &[u32],
-        align: u32,
-        total: u64,
-    ) -> Option<RandomMap> {
-        let unit = random.as_ref()?.1;
-        // A split or range of sizes (fio's bssplit, bsrange); not one fixed size per direction.
-        let varies = |b: &BlockSizes| !matches!(b, BlockSizes::Fixed { .. });
-        let split = varies(&config.block_sizes) || config.write_sizes.as_ref().is_some_and(varies);
-        let mixed = split && all_sizes.iter().any(|&s| u64::from(s) > unit);
-        let fits = uniform && config.regions.len() == 1 && unit % u64::from(align) == 0;
-        (mixed && fits && config.offsets.stride.is_none()).then(|| RandomMap::new(total / unit))
     }
 
     /// A random operation under the random map: a unit drawn uniformly, or the next one not covered after it,
