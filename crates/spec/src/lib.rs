@@ -99,7 +99,7 @@ pub fn read_job_file(path: &Path, options: &ReadOptions) -> Result<JobSpec, Spec
         .map_err(|cause| SpecError::Read { path: path.to_path_buf(), cause })?;
     match detect_dialect(path, &text) {
         Dialect::Toml => parse_toml_job(path, &text),
-        Dialect::Fio => parse_fio_job(path, &text),
+        Dialect::Fio => fio::parse_fio_job_on(path, &text, &fio::SystemHost, options.target.as_deref()),
         Dialect::Vdbench => parse_vdbench_job(path, &text, options),
     }
 }

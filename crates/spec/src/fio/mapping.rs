@@ -47,7 +47,12 @@ pub(super) struct Mapped {
 }
 
 /// Turns the sections of a fio file into a job, recording every problem.
-pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) -> Option<JobSpec> {
+pub fn map_sections(
+    path: &Path,
+    sections: &[Section],
+    given: Option<&Path>,
+    problems: &mut Problems,
+) -> Option<JobSpec> {
     let mut global: Vec<Entry> = Vec::new();
     let mut jobs = Vec::new();
     for section in sections {
@@ -60,12 +65,7 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
             jobs.push(job);
         }
     }
-    if sections.iter().all(Section::is_global) {
-        problems.push(OptionError {
-            at: Location { file: path.to_path_buf(), line: 1 },
-            message: "the file has no job section: add one such as [randread] after [global]".into(),
-        });
-    }
+    refuse_without_jobs(path, sections, problems);
     let mut spec = JobSpec {
         origin: SpecOrigin::Fio { path: path.to_path_buf() },
         target: None,
@@ -80,7 +80,7 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
             continue;
         }
         let Some(mapped) = map_job(job, single, &mut spec.notices, problems) else { continue };
-        add_target(&mut spec, job, mapped.target, problems);
+        add_target(&mut spec, (job, mapped.target), given, problems);
         if let Some(interval) = mapped.interval {
             spec.interval = Some(spec.interval.map_or(interval, |i| i.min(interval)));
         }
@@ -145,20 +145,46 @@ fn read_job(global: &[Entry], section: &Section, problems: &mut Problems) -> Opt
     Some(Job { name, at: section.at.clone(), options, engine, own: listed(&section.entries) })
 }
 
+fn refuse_without_jobs(path: &Path, sections: &[Section], problems: &mut Problems) {
+    if sections.iter().all(Section::is_global) {
+        problems.push(OptionError {
+            at: Location { file: path.to_path_buf(), line: 1 },
+            message: "the file has no job section: add one such as [randread] after [global]".into(),
+        });
+    }
+}
+
 /// fio reports an option under its own name, not the alias used (`ss` → `steadystate`).
 fn canonical_name(key: &str) -> String {
     super::table::find(key).map_or(key, |o| o.name).to_string()
 }
 
-/// All jobs of a file run against one target.
-fn add_target(spec: &mut JobSpec, job: &Job, target: Option<PathBuf>, problems: &mut Problems) {
+/// All jobs of a file run against one target: the one its jobs name, or the one `given` on the command line,
+/// onto which jobs naming different devices or files map (issue 29: a file naming four devices was refused
+/// even with one TARGET given).
+fn add_target(
+    spec: &mut JobSpec,
+    (job, target): (&Job, Option<PathBuf>),
+    given: Option<&Path>,
+    problems: &mut Problems,
+) {
     let Some(target) = target else { return };
     match &spec.target {
+        Some(existing) if *existing != target && given.is_some() => {
+            let given = given.expect("matched").display();
+            spec.notices.push(format!(
+                "job '{}' names {} and an earlier job {}: fio runs each on its own; here every job runs on {given}, \
+                 the target given",
+                job.name,
+                target.display(),
+                existing.display()
+            ));
+        }
         Some(existing) if *existing != target => problems.push(OptionError {
             at: job.at.clone(),
             message: format!(
-                "job '{}' uses {} but an earlier job uses {}: streamcap runs a job file against one target; split \
-                 the file",
+                "job '{}' uses {} but an earlier job uses {}: streamcap runs a job file against one target; give \
+                 the target on the command line (every job then runs on it) or split the file",
                 job.name,
                 target.display(),
                 existing.display()

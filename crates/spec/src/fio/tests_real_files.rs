@@ -74,3 +74,25 @@ fn buffer_pattern_reads_as_fio_s_pattern_parser_does() {
     let err = both.check().unwrap_err();
     assert!(err.contains("not with data.dedupe-percent or data.compress-percent"), "{err}");
 }
+
+#[test]
+fn jobs_on_several_devices_run_on_the_target_given() {
+    // Issue 29: a file naming four devices was refused even with one TARGET given.
+    use super::ini::tests::FakeHost;
+    use std::path::Path;
+    let text = "[global]\nrw=randread\nbs=4k\ndirect=1\n[a]\nfilename=/dev/sdb\n[b]\nfilename=/dev/sdc\nnumjobs=4\n";
+    let path = Path::new("/jobs/devices.fio");
+    let err = super::parse_fio_job_on(path, text, &FakeHost::default(), None).unwrap_err().to_string();
+    assert!(err.contains("give the target on the command line"), "{err}");
+    let job = super::parse_fio_job_on(path, text, &FakeHost::default(), Some(Path::new("/dev/sdz"))).unwrap();
+    assert_eq!(job.phases.len(), 2);
+    assert!(
+        job.notices.iter().any(|n| n.contains("job 'b' names /dev/sdc and an earlier job /dev/sdb")
+            && n.contains("every job runs on /dev/sdz")),
+        "{:?}",
+        job.notices
+    );
+    // The clones of a job on a device share it: one data set, not four.
+    assert_eq!(job.phases[1].jobs, Some(4));
+    assert_eq!(job.phases[1].sharing, Some(crate::spec::Sharing::Whole));
+}
