@@ -170,7 +170,7 @@ impl JobContext {
 /// Curve phases (a percentage of the maximum rate) need an earlier unpaced phase; a concurrent one needs it in
 /// an earlier stage. One pass, so that checking stays linear in the number of phases.
 fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
-    let unpaced = |p: &RawPlan| p.pacing.is_none() && p.rate_percent_of_max.is_none();
+    let unpaced = |p: &RawPlan| p.pacing.is_none() && p.curve.rate_percent_of_max.is_none();
     // Whether an unpaced phase came before this one; and before (or at) the last phase that started a stage.
     let (mut any_before, mut any_before_stage) = (false, false);
     // Only raw phases have curves; a file-set phase's percentage of the maximum is its own (`FileRate`).
@@ -180,7 +180,7 @@ fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
         if !phase.concurrent {
             any_before_stage = any_before;
         }
-        let Some(percent) = phase.rate_percent_of_max else { continue };
+        let Some(percent) = phase.curve.rate_percent_of_max else { continue };
         if phase.pacing.is_some() {
             return Err(PlanError(format!(
                 "{}: give either a rate or a percentage of the maximum rate, not both",

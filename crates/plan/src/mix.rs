@@ -354,8 +354,10 @@ fn combine(spec: &PhaseSpec, planned: Vec<Planned>, workers: Vec<WorkerPlan>, pa
         data_set,
         files,
         io_size: spec.io_size,
-        rate_percent_of_max: spec.vdbench.rate_percent_of_max,
-        curve_stop_latency: spec.vdbench.curve_stop_latency,
+        curve: super::CurvePlan {
+            rate_percent_of_max: spec.vdbench.rate_percent_of_max,
+            curve_stop_latency: spec.vdbench.curve_stop_latency,
+        },
         needs_data,
         workers,
         parts,

@@ -395,8 +395,10 @@ pub(super) fn spec_settings(index: usize, spec: &PhaseSpec) -> Result<RawPlan, S
             bytes_per_sec: spec.fio.rate_min.map(|r| r.bytes_per_sec()),
             ops_per_sec: spec.fio.rate_min_iops.map(|r| r as f64),
         }),
-        rate_percent_of_max: spec.vdbench.rate_percent_of_max,
-        curve_stop_latency: spec.vdbench.curve_stop_latency,
+        curve: super::CurvePlan {
+            rate_percent_of_max: spec.vdbench.rate_percent_of_max,
+            curve_stop_latency: spec.vdbench.curve_stop_latency,
+        },
         concurrent: spec.concurrent.unwrap_or(false) && index > 0,
         percentiles: percentiles(spec)?,
         logs: FioLogs { bw: spec.bw_log.clone(), iops: spec.iops_log.clone(), lat: spec.lat_log.clone() },
