@@ -325,6 +325,10 @@ pub struct RunArgs {
     /// Reporting interval for the progress line, the interval series and the CSV.
     #[arg(long, value_parser = parse_duration, value_name = "TIME", help_heading = "Output")]
     pub interval: Option<Duration>,
+    /// The interval of the fio logs in milliseconds (fio's log_avg_msec): the reporting interval, as a job
+    /// file's log_avg_msec sets it.
+    #[arg(long, value_name = "MS", conflicts_with = "interval", help_heading = "fio logs")]
+    pub log_avg_msec: Option<u64>,
     #[command(flatten)]
     pub output: OutputArgs,
     /// What to print at the end: the summary, fio's JSON (as `fio --output-format=json`) or the result JSON

@@ -13,7 +13,7 @@ use crate::planning::{
     self, Drive, Ingest, PlanRequest, Price, StreamDemand, StreamFormat, drive_from_result, parse_catalogue,
 };
 use crate::report::{Markdown, Ranked, Renderer, Summary, render_to_string};
-use crate::results::{read_result, rfc3339, write_json_atomically};
+use crate::results::{PhaseResultKind, read_result, rfc3339, write_json_atomically};
 use crate::units::Bytes;
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
@@ -85,7 +85,7 @@ fn drives(args: &PlanArgs) -> Result<Vec<Drive>> {
         drives
             .push(drive_from_result(&name, &result, price).with_context(|| format!("{}", Path::new(path).display()))?);
         // Figures a cache served describe no drive: said, and left out of the model.
-        for phase in result.phases.iter().filter(|p| p.streams.is_none() && p.file_ops.is_none()) {
+        for phase in result.phases.iter().filter(|p| matches!(p.kind(), PhaseResultKind::Raw)) {
             if let Some(why) = planning::cache_served(phase) {
                 super::output::say(&format!(
                     "note: {}: '{}' {why}; left out of the drive's model",

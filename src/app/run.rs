@@ -205,7 +205,7 @@ pub(super) fn build_job_for(args: &RunArgs, ranks: Option<u32>) -> Result<JobSpe
         None => default_job(),
     };
     job = job.with_overrides(&overrides).map_err(anyhow::Error::msg)?;
-    if let Some(interval) = args.interval {
+    if let Some(interval) = args.interval.or(args.log_avg_msec.map(std::time::Duration::from_millis)) {
         job.interval = Some(interval);
     }
     Ok(job)

@@ -120,6 +120,18 @@ pub struct WorkloadFlags {
     pub journal: Option<JournalMode>,
     #[command(flatten)]
     pub steady: SteadyFlags,
+
+    /// Write fio's bandwidth log of each raw phase in the working directory, PREFIX_bw.N.log (KiB/s per
+    /// interval, as fio's write_bw_log with log_avg_msec; fio2gnuplot and fiologparser read it).
+    #[arg(long, value_name = "PREFIX", help_heading = "fio logs")]
+    pub write_bw_log: Option<String>,
+    /// Write fio's IOPS log, PREFIX_iops.N.log (as fio's write_iops_log).
+    #[arg(long, value_name = "PREFIX", help_heading = "fio logs")]
+    pub write_iops_log: Option<String>,
+    /// Write fio's latency logs, PREFIX_lat.N.log and PREFIX_clat.N.log (mean ns per interval, as fio's
+    /// write_lat_log).
+    #[arg(long, value_name = "PREFIX", help_heading = "fio logs")]
+    pub write_lat_log: Option<String>,
 }
 
 impl WorkloadFlags {
@@ -158,6 +170,9 @@ impl WorkloadFlags {
             verify_backlog: self.verify_backlog,
             journal: self.journal,
             steady_state: self.steady.to_spec(),
+            bw_log: self.write_bw_log.clone(),
+            iops_log: self.write_iops_log.clone(),
+            lat_log: self.write_lat_log.clone(),
             ..PhaseSpec::default()
         }
     }

@@ -124,9 +124,10 @@ fn plan_phases(
                 }
                 phases.push(phase);
             }
-            Some(SpecKind::Streams(_)) => {
+            Some(SpecKind::Streams(streams)) => {
                 let next = phases.len();
-                phases.extend(plan_streams_phases(job, i, spec, target, facts, notices, next, &mut estimates)?);
+                let phase = (spec, &**streams);
+                phases.extend(plan_streams_phases(job, i, phase, target, facts, notices, next, &mut estimates)?);
             }
             None if spec.parts.is_some() => {
                 phases.push(super::mix::plan_parts_phase(&context, i, spec, target, facts, verify_block, notices)?);
@@ -169,7 +170,7 @@ impl JobContext {
 /// Curve phases (a percentage of the maximum rate) need an earlier unpaced phase; a concurrent one needs it in
 /// an earlier stage. One pass, so that checking stays linear in the number of phases.
 fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
-    let unpaced = |p: &RawPlan| p.pacing.is_none() && p.rate_percent_of_max.is_none();
+    let unpaced = |p: &RawPlan| p.pacing.is_none() && p.curve.rate_percent_of_max.is_none();
     // Whether an unpaced phase came before this one; and before (or at) the last phase that started a stage.
     let (mut any_before, mut any_before_stage) = (false, false);
     // Only raw phases have curves; a file-set phase's percentage of the maximum is its own (`FileRate`).
@@ -179,7 +180,7 @@ fn check_curves(phases: &[PhasePlan]) -> Result<(), PlanError> {
         if !phase.concurrent {
             any_before_stage = any_before;
         }
-        let Some(percent) = phase.rate_percent_of_max else { continue };
+        let Some(percent) = phase.curve.rate_percent_of_max else { continue };
         if phase.pacing.is_some() {
             return Err(PlanError(format!(
                 "{}: give either a rate or a percentage of the maximum rate, not both",
@@ -353,14 +354,16 @@ mod tests {
 
     #[test]
     fn offset_modifiers_and_zones_are_checked_against_the_mode_and_the_data() {
-        use crate::spec::{ByteStep, DistributionSpec, ZoneExtent, ZoneSpec};
+        use crate::spec::{ByteStep, DistributionSpec, FioExtras, VdbenchExtras, ZoneExtent, ZoneSpec};
         let seq = PhaseSpec { rw: Some(RwMode::Read), size: Some(Bytes::mib(64)), ..Default::default() };
-        let back = PhaseSpec { offset_step: Some(ByteStep(-8192)), ..seq.clone() };
+        let back =
+            PhaseSpec { fio: FioExtras { offset_step: Some(ByteStep(-8192)), ..Default::default() }, ..seq.clone() };
         let plan = build_plan(&one_phase(back), &facts(), &options()).unwrap();
         assert_eq!(plan.phases[0].raw().unwrap().workers[0].workload.offsets.step, -8192);
-        let odd = PhaseSpec { offset_step: Some(ByteStep(100)), ..seq.clone() };
+        let odd =
+            PhaseSpec { fio: FioExtras { offset_step: Some(ByteStep(100)), ..Default::default() }, ..seq.clone() };
         assert!(build_plan(&one_phase(odd), &facts(), &options()).unwrap_err().0.contains("multiple of"));
-        let every = PhaseSpec { random_every: Some(8), ..seq.clone() };
+        let every = PhaseSpec { fio: FioExtras { random_every: Some(8), ..Default::default() }, ..seq.clone() };
         assert!(build_plan(&one_phase(every), &facts(), &options()).unwrap_err().0.contains("random modes"));
         let zone = |bytes| ZoneSpec { access_percent: 50.0, size: ZoneExtent::Bytes(Bytes::mib(bytes)) };
         let past = PhaseSpec {
@@ -372,7 +375,7 @@ mod tests {
         // vdbench's stride: random modes only, in place of the random offsets (so not beside a distribution);
         // its hot band needs a band of at least 1,000,000 bytes.
         let stride = Some(crate::spec::StrideSpec { min: Bytes::kib(8), max: Bytes::kib(64) });
-        let strided = PhaseSpec { stride, ..seq.clone() };
+        let strided = PhaseSpec { vdbench: VdbenchExtras { stride, ..Default::default() }, ..seq.clone() };
         assert!(build_plan(&one_phase(strided.clone()), &facts(), &options()).unwrap_err().0.contains("random modes"));
         let random = PhaseSpec { rw: Some(RwMode::RandRead), ..strided };
         let plan = build_plan(&one_phase(random.clone()), &facts(), &options()).unwrap();

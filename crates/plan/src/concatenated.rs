@@ -42,7 +42,7 @@ pub(super) fn concatenated_use(
             Bytes(total)
         ));
     }
-    if spec.offset_increment.is_some() {
+    if spec.fio.offset_increment.is_some() {
         return Err("offset-increment does not apply to files laid end to end (file-sizes)".into());
     }
     let names_per_worker = vec![names; jobs as usize];

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::spec::PhaseSpec;
+use crate::spec::{MAX_PATTERN, PhaseSpec};
 use crate::units::Bytes;
 use crate::workload::BlockSizes;
 
@@ -28,6 +28,37 @@ pub struct DataShape {
     pub compress_percent: f64,
     /// Bytes of a chunk: random bytes first, then the zeros.
     pub compress_chunk: u32,
+    /// Every write is this pattern repeated from its first byte (fio buffer_pattern); the rest is then unused.
+    pub pattern: Option<Pattern>,
+}
+
+/// A byte pattern kept inline, so that the shape stays plain data the workers copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pattern {
+    bytes: [u8; MAX_PATTERN],
+    len: u16,
+}
+
+impl Pattern {
+    /// `bytes`, which `DataSpec::check` holds to 1..=MAX_PATTERN bytes (longer ones are cut there).
+    pub fn new(bytes: &[u8]) -> Pattern {
+        let len = bytes.len().min(MAX_PATTERN);
+        let mut inline = [0u8; MAX_PATTERN];
+        inline[..len].copy_from_slice(&bytes[..len]);
+        Pattern { bytes: inline, len: len as u16 }
+    }
+
+    /// The pattern's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+}
+
+impl Serialize for Pattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let hex: String = self.bytes().iter().map(|b| format!("{b:02x}")).collect();
+        s.serialize_str(&format!("0x{hex}"))
+    }
 }
 
 impl DataShape {
@@ -42,6 +73,9 @@ impl DataShape {
                 None => "the last unique one".to_string(),
             };
             parts.push(format!("{:.0} % of units ({unit}) repeat {from}", self.dedupe_percent));
+        }
+        if let Some(pattern) = &self.pattern {
+            parts.push(format!("every write is a pattern of {} bytes, repeated (fio buffer_pattern)", pattern.len));
         }
         if self.compress_percent > 0.0 {
             let chunk = Bytes(u64::from(self.compress_chunk));
@@ -96,9 +130,8 @@ pub(super) fn data_shape(spec: &PhaseSpec, data_set: Bytes, writes: &BlockSizes)
         ));
     }
     let unit_bytes = u64::from(unit.unwrap_or_else(|| writes.min()).max(1));
-    let working_set_units = data
-        .dedupe_working_set
-        .map(|percent| ((data_set.0 as f64 * percent / 100.0) / unit_bytes as f64).ceil().max(1.0) as u64);
+    let share = |percent: f64| ((data_set.0 as f64 * percent / 100.0) / unit_bytes as f64).ceil().max(1.0) as u64;
+    let working_set_units = data.dedupe_sets.or(data.dedupe_working_set.map(share));
     Ok(Some(DataShape {
         dedupe_percent: data.dedupe_percent.unwrap_or(0.0),
         unit,
@@ -106,6 +139,7 @@ pub(super) fn data_shape(spec: &PhaseSpec, data_set: Bytes, writes: &BlockSizes)
         global: (data.dedupe_global == Some(true)).then_some(GlobalSet { first: 0, workers: 0 }),
         compress_percent: data.compress_percent.unwrap_or(0.0),
         compress_chunk: data.compress_chunk.map_or(COMPRESS_CHUNK, |c| c.0 as u32),
+        pattern: data.pattern.as_deref().map(Pattern::new),
     }))
 }
 
@@ -148,6 +182,10 @@ mod tests {
         let shape = data_shape(&spec(data), Bytes(100 << 20), &BlockSizes::Fixed { size: 4096 }).unwrap().unwrap();
         assert_eq!(shape.working_set_units, Some(1280));
         assert_eq!((shape.unit, shape.compress_chunk), (None, 512));
+        // vdbench dedupsets=N: a count of units, whatever the data set.
+        let data = DataSpec { dedupe_percent: Some(50.0), dedupe_sets: Some(7), ..Default::default() };
+        let shape = data_shape(&spec(data), Bytes(100 << 20), &BlockSizes::Fixed { size: 4096 }).unwrap().unwrap();
+        assert_eq!(shape.working_set_units, Some(7));
     }
 
     #[test]

@@ -178,7 +178,7 @@ fn write_pacing(f: &mut fmt::Formatter<'_>, r: &RawPlan) -> fmt::Result {
         };
         writeln!(f, "  paced at {rate} per job, {arrivals} arrivals")?;
     }
-    if let Some(percent) = r.rate_percent_of_max {
+    if let Some(percent) = r.curve.rate_percent_of_max {
         writeln!(f, "  paced at {percent}% of the rate the last unpaced phase reached")?;
     }
     if let Some(ops) = r.workers.first().and_then(|w| w.io_ops) {

@@ -114,7 +114,7 @@ pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) ->
         Some(SizeOrPercent::Bytes(b)) => aligned("offset", b.0, align)?,
         Some(SizeOrPercent::Percent(_)) => return Err(percent_error("offset")),
     };
-    let increment = match spec.offset_increment {
+    let increment = match spec.fio.offset_increment {
         None => None,
         Some(SizeOrPercent::Bytes(b)) => Some(aligned("offset-increment", b.0, align)?),
         Some(SizeOrPercent::Percent(_)) => return Err(percent_error("offset-increment")),
@@ -175,7 +175,7 @@ pub(super) fn single_target_use(spec: &PhaseSpec, size: u64, align: u64) -> Resu
         SizeOrPercent::Percent(p) => Ok((size as f64 * p / 100.0) as u64 / align * align),
     };
     let base = spec.offset.map(|o| of_size("offset", o)).transpose()?.unwrap_or(0);
-    let increment = spec.offset_increment.map(|o| of_size("offset-increment", o)).transpose()?;
+    let increment = spec.fio.offset_increment.map(|o| of_size("offset-increment", o)).transpose()?;
     if base >= size {
         return Err(format!("offset {} is beyond the end of the target ({})", crate::units::Bytes(base), size));
     }
@@ -371,7 +371,10 @@ mod tests {
             jobs: Some(4),
             size: Some(Bytes::gib(4)),
             offset: Some(SizeOrPercent::Bytes(Bytes::mib(1))),
-            offset_increment: Some(SizeOrPercent::Bytes(Bytes::gib(1))),
+            fio: crate::spec::FioExtras {
+                offset_increment: Some(SizeOrPercent::Bytes(Bytes::gib(1))),
+                ..Default::default()
+            },
             ..Default::default()
         };
         let usage = single_target_use(&spec, 8 << 30, 4096).unwrap();

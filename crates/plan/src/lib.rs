@@ -57,11 +57,11 @@ pub use crate::spec::{
     StopAfter,
 };
 pub use build::{RunOptions, build_plan};
-pub use data::{DataShape, GlobalSet};
+pub use data::{DataShape, GlobalSet, Pattern};
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use fileset_share::TreeShare;
-pub use phase::{Outline, PhaseKind, PhasePlan, RawPlan};
+pub use phase::{CurvePlan, Outline, PhaseKind, PhasePlan, RawPlan};
 pub use resources::{PROCESS_RESERVE, WORKER_STATE_BYTES};
 pub use streams::{
     EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, streams_config,

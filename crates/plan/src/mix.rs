@@ -24,7 +24,7 @@ use super::{
     DirectionBytes, FlowSpec, MixedWorker, Pacing, PartPlan, PhaseKind, PhasePlan, PlanError, RawPlan, TargetPlan,
     WorkerPlan,
 };
-use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode};
+use crate::spec::{BlockSizeSpec, PhaseSpec, RwMode, VdbenchExtras};
 use crate::units::Bytes;
 use crate::workload::{Access, BlockSizes};
 use std::time::Duration;
@@ -134,11 +134,14 @@ fn part_alone(unit: &PhaseSpec, phase: &str, part: &str) -> PhaseSpec {
         rate: None,
         rate_iops: None,
         rate_process: None,
-        rate_percent_of_max: None,
-        curve_stop_latency: None,
         io_size: None,
-        io_read: None,
-        io_written: None,
+        vdbench: VdbenchExtras {
+            rate_percent_of_max: None,
+            curve_stop_latency: None,
+            io_read: None,
+            io_written: None,
+            ..unit.vdbench.clone()
+        },
         parts: None,
         skew: None,
         queue: None,
@@ -314,8 +317,8 @@ const HELD_SHARES_FLOW: u64 = 1 << 62;
 /// hds, every part has its hd).
 fn holds_shares(spec: &PhaseSpec, workers: usize) -> bool {
     let parts = spec.parts.as_deref().unwrap_or_default();
-    let unpaced = spec.rate.is_none() && spec.rate_iops.is_none() && spec.rate_percent_of_max.is_none();
-    let said = spec.hold_shares.unwrap_or_else(|| parts.iter().any(|p| p.skew.is_some()));
+    let unpaced = spec.rate.is_none() && spec.rate_iops.is_none() && spec.vdbench.rate_percent_of_max.is_none();
+    let said = spec.vdbench.hold_shares.unwrap_or_else(|| parts.iter().any(|p| p.skew.is_some()));
     let ranked = parts.iter().filter(|p| p.rank.is_some()).count();
     unpaced && workers > 1 && said && (ranked == 0 || ranked == parts.len())
 }
@@ -351,8 +354,10 @@ fn combine(spec: &PhaseSpec, planned: Vec<Planned>, workers: Vec<WorkerPlan>, pa
         data_set,
         files,
         io_size: spec.io_size,
-        rate_percent_of_max: spec.rate_percent_of_max,
-        curve_stop_latency: spec.curve_stop_latency,
+        curve: super::CurvePlan {
+            rate_percent_of_max: spec.vdbench.rate_percent_of_max,
+            curve_stop_latency: spec.vdbench.curve_stop_latency,
+        },
         needs_data,
         workers,
         parts,

@@ -60,6 +60,19 @@ pub enum PhaseKind {
     Raw(Box<RawPlan>),
 }
 
+/// vdbench's curve for a raw phase: a rate taken from an earlier maximum, and the response time that ends the
+/// curve.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct CurvePlan {
+    /// Pace at this percentage (above 0, at most 1,000: above 100 asks for more than it reached) of what the
+    /// nearest earlier unpaced phase achieved (vdbench's curve); the pacing is filled in when that phase has run.
+    pub rate_percent_of_max: Option<f64>,
+    /// Curve phases: skip this one once an earlier phase of the curve averaged a response time above this
+    /// (vdbench stopcurve); seconds in JSON.
+    #[serde(serialize_with = "ser_opt_secs")]
+    pub curve_stop_latency: Option<Duration>,
+}
+
 /// A raw I/O phase: operations of a pattern, block sizes and depth on the target's files, by workers.
 #[derive(Debug, Clone, Serialize)]
 pub struct RawPlan {
@@ -123,13 +136,10 @@ pub struct RawPlan {
     pub thinktime: Option<Thinktime>,
     /// The phase fails when a worker's rate over an interval falls below this (fio rate_min / rate_iops_min).
     pub rate_floor: Option<RateFloor>,
-    /// Pace at this percentage (above 0, at most 1,000: above 100 asks for more than it reached) of what the nearest earlier unpaced phase achieved
-    /// (vdbench's curve); the pacing is filled in when that phase has run.
-    pub rate_percent_of_max: Option<f64>,
-    /// Curve phases: skip this one once an earlier phase of the curve averaged a response time above this
-    /// (vdbench stopcurve); seconds in JSON.
-    #[serde(serialize_with = "ser_opt_secs")]
-    pub curve_stop_latency: Option<Duration>,
+    /// vdbench's curve (dialect-only, read between phases by `run::curves`, never by the core); its keys sit
+    /// beside the others in JSON.
+    #[serde(flatten)]
+    pub curve: CurvePlan,
     /// Runs at the same time as the phase before it (fio jobs without stonewall).
     pub concurrent: bool,
     /// fio-format logs to write after the phase (file-name prefixes).
@@ -174,7 +184,7 @@ impl PhasePlan {
             ramp: spec.ramp.unwrap_or(defaults::RAMP),
             continue_on_error: spec.continue_on_error.unwrap_or(false),
             seed: spec.seed.unwrap_or(defaults::SEED),
-            fio: spec.fio.clone(),
+            fio: spec.fio.info.clone(),
             kind,
         }
     }

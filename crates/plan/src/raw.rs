@@ -73,7 +73,7 @@ pub(super) fn plan_raw(
     let (layout, offsets) = Layout::new(context, spec, target, rw, &sizes).map_err(fail)?;
     let random_percent = random_percent(spec, rw).map_err(fail)?;
     let offset_align = offset_align(spec, rw, random_percent, &sizes).map_err(fail)?;
-    if spec.number_ios == Some(0) {
+    if spec.fio.number_ios == Some(0) {
         return Err(fail("number-ios must be at least 1".into()));
     }
     let read_percent = rw.read_percent(spec.rdpct);
@@ -193,7 +193,7 @@ impl Layout {
         // block written starts where a stamp is (run/pattern.rs) and slices stay page-sized.
         let slice_unit = u64::from(align.max(defaults::DIRECT_ALIGN));
         let mut worker_regions = worker_regions(&usage, &index_of, rw.is_random(), sharing, slice_unit, max_block)?;
-        if let Some(strided) = &spec.strided {
+        if let Some(strided) = &spec.fio.strided {
             worker_regions = super::strided::zone_regions(worker_regions, strided, rw, max_block)?;
         }
         // Files laid end to end are one data set to a distribution (vdbench's hot band over the concatenation).
@@ -237,9 +237,9 @@ fn random_percent(spec: &PhaseSpec, rw: RwMode) -> Result<u8, String> {
 }
 
 fn file_service(spec: &PhaseSpec, rw: RwMode) -> WorkloadFileService {
-    match spec.file_service {
+    match spec.fio.file_service {
         // Strided zones are regions of one file, walked in order.
-        _ if spec.strided.is_some() => WorkloadFileService::Sequential,
+        _ if spec.fio.strided.is_some() => WorkloadFileService::Sequential,
         Some(FileService::Sequential) => WorkloadFileService::Sequential,
         Some(FileService::RoundRobin) => WorkloadFileService::RoundRobin,
         Some(FileService::Random) => WorkloadFileService::Random,
@@ -253,7 +253,7 @@ fn file_service(spec: &PhaseSpec, rw: RwMode) -> WorkloadFileService {
 /// blocks): a sequential run would continue at an offset that is not a multiple.
 fn offset_align(spec: &PhaseSpec, rw: RwMode, random_percent: u8, sizes: &Sizes) -> Result<u32, String> {
     let (align, smallest) = (sizes.align, sizes.smallest);
-    let all_random = rw.is_random() && random_percent == 100 && spec.random_every.unwrap_or(1) <= 1;
+    let all_random = rw.is_random() && random_percent == 100 && spec.fio.random_every.unwrap_or(1) <= 1;
     let Some(asked) = spec.align else { return Ok(align) };
     let asked = u32::try_from(asked.0).unwrap_or(u32::MAX);
     if !asked.is_multiple_of(align) && !align.is_multiple_of(asked)
@@ -305,7 +305,7 @@ fn workers(index: usize, spec: &PhaseSpec, jobs: u32, bounds: Bounds, shape: &mu
             let split = |total: Option<u64>| total.map(|t| share(t / unit, jobs, w) * unit);
             let io_by_direction =
                 DirectionBytes { read: split(by_direction.read), written: split(by_direction.written) };
-            WorkerPlan { workload, io_bytes, io_ops: spec.number_ios, io_by_direction, mixed: None }
+            WorkerPlan { workload, io_bytes, io_ops: spec.fio.number_ios, io_by_direction, mixed: None }
         })
         .collect()
 }
@@ -317,7 +317,7 @@ type Bounds = (Option<Bytes>, DirectionBytes);
 /// smallest block size.
 pub(super) fn by_direction(spec: &PhaseSpec, data_set: Bytes, unit: u64) -> DirectionBytes {
     let bytes = |amount: Option<IoAmount>| amount.map(|a| a.bytes_for(data_set).0 / unit * unit);
-    DirectionBytes { read: bytes(spec.io_read), written: bytes(spec.io_written) }
+    DirectionBytes { read: bytes(spec.vdbench.io_read), written: bytes(spec.vdbench.io_written) }
 }
 
 /// The phase plan: the worked-out shape, the workers, and the settings taken as the spec gives them.
@@ -367,7 +367,7 @@ fn assemble(
         needs_data,
         data,
         workers,
-        per_worker_results: jobs > 1 && spec.fio.as_ref().is_some_and(|f| !f.group_reporting),
+        per_worker_results: jobs > 1 && spec.fio.info.as_ref().is_some_and(|f| !f.group_reporting),
         ..spec_settings(index, spec)?
     };
     Ok((name, raw))
@@ -378,24 +378,27 @@ fn assemble(
 pub(super) fn spec_settings(index: usize, spec: &PhaseSpec) -> Result<RawPlan, String> {
     Ok(RawPlan {
         fsync_every: spec.fsync_every,
-        fdatasync_every: spec.fdatasync_every,
+        fdatasync_every: spec.fio.fdatasync_every,
         sync_writes: spec.sync_writes.unwrap_or(false),
         end_fsync: spec.end_fsync.unwrap_or(false),
         invalidate: spec.invalidate.unwrap_or(true),
         pre_read: spec.pre_read.unwrap_or(false),
-        access_hint: spec.access_hint.unwrap_or(true),
-        strided: spec.strided,
+        access_hint: spec.fio.access_hint.unwrap_or(true),
+        strided: spec.fio.strided,
         start_delay: spec.start_delay.unwrap_or(Duration::ZERO),
         thinktime: spec
+            .fio
             .thinktime
             .filter(|t| !t.is_zero())
-            .map(|pause| Thinktime { pause, every: spec.thinktime_blocks.unwrap_or(1).max(1) }),
-        rate_floor: (spec.rate_min.is_some() || spec.rate_min_iops.is_some()).then(|| RateFloor {
-            bytes_per_sec: spec.rate_min.map(|r| r.bytes_per_sec()),
-            ops_per_sec: spec.rate_min_iops.map(|r| r as f64),
+            .map(|pause| Thinktime { pause, every: spec.fio.thinktime_blocks.unwrap_or(1).max(1) }),
+        rate_floor: (spec.fio.rate_min.is_some() || spec.fio.rate_min_iops.is_some()).then(|| RateFloor {
+            bytes_per_sec: spec.fio.rate_min.map(|r| r.bytes_per_sec()),
+            ops_per_sec: spec.fio.rate_min_iops.map(|r| r as f64),
         }),
-        rate_percent_of_max: spec.rate_percent_of_max,
-        curve_stop_latency: spec.curve_stop_latency,
+        curve: super::CurvePlan {
+            rate_percent_of_max: spec.vdbench.rate_percent_of_max,
+            curve_stop_latency: spec.vdbench.curve_stop_latency,
+        },
         concurrent: spec.concurrent.unwrap_or(false) && index > 0,
         percentiles: percentiles(spec)?,
         logs: FioLogs { bw: spec.bw_log.clone(), iops: spec.iops_log.clone(), lat: spec.lat_log.clone() },
@@ -421,7 +424,7 @@ pub(super) fn spec_settings(index: usize, spec: &PhaseSpec) -> Result<RawPlan, S
         workers: Vec::new(),
         per_worker_results: false,
         parts: Vec::new(),
-        skew_limit_pct: spec.skew_limit,
+        skew_limit_pct: spec.vdbench.skew_limit,
         steady_state: None,
     })
 }

@@ -232,19 +232,18 @@ pub(super) fn most_viewers(spec: &StreamsSpec) -> u32 {
 pub(super) fn plan_streams_phases(
     job: &JobSpec,
     index: usize,
-    spec: &PhaseSpec,
+    (spec, streams): (&PhaseSpec, &StreamsSpec),
     target: &mut TargetPlan,
     facts: &Facts,
     notices: &mut Vec<String>,
     next_index: usize,
     measured: &mut Vec<(u64, EstimatePlan)>,
 ) -> Result<Vec<PhasePlan>, PlanError> {
-    let streams = spec.streams().expect("a stream phase");
     let label = spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |m: String| PlanError(format!("{label}: {m}"));
     let mut config = streams_config(streams, spec.seed);
     let remote = matches!(facts.target, TargetFacts::Remote { .. });
-    let readers = plan_readers(spec, &label, facts, notices)?;
+    let readers = plan_readers((spec, streams), &label, facts, notices)?;
     let Media { sources: media, keys, titles, library } =
         media_sources(job, streams, &config, target, facts, readers.direct, notices).map_err(fail)?;
     config.titles = titles;
@@ -254,14 +253,10 @@ pub(super) fn plan_streams_phases(
         }
         info
     });
-    let (estimate, mut phases) = plan_estimate(
-        &Estimating { job, spec, config: &config, media: &media, whole: library.is_some(), threads: &readers.threads },
-        target,
-        facts,
-        notices,
-        (next_index, measured),
-    )
-    .map_err(|e| fail(e.0))?;
+    let threads = &readers.threads;
+    let e = Estimating { job, spec, streams, config: &config, media: &media, whole: library.is_some(), threads };
+    let (estimate, mut phases) =
+        plan_estimate(&e, target, facts, notices, (next_index, measured)).map_err(|e| fail(e.0))?;
     let plan = StreamsPlan {
         slot_buffer_bytes: defaults::SLOT_BUFFER_MAX as u32,
         target: stream_target(streams),
@@ -298,8 +293,12 @@ struct Readers {
 
 /// Chooses the engine (http for a remote target) and the scheduler threads (`streams_threads`), saying in
 /// `notices` where asked threads hold the viewers' reads back.
-fn plan_readers(spec: &PhaseSpec, label: &str, facts: &Facts, notices: &mut Vec<String>) -> Result<Readers, PlanError> {
-    let streams = spec.streams().expect("a stream phase");
+fn plan_readers(
+    (spec, streams): (&PhaseSpec, &StreamsSpec),
+    label: &str,
+    facts: &Facts,
+    notices: &mut Vec<String>,
+) -> Result<Readers, PlanError> {
     let remote = matches!(facts.target, TargetFacts::Remote { .. });
     let engine = if remote {
         EngineKind::Http

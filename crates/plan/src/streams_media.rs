@@ -186,6 +186,8 @@ fn asked_size(job: &JobSpec) -> u64 {
 pub(super) struct Estimating<'a> {
     pub job: &'a JobSpec,
     pub spec: &'a PhaseSpec,
+    /// What the stream phase `spec` asks (its kind's half).
+    pub streams: &'a StreamsSpec,
     pub config: &'a StreamsConfig,
     pub media: &'a [MediaSource],
     /// The media are a library, measured whole (test files per format: the first).
@@ -205,7 +207,7 @@ pub(super) fn plan_estimate(
     at: (usize, &mut Vec<(u64, EstimatePlan)>),
 ) -> Result<(Option<EstimatePlan>, Vec<PhasePlan>), PlanError> {
     let (next_index, measured) = at;
-    let streams = e.spec.streams().expect("a stream phase");
+    let streams = e.streams;
     let wants = streams.estimate.unwrap_or(streams.max == Some(true));
     match (&e.media[0], wants) {
         (MediaSource::File(first), true) => {
@@ -256,8 +258,7 @@ fn estimate_phases(
     facts: &Facts,
     notices: &mut Vec<String>,
 ) -> Result<Vec<PhasePlan>, PlanError> {
-    let (job, spec) = (e.job, e.spec);
-    let streams = spec.streams().expect("a stream phase");
+    let (job, spec, streams) = (e.job, e.spec, e.streams);
     let time = streams.estimate_time.unwrap_or(defaults::ESTIMATE_TIME);
     let chunk = e.config.chunk_bytes(0);
     let media = &target.files[files[0] as usize];

@@ -149,28 +149,28 @@ pub(super) fn check_zones(spec: Option<&DistributionSpec>, smallest_region: u64)
 /// fio's offset modifiers: a step only for sequential phases and a multiple of the alignment; a new random offset
 /// every N operations only for random ones.
 pub(super) fn offsets(spec: &PhaseSpec, random: bool, align: u32) -> Result<Offsets, String> {
-    let step = spec.offset_step.map_or(0, |s| s.0);
+    let step = spec.fio.offset_step.map_or(0, |s| s.0);
     if step != 0 && random {
         return Err(format!(
             "offset-step {} applies to sequential modes; use random-every for random ones",
-            spec.offset_step.expect("said")
+            spec.fio.offset_step.expect("said")
         ));
     }
     if !step.unsigned_abs().is_multiple_of(u64::from(align)) {
         return Err(format!(
             "offset-step {} is not a multiple of {}, which offsets must be here",
-            spec.offset_step.expect("said"),
+            spec.fio.offset_step.expect("said"),
             Bytes(u64::from(align))
         ));
     }
-    let random_every = spec.random_every.unwrap_or(1);
+    let random_every = spec.fio.random_every.unwrap_or(1);
     if random_every > 1 && !random {
         return Err(format!("random-every {random_every} applies to random modes (randread, randwrite, randrw)"));
     }
     if random_every == 0 {
         return Err("random-every must be at least 1".into());
     }
-    let stride = match spec.stride {
+    let stride = match spec.vdbench.stride {
         Some(s) if !random => return Err(format!("stride ({}, {}) applies to random modes", s.min, s.max)),
         Some(_) if spec.distribution.as_ref().is_some_and(|d| *d != DistributionSpec::Uniform) => {
             return Err("stride takes the place of random offsets, so a distribution would do nothing: give one or \
@@ -180,7 +180,7 @@ pub(super) fn offsets(spec: &PhaseSpec, random: bool, align: u32) -> Result<Offs
         Some(s) => Some(Stride { min: s.min.0, max: s.max.0 }),
         None => None,
     };
-    Ok(Offsets { step, random_every, identical: spec.sequencer == Some(Sequencer::Identical), stride })
+    Ok(Offsets { step, random_every, identical: spec.fio.sequencer == Some(Sequencer::Identical), stride })
 }
 
 pub(super) fn worker_seed(seed: u64, phase: usize, worker: usize) -> u64 {

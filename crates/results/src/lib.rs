@@ -27,6 +27,7 @@ mod cluster;
 mod devices;
 mod fileset;
 mod io;
+mod kind;
 mod latency;
 mod planning;
 mod plausibility;
@@ -67,6 +68,7 @@ pub use devices::{
 };
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
+pub use kind::PhaseResultKind;
 pub use latency::{DepthFound, LatencyTargetResult};
 pub use planning::{
     FormatStreams, LayoutAnswer, PLANNING_SCHEMA, PLANNING_SCHEMA_VERSION, PlannedDrive, PlannedFileWorkload,

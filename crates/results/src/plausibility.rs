@@ -9,7 +9,7 @@
 
 use crate::units::format_rate;
 
-use super::{PhaseResult, TargetInfo};
+use super::{PhaseResult, PhaseResultKind, TargetInfo};
 
 /// Random reads per second at queue depth 1 above which a rotational device's figures cannot be the media's.
 pub const ROTATIONAL_MAX_RANDOM_READS_QD1: f64 = 400.0;
@@ -56,7 +56,10 @@ pub fn rotational_implausibility(
 /// notice already says the data is in RAM) are not judged.
 pub fn flag_implausible_devices(phase: &mut PhaseResult, target: &TargetInfo) {
     // A phase on the null engine sent nothing to the devices: what they did meanwhile was someone else's.
-    if phase.file_ops.is_some() || target.memory_backed.is_some() || phase.engine.name == "null" {
+    if matches!(phase.kind(), PhaseResultKind::FileSet(_))
+        || target.memory_backed.is_some()
+        || phase.engine.name == "null"
+    {
         return;
     }
     let random = phase.rw.starts_with("rand");

@@ -130,7 +130,7 @@ fn worker_parts(parts: &[PartPlan]) -> Vec<Vec<&PartPlan>> {
 mod tests {
     use super::*;
     use crate::plan::{Facts, RunOptions, TargetFacts, build_plan};
-    use crate::spec::{JobSpec, PhaseSpec, RwMode, SpecOrigin};
+    use crate::spec::{JobSpec, PhaseSpec, RwMode, SpecOrigin, VdbenchExtras};
     use crate::units::Bytes;
     use std::path::PathBuf;
 
@@ -150,8 +150,7 @@ mod tests {
                 part("wd2 on sd1", "sd1", 20.0),
                 part("wd3 on sd2", "sd2", 20.0),
             ]),
-            hold_shares: Some(held),
-            skew_limit: limit,
+            vdbench: VdbenchExtras { hold_shares: Some(held), skew_limit: limit, ..Default::default() },
             ..Default::default()
         };
         let job =

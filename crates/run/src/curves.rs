@@ -60,9 +60,9 @@ pub fn with_curve_rate<'a>(
     measured: &[Option<Measured>],
     ranks: u32,
 ) -> Cow<'a, RawPlan> {
-    let Some(percent) = phase.rate_percent_of_max else { return Cow::Borrowed(phase) };
+    let Some(percent) = phase.curve.rate_percent_of_max else { return Cow::Borrowed(phase) };
     // Only a raw phase has a rate to take: file-set and stream phases measure other things.
-    let unpaced = |p: &PhasePlan| p.raw().is_some_and(|r| r.pacing.is_none() && r.rate_percent_of_max.is_none());
+    let unpaced = |p: &PhasePlan| p.raw().is_some_and(|r| r.pacing.is_none() && r.curve.rate_percent_of_max.is_none());
     let max_rate = phases
         .iter()
         .zip(measured)
@@ -87,8 +87,8 @@ pub fn with_curve_rate<'a>(
 /// vdbench's stopcurve: a curve phase is skipped once an earlier phase of the same curve (the run of curve phases
 /// it belongs to) had a mean response time above its limit.
 pub fn curve_stopped(index: usize, phases: &[PhasePlan], measured: &[Option<Measured>]) -> Option<String> {
-    let limit = phases[index].raw()?.curve_stop_latency?;
-    let on_curve = |p: &PhasePlan| p.raw().is_some_and(|r| r.rate_percent_of_max.is_some());
+    let limit = phases[index].raw()?.curve.curve_stop_latency?;
+    let on_curve = |p: &PhasePlan| p.raw().is_some_and(|r| r.curve.rate_percent_of_max.is_some());
     phases[..index].iter().zip(measured).rev().take_while(|(p, _)| on_curve(p)).find_map(|(p, m)| {
         let mean_ns = (*m)?.mean_latency_ns;
         (mean_ns > limit.as_nanos() as f64).then(|| {

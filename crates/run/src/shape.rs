@@ -59,6 +59,13 @@ impl Shaper {
     /// Fills `buffer` (one write) unit by unit.
     #[inline]
     pub fn fill(&mut self, buffer: &mut [u8]) {
+        if let Some(pattern) = &self.shape.pattern {
+            // fio's buffer_pattern: the pattern from the buffer's first byte, over and over.
+            for (piece, bytes) in buffer.chunks_mut(pattern.bytes().len()).zip(std::iter::repeat(pattern.bytes())) {
+                piece.copy_from_slice(&bytes[..piece.len()]);
+            }
+            return;
+        }
         let unit = self.shape.unit.map_or(buffer.len(), |u| u as usize).max(1);
         for piece in buffer.chunks_mut(unit) {
             let seed = self.next_seed();
@@ -130,6 +137,7 @@ mod tests {
             global: None,
             compress_percent: compress,
             compress_chunk: 512,
+            pattern: None,
         }
     }
 

@@ -8,8 +8,8 @@
 //! because its phase started earlier. Phases that each took their own start instant, tens of ms apart on a busy
 //! machine, ran flow=3 against flow=1 anywhere between 0.7:1 and 3.5:1.
 //!
-//! exitall: when a phase with an exit scope finishes, the phases running with it that the scope names are
-//! stopped — those of its reporting group (`group`) or all of them (`stonewall`, `all`; `all` also ends the run
+//! exitall: when a phase with an exit scope finishes (or, with fio's exitall_on_error, ends in error), the phases
+//! running with it that the scope names are stopped — those of its reporting group (`group`) or all of them (`stonewall`, `all`; `all` also ends the run
 //! after the stage). A phase stopped so keeps what it measured and counts as completed, as fio reports a
 //! terminated job. Each phase then runs on its own stop flag, and a relay thread passes Ctrl-C on to them.
 //!
@@ -154,12 +154,19 @@ fn exit_scope(phase: &PhasePlan) -> Option<ExitWhat> {
     phase.fio.as_ref().and_then(|f| f.exit_all)
 }
 
+/// fio's exitall_on_error: the scope a phase stops when it ends in error.
+fn error_scope(phase: &PhasePlan) -> Option<ExitWhat> {
+    phase.fio.as_ref().and_then(|f| f.exit_on_error)
+}
+
 /// The stop flags of a stage with exitall, one per phase.
 struct Exits {
     flags: Vec<Arc<AtomicBool>>,
     /// Stopped by another phase's exit (not by Ctrl-C).
     stopped: Vec<AtomicBool>,
     scopes: Vec<Option<ExitWhat>>,
+    /// What each phase stops when it ends in error (fio exitall_on_error).
+    error_scopes: Vec<Option<ExitWhat>>,
     groups: Vec<Option<u32>>,
     ends_run: AtomicBool,
 }
@@ -167,7 +174,7 @@ struct Exits {
 impl Exits {
     /// `None` when no phase of the stage has an exit scope: they all run on the run's own flag.
     fn new<'p>(phases: impl Iterator<Item = &'p PhasePlan> + Clone, interrupt: &AtomicBool) -> Option<Exits> {
-        if phases.clone().all(|p| exit_scope(p).is_none()) {
+        if phases.clone().all(|p| exit_scope(p).is_none() && error_scope(p).is_none()) {
             return None;
         }
         let now = interrupt.load(Ordering::Relaxed);
@@ -175,6 +182,7 @@ impl Exits {
             flags: phases.clone().map(|_| Arc::new(AtomicBool::new(now))).collect(),
             stopped: phases.clone().map(|_| AtomicBool::new(false)).collect(),
             scopes: phases.clone().map(exit_scope).collect(),
+            error_scopes: phases.clone().map(error_scope).collect(),
             groups: phases.map(|p| p.fio.as_ref().map(|f| f.group_id)).collect(),
             ends_run: AtomicBool::new(false),
         })
@@ -196,10 +204,12 @@ impl Exits {
         if self.stopped[i].load(Ordering::Relaxed) && !interrupted && outcome.stop == StopReason::Interrupted {
             outcome.stop = StopReason::Completed;
         }
-        if outcome.stop != StopReason::Completed {
-            return;
-        }
-        let Some(scope) = self.scopes[i] else { return };
+        let scope = match outcome.stop {
+            StopReason::Completed => self.scopes[i],
+            StopReason::IoError | StopReason::Failed(_) => self.error_scopes[i],
+            StopReason::Interrupted => None,
+        };
+        let Some(scope) = scope else { return };
         for other in (0..self.flags.len()).filter(|&o| o != i) {
             if scope != ExitWhat::Group || self.groups[other] == self.groups[i] {
                 self.stopped[other].store(true, Ordering::Relaxed);

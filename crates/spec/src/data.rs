@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::Bytes;
 
+/// The longest `pattern` (bytes): a pattern is repeated into every write buffer, so longer ones buy nothing a
+/// reader of the data could tell apart, and the plan keeps it inline.
+pub const MAX_PATTERN: usize = 512;
+
 /// The shape of written data, as asked. Percentages are 0–100.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -27,6 +31,10 @@ pub struct DataSpec {
     /// unique one the worker wrote (fio dedupe_mode=repeat).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dedupe_working_set: Option<f64>,
+    /// The working set as a count of units instead of a share of the data set (vdbench dedupsets=N, a count
+    /// of sets); wins over `dedupe-working-set`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_sets: Option<u64>,
     /// With a working set: all workers draw from one set (fio dedupe_global), so their files deduplicate
     /// against each other too. Default: a set per worker.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -35,6 +43,11 @@ pub struct DataSpec {
     /// buffer_compress_percentage; vdbench compratio=R is 100 × (1 − 1/R)).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compress_percent: Option<f64>,
+    /// Every write is these bytes over and over from its first byte (fio buffer_pattern; TOML: an array of
+    /// bytes, `pattern = [0xde, 0xad, 0xbe, 0xef]`), with no stamp: fully deduplicable and compressible.
+    /// Not with the dedupe or compression percentages. At most [`MAX_PATTERN`] bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<Vec<u8>>,
     /// The chunk the compressible share is laid out in: random bytes, then zeros (fio buffer_compress_chunk;
     /// default 512 bytes).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -48,9 +61,11 @@ impl DataSpec {
             dedupe_percent: over.dedupe_percent.or(self.dedupe_percent),
             dedupe_unit: over.dedupe_unit.or(self.dedupe_unit),
             dedupe_working_set: over.dedupe_working_set.or(self.dedupe_working_set),
+            dedupe_sets: over.dedupe_sets.or(self.dedupe_sets),
             dedupe_global: over.dedupe_global.or(self.dedupe_global),
             compress_percent: over.compress_percent.or(self.compress_percent),
             compress_chunk: over.compress_chunk.or(self.compress_chunk),
+            pattern: over.pattern.clone().or_else(|| self.pattern.clone()),
         }
     }
 
@@ -66,6 +81,20 @@ impl DataSpec {
         percent("dedupe-percent", self.dedupe_percent, false)?;
         percent("dedupe-working-set", self.dedupe_working_set, true)?;
         percent("compress-percent", self.compress_percent, false)?;
+        if let Some(pattern) = &self.pattern {
+            if pattern.is_empty() || pattern.len() > MAX_PATTERN {
+                return Err(format!("data.pattern has {} bytes: give 1 to {MAX_PATTERN}", pattern.len()));
+            }
+            let percent = |p: Option<f64>| p.is_some_and(|p| p > 0.0);
+            if percent(self.dedupe_percent) || percent(self.compress_percent) {
+                return Err("data.pattern writes the same bytes everywhere: not with data.dedupe-percent or \
+                            data.compress-percent; give one or the other"
+                    .into());
+            }
+        }
+        if self.dedupe_sets == Some(0) {
+            return Err("data.dedupe-sets is 0: give at least 1 unit for the repeats to copy".into());
+        }
         if let Some(unit) = self.dedupe_unit
             && (unit.0 < 512 || unit.0 % 512 != 0 || unit.0 > 64 << 20)
         {
@@ -84,9 +113,11 @@ impl DataSpec {
         Ok(())
     }
 
-    /// Whether written units repeat or compress: a header per block (verify) would defeat that.
+    /// Whether written units repeat, compress or carry a pattern: a header per block (verify) would defeat that.
     pub fn shapes(&self) -> bool {
-        self.dedupe_percent.is_some_and(|p| p > 0.0) || self.compress_percent.is_some_and(|p| p > 0.0)
+        self.dedupe_percent.is_some_and(|p| p > 0.0)
+            || self.compress_percent.is_some_and(|p| p > 0.0)
+            || self.pattern.is_some()
     }
 
     /// Whether writes are filled by the shaper at all: any percentage said, 0 included. With both at 0 every
@@ -94,7 +125,7 @@ impl DataSpec {
     /// (random buffers filled once, each 4 KiB stamped) defeats deduplication but not a compressor that looks
     /// across blocks.
     pub fn fills(&self) -> bool {
-        self.dedupe_percent.is_some() || self.compress_percent.is_some()
+        self.dedupe_percent.is_some() || self.compress_percent.is_some() || self.pattern.is_some()
     }
 }
 

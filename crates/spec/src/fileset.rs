@@ -393,7 +393,9 @@ impl FileSetPhaseSpec {
         if self.trees.is_empty() {
             return Err("a file-set phase needs at least one [[phase.fileset.tree]]".into());
         }
-        if self.workloads.is_empty() && !matches!(self.format, Some(FormatMode::Only | FormatMode::Clean)) {
+        // A format step alone: only, clean, or restart with no workload (vdbench format=(restart,only)).
+        let format_alone = matches!(self.format, Some(FormatMode::Only | FormatMode::Clean | FormatMode::Restart));
+        if self.workloads.is_empty() && !format_alone {
             return Err("a file-set phase needs at least one [[phase.fileset.workload]]".into());
         }
         for tree in &self.trees {

@@ -24,6 +24,11 @@ pub struct FioJobInfo {
     /// figures so far are kept as a completed run); `None`: the others go on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_all: Option<ExitWhat>,
+    /// fio exitall_on_error: when this job ends in error, the jobs running with it that its `exit_what` names
+    /// are stopped (fio backend.c: `if (exitall_on_terminate || (o->exitall_error && td->error))
+    /// fio_terminate_threads(td->groupid, td->o.exit_what)`); `None`: the others go on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_on_error: Option<ExitWhat>,
     /// fio flow: this job's share of the I/O among the jobs running with the same flow id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowSpec>,

@@ -9,20 +9,15 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::amount::IoAmount;
 use super::data::DataSpec;
 use super::distribution::DistributionSpec;
+use super::extras::{FioExtras, VdbenchExtras};
 use super::fileset::FileSetPhaseSpec;
-use super::fio_info::FioJobInfo;
 use super::journal::JournalMode;
 use super::kind::SpecKind;
 use super::steady::SteadyStateSpec;
 use super::streams::StreamsSpec;
-use super::strided::{StrideSpec, StridedSpec};
-use super::values::{
-    ArrivalSpec, BlockSizeSpec, ByteStep, EngineChoice, FileService, RwMode, Sequencer, Sharing, SizeOrPercent,
-    VerifyChoice,
-};
+use super::values::{ArrivalSpec, BlockSizeSpec, EngineChoice, RwMode, Sharing, SizeOrPercent, VerifyChoice};
 use crate::units::{ByteRate, Bytes};
 
 /// The highest percentage of the maximum rate a curve phase may ask for: vdbench's curve takes points above 100
@@ -85,16 +80,6 @@ pub struct PhaseSpec {
     /// Stop after this many bytes of I/O (all workers together).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io_size: Option<Bytes>,
-    /// Stop after this many passes over the data set (vdbench maxdata below 100); `io-size` wins.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub io_passes: Option<f64>,
-    /// Stop once this much has been read (all workers together, after the warm-up): bytes, or passes over the
-    /// data set (vdbench maxdataread). Raw phases only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub io_read: Option<IoAmount>,
-    /// Stop once this much has been written, as `io-read` (vdbench maxdatawritten).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub io_written: Option<IoAmount>,
     /// Pace each worker at this many bytes per second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<ByteRate>,
@@ -138,24 +123,6 @@ pub struct PhaseSpec {
     /// percentage_random, vdbench seekpct).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub percentage_random: Option<u8>,
-    /// Sequential phases: bytes added to the offset after each operation; negative walks backwards (fio
-    /// rw=write:4k, rw=read:-8k).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub offset_step: Option<ByteStep>,
-    /// Sequential phases: only zones of the region, one after another (fio zonemode=strided; `[phase.strided]`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub strided: Option<StridedSpec>,
-    /// Random phases: skip forward from the last operation by an amount within (min, max) in place of each
-    /// random offset (vdbench stride=(min,max); `[phase.stride]`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stride: Option<StrideSpec>,
-    /// Random phases: a new random offset only every this many operations (fio rw=randread:8).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub random_every: Option<u32>,
-    /// With `random-every`: the operations in between continue sequentially (default) or repeat the offset (fio
-    /// rw_sequencer).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sequencer: Option<Sequencer>,
     /// Offsets are multiples of this (fio blockalign). Default: the block size for random I/O, at least the
     /// direct-I/O alignment.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -164,21 +131,12 @@ pub struct PhaseSpec {
     /// whole block device (fio fill_device). A `size` said wins.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fill_device: Option<bool>,
-    /// `size` as a percentage of the file or device (fio size=50%).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub size_percent: Option<f64>,
     /// Start of the region in each file (fio offset).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset: Option<SizeOrPercent>,
-    /// Worker N starts at offset + N × this (fio offset_increment).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub offset_increment: Option<SizeOrPercent>,
     /// How workers share the data set. Default: split (sequential workers each take a slice).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing: Option<Sharing>,
-    /// Stop each worker after this many operations (fio number_ios).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub number_ios: Option<u64>,
     /// Names of the phase's files inside the work directory. `{worker}` in a name gives each worker its own
     /// file; phases naming the same file share it. Default: the run's shared data files.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -187,25 +145,18 @@ pub struct PhaseSpec {
     /// address space of their total size (vdbench's concatenated sds), which `size` and `offset` address.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file_sizes: Option<Vec<Bytes>>,
-    /// How a worker with several files moves between them (fio file_service_type). Default: random.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file_service: Option<FileService>,
-    /// fdatasync after every N writes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fdatasync_every: Option<u64>,
-    /// Open files with O_SYNC (fio sync=1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sync_writes: Option<bool>,
     /// Drop the files' pages from the page cache before the phase (fio invalidate; default yes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub invalidate: Option<bool>,
     /// Read the files once into the page cache before the phase (fio pre_read).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pre_read: Option<bool>,
-    /// Buffered phases tell the kernel their access pattern (posix_fadvise RANDOM or SEQUENTIAL), so that random
-    /// reads do not read ahead (fio fadvise_hint; default yes).
+    /// `size` as a percentage of the file or device (fio size=50%).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub access_hint: Option<bool>,
+    pub size_percent: Option<f64>,
+    /// Open files with O_SYNC (fio sync=1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_writes: Option<bool>,
     /// Wait this long before starting the phase's workers (fio startdelay).
     #[serde(
         default,
@@ -214,36 +165,9 @@ pub struct PhaseSpec {
         serialize_with = "ser_opt_duration"
     )]
     pub start_delay: Option<Duration>,
-    /// End the phase as failed when a worker's bandwidth over an interval falls below this (fio rate_min).
+    /// Stop after this many passes over the data set (vdbench maxdata below 100, fio loops over a size not in bytes); `io-size` wins.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_min: Option<ByteRate>,
-    /// End the phase as failed when a worker's IOPS over an interval fall below this (fio rate_iops_min).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_min_iops: Option<u64>,
-    /// Pace at this percentage of the rate the nearest earlier unpaced phase achieved (vdbench iorate=curve); at
-    /// most [`MAX_PERCENT_OF_MAX`].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_percent_of_max: Option<f64>,
-    /// With `rate-percent-of-max`: skip this phase, and the later ones of the same curve, once an earlier curve
-    /// phase's mean response time went above this (vdbench stopcurve).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::units::deserialize_opt_duration",
-        serialize_with = "ser_opt_duration"
-    )]
-    pub curve_stop_latency: Option<Duration>,
-    /// Pause this long after every `thinktime-blocks` operations (fio thinktime).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::units::deserialize_opt_duration",
-        serialize_with = "ser_opt_duration"
-    )]
-    pub thinktime: Option<Duration>,
-    /// Operations between pauses (fio thinktime_blocks; default 1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub thinktime_blocks: Option<u32>,
+    pub io_passes: Option<f64>,
     /// Run at the same time as the phase before it instead of after it (fio jobs without stonewall).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrent: Option<bool>,
@@ -296,25 +220,19 @@ pub struct PhaseSpec {
     /// order); the other ranks leave it out and idle through the phase. Without ranks every part runs here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<u32>,
-    /// With parts and no rate: the workers hold the parts' shares (one ahead of its share waits for the
-    /// others), as vdbench's controlled max does when a wd says its skew. Default: when a part says its `skew`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hold_shares: Option<bool>,
-    /// With parts: the run fails (exit 1) when a part's worker's share of the phase's operations is off its
-    /// skew by more than this many percentage points (vdbench `abort_failed_skew=`). The result says every
-    /// worker's requested and observed share whether or not this is given.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skew_limit: Option<f64>,
-    /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
-    #[serde(skip)]
-    pub fio: Option<FioJobInfo>,
+    /// The fio-only knobs (flat keys in a job file; see `spec::extras`), and how fio names the phase.
+    #[serde(flatten)]
+    pub fio: FioExtras,
+    /// The vdbench-only knobs (flat keys in a job file; see `spec::extras`).
+    #[serde(flatten)]
+    pub vdbench: VdbenchExtras,
     /// End the phase once its rate is steady (fio steadystate, `--steady-state`; TOML: `steady-state = 5`, or a
     /// table, see `spec::steady`).
     #[serde(default, skip_serializing, deserialize_with = "super::steady::deserialize_opt")]
     pub steady_state: Option<SteadyStateSpec>,
 }
 
-fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+pub(super) fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
     match d {
         Some(d) => s.serialize_str(&format!("{}s", d.as_secs_f64())),
         None => s.serialize_none(),
@@ -324,7 +242,11 @@ fn ser_opt_duration<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<
 /// Overlays field by field: a field said in `over` wins.
 macro_rules! overlay_fields {
     ($base:expr, $over:expr, [$($field:ident),* $(,)?]) => {
-        PhaseSpec { $($field: $over.$field.clone().or_else(|| $base.$field.clone()),)* }
+        PhaseSpec {
+            $($field: $over.$field.clone().or_else(|| $base.$field.clone()),)*
+            fio: FioExtras::default(),
+            vdbench: VdbenchExtras::default(),
+        }
     };
 }
 
@@ -342,16 +264,14 @@ impl PhaseSpec {
             over,
             [
                 name, rw, rdpct, bs, bs_write, size, files, distribution, seed, jobs, iodepth, iodepth_batch, engine,
-                runtime, ramp, io_size, io_passes, io_read, io_written, rate, rate_iops, rate_process, direct, fsync_every, end_fsync,
-                continue_on_error, verify, verify_backlog, journal, data, percentage_random, offset_step, strided, stride, random_every, sequencer,
-                align, fill_device, size_percent, offset, offset_increment, sharing, number_ios, file_names, file_sizes, file_service,
-                fdatasync_every, sync_writes, invalidate, pre_read, access_hint, start_delay, rate_min, rate_min_iops,
-                rate_percent_of_max, curve_stop_latency, thinktime, thinktime_blocks, concurrent, group, percentiles,
-                bw_log, iops_log, lat_log, kind, fileset_table, streams_table, fio, parts, skew, queue, rank, hold_shares, skew_limit, steady_state,
+                runtime, ramp, io_size, rate, rate_iops, rate_process, direct, fsync_every, end_fsync, continue_on_error,
+                verify, verify_backlog, journal, data, percentage_random, align, fill_device, offset, sharing,
+                file_names, file_sizes, invalidate, io_passes, size_percent, sync_writes, start_delay, pre_read, concurrent, group, percentiles, bw_log, iops_log,
+                lat_log, kind, fileset_table, streams_table, parts, skew, queue, rank, steady_state,
             ]
         };
         // Field by field inside the table too: a job's dedupe key keeps its [global]'s compression.
-        PhaseSpec { data, ..merged }
+        PhaseSpec { data, fio: self.fio.overlay(&over.fio), vdbench: self.vdbench.overlay(&over.vdbench), ..merged }
     }
 }
 

@@ -16,8 +16,8 @@ impl PhaseSpec {
         self.check_amounts_and_rates()?;
         self.check_verify()?;
         self.check_file_sizes()?;
-        self.strided.as_ref().map_or(Ok(()), StridedSpec::check)?;
-        self.stride.as_ref().map_or(Ok(()), StrideSpec::check)?;
+        self.fio.strided.as_ref().map_or(Ok(()), StridedSpec::check)?;
+        self.vdbench.stride.as_ref().map_or(Ok(()), StrideSpec::check)?;
         if let Some(BlockSizeSpec::Fixed(Bytes(0))) = self.bs {
             return Err("bs must be above zero".into());
         }
@@ -103,7 +103,7 @@ impl PhaseSpec {
         if self.io_size == Some(Bytes(0)) {
             return Err("io-size must be above zero".into());
         }
-        if (self.io_read.is_some() || self.io_written.is_some()) && self.kind.is_some() {
+        if (self.vdbench.io_read.is_some() || self.vdbench.io_written.is_some()) && self.kind.is_some() {
             return Err("io-read and io-written bound raw phases only: remove them from this file-set or streams \
                         phase"
                 .into());
@@ -122,7 +122,7 @@ impl PhaseSpec {
         if self.rate_process.is_some()
             && self.rate.is_none()
             && self.rate_iops.is_none()
-            && self.rate_percent_of_max.is_none()
+            && self.vdbench.rate_percent_of_max.is_none()
         {
             return Err("rate-process needs a rate: add rate, rate-iops or rate-percent-of-max".into());
         }

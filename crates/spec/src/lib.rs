@@ -13,6 +13,7 @@ mod amount;
 mod data;
 mod detect;
 mod distribution;
+mod extras;
 mod file_sizes;
 mod fileset;
 mod fio;
@@ -34,9 +35,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use amount::IoAmount;
-pub use data::DataSpec;
+pub use data::{DataSpec, MAX_PATTERN};
 pub use detect::{Dialect, detect_dialect};
 pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
+pub use extras::{FioExtras, VdbenchExtras};
 pub use fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     FormatMode, FormatWorkloadSpec, OpRateSpec, StopAfter,
@@ -97,7 +99,7 @@ pub fn read_job_file(path: &Path, options: &ReadOptions) -> Result<JobSpec, Spec
         .map_err(|cause| SpecError::Read { path: path.to_path_buf(), cause })?;
     match detect_dialect(path, &text) {
         Dialect::Toml => parse_toml_job(path, &text),
-        Dialect::Fio => parse_fio_job(path, &text),
+        Dialect::Fio => fio::parse_fio_job_on(path, &text, &fio::SystemHost, options.target.as_deref()),
         Dialect::Vdbench => parse_vdbench_job(path, &text, options),
     }
 }

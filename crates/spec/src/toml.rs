@@ -92,15 +92,46 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
     let message = error.message().trim().to_string();
     match error.span() {
         Some(span) => {
-            let before = &text[..span.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            let start = span.start.min(text.len());
+            let line =
+                key_line_in_table(text, start, &message).unwrap_or_else(|| text[..start].matches('\n').count() + 1);
+            let column = match key_line_in_table(text, start, &message) {
+                Some(_) => 1 + text.lines().nth(line - 1).map_or(0, |l| l.len() - l.trim_start().len()),
+                None => start - text[..start].rfind('\n').map_or(0, |i| i + 1) + 1,
+            };
             let source_line = text.lines().nth(line - 1).unwrap_or("").trim();
             let source_line = crate::limits::shorten(source_line, crate::limits::MAX_MESSAGE_LINE);
             format!("line {line}, column {column}: {message}\n    {source_line}")
         }
         None => message,
     }
+}
+
+/// The line (1-based) of the key an error is about when the parser could only point at its table's header: the
+/// dialect knobs (`spec::extras`) are flattened into a phase, and serde reads them after the table, without their
+/// own positions. An unknown key is found by its name; a bad value by reading each knob of the table alone.
+fn key_line_in_table(text: &str, start: usize, message: &str) -> Option<usize> {
+    if !text[start..].starts_with('[') {
+        return None;
+    }
+    let first = text[..start].matches('\n').count() + 1;
+    let unknown = message.strip_prefix("unknown field `").and_then(|m| m.split('`').next());
+    let lines = text.lines().enumerate().skip(first);
+    for (i, line) in lines.take_while(|(_, l)| !l.trim_start().starts_with('[')) {
+        let Some((key, _)) = line.split_once('=') else { continue };
+        let key = key.trim();
+        let found = match unknown {
+            Some(name) => key == name,
+            None => {
+                toml::from_str::<toml::Table>(line).is_ok() && toml::from_str::<super::FioExtras>(line).is_err()
+                    || toml::from_str::<super::VdbenchExtras>(line).is_err()
+            }
+        };
+        if found {
+            return Some(i + 1);
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -193,6 +224,44 @@ runtime = 5
         let written = "[[phase]]\n[phase.kind.streams]\ncount = 4\n";
         let err = parse_toml_job(Path::new("kind.toml"), written).unwrap_err().to_string();
         assert!(err.contains("phase 1: unknown key `kind`"), "{err}");
+    }
+
+    #[test]
+    fn a_dialect_knob_is_reported_at_its_own_line() {
+        // The fio and vdbench knobs are flattened into the phase: serde reads them without their positions.
+        let text = "[global]\nrw = \"read\"\n[[phase]]\nrw = \"read\"\nthinktime = \"abc\"\n";
+        let err = parse_toml_job(Path::new("t.toml"), text).unwrap_err().to_string();
+        assert!(err.contains("line 5, column 1") && err.contains("thinktime = \"abc\""), "{err}");
+        let text = "[[phase]]\nrw = \"read\"\n  skew-limit = \"x\"\n";
+        let err = parse_toml_job(Path::new("t.toml"), text).unwrap_err().to_string();
+        assert!(err.contains("line 3, column 3") && err.contains("expected f64"), "{err}");
+    }
+
+    #[test]
+    fn the_dialect_knobs_travel_with_a_serialized_job_and_load_from_flat_keys() {
+        use crate::spec::{ByteStep, IoAmount, Sequencer};
+        let text = "[[phase]]\nrw = \"randread\"\nthinktime = \"2ms\"\nthinktime-blocks = 4\nrandom-every = 8\n\
+                    sequencer = \"identical\"\nrate-min-iops = 10\nio-passes = 2\nio-read = \"1M\"\n\
+                    rate-percent-of-max = 50\nskew-limit = 5.0\n[[phase]]\nrw = \"write\"\noffset-step = \"-8k\"\n";
+        let job = parse_toml_job(Path::new("j.toml"), text).unwrap();
+        let (fio, vdbench) = (&job.phases[0].fio, &job.phases[0].vdbench);
+        assert_eq!(fio.thinktime, Some(Duration::from_millis(2)));
+        assert_eq!((fio.thinktime_blocks, fio.random_every, fio.rate_min_iops), (Some(4), Some(8), Some(10)));
+        assert_eq!(fio.sequencer, Some(Sequencer::Identical));
+        assert_eq!(job.phases[0].io_passes, Some(2.0));
+        assert_eq!(vdbench.io_read, Some(IoAmount::Bytes(Bytes(1 << 20))));
+        assert_eq!((vdbench.rate_percent_of_max, vdbench.skew_limit), (Some(50.0), Some(5.0)));
+        assert_eq!(job.phases[1].fio.offset_step, Some(ByteStep(-8192)));
+        for phase in &job.phases {
+            let back: super::PhaseSpec = toml::from_str(&toml::to_string(phase).unwrap()).unwrap();
+            assert_eq!(&back, phase);
+            let json: super::PhaseSpec = serde_json::from_slice(&serde_json::to_vec(phase).unwrap()).unwrap();
+            assert_eq!(&json, phase, "as the mpi broadcast sends it");
+        }
+        let text = "[global]\nthinktime = \"1ms\"\nskew-limit = 3.0\n[[phase]]\nrw = \"read\"\nskew-limit = 1.0\n";
+        let job = parse_toml_job(Path::new("g.toml"), text).unwrap();
+        assert_eq!(job.phases[0].fio.thinktime, Some(Duration::from_millis(1)), "[global]'s knob reaches the phase");
+        assert_eq!(job.phases[0].vdbench.skew_limit, Some(1.0), "the phase's own knob wins");
     }
 
     #[test]

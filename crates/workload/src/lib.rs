@@ -13,6 +13,7 @@ mod distribution;
 pub mod fileset;
 mod hotband;
 mod mix;
+mod random_map;
 mod rng;
 mod shuffle;
 mod source;

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::blocksize::{BlockSizes, SizePicker};
 use super::distribution::{Distribution, Sampler};
+use super::random_map::RandomMap;
 use super::rng::Rng;
 use super::shuffle::Shuffle;
 
@@ -152,6 +153,10 @@ pub struct OpSource {
     random: Option<(Sampler, u64)>,
     /// Uniform random access: each unit once per pass (fio's random map), in place of `random`'s sampler.
     shuffle: Option<Shuffle>,
+    /// Uniform random access with several block sizes on one region: the units of the pass covered so far, so
+    /// that an operation starts on a free unit and is trimmed where it meets covered ones (fio's random map;
+    /// `random_map`). It replaces the shuffle there.
+    map: Option<RandomMap>,
     /// Zoned access: one sampler per region (zones are per file); the region is chosen first.
     zoned: Vec<Sampler>,
     random_percent: u8,
@@ -183,7 +188,10 @@ impl OpSource {
             (Access::Random { distribution: Distribution::Uniform }, Some((_, unit))) => Shuffle::new(total / unit),
             _ => None,
         };
+        let unit = random.as_ref().map(|r| r.1);
+        let map = unit.and_then(|unit| RandomMap::for_workload(config, shuffle.is_some(), unit, &all_sizes, total));
         Ok(OpSource {
+            map,
             regions: config.regions.clone(),
             region_starts,
             cursors: vec![0; config.regions.len()],
@@ -312,6 +320,9 @@ impl OpSource {
         if let Some(stride) = self.offsets.stride {
             return self.stride_op(stride, len);
         }
+        if self.map.is_some() {
+            return self.mapped_op(len);
+        }
         let (sampler, unit) = self.random.as_mut().expect("random operations have a sampler");
         let unit = *unit;
         let drawn = match self.shuffle.as_mut() {
@@ -341,6 +352,36 @@ impl OpSource {
         // A sequential operation after this one continues from here (fio's percentage_random).
         self.current = index;
         self.cursors[index] = offset + u64::from(len);
+        self.last_offset = offset;
+        (r.file, r.start + offset, len)
+    }
+
+    /// A random operation under the random map: a unit drawn uniformly, or the next one not covered after it,
+    /// the operation trimmed to the units free from there (fio's `get_next_rand_offset` and `mark_random_map`).
+    #[inline]
+    fn mapped_op(&mut self, len: u32) -> (u32, u64, u32) {
+        let unit = self.random.as_ref().map_or(1, |r| r.1);
+        let r = self.regions[0];
+        let units = r.len / unit;
+        let map = self.map.as_mut().expect("mapped_op runs with a map");
+        let drawn = self.rng.below(units);
+        let first = match map.next_free(drawn) {
+            Some(first) => first,
+            None => {
+                // Every unit covered: the pass is over; fio resets the file's map and takes the block drawn.
+                map.clear();
+                drawn
+            }
+        };
+        let want = u64::from(len).div_ceil(unit);
+        let run = map.cover_run(first, want, units);
+        let (offset, len) = match first + want > units {
+            // At the end of the region the operation is pulled back so that it fits, as without the map.
+            true if run == units - first => ((r.len - u64::from(len)) / self.align * self.align, len),
+            _ => (first * unit, (run * unit).min(u64::from(len)) as u32),
+        };
+        self.current = 0;
+        self.cursors[0] = offset + u64::from(len);
         self.last_offset = offset;
         (r.file, r.start + offset, len)
     }

@@ -88,7 +88,7 @@ mod tests {
 
     fn cmdprio(text: &str) -> Result<Vec<Option<CmdPrio>>, String> {
         let spec = parse_fio_job(Path::new("j.fio"), text).map_err(|e| e.to_string())?;
-        Ok(spec.phases.iter().map(|p| p.fio.as_ref().and_then(|f| f.cmdprio.clone())).collect())
+        Ok(spec.phases.iter().map(|p| p.fio.info.as_ref().and_then(|f| f.cmdprio.clone())).collect())
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! `run::depth_search`) does what they say.
 //!
 //! As in fio, `exitall` in any job applies to the whole file (fio keeps it in one global switch): every job that
-//! finishes then stops the jobs its own `exit_what` names.
+//! finishes then stops the jobs its own `exit_what` names. `exitall_on_error` is the job's own (fio's
+//! `td->o.exitall_error`): when that job ends in error, it stops the jobs its `exit_what` names.
 //!
 //! Must not: decide when phases start (`mapping`) or anything about the I/O of one job.
 
@@ -21,15 +22,19 @@ use crate::spec::{ExitWhat, FioJobInfo, FlowSpec};
 /// Each job's exitall scope, flow and per-command priorities, in job order; problems are recorded.
 pub(super) fn job_controls(jobs: &[Job], problems: &mut Problems) -> Vec<FioJobInfo> {
     let exitall = jobs.iter().any(|j| j.options.flag("exitall"));
-    jobs.iter()
-        .map(|job| FioJobInfo {
-            exit_all: exit_what(job, problems).filter(|_| exitall),
+    let mut controls = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let scope = exit_what(job, problems);
+        controls.push(FioJobInfo {
+            exit_all: scope.filter(|_| exitall),
+            exit_on_error: scope.filter(|_| job.options.flag("exitall_on_error")),
             flow: flow(job, problems),
             cmdprio: problems.take(map_cmdprio(job)).flatten(),
             latency_target: latency_target(job, problems),
             ..FioJobInfo::default()
-        })
-        .collect()
+        });
+    }
+    controls
 }
 
 fn exit_what(job: &Job, problems: &mut Problems) -> Option<ExitWhat> {
@@ -80,7 +85,7 @@ mod tests {
 
     fn controls(text: &str) -> Vec<(Option<ExitWhat>, Option<FlowSpec>)> {
         let spec = parse_fio_job(Path::new("j.fio"), text).expect("parses");
-        spec.phases.iter().map(|p| p.fio.as_ref().map(|f| (f.exit_all, f.flow)).expect("fio info")).collect()
+        spec.phases.iter().map(|p| p.fio.info.as_ref().map(|f| (f.exit_all, f.flow)).expect("fio info")).collect()
     }
 
     #[test]

@@ -96,7 +96,7 @@ pub(super) fn map_direct_and_sync(
         }
     }
     phase.fsync_every = o.int("fsync").filter(|n| *n > 0);
-    phase.fdatasync_every = o.int("fdatasync").filter(|n| *n > 0);
+    phase.fio.fdatasync_every = o.int("fdatasync").filter(|n| *n > 0);
     if o.bool("end_fsync") == Some(true) {
         phase.end_fsync = Some(true);
     }
@@ -118,7 +118,7 @@ pub(super) fn map_direct_and_sync(
 /// streamcap cannot: refused, rather than run meaning something else.
 fn map_fadvise_hint(job: &Job, phase: &mut PhaseSpec) -> Result<(), OptionError> {
     let Some(said) = job.options.get("fadvise_hint") else { return Ok(()) };
-    phase.access_hint = Some(match said.raw.trim() {
+    phase.fio.access_hint = Some(match said.raw.trim() {
         "" | "1" | "true" | "on" | "yes" => true,
         "0" | "false" | "off" | "no" => false,
         other => {

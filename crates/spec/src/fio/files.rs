@@ -75,7 +75,7 @@ pub(super) fn map_files(job: &Job, single: bool, phase: &mut PhaseSpec) -> Resul
                 format!("'{}' is not supported; expected random, roundrobin or sequential", said.raw),
             )
         })?;
-        phase.file_service = Some(service);
+        phase.fio.file_service = Some(service);
     }
     if let Some(said) = o.get("filename") {
         return named_files(said, target, phase);

@@ -25,6 +25,9 @@ pub struct Entry {
     pub at: Location,
     /// Why the value could not be substituted (`value` is then what was written).
     pub problem: Option<String>,
+    /// A keyword of fio's (`$ncpus`, `$mb_memory`, `$pagesize`) was put into the value: fio then hands the whole
+    /// value to bc (options.c `fio_keyword_replace`), so its arithmetic is evaluated whole, parentheses or not.
+    pub calculated: bool,
 }
 
 /// A `[name]` section with its entries in file order.
@@ -144,12 +147,12 @@ impl Reader<'_> {
             self.sections.push(Section { name: name.to_string(), at: at.clone(), entries: Vec::new() });
             return Ok(());
         }
-        let (key, value, problem) = match line.split_once('=') {
+        let (key, value, problem, calculated) = match line.split_once('=') {
             Some((k, v)) => match substitute(v.trim(), self.host) {
-                Ok(v) => (k.trim(), Some(v), None),
-                Err(problem) => (k.trim(), Some(v.trim().to_string()), Some(problem)),
+                Ok((v, calculated)) => (k.trim(), Some(v), None, calculated),
+                Err(problem) => (k.trim(), Some(v.trim().to_string()), Some(problem), false),
             },
-            None => (line, None, None),
+            None => (line, None, None, false),
         };
         if key.is_empty() || key.contains(char::is_whitespace) {
             return Err(format!("'{line}' is not an option: write option=value, or a bare flag such as thread"));
@@ -162,7 +165,8 @@ impl Reader<'_> {
                 "option '{key}' comes before any section: put it under [global] or under a [job] header"
             ));
         };
-        section.entries.push(Entry { key: key.to_ascii_lowercase(), value, at: at.clone(), problem });
+        let key = key.to_ascii_lowercase();
+        section.entries.push(Entry { key, value, at: at.clone(), problem, calculated });
         Ok(())
     }
 
@@ -170,7 +174,7 @@ impl Reader<'_> {
         if self.over_budget {
             return Ok(());
         }
-        let name = substitute(rest.trim(), self.host)?;
+        let (name, _) = substitute(rest.trim(), self.host)?;
         if depth >= crate::limits::MAX_INCLUDE_DEPTH {
             self.over_budget = true;
             return Err(format!(
@@ -211,9 +215,11 @@ fn strip_comment(line: &str) -> &str {
 }
 
 /// Expands `${VAR}` from the environment and fio's keywords `$ncpus`, `$mb_memory` and `$pagesize`; any other
-/// `$word` is kept for the option to read.
-fn substitute(value: &str, host: &dyn Host) -> Result<String, String> {
+/// `$word` is kept for the option to read. Also says whether a keyword was put in (fio then evaluates the value's
+/// arithmetic whole).
+fn substitute(value: &str, host: &dyn Host) -> Result<(String, bool), String> {
     let mut out = String::with_capacity(value.len());
+    let mut calculated = false;
     let mut rest = value;
     while let Some(pos) = rest.find('$') {
         out.push_str(&rest[..pos]);
@@ -243,10 +249,11 @@ fn substitute(value: &str, host: &dyn Host) -> Result<String, String> {
             }
         };
         out.push_str(&number.to_string());
+        calculated = true;
         rest = &after[keyword.len()..];
     }
     out.push_str(rest);
-    Ok(out)
+    Ok((out, calculated))
 }
 
 #[cfg(test)]

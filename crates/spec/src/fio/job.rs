@@ -81,7 +81,6 @@ pub(super) fn map_job(job: &Job, single: bool, notices: &mut Vec<String>, proble
     problems.take(map_random(job, &mut phase, notices));
     problems.take(map_reporting(job, &mut phase, notices));
     phase.steady_state = problems.take(map_steady(job, notices)).flatten();
-    refuse_unsupported(job, problems);
     // streamcap checks steady state once per reporting interval: fio's ss_interval sets it unless
     // log_avg_msec does.
     let check = o.time("steadystate_check_interval").filter(|_| phase.steady_state.is_some());
@@ -118,8 +117,8 @@ fn data_set(
         phase.sharing = Some(Sharing::Whole);
     }
     phase.offset = o.size("offset").map(size_or_percent);
-    phase.offset_increment = o.size("offset_increment").map(size_or_percent);
-    phase.number_ios = o.int("number_ios").filter(|n| *n > 0);
+    phase.fio.offset_increment = o.size("offset_increment").map(size_or_percent);
+    phase.fio.number_ios = o.int("number_ios").filter(|n| *n > 0);
     // fio's fill_device: the size is whatever fills the target (worked out when planning), not `size`.
     if o.flag("fill_device") {
         phase.fill_device = Some(true);
@@ -166,6 +165,13 @@ fn map_time(
     match io_per_clone {
         Some(bytes) if bounded => phase.io_size = Some(Bytes(bytes.saturating_mul(loops).saturating_mul(jobs))),
         Some(_) => {}
+        // A size not in bytes (size=100%, a device's whole size): fio's loops are passes over each clone's
+        // region, so the clones of a shared file make `jobs` passes over it each loop (issue 29: size=100% with
+        // loops=2 ran one pass).
+        None if loops > 1 => {
+            let clones = if phase.sharing == Some(Sharing::Whole) { jobs } else { 1 };
+            phase.io_passes = Some((loops.saturating_mul(clones)) as f64);
+        }
         None if bounded => notices.push(format!(
             "job '{}': without a size in bytes streamcap cannot bound the I/O to size × loops; it runs for the \
              runtime, or one pass over the data",
@@ -186,26 +192,31 @@ fn map_pacing(job: &Job, phase: &mut PhaseSpec, rw: crate::spec::RwMode) -> Resu
     };
     phase.rate = value("rate")?.map(|b| ByteRate(b as f64));
     phase.rate_iops = value("rate_iops")?;
-    phase.rate_min = value("rate_min")?.map(|b| ByteRate(b as f64));
-    phase.rate_min_iops = value("rate_iops_min")?;
+    phase.fio.rate_min = value("rate_min")?.map(|b| ByteRate(b as f64));
+    phase.fio.rate_min_iops = value("rate_iops_min")?;
     if let Some(said) = o.get("rate_process") {
         let process: ArrivalSpec = said.raw.parse().map_err(|_| {
             fail(said, "rate_process", format!("'{}' is not an arrival process; expected linear or poisson", said.raw))
         })?;
         phase.rate_process = Some(process);
     }
-    phase.thinktime = o.time("thinktime").filter(|t| !t.is_zero());
-    phase.thinktime_blocks = o.int("thinktime_blocks").filter(|n| *n > 0).map(|n| n.min(u64::from(u32::MAX)) as u32);
+    phase.fio.thinktime = o.time("thinktime").filter(|t| !t.is_zero());
+    phase.fio.thinktime_blocks =
+        o.int("thinktime_blocks").filter(|n| *n > 0).map(|n| n.min(u64::from(u32::MAX)) as u32);
     Ok(())
 }
 
 fn map_random(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) -> Result<(), OptionError> {
     let o = &job.options;
     phase.seed = o.int("randseed");
+    // fio's randrepeat=0: "seed the random number generator ... in a predictable way so the pattern is
+    // repeatable across runs" is off, so each run draws its own seed (a randseed said wins, as in fio).
     if o.bool("randrepeat") == Some(false) && phase.seed.is_none() {
+        let seed = fresh_seed();
+        phase.seed = Some(seed);
         notices.push(format!(
-            "job '{}': randrepeat=0 has no effect: streamcap repeats the same offsets on every run unless given \
-             another randseed",
+            "job '{}': randrepeat=0: the offsets differ from run to run, as in fio; this run's seed is {seed} \
+             (randseed={seed} repeats it)",
             job.name
         ));
     }
@@ -225,6 +236,12 @@ fn map_random(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) -> Re
         phase.distribution = Some(super::rw::distribution(said, o.base)?);
     }
     Ok(())
+}
+
+/// A seed no earlier run had: the standard library's per-process random hash keys (seeded from the OS).
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }
 
 fn map_reporting(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) -> Result<(), OptionError> {
@@ -272,14 +289,4 @@ fn map_reporting(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) ->
     phase.iops_log = log("write_iops_log");
     phase.lat_log = log("write_lat_log");
     Ok(())
-}
-
-/// Options not supported yet.
-fn refuse_unsupported(job: &Job, problems: &mut Problems) {
-    let o = &job.options;
-    for option in ["exitall_on_error"] {
-        if let Some(said) = o.get(option) {
-            problems.push(fail(said, option, "is not supported yet; remove it"));
-        }
-    }
 }

@@ -56,7 +56,7 @@ mod tests {
 
     fn targets(text: &str) -> Result<Vec<Option<LatencyTarget>>, String> {
         let spec = parse_fio_job(Path::new("j.fio"), text).map_err(|e| e.to_string())?;
-        Ok(spec.phases.iter().map(|p| p.fio.as_ref().and_then(|f| f.latency_target)).collect())
+        Ok(spec.phases.iter().map(|p| p.fio.info.as_ref().and_then(|f| f.latency_target)).collect())
     }
 
     #[test]

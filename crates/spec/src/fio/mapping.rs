@@ -47,7 +47,12 @@ pub(super) struct Mapped {
 }
 
 /// Turns the sections of a fio file into a job, recording every problem.
-pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) -> Option<JobSpec> {
+pub fn map_sections(
+    path: &Path,
+    sections: &[Section],
+    given: Option<&Path>,
+    problems: &mut Problems,
+) -> Option<JobSpec> {
     let mut global: Vec<Entry> = Vec::new();
     let mut jobs = Vec::new();
     for section in sections {
@@ -60,12 +65,7 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
             jobs.push(job);
         }
     }
-    if sections.iter().all(Section::is_global) {
-        problems.push(OptionError {
-            at: Location { file: path.to_path_buf(), line: 1 },
-            message: "the file has no job section: add one such as [randread] after [global]".into(),
-        });
-    }
+    refuse_without_jobs(path, sections, problems);
     let mut spec = JobSpec {
         origin: SpecOrigin::Fio { path: path.to_path_buf() },
         target: None,
@@ -80,7 +80,7 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
             continue;
         }
         let Some(mapped) = map_job(job, single, &mut spec.notices, problems) else { continue };
-        add_target(&mut spec, job, mapped.target, problems);
+        add_target(&mut spec, (job, mapped.target), given, problems);
         if let Some(interval) = mapped.interval {
             spec.interval = Some(spec.interval.map_or(interval, |i| i.min(interval)));
         }
@@ -99,9 +99,9 @@ pub fn map_sections(path: &Path, sections: &[Section], problems: &mut Problems) 
         return None;
     }
     for (phase, controls) in spec.phases.iter_mut().zip(controls) {
-        if let Some(fio) = phase.fio.as_mut() {
+        if let Some(fio) = phase.fio.info.as_mut() {
             (fio.exit_all, fio.flow, fio.cmdprio) = (controls.exit_all, controls.flow, controls.cmdprio);
-            fio.latency_target = controls.latency_target;
+            (fio.latency_target, fio.exit_on_error) = (controls.latency_target, controls.exit_on_error);
         }
     }
     global_notices(&jobs, &mut spec.notices);
@@ -145,20 +145,46 @@ fn read_job(global: &[Entry], section: &Section, problems: &mut Problems) -> Opt
     Some(Job { name, at: section.at.clone(), options, engine, own: listed(&section.entries) })
 }
 
+fn refuse_without_jobs(path: &Path, sections: &[Section], problems: &mut Problems) {
+    if sections.iter().all(Section::is_global) {
+        problems.push(OptionError {
+            at: Location { file: path.to_path_buf(), line: 1 },
+            message: "the file has no job section: add one such as [randread] after [global]".into(),
+        });
+    }
+}
+
 /// fio reports an option under its own name, not the alias used (`ss` → `steadystate`).
 fn canonical_name(key: &str) -> String {
     super::table::find(key).map_or(key, |o| o.name).to_string()
 }
 
-/// All jobs of a file run against one target.
-fn add_target(spec: &mut JobSpec, job: &Job, target: Option<PathBuf>, problems: &mut Problems) {
+/// All jobs of a file run against one target: the one its jobs name, or the one `given` on the command line,
+/// onto which jobs naming different devices or files map (issue 29: a file naming four devices was refused
+/// even with one TARGET given).
+fn add_target(
+    spec: &mut JobSpec,
+    (job, target): (&Job, Option<PathBuf>),
+    given: Option<&Path>,
+    problems: &mut Problems,
+) {
     let Some(target) = target else { return };
     match &spec.target {
+        Some(existing) if *existing != target && given.is_some() => {
+            let given = given.expect("matched").display();
+            spec.notices.push(format!(
+                "job '{}' names {} and an earlier job {}: fio runs each on its own; here every job runs on {given}, \
+                 the target given",
+                job.name,
+                target.display(),
+                existing.display()
+            ));
+        }
         Some(existing) if *existing != target => problems.push(OptionError {
             at: job.at.clone(),
             message: format!(
-                "job '{}' uses {} but an earlier job uses {}: streamcap runs a job file against one target; split \
-                 the file",
+                "job '{}' uses {} but an earlier job uses {}: streamcap runs a job file against one target; give \
+                 the target on the command line (every job then runs on it) or split the file",
                 job.name,
                 target.display(),
                 existing.display()
@@ -214,7 +240,7 @@ fn assign_groups(jobs: &[Job], phases: &mut [PhaseSpec], global_options: &[(Stri
         if job.options.flag("group_reporting") && members.len() > 1 {
             phases[i].group = Some(jobs[members[0]].name.clone());
         }
-        phases[i].fio = Some(FioJobInfo {
+        phases[i].fio.info = Some(FioJobInfo {
             group_id: group_of[i] as u32,
             group_reporting: job.options.flag("group_reporting"),
             job_options: job.own.clone(),
@@ -236,10 +262,11 @@ fn global_notices(jobs: &[Job], notices: &mut Vec<String>) {
             add(format!("fio option '{option}' has no effect in streamcap: {why}"));
         }
         for (option, raw) in &job.options.unparenthesized {
+            let leading: String = raw.trim().chars().take_while(char::is_ascii_digit).collect();
             add(format!(
-                "{option}={raw}: streamcap evaluates the arithmetic; fio evaluates arithmetic only inside \
-                 parentheses and reads this as the number before the first operator; write {option}=({raw}) \
-                 for both to agree"
+                "{option}={raw}: streamcap evaluates the whole expression; fio evaluates arithmetic only inside \
+                 parentheses or in a value with $ncpus, $mb_memory or $pagesize, and reads this one as the number \
+                 before the first operator ({leading}, no unit); write {option}=({raw}) for both to agree"
             ));
         }
     }

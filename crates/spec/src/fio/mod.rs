@@ -42,12 +42,19 @@ pub fn parse_fio_job(path: &Path, text: &str) -> Result<JobSpec, SpecError> {
 
 /// [`parse_fio_job`] with the environment, host figures and included files taken from `host`.
 pub fn parse_fio_job_with(path: &Path, text: &str, host: &dyn Host) -> Result<JobSpec, SpecError> {
+    parse_fio_job_on(path, text, host, None)
+}
+
+/// [`parse_fio_job_with`] for a run on `given`, the target named on the command line: the jobs of a file that
+/// name different devices or files (fio runs each on its own) all run on it, with a notice, where without it
+/// the file is refused for naming two targets.
+pub fn parse_fio_job_on(path: &Path, text: &str, host: &dyn Host, given: Option<&Path>) -> Result<JobSpec, SpecError> {
     let (sections, ini_errors) = ini::read_sections(path, text, host);
     let mut problems = Problems::default();
     for e in ini_errors {
         problems.push(OptionError { at: e.at, message: e.message });
     }
-    let spec = mapping::map_sections(path, &sections, &mut problems);
+    let spec = mapping::map_sections(path, &sections, given, &mut problems);
     match spec {
         Some(mut spec) if problems.is_empty() => {
             spec.phases = fileops::merge_concurrent(spec.phases);
@@ -81,5 +88,7 @@ fn report(path: &Path, problems: &Problems) -> SpecError {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_real_files;
 #[cfg(test)]
 mod tests_refusals;

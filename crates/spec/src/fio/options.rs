@@ -124,8 +124,9 @@ pub struct JobOptions {
     values: HashMap<&'static str, Said>,
     /// Options that have no effect in streamcap, with their notice (option name, why).
     pub no_effect: Vec<(&'static str, &'static str)>,
-    /// Values with arithmetic outside parentheses (option, value): fio evaluates only parenthesised
-    /// expressions and would read such a value differently.
+    /// Values with arithmetic outside parentheses and without fio's keywords (option, value): fio evaluates
+    /// only parenthesised expressions there (and those it hands to bc after putting a keyword in), and reads
+    /// such a value as the number before the first operator.
     pub unparenthesized: Vec<(&'static str, String)>,
     /// The job's kb_base, for values the mapping reads itself (zoned_abs sizes, rw=write:4k).
     pub base: KbBase,
@@ -175,7 +176,9 @@ impl JobOptions {
             }
             let Some(value) = problems.take(parse_value(opt, entry, base)) else { continue };
             let raw = entry.value.clone().unwrap_or_default();
-            if looks_like_arithmetic(&raw) && !raw.trim_start().starts_with('(') && is_numeric(opt.kind) {
+            // fio evaluates a parenthesised value, and (through bc) one its keywords were put into.
+            let fio_evaluates = raw.trim_start().starts_with('(') || entry.calculated;
+            if looks_like_arithmetic(&raw) && !fio_evaluates && is_numeric(opt.kind) {
                 options.unparenthesized.push((opt.name, raw.clone()));
             }
             options.values.insert(opt.name, Said { value, raw, at: entry.at.clone() });
@@ -285,6 +288,7 @@ mod tests {
                 value: v.map(str::to_string),
                 at: Location { file: PathBuf::from("j.fio"), line: i + 1 },
                 problem: None,
+                calculated: false,
             })
             .collect()
     }

@@ -36,7 +36,7 @@ pub(super) fn map_rw(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>
                     format!("'{}': after ':' a random mode takes a count above 0, as in randread:8", said.raw),
                 )
             })?;
-            phase.random_every = (n > 1).then_some(n);
+            phase.fio.random_every = (n > 1).then_some(n);
         } else {
             // fio adds the value (a size, negative to go backwards) to each sequential offset.
             let (negative, magnitude) = suffix.trim().strip_prefix('-').map_or((false, suffix.trim()), |m| (true, m));
@@ -51,7 +51,7 @@ pub(super) fn map_rw(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>
                     format!("'{}': after ':' a sequential mode takes a size, as in write:4k or read:-8k", said.raw),
                 )
             })?;
-            phase.offset_step = (step != 0).then_some(ByteStep(if negative { -step } else { step }));
+            phase.fio.offset_step = (step != 0).then_some(ByteStep(if negative { -step } else { step }));
         }
     }
     if let Some(said) = o.get("rw_sequencer") {
@@ -59,8 +59,8 @@ pub(super) fn map_rw(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>
             .raw
             .parse()
             .map_err(|_| fail(said, "rw_sequencer", format!("'{}': expected sequential or identical", said.raw)))?;
-        if phase.random_every.is_some() {
-            phase.sequencer = Some(sequencer);
+        if phase.fio.random_every.is_some() {
+            phase.fio.sequencer = Some(sequencer);
         } else if sequencer == Sequencer::Identical {
             notices.push(format!(
                 "job '{}': rw_sequencer=identical changes nothing without an offset modifier such as randread:8",

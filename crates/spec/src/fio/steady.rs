@@ -44,7 +44,7 @@ pub(super) fn map_steady(job: &Job, notices: &mut Vec<String>) -> Result<Option<
 /// of them comes first: so does streamcap, naming the job that differs from the group's first. Groups are runs of
 /// consecutive jobs (`mapping::assign_groups`), so one pass suffices.
 pub(super) fn check_groups(jobs: &[Job], phases: &[PhaseSpec], problems: &mut Problems) {
-    let group = |p: &PhaseSpec| p.fio.as_ref().map(|f| f.group_id);
+    let group = |p: &PhaseSpec| p.fio.info.as_ref().map(|f| f.group_id);
     let mut first = 0;
     for (i, (job, phase)) in jobs.iter().zip(phases).enumerate() {
         if group(phase) != group(&phases[first]) {

@@ -57,10 +57,6 @@ const ZONES: Kind = Kind::Refused(
     "zoned block devices (zonemode=zbd) are not supported: streamcap does not drive their zones; remove \
      the zone options",
 );
-const DATA: Kind = Kind::Refused(
-    "buffer patterns are not supported: streamcap writes random data, or data of the dedupe and compression \
-     ratios asked (dedupe_percentage, buffer_compress_percentage, zero_buffers); remove the option",
-);
 const PRIORITY: Kind = Kind::Refused(
     "I/O priority hints are not supported: streamcap sets a class and level (cmdprio_class, cmdprio) only; \
      remove the option",
@@ -117,6 +113,13 @@ pub static OPTIONS: &[Opt] = &[
     opt("create_serialize", Kind::NoEffect("streamcap lays out its files one after another before the phase")),
     opt("create_fsync", Kind::NoEffect("streamcap flushes each file it lays out")),
     opt("create_only", Kind::Refused("laying out the files without I/O is not a phase of its own here")),
+    opt(
+        "overwrite",
+        Kind::NoEffect(
+            "streamcap lays out (writes) every data file before the phase, so writes always overwrite existing \
+             data, as fio does with overwrite=1",
+        ),
+    ),
     opt("allow_file_create", Kind::NoEffect("streamcap creates the data files of a directory target itself")),
     opt("allow_mounted_write", Kind::NoEffect("streamcap never writes to a mounted device, whatever this says")),
     opt("unlink", Kind::NoEffect("streamcap removes its files after the run unless you pass --keep")),
@@ -223,6 +226,14 @@ pub static OPTIONS: &[Opt] = &[
     opt("disable_slat", MEASURED),
     alias("disable_bw_measurement", &["disable_bw"], MEASURED),
     opt("gtod_reduce", MEASURED),
+    opt(
+        "bwavgtime",
+        Kind::NoEffect("streamcap averages bandwidth over each reporting interval (--interval, log_avg_msec)"),
+    ),
+    opt(
+        "iopsavgtime",
+        Kind::NoEffect("streamcap averages IOPS over each reporting interval (--interval, log_avg_msec)"),
+    ),
     opt("clocksource", Kind::NoEffect("streamcap reads the monotonic clock")),
     opt("stats", Kind::NoEffect("streamcap always keeps statistics")),
     opt("write_bw_log", Kind::LogName),
@@ -262,8 +273,7 @@ pub static OPTIONS: &[Opt] = &[
     opt("cmdprio", Kind::Ints),
     opt("cmdprio_bssplit", Kind::Text),
     opt("cmdprio_hint", PRIORITY),
-    // What streamcap refuses.
-    opt("buffer_pattern", DATA),
+    opt("buffer_pattern", Kind::Text),
     // The shape of written data (`data`).
     opt("zero_buffers", Kind::Bool),
     opt("buffer_compress_percentage", Kind::Percent),

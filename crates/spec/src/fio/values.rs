@@ -106,9 +106,10 @@ pub fn parse_size_or_percent(text: &str, base: KbBase, percent_ok: bool) -> Resu
     Ok(FioSize::Bytes(bytes as u64))
 }
 
-/// What a size suffix (lower case, possibly empty) multiplies by under `base`: `k m g t p` (with an optional `b`)
-/// are powers of the base, and the IEC forms (`ki`, `kib` …) powers of the other one, as fio's compatibility mode
-/// has it.
+/// What a size suffix (lower case, possibly empty) multiplies by under `base`, as fio's `__get_mult_bytes`
+/// (parse.c) reads it: only the whole IEC forms `kib mib gib tib pib` are powers of the other base (fio's
+/// compatibility mode); every other suffix is matched by its first letter, so `k`, `kb` and `ki` alike are
+/// powers of the base (`1Mi` is 1,048,576 bytes by default, as fio issues it).
 fn size_unit(suffix: &str, base: KbBase) -> Option<f64> {
     let (kb, other) = match base {
         KbBase::Binary => (1024f64, 1000f64),
@@ -117,13 +118,13 @@ fn size_unit(suffix: &str, base: KbBase) -> Option<f64> {
     let power = |c: &str| ["k", "m", "g", "t", "p"].iter().position(|p| *p == c).map(|i| i as i32 + 1);
     match suffix {
         "" | "b" => Some(1.0),
-        _ => {
-            let stem = suffix.strip_suffix('b').unwrap_or(suffix);
-            match stem.strip_suffix('i') {
-                Some(prefix) => power(prefix).map(|n| other.powi(n)),
-                None => power(stem).map(|n| kb.powi(n)),
+        _ => match suffix.strip_suffix("ib") {
+            Some(prefix) => power(prefix).map(|n| other.powi(n)),
+            None => {
+                let stem = suffix.strip_suffix('b').or_else(|| suffix.strip_suffix('i')).unwrap_or(suffix);
+                power(stem).map(|n| kb.powi(n))
             }
-        }
+        },
     }
 }
 
@@ -310,6 +311,13 @@ mod tests {
         assert_eq!(parse_size("1t", B), Ok(1 << 40));
         // Compatibility mode (default): IEC prefixes are powers of 10.
         assert_eq!(parse_size("4KiB", B), Ok(4000));
+        // Issue 29: `Ki`, `Mi`, `Gi` without the `B` are matched by their first letter in fio, so powers of
+        // kb_base: fio issues 1,048,576 bytes for size=1Mi (tests/fio_compat.rs checks it against fio).
+        assert_eq!(parse_size("4Ki", B), Ok(4096));
+        assert_eq!(parse_size("1Mi", B), Ok(1 << 20));
+        assert_eq!(parse_size("1Gi", B), Ok(1 << 30));
+        assert_eq!(parse_size("1mi", D), Ok(1_000_000));
+        assert_eq!(parse_size("(2*1)Mi", B), Ok(2 << 20));
         assert_eq!(parse_size("1MiB", B), Ok(1_000_000));
         // kb_base=1000: SI prefixes are powers of 10, IEC prefixes powers of 2.
         assert_eq!(parse_size("4k", D), Ok(4000));
@@ -326,9 +334,10 @@ mod tests {
         for junk in ["4q", "", "k", "-4k", "4kk", "4 k b", "1e9", "(4k*2", "2-4k"] {
             assert!(parse_size(junk, B).is_err(), "{junk}");
         }
-        // fio's other-base forms without the b.
-        assert_eq!(parse_size("4ki", B), Ok(4000));
-        assert_eq!(parse_size("1mi", D), Ok(1 << 20));
+        // Without the b, fio matches `ki` by its first letter: the job's own base (fio 3.33 issues 4096 bytes for
+        // size=4Ki; this read 4000 before issue 29).
+        assert_eq!(parse_size("4ki", B), Ok(4096));
+        assert_eq!(parse_size("1mi", D), Ok(1_000_000));
     }
 
     #[test]

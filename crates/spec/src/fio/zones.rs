@@ -34,7 +34,7 @@ pub(super) fn map_zones(job: &Job, phase: &mut PhaseSpec) -> Result<(), OptionEr
         let said = o.get("zonemode").expect("a mode was said");
         return Err(fail(said, "zonemode", "strided needs zonesize (the bytes transferred in each zone)"));
     };
-    phase.strided = Some(StridedSpec {
+    phase.fio.strided = Some(StridedSpec {
         size,
         range: bytes("zonerange").filter(|b| b.0 > 0),
         skip: bytes("zoneskip").unwrap_or_default(),

@@ -37,13 +37,22 @@ pub(super) struct Param {
 pub(super) struct Lexed {
     pub params: Vec<Param>,
     pub used_vars: BTreeSet<String>,
+    /// Where free text after the last rd began (vdbench's own example files end with prose); the rest of the
+    /// file was not read.
+    pub text_after_rds: Option<Where>,
 }
 
 /// Reads `text` (the contents of `path`) into a parameter stream; `vars` are the command line's `name=value`s.
 /// A line with a problem is recorded in `problems` and skipped; the others are read.
 pub(super) fn lex(path: &Path, text: &str, vars: &[(String, String)], problems: &mut Problems) -> Lexed {
-    let mut lexer =
-        Lexer { vars, out: Lexed::default(), stack: vec![identity(path)], budget: Default::default(), problems };
+    let mut lexer = Lexer {
+        vars,
+        out: Lexed::default(),
+        stack: vec![identity(path)],
+        budget: Default::default(),
+        problems,
+        continues: false,
+    };
     lexer.file(path, text);
     lexer.out
 }
@@ -56,6 +65,8 @@ struct Lexer<'a> {
     stack: Vec<PathBuf>,
     /// What the includes read so far cost (count and bytes, capped by `crate::limits`).
     budget: crate::limits::IncludeBudget,
+    /// The last line read ended with a `,`: the next one continues its record.
+    continues: bool,
 }
 
 fn identity(path: &Path) -> PathBuf {
@@ -73,10 +84,24 @@ impl Lexer<'_> {
             if line.starts_with("eof") {
                 break;
             }
+            if self.is_text_after_rds(line) {
+                self.out.text_after_rds = Some(at);
+                break;
+            }
             if let Err(e) = self.line(line, path, &at) {
                 self.problems.push(e);
             }
+            self.continues = protect_and_cut(line).is_ok_and(|cut| cut.ends_with(','));
         }
+    }
+
+    /// A line of prose once an rd has been read: its first word is no `keyword=value` and the line before did
+    /// not end with a `,` that continues a record. vdbench's example parameter files end so; a mistyped
+    /// parameter between records is still an error, as is any such line before the first rd.
+    fn is_text_after_rds(&self, line: &str) -> bool {
+        let seen_rd = self.out.params.iter().any(|p| p.key == "rd");
+        let first = line.split_whitespace().next().unwrap_or("");
+        seen_rd && !first.contains('=') && !self.continues
     }
 
     fn line(&mut self, line: &str, path: &Path, at: &Where) -> Result<(), VdbError> {
@@ -348,5 +373,45 @@ mod tests {
     fn a_parameter_without_equals_is_refused() {
         let err = lex(Path::new("t"), "sd=sd1,lun", &[]).unwrap_err();
         assert!(err.message.contains("keyword=value"), "{}", err.message);
+        // Prose before any rd, or in a record a comma continues, is still an error.
+        assert!(
+            lex(
+                Path::new("t"),
+                "sd=sd1,lun=/x
+This is prose
+rd=rd1
+",
+                &[]
+            )
+            .is_err()
+        );
+        assert!(
+            lex(
+                Path::new("t"),
+                "sd=sd1,lun=/x
+rd=rd1,
+elapsed
+",
+                &[]
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn free_text_after_the_last_rd_ends_the_file() {
+        // Issue 29: vdbench's own example files end with prose after their rds; streamcap stopped at it.
+        let text = "sd=sd1,lun=/x
+wd=wd1,sd=sd1
+rd=rd1,wd=wd1,
+  elapsed=10
+
+This example runs one rd, = and all.
+rd=ignored
+";
+        let lexed = try_lex(Path::new("t"), text, &[]).unwrap();
+        assert_eq!(lexed.text_after_rds, Some(Where::Line(PathBuf::from("t"), 6)));
+        assert!(lexed.params.iter().all(|p| p.value != "ignored"), "nothing after the text is read");
+        assert!(lexed.params.iter().any(|p| p.key == "elapsed"), "a continued record is read whole");
     }
 }

@@ -171,7 +171,13 @@ fn read(path: &Path, text: &str, options: &ReadOptions, problems: &mut Problems)
         }
     }
     counted::expand(&mut model, problems);
-    mapping::map(&model, options, path, problems)
+    let mut job = mapping::map(&model, options, path, problems)?;
+    if let Some(at) = &lexed.text_after_rds {
+        job.notices.push(format!(
+            "{at}: free text after the last rd (as in vdbench's example files); the file is read up to it"
+        ));
+    }
+    Some(job)
 }
 
 #[cfg(test)]

@@ -212,9 +212,9 @@ fn iorate_curve_is_a_max_phase_then_one_per_point() {
             "rd1 iorate=100%"
         ]
     );
-    assert_eq!(job.phases[0].rate_percent_of_max, None);
-    assert_eq!(job.phases[2].rate_percent_of_max, Some(50.0));
-    assert_eq!(job.phases[2].curve_stop_latency, Some(Duration::from_millis(5)));
+    assert_eq!(job.phases[0].vdbench.rate_percent_of_max, None);
+    assert_eq!(job.phases[2].vdbench.rate_percent_of_max, Some(50.0));
+    assert_eq!(job.phases[2].vdbench.curve_stop_latency, Some(Duration::from_millis(5)));
     let text = "sd=sd1,lun=/a\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=curve,curve=(25,75)\n";
     assert_eq!(parse(text, &ReadOptions::default()).unwrap().phases.len(), 3);
 }
@@ -225,7 +225,7 @@ fn iorate_curve_is_a_max_phase_then_one_per_point() {
 fn curve_points_above_the_maximum_are_kept() {
     let text = "sd=sd1,lun=/a\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=curve,curve=(10-120,10)\n";
     let job = parse(text, &ReadOptions::default()).unwrap();
-    let points: Vec<f64> = job.phases.iter().filter_map(|p| p.rate_percent_of_max).collect();
+    let points: Vec<f64> = job.phases.iter().filter_map(|p| p.vdbench.rate_percent_of_max).collect();
     assert_eq!(points, (1..=12).map(|i| f64::from(i) * 10.0).collect::<Vec<_>>());
     let err =
         error("sd=sd1,lun=/a\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=curve,curve=(50,1001)\n", &ReadOptions::default());

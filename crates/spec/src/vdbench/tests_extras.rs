@@ -20,17 +20,17 @@ const SD_WD: &str = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,rdpct=50\n";
 fn maxdataread_and_maxdatawritten_bound_the_rd_in_bytes_or_multiples_of_the_sds() {
     let text = format!("{SD_WD}rd=rd1,wd=wd1,iorate=max,maxdataread=1m,maxdatawritten=2\n");
     let phase = &parse(&text).unwrap().phases[0];
-    assert_eq!(phase.io_read, Some(IoAmount::Bytes(Bytes::mib(1))));
-    assert_eq!(phase.io_written, Some(IoAmount::Passes(2.0)));
+    assert_eq!(phase.vdbench.io_read, Some(IoAmount::Bytes(Bytes::mib(1))));
+    assert_eq!(phase.vdbench.io_written, Some(IoAmount::Passes(2.0)));
     assert_eq!((phase.io_size, phase.io_passes), (None, None));
     // 100 and above are bytes, as vdbench reads maxdata=.
     let text = format!("{SD_WD}rd=rd1,wd=wd1,iorate=max,maxdatawritten=100\n");
-    assert_eq!(parse(&text).unwrap().phases[0].io_written, Some(IoAmount::Bytes(Bytes(100))));
+    assert_eq!(parse(&text).unwrap().phases[0].vdbench.io_written, Some(IoAmount::Bytes(Bytes(100))));
     // Every phase of the rd has it: each for-loop value and curve point.
     let text = format!("{SD_WD}rd=rd1,wd=wd1,iorate=curve,curve=(50),maxdataread=1m,forxfersize=(4k,8k)\n");
     let phases = parse(&text).unwrap().phases;
     assert_eq!(phases.len(), 4);
-    assert!(phases.iter().all(|p| p.io_read == Some(IoAmount::Bytes(Bytes::mib(1)))));
+    assert!(phases.iter().all(|p| p.vdbench.io_read == Some(IoAmount::Bytes(Bytes::mib(1)))));
 }
 
 #[test]
@@ -61,7 +61,7 @@ fn formatsds_is_a_pass_of_writes_over_each_sd_used_before_the_first_rd() {
     let format = &job.phases[0];
     assert_eq!(format.name.as_deref(), Some("SD_format"));
     assert_eq!((format.runtime, format.ramp), (None, Some(std::time::Duration::ZERO)));
-    assert_eq!(format.hold_shares, Some(false));
+    assert_eq!(format.vdbench.hold_shares, Some(false));
     // sd3 is used by no rd; sd2 is used twice and formatted once.
     let parts = format.parts.as_ref().unwrap();
     let names: Vec<_> = parts.iter().map(|p| p.name.clone().unwrap()).collect();
@@ -202,4 +202,19 @@ fn fwd_format_refusals_say_why() {
     assert!(err.contains("line 2") && err.contains("openflags= on fwd=format"), "{err}");
     let err = error(&fs_file(dir.path(), "fwd=format,threads=0"));
     assert!(err.contains("line 2") && err.contains("give 1 to 4096"), "{err}");
+}
+
+#[test]
+fn dedupsets_is_a_percentage_or_a_count_of_sets() {
+    // Issue 29: dedupsets= as a count was "not supported yet".
+    let data = |general: &str| {
+        let text = format!("{general}\n{SD_WD}rd=rd1,wd=wd1,iorate=max,elapsed=2\n");
+        parse(&text).unwrap().phases[0].data.clone().unwrap()
+    };
+    let percent = data("dedupratio=2,dedupsets=10%");
+    assert_eq!((percent.dedupe_working_set, percent.dedupe_sets), (Some(5.0), None));
+    let count = data("dedupratio=2,dedupsets=1000");
+    assert_eq!((count.dedupe_percent, count.dedupe_sets), (Some(50.0), Some(1000)));
+    let err = error(&format!("dedupratio=2,dedupsets=0\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n"));
+    assert!(err.contains("or a count of sets"), "{err}");
 }

@@ -167,3 +167,31 @@ fn fileselect_random_once_takes_each_file_once_in_random_order() {
     assert_eq!(select(",fileselect=(poisson,once)"), Some(FileSelect::RandomOnce));
     assert_eq!(select(",fileselect=(sequential,once)"), Some(FileSelect::Once));
 }
+
+#[test]
+fn format_lists_with_only_end_the_phase_after_the_format() {
+    // Issue 29: format=(clean,only) and format=(restart,only) were refused ("format takes one of …").
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let fileset = |rd: &str| {
+        let job = parse(&fs_file(dir, "", &format!(",fwdrate=max,elapsed=2,interval=1,{rd}"))).unwrap();
+        job.phases[0].fileset().unwrap().clone()
+    };
+    let restart = fileset("format=(restart,only)");
+    assert_eq!((restart.format, restart.workloads.len()), (Some(crate::spec::FormatMode::Restart), 0));
+    assert!(restart.check().is_ok(), "a restart alone is a format step");
+    assert_eq!(fileset("format=(clean,only)").format, Some(crate::spec::FormatMode::Clean));
+    assert_eq!(fileset("format=(yes,only)").format, Some(crate::spec::FormatMode::Only));
+    let restart_and_run = fileset("format=restart");
+    assert_eq!(restart_and_run.workloads.len(), 1, "without only the workload runs after the format");
+    let err = parse(&fs_file(dir, "", ",fwdrate=max,format=(no,only)")).unwrap_err().to_string();
+    assert!(err.contains("(restart,only)"), "{err}");
+}
+
+#[test]
+fn free_text_after_the_last_rd_is_a_notice() {
+    let text = "sd=sd1,lun=/tmp/x,size=1m\nwd=wd1,sd=sd1\nrd=rd1,wd=wd1,iorate=max,elapsed=2\n\nThis runs one rd.\n";
+    let job = parse(text).unwrap();
+    assert_eq!(job.phases.len(), 1);
+    assert!(job.notices.iter().any(|n| n.contains("job.vdb:5: free text after the last rd")), "{:?}", job.notices);
+}

@@ -53,7 +53,7 @@ fn a_wd_over_several_sds_spreads_its_skew_and_the_luns_share_a_directory() {
     assert!(job.notices.iter().any(|n| n.contains("own work directory")), "{:?}", job.notices);
     assert_eq!(job.phases.len(), 2, "the maximum, then the 50% point");
     let point = &job.phases[1];
-    assert_eq!(point.rate_percent_of_max, Some(50.0));
+    assert_eq!(point.vdbench.rate_percent_of_max, Some(50.0));
     assert_eq!(point.rate_process, Some(ArrivalSpec::Poisson), "a curve point is paced like iorate=N");
     point.check().unwrap();
     let p = point.parts.as_ref().unwrap();
@@ -160,14 +160,14 @@ fn abort_failed_skew_sets_the_skew_limit_of_every_raw_phase() {
     let raw = "sd=sd1,lun=/dev/nodisk,size=1g\nsd=sd2,lun=/dev/nodisk2,size=1g\nwd=wd1,sd=sd1,skew=80\n\
                wd=wd2,sd=sd2\nrd=rd1,wd=wd*,iorate=max\nrd=rd2,wd=wd*,iorate=100\n";
     let job = parse(&format!("abort_failed_skew=2.5\n{raw}")).unwrap();
-    assert!(job.phases.iter().all(|p| p.skew_limit == Some(2.5)), "{:?}", job.phases);
+    assert!(job.phases.iter().all(|p| p.vdbench.skew_limit == Some(2.5)), "{:?}", job.phases);
     assert!(!job.notices.iter().any(|n| n.contains("abort_failed_skew")), "{:?}", job.notices);
-    assert!(parse(raw).unwrap().phases.iter().all(|p| p.skew_limit.is_none()));
+    assert!(parse(raw).unwrap().phases.iter().all(|p| p.vdbench.skew_limit.is_none()));
     let err = parse(&format!("abort_failed_skew=lots\n{raw}")).unwrap_err().to_string();
     assert!(err.contains("line 1") && err.contains("abort_failed_skew=lots is not a number"), "{err}");
     let fs = "abort_failed_skew=2\nfsd=fsd1,anchor=/tmp,depth=1,width=1,files=2,size=64k\n\
               fwd=fwd1,fsd=fsd1,operation=read\nrd=rd1,fwd=fwd1,fwdrate=max,format=yes\n";
     let job = parse(fs).unwrap();
-    assert!(job.phases.iter().all(|p| p.skew_limit.is_none()));
+    assert!(job.phases.iter().all(|p| p.vdbench.skew_limit.is_none()));
     assert!(job.notices.iter().any(|n| n.contains("abort_failed_skew=2 has no effect on fwds")), "{:?}", job.notices);
 }

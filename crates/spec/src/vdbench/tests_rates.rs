@@ -78,7 +78,7 @@ fn a_wd_s_own_iorate_is_a_part_with_a_rate_of_its_own_and_no_share() {
         (Some(100), None, Some(ArrivalSpec::Poisson))
     );
     assert_eq!((parts[1].rate_iops, parts[1].skew), (None, Some(100.0)), "the other wd has all the shares");
-    assert_eq!(phase.hold_shares, Some(true), "vdbench runs its waiter when a wd says iorate= or priority=");
+    assert_eq!(phase.vdbench.hold_shares, Some(true), "vdbench runs its waiter when a wd says iorate= or priority=");
     assert!(job.notices.iter().any(|n| n.contains("priority= orders its queue")), "{:?}", job.notices);
     // Under max too, and a wd alone with its rate is a part (its rate is its own, not the rd's).
     let job = two_wds(",iorate=50,priority=1", ",priority=2", ",iorate=max").unwrap();
@@ -89,7 +89,7 @@ fn a_wd_s_own_iorate_is_a_part_with_a_rate_of_its_own_and_no_share() {
     assert_eq!(alone.phases[0].parts.as_ref().map(|p| p[0].rate_iops), Some(Some(20)));
     // Priorities alone change no rate, but vdbench's waiter holds the skew at max.
     let job = two_wds(",priority=2", ",priority=1", ",iorate=max").unwrap();
-    assert_eq!(job.phases[0].hold_shares, Some(true));
+    assert_eq!(job.phases[0].vdbench.hold_shares, Some(true));
     assert!(job.phases[0].parts.as_ref().unwrap().iter().all(|p| p.rate_iops.is_none()));
 }
 

@@ -59,11 +59,11 @@ fn stride_is_skip_sequential_in_place_of_random_seeks() {
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,rdpct=0,stride=(8k,64k)\nrd=rd1,wd=wd1,iorate=max\n";
     let phase = &parse(text).unwrap().phases[0];
     assert_eq!(phase.rw, Some(RwMode::RandWrite));
-    assert_eq!(phase.stride, Some(StrideSpec { min: Bytes::kib(8), max: Bytes::kib(64) }));
+    assert_eq!(phase.vdbench.stride, Some(StrideSpec { min: Bytes::kib(8), max: Bytes::kib(64) }));
     // Sequential I/O takes no random seeks, so there is nothing to skip: vdbench ignores it, with a notice here.
     let text = "sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,seekpct=0,stride=(8k,64k)\nrd=rd1,wd=wd1,iorate=max\n";
     let job = parse(text).unwrap();
-    assert_eq!(job.phases[0].stride, None);
+    assert_eq!(job.phases[0].vdbench.stride, None);
     assert!(job.notices.iter().any(|n| n.contains("stride= has no effect")), "{:?}", job.notices);
     for bad in ["(64k,8k)", "8k", "(8k,64k,1m)", "(a,b)"] {
         let text = format!("sd=sd1,lun=/dev/nodisk,size=8m\nwd=wd1,sd=sd1,stride={bad}\nrd=rd1,wd=wd1,iorate=max\n");
@@ -85,7 +85,7 @@ fn hotband_is_the_wd_s_range_with_vdbench_s_skew() {
     let job = parse(text).unwrap();
     let phase = &job.phases[0];
     assert_eq!((phase.offset, phase.size), (Some(SizeOrPercent::Bytes(Bytes(0))), Some(Bytes::mib(32))));
-    assert_eq!(phase.stride, None);
+    assert_eq!(phase.vdbench.stride, None);
     assert!(job.notices.iter().any(|n| n.contains("stride= has no effect with hotband=")), "{:?}", job.notices);
     // Sequential I/O takes no random seeks: the band is only a range then.
     let text = "sd=sd1,lun=/dev/nodisk,size=64m\nwd=wd1,sd=sd1,seekpct=seq,hotband=(0,50)\nrd=rd1,wd=wd1,iorate=max\n";

@@ -4,7 +4,8 @@
 //! vdbench's dedupratio=R means R written units for each unique one; dedupsets (default 5 % of the unique
 //! units) is how many distinct units the duplicates are copies of. streamcap's working set is the first units
 //! of each worker's own unique data (as fio's is), so the duplicates add no unique units: a duplicate share of
-//! 1 − 1/R gives the ratio R, and a working set of dedupsets × 1/R of the data set holds the sets. compratio=C
+//! 1 − 1/R gives the ratio R, and a working set of dedupsets × 1/R of the data set holds the sets; dedupsets as a
+//! count (`dedupsets=1000`) is a working set of that many units. compratio=C
 //! means data that compresses C to 1: 1 − 1/C of every chunk is zeros. streamcap decides per write, so the
 //! ratios hold for the data written; vdbench decides per block address (its dedup keys), which streamcap does
 //! not reproduce.
@@ -39,14 +40,14 @@ pub(super) fn data_shape(model: &Model) -> Result<Option<DataSpec>, VdbError> {
         Some((Ok(Item::Num(u)), _)) if u >= 512.0 && u.fract() == 0.0 => Some(Bytes(u as u64)),
         Some((_, p)) => return Err(wrong(p, "a size of at least 512 bytes, such as 4k or 128k")),
     };
-    let sets = match said("dedupsets").map(|p| (number(p), p)) {
-        None => DEDUP_SETS_PERCENT,
-        Some((Ok(Item::Percent(s)), _)) if s > 0.0 && s <= 100.0 => s,
+    // A percentage of the unique units, or a count of sets (vdbench: "dedupsets=nnn … the number of sets",
+    // 1m for a million).
+    let (sets, count) = match said("dedupsets").map(|p| (number(p), p)) {
+        None => (DEDUP_SETS_PERCENT, None),
+        Some((Ok(Item::Percent(s)), _)) if s > 0.0 && s <= 100.0 => (s, None),
+        Some((Ok(Item::Num(n)), _)) if n >= 1.0 && n.fract() == 0.0 => (DEDUP_SETS_PERCENT, Some(n as u64)),
         Some((_, p)) => {
-            return Err(wrong(
-                p,
-                "a percentage of the unique units, such as 5% (a count of sets is not supported yet)",
-            ));
+            return Err(wrong(p, "a percentage of the unique units, such as 5%, or a count of sets, such as 1000"));
         }
     };
     let mut data = DataSpec::default();
@@ -54,6 +55,7 @@ pub(super) fn data_shape(model: &Model) -> Result<Option<DataSpec>, VdbError> {
         data.dedupe_percent = Some(100.0 * (1.0 - 1.0 / r));
         data.dedupe_unit = Some(unit.unwrap_or(Bytes(DEDUP_UNIT)));
         data.dedupe_working_set = Some(sets / r);
+        data.dedupe_sets = count;
     }
     if let Some(c) = comp.filter(|c| *c > 1.0) {
         data.compress_percent = Some(100.0 * (1.0 - 1.0 / c));

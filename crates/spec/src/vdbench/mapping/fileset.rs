@@ -9,6 +9,7 @@ use super::timing::{Rate, RatedPhase, Timing, curve, rated, rd_rate};
 use super::words::*;
 use super::*;
 use crate::spec::SpecKind;
+use crate::spec::VdbenchExtras;
 use crate::spec::fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     FormatMode, OpRateSpec, StopAfter,
@@ -165,14 +166,9 @@ impl<'a> Mapper<'a> {
         if flags.direct {
             trees.iter_mut().for_each(|t| t.direct = Some(true));
         }
-        let format = match words(rd, "format")? {
-            // vdbench does not create the files unless asked; streamcap's default is to create them.
-            None => FormatMode::No,
-            Some((w, p)) => match w.as_slice() {
-                [one] => one.parse::<FormatMode>().map_err(|e| fail(rd, p, e.to_string()))?,
-                _ => return Err(fail(rd, p, "format takes one of yes, no, restart, only, once, clean".into())),
-            },
-        };
+        let (format, only) = super::fileset_format::format_words(rd)?;
+        // `(restart,only)`: what is missing is created, and the phase ends without its workload.
+        let workloads = if only { Vec::new() } else { workloads };
         self.refuse_format_on_shared(rd, &fwds, format)?;
         let rate = rd_rate(rd, "fwdrate")?;
         let points = curve(rd)?;
@@ -278,7 +274,7 @@ fn point_phase(point: RatedPhase, fileset: &FileSetPhaseSpec, timing: Timing) ->
         name: Some(point.name),
         runtime: Some(timing.runtime),
         ramp: Some(timing.ramp),
-        curve_stop_latency: point.stop,
+        vdbench: VdbenchExtras { curve_stop_latency: point.stop, ..VdbenchExtras::default() },
         kind: Some(SpecKind::FileSet(Box::new(FileSetPhaseSpec { rate: Some(rate), ..fileset.clone() }))),
         ..PhaseSpec::default()
     }

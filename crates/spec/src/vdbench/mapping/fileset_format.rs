@@ -4,13 +4,15 @@
 //! `openflags=xxx`. All other parameters used in `fwd=format` will be ignored." vdbench 5.04.06 (`FwdEntry`)
 //! takes its `threads=`, `openflags=` and first `xfersize=`, and leaves it out of the fwds an rd runs.
 //!
+//! Also here: an rd's `format=` words, the list form with `only` included.
+//!
 //! Must not: run it as a workload, or give it to rds that name it (`fwd=*` skips it, as in vdbench).
 
-use super::{Mapper, fail, items, whole};
-use crate::spec::FormatWorkloadSpec;
+use super::{Mapper, fail, items, whole, words};
 use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::model::{Kind, Record};
 use crate::spec::vdbench::values::{Item, Units};
+use crate::spec::{FormatMode, FormatWorkloadSpec};
 use crate::units::Bytes;
 
 /// The name vdbench reserves for the format step's settings.
@@ -59,4 +61,28 @@ fn first_xfersize(fwd: &Record) -> Result<Option<Bytes>, VdbError> {
 /// The fwds an rd runs: those it names, but never `fwd=format`.
 pub(super) fn without_format(fwds: Vec<&Record>) -> Vec<&Record> {
     fwds.into_iter().filter(|f| f.name != FORMAT_FWD).collect()
+}
+
+/// An rd's `format=`: one word, or the list form the user guide's examples use, a mode with `only` ("terminate
+/// after the format"): `(yes,only)` is only, `(clean,only)` is clean (which ends the phase anyway) and
+/// `(restart,only)` creates what is missing and ends the phase. Says whether the phase ends after the format.
+pub(super) fn format_words(rd: &Record) -> Result<(FormatMode, bool), VdbError> {
+    let Some((w, p)) = words(rd, "format")? else {
+        // vdbench does not create the files unless asked; streamcap's default is to create them.
+        return Ok((FormatMode::No, false));
+    };
+    let parse = |word: &String| word.parse::<FormatMode>().map_err(|e| fail(rd, p, e.to_string()));
+    let expected = "format takes one of yes, no, restart, only, once, clean, directories, or a list of one of \
+                    yes, restart, clean with only: (restart,only)";
+    let words: Vec<&str> = w.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        [_] => Ok((parse(&w[0])?, false)),
+        [mode, "only"] | ["only", mode] => match parse(&(*mode).to_string())? {
+            FormatMode::Yes | FormatMode::Only => Ok((FormatMode::Only, false)),
+            FormatMode::Clean => Ok((FormatMode::Clean, false)),
+            FormatMode::Restart => Ok((FormatMode::Restart, true)),
+            _ => Err(fail(rd, p, expected.into())),
+        },
+        _ => Err(fail(rd, p, expected.into())),
+    }
 }

@@ -353,7 +353,7 @@ impl<'a> Mapper<'a> {
             ));
             return;
         }
-        phases.iter_mut().for_each(|phase| phase.skew_limit = Some(limit));
+        phases.iter_mut().for_each(|phase| phase.vdbench.skew_limit = Some(limit));
     }
 
     /// `H:` → the directory given with `--anchor H:=DIR`; a Windows path below it keeps its tail.

@@ -11,6 +11,7 @@ use super::raw_wd::{RawRun, run_phase};
 use super::timing::{Rate, RatedPhase, Timing, curve, rated, rd_rate};
 use super::words::bytes;
 use super::{Mapper, fail, one_number, unsupported_all};
+use crate::spec::VdbenchExtras;
 use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::model::{Kind, Record};
 use crate::spec::vdbench::values::Units;
@@ -66,7 +67,11 @@ impl Mapper<'_> {
                 let phase = rd_phase(point, &runs, &common);
                 // vdbench's controlled max only when a wd said its skew, rate or priority (its waiter runs then).
                 let hold_shares = phase.parts.is_some().then_some(skew_said);
-                phases.push(PhaseSpec { data: data.clone(), hold_shares, ..phase });
+                phases.push(PhaseSpec {
+                    data: data.clone(),
+                    vdbench: VdbenchExtras { hold_shares, ..phase.vdbench.clone() },
+                    ..phase
+                });
             }
         }
         Ok(phases)
@@ -236,7 +241,7 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
         phase.ramp = Some(Duration::ZERO);
     }
     phase.io_size = c.io_size;
-    (phase.io_read, phase.io_written) = (c.io_read, c.io_written);
+    (phase.vdbench.io_read, phase.vdbench.io_written) = (c.io_read, c.io_written);
     // seekpct=eof ends a generator after one pass of its lun (sooner with maxdata= below one pass).
     let eof_passes = Some(c.io_passes.map_or(1.0, |p| p.min(1.0)));
     phase.io_passes = if matches!(runs, [one] if one.eof && one.rank.is_none()) { eof_passes } else { c.io_passes };
@@ -246,8 +251,8 @@ fn rd_phase(point: RatedPhase, runs: &[RawRun], c: &RawCommon) -> PhaseSpec {
     if let Some(Rate::PerSecond(v)) = point.rate {
         phase.rate_iops = Some((v.round() as u64).max(1));
     }
-    phase.rate_percent_of_max = point.percent;
-    phase.curve_stop_latency = point.stop;
+    phase.vdbench.rate_percent_of_max = point.percent;
+    phase.vdbench.curve_stop_latency = point.stop;
     if phase.rate_iops.is_some() || point.percent.is_some() {
         phase.rate_process = Some(c.arrival);
     }
@@ -266,7 +271,12 @@ pub(super) fn eof_phase(name: String, runs: &[RawRun]) -> PhaseSpec {
     let phase = rd_phase(point, runs, &common);
     // No skew said: each sd's worker goes as fast as it can (vdbench's uncontrolled max).
     let hold_shares = phase.parts.is_some().then_some(false);
-    PhaseSpec { runtime: None, ramp: Some(Duration::ZERO), hold_shares, ..phase }
+    PhaseSpec {
+        runtime: None,
+        ramp: Some(Duration::ZERO),
+        vdbench: VdbenchExtras { hold_shares, ..phase.vdbench.clone() },
+        ..phase
+    }
 }
 
 /// `seekpct=eof` where streamcap can end each generator at the end of its lun as vdbench does: vdbench ends the

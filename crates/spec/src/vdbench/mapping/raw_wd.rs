@@ -8,6 +8,7 @@ use super::words::{Seek, bytes, seekpct, xfersize};
 use super::{
     DEFAULT_SD_THREADS, Mapper, OpenFlags, fail, items, one_number, openflags, percentage, unsupported_all, whole,
 };
+use crate::spec::VdbenchExtras;
 use crate::spec::vdbench::VdbError;
 use crate::spec::vdbench::lexer::unprotect;
 use crate::spec::vdbench::model::Record;
@@ -341,7 +342,10 @@ pub(super) fn run_phase(run: &RawRun) -> PhaseSpec {
         ),
         file_sizes: (!run.lun_sizes.is_empty()).then(|| run.lun_sizes.clone()),
         io_passes: run.eof.then_some(1.0),
-        stride: run.stride.filter(|_| run.seek > 0 && !run.hotband),
+        vdbench: VdbenchExtras {
+            stride: run.stride.filter(|_| run.seek > 0 && !run.hotband),
+            ..VdbenchExtras::default()
+        },
         distribution: match (run.hotband, run.poisson) {
             _ if run.seek == 0 => None,
             (true, _) => Some(DistributionSpec::Hotband),
