@@ -27,6 +27,7 @@ mod direction_budget;
 mod execute;
 mod fileset;
 mod flow;
+mod fuse_release;
 mod gather;
 mod journal;
 mod kept;

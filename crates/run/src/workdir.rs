@@ -21,17 +21,13 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::OFlags;
 
+use super::fuse_release;
 use super::owned::{OwnedDir, OwnedError, Registration, register};
 use crate::plan::{FilePlan, TargetPlan};
 
 /// The file in every work directory that says who made it (and, with `--keep`, that it is to be kept).
 pub(super) const MARKER: &str = ".streamcap-run";
 pub(super) const KEPT_LINE: &str = "kept";
-/// The prefix libfuse's high-level API gives a removed file that is still open (see `remove_dir_after_fuse_releases`).
-const FUSE_HIDDEN: &str = ".fuse_hidden";
-/// How long the removal waits for FUSE to let go of hidden removed files: its releases come after close(), and a
-/// busy machine delays them.
-const FUSE_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub struct WorkDir {
     dir: PathBuf,
@@ -284,36 +280,22 @@ impl WorkDir {
         drop(dir);
         remove_dir_after_fuse_releases(&self.base, &self.name)?;
         if let Some(parent) = self.dir.parent() {
-            // Only succeeds when empty, which is exactly when it should go.
-            let _ = fs::remove_dir(parent);
+            // Only succeeds when empty, which is exactly when it should go (another run's hidden file may be
+            // on its way out).
+            let _ = fuse_release::remove_dir(parent);
         }
         self.removed = true;
         Ok(())
     }
 }
 
-/// Removes the (by now empty) directory `name` of `base`. On a FUSE filesystem served by libfuse's high-level
-/// API (sshfs), a file unlinked while the daemon still counts it open is renamed to `.fuse_hidden…` instead, and
-/// the kernel sends the RELEASE of a closed file asynchronously, after close() has returned: even a file closed
-/// before it was unlinked can be hidden for a moment, and rmdir then fails with ENOTEMPTY. libfuse unlinks the
-/// hidden file itself once the release arrives, so while every entry left is a `.fuse_hidden…` name, rmdir is
-/// tried again for a bounded time. Those files are not deleted here: their names do not say which file they were
-/// (streamcap never unlinks a file it cannot prove it created), and libfuse removes them anyway. A directory
-/// already gone is fine.
+/// Removes the (by now empty) directory `name` of `base`, waiting out FUSE's hidden removed files (sshfs: see
+/// `fuse_release`). A directory already gone is fine; one that stays non-empty says what is left in it.
 pub(super) fn remove_dir_after_fuse_releases(base: &OwnedDir, name: &str) -> io::Result<()> {
-    let deadline = std::time::Instant::now() + FUSE_RELEASE_WAIT;
-    loop {
-        match base.remove_dir(name) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(e)
-                if e.raw_os_error() == Some(libc::ENOTEMPTY)
-                    && std::time::Instant::now() < deadline
-                    && only_fuse_hidden_left(base, name) =>
-            {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            other => return other.map_err(|e| naming_what_is_left(base, name, e)),
-        }
+    let path = base.path().join(name);
+    match fuse_release::retry_while_hidden(&path, || base.remove_dir(name)) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other.map_err(|e| naming_what_is_left(base, name, e)),
     }
 }
 
@@ -328,12 +310,6 @@ fn naming_what_is_left(base: &OwnedDir, name: &str, e: io::Error) -> io::Error {
     let more = if more > 0 { format!(" and {more} more") } else { String::new() };
     let shown: Vec<&str> = names.iter().take(5).map(AsRef::as_ref).collect();
     io::Error::new(e.kind(), format!("{e}; left in it: {}{more}", shown.join(", ")))
-}
-
-/// Whether the directory holds nothing but FUSE's hidden removed files (and at least one).
-fn only_fuse_hidden_left(base: &OwnedDir, name: &str) -> bool {
-    let names = base.open_dir(name).ok().and_then(|d| d.names().ok());
-    names.is_some_and(|names| !names.is_empty() && names.iter().all(|n| n.starts_with(FUSE_HIDDEN)))
 }
 
 impl Drop for WorkDir {

@@ -12,6 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 use rustix::fs::OFlags;
 
+use super::super::fuse_release;
 use super::super::owned::{OwnedDir, Registration, register};
 use super::super::workdir::host_label;
 
@@ -233,8 +234,9 @@ impl TreeLock {
     pub fn release(self) {
         let _ = self.base.dir().remove_file(&self.name);
         drop(self.file);
-        // Only succeeds when empty, which is exactly when it should go.
-        let _ = fs::remove_dir(self.base.dir().path());
+        // Only succeeds when empty, which is exactly when it should go. On sshfs the lock file, removed while
+        // open, is `.fuse_hidden…` until FUSE's release of it arrives, after the close: waited out.
+        let _ = fuse_release::remove_dir(self.base.dir().path());
     }
 }
 
@@ -260,9 +262,9 @@ pub fn remove(root: &Path) -> Result<(), TreeError> {
     if !exists(root)? {
         return Ok(());
     }
-    fs::remove_dir_all(root).map_err(|cause| TreeError::Remove { path: root.to_path_buf(), cause })?;
+    fuse_release::remove_dir_all(root).map_err(|cause| TreeError::Remove { path: root.to_path_buf(), cause })?;
     if let Some(base) = root.parent() {
-        let _ = fs::remove_dir(base);
+        let _ = fuse_release::remove_dir(base);
     }
     Ok(())
 }

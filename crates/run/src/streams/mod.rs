@@ -53,6 +53,11 @@ impl Priors {
     }
 }
 
+/// The share of its bound at which a step of viewers can still prove steady state within the check's bound on
+/// it (`check::profile`'s fill at 93 % of the bandwidth), less a little: where a one-step search of a later
+/// format starts when the earlier edge's bracket reaches that high.
+const PROVABLE_SHARE: f64 = 0.92;
+
 #[derive(Debug, Clone)]
 struct Prior {
     estimate: EstimatePlan,
@@ -61,6 +66,17 @@ struct Prior {
     failed: f64,
     /// The format it was found for, in words ("2160p remux (80 Mbit/s)").
     label: String,
+}
+
+impl Prior {
+    /// Where a one-step search of a later format starts, as a share of its estimate: the earlier edge's passing
+    /// share, or higher when its bracket is coarse. Counts are whole, so a low count's edge says little: a
+    /// remux edge of 3 passed and 4 failed against an estimate of 3.93 brackets the share between 0.76 and 1.02,
+    /// and 0.76 of 39.3 × 1080p is 29, where 36 pass. The start is then just below the top of the bracket, at
+    /// most `PROVABLE_SHARE`; a step that fails there walks down as any first step does.
+    fn start_share(&self) -> f64 {
+        self.passed.max(self.failed.min(1.0) * PROVABLE_SHARE)
+    }
 }
 
 /// Runs one stream phase. `rates`: the raw rates its estimate phases measured, if it has any (in a cluster, every
@@ -136,6 +152,7 @@ fn search_settings(s: &SearchPlan, bound: Option<(u32, f64)>, prior: Option<&Pri
     let scaled = |b: f64, share: f64| ((b * share) as u32).max(1);
     let once = s.confirmations == 0;
     let (start, first_step) = match (bound, prior) {
+        (Some((_, exact)), Some(p)) if once => (scaled(exact, p.start_share()), s.precision),
         (Some((_, exact)), Some(p)) => (scaled(exact, p.passed), s.precision),
         (Some((b, _)), None) => (scaled(f64::from(b), s.start_factor), if once { s.precision } else { 1.0 }),
         (None, _) => (s.start, 1.0),
@@ -205,5 +222,26 @@ impl Merged {
             outcome.stop = StopReason::Interrupted;
         }
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prior(passed: f64, failed: f64) -> Prior {
+        let estimate = EstimatePlan { random_phase: 0, sequential_phase: 1 };
+        Prior { estimate, passed, failed, label: "2160p remux (80 Mbit/s)".into() }
+    }
+
+    #[test]
+    fn a_coarse_edge_starts_the_next_format_near_the_top_of_its_bracket() {
+        // Remux 3 passed, 4 failed against 3.93: 1080p (39.3) starts at 36, not 29.
+        let coarse = prior(3.0 / 3.93, 4.0 / 3.93);
+        assert!((coarse.start_share() - 0.92).abs() < 1e-9);
+        // An edge above the share a step can prove steady at starts where it passed.
+        assert_eq!(prior(0.95, 1.19).start_share(), 0.95);
+        // A low edge (a seek-bound pool) stays low: passed 0.49, failed 0.57 starts at 0.57 × 0.92.
+        assert!((prior(0.49, 0.57).start_share() - 0.57 * 0.92).abs() < 1e-9);
     }
 }

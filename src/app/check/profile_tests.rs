@@ -1,0 +1,92 @@
+//! The check profiles' unit tests (a file of their own: profile.rs passed 500 lines).
+
+use super::*;
+
+#[test]
+fn every_profile_gives_jobs_that_check() {
+    for profile in [Profile::Quick, Profile::Default, Profile::Thorough] {
+        let s = profile.settings();
+        raw_job(&s, s.data_set).check().unwrap();
+        files_job(&s, true).check().unwrap();
+        check_job(&s, s.data_set, true, &Media::default()).check().unwrap();
+        let own = Media { library: Some("/srv/media".into()), size: None };
+        check_job(&s, s.data_set, true, &own).check().unwrap();
+    }
+}
+
+#[test]
+fn every_format_reads_one_library_sized_by_the_profile() {
+    let s = Profile::Quick.settings();
+    let job = check_job(&s, s.data_set, true, &Media::default());
+    let streams: Vec<&StreamsSpec> = job.phases.iter().filter_map(|p| p.streams()).collect();
+    assert_eq!(streams.len(), 3);
+    assert!(streams.iter().all(|p| p.library_size == Some(Bytes::gib(2)) && p.library.is_none()));
+    let own = check_job(&s, s.data_set, true, &Media { library: Some("/srv/media".into()), size: None });
+    let own: Vec<&StreamsSpec> = own.phases.iter().filter_map(|p| p.streams()).collect();
+    assert!(own.iter().all(|p| p.library_size.is_none() && p.library.as_deref() == Some("/srv/media".as_ref())));
+}
+
+#[test]
+fn the_data_set_shrinks_to_a_quarter_of_the_free_space() {
+    let s = Profile::Default.settings();
+    assert_eq!(data_set(&s, Some(Bytes(100 << 30))), Bytes(1 << 30));
+    assert_eq!(data_set(&s, Some(Bytes(1 << 30))), Bytes(256 << 20));
+    assert_eq!(data_set(&s, None), Bytes(1 << 30));
+}
+
+#[test]
+fn the_forecasts_are_about_half_a_minute_four_and_fifteen_minutes() {
+    // Steps judged once every player is steady last several seconds; the default and thorough searches run
+    // their edge again, the quick one does not and judges about five steps: about half a minute (34.7 s
+    // measured on this VM's disk), four minutes and a quarter of an hour with the library written at 1 GB/s.
+    let t = |p: Profile| p.settings().forecast().as_secs();
+    assert!((30..=40).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
+    let quick = Profile::Quick.settings().forecast_parts();
+    assert_eq!((quick.steps, Profile::Quick.settings().confirmations), (5, 0), "fewer steps, as long");
+    assert!(quick.fixed <= Duration::from_secs(12), "{:?}", quick.fixed);
+    assert!(quick.words().starts_with(&format!("about {}: ", format_duration(quick.total()))));
+    assert!((180..=300).contains(&t(Profile::Default)), "{} s", t(Profile::Default));
+    assert!((600..=1200).contains(&t(Profile::Thorough)), "{} s", t(Profile::Thorough));
+}
+
+#[test]
+fn a_step_lasts_the_arrival_window_the_buffer_fill_and_the_judged_playback() {
+    let s = Profile::Default.settings();
+    // 1 MiB of 1080p (1 MB/s) is 1.05 s of media: a buffer of 2 s + 2 chunks.
+    let step = s.step(&format("1080p"));
+    assert_eq!(s.buffer(&format("1080p")), Duration::from_micros(4_097_152));
+    assert_eq!(step.typical(), s.arrival + Duration::from_micros(2_097_152) + s.judged);
+    assert_eq!(step.longest(), s.arrival + s.steady_within(&format("1080p")) + s.judged);
+    let job = check_job(&s, s.data_set, true, &Media::default());
+    let remux = job
+        .phases
+        .iter()
+        .find_map(|p| p.streams().filter(|s| s.format.as_ref().is_some_and(|f| f.name == "2160p-remux")))
+        .unwrap();
+    assert_eq!(
+        (remux.duration, remux.ramp, remux.steady_within),
+        (Some(s.judged), Some(s.arrival), Some(s.steady_within(&format("2160p-remux"))))
+    );
+    assert!(remux.buffer.unwrap() < Duration::from_millis(2300), "10 MB/s: a chunk is 0.1 s of media");
+}
+
+#[test]
+fn a_low_bitrate_gets_the_time_to_fill_its_buffer_at_ninety_three_percent_of_the_bandwidth() {
+    for profile in [Profile::Quick, Profile::Default] {
+        let s = profile.settings();
+        // 1080p: one chunk (1.048576 s of media) to gain at 7 % to spare: 2 s + 1.048576 × 0.93 ÷ 0.07.
+        let hd = s.steady_within(&format("1080p")).as_secs_f64();
+        assert!((hd - (2.0 + 1.048576 * 0.93 / 0.07)).abs() < 0.01, "{profile:?}: {hd} s");
+        // A remux chunk is 0.1 s of media: the profile's own bound is the longer.
+        assert_eq!(s.steady_within(&format("2160p-remux")), s.steady_within);
+        let job = check_job(&s, s.data_set, true, &Media::default());
+        let bound = |name: &str| {
+            job.phases
+                .iter()
+                .filter_map(|p| p.streams())
+                .find(|p| p.format.as_ref().is_some_and(|f| f.name == name))
+                .and_then(|p| p.steady_within)
+        };
+        assert_eq!(bound("1080p"), Some(s.steady_within(&format("1080p"))), "the job says what the plan judges");
+    }
+}
