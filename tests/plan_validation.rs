@@ -16,9 +16,11 @@
 //! The raid1 of 4 holds less data than one btrfs data chunk, which lies on 2 of its 4 members: the planner is
 //! told the data set (`--data-set`) and must predict the reads of those two members, not of all four.
 //!
-//! The pools are small (64 MiB of data, 30 s of media) so each pool takes about a minute; the tests take turns
-//! (a mutex) so that one pool's measurement does not share the two CPUs with another's. Root only; skipped
-//! loudly without loop devices, cgroup v1 blkio or btrfs.
+//! The pools are small (64 MiB of data, 30 s of media) and the capacity search runs its edge once (`--confirm 0`:
+//! the bounds are wider than one more run of the edge would narrow them), so each pool takes about two minutes,
+//! most of it `streams --max`'s steps. Each pool's rates are its own devices' throttles and take a few % of a
+//! CPU, so nextest runs two pools at once (test group `pools`, .config/nextest.toml); under `cargo test` they
+//! take turns (a mutex). Root only; skipped loudly without loop devices, cgroup v1 blkio or btrfs.
 
 mod common;
 
@@ -62,7 +64,11 @@ fn build_pool(dir: &Path, profile: &str, members: usize) -> Pool {
     Pool { _throttle: throttle, mount, _devices: devices }
 }
 
-/// The raw phases: 64 MiB written once, then read back sequentially, then at random by 1 and 4 threads.
+/// The raw phases: 64 MiB written once, then read back sequentially, then at random by 1 and 8 threads. The write
+/// phase's half-second ramp is not measured: blk-throttle lets a member that starts from idle dispatch a whole
+/// 100 ms slice at once, 2 MB a member, which over 64 MiB on four members (1.6 s) read as +14 % above the
+/// throttle (46 MB/s for 40 on raid10 and raid5, the bound is 15 %); after the ramp every member is busy and
+/// the measured writes go at the throttle's rate.
 const JOB: &str = r#"
 [global]
 size = "64M"
@@ -72,6 +78,7 @@ name = "seq write"
 rw = "write"
 bs = "1M"
 iodepth = 4
+ramp = "500ms"
 [[phase]]
 name = "seq read"
 rw = "read"
@@ -94,7 +101,7 @@ runtime = "4s"
 "#;
 
 const STREAMS: &str = "--bitrate 8Mbit --chunk 256k --workers 1 --duration 6s --ramp 1s --buffer 2s \
-     --prebuffer 1s --media-length 30s --precision 10 --no-estimate --quiet";
+     --prebuffer 1s --media-length 30s --precision 10 --confirm 0 --no-estimate --quiet";
 
 struct Measured {
     seq_write: f64,
@@ -105,6 +112,7 @@ struct Measured {
 }
 
 fn measure(dir: &Path, pool: &Pool, stream_limit: u32) -> Measured {
+    let started = std::time::Instant::now();
     let job = dir.join("job.toml");
     std::fs::write(&job, JOB).unwrap();
     let raw = dir.join("raw.json");
@@ -113,11 +121,13 @@ fn measure(dir: &Path, pool: &Pool, stream_limit: u32) -> Measured {
         .args(["run", target, "--job", job.to_str().unwrap(), "--quiet", "--json", raw.to_str().unwrap()])
         .assert()
         .success();
+    eprintln!("raw phases: {:.1} s", started.elapsed().as_secs_f64());
     let phases = read_json(&raw)["phases"].clone();
     let rate = |i: usize, class: &str, key: &str| phases[i][class][key].as_f64().unwrap();
     let streams = dir.join("streams.json");
     let args = format!("streams {target} {STREAMS} --max --limit {stream_limit} --json {}", streams.display());
     streamcap().args(args.split_whitespace()).assert().success();
+    eprintln!("raw phases and streams --max: {:.1} s", started.elapsed().as_secs_f64());
     Measured {
         seq_write: rate(0, "write", "mbps"),
         seq_read: rate(1, "read", "mbps"),
@@ -185,7 +195,9 @@ fn validate(test: &str, spec: PoolSpec) {
     let many = predict(dir.path(), &spec, 1, None);
     let f = |v: &serde_json::Value, key: &str| v[key].as_f64().unwrap();
     let (low, high) = (f(&one, "streams"), f(&many, "streams"));
+    let built = std::time::Instant::now();
     let pool = build_pool(dir.path(), profile, members);
+    eprintln!("pool built in {:.1} s", built.elapsed().as_secs_f64());
     let m = measure(dir.path(), &pool, (high * 1.5) as u32 + 4);
     drop(pool);
     let name = format!("btrfs {profile} × {members}");
