@@ -27,6 +27,7 @@ pub mod layout;
 pub mod members;
 pub mod readers;
 pub mod service;
+pub mod spaces;
 pub mod workload;
 
 pub use catalogue::{CatalogueError, parse_catalogue};
@@ -276,6 +277,13 @@ fn notes(request: &PlanRequest, answers: &[LayoutAnswer]) -> Vec<String> {
         for &layout in &request.layouts {
             let note = fill::note(layout, &capacities, request.data_set.map(|b| b.0 as f64));
             notes.extend(note.filter(|n| !notes.contains(n)));
+        }
+    }
+    for pool in &request.pools {
+        for &layout in &request.layouts {
+            if layout.refuses(pool.len()).is_none() {
+                notes.extend(spaces::penalty_note(layout, pool, request.sequential_request as f64));
+            }
         }
     }
     if answers.iter().any(|a| a.layout.starts_with("btrfs")) {

@@ -10,6 +10,7 @@ use super::drive::{Cost, Dir, Drive};
 use super::layout::{Allocation, Family, Layout, Rmw};
 use super::readers::concentrate;
 pub use super::readers::{Issuers, copy_shares};
+use super::spaces;
 
 /// The smallest alignment assumed for a transfer's start: 4 KiB (direct I/O's).
 pub const ALIGN: f64 = 4096.0;
@@ -53,10 +54,10 @@ pub struct OpCosts {
 /// How a member takes part in an operation: `runs` contiguous runs (each positioned once when random), holding
 /// `bytes` in all, submitted as `pieces` requests.
 #[derive(Debug, Clone, Copy, Default)]
-struct Part {
-    runs: f64,
-    bytes: f64,
-    pieces: f64,
+pub(crate) struct Part {
+    pub runs: f64,
+    pub bytes: f64,
+    pub pieces: f64,
 }
 
 impl Pool<'_> {
@@ -64,7 +65,7 @@ impl Pool<'_> {
         (0..self.drives.len()).filter(move |&i| state != State::Degraded(i))
     }
 
-    fn charge(&self, costs: &mut [Cost], member: usize, dir: Dir, part: Part, positioned: bool) {
+    pub(crate) fn charge(&self, costs: &mut [Cost], member: usize, dir: Dir, part: Part, positioned: bool) {
         if part.runs <= 0.0 || part.bytes <= 0.0 {
             return;
         }
@@ -94,6 +95,7 @@ pub fn op_costs(pool: &Pool, op: Op, issuers: Issuers, state: State) -> OpCosts 
         Family::WholeFile { live, .. } => whole_file(pool, op, state, live, issuers.outstanding),
         Family::MirrorSets { .. } => mirror_sets(pool, op, state),
         Family::Chunks { copies } => chunks(pool, op, issuers, state, copies),
+        Family::Slabs(shape) => spaces::op_costs(pool, shape, op, issuers, state),
         Family::Striped { copies: 2, unit, pid, .. } => striped_mirror(pool, op, issuers, state, unit as f64, pid),
         Family::Striped { parity, unit, record, rmw, .. } => {
             let shape = ParityShape { parity, unit: unit as f64, record: record.map(|r| r as f64), rmw };
@@ -334,6 +336,12 @@ pub fn op_latency(pool: &Pool, op: Op) -> Option<f64> {
     let (part_bytes, phases) = match pool.layout.family() {
         Family::WholeFile { live, .. } => (op.bytes, if live && op.dir == Dir::Write { 2.0 } else { 1.0 }),
         Family::MirrorSets { .. } | Family::Chunks { .. } => (op.bytes, 1.0),
+        Family::Slabs(shape) => {
+            let columns = if op.dir == Dir::Read { shape.data_columns(n) } else { shape.columns(n) } as f64;
+            let touched = units_covered(op.bytes, spaces::INTERLEAVE as f64, op.sequential).min(columns);
+            let rmw = op.dir == Dir::Write && shape.parity > 0 && spaces::partial_stripe(shape, n, op.bytes);
+            (op.bytes / touched, if rmw { 2.0 } else { 1.0 })
+        }
         Family::Striped { copies, parity, unit, record, rmw, .. } => {
             let columns = if copies == 2 { n / 2 } else { n - parity } as f64;
             let unit = record.map_or(unit as f64, |r| r as f64 / columns);
