@@ -93,7 +93,7 @@ pub fn units_covered(bytes: f64, unit: f64, sequential: bool) -> f64 {
 pub fn op_costs(pool: &Pool, op: Op, issuers: Issuers, state: State) -> OpCosts {
     match pool.layout.family() {
         Family::WholeFile { live, .. } => whole_file(pool, op, state, live, issuers.outstanding),
-        Family::MirrorSets { .. } => mirror_sets(pool, op, state),
+        Family::MirrorSets { .. } => mirror_sets(pool, op, issuers, state),
         Family::Chunks { copies } => chunks(pool, op, issuers, state, copies),
         Family::Slabs(shape) => spaces::op_costs(pool, shape, op, issuers, state),
         Family::Striped { copies: 2, unit, pid, .. } => striped_mirror(pool, op, issuers, state, unit as f64, pid),
@@ -145,7 +145,11 @@ fn whole_file(pool: &Pool, op: Op, state: State, live: bool, outstanding: Option
     OpCosts { members: costs, lost }
 }
 
-fn mirror_sets(pool: &Pool, op: Op, state: State) -> OpCosts {
+/// md RAID1 and ZFS mirror vdevs. Random reads are balanced over a set's live members; a sequential stream
+/// stays on one member: md's read_balance sends a read that continues the previous one to the member that served
+/// it (drivers/md/raid1.c), and ZFS adds a seek penalty of 5 queued I/Os to a member whose last read was elsewhere
+/// (zfs_vdev_mirror_rotating_seek_inc in vdev_mirror.c), so k sequential readers use at most k members of a set.
+fn mirror_sets(pool: &Pool, op: Op, issuers: Issuers, state: State) -> OpCosts {
     let mut costs = vec![Cost::ZERO; pool.drives.len()];
     let mut lost = 0.0;
     for set in &pool.alloc.sets {
@@ -155,7 +159,12 @@ fn mirror_sets(pool: &Pool, op: Op, state: State) -> OpCosts {
             lost += share;
             continue;
         }
-        // Reads are balanced over the set's live members; writes go to each of them.
+        // Reads are balanced over the set's live members (a sequential stream's over as many as there are
+        // streams); writes go to each of them.
+        let live = match (op.dir, op.sequential, issuers.outstanding) {
+            (Dir::Read, true, Some(k)) => live[..(k as usize).clamp(1, live.len())].to_vec(),
+            _ => live,
+        };
         let each = if op.dir == Dir::Read { share / live.len() as f64 } else { share };
         for &m in &live {
             pool.charge(
@@ -402,6 +411,23 @@ mod tests {
                 .abs()
                 < 1e-6
         );
+    }
+
+    #[test]
+    fn one_sequential_reader_of_an_md_mirror_is_served_by_one_member() {
+        // md raid1 of two 250 MB/s disks: one reader of 1 MiB requests reads one member, 250 MB/s; two readers
+        // read one member each, 500 MB/s (many readers: positioned, so less).
+        let drives = vec![hdd(8); 2];
+        let p = pool(Layout::Mirror2, &drives);
+        let seq = Op { dir: Dir::Read, bytes: 1_048_576.0, sequential: true, positioned: false };
+        let mbps = |k| 1.048576 / busiest(&op_costs(&p, seq, Issuers::threads(k), State::Healthy));
+        assert!((mbps(1) - 250.0).abs() < 0.01, "{}", mbps(1));
+        assert!((mbps(2) - 500.0).abs() < 0.01, "{}", mbps(2));
+        // Random reads from one thread are still balanced over both (md picks the nearest head, ZFS the least
+        // busy member).
+        let one = 1.0 / busiest(&op_costs(&p, READ_4K, Issuers::threads(1), State::Healthy));
+        let both = 1.0 / busiest(&op_costs(&p, READ_4K, Issuers::MANY, State::Healthy));
+        assert!((one - both).abs() < 1e-9);
     }
 
     #[test]
