@@ -308,7 +308,8 @@ impl Reader<'_> {
             (Some(i), _) if access.is_some() || seek.is_some() || iops_qd1.is_some() => from_iops(i),
             _ => read_access,
         };
-        Ok(RandomCost::Positioning { read: read_access, write: write_access, read_loaded })
+        let revolution = half_turn.map_or(super::drive::REVOLUTION_7200, |h| h * 2);
+        Ok(RandomCost::Positioning { read: read_access, write: write_access, read_loaded, revolution })
     }
 }
 

@@ -16,6 +16,9 @@ use std::time::Duration;
 
 use crate::units::{ByteRate, Bytes};
 
+/// One turn at 7200 rpm, the revolution assumed for a rotating drive whose rpm is not known.
+pub const REVOLUTION_7200: Duration = Duration::from_nanos(8_333_333);
+
 /// A price: an amount in a currency ("389 USD").
 #[derive(Debug, Clone, PartialEq)]
 pub struct Price {
@@ -42,6 +45,9 @@ pub enum RandomCost {
         write: Duration,
         /// Read access time with a deep queue (command queueing shortens seeks); `read` when unknown.
         read_loaded: Duration,
+        /// One turn of the platter (60 s ÷ rpm; a 7200 rpm turn, 8.33 ms, when the rpm is unknown): what a
+        /// read/modify/write waits between reading sectors and writing them back.
+        revolution: Duration,
     },
     /// Flash or a throttled device: operations per second is a limit of its own.
     OpLimit {
@@ -225,6 +231,14 @@ impl Drive {
         }
     }
 
+    /// One turn of a rotating drive's platter, seconds; `None` for flash.
+    pub fn revolution(&self) -> Option<f64> {
+        match self.random {
+            RandomCost::Positioning { revolution, .. } => Some(revolution.as_secs_f64()),
+            RandomCost::OpLimit { .. } => None,
+        }
+    }
+
     /// The price amount, or 0 when the catalogue gave none.
     pub fn price_amount(&self) -> f64 {
         self.price.as_ref().map_or(0.0, |p| p.amount)
@@ -247,7 +261,12 @@ pub(crate) mod tests {
             read: ByteRate(250e6),
             write: ByteRate(250e6),
             rotational: true,
-            random: RandomCost::Positioning { read: access, write: access, read_loaded: access },
+            random: RandomCost::Positioning {
+                read: access,
+                write: access,
+                read_loaded: access,
+                revolution: REVOLUTION_7200,
+            },
             max_request: None,
             merges: true,
         }

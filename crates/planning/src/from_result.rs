@@ -185,7 +185,12 @@ fn random_points(name: &str, result: &RunResult) -> Result<(RandomPoint, RandomP
 pub(super) fn random_cost(rotational: bool, read: ByteRate, shallow: RandomPoint, deep: RandomPoint) -> RandomCost {
     if rotational {
         let access = |p: RandomPoint| Duration::from_secs_f64((1.0 / p.iops - p.bs / read.0).max(1e-6));
-        RandomCost::Positioning { read: access(shallow), write: access(shallow), read_loaded: access(deep) }
+        RandomCost::Positioning {
+            read: access(shallow),
+            write: access(shallow),
+            read_loaded: access(deep),
+            revolution: super::drive::REVOLUTION_7200,
+        }
     } else {
         let iops_4k = |p: RandomPoint| p.iops * (p.bs / 4096.0).max(1.0);
         RandomCost::OpLimit {

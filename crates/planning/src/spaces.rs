@@ -117,7 +117,8 @@ pub fn op_costs(pool: &Pool, shape: Shape, op: Op, issuers: Issuers, state: Stat
     for (m, share) in spread(pool, state, op, issuers, per_issuer) {
         let drive = &pool.drives[m];
         if reads > 0.0 {
-            let over = if op.sequential && drive.rotational && shape.parity > 0 { past_parity } else { 1.0 };
+            let streams_past = op.dir == Dir::Read && op.sequential && drive.rotational && shape.parity > 0;
+            let over = if streams_past { past_parity } else { 1.0 };
             // The reads of a read/modify/write are as large as the writes they precede.
             let bytes = if op.dir == Dir::Read { op.bytes / runs * reads } else { write_bytes * reads / writes };
             let part = Part { runs: reads * share, bytes: bytes * share * over, pieces: units / runs * reads * share };
@@ -126,6 +127,10 @@ pub fn op_costs(pool: &Pool, shape: Shape, op: Op, issuers: Issuers, state: Stat
         if writes > 0.0 {
             let part = Part { runs: writes * share, bytes: write_bytes * share, pieces: writes * share };
             pool.charge(&mut costs, m, Dir::Write, part, op.positioned);
+        }
+        // A rotating disk writes back the sectors it has just read one turn later (each read/modify/write run).
+        if let Some(turn) = drive.revolution().filter(|_| op.dir == Dir::Write && reads > 0.0) {
+            costs[m].seek += turn * reads * share;
         }
     }
     OpCosts { members: costs, lost }
@@ -292,6 +297,23 @@ mod tests {
         assert_eq!(parity_write_runs(PARITY, 6, stripe), (5.0, 5.0));
         assert_eq!(parity_write_runs(Shape { copies: 1, parity: 2 }, 8, stripe), (6.0, 6.0));
         assert_eq!(small_write_ios(Shape { copies: 1, parity: 2 }, 8).0, 6.0);
+    }
+
+    #[test]
+    fn a_partial_stripe_on_rotating_disks_waits_a_turn_before_writing_back() {
+        // 6 disks of 250 MB/s, 6 columns (5 data, 1.25 MiB stripes). One writer's 1 MiB writes are partial
+        // stripes: 4 data + 1 parity columns read (1.25 MiB), then written (1.25 MiB), each member a sixth, and
+        // every run written back one turn (8.33 ms) after it was read: 5 ÷ 6 turns per write per member.
+        let drives = vec![hdd(8); 6];
+        let p = pool(Layout::SpacesParity, &drives);
+        let seq = Op { dir: Dir::Write, bytes: 1_048_576.0, sequential: true, positioned: false };
+        let per_member = 2.0 * 1_310_720.0 / 6.0 / 250e6 + 5.0 / 6.0 * 0.008_333_333;
+        let mbps = rate(&p, seq, Issuers::threads(1), State::Healthy) * 1.048576;
+        assert!((mbps - 1.048576 / per_member).abs() < 0.01, "{mbps} against {}", 1.048576 / per_member);
+        // The same writes on a two-way mirror of the six (3 columns × 2 copies): 3 × 250 MB/s.
+        let m = pool(Layout::SpacesMirror, &drives);
+        let mirror = rate(&m, seq, Issuers::threads(1), State::Healthy) * 1.048576;
+        assert!((mirror - 750.0).abs() < 0.01, "{mirror}");
     }
 
     #[test]
