@@ -90,6 +90,18 @@ impl Default for FileWorkload {
 }
 
 impl FileWorkload {
+    /// The workload in its own words: what the members serve ("reads", or "I/Os" once writes are among them,
+    /// which may cost reads too) and one unit of it ("read", "write", "operation").
+    pub fn words(&self) -> (&'static str, &'static str) {
+        if self.read_pct >= 100.0 {
+            ("reads", "read")
+        } else if self.read_pct <= 0.0 {
+            ("I/Os", "write")
+        } else {
+            ("I/Os", "operation")
+        }
+    }
+
     /// Bytes per operation: the transfer size, or the whole file when files are smaller.
     pub fn op_bytes(&self) -> f64 {
         let transfer = self.transfer.0 as f64;
