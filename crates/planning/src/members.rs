@@ -21,6 +21,9 @@ pub struct Pool<'a> {
     pub layout: Layout,
     pub drives: &'a [Drive],
     pub alloc: Allocation,
+    /// Requests waiting on each busy member (a workload with a known number of threads); `None`: a deep queue of
+    /// unknown depth (`Drive::read_access`).
+    pub queue: Option<f64>,
 }
 
 /// Healthy, or with one member (by index) failed.
@@ -69,7 +72,8 @@ impl Pool<'_> {
         if part.runs <= 0.0 || part.bytes <= 0.0 {
             return;
         }
-        let one = self.drives[member].run(dir, part.bytes / part.runs, (part.pieces / part.runs).max(1.0), positioned);
+        let pieces = (part.pieces / part.runs).max(1.0);
+        let one = self.drives[member].run_queued(dir, part.bytes / part.runs, pieces, positioned, self.queue);
         costs[member].add(one.scaled(part.runs));
     }
 }
@@ -374,7 +378,7 @@ mod tests {
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
-        Pool { layout, drives, alloc: allocate(layout, &caps) }
+        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None }
     }
 
     fn busiest(costs: &OpCosts) -> f64 {

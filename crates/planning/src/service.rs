@@ -70,7 +70,11 @@ fn scale(costs: &[Cost], k: f64) -> Vec<Cost> {
 impl Context<'_, '_> {
     /// Costs per logical op, spread over the data that is still there; and the share that is not.
     fn costs(&self, op: Op, issuers: Issuers) -> (Vec<Cost>, f64) {
-        let c = op_costs(self.pool, op, issuers, self.state);
+        self.costs_on(self.pool, op, issuers)
+    }
+
+    fn costs_on(&self, pool: &Pool, op: Op, issuers: Issuers) -> (Vec<Cost>, f64) {
+        let c = op_costs(pool, op, issuers, self.state);
         let served = (1.0 - c.lost).max(1e-9);
         (scale(&c.members, 1.0 / served), c.lost)
     }
@@ -177,9 +181,15 @@ impl Context<'_, '_> {
         let positioned = !file.sequential || file.threads > 1;
         let op = |dir| Op { dir, bytes, sequential: file.sequential, positioned };
         let issuers = Issuers::threads(file.threads);
-        let (reads, _) = self.costs(op(Dir::Read), issuers);
-        let (writes, _) = self.costs(op(Dir::Write), issuers);
-        let per_op = add(&scale(&reads, r), &scale(&writes, 1.0 - r));
+        let mix = |pool: &Pool| {
+            let (reads, _) = self.costs_on(pool, op(Dir::Read), issuers);
+            let (writes, _) = self.costs_on(pool, op(Dir::Write), issuers);
+            add(&scale(&reads, r), &scale(&writes, 1.0 - r))
+        };
+        // Each thread keeps one operation in flight, so the busiest member has threads × its requests per
+        // operation waiting: command queueing shortens a rotating disk's positioning by that depth.
+        let queue = f64::from(file.threads) * mix(self.pool).iter().map(|c| c.requests).fold(0.0, f64::max);
+        let per_op = mix(&Pool { queue: Some(queue.max(1.0)), ..self.pool.clone() });
         let Some(bound) = headroom(&self.base, &per_op) else { return (0.0, 0.0, "nothing to do".into()) };
         let (io, per) = file.words();
         let (mut ops, mut limit) = (bound.units, self.describe(&per_op, &bound, io, per));
@@ -246,7 +256,7 @@ mod tests {
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
-        Pool { layout, drives, alloc: allocate(layout, &caps) }
+        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None }
     }
 
     fn demand(mbit: u64) -> StreamDemand {
