@@ -84,10 +84,24 @@ pub struct Drive {
     pub random: RandomCost,
     /// Largest single request; larger transfers are split (each part is one operation).
     pub max_request: Option<Bytes>,
+    /// A cache on the drive (flash or DRAM) that serves reads of a working set it holds.
+    pub cache: Option<DriveCache>,
     /// Neighbouring requests are merged before they count against the IOPS limit, as the block layer merges
     /// them for a real device. False for a cgroup blkio throttle, which counts every bio as it is submitted
     /// (so btrfs's per-stripe bios each count).
     pub merges: bool,
+}
+
+/// A drive's read cache (a hybrid drive's flash, a 10K "enhanced cache" drive's): while the working set it
+/// holds fits, its reads cost the cache's limits instead of the platters' (docs/planning.md, "Caches").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DriveCache {
+    /// Bytes it holds.
+    pub size: Bytes,
+    /// Reads it serves per second, bytes.
+    pub read: ByteRate,
+    /// Random reads it serves per second (4 KiB).
+    pub read_iops: f64,
 }
 
 /// Busy time one operation (or one workload) puts on a drive, as fractions of a second of each of its resources.
@@ -179,6 +193,13 @@ impl Drive {
     /// The cost of one random operation of `bytes` (positioned anew), with a deep queue.
     pub fn random_op(&self, dir: Dir, bytes: f64) -> Cost {
         self.run(dir, bytes, 1.0, true)
+    }
+
+    /// The cost of reading `bytes` in `requests` requests from the drive's cache (an op-limited cost, as flash).
+    pub fn cached_read(&self, bytes: f64, requests: f64) -> Option<Cost> {
+        let cache = self.cache?;
+        let cost = Cost { ops: requests / cache.read_iops, bytes: bytes / cache.read.bytes_per_sec(), ..Cost::ZERO };
+        Some(Cost { requests, moved: bytes, ..cost })
     }
 
     /// A rotating drive's read access time, seconds, with `queue` requests waiting on it (`None`: a deep queue
@@ -303,6 +324,7 @@ pub(crate) mod tests {
             },
             max_request: None,
             merges: true,
+            cache: None,
         }
     }
 
@@ -320,6 +342,7 @@ pub(crate) mod tests {
             random: RandomCost::OpLimit { read_iops: iops, write_iops: iops, read_iops_qd1: None },
             max_request: Some(Bytes(512 * 1024)),
             merges: false,
+            cache: None,
         }
     }
 

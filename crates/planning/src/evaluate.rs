@@ -42,7 +42,7 @@ pub fn evaluate(layout: Layout, drives: &[Drive], settings: &Settings) -> Layout
     if let Some(holding) = settings.data_set.and_then(|d| fill::chunk_holding(layout, &capacities, d)) {
         fill::hold(&mut alloc, &capacities, holding);
     }
-    let pool = Pool { layout, drives, alloc, queue: None };
+    let pool = Pool { layout, drives, alloc, queue: None, working_set: None };
     let zero = vec![Cost::ZERO; drives.len()];
     let figures = |state, base: Vec<Cost>| {
         Context { pool: &pool, state, base }.figures(settings.demand, settings.file, settings.request)

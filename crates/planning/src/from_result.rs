@@ -103,6 +103,7 @@ pub fn drive_from_result(name: &str, result: &RunResult, price: Option<Price>) -
         random: random_cost(device.rotational, read, shallow, deep),
         max_request: None,
         merges: true,
+        cache: None,
     })
 }
 

@@ -24,6 +24,9 @@ pub struct Pool<'a> {
     /// Requests waiting on each busy member (a workload with a known number of threads); `None`: a deep queue of
     /// unknown depth (`Drive::read_access`).
     pub queue: Option<f64>,
+    /// Bytes a workload reads again and again (`FileWorkload::working_set`): a member whose cache holds its
+    /// part serves those reads from the cache.
+    pub working_set: Option<f64>,
 }
 
 /// Healthy, or with one member (by index) failed.
@@ -73,8 +76,19 @@ impl Pool<'_> {
             return;
         }
         let pieces = (part.pieces / part.runs).max(1.0);
-        let one = self.drives[member].run_queued(dir, part.bytes / part.runs, pieces, positioned, self.queue);
+        let drive = &self.drives[member];
+        let mut one = drive.run_queued(dir, part.bytes / part.runs, pieces, positioned, self.queue);
+        if dir == Dir::Read && self.cache_holds(member) {
+            one = drive.cached_read(one.moved, one.requests).unwrap_or(one);
+        }
         costs[member].add(one.scaled(part.runs));
+    }
+
+    /// Whether member `m`'s cache holds its part of the working set: the working set times the share of the
+    /// pool's data the member keeps a copy of (stored ÷ usable: 1 on a mirror, 1 ÷ (N − 1) on RAID5).
+    pub fn cache_holds(&self, m: usize) -> bool {
+        let (Some(ws), Some(cache)) = (self.working_set, self.drives[m].cache) else { return false };
+        ws * self.alloc.stored[m] / self.alloc.usable.max(1.0) <= cache.size.0 as f64
     }
 }
 
@@ -378,7 +392,7 @@ mod tests {
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
-        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None }
+        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None, working_set: None }
     }
 
     fn busiest(costs: &OpCosts) -> f64 {

@@ -189,11 +189,28 @@ impl Context<'_, '_> {
         // Each thread keeps one operation in flight, so the busiest member has threads × its requests per
         // operation waiting: command queueing shortens a rotating disk's positioning by that depth.
         let queue = f64::from(file.threads) * mix(self.pool).iter().map(|c| c.requests).fold(0.0, f64::max);
-        let per_op = mix(&Pool { queue: Some(queue.max(1.0)), ..self.pool.clone() });
+        let pool = Pool { queue: Some(queue.max(1.0)), working_set: file.working_set(), ..self.pool.clone() };
+        let per_op = mix(&pool);
         let Some(bound) = headroom(&self.base, &per_op) else { return (0.0, 0.0, "nothing to do".into()) };
         let (io, per) = file.words();
         let (mut ops, mut limit) = (bound.units, self.describe(&per_op, &bound, io, per));
-        let latency = match (op_latency(self.pool, op(Dir::Read)), op_latency(self.pool, op(Dir::Write))) {
+        let cached: Vec<usize> = (0..pool.drives.len()).filter(|&m| pool.cache_holds(m)).collect();
+        let read_latency = match cached.len() == pool.drives.len() {
+            // Every member reads from its cache: one read waits for the cache, not for a seek.
+            true => pool.drives.iter().filter_map(|d| d.cache).map(|c| c.read_iops.recip()).reduce(f64::max),
+            false => op_latency(self.pool, op(Dir::Read)),
+        };
+        if let Some(&m) = cached.first() {
+            let cache = pool.drives[m].cache.expect("a member whose cache holds the working set has one");
+            limit.push_str(&format!(
+                "; reads from the drives' {} caches ({} of {}: working set {} on the pool)",
+                crate::units::Bytes(cache.size.0),
+                cached.len(),
+                pool.drives.len(),
+                crate::units::Bytes(file.working_set().unwrap_or(0.0) as u64)
+            ));
+        }
+        let latency = match (read_latency, op_latency(self.pool, op(Dir::Write))) {
             (Some(lr), Some(lw)) => Some(r * lr + (1.0 - r) * lw),
             _ => None,
         };
@@ -209,7 +226,8 @@ impl Context<'_, '_> {
             } else {
                 1
             };
-            limit = format!("latency-bound: {threads} ÷ {ms:.digits$} ms per {per}");
+            let from_cache = if cached.is_empty() { "" } else { " (reads from the drives' caches)" };
+            limit = format!("latency-bound: {threads} ÷ {ms:.digits$} ms per {per}{from_cache}");
         }
         (ops * r, ops * (1.0 - r), limit)
     }
@@ -256,7 +274,7 @@ mod tests {
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
-        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None }
+        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None, working_set: None }
     }
 
     fn demand(mbit: u64) -> StreamDemand {
@@ -316,6 +334,29 @@ mod tests {
         // Every write goes to all three copies: 3 members × 79 I/Os/s ÷ 3.00 I/Os per write = 79 writes/s.
         assert!(limit.starts_with("seek-bound: 3 members × 79 I/Os/s ÷ 3.00 I/Os per write"), "{limit}");
         assert!((w - 78.8).abs() < 0.5, "{w}");
+    }
+
+    #[test]
+    fn a_working_set_that_fits_the_drives_caches_is_read_from_them() {
+        // Mirror of 2 disks with a 16 GiB cache each (600 MB/s, 20,000 reads/s). 8 GiB (1,024 files of 8 MiB):
+        // each member holds a copy, 8 ≤ 16 GiB: a 4 KiB read costs 1 ÷ 20,000 of a member; 2 members: 40,000/s.
+        let cache = crate::planning::drive::DriveCache {
+            size: Bytes(16 << 30),
+            read: crate::units::ByteRate(600e6),
+            read_iops: 20_000.0,
+        };
+        let drives = vec![Drive { cache: Some(cache), ..hdd(8) }; 2];
+        let p = pool(Layout::Mirror2, &drives);
+        let ctx = Context { pool: &p, state: State::Healthy, base: vec![Cost::ZERO; 2] };
+        let fits =
+            FileWorkload { threads: 64, file_size: Some(Bytes(8 << 20)), files: Some(1024), ..Default::default() };
+        let (reads, _, limit) = ctx.file(&fits);
+        assert!((reads - 40_000.0).abs() < 1.0, "{reads}");
+        assert!(limit.contains("reads from the drives' 16 GiB caches (2 of 2: working set 8 GiB"), "{limit}");
+        // 3,072 files (24 GiB) do not fit: seek-bound again, a(32) on each disk.
+        let spills = FileWorkload { files: Some(3072), ..fits };
+        let (reads, _, limit) = ctx.file(&spills);
+        assert!(reads < 500.0 && !limit.contains("cache"), "{reads} {limit}");
     }
 
     #[test]
