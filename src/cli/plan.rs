@@ -50,8 +50,9 @@ pub struct PlanArgs {
     /// Background writers while the streams play: RATE in all, over N writers (50MB/s:2).
     #[arg(long, value_name = "RATE[:N]", help_heading = "Workload")]
     pub ingest: Option<crate::spec::IngestSpec>,
-    /// A file workload in vdbench's words: rdpct=70,xfersize=64k,threads=16,size=1g,fileio=random (what is not
-    /// said: 100 % random reads of 4 KiB from 8 threads).
+    /// A file workload in vdbench's words: rdpct=70,xfersize=64k,threads=16,size=1g,files=1000,fileio=random
+    /// (what is not said: 100 % random reads of 4 KiB from 8 threads; size × files is the working set a drive
+    /// cache may hold).
     #[arg(long, value_name = "KEY=VALUE,…", value_parser = parse_value_str::<crate::planning::FileWorkload>, help_heading = "Workload")]
     pub file_workload: Option<crate::planning::FileWorkload>,
     /// Data stored on the pool (64G): btrfs raid1 puts a data set smaller than a data chunk per pair of drives
