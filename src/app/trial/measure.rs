@@ -35,6 +35,8 @@ pub struct Settings {
     pub runtime: Duration,
     pub format: Format,
     pub chunk: Bytes,
+    /// `--engine`: the engine of every phase but the one-thread random reads (`None`: the default engine).
+    pub engine: Option<EngineChoice>,
 }
 
 impl Settings {
@@ -56,6 +58,7 @@ fn raw(name: &str, rw: RwMode, bs: &str, iodepth: u32, s: &Settings) -> PhaseSpe
         // The write phase writes the data set once; the others are timed.
         runtime: (rw != RwMode::Write).then_some(s.runtime),
         direct: Some(true),
+        engine: s.engine,
         ..PhaseSpec::default()
     }
 }
@@ -89,6 +92,7 @@ pub fn layout_job(s: &Settings, limit: u32) -> JobSpec {
     let streams = PhaseSpec {
         name: Some(STREAMS.into()),
         kind: Some(SpecKind::Streams(Box::new(streams))),
+        engine: s.engine,
         ..PhaseSpec::default()
     };
     job(vec![raw(SEQ_WRITE, RwMode::Write, "1M", 4, s), raw(SEQ_READ, RwMode::Read, "1M", 4, s), random, streams])

@@ -28,7 +28,13 @@ use measure::{Settings, figures, layout_job, problem};
 use pool::Pool;
 
 pub fn run(args: TrialArgs) -> Result<ExitCode> {
-    let settings = Settings { size: args.size, runtime: args.runtime, format: args.format.clone(), chunk: args.chunk };
+    let settings = Settings {
+        size: args.size,
+        runtime: args.runtime,
+        format: args.format.clone(),
+        chunk: args.chunk,
+        engine: args.engine,
+    };
     measure::check_runtime(&settings)?;
     let layouts = layouts(&args.layouts.0, args.devices.len())?;
     let inputs: Vec<&std::path::Path> = args.drives.iter().chain(&args.devices).map(PathBuf::as_path).collect();
