@@ -24,6 +24,7 @@ pub mod fill;
 pub mod from_result;
 pub mod infer;
 pub mod layout;
+pub mod measured;
 pub mod members;
 pub mod readers;
 pub mod service;
@@ -185,6 +186,7 @@ pub fn plan(request: &PlanRequest, command: Vec<String>, created_at: String) -> 
         workload: planned_workload(request),
         drives: drives.iter().map(|d| planned_drive(d)).collect(),
         notes: notes(request, &answers),
+        measured: Vec::new(),
         answers,
         refused,
     })
