@@ -129,6 +129,47 @@ fn trial_compares_mirror_raid10_and_parity_with_the_planner() {
     }
 }
 
+/// Issue 28's target: without a catalogue, trial measures the first device alone and models the drive from it
+/// (its throttle found, its rotational flag not believed); every sequential and random prediction of mirror,
+/// raid10 and parity within ±15 % of its measurement. Minutes long: run by hand (docs/planning.md).
+#[test]
+#[ignore = "several minutes: the drive measured, then three layouts, run by hand (docs/planning.md)"]
+fn trial_models_a_throttled_drive_within_fifteen_percent() {
+    let test = "trial with a measured drive";
+    if !ready(test) || !can_throttle(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let devices = devices(dir.path(), 4);
+    let json = dir.path().join("trial.json");
+    let throttle = RootThrottle::new(&devices, LIMITS);
+    let output = streamcap()
+        .arg("trial")
+        .args(paths(&devices))
+        .args(["--layouts", "mirror,raid10,parity", "--allow-device-writes", "--yes", "--quiet"])
+        .args(["--size", "32M", "--runtime", "2s", "--chunk", "256k", "--engine", "sync", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    drop(throttle);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!("{}{stderr}", String::from_utf8_lossy(&output.stdout));
+    assert!(output.status.success(), "exit {:?}", output.status.code());
+    assert!(stderr.contains("the drive as measured:") && stderr.contains("is throttled"), "{stderr}");
+    let result = read_json(&json);
+    let mut off = Vec::new();
+    for layout in result["layouts"].as_array().unwrap() {
+        for f in layout["figures"].as_array().unwrap().iter().take(3) {
+            let ratio = f["ratio"].as_f64().unwrap();
+            eprintln!("{} {}: measured ÷ predicted {ratio:.2}", layout["layout"], f["figure"]);
+            if !(0.85..=1.15).contains(&ratio) {
+                off.push(format!("{} {} {ratio:.2}", layout["layout"], f["figure"]));
+            }
+        }
+    }
+    assert!(off.is_empty(), "outside ±15 %: {off:?}");
+}
+
 /// Runs a trial that must be refused: exit 2, the reason on stderr, every device as it was.
 fn refused(devices: &[LoopDevice], extra: &[&str], reason: &str) {
     let before: Vec<String> = devices.iter().map(signatures).collect();

@@ -22,6 +22,7 @@ pub mod drive;
 pub mod evaluate;
 pub mod fill;
 pub mod from_result;
+mod honest;
 pub mod infer;
 pub mod layout;
 pub mod measured;

@@ -120,7 +120,10 @@ fn measure_drive(device: &PathBuf, settings: &Settings, interrupt: &Interrupt, q
         return Ok(None);
     }
     let name = device.file_name().map_or("device".into(), |n| n.to_string_lossy().to_string());
-    Ok(Some(drive_from_result(&name, &measured, None)?))
+    let drive = drive_from_result(&name, &measured, None)?;
+    // Which figures the predictions use, and what was corrected (a throttle, a rotational flag): always said.
+    say(&format!("the drive as measured: {}", drive.source));
+    Ok(Some(drive))
 }
 
 /// What went wrong while the layouts were tried: an error that left a device not blank stops the trial.
