@@ -49,6 +49,8 @@ pub enum Layout {
     SpacesMirror3,
     SpacesParity,
     SpacesParity2,
+    SpacesParityCache,
+    SpacesParity2Cache,
 }
 
 /// How data, copies and parity lie on the members.
@@ -85,7 +87,7 @@ pub enum Rmw {
     Never,
 }
 
-const ALL: [(Layout, &str, &str); 22] = [
+const ALL: [(Layout, &str, &str); 24] = [
     (Layout::Single, "single", "single / JBOD (btrfs single)"),
     (Layout::Mirror2, "mirror", "2-way mirror sets (md RAID1, ZFS mirrors)"),
     (Layout::Mirror3, "mirror3", "3-way mirror sets"),
@@ -108,6 +110,8 @@ const ALL: [(Layout, &str, &str); 22] = [
     (Layout::SpacesMirror3, "storage-spaces-mirror3", "Storage Spaces three-way mirror (256 KiB interleave)"),
     (Layout::SpacesParity, "storage-spaces-parity", "Storage Spaces parity (256 KiB interleave, no write-back cache)"),
     (Layout::SpacesParity2, "storage-spaces-parity2", "Storage Spaces dual parity (256 KiB interleave, no cache)"),
+    (Layout::SpacesParityCache, "storage-spaces-parity-wbc", "Storage Spaces parity, 1 GiB write-back cache on SSDs"),
+    (Layout::SpacesParity2Cache, "storage-spaces-parity2-wbc", "Storage Spaces dual parity, 1 GiB write-back cache"),
 ];
 
 /// The layouts compared when `--layouts` is not given.
@@ -183,11 +187,13 @@ impl Layout {
             Unraid2 => Family::WholeFile { parity: 2, live: true },
             Snapraid => Family::WholeFile { parity: 1, live: false },
             Snapraid2 => Family::WholeFile { parity: 2, live: false },
-            SpacesSimple => Family::Slabs(Shape { copies: 1, parity: 0 }),
-            SpacesMirror => Family::Slabs(Shape { copies: 2, parity: 0 }),
-            SpacesMirror3 => Family::Slabs(Shape { copies: 3, parity: 0 }),
-            SpacesParity => Family::Slabs(Shape { copies: 1, parity: 1 }),
-            SpacesParity2 => Family::Slabs(Shape { copies: 1, parity: 2 }),
+            SpacesSimple => Family::Slabs(Shape { copies: 1, parity: 0, cache: false }),
+            SpacesMirror => Family::Slabs(Shape { copies: 2, parity: 0, cache: false }),
+            SpacesMirror3 => Family::Slabs(Shape { copies: 3, parity: 0, cache: false }),
+            SpacesParity => Family::Slabs(Shape { copies: 1, parity: 1, cache: false }),
+            SpacesParity2 => Family::Slabs(Shape { copies: 1, parity: 2, cache: false }),
+            SpacesParityCache => Family::Slabs(Shape { copies: 1, parity: 1, cache: true }),
+            SpacesParity2Cache => Family::Slabs(Shape { copies: 1, parity: 2, cache: true }),
         }
     }
 
@@ -427,7 +433,7 @@ mod tests {
             assert_eq!(layout.name().parse::<Layout>().unwrap(), layout);
         }
         assert!(parse_layouts("mirror,raid5,bogus").unwrap_err().contains("btrfs-raid1"));
-        assert_eq!(parse_layouts("all").unwrap().len(), 22);
+        assert_eq!(parse_layouts("all").unwrap().len(), 24);
         assert_eq!(
             parse_layouts("spaces-mirror,storage-spaces-parity").unwrap(),
             [Layout::SpacesMirror, Layout::SpacesParity]

@@ -25,6 +25,10 @@ pub const MAX_COLUMNS: usize = 8;
 pub struct Shape {
     pub copies: usize,
     pub parity: usize,
+    /// A write-back cache on SSD journal drives (1 GiB, Windows' default size when the pool has them): it
+    /// gathers a sequential stream's writes into whole stripes before they reach the hard disks. Random writes
+    /// are destaged one by one, each still a read/modify/write once the cache is full.
+    pub cache: bool,
 }
 
 impl Shape {
@@ -106,7 +110,7 @@ pub fn op_costs(pool: &Pool, shape: Shape, op: Op, issuers: Issuers, state: Stat
         Dir::Write if shape.parity == 0 => (0.0, runs * shape.copies as f64, op.bytes * shape.copies as f64),
         Dir::Write => {
             let (reads, writes) = parity_write_runs(shape, n, op);
-            (reads, writes, parity_write_bytes(shape, n, op.bytes))
+            (reads, writes, parity_write_bytes(shape, n, op.bytes, op.sequential))
         }
     };
     // A sequential stream from one issuer keeps one slab's drives busy: one copy's columns when reading (parity
@@ -154,6 +158,10 @@ fn read_runs(shape: Shape, n: usize, runs: f64, state: State) -> f64 {
 pub fn parity_write_runs(shape: Shape, n: usize, op: Op) -> (f64, f64) {
     let stripe = shape.stripe(n);
     let columns = shape.columns(n) as f64;
+    if shape.cache && op.sequential {
+        // The cache gathers the stream into whole stripes: every column written, nothing read.
+        return (0.0, op.bytes / stripe * columns);
+    }
     let p = shape.parity as f64;
     let full = (op.bytes / stripe).floor();
     let rest = op.bytes - full * stripe;
@@ -164,8 +172,11 @@ pub fn parity_write_runs(shape: Shape, n: usize, op: Op) -> (f64, f64) {
 
 /// Bytes the members write for one parity write of `bytes`: every column of each whole stripe, and the data
 /// and parity columns of the partial stripe (each as large as the data it changes in one column).
-fn parity_write_bytes(shape: Shape, n: usize, bytes: f64) -> f64 {
+fn parity_write_bytes(shape: Shape, n: usize, bytes: f64, sequential: bool) -> f64 {
     let stripe = shape.stripe(n);
+    if shape.cache && sequential {
+        return bytes / shape.data_columns(n) as f64 * shape.columns(n) as f64;
+    }
     let full = (bytes / stripe).floor();
     let rest = bytes - full * stripe;
     let per_column = rest.min(INTERLEAVE as f64);
@@ -176,6 +187,9 @@ fn parity_write_bytes(shape: Shape, n: usize, bytes: f64) -> f64 {
 /// Whether a write of `bytes` leaves a partial stripe (and so waits for its reads before it writes).
 pub fn partial_stripe(shape: Shape, n: usize, bytes: f64) -> bool {
     let stripe = shape.stripe(n);
+    if shape.cache {
+        return false;
+    }
     bytes - (bytes / stripe).floor() * stripe > 0.5
 }
 
@@ -211,7 +225,11 @@ pub fn penalty_note(layout: Layout, drives: &[Drive], request: f64) -> Option<St
     };
     let (small, seq) = rates(layout);
     let (mirror_small, mirror_seq) = rates(Layout::SpacesMirror);
-    let kind = if partial_stripe(shape, n, request) { "a partial stripe, read/modify/write" } else { "whole stripes" };
+    let kind = match (shape.cache, partial_stripe(shape, n, request)) {
+        (true, _) => "gathered into whole stripes by the write-back cache",
+        (false, true) => "a partial stripe, read/modify/write",
+        (false, false) => "whole stripes",
+    };
     Some(format!(
         "{} of {}: {} columns, {} of data per stripe; a write smaller than a stripe reads the old data and parity \
          and writes both ({ios:.0} member I/Os): 4 KiB random writes {small:.0}/s against {mirror_small:.0}/s on a \
@@ -235,8 +253,8 @@ mod tests {
     use crate::planning::members::op_costs as member_costs;
 
     const TB: f64 = 1e12;
-    const PARITY: Shape = Shape { copies: 1, parity: 1 };
-    const MIRROR: Shape = Shape { copies: 2, parity: 0 };
+    const PARITY: Shape = Shape { copies: 1, parity: 1, cache: false };
+    const MIRROR: Shape = Shape { copies: 2, parity: 0, cache: false };
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
@@ -296,8 +314,8 @@ mod tests {
         // 6 drives, 6 columns: a 1 MiB write is 4 of the 5 data columns of a 1.25 MiB stripe: reads 4 + 1,
         // writes 4 + 1; dual parity on 8 drives reads 4 + 2 and writes 4 + 2.
         assert_eq!(parity_write_runs(PARITY, 6, stripe), (5.0, 5.0));
-        assert_eq!(parity_write_runs(Shape { copies: 1, parity: 2 }, 8, stripe), (6.0, 6.0));
-        assert_eq!(small_write_ios(Shape { copies: 1, parity: 2 }, 8).0, 6.0);
+        assert_eq!(parity_write_runs(Shape { copies: 1, parity: 2, cache: false }, 8, stripe), (6.0, 6.0));
+        assert_eq!(small_write_ios(Shape { copies: 1, parity: 2, cache: false }, 8).0, 6.0);
     }
 
     #[test]
@@ -315,6 +333,24 @@ mod tests {
         let m = pool(Layout::SpacesMirror, &drives);
         let mirror = rate(&m, seq, Issuers::threads(1), State::Healthy) * 1.048576;
         assert!((mirror - 750.0).abs() < 0.01, "{mirror}");
+    }
+
+    #[test]
+    fn a_write_back_cache_gathers_a_stream_into_whole_stripes() {
+        // 6 disks, 6 columns: without the cache a 1 MiB write is a partial stripe (5 reads, 5 writes); with it the
+        // stream's 1 MiB is 4/5 of a stripe of 6 columns: 4.8 column writes of 256 KiB, nothing read.
+        let cached = Shape { copies: 1, parity: 1, cache: true };
+        let seq = Op { dir: Dir::Write, bytes: 1_048_576.0, sequential: true, positioned: false };
+        let (reads, writes) = parity_write_runs(cached, 6, seq);
+        assert!(reads == 0.0 && (writes - 4.8).abs() < 1e-9, "{writes}");
+        // Random small writes still read/modify/write.
+        let small = Op { bytes: 4096.0, sequential: false, positioned: true, ..seq };
+        assert_eq!(parity_write_runs(cached, 6, small), (2.0, 2.0));
+        // One writer on 6 disks of 250 MB/s: 1.25 MiB written per MiB, a sixth each: 5 × 250 = 1250 MB/s.
+        let drives = vec![hdd(8); 6];
+        let p = pool(Layout::SpacesParityCache, &drives);
+        let mbps = rate(&p, seq, Issuers::threads(1), State::Healthy) * 1.048576;
+        assert!((mbps - 1250.0).abs() < 0.5, "{mbps}");
     }
 
     #[test]
