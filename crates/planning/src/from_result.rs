@@ -89,6 +89,8 @@ pub fn drive_from_result(name: &str, result: &RunResult, price: Option<Price>) -
         write: write_mbps * 1e6,
         shallow,
         deep,
+        write_iops: None,
+        latency_known: true,
         notes: Vec::new(),
     };
     let f = honest::correct(&device.name, device.rotational, &result.target.throttles, measured);
@@ -113,7 +115,14 @@ pub fn drive_from_result(name: &str, result: &RunResult, price: Option<Price>) -
         read,
         write: ByteRate(f.write),
         rotational: f.rotational,
-        random: random_cost(f.rotational, read, f.shallow, f.deep),
+        random: match random_cost(f.rotational, read, f.shallow, f.deep) {
+            RandomCost::OpLimit { read_iops, write_iops, read_iops_qd1 } => RandomCost::OpLimit {
+                read_iops,
+                write_iops: f.write_iops.unwrap_or(write_iops),
+                read_iops_qd1: read_iops_qd1.filter(|_| f.latency_known),
+            },
+            positioning => positioning,
+        },
         max_request: None,
         merges: f.merges,
         cache: None,

@@ -32,6 +32,11 @@ pub(crate) struct Figures {
     pub write: f64,
     pub shallow: RandomPoint,
     pub deep: RandomPoint,
+    /// Random writes per second, when a limit says (a throttle's `write_iops`); else as reads.
+    pub write_iops: Option<f64>,
+    /// One read's time is known from the depth-1 rate: not under a throttle, which paces requests without
+    /// making each one slower (one thread reading several throttled devices passes any one's limit).
+    pub latency_known: bool,
     /// What was corrected and why, for the drive's `source`.
     pub notes: Vec<String>,
 }
@@ -48,6 +53,7 @@ pub(crate) fn correct(
     if !mine.is_empty() {
         f.rotational = false;
         f.merges = false;
+        f.latency_known = false;
         f.notes.push(format!("{device} is throttled ({}): modelled by its limits", describe(&mine)));
         for t in &mine {
             let limit = t.limit as f64;
@@ -55,7 +61,10 @@ pub(crate) fn correct(
                 ThrottleKind::ReadBps => (&mut f.read, "sequential read"),
                 ThrottleKind::WriteBps => (&mut f.write, "sequential write"),
                 ThrottleKind::ReadIops => (&mut f.deep.iops, "random reads at depth"),
-                ThrottleKind::WriteIops => continue,
+                ThrottleKind::WriteIops => {
+                    f.write_iops = Some(limit);
+                    continue;
+                }
             };
             if *value < limit * REACHED {
                 f.notes.push(format!(
@@ -131,6 +140,8 @@ mod tests {
             write: 20e6,
             shallow: point(1, shallow),
             deep: point(32, deep),
+            write_iops: None,
+            latency_known: true,
             notes: Vec::new(),
         }
     }
@@ -143,11 +154,15 @@ mod tests {
     fn a_throttled_loop_device_is_modelled_by_its_limits() {
         // Measured 30 MB/s under a 60 MB/s limit (less than half: held back), 150 reads/s at both depths under a
         // 150/s limit (reached).
-        let limits = [throttle(ThrottleKind::ReadBps, 60_000_000), throttle(ThrottleKind::ReadIops, 150)];
+        let limits = [
+            throttle(ThrottleKind::ReadBps, 60_000_000),
+            throttle(ThrottleKind::ReadIops, 150),
+            throttle(ThrottleKind::WriteIops, 1000),
+        ];
         let f = correct("loop3", true, &limits, measured(29.0, 149.0, 151.0));
-        assert!(!f.rotational && !f.merges);
-        assert_eq!((f.read, f.deep.iops), (60e6, 150.0));
-        assert!(f.notes[0].starts_with("loop3 is throttled (read 60.0 MB/s, read requests 150/s)"), "{:?}", f.notes);
+        assert!(!f.rotational && !f.merges && !f.latency_known);
+        assert_eq!((f.read, f.deep.iops, f.write_iops), (60e6, 150.0, Some(1000.0)));
+        assert!(f.notes[0].starts_with("loop3 is throttled (read 60.0 MB/s, read requests 150/s"), "{:?}", f.notes);
         assert!(f.notes[1].contains("measured 29.0 MB/s of a 60.0 MB/s limit"), "{:?}", f.notes);
         // Another device's throttle changes nothing here.
         let other = correct("loop4", true, &limits, measured(29.0, 149.0, 300.0));

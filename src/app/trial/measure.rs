@@ -135,8 +135,17 @@ pub fn drive_job(s: &Settings) -> JobSpec {
         raw(SEQ_READ, RwMode::Read, "1M", 4, s),
         raw(SEQ_READ_DEEP, RwMode::Read, "1M", 16, s),
         random,
-        raw(RANDOM_DEEP, RwMode::RandRead, "4k", 32, s),
+        deep_random(s),
     ])
+}
+
+/// Random reads at queue depth 32 on io_uring whatever `--engine` says: the sync engine keeps one read in
+/// flight per worker, and this phase is the drive's rate at depth (the plan falls back to sync, saying so, where
+/// io_uring is unavailable).
+fn deep_random(s: &Settings) -> PhaseSpec {
+    let mut deep = raw(RANDOM_DEEP, RwMode::RandRead, "4k", 32, s);
+    deep.engine = Some(EngineChoice::IoUring);
+    deep
 }
 
 /// Runs `job` on `target` (a directory on a built layout, or a blank device) through the one path, and
