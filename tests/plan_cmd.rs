@@ -114,3 +114,34 @@ fn bad_pools_layouts_and_results_are_exit_2() {
         .code(2)
         .stderr(predicates::str::contains("no sequential read phase"));
 }
+
+/// Issue 28: the cost of what was measured came from hand arithmetic. `--result` reads a result of a real
+/// target and prints its figures with their costs beside the model's answers.
+#[test]
+fn a_measured_result_is_priced_beside_the_model() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/result-v1.json");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("plan.json");
+    let output = streamcap()
+        .args(["plan", "--drives", CATALOGUE, "--count", "2", "--layouts", "mirror", "--result", fixture])
+        .args(["--price", "600 USD", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    let plan = read_json(&json);
+    let m = &plan["measured"][0];
+    assert_eq!(m["name"], "result-v1");
+    let reads = m["reads_per_s"].as_f64().unwrap();
+    // 600 USD ÷ (reads/s ÷ 1000).
+    assert!((m["cost_per_1000_reads"].as_f64().unwrap() - 600.0 / (reads / 1000.0)).abs() < 1e-9, "{m}");
+    assert!(plan["answers"].as_array().unwrap().len() >= 2, "the model's answers are still there");
+    assert!(stdout.contains("Measured (--result):") && stdout.contains("USD per 1,000 reads/s"), "{stdout}");
+    // A price in another currency than the catalogue's is refused.
+    streamcap()
+        .args(["plan", "--drives", CATALOGUE, "--result", fixture, "--price", "600 EUR"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("one currency"));
+}

@@ -18,11 +18,16 @@ use crate::units::Bytes;
 
 pub fn run(args: PlanArgs) -> Result<ExitCode> {
     // Checked first: `--json c.toml` with `--drives c.toml` replaced the catalogue it read.
-    let inputs: Vec<&Path> = args.drives.iter().chain(&args.drive_result).map(PathBuf::as_path).collect();
+    let inputs: Vec<&Path> =
+        args.drives.iter().chain(&args.drive_result).chain(&args.result).map(PathBuf::as_path).collect();
     super::outputs::check(&[("--json", args.json.as_deref())], &inputs, None)?;
     let drives = drives(&args)?;
     let counts: Vec<usize> = args.count.iter().map(|&c| c as usize).collect();
-    let pools = planning::build_pools(&drives, args.pool.as_deref(), &counts)?;
+    // With only measured pools (--result) there is nothing to model.
+    let pools = match drives.is_empty() {
+        true => Vec::new(),
+        false => planning::build_pools(&drives, args.pool.as_deref(), &counts)?,
+    };
     let formats = args
         .mix
         .0
@@ -53,7 +58,8 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         sequential_request: planning::defaults::SEQUENTIAL_REQUEST,
         data_set: args.data_set,
     };
-    let result = planning::plan(&request, std::env::args().collect(), rfc3339(std::time::SystemTime::now()))?;
+    let mut result = planning::plan(&request, std::env::args().collect(), rfc3339(std::time::SystemTime::now()))?;
+    result.measured = measured(&args, &mut result.currency)?;
     if let Some(path) = &args.json {
         write_json_atomically(&result, path)?;
     }
@@ -71,11 +77,12 @@ fn drives(args: &PlanArgs) -> Result<Vec<Drive>> {
     if let Some(path) = &args.drives {
         drives = read_catalogue(path)?;
     }
-    if args.price.len() > args.drive_result.len() {
+    if args.price.len() > args.drive_result.len() + args.result.len() {
         bail!(
-            "{} --price given for {} --drive-result: give one price per result, in order",
+            "{} --price given for {} --drive-result and {} --result: give one price per result, in order",
             args.price.len(),
-            args.drive_result.len()
+            args.drive_result.len(),
+            args.result.len()
         );
     }
     for (i, path) in args.drive_result.iter().enumerate() {
@@ -95,12 +102,37 @@ fn drives(args: &PlanArgs) -> Result<Vec<Drive>> {
             }
         }
     }
-    if drives.is_empty() {
+    if drives.is_empty() && args.result.is_empty() {
         bail!(
             "no drives to plan with: give a drive catalogue (--drives examples/drives.toml) or a result of one drive (--drive-result R.json)"
         );
     }
     Ok(drives)
+}
+
+/// Each `--result` pool as measured, priced by the `--price` values after the drive results'; the prices share
+/// the plan's currency (set here when the plan has none).
+fn measured(args: &PlanArgs, currency: &mut Option<String>) -> Result<Vec<crate::results::MeasuredPool>> {
+    let mut pools = Vec::new();
+    for (i, path) in args.result.iter().enumerate() {
+        let result = read_result(path)?;
+        let price = args.price.get(args.drive_result.len() + i).map(|p| parse_price(p)).transpose()?;
+        if let Some(p) = &price {
+            match currency {
+                Some(c) if *c != p.currency => bail!(
+                    "--price {} {} for {} is not in the plan's currency ({c}): give every price in one currency",
+                    p.amount,
+                    p.currency,
+                    path.display()
+                ),
+                Some(_) => {}
+                None => *currency = Some(p.currency.clone()),
+            }
+        }
+        let name = path.file_stem().map_or("measured".into(), |s| s.to_string_lossy().to_string());
+        pools.push(planning::measured::measured(&name, &result, price.map(|p| p.amount)));
+    }
+    Ok(pools)
 }
 
 /// The drives of a catalogue file, read with the cap every input file has (`limits::read_text_file`: a device

@@ -22,7 +22,12 @@ pub struct PlanArgs {
     /// A streamcap result (check or run) measured on one drive: a drive model named after the file. Repeatable.
     #[arg(long, value_name = "R.json")]
     pub drive_result: Vec<PathBuf>,
-    /// Price of each --drive-result drive, in order ("389 USD").
+    /// A result (run, check, streams or vdbench) measured on a real pool: its measured figures and what they
+    /// cost (per 1,000 reads/s, per stream, per usable TB) are printed beside the model's answers. Repeatable;
+    /// priced by the --price values that follow those of the --drive-result files.
+    #[arg(long, value_name = "R.json")]
+    pub result: Vec<PathBuf>,
+    /// Price of each --drive-result drive, then of each --result pool, in order ("389 USD").
     #[arg(long, value_name = "PRICE")]
     pub price: Vec<String>,
     /// One pool of named catalogue drives, possibly mixed: NAME:COUNT,NAME:COUNT. Default: --count drives of each
@@ -33,7 +38,9 @@ pub struct PlanArgs {
     #[arg(long, value_name = "N,…", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=64))]
     pub count: Vec<u32>,
     /// Layouts to compare, or all: single, mirror, mirror3, raid10, raid5, raid6, raidz1, raidz2, btrfs-raid1,
-    /// btrfs-raid1c3, btrfs-raid10, btrfs-raid5, btrfs-raid6, unraid, unraid2, snapraid, snapraid2.
+    /// btrfs-raid1c3, btrfs-raid10, btrfs-raid5, btrfs-raid6, unraid, unraid2, snapraid, snapraid2,
+    /// storage-spaces-simple, storage-spaces-mirror, storage-spaces-mirror3, storage-spaces-parity,
+    /// storage-spaces-parity2, storage-spaces-parity-wbc, storage-spaces-parity2-wbc.
     #[arg(long, value_name = "LIST", value_parser = parse_layouts)]
     pub layouts: Option<LayoutList>,
 
@@ -50,8 +57,9 @@ pub struct PlanArgs {
     /// Background writers while the streams play: RATE in all, over N writers (50MB/s:2).
     #[arg(long, value_name = "RATE[:N]", help_heading = "Workload")]
     pub ingest: Option<crate::spec::IngestSpec>,
-    /// A file workload in vdbench's words: rdpct=70,xfersize=64k,threads=16,size=1g,fileio=random (what is not
-    /// said: 100 % random reads of 4 KiB from 8 threads).
+    /// A file workload in vdbench's words: rdpct=70,xfersize=64k,threads=16,size=1g,files=1000,fileio=random
+    /// (what is not said: 100 % random reads of 4 KiB from 8 threads; size × files is the working set a drive
+    /// cache may hold).
     #[arg(long, value_name = "KEY=VALUE,…", value_parser = parse_value_str::<crate::planning::FileWorkload>, help_heading = "Workload")]
     pub file_workload: Option<crate::planning::FileWorkload>,
     /// Data stored on the pool (64G): btrfs raid1 puts a data set smaller than a data chunk per pair of drives

@@ -39,6 +39,12 @@ pub struct TrialArgs {
     /// Data set of the sequential and random phases on each layout.
     #[arg(long, value_parser = crate::cli::parse_positive_bytes, default_value = "256M")]
     pub size: Bytes,
+    /// I/O engine of the sequential phases, the deep random phase and the stream search: sync (psync) or
+    /// io_uring (default: io_uring where available). The random reads by one thread are always sync (one pid,
+    /// so btrfs's pid policy holds). A throttled loop device reached its limit with sync where io_uring reached
+    /// half of it (docs/planning.md, "Trial").
+    #[arg(long, value_parser = crate::cli::parse_engine)]
+    pub engine: Option<crate::spec::EngineChoice>,
     /// Time of each timed phase; each step of the stream search watches three times this, with a buffer of this.
     #[arg(long, value_parser = crate::cli::parse_positive_duration, default_value = "5s")]
     pub runtime: Duration,

@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::drive::{Drive, Price, RandomCost};
+use super::drive::{Drive, DriveCache, Price, RandomCost};
 use crate::units::{ByteRate, Bytes, parse_duration};
 
 /// A catalogue that cannot be used: where, which key, what is wrong and what to write instead.
@@ -68,6 +68,9 @@ struct Entry {
     random_write_iops: Option<Value>,
     max_request: Option<Value>,
     merges: Option<Value>,
+    cache: Option<Value>,
+    cache_read: Option<Value>,
+    cache_read_iops: Option<Value>,
 }
 
 /// Reads the drives of a catalogue; `path` is used in messages.
@@ -253,8 +256,27 @@ impl Reader<'_> {
             random,
             max_request: e.max_request.as_ref().map(|m| self.bytes(m, "max_request")).transpose()?,
             merges: e.merges.as_ref().map(|m| self.bool(m, "merges")).transpose()?.unwrap_or(true),
+            cache: self.cache(spanned)?,
             name,
         })
+    }
+
+    /// `cache`, `cache_read` and `cache_read_iops`: all three or none.
+    fn cache(&self, spanned: &Spanned<Entry>) -> Result<Option<DriveCache>, CatalogueError> {
+        let e = spanned.get_ref();
+        match (&e.cache, &e.cache_read, &e.cache_read_iops) {
+            (None, None, None) => Ok(None),
+            (Some(size), Some(read), Some(iops)) => Ok(Some(DriveCache {
+                size: self.bytes(size, "cache")?,
+                read: self.rate(read, "cache_read")?,
+                read_iops: self.number(iops, "cache_read_iops")?,
+            })),
+            _ => Err(self.error(
+                Some(self.line(spanned.span().start)),
+                Some("cache"),
+                "a drive's cache needs all of cache (its size), cache_read (MB/s) and cache_read_iops",
+            )),
+        }
     }
 
     fn random_cost(
@@ -308,7 +330,8 @@ impl Reader<'_> {
             (Some(i), _) if access.is_some() || seek.is_some() || iops_qd1.is_some() => from_iops(i),
             _ => read_access,
         };
-        Ok(RandomCost::Positioning { read: read_access, write: write_access, read_loaded })
+        let revolution = half_turn.map_or(super::drive::REVOLUTION_7200, |h| h * 2);
+        Ok(RandomCost::Positioning { read: read_access, write: write_access, read_loaded, revolution })
     }
 }
 
@@ -387,5 +410,17 @@ random_read_iops_qd1 = 13000
         assert_eq!(parse_price("389 USD"), Some((389.0, "USD".into())));
         assert_eq!(parse_price("€389.5"), Some((389.5, "EUR".into())));
         assert_eq!(parse_price("389 dollars"), None);
+    }
+
+    #[test]
+    fn a_drive_cache_needs_its_size_rate_and_iops() {
+        let cached = GOOD
+            .replace("rpm = 7200", "rpm = 7200\ncache = \"32GB\"\ncache_read = \"500MB/s\"\ncache_read_iops = 20000");
+        let drive = &parse(&cached).unwrap()[0];
+        let cache = drive.cache.unwrap();
+        assert_eq!((cache.size, cache.read_iops), (Bytes(32_000_000_000), 20000.0));
+        assert_eq!(parse(GOOD).unwrap()[0].cache, None);
+        let half = GOOD.replace("rpm = 7200", "rpm = 7200\ncache = \"32GB\"");
+        assert!(parse(&half).unwrap_err().to_string().contains("cache_read_iops"));
     }
 }

@@ -42,7 +42,7 @@ pub fn evaluate(layout: Layout, drives: &[Drive], settings: &Settings) -> Layout
     if let Some(holding) = settings.data_set.and_then(|d| fill::chunk_holding(layout, &capacities, d)) {
         fill::hold(&mut alloc, &capacities, holding);
     }
-    let pool = Pool { layout, drives, alloc };
+    let pool = Pool { layout, drives, alloc, queue: None, working_set: None };
     let zero = vec![Cost::ZERO; drives.len()];
     let figures = |state, base: Vec<Cost>| {
         Context { pool: &pool, state, base }.figures(settings.demand, settings.file, settings.request)
@@ -117,7 +117,15 @@ fn rebuild_load(pool: &Pool, failed: usize, share: f64) -> Option<(Vec<Cost>, Re
             reads[failed ^ 1] = 1.0;
             "its mirror"
         }
-        Family::WholeFile { .. } | Family::Striped { .. } => {
+        Family::Slabs(shape) if shape.copies == 1 && shape.parity == 0 => return None,
+        Family::Slabs(shape) if shape.parity == 0 => {
+            // Its slabs' other copies lie on the survivors, as they store data (Storage Spaces repairs a space
+            // by copying each affected slab's surviving copy).
+            let total: f64 = survivors.iter().map(|&m| pool.alloc.data_share[m]).sum();
+            survivors.iter().for_each(|&m| reads[m] = pool.alloc.data_share[m] / total.max(1e-12));
+            "the members holding its copies"
+        }
+        Family::WholeFile { .. } | Family::Striped { .. } | Family::Slabs(_) => {
             survivors.iter().for_each(|&m| reads[m] = 1.0);
             "every member"
         }

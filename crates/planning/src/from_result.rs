@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use super::drive::{Drive, Price, RandomCost};
+use super::honest::{self, Figures};
 use crate::results::{Layer, PhaseResult, RunResult, own_device_reads};
 use crate::units::{ByteRate, Bytes};
 
@@ -67,7 +68,7 @@ fn block_size(phase: &PhaseResult) -> f64 {
 }
 
 /// One random-read phase: queue depth × jobs, reads/s, block size in bytes.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct RandomPoint {
     pub(super) depth: u32,
     pub(super) iops: f64,
@@ -79,8 +80,22 @@ pub fn drive_from_result(name: &str, result: &RunResult, price: Option<Price>) -
     let device = &result.target.devices[measured_device(name, result)?];
     let (read_mbps, write_mbps) = sequential_mbps(name, result)?;
     let (shallow, deep) = random_points(name, result)?;
-    let read = ByteRate(read_mbps * 1e6);
     let write_note = if write_mbps > 0.0 { "" } else { "; no write phase: writes taken as fast as reads" };
+    let write_mbps = if write_mbps > 0.0 { write_mbps } else { read_mbps };
+    let measured = Figures {
+        rotational: device.rotational,
+        merges: true,
+        read: read_mbps * 1e6,
+        write: write_mbps * 1e6,
+        shallow,
+        deep,
+        write_iops: None,
+        latency_known: true,
+        notes: Vec::new(),
+    };
+    let f = honest::correct(&device.name, device.rotational, &result.target.throttles, measured);
+    let read = ByteRate(f.read);
+    let corrected = f.notes.iter().map(|n| format!("; {n}")).collect::<String>();
     let left_out: Vec<String> = result
         .phases
         .iter()
@@ -92,17 +107,25 @@ pub fn drive_from_result(name: &str, result: &RunResult, price: Option<Price>) -
         name: name.into(),
         product: device.model.clone().unwrap_or_else(|| device.name.clone()),
         source: format!(
-            "measured by streamcap on {} ({}): {read_mbps:.0} MB/s read, {:.0} random reads/s at depth {}, {:.0} at depth {}{write_note}{left_out}",
+            "measured by streamcap on {} ({}): {read_mbps:.0} MB/s read, {:.0} random reads/s at depth {}, {:.0} at depth {}{write_note}{left_out}{corrected}",
             device.name, result.started_at, shallow.iops, shallow.depth, deep.iops, deep.depth
         ),
         capacity: device.size,
         price,
         read,
-        write: ByteRate(if write_mbps > 0.0 { write_mbps } else { read_mbps } * 1e6),
-        rotational: device.rotational,
-        random: random_cost(device.rotational, read, shallow, deep),
+        write: ByteRate(f.write),
+        rotational: f.rotational,
+        random: match random_cost(f.rotational, read, f.shallow, f.deep) {
+            RandomCost::OpLimit { read_iops, write_iops, read_iops_qd1 } => RandomCost::OpLimit {
+                read_iops,
+                write_iops: f.write_iops.unwrap_or(write_iops),
+                read_iops_qd1: read_iops_qd1.filter(|_| f.latency_known),
+            },
+            positioning => positioning,
+        },
         max_request: None,
-        merges: true,
+        merges: f.merges,
+        cache: None,
     })
 }
 
@@ -185,7 +208,12 @@ fn random_points(name: &str, result: &RunResult) -> Result<(RandomPoint, RandomP
 pub(super) fn random_cost(rotational: bool, read: ByteRate, shallow: RandomPoint, deep: RandomPoint) -> RandomCost {
     if rotational {
         let access = |p: RandomPoint| Duration::from_secs_f64((1.0 / p.iops - p.bs / read.0).max(1e-6));
-        RandomCost::Positioning { read: access(shallow), write: access(shallow), read_loaded: access(deep) }
+        RandomCost::Positioning {
+            read: access(shallow),
+            write: access(shallow),
+            read_loaded: access(deep),
+            revolution: super::drive::REVOLUTION_7200,
+        }
     } else {
         let iops_4k = |p: RandomPoint| p.iops * (p.bs / 4096.0).max(1.0);
         RandomCost::OpLimit {
@@ -239,9 +267,12 @@ mod tests {
         result.phases.push(as_read(&result.phases[0]));
         let drive = drive_from_result("vda", &result, None).unwrap();
         assert_eq!(drive.capacity, Bytes(274_877_906_944));
-        assert!(drive.rotational);
+        // vda, a virtual disk, says it is rotational, but reads randomly faster than any spinning disk: its flag
+        // is not believed, and the source says so (issue 28).
+        assert!(!drive.rotational);
+        assert!(drive.source.contains("vda says it is rotational, yet"), "{}", drive.source);
         assert!(drive.read.0 > 0.0 && drive.write.0 > 0.0);
-        assert!(matches!(drive.random, RandomCost::Positioning { .. }));
+        assert!(matches!(drive.random, RandomCost::OpLimit { .. }));
     }
 
     /// The fixture's write phase made a sequential read of the same bytes, read by its device.

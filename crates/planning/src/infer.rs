@@ -161,6 +161,7 @@ pub fn drive_with(name: &str, capacity: Bytes, rotational: bool, f: RawFigures) 
         random: random_cost(rotational, read, shallow, deep),
         max_request: None,
         merges: true,
+        cache: None,
     }
 }
 
@@ -172,7 +173,7 @@ pub fn predict(layout: Layout, drives: &[Drive], data_set: Option<f64>) -> RawFi
     if let Some(holding) = data_set.and_then(|d| fill::chunk_holding(layout, &caps, d)) {
         fill::hold(&mut alloc, &caps, holding);
     }
-    let pool = Pool { layout, drives, alloc };
+    let pool = Pool { layout, drives, alloc, queue: None, working_set: None };
     let base = vec![Cost::ZERO; drives.len()];
     let rate = |op: Op, issuers: Issuers| {
         let costs = op_costs(&pool, op, issuers, State::Healthy);

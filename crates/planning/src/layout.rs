@@ -15,6 +15,8 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::spaces::{self, Shape};
+
 /// btrfs's fixed stripe unit (BTRFS_STRIPE_LEN).
 pub const BTRFS_STRIPE: u64 = 64 * 1024;
 /// mdadm's default chunk since mdadm 3.1.
@@ -42,6 +44,13 @@ pub enum Layout {
     Unraid2,
     Snapraid,
     Snapraid2,
+    SpacesSimple,
+    SpacesMirror,
+    SpacesMirror3,
+    SpacesParity,
+    SpacesParity2,
+    SpacesParityCache,
+    SpacesParity2Cache,
 }
 
 /// How data, copies and parity lie on the members.
@@ -60,6 +69,9 @@ pub enum Family {
     /// `pid`: btrfs picks the copy of a RAID10 pair by pid. `record`: ZFS raidz reads and writes a whole record
     /// split over the data members. `water_fill`: btrfs allocation over unequal drives.
     Striped { copies: usize, parity: usize, unit: u64, pid: bool, record: Option<u64>, water_fill: bool, rmw: Rmw },
+    /// Windows Storage Spaces: 256 MiB slabs striped over columns (and copies), placed on the drives with the
+    /// most free space (`spaces`).
+    Slabs(Shape),
 }
 
 /// How a parity layout updates parity on a write smaller than a row.
@@ -75,7 +87,7 @@ pub enum Rmw {
     Never,
 }
 
-const ALL: [(Layout, &str, &str); 17] = [
+const ALL: [(Layout, &str, &str); 24] = [
     (Layout::Single, "single", "single / JBOD (btrfs single)"),
     (Layout::Mirror2, "mirror", "2-way mirror sets (md RAID1, ZFS mirrors)"),
     (Layout::Mirror3, "mirror3", "3-way mirror sets"),
@@ -93,6 +105,13 @@ const ALL: [(Layout, &str, &str); 17] = [
     (Layout::Unraid2, "unraid2", "file per disk, 2 live parity (Unraid)"),
     (Layout::Snapraid, "snapraid", "file per disk, 1 snapshot parity (mergerfs + SnapRAID)"),
     (Layout::Snapraid2, "snapraid2", "file per disk, 2 snapshot parity (mergerfs + SnapRAID)"),
+    (Layout::SpacesSimple, "storage-spaces-simple", "Storage Spaces simple (256 KiB interleave)"),
+    (Layout::SpacesMirror, "storage-spaces-mirror", "Storage Spaces two-way mirror (256 KiB interleave)"),
+    (Layout::SpacesMirror3, "storage-spaces-mirror3", "Storage Spaces three-way mirror (256 KiB interleave)"),
+    (Layout::SpacesParity, "storage-spaces-parity", "Storage Spaces parity (256 KiB interleave, no write-back cache)"),
+    (Layout::SpacesParity2, "storage-spaces-parity2", "Storage Spaces dual parity (256 KiB interleave, no cache)"),
+    (Layout::SpacesParityCache, "storage-spaces-parity-wbc", "Storage Spaces parity, 1 GiB write-back cache on SSDs"),
+    (Layout::SpacesParity2Cache, "storage-spaces-parity2-wbc", "Storage Spaces dual parity, 1 GiB write-back cache"),
 ];
 
 /// The layouts compared when `--layouts` is not given.
@@ -168,6 +187,13 @@ impl Layout {
             Unraid2 => Family::WholeFile { parity: 2, live: true },
             Snapraid => Family::WholeFile { parity: 1, live: false },
             Snapraid2 => Family::WholeFile { parity: 2, live: false },
+            SpacesSimple => Family::Slabs(Shape { copies: 1, parity: 0, cache: false }),
+            SpacesMirror => Family::Slabs(Shape { copies: 2, parity: 0, cache: false }),
+            SpacesMirror3 => Family::Slabs(Shape { copies: 3, parity: 0, cache: false }),
+            SpacesParity => Family::Slabs(Shape { copies: 1, parity: 1, cache: false }),
+            SpacesParity2 => Family::Slabs(Shape { copies: 1, parity: 2, cache: false }),
+            SpacesParityCache => Family::Slabs(Shape { copies: 1, parity: 1, cache: true }),
+            SpacesParity2Cache => Family::Slabs(Shape { copies: 1, parity: 2, cache: true }),
         }
     }
 
@@ -177,6 +203,7 @@ impl Layout {
             Family::WholeFile { parity, .. } => parity,
             Family::MirrorSets { copies } | Family::Chunks { copies } => copies - 1,
             Family::Striped { copies, parity, .. } => copies - 1 + parity,
+            Family::Slabs(shape) => shape.copies - 1 + shape.parity,
         }
     }
 
@@ -192,6 +219,8 @@ impl Layout {
                 need(4).or_else(|| (!n.is_multiple_of(2)).then(|| "needs an even number of drives".to_string()))
             }
             Family::Striped { parity, .. } => need(parity + 2),
+            Family::Slabs(shape) => (n < shape.min_drives())
+                .then(|| format!("needs at least {} drives (Windows' minimum)", shape.min_drives())),
         }
     }
 }
@@ -210,6 +239,11 @@ impl FromStr for Layout {
             "mirror2" | "raid1" => "mirror",
             "parity" => "raid5",
             "btrfs-raid1c2" => "btrfs-raid1",
+            "storage-spaces" | "spaces-simple" => "storage-spaces-simple",
+            "spaces-mirror" | "storage-spaces-mirror2" => "storage-spaces-mirror",
+            "spaces-mirror3" => "storage-spaces-mirror3",
+            "spaces-parity" => "storage-spaces-parity",
+            "spaces-parity2" | "storage-spaces-dual-parity" => "storage-spaces-parity2",
             other => other,
         };
         ALL.iter().find(|(_, name, _)| *name == key).map(|(l, ..)| *l).ok_or_else(|| {
@@ -290,6 +324,7 @@ pub fn allocate(layout: Layout, capacities: &[f64]) -> Allocation {
             (usable, capacities.iter().map(|&c| c.min(usable)).collect())
         }
         Family::Striped { copies, parity, water_fill: true, .. } => water_fill(capacities, copies, parity),
+        Family::Slabs(shape) => spaces::allocate(shape, capacities),
         Family::Striped { copies, parity, .. } => {
             let rows = min * (n as f64);
             (rows * (n - parity) as f64 / n as f64 / copies as f64, vec![min; n])
@@ -398,6 +433,12 @@ mod tests {
             assert_eq!(layout.name().parse::<Layout>().unwrap(), layout);
         }
         assert!(parse_layouts("mirror,raid5,bogus").unwrap_err().contains("btrfs-raid1"));
-        assert_eq!(parse_layouts("all").unwrap().len(), 17);
+        assert_eq!(parse_layouts("all").unwrap().len(), 24);
+        assert_eq!(
+            parse_layouts("spaces-mirror,storage-spaces-parity").unwrap(),
+            [Layout::SpacesMirror, Layout::SpacesParity]
+        );
+        assert_eq!(Layout::SpacesMirror3.refuses(4).unwrap(), "needs at least 5 drives (Windows' minimum)");
+        assert_eq!(Layout::SpacesMirror.refuses(3), None);
     }
 }

@@ -22,11 +22,14 @@ pub mod drive;
 pub mod evaluate;
 pub mod fill;
 pub mod from_result;
+mod honest;
 pub mod infer;
 pub mod layout;
+pub mod measured;
 pub mod members;
 pub mod readers;
 pub mod service;
+pub mod spaces;
 pub mod workload;
 
 pub use catalogue::{CatalogueError, parse_catalogue};
@@ -184,6 +187,7 @@ pub fn plan(request: &PlanRequest, command: Vec<String>, created_at: String) -> 
         workload: planned_workload(request),
         drives: drives.iter().map(|d| planned_drive(d)).collect(),
         notes: notes(request, &answers),
+        measured: Vec::new(),
         answers,
         refused,
     })
@@ -276,6 +280,13 @@ fn notes(request: &PlanRequest, answers: &[LayoutAnswer]) -> Vec<String> {
         for &layout in &request.layouts {
             let note = fill::note(layout, &capacities, request.data_set.map(|b| b.0 as f64));
             notes.extend(note.filter(|n| !notes.contains(n)));
+        }
+    }
+    for pool in &request.pools {
+        for &layout in &request.layouts {
+            if layout.refuses(pool.len()).is_none() {
+                notes.extend(spaces::penalty_note(layout, pool, request.sequential_request as f64));
+            }
         }
     }
     if answers.iter().any(|a| a.layout.starts_with("btrfs")) {

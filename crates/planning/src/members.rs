@@ -10,6 +10,7 @@ use super::drive::{Cost, Dir, Drive};
 use super::layout::{Allocation, Family, Layout, Rmw};
 use super::readers::concentrate;
 pub use super::readers::{Issuers, copy_shares};
+use super::spaces;
 
 /// The smallest alignment assumed for a transfer's start: 4 KiB (direct I/O's).
 pub const ALIGN: f64 = 4096.0;
@@ -20,6 +21,12 @@ pub struct Pool<'a> {
     pub layout: Layout,
     pub drives: &'a [Drive],
     pub alloc: Allocation,
+    /// Requests waiting on each busy member (a workload with a known number of threads); `None`: a deep queue of
+    /// unknown depth (`Drive::read_access`).
+    pub queue: Option<f64>,
+    /// Bytes a workload reads again and again (`FileWorkload::working_set`): a member whose cache holds its
+    /// part serves those reads from the cache.
+    pub working_set: Option<f64>,
 }
 
 /// Healthy, or with one member (by index) failed.
@@ -53,10 +60,10 @@ pub struct OpCosts {
 /// How a member takes part in an operation: `runs` contiguous runs (each positioned once when random), holding
 /// `bytes` in all, submitted as `pieces` requests.
 #[derive(Debug, Clone, Copy, Default)]
-struct Part {
-    runs: f64,
-    bytes: f64,
-    pieces: f64,
+pub(crate) struct Part {
+    pub runs: f64,
+    pub bytes: f64,
+    pub pieces: f64,
 }
 
 impl Pool<'_> {
@@ -64,12 +71,24 @@ impl Pool<'_> {
         (0..self.drives.len()).filter(move |&i| state != State::Degraded(i))
     }
 
-    fn charge(&self, costs: &mut [Cost], member: usize, dir: Dir, part: Part, positioned: bool) {
+    pub(crate) fn charge(&self, costs: &mut [Cost], member: usize, dir: Dir, part: Part, positioned: bool) {
         if part.runs <= 0.0 || part.bytes <= 0.0 {
             return;
         }
-        let one = self.drives[member].run(dir, part.bytes / part.runs, (part.pieces / part.runs).max(1.0), positioned);
+        let pieces = (part.pieces / part.runs).max(1.0);
+        let drive = &self.drives[member];
+        let mut one = drive.run_queued(dir, part.bytes / part.runs, pieces, positioned, self.queue);
+        if dir == Dir::Read && self.cache_holds(member) {
+            one = drive.cached_read(one.moved, one.requests).unwrap_or(one);
+        }
         costs[member].add(one.scaled(part.runs));
+    }
+
+    /// Whether member `m`'s cache holds its part of the working set: the working set times the share of the
+    /// pool's data the member keeps a copy of (stored ÷ usable: 1 on a mirror, 1 ÷ (N − 1) on RAID5).
+    pub fn cache_holds(&self, m: usize) -> bool {
+        let (Some(ws), Some(cache)) = (self.working_set, self.drives[m].cache) else { return false };
+        ws * self.alloc.stored[m] / self.alloc.usable.max(1.0) <= cache.size.0 as f64
     }
 }
 
@@ -92,8 +111,9 @@ pub fn units_covered(bytes: f64, unit: f64, sequential: bool) -> f64 {
 pub fn op_costs(pool: &Pool, op: Op, issuers: Issuers, state: State) -> OpCosts {
     match pool.layout.family() {
         Family::WholeFile { live, .. } => whole_file(pool, op, state, live, issuers.outstanding),
-        Family::MirrorSets { .. } => mirror_sets(pool, op, state),
+        Family::MirrorSets { .. } => mirror_sets(pool, op, issuers, state),
         Family::Chunks { copies } => chunks(pool, op, issuers, state, copies),
+        Family::Slabs(shape) => spaces::op_costs(pool, shape, op, issuers, state),
         Family::Striped { copies: 2, unit, pid, .. } => striped_mirror(pool, op, issuers, state, unit as f64, pid),
         Family::Striped { parity, unit, record, rmw, .. } => {
             let shape = ParityShape { parity, unit: unit as f64, record: record.map(|r| r as f64), rmw };
@@ -143,7 +163,11 @@ fn whole_file(pool: &Pool, op: Op, state: State, live: bool, outstanding: Option
     OpCosts { members: costs, lost }
 }
 
-fn mirror_sets(pool: &Pool, op: Op, state: State) -> OpCosts {
+/// md RAID1 and ZFS mirror vdevs. Random reads are balanced over a set's live members; a sequential stream
+/// stays on one member: md's read_balance sends a read that continues the previous one to the member that served
+/// it (drivers/md/raid1.c), and ZFS adds a seek penalty of 5 queued I/Os to a member whose last read was elsewhere
+/// (zfs_vdev_mirror_rotating_seek_inc in vdev_mirror.c), so k sequential readers use at most k members of a set.
+fn mirror_sets(pool: &Pool, op: Op, issuers: Issuers, state: State) -> OpCosts {
     let mut costs = vec![Cost::ZERO; pool.drives.len()];
     let mut lost = 0.0;
     for set in &pool.alloc.sets {
@@ -153,7 +177,12 @@ fn mirror_sets(pool: &Pool, op: Op, state: State) -> OpCosts {
             lost += share;
             continue;
         }
-        // Reads are balanced over the set's live members; writes go to each of them.
+        // Reads are balanced over the set's live members (a sequential stream's over as many as there are
+        // streams); writes go to each of them.
+        let live = match (op.dir, op.sequential, issuers.outstanding) {
+            (Dir::Read, true, Some(k)) => live[..(k as usize).clamp(1, live.len())].to_vec(),
+            _ => live,
+        };
         let each = if op.dir == Dir::Read { share / live.len() as f64 } else { share };
         for &m in &live {
             pool.charge(
@@ -334,6 +363,12 @@ pub fn op_latency(pool: &Pool, op: Op) -> Option<f64> {
     let (part_bytes, phases) = match pool.layout.family() {
         Family::WholeFile { live, .. } => (op.bytes, if live && op.dir == Dir::Write { 2.0 } else { 1.0 }),
         Family::MirrorSets { .. } | Family::Chunks { .. } => (op.bytes, 1.0),
+        Family::Slabs(shape) => {
+            let columns = if op.dir == Dir::Read { shape.data_columns(n) } else { shape.columns(n) } as f64;
+            let touched = units_covered(op.bytes, spaces::INTERLEAVE as f64, op.sequential).min(columns);
+            let rmw = op.dir == Dir::Write && shape.parity > 0 && spaces::partial_stripe(shape, n, op.bytes);
+            (op.bytes / touched, if rmw { 2.0 } else { 1.0 })
+        }
         Family::Striped { copies, parity, unit, record, rmw, .. } => {
             let columns = if copies == 2 { n / 2 } else { n - parity } as f64;
             let unit = record.map_or(unit as f64, |r| r as f64 / columns);
@@ -357,7 +392,7 @@ mod tests {
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
-        Pool { layout, drives, alloc: allocate(layout, &caps) }
+        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None, working_set: None }
     }
 
     fn busiest(costs: &OpCosts) -> f64 {
@@ -394,6 +429,23 @@ mod tests {
                 .abs()
                 < 1e-6
         );
+    }
+
+    #[test]
+    fn one_sequential_reader_of_an_md_mirror_is_served_by_one_member() {
+        // md raid1 of two 250 MB/s disks: one reader of 1 MiB requests reads one member, 250 MB/s; two readers
+        // read one member each, 500 MB/s (many readers: positioned, so less).
+        let drives = vec![hdd(8); 2];
+        let p = pool(Layout::Mirror2, &drives);
+        let seq = Op { dir: Dir::Read, bytes: 1_048_576.0, sequential: true, positioned: false };
+        let mbps = |k| 1.048576 / busiest(&op_costs(&p, seq, Issuers::threads(k), State::Healthy));
+        assert!((mbps(1) - 250.0).abs() < 0.01, "{}", mbps(1));
+        assert!((mbps(2) - 500.0).abs() < 0.01, "{}", mbps(2));
+        // Random reads from one thread are still balanced over both (md picks the nearest head, ZFS the least
+        // busy member).
+        let one = 1.0 / busiest(&op_costs(&p, READ_4K, Issuers::threads(1), State::Healthy));
+        let both = 1.0 / busiest(&op_costs(&p, READ_4K, Issuers::MANY, State::Healthy));
+        assert!((one - both).abs() < 1e-9);
     }
 
     #[test]

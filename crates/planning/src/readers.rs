@@ -24,6 +24,10 @@ impl Issuers {
 
 /// Keeps the `k` members with the largest shares (ties by index) and gives them the whole load.
 pub(super) fn concentrate(members: &[usize], shares: &[f64], k: Option<u32>) -> Vec<(usize, f64)> {
+    if members.is_empty() {
+        // No live member (a one-drive pool with its drive failed): nobody serves.
+        return Vec::new();
+    }
     let mut order: Vec<usize> = members.to_vec();
     order.sort_by(|&a, &b| shares[b].total_cmp(&shares[a]).then(a.cmp(&b)));
     let keep = k.map_or(order.len(), |k| (k as usize).clamp(1, order.len().max(1)));
@@ -70,5 +74,7 @@ mod tests {
         let shares = [0.2, 0.5, 0.3];
         assert_eq!(concentrate(&[0, 1, 2], &shares, Some(1)), vec![(1, 1.0)]);
         assert_eq!(concentrate(&[0, 1, 2], &shares, None).len(), 3);
+        // A one-drive space with its drive failed: nobody left (this panicked: `plan --count 1 --layouts all`).
+        assert_eq!(concentrate(&[], &shares, Some(1)), vec![]);
     }
 }

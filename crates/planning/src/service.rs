@@ -70,20 +70,26 @@ fn scale(costs: &[Cost], k: f64) -> Vec<Cost> {
 impl Context<'_, '_> {
     /// Costs per logical op, spread over the data that is still there; and the share that is not.
     fn costs(&self, op: Op, issuers: Issuers) -> (Vec<Cost>, f64) {
-        let c = op_costs(self.pool, op, issuers, self.state);
+        self.costs_on(self.pool, op, issuers)
+    }
+
+    fn costs_on(&self, pool: &Pool, op: Op, issuers: Issuers) -> (Vec<Cost>, f64) {
+        let c = op_costs(pool, op, issuers, self.state);
         let served = (1.0 - c.lost).max(1e-9);
         (scale(&c.members, 1.0 / served), c.lost)
     }
 
-    /// Words for a bound: "seek-bound: 4 members × 59 reads/s ÷ 0.95 reads/s per stream".
-    fn describe(&self, unit: &[Cost], bound: &Bound, per: &str) -> String {
+    /// Words for a bound that reproduce its figure from the numbers they print: "seek-bound: 4 members × 59
+    /// reads/s ÷ 0.95 reads/s per stream" (4 × 59 ÷ 0.95 = 248 streams). `io` names what members serve ("reads",
+    /// or "I/Os" when writes are among them), `per` the unit of demand ("stream", "read", "write", "operation").
+    fn describe(&self, unit: &[Cost], bound: &Bound, io: &str, per: &str) -> String {
         let active: Vec<usize> = (0..unit.len()).filter(|&m| unit[m].load() > 1e-12).collect();
         let b = unit[bound.member];
         let total = |f: fn(&Cost) -> f64| active.iter().map(|&m| f(&unit[m])).sum::<f64>();
         let members = if active.len() == 1 { "1 member".to_string() } else { format!("{} members", active.len()) };
         let mut text = match bound.resource {
             Resource::Seek => format!(
-                "seek-bound: {members} × {:.0} reads/s ÷ {:.2} reads/s per {per}",
+                "seek-bound: {members} × {:.0} {io}/s ÷ {:.2} {io} per {per}",
                 b.requests / (b.seek + b.transfer),
                 total(|c| c.requests)
             ),
@@ -91,6 +97,16 @@ impl Context<'_, '_> {
                 "IOPS-bound: {members} × {:.0} requests/s ÷ {:.2} requests/s per {per}",
                 b.requests / b.ops,
                 total(|c| c.requests)
+            ),
+            // A rotating disk positions before its transfers: the rate it serves is what is left of its time.
+            Resource::Bandwidth if b.seek > 0.0 => format!(
+                "bandwidth-bound: {members} × {:.0} MB/s ({:.0} MB/s transfers + {:.1} ms positioning per {} request) ÷ \
+                 {:.2} MB/s per {per}",
+                b.moved / (b.seek + b.transfer) / 1e6,
+                b.moved / b.transfer / 1e6,
+                b.seek / b.requests.max(1e-12) * 1e3,
+                crate::units::Bytes((b.moved / b.requests.max(1e-12)) as u64),
+                total(|c| c.moved) / 1e6
             ),
             Resource::Bandwidth => format!(
                 "bandwidth-bound: {members} × {:.0} MB/s ÷ {:.2} MB/s per {per}",
@@ -135,7 +151,7 @@ impl Context<'_, '_> {
         let (per_chunk, _) = self.costs(read, issuers);
         let per_stream = scale(&per_chunk, chunks_per_s);
         match headroom(base, &per_stream) {
-            Some(bound) => (bound.units.min(1e9), self.describe(&per_stream, &bound, "stream")),
+            Some(bound) => (bound.units.min(1e9), self.describe(&per_stream, &bound, "reads", "stream")),
             None => (0.0, "no member serves these reads".into()),
         }
     }
@@ -165,18 +181,53 @@ impl Context<'_, '_> {
         let positioned = !file.sequential || file.threads > 1;
         let op = |dir| Op { dir, bytes, sequential: file.sequential, positioned };
         let issuers = Issuers::threads(file.threads);
-        let (reads, _) = self.costs(op(Dir::Read), issuers);
-        let (writes, _) = self.costs(op(Dir::Write), issuers);
-        let per_op = add(&scale(&reads, r), &scale(&writes, 1.0 - r));
+        let mix = |pool: &Pool| {
+            let (reads, _) = self.costs_on(pool, op(Dir::Read), issuers);
+            let (writes, _) = self.costs_on(pool, op(Dir::Write), issuers);
+            add(&scale(&reads, r), &scale(&writes, 1.0 - r))
+        };
+        // Each thread keeps one operation in flight, so the busiest member has threads × its requests per
+        // operation waiting: command queueing shortens a rotating disk's positioning by that depth.
+        let queue = f64::from(file.threads) * mix(self.pool).iter().map(|c| c.requests).fold(0.0, f64::max);
+        let pool = Pool { queue: Some(queue.max(1.0)), working_set: file.working_set(), ..self.pool.clone() };
+        let per_op = mix(&pool);
         let Some(bound) = headroom(&self.base, &per_op) else { return (0.0, 0.0, "nothing to do".into()) };
-        let (mut ops, mut limit) = (bound.units, self.describe(&per_op, &bound, "operation"));
-        let latency = match (op_latency(self.pool, op(Dir::Read)), op_latency(self.pool, op(Dir::Write))) {
+        let (io, per) = file.words();
+        let (mut ops, mut limit) = (bound.units, self.describe(&per_op, &bound, io, per));
+        let cached: Vec<usize> = (0..pool.drives.len()).filter(|&m| pool.cache_holds(m)).collect();
+        let read_latency = match cached.len() == pool.drives.len() {
+            // Every member reads from its cache: one read waits for the cache, not for a seek.
+            true => pool.drives.iter().filter_map(|d| d.cache).map(|c| c.read_iops.recip()).reduce(f64::max),
+            false => op_latency(self.pool, op(Dir::Read)),
+        };
+        if let Some(&m) = cached.first() {
+            let cache = pool.drives[m].cache.expect("a member whose cache holds the working set has one");
+            limit.push_str(&format!(
+                "; reads from the drives' {} caches ({} of {}: working set {} on the pool)",
+                crate::units::Bytes(cache.size.0),
+                cached.len(),
+                pool.drives.len(),
+                crate::units::Bytes(file.working_set().unwrap_or(0.0) as u64)
+            ));
+        }
+        let latency = match (read_latency, op_latency(self.pool, op(Dir::Write))) {
             (Some(lr), Some(lw)) => Some(r * lr + (1.0 - r) * lw),
             _ => None,
         };
         if let Some(latency) = latency.filter(|l| f64::from(file.threads) / l < ops) {
             ops = f64::from(file.threads) / latency;
-            limit = format!("latency-bound: {} threads ÷ {:.1} ms per operation", file.threads, latency * 1e3);
+            let threads = if file.threads == 1 { "1 thread".to_string() } else { format!("{} threads", file.threads) };
+            // Enough digits that threads ÷ latency gives the figure back (0.15 ms, not 0.2).
+            let ms = latency * 1e3;
+            let digits = if ms < 1.0 {
+                3
+            } else if ms < 10.0 {
+                2
+            } else {
+                1
+            };
+            let from_cache = if cached.is_empty() { "" } else { " (reads from the drives' caches)" };
+            limit = format!("latency-bound: {threads} ÷ {ms:.digits$} ms per {per}{from_cache}");
         }
         (ops * r, ops * (1.0 - r), limit)
     }
@@ -223,7 +274,7 @@ mod tests {
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
-        Pool { layout, drives, alloc: allocate(layout, &caps) }
+        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None, working_set: None }
     }
 
     fn demand(mbit: u64) -> StreamDemand {
@@ -258,6 +309,54 @@ mod tests {
         assert!(f.streams_limit.starts_with("bandwidth-bound: 2 members × 20 MB/s"), "{}", f.streams_limit);
         // One reader uses one copy: 20 MB/s; two copies for many.
         assert!((f.seq_read_one_mbps - 20.0).abs() < 0.01 && (f.seq_read_many_mbps - 40.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn reason_lines_reproduce_their_figure_in_the_workload_s_words() {
+        // Streams of 8 Mbit/s in 4 MiB chunks on 3 disks of 250 MB/s: each chunk read is 12.67 ms positioning +
+        // 16.78 ms transfer, bandwidth-bound: 4 MiB ÷ 29.45 ms = 142 MB/s per member; 3 × 142 ÷ 1.00 = 427.
+        let drives = vec![hdd(8); 3];
+        let p = pool(Layout::Mirror3, &drives);
+        let ctx = Context { pool: &p, state: State::Healthy, base: vec![Cost::ZERO; 3] };
+        let four = StreamDemand { chunk: Bytes(4 << 20), ..demand(8) };
+        let (streams, limit) = ctx.streams(&four, &four.formats, &ctx.base);
+        assert!(limit.starts_with("bandwidth-bound: 3 members × 142 MB/s (250 MB/s transfers + 12.7 ms"), "{limit}");
+        assert!((streams - 3.0 * 142.4 / 1.0).abs() < 1.5, "{streams}");
+        // One thread in the singular, and enough digits to give the figure back: 1 ÷ 12.69 ms = 78.8 reads/s.
+        let one = FileWorkload { threads: 1, ..FileWorkload::default() };
+        let (r, _, limit) = ctx.file(&one);
+        assert_eq!(limit, "latency-bound: 1 thread ÷ 12.7 ms per read");
+        assert!((r - 1.0 / (0.01267 + 4096.0 / 250e6)).abs() < 0.1, "{r}");
+        // A write-only workload is told in writes.
+        let many = FileWorkload { read_pct: 0.0, threads: 64, ..FileWorkload::default() };
+        let (reads, w, limit) = ctx.file(&many);
+        assert_eq!(reads, 0.0);
+        // Every write goes to all three copies: 3 members × 79 I/Os/s ÷ 3.00 I/Os per write = 79 writes/s.
+        assert!(limit.starts_with("seek-bound: 3 members × 79 I/Os/s ÷ 3.00 I/Os per write"), "{limit}");
+        assert!((w - 78.8).abs() < 0.5, "{w}");
+    }
+
+    #[test]
+    fn a_working_set_that_fits_the_drives_caches_is_read_from_them() {
+        // Mirror of 2 disks with a 16 GiB cache each (600 MB/s, 20,000 reads/s). 8 GiB (1,024 files of 8 MiB):
+        // each member holds a copy, 8 ≤ 16 GiB: a 4 KiB read costs 1 ÷ 20,000 of a member; 2 members: 40,000/s.
+        let cache = crate::planning::drive::DriveCache {
+            size: Bytes(16 << 30),
+            read: crate::units::ByteRate(600e6),
+            read_iops: 20_000.0,
+        };
+        let drives = vec![Drive { cache: Some(cache), ..hdd(8) }; 2];
+        let p = pool(Layout::Mirror2, &drives);
+        let ctx = Context { pool: &p, state: State::Healthy, base: vec![Cost::ZERO; 2] };
+        let fits =
+            FileWorkload { threads: 64, file_size: Some(Bytes(8 << 20)), files: Some(1024), ..Default::default() };
+        let (reads, _, limit) = ctx.file(&fits);
+        assert!((reads - 40_000.0).abs() < 1.0, "{reads}");
+        assert!(limit.contains("reads from the drives' 16 GiB caches (2 of 2: working set 8 GiB"), "{limit}");
+        // 3,072 files (24 GiB) do not fit: seek-bound again, a(32) on each disk.
+        let spills = FileWorkload { files: Some(3072), ..fits };
+        let (reads, _, limit) = ctx.file(&spills);
+        assert!(reads < 500.0 && !limit.contains("cache"), "{reads} {limit}");
     }
 
     #[test]

@@ -74,6 +74,8 @@ pub struct FileWorkload {
     pub transfer: Bytes,
     pub threads: u32,
     pub file_size: Option<Bytes>,
+    /// Files the workload reads (vdbench's `files`): with `file_size`, its working set.
+    pub files: Option<u64>,
     pub sequential: bool,
 }
 
@@ -84,12 +86,30 @@ impl Default for FileWorkload {
             transfer: Bytes(defaults::FILE_TRANSFER),
             threads: defaults::FILE_THREADS,
             file_size: None,
+            files: None,
             sequential: false,
         }
     }
 }
 
 impl FileWorkload {
+    /// The workload in its own words: what the members serve ("reads", or "I/Os" once writes are among them,
+    /// which may cost reads too) and one unit of it ("read", "write", "operation").
+    pub fn words(&self) -> (&'static str, &'static str) {
+        if self.read_pct >= 100.0 {
+            ("reads", "read")
+        } else if self.read_pct <= 0.0 {
+            ("I/Os", "write")
+        } else {
+            ("I/Os", "operation")
+        }
+    }
+
+    /// Bytes the workload reads again and again: `size` × `files`, when both are given.
+    pub fn working_set(&self) -> Option<f64> {
+        Some(self.file_size?.0 as f64 * self.files? as f64)
+    }
+
     /// Bytes per operation: the transfer size, or the whole file when files are smaller.
     pub fn op_bytes(&self) -> f64 {
         let transfer = self.transfer.0 as f64;
@@ -106,7 +126,7 @@ impl FromStr for FileWorkload {
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = part
                 .split_once('=')
-                .ok_or_else(|| format!("'{part}' is not KEY=VALUE (rdpct, xfersize, threads, size, fileio)"))?;
+                .ok_or_else(|| format!("'{part}' is not KEY=VALUE (rdpct, xfersize, threads, size, files, fileio)"))?;
             let bad = |what: &str| format!("{key}={value}: {what}");
             match key.trim().to_ascii_lowercase().as_str() {
                 "rdpct" => {
@@ -124,6 +144,10 @@ impl FromStr for FileWorkload {
                 "size" | "filesize" => {
                     workload.file_size = Some(Bytes::parse_positive(value).map_err(|e| bad(&e.to_string()))?);
                 }
+                "files" => {
+                    workload.files =
+                        Some(value.parse().ok().filter(|n| *n > 0).ok_or_else(|| bad("a number of files above 0"))?);
+                }
                 "fileio" => {
                     workload.sequential = match value.trim() {
                         "random" => false,
@@ -133,7 +157,7 @@ impl FromStr for FileWorkload {
                 }
                 other => {
                     return Err(format!(
-                        "'{other}' is not a file workload key: rdpct, xfersize, threads, size, fileio"
+                        "'{other}' is not a file workload key: rdpct, xfersize, threads, size, files, fileio"
                     ));
                 }
             }

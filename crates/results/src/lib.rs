@@ -71,8 +71,8 @@ pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, wr
 pub use kind::PhaseResultKind;
 pub use latency::{DepthFound, LatencyTargetResult};
 pub use planning::{
-    FormatStreams, LayoutAnswer, PLANNING_SCHEMA, PLANNING_SCHEMA_VERSION, PlannedDrive, PlannedFileWorkload,
-    PlannedFormat, PlannedWorkload, PlanningResult, RebuildFigures, Refusal, ServiceFigures,
+    FormatStreams, LayoutAnswer, MeasuredPool, PLANNING_SCHEMA, PLANNING_SCHEMA_VERSION, PlannedDrive,
+    PlannedFileWorkload, PlannedFormat, PlannedWorkload, PlanningResult, RebuildFigures, Refusal, ServiceFigures,
 };
 pub use plausibility::{
     CACHE_BENEATH, ROTATIONAL_MAX_MBPS, ROTATIONAL_MAX_RANDOM_READS_QD1, flag_implausible_devices,

@@ -37,6 +37,9 @@ pub struct PlanningResult {
     pub refused: Vec<Refusal>,
     /// Assumptions worth repeating next to the figures.
     pub notes: Vec<String>,
+    /// `plan --result`: what was measured on real pools and what it cost (absent when no result was given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measured: Vec<MeasuredPool>,
 }
 
 /// The workload the figures answer.
@@ -189,4 +192,36 @@ pub struct Refusal {
     pub layout: String,
     pub pool: String,
     pub why: String,
+}
+
+/// A pool as measured (`plan --result R.json`): its best figures and their costs at `price`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MeasuredPool {
+    /// The result file's name.
+    pub name: String,
+    /// The measured target (a directory on the pool, or a device).
+    pub target: String,
+    /// The pool beneath it in words ("btrfs raid1 of 4 devices"), when the result knew it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<String>,
+    /// Usable bytes: the pool's usable capacity, else its filesystem's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usable_bytes: Option<u64>,
+    /// The price given with `--price` (the plan's currency).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<f64>,
+    /// The best sequential read and write phases, MB/s.
+    pub seq_read_mbps: Option<f64>,
+    pub seq_write_mbps: Option<f64>,
+    /// The best random-read phase, reads/s (vdbench and file-set reads count too).
+    pub reads_per_s: Option<f64>,
+    /// The largest stream count a search found (`streams --max`, `check`).
+    pub streams: Option<u32>,
+    /// price ÷ (reads/s ÷ 1000), price ÷ streams, price ÷ usable TB.
+    pub cost_per_1000_reads: Option<f64>,
+    pub cost_per_stream: Option<f64>,
+    pub cost_per_usable_tb: Option<f64>,
+    /// Phases left out because a cache served them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }

@@ -28,7 +28,13 @@ use measure::{Settings, figures, layout_job, problem};
 use pool::Pool;
 
 pub fn run(args: TrialArgs) -> Result<ExitCode> {
-    let settings = Settings { size: args.size, runtime: args.runtime, format: args.format.clone(), chunk: args.chunk };
+    let settings = Settings {
+        size: args.size,
+        runtime: args.runtime,
+        format: args.format.clone(),
+        chunk: args.chunk,
+        engine: args.engine,
+    };
     measure::check_runtime(&settings)?;
     let layouts = layouts(&args.layouts.0, args.devices.len())?;
     let inputs: Vec<&std::path::Path> = args.drives.iter().chain(&args.devices).map(PathBuf::as_path).collect();
@@ -114,7 +120,10 @@ fn measure_drive(device: &PathBuf, settings: &Settings, interrupt: &Interrupt, q
         return Ok(None);
     }
     let name = device.file_name().map_or("device".into(), |n| n.to_string_lossy().to_string());
-    Ok(Some(drive_from_result(&name, &measured, None)?))
+    let drive = drive_from_result(&name, &measured, None)?;
+    // Which figures the predictions use, and what was corrected (a throttle, a rotational flag): always said.
+    say(&format!("the drive as measured: {}", drive.source));
+    Ok(Some(drive))
 }
 
 /// What went wrong while the layouts were tried: an error that left a device not blank stops the trial.
@@ -158,6 +167,16 @@ fn trial_layouts(
     outcome
 }
 
+/// Where the stream search stops: above anything the devices could serve, so that it brackets the real
+/// capacity instead of stopping at a guess. No pool reads faster than all its members' sequential rates
+/// together, so `n × read ÷ bitrate` streams is a ceiling (only a cache could pass it, and a step a cache served
+/// does not count); twice the prediction when that is higher (a drive model that underrates the devices).
+fn search_limit(predicted: u32, drive: &Drive, n: usize, settings: &Settings) -> u32 {
+    let per_stream = settings.format.bitrate.byte_rate().bytes_per_sec().max(1.0);
+    let ceiling = (drive.read.bytes_per_sec() * n as f64 / per_stream).ceil().min(f64::from(u32::MAX / 4)) as u32;
+    ceiling.max(predicted.saturating_mul(2)).saturating_add(4)
+}
+
 /// Builds, measures and tears down one layout: its entry, and the teardown's error if the devices are not blank.
 fn trial_one(
     args: &TrialArgs,
@@ -190,7 +209,7 @@ fn trial_one(
             return (entry, None);
         }
     };
-    let limit = prediction.many.streams.saturating_mul(2).saturating_add(4);
+    let limit = search_limit(prediction.many.streams, drive, n, settings);
     let measured = measure::measure(&pool.mount_point, &layout_job(settings, limit), interrupt, args.quiet);
     let teardown = pool.teardown().err();
     let measured = match measured {
@@ -256,5 +275,25 @@ mod tests {
         assert!(err.contains("raid10") && err.contains("3 devices were given"), "{err}");
         let err = layouts(&[Layout::Raidz1], 4).unwrap_err().to_string();
         assert!(err.contains("cannot build raidz1"), "{err}");
+    }
+
+    /// Issue 28: the search stopped at twice the prediction and printed "≥". It now stops above what the
+    /// devices could serve together.
+    #[test]
+    fn the_stream_search_goes_past_what_the_devices_could_serve() {
+        let catalogue = "[[drive]]\nname = \"t\"\ncapacity = \"1GB\"\nread = \"30MB/s\"\nwrite = \"20MB/s\"\n\
+                         rotational = false\nrandom_read_iops = 150\n";
+        let drive = crate::planning::parse_catalogue(std::path::Path::new("t.toml"), catalogue).unwrap().remove(0);
+        let settings = Settings {
+            size: crate::units::Bytes(1 << 20),
+            runtime: std::time::Duration::from_secs(2),
+            format: "8Mbit/s".parse().unwrap(),
+            chunk: crate::units::Bytes(256 << 10),
+            engine: None,
+        };
+        // 4 × 30 MB/s ÷ 1 MB/s = 120 streams at most, whatever the prediction (30): the search goes to 124.
+        assert_eq!(search_limit(30, &drive, 4, &settings), 124);
+        // A prediction above the ceiling (a drive model that underrates the devices): twice it.
+        assert_eq!(search_limit(100, &drive, 4, &settings), 204);
     }
 }

@@ -21,6 +21,8 @@ pub fn btrfs_layout(layout: Layout) -> Option<Layout> {
         Raid5 | BtrfsRaid5 => Some(BtrfsRaid5),
         Raid6 | BtrfsRaid6 => Some(BtrfsRaid6),
         Raidz1 | Raidz2 | Unraid | Unraid2 | Snapraid | Snapraid2 => None,
+        SpacesSimple | SpacesMirror | SpacesMirror3 | SpacesParity | SpacesParity2 | SpacesParityCache
+        | SpacesParity2Cache => None,
     }
 }
 

@@ -11,7 +11,6 @@ use super::measure::{Measured, Settings};
 use crate::planning::{self, Drive, FileWorkload, Goal, Layout, PlanRequest, StreamDemand, StreamFormat};
 use crate::results::{PlannedDrive, ServiceFigures, TrialFigure, rfc3339};
 use crate::spec::Format;
-use crate::units::Bytes;
 
 /// The catalogue entry `name` (or the catalogue's only drive).
 pub fn catalogue_drive(path: &Path, name: Option<&str>) -> Result<Drive> {
@@ -51,7 +50,7 @@ pub fn predict(drive: &Drive, layout: Layout, n: usize, settings: &Settings) -> 
             reader_threads,
             ingest: None,
         },
-        file: FileWorkload { read_pct: 100.0, transfer: Bytes(4096), threads: 1, file_size: None, sequential: false },
+        file: FileWorkload { threads: 1, ..FileWorkload::default() },
         goal: Goal::Streams,
         rebuild_share: 0.5,
         sequential_request: planning::defaults::SEQUENTIAL_REQUEST,
