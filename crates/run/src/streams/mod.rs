@@ -145,14 +145,16 @@ struct StepFailed;
 /// Where the search starts, how it moves and where it stops: from the estimate's `bound` (a share of it, or the
 /// `prior` share an earlier search found, then in steps of the precision), or from the plan's first count.
 /// Without confirmations (`check --quick`: one run of each edge, so every step saved counts) the estimate is
-/// trusted as a prior is, in steps of the precision from its share, and a start from a prior that passes ends the
-/// search, its failing count derived from the prior's.
+/// trusted as a prior is, in steps of the precision from its share (from a prior's start, half the precision),
+/// and a start from a prior that passes ends the search, its failing count derived from the prior's.
 /// `bound`: the estimate's streams, and unrounded.
 fn search_settings(s: &SearchPlan, bound: Option<(u32, f64)>, prior: Option<&Prior>) -> SearchSettings {
     let scaled = |b: f64, share: f64| ((b * share) as u32).max(1);
     let once = s.confirmations == 0;
     let (start, first_step) = match (bound, prior) {
-        (Some((_, exact)), Some(p)) if once => (scaled(exact, p.start_share()), s.precision),
+        // Half the precision down: the prior puts the edge just below a start that fails, and a step of 20 %
+        // (40 → 34 × 1080p) left the three quick checks of one disk at 34, 39 and 40.
+        (Some((_, exact)), Some(p)) if once => (scaled(exact, p.start_share()), s.precision / 2.0),
         (Some((_, exact)), Some(p)) => (scaled(exact, p.passed), s.precision),
         (Some((b, _)), None) => (scaled(f64::from(b), s.start_factor), if once { s.precision } else { 1.0 }),
         (None, _) => (s.start, 1.0),
@@ -232,6 +234,30 @@ mod tests {
     fn prior(passed: f64, failed: f64) -> Prior {
         let estimate = EstimatePlan { random_phase: 0, sequential_phase: 1 };
         Prior { estimate, passed, failed, label: "2160p remux (80 Mbit/s)".into() }
+    }
+
+    #[test]
+    fn a_quick_search_from_a_prior_walks_down_in_half_its_precision() {
+        let plan = SearchPlan {
+            start: 1,
+            start_factor: 1.0,
+            limit: 10_000,
+            limit_factor: Some(1.25),
+            precision: 0.2,
+            confirmations: 0,
+        };
+        // Remux 4 passed, 5 failed against 4.19; 1080p's estimate 41.94: a start at 0.95 of it (the passing share,
+        // above 0.92), then 10 % steps down; the failing count 5 ÷ 4.19 of it, derived.
+        let from_prior = search_settings(&plan, Some((41, 41.94)), Some(&prior(4.0 / 4.19, 5.0 / 4.19)));
+        assert_eq!((from_prior.start, from_prior.first_step), (40, 0.1));
+        assert_eq!(from_prior.derive_failing, Some(51));
+        // The first format (no prior) moves in whole precision steps from its estimate.
+        let first = search_settings(&plan, Some((41, 41.94)), None);
+        assert_eq!((first.start, first.first_step), (41, 0.2));
+        // With confirmations the prior's passing share is the start, in steps of the precision.
+        let confirmed = SearchPlan { confirmations: 2, precision: 0.15, ..plan };
+        let from_prior = search_settings(&confirmed, Some((41, 41.94)), Some(&prior(4.0 / 4.19, 5.0 / 4.19)));
+        assert_eq!((from_prior.start, from_prior.first_step, from_prior.derive_failing), (40, 0.15, None));
     }
 
     #[test]
