@@ -76,7 +76,7 @@ pub fn remove_stale(target: &Path) -> Stale {
         }
         stale.notes.extend(found.note);
     }
-    let _ = std::fs::remove_dir(base.path());
+    let _ = super::fuse_release::remove_dir(base.path());
     stale
 }
 

@@ -305,8 +305,9 @@ pub fn remove_abandoned_tree(base: &OwnedDir, name: &str) -> Result<Option<u64>,
         ));
     }
     let freed = allocated_beneath(dir.path());
-    // remove_dir_all never follows a symlink inside the tree.
-    if fs::remove_dir_all(dir.path()).is_err() {
+    // remove_dir_all never follows a symlink inside the tree; on sshfs its hidden files are waited out, as a
+    // run's own removal does.
+    if fuse_release::remove_dir_all(dir.path()).is_err() {
         return Ok(None);
     }
     let _ = base.remove_file(&lock_name);
