@@ -104,8 +104,8 @@ pub struct StreamsStep {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_s: Option<f64>,
     /// The step met the quality target: at most `max_stalled_streams` stalled (starting or during playback),
-    /// every stream started within `max_startup_s` and reached steady state within its bound, no read failed,
-    /// and it ran to its end.
+    /// every stream started within `max_startup_s` and reached steady state within its bound, the buffers held
+    /// over the judged playback, no read failed, and it ran to its end.
     pub meets_target: bool,
     /// Streams that started within the target and played without a stall.
     pub streams_without_stall: u32,
@@ -125,6 +125,13 @@ pub struct StreamsStep {
     /// in no other count.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub streams_absent: u32,
+    /// Media the viewers' buffers lost over the judged playback, seconds per viewer (negative: they gained), and
+    /// what the step allows (the ripple of chunk-sized refills and 3 % of the playback): buffers that drain
+    /// fail the step before any stall shows it. Absent when no window was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_drained_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_drain_allowed_s: Option<f64>,
     /// Time from each stream's arrival to its buffer full (steady state), over the streams that reached it, ns.
     #[serde(default)]
     pub time_to_steady: LatencySummary,

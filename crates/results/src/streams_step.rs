@@ -38,6 +38,7 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         None => Beneath::Devices(&context.devices),
     };
     let served = judge_step(outcome.read_bytes, beneath);
+    let drain = outcome.buffer_drain();
     let fine = |s: &StreamStats| {
         s.startup.is_some_and(|u| u <= max_startup) && s.stalls == 0 && s.startup_stalls == 0 && s.bytes > 0
     };
@@ -56,6 +57,8 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         streams_slow_start: outcome.slow_starts(max_startup),
         streams_not_steady: outcome.not_steady(),
         streams_absent: outcome.count - outcome.audience(),
+        buffer_drained_s: drain.map(|d| d.per_viewer_s()),
+        buffer_drain_allowed_s: drain.map(|d| d.allowed_s / f64::from(d.viewers.max(1))),
         time_to_steady: seconds(&to_steady),
         startup_stalls: streams.iter().map(|s| u64::from(s.startup_stalls)).sum(),
         stalls: streams.iter().map(|s| u64::from(s.stalls)).sum(),

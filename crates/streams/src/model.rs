@@ -73,12 +73,17 @@ impl Vbr {
 impl PlayerConfig {
     /// Keeps the settings coherent: the buffer holds at least the longest chunk, the prebuffer fits in it.
     pub fn normalized(self) -> PlayerConfig {
-        let longest = match self.vbr {
-            Some(v) => self.chunk_media.div_f64(1.0 - v.swing.clamp(0.0, 0.9)),
-            None => self.chunk_media,
-        };
+        let longest = self.longest_chunk();
         let buffer = self.buffer.max(longest);
         PlayerConfig { buffer, prebuffer: self.prebuffer.min(buffer), ..self }
+    }
+
+    /// The longest media one chunk covers (with VBR, a chunk of the lowest-bitrate GOP).
+    pub fn longest_chunk(&self) -> Duration {
+        match self.vbr {
+            Some(v) => self.chunk_media.div_f64(1.0 - v.swing.clamp(0.0, 0.9)),
+            None => self.chunk_media,
+        }
     }
 
     /// Media that chunk `chunk` covers.
@@ -163,6 +168,21 @@ pub struct StreamStats {
     /// Chunks delivered (used) and chunks thrown away.
     pub chunks: u64,
     pub wasted_chunks: u64,
+    /// The buffer over the judged playback (see [`JudgedBuffer`]); `None` when the viewer did not play through
+    /// the judged window without a seek (or no window was judged).
+    #[serde(default)]
+    pub judged_buffer: Option<JudgedBuffer>,
+}
+
+/// Media a viewer had buffered ahead of its playhead when the judged playback began and when it ended. A player
+/// that keeps up holds its buffer; one that receives less media than it plays drains it, long before it
+/// stalls when a chunk is a small part of the buffer (0.1 s of a remux in a 2.2 s buffer). `chunk` is the
+/// longest media one chunk covers: a buffer refilled a chunk at a time ripples by about that much.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct JudgedBuffer {
+    pub start: Duration,
+    pub end: Duration,
+    pub chunk: Duration,
 }
 
 /// One viewer. See the module documentation for the model.
@@ -178,6 +198,8 @@ pub struct Player {
     /// The chunk to fetch next, and the one in flight (with its due time) if any.
     next_chunk: u64,
     in_flight: Option<(u64, Duration, bool)>,
+    /// The last instant the buffered media changed other than by playing (a chunk applied, a seek).
+    last_change: Duration,
     stats: StreamStats,
 }
 
@@ -194,6 +216,7 @@ impl Player {
             paused_at: position,
             next_chunk: first_chunk,
             in_flight: None,
+            last_change: start,
             stats: StreamStats { arrived: start, ..StreamStats::default() },
         }
     }
@@ -223,6 +246,21 @@ impl Player {
     /// From the start to the first full buffer, once it was.
     pub fn steady(&self) -> Option<Duration> {
         self.stats.steady
+    }
+
+    /// Seeks made so far.
+    pub fn seeks(&self) -> u32 {
+        self.stats.seeks
+    }
+
+    /// Media buffered ahead of the playhead at `at`. Exact for an instant no earlier than the last chunk applied
+    /// (in between, only the playhead moves); an earlier instant is read as that one.
+    pub fn buffered_at(&self, at: Duration) -> Duration {
+        let at = at.max(self.last_change);
+        match self.state {
+            State::Playing { anchor, media } => self.buffered_end.saturating_sub(media + at.saturating_sub(anchor)),
+            _ => self.buffered_end.saturating_sub(self.paused_at),
+        }
     }
 
     /// The chunk in flight, if any.
@@ -257,6 +295,7 @@ impl Player {
         }
         self.advance(now);
         self.buffered_end += self.config.media_of(chunk);
+        self.last_change = self.last_change.max(now);
         self.stats.chunks += 1;
         self.stats.bytes += bytes;
         if let State::Buffering { since, cause } = self.state
@@ -308,6 +347,7 @@ impl Player {
         self.buffered_end = position;
         self.paused_at = position;
         self.next_chunk = chunk;
+        self.last_change = self.last_change.max(now);
         match self.state {
             State::Buffering { cause: Cause::Start, .. } => {}
             State::Buffering { since, cause: Cause::Stall } => {

@@ -8,12 +8,44 @@
 //! (after steady state). A viewer the step ended before it arrived (a search step cut short by a failure, or
 //! Ctrl-C) was never part of the audience and is in no count; nor is one that had not yet had the time a
 //! count needs (a viewer that arrived 1 s before the end is not "never started").
+//!
+//! Playback is judged by its buffers too, not only by stalls: a stall shows a deficit only once a buffer ran
+//! dry, and a chunk of 0.1 s of media in a buffer of 2.2 s hides a 12 % deficit for the whole judged window.
+//! So the audience's buffers must hold over the judged playback: the media they lost between its start and
+//! its end, summed over the viewers, may exceed neither the ripple of buffers refilled a chunk at a time
+//! (about √n chunks: the viewers' ripples are independent) nor `DRAIN_SHARE` of the media played.
 
 use std::time::Duration;
 
 use super::judge::Judging;
 use super::model::StreamStats;
 use crate::metrics::Histogram;
+
+/// The share of the judged playback the audience's buffers may lose beyond their ripple: a deficit under 3 %
+/// of the media played is within what the step can tell (and within the ±10 % the verdict promises).
+pub const DRAIN_SHARE: f64 = 0.03;
+
+/// What the audience's buffers did over the judged playback (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BufferDrain {
+    /// Viewers whose buffer was followed through the window.
+    pub viewers: u32,
+    /// Media lost from their buffers, summed, seconds (negative: they gained).
+    pub drained_s: f64,
+    /// What the step allows, seconds.
+    pub allowed_s: f64,
+}
+
+impl BufferDrain {
+    pub fn holds(&self) -> bool {
+        self.drained_s <= self.allowed_s
+    }
+
+    /// Media lost per viewer, seconds.
+    pub fn per_viewer_s(&self) -> f64 {
+        self.drained_s / f64::from(self.viewers.max(1))
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct StepOutcome {
@@ -134,11 +166,27 @@ impl StepOutcome {
         Self::present(s) && (s.stalls > 0 || s.startup_stalls > 0 || never)
     }
 
+    /// What the audience's buffers did over the judged playback; `None` when no viewer was followed through a
+    /// judged window.
+    pub fn buffer_drain(&self) -> Option<BufferDrain> {
+        let judged: Vec<_> = self.streams.iter().filter_map(|s| s.judged_buffer).collect();
+        if judged.is_empty() {
+            return None;
+        }
+        let viewers = judged.len() as u32;
+        let drained_s = judged.iter().map(|b| b.start.as_secs_f64() - b.end.as_secs_f64()).sum();
+        let chunk = judged.iter().map(|b| b.chunk).max().unwrap_or_default().as_secs_f64();
+        let ripple = f64::from(viewers).sqrt() * chunk;
+        let allowed_s = ripple + DRAIN_SHARE * self.judging.judged.as_secs_f64() * f64::from(viewers);
+        Some(BufferDrain { viewers, drained_s, allowed_s })
+    }
+
     /// Whether the step met the quality target: at most `max_stalled` streams stalled (starting or during
-    /// playback), every stream started within `max_startup` and reached steady state within its bound, no read
-    /// failed, and the step ran to its end.
+    /// playback), every stream started within `max_startup` and reached steady state within its bound, the
+    /// audience's buffers held over the judged playback, no read failed, and the step ran to its end.
     pub fn meets(&self, max_stalled: u32, max_startup: Duration) -> bool {
-        self.stalled() + self.startup_stalled() <= max_stalled
+        self.buffer_drain().is_none_or(|d| d.holds())
+            && self.stalled() + self.startup_stalled() <= max_stalled
             && self.never_started(max_startup) == 0
             && self.slow_starts(max_startup) == 0
             && self.not_steady() == 0

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::judge::{POLL, StepJudge};
-use super::model::{ChunkWant, Player, StreamStats};
+use super::model::{ChunkWant, JudgedBuffer, Player, StreamStats};
 use super::setup::ViewerPlan;
 use crate::workload::Rng;
 
@@ -68,6 +68,8 @@ struct Viewer {
     done: bool,
     /// The judge has heard of this viewer's steady state or of its giving up.
     resolved: bool,
+    /// Media buffered when the judged playback began, and the seeks made by then.
+    judged_start: Option<(Duration, u32)>,
     stats: StreamStats,
 }
 
@@ -120,6 +122,7 @@ impl Viewers {
                     rng,
                     done: false,
                     resolved: false,
+                    judged_start: None,
                     stats: StreamStats::default(),
                 }
             })
@@ -172,6 +175,7 @@ impl Viewers {
             // A chunk that came after the step's end is not part of the step.
             _ if self.judge.end().is_some_and(|end| now > end) => false,
             Ok(n) if n == self.viewers[v].plan.chunk_bytes => {
+                self.note_judged_start(v);
                 let viewer = &mut self.viewers[v];
                 let arrival = viewer.player.arrived(now, u64::from(n));
                 if let Some(steady) = viewer.player.steady().filter(|_| !viewer.resolved) {
@@ -271,13 +275,33 @@ impl Viewers {
         }
     }
 
-    fn end_watch(&mut self, v: usize, now: Duration) {
+    /// The viewer's buffer when the judged playback began, taken before the first chunk applied after that
+    /// instant (the judge names it when the last viewer is steady; until then the buffer moves only by playing).
+    fn note_judged_start(&mut self, v: usize) {
         let viewer = &mut self.viewers[v];
-        if !viewer.done {
-            viewer.done = true;
-            viewer.stats = viewer.player.finish(now);
-            self.active -= 1;
+        if viewer.judged_start.is_some() || viewer.done {
+            return;
         }
+        if let Some(from) = self.judge.judged_from() {
+            viewer.judged_start = Some((viewer.player.buffered_at(from), viewer.player.seeks()));
+        }
+    }
+
+    fn end_watch(&mut self, v: usize, now: Duration) {
+        if self.viewers[v].done {
+            return;
+        }
+        self.note_judged_start(v);
+        let viewer = &mut self.viewers[v];
+        viewer.done = true;
+        let end = viewer.player.buffered_at(now);
+        let chunk = viewer.player.config().longest_chunk();
+        viewer.stats = viewer.player.finish(now);
+        viewer.stats.judged_buffer = match viewer.judged_start {
+            Some((start, seeks)) if seeks == viewer.stats.seeks => Some(JudgedBuffer { start, end, chunk }),
+            _ => None,
+        };
+        self.active -= 1;
     }
 }
 

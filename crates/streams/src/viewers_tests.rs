@@ -125,13 +125,18 @@ fn viewers_a_step_ends_before_never_arrive() {
 /// A step of `count` viewers of `config` on a device of `bytes_per_sec` (one server, reads in issue order), run
 /// as a search runs it (ending at its first failure); whether it met the target, and the step's figures.
 fn simulated_step(config: &StreamsConfig, count: u32, bytes_per_sec: f64) -> (bool, StepOutcome) {
+    simulated_step_on(config, count, |c| Duration::from_secs_f64(f64::from(c.len) / bytes_per_sec))
+}
+
+/// A step as a search runs it, on a device that serves a read in `service(read)`.
+fn simulated_step_on(config: &StreamsConfig, count: u32, service: impl Fn(&Chunk) -> Duration) -> (bool, StepOutcome) {
     let plans = config.viewers(count, 0, &mut |_| 0);
     let judging = config.judging(true, s(2));
     let judge = Arc::new(StepJudge::new(count, judging));
     let share: Vec<usize> = (0..plans.len()).collect();
     let size = config.media_bytes(0);
     let mut viewers = Viewers::new(&plans, &share, &[size], &mut |_, _| 0, judge.clone());
-    let (_, end) = serve(&mut viewers, |c| Duration::from_secs_f64(f64::from(c.len) / bytes_per_sec));
+    let (_, end) = serve(&mut viewers, service);
     viewers.finish(end);
     let mut streams = vec![StreamStats::default(); plans.len()];
     viewers.stats().for_each(|(i, s)| streams[i] = s.clone());
@@ -223,4 +228,40 @@ fn above_the_bandwidth_the_first_viewers_stall_during_playback_after_their_buffe
     assert!(first > s(4), "the first playback stall at {first:?}, after the old 3 s step had ended");
     assert!(stats.iter().any(|s| s.steady.is_none()), "the last viewers never fill their buffers");
     assert_eq!(judge.judged_from(), None);
+}
+
+/// A step as a search runs it on a device that serves its first `burst` bytes at `fast` bytes/s (a cache, a
+/// drive's burst) and the rest at `bytes_per_sec`.
+fn simulated_burst_step(
+    config: &StreamsConfig,
+    count: u32,
+    burst: u64,
+    fast: f64,
+    bytes_per_sec: f64,
+) -> (bool, StepOutcome) {
+    let served = std::cell::Cell::new(0u64);
+    let device = |c: &Chunk| {
+        let rate = if served.get() < burst { fast } else { bytes_per_sec };
+        served.set(served.get() + u64::from(c.len));
+        Duration::from_secs_f64(f64::from(c.len) / rate)
+    };
+    simulated_step_on(config, count, device)
+}
+
+/// A remux chunk of 1 MiB is 0.1 s of media in a buffer of 2.2 s. Four viewers that start on a fast burst and
+/// then play from a device that carries 3.5 of them drain their buffers by about 12 % of the judged playback
+/// without one stall in the window: the step fails on its buffers. The same four on a device that carries 4.2
+/// after the burst hold them and pass.
+#[test]
+fn buffers_that_drain_through_the_judged_playback_fail_the_step_before_any_stall() {
+    let config = StreamsConfig { watch: s(8), ..check_config("2160p-remux") };
+    let one = config.mix.0[0].0.bitrate.byte_rate().bytes_per_sec();
+    let burst = (4.0 * 3.0 * one) as u64;
+    let (ok, short) = simulated_burst_step(&config, 4, burst, 8.0 * one, 3.5 * one);
+    let drain = short.buffer_drain().expect("every viewer followed through the window");
+    assert_eq!((short.stalled(), drain.viewers, short.cut), (0, 4, None), "{drain:?}");
+    assert!(!ok && !drain.holds() && drain.per_viewer_s() > 0.5, "{drain:?}");
+    let (ok, enough) = simulated_burst_step(&config, 4, burst, 8.0 * one, 4.2 * one);
+    let drain = enough.buffer_drain().expect("followed");
+    assert!(ok && drain.holds() && drain.per_viewer_s() < 0.2, "{drain:?}");
 }

@@ -159,10 +159,11 @@ fn limited_by(answer: &CapacityAnswer, streams: &StreamsResult, context: &Contex
     if failing.errors > 0 {
         return Limit::ReadErrors;
     }
-    // Stalls (starting or in playback) and buffers that never filled are the device falling behind; a slow or
-    // missing start with neither is start-up time.
+    // Stalls (starting or in playback), buffers that never filled and buffers that drained are the device
+    // falling behind; a slow or missing start with none of them is start-up time.
     let stalled = failing.streams_stalled + failing.streams_startup_stalled;
-    if stalled <= max_stalled && failing.streams_not_steady == 0 {
+    let drained = failing.buffer_drained_s.zip(failing.buffer_drain_allowed_s).is_some_and(|(d, a)| d > a);
+    if stalled <= max_stalled && failing.streams_not_steady == 0 && !drained {
         let slow = failing.streams_slow_start + failing.streams_not_started;
         return if slow > 0 { Limit::StartUp } else { Limit::Unknown };
     }

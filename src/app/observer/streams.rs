@@ -248,6 +248,11 @@ fn step_words(step: &StreamsStep) -> String {
         None if step.streams_stalled > 0 => words.push(format!("{} stalled during playback", step.streams_stalled)),
         None => {}
     }
+    if let (Some(drained), Some(allowed)) = (step.buffer_drained_s, step.buffer_drain_allowed_s)
+        && drained > allowed
+    {
+        words.push(format!("buffers fell {drained:.2} s each (at most {allowed:.2} s allowed)"));
+    }
     if let Some(cut) = step.cut_s {
         words.push(format!("stopped at {cut:.1} s"));
     }
