@@ -208,3 +208,86 @@ fn a_block_size_split_under_the_random_map_averages_fio_s_io_size() {
         // The split alone would average (4 + 64) / 2 = 34 KiB: the trimming is what brings it near fio's.
     }
 }
+
+/// The lines of a histogram log: (time ms, direction, bins), each line checked to have fio's 1,856 bins.
+fn hist_log(path: &Path) -> Vec<(u64, u64, Vec<u64>)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|line| {
+            let fields: Vec<u64> = line.split(", ").map(|f| f.parse().unwrap()).collect();
+            assert_eq!(fields.len(), 3 + 1856, "time, direction, block size and fio's 1,856 bins");
+            (fields[0], fields[1], fields[3..].to_vec())
+        })
+        .collect()
+}
+
+/// Issue 29: write_hist_log was refused. A job file's histogram log and `run --write-hist-log`'s are in fio's
+/// format: every read in one bin, lines in time order, fio's own log of the job as wide, and fio's
+/// fio-histo-log-pctiles.py (shipped with fio's docs) reads ours and counts the phase's reads.
+#[test]
+fn histogram_logs_are_fio_s_and_fio_s_histogram_tool_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let job = "[h]\nrw=randread\nbs=4k\nsize=8m\nruntime=1\ntime_based\nioengine=psync\nwrite_hist_log=hx\nlog_hist_msec=250\n";
+    std::fs::write(dir.path().join("h.fio"), job).unwrap();
+    let out = streamcap()
+        .current_dir(dir.path())
+        .arg("run")
+        .arg(&target)
+        .args(["--job", "h.fio", "--json", "r.json", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let reads = common::read_json(&dir.path().join("r.json"))["phases"][0]["read"]["ops"].as_u64().unwrap();
+    let lines = hist_log(&dir.path().join("hx_clat_hist.1.log"));
+    assert!(lines.len() >= 3 && lines.iter().all(|l| l.1 == 0), "a read line per 250 ms: {}", lines.len());
+    assert!(lines.windows(2).all(|w| w[1].0 > w[0].0), "in time order");
+    let counted: u64 = lines.iter().map(|l| l.2.iter().sum::<u64>()).sum();
+    assert_eq!(counted, reads, "every read of the phase in one bin of one line");
+
+    let cli = streamcap()
+        .current_dir(dir.path())
+        .args(["run", "--rw", "randread", "--bs", "4k", "--size", "8m", "--engine", "null", "--runtime", "1s"])
+        .arg(&target)
+        .args(["--write-hist-log", "cli", "--log-hist-msec", "500", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
+    assert!(hist_log(&dir.path().join("cli_clat_hist.1.log")).len() >= 2, "one line per 500 ms");
+
+    let tool = Path::new("/usr/share/doc/fio/fio-histo-log-pctiles.py.gz");
+    if !have_fio("histogram_logs") || !tool.exists() {
+        return skip(
+            "histogram_logs: fio or its fio-histo-log-pctiles.py is not installed (scripts/test installs fio)",
+        );
+    }
+    let fio_dir = tempfile::tempdir().unwrap();
+    let fio_job = job.replace("[h]\n", &format!("[h]\nfilename={}/f\n", fio_dir.path().display()));
+    run_fio(fio_dir.path(), &fio_job);
+    let fio_width = hist_log(&fio_dir.path().join("hx_clat_hist.1.log"))[0].2.len();
+    assert_eq!(fio_width, 1856, "fio's own log has the bins ours has");
+
+    let script =
+        Command::new("sh").arg("-c").arg(format!("zcat {} > p.py", tool.display())).current_dir(dir.path()).status();
+    assert!(script.unwrap().success());
+    let parsed = Command::new("python3")
+        .args(["p.py", "--time-quantum", "1", "hx_clat_hist.1.log"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&parsed.stdout);
+    assert!(parsed.status.success(), "{text}{}", String::from_utf8_lossy(&parsed.stderr));
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("msec-since-start"))
+        .skip(1)
+        .map(|l| l.split(',').filter_map(|f| f.trim().parse().ok()).collect())
+        .collect();
+    let samples: f64 = rows.iter().map(|r| r[1]).sum();
+    assert!(
+        (samples - reads as f64).abs() <= reads as f64 * 0.01 + 2.0,
+        "{samples} samples against {reads} reads: {text}"
+    );
+    assert!(rows.iter().filter(|r| r[1] > 0.0).all(|r| r[3] > 0.0), "a median per second: {text}");
+}

@@ -20,7 +20,7 @@ use super::outputs::check;
 use crate::cli::{OutputFormat, RunArgs};
 use crate::plan::{Plan, RunOptions, build_plan};
 use crate::report::{
-    CsvSink, LogPrefixes, Renderer, RunSummary, Summary, fio_log_paths, render_to_string, write_fio_logs,
+    CsvSink, HistLog, LogPrefixes, Renderer, RunSummary, Summary, fio_log_paths, render_to_string, write_fio_logs,
 };
 use crate::results::RunResult;
 use crate::run::{Cluster, Interrupt, ProgressLine, RunError, RunOutcome, execute, run_id};
@@ -140,8 +140,7 @@ fn check_log_outputs(plan: &Plan) -> Result<()> {
     let mut paths = Vec::new();
     // Only raw phases write fio's logs.
     for (index, raw) in plan.phases.iter().enumerate().filter_map(|(i, p)| Some((i, p.raw()?))) {
-        let logs = &raw.logs;
-        let prefixes = LogPrefixes { bw: logs.bw.as_deref(), iops: logs.iops.as_deref(), lat: logs.lat.as_deref() };
+        let prefixes = log_prefixes(&raw.logs);
         paths.extend(fio_log_paths(std::path::Path::new("."), index + 1, prefixes));
     }
     let named: Vec<(&'static str, Option<&std::path::Path>)> =
@@ -153,7 +152,22 @@ fn log_flag(kind: &str) -> &'static str {
     match kind {
         "bw" => "write_bw_log",
         "iops" => "write_iops_log",
+        "clat_hist" => "write_hist_log",
         _ => "write_lat_log",
+    }
+}
+
+/// The logs a raw phase's plan asks for.
+fn log_prefixes(logs: &crate::plan::FioLogs) -> LogPrefixes<'_> {
+    LogPrefixes {
+        bw: logs.bw.as_deref(),
+        iops: logs.iops.as_deref(),
+        lat: logs.lat.as_deref(),
+        hist: logs.hist.as_deref().map(|prefix| HistLog {
+            prefix,
+            every: logs.hist_every,
+            coarseness: logs.hist_coarseness,
+        }),
     }
 }
 
@@ -205,7 +219,9 @@ pub(super) fn build_job_for(args: &RunArgs, ranks: Option<u32>) -> Result<JobSpe
         None => default_job(),
     };
     job = job.with_overrides(&overrides).map_err(anyhow::Error::msg)?;
-    if let Some(interval) = args.interval.or(args.log_avg_msec.map(std::time::Duration::from_millis)) {
+    // The histogram log's lines need intervals no longer than they are.
+    let hist = args.workload.log_hist_msec.filter(|&ms| ms > 0);
+    if let Some(interval) = args.interval.or(args.log_avg_msec.or(hist).map(std::time::Duration::from_millis)) {
         job.interval = Some(interval);
     }
     Ok(job)
@@ -216,8 +232,8 @@ pub(super) fn build_job_for(args: &RunArgs, ranks: Option<u32>) -> Result<JobSpe
 fn write_logs(plan: &Plan, result: &RunResult) {
     for phase in &result.phases {
         let Some(logs) = plan.phases[phase.index].raw().map(|raw| &raw.logs) else { continue };
-        let prefixes = LogPrefixes { bw: logs.bw.as_deref(), iops: logs.iops.as_deref(), lat: logs.lat.as_deref() };
-        if prefixes.bw.is_none() && prefixes.iops.is_none() && prefixes.lat.is_none() {
+        let prefixes = log_prefixes(logs);
+        if !prefixes.any() {
             continue;
         }
         match write_fio_logs(std::path::Path::new("."), phase, phase.index + 1, prefixes) {

@@ -132,6 +132,14 @@ pub struct WorkloadFlags {
     /// write_lat_log).
     #[arg(long, value_name = "PREFIX", help_heading = "fio logs")]
     pub write_lat_log: Option<String>,
+    /// Write fio's latency histogram log, PREFIX_clat_hist.N.log (fio's 1,856 nanosecond bins per line, as
+    /// fio's write_hist_log; fio-histo-log-pctiles.py and fiologparser_hist.py read it).
+    #[arg(long, value_name = "PREFIX", help_heading = "fio logs")]
+    pub write_hist_log: Option<String>,
+    /// How long one line of the histogram log covers, in milliseconds (fio's log_hist_msec; default: the
+    /// reporting interval).
+    #[arg(long, value_name = "MS", requires = "write_hist_log", help_heading = "fio logs")]
+    pub log_hist_msec: Option<u64>,
 }
 
 impl WorkloadFlags {
@@ -173,6 +181,8 @@ impl WorkloadFlags {
             bw_log: self.write_bw_log.clone(),
             iops_log: self.write_iops_log.clone(),
             lat_log: self.write_lat_log.clone(),
+            hist_log: self.write_hist_log.clone(),
+            log_hist_msec: self.log_hist_msec.filter(|&ms| ms > 0).map(Duration::from_millis),
             ..PhaseSpec::default()
         }
     }

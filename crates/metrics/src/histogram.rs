@@ -46,7 +46,7 @@ fn bucket_of(value: u64) -> usize {
 }
 
 /// Lowest value and width of a bucket.
-fn bucket_range(index: usize) -> (u64, u64) {
+pub(super) fn bucket_range(index: usize) -> (u64, u64) {
     if index < LINEAR {
         return (index as u64, 1);
     }

@@ -8,6 +8,7 @@
 use crate as metrics;
 
 mod depth;
+mod fio_bins;
 mod histogram;
 mod interval_merge;
 mod recorder;
@@ -17,6 +18,7 @@ mod steady;
 mod wire;
 
 pub use depth::DepthFound;
+pub use fio_bins::{FIO_HIST_BINS, add_fio_bins, fio_bin_of};
 pub use histogram::{DEFAULT_PERCENTILES, Histogram, LatencySummary, Percentile};
 pub use interval_merge::IntervalMerge;
 pub use recorder::{Depths, ErrorRecord, OpClass, OpStats, Recorder, Snapshot};

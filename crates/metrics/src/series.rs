@@ -107,6 +107,10 @@ pub struct ClassPoint {
     /// Paced runs: 99th percentile of latency from the due time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub due_p99_ns: Option<u64>,
+    /// The interval's latencies in fio's histogram bins, (bin, count) for the bins that hold any: kept only for a
+    /// phase that writes fio's histogram log (`write_hist_log`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_hist: Option<Vec<(u16, u64)>>,
 }
 
 impl ClassPoint {
@@ -126,6 +130,7 @@ impl ClassPoint {
             lat_p999_ns: h.percentile(99.9),
             lat_max_ns: h.max(),
             due_p99_ns: stats.due_latency.as_ref().filter(|d| !d.is_empty()).map(|d| d.percentile(99.0)),
+            fio_hist: None,
         }
     }
 
@@ -152,6 +157,9 @@ impl ClassPoint {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
+        if let Some(more) = &next.fio_hist {
+            super::fio_bins::add_fio_bins(self.fio_hist.get_or_insert_with(Vec::new), more);
+        }
     }
 }
 

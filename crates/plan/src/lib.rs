@@ -179,6 +179,14 @@ pub struct FioLogs {
     /// write_lat_log: prefix of the latency logs (mean latency per interval, ns); `None`: not written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lat: Option<String>,
+    /// write_hist_log: prefix of the latency histogram log (fio's bins per `hist_every`); `None`: not written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hist: Option<String>,
+    /// log_hist_msec: a histogram line covers at least this long (`None`: each reporting interval); seconds.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "ser_opt_secs")]
+    pub hist_every: Option<Duration>,
+    /// log_hist_coarseness: fio's bins are summed in groups of 2^this (0–6).
+    pub hist_coarseness: u8,
 }
 
 /// A pause after every `every` operations (fio thinktime and thinktime_blocks).

@@ -55,7 +55,7 @@ use crate::results::RunResult;
 pub use compare::Comparison;
 pub use csv::CsvSink;
 pub use fio_json::{FioJson, FioJsonPlus, fio_json};
-pub use fio_logs::{LogPrefixes, fio_log_paths, write_fio_logs};
+pub use fio_logs::{HistLog, LogPrefixes, fio_log_paths, write_fio_logs};
 pub use html::Html;
 pub use json::Json;
 pub use markdown::Markdown;

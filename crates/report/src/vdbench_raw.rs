@@ -132,6 +132,7 @@ mod tests {
             lat_p999_ns: 0,
             lat_max_ns: 14_000_000,
             due_p99_ns: None,
+            fio_hist: None,
         };
         let write = ClassPoint { ops: 1000, bytes: 1000 * 4096, lat_mean_ns: 4_000_000.0, ..read.clone() };
         let point = IntervalPoint {

@@ -185,6 +185,20 @@ pub struct PhaseSpec {
     pub iops_log: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lat_log: Option<String>,
+    /// Write fio's latency histogram log with this file-name prefix, `PREFIX_clat_hist.N.log` (fio
+    /// write_hist_log), one line per `log_hist_msec` (default: the reporting interval) in fio's 1,856 bins, or
+    /// 1,856 ÷ 2^`log_hist_coarseness` (0–6) bins.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hist_log: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::units::deserialize_opt_duration",
+        serialize_with = "ser_opt_duration"
+    )]
+    pub log_hist_msec: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_hist_coarseness: Option<u8>,
     /// What kind of phase this is when it is not raw I/O, said by the reader that knows it: a TOML phase's
     /// `[phase.fileset]` or `[phase.streams]` table, vdbench's fwds, fio's file operations, the `streams` and
     /// `check` commands. `None`: raw I/O. Plan matches on it; nothing guesses the kind from the other keys.
@@ -267,7 +281,7 @@ impl PhaseSpec {
                 runtime, ramp, io_size, rate, rate_iops, rate_process, direct, fsync_every, end_fsync, continue_on_error,
                 verify, verify_backlog, journal, data, percentage_random, align, fill_device, offset, sharing,
                 file_names, file_sizes, invalidate, io_passes, size_percent, sync_writes, start_delay, pre_read, concurrent, group, percentiles, bw_log, iops_log,
-                lat_log, kind, fileset_table, streams_table, parts, skew, queue, rank, steady_state,
+                lat_log, hist_log, log_hist_msec, log_hist_coarseness, kind, fileset_table, streams_table, parts, skew, queue, rank, steady_state,
             ]
         };
         // Field by field inside the table too: a job's dedupe key keeps its [global]'s compression.

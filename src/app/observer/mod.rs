@@ -297,6 +297,9 @@ impl RunObserver for ResultRecorder<'_> {
             / elapsed.as_secs_f64().max(1e-9);
         let mut point = interval_point(report.start, report.length, report.recorder, cpu, &devices);
         let phase = &self.plan.phases[report.phase];
+        if phase.raw().is_some_and(|raw| raw.logs.hist.is_some()) {
+            keep_fio_hist(&mut point, report.recorder);
+        }
         if let PhaseKind::FileSet(fs) = &phase.kind {
             point.file_ops = file_op_points(report.recorder, report.length);
             if self.vdbench_lines || (self.interval_tables && self.progress.visible()) {
@@ -436,5 +439,15 @@ pub fn phase_status(stop: &StopReason) -> (RunStatus, Option<String>) {
         StopReason::Interrupted => (RunStatus::Interrupted, None),
         StopReason::IoError => (RunStatus::IoError, None),
         StopReason::Failed(why) => (RunStatus::Failed, Some(why.clone())),
+    }
+}
+
+/// The interval's latencies in fio's bins, for the phase's histogram log (`write_hist_log`).
+fn keep_fio_hist(point: &mut crate::results::IntervalPoint, recorder: &crate::metrics::Recorder) {
+    use crate::metrics::OpClass;
+    for (class, figures) in [(OpClass::Read, &mut point.read), (OpClass::Write, &mut point.write)] {
+        if let Some(figures) = figures {
+            figures.fio_hist = Some(recorder.stats(class).latency.fio_bins());
+        }
     }
 }

@@ -84,7 +84,9 @@ pub(super) fn map_job(job: &Job, single: bool, notices: &mut Vec<String>, proble
     // streamcap checks steady state once per reporting interval: fio's ss_interval sets it unless
     // log_avg_msec does.
     let check = o.time("steadystate_check_interval").filter(|_| phase.steady_state.is_some());
-    let interval = o.time("log_avg_msec").or(check).filter(|t| !t.is_zero());
+    // A histogram log alone sets the interval its lines need.
+    let hist = o.time("log_hist_msec").filter(|_| o.text("write_hist_log").is_some());
+    let interval = o.time("log_avg_msec").or(hist).or(check).filter(|t| !t.is_zero());
     (problems.list.len() == before).then_some(Mapped { phase, target, interval })
 }
 
@@ -288,5 +290,15 @@ fn map_reporting(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) ->
     phase.bw_log = log("write_bw_log");
     phase.iops_log = log("write_iops_log");
     phase.lat_log = log("write_lat_log");
+    phase.hist_log = log("write_hist_log");
+    phase.log_hist_msec = o.time("log_hist_msec").filter(|t| !t.is_zero());
+    if let Some(said) = o.get("log_hist_coarseness") {
+        match o.int("log_hist_coarseness").filter(|&c| c <= 6) {
+            Some(c) => phase.log_hist_coarseness = Some(c as u8),
+            None => {
+                return Err(fail(said, "log_hist_coarseness", format!("'{}' is not 0 to 6, as fio takes", said.raw)));
+            }
+        }
+    }
     Ok(())
 }
