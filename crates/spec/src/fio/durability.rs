@@ -43,18 +43,21 @@ pub(super) fn map_engine(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<Str
 }
 
 /// Linux's native AIO (libaio) does buffered I/O inside io_submit, one request after another, so a buffered
-/// libaio job of fio never has more than one I/O at the storage whatever its iodepth. streamcap runs it at depth 1
-/// too, so that the same file measures the same thing; io_uring is the engine for buffered I/O in flight.
+/// libaio job of fio never has more than one I/O at the storage whatever its iodepth: it is a synchronous job.
+/// streamcap runs it on its sync engine, which does the same (one read or write at a time per job), so that the
+/// same file measures the same thing: io_uring at depth 1 punts buffered I/O it cannot serve from the cache to
+/// a kernel worker and measured 0.36–0.65× of fio there. io_uring is the engine for buffered I/O in flight.
 pub(super) fn buffered_libaio_is_synchronous(job: &Job, phase: &mut PhaseSpec, notices: &mut Vec<String>) {
     let libaio = job.options.text("ioengine").is_some_and(|e| e.trim() == "libaio");
-    if libaio && phase.direct == Some(false) && phase.iodepth.is_some_and(|d| d > 1) {
+    if libaio && phase.direct == Some(false) {
         notices.push(format!(
             "job '{}': ioengine=libaio with buffered I/O: the kernel serves buffered AIO inside io_submit, one I/O \
-             at a time, so under fio it has one I/O at the storage whatever iodepth says; streamcap runs it at depth 1 \
-             (set ioengine=io_uring, or direct=1, for I/O in flight)",
+             at a time, so under fio it has one I/O at the storage whatever iodepth says; streamcap runs it on its \
+             sync engine the same way (set ioengine=io_uring, or direct=1, for I/O in flight)",
             job.name
         ));
         phase.iodepth = Some(1);
+        phase.engine = Some(EngineChoice::Sync);
     }
 }
 
@@ -130,4 +133,20 @@ fn map_fadvise_hint(job: &Job, phase: &mut PhaseSpec) -> Result<(), OptionError>
         }
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::EngineChoice;
+    use crate::spec::fio::tests::parse;
+
+    #[test]
+    fn buffered_libaio_runs_on_the_sync_engine_at_depth_one_and_direct_libaio_keeps_its_depth() {
+        let job = parse("[a]\nsize=1m\nrw=randread\nioengine=libaio\niodepth=16\n").unwrap();
+        let p = &job.phases[0];
+        assert_eq!((p.engine, p.iodepth), (Some(EngineChoice::Sync), Some(1)));
+        assert!(job.notices.iter().any(|n| n.contains("sync engine")), "{:?}", job.notices);
+        let job = parse("[a]\nsize=1m\nrw=randread\nioengine=libaio\niodepth=16\ndirect=1\n").unwrap();
+        assert_eq!((job.phases[0].engine, job.phases[0].iodepth), (Some(EngineChoice::IoUring), Some(16)));
+    }
 }
