@@ -123,3 +123,50 @@ fn an_io_error_mid_run_stops_the_phase_and_is_recorded_with_path_and_offset() {
     assert_eq!(phase["status"], "completed");
     assert!(phase["errors"]["count"].as_u64().unwrap() > 10);
 }
+
+/// Sectors written to a block device so far (/sys/block/NAME/stat, field 7).
+fn sectors_written(name: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    stat.split_whitespace().nth(6).unwrap().parse().unwrap()
+}
+
+/// Issue 29: verification on a block device was refused. fio verifies a device where its blocks lie, and so does
+/// streamcap: a verified write phase on a loop device, then a verified read phase; a block changed on the device
+/// between them (through the loop device's backing file) is caught and named, and every other block is good.
+#[test]
+fn a_verified_job_on_a_block_device_catches_a_block_changed_beneath_it() {
+    if !can_use_loop_devices("verify on a device") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let device = LoopDevice::new(&dir.path().join("v.img"), 64 << 20);
+    let name = device.name();
+    let job = format!(
+        "[global]\nfilename={}\nbs=64k\nsize=16m\ndirect=1\nverify=crc32c\n[w]\nrw=randwrite\n\
+         [r]\nstonewall\nrw=randread\nruntime=8\ntime_based\n",
+        device.device.display()
+    );
+    std::fs::write(dir.path().join("v.fio"), job).unwrap();
+    let before = sectors_written(&name);
+    let mut child = std::process::Command::new(common::streamcap_path())
+        .current_dir(dir.path())
+        .args(["run", "--job", "v.fio", "--allow-device-writes", "--json", "v.json", "--quiet", "--no-history"])
+        .spawn()
+        .unwrap();
+    // Once the 16 MiB are on the device the write phase is over: change 16 bytes of the block at 1 MiB.
+    let started = std::time::Instant::now();
+    while sectors_written(&name) < before + (16 << 20) / 512 {
+        assert!(started.elapsed().as_secs() < 120, "the write phase did not finish");
+        assert!(child.try_wait().unwrap().is_none(), "streamcap ended before its read phase");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let backing = std::fs::OpenOptions::new().write(true).open(&device.backing).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&backing, &[0xAA; 16], (1 << 20) + 4096).unwrap();
+    drop(backing);
+    let status = child.wait().unwrap();
+    let v = read_json(&dir.path().join("v.json"))["verify"].clone();
+    assert_ne!(status.code(), Some(0), "a bad block fails the run: {v}");
+    assert_eq!(v["bad_count"], 1, "{v}");
+    assert_eq!(v["bad_blocks"][0]["offset"], 1 << 20, "{v}");
+    assert_eq!(v["algorithm"], "crc32c");
+}
