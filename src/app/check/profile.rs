@@ -17,7 +17,7 @@
 //! `Settings::forecast` says how long each takes; docs/streams.md what was measured.
 //!
 //! A step of the search is an audience, not a stampede: its viewers arrive over a window (Poisson, about one a
-//! second, at most `arrival`), each fills its buffer (steady state, within `steady_within` of arriving), and the
+//! second, at most `arrival`), each fills its buffer (steady state, within `Settings::steady_within` of arriving), and the
 //! step is judged over `judged` of playback from the instant the last buffer was full (`streams::judge`). The
 //! players' buffer is the prebuffer plus `extra_chunks` chunks: full means the player got ahead of its start-up
 //! by that many reads of its own. Why so short a buffer: filling it takes the extra media divided by the spare
@@ -66,9 +66,9 @@ pub struct Settings {
     /// Time of the stat and read phases (and the cap of the create phase, which ends when every file exists).
     pub files_runtime: Duration,
     /// Each step of the capacity search: viewers arrive over at most `arrival`, each must reach steady state
-    /// within `steady_within` of arriving, then `judged` of playback is judged.
+    /// within `steady_floor` of arriving (or longer: `Settings::steady_within`), then `judged` of playback is judged.
     pub arrival: Duration,
-    pub steady_within: Duration,
+    pub steady_floor: Duration,
     pub judged: Duration,
     /// How many chunks beyond the prebuffer (`PREBUFFER`) the players' buffer holds.
     pub extra_chunks: u32,
@@ -110,7 +110,7 @@ impl Profile {
                 files_per_dir: 250,
                 files_runtime: ms(500),
                 arrival: s(2),
-                steady_within: s(6),
+                steady_floor: s(6),
                 judged: s(3),
                 extra_chunks: 2,
                 library: Bytes::gib(2),
@@ -128,7 +128,7 @@ impl Profile {
                 files_per_dir: 500,
                 files_runtime: s(3),
                 arrival: s(3),
-                steady_within: s(8),
+                steady_floor: s(8),
                 judged: s(4),
                 extra_chunks: 2,
                 library: Bytes::gib(8),
@@ -146,7 +146,7 @@ impl Profile {
                 files_per_dir: 500,
                 files_runtime: s(15),
                 arrival: s(10),
-                steady_within: s(20),
+                steady_floor: s(20),
                 judged: s(15),
                 extra_chunks: 3,
                 library: Bytes::gib(32),
@@ -236,7 +236,7 @@ impl Settings {
     }
 
     /// How long after arriving a viewer of `format` may take to reach steady state: the profile's
-    /// `steady_within`, or longer where a count at `FILL_AT_LOAD` of the bandwidth needs longer to fill the
+    /// `steady_floor`, or longer where a count at `FILL_AT_LOAD` of the bandwidth needs longer to fill the
     /// buffer. A player is full when the next chunk no longer fits, so one that started on its prebuffer must
     /// gain `extra_chunks - 1` chunks, and with 1 − L of the bandwidth to spare it gains media at L ÷ (1 − L)
     /// of the rate it plays: one chunk of 1080p (1.05 s of media) takes 14 s at 93 %. A shorter bound would cap
@@ -245,7 +245,7 @@ impl Settings {
     pub fn steady_within(&self, format: &Format) -> Duration {
         let gain = chunk_media(format) * self.extra_chunks.saturating_sub(1);
         let fill = gain.mul_f64(FILL_AT_LOAD / (1.0 - FILL_AT_LOAD));
-        self.steady_within.max(PREBUFFER + fill)
+        self.steady_floor.max(PREBUFFER + fill)
     }
 }
 

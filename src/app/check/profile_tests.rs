@@ -78,7 +78,7 @@ fn a_low_bitrate_gets_the_time_to_fill_its_buffer_at_ninety_three_percent_of_the
         let hd = s.steady_within(&format("1080p")).as_secs_f64();
         assert!((hd - (2.0 + 1.048576 * 0.93 / 0.07)).abs() < 0.01, "{profile:?}: {hd} s");
         // A remux chunk is 0.1 s of media: the profile's own bound is the longer.
-        assert_eq!(s.steady_within(&format("2160p-remux")), s.steady_within);
+        assert_eq!(s.steady_within(&format("2160p-remux")), s.steady_floor);
         let job = check_job(&s, s.data_set, true, &Media::default());
         let bound = |name: &str| {
             job.phases
