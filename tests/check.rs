@@ -17,7 +17,14 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
     let started = std::time::Instant::now();
-    let assert = streamcap().arg("check").arg(dir.path()).arg("--quick").arg("--json").arg(&json).assert().success();
+    let household = "1x2160p-remux,2x1080p";
+    let assert = streamcap()
+        .arg("check")
+        .arg(dir.path())
+        .args(["--quick", "--expect", household, "--json"])
+        .arg(&json)
+        .assert()
+        .success();
     // About 35 s here (release build); the bound is loose so that a busy machine and the debug build pass too.
     // A quick check judges fewer steps, not shorter ones.
     let took = started.elapsed();
@@ -52,6 +59,8 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["status"], "completed");
     assert_check_figures(&r["check"]);
+    assert_household_answered(&r["check"], &stdout, household);
+    assert!(std::fs::read_to_string(&page).unwrap().contains("id=\"household\""));
     // One plan: the raw phases, the small-file phases, the two raw-rate phases of the estimate and a stream
     // phase per format, numbered in order in one result.
     let phases = r["phases"].as_array().unwrap();
@@ -356,4 +365,42 @@ fn format_json_prints_the_check_result_on_stdout() {
     assert_eq!(r["schema"], "streamcap.run");
     assert_eq!(r["check"]["verdict"].as_array().map(Vec::len), Some(FORMATS.len()));
     assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
+}
+
+/// `--expect` (issue 27): the household's grid follows the verdict, each row's capacity is the verdict's, and the
+/// answer for all of it together is the rule's: yes within every format's comfortable count (Σ asked ÷ plan for
+/// ≤ 1), only without margin within the capacity (Σ asked ÷ streams ≤ 1), no beyond.
+fn assert_household_answered(check: &Value, stdout: &str, household: &str) {
+    assert!(stdout.contains(&format!("Will it work: {household} (margin 20 %)")), "{stdout}");
+    assert!(stdout.contains("together: "), "{stdout}");
+    let h = &check["household"];
+    let (mut load, mut comfortable) = (0.0, 0.0);
+    for row in h["rows"].as_array().unwrap() {
+        let verdict = check["verdict"].as_array().unwrap().iter().find(|v| v["name"] == row["format"]).unwrap();
+        assert_eq!(row["capacity"], verdict["streams"], "{row}");
+        assert_eq!(row["plan_for"], verdict["capacity"]["plan_for"], "{row}");
+        let asked = row["wanted"].as_f64().unwrap();
+        load += asked / row["capacity"].as_f64().unwrap();
+        comfortable += asked / row["plan_for"].as_f64().unwrap();
+    }
+    let expected = match () {
+        _ if comfortable <= 1.0 => "yes",
+        _ if load <= 1.0 => "only_without_margin",
+        _ => "no",
+    };
+    assert_eq!(h["together"], expected, "{h}");
+}
+
+#[test]
+fn a_household_of_formats_the_check_does_not_measure_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    for (expect, says) in
+        [("2x720p", "the check measures 1080p, 2160p-hevc, 2160p-remux"), ("2160p-remux", "COUNTxFORMAT")]
+    {
+        let out = streamcap().arg("check").arg(dir.path()).args(["--quick", "--expect", expect]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{expect}: {stderr}");
+        assert!(stderr.contains(says), "{expect}: {stderr}");
+        assert!(entries(dir.path()).is_empty(), "{expect}: nothing created");
+    }
 }

@@ -17,6 +17,7 @@ use crate::units::Bytes;
     streamcap check /srv/media --thorough --json check.json\n  \
     streamcap check /srv/media --quick --format markdown   tables to paste into a forum post\n  \
     streamcap check /srv/media --dry-run    the plan, and nothing done\n  \
+    streamcap check /srv/media --expect 1x2160p-remux,2x1080p   will it work for this household\n  \
     streamcap check /srv/scratch --library /srv/media   the most honest check: viewers read your own films\n\n\
 What is written where: everything under DIR/.streamcap (the raw data set, the small files and, without\n\
 --library, the generated media library), removed at the end; the HTML report beside --json or in the current\n\
@@ -58,6 +59,10 @@ pub struct CheckArgs {
     /// cost).
     #[arg(long, value_parser = crate::cli::parse_engine)]
     pub engine: Option<EngineChoice>,
+    /// Will it work for a household: streams that play together, as COUNTxFORMAT (2x2160p-remux,3x1080p; formats
+    /// 1080p, 2160p-hevc, 2160p-remux). The end says yes, no or only without margin per format and together.
+    #[arg(long, value_name = "HOUSEHOLD")]
+    pub expect: Option<crate::streams::Household>,
     /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of
     /// refusing.
     #[arg(long)]

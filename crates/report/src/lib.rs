@@ -24,6 +24,7 @@ use crate as report;
 mod cache;
 pub(crate) mod check;
 mod check_hint;
+mod check_household;
 mod cluster;
 pub mod compare;
 mod csv;

@@ -165,6 +165,7 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
             writeln!(out)?;
         }
     }
+    super::check_household::write_markdown(out, check)?;
     check_caveats(out, check)?;
     super::check::figure_rows(check).markdown(out)?;
     super::check_hint::write_markdown(out, check)

@@ -34,6 +34,9 @@ pub struct CheckSummary {
     /// One entry per video format, in the order shown.
     #[serde(default)]
     pub verdict: Vec<FormatVerdict>,
+    /// `--expect`: the household asked about and whether it plays (absent when not asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub household: Option<super::HouseholdAnswer>,
     /// The check stopped before the end (Ctrl-C): later sections are missing.
     #[serde(default)]
     pub partial: bool,

@@ -26,6 +26,7 @@ mod check;
 mod cluster;
 mod devices;
 mod fileset;
+mod household;
 mod io;
 mod kind;
 mod latency;
@@ -67,6 +68,7 @@ pub use devices::{
     served_from_beneath, throttle_bound,
 };
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
+pub use household::{Answer, HouseholdAnswer, HouseholdRow, answer as household_answer};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
 pub use kind::PhaseResultKind;
 pub use latency::{DepthFound, LatencyTargetResult};

@@ -60,6 +60,42 @@ impl FromStr for Format {
     }
 }
 
+/// A household: how many streams of each format play together, `2x2160p-remux,3x1080p` (`--expect`). A count
+/// and a format joined by `x` (or `×`, `*`); a format named twice adds up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Household(pub Vec<(Format, u32)>);
+
+impl FromStr for Household {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Household, String> {
+        let mut wanted: Vec<(Format, u32)> = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let shape = || format!("'{part}' in --expect: write COUNTxFORMAT, as in 2x2160p-remux,3x1080p");
+            let split = part.find(['x', 'X', '×', '*']).ok_or_else(shape)?;
+            let (count, rest) = part.split_at(split);
+            let count: u32 = count.trim().parse().map_err(|_| shape())?;
+            let name = rest.chars().skip(1).collect::<String>();
+            let format = Format::parse(&name)?;
+            match wanted.iter_mut().find(|(f, _)| f.name == format.name) {
+                Some((_, n)) => *n += count,
+                None => wanted.push((format, count)),
+            }
+        }
+        wanted.retain(|(_, n)| *n > 0);
+        if wanted.is_empty() {
+            return Err("--expect names no stream: write COUNTxFORMAT, as in 2x2160p-remux,3x1080p".into());
+        }
+        Ok(Household(wanted))
+    }
+}
+
+impl fmt::Display for Household {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(|(format, n)| format!("{n}x{}", format.name)).collect();
+        write!(f, "{}", parts.join(","))
+    }
+}
+
 /// A mix of formats with integer weights: `1080p:70,2160p:30`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mix(pub Vec<(Format, u32)>);
@@ -138,5 +174,17 @@ mod tests {
         assert_eq!(picks.iter().filter(|&&p| p == 1).count(), 3);
         assert_eq!(mix.assign(100).iter().filter(|&&p| p == 0).count(), 70);
         assert!("1080p".parse::<Mix>().is_err());
+    }
+
+    #[test]
+    fn a_household_is_counts_of_formats() {
+        let h: Household = "2x2160p-remux, 3×1080p,1X1080p".parse().unwrap();
+        let named: Vec<(&str, u32)> = h.0.iter().map(|(f, n)| (f.name.as_str(), *n)).collect();
+        assert_eq!(named, [("2160p-remux", 2), ("1080p", 4)]);
+        assert_eq!(h.to_string(), "2x2160p-remux,4x1080p");
+        for bad in ["", "2160p-remux", "twox1080p", "2xfoo"] {
+            assert!(bad.parse::<Household>().is_err(), "{bad}");
+        }
+        assert!("2xfoo".parse::<Household>().unwrap_err().contains("2160p-remux"), "names the formats it knows");
     }
 }

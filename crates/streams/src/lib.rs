@@ -29,7 +29,7 @@ pub mod outcome;
 pub mod setup;
 pub mod viewers;
 
-pub use crate::spec::{Assignment, ChunkSize, FORMATS, Format, IngestSpec, Mix};
+pub use crate::spec::{Assignment, ChunkSize, FORMATS, Format, Household, IngestSpec, Mix};
 pub use capacity::{SearchOutcome, SearchSettings, search};
 pub use estimate::{CapacityEstimate, RawRates, compare, estimate};
 pub use judge::{Judging, StepJudge};

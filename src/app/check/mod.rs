@@ -25,9 +25,9 @@ use super::observer::{HeaderHook, ResultRecorder};
 use super::output::{Ending, end_command, ended, print_quietly, print_written, result_skeleton};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::plan::{PhaseKind, Plan, RunOptions, TargetFacts, build_plan};
-use crate::results::{CheckSummary, RunResult, RunStatus};
+use crate::results::{CheckSummary, FormatVerdict, HouseholdAnswer, RunResult, RunStatus};
 use crate::run::{Interrupt, ProgressLine, execute, run_id};
-use crate::streams::Format;
+use crate::streams::{Format, Household};
 use crate::units::{Bytes, format_duration};
 pub use profile::Profile;
 use profile::{FORMATS, MIN_DATA_SET, Settings};
@@ -79,10 +79,15 @@ pub struct Prepared {
     data_set: Bytes,
     /// The user's library (`--library`), resolved: only read.
     library: Option<PathBuf>,
+    /// `--expect`: the household to answer for.
+    expect: Option<Household>,
 }
 
 /// Facts → data set → job → plan (stale work of killed runs is cleared first, unless this is a dry run).
 pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
+    if let Some(household) = &args.expect {
+        measured_formats(household)?;
+    }
     let profile = profile_of(args);
     let settings = profile.settings();
     let dir = check_dir(args);
@@ -116,7 +121,23 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
         trees.for_each(|tree| tree.name = format!("{}-rank{rank}", tree.name));
     }
     let plan = build_plan(&job, &gathered.facts, &options).context("cannot plan the check")?;
-    Ok(Prepared { gathered, plan, profile, settings, data_set, library: media.library })
+    Ok(Prepared { gathered, plan, profile, settings, data_set, library: media.library, expect: args.expect.clone() })
+}
+
+/// `--expect` asks only about the formats the check measures: anything else is refused before any work.
+fn measured_formats(household: &Household) -> Result<()> {
+    match household.0.iter().find(|(f, _)| !FORMATS.contains(&f.name.as_str())) {
+        Some((other, _)) => bail!(
+            "--expect {household}: the check measures {}, not {other}; name those (as in 2x2160p-remux,3x1080p)",
+            FORMATS.join(", ")
+        ),
+        None => Ok(()),
+    }
+}
+
+/// The household's answer from the verdict table so far (`not measured` for a format not yet measured).
+fn household_answer(expect: &str, wanted: &[(String, u32)], verdict: &[FormatVerdict]) -> HouseholdAnswer {
+    crate::results::household_answer(expect, wanted, verdict, crate::streams::capacity::MARGIN)
 }
 
 /// `--library`: the user's media (exit 2 when there are none), with the scratch directory and every output file
@@ -170,7 +191,12 @@ pub fn check_dir(args: &CheckArgs) -> PathBuf {
 impl Prepared {
     /// The result before any phase ran.
     pub fn skeleton(&self) -> RunResult {
-        skeleton(&self.plan, &self.gathered, self.profile, self.data_set)
+        let mut skeleton = skeleton(&self.plan, &self.gathered, self.profile, self.data_set);
+        if let (Some(check), Some(h)) = (skeleton.check.as_mut(), &self.expect) {
+            let wanted: Vec<(String, u32)> = h.0.iter().map(|(f, n)| (f.name.clone(), *n)).collect();
+            check.household = Some(household_answer(&h.to_string(), &wanted, &[]));
+        }
+        skeleton
     }
 
     /// The recorder that prints the check's progress and sections and keeps its summary, starting from
@@ -266,6 +292,7 @@ fn skeleton(plan: &Plan, gathered: &Gathered, profile: Profile, data_set: Bytes)
         small_files: None,
         cache: None,
         verdict: Vec::new(),
+        household: None,
         partial: true,
         planner_hint: None,
         planner_member: None,
@@ -324,6 +351,10 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     summary.sequential = sequential;
     summary.random_reads = random;
     summary.small_files = small;
+    if let Some(asked) = &summary.household {
+        let wanted: Vec<(String, u32)> = asked.rows.iter().map(|r| (r.format.clone(), r.wanted)).collect();
+        summary.household = Some(household_answer(&asked.expect, &wanted, &verdict));
+    }
     summary.verdict = verdict;
     summary.elapsed_s = started.elapsed().as_secs_f64();
     summary.partial = !complete;

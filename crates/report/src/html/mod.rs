@@ -165,6 +165,10 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         }
         let title = "Verdict: concurrent streams with no stall and start-up within 2 s";
         section(out, "verdict", title, &verdict)?;
+        if let Some(household) = &check.household {
+            let title = super::check_household::title(household);
+            section(out, "household", &title, &super::check_household::html_body(household))?;
+        }
         section(out, "figures", "Headline figures", &tables::check_figures(check))?;
         section(out, "planner", "Planner", &super::check_hint::html_body(check))?;
     }
