@@ -103,7 +103,7 @@ fn row(name: &str, wanted: u32, verdicts: &[FormatVerdict]) -> HouseholdRow {
 }
 
 fn sentence(together: Answer, load_pct: Option<f64>, formats: usize, margin: f64) -> String {
-    let what = if formats > 1 { "the household together" } else { "the household" };
+    let what = if formats > 1 { "its streams together" } else { "its streams" };
     let load = load_pct.map(|l| format!(" ({l:.0} % of the measured capacity)")).unwrap_or_default();
     let mix = if formats > 1 { "; a mix is added up from capacities measured one format at a time" } else { "" };
     match together {
@@ -153,7 +153,7 @@ mod tests {
         use Answer::*;
         assert_eq!(answers, [Yes, Yes, Yes, OnlyWithoutMargin, No]);
         assert_eq!(alone(3).rows[0].alone, Yes);
-        assert!(alone(5).words.starts_with("no: the household needs more"), "{}", alone(5).words);
+        assert!(alone(5).words.starts_with("no: its streams need more"), "{}", alone(5).words);
     }
 
     #[test]
