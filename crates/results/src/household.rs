@@ -107,14 +107,14 @@ fn sentence(together: Answer, load_pct: Option<f64>, formats: usize, margin: f64
     let load = load_pct.map(|l| format!(" ({l:.0} % of the measured capacity)")).unwrap_or_default();
     let mix = if formats > 1 { "; a mix is added up from capacities measured one format at a time" } else { "" };
     match together {
-        Answer::Yes => format!("yes: {what} fits with the {:.0} % margin{load}{mix}", margin * 100.0),
+        Answer::Yes => format!("yes: {what} fit with the {:.0} % margin{load}{mix}", margin * 100.0),
         Answer::OnlyWithoutMargin => {
             format!(
-                "only without margin: {what} fits the measured capacity{load} but not the {:.0} % margin{mix}",
+                "only without margin: {what} fit the measured capacity{load} but not the {:.0} % margin{mix}",
                 margin * 100.0
             )
         }
-        Answer::No => format!("no: {what} needs more than the storage delivered{load}{mix}"),
+        Answer::No => format!("no: {what} need more than the storage delivered{load}{mix}"),
         Answer::NotMeasured => format!("not measured: a format's capacity is unknown, so {what} cannot be judged"),
     }
 }
