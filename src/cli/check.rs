@@ -62,7 +62,7 @@ pub struct CheckArgs {
     /// Will it work for a household: streams that play together, as COUNTxFORMAT (2x2160p-remux,3x1080p; formats
     /// 1080p, 2160p-hevc, 2160p-remux). The end says yes, no or only without margin per format and together.
     #[arg(long, value_name = "HOUSEHOLD")]
-    pub expect: Option<crate::streams::Household>,
+    pub expect: Option<crate::spec::Household>,
     /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of
     /// refusing.
     #[arg(long)]
