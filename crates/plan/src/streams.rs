@@ -377,3 +377,22 @@ fn stream_target(streams: &StreamsSpec) -> StreamTarget {
         max_startup: streams.max_startup.unwrap_or(defaults::MAX_STARTUP),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_player_profile_sets_buffer_prebuffer_and_request_unless_given() {
+        let base = StreamsSpec { format: Some("2160p".parse().unwrap()), count: Some(1), ..StreamsSpec::default() };
+        let media3 = StreamsSpec { player: Some("media3".into()), ..base.clone() };
+        let c = streams_config(&media3, None);
+        // 2000 × 64 KiB at 25 Mbit/s: 41.94 s, below Media3's 50 s.
+        assert!((c.buffer.as_secs_f64() - 41.943).abs() < 0.01, "{:?}", c.buffer);
+        assert_eq!(c.prebuffer, Duration::from_secs(1));
+        assert!(matches!(c.chunk, crate::spec::ChunkSize::Bytes(65_536)));
+        let given = StreamsSpec { buffer: Some(Duration::from_secs(5)), ..media3 };
+        assert_eq!(streams_config(&given, None).buffer, Duration::from_secs(5));
+        assert_eq!(streams_config(&base, None).buffer, defaults::BUFFER);
+    }
+}
