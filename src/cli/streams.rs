@@ -50,6 +50,10 @@ pub struct StreamsArgs {
     /// Player buffer: media kept ahead of the playhead (default 10s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
     pub buffer: Option<Duration>,
+    /// Player profile: its start threshold, forward buffer (seconds and bytes) and request size, unless
+    /// --buffer/--prebuffer/--chunk say otherwise (default generic; docs/streams.md, "Player profiles").
+    #[arg(long, value_parser = ["generic", "hls.js", "media3", "jellyfin-web", "plex", "vlc"], help_heading = "Viewers")]
+    pub player: Option<String>,
     /// Media needed before playback starts, and after a stall or a seek (default 2s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
     pub prebuffer: Option<Duration>,
@@ -169,6 +173,7 @@ impl StreamsArgs {
             chunk: self.chunk,
             buffer: self.buffer,
             prebuffer: self.prebuffer,
+            player: self.player.clone(),
             ramp: self.ramp,
             steady_within: self.steady_within,
             seek_every: self.seek_every,

@@ -167,12 +167,20 @@ fn serialize_url<S: serde::Serializer>(url: &HttpUrl, s: S) -> Result<S::Ok, S::
 }
 
 /// The viewers' settings with the defaults of `streams` filled in.
+/// A player profile (`--player`) gives the buffer (its time or byte cap at the mix's highest bitrate), the
+/// prebuffer (its start threshold) and the request size, each unless the spec gives it.
 pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
+    let mix = spec.mix().expect("checked: a format or a mix is given");
+    let profile = spec.player.as_deref().and_then(::streams::players::find);
+    let top_bps = mix.0.iter().map(|(f, _)| f.bitrate.byte_rate().bytes_per_sec() * 8.0).fold(0.0, f64::max);
+    let chunk = profile.map_or(defaults::CHUNK_BYTES, |p| p.request_bytes);
     StreamsConfig {
-        mix: spec.mix().expect("checked: a format or a mix is given"),
-        chunk: spec.chunk.unwrap_or(crate::spec::ChunkSize::Bytes(defaults::CHUNK_BYTES)),
-        buffer: spec.buffer.unwrap_or(defaults::BUFFER),
-        prebuffer: spec.prebuffer.unwrap_or(defaults::PREBUFFER),
+        mix,
+        chunk: spec.chunk.unwrap_or(crate::spec::ChunkSize::Bytes(chunk)),
+        buffer: spec.buffer.unwrap_or_else(|| profile.map_or(defaults::BUFFER, |p| p.buffer_at(top_bps as u64))),
+        prebuffer: spec
+            .prebuffer
+            .unwrap_or_else(|| profile.map_or(defaults::PREBUFFER, |p| Duration::from_millis(p.start_ms))),
         watch: spec.duration.unwrap_or(defaults::WATCH),
         ramp: spec.ramp,
         steady_within: spec.steady_within.unwrap_or(defaults::STEADY_WITHIN),
@@ -367,5 +375,24 @@ fn stream_target(streams: &StreamsSpec) -> StreamTarget {
     StreamTarget {
         max_stalled: streams.max_stalled.unwrap_or(0),
         max_startup: streams.max_startup.unwrap_or(defaults::MAX_STARTUP),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_player_profile_sets_buffer_prebuffer_and_request_unless_given() {
+        let base = StreamsSpec { format: Some("2160p".parse().unwrap()), count: Some(1), ..StreamsSpec::default() };
+        let media3 = StreamsSpec { player: Some("media3".into()), ..base.clone() };
+        let c = streams_config(&media3, None);
+        // 2000 × 64 KiB at 25 Mbit/s: 41.94 s, below Media3's 50 s.
+        assert!((c.buffer.as_secs_f64() - 41.943).abs() < 0.01, "{:?}", c.buffer);
+        assert_eq!(c.prebuffer, Duration::from_secs(1));
+        assert!(matches!(c.chunk, crate::spec::ChunkSize::Bytes(65_536)));
+        let given = StreamsSpec { buffer: Some(Duration::from_secs(5)), ..media3 };
+        assert_eq!(streams_config(&given, None).buffer, Duration::from_secs(5));
+        assert_eq!(streams_config(&base, None).buffer, defaults::BUFFER);
     }
 }

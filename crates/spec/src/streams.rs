@@ -51,6 +51,9 @@ pub struct StreamsSpec {
     /// Media needed before playback starts (and after a stall or a seek).
     #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
     pub prebuffer: Option<Duration>,
+    /// A player profile (streams::players): its buffer, prebuffer and request size unless given apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player: Option<String>,
     /// The longest window the viewers arrive over (about one a second until it is full).
     #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
     pub ramp: Option<Duration>,

@@ -26,6 +26,7 @@ pub mod judge;
 pub mod library;
 pub mod model;
 pub mod outcome;
+pub mod players;
 pub mod setup;
 pub mod viewers;
 
