@@ -111,6 +111,10 @@ pub struct StreamsArgs {
     /// received beside what the devices beneath DIR read, so the server's page cache shows as cache-served.
     #[arg(long, value_name = "DIR", help_heading = "Media")]
     pub served_from: Option<PathBuf>,
+    /// For https:// media: accept the server's certificate without checking it (a self-signed or private-CA
+    /// server). Without it the certificate must chain to a public root (Mozilla's list).
+    #[arg(long, help_heading = "Media")]
+    pub insecure: bool,
     /// Length of each test file of --files one or each; its size is bitrate × length (default 120s).
     #[arg(long, value_parser = parse_duration, help_heading = "Media")]
     pub media_length: Option<Duration>,

@@ -9,18 +9,21 @@
 //! (request and head buffers are per connection and reused; bodies are read into one scratch buffer and only
 //! counted). Like every engine it reads no clock and keeps no figures.
 //!
+//! `https://` connections are rustls over the same non-blocking sockets (`tls.rs`): the handshake is done when
+//! the connection is opened, and encrypted bytes rustls still holds keep the socket watched for writability.
+//!
 //! A connection the server closed while idle (keep-alive timeout, `Connection: close`, request limit) is opened
 //! again (a blocking connect on the scheduler thread, shown as the chunk's lateness) and the request sent once
 //! more. Any other failure fails that chunk with a message naming the URL ([`Engine::error_detail`]).
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
 
 use rustix::buffer::spare_capacity;
 use rustix::event::{Timespec, epoll};
 use rustix::fd::OwnedFd;
 
 use super::http_wire::{HttpError, HttpUrl, MAX_HEAD, head_end, parse_head, write_request};
+use super::tls::Wire;
 use super::{Caps, Completion, Engine, EngineError, EngineKind, FileTable, Request, Wait};
 
 /// Body bytes are read in pieces of this size and dropped.
@@ -40,7 +43,7 @@ enum Phase {
 struct Conn {
     url: HttpUrl,
     host_header: String,
-    stream: Option<TcpStream>,
+    stream: Option<Wire>,
     phase: Phase,
     slot: u32,
     offset: u64,
@@ -122,7 +125,8 @@ impl HttpEngine {
                 Err(e) => return Err(e.to_string()),
             }
         }
-        let want_out = conn.sent < conn.request.len();
+        stream.push().or_else(|e| if e.kind() == ErrorKind::WouldBlock { Ok(()) } else { Err(e.to_string()) })?;
+        let want_out = conn.sent < conn.request.len() || stream.wants_write();
         if want_out != conn.watching_out {
             let flags = if want_out { epoll::EventFlags::IN | epoll::EventFlags::OUT } else { epoll::EventFlags::IN };
             epoll::modify(&self.epoll, &*stream, epoll::EventData::new_u64(c as u64), flags)
@@ -275,10 +279,10 @@ impl HttpEngine {
 }
 
 /// Connects to `url`, makes the socket non-blocking and registers it with `epoll` under `index`.
-fn open(epoll: &OwnedFd, url: &HttpUrl, index: usize) -> Result<TcpStream, HttpError> {
+fn open(epoll: &OwnedFd, url: &HttpUrl, index: usize) -> Result<Wire, HttpError> {
     let io = |cause: std::io::Error| HttpError::Io { url: url.text.clone(), cause };
     let stream = url.connect()?;
-    stream.set_nonblocking(true).map_err(io)?;
+    stream.tcp().set_nonblocking(true).map_err(io)?;
     epoll::add(epoll, &stream, epoll::EventData::new_u64(index as u64), epoll::EventFlags::IN)
         .map_err(|e| io(e.into()))?;
     Ok(stream)

@@ -1,4 +1,4 @@
-//! HTTP/1.1 on the wire, as much as a paced range client needs: `http://` URLs, the request line of a ranged
+//! HTTP/1.1 on the wire, as much as a paced range client needs: `http://` and `https://` URLs, the request line of a ranged
 //! `GET` (or a `HEAD`), the response head (status line, `Content-Length`, `Content-Range`, `Connection`), and a
 //! blocking probe of a media URL's size before the run. It owns no socket loop (that is `http.rs`) and never
 //! reads the body of a response it probes.
@@ -9,6 +9,8 @@
 use std::fmt;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+
+use crate::tls::Wire;
 use std::time::Duration;
 
 /// How long connecting and probing may take before the URL is reported unreachable.
@@ -18,10 +20,8 @@ pub const MAX_HEAD: usize = 16 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
-    #[error("{0} is not an http:// URL (http://HOST[:PORT]/PATH)")]
+    #[error("{0} is not an http:// or https:// URL (http://HOST[:PORT]/PATH)")]
     BadUrl(String),
-    #[error("{0}: https is not supported yet: use http:// or put a TLS-terminating proxy in front")]
-    Https(String),
     #[error("cannot connect to {url}: {cause}")]
     Connect { url: String, cause: std::io::Error },
     #[error("{url}: {cause}")]
@@ -32,7 +32,7 @@ pub enum HttpError {
     Protocol { url: String, what: String },
 }
 
-/// A parsed `http://` URL.
+/// A parsed `http://` or `https://` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpUrl {
     /// As the user gave it (for messages and the result).
@@ -42,6 +42,8 @@ pub struct HttpUrl {
     pub port: u16,
     /// Path and query, starting with `/`.
     pub path: String,
+    /// `https://`: TLS over the connection.
+    pub tls: bool,
 }
 
 impl fmt::Display for HttpUrl {
@@ -54,14 +56,13 @@ impl std::str::FromStr for HttpUrl {
     type Err = HttpError;
     fn from_str(s: &str) -> Result<HttpUrl, HttpError> {
         let text = s.trim();
-        if text.len() >= 8 && text[..8].eq_ignore_ascii_case("https://") {
-            return Err(HttpError::Https(text.into()));
-        }
         let bad = || HttpError::BadUrl(text.into());
-        if text.len() < 7 || !text[..7].eq_ignore_ascii_case("http://") {
+        let tls = text.len() >= 8 && text[..8].eq_ignore_ascii_case("https://");
+        if !tls && (text.len() < 7 || !text[..7].eq_ignore_ascii_case("http://")) {
             return Err(bad());
         }
-        let rest = &text[7..];
+        let default_port = if tls { 443 } else { 80 };
+        let rest = &text[if tls { 8 } else { 7 }..];
         let (authority, path) = match rest.find(['/', '?']) {
             Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], rest[i..].to_string()),
             Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
@@ -75,20 +76,20 @@ impl std::str::FromStr for HttpUrl {
             let (host, after) = v6.split_once(']').ok_or_else(bad)?;
             let port = match after.strip_prefix(':') {
                 Some(p) => p.parse().map_err(|_| bad())?,
-                None if after.is_empty() => 80,
+                None if after.is_empty() => default_port,
                 None => return Err(bad()),
             };
             (host.to_string(), port)
         } else {
             match authority.rsplit_once(':') {
                 Some((h, p)) => (h.to_string(), p.parse().map_err(|_| bad())?),
-                None => (authority.to_string(), 80),
+                None => (authority.to_string(), default_port),
             }
         };
         if host.is_empty() || port == 0 {
             return Err(bad());
         }
-        Ok(HttpUrl { text: text.into(), host, port, path })
+        Ok(HttpUrl { text: text.into(), host, port, path, tls })
     }
 }
 
@@ -96,12 +97,26 @@ impl HttpUrl {
     /// The `Host` header's value.
     pub fn host_header(&self) -> String {
         let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
-        if self.port == 80 { host } else { format!("{host}:{}", self.port) }
+        if self.port == if self.tls { 443 } else { 80 } { host } else { format!("{host}:{}", self.port) }
+    }
+
+    /// Resolves and connects (blocking, with a timeout), with Nagle off, and for `https://` completes the TLS
+    /// handshake. The stream is still blocking.
+    pub fn connect(&self) -> Result<Wire, HttpError> {
+        let tcp = self.connect_tcp()?;
+        if !self.tls {
+            return Ok(Wire::Plain(tcp));
+        }
+        let io = |cause| HttpError::Io { url: self.text.clone(), cause };
+        tcp.set_read_timeout(Some(CONNECT_TIMEOUT)).map_err(io)?;
+        let wire = Wire::tls(tcp, &self.host).map_err(|what| HttpError::Protocol { url: self.text.clone(), what })?;
+        wire.tcp().set_read_timeout(None).map_err(io)?;
+        Ok(wire)
     }
 
     /// Resolves and connects (blocking, with a timeout), with Nagle off: requests are small and must leave at
     /// once.
-    pub fn connect(&self) -> Result<TcpStream, HttpError> {
+    fn connect_tcp(&self) -> Result<TcpStream, HttpError> {
         let connect_error = |cause| HttpError::Connect { url: self.text.clone(), cause };
         let addrs: Vec<SocketAddr> =
             (self.host.as_str(), self.port).to_socket_addrs().map_err(connect_error)?.collect();
@@ -223,8 +238,8 @@ pub fn probe_size(url: &HttpUrl) -> Result<u64, HttpError> {
 fn exchange(url: &HttpUrl, range: Option<(u64, u64)>) -> Result<Head, HttpError> {
     let io = |cause| HttpError::Io { url: url.text.clone(), cause };
     let mut stream = url.connect()?;
-    stream.set_read_timeout(Some(CONNECT_TIMEOUT)).map_err(io)?;
-    stream.set_write_timeout(Some(CONNECT_TIMEOUT)).map_err(io)?;
+    stream.tcp().set_read_timeout(Some(CONNECT_TIMEOUT)).map_err(io)?;
+    stream.tcp().set_write_timeout(Some(CONNECT_TIMEOUT)).map_err(io)?;
     let mut request = Vec::new();
     write_request(&mut request, url, &url.host_header(), range);
     stream.write_all(&request).map_err(io)?;
@@ -266,7 +281,10 @@ mod tests {
         assert_eq!((u.port, u.path.as_str(), u.host_header().as_str()), (80, "/", "example.org"));
         let u: HttpUrl = "http://[::1]:81/m".parse().unwrap();
         assert_eq!((u.host.as_str(), u.host_header().as_str()), ("::1", "[::1]:81"));
-        assert!(matches!("https://x/y".parse::<HttpUrl>(), Err(HttpError::Https(_))));
+        let u: HttpUrl = "https://x/y".parse().unwrap();
+        assert_eq!((u.tls, u.port, u.host_header().as_str()), (true, 443, "x"));
+        let u: HttpUrl = "https://x:8443/y".parse().unwrap();
+        assert_eq!((u.port, u.host_header().as_str()), (8443, "x:8443"));
         assert!("ftp://x/y".parse::<HttpUrl>().is_err());
         assert!("http://:80/".parse::<HttpUrl>().is_err());
         assert!("http://h:port/".parse::<HttpUrl>().is_err());

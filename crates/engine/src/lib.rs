@@ -26,6 +26,7 @@ mod http;
 mod http_wire;
 mod null;
 mod sync;
+mod tls;
 mod uring;
 
 use std::fs::File;
@@ -37,6 +38,7 @@ pub use http::HttpEngine;
 pub use http_wire::{HttpError, HttpUrl, probe_size};
 pub use null::{NullEngine, NullFault};
 pub use sync::SyncEngine;
+pub use tls::{Wire, set_insecure};
 pub use uring::{UringEngine, io_uring_available};
 
 /// What a request does.

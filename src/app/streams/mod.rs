@@ -92,6 +92,7 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
     if !args.output.dry_run && target.is_dir() && !touches_library {
         super::stale::clear(&[target], args.output.quiet);
     }
+    crate::engine::set_insecure(args.insecure);
     let site = site(target, touches_library, args.served_from.as_deref())?;
     let mut facts = site.facts.clone();
     facts.media_libraries.extend(library);
