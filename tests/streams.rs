@@ -66,6 +66,17 @@ fn bad_stream_settings_are_refused_with_exit_code_2() {
     let out = streamcap().args(args).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("goes with an http:// target"));
+    // A job file's player profile is checked as the flag's is (it fell back to the generic player silently).
+    let job = dir.path().join("player.toml");
+    std::fs::write(
+        &job,
+        "[[phase]]\nname = \"p\"\n[phase.streams]\nformat = \"1080p\"\ncount = 1\nplayer = \"winamp\"\n",
+    )
+    .unwrap();
+    let out = streamcap().args(["run", target, "--job"]).arg(&job).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("player 'winamp' is not a profile streamcap knows (generic, hls.js, media3"), "{stderr}");
     assert!(!dir.path().join(".streamcap").exists());
 }
 

@@ -207,6 +207,10 @@ fn default_assignment(spec: &StreamsSpec) -> Assignment {
 pub(super) fn check_stream_requests(job: &JobSpec, facts: &Facts) -> Result<(), PlanError> {
     for (index, phase) in job.phases.iter().enumerate() {
         let Some(spec) = phase.streams() else { continue };
+        if let Some(name) = spec.player.as_deref().filter(|n| ::streams::players::find(n).is_none()) {
+            let known: Vec<&str> = ::streams::players::PROFILES.iter().map(|p| p.name).collect();
+            return Err(PlanError(format!("player '{name}' is not a profile streamcap knows ({})", known.join(", "))));
+        }
         let config = streams_config(spec, phase.seed);
         let request = StreamsRequest {
             viewers: most_viewers(spec),

@@ -30,12 +30,12 @@ pub struct Profile {
 
 /// The profiles. The first is the default (`generic`, today's viewer).
 pub const PROFILES: [Profile; 6] = [
-    // generic: streamcap's own viewer before profiles existed (defaults in setup.rs): 2 s start, 30 s buffer.
+    // generic: streamcap's own viewer before profiles existed (defaults in setup.rs): 2 s start, 10 s buffer.
     Profile {
         name: "generic",
         start_ms: 2_000,
         rebuffer_ms: 2_000,
-        buffer_ms: 30_000,
+        buffer_ms: 10_000,
         byte_cap: None,
         cut_at_bps: None,
         cut_buffer_ms: 0,
