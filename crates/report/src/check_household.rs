@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::rows::{Column, Rows, num, text};
 use super::terminal::STYLE;
-use crate::results::{CheckSummary, HouseholdAnswer};
+use crate::results::{Answer, CheckSummary, HouseholdAnswer};
 
 const COLUMNS: [Column; 5] = [text("format"), num("asked"), num("streams"), num("plan for"), text("alone")];
 
@@ -15,7 +15,7 @@ pub(super) fn household_rows(household: &HouseholdAnswer) -> Rows {
     let mut rows = Rows::new(&COLUMNS);
     for r in &household.rows {
         let measured =
-            |n: u32| if r.capacity == 0 && r.alone.words() == "not measured" { "—".into() } else { n.to_string() };
+            |n: u32| if r.capacity == 0 && r.alone == Answer::NotMeasured { "—".into() } else { n.to_string() };
         rows.push(vec![
             r.label.clone(),
             r.wanted.to_string(),
