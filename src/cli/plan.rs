@@ -40,7 +40,9 @@ pub struct PlanArgs {
     /// Layouts to compare, or all: single, mirror, mirror3, raid10, raid5, raid6, raidz1, raidz2, btrfs-raid1,
     /// btrfs-raid1c3, btrfs-raid10, btrfs-raid5, btrfs-raid6, unraid, unraid2, snapraid, snapraid2,
     /// storage-spaces-simple, storage-spaces-mirror, storage-spaces-mirror3, storage-spaces-parity,
-    /// storage-spaces-parity2, storage-spaces-parity-wbc, storage-spaces-parity2-wbc.
+    /// storage-spaces-parity2, storage-spaces-parity-wbc, storage-spaces-parity2-wbc. A Storage Spaces layout
+    /// takes New-VirtualDisk's -NumberOfColumns and -Interleave after its name:
+    /// storage-spaces-parity:columns=4:interleave=64k (Windows' own choice otherwise).
     #[arg(long, value_name = "LIST", value_parser = parse_layouts)]
     pub layouts: Option<LayoutList>,
 

@@ -60,8 +60,8 @@ pub fn evaluate(layout: Layout, drives: &[Drive], settings: &Settings) -> Layout
     let price = total_price(drives);
     LayoutAnswer {
         rank: 0,
-        layout: layout.name().into(),
-        layout_label: layout.label().into(),
+        layout: layout.to_string(),
+        layout_label: layout.label(),
         pool: pool_name(drives),
         members: drives.iter().map(|d| d.name.clone()).collect(),
         raw_bytes: raw as u64,

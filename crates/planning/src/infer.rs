@@ -229,7 +229,7 @@ pub fn infer_member(pool: Measured, measured: RawFigures) -> Result<Drive, Infer
         }
     }
     Err(InferError::NoFit {
-        layout: layout.name().into(),
+        layout: layout.to_string(),
         figure: FIGURE_NAMES[worst.0],
         why: format!("the closest drive is still {:+.0} % off", worst.1 * 100.0),
     })

@@ -16,6 +16,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::spaces::{self, Shape};
+use super::spaces_tune::Tune;
 
 /// btrfs's fixed stripe unit (BTRFS_STRIPE_LEN).
 pub const BTRFS_STRIPE: u64 = 64 * 1024;
@@ -44,13 +45,14 @@ pub enum Layout {
     Unraid2,
     Snapraid,
     Snapraid2,
-    SpacesSimple,
-    SpacesMirror,
-    SpacesMirror3,
-    SpacesParity,
-    SpacesParity2,
-    SpacesParityCache,
-    SpacesParity2Cache,
+    // A Storage Spaces layout carries its columns and interleave (`spaces_tune`; Windows' own unless given).
+    SpacesSimple(Tune),
+    SpacesMirror(Tune),
+    SpacesMirror3(Tune),
+    SpacesParity(Tune),
+    SpacesParity2(Tune),
+    SpacesParityCache(Tune),
+    SpacesParity2Cache(Tune),
 }
 
 /// How data, copies and parity lie on the members.
@@ -105,13 +107,37 @@ const ALL: [(Layout, &str, &str); 24] = [
     (Layout::Unraid2, "unraid2", "file per disk, 2 live parity (Unraid)"),
     (Layout::Snapraid, "snapraid", "file per disk, 1 snapshot parity (mergerfs + SnapRAID)"),
     (Layout::Snapraid2, "snapraid2", "file per disk, 2 snapshot parity (mergerfs + SnapRAID)"),
-    (Layout::SpacesSimple, "storage-spaces-simple", "Storage Spaces simple (256 KiB interleave)"),
-    (Layout::SpacesMirror, "storage-spaces-mirror", "Storage Spaces two-way mirror (256 KiB interleave)"),
-    (Layout::SpacesMirror3, "storage-spaces-mirror3", "Storage Spaces three-way mirror (256 KiB interleave)"),
-    (Layout::SpacesParity, "storage-spaces-parity", "Storage Spaces parity (256 KiB interleave, no write-back cache)"),
-    (Layout::SpacesParity2, "storage-spaces-parity2", "Storage Spaces dual parity (256 KiB interleave, no cache)"),
-    (Layout::SpacesParityCache, "storage-spaces-parity-wbc", "Storage Spaces parity, 1 GiB write-back cache on SSDs"),
-    (Layout::SpacesParity2Cache, "storage-spaces-parity2-wbc", "Storage Spaces dual parity, 1 GiB write-back cache"),
+    (Layout::SpacesSimple(Tune::WINDOWS), "storage-spaces-simple", "Storage Spaces simple (256 KiB interleave)"),
+    (
+        Layout::SpacesMirror(Tune::WINDOWS),
+        "storage-spaces-mirror",
+        "Storage Spaces two-way mirror (256 KiB interleave)",
+    ),
+    (
+        Layout::SpacesMirror3(Tune::WINDOWS),
+        "storage-spaces-mirror3",
+        "Storage Spaces three-way mirror (256 KiB interleave)",
+    ),
+    (
+        Layout::SpacesParity(Tune::WINDOWS),
+        "storage-spaces-parity",
+        "Storage Spaces parity (256 KiB interleave, no write-back cache)",
+    ),
+    (
+        Layout::SpacesParity2(Tune::WINDOWS),
+        "storage-spaces-parity2",
+        "Storage Spaces dual parity (256 KiB interleave, no cache)",
+    ),
+    (
+        Layout::SpacesParityCache(Tune::WINDOWS),
+        "storage-spaces-parity-wbc",
+        "Storage Spaces parity, 1 GiB write-back cache on SSDs",
+    ),
+    (
+        Layout::SpacesParity2Cache(Tune::WINDOWS),
+        "storage-spaces-parity2-wbc",
+        "Storage Spaces dual parity, 1 GiB write-back cache",
+    ),
 ];
 
 /// The layouts compared when `--layouts` is not given.
@@ -132,12 +158,52 @@ impl Layout {
         ALL.iter().map(|(l, ..)| *l)
     }
 
+    /// The layout's name without its settings (`storage-spaces-parity`); `Display` adds them.
     pub fn name(self) -> &'static str {
-        ALL.iter().find(|(l, ..)| *l == self).map_or("?", |(_, n, _)| n)
+        ALL.iter().find(|(l, ..)| l.untuned() == self.untuned()).map_or("?", |(_, n, _)| n)
     }
 
-    pub fn label(self) -> &'static str {
-        ALL.iter().find(|(l, ..)| *l == self).map_or("?", |(.., d)| d)
+    /// What the layout is, in words, with a space's columns and interleave when they were given.
+    pub fn label(self) -> String {
+        let label = ALL.iter().find(|(l, ..)| l.untuned() == self.untuned()).map_or("?", |(.., d)| d);
+        match self.tune().filter(|t| !t.is_default()) {
+            Some(tune) => format!("{label}; given{}", tune.to_string().replace(':', " ")),
+            None => label.to_string(),
+        }
+    }
+
+    /// A Storage Spaces layout's settings; `None` for every other layout.
+    pub fn tune(self) -> Option<Tune> {
+        use Layout::*;
+        match self {
+            SpacesSimple(t)
+            | SpacesMirror(t)
+            | SpacesMirror3(t)
+            | SpacesParity(t)
+            | SpacesParity2(t)
+            | SpacesParityCache(t)
+            | SpacesParity2Cache(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The same layout with a space's settings set (`self` for a layout that has none).
+    pub fn tuned(self, tune: Tune) -> Layout {
+        use Layout::*;
+        match self {
+            SpacesSimple(_) => SpacesSimple(tune),
+            SpacesMirror(_) => SpacesMirror(tune),
+            SpacesMirror3(_) => SpacesMirror3(tune),
+            SpacesParity(_) => SpacesParity(tune),
+            SpacesParity2(_) => SpacesParity2(tune),
+            SpacesParityCache(_) => SpacesParityCache(tune),
+            SpacesParity2Cache(_) => SpacesParity2Cache(tune),
+            other => other,
+        }
+    }
+
+    fn untuned(self) -> Layout {
+        self.tuned(Tune::WINDOWS)
     }
 
     pub fn family(self) -> Family {
@@ -187,13 +253,13 @@ impl Layout {
             Unraid2 => Family::WholeFile { parity: 2, live: true },
             Snapraid => Family::WholeFile { parity: 1, live: false },
             Snapraid2 => Family::WholeFile { parity: 2, live: false },
-            SpacesSimple => Family::Slabs(Shape { copies: 1, parity: 0, cache: false }),
-            SpacesMirror => Family::Slabs(Shape { copies: 2, parity: 0, cache: false }),
-            SpacesMirror3 => Family::Slabs(Shape { copies: 3, parity: 0, cache: false }),
-            SpacesParity => Family::Slabs(Shape { copies: 1, parity: 1, cache: false }),
-            SpacesParity2 => Family::Slabs(Shape { copies: 1, parity: 2, cache: false }),
-            SpacesParityCache => Family::Slabs(Shape { copies: 1, parity: 1, cache: true }),
-            SpacesParity2Cache => Family::Slabs(Shape { copies: 1, parity: 2, cache: true }),
+            SpacesSimple(tune) => Family::Slabs(Shape { copies: 1, parity: 0, cache: false, tune }),
+            SpacesMirror(tune) => Family::Slabs(Shape { copies: 2, parity: 0, cache: false, tune }),
+            SpacesMirror3(tune) => Family::Slabs(Shape { copies: 3, parity: 0, cache: false, tune }),
+            SpacesParity(tune) => Family::Slabs(Shape { copies: 1, parity: 1, cache: false, tune }),
+            SpacesParity2(tune) => Family::Slabs(Shape { copies: 1, parity: 2, cache: false, tune }),
+            SpacesParityCache(tune) => Family::Slabs(Shape { copies: 1, parity: 1, cache: true, tune }),
+            SpacesParity2Cache(tune) => Family::Slabs(Shape { copies: 1, parity: 2, cache: true, tune }),
         }
     }
 
@@ -219,38 +285,76 @@ impl Layout {
                 need(4).or_else(|| (!n.is_multiple_of(2)).then(|| "needs an even number of drives".to_string()))
             }
             Family::Striped { parity, .. } => need(parity + 2),
-            Family::Slabs(shape) => (n < shape.min_drives())
-                .then(|| format!("needs at least {} drives (Windows' minimum)", shape.min_drives())),
+            Family::Slabs(shape) => spaces_refuses(shape, n),
         }
     }
 }
 
+/// Why `n` drives cannot make a space of `shape`: fewer than Windows' minimum, or fewer than the columns given
+/// (each column, and each copy of it, on its own drive), or a column count the kind cannot have.
+fn spaces_refuses(shape: Shape, n: usize) -> Option<String> {
+    if n < shape.min_drives() {
+        return Some(format!("needs at least {} drives (Windows' minimum)", shape.min_drives()));
+    }
+    let given = shape.tune.columns as usize;
+    if given == 0 {
+        return None;
+    }
+    if given < shape.min_columns() {
+        return Some(format!("columns={given} is too few: this kind needs at least {}", shape.min_columns()));
+    }
+    (given * shape.copies > n).then(|| {
+        format!("columns={given} needs {} drives (each column and copy on its own drive)", given * shape.copies)
+    })
+}
+
+/// The name with a space's settings after it (`storage-spaces-parity:columns=4`), as `--layouts` reads it.
 impl fmt::Display for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.write_str(self.name())?;
+        match self.tune() {
+            Some(tune) => write!(f, "{tune}"),
+            None => Ok(()),
+        }
     }
 }
 
 impl FromStr for Layout {
     type Err = String;
     fn from_str(s: &str) -> Result<Layout, String> {
-        let key = s.trim().to_ascii_lowercase();
-        let key = match key.as_str() {
-            "mirror2" | "raid1" => "mirror",
-            "parity" => "raid5",
-            "btrfs-raid1c2" => "btrfs-raid1",
-            "storage-spaces" | "spaces-simple" => "storage-spaces-simple",
-            "spaces-mirror" | "storage-spaces-mirror2" => "storage-spaces-mirror",
-            "spaces-mirror3" => "storage-spaces-mirror3",
-            "spaces-parity" => "storage-spaces-parity",
-            "spaces-parity2" | "storage-spaces-dual-parity" => "storage-spaces-parity2",
-            other => other,
-        };
-        ALL.iter().find(|(_, name, _)| *name == key).map(|(l, ..)| *l).ok_or_else(|| {
-            let names: Vec<&str> = ALL.iter().map(|(_, n, _)| *n).collect();
-            format!("'{s}' is not a layout; known layouts: {} (or 'all')", names.join(", "))
-        })
+        let (name, settings) = s.split_once(':').unwrap_or((s, ""));
+        let layout = base_layout(name)?;
+        if settings.trim().is_empty() {
+            return Ok(layout);
+        }
+        if layout.tune().is_none() {
+            return Err(format!(
+                "'{s}': only Storage Spaces layouts take settings (columns=N, interleave=SIZE); give '{}' alone",
+                layout.name()
+            ));
+        }
+        Tune::parse(settings).map(|tune| layout.tuned(tune)).map_err(|e| format!("'{s}': {e}"))
     }
+}
+
+/// A layout by its name or one of its other spellings, with Windows' own settings for a space.
+fn base_layout(s: &str) -> Result<Layout, String> {
+    let key = s.trim().to_ascii_lowercase();
+    let key = match key.as_str() {
+        "mirror2" | "raid1" => "mirror",
+        "parity" => "raid5",
+        "btrfs-raid1c2" => "btrfs-raid1",
+        "storage-spaces" | "spaces-simple" => "storage-spaces-simple",
+        "spaces-mirror" | "storage-spaces-mirror2" => "storage-spaces-mirror",
+        "spaces-mirror3" => "storage-spaces-mirror3",
+        "spaces-parity" => "storage-spaces-parity",
+        "spaces-parity2" | "storage-spaces-dual-parity" => "storage-spaces-parity2",
+        other => other,
+    };
+    ALL.iter().find(|(_, name, _)| *name == key).map(|(l, ..)| *l).ok_or_else(|| {
+        let names: Vec<&str> = ALL.iter().map(|(_, n, _)| *n).collect();
+        format!("'{s}' is not a layout; known layouts: {} (or 'all')", names.join(", "))
+    })
 }
 
 /// Parses `--layouts`: a comma-separated list, or `all`.
@@ -436,9 +540,32 @@ mod tests {
         assert_eq!(parse_layouts("all").unwrap().len(), 24);
         assert_eq!(
             parse_layouts("spaces-mirror,storage-spaces-parity").unwrap(),
-            [Layout::SpacesMirror, Layout::SpacesParity]
+            [Layout::SpacesMirror(Tune::WINDOWS), Layout::SpacesParity(Tune::WINDOWS)]
         );
-        assert_eq!(Layout::SpacesMirror3.refuses(4).unwrap(), "needs at least 5 drives (Windows' minimum)");
-        assert_eq!(Layout::SpacesMirror.refuses(3), None);
+        assert_eq!(
+            Layout::SpacesMirror3(Tune::WINDOWS).refuses(4).unwrap(),
+            "needs at least 5 drives (Windows' minimum)"
+        );
+        assert_eq!(Layout::SpacesMirror(Tune::WINDOWS).refuses(3), None);
+    }
+
+    #[test]
+    fn a_space_takes_its_columns_and_interleave_after_its_name() {
+        let tuned = Tune { columns: 4, interleave: 64 * 1024 };
+        let list = parse_layouts("raid10,storage-spaces-parity:columns=4:interleave=64k,spaces-parity").unwrap();
+        assert_eq!(list, [Layout::Raid10, Layout::SpacesParity(tuned), Layout::SpacesParity(Tune::WINDOWS)]);
+        // The name reads back, and the settings show in the name and the words.
+        assert_eq!(list[1].to_string(), "storage-spaces-parity:columns=4:interleave=64k");
+        assert_eq!(list[1].to_string().parse::<Layout>().unwrap(), list[1]);
+        assert_eq!(list[1].name(), "storage-spaces-parity");
+        assert!(list[1].label().ends_with("given columns=4 interleave=64k"), "{}", list[1].label());
+        // Only a space takes settings; four columns need four drives, parity at least three columns.
+        assert!("raid5:columns=4".parse::<Layout>().unwrap_err().contains("only Storage Spaces"));
+        assert_eq!(list[1].refuses(3).unwrap(), "columns=4 needs 4 drives (each column and copy on its own drive)");
+        assert_eq!(list[1].refuses(6), None);
+        let two: Layout = "storage-spaces-parity:columns=2".parse().unwrap();
+        assert!(two.refuses(6).unwrap().contains("at least 3"));
+        let mirror: Layout = "storage-spaces-mirror:columns=2".parse().unwrap();
+        assert!(mirror.refuses(3).unwrap().contains("needs 4 drives"));
     }
 }

@@ -30,6 +30,7 @@ pub mod members;
 pub mod readers;
 pub mod service;
 pub mod spaces;
+pub mod spaces_tune;
 pub mod workload;
 
 pub use catalogue::{CatalogueError, parse_catalogue};
@@ -162,9 +163,7 @@ pub fn plan(request: &PlanRequest, command: Vec<String>, created_at: String) -> 
     for pool in &request.pools {
         for &layout in &request.layouts {
             match layout.refuses(pool.len()) {
-                Some(why) => {
-                    refused.push(Refusal { layout: layout.name().into(), pool: evaluate::pool_name(pool), why })
-                }
+                Some(why) => refused.push(Refusal { layout: layout.to_string(), pool: evaluate::pool_name(pool), why }),
                 None => answers.push(evaluate::evaluate(layout, pool, &settings)),
             }
         }

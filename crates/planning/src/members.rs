@@ -365,7 +365,7 @@ pub fn op_latency(pool: &Pool, op: Op) -> Option<f64> {
         Family::MirrorSets { .. } | Family::Chunks { .. } => (op.bytes, 1.0),
         Family::Slabs(shape) => {
             let columns = if op.dir == Dir::Read { shape.data_columns(n) } else { shape.columns(n) } as f64;
-            let touched = units_covered(op.bytes, spaces::INTERLEAVE as f64, op.sequential).min(columns);
+            let touched = units_covered(op.bytes, shape.interleave() as f64, op.sequential).min(columns);
             let rmw = op.dir == Dir::Write && shape.parity > 0 && spaces::partial_stripe(shape, n, op.bytes);
             (op.bytes / touched, if rmw { 2.0 } else { 1.0 })
         }

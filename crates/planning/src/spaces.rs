@@ -13,6 +13,7 @@ use super::drive::{Cost, Dir, Drive};
 use super::layout::{Family, Layout};
 use super::members::{ALIGN, Issuers, Op, OpCosts, Part, Pool, State, units_covered};
 use super::readers::concentrate;
+use super::spaces_tune::Tune;
 use crate::units::Bytes;
 
 /// Storage Spaces' default interleave (the data one column holds per stripe).
@@ -29,13 +30,33 @@ pub struct Shape {
     /// gathers a sequential stream's writes into whole stripes before they reach the hard disks. Random writes
     /// are destaged one by one, each still a read/modify/write once the cache is full.
     pub cache: bool,
+    /// Columns and interleave when given (`New-VirtualDisk -NumberOfColumns -Interleave`), else Windows' own.
+    pub tune: Tune,
 }
 
 impl Shape {
-    /// Columns Windows chooses for `n` drives: as many as the drives allow, at most 8 (a mirror: drives ÷
-    /// copies); parity needs 3 (single) or 7 (dual).
+    /// The space's columns: those given, or those Windows chooses for `n` drives: as many as the drives allow,
+    /// at most 8 (a mirror: drives ÷ copies); parity needs 3 (single) or 7 (dual).
     pub fn columns(self, n: usize) -> usize {
-        (n / self.copies).clamp(1, MAX_COLUMNS)
+        match self.tune.columns {
+            0 => (n / self.copies).clamp(1, MAX_COLUMNS),
+            given => given as usize,
+        }
+    }
+
+    /// The data one column holds per stripe: the interleave given, or Windows' 256 KiB.
+    pub fn interleave(self) -> u64 {
+        if self.tune.interleave > 0 { self.tune.interleave } else { INTERLEAVE }
+    }
+
+    /// Columns a space of this kind needs at least: parity needs its parity columns and two of data (Windows
+    /// refuses fewer: three for single parity, seven for dual), a mirror or simple space one.
+    pub fn min_columns(self) -> usize {
+        match self.parity {
+            0 => 1,
+            1 => 3,
+            _ => 7,
+        }
     }
 
     /// Data columns per stripe.
@@ -62,7 +83,7 @@ impl Shape {
 
     /// Data bytes of one full stripe.
     pub fn stripe(self, n: usize) -> f64 {
-        (self.data_columns(n) as u64 * INTERLEAVE) as f64
+        (self.data_columns(n) as u64 * self.interleave()) as f64
     }
 }
 
@@ -98,7 +119,7 @@ fn spread(pool: &Pool, state: State, op: Op, issuers: Issuers, per_issuer: usize
 pub fn op_costs(pool: &Pool, shape: Shape, op: Op, issuers: Issuers, state: State) -> OpCosts {
     let n = pool.drives.len();
     let data = shape.data_columns(n);
-    let units = units_covered(op.bytes, INTERLEAVE as f64, op.sequential);
+    let units = units_covered(op.bytes, shape.interleave() as f64, op.sequential);
     let runs = units.min(data as f64);
     let mut costs = vec![Cost::ZERO; n];
     let lost = match state {
@@ -165,7 +186,7 @@ pub fn parity_write_runs(shape: Shape, n: usize, op: Op) -> (f64, f64) {
     let p = shape.parity as f64;
     let full = (op.bytes / stripe).floor();
     let rest = op.bytes - full * stripe;
-    let partial = if rest > 0.5 { units_covered(rest, INTERLEAVE as f64, op.sequential).ceil() } else { 0.0 };
+    let partial = if rest > 0.5 { units_covered(rest, shape.interleave() as f64, op.sequential).ceil() } else { 0.0 };
     let rmw = if partial > 0.0 { partial + p } else { 0.0 };
     (rmw, full * columns + rmw)
 }
@@ -179,9 +200,9 @@ fn parity_write_bytes(shape: Shape, n: usize, bytes: f64, sequential: bool) -> f
     }
     let full = (bytes / stripe).floor();
     let rest = bytes - full * stripe;
-    let per_column = rest.min(INTERLEAVE as f64);
+    let per_column = rest.min(shape.interleave() as f64);
     let partial = if rest > 0.5 { rest + per_column * shape.parity as f64 } else { 0.0 };
-    full * (shape.columns(n) as u64 * INTERLEAVE) as f64 + partial
+    full * (shape.columns(n) as u64 * shape.interleave()) as f64 + partial
 }
 
 /// Whether a write of `bytes` leaves a partial stripe (and so waits for its reads before it writes).
@@ -224,7 +245,7 @@ pub fn penalty_note(layout: Layout, drives: &[Drive], request: f64) -> Option<St
         (rate(small, Issuers::MANY), rate(seq, Issuers::threads(1)) * request / 1e6)
     };
     let (small, seq) = rates(layout);
-    let (mirror_small, mirror_seq) = rates(Layout::SpacesMirror);
+    let (mirror_small, mirror_seq) = rates(Layout::SpacesMirror(Tune::WINDOWS));
     let kind = match (shape.cache, partial_stripe(shape, n, request)) {
         (true, _) => "gathered into whole stripes by the write-back cache",
         (false, true) => "a partial stripe, read/modify/write",
@@ -235,7 +256,7 @@ pub fn penalty_note(layout: Layout, drives: &[Drive], request: f64) -> Option<St
          and writes both ({ios:.0} member I/Os): 4 KiB random writes {small:.0}/s against {mirror_small:.0}/s on a \
          two-way mirror of the same drives ({:.1}× fewer); one writer's {} writes ({kind}) {seq:.0} MB/s against \
          {mirror_seq:.0} MB/s (docs/planning.md, \"Storage Spaces\").",
-        layout.name(),
+        layout,
         super::evaluate::pool_name(drives),
         shape.columns(n),
         Bytes(stripe as u64),
@@ -253,8 +274,8 @@ mod tests {
     use crate::planning::members::op_costs as member_costs;
 
     const TB: f64 = 1e12;
-    const PARITY: Shape = Shape { copies: 1, parity: 1, cache: false };
-    const MIRROR: Shape = Shape { copies: 2, parity: 0, cache: false };
+    const PARITY: Shape = Shape { copies: 1, parity: 1, cache: false, tune: Tune::WINDOWS };
+    const MIRROR: Shape = Shape { copies: 2, parity: 0, cache: false, tune: Tune::WINDOWS };
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
@@ -281,14 +302,14 @@ mod tests {
         assert!((usable - 6.0 * TB).abs() < 1e6, "{usable}");
         assert!(stored.iter().all(|s| (s - 4.0 * TB).abs() < 1e6), "{stored:?}");
         let drives = vec![throttled(100.0, 100.0); 3];
-        let p = pool(Layout::SpacesMirror, &drives);
+        let p = pool(Layout::SpacesMirror(Tune::WINDOWS), &drives);
         let read = Op { dir: Dir::Read, bytes: 4096.0, sequential: false, positioned: true };
         // Many readers: every drive serves a third of the reads: 3 × 100 = 300 reads/s.
         assert!((rate(&p, read, Issuers::MANY, State::Healthy) - 300.0).abs() < 1e-6);
         // One sequential reader of 1 MiB on 250 MB/s disks: one column of one copy, one drive: 250 MB/s; many
         // readers: all three, 750 MB/s.
         let disks = vec![hdd(8); 3];
-        let d = pool(Layout::SpacesMirror, &disks);
+        let d = pool(Layout::SpacesMirror(Tune::WINDOWS), &disks);
         let seq = Op { dir: Dir::Read, bytes: 1_048_576.0, sequential: true, positioned: false };
         let mbps = rate(&d, seq, Issuers::threads(1), State::Healthy) * 1.048576;
         assert!((mbps - 250.0).abs() < 0.01, "{mbps}");
@@ -306,7 +327,7 @@ mod tests {
         let small = Op { dir: Dir::Write, bytes: 4096.0, sequential: false, positioned: true };
         assert_eq!(parity_write_runs(PARITY, 3, small), (2.0, 2.0));
         let drives = vec![throttled(100.0, 100.0); 3];
-        let p = pool(Layout::SpacesParity, &drives);
+        let p = pool(Layout::SpacesParity(Tune::WINDOWS), &drives);
         assert!((rate(&p, small, Issuers::MANY, State::Healthy) - 75.0).abs() < 1e-6);
         // A 1 MiB write is two whole stripes: 6 column writes, no reads.
         let stripe = Op { bytes: 1_048_576.0, sequential: true, positioned: false, ..small };
@@ -314,8 +335,11 @@ mod tests {
         // 6 drives, 6 columns: a 1 MiB write is 4 of the 5 data columns of a 1.25 MiB stripe: reads 4 + 1,
         // writes 4 + 1; dual parity on 8 drives reads 4 + 2 and writes 4 + 2.
         assert_eq!(parity_write_runs(PARITY, 6, stripe), (5.0, 5.0));
-        assert_eq!(parity_write_runs(Shape { copies: 1, parity: 2, cache: false }, 8, stripe), (6.0, 6.0));
-        assert_eq!(small_write_ios(Shape { copies: 1, parity: 2, cache: false }, 8).0, 6.0);
+        assert_eq!(
+            parity_write_runs(Shape { copies: 1, parity: 2, cache: false, tune: Tune::WINDOWS }, 8, stripe),
+            (6.0, 6.0)
+        );
+        assert_eq!(small_write_ios(Shape { copies: 1, parity: 2, cache: false, tune: Tune::WINDOWS }, 8).0, 6.0);
     }
 
     #[test]
@@ -324,22 +348,39 @@ mod tests {
         // stripes: 4 data + 1 parity columns read (1.25 MiB), then written (1.25 MiB), each member a sixth, and
         // every run written back one turn (8.33 ms) after it was read: 5 ÷ 6 turns per write per member.
         let drives = vec![hdd(8); 6];
-        let p = pool(Layout::SpacesParity, &drives);
+        let p = pool(Layout::SpacesParity(Tune::WINDOWS), &drives);
         let seq = Op { dir: Dir::Write, bytes: 1_048_576.0, sequential: true, positioned: false };
         let per_member = 2.0 * 1_310_720.0 / 6.0 / 250e6 + 5.0 / 6.0 * 0.008_333_333;
         let mbps = rate(&p, seq, Issuers::threads(1), State::Healthy) * 1.048576;
         assert!((mbps - 1.048576 / per_member).abs() < 0.01, "{mbps} against {}", 1.048576 / per_member);
         // The same writes on a two-way mirror of the six (3 columns × 2 copies): 3 × 250 MB/s.
-        let m = pool(Layout::SpacesMirror, &drives);
+        let m = pool(Layout::SpacesMirror(Tune::WINDOWS), &drives);
         let mirror = rate(&m, seq, Issuers::threads(1), State::Healthy) * 1.048576;
         assert!((mirror - 750.0).abs() < 0.01, "{mirror}");
+    }
+
+    #[test]
+    fn given_columns_and_interleave_set_the_stripe_and_the_read_modify_write() {
+        // New-VirtualDisk -NumberOfColumns 4 -Interleave 64KB on 6 drives: 3 data columns of 64 KiB, a 192 KiB
+        // stripe. A 1 MiB sequential write is 5 whole stripes (4 column writes each) and 64 KiB over: one data
+        // column and the parity read, then written: (2 reads, 5 × 4 + 2 = 22 writes).
+        let tuned = Shape { tune: Tune { columns: 4, interleave: 65536 }, ..PARITY };
+        assert_eq!((tuned.columns(6), tuned.stripe(6)), (4, 196_608.0));
+        let seq = Op { dir: Dir::Write, bytes: 1_048_576.0, sequential: true, positioned: false };
+        assert_eq!(parity_write_runs(tuned, 6, seq), (2.0, 22.0));
+        // Windows' own choice on 6 drives: 6 columns of 256 KiB, the same write a partial stripe (5 + 5).
+        assert_eq!(parity_write_runs(PARITY, 6, seq), (5.0, 5.0));
+        // A 4 KiB write is a read/modify/write of one column and the parity whatever the settings.
+        let small = Op { bytes: 4096.0, sequential: false, positioned: true, ..seq };
+        assert_eq!(small_write_ios(tuned, 6), (4.0, 196_608.0));
+        assert_eq!(parity_write_runs(tuned, 6, small), (2.0, 2.0));
     }
 
     #[test]
     fn a_write_back_cache_gathers_a_stream_into_whole_stripes() {
         // 6 disks, 6 columns: without the cache a 1 MiB write is a partial stripe (5 reads, 5 writes); with it the
         // stream's 1 MiB is 4/5 of a stripe of 6 columns: 4.8 column writes of 256 KiB, nothing read.
-        let cached = Shape { copies: 1, parity: 1, cache: true };
+        let cached = Shape { copies: 1, parity: 1, cache: true, tune: Tune::WINDOWS };
         let seq = Op { dir: Dir::Write, bytes: 1_048_576.0, sequential: true, positioned: false };
         let (reads, writes) = parity_write_runs(cached, 6, seq);
         assert!(reads == 0.0 && (writes - 4.8).abs() < 1e-9, "{writes}");
@@ -348,7 +389,7 @@ mod tests {
         assert_eq!(parity_write_runs(cached, 6, small), (2.0, 2.0));
         // One writer on 6 disks of 250 MB/s: 1.25 MiB written per MiB, a sixth each: 5 × 250 = 1250 MB/s.
         let drives = vec![hdd(8); 6];
-        let p = pool(Layout::SpacesParityCache, &drives);
+        let p = pool(Layout::SpacesParityCache(Tune::WINDOWS), &drives);
         let mbps = rate(&p, seq, Issuers::threads(1), State::Healthy) * 1.048576;
         assert!((mbps - 1250.0).abs() < 0.5, "{mbps}");
     }
@@ -356,7 +397,7 @@ mod tests {
     #[test]
     fn parity_reads_spread_and_degraded_reads_rebuild_from_the_stripe() {
         let drives = vec![hdd(8); 3];
-        let p = pool(Layout::SpacesParity, &drives);
+        let p = pool(Layout::SpacesParity(Tune::WINDOWS), &drives);
         // One sequential reader of 1 MiB over 2 data columns of rotating disks: 2 × 250 MB/s.
         let seq = Op { dir: Dir::Read, bytes: 1_048_576.0, sequential: true, positioned: false };
         let mbps = rate(&p, seq, Issuers::threads(1), State::Healthy) * 1.048576;
@@ -364,7 +405,7 @@ mod tests {
         // 4 KiB reads on 3 throttled drives, one failed: a read meets it 1 time in 3 and then reads 2 columns:
         // (2/3 × 1 + 1/3 × 2) = 4/3 reads over 2 drives of 100/s: 150 reads/s.
         let flash = vec![throttled(100.0, 100.0); 3];
-        let p = pool(Layout::SpacesParity, &flash);
+        let p = pool(Layout::SpacesParity(Tune::WINDOWS), &flash);
         let read = Op { dir: Dir::Read, bytes: 4096.0, sequential: false, positioned: true };
         assert!((rate(&p, read, Issuers::MANY, State::Degraded(0)) - 150.0).abs() < 1e-6);
     }

@@ -188,7 +188,7 @@ fn trial_one(
     let n = args.devices.len();
     let mut entry = TrialLayout {
         layout: layout.name().into(),
-        label: layout.label().into(),
+        label: layout.label(),
         members: n,
         status: "failed".into(),
         failure: None,

@@ -21,8 +21,13 @@ pub fn btrfs_layout(layout: Layout) -> Option<Layout> {
         Raid5 | BtrfsRaid5 => Some(BtrfsRaid5),
         Raid6 | BtrfsRaid6 => Some(BtrfsRaid6),
         Raidz1 | Raidz2 | Unraid | Unraid2 | Snapraid | Snapraid2 => None,
-        SpacesSimple | SpacesMirror | SpacesMirror3 | SpacesParity | SpacesParity2 | SpacesParityCache
-        | SpacesParity2Cache => None,
+        SpacesSimple(_)
+        | SpacesMirror(_)
+        | SpacesMirror3(_)
+        | SpacesParity(_)
+        | SpacesParity2(_)
+        | SpacesParityCache(_)
+        | SpacesParity2Cache(_) => None,
     }
 }
 
