@@ -149,7 +149,8 @@ type Chart = (String, u64, u64, bool, Vec<String>);
 type Layout = (String, u64, u64, Vec<String>);
 
 /// Per chart, as drawn: the tick labels of each axis (y labels end at the axis, x labels centre on their tick),
-/// and every pair of its texts (ticks, axis titles, mark labels) whose boxes overlap by more than a pixel each way.
+/// and every pair of its texts (ticks, axis titles, mark labels) whose boxes overlap by more than a pixel each way,
+/// and every mark label (a bound, an answer) drawn over data points.
 const LAYOUT_JS: &str = r#"JSON.stringify([...document.querySelectorAll('figure.chart')].map(f => {
   const svg = f.querySelector('svg.plot');
   const ticks = [...svg.querySelectorAll('text.tick')];
@@ -162,6 +163,12 @@ const LAYOUT_JS: &str = r#"JSON.stringify([...document.querySelectorAll('figure.
     const w = Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left);
     const h = Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top);
     if (w > 1 && h > 1) overlaps.push(a + ' / ' + b);
+  }
+  const points = [...svg.querySelectorAll('.series circle')].map(c => c.getBoundingClientRect());
+  for (const t of svg.querySelectorAll('text.marklabel')) {
+    const r = t.getBoundingClientRect();
+    const under = points.filter(p => Math.min(r.right, p.right) - Math.max(r.left, p.left) > 1 && Math.min(r.bottom, p.bottom) - Math.max(r.top, p.top) > 1).length;
+    if (under > 0) overlaps.push(t.textContent + ' over ' + under + ' data points');
   }
   return [f.id, y, x, overlaps];
 }))"#;

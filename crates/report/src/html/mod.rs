@@ -12,6 +12,7 @@ mod capacity;
 mod charts;
 mod compare;
 mod glance;
+mod mark_labels;
 mod svg;
 mod sweep;
 mod tables;

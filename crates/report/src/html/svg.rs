@@ -6,6 +6,8 @@
 
 use std::fmt::Write as _;
 
+use super::mark_labels::LabelRows;
+
 const WIDTH: f64 = 760.0;
 const HEIGHT: f64 = 280.0;
 const LEFT: f64 = 70.0;
@@ -286,7 +288,7 @@ impl Chart {
     /// Bands first (under the data), lines and labels after (over it).
     fn write_marks(&self, out: &mut String, bands: bool) {
         let (y0, y1) = (TOP, HEIGHT - BOTTOM);
-        let mut rows = LabelRows::default();
+        let mut rows = LabelRows::new(y0, self.point_pixels());
         for mark in &self.marks {
             match (mark, bands) {
                 (Mark::Band(a, b, label), true) => {
@@ -309,7 +311,8 @@ impl Chart {
                     // over-time chart written over each other into a jumble).
                     let width = label_width(label);
                     let span = if anchor == "end" { (lx - width, lx) } else { (lx, lx + width) };
-                    let y = y0 + 12.0 + 13.0 * rows.place(span) as f64;
+                    let row = rows.place(span);
+                    let y = rows.baseline(row);
                     let _ = write!(
                         out,
                         "<text class=\"marklabel\" x=\"{lx:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\">{}</text>",
@@ -338,28 +341,18 @@ impl Chart {
     }
 }
 
+impl Chart {
+    /// The drawn points (series drawn as points), in pixels: what a mark's label must not cover.
+    fn point_pixels(&self) -> Vec<(f64, f64)> {
+        let points = self.drawn().filter(|s| s.style == Style::Points).flat_map(|s| s.points.iter().flatten());
+        points.map(|&(x, y)| (self.px(x), self.py(y))).collect()
+    }
+}
+
 /// Width of a mark label in the chart's units: 11 px text at about 0.6 em a character (no font is measured
 /// when the page is written; the browser test measures the real boxes).
 fn label_width(label: &str) -> f64 {
     label.chars().count() as f64 * 6.6
-}
-
-/// The rows of mark labels at the top of a plot, each holding the horizontal spans taken in it.
-#[derive(Default)]
-struct LabelRows(Vec<Vec<(f64, f64)>>);
-
-impl LabelRows {
-    /// The first row where `(start, end)` overlaps no label (with a small gap), which it then takes.
-    fn place(&mut self, (start, end): (f64, f64)) -> usize {
-        const GAP: f64 = 6.0;
-        let free = |row: &Vec<(f64, f64)>| row.iter().all(|(a, b)| end + GAP <= *a || start >= b + GAP);
-        let row = self.0.iter().position(free).unwrap_or(self.0.len());
-        if row == self.0.len() {
-            self.0.push(Vec::new());
-        }
-        self.0[row].push((start, end));
-        row
-    }
 }
 
 /// Escapes text for HTML and SVG (element content and attribute values).
@@ -494,16 +487,6 @@ mod tests {
         }
         assert_eq!(log_ticks(1.0, 1000.0), [1.0, 10.0, 100.0, 1000.0]);
         assert_eq!(log_ticks(1.0, 20.0), [1.0, 2.0, 5.0, 10.0, 20.0]);
-    }
-
-    #[test]
-    fn mark_labels_take_the_first_row_where_they_overlap_nothing() {
-        let mut rows = LabelRows::default();
-        assert_eq!(rows.place((100.0, 200.0)), 0);
-        assert_eq!(rows.place((150.0, 250.0)), 1, "overlaps the first");
-        assert_eq!(rows.place((210.0, 300.0)), 0, "fits beside the first");
-        assert_eq!(rows.place((140.0, 160.0)), 2, "under both");
-        assert_eq!(rows.place((20.0, 60.0)), 0, "left of everything");
     }
 
     #[test]
