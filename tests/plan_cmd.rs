@@ -152,6 +152,24 @@ fn a_space_s_columns_and_interleave_change_its_answer() {
     }
 }
 
+/// Issue 28: a controller's read cache that holds the file workload's working set serves its reads; the reason
+/// line says so, and a cache given in a wrong form is refused.
+#[test]
+fn a_controller_cache_holding_the_working_set_serves_the_reads() {
+    let plan = |cache: &str| {
+        streamcap()
+            .args(["plan", "--drives", CATALOGUE, "--pool", "mg10-20tb:4", "--layouts", "raid10"])
+            .args(["--file-workload", "threads=32,size=4m,files=512", "--controller-cache", cache])
+            .assert()
+    };
+    plan("4GiB:2000MB/s:50000").success().stdout(predicates::str::contains(
+        "file workload 50000 reads/s (controller-cache-bound: its 4 GiB cache holds the working set (2 GiB)",
+    ));
+    // A 1 GiB cache does not hold 2 GiB: the disks serve the reads, seek-bound.
+    plan("1GiB:2000MB/s:50000").success().stdout(predicates::str::contains("controller").not());
+    plan("4GiB:2000MB/s").code(2).stderr(predicates::str::contains("SIZE:READ:IOPS"));
+}
+
 /// Issue 28: the cost of what was measured came from hand arithmetic. `--result` reads a result of a real
 /// target and prints its figures with their costs beside the model's answers.
 #[test]

@@ -57,6 +57,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         rebuild_share: args.rebuild_share / 100.0,
         sequential_request: planning::defaults::SEQUENTIAL_REQUEST,
         data_set: args.data_set,
+        controller: args.controller_cache,
     };
     let mut result = planning::plan(&request, std::env::args().collect(), rfc3339(std::time::SystemTime::now()))?;
     result.measured = measured(&args, &mut result.currency)?;

@@ -68,6 +68,10 @@ pub struct PlanArgs {
     /// on only some members, which then serve every read (default: enough data to lie on every member).
     #[arg(long, value_name = "SIZE", value_parser = crate::cli::parse_positive_bytes, help_heading = "Workload")]
     pub data_set: Option<Bytes>,
+    /// A read cache in front of every member (a RAID controller's): SIZE:READ:IOPS, e.g. 4GiB:2000MB/s:50000.
+    /// While the file workload's working set (size × files) fits it, it serves every read.
+    #[arg(long, value_name = "SIZE:READ:IOPS", value_parser = parse_controller_cache, help_heading = "Workload")]
+    pub controller_cache: Option<crate::planning::DriveCache>,
     /// Share of each involved member's time a rebuild takes, percent.
     #[arg(long, value_name = "PCT", default_value_t = 50.0, value_parser = parse_share, help_heading = "Workload")]
     pub rebuild_share: f64,
@@ -89,6 +93,10 @@ pub struct PlanArgs {
 /// The layouts of `--layouts` (a newtype: clap would read a `Vec` as a repeated flag).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LayoutList(pub Vec<crate::planning::Layout>);
+
+fn parse_controller_cache(s: &str) -> Result<crate::planning::DriveCache, String> {
+    crate::planning::DriveCache::parse_spec(s)
+}
 
 fn parse_layouts(s: &str) -> Result<LayoutList, String> {
     crate::planning::parse_layouts(s).map(LayoutList)

@@ -104,6 +104,25 @@ pub struct DriveCache {
     pub read_iops: f64,
 }
 
+impl DriveCache {
+    /// `SIZE:READ:IOPS` (`4GiB:2000MB/s:50000`), as `plan --controller-cache` takes it.
+    pub fn parse_spec(text: &str) -> Result<DriveCache, String> {
+        const FORM: &str =
+            "give SIZE:READ:IOPS, e.g. 4GiB:2000MB/s:50000 (the cache's size, its read rate and its 4 KiB reads/s)";
+        let parts: Vec<&str> = text.split(':').map(str::trim).collect();
+        let [size, read, iops] = parts[..] else { return Err(format!("'{text}': {FORM}")) };
+        let size = Bytes::parse_positive(size).map_err(|e| format!("'{text}': {e}; {FORM}"))?;
+        let read = ByteRate::parse(read).map_err(|e| format!("'{text}': {e}; {FORM}"))?;
+        let read_iops = iops.parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0);
+        let read_iops =
+            read_iops.ok_or_else(|| format!("'{text}': '{iops}' is not a number of reads/s above 0; {FORM}"))?;
+        if read.bytes_per_sec() <= 0.0 {
+            return Err(format!("'{text}': the read rate must be above 0; {FORM}"));
+        }
+        Ok(DriveCache { size, read, read_iops })
+    }
+}
+
 /// Busy time one operation (or one workload) puts on a drive, as fractions of a second of each of its resources.
 /// A drive is saturated when the largest of the three reaches 1.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -302,6 +321,16 @@ impl Drive {
 
 #[cfg(test)]
 pub(crate) mod tests {
+
+    #[test]
+    fn a_controller_cache_is_size_read_rate_and_reads_per_second() {
+        let cache = DriveCache::parse_spec("4GiB:2000MB/s:50000").unwrap();
+        assert_eq!((cache.size, cache.read_iops), (Bytes(4 << 30), 50_000.0));
+        assert!((cache.read.bytes_per_sec() - 2e9).abs() < 1.0);
+        assert!(DriveCache::parse_spec("4GiB:2000MB/s").unwrap_err().contains("SIZE:READ:IOPS"));
+        assert!(DriveCache::parse_spec("0:2000MB/s:5").unwrap_err().contains("above zero"));
+        assert!(DriveCache::parse_spec("4GiB:2000MB/s:-5").unwrap_err().contains("above 0"));
+    }
     use super::*;
 
     /// A 7200 rpm disk: 8.5 ms seek + 4.17 ms latency, 250 MB/s.

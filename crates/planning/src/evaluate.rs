@@ -2,7 +2,7 @@
 //! failure, and while that member is rebuilt (the rebuild reads the members that hold its copies or its rows,
 //! at a fixed share of their time), and the costs. Ranking is in `mod.rs`.
 
-use super::drive::{Cost, Dir, Drive};
+use super::drive::{Cost, Dir, Drive, DriveCache};
 use super::fill;
 use super::layout::{Family, Layout, allocate};
 use super::members::{Pool, State};
@@ -20,6 +20,8 @@ pub struct Settings<'a> {
     pub rebuild_share: f64,
     /// Bytes of data on the pool (`None`: data on every member).
     pub data_set: Option<f64>,
+    /// A controller's read cache in front of every pool (`plan --controller-cache`).
+    pub controller: Option<DriveCache>,
 }
 
 /// "4 × mg10-20tb", "2 × a + 1 × b".
@@ -42,7 +44,7 @@ pub fn evaluate(layout: Layout, drives: &[Drive], settings: &Settings) -> Layout
     if let Some(holding) = settings.data_set.and_then(|d| fill::chunk_holding(layout, &capacities, d)) {
         fill::hold(&mut alloc, &capacities, holding);
     }
-    let pool = Pool { layout, drives, alloc, queue: None, working_set: None };
+    let pool = Pool { layout, drives, alloc, queue: None, working_set: None, controller: settings.controller };
     let zero = vec![Cost::ZERO; drives.len()];
     let figures = |state, base: Vec<Cost>| {
         Context { pool: &pool, state, base }.figures(settings.demand, settings.file, settings.request)
@@ -153,7 +155,7 @@ mod tests {
     use crate::units::{Bitrate, Bytes};
 
     fn settings<'a>(demand: &'a StreamDemand, file: &'a FileWorkload) -> Settings<'a> {
-        Settings { demand, file, request: 1_048_576.0, rebuild_share: 0.5, data_set: None }
+        Settings { demand, file, request: 1_048_576.0, rebuild_share: 0.5, data_set: None, controller: None }
     }
 
     fn demand() -> StreamDemand {

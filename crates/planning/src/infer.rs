@@ -173,7 +173,7 @@ pub fn predict(layout: Layout, drives: &[Drive], data_set: Option<f64>) -> RawFi
     if let Some(holding) = data_set.and_then(|d| fill::chunk_holding(layout, &caps, d)) {
         fill::hold(&mut alloc, &caps, holding);
     }
-    let pool = Pool { layout, drives, alloc, queue: None, working_set: None };
+    let pool = Pool { layout, drives, alloc, queue: None, working_set: None, controller: None };
     let base = vec![Cost::ZERO; drives.len()];
     let rate = |op: Op, issuers: Issuers| {
         let costs = op_costs(&pool, op, issuers, State::Healthy);

@@ -34,7 +34,7 @@ pub mod spaces_tune;
 pub mod workload;
 
 pub use catalogue::{CatalogueError, parse_catalogue};
-pub use drive::{Cost, Dir, Drive, Price, RandomCost};
+pub use drive::{Cost, Dir, Drive, DriveCache, Price, RandomCost};
 pub use from_result::{FromResultError, cache_served, drive_from_result};
 pub use layout::{DEFAULT_LAYOUTS, Layout, parse_layouts};
 pub use workload::{FileWorkload, Goal, Ingest, StreamDemand, StreamFormat, defaults};
@@ -81,6 +81,8 @@ pub struct PlanRequest {
     /// Data stored on the pool: a small data set lies on few members of a btrfs raid1 (`fill`); `None`: a pool
     /// full enough that data lies on every member.
     pub data_set: Option<Bytes>,
+    /// A controller's read cache in front of every pool's members.
+    pub controller: Option<DriveCache>,
 }
 
 /// The pools to compare: `pool` ("a:2,b:2", one mixed pool) when given, else `count` drives of each catalogue
@@ -157,6 +159,7 @@ pub fn plan(request: &PlanRequest, command: Vec<String>, created_at: String) -> 
         request: request.sequential_request as f64,
         rebuild_share: request.rebuild_share,
         data_set: request.data_set.map(|b| b.0 as f64),
+        controller: request.controller,
     };
     let mut answers = Vec::new();
     let mut refused = Vec::new();
@@ -316,6 +319,7 @@ mod tests {
             rebuild_share: 0.5,
             sequential_request: 1 << 20,
             data_set: None,
+            controller: None,
         }
     }
 

@@ -6,7 +6,7 @@
 //!
 //! Pure arithmetic over `Drive`s and an `Allocation`; no I/O.
 
-use super::drive::{Cost, Dir, Drive};
+use super::drive::{Cost, Dir, Drive, DriveCache};
 use super::layout::{Allocation, Family, Layout, Rmw};
 use super::readers::concentrate;
 pub use super::readers::{Issuers, copy_shares};
@@ -27,6 +27,8 @@ pub struct Pool<'a> {
     /// Bytes a workload reads again and again (`FileWorkload::working_set`): a member whose cache holds its
     /// part serves those reads from the cache.
     pub working_set: Option<f64>,
+    /// A read cache in front of every member (a RAID controller's or an HBA's): one cache for the pool.
+    pub controller: Option<DriveCache>,
 }
 
 /// Healthy, or with one member (by index) failed.
@@ -87,8 +89,20 @@ impl Pool<'_> {
     /// Whether member `m`'s cache holds its part of the working set: the working set times the share of the
     /// pool's data the member keeps a copy of (stored ÷ usable: 1 on a mirror, 1 ÷ (N − 1) on RAID5).
     pub fn cache_holds(&self, m: usize) -> bool {
+        if self.controller_holds() {
+            // The controller serves the working set before any member sees a read.
+            return false;
+        }
         let (Some(ws), Some(cache)) = (self.working_set, self.drives[m].cache) else { return false };
         ws * self.alloc.stored[m] / self.alloc.usable.max(1.0) <= cache.size.0 as f64
+    }
+}
+
+impl Pool<'_> {
+    /// Whether the controller's cache holds the whole working set (it serves every read of it, before the
+    /// members).
+    pub fn controller_holds(&self) -> bool {
+        matches!((self.working_set, self.controller), (Some(ws), Some(c)) if ws <= c.size.0 as f64)
     }
 }
 
@@ -392,7 +406,7 @@ mod tests {
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
-        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None, working_set: None }
+        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None, working_set: None, controller: None }
     }
 
     fn busiest(costs: &OpCosts) -> f64 {

@@ -45,6 +45,26 @@ pub fn headroom(base: &[Cost], unit: &[Cost]) -> Option<Bound> {
     best
 }
 
+/// Operations/s of the file workload the controller's cache allows when it holds the working set (its reads/s
+/// or its MB/s ÷ the read size, whichever binds, over the reads' share), and the words that say so.
+fn controller_bound(pool: &Pool, file: &FileWorkload) -> Option<(f64, String)> {
+    let cache = pool.controller.filter(|_| pool.controller_holds() && file.read_pct > 0.0)?;
+    let bytes = file.op_bytes();
+    let (by_iops, by_bytes) = (cache.read_iops, cache.read.bytes_per_sec() / bytes);
+    let reads = by_iops.min(by_bytes);
+    let binds = if by_iops <= by_bytes {
+        format!("{:.0} reads/s", cache.read_iops)
+    } else {
+        format!("{:.0} MB/s ÷ {}", cache.read.bytes_per_sec() / 1e6, crate::units::Bytes(bytes as u64))
+    };
+    let ws = crate::units::Bytes(file.working_set().unwrap_or(0.0) as u64);
+    let words = format!(
+        "controller-cache-bound: its {} cache holds the working set ({ws}) and serves every read: {binds}",
+        crate::units::Bytes(cache.size.0)
+    );
+    Some((reads / (file.read_pct / 100.0), words))
+}
+
 /// A pool in one state, with a background load per member (a rebuild).
 pub struct Context<'p, 'd> {
     pub pool: &'p Pool<'d>,
@@ -181,35 +201,33 @@ impl Context<'_, '_> {
         let positioned = !file.sequential || file.threads > 1;
         let op = |dir| Op { dir, bytes, sequential: file.sequential, positioned };
         let issuers = Issuers::threads(file.threads);
+        let with_ws = Pool { working_set: file.working_set(), ..self.pool.clone() };
+        // A controller cache that holds the working set serves every read: the members see only the writes.
+        let member_reads = if with_ws.controller_holds() { 0.0 } else { r };
         let mix = |pool: &Pool| {
             let (reads, _) = self.costs_on(pool, op(Dir::Read), issuers);
             let (writes, _) = self.costs_on(pool, op(Dir::Write), issuers);
-            add(&scale(&reads, r), &scale(&writes, 1.0 - r))
+            add(&scale(&reads, member_reads), &scale(&writes, 1.0 - r))
         };
         // Each thread keeps one operation in flight, so the busiest member has threads × its requests per
         // operation waiting: command queueing shortens a rotating disk's positioning by that depth.
-        let queue = f64::from(file.threads) * mix(self.pool).iter().map(|c| c.requests).fold(0.0, f64::max);
-        let pool = Pool { queue: Some(queue.max(1.0)), working_set: file.working_set(), ..self.pool.clone() };
+        let queue = f64::from(file.threads) * mix(&with_ws).iter().map(|c| c.requests).fold(0.0, f64::max);
+        let pool = Pool { queue: Some(queue.max(1.0)), ..with_ws };
         let per_op = mix(&pool);
-        let Some(bound) = headroom(&self.base, &per_op) else { return (0.0, 0.0, "nothing to do".into()) };
         let (io, per) = file.words();
-        let (mut ops, mut limit) = (bound.units, self.describe(&per_op, &bound, io, per));
-        let cached: Vec<usize> = (0..pool.drives.len()).filter(|&m| pool.cache_holds(m)).collect();
-        let read_latency = match cached.len() == pool.drives.len() {
-            // Every member reads from its cache: one read waits for the cache, not for a seek.
-            true => pool.drives.iter().filter_map(|d| d.cache).map(|c| c.read_iops.recip()).reduce(f64::max),
-            false => op_latency(self.pool, op(Dir::Read)),
+        let members = headroom(&self.base, &per_op).map(|bound| (bound.units, self.describe(&per_op, &bound, io, per)));
+        let (mut ops, mut limit) = match (members, controller_bound(&pool, file)) {
+            (Some(m), Some(c)) => {
+                if c.0 < m.0 {
+                    c
+                } else {
+                    m
+                }
+            }
+            (Some(bound), None) | (None, Some(bound)) => bound,
+            (None, None) => return (0.0, 0.0, "nothing to do".into()),
         };
-        if let Some(&m) = cached.first() {
-            let cache = pool.drives[m].cache.expect("a member whose cache holds the working set has one");
-            limit.push_str(&format!(
-                "; reads from the drives' {} caches ({} of {}: working set {} on the pool)",
-                crate::units::Bytes(cache.size.0),
-                cached.len(),
-                pool.drives.len(),
-                crate::units::Bytes(file.working_set().unwrap_or(0.0) as u64)
-            ));
-        }
+        let (read_latency, from_cache) = self.read_latency(&pool, op(Dir::Read), file, &mut limit);
         let latency = match (read_latency, op_latency(self.pool, op(Dir::Write))) {
             (Some(lr), Some(lw)) => Some(r * lr + (1.0 - r) * lw),
             _ => None,
@@ -226,10 +244,46 @@ impl Context<'_, '_> {
             } else {
                 1
             };
-            let from_cache = if cached.is_empty() { "" } else { " (reads from the drives' caches)" };
             limit = format!("latency-bound: {threads} ÷ {ms:.digits$} ms per {per}{from_cache}");
         }
         (ops * r, ops * (1.0 - r), limit)
+    }
+
+    /// How long one read of the file workload waits, and the words saying which cache served it (appended to
+    /// `limit` as well): the controller's when it holds the working set, the drives' when every member's
+    /// does, else the members' own positioning and transfer.
+    fn read_latency(
+        &self,
+        pool: &Pool,
+        read: Op,
+        file: &FileWorkload,
+        limit: &mut String,
+    ) -> (Option<f64>, &'static str) {
+        let ws = crate::units::Bytes(file.working_set().unwrap_or(0.0) as u64);
+        if let Some(cache) = pool.controller.filter(|_| pool.controller_holds()) {
+            if !limit.starts_with("controller-cache-bound") {
+                limit.push_str(&format!(
+                    "; reads from the controller's {} cache (working set {ws})",
+                    crate::units::Bytes(cache.size.0)
+                ));
+            }
+            return (Some(cache.read_iops.recip()), " (reads from the controller's cache)");
+        }
+        let cached: Vec<usize> = (0..pool.drives.len()).filter(|&m| pool.cache_holds(m)).collect();
+        if let Some(&m) = cached.first() {
+            let cache = pool.drives[m].cache.expect("a member whose cache holds the working set has one");
+            let (n, all) = (cached.len(), pool.drives.len());
+            limit.push_str(&format!(
+                "; reads from the drives' {} caches ({n} of {all}: working set {ws} on the pool)",
+                crate::units::Bytes(cache.size.0)
+            ));
+        }
+        if cached.len() == pool.drives.len() {
+            // Every member reads from its cache: one read waits for the cache, not for a seek.
+            let slowest = pool.drives.iter().filter_map(|d| d.cache).map(|c| c.read_iops.recip()).reduce(f64::max);
+            return (slowest, " (reads from the drives' caches)");
+        }
+        (op_latency(self.pool, read), "")
     }
 
     /// Every figure of one state.
@@ -274,7 +328,7 @@ mod tests {
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
-        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None, working_set: None }
+        Pool { layout, drives, alloc: allocate(layout, &caps), queue: None, working_set: None, controller: None }
     }
 
     fn demand(mbit: u64) -> StreamDemand {
@@ -357,6 +411,40 @@ mod tests {
         let spills = FileWorkload { files: Some(3072), ..fits };
         let (reads, _, limit) = ctx.file(&spills);
         assert!(reads < 500.0 && !limit.contains("cache"), "{reads} {limit}");
+    }
+
+    #[test]
+    fn a_controller_cache_that_holds_the_working_set_serves_every_read_and_the_members_the_writes() {
+        // RAID10 of 4 disks behind a controller with a 4 GiB cache (2,000 MB/s, 50,000 reads/s). 2 GiB working
+        // set (512 files of 4 MiB) fits: 4 KiB reads are bound by the cache's 50,000 reads/s, not by 4 disks'
+        // few hundred seeks.
+        let controller = crate::planning::drive::DriveCache {
+            size: Bytes(4 << 30),
+            read: crate::units::ByteRate(2000e6),
+            read_iops: 50_000.0,
+        };
+        let drives = vec![hdd(8); 4];
+        let p = Pool { controller: Some(controller), ..pool(Layout::Raid10, &drives) };
+        let ctx = Context { pool: &p, state: State::Healthy, base: vec![Cost::ZERO; 4] };
+        let fits =
+            FileWorkload { threads: 64, file_size: Some(Bytes(4 << 20)), files: Some(512), ..Default::default() };
+        let (reads, _, limit) = ctx.file(&fits);
+        assert!((reads - 50_000.0).abs() < 1.0, "{reads} {limit}");
+        assert!(limit.starts_with("controller-cache-bound: its 4 GiB cache holds the working set (2 GiB)"), "{limit}");
+        // 1 MiB reads: 2,000 MB/s ÷ 1 MiB = 1,907 reads/s binds before the cache's reads/s.
+        let big = FileWorkload { transfer: Bytes(1 << 20), ..fits.clone() };
+        let (reads, _, limit) = ctx.file(&big);
+        assert!((reads - 2000e6 / 1_048_576.0).abs() < 1.0 && limit.contains("2000 MB/s ÷ 1 MiB"), "{reads} {limit}");
+        // Half writes: the members take only the writes (each to both copies of a pair, 4 disks: a seek-bound
+        // few hundred), which bind long before the cache; the words still say the reads came from the cache.
+        let mixed = FileWorkload { read_pct: 50.0, ..fits.clone() };
+        let (reads, writes, limit) = ctx.file(&mixed);
+        assert!(reads == writes && reads < 1000.0, "{reads} {writes}");
+        assert!(limit.contains("reads from the controller's 4 GiB cache (working set 2 GiB)"), "{limit}");
+        // 8 GiB (2,048 files) does not fit: the disks serve the reads again.
+        let spills = FileWorkload { files: Some(2048), ..fits };
+        let (reads, _, limit) = ctx.file(&spills);
+        assert!(reads < 1000.0 && !limit.contains("cache"), "{reads} {limit}");
     }
 
     #[test]

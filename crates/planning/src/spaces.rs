@@ -234,8 +234,14 @@ pub fn penalty_note(layout: Layout, drives: &[Drive], request: f64) -> Option<St
     let (ios, stripe) = small_write_ios(shape, n);
     let rates = |layout: Layout| {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
-        let pool =
-            Pool { layout, drives, alloc: super::layout::allocate(layout, &caps), queue: None, working_set: None };
+        let pool = Pool {
+            layout,
+            drives,
+            alloc: super::layout::allocate(layout, &caps),
+            queue: None,
+            working_set: None,
+            controller: None,
+        };
         let rate = |op: Op, issuers| {
             let costs = super::members::op_costs(&pool, op, issuers, State::Healthy);
             1.0 / costs.members.iter().map(|c| c.load()).fold(0.0, f64::max).max(1e-30)
@@ -279,7 +285,7 @@ mod tests {
 
     fn pool(layout: Layout, drives: &[Drive]) -> Pool<'_> {
         let caps: Vec<f64> = drives.iter().map(|d| d.capacity.0 as f64).collect();
-        Pool { layout, drives, alloc: layout_allocate(layout, &caps), queue: None, working_set: None }
+        Pool { layout, drives, alloc: layout_allocate(layout, &caps), queue: None, working_set: None, controller: None }
     }
 
     fn rate(pool: &Pool, op: Op, issuers: Issuers, state: State) -> f64 {

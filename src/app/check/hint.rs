@@ -134,6 +134,7 @@ fn answers(pool: Vec<Drive>, layouts: Vec<Layout>, format: &FormatVerdict, label
         rebuild_share: 0.5,
         sequential_request: planning::defaults::SEQUENTIAL_REQUEST,
         data_set: None,
+        controller: None,
     };
     Some(planning::plan(&request, Vec::new(), String::new()).ok()?.answers)
 }

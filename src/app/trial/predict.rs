@@ -55,6 +55,7 @@ pub fn predict(drive: &Drive, layout: Layout, n: usize, settings: &Settings) -> 
         rebuild_share: 0.5,
         sequential_request: planning::defaults::SEQUENTIAL_REQUEST,
         data_set: Some(settings.data_set()),
+        controller: None,
     };
     let now = rfc3339(std::time::SystemTime::now());
     let answer = |threads| -> Result<(ServiceFigures, PlannedDrive)> {
