@@ -38,6 +38,7 @@ pub struct StreamsRequest {
 pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &ResourceLimits) -> Result<(), String> {
     check_positive(config, request)?;
     check_player(config)?;
+    ::streams::delivery::check_request_size(config)?;
     let media = media_bytes(config, request.viewers)?;
     if media > 1 << 62 {
         return Err(format!(
@@ -180,6 +181,7 @@ mod tests {
         StreamsConfig {
             mix: "1080p:1".parse().unwrap(),
             chunk: ChunkSize::Bytes(1 << 20),
+            delivery: Default::default(),
             buffer: defaults::BUFFER,
             prebuffer: defaults::PREBUFFER,
             watch: Duration::from_secs(10),

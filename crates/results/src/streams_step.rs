@@ -69,6 +69,8 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         lateness: seconds(&outcome.lateness),
         issue_lag: seconds(&outcome.issue_lag),
         delivered_mbps: if elapsed > 0.0 { bytes as f64 / elapsed / 1e6 } else { 0.0 },
+        requests: requests(streams),
+        requests_per_s: if elapsed > 0.0 { requests(streams) as f64 / elapsed } else { 0.0 },
         achieved_bitrate_ratio: if ratio_n > 0 { ratio_sum / f64::from(ratio_n) } else { 0.0 },
         seeks: streams.iter().map(|s| u64::from(s.seeks)).sum(),
         wasted_chunks: streams.iter().map(|s| s.wasted_chunks).sum(),
@@ -86,6 +88,11 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         cache_served: served.cache_served,
         per_stream: per_stream(streams, context.bitrates),
     }
+}
+
+/// Requests completed within the step, all streams together: chunks used and thrown away.
+fn requests(streams: &[StreamStats]) -> u64 {
+    streams.iter().map(|s| s.chunks + s.wasted_chunks).sum()
 }
 
 /// What the streams of a step add up to.
@@ -147,6 +154,7 @@ fn per_stream(streams: &[StreamStats], bitrates: &[u64]) -> Vec<StreamFigures> {
             watched_s: s.watched.as_secs_f64(),
             seeks: s.seeks,
             bytes: s.bytes,
+            requests: s.chunks + s.wasted_chunks,
             achieved_bps: achieved_bps(s),
         })
         .collect()
