@@ -99,11 +99,12 @@ pub fn check_player(config: &StreamsConfig) -> Result<(), String> {
             "the buffer ({}) holds no more than one chunk of {} ({} of media): a player asks for a chunk only once \
              the buffer has room for all of it, so it would run dry before every chunk and stall whatever the \
              storage; give a --buffer longer than {} (twice that leaves a chunk's time to read the next) or a \
-             smaller --chunk",
+             {}",
             format_duration(config.buffer),
             format.name,
             format_latency(chunk),
-            format_latency(chunk)
+            format_latency(chunk),
+            if config.delivery.segment().is_some() { "shorter segment (--delivery hls:N)" } else { "smaller --chunk" }
         ));
     }
     // Viewers arrive over the window, then every one of them plays through the judged --duration, so any window
