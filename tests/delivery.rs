@@ -78,6 +78,10 @@ fn hls_segments_from_nginx_are_one_get_each_as_many_as_the_arithmetic_says() {
         let gets = sent.len() as f64;
         assert!((low..=high + 1.0).contains(&gets), "{name}: nginx served {gets} GETs, the arithmetic {low}..{high}");
         let counted = stream["requests"].as_u64().unwrap();
+        eprintln!(
+            "{name}: nginx {} GETs ({whole} whole), streamcap {counted}, arithmetic ±1: {low:.2}..{high:.2}",
+            sent.len()
+        );
         // nginx also logged the segment in flight when the step ended, if there was one.
         assert!(
             counted as usize + 1 >= sent.len() && counted as usize <= sent.len(),
@@ -164,4 +168,27 @@ fn bad_delivery_shapes_are_refused_with_exit_code_2() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("delivery: HLS segments of 3.003 s"), "{stdout}");
+}
+
+#[test]
+fn a_job_file_takes_the_delivery_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.toml");
+    let write = |delivery: &str| {
+        let text = format!(
+            "[[phase]]\nname = \"hls\"\n[phase.streams]\nbitrate = \"8Mbit\"\ncount = 2\ndelivery = \"{delivery}\"\n"
+        );
+        std::fs::write(&job, text).unwrap();
+    };
+    write("hls:3");
+    let target = dir.path().to_str().unwrap();
+    let out = streamcap().args(["run", target, "--job", job.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("delivery: HLS segments of 3 s (2.86 MiB at 8 Mbit/s)"), "{stdout}");
+    write("hls:x");
+    let out = streamcap().args(["run", target, "--job", job.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("line 6") && stderr.contains("'x' is not a segment length"), "{stderr}");
 }
