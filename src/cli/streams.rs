@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::spec::{Assignment, ChunkSize, EngineChoice, Format, IngestSpec, Mix, PhaseSpec, SpecKind, StreamsSpec};
+use crate::spec::{
+    Assignment, ChunkSize, Delivery, EngineChoice, Format, IngestSpec, Mix, PhaseSpec, SpecKind, StreamsSpec,
+};
 use crate::units::{Bytes, parse_duration};
 
 #[derive(Debug, Args)]
@@ -47,6 +49,11 @@ pub struct StreamsArgs {
     /// Chunk per request: a size (1M, the default) or seconds of media (2s).
     #[arg(long, value_parser = parse_text::<ChunkSize>, help_heading = "Viewers")]
     pub chunk: Option<ChunkSize>,
+    /// How a viewer's requests are shaped: direct (the default: reads, or ranged GETs, of --chunk or the
+    /// player's request size) or hls[:SECONDS] (dash alike): one request per segment of SECONDS of media
+    /// (default 6, Apple's guidance; Jellyfin cuts 3), a byte range of bitrate × SECONDS ÷ 8.
+    #[arg(long, value_parser = parse_text::<Delivery>, value_name = "SHAPE", help_heading = "Viewers")]
+    pub delivery: Option<Delivery>,
     /// Player buffer: media kept ahead of the playhead (default 10s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
     pub buffer: Option<Duration>,
@@ -175,6 +182,7 @@ impl StreamsArgs {
             expect: self.expect,
             duration: self.duration,
             chunk: self.chunk,
+            delivery: self.delivery,
             buffer: self.buffer,
             prebuffer: self.prebuffer,
             player: self.player.clone(),

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod netns;
+pub mod nginx;
 pub mod vdbench;
 
 /// The streamcap binary, with an environment that does not change its output.

@@ -26,6 +26,9 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
         c.assignment,
         c.seek_every.map_or_else(String::new, |d| format!(", a seek every {} on average", format_duration(d)))
     )?;
+    if c.delivery.segment().is_some() {
+        writeln!(f, "  delivery: {}", ::streams::delivery::words(c))?;
+    }
     writeln!(
         f,
         "  quality target: at most {} stalled stream(s), every start-up within {}, every buffer full within {} of \

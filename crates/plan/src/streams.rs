@@ -174,9 +174,12 @@ pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
     let profile = spec.player.as_deref().and_then(::streams::players::find);
     let top_bps = mix.0.iter().map(|(f, _)| f.bitrate.byte_rate().bytes_per_sec() * 8.0).fold(0.0, f64::max);
     let chunk = profile.map_or(defaults::CHUNK_BYTES, |p| p.request_bytes);
+    let delivery = spec.delivery.unwrap_or_default();
     StreamsConfig {
         mix,
-        chunk: spec.chunk.unwrap_or(crate::spec::ChunkSize::Bytes(chunk)),
+        // A segment is the request of segmented delivery; direct play reads in the chunk or the player's size.
+        chunk: delivery.segment_chunk().or(spec.chunk).unwrap_or(crate::spec::ChunkSize::Bytes(chunk)),
+        delivery,
         buffer: spec.buffer.unwrap_or_else(|| profile.map_or(defaults::BUFFER, |p| p.buffer_at(top_bps as u64))),
         prebuffer: spec
             .prebuffer

@@ -38,6 +38,7 @@ pub struct StreamsRequest {
 pub fn check_request(config: &StreamsConfig, request: &StreamsRequest, limits: &ResourceLimits) -> Result<(), String> {
     check_positive(config, request)?;
     check_player(config)?;
+    ::streams::delivery::check_request_size(config)?;
     let media = media_bytes(config, request.viewers)?;
     if media > 1 << 62 {
         return Err(format!(
@@ -98,11 +99,12 @@ pub fn check_player(config: &StreamsConfig) -> Result<(), String> {
             "the buffer ({}) holds no more than one chunk of {} ({} of media): a player asks for a chunk only once \
              the buffer has room for all of it, so it would run dry before every chunk and stall whatever the \
              storage; give a --buffer longer than {} (twice that leaves a chunk's time to read the next) or a \
-             smaller --chunk",
+             {}",
             format_duration(config.buffer),
             format.name,
             format_latency(chunk),
-            format_latency(chunk)
+            format_latency(chunk),
+            if config.delivery.segment().is_some() { "shorter segment (--delivery hls:N)" } else { "smaller --chunk" }
         ));
     }
     // Viewers arrive over the window, then every one of them plays through the judged --duration, so any window
@@ -180,6 +182,7 @@ mod tests {
         StreamsConfig {
             mix: "1080p:1".parse().unwrap(),
             chunk: ChunkSize::Bytes(1 << 20),
+            delivery: Default::default(),
             buffer: defaults::BUFFER,
             prebuffer: defaults::PREBUFFER,
             watch: Duration::from_secs(10),

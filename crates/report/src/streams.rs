@@ -113,6 +113,15 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
             (_, false) => "buffered",
         }
     )?;
+    if streams.delivery != "direct" {
+        let segment = streams.delivery.trim_start_matches("hls:");
+        writeln!(
+            out,
+            "delivery: {} — one request per segment of {segment} s ({})",
+            streams.delivery,
+            crate::units::Bytes(streams.chunk_bytes)
+        )?;
+    }
     if let Some(pct) = streams.vbr_pct {
         writeln!(out, "variable bitrate: ±{pct} % per GOP of 2 s")?;
     }
@@ -124,7 +133,7 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
 }
 
 /// Every column of the step table; the terminal and the page show them all, Markdown what fits a post.
-const STEP_COLUMNS: [Column; 13] = [
+const STEP_COLUMNS: [Column; 14] = [
     num("streams"),
     num("all steady at"),
     num("stalled in playback"),
@@ -135,13 +144,14 @@ const STEP_COLUMNS: [Column; 13] = [
     num("lateness p99"),
     num("own lag p99"),
     num("MB/s"),
+    num("req/s"),
     text("busiest device"),
     num("CPU"),
     text("target"),
 ];
 
 /// Markdown's columns of the step table.
-pub(super) const MARKDOWN_STEP_COLUMNS: [&str; 9] = [
+pub(super) const MARKDOWN_STEP_COLUMNS: [&str; 10] = [
     "streams",
     "all steady at",
     "stalled in playback",
@@ -150,6 +160,7 @@ pub(super) const MARKDOWN_STEP_COLUMNS: [&str; 9] = [
     "start-up p99",
     "lateness p99",
     "MB/s",
+    "req/s",
     "target",
 ];
 
@@ -170,12 +181,22 @@ pub(super) fn step_rows(streams: &StreamsResult) -> Rows {
             ms(step.lateness.at(99.0)),
             ms(step.issue_lag.at(99.0)),
             format_mbps(step.delivered_mbps),
+            requests_per_s(step),
             busiest(step),
             format!("{:.0}%", step.cpu_pct),
             step_result(step, streams),
         ]);
     }
     rows
+}
+
+/// Requests (segment GETs with HLS delivery) per second, or "—" in results older than the count.
+fn requests_per_s(step: &StreamsStep) -> String {
+    match step.requests {
+        0 => "—".into(),
+        _ if step.requests_per_s >= 100.0 => format!("{:.0}", step.requests_per_s),
+        _ => format!("{:.1}", step.requests_per_s),
+    }
 }
 
 /// How a step ended, in a word: "ok", "missed", "interrupted", or "cache-served" (it passed, but a cache served

@@ -19,6 +19,10 @@ pub struct StreamsResult {
     pub formats: Vec<FormatShare>,
     /// Bytes per chunk of the first format (others scale with their bitrate when the chunk is given in seconds).
     pub chunk_bytes: u64,
+    /// How requests were shaped: "direct" (a request of `chunk_bytes`), or "hls:N" (one request per segment of N
+    /// seconds of media, `chunk_bytes` each). "direct" in results older than it.
+    #[serde(default = "direct")]
+    pub delivery: String,
     /// Media a player keeps ahead of its playhead at most, seconds.
     pub buffer_s: f64,
     /// Media a player needs before playback starts (also after a stall or a seek), seconds.
@@ -156,6 +160,13 @@ pub struct StreamsStep {
     pub issue_lag: LatencySummary,
     /// All streams together, MB/s = 10^6 bytes/s of media delivered over the step's duration.
     pub delivered_mbps: f64,
+    /// Requests the viewers made (reads of a file, `GET`s over http; one per segment with HLS delivery) that
+    /// completed within the step, used or thrown away by a seek (0 in results older than it).
+    #[serde(default)]
+    pub requests: u64,
+    /// `requests` over the step's duration: requests (segment GETs with HLS) per second.
+    #[serde(default)]
+    pub requests_per_s: f64,
     /// Mean over the streams of delivered media bitrate over nominal bitrate, while watching (1 = on time).
     pub achieved_bitrate_ratio: f64,
     /// Seeks made, all streams together.
@@ -232,6 +243,9 @@ pub struct StreamFigures {
     pub seeks: u32,
     /// Media bytes delivered (chunks used, not those thrown away).
     pub bytes: u64,
+    /// Requests the stream made that completed within the step (chunks or segments, used or thrown away).
+    #[serde(default)]
+    pub requests: u64,
     /// Delivered bytes × 8 over watched seconds, bit/s.
     pub achieved_bps: f64,
 }
@@ -429,6 +443,11 @@ fn is_zero(n: &u32) -> bool {
 pub(super) fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// The delivery of results written before delivery shapes existed.
+fn direct() -> String {
+    "direct".into()
 }
 
 #[cfg(test)]

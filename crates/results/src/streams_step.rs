@@ -39,9 +39,6 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
     };
     let served = judge_step(outcome.read_bytes, beneath);
     let drain = outcome.buffer_drain();
-    let fine = |s: &StreamStats| {
-        s.startup.is_some_and(|u| u <= max_startup) && s.stalls == 0 && s.startup_stalls == 0 && s.bytes > 0
-    };
     StreamsStep {
         count: outcome.count,
         duration_s: elapsed,
@@ -50,7 +47,7 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         judged_s: outcome.steady_at.map_or(0.0, |d| (elapsed - d.as_secs_f64()).max(0.0)),
         cut_s: outcome.cut.map(|d| d.as_secs_f64()),
         meets_target: outcome.meets(context.target.max_stalled_streams, max_startup),
-        streams_without_stall: streams.iter().filter(|s| fine(s)).count() as u32,
+        streams_without_stall: streams.iter().filter(|s| played_fine(s, max_startup)).count() as u32,
         streams_stalled: outcome.stalled(),
         streams_startup_stalled: outcome.startup_stalled(),
         streams_not_started: outcome.never_started(max_startup),
@@ -69,6 +66,8 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         lateness: seconds(&outcome.lateness),
         issue_lag: seconds(&outcome.issue_lag),
         delivered_mbps: if elapsed > 0.0 { bytes as f64 / elapsed / 1e6 } else { 0.0 },
+        requests: requests(streams),
+        requests_per_s: if elapsed > 0.0 { requests(streams) as f64 / elapsed } else { 0.0 },
         achieved_bitrate_ratio: if ratio_n > 0 { ratio_sum / f64::from(ratio_n) } else { 0.0 },
         seeks: streams.iter().map(|s| u64::from(s.seeks)).sum(),
         wasted_chunks: streams.iter().map(|s| s.wasted_chunks).sum(),
@@ -86,6 +85,16 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         cache_served: served.cache_served,
         per_stream: per_stream(streams, context.bitrates),
     }
+}
+
+/// The stream started within the limit, delivered media and never stalled.
+fn played_fine(s: &StreamStats, max_startup: Duration) -> bool {
+    s.startup.is_some_and(|u| u <= max_startup) && s.stalls == 0 && s.startup_stalls == 0 && s.bytes > 0
+}
+
+/// Requests completed within the step, all streams together: chunks used and thrown away.
+fn requests(streams: &[StreamStats]) -> u64 {
+    streams.iter().map(|s| s.chunks + s.wasted_chunks).sum()
 }
 
 /// What the streams of a step add up to.
@@ -147,6 +156,7 @@ fn per_stream(streams: &[StreamStats], bitrates: &[u64]) -> Vec<StreamFigures> {
             watched_s: s.watched.as_secs_f64(),
             seeks: s.seeks,
             bytes: s.bytes,
+            requests: s.chunks + s.wasted_chunks,
             achieved_bps: achieved_bps(s),
         })
         .collect()

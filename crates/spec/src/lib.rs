@@ -11,6 +11,7 @@ use crate as spec;
 
 mod amount;
 mod data;
+mod delivery;
 mod detect;
 mod distribution;
 mod extras;
@@ -36,6 +37,7 @@ use std::time::Duration;
 
 pub use amount::IoAmount;
 pub use data::{DataSpec, MAX_PATTERN};
+pub use delivery::{DEFAULT_SEGMENT, Delivery, MAX_SEGMENT};
 pub use detect::{Dialect, detect_dialect};
 pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
 pub use extras::{FioExtras, VdbenchExtras};

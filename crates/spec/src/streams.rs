@@ -45,6 +45,9 @@ pub struct StreamsSpec {
     /// Bytes per request, or seconds of media per request.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub chunk: Option<ChunkSize>,
+    /// How requests are shaped: direct play in the chunk size, or one request per HLS/DASH segment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<super::Delivery>,
     /// Media the player keeps ahead of the playhead.
     #[serde(default, deserialize_with = "deserialize_opt_duration", skip_serializing_if = "Option::is_none")]
     pub buffer: Option<Duration>,
@@ -167,6 +170,7 @@ impl StreamsSpec {
         if self.vbr.is_some_and(|v| !(0.0..=90.0).contains(&v)) {
             return Err("vbr is a percentage of the mean bitrate from 0 to 90".into());
         }
+        self.delivery.unwrap_or_default().check_chunk(self.chunk)?;
         if self.ingest.is_some() && self.library.is_some() {
             return Err("ingest writes in streamcap's work directory: not with library (your own media)".into());
         }

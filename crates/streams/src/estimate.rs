@@ -102,6 +102,7 @@ mod tests {
         let config = StreamsConfig {
             mix: "2160p-hevc:1".parse::<Mix>().unwrap(),
             chunk: ChunkSize::Bytes(1 << 20),
+            delivery: Default::default(),
             buffer: Duration::from_secs(10),
             prebuffer: Duration::from_secs(2),
             watch: Duration::from_secs(60),

@@ -21,6 +21,7 @@ use crate as streams;
 
 pub mod arrivals;
 pub mod capacity;
+pub mod delivery;
 pub mod estimate;
 pub mod judge;
 pub mod library;
@@ -30,7 +31,7 @@ pub mod players;
 pub mod setup;
 pub mod viewers;
 
-pub use crate::spec::{Assignment, ChunkSize, FORMATS, Format, Household, IngestSpec, Mix};
+pub use crate::spec::{Assignment, ChunkSize, Delivery, FORMATS, Format, Household, IngestSpec, Mix};
 pub use capacity::{SearchOutcome, SearchSettings, search};
 pub use estimate::{CapacityEstimate, RawRates, compare, estimate};
 pub use judge::{Judging, StepJudge};

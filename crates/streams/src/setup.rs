@@ -11,7 +11,7 @@ use super::judge::Judging;
 use super::library::Titles;
 use super::model::{PlayerConfig, Vbr};
 use crate::engine::HttpUrl;
-use crate::spec::{Assignment, ChunkSize, Mix};
+use crate::spec::{Assignment, ChunkSize, Delivery, Mix};
 use serde::Serialize;
 
 use crate::units::{serialize_opt_secs, serialize_secs};
@@ -108,6 +108,9 @@ pub struct StreamsConfig {
     /// How much a chunk read holds: bytes, or seconds of media (then bytes per format from its bitrate); every
     /// chunk is rounded up to a multiple of 4096 bytes.
     pub chunk: ChunkSize,
+    /// How requests are shaped: direct play in `chunk`, or one request per HLS/DASH segment (then `chunk` is
+    /// the segment's media, set by the plan).
+    pub delivery: Delivery,
     /// Media kept ahead of the playhead, seconds.
     #[serde(serialize_with = "serialize_secs")]
     pub buffer: Duration,
@@ -305,6 +308,7 @@ mod tests {
         StreamsConfig {
             mix: "1080p:70,2160p:30".parse().unwrap(),
             chunk: ChunkSize::Bytes(1 << 20),
+            delivery: Default::default(),
             buffer: defaults::BUFFER,
             prebuffer: defaults::PREBUFFER,
             watch: Duration::from_secs(10),

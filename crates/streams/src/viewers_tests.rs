@@ -169,6 +169,7 @@ fn check_config(format: &str) -> StreamsConfig {
     let mut config = StreamsConfig {
         mix: format!("{format}:1").parse().unwrap(),
         chunk: crate::spec::ChunkSize::Bytes(1 << 20),
+        delivery: Default::default(),
         buffer: s(4),
         prebuffer: s(2),
         watch: s(5),

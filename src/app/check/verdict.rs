@@ -196,6 +196,7 @@ mod tests {
             label: v.label.clone(),
             formats: Vec::new(),
             chunk_bytes: 1 << 20,
+            delivery: "direct".into(),
             buffer_s: 10.0,
             prebuffer_s: 2.0,
             watch_s: 2.0,

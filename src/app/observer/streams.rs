@@ -54,6 +54,7 @@ impl StreamPhase {
                 })
                 .collect(),
             chunk_bytes: config.chunk_bytes(0),
+            delivery: config.delivery.to_string(),
             buffer_s: config.buffer.as_secs_f64(),
             prebuffer_s: config.prebuffer.as_secs_f64(),
             watch_s: config.watch.as_secs_f64(),

@@ -1,0 +1,194 @@
+//! `streams --delivery hls:N`: one request per segment of N seconds of media. Against the test's own nginx on
+//! loopback (tests/common/nginx.rs) serving titles the test makes, nginx's access log shows one `GET` per
+//! segment, each of the segment's bytes (the last of a viewer may be short: the step ended while it was in
+//! flight), as many per viewer as the segment arithmetic says (`streams::delivery::requests_after`) within one,
+//! and as many as streamcap reported; with byte-range segments of one local file, the requests streamcap
+//! reports match the arithmetic too. Bad shapes are refused with exit code 2. Nothing here depends on speed:
+//! a few 4 Mbit/s viewers, and bounds that hold however late a segment arrives (short of a stall, asserted).
+
+mod common;
+
+use std::time::Duration;
+
+use common::nginx::Nginx;
+use common::{read_json, streamcap};
+use streamcap::streams::delivery::{requests_after, segment_bytes};
+use streamcap::units::Bitrate;
+
+const BITRATE: u64 = 4_000_000;
+
+/// 2 s of 4 Mbit/s in whole pages: 1,000,000 B → 1,003,520 B.
+fn segment() -> u64 {
+    segment_bytes(Duration::from_secs(2), Bitrate(BITRATE))
+}
+
+/// The bounds of the arithmetic for one viewer of a step, widened by one request either way.
+fn bounds(stream: &serde_json::Value, buffer_s: f64) -> (f64, f64) {
+    let media = Duration::from_secs_f64(segment() as f64 * 8.0 / BITRATE as f64);
+    let watched = Duration::from_secs_f64(stream["watched_s"].as_f64().unwrap());
+    let (low, high) = requests_after(watched, Duration::from_secs_f64(buffer_s), media);
+    (low - 1.0, high + 1.0)
+}
+
+#[test]
+fn hls_segments_from_nginx_are_one_get_each_as_many_as_the_arithmetic_says() {
+    let Some(nginx) = Nginx::start("hls_segments_from_nginx_are_one_get_each") else { return };
+    let titles = ["a.ts", "b.ts", "c.ts"];
+    let mut list = String::from("# a title per viewer\n");
+    for name in titles {
+        nginx.media(name, 12 * segment() as usize);
+        list.push_str(&nginx.url(name));
+        list.push('\n');
+    }
+    let out = tempfile::tempdir().unwrap();
+    let urls = out.path().join("urls.txt");
+    std::fs::write(&urls, list).unwrap();
+    let json = out.path().join("r.json");
+    streamcap()
+        .args(["streams", urls.to_str().unwrap(), "--bitrate", "4Mbit", "--count", "3", "--files", "each"])
+        .args(["--delivery", "hls:2", "--duration", "4s", "--quiet", "--json", json.to_str().unwrap()])
+        .assert()
+        .success();
+    let streams = &read_json(&json)["streams"];
+    assert_eq!(streams["delivery"], "hls:2");
+    assert_eq!(streams["chunk_bytes"], segment());
+    let step = &streams["steps"][0];
+    assert_eq!((step["streams_stalled"].as_u64(), step["errors"].as_u64()), (Some(0), Some(0)), "{step}");
+    let per_stream = step["per_stream"].as_array().unwrap();
+    let reported: u64 = per_stream.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
+    assert_eq!(step["requests"].as_u64(), Some(reported), "{step}");
+    assert!(step["requests_per_s"].as_f64().unwrap() > 0.0, "{step}");
+
+    let log = nginx.settled_access_log();
+    for (viewer, name) in titles.iter().enumerate() {
+        // Combined log format: "GET /a.ts HTTP/1.1" 206 BYTES …
+        let sent: Vec<u64> = log
+            .lines()
+            .filter(|l| l.contains(&format!("\"GET /{name} HTTP/1.1\"")))
+            .map(|l| {
+                assert!(l.contains("HTTP/1.1\" 206 "), "every segment is a ranged GET answered 206: {l}");
+                let after = l.split("HTTP/1.1\" 206 ").nth(1).unwrap();
+                after.split_whitespace().next().unwrap().parse().unwrap()
+            })
+            .collect();
+        let whole = sent.iter().filter(|&&b| b == segment()).count();
+        assert!(whole + 1 >= sent.len(), "{name}: every GET but the last carries one segment: {sent:?}");
+        let stream = &per_stream[viewer];
+        let (low, high) = bounds(stream, streams["buffer_s"].as_f64().unwrap());
+        let gets = sent.len() as f64;
+        assert!((low..=high + 1.0).contains(&gets), "{name}: nginx served {gets} GETs, the arithmetic {low}..{high}");
+        let counted = stream["requests"].as_u64().unwrap();
+        eprintln!(
+            "{name}: nginx {} GETs ({whole} whole), streamcap {counted}, arithmetic ±1: {low:.2}..{high:.2}",
+            sent.len()
+        );
+        // nginx also logged the segment in flight when the step ended, if there was one.
+        assert!(
+            counted as usize + 1 >= sent.len() && counted as usize <= sent.len(),
+            "{name}: streamcap counted {counted} requests, nginx served {} ({whole} whole segments)",
+            sent.len()
+        );
+        assert!((low..=high).contains(&(counted as f64)), "{name}: {counted} requests, the arithmetic {low}..{high}");
+    }
+}
+
+#[test]
+fn hls_segments_of_a_local_file_are_one_read_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    streamcap()
+        .args(["streams", dir.path().to_str().unwrap(), "--bitrate", "4Mbit", "--count", "2", "--files", "one"])
+        .args(["--media-length", "60s", "--delivery", "hls:2", "--duration", "4s", "--quiet"])
+        .args(["--json", json.to_str().unwrap()])
+        .assert()
+        .success();
+    let streams = &read_json(&json)["streams"];
+    assert_eq!(streams["chunk_bytes"], segment());
+    let step = &streams["steps"][0];
+    assert_eq!(step["streams_stalled"], 0, "{step}");
+    let requests = step["requests"].as_u64().unwrap();
+    // Every read fetched one whole segment: the bytes read are the requests' segments.
+    assert_eq!(step["read_bytes"].as_u64(), Some(requests * segment()), "{step}");
+    let buffer = streams["buffer_s"].as_f64().unwrap();
+    for stream in step["per_stream"].as_array().unwrap() {
+        let (low, high) = bounds(stream, buffer);
+        let made = stream["requests"].as_f64().unwrap();
+        assert!((low..=high).contains(&made), "{made} requests, the arithmetic {low}..{high}: {stream}");
+        assert_eq!(stream["bytes"].as_u64(), Some(stream["requests"].as_u64().unwrap() * segment()));
+    }
+}
+
+#[test]
+fn bad_delivery_shapes_are_refused_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().to_str().unwrap();
+    for (shape, says) in [
+        ("hls:0", "out of range"),
+        ("hls:abc", "'abc' is not a segment length"),
+        ("smooth", "give direct, or hls[:SECONDS]"),
+    ] {
+        let out = streamcap()
+            .args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--delivery", shape, "--dry-run"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{shape}: {stderr}");
+        assert!(stderr.contains(says), "{shape}: {stderr}");
+    }
+    let out = streamcap()
+        .args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--delivery", "hls", "--chunk", "1M"])
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("leave --chunk out"), "{stderr}");
+    // A segment no single read can hold: 60 s of ProRes 2160p is 6.6 GB.
+    let out = streamcap()
+        .args(["streams", target, "--bitrate", "prores-2160p", "--count", "1", "--delivery", "hls:60"])
+        .args(["--buffer", "200s", "--dry-run"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("more than one request may read"), "{stderr}");
+    // The plan says what one request fetches.
+    // A segment as long as the buffer could never be asked for in time: the fix named is the segment's.
+    let out = streamcap()
+        .args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--delivery", "hls:10", "--dry-run"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("or a shorter segment (--delivery hls:N)"), "{stderr}");
+    let out = streamcap()
+        .args(["streams", target, "--bitrate", "8Mbit", "--count", "1", "--delivery", "hls:3.003", "--dry-run"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("delivery: HLS segments of 3.003 s"), "{stdout}");
+}
+
+#[test]
+fn a_job_file_takes_the_delivery_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("j.toml");
+    let write = |delivery: &str| {
+        let text = format!(
+            "[[phase]]\nname = \"hls\"\n[phase.streams]\nbitrate = \"8Mbit\"\ncount = 2\ndelivery = \"{delivery}\"\n"
+        );
+        std::fs::write(&job, text).unwrap();
+    };
+    write("hls:3");
+    let target = dir.path().to_str().unwrap();
+    let out = streamcap().args(["run", target, "--job", job.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("delivery: HLS segments of 3 s (2.86 MiB at 8 Mbit/s)"), "{stdout}");
+    write("hls:x");
+    let out = streamcap().args(["run", target, "--job", job.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("line 6") && stderr.contains("'x' is not a segment length"), "{stderr}");
+}
