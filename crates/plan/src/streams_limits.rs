@@ -182,6 +182,7 @@ mod tests {
             chunk: ChunkSize::Bytes(1 << 20),
             buffer: defaults::BUFFER,
             prebuffer: defaults::PREBUFFER,
+            rebuffer: None,
             watch: Duration::from_secs(10),
             ramp: None,
             steady_within: defaults::STEADY_WITHIN,

@@ -24,6 +24,7 @@ mod job_check;
 mod journal;
 mod kind;
 mod parts;
+pub mod players;
 mod steady;
 mod streams;
 mod strided;

@@ -104,6 +104,7 @@ mod tests {
             chunk: ChunkSize::Bytes(1 << 20),
             buffer: Duration::from_secs(10),
             prebuffer: Duration::from_secs(2),
+            rebuffer: None,
             watch: Duration::from_secs(60),
             ramp: None,
             steady_within: Duration::from_secs(30),

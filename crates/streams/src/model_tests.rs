@@ -8,7 +8,7 @@ fn ms(n: u64) -> Duration {
 
 /// Chunks of 1 s of media, a 4 s buffer, a 2 s prebuffer.
 fn config() -> PlayerConfig {
-    PlayerConfig { chunk_media: ms(1000), buffer: ms(4000), prebuffer: ms(2000), vbr: None }
+    PlayerConfig { chunk_media: ms(1000), buffer: ms(4000), prebuffer: ms(2000), rebuffer: ms(2000), vbr: None }
 }
 
 /// Fetches the next chunk at `issue` and lets it arrive at `arrive`; returns its lateness.
@@ -158,10 +158,13 @@ fn a_stream_that_never_starts_has_no_startup_and_no_watch_time() {
 
 #[test]
 fn a_chunk_longer_than_the_buffer_still_fits_one() {
-    let c = PlayerConfig { chunk_media: ms(8000), buffer: ms(4000), prebuffer: ms(9000), vbr: None }.normalized();
+    let c =
+        PlayerConfig { chunk_media: ms(8000), buffer: ms(4000), prebuffer: ms(9000), rebuffer: ms(9000), vbr: None }
+            .normalized();
     assert_eq!((c.buffer, c.prebuffer), (ms(8000), ms(8000)));
     let vbr = Some(Vbr { swing: 0.5, chunks_per_gop: 1, seed: 1 });
-    let c = PlayerConfig { chunk_media: ms(1000), buffer: ms(1000), prebuffer: ms(500), vbr }.normalized();
+    let c = PlayerConfig { chunk_media: ms(1000), buffer: ms(1000), prebuffer: ms(500), rebuffer: ms(500), vbr }
+        .normalized();
     assert_eq!(c.buffer, ms(2000), "the longest chunk, at half the mean bitrate, covers 2 s");
 }
 

@@ -21,7 +21,7 @@ fn plan(start_ms: u64) -> ViewerPlan {
         file: 0,
         first_chunk: 0,
         chunk_bytes: 4096,
-        player: PlayerConfig { chunk_media: s(1), buffer: s(4), prebuffer: s(2), vbr: None },
+        player: PlayerConfig { chunk_media: s(1), buffer: s(4), prebuffer: s(2), rebuffer: s(2), vbr: None },
         seek_every: None,
         seed: 1,
     }
@@ -171,6 +171,7 @@ fn check_config(format: &str) -> StreamsConfig {
         chunk: crate::spec::ChunkSize::Bytes(1 << 20),
         buffer: s(4),
         prebuffer: s(2),
+        rebuffer: None,
         watch: s(5),
         ramp: Some(s(4)),
         steady_within: s(10),
