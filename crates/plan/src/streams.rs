@@ -181,6 +181,7 @@ pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
         prebuffer: spec.prebuffer.unwrap_or_else(|| profile.map_or(defaults::PREBUFFER, |p| p.start())),
         // A prebuffer given apart is the threshold after a stall too; otherwise the profile's own.
         rebuffer: spec.prebuffer.map_or_else(|| profile.map(|p| p.rebuffer()), |_| None),
+        steady_ahead: profile.and_then(::streams::players::steady_ahead),
         watch: spec.duration.unwrap_or(defaults::WATCH),
         ramp: spec.ramp,
         steady_within: spec.steady_within.unwrap_or(defaults::STEADY_WITHIN),

@@ -183,6 +183,7 @@ mod tests {
             buffer: defaults::BUFFER,
             prebuffer: defaults::PREBUFFER,
             rebuffer: None,
+            steady_ahead: None,
             watch: Duration::from_secs(10),
             ramp: None,
             steady_within: defaults::STEADY_WITHIN,

@@ -15,11 +15,12 @@
 //! 2 s where the start needs 1 s).
 //!
 //! Start-up and playback are told apart. A player reaches **steady state** the first time its buffer reaches
-//! its steady level (a chunk arrives and the next one would take it past that level): its whole buffer, or
-//! [`STEADY_AHEAD`] of media beyond its start threshold when that is less. A long buffer (Media3's 42 s at
-//! 2160p) fills with only the spare share of the device, so near capacity it cannot fill within any bound a
-//! step can wait; past its steady level a player is judged by whether its buffer holds (`outcome.rs`,
-//! `BufferDrain`), not by whether it filled. Until then it is starting
+//! its steady level (a chunk arrives and the next one would take it past that level): its whole buffer for
+//! streamcap's generic viewer, and for a real player's profile [`STEADY_AHEAD`] of media beyond its start
+//! threshold when that is less than its buffer. A long buffer (Media3's 42 s at 2160p) fills with only the
+//! spare share of the device, so near capacity it cannot fill within any bound a step can wait; past its
+//! steady level a player is judged by whether its buffer holds (`outcome.rs`, `BufferDrain`), not by whether
+//! it filled. Until then it is starting
 //! up: its time to first playback is its start-up time, and an underrun after playback began but before the
 //! buffer was ever full is a start-up stall (the player was still filling, as a viewer who pressed play on a
 //! busy server sees). An underrun after steady state is a **playback stall**, the one a viewer notices in the
@@ -41,10 +42,12 @@
 
 use std::time::Duration;
 
-/// Media beyond the start threshold at which a player with a longer buffer counts as steady. 8 s: the
-/// generic player (2 s to start, a 10 s buffer) is steady when its buffer is full, as before this rule; a long
-/// buffer is steady 8 s of media past its start, and the judged playback tells whether it holds.
-pub const STEADY_AHEAD: Duration = Duration::from_secs(8);
+/// Media beyond the start threshold at which a real player's longer buffer counts as steady (a profile's
+/// `steady_ahead`). 2 s: near capacity a player gains media only at the device's spare share (at 93 % of the
+/// bandwidth, 0.075 s a second), so 2 s take 27 s, within the 30 s `--steady-within`, where Media3's 41 s
+/// (2160p) would take nine minutes. The check's buffers (its 2 s start and two chunks, 2.1 s at 1080p) end
+/// about there too. Past this level the judged playback tells whether the buffer holds (`BufferDrain`).
+pub const STEADY_AHEAD: Duration = Duration::from_secs(2);
 
 /// How a viewer's player behaves. Built by the driver from the user's flags (defaults live in `defaults`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,6 +60,9 @@ pub struct PlayerConfig {
     pub prebuffer: Duration,
     /// Media needed before playback resumes after a stall (the buffer ran dry). At most `buffer`.
     pub rebuffer: Duration,
+    /// A real player's long buffer: steady this much media past the start threshold (`STEADY_AHEAD`) when
+    /// that is less than the buffer. `None` (streamcap's generic viewer): steady when the buffer is full.
+    pub steady_ahead: Option<Duration>,
     /// Variable bitrate: how much media each chunk covers varies by GOP. `None`: constant bitrate.
     pub vbr: Option<Vbr>,
 }
@@ -94,10 +100,10 @@ impl PlayerConfig {
         PlayerConfig { buffer, prebuffer: self.prebuffer.min(buffer), rebuffer: self.rebuffer.min(buffer), ..self }
     }
 
-    /// The media ahead of the playhead at which the player counts as steady: its buffer, or [`STEADY_AHEAD`]
+    /// The media ahead of the playhead at which the player counts as steady: its buffer, or `steady_ahead`
     /// beyond its start threshold when that is less (see the module documentation).
     pub fn steady_level(&self) -> Duration {
-        self.buffer.min(self.prebuffer + STEADY_AHEAD)
+        self.steady_ahead.map_or(self.buffer, |ahead| self.buffer.min(self.prebuffer + ahead))
     }
 
     /// The longest media one chunk covers (with VBR, a chunk of the lowest-bitrate GOP).

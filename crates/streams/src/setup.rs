@@ -117,6 +117,10 @@ pub struct StreamsConfig {
     /// Media needed before playback resumes after a stall, seconds (`None`: the prebuffer).
     #[serde(serialize_with = "serialize_opt_secs")]
     pub rebuffer: Option<Duration>,
+    /// A real player's profile: steady this much media past the prebuffer when that is less than the buffer
+    /// (`model::STEADY_AHEAD`), seconds; `None`: steady when the buffer is full.
+    #[serde(serialize_with = "serialize_opt_secs")]
+    pub steady_ahead: Option<Duration>,
     /// Playback judged once every viewer has reached steady state, seconds.
     #[serde(rename = "watch_s", serialize_with = "serialize_secs")]
     pub watch: Duration,
@@ -169,7 +173,7 @@ impl MediaKey {
 pub struct StepLength {
     pub arrival: Duration,
     /// What filling a buffer takes near capacity: the media between prebuffer and steady level (the buffer, or
-    /// `model::STEADY_AHEAD` past the prebuffer when that is less), fetched with about
+    /// `steady_ahead` past the prebuffer when that is less), fetched with about
     /// one stream's rate to spare (the bound a count just below the capacity leaves), so as long in wall time.
     pub fill: Duration,
     pub steady_within: Duration,
@@ -198,7 +202,10 @@ impl StreamsConfig {
     pub fn step_length(&self, count: u32) -> StepLength {
         StepLength {
             arrival: self.arrival_for(count),
-            fill: self.buffer.min(self.prebuffer + crate::model::STEADY_AHEAD).saturating_sub(self.prebuffer),
+            fill: self
+                .steady_ahead
+                .map_or(self.buffer, |a| self.buffer.min(self.prebuffer + a))
+                .saturating_sub(self.prebuffer),
             steady_within: self.steady_within,
             judged: self.watch,
         }
@@ -234,7 +241,8 @@ impl StreamsConfig {
             seed: 0,
         });
         let rebuffer = self.rebuffer.unwrap_or(self.prebuffer);
-        PlayerConfig { chunk_media, buffer: self.buffer, prebuffer: self.prebuffer, rebuffer, vbr }.normalized()
+        let (buffer, prebuffer, steady_ahead) = (self.buffer, self.prebuffer, self.steady_ahead);
+        PlayerConfig { chunk_media, buffer, prebuffer, rebuffer, steady_ahead, vbr }.normalized()
     }
 
     /// The viewers of step `round` of a run at `count`, each with the media file it reads (keys into the
@@ -313,6 +321,7 @@ mod tests {
             buffer: defaults::BUFFER,
             prebuffer: defaults::PREBUFFER,
             rebuffer: None,
+            steady_ahead: None,
             watch: Duration::from_secs(10),
             ramp: Some(Duration::from_secs(1)),
             steady_within: defaults::STEADY_WITHIN,
