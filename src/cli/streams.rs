@@ -52,7 +52,7 @@ pub struct StreamsArgs {
     pub buffer: Option<Duration>,
     /// Player profile: its start threshold, forward buffer (seconds and bytes) and request size, unless
     /// --buffer/--prebuffer/--chunk say otherwise (default generic; docs/streams.md, "Player profiles").
-    #[arg(long, value_parser = ["generic", "hls.js", "media3", "jellyfin-web", "plex", "vlc"], help_heading = "Viewers")]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::spec::players::NAMES), help_heading = "Viewers")]
     pub player: Option<String>,
     /// Media needed before playback starts, and after a stall or a seek (default 2s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]

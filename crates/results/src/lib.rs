@@ -57,7 +57,8 @@ pub use crate::sysinfo::{
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use cache::{CacheEnd, CacheStep, CacheSummary, Plateau, PlateauKind};
 pub use check::{
-    CheckCache, CheckSummary, FormatVerdict, PlannerMember, RandomFigures, SequentialFigures, SmallFileFigures,
+    CheckCache, CheckPlayer, CheckSummary, FormatVerdict, PlannerMember, RandomFigures, SequentialFigures,
+    SmallFileFigures,
 };
 pub use cluster::{
     CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
