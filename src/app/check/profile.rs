@@ -149,7 +149,6 @@ impl Profile {
                 raw_runtime: s(20),
                 raw_ramp: s(2),
                 dirs: 16,
-                files_per_dir: 500,
                 files_runtime: s(15),
                 arrival: s(10),
                 steady_floor: s(20),
@@ -158,10 +157,8 @@ impl Profile {
                 library: Bytes::gib(32),
                 estimate_time: s(5),
                 precision: 0.03,
-                start_factor: 0.5,
                 limit_factor: 4.0,
-                confirmations: 2,
-                player: players::DEFAULT,
+                ..Profile::Default.settings()
             },
         }
     }
