@@ -7,13 +7,16 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::spec::{Assignment, ChunkSize, EngineChoice, Format, IngestSpec, Mix, PhaseSpec, SpecKind, StreamsSpec};
+use crate::spec::{
+    Assignment, ChunkSize, EngineChoice, Expectation, Format, IngestSpec, Mix, PhaseSpec, SpecKind, StreamsSpec,
+};
 use crate::units::{Bytes, parse_duration};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:\n  \
     streamcap streams /srv/media --bitrate 2160p-hevc --count 20 --duration 60s\n  \
     streamcap streams /srv/media --bitrate 25Mbit --max --expect 30\n  \
+    streamcap streams /srv/media --bitrate 2160p --player media3 --max --expect 2x2160p\n  \
     streamcap streams /srv/media --mix 1080p:70,2160p:30 --max --files library:200:zipf=1.1\n  \
     streamcap streams --library /srv/media/movies --bitrate 1080p --max      your own films, only read\n  \
     streamcap streams /srv/media --bitrate 1080p --count 8 --dry-run")]
@@ -38,8 +41,10 @@ pub struct StreamsArgs {
     #[arg(long)]
     pub max: bool,
     /// With --max: exit with code 1 when the answer is below N. With --count: when the count missed the target.
-    #[arg(long, value_name = "N")]
-    pub expect: Option<u32>,
+    /// Or, with --max, a household as check --expect takes it (2x2160p: COUNTxFORMAT, the format streamed):
+    /// answered yes, only without margin or no, with the margin; no exits with code 1.
+    #[arg(long, value_name = "N|HOUSEHOLD", value_parser = parse_text::<Expectation>)]
+    pub expect: Option<Expectation>,
 
     /// Playback judged once every viewer's buffer has been full, each step of --max too (default 60s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
@@ -172,7 +177,7 @@ impl StreamsArgs {
             mix: self.mix.clone(),
             count: self.count,
             max: self.max.then_some(true),
-            expect: self.expect,
+            expect: self.expect.as_ref().and_then(Expectation::count),
             duration: self.duration,
             chunk: self.chunk,
             buffer: self.buffer,

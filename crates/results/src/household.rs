@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::CapacityAnswer;
 use super::check::FormatVerdict;
 
 /// One of the three answers, or why there is none.
@@ -70,7 +71,24 @@ pub struct HouseholdAnswer {
 
 /// The household `wanted` ((format name, count), in the order asked) against the verdict table.
 pub fn answer(expect: &str, wanted: &[(String, u32)], verdicts: &[FormatVerdict], margin: f64) -> HouseholdAnswer {
-    let rows: Vec<HouseholdRow> = wanted.iter().map(|(name, n)| row(name, *n, verdicts)).collect();
+    let measured: Vec<Measured> =
+        verdicts.iter().map(|v| Measured { name: &v.name, label: &v.label, capacity: &v.capacity }).collect();
+    answer_from(expect, wanted, &measured, margin)
+}
+
+/// One format's measured capacity, as the answer reads it: a check's verdict row, or a `streams --max` answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Measured<'a> {
+    /// The format's name ("2160p-hevc").
+    pub name: &'a str,
+    /// In words ("2160p HEVC (25 Mbit/s)").
+    pub label: &'a str,
+    pub capacity: &'a CapacityAnswer,
+}
+
+/// The household's answer from the formats measured (`streams --expect 2x2160p`: the one format streamed).
+pub fn answer_from(expect: &str, wanted: &[(String, u32)], measured: &[Measured], margin: f64) -> HouseholdAnswer {
+    let rows: Vec<HouseholdRow> = wanted.iter().map(|(name, n)| row(name, *n, measured)).collect();
     let known = rows.iter().all(|r| r.alone != Answer::NotMeasured);
     let share = |of: fn(&HouseholdRow) -> u32| -> f64 {
         rows.iter().map(|r| if of(r) == 0 { f64::INFINITY } else { f64::from(r.wanted) / f64::from(of(r)) }).sum()
@@ -87,8 +105,8 @@ pub fn answer(expect: &str, wanted: &[(String, u32)], verdicts: &[FormatVerdict]
     HouseholdAnswer { expect: expect.into(), margin_pct: margin * 100.0, rows, load_pct, together, words }
 }
 
-fn row(name: &str, wanted: u32, verdicts: &[FormatVerdict]) -> HouseholdRow {
-    let verdict = verdicts.iter().find(|v| v.name == name);
+fn row(name: &str, wanted: u32, measured: &[Measured]) -> HouseholdRow {
+    let verdict = measured.iter().find(|v| v.name == name);
     let (capacity, plan_for) = verdict.map_or((0, 0), |v| (v.capacity.streams, v.capacity.plan_for));
     let unknown = verdict.is_none_or(|v| v.capacity.not_measured.is_some())
         || verdict.is_some_and(|v| v.capacity.at_limit && wanted > capacity);
@@ -98,7 +116,7 @@ fn row(name: &str, wanted: u32, verdicts: &[FormatVerdict]) -> HouseholdRow {
         _ if wanted <= capacity => Answer::OnlyWithoutMargin,
         _ => Answer::No,
     };
-    let label = verdict.map_or_else(|| name.to_string(), |v| v.label.clone());
+    let label = verdict.map_or_else(|| name.to_string(), |v| v.label.to_string());
     HouseholdRow { format: name.into(), label, wanted, capacity, plan_for, alone }
 }
 

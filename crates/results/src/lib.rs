@@ -69,7 +69,7 @@ pub use devices::{
     served_from_beneath, throttle_bound,
 };
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
-pub use household::{Answer, HouseholdAnswer, HouseholdRow, answer as household_answer};
+pub use household::{Answer, HouseholdAnswer, HouseholdRow, Measured, answer as household_answer, answer_from};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
 pub use kind::PhaseResultKind;
 pub use latency::{DepthFound, LatencyTargetResult};
