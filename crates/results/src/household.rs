@@ -6,7 +6,8 @@
 //! Formats that play together share the storage: each stream of format f takes 1 ÷ Cf of it (Cf its measured
 //! capacity), so the household fits while Σ nf ÷ Cf ≤ 1, and comfortably while Σ nf ÷ Pf ≤ 1 (Pf the comfortable
 //! count). With one format that is the row's own answer. The mix is arithmetic on capacities measured one
-//! format at a time, and the answer says so.
+//! format at a time, and the answer says so. `check --expect` answers from its verdict table (`answer`),
+//! `streams --expect 2x2160p` from its search's answer for the one format it streams (`answer_from`).
 
 use serde::{Deserialize, Serialize};
 
@@ -197,5 +198,21 @@ mod tests {
         at_limit.capacity.at_limit = true;
         assert_eq!(ask(&[("1080p", 50)], std::slice::from_ref(&at_limit)).together, Answer::Yes);
         assert_eq!(ask(&[("1080p", 70)], &[at_limit]).together, Answer::NotMeasured, "more than the search tried");
+    }
+
+    #[test]
+    fn one_format_streamed_is_answered_from_its_capacity_as_a_verdict_row_is() {
+        // `streams --expect 2x2160p`: the search's answer is the one capacity.
+        let capacity = CapacityAnswer { streams: 10, plan_for: 8, ..CapacityAnswer::default() };
+        let measured = [Measured { name: "2160p", label: "2160p HEVC", capacity: &capacity }];
+        let ask = |n: u32| answer_from("x", &[("2160p".into(), n)], &measured, 0.2);
+        assert_eq!(
+            (ask(8).together, ask(10).together, ask(11).together),
+            (Answer::Yes, Answer::OnlyWithoutMargin, Answer::No)
+        );
+        assert_eq!(ask(8).rows[0].label, "2160p HEVC");
+        let verdicts = [verdict("2160p", 10, 8)];
+        assert_eq!(answer("x", &[("2160p".into(), 10)], &verdicts, 0.2).together, Answer::OnlyWithoutMargin);
+        assert_eq!(answer_from("x", &[("2160p".into(), 1)], &[], 0.2).together, Answer::NotMeasured, "no answer yet");
     }
 }
