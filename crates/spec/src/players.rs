@@ -194,7 +194,7 @@ impl Profile {
 
 /// Milliseconds as seconds without a needless fraction: 2000 → "2", 1500 → "1.5".
 fn units_secs(ms: u64) -> String {
-    if ms % 1000 == 0 { (ms / 1000).to_string() } else { format!("{}", ms as f64 / 1000.0) }
+    if ms.is_multiple_of(1000) { (ms / 1000).to_string() } else { format!("{}", ms as f64 / 1000.0) }
 }
 
 #[cfg(test)]
