@@ -46,9 +46,7 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         progress.notice(&format!("note: {notice}"));
     }
     let mut recorder = ResultRecorder::new(&plan, skeleton, args.output.json.clone(), None, progress);
-    if let Some(Expectation::Household(household)) = args.expect.clone() {
-        recorder.on_save = Some(Box::new(move |result: &mut RunResult| answer_household(result, &household)));
-    }
+    answer_expectation(&args, &mut recorder);
     let outcome = execute(&plan, &interrupt, args.keep, &mut recorder);
     let outcome = ended(&mut recorder, outcome)?;
     Ok(conclude(&mut recorder, &outcome, &args, &plan))
@@ -74,6 +72,13 @@ fn streamed_household(args: &StreamsArgs, household: &Household) -> Result<()> {
             format.name
         ),
         None => Ok(()),
+    }
+}
+
+/// `--expect 2x2160p`: the recorder answers the household every time it saves the result.
+pub(super) fn answer_expectation(args: &StreamsArgs, recorder: &mut ResultRecorder) {
+    if let Some(Expectation::Household(household)) = args.expect.clone() {
+        recorder.on_save = Some(Box::new(move |result: &mut RunResult| answer_household(result, &household)));
     }
 }
 
