@@ -61,6 +61,14 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
     assert_check_figures(&r["check"]);
     assert_household_answered(&r["check"], &stdout, household);
     assert!(std::fs::read_to_string(&page).unwrap().contains("id=\"household\""));
+    // The player profile is stated also when it is the default (issue 27).
+    let generic = "generic (10 s buffer, 2 s to start)";
+    assert_eq!(
+        (r["check"]["player"]["name"].as_str(), r["check"]["player"]["described"].as_str()),
+        (Some("generic"), Some(generic))
+    );
+    assert!(stdout.contains(&format!("player: {generic}")), "{stdout}");
+    assert!(std::fs::read_to_string(&page).unwrap().contains(&format!("player: {generic}")));
     // One plan: the raw phases, the small-file phases, the two raw-rate phases of the estimate and a stream
     // phase per format, numbered in order in one result.
     let phases = r["phases"].as_array().unwrap();

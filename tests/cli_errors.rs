@@ -154,3 +154,26 @@ fn every_refusal_begins_with_one_prefix() {
     }
     assert!(entries(dir.path()).is_empty());
 }
+
+/// Runs `streamcap CMD DIR ARGS` against an empty directory: refused (exit 2) with every `expect`, and nothing
+/// created there.
+fn refused_command(command: &str, args: &[&str], expect: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut assert = streamcap().arg(command).arg(dir.path()).args(args).assert().code(2);
+    for text in expect {
+        assert = assert.stderr(predicate::str::contains(*text));
+    }
+    assert!(entries(dir.path()).is_empty(), "{args:?} left {:?} behind", entries(dir.path()));
+}
+
+/// Issue 27: `--player` takes the names of one table (spec::players) in `check` and `streams` alike, and
+/// `streams --expect` takes check's household grammar for the format it streams, and nothing else.
+#[test]
+fn unknown_players_and_households_of_other_formats_are_refused_before_any_work() {
+    refused_command("check", &["--quick", "--player", "quicktime"], &["quicktime", "media3", "jellyfin-web"]);
+    refused_command("streams", &["--bitrate", "1080p", "--max", "--player", "quicktime"], &["quicktime", "vlc"]);
+    let streams = ["--bitrate", "2160p", "--max", "--expect"];
+    refused_command("streams", &[&streams[..], &["2x1080p"]].concat(), &["this run streams 2160p, not 1080p"]);
+    refused_command("streams", &[&streams[..], &["2xfoo"]].concat(), &["foo", "2160p-remux"]);
+    refused_command("streams", &["--bitrate", "2160p", "--count", "2", "--expect", "2x2160p"], &["give --max"]);
+}

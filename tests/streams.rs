@@ -53,6 +53,32 @@ fn max_reports_the_limit_as_a_lower_bound_and_expect_sets_the_exit_code() {
     assert_eq!((capacity["agreed"].as_u64(), capacity["plan_for"].as_u64()), (Some(1), Some(1)));
 }
 
+/// Issue 27: `streams --expect` reads check's household grammar for the format it streams, and answers with
+/// check's grid: two streams where the search's limit of 2 passed (plan for 1) fit only without margin.
+#[test]
+fn a_household_expectation_is_answered_with_checks_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let assert = streamcap()
+        .args(["streams", dir.path().to_str().unwrap(), "--bitrate", "1Mbit", "--max", "--limit", "2"])
+        .args(["--duration", "1s", "--chunk", "64k", "--buffer", "1s", "--prebuffer", "250ms"])
+        .args(["--media-length", "10s", "--expect", "2x1Mbit", "--json", json.to_str().unwrap()])
+        .assert()
+        .code(0);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let household = &read_json(&json)["streams"]["household"];
+    assert_eq!(household["expect"], "2x1 Mbit/s", "{household}");
+    assert_eq!(household["together"], "only_without_margin", "{household}");
+    assert_eq!(
+        (household["rows"][0]["capacity"].as_u64(), household["rows"][0]["plan_for"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert!(
+        stdout.contains("Will it work: 2x1 Mbit/s (margin 20 %)") && stdout.contains("together: only without margin"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn bad_stream_settings_are_refused_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();

@@ -63,6 +63,10 @@ pub struct CheckArgs {
     /// 1080p, 2160p-hevc, 2160p-remux). The end says yes, no or only without margin per format and together.
     #[arg(long, value_name = "HOUSEHOLD")]
     pub expect: Option<crate::spec::Household>,
+    /// Player profile the viewers play as: its start and rebuffer thresholds, forward buffer and request size
+    /// (default generic; docs/streams.md, "Player profiles"). Every report states the one used.
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(crate::spec::players::NAMES))]
+    pub player: Option<String>,
     /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of
     /// refusing.
     #[arg(long)]

@@ -8,7 +8,8 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::spec::{
-    Assignment, ChunkSize, Delivery, EngineChoice, Format, IngestSpec, Mix, PhaseSpec, SpecKind, StreamsSpec,
+    Assignment, ChunkSize, Delivery, EngineChoice, Expectation, Format, IngestSpec, Mix, PhaseSpec, SpecKind,
+    StreamsSpec,
 };
 use crate::units::{Bytes, parse_duration};
 
@@ -16,6 +17,7 @@ use crate::units::{Bytes, parse_duration};
 #[command(after_help = "Examples:\n  \
     streamcap streams /srv/media --bitrate 2160p-hevc --count 20 --duration 60s\n  \
     streamcap streams /srv/media --bitrate 25Mbit --max --expect 30\n  \
+    streamcap streams /srv/media --bitrate 2160p --player media3 --max --expect 2x2160p\n  \
     streamcap streams /srv/media --mix 1080p:70,2160p:30 --max --files library:200:zipf=1.1\n  \
     streamcap streams --library /srv/media/movies --bitrate 1080p --max      your own films, only read\n  \
     streamcap streams /srv/media --bitrate 1080p --count 8 --dry-run")]
@@ -40,8 +42,10 @@ pub struct StreamsArgs {
     #[arg(long)]
     pub max: bool,
     /// With --max: exit with code 1 when the answer is below N. With --count: when the count missed the target.
-    #[arg(long, value_name = "N")]
-    pub expect: Option<u32>,
+    /// Or, with --max, a household as check --expect takes it (2x2160p: COUNTxFORMAT, the format streamed):
+    /// answered yes, only without margin or no, with the margin; no exits with code 1.
+    #[arg(long, value_name = "N|HOUSEHOLD", value_parser = parse_text::<Expectation>)]
+    pub expect: Option<Expectation>,
 
     /// Playback judged once every viewer's buffer has been full, each step of --max too (default 60s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
@@ -59,7 +63,7 @@ pub struct StreamsArgs {
     pub buffer: Option<Duration>,
     /// Player profile: its start threshold, forward buffer (seconds and bytes) and request size, unless
     /// --buffer/--prebuffer/--chunk say otherwise (default generic; docs/streams.md, "Player profiles").
-    #[arg(long, value_parser = ["generic", "hls.js", "media3", "jellyfin-web", "plex", "vlc"], help_heading = "Viewers")]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::spec::players::NAMES), help_heading = "Viewers")]
     pub player: Option<String>,
     /// Media needed before playback starts, and after a stall or a seek (default 2s).
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
@@ -179,7 +183,7 @@ impl StreamsArgs {
             mix: self.mix.clone(),
             count: self.count,
             max: self.max.then_some(true),
-            expect: self.expect,
+            expect: self.expect.as_ref().and_then(Expectation::count),
             duration: self.duration,
             chunk: self.chunk,
             delivery: self.delivery,

@@ -168,10 +168,10 @@ fn serialize_url<S: serde::Serializer>(url: &HttpUrl, s: S) -> Result<S::Ok, S::
 
 /// The viewers' settings with the defaults of `streams` filled in.
 /// A player profile (`--player`) gives the buffer (its time or byte cap at the mix's highest bitrate), the
-/// prebuffer (its start threshold) and the request size, each unless the spec gives it.
+/// prebuffer (its start threshold), the rebuffer threshold and the request size, each unless the spec gives it.
 pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
     let mix = spec.mix().expect("checked: a format or a mix is given");
-    let profile = spec.player.as_deref().and_then(::streams::players::find);
+    let profile = spec.player.as_deref().and_then(crate::spec::players::find);
     let top_bps = mix.0.iter().map(|(f, _)| f.bitrate.byte_rate().bytes_per_sec() * 8.0).fold(0.0, f64::max);
     let chunk = profile.map_or(defaults::CHUNK_BYTES, |p| p.request_bytes);
     let delivery = spec.delivery.unwrap_or_default();
@@ -181,9 +181,10 @@ pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
         chunk: delivery.segment_chunk().or(spec.chunk).unwrap_or(crate::spec::ChunkSize::Bytes(chunk)),
         delivery,
         buffer: spec.buffer.unwrap_or_else(|| profile.map_or(defaults::BUFFER, |p| p.buffer_at(top_bps as u64))),
-        prebuffer: spec
-            .prebuffer
-            .unwrap_or_else(|| profile.map_or(defaults::PREBUFFER, |p| Duration::from_millis(p.start_ms))),
+        prebuffer: spec.prebuffer.unwrap_or_else(|| profile.map_or(defaults::PREBUFFER, |p| p.start())),
+        // A prebuffer given apart is the threshold after a stall too; otherwise the profile's own.
+        rebuffer: spec.prebuffer.map_or_else(|| profile.map(|p| p.rebuffer()), |_| None),
+        steady_ahead: profile.and_then(::streams::players::steady_ahead),
         watch: spec.duration.unwrap_or(defaults::WATCH),
         ramp: spec.ramp,
         steady_within: spec.steady_within.unwrap_or(defaults::STEADY_WITHIN),
@@ -210,9 +211,9 @@ fn default_assignment(spec: &StreamsSpec) -> Assignment {
 pub(super) fn check_stream_requests(job: &JobSpec, facts: &Facts) -> Result<(), PlanError> {
     for (index, phase) in job.phases.iter().enumerate() {
         let Some(spec) = phase.streams() else { continue };
-        if let Some(name) = spec.player.as_deref().filter(|n| ::streams::players::find(n).is_none()) {
-            let known: Vec<&str> = ::streams::players::PROFILES.iter().map(|p| p.name).collect();
-            return Err(PlanError(format!("player '{name}' is not a profile streamcap knows ({})", known.join(", "))));
+        if let Some(name) = spec.player.as_deref().filter(|n| crate::spec::players::find(n).is_none()) {
+            let known = crate::spec::players::names();
+            return Err(PlanError(format!("player '{name}' is not a profile streamcap knows ({known})")));
         }
         let config = streams_config(spec, phase.seed);
         let request = StreamsRequest {
@@ -396,7 +397,9 @@ mod tests {
         let c = streams_config(&media3, None);
         // 2000 × 64 KiB at 25 Mbit/s: 41.94 s, below Media3's 50 s.
         assert!((c.buffer.as_secs_f64() - 41.943).abs() < 0.01, "{:?}", c.buffer);
-        assert_eq!(c.prebuffer, Duration::from_secs(1));
+        assert_eq!((c.prebuffer, c.rebuffer), (Duration::from_secs(1), Some(Duration::from_secs(2))));
+        let start = StreamsSpec { prebuffer: Some(Duration::from_secs(3)), ..media3.clone() };
+        assert_eq!(streams_config(&start, None).rebuffer, None, "a prebuffer given apart is the rebuffer too");
         assert!(matches!(c.chunk, crate::spec::ChunkSize::Bytes(65_536)));
         let given = StreamsSpec { buffer: Some(Duration::from_secs(5)), ..media3 };
         assert_eq!(streams_config(&given, None).buffer, Duration::from_secs(5));

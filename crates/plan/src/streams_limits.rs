@@ -185,6 +185,8 @@ mod tests {
             delivery: Default::default(),
             buffer: defaults::BUFFER,
             prebuffer: defaults::PREBUFFER,
+            rebuffer: None,
+            steady_ahead: None,
             watch: Duration::from_secs(10),
             ramp: None,
             steady_within: defaults::STEADY_WITHIN,

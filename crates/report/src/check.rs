@@ -260,7 +260,8 @@ pub(super) fn verdict_cells(v: &FormatVerdict) -> [String; 7] {
 /// What the columns mean, under the table (the margin rule and the ceiling's nature).
 pub(super) fn verdict_legend(check: &CheckSummary) -> Vec<String> {
     let read = check.sequential.map_or(String::new(), |s| format!(" ({} MB/s)", format_mbps(s.read_mbps)));
-    let mut legend = vec![
+    let mut legend: Vec<String> = check.player.iter().map(|p| format!("player: {}", p.described)).collect();
+    legend.extend([
         "streams: the capacity, the median of the runs of the edge (each run: the largest count that passed \
          beside the next that failed); range: the lowest and highest run"
             .to_string(),
@@ -273,7 +274,7 @@ pub(super) fn verdict_legend(check: &CheckSummary) -> Vec<String> {
             "sequential ceiling: a bound, not a capacity: streams the sequential reads{read} would carry at 100 %; \
              a capacity beyond it was served by a cache"
         ),
-    ];
+    ]);
     if let Some(v) = check.verdict.iter().find(|v| v.capacity.derived_failing.is_some()) {
         legend.push(format!(
             "one step (--quick): the count shown passed in one step; the count that fails is derived from {}'s \

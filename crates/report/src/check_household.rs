@@ -1,4 +1,5 @@
-//! The "will it work" grid of `check --expect` in every report: one row per format of the household (asked,
+//! The "will it work" grid of `check --expect` (and of `streams --expect 2x2160p`, for its one format) in every
+//! report: one row per format of the household (asked,
 //! capacity, plan for, the answer for that format alone) and the answer for all of it together, in words. One
 //! row model (`household_rows`) drawn by the terminal, Markdown and HTML reports alike.
 
@@ -36,6 +37,11 @@ pub(super) fn title(household: &HouseholdAnswer) -> String {
 pub(super) fn write_household(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     let Some(household) = &check.household else { return Ok(()) };
     writeln!(out)?;
+    write_grid(out, household)
+}
+
+/// The grid in the terminal: `check`'s section, and `streams --expect 2x2160p` after its answer.
+pub(super) fn write_grid(out: &mut dyn Write, household: &HouseholdAnswer) -> io::Result<()> {
     writeln!(out, "{}", title(household))?;
     writeln!(out, "{}", household_rows(household).terminal(STYLE))?;
     writeln!(out, "together: {}", household.words)
@@ -44,6 +50,11 @@ pub(super) fn write_household(out: &mut dyn Write, check: &CheckSummary) -> io::
 /// The Markdown section.
 pub(super) fn write_markdown(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
     let Some(household) = &check.household else { return Ok(()) };
+    write_markdown_grid(out, household)
+}
+
+/// The grid in Markdown: `check`'s section, and `streams --expect 2x2160p` after its answer.
+pub(super) fn write_markdown_grid(out: &mut dyn Write, household: &HouseholdAnswer) -> io::Result<()> {
     writeln!(out, "{}:", title(household))?;
     writeln!(out)?;
     household_rows(household).markdown(out)?;

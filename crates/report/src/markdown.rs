@@ -122,6 +122,9 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
         writeln!(out, "**{}**", cell(&answer.words))?;
         writeln!(out)?;
     }
+    if let Some(household) = &streams.household {
+        super::check_household::write_markdown_grid(out, household)?;
+    }
     if let Some(e) = &streams.estimate {
         writeln!(
             out,

@@ -51,6 +51,9 @@ pub(super) fn write_streams_summary(
     if let Some(answer) = &streams.capacity {
         writeln!(out, "answer: {}", answer.words)?;
     }
+    if let Some(household) = &streams.household {
+        super::check_household::write_grid(out, household)?;
+    }
     if let Some(cluster) = &result.cluster {
         super::cluster::write_cluster_summary(out, cluster)?;
         super::cluster::write_client_steps(out, cluster)?;

@@ -31,6 +31,10 @@ pub struct CheckSummary {
     /// written before it existed, or before its phases ran).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CheckCache>,
+    /// The player profile the viewers played as (`--player`, default generic), stated in every report (absent
+    /// in results written before profiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player: Option<CheckPlayer>,
     /// One entry per video format, in the order shown.
     #[serde(default)]
     pub verdict: Vec<FormatVerdict>,
@@ -47,6 +51,15 @@ pub struct CheckSummary {
     /// serve (docs/planning.md, "A drive from a pool").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planner_member: Option<PlannerMember>,
+}
+
+/// The player profile a check's viewers played as (`spec::players`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckPlayer {
+    /// The profile's name, as `--player` takes it ("generic", "media3").
+    pub name: String,
+    /// The profile in words: "generic (10 s buffer, 2 s to start)".
+    pub described: String,
 }
 
 /// One member of the checked pool as the planner infers it from the pool's measurement, and the planner's

@@ -6,10 +6,12 @@
 //! Formats that play together share the storage: each stream of format f takes 1 ÷ Cf of it (Cf its measured
 //! capacity), so the household fits while Σ nf ÷ Cf ≤ 1, and comfortably while Σ nf ÷ Pf ≤ 1 (Pf the comfortable
 //! count). With one format that is the row's own answer. The mix is arithmetic on capacities measured one
-//! format at a time, and the answer says so.
+//! format at a time, and the answer says so. `check --expect` answers from its verdict table (`answer`),
+//! `streams --expect 2x2160p` from its search's answer for the one format it streams (`answer_from`).
 
 use serde::{Deserialize, Serialize};
 
+use super::CapacityAnswer;
 use super::check::FormatVerdict;
 
 /// One of the three answers, or why there is none.
@@ -70,7 +72,24 @@ pub struct HouseholdAnswer {
 
 /// The household `wanted` ((format name, count), in the order asked) against the verdict table.
 pub fn answer(expect: &str, wanted: &[(String, u32)], verdicts: &[FormatVerdict], margin: f64) -> HouseholdAnswer {
-    let rows: Vec<HouseholdRow> = wanted.iter().map(|(name, n)| row(name, *n, verdicts)).collect();
+    let measured: Vec<Measured> =
+        verdicts.iter().map(|v| Measured { name: &v.name, label: &v.label, capacity: &v.capacity }).collect();
+    answer_from(expect, wanted, &measured, margin)
+}
+
+/// One format's measured capacity, as the answer reads it: a check's verdict row, or a `streams --max` answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Measured<'a> {
+    /// The format's name ("2160p-hevc").
+    pub name: &'a str,
+    /// In words ("2160p HEVC (25 Mbit/s)").
+    pub label: &'a str,
+    pub capacity: &'a CapacityAnswer,
+}
+
+/// The household's answer from the formats measured (`streams --expect 2x2160p`: the one format streamed).
+pub fn answer_from(expect: &str, wanted: &[(String, u32)], measured: &[Measured], margin: f64) -> HouseholdAnswer {
+    let rows: Vec<HouseholdRow> = wanted.iter().map(|(name, n)| row(name, *n, measured)).collect();
     let known = rows.iter().all(|r| r.alone != Answer::NotMeasured);
     let share = |of: fn(&HouseholdRow) -> u32| -> f64 {
         rows.iter().map(|r| if of(r) == 0 { f64::INFINITY } else { f64::from(r.wanted) / f64::from(of(r)) }).sum()
@@ -87,8 +106,8 @@ pub fn answer(expect: &str, wanted: &[(String, u32)], verdicts: &[FormatVerdict]
     HouseholdAnswer { expect: expect.into(), margin_pct: margin * 100.0, rows, load_pct, together, words }
 }
 
-fn row(name: &str, wanted: u32, verdicts: &[FormatVerdict]) -> HouseholdRow {
-    let verdict = verdicts.iter().find(|v| v.name == name);
+fn row(name: &str, wanted: u32, measured: &[Measured]) -> HouseholdRow {
+    let verdict = measured.iter().find(|v| v.name == name);
     let (capacity, plan_for) = verdict.map_or((0, 0), |v| (v.capacity.streams, v.capacity.plan_for));
     let unknown = verdict.is_none_or(|v| v.capacity.not_measured.is_some())
         || verdict.is_some_and(|v| v.capacity.at_limit && wanted > capacity);
@@ -98,7 +117,7 @@ fn row(name: &str, wanted: u32, verdicts: &[FormatVerdict]) -> HouseholdRow {
         _ if wanted <= capacity => Answer::OnlyWithoutMargin,
         _ => Answer::No,
     };
-    let label = verdict.map_or_else(|| name.to_string(), |v| v.label.clone());
+    let label = verdict.map_or_else(|| name.to_string(), |v| v.label.to_string());
     HouseholdRow { format: name.into(), label, wanted, capacity, plan_for, alone }
 }
 
@@ -179,5 +198,21 @@ mod tests {
         at_limit.capacity.at_limit = true;
         assert_eq!(ask(&[("1080p", 50)], std::slice::from_ref(&at_limit)).together, Answer::Yes);
         assert_eq!(ask(&[("1080p", 70)], &[at_limit]).together, Answer::NotMeasured, "more than the search tried");
+    }
+
+    #[test]
+    fn one_format_streamed_is_answered_from_its_capacity_as_a_verdict_row_is() {
+        // `streams --expect 2x2160p`: the search's answer is the one capacity.
+        let capacity = CapacityAnswer { streams: 10, plan_for: 8, ..CapacityAnswer::default() };
+        let measured = [Measured { name: "2160p", label: "2160p HEVC", capacity: &capacity }];
+        let ask = |n: u32| answer_from("x", &[("2160p".into(), n)], &measured, 0.2);
+        assert_eq!(
+            (ask(8).together, ask(10).together, ask(11).together),
+            (Answer::Yes, Answer::OnlyWithoutMargin, Answer::No)
+        );
+        assert_eq!(ask(8).rows[0].label, "2160p HEVC");
+        let verdicts = [verdict("2160p", 10, 8)];
+        assert_eq!(answer("x", &[("2160p".into(), 10)], &verdicts, 0.2).together, Answer::OnlyWithoutMargin);
+        assert_eq!(answer_from("x", &[("2160p".into(), 1)], &[], 0.2).together, Answer::NotMeasured, "no answer yet");
     }
 }

@@ -57,7 +57,8 @@ pub use crate::sysinfo::{
 pub use build::{EngineDetail, PhaseMeasurements, PhaseSamples, build_phase, device_activity, interval_point};
 pub use cache::{CacheEnd, CacheStep, CacheSummary, Plateau, PlateauKind};
 pub use check::{
-    CheckCache, CheckSummary, FormatVerdict, PlannerMember, RandomFigures, SequentialFigures, SmallFileFigures,
+    CheckCache, CheckPlayer, CheckSummary, FormatVerdict, PlannerMember, RandomFigures, SequentialFigures,
+    SmallFileFigures,
 };
 pub use cluster::{
     CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
@@ -68,7 +69,7 @@ pub use devices::{
     served_from_beneath, throttle_bound,
 };
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
-pub use household::{Answer, HouseholdAnswer, HouseholdRow, answer as household_answer};
+pub use household::{Answer, HouseholdAnswer, HouseholdRow, Measured, answer as household_answer, answer_from};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};
 pub use kind::PhaseResultKind;
 pub use latency::{DepthFound, LatencyTargetResult};

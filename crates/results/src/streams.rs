@@ -60,6 +60,9 @@ pub struct StreamsResult {
     /// The count the storage should sustain, from measured random-read and sequential rates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<CapacityEstimate>,
+    /// `--expect 2x2160p`: the household asked about, answered from `capacity` as `check --expect` answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub household: Option<super::HouseholdAnswer>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

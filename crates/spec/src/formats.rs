@@ -96,6 +96,34 @@ impl fmt::Display for Household {
     }
 }
 
+/// What `streams --expect` states: a count (`--expect 3`: the answer must reach it), or a household in the
+/// grammar of `check --expect` (`2x2160p`), answered yes / only without margin / no from the capacity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expectation {
+    Count(u32),
+    Household(Household),
+}
+
+impl Expectation {
+    /// The count a plain `--expect N` states.
+    pub fn count(&self) -> Option<u32> {
+        match self {
+            Expectation::Count(n) => Some(*n),
+            Expectation::Household(_) => None,
+        }
+    }
+}
+
+impl FromStr for Expectation {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Expectation, String> {
+        match s.trim().parse::<u32>() {
+            Ok(n) => Ok(Expectation::Count(n)),
+            Err(_) => s.parse().map(Expectation::Household),
+        }
+    }
+}
+
 /// A mix of formats with integer weights: `1080p:70,2160p:30`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mix(pub Vec<(Format, u32)>);
@@ -186,5 +214,9 @@ mod tests {
             assert!(bad.parse::<Household>().is_err(), "{bad}");
         }
         assert!("2xfoo".parse::<Household>().unwrap_err().contains("2160p-remux"), "names the formats it knows");
+        assert_eq!("3".parse::<Expectation>(), Ok(Expectation::Count(3)));
+        let two: Expectation = "2x2160p".parse().unwrap();
+        assert!(matches!(&two, Expectation::Household(h) if h.to_string() == "2x2160p"), "{two:?}");
+        assert!("3 streams".parse::<Expectation>().is_err());
     }
 }

@@ -25,6 +25,7 @@ mod job_check;
 mod journal;
 mod kind;
 mod parts;
+pub mod players;
 mod steady;
 mod streams;
 mod strided;
@@ -47,7 +48,7 @@ pub use fileset::{
 };
 pub use fio::{Host as FioHost, parse_fio_job, parse_fio_job_with};
 pub use fio_info::{CmdPrio, ExitWhat, FioJobInfo, FlowSpec, LatencyTarget, PrioShare};
-pub use formats::{FORMATS, Format, Household, Mix};
+pub use formats::{Expectation, FORMATS, Format, Household, Mix};
 pub use job::{JobSpec, MAX_PERCENT_OF_MAX, PhaseSpec, SpecOrigin};
 pub use journal::JournalMode;
 pub use kind::SpecKind;

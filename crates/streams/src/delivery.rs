@@ -114,6 +114,8 @@ mod tests {
             chunk_media: media,
             buffer: Duration::from_secs(10),
             prebuffer: Duration::from_secs(2),
+            rebuffer: Duration::from_secs(2),
+            steady_ahead: None,
             vbr: None,
         };
         for watch_s in [7u64, 20, 33] {

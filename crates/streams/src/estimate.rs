@@ -105,6 +105,8 @@ mod tests {
             delivery: Default::default(),
             buffer: Duration::from_secs(10),
             prebuffer: Duration::from_secs(2),
+            rebuffer: None,
+            steady_ahead: None,
             watch: Duration::from_secs(60),
             ramp: None,
             steady_within: Duration::from_secs(30),

@@ -9,8 +9,18 @@
 //! Nothing here needs to be ticked: a stall is found when the next event comes, from the straight-line motion of
 //! the playhead, at the exact instant the playhead reached the end of the buffered media.
 //!
-//! Start-up and playback are told apart. A player reaches **steady state** the first time its buffer is full
-//! (a chunk arrives and the next one would not fit: the player must wait for room). Until then it is starting
+//! Thresholds: playback starts once `prebuffer` of media is in, and resumes after a seek on the same amount
+//! (Media3's `bufferForPlaybackMs`: "to start or resume following a user action such as a seek"); after a
+//! stall, a buffer that ran dry, it resumes only once `rebuffer` is in (`bufferForPlaybackAfterRebufferMs`:
+//! 2 s where the start needs 1 s).
+//!
+//! Start-up and playback are told apart. A player reaches **steady state** the first time its buffer reaches
+//! its steady level (a chunk arrives and the next one would take it past that level): its whole buffer for
+//! streamcap's generic viewer, and for a real player's profile [`STEADY_AHEAD`] of media beyond its start
+//! threshold when that is less than its buffer. A long buffer (Media3's 42 s at 2160p) fills with only the
+//! spare share of the device, so near capacity it cannot fill within any bound a step can wait; past its
+//! steady level a player is judged by whether its buffer holds (`outcome.rs`, `BufferDrain`), not by whether
+//! it filled. Until then it is starting
 //! up: its time to first playback is its start-up time, and an underrun after playback began but before the
 //! buffer was ever full is a start-up stall (the player was still filling, as a viewer who pressed play on a
 //! busy server sees). An underrun after steady state is a **playback stall**, the one a viewer notices in the
@@ -32,6 +42,13 @@
 
 use std::time::Duration;
 
+/// Media beyond the start threshold at which a real player's longer buffer counts as steady (a profile's
+/// `steady_ahead`). 2 s: near capacity a player gains media only at the device's spare share (at 93 % of the
+/// bandwidth, 0.075 s a second), so 2 s take 27 s, within the 30 s `--steady-within`, where Media3's 41 s
+/// (2160p) would take nine minutes. The check's buffers (its 2 s start and two chunks, 2.1 s at 1080p) end
+/// about there too. Past this level the judged playback tells whether the buffer holds (`BufferDrain`).
+pub const STEADY_AHEAD: Duration = Duration::from_secs(2);
+
 /// How a viewer's player behaves. Built by the driver from the user's flags (defaults live in `defaults`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlayerConfig {
@@ -39,8 +56,13 @@ pub struct PlayerConfig {
     pub chunk_media: Duration,
     /// Media the player keeps ahead of the playhead at most. At least one chunk.
     pub buffer: Duration,
-    /// Media needed before playback starts (also after a stall or a seek). At most `buffer`.
+    /// Media needed before playback starts (also after a seek). At most `buffer`.
     pub prebuffer: Duration,
+    /// Media needed before playback resumes after a stall (the buffer ran dry). At most `buffer`.
+    pub rebuffer: Duration,
+    /// A real player's long buffer: steady this much media past the start threshold (`STEADY_AHEAD`) when
+    /// that is less than the buffer. `None` (streamcap's generic viewer): steady when the buffer is full.
+    pub steady_ahead: Option<Duration>,
     /// Variable bitrate: how much media each chunk covers varies by GOP. `None`: constant bitrate.
     pub vbr: Option<Vbr>,
 }
@@ -75,7 +97,13 @@ impl PlayerConfig {
     pub fn normalized(self) -> PlayerConfig {
         let longest = self.longest_chunk();
         let buffer = self.buffer.max(longest);
-        PlayerConfig { buffer, prebuffer: self.prebuffer.min(buffer), ..self }
+        PlayerConfig { buffer, prebuffer: self.prebuffer.min(buffer), rebuffer: self.rebuffer.min(buffer), ..self }
+    }
+
+    /// The media ahead of the playhead at which the player counts as steady: its buffer, or `steady_ahead`
+    /// beyond its start threshold when that is less (see the module documentation).
+    pub fn steady_level(&self) -> Duration {
+        self.steady_ahead.map_or(self.buffer, |ahead| self.buffer.min(self.prebuffer + ahead))
     }
 
     /// The longest media one chunk covers (with VBR, a chunk of the lowest-bitrate GOP).
@@ -138,7 +166,8 @@ pub struct StreamStats {
     pub arrived: Duration,
     /// From the stream's start to the start of playback; `None` if it never started playing.
     pub startup: Option<Duration>,
-    /// From the stream's start to the first instant its buffer was full (steady state); `None` if it never was.
+    /// From the stream's start to the first instant its buffer reached its steady level (steady state: full, or
+    /// `STEADY_AHEAD` past the start threshold); `None` if it never did.
     #[serde(default)]
     pub steady: Option<Duration>,
     /// Playback stalls: buffer underruns after steady state (not counting waits after a seek).
@@ -233,7 +262,7 @@ impl Player {
         matches!(self.state, State::Playing { .. })
     }
 
-    /// Whether the buffer has been full at least once (steady state).
+    /// Whether the buffer has reached its steady level at least once (steady state).
     pub fn is_steady(&self) -> bool {
         self.stats.steady.is_some()
     }
@@ -243,7 +272,7 @@ impl Player {
         self.stats.startup
     }
 
-    /// From the start to the first full buffer, once it was.
+    /// From the start to the first buffer at its steady level, once it was.
     pub fn steady(&self) -> Option<Duration> {
         self.stats.steady
     }
@@ -299,7 +328,7 @@ impl Player {
         self.stats.chunks += 1;
         self.stats.bytes += bytes;
         if let State::Buffering { since, cause } = self.state
-            && self.buffered_end.saturating_sub(self.paused_at) >= self.config.prebuffer
+            && self.buffered_end.saturating_sub(self.paused_at) >= self.threshold(cause)
         {
             match cause {
                 Cause::Start => self.stats.startup = Some(now - self.start),
@@ -308,18 +337,27 @@ impl Player {
             }
             self.state = State::Playing { anchor: now, media: self.paused_at };
         }
-        if self.stats.steady.is_none() && self.buffer_full(now) {
+        if self.stats.steady.is_none() && self.at_steady_level(now) {
             self.stats.steady = Some(now - self.start);
         }
         Arrival { lateness, used: true }
     }
 
-    /// Playing, and the next chunk does not fit in the buffer yet: the player has to wait for room.
-    fn buffer_full(&self, now: Duration) -> bool {
+    /// Media needed to leave a wait of `cause`: the start threshold, or the rebuffer threshold after a stall.
+    fn threshold(&self, cause: Cause) -> Duration {
+        match cause {
+            Cause::Start | Cause::Seek => self.config.prebuffer,
+            Cause::Stall => self.config.rebuffer,
+        }
+    }
+
+    /// Playing, and the next chunk would take the buffer past its steady level (with a buffer no longer than
+    /// that level: the next chunk does not fit, the player has to wait for room).
+    fn at_steady_level(&self, now: Duration) -> bool {
         let State::Playing { anchor, media } = self.state else { return false };
         let playhead = media + now.saturating_sub(anchor);
         let ahead = self.buffered_end.saturating_sub(playhead);
-        ahead + self.config.media_of(self.next_chunk) > self.config.buffer
+        ahead + self.config.media_of(self.next_chunk) > self.config.steady_level()
     }
 
     /// Time in an underrun that just ended: a playback stall once steady, a start-up stall before (steady

@@ -8,7 +8,14 @@ fn ms(n: u64) -> Duration {
 
 /// Chunks of 1 s of media, a 4 s buffer, a 2 s prebuffer.
 fn config() -> PlayerConfig {
-    PlayerConfig { chunk_media: ms(1000), buffer: ms(4000), prebuffer: ms(2000), vbr: None }
+    PlayerConfig {
+        chunk_media: ms(1000),
+        buffer: ms(4000),
+        prebuffer: ms(2000),
+        rebuffer: ms(2000),
+        steady_ahead: None,
+        vbr: None,
+    }
 }
 
 /// Fetches the next chunk at `issue` and lets it arrive at `arrive`; returns its lateness.
@@ -158,10 +165,26 @@ fn a_stream_that_never_starts_has_no_startup_and_no_watch_time() {
 
 #[test]
 fn a_chunk_longer_than_the_buffer_still_fits_one() {
-    let c = PlayerConfig { chunk_media: ms(8000), buffer: ms(4000), prebuffer: ms(9000), vbr: None }.normalized();
+    let c = PlayerConfig {
+        chunk_media: ms(8000),
+        buffer: ms(4000),
+        prebuffer: ms(9000),
+        rebuffer: ms(9000),
+        steady_ahead: None,
+        vbr: None,
+    }
+    .normalized();
     assert_eq!((c.buffer, c.prebuffer), (ms(8000), ms(8000)));
     let vbr = Some(Vbr { swing: 0.5, chunks_per_gop: 1, seed: 1 });
-    let c = PlayerConfig { chunk_media: ms(1000), buffer: ms(1000), prebuffer: ms(500), vbr }.normalized();
+    let c = PlayerConfig {
+        chunk_media: ms(1000),
+        buffer: ms(1000),
+        prebuffer: ms(500),
+        rebuffer: ms(500),
+        steady_ahead: None,
+        vbr,
+    }
+    .normalized();
     assert_eq!(c.buffer, ms(2000), "the longest chunk, at half the mean bitrate, covers 2 s");
 }
 
@@ -232,4 +255,61 @@ fn a_burst_drains_the_buffer_faster_and_stalls_where_constant_bitrate_would_not(
     let burst = Vbr { swing: 0.3, chunks_per_gop: 1000, seed: 0 };
     let vbr = (0..1000).map(|s| Vbr { seed: s, ..burst }).find(|v| v.factor(0) > 1.15).unwrap();
     assert!(slow(PlayerConfig { vbr: Some(vbr), ..config() }) > 0);
+}
+
+/// Media3's thresholds: 1 s to start (and after a seek), 2 s after a stall; chunks of 0.5 s, a 10 s buffer
+/// steady 2 s past the start.
+fn media3_like() -> PlayerConfig {
+    let ahead = Some(STEADY_AHEAD);
+    PlayerConfig {
+        chunk_media: ms(500),
+        buffer: ms(10_000),
+        prebuffer: ms(1000),
+        rebuffer: ms(2000),
+        steady_ahead: ahead,
+        vbr: None,
+    }
+}
+
+#[test]
+fn after_a_stall_playback_resumes_on_the_rebuffer_threshold_and_after_a_seek_on_the_start_threshold() {
+    let mut p = Player::new(media3_like(), ms(0), 0);
+    fetch(&mut p, ms(0), ms(0));
+    fetch(&mut p, ms(0), ms(0));
+    assert!(p.is_playing(), "1 s in: playing");
+    // The next chunk takes 3 s: the playhead runs dry at 1 s, a stall.
+    fetch(&mut p, ms(0), ms(3000));
+    fetch(&mut p, ms(3000), ms(3100));
+    fetch(&mut p, ms(3100), ms(3200));
+    assert!(!p.is_playing(), "1.5 s in after a stall: the start threshold would resume, the rebuffer waits");
+    fetch(&mut p, ms(3200), ms(3300));
+    assert!(p.is_playing(), "2 s in: resumes");
+    let stats = p.finish(ms(3300));
+    assert_eq!(stats.startup_stalled, ms(2300), "from 1 s to 3.3 s");
+    // A seek resumes on the start threshold: two chunks of 0.5 s.
+    let mut p = Player::new(media3_like(), ms(0), 0);
+    fetch(&mut p, ms(0), ms(0));
+    fetch(&mut p, ms(0), ms(0));
+    p.seek(ms(100), 50);
+    fetch(&mut p, ms(100), ms(200));
+    fetch(&mut p, ms(200), ms(300));
+    assert!(p.is_playing(), "1 s in after a seek: resumes");
+    assert_eq!(p.finish(ms(300)).seek_wait, ms(200));
+}
+
+#[test]
+fn a_long_buffer_is_steady_two_seconds_past_its_start_and_a_short_one_when_full() {
+    assert_eq!(media3_like().steady_level(), ms(3000), "1 s to start + 2 s, in a 10 s buffer");
+    assert_eq!(config().steady_level(), ms(4000), "the generic viewer: its buffer full");
+    assert_eq!(PlayerConfig { buffer: ms(10_000), ..config() }.steady_level(), ms(10_000), "however long");
+    let mut p = Player::new(media3_like(), ms(0), 0);
+    // Chunks arrive every 10 ms, playing from the 2nd (20 ms): at 50 ms 2.5 s is in, 0.03 s played, and the
+    // next chunk still fits under 3 s; at 60 ms 3 s is in, 0.04 s played, and the next would pass it.
+    let mut t = 0;
+    while !p.is_steady() {
+        fetch(&mut p, ms(t), ms(t + 10));
+        t += 10;
+    }
+    assert_eq!(p.steady(), Some(ms(60)));
+    assert!(p.buffered_at(ms(60)) < media3_like().buffer, "steady with room left in its buffer");
 }

@@ -114,9 +114,16 @@ pub struct StreamsConfig {
     /// Media kept ahead of the playhead, seconds.
     #[serde(serialize_with = "serialize_secs")]
     pub buffer: Duration,
-    /// Media needed before playback starts, seconds.
+    /// Media needed before playback starts (and after a seek), seconds.
     #[serde(serialize_with = "serialize_secs")]
     pub prebuffer: Duration,
+    /// Media needed before playback resumes after a stall, seconds (`None`: the prebuffer).
+    #[serde(serialize_with = "serialize_opt_secs")]
+    pub rebuffer: Option<Duration>,
+    /// A real player's profile: steady this much media past the prebuffer when that is less than the buffer
+    /// (`model::STEADY_AHEAD`), seconds; `None`: steady when the buffer is full.
+    #[serde(serialize_with = "serialize_opt_secs")]
+    pub steady_ahead: Option<Duration>,
     /// Playback judged once every viewer has reached steady state, seconds.
     #[serde(rename = "watch_s", serialize_with = "serialize_secs")]
     pub watch: Duration,
@@ -168,7 +175,8 @@ impl MediaKey {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StepLength {
     pub arrival: Duration,
-    /// What filling a buffer takes near capacity: the media between prebuffer and buffer, fetched with about
+    /// What filling a buffer takes near capacity: the media between prebuffer and steady level (the buffer, or
+    /// `steady_ahead` past the prebuffer when that is less), fetched with about
     /// one stream's rate to spare (the bound a count just below the capacity leaves), so as long in wall time.
     pub fill: Duration,
     pub steady_within: Duration,
@@ -197,7 +205,10 @@ impl StreamsConfig {
     pub fn step_length(&self, count: u32) -> StepLength {
         StepLength {
             arrival: self.arrival_for(count),
-            fill: self.buffer.saturating_sub(self.prebuffer),
+            fill: self
+                .steady_ahead
+                .map_or(self.buffer, |a| self.buffer.min(self.prebuffer + a))
+                .saturating_sub(self.prebuffer),
             steady_within: self.steady_within,
             judged: self.watch,
         }
@@ -232,7 +243,9 @@ impl StreamsConfig {
             chunks_per_gop: (defaults::GOP.as_secs_f64() / chunk_media.as_secs_f64()).round().max(1.0) as u32,
             seed: 0,
         });
-        PlayerConfig { chunk_media, buffer: self.buffer, prebuffer: self.prebuffer, vbr }.normalized()
+        let rebuffer = self.rebuffer.unwrap_or(self.prebuffer);
+        let (buffer, prebuffer, steady_ahead) = (self.buffer, self.prebuffer, self.steady_ahead);
+        PlayerConfig { chunk_media, buffer, prebuffer, rebuffer, steady_ahead, vbr }.normalized()
     }
 
     /// The viewers of step `round` of a run at `count`, each with the media file it reads (keys into the
@@ -311,6 +324,8 @@ mod tests {
             delivery: Default::default(),
             buffer: defaults::BUFFER,
             prebuffer: defaults::PREBUFFER,
+            rebuffer: None,
+            steady_ahead: None,
             watch: Duration::from_secs(10),
             ramp: Some(Duration::from_secs(1)),
             steady_within: defaults::STEADY_WITHIN,

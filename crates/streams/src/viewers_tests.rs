@@ -21,7 +21,14 @@ fn plan(start_ms: u64) -> ViewerPlan {
         file: 0,
         first_chunk: 0,
         chunk_bytes: 4096,
-        player: PlayerConfig { chunk_media: s(1), buffer: s(4), prebuffer: s(2), vbr: None },
+        player: PlayerConfig {
+            chunk_media: s(1),
+            buffer: s(4),
+            prebuffer: s(2),
+            rebuffer: s(2),
+            steady_ahead: None,
+            vbr: None,
+        },
         seek_every: None,
         seed: 1,
     }
@@ -172,6 +179,8 @@ fn check_config(format: &str) -> StreamsConfig {
         delivery: Default::default(),
         buffer: s(4),
         prebuffer: s(2),
+        rebuffer: None,
+        steady_ahead: None,
         watch: s(5),
         ramp: Some(s(4)),
         steady_within: s(10),
@@ -265,4 +274,41 @@ fn buffers_that_drain_through_the_judged_playback_fail_the_step_before_any_stall
     let (ok, enough) = simulated_burst_step(&config, 4, burst, 8.0 * one, 4.2 * one);
     let drain = enough.buffer_drain().expect("followed");
     assert!(ok && drain.holds() && drain.per_viewer_s() < 0.2, "{drain:?}");
+}
+
+/// Media3 at 2160p (25 Mbit/s): 64 KiB requests, 1 s to start, 2 s after a stall, a 41.9 s buffer (its
+/// 131 MB cap), judged 10 s, steady within the default 30 s.
+fn media3_2160p() -> StreamsConfig {
+    let profile = crate::streams::players::find("media3").expect("a profile");
+    let mut config = StreamsConfig { watch: s(10), ramp: Some(s(8)), steady_within: s(30), ..check_config("2160p") };
+    let bps = config.mix.0[0].0.bitrate.byte_rate().bytes_per_sec() * 8.0;
+    config.chunk = crate::spec::ChunkSize::Bytes(profile.request_bytes);
+    config.buffer = profile.buffer_at(bps as u64);
+    config.prebuffer = profile.start();
+    config.rebuffer = Some(profile.rebuffer());
+    config.steady_ahead = Some(crate::streams::model::STEADY_AHEAD);
+    config
+}
+
+/// A long buffer near capacity: eight Media3 viewers at 2160p on a device that carries 8 / 0.93 of them pass
+/// (each reached steady state 2 s past its start, long before its 41.9 s buffer could fill, and the buffers
+/// held over the judged playback); the same eight on a device that carries 7.6 of them fail. Before this
+/// rule a viewer was steady only once its whole buffer was full: 41 s of media gained at 0.075 s a second.
+#[test]
+fn media3_at_2160p_near_capacity_passes_where_the_device_keeps_up_and_fails_where_it_falls_behind() {
+    let config = media3_2160p();
+    assert!((config.buffer.as_secs_f64() - 41.94).abs() < 0.01, "{:?}", config.buffer);
+    let one = config.mix.0[0].0.bitrate.byte_rate().bytes_per_sec();
+    let (ok, keeps_up) = simulated_step(&config, 8, 8.0 / 0.93 * one);
+    let drain = keeps_up.buffer_drain().expect("every viewer followed through the window");
+    assert!(ok && drain.holds() && keeps_up.stalled() == 0, "{drain:?} cut {:?}", keeps_up.cut);
+    let steady: Vec<Duration> = keeps_up.streams.iter().filter_map(|s| s.steady).collect();
+    assert_eq!(steady.len(), 8);
+    assert!(steady.iter().all(|&t| t < s(30)), "{steady:?}");
+    let judged: Vec<Duration> = keeps_up.streams.iter().filter_map(|v| v.judged_buffer.map(|b| b.start)).collect();
+    assert!(judged.len() == 8 && judged.iter().all(|&b| b < config.buffer / 2), "far from full: {judged:?}");
+    let whole = StreamsConfig { steady_ahead: None, ..config.clone() };
+    assert!(!simulated_step(&whole, 8, 8.0 / 0.93 * one).0, "steady only when full: the bound is missed");
+    let (ok, behind) = simulated_step(&config, 8, 7.6 * one);
+    assert!(!ok, "a device 5 % short of the audience fails: {:?} cut {:?}", behind.buffer_drain(), behind.cut);
 }

@@ -25,7 +25,7 @@ use super::observer::{HeaderHook, ResultRecorder};
 use super::output::{Ending, end_command, ended, print_quietly, print_written, result_skeleton};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::plan::{PhaseKind, Plan, RunOptions, TargetFacts, build_plan};
-use crate::results::{CheckSummary, FormatVerdict, HouseholdAnswer, RunResult, RunStatus};
+use crate::results::{CheckPlayer, CheckSummary, FormatVerdict, HouseholdAnswer, RunResult, RunStatus};
 use crate::run::{Interrupt, ProgressLine, execute, run_id};
 use crate::streams::{Format, Household};
 use crate::units::{Bytes, format_duration};
@@ -89,7 +89,11 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
         measured_formats(household)?;
     }
     let profile = profile_of(args);
-    let settings = profile.settings();
+    let mut settings = profile.settings();
+    if let Some(name) = &args.player {
+        settings.player = crate::spec::players::find(name)
+            .with_context(|| format!("--player {name}: not a profile ({})", crate::spec::players::names()))?;
+    }
     let dir = check_dir(args);
     let library = match &args.library {
         Some(given) => Some(own_library(args, &dir, given)?),
@@ -192,6 +196,10 @@ impl Prepared {
     /// The result before any phase ran.
     pub fn skeleton(&self) -> RunResult {
         let mut skeleton = skeleton(&self.plan, &self.gathered, self.profile, self.data_set);
+        if let Some(check) = skeleton.check.as_mut() {
+            let player = self.settings.player;
+            check.player = Some(CheckPlayer { name: player.name.into(), described: player.describe() });
+        }
         if let (Some(check), Some(h)) = (skeleton.check.as_mut(), &self.expect) {
             let wanted: Vec<(String, u32)> = h.0.iter().map(|(f, n)| (f.name.clone(), *n)).collect();
             check.household = Some(household_answer(&h.to_string(), &wanted, &[]));
@@ -291,6 +299,7 @@ fn skeleton(plan: &Plan, gathered: &Gathered, profile: Profile, data_set: Bytes)
         random_reads: Vec::new(),
         small_files: None,
         cache: None,
+        player: None,
         verdict: Vec::new(),
         household: None,
         partial: true,

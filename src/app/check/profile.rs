@@ -31,11 +31,13 @@
 use std::time::Duration;
 
 use crate::app::cache::profile as cache;
+use crate::spec::players::{self, Profile as PlayerProfile};
 use crate::spec::{
     Assignment, ChunkSize, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
     Format, FormatMode, JobSpec, OpRateSpec, PhaseSpec, RwMode, SpecKind, SpecOrigin, StreamsSpec,
 };
 use crate::streams::StepLength;
+use crate::streams::model::STEADY_AHEAD;
 use crate::units::{Bytes, format_duration};
 
 /// The video formats of the verdict table, in the order shown (names from `streams::FORMATS`).
@@ -87,6 +89,8 @@ pub struct Settings {
     pub limit_factor: f64,
     /// Rounds that run each format's edge again (two steps each: the count that passed, the one that failed).
     pub confirmations: u32,
+    /// The player profile the viewers play as (`--player`; generic unless told).
+    pub player: &'static PlayerProfile,
 }
 
 impl Profile {
@@ -119,6 +123,7 @@ impl Profile {
                 start_factor: 1.0,
                 limit_factor: 1.25,
                 confirmations: 0,
+                player: players::DEFAULT,
             },
             Profile::Default => Settings {
                 data_set: Bytes(1 << 30),
@@ -137,13 +142,13 @@ impl Profile {
                 start_factor: 0.5,
                 limit_factor: 2.0,
                 confirmations: 2,
+                player: players::DEFAULT,
             },
             Profile::Thorough => Settings {
                 data_set: Bytes(4 << 30),
                 raw_runtime: s(20),
                 raw_ramp: s(2),
                 dirs: 16,
-                files_per_dir: 500,
                 files_runtime: s(15),
                 arrival: s(10),
                 steady_floor: s(20),
@@ -152,9 +157,8 @@ impl Profile {
                 library: Bytes::gib(32),
                 estimate_time: s(5),
                 precision: 0.03,
-                start_factor: 0.5,
                 limit_factor: 4.0,
-                confirmations: 2,
+                ..Profile::Default.settings()
             },
         }
     }
@@ -224,10 +228,25 @@ impl Settings {
     pub fn step(&self, format: &Format) -> StepLength {
         StepLength {
             arrival: self.arrival,
-            fill: self.buffer(format).saturating_sub(PREBUFFER),
+            fill: self.steady_gain(format),
             steady_within: self.steady_within(format),
             judged: self.judged,
         }
+    }
+
+    /// Whether the viewers play as the generic viewer, whose buffer the check sizes (`buffer`); a real
+    /// player's profile keeps its own buffer and is steady `STEADY_AHEAD` past its start threshold.
+    fn generic(&self) -> bool {
+        self.player.name == players::DEFAULT.name
+    }
+
+    /// The media a viewer of `format` gains from its start threshold to steady state.
+    fn steady_gain(&self, format: &Format) -> Duration {
+        if self.generic() {
+            return self.buffer(format).saturating_sub(PREBUFFER);
+        }
+        let bps = format.bitrate.byte_rate().bytes_per_sec() * 8.0;
+        STEADY_AHEAD.min(self.player.buffer_at(bps as u64).saturating_sub(self.player.start()))
     }
 
     /// The players' buffer for `format`: the prebuffer and `extra_chunks` chunks of its media.
@@ -242,10 +261,14 @@ impl Settings {
     /// of the rate it plays: one chunk of 1080p (1.05 s of media) takes 14 s at 93 %. A shorter bound would cap
     /// the verdict below the bound for a low bitrate (0.79–0.84 of it with 8 s, docs/validation.md), where a
     /// high bitrate's chunk is a tenth of a second of media and fills at once.
+    /// A real player's profile gains `STEADY_AHEAD` from its own start threshold the same way (27 s at 93 %).
     pub fn steady_within(&self, format: &Format) -> Duration {
-        let gain = chunk_media(format) * self.extra_chunks.saturating_sub(1);
+        let (start, gain) = match self.generic() {
+            true => (PREBUFFER, chunk_media(format) * self.extra_chunks.saturating_sub(1)),
+            false => (self.player.start(), self.steady_gain(format)),
+        };
         let fill = gain.mul_f64(FILL_AT_LOAD / (1.0 - FILL_AT_LOAD));
-        self.steady_floor.max(PREBUFFER + fill)
+        self.steady_floor.max(start + fill)
     }
 }
 
@@ -386,13 +409,16 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Med
     job.phases.extend(files_job(settings, direct).phases);
     for name in FORMATS.iter().rev() {
         let format = format(name);
+        // The generic viewer's buffer, start and chunk are the check's; a real player's are its profile's.
+        let generic = settings.generic();
         let streams = StreamsSpec {
-            buffer: Some(settings.buffer(&format)),
+            player: Some(settings.player.name.to_string()),
+            buffer: generic.then(|| settings.buffer(&format)),
             steady_within: Some(settings.steady_within(&format)),
-            prebuffer: Some(PREBUFFER),
+            prebuffer: generic.then_some(PREBUFFER),
             format: Some(format),
             max: Some(true),
-            chunk: Some(ChunkSize::Bytes(CHUNK)),
+            chunk: generic.then_some(ChunkSize::Bytes(CHUNK)),
             duration: Some(settings.judged),
             ramp: Some(settings.arrival),
             files: Some(Assignment::Library { titles: None, zipf: None }),

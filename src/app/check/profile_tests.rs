@@ -90,3 +90,22 @@ fn a_low_bitrate_gets_the_time_to_fill_its_buffer_at_ninety_three_percent_of_the
         assert_eq!(bound("1080p"), Some(s.steady_within(&format("1080p"))), "the job says what the plan judges");
     }
 }
+
+#[test]
+fn a_real_players_profile_keeps_its_own_buffer_and_is_steady_two_seconds_past_its_start() {
+    let generic = Profile::Default.settings();
+    let media3 = Settings { player: crate::spec::players::find("media3").unwrap(), ..generic };
+    let remux = format("2160p-remux");
+    // The generic viewer: the check's own buffer, start and chunk, as before profiles.
+    let job = check_job(&generic, Bytes::gib(1), true, &Media::default());
+    let spec = job.phases.last().and_then(|p| p.streams()).expect("a stream phase");
+    assert_eq!((spec.player.as_deref(), spec.buffer), (Some("generic"), Some(generic.buffer(&format("1080p")))));
+    // Media3: its profile's buffer, start and requests; it gains 2 s from its 1 s start, at 93 % of the
+    // bandwidth in 26.6 s of wall time.
+    let job = check_job(&media3, Bytes::gib(1), true, &Media::default());
+    let spec = job.phases.last().and_then(|p| p.streams()).expect("a stream phase");
+    assert_eq!((spec.player.as_deref(), spec.buffer, spec.prebuffer, spec.chunk), (Some("media3"), None, None, None));
+    let within = media3.steady_within(&remux).as_secs_f64();
+    assert!((within - (1.0 + 2.0 * 0.93 / 0.07)).abs() < 0.01, "{within}");
+    assert_eq!(media3.step(&remux).fill, Duration::from_secs(2));
+}

@@ -211,6 +211,7 @@ mod tests {
             steps: v.steps,
             capacity: Some(v.capacity),
             estimate: v.estimate,
+            household: None,
             library: None,
         };
         (Format::parse("2160p-remux").unwrap(), streams)

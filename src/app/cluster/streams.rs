@@ -17,7 +17,7 @@ use anyhow::Result;
 use super::{ClusterObserver, Session};
 use crate::app::observer::ResultRecorder;
 use crate::app::output::print_quietly;
-use crate::app::streams::{check_outputs, conclude, plan_streams};
+use crate::app::streams::{answer_expectation, check_outputs, conclude, plan_streams};
 use crate::cli::StreamsArgs;
 use crate::run::{ProgressLine, execute_in_cluster};
 
@@ -46,7 +46,9 @@ pub(super) fn streams_joined(session: &Session, args: &StreamsArgs) -> Result<Ex
         }
         let mut result = skeleton;
         result.cluster = Some(hosts);
-        ResultRecorder::new(&plan, result, args.output.json.clone(), None, progress)
+        let mut main = ResultRecorder::new(&plan, result, args.output.json.clone(), None, progress);
+        answer_expectation(args, &mut main);
+        main
     });
     let mut observer = ClusterObserver::new(session, site.host.clone(), local, main);
     let outcome = execute_in_cluster(&plan, &interrupt, args.keep, Some(&session.cluster), &mut observer);

@@ -74,6 +74,7 @@ impl StreamPhase {
             steps: Vec::new(),
             capacity: None,
             estimate: None,
+            household: None,
         };
         let urls: Vec<&HttpUrl> = plan
             .media

@@ -3,7 +3,8 @@
 //! JSON.
 //!
 //! Exit codes: 0 when the run completed (and `--expect` was met); 1 when a stated target was not met (`--expect`
-//! above the answer, or `--count` streams that missed the quality target while `--expect` was given) or reads
+//! above the answer, `--count` streams that missed the quality target while `--expect` was given, or a household
+//! `--expect 2x2160p` answered no or not measured) or reads
 //! or ingest writes failed; 2 for bad input or a set-up failure; 130 after Ctrl-C.
 
 mod remote;
@@ -20,9 +21,9 @@ use super::output::{Ending, end_command, ended, print_display_quietly, print_wri
 use crate::cli::StreamsArgs;
 use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
 use crate::report::{Renderer, Summary};
-use crate::results::{RunResult, RunStatus, TargetInfo};
+use crate::results::{Answer, Measured, RunResult, RunStatus, TargetInfo, answer_from};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunOutcome, execute, run_id};
-use crate::spec::{JobSpec, SpecOrigin};
+use crate::spec::{Expectation, Household, JobSpec, SpecOrigin};
 use crate::sysinfo::HostFacts;
 
 pub fn run(args: StreamsArgs) -> Result<ExitCode> {
@@ -45,9 +46,55 @@ pub fn run(args: StreamsArgs) -> Result<ExitCode> {
         progress.notice(&format!("note: {notice}"));
     }
     let mut recorder = ResultRecorder::new(&plan, skeleton, args.output.json.clone(), None, progress);
+    answer_expectation(&args, &mut recorder);
     let outcome = execute(&plan, &interrupt, args.keep, &mut recorder);
     let outcome = ended(&mut recorder, outcome)?;
     Ok(conclude(&mut recorder, &outcome, &args, &plan))
+}
+
+/// `--expect 2x2160p` asks about the one format streamed, with `--max` (it is answered from the capacity):
+/// anything else is refused before any work.
+fn streamed_household(args: &StreamsArgs, household: &Household) -> Result<()> {
+    let Some(format) = args.bitrate.as_ref().filter(|_| args.max) else {
+        bail!(
+            "--expect {household}: a household is answered from the capacity of the format streamed; give --max and \
+             --bitrate with that format (as in --bitrate 2160p --max --expect 2x2160p), or --expect N for a count"
+        );
+    };
+    // By label and bitrate: 2160p and 2160p-hevc are one format.
+    match household.0.iter().find(|(f, _)| (&f.label, f.bitrate) != (&format.label, format.bitrate)) {
+        Some((other, _)) => bail!(
+            "--expect {household}: this run streams {}, not {}; name only {} (as in 2x{}), or run streamcap check \
+             --expect for a household of several formats",
+            format.name,
+            other.name,
+            format.name,
+            format.name
+        ),
+        None => Ok(()),
+    }
+}
+
+/// `--expect 2x2160p`: the recorder answers the household every time it saves the result.
+pub(super) fn answer_expectation(args: &StreamsArgs, recorder: &mut ResultRecorder) {
+    if let Some(Expectation::Household(household)) = args.expect.clone() {
+        recorder.on_save = Some(Box::new(move |result: &mut RunResult| answer_household(result, &household)));
+    }
+}
+
+/// The household's answer from the search's answer so far (`not measured` until there is one).
+fn answer_household(result: &mut RunResult, household: &Household) {
+    let Some(streams) = result.streams.as_mut() else { return };
+    let wanted: Vec<(String, u32)> = household.0.iter().map(|(f, n)| (f.name.clone(), *n)).collect();
+    // Every name the household gives the streamed format (2160p, 2160p-hevc) reads the one capacity.
+    let measured: Vec<Measured> = match &streams.capacity {
+        Some(capacity) => {
+            household.0.iter().map(|(f, _)| Measured { name: &f.name, label: &streams.label, capacity }).collect()
+        }
+        None => Vec::new(),
+    };
+    let answer = answer_from(&household.to_string(), &wanted, &measured, crate::streams::capacity::MARGIN);
+    streams.household = Some(answer);
 }
 
 /// With the user's library: no output file may land inside it.
@@ -70,6 +117,9 @@ pub(super) fn check_outputs(args: &StreamsArgs) -> Result<()> {
 /// Flags → one stream phase → the site's facts → the plan (nothing created yet; stale work of earlier runs
 /// is cleared first, unless this is a dry run or the target is the user's library, where nothing is touched).
 pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
+    if let Some(Expectation::Household(household)) = &args.expect {
+        streamed_household(args, household)?;
+    }
     let mut phase = args.to_phase_spec();
     let target = args.target();
     let library = match &args.library {
@@ -125,7 +175,7 @@ pub(super) fn conclude(
             Some(StreamCount::Fixed(n)) => Some(n),
             _ => None,
         };
-        let (code, why) = exit_code(result, args.expect, fixed);
+        let (code, why) = exit_code(result, args.expect.as_ref().and_then(Expectation::count), fixed);
         if let Some(why) = why {
             // Said even with --quiet: an exit code of 1 or 2 without its reason leaves a script guessing.
             super::output::say(&why);
@@ -165,7 +215,8 @@ fn exit_code(result: &RunResult, expect: Option<u32>, fixed: Option<u32>) -> (u8
         }
         _ => None,
     };
-    match missed {
+    let household = streams.household.as_ref().filter(|h| matches!(h.together, Answer::No | Answer::NotMeasured));
+    match missed.or_else(|| household.map(|h| format!("--expect {}: {}", h.expect, h.words))) {
         Some(why) => (1, Some(why)),
         None => (0, None),
     }

@@ -192,6 +192,10 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         if let Some(answer) = &streams.capacity {
             body.push_str(&format!("<p class=\"words\"><b>{}</b></p>", esc(&answer.words)));
         }
+        if let Some(household) = &streams.household {
+            let title = super::check_household::title(household);
+            body.push_str(&format!("<h3>{}</h3>{}", esc(&title), super::check_household::html_body(household)));
+        }
         if let Some(c) = streams.estimate.as_ref().and_then(|e| e.comparison.as_ref()) {
             body.push_str(&format!("<p>{}</p>", esc(c)));
         }
