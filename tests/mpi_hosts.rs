@@ -171,3 +171,33 @@ fn a_host_whose_target_is_missing_is_refused_on_every_rank() {
     assert!(common::entries(&hosts.storage[0].join("data")).is_empty(), "host 0 wrote nothing");
     assert_eq!(hosts.left_on(1), Vec::<String>::new());
 }
+
+/// Two hosts of one machine (network namespaces with host names of their own, like containers) whose storage
+/// lies on one 160 MiB tmpfs: each rank's 60 MiB fits alone with the 64 MiB headroom, both do not. Every rank
+/// stops before any I/O and rank 0 names both hosts as one machine; 20 MiB each runs. Guards the check by host
+/// name, which took the two hosts for two machines and let both write (exit 0, 120 MiB into 96 MiB of room).
+#[test]
+fn hosts_of_one_machine_must_fit_in_its_filesystem_together() {
+    let test = "hosts_of_one_machine_must_fit_in_its_filesystem_together";
+    if !can_use_network_hosts(test) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mount = common::Mount::new("tmpfs", &dir.path().join("mnt"), &["-t", "tmpfs", "-o", "size=160M"]);
+    let hosts = NetHosts::on(2, &mount.point);
+    let json = dir.path().join("r.json");
+    let (json_s, target) = (json.to_str().unwrap(), hosts.target.to_str().unwrap());
+    let args = |size| ["run", "--rw", "read", "--bs", "1M", "--size", size, "--runtime", "1s", "--quiet", "--json"];
+    let (out, stdout, stderr) = finished(streamcap_on(&hosts, &[&args("60M")[..], &[json_s, target]].concat()));
+    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "rank 0 alone says it:\n{stderr}");
+    let place =
+        format!("on {}, {} (one machine: the same kernel) for ranks 0, 1 together", hosts.names[0], hosts.names[1]);
+    assert!(errors[0].contains("not enough free space") && errors[0].contains(&place), "{stderr}");
+    assert!(!json.exists() && hosts.left_on(0).is_empty() && hosts.left_on(1).is_empty());
+
+    let (out, stdout, stderr) = finished(streamcap_on(&hosts, &[&args("20M")[..], &[json_s, target]].concat()));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(json.exists() && hosts.left_on(0).is_empty() && hosts.left_on(1).is_empty());
+}

@@ -70,6 +70,16 @@ fn free_subnet() -> u32 {
 impl NetHosts {
     /// `count` hosts; with `rate_mbit`, every link is shaped to that rate in each direction (htb).
     pub fn new(count: usize, rate_mbit: Option<u64>) -> NetHosts {
+        NetHosts::build(count, rate_mbit, None)
+    }
+
+    /// `count` hosts whose storage directories are made in `parent` (a filesystem of the test's own, which the
+    /// hosts then share, as containers on one machine share its disks).
+    pub fn on(count: usize, parent: &Path) -> NetHosts {
+        NetHosts::build(count, None, Some(parent))
+    }
+
+    fn build(count: usize, rate_mbit: Option<u64>, parent: Option<&Path>) -> NetHosts {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let next = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // Interface names are at most 15 bytes: "scmn" + 6 + 1 + host + end.
@@ -79,7 +89,7 @@ impl NetHosts {
         let mut hosts = NetHosts {
             addresses: (0..count).map(|i| format!("10.214.{n}.{}", 11 + i)).collect(),
             names: (0..count).map(|i| format!("mpinet{i}-{tag}")).collect(),
-            storage: (0..count).map(|i| dir.path().join(format!("host{i}"))).collect(),
+            storage: (0..count).map(|i| parent.unwrap_or(dir.path()).join(format!("host{i}-{tag}"))).collect(),
             target: dir.path().join("target"),
             subnet: format!("10.214.{n}.0/24"),
             namespaces: Vec::new(),
