@@ -105,6 +105,9 @@ impl Session {
     pub fn agree_space(&self, target: &Path, free: Option<Bytes>, plan: &Plan) -> Result<()> {
         let mine = self.space(target, free, need_of(plan, self.cluster.rank()));
         let all = self.spaces(1, &mine);
+        if let Some(clash) = self.is_root().then(|| name_clash(&all)).flatten() {
+            crate::app::output::say(&format!("note: {clash}"));
+        }
         match crowded(&all, defaults::FREE_SPACE_RESERVE) {
             None => Ok(()),
             Some(refusal) => Err(anyhow!(refusal)),
@@ -116,6 +119,21 @@ impl Session {
         let host = self.cluster.hosts().get(rank as usize).cloned().unwrap_or_default();
         RankSpace { rank, host, machine: machine_id(), device: device_of(target), free, need }
     }
+}
+
+/// Ranks on different machines (boot ids) with one host name, said as a notice: the per-rank rows and messages
+/// tell them apart only by rank, and work directories (`run-<host>-<pid>-<secs>`) are kept apart by host name.
+pub fn name_clash(all: &[RankSpace]) -> Option<String> {
+    let differ = |a: &RankSpace, b: &RankSpace| a.machine.is_some() && b.machine.is_some() && a.machine != b.machine;
+    let (a, b) = all
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| all[i + 1..].iter().find(|b| b.host == a.host && differ(a, b)).map(|b| (a, b)))?;
+    Some(format!(
+        "ranks {} and {} run on two machines that are both named {}: the per-rank rows tell them apart only by \
+         rank, and their work directories on a shared target only by host name; give each host a name of its own",
+        a.rank, b.rank, a.host
+    ))
 }
 
 /// The first filesystem whose ranks need more together (plus `reserve`) than it has free, as a refusal naming
@@ -231,6 +249,19 @@ mod tests {
         assert!(crowded(&named, reserve).is_some());
         let apart = [unknown(space(0, "a", 7, 100, 60)), on("k", space(1, "b", 7, 100, 60))];
         assert_eq!(crowded(&apart, reserve), None);
+    }
+
+    #[test]
+    fn two_machines_of_one_name_are_noted_and_one_machine_of_many_names_is_not() {
+        let on = |machine: &str, s: RankSpace| RankSpace { machine: Some(machine.into()), ..s };
+        let clones =
+            [on("k1", space(0, "a", 1, 9, 0)), on("k2", space(1, "b", 1, 9, 0)), on("k3", space(2, "a", 2, 9, 0))];
+        let note = name_clash(&clones).expect("a clash");
+        assert!(note.starts_with("ranks 0 and 2 run on two machines that are both named a:"), "{note}");
+        let pods = [on("k", space(0, "a", 1, 9, 0)), on("k", space(1, "a", 1, 9, 0)), on("k", space(2, "b", 1, 9, 0))];
+        assert_eq!(name_clash(&pods), None);
+        let unknown = [RankSpace { machine: None, ..space(0, "a", 1, 9, 0) }, on("k", space(1, "a", 1, 9, 0))];
+        assert_eq!(name_clash(&unknown), None);
     }
 
     #[test]
