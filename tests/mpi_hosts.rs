@@ -201,3 +201,46 @@ fn hosts_of_one_machine_must_fit_in_its_filesystem_together() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(json.exists() && hosts.left_on(0).is_empty() && hosts.left_on(1).is_empty());
 }
+
+/// `streams` across two hosts: each step's viewers are spread over both clients (every viewer ran on one of
+/// them), the clients are named by their hosts' names, and each host's own test media is removed.
+#[test]
+fn streams_across_two_hosts_spread_the_viewers_over_both() {
+    let test = "streams_across_two_hosts_spread_the_viewers_over_both";
+    if !can_use_network_hosts(test) {
+        return;
+    }
+    let hosts = NetHosts::new(2, None);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("r.json");
+    let args = "streams --bitrate 3Mbit --chunk 256k --count 4 --duration 4s --ramp 1s --buffer 2s --prebuffer 1s \
+                --media-length 20s --json";
+    let args: Vec<&str> =
+        args.split_whitespace().chain([json.to_str().unwrap(), hosts.target.to_str().unwrap()]).collect();
+    let (out, stdout, stderr) = finished(streamcap_on(&hosts, &args));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let result = common::read_json(&json);
+    let cluster = &result["cluster"];
+    let named: Vec<&str> = cluster["hosts"]
+        .as_array()
+        .expect("hosts")
+        .iter()
+        .map(|h| h["host"]["hostname"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(named, [&hosts.names[0], &hosts.names[1]]);
+    let steps = cluster["steps"].as_array().expect("each step per client");
+    assert!(!steps.is_empty(), "{result}");
+    for step in steps {
+        let clients = step["clients"].as_array().expect("clients");
+        let viewers: Vec<u64> = clients.iter().map(|c| c["viewers"].as_u64().expect("viewers")).collect();
+        assert_eq!(viewers, [2, 2], "{step}");
+        assert_eq!(Some(viewers.iter().sum::<u64>()), step["count"].as_u64(), "{step}");
+    }
+    assert!(stdout.contains(&format!("rank 1 on {}", hosts.names[1])), "{stdout}");
+    assert!(
+        hosts.left_on(0).is_empty() && hosts.left_on(1).is_empty(),
+        "{:?} {:?}",
+        hosts.left_on(0),
+        hosts.left_on(1)
+    );
+}
