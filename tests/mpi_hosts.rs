@@ -1,8 +1,9 @@
 //! Multi-host runs with every rank on a network host of its own: network namespaces joined by a bridge, each
 //! with its own sshd, host name and storage (`common::hosts`), and `mpirun --host ADDR1,ADDR2 …` over Open
 //! MPI's TCP transport, as on real client hosts. One merged result with per-host rows that add up, stonewalling
-//! across the link, Ctrl-C removing every host's data, and a host whose target is missing refused on every rank
-//! before any I/O. Needs root, the binary built with `--features mpi` (scripts/test does so), sshd, iproute2 and
+//! across the link, Ctrl-C removing every host's data, a host whose target is missing refused on every rank
+//! before any I/O, hosts of one machine checked together for its free space, and `streams` spread over the
+//! hosts. Needs root, the binary built with `--features mpi` (scripts/test does so), sshd, iproute2 and
 //! mpirun; skips loudly otherwise.
 
 #![cfg(feature = "mpi")]
