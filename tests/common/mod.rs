@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod hosts;
 pub mod netns;
 pub mod nginx;
 pub mod vdbench;

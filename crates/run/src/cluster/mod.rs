@@ -99,7 +99,8 @@ impl Cluster {
             let mut all: Vec<Option<Vec<u8>>> = vec![None; size];
             all[0] = Some(mine.to_vec());
             while all.iter().any(Option::is_none) {
-                let (from, bytes) = self.wait(key, "the other ranks");
+                let missing = all.iter().enumerate().filter(|(_, a)| a.is_none()).map(|(rank, _)| rank as u32);
+                let (from, bytes) = self.wait(key, &self.names(missing));
                 all[from as usize] = Some(bytes);
             }
             let all: Vec<Vec<u8>> = all.into_iter().map(Option::unwrap_or_default).collect();
@@ -110,7 +111,7 @@ impl Cluster {
             all
         } else {
             self.transport.send(0, key, mine.to_vec());
-            let (_, packed) = self.wait(key.reply(), "rank 0");
+            let (_, packed) = self.wait(key.reply(), &self.name(0));
             unpack(&packed).unwrap_or_else(|| vec![Vec::new(); size])
         }
     }
@@ -125,14 +126,30 @@ impl Cluster {
         self.transport.send(to, key, payload);
     }
 
+    /// "rank 1 (b), rank 3 (d)", for messages.
+    pub fn names(&self, ranks: impl Iterator<Item = u32>) -> String {
+        ranks.map(|rank| self.name(rank)).collect::<Vec<_>>().join(", ")
+    }
+
     /// The next message under `key`, waiting as long as it takes (a rank that died ends the whole job under
-    /// mpirun); says once a minute what it is waiting for.
+    /// mpirun); says once a minute what it is waiting for, naming `whom`. A rank that lives on behind a broken
+    /// link is not noticed by mpirun (Open MPI 4.1): the message then names it, and says what to do.
     pub fn wait(&self, key: Key, whom: &str) -> (u32, Vec<u8>) {
+        let mut minutes = 0u64;
         loop {
             if let Some(message) = self.transport.mailbox().wait(key, PATIENCE) {
                 return message;
             }
-            eprintln!("streamcap {}: still waiting for {whom} ({key:?})", self.name(self.rank()));
+            minutes += PATIENCE.as_secs() / 60;
+            eprintln!(
+                "streamcap {}: still waiting for {whom} after {minutes} min (message {}/{}/{}); if its host or the \
+                 network to it failed, stop the run (Ctrl-C on mpirun, then end the ranks that are left) and remove \
+                 the work directories under TARGET/.streamcap by hand (docs/multi-host.md)",
+                self.name(self.rank()),
+                key.kind,
+                key.a,
+                key.b
+            );
         }
     }
 

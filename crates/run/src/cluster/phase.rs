@@ -108,7 +108,8 @@ pub fn link(sync: &PhaseSync<'_>, control: &PhaseControl, over: &AtomicBool) {
     let mut done = vec![false; size];
     let mut ordered: Option<Order> = None;
     while done.iter().any(|d| !d) {
-        let (from, said) = cluster.wait(sync.key(Key::DONE), "the other ranks to finish the phase");
+        let missing = cluster.names((0..size as u32).filter(|&r| !done[r as usize]));
+        let (from, said) = cluster.wait(sync.key(Key::DONE), &format!("{missing} to finish the phase"));
         done[from as usize] = true;
         let order = match said.first().copied().unwrap_or(0) {
             0 if sync.stonewall => Order::Stonewall,
