@@ -2,14 +2,14 @@
 //! measured it, and every step that counts checked for bytes delivered against bytes the devices (or the link)
 //! moved.
 //!
-//! The bound of a format is taken over the steps at its edge — those of the lowest failing count above the
-//! capacity the check reported, or, where it derived that count without running it, those at the capacity —
-//! from what the throttle charged each member in their windows: the busiest member's share of those steps'
-//! reads. Not over every step of the search: on btrfs the members a step reads depend on where its viewers'
-//! titles lie and on its threads' pid parity, and steps that loaded different members, added up, give shares
-//! that no one step had (before viewers' titles were spread over the library, a sync check's remux steps loaded
-//! one pair of members each, and their sum a bound of 15.1 remux where each step's own was 7.3–12.9). Each
-//! step's own bound is also given, as a range. Over sshfs the bound is the link's (raw.rs).
+//! The bound of a format is what the layout of the steps that ran its capacity could carry (where no step ran
+//! it, the lowest failing count's above it; every step's when the watcher caught no window of those), from what
+//! the throttle charged each member in their windows: the busiest member's share of those steps' reads. Not over
+//! every step of the search: on btrfs the members a step reads depend on where its viewers' titles lie and on
+//! its threads' pid parity, and steps that loaded different members, added up, give shares that no one step had
+//! (before viewers' titles were spread over the library, a sync check's remux steps loaded one pair of members
+//! each, and their sum a bound of 15.1 remux where each step's own was 7.3–12.9). Each step's own bound is also
+//! given, as a range. Over sshfs the bound is the link's (raw.rs).
 
 use serde_json::Value;
 
@@ -241,19 +241,22 @@ fn bounds(bound: Option<&Bound>, startup: Option<StartUp>, bitrate: f64) -> (f64
     (steady.min(at_start), engine, set_by)
 }
 
-/// The steps that decided a capacity of `measured`: those of the lowest failing count above it (what their
-/// layout could carry is what the capacity is judged against: a failing step whose own bound lies above its
-/// count failed for some other reason), or, where none ran (a count derived, not measured), those that ran
-/// the capacity itself.
+/// The steps whose layout the capacity `measured` is judged against: those that ran that count (at a step that
+/// passed every viewer got its bitrate, so the members' shares of its reads are the shares of the demand, where
+/// a failing step's busiest member, saturated, shows less than its viewers asked); where none ran it, those of
+/// the lowest failing count above it.
 fn edge_steps(steps: &[Value], measured: f64) -> Vec<usize> {
     let count = |s: &Value| number(&s["count"]);
+    let at: Vec<usize> = (0..steps.len()).filter(|&i| count(&steps[i]) == measured).collect();
+    if !at.is_empty() {
+        return at;
+    }
     let failing_above = steps
         .iter()
         .filter(|s| count(s) > measured && s["meets_target"].as_bool() != Some(true))
         .map(count)
         .fold(f64::INFINITY, f64::min);
-    let edge = if failing_above.is_finite() { failing_above } else { measured };
-    (0..steps.len()).filter(|&i| count(&steps[i]) == edge).collect()
+    (0..steps.len()).filter(|&i| count(&steps[i]) == failing_above).collect()
 }
 
 fn local_bound(
