@@ -28,9 +28,11 @@ pub const FORMATS: [(&str, f64); 3] = [("1080p", 8e6), ("2160p-hevc", 25e6), ("2
 pub fn known_shortfall(layout: Layout) -> Option<(&'static str, f64)> {
     match layout {
         Layout::Raid1 | Layout::Raid10 => Some((
-            "btrfs puts each 1 GiB data chunk on two of the four members, so a step's viewers lie unevenly over \
-             the members by where their titles are (one scheduler thread per viewer spreads them over both copies \
-             of each chunk, read_policy pid), and a step's start-up is bound by its busiest member",
+            "btrfs puts each data chunk on two of the four members and a check's library where free space was \
+             (80–87 % on one pair in a fresh pool's first check, about half in later ones), and a step's viewers \
+             fall on the members by their titles' chunks and their threads' pid parity: a few viewers of a high \
+             bitrate seldom spread evenly, and a step fails when one member gets more than it carries (the bound \
+             is the layout of the capacity's own steps; `--quick` derives the other formats from the remux edge)",
             0.5,
         )),
         Layout::Ext4 | Layout::Sshfs => None,
