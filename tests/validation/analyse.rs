@@ -342,3 +342,33 @@ pub fn shares_agree(counts: &[f64], bounds: &[f64], step: f64) -> bool {
     let high = shares.iter().copied().fold(0.0, f64::max);
     !shares.is_empty() && low.is_finite() && low > 0.0 && high <= low * (1.0 + step)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(count: u32, passed: bool) -> Value {
+        serde_json::json!({ "count": count, "meets_target": passed })
+    }
+
+    /// A sync check's remux search on btrfs raid1 before the viewers' titles were spread: 13 and 11 failed, 10
+    /// passed, 6 passed, 8 and 7 failed; the capacity 6 is judged against the layout of the step that ran 6.
+    #[test]
+    fn the_bound_is_the_capacity_steps_layout_or_the_lowest_failing_count_above_it() {
+        let steps = [step(13, false), step(11, false), step(10, true), step(6, true), step(8, false), step(7, false)];
+        assert_eq!(edge_steps(&steps, 6.0), vec![3]);
+        // A capacity with no step of its own: the lowest failing count above it (11 above 9; 6 passed, so not 6).
+        assert_eq!(edge_steps(&steps, 9.0), vec![1]);
+        assert_eq!(edge_steps(&steps, 5.0), vec![5]);
+    }
+
+    /// Three checks of one pool whose libraries lay 85 % and 53 % on one pair: 77 against 98.4 and 121 against
+    /// 141.5 × 1080p are one search step apart as shares of their bounds (0.78 and 0.86), not as counts.
+    #[test]
+    fn checks_of_a_pool_agree_by_their_shares_of_their_own_bounds() {
+        assert!(!agree(&[77.0, 121.0, 116.0]));
+        assert!(shares_agree(&[77.0, 121.0, 116.0], &[98.4, 141.5, 145.1], 0.20));
+        assert!(!shares_agree(&[67.0, 121.0], &[137.7, 141.5], 0.20), "0.49 against 0.86");
+        assert!(!shares_agree(&[], &[], 0.20));
+    }
+}
