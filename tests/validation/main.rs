@@ -115,10 +115,10 @@ impl Report {
             let same: Vec<&CheckCell> =
                 self.cells.iter().filter(|c| (c.layout, c.engine, c.profile) == (layout, engine, profile)).collect();
             for (format, _) in FORMATS.iter().filter(|_| same.len() > 1) {
-                let (counts, ok) = formats_agree(&same, format);
+                let (counts, bounds, ok) = formats_agree(&same, format);
                 if !ok {
                     failures.push(format!(
-                        "{layout} {} {}: {format} checks disagree: {counts:?}",
+                        "{layout} {} {}: {format} checks disagree: {counts:?} against bounds of {bounds:?}",
                         engine.name(),
                         profile.name()
                     ));

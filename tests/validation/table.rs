@@ -104,8 +104,9 @@ pub fn verdict_table(cells: &[CheckCell]) -> String {
 
 /// Whether the repeated checks of each target, engine and profile agree, format by format.
 pub fn agreement_table(cells: &[CheckCell]) -> String {
-    let mut out =
-        String::from("| target | engine | profile | format | capacities | agree |\n|---|---|---|---|---|---|\n");
+    let mut out = String::from(
+        "| target | engine | profile | format | capacities | their bounds | agree |\n|---|---|---|---|---|---|---|\n",
+    );
     let mut groups: Vec<(&str, Engine, Profile)> = Vec::new();
     for c in cells {
         if !groups.contains(&(c.layout, c.engine, c.profile)) {
@@ -119,14 +120,16 @@ pub fn agreement_table(cells: &[CheckCell]) -> String {
             continue;
         }
         for (format, _) in FORMATS {
-            let (counts, ok) = formats_agree(&same, format);
+            let (counts, bounds, ok) = formats_agree(&same, format);
             let counts: Vec<String> = counts.iter().map(|c| figure(*c)).collect();
+            let bounds: Vec<String> = bounds.iter().map(|b| format!("{b:.1}")).collect();
             let _ = writeln!(
                 out,
-                "| {layout} | {} | {} | {format} | {} | {} |",
+                "| {layout} | {} | {} | {format} | {} | {} | {} |",
                 engine.name(),
                 profile.name(),
                 counts.join(", "),
+                bounds.join(", "),
                 yes(ok)
             );
         }

@@ -18,8 +18,12 @@ pub struct Titles {
 
 /// Which title each viewer of one step watches.
 pub enum Picker {
-    /// Viewer i watches title (offset + i) mod count: its own title while there are titles enough.
-    Own { offset: u64, count: u64 },
+    /// Viewer i of n watches title (offset + ⌊i × count ÷ n⌋) mod count: its own title while there are titles
+    /// enough, and the step's titles spread evenly over the whole library, as a real audience's are, rather
+    /// than n neighbours. Titles are written one after another, so neighbours lie together on the storage: on a
+    /// btrfs raid1 of four members, seven remux viewers of seven neighbouring titles read one pair of members
+    /// and left the other idle (docs/validation.md, "Findings").
+    Own { offset: u64, count: u64, viewers: u64 },
     /// Titles drawn by popularity (rank 1 is title 0 … then shifted by `offset`, so that the hottest title
     /// differs from step to step and a cache does not keep it warm across steps).
     Zipf { zipf: Zipf, offset: u64, count: u64 },
@@ -31,7 +35,10 @@ impl Picker {
     /// The title of viewer `viewer` (its index in the step).
     pub fn pick(&self, viewer: usize, rng: &mut Rng) -> u32 {
         match self {
-            Picker::Own { offset, count } => ((offset + viewer as u64) % count) as u32,
+            Picker::Own { offset, count, viewers } => {
+                let spread = (viewer as u128 * u128::from(*count) / u128::from((*viewers).max(1))) as u64;
+                ((offset + spread) % count) as u32
+            }
             Picker::Zipf { zipf, offset, count } => ((zipf.sample(rng) - 1 + offset) % count) as u32,
             Picker::Uniform { count } => rng.below(*count) as u32,
         }
@@ -48,11 +55,11 @@ pub struct HotSet {
 }
 
 impl Titles {
-    /// The picker of one step; `rng` is the step's (its offset is drawn from it).
-    pub fn picker(&self, rng: &mut Rng) -> Picker {
+    /// The picker of one step of `viewers` viewers; `rng` is the step's (its offset is drawn from it).
+    pub fn picker(&self, viewers: u32, rng: &mut Rng) -> Picker {
         let count = u64::from(self.count.max(1));
         match self.zipf {
-            None => Picker::Own { offset: rng.below(count), count },
+            None => Picker::Own { offset: rng.below(count), count, viewers: u64::from(viewers.max(1)) },
             Some(theta) if theta > 0.0 && count > 1 => {
                 Picker::Zipf { zipf: Zipf::new(count, theta), offset: rng.below(count), count }
             }
@@ -85,7 +92,11 @@ impl Titles {
             ),
             (Some(_), _) => format!("every title equally likely (Zipf exponent 0), {moving}"),
             (None, _) => {
-                format!("each viewer its own title (beyond {} viewers they share titles), {moving}", self.count)
+                format!(
+                    "each viewer its own title, a step's titles spread evenly over the library (beyond {} viewers \
+                     they share titles), {moving}",
+                    self.count
+                )
             }
         }
     }
@@ -171,12 +182,42 @@ mod tests {
     fn own_titles_are_distinct_up_to_the_title_count_and_shared_beyond() {
         let titles = Titles { count: 10, zipf: None };
         let mut rng = Rng::new(3);
-        let picker = titles.picker(&mut rng);
+        let picker = titles.picker(10, &mut rng);
         let picked: Vec<u32> = (0..10).map(|v| picker.pick(v, &mut rng)).collect();
         let mut sorted = picked.clone();
         sorted.sort();
         assert_eq!(sorted, (0..10).collect::<Vec<_>>(), "ten viewers, ten titles: {picked:?}");
-        assert_eq!(picker.pick(10, &mut rng), picked[0], "the eleventh shares the first one's title");
+        let picker = titles.picker(20, &mut rng);
+        let mut per_title = [0u32; 10];
+        for v in 0..20 {
+            per_title[picker.pick(v, &mut rng) as usize] += 1;
+        }
+        assert_eq!(per_title, [2; 10], "twenty viewers, two on each title");
+    }
+
+    /// A step's viewers watch titles spread over the whole library, not neighbours: the generated titles are
+    /// written one after another, so neighbours lie on the same part of the storage (on btrfs raid1, seven
+    /// remux viewers of seven neighbouring titles all read one pair of the four members).
+    #[test]
+    fn a_few_viewers_watch_titles_spread_over_the_whole_library() {
+        let titles = Titles { count: 24, zipf: None };
+        let mut rng = Rng::new(5);
+        for viewers in [1u32, 4, 7, 8, 13] {
+            let picker = titles.picker(viewers, &mut rng);
+            let Picker::Own { offset, .. } = picker else { panic!("an own-title picker") };
+            // Each title's place in the library, counted from the step's first title.
+            let mut places: Vec<u64> =
+                (0..viewers as usize).map(|v| (u64::from(picker.pick(v, &mut rng)) + 24 - offset) % 24).collect();
+            places.sort();
+            places.dedup();
+            assert_eq!(places.len(), viewers as usize, "distinct titles: {places:?}");
+            // Evenly spaced: every gap, the wrap-around included, is within one of 24 ÷ n.
+            let gap = 24.0 / f64::from(viewers);
+            for (i, p) in places.iter().enumerate() {
+                let next = places.get(i + 1).copied().unwrap_or(places[0] + 24);
+                assert!(((next - p) as f64 - gap).abs() < 1.0, "{viewers} viewers: {places:?}");
+            }
+        }
     }
 
     #[test]
@@ -187,7 +228,7 @@ mod tests {
         // H(5) / H(50) = 2.2833 / 4.4992.
         assert!((hot.viewers_pct - 50.75).abs() < 0.1, "{hot:?}");
         let mut rng = Rng::new(9);
-        let picker = titles.picker(&mut rng);
+        let picker = titles.picker(20_000, &mut rng);
         let Picker::Zipf { offset, .. } = picker else { panic!("a Zipf picker") };
         let mut hits = [0u32; 50];
         for v in 0..20_000 {
@@ -208,7 +249,7 @@ mod tests {
         let titles = Titles { count: 1, zipf: Some(1.2) };
         assert_eq!(titles.hot_set(), Some(HotSet { titles: 1, viewers_pct: 100.0 }));
         let mut rng = Rng::new(1);
-        let picker = titles.picker(&mut rng);
+        let picker = titles.picker(10, &mut rng);
         assert!((0..10).all(|v| picker.pick(v, &mut rng) == 0));
     }
 }

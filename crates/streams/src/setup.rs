@@ -256,7 +256,7 @@ impl StreamsConfig {
         // Each step its own audience too: a confirmation of a count is another sample, not the same arrivals.
         let starts = arrivals(count, self.arrival_for(count), self.seed ^ mix64(u64::from(round)));
         let mut rng = Rng::new(self.seed ^ mix64(u64::from(round)));
-        let picker = self.titles.filter(|_| self.is_library()).map(|t| t.picker(&mut rng));
+        let picker = self.titles.filter(|_| self.is_library()).map(|t| t.picker(count, &mut rng));
         let mut per_format = vec![0u32; self.mix.0.len()];
         formats
             .iter()
