@@ -37,7 +37,14 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         Some(why) => Beneath::Unseen(why),
         None => Beneath::Devices(&context.devices),
     };
-    let served = judge_step(outcome.read_bytes, beneath);
+    let mut served = judge_step(outcome.read_bytes, beneath);
+    let load_reads: u64 = outcome.background.iter().map(|b| b.read_bytes).sum();
+    if load_reads > 0 && !served.served_words.is_empty() {
+        // The devices read for the loads too; the step is judged on the viewers' bytes alone.
+        served
+            .served_words
+            .push_str(&format!(" (the background loads beside them read {} of it)", crate::units::Bytes(load_reads)));
+    }
     let drain = outcome.buffer_drain();
     let fine = |s: &StreamStats| {
         s.startup.is_some_and(|u| u <= max_startup) && s.stalls == 0 && s.startup_stalls == 0 && s.bytes > 0
@@ -82,6 +89,7 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         served_words: served.served_words,
         devices: context.devices,
         ingest: outcome.ingest.as_ref().map(|i| ingest_figures(i, outcome.elapsed)),
+        background: outcome.background.clone(),
         interrupted: outcome.interrupted,
         cache_served: served.cache_served,
         per_stream: per_stream(streams, context.bitrates),

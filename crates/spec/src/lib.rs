@@ -13,6 +13,7 @@ mod amount;
 mod data;
 mod detect;
 mod distribution;
+mod during;
 mod extras;
 mod file_sizes;
 mod fileset;
@@ -38,6 +39,7 @@ pub use amount::IoAmount;
 pub use data::{DataSpec, MAX_PATTERN};
 pub use detect::{Dialect, detect_dialect};
 pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
+pub use during::{During, Load};
 pub use extras::{FioExtras, VdbenchExtras};
 pub use fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,

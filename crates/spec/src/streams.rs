@@ -105,6 +105,9 @@ pub struct StreamsSpec {
     /// Background writers while the viewers watch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestSpec>,
+    /// The server's other work beside the viewers (`--during library-scan,transcode`; `spec::During`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub during: Option<super::During>,
     /// Scheduler threads (`None`: chosen by the plan, `plan::streams_threads`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workers: Option<u32>,
@@ -169,6 +172,12 @@ impl StreamsSpec {
         }
         if self.ingest.is_some() && self.library.is_some() {
             return Err("ingest writes in streamcap's work directory: not with library (your own media)".into());
+        }
+        if let Some(load) = self.during.iter().flat_map(|d| d.0.iter()).find(|l| l.writes() && self.library.is_some()) {
+            return Err(format!(
+                "background load {load} writes in streamcap's work directory: not with library (your own media); \
+                 library-scan and thumbnails read your media"
+            ));
         }
         self.check_library()
     }

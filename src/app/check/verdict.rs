@@ -211,6 +211,9 @@ mod tests {
             capacity: Some(v.capacity),
             estimate: v.estimate,
             library: None,
+            during: Vec::new(),
+            alone: None,
+            background: Vec::new(),
         };
         (Format::parse("2160p-remux").unwrap(), streams)
     }

@@ -2,12 +2,14 @@
 //! step a set of viewer and ingest workers (`step`), reported to the observer step by step. The phase's outcome
 //! merges every step's I/O; what the viewers experienced goes to the observer as `StepOutcome`s.
 
+mod background;
 mod schedule;
 mod step;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+pub use background::LoadSchedule;
 pub use schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
 pub use step::media_files;
 use step::{StepInputs, run_step};
