@@ -63,6 +63,11 @@ pub struct CheckArgs {
     /// 1080p, 2160p-hevc, 2160p-remux). The end says yes, no or only without margin per format and together.
     #[arg(long, value_name = "HOUSEHOLD")]
     pub expect: Option<crate::spec::Household>,
+    /// What breaks first: each format's capacity search again beside each of these background loads
+    /// (library-scan, thumbnails, transcode, recording; comma-separated; shapes in docs/streams.md), and which
+    /// hurts most. --thorough runs all four unless this names some; each load adds a search per format.
+    #[arg(long, value_name = "LOAD[,LOAD…]", value_parser = parse_during)]
+    pub during: Option<crate::spec::During>,
     /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of
     /// refusing.
     #[arg(long)]
@@ -93,4 +98,8 @@ impl From<CheckFormat> for crate::report::Format {
 
 fn parse_bytes(s: &str) -> Result<Bytes, String> {
     Bytes::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_during(s: &str) -> Result<crate::spec::During, String> {
+    s.parse()
 }

@@ -73,7 +73,10 @@ fn background(load: Load, top: crate::units::Bitrate, work_dir: Option<&PathBuf>
     };
     let dir = || {
         work_dir.cloned().ok_or_else(|| {
-            format!("background load {load} writes in streamcap's work directory, and this target has none")
+            format!(
+                "background load {load} writes into streamcap's work directory, and this run has none (with \
+                 --library streams writes nothing): give library-scan or thumbnails, which only read"
+            )
         })
     };
     Ok(match load {

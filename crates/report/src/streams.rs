@@ -51,6 +51,9 @@ pub(super) fn write_streams_summary(
     if let Some(answer) = &streams.capacity {
         writeln!(out, "answer: {}", answer.words)?;
     }
+    for line in super::during::streams_lines(streams) {
+        writeln!(out, "{line}")?;
+    }
     if let Some(cluster) = &result.cluster {
         super::cluster::write_cluster_summary(out, cluster)?;
         super::cluster::write_client_steps(out, cluster)?;

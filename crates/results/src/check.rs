@@ -47,6 +47,10 @@ pub struct CheckSummary {
     /// serve (docs/planning.md, "A drive from a pool").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planner_member: Option<PlannerMember>,
+    /// `--thorough` or `--during`: what breaks first, each format's capacity alone and beside each background
+    /// load (absent without loads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breaks_first: Option<super::BreaksFirst>,
 }
 
 /// One member of the checked pool as the planner infers it from the pool's measurement, and the planner's

@@ -173,12 +173,6 @@ impl StreamsSpec {
         if self.ingest.is_some() && self.library.is_some() {
             return Err("ingest writes in streamcap's work directory: not with library (your own media)".into());
         }
-        if let Some(load) = self.during.iter().flat_map(|d| d.0.iter()).find(|l| l.writes() && self.library.is_some()) {
-            return Err(format!(
-                "background load {load} writes in streamcap's work directory: not with library (your own media); \
-                 library-scan and thumbnails read your media"
-            ));
-        }
         self.check_library()
     }
 

@@ -222,6 +222,7 @@ mod tests {
             interrupted: false,
             engine: "null",
             ingest: None,
+            background: Vec::new(),
             clients: Vec::new(),
         }
     }

@@ -32,8 +32,9 @@ use std::time::Duration;
 
 use crate::app::cache::profile as cache;
 use crate::spec::{
-    Assignment, ChunkSize, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
-    Format, FormatMode, JobSpec, OpRateSpec, PhaseSpec, RwMode, SpecKind, SpecOrigin, StreamsSpec,
+    Assignment, ChunkSize, During, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec,
+    FileWorkloadSpec, Format, FormatMode, JobSpec, Load, OpRateSpec, PhaseSpec, RwMode, SpecKind, SpecOrigin,
+    StreamsSpec,
 };
 use crate::streams::StepLength;
 use crate::units::{Bytes, format_duration};
@@ -87,6 +88,8 @@ pub struct Settings {
     pub limit_factor: f64,
     /// Rounds that run each format's edge again (two steps each: the count that passed, the one that failed).
     pub confirmations: u32,
+    /// Background loads each format's search runs again beside (`--during`; set by the check, 0 in the table).
+    pub loads: u32,
 }
 
 impl Profile {
@@ -119,6 +122,7 @@ impl Profile {
                 start_factor: 1.0,
                 limit_factor: 1.25,
                 confirmations: 0,
+                loads: 0,
             },
             Profile::Default => Settings {
                 data_set: Bytes(1 << 30),
@@ -137,6 +141,7 @@ impl Profile {
                 start_factor: 0.5,
                 limit_factor: 2.0,
                 confirmations: 2,
+                loads: 0,
             },
             Profile::Thorough => Settings {
                 data_set: Bytes(4 << 30),
@@ -155,6 +160,7 @@ impl Profile {
                 start_factor: 0.5,
                 limit_factor: 4.0,
                 confirmations: 2,
+                loads: 0,
             },
         }
     }
@@ -216,6 +222,8 @@ impl Settings {
         let files = self.files_runtime * 3;
         let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
         let (steps, pace) = if self.confirmations == 0 { (5, 0.85) } else { (7 + 7 * self.confirmations, 1.1) };
+        // Each load runs every format's search again, its first format from the estimate (no earlier edge).
+        let steps = steps * (1 + self.loads);
         let step = FORMATS.iter().map(|name| self.step(&format(name)).typical()).sum::<Duration>() / 3;
         Forecast { fixed: raw + files + library + self.estimate_time * 2, steps, step: step.mul_f64(pace) }
     }
@@ -374,6 +382,9 @@ pub struct Media {
     pub library: Option<std::path::PathBuf>,
     /// `--library-size`: the generated library's size instead of the profile's.
     pub size: Option<Bytes>,
+    /// The background loads each format's search runs again beside (`--during`, all of them with `--thorough`):
+    /// the "what breaks first" table.
+    pub during: Vec<Load>,
 }
 
 /// The whole check as one job: the raw phases, the small-file phases, then a capacity search per video format
@@ -385,36 +396,57 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Med
     job.phases.push(page_cache_job(settings, data_set));
     job.phases.extend(files_job(settings, direct).phases);
     for name in FORMATS.iter().rev() {
-        let format = format(name);
-        let streams = StreamsSpec {
-            buffer: Some(settings.buffer(&format)),
-            steady_within: Some(settings.steady_within(&format)),
-            prebuffer: Some(PREBUFFER),
-            format: Some(format),
-            max: Some(true),
-            chunk: Some(ChunkSize::Bytes(CHUNK)),
-            duration: Some(settings.judged),
-            ramp: Some(settings.arrival),
-            files: Some(Assignment::Library { titles: None, zipf: None }),
-            library: media.library.clone(),
-            library_size: media.library.is_none().then(|| media.size.unwrap_or(settings.library)),
-            precision: Some(settings.precision * 100.0),
-            start_factor: Some(settings.start_factor),
-            limit_factor: Some(settings.limit_factor),
-            confirmations: Some(settings.confirmations),
-            estimate: Some(true),
-            estimate_time: Some(settings.estimate_time),
-            max_stalled: Some(TARGET_MAX_STALLED),
-            max_startup: Some(TARGET_MAX_STARTUP),
-            ..StreamsSpec::default()
-        };
         job.phases.push(PhaseSpec {
             name: Some(stream_phase_name(name)),
-            kind: Some(SpecKind::Streams(Box::new(streams))),
+            kind: Some(SpecKind::Streams(Box::new(format_search(settings, media, name)))),
             ..PhaseSpec::default()
         });
     }
+    // What breaks first: every format's search again beside each load, after all of them ran alone (a search
+    // beside a load starts from the edge of the one before it beside the same load, never from one alone).
+    for &load in &media.during {
+        for name in FORMATS.iter().rev() {
+            let streams = StreamsSpec { during: Some(During(vec![load])), ..format_search(settings, media, name) };
+            job.phases.push(PhaseSpec {
+                name: Some(during_phase_name(name, load)),
+                kind: Some(SpecKind::Streams(Box::new(streams))),
+                ..PhaseSpec::default()
+            });
+        }
+    }
     job
+}
+
+/// One format's capacity search (its viewers alone).
+fn format_search(settings: &Settings, media: &Media, name: &str) -> StreamsSpec {
+    let format = format(name);
+    StreamsSpec {
+        buffer: Some(settings.buffer(&format)),
+        steady_within: Some(settings.steady_within(&format)),
+        prebuffer: Some(PREBUFFER),
+        format: Some(format),
+        max: Some(true),
+        chunk: Some(ChunkSize::Bytes(CHUNK)),
+        duration: Some(settings.judged),
+        ramp: Some(settings.arrival),
+        files: Some(Assignment::Library { titles: None, zipf: None }),
+        library: media.library.clone(),
+        library_size: media.library.is_none().then(|| media.size.unwrap_or(settings.library)),
+        precision: Some(settings.precision * 100.0),
+        start_factor: Some(settings.start_factor),
+        limit_factor: Some(settings.limit_factor),
+        confirmations: Some(settings.confirmations),
+        estimate: Some(true),
+        estimate_time: Some(settings.estimate_time),
+        max_stalled: Some(TARGET_MAX_STALLED),
+        max_startup: Some(TARGET_MAX_STARTUP),
+        ..StreamsSpec::default()
+    }
+}
+
+/// The name of a format's search beside a background load ("streams 2160p remux during library-scan").
+pub fn during_phase_name(format: &str, load: Load) -> String {
+    format!("{} during {load}", stream_phase_name(format))
 }
 
 /// The name of the capacity-search phase of a format, by its label ("streams 2160p remux"): the name appears in

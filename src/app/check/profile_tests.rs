@@ -9,7 +9,7 @@ fn every_profile_gives_jobs_that_check() {
         raw_job(&s, s.data_set).check().unwrap();
         files_job(&s, true).check().unwrap();
         check_job(&s, s.data_set, true, &Media::default()).check().unwrap();
-        let own = Media { library: Some("/srv/media".into()), size: None };
+        let own = Media { library: Some("/srv/media".into()), ..Media::default() };
         check_job(&s, s.data_set, true, &own).check().unwrap();
     }
 }
@@ -21,7 +21,7 @@ fn every_format_reads_one_library_sized_by_the_profile() {
     let streams: Vec<&StreamsSpec> = job.phases.iter().filter_map(|p| p.streams()).collect();
     assert_eq!(streams.len(), 3);
     assert!(streams.iter().all(|p| p.library_size == Some(Bytes::gib(2)) && p.library.is_none()));
-    let own = check_job(&s, s.data_set, true, &Media { library: Some("/srv/media".into()), size: None });
+    let own = check_job(&s, s.data_set, true, &Media { library: Some("/srv/media".into()), ..Media::default() });
     let own: Vec<&StreamsSpec> = own.phases.iter().filter_map(|p| p.streams()).collect();
     assert!(own.iter().all(|p| p.library_size.is_none() && p.library.as_deref() == Some("/srv/media".as_ref())));
 }

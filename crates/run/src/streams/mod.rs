@@ -50,7 +50,8 @@ impl Priors {
         if let (Some(estimate), Some(b), Some(failed), true) = (plan.estimate, exact, found.first_failing, edge) {
             let share = |n: u32| f64::from(n) / b;
             let label = plan.config.mix.label();
-            self.0 = Some(Prior { estimate, passed: share(found.best), failed: share(failed), label });
+            let during = during_of(plan);
+            self.0 = Some(Prior { estimate, passed: share(found.best), failed: share(failed), label, during });
         }
     }
 }
@@ -71,6 +72,13 @@ struct Prior {
     failed: f64,
     /// The format it was found for, in words ("2160p remux (80 Mbit/s)").
     label: String,
+    /// The background loads it was found beside (`--during`): an edge found alone says nothing of where the
+    /// edge lies beside a load, nor the other way round, so only a search beside the same loads starts from it.
+    during: Vec<crate::plan::Load>,
+}
+
+fn during_of(plan: &StreamsPlan) -> Vec<crate::plan::Load> {
+    plan.during.iter().map(|d| d.load).collect()
 }
 
 impl Prior {
@@ -130,7 +138,7 @@ pub fn run_stream_phase(
             // Shares of the unrounded bound: a floored one (4 of 4.19 remux, 13 of 13.4 HEVC) skews a share
             // carried from one format to another by as much as a stream in four.
             let exact = estimated.as_ref().map(|e| e.iops_bound.min(e.bandwidth_bound).max(1.0));
-            let prior = priors.0.clone().filter(|p| plan.estimate == Some(p.estimate));
+            let prior = priors.0.clone().filter(|p| plan.estimate == Some(p.estimate) && p.during == during_of(plan));
             let settings = search_settings(&s, bound.zip(exact), prior.as_ref());
             let found = search(settings, &mut |count| step(count, &mut merged, observer));
             // A failed step (its workers could not run) ends the search without an answer.
@@ -240,7 +248,7 @@ mod tests {
 
     fn prior(passed: f64, failed: f64) -> Prior {
         let estimate = EstimatePlan { random_phase: 0, sequential_phase: 1 };
-        Prior { estimate, passed, failed, label: "2160p remux (80 Mbit/s)".into() }
+        Prior { estimate, passed, failed, label: "2160p remux (80 Mbit/s)".into(), during: Vec::new() }
     }
 
     #[test]
