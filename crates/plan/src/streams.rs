@@ -351,10 +351,16 @@ fn plan_readers(
     Ok(Readers { engine, direct, threads })
 }
 
-/// The threads the background loads add (a worker per recording, one per other load).
+/// The threads the background loads add (a worker per recording and per probe of a scan, one per other load).
 fn background_workers(streams: &StreamsSpec) -> u32 {
     let loads = streams.during.iter().flat_map(|d| d.0.iter());
-    loads.map(|&l| if l == crate::spec::Load::Recording { ::streams::background::RECORDINGS } else { 1 }).sum()
+    loads
+        .map(|&l| match l {
+            crate::spec::Load::Recording => ::streams::background::RECORDINGS,
+            crate::spec::Load::LibraryScan => ::streams::background::SCAN_PROBES,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// The ingest writers, in the work directory of a local target; refused where streamcap has none to write in.

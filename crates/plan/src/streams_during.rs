@@ -13,7 +13,8 @@ use crate::spec::{Load, StreamsSpec};
 use crate::units::serialize_secs;
 use ::streams::StreamsConfig;
 use ::streams::background::{
-    LOAD_IO_BYTES, RECORDINGS, SCAN_HEADER_BYTES, SEGMENTS_KEPT, TranscodeShape, recording_bytes_per_sec,
+    LOAD_IO_BYTES, READ_AHEAD, RECORDINGS, SCAN_HEADER_BYTES, SCAN_PROBES, SEGMENTS_KEPT, TranscodeShape,
+    recording_bytes_per_sec,
 };
 
 /// One background load of a stream phase, ready to run beside every step's viewers.
@@ -25,6 +26,11 @@ pub struct BackgroundPlan {
     /// Paced reads (the transcoder's source), bytes per second; `None`: as fast as the storage answers, one at a
     /// time.
     pub read_bytes_per_sec: Option<f64>,
+    /// Readers at once, each its own worker going through the media from its own place (a scan's probes; 0 for
+    /// a load that only writes).
+    pub readers: u32,
+    /// Reads each reader keeps in flight (read-ahead of a sequential reader; 1 for a scan's probe).
+    pub depth: u32,
     /// Writers (recordings; 1 for a transcoder; 0 for a load that only reads).
     pub writers: u32,
     /// Each writer's pace, bytes per second (0 without writers).
@@ -64,6 +70,8 @@ fn background(load: Load, top: crate::units::Bitrate, work_dir: Option<&PathBuf>
         load,
         read_bytes: LOAD_IO_BYTES,
         read_bytes_per_sec: None,
+        readers: 1,
+        depth: READ_AHEAD,
         writers: 0,
         write_bytes_per_sec: 0.0,
         segment_bytes: None,
@@ -80,7 +88,9 @@ fn background(load: Load, top: crate::units::Bitrate, work_dir: Option<&PathBuf>
         })
     };
     Ok(match load {
-        Load::LibraryScan => BackgroundPlan { read_bytes: SCAN_HEADER_BYTES, ..reads_only },
+        Load::LibraryScan => {
+            BackgroundPlan { read_bytes: SCAN_HEADER_BYTES, readers: SCAN_PROBES, depth: 1, ..reads_only }
+        }
         Load::Thumbnails => reads_only,
         Load::Transcode => {
             let t = TranscodeShape::of(top);
@@ -97,6 +107,8 @@ fn background(load: Load, top: crate::units::Bitrate, work_dir: Option<&PathBuf>
         }
         Load::Recording => BackgroundPlan {
             read_bytes: 0,
+            readers: 0,
+            depth: 0,
             writers: RECORDINGS,
             write_bytes_per_sec: recording_bytes_per_sec(),
             dir: Some(dir()?),
@@ -111,13 +123,17 @@ impl BackgroundPlan {
         let mut parts = Vec::new();
         match (self.load, self.read_bytes_per_sec) {
             (Load::LibraryScan, _) => parts.push(format!(
-                "stat and read the first {} KiB of every title, one at a time, over and over",
-                self.read_bytes >> 10
+                "stat and read the first {} KiB of every title, {} at once, over and over",
+                self.read_bytes >> 10,
+                self.readers
             )),
-            (_, Some(rate)) => parts.push(format!("a title read at {:.1} MB/s", rate / 1e6)),
-            (_, None) if self.read_bytes > 0 => {
-                parts.push("whole titles read one at a time, as fast as the storage answers".into())
+            (_, Some(rate)) => {
+                parts.push(format!("a title read at {:.1} MB/s ({} reads in flight)", rate / 1e6, self.depth))
             }
+            (_, None) if self.read_bytes > 0 => parts.push(format!(
+                "whole titles read one at a time, {} reads in flight, as fast as the storage answers",
+                self.depth
+            )),
             _ => {}
         }
         if self.writers > 0 {
@@ -163,6 +179,7 @@ mod tests {
         let names: Vec<Load> = plans.iter().map(|p| p.load).collect();
         assert_eq!(names, vec![Load::LibraryScan, Load::Transcode, Load::Recording, Load::Thumbnails]);
         assert_eq!((plans[0].read_bytes, plans[0].read_bytes_per_sec, plans[0].dir.as_ref()), (1 << 20, None, None));
+        assert_eq!((plans[0].readers, plans[0].depth, plans[3].readers, plans[3].depth), (4, 1, 1, 4));
         // Transcode of the 2160p (25 Mbit/s) source at 20×: 62.5 MB/s read, 20 MB/s of 6 MB segments written.
         let t = &plans[1];
         assert!((t.read_bytes_per_sec.unwrap() - 62.5e6).abs() < 1.0);
@@ -170,7 +187,7 @@ mod tests {
         assert_eq!((t.segment_bytes, t.keep, t.writers), (Some(6_000_000), 10, 1));
         assert_eq!(t.dir.as_deref(), Some(work.as_path()));
         let r = &plans[2];
-        assert_eq!((r.writers, r.read_bytes, r.segment_bytes), (2, 0, None));
+        assert_eq!((r.writers, r.read_bytes, r.segment_bytes, r.readers), (2, 0, None, 0));
         assert!((r.write_bytes_per_sec - 2.5e6).abs() < 1.0);
         assert!(t.words().contains("62.5 MB/s") && r.words().contains("2 writer(s) at 2.5 MB/s"), "{}", r.words());
     }

@@ -32,22 +32,25 @@ pub const LOADS: [LoadShape; 4] = [
     LoadShape {
         load: Load::LibraryScan,
         models: "a media server's library scanner (Plex, Jellyfin, Emby): every file stat'ed and probed",
-        shape: "stat, open and read the first 1 MiB of every title of the library, one file at a time, as fast as \
+        shape: "stat, open and read the first 1 MiB of every title of the library, 4 files at once, as fast as \
                 the storage answers, then start over: a probe (ffprobe) reads from a title's start until it has \
-                found every stream, which for Matroska and MP4 is within the first 64 KiB–1 MiB; the top of \
-                that range, because the scanner's short reads scattered over the disk are what hurts",
+                found every stream, which for Matroska and MP4 is within the first 64 KiB–1 MiB (the top of \
+                that range: the scanner's reads scattered over the disk are what hurts), and Jellyfin probes as \
+                many files at once as the server has cores (its library scan fan-out; 4 of a small server's)",
     },
     LoadShape {
         load: Load::Thumbnails,
         models: "preview and trickplay generation (Jellyfin trickplay, Plex video preview thumbnails)",
-        shape: "whole titles read start to end in 1 MiB reads, one read and one title at a time, as fast as the \
-                storage answers: the generator decodes keyframes through the whole file, and on a server it is \
-                the storage, not the decoder, that sets its pace",
+        shape: "whole titles read start to end in 1 MiB reads, 4 in flight (the reader's buffer and the kernel's \
+                readahead run ahead of the decoder), one title at a time, as fast as the storage answers: the \
+                generator decodes keyframes through the whole file, and on a server it is the storage, not the \
+                decoder, that sets its pace",
     },
     LoadShape {
         load: Load::Transcode,
         models: "a transcoder serving one viewer (HLS): a title read, 1080p segments written",
-        shape: "a title of the library read in 1 MiB reads at 20× its bitrate (the phase's highest format), and \
+        shape: "a title of the library read in 1 MiB reads (4 in flight) at 20× its bitrate (the phase's highest \
+                format), and \
                 6 s segments of 1080p (8 Mbit/s) written at 20× real time (20 MB/s, a 6 MB segment every \
                 0.3 s) into a directory streamcap creates; the oldest segments beyond 10 are deleted, as a \
                 transcoder that deletes played segments does; the directory goes when the step ends",
@@ -65,6 +68,10 @@ pub const LOADS: [LoadShape; 4] = [
 pub const SCAN_HEADER_BYTES: u32 = 1 << 20;
 /// Bytes per read of thumbnails and of the transcoder's source, and per write of transcode and recording.
 pub const LOAD_IO_BYTES: u32 = 1 << 20;
+/// Files a library scan probes at once.
+pub const SCAN_PROBES: u32 = 4;
+/// Reads a sequential reader (thumbnails, the transcoder's source) keeps in flight.
+pub const READ_AHEAD: u32 = 4;
 /// How much faster than real time the transcoder runs.
 pub const TRANSCODE_MULTIPLE: f64 = 20.0;
 /// The transcoder's output format, bits per second (1080p H.264, `spec::FORMATS`).

@@ -1,8 +1,8 @@
 //! The background loads of a stream step (`--during`, shapes in `streams::background`), as schedules of the one
 //! I/O core: each load is one or more workers of the step beside the viewers, and stops when the step's judge
 //! ends the step. A load's reader goes through the phase's media (a scan probes each file's start after a stat
-//! and an open; thumbnails and the transcoder's source read whole titles), one read at a time, paced or as fast
-//! as the storage answers; its writer writes 1 MiB at fixed due times into files it creates in the work
+//! and an open, several probes at once as workers of their own; thumbnails and the transcoder's source read whole
+//! titles with a few reads in flight), paced or as fast as the storage answers; its writer writes 1 MiB at fixed due times into files it creates in the work
 //! directory (`during-LOAD-STEP-N.bin`, listed in the work directory's marker when created, so a killed run's
 //! leftovers are removed by the next run), deleting segments beyond those kept. What a load did is counted here,
 //! apart from the viewers' figures (`BackgroundFigures`).
@@ -44,7 +44,9 @@ struct Reader {
     offset: u64,
     open: bool,
     reads: u64,
-    busy: bool,
+    /// Reads in flight, and the most it keeps.
+    in_flight: u32,
+    depth: u32,
 }
 
 /// A load's writer: 1 MiB writes at fixed due times; a new file every `per_file` writes (`None`: one file).
@@ -77,11 +79,13 @@ pub struct LoadSchedule {
     path: PathBuf,
 }
 
-/// What a worker of a load is: `writer` numbers the recording (its file), `None` for the load's reader worker.
+/// What a worker of a load is: `reader` numbers its reader (a scan's probe), `writer` its writer (a recording's
+/// file); a transcoder's one worker has both.
 pub struct LoadWorker<'a> {
     pub plan: &'a BackgroundPlan,
     pub media: &'a [MediaFile],
     pub step: u32,
+    pub reader: Option<u32>,
     pub writer: Option<u32>,
     pub direct: bool,
     pub length: Duration,
@@ -90,19 +94,21 @@ pub struct LoadWorker<'a> {
 impl LoadSchedule {
     pub fn new(w: &LoadWorker<'_>, judge: Arc<StepJudge>) -> LoadSchedule {
         let plan = w.plan;
-        let reads = plan.read_bytes > 0 && w.writer.is_none_or(|n| n == 0);
-        let reader = reads.then(|| Reader {
+        let n = w.media.len().max(1);
+        let reader = w.reader.filter(|_| plan.read_bytes > 0).map(|k| Reader {
             files: w.media.iter().map(|m| (m.path.clone(), m.size)).collect(),
             header: (plan.load == crate::plan::Load::LibraryScan).then_some(plan.read_bytes),
             gap: plan.read_bytes_per_sec.map(gap_at),
             stat_first: plan.load == crate::plan::Load::LibraryScan,
             direct: w.direct,
-            // Each step's reader starts at another title, as a scanner or a generator would be anywhere in it.
-            current: w.step as usize % w.media.len().max(1),
+            // Each step's readers start at other titles, as a scanner or a generator would be anywhere in the
+            // library, and a scan's probes spread over it.
+            current: (w.step as usize + k as usize * n / plan.readers.max(1) as usize) % n,
             offset: 0,
             open: false,
             reads: 0,
-            busy: false,
+            in_flight: 0,
+            depth: plan.depth.max(1),
         });
         let writer = match (w.writer, &plan.dir) {
             (Some(n), Some(dir)) if plan.writers > 0 => Some(Writer {
@@ -144,7 +150,7 @@ impl LoadSchedule {
 
     /// The reader's next read, or when it is due; `None` when it has nothing to read.
     fn next_read(&mut self, ctx: &mut Ctx<'_>) -> Option<Next> {
-        let r = self.reader.as_mut().filter(|r| !r.busy && !r.files.is_empty())?;
+        let r = self.reader.as_mut().filter(|r| r.in_flight < r.depth && !r.files.is_empty())?;
         if let Some(gap) = r.gap {
             let due = gap.mul_f64(r.reads as f64);
             if due > ctx.now {
@@ -152,6 +158,10 @@ impl LoadSchedule {
             }
         }
         let done = r.open && r.header.map_or(r.offset >= r.files[r.current].1, |_| r.offset > 0);
+        if done && r.in_flight > 0 {
+            // The next file waits until every read of this one is back.
+            return None;
+        }
         if done {
             let _ = ctx.files.put(READ_SLOT, None);
             (r.open, r.offset) = (false, 0);
@@ -166,7 +176,7 @@ impl LoadSchedule {
         // The last piece of a file is rounded up to the page (direct I/O); the read stops at the end.
         let len = len.min(left.div_ceil(4096) * 4096).max(4096) as u32;
         let io = Io { role: Role::UntilEof, ..Io::transfer(OpKind::Read, READ_SLOT, r.offset, len, None) };
-        (r.offset, r.reads, r.busy) = (r.offset + u64::from(len), r.reads + 1, true);
+        (r.offset, r.reads, r.in_flight) = (r.offset + u64::from(len), r.reads + 1, r.in_flight + 1);
         Some(Next::Io(io))
     }
 
@@ -300,7 +310,7 @@ impl Schedule for LoadSchedule {
             }
             _ => {
                 if let Some(r) = &mut self.reader {
-                    r.busy = false;
+                    r.in_flight = r.in_flight.saturating_sub(1);
                     // A file shorter than the reader thought ends here.
                     if result.is_ok_and(|b| b < io.len) {
                         r.offset = r.files[r.current].1.max(r.offset);

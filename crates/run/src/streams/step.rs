@@ -82,11 +82,13 @@ pub fn run_step(
     }
     // The server's other work (`--during`): rank 0 runs it, as it runs the ingest writers.
     for load in plan.during.iter().filter(|_| rank == 0) {
-        for writer in 0..load.writers.max(1) {
-            let writer = (load.writers > 0).then_some(writer);
-            let w = LoadWorker { plan: load, media: inputs.media, step, writer, direct: inputs.direct, length };
-            let judge = judge.clone();
-            setups.push(Box::new(move || load_worker(&w, judge)));
+        // A worker per reader and per writer; a transcoder's reader and writer share one.
+        for k in 0..load.readers.max(load.writers) {
+            let (reader, writer) = ((k < load.readers).then_some(k), (k < load.writers).then_some(k));
+            let (media, direct) = (inputs.media, inputs.direct);
+            let w = LoadWorker { plan: load, media, step, reader, writer, direct, length };
+            let (judge, engine) = (judge.clone(), plan.engine);
+            setups.push(Box::new(move || load_worker(&w, engine, judge)));
         }
     }
     let run = PhaseRun {
@@ -280,12 +282,14 @@ fn ingest_worker<'a>(
     Ok(Built { engine, schedule, settings })
 }
 
-/// A worker of a background load: the sync engine, one transfer in flight per direction, its files opened as it
-/// goes (a reader's in slot 0, a writer's in slot 1).
-fn load_worker<'a>(w: &LoadWorker<'_>, judge: Arc<StepJudge>) -> Result<Built<'a>, String> {
+/// A worker of a background load: the phase's engine (its reads in flight at once), its files opened as it goes
+/// (a reader's in slot 0, a writer's in slot 1), one slot more than its reads for its writes.
+fn load_worker<'a>(w: &LoadWorker<'_>, engine: EngineKind, judge: Arc<StepJudge>) -> Result<Built<'a>, String> {
+    let kind = if engine == EngineKind::Http { EngineKind::Sync } else { engine };
+    let depth = w.plan.depth.max(1) + 1;
     let setup = EngineSetup {
         spare_file_slots: 2,
-        ..EngineSetup::new(EngineKind::Sync, 2, ::streams::background::LOAD_IO_BYTES as usize)
+        ..EngineSetup::new(kind, depth, ::streams::background::LOAD_IO_BYTES as usize)
     };
     let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
     let mut rng = Rng::new(0x0D0_2196 ^ u64::from(w.step));
