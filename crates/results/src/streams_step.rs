@@ -33,18 +33,7 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
     let Totals { startup, to_steady, watched, stalled_time, bytes, ratio_sum, ratio_n } =
         totals(streams, context.bitrates);
     let elapsed = outcome.elapsed.as_secs_f64();
-    let beneath = match &context.unseen {
-        Some(why) => Beneath::Unseen(why),
-        None => Beneath::Devices(&context.devices),
-    };
-    let mut served = judge_step(outcome.read_bytes, beneath);
-    let load_reads: u64 = outcome.background.iter().map(|b| b.read_bytes).sum();
-    if load_reads > 0 && !served.served_words.is_empty() {
-        // The devices read for the loads too; the step is judged on the viewers' bytes alone.
-        served
-            .served_words
-            .push_str(&format!(" (the background loads beside them read {} of it)", crate::units::Bytes(load_reads)));
-    }
+    let served = served_beside_loads(outcome, &context);
     let drain = outcome.buffer_drain();
     let fine = |s: &StreamStats| {
         s.startup.is_some_and(|u| u <= max_startup) && s.stalls == 0 && s.startup_stalls == 0 && s.bytes > 0
@@ -94,6 +83,23 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         cache_served: served.cache_served,
         per_stream: per_stream(streams, context.bitrates),
     }
+}
+
+/// Who served the step, judged on the viewers' bytes alone; the devices read for the background loads
+/// (`--during`) too, which the words say.
+fn served_beside_loads(outcome: &StepOutcome, context: &StepContext<'_>) -> crate::StepServed {
+    let beneath = match &context.unseen {
+        Some(why) => Beneath::Unseen(why),
+        None => Beneath::Devices(&context.devices),
+    };
+    let mut served = judge_step(outcome.read_bytes, beneath);
+    let load_reads: u64 = outcome.background.iter().map(|b| b.read_bytes).sum();
+    if load_reads > 0 && !served.served_words.is_empty() {
+        served
+            .served_words
+            .push_str(&format!(" (the background loads beside them read {} of it)", crate::units::Bytes(load_reads)));
+    }
+    served
 }
 
 /// What the streams of a step add up to.

@@ -50,7 +50,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let prepared = prepare(&args, &Share::default())?;
     if args.output.dry_run {
-        let forecast = prepared.settings.forecast_parts().words();
+        let forecast = prepared.settings.forecast_parts().beside(breaks::loads(&prepared.plan).len()).words();
         print_quietly(&format!("{}\nthe {} check takes {forecast}\n", prepared.plan, prepared.profile.name()));
         return Ok(ExitCode::SUCCESS);
     }
@@ -91,7 +91,7 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
         measured_formats(household)?;
     }
     let profile = profile_of(args);
-    let settings = Settings { loads: loads_of(args, profile).len() as u32, ..profile.settings() };
+    let settings = profile.settings();
     let dir = check_dir(args);
     let library = match &args.library {
         Some(given) => Some(own_library(args, &dir, given)?),
@@ -227,7 +227,7 @@ impl Prepared {
             "streamcap check of {} ({} profile, about {}); everything it writes goes under {}{library}",
             self.gathered.canonical.display(),
             self.profile.name(),
-            format_duration(self.settings.forecast()),
+            format_duration(self.settings.forecast_parts().beside(breaks::loads(&self.plan).len()).total()),
             self.gathered.canonical.join(".streamcap").display()
         ));
         for notice in &self.plan.notices {
@@ -421,7 +421,7 @@ fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'sta
             _ => None,
         };
     }
-    let forecast = settings.forecast();
+    let forecast = settings.forecast_parts().beside(breaks::loads(plan).len()).total();
     Box::new(move |index, _phase| {
         let line = lines.get(index).cloned().flatten()?;
         if line.starts_with('[') {

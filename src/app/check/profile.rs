@@ -14,7 +14,7 @@
 //! search goes on down and measures both sides). About five steps in all, where the searches took seven to
 //! twelve; its raw phases are 0.5 s (after 0.25 s of ramp) and its small-file phases 0.5 s. The cache section
 //! adds one raw phase of the same length (the page cache, as `streamcap cache` measures it).
-//! `Settings::forecast` says how long each takes; docs/streams.md what was measured.
+//! `Settings::forecast_parts` says how long each takes; docs/streams.md what was measured.
 //!
 //! A step of the search is an audience, not a stampede: its viewers arrive over a window (Poisson, about one a
 //! second, at most `arrival`), each fills its buffer (steady state, within `Settings::steady_within` of arriving), and the
@@ -88,8 +88,6 @@ pub struct Settings {
     pub limit_factor: f64,
     /// Rounds that run each format's edge again (two steps each: the count that passed, the one that failed).
     pub confirmations: u32,
-    /// Background loads each format's search runs again beside (`--during`; set by the check, 0 in the table).
-    pub loads: u32,
 }
 
 impl Profile {
@@ -122,7 +120,6 @@ impl Profile {
                 start_factor: 1.0,
                 limit_factor: 1.25,
                 confirmations: 0,
-                loads: 0,
             },
             Profile::Default => Settings {
                 data_set: Bytes(1 << 30),
@@ -141,7 +138,6 @@ impl Profile {
                 start_factor: 0.5,
                 limit_factor: 2.0,
                 confirmations: 2,
-                loads: 0,
             },
             Profile::Thorough => Settings {
                 data_set: Bytes(4 << 30),
@@ -160,7 +156,6 @@ impl Profile {
                 start_factor: 0.5,
                 limit_factor: 4.0,
                 confirmations: 2,
-                loads: 0,
             },
         }
     }
@@ -170,7 +165,7 @@ impl Profile {
 /// quick library in about 1.5 s; a spinning disk takes three to five times as long; the real rate is what it is).
 const ASSUMED_WRITE_BYTES_PER_SEC: f64 = 1e9;
 
-/// What a check's time is made of (`Settings::forecast`): the phases of fixed length, then the capacity
+/// What a check's time is made of (`Settings::forecast_parts`): the phases of fixed length, then the capacity
 /// searches' steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Forecast {
@@ -184,6 +179,12 @@ pub struct Forecast {
 }
 
 impl Forecast {
+    /// With `loads` background loads (`--during`): each runs every format's search again, its first format from
+    /// the estimate (no earlier edge beside the same load), about as many steps as the searches alone.
+    pub fn beside(self, loads: usize) -> Forecast {
+        Forecast { steps: self.steps * (1 + loads as u32), ..self }
+    }
+
     pub fn total(&self) -> Duration {
         self.fixed + self.step * self.steps
     }
@@ -203,12 +204,6 @@ impl Forecast {
 }
 
 impl Settings {
-    /// A rough forecast of the check's wall time, for the plan and the progress lines (the search's step count
-    /// varies).
-    pub fn forecast(&self) -> Duration {
-        self.forecast_parts().total()
-    }
-
     /// The forecast's parts. With confirmations, the first format's search takes about three steps, the later
     /// ones about two (they start where the first found its edge, as a share of the estimate); each round of
     /// confirmations two more a format, and a search around an edge that moved now and then; a step lasts about
@@ -222,8 +217,6 @@ impl Settings {
         let files = self.files_runtime * 3;
         let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
         let (steps, pace) = if self.confirmations == 0 { (5, 0.85) } else { (7 + 7 * self.confirmations, 1.1) };
-        // Each load runs every format's search again, its first format from the estimate (no earlier edge).
-        let steps = steps * (1 + self.loads);
         let step = FORMATS.iter().map(|name| self.step(&format(name)).typical()).sum::<Duration>() / 3;
         Forecast { fixed: raw + files + library + self.estimate_time * 2, steps, step: step.mul_f64(pace) }
     }

@@ -39,7 +39,7 @@ fn the_forecasts_are_about_half_a_minute_four_and_fifteen_minutes() {
     // Steps judged once every player is steady last several seconds; the default and thorough searches run
     // their edge again, the quick one does not and judges about five steps: about half a minute (34.7 s
     // measured on this VM's disk), four minutes and a quarter of an hour with the library written at 1 GB/s.
-    let t = |p: Profile| p.settings().forecast().as_secs();
+    let t = |p: Profile| p.settings().forecast_parts().total().as_secs();
     assert!((30..=40).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
     let quick = Profile::Quick.settings().forecast_parts();
     assert_eq!((quick.steps, Profile::Quick.settings().confirmations), (5, 0), "fewer steps, as long");
@@ -89,4 +89,25 @@ fn a_low_bitrate_gets_the_time_to_fill_its_buffer_at_ninety_three_percent_of_the
         };
         assert_eq!(bound("1080p"), Some(s.steady_within(&format("1080p"))), "the job says what the plan judges");
     }
+}
+
+#[test]
+fn each_background_load_runs_every_format_again_after_all_ran_alone() {
+    let s = Profile::Quick.settings();
+    let media = Media { during: vec![Load::LibraryScan, Load::Transcode], ..Media::default() };
+    let job = check_job(&s, s.data_set, true, &media);
+    job.check().unwrap();
+    let names: Vec<&str> =
+        job.phases.iter().filter(|p| p.streams().is_some()).map(|p| p.name.as_deref().unwrap()).collect();
+    assert_eq!(names.len(), 9, "{names:?}");
+    assert_eq!(names[3], during_phase_name("2160p-remux", Load::LibraryScan));
+    assert_eq!(names[8], "streams 1080p H.264 during transcode");
+    // The searches beside a load are the searches alone with the load added.
+    let alone = job.phases.iter().find(|p| p.name.as_deref() == Some(names[0])).unwrap().streams().unwrap();
+    let beside = job.phases.iter().find(|p| p.name.as_deref() == Some(names[3])).unwrap().streams().unwrap();
+    assert_eq!(StreamsSpec { during: None, ..beside.clone() }, *alone);
+    // Each load runs as many searches again: the forecast counts their steps.
+    let parts = s.forecast_parts();
+    assert_eq!(parts.beside(2).steps, parts.steps * 3);
+    assert_eq!(parts.beside(0), parts);
 }

@@ -75,21 +75,10 @@ pub fn run_step(
         setups.push(Box::new(move || viewer_worker(inputs, viewers, share, judge)));
     }
     let length = plan.config.step_length(count).longest();
-    for path in &ingest_paths {
-        let rate = plan.ingest.as_ref().map_or(1.0, |i| i.bytes_per_sec / f64::from(i.writers));
-        let judge = judge.clone();
-        setups.push(Box::new(move || ingest_worker(path.clone(), rate, length, inputs.direct, judge)));
-    }
+    writer_setups(inputs, &ingest_paths, length, &judge, &mut setups);
     // The server's other work (`--during`): rank 0 runs it, as it runs the ingest writers.
-    for load in plan.during.iter().filter(|_| rank == 0) {
-        // A worker per reader and per writer; a transcoder's reader and writer share one.
-        for k in 0..load.readers.max(load.writers) {
-            let (reader, writer) = ((k < load.readers).then_some(k), (k < load.writers).then_some(k));
-            let (media, direct) = (inputs.media, inputs.direct);
-            let w = LoadWorker { plan: load, media, step, reader, writer, direct, length };
-            let (judge, engine) = (judge.clone(), plan.engine);
-            setups.push(Box::new(move || load_worker(&w, engine, judge)));
-        }
+    if rank == 0 {
+        load_setups(inputs, (step, length), &judge, &mut setups);
     }
     let run = PhaseRun {
         index: inputs.index,
@@ -116,13 +105,7 @@ pub fn run_step(
         let _ = std::fs::remove_file(path);
     }
     let (streams, loads) = split_schedules(schedules, viewers.len());
-    let background = load_figures(&plan.during, &loads.iter().collect::<Vec<_>>());
-    for path in loads.iter().flat_map(|l| &l.created) {
-        // A load's files live only for their step (a file it already deleted is not an error).
-        let _ = std::fs::remove_file(path);
-    }
-    let load_read_errors = loads.iter().map(|l| l.read_errors).sum();
-    let mut measured = step_outcome(inputs, count, &outcome, streams, (background, load_read_errors));
+    let mut measured = step_outcome(inputs, count, &outcome, streams, end_loads(plan, loads));
     (measured.arrival, measured.judging) = (plan.config.arrival_for(count), judge.judging);
     (measured.steady_at, measured.cut) = (judge.judged_from(), judge.cut());
     match inputs.cluster {
@@ -161,6 +144,16 @@ fn split_schedules(schedules: Vec<Option<AnySchedule<'_>>>, count: usize) -> (Ve
         }
     }
     (streams, loads)
+}
+
+/// The background loads' figures of the step (per load) and their failed reads; their files are removed (a
+/// load's files live only for their step; a file it already deleted is not an error).
+fn end_loads(plan: &StreamsPlan, loads: Vec<LoadSchedule>) -> (Vec<BackgroundFigures>, u64) {
+    for path in loads.iter().flat_map(|l| &l.created) {
+        let _ = std::fs::remove_file(path);
+    }
+    let background = load_figures(&plan.during, &loads.iter().collect::<Vec<_>>());
+    (background, loads.iter().map(|l| l.read_errors).sum())
 }
 
 /// What the step measured. The background loads' bytes are theirs, not the viewers' or the ingest writers'.
@@ -280,6 +273,40 @@ fn ingest_worker<'a>(
     let settings = WorkerSettings { batch: 1, paced: true, continue_on_error: true, ..WorkerSettings::default() };
     let schedule = AnySchedule::Ingest(IngestSchedule::new(path, bytes_per_sec, length, judge));
     Ok(Built { engine, schedule, settings })
+}
+
+/// The ingest writers' workers, one per file.
+fn writer_setups<'a>(
+    inputs: &'a StepInputs<'_>,
+    paths: &'a [PathBuf],
+    length: Duration,
+    judge: &Arc<StepJudge>,
+    setups: &mut Vec<SetUp<'a>>,
+) {
+    let rate = inputs.plan.ingest.as_ref().map_or(1.0, |i| i.bytes_per_sec / f64::from(i.writers));
+    for path in paths {
+        let judge = judge.clone();
+        setups.push(Box::new(move || ingest_worker(path.clone(), rate, length, inputs.direct, judge)));
+    }
+}
+
+/// The workers of the step's background loads: one per reader and per writer of each (a transcoder's reader and
+/// writer share one).
+fn load_setups<'a>(
+    inputs: &'a StepInputs<'_>,
+    (step, length): (u32, Duration),
+    judge: &Arc<StepJudge>,
+    setups: &mut Vec<SetUp<'a>>,
+) {
+    for load in &inputs.plan.during {
+        for k in 0..load.readers.max(load.writers) {
+            let (reader, writer) = ((k < load.readers).then_some(k), (k < load.writers).then_some(k));
+            let (media, direct) = (inputs.media, inputs.direct);
+            let w = LoadWorker { plan: load, media, step, reader, writer, direct, length };
+            let (judge, engine) = (judge.clone(), inputs.plan.engine);
+            setups.push(Box::new(move || load_worker(&w, engine, judge)));
+        }
+    }
 }
 
 /// A worker of a background load: the phase's engine (its reads in flight at once), its files opened as it goes
