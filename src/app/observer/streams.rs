@@ -284,6 +284,18 @@ pub fn on_loopback(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
+/// What each background load did over every step so far, per load in the order of the first step.
+fn background_total(steps: &[crate::results::StreamsStep]) -> Vec<crate::streams::BackgroundFigures> {
+    let mut total: Vec<crate::streams::BackgroundFigures> = Vec::new();
+    for figures in steps.iter().flat_map(|s| &s.background) {
+        match total.iter_mut().find(|t| t.load == figures.load) {
+            Some(t) => t.add(figures),
+            None => total.push(figures.clone()),
+        }
+    }
+    total
+}
+
 #[cfg(test)]
 mod tests {
     use super::{on_loopback, step_line};
@@ -309,16 +321,4 @@ mod tests {
             assert!(!on_loopback(host), "{host}");
         }
     }
-}
-
-/// What each background load did over every step so far, per load in the order of the first step.
-fn background_total(steps: &[crate::results::StreamsStep]) -> Vec<crate::streams::BackgroundFigures> {
-    let mut total: Vec<crate::streams::BackgroundFigures> = Vec::new();
-    for figures in steps.iter().flat_map(|s| &s.background) {
-        match total.iter_mut().find(|t| t.load == figures.load) {
-            Some(t) => t.add(figures),
-            None => total.push(figures.clone()),
-        }
-    }
-    total
 }
