@@ -115,6 +115,29 @@ mod tests {
     use crate::results::{BreaksRow, breaks_first};
     use ::streams::BackgroundFigures;
 
+    /// A result written before `--during` existed loads and says nothing of loads; one beside a scan says both
+    /// capacities and the scan's rate.
+    #[test]
+    fn a_streams_result_says_both_capacities_and_each_loads_rate() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/streams-v1.json");
+        let result = crate::results::read_result(&path).unwrap();
+        let mut streams = result.streams.unwrap();
+        assert!(streams.during.is_empty() && streams_lines(&streams).is_empty());
+        let found = streams.capacity.as_ref().unwrap().streams;
+        streams.during = vec!["library-scan".into()];
+        streams.alone = Some(found * 2);
+        streams.background = vec![BackgroundFigures {
+            load: "library-scan".into(),
+            files: 120,
+            read_bytes: 120 << 20,
+            seconds: 60.0,
+            ..Default::default()
+        }];
+        let lines = streams_lines(&streams);
+        assert_eq!(lines[0], format!("capacity alone: {} streams; beside library-scan: {found} (-50 %)", found * 2));
+        assert_eq!(lines[1], "  library-scan 2.0 files/s, 2.1 MB/s over 60 s of steps");
+    }
+
     #[test]
     fn the_table_shows_each_measured_load_with_its_cost() {
         let rows = vec![
