@@ -179,10 +179,11 @@ pub struct Forecast {
 }
 
 impl Forecast {
-    /// With `loads` background loads (`--during`): each runs every format's search again, its first format from
-    /// the estimate (no earlier edge beside the same load), about as many steps as the searches alone.
+    /// With `loads` background loads (`--during`): each runs every format's search again, from the format's edge
+    /// alone and down, its edge run once: about two steps a format (one when the load costs nothing, a few when
+    /// it costs much).
     pub fn beside(self, loads: usize) -> Forecast {
-        Forecast { steps: self.steps * (1 + loads as u32), ..self }
+        Forecast { steps: self.steps + 2 * FORMATS.len() as u32 * loads as u32, ..self }
     }
 
     pub fn total(&self) -> Duration {
@@ -399,7 +400,14 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Med
     // beside a load starts from the edge of the one before it beside the same load, never from one alone).
     for &load in &media.during {
         for name in FORMATS.iter().rev() {
-            let streams = StreamsSpec { during: Some(During(vec![load])), ..format_search(settings, media, name) };
+            let streams = StreamsSpec {
+                during: Some(During(vec![load])),
+                // It starts at the format's edge alone and walks down; one run of its edge, to 10 % at the
+                // finest, keeps a thorough check's twelve more searches near its own length, not four times it.
+                confirmations: Some(0),
+                precision: Some(settings.precision.max(BESIDE_PRECISION) * 100.0),
+                ..format_search(settings, media, name)
+            };
             job.phases.push(PhaseSpec {
                 name: Some(during_phase_name(name, load)),
                 kind: Some(SpecKind::Streams(Box::new(streams))),
@@ -409,6 +417,9 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Med
     }
     job
 }
+
+/// The finest precision of a search beside a load (a fraction, as `Settings::precision`).
+pub const BESIDE_PRECISION: f64 = 0.10;
 
 /// One format's capacity search (its viewers alone).
 fn format_search(settings: &Settings, media: &Media, name: &str) -> StreamsSpec {

@@ -105,9 +105,17 @@ fn each_background_load_runs_every_format_again_after_all_ran_alone() {
     // The searches beside a load are the searches alone with the load added.
     let alone = job.phases.iter().find(|p| p.name.as_deref() == Some(names[0])).unwrap().streams().unwrap();
     let beside = job.phases.iter().find(|p| p.name.as_deref() == Some(names[3])).unwrap().streams().unwrap();
-    assert_eq!(StreamsSpec { during: None, ..beside.clone() }, *alone);
-    // Each load runs as many searches again: the forecast counts their steps.
+    let same =
+        StreamsSpec { during: None, confirmations: alone.confirmations, precision: alone.precision, ..beside.clone() };
+    assert_eq!(same, *alone);
+    // One run of its edge, to 10 % at the finest (quick's 20 % stays).
+    assert_eq!((beside.confirmations, beside.precision), (Some(0), Some(20.0)));
+    let thorough = Profile::Thorough.settings();
+    let job = check_job(&thorough, thorough.data_set, true, &media);
+    let beside = job.phases.iter().filter_map(|p| p.streams()).find(|s| s.during.is_some()).unwrap();
+    assert_eq!((beside.confirmations, beside.precision), (Some(0), Some(10.0)));
+    // Each load adds about two steps a format: the forecast counts them.
     let parts = s.forecast_parts();
-    assert_eq!(parts.beside(2).steps, parts.steps * 3);
+    assert_eq!(parts.beside(2).steps, parts.steps + 12);
     assert_eq!(parts.beside(0), parts);
 }
