@@ -41,8 +41,10 @@ pub struct CheckArgs {
     /// then derived, and said so); its steps are judged once every player is steady, as the default's.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
-    /// About 15 minutes: a larger data set, longer phases, stream steps of 25–45 s (15 s judged after every
-    /// player is steady), a search to 3 % and each edge run three times.
+    /// About 25 minutes: a larger data set, longer phases, stream steps of 25–45 s (15 s judged after every
+    /// player is steady), a search to 3 % and each edge run three times; then every format's search again beside
+    /// each background load (library-scan, thumbnails, transcode, recording; --during names others) for the
+    /// "what breaks first" table.
     #[arg(long)]
     pub thorough: bool,
     #[command(flatten)]
@@ -67,6 +69,11 @@ pub struct CheckArgs {
     /// (default generic; docs/streams.md, "Player profiles"). Every report states the one used.
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(crate::spec::players::NAMES))]
     pub player: Option<String>,
+    /// What breaks first: each format's capacity search again beside each of these background loads
+    /// (library-scan, thumbnails, transcode, recording; comma-separated; shapes in docs/streams.md), and which
+    /// hurts most. --thorough runs all four unless this names some; each load adds a search per format.
+    #[arg(long, value_name = "LOAD[,LOAD…]", value_parser = parse_during)]
+    pub during: Option<crate::spec::During>,
     /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of
     /// refusing.
     #[arg(long)]
@@ -97,4 +104,8 @@ impl From<CheckFormat> for crate::report::Format {
 
 fn parse_bytes(s: &str) -> Result<Bytes, String> {
     Bytes::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_during(s: &str) -> Result<crate::spec::During, String> {
+    s.parse()
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::spec::{
-    Assignment, ChunkSize, Delivery, EngineChoice, Expectation, Format, IngestSpec, Mix, PhaseSpec, SpecKind,
+    Assignment, ChunkSize, Delivery, During, EngineChoice, Expectation, Format, IngestSpec, Mix, PhaseSpec, SpecKind,
     StreamsSpec,
 };
 use crate::units::{Bytes, parse_duration};
@@ -133,6 +133,11 @@ pub struct StreamsArgs {
     /// writing a new file in the work directory (removed after each step). Local targets with test media only.
     #[arg(long, value_name = "RATE[:N]", value_parser = parse_text::<IngestSpec>, help_heading = "Media")]
     pub ingest: Option<IngestSpec>,
+    /// The server's other work beside the viewers: library-scan, thumbnails, transcode, recording (comma-separated;
+    /// shapes in docs/streams.md). With --max the search runs twice, alone and with the loads, and reports both
+    /// capacities and each load's own rate; with --count the count runs with the loads.
+    #[arg(long, value_name = "LOAD[,LOAD…]", value_parser = parse_text::<During>, help_heading = "Media")]
+    pub during: Option<During>,
     /// Keep the test media after the run.
     #[arg(long, help_heading = "Media")]
     pub keep: bool,
@@ -204,6 +209,7 @@ impl StreamsArgs {
             confirmations: self.confirm,
             media_length: self.media_length,
             ingest: self.ingest,
+            during: self.during.clone(),
             workers: self.workers,
             inflight: self.inflight,
             estimate: match (self.estimate, self.no_estimate) {

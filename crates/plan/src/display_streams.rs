@@ -54,6 +54,9 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
             ingest.dir.display()
         )?;
     }
+    for load in &s.during {
+        writeln!(f, "  during: {}", load.words())?;
+    }
     if let Some(expect) = s.expect {
         writeln!(f, "  expected: {expect} (exit code 1 below it)")?;
     }

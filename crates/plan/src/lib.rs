@@ -35,6 +35,7 @@ mod raw;
 mod resources;
 mod steady;
 mod streams;
+mod streams_during;
 mod streams_limits;
 mod streams_media;
 mod streams_threads;
@@ -53,7 +54,7 @@ use crate::units::Bytes;
 use crate::workload::WorkloadConfig;
 
 pub use crate::spec::{
-    CmdPrio, ExitWhat, FileIo, FileOp, FioJobInfo, FlowSpec, FormatMode, JournalMode, LatencyTarget, PrioShare,
+    CmdPrio, ExitWhat, FileIo, FileOp, FioJobInfo, FlowSpec, FormatMode, JournalMode, LatencyTarget, Load, PrioShare,
     StopAfter,
 };
 pub use build::{RunOptions, build_plan};
@@ -66,6 +67,7 @@ pub use resources::{PROCESS_RESERVE, WORKER_STATE_BYTES};
 pub use streams::{
     EstimatePlan, IngestPlan, MediaSource, SearchPlan, StreamCount, StreamTarget, StreamsPlan, streams_config,
 };
+pub use streams_during::BackgroundPlan;
 pub use streams_limits::longest_chunk;
 pub use streams_media::media_name;
 pub use streams_threads::{Mirrors, THREADS_MAX, ThreadPlan};

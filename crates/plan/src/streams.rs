@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::facts::{Facts, TargetFacts};
 use super::library::first_step_titles;
+use super::streams_during::{BackgroundPlan, plan_background};
 use super::streams_limits::{StreamsRequest, check_request};
 use super::streams_media::{Estimating, Media, media_sources, plan_estimate};
 use super::streams_threads::{ThreadAsk, ThreadPlan, choose_threads};
@@ -58,6 +59,9 @@ pub struct StreamsPlan {
     pub slot_buffer_bytes: u32,
     /// Background writers beside the viewers (`--ingest`); `None`: none.
     pub ingest: Option<IngestPlan>,
+    /// The server's other work beside every step's viewers (`--during`), in the order asked; empty: none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub during: Vec<BackgroundPlan>,
     /// The raw-rate phases whose figures give the estimate (and the search's first count).
     pub estimate: Option<EstimatePlan>,
 }
@@ -281,6 +285,7 @@ pub(super) fn plan_streams_phases(
         library,
         count: stream_count(streams),
         ingest: plan_ingest(streams, target, remote).map_err(fail)?,
+        during: plan_background(streams, &config, target.work_dir.as_ref(), remote).map_err(fail)?,
         config,
         media,
         keys,
@@ -336,7 +341,7 @@ fn plan_readers(
         engine,
         workers: streams.workers,
         slots_per_worker,
-        ingest_writers: streams.ingest.map_or(0, |i| i.writers),
+        ingest_writers: streams.ingest.map_or(0, |i| i.writers) + background_workers(streams),
     };
     let threads = choose_threads(ask, facts);
     if let Some(workers) = streams.workers.filter(|_| slots_per_worker < asked && !remote) {
@@ -348,6 +353,18 @@ fn plan_readers(
         ));
     }
     Ok(Readers { engine, direct, threads })
+}
+
+/// The threads the background loads add (a worker per recording and per probe of a scan, one per other load).
+fn background_workers(streams: &StreamsSpec) -> u32 {
+    let loads = streams.during.iter().flat_map(|d| d.0.iter());
+    loads
+        .map(|&l| match l {
+            crate::spec::Load::Recording => ::streams::background::RECORDINGS,
+            crate::spec::Load::LibraryScan => ::streams::background::SCAN_PROBES,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// The ingest writers, in the work directory of a local target; refused where streamcap has none to write in.

@@ -25,6 +25,7 @@ pub(super) fn write_check_summary(out: &mut dyn Write, result: &RunResult, check
     write_members(out, result)?;
     write_verdict(out, check)?;
     super::check_household::write_household(out, check)?;
+    super::during::write_breaks(out, check)?;
     super::check_hint::write_planner_hint(out, check)?;
     if let Some(cluster) = &result.cluster {
         writeln!(out)?;

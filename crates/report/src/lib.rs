@@ -28,6 +28,7 @@ mod check_household;
 mod cluster;
 pub mod compare;
 mod csv;
+mod during;
 mod fio_json;
 mod fio_logs;
 pub mod html;

@@ -125,6 +125,13 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
     if let Some(household) = &streams.household {
         super::check_household::write_markdown_grid(out, household)?;
     }
+    let during = super::during::streams_lines(streams);
+    for line in &during {
+        writeln!(out, "- {}", cell(line.trim_start()))?;
+    }
+    if !during.is_empty() {
+        writeln!(out)?;
+    }
     if let Some(e) = &streams.estimate {
         writeln!(
             out,
@@ -169,6 +176,7 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
         }
     }
     super::check_household::write_markdown(out, check)?;
+    super::during::write_markdown(out, check)?;
     check_caveats(out, check)?;
     super::check::figure_rows(check).markdown(out)?;
     super::check_hint::write_markdown(out, check)

@@ -54,6 +54,9 @@ pub(super) fn write_streams_summary(
     if let Some(household) = &streams.household {
         super::check_household::write_grid(out, household)?;
     }
+    for line in super::during::streams_lines(streams) {
+        writeln!(out, "{line}")?;
+    }
     if let Some(cluster) = &result.cluster {
         super::cluster::write_cluster_summary(out, cluster)?;
         super::cluster::write_client_steps(out, cluster)?;

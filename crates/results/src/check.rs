@@ -51,6 +51,10 @@ pub struct CheckSummary {
     /// serve (docs/planning.md, "A drive from a pool").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planner_member: Option<PlannerMember>,
+    /// `--thorough` or `--during`: what breaks first, each format's capacity alone and beside each background
+    /// load (absent without loads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breaks_first: Option<super::BreaksFirst>,
 }
 
 /// The player profile a check's viewers played as (`spec::players`).

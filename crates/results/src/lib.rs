@@ -25,6 +25,7 @@ mod cache;
 mod check;
 mod cluster;
 mod devices;
+mod during;
 mod fileset;
 mod household;
 mod io;
@@ -68,6 +69,7 @@ pub use devices::{
     Layer, OtherActivity, attribute, busiest_own, other_activity_words, own_device_reads, reads_throttled,
     served_from_beneath, throttle_bound,
 };
+pub use during::{BreaksFirst, BreaksRow, breaks_first};
 pub use fileset::{FileOpPoint, FileOpResult, FileOpsResult, file_op_points, file_ops_result};
 pub use household::{Answer, HouseholdAnswer, HouseholdRow, Measured, answer as household_answer, answer_from};
 pub use io::{ResultIoError, parse_result, read_result, write_json_atomically, write_result_atomically};

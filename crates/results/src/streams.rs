@@ -63,6 +63,17 @@ pub struct StreamsResult {
     /// `--expect 2x2160p`: the household asked about, answered from `capacity` as `check --expect` answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub household: Option<super::HouseholdAnswer>,
+    /// `--during`: the server's other work that ran beside every step's viewers (`library-scan` …); empty: the
+    /// viewers ran alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub during: Vec<String>,
+    /// `--during` with `--max`: the capacity of the same search without the loads (an earlier phase of the run),
+    /// set beside this one's; absent when no such search ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone: Option<u32>,
+    /// `--during`: what each load did over every step of the phase together (files/s, MB/s).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<::streams::BackgroundFigures>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -204,6 +215,9 @@ pub struct StreamsStep {
     /// `--ingest`: the background writers that ran during this step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestFigures>,
+    /// `--during`: what each background load did during this step, in the order asked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<::streams::BackgroundFigures>,
     /// Ctrl-C stopped the step before every watch ended: its figures cover only what ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
@@ -483,6 +497,7 @@ mod tests {
             interrupted: false,
             engine: "sync",
             ingest: None,
+            background: Vec::new(),
             clients: Vec::new(),
         };
         let target = QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0, steady_within_s: 10.0 };

@@ -33,11 +33,7 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
     let Totals { startup, to_steady, watched, stalled_time, bytes, ratio_sum, ratio_n } =
         totals(streams, context.bitrates);
     let elapsed = outcome.elapsed.as_secs_f64();
-    let beneath = match &context.unseen {
-        Some(why) => Beneath::Unseen(why),
-        None => Beneath::Devices(&context.devices),
-    };
-    let served = judge_step(outcome.read_bytes, beneath);
+    let served = served_beside_loads(outcome, &context);
     let drain = outcome.buffer_drain();
     StreamsStep {
         count: outcome.count,
@@ -81,6 +77,7 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         served_words: served.served_words,
         devices: context.devices,
         ingest: outcome.ingest.as_ref().map(|i| ingest_figures(i, outcome.elapsed)),
+        background: outcome.background.clone(),
         interrupted: outcome.interrupted,
         cache_served: served.cache_served,
         per_stream: per_stream(streams, context.bitrates),
@@ -95,6 +92,23 @@ fn played_fine(s: &StreamStats, max_startup: Duration) -> bool {
 /// Requests completed within the step, all streams together: chunks used and thrown away.
 fn requests(streams: &[StreamStats]) -> u64 {
     streams.iter().map(|s| s.chunks + s.wasted_chunks).sum()
+}
+
+/// Who served the step, judged on the viewers' bytes alone; the devices read for the background loads
+/// (`--during`) too, which the words say.
+fn served_beside_loads(outcome: &StepOutcome, context: &StepContext<'_>) -> crate::StepServed {
+    let beneath = match &context.unseen {
+        Some(why) => Beneath::Unseen(why),
+        None => Beneath::Devices(&context.devices),
+    };
+    let mut served = judge_step(outcome.read_bytes, beneath);
+    let load_reads: u64 = outcome.background.iter().map(|b| b.read_bytes).sum();
+    if load_reads > 0 && !served.served_words.is_empty() {
+        served
+            .served_words
+            .push_str(&format!(" (the background loads beside them read {} of it)", crate::units::Bytes(load_reads)));
+    }
+    served
 }
 
 /// What the streams of a step add up to.

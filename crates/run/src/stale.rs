@@ -34,13 +34,13 @@ pub struct Stale {
     pub notes: Vec<String>,
 }
 
-/// Names streamcap gave its files before markers listed them: `data.N`, `media-…​.bin`, `ingest-…​.bin`; and the
+/// Names streamcap gave its files before markers listed them: `data.N`, `media-…​.bin`, `ingest-…​.bin`, `during-…​.bin`; and the
 /// verification manifest of a `--keep --verify` run killed between writing it and marking the directory kept.
 fn is_own_name(name: &str) -> bool {
     name == crate::verify::MANIFEST_FILE
         || name == crate::verify::MAP_FILE
         || name.strip_prefix("data.").is_some_and(|n| n.parse::<u32>().is_ok())
-        || (["media-", "title-", "ingest-"].iter().any(|p| name.starts_with(p)) && name.ends_with(".bin"))
+        || (["media-", "title-", "ingest-", "during-"].iter().any(|p| name.starts_with(p)) && name.ends_with(".bin"))
 }
 
 /// Removes what this host's earlier streamcap runs left under `target` and nobody holds: work directories (not

@@ -13,7 +13,7 @@ use super::direction_budget::DirectionBudget;
 use super::fileset::FileSetSchedule;
 use super::prepare::PassSchedule;
 use super::raw::RawSchedule;
-use super::streams::{IngestSchedule, ViewerSchedule};
+use super::streams::{IngestSchedule, LoadSchedule, ViewerSchedule};
 use super::verify_read::ReadBack;
 use crate::engine::AnyEngine;
 use crate::metrics::{DepthFound, Recorder};
@@ -39,6 +39,8 @@ pub(super) enum AnySchedule<'a> {
     RawSearched(DepthSearched<DirectionBudget<RawSchedule<'a>>>),
     Viewers(ViewerSchedule),
     Ingest(IngestSchedule),
+    /// A background load beside the viewers (`--during`).
+    Load(LoadSchedule),
     Pass(PassSchedule),
     /// The read-back of a `--verify` run or of `--verify-only`.
     ReadBack(ReadBack<'a>),
@@ -137,6 +139,7 @@ pub(super) fn worker_thread<'a>(
         AnySchedule::RawSearched(s) => on_engine!(s),
         AnySchedule::Viewers(s) => on_engine!(s),
         AnySchedule::Ingest(s) => on_engine!(s),
+        AnySchedule::Load(s) => on_engine!(s),
         AnySchedule::Pass(s) => on_engine!(s),
         AnySchedule::ReadBack(s) => on_engine!(s),
         #[cfg(test)]

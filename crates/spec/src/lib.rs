@@ -14,6 +14,7 @@ mod data;
 mod delivery;
 mod detect;
 mod distribution;
+mod during;
 mod extras;
 mod file_sizes;
 mod fileset;
@@ -41,6 +42,7 @@ pub use data::{DataSpec, MAX_PATTERN};
 pub use delivery::{DEFAULT_SEGMENT, Delivery, MAX_SEGMENT};
 pub use detect::{Dialect, detect_dialect};
 pub use distribution::{DistributionSpec, ZoneExtent, ZoneSpec};
+pub use during::{During, Load};
 pub use extras::{FioExtras, VdbenchExtras};
 pub use fileset::{
     FileIo, FileOp, FilePlacement, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,

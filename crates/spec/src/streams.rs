@@ -108,6 +108,9 @@ pub struct StreamsSpec {
     /// Background writers while the viewers watch.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ingest: Option<IngestSpec>,
+    /// The server's other work beside the viewers (`--during library-scan,transcode`; `spec::During`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub during: Option<super::During>,
     /// Scheduler threads (`None`: chosen by the plan, `plan::streams_threads`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workers: Option<u32>,

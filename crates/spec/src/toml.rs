@@ -89,7 +89,13 @@ fn is_phase_header(line: &str) -> bool {
 
 /// "line 7, column 1: unknown field `bz`, expected one of …" — the position first, as compilers do.
 fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
-    let message = error.message().trim().to_string();
+    let mut message = error.message().trim().to_string();
+    if message.starts_with("unknown field `during`") {
+        // A raw or file-set phase has no viewers to run beside.
+        message = "unknown field `during`: background loads (library-scan, thumbnails, transcode, recording) run \
+                   beside stream viewers, so `during` belongs in a [phase.streams] table"
+            .into();
+    }
     match error.span() {
         Some(span) => {
             let start = span.start.min(text.len());
@@ -174,6 +180,20 @@ runtime = 5
         assert!(err.contains("bad.toml"), "{err}");
         assert!(err.contains("line 3"), "{err}");
         assert!(err.contains("bz"), "{err}");
+    }
+
+    #[test]
+    fn background_loads_belong_to_a_stream_phase() {
+        let raw = "[[phase]]\nrw = \"read\"\nduring = \"library-scan\"\n";
+        let err = parse_toml_job(Path::new("raw.toml"), raw).unwrap_err().to_string();
+        assert!(err.contains("line 3") && err.contains("belongs in a [phase.streams] table"), "{err}");
+        let streams =
+            "[[phase]]\n[phase.streams]\nformat = \"1080p\"\nmax = true\nduring = \"library-scan,transcode\"\n";
+        let job = parse_toml_job(Path::new("s.toml"), streams).unwrap();
+        assert_eq!(job.phases[0].streams().unwrap().during.as_ref().unwrap().0.len(), 2);
+        let unknown = streams.replace("transcode", "scrub");
+        let err = parse_toml_job(Path::new("s.toml"), &unknown).unwrap_err().to_string();
+        assert!(err.contains("'scrub' is not a background load"), "{err}");
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub(crate) use ::workload;
 use crate as streams;
 
 pub mod arrivals;
+pub mod background;
 pub mod capacity;
 pub mod delivery;
 pub mod estimate;
@@ -32,6 +33,7 @@ pub mod setup;
 pub mod viewers;
 
 pub use crate::spec::{Assignment, ChunkSize, Delivery, FORMATS, Format, Household, IngestSpec, Mix};
+pub use background::BackgroundFigures;
 pub use capacity::{SearchOutcome, SearchSettings, search};
 pub use estimate::{CapacityEstimate, RawRates, compare, estimate};
 pub use judge::{Judging, StepJudge};

@@ -81,6 +81,8 @@ pub struct StepOutcome {
     pub engine: &'static str,
     /// Background writers (`ingest`), when there were any.
     pub ingest: Option<IngestOutcome>,
+    /// What each background load (`--during`) did over the step, in the order asked; empty without them.
+    pub background: Vec<crate::BackgroundFigures>,
     /// Multi-host runs: what each client (rank) saw of the step, in rank order; empty for one process.
     pub clients: Vec<ClientStep>,
 }
@@ -220,6 +222,7 @@ mod tests {
             interrupted: false,
             engine: "null",
             ingest: None,
+            background: Vec::new(),
             clients: Vec::new(),
         }
     }

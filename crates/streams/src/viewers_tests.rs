@@ -163,6 +163,7 @@ fn simulated_step_on(config: &StreamsConfig, count: u32, service: impl Fn(&Chunk
         interrupted: false,
         engine: "null",
         ingest: None,
+        background: Vec::new(),
         clients: Vec::new(),
     };
     (outcome.meets(0, s(2)), outcome)

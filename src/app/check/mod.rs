@@ -8,8 +8,10 @@
 //! Everything is written under DIR/.streamcap/ and removed afterwards, also on error and after Ctrl-C (exit 130
 //! with the partial result). Profiles and every size and duration: `profile`.
 
+mod breaks;
 mod cache;
 mod figures;
+mod forecast;
 mod hint;
 mod profile;
 mod verdict;
@@ -27,6 +29,7 @@ use crate::cli::{CheckArgs, CheckFormat};
 use crate::plan::{PhaseKind, Plan, RunOptions, TargetFacts, build_plan};
 use crate::results::{CheckPlayer, CheckSummary, FormatVerdict, HouseholdAnswer, RunResult, RunStatus};
 use crate::run::{Interrupt, ProgressLine, execute, run_id};
+use crate::spec::Load;
 use crate::streams::{Format, Household};
 use crate::units::{Bytes, format_duration};
 pub use profile::Profile;
@@ -48,7 +51,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let prepared = prepare(&args, &Share::default())?;
     if args.output.dry_run {
-        let forecast = prepared.settings.forecast_parts().words();
+        let forecast = prepared.settings.forecast_parts().beside(breaks::loads(&prepared.plan).len()).words();
         print_quietly(&format!("{}\nthe {} check takes {forecast}\n", prepared.plan, prepared.profile.name()));
         return Ok(ExitCode::SUCCESS);
     }
@@ -111,7 +114,11 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
     let options = RunOptions { run_id: run_id(), wait: args.wait, ..Default::default() };
-    let media = profile::Media { library: library.as_ref().map(|(dir, _)| dir.clone()), size: args.library_size };
+    let media = profile::Media {
+        library: library.as_ref().map(|(dir, _)| dir.clone()),
+        size: args.library_size,
+        during: loads_of(args, profile),
+    };
     let mut job = profile::check_job(&settings, data_set, direct, &media);
     if let Some((canonical, files)) = library {
         job.notices.extend(other_filesystem(&gathered, &canonical));
@@ -126,6 +133,16 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     }
     let plan = build_plan(&job, &gathered.facts, &options).context("cannot plan the check")?;
     Ok(Prepared { gathered, plan, profile, settings, data_set, library: media.library, expect: args.expect.clone() })
+}
+
+/// The background loads of the "what breaks first" table: those `--during` names, or all of them with
+/// `--thorough`.
+fn loads_of(args: &CheckArgs, profile: Profile) -> Vec<Load> {
+    match (&args.during, profile) {
+        (Some(during), _) => during.0.clone(),
+        (None, Profile::Thorough) => Load::ALL.to_vec(),
+        (None, _) => Vec::new(),
+    }
 }
 
 /// `--expect` asks only about the formats the check measures: anything else is refused before any work.
@@ -219,7 +236,7 @@ impl Prepared {
             "streamcap check of {} ({} profile, about {}); everything it writes goes under {}{library}",
             self.gathered.canonical.display(),
             self.profile.name(),
-            format_duration(self.settings.forecast()),
+            format_duration(self.settings.forecast_parts().beside(breaks::loads(&self.plan).len()).total()),
             self.gathered.canonical.join(".streamcap").display()
         ));
         for notice in &self.plan.notices {
@@ -228,7 +245,8 @@ impl Prepared {
         let mut recorder = ResultRecorder::new(&self.plan, skeleton, args.output.json.clone(), None, progress);
         recorder.interval_tables = false;
         let files = u64::from(self.settings.dirs) * self.settings.files_per_dir;
-        recorder.on_save = Some(Box::new(move |result: &mut RunResult| summarize(result, files, started)));
+        let loads = breaks::loads(&self.plan);
+        recorder.on_save = Some(Box::new(move |result: &mut RunResult| summarize(result, files, started, &loads)));
         recorder.header = Some(headers(&self.plan, self.settings, started));
         recorder
     }
@@ -305,6 +323,7 @@ fn skeleton(plan: &Plan, gathered: &Gathered, profile: Profile, data_set: Bytes)
         partial: true,
         planner_hint: None,
         planner_member: None,
+        breaks_first: None,
     });
     skeleton
 }
@@ -328,7 +347,7 @@ pub fn finish(
 }
 
 /// The check summary, from the phases run so far (and the stream phase under way).
-fn summarize(result: &mut RunResult, files: u64, started: Instant) {
+fn summarize(result: &mut RunResult, files: u64, started: Instant, loads: &[Load]) {
     let phases = &result.phases;
     let direct = phases.iter().find(|p| p.file_ops.is_some()).is_some_and(|p| p.direct);
     let sequential = figures::sequential(phases);
@@ -355,6 +374,7 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     let complete = result.status == RunStatus::Completed && measured == FORMATS.len();
     let cache = cache::section(phases, &verdict, network);
     let hint = if complete { hint::planner_hint(result, &verdict) } else { hint::Hint::default() };
+    let breaks = breaks::table(loads, phases, result.streams.as_ref(), &verdict);
     let summary = result.check.as_mut().expect("set at the start");
     summary.cache = cache;
     summary.sequential = sequential;
@@ -369,6 +389,7 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant) {
     summary.partial = !complete;
     summary.planner_hint = hint.line;
     summary.planner_member = hint.member;
+    summary.breaks_first = breaks;
 }
 
 /// What happens before the first estimate phase is measured: the library is written (its progress shows as
@@ -382,7 +403,8 @@ fn writing(plan: &Plan) -> String {
 
 /// The check's section headers, by the phase they start with, with elapsed and forecast time.
 fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'static> {
-    let sections = 2 + FORMATS.len();
+    let breaking = plan.phases.iter().any(|p| p.streams().is_some_and(|s| !s.during.is_empty()));
+    let sections = 2 + FORMATS.len() + usize::from(breaking);
     let mut lines: Vec<Option<String>> = vec![None; plan.phases.len()];
     let mut stream = 0;
     for (i, phase) in plan.phases.iter().enumerate() {
@@ -396,6 +418,11 @@ fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'sta
                 (phase.name.contains("random"))
                     .then(|| format!("  {}measuring raw read rates for the estimate…", writing(plan)))
             }
+            PhaseKind::Streams(streams) if !streams.during.is_empty() => {
+                let loads: Vec<&str> = streams.during.iter().map(|d| d.load.name()).collect();
+                let label = streams.config.mix.label();
+                Some(format!("[{sections}/{sections}] what breaks first: {label} beside {}", loads.join(", ")))
+            }
             PhaseKind::Streams(streams) => {
                 stream += 1;
                 let label = streams.config.mix.label();
@@ -404,7 +431,7 @@ fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'sta
             _ => None,
         };
     }
-    let forecast = settings.forecast();
+    let forecast = settings.forecast_parts().beside(breaks::loads(plan).len()).total();
     Box::new(move |index, _phase| {
         let line = lines.get(index).cloned().flatten()?;
         if line.starts_with('[') {

@@ -14,7 +14,7 @@
 //! search goes on down and measures both sides). About five steps in all, where the searches took seven to
 //! twelve; its raw phases are 0.5 s (after 0.25 s of ramp) and its small-file phases 0.5 s. The cache section
 //! adds one raw phase of the same length (the page cache, as `streamcap cache` measures it).
-//! `Settings::forecast` says how long each takes; docs/streams.md what was measured.
+//! `Settings::forecast_parts` says how long each takes; docs/streams.md what was measured.
 //!
 //! A step of the search is an audience, not a stampede: its viewers arrive over a window (Poisson, about one a
 //! second, at most `arrival`), each fills its buffer (steady state, within `Settings::steady_within` of arriving), and the
@@ -33,12 +33,13 @@ use std::time::Duration;
 use crate::app::cache::profile as cache;
 use crate::spec::players::{self, Profile as PlayerProfile};
 use crate::spec::{
-    Assignment, ChunkSize, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec, FileWorkloadSpec,
-    Format, FormatMode, JobSpec, OpRateSpec, PhaseSpec, RwMode, SpecKind, SpecOrigin, StreamsSpec,
+    Assignment, ChunkSize, During, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec,
+    FileWorkloadSpec, Format, FormatMode, JobSpec, Load, OpRateSpec, PhaseSpec, RwMode, SpecKind, SpecOrigin,
+    StreamsSpec,
 };
 use crate::streams::StepLength;
 use crate::streams::model::STEADY_AHEAD;
-use crate::units::{Bytes, format_duration};
+use crate::units::Bytes;
 
 /// The video formats of the verdict table, in the order shown (names from `streams::FORMATS`).
 pub const FORMATS: [&str; 3] = ["1080p", "2160p-hevc", "2160p-remux"];
@@ -164,49 +165,10 @@ impl Profile {
     }
 }
 
-/// The write rate the forecast assumes for laying out the library (an SSD of today; this VM's disk wrote the 2 GiB
-/// quick library in about 1.5 s; a spinning disk takes three to five times as long; the real rate is what it is).
-const ASSUMED_WRITE_BYTES_PER_SEC: f64 = 1e9;
-
-/// What a check's time is made of (`Settings::forecast`): the phases of fixed length, then the capacity
-/// searches' steps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Forecast {
-    /// The raw and small-file phases, writing the library, and the estimate's two phases.
-    pub fixed: Duration,
-    /// Steps of the three searches and their confirmations, as usually run.
-    pub steps: u32,
-    /// A step's usual length, the formats' mean: one that passes at the edge lasts longer than `Settings::step`'s
-    /// typical (its buffers fill with little to spare), one that fails ends at its first failure.
-    pub step: Duration,
-}
-
-impl Forecast {
-    pub fn total(&self) -> Duration {
-        self.fixed + self.step * self.steps
-    }
-
-    /// The forecast in words, for the plan: "about 1 min 5 s: 20 s of fixed phases and the library, then about
-    /// 7 search steps of 6.3 s".
-    pub fn words(&self) -> String {
-        format!(
-            "about {}: {} of raw, small-file and estimate phases and writing the library, then about {} capacity-search \
-             steps of about {} each (arrival window + buffer fill + judged playback; a failing step ends sooner)",
-            format_duration(self.total()),
-            format_duration(self.fixed),
-            self.steps,
-            format_duration(self.step)
-        )
-    }
-}
+use super::forecast::ASSUMED_WRITE_BYTES_PER_SEC;
+pub use super::forecast::Forecast;
 
 impl Settings {
-    /// A rough forecast of the check's wall time, for the plan and the progress lines (the search's step count
-    /// varies).
-    pub fn forecast(&self) -> Duration {
-        self.forecast_parts().total()
-    }
-
     /// The forecast's parts. With confirmations, the first format's search takes about three steps, the later
     /// ones about two (they start where the first found its edge, as a share of the estimate); each round of
     /// confirmations two more a format, and a search around an edge that moved now and then; a step lasts about
@@ -397,6 +359,9 @@ pub struct Media {
     pub library: Option<std::path::PathBuf>,
     /// `--library-size`: the generated library's size instead of the profile's.
     pub size: Option<Bytes>,
+    /// The background loads each format's search runs again beside (`--during`, all of them with `--thorough`):
+    /// the "what breaks first" table.
+    pub during: Vec<Load>,
 }
 
 /// The whole check as one job: the raw phases, the small-file phases, then a capacity search per video format
@@ -408,39 +373,70 @@ pub fn check_job(settings: &Settings, data_set: Bytes, direct: bool, media: &Med
     job.phases.push(page_cache_job(settings, data_set));
     job.phases.extend(files_job(settings, direct).phases);
     for name in FORMATS.iter().rev() {
-        let format = format(name);
-        // The generic viewer's buffer, start and chunk are the check's; a real player's are its profile's.
-        let generic = settings.generic();
-        let streams = StreamsSpec {
-            player: Some(settings.player.name.to_string()),
-            buffer: generic.then(|| settings.buffer(&format)),
-            steady_within: Some(settings.steady_within(&format)),
-            prebuffer: generic.then_some(PREBUFFER),
-            format: Some(format),
-            max: Some(true),
-            chunk: generic.then_some(ChunkSize::Bytes(CHUNK)),
-            duration: Some(settings.judged),
-            ramp: Some(settings.arrival),
-            files: Some(Assignment::Library { titles: None, zipf: None }),
-            library: media.library.clone(),
-            library_size: media.library.is_none().then(|| media.size.unwrap_or(settings.library)),
-            precision: Some(settings.precision * 100.0),
-            start_factor: Some(settings.start_factor),
-            limit_factor: Some(settings.limit_factor),
-            confirmations: Some(settings.confirmations),
-            estimate: Some(true),
-            estimate_time: Some(settings.estimate_time),
-            max_stalled: Some(TARGET_MAX_STALLED),
-            max_startup: Some(TARGET_MAX_STARTUP),
-            ..StreamsSpec::default()
-        };
         job.phases.push(PhaseSpec {
             name: Some(stream_phase_name(name)),
-            kind: Some(SpecKind::Streams(Box::new(streams))),
+            kind: Some(SpecKind::Streams(Box::new(format_search(settings, media, name)))),
             ..PhaseSpec::default()
         });
     }
+    // What breaks first: every format's search again beside each load, after all of them ran alone (a search
+    // beside a load starts from the edge of the one before it beside the same load, never from one alone).
+    for &load in &media.during {
+        for name in FORMATS.iter().rev() {
+            let streams = StreamsSpec {
+                during: Some(During(vec![load])),
+                // It starts at the format's edge alone and walks down; one run of its edge, to 10 % at the
+                // finest, keeps a thorough check's twelve more searches near its own length, not four times it.
+                confirmations: Some(0),
+                precision: Some(settings.precision.max(BESIDE_PRECISION) * 100.0),
+                ..format_search(settings, media, name)
+            };
+            job.phases.push(PhaseSpec {
+                name: Some(during_phase_name(name, load)),
+                kind: Some(SpecKind::Streams(Box::new(streams))),
+                ..PhaseSpec::default()
+            });
+        }
+    }
     job
+}
+
+/// The finest precision of a search beside a load (a fraction, as `Settings::precision`).
+pub const BESIDE_PRECISION: f64 = 0.10;
+
+/// One format's capacity search (its viewers alone).
+fn format_search(settings: &Settings, media: &Media, name: &str) -> StreamsSpec {
+    let format = format(name);
+    // The generic viewer's buffer, start and chunk are the check's; a real player's are its profile's.
+    let generic = settings.generic();
+    StreamsSpec {
+        player: Some(settings.player.name.to_string()),
+        buffer: generic.then(|| settings.buffer(&format)),
+        steady_within: Some(settings.steady_within(&format)),
+        prebuffer: generic.then_some(PREBUFFER),
+        format: Some(format),
+        max: Some(true),
+        chunk: generic.then_some(ChunkSize::Bytes(CHUNK)),
+        duration: Some(settings.judged),
+        ramp: Some(settings.arrival),
+        files: Some(Assignment::Library { titles: None, zipf: None }),
+        library: media.library.clone(),
+        library_size: media.library.is_none().then(|| media.size.unwrap_or(settings.library)),
+        precision: Some(settings.precision * 100.0),
+        start_factor: Some(settings.start_factor),
+        limit_factor: Some(settings.limit_factor),
+        confirmations: Some(settings.confirmations),
+        estimate: Some(true),
+        estimate_time: Some(settings.estimate_time),
+        max_stalled: Some(TARGET_MAX_STALLED),
+        max_startup: Some(TARGET_MAX_STARTUP),
+        ..StreamsSpec::default()
+    }
+}
+
+/// The name of a format's search beside a background load ("streams 2160p remux during library-scan").
+pub fn during_phase_name(format: &str, load: Load) -> String {
+    format!("{} during {load}", stream_phase_name(format))
 }
 
 /// The name of the capacity-search phase of a format, by its label ("streams 2160p remux"): the name appears in

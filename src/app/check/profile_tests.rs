@@ -9,7 +9,7 @@ fn every_profile_gives_jobs_that_check() {
         raw_job(&s, s.data_set).check().unwrap();
         files_job(&s, true).check().unwrap();
         check_job(&s, s.data_set, true, &Media::default()).check().unwrap();
-        let own = Media { library: Some("/srv/media".into()), size: None };
+        let own = Media { library: Some("/srv/media".into()), ..Media::default() };
         check_job(&s, s.data_set, true, &own).check().unwrap();
     }
 }
@@ -21,7 +21,7 @@ fn every_format_reads_one_library_sized_by_the_profile() {
     let streams: Vec<&StreamsSpec> = job.phases.iter().filter_map(|p| p.streams()).collect();
     assert_eq!(streams.len(), 3);
     assert!(streams.iter().all(|p| p.library_size == Some(Bytes::gib(2)) && p.library.is_none()));
-    let own = check_job(&s, s.data_set, true, &Media { library: Some("/srv/media".into()), size: None });
+    let own = check_job(&s, s.data_set, true, &Media { library: Some("/srv/media".into()), ..Media::default() });
     let own: Vec<&StreamsSpec> = own.phases.iter().filter_map(|p| p.streams()).collect();
     assert!(own.iter().all(|p| p.library_size.is_none() && p.library.as_deref() == Some("/srv/media".as_ref())));
 }
@@ -39,12 +39,12 @@ fn the_forecasts_are_about_half_a_minute_four_and_fifteen_minutes() {
     // Steps judged once every player is steady last several seconds; the default and thorough searches run
     // their edge again, the quick one does not and judges about five steps: about half a minute (34.7 s
     // measured on this VM's disk), four minutes and a quarter of an hour with the library written at 1 GB/s.
-    let t = |p: Profile| p.settings().forecast().as_secs();
+    let t = |p: Profile| p.settings().forecast_parts().total().as_secs();
     assert!((30..=40).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));
     let quick = Profile::Quick.settings().forecast_parts();
     assert_eq!((quick.steps, Profile::Quick.settings().confirmations), (5, 0), "fewer steps, as long");
     assert!(quick.fixed <= Duration::from_secs(12), "{:?}", quick.fixed);
-    assert!(quick.words().starts_with(&format!("about {}: ", format_duration(quick.total()))));
+    assert!(quick.words().starts_with(&format!("about {}: ", crate::units::format_duration(quick.total()))));
     assert!((180..=300).contains(&t(Profile::Default)), "{} s", t(Profile::Default));
     assert!((600..=1200).contains(&t(Profile::Thorough)), "{} s", t(Profile::Thorough));
 }
@@ -108,4 +108,33 @@ fn a_real_players_profile_keeps_its_own_buffer_and_is_steady_two_seconds_past_it
     let within = media3.steady_within(&remux).as_secs_f64();
     assert!((within - (1.0 + 2.0 * 0.93 / 0.07)).abs() < 0.01, "{within}");
     assert_eq!(media3.step(&remux).fill, Duration::from_secs(2));
+}
+
+#[test]
+fn each_background_load_runs_every_format_again_after_all_ran_alone() {
+    let s = Profile::Quick.settings();
+    let media = Media { during: vec![Load::LibraryScan, Load::Transcode], ..Media::default() };
+    let job = check_job(&s, s.data_set, true, &media);
+    job.check().unwrap();
+    let names: Vec<&str> =
+        job.phases.iter().filter(|p| p.streams().is_some()).map(|p| p.name.as_deref().unwrap()).collect();
+    assert_eq!(names.len(), 9, "{names:?}");
+    assert_eq!(names[3], during_phase_name("2160p-remux", Load::LibraryScan));
+    assert_eq!(names[8], "streams 1080p H.264 during transcode");
+    // The searches beside a load are the searches alone with the load added.
+    let alone = job.phases.iter().find(|p| p.name.as_deref() == Some(names[0])).unwrap().streams().unwrap();
+    let beside = job.phases.iter().find(|p| p.name.as_deref() == Some(names[3])).unwrap().streams().unwrap();
+    let same =
+        StreamsSpec { during: None, confirmations: alone.confirmations, precision: alone.precision, ..beside.clone() };
+    assert_eq!(same, *alone);
+    // One run of its edge, to 10 % at the finest (quick's 20 % stays).
+    assert_eq!((beside.confirmations, beside.precision), (Some(0), Some(20.0)));
+    let thorough = Profile::Thorough.settings();
+    let job = check_job(&thorough, thorough.data_set, true, &media);
+    let beside = job.phases.iter().filter_map(|p| p.streams()).find(|s| s.during.is_some()).unwrap();
+    assert_eq!((beside.confirmations, beside.precision), (Some(0), Some(10.0)));
+    // Each load adds about two steps a format: the forecast counts them.
+    let parts = s.forecast_parts();
+    assert_eq!(parts.beside(2).steps, parts.steps + 12);
+    assert_eq!(parts.beside(0), parts);
 }

@@ -213,6 +213,9 @@ mod tests {
             estimate: v.estimate,
             household: None,
             library: None,
+            during: Vec::new(),
+            alone: None,
+            background: Vec::new(),
         };
         (Format::parse("2160p-remux").unwrap(), streams)
     }

@@ -216,7 +216,9 @@ impl RunObserver for ResultRecorder<'_> {
             // A read throttle bounds what a memory-backed target serves: its figures are the throttle's.
             let memory_backed = self.plan.target.memory_backed.is_some() && !reads_throttled(&self.result.target);
             let network = self.result.target.filesystem.as_ref().filter(|f| f.is_network()).map(|f| f.fs_type.clone());
-            self.streams.insert(index, streams::StreamPhase::new(plan, &self.plan.target, memory_backed, network));
+            let mut phase = streams::StreamPhase::new(plan, &self.plan.target, memory_backed, network);
+            phase.alone_from(&self.result.phases);
+            self.streams.insert(index, phase);
         }
         // Sampled when measurement starts (`measuring`), after the prefill and the ramp: their I/O and CPU are
         // not the phase's.

@@ -75,6 +75,9 @@ impl StreamPhase {
             capacity: None,
             estimate: None,
             household: None,
+            during: plan.during.iter().map(|d| d.load.name().to_string()).collect(),
+            alone: None,
+            background: Vec::new(),
         };
         let urls: Vec<&HttpUrl> = plan
             .media
@@ -138,11 +141,25 @@ impl StreamPhase {
         };
         let measured = build_step(step, context);
         let mut line = step_line(&measured);
+        for load in &measured.background {
+            line.push_str(&format!("\n          beside them: {}", load.words()));
+        }
         if measured.cache_served {
             line.push_str(&format!("\n          {}", measured.served_words));
         }
         self.result.steps.push(measured);
+        self.result.background = background_total(&self.result.steps);
         line
+    }
+
+    /// `--during`: the capacity of the same viewers alone, from the last earlier phase that searched for it.
+    pub fn alone_from(&mut self, earlier: &[crate::results::PhaseResult]) {
+        if self.result.during.is_empty() {
+            return;
+        }
+        let mut alone = earlier.iter().rev().filter_map(|p| p.streams.as_ref());
+        let alone = alone.find(|r| r.during.is_empty() && r.label == self.result.label && r.capacity.is_some());
+        self.result.alone = alone.and_then(|r| r.capacity.as_ref()).map(|c| c.streams);
     }
 
     /// Why this step's devices cannot be set beside its viewers' bytes, or `None` when they can.
@@ -267,6 +284,18 @@ fn step_words(step: &StreamsStep) -> String {
 /// Whether a URL's host is this host's loopback ("localhost", 127.0.0.0/8, ::1).
 pub fn on_loopback(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// What each background load did over every step so far, per load in the order of the first step.
+fn background_total(steps: &[crate::results::StreamsStep]) -> Vec<crate::streams::BackgroundFigures> {
+    let mut total: Vec<crate::streams::BackgroundFigures> = Vec::new();
+    for figures in steps.iter().flat_map(|s| &s.background) {
+        match total.iter_mut().find(|t| t.load == figures.load) {
+            Some(t) => t.add(figures),
+            None => total.push(figures.clone()),
+        }
+    }
+    total
 }
 
 #[cfg(test)]

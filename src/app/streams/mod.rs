@@ -23,7 +23,7 @@ use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan}
 use crate::report::{Renderer, Summary};
 use crate::results::{Answer, Measured, RunResult, RunStatus, TargetInfo, answer_from};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunOutcome, execute, run_id};
-use crate::spec::{Expectation, Household, JobSpec, SpecOrigin};
+use crate::spec::{Expectation, Household, JobSpec, PhaseSpec, SpecOrigin};
 use crate::sysinfo::HostFacts;
 
 pub fn run(args: StreamsArgs) -> Result<ExitCode> {
@@ -134,7 +134,7 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
         origin: SpecOrigin::Flags,
         target: Some(target.to_path_buf()),
         interval: None,
-        phases: vec![phase],
+        phases: with_alone(phase),
         notices: Vec::new(),
     };
     let touches_library =
@@ -220,6 +220,20 @@ fn exit_code(result: &RunResult, expect: Option<u32>, fixed: Option<u32>) -> (u8
         Some(why) => (1, Some(why)),
         None => (0, None),
     }
+}
+
+/// `--during` with `--max`: the same search first without the loads, then with them, so that both capacities
+/// are measured on the same media in one run (the second starts from the first's edge). A `--count` runs with
+/// the loads only.
+pub(super) fn with_alone(phase: PhaseSpec) -> Vec<PhaseSpec> {
+    let during = phase.streams().and_then(|s| s.during.clone().filter(|_| s.max == Some(true)));
+    let Some(during) = during else { return vec![phase] };
+    let mut alone = phase.clone();
+    if let Some(s) = alone.streams_mut() {
+        s.during = None;
+    }
+    let loaded = PhaseSpec { name: Some(format!("streams during {during}")), ..phase };
+    vec![alone, loaded]
 }
 
 /// Where a streams run happens: a local directory (gathered like any target) or remote URLs.

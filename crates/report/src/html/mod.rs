@@ -170,6 +170,10 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
             let title = super::check_household::title(household);
             section(out, "household", &title, &super::check_household::html_body(household))?;
         }
+        if let Some(b) = &check.breaks_first {
+            let (title, body) = super::during::html_section(b);
+            section(out, "breaks", title, &body)?;
+        }
         section(out, "figures", "Headline figures", &tables::check_figures(check))?;
         section(out, "planner", "Planner", &super::check_hint::html_body(check))?;
     }
@@ -195,6 +199,9 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         if let Some(household) = &streams.household {
             let title = super::check_household::title(household);
             body.push_str(&format!("<h3>{}</h3>{}", esc(&title), super::check_household::html_body(household)));
+        }
+        for line in super::during::streams_lines(streams) {
+            body.push_str(&format!("<p>{}</p>", esc(line.trim_start())));
         }
         if let Some(c) = streams.estimate.as_ref().and_then(|e| e.comparison.as_ref()) {
             body.push_str(&format!("<p>{}</p>", esc(c)));

@@ -187,6 +187,7 @@ mod tests {
                 interrupted: false,
                 engine: "io_uring",
                 ingest: None,
+                background: Vec::new(),
                 clients: Vec::new(),
             };
             merge_step(&cluster, 1, 0, local)

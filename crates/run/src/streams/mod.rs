@@ -2,12 +2,14 @@
 //! step a set of viewer and ingest workers (`step`), reported to the observer step by step. The phase's outcome
 //! merges every step's I/O; what the viewers experienced goes to the observer as `StepOutcome`s.
 
+mod background;
 mod schedule;
 mod step;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+pub use background::LoadSchedule;
 pub use schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
 pub use step::media_files;
 use step::{StepInputs, run_step};
@@ -38,18 +40,46 @@ pub struct StreamInputs<'a> {
 /// (`check --quick`) the later search's failing count is the edge's failing share of its estimate, derived,
 /// when its first count passes (`SearchSettings::derive_failing`).
 #[derive(Debug, Default)]
-pub struct Priors(Option<Prior>);
+pub struct Priors {
+    /// The last search's edge without background loads.
+    last: Option<Prior>,
+    /// Each format's edge without loads, by its label: where its search beside loads (`--during`) starts. A
+    /// load can only take streams away, so that search starts at the count that passed alone and walks down
+    /// (and when it passes there, the load cost nothing the search can tell).
+    alone: Vec<Prior>,
+}
 
 impl Priors {
     /// Keeps a search's edge for the next format, as shares of `exact` (the unrounded estimate). A derived edge is
-    /// not passed on: the next format scales the measured one it came from.
+    /// not passed on: the next format scales the measured one it came from. An edge found beside loads is kept
+    /// for nothing: neither a search alone nor one beside other loads says where its edge lies.
     fn remember(&mut self, plan: &StreamsPlan, exact: Option<f64>, found: &::streams::SearchOutcome) {
         let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0 && !found.failing_derived;
-        if let (Some(estimate), Some(b), Some(failed), true) = (plan.estimate, exact, found.first_failing, edge) {
+        let alone = plan.during.is_empty();
+        if let (Some(estimate), Some(b), Some(failed), true, true) =
+            (plan.estimate, exact, found.first_failing, edge, alone)
+        {
             let share = |n: u32| f64::from(n) / b;
             let label = plan.config.mix.label();
-            self.0 = Some(Prior { estimate, passed: share(found.best), failed: share(failed), label });
+            let prior = Prior { estimate, passed: share(found.best), failed: share(failed), label, beside: false };
+            self.alone.retain(|p| p.label != prior.label);
+            self.alone.push(prior.clone());
+            self.last = Some(prior);
         }
+    }
+
+    /// Where a search starts: without loads, from the last edge without them; beside loads, from the same
+    /// format's edge alone. Only an edge measured on the same raw rates (the same estimate) counts.
+    fn prior_for(&self, plan: &StreamsPlan) -> Option<Prior> {
+        let prior = match plan.during.is_empty() {
+            true => self.last.clone(),
+            false => self
+                .alone
+                .iter()
+                .find(|p| p.label == plan.config.mix.label())
+                .map(|p| Prior { beside: true, ..p.clone() }),
+        };
+        prior.filter(|p| plan.estimate == Some(p.estimate))
     }
 }
 
@@ -69,6 +99,8 @@ struct Prior {
     failed: f64,
     /// The format it was found for, in words ("2160p remux (80 Mbit/s)").
     label: String,
+    /// Taken by the same format's search beside loads: it starts at the count that passed, never above it.
+    beside: bool,
 }
 
 impl Prior {
@@ -80,6 +112,9 @@ impl Prior {
     /// 1080p at 36 of 40 after a remux edge of 3 beside a failing 4 of 4.19, and 40 after an edge of 4: three
     /// quick checks of one disk then gave 36, 36 and 40.)
     fn start_share(&self) -> f64 {
+        if self.beside {
+            return self.passed;
+        }
         self.passed.max((self.failed * BELOW_TOP).min(PROVABLE_SHARE))
     }
 }
@@ -128,7 +163,7 @@ pub fn run_stream_phase(
             // Shares of the unrounded bound: a floored one (4 of 4.19 remux, 13 of 13.4 HEVC) skews a share
             // carried from one format to another by as much as a stream in four.
             let exact = estimated.as_ref().map(|e| e.iops_bound.min(e.bandwidth_bound).max(1.0));
-            let prior = priors.0.clone().filter(|p| plan.estimate == Some(p.estimate));
+            let prior = priors.prior_for(plan);
             let settings = search_settings(&s, bound.zip(exact), prior.as_ref());
             let found = search(settings, &mut |count| step(count, &mut merged, observer));
             // A failed step (its workers could not run) ends the search without an answer.
@@ -154,7 +189,8 @@ struct StepFailed;
 /// and a start from a prior that passes ends the search, its failing count derived from the prior's.
 /// `bound`: the estimate's streams, and unrounded.
 fn search_settings(s: &SearchPlan, bound: Option<(u32, f64)>, prior: Option<&Prior>) -> SearchSettings {
-    let scaled = |b: f64, share: f64| ((b * share) as u32).max(1);
+    // A share carried back to the estimate it came from must give the same count (40 ÷ 41.94 × 41.94 is 39.999…).
+    let scaled = |b: f64, share: f64| ((b * share + 1e-6) as u32).max(1);
     let once = s.confirmations == 0;
     let (start, first_step) = match (bound, prior) {
         // Half the precision down: the prior puts the edge just below a start that fails, and a step of 20 %
@@ -238,7 +274,7 @@ mod tests {
 
     fn prior(passed: f64, failed: f64) -> Prior {
         let estimate = EstimatePlan { random_phase: 0, sequential_phase: 1 };
-        Prior { estimate, passed, failed, label: "2160p remux (80 Mbit/s)".into() }
+        Prior { estimate, passed, failed, label: "2160p remux (80 Mbit/s)".into(), beside: false }
     }
 
     #[test]
@@ -263,6 +299,23 @@ mod tests {
         let confirmed = SearchPlan { confirmations: 2, precision: 0.15, ..plan };
         let from_prior = search_settings(&confirmed, Some((41, 41.94)), Some(&prior(4.0 / 4.19, 5.0 / 4.19)));
         assert_eq!((from_prior.start, from_prior.first_step, from_prior.derive_failing), (40, 0.15, None));
+    }
+
+    #[test]
+    fn a_search_beside_loads_starts_at_its_formats_edge_alone() {
+        let plan = SearchPlan {
+            start: 1,
+            start_factor: 0.5,
+            limit: 10_000,
+            limit_factor: None,
+            precision: 0.1,
+            confirmations: 0,
+        };
+        // 2160p remux alone: 12 passed, 13 failed against 14.7. Beside a load, at once 12 (not the top of the
+        // bracket a later format would start near), then 5 % steps down.
+        let beside = Prior { beside: true, ..prior(12.0 / 14.7, 13.0 / 14.7) };
+        let s = search_settings(&plan, Some((14, 14.7)), Some(&beside));
+        assert_eq!((s.start, s.first_step, s.derive_failing), (12, 0.05, Some(13)));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::background::{LoadSchedule, LoadWorker, READ_SLOT, load_figures};
 use super::schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
 use crate::metrics::OpClass;
@@ -23,7 +24,9 @@ use crate::run::phase::{PhaseRun, Ran, SeriesStart, run_workers};
 use crate::run::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::run::{PhaseOutcome, RunObserver};
 use crate::workload::Rng;
-use ::streams::{IngestOutcome, MediaFile, MediaKey, StepJudge, StepOutcome, StreamStats, ViewerPlan, Viewers};
+use ::streams::{
+    BackgroundFigures, IngestOutcome, MediaFile, MediaKey, StepJudge, StepOutcome, StreamStats, ViewerPlan, Viewers,
+};
 
 /// What every step of a phase shares.
 pub struct StepInputs<'a> {
@@ -72,10 +75,10 @@ pub fn run_step(
         setups.push(Box::new(move || viewer_worker(inputs, viewers, share, judge)));
     }
     let length = plan.config.step_length(count).longest();
-    for path in &ingest_paths {
-        let rate = plan.ingest.as_ref().map_or(1.0, |i| i.bytes_per_sec / f64::from(i.writers));
-        let judge = judge.clone();
-        setups.push(Box::new(move || ingest_worker(path.clone(), rate, length, inputs.direct, judge)));
+    writer_setups(inputs, &ingest_paths, length, &judge, &mut setups);
+    // The server's other work (`--during`): rank 0 runs it, as it runs the ingest writers.
+    if rank == 0 {
+        load_setups(inputs, (step, length), &judge, &mut setups);
     }
     let run = PhaseRun {
         index: inputs.index,
@@ -101,7 +104,8 @@ pub fn run_step(
         // Ingest files live only for their step; a file never created is not an error.
         let _ = std::fs::remove_file(path);
     }
-    let mut measured = step_outcome(inputs, count, &outcome, viewer_stats(schedules, viewers.len()));
+    let (streams, loads) = split_schedules(schedules, viewers.len());
+    let mut measured = step_outcome(inputs, count, &outcome, streams, end_loads(plan, loads));
     (measured.arrival, measured.judging) = (plan.config.arrival_for(count), judge.judging);
     (measured.steady_at, measured.cut) = (judge.judged_from(), judge.cut());
     match inputs.cluster {
@@ -127,20 +131,43 @@ fn ingest_paths(plan: &StreamsPlan, rank: u32, step: u32) -> Vec<PathBuf> {
     }
 }
 
-/// Each of the step's `count` viewers' figures, by global viewer number, from the schedules that ran them.
-fn viewer_stats(schedules: Vec<Option<AnySchedule<'_>>>, count: usize) -> Vec<StreamStats> {
+/// Each of the step's `count` viewers' figures, by global viewer number, from the schedules that ran them; and
+/// the background loads' schedules.
+fn split_schedules(schedules: Vec<Option<AnySchedule<'_>>>, count: usize) -> (Vec<StreamStats>, Vec<LoadSchedule>) {
     let mut streams = vec![Default::default(); count];
+    let mut loads = Vec::new();
     for schedule in schedules.into_iter().flatten() {
-        if let AnySchedule::Viewers(s) = schedule {
-            s.viewers.stats().for_each(|(global, stats)| streams[global] = stats.clone());
+        match schedule {
+            AnySchedule::Viewers(s) => s.viewers.stats().for_each(|(global, stats)| streams[global] = stats.clone()),
+            AnySchedule::Load(s) => loads.push(s),
+            _ => {}
         }
     }
-    streams
+    (streams, loads)
 }
 
-fn step_outcome(inputs: &StepInputs<'_>, count: u32, outcome: &PhaseOutcome, streams: Vec<StreamStats>) -> StepOutcome {
+/// The background loads' figures of the step (per load) and their failed reads; their files are removed (a
+/// load's files live only for their step; a file it already deleted is not an error).
+fn end_loads(plan: &StreamsPlan, loads: Vec<LoadSchedule>) -> (Vec<BackgroundFigures>, u64) {
+    for path in loads.iter().flat_map(|l| &l.created) {
+        let _ = std::fs::remove_file(path);
+    }
+    let background = load_figures(&plan.during, &loads.iter().collect::<Vec<_>>());
+    (background, loads.iter().map(|l| l.read_errors).sum())
+}
+
+/// What the step measured. The background loads' bytes are theirs, not the viewers' or the ingest writers'.
+fn step_outcome(
+    inputs: &StepInputs<'_>,
+    count: u32,
+    outcome: &PhaseOutcome,
+    streams: Vec<StreamStats>,
+    (background, load_read_errors): (Vec<BackgroundFigures>, u64),
+) -> StepOutcome {
     let reads = outcome.totals.stats(OpClass::Read);
     let writes = outcome.totals.stats(OpClass::Write);
+    let load_read: u64 = background.iter().map(|b| b.read_bytes).sum();
+    let load_written: u64 = background.iter().map(|b| b.written_bytes).sum();
     let first =
         |op: &str| {
             outcome.errors.iter().find(|e| e.op == op).map(|e| {
@@ -150,7 +177,7 @@ fn step_outcome(inputs: &StepInputs<'_>, count: u32, outcome: &PhaseOutcome, str
     let ingest = inputs.plan.ingest.as_ref().map(|i| IngestOutcome {
         writers: i.writers,
         target_bytes_per_sec: i.bytes_per_sec,
-        bytes: writes.bytes,
+        bytes: writes.bytes.saturating_sub(load_written),
         write_latency: writes.due_latency.clone().unwrap_or_default(),
         errors: writes.errors,
         first_error: first("write"),
@@ -160,8 +187,8 @@ fn step_outcome(inputs: &StepInputs<'_>, count: u32, outcome: &PhaseOutcome, str
         streams,
         lateness: reads.due_latency.clone().unwrap_or_default(),
         issue_lag: reads.lag.clone().unwrap_or_default(),
-        read_bytes: reads.bytes,
-        errors: reads.errors,
+        read_bytes: reads.bytes.saturating_sub(load_read),
+        errors: reads.errors.saturating_sub(load_read_errors),
         first_error: first("read"),
         elapsed: outcome.measured,
         arrival: Duration::ZERO,
@@ -171,6 +198,7 @@ fn step_outcome(inputs: &StepInputs<'_>, count: u32, outcome: &PhaseOutcome, str
         interrupted: inputs.interrupted.load(Ordering::Relaxed),
         engine: outcome.caps.map_or(inputs.plan.engine.name(), |c| c.kind.name()),
         ingest,
+        background,
         clients: Vec::new(),
     }
 }
@@ -245,6 +273,57 @@ fn ingest_worker<'a>(
     let settings = WorkerSettings { batch: 1, paced: true, continue_on_error: true, ..WorkerSettings::default() };
     let schedule = AnySchedule::Ingest(IngestSchedule::new(path, bytes_per_sec, length, judge));
     Ok(Built { engine, schedule, settings })
+}
+
+/// The ingest writers' workers, one per file.
+fn writer_setups<'a>(
+    inputs: &'a StepInputs<'_>,
+    paths: &'a [PathBuf],
+    length: Duration,
+    judge: &Arc<StepJudge>,
+    setups: &mut Vec<SetUp<'a>>,
+) {
+    let rate = inputs.plan.ingest.as_ref().map_or(1.0, |i| i.bytes_per_sec / f64::from(i.writers));
+    for path in paths {
+        let judge = judge.clone();
+        setups.push(Box::new(move || ingest_worker(path.clone(), rate, length, inputs.direct, judge)));
+    }
+}
+
+/// The workers of the step's background loads: one per reader and per writer of each (a transcoder's reader and
+/// writer share one).
+fn load_setups<'a>(
+    inputs: &'a StepInputs<'_>,
+    (step, length): (u32, Duration),
+    judge: &Arc<StepJudge>,
+    setups: &mut Vec<SetUp<'a>>,
+) {
+    for load in &inputs.plan.during {
+        for k in 0..load.readers.max(load.writers) {
+            let (reader, writer) = ((k < load.readers).then_some(k), (k < load.writers).then_some(k));
+            let (media, direct) = (inputs.media, inputs.direct);
+            let w = LoadWorker { plan: load, media, step, reader, writer, direct, length };
+            let (judge, engine) = (judge.clone(), inputs.plan.engine);
+            setups.push(Box::new(move || load_worker(&w, engine, judge)));
+        }
+    }
+}
+
+/// A worker of a background load: the phase's engine (its reads in flight at once), its files opened as it goes
+/// (a reader's in slot 0, a writer's in slot 1), one slot more than its reads for its writes.
+fn load_worker<'a>(w: &LoadWorker<'_>, engine: EngineKind, judge: Arc<StepJudge>) -> Result<Built<'a>, String> {
+    let kind = if engine == EngineKind::Http { EngineKind::Sync } else { engine };
+    let depth = w.plan.depth.max(1) + 1;
+    let setup = EngineSetup {
+        spare_file_slots: 2,
+        ..EngineSetup::new(kind, depth, ::streams::background::LOAD_IO_BYTES as usize)
+    };
+    let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
+    let mut rng = Rng::new(0x0D0_2196 ^ u64::from(w.step));
+    engine.for_each_buffer(&mut |buffer| fill_random(buffer, &mut rng));
+    debug_assert_eq!(READ_SLOT, 0);
+    let settings = WorkerSettings { batch: 1, paced: true, continue_on_error: true, ..WorkerSettings::default() };
+    Ok(Built { engine, schedule: AnySchedule::Load(LoadSchedule::new(w, judge)), settings })
 }
 
 /// The media files of a phase, as the viewers know them.
