@@ -7,7 +7,7 @@
 //! Event-driven: every socket is non-blocking and registered (level-triggered) with one epoll per scheduler
 //! thread; `reap` waits on it with the scheduler's timeout. No thread per viewer, no allocation per chunk
 //! (request and head buffers are per connection and reused; bodies are read into one scratch buffer and only
-//! counted). Like every engine it reads no clock and keeps no figures.
+//! counted). Like every engine it reads no clock and keeps no latency figures.
 //!
 //! `https://` connections are rustls over the same non-blocking sockets (`tls.rs`): the handshake is done when
 //! the connection is opened, and encrypted bytes rustls still holds keep the socket watched for writability.
@@ -15,8 +15,12 @@
 //! A connection the server closed while idle (keep-alive timeout, `Connection: close`, request limit) is opened
 //! again (a blocking connect on the scheduler thread, shown as the chunk's lateness) and the request sent once
 //! more. Any other failure fails that chunk with a message naming the URL ([`Engine::error_detail`]).
+//!
+//! The one tally it keeps: connections opened and opened again ([`connections`]), process-wide counters bumped
+//! once per connect (never per chunk), which the app reads around a step as it reads the process's CPU time.
 
 use std::io::{ErrorKind, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::buffer::spare_capacity;
 use rustix::event::{Timespec, epoll};
@@ -32,6 +36,15 @@ const SCRATCH: usize = 256 * 1024;
 const HEAD_READ: usize = 1024;
 /// The errno a failed HTTP exchange reports (the text comes from `error_detail`).
 const EPROTO: i32 = 71;
+
+static OPENED: AtomicU64 = AtomicU64::new(0);
+static REOPENED: AtomicU64 = AtomicU64::new(0);
+
+/// Connections this process set up so far: (opened when viewers started, opened again after the server closed
+/// one). The difference of two readings is what happened between them.
+pub fn connections() -> (u64, u64) {
+    (OPENED.load(Ordering::Relaxed), REOPENED.load(Ordering::Relaxed))
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -83,6 +96,7 @@ impl HttpEngine {
         let mut conns = Vec::with_capacity(urls.len());
         for (index, url) in urls.into_iter().enumerate() {
             let stream = open(&epoll, &url, index)?;
+            OPENED.fetch_add(1, Ordering::Relaxed);
             conns.push(Conn {
                 host_header: url.host_header(),
                 url,
@@ -144,6 +158,7 @@ impl HttpEngine {
                 let _ = epoll::delete(&self.epoll, &old);
             }
             conn.stream = Some(open(&self.epoll, &conn.url, c).map_err(|e| e.to_string())?);
+            REOPENED.fetch_add(1, Ordering::Relaxed);
             conn.watching_out = false;
             conn.served = 0;
             conn.close_after = false;

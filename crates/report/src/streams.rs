@@ -51,6 +51,7 @@ pub(super) fn write_streams_summary(
     if let Some(answer) = &streams.capacity {
         writeln!(out, "answer: {}", answer.words)?;
     }
+    super::streams_client::write_client(out, result, streams)?;
     if let Some(cluster) = &result.cluster {
         super::cluster::write_cluster_summary(out, cluster)?;
         super::cluster::write_client_steps(out, cluster)?;

@@ -23,6 +23,7 @@ use crate as results;
 mod build;
 mod cache;
 mod check;
+mod client_side;
 mod cluster;
 mod devices;
 mod fileset;
@@ -82,6 +83,7 @@ pub use plausibility::{
 };
 pub use served::{Beneath, SERVED_TOLERANCE, StepServed, judge_step, layer_reads};
 pub use skew::{SKEW_WARN_PCT, SkewCheck, SkewShare, skew_check};
+pub use client_side::{ClientLoad, ClientSample, Connections, client_load, cpu_per_gb, own_words};
 pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
     StreamsResult, StreamsStep, build_step, capacity_answer,

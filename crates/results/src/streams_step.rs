@@ -20,6 +20,8 @@ pub struct StepContext<'a> {
     /// Why the devices beneath cannot be set beside the viewers' bytes (a remote server, clients on other
     /// hosts, the null engine); `None`: judge the step by `devices`.
     pub unseen: Option<String>,
+    /// The client's CPUs and connections over the step (its CPU time is `cpu`).
+    pub client: super::ClientSample,
 }
 
 fn seconds(h: &Histogram) -> LatencySummary {
@@ -75,6 +77,12 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         errors: outcome.errors,
         first_error: outcome.first_error.clone(),
         cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
+        client: super::client_load(
+            super::ClientSample { cpu: context.cpu, ..context.client },
+            outcome.elapsed,
+            outcome.read_bytes,
+            outcome.issue_lag.percentile(99.0),
+        ),
         peak_rss_bytes: context.peak_rss_bytes,
         engine: outcome.engine.into(),
         read_bytes: outcome.read_bytes,

@@ -211,6 +211,7 @@ mod tests {
             capacity: Some(v.capacity),
             estimate: v.estimate,
             library: None,
+            client_cpu_s_per_gb: None,
         };
         (Format::parse("2160p-remux").unwrap(), streams)
     }

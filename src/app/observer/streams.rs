@@ -6,14 +6,14 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::time::Instant;
 
-use crate::engine::{EngineKind, HttpUrl};
+use crate::engine::{EngineKind, HttpUrl, connections};
 use crate::plan::{MediaSource, StreamsPlan, TargetPlan};
 use crate::results::{
-    DeviceResult, FormatShare, QualityTarget, StepContext, StreamsResult, StreamsStep, attribute, build_step,
-    capacity_answer, device_activity, served_from_beneath,
+    ClientSample, Connections, DeviceResult, FormatShare, QualityTarget, StepContext, StreamsResult, StreamsStep,
+    attribute, build_step, capacity_answer, cpu_per_gb, device_activity, served_from_beneath,
 };
 use crate::streams::{RawRates, SearchOutcome, StepOutcome, StreamsConfig, compare, estimate};
-use crate::sysinfo::{DiskStat, ProcessCpu, read_diskstats};
+use crate::sysinfo::{DiskStat, ProcessCpu, read_diskstats, usable_cpus};
 use crate::units::format_duration;
 
 pub struct StreamPhase {
@@ -27,6 +27,10 @@ pub struct StreamPhase {
     network: Option<String>,
     /// Counters taken when the current step started.
     before: Option<(Vec<DiskStat>, ProcessCpu, Instant)>,
+    /// HTTP connections opened and reopened by this process when the current step started (`engine::connections`).
+    connections_before: (u64, u64),
+    /// The CPUs this process may use (affinity, cgroup CPU quota): what its CPU use is judged against.
+    usable_cpus: f64,
 }
 
 impl StreamPhase {
@@ -73,6 +77,7 @@ impl StreamPhase {
             steps: Vec::new(),
             capacity: None,
             estimate: None,
+            client_cpu_s_per_gb: None,
         };
         let urls: Vec<&HttpUrl> = plan
             .media
@@ -83,7 +88,16 @@ impl StreamPhase {
             })
             .collect();
         let remote_on_loopback = (!urls.is_empty()).then(|| urls.iter().all(|u| on_loopback(&u.host)));
-        StreamPhase { result, config, memory_backed, remote_on_loopback, network, before: None }
+        StreamPhase {
+            result,
+            config,
+            memory_backed,
+            remote_on_loopback,
+            network,
+            before: None,
+            connections_before: connections(),
+            usable_cpus: usable_cpus(),
+        }
     }
 
     pub fn estimate(&mut self, rates: RawRates) {
@@ -93,6 +107,7 @@ impl StreamPhase {
     /// Takes the counters a step's activity is measured from; returns the line announcing it.
     pub fn step_started(&mut self, count: u32) -> String {
         self.before = Some((read_diskstats().unwrap_or_default(), ProcessCpu::read(), Instant::now()));
+        self.connections_before = connections();
         let length = self.config.step_length(count);
         let arrive = if count > 1 {
             format!("arriving over {}", format_duration(length.arrival))
@@ -133,6 +148,7 @@ impl StreamPhase {
                 ),
             ),
             unseen: self.unseen(step, devices.is_empty()),
+            client: self.client_sample(),
         };
         let measured = build_step(step, context);
         let mut line = step_line(&measured);
@@ -140,7 +156,21 @@ impl StreamPhase {
             line.push_str(&format!("\n          {}", measured.served_words));
         }
         self.result.steps.push(measured);
+        self.result.client_cpu_s_per_gb = cpu_per_gb(self.result.steps.iter().map(|s| (&s.client, s.read_bytes)));
         line
+    }
+
+    /// The client's CPUs and, for remote media, the connections this process set up since the step started.
+    fn client_sample(&self) -> ClientSample {
+        let ((opened, reopened), (opened_before, reopened_before)) = (connections(), self.connections_before);
+        ClientSample {
+            cpu: std::time::Duration::ZERO,
+            usable_cpus: self.usable_cpus,
+            connections: self.remote_on_loopback.map(|_| Connections {
+                opened: opened.saturating_sub(opened_before),
+                reconnects: reopened.saturating_sub(reopened_before),
+            }),
+        }
     }
 
     /// Why this step's devices cannot be set beside its viewers' bytes, or `None` when they can.

@@ -1,0 +1,71 @@
+//! The client's lines of the `streams` summary: what this streamcap process spent (CPU per GB received, the
+//! connections it set up to an http(s) server) and the limit line — at the step that decides (the first
+//! failing count of a search, or the one step of `--count`), whether the client rather than the source was the
+//! limit ("the client was the limit: own lag p99 12 ms, CPU 98 % of the 2 CPUs it may use"), or the source.
+//! Reads only `results` types.
+
+use std::io::{self, Write};
+
+use crate::results::{RunResult, StreamsResult, StreamsStep, own_words};
+
+/// The client line (remote media, or whenever the client was the limit) and the limit line.
+pub(super) fn write_client(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
+    let remote = result.target.kind == "http";
+    if remote {
+        write_spent(out, result, streams)?;
+    }
+    // Results older than the client's figures have no CPUs to judge by: no limit line.
+    let Some(step) = deciding_step(streams).filter(|s| s.client.usable_cpus > 0.0) else { return Ok(()) };
+    let client = &step.client;
+    let own = own_words(step.issue_lag.at(99.0).unwrap_or(0), client.cpu_busy_pct, client.usable_cpus);
+    let source = if remote { "the server or the link" } else { "the storage" };
+    match (&client.limit, step.meets_target) {
+        (Some(limit), false) => writeln!(
+            out,
+            "limit: at {} streams {limit}, so {source} may sustain more: run fewer viewers per client (spread \
+             them over hosts with mpirun) or a faster client",
+            step.count
+        ),
+        (Some(_), true) => writeln!(
+            out,
+            "limit: the client was at its limit at {} streams ({own}): a larger count would measure this client, \
+             not {source}",
+            step.count
+        ),
+        (None, false) if remote && result.target.served_from.is_none() => writeln!(
+            out,
+            "limit: at {} streams not this client ({own}): {source}; the server's cache cannot be seen from here, \
+             so whether its disks or its RAM served is unknown",
+            step.count
+        ),
+        (None, false) => writeln!(out, "limit: at {} streams {source}, not this client ({own})", step.count),
+        (None, true) => Ok(()),
+    }
+}
+
+/// The step whose outcome names the limit: the failing count beside the capacity, or the only step.
+fn deciding_step(streams: &StreamsResult) -> Option<&StreamsStep> {
+    match &streams.capacity {
+        Some(answer) => {
+            let failed = answer.first_failing?;
+            streams.steps.iter().rev().find(|s| s.count == failed && !s.meets_target)
+        }
+        None => streams.steps.last(),
+    }
+}
+
+/// "client: 2,000 connections set up, 0 reconnects; CPU 1.9 s per GB received (https: TLS included)".
+fn write_spent(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
+    let connections = streams.steps.iter().filter_map(|s| s.client.connections);
+    let (opened, reconnects) = connections.fold((0, 0), |(o, r), c| (o + c.opened, r + c.reconnects));
+    let tls = if result.target.path.to_ascii_lowercase().contains("https://") { " (https: TLS included)" } else { "" };
+    let cpu = streams
+        .client_cpu_s_per_gb
+        .map_or(String::new(), |c| format!("; CPU {c:.2} s per GB received, user + system{tls}"));
+    writeln!(
+        out,
+        "client: {opened} connections set up over {} step{}, {reconnects} reconnects{cpu}",
+        streams.steps.len(),
+        if streams.steps.len() == 1 { "" } else { "s" }
+    )
+}
