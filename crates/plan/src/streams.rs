@@ -223,7 +223,8 @@ pub(super) fn check_stream_requests(job: &JobSpec, facts: &Facts) -> Result<(), 
         let label = phase.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
         check_request(&config, &request, &facts.limits).map_err(|e| PlanError(format!("{label}: {e}")))?;
         if let (TargetFacts::Remote { media, .. }, Some(sockets)) = (&facts.target, &facts.limits.sockets) {
-            let mut servers: Vec<String> = media.iter().map(|(url, _)| format!("{} port {}", url.host, url.port)).collect();
+            let mut servers: Vec<String> =
+                media.iter().map(|(url, _)| format!("{} port {}", url.host, url.port)).collect();
             servers.sort();
             servers.dedup();
             let ask = ConnectionAsk { viewers: request.viewers, search: request.search, servers: &servers };

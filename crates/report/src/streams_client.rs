@@ -67,5 +67,13 @@ fn write_spent(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult)
         "client: {opened} connections set up over {} step{}, {reconnects} reconnects{cpu}",
         streams.steps.len(),
         if streams.steps.len() == 1 { "" } else { "s" }
-    )
+    )?;
+    if reconnects > 0 {
+        writeln!(
+            out,
+            "  reconnects: the server closed connections it had kept alive (its keep-alive timeout or request \
+             limit, or, for nginx, fewer than a sixteenth of its worker_connections free)"
+        )?;
+    }
+    Ok(())
 }

@@ -60,6 +60,7 @@ pub use cache::{CacheEnd, CacheStep, CacheSummary, Plateau, PlateauKind};
 pub use check::{
     CheckCache, CheckSummary, FormatVerdict, PlannerMember, RandomFigures, SequentialFigures, SmallFileFigures,
 };
+pub use client_side::{ClientLoad, ClientSample, Connections, client_load, cpu_per_gb, own_words};
 pub use cluster::{
     CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
     RankHost, RankPhase, client_verdict, done_figures,
@@ -83,7 +84,6 @@ pub use plausibility::{
 };
 pub use served::{Beneath, SERVED_TOLERANCE, StepServed, judge_step, layer_reads};
 pub use skew::{SKEW_WARN_PCT, SkewCheck, SkewShare, skew_check};
-pub use client_side::{ClientLoad, ClientSample, Connections, client_load, cpu_per_gb, own_words};
 pub use streams::{
     CapacityAnswer, CapacityEstimate, FormatShare, IngestFigures, QualityTarget, StepContext, StreamFigures,
     StreamsResult, StreamsStep, build_step, capacity_answer,

@@ -39,8 +39,8 @@ pub use proc::{
     DiskActivity, DiskStat, MemInfo, ProcessCpu, SystemCpu, SystemCpuUsage, parse_diskstats, parse_meminfo,
     parse_proc_stat, read_diskstats,
 };
-pub use sockets::{OpenFiles, ephemeral_ports, usable_cpus};
 pub use safety::{DeviceSafety, inspect_device, inspect_device_usage, probe_signature};
+pub use sockets::{OpenFiles, ephemeral_ports, usable_cpus};
 pub use throttle::{DeviceThrottle, ThrottleKind, read_limit_words, throttle_words, throttles_for};
 pub use topology::{
     BlockDevice, BtrfsSpace, DeviceKind, DioAlign, FilesystemFacts, MdArray, MountEntry, PoolFacts, PoolKind, Profile,
