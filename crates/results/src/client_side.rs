@@ -122,7 +122,7 @@ mod tests {
         let words = quota.limit.expect("CPU-bound");
         assert_eq!(words, "the client was the limit: own lag p99 2.00 ms, CPU 98 % of the 0.10 CPUs it may use");
         // Requests 120 ms late at p99 on an idle client.
-        let late = client_load(sample(100, 2.0), Duration::from_secs(10), 1, 120_000_000);
+        let late = client_load(sample(200, 2.0), Duration::from_secs(10), 1, 120_000_000);
         assert!(late.limit.expect("late").contains("own lag p99 120 ms, CPU 1 % of the 2 CPUs"));
         assert!(own_words(0, 50.0, 1.0).ends_with("of the 1 CPU it may use"));
     }
