@@ -35,11 +35,8 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
     let Totals { startup, to_steady, watched, stalled_time, bytes, ratio_sum, ratio_n } =
         totals(streams, context.bitrates);
     let elapsed = outcome.elapsed.as_secs_f64();
-    let beneath = match &context.unseen {
-        Some(why) => Beneath::Unseen(why),
-        None => Beneath::Devices(&context.devices),
-    };
-    let served = judge_step(outcome.read_bytes, beneath);
+    let served = served(outcome, &context);
+    let (cpu_pct, client) = client_figures(outcome, &context);
     let drain = outcome.buffer_drain();
     let fine = |s: &StreamStats| {
         s.startup.is_some_and(|u| u <= max_startup) && s.stalls == 0 && s.startup_stalls == 0 && s.bytes > 0
@@ -76,13 +73,8 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         wasted_chunks: streams.iter().map(|s| s.wasted_chunks).sum(),
         errors: outcome.errors,
         first_error: outcome.first_error.clone(),
-        cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
-        client: super::client_load(
-            super::ClientSample { cpu: context.cpu, ..context.client },
-            outcome.elapsed,
-            outcome.read_bytes,
-            outcome.issue_lag.percentile(99.0),
-        ),
+        cpu_pct,
+        client,
         peak_rss_bytes: context.peak_rss_bytes,
         engine: outcome.engine.into(),
         read_bytes: outcome.read_bytes,
@@ -94,6 +86,23 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         cache_served: served.cache_served,
         per_stream: per_stream(streams, context.bitrates),
     }
+}
+
+/// Who served the step: the devices beneath, or why they cannot be set beside the viewers' bytes.
+fn served(outcome: &StepOutcome, context: &StepContext<'_>) -> super::StepServed {
+    let beneath = match &context.unseen {
+        Some(why) => Beneath::Unseen(why),
+        None => Beneath::Devices(&context.devices),
+    };
+    judge_step(outcome.read_bytes, beneath)
+}
+
+/// streamcap's CPU over the step (percent of one core) and the client's side of the step.
+fn client_figures(outcome: &StepOutcome, context: &StepContext<'_>) -> (f64, super::ClientLoad) {
+    let elapsed = outcome.elapsed.as_secs_f64();
+    let cpu_pct = if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 };
+    let sample = super::ClientSample { cpu: context.cpu, ..context.client };
+    (cpu_pct, super::client_load(sample, outcome.elapsed, outcome.read_bytes, outcome.issue_lag.percentile(99.0)))
 }
 
 /// What the streams of a step add up to.

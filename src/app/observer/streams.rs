@@ -79,15 +79,7 @@ impl StreamPhase {
             estimate: None,
             client_cpu_s_per_gb: None,
         };
-        let urls: Vec<&HttpUrl> = plan
-            .media
-            .iter()
-            .filter_map(|m| match m {
-                MediaSource::Url { url, .. } => Some(url),
-                MediaSource::File(_) => None,
-            })
-            .collect();
-        let remote_on_loopback = (!urls.is_empty()).then(|| urls.iter().all(|u| on_loopback(&u.host)));
+        let remote_on_loopback = remote_on_loopback(plan);
         StreamPhase {
             result,
             config,
@@ -290,6 +282,19 @@ fn step_words(step: &StreamsStep) -> String {
         words.push("stopped before every viewer was steady".into());
     }
     words.join(", ")
+}
+
+/// Remote media: whether every URL names this host (loopback); `None` for local media.
+fn remote_on_loopback(plan: &StreamsPlan) -> Option<bool> {
+    let urls: Vec<&HttpUrl> = plan
+        .media
+        .iter()
+        .filter_map(|m| match m {
+            MediaSource::Url { url, .. } => Some(url),
+            MediaSource::File(_) => None,
+        })
+        .collect();
+    (!urls.is_empty()).then(|| urls.iter().all(|u| on_loopback(&u.host)))
 }
 
 /// Whether a URL's host is this host's loopback ("localhost", 127.0.0.0/8, ::1).
