@@ -77,3 +77,38 @@ fn write_spent(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult)
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{ClientLoad, read_result};
+
+    fn lines(result: &RunResult) -> String {
+        let mut out = Vec::new();
+        write_client(&mut out, result, result.streams.as_ref().unwrap()).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The failing count of a search names the client when it was the limit, the storage when it was not, and
+    /// an old result (no client figures) gets no limit line.
+    #[test]
+    fn the_limit_line_names_the_client_or_the_source_at_the_failing_count() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/streams-v1.json");
+        let mut result = read_result(&path).unwrap();
+        assert_eq!(lines(&result), "", "results older than the client figures say nothing");
+        let failed = result.streams.as_ref().unwrap().capacity.as_ref().unwrap().first_failing.unwrap();
+        let streams = result.streams.as_mut().unwrap();
+        for step in &mut streams.steps {
+            step.client = ClientLoad { usable_cpus: 2.0, cpu_busy_pct: 12.0, ..ClientLoad::default() };
+        }
+        let text = lines(&result);
+        assert!(text.starts_with(&format!("limit: at {failed} streams the storage, not this client (own lag p99")));
+        assert!(text.contains("CPU 12 % of the 2 CPUs it may use"), "{text}");
+        let streams = result.streams.as_mut().unwrap();
+        let step = streams.steps.iter_mut().rev().find(|s| s.count == failed && !s.meets_target).unwrap();
+        step.client.limit = Some("the client was the limit: own lag p99 80.0 ms, CPU 97 % of the 2 CPUs".into());
+        let text = lines(&result);
+        assert!(text.starts_with(&format!("limit: at {failed} streams the client was the limit: own lag")), "{text}");
+        assert!(text.contains("so the storage may sustain more"), "{text}");
+    }
+}
