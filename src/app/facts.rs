@@ -152,6 +152,19 @@ pub fn resource_limits() -> ResourceLimits {
         memory_bound: limits.memory_bound,
         malloc_arenas: cpus * crate::limits::MALLOC_ARENAS_PER_CPU,
         threads: limits.threads,
+        sockets: None,
+    }
+}
+
+/// What bounds a remote run's connections, after raising this process's soft open-file limit to its hard one
+/// (each viewer holds a connection for its whole watch).
+pub fn socket_limits() -> crate::plan::SocketLimits {
+    let files = crate::sysinfo::OpenFiles::raise();
+    crate::plan::SocketLimits {
+        open_files: files.soft,
+        open_files_hard: files.hard,
+        open_now: files.open,
+        ports: crate::sysinfo::ephemeral_ports(),
     }
 }
 

@@ -7,16 +7,22 @@
 //! Event-driven: every socket is non-blocking and registered (level-triggered) with one epoll per scheduler
 //! thread; `reap` waits on it with the scheduler's timeout. No thread per viewer, no allocation per chunk
 //! (request and head buffers are per connection and reused; bodies are read into one scratch buffer and only
-//! counted). Like every engine it reads no clock and keeps no figures.
+//! counted). Like every engine it reads no clock and keeps no latency figures.
 //!
 //! `https://` connections are rustls over the same non-blocking sockets (`tls.rs`): the handshake is done when
 //! the connection is opened, and encrypted bytes rustls still holds keep the socket watched for writability.
 //!
-//! A connection the server closed while idle (keep-alive timeout, `Connection: close`, request limit) is opened
-//! again (a blocking connect on the scheduler thread, shown as the chunk's lateness) and the request sent once
-//! more. Any other failure fails that chunk with a message naming the URL ([`Engine::error_detail`]).
+//! A connection the server closed while idle or before answering (keep-alive timeout, `Connection: close`,
+//! request limit, or nginx closing idle connections when fewer than a sixteenth of its worker_connections are
+//! free) is opened again (a blocking connect on the scheduler thread, shown as the chunk's lateness) and the
+//! request sent again, at most [`RETRIES`] times per request: a GET of a range is idempotent, and a player
+//! retries too. Any other failure fails that chunk with a message naming the URL ([`Engine::error_detail`]).
+//!
+//! The one tally it keeps: connections opened and opened again ([`connections`]), process-wide counters bumped
+//! once per connect (never per chunk), which the app reads around a step as it reads the process's CPU time.
 
 use std::io::{ErrorKind, Read, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::buffer::spare_capacity;
 use rustix::event::{Timespec, epoll};
@@ -30,8 +36,20 @@ use super::{Caps, Completion, Engine, EngineError, EngineKind, FileTable, Reques
 const SCRATCH: usize = 256 * 1024;
 /// While the head is awaited, read at most this much at once, so a connection's head buffer stays small.
 const HEAD_READ: usize = 1024;
+/// Times one request is sent again on a fresh connection after the server closed the connection before
+/// answering. Bounded, so a server that closes every connection fails the chunk rather than looping.
+pub const RETRIES: u8 = 3;
 /// The errno a failed HTTP exchange reports (the text comes from `error_detail`).
 const EPROTO: i32 = 71;
+
+static OPENED: AtomicU64 = AtomicU64::new(0);
+static REOPENED: AtomicU64 = AtomicU64::new(0);
+
+/// Connections this process set up so far: (opened when viewers started, opened again after the server closed
+/// one). The difference of two readings is what happened between them.
+pub fn connections() -> (u64, u64) {
+    (OPENED.load(Ordering::Relaxed), REOPENED.load(Ordering::Relaxed))
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -54,10 +72,8 @@ struct Conn {
     watching_out: bool,
     head: Vec<u8>,
     body_left: u64,
-    /// Responses received on this connection (a close before the first one is not a keep-alive timeout).
-    served: u32,
-    /// The request was already sent again on a fresh connection.
-    retried: bool,
+    /// Times the current request was sent again on a fresh connection.
+    retried: u8,
     close_after: bool,
 }
 
@@ -83,6 +99,7 @@ impl HttpEngine {
         let mut conns = Vec::with_capacity(urls.len());
         for (index, url) in urls.into_iter().enumerate() {
             let stream = open(&epoll, &url, index)?;
+            OPENED.fetch_add(1, Ordering::Relaxed);
             conns.push(Conn {
                 host_header: url.host_header(),
                 url,
@@ -96,8 +113,7 @@ impl HttpEngine {
                 watching_out: false,
                 head: Vec::new(),
                 body_left: 0,
-                served: 0,
-                retried: false,
+                retried: 0,
                 close_after: false,
             });
         }
@@ -144,8 +160,8 @@ impl HttpEngine {
                 let _ = epoll::delete(&self.epoll, &old);
             }
             conn.stream = Some(open(&self.epoll, &conn.url, c).map_err(|e| e.to_string())?);
+            REOPENED.fetch_add(1, Ordering::Relaxed);
             conn.watching_out = false;
-            conn.served = 0;
             conn.close_after = false;
         }
         let last = conn.offset + u64::from(conn.expected) - 1;
@@ -228,8 +244,7 @@ impl HttpEngine {
         conn.body_left -= body;
         if conn.body_left == 0 {
             conn.phase = Phase::Idle;
-            conn.served += 1;
-            conn.retried = false;
+            conn.retried = 0;
             let (slot, expected) = (conn.slot, conn.expected);
             if conn.close_after
                 && let Some(old) = conn.stream.take()
@@ -241,13 +256,13 @@ impl HttpEngine {
         Ok(())
     }
 
-    /// The connection ended (EOF, or `error`). A keep-alive connection that the server closed before answering
-    /// a request is opened again once; anything else fails the chunk.
+    /// The connection ended (EOF, or `error`). A connection that the server closed before any byte of the answer
+    /// is opened again, up to `RETRIES` times for one request; anything else fails the chunk.
     fn closed_or_failed(&mut self, c: usize, error: Option<String>) {
         let conn = &self.conns[c];
-        let stale = conn.phase == Phase::Head && conn.head.is_empty() && conn.served > 0 && !conn.retried;
+        let stale = conn.phase == Phase::Head && conn.head.is_empty() && conn.retried < RETRIES;
         if stale {
-            self.conns[c].retried = true;
+            self.conns[c].retried += 1;
             if let Err(e) = self.start(c, true) {
                 self.fail(c, e);
             }
@@ -298,7 +313,7 @@ impl Engine for HttpEngine {
             let c = r.file as usize;
             let conn = &mut self.conns[c];
             debug_assert_eq!(conn.phase, Phase::Idle, "one request per connection");
-            (conn.slot, conn.offset, conn.expected, conn.retried) = (r.slot, r.offset, r.len.max(1), false);
+            (conn.slot, conn.offset, conn.expected, conn.retried) = (r.slot, r.offset, r.len.max(1), 0);
             self.in_flight += 1;
             if let Err(e) = self.start(c, false) {
                 self.fail(c, e);

@@ -34,7 +34,7 @@ use std::io;
 use std::time::Duration;
 
 pub use buffers::BufferPool;
-pub use http::HttpEngine;
+pub use http::{HttpEngine, connections};
 pub use http_wire::{HttpError, HttpUrl, probe_size};
 pub use null::{NullEngine, NullFault};
 pub use sync::SyncEngine;

@@ -52,6 +52,23 @@ pub struct ResourceLimits {
     /// Threads this process may still start: the tightest of the pids cgroup limits (`pids.max − pids.current`
     /// up the hierarchy), RLIMIT_NPROC for non-root users, and the kernel's `threads-max`.
     pub threads: Option<u64>,
+    /// Remote media: the open files and ephemeral ports its connections need (`streams_sockets`); `None`
+    /// where they were not gathered (local targets).
+    pub sockets: Option<SocketLimits>,
+}
+
+/// What bounds the connections a client can hold: one file descriptor each, and one ephemeral port each per
+/// server address.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SocketLimits {
+    /// The soft open-file limit (`ulimit -n`), after raising it to the hard one.
+    pub open_files: u64,
+    /// The hard open-file limit (`ulimit -Hn`).
+    pub open_files_hard: u64,
+    /// Descriptors open already.
+    pub open_now: u64,
+    /// `net.ipv4.ip_local_port_range`, first and last; `None` when it could not be read.
+    pub ports: Option<(u16, u16)>,
 }
 
 /// A directory a file-set tree is anchored in.

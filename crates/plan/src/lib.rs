@@ -38,6 +38,7 @@ mod streams;
 mod streams_during;
 mod streams_limits;
 mod streams_media;
+mod streams_sockets;
 mod streams_threads;
 mod strided;
 mod target;
@@ -59,7 +60,7 @@ pub use crate::spec::{
 };
 pub use build::{RunOptions, build_plan};
 pub use data::{DataShape, GlobalSet, Pattern};
-pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, TargetFacts};
+pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, SocketLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use fileset_share::TreeShare;
 pub use phase::{CurvePlan, Outline, PhaseKind, PhasePlan, RawPlan};

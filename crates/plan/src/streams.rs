@@ -14,6 +14,7 @@ use super::library::first_step_titles;
 use super::streams_during::{BackgroundPlan, plan_background};
 use super::streams_limits::{StreamsRequest, check_request};
 use super::streams_media::{Estimating, Media, media_sources, plan_estimate};
+use super::streams_sockets::{ConnectionAsk, check_connections};
 use super::streams_threads::{ThreadAsk, ThreadPlan, choose_threads};
 use super::values::choose_engine;
 use super::{DirectMode, PhaseKind, PhasePlan, PlanError, TargetPlan};
@@ -229,6 +230,14 @@ pub(super) fn check_stream_requests(job: &JobSpec, facts: &Facts) -> Result<(), 
         };
         let label = phase.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
         check_request(&config, &request, &facts.limits).map_err(|e| PlanError(format!("{label}: {e}")))?;
+        if let (TargetFacts::Remote { media, .. }, Some(sockets)) = (&facts.target, &facts.limits.sockets) {
+            let mut servers: Vec<String> =
+                media.iter().map(|(url, _)| format!("{} port {}", url.host, url.port)).collect();
+            servers.sort();
+            servers.dedup();
+            let ask = ConnectionAsk { viewers: request.viewers, search: request.search, servers: &servers };
+            check_connections(&ask, sockets).map_err(|e| PlanError(format!("{label}: {e}")))?;
+        }
         if request.viewers > MAX_VIEWERS {
             return Err(PlanError(format!(
                 "{label}: {} viewers is above the most one run supports ({MAX_VIEWERS}): use a smaller --count or \

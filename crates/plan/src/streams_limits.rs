@@ -208,6 +208,7 @@ mod tests {
         memory_bound: crate::limits::MemoryBound::Available,
         malloc_arenas: 16,
         threads: Some(10_000),
+        sockets: None,
     };
 
     #[test]

@@ -42,6 +42,7 @@ mod planning;
 mod rows;
 mod steady;
 mod streams;
+mod streams_client;
 mod summary;
 mod sweep;
 mod terminal;

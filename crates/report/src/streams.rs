@@ -57,6 +57,7 @@ pub(super) fn write_streams_summary(
     for line in super::during::streams_lines(streams) {
         writeln!(out, "{line}")?;
     }
+    super::streams_client::write_client(out, result, streams)?;
     if let Some(cluster) = &result.cluster {
         super::cluster::write_cluster_summary(out, cluster)?;
         super::cluster::write_client_steps(out, cluster)?;

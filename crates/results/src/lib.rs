@@ -23,6 +23,7 @@ use crate as results;
 mod build;
 mod cache;
 mod check;
+mod client_side;
 mod cluster;
 mod devices;
 mod during;
@@ -61,6 +62,7 @@ pub use check::{
     CheckCache, CheckPlayer, CheckSummary, FormatVerdict, PlannerMember, RandomFigures, SequentialFigures,
     SmallFileFigures,
 };
+pub use client_side::{ClientLoad, ClientSample, Connections, client_load, cpu_per_gb, own_words};
 pub use cluster::{
     CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
     RankHost, RankPhase, client_verdict, done_figures,

@@ -74,6 +74,10 @@ pub struct StreamsResult {
     /// `--during`: what each load did over every step of the phase together (files/s, MB/s).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub background: Vec<::streams::BackgroundFigures>,
+    /// streamcap's CPU seconds (user + system) per GB (10^9 bytes) received, over every step together: the
+    /// client's cost of the transport (https against http shows TLS's price). Absent when nothing was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_s_per_gb: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -194,6 +198,10 @@ pub struct StreamsStep {
     pub first_error: Option<String>,
     /// streamcap's CPU use over the step, percent of one core.
     pub cpu_pct: f64,
+    /// The client's side of the step: CPU against the CPUs it may use, CPU per GB received, connections set
+    /// up, and whether the client rather than the source was the limit (absent in results older than it).
+    #[serde(default)]
+    pub client: super::ClientLoad,
     /// streamcap's peak resident memory since the process started, bytes.
     pub peak_rss_bytes: u64,
     /// The engine that issued the reads ("io_uring", "sync", "null", or "http" for remote media).
@@ -369,6 +377,7 @@ pub fn capacity_answer(
     // The failing count beside the capacity: the step that failed there, the latest if it ran more than once.
     let failing = median.failed.and_then(|n| steps.iter().rev().find(|s| s.count == n && !s.meets_target));
     let failing_reason = failing.and_then(|s| s.failure_reason(target));
+    let client_limit = failing.and_then(|s| s.client.limit.clone());
     let derived = found.failing_derived.then_some(median.failed).flatten();
     let mut answer = CapacityAnswer {
         streams: median.passed,
@@ -387,6 +396,10 @@ pub fn capacity_answer(
         derived_from: derived.and(found.derived_from.clone()),
     };
     answer.words = answer_words(&answer, target, label);
+    if let Some(limit) = client_limit {
+        // The failing count says what the client could do, not what the source could.
+        answer.words.push_str(&format!("; {limit}, so the source may sustain more"));
+    }
     answer
 }
 
@@ -508,6 +521,7 @@ mod tests {
             peak_rss_bytes: 0,
             devices: Vec::new(),
             unseen: None,
+            client: crate::results::ClientSample::default(),
         };
         let mut s = build_step(&outcome, context);
         (s.meets_target, s.cache_served) = (meets_target, cache_served);

@@ -20,6 +20,8 @@ pub struct StepContext<'a> {
     /// Why the devices beneath cannot be set beside the viewers' bytes (a remote server, clients on other
     /// hosts, the null engine); `None`: judge the step by `devices`.
     pub unseen: Option<String>,
+    /// The client's CPUs and connections over the step (its CPU time is `cpu`).
+    pub client: super::ClientSample,
 }
 
 fn seconds(h: &Histogram) -> LatencySummary {
@@ -34,6 +36,7 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         totals(streams, context.bitrates);
     let elapsed = outcome.elapsed.as_secs_f64();
     let served = served_beside_loads(outcome, &context);
+    let (cpu_pct, client) = client_figures(outcome, &context);
     let drain = outcome.buffer_drain();
     StreamsStep {
         count: outcome.count,
@@ -69,7 +72,8 @@ pub fn build_step(outcome: &StepOutcome, context: StepContext<'_>) -> StreamsSte
         wasted_chunks: streams.iter().map(|s| s.wasted_chunks).sum(),
         errors: outcome.errors,
         first_error: outcome.first_error.clone(),
-        cpu_pct: if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 },
+        cpu_pct,
+        client,
         peak_rss_bytes: context.peak_rss_bytes,
         engine: outcome.engine.into(),
         read_bytes: outcome.read_bytes,
@@ -109,6 +113,14 @@ fn served_beside_loads(outcome: &StepOutcome, context: &StepContext<'_>) -> crat
             .push_str(&format!(" (the background loads beside them read {} of it)", crate::units::Bytes(load_reads)));
     }
     served
+}
+
+/// streamcap's CPU over the step (percent of one core) and the client's side of the step.
+fn client_figures(outcome: &StepOutcome, context: &StepContext<'_>) -> (f64, super::ClientLoad) {
+    let elapsed = outcome.elapsed.as_secs_f64();
+    let cpu_pct = if elapsed > 0.0 { context.cpu.as_secs_f64() / elapsed * 100.0 } else { 0.0 };
+    let sample = super::ClientSample { cpu: context.cpu, ..context.client };
+    (cpu_pct, super::client_load(sample, outcome.elapsed, outcome.read_bytes, outcome.issue_lag.percentile(99.0)))
 }
 
 /// What the streams of a step add up to.

@@ -3,7 +3,8 @@
 //! This module answers "what machine is this, how much RAM may this process use, which devices and which pool
 //! sit beneath a path, which throttle limits them, how busy are they, and is it safe to write to this block
 //! device". It only reads: it never writes to a device, never mounts, never
-//! changes a sysfs setting. It imports `crate::units` and nothing else from streamcap. Every parser takes text
+//! changes a sysfs setting (the one thing it sets is this process's own soft open-file limit, raised to its hard
+//! one by `sockets::OpenFiles::raise` for a run of many connections). It imports `crate::units` and nothing else from streamcap. Every parser takes text
 //! so that it can be tested with fixed samples; thin wrappers read the live files.
 
 #![deny(unsafe_code)]
@@ -22,6 +23,7 @@ pub mod host;
 pub mod limits;
 pub mod proc;
 pub mod safety;
+pub mod sockets;
 pub mod throttle;
 pub mod topology;
 
@@ -38,6 +40,7 @@ pub use proc::{
     parse_proc_stat, read_diskstats,
 };
 pub use safety::{DeviceSafety, inspect_device, inspect_device_usage, probe_signature};
+pub use sockets::{OpenFiles, ephemeral_ports, usable_cpus};
 pub use throttle::{DeviceThrottle, ThrottleKind, read_limit_words, throttle_words, throttles_for};
 pub use topology::{
     BlockDevice, BtrfsSpace, DeviceKind, DioAlign, FilesystemFacts, MdArray, MountEntry, PoolFacts, PoolKind, Profile,

@@ -82,6 +82,8 @@ fn min_some<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
 pub enum Controller {
     Memory,
     Pids,
+    /// The CPU quota (`cpu.cfs_quota_us` ÷ `cpu.cfs_period_us` in v1, `cpu.max` in v2): read by `sockets.rs`.
+    Cpu,
 }
 
 impl Controller {
@@ -89,6 +91,7 @@ impl Controller {
         match self {
             Controller::Memory => "memory",
             Controller::Pids => "pids",
+            Controller::Cpu => "cpu",
         }
     }
 
@@ -98,6 +101,8 @@ impl Controller {
             (Controller::Memory, false) => ("memory.limit_in_bytes", "memory.usage_in_bytes"),
             (Controller::Memory, true) => ("memory.max", "memory.current"),
             (Controller::Pids, _) => ("pids.max", "pids.current"),
+            (Controller::Cpu, false) => ("cpu.cfs_quota_us", "cpu.cfs_period_us"),
+            (Controller::Cpu, true) => ("cpu.max", "cpu.max"),
         }
     }
 }
@@ -122,7 +127,7 @@ pub fn cgroup_headroom(
         // 64 MiB group that had read an 8 MB job file refused to plan it.
         let usage = match controller {
             Controller::Memory => usage.map(|u| u.saturating_sub(inactive_file(&read, at, v2))),
-            Controller::Pids => usage,
+            Controller::Pids | Controller::Cpu => usage,
         };
         if let (Some(limit), Some(usage)) = (limit, usage) {
             tightest = min_some(tightest, Some(limit.saturating_sub(usage)));
@@ -153,7 +158,11 @@ fn parse_limit(text: &str) -> Option<u64> {
 
 /// This process's directory of `controller` and the hierarchy's mount point, from /proc/self/mountinfo and
 /// /proc/self/cgroup; the flag says whether it is cgroup v2.
-fn cgroup_dir(mounts: &[MountEntry], proc_cgroup: &str, controller: Controller) -> Option<(PathBuf, PathBuf, bool)> {
+pub(crate) fn cgroup_dir(
+    mounts: &[MountEntry],
+    proc_cgroup: &str,
+    controller: Controller,
+) -> Option<(PathBuf, PathBuf, bool)> {
     for line in proc_cgroup.lines() {
         let mut parts = line.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);

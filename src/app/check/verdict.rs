@@ -216,6 +216,7 @@ mod tests {
             during: Vec::new(),
             alone: None,
             background: Vec::new(),
+            client_cpu_s_per_gb: None,
         };
         (Format::parse("2160p-remux").unwrap(), streams)
     }

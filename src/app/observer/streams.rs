@@ -6,14 +6,14 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 use std::time::Instant;
 
-use crate::engine::{EngineKind, HttpUrl};
+use crate::engine::{EngineKind, HttpUrl, connections};
 use crate::plan::{MediaSource, StreamsPlan, TargetPlan};
 use crate::results::{
-    DeviceResult, FormatShare, QualityTarget, StepContext, StreamsResult, StreamsStep, attribute, build_step,
-    capacity_answer, device_activity, served_from_beneath,
+    ClientSample, Connections, DeviceResult, FormatShare, QualityTarget, StepContext, StreamsResult, StreamsStep,
+    attribute, build_step, capacity_answer, cpu_per_gb, device_activity, served_from_beneath,
 };
 use crate::streams::{RawRates, SearchOutcome, StepOutcome, StreamsConfig, compare, estimate};
-use crate::sysinfo::{DiskStat, ProcessCpu, read_diskstats};
+use crate::sysinfo::{DiskStat, ProcessCpu, read_diskstats, usable_cpus};
 use crate::units::format_duration;
 
 pub struct StreamPhase {
@@ -27,20 +27,26 @@ pub struct StreamPhase {
     network: Option<String>,
     /// Counters taken when the current step started.
     before: Option<(Vec<DiskStat>, ProcessCpu, Instant)>,
+    /// HTTP connections opened and reopened by this process when the current step started (`engine::connections`).
+    connections_before: (u64, u64),
+    /// The CPUs this process may use (affinity, cgroup CPU quota): what its CPU use is judged against.
+    usable_cpus: f64,
+}
+
+/// Bytes of the media the viewers read: the files', or what each URL's server said.
+fn media_bytes(plan: &StreamsPlan, target: &TargetPlan) -> u64 {
+    let size = |m: &MediaSource| match m {
+        MediaSource::File(f) => target.files[*f as usize].size.0,
+        MediaSource::Url { size, .. } => *size,
+    };
+    plan.media.iter().map(size).sum()
 }
 
 impl StreamPhase {
     pub fn new(plan: &StreamsPlan, target: &TargetPlan, memory_backed: bool, network: Option<String>) -> StreamPhase {
         let config = plan.config.clone();
         let total_weight: u32 = config.mix.0.iter().map(|(_, w)| w).sum();
-        let media_bytes = plan
-            .media
-            .iter()
-            .map(|m| match m {
-                MediaSource::File(f) => target.files[*f as usize].size.0,
-                MediaSource::Url { size, .. } => *size,
-            })
-            .sum();
+        let media_bytes = media_bytes(plan, target);
         let result = StreamsResult {
             label: config.mix.label(),
             formats: config
@@ -78,17 +84,19 @@ impl StreamPhase {
             during: plan.during.iter().map(|d| d.load.name().to_string()).collect(),
             alone: None,
             background: Vec::new(),
+            client_cpu_s_per_gb: None,
         };
-        let urls: Vec<&HttpUrl> = plan
-            .media
-            .iter()
-            .filter_map(|m| match m {
-                MediaSource::Url { url, .. } => Some(url),
-                MediaSource::File(_) => None,
-            })
-            .collect();
-        let remote_on_loopback = (!urls.is_empty()).then(|| urls.iter().all(|u| on_loopback(&u.host)));
-        StreamPhase { result, config, memory_backed, remote_on_loopback, network, before: None }
+        let remote_on_loopback = remote_on_loopback(plan);
+        StreamPhase {
+            result,
+            config,
+            memory_backed,
+            remote_on_loopback,
+            network,
+            before: None,
+            connections_before: connections(),
+            usable_cpus: usable_cpus(),
+        }
     }
 
     pub fn estimate(&mut self, rates: RawRates) {
@@ -98,6 +106,7 @@ impl StreamPhase {
     /// Takes the counters a step's activity is measured from; returns the line announcing it.
     pub fn step_started(&mut self, count: u32) -> String {
         self.before = Some((read_diskstats().unwrap_or_default(), ProcessCpu::read(), Instant::now()));
+        self.connections_before = connections();
         let length = self.config.step_length(count);
         let arrive = if count > 1 {
             format!("arriving over {}", format_duration(length.arrival))
@@ -138,6 +147,7 @@ impl StreamPhase {
                 ),
             ),
             unseen: self.unseen(step, devices.is_empty()),
+            client: self.client_sample(),
         };
         let measured = build_step(step, context);
         let mut line = step_line(&measured);
@@ -149,6 +159,7 @@ impl StreamPhase {
         }
         self.result.steps.push(measured);
         self.result.background = background_total(&self.result.steps);
+        self.result.client_cpu_s_per_gb = cpu_per_gb(self.result.steps.iter().map(|s| (&s.client, s.read_bytes)));
         line
     }
 
@@ -160,6 +171,19 @@ impl StreamPhase {
         let mut alone = earlier.iter().rev().filter_map(|p| p.streams.as_ref());
         let alone = alone.find(|r| r.during.is_empty() && r.label == self.result.label && r.capacity.is_some());
         self.result.alone = alone.and_then(|r| r.capacity.as_ref()).map(|c| c.streams);
+    }
+
+    /// The client's CPUs and, for remote media, the connections this process set up since the step started.
+    fn client_sample(&self) -> ClientSample {
+        let ((opened, reopened), (opened_before, reopened_before)) = (connections(), self.connections_before);
+        ClientSample {
+            cpu: std::time::Duration::ZERO,
+            usable_cpus: self.usable_cpus,
+            connections: self.remote_on_loopback.map(|_| Connections {
+                opened: opened.saturating_sub(opened_before),
+                reconnects: reopened.saturating_sub(reopened_before),
+            }),
+        }
     }
 
     /// Why this step's devices cannot be set beside its viewers' bytes, or `None` when they can.
@@ -279,6 +303,19 @@ fn step_words(step: &StreamsStep) -> String {
         words.push("stopped before every viewer was steady".into());
     }
     words.join(", ")
+}
+
+/// Remote media: whether every URL names this host (loopback); `None` for local media.
+fn remote_on_loopback(plan: &StreamsPlan) -> Option<bool> {
+    let urls: Vec<&HttpUrl> = plan
+        .media
+        .iter()
+        .filter_map(|m| match m {
+            MediaSource::Url { url, .. } => Some(url),
+            MediaSource::File(_) => None,
+        })
+        .collect();
+    (!urls.is_empty()).then(|| urls.iter().all(|u| on_loopback(&u.host)))
 }
 
 /// Whether a URL's host is this host's loopback ("localhost", 127.0.0.0/8, ::1).

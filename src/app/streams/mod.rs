@@ -19,7 +19,7 @@ use super::library::{open_library, refuse_inside};
 use super::observer::{ResultRecorder, on_loopback};
 use super::output::{Ending, end_command, ended, print_display_quietly, print_written, result_skeleton};
 use crate::cli::StreamsArgs;
-use crate::plan::{Facts, Plan, RunOptions, StreamCount, TargetFacts, build_plan};
+use crate::plan::{Facts, Plan, ResourceLimits, RunOptions, StreamCount, TargetFacts, build_plan};
 use crate::report::{Renderer, Summary};
 use crate::results::{Answer, Measured, RunResult, RunStatus, TargetInfo, answer_from};
 use crate::run::{INTERRUPTED_EXIT, Interrupt, ProgressLine, RunOutcome, execute, run_id};
@@ -262,7 +262,7 @@ fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Si
             anchors: Vec::new(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             media_libraries: Vec::new(),
-            limits: super::facts::resource_limits(),
+            limits: ResourceLimits { sockets: Some(super::facts::socket_limits()), ..super::facts::resource_limits() },
             mirrors: None,
         };
         let on_loopback = urls.iter().all(|u| on_loopback(&u.host));

@@ -1,0 +1,129 @@
+//! What the client (this streamcap process) spent on a stream step, and whether it, rather than the source, was
+//! the limit: its CPU time against the CPUs it may use, CPU seconds per GB received (the price of TLS shows
+//! here: set an https run beside an http one), the connections it set up to an http(s) server, and its own lag
+//! in issuing due requests. Pure arithmetic on figures the app sampled around the step.
+//!
+//! The client is named as the limit when its own lag p99 passes [`CLIENT_LAG_LIMIT_MS`] (requests went out late
+//! before any server saw them) or its CPU reached [`CLIENT_CPU_LIMIT_PCT`] of the CPUs it may use (affinity and
+//! a cgroup CPU quota): the same thresholds a multi-host run judges each client by (`cluster.rs`).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::cluster::{CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS};
+
+/// The client's side of one step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientLoad {
+    /// streamcap's CPU time over the step, user + system, seconds (all its threads).
+    pub cpu_s: f64,
+    /// CPU seconds per GB (10^9 bytes) the viewers received: TLS decryption shows here. Absent when nothing
+    /// was received.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_s_per_gb: Option<f64>,
+    /// CPUs this process could use: its affinity mask, or fewer under a cgroup CPU quota (fractional).
+    pub usable_cpus: f64,
+    /// CPU time over the step's duration, percent of `usable_cpus` (100: every CPU it may use was busy).
+    pub cpu_busy_pct: f64,
+    /// Remote media: the connections set up during the step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<Connections>,
+    /// The client was the limit, in words ("the client was the limit: own lag p99 12 ms, CPU 98 % of the 2
+    /// CPUs it may use"); absent when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
+}
+
+/// Connections to an http(s) server over one step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Connections {
+    /// Set up when the viewers started: one keep-alive connection per viewer (TLS handshake included for
+    /// https).
+    pub opened: u64,
+    /// Set up again after the server closed an idle one (keep-alive timeout, request limit, `Connection:
+    /// close`).
+    pub reconnects: u64,
+}
+
+/// What the app sampled around a step.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientSample {
+    /// streamcap's CPU time over the step (user + system).
+    pub cpu: Duration,
+    /// CPUs this process could use.
+    pub usable_cpus: f64,
+    /// Remote media: connections set up during the step.
+    pub connections: Option<Connections>,
+}
+
+/// The client's side of a step of `elapsed` in which the viewers received `received` bytes and requests went
+/// out `lag_p99_ns` late at the 99th percentile.
+pub fn client_load(sample: ClientSample, elapsed: Duration, received: u64, lag_p99_ns: u64) -> ClientLoad {
+    let cpu_s = sample.cpu.as_secs_f64();
+    let usable = sample.usable_cpus.max(0.01);
+    let seconds = elapsed.as_secs_f64();
+    let busy = if seconds > 0.0 { cpu_s / seconds / usable * 100.0 } else { 0.0 };
+    let lag_ms = lag_p99_ns as f64 / 1e6;
+    let limited = busy >= CLIENT_CPU_LIMIT_PCT || lag_ms > CLIENT_LAG_LIMIT_MS;
+    ClientLoad {
+        cpu_s,
+        cpu_s_per_gb: (received > 0).then(|| cpu_s / (received as f64 / 1e9)),
+        usable_cpus: usable,
+        cpu_busy_pct: busy,
+        connections: sample.connections,
+        limit: limited.then(|| format!("the client was the limit: {}", own_words(lag_p99_ns, busy, usable))),
+    }
+}
+
+/// "own lag p99 12 ms, CPU 98 % of the 2 CPUs it may use".
+pub fn own_words(lag_p99_ns: u64, busy_pct: f64, usable: f64) -> String {
+    let cpus = if (usable - usable.round()).abs() < 0.005 {
+        let n = usable.round();
+        if n == 1.0 { "the 1 CPU".to_string() } else { format!("the {n:.0} CPUs") }
+    } else {
+        format!("the {usable:.2} CPUs")
+    };
+    format!(
+        "own lag p99 {}, CPU {busy_pct:.0} % of {cpus} it may use",
+        crate::units::format_latency_ns(lag_p99_ns as f64)
+    )
+}
+
+/// CPU seconds per GB received over several steps together (a phase): their CPU time over their bytes.
+pub fn cpu_per_gb<'a>(loads: impl Iterator<Item = (&'a ClientLoad, u64)>) -> Option<f64> {
+    let (cpu, bytes) = loads.fold((0.0, 0u64), |(c, b), (load, read)| (c + load.cpu_s, b + read));
+    (bytes > 0).then(|| cpu / (bytes as f64 / 1e9))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(cpu_ms: u64, usable: f64) -> ClientSample {
+        ClientSample { cpu: Duration::from_millis(cpu_ms), usable_cpus: usable, connections: None }
+    }
+
+    #[test]
+    fn cpu_per_gb_is_cpu_time_over_bytes_received() {
+        let load = client_load(sample(500, 2.0), Duration::from_secs(10), 2_000_000_000, 1_000_000);
+        assert_eq!(load.cpu_s_per_gb, Some(0.25));
+        assert!((load.cpu_busy_pct - 2.5).abs() < 1e-9, "{load:?}");
+        assert_eq!(load.limit, None);
+        assert_eq!(client_load(sample(500, 2.0), Duration::from_secs(1), 0, 0).cpu_s_per_gb, None);
+        let steps = [(load.clone(), 2_000_000_000), (load, 0)];
+        assert_eq!(cpu_per_gb(steps.iter().map(|(l, b)| (l, *b))), Some(0.5));
+    }
+
+    #[test]
+    fn a_busy_or_late_client_is_named_as_the_limit() {
+        // 0.98 s of CPU in 10 s under a quota of 0.1 CPU: 98 % of what it may use.
+        let quota = client_load(sample(980, 0.1), Duration::from_secs(10), 1, 2_000_000);
+        let words = quota.limit.expect("CPU-bound");
+        assert_eq!(words, "the client was the limit: own lag p99 2.00 ms, CPU 98 % of the 0.10 CPUs it may use");
+        // Requests 120 ms late at p99 on an idle client.
+        let late = client_load(sample(200, 2.0), Duration::from_secs(10), 1, 120_000_000);
+        assert!(late.limit.expect("late").contains("own lag p99 120 ms, CPU 1 % of the 2 CPUs"));
+        assert!(own_words(0, 50.0, 1.0).ends_with("of the 1 CPU it may use"));
+    }
+}
