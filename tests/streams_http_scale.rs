@@ -4,130 +4,21 @@
 //! named as the limit rather than the server.
 //!
 //! The scale test runs 2,000 viewers, not the 10,000 of docs/performance.md, to stay well under a minute on a
-//! busy machine; nothing asserts a speed. nginx is started by this file's own `ScaleNginx` (worker_connections
-//! and worker_rlimit_nofile sized for the viewers), written so that it can move to `tests/common` with the other
-//! nginx starters. Skips loudly without nginx (or openssl, prlimit, root and cgroup v1 cpu where a test needs
+//! busy machine; nothing asserts a speed. nginx is `tests/common/nginx.rs`'s, with worker_connections and
+//! worker_rlimit_nofile sized for the viewers. Skips loudly without nginx (or openssl, prlimit, root and cgroup v1 cpu where a test needs
 //! them).
 
 mod common;
 
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
+use common::nginx::{Nginx, Options};
 use common::{read_json, streamcap, streamcap_path};
 
-/// nginx on a free loopback port, plain or TLS (a self-signed certificate made here), sized for `connections`
-/// at once; killed (only this process) and reaped on drop.
-struct ScaleNginx {
-    child: Child,
-    port: u16,
-    tls: bool,
-    dir: tempfile::TempDir,
-}
-
-impl ScaleNginx {
-    fn start(test: &str, connections: u32, tls: bool) -> Option<ScaleNginx> {
-        let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx"].iter().map(PathBuf::from).find(|p| p.exists());
-        let Some(nginx) = nginx else {
-            common::skip(&format!("{test}: nginx is not installed (apt-get install nginx)"));
-            return None;
-        };
-        if tls && !Path::new("/usr/bin/openssl").exists() {
-            common::skip(&format!("{test}: openssl is not installed"));
-            return None;
-        }
-        for _ in 0..5 {
-            let dir = tempfile::tempdir().unwrap();
-            std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-            std::fs::create_dir(dir.path().join("root")).unwrap();
-            std::fs::create_dir(dir.path().join("tmp")).unwrap();
-            if tls {
-                certificate(dir.path());
-            }
-            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            std::fs::write(dir.path().join("nginx.conf"), config(dir.path(), port, connections, tls)).unwrap();
-            let child = Command::new(&nginx)
-                .arg("-p")
-                .arg(dir.path())
-                .arg("-c")
-                .arg(dir.path().join("nginx.conf"))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("nginx starts");
-            let mut server = ScaleNginx { child, port, tls, dir };
-            if server.wait_ready() {
-                return Some(server);
-            }
-            eprintln!("nginx: {}", std::fs::read_to_string(server.dir.path().join("error.log")).unwrap_or_default());
-        }
-        panic!("nginx did not start on a free port in 5 tries");
-    }
-
-    fn wait_ready(&mut self) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.child.try_wait().ok().flatten().is_some() {
-                return false;
-            }
-            if TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
-    }
-
-    /// Writes a media file of `bytes` under the served root; returns its URL.
-    fn media(&self, name: &str, bytes: usize) -> String {
-        let data: Vec<u8> = (0..bytes).map(|i| (i * 31 % 251) as u8).collect();
-        std::fs::write(self.dir.path().join("root").join(name), data).unwrap();
-        format!("{}://127.0.0.1:{}/{name}", if self.tls { "https" } else { "http" }, self.port)
-    }
-}
-
-impl Drop for ScaleNginx {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One process (no master), no access log (thousands of lines a second), connections and files for the load.
-/// nginx closes idle keep-alive connections when fewer than a sixteenth of its worker_connections are free
-/// (`ngx_drain_connections`): 2,128 for 2,000 viewers made 720 reconnects and 16 failed chunks, so the
-/// connections are the viewers' and a quarter more.
-fn config(dir: &Path, port: u16, connections: u32, tls: bool) -> String {
-    let d = dir.display();
-    let listen = if tls {
-        format!("listen 127.0.0.1:{port} ssl; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem;")
-    } else {
-        format!("listen 127.0.0.1:{port};")
-    };
-    format!(
-        "daemon off;\nmaster_process off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-         worker_rlimit_nofile {};\nevents {{ worker_connections {}; }}\n\
-         http {{\n  access_log off;\n  keepalive_requests 1000000;\n  keepalive_timeout 120s;\n  \
-         client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;\n  \
-         uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n  server {{ {listen} root {d}/root; }}\n}}\n",
-        connections * 3 + 256,
-        connections + connections / 4 + 128
-    )
-}
-
-fn certificate(dir: &Path) {
-    let d = dir.display();
-    let made = Command::new("/usr/bin/openssl")
-        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1"])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1"])
-        .args(["-keyout", &format!("{d}/key.pem"), "-out", &format!("{d}/cert.pem")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(made.success(), "openssl req made no certificate");
+/// The test's own nginx, plain or TLS, sized for `connections` at once.
+fn nginx(test: &str, connections: u32, tls: bool) -> Option<Nginx> {
+    Nginx::with(test, Options { tls, connections, ..Options::default() })
 }
 
 /// Low-rate viewers with short chunks and buffers: thousands of them are a few tens of MB/s.
@@ -141,12 +32,12 @@ fn text(output: &Output) -> (String, String) {
 #[test]
 fn viewers_past_the_open_file_limit_are_refused_with_the_ulimit_needed() {
     let test = "viewers past ulimit -n";
-    let Some(nginx) = ScaleNginx::start(test, 256, false) else { return };
+    let Some(nginx) = nginx(test, 256, false) else { return };
     if !Path::new("/usr/bin/prlimit").exists() {
         common::skip(&format!("{test}: prlimit (util-linux) is not installed"));
         return;
     }
-    let url = nginx.media("media.bin", 4 << 20);
+    let url = nginx.media_url("media.bin", 4 << 20);
     let under = |count: &str| {
         Command::new("/usr/bin/prlimit")
             .arg("--nofile=256:256")
@@ -170,8 +61,8 @@ fn viewers_past_the_open_file_limit_are_refused_with_the_ulimit_needed() {
 
 #[test]
 fn two_thousand_keep_alive_viewers_play_from_nginx_with_every_connection_counted() {
-    let Some(nginx) = ScaleNginx::start("2,000 http viewers", 2000, false) else { return };
-    let url = nginx.media("media.bin", 8 << 20);
+    let Some(nginx) = nginx("2,000 http viewers", 2000, false) else { return };
+    let url = nginx.media_url("media.bin", 8 << 20);
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
     let run = streamcap()
@@ -228,10 +119,10 @@ fn four_viewers(url: &str) -> (serde_json::Value, String) {
 #[test]
 fn https_and_http_runs_report_the_client_cpu_per_gb_received() {
     let test = "CPU per GB over https and http";
-    let Some(tls) = ScaleNginx::start(test, 64, true) else { return };
-    let Some(plain) = ScaleNginx::start(test, 64, false) else { return };
+    let Some(tls) = nginx(test, 64, true) else { return };
+    let Some(plain) = nginx(test, 64, false) else { return };
     let mut figures = Vec::new();
-    for url in [tls.media("media.bin", 16 << 20), plain.media("media.bin", 16 << 20)] {
+    for url in [tls.media_url("media.bin", 16 << 20), plain.media_url("media.bin", 16 << 20)] {
         let (result, summary) = four_viewers(&url);
         let per_gb = result["streams"]["client_cpu_s_per_gb"].as_f64().expect("CPU per GB in the JSON");
         let step = &result["streams"]["steps"][0];
@@ -275,9 +166,9 @@ impl Drop for CpuCgroup {
 #[test]
 fn a_client_held_to_a_cpu_quota_is_named_as_the_limit() {
     let test = "a CPU-bound client named as the limit";
-    let Some(nginx) = ScaleNginx::start(test, 256, false) else { return };
+    let Some(nginx) = nginx(test, 256, false) else { return };
     let Some(group) = CpuCgroup::new(test, 5000) else { return };
-    let url = nginx.media("media.bin", 32 << 20);
+    let url = nginx.media_url("media.bin", 32 << 20);
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
     let script = format!("echo $$ > {}/cgroup.procs && exec \"$0\" \"$@\"", group.0.display());
