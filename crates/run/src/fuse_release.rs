@@ -14,8 +14,11 @@ use std::time::{Duration, Instant};
 /// The prefix libfuse's high-level API gives a removed file that is still open.
 pub(crate) const FUSE_HIDDEN: &str = ".fuse_hidden";
 /// How long a removal waits for FUSE to let go of hidden removed files: its releases come after close(), and a
-/// busy machine delays them.
-pub(crate) const FUSE_RELEASE_WAIT: Duration = Duration::from_secs(5);
+/// busy machine delays them, as does a slow link: sshfs sends the close behind every request already queued on
+/// its one channel (a check's last viewers can leave megabytes of reads queued on a 25 MB/s link), and 5 s was
+/// once too short in CI (the file-set lock's release came later, and `.streamcap` stayed). Only waited while
+/// nothing but hidden files is left.
+pub(crate) const FUSE_RELEASE_WAIT: Duration = Duration::from_secs(30);
 /// Pause between tries while hidden files are left.
 const RETRY_PAUSE: Duration = Duration::from_millis(20);
 
