@@ -7,20 +7,15 @@
 
 mod common;
 
-use common::{Cgroup, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json};
+use common::{ThrottledExt4, read_json};
 
 #[test]
 fn a_quick_check_with_a_load_adds_the_what_breaks_first_table() {
     let test = "check --quick --during library-scan on a throttled disk";
-    if !can_use_loop_devices(test) || !can_throttle(test) {
+    let Some(disk) = ThrottledExt4::new(test, 512 << 20, "sc-during-check", "read_bps_device", 16 << 20) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let device = LoopDevice::new(&dir.path().join("disk.img"), 512 << 20);
-    device.mkfs_ext4();
-    let mount = Mount::new(device.device.to_str().unwrap(), &dir.path().join("mnt"), &[]);
-    let group = Cgroup::new("sc-during-check");
-    group.limit(&device, "read_bps_device", 16 << 20);
+    };
+    let (dir, mount, group) = (&disk.dir, &disk.mount, &disk.group);
     let (json, summary) = (dir.path().join("check.json"), dir.path().join("summary.txt"));
     group.run_streamcap(&format!(
         "check {} --quick --during library-scan --library-size 128M --no-html --json {} > {}",

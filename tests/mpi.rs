@@ -180,7 +180,7 @@ fn a_failing_rank_is_named_and_stops_all() {
 #[cfg(feature = "mpi")]
 #[test]
 fn ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let Some(mut cmd) = common::mpirun("ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data", 2) else {
         return;
     };
@@ -194,12 +194,7 @@ fn ctrl_c_on_mpirun_keeps_the_partial_result_and_leaves_no_data() {
         .stderr(std::process::Stdio::piped());
     let mut running = common::Running(cmd.spawn().expect("mpirun starts"));
     // The JSON is first written when the phase starts; let it run a little after that.
-    let give_up = Instant::now() + Duration::from_secs(60);
-    while !json.exists() {
-        assert!(running.0.try_wait().expect("mpirun").is_none(), "mpirun ended before the phase started");
-        assert!(Instant::now() < give_up, "the phase never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_for_file_while_running(&mut running.0, &json, Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(1500));
     let status = common::interrupt_and_wait(&mut running.0, Duration::from_secs(60));
     assert!(!status.success());

@@ -11,7 +11,7 @@
 mod common;
 
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::hosts::{NetHosts, can_use_network_hosts};
 
@@ -122,12 +122,7 @@ fn ctrl_c_on_mpirun_removes_every_hosts_data() {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut running = common::Running(cmd.spawn().expect("mpirun starts"));
     // The JSON is first written when the phase starts; let it run a little after that.
-    let give_up = Instant::now() + Duration::from_secs(60);
-    while !json.exists() {
-        assert!(running.0.try_wait().expect("mpirun").is_none(), "mpirun ended before the phase started");
-        assert!(Instant::now() < give_up, "the phase never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_for_file_while_running(&mut running.0, &json, Duration::from_secs(60));
     // Both hosts have their data files by then: every rank made its files before the phase began.
     std::thread::sleep(Duration::from_millis(1500));
     let status = common::interrupt_and_wait(&mut running.0, Duration::from_secs(60));

@@ -126,7 +126,7 @@ fn each_ranks_threads_share_its_own_files() {
 /// interrupted, and no tree, lock or work directory is left in the anchor.
 #[test]
 fn ctrl_c_leaves_no_shared_tree() {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let Some(mut cmd) = common::mpirun("ctrl_c_leaves_no_shared_tree", 2) else { return };
     let (dir, anchor) = setup();
     let (job, json) = (dir.path().join("shared.vdb"), dir.path().join("r.json"));
@@ -135,12 +135,7 @@ fn ctrl_c_leaves_no_shared_tree() {
     cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json);
     cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let mut running = common::Running(cmd.spawn().expect("mpirun starts"));
-    let give_up = Instant::now() + Duration::from_secs(60);
-    while !json.exists() {
-        assert!(running.0.try_wait().expect("mpirun").is_none(), "mpirun ended before the phase started");
-        assert!(Instant::now() < give_up, "the phase never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_for_file_while_running(&mut running.0, &json, Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(2500));
     let status = common::interrupt_and_wait(&mut running.0, Duration::from_secs(30));
     assert!(!status.success());

@@ -328,7 +328,7 @@ fn fwds_on_two_hds_hold_their_skew_at_fwdrate_max() {
 /// directory besides the job and the result. mpirun's own exit code after SIGINT is 1 (docs/multi-host.md), so
 /// only failure is asserted.
 fn interrupted(test: &str, text: &str, after: std::time::Duration) -> Option<(serde_json::Value, Vec<PathBuf>)> {
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let mut cmd = common::mpirun(test, 2)?;
     let dir = tempfile::tempdir().expect("temp dir");
     let (job, json) = (dir.path().join("idle.vdb"), dir.path().join("r.json"));
@@ -336,12 +336,7 @@ fn interrupted(test: &str, text: &str, after: std::time::Duration) -> Option<(se
     cmd.arg(common::streamcap_path()).arg("run").arg("--job").arg(&job).arg("--json").arg(&json);
     cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let mut running = common::Running(cmd.spawn().expect("mpirun starts"));
-    let give_up = Instant::now() + Duration::from_secs(60);
-    while !json.exists() {
-        assert!(running.0.try_wait().expect("mpirun").is_none(), "mpirun ended before the phase started");
-        assert!(Instant::now() < give_up, "the phase never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    common::wait_for_file_while_running(&mut running.0, &json, Duration::from_secs(60));
     std::thread::sleep(after);
     let status = common::interrupt_and_wait(&mut running.0, Duration::from_secs(30));
     assert!(!status.success());

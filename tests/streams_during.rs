@@ -14,7 +14,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Cgroup, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json};
+use common::{ThrottledExt4, read_json};
 use serde_json::Value;
 
 /// 3 Mbit/s in 256 KiB chunks (0.375 MB/s per viewer), a short buffer so that a count above the disk's runs dry
@@ -28,15 +28,8 @@ const BANDWIDTH: u64 = 16 << 20;
 /// Runs `streams --max --during LOAD` on a fresh throttled ext4 loop device; returns the result's streams
 /// section, after checking that nothing of the run is left under the mount point.
 fn beside(test: &str, load: &str) -> Option<Value> {
-    if !can_use_loop_devices(test) || !can_throttle(test) {
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let device = LoopDevice::new(&dir.path().join("disk.img"), 256 << 20);
-    device.mkfs_ext4();
-    let mount = Mount::new(device.device.to_str().unwrap(), &dir.path().join("mnt"), &[]);
-    let group = Cgroup::new("sc-during-streams");
-    group.limit(&device, "read_bps_device", BANDWIDTH);
+    let disk = ThrottledExt4::new(test, 256 << 20, "sc-during-streams", "read_bps_device", BANDWIDTH)?;
+    let (dir, mount, group) = (&disk.dir, &disk.mount, &disk.group);
     let json = dir.path().join("during.json");
     group.run_streamcap(&format!(
         "streams {} {STREAM_ARGS} --max --during {load} --json {}",

@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::{Cgroup, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json};
+use common::{ThrottledExt4, read_json};
 use serde_json::Value;
 
 /// Stream bitrate: 3 Mbit/s in 256 KiB chunks is 1.43 chunks/s and 0.375 MB/s per viewer. The buffer is short
@@ -31,15 +31,8 @@ const BANDWIDTH: u64 = 16 << 20;
 
 /// Runs `streams --max` on a fresh ext4 loop device throttled by `file` = `value`; returns (capacity, bound).
 fn capacity_against_bound(test: &str, file: &str, value: u64, limit: u32, bound_key: &str) -> Option<(f64, f64)> {
-    if !can_use_loop_devices(test) || !can_throttle(test) {
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let device = LoopDevice::new(&dir.path().join("disk.img"), 256 << 20);
-    device.mkfs_ext4();
-    let mount = Mount::new(device.device.to_str().unwrap(), &dir.path().join("mnt"), &[]);
-    let group = Cgroup::new("streamcap-streams");
-    group.limit(&device, file, value);
+    let disk = ThrottledExt4::new(test, 256 << 20, "streamcap-streams", file, value)?;
+    let (dir, mount, group) = (&disk.dir, &disk.mount, &disk.group);
 
     let json = dir.path().join("max.json");
     group.run_streamcap(&format!(
@@ -98,15 +91,10 @@ fn max_finds_the_bandwidth_bound_of_a_throttled_disk() {
 #[test]
 fn a_count_above_the_bandwidth_fails_by_playback_stalls_after_steady_state() {
     let test = "an audience above the bandwidth of a throttled disk";
-    if !can_use_loop_devices(test) || !can_throttle(test) {
+    let Some(disk) = ThrottledExt4::new(test, 256 << 20, "streamcap-audience", "read_bps_device", BANDWIDTH) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let device = LoopDevice::new(&dir.path().join("disk.img"), 256 << 20);
-    device.mkfs_ext4();
-    let mount = Mount::new(device.device.to_str().unwrap(), &dir.path().join("mnt"), &[]);
-    let group = Cgroup::new("streamcap-audience");
-    group.limit(&device, "read_bps_device", BANDWIDTH);
+    };
+    let (dir, mount, group) = (&disk.dir, &disk.mount, &disk.group);
     let json = dir.path().join("count.json");
     // Without --expect a count that misses the target still exits 0: the verdict is read from the result.
     group.run_streamcap(&format!(

@@ -203,6 +203,31 @@ impl Drop for Cgroup {
     }
 }
 
+/// ext4 on a fresh loop device, mounted, with a blkio group limiting its reads (`file` = `value`): the emulated
+/// disk of the throttled tests. Dropped group first, then the mount, the device and the temporary directory.
+pub struct ThrottledExt4 {
+    pub group: Cgroup,
+    pub mount: Mount,
+    pub device: LoopDevice,
+    pub dir: tempfile::TempDir,
+}
+
+impl ThrottledExt4 {
+    /// `None` (said loudly) where loop devices or cgroup v1 blkio are missing.
+    pub fn new(test: &str, size: u64, group: &str, file: &str, value: u64) -> Option<ThrottledExt4> {
+        if !can_use_loop_devices(test) || !can_throttle(test) {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let device = LoopDevice::new(&dir.path().join("disk.img"), size);
+        device.mkfs_ext4();
+        let mount = Mount::new(device.device.to_str().unwrap(), &dir.path().join("mnt"), &[]);
+        let group = Cgroup::new(group);
+        group.limit(&device, file, value);
+        Some(ThrottledExt4 { group, mount, device, dir })
+    }
+}
+
 /// The cgroup v1 memory hierarchy, for runs under a smaller RAM than the host's.
 pub const MEMORY: &str = "/sys/fs/cgroup/memory";
 
@@ -374,6 +399,17 @@ pub fn interrupt_and_wait(child: &mut std::process::Child, limit: std::time::Dur
             return status;
         }
         assert!(std::time::Instant::now() < give_up, "the process did not stop after Ctrl-C");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// Waits until `path` exists (a run's JSON is first written when its phase starts) while `child` still runs;
+/// fails the test if the child ends first or `limit` passes.
+pub fn wait_for_file_while_running(child: &mut std::process::Child, path: &Path, limit: std::time::Duration) {
+    let give_up = std::time::Instant::now() + limit;
+    while !path.exists() {
+        assert!(child.try_wait().expect("wait for the child").is_none(), "the run ended before the phase started");
+        assert!(std::time::Instant::now() < give_up, "the phase never started");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
