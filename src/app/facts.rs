@@ -2,13 +2,13 @@
 //! whether a device is safe to write, which devices lie beneath it and which cgroup throttles limit them, and
 //! what the machine is.
 
-use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
 use crate::engine::io_uring_available;
-use crate::plan::{AnchorFacts, AnchorState, Facts, Mirrors, ResourceLimits, TargetFacts};
+use crate::plan::{AnchorFacts, AnchorState, Facts, Mirrors, ResourceLimits, ScrubTarget, TargetFacts};
 use crate::results::TargetInfo;
 use crate::spec::JobSpec;
 use crate::sysinfo::{
@@ -93,17 +93,7 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
         let fs = filesystem_of(&canonical).ok();
         (TargetFacts::File { path: canonical.clone(), size: Bytes(metadata.len()) }, fs)
     } else if file_type.is_block_device() {
-        let safety = if writes { inspect_device(&canonical)? } else { inspect_device_usage(&canonical)? };
-        let facts = TargetFacts::BlockDevice {
-            path: canonical.clone(),
-            size: safety.device.size,
-            logical_block: safety.device.logical_block_size as u32,
-            mounted_at: safety.mounted_at.clone(),
-            in_use_by: safety.in_use_by.clone(),
-            overlaps: safety.overlaps.clone(),
-            signature: safety.signature.clone(),
-        };
-        (facts, None)
+        (block_device_facts(&canonical, writes)?, None)
     } else {
         bail!(
             "{} is neither a directory, a regular file nor a block device: give a directory to test the \
@@ -115,6 +105,7 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
     let pool = pool_of(&canonical);
     let memory_backed = memory_backed(filesystem.as_ref(), &devices);
     let throttles = throttles_for(&devices);
+    let scrub = scrub_target(&target_facts, pool.as_ref(), &devices);
     let facts = Facts {
         target: target_facts,
         ram: host.usable_ram(),
@@ -126,8 +117,36 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
         media_libraries: Vec::new(),
         limits: resource_limits(),
         mirrors: pool.as_ref().and_then(mirrors),
+        scrub,
     };
     Ok(Gathered { facts, canonical, host, filesystem, devices, pool, throttles })
+}
+
+/// A block device target: its size and block, and what uses it (every use, when the run writes to it).
+fn block_device_facts(canonical: &Path, writes: bool) -> Result<TargetFacts> {
+    let safety = if writes { inspect_device(canonical)? } else { inspect_device_usage(canonical)? };
+    Ok(TargetFacts::BlockDevice {
+        path: canonical.to_path_buf(),
+        size: safety.device.size,
+        logical_block: safety.device.logical_block_size as u32,
+        mounted_at: safety.mounted_at.clone(),
+        in_use_by: safety.in_use_by.clone(),
+        overlaps: safety.overlaps.clone(),
+        signature: safety.signature.clone(),
+    })
+}
+
+/// What `--during scrub` runs under a directory: btrfs's scrub where the directory is on btrfs, otherwise a full
+/// read of the block device its filesystem sits on (the one `stat` names as the directory's device).
+fn scrub_target(target: &TargetFacts, pool: Option<&PoolFacts>, devices: &[BlockDevice]) -> Option<ScrubTarget> {
+    let TargetFacts::Directory { path, .. } = target else { return None };
+    if pool.is_some_and(|p| p.kind == PoolKind::Btrfs) {
+        return Some(ScrubTarget::Btrfs { path: path.clone() });
+    }
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let device = devices.iter().find(|d| (d.major, d.minor) == (major, minor))?;
+    Some(ScrubTarget::Device { path: device.path.clone(), size: device.size.0 })
 }
 
 /// A btrfs pool's copies and read policy, when its data profile keeps more than one copy on different

@@ -19,13 +19,15 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
     write_step_length(f, s)?;
     writeln!(
         f,
-        "  chunk {}, buffer {}, prebuffer {}, files: {}{}",
+        "  chunk {}, buffer {}, prebuffer {}, files: {}",
         Bytes(c.chunk_bytes(0)),
         format_duration(c.buffer),
         format_duration(c.prebuffer),
         c.assignment,
-        c.seek_every.map_or_else(String::new, |d| format!(", a seek every {} on average", format_duration(d)))
     )?;
+    if let Some(words) = audience_words(c) {
+        writeln!(f, "  audience: {words}")?;
+    }
     if c.delivery.segment().is_some() {
         writeln!(f, "  delivery: {}", ::streams::delivery::words(c))?;
     }
@@ -164,4 +166,16 @@ fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan)
         writeln!(f, "    first step, title by viewer: {}{more}", shown.join(", "))?;
     }
     Ok(())
+}
+
+/// How the viewers behave as an audience, when they do more than each watch its own title through: "popularity:
+/// Zipf s=0.8, seeks every 10 min on average" (a real player's profile gives both unless told otherwise).
+pub(super) fn audience_words(c: &::streams::StreamsConfig) -> Option<String> {
+    let zipf = match c.assignment {
+        crate::spec::Assignment::Library { zipf: Some(s), .. } => Some(format!("popularity: Zipf s={s}")),
+        _ => None,
+    };
+    let seeks = c.seek_every.map(|d| format!("seeks every {} on average", format_duration(d)));
+    let words: Vec<String> = zipf.into_iter().chain(seeks).collect();
+    (!words.is_empty()).then(|| words.join(", "))
 }

@@ -34,6 +34,19 @@ pub struct Facts {
     /// The pool beneath keeps copies and picks the one a read goes to by the reading thread (btrfs raid1 or
     /// raid10 under the read policy `pid`): stream phases then give every viewer its own thread.
     pub mirrors: Option<super::streams_threads::Mirrors>,
+    /// What a `scrub` background load runs on a directory target: btrfs's own scrub, or a full read of the
+    /// device the filesystem sits on; `None` where neither can be found (`--during scrub` is refused).
+    pub scrub: Option<ScrubTarget>,
+}
+
+/// Where a `scrub` background load reads (`--during scrub`, `streams::background`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum ScrubTarget {
+    /// The target is on btrfs: `btrfs scrub start -B` on this path (any path of the filesystem names it).
+    Btrfs { path: PathBuf },
+    /// A parity check's full sequential read of the block device the target's filesystem sits on.
+    Device { path: PathBuf, size: u64 },
 }
 
 /// What the machine lets this process take. `None` where it cannot be known (no limit found, or not readable):
@@ -142,6 +155,7 @@ impl Facts {
             media_libraries: Vec::new(),
             limits: ResourceLimits::default(),
             mirrors: None,
+            scrub: None,
         }
     }
 }

@@ -60,7 +60,7 @@ pub use crate::spec::{
 };
 pub use build::{RunOptions, build_plan};
 pub use data::{DataShape, GlobalSet, Pattern};
-pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, SocketLimits, TargetFacts};
+pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, ScrubTarget, SocketLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use fileset_share::TreeShare;
 pub use phase::{CurvePlan, Outline, PhaseKind, PhasePlan, RawPlan};

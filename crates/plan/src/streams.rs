@@ -193,8 +193,10 @@ pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
         watch: spec.duration.unwrap_or(defaults::WATCH),
         ramp: spec.ramp,
         steady_within: spec.steady_within.unwrap_or(defaults::STEADY_WITHIN),
-        seek_every: spec.seek_every,
-        assignment: spec.files.unwrap_or_else(|| default_assignment(spec)),
+        // A real player's audience seeks and picks titles by popularity (spec::players, AUDIENCE_*) unless the
+        // phase says otherwise.
+        seek_every: spec.seek_every.or_else(|| profile.and_then(|p| p.seek_every())),
+        assignment: spec.files.unwrap_or_else(|| default_assignment(spec, profile.and_then(|p| p.zipf))),
         titles: None,
         media_length: spec.media_length.unwrap_or(defaults::MEDIA_LENGTH),
         seed: seed.unwrap_or(defaults::SEED),
@@ -203,12 +205,13 @@ pub fn streams_config(spec: &StreamsSpec, seed: Option<u64>) -> StreamsConfig {
 }
 
 /// Which files viewers read when the phase does not say: a library of titles (the user's media, or one
-/// streamcap writes), unless a media length asks for the test files per format of old (`one`).
-fn default_assignment(spec: &StreamsSpec) -> Assignment {
+/// streamcap writes), its titles picked by the player profile's popularity (`zipf`; `None`: each viewer its own
+/// title), unless a media length asks for the test files per format of old (`one`).
+fn default_assignment(spec: &StreamsSpec, zipf: Option<f64>) -> Assignment {
     if spec.library.is_none() && spec.media_length.is_some() {
         Assignment::One
     } else {
-        Assignment::Library { titles: None, zipf: None }
+        Assignment::Library { titles: None, zipf }
     }
 }
 
@@ -294,7 +297,8 @@ pub(super) fn plan_streams_phases(
         library,
         count: stream_count(streams),
         ingest: plan_ingest(streams, target, remote).map_err(fail)?,
-        during: plan_background(streams, &config, target.work_dir.as_ref(), remote).map_err(fail)?,
+        during: plan_background(streams, &config, target.work_dir.as_ref(), remote, facts.scrub.as_ref())
+            .map_err(fail)?,
         config,
         media,
         keys,
@@ -430,5 +434,34 @@ mod tests {
         let given = StreamsSpec { buffer: Some(Duration::from_secs(5)), ..media3 };
         assert_eq!(streams_config(&given, None).buffer, Duration::from_secs(5));
         assert_eq!(streams_config(&base, None).buffer, defaults::BUFFER);
+    }
+
+    /// A real player's audience picks titles by popularity and seeks unless the phase says otherwise; the
+    /// generic viewer's watches its own title through, as before profiles. The plan says so.
+    #[test]
+    fn a_real_players_audience_picks_by_popularity_and_seeks_unless_told() {
+        let base = StreamsSpec { format: Some("1080p".parse().unwrap()), count: Some(4), ..StreamsSpec::default() };
+        let generic = streams_config(&base, None);
+        assert_eq!((generic.assignment, generic.seek_every), (Assignment::Library { titles: None, zipf: None }, None));
+        assert_eq!(super::super::display_streams::audience_words(&generic), None);
+        let hls = StreamsSpec { player: Some("hls.js".into()), ..base.clone() };
+        let c = streams_config(&hls, None);
+        assert_eq!(c.assignment, Assignment::Library { titles: None, zipf: Some(0.8) });
+        assert_eq!(c.seek_every, Some(Duration::from_secs(600)));
+        assert_eq!(
+            super::super::display_streams::audience_words(&c).as_deref(),
+            Some("popularity: Zipf s=0.8, seeks every 10 min on average")
+        );
+        // What the phase says wins: its own files and seeks.
+        let told = StreamsSpec {
+            files: Some(Assignment::Library { titles: Some(20), zipf: None }),
+            seek_every: Some(Duration::from_secs(30)),
+            ..hls
+        };
+        let c = streams_config(&told, None);
+        assert_eq!(
+            (c.assignment, c.seek_every),
+            (Assignment::Library { titles: Some(20), zipf: None }, Some(Duration::from_secs(30)))
+        );
     }
 }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::facts::ScrubTarget;
 use crate::spec::{Load, StreamsSpec};
 use crate::units::serialize_secs;
 use ::streams::StreamsConfig;
@@ -45,15 +46,20 @@ pub struct BackgroundPlan {
     /// Where its files go: the work directory (`during-LOAD-STEP-N.bin`, each removed when its step ends);
     /// `None` for a load that only reads.
     pub dir: Option<PathBuf>,
+    /// A scrub's target: btrfs's own scrub (no reader of streamcap's: `readers` 0), or the device a reader goes
+    /// through start to end instead of the media.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scrub: Option<ScrubTarget>,
 }
 
 /// The background loads of a phase, in the order asked. `work_dir`: streamcap's work directory on a local
-/// target; `remote`: the media are URLs.
+/// target; `remote`: the media are URLs; `scrub`: what a scrub reads under the target (`Facts::scrub`).
 pub(super) fn plan_background(
     streams: &StreamsSpec,
     config: &StreamsConfig,
     work_dir: Option<&PathBuf>,
     remote: bool,
+    scrub: Option<&ScrubTarget>,
 ) -> Result<Vec<BackgroundPlan>, String> {
     let Some(during) = &streams.during else { return Ok(Vec::new()) };
     if remote {
@@ -62,10 +68,15 @@ pub(super) fn plan_background(
             .into());
     }
     let top = config.mix.0.iter().map(|(f, _)| f.bitrate).max_by_key(|b| b.0).unwrap_or(crate::units::Bitrate(0));
-    during.0.iter().map(|&load| background(load, top, work_dir)).collect()
+    during.0.iter().map(|&load| background(load, top, work_dir, scrub)).collect()
 }
 
-fn background(load: Load, top: crate::units::Bitrate, work_dir: Option<&PathBuf>) -> Result<BackgroundPlan, String> {
+fn background(
+    load: Load,
+    top: crate::units::Bitrate,
+    work_dir: Option<&PathBuf>,
+    scrub: Option<&ScrubTarget>,
+) -> Result<BackgroundPlan, String> {
     let reads_only = BackgroundPlan {
         load,
         read_bytes: LOAD_IO_BYTES,
@@ -78,6 +89,7 @@ fn background(load: Load, top: crate::units::Bitrate, work_dir: Option<&PathBuf>
         segment_every: Duration::ZERO,
         keep: 0,
         dir: None,
+        scrub: None,
     };
     let dir = || {
         work_dir.cloned().ok_or_else(|| {
@@ -114,14 +126,44 @@ fn background(load: Load, top: crate::units::Bitrate, work_dir: Option<&PathBuf>
             dir: Some(dir()?),
             ..reads_only
         },
+        Load::Scrub => scrub_plan(scrub, reads_only)?,
     })
+}
+
+/// A scrub: btrfs's own (the kernel reads: no reader of streamcap's), or a reader through the device.
+fn scrub_plan(scrub: Option<&ScrubTarget>, reads_only: BackgroundPlan) -> Result<BackgroundPlan, String> {
+    match scrub {
+        Some(ScrubTarget::Btrfs { .. }) => {
+            Ok(BackgroundPlan { read_bytes: 0, readers: 0, depth: 0, scrub: scrub.cloned(), ..reads_only })
+        }
+        Some(ScrubTarget::Device { .. }) => Ok(BackgroundPlan { scrub: scrub.cloned(), ..reads_only }),
+        None => Err("background load scrub reads the pool or the device under the target, and none was found (the \
+                     target is not a directory on btrfs or on a block device streamcap can name): leave scrub out, \
+                     or run on the server's own filesystem"
+            .into()),
+    }
 }
 
 impl BackgroundPlan {
     /// One line for the plan's display.
     pub fn words(&self) -> String {
         let mut parts = Vec::new();
+        match &self.scrub {
+            Some(ScrubTarget::Btrfs { path }) => parts.push(format!(
+                "btrfs scrub start -B on {} (every copy read and checked, at the kernel's pace), cancelled when \
+                 each step ends",
+                path.display()
+            )),
+            Some(ScrubTarget::Device { path, size }) => parts.push(format!(
+                "a parity check's read of {} ({}) start to end, {} reads in flight, read only",
+                path.display(),
+                crate::units::Bytes(*size),
+                self.depth
+            )),
+            None => {}
+        }
         match (self.load, self.read_bytes_per_sec) {
+            (Load::Scrub, _) => {}
             (Load::LibraryScan, _) => parts.push(format!(
                 "stat and read the first {} KiB of every title, {} at once, over and over",
                 self.read_bytes >> 10,
@@ -175,7 +217,7 @@ mod tests {
         let s = spec("library-scan,transcode,recording,thumbnails");
         let config = crate::streams_config(&s, None);
         let work = PathBuf::from("/t/.streamcap/run");
-        let plans = plan_background(&s, &config, Some(&work), false).unwrap();
+        let plans = plan_background(&s, &config, Some(&work), false, None).unwrap();
         let names: Vec<Load> = plans.iter().map(|p| p.load).collect();
         assert_eq!(names, vec![Load::LibraryScan, Load::Transcode, Load::Recording, Load::Thumbnails]);
         assert_eq!((plans[0].read_bytes, plans[0].read_bytes_per_sec, plans[0].dir.as_ref()), (1 << 20, None, None));
@@ -196,10 +238,32 @@ mod tests {
     fn loads_are_refused_where_they_cannot_run() {
         let s = spec("library-scan");
         let config = crate::streams_config(&s, None);
-        assert!(plan_background(&s, &config, None, true).unwrap_err().contains("http target"));
+        assert!(plan_background(&s, &config, None, true, None).unwrap_err().contains("http target"));
         // A scan reads only: no work directory needed.
-        assert_eq!(plan_background(&s, &config, None, false).unwrap().len(), 1);
+        assert_eq!(plan_background(&s, &config, None, false, None).unwrap().len(), 1);
         let w = spec("transcode");
-        assert!(plan_background(&w, &config, None, false).unwrap_err().contains("work directory"));
+        assert!(plan_background(&w, &config, None, false, None).unwrap_err().contains("work directory"));
+        // A scrub needs btrfs or a device beneath the target.
+        let scrub = spec("scrub");
+        assert!(plan_background(&scrub, &config, None, false, None).unwrap_err().contains("leave scrub out"));
+    }
+
+    #[test]
+    fn a_scrub_is_btrfs_s_own_or_a_read_only_pass_over_the_device() {
+        let s = spec("scrub");
+        let config = crate::streams_config(&s, None);
+        let btrfs = ScrubTarget::Btrfs { path: PathBuf::from("/srv") };
+        let plan = &plan_background(&s, &config, None, false, Some(&btrfs)).unwrap()[0];
+        // The kernel reads: no reader of streamcap's, nothing written.
+        assert_eq!((plan.readers, plan.writers, plan.dir.as_ref()), (0, 0, None));
+        assert!(plan.words().contains("btrfs scrub start -B on /srv"), "{}", plan.words());
+        let device = ScrubTarget::Device { path: PathBuf::from("/dev/sdb"), size: 4 << 40 };
+        let plan = &plan_background(&s, &config, None, false, Some(&device)).unwrap()[0];
+        assert_eq!((plan.readers, plan.depth, plan.read_bytes, plan.writers), (1, 4, 1 << 20, 0));
+        assert!(
+            plan.words().contains("read of /dev/sdb (4 TiB) start to end, 4 reads in flight, read only"),
+            "{}",
+            plan.words()
+        );
     }
 }

@@ -18,11 +18,14 @@ pub enum Load {
     Transcode,
     /// Recordings (a tuner, a camera): paced writes into files that grow.
     Recording,
+    /// The pool's integrity check: btrfs scrub where the target is on btrfs, otherwise a parity check's full
+    /// sequential read of the target's device (read only).
+    Scrub,
 }
 
 impl Load {
     /// Every load, in the order tables list them.
-    pub const ALL: [Load; 4] = [Load::LibraryScan, Load::Thumbnails, Load::Transcode, Load::Recording];
+    pub const ALL: [Load; 5] = [Load::LibraryScan, Load::Thumbnails, Load::Transcode, Load::Recording, Load::Scrub];
 
     /// The name a user types.
     pub fn name(self) -> &'static str {
@@ -31,6 +34,7 @@ impl Load {
             Load::Thumbnails => "thumbnails",
             Load::Transcode => "transcode",
             Load::Recording => "recording",
+            Load::Scrub => "scrub",
         }
     }
 
@@ -73,7 +77,9 @@ impl FromStr for During {
             loads.push(load);
         }
         if loads.is_empty() {
-            return Err("--during needs a background load: library-scan, thumbnails, transcode or recording".into());
+            return Err(
+                "--during needs a background load: library-scan, thumbnails, transcode, recording or scrub".into()
+            );
         }
         Ok(During(loads))
     }
@@ -114,10 +120,11 @@ mod tests {
         assert_eq!(d.0, vec![Load::LibraryScan, Load::Transcode]);
         assert_eq!(d.to_string(), "library-scan,transcode");
         assert!("library_scan".parse::<During>().is_ok());
-        let unknown = "library-scan,scrub".parse::<During>().unwrap_err();
-        assert!(unknown.contains("'scrub' is not a background load") && unknown.contains("recording"), "{unknown}");
+        let unknown = "library-scan,parity".parse::<During>().unwrap_err();
+        assert!(unknown.contains("'parity' is not a background load") && unknown.contains("scrub"), "{unknown}");
+        assert_eq!("scrub".parse::<During>().unwrap().0, vec![Load::Scrub]);
         assert!("transcode,transcode".parse::<During>().unwrap_err().contains("twice"));
         assert!("".parse::<During>().is_err());
-        assert!(Load::Recording.writes() && !Load::Thumbnails.writes());
+        assert!(Load::Recording.writes() && !Load::Thumbnails.writes() && !Load::Scrub.writes());
     }
 }

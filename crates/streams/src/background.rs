@@ -6,7 +6,8 @@
 //! What breaks playback on a real server is rarely the streams alone: a full library scan made playback stutter
 //! and dropped HDD copies from over 100 to under 10 MB/s; trickplay (preview) generation reads whole files for
 //! hours; a remux or transcode writes segments at 1,000–3,500× real time (a 1.5 GB film wrote 1.64 GB in about
-//! 3 s); a tuner records broadcast streams of about 20 Mbit/s each (issue 27 gathers the sources).
+//! 3 s); a tuner records broadcast streams of about 20 Mbit/s each; a scrub or parity check reads every byte of
+//! the pool (issue 27 gathers the sources).
 
 use std::time::Duration;
 
@@ -25,10 +26,8 @@ pub struct LoadShape {
     pub shape: &'static str,
 }
 
-/// The loads streamcap runs beside viewers (`--during`). `scrub` (btrfs scrub, or a parity check's full read)
-/// is not one of them: a scrub needs a pool and runs in the kernel, outside the I/O core; `thumbnails` is the
-/// same full sequential read one title at a time, which is what a parity check does to each member.
-pub const LOADS: [LoadShape; 4] = [
+/// The loads streamcap runs beside viewers (`--during`).
+pub const LOADS: [LoadShape; 5] = [
     LoadShape {
         load: Load::LibraryScan,
         models: "a media server's library scanner (Plex, Jellyfin, Emby): every file stat'ed and probed",
@@ -61,6 +60,16 @@ pub const LOADS: [LoadShape; 4] = [
         shape: "2 recordings of 20 Mbit/s each (an ATSC or DVB-T2 multiplex carries about 19–20 Mbit/s), written \
                 in 1 MiB writes at their own pace, each into a file streamcap creates and removes when the step \
                 ends",
+    },
+    LoadShape {
+        load: Load::Scrub,
+        models: "the pool's integrity check: btrfs scrub, or a parity check (Unraid, mdadm's check, a ZFS scrub)",
+        shape: "on btrfs, the kernel's own scrub (`btrfs scrub start -B` on the target's filesystem, started when a \
+                step starts and cancelled when it ends; its bytes from `btrfs scrub status -R`): every copy of \
+                every extent read and its checksum verified, at the rate the kernel chooses; on any other \
+                filesystem a parity check's shape on the one I/O core: the whole device under the target read \
+                start to end in 1 MiB reads, 4 in flight, as fast as it answers, read only (never a write), each \
+                step from another place of the device so that no cache holds what it reads",
     },
 ];
 
@@ -170,6 +179,9 @@ impl BackgroundFigures {
             "thumbnails" => "titles/s",
             _ => "files/s",
         };
+        if self.load == "scrub" {
+            return format!("{} {:.1} MB/s read", self.load, self.mb_per_sec());
+        }
         if self.load == "recording" {
             return format!("{} {} {what}, {:.1} MB/s", self.load, self.files, self.mb_per_sec());
         }
@@ -182,12 +194,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_load_has_one_row_and_scrub_is_not_one() {
+    fn every_load_has_one_row() {
         for load in Load::ALL {
             assert_eq!(LOADS.iter().filter(|s| s.load == load).count(), 1, "{load}");
             assert!(!shape_of(load).shape.is_empty());
         }
-        assert!("scrub".parse::<Load>().is_err());
+        assert_eq!(LOADS.len(), Load::ALL.len());
+        let scrub =
+            BackgroundFigures { load: "scrub".into(), read_bytes: 300_000_000, seconds: 3.0, ..Default::default() };
+        assert_eq!(scrub.words(), "scrub 100.0 MB/s read");
     }
 
     #[test]

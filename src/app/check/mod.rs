@@ -117,7 +117,7 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     let media = profile::Media {
         library: library.as_ref().map(|(dir, _)| dir.clone()),
         size: args.library_size,
-        during: loads_of(args, profile),
+        during: loads_of(args, profile, gathered.facts.scrub.is_some()),
     };
     let mut job = profile::check_job(&settings, data_set, direct, &media);
     if let Some((canonical, files)) = library {
@@ -136,11 +136,11 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
 }
 
 /// The background loads of the "what breaks first" table: those `--during` names, or all of them with
-/// `--thorough`.
-fn loads_of(args: &CheckArgs, profile: Profile) -> Vec<Load> {
+/// `--thorough` (a scrub where the target has btrfs or a device beneath it to scrub: `scrubbable`).
+fn loads_of(args: &CheckArgs, profile: Profile, scrubbable: bool) -> Vec<Load> {
     match (&args.during, profile) {
         (Some(during), _) => during.0.clone(),
-        (None, Profile::Thorough) => Load::ALL.to_vec(),
+        (None, Profile::Thorough) => Load::ALL.into_iter().filter(|&l| l != Load::Scrub || scrubbable).collect(),
         (None, _) => Vec::new(),
     }
 }
@@ -215,7 +215,12 @@ impl Prepared {
         let mut skeleton = skeleton(&self.plan, &self.gathered, self.profile, self.data_set);
         if let Some(check) = skeleton.check.as_mut() {
             let player = self.settings.player;
-            check.player = Some(CheckPlayer { name: player.name.into(), described: player.describe() });
+            // A real player's audience (its popularity and seeks) is part of how the verdict's viewers behave.
+            let described = match player.audience() {
+                Some(audience) => format!("{}; audience: {audience}", player.describe()),
+                None => player.describe(),
+            };
+            check.player = Some(CheckPlayer { name: player.name.into(), described });
         }
         if let (Some(check), Some(h)) = (skeleton.check.as_mut(), &self.expect) {
             let wanted: Vec<(String, u32)> = h.0.iter().map(|(f, n)| (f.name.clone(), *n)).collect();

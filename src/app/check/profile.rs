@@ -172,7 +172,8 @@ impl Settings {
     /// The forecast's parts. With confirmations, the first format's search takes about three steps, the later
     /// ones about two (they start where the first found its edge, as a share of the estimate); each round of
     /// confirmations two more a format, and a search around an edge that moved now and then; a step lasts about
-    /// its typical length (`StepLength::typical`) and a tenth more: at the edge buffers fill with little to spare
+    /// its typical length as the chosen player plays (`forecast_step`: `--player`'s start threshold and steady
+    /// level, not the generic viewer's) and a tenth more: at the edge buffers fill with little to spare
     /// (measured: 8.3 s a step for the default). Without (`--quick`): about five steps in all (the first search
     /// two or three, the later formats one each, two when the scaled count fails), of which about half fail and
     /// end at their first failure, so a step lasts about 0.85 of its typical length (measured: 5.1 s a step;
@@ -182,7 +183,7 @@ impl Settings {
         let files = self.files_runtime * 3;
         let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
         let (steps, pace) = if self.confirmations == 0 { (5, 0.85) } else { (7 + 7 * self.confirmations, 1.1) };
-        let step = FORMATS.iter().map(|name| self.step(&format(name)).typical()).sum::<Duration>() / 3;
+        let step = FORMATS.iter().map(|name| self.forecast_step(&format(name))).sum::<Duration>() / 3;
         Forecast { fixed: raw + files + library + self.estimate_time * 2, steps, step: step.mul_f64(pace) }
     }
 
@@ -194,6 +195,16 @@ impl Settings {
             steady_within: self.steady_within(format),
             judged: self.judged,
         }
+    }
+
+    /// How long a step of `format` is forecast to last as the chosen player plays: its typical length
+    /// (`StepLength::typical`: arrival window, the fill from its start threshold to steady, judged playback),
+    /// and the start threshold's media beyond the generic viewer's prebuffer (`PREBUFFER`), which the pace of
+    /// `forecast_parts` was measured with: the last viewer to arrive near capacity fetches its start with about
+    /// one stream's rate to spare, so in about as long in wall time as the media it holds (hls.js's 6 s add 4 s
+    /// to each step, Media3's 1 s take 1 s off).
+    pub fn forecast_step(&self, format: &Format) -> Duration {
+        (self.step(format).typical() + self.player.start()).saturating_sub(PREBUFFER)
     }
 
     /// Whether the viewers play as the generic viewer, whose buffer the check sizes (`buffer`); a real
@@ -419,7 +430,10 @@ fn format_search(settings: &Settings, media: &Media, name: &str) -> StreamsSpec 
         chunk: generic.then_some(ChunkSize::Bytes(CHUNK)),
         duration: Some(settings.judged),
         ramp: Some(settings.arrival),
-        files: Some(Assignment::Library { titles: None, zipf: None }),
+        // Each viewer its own title, or a real player's audience's popularity: a hot title's second viewer may
+        // be served by the page cache, and a step whose devices read less than its viewers did is marked
+        // cache-served (`results::served`) whatever the popularity.
+        files: Some(Assignment::Library { titles: None, zipf: settings.player.zipf }),
         library: media.library.clone(),
         library_size: media.library.is_none().then(|| media.size.unwrap_or(settings.library)),
         precision: Some(settings.precision * 100.0),

@@ -138,3 +138,41 @@ fn each_background_load_runs_every_format_again_after_all_ran_alone() {
     assert_eq!(parts.beside(2).steps, parts.steps + 12);
     assert_eq!(parts.beside(0), parts);
 }
+
+/// The forecast follows `--player`: a step lasts the player's start threshold beyond the generic prebuffer
+/// (the pace was measured with the generic viewer) and its own fill to steady, `STEADY_AHEAD` (2 s) past that
+/// start, not the generic viewer's two chunks.
+#[test]
+fn the_forecast_counts_the_chosen_players_start_and_steady_time() {
+    let generic = Profile::Default.settings();
+    let with = |name: &str| Settings { player: crate::spec::players::find(name).unwrap(), ..generic };
+    let (hls, media3) = (with("hls.js"), with("media3"));
+    for name in FORMATS {
+        let f = format(name);
+        // The generic viewer: its typical step, as measured (the prebuffer is the pace's).
+        assert_eq!(generic.forecast_step(&f), generic.step(&f).typical(), "{name}");
+        // hls.js: 6 s to start (4 s more than the generic's 2 s), then 2 s to steady; at 80 Mbit/s its 60 MB cap
+        // is 6 s of media, all of it the start: nothing more to fill.
+        let fill = if name == "2160p-remux" { 0 } else { 2 };
+        assert_eq!(
+            hls.forecast_step(&f),
+            generic.arrival + Duration::from_secs(fill + 6 - 2) + generic.judged,
+            "{name}"
+        );
+        // Media3: 1 s to start (1 s less), then 2 s to steady.
+        assert_eq!(
+            media3.forecast_step(&f),
+            generic.arrival + Duration::from_secs(2 + 1) + generic.judged - Duration::from_secs(2),
+            "{name}"
+        );
+    }
+    // The generic fill is 2 chunks of media: 2.1 s of 1080p, 0.67 s of 2160p HEVC, 0.2 s of a remux; the mean
+    // step with hls.js is 4 s + its mean fill (4/3 s) − the mean generic fill longer, paced by 1.1, and the whole
+    // forecast with it.
+    let mean_fill = FORMATS.iter().map(|n| generic.step(&format(n)).fill.as_secs_f64()).sum::<f64>() / 3.0;
+    let (g, h, m) = (generic.forecast_parts(), hls.forecast_parts(), media3.forecast_parts());
+    let gap = h.step.as_secs_f64() - g.step.as_secs_f64();
+    assert!((gap - (4.0 + 4.0 / 3.0 - mean_fill) * 1.1).abs() < 0.01, "{gap} s");
+    assert!(h.total() > g.total() + Duration::from_secs(60), "{:?} against {:?}", h.total(), g.total());
+    assert!(m.step < h.step && m.steps == g.steps && m.fixed == g.fixed);
+}

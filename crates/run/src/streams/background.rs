@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::OpKind;
 use crate::metrics::OpClass;
-use crate::plan::BackgroundPlan;
+use crate::plan::{BackgroundPlan, ScrubTarget};
 use crate::run::core::{Ctx, Failure, Io, Next, Role, Schedule};
 use crate::run::open::{OpenFor, open_data_file};
 use ::streams::background::{LOAD_IO_BYTES, gap_at};
@@ -94,9 +94,18 @@ pub struct LoadWorker<'a> {
 impl LoadSchedule {
     pub fn new(w: &LoadWorker<'_>, judge: Arc<StepJudge>) -> LoadSchedule {
         let plan = w.plan;
-        let n = w.media.len().max(1);
+        // A scrub's reader goes through the device under the target, each step from another place of it (a
+        // step reads a small part of a large device, and would otherwise re-read what the last one did).
+        let (files, offset) = match &plan.scrub {
+            Some(ScrubTarget::Device { path, size }) => {
+                let start = (*size / 8 * u64::from(w.step % 8)) / u64::from(LOAD_IO_BYTES) * u64::from(LOAD_IO_BYTES);
+                (vec![(path.clone(), *size)], start)
+            }
+            _ => (w.media.iter().map(|m| (m.path.clone(), m.size)).collect::<Vec<_>>(), 0),
+        };
+        let n = files.len().max(1);
         let reader = w.reader.filter(|_| plan.read_bytes > 0).map(|k| Reader {
-            files: w.media.iter().map(|m| (m.path.clone(), m.size)).collect(),
+            files,
             header: (plan.load == crate::plan::Load::LibraryScan).then_some(plan.read_bytes),
             gap: plan.read_bytes_per_sec.map(gap_at),
             stat_first: plan.load == crate::plan::Load::LibraryScan,
@@ -104,7 +113,7 @@ impl LoadSchedule {
             // Each step's readers start at other titles, as a scanner or a generator would be anywhere in the
             // library, and a scan's probes spread over it.
             current: (w.step as usize + k as usize * n / plan.readers.max(1) as usize) % n,
-            offset: 0,
+            offset,
             open: false,
             reads: 0,
             in_flight: 0,

@@ -4,6 +4,7 @@
 
 mod background;
 mod schedule;
+mod scrub;
 mod step;
 
 use std::sync::atomic::Ordering;

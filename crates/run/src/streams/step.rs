@@ -14,9 +14,10 @@ use std::time::Duration;
 
 use super::background::{LoadSchedule, LoadWorker, READ_SLOT, load_figures};
 use super::schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
+use super::scrub::BtrfsScrub;
 use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
 use crate::metrics::OpClass;
-use crate::plan::{MediaSource, StreamCount, StreamsPlan};
+use crate::plan::{MediaSource, ScrubTarget, StreamCount, StreamsPlan};
 use crate::run::cluster::{Cluster, PhaseSync, merge_step, viewers_of};
 use crate::run::open::{OpenFor, open_data_file};
 use crate::run::pattern::fill_random;
@@ -77,9 +78,7 @@ pub fn run_step(
     let length = plan.config.step_length(count).longest();
     writer_setups(inputs, &ingest_paths, length, &judge, &mut setups);
     // The server's other work (`--during`): rank 0 runs it, as it runs the ingest writers.
-    if rank == 0 {
-        load_setups(inputs, (step, length), &judge, &mut setups);
-    }
+    let scrubs = if rank == 0 { load_setups(inputs, (step, length), &judge, &mut setups) } else { Vec::new() };
     let run = PhaseRun {
         index: inputs.index,
         interval: inputs.interval,
@@ -105,7 +104,7 @@ pub fn run_step(
         let _ = std::fs::remove_file(path);
     }
     let (streams, loads) = split_schedules(schedules, viewers.len());
-    let mut measured = step_outcome(inputs, count, &outcome, streams, end_loads(plan, loads));
+    let mut measured = step_outcome(inputs, count, &outcome, streams, end_loads(plan, loads, scrubs));
     (measured.arrival, measured.judging) = (plan.config.arrival_for(count), judge.judging);
     (measured.steady_at, measured.cut) = (judge.judged_from(), judge.cut());
     match inputs.cluster {
@@ -147,12 +146,19 @@ fn split_schedules(schedules: Vec<Option<AnySchedule<'_>>>, count: usize) -> (Ve
 }
 
 /// The background loads' figures of the step (per load) and their failed reads; their files are removed (a
-/// load's files live only for their step; a file it already deleted is not an error).
-fn end_loads(plan: &StreamsPlan, loads: Vec<LoadSchedule>) -> (Vec<BackgroundFigures>, u64) {
+/// load's files live only for their step; a file it already deleted is not an error); btrfs scrubs are cancelled
+/// and read.
+fn end_loads(plan: &StreamsPlan, loads: Vec<LoadSchedule>, scrubs: Vec<BtrfsScrub>) -> (Vec<BackgroundFigures>, u64) {
     for path in loads.iter().flat_map(|l| &l.created) {
         let _ = std::fs::remove_file(path);
     }
-    let background = load_figures(&plan.during, &loads.iter().collect::<Vec<_>>());
+    let mut background = load_figures(&plan.during, &loads.iter().collect::<Vec<_>>());
+    for scrub in scrubs {
+        let load = scrub.load;
+        if let Some(figures) = background.get_mut(load) {
+            *figures = scrub.stop();
+        }
+    }
     (background, loads.iter().map(|l| l.read_errors).sum())
 }
 
@@ -291,14 +297,18 @@ fn writer_setups<'a>(
 }
 
 /// The workers of the step's background loads: one per reader and per writer of each (a transcoder's reader and
-/// writer share one).
+/// writer share one); a btrfs scrub is the kernel's, started here and returned.
 fn load_setups<'a>(
     inputs: &'a StepInputs<'_>,
     (step, length): (u32, Duration),
     judge: &Arc<StepJudge>,
     setups: &mut Vec<SetUp<'a>>,
-) {
-    for load in &inputs.plan.during {
+) -> Vec<BtrfsScrub> {
+    let mut scrubs = Vec::new();
+    for (index, load) in inputs.plan.during.iter().enumerate() {
+        if let Some(ScrubTarget::Btrfs { path }) = &load.scrub {
+            scrubs.push(BtrfsScrub::start(index, path));
+        }
         for k in 0..load.readers.max(load.writers) {
             let (reader, writer) = ((k < load.readers).then_some(k), (k < load.writers).then_some(k));
             let (media, direct) = (inputs.media, inputs.direct);
@@ -307,6 +317,7 @@ fn load_setups<'a>(
             setups.push(Box::new(move || load_worker(&w, engine, judge)));
         }
     }
+    scrubs
 }
 
 /// A worker of a background load: the phase's engine (its reads in flight at once), its files opened as it goes
