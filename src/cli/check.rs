@@ -65,13 +65,14 @@ pub struct CheckArgs {
     /// 1080p, 2160p-hevc, 2160p-remux). The end says yes, no or only without margin per format and together.
     #[arg(long, value_name = "HOUSEHOLD")]
     pub expect: Option<crate::spec::Household>,
-    /// Player profile the viewers play as: its start and rebuffer thresholds, forward buffer and request size
-    /// (default generic; docs/streams.md, "Player profiles"). Every report states the one used.
+    /// Player profile the viewers play as: its start and rebuffer thresholds, forward buffer, request size and
+    /// audience (default generic; docs/streams.md, "Player profiles"). Every report states the one used.
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(crate::spec::players::NAMES))]
     pub player: Option<String>,
     /// What breaks first: each format's capacity search again beside each of these background loads
-    /// (library-scan, thumbnails, transcode, recording; comma-separated; shapes in docs/streams.md), and which
-    /// hurts most. --thorough runs all four unless this names some; each load adds a search per format.
+    /// (library-scan, thumbnails, transcode, recording, scrub; comma-separated; shapes in docs/streams.md), and
+    /// which hurts most. --thorough runs all five (scrub where the target has a pool or device to scrub) unless
+    /// this names some; each load adds a search per format.
     #[arg(long, value_name = "LOAD[,LOAD…]", value_parser = parse_during)]
     pub during: Option<crate::spec::During>,
     /// When another streamcap run or check is using DIR's small-file tree, wait for it to finish instead of

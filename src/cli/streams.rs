@@ -62,7 +62,8 @@ pub struct StreamsArgs {
     #[arg(long, value_parser = parse_duration, help_heading = "Viewers")]
     pub buffer: Option<Duration>,
     /// Player profile: its start threshold, forward buffer (seconds and bytes) and request size, unless
-    /// --buffer/--prebuffer/--chunk say otherwise (default generic; docs/streams.md, "Player profiles").
+    /// --buffer/--prebuffer/--chunk say otherwise, and its audience (titles by popularity, seeks) unless
+    /// --files/--seek-every do (default generic; docs/streams.md, "Player profiles").
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::spec::players::NAMES), help_heading = "Viewers")]
     pub player: Option<String>,
     /// Media needed before playback starts, and after a stall or a seek (default 2s).
@@ -133,8 +134,8 @@ pub struct StreamsArgs {
     /// writing a new file in the work directory (removed after each step). Local targets with test media only.
     #[arg(long, value_name = "RATE[:N]", value_parser = parse_text::<IngestSpec>, help_heading = "Media")]
     pub ingest: Option<IngestSpec>,
-    /// The server's other work beside the viewers: library-scan, thumbnails, transcode, recording (comma-separated;
-    /// shapes in docs/streams.md). With --max the search runs twice, alone and with the loads, and reports both
+    /// The server's other work beside the viewers: library-scan, thumbnails, transcode, recording, scrub
+    /// (comma-separated; shapes in docs/streams.md). With --max the search runs twice, alone and with the loads, and reports both
     /// capacities and each load's own rate; with --count the count runs with the loads.
     #[arg(long, value_name = "LOAD[,LOAD…]", value_parser = parse_text::<During>, help_heading = "Media")]
     pub during: Option<During>,

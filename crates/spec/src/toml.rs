@@ -92,8 +92,8 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
     let mut message = error.message().trim().to_string();
     if message.starts_with("unknown field `during`") {
         // A raw or file-set phase has no viewers to run beside.
-        message = "unknown field `during`: background loads (library-scan, thumbnails, transcode, recording) run \
-                   beside stream viewers, so `during` belongs in a [phase.streams] table"
+        message = "unknown field `during`: background loads (library-scan, thumbnails, transcode, recording, \
+                   scrub) run beside stream viewers, so `during` belongs in a [phase.streams] table"
             .into();
     }
     match error.span() {
