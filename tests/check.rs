@@ -217,6 +217,34 @@ fn the_plan_says_how_long_a_step_and_the_check_last() {
     assert!(entries(dir.path()).is_empty(), "a dry run created {:?}", entries(dir.path()));
 }
 
+/// The plan and the forecast follow `--player` (issue 27): a real player's viewers are its audience (titles by
+/// popularity, seeks), said for every search, and hls.js's 6 s start makes every step longer than the generic
+/// viewer's 2 s (the default profile: steps of about 8.8 s, 13.6 s with hls.js; check::profile's unit tests
+/// hold the arithmetic).
+#[test]
+fn the_plan_and_the_forecast_follow_the_player() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = |player: &[&str]| {
+        let assert = streamcap().arg("check").arg(dir.path()).arg("--dry-run").args(player).assert().success();
+        String::from_utf8_lossy(&assert.get_output().stdout).to_string()
+    };
+    let step_of = |stdout: &str| -> f64 {
+        let forecast = stdout.lines().find(|l| l.starts_with("the default check takes about ")).unwrap_or_default();
+        let after = forecast.split("capacity-search steps of about ").nth(1).unwrap_or_default();
+        after.split(" s each").next().unwrap_or_default().parse().unwrap_or_else(|_| panic!("{forecast}"))
+    };
+    let (generic, hls) = (plan(&[]), plan(&["--player", "hls.js"]));
+    assert!(
+        !generic.contains("audience:"),
+        "the generic viewer's audience is each viewer on its own title:\n{generic}"
+    );
+    let said = hls.lines().filter(|l| l.trim() == "audience: popularity: Zipf s=0.8, seeks every 10 min on average");
+    assert_eq!(said.count(), 3, "one audience line per format's search:\n{hls}");
+    let (g, h) = (step_of(&generic), step_of(&hls));
+    assert!(h > g + 4.0, "hls.js's steps ({h} s) last its 6 s start longer than the generic viewer's ({g} s)");
+    assert!(entries(dir.path()).is_empty(), "a dry run created {:?}", entries(dir.path()));
+}
+
 #[test]
 fn a_missing_directory_or_a_file_is_refused_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();
