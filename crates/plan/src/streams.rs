@@ -408,12 +408,12 @@ fn stream_count(streams: &StreamsSpec) -> StreamCount {
     }
 }
 
-/// The quality target, with its defaults filled in.
+/// The quality target, with its defaults filled in: a player profile's start-up limit follows its start
+/// threshold (`Profile::startup_target`), the generic viewer's is `defaults::MAX_STARTUP`.
 fn stream_target(streams: &StreamsSpec) -> StreamTarget {
-    StreamTarget {
-        max_stalled: streams.max_stalled.unwrap_or(0),
-        max_startup: streams.max_startup.unwrap_or(defaults::MAX_STARTUP),
-    }
+    let profile = streams.player.as_deref().and_then(crate::spec::players::find);
+    let default = profile.map_or(defaults::MAX_STARTUP, |p| p.startup_target().max(defaults::MAX_STARTUP));
+    StreamTarget { max_stalled: streams.max_stalled.unwrap_or(0), max_startup: streams.max_startup.unwrap_or(default) }
 }
 
 #[cfg(test)]
@@ -434,6 +434,20 @@ mod tests {
         let given = StreamsSpec { buffer: Some(Duration::from_secs(5)), ..media3 };
         assert_eq!(streams_config(&given, None).buffer, Duration::from_secs(5));
         assert_eq!(streams_config(&base, None).buffer, defaults::BUFFER);
+    }
+
+    /// A player's start-up limit is its start threshold, at least the generic 2 s (hls.js's 6 s of media take
+    /// about 6 s to arrive near capacity); `--max-startup` wins.
+    #[test]
+    fn the_start_up_limit_follows_the_players_start_threshold_unless_given() {
+        let base = StreamsSpec { format: Some("1080p".parse().unwrap()), ..StreamsSpec::default() };
+        let with = |player: &str| StreamsSpec { player: Some(player.into()), ..base.clone() };
+        assert_eq!(stream_target(&base).max_startup, Duration::from_secs(2));
+        assert_eq!(stream_target(&with("media3")).max_startup, Duration::from_secs(2));
+        assert_eq!(stream_target(&with("jellyfin-web")).max_startup, Duration::from_secs(3));
+        assert_eq!(stream_target(&with("hls.js")).max_startup, Duration::from_secs(6));
+        let given = StreamsSpec { max_startup: Some(Duration::from_secs(1)), ..with("hls.js") };
+        assert_eq!(stream_target(&given).max_startup, Duration::from_secs(1));
     }
 
     /// A real player's audience picks titles by popularity and seeks unless the phase says otherwise; the

@@ -186,7 +186,7 @@ fn write_verdict(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
         return Ok(());
     }
     writeln!(out)?;
-    writeln!(out, "Verdict: concurrent streams with no stall and start-up within 2 s")?;
+    writeln!(out, "Verdict: {}", check.verdict_title())?;
     writeln!(out, "{}", verdict_rows(check).terminal(STYLE))?;
     for line in verdict_legend(check) {
         writeln!(out, "{line}")?;

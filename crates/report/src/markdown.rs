@@ -163,7 +163,8 @@ fn check_tables(out: &mut dyn Write, check: &CheckSummary) -> io::Result<()> {
         writeln!(out)?;
     }
     if !check.verdict.is_empty() {
-        writeln!(out, "Concurrent streams with no stall and start-up within 2 s:")?;
+        let title = check.verdict_title();
+        writeln!(out, "{}{}:", title[..1].to_uppercase(), &title[1..])?;
         writeln!(out)?;
         super::check::verdict_rows(check).markdown(out)?;
         for v in &check.verdict {

@@ -64,6 +64,32 @@ pub struct CheckPlayer {
     pub name: String,
     /// The profile in words: "generic (10 s buffer, 2 s to start)".
     pub described: String,
+    /// The verdict's start-up limit for this player (`Profile::startup_target`), seconds; 2 in results
+    /// written before it followed the player.
+    #[serde(default = "two_seconds")]
+    pub max_startup_s: f64,
+}
+
+fn two_seconds() -> f64 {
+    2.0
+}
+
+impl CheckSummary {
+    /// The verdict's start-up limit, seconds: the player's (2 s before profiles).
+    pub fn max_startup_s(&self) -> f64 {
+        self.player.as_ref().map_or(2.0, |p| p.max_startup_s)
+    }
+
+    /// The verdict's heading: what a counted stream must do.
+    pub fn verdict_title(&self) -> String {
+        verdict_title(self.max_startup_s())
+    }
+}
+
+fn verdict_title(max_startup_s: f64) -> String {
+    let secs = max_startup_s;
+    let secs = if secs.fract() == 0.0 { format!("{secs:.0}") } else { format!("{secs:.1}") };
+    format!("concurrent streams with no stall and start-up within {secs} s")
 }
 
 /// One member of the checked pool as the planner infers it from the pool's measurement, and the planner's
@@ -185,4 +211,19 @@ pub struct FormatVerdict {
     pub estimate: Option<CapacityEstimate>,
     /// Every count measured by the search, in order.
     pub steps: Vec<StreamsStep>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The verdict's heading states the start-up limit the verdict used: the player's, 2 s before profiles.
+    #[test]
+    fn the_verdict_title_states_the_players_start_up_limit() {
+        assert_eq!(verdict_title(2.0), "concurrent streams with no stall and start-up within 2 s");
+        assert_eq!(verdict_title(6.0), "concurrent streams with no stall and start-up within 6 s");
+        assert_eq!(verdict_title(2.5), "concurrent streams with no stall and start-up within 2.5 s");
+        let old: CheckPlayer = serde_json::from_str(r#"{"name":"generic","described":"generic"}"#).unwrap();
+        assert_eq!(old.max_startup_s, 2.0);
+    }
 }

@@ -49,6 +49,10 @@ pub const AUDIENCE_ZIPF: f64 = 0.8;
 /// `bufferForPlaybackMs`, "to start or resume following a user action such as a seek").
 pub const AUDIENCE_SEEK_EVERY_S: u64 = 600;
 
+/// The start-up limit of the verdict's quality target for a player that starts on 2 s of media or less (the
+/// generic viewer's, and Media3's 1 s).
+pub const MIN_STARTUP_TARGET: Duration = Duration::from_secs(2);
+
 /// The profiles. The first is the default (`generic`, streamcap's viewer before profiles).
 pub const PROFILES: [Profile; 6] = [
     // generic: streamcap's own viewer (streams::defaults): 2 s to start and after a stall, a 10 s buffer,
@@ -198,6 +202,14 @@ impl Profile {
 
     pub fn start(&self) -> Duration {
         Duration::from_millis(self.start_ms)
+    }
+
+    /// The longest start-up the verdict accepts from this player: its start threshold fetched at one stream's
+    /// rate, never less than `MIN_STARTUP_TARGET`. Near capacity a viewer fetches its start with about one
+    /// stream's rate to spare, so hls.js's 6 s of media take about 6 s to arrive: a 2 s limit would judge
+    /// start-up bandwidth at three times real time, not playback.
+    pub fn startup_target(&self) -> Duration {
+        self.start().max(MIN_STARTUP_TARGET)
     }
 
     pub fn rebuffer(&self) -> Duration {

@@ -220,7 +220,8 @@ impl Prepared {
                 Some(audience) => format!("{}; audience: {audience}", player.describe()),
                 None => player.describe(),
             };
-            check.player = Some(CheckPlayer { name: player.name.into(), described });
+            let max_startup_s = player.startup_target().as_secs_f64();
+            check.player = Some(CheckPlayer { name: player.name.into(), described, max_startup_s });
         }
         if let (Some(check), Some(h)) = (skeleton.check.as_mut(), &self.expect) {
             let wanted: Vec<(String, u32)> = h.0.iter().map(|(f, n)| (f.name.clone(), *n)).collect();

@@ -443,7 +443,7 @@ fn format_search(settings: &Settings, media: &Media, name: &str) -> StreamsSpec 
         estimate: Some(true),
         estimate_time: Some(settings.estimate_time),
         max_stalled: Some(TARGET_MAX_STALLED),
-        max_startup: Some(TARGET_MAX_STARTUP),
+        max_startup: Some(settings.player.startup_target()),
         ..StreamsSpec::default()
     }
 }
@@ -466,9 +466,9 @@ pub const CHUNK: u64 = 1 << 20;
 /// The media a player needs before it starts playing (the `streams` default).
 pub const PREBUFFER: Duration = Duration::from_secs(2);
 
-/// The quality target of the verdict: no stream stalls and every stream starts within 2 s.
+/// The quality target of the verdict: no stream stalls and every stream starts within its player's start-up
+/// target (`Profile::startup_target`: 2 s for the generic viewer, hls.js's 6 s of media for hls.js).
 pub const TARGET_MAX_STALLED: u32 = 0;
-pub const TARGET_MAX_STARTUP: Duration = Duration::from_secs(2);
 
 /// The raw data set: the profile's, or a quarter of the free space when that is smaller (in whole MiB).
 pub fn data_set(settings: &Settings, free: Option<Bytes>) -> Bytes {

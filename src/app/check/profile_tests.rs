@@ -139,6 +139,17 @@ fn each_background_load_runs_every_format_again_after_all_ran_alone() {
     assert_eq!(parts.beside(0), parts);
 }
 
+/// The verdict's start-up limit follows `--player`: the generic 2 s, hls.js's 6 s of media (which take about
+/// 6 s to arrive near capacity; a 2 s limit would judge start-up at three times real time).
+#[test]
+fn the_verdicts_start_up_limit_is_the_players_start_threshold() {
+    let generic = Profile::Default.settings();
+    let hls = Settings { player: crate::spec::players::find("hls.js").unwrap(), ..generic };
+    let media = Media::default();
+    assert_eq!(format_search(&generic, &media, "1080p").max_startup, Some(Duration::from_secs(2)));
+    assert_eq!(format_search(&hls, &media, "1080p").max_startup, Some(Duration::from_secs(6)));
+}
+
 /// The forecast follows `--player`: a step lasts the player's start threshold beyond the generic prebuffer
 /// (the pace was measured with the generic viewer) and its own fill to steady, `STEADY_AHEAD` (2 s) past that
 /// start, not the generic viewer's two chunks.

@@ -94,8 +94,8 @@ fn searches(result: &RunResult) -> Vec<Search<'_>> {
     }
     if let Some(check) = &result.check {
         for v in &check.verdict {
-            let target =
-                crate::results::QualityTarget { max_stalled_streams: 0, max_startup_s: 2.0, steady_within_s: 0.0 };
+            let max_startup_s = check.max_startup_s();
+            let target = crate::results::QualityTarget { max_stalled_streams: 0, max_startup_s, steady_within_s: 0.0 };
             out.push(Search {
                 key: v.name.clone(),
                 label: v.label.clone(),
@@ -164,8 +164,8 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         for line in super::check::verdict_legend(check) {
             verdict.push_str(&format!("<p class=\"hint\">{}</p>", esc(&line)));
         }
-        let title = "Verdict: concurrent streams with no stall and start-up within 2 s";
-        section(out, "verdict", title, &verdict)?;
+        let title = format!("Verdict: {}", check.verdict_title());
+        section(out, "verdict", &title, &verdict)?;
         if let Some(household) = &check.household {
             let title = super::check_household::title(household);
             section(out, "household", &title, &super::check_household::html_body(household))?;
