@@ -110,8 +110,7 @@ impl<'a> ClusterObserver<'a> {
         let mut rows: Vec<RankPhase> = self.row(index).into_iter().collect();
         let mut errors = outcome.errors.clone();
         let mut most_on_one_file = self.most_on_one_file;
-        for _ in 1..cluster.size() {
-            let (from, bytes) = cluster.wait(Self::key(kind::REPORT, index), "the other ranks' figures");
+        for (from, bytes) in cluster.gather(Self::key(kind::REPORT, index), "the other ranks' figures") {
             match serde_json::from_slice::<Report>(&bytes) {
                 Ok(report) => {
                     rows.push(report.row);
@@ -189,8 +188,7 @@ impl<'a> ClusterObserver<'a> {
         let cluster = &self.session.cluster;
         let mut cpu = vec![0.0; cluster.size() as usize];
         cpu[0] = own_cpu;
-        for _ in 1..cluster.size() {
-            let (from, bytes) = cluster.wait(Key::new(kind::STEP_CPU, phase as u64, number), "the clients' CPU");
+        for (from, bytes) in cluster.gather(Key::new(kind::STEP_CPU, phase as u64, number), "the clients' CPU") {
             let said = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0.0, f64::from_le_bytes);
             if let Some(slot) = cpu.get_mut(from as usize) {
                 *slot = said;
@@ -290,8 +288,7 @@ impl RunObserver for ClusterObserver<'_> {
             return;
         };
         let mut all = *report;
-        for _ in 1..cluster.size() {
-            let (from, bytes) = cluster.wait(key, "the other ranks' format step");
+        for (from, bytes) in cluster.gather(key, "the other ranks' format step") {
             match serde_json::from_slice::<FormatReport>(&bytes) {
                 Ok(theirs) => all.combine(&theirs),
                 Err(e) => say(&format!("warning: the format step of {} could not be read: {e}", cluster.name(from))),

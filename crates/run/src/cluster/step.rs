@@ -94,7 +94,12 @@ pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome
     let mut clients = Vec::new();
     for (rank, bytes) in all.iter().enumerate() {
         let Some((sent, [lateness, issue_lag, ingest_latency])) = decode(bytes) else {
-            merged.first_error.get_or_insert(format!("{}: its step could not be read", cluster.name(rank as u32)));
+            let why = if cluster.unreachable(rank as u32) {
+                cluster.lost_reason()
+            } else {
+                "its step could not be read".into()
+            };
+            merged.first_error.get_or_insert(format!("{}: {why}", cluster.name(rank as u32)));
             merged.errors += 1;
             continue;
         };
