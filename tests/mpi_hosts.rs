@@ -240,3 +240,73 @@ fn streams_across_two_hosts_spread_the_viewers_over_both() {
         hosts.left_on(1)
     );
 }
+
+/// A host lost in the middle of a phase (its link taken down; its rank lives on behind it, which Open MPI 4.1
+/// does not notice): within the ranks' deadline (20 s of silence) rank 0 declares it lost, stops the phase on
+/// the host that is left, keeps the partial result marked failed and naming the lost host, says which host was
+/// lost and what to check, and every rank — the lost one too, once it notices it lost rank 0 — removes its
+/// data. Guards the hang: the run waited for the lost host without end, and every host's data was left.
+#[test]
+fn a_host_lost_mid_run_ends_the_run_and_every_host_removes_its_data() {
+    let test = "a_host_lost_mid_run_ends_the_run_and_every_host_removes_its_data";
+    if !can_use_network_hosts(test) {
+        return;
+    }
+    let hosts = NetHosts::new(3, None);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (json, out, err) = (dir.path().join("r.json"), dir.path().join("out"), dir.path().join("err"));
+    let args = ["run", "--rw", "randread", "--bs", "4k", "--size", "8M", "--runtime", "120s", "--json"];
+    let mut cmd =
+        streamcap_on(&hosts, &[&args[..], &[json.to_str().unwrap(), hosts.target.to_str().unwrap()]].concat());
+    cmd.stdout(std::fs::File::create(&out).unwrap()).stderr(std::fs::File::create(&err).unwrap());
+    let mut running = common::Running(cmd.spawn().expect("mpirun starts"));
+    common::wait_for_file_while_running(&mut running.0, &json, Duration::from_secs(90));
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!hosts.left_on(2).is_empty(), "host 2 has its data files while the phase runs");
+    hosts.set_link(2, false);
+    let lost_at = std::time::Instant::now();
+    // 20 s of silence, then the ranks stop and clean up: a busy machine gets a minute more.
+    let limit = Duration::from_secs(80);
+    let lost = &hosts.names[2];
+    let ended = loop {
+        let result = std::fs::read(&json).ok().and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+        let failed = result.as_ref().is_some_and(|r| r["phases"][0]["status"] == "failed");
+        let clean = (0..3).all(|i| hosts.left_on(i).is_empty());
+        if failed && clean && (0..3).all(|i| ranks_on(&hosts, i).is_empty()) {
+            break result.expect("the result");
+        }
+        assert!(
+            lost_at.elapsed() < limit,
+            "the run did not end {limit:?} after the loss: failed {failed}, left {:?} {:?} {:?}\n{}",
+            hosts.left_on(0),
+            hosts.left_on(1),
+            hosts.left_on(2),
+            std::fs::read_to_string(&err).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let took = lost_at.elapsed();
+    // mpirun itself waits for the lost host's daemon (Open MPI 4.1) until the link is back.
+    hosts.set_link(2, true);
+    let stderr = std::fs::read_to_string(&err).unwrap_or_default();
+    let give_up = std::time::Instant::now() + Duration::from_secs(60);
+    while running.0.try_wait().expect("wait for mpirun").is_none() && std::time::Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!("{test}: the ranks ended {took:?} after the loss; mpirun: {:?}", running.0.try_wait());
+    assert!(took >= Duration::from_secs(19), "not before the deadline: {took:?}");
+    let said = format!("rank 2 ({lost}) is lost: no message from it for 20 s");
+    assert!(stderr.contains(&said) && stderr.contains(&format!("Check that {lost} is up")), "{stderr}");
+    let error = ended["phases"][0]["failure"].as_str().unwrap_or_default();
+    assert!(error.starts_with(&format!("rank 2 ({lost}): lost: no message from it")), "{ended}");
+    let rows = ended["cluster"]["phases"][0]["ranks"].as_array().expect("per-rank rows");
+    let row_hosts: Vec<&str> = rows.iter().map(|r| r["host"].as_str().expect("a host")).collect();
+    assert_eq!(row_hosts, [&hosts.names[0], &hosts.names[1]], "the rows of the hosts that were left");
+    assert!(rows.iter().all(|r| r["ops"].as_u64() > Some(0)), "{rows:?}");
+}
+
+/// The streamcap ranks running on host `i`, by id.
+fn ranks_on(hosts: &NetHosts, i: usize) -> Vec<u32> {
+    let comm = |pid: &u32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    hosts.processes_on(i).into_iter().filter(|pid| comm(pid).trim() == "streamcap").collect()
+}

@@ -227,6 +227,19 @@ impl NetHosts {
         cmd
     }
 
+    /// Takes host `i`'s link to the bridge down (`up == false`: a host lost behind a broken link, whose processes
+    /// live on) or up again.
+    pub fn set_link(&self, i: usize, up: bool) {
+        let inner = format!("scmn{}{i}b", self.tag);
+        run(&["ip", "-n", &self.namespaces[i], "link", "set", &inner, if up { "up" } else { "down" }]);
+    }
+
+    /// The processes running in host `i`'s namespace (its sshd, orted and rank), by id.
+    pub fn processes_on(&self, i: usize) -> Vec<u32> {
+        let out = Command::new("ip").args(["netns", "pids", &self.namespaces[i]]).output().expect("run ip netns pids");
+        String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse().ok()).collect()
+    }
+
     /// The entries in host `i`'s storage (what a rank there left behind), `.streamcap/` looked into.
     pub fn left_on(&self, i: usize) -> Vec<String> {
         let list = |d: &Path| -> Vec<String> {

@@ -8,7 +8,8 @@
 //! agreements are exchanges through rank 0 (`run::cluster`), keyed by phase, so concurrent phases cannot mix
 //! them up. The thread finalises MPI when the transport is dropped, unless the job is being torn down
 //! (`skip_finalize`: after Ctrl-C on mpirun, MPI_Finalize waited about 2 s for mpirun, which SIGKILLs the ranks
-//! a second after its SIGTERM).
+//! a second after its SIGTERM), nor waits for it when a rank was lost (`abandon`: a send to a host behind a
+//! broken link never finishes, and MPI_Finalize would wait for that host).
 //!
 //! What it must not do: decide anything about the run, or read the job; it only moves bytes.
 
@@ -54,6 +55,8 @@ pub struct MpiTransport {
     service: Option<JoinHandle<()>>,
     /// Whether MPI is finalised when the transport is dropped.
     finalize: AtomicBool,
+    /// A rank was lost: the service thread is left to the process's exit (it may wait for a send forever).
+    abandoned: AtomicBool,
 }
 
 impl MpiTransport {
@@ -72,7 +75,15 @@ impl MpiTransport {
             return Err(MpiError::Init);
         };
         let commands = Mutex::new(commands);
-        Ok(MpiTransport { rank, size, mailbox, commands, service: Some(service), finalize: AtomicBool::new(true) })
+        Ok(MpiTransport {
+            rank,
+            size,
+            mailbox,
+            commands,
+            service: Some(service),
+            finalize: AtomicBool::new(true),
+            abandoned: AtomicBool::new(false),
+        })
     }
 }
 
@@ -102,13 +113,20 @@ impl Transport for MpiTransport {
     fn skip_finalize(&self) {
         self.finalize.store(false, Ordering::Relaxed);
     }
+
+    fn abandon(&self) {
+        self.skip_finalize();
+        self.abandoned.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Drop for MpiTransport {
     fn drop(&mut self) {
         let finalize = self.finalize.load(Ordering::Relaxed);
         let _ = self.commands.lock().unwrap_or_else(|p| p.into_inner()).send(Command::Shutdown(finalize));
-        if let Some(service) = self.service.take() {
+        if let Some(service) = self.service.take()
+            && !self.abandoned.load(Ordering::Relaxed)
+        {
             let _ = service.join();
         }
     }

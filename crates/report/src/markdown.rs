@@ -28,7 +28,7 @@ impl Renderer for Markdown {
         } else if let Some(check) = &result.check {
             check_tables(out, check)?;
         } else if let Some(streams) = &result.streams {
-            streams_table(out, streams)?;
+            streams_table(out, result, streams)?;
         } else {
             super::phases::phase_rows(&result.phases, true).only(&super::phases::MARKDOWN_COLUMNS).markdown(out)?;
             for line in super::latency_target::lines(&result.phases) {
@@ -106,7 +106,7 @@ fn heading(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     writeln!(out)
 }
 
-fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()> {
+fn streams_table(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult) -> io::Result<()> {
     writeln!(
         out,
         "{} · chunk {} · buffer {} s · {} s judged once every buffer is full · {}",
@@ -130,6 +130,13 @@ fn streams_table(out: &mut dyn Write, streams: &StreamsResult) -> io::Result<()>
         writeln!(out, "- {}", cell(line.trim_start()))?;
     }
     if !during.is_empty() {
+        writeln!(out)?;
+    }
+    let client = super::streams_client::client_lines(result, streams);
+    for line in &client {
+        writeln!(out, "- {}", cell(line.trim_start()))?;
+    }
+    if !client.is_empty() {
         writeln!(out)?;
     }
     if let Some(e) = &streams.estimate {

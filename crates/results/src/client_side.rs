@@ -7,7 +7,8 @@
 //! (affinity and a cgroup CPU quota), or when its own lag p99 passes `CLIENT_LAG_LIMIT_MS` while it was busy
 //! ([`lag_is_the_clients`]: from an idle client, late requests waited for the storage or the link, since a viewer
 //! asks for its next chunk when the one before arrives): the rules a multi-host run judges each client by
-//! (`cluster.rs`).
+//! (`cluster.rs`). Under mpirun every client's CPU time and connections are merged into the step's
+//! (`merge_clients`), so the figures are all clients', not rank 0's alone.
 
 use std::time::Duration;
 
@@ -92,6 +93,57 @@ pub fn own_words(lag_p99_ns: u64, busy_pct: f64, usable: f64) -> String {
     )
 }
 
+/// One other client's side of a multi-host step, as it tells rank 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientShare {
+    /// Its CPU time over the step, user + system, seconds.
+    pub cpu_s: f64,
+    /// The CPUs it may use.
+    pub usable_cpus: f64,
+    /// The http(s) connections it set up during the step.
+    pub connections: Connections,
+}
+
+/// The step's client side over every client of a multi-host run: `own` is rank 0's (from its own sample),
+/// `others` every other client's. CPU time and connections add up (connections only for remote media, where
+/// `own` has them); CPU per GB is all their CPU time over all the bytes the viewers received (`received`, the
+/// merged step's); busy is all their CPU time over all the CPUs they may use. The limit is judged, as for one
+/// client, by the busiest client and the merged own lag p99 (`lag_p99_ns`): a limit shows on the busiest.
+pub fn merge_clients(
+    own: &ClientLoad,
+    others: &[ClientShare],
+    elapsed: Duration,
+    received: u64,
+    lag_p99_ns: u64,
+) -> ClientLoad {
+    let seconds = elapsed.as_secs_f64();
+    let busy = |cpu_s: f64, usable: f64| if seconds > 0.0 { cpu_s / seconds / usable.max(0.01) * 100.0 } else { 0.0 };
+    let cpu_s = own.cpu_s + others.iter().map(|o| o.cpu_s).sum::<f64>();
+    let usable = own.usable_cpus + others.iter().map(|o| o.usable_cpus).sum::<f64>();
+    let (busiest, busiest_usable) = others
+        .iter()
+        .map(|o| (busy(o.cpu_s, o.usable_cpus), o.usable_cpus))
+        .fold((own.cpu_busy_pct, own.usable_cpus), |best, each| if each.0 > best.0 { each } else { best });
+    let limited = busiest >= CLIENT_CPU_LIMIT_PCT || lag_is_the_clients(lag_p99_ns as f64 / 1e6, busiest);
+    let connections = own.connections.map(|mine| {
+        others.iter().fold(mine, |all, o| Connections {
+            opened: all.opened + o.connections.opened,
+            reconnects: all.reconnects + o.connections.reconnects,
+        })
+    });
+    ClientLoad {
+        cpu_s,
+        cpu_s_per_gb: (received > 0).then(|| cpu_s / (received as f64 / 1e9)),
+        usable_cpus: usable,
+        cpu_busy_pct: busy(cpu_s, usable),
+        connections,
+        limit: limited.then(|| {
+            let words = own_words(lag_p99_ns, busiest, busiest_usable);
+            format!("the client was the limit: {words} (the busiest of {} clients)", others.len() + 1)
+        }),
+    }
+}
+
 /// CPU seconds per GB received over several steps together (a phase): their CPU time over their bytes.
 pub fn cpu_per_gb<'a>(loads: impl Iterator<Item = (&'a ClientLoad, u64)>) -> Option<f64> {
     let (cpu, bytes) = loads.fold((0.0, 0u64), |(c, b), (load, read)| (c + load.cpu_s, b + read));
@@ -131,5 +183,29 @@ mod tests {
         let waiting = client_load(sample(200, 2.0), Duration::from_secs(10), 1, 4_200_000_000);
         assert_eq!(waiting.limit, None, "{waiting:?}");
         assert!(own_words(0, 50.0, 1.0).ends_with("of the 1 CPU it may use"));
+    }
+
+    /// Guards the figures under mpirun, which were rank 0's alone: its connections and its CPU time over every
+    /// client's bytes (CPU per GB a fraction of the truth).
+    #[test]
+    fn every_clients_cpu_and_connections_are_merged() {
+        let mut own = client_load(sample(1_000, 2.0), Duration::from_secs(10), 1_000_000_000, 1_000_000);
+        own.connections = Some(Connections { opened: 100, reconnects: 1 });
+        let other =
+            ClientShare { cpu_s: 3.0, usable_cpus: 2.0, connections: Connections { opened: 50, reconnects: 2 } };
+        let merged = merge_clients(&own, &[other, other], Duration::from_secs(10), 2_000_000_000, 1_000_000);
+        assert_eq!(merged.connections, Some(Connections { opened: 200, reconnects: 5 }));
+        assert_eq!(merged.cpu_s, 7.0);
+        assert_eq!(merged.cpu_s_per_gb, Some(3.5));
+        assert_eq!(merged.usable_cpus, 6.0);
+        assert!((merged.cpu_busy_pct - 7.0 / 10.0 / 6.0 * 100.0).abs() < 1e-9, "{merged:?}");
+        assert_eq!(merged.limit, None);
+        // Local media: no connections anywhere; one client at 95 % of its CPU is the limit, named as the busiest.
+        let busy = ClientShare { cpu_s: 9.5, usable_cpus: 1.0, ..ClientShare::default() };
+        let local = client_load(sample(1_000, 2.0), Duration::from_secs(10), 1, 1_000_000);
+        let merged = merge_clients(&local, &[busy], Duration::from_secs(10), 1, 1_000_000);
+        assert_eq!(merged.connections, None);
+        let limit = merged.limit.expect("the busiest client is at its limit");
+        assert!(limit.contains("CPU 95 % of the 1 CPU it may use (the busiest of 2 clients)"), "{limit}");
     }
 }

@@ -62,7 +62,9 @@ pub use check::{
     CheckCache, CheckPlayer, CheckSummary, FormatVerdict, PlannerMember, RandomFigures, SequentialFigures,
     SmallFileFigures,
 };
-pub use client_side::{ClientLoad, ClientSample, Connections, client_load, cpu_per_gb, own_words};
+pub use client_side::{
+    ClientLoad, ClientSample, ClientShare, Connections, client_load, cpu_per_gb, merge_clients, own_words,
+};
 pub use cluster::{
     CLIENT_CPU_LIMIT_PCT, CLIENT_LAG_LIMIT_MS, ClientFigures, ClusterPhase, ClusterResult, ClusterStep, DoneFigures,
     RankHost, RankPhase, client_verdict, done_figures,

@@ -180,8 +180,11 @@ impl Session {
     /// Whether rank 0 has said it (`false`: it did not say so in time).
     fn report_failure(&self, error: &anyhow::Error) -> bool {
         let key = Key::new(kind::REPORTED, 0, 0);
-        if self.is_root() {
-            eprintln!("error: {}", crate::escape::for_terminal(&format!("{error:#}")));
+        if self.is_root() || self.cluster.unreachable(0) {
+            // A rank cut off from rank 0 says its own failure: no one else will.
+            let who =
+                if self.is_root() { String::new() } else { format!("{}: ", self.cluster.name(self.cluster.rank())) };
+            eprintln!("error: {who}{}", crate::escape::for_terminal(&format!("{error:#}")));
             (1..self.cluster.size()).for_each(|to| self.cluster.send(to, key, Vec::new()));
             true
         } else {

@@ -19,11 +19,13 @@ use crate::app::observer::ResultRecorder;
 use crate::app::output::say;
 use crate::metrics::ErrorRecord;
 use crate::plan::{PhaseKind, PhasePlan, defaults};
-use crate::results::{ClientFigures, ClusterPhase, ClusterStep, RankPhase, client_verdict, done_figures};
+use crate::results::{
+    ClientFigures, ClientShare, ClusterPhase, ClusterStep, Connections, RankPhase, client_verdict, done_figures,
+};
 use crate::run::cluster::Key;
 use crate::run::{FormatReport, IntervalReport, PhaseOutcome, RunObserver};
 use crate::streams::{RawRates, SearchOutcome, StepOutcome};
-use crate::sysinfo::{HostFacts, ProcessCpu};
+use crate::sysinfo::{HostFacts, ProcessCpu, usable_cpus};
 
 /// A rank's row of a phase, sent to rank 0.
 #[derive(Serialize, Deserialize)]
@@ -44,6 +46,8 @@ pub struct ClusterObserver<'a> {
     merges: BTreeMap<usize, PhaseMerge>,
     /// CPU time and wall time when the current stream step started.
     step_start: Option<(ProcessCpu, Instant)>,
+    /// HTTP connections this process had opened and reopened when the current step started.
+    connections_before: (u64, u64),
     /// Steps seen per stream phase.
     steps: BTreeMap<usize, u64>,
     /// The current file-set phase's most threads on one file, on this rank.
@@ -66,6 +70,7 @@ impl<'a> ClusterObserver<'a> {
             main,
             merges: BTreeMap::new(),
             step_start: None,
+            connections_before: (0, 0),
             steps: BTreeMap::new(),
             most_on_one_file: 0,
         }
@@ -110,8 +115,7 @@ impl<'a> ClusterObserver<'a> {
         let mut rows: Vec<RankPhase> = self.row(index).into_iter().collect();
         let mut errors = outcome.errors.clone();
         let mut most_on_one_file = self.most_on_one_file;
-        for _ in 1..cluster.size() {
-            let (from, bytes) = cluster.wait(Self::key(kind::REPORT, index), "the other ranks' figures");
+        for (from, bytes) in cluster.gather(Self::key(kind::REPORT, index), "the other ranks' figures") {
             match serde_json::from_slice::<Report>(&bytes) {
                 Ok(report) => {
                     rows.push(report.row);
@@ -176,22 +180,39 @@ impl<'a> ClusterObserver<'a> {
         main.save();
     }
 
-    /// streamcap's CPU use over the step just ended, percent of all this host's CPUs.
-    fn step_cpu(&mut self) -> f64 {
-        let Some((cpu, at)) = self.step_start.take() else { return 0.0 };
+    /// streamcap's CPU use over the step just ended, percent of all this host's CPUs, and this client's share
+    /// of the step (its CPU time and connections, merged into the step's client figures by rank 0).
+    fn step_cpu(&mut self) -> (f64, ClientShare) {
+        let (opened, reopened) = crate::engine::connections();
+        let connections = Connections {
+            opened: opened.saturating_sub(self.connections_before.0),
+            reconnects: reopened.saturating_sub(self.connections_before.1),
+        };
+        let share = ClientShare { cpu_s: 0.0, usable_cpus: usable_cpus(), connections };
+        let Some((cpu, at)) = self.step_start.take() else { return (0.0, share) };
         let used = ProcessCpu::read().cpu_since(&cpu).as_secs_f64();
         let wall = at.elapsed().as_secs_f64().max(1e-9);
-        used / wall / f64::from(self.host.cpu_count.max(1)) * 100.0
+        (used / wall / f64::from(self.host.cpu_count.max(1)) * 100.0, ClientShare { cpu_s: used, ..share })
     }
 
-    /// Rank 0: every client's figures of the step just merged.
-    fn client_step(&mut self, phase: usize, number: u64, step: &StepOutcome, own_cpu: f64) -> ClusterStep {
+    /// Rank 0: every client's figures of the step just merged, and the other clients' shares of it.
+    fn client_step(
+        &mut self,
+        phase: usize,
+        number: u64,
+        step: &StepOutcome,
+        own_cpu: f64,
+    ) -> (ClusterStep, Vec<ClientShare>) {
         let cluster = &self.session.cluster;
         let mut cpu = vec![0.0; cluster.size() as usize];
         cpu[0] = own_cpu;
-        for _ in 1..cluster.size() {
-            let (from, bytes) = cluster.wait(Key::new(kind::STEP_CPU, phase as u64, number), "the clients' CPU");
-            let said = bytes.get(..8).and_then(|b| b.try_into().ok()).map_or(0.0, f64::from_le_bytes);
+        let mut shares = Vec::new();
+        for (from, bytes) in cluster.gather(Key::new(kind::STEP_CPU, phase as u64, number), "the clients' CPU") {
+            let Ok((said, share)) = serde_json::from_slice::<(f64, ClientShare)>(&bytes) else {
+                say(&format!("warning: the step figures of {} could not be read", cluster.name(from)));
+                continue;
+            };
+            shares.push(share);
             if let Some(slot) = cpu.get_mut(from as usize) {
                 *slot = said;
             }
@@ -217,7 +238,8 @@ impl<'a> ClusterObserver<'a> {
                 cpu_busy_pct: cpu.get(c.rank as usize).copied().unwrap_or(0.0),
             })
             .collect();
-        ClusterStep { phase, count: step.count, meets_target: step.meets(max_stalled, max_startup), clients }
+        let meets_target = step.meets(max_stalled, max_startup);
+        (ClusterStep { phase, count: step.count, meets_target, clients }, shares)
     }
 }
 
@@ -290,8 +312,7 @@ impl RunObserver for ClusterObserver<'_> {
             return;
         };
         let mut all = *report;
-        for _ in 1..cluster.size() {
-            let (from, bytes) = cluster.wait(key, "the other ranks' format step");
+        for (from, bytes) in cluster.gather(key, "the other ranks' format step") {
             match serde_json::from_slice::<FormatReport>(&bytes) {
                 Ok(theirs) => all.combine(&theirs),
                 Err(e) => say(&format!("warning: the format step of {} could not be read: {e}", cluster.name(from))),
@@ -308,24 +329,26 @@ impl RunObserver for ClusterObserver<'_> {
 
     fn stream_step_started(&mut self, phase: usize, count: u32) {
         self.step_start = Some((ProcessCpu::read(), Instant::now()));
+        self.connections_before = crate::engine::connections();
         if let Some(main) = self.main.as_mut() {
             main.stream_step_started(phase, count);
         }
     }
 
     fn stream_step(&mut self, phase: usize, step: &StepOutcome) {
-        let cpu = self.step_cpu();
+        let (cpu, share) = self.step_cpu();
         let number = *self.steps.entry(phase).and_modify(|n| *n += 1).or_insert(0);
         if self.main.is_none() {
             let key = Key::new(kind::STEP_CPU, phase as u64, number);
-            self.session.cluster.send(0, key, cpu.to_le_bytes().to_vec());
+            self.session.cluster.send(0, key, serde_json::to_vec(&(cpu, share)).expect("plain data"));
             return;
         }
-        let clients = self.client_step(phase, number, step, cpu);
+        let (clients, shares) = self.client_step(phase, number, step, cpu);
         let main = self.main.as_mut().expect("rank 0");
         if let Some(result) = main.result.cluster.as_mut() {
             result.steps.push(clients);
         }
+        main.client_shares(phase, shares);
         main.stream_step(phase, step);
     }
 

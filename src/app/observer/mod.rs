@@ -191,6 +191,14 @@ impl<'a> ResultRecorder<'a> {
             self.output_error.get_or_insert(e.to_string());
         }
     }
+
+    /// Under mpirun: the other clients' shares of the stream step about to be recorded, merged into its client
+    /// figures (`results::merge_clients`).
+    pub fn client_shares(&mut self, phase: usize, shares: Vec<crate::results::ClientShare>) {
+        if let Some(s) = self.streams.get_mut(&phase) {
+            s.others = shares;
+        }
+    }
 }
 
 impl RunObserver for ResultRecorder<'_> {

@@ -10,7 +10,7 @@ use crate::engine::{EngineKind, HttpUrl, connections};
 use crate::plan::{MediaSource, StreamsPlan, TargetPlan};
 use crate::results::{
     ClientSample, Connections, DeviceResult, FormatShare, QualityTarget, StepContext, StreamsResult, StreamsStep,
-    attribute, build_step, capacity_answer, cpu_per_gb, device_activity, served_from_beneath,
+    attribute, build_step, capacity_answer, cpu_per_gb, device_activity, merge_clients, served_from_beneath,
 };
 use crate::streams::{RawRates, SearchOutcome, StepOutcome, StreamsConfig, compare, estimate};
 use crate::sysinfo::{DiskStat, ProcessCpu, read_diskstats, usable_cpus};
@@ -31,6 +31,8 @@ pub struct StreamPhase {
     connections_before: (u64, u64),
     /// The CPUs this process may use (affinity, cgroup CPU quota): what its CPU use is judged against.
     usable_cpus: f64,
+    /// Under mpirun, on rank 0: the other clients' shares of the step about to be recorded.
+    pub others: Vec<crate::results::ClientShare>,
 }
 
 /// Bytes of the media the viewers read: the files', or what each URL's server said.
@@ -96,6 +98,7 @@ impl StreamPhase {
             before: None,
             connections_before: connections(),
             usable_cpus: usable_cpus(),
+            others: Vec::new(),
         }
     }
 
@@ -149,7 +152,12 @@ impl StreamPhase {
             unseen: self.unseen(step, devices.is_empty()),
             client: self.client_sample(),
         };
-        let measured = build_step(step, context);
+        let mut measured = build_step(step, context);
+        if !self.others.is_empty() {
+            let others = std::mem::take(&mut self.others);
+            let lag = step.issue_lag.percentile(99.0);
+            measured.client = merge_clients(&measured.client, &others, step.elapsed, step.read_bytes, lag);
+        }
         let mut line = step_line(&measured);
         for load in &measured.background {
             line.push_str(&format!("\n          beside them: {}", load.words()));

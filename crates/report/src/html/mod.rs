@@ -203,6 +203,9 @@ fn summary_sections(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
         for line in super::during::streams_lines(streams) {
             body.push_str(&format!("<p>{}</p>", esc(line.trim_start())));
         }
+        for line in super::streams_client::client_lines(result, streams) {
+            body.push_str(&format!("<p class=\"client\">{}</p>", esc(line.trim_start())));
+        }
         if let Some(c) = streams.estimate.as_ref().and_then(|e| e.comparison.as_ref()) {
             body.push_str(&format!("<p>{}</p>", esc(c)));
         }

@@ -63,9 +63,11 @@ pub fn settle<T>(
 pub fn agree_ready(cluster: &Cluster, key: Key, mine: &Ready) -> Ready {
     let bytes = serde_json::to_vec(mine).expect("plain data");
     let all = cluster.exchange(key, &bytes);
-    let states: Vec<Ready> = all
-        .iter()
-        .map(|b| serde_json::from_slice(b).unwrap_or_else(|e| Ready::Failed(format!("unreadable state ({e})"))))
+    let states: Vec<Ready> = (all.iter().enumerate())
+        .map(|(rank, b)| match cluster.unreachable(rank as u32) {
+            true => Ready::Failed(cluster.lost_reason()),
+            false => serde_json::from_slice(b).unwrap_or_else(|e| Ready::Failed(format!("unreadable state ({e})"))),
+        })
         .collect();
     let worst = states.iter().enumerate().max_by_key(|(rank, s)| (s.weight(), std::cmp::Reverse(*rank)));
     match worst {

@@ -1,6 +1,7 @@
 //! Where a rank's incoming messages wait until someone asks for them: filed by [`Key`] (what the message is
 //! about), so that several threads — a phase's stop link, an exchange, the app's interval merger — can each wait
-//! for their own without taking one another's. Also the envelope a key travels in.
+//! for their own without taking one another's. Also the envelope a key travels in, and when each rank was last
+//! heard from (any message counts; heartbeats are only that and are never filed), for `Cluster`'s watch.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Condvar, Mutex};
@@ -33,6 +34,8 @@ impl Key {
     pub const MEASURED: u8 = 8;
     /// What a rank's members of a phase's held-shares flow issued and weigh (a = phase, b = step).
     pub const SHARES: u8 = 9;
+    /// A sign of life, nothing else (`Cluster`'s watch): counted as heard, never filed.
+    pub const HEARTBEAT: u8 = 10;
     /// Kinds from here up belong to the caller of the run layer (the app).
     pub const USER: u8 = 32;
     /// Set on the kind of rank 0's answer to an exchange.
@@ -77,6 +80,8 @@ type Queue = VecDeque<(u32, Vec<u8>)>;
 pub struct Mailbox {
     queues: Mutex<HashMap<Key, Queue>>,
     arrived: Condvar,
+    /// When each rank's last message arrived.
+    heard: Mutex<HashMap<u32, Instant>>,
 }
 
 impl Mailbox {
@@ -86,8 +91,23 @@ impl Mailbox {
 
     /// Files a message from rank `from`.
     pub fn deliver(&self, from: u32, key: Key, payload: Vec<u8>) {
+        self.heard.lock().unwrap_or_else(|p| p.into_inner()).insert(from, Instant::now());
+        if key.kind == Key::HEARTBEAT {
+            return;
+        }
         let mut queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
         queues.entry(key).or_default().push_back((from, payload));
+        self.arrived.notify_all();
+    }
+
+    /// When a message from `rank` last arrived (`None`: never).
+    pub fn heard(&self, rank: u32) -> Option<Instant> {
+        self.heard.lock().unwrap_or_else(|p| p.into_inner()).get(&rank).copied()
+    }
+
+    /// Wakes every waiter, to look again at what it waits for (a rank was declared lost).
+    pub fn wake(&self) {
+        let _queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
         self.arrived.notify_all();
     }
 
@@ -137,5 +157,16 @@ mod tests {
         assert_eq!(mailbox.wait(a, Duration::ZERO), Some((1, vec![1])));
         assert_eq!(mailbox.wait(a, Duration::ZERO), Some((3, vec![3])));
         assert_eq!(mailbox.wait(a, Duration::from_millis(1)), None);
+    }
+
+    #[test]
+    fn heartbeats_count_as_heard_and_are_not_filed() {
+        let mailbox = Mailbox::new();
+        let beat = Key::new(Key::HEARTBEAT, 0, 0);
+        assert_eq!(mailbox.heard(2), None);
+        mailbox.deliver(2, beat, Vec::new());
+        assert!(mailbox.heard(2).is_some());
+        assert_eq!(mailbox.heard(1), None);
+        assert_eq!(mailbox.wait(beat, Duration::ZERO), None);
     }
 }

@@ -1,7 +1,8 @@
 //! One set of workers across ranks: they start together (the start agreement is the barrier), a rank that ends
 //! tells rank 0, which stops the others — all of them when the first finishes its budget (stonewalling, as IO500
 //! does), when one was interrupted or when one failed — and the end agreement gives every rank the same outcome,
-//! so every rank goes on (or stops) the same way.
+//! so every rank goes on (or stops) the same way. A lost rank (`watch.rs`) stops the phase on every rank that is
+//! left, as a failure naming it; a rank cut off from rank 0 stops its own share the same way.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -49,10 +50,15 @@ pub fn agree_start(sync: &PhaseSync<'_>, local_error: Option<&str>) -> Option<St
         Some(error) => [b"E", error.as_bytes()].concat(),
         None => b"R".to_vec(),
     };
-    let all = sync.cluster.exchange(sync.key(Key::START), &mine);
+    let cluster = sync.cluster;
+    let all = cluster.exchange(sync.key(Key::START), &mine);
     all.iter().enumerate().find_map(|(rank, said)| {
+        let named = cluster.name(rank as u32);
+        if cluster.unreachable(rank as u32) {
+            return Some(format!("{named}: {}", cluster.lost_reason()));
+        }
         let error = said.strip_prefix(b"E")?;
-        Some(format!("{}: {}", sync.cluster.name(rank as u32), String::from_utf8_lossy(error)))
+        Some(format!("{named}: {}", String::from_utf8_lossy(error)))
     })
 }
 
@@ -97,9 +103,13 @@ pub fn say_done(sync: &PhaseSync<'_>, stop: &StopReason) {
 pub fn link(sync: &PhaseSync<'_>, control: &PhaseControl, over: &AtomicBool) {
     let cluster = sync.cluster;
     if !cluster.is_root() {
+        let mut cut_off = false;
         while !over.load(Ordering::Relaxed) {
             if let Some((_, order)) = cluster.wait_for(sync.key(Key::STOP), Duration::from_millis(20)) {
                 apply(order.first().copied().unwrap_or(0), control);
+            } else if !cut_off && cluster.unreachable(0) {
+                cut_off = true;
+                apply(Order::Abort as u8, control);
             }
         }
         return;
@@ -109,13 +119,23 @@ pub fn link(sync: &PhaseSync<'_>, control: &PhaseControl, over: &AtomicBool) {
     let mut ordered: Option<Order> = None;
     while done.iter().any(|d| !d) {
         let missing = cluster.names((0..size as u32).filter(|&r| !done[r as usize]));
-        let (from, said) = cluster.wait(sync.key(Key::DONE), &format!("{missing} to finish the phase"));
-        done[from as usize] = true;
-        let order = match said.first().copied().unwrap_or(0) {
-            0 if sync.stonewall => Order::Stonewall,
-            0 => continue,
-            1 => Order::Interrupt,
-            _ => Order::Abort,
+        let waited =
+            cluster.wait_from(sync.key(Key::DONE), |r| !done[r as usize], &format!("{missing} to finish the phase"));
+        let order = match waited {
+            // A rank was lost: it will not say it is done, and the others stop.
+            None => {
+                (0..size).filter(|&r| cluster.unreachable(r as u32)).for_each(|r| done[r] = true);
+                Order::Abort
+            }
+            Some((from, said)) => {
+                done[from as usize] = true;
+                match said.first().copied().unwrap_or(0) {
+                    0 if sync.stonewall => Order::Stonewall,
+                    0 => continue,
+                    1 => Order::Interrupt,
+                    _ => Order::Abort,
+                }
+            }
         };
         // A stonewall order may be followed by a stronger one (a rank that failed while stopping).
         if ordered.is_some_and(|o| o as u8 >= order as u8) {
@@ -149,13 +169,17 @@ pub fn agree_end(sync: &PhaseSync<'_>, stop: &StopReason, measured: Duration) ->
         .map(|(rank, b)| {
             serde_json::from_slice(b).unwrap_or_else(|e| RankEnd {
                 rank: rank as u32,
-                host: String::new(),
-                stop: StopReason::Failed(format!("its report could not be read ({e})")),
+                host: cluster.hosts().get(rank).cloned().unwrap_or_default(),
+                stop: StopReason::Failed(match cluster.unreachable(rank as u32) {
+                    true => cluster.lost_reason(),
+                    false => format!("its report could not be read ({e})"),
+                }),
                 measured: Duration::ZERO,
             })
         })
         .collect();
-    let worst = ends.iter().max_by_key(|e| stop_code(&e.stop)).map(|e| match &e.stop {
+    // The lowest rank among the worst: a rank cut off from rank 0 names rank 0.
+    let worst = ends.iter().max_by_key(|e| (stop_code(&e.stop), std::cmp::Reverse(e.rank))).map(|e| match &e.stop {
         StopReason::Failed(why) => StopReason::Failed(format!("{}: {why}", cluster.name(e.rank))),
         other => other.clone(),
     });
@@ -166,7 +190,8 @@ pub fn agree_end(sync: &PhaseSync<'_>, stop: &StopReason, measured: Duration) ->
 mod tests {
     use std::sync::Arc;
 
-    use super::super::local::ranks;
+    use super::super::local::{ranks, ranks_with};
+    use super::super::watch::Patience;
     use super::*;
 
     fn control() -> PhaseControl {
@@ -244,5 +269,40 @@ mod tests {
             assert!(interrupted);
             assert_eq!(stop, StopReason::Failed("rank 2 (host2): engine gone".into()));
         }
+    }
+
+    /// Rank 2's host is lost in the middle of a phase whose workers run until stopped: rank 0 declares it lost,
+    /// stops rank 1, and both end the phase failed, naming rank 2; rank 2 notices it lost rank 0 and stops its
+    /// own share too. Guards the hang: the ranks waited for the lost one without end.
+    #[test]
+    fn a_lost_rank_stops_the_phase_on_every_rank_and_is_named() {
+        let quick = Patience { every: Duration::from_millis(20), lost_after: Duration::from_millis(400) };
+        let got = ranks_with(3, quick, |cluster, cut| {
+            let sync = PhaseSync { cluster: &cluster, phase: 0, step: 0, stonewall: false };
+            let control = control();
+            let over = AtomicBool::new(false);
+            assert_eq!(agree_start(&sync, None), None);
+            std::thread::scope(|scope| {
+                let linked = scope.spawn(|| link(&sync, &control, &over));
+                if cluster.rank() == 2 {
+                    cut.cut(2);
+                }
+                while !control.stop_requested() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                let stop = control.stop_reason(None);
+                say_done(&sync, &stop);
+                over.store(true, Ordering::Relaxed);
+                linked.join().expect("the link ended");
+                agree_end(&sync, &stop, Duration::ZERO).0
+            })
+        });
+        let lost = |name: &str| match &got[if name == "rank 2 (host2)" { 0 } else { 2 }] {
+            StopReason::Failed(why) => why.starts_with(&format!("{name}: lost: no message from it for 0 s")),
+            _ => false,
+        };
+        assert!(lost("rank 2 (host2)"), "{got:?}");
+        assert_eq!(got[1], got[0]);
+        assert!(lost("rank 0 (host0)"), "{got:?}");
     }
 }

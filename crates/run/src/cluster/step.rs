@@ -73,6 +73,12 @@ fn decode(bytes: &[u8]) -> Option<(Sent, [Histogram; 3])> {
     Some((sent, [next()?, next()?, next()?]))
 }
 
+/// Why rank `rank`'s step is missing: it was lost, or what it sent could not be read.
+fn unread(cluster: &Cluster, rank: u32) -> String {
+    let why = if cluster.unreachable(rank) { cluster.lost_reason() } else { "its step could not be read".into() };
+    format!("{}: {why}", cluster.name(rank))
+}
+
 /// The step as one process running every viewer would have measured it, with each client's share. Collective.
 pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome) -> StepOutcome {
     let all = cluster.exchange(Key::new(Key::STEP, phase as u64, u64::from(step)), &encode(cluster, &local));
@@ -94,7 +100,7 @@ pub fn merge_step(cluster: &Cluster, phase: usize, step: u32, local: StepOutcome
     let mut clients = Vec::new();
     for (rank, bytes) in all.iter().enumerate() {
         let Some((sent, [lateness, issue_lag, ingest_latency])) = decode(bytes) else {
-            merged.first_error.get_or_insert(format!("{}: its step could not be read", cluster.name(rank as u32)));
+            merged.first_error.get_or_insert_with(|| unread(cluster, rank as u32));
             merged.errors += 1;
             continue;
         };
