@@ -294,6 +294,7 @@ impl OutputFormat {
     streamcap run /srv/media --rw randread --bs 4k --size 8G --iodepth 32 --runtime 30s --json r.json\n  \
     streamcap run /srv/media --job examples/jobs/seq-write-then-random-read.toml\n  \
     streamcap run --job examples/jobs/vdbench-small-files.vdb --anchor H:=/srv/pool --elapsed 60s\n  \
+    streamcap run --job two-disks.fio --device /dev/sdb=/dev/loop3 --device /dev/sdc=/dev/loop4\n  \
     streamcap run /dev/sdb --rw read --bs 1M --iodepth 8          (reads only; writes need --allow-device-writes)")]
 pub struct RunArgs {
     /// Directory (data files are created in TARGET/.streamcap and removed after), existing file (read only) or
@@ -308,6 +309,11 @@ pub struct RunArgs {
     /// Repeatable.
     #[arg(long, value_name = "NAME=DIR", value_parser = parse_anchor, help_heading = "Job files")]
     pub anchor: Vec<(String, PathBuf)>,
+    /// fio files: the block device of this machine to run on for a device the file names, e.g. --device
+    /// /dev/sdb=/dev/loop3 (--device /dev/sdb=/dev/sdb uses it as named); each job then runs on its own devices.
+    /// Repeatable; instead of TARGET.
+    #[arg(long, value_name = "NAME=DEVICE", value_parser = parse_device, conflicts_with = "target", help_heading = "Job files")]
+    pub device: Vec<(String, PathBuf)>,
     /// vdbench files: set KEY to VALUE wherever the file can say it (e.g. --set files=200 --set size=64m on the
     /// fsd) and define $KEY. Repeatable.
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_set, help_heading = "Job files")]
@@ -380,6 +386,7 @@ impl RunArgs {
             warmup: self.warmup,
             ranks: None,
             target: self.target.clone(),
+            devices: self.device.clone(),
         }
     }
 }
@@ -402,6 +409,15 @@ fn parse_anchor(s: &str) -> Result<(String, PathBuf), String> {
             Ok((name.trim().to_string(), PathBuf::from(dir.trim())))
         }
         _ => Err("expected NAME=DIR, e.g. H:=/srv/pool".into()),
+    }
+}
+
+fn parse_device(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, device)) if !name.trim().is_empty() && !device.trim().is_empty() => {
+            Ok((name.trim().to_string(), PathBuf::from(device.trim())))
+        }
+        _ => Err("expected NAME=DEVICE, e.g. /dev/sdb=/dev/loop3".into()),
     }
 }
 

@@ -33,8 +33,13 @@ impl fmt::Display for Plan {
                 Bytes(total),
                 dir.display()
             )?;
-        } else if let Some(file) = t.files.first() {
-            writeln!(f, "data: {} of {}", file.size, file.path.display())?;
+        } else {
+            // Several devices (a fio file's jobs on their own devices): each, in the file table's order.
+            let each: Vec<String> =
+                t.files.iter().map(|file| format!("{} of {}", file.size, file.path.display())).collect();
+            if !each.is_empty() {
+                writeln!(f, "data: {}", each.join("; "))?;
+            }
         }
         writeln!(f, "interval: {}", format_duration(self.interval))?;
         if let Some(v) = &self.verify {
@@ -78,6 +83,10 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: 
     }
     if let Some(group) = &p.group {
         writeln!(f, "  reporting group {group}")?;
+    }
+    if target.kind == TargetKind::BlockDevice && target.files.len() > 1 {
+        let on: Vec<String> = r.files.iter().map(|&i| target.files[i as usize].path.display().to_string()).collect();
+        writeln!(f, "  on {}", on.join(", "))?;
     }
     write_io(f, r)?;
     write_length(f, p, r)?;

@@ -34,6 +34,9 @@ pub struct Facts {
     /// The pool beneath keeps copies and picks the one a read goes to by the reading thread (btrfs raid1 or
     /// raid10 under the read policy `pid`): stream phases then give every viewer its own thread.
     pub mirrors: Option<super::streams_threads::Mirrors>,
+    /// The devices the job's phases name as their own (a fio file's jobs, mapped with `run --device`), each
+    /// as found (a `BlockDevice`, or whatever else is there); empty when the phases run on `target`.
+    pub devices: Vec<TargetFacts>,
 }
 
 /// What the machine lets this process take. `None` where it cannot be known (no limit found, or not readable):
@@ -142,6 +145,7 @@ impl Facts {
             media_libraries: Vec::new(),
             limits: ResourceLimits::default(),
             mirrors: None,
+            devices: Vec::new(),
         }
     }
 }

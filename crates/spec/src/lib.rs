@@ -96,6 +96,9 @@ pub struct ReadOptions {
     /// The target named on the command line (`streamcap run TARGET`): a vdbench file's luns on several devices
     /// or in several directories become files of their names in it, when it is a directory.
     pub target: Option<PathBuf>,
+    /// fio files: the devices the file names mapped onto this machine's, `("/dev/sdb", "/dev/loop3")` from
+    /// `--device /dev/sdb=/dev/loop3`; each job then runs on its own device(s).
+    pub devices: Vec<(String, PathBuf)>,
 }
 
 /// Reads a job file in any supported dialect.
@@ -103,8 +106,16 @@ pub fn read_job_file(path: &Path, options: &ReadOptions) -> Result<JobSpec, Spec
     let text = crate::limits::read_text_file(path, crate::limits::MAX_INPUT_FILE_BYTES)
         .map_err(|cause| SpecError::Read { path: path.to_path_buf(), cause })?;
     match detect_dialect(path, &text) {
+        Dialect::Fio => {
+            let targets = fio::Targets { given: options.target.as_deref(), devices: &options.devices };
+            fio::parse_fio_job_on(path, &text, &fio::SystemHost, &targets)
+        }
+        _ if !options.devices.is_empty() => Err(SpecError::Invalid(format!(
+            "--device maps the devices a fio job file names, and {} is not a fio file: leave --device out (a \
+             vdbench file's anchors map with --anchor)",
+            path.display()
+        ))),
         Dialect::Toml => parse_toml_job(path, &text),
-        Dialect::Fio => fio::parse_fio_job_on(path, &text, &fio::SystemHost, options.target.as_deref()),
         Dialect::Vdbench => parse_vdbench_job(path, &text, options),
     }
 }

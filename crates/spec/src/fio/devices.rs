@@ -1,0 +1,158 @@
+//! Which target each job of a fio file runs on. fio runs every job on the files and devices it names; streamcap
+//! runs a job file on one target, unless the command line maps the devices the file names onto this machine's
+//! (`run --device /dev/sdb=/dev/loop3`, as `--anchor` does for vdbench): then every job runs on its own
+//! device(s), and a job naming several (`filename=/dev/sdb:/dev/sdc`) goes over all of them.
+//!
+//! The rules, so that streamcap never touches a device the user did not name on its command line:
+//! - with `--device`, every device a job names must be mapped (`--device /dev/sdb=/dev/sdb` uses it as named),
+//!   every job must name a device, and every mapping must name a device of the file;
+//! - with one TARGET, every job runs on it (a notice names what each job named);
+//! - with neither, the jobs must name one target between them (a file naming one device runs on it, as before).
+//!
+//! Must not: look at the devices (the run gathers their facts; writing needs `--allow-device-writes` there).
+
+use std::path::{Path, PathBuf};
+
+use super::ini::Location;
+use super::mapping::Job;
+use super::options::{OptionError, Problems};
+use crate::spec::{JobSpec, PhaseSpec};
+
+/// What the command line says about where a fio file's jobs run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Targets<'a> {
+    /// `streamcap run TARGET`: every job runs on it.
+    pub given: Option<&'a Path>,
+    /// `--device NAME=DEVICE`: the devices the file names, each mapped onto one of this machine's.
+    pub devices: &'a [(String, PathBuf)],
+}
+
+/// Places one mapped job: on its own devices (mapped), on the TARGET given, or on the one target the file's
+/// jobs name. `target` is what the job names (its directory, or its first device).
+pub(super) fn place_job(
+    spec: &mut JobSpec,
+    (job, target): (&Job, Option<PathBuf>),
+    phase: &mut PhaseSpec,
+    targets: &Targets,
+    problems: &mut Problems,
+) {
+    let named = phase.fio.devices.take().unwrap_or_default();
+    if !targets.devices.is_empty() {
+        return map_devices(spec, job, &named, phase, targets.devices, problems);
+    }
+    if named.len() > 1 && targets.given.is_none() {
+        let list: Vec<String> = named.iter().map(|d| d.display().to_string()).collect();
+        let first = &list[0];
+        return problems.push(OptionError {
+            at: job.at.clone(),
+            message: format!(
+                "job '{}' runs over several devices ({}): map each onto a device of this machine with --device, \
+                 e.g. --device {first}=/dev/… (--device {first}={first} uses it as named), or give one TARGET to \
+                 run the job on",
+                job.name,
+                list.join(", ")
+            ),
+        });
+    }
+    add_target(spec, (job, target), targets.given, problems);
+}
+
+/// `--device` given: the job's devices, each mapped; a job without devices, or with one not mapped, is refused.
+fn map_devices(
+    spec: &mut JobSpec,
+    job: &Job,
+    named: &[PathBuf],
+    phase: &mut PhaseSpec,
+    map: &[(String, PathBuf)],
+    problems: &mut Problems,
+) {
+    if named.is_empty() {
+        return problems.push(OptionError {
+            at: job.at.clone(),
+            message: format!(
+                "job '{}' names no device (filename=/dev/…), and --device says every job runs on the devices it \
+                 names: give the job a filename=/dev/… that --device maps, or leave --device out and give a TARGET",
+                job.name
+            ),
+        });
+    }
+    let mut real = Vec::with_capacity(named.len());
+    for name in named {
+        match map.iter().find(|(from, _)| Path::new(from) == name) {
+            Some((_, to)) => real.push(to.clone()),
+            None => problems.push(OptionError {
+                at: job.at.clone(),
+                message: format!(
+                    "job '{}' names {1}, which no --device maps: add --device {1}=/dev/… (the device of this \
+                     machine to run it on; --device {1}={1} uses it as named)",
+                    job.name,
+                    name.display()
+                ),
+            }),
+        }
+    }
+    if real.len() == named.len() {
+        if spec.target.is_none() {
+            spec.target = real.first().cloned();
+        }
+        phase.fio.devices = Some(real);
+    }
+}
+
+/// With `--device`: each mapping must name a device of the file, once (a typo would otherwise leave a job on
+/// the device it names, or refuse it for a reason that hides the typo).
+pub(super) fn check_mappings(path: &Path, named: &[PathBuf], map: &[(String, PathBuf)], problems: &mut Problems) {
+    let at = Location { file: path.to_path_buf(), line: 1 };
+    for (i, (from, to)) in map.iter().enumerate() {
+        let message = if map[..i].iter().any(|(earlier, _)| earlier == from) {
+            format!("--device maps {from} twice: give each device of the file one --device")
+        } else if !named.iter().any(|n| Path::new(from) == n) {
+            let list: Vec<String> = named.iter().map(|d| d.display().to_string()).collect();
+            let names = if list.is_empty() { "none".to_string() } else { list.join(", ") };
+            format!(
+                "--device {from}={}: the file's jobs name no device {from} (they name {names}); map the names the \
+                 file uses",
+                to.display()
+            )
+        } else {
+            continue;
+        };
+        problems.push(OptionError { at: at.clone(), message });
+    }
+}
+
+/// All jobs of a file run against one target: the one its jobs name, or the one `given` on the command line,
+/// onto which jobs naming different devices or files map (issue 29: a file naming four devices was refused
+/// even with one TARGET given).
+fn add_target(
+    spec: &mut JobSpec,
+    (job, target): (&Job, Option<PathBuf>),
+    given: Option<&Path>,
+    problems: &mut Problems,
+) {
+    let Some(target) = target else { return };
+    match &spec.target {
+        Some(existing) if *existing != target && given.is_some() => {
+            let given = given.expect("matched").display();
+            spec.notices.push(format!(
+                "job '{}' names {} and an earlier job {}: fio runs each on its own; here every job runs on {given}, \
+                 the target given",
+                job.name,
+                target.display(),
+                existing.display()
+            ));
+        }
+        Some(existing) if *existing != target => problems.push(OptionError {
+            at: job.at.clone(),
+            message: format!(
+                "job '{}' uses {} but an earlier job uses {}: streamcap runs a job file against one target; give \
+                 the target on the command line (every job then runs on it), map the devices the jobs name with \
+                 --device NAME=DEVICE (each job then runs on its own), or split the file",
+                job.name,
+                target.display(),
+                existing.display()
+            ),
+        }),
+        _ => spec.target = Some(target),
+    }
+}
