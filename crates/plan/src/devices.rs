@@ -88,6 +88,15 @@ pub(super) fn devices_use(
     let smallest = mine.iter().map(|d| table[index(d)].size.0).min().unwrap_or(0);
     let count = mine.len().max(1) as u64;
     let per_device = spec.size.filter(|_| spec.fill_device != Some(true)).map(|s| crate::units::Bytes(s.0 / count));
+    if let Some(per) = per_device.filter(|p| p.0 > smallest) {
+        let most = crate::units::Bytes(smallest.saturating_mul(count));
+        return Err(format!(
+            "the size {} is {per} on each of its {count} devices, more than the smallest holds ({}): use a size of \
+             at most {most}",
+            spec.size.unwrap_or_default(),
+            crate::units::Bytes(smallest)
+        ));
+    }
     let spread = PhaseSpec { size: per_device, fill_device: None, ..spec.clone() };
     let mut usage = single_target_use(&spread, smallest, align)?;
     let names: Vec<String> = mine.iter().map(|d| index(d).to_string()).collect();
@@ -95,4 +104,78 @@ pub(super) fn devices_use(
         worker.clone_from(&names);
     }
     Ok(usage)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::plan::{Facts, RunOptions, TargetFacts, build_plan};
+    use crate::spec::{JobSpec, PhaseSpec, RwMode, SpecOrigin};
+    use crate::units::Bytes;
+
+    fn device(name: &str, signature: Option<&str>) -> TargetFacts {
+        TargetFacts::BlockDevice {
+            path: PathBuf::from(name),
+            size: Bytes::mib(64),
+            logical_block: 512,
+            mounted_at: vec![],
+            in_use_by: vec![],
+            overlaps: vec![],
+            signature: signature.map(str::to_string),
+        }
+    }
+
+    fn phase(rw: RwMode, size: u64, devices: &[&str]) -> PhaseSpec {
+        let mut p = PhaseSpec { rw: Some(rw), size: Some(Bytes::mib(size)), ..Default::default() };
+        p.fio.devices = Some(devices.iter().map(PathBuf::from).collect());
+        p
+    }
+
+    fn plan(phases: Vec<PhaseSpec>, facts: Vec<TargetFacts>, allow: bool) -> Result<crate::plan::Plan, String> {
+        let job = JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases, notices: vec![] };
+        let facts = Facts { target: facts[0].clone(), devices: facts, ..Facts::directory(None) };
+        let options = RunOptions { run_id: "r".into(), allow_device_writes: allow, ..Default::default() };
+        build_plan(&job, &facts, &options).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn each_phase_runs_on_its_own_devices_and_a_phase_over_two_spreads_its_size() {
+        let phases = vec![
+            phase(RwMode::Read, 8, &["/dev/b"]),
+            phase(RwMode::Read, 16, &["/dev/c"]),
+            phase(RwMode::Read, 32, &["/dev/b", "/dev/c"]),
+        ];
+        let plan = plan(phases, vec![device("/dev/b", None), device("/dev/c", None)], false).unwrap();
+        let paths: Vec<_> = plan.target.files.iter().map(|f| f.path.to_str().unwrap()).collect();
+        assert_eq!(paths, ["/dev/b", "/dev/c"]);
+        assert!(!plan.target.writes_allowed && plan.target.files.iter().all(|f| !f.created));
+        let raw = |i: usize| plan.phases[i].raw().unwrap();
+        assert_eq!((raw(0).files.clone(), raw(1).files.clone(), raw(2).files.clone()), (vec![0], vec![1], vec![0, 1]));
+        assert_eq!((raw(0).data_set, raw(2).data_set), (Bytes::mib(8), Bytes::mib(32)));
+        let regions = &raw(2).workers[0].workload.regions;
+        assert_eq!(regions.iter().map(|r| (r.file, r.len)).collect::<Vec<_>>(), [(0, 16 << 20), (1, 16 << 20)]);
+    }
+
+    #[test]
+    fn a_written_device_needs_consent_and_a_blank_device_one_only_read_does_not() {
+        let phases = || vec![phase(RwMode::Write, 8, &["/dev/b"]), phase(RwMode::Read, 8, &["/dev/c"])];
+        let facts = || vec![device("/dev/b", None), device("/dev/c", Some("ext4 filesystem"))];
+        let err = plan(phases(), facts(), false).unwrap_err();
+        assert!(err.contains("writes to the block device /dev/b") && err.contains("--allow-device-writes"), "{err}");
+        // The device that holds a filesystem is only read: no --force needed.
+        assert!(plan(phases(), facts(), true).unwrap().target.writes_allowed);
+        let facts = vec![device("/dev/b", Some("ext4 filesystem")), device("/dev/c", None)];
+        assert!(plan(phases(), facts, true).unwrap_err().contains("/dev/b holds a ext4 filesystem"));
+        let file = TargetFacts::File { path: PathBuf::from("/srv/f"), size: Bytes::mib(64) };
+        let err = plan(phases(), vec![device("/dev/b", None), file], true).unwrap_err();
+        assert!(err.contains("/dev/c is not a block device"), "{err}");
+        // A phase too large for its devices is refused as on one device.
+        let err = plan(vec![phase(RwMode::Read, 256, &["/dev/b", "/dev/c"])], facts_two(), false).unwrap_err();
+        assert!(err.contains("256 MiB is 128 MiB on each of its 2 devices") && err.contains("at most 128 MiB"), "{err}");
+    }
+
+    fn facts_two() -> Vec<TargetFacts> {
+        vec![device("/dev/b", None), device("/dev/c", None)]
+    }
 }

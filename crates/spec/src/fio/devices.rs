@@ -156,3 +156,79 @@ fn add_target(
         _ => spec.target = Some(target),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::super::ini::tests::FakeHost;
+    use super::Targets;
+    use crate::spec::{JobSpec, Sharing};
+    use crate::units::Bytes;
+
+    const TWO: &str = "[global]\nrw=randread\nbs=4k\ndirect=1\nsize=8m\n[a]\nfilename=/dev/sdb\nnumjobs=4\n\
+                       [b]\nfilename=/dev/sdc\n[both]\nstonewall\nfilename=/dev/sdb:/dev/sdc\nsize=32m\n";
+
+    fn read(text: &str, given: Option<&str>, map: &[(&str, &str)]) -> Result<JobSpec, String> {
+        let devices: Vec<(String, PathBuf)> = map.iter().map(|(a, b)| (a.to_string(), PathBuf::from(b))).collect();
+        let targets = Targets { given: given.map(Path::new), devices: &devices };
+        super::super::parse_fio_job_on(Path::new("/jobs/d.fio"), text, &FakeHost::default(), &targets)
+            .map_err(|e| e.to_string())
+    }
+
+    fn devices(job: &JobSpec, i: usize) -> Vec<&str> {
+        job.phases[i].fio.devices.iter().flatten().map(|d| d.to_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn mapped_devices_give_each_job_its_own_and_a_job_over_two_both() {
+        let job = read(TWO, None, &[("/dev/sdb", "/dev/loop3"), ("/dev/sdc", "/dev/loop4")]).unwrap();
+        assert_eq!(job.target, Some(PathBuf::from("/dev/loop3")));
+        assert_eq!((devices(&job, 0), devices(&job, 1)), (vec!["/dev/loop3"], vec!["/dev/loop4"]));
+        assert_eq!(devices(&job, 2), ["/dev/loop3", "/dev/loop4"]);
+        // fio's size is the job's, over its files; clones of a job on a device share it (one data set).
+        assert_eq!((job.phases[0].size, job.phases[2].size), (Some(Bytes::mib(8)), Some(Bytes::mib(32))));
+        assert_eq!((job.phases[0].jobs, job.phases[0].sharing), (Some(4), Some(Sharing::Whole)));
+        // A name mapped onto itself is used as named.
+        let job = read(TWO, None, &[("/dev/sdb", "/dev/sdb"), ("/dev/sdc", "/dev/sdc")]).unwrap();
+        assert_eq!(devices(&job, 2), ["/dev/sdb", "/dev/sdc"]);
+    }
+
+    #[test]
+    fn without_a_mapping_one_target_runs_every_job_and_none_refuses_several_devices() {
+        let job = read(TWO, Some("/dev/sdz"), &[]).unwrap();
+        assert!(job.phases.iter().all(|p| p.fio.devices.is_none()));
+        let err = read(TWO, None, &[]).unwrap_err();
+        assert!(err.contains("job 'both' runs over several devices (/dev/sdb, /dev/sdc): map each"), "{err}");
+        assert!(err.contains("--device NAME=DEVICE"), "{err}");
+        // One device for every job, as before: it is the target, and the phases carry no devices of their own.
+        let job = read("[a]\nrw=read\nfilename=/dev/sdb\n[b]\nrw=read\nfilename=/dev/sdb\n", None, &[]).unwrap();
+        assert_eq!(job.target, Some(PathBuf::from("/dev/sdb")));
+        assert!(job.phases.iter().all(|p| p.fio.devices.is_none()));
+    }
+
+    #[test]
+    fn incomplete_unused_repeated_and_deviceless_mappings_are_refused() {
+        let err = read(TWO, None, &[("/dev/sdb", "/dev/loop3")]).unwrap_err();
+        assert!(
+            err.contains("line 9: job 'b' names /dev/sdc, which no --device maps: add --device /dev/sdc="),
+            "{err}"
+        );
+        let map = [("/dev/sdb", "/dev/loop3"), ("/dev/sdc", "/dev/loop4"), ("/dev/sdd", "/dev/loop5")];
+        let err = read(TWO, None, &map).unwrap_err();
+        assert!(
+            err.contains(
+                "--device /dev/sdd=/dev/loop5: the file's jobs name no device /dev/sdd (they name \
+                              /dev/sdb, /dev/sdc)"
+            ),
+            "{err}"
+        );
+        let map = [("/dev/sdb", "/dev/loop3"), ("/dev/sdc", "/dev/loop4"), ("/dev/sdb", "/dev/loop5")];
+        assert!(read(TWO, None, &map).unwrap_err().contains("--device maps /dev/sdb twice"));
+        let text = format!("{TWO}[dir]\nfilename=data.0\n");
+        let err = read(&text, None, &[("/dev/sdb", "/dev/loop3"), ("/dev/sdc", "/dev/loop4")]).unwrap_err();
+        assert!(err.contains("job 'dir' names no device"), "{err}");
+        let err = read("[j]\nrw=read\nfilename=/dev/sdb:data.0\n", None, &[]).unwrap_err();
+        assert!(err.contains("data.0 is not a device, and the others are"), "{err}");
+    }
+}
