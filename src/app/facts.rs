@@ -113,13 +113,12 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
     };
     let devices = devices_beneath(&canonical);
     let pool = pool_of(&canonical);
-    let memory_backed = memory_backed(filesystem.as_ref(), &devices);
     let throttles = throttles_for(&devices);
     let facts = Facts {
         target: target_facts,
         ram: host.usable_ram(),
         io_uring: io_uring_available().map_err(|e| e.to_string()),
-        memory_backed,
+        memory_backed: memory_backed(filesystem.as_ref(), &devices),
         throttles: throttle_words(&throttles),
         anchors: Vec::new(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),

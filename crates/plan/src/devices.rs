@@ -172,7 +172,10 @@ mod tests {
         assert!(err.contains("/dev/c is not a block device"), "{err}");
         // A phase too large for its devices is refused as on one device.
         let err = plan(vec![phase(RwMode::Read, 256, &["/dev/b", "/dev/c"])], facts_two(), false).unwrap_err();
-        assert!(err.contains("256 MiB is 128 MiB on each of its 2 devices") && err.contains("at most 128 MiB"), "{err}");
+        assert!(
+            err.contains("256 MiB is 128 MiB on each of its 2 devices") && err.contains("at most 128 MiB"),
+            "{err}"
+        );
     }
 
     fn facts_two() -> Vec<TargetFacts> {

@@ -170,17 +170,7 @@ impl Layout {
         sizes: &Sizes,
     ) -> Result<(Layout, Offsets), String> {
         let align = sizes.align;
-        // The files this phase uses and the bytes of them it addresses (see `files`).
-        let usage = match (&spec.fio.devices, target.kind) {
-            (Some(mine), _) => devices_use(spec, mine, &context.devices, &target.files, u64::from(align)),
-            (None, TargetKind::Directory) => directory_use(spec, context.default_files, u64::from(align)),
-            (None, TargetKind::File | TargetKind::BlockDevice) => {
-                single_target_use(spec, target.files[0].size.0, u64::from(align))
-            }
-            (None, TargetKind::Remote) => {
-                Err("raw I/O needs a local directory, file or block device, not a URL".to_string())
-            }
-        }?;
+        let usage = phase_use(context, spec, target, u64::from(align))?;
         let own_devices = spec.fio.devices.is_some();
         let index_of = |name: &str| -> u32 {
             match target.kind {
@@ -224,6 +214,17 @@ impl Layout {
         });
         let shared_random = shares_one_data_set(&usage, rw, sharing);
         Ok((Layout { files, worker_regions, data_set, shared_random }, offsets))
+    }
+}
+
+/// The files a phase uses and the bytes of them it addresses (see `files`): its own devices, the directory's
+/// files, or the one file or device.
+fn phase_use(context: &JobContext, spec: &PhaseSpec, target: &TargetPlan, align: u64) -> Result<FileUse, String> {
+    match (&spec.fio.devices, target.kind) {
+        (Some(mine), _) => devices_use(spec, mine, &context.devices, &target.files, align),
+        (None, TargetKind::Directory) => directory_use(spec, context.default_files, align),
+        (None, TargetKind::File | TargetKind::BlockDevice) => single_target_use(spec, target.files[0].size.0, align),
+        (None, TargetKind::Remote) => Err("raw I/O needs a local directory, file or block device, not a URL".into()),
     }
 }
 

@@ -29,14 +29,20 @@ pub struct Targets<'a> {
 
 /// Places one mapped job: on its own devices (mapped), on the TARGET given, or on the one target the file's
 /// jobs name. `target` is what the job names (its directory, or its first device).
+/// Every device the job names is added to `named_all` (for [`check_mappings`]).
 pub(super) fn place_job(
-    spec: &mut JobSpec,
+    (spec, named_all): (&mut JobSpec, &mut Vec<PathBuf>),
     (job, target): (&Job, Option<PathBuf>),
     phase: &mut PhaseSpec,
     targets: &Targets,
     problems: &mut Problems,
 ) {
     let named = phase.fio.devices.take().unwrap_or_default();
+    for device in &named {
+        if !named_all.contains(device) {
+            named_all.push(device.clone());
+        }
+    }
     if !targets.devices.is_empty() {
         return map_devices(spec, job, &named, phase, targets.devices, problems);
     }

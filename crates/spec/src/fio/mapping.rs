@@ -49,18 +49,7 @@ pub(super) struct Mapped {
 
 /// Turns the sections of a fio file into a job, recording every problem.
 pub fn map_sections(path: &Path, sections: &[Section], targets: &Targets, problems: &mut Problems) -> Option<JobSpec> {
-    let mut global: Vec<Entry> = Vec::new();
-    let mut jobs = Vec::new();
-    for section in sections {
-        if section.is_global() {
-            // A [global] applies to the jobs after it, on top of any earlier [global].
-            global.extend(section.entries.iter().cloned());
-            continue;
-        }
-        if let Some(job) = read_job(&global, section, problems) {
-            jobs.push(job);
-        }
-    }
+    let (global, jobs) = read_jobs(sections, problems);
     refuse_without_jobs(path, sections, problems);
     let mut spec = JobSpec {
         origin: SpecOrigin::Fio { path: path.to_path_buf() },
@@ -77,12 +66,8 @@ pub fn map_sections(path: &Path, sections: &[Section], targets: &Targets, proble
             continue;
         }
         let Some(mut mapped) = map_job(job, single, &mut spec.notices, problems) else { continue };
-        for device in mapped.phase.fio.devices.iter().flatten() {
-            if !named_devices.contains(device) {
-                named_devices.push(device.clone());
-            }
-        }
-        place_job(&mut spec, (job, mapped.target), &mut mapped.phase, targets, problems);
+        let placed = (&mut spec, &mut named_devices);
+        place_job(placed, (job, mapped.target), &mut mapped.phase, targets, problems);
         if let Some(interval) = mapped.interval {
             spec.interval = Some(spec.interval.map_or(interval, |i| i.min(interval)));
         }
@@ -111,6 +96,23 @@ pub fn map_sections(path: &Path, sections: &[Section], targets: &Targets, proble
     }
     global_notices(&jobs, &mut spec.notices);
     Some(spec)
+}
+
+/// The job sections, each with the `[global]` entries before it; and all the `[global]` entries.
+fn read_jobs(sections: &[Section], problems: &mut Problems) -> (Vec<Entry>, Vec<Job>) {
+    let mut global: Vec<Entry> = Vec::new();
+    let mut jobs = Vec::new();
+    for section in sections {
+        if section.is_global() {
+            // A [global] applies to the jobs after it, on top of any earlier [global].
+            global.extend(section.entries.iter().cloned());
+            continue;
+        }
+        if let Some(job) = read_job(&global, section, problems) {
+            jobs.push(job);
+        }
+    }
+    (global, jobs)
 }
 
 /// fio gives a job without a size the size of the files it finds: a job with none on the files an earlier job
