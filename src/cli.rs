@@ -593,4 +593,16 @@ mod tests {
         assert_eq!(options.interval, Some(Duration::from_secs(5)));
         assert!(Cli::try_parse_from(["streamcap", "run", "--anchor", "H:"]).is_err());
     }
+
+    #[test]
+    fn device_maps_the_names_a_fio_file_uses_and_excludes_a_target() {
+        let args =
+            ["streamcap", "run", "--job", "f.fio", "--device", "/dev/sdb=/dev/loop3", "--device=/dev/sdc=/dev/sdc"];
+        let Command::Run(run) = Cli::try_parse_from(args).unwrap().command else { panic!("run") };
+        let devices = run.read_options().devices;
+        assert_eq!(devices[0], ("/dev/sdb".to_string(), PathBuf::from("/dev/loop3")));
+        assert_eq!(devices[1], ("/dev/sdc".to_string(), PathBuf::from("/dev/sdc")));
+        assert!(Cli::try_parse_from(["streamcap", "run", "--device", "/dev/sdb"]).is_err());
+        assert!(Cli::try_parse_from(["streamcap", "run", "/dev/loop3", "--device", "/dev/sdb=/dev/loop3"]).is_err());
+    }
 }
