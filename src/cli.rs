@@ -295,11 +295,16 @@ impl OutputFormat {
     streamcap run /srv/media --job examples/jobs/seq-write-then-random-read.toml\n  \
     streamcap run --job examples/jobs/vdbench-small-files.vdb --anchor H:=/srv/pool --elapsed 60s\n  \
     streamcap run --job two-disks.fio --device /dev/sdb=/dev/loop3 --device /dev/sdc=/dev/loop4\n  \
+    streamcap run /dev/loop3 /dev/loop4 --job two-disks.fio     (the file's devices, in the order it names them)\n  \
     streamcap run /dev/sdb --rw read --bs 1M --iodepth 8          (reads only; writes need --allow-device-writes)")]
 pub struct RunArgs {
     /// Directory (data files are created in TARGET/.streamcap and removed after), existing file (read only) or
     /// block device. Default: the current directory.
     pub target: Option<PathBuf>,
+    /// fio files whose jobs name several devices: more block devices after TARGET, taking the file's devices in
+    /// the order its jobs first name them (TARGET the first), as --device would map them.
+    #[arg(value_name = "DEVICE", requires = "job", conflicts_with = "device")]
+    pub more_targets: Vec<PathBuf>,
 
     /// A job file with several phases: streamcap TOML, a fio job file or a vdbench parameter file (see
     /// examples/jobs/). Flags given as well override every phase.
@@ -385,8 +390,15 @@ impl RunArgs {
             interval: self.interval,
             warmup: self.warmup,
             ranks: None,
-            target: self.target.clone(),
+            // Several TARGETs are devices in order; one is the target of every job.
+            target: self.target.clone().filter(|_| self.more_targets.is_empty()),
             devices: self.device.clone(),
+            ordered_devices: match &self.target {
+                Some(first) if !self.more_targets.is_empty() => {
+                    std::iter::once(first).chain(&self.more_targets).cloned().collect()
+                }
+                _ => Vec::new(),
+            },
         }
     }
 }

@@ -254,7 +254,8 @@ fn a_fio_file_of_jobs_on_two_devices_runs_each_on_its_own_device() {
 
 /// Issue 29: the refusals of `--device`, each exit 2 before a byte is written, saying what to do: a device of
 /// the file no --device maps, a mapping onto a device that does not exist, and a write to a device without
-/// --allow-device-writes (with it, each device gets its own jobs' writes).
+/// --allow-device-writes (with it, each device gets its own jobs' writes; and so with the devices given as TARGETs
+/// in order).
 #[test]
 fn device_mappings_are_refused_when_incomplete_missing_or_writing_without_consent() {
     if !can_use_loop_devices("--device refusals") {
@@ -290,4 +291,11 @@ fn device_mappings_are_refused_when_incomplete_missing_or_writing_without_consen
     });
     const MIB_SECTORS: u64 = (1 << 20) / 512;
     assert_eq!((written[0].1, written[1].1), (24 * MIB_SECTORS, 32 * MIB_SECTORS), "{written:?}");
+    // Several TARGETs take the file's devices in the order its jobs first name them, as the mapping did.
+    let written = device_sectors(&[&b, &c], || {
+        let mut cmd = streamcap();
+        cmd.current_dir(dir.path()).args(["run", "--job", "write.fio", "--quiet", "--allow-device-writes"]);
+        cmd.arg(&c.device).arg(&b.device).assert().success();
+    });
+    assert_eq!((written[0].1, written[1].1), (32 * MIB_SECTORS, 24 * MIB_SECTORS), "{written:?}");
 }

@@ -99,6 +99,9 @@ pub struct ReadOptions {
     /// fio files: the devices the file names mapped onto this machine's, `("/dev/sdb", "/dev/loop3")` from
     /// `--device /dev/sdb=/dev/loop3`; each job then runs on its own device(s).
     pub devices: Vec<(String, PathBuf)>,
+    /// fio files: several TARGETs (`streamcap run DEV1 DEV2 --job FILE`), taking the devices the file names in
+    /// the order its jobs first name them.
+    pub ordered_devices: Vec<PathBuf>,
 }
 
 /// Reads a job file in any supported dialect.
@@ -107,12 +110,13 @@ pub fn read_job_file(path: &Path, options: &ReadOptions) -> Result<JobSpec, Spec
         .map_err(|cause| SpecError::Read { path: path.to_path_buf(), cause })?;
     match detect_dialect(path, &text) {
         Dialect::Fio => {
-            let targets = fio::Targets { given: options.target.as_deref(), devices: &options.devices };
+            let (given, devices) = (options.target.as_deref(), &options.devices);
+            let targets = fio::Targets { given, devices, ordered: &options.ordered_devices };
             fio::parse_fio_job_on(path, &text, &fio::SystemHost, &targets)
         }
-        _ if !options.devices.is_empty() => Err(SpecError::Invalid(format!(
-            "--device maps the devices a fio job file names, and {} is not a fio file: leave --device out (a \
-             vdbench file's anchors map with --anchor)",
+        _ if !options.devices.is_empty() || !options.ordered_devices.is_empty() => Err(SpecError::Invalid(format!(
+            "--device (or several TARGETs) maps the devices a fio job file names, and {} is not a fio file: give \
+             one TARGET (a vdbench file's anchors map with --anchor)",
             path.display()
         ))),
         Dialect::Toml => parse_toml_job(path, &text),

@@ -25,6 +25,8 @@ pub struct Targets<'a> {
     pub given: Option<&'a Path>,
     /// `--device NAME=DEVICE`: the devices the file names, each mapped onto one of this machine's.
     pub devices: &'a [(String, PathBuf)],
+    /// Several TARGETs: the devices the file names, in the order its jobs first name them, map onto these.
+    pub ordered: &'a [PathBuf],
 }
 
 /// Places one mapped job: on its own devices (mapped), on the TARGET given, or on the one target the file's
@@ -42,6 +44,27 @@ pub(super) fn place_job(
         if !named_all.contains(device) {
             named_all.push(device.clone());
         }
+    }
+    if !targets.ordered.is_empty() {
+        // Several TARGETs: the n-th device the file names is the n-th TARGET.
+        if let Some(n) = named.iter().filter_map(|d| named_all.iter().position(|a| a == d)).max()
+            && n >= targets.ordered.len()
+        {
+            return problems.push(OptionError {
+                at: job.at.clone(),
+                message: format!(
+                    "job '{}' names {}, the file's device number {}, and {} TARGETs were given: give one TARGET per \
+                     device, in the order the jobs first name them, or map them with --device NAME=DEVICE",
+                    job.name,
+                    named_all[n].display(),
+                    n + 1,
+                    targets.ordered.len()
+                ),
+            });
+        }
+        let by_order = named_all.iter().zip(targets.ordered);
+        let map: Vec<(String, PathBuf)> = by_order.map(|(n, t)| (n.display().to_string(), t.clone())).collect();
+        return map_devices(spec, job, &named, phase, &map, problems);
     }
     if !targets.devices.is_empty() {
         return map_devices(spec, job, &named, phase, targets.devices, problems);
@@ -76,8 +99,8 @@ fn map_devices(
         return problems.push(OptionError {
             at: job.at.clone(),
             message: format!(
-                "job '{}' names no device (filename=/dev/…), and --device says every job runs on the devices it \
-                 names: give the job a filename=/dev/… that --device maps, or leave --device out and give a TARGET",
+                "job '{}' names no device (filename=/dev/…), and --device (or several TARGETs) says every job \
+                 runs on the devices it names: give the job a filename=/dev/… that is mapped, or give one TARGET",
                 job.name
             ),
         });
@@ -124,6 +147,23 @@ pub(super) fn check_mappings(path: &Path, named: &[PathBuf], map: &[(String, Pat
             continue;
         };
         problems.push(OptionError { at: at.clone(), message });
+    }
+}
+
+/// With several TARGETs: as many as the devices the file names (the jobs' own refusals name the ones left over).
+pub(super) fn check_ordered(path: &Path, named: &[PathBuf], ordered: &[PathBuf], problems: &mut Problems) {
+    if ordered.len() > named.len() {
+        let list: Vec<String> = named.iter().map(|d| d.display().to_string()).collect();
+        problems.push(OptionError {
+            at: Location { file: path.to_path_buf(), line: 1 },
+            message: format!(
+                "{} TARGETs were given, and the file's jobs name {} device(s) ({}): give one TARGET per device, \
+                 in the order the jobs first name them, or map them with --device NAME=DEVICE",
+                ordered.len(),
+                named.len(),
+                if list.is_empty() { "none".to_string() } else { list.join(", ") }
+            ),
+        });
     }
 }
 
@@ -177,7 +217,9 @@ mod tests {
 
     fn read(text: &str, given: Option<&str>, map: &[(&str, &str)]) -> Result<JobSpec, String> {
         let devices: Vec<(String, PathBuf)> = map.iter().map(|(a, b)| (a.to_string(), PathBuf::from(b))).collect();
-        let targets = Targets { given: given.map(Path::new), devices: &devices };
+        let ordered: Vec<PathBuf> = map.iter().filter(|(a, _)| a.is_empty()).map(|(_, b)| PathBuf::from(b)).collect();
+        let devices: Vec<(String, PathBuf)> = devices.into_iter().filter(|(a, _)| !a.is_empty()).collect();
+        let targets = Targets { given: given.map(Path::new), devices: &devices, ordered: &ordered };
         super::super::parse_fio_job_on(Path::new("/jobs/d.fio"), text, &FakeHost::default(), &targets)
             .map_err(|e| e.to_string())
     }
@@ -211,6 +253,20 @@ mod tests {
         let job = read("[a]\nrw=read\nfilename=/dev/sdb\n[b]\nrw=read\nfilename=/dev/sdb\n", None, &[]).unwrap();
         assert_eq!(job.target, Some(PathBuf::from("/dev/sdb")));
         assert!(job.phases.iter().all(|p| p.fio.devices.is_none()));
+    }
+
+    #[test]
+    fn several_targets_take_the_devices_in_the_order_the_jobs_first_name_them() {
+        let job = read(TWO, None, &[("", "/dev/loop3"), ("", "/dev/loop4")]).unwrap();
+        assert_eq!((devices(&job, 0), devices(&job, 1)), (vec!["/dev/loop3"], vec!["/dev/loop4"]));
+        assert_eq!(devices(&job, 2), ["/dev/loop3", "/dev/loop4"]);
+        let err = read(TWO, None, &[("", "/dev/loop3")]).unwrap_err();
+        assert!(err.contains("job 'b' names /dev/sdc, the file's device number 2, and 1 TARGETs were given"), "{err}");
+        let err = read(TWO, None, &[("", "/dev/loop3"), ("", "/dev/loop4"), ("", "/dev/loop5")]).unwrap_err();
+        assert!(
+            err.contains("3 TARGETs were given, and the file's jobs name 2 device(s) (/dev/sdb, /dev/sdc)"),
+            "{err}"
+        );
     }
 
     #[test]

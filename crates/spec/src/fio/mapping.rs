@@ -16,7 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use super::control::job_controls;
-use super::devices::{Targets, check_mappings, place_job};
+use super::devices::{Targets, check_mappings, check_ordered, place_job};
 use super::engines::{EngineUse, classify};
 use super::files::within_file_budget;
 use super::ini::{Entry, Location, Section};
@@ -78,6 +78,7 @@ pub fn map_sections(path: &Path, sections: &[Section], targets: &Targets, proble
     if !targets.devices.is_empty() {
         check_mappings(path, &named_devices, targets.devices, problems);
     }
+    check_ordered(path, &named_devices, targets.ordered, problems);
     inherit_fill(&mut spec.phases, &mut spec.notices);
     let controls = job_controls(&jobs, problems);
     if !problems.is_empty() {

@@ -88,7 +88,7 @@ fn jobs_on_several_devices_run_on_the_target_given() {
         path,
         text,
         &FakeHost::default(),
-        &super::Targets { given: Some(Path::new("/dev/sdz")), devices: &[] },
+        &super::Targets { given: Some(Path::new("/dev/sdz")), ..Default::default() },
     )
     .unwrap();
     assert_eq!(job.phases.len(), 2);
