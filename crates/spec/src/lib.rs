@@ -142,4 +142,17 @@ mod tests {
         assert!(job.phases.len() >= 6);
         job.check().unwrap();
     }
+
+    #[test]
+    fn device_mappings_are_for_fio_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(&path, "[[phase]]\nrw = \"read\"\n").unwrap();
+        let devices = vec![("/dev/sdb".to_string(), PathBuf::from("/dev/loop3"))];
+        let err = read_job_file(&path, &ReadOptions { devices, ..Default::default() }).unwrap_err().to_string();
+        assert!(err.contains("is not a fio file: give one TARGET"), "{err}");
+        let ordered_devices = vec![PathBuf::from("/dev/loop3"), PathBuf::from("/dev/loop4")];
+        assert!(read_job_file(&path, &ReadOptions { ordered_devices, ..Default::default() }).is_err());
+        assert!(read_job_file(&path, &ReadOptions::default()).is_ok());
+    }
 }
