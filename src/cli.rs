@@ -294,11 +294,17 @@ impl OutputFormat {
     streamcap run /srv/media --rw randread --bs 4k --size 8G --iodepth 32 --runtime 30s --json r.json\n  \
     streamcap run /srv/media --job examples/jobs/seq-write-then-random-read.toml\n  \
     streamcap run --job examples/jobs/vdbench-small-files.vdb --anchor H:=/srv/pool --elapsed 60s\n  \
+    streamcap run --job two-disks.fio --device /dev/sdb=/dev/loop3 --device /dev/sdc=/dev/loop4\n  \
+    streamcap run /dev/loop3 /dev/loop4 --job two-disks.fio     (the file's devices, in the order it names them)\n  \
     streamcap run /dev/sdb --rw read --bs 1M --iodepth 8          (reads only; writes need --allow-device-writes)")]
 pub struct RunArgs {
     /// Directory (data files are created in TARGET/.streamcap and removed after), existing file (read only) or
     /// block device. Default: the current directory.
     pub target: Option<PathBuf>,
+    /// fio files whose jobs name several devices: more block devices after TARGET, taking the file's devices in
+    /// the order its jobs first name them (TARGET the first), as --device would map them.
+    #[arg(value_name = "DEVICE", requires = "job", conflicts_with = "device")]
+    pub more_targets: Vec<PathBuf>,
 
     /// A job file with several phases: streamcap TOML, a fio job file or a vdbench parameter file (see
     /// examples/jobs/). Flags given as well override every phase.
@@ -308,6 +314,11 @@ pub struct RunArgs {
     /// Repeatable.
     #[arg(long, value_name = "NAME=DIR", value_parser = parse_anchor, help_heading = "Job files")]
     pub anchor: Vec<(String, PathBuf)>,
+    /// fio files: the block device of this machine to run on for a device the file names, e.g. --device
+    /// /dev/sdb=/dev/loop3 (--device /dev/sdb=/dev/sdb uses it as named); each job then runs on its own devices.
+    /// Repeatable; instead of TARGET.
+    #[arg(long, value_name = "NAME=DEVICE", value_parser = parse_device, conflicts_with = "target", help_heading = "Job files")]
+    pub device: Vec<(String, PathBuf)>,
     /// vdbench files: set KEY to VALUE wherever the file can say it (e.g. --set files=200 --set size=64m on the
     /// fsd) and define $KEY. Repeatable.
     #[arg(long, value_name = "KEY=VALUE", value_parser = parse_set, help_heading = "Job files")]
@@ -379,7 +390,15 @@ impl RunArgs {
             interval: self.interval,
             warmup: self.warmup,
             ranks: None,
-            target: self.target.clone(),
+            // Several TARGETs are devices in order; one is the target of every job.
+            target: self.target.clone().filter(|_| self.more_targets.is_empty()),
+            devices: self.device.clone(),
+            ordered_devices: match &self.target {
+                Some(first) if !self.more_targets.is_empty() => {
+                    std::iter::once(first).chain(&self.more_targets).cloned().collect()
+                }
+                _ => Vec::new(),
+            },
         }
     }
 }
@@ -402,6 +421,15 @@ fn parse_anchor(s: &str) -> Result<(String, PathBuf), String> {
             Ok((name.trim().to_string(), PathBuf::from(dir.trim())))
         }
         _ => Err("expected NAME=DIR, e.g. H:=/srv/pool".into()),
+    }
+}
+
+fn parse_device(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, device)) if !name.trim().is_empty() && !device.trim().is_empty() => {
+            Ok((name.trim().to_string(), PathBuf::from(device.trim())))
+        }
+        _ => Err("expected NAME=DEVICE, e.g. /dev/sdb=/dev/loop3".into()),
     }
 }
 
@@ -576,5 +604,17 @@ mod tests {
         assert_eq!(options.warmup, Some(Duration::from_secs(10)));
         assert_eq!(options.interval, Some(Duration::from_secs(5)));
         assert!(Cli::try_parse_from(["streamcap", "run", "--anchor", "H:"]).is_err());
+    }
+
+    #[test]
+    fn device_maps_the_names_a_fio_file_uses_and_excludes_a_target() {
+        let args =
+            ["streamcap", "run", "--job", "f.fio", "--device", "/dev/sdb=/dev/loop3", "--device=/dev/sdc=/dev/sdc"];
+        let Command::Run(run) = Cli::try_parse_from(args).unwrap().command else { panic!("run") };
+        let devices = run.read_options().devices;
+        assert_eq!(devices[0], ("/dev/sdb".to_string(), PathBuf::from("/dev/loop3")));
+        assert_eq!(devices[1], ("/dev/sdc".to_string(), PathBuf::from("/dev/sdc")));
+        assert!(Cli::try_parse_from(["streamcap", "run", "--device", "/dev/sdb"]).is_err());
+        assert!(Cli::try_parse_from(["streamcap", "run", "/dev/loop3", "--device", "/dev/sdb=/dev/loop3"]).is_err());
     }
 }

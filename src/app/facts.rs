@@ -103,14 +103,13 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
     };
     let devices = devices_beneath(&canonical);
     let pool = pool_of(&canonical);
-    let memory_backed = memory_backed(filesystem.as_ref(), &devices);
     let throttles = throttles_for(&devices);
     let scrub = scrub_target(&target_facts, pool.as_ref(), &devices);
     let facts = Facts {
         target: target_facts,
         ram: host.usable_ram(),
         io_uring: io_uring_available().map_err(|e| e.to_string()),
-        memory_backed,
+        memory_backed: memory_backed(filesystem.as_ref(), &devices),
         throttles: throttle_words(&throttles),
         anchors: Vec::new(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
@@ -118,6 +117,7 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
         limits: resource_limits(),
         mirrors: pool.as_ref().and_then(mirrors),
         scrub,
+        devices: Vec::new(),
     };
     Ok(Gathered { facts, canonical, host, filesystem, devices, pool, throttles })
 }
@@ -147,6 +147,51 @@ fn scrub_target(target: &TargetFacts, pool: Option<&PoolFacts>, devices: &[Block
     let (major, minor) = (libc::major(dev), libc::minor(dev));
     let device = devices.iter().find(|d| (d.major, d.minor) == (major, minor))?;
     Some(ScrubTarget::Device { path: device.path.clone(), size: device.size.0 })
+}
+
+/// The facts of each device the job's phases name as their own (`plan::job_devices`: a fio file's jobs mapped
+/// with `run --device`), in that order, into `gathered`: the plan checks each, and the devices beneath each are
+/// sampled with the target's. A device that is missing or not a block device is refused ([`check_mapped_device`]).
+pub fn gather_devices(gathered: &mut Gathered, devices: &[PathBuf], writes: bool) -> Result<()> {
+    for device in devices {
+        check_mapped_device(device)?;
+        let found = gather(device, writes)?;
+        gathered.facts.devices.push(found.facts.target);
+        for beneath in found.devices {
+            if !gathered.devices.iter().any(|d| d.name == beneath.name) {
+                gathered.devices.push(beneath);
+            }
+        }
+        for throttle in found.throttles {
+            if !gathered.throttles.contains(&throttle) {
+                gathered.throttles.push(throttle);
+            }
+        }
+        gathered.facts.memory_backed = gathered.facts.memory_backed.take().or(found.facts.memory_backed);
+    }
+    gathered.facts.throttles = throttle_words(&gathered.throttles);
+    Ok(())
+}
+
+/// Refuses a device `--device` maps onto that is missing or not a block device, naming --device.
+pub fn check_mapped_device(device: &Path) -> Result<()> {
+    let is_block = match std::fs::metadata(device) {
+        Ok(m) => m.file_type().is_block_device(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "--device maps a device of the job file onto {}, which does not exist: give a block device of this \
+             machine (lsblk lists them)",
+            device.display()
+        ),
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot look at {}", device.display()))),
+    };
+    if !is_block {
+        bail!(
+            "--device maps a device of the job file onto {}, which is not a block device: give one (lsblk lists \
+             them); a directory or file runs as the one TARGET of every job",
+            device.display()
+        );
+    }
+    Ok(())
 }
 
 /// A btrfs pool's copies and read policy, when its data profile keeps more than one copy on different

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::facts::{Gathered, anchor_facts, gather};
+use super::facts::{Gathered, anchor_facts, check_mapped_device, gather, gather_devices};
 use super::observer::ResultRecorder;
 use super::output::{
     Ending, end_command, ended, print_display_quietly, print_quietly, print_written, result_skeleton, say,
@@ -130,7 +130,8 @@ pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
         let format = args.format.name();
         anyhow::bail!("--format {format} prints to standard output, and so would {flag} -: give {flag} a file");
     }
-    let inputs: Vec<&std::path::Path> = args.job.iter().chain(&args.target).map(PathBuf::as_path).collect();
+    let targets = args.target.iter().chain(&args.more_targets);
+    let inputs: Vec<&std::path::Path> = args.job.iter().chain(targets).map(PathBuf::as_path).collect();
     let history = args.verify_only.is_none().then_some(&args.output.history);
     check(&outputs, &inputs, history)
 }
@@ -181,7 +182,10 @@ pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>
             std::iter::once(target.as_path()).chain(anchors.filter_map(|t| t.anchor.as_deref())).collect();
         super::stale::clear(&dirs, args.output.quiet);
     }
+    let devices = crate::plan::job_devices(job);
+    devices.iter().try_for_each(|d| check_mapped_device(d))?;
     let mut gathered = gather(&target, job.writes())?;
+    gather_devices(&mut gathered, &devices, job.writes())?;
     gathered.facts.anchors = anchor_facts(job);
     let options = RunOptions {
         run_id: run_id(),

@@ -150,6 +150,8 @@ fn plan_phases(
 pub(super) struct JobContext {
     pub(super) default_files: u32,
     pub(super) by_name: std::collections::HashMap<std::ffi::OsString, u32>,
+    /// The devices the phases name as their own, in the order of the file table (`devices::job_devices`).
+    pub(super) devices: Vec<std::path::PathBuf>,
 }
 
 impl JobContext {
@@ -162,6 +164,7 @@ impl JobContext {
                 .enumerate()
                 .filter_map(|(i, f)| f.path.file_name().map(|n| (n.to_os_string(), i as u32)))
                 .collect(),
+            devices: super::devices::job_devices(job),
         }
     }
 }

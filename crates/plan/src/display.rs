@@ -17,25 +17,7 @@ impl fmt::Display for Plan {
             TargetKind::Remote => "remote media (read only)",
         };
         writeln!(f, "target: {} ({kind})", t.path.display())?;
-        if let Some(dir) = &t.work_dir {
-            let created: Vec<_> = t.files.iter().filter(|f| f.created).collect();
-            let total: u64 = created.iter().map(|f| f.size.0).sum();
-            // A verified file-set run has a work directory for its manifest and no data files in it.
-            let sizes = match created.first() {
-                Some(first) if created.iter().all(|f| f.size == first.size) => {
-                    format!("{} × {}", created.len(), first.size)
-                }
-                _ => format!("{} files", created.len()),
-            };
-            writeln!(
-                f,
-                "data files: {sizes} = {} in {} (created for the run, removed after it)",
-                Bytes(total),
-                dir.display()
-            )?;
-        } else if let Some(file) = t.files.first() {
-            writeln!(f, "data: {} of {}", file.size, file.path.display())?;
-        }
+        write_data(f, t)?;
         writeln!(f, "interval: {}", format_duration(self.interval))?;
         if let Some(v) = &self.verify {
             let backlog = v.backlog.map(|n| format!(", reading back every {n} writes")).unwrap_or_default();
@@ -66,6 +48,35 @@ impl fmt::Display for Plan {
     }
 }
 
+/// What the run's data is: the files created in the work directory, or the file or device(s) used as they are.
+fn write_data(f: &mut fmt::Formatter<'_>, t: &super::TargetPlan) -> fmt::Result {
+    if let Some(dir) = &t.work_dir {
+        let created: Vec<_> = t.files.iter().filter(|f| f.created).collect();
+        let total: u64 = created.iter().map(|f| f.size.0).sum();
+        // A verified file-set run has a work directory for its manifest and no data files in it.
+        let sizes = match created.first() {
+            Some(first) if created.iter().all(|f| f.size == first.size) => {
+                format!("{} × {}", created.len(), first.size)
+            }
+            _ => format!("{} files", created.len()),
+        };
+        writeln!(
+            f,
+            "data files: {sizes} = {} in {} (created for the run, removed after it)",
+            Bytes(total),
+            dir.display()
+        )?;
+    } else if t.kind == TargetKind::BlockDevice {
+        // Several devices (a fio file's jobs on their own devices): each, in the file table's order.
+        let each: Vec<String> =
+            t.files.iter().map(|file| format!("{} of {}", file.size, file.path.display())).collect();
+        writeln!(f, "data: {}", each.join("; "))?;
+    } else if let Some(file) = t.files.first() {
+        writeln!(f, "data: {} of {}", file.size, file.path.display())?;
+    }
+    Ok(())
+}
+
 fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: &super::TargetPlan) -> fmt::Result {
     writeln!(f, "phase {}: {}", index + 1, p.name)?;
     let r = match &p.kind {
@@ -78,6 +89,10 @@ fn write_phase(f: &mut fmt::Formatter<'_>, index: usize, p: &PhasePlan, target: 
     }
     if let Some(group) = &p.group {
         writeln!(f, "  reporting group {group}")?;
+    }
+    if target.kind == TargetKind::BlockDevice && target.files.len() > 1 {
+        let on: Vec<String> = r.files.iter().map(|&i| target.files[i as usize].path.display().to_string()).collect();
+        writeln!(f, "  on {}", on.join(", "))?;
     }
     write_io(f, r)?;
     write_length(f, p, r)?;

@@ -37,6 +37,9 @@ pub struct Facts {
     /// What a `scrub` background load runs on a directory target: btrfs's own scrub, or a full read of the
     /// device the filesystem sits on; `None` where neither can be found (`--during scrub` is refused).
     pub scrub: Option<ScrubTarget>,
+    /// The devices the job's phases name as their own (a fio file's jobs, mapped with `run --device`), each
+    /// as found (a `BlockDevice`, or whatever else is there); empty when the phases run on `target`.
+    pub devices: Vec<TargetFacts>,
 }
 
 /// Where a `scrub` background load reads (`--during scrub`, `streams::background`).
@@ -156,6 +159,7 @@ impl Facts {
             limits: ResourceLimits::default(),
             mirrors: None,
             scrub: None,
+            devices: Vec::new(),
         }
     }
 }

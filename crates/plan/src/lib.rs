@@ -20,6 +20,7 @@ mod build;
 mod concatenated;
 mod data;
 pub mod defaults;
+mod devices;
 mod display;
 mod display_streams;
 mod facts;
@@ -60,6 +61,7 @@ pub use crate::spec::{
 };
 pub use build::{RunOptions, build_plan};
 pub use data::{DataShape, GlobalSet, Pattern};
+pub use devices::job_devices;
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, ScrubTarget, SocketLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use fileset_share::TreeShare;

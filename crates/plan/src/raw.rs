@@ -11,6 +11,7 @@
 
 use super::build::JobContext;
 use super::defaults;
+use super::devices::devices_use;
 use super::facts::{Facts, TargetFacts};
 use super::files::{FileUse, directory_use, share, single_target_use, worker_regions};
 use super::values::{
@@ -169,16 +170,12 @@ impl Layout {
         sizes: &Sizes,
     ) -> Result<(Layout, Offsets), String> {
         let align = sizes.align;
-        // The files this phase uses and the bytes of them it addresses (see `files`).
-        let usage = match target.kind {
-            TargetKind::Directory => directory_use(spec, context.default_files, u64::from(align)),
-            TargetKind::File | TargetKind::BlockDevice => {
-                single_target_use(spec, target.files[0].size.0, u64::from(align))
-            }
-            TargetKind::Remote => Err("raw I/O needs a local directory, file or block device, not a URL".to_string()),
-        }?;
+        let usage = phase_use(context, spec, target, u64::from(align))?;
+        let own_devices = spec.fio.devices.is_some();
         let index_of = |name: &str| -> u32 {
             match target.kind {
+                // A phase on devices of its own names each by its index in the file table.
+                _ if own_devices => name.parse().expect("devices_use names devices by index"),
                 TargetKind::Directory => *context
                     .by_name
                     .get(std::ffi::OsStr::new(name))
@@ -217,6 +214,17 @@ impl Layout {
         });
         let shared_random = shares_one_data_set(&usage, rw, sharing);
         Ok((Layout { files, worker_regions, data_set, shared_random }, offsets))
+    }
+}
+
+/// The files a phase uses and the bytes of them it addresses (see `files`): its own devices, the directory's
+/// files, or the one file or device.
+fn phase_use(context: &JobContext, spec: &PhaseSpec, target: &TargetPlan, align: u64) -> Result<FileUse, String> {
+    match (&spec.fio.devices, target.kind) {
+        (Some(mine), _) => devices_use(spec, mine, &context.devices, &target.files, align),
+        (None, TargetKind::Directory) => directory_use(spec, context.default_files, align),
+        (None, TargetKind::File | TargetKind::BlockDevice) => single_target_use(spec, target.files[0].size.0, align),
+        (None, TargetKind::Remote) => Err("raw I/O needs a local directory, file or block device, not a URL".into()),
     }
 }
 

@@ -26,6 +26,9 @@ pub(super) fn plan_target(
     options: &RunOptions,
     notices: &mut Vec<String>,
 ) -> Result<TargetPlan, PlanError> {
+    if job.phases.iter().flat_map(|p| p.units()).any(|u| u.fio.devices.is_some()) {
+        return super::devices::devices_target(job, all_facts, options);
+    }
     let (allow_device_writes, force) = (options.allow_device_writes, options.force);
     let any_writes = job.writes();
     let local_only = job.phases.iter().any(|p| p.streams().is_none());
@@ -211,7 +214,7 @@ fn check_free_space(path: &Path, needed: Bytes, free: Bytes) -> Result<(), PlanE
 
 /// Refuses a write to a device that is mounted, in use, or under another name the bytes of something in use —
 /// whatever the flags — or that holds a signature, unless forced.
-fn check_device_writable(facts: &TargetFacts, allowed: bool, force: bool) -> Result<(), PlanError> {
+pub(super) fn check_device_writable(facts: &TargetFacts, allowed: bool, force: bool) -> Result<(), PlanError> {
     let TargetFacts::BlockDevice { path, mounted_at, in_use_by, overlaps, signature, .. } = facts else {
         return Ok(());
     };

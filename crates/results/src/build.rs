@@ -120,6 +120,7 @@ pub fn build_phase(
         workers: measured.workers.iter().map(|w| worker_result(w, percentiles)).collect(),
         skew: None,
         steady_state: measured.steady.cloned(),
+        on: Vec::new(),
         intervals: intervals.0,
         interval_stride: intervals.1,
     }

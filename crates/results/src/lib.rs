@@ -294,6 +294,10 @@ pub struct PhaseResult {
     /// round (reporting interval), and the window's IOPS and bandwidth (bytes/s), oldest first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyOutcome>,
+    /// The devices the phase ran on, when the run's phases ran on devices of their own (a fio file's jobs
+    /// mapped with `run --device`); empty when every phase ran on the run's one target.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub on: Vec<String>,
     /// Interval series (merged pairwise when a phase is very long: see `interval_stride`).
     pub intervals: Vec<IntervalPoint>,
     /// How many reporting intervals each point covers.

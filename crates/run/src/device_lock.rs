@@ -155,6 +155,20 @@ fn holder_of(text: &str) -> String {
     out
 }
 
+/// The devices of a block-device target that a phase writes (every one of several devices that phases name as
+/// their own need not be written, and one only read may be in use elsewhere); the one device of a one-device target.
+pub(super) fn written_devices(plan: &crate::plan::Plan) -> Vec<&std::path::Path> {
+    let table = &plan.target.files;
+    if table.len() <= 1 {
+        return vec![plan.target.path.as_path()];
+    }
+    let writers = plan.phases.iter().filter_map(|p| p.raw()).filter(|raw| raw.writes());
+    let mut written: Vec<u32> = writers.flat_map(|raw| raw.files.iter().copied()).collect();
+    written.sort_unstable();
+    written.dedup();
+    written.into_iter().map(|i| table[i as usize].path.as_path()).collect()
+}
+
 /// Takes the device's lock (no other streamcap run or trial uses it meanwhile), then opens it with O_EXCL (the
 /// kernel refuses that while it is mounted or held, and refuses to mount it while it is open).
 pub(super) fn hold_exclusively(device: &Path) -> Result<(DeviceLock, File), RunError> {

@@ -97,7 +97,7 @@ struct Executor<'p> {
     interrupt: &'p Interrupt,
     work_dir: Option<WorkDir>,
     /// A block device written to is held exclusively (its lock file, then O_EXCL) for the whole run.
-    _exclusive: Option<(super::DeviceLock, File)>,
+    _exclusive: Vec<(super::DeviceLock, File)>,
     paths: Vec<PathBuf>,
     /// Whether each file of the table holds written data.
     filled: Vec<bool>,
@@ -151,10 +151,11 @@ impl<'p> Executor<'p> {
         // While streamcap writes to a device, it holds it exclusively: the kernel then refuses to mount it, and
         // the open fails if it was mounted or claimed since the plan checked it.
         let exclusive = match plan.target.kind {
-            TargetKind::BlockDevice if plan.target.writes_allowed => {
-                Some(super::device_lock::hold_exclusively(&plan.target.path)?)
-            }
-            _ => None,
+            TargetKind::BlockDevice if plan.target.writes_allowed => super::device_lock::written_devices(plan)
+                .into_iter()
+                .map(super::device_lock::hold_exclusively)
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => Vec::new(),
         };
         let mut trees = Trees::new(keep, plan.wait);
         let (verifier, verified) = verify_pass::run_verifier(plan, &mut trees, work_dir.as_mut())?;

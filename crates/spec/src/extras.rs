@@ -6,6 +6,7 @@
 //! A job file still writes them as flat keys (`thinktime = "1ms"`, `io-passes = 2`): both structs are
 //! `#[serde(flatten)]`ed into `PhaseSpec`. Must not: parse a dialect or apply defaults (plan does).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -67,6 +68,11 @@ pub struct FioExtras {
     /// Operations between pauses (fio thinktime_blocks; default 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinktime_blocks: Option<u32>,
+    /// The block devices the phase runs on when a job names its own (fio `filename=/dev/sdb:/dev/sdc`, mapped
+    /// onto this machine's devices with `run --device`): each is in the target's file table, and the phase's
+    /// workers go over all of them (by `file-service`). Default: the run's one target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub devices: Option<Vec<PathBuf>>,
     /// How fio names and groups this phase, for fio's JSON output (set by the fio reader only).
     #[serde(skip)]
     pub info: Option<FioJobInfo>,
@@ -121,7 +127,7 @@ macro_rules! overlay_fields {
 impl FioExtras {
     /// A copy of `self` with every knob that `over` says replaced by `over`'s value.
     pub fn overlay(&self, over: &FioExtras) -> FioExtras {
-        overlay_fields! { FioExtras, self, over, [offset_step, strided, random_every, sequencer, offset_increment, number_ios, file_service, fdatasync_every, access_hint, rate_min, rate_min_iops, thinktime, thinktime_blocks, info] }
+        overlay_fields! { FioExtras, self, over, [offset_step, strided, random_every, sequencer, offset_increment, number_ios, file_service, fdatasync_every, access_hint, rate_min, rate_min_iops, thinktime, thinktime_blocks, devices, info] }
     }
 }
 

@@ -96,6 +96,12 @@ pub struct ReadOptions {
     /// The target named on the command line (`streamcap run TARGET`): a vdbench file's luns on several devices
     /// or in several directories become files of their names in it, when it is a directory.
     pub target: Option<PathBuf>,
+    /// fio files: the devices the file names mapped onto this machine's, `("/dev/sdb", "/dev/loop3")` from
+    /// `--device /dev/sdb=/dev/loop3`; each job then runs on its own device(s).
+    pub devices: Vec<(String, PathBuf)>,
+    /// fio files: several TARGETs (`streamcap run DEV1 DEV2 --job FILE`), taking the devices the file names in
+    /// the order its jobs first name them.
+    pub ordered_devices: Vec<PathBuf>,
 }
 
 /// Reads a job file in any supported dialect.
@@ -103,8 +109,17 @@ pub fn read_job_file(path: &Path, options: &ReadOptions) -> Result<JobSpec, Spec
     let text = crate::limits::read_text_file(path, crate::limits::MAX_INPUT_FILE_BYTES)
         .map_err(|cause| SpecError::Read { path: path.to_path_buf(), cause })?;
     match detect_dialect(path, &text) {
+        Dialect::Fio => {
+            let (given, devices) = (options.target.as_deref(), &options.devices);
+            let targets = fio::Targets { given, devices, ordered: &options.ordered_devices };
+            fio::parse_fio_job_on(path, &text, &fio::SystemHost, &targets)
+        }
+        _ if !options.devices.is_empty() || !options.ordered_devices.is_empty() => Err(SpecError::Invalid(format!(
+            "--device (or several TARGETs) maps the devices a fio job file names, and {} is not a fio file: give \
+             one TARGET (a vdbench file's anchors map with --anchor)",
+            path.display()
+        ))),
         Dialect::Toml => parse_toml_job(path, &text),
-        Dialect::Fio => fio::parse_fio_job_on(path, &text, &fio::SystemHost, options.target.as_deref()),
         Dialect::Vdbench => parse_vdbench_job(path, &text, options),
     }
 }
@@ -126,5 +141,18 @@ mod tests {
         let job = default_job();
         assert!(job.phases.len() >= 6);
         job.check().unwrap();
+    }
+
+    #[test]
+    fn device_mappings_are_for_fio_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("job.toml");
+        std::fs::write(&path, "[[phase]]\nrw = \"read\"\n").unwrap();
+        let devices = vec![("/dev/sdb".to_string(), PathBuf::from("/dev/loop3"))];
+        let err = read_job_file(&path, &ReadOptions { devices, ..Default::default() }).unwrap_err().to_string();
+        assert!(err.contains("is not a fio file: give one TARGET"), "{err}");
+        let ordered_devices = vec![PathBuf::from("/dev/loop3"), PathBuf::from("/dev/loop4")];
+        assert!(read_job_file(&path, &ReadOptions { ordered_devices, ..Default::default() }).is_err());
+        assert!(read_job_file(&path, &ReadOptions::default()).is_ok());
     }
 }

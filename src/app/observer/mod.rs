@@ -383,6 +383,7 @@ impl ResultRecorder<'_> {
         let intervals = (state.series.points(), state.series.stride());
         let mut result = build_phase(index, (phase, &outline), &measurements, &samples, intervals);
         flag_implausible_devices(&mut result, &self.result.target);
+        result.on = phase_devices(&self.plan.target, phase);
         result.skew = crate::results::skew_check(phase, &outcome.ops_by_worker);
         if let PhaseKind::FileSet(fs) = &phase.kind {
             let f = &self.formatted;
@@ -418,6 +419,13 @@ fn engine_detail(phase: &Outline, outcome: &PhaseOutcome) -> EngineDetail {
         registered_buffers: outcome.caps.is_some_and(|c| c.registered_buffers),
         registered_files: outcome.caps.is_some_and(|c| c.registered_files),
     }
+}
+
+/// The devices a raw phase ran on, when the target is several devices (each phase on its own); else none.
+fn phase_devices(target: &crate::plan::TargetPlan, phase: &PhasePlan) -> Vec<String> {
+    let several = target.kind == crate::plan::TargetKind::BlockDevice && target.files.len() > 1;
+    let Some(raw) = phase.raw().filter(|_| several) else { return Vec::new() };
+    raw.files.iter().map(|&i| target.files[i as usize].path.display().to_string()).collect()
 }
 
 /// The system samples at a phase's start and end, for `devices`.

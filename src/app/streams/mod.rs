@@ -265,6 +265,7 @@ fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Si
             limits: ResourceLimits { sockets: Some(super::facts::socket_limits()), ..super::facts::resource_limits() },
             mirrors: None,
             scrub: None,
+            devices: Vec::new(),
         };
         let on_loopback = urls.iter().all(|u| on_loopback(&u.host));
         let remote = Some(Remote { served_from, on_loopback });

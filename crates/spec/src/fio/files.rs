@@ -110,7 +110,7 @@ fn expand_names(job: &Job, format: &str, nrfiles: u64) -> Result<Vec<String>, Op
     Ok((0..nrfiles).map(|filenum| pieces.join(&filenum.to_string())).collect())
 }
 
-/// `filename`: a `:` list of names (absolute ones give the target directory), one device, or /dev/null.
+/// `filename`: a `:` list of names (absolute ones give the target directory), of devices, or /dev/null.
 fn named_files(said: &Said, mut target: Option<PathBuf>, phase: &mut PhaseSpec) -> Result<Files, OptionError> {
     let names: Vec<&str> = said.raw.split(':').map(str::trim).filter(|n| !n.is_empty()).collect();
     if names.is_empty() {
@@ -122,15 +122,21 @@ fn named_files(said: &Said, mut target: Option<PathBuf>, phase: &mut PhaseSpec) 
         return Ok(Files { target, target_is_device: false, per_clone_files: 1, shared: true });
     }
     if names.iter().any(|n| n.starts_with("/dev/")) {
-        if names.len() > 1 {
+        if let Some(file) = names.iter().find(|n| !n.starts_with("/dev/")) {
             return Err(fail(
                 said,
                 "filename",
-                format!("'{}': several devices in one job are not supported; give one device", said.raw),
+                format!(
+                    "'{}': {file} is not a device, and the others are; give a job devices or files, not both",
+                    said.raw
+                ),
             ));
         }
+        // The names as the file gives them: `devices` maps them onto this machine's (or onto the TARGET given).
+        phase.fio.devices = Some(names.iter().map(PathBuf::from).collect());
         let device = Some(PathBuf::from(names[0]));
-        return Ok(Files { target: device, target_is_device: true, per_clone_files: 1, shared: true });
+        let per_clone_files = names.len() as u64;
+        return Ok(Files { target: device, target_is_device: true, per_clone_files, shared: true });
     }
     let mut list = Vec::new();
     for name in &names {

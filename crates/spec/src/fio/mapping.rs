@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use super::control::job_controls;
+use super::devices::{Targets, check_mappings, check_ordered, place_job};
 use super::engines::{EngineUse, classify};
 use super::files::within_file_budget;
 use super::ini::{Entry, Location, Section};
@@ -47,24 +48,8 @@ pub(super) struct Mapped {
 }
 
 /// Turns the sections of a fio file into a job, recording every problem.
-pub fn map_sections(
-    path: &Path,
-    sections: &[Section],
-    given: Option<&Path>,
-    problems: &mut Problems,
-) -> Option<JobSpec> {
-    let mut global: Vec<Entry> = Vec::new();
-    let mut jobs = Vec::new();
-    for section in sections {
-        if section.is_global() {
-            // A [global] applies to the jobs after it, on top of any earlier [global].
-            global.extend(section.entries.iter().cloned());
-            continue;
-        }
-        if let Some(job) = read_job(&global, section, problems) {
-            jobs.push(job);
-        }
-    }
+pub fn map_sections(path: &Path, sections: &[Section], targets: &Targets, problems: &mut Problems) -> Option<JobSpec> {
+    let (global, jobs) = read_jobs(sections, problems);
     refuse_without_jobs(path, sections, problems);
     let mut spec = JobSpec {
         origin: SpecOrigin::Fio { path: path.to_path_buf() },
@@ -75,12 +60,14 @@ pub fn map_sections(
     };
     let single = jobs.len() == 1;
     let mut named_files = 0;
+    let mut named_devices = Vec::new();
     for (index, job) in jobs.iter().enumerate() {
         if problems.take(within_file_budget(job, &mut named_files)).is_none() {
             continue;
         }
-        let Some(mapped) = map_job(job, single, &mut spec.notices, problems) else { continue };
-        add_target(&mut spec, (job, mapped.target), given, problems);
+        let Some(mut mapped) = map_job(job, single, &mut spec.notices, problems) else { continue };
+        let placed = (&mut spec, &mut named_devices);
+        place_job(placed, (job, mapped.target), &mut mapped.phase, targets, problems);
         if let Some(interval) = mapped.interval {
             spec.interval = Some(spec.interval.map_or(interval, |i| i.min(interval)));
         }
@@ -88,6 +75,10 @@ pub fn map_sections(
         phase.concurrent = problems.take(concurrency(&jobs, index, &mut spec.notices)).flatten();
         spec.phases.push(phase);
     }
+    if !targets.devices.is_empty() {
+        check_mappings(path, &named_devices, targets.devices, problems);
+    }
+    check_ordered(path, &named_devices, targets.ordered, problems);
     inherit_fill(&mut spec.phases, &mut spec.notices);
     let controls = job_controls(&jobs, problems);
     if !problems.is_empty() {
@@ -106,6 +97,23 @@ pub fn map_sections(
     }
     global_notices(&jobs, &mut spec.notices);
     Some(spec)
+}
+
+/// The job sections, each with the `[global]` entries before it; and all the `[global]` entries.
+fn read_jobs(sections: &[Section], problems: &mut Problems) -> (Vec<Entry>, Vec<Job>) {
+    let mut global: Vec<Entry> = Vec::new();
+    let mut jobs = Vec::new();
+    for section in sections {
+        if section.is_global() {
+            // A [global] applies to the jobs after it, on top of any earlier [global].
+            global.extend(section.entries.iter().cloned());
+            continue;
+        }
+        if let Some(job) = read_job(&global, section, problems) {
+            jobs.push(job);
+        }
+    }
+    (global, jobs)
 }
 
 /// fio gives a job without a size the size of the files it finds: a job with none on the files an earlier job
@@ -157,41 +165,6 @@ fn refuse_without_jobs(path: &Path, sections: &[Section], problems: &mut Problem
 /// fio reports an option under its own name, not the alias used (`ss` → `steadystate`).
 fn canonical_name(key: &str) -> String {
     super::table::find(key).map_or(key, |o| o.name).to_string()
-}
-
-/// All jobs of a file run against one target: the one its jobs name, or the one `given` on the command line,
-/// onto which jobs naming different devices or files map (issue 29: a file naming four devices was refused
-/// even with one TARGET given).
-fn add_target(
-    spec: &mut JobSpec,
-    (job, target): (&Job, Option<PathBuf>),
-    given: Option<&Path>,
-    problems: &mut Problems,
-) {
-    let Some(target) = target else { return };
-    match &spec.target {
-        Some(existing) if *existing != target && given.is_some() => {
-            let given = given.expect("matched").display();
-            spec.notices.push(format!(
-                "job '{}' names {} and an earlier job {}: fio runs each on its own; here every job runs on {given}, \
-                 the target given",
-                job.name,
-                target.display(),
-                existing.display()
-            ));
-        }
-        Some(existing) if *existing != target => problems.push(OptionError {
-            at: job.at.clone(),
-            message: format!(
-                "job '{}' uses {} but an earlier job uses {}: streamcap runs a job file against one target; give \
-                 the target on the command line (every job then runs on it) or split the file",
-                job.name,
-                target.display(),
-                existing.display()
-            ),
-        }),
-        _ => spec.target = Some(target),
-    }
 }
 
 /// `Some(true)` when the job starts together with the one before it.

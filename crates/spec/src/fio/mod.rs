@@ -9,6 +9,7 @@
 mod cmdprio;
 mod control;
 mod data;
+mod devices;
 mod durability;
 mod engines;
 mod expr;
@@ -28,6 +29,7 @@ mod zones;
 
 use std::path::Path;
 
+pub use devices::Targets;
 pub use ini::{Host, SystemHost};
 use options::{MAX_SHOWN, OptionError, Problems};
 pub(super) use steady::parse_steady_criterion;
@@ -42,19 +44,20 @@ pub fn parse_fio_job(path: &Path, text: &str) -> Result<JobSpec, SpecError> {
 
 /// [`parse_fio_job`] with the environment, host figures and included files taken from `host`.
 pub fn parse_fio_job_with(path: &Path, text: &str, host: &dyn Host) -> Result<JobSpec, SpecError> {
-    parse_fio_job_on(path, text, host, None)
+    parse_fio_job_on(path, text, host, &Targets::default())
 }
 
-/// [`parse_fio_job_with`] for a run on `given`, the target named on the command line: the jobs of a file that
-/// name different devices or files (fio runs each on its own) all run on it, with a notice, where without it
-/// the file is refused for naming two targets.
-pub fn parse_fio_job_on(path: &Path, text: &str, host: &dyn Host, given: Option<&Path>) -> Result<JobSpec, SpecError> {
+/// [`parse_fio_job_with`] for a run on the `targets` of the command line: with one TARGET, the jobs of a file
+/// that name different devices or files (fio runs each on its own) all run on it, with a notice; with
+/// `--device` mappings, each job runs on the devices it names, mapped (see `devices`). Without either, a file
+/// naming two targets is refused.
+pub fn parse_fio_job_on(path: &Path, text: &str, host: &dyn Host, targets: &Targets) -> Result<JobSpec, SpecError> {
     let (sections, ini_errors) = ini::read_sections(path, text, host);
     let mut problems = Problems::default();
     for e in ini_errors {
         problems.push(OptionError { at: e.at, message: e.message });
     }
-    let spec = mapping::map_sections(path, &sections, given, &mut problems);
+    let spec = mapping::map_sections(path, &sections, targets, &mut problems);
     match spec {
         Some(mut spec) if problems.is_empty() => {
             spec.phases = fileops::merge_concurrent(spec.phases);

@@ -82,9 +82,15 @@ fn jobs_on_several_devices_run_on_the_target_given() {
     use std::path::Path;
     let text = "[global]\nrw=randread\nbs=4k\ndirect=1\n[a]\nfilename=/dev/sdb\n[b]\nfilename=/dev/sdc\nnumjobs=4\n";
     let path = Path::new("/jobs/devices.fio");
-    let err = super::parse_fio_job_on(path, text, &FakeHost::default(), None).unwrap_err().to_string();
+    let err = super::parse_fio_job_on(path, text, &FakeHost::default(), &Default::default()).unwrap_err().to_string();
     assert!(err.contains("give the target on the command line"), "{err}");
-    let job = super::parse_fio_job_on(path, text, &FakeHost::default(), Some(Path::new("/dev/sdz"))).unwrap();
+    let job = super::parse_fio_job_on(
+        path,
+        text,
+        &FakeHost::default(),
+        &super::Targets { given: Some(Path::new("/dev/sdz")), ..Default::default() },
+    )
+    .unwrap();
     assert_eq!(job.phases.len(), 2);
     assert!(
         job.notices.iter().any(|n| n.contains("job 'b' names /dev/sdc and an earlier job /dev/sdb")
