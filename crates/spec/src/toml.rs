@@ -191,9 +191,9 @@ runtime = 5
             "[[phase]]\n[phase.streams]\nformat = \"1080p\"\nmax = true\nduring = \"library-scan,transcode\"\n";
         let job = parse_toml_job(Path::new("s.toml"), streams).unwrap();
         assert_eq!(job.phases[0].streams().unwrap().during.as_ref().unwrap().0.len(), 2);
-        let unknown = streams.replace("transcode", "scrub");
+        let unknown = streams.replace("transcode", "defrag");
         let err = parse_toml_job(Path::new("s.toml"), &unknown).unwrap_err().to_string();
-        assert!(err.contains("'scrub' is not a background load"), "{err}");
+        assert!(err.contains("'defrag' is not a background load"), "{err}");
     }
 
     #[test]
