@@ -170,7 +170,8 @@ fn format_cell(
         }
     };
     let startup = phase.and_then(|p| StartUp::of(p, bitrate));
-    let (bound_streams, engine_bound, bound_set_by) = bounds(bound.as_ref(), startup, bitrate);
+    let part = viewer_part(bench.layout);
+    let (bound_streams, engine_bound, bound_set_by) = bounds(bound.as_ref(), startup, bitrate, part);
     let bound_words = match (&bound, startup) {
         (Some(b), Some(s)) => format!("{}; {}", b.words, s.words(b.bytes_per_s)),
         (Some(b), None) => b.words.clone(),
@@ -220,10 +221,20 @@ fn format_cell(
 
 /// The storage's bound in streams (the lower of the steady and the start-up bound), the engine's lower one if
 /// any, and which set the bound.
-fn bounds(bound: Option<&Bound>, startup: Option<StartUp>, bitrate: f64) -> (f64, Option<f64>, String) {
+fn bounds(
+    bound: Option<&Bound>,
+    startup: Option<StartUp>,
+    bitrate: f64,
+    part: Option<f64>,
+) -> (f64, Option<f64>, String) {
     let Some(bound) = bound else { return (f64::NAN, None, "—".into()) };
-    let steady = bound.streams(bitrate);
-    let Some(startup) = startup else { return (steady, None, bound.binding.clone()) };
+    let steady = steady_streams(bound, bitrate, part);
+    let binding = if steady < bound.streams(bitrate) - 1e-9 {
+        format!("whole viewers per member ({:.1} by bytes), {}", bound.streams(bitrate), bound.binding)
+    } else {
+        bound.binding.clone()
+    };
+    let Some(startup) = startup else { return (steady, None, binding) };
     let at_start = startup.storage_bound(bound.bytes_per_s);
     let engine = startup.engine_bound(bound.bytes_per_s);
     let mut set_by = if at_start < steady {
@@ -235,12 +246,27 @@ fn bounds(bound: Option<&Bound>, startup: Option<StartUp>, bitrate: f64) -> (f64
             bound.binding
         )
     } else {
-        bound.binding.clone()
+        binding
     };
     if let Some(engine) = engine {
         set_by += &format!("; sync: {:.0} threads × 1 read start {engine:.0}", startup.threads);
     }
     (steady.min(at_start), engine, set_by)
+}
+
+/// The part of a viewer's bytes one member serves, where a viewer's reads land on members whole (btrfs: its
+/// title's chunk and its thread's pid pick them): raid1 all, raid10 half (one member of each stripe half).
+fn viewer_part(layout: Layout) -> Option<f64> {
+    match layout {
+        Layout::Raid1 => Some(1.0),
+        Layout::Raid10 => Some(0.5),
+        Layout::Ext4 | Layout::Sshfs => None,
+    }
+}
+
+/// A bound in streams: in whole viewers per member on a pool (`Bound::whole_streams`), else the rate ÷ bitrate.
+fn steady_streams(bound: &Bound, bitrate: f64, part: Option<f64>) -> f64 {
+    part.map_or_else(|| bound.streams(bitrate), |p| bound.whole_streams(bitrate, p))
 }
 
 /// The steps whose layout the capacity `measured` is judged against: those that ran that count (at a step that
@@ -276,7 +302,7 @@ fn local_bound(
             t.bytes += r.bytes;
         }
         if reads.iter().map(|r| r.bytes).sum::<u64>() >= MIN_WINDOW_BYTES {
-            each.extend(pool_bound(&reads).map(|b| b.streams(bitrate)));
+            each.extend(pool_bound(&reads).map(|b| steady_streams(&b, bitrate, viewer_part(bench.layout))));
         }
     }
     let range = each.iter().copied().reduce(f64::min).zip(each.iter().copied().reduce(f64::max));

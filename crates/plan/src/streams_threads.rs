@@ -153,8 +153,7 @@ pub fn choose_threads(ask: ThreadAsk, facts: &Facts) -> ThreadPlan {
 /// is picked by the reading thread, which kernel workers would issue (see the module's notes): those read with
 /// the sync engine, and the words say why.
 pub fn viewer_engine(engine: EngineKind, direct: bool, facts: &Facts) -> (EngineKind, Option<String>) {
-    let Some(m) = facts.mirrors.as_ref().filter(|m| m.by_thread() && direct && engine == EngineKind::IoUring)
-    else {
+    let Some(m) = facts.mirrors.as_ref().filter(|m| m.by_thread() && direct && engine == EngineKind::IoUring) else {
         return (engine, None);
     };
     let why = format!(
