@@ -31,8 +31,8 @@ pub fn known_shortfall(layout: Layout) -> Option<(&'static str, f64)> {
             "btrfs puts each data chunk on two of the four members and a check's library where free space was \
              (80–87 % on one pair in a fresh pool's first check, about half in later ones), and a step's viewers \
              fall on the members by their titles' chunks and their threads' pid parity: a few viewers of a high \
-             bitrate seldom spread evenly, and a step fails when one member gets more than it carries (the bound \
-             is the layout of the capacity's own steps; `--quick` derives the other formats from the remux edge)",
+             bitrate seldom spread evenly, and a step fails when one member gets more whole viewers than it \
+             carries (the bound is the layout of the capacity's own steps, in whole viewers per member)",
             0.5,
         )),
         Layout::Ext4 | Layout::Sshfs => None,

@@ -283,16 +283,8 @@ pub(super) fn plan_streams_phases(
         info
     });
     let threads = &readers.threads;
-    let e = Estimating {
-        job,
-        spec,
-        streams,
-        config: &config,
-        media: &media,
-        whole: library.is_some(),
-        threads,
-        engine: readers.engine,
-    };
+    let (whole, engine) = (library.is_some(), readers.engine);
+    let e = Estimating { job, spec, streams, config: &config, media: &media, whole, threads, engine };
     let (estimate, mut phases) =
         plan_estimate(&e, target, facts, notices, (next_index, measured)).map_err(|e| fail(e.0))?;
     let plan = StreamsPlan {
