@@ -45,9 +45,13 @@ impl Bound {
     /// the step's proportions put f_m × n ÷ part on it, so n ≤ ⌊c_m ÷ (part × b)⌋ × part ÷ f_m. A member of 39.32
     /// MB/s carries 3 remux viewers of 10 MB/s, not 3.93: four such members carry at most 12, not 15.7, and only
     /// when the viewers fall 3 / 3 / 3 / 3. For 1080p (39 of 39.32) the difference is under 1 %.
+    ///
+    /// A member whose requests are too small to carry one viewer at its request rate (a member that read only a
+    /// few metadata blocks of 16 KiB: 150 × 16 KiB = 2.5 MB/s) served no viewer: it bounds by its bytes.
     pub fn whole_streams(&self, bitrate_bps: f64, part: f64) -> f64 {
         let unit = bitrate_bps / 8.0 * part;
-        let each = self.members.iter().map(|&(rate, share)| (rate / unit).floor() * part / share);
+        let whole = |rate: f64| if rate >= unit { (rate / unit).floor() * unit } else { rate };
+        let each = self.members.iter().map(|&(rate, share)| whole(rate) / unit * part / share);
         each.fold(f64::INFINITY, f64::min).min(self.streams(bitrate_bps))
     }
 }
@@ -188,6 +192,10 @@ mod tests {
         assert!((bound.whole_streams(8e6, 1.0) - 130.0).abs() < 1e-9, "{bound:?}");
         // raid10: half of each viewer's bytes on a member, so a member carries 7 halves of remux (3.5 viewers).
         assert!((bound.whole_streams(80e6, 0.5) - 3.5 / 0.3).abs() < 1e-9, "{bound:?}");
+        // A member that read a few metadata blocks of 16 KiB bounds by its bytes, not as a member of no viewer.
+        let metadata = MemberReads { name: "loop5".into(), requests: 4, bytes: 4 << 14 };
+        let bound = pool_bound(&[member("loop1", 4), member("loop2", 3), metadata]).unwrap();
+        assert!((bound.whole_streams(80e6, 1.0) - 3.0 / (4.0 / (7.0 + 1.0 / 160.0))).abs() < 0.01, "{bound:?}");
     }
 
     #[test]
