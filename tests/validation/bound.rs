@@ -181,7 +181,7 @@ mod tests {
         let member = |name: &str, viewers: u64| MemberReads {
             name: name.into(),
             requests: viewers * 40,
-            bytes: viewers * 40 << 18,
+            bytes: (viewers * 40) << 18,
         };
         let reads = [member("loop1", 3), member("loop2", 3), member("loop3", 2), member("loop4", 2)];
         let bound = pool_bound(&reads).unwrap();
