@@ -76,7 +76,10 @@ pub struct FormatCell {
     /// start-up bound (startup.rs); and the lowest and highest of the steps' own steady bounds.
     pub bound_streams: f64,
     pub step_bounds: Option<(f64, f64)>,
-    /// The sync engine's lower start-up bound, where its threads' one read each costs viewers (startup.rs).
+    /// The low end of the bound, where it has one: on a pool the bound in whole viewers per member
+    /// (`Bound::whole_streams`: a member carries 3 remux viewers steadily, 3.93 by its bytes, and a step's judged
+    /// seconds cannot tell a deficit of under a viewer, 40 of 39.32 MB/s, from none, so a count anywhere from 10 %
+    /// below it to 10 % above the bytes' bound passes); or the sync engine's start-up with few threads (startup.rs).
     pub engine_bound: Option<f64>,
     /// Which limit set the bound, in words.
     pub bound_set_by: String,
@@ -219,8 +222,8 @@ fn format_cell(
     }
 }
 
-/// The storage's bound in streams (the lower of the steady and the start-up bound), the engine's lower one if
-/// any, and which set the bound.
+/// The storage's bound in streams (the lower of the steady and the start-up bound), its low end if any (whole
+/// viewers per member on a pool, the sync engine's start-up), and which set the bound.
 fn bounds(
     bound: Option<&Bound>,
     startup: Option<StartUp>,
@@ -228,15 +231,18 @@ fn bounds(
     part: Option<f64>,
 ) -> (f64, Option<f64>, String) {
     let Some(bound) = bound else { return (f64::NAN, None, "—".into()) };
-    let steady = steady_streams(bound, bitrate, part);
-    let binding = if steady < bound.streams(bitrate) - 1e-9 {
-        format!("whole viewers per member ({:.1} by bytes), {}", bound.streams(bitrate), bound.binding)
-    } else {
-        bound.binding.clone()
+    let steady = bound.streams(bitrate);
+    let whole = part.map(|p| bound.whole_streams(bitrate, p)).filter(|w| *w < steady - 0.05);
+    let binding = match whole {
+        Some(w) => format!("{}; in whole viewers per member {w:.1}", bound.binding),
+        None => bound.binding.clone(),
     };
-    let Some(startup) = startup else { return (steady, None, binding) };
+    let Some(startup) = startup else { return (steady, whole, binding) };
     let at_start = startup.storage_bound(bound.bytes_per_s);
-    let engine = startup.engine_bound(bound.bytes_per_s);
+    let engine = match (startup.engine_bound(bound.bytes_per_s), whole) {
+        (Some(e), Some(w)) => Some(e.min(w)),
+        (e, w) => e.or(w),
+    };
     let mut set_by = if at_start < steady {
         format!(
             "start-up ({:.0} × {:.2} MB in {:.0} s) at {}",
@@ -248,7 +254,7 @@ fn bounds(
     } else {
         binding
     };
-    if let Some(engine) = engine {
+    if let Some(engine) = startup.engine_bound(bound.bytes_per_s) {
         set_by += &format!("; sync: {:.0} threads × 1 read start {engine:.0}", startup.threads);
     }
     (steady.min(at_start), engine, set_by)
@@ -262,11 +268,6 @@ fn viewer_part(layout: Layout) -> Option<f64> {
         Layout::Raid10 => Some(0.5),
         Layout::Ext4 | Layout::Sshfs => None,
     }
-}
-
-/// A bound in streams: in whole viewers per member on a pool (`Bound::whole_streams`), else the rate ÷ bitrate.
-fn steady_streams(bound: &Bound, bitrate: f64, part: Option<f64>) -> f64 {
-    part.map_or_else(|| bound.streams(bitrate), |p| bound.whole_streams(bitrate, p))
 }
 
 /// The steps whose layout the capacity `measured` is judged against: those that ran that count (at a step that
@@ -302,7 +303,7 @@ fn local_bound(
             t.bytes += r.bytes;
         }
         if reads.iter().map(|r| r.bytes).sum::<u64>() >= MIN_WINDOW_BYTES {
-            each.extend(pool_bound(&reads).map(|b| steady_streams(&b, bitrate, viewer_part(bench.layout))));
+            each.extend(pool_bound(&reads).map(|b| b.streams(bitrate)));
         }
     }
     let range = each.iter().copied().reduce(f64::min).zip(each.iter().copied().reduce(f64::max));
