@@ -8,7 +8,10 @@
 //! vectored read whose pieces share that buffer, which btrfs quietly serves from the page cache
 //! (`check_direct_read`), so the members read the media once (30 MB) while the viewers received 350 MB, and the
 //! JSON said `direct: true`. Then buffered reads of a small file, which the page cache holds after the first
-//! pass: every passing count is cache-served and the capacity search reports none.
+//! pass: every passing count is cache-served and the capacity search reports none. (On these pools, whose read
+//! policy picks a copy by thread, the plan now has io_uring's viewers read with the sync engine, since io_uring's
+//! btrfs direct reads are issued by its kernel workers; io_uring's chained reads on btrfs are proved by
+//! tests/engine_conformance.rs on a single-device btrfs.)
 //!
 //! Root only; skipped loudly without loop devices, cgroup v1 blkio or btrfs. The group, the mount and the loop
 //! devices are removed in every outcome. Loads are a few MB/s: nothing depends on the machine's speed.

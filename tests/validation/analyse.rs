@@ -31,8 +31,8 @@ pub fn known_shortfall(layout: Layout) -> Option<(&'static str, f64)> {
             "btrfs puts each data chunk on two of the four members and a check's library where free space was \
              (80–87 % on one pair in a fresh pool's first check, about half in later ones), and a step's viewers \
              fall on the members by their titles' chunks and their threads' pid parity: a few viewers of a high \
-             bitrate seldom spread evenly, and a step fails when one member gets more than it carries (the bound \
-             is the layout of the capacity's own steps; `--quick` derives the other formats from the remux edge)",
+             bitrate seldom spread evenly, and a step fails when one member gets more whole viewers than it \
+             carries (the bound is the layout of the capacity's own steps, in whole viewers per member)",
             0.5,
         )),
         Layout::Ext4 | Layout::Sshfs => None,
@@ -76,7 +76,10 @@ pub struct FormatCell {
     /// start-up bound (startup.rs); and the lowest and highest of the steps' own steady bounds.
     pub bound_streams: f64,
     pub step_bounds: Option<(f64, f64)>,
-    /// The sync engine's lower start-up bound, where its threads' one read each costs viewers (startup.rs).
+    /// The low end of the bound, where it has one: on a pool the bound in whole viewers per member
+    /// (`Bound::whole_streams`: a member carries 3 remux viewers steadily, 3.93 by its bytes, and a step's judged
+    /// seconds cannot tell a deficit of under a viewer, 40 of 39.32 MB/s, from none, so a count anywhere from 10 %
+    /// below it to 10 % above the bytes' bound passes); or the sync engine's start-up with few threads (startup.rs).
     pub engine_bound: Option<f64>,
     /// Which limit set the bound, in words.
     pub bound_set_by: String,
@@ -170,7 +173,8 @@ fn format_cell(
         }
     };
     let startup = phase.and_then(|p| StartUp::of(p, bitrate));
-    let (bound_streams, engine_bound, bound_set_by) = bounds(bound.as_ref(), startup, bitrate);
+    let part = viewer_part(bench.layout);
+    let (bound_streams, engine_bound, bound_set_by) = bounds(bound.as_ref(), startup, bitrate, part);
     let bound_words = match (&bound, startup) {
         (Some(b), Some(s)) => format!("{}; {}", b.words, s.words(b.bytes_per_s)),
         (Some(b), None) => b.words.clone(),
@@ -218,14 +222,27 @@ fn format_cell(
     }
 }
 
-/// The storage's bound in streams (the lower of the steady and the start-up bound), the engine's lower one if
-/// any, and which set the bound.
-fn bounds(bound: Option<&Bound>, startup: Option<StartUp>, bitrate: f64) -> (f64, Option<f64>, String) {
+/// The storage's bound in streams (the lower of the steady and the start-up bound), its low end if any (whole
+/// viewers per member on a pool, the sync engine's start-up), and which set the bound.
+fn bounds(
+    bound: Option<&Bound>,
+    startup: Option<StartUp>,
+    bitrate: f64,
+    part: Option<f64>,
+) -> (f64, Option<f64>, String) {
     let Some(bound) = bound else { return (f64::NAN, None, "—".into()) };
     let steady = bound.streams(bitrate);
-    let Some(startup) = startup else { return (steady, None, bound.binding.clone()) };
+    let whole = part.map(|p| bound.whole_streams(bitrate, p)).filter(|w| *w < steady - 0.05);
+    let binding = match whole {
+        Some(w) => format!("{}; in whole viewers per member {w:.1}", bound.binding),
+        None => bound.binding.clone(),
+    };
+    let Some(startup) = startup else { return (steady, whole, binding) };
     let at_start = startup.storage_bound(bound.bytes_per_s);
-    let engine = startup.engine_bound(bound.bytes_per_s);
+    let engine = match (startup.engine_bound(bound.bytes_per_s), whole) {
+        (Some(e), Some(w)) => Some(e.min(w)),
+        (e, w) => e.or(w),
+    };
     let mut set_by = if at_start < steady {
         format!(
             "start-up ({:.0} × {:.2} MB in {:.0} s) at {}",
@@ -235,12 +252,22 @@ fn bounds(bound: Option<&Bound>, startup: Option<StartUp>, bitrate: f64) -> (f64
             bound.binding
         )
     } else {
-        bound.binding.clone()
+        binding
     };
-    if let Some(engine) = engine {
+    if let Some(engine) = startup.engine_bound(bound.bytes_per_s) {
         set_by += &format!("; sync: {:.0} threads × 1 read start {engine:.0}", startup.threads);
     }
     (steady.min(at_start), engine, set_by)
+}
+
+/// The part of a viewer's bytes one member serves, where a viewer's reads land on members whole (btrfs: its
+/// title's chunk and its thread's pid pick them): raid1 all, raid10 half (one member of each stripe half).
+fn viewer_part(layout: Layout) -> Option<f64> {
+    match layout {
+        Layout::Raid1 => Some(1.0),
+        Layout::Raid10 => Some(0.5),
+        Layout::Ext4 | Layout::Sshfs => None,
+    }
 }
 
 /// The steps whose layout the capacity `measured` is judged against: those that ran that count (at a step that

@@ -55,7 +55,7 @@ pub fn verdict_table(cells: &[CheckCell]) -> String {
         for f in &c.formats {
             let steps = f.step_bounds.map_or("—".into(), |(lo, hi)| format!("{lo:.1}–{hi:.1}"));
             let bound = match f.engine_bound {
-                Some(engine) => format!("{engine:.0}–{:.1}", f.bound_streams),
+                Some(engine) => format!("{engine:.1}–{:.1}", f.bound_streams),
                 None => format!("{:.1}", f.bound_streams),
             };
             let b = &f.bytes;

@@ -15,7 +15,7 @@ use super::streams_during::{BackgroundPlan, plan_background};
 use super::streams_limits::{StreamsRequest, check_request};
 use super::streams_media::{Estimating, Media, media_sources, plan_estimate};
 use super::streams_sockets::{ConnectionAsk, check_connections};
-use super::streams_threads::{ThreadAsk, ThreadPlan, choose_threads};
+use super::streams_threads::{ThreadAsk, ThreadPlan, choose_threads, viewer_engine};
 use super::values::choose_engine;
 use super::{DirectMode, PhaseKind, PhasePlan, PlanError, TargetPlan};
 use crate::engine::{EngineKind, HttpUrl};
@@ -286,7 +286,8 @@ pub(super) fn plan_streams_phases(
         info
     });
     let threads = &readers.threads;
-    let e = Estimating { job, spec, streams, config: &config, media: &media, whole: library.is_some(), threads };
+    let (whole, engine) = (library.is_some(), readers.engine);
+    let e = Estimating { job, spec, streams, config: &config, media: &media, whole, threads, engine };
     let (estimate, mut phases) =
         plan_estimate(&e, target, facts, notices, (next_index, measured)).map_err(|e| fail(e.0))?;
     let plan = StreamsPlan {
@@ -348,6 +349,7 @@ fn plan_readers(
         (false, Some(true)) => DirectMode::Required,
         (false, None) => DirectMode::Preferred,
     };
+    let (engine, engine_why) = viewer_engine(engine, direct != DirectMode::Off, facts);
     let asked = streams.inflight.unwrap_or(defaults::SLOTS_PER_WORKER);
     let slots_per_worker = asked.min(engine.max_queue_depth());
     let ask = ThreadAsk {
@@ -356,7 +358,10 @@ fn plan_readers(
         slots_per_worker,
         ingest_writers: streams.ingest.map_or(0, |i| i.writers) + background_workers(streams),
     };
-    let threads = choose_threads(ask, facts);
+    let mut threads = choose_threads(ask, facts);
+    if let Some(why) = engine_why {
+        threads.why = format!("{why}; {}", threads.why);
+    }
     if let Some(workers) = streams.workers.filter(|_| slots_per_worker < asked && !remote) {
         notices.push(format!(
             "{label}: the {} engine keeps {slots_per_worker} read in flight per scheduler thread, so {workers} \

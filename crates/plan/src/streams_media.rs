@@ -14,7 +14,7 @@ use super::streams::{EstimatePlan, MediaSource, most_viewers, streams_config};
 use super::streams_threads::ThreadPlan;
 use super::{DirectMode, FilePlan, PhaseKind, PhasePlan, PlanError, TargetKind, TargetPlan};
 use crate::engine::EngineKind;
-use crate::spec::{BlockSizeSpec, JobSpec, PhaseSpec, RwMode, StreamsSpec};
+use crate::spec::{BlockSizeSpec, EngineChoice, JobSpec, PhaseSpec, RwMode, StreamsSpec};
 use crate::units::Bytes;
 use crate::workload::Region;
 use ::streams::{LibraryInfo, MediaKey, StreamsConfig, Titles, defaults};
@@ -194,6 +194,8 @@ pub(super) struct Estimating<'a> {
     pub whole: bool,
     /// The viewers' scheduler threads: the estimate reads as they will.
     pub threads: &'a ThreadPlan,
+    /// The engine the viewers read with (`streams_threads::viewer_engine`): the estimate reads with it too.
+    pub engine: EngineKind,
 }
 
 /// The raw-rate phases of a phase's estimate, when it wants one and no earlier phase measured the same chunk
@@ -271,7 +273,7 @@ fn estimate_phases(
         jobs: Some(threads(iodepth)),
         runtime: Some(time),
         direct: spec.direct,
-        engine: spec.engine,
+        engine: if e.engine == EngineKind::Sync { Some(EngineChoice::Sync) } else { spec.engine },
         ..PhaseSpec::default()
     };
     let single = TargetPlan {

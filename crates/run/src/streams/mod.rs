@@ -54,7 +54,7 @@ impl Priors {
     /// Keeps a search's edge for the next format, as shares of `exact` (the unrounded estimate). A derived edge is
     /// not passed on: the next format scales the measured one it came from. An edge found beside loads is kept
     /// for nothing: neither a search alone nor one beside other loads says where its edge lies.
-    fn remember(&mut self, plan: &StreamsPlan, exact: Option<f64>, found: &::streams::SearchOutcome) {
+    fn remember(&mut self, plan: &StreamsPlan, exact: Option<f64>, found: &::streams::SearchOutcome, served: f64) {
         let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0 && !found.failing_derived;
         let alone = plan.during.is_empty();
         if let (Some(estimate), Some(b), Some(failed), true, true) =
@@ -62,7 +62,9 @@ impl Priors {
         {
             let share = |n: u32| f64::from(n) / b;
             let label = plan.config.mix.label();
-            let prior = Prior { estimate, passed: share(found.best), failed: share(failed), label, beside: false };
+            let served = served / stream_byte_rate(plan) / b;
+            let (passed, failed) = (share(found.best), share(failed));
+            let prior = Prior { estimate, passed, failed, served, label, beside: false };
             self.alone.retain(|p| p.label != prior.label);
             self.alone.push(prior.clone());
             self.last = Some(prior);
@@ -98,6 +100,9 @@ struct Prior {
     /// The edge's passing and failing counts ÷ the estimate's streams.
     passed: f64,
     failed: f64,
+    /// The highest rate the search's steps were served at (the bytes its viewers received over a step ÷ its
+    /// span), in streams of that format ÷ the estimate's streams: what the storage delivered, whole viewers or not.
+    served: f64,
     /// The format it was found for, in words ("2160p remux (80 Mbit/s)").
     label: String,
     /// Taken by the same format's search beside loads: it starts at the count that passed, never above it.
@@ -112,11 +117,20 @@ impl Prior {
     /// most `PROVABLE_SHARE`; a step that fails there walks down as any first step does. (The top less 8 % put
     /// 1080p at 36 of 40 after a remux edge of 3 beside a failing 4 of 4.19, and 40 after an edge of 4: three
     /// quick checks of one disk then gave 36, 36 and 40.)
+    ///
+    /// An edge of few viewers of a high bitrate says less still where the storage is several devices, each
+    /// viewer's reads landing on one (btrfs raid1 picks a member by title and thread): a member of 39.3 MB/s
+    /// carries 3 remux viewers of 10 MB/s, not 3.93, so the remux edge of four such members was 0.76 of what they
+    /// deliver, and 1080p scaled from it (116 of 141.8 × 1080p, where a member carries 39 of 39.3). The rate its
+    /// steps were served at is what the devices delivered, whatever the split: the start is at least
+    /// `PROVABLE_SHARE` of it (and never above `PROVABLE_SHARE` of the estimate).
     fn start_share(&self) -> f64 {
         if self.beside {
             return self.passed;
         }
-        self.passed.max((self.failed * BELOW_TOP).min(PROVABLE_SHARE))
+        let top = (self.failed * BELOW_TOP).min(PROVABLE_SHARE);
+        let served = (self.served * PROVABLE_SHARE).min(PROVABLE_SHARE);
+        self.passed.max(top).max(served)
     }
 }
 
@@ -147,6 +161,7 @@ pub fn run_stream_phase(
             return Err(StepFailed);
         }
         let passed = measured.meets(plan.target.max_stalled, plan.target.max_startup);
+        merged.served = merged.served.max(served_rate(&measured));
         observer.stream_step(index, &measured);
         merged.add(outcome);
         // In a cluster only the merged step's flag (any rank interrupted) is the same on every rank: a rank's own
@@ -173,7 +188,7 @@ pub fn run_stream_phase(
                     found.derived_from = prior.map(|p| p.label);
                 }
                 observer.stream_search(index, &found);
-                priors.remember(plan, exact, &found);
+                priors.remember(plan, exact, &found, merged.served);
             }
         }
     }
@@ -227,11 +242,35 @@ struct Merged {
     measured: Duration,
     steps: u32,
     intervals: u64,
+    /// The highest rate a step's viewers were served at, bytes/s (`served_rate`).
+    served: f64,
+}
+
+/// The rate a step's viewers were served at: the bytes their reads transferred over the step's span (to its
+/// first failure when it was cut there; the arrival window included, so it is never above what they got).
+fn served_rate(step: &::streams::StepOutcome) -> f64 {
+    let span = step.cut.unwrap_or(step.elapsed).as_secs_f64();
+    if span > 0.0 { step.read_bytes as f64 / span } else { 0.0 }
+}
+
+/// Bytes per second one viewer of the phase's mix takes (its formats' bitrates by their weights).
+fn stream_byte_rate(plan: &StreamsPlan) -> f64 {
+    let mix = &plan.config.mix.0;
+    let total: f64 = mix.iter().map(|(_, w)| f64::from(*w)).sum();
+    let rate: f64 = mix.iter().map(|(f, w)| f64::from(*w) / total * f.bitrate.byte_rate().bytes_per_sec()).sum();
+    rate.max(1.0)
 }
 
 impl Merged {
     fn new() -> Merged {
-        Merged { first: None, totals: Recorder::new(true), measured: Duration::ZERO, steps: 0, intervals: 0 }
+        Merged {
+            first: None,
+            totals: Recorder::new(true),
+            measured: Duration::ZERO,
+            steps: 0,
+            intervals: 0,
+            served: 0.0,
+        }
     }
 
     /// Where the next step's intervals fall in the phase's series: after every earlier step's.
@@ -275,7 +314,7 @@ mod tests {
 
     fn prior(passed: f64, failed: f64) -> Prior {
         let estimate = EstimatePlan { random_phase: 0, sequential_phase: 1 };
-        Prior { estimate, passed, failed, label: "2160p remux (80 Mbit/s)".into(), beside: false }
+        Prior { estimate, passed, failed, served: 0.0, label: "2160p remux (80 Mbit/s)".into(), beside: false }
     }
 
     #[test]
@@ -330,5 +369,19 @@ mod tests {
         assert_eq!(prior(0.95, 1.19).start_share(), 0.95);
         // A low edge (a seek-bound pool) stays low: passed 0.49, failed 0.57 starts just below 0.57.
         assert!((prior(0.49, 0.57).start_share() - 0.57 * 0.97).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_lumpy_edge_of_few_viewers_starts_the_next_format_at_the_rate_the_storage_served() {
+        // btrfs raid1 of four 39.32 MB/s members, estimate 16.37 × remux: 10 passed, 12 failed (three per member
+        // at most), while the step of 16 was served at 138 MB/s. 1080p (163.7 estimated) starts at 0.92 of
+        // 13.8 ÷ 16.37 (126 × 1080p), not at 0.71 (116 passed where the pool carries 141.8).
+        let lumpy = Prior { served: 13.8 / 16.37, ..prior(10.0 / 16.37, 12.0 / 16.37) };
+        assert!((lumpy.start_share() - 0.92 * 13.8 / 16.37).abs() < 1e-9);
+        assert_eq!(((163.7 * lumpy.start_share()) + 1e-6) as u32, 126);
+        // Never above what a step can prove steady at, whatever the rate served (memory can serve anything).
+        assert_eq!(Prior { served: 3.0, ..prior(0.5, 0.6) }.start_share(), PROVABLE_SHARE);
+        // Beside loads: where it passed alone, whatever was served.
+        assert_eq!(Prior { served: 0.9, beside: true, ..prior(0.6, 0.7) }.start_share(), 0.6);
     }
 }
