@@ -89,6 +89,10 @@ fn trial_on_four(layouts: &str, runtime: &str, size: &str) -> (Vec<serde_json::V
             assert!(predicted > 0.0 && measured > 0.0, "{f}");
             assert!((f["ratio"].as_f64().unwrap() - measured / predicted).abs() < 1e-9, "{f}");
         }
+        // Issue 28: the write is the members' rate, not a cache's — every byte measured reached them within the
+        // phase (a mirror writes each twice). 0.95: the writes in flight when the ramp ended.
+        let on_devices = figures[0]["on_devices"].as_f64().unwrap();
+        assert!(on_devices >= 0.95, "the devices wrote {on_devices} × what was measured: {}", figures[0]);
         assert!(stdout.contains(&format!("{} × 4", layout["layout"].as_str().unwrap())), "{stdout}");
     }
     assert!(stdout.contains("measured ÷ predicted"), "{stdout}");
@@ -162,11 +166,9 @@ fn trial_models_a_throttled_drive_within_fifteen_percent() {
         for f in layout["figures"].as_array().unwrap().iter().take(3) {
             let ratio = f["ratio"].as_f64().unwrap();
             eprintln!("{} {}: measured ÷ predicted {ratio:.2}", layout["layout"], f["figure"]);
-            // btrfs raid5 issues its writes from kernel worker threads, which the root-group throttle catches
-            // only in part (measured 1.19–1.59 × the throttled figure): for parity's write, a lower bound.
-            let parity_write = layout["layout"] == "btrfs-raid5" && f["figure"] == "seq write";
-            let within = if parity_write { ratio >= 0.85 } else { (0.85..=1.15).contains(&ratio) };
-            if !within {
+            // Parity's write was 1.19–1.59 × its prediction when the phase wrote 32 MiB once (0.44 s): the
+            // throttle's first slice, not the model; every raw phase is timed after a ramp since.
+            if !(0.85..=1.15).contains(&ratio) {
                 off.push(format!("{} {} {ratio:.2}", layout["layout"], f["figure"]));
             }
         }

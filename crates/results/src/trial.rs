@@ -83,4 +83,9 @@ pub struct TrialFigure {
     /// received, `StreamsStep::served`); `measured` is the largest count the devices served.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_served: Option<f64>,
+    /// For the sequential and random figures: bytes the devices (the layout's members) moved in the phase's
+    /// measured time for each byte measured. At least 1 when all of it reached the devices within the phase
+    /// (2 on a mirror's writes, about n ÷ (n − 1) on parity's); below 1, part of the figure is a cache's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_devices: Option<f64>,
 }

@@ -2,7 +2,13 @@
 //! job of sequential 1 MiB writes and reads (one job, queue depth 4), 4 KiB random reads by one synchronous
 //! thread, and a stream-capacity search for one format, planned and run like every other command's (facts →
 //! `build_plan` → `run::execute` with the `ResultRecorder`) — no I/O loop of its own. The figures are read back
-//! from the phases of the `RunResult` by name.
+//! from the phases of the `RunResult` by name, each with what the devices moved for it in the same time.
+//!
+//! Every raw phase, the write too, runs for `--runtime` after a ramp of half of it, as `check`'s raw phases do:
+//! a blkio throttle lets one slice's worth through at once whenever its group has been idle, and a drive's
+//! write cache takes a burst faster than its media, so a phase as short as writing a 32 MiB data set once
+//! (0.44 s on a btrfs raid5 of four 20 MB/s members) measured that burst: 26 MB/s per member, 1.3–1.5 × the
+//! throttle (docs/planning.md, "Trial").
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,7 +19,7 @@ use super::super::facts::gather;
 use super::super::observer::ResultRecorder;
 use super::super::output::result_skeleton;
 use crate::plan::{RunOptions, build_plan};
-use crate::results::{PhaseResult, RunResult, RunStatus};
+use crate::results::{Layer, PhaseResult, RunResult, RunStatus};
 use crate::run::{Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{Assignment, ChunkSize, Format, JobSpec, PhaseSpec, SpecKind, SpecOrigin, StreamsSpec};
 use crate::spec::{EngineChoice, RwMode};
@@ -58,12 +64,18 @@ fn raw(name: &str, rw: RwMode, bs: &str, iodepth: u32, s: &Settings) -> PhaseSpe
         bs: Some(bs.parse().expect("a fixed block size parses")),
         iodepth: Some(iodepth),
         size: Some(s.size),
-        // The write phase writes the data set once; the others are timed.
-        runtime: (rw != RwMode::Write).then_some(s.runtime),
+        // Timed, the write too (over the data set again and again): see the top of the file.
+        runtime: Some(s.runtime),
+        ramp: Some(ramp(s)),
         direct: Some(true),
         engine: s.engine,
         ..PhaseSpec::default()
     }
+}
+
+/// The warm-up before each raw phase's measured time: half the runtime.
+pub fn ramp(s: &Settings) -> Duration {
+    s.runtime / 2
 }
 
 fn job(phases: Vec<PhaseSpec>) -> JobSpec {
@@ -176,6 +188,9 @@ pub struct Measured {
     pub seq_write_mbps: Option<f64>,
     pub seq_read_mbps: Option<f64>,
     pub random_reads: Option<f64>,
+    /// What the devices moved for each byte of the three raw phases in their measured time (`on_devices`):
+    /// writes, sequential reads, random reads.
+    pub on_devices: [Option<f64>; 3],
     pub streams: Option<f64>,
     /// The stream search reached its limit without a failure: `streams` is a lower bound.
     pub streams_at_limit: bool,
@@ -197,6 +212,11 @@ pub fn figures(result: &RunResult) -> Measured {
         seq_write_mbps: rate(SEQ_WRITE, false, true),
         seq_read_mbps: rate(SEQ_READ, true, true),
         random_reads: rate(RANDOM_1, true, false),
+        on_devices: [
+            phase(result, SEQ_WRITE).and_then(|p| on_devices(p, false)),
+            phase(result, SEQ_READ).and_then(|p| on_devices(p, true)),
+            phase(result, RANDOM_1).and_then(|p| on_devices(p, true)),
+        ],
         streams: capacity.map(|c| f64::from(c.streams)),
         streams_at_limit: capacity.is_some_and(|c| c.at_limit),
         streams_cache_served: phase(result, STREAMS)
@@ -204,6 +224,18 @@ pub fn figures(result: &RunResult) -> Measured {
             .and_then(|s| s.steps.iter().filter(|s| s.meets_target && !s.counts()).map(|s| s.count).max())
             .map(f64::from),
     }
+}
+
+/// Bytes the target's own devices (a pool's members, or the device measured) read (`read`) or wrote in the
+/// phase's measured time, for each byte the phase read or wrote: at least 1 when everything measured reached
+/// them within the phase (a mirror writes 2, a btrfs raid5 of four about 1.38: n ÷ (n − 1) for parity, and the
+/// parity of a row a request covers only in part written twice), below 1 for the share a cache served or
+/// held. `None` without device counters (no block device beneath) or bytes.
+pub fn on_devices(p: &PhaseResult, read: bool) -> Option<f64> {
+    let moved = if read { p.read.as_ref() } else { p.write.as_ref() }?.bytes;
+    let own = p.devices.iter().filter(|d| d.layer() == Layer::Own);
+    let devices: u64 = own.map(|d| if read { d.own_read_bytes() } else { d.own_write_bytes() }).sum();
+    (moved > 0 && !p.devices.is_empty()).then(|| devices as f64 / moved as f64)
 }
 
 /// The first failed operation or phase failure of a result, in words, if any.

@@ -82,6 +82,11 @@ pub fn rows(p: &Prediction, m: &Measured, format: &Format) -> Vec<TrialFigure> {
         ratio: measured.filter(|_| predicted > 0.0).map(|v| v / predicted),
         lower_bound: false,
         cache_served: None,
+        on_devices: None,
+    };
+    let on = |mut f: TrialFigure, share: Option<f64>| {
+        f.on_devices = share;
+        f
     };
     let streams = f64::from(p.many.streams);
     let mut streams_row =
@@ -89,9 +94,9 @@ pub fn rows(p: &Prediction, m: &Measured, format: &Format) -> Vec<TrialFigure> {
     streams_row.lower_bound = m.streams_at_limit;
     streams_row.cache_served = m.streams_cache_served;
     vec![
-        row("seq write", "MB/s", p.one.seq_write_mbps, None, m.seq_write_mbps),
-        row("seq read", "MB/s", p.one.seq_read_one_mbps, None, m.seq_read_mbps),
-        row("random 4k read, 1 thread", "reads/s", p.one.reads_per_s, None, m.random_reads),
+        on(row("seq write", "MB/s", p.one.seq_write_mbps, None, m.seq_write_mbps), m.on_devices[0]),
+        on(row("seq read", "MB/s", p.one.seq_read_one_mbps, None, m.seq_read_mbps), m.on_devices[1]),
+        on(row("random 4k read, 1 thread", "reads/s", p.one.reads_per_s, None, m.random_reads), m.on_devices[2]),
         streams_row,
     ]
 }
