@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{LoopDevice, Mount, RootThrottle, can_throttle, can_use_loop_devices, have_btrfs, read_json, streamcap};
+use common::{LoopDevice, Mount, RootThrottle, read_json, streamcap};
 use serde_json::Value;
 
 /// The layouts check compares for four drives: the pool's own first, then the protected ones.
@@ -79,11 +79,7 @@ fn assert_the_member_gives_back_the_measurement(dir: &std::path::Path, check: &V
 #[test]
 fn check_of_a_btrfs_raid1_names_the_layout_and_figure_plan_gives_its_inferred_drive() {
     let test = "check's planner hint on a btrfs raid1";
-    if !can_use_loop_devices(test) || !can_throttle(test) {
-        return;
-    }
-    if !have_btrfs() {
-        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
+    if !common::can_build_throttled_btrfs(test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -15,13 +15,7 @@
 
 mod common;
 
-use common::{Cgroup, LoopDevice, Mount, can_throttle, can_use_loop_devices, read_json, streamcap};
-
-fn have_btrfs() -> bool {
-    let tools = std::process::Command::new("sh").arg("-c").arg("command -v mkfs.btrfs && command -v btrfs").output();
-    let module = std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.contains("btrfs"));
-    tools.is_ok_and(|o| o.status.success()) && module
-}
+use common::{Cgroup, LoopDevice, Mount, read_json, streamcap};
 
 /// Reads per pool member during the step, by device name.
 fn member_reads(json: &std::path::Path) -> Vec<(String, u64)> {
@@ -83,11 +77,7 @@ impl Raid1 {
 #[test]
 fn raid1_activity_shows_one_member_for_one_viewer_and_both_for_many() {
     let test = "streams on a btrfs raid1";
-    if !can_use_loop_devices(test) || !can_throttle(test) {
-        return;
-    }
-    if !have_btrfs() {
-        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
+    if !common::can_build_throttled_btrfs(test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -131,11 +121,7 @@ fn raid1_activity_shows_one_member_for_one_viewer_and_both_for_many() {
 #[test]
 fn raid1_viewers_get_a_thread_each_and_both_copies_serve_them() {
     let test = "streams on a btrfs raid1 with the plan's threads";
-    if !can_use_loop_devices(test) || !can_throttle(test) {
-        return;
-    }
-    if !have_btrfs() {
-        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
+    if !common::can_build_throttled_btrfs(test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -194,11 +180,7 @@ fn member_bytes(json: &std::path::Path) -> (Vec<(String, u64)>, serde_json::Valu
 #[test]
 fn raid1_io_uring_viewers_read_from_their_own_threads_and_load_both_copies() {
     let test = "io_uring streams on a btrfs raid1";
-    if !can_use_loop_devices(test) || !can_throttle(test) {
-        return;
-    }
-    if !have_btrfs() {
-        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
+    if !common::can_build_throttled_btrfs(test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -16,9 +16,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{
-    LoopDevice, Mount, RootThrottle, can_throttle, can_use_loop_devices, have_btrfs, mkfs_btrfs, read_json, streamcap,
-};
+use common::{LoopDevice, Mount, RootThrottle, can_use_loop_devices, mkfs_btrfs, read_json, streamcap};
 
 const MEMBER_BYTES: u64 = 640 << 20;
 /// 8 MiB/s of reads per member; writes and request rates unlimited (the library is written at full speed).
@@ -29,21 +27,10 @@ const LIMITS: [u64; 4] = [8 << 20, 0, 0, 0];
 const STREAM_ARGS: &str = "--bitrate 3Mbit --chunk 256k --duration 6s --ramp 1s --buffer 2s --prebuffer 1s \
      --library-size 256M --estimate-time 2s --precision 10 --limit 64 --quiet";
 
-fn ready(test: &str) -> bool {
-    if !can_use_loop_devices(test) || !can_throttle(test) {
-        return false;
-    }
-    if !have_btrfs() {
-        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
-        return false;
-    }
-    true
-}
-
 #[test]
 fn a_btrfs_scrub_lowers_the_capacity_of_a_raid1_of_throttled_disks() {
     let test = "a_btrfs_scrub_lowers_the_capacity_of_a_raid1_of_throttled_disks";
-    if !ready(test) {
+    if !common::can_build_throttled_btrfs(test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -20,7 +20,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Cgroup, LoopDevice, Mount, can_throttle, can_use_loop_devices, have_btrfs, read_json, streamcap};
+use common::{Cgroup, LoopDevice, Mount, read_json, streamcap};
 
 /// A btrfs pool over four throttled loop devices, mounted; undone on drop (group, mount, then devices).
 struct Pool {
@@ -50,17 +50,6 @@ impl Pool {
     fn point(&self) -> PathBuf {
         self.mount.point.clone()
     }
-}
-
-fn can_run(test: &str) -> bool {
-    if !can_use_loop_devices(test) || !can_throttle(test) {
-        return false;
-    }
-    if !have_btrfs() {
-        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
-        return false;
-    }
-    true
 }
 
 /// Every step's figures: (count, bytes the viewers read, bytes the members read, cache-served, words).
@@ -93,7 +82,7 @@ fn steps(json: &Path) -> Vec<(u64, u64, u64, bool, String)> {
 #[test]
 fn on_btrfs_raid1_and_raid10_the_members_read_what_the_viewers_received_with_either_engine() {
     let test = "stream steps proved by the members of btrfs raid1 and raid10";
-    if !can_run(test) {
+    if !common::can_build_throttled_btrfs(test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -129,7 +118,7 @@ fn on_btrfs_raid1_and_raid10_the_members_read_what_the_viewers_received_with_eit
 #[test]
 fn buffered_reads_of_a_small_file_are_cache_served_and_give_no_capacity() {
     let test = "buffered stream reads of a small file on btrfs raid1";
-    if !can_run(test) {
+    if !common::can_build_throttled_btrfs(test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -165,7 +154,7 @@ fn buffered_reads_of_a_small_file_are_cache_served_and_give_no_capacity() {
 #[test]
 fn a_library_on_btrfs_raid10_is_served_by_its_members() {
     let test = "a library of titles on btrfs raid10";
-    if !can_run(test) {
+    if !common::can_build_throttled_btrfs(test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -205,7 +194,7 @@ fn cached_pages(file: &Path) -> Option<u64> {
 #[test]
 fn near_its_limit_a_btrfs_raid1_reads_every_byte_and_caches_nothing() {
     let test = "stream reads of one file near a btrfs raid1's limit";
-    if !can_run(test) {
+    if !common::can_build_throttled_btrfs(test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

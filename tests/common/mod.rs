@@ -270,6 +270,19 @@ impl Drop for MemoryCgroup {
     }
 }
 
+/// Whether `test` can build a btrfs pool over throttled loop devices (loop devices, a blkio throttle, btrfs),
+/// skipping it with the reason when not.
+pub fn can_build_throttled_btrfs(test: &str) -> bool {
+    if !can_use_loop_devices(test) || !can_throttle(test) {
+        return false;
+    }
+    if !have_btrfs() {
+        skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
+        return false;
+    }
+    true
+}
+
 /// Whether btrfs (the kernel's and btrfs-progs) is here to build pools.
 pub fn have_btrfs() -> bool {
     let tools = Command::new("sh").arg("-c").arg("command -v mkfs.btrfs && command -v btrfs").output();
