@@ -30,6 +30,20 @@ pub struct DataShape {
     pub compress_chunk: u32,
     /// Every write is this pattern repeated from its first byte (fio buffer_pattern); the rest is then unused.
     pub pattern: Option<Pattern>,
+    /// vdbench's way: each unit's kind is a function of its address, not drawn per write; `None`: fio's.
+    pub by_address: Option<ByAddress>,
+}
+
+/// Deciding by address (vdbench's dedup): a unit at (file, offset) is unique with this probability, drawn
+/// from a hash of its address, or else a copy of one of `working_set_units` sets, also by its address. A
+/// unique unit's content changes with every write (vdbench stamps the write's time); a set's never does.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ByAddress {
+    /// Percent of addresses that hold unique units: 100 − `dedupe_percent` − the sets' own share.
+    pub unique_percent: f64,
+    /// The phase's seed: the same for every phase of a run that does not choose its own, so the format's sets
+    /// and a later phase's are the same bytes.
+    pub seed: u64,
 }
 
 /// A byte pattern kept inline, so that the shape stays plain data the workers copy.
@@ -68,11 +82,15 @@ impl DataShape {
         if self.dedupe_percent > 0.0 {
             let unit = self.unit.map_or_else(|| "each write".to_string(), |u| Bytes(u64::from(u)).to_string());
             let from = match self.working_set_units {
+                Some(n) if self.by_address.is_some() => format!("one of {n} sets shared by all files"),
                 Some(n) if self.global.is_some() => format!("one of a working set of {n} units shared by all jobs"),
                 Some(n) => format!("one of a working set of {n} units per job"),
                 None => "the last unique one".to_string(),
             };
-            parts.push(format!("{:.0} % of units ({unit}) repeat {from}", self.dedupe_percent));
+            let by = self.by_address.map_or(String::new(), |b| {
+                format!(", decided by address, {:.1} % of addresses unique (vdbench)", b.unique_percent)
+            });
+            parts.push(format!("{:.0} % of units ({unit}) repeat {from}{by}", self.dedupe_percent));
         }
         if let Some(pattern) = &self.pattern {
             parts.push(format!("every write is a pattern of {} bytes, repeated (fio buffer_pattern)", pattern.len));
@@ -132,15 +150,36 @@ pub(super) fn data_shape(spec: &PhaseSpec, data_set: Bytes, writes: &BlockSizes)
     let unit_bytes = u64::from(unit.unwrap_or_else(|| writes.min()).max(1));
     let share = |percent: f64| ((data_set.0 as f64 * percent / 100.0) / unit_bytes as f64).ceil().max(1.0) as u64;
     let working_set_units = data.dedupe_sets.or(data.dedupe_working_set.map(share));
+    let dedupe_percent = data.dedupe_percent.unwrap_or(0.0);
+    let by_address = match (data.dedupe_by_address == Some(true) && dedupe_percent > 0.0, working_set_units) {
+        (true, Some(sets)) => Some(by_address(spec, data_set.0 / unit_bytes, sets, dedupe_percent)?),
+        _ => None,
+    };
     Ok(Some(DataShape {
-        dedupe_percent: data.dedupe_percent.unwrap_or(0.0),
+        dedupe_percent,
         unit,
         working_set_units,
         global: (data.dedupe_global == Some(true)).then_some(GlobalSet { first: 0, workers: 0 }),
         compress_percent: data.compress_percent.unwrap_or(0.0),
         compress_chunk: data.compress_chunk.map_or(COMPRESS_CHUNK, |c| c.0 as u32),
         pattern: data.pattern.as_deref().map(Pattern::new),
+        by_address,
     }))
+}
+
+/// vdbench's shares (Dedup.adjustSdDedupValue): of `units` addresses, `copies` % hold copies and the `sets`
+/// are among them, so the unique share is what is left once the sets are taken out, and the ratio written is
+/// units / (uniques + sets) = 100 / (100 − copies).
+fn by_address(spec: &PhaseSpec, units: u64, sets: u64, copies: f64) -> Result<ByAddress, String> {
+    let copied = units as f64 * copies / 100.0;
+    if sets as f64 > copied {
+        return Err(format!(
+            "data.dedupe-by-address: {sets} sets are more than the {copied:.0} units that hold copies (of {units}): \
+             give fewer sets or a larger data set (vdbench: more dedupsets than non-unique data blocks)"
+        ));
+    }
+    let unique_percent = (100.0 - copies - 100.0 * sets as f64 / units.max(1) as f64).max(0.0);
+    Ok(ByAddress { unique_percent, seed: spec.seed.unwrap_or(crate::defaults::SEED) })
 }
 
 /// The shape of a file-set phase's writes (format and workloads): every workload's transfer sizes must be whole

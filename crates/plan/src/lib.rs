@@ -60,7 +60,7 @@ pub use crate::spec::{
     StopAfter,
 };
 pub use build::{RunOptions, build_plan};
-pub use data::{DataShape, GlobalSet, Pattern};
+pub use data::{ByAddress, DataShape, GlobalSet, Pattern};
 pub use devices::job_devices;
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, ScrubTarget, SocketLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};

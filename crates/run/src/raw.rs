@@ -17,7 +17,7 @@ use super::open::{Create, OpenFor, open_data_file};
 use super::pacer::Pacer;
 use super::pattern::{fill_random, stamp};
 use super::priority::PrioPicker;
-use super::shape::Shaper;
+use super::shape::{Address, Shaper, file_key};
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineSetup, OpKind};
 use crate::plan::{DirectionBytes, LatencyTarget, Pacing, PhasePlan, RawPlan, Thinktime, WorkerPlan};
@@ -237,7 +237,11 @@ impl Schedule for RawSchedule<'_> {
             Some(v) if !v.begin(write, self.globals[io.file as usize], io.offset, buf) => return false,
             Some(_) => {}
             None if write => match self.shaper.as_mut() {
-                Some(shaper) => shaper.fill(&mut buf[..io.len as usize]),
+                Some(shaper) => {
+                    // The run-wide file number: the same file gets the same key in every phase.
+                    let file = file_key(0, u64::from(self.globals[io.file as usize]));
+                    shaper.fill(&mut buf[..io.len as usize], Address { file, offset: io.offset })
+                }
                 None => stamp(buf, io.offset, self.write_counter),
             },
             None => {}

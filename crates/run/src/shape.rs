@@ -9,13 +9,34 @@
 //! a unit every chunk is random bytes followed by zeros, the zeros being the compressible share (fio's
 //! buffer_compress_percentage). The cost is a refill of each written byte, paid only by phases that ask for a
 //! shape.
+//!
+//! vdbench's way (`DataShape::by_address`) draws nothing per write: a hash of the unit's address (the file's key
+//! and the unit's index in it) says whether it is unique and, if not, which set it copies; a set's seed is its
+//! number under the phase seed, the same for every worker and file, and a unique unit's seed is its address
+//! with this worker's write count (vdbench stamps the write's time), so rewriting it replaces one unique unit
+//! with another and a set's copy with the same copy: the ratio stays the one asked. One hash per unit.
 
 use super::pattern::fill_random;
-use crate::plan::DataShape;
+use crate::plan::{ByAddress, DataShape};
 use crate::workload::{Rng, mix64};
 
 /// Keeps the sequences of global sets apart from the workers' own.
 const GLOBAL_SALT: u64 = 0x5eed_5e75_0000_0001;
+/// Keep the seeds of sets, of unique units and of the address draw apart from each other.
+const SET_SALT: u64 = 0xd0b1_5e75_0000_0002;
+const UNIQUE_SALT: u64 = 0x0417_0e55_0000_0003;
+const ADDRESS_SALT: u64 = 0xadd7_e550_0000_0004;
+const FILE_SALT: u64 = 0xf11e_5e75_0000_0005;
+/// Spreads small indices over the 64 bits before they are combined.
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// Where a write goes, for deciding by address: the file's key (stable across phases: the same file gets the
+/// same key) and the byte offset in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Address {
+    pub file: u64,
+    pub offset: u64,
+}
 
 pub struct Shaper {
     shape: DataShape,
@@ -31,6 +52,12 @@ pub struct Shaper {
     last_unique: Option<u64>,
     /// Random bytes at the start of each chunk; the rest of it is zeros.
     random_per_chunk: usize,
+}
+
+/// The key of file `number` under `base` (a tree's seed, or 0 for the run's raw files).
+#[inline]
+pub fn file_key(base: u64, number: u64) -> u64 {
+    mix64(base ^ number.wrapping_mul(GOLDEN) ^ FILE_SALT)
 }
 
 impl Shaper {
@@ -56,9 +83,9 @@ impl Shaper {
         }
     }
 
-    /// Fills `buffer` (one write) unit by unit.
+    /// Fills `buffer` (one write, at `at`) unit by unit.
     #[inline]
-    pub fn fill(&mut self, buffer: &mut [u8]) {
+    pub fn fill(&mut self, buffer: &mut [u8], at: Address) {
         if let Some(pattern) = &self.shape.pattern {
             // fio's buffer_pattern: the pattern from the buffer's first byte, over and over.
             for (piece, bytes) in buffer.chunks_mut(pattern.bytes().len()).zip(std::iter::repeat(pattern.bytes())) {
@@ -67,9 +94,29 @@ impl Shaper {
             return;
         }
         let unit = self.shape.unit.map_or(buffer.len(), |u| u as usize).max(1);
+        if let Some(by) = self.shape.by_address {
+            // The write's own count: a unique unit rewritten gets new content, as vdbench's time stamp gives it.
+            self.uniques += 1;
+            let first = at.offset / unit as u64;
+            for (i, piece) in buffer.chunks_mut(unit).enumerate() {
+                let seed = self.seed_by_address(&by, at.file, first + i as u64);
+                self.fill_unit(piece, seed);
+            }
+            return;
+        }
         for piece in buffer.chunks_mut(unit) {
             let seed = self.next_seed();
             self.fill_unit(piece, seed);
+        }
+    }
+
+    /// The seed of unit `index` of file `file`: its set's, or a fresh unique one.
+    #[inline]
+    fn seed_by_address(&self, by: &ByAddress, file: u64, index: u64) -> u64 {
+        let hash = address_hash(by, file, index);
+        match kind_of(by, self.shape.working_set_units.unwrap_or(1), hash) {
+            UnitKind::Copy(set) => mix64(SET_SALT ^ by.seed ^ set.wrapping_mul(GOLDEN)),
+            UnitKind::Unique => mix64(UNIQUE_SALT ^ hash ^ self.own.wrapping_add(self.uniques).wrapping_mul(GOLDEN)),
         }
     }
 
@@ -112,6 +159,34 @@ impl Shaper {
     }
 }
 
+/// What the unit at an address holds under vdbench's way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnitKind {
+    Unique,
+    /// A copy of this set.
+    Copy(u64),
+}
+
+/// The kind of unit `index` of file `file`: a function of the address and the phase seed only, never of the
+/// worker, the time or what was written before (vdbench's DedupBitMap and dedup set, by hash instead of a
+/// bitmap of the whole data set). The fill asks `kind_of` with the hash it also seeds unique units from.
+#[cfg(test)]
+pub fn unit_kind(by: &ByAddress, sets: u64, file: u64, index: u64) -> UnitKind {
+    kind_of(by, sets, address_hash(by, file, index))
+}
+
+#[inline]
+fn address_hash(by: &ByAddress, file: u64, index: u64) -> u64 {
+    mix64(ADDRESS_SALT ^ by.seed ^ file ^ index.wrapping_mul(GOLDEN))
+}
+
+#[inline]
+fn kind_of(by: &ByAddress, sets: u64, hash: u64) -> UnitKind {
+    // The top 53 bits as a fraction of 1; a copy's set from the hash mixed once more.
+    let draw = (hash >> 11) as f64 / (1u64 << 53) as f64;
+    if draw * 100.0 < by.unique_percent { UnitKind::Unique } else { UnitKind::Copy(mix64(hash) % sets.max(1)) }
+}
+
 /// The key of the unique sequence of member `member` of a global set.
 fn sequence_key(global_base: u64, member: u64) -> u64 {
     mix64(global_base ^ mix64(member + 1))
@@ -138,15 +213,19 @@ mod tests {
             compress_percent: compress,
             compress_chunk: 512,
             pattern: None,
+            by_address: None,
         }
     }
+
+    /// Per-write shapes do not look at the address.
+    const AT: Address = Address { file: 0, offset: 0 };
 
     /// Distinct 4 KiB units among `n` writes.
     fn distinct(shaper: &mut Shaper, n: usize) -> usize {
         let mut seen = HashSet::new();
         let mut buffer = vec![0u8; 4096];
         for _ in 0..n {
-            shaper.fill(&mut buffer);
+            shaper.fill(&mut buffer, AT);
             seen.insert(buffer.clone());
         }
         seen.len()
@@ -168,7 +247,7 @@ mod tests {
     fn the_compressible_share_is_zeros_at_the_end_of_every_chunk() {
         let mut shaper = Shaper::new(shape(0.0, None, 25.0), 3, 10, 0);
         let mut buffer = vec![0xffu8; 8192];
-        shaper.fill(&mut buffer);
+        shaper.fill(&mut buffer, AT);
         for chunk in buffer.chunks(512) {
             assert!(chunk[384..].iter().all(|&b| b == 0));
             assert!(chunk[..384].iter().filter(|&&b| b == 0).count() < 10);
@@ -181,7 +260,7 @@ mod tests {
         let mut buffer = vec![0u8; 4096];
         (0..writes)
             .map(|_| {
-                shaper.fill(&mut buffer);
+                shaper.fill(&mut buffer, AT);
                 buffer.clone()
             })
             .collect()
@@ -198,5 +277,55 @@ mod tests {
         // Without the global set each file repeats only its own units: nothing is shared.
         let (a, b) = (written(None, 1_000, 0, 2_000), written(None, 1_000, 1, 2_000));
         assert!(a.len() <= 1_050 && a.is_disjoint(&b), "{} distinct in a", a.len());
+    }
+
+    /// vdbench's dedupratio=2 with 5 % sets, 8 KiB units.
+    fn by_address(sets: u64) -> DataShape {
+        let by = ByAddress { unique_percent: 45.0, seed: 7 };
+        DataShape { unit: Some(8192), by_address: Some(by), ..shape(50.0, Some(sets), 0.0) }
+    }
+
+    #[test]
+    fn a_unit_s_kind_depends_only_on_its_address() {
+        let by = ByAddress { unique_percent: 45.0, seed: 7 };
+        let kinds = |file: u64| (0..4_000u64).map(|i| unit_kind(&by, 200, file, i)).collect::<Vec<_>>();
+        // The same address, asked again (by any worker, in any phase): the same kind and set.
+        assert_eq!(kinds(file_key(3, 1)), kinds(file_key(3, 1)));
+        let unique = kinds(file_key(3, 1)).iter().filter(|k| **k == UnitKind::Unique).count();
+        assert!((1_700..=1_900).contains(&unique), "{unique} unique of 4,000 at 45 %");
+        assert_ne!(kinds(file_key(3, 1)), kinds(file_key(3, 2)), "another file draws its own");
+        // Written by two workers with different seeds and histories: a copy is the same bytes at the same
+        // address; a unique unit is new bytes on every write.
+        let shape = by_address(200);
+        let (mut a, mut b) = (Shaper::new(shape, 1, 10, 0), Shaper::new(shape, 1, 20, 1));
+        let (mut x, mut y) = (vec![0u8; 8192], vec![0u8; 8192]);
+        b.fill(&mut y, AT);
+        for i in 0..200u64 {
+            let at = Address { file: file_key(3, 1), offset: i * 8192 };
+            a.fill(&mut x, at);
+            b.fill(&mut y, at);
+            let copy = unit_kind(&by, 200, at.file, i) != UnitKind::Unique;
+            assert_eq!(x == y, copy, "unit {i}");
+        }
+    }
+
+    #[test]
+    fn random_rewrites_by_address_keep_the_ratio() {
+        // 4,096 units of one file written once in order, then rewritten 3 times over at random by two workers.
+        let shape = by_address(205);
+        let mut workers = [Shaper::new(shape, 1, 10, 0), Shaper::new(shape, 1, 20, 1)];
+        let mut units = vec![Vec::new(); 4_096];
+        let mut buffer = vec![0u8; 8192];
+        let mut rng = Rng::new(5);
+        let file = file_key(9, 0);
+        for n in 0..4 * 4_096 {
+            let index = if n < 4_096 { n as u64 } else { rng.below(4_096) };
+            workers[n % 2].fill(&mut buffer, Address { file, offset: index * 8192 });
+            units[index as usize] = buffer[..64].to_vec();
+        }
+        // 45 % unique (± 0.8 %, one binomial deviation) plus the 205 sets, of 4,096: a ratio of 2.0 ± 0.03.
+        let distinct = units.iter().collect::<HashSet<_>>().len();
+        let ratio = 4_096.0 / distinct as f64;
+        assert!((1.9..=2.1).contains(&ratio), "{distinct} distinct of 4,096: 1:{ratio:.2}");
     }
 }

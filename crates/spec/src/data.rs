@@ -39,6 +39,13 @@ pub struct DataSpec {
     /// against each other too. Default: a set per worker.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dedupe_global: Option<bool>,
+    /// Decide by address, as vdbench does: whether a unit is unique or a copy of one of the working set's units
+    /// (its sets) is a function of where it is written (file and offset), so a rewrite writes the same kind
+    /// again and the ratio holds under random rewrites. `dedupe-percent` is then the share of addresses that
+    /// hold a copy, the sets being among them (vdbench's dedupratio=R is 100 × (1 − 1/R)); the sets are
+    /// shared by every file. Needs `dedupe-unit` and a working set (`dedupe-working-set` or `dedupe-sets`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_by_address: Option<bool>,
     /// Percent of every chunk that is zeros, so that a compressor saves about that share (fio
     /// buffer_compress_percentage; vdbench compratio=R is 100 × (1 − 1/R)).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -63,6 +70,7 @@ impl DataSpec {
             dedupe_working_set: over.dedupe_working_set.or(self.dedupe_working_set),
             dedupe_sets: over.dedupe_sets.or(self.dedupe_sets),
             dedupe_global: over.dedupe_global.or(self.dedupe_global),
+            dedupe_by_address: over.dedupe_by_address.or(self.dedupe_by_address),
             compress_percent: over.compress_percent.or(self.compress_percent),
             compress_chunk: over.compress_chunk.or(self.compress_chunk),
             pattern: over.pattern.clone().or_else(|| self.pattern.clone()),
@@ -110,6 +118,35 @@ impl DataSpec {
                         of units (fio: dedupe_global needs dedupe_mode=working_set)"
                 .into());
         }
+        self.check_by_address()
+    }
+
+    /// What deciding by address needs: a unit, a working set for the copies, no per-worker set.
+    fn check_by_address(&self) -> Result<(), String> {
+        if self.dedupe_by_address != Some(true) {
+            return Ok(());
+        }
+        if self.dedupe_unit.is_none() {
+            return Err("data.dedupe-by-address needs data.dedupe-unit: the address is counted in units".into());
+        }
+        if self.dedupe_working_set.is_none() && self.dedupe_sets.is_none() {
+            return Err("data.dedupe-by-address needs data.dedupe-working-set or data.dedupe-sets: the sets the \
+                        copies are of (vdbench's dedupsets, 5 % by default)"
+                .into());
+        }
+        if self.dedupe_global == Some(true) {
+            return Err("data.dedupe-by-address shares its sets among all files already: remove data.dedupe-global"
+                .into());
+        }
+        if let (Some(set), Some(copies)) = (self.dedupe_working_set, self.dedupe_percent)
+            && set > copies
+        {
+            return Err(format!(
+                "data.dedupe-working-set ({set} %) is more than data.dedupe-percent ({copies} %): with \
+                 data.dedupe-by-address the sets are among the copied units; give fewer sets (vdbench: more \
+                 dedupsets than non-unique blocks)"
+            ));
+        }
         Ok(())
     }
 
@@ -148,6 +185,17 @@ mod tests {
         let refill = DataSpec { compress_percent: Some(0.0), ..Default::default() };
         assert!(!refill.shapes() && refill.fills());
         assert!(!DataSpec { dedupe_unit: Some(Bytes(4096)), ..Default::default() }.fills());
+        let by_address = DataSpec {
+            dedupe_percent: Some(50.0),
+            dedupe_by_address: Some(true),
+            dedupe_working_set: Some(5.0),
+            ..Default::default()
+        };
+        assert!(by_address.check().unwrap_err().contains("needs data.dedupe-unit"));
+        let by_address = DataSpec { dedupe_unit: Some(Bytes(8192)), ..by_address };
+        assert!(by_address.check().is_ok());
+        let too_many = DataSpec { dedupe_working_set: Some(60.0), ..by_address };
+        assert!(too_many.check().unwrap_err().contains("more than data.dedupe-percent"));
     }
 
     #[test]

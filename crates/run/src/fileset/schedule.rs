@@ -19,7 +19,7 @@ use crate::metrics::OpClass;
 use crate::plan::{DataShape, FileIo, FileOp, FileWorkloadPlan, StopAfter, TreePlan};
 use crate::run::core::{Ctx, Failure, Io, Next, Schedule};
 use crate::run::flow::FlowMember;
-use crate::run::shape::Shaper;
+use crate::run::shape::{Address, Shaper, file_key};
 use crate::workload::fileset::{BitSet, FileClaims, FileSelector};
 use crate::workload::{Rng, SizePicker};
 
@@ -231,7 +231,10 @@ impl Schedule for FileSetSchedule<'_> {
         if let Some(shaper) = self.shaper.as_mut()
             && io.kind == OpKind::Write
         {
-            shaper.fill(&mut buf[..io.len as usize]);
+            // The tree's seed (from its name) and the file's number in it: the same file in every phase.
+            let index = self.open.as_ref().map_or(0, |o| o.index);
+            let file = file_key(self.s.tree.seed, index);
+            shaper.fill(&mut buf[..io.len as usize], Address { file, offset: io.offset });
             return true;
         }
         let (Some(v), Some(open)) = (self.s.verify, self.open.as_ref()) else { return true };

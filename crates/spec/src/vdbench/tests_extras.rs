@@ -212,7 +212,9 @@ fn dedupsets_is_a_percentage_or_a_count_of_sets() {
         parse(&text).unwrap().phases[0].data.clone().unwrap()
     };
     let percent = data("dedupratio=2,dedupsets=10%");
-    assert_eq!((percent.dedupe_working_set, percent.dedupe_sets), (Some(5.0), None));
+    // vdbench's sets are a share of all the units, decided by address (Dedup.adjustSdDedupValue).
+    assert_eq!((percent.dedupe_working_set, percent.dedupe_sets), (Some(10.0), None));
+    assert_eq!(percent.dedupe_by_address, Some(true));
     let count = data("dedupratio=2,dedupsets=1000");
     assert_eq!((count.dedupe_percent, count.dedupe_sets), (Some(50.0), Some(1000)));
     let err = error(&format!("dedupratio=2,dedupsets=0\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n"));

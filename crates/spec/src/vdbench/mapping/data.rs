@@ -1,14 +1,13 @@
 //! vdbench's data shape: the general parameters dedupratio, dedupunit, dedupsets and compratio onto `data`
 //! (spec::DataSpec), for raw (sd/wd) and file-system (fsd/fwd) runs alike.
 //!
-//! vdbench's dedupratio=R means R written units for each unique one; dedupsets (default 5 % of the unique
-//! units) is how many distinct units the duplicates are copies of. streamcap's working set is the first units
-//! of each worker's own unique data (as fio's is), so the duplicates add no unique units: a duplicate share of
-//! 1 − 1/R gives the ratio R, and a working set of dedupsets × 1/R of the data set holds the sets; dedupsets as a
-//! count (`dedupsets=1000`) is a working set of that many units. compratio=C
-//! means data that compresses C to 1: 1 − 1/C of every chunk is zeros. streamcap decides per write, so the
-//! ratios hold for the data written; vdbench decides per block address (its dedup keys), which streamcap does
-//! not reproduce.
+//! vdbench's dedupratio=R means R written units for each unique one; dedupsets (default 5 % of all the units)
+//! is how many distinct units the duplicates are copies of. vdbench decides per block address (Dedup.java,
+//! DedupBitMap.java): whether the dedupunit at an address is unique or a copy, and of which set, is fixed by
+//! the address, so rewrites keep the ratio; streamcap does the same (`data.dedupe-by-address`): 1 − 1/R of the
+//! addresses hold copies, the sets among them, and the sets are shared by every file as vdbench's are
+//! (dedupacross=yes). dedupsets as a count (`dedupsets=1000`) is that many sets. compratio=C means data that
+//! compresses C to 1: 1 − 1/C of every chunk is zeros.
 
 use super::super::VdbError;
 use super::super::expand::Loop;
@@ -54,8 +53,9 @@ pub(super) fn data_shape(model: &Model) -> Result<Option<DataSpec>, VdbError> {
     if let Some(r) = dedup.filter(|r| *r > 1.0) {
         data.dedupe_percent = Some(100.0 * (1.0 - 1.0 / r));
         data.dedupe_unit = Some(unit.unwrap_or(Bytes(DEDUP_UNIT)));
-        data.dedupe_working_set = Some(sets / r);
+        data.dedupe_working_set = Some(sets);
         data.dedupe_sets = count;
+        data.dedupe_by_address = Some(true);
     }
     if let Some(c) = comp.filter(|c| *c > 1.0) {
         data.compress_percent = Some(100.0 * (1.0 - 1.0 / c));
