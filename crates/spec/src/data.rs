@@ -135,8 +135,9 @@ impl DataSpec {
                 .into());
         }
         if self.dedupe_global == Some(true) {
-            return Err("data.dedupe-by-address shares its sets among all files already: remove data.dedupe-global"
-                .into());
+            return Err(
+                "data.dedupe-by-address shares its sets among all files already: remove data.dedupe-global".into()
+            );
         }
         if let (Some(set), Some(copies)) = (self.dedupe_working_set, self.dedupe_percent)
             && set > copies
