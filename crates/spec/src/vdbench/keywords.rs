@@ -29,6 +29,8 @@ pub(super) const GENERAL: &[Entry] = &[
     ("dedupsets", "dedupsets", Prefix),
     ("deduphotsets", "deduphotsets", Prefix),
     ("dedupflipflop", "dedupflipflop", Prefix),
+    ("dedupacross", "dedupacross", Prefix),
+    ("dedupmaxkey", "dedupmaxkey", Prefix),
     ("concatenatesds", "concatenatesds", Prefix),
     ("create_anchors", "create_anchors", Prefix),
     ("fwd_thread_adjust", "fwd_thread_adjust", Prefix),

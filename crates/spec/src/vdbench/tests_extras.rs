@@ -219,4 +219,10 @@ fn dedupsets_is_a_percentage_or_a_count_of_sets() {
     assert_eq!((count.dedupe_percent, count.dedupe_sets), (Some(50.0), Some(1000)));
     let err = error(&format!("dedupratio=2,dedupsets=0\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n"));
     assert!(err.contains("or a count of sets"), "{err}");
+    // vdbench's dedupacross=yes is its default and streamcap's way; no, and dedupmaxkey=, are refused by name.
+    assert!(parse(&format!("dedupratio=2,dedupacross=yes\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n")).is_ok());
+    for line in ["dedupacross=no", "dedupmaxkey=3"] {
+        let err = error(&format!("dedupratio=2\n{line}\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n"));
+        assert!(err.contains("dedupacross=no and dedupmaxkey= are not supported yet"), "{err}");
+    }
 }

@@ -279,9 +279,11 @@ impl<'a> Mapper<'a> {
                 "formatxfersize" => {}
                 // Read by `data::data_shape` once the phases are known.
                 c if data::is_shape_key(c) => {}
+                // vdbench's default (Dedup.java: dedup_across = true): sets shared by every sd, as streamcap's are.
+                "dedupacross" if yes => {}
                 c if c.starts_with("dedup") => problems.push(refuse(
-                    "hot dedup sets and flip-flop (deduphotsets=, dedupflipflop=) are not supported yet; \
-                     dedupratio, dedupunit and dedupsets are",
+                    "hot dedup sets, flip-flop, dedupacross=no and dedupmaxkey= are not supported yet; \
+                     dedupratio, dedupunit, dedupsets and dedupacross=yes are",
                 )),
                 "loop" => problems.push(refuse("repeating the whole run (loop=) is not supported")),
                 "startcmd" | "endcmd" => {
