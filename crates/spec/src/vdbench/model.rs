@@ -112,6 +112,9 @@ pub(super) struct Model {
     /// Every `wd=default` value of the file, in order (vdbench's "latest wd=default"): the workload of an rd
     /// that names sds but no wd.
     pub wd_default: Vec<(&'static str, Param)>,
+    /// Every `hd=default` value: with no hd= record, vdbench's one host (localhost) takes them
+    /// (`HostParms.readParms`: "Make sure we have at least one host defined (localhost)", a clone of the default).
+    pub hd_default: Vec<(&'static str, Param)>,
 }
 
 impl Model {
@@ -147,6 +150,7 @@ pub(super) fn group(lexed: &Lexed, problems: &mut Problems) -> Model {
         problems.push(e);
     }
     g.model.wd_default = g.defaults.remove(&Kind::Wd).unwrap_or_default();
+    g.model.hd_default = g.defaults.remove(&Kind::Hd).unwrap_or_default();
     g.model
 }
 

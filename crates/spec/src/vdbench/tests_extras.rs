@@ -226,3 +226,30 @@ fn dedupsets_is_a_percentage_or_a_count_of_sets() {
         assert!(err.contains("dedupacross=no and dedupmaxkey= are not supported yet"), "{err}");
     }
 }
+
+#[test]
+fn dedup_keywords_of_an_sd_or_fsd_are_refused_by_name() {
+    // docs/vdbench.md's refusal row: an sd's or fsd's own dedupratio= was read and then ignored.
+    let err = error(&format!(
+        "dedupratio=2,dedupunit=4k\nsd=sd1,lun=/dev/nodisk,size=8m,dedupratio=3\nwd=wd1,sd=sd1\n\
+         rd=rd1,wd=wd1,iorate=max\n"
+    ));
+    assert!(err.contains("a dedup ratio of an sd's or fsd's own") && err.contains("sd=sd1"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let fs = format!(
+        "fsd=fsd1,anchor={},depth=1,width=1,files=2,size=8k,dedupsets=10%\n\
+         fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k\nrd=rd1,fwd=fwd1,fwdrate=max,format=yes\n",
+        dir.path().display()
+    );
+    assert!(error(&fs).contains("dedup sets of an sd's or fsd's own"));
+}
+
+#[test]
+fn hd_default_without_hds_is_vdbench_s_one_host() {
+    // vdbench's HostParms: with no hd=, one host cloned from hd=default; its clients= was silently dropped.
+    let err = error(&format!("hd=default,clients=2\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n"));
+    assert!(err.contains("several clients per host") && err.contains("hd=default"), "{err}");
+    let err = error(&format!("hd=default,system=elsewhere.example\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n"));
+    assert!(err.contains("another machine"), "{err}");
+    assert!(parse(&format!("hd=default,system=localhost,jvms=2\n{SD_WD}rd=rd1,wd=wd1,iorate=max\n")).is_ok());
+}

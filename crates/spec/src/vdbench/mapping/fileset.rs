@@ -26,6 +26,7 @@ impl<'a> Mapper<'a> {
                 ("log", "read/write logs (log=)"),
             ],
         )?;
+        unsupported_all(fsd, super::DEDUP_PER_RECORD)?;
         let shared = shared_fsd(fsd)?;
         if fsd.get("journal").is_some() {
             self.notice(super::validate::journal_dir_notice(&fsd.label()));

@@ -34,6 +34,7 @@ pub(super) fn resolve(model: &Model, options: &ReadOptions) -> Result<Hosts, Vdb
         check_count(model, ranks)?;
     }
     let this = this_host();
+    check_implicit_host(model, this.as_deref())?;
     let (mut names, mut notices) = (Vec::new(), Vec::new());
     for (i, hd) in model.of(Kind::Hd).enumerate() {
         unsupported(hd, "clients", "several clients per host (clients=)")?;
@@ -64,6 +65,30 @@ pub(super) fn resolve(model: &Model, options: &ReadOptions) -> Result<Hosts, Vdb
         }
     }
     Ok(Hosts { ranked: ranks.is_some() && !names.is_empty(), names, notices })
+}
+
+/// With no hd= record, vdbench runs one host built from `hd=default` (`HostParms.readParms`), so what that
+/// default says is refused as it would be on an hd: clients=, mount=, another machine's system=.
+fn check_implicit_host(model: &Model, this: Option<&str>) -> Result<(), VdbError> {
+    let Some((_, first)) = model.hd_default.first() else { return Ok(()) };
+    if model.of(Kind::Hd).next().is_some() {
+        return Ok(());
+    }
+    let hd = Record { kind: Kind::Hd, name: "default".into(), at: first.at.clone(), params: model.hd_default.clone() };
+    unsupported(&hd, "clients", "several clients per host (clients=, here on the one host hd=default makes)")?;
+    unsupported(&hd, "mount", "mounting (mount=)")?;
+    match hd.get("system") {
+        Some(p) if !is_local(&unprotect(&p.value), this) => Err(fail(
+            &hd,
+            p,
+            format!(
+                "hd=default with no hd= runs everything on {}, another machine: point system= at localhost or \
+                 remove it",
+                unprotect(&p.value)
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Under mpirun, one rank per hd: a file without hds runs on every rank; otherwise the counts must match.

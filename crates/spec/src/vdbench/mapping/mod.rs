@@ -58,6 +58,15 @@ fn unsupported(rec: &Record, canonical: &str, why: &str) -> Result<(), VdbError>
     }
 }
 
+/// Dedup keywords an sd or fsd may carry in vdbench (a Dedup of its own, `Dedup.parseDedupParms` from
+/// `SD_entry`/`FsdEntry`): streamcap reads them as general parameters only.
+const DEDUP_PER_RECORD: &[(&str, &str)] = &[
+    ("dedupratio", "a dedup ratio of an sd's or fsd's own (give dedupratio= as a general parameter)"),
+    ("dedupsets", "dedup sets of an sd's or fsd's own (give dedupsets= as a general parameter)"),
+    ("deduphotsets", "hot dedup sets (deduphotsets=)"),
+    ("dedupflipflop", "dedup flip-flop (dedupflipflop=)"),
+];
+
 /// [`unsupported`] for a list of keywords and reasons.
 fn unsupported_all(rec: &Record, list: &[(&str, &str)]) -> Result<(), VdbError> {
     list.iter().try_for_each(|(k, why)| unsupported(rec, k, why))

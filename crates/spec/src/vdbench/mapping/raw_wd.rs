@@ -105,6 +105,7 @@ impl Mapper<'_> {
         queue: String,
         share: f64,
     ) -> Result<RawRun, VdbError> {
+        unsupported_all(sd, super::DEDUP_PER_RECORD)?;
         self.sd_notices(sd);
         let lun = self.lun_of(sd)?;
         let mut flags = OpenFlags::default();
