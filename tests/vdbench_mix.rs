@@ -237,3 +237,20 @@ fn a_skew_limit_fails_a_run_whose_skew_is_off_and_passes_one_that_holds() {
     assert_eq!((skew["limit_pct"].as_f64(), skew["workloads"][1]["requested_pct"].as_f64()), (Some(2.0), Some(20.0)));
     assert!(skew["max_delta_pct"].as_f64().unwrap() <= 2.0, "{skew}");
 }
+
+#[test]
+fn a_range_of_a_sized_sd_keeps_its_4k_rounded_length() {
+    // docs/vdbench.md: both ends of range= rounded down to whole 4 KiB, as vdbench rounds them. 10 %–50 % of
+    // 16 MiB is 1,675,264 (1.6 MiB rounded down) to 8 MiB: 6,713,344 bytes; the part was cut to whole MiB
+    // (6 MiB) before issue 29's table check.
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "sd=sd1,lun={}/lun1,size=16m,range=(10,50)\nwd=wd1,sd=sd1,xfersize=4k\nrd=rd1,wd=wd1,iorate=max,elapsed=2,interval=1\n",
+        dir.path().display()
+    );
+    let job = write(dir.path(), "range.vdb", &text);
+    let out = streamcap().arg("run").args(["--job", job.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(plan.contains("data set 6.40 MiB over 1 file(s)"), "{plan}");
+}

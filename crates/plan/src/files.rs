@@ -92,7 +92,10 @@ pub(super) fn directory_use(spec: &PhaseSpec, default_files: u32, align: u64) ->
         all.len() as u64
     };
     let size = spec.size.unwrap_or(defaults::SIZE).0;
-    let granule = if size / distinct >= defaults::FILE_GRANULE { defaults::FILE_GRANULE } else { align.max(4096) };
+    // A part of a file (an offset said: vdbench's range=, whose ends are already rounded to whole 4 KiB as
+    // vdbench rounds them) keeps its length; a whole file is sized in whole MiB.
+    let whole_mib = size / distinct >= defaults::FILE_GRANULE && spec.offset.is_none();
+    let granule = if whole_mib { defaults::FILE_GRANULE } else { align.max(4096) };
     let len = size / distinct / granule * granule;
     if len == 0 {
         return Err(format!(
