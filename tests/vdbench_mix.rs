@@ -254,3 +254,20 @@ fn a_range_of_a_sized_sd_keeps_its_4k_rounded_length() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(plan.contains("data set 6.40 MiB over 1 file(s)"), "{plan}");
 }
+
+#[test]
+fn an_rd_s_iorate_over_several_sds_is_shown_as_the_phase_s() {
+    // docs/vdbench.md: iorate=N is the whole rd's rate; the dry run said "per job" for a phase of two sds,
+    // whose jobs share it (measured on the null engine: 294 ops/s in all for iorate=300).
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let text = format!(
+        "sd=sd1,lun={d}/lun1,size=1m\nsd=sd2,lun={d}/lun2,size=1m\nwd=wd1,sd=(sd1,sd2),xfersize=4k\n\
+         rd=rd1,wd=wd1,iorate=300,elapsed=2,interval=1\n"
+    );
+    let job = write(dir.path(), "rate.vdb", &text);
+    let out = streamcap().arg("run").args(["--job", job.to_str().unwrap(), "--dry-run"]).output().unwrap();
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(plan.contains("paced at 300.0 ops/s for the phase, Poisson arrivals"), "{plan}");
+}

@@ -191,7 +191,9 @@ fn write_pacing(f: &mut fmt::Formatter<'_>, r: &RawPlan) -> fmt::Result {
             super::Arrivals::Linear => "evenly spaced",
             super::Arrivals::Poisson => "Poisson",
         };
-        writeln!(f, "  paced at {rate} per job, {arrivals} arrivals")?;
+        // A phase of parts (vdbench's wds in one rd) shares its rate among its jobs by their shares.
+        let per = if r.workers.first().is_some_and(|w| w.mixed.is_some()) { "for the phase" } else { "per job" };
+        writeln!(f, "  paced at {rate} {per}, {arrivals} arrivals")?;
     }
     if let Some(percent) = r.curve.rate_percent_of_max {
         writeln!(f, "  paced at {percent}% of the rate the last unpaced phase reached")?;
