@@ -230,10 +230,10 @@ fn dedupsets_is_a_percentage_or_a_count_of_sets() {
 #[test]
 fn dedup_keywords_of_an_sd_or_fsd_are_refused_by_name() {
     // docs/vdbench.md's refusal row: an sd's or fsd's own dedupratio= was read and then ignored.
-    let err = error(&format!(
+    let err = error(
         "dedupratio=2,dedupunit=4k\nsd=sd1,lun=/dev/nodisk,size=8m,dedupratio=3\nwd=wd1,sd=sd1\n\
-         rd=rd1,wd=wd1,iorate=max\n"
-    ));
+         rd=rd1,wd=wd1,iorate=max\n",
+    );
     assert!(err.contains("a dedup ratio of an sd's or fsd's own") && err.contains("sd=sd1"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     let fs = format!(
