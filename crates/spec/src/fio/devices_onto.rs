@@ -74,15 +74,24 @@ pub(super) fn place_onto(
     if spec.target.is_none() {
         spec.target = Some(first.clone());
     }
+    let list: Vec<String> = named.iter().map(|d| d.display().to_string()).collect();
     if onto == Onto::File {
+        let (job, list, file) = (&job.name, list.join(", "), first.display());
+        spec.notices.push(format!("job '{job}' names {list}, mapped onto the file {file}: it reads that file"));
         return true;
     }
     let names: Vec<String> = named.iter().map(|n| file_name_of(n)).collect();
+    spec.notices.push(format!(
+        "job '{}' names {}, mapped onto the directory {}: it runs on {} there, sized by the job",
+        job.name,
+        list.join(", "),
+        first.display(),
+        names.join(", ")
+    ));
     phase.files = Some(names.len() as u32);
     phase.file_names = Some(names);
     let filled = spec.phases.iter().any(|p| p.fill_device == Some(true) && p.file_names == phase.file_names);
     if phase.size.is_none() && phase.size_percent.is_none() && phase.fill_device != Some(true) && !filled {
-        let list: Vec<String> = named.iter().map(|d| d.display().to_string()).collect();
         problems.push(OptionError {
             at: job.at.clone(),
             message: format!(
@@ -156,6 +165,11 @@ mod tests {
         // fio's size is the job's, over its files; a job's clones share its file as they shared the device.
         assert_eq!((job.phases[0].size, job.phases[2].size), (Some(Bytes::mib(8)), Some(Bytes::mib(32))));
         assert_eq!((job.phases[0].jobs, job.phases[0].sharing), (Some(4), Some(Sharing::Whole)));
+        let said = format!(
+            "job 'both' names /dev/sdb, /dev/sdc, mapped onto the directory {}: it runs on sdb, sdc",
+            dir.path().display()
+        );
+        assert!(job.notices.iter().any(|n| n.starts_with(&said)), "{:?}", job.notices);
     }
 
     #[test]
