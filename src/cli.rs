@@ -316,7 +316,8 @@ pub struct RunArgs {
     pub anchor: Vec<(String, PathBuf)>,
     /// fio files: the block device of this machine to run on for a device the file names, e.g. --device
     /// /dev/sdb=/dev/loop3 (--device /dev/sdb=/dev/sdb uses it as named); each job then runs on its own devices.
-    /// Repeatable; instead of TARGET.
+    /// Onto a directory (every device onto the same one), each device is a file of its name there, sized by the
+    /// job; onto an existing file, the jobs read it. Repeatable; instead of TARGET.
     #[arg(long, value_name = "NAME=DEVICE", value_parser = parse_device, conflicts_with = "target", help_heading = "Job files")]
     pub device: Vec<(String, PathBuf)>,
     /// vdbench files: set KEY to VALUE wherever the file can say it (e.g. --set files=200 --set size=64m on the

@@ -1,6 +1,7 @@
 //! `fill-device` (fio fill_device): the data set is the target's free space less streamcap's 64 MiB of
 //! headroom. fio's surface-scan example (write until full, then verify) runs on a small ext4 filesystem on a
-//! loop device, and everything is removed afterwards.
+//! loop device, and everything is removed afterwards. Over several devices (a fio file's jobs mapped with
+//! `run --device`, issue 29), each device is written to its own end, as fio writes it.
 
 mod common;
 
@@ -73,4 +74,67 @@ fn fill_device_where_there_is_nothing_to_fill_is_refused() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("data set 8 MiB"));
+}
+
+/// Sectors written to the loop device `name` so far (/sys/block/NAME/stat, field 7).
+fn sectors_written(name: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    stat.split_whitespace().nth(6).unwrap().parse().unwrap()
+}
+
+/// Issue 29: fill_device over two devices of different sizes, as one job over both (`filename=/dev/sdb:/dev/sdc`)
+/// and as two jobs on one each: every device is written to its own end and nothing more (the larger was written
+/// only up to the smaller's size), and fio, given the same files with the devices' real names, writes the same.
+#[test]
+fn fill_device_over_several_devices_writes_each_to_its_own_end_as_fio_does() {
+    if !common::can_use_loop_devices("fill_device over several devices") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let b = LoopDevice::new(&dir.path().join("b.img"), 32 << 20);
+    let c = LoopDevice::new(&dir.path().join("c.img"), 48 << 20);
+    let one_job = |b: &str, c: &str| format!("[fill]\nrw=write\nbs=1m\ndirect=1\nfill_device=1\nfilename={b}:{c}\n");
+    let two_jobs = |b: &str, c: &str| {
+        format!("[global]\nrw=write\nbs=1m\ndirect=1\nfill_device=1\n[b]\nfilename={b}\n[c]\nfilename={c}\n")
+    };
+    let written = |run: &dyn Fn()| {
+        let before = (sectors_written(&b.name()), sectors_written(&c.name()));
+        run();
+        (sectors_written(&b.name()) - before.0, sectors_written(&c.name()) - before.1)
+    };
+    const MIB: u64 = (1 << 20) / 512;
+    let (bn, cn) = (b.device.display().to_string(), c.device.display().to_string());
+    let fio = std::process::Command::new("sh").args(["-c", "command -v fio"]).output().unwrap().status.success();
+    for job in [one_job, two_jobs] {
+        std::fs::write(dir.path().join("fill.fio"), job("/dev/sdb", "/dev/sdc")).unwrap();
+        let ours = written(&|| {
+            let out = streamcap()
+                .current_dir(dir.path())
+                .args(["run", "--job", "fill.fio", "--quiet", "--no-history", "--allow-device-writes"])
+                .arg(format!("--device=/dev/sdb={bn}"))
+                .arg(format!("--device=/dev/sdc={cn}"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        });
+        assert_eq!(ours, (32 * MIB, 48 * MIB), "{}", job("b", "c"));
+        for (device, size) in [(&b.device, 32u64 << 20), (&c.device, 48 << 20)] {
+            use std::io::{Read, Seek};
+            let mut last = vec![0u8; 1 << 20];
+            let mut f = std::fs::File::open(device).unwrap();
+            f.seek(std::io::SeekFrom::Start(size - (1 << 20))).unwrap();
+            f.read_exact(&mut last).unwrap();
+            assert!(last.iter().any(|&x| x != 0), "{} was not written to its end", device.display());
+        }
+        if !fio {
+            common::skip("fill_device over several devices: the comparison with fio (fio is not installed)");
+            continue;
+        }
+        std::fs::write(dir.path().join("fio.fio"), job(&bn, &cn)).unwrap();
+        let theirs = written(&|| {
+            let out = std::process::Command::new("fio").current_dir(dir.path()).arg("fio.fio").output().unwrap();
+            assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+        });
+        assert_eq!(theirs, ours, "fio wrote {theirs:?}, streamcap {ours:?}");
+    }
 }

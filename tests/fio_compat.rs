@@ -291,3 +291,61 @@ fn histogram_logs_are_fio_s_and_fio_s_histogram_tool_reads_them() {
     );
     assert!(rows.iter().filter(|r| r[1] > 0.0).all(|r| r[3] > 0.0), "a median per second: {text}");
 }
+
+/// Issue 29: a fio file written for /dev/sdb and /dev/sdc, mapped onto a directory (`--device /dev/sdb=DIR`),
+/// runs on a file of each device's name there, sized by the job as fio sizes a file: fio given the same file with
+/// `DIR/sdb` and `DIR/sdc` writes the same bytes. A job without a size (it took the whole device) is refused
+/// with the fix; a device mapped onto an existing file is read, and a write to it refused.
+#[test]
+fn device_names_mapped_onto_a_directory_or_file_run_there_as_fio_runs_files() {
+    let test = "device_names_mapped_onto_a_directory_or_file_run_there_as_fio_runs_files";
+    let dir = tempfile::tempdir().unwrap();
+    let nas = dir.path().join("nas");
+    std::fs::create_dir(&nas).unwrap();
+    let job = |b: &str, c: &str| {
+        format!(
+            "[global]\nrw=write\nbs=64k\n[a]\nfilename={b}\nsize=4m\n[both]\nstonewall\nfilename={b}:{c}\nsize=8m\n"
+        )
+    };
+    std::fs::write(dir.path().join("j.fio"), job("/dev/sdb", "/dev/sdc")).unwrap();
+    let map = |name: &str, onto: &Path| format!("--device={name}={}", onto.display());
+    let json = dir.path().join("r.json");
+    let run = |file: &str, maps: &[String]| {
+        let mut cmd = streamcap();
+        cmd.current_dir(dir.path()).args(["run", "--job", file, "--quiet", "--no-history", "--json"]).arg(&json);
+        cmd.args(maps);
+        cmd.output().unwrap()
+    };
+    let out = run("j.fio", &[map("/dev/sdb", &nas), map("/dev/sdc", &nas)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ours = common::read_json(&json);
+    assert_eq!((our_bytes(&ours, 0).1, our_bytes(&ours, 1).1), (4 << 20, 8 << 20));
+    assert_eq!(ours["target"]["path"].as_str().map(Path::new), Some(nas.as_path()));
+    assert!(entries(&nas).is_empty(), "left behind: {:?}", entries(&nas));
+
+    // No size: on the device fio took all of it; in a directory it needs one.
+    std::fs::write(dir.path().join("nosize.fio"), "[w]\nrw=write\nbs=64k\nfilename=/dev/sdb\n").unwrap();
+    let out = run("nosize.fio", &[map("/dev/sdb", &nas)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("add size= to the job"), "{out:?}");
+    // Onto an existing file: read it; a write is refused, as with any file streamcap did not create.
+    let file = dir.path().join("existing.img");
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    std::fs::write(dir.path().join("read.fio"), "[r]\nrw=read\nbs=64k\nfilename=/dev/sdb\n").unwrap();
+    let out = run("read.fio", &[map("/dev/sdb", &file)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(our_bytes(&common::read_json(&json), 0).0, 1 << 20);
+    let out = run("nosize.fio", &[map("/dev/sdb", &file)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("never writes to files it did not create"), "{out:?}");
+    assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 1 << 20]);
+
+    if !have_fio(test) {
+        return;
+    }
+    let (b, c) = (nas.join("sdb"), nas.join("sdc"));
+    let fio = run_fio(dir.path(), &job(&b.display().to_string(), &c.display().to_string()));
+    assert_eq!((fio_bytes(&fio, 0).1, fio_bytes(&fio, 1).1), (4 << 20, 8 << 20));
+    // fio's files: each device's file as large as the jobs on it made it (sdb: 4 MiB, then half of 8 MiB).
+    assert_eq!((std::fs::metadata(&b).unwrap().len(), std::fs::metadata(&c).unwrap().len()), (4 << 20, 4 << 20));
+}

@@ -179,15 +179,15 @@ pub fn check_mapped_device(device: &Path) -> Result<()> {
         Ok(m) => m.file_type().is_block_device(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
             "--device maps a device of the job file onto {}, which does not exist: give a block device of this \
-             machine (lsblk lists them)",
+             machine (lsblk lists them), or a directory or file to run the device's jobs there",
             device.display()
         ),
         Err(e) => return Err(anyhow::Error::new(e).context(format!("cannot look at {}", device.display()))),
     };
     if !is_block {
         bail!(
-            "--device maps a device of the job file onto {}, which is not a block device: give one (lsblk lists \
-             them); a directory or file runs as the one TARGET of every job",
+            "--device maps a device of the job file onto {}, which is not a block device, a directory or a file: \
+             give one of those (lsblk lists the block devices)",
             device.display()
         );
     }

@@ -130,7 +130,8 @@ pub(super) fn check_run_outputs(args: &RunArgs) -> Result<()> {
         let format = args.format.name();
         anyhow::bail!("--format {format} prints to standard output, and so would {flag} -: give {flag} a file");
     }
-    let targets = args.target.iter().chain(&args.more_targets);
+    let mapped = args.device.iter().map(|(_, onto)| onto);
+    let targets = args.target.iter().chain(&args.more_targets).chain(mapped);
     let inputs: Vec<&std::path::Path> = args.job.iter().chain(targets).map(PathBuf::as_path).collect();
     let history = args.verify_only.is_none().then_some(&args.output.history);
     check(&outputs, &inputs, history)

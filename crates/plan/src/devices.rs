@@ -4,18 +4,20 @@
 //! `filename=/dev/sdb:/dev/sdc` does.
 //!
 //! A phase's size is fio's: the whole job's, spread evenly over its devices (each gets size / devices); without
-//! a size, each device is used whole (up to the smallest of the phase's). Writing a device needs the write rules
+//! a size (or with fill_device), each device is used whole, each to its own end. Writing a device needs the write rules
 //! of a one-device target (`--allow-device-writes`, not mounted or in use, no signature unless `--force`),
 //! checked for every device a writing phase names; a device only read needs nothing.
 
 use std::path::{Path, PathBuf};
 
 use super::build::RunOptions;
+use super::concatenated::concatenated_use;
 use super::facts::{Facts, TargetFacts};
 use super::files::{FileUse, single_target_use};
 use super::target::check_device_writable;
 use super::{FilePlan, PlanError, TargetKind, TargetPlan};
 use crate::spec::{JobSpec, PhaseSpec};
+use crate::units::Bytes;
 
 /// The devices the job's phases name as their own, each once, in the order they first name them; empty when
 /// the phases run on the run's one target.
@@ -87,19 +89,29 @@ pub(super) fn devices_use(
     let index = |d: &PathBuf| all.iter().position(|a| a == d).expect("the job's devices hold every phase's");
     let smallest = mine.iter().map(|d| table[index(d)].size.0).min().unwrap_or(0);
     let count = mine.len().max(1) as u64;
-    let per_device = spec.size.filter(|_| spec.fill_device != Some(true)).map(|s| crate::units::Bytes(s.0 / count));
+    let per_device = spec.size.filter(|_| spec.fill_device != Some(true)).map(|s| Bytes(s.0 / count));
     if let Some(per) = per_device.filter(|p| p.0 > smallest) {
-        let most = crate::units::Bytes(smallest.saturating_mul(count));
+        let most = Bytes(smallest.saturating_mul(count));
         return Err(format!(
             "the size {} is {per} on each of its {count} devices, more than the smallest holds ({}): use a size of \
              at most {most}",
             spec.size.unwrap_or_default(),
-            crate::units::Bytes(smallest)
+            Bytes(smallest)
         ));
     }
     let spread = PhaseSpec { size: per_device, fill_device: None, ..spec.clone() };
-    let mut usage = single_target_use(&spread, smallest, align)?;
     let names: Vec<String> = mine.iter().map(|d| index(d).to_string()).collect();
+    let sizes: Vec<Bytes> = mine.iter().map(|d| table[index(d)].size).collect();
+    let placed = spread.size.is_some() || spread.size_percent.is_some() || spread.offset.is_some();
+    if !placed && spread.fio.offset_increment.is_none() && sizes.iter().any(|s| s.0 != smallest) {
+        // fio: "If this option is not specified, fio will use the full size of the given files or devices"; and
+        // fill_device writes each to its end. Devices of different sizes are each used whole: laid end to end,
+        // a worker's regions are the devices at their own sizes (issue 29: the larger was used only up to the
+        // smallest's size).
+        let jobs = spread.jobs.unwrap_or(super::defaults::JOBS);
+        return concatenated_use(&spread, names, &sizes, jobs, align);
+    }
+    let mut usage = single_target_use(&spread, smallest, align)?;
     for worker in &mut usage.names_per_worker {
         worker.clone_from(&names);
     }
@@ -176,6 +188,35 @@ mod tests {
             err.contains("256 MiB is 128 MiB on each of its 2 devices") && err.contains("at most 128 MiB"),
             "{err}"
         );
+    }
+
+    /// Issue 29: without a size, and with fill_device, fio uses each device whole; the larger of two was used only
+    /// up to the smaller's size.
+    #[test]
+    fn without_a_size_or_filling_each_device_is_used_to_its_own_end() {
+        let sized = |name: &str, mib: u64| match device(name, None) {
+            TargetFacts::BlockDevice { path, logical_block, mounted_at, in_use_by, overlaps, signature, .. } => {
+                let size = Bytes::mib(mib);
+                TargetFacts::BlockDevice { path, size, logical_block, mounted_at, in_use_by, overlaps, signature }
+            }
+            _ => unreachable!(),
+        };
+        for fill in [None, Some(true)] {
+            let mut p = phase(RwMode::Write, 0, &["/dev/b", "/dev/c"]);
+            (p.size, p.fill_device) = (None, fill);
+            let plan = plan(vec![p], vec![sized("/dev/b", 32), sized("/dev/c", 48)], true).unwrap();
+            let raw = plan.phases[0].raw().unwrap();
+            let regions = &raw.workers[0].workload.regions;
+            let got: Vec<_> = regions.iter().map(|r| (r.file, r.start, r.len)).collect();
+            assert_eq!(got, [(0, 0, 32 << 20), (1, 0, 48 << 20)], "fill {fill:?}");
+            assert_eq!(raw.data_set, Bytes::mib(80));
+        }
+        // Of equal sizes, as before: each whole.
+        let mut p = phase(RwMode::Read, 0, &["/dev/b", "/dev/c"]);
+        p.size = None;
+        let plan = plan(vec![p], facts_two(), false).unwrap();
+        let regions = &plan.phases[0].raw().unwrap().workers[0].workload.regions;
+        assert_eq!(regions.iter().map(|r| (r.file, r.len)).collect::<Vec<_>>(), [(0, 64 << 20), (1, 64 << 20)]);
     }
 
     fn facts_two() -> Vec<TargetFacts> {

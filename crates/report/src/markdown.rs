@@ -31,6 +31,14 @@ impl Renderer for Markdown {
             streams_table(out, result, streams)?;
         } else {
             super::phases::phase_rows(&result.phases, true).only(&super::phases::MARKDOWN_COLUMNS).markdown(out)?;
+            // A fio file's jobs on devices of their own (run --device): where each ran.
+            let on = super::phases::on_lines(&result.phases);
+            for line in &on {
+                writeln!(out, "- {}", cell(line))?;
+            }
+            if !on.is_empty() {
+                writeln!(out)?;
+            }
             for line in super::latency_target::lines(&result.phases) {
                 writeln!(out, "\n{line}")?;
             }

@@ -47,6 +47,13 @@ pub fn phase_label(phase: &PhaseResult) -> String {
     label
 }
 
+/// Where each phase ran, when the run's phases ran on devices of their own (a fio file's jobs mapped with
+/// `run --device`): `'a' ran on /dev/loop3`, one line per such phase; none when every phase ran on the one
+/// target. The terminal, the Markdown and the HTML report each print these under the phase table.
+pub fn on_lines(phases: &[PhaseResult]) -> Vec<String> {
+    phases.iter().filter(|p| !p.on.is_empty()).map(|p| format!("'{}' ran on {}", p.name, p.on.join(", "))).collect()
+}
+
 /// A latency percentile in words, "—" when the histogram is empty.
 fn at(latency: &crate::metrics::LatencySummary, p: f64) -> String {
     latency.at(p).map_or("—".into(), |ns| format_latency_ns(ns as f64))
@@ -184,6 +191,31 @@ mod tests {
         let rows = phase_rows(&create, true);
         assert_eq!(rows.rows.len(), 1);
         assert_eq!(rows.rows[0][2], "built the tree: 2000 files created in 0.6 s (3449/s)");
+    }
+
+    /// Issue 29: where each phase of a fio file on devices of its own ran was in the summary and the JSON, not
+    /// in the Markdown and HTML reports.
+    #[test]
+    fn every_report_says_where_each_phase_ran_when_phases_ran_on_devices_of_their_own() {
+        use crate::report::Renderer;
+        let mut result = fixture();
+        assert!(on_lines(&result.phases).is_empty(), "one target: nothing to say");
+        result.phases[0].on = vec!["/dev/loop3".into()];
+        result.phases[1].on = vec!["/dev/loop3".into(), "/dev/loop4".into()];
+        let name = |i: usize| result.phases[i].name.clone();
+        let want = [format!("'{}' ran on /dev/loop3", name(0)), format!("'{}' ran on /dev/loop3, /dev/loop4", name(1))];
+        assert_eq!(on_lines(&result.phases), want);
+        let render = |r: &dyn Renderer| {
+            let mut out = Vec::new();
+            r.render(&result, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let (markdown, html) = (render(&crate::report::Markdown), render(&crate::report::Html));
+        for line in &want {
+            assert!(markdown.contains(&format!("- {line}\n")), "{markdown}");
+            let escaped = line.replace('\'', "&#39;");
+            assert!(html.contains(&format!("<p class=\"words\">{escaped}</p>")), "{line} not in the HTML");
+        }
     }
 
     #[test]

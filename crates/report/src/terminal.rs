@@ -47,8 +47,8 @@ fn write_run(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let phases = super::phases::phase_rows(&result.phases, false);
     writeln!(out, "{}", phases.only(&super::phases::TERMINAL_COLUMNS).terminal(STYLE))?;
     // A fio file's jobs on devices of their own (run --device): where each ran.
-    for phase in result.phases.iter().filter(|p| !p.on.is_empty()) {
-        writeln!(out, "'{}' ran on {}", phase.name, phase.on.join(", "))?;
+    for line in super::phases::on_lines(&result.phases) {
+        writeln!(out, "{line}")?;
     }
     for line in super::latency_target::lines(&result.phases) {
         writeln!(out, "{line}")?;

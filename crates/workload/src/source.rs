@@ -421,7 +421,7 @@ impl OpSource {
     fn same_op(&mut self, len: u32) -> (u32, u64, u32) {
         let r = self.regions[self.current];
         let offset = self.last_offset.min(r.len - u64::from(len).min(r.len)) / self.align * self.align;
-        let len = len.min((r.len - offset) as u32);
+        let len = within(len, r.len - offset);
         (r.file, r.start + offset, len)
     }
 
@@ -440,7 +440,7 @@ impl OpSource {
         let r = self.regions[index];
         // Region lengths and block sizes are whole alignment units, so what is left is too.
         let at = self.cursors[index];
-        let len = len.min((r.len - at) as u32);
+        let len = within(len, r.len - at);
         self.cursors[index] = self.after(at + u64::from(len), r.len);
         self.last_offset = at;
         (r.file, r.start + at, len)
@@ -486,6 +486,13 @@ impl OpSource {
             }
         }
     }
+}
+
+/// `len`, cut to the `room` left in a region. The room is compared as a u64: a region with 4 GiB or more left
+/// gave every operation a length of `room as u32` (0 at exactly 4 GiB), so a 4 GiB data set moved no bytes.
+#[inline]
+fn within(len: u32, room: u64) -> u32 {
+    u32::try_from(room).map_or(len, |room| len.min(room))
 }
 
 #[cfg(test)]

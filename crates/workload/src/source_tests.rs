@@ -249,3 +249,23 @@ fn strides_skip_forward_within_their_bounds_over_the_regions_as_one() {
     assert_eq!(skips.into_iter().collect::<Vec<_>>(), [8192, 12288], "skips of min + a whole number of transfers");
     assert!(wrapped >= 1 && in_second > 50, "both regions, then the start again: {wrapped} wraps, {in_second}");
 }
+
+/// Regression: what was left of a region was cut to a u32, so a region of exactly 4 GiB gave every operation a
+/// length of 0 (a 4 GiB fio job on the null engine counted ops and moved no bytes), and one of 17 GiB moved bytes
+/// only in its last 1 GiB.
+#[test]
+fn regions_of_4_gib_and_more_give_whole_operations() {
+    for len in [4u64 << 30, 17 << 30, (4 << 30) + 4096] {
+        for sequencer in [false, true] {
+            let regions = vec![Region { file: 0, start: 0, len }];
+            let access = match sequencer {
+                false => Access::Sequential,
+                true => Access::Random { distribution: Distribution::Uniform },
+            };
+            let mut cfg = config(access, regions, BlockSizes::Fixed { size: 4096 });
+            (cfg.offsets.identical, cfg.offsets.random_every) = (sequencer, 4);
+            let mut src = OpSource::new(&cfg).unwrap();
+            assert!((0..8).map(|_| src.next_op().len).all(|l| l == 4096), "{len} identical {sequencer}");
+        }
+    }
+}

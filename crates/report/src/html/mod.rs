@@ -129,6 +129,10 @@ impl Renderer for Html {
         section(out, "capacity", "Stream capacity", &charts_html(&capacity))?;
         if !result.phases.is_empty() {
             let mut body = tables::phase_table(shown);
+            // A fio file's jobs on devices of their own (run --device): where each ran.
+            for line in super::phases::on_lines(&result.phases) {
+                body.push_str(&format!("<p class=\"words\">{}</p>", esc(&line)));
+            }
             for line in super::latency_target::lines(&result.phases) {
                 body.push_str(&format!("<p class=\"words\">{}</p>", esc(&line)));
             }

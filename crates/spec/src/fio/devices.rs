@@ -9,6 +9,8 @@
 //! - with one TARGET, every job runs on it (a notice names what each job named);
 //! - with neither, the jobs must name one target between them (a file naming one device runs on it, as before).
 //!
+//! A name mapped onto a directory or a file runs there instead (`devices_onto`).
+//!
 //! Must not: look at the devices (the run gathers their facts; writing needs `--allow-device-writes` there).
 
 use std::path::{Path, PathBuf};
@@ -120,7 +122,7 @@ fn map_devices(
             }),
         }
     }
-    if real.len() == named.len() {
+    if real.len() == named.len() && !super::devices_onto::place_onto(spec, job, (named, &real), phase, problems) {
         if spec.target.is_none() {
             spec.target = real.first().cloned();
         }

@@ -77,8 +77,11 @@ pub fn map_sections(path: &Path, sections: &[Section], targets: &Targets, proble
     }
     if !targets.devices.is_empty() {
         check_mappings(path, &named_devices, targets.devices, problems);
+        super::devices_onto::check_onto(path, targets.devices, problems);
     }
     check_ordered(path, &named_devices, targets.ordered, problems);
+    let by_order = named_devices.iter().zip(targets.ordered).map(|(n, t)| (n.display().to_string(), t.clone()));
+    super::devices_onto::check_onto(path, &by_order.collect::<Vec<_>>(), problems);
     inherit_fill(&mut spec.phases, &mut spec.notices);
     let controls = job_controls(&jobs, problems);
     if !problems.is_empty() {

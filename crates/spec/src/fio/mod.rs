@@ -10,6 +10,7 @@ mod cmdprio;
 mod control;
 mod data;
 mod devices;
+mod devices_onto;
 mod durability;
 mod engines;
 mod expr;
