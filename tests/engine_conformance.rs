@@ -216,11 +216,7 @@ fn device_read_bytes(name: &str) -> u64 {
 #[test]
 fn on_btrfs_a_direct_read_through_a_smaller_buffer_reaches_the_device() {
     let test = "io_uring reads through a buffer on btrfs";
-    if !engines_here().contains(&EngineKind::IoUring) || !common::can_use_loop_devices(test) {
-        return;
-    }
-    if !common::have_btrfs() {
-        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
+    if !engines_here().contains(&EngineKind::IoUring) || !common::can_build_btrfs(test) {
         return;
     }
     const CHUNK: usize = 1 << 20;

@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{LoopDevice, MemoryCgroup, Mount, can_use_loop_devices, read_json, streamcap};
+use common::{LoopDevice, MemoryCgroup, Mount, read_json, streamcap};
 use predicates::prelude::*;
 
 const GIB: u64 = 1 << 30;
@@ -60,20 +60,10 @@ fn a_missing_target_exits_2_and_writes_nothing() {
     assert!(!json.exists());
 }
 
-fn have_btrfs(test: &str) -> bool {
-    let tools = Command::new("sh").arg("-c").arg("command -v mkfs.btrfs && command -v btrfs").output();
-    let module = std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.contains("btrfs"));
-    let ok = tools.is_ok_and(|o| o.status.success()) && module;
-    if !ok {
-        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
-    }
-    ok
-}
-
 /// Builds a btrfs pool of `members` loop devices of 1 GiB with the given profiles, runs `inspect --json` on its
 /// mount point and hands the pool object to `check` with the loop devices' names.
 fn inspect_pool(test: &str, members: usize, data: &str, metadata: &str, check: impl Fn(&serde_json::Value, &[String])) {
-    if !can_use_loop_devices(test) || !have_btrfs(test) {
+    if !common::can_build_btrfs(test) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

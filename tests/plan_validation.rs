@@ -16,9 +16,10 @@
 //! The raid1 of 4 holds less data than one btrfs data chunk, which lies on 2 of its 4 members: the planner is
 //! told the data set (`--data-set`) and must predict the reads of those two members, not of all four.
 //!
-//! The pools are small (64 MiB of data, 30 s of media) and the capacity search runs its edge once (`--confirm 0`:
-//! the bounds are wider than one more run of the edge would narrow them), so each pool takes about two minutes,
-//! most of it `streams --max`'s steps. Each pool's rates are its own devices' throttles and take a few % of a
+//! The pools are small (64 MiB of data, 30 s of media), each step of the capacity search judges 4 s of playback
+//! (6 s before: every figure stayed within its bounds, and each pool took 10-20 s less) and the search runs its
+//! edge once (`--confirm 0`: the bounds are wider than one more run of the edge would narrow them), so each pool
+//! takes about two minutes, most of it `streams --max`'s steps. Each pool's rates are its own devices' throttles and take a few % of a
 //! CPU, so nextest runs two pools at once (test group `pools`, .config/nextest.toml); under `cargo test` they
 //! take turns (a mutex). Root only; skipped loudly without loop devices, cgroup v1 blkio or btrfs.
 
@@ -28,10 +29,7 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
-use common::{
-    LoopDevice, Mount, RootThrottle, can_throttle, can_use_loop_devices, have_btrfs, read_json, streamcap,
-    throttled_catalogue,
-};
+use common::{LoopDevice, Mount, RootThrottle, can_build_throttled_btrfs, read_json, streamcap, throttled_catalogue};
 
 /// Emulated drive: bytes/s and requests/s per member.
 const READ_BPS: u64 = 30_000_000;
@@ -100,7 +98,7 @@ jobs = 8
 runtime = "4s"
 "#;
 
-const STREAMS: &str = "--bitrate 8Mbit --chunk 256k --workers 1 --duration 6s --ramp 1s --buffer 2s \
+const STREAMS: &str = "--bitrate 8Mbit --chunk 256k --workers 1 --duration 4s --ramp 1s --buffer 2s \
      --prebuffer 1s --media-length 30s --precision 10 --confirm 0 --no-estimate --quiet";
 
 struct Measured {
@@ -181,11 +179,7 @@ struct PoolSpec {
 
 fn validate(test: &str, spec: PoolSpec) {
     let PoolSpec { profile, members, pid_dependent_streams, .. } = spec;
-    if !can_use_loop_devices(test) || !can_throttle(test) {
-        return;
-    }
-    if !have_btrfs() {
-        common::skip(&format!("{test}: btrfs (kernel module or btrfs-progs) is not available"));
+    if !can_build_throttled_btrfs(test) {
         return;
     }
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

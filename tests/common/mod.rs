@@ -273,7 +273,13 @@ impl Drop for MemoryCgroup {
 /// Whether `test` can build a btrfs pool over throttled loop devices (loop devices, a blkio throttle, btrfs),
 /// skipping it with the reason when not.
 pub fn can_build_throttled_btrfs(test: &str) -> bool {
-    if !can_use_loop_devices(test) || !can_throttle(test) {
+    can_build_btrfs(test) && can_throttle(test)
+}
+
+/// Whether `test` can build a btrfs filesystem or pool over loop devices (loop devices, btrfs), skipping it with
+/// the reason when not.
+pub fn can_build_btrfs(test: &str) -> bool {
+    if !can_use_loop_devices(test) {
         return false;
     }
     if !have_btrfs() {

@@ -198,6 +198,28 @@ mod tests {
         PhaseControl::new(Arc::new(AtomicBool::new(false)))
     }
 
+    /// One rank's phase as the coordinator runs it: the stop link on its own thread, `work` (the "workers",
+    /// returning this rank's failure), then say done with the stop, end the link and join it. Returns the stop.
+    fn linked(sync: &PhaseSync<'_>, control: &PhaseControl, work: impl FnOnce() -> Option<String>) -> StopReason {
+        let over = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let linked = scope.spawn(|| link(sync, control, &over));
+            let failure = work();
+            let stop = control.stop_reason(failure);
+            say_done(sync, &stop);
+            over.store(true, Ordering::Relaxed);
+            linked.join().expect("the link ended");
+            stop
+        })
+    }
+
+    /// "Workers" that run until they are stopped.
+    fn until_stopped(control: &PhaseControl) {
+        while !control.stop_requested() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn the_first_failure_is_named_and_every_rank_hears_it() {
         let got = ranks(3, |cluster| {
@@ -217,23 +239,15 @@ mod tests {
         let got = ranks(3, |cluster| {
             let sync = PhaseSync { cluster: &cluster, phase: 0, step: 0, stonewall: true };
             let control = control();
-            let over = AtomicBool::new(false);
             assert_eq!(agree_start(&sync, None), None);
-            std::thread::scope(|scope| {
-                let linked = scope.spawn(|| link(&sync, &control, &over));
+            let stop = linked(&sync, &control, || {
                 if cluster.rank() != 1 {
-                    // "Workers" that run until they are stopped.
-                    while !control.stop_requested() {
-                        std::thread::sleep(Duration::from_millis(1));
-                    }
+                    until_stopped(&control);
                 }
-                let stop = control.stop_reason(None);
-                say_done(&sync, &stop);
-                over.store(true, Ordering::Relaxed);
-                linked.join().expect("the link ended");
-                let measured = Duration::from_secs(u64::from(cluster.rank()) + 1);
-                agree_end(&sync, &stop, measured)
-            })
+                None
+            });
+            let measured = Duration::from_secs(u64::from(cluster.rank()) + 1);
+            agree_end(&sync, &stop, measured)
         });
         for (stop, ends) in got {
             assert_eq!(stop, StopReason::Completed);
@@ -247,23 +261,15 @@ mod tests {
         let got = ranks(3, |cluster| {
             let sync = PhaseSync { cluster: &cluster, phase: 2, step: 5, stonewall: false };
             let control = control();
-            let over = AtomicBool::new(false);
             agree_start(&sync, None);
-            std::thread::scope(|scope| {
-                let linked = scope.spawn(|| link(&sync, &control, &over));
+            let stop = linked(&sync, &control, || {
                 if cluster.rank() == 0 {
                     control.interrupted.store(true, Ordering::Relaxed);
                 }
-                while !control.stop_requested() {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                let failure = (cluster.rank() == 2).then(|| "engine gone".to_string());
-                let stop = control.stop_reason(failure);
-                say_done(&sync, &stop);
-                over.store(true, Ordering::Relaxed);
-                linked.join().expect("the link ended");
-                (control.interrupted.load(Ordering::Relaxed), agree_end(&sync, &stop, Duration::ZERO).0)
-            })
+                until_stopped(&control);
+                (cluster.rank() == 2).then(|| "engine gone".to_string())
+            });
+            (control.interrupted.load(Ordering::Relaxed), agree_end(&sync, &stop, Duration::ZERO).0)
         });
         for (interrupted, stop) in got {
             assert!(interrupted);
@@ -280,22 +286,15 @@ mod tests {
         let got = ranks_with(3, quick, |cluster, cut| {
             let sync = PhaseSync { cluster: &cluster, phase: 0, step: 0, stonewall: false };
             let control = control();
-            let over = AtomicBool::new(false);
             assert_eq!(agree_start(&sync, None), None);
-            std::thread::scope(|scope| {
-                let linked = scope.spawn(|| link(&sync, &control, &over));
+            let stop = linked(&sync, &control, || {
                 if cluster.rank() == 2 {
                     cut.cut(2);
                 }
-                while !control.stop_requested() {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                let stop = control.stop_reason(None);
-                say_done(&sync, &stop);
-                over.store(true, Ordering::Relaxed);
-                linked.join().expect("the link ended");
-                agree_end(&sync, &stop, Duration::ZERO).0
-            })
+                until_stopped(&control);
+                None
+            });
+            agree_end(&sync, &stop, Duration::ZERO).0
         });
         let lost = |name: &str| match &got[if name == "rank 2 (host2)" { 0 } else { 2 }] {
             StopReason::Failed(why) => why.starts_with(&format!("{name}: lost: no message from it for 0 s")),
