@@ -1,9 +1,11 @@
-//! `streams --max --during LOAD` on an emulated disk: a loop device (ext4) whose reads are throttled to 16 MiB/s
-//! with cgroup v1 blkio, as tests/streams_throttled.rs does. The run searches twice — alone, then beside the
-//! load — and the capacity beside a library scan and beside a transcode must be lower than alone, with the
-//! load's own rate reported (files and bytes above zero) and nothing of the load left in the target afterwards.
-//! Root only; skipped loudly where cgroup v1 blkio or loop devices are missing. The group, the mount and the loop
-//! device are removed in every outcome (guards, dropped in reverse order).
+//! `--max` beside a background load (`during`) on an emulated disk: a loop device (ext4) whose reads are throttled
+//! to 16 MiB/s with cgroup v1 blkio, as tests/streams_throttled.rs does. One run of one job on one disk searches
+//! three times — alone, beside a library scan, beside a transcode — and each capacity beside a load must be lower
+//! than the one alone, with the load's own rate reported (files and bytes above zero) and nothing of the loads
+//! left in the target afterwards. Both loads share the one search alone (each search beside a load starts from
+//! its edge, as `streams --max --during` does with its own; tests/streams_scrub.rs runs that command). Root only;
+//! skipped loudly where cgroup v1 blkio or loop devices are missing. The group, the mount and the loop device are
+//! removed in every outcome (guards, dropped in reverse order).
 //!
 //! Why the loads take a clear share of 16 MiB/s: the scan reads 1 MiB from each title's start, one read after
 //! another as fast as the throttle lets it, and the transcoder reads a title at 20 × 3 Mbit/s = 7.5 MB/s (its
@@ -18,22 +20,39 @@ use common::{ThrottledExt4, read_json};
 use serde_json::Value;
 
 /// 3 Mbit/s in 256 KiB chunks (0.375 MB/s per viewer), a short buffer so that a count above the disk's runs dry
-/// within a step (tests/streams_throttled.rs says why), and a library of titles for the scan to go through.
-const STREAM_ARGS: &str = "--bitrate 3Mbit --chunk 256k --duration 6s --ramp 1s --buffer 2s --prebuffer 1s \
-     --library-size 96M --estimate-time 2s --precision 10 --limit 56 --quiet";
+/// within a step (tests/streams_throttled.rs says why), and a library of titles for the scan to go through: one
+/// `[phase.streams]` table, the same for the three searches but for its `during`. Searched to 20 %: each load
+/// takes a third of the disk or more (44 alone, 28–31 beside either), so the coarser edge still tells them apart
+/// and each search takes a few steps fewer than at 10 %. Each edge is run once (`confirmations = 0`: nothing
+/// here asserts its range) and the search alone starts at the estimate (`start-factor = 1.0`: a throttled disk
+/// carries about what its estimate says), not at half of it.
+const STREAMS: &str = "format = \"3Mbit\"\nchunk = \"256k\"\nduration = \"6s\"\nramp = \"1s\"\nbuffer = \"2s\"\n\
+     prebuffer = \"1s\"\nlibrary-size = \"96M\"\nestimate-time = \"2s\"\nprecision = 20\nlimit = 56\nmax = true\n\
+     confirmations = 0\nstart-factor = 1.0\n";
+
+/// The loads, in the order the job runs them after the search alone.
+const LOADS: [&str; 2] = ["library-scan", "transcode"];
 
 /// Reads throttled to 16 MiB/s: a bandwidth bound of about 44.7 viewers alone.
 const BANDWIDTH: u64 = 16 << 20;
 
-/// Runs `streams --max --during LOAD` on a fresh throttled ext4 loop device; returns the result's streams
-/// section, after checking that nothing of the run is left under the mount point.
-fn beside(test: &str, load: &str) -> Option<Value> {
+/// Runs a job of three `--max` searches on a fresh throttled ext4 loop device — alone, then beside each of
+/// `LOADS` — and returns each search beside a load's streams section, after checking that nothing of the run is
+/// left under the mount point.
+fn beside_each_load(test: &str) -> Option<Vec<Value>> {
     let disk = ThrottledExt4::new(test, 256 << 20, "sc-during-streams", "read_bps_device", BANDWIDTH)?;
     let (dir, mount, group) = (&disk.dir, &disk.mount, &disk.group);
-    let json = dir.path().join("during.json");
+    let (job, json) = (dir.path().join("during.toml"), dir.path().join("during.json"));
+    let mut text = format!("[[phase]]\nname = \"streams\"\n[phase.streams]\n{STREAMS}");
+    for load in LOADS {
+        text +=
+            &format!("\n[[phase]]\nname = \"streams during {load}\"\n[phase.streams]\n{STREAMS}during = \"{load}\"\n");
+    }
+    std::fs::write(&job, text).unwrap();
     group.run_streamcap(&format!(
-        "streams {} {STREAM_ARGS} --max --during {load} --json {}",
+        "run {} --job {} --quiet --json {}",
         mount.point.display(),
+        job.display(),
         json.display()
     ));
     assert_eq!(left_in(&mount.point), Vec::<String>::new(), "{test}: the run left files behind");
@@ -42,17 +61,19 @@ fn beside(test: &str, load: &str) -> Option<Value> {
         let steps = s["steps"].as_array().cloned().unwrap_or_default();
         steps.iter().map(|s| format!("{}{}", s["count"], if s["meets_target"] == true { "✓" } else { "✗" })).collect()
     };
-    let alone = &result["phases"][result["phases"].as_array().unwrap().len() - 2]["streams"];
-    let streams = result["streams"].clone();
-    eprintln!(
-        "{test}: alone {} {:?}; beside {load} {} {:?}; {}",
-        streams["alone"],
-        steps(alone),
-        streams["capacity"]["streams"],
-        steps(&streams),
-        streams["background"]
-    );
-    Some(streams)
+    let searches: Vec<Value> = result["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["streams"].is_object())
+        .map(|p| p["streams"].clone())
+        .collect();
+    assert_eq!(searches.len(), 3, "{test}: a search alone and one beside each load: {result}");
+    eprintln!("{test}: alone {} {:?}", searches[0]["capacity"]["streams"], steps(&searches[0]));
+    for (load, s) in LOADS.iter().zip(&searches[1..]) {
+        eprintln!("{test}: beside {load} {} {:?}; {}", s["capacity"]["streams"], steps(s), s["background"]);
+    }
+    Some(searches[1..].to_vec())
 }
 
 /// Every entry under `dir` but the filesystem's own `lost+found`.
@@ -79,20 +100,16 @@ fn assert_lower_and_reported(streams: &Value, load: &str) {
 }
 
 #[test]
-fn a_library_scan_lowers_the_capacity_of_a_throttled_disk() {
-    let Some(streams) = beside("streams beside a library scan", "library-scan") else { return };
-    assert_lower_and_reported(&streams, "library-scan");
-    let scan = &streams["background"][0];
+fn a_library_scan_and_a_transcode_each_lower_the_capacity_of_a_throttled_disk() {
+    let Some(beside) = beside_each_load("streams beside a library scan, then a transcode") else { return };
+    assert_lower_and_reported(&beside[0], "library-scan");
+    let scan = &beside[0]["background"][0];
     // The scan reads 1 MiB from each file's start: its bytes are whole headers.
     assert!(scan["read_bytes"].as_u64().unwrap() >= 1 << 20, "{scan}");
     assert_eq!(scan["written_bytes"], 0);
-}
-
-#[test]
-fn a_transcode_lowers_the_capacity_of_a_throttled_disk() {
-    let Some(streams) = beside("streams beside a transcode", "transcode") else { return };
-    assert_lower_and_reported(&streams, "transcode");
-    let t = &streams["background"][0];
-    // It read its source and wrote segments (the segments' files are gone: `beside` checked the mount point).
+    assert_lower_and_reported(&beside[1], "transcode");
+    let t = &beside[1]["background"][0];
+    // It read its source and wrote segments (the segments' files are gone: `beside_each_load` checked the mount
+    // point).
     assert!(t["read_bytes"].as_u64().unwrap() > 0 && t["written_bytes"].as_u64().unwrap() > 0, "{t}");
 }
