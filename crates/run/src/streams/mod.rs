@@ -259,7 +259,8 @@ const EVEN_RATE_PRESENCE: Duration = Duration::from_secs(1);
 /// audience's bytes: so this is the pool's rate as its busiest member allows it, not the members' sum. The
 /// bytes over the step's span are the members' sum, less the arrival window: on a raid1 of four 39.32 MB/s
 /// members whose library lay mostly on one pair, failing remux steps were served at 112–147 MB/s where 1080p's
-/// bound was 87–113, and 0.92 of that started HEVC and 1080p above their edge in six of eight quick checks.
+/// bound was 87–113, and 0.92 of that started HEVC and 1080p above their bound in 9 of the 12 later-format
+/// searches of six quick checks (docs/validation.md).
 fn even_rate(step: &::streams::StepOutcome) -> f64 {
     let rates = step.streams.iter().filter(|s| s.present >= EVEN_RATE_PRESENCE && s.bytes > 0);
     let (viewers, slowest) = rates
