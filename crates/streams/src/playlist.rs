@@ -79,26 +79,45 @@ pub fn parse(text: &str) -> Result<Playlist, PlaylistError> {
         Some((_, "#EXTM3U")) => {}
         _ => return Err(PlaylistError("not an HLS playlist: the first line is not #EXTM3U".into())),
     }
-    let (mut target, mut ended, mut segments) = (None, false, Vec::new());
-    let mut media: Option<Duration> = None;
-    let mut range: Option<(u64, Option<u64>)> = None;
-    let mut next_offset: Option<(String, u64)> = None;
+    let mut reading = Reading::default();
     for (n, line) in lines {
+        reading.line(n, line)?;
+    }
+    reading.finish()
+}
+
+/// A playlist read so far: what the tags seen say, and the `#EXTINF` and `#EXT-X-BYTERANGE` waiting for their
+/// segment's URI.
+#[derive(Default)]
+struct Reading {
+    target: Option<Duration>,
+    ended: bool,
+    segments: Vec<Segment>,
+    media: Option<Duration>,
+    range: Option<(u64, Option<u64>)>,
+    /// The URI of the last byte range and the offset just past it (where a range without `@OFFSET` starts).
+    next_offset: Option<(String, u64)>,
+}
+
+impl Reading {
+    /// Line `n` (trimmed, not empty).
+    fn line(&mut self, n: usize, line: &str) -> Result<(), PlaylistError> {
         if let Some(value) = line.strip_prefix("#EXTINF:") {
             let secs = value.split(',').next().unwrap_or("").trim();
             let secs: f64 = secs.parse().map_err(|_| refuse(n, &format!("'{secs}' is not a segment duration")))?;
             if !(secs > 0.0 && secs <= 3600.0) {
-                return Err(refuse(n, &format!("a segment of {secs} s: give segments of more than 0 s")));
+                return Err(refuse(n, &format!("a segment of {secs} s: segments last more than 0 s, at most an hour")));
             }
-            media = Some(Duration::from_secs_f64(secs));
+            self.media = Some(Duration::from_secs_f64(secs));
         } else if let Some(value) = line.strip_prefix("#EXT-X-TARGETDURATION:") {
             let secs: u64 =
                 value.trim().parse().map_err(|_| refuse(n, "#EXT-X-TARGETDURATION is not whole seconds"))?;
-            target = Some(Duration::from_secs(secs));
+            self.target = Some(Duration::from_secs(secs));
         } else if let Some(value) = line.strip_prefix("#EXT-X-BYTERANGE:") {
-            range = Some(byte_range(value).ok_or_else(|| refuse(n, "#EXT-X-BYTERANGE is not LENGTH[@OFFSET]"))?);
+            let range = byte_range(value).ok_or_else(|| refuse(n, "#EXT-X-BYTERANGE is not LENGTH[@OFFSET]"))?;
+            self.range = Some(range);
         } else if line == "#EXT-X-ENDLIST" {
-            ended = true;
+            self.ended = true;
         } else if line.starts_with("#EXT-X-STREAM-INF") || line.starts_with("#EXT-X-I-FRAME-STREAM-INF") {
             return Err(refuse(n, "a master playlist (#EXT-X-STREAM-INF): give one of its variants' media playlists"));
         } else if let Some(value) = line.strip_prefix("#EXT-X-KEY:") {
@@ -107,45 +126,56 @@ pub fn parse(text: &str) -> Result<Playlist, PlaylistError> {
             }
         } else if let Some((tag, why)) = UNSUPPORTED.iter().find(|(t, _)| line.starts_with(t)) {
             return Err(refuse(n, &format!("{tag}: {why}; give a playlist of plain MPEG-TS or MP4 segments")));
-        } else if line.starts_with('#') {
-            // A comment, or a tag that only describes the media.
-        } else {
-            let d = media.take().ok_or_else(|| refuse(n, &format!("segment {line} has no #EXTINF before it")))?;
-            let range = match range.take() {
-                Some((len, offset)) => {
-                    let follows = next_offset.as_ref().filter(|(uri, _)| uri == line).map(|(_, o)| *o);
-                    let start = offset.or(follows).ok_or_else(|| {
-                        refuse(n, "#EXT-X-BYTERANGE without @OFFSET must follow a range of the same URI")
-                    })?;
-                    next_offset = Some((line.to_string(), start + len));
-                    Some((start, len))
-                }
-                None => None,
-            };
-            segments.push(Segment { uri: line.to_string(), media: d, range });
+        } else if !line.starts_with('#') {
+            self.segment(n, line)?;
         }
+        // Anything else is a comment, or a tag that only describes the media.
+        Ok(())
     }
-    let target = target.ok_or_else(|| PlaylistError("no #EXT-X-TARGETDURATION: not a media playlist".into()))?;
-    if !ended {
-        return Err(PlaylistError(
-            "no #EXT-X-ENDLIST: a live or event playlist, whose segments change while it plays; give a finished \
-             (VOD) playlist"
-                .into(),
-        ));
+
+    /// The URI of a segment, at line `n`: it takes the `#EXTINF` and any `#EXT-X-BYTERANGE` before it.
+    fn segment(&mut self, n: usize, uri: &str) -> Result<(), PlaylistError> {
+        let media = self.media.take().ok_or_else(|| refuse(n, &format!("segment {uri} has no #EXTINF before it")))?;
+        let range = match self.range.take() {
+            Some((len, offset)) => {
+                let follows = self.next_offset.as_ref().filter(|(u, _)| u == uri).map(|(_, o)| *o);
+                let start = offset
+                    .or(follows)
+                    .ok_or_else(|| refuse(n, "#EXT-X-BYTERANGE without @OFFSET must follow a range of the same URI"))?;
+                self.next_offset = Some((uri.to_string(), start + len));
+                Some((start, len))
+            }
+            None => None,
+        };
+        self.segments.push(Segment { uri: uri.to_string(), media, range });
+        Ok(())
     }
-    if segments.is_empty() {
-        return Err(PlaylistError("the playlist lists no segment".into()));
+
+    /// The playlist, once every line was read: a finished media playlist of at least one segment.
+    fn finish(self) -> Result<Playlist, PlaylistError> {
+        let target =
+            self.target.ok_or_else(|| PlaylistError("no #EXT-X-TARGETDURATION: not a media playlist".into()))?;
+        if !self.ended {
+            return Err(PlaylistError(
+                "no #EXT-X-ENDLIST: a live or event playlist, whose segments change while it plays; give a \
+                 finished (VOD) playlist"
+                    .into(),
+            ));
+        }
+        if self.segments.is_empty() {
+            return Err(PlaylistError("the playlist lists no segment".into()));
+        }
+        // RFC 8216 §4.3.3.1: each EXTINF, rounded to the nearest integer, is at most the target duration.
+        if let Some(long) = self.segments.iter().find(|s| s.media.as_secs_f64().round() > target.as_secs_f64()) {
+            return Err(PlaylistError(format!(
+                "segment {} holds {} s, longer than #EXT-X-TARGETDURATION ({} s): the playlist is malformed",
+                long.uri,
+                long.media.as_secs_f64(),
+                target.as_secs()
+            )));
+        }
+        Ok(Playlist { target, segments: self.segments })
     }
-    // RFC 8216 §4.3.3.1: each EXTINF, rounded to the nearest integer, is at most the target duration.
-    if let Some(long) = segments.iter().find(|s| s.media.as_secs_f64().round() > target.as_secs_f64()) {
-        return Err(PlaylistError(format!(
-            "segment {} holds {} s, longer than #EXT-X-TARGETDURATION ({} s): the playlist is malformed",
-            long.uri,
-            long.media.as_secs_f64(),
-            target.as_secs()
-        )));
-    }
-    Ok(Playlist { target, segments })
 }
 
 /// `LENGTH[@OFFSET]`.
