@@ -29,6 +29,7 @@ pub mod library;
 pub mod model;
 pub mod outcome;
 pub mod players;
+pub mod playlist;
 pub mod setup;
 pub mod viewers;
 
