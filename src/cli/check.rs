@@ -41,10 +41,11 @@ pub struct CheckArgs {
     /// then derived, and said so); its steps are judged once every player is steady, as the default's.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
-    /// About 25 minutes: a larger data set, longer phases, stream steps of 25–45 s (15 s judged after every
-    /// player is steady), a search to 3 % and each edge run three times; then every format's search again beside
-    /// each background load (library-scan, thumbnails, transcode, recording; --during names others) for the
-    /// "what breaks first" table.
+    /// About 30 minutes (31 min measured on a throttled disk; the check prints its own forecast): a larger
+    /// data set, longer phases, stream steps of 25–45 s (15 s judged after every player is steady), a search to
+    /// 3 % and each edge run three times; then every format's search again beside each background load
+    /// (library-scan, thumbnails, transcode, recording, and scrub where it can run; --during names others)
+    /// for the "what breaks first" table.
     #[arg(long)]
     pub thorough: bool,
     #[command(flatten)]

@@ -10,8 +10,17 @@ use super::terminal::STYLE;
 use crate::results::{BreaksFirst, CheckSummary, StreamsResult};
 
 /// Every load has a column; a table shows the loads it measured (`Rows::only`).
-const COLUMNS: [Column; 6] =
-    [text("format"), num("alone"), num("library-scan"), num("thumbnails"), num("transcode"), num("recording")];
+/// Every background load's column (the loads of `crates/run/src/streams/during`): a load a check ran and this
+/// table had no column for would be measured and never shown.
+const COLUMNS: [Column; 7] = [
+    text("format"),
+    num("alone"),
+    num("library-scan"),
+    num("thumbnails"),
+    num("transcode"),
+    num("recording"),
+    num("scrub"),
+];
 
 /// The sentences of a stream phase that ran beside loads (none without them): both capacities, then what
 /// each load did over the phase.
@@ -46,8 +55,9 @@ pub(super) fn breaks_rows(b: &BreaksFirst) -> Rows {
     let mut rows = Rows::new(&COLUMNS);
     let count = |n: Option<u32>| n.map_or_else(|| "—".to_string(), |n| n.to_string());
     for r in &b.rows {
-        let mut cells =
-            vec![r.label.clone(), count(r.alone), String::new(), String::new(), String::new(), String::new()];
+        let mut cells = vec![String::new(); COLUMNS.len()];
+        cells[0] = r.label.clone();
+        cells[1] = count(r.alone);
         for (load, with) in b.loads.iter().zip(&r.with) {
             if let Some(i) = COLUMNS.iter().position(|c| c.name == load.as_str()) {
                 cells[i] = match (r.alone, with) {
@@ -145,9 +155,9 @@ mod tests {
                 format: "2160p-remux".into(),
                 label: "2160p remux".into(),
                 alone: Some(10),
-                with: vec![Some(6), None],
+                with: vec![Some(6), None, Some(0)],
             },
-            BreaksRow { format: "1080p".into(), label: "1080p".into(), alone: None, with: vec![None, None] },
+            BreaksRow { format: "1080p".into(), label: "1080p".into(), alone: None, with: vec![None, None, None] },
         ];
         let scan = BackgroundFigures {
             load: "library-scan".into(),
@@ -156,15 +166,16 @@ mod tests {
             seconds: 3.0,
             ..Default::default()
         };
-        let b = breaks_first(vec!["library-scan".into(), "transcode".into()], rows, vec![scan]);
+        let b = breaks_first(vec!["library-scan".into(), "transcode".into(), "scrub".into()], rows, vec![scan]);
         let table = breaks_rows(&b);
-        assert_eq!(table.header(), vec!["format", "alone", "library-scan", "transcode"]);
-        assert_eq!(table.rows[0], vec!["2160p remux", "10", "6 (-40 %)", "—"]);
-        assert_eq!(table.rows[1], vec!["1080p", "—", "—", "—"]);
+        // The scrub's column too: a check's scrub was measured and left out of the terminal's table once.
+        assert_eq!(table.header(), vec!["format", "alone", "library-scan", "transcode", "scrub"]);
+        assert_eq!(table.rows[0], vec!["2160p remux", "10", "6 (-40 %)", "—", "0 (-100 %)"]);
+        assert_eq!(table.rows[1], vec!["1080p", "—", "—", "—", "—"]);
         let mut text = Vec::new();
         let check_words = rate_lines(&b);
         assert_eq!(check_words, vec!["library-scan 10.0 files/s, 10.5 MB/s (over all its searches)"]);
         breaks_rows(&b).markdown(&mut text).unwrap();
-        assert!(String::from_utf8(text).unwrap().contains("| 2160p remux | 10 | 6 (-40 %) | — |"));
+        assert!(String::from_utf8(text).unwrap().contains("| 2160p remux | 10 | 6 (-40 %) | — | 0 (-100 %) |"));
     }
 }
