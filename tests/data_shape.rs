@@ -116,25 +116,16 @@ fn fio_s_dedupe_global_example_gives_fio_s_own_ratios() {
 #[test]
 fn a_vdbench_dedupratio_and_compratio_are_the_ratios_written() {
     let dir = tempfile::tempdir().unwrap();
-    let job = dir.path().join("dedup.vdb");
-    let lun = dir.path().join("lun");
-    std::fs::write(
-        &job,
-        format!(
-            "dedupratio=2\ndedupunit=4k\ncompratio=4\nsd=sd1,lun={},size=16m\n\
-             wd=wd1,sd=sd1,xfersize=4k,rdpct=0,seekpct=0\nrd=rd1,wd=wd1,iorate=max,elapsed=60,interval=1,maxdata=16m\n",
-            lun.display()
-        ),
-    )
-    .unwrap();
-    let out = streamcap().arg("run").args(["--job", job.to_str().unwrap(), "--keep", "--quiet"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = std::fs::read_dir(dir.path().join(".streamcap")).unwrap().next().unwrap().unwrap().path();
-    let (total, distinct) = blocks(&[&run.join("lun")]);
+    let lun = run_kept_vdbench(
+        dir.path(),
+        "dedupratio=2\ndedupunit=4k\ncompratio=4\nsd=sd1,lun={LUN},size=16m\n\
+         wd=wd1,sd=sd1,xfersize=4k,rdpct=0,seekpct=0\nrd=rd1,wd=wd1,iorate=max,elapsed=60,interval=1,maxdata=16m\n",
+    );
+    let (total, distinct) = blocks(&[&lun]);
     let dedup = total as f64 / distinct as f64;
     assert!((1.75..=2.2).contains(&dedup), "dedupratio=2 wrote {total} blocks, {distinct} distinct");
     // compratio=4: three quarters of every chunk are zeros.
-    let ratio = gzip_ratio(&run.join("lun"));
+    let ratio = gzip_ratio(&lun);
     assert!((0.22..=0.35).contains(&ratio), "gzip ratio {ratio:.2}");
 }
 
@@ -143,23 +134,14 @@ fn a_vdbench_raw_run_keeps_its_dedupratio_under_random_rewrites() {
     // An sd written whole, then rewritten at random by two threads: vdbench decides each 4 KiB unit by its
     // address, so the rewrites write the same kind again and the ratio stays the one asked.
     let dir = tempfile::tempdir().unwrap();
-    let job = dir.path().join("rewrite.vdb");
-    let lun = dir.path().join("lun");
-    std::fs::write(
-        &job,
-        format!(
-            "dedupratio=2\ndedupunit=4k\nsd=sd1,lun={},size=16m,threads=2\n\
-             wd=seq,sd=sd1,xfersize=4k,rdpct=0,seekpct=0\nwd=rand,sd=sd1,xfersize=4k,rdpct=0,seekpct=100\n\
-             rd=fill,wd=seq,iorate=max,elapsed=60,interval=1,maxdata=16m\n\
-             rd=rewrite,wd=rand,iorate=max,elapsed=60,interval=1,maxdata=48m\n",
-            lun.display()
-        ),
-    )
-    .unwrap();
-    let out = streamcap().arg("run").args(["--job", job.to_str().unwrap(), "--keep", "--quiet"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let run = std::fs::read_dir(dir.path().join(".streamcap")).unwrap().next().unwrap().unwrap().path();
-    let (total, distinct) = blocks(&[&run.join("lun")]);
+    let lun = run_kept_vdbench(
+        dir.path(),
+        "dedupratio=2\ndedupunit=4k\nsd=sd1,lun={LUN},size=16m,threads=2\n\
+         wd=seq,sd=sd1,xfersize=4k,rdpct=0,seekpct=0\nwd=rand,sd=sd1,xfersize=4k,rdpct=0,seekpct=100\n\
+         rd=fill,wd=seq,iorate=max,elapsed=60,interval=1,maxdata=16m\n\
+         rd=rewrite,wd=rand,iorate=max,elapsed=60,interval=1,maxdata=48m\n",
+    );
+    let (total, distinct) = blocks(&[&lun]);
     // 4,096 units: 45 % unique (1 − 1/2 less the sets' 5 %), 205 sets: 1,843 + 205 = 2,048 distinct ± 32 (one
     // binomial deviation), a ratio of 2.00 ± 0.03; per write it fell as the rewrites overwrote the sets (1:1.93).
     // The draw is fixed by the addresses and the seed: every run gives 1:2.044.
@@ -183,4 +165,15 @@ fn shapes_that_cannot_be_written_are_refused_with_the_fix() {
         "not a whole number",
     );
     assert_eq!(common::entries(dir.path()), ["a.fio", "b.fio", "c.fio", "d.toml", "e.toml"]);
+}
+
+/// Runs a vdbench parameter file (`{LUN}` stands for a lun in `dir`) with `--keep` and gives the path of the
+/// lun streamcap wrote, kept in its run directory.
+fn run_kept_vdbench(dir: &Path, text: &str) -> PathBuf {
+    let job = dir.join("job.vdb");
+    std::fs::write(&job, text.replace("{LUN}", &dir.join("lun").display().to_string())).unwrap();
+    let out = streamcap().arg("run").args(["--job", job.to_str().unwrap(), "--keep", "--quiet"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = std::fs::read_dir(dir.join(".streamcap")).unwrap().next().unwrap().unwrap().path();
+    run.join("lun")
 }
