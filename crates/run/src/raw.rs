@@ -17,7 +17,7 @@ use super::open::{Create, OpenFor, open_data_file};
 use super::pacer::Pacer;
 use super::pattern::{fill_random, stamp};
 use super::priority::PrioPicker;
-use super::shape::{Address, Shaper, file_key};
+use super::shape::{Address, Shaper};
 use super::worker_setup::{AnySchedule, Built, SetUp, WorkerSettings};
 use crate::engine::{AnyEngine, EngineSetup, OpKind};
 use crate::plan::{DirectionBytes, LatencyTarget, Pacing, PhasePlan, RawPlan, Thinktime, WorkerPlan};
@@ -239,8 +239,8 @@ impl Schedule for RawSchedule<'_> {
             None if write => match self.shaper.as_mut() {
                 Some(shaper) => {
                     // The run-wide file number: the same file gets the same key in every phase.
-                    let file = file_key(0, u64::from(self.globals[io.file as usize]));
-                    shaper.fill(&mut buf[..io.len as usize], Address { file, offset: io.offset })
+                    let file = u64::from(self.globals[io.file as usize]);
+                    shaper.fill(&mut buf[..io.len as usize], Address { tree: 0, file, offset: io.offset })
                 }
                 None => stamp(buf, io.offset, self.write_counter),
             },

@@ -30,10 +30,13 @@ const FILE_SALT: u64 = 0xf11e_5e75_0000_0005;
 /// Spreads small indices over the 64 bits before they are combined.
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// Where a write goes, for deciding by address: the file's key (stable across phases: the same file gets the
-/// same key) and the byte offset in it.
+/// Where a write goes, for deciding by address: what the file's key is made of (`file_key(tree, file)`: a
+/// tree's seed, or 0 for the run's raw files, and the file's number there; the same file gets the same key in
+/// every phase) and the byte offset in it. The key is mixed only where it is used, in the by-address fill, so
+/// per-write shapes pay nothing for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Address {
+    pub tree: u64,
     pub file: u64,
     pub offset: u64,
 }
@@ -56,7 +59,7 @@ pub struct Shaper {
 
 /// The key of file `number` under `base` (a tree's seed, or 0 for the run's raw files).
 #[inline]
-pub fn file_key(base: u64, number: u64) -> u64 {
+fn file_key(base: u64, number: u64) -> u64 {
     mix64(base ^ number.wrapping_mul(GOLDEN) ^ FILE_SALT)
 }
 
@@ -97,9 +100,9 @@ impl Shaper {
         if let Some(by) = self.shape.by_address {
             // The write's own count: a unique unit rewritten gets new content, as vdbench's time stamp gives it.
             self.uniques += 1;
-            let first = at.offset / unit as u64;
+            let (file, first) = (file_key(at.tree, at.file), at.offset / unit as u64);
             for (i, piece) in buffer.chunks_mut(unit).enumerate() {
-                let seed = self.seed_by_address(&by, at.file, first + i as u64);
+                let seed = self.seed_by_address(&by, file, first + i as u64);
                 self.fill_unit(piece, seed);
             }
             return;
@@ -218,7 +221,7 @@ mod tests {
     }
 
     /// Per-write shapes do not look at the address.
-    const AT: Address = Address { file: 0, offset: 0 };
+    const AT: Address = Address { tree: 0, file: 0, offset: 0 };
 
     /// Distinct 4 KiB units among `n` writes.
     fn distinct(shaper: &mut Shaper, n: usize) -> usize {
@@ -301,10 +304,10 @@ mod tests {
         let (mut x, mut y) = (vec![0u8; 8192], vec![0u8; 8192]);
         b.fill(&mut y, AT);
         for i in 0..200u64 {
-            let at = Address { file: file_key(3, 1), offset: i * 8192 };
+            let at = Address { tree: 3, file: 1, offset: i * 8192 };
             a.fill(&mut x, at);
             b.fill(&mut y, at);
-            let copy = unit_kind(&by, 200, at.file, i) != UnitKind::Unique;
+            let copy = unit_kind(&by, 200, file_key(3, 1), i) != UnitKind::Unique;
             assert_eq!(x == y, copy, "unit {i}");
         }
     }
@@ -317,10 +320,9 @@ mod tests {
         let mut units = vec![Vec::new(); 4_096];
         let mut buffer = vec![0u8; 8192];
         let mut rng = Rng::new(5);
-        let file = file_key(9, 0);
         for n in 0..4 * 4_096 {
             let index = if n < 4_096 { n as u64 } else { rng.below(4_096) };
-            workers[n % 2].fill(&mut buffer, Address { file, offset: index * 8192 });
+            workers[n % 2].fill(&mut buffer, Address { tree: 9, file: 0, offset: index * 8192 });
             units[index as usize] = buffer[..64].to_vec();
         }
         // 45 % unique (± 0.8 %, one binomial deviation) plus the 205 sets, of 4,096: a ratio of 2.0 ± 0.03.

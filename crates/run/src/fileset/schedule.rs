@@ -19,7 +19,7 @@ use crate::metrics::OpClass;
 use crate::plan::{DataShape, FileIo, FileOp, FileWorkloadPlan, StopAfter, TreePlan};
 use crate::run::core::{Ctx, Failure, Io, Next, Schedule};
 use crate::run::flow::FlowMember;
-use crate::run::shape::{Address, Shaper, file_key};
+use crate::run::shape::{Address, Shaper};
 use crate::workload::fileset::{BitSet, FileClaims, FileSelector};
 use crate::workload::{Rng, SizePicker};
 
@@ -233,8 +233,8 @@ impl Schedule for FileSetSchedule<'_> {
         {
             // The tree's seed (from its name) and the file's number in it: the same file in every phase.
             let index = self.open.as_ref().map_or(0, |o| o.index);
-            let file = file_key(self.s.tree.seed, index);
-            shaper.fill(&mut buf[..io.len as usize], Address { file, offset: io.offset });
+            let at = Address { tree: self.s.tree.seed, file: index, offset: io.offset };
+            shaper.fill(&mut buf[..io.len as usize], at);
             return true;
         }
         let (Some(v), Some(open)) = (self.s.verify, self.open.as_ref()) else { return true };
