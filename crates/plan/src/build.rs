@@ -164,7 +164,7 @@ pub(super) struct JobContext {
 pub(super) enum DepthFrom {
     /// `--iodepth`, or the default.
     Flag,
-    /// A job file's own option (fio's `iodepth=`, TOML's `iodepth`, vdbench's threads= of an rd).
+    /// A job file's own option (fio's `iodepth=`, TOML's `iodepth`, vdbench's threads=).
     JobFile(SpecOrigin),
     /// streamcap chose it (a stream phase's estimate reads).
     Planner,
@@ -188,7 +188,7 @@ impl DepthFrom {
             DepthFrom::JobFile(SpecOrigin::Fio { path }) => format!("iodepth={depth} in {}", name(path)),
             DepthFrom::JobFile(SpecOrigin::Toml { path }) => format!("iodepth = {depth} in {}", name(path)),
             DepthFrom::JobFile(SpecOrigin::Vdbench { path, .. }) => {
-                format!("a queue depth of {depth} (the rd's threads=) in {}", name(path))
+                format!("a queue depth of {depth} (threads=) in {}", name(path))
             }
             DepthFrom::JobFile(_) => format!("the job's iodepth {depth}"),
             DepthFrom::Planner => format!("its queue depth of {depth}"),

@@ -95,6 +95,23 @@ fn numjobs_with_offset_increment_on_a_device() {
     assert_eq!(p.sharing, None, "offset_increment gives each clone its own region");
 }
 
+/// fio issues 4,000-byte buffered reads for bs=4k under kb_base=1000 (checked with fio 3.33: 250 reads over
+/// size=1m); streamcap's offsets are whole 512-byte sectors, so the reader refuses it saying how to write it
+/// (the plan's message named "3.91 KiB" without a word of kb_base).
+#[test]
+fn kb_base_1000_block_sizes_must_be_whole_sectors() {
+    let err = parse("[j]\nkb_base=1000\nrw=randread\nbs=4k\nsize=1m\n").unwrap_err().to_string();
+    assert!(err.contains("option 'bs': '4k' is 4000 bytes under kb_base=1000"), "{err}");
+    assert!(err.contains("give sizes in KiB (bs=4KiB is 4,096 bytes"), "{err}");
+    let err = parse("[j]\nkb_base=1000\nrw=randread\nbssplit=4k/50:64k/50\n").unwrap_err().to_string();
+    assert!(err.contains("option 'bssplit'"), "{err}");
+    // Sizes that are whole sectors pass (128k is 128,000 bytes, 250 sectors), and KiB is 1024 there.
+    let p = &parse("[j]\nkb_base=1000\nrw=randread\nbs=4KiB\n").unwrap().phases[0];
+    assert_eq!(p.bs, Some(BlockSizeSpec::Fixed(Bytes(4096))));
+    let p = &parse("[j]\nkb_base=1000\nrw=read\nbsrange=128k-256k\n").unwrap().phases[0];
+    assert_eq!(p.bs, Some(BlockSizeSpec::Range(Bytes(128_000), Bytes(256_000))));
+}
+
 #[test]
 fn per_clone_files_multiply_the_data_set() {
     let job = parse("[w]\nrw=write\nsize=1g\nnumjobs=4\nnrfiles=2\n").unwrap();
@@ -414,7 +431,13 @@ fn zoned_distributions_as_fio_completes_them() {
     let expected = [(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)]
         .map(|(a, s)| ZoneSpec { access_percent: a, size: ZoneExtent::Percent(s) })
         .to_vec();
+    assert_eq!(p.distribution, Some(DistributionSpec::Zoned(expected.clone())));
+    // fio (3.33) runs a last zone without '/' as one without a size: what the others leave.
+    let p = &parse("[j]\nrw=randread\nrandom_distribution=zoned:50/5:30/15:20\n").unwrap().phases[0];
     assert_eq!(p.distribution, Some(DistributionSpec::Zoned(expected)));
+    // Under zoned_abs fio makes it a zone of 0 bytes: refused, saying how to size it.
+    let err = error("[j]\nrw=randread\nrandom_distribution=zoned_abs:50/1g:50\n");
+    assert!(err.contains("'50' has no size: give each zone as access%/size (e.g. 50/10g)"), "{err}");
     let p = &parse("[j]\nkb_base=1000\nrw=randread\nrandom_distribution=zoned_abs:60/20g:40/100g\n").unwrap().phases[0];
     let Some(DistributionSpec::Zoned(zones)) = &p.distribution else { panic!("{:?}", p.distribution) };
     assert_eq!(zones[0].size, ZoneExtent::Bytes(Bytes(20_000_000_000)), "kb_base applies");
