@@ -95,23 +95,6 @@ fn numjobs_with_offset_increment_on_a_device() {
     assert_eq!(p.sharing, None, "offset_increment gives each clone its own region");
 }
 
-/// fio issues 4,000-byte buffered reads for bs=4k under kb_base=1000 (checked with fio 3.33: 250 reads over
-/// size=1m); streamcap's offsets are whole 512-byte sectors, so the reader refuses it saying how to write it
-/// (the plan's message named "3.91 KiB" without a word of kb_base).
-#[test]
-fn kb_base_1000_block_sizes_must_be_whole_sectors() {
-    let err = parse("[j]\nkb_base=1000\nrw=randread\nbs=4k\nsize=1m\n").unwrap_err().to_string();
-    assert!(err.contains("option 'bs': '4k' is 4000 bytes under kb_base=1000"), "{err}");
-    assert!(err.contains("give sizes in KiB (bs=4KiB is 4,096 bytes"), "{err}");
-    let err = parse("[j]\nkb_base=1000\nrw=randread\nbssplit=4k/50:64k/50\n").unwrap_err().to_string();
-    assert!(err.contains("option 'bssplit'"), "{err}");
-    // Sizes that are whole sectors pass (128k is 128,000 bytes, 250 sectors), and KiB is 1024 there.
-    let p = &parse("[j]\nkb_base=1000\nrw=randread\nbs=4KiB\n").unwrap().phases[0];
-    assert_eq!(p.bs, Some(BlockSizeSpec::Fixed(Bytes(4096))));
-    let p = &parse("[j]\nkb_base=1000\nrw=read\nbsrange=128k-256k\n").unwrap().phases[0];
-    assert_eq!(p.bs, Some(BlockSizeSpec::Range(Bytes(128_000), Bytes(256_000))));
-}
-
 #[test]
 fn per_clone_files_multiply_the_data_set() {
     let job = parse("[w]\nrw=write\nsize=1g\nnumjobs=4\nnrfiles=2\n").unwrap();
