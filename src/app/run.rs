@@ -195,6 +195,7 @@ pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>
         wait: args.wait,
         rank: cluster.map(Cluster::rank),
         ranks: cluster.map_or(1, Cluster::size),
+        depth_flag: args.workload.iodepth.is_some(),
     };
     let plan = build_plan(job, &gathered.facts, &options)?;
     // Rank 0 writes the fio-style logs.

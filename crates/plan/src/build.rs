@@ -7,7 +7,7 @@ use super::facts::Facts;
 use super::streams::plan_streams_phases;
 use super::target::{default_shared_files, plan_target};
 use super::{PhaseKind, PhasePlan, Plan, PlanError, RawPlan, TargetKind, TargetPlan};
-use crate::spec::{JobSpec, MAX_PERCENT_OF_MAX, SpecKind};
+use crate::spec::{JobSpec, MAX_PERCENT_OF_MAX, SpecKind, SpecOrigin};
 
 /// Choices that are about the run, not the workload.
 #[derive(Debug, Clone, Default)]
@@ -24,6 +24,8 @@ pub struct RunOptions {
     pub rank: Option<u32>,
     /// Under mpirun, how many ranks the run has (a tree shared between ranks gives each its every n-th file).
     pub ranks: u32,
+    /// `--iodepth` was given: it overrides a job file's depth, and notices about the depth name the flag.
+    pub depth_flag: bool,
 }
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {
@@ -53,7 +55,8 @@ pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<
     }
     target.memory_backed.clone_from(&facts.memory_backed);
     let verify = super::verify::verify_plan(job, target.kind == TargetKind::Directory, &options.run_id)?;
-    let mut phases = plan_phases(job, facts, &mut target, verify.map(|v| v.block), &mut notices)?;
+    let depth_from = DepthFrom::of(&job.origin, options.depth_flag);
+    let mut phases = plan_phases(job, facts, &mut target, (verify.map(|v| v.block), depth_from), &mut notices)?;
     super::data::number_global_sets(&mut phases);
     if let Some(rank) = options.rank {
         super::fileset_share::rank_trees(&mut phases, rank, options.ranks)?;
@@ -103,12 +106,12 @@ fn plan_phases(
     job: &JobSpec,
     facts: &Facts,
     target: &mut TargetPlan,
-    verify_block: Option<u32>,
+    (verify_block, depth_from): (Option<u32>, DepthFrom),
     notices: &mut Vec<String>,
 ) -> Result<Vec<PhasePlan>, PlanError> {
     // Worked out once for the whole job, so planning stays linear in the number of phases (a job of 200,000
     // phases used to take minutes because every phase recounted the shared files).
-    let context = JobContext::new(job, target);
+    let context = JobContext { depth_from, ..JobContext::new(job, target) };
     // Sized once: growing by doubling held up to twice the plans of a long job.
     let mut phases: Vec<PhasePlan> = Vec::with_capacity(job.phases.len());
     let mut estimates = Vec::new();
@@ -152,6 +155,45 @@ pub(super) struct JobContext {
     pub(super) by_name: std::collections::HashMap<std::ffi::OsString, u32>,
     /// The devices the phases name as their own, in the order of the file table (`devices::job_devices`).
     pub(super) devices: Vec<std::path::PathBuf>,
+    /// Where the phases' queue depth was said, for a notice that lowers it.
+    pub(super) depth_from: DepthFrom,
+}
+
+/// Where a phase's queue depth was said: notices that change it name that place.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum DepthFrom {
+    /// `--iodepth`, or the default.
+    Flag,
+    /// A job file's own option (fio's `iodepth=`, TOML's `iodepth`, vdbench's threads=).
+    JobFile(SpecOrigin),
+    /// streamcap chose it (a stream phase's estimate reads).
+    Planner,
+}
+
+impl DepthFrom {
+    pub(super) fn of(origin: &SpecOrigin, flag: bool) -> DepthFrom {
+        match origin {
+            _ if flag => DepthFrom::Flag,
+            SpecOrigin::Default | SpecOrigin::Flags => DepthFrom::Flag,
+            file => DepthFrom::JobFile(file.clone()),
+        }
+    }
+
+    /// The depth `depth` as said where it was said ("--iodepth 16", "iodepth=16 in job 'j' of a.fio").
+    pub(super) fn words(&self, depth: u32) -> String {
+        let name =
+            |p: &std::path::Path| p.file_name().map_or_else(|| p.display().to_string(), |n| n.display().to_string());
+        match self {
+            DepthFrom::Flag => format!("--iodepth {depth}"),
+            DepthFrom::JobFile(SpecOrigin::Fio { path }) => format!("iodepth={depth} in {}", name(path)),
+            DepthFrom::JobFile(SpecOrigin::Toml { path }) => format!("iodepth = {depth} in {}", name(path)),
+            DepthFrom::JobFile(SpecOrigin::Vdbench { path, .. }) => {
+                format!("a queue depth of {depth} (threads=) in {}", name(path))
+            }
+            DepthFrom::JobFile(_) => format!("the job's iodepth {depth}"),
+            DepthFrom::Planner => format!("its queue depth of {depth}"),
+        }
+    }
 }
 
 impl JobContext {
@@ -165,6 +207,7 @@ impl JobContext {
                 .filter_map(|(i, f)| f.path.file_name().map(|n| (n.to_os_string(), i as u32)))
                 .collect(),
             devices: super::devices::job_devices(job),
+            depth_from: DepthFrom::of(&job.origin, false),
         }
     }
 }
@@ -281,9 +324,17 @@ mod tests {
             size: Some(Bytes::mib(64)),
             ..Default::default()
         };
-        let plan = build_plan(&one_phase(spec), &facts(), &options()).unwrap();
+        let plan = build_plan(&one_phase(spec.clone()), &facts(), &options()).unwrap();
         assert_eq!(plan.phases[0].raw().unwrap().iodepth, 1);
         assert!(plan.notices.iter().any(|n| n.contains("--iodepth 32")));
+        // A job file's depth is named where it was said (the notice named --iodepth, which was never given),
+        // unless --iodepth overrode it.
+        let fio = JobSpec { origin: SpecOrigin::Fio { path: "/jobs/a.fio".into() }, ..one_phase(spec) };
+        let plan = build_plan(&fio, &facts(), &options()).unwrap();
+        let said = |plan: &Plan| plan.notices.iter().find(|n| n.contains("becomes 1")).cloned().unwrap();
+        assert!(said(&plan).contains("so iodepth=32 in a.fio becomes 1"), "{}", said(&plan));
+        let plan = build_plan(&fio, &facts(), &RunOptions { depth_flag: true, ..options() }).unwrap();
+        assert!(said(&plan).contains("so --iodepth 32 becomes 1"), "{}", said(&plan));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! - random phases let every worker address the whole data set;
 //! - without `--runtime` or `--io-size`, a phase does one data set's worth of I/O (fio's default).
 
-use super::build::JobContext;
+use super::build::{DepthFrom, JobContext};
 use super::defaults;
 use super::devices::devices_use;
 use super::facts::{Facts, TargetFacts};
@@ -56,7 +56,7 @@ pub(super) fn plan_raw(
     let label = || spec.name.clone().unwrap_or_else(|| format!("phase {}", index + 1));
     let fail = |message: String| PlanError(format!("{}: {message}", label()));
 
-    let (engine, iodepth) = engine_and_depth(spec, facts, notices).map_err(fail)?;
+    let (engine, iodepth) = engine_and_depth(spec, facts, &context.depth_from, notices).map_err(fail)?;
     let direct = match spec.direct {
         Some(true) => DirectMode::Required,
         Some(false) => DirectMode::Off,
@@ -95,14 +95,21 @@ pub(super) fn plan_raw(
 }
 
 /// The engine the phase asked for (or could have), and the queue depth it can keep.
-fn engine_and_depth(spec: &PhaseSpec, facts: &Facts, notices: &mut Vec<String>) -> Result<(EngineKind, u32), String> {
+/// A depth the engine cannot keep is lowered, with a notice that names where it was said (`from`).
+fn engine_and_depth(
+    spec: &PhaseSpec,
+    facts: &Facts,
+    from: &DepthFrom,
+    notices: &mut Vec<String>,
+) -> Result<(EngineKind, u32), String> {
     let engine = choose_engine(spec.engine, facts, notices)?;
     let mut iodepth = spec.iodepth.unwrap_or(defaults::IODEPTH);
     if iodepth > engine.max_queue_depth() {
         notices.push(format!(
-            "the {} engine keeps one I/O in flight per job, so --iodepth {iodepth} becomes 1; use --jobs for \
-             concurrency, or --engine io_uring",
-            engine.name()
+            "the {} engine keeps one I/O in flight per job, so {} becomes 1; use --jobs for concurrency, or \
+             --engine io_uring",
+            engine.name(),
+            from.words(iodepth)
         ));
         iodepth = engine.max_queue_depth();
     }

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::build::JobContext;
+use super::build::{DepthFrom, JobContext};
 use super::facts::{Facts, TargetFacts};
 use super::library::{Generated, generated, generated_info, is_title, title_name, user_library, zipf_of};
 use super::raw::plan_raw;
@@ -288,7 +288,7 @@ fn estimate_phases(
     for (name, rw, bs, depth) in
         [("estimate: random chunks", RwMode::RandRead, chunk, 16), ("estimate: sequential", RwMode::Read, 1 << 20, 4)]
     {
-        let context = JobContext::new(job, &single);
+        let context = JobContext { depth_from: DepthFrom::Planner, ..JobContext::new(job, &single) };
         let spec = read(name, rw, bs, depth);
         let (name, mut phase) = plan_raw(&context, 0, &spec, &single, facts, None, notices)?;
         // Planned against the first media file alone; now it reads every one of them in the whole table.

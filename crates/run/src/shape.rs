@@ -50,8 +50,11 @@ pub struct Shaper {
     /// Global set: the phase seed that every sharing worker's sequence derives from, and this worker's number.
     global_base: u64,
     member: u64,
-    /// Unique units written so far (the next unique is that index of the sequence).
+    /// Unique units written so far by a per-write shape (the next unique is that index of the sequence).
     uniques: u64,
+    /// Writes filled by address so far: a unique unit's seed carries it, as vdbench's carries the write's time
+    /// stamp, so a unique unit rewritten gets new content (a copy's seed is its set's, whatever the count).
+    writes_by_address: u64,
     last_unique: Option<u64>,
     /// Random bytes at the start of each chunk; the rest of it is zeros.
     random_per_chunk: usize,
@@ -80,6 +83,7 @@ impl Shaper {
             global_base,
             member,
             uniques: 0,
+            writes_by_address: 0,
             last_unique: None,
             random_per_chunk: ((chunk as f64) * (1.0 - shape.compress_percent / 100.0)).round() as usize,
             shape,
@@ -98,8 +102,7 @@ impl Shaper {
         }
         let unit = self.shape.unit.map_or(buffer.len(), |u| u as usize).max(1);
         if let Some(by) = self.shape.by_address {
-            // The write's own count: a unique unit rewritten gets new content, as vdbench's time stamp gives it.
-            self.uniques += 1;
+            self.writes_by_address += 1;
             let (file, first) = (file_key(at.tree, at.file), at.offset / unit as u64);
             for (i, piece) in buffer.chunks_mut(unit).enumerate() {
                 let seed = self.seed_by_address(&by, file, first + i as u64);
@@ -119,7 +122,9 @@ impl Shaper {
         let hash = address_hash(by, file, index);
         match kind_of(by, self.shape.working_set_units.unwrap_or(1), hash) {
             UnitKind::Copy(set) => mix64(SET_SALT ^ by.seed ^ set.wrapping_mul(GOLDEN)),
-            UnitKind::Unique => mix64(UNIQUE_SALT ^ hash ^ self.own.wrapping_add(self.uniques).wrapping_mul(GOLDEN)),
+            UnitKind::Unique => {
+                mix64(UNIQUE_SALT ^ hash ^ self.own.wrapping_add(self.writes_by_address).wrapping_mul(GOLDEN))
+            }
         }
     }
 
@@ -310,6 +315,23 @@ mod tests {
             let copy = unit_kind(&by, 200, file_key(3, 1), i) != UnitKind::Unique;
             assert_eq!(x == y, copy, "unit {i}");
         }
+    }
+
+    /// The by-address fill counts its writes apart from the per-write shapes' unique units (it borrowed their
+    /// counter): a unique unit rewritten at the same address is new bytes each time, a copy the same bytes.
+    #[test]
+    fn rewriting_by_address_renews_unique_units_and_keeps_copies() {
+        let by = ByAddress { unique_percent: 45.0, seed: 7 };
+        let mut shaper = Shaper::new(by_address(200), 1, 10, 0);
+        let (mut first, mut again) = (vec![0u8; 8192], vec![0u8; 8192]);
+        for i in 0..100u64 {
+            let at = Address { tree: 3, file: 1, offset: i * 8192 };
+            shaper.fill(&mut first, at);
+            shaper.fill(&mut again, at);
+            let unique = unit_kind(&by, 200, file_key(3, 1), i) == UnitKind::Unique;
+            assert_eq!(first != again, unique, "unit {i}");
+        }
+        assert_eq!((shaper.writes_by_address, shaper.uniques), (200, 0));
     }
 
     #[test]

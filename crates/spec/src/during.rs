@@ -42,6 +42,13 @@ impl Load {
     pub fn writes(self) -> bool {
         matches!(self, Load::Transcode | Load::Recording)
     }
+
+    /// The load reads the storage the viewers read: as fast as it answers (a scan, thumbnails, a parity check's
+    /// pass, the kernel's scrub) or at many times real time (a transcoder's source), so it takes the bandwidth
+    /// the viewers leave and their capacity falls. A recording only writes at its own few MB/s.
+    pub fn reads(self) -> bool {
+        !matches!(self, Load::Recording)
+    }
 }
 
 impl FromStr for Load {
@@ -126,5 +133,6 @@ mod tests {
         assert!("transcode,transcode".parse::<During>().unwrap_err().contains("twice"));
         assert!("".parse::<During>().is_err());
         assert!(Load::Recording.writes() && !Load::Thumbnails.writes() && !Load::Scrub.writes());
+        assert!(Load::Transcode.reads() && Load::Scrub.reads() && !Load::Recording.reads());
     }
 }

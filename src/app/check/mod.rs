@@ -51,7 +51,7 @@ pub fn run(args: CheckArgs) -> Result<ExitCode> {
     let started = Instant::now();
     let prepared = prepare(&args, &Share::default())?;
     if args.output.dry_run {
-        let forecast = prepared.settings.forecast_parts().beside(breaks::loads(&prepared.plan).len()).words();
+        let forecast = prepared.settings.forecast_parts().beside(&breaks::loads(&prepared.plan)).words();
         print_quietly(&format!("{}\nthe {} check takes {forecast}\n", prepared.plan, prepared.profile.name()));
         return Ok(ExitCode::SUCCESS);
     }
@@ -242,7 +242,7 @@ impl Prepared {
             "streamcap check of {} ({} profile, about {}); everything it writes goes under {}{library}",
             self.gathered.canonical.display(),
             self.profile.name(),
-            format_duration(self.settings.forecast_parts().beside(breaks::loads(&self.plan).len()).total()),
+            format_duration(self.settings.forecast_parts().beside(&breaks::loads(&self.plan)).total()),
             self.gathered.canonical.join(".streamcap").display()
         ));
         for notice in &self.plan.notices {
@@ -437,7 +437,7 @@ fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'sta
             _ => None,
         };
     }
-    let forecast = settings.forecast_parts().beside(breaks::loads(plan).len()).total();
+    let forecast = settings.forecast_parts().beside(&breaks::loads(plan)).total();
     Box::new(move |index, _phase| {
         let line = lines.get(index).cloned().flatten()?;
         if line.starts_with('[') {

@@ -184,7 +184,9 @@ impl Settings {
         let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
         let (steps, pace) = if self.confirmations == 0 { (5, 0.85) } else { (7 + 7 * self.confirmations, 1.1) };
         let step = FORMATS.iter().map(|name| self.forecast_step(&format(name))).sum::<Duration>() / 3;
-        Forecast { fixed: raw + files + library + self.estimate_time * 2, steps, step: step.mul_f64(pace) }
+        let fixed = raw + files + library + self.estimate_time * 2;
+        let failing_step = self.arrival + self.player.startup_target();
+        Forecast { fixed, steps, step: step.mul_f64(pace), failing: 0, failing_step }
     }
 
     /// How long a step of `format` lasts, and why (arrival window + buffer fill + judged playback).

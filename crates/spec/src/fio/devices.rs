@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::devices_onto::{Placed, place_onto};
 use super::ini::Location;
 use super::mapping::Job;
 use super::options::{OptionError, Problems};
@@ -122,7 +123,7 @@ fn map_devices(
             }),
         }
     }
-    if real.len() == named.len() && !super::devices_onto::place_onto(spec, job, (named, &real), phase, problems) {
+    if real.len() == named.len() && place_onto(spec, job, (named, &real), phase, problems) == Placed::OnDevices {
         if spec.target.is_none() {
             spec.target = real.first().cloned();
         }

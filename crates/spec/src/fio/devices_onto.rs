@@ -55,20 +55,37 @@ pub(super) fn file_name_of(device: &Path) -> String {
     rest.replace('/', "_")
 }
 
-/// Places a job whose devices (`named`) map onto `real`, all of them a directory or a file (the caller checked
-/// the first; [`check_onto`] reports a mix). Returns false when the job's devices map onto block devices.
+/// What [`place_onto`] did with a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Placed {
+    /// Nothing: its (first) device maps onto a block device, and the caller runs it on the devices.
+    OnDevices,
+    /// Onto the one directory: each device a data file of its name there.
+    InDirectory,
+    /// Onto the one existing file, which it reads.
+    OnFile,
+    /// Nothing: its first device maps onto a directory or a file and another elsewhere, which [`check_onto`]
+    /// refuses for the whole file.
+    Mixed,
+}
+
+/// Places a job whose devices (`named`) map onto `real`, all of them one directory or one file, and says what it
+/// did; a job on block devices is left to the caller, a mix to [`check_onto`].
 pub(super) fn place_onto(
     spec: &mut JobSpec,
     job: &Job,
     (named, real): (&[PathBuf], &[PathBuf]),
     phase: &mut PhaseSpec,
     problems: &mut Problems,
-) -> bool {
-    let Some(first) = real.first() else { return false };
+) -> Placed {
+    let Some(first) = real.first() else { return Placed::OnDevices };
     let onto = Onto::of(first);
-    if onto == Onto::Device || real.iter().any(|r| r != first) {
-        // Devices, or a mix the whole-file check names.
-        return onto != Onto::Device;
+    if onto == Onto::Device {
+        // Devices (several of them, or with a directory or a file among them, which `check_onto` refuses).
+        return Placed::OnDevices;
+    }
+    if real.iter().any(|r| r != first) {
+        return Placed::Mixed;
     }
     phase.fio.devices = None;
     if spec.target.is_none() {
@@ -78,7 +95,7 @@ pub(super) fn place_onto(
     if onto == Onto::File {
         let (job, list, file) = (&job.name, list.join(", "), first.display());
         spec.notices.push(format!("job '{job}' names {list}, mapped onto the file {file}: it reads that file"));
-        return true;
+        return Placed::OnFile;
     }
     let names: Vec<String> = named.iter().map(|n| file_name_of(n)).collect();
     spec.notices.push(format!(
@@ -104,7 +121,7 @@ pub(super) fn place_onto(
             ),
         });
     }
-    true
+    Placed::InDirectory
 }
 
 /// Every mapping that is not onto a block device is onto the one directory or file of the run (streamcap runs a
@@ -143,6 +160,40 @@ mod tests {
         let targets = Targets { given: None, devices: &devices, ordered: &[] };
         super::super::parse_fio_job_on(Path::new("/jobs/d.fio"), text, &FakeHost::default(), &targets)
             .map_err(|e| e.to_string())
+    }
+
+    /// `place_onto` says what it did (it returned a bare bool that meant "not on devices").
+    #[test]
+    fn placing_a_job_says_where_it_went() {
+        use super::super::engines::EngineUse;
+        use super::super::ini::Location;
+        use super::super::mapping::Job;
+        use super::{Placed, place_onto};
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("big");
+        std::fs::write(&file, b"x").unwrap();
+        let at = Location { file: "/jobs/d.fio".into(), line: 1 };
+        let engine = EngineUse::Io(crate::spec::EngineChoice::Sync);
+        let job = Job { name: "j".into(), at, options: Default::default(), engine, own: Vec::new() };
+        let named = [PathBuf::from("/dev/sdb"), PathBuf::from("/dev/sdc")];
+        let place = |real: [&Path; 2]| {
+            let mut spec = JobSpec {
+                origin: crate::spec::SpecOrigin::Default,
+                target: None,
+                interval: None,
+                phases: Vec::new(),
+                notices: Vec::new(),
+            };
+            let (mut phase, mut problems) = (Default::default(), Default::default());
+            let real = real.map(Path::to_path_buf);
+            let placed = place_onto(&mut spec, &job, (&named, &real), &mut phase, &mut problems);
+            (placed, spec.target)
+        };
+        let (d, loop_dev) = (dir.path(), Path::new("/dev/loop-none"));
+        assert_eq!(place([d, d]), (Placed::InDirectory, Some(d.to_path_buf())));
+        assert_eq!(place([&file, &file]), (Placed::OnFile, Some(file.clone())));
+        assert_eq!(place([loop_dev, loop_dev]), (Placed::OnDevices, None));
+        assert_eq!(place([d, &file]), (Placed::Mixed, None));
     }
 
     #[test]

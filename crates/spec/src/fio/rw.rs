@@ -108,7 +108,7 @@ pub(super) fn map_block_sizes(o: &JobOptions, rw: RwMode) -> Result<DirectedSize
             s.as_ref()
                 .map(|e| BlockSizeSpec::Split(e.iter().map(|(b, w)| (Bytes(*b), w.map(Share::percent))).collect()))
         };
-        let spec = pick(rw, convert(&v.read), convert(&v.write), said, "bssplit")?;
+        let spec = pick(rw, (convert(&v.read), convert(&v.write)), o.base, said, "bssplit")?;
         for side in [&spec.0, &spec.1] {
             if let Some(BlockSizeSpec::Split(entries)) = side {
                 BlockSizeSpec::split_weights(entries)
@@ -124,7 +124,7 @@ pub(super) fn map_block_sizes(o: &JobOptions, rw: RwMode) -> Result<DirectedSize
                 |(a, b)| if a == b { BlockSizeSpec::Fixed(Bytes(a)) } else { BlockSizeSpec::Range(Bytes(a), Bytes(b)) },
             )
         };
-        return pick(rw, convert(v.read), convert(v.write), said, "bsrange");
+        return pick(rw, (convert(v.read), convert(v.write)), o.base, said, "bsrange");
     }
     if let Some(said) = o.get("bs") {
         let v = o.per_direction("bs").expect("bs parses to sizes");
@@ -132,18 +132,35 @@ pub(super) fn map_block_sizes(o: &JobOptions, rw: RwMode) -> Result<DirectedSize
             return Err(fail(said, "bs", format!("'{}': a block size must be above zero", said.raw)));
         }
         let fixed = |b: Option<u64>| b.map(|b| BlockSizeSpec::Fixed(Bytes(b)));
-        return pick(rw, fixed(v.read), fixed(v.write), said, "bs");
+        return pick(rw, (fixed(v.read), fixed(v.write)), o.base, said, "bs");
     }
     Ok((None, None))
 }
 
+/// The sizes of the directions the mode uses. Under `kb_base=1000` a size in `k` (`bs=4k`: 4,000 bytes) is
+/// refused unless it is a whole number of 512-byte sectors: fio issues 4,000-byte reads with buffered I/O, but
+/// streamcap's offsets are whole sectors (4 KiB with direct I/O, where fio's reads of 4,000 bytes fail too).
 fn pick(
     rw: RwMode,
-    read: Option<BlockSizeSpec>,
-    write: Option<BlockSizeSpec>,
+    (read, write): DirectedSizes,
+    base: KbBase,
     said: &Said,
     option: &str,
 ) -> Result<DirectedSizes, OptionError> {
+    if base == KbBase::Decimal
+        && let Some(odd) = [&read, &write].into_iter().flatten().flat_map(sizes_of).find(|b| b.0 % SECTOR != 0)
+    {
+        return Err(fail(
+            said,
+            option,
+            format!(
+                "'{}' is {} bytes under kb_base=1000, not a whole number of 512-byte sectors, which streamcap's \
+                 offsets are (fio takes it for buffered I/O only); give sizes in KiB (bs=4KiB is 4,096 bytes \
+                 under kb_base=1000) or in bytes that are a multiple of 512, or drop kb_base=1000",
+                said.raw, odd.0
+            ),
+        ));
+    }
     match (rw.read_percent(Some(50)), read, write) {
         (100, r, _) => Ok((r, None)),
         (0, _, w) => Ok((w, None)),
@@ -186,11 +203,18 @@ pub(super) fn distribution(said: &Said, base: KbBase) -> Result<DistributionSpec
     }
 }
 
-/// `60/10:30/20:10/` (percent of the file) or `60/20g:40/100g` (fio sizes), completed as fio completes them.
+/// `60/10:30/20:10/` or `…:10` (percent of the file) or `60/20g:40/100g` (fio sizes), completed as fio
+/// completes them.
 fn zoned(text: &str, absolute: bool, base: KbBase) -> Result<DistributionSpec, String> {
     let mut raw = Vec::new();
     for part in text.split(':').map(str::trim).filter(|p| !p.is_empty()) {
-        let (access, size) = part.split_once('/').ok_or_else(|| format!("'{part}' is not access%/size"))?;
+        // fio reads a zone without '/' as one without a size: under zoned, one that takes what the others leave
+        // (as `20/` does); under zoned_abs, a zone of 0 bytes, which is a mistake more than a wish.
+        let (access, size) = match part.split_once('/') {
+            Some(pair) => pair,
+            None if !absolute => (part, ""),
+            None => return Err(format!("'{part}' has no size: give each zone as access%/size (e.g. {part}/10g)")),
+        };
         let percent = |t: &str| t.trim().parse::<f64>().map_err(|_| format!("'{t}' is not a percentage"));
         let access = if access.trim().is_empty() { None } else { Some(percent(access)?) };
         let size = match size.trim() {
@@ -204,4 +228,16 @@ fn zoned(text: &str, absolute: bool, base: KbBase) -> Result<DistributionSpec, S
         raw.push((access, size));
     }
     DistributionSpec::zones(&raw)
+}
+
+/// The smallest unit of streamcap's offsets (`plan::defaults::BUFFERED_ALIGN`).
+const SECTOR: u64 = 512;
+
+/// Every size a block-size spec names (a range by its ends: its steps are multiples of its smaller end).
+fn sizes_of(spec: &BlockSizeSpec) -> Vec<Bytes> {
+    match spec {
+        BlockSizeSpec::Fixed(b) => vec![*b],
+        BlockSizeSpec::Range(low, high) => vec![*low, *high],
+        BlockSizeSpec::Split(entries) => entries.iter().map(|(b, _)| *b).collect(),
+    }
 }

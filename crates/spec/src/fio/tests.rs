@@ -414,7 +414,13 @@ fn zoned_distributions_as_fio_completes_them() {
     let expected = [(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)]
         .map(|(a, s)| ZoneSpec { access_percent: a, size: ZoneExtent::Percent(s) })
         .to_vec();
+    assert_eq!(p.distribution, Some(DistributionSpec::Zoned(expected.clone())));
+    // fio (3.33) runs a last zone without '/' as one without a size: what the others leave.
+    let p = &parse("[j]\nrw=randread\nrandom_distribution=zoned:50/5:30/15:20\n").unwrap().phases[0];
     assert_eq!(p.distribution, Some(DistributionSpec::Zoned(expected)));
+    // Under zoned_abs fio makes it a zone of 0 bytes: refused, saying how to size it.
+    let err = error("[j]\nrw=randread\nrandom_distribution=zoned_abs:50/1g:50\n");
+    assert!(err.contains("'50' has no size: give each zone as access%/size (e.g. 50/10g)"), "{err}");
     let p = &parse("[j]\nkb_base=1000\nrw=randread\nrandom_distribution=zoned_abs:60/20g:40/100g\n").unwrap().phases[0];
     let Some(DistributionSpec::Zoned(zones)) = &p.distribution else { panic!("{:?}", p.distribution) };
     assert_eq!(zones[0].size, ZoneExtent::Bytes(Bytes(20_000_000_000)), "kb_base applies");

@@ -1,8 +1,11 @@
 //! Tests of what the fio reader refuses and how it says so when a file is hostile or mistaken: unknown options
 //! with their nearest name, job names that would name files outside the target, and files naming millions of
-//! files (each case a reader bug the fio_job fuzzer found, docs/reliability.md).
+//! files (each case a reader bug the fio_job fuzzer found, docs/reliability.md), and values fio takes that
+//! streamcap cannot run as fio would.
 
 use super::tests::{error, parse};
+use crate::spec::BlockSizeSpec;
+use crate::units::Bytes;
 
 #[test]
 fn an_unknown_option_is_reported_once_with_the_name_it_is_closest_to() {
@@ -37,4 +40,21 @@ fn the_jobs_of_one_file_name_at_most_a_million_files_together() {
     assert_eq!(lines.len(), 2, "{err}");
     assert!(lines[0].contains("line 6: job 'b': the jobs up to here name 1228800 files together"), "{err}");
     assert!(lines[1].contains("line 7: job 'c'"), "{err}");
+}
+
+/// fio issues 4,000-byte buffered reads for bs=4k under kb_base=1000 (checked with fio 3.33: 250 reads over
+/// size=1m); streamcap's offsets are whole 512-byte sectors, so the reader refuses it saying how to write it
+/// (the plan's message named "3.91 KiB" without a word of kb_base).
+#[test]
+fn kb_base_1000_block_sizes_must_be_whole_sectors() {
+    let err = error("[j]\nkb_base=1000\nrw=randread\nbs=4k\nsize=1m\n");
+    assert!(err.contains("option 'bs': '4k' is 4000 bytes under kb_base=1000"), "{err}");
+    assert!(err.contains("give sizes in KiB (bs=4KiB is 4,096 bytes"), "{err}");
+    let err = error("[j]\nkb_base=1000\nrw=randread\nbssplit=4k/50:64k/50\n");
+    assert!(err.contains("option 'bssplit'"), "{err}");
+    // Sizes that are whole sectors pass (128k is 128,000 bytes, 250 sectors), and KiB is 1024 there.
+    let p = &parse("[j]\nkb_base=1000\nrw=randread\nbs=4KiB\n").unwrap().phases[0];
+    assert_eq!(p.bs, Some(BlockSizeSpec::Fixed(Bytes(4096))));
+    let p = &parse("[j]\nkb_base=1000\nrw=read\nbsrange=128k-256k\n").unwrap().phases[0];
+    assert_eq!(p.bs, Some(BlockSizeSpec::Range(Bytes(128_000), Bytes(256_000))));
 }

@@ -235,6 +235,12 @@ fn dedup_keywords_of_an_sd_or_fsd_are_refused_by_name() {
          rd=rd1,wd=wd1,iorate=max\n",
     );
     assert!(err.contains("a dedup ratio of an sd's or fsd's own") && err.contains("sd=sd1"), "{err}");
+    // Concatenated sds too: they run as one workload and were never asked (the sd's dedupratio= was ignored).
+    let err = error(
+        "dedupratio=2,dedupunit=4k\nconcatenatesds=yes\nsd=sd1,lun=/dev/nodisk1,size=8m\n\
+         sd=sd2,lun=/dev/nodisk2,size=8m,dedupsets=10%\nwd=wd1,sd=(sd1,sd2),threads=2\nrd=rd1,wd=wd1,iorate=max\n",
+    );
+    assert!(err.contains("dedup sets of an sd's or fsd's own") && err.contains("sd=sd2"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     let fs = format!(
         "fsd=fsd1,anchor={},depth=1,width=1,files=2,size=8k,dedupsets=10%\n\

@@ -167,6 +167,8 @@ impl Mapper<'_> {
     fn concatenation_sizes(&mut self, wd: &Record, sds: &[&Record]) -> Result<Vec<Bytes>, VdbError> {
         let mut sizes = Vec::with_capacity(sds.len());
         for sd in sds {
+            // A concatenation's sds are one workload and never reach `generator`, which refuses these elsewhere.
+            super::unsupported_all(sd, super::DEDUP_PER_RECORD)?;
             if let Some((key, p)) = SD_REFUSED.iter().find_map(|k| sd.get(k).map(|p| (k, p))) {
                 return Err(fail(
                     sd,
