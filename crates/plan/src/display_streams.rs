@@ -28,7 +28,9 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
     if let Some(words) = audience_words(c) {
         writeln!(f, "  audience: {words}")?;
     }
-    if c.delivery.segment().is_some() {
+    if let Some(words) = ::streams::segmented::words_of(s.playlists()) {
+        writeln!(f, "  delivery: {words}, one request per segment (the playlists' own, whatever --delivery says)")?;
+    } else if c.delivery.segment().is_some() {
         writeln!(f, "  delivery: {}", ::streams::delivery::words(c))?;
     }
     writeln!(
@@ -136,10 +138,12 @@ fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan)
         bytes += match m {
             MediaSource::File(i) => target.files[*i as usize].size.0,
             MediaSource::Url { size, .. } => *size,
+            MediaSource::Segments(title) => title.bytes,
         };
     }
     let whose = match (&s.media[0], s.own_media) {
         (MediaSource::Url { .. }, _) => "remote, fetched in byte ranges",
+        (MediaSource::Segments(title), _) if title.playlist.starts_with("http") => "remote segments, one GET each",
         (_, true) => "written by streamcap before the phase, removed after the run",
         (_, false) => "the user's own, only read (opened read-only)",
     };

@@ -85,13 +85,20 @@ pub(super) fn media_sources(
             return Err("--library reads local media files: not with an http target (leave TARGET out)".into());
         }
         let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
-        if let Some((url, size)) = media.iter().find(|(_, size)| *size < min) {
-            return Err(format!(
-                "{} holds {size} bytes, less than one chunk ({min} bytes): give a smaller chunk",
-                url.text
-            ));
+        let mut sources = Vec::with_capacity(media.len());
+        for (url, size) in media {
+            if let Some(title) = playlist_of(facts, &url.text, config)? {
+                sources.push(title);
+                continue;
+            }
+            if *size < min {
+                return Err(format!(
+                    "{} holds {size} bytes, less than one chunk ({min} bytes): give a smaller chunk",
+                    url.text
+                ));
+            }
+            sources.push(MediaSource::Url { url: url.clone(), size: *size });
         }
-        let sources = media.iter().map(|(url, size)| MediaSource::Url { url: url.clone(), size: *size }).collect();
         return Ok(Media { sources, keys: vec![], titles: titles_of(config, media.len()), library: None });
     }
     if target.kind != TargetKind::Directory {
@@ -103,6 +110,26 @@ pub(super) fn media_sources(
         Some(dir) => users_media(dir, streams, config, target, facts, direct, notices),
         None => Ok(own_media(job, streams, config, target, facts, direct)),
     }
+}
+
+/// The media source of a file or URL that is an HLS playlist (`facts.playlists` holds it resolved): its
+/// segments, each one request. Refused when a segment holds fewer bytes than a format's bitrate needs, or more
+/// than one request may read.
+fn playlist_of(facts: &Facts, location: &str, config: &StreamsConfig) -> Result<Option<MediaSource>, String> {
+    let Some(title) = facts.playlists.iter().find(|t| t.playlist == location) else { return Ok(None) };
+    for (format, _) in &config.mix.0 {
+        title.check_rate(format.bitrate)?;
+    }
+    let most = ::streams::delivery::MAX_REQUEST_BYTES;
+    if title.largest() > most {
+        return Err(format!(
+            "{location}: a segment of {} is more than one request may read ({}): give a playlist of shorter \
+             segments",
+            Bytes(title.largest()),
+            Bytes(most)
+        ));
+    }
+    Ok(Some(MediaSource::Segments(Box::new(title.clone()))))
 }
 
 /// The titles of a library assignment over `count` files (at least one).
@@ -126,6 +153,10 @@ fn users_media(
     notices.extend(user.notices);
     let mut sources = Vec::new();
     for (path, size) in user.files {
+        if let Some(title) = playlist_of(facts, &path.display().to_string(), config)? {
+            sources.push(title);
+            continue;
+        }
         target.files.push(FilePlan { path, size: Bytes(size), created: false });
         sources.push(MediaSource::File(target.files.len() as u32 - 1));
     }

@@ -120,7 +120,9 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
             (_, false) => "buffered",
         }
     )?;
-    if streams.delivery != "direct" {
+    if let Some(words) = streams.delivery.strip_prefix("playlist: ") {
+        writeln!(out, "delivery: {words}, one request per segment")?;
+    } else if streams.delivery != "direct" {
         let segment = streams.delivery.trim_start_matches("hls:");
         writeln!(
             out,

@@ -40,6 +40,7 @@ fn media_bytes(plan: &StreamsPlan, target: &TargetPlan) -> u64 {
     let size = |m: &MediaSource| match m {
         MediaSource::File(f) => target.files[*f as usize].size.0,
         MediaSource::Url { size, .. } => *size,
+        MediaSource::Segments(title) => title.bytes,
     };
     plan.media.iter().map(size).sum()
 }
@@ -62,7 +63,10 @@ impl StreamPhase {
                 })
                 .collect(),
             chunk_bytes: config.chunk_bytes(0),
-            delivery: config.delivery.to_string(),
+            delivery: match crate::streams::segmented::words_of(plan.playlists()) {
+                Some(words) => format!("playlist: {words}"),
+                None => config.delivery.to_string(),
+            },
             buffer_s: config.buffer.as_secs_f64(),
             prebuffer_s: config.prebuffer.as_secs_f64(),
             watch_s: config.watch.as_secs_f64(),
@@ -320,7 +324,7 @@ fn remote_on_loopback(plan: &StreamsPlan) -> Option<bool> {
         .iter()
         .filter_map(|m| match m {
             MediaSource::Url { url, .. } => Some(url),
-            MediaSource::File(_) => None,
+            MediaSource::File(_) | MediaSource::Segments(_) => None,
         })
         .collect();
     (!urls.is_empty()).then(|| urls.iter().all(|u| on_loopback(&u.host)))

@@ -16,7 +16,9 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::app::facts::{Gathered, gather};
+use crate::app::playlists::{is_playlist_url, remote_playlist};
 use crate::engine::{HttpUrl, probe_size};
+use crate::streams::SegmentedTitle;
 
 /// The URLs TARGET names, or `None` for a local directory.
 pub fn remote_target(target: &Path) -> Result<Option<Vec<HttpUrl>>> {
@@ -58,7 +60,7 @@ pub fn served_from(dir: &Path, media: &[(HttpUrl, u64)]) -> Result<Gathered> {
     if !dir.is_dir() {
         bail!("--served-from {}: not a directory; give the web server's document root", dir.display());
     }
-    for (url, size) in media {
+    for (url, size) in media.iter().filter(|(url, _)| !is_playlist_url(url)) {
         let path = dir.join(url_file(url)?);
         let found = std::fs::metadata(&path).ok().filter(|m| m.is_file()).map(|m| m.len());
         if found != Some(*size) {
@@ -108,9 +110,19 @@ fn url_file(url: &HttpUrl) -> Result<PathBuf> {
     Ok(beneath)
 }
 
-/// Probes every URL's size.
-pub fn probe(urls: &[HttpUrl]) -> Result<Vec<(HttpUrl, u64)>> {
-    urls.iter().map(|url| Ok((url.clone(), probe_size(url)?))).collect()
+/// Probes every URL's size; a playlist's (`.m3u8`) is the bytes of its segments, and it comes resolved too.
+pub fn probe(urls: &[HttpUrl]) -> Result<(Vec<(HttpUrl, u64)>, Vec<SegmentedTitle>)> {
+    let (mut media, mut playlists) = (Vec::new(), Vec::new());
+    for url in urls {
+        if is_playlist_url(url) {
+            let title = remote_playlist(url)?;
+            media.push((url.clone(), title.bytes));
+            playlists.push(title);
+        } else {
+            media.push((url.clone(), probe_size(url)?));
+        }
+    }
+    Ok((media, playlists))
 }
 
 #[cfg(test)]
