@@ -149,6 +149,10 @@ fn users_media(
 ) -> Result<Media, String> {
     let listing =
         facts.media_libraries.iter().find(|(d, _)| d == dir).map(|(_, files)| files.as_slice()).unwrap_or(&[]);
+    // A playlist that cannot be played at this bitrate is the first thing to say, before how much media there is.
+    for (path, _) in listing {
+        playlist_of(facts, &path.display().to_string(), config)?;
+    }
     let user = user_library(dir, listing, config, streams.count, facts, direct)?;
     notices.extend(user.notices);
     let mut sources = Vec::new();
