@@ -17,10 +17,14 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
     };
     writeln!(f, "  {who} of {}", c.mix.label())?;
     write_step_length(f, s)?;
+    let playlists = ::streams::segmented::words_of(s.playlists());
     writeln!(
         f,
-        "  chunk {}, buffer {}, prebuffer {}, files: {}",
-        Bytes(c.chunk_bytes(0)),
+        "  {}, buffer {}, prebuffer {}, files: {}",
+        match playlists {
+            Some(_) => "requests of the playlists' segments".to_string(),
+            None => format!("chunk {}", Bytes(c.chunk_bytes(0))),
+        },
         format_duration(c.buffer),
         format_duration(c.prebuffer),
         c.assignment,
@@ -28,7 +32,7 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
     if let Some(words) = audience_words(c) {
         writeln!(f, "  audience: {words}")?;
     }
-    if let Some(words) = ::streams::segmented::words_of(s.playlists()) {
+    if let Some(words) = playlists {
         writeln!(f, "  delivery: {words}, one request per segment (the playlists' own, whatever --delivery says)")?;
     } else if c.delivery.segment().is_some() {
         writeln!(f, "  delivery: {}", ::streams::delivery::words(c))?;
