@@ -56,9 +56,12 @@ pub fn remote_playlist(url: &HttpUrl) -> Result<SegmentedTitle> {
     SegmentedTitle::resolve(&url.text, &playlist, &mut size_of).map_err(|e| anyhow!(e))
 }
 
+/// Media files with their sizes, and the playlists among them resolved.
+pub type WithPlaylists = (Vec<(PathBuf, u64)>, Vec<SegmentedTitle>);
+
 /// The user's media with its playlists resolved: each playlist one title (its size the bytes of its segments),
 /// and the files its segments name no titles of their own (a packager's `.ts` files beside their playlist).
-pub fn with_playlists(media: Vec<(PathBuf, u64)>) -> Result<(Vec<(PathBuf, u64)>, Vec<SegmentedTitle>)> {
+pub fn with_playlists(media: Vec<(PathBuf, u64)>) -> Result<WithPlaylists> {
     let mut titles = Vec::new();
     for (path, _) in media.iter().filter(|(p, _)| is_playlist(p)) {
         titles.push(local_playlist(path)?);

@@ -32,11 +32,7 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
     if let Some(words) = audience_words(c) {
         writeln!(f, "  audience: {words}")?;
     }
-    if let Some(words) = playlists {
-        writeln!(f, "  delivery: {words}, one request per segment (the playlists' own, whatever --delivery says)")?;
-    } else if c.delivery.segment().is_some() {
-        writeln!(f, "  delivery: {}", ::streams::delivery::words(c))?;
-    }
+    write_delivery(f, s, playlists)?;
     writeln!(
         f,
         "  quality target: at most {} stalled stream(s), every start-up within {}, every buffer full within {} of \
@@ -133,6 +129,19 @@ fn write_search(f: &mut fmt::Formatter<'_>, s: &StreamsPlan) -> fmt::Result {
          disagrees searches again around it); the answer is the median of the runs with their range"
     )?;
     Ok(())
+}
+
+/// The delivery line, where requests are segments: the playlists' own, or `--delivery hls:N`'s.
+fn write_delivery(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, playlists: Option<String>) -> fmt::Result {
+    match playlists {
+        Some(words) => {
+            writeln!(f, "  delivery: {words}, one request per segment (the playlists' own, whatever --delivery says)")
+        }
+        None if s.config.delivery.segment().is_some() => {
+            writeln!(f, "  delivery: {}", ::streams::delivery::words(&s.config))
+        }
+        None => Ok(()),
+    }
 }
 
 fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan) -> fmt::Result {

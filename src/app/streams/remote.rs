@@ -110,8 +110,11 @@ fn url_file(url: &HttpUrl) -> Result<PathBuf> {
     Ok(beneath)
 }
 
+/// Each URL with its size, and the playlists among them resolved.
+pub type Probed = (Vec<(HttpUrl, u64)>, Vec<SegmentedTitle>);
+
 /// Probes every URL's size; a playlist's (`.m3u8`) is the bytes of its segments, and it comes resolved too.
-pub fn probe(urls: &[HttpUrl]) -> Result<(Vec<(HttpUrl, u64)>, Vec<SegmentedTitle>)> {
+pub fn probe(urls: &[HttpUrl]) -> Result<Probed> {
     let (mut media, mut playlists) = (Vec::new(), Vec::new());
     for url in urls {
         if is_playlist_url(url) {

@@ -223,29 +223,9 @@ fn viewer_worker<'a>(
     let (plan, media) = (inputs.plan, inputs.media);
     let remote = plan.engine == EngineKind::Http;
     let largest = largest_request(viewers, &share, media);
-    let mut local_of = vec![u32::MAX; media.len()];
-    let (mut files, mut paths, mut urls) = (Vec::new(), Vec::new(), Vec::new());
-    let mut pieces = Vec::new();
-    let titles = title_files(media)?;
-    let mut placed = Vec::new();
-    for (local, &v) in share.iter().enumerate() {
-        let file = viewers[v].file as usize;
-        if remote {
-            urls.push(media[file].url.clone().ok_or("a remote phase has URLs for every file")?);
-            pieces.push(media[file].segments.as_ref().map(|t| http_pieces(t)).transpose()?);
-            paths.push(media[file].path.clone());
-        } else if media[file].segments.is_some() {
-            placed.push((local, file));
-        } else if local_of[file] == u32::MAX {
-            let path = &media[file].path;
-            let handle = open_data_file(path, OpenFor::read(inputs.direct))
-                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-            files.push(handle);
-            local_of[file] = paths.len() as u32;
-            paths.push(path.clone());
-        }
-    }
+    let Table { files, mut paths, urls, pieces, local_of, placed } = table(inputs, viewers, &share)?;
     // Segmented viewers' places follow the files opened now, one each, empty until their first request.
+    let titles = title_files(media)?;
     let mut segments = SegmentSlots::new(inputs.direct, remote);
     let mut place_of = vec![u32::MAX; share.len()];
     for &(local, file) in &placed {
@@ -283,6 +263,50 @@ fn viewer_worker<'a>(
     let settings = WorkerSettings { batch: 1, paced: true, continue_on_error: true, ..WorkerSettings::default() };
     let schedule = AnySchedule::Viewers(ViewerSchedule { viewers: scheduler, paths, segments });
     Ok(Built { engine, schedule, settings })
+}
+
+/// A scheduler thread's file table as built: the files opened (numbered locally, `local_of` by media file) and
+/// their paths, or one URL per viewer (with a playlist's pieces); and the viewers of segmented titles (by local
+/// number, with their media file), whose places come after.
+struct Table {
+    files: Vec<std::fs::File>,
+    paths: Vec<PathBuf>,
+    urls: Vec<crate::engine::HttpUrl>,
+    pieces: Vec<Option<Arc<HttpPieces>>>,
+    local_of: Vec<u32>,
+    placed: Vec<(usize, usize)>,
+}
+
+/// Opens the media the share's viewers read, or lists their URLs.
+fn table(inputs: &StepInputs<'_>, viewers: &[ViewerPlan], share: &[usize]) -> Result<Table, String> {
+    let media = inputs.media;
+    let remote = inputs.plan.engine == EngineKind::Http;
+    let mut t = Table {
+        files: Vec::new(),
+        paths: Vec::new(),
+        urls: Vec::new(),
+        pieces: Vec::new(),
+        local_of: vec![u32::MAX; media.len()],
+        placed: Vec::new(),
+    };
+    for (local, &v) in share.iter().enumerate() {
+        let file = viewers[v].file as usize;
+        if remote {
+            t.urls.push(media[file].url.clone().ok_or("a remote phase has URLs for every file")?);
+            t.pieces.push(media[file].segments.as_ref().map(|title| http_pieces(title)).transpose()?);
+            t.paths.push(media[file].path.clone());
+        } else if media[file].segments.is_some() {
+            t.placed.push((local, file));
+        } else if t.local_of[file] == u32::MAX {
+            let path = &media[file].path;
+            let handle = open_data_file(path, OpenFor::read(inputs.direct))
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            t.files.push(handle);
+            t.local_of[file] = t.paths.len() as u32;
+            t.paths.push(path.clone());
+        }
+    }
+    Ok(t)
 }
 
 /// The longest request the share's viewers make: their chunk, or the largest segment of a playlist they play
