@@ -1,7 +1,9 @@
 //! The HTTP source of the stream driver: an [`Engine`] whose "files" are viewers' keep-alive connections.
 //!
 //! A read request `{file: viewer, offset, len}` becomes `GET path` with `Range: bytes=offset-(offset+len-1)` on
-//! that viewer's connection; its completion comes when the last body byte has been read. The driver's loop is
+//! that viewer's connection; its completion comes when the last body byte has been read. A connection built with
+//! pieces (`HttpPieces`: a playlist's segments, each one `GET` made before the run) sends the piece a request's
+//! offset names instead, whole (200) or of its byte range (206). The driver's loop is
 //! the same as for files, so due times, lateness, own lag and stalls are measured by the same code.
 //!
 //! Event-driven: every socket is non-blocking and registered (level-triggered) with one epoll per scheduler
