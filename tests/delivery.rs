@@ -22,6 +22,22 @@ fn segment() -> u64 {
     segment_bytes(Duration::from_secs(2), Bitrate(BITRATE))
 }
 
+/// The result of `count` viewers of 4 Mbit/s for 4 s, each on its own URL of `list` (a URL list's text), with
+/// `more` flags.
+fn stream_urls(list: &str, count: u32, more: &[&str]) -> serde_json::Value {
+    let out = tempfile::tempdir().unwrap();
+    let urls = out.path().join("urls.txt");
+    std::fs::write(&urls, list).unwrap();
+    let json = out.path().join("r.json");
+    streamcap()
+        .args(["streams", urls.to_str().unwrap(), "--bitrate", "4Mbit", "--count", &count.to_string()])
+        .args(["--files", "each", "--duration", "4s", "--quiet", "--no-history", "--json", json.to_str().unwrap()])
+        .args(more)
+        .assert()
+        .success();
+    read_json(&json)
+}
+
 /// The bounds of the arithmetic for one viewer of a step, widened by one request either way.
 fn bounds(stream: &serde_json::Value, buffer_s: f64) -> (f64, f64) {
     let media = Duration::from_secs_f64(segment() as f64 * 8.0 / BITRATE as f64);
@@ -40,16 +56,8 @@ fn hls_segments_from_nginx_are_one_get_each_as_many_as_the_arithmetic_says() {
         list.push_str(&nginx.url(name));
         list.push('\n');
     }
-    let out = tempfile::tempdir().unwrap();
-    let urls = out.path().join("urls.txt");
-    std::fs::write(&urls, list).unwrap();
-    let json = out.path().join("r.json");
-    streamcap()
-        .args(["streams", urls.to_str().unwrap(), "--bitrate", "4Mbit", "--count", "3", "--files", "each"])
-        .args(["--delivery", "hls:2", "--duration", "4s", "--quiet", "--json", json.to_str().unwrap()])
-        .assert()
-        .success();
-    let streams = &read_json(&json)["streams"];
+    let result = stream_urls(&list, 3, &["--delivery", "hls:2"]);
+    let streams = &result["streams"];
     assert_eq!(streams["delivery"], "hls:2");
     assert_eq!(streams["chunk_bytes"], segment());
     let step = &streams["steps"][0];
@@ -322,16 +330,8 @@ fn a_playlist_served_by_nginx_is_one_get_per_segment_file_in_order() {
         list.push_str(&nginx.url(&format!("{prefix}.m3u8")));
         list.push('\n');
     }
-    let out = tempfile::tempdir().unwrap();
-    let urls = out.path().join("urls.txt");
-    std::fs::write(&urls, list).unwrap();
-    let json = out.path().join("r.json");
-    streamcap()
-        .args(["streams", urls.to_str().unwrap(), "--bitrate", "4Mbit", "--count", "2", "--files", "each"])
-        .args(["--duration", "4s", "--quiet", "--no-history", "--json", json.to_str().unwrap()])
-        .assert()
-        .success();
-    let streams = &read_json(&json)["streams"];
+    let result = stream_urls(&list, 2, &[]);
+    let streams = &result["streams"];
     assert_eq!(streams["delivery"], "playlist: segment files from 2 playlists, 24 segments of ~2 s");
     let step = &streams["steps"][0];
     assert_eq!((step["streams_stalled"].as_u64(), step["errors"].as_u64()), (Some(0), Some(0)), "{step}");
