@@ -364,6 +364,18 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_is_a_whole_get_or_the_range_of_its_bytes() {
+        let u: HttpUrl = "http://h:81/film/s-001.ts".parse().unwrap();
+        let whole = HttpPiece::new(&u, None, 1_003_520);
+        let text = String::from_utf8(whole.request.clone()).unwrap();
+        assert!(text.starts_with("GET /film/s-001.ts HTTP/1.1\r\nHost: h:81\r\nUser-Agent"), "{text}");
+        assert_eq!((whole.range, whole.len), (None, 1_003_520));
+        let ranged = HttpPiece::new(&u, Some((1000, 2000)), 2000);
+        assert_eq!(ranged.range, Some((1000, 2999)));
+        assert!(String::from_utf8(ranged.request).unwrap().contains("Range: bytes=1000-2999\r\n"));
+    }
+
+    #[test]
     fn a_partial_content_head_gives_length_range_and_keep_alive() {
         let raw = b"HTTP/1.1 206 Partial Content\r\nServer: nginx\r\nContent-Length: 4096\r\n\
                     Content-Range: bytes 4096-8191/1048576\r\nConnection: keep-alive\r\n\r\nBODY";

@@ -30,6 +30,14 @@ pub fn remote_target(target: &Path) -> Result<Option<Vec<HttpUrl>>> {
     if !target.is_file() {
         return Ok(None);
     }
+    if crate::app::playlists::is_playlist(target) {
+        bail!(
+            "{} is a local playlist: give it as --library {} with a directory as TARGET (nothing is written \
+             into the library), or its http:// URL as TARGET",
+            target.display(),
+            target.display()
+        );
+    }
     let list = crate::limits::read_text_file(target, crate::limits::MAX_INPUT_FILE_BYTES)
         .with_context(|| format!("cannot read {}", target.display()))?;
     let mut urls = Vec::new();
