@@ -4,7 +4,7 @@
 //! the file table read-only, or remote URLs), and the raw-rate phases of the estimate over them. Pure, like all
 //! planning.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::build::JobContext;
 use super::facts::{Facts, TargetFacts};
@@ -149,11 +149,8 @@ fn users_media(
 ) -> Result<Media, String> {
     let listing =
         facts.media_libraries.iter().find(|(d, _)| d == dir).map(|(_, files)| files.as_slice()).unwrap_or(&[]);
-    // A playlist that cannot be played at this bitrate is the first thing to say, before how much media there is.
-    for (path, _) in listing {
-        playlist_of(facts, &path.display().to_string(), config)?;
-    }
-    let user = user_library(dir, listing, config, streams.count, facts, direct)?;
+    let listing = playable(dir, listing, config, facts, notices)?;
+    let user = user_library(dir, &listing, config, streams.count, facts, direct)?;
     notices.extend(user.notices);
     let mut sources = Vec::new();
     for (path, size) in user.files {
@@ -166,6 +163,40 @@ fn users_media(
     }
     let keys = (0..sources.len() as u32).map(MediaKey::Title).collect();
     Ok(Media { titles: titles_of(config, sources.len()), sources, keys, library: Some(user.info) })
+}
+
+/// The library's files less its playlists that cannot be played at the phase's bitrates (their segments hold
+/// fewer bytes than a bitrate needs), said in `notices`: a library holds playlists of several bitrates, and a
+/// check plays every format over it. Refused, with the first playlist's reason, when nothing is left: the
+/// first thing to say, before how much media there is.
+fn playable(
+    dir: &Path,
+    listing: &[(PathBuf, u64)],
+    config: &StreamsConfig,
+    facts: &Facts,
+    notices: &mut Vec<String>,
+) -> Result<Vec<(PathBuf, u64)>, String> {
+    let mut refused: Option<String> = None;
+    let mut skipped = 0;
+    let mut kept = Vec::with_capacity(listing.len());
+    for (path, size) in listing {
+        match playlist_of(facts, &path.display().to_string(), config) {
+            Ok(_) => kept.push((path.clone(), *size)),
+            Err(e) => {
+                skipped += 1;
+                refused.get_or_insert(e);
+            }
+        }
+    }
+    match refused {
+        Some(why) if kept.is_empty() => Err(why),
+        Some(why) => {
+            notices
+                .push(format!("{skipped} playlist(s) under {} are not played at this bitrate: {why}", dir.display()));
+            Ok(kept)
+        }
+        None => Ok(kept),
+    }
 }
 
 /// streamcap's own media, found in the target's file table by name: the library's titles, or the test files
