@@ -261,6 +261,7 @@ fn a_local_playlist_plays_its_segment_files_one_read_each_and_leaves_them_untouc
         .success();
     let streams = &read_json(&json)["streams"];
     assert_eq!(streams["delivery"], "playlist: segment files from a playlist, 24 segments of ~2 s");
+    assert_eq!(streams["chunk_bytes"], segment(), "the largest segment stands for the chunk");
     let step = &streams["steps"][0];
     assert_eq!((step["streams_stalled"].as_u64(), step["errors"].as_u64()), (Some(0), Some(0)), "{step}");
     let requests = step["requests"].as_u64().unwrap();

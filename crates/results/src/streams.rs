@@ -17,7 +17,8 @@ pub struct StreamsResult {
     pub label: String,
     /// Each format of the mix with its bitrate and share of the viewers.
     pub formats: Vec<FormatShare>,
-    /// Bytes per chunk of the first format (others scale with their bitrate when the chunk is given in seconds).
+    /// Bytes per chunk of the first format (others scale with their bitrate when the chunk is given in seconds);
+    /// with titles that are playlists, their largest segment (page-rounded).
     pub chunk_bytes: u64,
     /// How requests were shaped: "direct" (a request of `chunk_bytes`), "hls:N" (one request per segment of N
     /// seconds of media, `chunk_bytes` each), or "playlist: …" (titles that are HLS playlists, one request per
