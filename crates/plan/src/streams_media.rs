@@ -386,3 +386,45 @@ mod tests {
         assert_eq!(covered, 79);
     }
 }
+
+#[cfg(test)]
+mod playlist_tests {
+    use super::*;
+    use ::streams::{SegmentSource, SegmentedTitle, TitleSegment};
+    use std::time::Duration;
+
+    /// A playlist of four 2 s segments of `bytes` each.
+    fn title(path: &str, bytes: u64) -> SegmentedTitle {
+        let segment = TitleSegment { source: 0, offset: 0, len: bytes, ranged: false, media: Duration::from_secs(2) };
+        SegmentedTitle {
+            playlist: path.into(),
+            segments: vec![segment; 4],
+            sources: vec![SegmentSource::File(format!("{path}.ts").into())],
+            segment_count: 4,
+            segment_s: 2.0,
+            bytes: 4 * bytes,
+        }
+    }
+
+    /// A library of a 4 Mbit/s and an 8 Mbit/s playlist: at 8 Mbit/s the first is passed over with a notice;
+    /// at 16 Mbit/s neither plays, and the refusal says why.
+    #[test]
+    fn playlists_too_short_for_the_bitrate_are_passed_over_or_refused_when_none_is_left() {
+        let facts = Facts {
+            playlists: vec![title("/m/low.m3u8", 1_000_000), title("/m/high.m3u8", 2_000_000)],
+            ..Facts::directory(None)
+        };
+        let listing = vec![(PathBuf::from("/m/low.m3u8"), 4_000_000), (PathBuf::from("/m/high.m3u8"), 8_000_000)];
+        let config = |bitrate: &str| {
+            let spec = StreamsSpec { format: Some(bitrate.parse().unwrap()), ..StreamsSpec::default() };
+            super::super::streams::streams_config(&spec, None)
+        };
+        let mut notices = Vec::new();
+        let kept = playable(Path::new("/m"), &listing, &config("8Mbit"), &facts, &mut notices).unwrap();
+        assert_eq!(kept, [(PathBuf::from("/m/high.m3u8"), 8_000_000)]);
+        assert!(notices[0].contains("1 playlist(s) under /m are not played at this bitrate"), "{notices:?}");
+        assert!(notices[0].contains("/m/low.m3u8.ts holds"), "{notices:?}");
+        let e = playable(Path::new("/m"), &listing, &config("16Mbit"), &facts, &mut notices).unwrap_err();
+        assert!(e.contains("shorter in bytes than the bitrate"), "{e}");
+    }
+}
