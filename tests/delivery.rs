@@ -228,6 +228,27 @@ fn playlist_bounds(stream: &serde_json::Value, buffer_s: f64) -> (f64, f64) {
     (low - 1.0, high + 1.0)
 }
 
+/// The result of two viewers of 4 Mbit/s for 4 s of `library` (a directory or a playlist), from `work`.
+fn play_library(work: &std::path::Path, library: &std::path::Path) -> serde_json::Value {
+    let json = work.parent().unwrap().join("r.json");
+    streamcap()
+        .args(["streams", work.to_str().unwrap(), "--library", library.to_str().unwrap(), "--bitrate", "4Mbit"])
+        .args(["--count", "2", "--duration", "4s", "--quiet", "--no-history", "--json", json.to_str().unwrap()])
+        .assert()
+        .success();
+    read_json(&json)
+}
+
+/// Every viewer of the first step made as many requests as the arithmetic of 2 s segments says, each `bytes`.
+fn each_viewer_as_the_arithmetic_says(streams: &serde_json::Value, bytes: u64) {
+    for stream in streams["steps"][0]["per_stream"].as_array().unwrap() {
+        let (low, high) = playlist_bounds(stream, streams["buffer_s"].as_f64().unwrap());
+        let made = stream["requests"].as_f64().unwrap();
+        assert!((low..=high).contains(&made), "{made} requests, the arithmetic {low}..{high}: {stream}");
+        assert_eq!(stream["bytes"].as_u64(), Some(stream["requests"].as_u64().unwrap() * bytes));
+    }
+}
+
 /// Every file of `dir` with its size, modification time and contents.
 fn snapshot(dir: &std::path::Path) -> Vec<(String, u64, std::time::SystemTime, Vec<u8>)> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
@@ -253,13 +274,8 @@ fn a_local_playlist_plays_its_segment_files_one_read_each_and_leaves_them_untouc
     std::fs::create_dir_all(&work).unwrap();
     segmented_title(&library, "film", 24);
     let before = snapshot(&library);
-    let json = dir.path().join("r.json");
-    streamcap()
-        .args(["streams", work.to_str().unwrap(), "--library", library.to_str().unwrap(), "--bitrate", "4Mbit"])
-        .args(["--count", "2", "--duration", "4s", "--quiet", "--no-history", "--json", json.to_str().unwrap()])
-        .assert()
-        .success();
-    let streams = &read_json(&json)["streams"];
+    let result = play_library(&work, &library);
+    let streams = &result["streams"];
     assert_eq!(streams["delivery"], "playlist: segment files from a playlist, 24 segments of ~2 s");
     assert_eq!(streams["chunk_bytes"], segment(), "the largest segment stands for the chunk");
     let step = &streams["steps"][0];
@@ -271,12 +287,7 @@ fn a_local_playlist_plays_its_segment_files_one_read_each_and_leaves_them_untouc
     let read = step["read_bytes"].as_u64().unwrap();
     assert_eq!(read % segment(), 0, "{step}");
     assert!((requests..=requests + 2).contains(&(read / segment())), "{read} bytes, {requests} requests: {step}");
-    for stream in step["per_stream"].as_array().unwrap() {
-        let (low, high) = playlist_bounds(stream, streams["buffer_s"].as_f64().unwrap());
-        let made = stream["requests"].as_f64().unwrap();
-        assert!((low..=high).contains(&made), "{made} requests, the arithmetic {low}..{high}: {stream}");
-        assert_eq!(stream["bytes"].as_u64(), Some(stream["requests"].as_u64().unwrap() * segment()));
-    }
+    each_viewer_as_the_arithmetic_says(streams, segment());
     assert!(snapshot(&library) == before, "the segment files and the playlist are untouched");
 }
 
@@ -342,22 +353,12 @@ fn a_local_playlist_of_byte_ranges_reads_each_range_once() {
     }
     let playlist = library.join("br.m3u8");
     std::fs::write(&playlist, text + "#EXT-X-ENDLIST\n").unwrap();
-    let json = dir.path().join("r.json");
-    streamcap()
-        .args(["streams", work.to_str().unwrap(), "--library", playlist.to_str().unwrap(), "--bitrate", "4Mbit"])
-        .args(["--count", "2", "--duration", "4s", "--quiet", "--no-history", "--json", json.to_str().unwrap()])
-        .assert()
-        .success();
-    let streams = &read_json(&json)["streams"];
+    let result = play_library(&work, &playlist);
+    let streams = &result["streams"];
     assert_eq!(streams["delivery"], "playlist: byte ranges from a playlist, 20 segments of ~2 s");
     let step = &streams["steps"][0];
     assert_eq!((step["streams_stalled"].as_u64(), step["errors"].as_u64()), (Some(0), Some(0)), "{step}");
-    for stream in step["per_stream"].as_array().unwrap() {
-        let (low, high) = playlist_bounds(stream, streams["buffer_s"].as_f64().unwrap());
-        let made = stream["requests"].as_f64().unwrap();
-        assert!((low..=high).contains(&made), "{made} requests, the arithmetic {low}..{high}: {stream}");
-        assert_eq!(stream["bytes"].as_u64(), Some(stream["requests"].as_u64().unwrap() * range));
-    }
+    each_viewer_as_the_arithmetic_says(streams, range);
 }
 
 /// A playlist served by the test's own nginx (`TARGET` a list of `.m3u8` URLs): nginx's access log shows one
