@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow, bail};
 
 use crate::engine::{HttpUrl, fetch_text, probe_size};
-use crate::streams::SegmentedTitle;
 use crate::streams::playlist::parse;
+use crate::streams::{SegmentSource, SegmentedTitle};
 
 /// Whether `path` names an HLS playlist by its extension.
 pub fn is_playlist(path: &Path) -> bool {
@@ -77,6 +77,28 @@ pub fn with_playlists(media: Vec<(PathBuf, u64)>) -> Result<WithPlaylists> {
         })
         .collect();
     Ok((listing, titles))
+}
+
+/// What the plan says of playlists whose segment files are on a filesystem that refuses direct I/O (tmpfs):
+/// the viewers read them buffered (`run/streams/segments.rs` falls back at the first EINVAL), and a cache may
+/// serve them.
+pub fn buffered_notices(titles: &[SegmentedTitle]) -> Vec<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuses = |path: &Path| {
+        let opened = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path);
+        opened.is_err_and(|e| e.raw_os_error() == Some(libc::EINVAL))
+    };
+    titles
+        .iter()
+        .filter(|t| matches!(t.sources.first(), Some(SegmentSource::File(first)) if refuses(first)))
+        .map(|t| {
+            format!(
+                "the segment files of {} are on a filesystem that refuses direct I/O: they are read buffered, and \
+                 the page cache may serve them",
+                t.playlist
+            )
+        })
+        .collect()
 }
 
 /// `--library FILE.m3u8`: the one playlist as a library of one title, in its directory.

@@ -124,6 +124,7 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
         job.notices.extend(other_filesystem(&gathered, &canonical));
         // A library's HLS playlists are titles played segment by segment, as `streams` plays them.
         let (files, playlists) = super::playlists::with_playlists(files)?;
+        job.notices.extend(super::playlists::buffered_notices(&playlists));
         gathered.facts.media_libraries.push((canonical, files));
         gathered.facts.playlists.extend(playlists);
     }

@@ -139,7 +139,7 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
         target: Some(target.to_path_buf()),
         interval: None,
         phases: with_alone(phase),
-        notices: Vec::new(),
+        notices: super::playlists::buffered_notices(&playlists),
     };
     let touches_library =
         library.as_ref().is_some_and(|(lib, _)| std::fs::canonicalize(target).is_ok_and(|t| t.starts_with(lib)));
