@@ -256,7 +256,7 @@ pub(super) struct Site {
 fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Site> {
     if let Some(urls) = remote::remote_target(target)? {
         let (media, playlists) = remote::probe(&urls)?;
-        let served_from = served_from.map(|dir| remote::served_from(dir, &media)).transpose()?;
+        let served_from = served_from.map(|dir| remote::served_from(dir, (&media, &playlists))).transpose()?;
         let text = target.display().to_string();
         let facts = Facts {
             target: TargetFacts::Remote { text: text.clone(), media },
