@@ -114,6 +114,7 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
         anchors: Vec::new(),
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         media_libraries: Vec::new(),
+        playlists: Vec::new(),
         limits: resource_limits(),
         mirrors: pool.as_ref().and_then(mirrors),
         scrub,

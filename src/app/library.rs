@@ -66,7 +66,7 @@ pub fn walk(dir: &Path) -> Result<Listing> {
             if !meta.is_file() {
                 continue;
             }
-            if is_media(&path) {
+            if is_media(&path) || super::playlists::is_playlist(&path) {
                 listing.media.push((path, meta.len()));
             } else {
                 listing.other_files += 1;
@@ -88,6 +88,9 @@ pub fn open_library(dir: &Path) -> Result<(PathBuf, Vec<(PathBuf, u64)>)> {
         ),
         _ => anyhow::Error::new(e).context(format!("cannot look at --library {}", dir.display())),
     })?;
+    if !meta.is_dir() && super::playlists::is_playlist(dir) {
+        return super::playlists::one_playlist(dir);
+    }
     if !meta.is_dir() {
         bail!(
             "--library {} is a file, not a directory: give the directory that holds your media files (streamcap \

@@ -13,6 +13,7 @@ mod observer;
 mod output;
 mod outputs;
 mod plan_cmd;
+mod playlists;
 mod report;
 mod run;
 mod stale;

@@ -147,6 +147,11 @@ impl Nginx {
         std::fs::write(self.dir.path().join("root").join(name), data).unwrap();
     }
 
+    /// Writes `contents` as `name` under its own `root` directory (a playlist).
+    pub fn file(&self, name: &str, contents: &[u8]) {
+        std::fs::write(self.dir.path().join("root").join(name), contents).unwrap();
+    }
+
     pub fn access_log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("access.log")).unwrap_or_default()
     }

@@ -1,7 +1,9 @@
 //! The HTTP source of the stream driver: an [`Engine`] whose "files" are viewers' keep-alive connections.
 //!
 //! A read request `{file: viewer, offset, len}` becomes `GET path` with `Range: bytes=offset-(offset+len-1)` on
-//! that viewer's connection; its completion comes when the last body byte has been read. The driver's loop is
+//! that viewer's connection; its completion comes when the last body byte has been read. A connection built with
+//! pieces (`HttpPieces`: a playlist's segments, each one `GET` made before the run) sends the piece a request's
+//! offset names instead, whole (200) or of its byte range (206). The driver's loop is
 //! the same as for files, so due times, lateness, own lag and stalls are measured by the same code.
 //!
 //! Event-driven: every socket is non-blocking and registered (level-triggered) with one epoll per scheduler
@@ -28,7 +30,9 @@ use rustix::buffer::spare_capacity;
 use rustix::event::{Timespec, epoll};
 use rustix::fd::OwnedFd;
 
-use super::http_wire::{HttpError, HttpUrl, MAX_HEAD, head_end, parse_head, write_request};
+use std::sync::Arc;
+
+use super::http_wire::{HttpError, HttpPieces, HttpUrl, MAX_HEAD, head_end, parse_head, write_request};
 use super::tls::Wire;
 use super::{Caps, Completion, Engine, EngineError, EngineKind, FileTable, Request, Wait};
 
@@ -75,6 +79,10 @@ struct Conn {
     /// Times the current request was sent again on a fresh connection.
     retried: u8,
     close_after: bool,
+    /// A playlist's segments, when this connection fetches them (a request's offset names one), and the one
+    /// in flight.
+    pieces: Option<Arc<HttpPieces>>,
+    piece: Option<usize>,
 }
 
 /// See the module documentation.
@@ -115,6 +123,8 @@ impl HttpEngine {
                 body_left: 0,
                 retried: 0,
                 close_after: false,
+                pieces: None,
+                piece: None,
             });
         }
         Ok(HttpEngine {
@@ -127,6 +137,15 @@ impl HttpEngine {
             in_flight: 0,
             slots,
         })
+    }
+
+    /// Connection i fetches `pieces[i]`, where there is one, instead of byte ranges of its URL: a request's
+    /// offset then names the piece, whose `GET` was made before the run (nothing is formatted per request).
+    pub fn with_pieces(mut self, pieces: Vec<Option<Arc<HttpPieces>>>) -> HttpEngine {
+        for (conn, pieces) in self.conns.iter_mut().zip(pieces) {
+            conn.pieces = pieces;
+        }
+        self
     }
 
     /// Sends (the rest of) connection `c`'s request; watches for writability while the socket is full.
@@ -164,8 +183,16 @@ impl HttpEngine {
             conn.watching_out = false;
             conn.close_after = false;
         }
-        let last = conn.offset + u64::from(conn.expected) - 1;
-        write_request(&mut conn.request, &conn.url, &conn.host_header, Some((conn.offset, last)));
+        match (&conn.pieces, conn.piece) {
+            (Some(pieces), Some(p)) => {
+                conn.request.clear();
+                conn.request.extend_from_slice(&pieces.0[p].request);
+            }
+            _ => {
+                let last = conn.offset + u64::from(conn.expected) - 1;
+                write_request(&mut conn.request, &conn.url, &conn.host_header, Some((conn.offset, last)));
+            }
+        }
         conn.sent = 0;
         conn.head.clear();
         conn.phase = Phase::Head;
@@ -220,16 +247,20 @@ impl HttpEngine {
                 return Ok(());
             };
             let head = parse_head(&conn.head[..end])?;
-            let last = conn.offset + u64::from(conn.expected) - 1;
-            match head.status {
-                206 => {}
-                200 => return Err("the server ignored the Range header (200 OK with the whole file)".into()),
-                s => return Err(format!("the server answered HTTP {s} {}", head.reason)),
+            let range = conn.asked_range();
+            match (head.status, range) {
+                (206, Some(_)) | (200, None) => {}
+                (200, Some(_)) => {
+                    return Err("the server ignored the Range header (200 OK with the whole file)".into());
+                }
+                (s, _) => return Err(format!("the server answered HTTP {s} {}", head.reason)),
             }
-            if head.content_range.is_some_and(|(first, l, _)| (first, l) != (conn.offset, last)) {
-                return Err(format!("asked for bytes {}-{last}, got {:?}", conn.offset, head.content_range));
+            if let Some((first, last)) = range
+                && head.content_range.is_some_and(|(f, l, _)| (f, l) != (first, last))
+            {
+                return Err(format!("asked for bytes {first}-{last}, got {:?}", head.content_range));
             }
-            conn.body_left = head.content_length.ok_or("a 206 response without Content-Length")?;
+            conn.body_left = head.content_length.ok_or("a response without Content-Length")?;
             if conn.body_left != u64::from(conn.expected) {
                 return Err(format!("asked for {} bytes, the response holds {}", conn.expected, conn.body_left));
             }
@@ -281,15 +312,33 @@ impl HttpEngine {
             let _ = epoll::delete(&self.epoll, &old);
         }
         conn.phase = Phase::Idle;
-        let last = conn.offset + u64::from(conn.expected).max(1) - 1;
         let slot = conn.slot;
-        self.failures[slot as usize] = Some(format!("GET {} (bytes {}-{last}): {what}", conn.url, conn.offset));
+        let asked = match (conn.asked_range(), &conn.pieces, conn.piece) {
+            (Some((first, last)), _, _) => format!(" (bytes {first}-{last})"),
+            _ => String::new(),
+        };
+        let url = match (&conn.pieces, conn.piece) {
+            (Some(pieces), Some(p)) => pieces.0[p].url.as_str(),
+            _ => conn.url.text.as_str(),
+        };
+        self.failures[slot as usize] = Some(format!("GET {url}{asked}: {what}"));
         self.finish(slot, Err(EPROTO));
     }
 
     fn finish(&mut self, slot: u32, result: Result<u32, i32>) {
         self.in_flight -= 1;
         self.ready.push(Completion { slot, result });
+    }
+}
+
+impl Conn {
+    /// The byte range the request in flight asks for (first and last, inclusive): its own, or its piece's;
+    /// `None` for a piece that is a whole resource.
+    fn asked_range(&self) -> Option<(u64, u64)> {
+        match (&self.pieces, self.piece) {
+            (Some(pieces), Some(p)) => pieces.0[p].range,
+            _ => Some((self.offset, self.offset + u64::from(self.expected).max(1) - 1)),
+        }
     }
 }
 
@@ -314,6 +363,7 @@ impl Engine for HttpEngine {
             let conn = &mut self.conns[c];
             debug_assert_eq!(conn.phase, Phase::Idle, "one request per connection");
             (conn.slot, conn.offset, conn.expected, conn.retried) = (r.slot, r.offset, r.len.max(1), 0);
+            conn.piece = conn.pieces.as_ref().map(|_| r.offset as usize);
             self.in_flight += 1;
             if let Err(e) = self.start(c, false) {
                 self.fail(c, e);

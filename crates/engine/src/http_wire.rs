@@ -137,8 +137,39 @@ impl HttpUrl {
 /// Writes a request for `url` into `out` (cleared first; no allocation once `out` has grown): a `GET` of
 /// `range` (first and last byte, inclusive) or, without a range, a `HEAD`.
 pub fn write_request(out: &mut Vec<u8>, url: &HttpUrl, host_header: &str, range: Option<(u64, u64)>) {
+    write_method(out, if range.is_some() { "GET" } else { "HEAD" }, url, host_header, range);
+}
+
+/// A piece a connection fetches by its number (a playlist's segment): its `GET`, made once before the run, and
+/// the bytes its body holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpPiece {
+    /// The URL's text, for messages.
+    pub url: String,
+    /// The whole request, sent as it is.
+    pub request: Vec<u8>,
+    /// The range asked (first and last byte, inclusive): answered 206; `None`: the whole resource, 200.
+    pub range: Option<(u64, u64)>,
+    /// Bytes of the body.
+    pub len: u64,
+}
+
+impl HttpPiece {
+    /// A `GET` of `url`, of `len` bytes from `range`'s offset when given, else of the whole resource.
+    pub fn new(url: &HttpUrl, range: Option<(u64, u64)>, len: u64) -> HttpPiece {
+        let range = range.map(|(offset, len)| (offset, offset + len.max(1) - 1));
+        let mut request = Vec::new();
+        write_method(&mut request, "GET", url, &url.host_header(), range);
+        HttpPiece { url: url.text.clone(), request, range, len }
+    }
+}
+
+/// The pieces of one connection, by number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpPieces(pub Vec<HttpPiece>);
+
+fn write_method(out: &mut Vec<u8>, method: &str, url: &HttpUrl, host_header: &str, range: Option<(u64, u64)>) {
     out.clear();
-    let method = if range.is_some() { "GET" } else { "HEAD" };
     // Writing to a Vec cannot fail.
     let _ = write!(out, "{method} {} HTTP/1.1\r\nHost: {host_header}\r\n", url.path);
     if let Some((first, last)) = range {
@@ -234,14 +265,49 @@ pub fn probe_size(url: &HttpUrl) -> Result<u64, HttpError> {
     }
 }
 
+/// The body of a `GET` of `url` as text (a playlist), at most `most` bytes; a status other than 200 is an error
+/// naming the URL and the status.
+pub fn fetch_text(url: &HttpUrl, most: u64) -> Result<String, HttpError> {
+    let protocol = |what: String| HttpError::Protocol { url: url.text.clone(), what };
+    let io = |cause| HttpError::Io { url: url.text.clone(), cause };
+    let (head, mut body, mut stream) = open_exchange(url, "GET", None)?;
+    if head.status != 200 {
+        return Err(HttpError::Status { url: url.text.clone(), status: head.status, reason: head.reason });
+    }
+    let length = head.content_length.ok_or_else(|| protocol("a playlist without Content-Length".into()))?;
+    if length > most {
+        return Err(protocol(format!("{length} bytes, more than a playlist streamcap reads ({most})")));
+    }
+    let mut chunk = [0u8; 4096];
+    while (body.len() as u64) < length {
+        let n = stream.read(&mut chunk).map_err(io)?;
+        if n == 0 {
+            return Err(protocol("the server closed the connection before the whole playlist came".into()));
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    body.truncate(length as usize);
+    String::from_utf8(body).map_err(|_| protocol("the playlist is not UTF-8 text".into()))
+}
+
 /// One request on a fresh connection; returns the head and drops the connection (and any body).
 fn exchange(url: &HttpUrl, range: Option<(u64, u64)>) -> Result<Head, HttpError> {
+    let method = if range.is_some() { "GET" } else { "HEAD" };
+    let (head, _, _) = open_exchange(url, method, range)?;
+    if !(200..300).contains(&head.status) {
+        return Err(HttpError::Status { url: url.text.clone(), status: head.status, reason: head.reason });
+    }
+    Ok(head)
+}
+
+/// One request on a fresh connection: the head, the body bytes read with it, and the connection.
+fn open_exchange(url: &HttpUrl, method: &str, range: Option<(u64, u64)>) -> Result<(Head, Vec<u8>, Wire), HttpError> {
     let io = |cause| HttpError::Io { url: url.text.clone(), cause };
     let mut stream = url.connect()?;
     stream.tcp().set_read_timeout(Some(CONNECT_TIMEOUT)).map_err(io)?;
     stream.tcp().set_write_timeout(Some(CONNECT_TIMEOUT)).map_err(io)?;
     let mut request = Vec::new();
-    write_request(&mut request, url, &url.host_header(), range);
+    write_method(&mut request, method, url, &url.host_header(), range);
     stream.write_all(&request).map_err(io)?;
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
@@ -262,10 +328,7 @@ fn exchange(url: &HttpUrl, range: Option<(u64, u64)>) -> Result<Head, HttpError>
         buf.extend_from_slice(&chunk[..n]);
     };
     let head = parse_head(&buf[..end]).map_err(|what| HttpError::Protocol { url: url.text.clone(), what })?;
-    if !(200..300).contains(&head.status) {
-        return Err(HttpError::Status { url: url.text.clone(), status: head.status, reason: head.reason });
-    }
-    Ok(head)
+    Ok((head, buf.split_off(end), stream))
 }
 
 #[cfg(test)]
@@ -298,6 +361,18 @@ mod tests {
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("GET /a%20b HTTP/1.1\r\nHost: h:81\r\nRange: bytes=4096-8191\r\n"), "{text}");
         assert!(text.ends_with("\r\n\r\n"));
+    }
+
+    #[test]
+    fn a_piece_is_a_whole_get_or_the_range_of_its_bytes() {
+        let u: HttpUrl = "http://h:81/film/s-001.ts".parse().unwrap();
+        let whole = HttpPiece::new(&u, None, 1_003_520);
+        let text = String::from_utf8(whole.request.clone()).unwrap();
+        assert!(text.starts_with("GET /film/s-001.ts HTTP/1.1\r\nHost: h:81\r\nUser-Agent"), "{text}");
+        assert_eq!((whole.range, whole.len), (None, 1_003_520));
+        let ranged = HttpPiece::new(&u, Some((1000, 2000)), 2000);
+        assert_eq!(ranged.range, Some((1000, 2999)));
+        assert!(String::from_utf8(ranged.request).unwrap().contains("Range: bytes=1000-2999\r\n"));
     }
 
     #[test]

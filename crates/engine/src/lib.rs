@@ -35,7 +35,7 @@ use std::time::Duration;
 
 pub use buffers::BufferPool;
 pub use http::{HttpEngine, connections};
-pub use http_wire::{HttpError, HttpUrl, probe_size};
+pub use http_wire::{HttpError, HttpPiece, HttpPieces, HttpUrl, fetch_text, probe_size};
 pub use null::{NullEngine, NullFault};
 pub use sync::SyncEngine;
 pub use tls::{Wire, set_insecure};
@@ -254,6 +254,9 @@ pub struct EngineSetup {
     pub spare_file_slots: u32,
     /// Only for the http engine: one URL per connection (its "files").
     pub urls: Vec<HttpUrl>,
+    /// Only for the http engine, by connection (empty: none): the pieces a connection fetches instead of byte
+    /// ranges of its URL (a playlist's segments); a request's `offset` then names the piece.
+    pub http_pieces: Vec<Option<std::sync::Arc<HttpPieces>>>,
     /// Only for the null engine: a sleep before each `reap` that has completions to hand back (tests and
     /// overhead measurement); zero: none.
     pub null_latency: Duration,
@@ -274,6 +277,7 @@ impl EngineSetup {
             files: Vec::new(),
             spare_file_slots: 0,
             urls: Vec::new(),
+            http_pieces: Vec::new(),
             null_latency: Duration::ZERO,
             null_faults: Vec::new(),
         }
@@ -294,9 +298,11 @@ impl AnyEngine {
                 AnyEngine::IoUring(UringEngine::new(files, buffers, setup.max_transfer, setup.pin_buffers)?)
             }
             EngineKind::Null => AnyEngine::Null(NullEngine::new(buffers, setup.null_latency, setup.null_faults)),
-            EngineKind::Http => {
-                AnyEngine::Http(HttpEngine::connect(setup.urls, queue_depth).map_err(EngineError::Connect)?)
-            }
+            EngineKind::Http => AnyEngine::Http(
+                HttpEngine::connect(setup.urls, queue_depth)
+                    .map_err(EngineError::Connect)?
+                    .with_pieces(setup.http_pieces),
+            ),
         })
     }
 }

@@ -17,10 +17,14 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
     };
     writeln!(f, "  {who} of {}", c.mix.label())?;
     write_step_length(f, s)?;
+    let playlists = ::streams::segmented::words_of(s.playlists());
     writeln!(
         f,
-        "  chunk {}, buffer {}, prebuffer {}, files: {}",
-        Bytes(c.chunk_bytes(0)),
+        "  {}, buffer {}, prebuffer {}, files: {}",
+        match playlists {
+            Some(_) => "requests of the playlists' segments".to_string(),
+            None => format!("chunk {}", Bytes(c.chunk_bytes(0))),
+        },
         format_duration(c.buffer),
         format_duration(c.prebuffer),
         c.assignment,
@@ -28,9 +32,7 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
     if let Some(words) = audience_words(c) {
         writeln!(f, "  audience: {words}")?;
     }
-    if c.delivery.segment().is_some() {
-        writeln!(f, "  delivery: {}", ::streams::delivery::words(c))?;
-    }
+    write_delivery(f, s, playlists)?;
     writeln!(
         f,
         "  quality target: at most {} stalled stream(s), every start-up within {}, every buffer full within {} of \
@@ -129,6 +131,19 @@ fn write_search(f: &mut fmt::Formatter<'_>, s: &StreamsPlan) -> fmt::Result {
     Ok(())
 }
 
+/// The delivery line, where requests are segments: the playlists' own, or `--delivery hls:N`'s.
+fn write_delivery(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, playlists: Option<String>) -> fmt::Result {
+    match playlists {
+        Some(words) => {
+            writeln!(f, "  delivery: {words}, one request per segment (the playlists' own, whatever --delivery says)")
+        }
+        None if s.config.delivery.segment().is_some() => {
+            writeln!(f, "  delivery: {}", ::streams::delivery::words(&s.config))
+        }
+        None => Ok(()),
+    }
+}
+
 fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan) -> fmt::Result {
     let (mut files, mut bytes) = (0, 0);
     for m in &s.media {
@@ -136,10 +151,12 @@ fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan)
         bytes += match m {
             MediaSource::File(i) => target.files[*i as usize].size.0,
             MediaSource::Url { size, .. } => *size,
+            MediaSource::Segments(title) => title.bytes,
         };
     }
     let whose = match (&s.media[0], s.own_media) {
         (MediaSource::Url { .. }, _) => "remote, fetched in byte ranges",
+        (MediaSource::Segments(title), _) if title.playlist.starts_with("http") => "remote segments, one GET each",
         (_, true) => "written by streamcap before the phase, removed after the run",
         (_, false) => "the user's own, only read (opened read-only)",
     };

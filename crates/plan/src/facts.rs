@@ -40,6 +40,9 @@ pub struct Facts {
     /// The devices the job's phases name as their own (a fio file's jobs, mapped with `run --device`), each
     /// as found (a `BlockDevice`, or whatever else is there); empty when the phases run on `target`.
     pub devices: Vec<TargetFacts>,
+    /// The HLS media playlists among the user's media and the URLs (`.m3u8`), each resolved into its segments
+    /// with their sizes; a stream phase plays such a title segment by segment.
+    pub playlists: Vec<::streams::SegmentedTitle>,
 }
 
 /// Where a `scrub` background load reads (`--during scrub`, `streams::background`).
@@ -156,6 +159,7 @@ impl Facts {
             anchors: Vec::new(),
             cpus: 2,
             media_libraries: Vec::new(),
+            playlists: Vec::new(),
             limits: ResourceLimits::default(),
             mirrors: None,
             scrub: None,

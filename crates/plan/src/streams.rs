@@ -72,9 +72,17 @@ impl StreamsPlan {
     pub fn media_files(&self) -> Vec<u32> {
         let files = self.media.iter().filter_map(|m| match m {
             MediaSource::File(f) => Some(*f),
-            MediaSource::Url { .. } => None,
+            MediaSource::Url { .. } | MediaSource::Segments(_) => None,
         });
         files.collect()
+    }
+
+    /// The titles that are playlists of segments.
+    pub fn playlists(&self) -> impl Iterator<Item = &::streams::SegmentedTitle> {
+        self.media.iter().filter_map(|m| match m {
+            MediaSource::Segments(title) => Some(&**title),
+            _ => None,
+        })
     }
 
     /// Whether the media must hold written data before the phase: streamcap's own media, unless the engine is
@@ -144,6 +152,9 @@ pub enum MediaSource {
         /// Bytes of the file, as the probe before planning found it.
         size: u64,
     },
+    /// A title that is an HLS media playlist, played segment by segment (local segment files or URLs): each
+    /// request one segment.
+    Segments(Box<::streams::SegmentedTitle>),
 }
 
 /// Background writers beside the viewers.

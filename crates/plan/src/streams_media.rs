@@ -4,7 +4,7 @@
 //! the file table read-only, or remote URLs), and the raw-rate phases of the estimate over them. Pure, like all
 //! planning.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::build::{DepthFrom, JobContext};
 use super::facts::{Facts, TargetFacts};
@@ -85,13 +85,20 @@ pub(super) fn media_sources(
             return Err("--library reads local media files: not with an http target (leave TARGET out)".into());
         }
         let min = (0..config.mix.0.len()).map(|f| config.chunk_bytes(f)).max().unwrap_or(4096);
-        if let Some((url, size)) = media.iter().find(|(_, size)| *size < min) {
-            return Err(format!(
-                "{} holds {size} bytes, less than one chunk ({min} bytes): give a smaller chunk",
-                url.text
-            ));
+        let mut sources = Vec::with_capacity(media.len());
+        for (url, size) in media {
+            if let Some(title) = playlist_of(facts, &url.text, config)? {
+                sources.push(title);
+                continue;
+            }
+            if *size < min {
+                return Err(format!(
+                    "{} holds {size} bytes, less than one chunk ({min} bytes): give a smaller chunk",
+                    url.text
+                ));
+            }
+            sources.push(MediaSource::Url { url: url.clone(), size: *size });
         }
-        let sources = media.iter().map(|(url, size)| MediaSource::Url { url: url.clone(), size: *size }).collect();
         return Ok(Media { sources, keys: vec![], titles: titles_of(config, media.len()), library: None });
     }
     if target.kind != TargetKind::Directory {
@@ -103,6 +110,26 @@ pub(super) fn media_sources(
         Some(dir) => users_media(dir, streams, config, target, facts, direct, notices),
         None => Ok(own_media(job, streams, config, target, facts, direct)),
     }
+}
+
+/// The media source of a file or URL that is an HLS playlist (`facts.playlists` holds it resolved): its
+/// segments, each one request. Refused when a segment holds fewer bytes than a format's bitrate needs, or more
+/// than one request may read.
+fn playlist_of(facts: &Facts, location: &str, config: &StreamsConfig) -> Result<Option<MediaSource>, String> {
+    let Some(title) = facts.playlists.iter().find(|t| t.playlist == location) else { return Ok(None) };
+    for (format, _) in &config.mix.0 {
+        title.check_rate(format.bitrate)?;
+    }
+    let most = ::streams::delivery::MAX_REQUEST_BYTES;
+    if title.largest() > most {
+        return Err(format!(
+            "{location}: a segment of {} is more than one request may read ({}): give a playlist of shorter \
+             segments",
+            Bytes(title.largest()),
+            Bytes(most)
+        ));
+    }
+    Ok(Some(MediaSource::Segments(Box::new(title.clone()))))
 }
 
 /// The titles of a library assignment over `count` files (at least one).
@@ -122,15 +149,54 @@ fn users_media(
 ) -> Result<Media, String> {
     let listing =
         facts.media_libraries.iter().find(|(d, _)| d == dir).map(|(_, files)| files.as_slice()).unwrap_or(&[]);
-    let user = user_library(dir, listing, config, streams.count, facts, direct)?;
+    let listing = playable(dir, listing, config, facts, notices)?;
+    let user = user_library(dir, &listing, config, streams.count, facts, direct)?;
     notices.extend(user.notices);
     let mut sources = Vec::new();
     for (path, size) in user.files {
+        if let Some(title) = playlist_of(facts, &path.display().to_string(), config)? {
+            sources.push(title);
+            continue;
+        }
         target.files.push(FilePlan { path, size: Bytes(size), created: false });
         sources.push(MediaSource::File(target.files.len() as u32 - 1));
     }
     let keys = (0..sources.len() as u32).map(MediaKey::Title).collect();
     Ok(Media { titles: titles_of(config, sources.len()), sources, keys, library: Some(user.info) })
+}
+
+/// The library's files less its playlists that cannot be played at the phase's bitrates (their segments hold
+/// fewer bytes than a bitrate needs), said in `notices`: a library holds playlists of several bitrates, and a
+/// check plays every format over it. Refused, with the first playlist's reason, when nothing is left: the
+/// first thing to say, before how much media there is.
+fn playable(
+    dir: &Path,
+    listing: &[(PathBuf, u64)],
+    config: &StreamsConfig,
+    facts: &Facts,
+    notices: &mut Vec<String>,
+) -> Result<Vec<(PathBuf, u64)>, String> {
+    let mut refused: Option<String> = None;
+    let mut skipped = 0;
+    let mut kept = Vec::with_capacity(listing.len());
+    for (path, size) in listing {
+        match playlist_of(facts, &path.display().to_string(), config) {
+            Ok(_) => kept.push((path.clone(), *size)),
+            Err(e) => {
+                skipped += 1;
+                refused.get_or_insert(e);
+            }
+        }
+    }
+    match refused {
+        Some(why) if kept.is_empty() => Err(why),
+        Some(why) => {
+            notices
+                .push(format!("{skipped} playlist(s) under {} are not played at this bitrate: {why}", dir.display()));
+            Ok(kept)
+        }
+        None => Ok(kept),
+    }
 }
 
 /// streamcap's own media, found in the target's file table by name: the library's titles, or the test files
@@ -318,5 +384,47 @@ mod tests {
         assert_eq!((0..3).map(|w| spread_share(w, 3, 3)).collect::<Vec<_>>(), [0..1, 1..2, 2..3]);
         let covered: usize = (0..16).map(|w| spread_share(w, 16, 79).len()).sum();
         assert_eq!(covered, 79);
+    }
+}
+
+#[cfg(test)]
+mod playlist_tests {
+    use super::*;
+    use ::streams::{SegmentSource, SegmentedTitle, TitleSegment};
+    use std::time::Duration;
+
+    /// A playlist of four 2 s segments of `bytes` each.
+    fn title(path: &str, bytes: u64) -> SegmentedTitle {
+        let segment = TitleSegment { source: 0, offset: 0, len: bytes, ranged: false, media: Duration::from_secs(2) };
+        SegmentedTitle {
+            playlist: path.into(),
+            segments: vec![segment; 4],
+            sources: vec![SegmentSource::File(format!("{path}.ts").into())],
+            segment_count: 4,
+            segment_s: 2.0,
+            bytes: 4 * bytes,
+        }
+    }
+
+    /// A library of a 4 Mbit/s and an 8 Mbit/s playlist: at 8 Mbit/s the first is passed over with a notice;
+    /// at 16 Mbit/s neither plays, and the refusal says why.
+    #[test]
+    fn playlists_too_short_for_the_bitrate_are_passed_over_or_refused_when_none_is_left() {
+        let facts = Facts {
+            playlists: vec![title("/m/low.m3u8", 1_000_000), title("/m/high.m3u8", 2_000_000)],
+            ..Facts::directory(None)
+        };
+        let listing = vec![(PathBuf::from("/m/low.m3u8"), 4_000_000), (PathBuf::from("/m/high.m3u8"), 8_000_000)];
+        let config = |bitrate: &str| {
+            let spec = StreamsSpec { format: Some(bitrate.parse().unwrap()), ..StreamsSpec::default() };
+            super::super::streams::streams_config(&spec, None)
+        };
+        let mut notices = Vec::new();
+        let kept = playable(Path::new("/m"), &listing, &config("8Mbit"), &facts, &mut notices).unwrap();
+        assert_eq!(kept, [(PathBuf::from("/m/high.m3u8"), 8_000_000)]);
+        assert!(notices[0].contains("1 playlist(s) under /m are not played at this bitrate"), "{notices:?}");
+        assert!(notices[0].contains("/m/low.m3u8.ts holds"), "{notices:?}");
+        let e = playable(Path::new("/m"), &listing, &config("16Mbit"), &facts, &mut notices).unwrap_err();
+        assert!(e.contains("shorter in bytes than the bitrate"), "{e}");
     }
 }

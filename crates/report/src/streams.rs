@@ -107,9 +107,12 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
     writeln!(out, "streamcap {} · streams · {}{fs}", result.tool.version, result.target.path)?;
     writeln!(
         out,
-        "{} · chunk {} · buffer {} s, prebuffer {} s · {} s judged once every buffer is full · files: {} · {}",
+        "{} · {} · buffer {} s, prebuffer {} s · {} s judged once every buffer is full · files: {} · {}",
         streams.label,
-        crate::units::Bytes(streams.chunk_bytes),
+        match streams.delivery.starts_with("playlist") {
+            true => "requests of the playlists' segments".to_string(),
+            false => format!("chunk {}", crate::units::Bytes(streams.chunk_bytes)),
+        },
         seconds(streams.buffer_s),
         seconds(streams.prebuffer_s),
         seconds(streams.watch_s),
@@ -120,7 +123,9 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
             (_, false) => "buffered",
         }
     )?;
-    if streams.delivery != "direct" {
+    if let Some(words) = streams.delivery.strip_prefix("playlist: ") {
+        writeln!(out, "delivery: {words}, one request per segment")?;
+    } else if streams.delivery != "direct" {
         let segment = streams.delivery.trim_start_matches("hls:");
         writeln!(
             out,

@@ -17,10 +17,13 @@ pub struct StreamsResult {
     pub label: String,
     /// Each format of the mix with its bitrate and share of the viewers.
     pub formats: Vec<FormatShare>,
-    /// Bytes per chunk of the first format (others scale with their bitrate when the chunk is given in seconds).
+    /// Bytes per chunk of the first format (others scale with their bitrate when the chunk is given in seconds);
+    /// with titles that are playlists, their largest segment (page-rounded).
     pub chunk_bytes: u64,
-    /// How requests were shaped: "direct" (a request of `chunk_bytes`), or "hls:N" (one request per segment of N
-    /// seconds of media, `chunk_bytes` each). "direct" in results older than it.
+    /// How requests were shaped: "direct" (a request of `chunk_bytes`), "hls:N" (one request per segment of N
+    /// seconds of media, `chunk_bytes` each), or "playlist: …" (titles that are HLS playlists, one request per
+    /// segment of theirs, in words: "playlist: segment files from a playlist, 30 segments of ~2 s"). "direct" in
+    /// results older than it.
     #[serde(default = "direct")]
     pub delivery: String,
     /// Media a player keeps ahead of its playhead at most, seconds.

@@ -30,6 +30,7 @@ pub mod model;
 pub mod outcome;
 pub mod players;
 pub mod playlist;
+pub mod segmented;
 pub mod setup;
 pub mod viewers;
 
@@ -41,5 +42,6 @@ pub use judge::{Judging, StepJudge};
 pub use library::{HotSet, LibraryFile, LibraryInfo, LibrarySource, Titles};
 pub use model::{Arrival, ChunkWant, JudgedBuffer, Player, PlayerConfig, StreamStats};
 pub use outcome::{BufferDrain, ClientStep, DRAIN_SHARE, IngestOutcome, StepOutcome};
+pub use segmented::{SegmentSource, SegmentedTitle, TitleSegment};
 pub use setup::{MediaFile, MediaKey, StepLength, StreamsConfig, ViewerPlan, defaults};
 pub use viewers::{Chunk, ViewerNext, Viewers};

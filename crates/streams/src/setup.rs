@@ -79,6 +79,8 @@ pub struct MediaFile {
     pub size: u64,
     /// Set for remote media: every viewer then holds its own keep-alive connection.
     pub url: Option<HttpUrl>,
+    /// A title that is an HLS playlist: its segments, each one request (`path` is the playlist's).
+    pub segments: Option<std::sync::Arc<super::segmented::SegmentedTitle>>,
 }
 
 /// One viewer, fully decided before the run. When its watch ends is decided during the step (`judge.rs`).

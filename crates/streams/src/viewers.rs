@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::judge::{POLL, StepJudge};
-use super::model::{ChunkWant, JudgedBuffer, Player, StreamStats};
+use super::model::{ChunkWant, JudgedBuffer, Player, PlayerConfig, StreamStats};
+use super::segmented::SegmentedTitle;
 use super::setup::ViewerPlan;
 use crate::workload::Rng;
 
@@ -32,6 +33,9 @@ pub struct Chunk {
     pub len: u32,
     /// When the player wanted it, from the common origin.
     pub due: Duration,
+    /// With a title of segments (`segmented.rs`): which segment of it; `offset` and `len` are that segment's
+    /// place in its source.
+    pub segment: Option<u32>,
 }
 
 /// What the viewers want next.
@@ -61,6 +65,10 @@ struct Viewer {
     plan: ViewerPlan,
     file: u32,
     chunks_in_file: u64,
+    /// A title of segments: chunk k is segment k (wrapping at the end).
+    segments: Option<Arc<SegmentedTitle>>,
+    /// Bytes of the chunk in flight (a segment's own length).
+    in_flight_len: u32,
     /// The chunk wanted and not yet issued, and the generation of its Fetch event (older events are stale).
     pending: Option<ChunkWant>,
     generation: u32,
@@ -92,14 +100,37 @@ impl Viewers {
         file_of: &mut dyn FnMut(usize, &ViewerPlan) -> u32,
         judge: Arc<StepJudge>,
     ) -> Viewers {
+        Viewers::with_segments(plans, share, (file_size, &[]), file_of, judge)
+    }
+
+    /// As `new`, where `segmented[f]`, when there is one, makes file `f` a title of segments: its viewers ask
+    /// for segment after segment, each one request of the segment's bytes, and their players take the title's
+    /// mean segment as their media per request (its `#EXTINF`, not the bitrate's bytes).
+    pub fn with_segments(
+        plans: &[ViewerPlan],
+        share: &[usize],
+        (file_size, segmented): (&[u64], &[Option<Arc<SegmentedTitle>>]),
+        file_of: &mut dyn FnMut(usize, &ViewerPlan) -> u32,
+        judge: Arc<StepJudge>,
+    ) -> Viewers {
         let judging = judge.judging;
         let mut heap = BinaryHeap::with_capacity(share.len() * 4 + 8);
         let viewers: Vec<Viewer> = share
             .iter()
             .enumerate()
             .map(|(local, &global)| {
-                let p = plans[global];
-                let chunks_in_file = (file_size[p.file as usize] / u64::from(p.chunk_bytes)).max(1);
+                let mut p = plans[global];
+                let segments = segmented.get(p.file as usize).cloned().flatten();
+                let chunks_in_file = match &segments {
+                    Some(title) => {
+                        // The playlist says each segment's media; bursts of a bitrate model do not apply.
+                        p.player =
+                            PlayerConfig { chunk_media: title.mean_segment(), vbr: None, ..p.player }.normalized();
+                        title.segments.len() as u64
+                    }
+                    None => file_size[p.file as usize] / u64::from(p.chunk_bytes),
+                }
+                .max(1);
                 heap.push(Reverse((p.start, local as u32, Event::Fetch, 0)));
                 heap.push(Reverse((p.start + judging.steady_within, local as u32, Event::SteadyLimit, 0)));
                 if judging.fail_fast {
@@ -117,6 +148,8 @@ impl Viewers {
                     plan: p,
                     file: file_of(local, &p),
                     chunks_in_file,
+                    segments,
+                    in_flight_len: 0,
                     pending: first,
                     generation: 0,
                     rng,
@@ -147,14 +180,16 @@ impl Viewers {
             let viewer = &mut self.viewers[v as usize];
             let Some(want) = viewer.pending.take().filter(|_| !viewer.done) else { continue };
             viewer.player.issued(want);
-            let bytes = u64::from(viewer.plan.chunk_bytes);
-            return ViewerNext::Chunk(Chunk {
-                viewer: v,
-                file: viewer.file,
-                offset: (want.chunk % viewer.chunks_in_file) * bytes,
-                len: viewer.plan.chunk_bytes,
-                due: want.due,
-            });
+            let k = want.chunk % viewer.chunks_in_file;
+            let (offset, len, segment) = match &viewer.segments {
+                Some(title) => {
+                    let s = &title.segments[k as usize];
+                    (s.offset, s.len as u32, Some(k as u32))
+                }
+                None => (k * u64::from(viewer.plan.chunk_bytes), viewer.plan.chunk_bytes, None),
+            };
+            viewer.in_flight_len = len;
+            return ViewerNext::Chunk(Chunk { viewer: v, file: viewer.file, offset, len, due: want.due, segment });
         }
         if self.active == 0 {
             return ViewerNext::Done;
@@ -174,7 +209,7 @@ impl Viewers {
         match result {
             // A chunk that came after the step's end is not part of the step.
             _ if self.judge.end().is_some_and(|end| now > end) => false,
-            Ok(n) if n == self.viewers[v].plan.chunk_bytes => {
+            Ok(n) if n == self.viewers[v].in_flight_len => {
                 self.note_judged_start(v);
                 let viewer = &mut self.viewers[v];
                 let arrival = viewer.player.arrived(now, u64::from(n));

@@ -313,3 +313,49 @@ fn media3_at_2160p_near_capacity_passes_where_the_device_keeps_up_and_fails_wher
     let (ok, behind) = simulated_step(&config, 8, 7.6 * one);
     assert!(!ok, "a device 5 % short of the audience fails: {:?} cut {:?}", behind.buffer_drain(), behind.cut);
 }
+
+/// A title of segments (a playlist resolved): each request is segment after segment of it, with the segment's
+/// own offset and bytes, and the player takes the title's mean segment as its media per request.
+#[test]
+fn a_segmented_title_is_asked_segment_after_segment_with_each_ones_bytes() {
+    use crate::streams::segmented::{SegmentSource, SegmentedTitle, TitleSegment};
+    let lens = [8192u64, 4096, 12288];
+    let title = SegmentedTitle {
+        playlist: "/m/i.m3u8".into(),
+        segments: lens
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| TitleSegment { source: i as u32, offset: 0, len, ranged: false, media: s(2) })
+            .collect(),
+        sources: (0..3).map(|i| SegmentSource::File(format!("/m/{i}.ts").into())).collect(),
+        segment_count: 3,
+        segment_s: 2.0,
+        bytes: lens.iter().sum(),
+    };
+    let judge = new_judge(1, false);
+    let plans = [plan(0)];
+    let segmented = [Some(Arc::new(title))];
+    let mut viewers = Viewers::with_segments(&plans, &[0], (&[0], &segmented), &mut |_, _| 7, judge.clone());
+    let mut asked = Vec::new();
+    let (mut now, mut left) = (Duration::ZERO, 7);
+    while left > 0 {
+        match viewers.next(now) {
+            ViewerNext::Chunk(c) => {
+                asked.push((c.segment, c.len, c.file));
+                now += ms(10);
+                assert!(viewers.arrived(c.viewer, Ok(c.len), now));
+                left -= 1;
+            }
+            ViewerNext::At(t) => now = now.max(t),
+            ViewerNext::Done => break,
+        }
+    }
+    let segments: Vec<_> = asked.iter().map(|(s, ..)| s.unwrap()).collect();
+    // A 4 s buffer of 2 s segments, then one a 2 s for the 10 s judged: 7 requests.
+    assert_eq!(segments, [0, 1, 2, 0, 1, 2, 0], "in order, wrapping at the end");
+    assert!(asked.iter().all(|&(s, len, file)| u64::from(len) == lens[s.unwrap() as usize] && file == 7));
+    viewers.finish(now);
+    let stats = viewers.stats().next().unwrap().1;
+    assert_eq!(stats.chunks, 7);
+    assert_eq!(stats.bytes, 2 * (8192 + 4096 + 12288) + 8192);
+}

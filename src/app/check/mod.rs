@@ -122,7 +122,11 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     let mut job = profile::check_job(&settings, data_set, direct, &media);
     if let Some((canonical, files)) = library {
         job.notices.extend(other_filesystem(&gathered, &canonical));
+        // A library's HLS playlists are titles played segment by segment, as `streams` plays them.
+        let (files, playlists) = super::playlists::with_playlists(files)?;
+        job.notices.extend(super::playlists::buffered_notices(&playlists));
         gathered.facts.media_libraries.push((canonical, files));
+        gathered.facts.playlists.extend(playlists);
     }
     if args.engine.is_some() {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);

@@ -33,6 +33,25 @@ pub struct StreamPhase {
     usable_cpus: f64,
     /// Under mpirun, on rank 0: the other clients' shares of the step about to be recorded.
     pub others: Vec<crate::results::ClientShare>,
+    /// The longest request a viewer makes: the largest chunk, or a playlist's largest segment, bytes.
+    largest_request: u64,
+}
+
+/// The chunk a result states (a playlist's requests are its segments: the largest of them stands for the
+/// chunk) and the longest request any viewer makes, bytes.
+fn request_sizes(plan: &StreamsPlan) -> (u64, u64) {
+    let config = &plan.config;
+    let largest_segment = plan.playlists().map(|t| t.largest().div_ceil(4096) * 4096).max();
+    let largest_chunk = (0..config.mix.0.len()).map(|i| config.chunk_bytes(i)).max().unwrap_or(0);
+    (largest_segment.unwrap_or(config.chunk_bytes(0)), largest_segment.unwrap_or(0).max(largest_chunk))
+}
+
+/// How requests were shaped, as the result says it: the playlists' segments in words, or the delivery asked.
+fn delivery_of(plan: &StreamsPlan) -> String {
+    match crate::streams::segmented::words_of(plan.playlists()) {
+        Some(words) => format!("playlist: {words}"),
+        None => plan.config.delivery.to_string(),
+    }
 }
 
 /// Bytes of the media the viewers read: the files', or what each URL's server said.
@@ -40,6 +59,7 @@ fn media_bytes(plan: &StreamsPlan, target: &TargetPlan) -> u64 {
     let size = |m: &MediaSource| match m {
         MediaSource::File(f) => target.files[*f as usize].size.0,
         MediaSource::Url { size, .. } => *size,
+        MediaSource::Segments(title) => title.bytes,
     };
     plan.media.iter().map(size).sum()
 }
@@ -49,6 +69,7 @@ impl StreamPhase {
         let config = plan.config.clone();
         let total_weight: u32 = config.mix.0.iter().map(|(_, w)| w).sum();
         let media_bytes = media_bytes(plan, target);
+        let (chunk_bytes, largest_request) = request_sizes(plan);
         let result = StreamsResult {
             label: config.mix.label(),
             formats: config
@@ -61,8 +82,8 @@ impl StreamPhase {
                     share_pct: f64::from(*w) * 100.0 / f64::from(total_weight),
                 })
                 .collect(),
-            chunk_bytes: config.chunk_bytes(0),
-            delivery: config.delivery.to_string(),
+            chunk_bytes,
+            delivery: delivery_of(plan),
             buffer_s: config.buffer.as_secs_f64(),
             prebuffer_s: config.prebuffer.as_secs_f64(),
             watch_s: config.watch.as_secs_f64(),
@@ -99,6 +120,7 @@ impl StreamPhase {
             connections_before: connections(),
             usable_cpus: usable_cpus(),
             others: Vec::new(),
+            largest_request,
         }
     }
 
@@ -229,8 +251,7 @@ impl StreamPhase {
     /// A step's device activity with what was not the run's split off (`results::attribute`); each of `count`
     /// viewers may have two chunks in flight at either end of the step.
     fn attributed(&self, mut devices: Vec<DeviceResult>, (count, reads): (u32, Option<u64>)) -> Vec<DeviceResult> {
-        let chunk = (0..self.config.mix.0.len()).map(|i| self.config.chunk_bytes(i)).max().unwrap_or(0);
-        attribute(&mut devices, reads, u64::from(count) * 2 * chunk);
+        attribute(&mut devices, reads, u64::from(count) * 2 * self.largest_request);
         devices
     }
 
@@ -320,7 +341,7 @@ fn remote_on_loopback(plan: &StreamsPlan) -> Option<bool> {
         .iter()
         .filter_map(|m| match m {
             MediaSource::Url { url, .. } => Some(url),
-            MediaSource::File(_) => None,
+            MediaSource::File(_) | MediaSource::Segments(_) => None,
         })
         .collect();
     (!urls.is_empty()).then(|| urls.iter().all(|u| on_loopback(&u.host)))

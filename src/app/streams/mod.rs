@@ -122,9 +122,13 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
     }
     let mut phase = args.to_phase_spec();
     let target = args.target();
-    let library = match &args.library {
-        Some(dir) => Some(open_library(dir)?),
-        None => None,
+    let (library, playlists) = match &args.library {
+        Some(dir) => {
+            let (canonical, media) = open_library(dir)?;
+            let (media, playlists) = super::playlists::with_playlists(media)?;
+            (Some((canonical, media)), playlists)
+        }
+        None => (None, Vec::new()),
     };
     if let (Some(streams), Some((canonical, _))) = (phase.streams_mut(), &library) {
         streams.library = Some(canonical.clone());
@@ -135,7 +139,7 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
         target: Some(target.to_path_buf()),
         interval: None,
         phases: with_alone(phase),
-        notices: Vec::new(),
+        notices: super::playlists::buffered_notices(&playlists),
     };
     let touches_library =
         library.as_ref().is_some_and(|(lib, _)| std::fs::canonicalize(target).is_ok_and(|t| t.starts_with(lib)));
@@ -146,6 +150,7 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
     let site = site(target, touches_library, args.served_from.as_deref())?;
     let mut facts = site.facts.clone();
     facts.media_libraries.extend(library);
+    facts.playlists.extend(playlists);
     let options = RunOptions { run_id: run_id(), ..Default::default() };
     let plan = build_plan(&job, &facts, &options)?;
     Ok((site, plan))
@@ -250,8 +255,8 @@ pub(super) struct Site {
 /// `served_from`: a local web server's document root (`--served-from`), only with URLs.
 fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Site> {
     if let Some(urls) = remote::remote_target(target)? {
-        let media = remote::probe(&urls)?;
-        let served_from = served_from.map(|dir| remote::served_from(dir, &media)).transpose()?;
+        let (media, playlists) = remote::probe(&urls)?;
+        let served_from = served_from.map(|dir| remote::served_from(dir, (&media, &playlists))).transpose()?;
         let text = target.display().to_string();
         let facts = Facts {
             target: TargetFacts::Remote { text: text.clone(), media },
@@ -262,6 +267,7 @@ fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Si
             anchors: Vec::new(),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             media_libraries: Vec::new(),
+            playlists,
             limits: ResourceLimits { sockets: Some(super::facts::socket_limits()), ..super::facts::resource_limits() },
             mirrors: None,
             scrub: None,

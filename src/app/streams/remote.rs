@@ -16,7 +16,9 @@ use std::path::{Component, Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 use crate::app::facts::{Gathered, gather};
+use crate::app::playlists::{is_playlist_url, remote_playlist};
 use crate::engine::{HttpUrl, probe_size};
+use crate::streams::SegmentedTitle;
 
 /// The URLs TARGET names, or `None` for a local directory.
 pub fn remote_target(target: &Path) -> Result<Option<Vec<HttpUrl>>> {
@@ -27,6 +29,14 @@ pub fn remote_target(target: &Path) -> Result<Option<Vec<HttpUrl>>> {
     }
     if !target.is_file() {
         return Ok(None);
+    }
+    if crate::app::playlists::is_playlist(target) {
+        bail!(
+            "{} is a local playlist: give it as --library {} with a directory as TARGET (nothing is written \
+             into the library), or its http:// URL as TARGET",
+            target.display(),
+            target.display()
+        );
     }
     let list = crate::limits::read_text_file(target, crate::limits::MAX_INPUT_FILE_BYTES)
         .with_context(|| format!("cannot read {}", target.display()))?;
@@ -53,12 +63,20 @@ pub fn remote_target(target: &Path) -> Result<Option<Vec<HttpUrl>>> {
 }
 
 /// The facts of a local web server's document root `dir`, after checking that every URL names a file of its
-/// probed size beneath it.
-pub fn served_from(dir: &Path, media: &[(HttpUrl, u64)]) -> Result<Gathered> {
+/// probed size beneath it (of a playlist, every segment URL that is a whole file).
+pub fn served_from(dir: &Path, (media, playlists): (&[(HttpUrl, u64)], &[SegmentedTitle])) -> Result<Gathered> {
     if !dir.is_dir() {
         bail!("--served-from {}: not a directory; give the web server's document root", dir.display());
     }
-    for (url, size) in media {
+    let segments = playlists.iter().flat_map(|t| {
+        t.segments.iter().filter(|s| !s.ranged).filter_map(|s| match &t.sources[s.source as usize] {
+            crate::streams::SegmentSource::Url(url) => Some((url.clone(), s.len)),
+            crate::streams::SegmentSource::File(_) => None,
+        })
+    });
+    let files: Vec<(HttpUrl, u64)> =
+        media.iter().filter(|(url, _)| !is_playlist_url(url)).cloned().chain(segments).collect();
+    for (url, size) in &files {
         let path = dir.join(url_file(url)?);
         let found = std::fs::metadata(&path).ok().filter(|m| m.is_file()).map(|m| m.len());
         if found != Some(*size) {
@@ -108,9 +126,22 @@ fn url_file(url: &HttpUrl) -> Result<PathBuf> {
     Ok(beneath)
 }
 
-/// Probes every URL's size.
-pub fn probe(urls: &[HttpUrl]) -> Result<Vec<(HttpUrl, u64)>> {
-    urls.iter().map(|url| Ok((url.clone(), probe_size(url)?))).collect()
+/// Each URL with its size, and the playlists among them resolved.
+pub type Probed = (Vec<(HttpUrl, u64)>, Vec<SegmentedTitle>);
+
+/// Probes every URL's size; a playlist's (`.m3u8`) is the bytes of its segments, and it comes resolved too.
+pub fn probe(urls: &[HttpUrl]) -> Result<Probed> {
+    let (mut media, mut playlists) = (Vec::new(), Vec::new());
+    for url in urls {
+        if is_playlist_url(url) {
+            let title = remote_playlist(url)?;
+            media.push((url.clone(), title.bytes));
+            playlists.push(title);
+        } else {
+            media.push((url.clone(), probe_size(url)?));
+        }
+    }
+    Ok((media, playlists))
 }
 
 #[cfg(test)]
@@ -152,12 +183,20 @@ mod tests {
         std::fs::create_dir(dir.path().join("m")).unwrap();
         std::fs::write(dir.path().join("m/a.mkv"), vec![0u8; 4096]).unwrap();
         let url: HttpUrl = "http://127.0.0.1:8080/m/a.mkv".parse().unwrap();
-        let gathered = served_from(dir.path(), &[(url.clone(), 4096)]).unwrap();
+        let gathered = served_from(dir.path(), (&[(url.clone(), 4096)], &[])).unwrap();
         assert_eq!(gathered.canonical, std::fs::canonicalize(dir.path()).unwrap());
-        let e = served_from(dir.path(), &[(url.clone(), 8192)]).err().unwrap().to_string();
+        let e = served_from(dir.path(), (&[(url.clone(), 8192)], &[])).err().unwrap().to_string();
         assert!(e.contains("it has 4096 bytes"), "{e}");
         let missing: HttpUrl = "http://127.0.0.1:8080/m/b.mkv".parse().unwrap();
-        let e = served_from(dir.path(), &[(missing, 4096)]).err().unwrap().to_string();
+        let e = served_from(dir.path(), (&[(missing, 4096)], &[])).err().unwrap().to_string();
         assert!(e.contains("there is no such file"), "{e}");
+        // A playlist's segment files are checked in its place.
+        let text = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\na.mkv\n#EXTINF:2,\nb.mkv\n#EXT-X-ENDLIST\n";
+        let playlist = crate::streams::playlist::parse(text).unwrap();
+        let location = "http://127.0.0.1:8080/m/i.m3u8";
+        let title = SegmentedTitle::resolve(location, &playlist, &mut |_| Ok(4096)).unwrap();
+        let media = [(location.parse::<HttpUrl>().unwrap(), 8192)];
+        let e = served_from(dir.path(), (&media, &[title])).err().unwrap().to_string();
+        assert!(e.contains("m/b.mkv") && e.contains("there is no such file"), "{e}");
     }
 }

@@ -101,7 +101,7 @@ impl LoadSchedule {
                 let start = (*size / 8 * u64::from(w.step % 8)) / u64::from(LOAD_IO_BYTES) * u64::from(LOAD_IO_BYTES);
                 (vec![(path.clone(), *size)], start)
             }
-            _ => (w.media.iter().map(|m| (m.path.clone(), m.size)).collect::<Vec<_>>(), 0),
+            _ => (w.media.iter().flat_map(load_files).collect::<Vec<_>>(), 0),
         };
         let n = files.len().max(1);
         let reader = w.reader.filter(|_| plan.read_bytes > 0).map(|k| Reader {
@@ -343,6 +343,18 @@ impl Schedule for LoadSchedule {
             _ => &self.path,
         }
     }
+}
+
+/// The files a load reads of a media file, with their sizes: the file itself, or a playlist's segment files
+/// (each to the end of its last segment), as a scanner or a thumbnail generator reads a segmented title.
+fn load_files(m: &MediaFile) -> Vec<(PathBuf, u64)> {
+    let Some(title) = &m.segments else { return vec![(m.path.clone(), m.size)] };
+    let end_of = |i: usize| title.segments.iter().filter(|s| s.source as usize == i).map(|s| s.offset + s.len).max();
+    let files = title.sources.iter().enumerate().filter_map(|(i, source)| match source {
+        ::streams::SegmentSource::File(path) => Some((path.clone(), end_of(i).unwrap_or(0))),
+        ::streams::SegmentSource::Url(_) => None,
+    });
+    files.collect()
 }
 
 /// The figures of a step's load workers, one entry per load in the order of `plans`.

@@ -5,6 +5,7 @@
 mod background;
 mod schedule;
 mod scrub;
+mod segments;
 mod step;
 
 use std::sync::atomic::Ordering;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::segments::SegmentSlots;
 use crate::engine::OpKind;
 use crate::run::core::{Ctx, Io, Next, Schedule};
 use ::streams::judge::POLL;
@@ -16,13 +17,24 @@ pub struct ViewerSchedule {
     pub viewers: Viewers,
     /// Path (or URL) of each file the engine was built with, for error messages.
     pub paths: Vec<PathBuf>,
+    /// The places of viewers of titles that are playlists: each request opens its segment there.
+    pub segments: SegmentSlots,
 }
 
 impl Schedule for ViewerSchedule {
     fn next(&mut self, ctx: &mut Ctx<'_>) -> Next {
         match self.viewers.next(ctx.now) {
             ViewerNext::Chunk(c) => {
-                Next::Io(Io { tag: c.viewer, ..Io::transfer(OpKind::Read, c.file, c.offset, c.len, Some(c.due)) })
+                let io = Io { tag: c.viewer, ..Io::transfer(OpKind::Read, c.file, c.offset, c.len, Some(c.due)) };
+                let Some(segment) = c.segment else { return Next::Io(io) };
+                match self.segments.prepare(ctx, io, segment) {
+                    Ok(io) => Next::Io(io),
+                    Err(errno) => {
+                        // The segment could not be opened: the viewer hears it as a failed request.
+                        self.viewers.arrived(c.viewer, Err(errno), ctx.now);
+                        Next::At(ctx.now)
+                    }
+                }
             }
             ViewerNext::At(at) => Next::At(at),
             ViewerNext::Done => Next::Done,
@@ -30,7 +42,7 @@ impl Schedule for ViewerSchedule {
     }
 
     fn completed(&mut self, io: &Io, result: Result<u32, i32>, now: Duration, _buf: &[u8]) -> bool {
-        self.viewers.arrived(io.tag, result, now)
+        self.viewers.arrived(io.tag, self.segments.result(io.file, result), now)
     }
 
     fn finish(&mut self, now: Duration) {
@@ -38,7 +50,7 @@ impl Schedule for ViewerSchedule {
     }
 
     fn path(&self, file: u32) -> &Path {
-        &self.paths[file as usize]
+        self.segments.path(file).unwrap_or(&self.paths[file as usize])
     }
 }
 

@@ -15,7 +15,8 @@ use std::time::Duration;
 use super::background::{LoadSchedule, LoadWorker, READ_SLOT, load_figures};
 use super::schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
 use super::scrub::BtrfsScrub;
-use crate::engine::{AnyEngine, EngineKind, EngineSetup, page_round_up};
+use super::segments::{SegmentSlots, TitleFiles};
+use crate::engine::{AnyEngine, EngineKind, EngineSetup, HttpPiece, HttpPieces, page_round_up};
 use crate::metrics::OpClass;
 use crate::plan::{MediaSource, ScrubTarget, StreamCount, StreamsPlan};
 use crate::run::cluster::{Cluster, PhaseSync, merge_step, viewers_of};
@@ -210,7 +211,9 @@ fn step_outcome(
 }
 
 /// A scheduler thread: it opens only the media its viewers read (numbered locally), or one connection per
-/// viewer for URLs, with as many reads in flight as the plan allows and its viewers can use.
+/// viewer for URLs, with as many reads in flight as the plan allows and its viewers can use. A viewer of a
+/// title that is a playlist has a place of its own in the file table, where each of its requests opens the
+/// segment it reads (`segments.rs`).
 fn viewer_worker<'a>(
     inputs: &StepInputs<'_>,
     viewers: &[ViewerPlan],
@@ -219,24 +222,19 @@ fn viewer_worker<'a>(
 ) -> Result<Built<'a>, String> {
     let (plan, media) = (inputs.plan, inputs.media);
     let remote = plan.engine == EngineKind::Http;
-    let largest = share.iter().map(|&v| viewers[v].chunk_bytes as usize).max().unwrap_or(4096);
-    let mut local_of = vec![u32::MAX; media.len()];
-    let (mut files, mut paths, mut urls) = (Vec::new(), Vec::new(), Vec::new());
-    for &v in &share {
-        let file = viewers[v].file as usize;
-        if remote {
-            urls.push(media[file].url.clone().ok_or("a remote phase has URLs for every file")?);
-            paths.push(media[file].path.clone());
-        } else if local_of[file] == u32::MAX {
-            let path = &media[file].path;
-            let handle = open_data_file(path, OpenFor::read(inputs.direct))
-                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-            files.push(handle);
-            local_of[file] = paths.len() as u32;
-            paths.push(path.clone());
-        }
+    let largest = largest_request(viewers, &share, media);
+    let Table { files, mut paths, urls, pieces, local_of, placed } = table(inputs, viewers, &share)?;
+    // Segmented viewers' places follow the files opened now, one each, empty until their first request.
+    let titles = title_files(media)?;
+    let mut segments = SegmentSlots::new(inputs.direct, remote);
+    let mut place_of = vec![u32::MAX; share.len()];
+    for &(local, file) in &placed {
+        place_of[local] = paths.len() as u32;
+        segments.assign(paths.len() as u32, titles[file].clone().expect("a segmented title has its files"));
+        paths.push(media[file].path.clone());
     }
     let sizes: Vec<u64> = media.iter().map(|m| m.size).collect();
+    let segmented: Vec<_> = media.iter().map(|m| m.segments.clone()).collect();
     let slots = if remote { share.len() as u32 } else { plan.slots_per_worker.min(share.len() as u32) };
     // Viewers discard what they read, so a chunk is read through a smaller buffer (one vectored read), and the
     // buffers are not pinned: memory is what the busiest moment used, not slots × chunk.
@@ -245,20 +243,103 @@ fn viewer_worker<'a>(
         max_transfer: largest,
         pin_buffers: false,
         files,
+        spare_file_slots: placed.len() as u32,
         urls,
+        http_pieces: pieces,
         ..EngineSetup::new(plan.engine, slots.max(1), buffer)
     };
     let engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
-    let scheduler = Viewers::new(
+    let scheduler = Viewers::with_segments(
         viewers,
         &share,
-        &sizes,
-        &mut |local, p| if remote { local as u32 } else { local_of[p.file as usize] },
+        (&sizes, &segmented),
+        &mut |local, p| match () {
+            _ if remote => local as u32,
+            _ if place_of[local] != u32::MAX => place_of[local],
+            _ => local_of[p.file as usize],
+        },
         judge,
     );
     let settings = WorkerSettings { batch: 1, paced: true, continue_on_error: true, ..WorkerSettings::default() };
-    let schedule = AnySchedule::Viewers(ViewerSchedule { viewers: scheduler, paths });
+    let schedule = AnySchedule::Viewers(ViewerSchedule { viewers: scheduler, paths, segments });
     Ok(Built { engine, schedule, settings })
+}
+
+/// A scheduler thread's file table as built: the files opened (numbered locally, `local_of` by media file) and
+/// their paths, or one URL per viewer (with a playlist's pieces); and the viewers of segmented titles (by local
+/// number, with their media file), whose places come after.
+struct Table {
+    files: Vec<std::fs::File>,
+    paths: Vec<PathBuf>,
+    urls: Vec<crate::engine::HttpUrl>,
+    pieces: Vec<Option<Arc<HttpPieces>>>,
+    local_of: Vec<u32>,
+    placed: Vec<(usize, usize)>,
+}
+
+/// Opens the media the share's viewers read, or lists their URLs.
+fn table(inputs: &StepInputs<'_>, viewers: &[ViewerPlan], share: &[usize]) -> Result<Table, String> {
+    let media = inputs.media;
+    let remote = inputs.plan.engine == EngineKind::Http;
+    let mut t = Table {
+        files: Vec::new(),
+        paths: Vec::new(),
+        urls: Vec::new(),
+        pieces: Vec::new(),
+        local_of: vec![u32::MAX; media.len()],
+        placed: Vec::new(),
+    };
+    for (local, &v) in share.iter().enumerate() {
+        let file = viewers[v].file as usize;
+        if remote {
+            t.urls.push(media[file].url.clone().ok_or("a remote phase has URLs for every file")?);
+            t.pieces.push(media[file].segments.as_ref().map(|title| http_pieces(title)).transpose()?);
+            t.paths.push(media[file].path.clone());
+        } else if media[file].segments.is_some() {
+            t.placed.push((local, file));
+        } else if t.local_of[file] == u32::MAX {
+            let path = &media[file].path;
+            let handle = open_data_file(path, OpenFor::read(inputs.direct))
+                .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            t.files.push(handle);
+            t.local_of[file] = t.paths.len() as u32;
+            t.paths.push(path.clone());
+        }
+    }
+    Ok(t)
+}
+
+/// The longest request the share's viewers make: their chunk, or the largest segment of a playlist they play
+/// (rounded out to whole pages on both sides, as a direct read of a byte range is).
+fn largest_request(viewers: &[ViewerPlan], share: &[usize], media: &[MediaFile]) -> usize {
+    let of = |v: usize| {
+        let plan = &viewers[v];
+        match &media[plan.file as usize].segments {
+            Some(title) => page_round_up(title.largest() as usize) + 4096,
+            None => plan.chunk_bytes as usize,
+        }
+    };
+    share.iter().map(|&v| of(v)).max().unwrap_or(4096)
+}
+
+/// Each media file's segment files, for titles that are playlists (made once per worker).
+fn title_files(media: &[MediaFile]) -> Result<Vec<Option<Arc<TitleFiles>>>, String> {
+    let each = |m: &MediaFile| m.segments.as_ref().map(|t| TitleFiles::new(t.clone()).map(Arc::new)).transpose();
+    media.iter().map(each).collect()
+}
+
+/// A remote playlist's segments as the http engine fetches them: each one `GET`, its request made now.
+fn http_pieces(title: &::streams::SegmentedTitle) -> Result<Arc<HttpPieces>, String> {
+    let pieces = title.segments.iter().map(|s| {
+        let url = match &title.sources[s.source as usize] {
+            ::streams::SegmentSource::Url(url) => url,
+            ::streams::SegmentSource::File(p) => {
+                return Err(format!("{}: segment {} is a local file, not a URL", title.playlist, p.display()));
+            }
+        };
+        Ok(HttpPiece::new(url, s.ranged.then_some((s.offset, s.len)), s.len))
+    });
+    Ok(Arc::new(HttpPieces(pieces.collect::<Result<Vec<_>, String>>()?)))
 }
 
 /// An ingest writer: a new file in the work directory, written through the sync engine one 1 MiB write at a
@@ -344,11 +425,17 @@ pub fn media_files(plan: &StreamsPlan, table: &[crate::plan::FilePlan]) -> Vec<M
         .map(|m| match m {
             MediaSource::File(f) => {
                 let file = &table[*f as usize];
-                MediaFile { path: file.path.clone(), size: file.size.0, url: None }
+                MediaFile { path: file.path.clone(), size: file.size.0, url: None, segments: None }
             }
             MediaSource::Url { url, size } => {
-                MediaFile { path: url.text.clone().into(), size: *size, url: Some(url.clone()) }
+                MediaFile { path: url.text.clone().into(), size: *size, url: Some(url.clone()), segments: None }
             }
+            MediaSource::Segments(title) => MediaFile {
+                path: title.playlist.clone().into(),
+                size: title.bytes,
+                url: title.playlist.parse().ok(),
+                segments: Some(Arc::new((**title).clone())),
+            },
         })
         .collect()
 }
