@@ -441,5 +441,6 @@ pub(super) fn spec_settings(index: usize, spec: &PhaseSpec) -> Result<RawPlan, S
         parts: Vec::new(),
         skew_limit_pct: spec.vdbench.skew_limit,
         steady_state: None,
+        read_through: None,
     })
 }

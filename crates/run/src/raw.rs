@@ -354,7 +354,13 @@ fn build<'a>((phase, raw): (&PhasePlan, &RawPlan), id: usize, inputs: &RawInputs
         let random = workloads.iter().any(|(w, _)| matches!(w.access, Access::Random { .. }));
         handles.iter().for_each(|h| super::layout::advise_pattern(h, random));
     }
-    let setup = EngineSetup { files: handles, ..EngineSetup::new(raw.engine, iodepth, raw.largest_block() as usize) };
+    let largest = raw.largest_block() as usize;
+    // Reads through a smaller buffer (a stream phase's estimate, as its viewers read): the data is not kept.
+    let buffer = match raw.read_through.filter(|_| !raw.writes()) {
+        Some(piece) => crate::engine::page_round_up(largest.min(piece as usize)),
+        None => largest,
+    };
+    let setup = EngineSetup { files: handles, max_transfer: largest, ..EngineSetup::new(raw.engine, iodepth, buffer) };
     let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
     if raw.writes() {
         // Random content, filled once; each write then only stamps its blocks (or the shaper refills them).
