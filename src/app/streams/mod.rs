@@ -264,6 +264,7 @@ fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Si
             media_libraries: Vec::new(),
             limits: ResourceLimits { sockets: Some(super::facts::socket_limits()), ..super::facts::resource_limits() },
             mirrors: None,
+            fuse: None,
             scrub: None,
             devices: Vec::new(),
         };
