@@ -247,8 +247,9 @@ fn spread_share(w: usize, count: usize, n: usize) -> std::ops::Range<usize> {
 
 /// The two raw-rate phases over the media files `files` (every title of a library, laid end to end, so that no
 /// cache serves a small part of it): random reads of one chunk at queue depth 16, then sequential 1 MiB reads at
-/// queue depth 4, each for `time`, each read through a slot buffer as the viewers read (`RawPlan::read_through`). They read with the threads as many viewers as that depth would have (the
-/// phase's `ThreadPlan::for_depth`: never fewer than its `least`, two per member on a pool whose copy is picked by
+/// queue depth 4, each for `time`, a chunk read through a slot buffer as the viewers read it
+/// (`RawPlan::read_through`). They read with the threads as many viewers as that depth would have (the phase's
+/// `ThreadPlan::for_depth`: never fewer than its `least`, two per member on a pool whose copy is picked by
 /// thread, one read each; at most one per file), the depth shared among them and each thread reading its own files:
 /// a pool whose mirror is chosen per reading thread (btrfs raid1/raid10, read policy `pid`) gives one thread a
 /// single mirror, and the sync engine keeps one read in flight per thread, so one thread measured a four-device
