@@ -199,14 +199,7 @@ mod tests {
 
     #[test]
     fn a_quick_search_from_a_prior_probes_half_its_precision_up_and_walks_down_in_a_quarter() {
-        let plan = SearchPlan {
-            start: 1,
-            start_factor: 1.0,
-            limit: 10_000,
-            limit_factor: Some(1.25),
-            precision: 0.2,
-            confirmations: 0,
-        };
+        let plan = quick_plan();
         // Remux 4 passed, 5 failed against 4.19; 1080p's estimate 41.94: a start at 0.95 of it (the passing share,
         // above 0.92), then 5 % steps down; the failing count 5 ÷ 4.19 of it, derived; ⌈40 × 1.1⌉ probed above.
         let from_prior = search_settings(&plan, Some((41, 41.94)), Some(&prior(4.0 / 4.19, 5.0 / 4.19)));
@@ -222,6 +215,18 @@ mod tests {
         assert_eq!(from_prior.probe, None);
     }
 
+    /// `check --quick`'s search: from the estimate, capped at 1.25× it, 20 %, no confirmation.
+    fn quick_plan() -> SearchPlan {
+        SearchPlan {
+            start: 1,
+            start_factor: 1.0,
+            limit: 10_000,
+            limit_factor: Some(1.25),
+            precision: 0.2,
+            confirmations: 0,
+        }
+    }
+
     /// The counts a quick search from a prior tries, on a made-up device that passes up to `capacity`.
     fn tried(settings: SearchSettings, capacity: u32) -> (Vec<u32>, ::streams::SearchOutcome) {
         let mut tried = Vec::new();
@@ -235,14 +240,7 @@ mod tests {
 
     #[test]
     fn a_quick_later_format_probes_up_from_a_low_start_and_walks_down_in_small_steps_from_a_high_one() {
-        let plan = SearchPlan {
-            start: 1,
-            start_factor: 1.0,
-            limit: 10_000,
-            limit_factor: Some(1.25),
-            precision: 0.2,
-            confirmations: 0,
-        };
+        let plan = quick_plan();
         // btrfs raid1 (docs/validation.md, "After the even-rate start", #2): 1080p estimated at 163.7, started
         // from the even rate at 116 (0.79 of a bound of 146.1). It passed and was the answer; now ⌈116 × 1.1⌉ =
         // 128 runs too, passes, and is the capacity (0.88), its failing count derived above it.
