@@ -1,7 +1,9 @@
 //! Build script: the commit and the build date `streamcap --version` prints (STREAMCAP_COMMIT,
 //! STREAMCAP_BUILD_DATE). It reads git and the clock and writes nothing but those two variables; outside a git
-//! checkout (a crate tarball) the commit is "unknown". SOURCE_DATE_EPOCH, when set, is the build date, so a
-//! reproducible build stays reproducible.
+//! checkout (a crate tarball) the commit is "unknown". The commit says "(dirty)" when the sources the binary is
+//! built from (`SOURCES`) differ from it, so a figure measured with the binary names what was measured
+//! (`scripts/validate --write-doc` stamps it). SOURCE_DATE_EPOCH, when set, is the build date, so a reproducible
+//! build stays reproducible.
 
 use std::process::Command;
 
@@ -11,7 +13,15 @@ fn main() {
         Some(String::from_utf8_lossy(&output.stdout).trim().to_string()).filter(|s| !s.is_empty())
     };
     let commit = git(&["rev-parse", "--short=10", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    println!("cargo:rustc-env=STREAMCAP_COMMIT={commit}");
+    // Tracked files changed against the commit (untracked ones are not in any build); `git status` prints
+    // nothing, and so `git` gives None, for a clean tree.
+    let status = [&["status", "--porcelain", "--untracked-files=no", "--"][..], &SOURCES[..]].concat();
+    let dirty = commit != "unknown" && git(&status).is_some();
+    println!("cargo:rustc-env=STREAMCAP_COMMIT={commit}{}", if dirty { " (dirty)" } else { "" });
+    // An edit of the sources may make a clean tree dirty or a dirty one clean: look again.
+    for path in SOURCES {
+        println!("cargo:rerun-if-changed={path}");
+    }
     println!("cargo:rustc-env=STREAMCAP_BUILD_DATE={}", build_date());
     // A new commit (HEAD moves, or the branch it names does) builds a new version string.
     for path in ["HEAD", "packed-refs"] {
@@ -25,6 +35,10 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=SOURCE_DATE_EPOCH");
 }
+
+/// What the binary is built from: a change elsewhere (tests, docs, scripts) does not make it another binary, and
+/// watching it would rebuild the binary for every edit of a test.
+const SOURCES: [&str; 5] = ["src", "crates", "build.rs", "Cargo.toml", "Cargo.lock"];
 
 /// The UTC date (YYYY-MM-DD) of SOURCE_DATE_EPOCH, or of now.
 fn build_date() -> String {

@@ -117,6 +117,10 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
         playlists: Vec::new(),
         limits: resource_limits(),
         mirrors: pool.as_ref().and_then(mirrors),
+        fuse: filesystem
+            .as_ref()
+            .map(|fs| fs.fs_type.clone())
+            .filter(|t| t == "fuse" || t == "fuseblk" || t.starts_with("fuse.")),
         scrub,
         devices: Vec::new(),
     };

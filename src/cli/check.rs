@@ -36,9 +36,10 @@ pub struct CheckArgs {
     /// 32G with --thorough; at most half the free space beside the data set).
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes, conflicts_with = "library")]
     pub library_size: Option<Bytes>,
-    /// About 35–40 s: a smaller data set, shorter phases, a coarser capacity search, each edge run once (no
-    /// range), and the later formats one step each at the first edge scaled to their bitrate (the failing count
-    /// then derived, and said so); its steps are judged once every player is steady, as the default's.
+    /// About 45–50 s: a smaller data set, shorter phases, a coarser capacity search, each edge run once (no
+    /// range), and the later formats two steps each: the first edge scaled to their bitrate, then 10 % above it
+    /// when it passes (the failing count then derived, and said so) or 5 % below when it fails; its steps are
+    /// judged once every player is steady, as the default's.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
     /// About 30 minutes (31 min measured on a throttled disk; the check prints its own forecast): a larger

@@ -34,6 +34,10 @@ pub struct Facts {
     /// The pool beneath keeps copies and picks the one a read goes to by the reading thread (btrfs raid1 or
     /// raid10 under the read policy `pid`): stream phases then give every viewer its own thread.
     pub mirrors: Option<super::streams_threads::Mirrors>,
+    /// The FUSE filesystem the target lies on, by its type ("fuse.sshfs"); `None`: not FUSE. io_uring's reads
+    /// there block the thread that submits them: stream phases' viewers read with the sync engine
+    /// (`streams_threads::viewer_engine`).
+    pub fuse: Option<String>,
     /// What a `scrub` background load runs on a directory target: btrfs's own scrub, or a full read of the
     /// device the filesystem sits on; `None` where neither can be found (`--during scrub` is refused).
     pub scrub: Option<ScrubTarget>,
@@ -162,6 +166,7 @@ impl Facts {
             playlists: Vec::new(),
             limits: ResourceLimits::default(),
             mirrors: None,
+            fuse: None,
             scrub: None,
             devices: Vec::new(),
         }

@@ -172,6 +172,11 @@ pub struct RawPlan {
     /// `--steady-state`); `None`: it runs to its runtime or amount.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<crate::metrics::SteadyConfig>,
+    /// Reads longer than this many bytes pass through a slot buffer of this size, piece after piece, as a
+    /// stream viewer reads its chunk (`EngineSetup::max_transfer`): the estimate of a stream phase reads as its
+    /// viewers will, so the device sees their requests (`streams_media::estimate_phases`). `None`: whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_through: Option<u32>,
 }
 
 impl PhasePlan {

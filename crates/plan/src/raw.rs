@@ -388,6 +388,12 @@ fn assemble(
     Ok((name, raw))
 }
 
+/// fio's thinktime: a pause after every `thinktime_blocks` operations (1 when not given); none for a zero pause.
+fn thinktime(spec: &PhaseSpec) -> Option<Thinktime> {
+    let every = spec.fio.thinktime_blocks.unwrap_or(1).max(1);
+    spec.fio.thinktime.filter(|t| !t.is_zero()).map(|pause| Thinktime { pause, every })
+}
+
 /// The raw phase's settings that are the spec's own, with their defaults; the caller fills in what it worked out
 /// (the shape, the files and the workers).
 pub(super) fn spec_settings(index: usize, spec: &PhaseSpec) -> Result<RawPlan, String> {
@@ -401,11 +407,7 @@ pub(super) fn spec_settings(index: usize, spec: &PhaseSpec) -> Result<RawPlan, S
         access_hint: spec.fio.access_hint.unwrap_or(true),
         strided: spec.fio.strided,
         start_delay: spec.start_delay.unwrap_or(Duration::ZERO),
-        thinktime: spec
-            .fio
-            .thinktime
-            .filter(|t| !t.is_zero())
-            .map(|pause| Thinktime { pause, every: spec.fio.thinktime_blocks.unwrap_or(1).max(1) }),
+        thinktime: thinktime(spec),
         rate_floor: (spec.fio.rate_min.is_some() || spec.fio.rate_min_iops.is_some()).then(|| RateFloor {
             bytes_per_sec: spec.fio.rate_min.map(|r| r.bytes_per_sec()),
             ops_per_sec: spec.fio.rate_min_iops.map(|r| r as f64),
@@ -448,5 +450,6 @@ pub(super) fn spec_settings(index: usize, spec: &PhaseSpec) -> Result<RawPlan, S
         parts: Vec::new(),
         skew_limit_pct: spec.vdbench.skew_limit,
         steady_state: None,
+        read_through: None,
     })
 }

@@ -313,8 +313,9 @@ fn spread_share(w: usize, count: usize, n: usize) -> std::ops::Range<usize> {
 
 /// The two raw-rate phases over the media files `files` (every title of a library, laid end to end, so that no
 /// cache serves a small part of it): random reads of one chunk at queue depth 16, then sequential 1 MiB reads at
-/// queue depth 4, each for `time`. They read with the threads as many viewers as that depth would have (the
-/// phase's `ThreadPlan::for_depth`: never fewer than its `least`, two per member on a pool whose copy is picked by
+/// queue depth 4, each for `time`, a chunk read through a slot buffer as the viewers read it
+/// (`RawPlan::read_through`). They read with the threads as many viewers as that depth would have (the phase's
+/// `ThreadPlan::for_depth`: never fewer than its `least`, two per member on a pool whose copy is picked by
 /// thread, one read each; at most one per file), the depth shared among them and each thread reading its own files:
 /// a pool whose mirror is chosen per reading thread (btrfs raid1/raid10, read policy `pid`) gives one thread a
 /// single mirror, and the sync engine keeps one read in flight per thread, so one thread measured a four-device
@@ -366,6 +367,12 @@ fn estimate_phases(
         for (w, worker) in phase.workers.iter_mut().enumerate() {
             worker.workload.regions = regions[spread_share(w, count, regions.len())].to_vec();
         }
+        // As the viewers read (`StreamsPlan::slot_buffer_bytes`): a chunk through a slot buffer, piece after piece.
+        // With the sync engine each piece is a read of its own, so the device sees the viewers' requests: on a
+        // loop device throttled to 40 MiB/s and 150 reads/s, 1 MiB reads are bound by bytes (41.9 MB/s) where
+        // the viewers' 256 KiB pieces are bound by reads (150 × 256 KiB = 39.3 MB/s), and an estimate of whole
+        // chunks started quick's 1080p above what the viewers could get (docs/validation.md).
+        phase.read_through = Some(defaults::SLOT_BUFFER_MAX as u32).filter(|&piece| u64::from(piece) < bs);
         // The null engine reads nothing: no media to write for it.
         phase.needs_data = media.created && phase.engine != EngineKind::Null;
         phases.push(PhasePlan::of_spec(name, &spec, PhaseKind::Raw(Box::new(phase))));
@@ -376,6 +383,41 @@ fn estimate_phases(
 #[cfg(test)]
 mod tests {
     use super::spread_share;
+    use crate::engine::EngineKind;
+    use crate::plan::{Facts, RunOptions, build_plan};
+    use crate::spec::{EngineChoice, JobSpec, PhaseSpec, SpecKind, SpecOrigin, StreamsSpec};
+    use crate::units::Bytes;
+
+    /// Regression: the estimate read whole 1 MiB chunks, which a read-throttled device bounds by bytes, while
+    /// the sync engine's viewers read 256 KiB pieces, bound there by reads/s: ext4's sync 1080p started from an
+    /// estimate of 41.9 where the viewers' bound was 39.3, and failed. Each engine's estimate reads as its viewers.
+    #[test]
+    fn the_estimate_reads_its_chunks_through_the_viewers_slot_buffer_with_every_engine() {
+        for (engine, kind) in [(EngineChoice::Sync, EngineKind::Sync), (EngineChoice::IoUring, EngineKind::IoUring)] {
+            let streams = StreamsSpec { format: Some("1080p".parse().unwrap()), max: Some(true), ..Default::default() };
+            let phase = PhaseSpec {
+                kind: Some(SpecKind::Streams(Box::new(streams))),
+                engine: Some(engine),
+                ..PhaseSpec::default()
+            };
+            let job = JobSpec {
+                origin: SpecOrigin::Flags,
+                target: None,
+                interval: None,
+                phases: vec![phase],
+                notices: vec![],
+            };
+            let options = RunOptions { run_id: "run-test".into(), ..Default::default() };
+            let plan = build_plan(&job, &Facts::directory(Some(Bytes::gib(50))), &options).unwrap();
+            let viewers = plan.phases.iter().find_map(|p| p.streams()).expect("a stream phase");
+            let raw: Vec<_> = plan.phases.iter().filter_map(|p| p.raw()).collect();
+            assert_eq!(raw.len(), 2, "the two estimate phases");
+            for r in raw {
+                assert_eq!(r.read_through, Some(viewers.slot_buffer_bytes), "{engine:?}");
+                assert_eq!((r.block_sizes.max(), r.engine), (1 << 20, kind), "{engine:?}");
+            }
+        }
+    }
 
     #[test]
     fn estimate_workers_start_at_evenly_spaced_titles_and_cover_every_one() {

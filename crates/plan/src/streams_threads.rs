@@ -17,7 +17,12 @@
 //! hands each one to an io-wq worker thread (`iou-wrk-TID`), which issues the bio. The pid read policy then
 //! follows the workers' pids, whatever the viewers' threads are: one member of a raid1 pair read 61.8 % of a
 //! step and its mirror 17.6 %. A media server's reads come from its own threads, so there the viewers read with
-//! the sync engine, a thread each, and the plan says why.
+//! the sync engine, a thread each, and the plan says why. The same on a FUSE filesystem (sshfs), for another
+//! reason: there io_uring hands no read to a worker (none ran through a step of 22 viewers over sshfs) but issues
+//! it inline, where it blocks the submitting scheduler thread until the file server answers, so the viewers of
+//! a thread per CPU wait behind each other's reads: an issue lag of 523 ms (p99) where the sync engine's thread
+//! each had 3.7 ms, and `check --quick` started 18–19 × 1080p where sync started 21–22 (docs/validation.md,
+//! finding 5).
 
 use serde::Serialize;
 
@@ -149,18 +154,28 @@ pub fn choose_threads(ask: ThreadAsk, facts: &Facts) -> ThreadPlan {
     }
 }
 
-/// The engine a stream phase's viewers read with: `engine`, except io_uring's direct reads on a pool whose copy
-/// is picked by the reading thread, which kernel workers would issue (see the module's notes): those read with
-/// the sync engine, and the words say why.
+/// The engine a stream phase's viewers read with: `engine`, except where io_uring's reads would be issued by
+/// kernel workers rather than by the viewers (see the module's notes): its direct reads on a pool whose copy is
+/// picked by the reading thread, and every read on a FUSE filesystem. Those read with the sync engine, and the
+/// words say why.
 pub fn viewer_engine(engine: EngineKind, direct: bool, facts: &Facts) -> (EngineKind, Option<String>) {
-    let Some(m) = facts.mirrors.as_ref().filter(|m| m.by_thread() && direct && engine == EngineKind::IoUring) else {
+    if engine != EngineKind::IoUring {
         return (engine, None);
-    };
+    }
+    if let Some(m) = facts.mirrors.as_ref().filter(|m| m.by_thread() && direct) {
+        let why = format!(
+            "on btrfs {}, io_uring's direct reads are issued by kernel workers (btrfs refuses a non-blocking direct \
+             read longer than a page, so io_uring hands each to an io-wq thread), whose pid picks the copy: the \
+             viewers read with the sync engine, as a server's own threads would",
+            m.profile
+        );
+        return (EngineKind::Sync, Some(why));
+    }
+    let Some(fs) = &facts.fuse else { return (engine, None) };
     let why = format!(
-        "on btrfs {}, io_uring's direct reads are issued by kernel workers (btrfs refuses a non-blocking direct \
-         read longer than a page, so io_uring hands each to an io-wq thread), whose pid picks the copy: the \
-         viewers read with the sync engine, as a server's own threads would",
-        m.profile
+        "on {fs} (FUSE), io_uring issues each read inline and the read blocks the scheduler thread that submits \
+         it until the file server answers, so a thread per CPU has one read in flight at a time: the viewers read \
+         with the sync engine, a thread each, as a server's own threads would"
     );
     (EngineKind::Sync, Some(why))
 }
@@ -249,6 +264,24 @@ mod tests {
         assert_eq!(viewer_engine(EngineKind::Http, true, &pid), (EngineKind::Http, None));
         // Before 5.11 there is no policy file, and the kernel reads by pid.
         assert_eq!(viewer_engine(EngineKind::IoUring, true, &raid("raid1", 2, None)).0, EngineKind::Sync);
+    }
+
+    #[test]
+    fn io_uring_viewers_on_a_fuse_filesystem_read_with_sync() {
+        let sshfs = Facts { fuse: Some("fuse.sshfs".into()), ..Facts::directory(None) };
+        for direct in [true, false] {
+            let (engine, why) = viewer_engine(EngineKind::IoUring, direct, &sshfs);
+            assert_eq!(engine, EngineKind::Sync);
+            let why = why.unwrap_or_default();
+            assert!(
+                why.starts_with("on fuse.sshfs (FUSE)") && why.contains("with the sync engine, a thread each"),
+                "{why}"
+            );
+        }
+        assert_eq!(viewer_engine(EngineKind::Sync, true, &sshfs), (EngineKind::Sync, None));
+        // With sync, a thread per viewer.
+        let plan = choose_threads(ask(EngineKind::Sync), &sshfs);
+        assert_eq!(plan.for_viewers(22), 22);
     }
 
     #[test]

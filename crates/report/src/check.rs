@@ -278,8 +278,8 @@ pub(super) fn verdict_legend(check: &CheckSummary) -> Vec<String> {
     ]);
     if let Some(v) = check.verdict.iter().find(|v| v.capacity.derived_failing.is_some()) {
         legend.push(format!(
-            "one step (--quick): the count shown passed in one step; the count that fails is derived from {}'s \
-             edge, scaled by bitrate, and not measured",
+            "one step (--quick): the count shown passed, run once (the earlier edge scaled, or the step 10 % above \
+             it); the count that fails is derived from {}'s edge, scaled by bitrate, and not measured",
             v.capacity.derived_from.as_deref().unwrap_or("an earlier format")
         ));
     }

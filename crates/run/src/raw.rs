@@ -337,6 +337,17 @@ pub(super) fn setups<'a>(
         .collect()
 }
 
+/// A worker's engine: `iodepth` buffers of the phase's largest block, or, for reads through a smaller buffer (a
+/// stream phase's estimate, as its viewers read: `RawPlan::read_through`), of that size, the data not kept.
+fn engine_setup(raw: &RawPlan, iodepth: u32, files: Vec<std::fs::File>) -> EngineSetup {
+    let largest = raw.largest_block() as usize;
+    let buffer = match raw.read_through.filter(|_| !raw.writes()) {
+        Some(piece) => crate::engine::page_round_up(largest.min(piece as usize)),
+        None => largest,
+    };
+    EngineSetup { files, max_transfer: largest, ..EngineSetup::new(raw.engine, iodepth, buffer) }
+}
+
 /// Opens the files this worker's regions touch (renumbered locally), builds its engine and its schedule.
 fn build<'a>((phase, raw): (&PhasePlan, &RawPlan), id: usize, inputs: &RawInputs<'a>) -> Result<Built<'a>, String> {
     let (direct, writable) = (inputs.direct, inputs.writable);
@@ -354,8 +365,7 @@ fn build<'a>((phase, raw): (&PhasePlan, &RawPlan), id: usize, inputs: &RawInputs
         let random = workloads.iter().any(|(w, _)| matches!(w.access, Access::Random { .. }));
         handles.iter().for_each(|h| super::layout::advise_pattern(h, random));
     }
-    let setup = EngineSetup { files: handles, ..EngineSetup::new(raw.engine, iodepth, raw.largest_block() as usize) };
-    let mut engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
+    let mut engine = AnyEngine::build(engine_setup(raw, iodepth, handles)).map_err(|e| e.to_string())?;
     if raw.writes() {
         // Random content, filled once; each write then only stamps its blocks (or the shaper refills them).
         let mut rng = Rng::new(phase.seed ^ id as u64);

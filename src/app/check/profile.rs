@@ -10,8 +10,9 @@
 //! confirmation: one run of each edge) judges steps of the same kind, a little shorter (arrivals over 2 s, steady
 //! within 6 s — 16 s for 1080p, see `Settings::steady_within` — 3 s judged), and fewer of them: its first search starts at the estimate and moves in steps of
 //! the precision, and each later format runs one step at the earlier edge's passing count scaled to its bitrate; when
-//! that passes, the failing count is the earlier edge's scaled too, derived and said so (when it fails, the
-//! search goes on down and measures both sides). About five steps in all, where the searches took seven to
+//! that passes, one step more 10 % above it, and the higher count that passes is the capacity, its failing count the
+//! earlier edge's scaled, derived and said so, or the probe's, measured (when the first step fails, the search goes
+//! on down in 5 % steps and measures both sides). About seven steps in all, where the searches took seven to
 //! twelve; its raw phases are 0.5 s (after 0.25 s of ramp) and its small-file phases 0.5 s. The cache section
 //! adds one raw phase of the same length (the page cache, as `streamcap cache` measures it).
 //! `Settings::forecast_parts` says how long each takes; docs/streams.md what was measured.
@@ -174,15 +175,15 @@ impl Settings {
     /// confirmations two more a format, and a search around an edge that moved now and then; a step lasts about
     /// its typical length as the chosen player plays (`forecast_step`: `--player`'s start threshold and steady
     /// level, not the generic viewer's) and a tenth more: at the edge buffers fill with little to spare
-    /// (measured: 8.3 s a step for the default). Without (`--quick`): about five steps in all (the first search
-    /// two or three, the later formats one each, two when the scaled count fails), of which about half fail and
-    /// end at their first failure, so a step lasts about 0.85 of its typical length (measured: 5.1 s a step;
-    /// the durations in docs/streams.md).
+    /// (measured: 8.3 s a step for the default). Without (`--quick`): about seven steps in all (the first search
+    /// two or three, the later formats two each: the scaled count and the probe above it when it passes, or the
+    /// scaled count and one 5 % below when it fails), of which about half fail and end at their first failure, so
+    /// a step lasts about 0.85 of its typical length (measured: 5.1 s a step; the durations in docs/streams.md).
     pub fn forecast_parts(&self) -> Forecast {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
         let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
-        let (steps, pace) = if self.confirmations == 0 { (5, 0.85) } else { (7 + 7 * self.confirmations, 1.1) };
+        let (steps, pace) = if self.confirmations == 0 { (7, 0.85) } else { (7 + 7 * self.confirmations, 1.1) };
         let step = FORMATS.iter().map(|name| self.forecast_step(&format(name))).sum::<Duration>() / 3;
         let fixed = raw + files + library + self.estimate_time * 2;
         let failing_step = self.arrival + self.player.startup_target();

@@ -53,7 +53,8 @@ pub enum Limit {
     ReadErrors,
     NotReached,
     NotMeasured,
-    /// `--quick`'s later formats: one step passed and the failing count was derived, so no failing step says.
+    /// `--quick`'s later formats: the scaled count (and the step above it) passed and the failing count was derived,
+    /// so no failing step says.
     Derived,
     Unknown,
 }

@@ -270,6 +270,7 @@ fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Si
             playlists,
             limits: ResourceLimits { sockets: Some(super::facts::socket_limits()), ..super::facts::resource_limits() },
             mirrors: None,
+            fuse: None,
             scrub: None,
             devices: Vec::new(),
         };

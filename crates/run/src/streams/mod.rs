@@ -3,6 +3,7 @@
 //! merges every step's I/O; what the viewers experienced goes to the observer as `StepOutcome`s.
 
 mod background;
+mod prior;
 mod schedule;
 mod scrub;
 mod segments;
@@ -16,12 +17,15 @@ pub use schedule::{INGEST_WRITE, IngestSchedule, ViewerSchedule};
 pub use step::media_files;
 use step::{StepInputs, run_step};
 
+pub use prior::Priors;
+use prior::search_settings;
+
 use super::cluster::Cluster;
 use super::phase::SeriesStart;
 use super::{Interrupt, PhaseOutcome, RunObserver, StopReason};
 use crate::metrics::Recorder;
-use crate::plan::{EstimatePlan, FilePlan, SearchPlan, StreamCount, StreamsPlan};
-use ::streams::{RawRates, SearchSettings, estimate, search};
+use crate::plan::{FilePlan, StreamCount, StreamsPlan};
+use ::streams::{RawRates, estimate, search};
 
 /// What a stream phase runs with.
 pub struct StreamInputs<'a> {
@@ -34,107 +38,6 @@ pub struct StreamInputs<'a> {
     /// Multi-host runs: the viewers of every step are spread over the ranks (clients), and the search counts
     /// them all.
     pub cluster: Option<&'a Cluster>,
-}
-
-/// Where the last capacity search of a run found its edge, as its capacity ÷ its estimate, with the raw-rate
-/// phases behind that estimate: a later search on the same raw rates (a check's next format) starts at that share
-/// of its own estimate, in steps of its precision, rather than doubling from half of it. Without confirmations
-/// (`check --quick`) the later search's failing count is the edge's failing share of its estimate, derived,
-/// when its first count passes (`SearchSettings::derive_failing`).
-#[derive(Debug, Default)]
-pub struct Priors {
-    /// The last search's edge without background loads.
-    last: Option<Prior>,
-    /// Each format's edge without loads, by its label: where its search beside loads (`--during`) starts. A
-    /// load can only take streams away, so that search starts at the count that passed alone and walks down
-    /// (and when it passes there, the load cost nothing the search can tell).
-    alone: Vec<Prior>,
-}
-
-impl Priors {
-    /// Keeps a search's edge for the next format, as shares of `exact` (the unrounded estimate). A derived edge is
-    /// not passed on: the next format scales the measured one it came from. An edge found beside loads is kept
-    /// for nothing: neither a search alone nor one beside other loads says where its edge lies.
-    fn remember(&mut self, plan: &StreamsPlan, exact: Option<f64>, found: &::streams::SearchOutcome, served: f64) {
-        let edge = !found.edges.is_empty() && !found.at_limit && found.best > 0 && !found.failing_derived;
-        let alone = plan.during.is_empty();
-        if let (Some(estimate), Some(b), Some(failed), true, true) =
-            (plan.estimate, exact, found.first_failing, edge, alone)
-        {
-            let share = |n: u32| f64::from(n) / b;
-            let label = plan.config.mix.label();
-            let served = served / stream_byte_rate(plan) / b;
-            let (passed, failed) = (share(found.best), share(failed));
-            let prior = Prior { estimate, passed, failed, served, label, beside: false };
-            self.alone.retain(|p| p.label != prior.label);
-            self.alone.push(prior.clone());
-            self.last = Some(prior);
-        }
-    }
-
-    /// Where a search starts: without loads, from the last edge without them; beside loads, from the same
-    /// format's edge alone. Only an edge measured on the same raw rates (the same estimate) counts.
-    fn prior_for(&self, plan: &StreamsPlan) -> Option<Prior> {
-        let prior = match plan.during.is_empty() {
-            true => self.last.clone(),
-            false => self
-                .alone
-                .iter()
-                .find(|p| p.label == plan.config.mix.label())
-                .map(|p| Prior { beside: true, ..p.clone() }),
-        };
-        prior.filter(|p| plan.estimate == Some(p.estimate))
-    }
-}
-
-/// The share of its bound at which a step of viewers can still prove steady state within the check's bound on
-/// it (`check::profile`'s fill at 93 % of the bandwidth), less a little: where a one-step search of a later
-/// format starts when the earlier edge's bracket reaches that high.
-const PROVABLE_SHARE: f64 = 0.92;
-
-/// Just below the top of an earlier edge's bracket: its failing share less 3 %.
-const BELOW_TOP: f64 = 0.97;
-
-#[derive(Debug, Clone)]
-struct Prior {
-    estimate: EstimatePlan,
-    /// The edge's passing and failing counts ÷ the estimate's streams.
-    passed: f64,
-    failed: f64,
-    /// The highest rate a step of the search served its whole audience evenly at (`even_rate`: the slowest
-    /// viewer's rate × the viewers), in streams of that format ÷ the estimate's streams: what the storage
-    /// delivered to every viewer alike, whole viewers per device or not.
-    served: f64,
-    /// The format it was found for, in words ("2160p remux (80 Mbit/s)").
-    label: String,
-    /// Taken by the same format's search beside loads: it starts at the count that passed, never above it.
-    beside: bool,
-}
-
-impl Prior {
-    /// Where a one-step search of a later format starts, as a share of its estimate: the earlier edge's passing
-    /// share, or higher when its bracket is coarse. Counts are whole, so a low count's edge says little: a
-    /// remux edge of 3 passed and 4 failed against an estimate of 3.93 brackets the share between 0.76 and 1.02,
-    /// and 0.76 of 39.3 × 1080p is 29, where 36 pass. The start is then just below the top of the bracket, at
-    /// most `PROVABLE_SHARE`; a step that fails there walks down as any first step does. (The top less 8 % put
-    /// 1080p at 36 of 40 after a remux edge of 3 beside a failing 4 of 4.19, and 40 after an edge of 4: three
-    /// quick checks of one disk then gave 36, 36 and 40.)
-    ///
-    /// An edge of few viewers of a high bitrate says less still where the storage is several devices, each
-    /// viewer's reads landing on one (btrfs raid1 picks a member by title and thread): a member of 39.3 MB/s
-    /// carries 3 remux viewers of 10 MB/s, not 3.93, so the remux edge of four such members was 0.76 of what they
-    /// deliver, and 1080p scaled from it (116 of 141.8 × 1080p, where a member carries 39 of 39.3). The rate its
-    /// steps served every viewer alike at is what the devices delivered as the busiest of them allows, whatever
-    /// the split into whole viewers: the start is at least `PROVABLE_SHARE` of it (and never above
-    /// `PROVABLE_SHARE` of the estimate).
-    fn start_share(&self) -> f64 {
-        if self.beside {
-            return self.passed;
-        }
-        let top = (self.failed * BELOW_TOP).min(PROVABLE_SHARE);
-        let served = (self.served * PROVABLE_SHARE).min(PROVABLE_SHARE);
-        self.passed.max(top).max(served)
-    }
 }
 
 /// Runs one stream phase. `rates`: the raw rates its estimate phases measured, if it has any (in a cluster, every
@@ -201,43 +104,6 @@ pub fn run_stream_phase(
 /// A step whose workers could not run: the phase has failed (its outcome says why).
 struct StepFailed;
 
-/// Where the search starts, how it moves and where it stops: from the estimate's `bound` (a share of it, or the
-/// `prior` share an earlier search found, then in steps of the precision), or from the plan's first count.
-/// Without confirmations (`check --quick`: one run of each edge, so every step saved counts) the estimate is
-/// trusted as a prior is, in steps of the precision from its share (from a prior's start, half the precision),
-/// and a start from a prior that passes ends the search, its failing count derived from the prior's.
-/// `bound`: the estimate's streams, and unrounded.
-fn search_settings(s: &SearchPlan, bound: Option<(u32, f64)>, prior: Option<&Prior>) -> SearchSettings {
-    // A share carried back to the estimate it came from must give the same count (40 ÷ 41.94 × 41.94 is 39.999…).
-    let scaled = |b: f64, share: f64| ((b * share + 1e-6) as u32).max(1);
-    let once = s.confirmations == 0;
-    let (start, first_step) = match (bound, prior) {
-        // Half the precision down: the prior puts the edge just below a start that fails, and a step of 20 %
-        // (40 → 34 × 1080p) left the three quick checks of one disk at 34, 39 and 40.
-        (Some((_, exact)), Some(p)) if once => (scaled(exact, p.start_share()), s.precision / 2.0),
-        (Some((_, exact)), Some(p)) => (scaled(exact, p.passed), s.precision),
-        (Some((b, _)), None) => (scaled(f64::from(b), s.start_factor), if once { s.precision } else { 1.0 }),
-        (None, _) => (s.start, 1.0),
-    };
-    let derive_failing = match (bound, prior) {
-        (Some((_, exact)), Some(p)) if once => Some(((exact * p.failed).ceil() as u32).max(start + 1)),
-        _ => None,
-    };
-    let bound = bound.map(|(b, _)| b);
-    let by_estimate = match (bound, s.limit_factor) {
-        (Some(b), Some(f)) => ((f64::from(b) * f).ceil() as u32).max(start).max(4),
-        _ => u32::MAX,
-    };
-    SearchSettings {
-        start,
-        limit: s.limit.min(by_estimate).max(1),
-        precision: s.precision,
-        first_step,
-        confirmations: s.confirmations,
-        derive_failing,
-    }
-}
-
 /// The phase's outcome, built from its steps.
 struct Merged {
     first: Option<PhaseOutcome>,
@@ -268,14 +134,6 @@ fn even_rate(step: &::streams::StepOutcome) -> f64 {
         .map(|s| s.bytes as f64 / s.present.as_secs_f64())
         .fold((0u32, f64::INFINITY), |(n, low), rate| (n + 1, low.min(rate)));
     if viewers == 0 { 0.0 } else { f64::from(viewers) * slowest }
-}
-
-/// Bytes per second one viewer of the phase's mix takes (its formats' bitrates by their weights).
-fn stream_byte_rate(plan: &StreamsPlan) -> f64 {
-    let mix = &plan.config.mix.0;
-    let total: f64 = mix.iter().map(|(_, w)| f64::from(*w)).sum();
-    let rate: f64 = mix.iter().map(|(f, w)| f64::from(*w) / total * f.bitrate.byte_rate().bytes_per_sec()).sum();
-    rate.max(1.0)
 }
 
 impl Merged {
@@ -328,11 +186,6 @@ impl Merged {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn prior(passed: f64, failed: f64) -> Prior {
-        let estimate = EstimatePlan { random_phase: 0, sequential_phase: 1 };
-        Prior { estimate, passed, failed, served: 0.0, label: "2160p remux (80 Mbit/s)".into(), beside: false }
-    }
 
     /// A search step cut at `cut_ms`, whose viewers arrived at the given instants and received the given bytes.
     fn step(cut_ms: u64, viewers: &[(u64, u64)]) -> ::streams::StepOutcome {
@@ -395,86 +248,5 @@ mod tests {
         let s = step(3000, &[(0, 30_000_000), (2500, 1_048_576)]);
         assert!((even_rate(&s) - 10e6).abs() < 1e3, "{}", even_rate(&s));
         assert_eq!(even_rate(&step(500, &[(0, 5_000_000)])), 0.0);
-    }
-
-    #[test]
-    fn the_next_format_starts_below_what_the_busiest_member_allows_not_at_the_members_sum() {
-        // A sync quick check of a btrfs raid1 (scripts/validate, 2026-11-28): remux estimated at 16.33 streams,
-        // 9 passed and 10 failed; its failing steps were served at up to 127.6 MB/s over their span, but evenly
-        // at 101.0 MB/s at most. HEVC (52.25 estimated, its bound 36.8) started at 0.92 of the span's rate, 37,
-        // above its bound, and failed; from the even rate it starts at 31, where the top of the remux bracket
-        // (10 × 0.97) puts it.
-        let remux = Prior { served: 10.10 / 16.33, ..prior(9.0 / 16.33, 10.0 / 16.33) };
-        assert_eq!(((52.25 * remux.start_share()) + 1e-6) as u32, 31);
-        let from_span = Prior { served: 12.76 / 16.33, ..remux.clone() };
-        assert_eq!(((52.25 * from_span.start_share()) + 1e-6) as u32, 37);
-    }
-
-    #[test]
-    fn a_quick_search_from_a_prior_walks_down_in_half_its_precision() {
-        let plan = SearchPlan {
-            start: 1,
-            start_factor: 1.0,
-            limit: 10_000,
-            limit_factor: Some(1.25),
-            precision: 0.2,
-            confirmations: 0,
-        };
-        // Remux 4 passed, 5 failed against 4.19; 1080p's estimate 41.94: a start at 0.95 of it (the passing share,
-        // above 0.92), then 10 % steps down; the failing count 5 ÷ 4.19 of it, derived.
-        let from_prior = search_settings(&plan, Some((41, 41.94)), Some(&prior(4.0 / 4.19, 5.0 / 4.19)));
-        assert_eq!((from_prior.start, from_prior.first_step), (40, 0.1));
-        assert_eq!(from_prior.derive_failing, Some(51));
-        // The first format (no prior) moves in whole precision steps from its estimate.
-        let first = search_settings(&plan, Some((41, 41.94)), None);
-        assert_eq!((first.start, first.first_step), (41, 0.2));
-        // With confirmations the prior's passing share is the start, in steps of the precision.
-        let confirmed = SearchPlan { confirmations: 2, precision: 0.15, ..plan };
-        let from_prior = search_settings(&confirmed, Some((41, 41.94)), Some(&prior(4.0 / 4.19, 5.0 / 4.19)));
-        assert_eq!((from_prior.start, from_prior.first_step, from_prior.derive_failing), (40, 0.15, None));
-    }
-
-    #[test]
-    fn a_search_beside_loads_starts_at_its_formats_edge_alone() {
-        let plan = SearchPlan {
-            start: 1,
-            start_factor: 0.5,
-            limit: 10_000,
-            limit_factor: None,
-            precision: 0.1,
-            confirmations: 0,
-        };
-        // 2160p remux alone: 12 passed, 13 failed against 14.7. Beside a load, at once 12 (not the top of the
-        // bracket a later format would start near), then 5 % steps down.
-        let beside = Prior { beside: true, ..prior(12.0 / 14.7, 13.0 / 14.7) };
-        let s = search_settings(&plan, Some((14, 14.7)), Some(&beside));
-        assert_eq!((s.start, s.first_step, s.derive_failing), (12, 0.05, Some(13)));
-    }
-
-    #[test]
-    fn a_coarse_edge_starts_the_next_format_near_the_top_of_its_bracket() {
-        // Remux 3 passed, 4 failed against 3.93: 1080p (39.3) starts at 36, not 29.
-        let coarse = prior(3.0 / 3.93, 4.0 / 3.93);
-        assert!((coarse.start_share() - 0.92).abs() < 1e-9);
-        // 3 passed, 4 failed against 4.19 (io_uring): at the cap too, 38 of 41.9 × 1080p, not 36.
-        assert!((prior(3.0 / 4.19, 4.0 / 4.19).start_share() - 0.92).abs() < 1e-9);
-        // An edge above the share a step can prove steady at starts where it passed.
-        assert_eq!(prior(0.95, 1.19).start_share(), 0.95);
-        // A low edge (a seek-bound pool) stays low: passed 0.49, failed 0.57 starts just below 0.57.
-        assert!((prior(0.49, 0.57).start_share() - 0.57 * 0.97).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_lumpy_edge_of_few_viewers_starts_the_next_format_at_the_rate_the_storage_served() {
-        // btrfs raid1 of four 39.32 MB/s members, estimate 16.37 × remux: 10 passed, 12 failed (three per member
-        // at most), while a step served its viewers alike at 138 MB/s. 1080p (163.7 estimated) starts at 0.92 of
-        // 13.8 ÷ 16.37 (126 × 1080p), not at 0.71 (116 passed where the pool carries 141.8).
-        let lumpy = Prior { served: 13.8 / 16.37, ..prior(10.0 / 16.37, 12.0 / 16.37) };
-        assert!((lumpy.start_share() - 0.92 * 13.8 / 16.37).abs() < 1e-9);
-        assert_eq!(((163.7 * lumpy.start_share()) + 1e-6) as u32, 126);
-        // Never above what a step can prove steady at, whatever the rate served (memory can serve anything).
-        assert_eq!(Prior { served: 3.0, ..prior(0.5, 0.6) }.start_share(), PROVABLE_SHARE);
-        // Beside loads: where it passed alone, whatever was served.
-        assert_eq!(Prior { served: 0.9, beside: true, ..prior(0.6, 0.7) }.start_share(), 0.6);
     }
 }
