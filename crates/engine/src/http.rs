@@ -313,10 +313,7 @@ impl HttpEngine {
         }
         conn.phase = Phase::Idle;
         let slot = conn.slot;
-        let asked = match (conn.asked_range(), &conn.pieces, conn.piece) {
-            (Some((first, last)), _, _) => format!(" (bytes {first}-{last})"),
-            _ => String::new(),
-        };
+        let asked = conn.asked_range().map(|(first, last)| format!(" (bytes {first}-{last})")).unwrap_or_default();
         let url = match (&conn.pieces, conn.piece) {
             (Some(pieces), Some(p)) => pieces.0[p].url.as_str(),
             _ => conn.url.text.as_str(),

@@ -289,11 +289,17 @@ fn table(inputs: &StepInputs<'_>, viewers: &[ViewerPlan], share: &[usize]) -> Re
         local_of: vec![u32::MAX; media.len()],
         placed: Vec::new(),
     };
+    // A remote playlist's requests, made once per title and shared by its viewers' connections (a title of a
+    // thousand segments is a few hundred kB of request text: once per viewer it grew with the viewers).
+    let mut pieces_of: Vec<Option<Arc<HttpPieces>>> = vec![None; if remote { media.len() } else { 0 }];
     for (local, &v) in share.iter().enumerate() {
         let file = viewers[v].file as usize;
         if remote {
             t.urls.push(media[file].url.clone().ok_or("a remote phase has URLs for every file")?);
-            t.pieces.push(media[file].segments.as_ref().map(|title| http_pieces(title)).transpose()?);
+            if let (Some(title), None) = (&media[file].segments, &pieces_of[file]) {
+                pieces_of[file] = Some(http_pieces(title)?);
+            }
+            t.pieces.push(pieces_of[file].clone());
             t.paths.push(media[file].path.clone());
         } else if media[file].segments.is_some() {
             t.placed.push((local, file));
