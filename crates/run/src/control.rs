@@ -88,6 +88,10 @@ pub struct CoreConfig<'a> {
     pub ramp: Duration,
     /// Measured time, after the ramp, before the worker stops.
     pub runtime: Option<Duration>,
+    /// How much longer than `runtime` a worker that has measured nothing yet may go on, until its first measured
+    /// completion (zero: it stops at the deadline whatever it measured). A window that completed nothing
+    /// describes no storage: its figure would be a zero that is not the device's.
+    pub overtime: Duration,
     /// Bytes issued after the ramp before the worker stops.
     pub byte_budget: Option<u64>,
     /// Operations issued after the ramp before the worker stops (fio number_ios).
@@ -115,4 +119,6 @@ pub struct WorkerEnd {
     pub issued_ops: u64,
     /// The engine itself failed (not one I/O); the text says how.
     pub failure: Option<String>,
+    /// How far past its runtime the worker went because it had measured nothing by then (`CoreConfig::overtime`).
+    pub overtime: Option<Duration>,
 }

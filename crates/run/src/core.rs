@@ -65,6 +65,10 @@ struct Core {
     wake: Option<Instant>,
     schedule_done: bool,
     failure: Option<String>,
+    /// A measured read or write completed: the runtime may end (see `CoreConfig::overtime`).
+    measured_any: bool,
+    /// The deadline passed before anything measured completed, and the worker went on.
+    overran: bool,
 }
 
 /// Runs `schedule` on `engine` until it is done, the runtime or budget is spent, the phase is stopped, or the
@@ -88,6 +92,8 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
         wake: None,
         schedule_done: false,
         failure: None,
+        measured_any: false,
+        overran: false,
     };
     while Instant::now() < cfg.origin && !cfg.control.stop_requested() {
         wait_until(cfg.origin, Instant::now());
@@ -96,7 +102,8 @@ pub fn drive<E: Engine, S: Schedule>(cfg: CoreConfig<'_>, engine: &mut E, schedu
     let end = Instant::now();
     schedule.finish(end.saturating_duration_since(cfg.origin));
     core.tally.ship(&cfg, end, true);
-    WorkerEnd { issued: core.issued, issued_ops: core.issued_ops, failure: core.failure }
+    let overtime = core.deadline.filter(|_| core.overran).map(|d| end.saturating_duration_since(d));
+    WorkerEnd { issued: core.issued, issued_ops: core.issued_ops, failure: core.failure, overtime }
 }
 
 impl Core {
@@ -143,11 +150,22 @@ impl Core {
         }
     }
 
-    fn should_stop(&self, cfg: &CoreConfig<'_>, now: Instant) -> bool {
-        cfg.control.stop_requested()
-            || self.failure.is_some()
-            || self.deadline.is_some_and(|d| now >= d)
-            || self.budget_spent(cfg)
+    fn should_stop(&mut self, cfg: &CoreConfig<'_>, now: Instant) -> bool {
+        cfg.control.stop_requested() || self.failure.is_some() || self.runtime_over(cfg, now) || self.budget_spent(cfg)
+    }
+
+    /// The deadline has passed — and, for a worker allowed overtime, something measured has completed or the
+    /// overtime is spent too. A window in which a slow device (a host disk busy with others' writeback beneath a
+    /// loop device) completed nothing would report zero; the worker goes on until its first measured completion
+    /// instead, and says how much longer it took (`WorkerEnd::overtime`).
+    #[inline]
+    fn runtime_over(&mut self, cfg: &CoreConfig<'_>, now: Instant) -> bool {
+        let Some(deadline) = self.deadline.filter(|&d| now >= d) else { return false };
+        if self.measured_any || now >= deadline + cfg.overtime {
+            return true;
+        }
+        self.overran = true;
+        false
     }
 
     #[inline]
@@ -321,6 +339,7 @@ impl Core {
                     let submit = nanos(entry.submitted.saturating_duration_since(entry.taken));
                     schedule.measured(&io, submit.saturating_add(latency), n);
                     self.tally.record_io(class, u64::from(n), submit, latency, late, lag);
+                    self.measured_any = true;
                 }
                 Ok(n) => {
                     let message = format!("short transfer: {n} of {} bytes", io.len);

@@ -112,3 +112,57 @@ fn every_io_through_the_core_has_its_submission_latency_and_queue_depth_counted(
     assert_eq!(kept[0].recorder.stats(OpClass::Read).ops, 1_000);
     assert_eq!(kept[0].recorder.depths, depths);
 }
+
+/// One unpaced worker of depth 1 on the null engine whose every request takes `latency`, with a ramp of 50 ms and
+/// a runtime of 50 ms, allowed `overtime`.
+fn run_timed(latency: Duration, overtime: Duration) -> crate::run::PhaseOutcome {
+    let ms = Duration::from_millis;
+    let setup: SetUp<'_> = Box::new(move || {
+        let setup = EngineSetup { null_latency: latency, ..EngineSetup::new(EngineKind::Null, 1, 4096) };
+        let engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
+        let schedule = Steady { gap: None, given: 0, count: u32::MAX, path: "x".into() };
+        let settings =
+            WorkerSettings { batch: 1, ramp: ms(50), runtime: Some(ms(50)), overtime, ..WorkerSettings::default() };
+        Ok(Built { engine, schedule: AnySchedule::Test(schedule), settings })
+    });
+    let run = PhaseRun {
+        index: 0,
+        interval: Duration::from_secs(1),
+        ramp: ms(50),
+        floor: None,
+        direct: false,
+        interrupted: Arc::new(AtomicBool::new(false)),
+        series: SeriesStart::default(),
+        setups: vec![setup],
+        sync: None,
+        per_worker: false,
+        steady: None,
+        held: None,
+    };
+    run_workers(run, &mut Quiet).outcome
+}
+
+#[test]
+fn a_window_that_completed_nothing_goes_on_until_something_measured_completes() {
+    // Guards check's 'seq-read 1M qd8' of 0 MB/s on a btrfs raid1 beside other writes: every read it had in flight
+    // was issued during the ramp and completed after the runtime, so the phase measured nothing and reported a
+    // zero that was not the pool's. A request of 150 ms issued at once outlasts the ramp and the runtime (100 ms).
+    let slow = Duration::from_millis(150);
+    let strict = run_timed(slow, Duration::ZERO);
+    assert_eq!((strict.totals.stats(OpClass::Read).ops, strict.overtime), (0, None), "without overtime: nothing");
+    let patient = run_timed(slow, Duration::from_secs(5));
+    assert!(patient.totals.stats(OpClass::Read).ops >= 1, "with overtime, the first measured request completes");
+    let overtime = patient.overtime.expect("the phase says it went on");
+    assert!(
+        overtime >= Duration::from_millis(100),
+        "two requests of 150 ms end 200 ms past the deadline: {overtime:?}"
+    );
+    assert!(patient.measured >= Duration::from_millis(150), "the measured time covers the overtime");
+}
+
+#[test]
+fn a_window_that_measured_something_ends_at_its_runtime() {
+    let quick = run_timed(Duration::from_millis(5), Duration::from_secs(5));
+    assert!(quick.totals.stats(OpClass::Read).ops >= 1);
+    assert_eq!(quick.overtime, None);
+}

@@ -51,6 +51,9 @@ pub struct PhaseOutcome {
     pub latency_depths: Vec<DepthFound>,
     /// How the steady-state check ended, when the phase had one.
     pub steady: Option<SteadyOutcome>,
+    /// How far past its runtime the phase went because a worker had measured nothing by then (the longest of its
+    /// workers' `WorkerEnd::overtime`).
+    pub overtime: Option<Duration>,
 }
 
 /// Where a run of workers' intervals fall in their phase's series: a stream phase runs one set of workers per
@@ -260,6 +263,7 @@ fn finished(
         workers: std::mem::take(&mut gather.workers),
         latency_depths: schedules.iter().flatten().filter_map(AnySchedule::latency_depth).collect(),
         steady: gather.steady.as_ref().map(|s| s.outcome(gather.interval)),
+        overtime: ends.iter().filter_map(|e| e.overtime).max(),
     }
 }
 
@@ -352,5 +356,6 @@ pub(super) fn failed_outcome(direct: bool, stop: StopReason) -> PhaseOutcome {
         workers: Vec::new(),
         latency_depths: Vec::new(),
         steady: None,
+        overtime: None,
     }
 }

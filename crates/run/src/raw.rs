@@ -383,6 +383,8 @@ fn build<'a>((phase, raw): (&PhasePlan, &RawPlan), id: usize, inputs: &RawInputs
         start_delay: raw.start_delay,
         ramp: phase.ramp,
         runtime: phase.runtime,
+        // A paced worker's empty window may be what it asked for; an unpaced one's is a device that did not answer.
+        overtime: if pacer.is_some() { Duration::ZERO } else { crate::plan::defaults::RAW_OVERTIME },
         byte_budget: worker.io_bytes,
         op_budget: worker.io_ops,
         batch: raw.iodepth_batch.min(iodepth),

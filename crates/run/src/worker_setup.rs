@@ -67,6 +67,8 @@ pub(super) struct WorkerSettings {
     pub start_delay: Duration,
     pub ramp: Duration,
     pub runtime: Option<Duration>,
+    /// See `CoreConfig::overtime`.
+    pub overtime: Duration,
     pub byte_budget: Option<u64>,
     pub op_budget: Option<u64>,
     /// Requests per system call (at least 1).
@@ -112,6 +114,7 @@ pub(super) fn worker_thread<'a>(
         origin: start + settings.start_delay,
         ramp: settings.ramp,
         runtime: settings.runtime,
+        overtime: settings.overtime,
         byte_budget: settings.byte_budget,
         op_budget: settings.op_budget,
         interval,

@@ -161,6 +161,8 @@ impl<'a> ClusterObserver<'a> {
             latency_depths: outcome.latency_depths.clone(),
             // Each rank judges its own share's rate: the main rank's judgement is the one reported.
             steady: outcome.steady.clone(),
+            // This rank's own: each rank's core decides its overtime, and each rank's notice says it.
+            overtime: outcome.overtime,
         };
         let Some(main) = self.main.as_mut() else { return };
         // Threads share files within a rank only (ranks of a shared tree take files of their own): the most on
