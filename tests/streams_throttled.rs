@@ -43,9 +43,8 @@ fn capacity_against_bound(test: &str, file: &str, value: u64, limit: u32, bound_
     let streams = &read_json(&json)["streams"];
     let found = streams["capacity"]["streams"].as_f64().unwrap();
     let bound = streams["estimate"][bound_key].as_f64().unwrap();
-    let counts: Vec<String> = streams["steps"]
-        .as_array()
-        .unwrap()
+    let steps = streams["steps"].as_array().unwrap();
+    let counts: Vec<String> = steps
         .iter()
         .map(|s| format!("{}{}", s["count"], if s["meets_target"].as_bool().unwrap() { "✓" } else { "✗" }))
         .collect();
@@ -53,7 +52,39 @@ fn capacity_against_bound(test: &str, file: &str, value: u64, limit: u32, bound_
         "{test}: capacity {found} against a {bound_key} of {bound:.1}; steps {counts:?}: {}",
         streams["capacity"]["words"]
     );
+    steps.iter().for_each(|s| eprintln!("  {}", step_story(s)));
     Some((found, bound))
+}
+
+/// One step as a line: what failed, when, and what the storage and streamcap did meanwhile, so that a step that
+/// failed in CI says why from the test's own output.
+fn step_story(step: &Value) -> String {
+    let n = |key: &str| step[key].as_u64().unwrap_or(0);
+    let f = |key: &str| step[key].as_f64().unwrap_or(f64::NAN);
+    let ms = |key: &str| step[key]["max_ns"].as_f64().unwrap_or(f64::NAN) / 1e6;
+    let stalls: Vec<f64> = step["per_stream"]
+        .as_array()
+        .map(|v| v.iter().filter_map(|s| Some(s["arrived_s"].as_f64()? + s["first_stall_s"].as_f64()?)).collect())
+        .unwrap_or_default();
+    let (first, last) = stalls.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    format!(
+        "{} {}: stalled {} (first stalls {first:.1}–{last:.1} s), not steady {}, never started {}; {:.1} s long, \
+         steady at {:?}, cut at {:?}; {:.0} reads/s, {:.2} MB/s; lateness max {:.0} ms, issue lag max {:.0} ms; \
+         cpu {:.0} %",
+        step["count"],
+        if step["meets_target"].as_bool().unwrap_or(false) { "passed" } else { "failed" },
+        n("streams_stalled"),
+        n("streams_not_steady"),
+        n("streams_not_started"),
+        f("duration_s"),
+        step["steady_at_s"].as_f64(),
+        step["cut_s"].as_f64(),
+        f("requests_per_s"),
+        f("delivered_mbps"),
+        ms("lateness"),
+        ms("issue_lag"),
+        f("cpu_pct"),
+    )
 }
 
 #[test]

@@ -607,4 +607,19 @@ mod tests {
             "2160p remux (80 Mbit/s): not measured: interrupted before the search found the edge (12 had passed)"
         );
     }
+
+    #[test]
+    fn a_step_failed_by_its_draining_buffers_says_so_not_interrupted() {
+        // streams_throttled's search once said "at 58, interrupted" of a step whose buffers drained 0.37 s of
+        // media each (0.33 s allowed) with no viewer stalled yet.
+        let mut failed = step(58, false, false);
+        failed.streams_stalled = 0;
+        (failed.buffer_drained_s, failed.buffer_drain_allowed_s) = (Some(0.37), Some(0.33));
+        let why = failed.failure_reason(&TARGET).unwrap();
+        assert_eq!(
+            why,
+            "the players' buffers drained (0.37 s of media each over the judged playback, 0.33 s allowed): they \
+             would have stalled"
+        );
+    }
 }

@@ -245,6 +245,15 @@ impl StreamsStep {
         if self.errors > 0 {
             why.push(format!("{} read error{}", self.errors, plural(self.errors as u32)));
         }
+        if let (Some(drained), Some(allowed)) = (self.buffer_drained_s, self.buffer_drain_allowed_s)
+            && drained > allowed
+        {
+            // A step that failed by its draining buffers alone was once said to be "interrupted".
+            why.push(format!(
+                "the players' buffers drained ({drained:.2} s of media each over the judged playback, {allowed:.2} s \
+                 allowed): they would have stalled"
+            ));
+        }
         if why.is_empty() {
             why.push("interrupted".into());
         }
