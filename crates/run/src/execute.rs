@@ -10,7 +10,6 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::cluster::{self, Cluster, PhaseSync, settle};
 use super::curves::{Measured, covers_whole_files, curve_stopped, with_curve_rate};
@@ -444,7 +443,7 @@ impl<'p> Executor<'p> {
             None => measured,
         });
         if let Some(overtime) = outcome.overtime {
-            observer.notice(&overtime_notice(phase, overtime));
+            observer.notice(&super::phase::overtime_notice(phase, overtime));
         }
         observer.phase_finished(index, phase, &outcome);
         let flow = if outcome.stop == StopReason::Completed { Flow::Go } else { Flow::Stop };
@@ -482,21 +481,6 @@ impl<'p> Executor<'p> {
 }
 
 /// The raw plan of a phase of a raw stage: `execute_in_cluster` puts only raw phases in one.
-/// What a phase that measured nothing in its runtime and went on (`CoreConfig::overtime`) tells the user.
-fn overtime_notice(phase: &PhasePlan, overtime: Duration) -> String {
-    let runtime = phase.runtime.unwrap_or_default();
-    format!(
-        "'{}': none of the requests it issued after its {:.2} s ramp had completed when its {:.2} s were over (the \
-         storage was slow to answer, e.g. busy with other writes), so it went on {:.2} s longer, until some had: \
-         its figures cover {:.2} s",
-        phase.name,
-        phase.ramp.as_secs_f64(),
-        runtime.as_secs_f64(),
-        overtime.as_secs_f64(),
-        (runtime + overtime).as_secs_f64(),
-    )
-}
-
 fn raw_of(phase: &PhasePlan) -> &RawPlan {
     phase.raw().expect("a raw stage holds raw phases only")
 }

@@ -359,3 +359,18 @@ pub(super) fn failed_outcome(direct: bool, stop: StopReason) -> PhaseOutcome {
         overtime: None,
     }
 }
+
+/// What a phase that measured nothing in its runtime and went on (`CoreConfig::overtime`) tells the user.
+pub(super) fn overtime_notice(phase: &crate::plan::PhasePlan, overtime: Duration) -> String {
+    let runtime = phase.runtime.unwrap_or_default();
+    format!(
+        "'{}': none of the requests it issued after its {:.2} s ramp had completed when its {:.2} s were over (the \
+         storage was slow to answer, e.g. busy with other writes), so it went on {:.2} s longer, until some had: \
+         its figures cover {:.2} s",
+        phase.name,
+        phase.ramp.as_secs_f64(),
+        runtime.as_secs_f64(),
+        overtime.as_secs_f64(),
+        (runtime + overtime).as_secs_f64(),
+    )
+}

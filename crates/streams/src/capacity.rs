@@ -157,10 +157,18 @@ pub fn search<E>(
             return Ok(out);
         }
     }
-    // The rounds asked for, and one more when they leave the middle of an even number of edges split.
-    let tiebreak = settings.confirmations + u32::from(settings.confirmations > 0);
+    confirm_rounds(&mut searcher, settings.confirmations, &mut out)?;
+    let median = median(&out.edges).expect("the search found an edge");
+    (out.best, out.first_failing, out.at_limit) = (median.passed, median.failed, median.failed.is_none());
+    Ok(out)
+}
+
+/// Runs the edge again `confirmations` times, and once more when they leave the middle of an even number of edges
+/// split (`split`); a stop asked for during a round marks `out` stopped.
+fn confirm_rounds<E>(searcher: &mut Searcher<'_, E>, confirmations: u32, out: &mut SearchOutcome) -> Result<(), E> {
+    let tiebreak = confirmations + u32::from(confirmations > 0);
     let mut round = 0;
-    while round < settings.confirmations || (round < tiebreak && split(&out.edges)) {
+    while round < confirmations || (round < tiebreak && split(&out.edges)) {
         round += 1;
         let last = *out.edges.last().expect("the search found an edge");
         match searcher.confirm(last)? {
@@ -174,9 +182,7 @@ pub fn search<E>(
             }
         }
     }
-    let median = median(&out.edges).expect("the search found an edge");
-    (out.best, out.first_failing, out.at_limit) = (median.passed, median.failed, median.failed.is_none());
-    Ok(out)
+    Ok(())
 }
 
 /// An even number of edges whose two middle ones disagree: their median would be the lower by a coin's toss, so
@@ -188,7 +194,7 @@ fn split(edges: &[Edge]) -> bool {
     let mut passed: Vec<u32> = edges.iter().map(|e| e.passed).collect();
     passed.sort_unstable();
     let n = passed.len();
-    n >= 2 && n % 2 == 0 && passed[n / 2 - 1] != passed[n / 2]
+    n >= 2 && n.is_multiple_of(2) && passed[n / 2 - 1] != passed[n / 2]
 }
 
 /// The edge whose passing count is the median (the lower middle one of an even number); `None` without edges.
