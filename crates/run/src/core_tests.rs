@@ -56,10 +56,15 @@ fn run_on_null_kept(schedule: Steady, depth: u32, paced: bool, per_worker: bool)
         let settings = WorkerSettings { batch: 1, paced, ..WorkerSettings::default() };
         Ok(Built { engine, schedule: AnySchedule::Test(schedule), settings })
     });
+    run_one(setup, Duration::ZERO, per_worker)
+}
+
+/// Runs the one worker `setup` builds as a phase with `ramp`, keeping its own totals when `per_worker`.
+fn run_one(setup: SetUp<'_>, ramp: Duration, per_worker: bool) -> crate::run::PhaseOutcome {
     let run = PhaseRun {
         index: 0,
         interval: Duration::from_secs(1),
-        ramp: Duration::ZERO,
+        ramp,
         floor: None,
         direct: false,
         interrupted: Arc::new(AtomicBool::new(false)),
@@ -125,21 +130,7 @@ fn run_timed(latency: Duration, overtime: Duration) -> crate::run::PhaseOutcome 
             WorkerSettings { batch: 1, ramp: ms(50), runtime: Some(ms(50)), overtime, ..WorkerSettings::default() };
         Ok(Built { engine, schedule: AnySchedule::Test(schedule), settings })
     });
-    let run = PhaseRun {
-        index: 0,
-        interval: Duration::from_secs(1),
-        ramp: ms(50),
-        floor: None,
-        direct: false,
-        interrupted: Arc::new(AtomicBool::new(false)),
-        series: SeriesStart::default(),
-        setups: vec![setup],
-        sync: None,
-        per_worker: false,
-        steady: None,
-        held: None,
-    };
-    run_workers(run, &mut Quiet).outcome
+    run_one(setup, ms(50), false)
 }
 
 #[test]
