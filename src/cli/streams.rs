@@ -105,7 +105,8 @@ pub struct StreamsArgs {
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent, help_heading = "Target")]
     pub precision: Option<f64>,
     /// --max runs the edge it found N more times (the count that passed, then the one that failed; a count that
-    /// disagrees searches again around it) and answers with the median and the range (default 1; 0 to 5).
+    /// disagrees searches again around it), once more when the runs split evenly, and answers with the median and
+    /// the range (default 1; 0 to 5).
     #[arg(long, value_name = "N", help_heading = "Target")]
     pub confirm: Option<u32>,
 
