@@ -43,7 +43,8 @@ pub const FILESET_RUNTIME: Duration = Duration::from_secs(30);
 /// How much longer than its runtime an unpaced raw-I/O worker goes on when nothing it issued after the ramp has
 /// completed by then (`run`'s overtime): long enough for a device stuck behind another's writeback (a loop
 /// device over a busy host disk held its reads for over 0.75 s), short enough that a dead one is not waited on
-/// for long. A phase that needed it says so.
+/// for long. After it no new request is issued; those in flight drain as at any deadline. A phase that needed
+/// it says so.
 pub const RAW_OVERTIME: Duration = Duration::from_secs(5);
 /// Bytes per write when the format step fills files.
 pub const FORMAT_CHUNK: Bytes = Bytes::mib(1);
