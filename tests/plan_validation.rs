@@ -17,7 +17,8 @@
 //! told the data set (`--data-set`) and must predict the reads of those two members, not of all four.
 //!
 //! The pools are small (64 MiB of data, 30 s of media), each step of the capacity search judges 4 s of playback
-//! (6 s before: every figure stayed within its bounds, and each pool took 10-20 s less) and the search runs its
+//! (6 s before: every figure stayed within its bounds, and each pool took 10-20 s less), a step above the pool's
+//! capacity fails after 20 s, not 30, of buffers that do not fill (`STREAMS`), and the search runs its
 //! edge once (`--confirm 0`: the bounds are wider than one more run of the edge would narrow them), so each pool
 //! takes about two minutes, most of it `streams --max`'s steps. Each pool's rates are its own devices' throttles and take a few % of a
 //! CPU, so nextest runs two pools at once (test group `pools`, .config/nextest.toml); under `cargo test` they
@@ -98,8 +99,12 @@ jobs = 8
 runtime = "4s"
 "#;
 
+/// `--steady-within 20s`, not the default 30 s: a step above the pool's capacity fails when its first viewer's
+/// buffer is still not full at that bound, so each failing step of the search lasted 30 s (raid10: three of
+/// them, 90 s of its 139 s search), while the passing edges were full within 15 s (raid10's 19 viewers, the
+/// slowest; raid1 of two's 52 within 12 s).
 const STREAMS: &str = "--bitrate 8Mbit --chunk 256k --workers 1 --duration 4s --ramp 1s --buffer 2s \
-     --prebuffer 1s --media-length 30s --precision 10 --confirm 0 --no-estimate --quiet";
+     --prebuffer 1s --media-length 30s --precision 10 --confirm 0 --no-estimate --steady-within 20s --quiet";
 
 struct Measured {
     seq_write: f64,
@@ -126,6 +131,12 @@ fn measure(dir: &Path, pool: &Pool, stream_limit: u32) -> Measured {
     let args = format!("streams {target} {STREAMS} --max --limit {stream_limit} --json {}", streams.display());
     streamcap().args(args.split_whitespace()).assert().success();
     eprintln!("raw phases and streams --max: {:.1} s", started.elapsed().as_secs_f64());
+    let result = read_json(&streams);
+    // Each step and its length: the search is most of a pool's time.
+    for step in result["streams"]["steps"].as_array().into_iter().flatten() {
+        let (count, passed, took) = (&step["count"], &step["meets_target"], step["duration_s"].as_f64().unwrap_or(0.0));
+        eprintln!("  step of {count} viewers: passed {passed}, {took:.1} s");
+    }
     Measured {
         seq_write: rate(0, "write", "mbps"),
         seq_read: rate(1, "read", "mbps"),
