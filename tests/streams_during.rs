@@ -59,7 +59,11 @@ fn beside_each_load(test: &str) -> Option<Vec<Value>> {
     let result = read_json(&json);
     let steps = |s: &Value| -> Vec<String> {
         let steps = s["steps"].as_array().cloned().unwrap_or_default();
-        steps.iter().map(|s| format!("{}{}", s["count"], if s["meets_target"] == true { "✓" } else { "✗" })).collect()
+        let step = |s: &Value| {
+            let passed = if s["meets_target"] == true { "✓" } else { "✗" };
+            format!("{}{passed} {:.0}s", s["count"], s["duration_s"].as_f64().unwrap_or(0.0))
+        };
+        steps.iter().map(step).collect()
     };
     let searches: Vec<Value> = result["phases"]
         .as_array()
