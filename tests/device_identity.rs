@@ -48,13 +48,14 @@ fn a_loop_alias_of_a_mounted_image_is_refused_whatever_the_flags() {
     let mounted = LoopDevice::new(&image, 512 << 20);
     mounted.mkfs_ext4();
     let point = dir.path().join("mnt");
-    {
-        let _rw = Mount::new(mounted.device.to_str().unwrap(), &point, &[]);
-        let victim: Vec<u8> = (0..200u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
-        std::fs::write(point.join("victim"), &victim).unwrap();
-    }
-    // Read-only from here on, so that nothing but a write through an alias could change the image.
-    let _mount = Mount::new(mounted.device.to_str().unwrap(), &point, &["-o", "ro"]);
+    let _mount = Mount::new(mounted.device.to_str().unwrap(), &point, &[]);
+    let victim: Vec<u8> = (0..200u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    std::fs::write(point.join("victim"), &victim).unwrap();
+    // Read-only from here on, so that nothing but a write through an alias could change the image. A remount,
+    // not an unmount and a second mount: in the 2026-11-29 00:45 CI the second mount failed ("already mounted or
+    // mount point busy") while other tests ran beside it, the first mount's superblock still held.
+    let remount = Command::new("mount").args(["-o", "remount,ro"]).arg(&point).status().unwrap();
+    assert!(remount.success(), "mount -o remount,ro {}", point.display());
     let before = digest(&image);
     for offset in ["0", "128M"] {
         let alias = losetup(&["-o", offset], &image);
