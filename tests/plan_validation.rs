@@ -49,16 +49,17 @@ struct Pool {
     _devices: Vec<LoopDevice>,
 }
 
-fn build_pool(dir: &Path, profile: &str, members: usize) -> Pool {
+/// The pool's members are files in `backing`, its mount point `point`.
+fn build_pool(backing: &Path, point: &Path, profile: &str, members: usize) -> Pool {
     let devices: Vec<LoopDevice> =
-        (0..members).map(|i| LoopDevice::new(&dir.join(format!("m{i}.img")), MEMBER_BYTES)).collect();
+        (0..members).map(|i| LoopDevice::new(&backing.join(format!("m{i}.img")), MEMBER_BYTES)).collect();
     let mkfs = Command::new("mkfs.btrfs")
         .args(["-f", "-q", "-d", profile, "-m", "raid1"])
         .args(devices.iter().map(|d| &d.device))
         .output()
         .unwrap();
     assert!(mkfs.status.success(), "mkfs.btrfs -d {profile}: {}", String::from_utf8_lossy(&mkfs.stderr));
-    let mount = Mount::new(devices[0].device.to_str().unwrap(), &dir.join("pool"), &[]);
+    let mount = Mount::new(devices[0].device.to_str().unwrap(), point, &[]);
     let throttle = RootThrottle::new(&devices, LIMITS);
     Pool { _throttle: throttle, mount, _devices: devices }
 }
@@ -201,13 +202,21 @@ fn validate(test: &str, spec: PoolSpec) {
     }
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
+    // The members' backing files in memory where /dev/shm exists (as check_pool_hint's and scripts/validate's):
+    // on the host's shared virtual disk their write-back queued behind the other slow tests' writes, and raid5's
+    // stream search, the only figure that failed in an under-load run of the slow tier (16 and 24 of 29), is the
+    // one that depends most on every member keeping pace; whether the disk was its cause is not proved.
+    let backing = match Path::new("/dev/shm").is_dir() {
+        true => tempfile::tempdir_in("/dev/shm").unwrap(),
+        false => tempfile::tempdir().unwrap(),
+    };
     let one = predict(dir.path(), &spec, 1, Some(1));
     let eight = predict(dir.path(), &spec, 8, None);
     let many = predict(dir.path(), &spec, 1, None);
     let f = |v: &serde_json::Value, key: &str| v[key].as_f64().unwrap();
     let (low, high) = (f(&one, "streams"), f(&many, "streams"));
     let built = std::time::Instant::now();
-    let pool = build_pool(dir.path(), profile, members);
+    let pool = build_pool(backing.path(), &dir.path().join("pool"), profile, members);
     eprintln!("pool built in {:.1} s", built.elapsed().as_secs_f64());
     let m = measure(dir.path(), &pool, (high * 1.5) as u32 + 4, pid_dependent_streams);
     drop(pool);
