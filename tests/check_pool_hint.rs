@@ -128,7 +128,15 @@ fn check_of_a_btrfs_raid1_names_the_layout_and_figure_plan_gives_its_inferred_dr
     assert_eq!(member["current_streams"].as_u64(), Some(current), "{hint}");
     assert_eq!(member["best_streams"].as_u64(), Some(best_streams.max(current)), "{hint}");
     eprintln!("{hint}\nplan: btrfs-raid1 {current}, best {} {best_streams}", best["layout"]);
-    if best_streams > current {
+    if current == 0 {
+        // Beside a loaded host the inferred drive can be too slow for the model to carry one stream of the pool's
+        // own layout, or of any.
+        let words = match best_streams {
+            0 => format!("in any layout, where {measured} played here"),
+            best => format!("would serve about {best} "),
+        };
+        assert!(hint.contains(&words), "{hint}");
+    } else if best_streams > current {
         // The multiple is of plan's unrounded bounds, and the figure never passes what four members read.
         let layout = best["layout"].as_str().unwrap();
         let ratio = (exact_of(&answers, layout) / exact_of(&answers, "btrfs-raid1")).min(4.0);

@@ -106,6 +106,16 @@ fn line(member: &(PlannerMember, String, f64), measured: Measured, format: &Form
         "each drive inferred from this {} pool: {:.0} MB/s, {:.0} random reads/s; check.planner_member in the JSON",
         m.layout, m.read_mbps, m.random_read_iops
     );
+    if m.best_streams == 0 {
+        // The model of drives inferred from figures a busy host lowered (a check beside other work) can carry
+        // none of a format the pool played: it ranks nothing then, and says why rather than "about 0".
+        return format!(
+            "planner: in the planner's model these {n} drives serve no {name} stream in any layout, where {} played \
+             here: the drive it inferred from this pool's figures is slower than what the viewers got, so it ranks \
+             no layout ({drive})",
+            format.streams
+        );
+    }
     if m.current_streams == 0 {
         return format!(
             "planner: these {n} drives as {} would serve about {} {name} streams in the planner's model, which \
@@ -235,5 +245,21 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("(≈ 66 against 33 here;") && line.contains("--count 3"), "{line}");
+    }
+
+    #[test]
+    fn a_model_that_carries_none_anywhere_ranks_no_layout() {
+        // Drives inferred from figures a loaded host lowered: the model carries no stream of the format in any
+        // layout, although 33 played. Not "about 0", not "serves the most".
+        let result = check_of_a_raid5();
+        let (measured, drive) = infer(&result).unwrap();
+        let verdict = verdict(&result);
+        let (format, name) = compared_format(&verdict).unwrap();
+        let (mut member, limit, _) = compare(measured, drive, format, name).unwrap();
+        (member.current_streams, member.best_streams) = (0, 0);
+        member.best_layout = member.layout.clone();
+        let line = line(&(member, limit, 0.0), measured, format, name);
+        assert!(line.contains("serve no 2160p remux stream in any layout, where 33 played here"), "{line}");
+        assert!(line.contains("ranks no layout") && !line.contains("about 0"), "{line}");
     }
 }
