@@ -25,7 +25,7 @@
 //! ratio above each probe that passes, up to `SearchSettings::probe_up_to`; the highest count that passed is the
 //! capacity (its failing count still derived when no probe failed), and a probe that fails ends the search, the
 //! edge between it and the count below, both measured. A start from an earlier format errs low as often as high,
-//! and without the probe a low start was the answer; with one probe a start 15 % low stayed 5 % low.
+//! and without the probe a low start was the answer; one probe of 10 % left a start 20 % low short still.
 //! When the first count fails, the search goes on as any other, and both sides of its edge are measured.
 //!
 //! The comfortable count (`plan_for`) leaves a margin below that: `MARGIN` of the capacity, or the lowest edge seen
