@@ -38,7 +38,7 @@ pub struct CheckArgs {
     pub library_size: Option<Bytes>,
     /// About 45–50 s: a smaller data set, shorter phases, a coarser capacity search, each edge run once (no
     /// range), and the later formats a few steps each: the first edge scaled to their bitrate, then 10 % above
-    /// it and above each count that passes, up to 0.96 of the format's own estimate (when all pass, the failing
+    /// it and above each count that passes, up to 0.94 of the format's own estimate (when all pass, the failing
     /// count is derived, and said so), or 5 % below when it fails; its steps are judged once every player is
     /// steady, as the default's.
     #[arg(long, conflicts_with = "thorough")]

@@ -10,7 +10,7 @@
 //! confirmation: one run of each edge) judges steps of the same kind, a little shorter (arrivals over 2 s, steady
 //! within 6 s — 16 s for 1080p, see `Settings::steady_within` — 3 s judged), and fewer of them: its first search starts at the estimate and moves in steps of
 //! the precision, and each later format runs one step at the earlier edge's passing count scaled to its bitrate; when
-//! that passes, probes 10 % above it and above each probe that passes, never above 0.96 of the format's own
+//! that passes, probes 10 % above it and above each probe that passes, never above 0.94 of the format's own
 //! estimate (above that a step cannot prove its buffers fill, and a failing probe runs its whole bound), and the
 //! highest count that passes is the capacity, its failing count the earlier edge's scaled, derived and said so,
 //! or the failing probe's, measured, with no step between (when the first step fails, the search goes on down in
@@ -179,7 +179,7 @@ impl Settings {
     /// level, not the generic viewer's) and a tenth more: at the edge buffers fill with little to spare
     /// (measured: 8.3 s a step for the default). Without (`--quick`): about seven steps in all (the first search
     /// two or three, the later formats about two each: the scaled count and the probes above it while they pass,
-    /// up to 0.96 of the format's estimate, or the scaled count and 5 % steps below when it fails), of which
+    /// up to 0.94 of the format's estimate, or the scaled count and 5 % steps below when it fails), of which
     /// about half fail and end at their first failure, so
     /// a step lasts about 0.85 of its typical length (measured: 5.1 s a step; the durations in docs/streams.md).
     pub fn forecast_parts(&self) -> Forecast {
