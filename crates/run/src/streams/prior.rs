@@ -169,9 +169,9 @@ const PROBE_UP: f64 = 0.5;
 /// the step's bound, which is sized to fill them at 93 % of the bandwidth (`check::profile`'s `FILL_AT_LOAD`),
 /// unless the estimate errs low; and a failing probe near the edge runs that whole bound (16–18 s for 1080p),
 /// longer than any other step. 0.93 and the stream a floored count loses: ext4 over a loop device throttled to
-/// 41.9 MB/s, whose estimate came out at 38.3–43.1 MB/s from check to check, carried 1080p up to 0.90–0.95 of the
-/// estimate (39 of 42.5–43.1 with io_uring, 36–37 of 38.3–39.4 with sync) and failed every probe above 0.94 of
-/// it (40–41 with io_uring, 38 of 40.4 with sync; HEVC 13 of 13.6–13.8). Where the estimate lies above what the
+/// 41.9 MB/s, whose 1080p estimate came out at 38.3–43.1 streams from check to check, carried 1080p at up to 0.94
+/// of the estimate (39 of 42.5–43.1 with io_uring, 36–37 of 38.3–39.4 with sync) and failed every probe above
+/// 0.94 of it (40–41 with io_uring, 38 of 40.3 with sync; HEVC 13 of 13.6–13.8). Where the estimate lies above what the
 /// storage carries (a btrfs raid1's: about 1.1 times its bound by bytes), the cap is above the edge and the probes
 /// climb to it.
 const PROBE_TOP: f64 = 0.94;
