@@ -179,9 +179,11 @@ impl Settings {
     /// level, not the generic viewer's) and a tenth more: at the edge buffers fill with little to spare
     /// (measured: 8.3 s a step for the default). Without (`--quick`): about seven steps in all (the first search
     /// two or three, the later formats about two each: the scaled count and the probes above it while they pass,
-    /// up to 0.94 of the format's estimate, or the scaled count and 5 % steps below when it fails), of which
-    /// about half fail and end at their first failure, so
-    /// a step lasts about 0.85 of its typical length (measured: 5.1 s a step; the durations in docs/streams.md).
+    /// up to 0.94 of the format's estimate, or the scaled count and 5 % steps below when it fails; four to six
+    /// on ext4 over a throttled loop device, where the probes seldom run, more on a btrfs raid1, whose estimate
+    /// lies above its edge: docs/validation.md, "After quick24c"), of which about half fail and end at their
+    /// first failure, so a step lasts about 0.85 of its typical length (measured: 5.1 s a step; the durations in
+    /// docs/streams.md).
     pub fn forecast_parts(&self) -> Forecast {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;
