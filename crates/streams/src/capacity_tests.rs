@@ -263,25 +263,8 @@ fn a_bound_is_the_rate_over_the_stream_rate() {
 /// failing count still derived, above it); failing, both sides are measured; beyond the limit, it is not run.
 #[test]
 fn a_probe_above_a_passing_start_keeps_the_higher_count_that_passed() {
-    let probed = |capacity: u32, limit: u32| {
-        let mut tried = Vec::new();
-        let s = SearchSettings {
-            start: 116,
-            limit,
-            precision: 0.2,
-            first_step: 0.05,
-            confirmations: 0,
-            derive_failing: Some(120),
-            probe: Some(128),
-            probe_up_to: None,
-        };
-        let out = search::<()>(s, &mut |n| {
-            tried.push(n);
-            Ok(Some(n <= capacity))
-        })
-        .unwrap();
-        (out, tried)
-    };
+    let probed =
+        |capacity: u32, limit: u32| tried_on(SearchSettings { limit, ..settings_from(116, 120, 128) }, capacity);
     let (out, tried) = probed(140, 1000);
     assert_eq!(tried, [116, 128]);
     assert_eq!((out.best, out.first_failing, out.failing_derived), (128, Some(129), true));
@@ -300,23 +283,7 @@ fn a_probe_above_a_passing_start_keeps_the_higher_count_that_passed() {
 #[test]
 fn probes_that_pass_probe_again_up_to_their_cap_and_a_failing_one_ends_the_search() {
     let probed = |capacity: u32, up_to: u32| {
-        let mut tried = Vec::new();
-        let s = SearchSettings {
-            start: 100,
-            limit: 1000,
-            precision: 0.2,
-            first_step: 0.05,
-            confirmations: 0,
-            derive_failing: Some(120),
-            probe: Some(110),
-            probe_up_to: Some(up_to),
-        };
-        let out = search::<()>(s, &mut |n| {
-            tried.push(n);
-            Ok(Some(n <= capacity))
-        })
-        .unwrap();
-        (out, tried)
+        tried_on(SearchSettings { probe_up_to: Some(up_to), ..settings_from(100, 120, 110) }, capacity)
     };
     // 100 and 110 pass, 121 fails: the edge is 110 / 121, both measured, and nothing runs between them.
     let (out, tried) = probed(117, 500);
@@ -353,6 +320,18 @@ fn probes_that_pass_probe_again_up_to_their_cap_and_a_failing_one_ends_the_searc
     assert_eq!((out.best, out.first_failing, out.failing_derived, out.stopped), (110, Some(120), true, true));
 }
 
+/// The outcome of a search on a made-up device that passes up to `capacity`, and the counts it tried.
+fn tried_on(s: SearchSettings, capacity: u32) -> (SearchOutcome, Vec<u32>) {
+    let mut tried = Vec::new();
+    let out = search::<()>(s, &mut |n| {
+        tried.push(n);
+        Ok(Some(n <= capacity))
+    })
+    .unwrap();
+    (out, tried)
+}
+
+/// A quick later format's settings: a derived failing count and one probe, within a limit of 1000.
 fn settings_from(start: u32, derive_failing: u32, probe: u32) -> SearchSettings {
     SearchSettings {
         start,
