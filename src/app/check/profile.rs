@@ -180,8 +180,8 @@ impl Settings {
     /// (measured: 8.3 s a step for the default). Without (`--quick`): about seven steps in all (the first search
     /// two or three, the later formats about two each: the scaled count and the probes above it while they pass,
     /// up to 0.94 of the format's estimate, or the scaled count and 5 % steps below when it fails; four to six
-    /// on ext4 over a throttled loop device, where the probes seldom run, more on a btrfs raid1, whose estimate
-    /// lies above its edge: docs/validation.md, "After quick24c"), of which about half fail and end at their
+    /// on ext4 over a throttled loop device, where the probes seldom run; six to twelve on a btrfs raid1, most of
+    /// them its first search's: docs/validation.md, "After quick24c"), of which about half fail and end at their
     /// first failure, so a step lasts about 0.85 of its typical length (measured: 5.1 s a step; the durations in
     /// docs/streams.md).
     pub fn forecast_parts(&self) -> Forecast {
