@@ -149,14 +149,19 @@ fn assert_check_figures(check: &Value) {
         let streams = v["streams"].as_u64().unwrap();
         assert!(low <= streams && streams <= high && capacity["plan_for"].as_u64().unwrap() <= low, "{capacity}");
         // Which counts were measured: the failing one beside the capacity, or (a later format, whose step at
-        // the earlier edge scaled to its bitrate passed, and so did the step 10 % above it) derived from that edge
-        // and said so.
+        // the earlier edge scaled to its bitrate passed, and so did every probe 10 % above it, up to 0.94 of the
+        // format's own estimate and never beyond) derived from that edge and said so.
         match (capacity["first_failing"].as_u64(), capacity["derived_failing"].as_u64()) {
             (Some(failed), None) => assert!(failed > streams, "{capacity}"),
             (None, Some(derived)) => {
                 assert!(derived > streams && v["name"] != "2160p-remux", "the first search measures both: {v}");
-                let steps = v["steps"].as_array().map_or(0, Vec::len);
-                assert!((1..=2).contains(&steps), "the scaled count and the probe above it, both passing: {v}");
+                let steps = v["steps"].as_array().unwrap();
+                let passing = steps.iter().all(|s| s["meets_target"] == true);
+                assert!((1..=6).contains(&steps.len()) && passing, "the scaled count and the probes above it: {v}");
+                // The unrounded estimate lies below its floored streams + 1: the probes' top is below 0.94 of that.
+                let top = (0.94 * (v["estimate"]["streams"].as_u64().unwrap() + 1) as f64).floor() as u64;
+                let probes = steps.iter().skip(1).map(|s| s["count"].as_u64().unwrap());
+                assert!(probes.max().is_none_or(|p| p <= top), "no probe above 0.94 of the estimate: {v}");
                 assert!(capacity["derived_from"].as_str().is_some_and(|f| f.contains("2160p")), "{capacity}");
                 assert!(capacity["words"].as_str().unwrap().contains("derived from"), "{capacity}");
             }

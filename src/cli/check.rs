@@ -37,9 +37,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes, conflicts_with = "library")]
     pub library_size: Option<Bytes>,
     /// About 45–50 s: a smaller data set, shorter phases, a coarser capacity search, each edge run once (no
-    /// range), and the later formats two steps each: the first edge scaled to their bitrate, then 10 % above it
-    /// when it passes (the failing count then derived, and said so) or 5 % below when it fails; its steps are
-    /// judged once every player is steady, as the default's.
+    /// range), and the later formats a few steps each: the first edge scaled to their bitrate, then 10 % above
+    /// it and above each count that passes, up to 0.94 of the format's own estimate (when all pass, the failing
+    /// count is derived, and said so), or 5 % below when it fails; its steps are judged once every player is
+    /// steady, as the default's.
     #[arg(long, conflicts_with = "thorough")]
     pub quick: bool,
     /// About 30 minutes (31 min measured on a throttled disk; the check prints its own forecast): a larger

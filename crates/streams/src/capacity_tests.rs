@@ -4,7 +4,16 @@
 use super::*;
 
 fn settings(start: u32, limit: u32, precision: f64, confirmations: u32) -> SearchSettings {
-    SearchSettings { start, limit, precision, first_step: 1.0, confirmations, derive_failing: None, probe: None }
+    SearchSettings {
+        start,
+        limit,
+        precision,
+        first_step: 1.0,
+        confirmations,
+        derive_failing: None,
+        probe: None,
+        probe_up_to: None,
+    }
 }
 
 fn run(start: u32, limit: u32, capacity: u32) -> (SearchOutcome, Vec<u32>) {
@@ -172,6 +181,7 @@ fn small_first_steps_walk_up_from_a_good_start() {
         confirmations: 0,
         derive_failing: None,
         probe: None,
+        probe_up_to: None,
     };
     let out = search::<()>(s, &mut |n| {
         tried.push(n);
@@ -193,6 +203,7 @@ fn derived(start: u32, failing: u32, capacity: u32) -> (SearchOutcome, Vec<u32>)
         confirmations: 0,
         derive_failing: Some(failing),
         probe: None,
+        probe_up_to: None,
     };
     let out = search::<()>(s, &mut |n| {
         tried.push(n);
@@ -252,24 +263,8 @@ fn a_bound_is_the_rate_over_the_stream_rate() {
 /// failing count still derived, above it); failing, both sides are measured; beyond the limit, it is not run.
 #[test]
 fn a_probe_above_a_passing_start_keeps_the_higher_count_that_passed() {
-    let probed = |capacity: u32, limit: u32| {
-        let mut tried = Vec::new();
-        let s = SearchSettings {
-            start: 116,
-            limit,
-            precision: 0.2,
-            first_step: 0.05,
-            confirmations: 0,
-            derive_failing: Some(120),
-            probe: Some(128),
-        };
-        let out = search::<()>(s, &mut |n| {
-            tried.push(n);
-            Ok(Some(n <= capacity))
-        })
-        .unwrap();
-        (out, tried)
-    };
+    let probed =
+        |capacity: u32, limit: u32| tried_on(SearchSettings { limit, ..settings_from(116, 120, 128) }, capacity);
     let (out, tried) = probed(140, 1000);
     assert_eq!(tried, [116, 128]);
     assert_eq!((out.best, out.first_failing, out.failing_derived), (128, Some(129), true));
@@ -280,6 +275,74 @@ fn a_probe_above_a_passing_start_keeps_the_higher_count_that_passed() {
     let (out, tried) = probed(140, 127);
     assert_eq!(tried, [116]);
     assert_eq!((out.best, out.first_failing, out.failing_derived), (116, Some(120), true));
+}
+
+/// Repeated probes (`probe_up_to`): a probe that passes probes again at the same ratio, never above the cap; one
+/// that fails ends the search with no step between it and the count that passed below. Every capacity is a count
+/// that was measured passing.
+#[test]
+fn probes_that_pass_probe_again_up_to_their_cap_and_a_failing_one_ends_the_search() {
+    let probed = |capacity: u32, up_to: u32| {
+        tried_on(SearchSettings { probe_up_to: Some(up_to), ..settings_from(100, 120, 110) }, capacity)
+    };
+    // 100 and 110 pass, 121 fails: the edge is 110 / 121, both measured, and nothing runs between them.
+    let (out, tried) = probed(117, 500);
+    assert_eq!(tried, [100, 110, 121]);
+    assert_eq!((out.best, out.first_failing, out.failing_derived), (110, Some(121), false));
+    // The first probe fails: the start is the capacity, the probe its measured failing count.
+    let (out, tried) = probed(105, 500);
+    assert_eq!(tried, [100, 110]);
+    assert_eq!((out.best, out.first_failing, out.failing_derived), (100, Some(110), false));
+    // The cap is never passed: the last probe runs at it, and passing there, the failing count is derived.
+    let (out, tried) = probed(1000, 125);
+    assert_eq!(tried, [100, 110, 121, 125]);
+    assert_eq!((out.best, out.first_failing, out.failing_derived), (125, Some(126), true));
+    // Failing at the cap: measured on both sides, one step short of it.
+    let (out, tried) = probed(124, 125);
+    assert_eq!(tried, [100, 110, 121, 125]);
+    assert_eq!((out.best, out.first_failing, out.failing_derived), (121, Some(125), false));
+    // A first probe above the cap runs at the cap; a cap at or below the start runs no probe.
+    assert_eq!(probed(1000, 105).1, [100, 105]);
+    for up_to in [100, 90] {
+        let (out, tried) = probed(1000, up_to);
+        assert_eq!(tried, [100]);
+        assert_eq!((out.best, out.first_failing, out.failing_derived), (100, Some(120), true));
+    }
+    // A stop asked for during a probe keeps what passed before it, its failing count derived.
+    let mut tried = Vec::new();
+    let s = SearchSettings { probe_up_to: Some(500), ..settings_from(100, 120, 110) };
+    let out = search::<()>(s, &mut |n| {
+        tried.push(n);
+        Ok((n < 121).then_some(true))
+    })
+    .unwrap();
+    assert_eq!(tried, [100, 110, 121]);
+    assert_eq!((out.best, out.first_failing, out.failing_derived, out.stopped), (110, Some(120), true, true));
+}
+
+/// The outcome of a search on a made-up device that passes up to `capacity`, and the counts it tried.
+fn tried_on(s: SearchSettings, capacity: u32) -> (SearchOutcome, Vec<u32>) {
+    let mut tried = Vec::new();
+    let out = search::<()>(s, &mut |n| {
+        tried.push(n);
+        Ok(Some(n <= capacity))
+    })
+    .unwrap();
+    (out, tried)
+}
+
+/// A quick later format's settings: a derived failing count and one probe, within a limit of 1000.
+fn settings_from(start: u32, derive_failing: u32, probe: u32) -> SearchSettings {
+    SearchSettings {
+        start,
+        limit: 1000,
+        precision: 0.2,
+        first_step: 0.05,
+        confirmations: 0,
+        derive_failing: Some(derive_failing),
+        probe: Some(probe),
+        probe_up_to: None,
+    }
 }
 
 /// A search beside a load that costs streams, as a what-breaks-first search runs it (`--thorough`: a start at
@@ -298,6 +361,7 @@ fn a_search_beside_a_costly_load_walks_down_as_walk_down_counts() {
             confirmations: 0,
             derive_failing: Some(alone + 1),
             probe: None,
+            probe_up_to: None,
         };
         search::<()>(s, &mut |n| {
             tried.push(n);

@@ -10,10 +10,12 @@
 //! confirmation: one run of each edge) judges steps of the same kind, a little shorter (arrivals over 2 s, steady
 //! within 6 s — 16 s for 1080p, see `Settings::steady_within` — 3 s judged), and fewer of them: its first search starts at the estimate and moves in steps of
 //! the precision, and each later format runs one step at the earlier edge's passing count scaled to its bitrate; when
-//! that passes, one step more 10 % above it, and the higher count that passes is the capacity, its failing count the
-//! earlier edge's scaled, derived and said so, or the probe's, measured (when the first step fails, the search goes
-//! on down in 5 % steps and measures both sides). About seven steps in all, where the searches took seven to
-//! twelve; its raw phases are 0.5 s (after 0.25 s of ramp) and its small-file phases 0.5 s. The cache section
+//! that passes, probes 10 % above it and above each probe that passes, never above 0.94 of the format's own
+//! estimate (above that a step cannot prove its buffers fill, and a failing probe runs its whole bound), and the
+//! highest count that passes is the capacity, its failing count the earlier edge's scaled, derived and said so,
+//! or the failing probe's, measured, with no step between (when the first step fails, the search goes on down in
+//! 5 % steps and measures both sides). About seven steps in all (a later format one to four), where the searches
+//! took seven to twelve; its raw phases are 0.5 s (after 0.25 s of ramp) and its small-file phases 0.5 s. The cache section
 //! adds one raw phase of the same length (the page cache, as `streamcap cache` measures it).
 //! `Settings::forecast_parts` says how long each takes; docs/streams.md what was measured.
 //!
@@ -176,9 +178,12 @@ impl Settings {
     /// its typical length as the chosen player plays (`forecast_step`: `--player`'s start threshold and steady
     /// level, not the generic viewer's) and a tenth more: at the edge buffers fill with little to spare
     /// (measured: 8.3 s a step for the default). Without (`--quick`): about seven steps in all (the first search
-    /// two or three, the later formats two each: the scaled count and the probe above it when it passes, or the
-    /// scaled count and one 5 % below when it fails), of which about half fail and end at their first failure, so
-    /// a step lasts about 0.85 of its typical length (measured: 5.1 s a step; the durations in docs/streams.md).
+    /// two or three, the later formats about two each: the scaled count and the probes above it while they pass,
+    /// up to 0.94 of the format's estimate, or the scaled count and 5 % steps below when it fails; four to six
+    /// on ext4 over a throttled loop device, where the probes seldom run; six to twelve on a btrfs raid1, most of
+    /// them its first search's: docs/validation.md, "After quick24c"), of which about half fail and end at their
+    /// first failure, so a step lasts about 0.85 of its typical length (measured: 5.1 s a step; the durations in
+    /// docs/streams.md).
     pub fn forecast_parts(&self) -> Forecast {
         let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
         let files = self.files_runtime * 3;

@@ -38,7 +38,7 @@ fn the_data_set_shrinks_to_a_quarter_of_the_free_space() {
 fn the_forecasts_are_about_half_a_minute_four_and_fifteen_minutes() {
     // Steps judged once every player is steady last several seconds; the default and thorough searches run
     // their edge again, the quick one does not and judges about seven steps (a later format's scaled count and
-    // one step up or down from it): under a minute (34.7 s measured on this VM's disk with five), four minutes
+    // the probes up from it while they pass, or steps down from it): under a minute (34.7 s measured on this VM's disk with five), four minutes
     // and a quarter of an hour with the library written at 1 GB/s.
     let t = |p: Profile| p.settings().forecast_parts().total().as_secs();
     assert!((35..=50).contains(&t(Profile::Quick)), "{} s", t(Profile::Quick));

@@ -116,9 +116,10 @@ impl Prior {
 /// Where the search starts, how it moves and where it stops: from the estimate's `bound` (a share of it, or the
 /// `prior` share an earlier search found, then in steps of the precision), or from the plan's first count.
 /// Without confirmations (`check --quick`: one run of each edge, so every step saved counts) the estimate is
-/// trusted as a prior is, in steps of the precision from its share. A start from a prior that passes runs one
-/// step more, `PROBE_UP` of the precision above it, and ends the search at the higher count that passed, its
-/// failing count derived from the prior's (or measured, when the probe fails); one that fails walks down in
+/// trusted as a prior is, in steps of the precision from its share. A start from a prior that passes probes
+/// `PROBE_UP` of the precision above it, and again above each probe that passes, never above `PROBE_TOP` of the
+/// format's own estimate; the highest count that passed is the capacity, its failing count derived from the
+/// prior's when no probe failed, and measured when one did (the failing probe). A start that fails walks down in
 /// `WALK_DOWN` of the precision. `bound`: the estimate's streams, and unrounded.
 pub(super) fn search_settings(s: &SearchPlan, bound: Option<(u32, f64)>, prior: Option<&Prior>) -> SearchSettings {
     // A share carried back to the estimate it came from must give the same count (40 ÷ 41.94 × 41.94 is 39.999…).
@@ -136,10 +137,12 @@ pub(super) fn search_settings(s: &SearchPlan, bound: Option<(u32, f64)>, prior: 
         (Some((_, exact)), Some(p)) if once => Some(((exact * p.failed).ceil() as u32).max(start + 1)),
         _ => None,
     };
-    // Up from a start that passed: ⌈start × 1.1⌉ at 20 %, at least one stream more.
+    // Up from a start that passed: ⌈start × 1.1⌉ at 20 %, at least one stream more, and again from each probe
+    // that passes, never above `PROBE_TOP` of the format's own estimate.
     let probe = derive_failing
         .filter(|_| !prior.is_some_and(|p| p.beside))
         .map(|_| ((f64::from(start) * (1.0 + s.precision * PROBE_UP)).ceil() as u32).max(start + 1));
+    let probe_up_to = probe.and(bound).map(|(_, exact)| scaled(exact, PROBE_TOP));
     let bound = bound.map(|(b, _)| b);
     let by_estimate = match (bound, s.limit_factor) {
         (Some(b), Some(f)) => ((f64::from(b) * f).ceil() as u32).max(start).max(4),
@@ -153,6 +156,7 @@ pub(super) fn search_settings(s: &SearchPlan, bound: Option<(u32, f64)>, prior: 
         confirmations: s.confirmations,
         derive_failing,
         probe,
+        probe_up_to,
     }
 }
 
@@ -160,6 +164,17 @@ pub(super) fn search_settings(s: &SearchPlan, bound: Option<(u32, f64)>, prior: 
 /// `--quick`'s 20 %). A prior's start errs low as often as high: on btrfs raid1 the even-rate start put 1080p at
 /// 0.79–0.86 of its bound, and each passed and was the answer (docs/validation.md, "After the even-rate start").
 const PROBE_UP: f64 = 0.5;
+
+/// The highest share of its own estimate a probe goes to. A count above it cannot prove its buffers full within
+/// the step's bound, which is sized to fill them at 93 % of the bandwidth (`check::profile`'s `FILL_AT_LOAD`),
+/// unless the estimate errs low; and a failing probe near the edge runs that whole bound (16–18 s for 1080p),
+/// longer than any other step. 0.93 and the stream a floored count loses: ext4 over a loop device throttled to
+/// 41.9 MB/s, whose 1080p estimate came out at 38.3–43.1 streams from check to check, carried 1080p at up to 0.94
+/// of the estimate (39 of 42.5–43.1 with io_uring, 36–37 of 38.3–39.4 with sync) and failed every probe above
+/// 0.94 of it (40–41 with io_uring, 38 of 40.3 with sync; HEVC 13 of 13.6–13.8). Where the estimate lies above what the
+/// storage carries (a btrfs raid1's: about 1.1 times its bound by bytes), the cap is above the edge and the probes
+/// climb to it.
+const PROBE_TOP: f64 = 0.94;
 
 /// The small steps down from a failing start from a prior, as a share of the precision (5 % at `--quick`'s
 /// 20 %): such a start lies just above the edge (ext4's sync 1080p failed at 38 of 39.3), and a step of 10 %
@@ -205,6 +220,8 @@ mod tests {
         let from_prior = search_settings(&plan, Some((41, 41.94)), Some(&prior(4.0 / 4.19, 5.0 / 4.19)));
         assert_eq!((from_prior.start, from_prior.first_step), (40, 0.05));
         assert_eq!((from_prior.derive_failing, from_prior.probe), (Some(51), Some(44)));
+        // No probe goes above 0.94 of the estimate, 39: a start above it runs none.
+        assert_eq!(from_prior.probe_up_to, Some(39));
         // The first format (no prior) moves in whole precision steps from its estimate.
         let first = search_settings(&plan, Some((41, 41.94)), None);
         assert_eq!((first.start, first.first_step), (41, 0.2));
@@ -242,17 +259,42 @@ mod tests {
     fn a_quick_later_format_probes_up_from_a_low_start_and_walks_down_in_small_steps_from_a_high_one() {
         let plan = quick_plan();
         // btrfs raid1 (docs/validation.md, "After the even-rate start", #2): 1080p estimated at 163.7, started
-        // from the even rate at 116 (0.79 of a bound of 146.1). It passed and was the answer; now ⌈116 × 1.1⌉ =
-        // 128 runs too, passes, and is the capacity (0.88), its failing count derived above it.
+        // from the even rate at 116 (0.79 of a bound of 146.1). It passed and was the answer; with one probe,
+        // ⌈116 × 1.1⌉ = 128 passed and was (0.88). Now a probe that passes probes again: on a pool that carries
+        // 136 (0.93 of its bound), 142 fails and 128 stays, both sides measured.
         let lumpy = Prior { served: 13.8 / 16.37 * 116.0 / 126.0, ..prior(10.0 / 16.37, 12.0 / 16.37) };
         let s = search_settings(&plan, Some((163, 163.7)), Some(&lumpy));
-        let (counts, out) = tried(s, 146);
-        assert_eq!(counts, [116, 128]);
-        assert_eq!((out.best, out.first_failing, out.failing_derived), (128, Some(129), true));
-        // Where the probe fails, the start is the capacity and the probe its measured failing count.
+        assert_eq!((s.probe, s.probe_up_to), (Some(128), Some(153)));
+        let (counts, out) = tried(s, 136);
+        assert_eq!(counts, [116, 128, 142]);
+        assert_eq!((out.best, out.first_failing, out.failing_derived), (128, Some(142), false));
+        // On one that carries 145, 142 passes too, and the next probe stops at 0.94 of the estimate (153).
+        let (counts, out) = tried(s, 145);
+        assert_eq!(counts, [116, 128, 142, 153]);
+        assert_eq!((out.best, out.first_failing, out.failing_derived), (142, Some(153), false));
+        // Where the first probe fails, the start stays, with no step between (it would pass near the edge and
+        // last a whole passing step).
         let (counts, out) = tried(s, 125);
         assert_eq!(counts, [116, 128]);
         assert_eq!((out.best, out.first_failing, out.failing_derived), (116, Some(128), false));
+        // The four raid1 1080p searches of "After quick24b" whose start passed (77, 118, 104 and 110: one probe
+        // gave 77, 118, 104 and 122, 0.83–0.88 of their bounds), on pools that carry 0.93 of their bound and whose
+        // estimate lies above it (a raid1's does): each now ends within one 10 % probe of what the pool carries,
+        // in at most four steps.
+        for (start, bound) in [(77u32, 87.5f64), (118, 135.6), (104, 119.5), (110, 147.0)] {
+            let (carries, estimate) = ((bound * 0.93) as u32, bound * 1.12);
+            let low = Prior { served: f64::from(start) / 0.92 / estimate, ..prior(0.3, 0.35) };
+            let s = search_settings(&plan, Some((estimate as u32, estimate)), Some(&low));
+            assert_eq!(s.start, start);
+            let (counts, out) = tried(s, carries);
+            assert!(f64::from(out.best) * 1.11 > f64::from(carries) && out.best <= carries, "{counts:?}");
+            assert!(counts.len() <= 4 && !out.failing_derived, "{counts:?}");
+        }
+        // Never above 0.94 of the format's own estimate: a pool that carries everything stops at 153, its failing
+        // count derived.
+        let (counts, out) = tried(s, 10_000);
+        assert_eq!(counts, [116, 128, 142, 153]);
+        assert_eq!((out.best, out.first_failing, out.failing_derived), (153, Some(154), true));
         // ext4, sync engine: remux 3 passed, 4 failed against 4.19; 1080p (41.94) starts at 0.92 of it, 38, where
         // the device carries 37 (39.3 × 0.95). It fails, and the steps down are 5 %: ⌈38 ÷ 1.05⌉ = 37 passes
         // (0.94), where a step of 10 % gave 35 (0.89) in all three quick checks of the matrix.
@@ -264,6 +306,37 @@ mod tests {
         let (counts, out) = tried(s, 30);
         assert_eq!(&counts[..4], &[38, 37, 36, 35], "{counts:?}");
         assert!(out.best <= 30 && out.first_failing.is_some_and(|f| f > 30), "{out:?}");
+    }
+
+    #[test]
+    fn a_quick_later_format_probes_no_higher_than_its_step_can_prove_steady() {
+        let plan = quick_plan();
+        let remux = prior(3.0 / 4.19, 4.0 / 4.19);
+        // ext4 over a loop device throttled to 41.9 MB/s, io_uring (docs/validation.md, "After quick24c"): 1080p
+        // estimated at 42.5–43.1 starts at 39 and passes; the probe ⌈39 × 1.1⌉ = 43 (1.0 of the estimate) failed
+        // in every check, and so did 40 and 41, each running its whole 16 s bound. Now 0.94 of the estimate: 40
+        // from 43.12 (measured, failing), none from 42.53 (39 is the capacity, its failing count derived).
+        for (exact, counts, best, derived) in [(43.12, &[39, 40][..], 39, false), (42.53, &[39], 39, true)] {
+            let s = search_settings(&plan, Some((exact as u32, exact)), Some(&remux));
+            let (tried, out) = tried(s, 39);
+            assert_eq!((&tried[..], out.best, out.failing_derived), (counts, best, derived), "{exact}");
+        }
+        // ext4, sync: the estimate is the viewers' own bound, 38–40 × 1080p, and the device carries 37 (36 and
+        // 37 passed, 38 failed). From 35 the probe stops at 36 (0.94 of 38.33), from 36 at 37 (of 39.41); from
+        // 37 (of 40.37) none runs.
+        for (exact, counts) in [(38.33, &[35, 36][..]), (39.41, &[36, 37]), (40.37, &[37])] {
+            let s = search_settings(&plan, Some((exact as u32, exact)), Some(&remux));
+            let (tried, out) = tried(s, 37);
+            assert_eq!(tried, counts, "{exact}");
+            assert_eq!((out.best, out.failing_derived), (*counts.last().unwrap(), true), "{exact}");
+        }
+        // HEVC (13.4–13.8) from 1080p's measured edge 39 / 40: 12, and 13 (0.94–0.97, failed in every check)
+        // never runs.
+        for exact in [13.4, 13.8] {
+            let hevc = search_settings(&plan, Some((13, exact)), Some(&prior(39.0 / 43.12, 40.0 / 43.12)));
+            assert_eq!((hevc.start, hevc.probe_up_to), (12, Some(12)), "{exact}");
+            assert_eq!(tried(hevc, 13).0, [12]);
+        }
     }
 
     #[test]
