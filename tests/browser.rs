@@ -13,6 +13,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
@@ -67,6 +68,9 @@ impl Browser {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
+            // A process group of its own: Chromium's renderer, GPU and utility processes are in it, so the drop
+            // can end them all (see `Drop`).
+            .process_group(0)
             .spawn()
             .expect("chromium starts");
         let to = child.stdin.take().unwrap();
@@ -122,10 +126,26 @@ impl Browser {
     }
 }
 
+/// Chromium asked to close (`Browser.close`), then its whole process group killed, and waited for until none of
+/// it is left, before the profile directory goes: killing the browser process alone left its children writing
+/// into the profile while the directory was removed, and the profile stayed in /tmp (twice in a loaded slow tier).
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let group = format!("-{}", self.child.id());
+        let _ = self.to.write_all(b"{\"id\":0,\"method\":\"Browser.close\"}\0");
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::time::Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).stderr(Stdio::null()).status();
         let _ = self.child.wait();
+        // The group's other processes are not our children: `kill -0` says whether any is left.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::time::Instant::now() < deadline
+            && Command::new("kill").args(["-0", "--", &group]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+        {
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
