@@ -133,19 +133,21 @@ impl Drop for Browser {
     fn drop(&mut self) {
         let group = format!("-{}", self.child.id());
         let _ = self.to.write_all(b"{\"id\":0,\"method\":\"Browser.close\"}\0");
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while std::time::Instant::now() < deadline && matches!(self.child.try_wait(), Ok(None)) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_while(|| matches!(self.child.try_wait(), Ok(None)));
         let _ = Command::new("kill").args(["-KILL", "--", &group]).stderr(Stdio::null()).status();
         let _ = self.child.wait();
         // The group's other processes are not our children: `kill -0` says whether any is left.
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while std::time::Instant::now() < deadline
-            && Command::new("kill").args(["-0", "--", &group]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
-        {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_while(|| {
+            Command::new("kill").args(["-0", "--", &group]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+        });
+    }
+}
+
+/// Polls `busy` every 50 ms while it holds, for at most 5 s.
+fn wait_while(mut busy: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::time::Instant::now() < deadline && busy() {
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

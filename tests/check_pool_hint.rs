@@ -83,14 +83,9 @@ fn check_of_a_btrfs_raid1_names_the_layout_and_figure_plan_gives_its_inferred_dr
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    // The members' backing files in memory where /dev/shm exists: on the host's shared virtual disk the members'
-    // direct reads waited behind other tests' writeback (beside three writers, the disk 98 % busy, the check's
-    // 'seq-read 1M qd8' read 38.8 of 83.9 MB/s; in a CI run none of its reads completed in its window), so the
-    // figures were the neighbours' load and not the throttle's.
-    let backing = match std::path::Path::new("/dev/shm").is_dir() {
-        true => tempfile::tempdir_in("/dev/shm").unwrap(),
-        false => tempfile::tempdir().unwrap(),
-    };
+    // The members' backing files in memory (`backing_dir`): on the shared virtual disk, in a CI run, none of the
+    // check's 'seq-read 1M qd8' reads completed in its window.
+    let backing = common::backing_dir();
     let loops: Vec<LoopDevice> =
         (0..4).map(|i| LoopDevice::new_direct(&backing.path().join(format!("m{i}.img")), 768 << 20)).collect();
     let mkfs = std::process::Command::new("mkfs.btrfs")

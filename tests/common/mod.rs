@@ -68,6 +68,17 @@ pub struct LoopDevice {
     pub backing: PathBuf,
 }
 
+/// A temporary directory for loop devices' backing files: in memory (/dev/shm) where it exists. On the host's
+/// shared virtual disk the members' I/O queued behind other tests' writes and write-back (beside three writers
+/// the disk was 98 % busy and a throttled pool's reads got half their throttle), so the figures were the
+/// neighbours' load and not the throttle's. Elsewhere, the system's temporary directory.
+pub fn backing_dir() -> tempfile::TempDir {
+    match Path::new("/dev/shm").is_dir() {
+        true => tempfile::tempdir_in("/dev/shm").expect("a directory under /dev/shm"),
+        false => tempfile::tempdir().expect("a temporary directory"),
+    }
+}
+
 impl LoopDevice {
     pub fn new(backing: &Path, size: u64) -> LoopDevice {
         std::fs::File::create(backing).and_then(|f| f.set_len(size)).expect("create the backing file");
