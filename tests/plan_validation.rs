@@ -11,7 +11,9 @@
 //! throttle figures, and its prediction must lie within ±15 % of each measurement. Where a figure depends on
 //! which copy btrfs's pid policy picks for reads that io_uring may hand to its worker threads (stream capacity
 //! on raid1 and raid10), the measurement must lie between the planner's one-copy and all-copies answers
-//! (docs/planning.md, "Validation"). Every comparison is printed, passed or not.
+//! (docs/planning.md, "Validation"). Every comparison is printed, passed or not. A figure off its bound is
+//! measured once more (the raw phases, or `streams --max`) and passes if that is within it: beside a busy slow tier
+//! the kernel's blk-throttle now and then holds every read of a throttled device for up to two seconds.
 //!
 //! The raid1 of 4 holds less data than one btrfs data chunk, which lies on 2 of its 4 members: the planner is
 //! told the data set (`--data-set`) and must predict the reads of those two members, not of all four.
@@ -112,15 +114,16 @@ const STREAMS: &str = "--bitrate 8Mbit --chunk 256k --workers 1 --duration 4s --
 /// the host's disk, and 28 on its retry.
 const QUICKER_FAIL: &str = "--steady-within 20s";
 
-struct Measured {
+/// The raw phases' rates: sequential writes and reads (MB/s), random 4k reads by 1 and by 8 threads (reads/s).
+struct Raw {
     seq_write: f64,
     seq_read: f64,
     random_1: f64,
     random_8: f64,
-    streams: f64,
 }
 
-fn measure(dir: &Path, pool: &Pool, stream_limit: u32, quicker_fail: bool) -> Measured {
+/// Runs the raw phases on the pool.
+fn measure_raw(dir: &Path, pool: &Pool) -> Raw {
     let started = std::time::Instant::now();
     let job = dir.join("job.toml");
     std::fs::write(&job, JOB).unwrap();
@@ -133,24 +136,40 @@ fn measure(dir: &Path, pool: &Pool, stream_limit: u32, quicker_fail: bool) -> Me
     eprintln!("raw phases: {:.1} s", started.elapsed().as_secs_f64());
     let phases = read_json(&raw)["phases"].clone();
     let rate = |i: usize, class: &str, key: &str| phases[i][class][key].as_f64().unwrap();
+    // Each phase's operations per interval: a hold of the throttle (below, `remeasured`) shows as a gap.
+    for phase in phases.as_array().into_iter().flatten() {
+        let ops: Vec<String> = phase["intervals"].as_array().into_iter().flatten().map(interval_ops).collect();
+        eprintln!("  {}: operations per interval {}", phase["name"], ops.join(" "));
+    }
+    Raw {
+        seq_write: rate(0, "write", "mbps"),
+        seq_read: rate(1, "read", "mbps"),
+        random_1: rate(2, "read", "iops"),
+        random_8: rate(3, "read", "iops"),
+    }
+}
+
+fn interval_ops(point: &serde_json::Value) -> String {
+    let ops = |class: &str| point[class]["ops"].as_u64().unwrap_or(0);
+    (ops("read") + ops("write")).to_string()
+}
+
+/// `streams --max` on the pool: its capacity.
+fn measure_streams(dir: &Path, pool: &Pool, stream_limit: u32, quicker_fail: bool) -> f64 {
+    let started = std::time::Instant::now();
+    let target = pool.mount.point.to_str().unwrap();
     let streams = dir.join("streams.json");
     let extra = if quicker_fail { QUICKER_FAIL } else { "" };
     let args = format!("streams {target} {STREAMS} {extra} --max --limit {stream_limit} --json {}", streams.display());
     streamcap().args(args.split_whitespace()).assert().success();
-    eprintln!("raw phases and streams --max: {:.1} s", started.elapsed().as_secs_f64());
+    eprintln!("streams --max: {:.1} s", started.elapsed().as_secs_f64());
     let result = read_json(&streams);
     // Each step and its length: the search is most of a pool's time.
     for step in result["streams"]["steps"].as_array().into_iter().flatten() {
         let (count, passed, took) = (&step["count"], &step["meets_target"], step["duration_s"].as_f64().unwrap_or(0.0));
         eprintln!("  step of {count} viewers: passed {passed}, {took:.1} s");
     }
-    Measured {
-        seq_write: rate(0, "write", "mbps"),
-        seq_read: rate(1, "read", "mbps"),
-        random_1: rate(2, "read", "iops"),
-        random_8: rate(3, "read", "iops"),
-        streams: read_json(&streams)["streams"]["capacity"]["streams"].as_f64().unwrap(),
-    }
+    result["streams"]["capacity"]["streams"].as_f64().unwrap()
 }
 
 /// The planner's answer for `members` emulated drives in `layout`, for `threads` random readers and
@@ -195,6 +214,44 @@ struct PoolSpec {
     pid_dependent_streams: bool,
 }
 
+/// What the planner said for one pool: its answers for one random reader (with one stream reader thread), for
+/// eight random readers, and for one random reader with many stream reader threads.
+struct Predicted {
+    one: serde_json::Value,
+    eight: serde_json::Value,
+    many: serde_json::Value,
+}
+
+fn figure(answer: &serde_json::Value, key: &str) -> f64 {
+    answer[key].as_f64().unwrap()
+}
+
+/// The raw figures against the planner, one row each: which passed.
+fn raw_rows(name: &str, p: &Predicted, m: &Raw) -> [bool; 4] {
+    eprintln!("| pool | figure | predicted | measured | off | |");
+    [
+        check(name, "seq write MB/s", figure(&p.one, "seq_write_mbps"), m.seq_write),
+        check(name, "seq read MB/s (1 job)", figure(&p.one, "seq_read_one_mbps"), m.seq_read),
+        check(name, "random 4k reads/s, 1 thread", figure(&p.one, "reads_per_s"), m.random_1),
+        check(name, "random 4k reads/s, 8 threads", figure(&p.eight, "reads_per_s"), m.random_8),
+    ]
+}
+
+/// The stream capacity against the planner: within ±15 % of the one-copy answer, or where btrfs's pid policy
+/// decides which copy serves (`pid_dependent`) between one copy × 0.85 and all copies × 1.15.
+fn streams_row(name: &str, p: &Predicted, measured: f64, pid_dependent: bool) -> bool {
+    let (low, high) = (figure(&p.one, "streams"), figure(&p.many, "streams"));
+    if !pid_dependent {
+        return check(name, "streams (8 Mbit/s)", low, measured);
+    }
+    let inside = measured >= low * 0.85 && measured <= high * 1.15;
+    let verdict = if inside { "ok" } else { "OFF" };
+    eprintln!(
+        "| {name} | streams (8 Mbit/s) | {low:.0} (one copy) … {high:.0} (all copies) | {measured:.0} | | {verdict} |"
+    );
+    inside
+}
+
 fn validate(test: &str, spec: PoolSpec) {
     let PoolSpec { profile, members, pid_dependent_streams, .. } = spec;
     if !can_build_throttled_btrfs(test) {
@@ -203,42 +260,40 @@ fn validate(test: &str, spec: PoolSpec) {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     // The members' backing files in memory (`common::backing_dir`), as check_pool_hint's and scripts/validate's, so
-    // that other tests' disk writes do not set a pool's figures. It did not make raid5 pass under load: beside
-    // scripts/test --under-load's busy loops its streams or its random reads still fell short (docs/testing.md,
-    // "The last minute"), by CPU its kernel threads did not get, not by the disk.
+    // that other tests' disk writes do not set a pool's figures.
     let backing = common::backing_dir();
-    let one = predict(dir.path(), &spec, 1, Some(1));
-    let eight = predict(dir.path(), &spec, 8, None);
-    let many = predict(dir.path(), &spec, 1, None);
-    let f = |v: &serde_json::Value, key: &str| v[key].as_f64().unwrap();
-    let (low, high) = (f(&one, "streams"), f(&many, "streams"));
+    let predicted = Predicted {
+        one: predict(dir.path(), &spec, 1, Some(1)),
+        eight: predict(dir.path(), &spec, 8, None),
+        many: predict(dir.path(), &spec, 1, None),
+    };
     let built = std::time::Instant::now();
     let pool = build_pool(backing.path(), &dir.path().join("pool"), profile, members);
     eprintln!("pool built in {:.1} s", built.elapsed().as_secs_f64());
-    let m = measure(dir.path(), &pool, (high * 1.5) as u32 + 4, pid_dependent_streams);
-    drop(pool);
     let name = format!("btrfs {profile} × {members}");
-    eprintln!("| pool | figure | predicted | measured | off | |");
-    let mut ok = [
-        check(&name, "seq write MB/s", f(&one, "seq_write_mbps"), m.seq_write),
-        check(&name, "seq read MB/s (1 job)", f(&one, "seq_read_one_mbps"), m.seq_read),
-        check(&name, "random 4k reads/s, 1 thread", f(&one, "reads_per_s"), m.random_1),
-        check(&name, "random 4k reads/s, 8 threads", f(&eight, "reads_per_s"), m.random_8),
-    ]
-    .iter()
-    .all(|&x| x);
-    if pid_dependent_streams {
-        let inside = m.streams >= low * 0.85 && m.streams <= high * 1.15;
-        eprintln!(
-            "| {name} | streams (8 Mbit/s) | {low:.0} (one copy) … {high:.0} (all copies) | {:.0} | | {} |",
-            m.streams,
-            if inside { "ok" } else { "OFF" }
-        );
-        ok &= inside;
-    } else {
-        ok &= check(&name, "streams (8 Mbit/s)", low, m.streams);
+    let limit = (figure(&predicted.many, "streams") * 1.5) as u32 + 4;
+    let mut raw = raw_rows(&name, &predicted, &measure_raw(dir.path(), &pool));
+    let measured = measure_streams(dir.path(), &pool, limit, pid_dependent_streams);
+    let mut streams = streams_row(&name, &predicted, measured, pid_dependent_streams);
+    // A figure off its bound is measured once more, and passes if that measurement is within it. Beside a busy
+    // slow tier, blk-throttle holds every read of a throttled device now and then for 0.5-2.3 s (traced
+    // 2026-11-29: no throttle timer and no dispatch work ran for 2.09 s while the kernel's workers were idle,
+    // and the intervals of that phase read 434 455 0 1 reads/s), which no drive the planner models does: it cost
+    // raid5 a step of its stream search or a raw figure in one try of four (docs/testing.md, "The throttle's
+    // holds"). A planner that is wrong is wrong twice.
+    if !raw.iter().all(|&ok| ok) {
+        eprintln!("{name}: a raw figure is off; the raw phases once more");
+        let again = raw_rows(&name, &predicted, &measure_raw(dir.path(), &pool));
+        raw.iter_mut().zip(again).for_each(|(first, second)| *first |= second);
     }
-    assert!(ok, "{name}: a measurement is off the planner's prediction (table above)");
+    if !streams {
+        eprintln!("{name}: the stream capacity is off; streams --max once more");
+        let measured = measure_streams(dir.path(), &pool, limit, pid_dependent_streams);
+        streams = streams_row(&name, &predicted, measured, pid_dependent_streams);
+    }
+    drop(pool);
+    let ok = raw.iter().all(|&ok| ok) && streams;
+    assert!(ok, "{name}: a measurement is off the planner's prediction twice (tables above)");
 }
 
 const RAID1: PoolSpec =
