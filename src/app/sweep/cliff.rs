@@ -45,11 +45,26 @@ pub fn rereads(points: &[SweepPoint]) -> Vec<(u64, f64, u64)> {
         .collect()
 }
 
+/// Whether the device read at least half of each re-read's file during that re-read (from the re-read phases'
+/// own device reads): its pages had left the page cache, however fast it looked beside the device's own figure.
+/// Speed alone misjudges when that figure is low (a device that stalled during the direct reads it comes from)
+/// or when the page cache holds part of the file; the device's reads say directly that the file came from it.
+/// `false` where the phase or its device figures are missing (then speed alone decides).
+fn from_device(rereads: &[(u64, f64, u64)], (phases, keys): (&[PhaseResult], &[Key])) -> Vec<bool> {
+    let read_by_device = |&(size, _, record): &(u64, f64, u64)| {
+        let key = Key { size: Bytes(size), record: Bytes(record), direct: false, pass: Pass::Reread };
+        let phase = phases.iter().find(|p| keys.get(p.index) == Some(&key));
+        phase.is_some_and(|p| own_device_reads(&p.devices) as f64 >= 0.5 * size as f64)
+    };
+    rereads.iter().map(read_by_device).collect()
+}
+
 /// Every fall of the re-reads to the device's speed after a size that was faster, counted from the fastest
 /// (the smallest files take a fraction of a millisecond, so their MB/s is mostly a phase's own start and stop):
-/// (index of the last cached size, index of the first fallen one, index of a larger size cached again).
-fn falls(rereads: &[(u64, f64, u64)], device: f64) -> Vec<(usize, usize, Option<usize>)> {
-    let cached = |mbps: f64| mbps > CACHED_FACTOR * device;
+/// (index of the last cached size, index of the first fallen one, index of a larger size cached again). A re-read
+/// is cached when it ran faster than the device and the device did not read most of its file (`from_device`).
+fn falls(rereads: &[(u64, f64, u64)], device: f64, from_device: &[bool]) -> Vec<(usize, usize, Option<usize>)> {
+    let cached = |i: usize| rereads[i].1 > CACHED_FACTOR * device && !from_device.get(i).copied().unwrap_or(false);
     let Some(peak) = rereads.iter().enumerate().max_by(|a, b| a.1.1.total_cmp(&b.1.1)).map(|(i, _)| i) else {
         return Vec::new();
     };
@@ -57,9 +72,9 @@ fn falls(rereads: &[(u64, f64, u64)], device: f64) -> Vec<(usize, usize, Option<
     // runs at the link's speed, a little up and down).
     let mut found = Vec::new();
     let mut at = peak;
-    while cached(rereads[at].1) {
-        let Some(fallen) = rereads[at..].iter().position(|r| !cached(r.1)).map(|i| at + i) else { break };
-        let again = rereads[fallen..].iter().position(|r| cached(r.1)).map(|i| fallen + i);
+    while cached(at) {
+        let Some(fallen) = (at..rereads.len()).find(|&i| !cached(i)) else { break };
+        let again = (fallen..rereads.len()).find(|&i| cached(i));
         found.push((fallen - 1, fallen, again));
         match again {
             Some(a) => at = a,
@@ -73,7 +88,7 @@ fn falls(rereads: &[(u64, f64, u64)], device: f64) -> Vec<(usize, usize, Option<
 pub fn judge(points: &[SweepPoint], device: f64, ram: u64, (phases, keys): (&[PhaseResult], &[Key])) -> Judged {
     let rereads = rereads(points);
     let mut judged = Judged::default();
-    for (cached, fell, again) in falls(&rereads, device) {
+    for (cached, fell, again) in falls(&rereads, device, &from_device(&rereads, (phases, keys))) {
         let fall = SweepCliff {
             cached_up_to_bytes: rereads[cached].0,
             device_from_bytes: rereads[fell].0,
@@ -239,5 +254,15 @@ mod tests {
         let why = &implausible.why;
         assert!(why.starts_with("buffered re-reads fell to the device's speed at 128 MiB (120 MB/s;"), "{why}");
         assert!(why.contains("yet 256 MiB was served from RAM again (2800 MB/s): a passing event"), "{why}");
+    }
+
+    #[test]
+    fn a_fast_reread_that_the_device_served_is_past_the_cliff() {
+        // A 256 MiB file under a 128 MiB cap, re-read at 1.7 times a direct-read figure of 100 MB/s with most of it
+        // read from the device (the 2026-11-29 CIs' "no cliff up to 256 MiB: the page cache held every size").
+        let rereads = [(16 << 20, 2500.0, 1 << 20), (64 << 20, 2400.0, 1 << 20), (256 << 20, 170.0, 1 << 20)];
+        assert_eq!(falls(&rereads, 100.0, &[false, false, false]), Vec::new(), "by its speed alone: cached");
+        assert_eq!(falls(&rereads, 100.0, &[false, false, true]), vec![(1, 2, None)], "the device served it");
+        assert_eq!(falls(&rereads, 100.0, &[]), Vec::new(), "no device figures: by speed");
     }
 }
