@@ -136,7 +136,7 @@ fn measure_raw(dir: &Path, pool: &Pool) -> Raw {
     eprintln!("raw phases: {:.1} s", started.elapsed().as_secs_f64());
     let phases = read_json(&raw)["phases"].clone();
     let rate = |i: usize, class: &str, key: &str| phases[i][class][key].as_f64().unwrap();
-    // Each phase's operations per interval: a hold of the throttle (below, `remeasured`) shows as a gap.
+    // Each phase's operations per interval: a hold of the throttle (`validate` measures again) shows as a gap.
     for phase in phases.as_array().into_iter().flatten() {
         let ops: Vec<String> = phase["intervals"].as_array().into_iter().flatten().map(interval_ops).collect();
         eprintln!("  {}: operations per interval {}", phase["name"], ops.join(" "));
@@ -149,6 +149,7 @@ fn measure_raw(dir: &Path, pool: &Pool) -> Raw {
     }
 }
 
+/// One interval's reads and writes, as a number to print.
 fn interval_ops(point: &serde_json::Value) -> String {
     let ops = |class: &str| point[class]["ops"].as_u64().unwrap_or(0);
     (ops("read") + ops("write")).to_string()

@@ -50,13 +50,22 @@ pub fn rereads(points: &[SweepPoint]) -> Vec<(u64, f64, u64)> {
 /// Speed alone misjudges when that figure is low (a device that stalled during the direct reads it comes from)
 /// or when the page cache holds part of the file; the device's reads say directly that the file came from it.
 /// `false` where the phase or its device figures are missing (then speed alone decides).
-fn from_device(rereads: &[(u64, f64, u64)], (phases, keys): (&[PhaseResult], &[Key])) -> Vec<bool> {
+fn from_device(rereads: &[(u64, f64, u64)], phases: (&[PhaseResult], &[Key])) -> Vec<bool> {
     let read_by_device = |&(size, _, record): &(u64, f64, u64)| {
-        let key = Key { size: Bytes(size), record: Bytes(record), direct: false, pass: Pass::Reread };
-        let phase = phases.iter().find(|p| keys.get(p.index) == Some(&key));
-        phase.is_some_and(|p| own_device_reads(&p.devices) as f64 >= 0.5 * size as f64)
+        reread_phase(phases, size, record).is_some_and(|p| device_read_most(p, size))
     };
     rereads.iter().map(read_by_device).collect()
+}
+
+/// The buffered re-read phase of one size and record.
+fn reread_phase<'a>((phases, keys): (&'a [PhaseResult], &[Key]), size: u64, record: u64) -> Option<&'a PhaseResult> {
+    let key = Key { size: Bytes(size), record: Bytes(record), direct: false, pass: Pass::Reread };
+    phases.iter().find(|p| keys.get(p.index) == Some(&key))
+}
+
+/// The target's own devices read at least half of the `size`-byte file during `phase`.
+fn device_read_most(phase: &PhaseResult, size: u64) -> bool {
+    own_device_reads(&phase.devices) as f64 >= 0.5 * size as f64
 }
 
 /// Every fall of the re-reads to the device's speed after a size that was faster, counted from the fastest
@@ -106,8 +115,7 @@ pub fn judge(points: &[SweepPoint], device: f64, ram: u64, (phases, keys): (&[Ph
         }
         let (size, record) = (rereads[fell].0, rereads[fell].2);
         let point = points.iter().find(|p| !p.direct && p.size_bytes == size && p.record_bytes == record);
-        let key = Key { size: Bytes(size), record: Bytes(record), direct: false, pass: Pass::Reread };
-        let phase = phases.iter().find(|p| keys.get(p.index) == Some(&key));
+        let phase = reread_phase((phases, keys), size, record);
         let head = match again {
             Some(a) => format!(
                 "yet {} was served from RAM again ({} MB/s): a passing event, not the page cache's size",
@@ -147,7 +155,7 @@ fn cause(fall: &SweepCliff, point: Option<&SweepPoint>, phase: Option<&PhaseResu
     };
     let device = own_device_reads(&phase.devices);
     let cache = Bytes(phase.memory.page_cache_before_bytes);
-    if device as f64 >= 0.5 * size as f64 {
+    if device_read_most(phase, size) {
         format!(
             "{read}; the device read {} during the re-read, so the file's pages had left the page cache between \
              the passes: memory pressure from other processes (the page cache held {cache} as the re-read began), \
