@@ -91,7 +91,7 @@ pub struct StreamsArgs {
     #[arg(long, help_heading = "Viewers")]
     pub seed: Option<u64>,
 
-    /// Quality target: start-up within this for every stream (default 2s, or a --player's start threshold when longer).
+    /// Quality target: start-up within this (default 2s, or a --player's start threshold when longer); one stream in ten may take up to twice it.
     #[arg(long, value_parser = parse_duration, help_heading = "Target")]
     pub max_startup: Option<Duration>,
     /// Quality target: at most this many streams may stall (default 0).

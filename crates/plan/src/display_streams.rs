@@ -35,10 +35,11 @@ pub(super) fn write_streams(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target:
     write_delivery(f, s, playlists)?;
     writeln!(
         f,
-        "  quality target: at most {} stalled stream(s), every start-up within {}, every buffer full within {} of \
-         arriving",
+        "  quality target: at most {} stalled stream(s), start-up within {} (one in ten within {}), every buffer full \
+         within {} of arriving",
         s.target.max_stalled,
         format_duration(s.target.max_startup),
+        format_duration(::streams::judge::give_up_start(s.target.max_startup)),
         format_duration(c.steady_within)
     )?;
     write_media(f, s, target)?;

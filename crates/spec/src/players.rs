@@ -204,10 +204,10 @@ impl Profile {
         Duration::from_millis(self.start_ms)
     }
 
-    /// The longest start-up the verdict accepts from this player: its start threshold fetched at one stream's
-    /// rate, never less than `MIN_STARTUP_TARGET`. Near capacity a viewer fetches its start with about one
-    /// stream's rate to spare, so hls.js's 6 s of media take about 6 s to arrive: a 2 s limit would judge
-    /// start-up bandwidth at three times real time, not playback.
+    /// The start-up the verdict accepts from this player: its start threshold fetched at one stream's rate,
+    /// never less than `MIN_STARTUP_TARGET` (one viewer in ten may take up to twice it: `streams::judge`). Near
+    /// capacity a viewer fetches its start with about one stream's rate to spare, so hls.js's 6 s of media take
+    /// about 6 s to arrive: a 2 s limit would judge start-up bandwidth at three times real time, not playback.
     pub fn startup_target(&self) -> Duration {
         self.start().max(MIN_STARTUP_TARGET)
     }

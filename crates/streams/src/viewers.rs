@@ -52,8 +52,10 @@ pub enum ViewerNext {
 enum Event {
     Fetch,
     Seek,
-    /// The viewer must be playing by now (a search step only).
+    /// The viewer should be playing by now, or it is a slow start (a search step only).
     StartLimit,
+    /// The viewer must be playing by now, twice the start-up target (a search step only).
+    StartGivenUp,
     /// The viewer must have reached steady state by now.
     SteadyLimit,
 }
@@ -135,6 +137,7 @@ impl Viewers {
                 heap.push(Reverse((p.start + judging.steady_within, local as u32, Event::SteadyLimit, 0)));
                 if judging.fail_fast {
                     heap.push(Reverse((p.start + judging.max_startup, local as u32, Event::StartLimit, 0)));
+                    heap.push(Reverse((p.start + judging.start_given_up(), local as u32, Event::StartGivenUp, 0)));
                 }
                 let mut rng = Rng::new(p.seed);
                 if let Some(every) = p.seek_every {
@@ -267,9 +270,12 @@ impl Viewers {
                 Event::Fetch => {}
                 // Judged at the bound's own instant, whenever the scheduler got to it.
                 Event::StartLimit if viewer.player.startup().is_none_or(|u| u > judging.max_startup) => {
+                    self.judge.slow_start(due)
+                }
+                Event::StartGivenUp if viewer.player.startup().is_none_or(|u| u > judging.start_given_up()) => {
                     self.judge.failed(due)
                 }
-                Event::StartLimit => {}
+                Event::StartLimit | Event::StartGivenUp => {}
                 Event::SteadyLimit if viewer.player.steady().is_none_or(|u| u > judging.steady_within) => {
                     self.give_up(v as usize, due)
                 }
