@@ -117,14 +117,19 @@ fn ctrl_c_on_mpirun_removes_every_hosts_data() {
     let dir = tempfile::tempdir().expect("temp dir");
     let json = dir.path().join("r.json");
     let args = ["run", "--rw", "randread", "--bs", "4k", "--size", "8M", "--runtime", "60s", "--json"];
-    let mut cmd =
-        streamcap_on(&hosts, &[&args[..], &[json.to_str().unwrap(), hosts.target.to_str().unwrap()]].concat());
+    // Open MPI kills the ranks a second after their SIGTERM; two hosts' ranks agreeing the phase's end over ssh
+    // and TCP took longer than that once in a loaded CI run (the JSON was then only marked interrupted, by the
+    // result guard: src/app/observer/guard.rs). This test is about what the ranks do given the time, which
+    // docs/multi-host.md tells loaded hosts to give them.
+    let mut cmd = hosts.mpirun();
+    cmd.args(["--mca", "odls_base_sigkill_timeout", "5"]).arg(common::streamcap_path());
+    cmd.args(args).arg(&json).arg(&hosts.target);
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut running = common::Running(cmd.spawn().expect("mpirun starts"));
-    // The JSON is first written when the phase starts; let it run a little after that.
+    // The JSON is first written as the phase is set up (before the data files are made); the ranks get their
+    // SIGTERM 5 s after Ctrl-C, by when both run the phase.
     common::wait_for_file_while_running(&mut running.0, &json, Duration::from_secs(60));
-    // Both hosts have their data files by then: every rank made its files before the phase began.
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(500));
     let status = common::interrupt_and_wait(&mut running.0, Duration::from_secs(60));
     assert!(!status.success());
     let result = common::read_json(&json);

@@ -60,9 +60,12 @@ impl<'a> ClusterObserver<'a> {
         session: &'a Session,
         host: HostFacts,
         mut local: ResultRecorder<'a>,
-        main: Option<ResultRecorder<'a>>,
+        mut main: Option<ResultRecorder<'a>>,
     ) -> Self {
         local.vdbench_lines = false;
+        if let (Some(main), Some(interrupt)) = (main.as_mut(), session.interrupt.get()) {
+            main.guard_against_kill(interrupt);
+        }
         ClusterObserver {
             session,
             host,

@@ -3,6 +3,7 @@
 //! every phase (and every stream step), so that an interrupted or crashed run still leaves what it measured.
 //! Stream phases are followed in `streams`.
 
+mod guard;
 mod streams;
 
 pub use streams::on_loopback;
@@ -82,6 +83,8 @@ pub struct ResultRecorder<'a> {
     pub on_save: Option<SaveHook<'a>>,
     /// A line to print when a phase starts (a command's own section headers).
     pub header: Option<HeaderHook<'a>>,
+    /// Marks the saved result interrupted the moment Ctrl-C comes (`guard_against_kill`).
+    guard: Option<guard::InterruptGuard>,
 }
 
 /// What the recorder keeps about one running phase.
@@ -131,6 +134,7 @@ impl<'a> ResultRecorder<'a> {
             streams: BTreeMap::new(),
             on_save: None,
             header: None,
+            guard: None,
             started: false,
             finished: false,
         };
@@ -184,11 +188,24 @@ impl<'a> ResultRecorder<'a> {
         if let Some(hook) = &mut self.on_save {
             hook(&mut self.result);
         }
-        if let Some(path) = &self.json
-            && (self.finished || !crate::outfile::is_stdout(path))
-            && let Err(e) = write_result_atomically(&self.result, path)
-        {
+        let Some(path) = self.json.as_ref().filter(|p| self.finished || !crate::outfile::is_stdout(p)) else {
+            return;
+        };
+        let write = |result: &RunResult| write_result_atomically(result, path);
+        let written = match &self.guard {
+            Some(guard) => guard.save(&mut self.result, write),
+            None => write(&self.result),
+        };
+        if let Err(e) = written {
             self.output_error.get_or_insert(e.to_string());
+        }
+    }
+
+    /// Under mpirun, where a rank is killed a second after Ctrl-C: the result file says `interrupted` from the
+    /// moment `interrupt` is set, before the ranks have merged what they measured (`guard.rs`).
+    pub fn guard_against_kill(&mut self, interrupt: &crate::run::Interrupt) {
+        if let Some(path) = self.json.as_ref().filter(|p| !crate::outfile::is_stdout(p)) {
+            self.guard = Some(guard::InterruptGuard::new(interrupt, path.clone()));
         }
     }
 
