@@ -144,7 +144,17 @@ fn summary_and_markdown_of_a_streams_and_a_check_result() {
     let check = other_fixture("check-v1.json");
     let summary = render_to_string(Format::Summary.renderer(), &check);
     check_snapshot("check-v1.summary.txt", &summary);
-    assert!(summary.contains("Verdict: concurrent streams"));
+    // Judged before one late start in ten was allowed: its heading keeps the strict rule it was judged by.
+    assert!(summary.contains("Verdict: concurrent streams with no stall and start-up within 2 s\n"), "{summary}");
+    let mut judged_now = check.clone();
+    judged_now.check.as_mut().expect("a check").player = Some(streamcap::results::CheckPlayer {
+        name: "generic".into(),
+        described: "generic".into(),
+        max_startup_s: 2.0,
+        late_starts_in_ten: 1,
+    });
+    let now = render_to_string(Format::Summary.renderer(), &judged_now);
+    assert!(now.contains("start-up within 2 s (one in ten within 4 s)\n"), "{now}");
     let markdown = render_to_string(Format::Markdown.renderer(), &check);
     check_snapshot("check-v1.markdown.md", &markdown);
     // A result from before confirmations: its one run of the edge has no range and no comfortable count.

@@ -68,6 +68,15 @@ pub struct CheckPlayer {
     /// written before it followed the player.
     #[serde(default = "two_seconds")]
     pub max_startup_s: f64,
+    /// Viewers in ten that may start later than `max_startup_s` (but within twice it): 1 since the verdict
+    /// allows one late start in ten (`streams::judge::slow_starts_allowed`); 0 in results written before, where
+    /// every viewer had to start within the limit.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late_starts_in_ten: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn two_seconds() -> f64 {
@@ -82,14 +91,23 @@ impl CheckSummary {
 
     /// The verdict's heading: what a counted stream must do.
     pub fn verdict_title(&self) -> String {
-        verdict_title(self.max_startup_s())
+        verdict_title(self.max_startup_s(), self.player.as_ref().map_or(0, |p| p.late_starts_in_ten))
     }
 }
 
-fn verdict_title(max_startup_s: f64) -> String {
-    let secs = max_startup_s;
-    let secs = if secs.fract() == 0.0 { format!("{secs:.0}") } else { format!("{secs:.1}") };
-    format!("concurrent streams with no stall and start-up within {secs} s")
+/// "… start-up within 2 s", and the late starts the verdict allowed when it allowed any ("one in ten within
+/// 4 s"): the rule the stored verdict was judged by, so an older result keeps its own.
+fn verdict_title(max_startup_s: f64, late_starts_in_ten: u32) -> String {
+    let secs = |s: f64| if s.fract() == 0.0 { format!("{s:.0}") } else { format!("{s:.1}") };
+    let late = match late_starts_in_ten {
+        0 => String::new(),
+        n => format!(" ({} in ten within {} s)", words(n), secs(max_startup_s * 2.0)),
+    };
+    format!("concurrent streams with no stall and start-up within {} s{late}", secs(max_startup_s))
+}
+
+fn words(n: u32) -> String {
+    ["zero", "one", "two", "three"].get(n as usize).map_or_else(|| n.to_string(), |w| w.to_string())
 }
 
 /// One member of the checked pool as the planner infers it from the pool's measurement, and the planner's
@@ -220,10 +238,18 @@ mod tests {
     /// The verdict's heading states the start-up limit the verdict used: the player's, 2 s before profiles.
     #[test]
     fn the_verdict_title_states_the_players_start_up_limit() {
-        assert_eq!(verdict_title(2.0), "concurrent streams with no stall and start-up within 2 s");
-        assert_eq!(verdict_title(6.0), "concurrent streams with no stall and start-up within 6 s");
-        assert_eq!(verdict_title(2.5), "concurrent streams with no stall and start-up within 2.5 s");
+        assert_eq!(verdict_title(2.0, 0), "concurrent streams with no stall and start-up within 2 s");
+        assert_eq!(verdict_title(6.0, 0), "concurrent streams with no stall and start-up within 6 s");
+        assert_eq!(verdict_title(2.5, 0), "concurrent streams with no stall and start-up within 2.5 s");
+        assert_eq!(
+            verdict_title(2.0, 1),
+            "concurrent streams with no stall and start-up within 2 s (one in ten within 4 s)"
+        );
+        assert_eq!(
+            verdict_title(2.5, 1),
+            "concurrent streams with no stall and start-up within 2.5 s (one in ten within 5 s)"
+        );
         let old: CheckPlayer = serde_json::from_str(r#"{"name":"generic","described":"generic"}"#).unwrap();
-        assert_eq!(old.max_startup_s, 2.0);
+        assert_eq!((old.max_startup_s, old.late_starts_in_ten), (2.0, 0), "judged strictly before");
     }
 }

@@ -225,7 +225,9 @@ impl Prepared {
                 None => player.describe(),
             };
             let max_startup_s = player.startup_target().as_secs_f64();
-            check.player = Some(CheckPlayer { name: player.name.into(), described, max_startup_s });
+            // The verdict's rule as judged (`streams::judge`), so that the stored result says it.
+            let late_starts_in_ten = crate::streams::judge::slow_starts_allowed(10);
+            check.player = Some(CheckPlayer { name: player.name.into(), described, max_startup_s, late_starts_in_ten });
         }
         if let (Some(check), Some(h)) = (skeleton.check.as_mut(), &self.expect) {
             let wanted: Vec<(String, u32)> = h.0.iter().map(|(f, n)| (f.name.clone(), *n)).collect();
