@@ -155,6 +155,14 @@ fn summary_and_markdown_of_a_streams_and_a_check_result() {
     });
     let now = render_to_string(Format::Summary.renderer(), &judged_now);
     assert!(now.contains("start-up within 2 s (one in ten within 4 s)\n"), "{now}");
+    // A pool's members read what the viewers received beyond the ceiling: the ceiling is blamed, not a cache.
+    let verdict = &mut judged_now.check.as_mut().expect("a check").verdict;
+    let v = verdict.iter_mut().find(|v| v.name == "1080p").expect("1080p");
+    (v.bandwidth_ceiling, v.headroom_pct, v.ceiling_understated) = (30, None, true);
+    let now = render_to_string(Format::Summary.renderer(), &judged_now);
+    let row = now.lines().find(|l| l.trim_start().starts_with("1080p")).expect("the 1080p row");
+    assert!(row.trim_end().ends_with("30 · exceeded, device-served"), "{row}");
+    assert!(now.contains("device-served: the pool's members read every byte"), "{now}");
     let markdown = render_to_string(Format::Markdown.renderer(), &check);
     check_snapshot("check-v1.markdown.md", &markdown);
     // A result from before confirmations: its one run of the edge has no range and no comfortable count.

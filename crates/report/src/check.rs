@@ -243,6 +243,7 @@ pub(super) fn verdict_cells(v: &FormatVerdict) -> [String; 7] {
         (0, _) => "—".to_string(),
         // Results from before the flag kept a negative headroom instead.
         (c, pct) if v.beyond_ceiling || pct.is_some_and(|p| p < 0.0) => format!("{c} · exceeded: cache-served?"),
+        (c, _) if v.ceiling_understated => format!("{c} · exceeded, device-served"),
         (c, Some(pct)) if pct < 0.5 => format!("{c} · at the ceiling"),
         (c, Some(pct)) => format!("{c} · {pct:.0} % unused"),
         (c, None) => c.to_string(),
@@ -276,6 +277,14 @@ pub(super) fn verdict_legend(check: &CheckSummary) -> Vec<String> {
              a capacity beyond it was served by a cache"
         ),
     ]);
+    if check.verdict.iter().any(|v| v.ceiling_understated) {
+        legend.push(
+            "device-served: the pool's members read every byte the viewers received at that capacity, so no cache \
+             served them: the sequential reads understated the disks for this library (the sequential phase's small \
+             data set can lie on fewer members than the library's titles)"
+                .to_string(),
+        );
+    }
     if let Some(v) = check.verdict.iter().find(|v| v.capacity.derived_failing.is_some()) {
         legend.push(format!(
             "one step (--quick): the count shown passed, run once (the earlier edge scaled, or the step 10 % above \

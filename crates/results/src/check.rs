@@ -223,6 +223,12 @@ pub struct FormatVerdict {
     /// deliver, so a cache (the drive's, a controller's, the host's) served some of them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub beyond_ceiling: bool,
+    /// The capacity is beyond the sequential ceiling, yet a pool's members read every byte the viewers received
+    /// in the steps that ran it (`StreamsStep::device_read_bytes`, not cache-served) and no device's figures
+    /// point at a cache beneath: the sequential phase understated what the disks deliver to the library (its
+    /// small data set can lie on fewer members than the library's titles). Never set with `beyond_ceiling`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ceiling_understated: bool,
     pub capacity: CapacityAnswer,
     /// From raw rates on the same media (random chunk reads, sequential reads).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -153,6 +153,7 @@ mod tests {
             bandwidth_ceiling: 0,
             headroom_pct: None,
             beyond_ceiling: false,
+            ceiling_understated: false,
             capacity: CapacityAnswer { streams, plan_for, ..CapacityAnswer::default() },
             estimate: None,
             steps: Vec::new(),

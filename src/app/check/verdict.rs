@@ -6,7 +6,13 @@
 //! again, so every table and report shows the same number. The ceiling is a *bound*: streams the check's
 //! sequential reads (1 MiB, queue depth 8 — the "sustained media" row of the cache table, through the same
 //! `streams::capacity::streams_bound`) would carry at 100 %. A capacity beyond it is not headroom below zero but
-//! a sign that a cache served the viewers.
+//! a sign that a cache served the viewers — unless, on a pool, the members read every byte the viewers received
+//! in the steps that ran the capacity and no device's figures point at a cache beneath: then the ceiling
+//! understated the disks for the library (a quick check of a btrfs raid1 of four throttled members: 81 × 1080p
+//! beyond a ceiling of 30, the members having read all 4.89 GiB the viewers read, where the sequential phase's
+//! 256 MiB lay 79 % on one member and the library on two). On one device, reads the device counts can still come
+//! from a cache beneath it (this machine's virtual disk, whose host caches it): there a capacity beyond the
+//! ceiling stays cache-served.
 //!
 //! "Limited by" names what stopped more streams, in words a server's owner can act on: disk throughput or seeks
 //! (when the failing count stalled: seeks when the estimate's random chunk reads allow under 80 % of what its
@@ -39,6 +45,10 @@ pub struct Context {
     pub network: bool,
     /// A limit set on the target's reads outside the storage (a cgroup blkio throttle), in words.
     pub throttle: Option<String>,
+    /// Members of the pool beneath the target (0 or 1: one device).
+    pub pool_members: usize,
+    /// A device's figures were beyond what it says it is: a cache beneath the OS (a host's, a controller's).
+    pub cache_beneath: bool,
 }
 
 /// What stopped more streams.
@@ -123,8 +133,9 @@ fn line(
     let bound = context.sequential_mbps.map_or(0.0, |mbps| streams_bound(mbps, bitrate));
     let measured = answer.measured() && bound >= 1.0;
     let streams = f64::from(answer.streams);
-    let beyond = measured && streams > bound * AT_CEILING;
-    let headroom_pct = (measured && !beyond).then(|| ((bound - streams) / bound * 100.0).max(0.0));
+    let exceeded = measured && streams > bound * AT_CEILING;
+    let device_served = context.pool_members > 1 && !context.cache_beneath && device_served_at(answer.streams, &steps);
+    let headroom_pct = (measured && !exceeded).then(|| ((bound - streams) / bound * 100.0).max(0.0));
     FormatVerdict {
         name: format.name.clone(),
         label: format.label.clone(),
@@ -133,11 +144,19 @@ fn line(
         limited_by: limit.words().to_string(),
         bandwidth_ceiling: bound.floor() as u32,
         headroom_pct,
-        beyond_ceiling: beyond,
+        beyond_ceiling: exceeded && !device_served,
+        ceiling_understated: exceeded && device_served,
         capacity: answer,
         estimate,
         steps,
     }
+}
+
+/// Whether every step that ran `count` and passed was judged served by the devices (they read what its viewers
+/// received: `results::served`); false when none was judged (no device could be watched, or an older result).
+fn device_served_at(count: u32, steps: &[StreamsStep]) -> bool {
+    let mut at = steps.iter().filter(|s| s.count == count && s.meets_target).peekable();
+    at.peek().is_some() && at.all(|s| s.device_read_bytes.is_some() && !s.cache_served)
 }
 
 /// What the search saw at the count that failed beside the capacity.
@@ -244,6 +263,33 @@ mod tests {
         // A few percent above the bound is the two measurements' noise: at the ceiling, nothing left.
         let v = verdict(&format, &streams, &Context { sequential_mbps: Some(310.0), ..Context::default() });
         assert_eq!((v.bandwidth_ceiling, v.beyond_ceiling, v.headroom_pct), (31, false, Some(0.0)));
+    }
+
+    /// A quick check of btrfs raid1 said "exceeded: cache-served?" beside "the devices read 4.89 GiB while the
+    /// viewers read 4.89 GiB": where a pool's members read what the viewers received at the capacity, the ceiling
+    /// understated the disks, and no cache is blamed. One device (a cache beneath it may serve what it counts), a
+    /// flagged cache beneath, or a step not judged (no device watched) still is.
+    #[test]
+    fn a_capacity_beyond_the_ceiling_that_a_pools_members_served_blames_the_ceiling_not_a_cache() {
+        let (format, mut streams) = remux();
+        let context = Context { sequential_mbps: Some(200.0), pool_members: 4, ..Context::default() };
+        for step in streams.steps.iter_mut().filter(|s| s.count == 33) {
+            (step.device_read_bytes, step.cache_served) = (Some(step.read_bytes.max(1)), false);
+        }
+        let v = verdict(&format, &streams, &context);
+        assert_eq!((v.beyond_ceiling, v.ceiling_understated, v.headroom_pct), (false, true, None));
+        for other in
+            [Context { pool_members: 1, ..context.clone() }, Context { cache_beneath: true, ..context.clone() }]
+        {
+            let v = verdict(&format, &streams, &other);
+            assert_eq!((v.beyond_ceiling, v.ceiling_understated), (true, false), "{other:?}");
+        }
+        streams.steps.iter_mut().filter(|s| s.count == 33).for_each(|s| s.cache_served = true);
+        let v = verdict(&format, &streams, &context);
+        assert_eq!((v.beyond_ceiling, v.ceiling_understated), (true, false), "a cache-served step");
+        streams.steps.iter_mut().filter(|s| s.count == 33).for_each(|s| s.device_read_bytes = None);
+        let v = verdict(&format, &streams, &context);
+        assert_eq!((v.beyond_ceiling, v.ceiling_understated), (true, false), "not judged");
     }
 
     #[test]
