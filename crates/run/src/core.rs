@@ -42,8 +42,9 @@ struct InFlight {
     /// When the core took the I/O into its slot (fio's start_time): where `slat` and `lat` start.
     taken: Instant,
     submitted: Instant,
-    /// Issued after the ramp: its completion is recorded and its bytes count toward the budget. Decided once,
-    /// when the I/O is queued, so that the two always agree.
+    /// Issued after the ramp: its bytes count toward the budget, and its completion is recorded (with
+    /// `CoreConfig::window`, so is that of one issued during the ramp that completes after it).
+    /// Decided once, when the I/O is queued, so that budget and record always agree.
     measured: bool,
 }
 
@@ -190,7 +191,7 @@ impl Core {
             if now < self.measure_start {
                 return;
             }
-            // Nothing to discard: completions of I/O issued during the ramp are never recorded.
+            // Nothing to discard: completions during the ramp are never recorded.
             self.in_ramp = false;
         }
         // A boundary at or after the deadline is not shipped separately: the drain of in-flight I/O after the
@@ -325,8 +326,12 @@ impl Core {
             let buf = engine.buffer_mut(completion.slot);
             let len = (io.len as usize).min(buf.len());
             let counts = schedule.completed(&io, result, since_origin, &buf[..len]);
-            // I/O issued during the ramp is not measured, even when it completes after it; its errors count.
-            if !entry.measured && completion.result.is_ok() {
+            // What completes during the ramp is not measured. Of what completes after it, a worker bounded by
+            // bytes or operations counts only the I/O issued after the ramp (its budget, exactly); one bounded by
+            // time alone counts every completion in its window, whenever issued (`CoreConfig::window`). Errors
+            // always count.
+            let in_window = cfg.window && !self.in_ramp;
+            if !(entry.measured || in_window) && completion.result.is_ok() {
                 continue;
             }
             let class = class_of(io.kind);

@@ -121,13 +121,18 @@ fn every_io_through_the_core_has_its_submission_latency_and_queue_depth_counted(
 /// One unpaced worker of depth 1 on the null engine whose every request takes `latency`, with a ramp of 50 ms and
 /// a runtime of 50 ms, allowed `overtime`.
 fn run_timed(latency: Duration, overtime: Duration) -> crate::run::PhaseOutcome {
+    run_timed_window(latency, overtime, false)
+}
+
+/// `run_timed`, measuring every completion after the ramp when `window` (`CoreConfig::window`).
+fn run_timed_window(latency: Duration, overtime: Duration, window: bool) -> crate::run::PhaseOutcome {
     let ms = Duration::from_millis;
     let setup: SetUp<'_> = Box::new(move || {
         let setup = EngineSetup { null_latency: latency, ..EngineSetup::new(EngineKind::Null, 1, 4096) };
         let engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
         let schedule = Steady { gap: None, given: 0, count: u32::MAX, path: "x".into() };
-        let settings =
-            WorkerSettings { batch: 1, ramp: ms(50), runtime: Some(ms(50)), overtime, ..WorkerSettings::default() };
+        let (ramp, runtime) = (ms(50), Some(ms(50)));
+        let settings = WorkerSettings { batch: 1, ramp, runtime, overtime, window, ..WorkerSettings::default() };
         Ok(Built { engine, schedule: AnySchedule::Test(schedule), settings })
     });
     run_one(setup, ms(50), false)
@@ -149,6 +154,19 @@ fn a_window_that_completed_nothing_goes_on_until_something_measured_completes() 
         "two requests of 150 ms end 200 ms past the deadline: {overtime:?}"
     );
     assert!(patient.measured >= Duration::from_millis(150), "the measured time covers the overtime");
+}
+
+/// Guards a quick check's sequential ceiling: `seq-read 1M qd8` for 0.5 s on a device throttled to 40 MiB/s read
+/// 28.7 MB/s (38.4 for 2 s), since the requests in flight when the ramp ended were never counted while the
+/// measured time ran to the last completion. Bounded by time alone, the window counts what completes in it: the
+/// request issued at once, in the ramp, completes after it and is measured, with no overtime.
+#[test]
+fn a_window_bounded_by_time_counts_what_completes_in_it_whenever_issued() {
+    let slow = Duration::from_millis(150);
+    let window = run_timed_window(slow, Duration::ZERO, true);
+    assert_eq!((window.totals.stats(OpClass::Read).ops, window.overtime), (1, None));
+    assert!(window.measured >= Duration::from_millis(100), "from the ramp's end to the completion");
+    assert_eq!(run_timed(slow, Duration::ZERO).totals.stats(OpClass::Read).ops, 0, "issued after the ramp only");
 }
 
 #[test]

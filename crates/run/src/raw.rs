@@ -387,6 +387,7 @@ fn build<'a>((phase, raw): (&PhasePlan, &RawPlan), id: usize, inputs: &RawInputs
         overtime: if pacer.is_some() { Duration::ZERO } else { crate::plan::defaults::RAW_OVERTIME },
         byte_budget: worker.io_bytes,
         op_budget: worker.io_ops,
+        window: bounded_by_time_alone(phase, worker),
         batch: raw.iodepth_batch.min(iodepth),
         paced: pacer.is_some(),
         continue_on_error: phase.continue_on_error,
@@ -406,6 +407,12 @@ fn build<'a>((phase, raw): (&PhasePlan, &RawPlan), id: usize, inputs: &RawInputs
     let schedule =
         compatible(schedule, worker.io_by_direction, target.as_ref(), (engine.caps().queue_depth, phase.ramp));
     Ok(Built { engine, schedule, settings })
+}
+
+/// A worker with a runtime and no budget of bytes or operations (`CoreConfig::window`: it measures every
+/// completion after the ramp).
+fn bounded_by_time_alone(phase: &PhasePlan, worker: &WorkerPlan) -> bool {
+    phase.runtime.is_some() && worker.io_bytes.is_none() && worker.io_ops.is_none() && worker.io_by_direction.is_none()
 }
 
 /// The raw schedule with the compatibility wrappers its worker needs around it (none for most): vdbench's

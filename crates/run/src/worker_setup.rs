@@ -71,6 +71,8 @@ pub(super) struct WorkerSettings {
     pub overtime: Duration,
     pub byte_budget: Option<u64>,
     pub op_budget: Option<u64>,
+    /// See `CoreConfig::window`.
+    pub window: bool,
     /// Requests per system call (at least 1).
     pub batch: u32,
     pub paced: bool,
@@ -117,6 +119,7 @@ pub(super) fn worker_thread<'a>(
         overtime: settings.overtime,
         byte_budget: settings.byte_budget,
         op_budget: settings.op_budget,
+        window: settings.window,
         interval,
         batch: settings.batch,
         paced: settings.paced,
