@@ -366,11 +366,10 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant, loads: &[Load
     let random = figures::random_reads(phases);
     let small = figures::small_files(phases, files, direct);
     let network = result.target.filesystem.as_ref().is_some_and(|fs| fs.is_network());
-    // The facts do not name a throttle yet (issue 24, item 5: a cgroup blkio limit read from its files).
     let context = verdict::Context {
         sequential_mbps: figures::sequential_read_mbps(phases),
         network,
-        throttle: None,
+        target: Some(result.target.clone()),
         pool_members: result.target.devices.iter().filter(|d| d.role.ends_with("pool member")).count(),
         cache_beneath: phases.iter().any(|p| p.devices.iter().any(|d| d.implausible.is_some())),
     };

@@ -17,10 +17,13 @@
 //! "Limited by" names what stopped more streams, in words a server's owner can act on: disk throughput or seeks
 //! (when the failing count stalled: seeks when the estimate's random chunk reads allow under 80 % of what its
 //! sequential reads allow), start-up time (it only started slowly), the network (a network filesystem), a
-//! throttle (a limit on the target's reads set outside the storage, when the facts name one), the client
+//! throttle (a limit on the target's reads set outside the storage — a cgroup blkio throttle the facts name — that
+//! the failing step's reads reached, `results::throttle_bound`), the client
 //! (streamcap itself issued due reads late), read errors, or that the search's limit was reached first.
 
-use crate::results::{CapacityAnswer, CapacityEstimate, FormatVerdict, StreamsResult, StreamsStep};
+use crate::results::{
+    CapacityAnswer, CapacityEstimate, FormatVerdict, StreamsResult, StreamsStep, TargetInfo, throttle_bound,
+};
 use crate::streams::Format;
 use crate::streams::capacity::streams_bound;
 
@@ -43,8 +46,9 @@ pub struct Context {
     pub sequential_mbps: Option<f64>,
     /// The target is a network filesystem: every chunk crossed the link.
     pub network: bool,
-    /// A limit set on the target's reads outside the storage (a cgroup blkio throttle), in words.
-    pub throttle: Option<String>,
+    /// The target as the facts saw it, for the limits set on its reads outside the storage (cgroup blkio
+    /// throttles, `TargetInfo::throttles`).
+    pub target: Option<TargetInfo>,
     /// Members of the pool beneath the target (0 or 1: one device).
     pub pool_members: usize,
     /// A device's figures were beyond what it says it is: a cache beneath the OS (a host's, a controller's).
@@ -159,6 +163,14 @@ fn device_served_at(count: u32, steps: &[StreamsStep]) -> bool {
     at.peek().is_some() && at.all(|s| s.device_read_bytes.is_some() && !s.cache_served)
 }
 
+/// Whether the failing step's reads (the devices', over the step) reached a read limit set on the target's
+/// devices (`results::throttle_bound`): then the throttle, not the disk, stopped more streams.
+fn throttle_reached(failing: &StreamsStep, context: &Context) -> bool {
+    let read_mbps =
+        failing.device_read_bytes.filter(|_| failing.duration_s > 0.0).map(|b| b as f64 / failing.duration_s / 1e6);
+    context.target.as_ref().zip(read_mbps).is_some_and(|(target, mbps)| throttle_bound(target, mbps).is_some())
+}
+
 /// What the search saw at the count that failed beside the capacity.
 fn limited_by(answer: &CapacityAnswer, streams: &StreamsResult, context: &Context) -> Limit {
     let (steps, estimate, max_stalled) =
@@ -193,7 +205,7 @@ fn limited_by(answer: &CapacityAnswer, streams: &StreamsResult, context: &Contex
         Limit::Client
     } else if context.network {
         Limit::Network
-    } else if context.throttle.is_some() {
+    } else if throttle_reached(failing, context) {
         Limit::Throttle
     } else if estimate.is_some_and(|e| e.iops_bound < SEEK_BOUND * e.bandwidth_bound) {
         Limit::Seeks
@@ -298,8 +310,27 @@ mod tests {
         let context = Context { sequential_mbps: Some(523.0), ..Context::default() };
         let words = |s: &StreamsResult, c: &Context| verdict(&format, s, c).limited_by;
         assert_eq!(words(&streams, &Context { network: true, ..context.clone() }), "the network");
-        let throttled = Context { throttle: Some("reads limited to 40 MiB/s".into()), ..context.clone() };
-        assert_eq!(words(&streams, &throttled), "a throttle");
+        // A blkio throttle of 40 MiB/s (41.9 MB/s) on the target's device: named where the failing step's reads
+        // reached it, not where they stayed clear of it (the device set the rate).
+        let mut target: TargetInfo =
+            serde_json::from_value(serde_json::json!({"path": "/srv", "kind": "directory", "devices": []})).unwrap();
+        target.throttles = vec![crate::results::DeviceThrottle {
+            device: "loop0".into(),
+            major: 7,
+            minor: 0,
+            kind: crate::results::ThrottleKind::ReadBps,
+            limit: 40 << 20,
+            file: "/sys/fs/cgroup/blkio/blkio.throttle.read_bps_device".into(),
+        }];
+        let throttled = Context { target: Some(target), ..context.clone() };
+        let mut reading = |mbps: f64| {
+            for s in streams.steps.iter_mut().filter(|s| !s.meets_target) {
+                s.device_read_bytes = Some((mbps * 1e6 * s.duration_s) as u64);
+            }
+            words(&streams, &throttled)
+        };
+        assert_eq!(reading(41.0), "a throttle");
+        assert_eq!(reading(20.0), "disk throughput");
         // Random chunk reads that nearly match sequential ones (a throughput throttle) are not seeks.
         let e = streams.estimate.as_mut().unwrap();
         (e.iops_bound, e.limited_by) = (e.bandwidth_bound * 0.9, "iops".into());
