@@ -25,10 +25,11 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
         .arg(&json)
         .assert()
         .success();
-    // About 35 s here (release build); the bound is loose so that a busy machine and the debug build pass too.
-    // A quick check judges fewer steps, not shorter ones.
+    // A quick check judges fewer steps, not shorter ones: what keeps it quick is its count of steps (below). The
+    // time is bounded only against a hang: 35-72 s here (release build, quiet), and 120 s in a CI run beside the
+    // slow tier's other checks, where this bound was 90 s and failed a run that judged its usual steps.
     let took = started.elapsed();
-    assert!(took < std::time::Duration::from_secs(90), "check --quick took {took:?}");
+    assert!(took < std::time::Duration::from_secs(300), "check --quick took {took:?}");
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
     let sections = [
         "Host & devices",
@@ -58,6 +59,11 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
 
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["status"], "completed");
+    // About seven steps in all (src/app/check/profile.rs; 7 on this disk, 2026-11-29): a first search of a few,
+    // a later format one to four.
+    let steps: usize =
+        r["check"]["verdict"].as_array().unwrap().iter().map(|v| v["steps"].as_array().unwrap().len()).sum();
+    assert!((3..=12).contains(&steps), "{steps} steps in a quick check, took {took:?}");
     assert_check_figures(&r["check"]);
     assert_household_answered(&r["check"], &stdout, household);
     assert!(std::fs::read_to_string(&page).unwrap().contains("id=\"household\""));
