@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::results::{RunResult, RunStatus, write_result_atomically};
+use crate::results::{ResultIoError, RunResult, RunStatus, write_result_atomically};
 use crate::run::Interrupt;
 
 /// How often the guard looks at the flag: a fraction of the second mpirun leaves.
@@ -32,6 +32,7 @@ struct Saved {
 }
 
 pub struct InterruptGuard {
+    path: PathBuf,
     shared: Arc<Mutex<Saved>>,
     flag: Arc<AtomicBool>,
     over: Arc<AtomicBool>,
@@ -43,25 +44,25 @@ impl InterruptGuard {
     pub fn new(interrupt: &Interrupt, path: PathBuf) -> InterruptGuard {
         let shared = Arc::new(Mutex::new(Saved { last: None, saved_after_flag: false }));
         let over = Arc::new(AtomicBool::new(false));
-        let (flag, watched, ended) = (interrupt.flag(), shared.clone(), over.clone());
+        let (flag, watched, ended, file) = (interrupt.flag(), shared.clone(), over.clone(), path.clone());
         let watcher = std::thread::Builder::new()
             .name("result-guard".into())
             .spawn(move || {
                 while !ended.load(Ordering::Relaxed) {
                     if flag.load(Ordering::Relaxed) {
-                        save_interrupted(&watched, &path);
+                        save_interrupted(&watched, &file);
                         return;
                     }
                     std::thread::sleep(LOOK_EVERY);
                 }
             })
             .ok();
-        InterruptGuard { shared, flag: interrupt.flag(), over, watcher }
+        InterruptGuard { path, shared, flag: interrupt.flag(), over, watcher }
     }
 
-    /// The recorder's save of `result` (by `write`, under the guard's lock). After the flag, the result is marked
-    /// interrupted whatever the phases said so far.
-    pub fn save<E>(&self, result: &mut RunResult, write: impl FnOnce(&RunResult) -> Result<(), E>) -> Result<(), E> {
+    /// The recorder's save of `result` to the guarded file, under the guard's lock. After the flag, the result is
+    /// marked interrupted whatever the phases said so far.
+    pub fn save(&self, result: &mut RunResult) -> Result<(), ResultIoError> {
         let mut saved = self.shared.lock().unwrap_or_else(|p| p.into_inner());
         if self.flag.load(Ordering::Relaxed) {
             result.status = RunStatus::Interrupted;
@@ -70,7 +71,7 @@ impl InterruptGuard {
         } else {
             saved.last = Some(result.clone());
         }
-        write(result)
+        write_result_atomically(result, &self.path)
     }
 }
 
@@ -120,16 +121,21 @@ mod tests {
         }
     }
 
-    /// Guards the JSON that still said "running" after mpirun's SIGKILL: once the flag is set and the recorder
-    /// does not save again, the file says interrupted, with what was saved before.
-    #[test]
-    fn the_last_saved_result_is_marked_interrupted_as_soon_as_the_flag_is_set() {
+    /// A guard of a file in a directory of its own, with its flag.
+    fn guarded() -> (tempfile::TempDir, std::path::PathBuf, Interrupt, InterruptGuard) {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("r.json");
         let interrupt = Interrupt::default();
         let guard = InterruptGuard::new(&interrupt, path.clone());
-        let mut running = result(RunStatus::Running, "first phase started");
-        guard.save(&mut running, |r| write_result_atomically(r, &path)).expect("saved");
+        (dir, path, interrupt, guard)
+    }
+
+    /// Guards the JSON that still said "running" after mpirun's SIGKILL: once the flag is set and the recorder
+    /// does not save again, the file says interrupted, with what was saved before.
+    #[test]
+    fn the_last_saved_result_is_marked_interrupted_as_soon_as_the_flag_is_set() {
+        let (_dir, path, interrupt, guard) = guarded();
+        guard.save(&mut result(RunStatus::Running, "first phase started")).expect("saved");
         assert_eq!(written(&path).status, RunStatus::Running);
         interrupt.set();
         wait_until(|| written(&path).status == RunStatus::Interrupted);
@@ -140,15 +146,12 @@ mod tests {
     /// The recorder's saves after the flag win: the guard never writes an older result over them.
     #[test]
     fn a_save_after_the_flag_is_never_replaced_by_the_older_one() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("r.json");
-        let interrupt = Interrupt::default();
-        let guard = InterruptGuard::new(&interrupt, path.clone());
-        guard.save(&mut result(RunStatus::Running, "older"), |r| write_result_atomically(r, &path)).expect("saved");
+        let (_dir, path, interrupt, guard) = guarded();
+        guard.save(&mut result(RunStatus::Running, "older")).expect("saved");
         // The guard may write the older one before the newer save or not at all: either way the newer is left.
         interrupt.set();
         let mut newer = result(RunStatus::Running, "newer");
-        guard.save(&mut newer, |r| write_result_atomically(r, &path)).expect("saved");
+        guard.save(&mut newer).expect("saved");
         assert_eq!(newer.status, RunStatus::Interrupted, "a save after the flag is marked interrupted");
         drop(guard);
         let left = written(&path);
@@ -158,10 +161,8 @@ mod tests {
     /// A run that ends without Ctrl-C: the guard's thread ends with the recorder and never writes.
     #[test]
     fn without_the_flag_the_guard_writes_nothing() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("r.json");
-        let guard = InterruptGuard::new(&Interrupt::default(), path.clone());
-        guard.save(&mut result(RunStatus::Completed, "done"), |r| write_result_atomically(r, &path)).expect("saved");
+        let (_dir, path, _interrupt, guard) = guarded();
+        guard.save(&mut result(RunStatus::Completed, "done")).expect("saved");
         drop(guard);
         assert_eq!(written(&path).status, RunStatus::Completed);
     }

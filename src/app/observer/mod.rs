@@ -191,10 +191,9 @@ impl<'a> ResultRecorder<'a> {
         let Some(path) = self.json.as_ref().filter(|p| self.finished || !crate::outfile::is_stdout(p)) else {
             return;
         };
-        let write = |result: &RunResult| write_result_atomically(result, path);
         let written = match &self.guard {
-            Some(guard) => guard.save(&mut self.result, write),
-            None => write(&self.result),
+            Some(guard) => guard.save(&mut self.result),
+            None => write_result_atomically(&self.result, path),
         };
         if let Err(e) = written {
             self.output_error.get_or_insert(e.to_string());
