@@ -59,11 +59,12 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
 
     let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(r["status"], "completed");
-    // About seven steps in all (src/app/check/profile.rs; 7 on this disk, 2026-11-29): a first search of a few,
+    // About seven steps in all (src/app/check/profile.rs; 7 on this disk quiet, 15 in a loaded CI run, 2026-11-29):
+    // bounded at twice the profile's twelve, against a search that runs away; a first search of a few,
     // a later format one to four.
     let steps: usize =
         r["check"]["verdict"].as_array().unwrap().iter().map(|v| v["steps"].as_array().unwrap().len()).sum();
-    assert!((3..=12).contains(&steps), "{steps} steps in a quick check, took {took:?}");
+    assert!((3..=24).contains(&steps), "{steps} steps in a quick check, took {took:?}");
     assert_check_figures(&r["check"]);
     assert_household_answered(&r["check"], &stdout, household);
     assert!(std::fs::read_to_string(&page).unwrap().contains("id=\"household\""));
