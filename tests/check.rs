@@ -1,6 +1,6 @@
 //! `streamcap check` end to end: the quick profile on a real temp directory prints every section and the
 //! verdict table and the planner's one-line hint, writes one JSON result with all sections, `report` prints it
-//! again, and the directory is left as it was; it stays quick although each step is judged only once every
+//! again, and the directory is left as it was but for the library kept for the next check; it stays quick although each step is judged only once every
 //! player's buffer was full. Bad directories are refused with exit code 2 before anything is written.
 
 mod common;
@@ -12,7 +12,7 @@ use serde_json::Value;
 const FORMATS: [&str; 3] = ["1080p H.264", "2160p HEVC", "2160p remux"];
 
 #[test]
-fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
+fn quick_check_prints_the_verdict_writes_every_section_and_keeps_only_its_library() {
     let dir = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
@@ -50,7 +50,7 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
         assert!(stdout.contains(format), "no {format} row in:\n{stdout}");
     }
     assert!(!stdout.contains("cache: 'page cache'"), "the page-cache plateau reads RAM on purpose:\n{stdout}");
-    assert!(entries(dir.path()).is_empty(), "left behind: {:?}", entries(dir.path()));
+    assert_only_the_library_is_kept(dir.path(), &stdout);
     // The HTML report goes beside the JSON by default, and check says where.
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
     let page = out.path().join("r.html");
@@ -109,6 +109,26 @@ fn quick_check_prints_the_verdict_writes_every_section_and_leaves_nothing() {
             .and(predicate::str::contains("2160p remux"))
             .and(predicate::str::contains(hint.as_str())),
     );
+}
+
+/// What a check leaves is its library of titles in `.streamcap/library`, complete, for the next check, which reads
+/// it as it is (its plan says so); `--fresh-library` would replace it.
+fn assert_only_the_library_is_kept(dir: &std::path::Path, stdout: &str) {
+    assert_eq!(entries(dir), [".streamcap"], "left behind: {:?}", entries(dir));
+    let base = dir.join(".streamcap");
+    assert_eq!(entries(&base), ["library"], "left behind: {:?}", entries(&base));
+    let library = base.join("library");
+    let marker = std::fs::read_to_string(library.join(".streamcap-library")).unwrap();
+    assert!(marker.ends_with("complete\n"), "{marker}");
+    let titles = entries(&library).iter().filter(|n| n.starts_with("title-")).count();
+    assert!(titles > 0 && marker.contains(&format!("titles {titles}\n")), "{marker} beside {:?}", entries(&library));
+    assert!(stdout.contains("kept: written by this run in"), "{stdout}");
+    let again = streamcap().arg("check").arg(dir).args(["--quick", "--dry-run"]).assert().success();
+    let plan = String::from_utf8_lossy(&again.get_output().stdout).to_string();
+    assert!(plan.contains("kept by an earlier run (written 20") && plan.contains("read as it is"), "{plan}");
+    let fresh = streamcap().arg("check").arg(dir).args(["--quick", "--dry-run", "--fresh-library"]).assert().success();
+    let plan = String::from_utf8_lossy(&fresh.get_output().stdout).to_string();
+    assert!(plan.contains("in place of the one kept in"), "{plan}");
 }
 
 /// Every step that passed was judged over the quick profile's 3 s of playback after its last viewer's buffer

@@ -18,7 +18,7 @@ fn a_quick_check_with_a_load_adds_the_what_breaks_first_table() {
     let (dir, mount, group) = (&disk.dir, &disk.mount, &disk.group);
     let (json, summary) = (dir.path().join("check.json"), dir.path().join("summary.txt"));
     group.run_streamcap(&format!(
-        "check {} --quick --during library-scan --library-size 128M --no-html --json {} > {}",
+        "check {} --quick --during library-scan --library-size 128M --remove-library --no-html --json {} > {}",
         mount.point.display(),
         json.display(),
         summary.display()

@@ -85,8 +85,10 @@ fn every_command_on(engine: &str) {
     assert_eq!(step["streams_stalled"], 0, "4 viewers of 8 Mbit/s on {engine}: {step}");
 
     // A 256 MiB library instead of the quick profile's 2 GiB: the library's size is not what this test is
-    // about, and three at once would write 6 GiB to the disk every other test shares.
-    let args = ["check", target, "--quick", "--library-size", "256M", "--no-html", "--engine", engine, "--quiet"];
+    // about, and three at once would write 6 GiB to the disk every other test shares; not kept (`--remove-library`).
+    let args =
+        ["check", target, "--quick", "--library-size", "256M", "--remove-library", "--no-html", "--engine", engine];
+    let args = [&args[..], &["--quiet"]].concat();
     let (_, r) = run(&args, &json, Duration::from_secs(600));
     assert_eq!(r["status"], "completed", "check on {engine}");
     assert_eq!(r["check"]["partial"], false, "check on {engine}");

@@ -84,8 +84,10 @@ fn a_missed_expect_says_why_it_exits_1() {
     // Broke: `streams --count 2 --expect 5` exited 1 with no reason.
     let dir = tempfile::tempdir().unwrap();
     // A library of two titles (not the default 8 GiB): what is asserted is the words, not the media.
-    let (code, text) =
-        run(dir.path(), "streams {dir} --bitrate 8Mbit --count 2 --expect 5 --duration 1s --library-size 128M --quiet");
+    let (code, text) = run(
+        dir.path(),
+        "streams {dir} --bitrate 8Mbit --count 2 --expect 5 --duration 1s --library-size 128M --remove-library --quiet",
+    );
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("missed --expect 5: this run played 2 streams (--count 2), so it cannot show 5"), "{text}");
     assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));

@@ -5,6 +5,8 @@
 //!   the result, and leave every file byte-identical with the same mtime and nothing created inside DIR (as root
 //!   on a filesystem that has it, the library is also made immutable with `chattr +i` for the run, so that any
 //!   open for writing or any file created there fails the run);
+//! - the library a run writes is kept for the next run, which reads the same files as they are;
+//!   `--fresh-library` replaces it, `--remove-library` leaves nothing;
 //! - bad `--library` input is refused with exit code 2 and what to do.
 //!
 //! No assertion depends on the machine's speed: a few 8 Mbit/s viewers and the quick check.
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 use common::{read_json, streamcap, walk};
 use predicates::prelude::*;
 
-/// The title files a kept run left in `dir/.streamcap/run-*/`.
+/// The title files under `dir/.streamcap/` (a kept run's, or the kept library's), in order.
 fn title_files(dir: &Path) -> Vec<PathBuf> {
     let mut titles: Vec<PathBuf> = walk(&dir.join(".streamcap"))
         .into_iter()
@@ -85,6 +87,58 @@ fn a_generated_library_is_distinct_titles_really_written_as_the_plan_states() {
         std::fs::File::open(file).unwrap().read_exact(&mut head).unwrap();
         assert!(heads.insert(head), "{} starts as another title does", file.display());
     }
+}
+
+/// One `streams` run of two 8 Mbit/s viewers over a library of 256 MiB in `dir`, with `extra` flags; its result.
+fn two_viewers(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let json = dir.with_extension("json");
+    streamcap()
+        .args(["streams", dir.to_str().unwrap(), "--bitrate", "8Mbit", "--count", "2", "--duration", "1s"])
+        .args(["--ramp", "200ms", "--library-size", "256M", "--quiet", "--json", json.to_str().unwrap()])
+        .args(extra)
+        .assert()
+        .success();
+    read_json(&json)
+}
+
+/// (inode, size, mtime) of every title of the kept library.
+fn kept_titles(dir: &Path) -> Vec<(u64, u64, i64)> {
+    title_files(dir).iter().map(|f| std::fs::metadata(f).unwrap()).map(|m| (m.ino(), m.len(), m.mtime())).collect()
+}
+
+#[test]
+fn a_kept_library_is_read_again_by_the_next_run_replaced_when_asked_and_removed_when_asked() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("target");
+    std::fs::create_dir(&dir).unwrap();
+    let first = two_viewers(&dir, &[]);
+    let kept = &first["streams"]["library"]["kept"];
+    assert_eq!((kept["reused"].as_bool(), kept["kept_after"].as_bool()), (Some(false), Some(true)), "{kept}");
+    let library = dir.join(".streamcap/library");
+    assert_eq!(kept["dir"].as_str(), Some(library.to_str().unwrap()));
+    let titles = kept_titles(&dir);
+    assert_eq!(titles.len(), 4, "256 MiB in titles of 64 MiB, all in {}: {:?}", library.display(), walk(&dir));
+
+    // The next run reads the same files, as they are: nothing written, the same inodes.
+    let second = two_viewers(&dir, &[]);
+    let kept = &second["streams"]["library"]["kept"];
+    assert_eq!((kept["reused"].as_bool(), kept["kept_after"].as_bool()), (Some(true), Some(true)), "{kept}");
+    assert!(kept["written"].as_u64().is_some() && kept["words"].as_str().unwrap().contains("read as it is"));
+    assert_eq!(kept_titles(&dir), titles, "read again, not written");
+    assert!(second["phases"][0]["read"]["bytes"].as_u64().unwrap() > 0);
+
+    // --fresh-library writes new titles in place of the kept ones.
+    let fresh = two_viewers(&dir, &["--fresh-library"]);
+    assert_eq!(fresh["streams"]["library"]["kept"]["reused"].as_bool(), Some(false));
+    let replaced = kept_titles(&dir);
+    assert_eq!(replaced.len(), 4);
+    assert!(replaced.iter().zip(&titles).all(|(new, old)| new.0 != old.0), "new files: {replaced:?} {titles:?}");
+
+    // --remove-library reads the kept library and leaves nothing.
+    let removed = two_viewers(&dir, &["--remove-library"]);
+    let kept = &removed["streams"]["library"]["kept"];
+    assert_eq!((kept["reused"].as_bool(), kept["kept_after"].as_bool()), (Some(true), Some(false)), "{kept}");
+    assert!(walk(&dir).is_empty(), "left behind: {:?}", walk(&dir));
 }
 
 #[test]

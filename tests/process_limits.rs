@@ -101,8 +101,9 @@ fn an_allocation_that_fails_mid_run_is_a_memory_error_not_stalls() {
     let json = results.path().join("r.json");
     let mut child = Command::new(streamcap_path())
         .args(["streams", ".", "--bitrate", "8Mbit", "--max", "--limit", "64", "--no-estimate", "--duration", "2s"])
-        // A library of 256 MiB, not the default 8 GiB: the failure is the viewers' buffers, not the media.
-        .args(["--ramp", "500ms", "--library-size", "256M", "--json"])
+        // A library of 256 MiB, not the default 8 GiB: the failure is the viewers' buffers, not the media. Not
+        // kept (`--remove-library`): a failed run leaves nothing.
+        .args(["--ramp", "500ms", "--library-size", "256M", "--remove-library", "--json"])
         .arg(&json)
         .current_dir(dir.path())
         .env_remove("RUST_BACKTRACE")

@@ -47,7 +47,7 @@ fn a_btrfs_scrub_lowers_the_capacity_of_a_raid1_of_throttled_disks() {
         .arg("streams")
         .arg(&mount.point)
         .args(STREAM_ARGS.split_whitespace())
-        .args(["--max", "--during", "scrub", "--json"])
+        .args(["--max", "--during", "scrub", "--remove-library", "--json"])
         .arg(&json)
         .output()
         .unwrap();

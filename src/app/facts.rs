@@ -123,6 +123,8 @@ fn gather_at(target: &Path, writes: bool, probe: bool) -> Result<Gathered> {
             .filter(|t| t == "fuse" || t == "fuseblk" || t.starts_with("fuse.")),
         scrub,
         devices: Vec::new(),
+        // Found only under a directory (`TARGET/.streamcap/library`); never created or changed here.
+        kept_library: crate::run::find_kept_library(&canonical),
     };
     Ok(Gathered { facts, canonical, host, filesystem, devices, pool, throttles })
 }

@@ -1,10 +1,22 @@
 //! The user's media library (`check --library DIR`, `streams --library DIR`): finding its media files by
 //! extension, and keeping everything streamcap writes out of it. Looks only: a directory is listed and files are
 //! stat'ed, never opened here; the run opens them read-only (O_RDONLY, O_DIRECT where the filesystem allows it).
+//! And what `check` and `streams` ask of the library streamcap generates and keeps between runs (`kept_choice`).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+
+/// What `check` and `streams` ask of the generated library kept between runs: keep it for the next run unless
+/// `--remove-library`. Under mpirun every rank writes and removes a library of its own (the ranks of one
+/// filesystem would otherwise read one library, or replace it under each other): no kept library is read or kept.
+pub fn kept_choice(facts: &mut crate::plan::Facts, fresh: bool, remove: bool) -> crate::plan::LibraryChoice {
+    if super::cluster::launched_by().is_some() {
+        facts.kept_library = None;
+        return crate::plan::LibraryChoice::default();
+    }
+    crate::plan::LibraryChoice { keep: true, fresh, remove }
+}
 
 /// Extensions of the video files media servers (Plex, Jellyfin, Emby) play, lower case.
 pub const MEDIA_EXTENSIONS: [&str; 20] = [

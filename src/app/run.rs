@@ -196,6 +196,7 @@ pub(super) fn plan_here(args: &RunArgs, job: &JobSpec, cluster: Option<&Cluster>
         rank: cluster.map(Cluster::rank),
         ranks: cluster.map_or(1, Cluster::size),
         depth_flag: args.workload.iodepth.is_some(),
+        library: Default::default(),
     };
     let plan = build_plan(job, &gathered.facts, &options)?;
     // Rank 0 writes the fio-style logs.

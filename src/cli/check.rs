@@ -19,12 +19,12 @@ use crate::units::Bytes;
     streamcap check /srv/media --dry-run    the plan, and nothing done\n  \
     streamcap check /srv/media --expect 1x2160p-remux,2x1080p   will it work for this household\n  \
     streamcap check /srv/scratch --library /srv/media   the most honest check: viewers read your own films\n\n\
-What is written where: everything under DIR/.streamcap (the raw data set, the small files and, without\n\
---library, the generated media library), removed at the end; the HTML report beside --json or in the current\n\
-directory. With --library, the files under the library are opened read-only and nothing is created there.")]
+What is written where: everything under DIR/.streamcap: the raw data set and the small files, removed at the\n\
+end, and without --library the generated media library, kept in DIR/.streamcap/library for the next check\n\
+(--remove-library removes it); the HTML report beside --json or in the current directory. With --library, the files under the library are opened read-only and nothing is created there.")]
 pub struct CheckArgs {
     /// Directory on the storage to check (default: the current directory). streamcap writes only under
-    /// DIR/.streamcap and removes it afterwards. With --library, DIR is the scratch space of the raw and
+    /// DIR/.streamcap and removes it afterwards, but for the media library it keeps for the next check. With --library, DIR is the scratch space of the raw and
     /// small-file phases: give one on the library's filesystem, outside the library.
     pub dir: Option<PathBuf>,
     /// Viewers read your own media: every video file under LIBRARY (mkv, mp4, m4v, ts, m2ts, mov, avi, webm,
@@ -36,6 +36,14 @@ pub struct CheckArgs {
     /// 32G with --thorough; at most half the free space beside the data set).
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes, conflicts_with = "library")]
     pub library_size: Option<Bytes>,
+    /// Write a new media library even where the one an earlier check kept (DIR/.streamcap/library) would do;
+    /// the new one is kept in its place. Without it, checks of one target read the same library, so they compare.
+    #[arg(long, conflicts_with = "library")]
+    pub fresh_library: bool,
+    /// Remove the media library after the check, the one an earlier check kept too: nothing stays under
+    /// DIR/.streamcap (by default the library is kept for the next check, which reads it again).
+    #[arg(long, conflicts_with = "library")]
+    pub remove_library: bool,
     /// About 45–50 s: a smaller data set, shorter phases, a coarser capacity search, each edge run once (no
     /// range), and the later formats a few steps each: the first edge scaled to their bitrate, then 10 % above
     /// it and above each count that passes, up to 0.94 of the format's own estimate (when all pass, the failing

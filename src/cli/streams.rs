@@ -119,6 +119,14 @@ pub struct StreamsArgs {
     /// which caches it exceeds).
     #[arg(long, value_name = "SIZE", value_parser = parse_bytes, help_heading = "Media")]
     pub library_size: Option<Bytes>,
+    /// Write a new media library even where the one an earlier run kept (DIR/.streamcap/library) would do;
+    /// the new one is kept in its place. Without it, runs on one target read the same library, so they compare.
+    #[arg(long, conflicts_with = "library", help_heading = "Media")]
+    pub fresh_library: bool,
+    /// Remove the media library after the run, the one an earlier run kept too: nothing stays under
+    /// DIR/.streamcap (by default the library is kept for the next run, which reads it again).
+    #[arg(long, conflicts_with = "library", help_heading = "Media")]
+    pub remove_library: bool,
     /// For http:// media from a web server on this host: its document root, the directory the URLs' paths name
     /// files in. Each URL's file must be there with the same size; each step then sets the bytes the viewers
     /// received beside what the devices beneath DIR read, so the server's page cache shows as cache-served.

@@ -26,6 +26,8 @@ pub struct RunOptions {
     pub ranks: u32,
     /// `--iodepth` was given: it overrides a job file's depth, and notices about the depth name the flag.
     pub depth_flag: bool,
+    /// What to do with the library of titles kept between runs (`--fresh-library`, `--remove-library`).
+    pub library: super::LibraryChoice,
 }
 
 pub fn build_plan(job: &JobSpec, facts: &Facts, options: &RunOptions) -> Result<Plan, PlanError> {

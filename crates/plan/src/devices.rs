@@ -66,7 +66,15 @@ pub(super) fn devices_target(job: &JobSpec, facts: &Facts, options: &RunOptions)
         files.push(FilePlan { path: path.clone(), size: *size, created: false });
     }
     let path = files.first().map(|f| f.path.clone()).unwrap_or_default();
-    Ok(TargetPlan { kind: TargetKind::BlockDevice, path, work_dir: None, files, writes_allowed, memory_backed: None })
+    Ok(TargetPlan {
+        kind: TargetKind::BlockDevice,
+        path,
+        work_dir: None,
+        files,
+        writes_allowed,
+        memory_backed: None,
+        library: None,
+    })
 }
 
 /// Whether a phase that writes names `device`.

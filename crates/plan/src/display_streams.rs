@@ -164,13 +164,20 @@ fn write_media(f: &mut fmt::Formatter<'_>, s: &StreamsPlan, target: &TargetPlan)
     let Some(library) = &s.library else {
         return writeln!(f, "  media: {files} file(s), {} ({whose})", Bytes(bytes));
     };
-    let how = match library.source {
-        LibrarySource::Generated => {
+    let how = match (library.source, &library.kept) {
+        (LibrarySource::Generated, None) => {
             "written once before the first stream phase, read by every format and step, removed after the run"
         }
-        LibrarySource::User => "opened read-only, each file read at the bitrate under test",
+        (LibrarySource::Generated, Some(kept)) if kept.reused => "read by every format and step",
+        (LibrarySource::Generated, Some(_)) => {
+            "written once before the first stream phase, read by every format and step"
+        }
+        (LibrarySource::User, _) => "opened read-only, each file read at the bitrate under test",
     };
     writeln!(f, "  media: a library, {} ({how})", library.headline())?;
+    if let Some(kept) = &library.kept {
+        writeln!(f, "    kept: {}", kept.words)?;
+    }
     writeln!(f, "    why this size: {}", library.why)?;
     if !library.files.is_empty() {
         let names: Vec<&str> = library.files.iter().take(5).map(|file| file.path.as_str()).collect();

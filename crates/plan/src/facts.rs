@@ -47,6 +47,8 @@ pub struct Facts {
     /// The HLS media playlists among the user's media and the URLs (`.m3u8`), each resolved into its segments
     /// with their sizes; a stream phase plays such a title segment by segment.
     pub playlists: Vec<::streams::SegmentedTitle>,
+    /// The library of titles an earlier run kept under the target (`TARGET/.streamcap/library`), complete.
+    pub kept_library: Option<super::KeptLibrary>,
 }
 
 /// Where a `scrub` background load reads (`--during scrub`, `streams::background`).
@@ -169,6 +171,7 @@ impl Facts {
             fuse: None,
             scrub: None,
             devices: Vec::new(),
+            kept_library: None,
         }
     }
 }

@@ -29,6 +29,7 @@ mod fileset;
 mod fileset_share;
 mod fileset_workload;
 mod fill;
+mod kept_library;
 mod library;
 mod mix;
 mod phase;
@@ -65,6 +66,8 @@ pub use devices::job_devices;
 pub use facts::{AnchorFacts, AnchorState, Facts, ResourceLimits, ScrubTarget, SocketLimits, TargetFacts};
 pub use fileset::{FileRate, FileSetPlan, FileWorkloadPlan, TREE_DIR_PREFIX, TreePlan};
 pub use fileset_share::TreeShare;
+pub use kept_library::{KEPT_LIBRARY_DIR, KeptLibrary, LibraryChoice, LibraryKeeping, LibraryUse};
+pub use library::{is_title, title_name};
 pub use phase::{CurvePlan, Outline, PhaseKind, PhasePlan, RawPlan};
 pub use resources::{PROCESS_RESERVE, WORKER_STATE_BYTES};
 pub use streams::{
@@ -135,6 +138,10 @@ pub struct TargetPlan {
     pub writes_allowed: bool,
     /// Why the target's data lives in RAM, if it does (every result is then marked cache-affected).
     pub memory_backed: Option<String>,
+    /// The library of titles kept between runs under `TARGET/.streamcap/library`: read, or replaced, and kept
+    /// after the run or removed. `None`: no kept library is involved (a library of this run alone, if any).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<LibraryKeeping>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use super::DirectMode;
 use super::defaults::FREE_SPACE_RESERVE;
 use super::facts::Facts;
+use super::kept_library::{LibraryKeeping, LibraryUse};
 use crate::spec::{Assignment, JobSpec, StreamsSpec};
 use crate::units::{Bytes, MIB};
-use ::streams::{LibraryFile, LibraryInfo, LibrarySource, StreamsConfig, Titles, defaults};
+use ::streams::{KeptInfo, LibraryFile, LibraryInfo, LibrarySource, StreamsConfig, Titles, defaults};
 
 /// The name of title `n` of a generated library in the work directory.
 pub fn title_name(n: u32) -> String {
@@ -32,6 +33,11 @@ pub struct Generated {
     pub title_bytes: u64,
     /// The size asked (`library-size`, or the default), bytes.
     pub asked: u64,
+    /// The least a title must hold for this job's viewers (`title_floor`), bytes: a kept library of shorter
+    /// titles will not do.
+    pub floor: u64,
+    /// The titles a phase asks for by count (`--files library:N`).
+    pub fixed: Option<u32>,
 }
 
 impl Generated {
@@ -86,6 +92,7 @@ pub(super) fn generated(
     let Some(asked) = asked else { return Ok(None) };
     let share = free.map(|f| f.0.saturating_sub(FREE_SPACE_RESERVE.0).saturating_sub(other.0) / 2);
     let size = share.map_or(asked, |s| asked.min(s));
+    let fixed = titles;
     let titles = titles.unwrap_or_else(|| (size / floor).clamp(1, u64::from(defaults::MAX_TITLES)) as u32);
     let title_bytes = size / u64::from(titles) / MIB * MIB;
     let shrunk_below = size < asked && size < floor;
@@ -108,7 +115,7 @@ pub(super) fn generated(
             ),
         });
     }
-    Ok(Some(Generated { titles, title_bytes, asked }))
+    Ok(Some(Generated { titles, title_bytes, asked, floor, fixed }))
 }
 
 /// Why a library has its size, against the caches streamcap can know of: a drive's and a RAID controller's
@@ -155,10 +162,13 @@ pub(super) fn generated_info(
     free: Option<Bytes>,
     facts: &Facts,
     direct: DirectMode,
+    keeping: Option<&LibraryKeeping>,
 ) -> LibraryInfo {
     let size = Bytes(library.bytes());
     // Titles are whole MiB: up to a MiB per title is lost to rounding, not to the free space.
-    let sized = if library.bytes() + u64::from(library.titles) * MIB < library.asked {
+    let sized = if keeping.is_some_and(LibraryKeeping::reused) {
+        format!("{size}, the library an earlier run kept (at least the size this run would write); ")
+    } else if library.bytes() + u64::from(library.titles) * MIB < library.asked {
         format!(
             "{size}, shrunk from the {} asked: the library takes at most half of the free space ({}) beside the \
              other data; ",
@@ -183,6 +193,16 @@ pub(super) fn generated_info(
         why: format!("{sized}{}", caches_said(library.bytes(), facts, direct)),
         files: Vec::new(),
         viewer_titles: Vec::new(),
+        kept: keeping.map(|k| KeptInfo {
+            dir: k.dir.display().to_string(),
+            reused: k.reused(),
+            written: match k.how {
+                LibraryUse::Reuse { written } => written,
+                LibraryUse::Write { .. } => None,
+            },
+            kept_after: k.keep,
+            words: k.words(),
+        }),
     }
 }
 
@@ -235,6 +255,7 @@ pub(super) fn user_library(
             .map(|(p, s)| LibraryFile { path: p.strip_prefix(dir).unwrap_or(p).display().to_string(), bytes: *s })
             .collect(),
         viewer_titles: Vec::new(),
+        kept: None,
     };
     Ok(UserLibrary { files, info, notices })
 }

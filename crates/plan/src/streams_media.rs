@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::build::{DepthFrom, JobContext};
 use super::facts::{Facts, TargetFacts};
-use super::library::{Generated, generated, generated_info, is_title, title_name, user_library, zipf_of};
+use super::library::{Generated, generated_info, is_title, title_name, user_library, zipf_of};
 use super::raw::plan_raw;
 use super::streams::{EstimatePlan, MediaSource, most_viewers, streams_config};
 use super::streams_threads::ThreadPlan;
@@ -32,14 +32,10 @@ pub fn media_name(config: &StreamsConfig, key: MediaKey) -> String {
     }
 }
 
-/// The media every stream phase of `job` writes: file name and size — test files per format, and the titles of
-/// the one library the phases share, sized for `free` bytes of free space of which `other` go to the other data
-/// files. Phases reading the user's files or URLs need none.
-pub(super) fn own_media_files(
-    job: &JobSpec,
-    free: Option<Bytes>,
-    other: Bytes,
-) -> Result<Vec<(String, u64)>, PlanError> {
+/// The media the stream phases of `job` write: file name and size — test files per format, and the titles of
+/// `library`, the one library the phases share when this run writes it. Phases reading the user's files or URLs
+/// need none.
+pub(super) fn own_media_files(job: &JobSpec, library: Option<&Generated>) -> Vec<(String, u64)> {
     let mut files = Vec::new();
     for phase in &job.phases {
         let Some(spec) = phase.streams().filter(|s| s.library.is_none()) else { continue };
@@ -53,10 +49,10 @@ pub(super) fn own_media_files(
             }
         }
     }
-    if let Some(library) = generated(job, free, other, most_viewers).map_err(PlanError)? {
+    if let Some(library) = library {
         files.extend((0..library.titles).map(|n| (title_name(n), library.title_bytes)));
     }
-    Ok(files)
+    files
 }
 
 /// The media of a phase: the files (or URLs) the viewers read, the keys viewers know them by, the titles of its
@@ -211,12 +207,18 @@ fn own_media(
 ) -> Media {
     let mut keys = config.media_needed(most_viewers(streams));
     let (mut titles, mut library) = (None, None);
+    // streamcap's own media: made by this run (in its work directory), or the titles of the library kept under
+    // the target; never a user's file of the same name.
+    let kept = |f: &FilePlan| target.library.as_ref().is_some_and(|k| k.reused() && f.path.starts_with(&k.dir));
+    let own = |f: &FilePlan| f.created || kept(f);
     if config.is_library() {
-        let files: Vec<&FilePlan> = target.files.iter().filter(|f| f.created && is_title(&f.path)).collect();
+        let files: Vec<&FilePlan> = target.files.iter().filter(|f| is_title(&f.path) && own(f)).collect();
         let generated = Generated {
             titles: files.len() as u32,
             title_bytes: files.first().map_or(0, |f| f.size.0),
             asked: asked_size(job),
+            floor: 0,
+            fixed: None,
         };
         keys = (0..generated.titles).map(MediaKey::Title).collect();
         titles = titles_of(config, files.len());
@@ -224,13 +226,14 @@ fn own_media(
             TargetFacts::Directory { free, .. } => *free,
             _ => None,
         };
-        library = titles.map(|t| generated_info(&generated, t, free, facts, direct));
+        library = titles.map(|t| generated_info(&generated, t, free, facts, direct, target.library.as_ref()));
     }
     let sources = keys
         .iter()
         .map(|&key| {
             let name = media_name(config, key);
-            let file = target.files.iter().position(|f| f.path.file_name().is_some_and(|n| n == name.as_str()));
+            let file =
+                target.files.iter().position(|f| own(f) && f.path.file_name().is_some_and(|n| n == name.as_str()));
             MediaSource::File(file.expect("the file table holds every media file") as u32)
         })
         .collect();
@@ -350,6 +353,7 @@ fn estimate_phases(
         files: vec![media.clone()],
         writes_allowed: false,
         memory_backed: target.memory_backed.clone(),
+        library: None,
     };
     let mut phases = Vec::new();
     for (name, rw, bs, depth) in

@@ -13,8 +13,11 @@ use super::build::RunOptions;
 use super::defaults;
 use super::facts::{Facts, TargetFacts};
 use super::files::{directory_use, file_table};
+use super::kept_library::choose;
+use super::library::{Generated, generated};
+use super::streams::most_viewers;
 use super::streams_media::own_media_files;
-use super::{FilePlan, PlanError, TargetKind, TargetPlan};
+use super::{FilePlan, KeptLibrary, LibraryChoice, LibraryKeeping, LibraryUse, PlanError, TargetKind, TargetPlan};
 use crate::spec::{EngineChoice, JobSpec};
 use crate::units::{Bytes, GIB};
 
@@ -45,11 +48,15 @@ pub(super) fn plan_target(
             files: Vec::new(),
             writes_allowed: false,
             memory_backed: None,
+            library: None,
         }),
         TargetFacts::File { .. } | TargetFacts::BlockDevice { .. } if streams => Err(PlanError(
             "stream phases read media under a directory (or from http:// URLs): give a directory as the target".into(),
         )),
-        TargetFacts::Directory { path, free, .. } => directory_target(job, path, *free, options, notices),
+        TargetFacts::Directory { path, free, .. } => {
+            let kept = all_facts.kept_library.as_ref();
+            directory_target(job, (path, *free, kept), options, notices)
+        }
         TargetFacts::File { path, size } => {
             if any_writes {
                 return Err(PlanError(format!(
@@ -77,11 +84,10 @@ pub(super) fn plan_target(
 }
 
 /// A directory target: the data files in the run's work directory `TARGET/.streamcap/<run>`, checked against
-/// the free space.
+/// the free space, and the titles of a library kept there by an earlier run that this run reads.
 fn directory_target(
     job: &JobSpec,
-    path: &Path,
-    free: Option<Bytes>,
+    (path, free, kept): (&Path, Option<Bytes>, Option<&KeptLibrary>),
     options: &RunOptions,
     notices: &mut Vec<String>,
 ) -> Result<TargetPlan, PlanError> {
@@ -91,7 +97,8 @@ fn directory_target(
     let mine = |unit: &crate::spec::PhaseSpec| unit.rank.is_none_or(|r| options.rank.is_none_or(|me| me == r));
     let mut stored = directory_file_table(job, |u| u.engine != Some(EngineChoice::Null) && mine(u))?;
     let other = Bytes(stored.values().fold(0u64, |sum, &size| sum.saturating_add(size)));
-    for (name, size) in own_media_files(job, free, other)? {
+    let (written, keeping, free) = library_of(job, (path, free, kept), other, options, notices)?;
+    for (name, size) in own_media_files(job, written.as_ref()) {
         for files in [&mut table, &mut stored] {
             let entry = files.entry(name.clone()).or_insert(0);
             *entry = (*entry).max(size);
@@ -112,19 +119,54 @@ fn directory_target(
         )),
     }
     let work_dir = path.join(".streamcap").join(&options.run_id);
-    let files: Vec<FilePlan> = table
+    let mut files: Vec<FilePlan> = table
         .into_iter()
         .map(|(name, size)| FilePlan { path: work_dir.join(name), size: Bytes(size), created: true })
         .collect();
+    // A job of file sets (or of the user's own media, or of a kept library) creates no data files: no work
+    // directory.
+    let work_dir = (!files.is_empty()).then_some(work_dir);
+    if let Some(reused) = keeping.as_ref().filter(|k| k.reused()) {
+        let size = Bytes(reused.title_bytes);
+        files.extend((0..reused.titles).map(|n| FilePlan { path: reused.title_path(n), size, created: false }));
+    }
     Ok(TargetPlan {
         kind: TargetKind::Directory,
         path: path.to_path_buf(),
-        // A job of file sets (or of the user's own media) creates no data files: no work directory.
-        work_dir: (!files.is_empty()).then_some(work_dir),
+        work_dir,
         files,
         writes_allowed: true,
         memory_backed: None,
+        library: keeping,
     })
+}
+
+/// The library of titles this run writes, if it writes one; what becomes of the kept library; and the free
+/// space the data files may take.
+type LibraryOfRun = (Option<Generated>, Option<LibraryKeeping>, Option<Bytes>);
+
+/// The library of titles this run writes (if it writes one), what becomes of the kept library, and the free
+/// space the data files may take: a kept library this run replaces is removed before the new one is written,
+/// so its space counts as free. Under mpirun every rank writes a library of its own, in its own work directory.
+fn library_of(
+    job: &JobSpec,
+    (path, free, kept): (&Path, Option<Bytes>, Option<&KeptLibrary>),
+    other: Bytes,
+    options: &RunOptions,
+    notices: &mut Vec<String>,
+) -> Result<LibraryOfRun, PlanError> {
+    let kept = kept.filter(|_| options.rank.is_none());
+    let choice = if options.rank.is_some() { LibraryChoice::default() } else { options.library };
+    let sized = |free| generated(job, free, other, most_viewers);
+    let Some(chosen) = choose(free, kept, choice, &path.join(".streamcap"), sized).map_err(PlanError)? else {
+        return Ok((None, None, free));
+    };
+    notices.extend(chosen.notice);
+    let keeping = chosen.keeping;
+    let how = keeping.as_ref().map(|k| k.how);
+    let replaced = kept.filter(|_| how == Some(LibraryUse::Write { replace: true })).map_or(0, KeptLibrary::bytes);
+    let written = (!keeping.as_ref().is_some_and(LibraryKeeping::reused)).then_some(chosen.library);
+    Ok((written, keeping, free.map(|f| Bytes(f.0.saturating_add(replaced)))))
 }
 
 /// The data files of a directory target: name → size, the largest any raw phase needs.
@@ -191,6 +233,7 @@ fn single_file_target(kind: TargetKind, path: &Path, size: Bytes, writes_allowed
         files: vec![FilePlan { path: path.to_path_buf(), size, created: false }],
         writes_allowed,
         memory_backed: None,
+        library: None,
     }
 }
 

@@ -312,6 +312,7 @@ mod tests {
             files: vec![FilePlan { path: "/t/d".into(), size: Bytes::gib(10 * 1024), created: true }],
             writes_allowed: true,
             memory_backed: None,
+            library: None,
         };
         let v = VerifyPlan { algorithm: Algorithm::Crc32c, block: 4096, seed: 1, backlog: None, journal: None };
         let limits = |gib| ResourceLimits { memory: Some(Bytes::gib(gib)), ..Default::default() };

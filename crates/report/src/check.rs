@@ -103,6 +103,9 @@ fn write_host(out: &mut dyn Write, result: &RunResult, check: &CheckSummary) -> 
     if let Some(library) = &check.library {
         writeln!(out, "  media library: {} · {}", library.headline(), library.popularity)?;
         writeln!(out, "    why this size: {}", library.why)?;
+        if let Some(kept) = &library.kept {
+            writeln!(out, "    kept: {}", kept.words)?;
+        }
     }
     Ok(())
 }

@@ -140,6 +140,9 @@ fn write_header(out: &mut dyn Write, result: &RunResult, streams: &StreamsResult
     if let Some(library) = &streams.library {
         writeln!(out, "library: {} · {}", library.headline(), library.popularity)?;
         writeln!(out, "  why this size: {}", library.why)?;
+        if let Some(kept) = &library.kept {
+            writeln!(out, "  kept: {}", kept.words)?;
+        }
     }
     Ok(())
 }

@@ -39,7 +39,6 @@ mod skew;
 mod streams;
 mod streams_step;
 mod sweep;
-mod time;
 mod trial;
 mod verify;
 
@@ -94,8 +93,8 @@ pub use streams::{
     StreamsResult, StreamsStep, build_step, capacity_answer,
 };
 pub use sweep::{ImplausibleCliff, SweepCliff, SweepPoint, SweepSummary};
-pub use time::rfc3339;
 pub use trial::{TRIAL_SCHEMA, TRIAL_SCHEMA_VERSION, TrialDevice, TrialFigure, TrialLayout, TrialResult};
+pub use units::rfc3339;
 pub use verify::{BadBlock, BadKind, LostRange, RankVerify, VerifyResult, merge_ranks};
 
 pub const SCHEMA: &str = "streamcap.run";

@@ -16,6 +16,7 @@ use super::curves::{Measured, covers_whole_files, curve_stopped, with_curve_rate
 use super::fileset::{Trees, run_fileset_phase};
 use super::flow::Flows;
 use super::layout::{self, LayoutError};
+use super::library_store::Keeper;
 use super::phase::{PhaseRun, SeriesStart, run_workers_from};
 use super::raw::{RawInputs, Verification};
 use super::stage::{self, StageEnd};
@@ -116,6 +117,8 @@ struct Executor<'p> {
     /// tree's root with the number of its first file, and the journal.
     verified: verify_pass::Verified,
     keep: bool,
+    /// The library kept between runs: held while this run reads it, or this run's titles to keep at the end.
+    library: Keeper,
     /// The other ranks of a multi-host run.
     cluster: Option<&'p Cluster>,
     /// In a cluster: a phase ended early, and this rank says so at the next stage's agreement.
@@ -148,6 +151,7 @@ impl<'p> Executor<'p> {
             }
             None => None,
         };
+        let library = Keeper::start(&plan.target, observer)?;
         // While streamcap writes to a device, it holds it exclusively: the kernel then refuses to mount it, and
         // the open fails if it was mounted or claimed since the plan checked it.
         let exclusive = match plan.target.kind {
@@ -176,6 +180,7 @@ impl<'p> Executor<'p> {
             verifier,
             verified,
             keep,
+            library,
             cluster: None,
             stopping: false,
             flows: Flows::default(),
@@ -435,6 +440,7 @@ impl<'p> Executor<'p> {
         // second (Open MPI's odls_base_sigkill_timeout); what was measured is in memory and is written right
         // after. The phase's workers have ended, so none of its files is open any more. A kept run keeps its data.
         if self.interrupt.is_set() && !self.keep {
+            self.keep_library(observer);
             self.remove_data();
         }
         let measured = Measured::of_phase(phase, &outcome);
@@ -460,9 +466,16 @@ impl<'p> Executor<'p> {
             .verifier
             .as_deref()
             .map(|v| verify_pass::finish(v, &self.verified, direct, self.interrupt, kept_dir.as_deref(), observer));
+        self.keep_library(observer);
         self.remove_data();
         let cleanup_error = self.cleanup_error.take();
         RunOutcome { phases: self.outcomes, interrupted: self.interrupt.is_set(), cleanup_error, verify }
+    }
+
+    /// Before the work directory goes: keeps this run's titles, or removes the kept library it read when asked.
+    fn keep_library(&mut self, observer: &mut dyn RunObserver) {
+        let dir = self.work_dir.as_ref().and_then(WorkDir::dir);
+        self.library.finish(&self.plan.target, dir, &self.filled).inspect(|note| observer.notice(note));
     }
 
     /// Removes the work directory and the file-set trees (or marks them kept), keeping the first failure.

@@ -32,6 +32,7 @@ mod gather;
 mod journal;
 mod kept;
 mod layout;
+mod library_store;
 mod open;
 mod owned;
 mod pacer;
@@ -59,6 +60,7 @@ pub use device_lock::{DeviceLock, DeviceLockError, lock_device};
 pub use fileset::FormatReport;
 pub use kept::{KeptError, KeptRun, latest_kept_run, load_kept_run};
 pub use layout::{direct_io_supported, fill};
+pub use library_store::find as find_kept_library;
 pub use phase::{IntervalReport, PhaseOutcome, StopReason};
 pub use progress::ProgressLine;
 pub use signals::{INTERRUPTED_EXIT, Interrupt, survive_file_size_limit};
@@ -138,4 +140,6 @@ pub enum RunError {
     /// Multi-host runs: another rank failed (named, with its error), so this one stopped too.
     #[error("{0}")]
     Peer(String),
+    #[error(transparent)]
+    Library(#[from] library_store::LibraryError),
 }

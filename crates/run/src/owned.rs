@@ -181,6 +181,11 @@ impl OwnedDir {
         Ok(rustix::fs::unlinkat(&self.fd, name, AtFlags::empty())?)
     }
 
+    /// Moves the file `name` of this directory into `to`, under the same name (both on one filesystem).
+    pub fn rename_into(&self, name: &str, to: &OwnedDir) -> io::Result<()> {
+        Ok(rustix::fs::renameat(&self.fd, name, &to.fd, name)?)
+    }
+
     /// Removes the empty directory `name` from this directory.
     pub fn remove_dir(&self, name: &str) -> io::Result<()> {
         Ok(rustix::fs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR)?)

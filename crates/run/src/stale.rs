@@ -64,6 +64,13 @@ pub fn remove_stale(target: &Path) -> Stale {
             }
             continue;
         }
+        if name == crate::plan::KEPT_LIBRARY_DIR {
+            if let Some((dir, freed)) = super::library_store::remove_incomplete(&base) {
+                stale.removed.push(dir);
+                stale.freed += freed;
+            }
+            continue;
+        }
         let Some((host, _pid)) = parse_run_id(&name) else { continue };
         if host != host_label() {
             continue;

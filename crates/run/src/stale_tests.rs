@@ -21,6 +21,7 @@ fn target_named(root: &Path, name: &str) -> TargetPlan {
             .collect(),
         writes_allowed: true,
         memory_backed: None,
+        library: None,
     }
 }
 

@@ -230,6 +230,11 @@ impl WorkDir {
         &self.dir
     }
 
+    /// The directory's handle, until it is removed.
+    pub fn dir(&self) -> Option<&OwnedDir> {
+        self.owned.as_ref().map(Registration::dir)
+    }
+
     /// Marks the directory kept now rather than at the end (a journaled run: if it is killed, its data and
     /// journal stay for `--verify-only`, and no later run takes them for a killed run's leftovers).
     pub fn keep_from_now(&mut self) -> io::Result<()> {

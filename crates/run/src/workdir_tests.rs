@@ -15,6 +15,7 @@ fn target(root: &Path) -> TargetPlan {
             .collect(),
         writes_allowed: true,
         memory_backed: None,
+        library: None,
     }
 }
 

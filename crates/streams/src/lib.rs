@@ -39,7 +39,7 @@ pub use background::BackgroundFigures;
 pub use capacity::{SearchOutcome, SearchSettings, search};
 pub use estimate::{CapacityEstimate, RawRates, compare, estimate};
 pub use judge::{Judging, StepJudge};
-pub use library::{HotSet, LibraryFile, LibraryInfo, LibrarySource, Titles};
+pub use library::{HotSet, KeptInfo, LibraryFile, LibraryInfo, LibrarySource, Titles};
 pub use model::{Arrival, ChunkWant, JudgedBuffer, Player, PlayerConfig, StreamStats};
 pub use outcome::{BufferDrain, ClientStep, DRAIN_SHARE, IngestOutcome, StepOutcome};
 pub use segmented::{SegmentSource, SegmentedTitle, TitleSegment};

@@ -151,6 +151,25 @@ pub struct LibraryInfo {
     /// For a fixed count of viewers: the title each viewer of the (first) step watches, by viewer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub viewer_titles: Vec<u32>,
+    /// A generated library kept between runs under the target; absent: written for this run and removed after
+    /// it (and in every result before libraries were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<KeptInfo>,
+}
+
+/// A generated library kept between runs in `TARGET/.streamcap/library` (`LibraryInfo::kept`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptInfo {
+    pub dir: String,
+    /// Read as an earlier run wrote it (this run wrote nothing of it).
+    pub reused: bool,
+    /// When the earlier run wrote it (unix seconds), for a library read again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<u64>,
+    /// Left there after the run for the next one; `false`: removed at its end.
+    pub kept_after: bool,
+    /// All of that, in words.
+    pub words: String,
 }
 
 /// The most files a result lists by name (a library of thousands is summed up, not listed).
@@ -166,9 +185,13 @@ impl LibraryInfo {
                 format!("your library {dir}: {} media file(s), {size}, only read", self.titles)
             }
             _ => format!(
-                "{size} in {} title(s){}, written by streamcap",
+                "{size} in {} title(s){}, {}",
                 self.titles,
-                self.title_bytes.map_or_else(String::new, |b| format!(" of {}", crate::units::Bytes(b)))
+                self.title_bytes.map_or_else(String::new, |b| format!(" of {}", crate::units::Bytes(b))),
+                match &self.kept {
+                    Some(kept) if kept.reused => "written by streamcap in an earlier run, kept and read again",
+                    _ => "written by streamcap",
+                }
             ),
         }
     }

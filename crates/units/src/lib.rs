@@ -7,6 +7,7 @@ mod bytes;
 mod duration;
 mod rate;
 mod share;
+mod time;
 
 pub use bytes::{Bytes, GIB, KIB, MIB, TIB};
 pub use duration::{
@@ -15,6 +16,7 @@ pub use duration::{
 };
 pub use rate::{Bitrate, ByteRate, format_mbps, format_rate};
 pub use share::Share;
+pub use time::{rfc3339, utc_minutes};
 
 /// A value that could not be read, with what was expected instead.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

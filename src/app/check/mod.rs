@@ -113,7 +113,8 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     }
     // The small files are opened with O_DIRECT, or buffered (with a notice) where the filesystem refuses it.
     let direct = true;
-    let options = RunOptions { run_id: run_id(), wait: args.wait, ..Default::default() };
+    let kept = super::library::kept_choice(&mut gathered.facts, args.fresh_library, args.remove_library);
+    let options = RunOptions { run_id: run_id(), wait: args.wait, library: kept, ..Default::default() };
     let media = profile::Media {
         library: library.as_ref().map(|(dir, _)| dir.clone()),
         size: args.library_size,

@@ -151,7 +151,8 @@ pub(super) fn plan_streams(args: &StreamsArgs) -> Result<(Site, Plan)> {
     let mut facts = site.facts.clone();
     facts.media_libraries.extend(library);
     facts.playlists.extend(playlists);
-    let options = RunOptions { run_id: run_id(), ..Default::default() };
+    let kept = super::library::kept_choice(&mut facts, args.fresh_library, args.remove_library);
+    let options = RunOptions { run_id: run_id(), library: kept, ..Default::default() };
     let plan = build_plan(&job, &facts, &options)?;
     Ok((site, plan))
 }
@@ -273,6 +274,7 @@ fn site(target: &Path, untouched: bool, served_from: Option<&Path>) -> Result<Si
             fuse: None,
             scrub: None,
             devices: Vec::new(),
+            kept_library: None,
         };
         let on_loopback = urls.iter().all(|u| on_loopback(&u.host));
         let remote = Some(Remote { served_from, on_loopback });

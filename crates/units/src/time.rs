@@ -1,5 +1,5 @@
-//! RFC 3339 timestamps (UTC) for results, without a date-time dependency: the civil-from-days conversion is a
-//! dozen lines (Howard Hinnant's algorithm) and results need nothing else.
+//! UTC timestamps without a date-time dependency: RFC 3339 for results, and a date with hours and minutes for
+//! words; the civil-from-days conversion is a dozen lines (Howard Hinnant's algorithm) and nothing else is needed.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -9,6 +9,13 @@ pub fn rfc3339(time: SystemTime) -> String {
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (year, month, day) = civil_from_days(days as i64);
     format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// "2026-11-22 14:03 UTC", for `secs` since the epoch: when something was made, in words.
+pub fn utc_minutes(secs: u64) -> String {
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
@@ -35,5 +42,6 @@ mod tests {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_795_356_187)), "2026-11-22T14:03:07Z");
+        assert_eq!(utc_minutes(1_795_356_187), "2026-11-22 14:03 UTC");
     }
 }
