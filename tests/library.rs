@@ -118,6 +118,11 @@ fn a_kept_library_is_read_again_by_the_next_run_replaced_when_asked_and_removed_
     assert_eq!(kept["dir"].as_str(), Some(library.to_str().unwrap()));
     let titles = kept_titles(&dir);
     assert_eq!(titles.len(), 4, "256 MiB in titles of 64 MiB, all in {}: {:?}", library.display(), walk(&dir));
+    // `inspect` says what holds that space, and how to remove it.
+    let inspect = streamcap().arg("inspect").arg(&dir).assert().success();
+    let said = String::from_utf8_lossy(&inspect.get_output().stdout).to_string();
+    let line = format!("library    256 MiB in 4 titles kept in {} by an earlier run, written 20", library.display());
+    assert!(said.contains(&line) && said.contains("--remove-library"), "{said}");
 
     // The next run reads the same files, as they are: nothing written, the same inodes.
     let second = two_viewers(&dir, &[]);

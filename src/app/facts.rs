@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::engine::io_uring_available;
 use crate::plan::{AnchorFacts, AnchorState, Facts, Mirrors, ResourceLimits, ScrubTarget, TargetFacts};
-use crate::results::TargetInfo;
+use crate::results::{KeptLibraryFacts, TargetInfo};
 use crate::spec::JobSpec;
 use crate::sysinfo::{
     BlockDevice, DeviceThrottle, FilesystemFacts, HostFacts, PoolFacts, PoolKind, ProcessLimits, Profile,
@@ -41,6 +41,7 @@ impl Gathered {
             pool: self.pool.clone(),
             memory_backed: self.facts.memory_backed.clone(),
             throttles: self.throttles.clone(),
+            kept_library: self.facts.kept_library.as_ref().map(KeptLibraryFacts::of),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The library of titles kept between runs (`TARGET/.streamcap/library/`), planned. A run that generates a
-//! library reads the one an earlier run kept, when it holds at least the size this run would write and titles
-//! no shorter than this run's viewers read in a step, so that checks of one target read the same titles and
+//! library reads the one an earlier run kept, when it holds at least three quarters of what this run would write
+//! in titles no shorter than this run's viewers read in a step, so that checks of one target read the same titles and
 //! compare: on a btrfs raid1 of four members a library written afresh lies on other members each time, and two
 //! quick checks found 80 and 121 1080p streams, where three checks reading one library found 134, 136 and 137
 //! (docs/streams.md, "A kept library"). Otherwise it writes its own in its work directory, replacing the kept
@@ -16,6 +16,14 @@ use crate::units::Bytes;
 
 /// The directory under `TARGET/.streamcap` that holds the kept library.
 pub const KEPT_LIBRARY_DIR: &str = "library";
+
+/// The least share of what this run would write that a kept library must hold to be read again. Not all of it:
+/// a library sized to half the free space is seldom sized alike twice. On a btrfs raid1 of four 2 GiB members a
+/// quick check wrote 1.55 GiB, and the next, which counted that library's space as free, would have written
+/// 1.71 GiB (btrfs's free-space estimate moves with its chunks: the first run's deleted data left its chunk
+/// allocated), so it replaced the library and its capacity moved from 80 to 104 1080p streams. A quarter less
+/// still exceeds the same caches by the same measure; a quick check's 2 GiB for a default check's 8 GiB does not.
+const SERVES_SHARE: f64 = 0.75;
 
 /// A library an earlier run kept (`Facts::kept_library`), complete: its marker says so, and every title is
 /// there and at least `title_bytes` long.
@@ -36,12 +44,11 @@ impl KeptLibrary {
         u64::from(self.titles) * self.title_bytes
     }
 
-    /// Whether its titles serve a job that would write `wanted`: as many bytes (less than one title short: the
-    /// titles are whole MiB, and the free space moves a little between runs), titles at least as long as one
-    /// viewer reads in a step, and the count of titles a phase asks for, if it asks.
+    /// Whether its titles serve a job that would write `wanted`: at least `SERVES_SHARE` of its bytes, titles at
+    /// least as long as one viewer reads in a step, and the count of titles a phase asks for, if it asks.
     fn serves(&self, wanted: &Generated) -> bool {
         self.title_bytes >= wanted.floor
-            && self.bytes() + self.title_bytes > wanted.bytes()
+            && self.bytes() as f64 >= SERVES_SHARE * wanted.bytes() as f64
             && wanted.fixed.is_none_or(|n| n == self.titles)
     }
 }
@@ -219,6 +226,9 @@ mod tests {
         let keeping = again.keeping.unwrap();
         assert_eq!(keeping.how, LibraryUse::Reuse { written: Some(1_795_000_000) });
         assert!(keeping.keep && keeping.words().contains("written 2026-11-18"), "{}", keeping.words());
+        // A little smaller than this run would write serves (7 GiB of 8); a quarter of it does not.
+        assert!(choose_with(Some(&kept(28, 256, false)), keep, 12 << 30).keeping.unwrap().reused());
+        assert!(!choose_with(Some(&kept(8, 256, false)), keep, 12 << 30).keeping.unwrap().reused());
         // Larger than asked serves too; titles shorter than a viewer reads in a step do not.
         assert!(choose_with(Some(&kept(64, 256, false)), keep, 4 << 30).keeping.unwrap().reused());
         let short = choose_with(Some(&kept(64, 128, false)), keep, 4 << 30);

@@ -167,7 +167,7 @@ pub(super) fn generated_info(
     let size = Bytes(library.bytes());
     // Titles are whole MiB: up to a MiB per title is lost to rounding, not to the free space.
     let sized = if keeping.is_some_and(LibraryKeeping::reused) {
-        format!("{size}, the library an earlier run kept (at least the size this run would write); ")
+        format!("{size}, the library an earlier run kept (at least three quarters of what this run would write); ")
     } else if library.bytes() + u64::from(library.titles) * MIB < library.asked {
         format!(
             "{size}, shrunk from the {} asked: the library takes at most half of the free space ({}) beside the \

@@ -10,6 +10,7 @@ use std::io::{self, Write};
 use super::rows::{Rows, num, text};
 use super::terminal::STYLE;
 use crate::results::{BtrfsSpace, HostFacts, PoolFacts, PoolKind, Profile, RunResult, TargetInfo, throttle_words};
+use crate::units::Bytes;
 
 pub(super) fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Result<()> {
     let target = &result.target;
@@ -41,6 +42,7 @@ pub(super) fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Resu
         }
         None => writeln!(out, "target     {kind}")?,
     }
+    write_kept_library(out, target)?;
     match &target.pool {
         Some(pool) => write_pool(out, pool)?,
         None => writeln!(out, "pool       none: no block device is beneath this target")?,
@@ -59,6 +61,21 @@ pub(super) fn write_inspect(out: &mut dyn Write, result: &RunResult) -> io::Resu
         writeln!(out, "devices beneath, top first:")?;
         writeln!(out, "{}", device_fact_rows(target).only(&TERMINAL_DEVICE_COLUMNS).terminal(STYLE))?;
     }
+    Ok(())
+}
+
+/// A library of titles an earlier check kept under the target: what holds that space, and how to remove it.
+fn write_kept_library(out: &mut dyn Write, target: &TargetInfo) -> io::Result<()> {
+    let Some(kept) = &target.kept_library else { return Ok(()) };
+    let written = kept.written.map(|w| format!(", written {}", crate::units::utc_minutes(w))).unwrap_or_default();
+    writeln!(
+        out,
+        "library    {} in {} titles kept in {} by an earlier run{written}: the next check or streams run \
+         reads it again (`check --remove-library` removes it after a check; or remove the directory)",
+        Bytes(kept.bytes),
+        kept.titles,
+        kept.dir
+    )?;
     Ok(())
 }
 

@@ -206,6 +206,32 @@ pub struct TargetInfo {
     /// none is set (and in results written before it existed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub throttles: Vec<DeviceThrottle>,
+    /// The library of titles an earlier `check` or `streams` kept under the target, as found before this run
+    /// (absent when there is none, and in results written before libraries were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept_library: Option<KeptLibraryFacts>,
+}
+
+/// A library of titles kept under a target (`TARGET/.streamcap/library`) for the next run to read again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptLibraryFacts {
+    pub dir: String,
+    pub titles: u32,
+    pub bytes: u64,
+    /// When it was written (unix seconds), as its marker says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<u64>,
+}
+
+impl KeptLibraryFacts {
+    pub fn of(kept: &plan::KeptLibrary) -> KeptLibraryFacts {
+        KeptLibraryFacts {
+            dir: kept.dir.display().to_string(),
+            titles: kept.titles,
+            bytes: kept.bytes(),
+            written: kept.written,
+        }
+    }
 }
 
 /// One phase.

@@ -354,6 +354,7 @@ impl Site {
                         pool: None,
                         memory_backed: None,
                         throttles: Vec::new(),
+                        kept_library: None,
                     },
                 };
                 let config = serde_json::to_value(plan).unwrap_or_default();
