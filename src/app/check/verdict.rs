@@ -35,6 +35,10 @@ const CLIENT_LAG_NS: u64 = 500_000_000;
 /// about 10 %), so only more than that says a cache served the viewers.
 const AT_CEILING: f64 = 1.15;
 
+/// A failing step whose devices read at least this share of the sequential rate found them saturated (the two
+/// measurements differ by about 10 % on a throttled loop device: see `AT_CEILING`).
+const SATURATED: f64 = 0.9;
+
 /// Random chunk reads that allow less than this share of what sequential reads allow are limited by seeks; above
 /// it, a chunk read costs mostly its transfer, and the limit is the disk's throughput.
 const SEEK_BOUND: f64 = 0.8;
@@ -171,6 +175,14 @@ fn throttle_reached(failing: &StreamsStep, context: &Context) -> bool {
     context.target.as_ref().zip(read_mbps).is_some_and(|(target, mbps)| throttle_bound(target, mbps).is_some())
 }
 
+/// Whether the failing step's devices read at least `SATURATED` of the check's sequential rate: the devices had
+/// nothing more to give.
+fn read_at_ceiling(failing: &StreamsStep, context: &Context) -> bool {
+    let read_mbps =
+        failing.device_read_bytes.filter(|_| failing.duration_s > 0.0).map(|b| b as f64 / failing.duration_s / 1e6);
+    read_mbps.zip(context.sequential_mbps).is_some_and(|(read, ceiling)| read >= SATURATED * ceiling)
+}
+
 /// What the search saw at the count that failed beside the capacity.
 fn limited_by(answer: &CapacityAnswer, streams: &StreamsResult, context: &Context) -> Limit {
     let (steps, estimate, max_stalled) =
@@ -196,8 +208,16 @@ fn limited_by(answer: &CapacityAnswer, streams: &StreamsResult, context: &Contex
     let stalled = failing.streams_stalled + failing.streams_startup_stalled;
     let drained = failing.buffer_drained_s.zip(failing.buffer_drain_allowed_s).is_some_and(|(d, a)| d > a);
     if stalled <= max_stalled && failing.streams_not_steady == 0 && !drained {
+        // Players that start late because the devices already read all they can were stopped by the devices:
+        // three quick checks of one btrfs raid1, one library, named start-up time, a throttle and disk
+        // throughput for the same edge, where every failing step read the throttled members at their limit.
         let slow = failing.streams_slow_start + failing.streams_not_started;
-        return if slow > 0 { Limit::StartUp } else { Limit::Unknown };
+        return match slow {
+            0 => Limit::Unknown,
+            _ if throttle_reached(failing, context) => Limit::Throttle,
+            _ if read_at_ceiling(failing, context) => Limit::DiskThroughput,
+            _ => Limit::StartUp,
+        };
     }
     let lag = failing.issue_lag.at(99.0).unwrap_or(0);
     let late = failing.lateness.at(99.0).unwrap_or(0);
@@ -341,6 +361,12 @@ mod tests {
         let step = streams.steps.iter_mut().rfind(|s| s.count == failing).unwrap();
         (step.streams_stalled, step.streams_slow_start) = (0, 3);
         assert_eq!(words(&streams, &context), "start-up time");
+        // Late starts where the devices read all they could are the devices' limit, not start-up's.
+        let step = streams.steps.iter_mut().rfind(|s| s.count == failing).unwrap();
+        step.device_read_bytes = Some((41.0 * 1e6 * step.duration_s) as u64);
+        assert_eq!(words(&streams, &throttled), "a throttle");
+        assert_eq!(words(&streams, &Context { sequential_mbps: Some(44.0), ..context.clone() }), "disk throughput");
+        assert_eq!(words(&streams, &context), "start-up time", "41 MB/s of a 523 MB/s disk");
         // `--quick`'s later formats: no failing step was run, so none names the limit.
         let capacity = streams.capacity.as_mut().unwrap();
         (capacity.first_failing, capacity.derived_failing) = (None, Some(failing));
