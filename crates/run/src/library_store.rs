@@ -161,6 +161,12 @@ pub fn hold(keeping: &LibraryKeeping) -> Result<LibraryHold, LibraryError> {
     if !lock_within(&marker, FlockOperation::NonBlockingLockShared, Duration::from_secs(10)) {
         return Err(LibraryError::new(&keeping.dir, "another run is replacing it: run again when it is done"));
     }
+    // A run that replaced it may have removed it while this one waited for the lock: the marker locked must
+    // still be the one in the directory.
+    let locked = rustix::fs::fstat(&marker).map_err(|_| gone())?;
+    if dir.identity_of(LIBRARY_MARKER) != Some((locked.st_dev, locked.st_ino)) {
+        return Err(gone());
+    }
     let found = read_marker(&mut marker).map_err(|_| gone())?;
     if !found.complete || (found.titles, found.title_bytes) != (keeping.titles, keeping.title_bytes) {
         return Err(LibraryError::new(&keeping.dir, "another run replaced it since this run was planned: run again"));

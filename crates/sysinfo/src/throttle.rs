@@ -218,14 +218,25 @@ fn parse_io_max(text: &str) -> Vec<Rule> {
 pub fn throttle_words(throttles: &[DeviceThrottle]) -> Vec<String> {
     let mut devices: Vec<&str> = throttles.iter().map(|t| t.device.as_str()).collect();
     devices.dedup();
-    devices
-        .iter()
-        .map(|device| {
-            let own: Vec<&DeviceThrottle> = throttles.iter().filter(|t| t.device == *device).collect();
-            let limits = limits_words(&own);
-            let first = own[0];
-            let set_in = first.file.parent().unwrap_or(Path::new("/")).display();
-            format!("{device}: {limits} by {} (set in {set_in})", first.mechanism())
+    // Devices limited alike, in one place (a pool's members, throttled to emulate one kind of drive), share one
+    // sentence: four members once made the plan's note four repeats of one long sentence.
+    let mut alike: Vec<(Vec<&str>, String)> = Vec::new();
+    for device in devices {
+        let own: Vec<&DeviceThrottle> = throttles.iter().filter(|t| t.device == device).collect();
+        let first = own[0];
+        let set_in = first.file.parent().unwrap_or(Path::new("/")).display();
+        let said = format!("{} by {} (set in {set_in})", limits_words(&own), first.mechanism());
+        match alike.iter_mut().find(|(_, words)| *words == said) {
+            Some((names, _)) => names.push(device),
+            None => alike.push((vec![device], said)),
+        }
+    }
+    alike
+        .into_iter()
+        .map(|(names, said)| match names.as_slice() {
+            [one] => format!("{one}: {said}"),
+            [all @ .., last] => format!("{} and {last}, each: {said}", all.join(", ")),
+            [] => said,
         })
         .collect()
 }
@@ -313,6 +324,13 @@ mod tests {
             )]
         );
         assert_eq!(read_limit_words(&found).unwrap(), "a blkio throttle (reads 40 MiB/s, 150 requests/s on loop3)");
+        // A pool's members limited alike share one sentence; one limited otherwise has its own.
+        let member = |device: &str, limit| DeviceThrottle { device: device.into(), limit, ..found[0].clone() };
+        let pool = [member("loop0", 41_943_040), member("loop1", 41_943_040), member("loop2", 1 << 20)];
+        let words = throttle_words(&pool);
+        assert_eq!(words.len(), 2, "{words:?}");
+        assert!(words[0].starts_with("loop0 and loop1, each: reads limited to 40 MiB/s (41.9 MB/s) by"), "{words:?}");
+        assert!(words[1].starts_with("loop2: reads limited to 1 MiB/s"), "{words:?}");
         // In the root group only the root's limit binds.
         let root = throttles_in("7:blkio:/\n", &mounts(t), &loop3());
         assert_eq!(root.iter().map(|f| f.limit).collect::<Vec<_>>(), [104_857_600]);
