@@ -148,7 +148,8 @@ pub struct StreamsArgs {
     /// capacities and each load's own rate; with --count the count runs with the loads.
     #[arg(long, value_name = "LOAD[,LOAD…]", value_parser = parse_text::<During>, help_heading = "Media")]
     pub during: Option<During>,
-    /// Keep the test media after the run.
+    /// Keep the run's work directory after the run (the test media per format of --files one or each). The
+    /// library of titles is kept anyway, in TARGET/.streamcap/library, unless --remove-library.
     #[arg(long, help_heading = "Media")]
     pub keep: bool,
     /// Buffered reads through the page cache (default: direct I/O where the filesystem allows it).
