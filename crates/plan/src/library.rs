@@ -20,9 +20,12 @@ pub fn title_name(n: u32) -> String {
     format!("title-{n:04}.bin")
 }
 
-/// Whether a file of the work directory is a title of the generated library.
+/// Whether a file is a title of a generated library, named as `title_name` names them (`title-NNNN.bin`): what
+/// the kept library's clean-up may remove, and nothing else.
 pub fn is_title(path: &Path) -> bool {
-    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("title-") && n.ends_with(".bin"))
+    let name = path.file_name().and_then(|n| n.to_str());
+    let number = name.and_then(|n| n.strip_prefix("title-")?.strip_suffix(".bin"));
+    number.is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The generated library of a job, sized.

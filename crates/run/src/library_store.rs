@@ -29,13 +29,6 @@ const COMPLETE: &str = "complete";
 /// A marker larger than this is not one streamcap wrote.
 const MARKER_CAP: u64 = 4096;
 
-/// Whether `name` is a title of a generated library (`title-NNNN.bin`).
-fn is_title_name(name: &str) -> bool {
-    name.strip_prefix("title-")
-        .and_then(|n| n.strip_suffix(".bin"))
-        .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// What a marker says.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Marker {
@@ -189,11 +182,7 @@ impl LibraryHold {
 /// in it) and `.streamcap` (when that is left empty); the caller holds the exclusive lock. Returns the bytes
 /// the titles held.
 fn remove_contents(dir: &OwnedDir) -> io::Result<u64> {
-    let mut freed = 0;
-    for name in dir.names()?.into_iter().filter(|n| is_title_name(n)) {
-        freed += dir.allocated(&name);
-        dir.remove_file(&name)?;
-    }
+    let freed = remove_titles(dir)?;
     dir.remove_file(LIBRARY_MARKER).or_else(|e| if e.kind() == io::ErrorKind::NotFound { Ok(()) } else { Err(e) })?;
     // Both only succeed when empty: a file someone else put there stays, with its directory.
     let _ = super::fuse_release::remove_dir(dir.path());
@@ -244,8 +233,14 @@ pub fn keep(target: &Path, from: &OwnedDir, names: &[String], title_bytes: u64) 
     Ok(path)
 }
 
-fn remove_titles(dir: &OwnedDir) -> io::Result<()> {
-    dir.names()?.into_iter().filter(|n| is_title_name(n)).try_for_each(|name| dir.remove_file(&name))
+/// Removes the titles (and only the titles) of the library directory `dir`; returns the bytes they held.
+fn remove_titles(dir: &OwnedDir) -> io::Result<u64> {
+    let mut freed = 0;
+    for name in dir.names()?.into_iter().filter(|n| is_title(Path::new(n))) {
+        freed += dir.allocated(&name);
+        dir.remove_file(&name)?;
+    }
+    Ok(freed)
 }
 
 /// Replaces the marker's text with `state`'s and flushes it to the disk.

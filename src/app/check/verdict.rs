@@ -170,17 +170,19 @@ fn device_served_at(count: u32, steps: &[StreamsStep]) -> bool {
 /// Whether the failing step's reads (the devices', over the step) reached a read limit set on the target's
 /// devices (`results::throttle_bound`): then the throttle, not the disk, stopped more streams.
 fn throttle_reached(failing: &StreamsStep, context: &Context) -> bool {
-    let read_mbps =
-        failing.device_read_bytes.filter(|_| failing.duration_s > 0.0).map(|b| b as f64 / failing.duration_s / 1e6);
+    let read_mbps = device_read_mbps(failing);
     context.target.as_ref().zip(read_mbps).is_some_and(|(target, mbps)| throttle_bound(target, mbps).is_some())
+}
+
+/// The devices' read rate over a step, decimal MB/s, where it was watched.
+fn device_read_mbps(step: &StreamsStep) -> Option<f64> {
+    step.device_read_bytes.filter(|_| step.duration_s > 0.0).map(|b| b as f64 / step.duration_s / 1e6)
 }
 
 /// Whether the failing step's devices read at least `SATURATED` of the check's sequential rate: the devices had
 /// nothing more to give.
 fn read_at_ceiling(failing: &StreamsStep, context: &Context) -> bool {
-    let read_mbps =
-        failing.device_read_bytes.filter(|_| failing.duration_s > 0.0).map(|b| b as f64 / failing.duration_s / 1e6);
-    read_mbps.zip(context.sequential_mbps).is_some_and(|(read, ceiling)| read >= SATURATED * ceiling)
+    device_read_mbps(failing).zip(context.sequential_mbps).is_some_and(|(read, ceiling)| read >= SATURATED * ceiling)
 }
 
 /// What the search saw at the count that failed beside the capacity.
