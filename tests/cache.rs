@@ -144,7 +144,10 @@ fn a_throttled_disk_shows_its_media_and_access_time_within_ten_percent() {
     );
     assert!((media - bps as f64 / 1e6).abs() <= 0.1 * bps as f64 / 1e6, "media {media:.2} MB/s");
     assert!((access_ms - 1e3 / iops as f64).abs() <= 0.1 * 1e3 / iops as f64, "access time {access_ms:.2} ms");
-    assert!(page > 5.0 * media, "the page cache ({page:.0} MB/s) is far above the throttled media");
+    // The page cache reads RAM (GB/s). The device is held open for the whole command: its cache was dropped at
+    // each last close before, and the plateau re-read the throttled device once (280–322 MB/s, or the device's
+    // own 21–42 MB/s when the first pass took the whole phase).
+    assert!(page > 50.0 * media, "the page cache ({page:.0} MB/s) is far above the throttled media");
     let end = &r["cache"]["device_cache_end"];
     assert!(end["words"].as_str().unwrap().contains("no drive or controller cache shows"), "{end}");
     assert_eq!(r["target"]["kind"], "block_device");

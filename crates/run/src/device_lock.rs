@@ -157,7 +157,7 @@ fn holder_of(text: &str) -> String {
 
 /// The devices of a block-device target that a phase writes (every one of several devices that phases name as
 /// their own need not be written, and one only read may be in use elsewhere); the one device of a one-device target.
-pub(super) fn written_devices(plan: &crate::plan::Plan) -> Vec<&std::path::Path> {
+fn written_devices(plan: &crate::plan::Plan) -> Vec<&std::path::Path> {
     let table = &plan.target.files;
     if table.len() <= 1 {
         return vec![plan.target.path.as_path()];
@@ -169,9 +169,39 @@ pub(super) fn written_devices(plan: &crate::plan::Plan) -> Vec<&std::path::Path>
     written.into_iter().map(|i| table[i as usize].path.as_path()).collect()
 }
 
+/// A block device the run holds open from its start to its end (see [`hold_for_run`]).
+pub(super) struct HeldDevice {
+    _lock: Option<DeviceLock>,
+    _file: File,
+}
+
+/// The devices of a block-device target, held open for the whole run. Those a phase writes exclusively (their
+/// lock, then O_EXCL: no other run, mount or program uses them meanwhile); the others read-only, because the
+/// kernel drops a block device's page cache when its last opener closes it (`blkdev_flush_mapping`): on an
+/// unmounted disk the pre-read before a buffered phase (`cache`'s page-cache plateau) was gone by the time the
+/// phase opened the device again, and the plateau measured the disk (280 MB/s on a loop device throttled to
+/// 21 MB/s, the first pass through the region read from the device).
+pub(super) fn hold_for_run(plan: &crate::plan::Plan) -> Result<Vec<HeldDevice>, RunError> {
+    if plan.target.kind != crate::plan::TargetKind::BlockDevice {
+        return Ok(Vec::new());
+    }
+    let written = if plan.target.writes_allowed { written_devices(plan) } else { Vec::new() };
+    let mut held = Vec::new();
+    for device in &written {
+        let (lock, file) = hold_exclusively(device)?;
+        held.push(HeldDevice { _lock: Some(lock), _file: file });
+    }
+    let read_only = plan.target.files.iter().map(|f| f.path.as_path()).filter(|p| !written.contains(p));
+    for device in read_only {
+        let file = File::open(device).map_err(|cause| RunError::Open { path: device.to_path_buf(), cause })?;
+        held.push(HeldDevice { _lock: None, _file: file });
+    }
+    Ok(held)
+}
+
 /// Takes the device's lock (no other streamcap run or trial uses it meanwhile), then opens it with O_EXCL (the
 /// kernel refuses that while it is mounted or held, and refuses to mount it while it is open).
-pub(super) fn hold_exclusively(device: &Path) -> Result<(DeviceLock, File), RunError> {
+fn hold_exclusively(device: &Path) -> Result<(DeviceLock, File), RunError> {
     use std::os::unix::fs::OpenOptionsExt;
     let lock = lock_device(device, "run")?;
     let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(device).map_err(|cause| {

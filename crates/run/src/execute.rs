@@ -7,7 +7,6 @@
 //! (Ctrl-C, an I/O error, a failure) ends the run; the data files and trees are removed at the end unless kept.
 
 use std::borrow::Cow;
-use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -24,7 +23,7 @@ use super::streams::{Priors, StreamInputs, run_stream_phase};
 use super::{
     Interrupt, PhaseOutcome, RunError, RunObserver, RunOutcome, StopReason, WorkDir, raw, remove_stale, verify_pass,
 };
-use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, RawPlan, StreamsPlan, TargetKind};
+use crate::plan::{DirectMode, FilePlan, PhaseKind, PhasePlan, Plan, RawPlan, StreamsPlan};
 use crate::verify::Verifier;
 use ::streams::RawRates;
 
@@ -97,8 +96,8 @@ struct Executor<'p> {
     plan: &'p Plan,
     interrupt: &'p Interrupt,
     work_dir: Option<WorkDir>,
-    /// A block device written to is held exclusively (its lock file, then O_EXCL) for the whole run.
-    _exclusive: Vec<(super::DeviceLock, File)>,
+    /// The target's block devices, held open for the whole run (`device_lock::hold_for_run`).
+    _devices: Vec<super::device_lock::HeldDevice>,
     paths: Vec<PathBuf>,
     /// Whether each file of the table holds written data.
     filled: Vec<bool>,
@@ -152,22 +151,16 @@ impl<'p> Executor<'p> {
             None => None,
         };
         let library = Keeper::start(&plan.target, observer)?;
-        // While streamcap writes to a device, it holds it exclusively: the kernel then refuses to mount it, and
-        // the open fails if it was mounted or claimed since the plan checked it.
-        let exclusive = match plan.target.kind {
-            TargetKind::BlockDevice if plan.target.writes_allowed => super::device_lock::written_devices(plan)
-                .into_iter()
-                .map(super::device_lock::hold_exclusively)
-                .collect::<Result<Vec<_>, _>>()?,
-            _ => Vec::new(),
-        };
+        // A device written is held exclusively (the kernel refuses to mount it, and the open fails if it was
+        // mounted or claimed since the plan checked it); one only read is held open so its page cache stays.
+        let devices = super::device_lock::hold_for_run(plan)?;
         let mut trees = Trees::new(keep, plan.wait);
         let (verifier, verified) = verify_pass::run_verifier(plan, &mut trees, work_dir.as_mut())?;
         Ok(Executor {
             plan,
             interrupt,
             work_dir,
-            _exclusive: exclusive,
+            _devices: devices,
             paths: plan.target.files.iter().map(|f| f.path.clone()).collect(),
             // Files streamcap creates start empty; existing files and devices hold whatever they hold.
             filled: plan.target.files.iter().map(|f| !f.created).collect(),
