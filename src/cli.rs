@@ -43,7 +43,7 @@ use crate::units::{ByteRate, Bytes, parse_duration};
     long_about = "Storage benchmark and capacity planner for media and content servers.\n\n\
                   `streamcap check` answers the media server's question: how many concurrent streams of each \
                   video format the storage under the current directory serves, with a verdict per format, in about \
-                  four minutes (--quick: about 40 s). `streamcap run` with no arguments is the raw first look: \
+                  four minutes (--quick: about a minute). `streamcap run` with no arguments is the raw first look: \
                   sequential and random reads and writes with direct I/O, in about 40 seconds."
 )]
 pub struct Cli {

@@ -253,7 +253,7 @@ fn the_plan_says_how_long_a_step_and_the_check_last() {
 
 /// The plan and the forecast follow `--player` (issue 27): a real player's viewers are its audience (titles by
 /// popularity, seeks), said for every search, and hls.js's 6 s start makes every step longer than the generic
-/// viewer's 2 s (the default profile: steps of about 8.8 s, 13.6 s with hls.js; check::profile's unit tests
+/// viewer's 2 s (the default profile: steps of about 9.6 s, 20 s with hls.js; check::profile's unit tests
 /// hold the arithmetic).
 #[test]
 fn the_plan_and_the_forecast_follow_the_player() {

@@ -13,7 +13,7 @@ use crate::units::Bytes;
      the current directory). `-`: standard output")))]
 #[command(after_help = "Examples:\n  \
     streamcap check                         the storage under the current directory, about four minutes\n  \
-    streamcap check /srv/media --quick      about 35–40 s\n  \
+    streamcap check /srv/media --quick      about a minute (longer where the disk serves a thousand streams)\n  \
     streamcap check /srv/media --thorough --json check.json\n  \
     streamcap check /srv/media --quick --format markdown   tables to paste into a forum post\n  \
     streamcap check /srv/media --dry-run    the plan, and nothing done\n  \

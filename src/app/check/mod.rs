@@ -424,6 +424,8 @@ fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'sta
     let breaking = plan.phases.iter().any(|p| p.streams().is_some_and(|s| !s.during.is_empty()));
     let sections = 2 + FORMATS.len() + usize::from(breaking);
     let mut lines: Vec<Option<String>> = vec![None; plan.phases.len()];
+    // The search each stream section starts (0: the first), for the forecast from there on.
+    let mut searches: Vec<Option<usize>> = vec![None; plan.phases.len()];
     let mut stream = 0;
     for (i, phase) in plan.phases.iter().enumerate() {
         let before = &plan.phases[..i];
@@ -442,6 +444,7 @@ fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'sta
                 Some(format!("[{sections}/{sections}] what breaks first: {label} beside {}", loads.join(", ")))
             }
             PhaseKind::Streams(streams) => {
+                searches[i] = Some(stream);
                 stream += 1;
                 let label = streams.config.mix.label();
                 Some(format!("[{}/{sections}] stream capacity: {label}", 2 + stream))
@@ -449,12 +452,16 @@ fn headers(plan: &Plan, settings: Settings, started: Instant) -> HeaderHook<'sta
             _ => None,
         };
     }
-    let forecast = settings.forecast_parts().beside(&breaks::loads(plan)).total();
+    let forecast = settings.forecast_parts().beside(&breaks::loads(plan));
     Box::new(move |index, _phase| {
         let line = lines.get(index).cloned().flatten()?;
         if line.starts_with('[') {
             let elapsed: Duration = started.elapsed();
-            Some(format!("{line} · {} elapsed of ~{}", format_duration(elapsed), format_duration(forecast)))
+            let total = match searches.get(index).copied().flatten() {
+                Some(k) => forecast.once_search_starts(k, elapsed),
+                None => forecast.total(),
+            };
+            Some(format!("{line} · {} elapsed of ~{}", format_duration(elapsed), format_duration(total)))
         } else {
             Some(line)
         }

@@ -40,7 +40,6 @@ use crate::spec::{
     FileWorkloadSpec, Format, FormatMode, JobSpec, Load, OpRateSpec, PhaseSpec, RwMode, SpecKind, SpecOrigin,
     StreamsSpec,
 };
-use crate::streams::StepLength;
 use crate::streams::model::STEADY_AHEAD;
 use crate::units::Bytes;
 
@@ -168,53 +167,7 @@ impl Profile {
     }
 }
 
-use super::forecast::ASSUMED_WRITE_BYTES_PER_SEC;
-pub use super::forecast::Forecast;
-
 impl Settings {
-    /// The forecast's parts. With confirmations, the first format's search takes about three steps, the later
-    /// ones about two (they start where the first found its edge, as a share of the estimate); each round of
-    /// confirmations two more a format, and a search around an edge that moved now and then; a step lasts about
-    /// its typical length as the chosen player plays (`forecast_step`: `--player`'s start threshold and steady
-    /// level, not the generic viewer's) and a tenth more: at the edge buffers fill with little to spare
-    /// (measured: 8.3 s a step for the default). Without (`--quick`): about seven steps in all (the first search
-    /// two or three, the later formats about two each: the scaled count and the probes above it while they pass,
-    /// up to 0.94 of the format's estimate, or the scaled count and 5 % steps below when it fails; four to six
-    /// on ext4 over a throttled loop device, where the probes seldom run; six to twelve on a btrfs raid1, most of
-    /// them its first search's: docs/validation.md, "After quick24c"), of which about half fail and end at their
-    /// first failure, so a step lasts about 0.85 of its typical length (measured: 5.1 s a step; the durations in
-    /// docs/streams.md).
-    pub fn forecast_parts(&self) -> Forecast {
-        let raw = (self.raw_runtime + self.raw_ramp) * 4 + self.raw_runtime + cache::RAMP + Duration::from_secs(2);
-        let files = self.files_runtime * 3;
-        let library = Duration::from_secs_f64(self.library.0 as f64 / ASSUMED_WRITE_BYTES_PER_SEC);
-        let (steps, pace) = if self.confirmations == 0 { (7, 0.85) } else { (7 + 7 * self.confirmations, 1.1) };
-        let step = FORMATS.iter().map(|name| self.forecast_step(&format(name))).sum::<Duration>() / 3;
-        let fixed = raw + files + library + self.estimate_time * 2;
-        let failing_step = self.arrival + self.player.startup_target();
-        Forecast { fixed, steps, step: step.mul_f64(pace), failing: 0, failing_step }
-    }
-
-    /// How long a step of `format` lasts, and why (arrival window + buffer fill + judged playback).
-    pub fn step(&self, format: &Format) -> StepLength {
-        StepLength {
-            arrival: self.arrival,
-            fill: self.steady_gain(format),
-            steady_within: self.steady_within(format),
-            judged: self.judged,
-        }
-    }
-
-    /// How long a step of `format` is forecast to last as the chosen player plays: its typical length
-    /// (`StepLength::typical`: arrival window, the fill from its start threshold to steady, judged playback),
-    /// and the start threshold's media beyond the generic viewer's prebuffer (`PREBUFFER`), which the pace of
-    /// `forecast_parts` was measured with: the last viewer to arrive near capacity fetches its start with about
-    /// one stream's rate to spare, so in about as long in wall time as the media it holds (hls.js's 6 s add 4 s
-    /// to each step, Media3's 1 s take 1 s off).
-    pub fn forecast_step(&self, format: &Format) -> Duration {
-        (self.step(format).typical() + self.player.start()).saturating_sub(PREBUFFER)
-    }
-
     /// Whether the viewers play as the generic viewer, whose buffer the check sizes (`buffer`); a real
     /// player's profile keeps its own buffer and is steady `STEADY_AHEAD` past its start threshold.
     fn generic(&self) -> bool {
@@ -244,12 +197,18 @@ impl Settings {
     /// high bitrate's chunk is a tenth of a second of media and fills at once.
     /// A real player's profile gains `STEADY_AHEAD` from its own start threshold the same way (27 s at 93 %).
     pub fn steady_within(&self, format: &Format) -> Duration {
-        let (start, gain) = match self.generic() {
-            true => (PREBUFFER, chunk_media(format) * self.extra_chunks.saturating_sub(1)),
-            false => (self.player.start(), self.steady_gain(format)),
-        };
+        let (start, gain) = self.start_and_gain(format);
         let fill = gain.mul_f64(FILL_AT_LOAD / (1.0 - FILL_AT_LOAD));
         self.steady_floor.max(start + fill)
+    }
+
+    /// The media a viewer of `format` holds when it starts playing, and the media it must gain beyond that to be
+    /// steady (`steady_within` says why one chunk less than the generic buffer's extra chunks).
+    pub(super) fn start_and_gain(&self, format: &Format) -> (Duration, Duration) {
+        match self.generic() {
+            true => (PREBUFFER, chunk_media(format) * self.extra_chunks.saturating_sub(1)),
+            false => (self.player.start(), self.steady_gain(format)),
+        }
     }
 }
 
@@ -262,7 +221,7 @@ fn chunk_media(format: &Format) -> Duration {
 /// bound (`Settings::steady_within`): the verdict is to come within 10 % of what the storage carries.
 const FILL_AT_LOAD: f64 = 0.93;
 
-fn format(name: &str) -> Format {
+pub(super) fn format(name: &str) -> Format {
     Format::parse(name).expect("the check's formats are in the table")
 }
 
