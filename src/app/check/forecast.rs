@@ -64,8 +64,8 @@ impl Settings {
     /// gains to be steady fetched at `EDGE_LOAD`, the judged playback) and one that fails (the arrival window and
     /// the later of the start-up limit and that fill).
     pub fn forecast_step(&self, format: &Format) -> Duration {
-        let (start, gain) = self.start_and_gain(format);
-        let fill = gain.mul_f64(EDGE_LOAD / (1.0 - EDGE_LOAD)).min(self.steady_within(format).saturating_sub(start));
+        let (start, fill) = self.start_and_fill(format, EDGE_LOAD);
+        let fill = fill.min(self.steady_within(format).saturating_sub(start));
         let passing = (self.arrival + self.player.start() + fill + self.judged).saturating_sub(PREBUFFER);
         let failing = self.arrival + self.player.startup_target().max(fill);
         (passing + failing) / 2
