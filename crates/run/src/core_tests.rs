@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use super::*;
@@ -22,6 +22,8 @@ pub struct Steady {
     given: u32,
     count: u32,
     path: PathBuf,
+    /// Counts the requests given, for a test that watches from another thread.
+    shared: Option<Arc<AtomicU32>>,
 }
 
 impl Schedule for Steady {
@@ -36,6 +38,9 @@ impl Schedule for Steady {
             return Next::At(d);
         }
         self.given += 1;
+        if let Some(shared) = &self.shared {
+            shared.store(self.given, Ordering::Relaxed);
+        }
         Next::Io(Io::transfer(OpKind::Read, 0, 0, 4096, due))
     }
 
@@ -61,6 +66,16 @@ fn run_on_null_kept(schedule: Steady, depth: u32, paced: bool, per_worker: bool)
 
 /// Runs the one worker `setup` builds as a phase with `ramp`, keeping its own totals when `per_worker`.
 fn run_one(setup: SetUp<'_>, ramp: Duration, per_worker: bool) -> crate::run::PhaseOutcome {
+    run_one_observed(setup, ramp, per_worker, &mut Quiet)
+}
+
+/// `run_one`, told to `observer`.
+fn run_one_observed(
+    setup: SetUp<'_>,
+    ramp: Duration,
+    per_worker: bool,
+    observer: &mut dyn RunObserver,
+) -> crate::run::PhaseOutcome {
     let run = PhaseRun {
         index: 0,
         interval: Duration::from_secs(1),
@@ -75,14 +90,45 @@ fn run_one(setup: SetUp<'_>, ramp: Duration, per_worker: bool) -> crate::run::Ph
         steady: None,
         held: None,
     };
-    run_workers(run, &mut Quiet).outcome
+    run_workers(run, observer).outcome
+}
+
+/// An observer slow to take its first sample, as on a busy machine, that notes how many requests the worker had
+/// been given by the time it had.
+struct SlowFirstSample {
+    given: Arc<AtomicU32>,
+    seen: Option<u32>,
+}
+
+impl RunObserver for SlowFirstSample {
+    fn measuring(&mut self, _phase: usize) {
+        std::thread::sleep(Duration::from_millis(100));
+        self.seen.get_or_insert(self.given.load(Ordering::Relaxed));
+    }
+}
+
+#[test]
+fn without_a_ramp_the_first_sample_is_taken_before_the_workers_start() {
+    // Guards a phase's device figures on a busy CI machine: the observer sampled the device counters after the
+    // workers were released, and a buffered read of 32 MiB on a loop device counted only 15 MiB of device reads.
+    let given = Arc::new(AtomicU32::new(0));
+    let schedule = Steady { gap: None, given: 0, count: 1_000, path: "x".into(), shared: Some(given.clone()) };
+    let setup: SetUp<'_> = Box::new(move || {
+        let engine = AnyEngine::build(EngineSetup::new(EngineKind::Null, 1, 4096)).map_err(|e| e.to_string())?;
+        let settings = WorkerSettings { batch: 1, ..WorkerSettings::default() };
+        Ok(Built { engine, schedule: AnySchedule::Test(schedule), settings })
+    });
+    let mut observer = SlowFirstSample { given: given.clone(), seen: None };
+    let outcome = run_one_observed(setup, Duration::ZERO, false, &mut observer);
+    assert_eq!(outcome.totals.stats(OpClass::Read).ops, 1_000);
+    assert_eq!(observer.seen, Some(0), "no request was given before the first sample");
 }
 
 #[test]
 fn work_that_is_always_due_never_overruns_an_engine_of_depth_one() {
     // Guards the stream driver's hang: with the sync engine (depth 1) and many chunks due at once, it kept
     // offering requests the engine could not take. The core sizes its table from the engine, not the ask.
-    let schedule = Steady { gap: None, given: 0, count: 10_000, path: "x".into() };
+    let schedule = Steady { gap: None, given: 0, count: 10_000, path: "x".into(), shared: None };
     let outcome = run_on_null(schedule, 1, false);
     assert_eq!(outcome.totals.stats(OpClass::Read).ops, 10_000);
     assert_eq!(outcome.caps.map(|c| c.queue_depth), Some(1));
@@ -90,7 +136,7 @@ fn work_that_is_always_due_never_overruns_an_engine_of_depth_one() {
 
 #[test]
 fn paced_work_records_lateness_and_lag_for_every_operation() {
-    let schedule = Steady { gap: Some(Duration::from_millis(1)), given: 0, count: 50, path: "x".into() };
+    let schedule = Steady { gap: Some(Duration::from_millis(1)), given: 0, count: 50, path: "x".into(), shared: None };
     let outcome = run_on_null(schedule, 8, true);
     let reads = outcome.totals.stats(OpClass::Read);
     assert_eq!(reads.ops, 50);
@@ -102,7 +148,7 @@ fn paced_work_records_lateness_and_lag_for_every_operation() {
 fn every_io_through_the_core_has_its_submission_latency_and_queue_depth_counted() {
     // fio's slat, lat and iodepth distributions come from the one core: before the redesign they were
     // measured in a second worker loop, and the merge onto the core left slat all zeros.
-    let schedule = Steady { gap: None, given: 0, count: 1_000, path: "x".into() };
+    let schedule = Steady { gap: None, given: 0, count: 1_000, path: "x".into(), shared: None };
     let outcome = run_on_null_kept(schedule, 8, false, true);
     let reads = outcome.totals.stats(OpClass::Read);
     assert_eq!((reads.ops, reads.submit_latency.count(), reads.total_latency.count()), (1_000, 1_000, 1_000));
@@ -130,7 +176,7 @@ fn run_timed_window(latency: Duration, overtime: Duration, window: bool) -> crat
     let setup: SetUp<'_> = Box::new(move || {
         let setup = EngineSetup { null_latency: latency, ..EngineSetup::new(EngineKind::Null, 1, 4096) };
         let engine = AnyEngine::build(setup).map_err(|e| e.to_string())?;
-        let schedule = Steady { gap: None, given: 0, count: u32::MAX, path: "x".into() };
+        let schedule = Steady { gap: None, given: 0, count: u32::MAX, path: "x".into(), shared: None };
         let (ramp, runtime) = (ms(50), Some(ms(50)));
         let settings = WorkerSettings { batch: 1, ramp, runtime, overtime, window, ..WorkerSettings::default() };
         Ok(Built { engine, schedule: AnySchedule::Test(schedule), settings })

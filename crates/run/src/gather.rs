@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use super::RunObserver;
 use super::control::WorkerMsg;
 use super::phase::{IntervalReport, PhaseControl, SeriesStart};
-use crate::metrics::{ErrorRecord, IntervalMerge, OpClass, Recorder, Snapshot, SteadyTracker, WorkerTotals};
+use crate::metrics::{
+    ErrorRecord, IntervalMerge, OpClass, Recorder, Snapshot, SteadyConfig, SteadyTracker, WorkerTotals,
+};
 use crate::plan::{RateFloor, defaults};
 
 /// Merges snapshots into intervals and totals (raw and file-set phases alike).
@@ -59,20 +61,31 @@ impl Gatherer {
         }
     }
 
+    /// The gatherer with what its phase asks of it: a rate floor, a test of steadiness, where its intervals fall
+    /// in the phase's series, and the own totals of `kept` workers (all or none).
+    pub(super) fn asked(
+        mut self,
+        floor: Option<RateFloor>,
+        steady: Option<SteadyConfig>,
+        series: SeriesStart,
+        kept: usize,
+    ) -> Gatherer {
+        (self.floor, self.steady, self.series) = (floor, steady.map(SteadyTracker::new), series);
+        self.workers = vec![WorkerTotals::new(); kept];
+        self
+    }
+
     /// Takes the workers' snapshots until every worker has ended, telling the observer when measurement starts
-    /// (`measure_start`, after the ramp) and stopping the phase when a worker falls below the rate floor.
+    /// (`measure_start`, after the ramp; `announced` when it was told as the workers were released) and stopping
+    /// the phase when a worker falls below the rate floor.
     pub(super) fn follow(
         &mut self,
         rx: &Receiver<WorkerMsg>,
         control: &PhaseControl,
-        phase: usize,
+        (phase, mut announced): (usize, bool),
         measure_start: Instant,
         observer: &mut dyn RunObserver,
     ) {
-        let mut announced = Instant::now() >= measure_start;
-        if announced {
-            observer.measuring(phase);
-        }
         loop {
             let timeout = if announced {
                 Duration::from_millis(500)
@@ -108,11 +121,11 @@ impl Gatherer {
     pub(super) fn idle(
         &mut self,
         control: &PhaseControl,
-        phase: usize,
+        (phase, mut announced): (usize, bool),
         measure_start: Instant,
         observer: &mut dyn RunObserver,
     ) {
-        let (mut announced, mut next) = (false, 0u64);
+        let mut next = 0u64;
         let empty = Recorder::new(false);
         while !control.stop_requested() {
             std::thread::sleep(Duration::from_millis(20));

@@ -21,7 +21,7 @@ use super::gather::Gatherer;
 use super::stage::StartTicket;
 use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, worker_thread};
 use crate::engine::Caps;
-use crate::metrics::{DepthFound, ErrorRecord, Recorder, SteadyConfig, SteadyOutcome, SteadyTracker, WorkerTotals};
+use crate::metrics::{DepthFound, ErrorRecord, Recorder, SteadyConfig, SteadyOutcome, WorkerTotals};
 use crate::plan::RateFloor;
 
 /// What a phase measured.
@@ -155,7 +155,18 @@ pub(super) fn run_workers_from<'a>(
         let Started { go, spares, handles, error: spawn_error } =
             spawn_workers(scope, run.setups, interval, &control, &tx);
         drop(tx);
-        let (caps, setup_error, start) = start_together(&rx, (&handles, spawn_error), (sync.as_ref(), together), &go);
+        // Without a ramp, measurement starts as the workers go: the observer samples just before.
+        let at_go = ramp.is_zero();
+        let (caps, setup_error, start) = start_together(
+            &rx,
+            (&handles, spawn_error),
+            (sync.as_ref(), together),
+            (&go, &mut || {
+                if at_go {
+                    observer.measuring(index)
+                }
+            }),
+        );
         if let Some(error) = setup_error {
             handles.into_iter().for_each(|h| drop(h.join()));
             let outcome = PhaseOutcome { started, ..failed_outcome(direct, StopReason::Failed(error)) };
@@ -165,17 +176,12 @@ pub(super) fn run_workers_from<'a>(
         let linked = sync.map(|sync| scope.spawn(move || cluster::link(&sync, control, over)));
         let held = run.held.as_ref();
         let exchange = sync.zip(held).map(|(sync, held)| scope.spawn(move || cluster::hold_across(&sync, held, over)));
-        let mut gather = Gatherer::new(workers, interval, spares);
-        gather.floor = floor;
-        gather.steady = run.steady.map(SteadyTracker::new);
-        gather.series = run.series;
-        if run.per_worker {
-            gather.workers = vec![WorkerTotals::new(); workers];
-        }
+        let kept = if run.per_worker { workers } else { 0 };
+        let mut gather = Gatherer::new(workers, interval, spares).asked(floor, run.steady, run.series, kept);
         if workers == 0 && sync.is_some() {
-            gather.idle(control, index, start + ramp, observer);
+            gather.idle(control, (index, at_go), start + ramp, observer);
         } else {
-            gather.follow(&rx, control, index, start + ramp, observer);
+            gather.follow(&rx, control, (index, at_go), start + ramp, observer);
         }
         let (ends, schedules) = join_workers(handles);
         gather.flush(index, observer);
@@ -288,12 +294,15 @@ fn join_workers<'a>(
 /// during set-up) would otherwise leave this waiting forever, since the other workers keep the channel open.
 /// Waits until the workers are set up — and those of the other ranks (`sync`) and of the other phases of the
 /// stage (`together`) — then hands every worker the common start, or `None` after a set-up error (returned with
-/// what the engines can do and the start).
+/// what the engines can do and the start). `before_go` runs just before the workers are released, after every
+/// agreement, unless set-up failed: a phase without a ramp takes its first sample (device and CPU counters) there,
+/// since after the release a busy machine may let the workers run a while first (a CI run counted 15 of a
+/// phase's 32 MiB of device reads).
 fn start_together<T>(
     rx: &Receiver<WorkerMsg>,
     (handles, spawn_error): (&[ScopedJoinHandle<'_, T>], Option<String>),
     (sync, together): (Option<&PhaseSync<'_>>, Option<StartTicket>),
-    go: &[Sender<Option<Instant>>],
+    (go, before_go): (&[Sender<Option<Instant>>], &mut dyn FnMut()),
 ) -> (Option<Caps>, Option<String>, Instant) {
     let (caps, mut setup_error) = match spawn_error {
         Some(error) => (None, Some(error)),
@@ -301,6 +310,9 @@ fn start_together<T>(
     };
     if let Some(sync) = sync {
         setup_error = cluster::agree_start(sync, setup_error.as_deref());
+    }
+    if setup_error.is_none() {
+        before_go();
     }
     let start = together.map_or_else(Instant::now, StartTicket::start);
     go.iter().for_each(|g| {
