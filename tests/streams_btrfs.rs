@@ -15,7 +15,18 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use common::{Cgroup, LoopDevice, Mount, read_json, streamcap};
+
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
 
 /// Reads per pool member during the step, by device name.
 fn member_reads(json: &std::path::Path) -> Vec<(String, u64)> {
@@ -175,8 +186,10 @@ fn member_bytes(json: &std::path::Path) -> (Vec<(String, u64)>, serde_json::Valu
 /// EAGAIN) and issued by io-wq kernel workers, whose pids, not the viewers' threads, picked the copy: one member of
 /// a pair read 61.8 % of a step, its mirror 17.6 %. On a pool whose read policy is pid the plan has io_uring's
 /// viewers read with the sync engine, a thread each, and says why; twelve viewers then load both copies alike:
-/// neither member reads under 35 % of the step's member bytes (with consecutive thread ids, 50 %), and the members
-/// read what the viewers received.
+/// neither member reads under 45 % of the step's member bytes, and the members read what the viewers received.
+/// Meanwhile this test starts threads in a loop, taking ids between the viewers' as any busy machine does:
+/// before streamcap spread its threads' ids over the copies (crates/run/src/spread.rs), twelve viewers would
+/// split 6 : 6 only about one time in four.
 #[test]
 fn raid1_io_uring_viewers_read_from_their_own_threads_and_load_both_copies() {
     let test = "io_uring streams on a btrfs raid1";
@@ -199,7 +212,17 @@ fn raid1_io_uring_viewers_read_from_their_own_threads_and_load_both_copies() {
         "the plan says why io_uring's viewers read with sync on this pool:\n{plan}"
     );
     let json = dir.path().join("uring.json");
-    group.run_streamcap(&format!("{args} --quiet --json {}", json.display()));
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                let _ = std::thread::spawn(|| {}).join();
+            }
+        });
+        // Stops the loop however the run ends (a panic too), or the scope would wait for it forever.
+        let _stop = StopOnDrop(&stop);
+        group.run_streamcap(&format!("{args} --quiet --json {}", json.display()));
+    });
     let (members, step) = member_bytes(&json);
     assert_eq!(step["engine"], "sync", "the viewers read with the sync engine: {}", step["engine"]);
     assert_eq!(members.len(), 2, "both members are listed: {members:?}");
@@ -213,7 +236,7 @@ fn raid1_io_uring_viewers_read_from_their_own_threads_and_load_both_copies() {
     );
     for (name, bytes) in &members {
         assert!(
-            *bytes as f64 >= 0.35 * total as f64,
+            *bytes as f64 >= 0.45 * total as f64,
             "{name} read {bytes} of {total} bytes: twelve viewers on their own threads load both copies ({members:?})"
         );
     }

@@ -9,6 +9,9 @@
 //!   so the viewers spread over every copy as a server's readers do, whatever the engine;
 //! - otherwise io_uring (and http) keep a read in flight per viewer on one thread per CPU.
 //!
+//! On such a pool the threads' ids are also spread over the copies (`ThreadPlan::spread`): thread `i` gets an id
+//! equal to `i` modulo the copies (crates/run/src/spread.rs), so the viewers' reads fall on each copy alike.
+//!
 //! `--workers` (a phase's `workers`) overrides all of it. Pure: the pool's facts come in `Facts::mirrors`.
 //!
 //! On such a pool the viewers' direct reads are not io_uring's to make (`viewer_engine`): io_uring first issues
@@ -68,6 +71,9 @@ pub struct ThreadPlan {
     pub most: u32,
     /// Reads in flight per thread at most.
     pub slots_per_worker: u32,
+    /// The copies the pool picks by the reading thread's id: thread `i`'s id is `i` modulo this, so the
+    /// viewers spread over the copies evenly (1: any ids).
+    pub spread: u32,
     /// Why these, in words for the plan.
     pub why: String,
 }
@@ -103,19 +109,21 @@ pub struct ThreadAsk {
 pub fn choose_threads(ask: ThreadAsk, facts: &Facts) -> ThreadPlan {
     let cpus = facts.cpus.max(1);
     let slots = ask.slots_per_worker.max(1);
+    let mirrors = facts.mirrors.as_ref().filter(|m| m.by_thread() && ask.engine != EngineKind::Http);
+    let spread = mirrors.map_or(1, |m| m.copies);
     if let Some(w) = ask.workers {
         let why = format!("{w} scheduler thread(s), as asked (--workers), up to {slots} read(s) in flight each");
-        return ThreadPlan { least: w, viewers_per_thread: u32::MAX, most: w, slots_per_worker: slots, why };
+        return ThreadPlan { least: w, viewers_per_thread: u32::MAX, most: w, slots_per_worker: slots, spread, why };
     }
     let room =
         facts.limits.threads.map_or(u64::MAX, |t| t.saturating_sub(THREAD_HEADROOM + u64::from(ask.ingest_writers)));
     let most = u64::from(THREADS_MAX).min(room).max(u64::from(cpus)) as u32;
-    let mirrors = facts.mirrors.as_ref().filter(|m| m.by_thread() && ask.engine != EngineKind::Http);
     let per_cpu = ThreadPlan {
         least: cpus,
         viewers_per_thread: u32::MAX,
         most: cpus,
         slots_per_worker: slots,
+        spread,
         why: String::new(),
     };
     let budget = u64::from(cpus) * u64::from(slots);
@@ -133,6 +141,7 @@ pub fn choose_threads(ask: ThreadAsk, facts: &Facts) -> ThreadPlan {
             viewers_per_thread: 1,
             most,
             slots_per_worker: if slots == 1 { 1 } else { spread_slots },
+            spread,
             why: mirrors_why(m, &share(most), pool_least(m, cpus, most)),
         },
         (_, None) if slots == 1 => ThreadPlan {
@@ -140,6 +149,7 @@ pub fn choose_threads(ask: ThreadAsk, facts: &Facts) -> ThreadPlan {
             viewers_per_thread: 1,
             most,
             slots_per_worker: 1,
+            spread,
             why: format!(
                 "the {} engine reads one chunk at a time per thread, so one scheduler thread per viewer, {} \
                  (then the viewers share them)",
@@ -247,6 +257,19 @@ mod tests {
         // Round-robin reads alternate copies whatever the thread: one thread per CPU does.
         let plan = choose_threads(ask(EngineKind::IoUring), &raid("raid10", 2, Some("round-robin")));
         assert_eq!(plan.for_viewers(40), 2);
+    }
+
+    #[test]
+    fn threads_spread_their_ids_over_the_copies_a_pool_picks_by_thread() {
+        for engine in [EngineKind::Sync, EngineKind::IoUring] {
+            assert_eq!(choose_threads(ask(engine), &raid("raid10", 2, Some("pid"))).spread, 2);
+            assert_eq!(choose_threads(ask(engine), &raid("raid1c3", 3, None)).spread, 3);
+            assert_eq!(choose_threads(ask(engine), &raid("raid1", 2, Some("round-robin"))).spread, 1);
+            assert_eq!(choose_threads(ask(engine), &Facts::directory(None)).spread, 1);
+        }
+        let asked = ThreadAsk { workers: Some(3), ..ask(EngineKind::Sync) };
+        assert_eq!(choose_threads(asked, &raid("raid1", 2, Some("pid"))).spread, 2, "--workers threads too");
+        assert_eq!(choose_threads(ask(EngineKind::Http), &raid("raid1", 2, Some("pid"))).spread, 1, "nginx reads");
     }
 
     #[test]

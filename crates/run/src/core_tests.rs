@@ -89,6 +89,7 @@ fn run_one_observed(
         per_worker,
         steady: None,
         held: None,
+        spread: 1,
     };
     run_workers(run, observer).outcome
 }

@@ -45,6 +45,7 @@ mod raw;
 mod schedule;
 mod shape;
 mod signals;
+mod spread;
 mod stage;
 mod stale;
 mod streams;

@@ -18,6 +18,7 @@ use super::control::WorkerEnd;
 use super::control::WorkerMsg;
 pub use super::control::{PhaseControl, StopReason};
 use super::gather::Gatherer;
+use super::spread;
 use super::stage::StartTicket;
 use super::worker_setup::{AnySchedule, SetUp, WorkerChannels, worker_thread};
 use crate::engine::Caps;
@@ -100,6 +101,8 @@ pub(super) struct PhaseRun<'a> {
     pub steady: Option<SteadyConfig>,
     /// Multi-host runs: the workers hold their shares with those of other ranks (`cluster::hold_across`).
     pub held: Option<cluster::HeldAcross>,
+    /// The copies a pool picks by the reading thread's id, over which the workers' threads spread (1: any ids).
+    pub spread: u32,
 }
 
 impl<'a> PhaseRun<'a> {
@@ -119,6 +122,7 @@ impl<'a> PhaseRun<'a> {
             per_worker: false,
             steady: None,
             held: None,
+            spread: 1,
         }
     }
 }
@@ -153,7 +157,7 @@ pub(super) fn run_workers_from<'a>(
     let over = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let Started { go, spares, handles, error: spawn_error } =
-            spawn_workers(scope, run.setups, interval, &control, &tx);
+            spawn_workers(scope, (run.setups, run.spread), interval, &control, &tx);
         drop(tx);
         // Without a ramp, measurement starts as the workers go: the observer samples just before.
         let at_go = ramp.is_zero();
@@ -209,37 +213,37 @@ struct Started<'scope, 'a> {
     error: Option<String>,
 }
 
-/// Starts one thread per worker in `scope`, each with its channels.
+/// Starts one thread per worker in `scope`, each with its channels; on a pool whose copy follows the reading
+/// thread, worker `i`'s thread id is `i` modulo `spread`, the copies (`spread::threads_by_copy`).
 fn spawn_workers<'scope, 'env, 'a: 'scope>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
-    setups: Vec<SetUp<'a>>,
+    (setups, spread): (Vec<SetUp<'a>>, u32),
     interval: Duration,
     control: &'scope PhaseControl,
     tx: &Sender<WorkerMsg>,
 ) -> Started<'scope, 'a> {
     let mut started = Started { go: Vec::new(), spares: Vec::new(), handles: Vec::new(), error: None };
-    for (id, setup) in setups.into_iter().enumerate() {
+    // The plan checked the thread limits, but another process may have taken threads since: a refused start
+    // fails the phase with the reason instead of panicking.
+    let threads = match spread::threads_by_copy(scope, setups.len(), spread) {
+        Ok(threads) => threads,
+        Err(e) => {
+            let why = match e.raw_os_error() {
+                Some(libc::EAGAIN) => format!("{e} (the pids limit, threads-max or ulimit -u)"),
+                _ => crate::limits::explain(&e),
+            };
+            started.error = Some(format!("cannot start the phase's {} worker threads: {why}", setups.len()));
+            return started;
+        }
+    };
+    for ((id, setup), thread) in setups.into_iter().enumerate().zip(threads) {
         let (go_tx, go_rx) = mpsc::channel::<Option<Instant>>();
         let (spare_tx, spare_rx) = mpsc::channel::<Recorder>();
         started.go.push(go_tx);
         started.spares.push(spare_tx);
         let channels = WorkerChannels { tx: tx.clone(), spares: spare_rx, go: go_rx };
-        // The plan checked the thread limits, but another process may have taken threads since: a refused
-        // spawn fails the phase with the reason instead of panicking.
-        let spawned = std::thread::Builder::new()
-            .spawn_scoped(scope, move || worker_thread(id as u32, setup, interval, control, channels));
-        match spawned {
-            Ok(handle) => started.handles.push(handle),
-            Err(e) => {
-                let why = match e.raw_os_error() {
-                    Some(libc::EAGAIN) => format!("{e} (the pids limit, threads-max or ulimit -u)"),
-                    _ => crate::limits::explain(&e),
-                };
-                started.error = Some(format!("cannot start worker thread {id}: {why}"));
-                started.go.pop();
-                break;
-            }
-        }
+        let job = move || worker_thread(id as u32, setup, interval, control, channels);
+        started.handles.push(thread.run(Box::new(job)));
     }
     started
 }

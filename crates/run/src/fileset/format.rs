@@ -134,6 +134,7 @@ fn make_files(
         per_worker: false,
         steady: None,
         held: None,
+        spread: 1,
     };
     let total: u64 = (0..plan.files).map(|f| plan.file_size(f)).sum();
     let mut observer = Progress { done: 0, total, report: progress };

@@ -86,6 +86,7 @@ pub fn run_workloads(inputs: Inputs<'_>, observer: &mut dyn RunObserver) -> Phas
         per_worker: fileset.workloads.iter().any(|w| w.shared),
         steady: None,
         held: held_across(fileset, &flows, rank),
+        spread: 1,
     };
     let outcome = run_workers(run, observer).outcome;
     let most = busy.iter().map(|b| b.0.most()).max().unwrap_or(0);

@@ -98,6 +98,7 @@ pub fn run_step(
         per_worker: false,
         steady: None,
         held: None,
+        spread: plan.threads.spread,
     };
     let Ran { outcome, schedules } = run_workers(run, observer);
     for path in &ingest_paths {
