@@ -9,13 +9,15 @@
 //! `renameat` on the same handle, so nothing swapped in between the check and the write is ever written through:
 //! a rename replaces a name, never what a symbolic link points to, and a device, pipe or directory found at the
 //! last moment is refused. Commands call [`check`] before they do anything (a bad path is exit 2 with nothing
-//! created); each write judges the path again.
+//! created); each write judges the path again. A temporary that a killed writer left (SIGKILL gives it no chance
+//! to remove it) is removed by the next write of the same name, once its process is gone (`leftovers.rs`).
 //!
 //! Layer 0: imports nothing from streamcap. It must not open anything it is asked to write other than through
 //! the directory handle, and must not follow a symbolic link in the last component of any path it writes.
 
 #![deny(unsafe_code)]
 
+mod leftovers;
 mod place;
 mod write;
 

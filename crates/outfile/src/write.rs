@@ -8,7 +8,6 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -39,12 +38,11 @@ fn replace(place: &Place, bytes: &[u8]) -> Result<(), OutFileError> {
 static TEMPORARY: AtomicU32 = AtomicU32::new(0);
 
 /// A new temporary file beside the place (`.NAME.tmp-PID-N`), with the permissions of the file it will replace.
+/// Temporaries of the same name that killed writers left are removed first (`leftovers`).
 fn create_temp(place: &Place) -> Result<(OsString, File), OutFileError> {
-    let name = place.name.as_bytes();
-    let mut temp = OsString::from(".");
-    // NAME_MAX is 255 bytes: a long name is cut in the temporary's.
-    temp.push(OsStr::from_bytes(&name[..name.len().min(200)]));
-    temp.push(format!(".tmp-{}-{}", std::process::id(), TEMPORARY.fetch_add(1, Ordering::Relaxed)));
+    super::leftovers::remove(place);
+    let mut temp = super::leftovers::temp_prefix(place);
+    temp.push(format!("{}-{}", std::process::id(), TEMPORARY.fetch_add(1, Ordering::Relaxed)));
     let mode = place.existing.map_or(0o644, |(_, _, mode)| mode);
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(&place.dir, &temp, flags, Mode::from_raw_mode(mode))
