@@ -11,7 +11,7 @@
 //! whose id is not needed is let go.
 
 use std::io;
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread::{Scope, ScopedJoinHandle};
 
 /// Work handed to a started thread.
@@ -45,18 +45,20 @@ pub(super) fn threads_by_copy<'scope, 'env, R: Default + Send + 'scope>(
 ) -> io::Result<Vec<Waiting<'scope, R>>> {
     let copies = copies.max(1) as usize;
     if copies == 1 {
-        // Any ids do: no thread need say its own, and none waits for another to start.
-        return (0..count).map(|_| start_waiting(scope, false).map(|(thread, _)| thread)).collect();
+        // Any ids do: none is waited for.
+        return (0..count).map(|_| start_waiting(scope).map(|(thread, _)| thread)).collect();
     }
-    let wanted = |copy: usize| (0..count).filter(|i| i % copies == copy).count();
+    // Workers 0, copies, 2 × copies … want copy 0; the first `count % copies` copies have one more.
+    let wanted: Vec<usize> = (0..copies).map(|c| count / copies + usize::from(c < count % copies)).collect();
     let mut by_copy: Vec<Vec<Waiting<'scope, R>>> = (0..copies).map(|_| Vec::new()).collect();
     let mut extra = Vec::new();
     let mut started = 0;
-    while (0..copies).any(|c| by_copy[c].len() < wanted(c)) && started < count + EXTRA_MOST {
-        let (thread, tid) = start_waiting(scope, true)?;
+    while (0..copies).any(|c| by_copy[c].len() < wanted[c]) && started < count + EXTRA_MOST {
+        let (thread, id) = start_waiting(scope)?;
         started += 1;
-        let copy = tid as usize % copies;
-        if by_copy[copy].len() < wanted(copy) { by_copy[copy].push(thread) } else { extra.push(thread) }
+        let id = id.recv().map_err(|_| io::Error::other("a worker thread ended before it said its id"))?;
+        let copy = id as usize % copies;
+        if by_copy[copy].len() < wanted[copy] { by_copy[copy].push(thread) } else { extra.push(thread) }
     }
     let mut threads = Vec::with_capacity(count);
     for i in 0..count {
@@ -66,24 +68,17 @@ pub(super) fn threads_by_copy<'scope, 'env, R: Default + Send + 'scope>(
     Ok(threads)
 }
 
-/// Starts one thread that waits for its job, and returns it with its id when `say_id` (0 otherwise).
+/// Starts one thread that says its id (on the receiver returned) and then waits for its job.
 fn start_waiting<'scope, 'env, R: Default + Send + 'scope>(
     scope: &'scope Scope<'scope, 'env>,
-    say_id: bool,
-) -> io::Result<(Waiting<'scope, R>, i32)> {
+) -> io::Result<(Waiting<'scope, R>, Receiver<i32>)> {
     let (job_tx, job_rx) = mpsc::channel::<Job<'scope, R>>();
-    let (tid_tx, tid_rx) = mpsc::sync_channel(1);
+    let (id_tx, id_rx) = mpsc::sync_channel(1);
     let handle = std::thread::Builder::new().spawn_scoped(scope, move || {
-        if say_id {
-            let _ = tid_tx.send(thread_id());
-        }
+        let _ = id_tx.send(thread_id());
         job_rx.recv().map_or_else(|_| R::default(), |job| job())
     })?;
-    let tid = match say_id {
-        true => tid_rx.recv().map_err(|_| io::Error::other("a worker thread ended before it said its id"))?,
-        false => 0,
-    };
-    Ok((Waiting { job: job_tx, handle }, tid))
+    Ok((Waiting { job: job_tx, handle }, id_rx))
 }
 
 /// The calling thread's id, as the kernel's pid read policy sees it.
