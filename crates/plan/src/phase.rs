@@ -177,6 +177,15 @@ pub struct RawPlan {
     /// viewers will, so the device sees their requests (`streams_media::estimate_phases`). `None`: whole.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_through: Option<u32>,
+    /// The copies a pool picks by the reading thread's id (btrfs read policy pid), over which the workers'
+    /// threads' ids spread (`run::spread`); 1: any ids. Only a stream phase's estimate sets it, so that it
+    /// reads every copy as its viewers will (`streams_threads::ThreadPlan::spread`); fio's phases keep 1.
+    #[serde(skip_serializing_if = "is_one")]
+    pub spread: u32,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl PhasePlan {

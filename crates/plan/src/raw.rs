@@ -438,6 +438,7 @@ pub(super) fn spec_settings(index: usize, spec: &PhaseSpec) -> Result<RawPlan, S
         jobs: 1,
         direct: DirectMode::Off,
         align: 1,
+        spread: 1,
         data_set: Bytes(0),
         files: Vec::new(),
         io_size: None,

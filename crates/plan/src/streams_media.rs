@@ -12,7 +12,7 @@ use super::library::{Generated, generated_info, is_title, title_name, user_libra
 use super::raw::plan_raw;
 use super::streams::{EstimatePlan, MediaSource, most_viewers, streams_config};
 use super::streams_threads::ThreadPlan;
-use super::{DirectMode, FilePlan, PhaseKind, PhasePlan, PlanError, TargetKind, TargetPlan};
+use super::{DirectMode, FilePlan, PhaseKind, PhasePlan, PlanError, RawPlan, TargetKind, TargetPlan};
 use crate::engine::EngineKind;
 use crate::spec::{BlockSizeSpec, EngineChoice, JobSpec, PhaseSpec, RwMode, StreamsSpec};
 use crate::units::Bytes;
@@ -362,21 +362,16 @@ fn estimate_phases(
         let context = JobContext { depth_from: DepthFrom::Planner, ..JobContext::new(job, &single) };
         let spec = read(name, rw, bs, depth);
         let (name, mut phase) = plan_raw(&context, 0, &spec, &single, facts, None, notices)?;
-        // Planned against the first media file alone; now it reads every one of them in the whole table.
-        phase.files = files.to_vec();
-        let regions: Vec<Region> =
-            files.iter().map(|&f| Region { file: f, start: 0, len: target.files[f as usize].size.0 }).collect();
-        phase.data_set = Bytes(regions.iter().map(|r| r.len).sum());
-        let count = phase.workers.len().max(1);
-        for (w, worker) in phase.workers.iter_mut().enumerate() {
-            worker.workload.regions = regions[spread_share(w, count, regions.len())].to_vec();
-        }
+        read_every_title(&mut phase, files, target);
         // As the viewers read (`StreamsPlan::slot_buffer_bytes`): a chunk through a slot buffer, piece after piece.
         // With the sync engine each piece is a read of its own, so the device sees the viewers' requests: on a
         // loop device throttled to 40 MiB/s and 150 reads/s, 1 MiB reads are bound by bytes (41.9 MB/s) where
         // the viewers' 256 KiB pieces are bound by reads (150 × 256 KiB = 39.3 MB/s), and an estimate of whole
         // chunks started quick's 1080p above what the viewers could get (docs/validation.md).
         phase.read_through = Some(defaults::SLOT_BUFFER_MAX as u32).filter(|&piece| u64::from(piece) < bs);
+        // On a pool that picks a copy by the reading thread, the estimate's threads spread over the copies as the
+        // viewers' do: with ids as they fall, its few threads may all read one copy of a mirror.
+        phase.spread = e.threads.spread;
         // The null engine reads nothing: no media to write for it.
         phase.needs_data = media.created && phase.engine != EngineKind::Null;
         phases.push(PhasePlan::of_spec(name, &spec, PhaseKind::Raw(Box::new(phase))));
@@ -384,13 +379,37 @@ fn estimate_phases(
     Ok(phases)
 }
 
+/// An estimate phase planned against the first media file alone now reads every one of `files`, in the whole
+/// table, its workers starting at evenly spaced titles.
+fn read_every_title(phase: &mut RawPlan, files: &[u32], target: &TargetPlan) {
+    phase.files = files.to_vec();
+    let regions: Vec<Region> =
+        files.iter().map(|&f| Region { file: f, start: 0, len: target.files[f as usize].size.0 }).collect();
+    phase.data_set = Bytes(regions.iter().map(|r| r.len).sum());
+    let count = phase.workers.len().max(1);
+    for (w, worker) in phase.workers.iter_mut().enumerate() {
+        worker.workload.regions = regions[spread_share(w, count, regions.len())].to_vec();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::spread_share;
     use crate::engine::EngineKind;
-    use crate::plan::{Facts, RunOptions, build_plan};
+    use crate::plan::{Facts, Mirrors, RunOptions, build_plan};
     use crate::spec::{EngineChoice, JobSpec, PhaseSpec, SpecKind, SpecOrigin, StreamsSpec};
     use crate::units::Bytes;
+
+    /// A `streams --max` job of 1080p viewers reading with `engine`.
+    fn streams_job(engine: EngineChoice) -> JobSpec {
+        let streams = StreamsSpec { format: Some("1080p".parse().unwrap()), max: Some(true), ..Default::default() };
+        let phase = PhaseSpec {
+            kind: Some(SpecKind::Streams(Box::new(streams))),
+            engine: Some(engine),
+            ..PhaseSpec::default()
+        };
+        JobSpec { origin: SpecOrigin::Flags, target: None, interval: None, phases: vec![phase], notices: vec![] }
+    }
 
     /// Regression: the estimate read whole 1 MiB chunks, which a read-throttled device bounds by bytes, while
     /// the sync engine's viewers read 256 KiB pieces, bound there by reads/s: ext4's sync 1080p started from an
@@ -398,21 +417,8 @@ mod tests {
     #[test]
     fn the_estimate_reads_its_chunks_through_the_viewers_slot_buffer_with_every_engine() {
         for (engine, kind) in [(EngineChoice::Sync, EngineKind::Sync), (EngineChoice::IoUring, EngineKind::IoUring)] {
-            let streams = StreamsSpec { format: Some("1080p".parse().unwrap()), max: Some(true), ..Default::default() };
-            let phase = PhaseSpec {
-                kind: Some(SpecKind::Streams(Box::new(streams))),
-                engine: Some(engine),
-                ..PhaseSpec::default()
-            };
-            let job = JobSpec {
-                origin: SpecOrigin::Flags,
-                target: None,
-                interval: None,
-                phases: vec![phase],
-                notices: vec![],
-            };
             let options = RunOptions { run_id: "run-test".into(), ..Default::default() };
-            let plan = build_plan(&job, &Facts::directory(Some(Bytes::gib(50))), &options).unwrap();
+            let plan = build_plan(&streams_job(engine), &Facts::directory(Some(Bytes::gib(50))), &options).unwrap();
             let viewers = plan.phases.iter().find_map(|p| p.streams()).expect("a stream phase");
             let raw: Vec<_> = plan.phases.iter().filter_map(|p| p.raw()).collect();
             assert_eq!(raw.len(), 2, "the two estimate phases");
@@ -420,6 +426,24 @@ mod tests {
                 assert_eq!(r.read_through, Some(viewers.slot_buffer_bytes), "{engine:?}");
                 assert_eq!((r.block_sizes.max(), r.engine), (1 << 20, kind), "{engine:?}");
             }
+        }
+    }
+
+    /// On a mirror that picks a copy by the reading thread (btrfs read policy pid), the estimate's threads spread
+    /// over its copies as the viewers' do; elsewhere (and on a round-robin mirror) their ids do not matter.
+    #[test]
+    fn the_estimate_spreads_its_threads_over_the_copies_a_pool_picks_by_thread() {
+        let pool = |policy: &str| Facts {
+            mirrors: Some(Mirrors { profile: "raid1".into(), copies: 2, members: 4, policy: Some(policy.into()) }),
+            ..Facts::directory(Some(Bytes::gib(50)))
+        };
+        for (facts, spread) in [(pool("pid"), 2), (pool("round-robin"), 1), (Facts::directory(Some(Bytes::gib(50))), 1)]
+        {
+            let plan = build_plan(&streams_job(EngineChoice::IoUring), &facts, &RunOptions::default()).unwrap();
+            let viewers = plan.phases.iter().find_map(|p| p.streams()).expect("a stream phase");
+            assert_eq!(viewers.threads.spread, spread);
+            let raw: Vec<_> = plan.phases.iter().filter_map(|p| p.raw()).map(|r| r.spread).collect();
+            assert_eq!(raw, [spread, spread], "the two estimate phases, {:?}", facts.mirrors);
         }
     }
 

@@ -298,7 +298,7 @@ impl<'p> Executor<'p> {
                 per_worker: raw.per_worker_results,
                 steady: raw.steady_state,
                 held: raw::held_across(raw, &self.flows, self.cluster.map(Cluster::rank)),
-                spread: 1,
+                spread: raw.spread,
             };
             run_workers_from(run, together, observer).outcome
         };
