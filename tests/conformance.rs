@@ -93,5 +93,11 @@ fn every_command_on(engine: &str) {
     assert_eq!(r["status"], "completed", "check on {engine}");
     assert_eq!(r["check"]["partial"], false, "check on {engine}");
     assert_eq!(r["check"]["verdict"].as_array().unwrap().len(), 3, "check on {engine}");
+    // Queue depth 32 is 32 reads in flight with every engine: a depth per thread, or 32 threads of depth 1.
+    let depths: Vec<_> = r["check"]["random_reads"].as_array().unwrap().iter().map(|f| &f["queue_depth"]).collect();
+    assert_eq!(depths, [1, 32], "check on {engine}");
+    let qd32 = r["phases"].as_array().unwrap().iter().find(|p| p["name"] == "rand-read 4k qd32").unwrap();
+    let in_flight = qd32["iodepth"].as_u64().unwrap() * qd32["jobs"].as_u64().unwrap();
+    assert_eq!(in_flight, 32, "check on {engine}: {}", qd32["engine"]);
     assert!(entries(dir.path()).is_empty(), "{engine} left behind: {:?}", entries(dir.path()));
 }

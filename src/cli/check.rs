@@ -68,8 +68,8 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = CheckFormat::Summary, help_heading = "Output")]
     pub format: CheckFormat,
     /// I/O engine for every phase: io_uring (or uring; the default where available), sync (or psync: one I/O in
-    /// flight per thread, for hosts where io_uring is blocked) or null (reads and writes nothing: streamcap's own
-    /// cost).
+    /// flight per thread, for hosts where io_uring is blocked: a queue depth of N runs as N threads) or null
+    /// (reads and writes nothing: streamcap's own cost).
     #[arg(long, value_parser = crate::cli::parse_engine)]
     pub engine: Option<EngineChoice>,
     /// Will it work for a household: streams that play together, as COUNTxFORMAT (2x2160p-remux,3x1080p; formats

@@ -27,7 +27,9 @@ pub fn random_reads(phases: &[PhaseResult]) -> Vec<RandomFigures> {
         .filter_map(|name| phase(phases, name))
         .filter_map(|p| {
             let read = p.read.as_ref()?;
-            Some(RandomFigures { queue_depth: p.iodepth, iops: read.iops, p99_ns: read.latency.at(99.0).unwrap_or(0) })
+            // The requests in flight: a depth per thread (io_uring), or threads of depth 1 (sync).
+            let queue_depth = p.iodepth * p.jobs.max(1);
+            Some(RandomFigures { queue_depth, iops: read.iops, p99_ns: read.latency.at(99.0).unwrap_or(0) })
         })
         .collect()
 }

@@ -29,7 +29,7 @@ use crate::cli::{CheckArgs, CheckFormat};
 use crate::plan::{PhaseKind, Plan, RunOptions, TargetFacts, build_plan};
 use crate::results::{CheckPlayer, CheckSummary, FormatVerdict, HouseholdAnswer, RunResult, RunStatus};
 use crate::run::{Interrupt, ProgressLine, execute, run_id};
-use crate::spec::Load;
+use crate::spec::{EngineChoice, Load};
 use crate::streams::{Format, Household};
 use crate::units::{Bytes, format_duration};
 pub use profile::Profile;
@@ -131,6 +131,9 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     }
     if args.engine.is_some() {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);
+    }
+    if args.engine == Some(EngineChoice::Sync) {
+        profile::depth_as_threads(&mut job);
     }
     if let Some(rank) = share.rank {
         let trees = job.phases.iter_mut().filter_map(|p| p.fileset_mut()).flat_map(|f| f.trees.iter_mut());

@@ -259,6 +259,22 @@ pub fn raw_job(settings: &Settings, data_set: Bytes) -> JobSpec {
     }
 }
 
+/// With the sync engine a thread holds one request at a time (fio lowers its iodepth to 1 as well), so each raw
+/// phase's queue depth (and the page-cache phase's) becomes as many threads of depth 1: "queue depth 32" is then
+/// still 32 requests in flight, as with io_uring, where it would otherwise measure depth 1 twice under two names.
+pub fn depth_as_threads(job: &mut JobSpec) {
+    for phase in job.phases.iter_mut().filter(|p| at_a_depth(p)) {
+        phase.jobs = phase.iodepth;
+        phase.iodepth = Some(1);
+    }
+}
+
+/// The check's phases that ask for a queue depth: the raw phases and the page-cache phase.
+fn at_a_depth(phase: &PhaseSpec) -> bool {
+    let name = phase.name.as_deref().unwrap_or_default();
+    RAW_PHASES.contains(&name) || name == PAGE_CACHE_PHASE
+}
+
 /// Names of the raw phases, in order (the summary finds them by name).
 pub const RAW_PHASES: [&str; 4] = ["seq-write 1M qd8", "seq-read 1M qd8", "rand-read 4k qd1", "rand-read 4k qd32"];
 

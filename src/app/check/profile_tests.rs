@@ -217,3 +217,21 @@ fn each_formats_search_is_forecast_at_its_own_step_length_and_the_forecast_follo
     assert!(quick.once_search_starts(0, quick.fixed).abs_diff(quick.total()) < Duration::from_micros(1));
     assert!(quick.words().contains("(1080p's about 12.9 s: "), "{}", quick.words());
 }
+
+/// With the sync engine the raw phases' queue depths become threads of depth 1, so "queue depth 32" still
+/// keeps 32 reads in flight; the stream and file phases keep their own threads.
+#[test]
+fn with_the_sync_engine_a_raw_phases_depth_is_its_threads() {
+    let s = Profile::Quick.settings();
+    let before = check_job(&s, s.data_set, true, &Media::default());
+    let mut job = before.clone();
+    depth_as_threads(&mut job);
+    let threads = |job: &JobSpec, raw: bool| -> Vec<_> {
+        job.phases.iter().filter(|p| at_a_depth(p) == raw).map(|p| (p.jobs, p.iodepth)).collect()
+    };
+    let depth_in_threads = |n| (Some(n), Some(1));
+    assert_eq!(threads(&job, true), [8, 8, 1, 32, 4].map(depth_in_threads), "raw phases, page cache (4)");
+    assert_eq!(threads(&job, false), threads(&before, false));
+    assert!(!threads(&job, false).is_empty());
+    job.check().unwrap();
+}
