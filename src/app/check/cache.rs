@@ -36,7 +36,7 @@ pub fn section(phases: &[PhaseResult], verdict: &[FormatVerdict], network: bool)
         (PlateauKind::Media, RAW_PHASES[1]),
         (PlateauKind::AccessTime, RAW_PHASES[2]),
     ];
-    let flagged = measured.iter().filter_map(|(_, name)| find(name)).find_map(flag_of);
+    let flagged = cache_beneath(phases);
     let media_mbps = find(RAW_PHASES[1]).and_then(|p| p.read.as_ref()).map(|r| r.mbps);
     let beneath = Beneath { cache: flagged.is_some(), network, media_mbps };
     let plateaus: Vec<Plateau> = measured
@@ -132,9 +132,19 @@ fn served_from(
     })
 }
 
+/// Whether a cache beneath the OS answered the check's reads, in words: the first phase that read whose devices'
+/// figures were beyond what they say they are (`flag_of`: the target's own devices, never a loop device's
+/// backing disk, whose activity is the whole host's). The one rule behind the cache section's flag and the
+/// verdict's (`verdict::Context::cache_beneath`), which had each their own (three named phases; any phase, any
+/// device): a write phase's flag is a write cache, and says nothing of where reads came from.
+pub fn cache_beneath(phases: &[PhaseResult]) -> Option<String> {
+    phases.iter().filter(|p| p.read.as_ref().is_some_and(|r| r.ops > 0)).find_map(flag_of)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sysinfo::topology::ROLE_LOOP_BACKING;
 
     fn fixture() -> crate::results::RunResult {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/check-v1.json");
@@ -170,6 +180,26 @@ mod tests {
         assert_eq!(kinds, [PlateauKind::Media, PlateauKind::AccessTime], "the fixture predates the page-cache phase");
         assert!(section.viewer_bytes > 0 && section.device_read_bytes > 0, "{section:?}");
         assert_eq!(section.served_from, Some(PlateauKind::Media), "{:?}", section.served_words);
+    }
+
+    /// A cache beneath answered the reads when a phase that read had a device of its own flagged: a flagged write
+    /// phase (a write cache) or a loop device's backing disk (the whole host's activity) does not say so.
+    #[test]
+    fn a_cache_beneath_is_said_of_reads_on_the_targets_own_devices() {
+        let phases = fixture().phases;
+        assert_eq!(cache_beneath(&phases), None, "the fixture's devices are plausible");
+        let flag = |name: &str, role: Option<&str>| {
+            let mut phases = phases.clone();
+            let phase = phases.iter_mut().find(|p| p.name == name).unwrap();
+            phase.devices[0].implausible = Some(format!("{name} was too fast"));
+            if let Some(role) = role {
+                phase.devices[0].role = role.into();
+            }
+            cache_beneath(&phases)
+        };
+        assert_eq!(flag(RAW_PHASES[0], None), None, "a write phase");
+        assert_eq!(flag(RAW_PHASES[3], Some(ROLE_LOOP_BACKING)), None, "the backing disk");
+        assert_eq!(flag(RAW_PHASES[3], None).as_deref(), Some("rand-read 4k qd32 was too fast"));
     }
 
     /// The sums over all steps hid a step served from RAM among steps the devices served (issue 24: the old rule

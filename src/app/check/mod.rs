@@ -31,6 +31,7 @@ use crate::results::{CheckPlayer, CheckSummary, FormatVerdict, HouseholdAnswer, 
 use crate::run::{Interrupt, ProgressLine, execute, run_id};
 use crate::spec::{EngineChoice, Load};
 use crate::streams::{Format, Household};
+use crate::sysinfo::topology::ROLE_BTRFS_MEMBER;
 use crate::units::{Bytes, format_duration};
 pub use profile::Profile;
 use profile::{FORMATS, MIN_DATA_SET, Settings};
@@ -374,8 +375,8 @@ fn summarize(result: &mut RunResult, files: u64, started: Instant, loads: &[Load
         sequential_mbps: figures::sequential_read_mbps(phases),
         network,
         target: Some(result.target.clone()),
-        pool_members: result.target.devices.iter().filter(|d| d.role.ends_with("pool member")).count(),
-        cache_beneath: phases.iter().any(|p| p.devices.iter().any(|d| d.implausible.is_some())),
+        pool_members: result.target.devices.iter().filter(|d| d.role == ROLE_BTRFS_MEMBER).count(),
+        cache_beneath: cache::cache_beneath(phases).is_some(),
     };
     let (mut verdict, mut measured) = (Vec::new(), 0);
     for name in FORMATS {
