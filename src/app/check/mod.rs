@@ -29,7 +29,7 @@ use crate::cli::{CheckArgs, CheckFormat};
 use crate::plan::{PhaseKind, Plan, RunOptions, TargetFacts, build_plan};
 use crate::results::{CheckPlayer, CheckSummary, FormatVerdict, HouseholdAnswer, RunResult, RunStatus};
 use crate::run::{Interrupt, ProgressLine, execute, run_id};
-use crate::spec::{EngineChoice, Load};
+use crate::spec::Load;
 use crate::streams::{Format, Household};
 use crate::sysinfo::topology::ROLE_BTRFS_MEMBER;
 use crate::units::{Bytes, format_duration};
@@ -133,7 +133,7 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     if args.engine.is_some() {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);
     }
-    if args.engine == Some(EngineChoice::Sync) {
+    if profile::reads_with_sync(args.engine, &gathered.facts.io_uring) {
         profile::depth_as_threads(&mut job);
     }
     if let Some(rank) = share.rank {

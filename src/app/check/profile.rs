@@ -36,9 +36,9 @@ use std::time::Duration;
 use crate::app::cache::profile as cache;
 use crate::spec::players::{self, Profile as PlayerProfile};
 use crate::spec::{
-    Assignment, ChunkSize, During, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec, FileTreeSpec,
-    FileWorkloadSpec, Format, FormatMode, JobSpec, Load, OpRateSpec, PhaseSpec, RwMode, SpecKind, SpecOrigin,
-    StreamsSpec,
+    Assignment, ChunkSize, During, EngineChoice, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec,
+    FileTreeSpec, FileWorkloadSpec, Format, FormatMode, JobSpec, Load, OpRateSpec, PhaseSpec, RwMode, SpecKind,
+    SpecOrigin, StreamsSpec,
 };
 use crate::streams::model::STEADY_AHEAD;
 use crate::units::Bytes;
@@ -267,6 +267,12 @@ pub fn depth_as_threads(job: &mut JobSpec) {
         phase.jobs = phase.iodepth;
         phase.iodepth = Some(1);
     }
+}
+
+/// Whether the check's phases read with the sync engine: asked for (`--engine sync`), or where io_uring is not
+/// available and nothing was asked (the planner then falls back to sync, `plan::values::choose_engine`).
+pub fn reads_with_sync(asked: Option<EngineChoice>, io_uring: &Result<(), String>) -> bool {
+    asked == Some(EngineChoice::Sync) || (asked.is_none() && io_uring.is_err())
 }
 
 /// The check's phases that ask for a queue depth: the raw phases and the page-cache phase.

@@ -235,3 +235,14 @@ fn with_the_sync_engine_a_raw_phases_depth_is_its_threads() {
     assert!(!threads(&job, false).is_empty());
     job.check().unwrap();
 }
+
+/// The depths become threads wherever the phases read with sync: asked for, or io_uring unavailable and no engine
+/// asked for; never when io_uring (or null) is asked for or available.
+#[test]
+fn the_sync_engine_is_asked_for_or_the_fallback_where_io_uring_is_missing() {
+    let (here, missing) = (Ok(()), Err("blocked by seccomp".to_string()));
+    assert!(reads_with_sync(Some(EngineChoice::Sync), &here));
+    assert!(reads_with_sync(None, &missing));
+    assert!(!reads_with_sync(None, &here));
+    assert!(!reads_with_sync(Some(EngineChoice::Null), &missing));
+}
