@@ -77,6 +77,7 @@ pub use streams_during::BackgroundPlan;
 pub use streams_limits::longest_chunk;
 pub use streams_media::media_name;
 pub use streams_threads::{Mirrors, THREADS_MAX, ThreadPlan};
+pub use values::engine_for;
 pub use verify::{VerifyPlan, algorithm as verify_algorithm, verified_trees};
 
 /// A plan the user cannot run as asked, with what to do instead. Exit code 2.

@@ -20,6 +20,12 @@ pub(super) fn percentiles(spec: &PhaseSpec) -> Result<Vec<f64>, String> {
     Ok(list)
 }
 
+/// The engine a phase asking for `choice` runs with on a host of `facts` (`None`: the choice cannot run here),
+/// for a caller that shapes its phases to the engine before planning them (`check`'s depths as threads).
+pub fn engine_for(choice: Option<EngineChoice>, facts: &Facts) -> Option<EngineKind> {
+    choose_engine(choice, facts, &mut Vec::new()).ok()
+}
+
 pub(super) fn choose_engine(
     choice: Option<EngineChoice>,
     facts: &Facts,

@@ -133,7 +133,7 @@ pub fn prepare(args: &CheckArgs, share: &Share) -> Result<Prepared> {
     if args.engine.is_some() {
         job.phases.iter_mut().for_each(|p| p.engine = args.engine);
     }
-    if profile::reads_with_sync(args.engine, &gathered.facts.io_uring) {
+    if profile::reads_with_sync(args.engine, &gathered.facts) {
         profile::depth_as_threads(&mut job);
     }
     if let Some(rank) = share.rank {

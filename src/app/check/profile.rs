@@ -34,6 +34,8 @@
 use std::time::Duration;
 
 use crate::app::cache::profile as cache;
+use crate::engine::EngineKind;
+use crate::plan::Facts;
 use crate::spec::players::{self, Profile as PlayerProfile};
 use crate::spec::{
     Assignment, ChunkSize, During, EngineChoice, FileIo, FileOp, FileSelect, FileSetPhaseSpec, FileSizeSpec,
@@ -270,9 +272,9 @@ pub fn depth_as_threads(job: &mut JobSpec) {
 }
 
 /// Whether the check's phases read with the sync engine: asked for (`--engine sync`), or where io_uring is not
-/// available and nothing was asked (the planner then falls back to sync, `plan::values::choose_engine`).
-pub fn reads_with_sync(asked: Option<EngineChoice>, io_uring: &Result<(), String>) -> bool {
-    asked == Some(EngineChoice::Sync) || (asked.is_none() && io_uring.is_err())
+/// available and nothing was asked — the planner's own choice (`plan::engine_for`).
+pub fn reads_with_sync(asked: Option<EngineChoice>, facts: &Facts) -> bool {
+    crate::plan::engine_for(asked, facts) == Some(EngineKind::Sync)
 }
 
 /// The check's phases that ask for a queue depth: the raw phases and the page-cache phase.

@@ -240,7 +240,8 @@ fn with_the_sync_engine_a_raw_phases_depth_is_its_threads() {
 /// asked for; never when io_uring (or null) is asked for or available.
 #[test]
 fn the_sync_engine_is_asked_for_or_the_fallback_where_io_uring_is_missing() {
-    let (here, missing) = (Ok(()), Err("blocked by seccomp".to_string()));
+    let here = crate::plan::Facts::directory(None);
+    let missing = crate::plan::Facts { io_uring: Err("blocked by seccomp".into()), ..here.clone() };
     assert!(reads_with_sync(Some(EngineChoice::Sync), &here));
     assert!(reads_with_sync(None, &missing));
     assert!(!reads_with_sync(None, &here));
